@@ -1,0 +1,300 @@
+// Package configs holds fleetcam's typed configuration: defaults in code,
+// then a YAML file, then FLEETCAM_* environment variables, validated once at
+// start-up. fleetcam.yaml beside this file documents every setting.
+package configs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is every fleetcam setting.
+type Config struct {
+	// Cloud is the cloud environment tokens are issued for, e.g. "us" or "eu".
+	Cloud    string `yaml:"cloud"`
+	DataDir  string `yaml:"dataDir"`
+	LogLevel string `yaml:"logLevel"`
+	// PublicURL is how devices and partners reach the HTTP listener; it
+	// prefixes signed media links. Empty: derived from the HTTP address.
+	PublicURL string `yaml:"publicURL"`
+
+	HTTP      HTTP      `yaml:"http"`
+	MQTT      MQTT      `yaml:"mqtt"`
+	Auth      Auth      `yaml:"auth"`
+	Bootstrap Bootstrap `yaml:"bootstrap"`
+	Devices   Devices   `yaml:"devices"`
+	Webhooks  Webhooks  `yaml:"webhooks"`
+	Media     Media     `yaml:"media"`
+	SMTP      SMTP      `yaml:"smtp"`
+	Retention Retention `yaml:"retention"`
+}
+
+// HTTP configures the API listener.
+type HTTP struct {
+	Addr            string        `yaml:"addr"`
+	RequestTimeout  time.Duration `yaml:"requestTimeout"`
+	MaxBodyBytes    int64         `yaml:"maxBodyBytes"`
+	DefaultPageSize int           `yaml:"defaultPageSize"`
+	MaxPageSize     int           `yaml:"maxPageSize"`
+	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
+}
+
+// MQTT configures the embedded broker.
+type MQTT struct {
+	Addr    string `yaml:"addr"`
+	WSAddr  string `yaml:"wsAddr"`
+	TLSAddr string `yaml:"tlsAddr"`
+	TLSCert string `yaml:"tlsCert"`
+	TLSKey  string `yaml:"tlsKey"`
+	// MaxPacketSize bounds one MQTT packet in bytes.
+	MaxPacketSize int `yaml:"maxPacketSize"`
+	// MaxInflight bounds unacknowledged QoS 1/2 messages per device.
+	MaxInflight int `yaml:"maxInflight"`
+	// ClientWritesPending sizes each client's outbound queue.
+	ClientWritesPending int `yaml:"clientWritesPending"`
+	// MaxSessionExpiry caps the session expiry a device may ask for.
+	MaxSessionExpiry time.Duration `yaml:"maxSessionExpiry"`
+	// ConnectRatePerIP and ConnectBurstPerIP limit new connections per source address.
+	ConnectRatePerIP  float64 `yaml:"connectRatePerIP"`
+	ConnectBurstPerIP int     `yaml:"connectBurstPerIP"`
+	// CommandTimeout is how long a command waits for the device's reply.
+	CommandTimeout time.Duration `yaml:"commandTimeout"`
+	// CommitBatch and CommitDelay tune the group commit of device messages.
+	CommitBatch int           `yaml:"commitBatch"`
+	CommitDelay time.Duration `yaml:"commitDelay"`
+}
+
+// Auth configures tokens.
+type Auth struct {
+	// SigningKey signs API tokens; empty: generated on first start and kept in the data dir.
+	SigningKey     string        `yaml:"signingKey"`
+	UserTokenTTL   time.Duration `yaml:"userTokenTTL"`
+	AdminTokenTTL  time.Duration `yaml:"adminTokenTTL"`
+	ScopedTokenTTL time.Duration `yaml:"scopedTokenTTL"`
+	SSOJWTTTL      time.Duration `yaml:"ssoJWTTTL"`
+	InviteTTL      time.Duration `yaml:"inviteTTL"`
+	BcryptCost     int           `yaml:"bcryptCost"`
+}
+
+// Bootstrap is the first partner, created when the store has none.
+type Bootstrap struct {
+	PartnerName     string `yaml:"partnerName"`
+	PartnerEmail    string `yaml:"partnerEmail"`
+	PartnerPassword string `yaml:"partnerPassword"`
+}
+
+// Devices configures device authentication.
+type Devices struct {
+	// FactoryMasterKey derives each device's factory key (hex). The default is
+	// the development key the simulator also uses; production sets its own.
+	FactoryMasterKey string `yaml:"factoryMasterKey"`
+	// BootstrapSkew is how far a bootstrap proof's clock may be off.
+	BootstrapSkew time.Duration `yaml:"bootstrapSkew"`
+	// AllowLegacyFirmware lets firmware below 3.12 connect without a token
+	// unless its organization forbids it.
+	AllowLegacyFirmware bool `yaml:"allowLegacyFirmware"`
+	// OfflineAlarmAfter raises the device-offline alarm after this long offline.
+	OfflineAlarmAfter time.Duration `yaml:"offlineAlarmAfter"`
+}
+
+// Webhooks configures delivery.
+type Webhooks struct {
+	Workers        int           `yaml:"workers"`
+	RequestTimeout time.Duration `yaml:"requestTimeout"`
+	MaxRetryAge    time.Duration `yaml:"maxRetryAge"`
+	InitialBackoff time.Duration `yaml:"initialBackoff"`
+	MaxBackoff     time.Duration `yaml:"maxBackoff"`
+	// AllowPrivateTargets permits loopback, private and link-local URLs (tests, local development).
+	AllowPrivateTargets bool `yaml:"allowPrivateTargets"`
+}
+
+// Media configures blob storage and signed links.
+type Media struct {
+	LinkTTL   time.Duration `yaml:"linkTTL"`
+	UploadTTL time.Duration `yaml:"uploadTTL"`
+	// LiveStreamConnectTimeout is how long a new live stream waits for the first frame.
+	LiveStreamConnectTimeout time.Duration `yaml:"liveStreamConnectTimeout"`
+}
+
+// SMTP configures alarm e-mail; an empty Addr disables e-mail.
+type SMTP struct {
+	Addr     string `yaml:"addr"`
+	From     string `yaml:"from"`
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+}
+
+// Retention configures the background purge.
+type Retention struct {
+	Interval time.Duration `yaml:"interval"`
+}
+
+// Default returns the built-in configuration; fleetcam runs on it unchanged.
+func Default() Config {
+	return Config{
+		Cloud:    "us",
+		DataDir:  "./data",
+		LogLevel: "info",
+		HTTP: HTTP{
+			Addr: ":8080", RequestTimeout: 30 * time.Second, MaxBodyBytes: 1 << 20,
+			DefaultPageSize: 100, MaxPageSize: 1500, ShutdownTimeout: 15 * time.Second,
+		},
+		MQTT: MQTT{
+			Addr: ":1883", MaxPacketSize: 128 << 10, MaxInflight: 64, ClientWritesPending: 64,
+			MaxSessionExpiry: 7 * 24 * time.Hour, ConnectRatePerIP: 2000, ConnectBurstPerIP: 4000,
+			CommandTimeout: 10 * time.Second, CommitBatch: 1024, CommitDelay: 2 * time.Millisecond,
+		},
+		Auth: Auth{
+			UserTokenTTL: 24 * time.Hour, AdminTokenTTL: 24 * time.Hour, ScopedTokenTTL: 24 * time.Hour,
+			SSOJWTTTL: 15 * time.Minute, InviteTTL: 7 * 24 * time.Hour, BcryptCost: 10,
+		},
+		Bootstrap: Bootstrap{PartnerName: "Default partner", PartnerEmail: "admin@fleetcam.local"},
+		Devices: Devices{
+			FactoryMasterKey:    "666c65657463616d2d646576656c6f706d656e742d666163746f72792d6b6579",
+			BootstrapSkew:       10 * time.Minute,
+			AllowLegacyFirmware: true,
+			OfflineAlarmAfter:   24 * time.Hour,
+		},
+		Webhooks: Webhooks{
+			Workers: 8, RequestTimeout: 10 * time.Second, MaxRetryAge: 72 * time.Hour,
+			InitialBackoff: time.Second, MaxBackoff: 30 * time.Minute,
+		},
+		Media:     Media{LinkTTL: 5 * time.Minute, UploadTTL: 15 * time.Minute, LiveStreamConnectTimeout: 20 * time.Second},
+		SMTP:      SMTP{From: "alarms@fleetcam.local"},
+		Retention: Retention{Interval: time.Hour},
+	}
+}
+
+// Load builds the configuration from the defaults, then the YAML file at path
+// (when not empty), then the environment (getenv, usually os.Getenv), and validates it.
+func Load(path string, getenv func(string) string) (Config, error) {
+	cfg := Default()
+	if path != "" {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return cfg, fmt.Errorf("config: read %s: %w", path, err)
+		}
+		dec := yaml.NewDecoder(strings.NewReader(string(raw)))
+		dec.KnownFields(true)
+		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+			return cfg, fmt.Errorf("config: %s: %w", path, err)
+		}
+	}
+	if err := cfg.applyEnv(getenv); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
+}
+
+// env names every environment variable and the setting it overrides.
+func (c *Config) envTable() []envVar {
+	return []envVar{
+		{"FLEETCAM_CLOUD", &c.Cloud},
+		{"FLEETCAM_DATA_DIR", &c.DataDir},
+		{"FLEETCAM_LOG_LEVEL", &c.LogLevel},
+		{"FLEETCAM_PUBLIC_URL", &c.PublicURL},
+		{"FLEETCAM_HTTP_ADDR", &c.HTTP.Addr},
+		{"FLEETCAM_MQTT_ADDR", &c.MQTT.Addr},
+		{"FLEETCAM_MQTT_WS_ADDR", &c.MQTT.WSAddr},
+		{"FLEETCAM_MQTT_TLS_ADDR", &c.MQTT.TLSAddr},
+		{"FLEETCAM_MQTT_TLS_CERT", &c.MQTT.TLSCert},
+		{"FLEETCAM_MQTT_TLS_KEY", &c.MQTT.TLSKey},
+		{"FLEETCAM_SIGNING_KEY", &c.Auth.SigningKey},
+		{"FLEETCAM_PARTNER_NAME", &c.Bootstrap.PartnerName},
+		{"FLEETCAM_PARTNER_EMAIL", &c.Bootstrap.PartnerEmail},
+		{"FLEETCAM_PARTNER_PASSWORD", &c.Bootstrap.PartnerPassword},
+		{"FLEETCAM_FACTORY_MASTER_KEY", &c.Devices.FactoryMasterKey},
+		{"FLEETCAM_WEBHOOKS_ALLOW_PRIVATE_TARGETS", &c.Webhooks.AllowPrivateTargets},
+		{"FLEETCAM_SMTP_ADDR", &c.SMTP.Addr},
+		{"FLEETCAM_SMTP_FROM", &c.SMTP.From},
+	}
+}
+
+type envVar struct {
+	name string
+	dst  any
+}
+
+func (c *Config) applyEnv(getenv func(string) string) error {
+	for _, e := range c.envTable() {
+		v := getenv(e.name)
+		if v == "" {
+			continue
+		}
+		switch d := e.dst.(type) {
+		case *string:
+			*d = v
+		case *bool:
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("config: %s=%q: must be true or false", e.name, v)
+			}
+			*d = b
+		}
+	}
+	return nil
+}
+
+// Validate reports the first setting that is out of range, by name.
+func (c *Config) Validate() error {
+	check := func(ok bool, setting, rule string) error {
+		if ok {
+			return nil
+		}
+		return fmt.Errorf("config: %s %s", setting, rule)
+	}
+	addr := func(a string) bool {
+		if a == "" {
+			return true
+		}
+		_, port, err := net.SplitHostPort(a)
+		if err != nil {
+			return false
+		}
+		n, err := strconv.Atoi(port)
+		return err == nil && n >= 0 && n <= 65535
+	}
+	level := strings.ToLower(c.LogLevel)
+	for _, err := range []error{
+		check(c.Cloud != "" && !strings.ContainsAny(c.Cloud, " \t/"), "cloud", "must be a non-empty word such as us or eu"),
+		check(c.DataDir != "", "dataDir", "must not be empty"),
+		check(level == "debug" || level == "info" || level == "warn" || level == "error", "logLevel", "must be one of debug, info, warn, error"),
+		check(c.HTTP.Addr != "" && addr(c.HTTP.Addr), "http.addr", "must be host:port"),
+		check(c.MQTT.Addr != "" && addr(c.MQTT.Addr), "mqtt.addr", "must be host:port"),
+		check(addr(c.MQTT.WSAddr), "mqtt.wsAddr", "must be host:port or empty"),
+		check(addr(c.MQTT.TLSAddr), "mqtt.tlsAddr", "must be host:port or empty"),
+		check(c.MQTT.TLSAddr == "" || (c.MQTT.TLSCert != "" && c.MQTT.TLSKey != ""), "mqtt.tlsCert", "and mqtt.tlsKey are required with mqtt.tlsAddr"),
+		check(c.HTTP.RequestTimeout > 0, "http.requestTimeout", "must be positive"),
+		check(c.HTTP.MaxBodyBytes >= 1024, "http.maxBodyBytes", "must be at least 1024"),
+		check(c.HTTP.MaxPageSize >= 1, "http.maxPageSize", "must be at least 1"),
+		check(c.HTTP.DefaultPageSize >= 1 && c.HTTP.DefaultPageSize <= c.HTTP.MaxPageSize, "http.defaultPageSize", "must be from 1 to http.maxPageSize"),
+		check(c.MQTT.MaxPacketSize >= 1024, "mqtt.maxPacketSize", "must be at least 1024"),
+		check(c.MQTT.MaxInflight >= 1 && c.MQTT.MaxInflight <= 65535, "mqtt.maxInflight", "must be from 1 to 65535"),
+		check(c.MQTT.ClientWritesPending >= 1, "mqtt.clientWritesPending", "must be at least 1"),
+		check(c.MQTT.CommitBatch >= 1, "mqtt.commitBatch", "must be at least 1"),
+		check(c.MQTT.CommitDelay >= 0, "mqtt.commitDelay", "must not be negative"),
+		check(c.MQTT.CommandTimeout > 0, "mqtt.commandTimeout", "must be positive"),
+		check(c.Auth.UserTokenTTL > 0 && c.Auth.AdminTokenTTL > 0 && c.Auth.ScopedTokenTTL > 0, "auth.*TokenTTL", "must be positive"),
+		check(c.Auth.BcryptCost >= 4 && c.Auth.BcryptCost <= 31, "auth.bcryptCost", "must be from 4 to 31"),
+		check(c.Bootstrap.PartnerEmail == "" || strings.Contains(c.Bootstrap.PartnerEmail, "@"), "bootstrap.partnerEmail", "must be an e-mail address"),
+		check(len(c.Devices.FactoryMasterKey) >= 32, "devices.factoryMasterKey", "must be at least 32 hex characters"),
+		check(c.Webhooks.Workers >= 1, "webhooks.workers", "must be at least 1"),
+		check(c.Webhooks.RequestTimeout > 0, "webhooks.requestTimeout", "must be positive"),
+		check(c.Webhooks.MaxRetryAge >= 24*time.Hour, "webhooks.maxRetryAge", "must be at least 24h"),
+		check(c.Media.LinkTTL > 0 && c.Media.LinkTTL <= time.Hour, "media.linkTTL", "must be from 1ns to 1h"),
+		check(c.Retention.Interval > 0, "retention.interval", "must be positive"),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

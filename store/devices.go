@@ -1,0 +1,247 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Device statuses.
+const (
+	DevicePendingActivation = "pendingActivation"
+	DeviceActivated         = "activated"
+	DeviceDeactivated       = "deactivated"
+	DeviceSuspended         = "suspended"
+)
+
+// ValidDeviceStatus reports whether s names a device status.
+func ValidDeviceStatus(s string) bool {
+	switch s {
+	case DevicePendingActivation, DeviceActivated, DeviceDeactivated, DeviceSuspended:
+		return true
+	}
+	return false
+}
+
+// Device is a dashcam in an organization's inventory, keyed by IMEI.
+type Device struct {
+	IMEI           string `json:"imei"`
+	Name           string `json:"name"`
+	OrganizationID int64  `json:"organizationId"`
+	// PartnerID is the partner that owns the device; in a shared organization
+	// each partner sees only its own devices.
+	PartnerID   int64     `json:"partnerId"`
+	GroupID     int64     `json:"groupId,omitempty"`
+	Status      string    `json:"status"`
+	ProductType string    `json:"productType,omitempty"`
+	CreatedAt   time.Time `json:"createdAt"`
+	ActivatedAt time.Time `json:"activatedAt,omitzero"`
+}
+
+// ValidIMEI reports whether s is 15 digits whose last is the Luhn check digit.
+func ValidIMEI(s string) bool {
+	if len(s) != 15 {
+		return false
+	}
+	sum := 0
+	for i := 0; i < 15; i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return false
+		}
+		d := int(c - '0')
+		if i%2 == 1 {
+			d *= 2
+			if d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return sum%10 == 0
+}
+
+// AddDevice puts d into its organization's inventory. An IMEI belongs to one
+// organization at a time, so an IMEI already present is ErrConflict.
+func (tx *Tx) AddDevice(d *Device) error {
+	if !ValidIMEI(d.IMEI) {
+		return fmt.Errorf("imei %q must be 15 digits with a valid check digit: %w", d.IMEI, ErrInvalid)
+	}
+	b := tx.bucket(bucketDevices)
+	if b.Get([]byte(d.IMEI)) != nil {
+		return fmt.Errorf("device %s is already in an organization: %w", d.IMEI, ErrConflict)
+	}
+	if d.GroupID != 0 {
+		g, err := tx.Group(d.GroupID)
+		if err != nil || g.OrganizationID != d.OrganizationID {
+			return fmt.Errorf("group %d: %w", d.GroupID, ErrNotFound)
+		}
+	}
+	if d.Status == "" {
+		d.Status = DevicePendingActivation
+	}
+	d.CreatedAt = tx.now
+	if err := putJSON(b, []byte(d.IMEI), d); err != nil {
+		return err
+	}
+	if err := tx.bucket(bucketOrgDevices).Put(compositeKey(d.OrganizationID, d.IMEI), nil); err != nil {
+		return err
+	}
+	return tx.Audit(AuditChange{Action: "device.create", EntityType: "device", EntityID: d.IMEI,
+		OrganizationID: d.OrganizationID, PartnerID: d.PartnerID, After: d})
+}
+
+// Device returns the device with imei.
+func (tx *Tx) Device(imei string) (*Device, error) {
+	var d Device
+	if err := getJSON(tx.bucket(bucketDevices), []byte(imei), &d); err != nil {
+		return nil, fmt.Errorf("device %s: %w", imei, err)
+	}
+	return &d, nil
+}
+
+// UpdateDevice stores d and audits the change under action.
+func (tx *Tx) UpdateDevice(d *Device, action string) error {
+	prev, err := tx.Device(d.IMEI)
+	if err != nil {
+		return err
+	}
+	if prev.OrganizationID != d.OrganizationID {
+		return fmt.Errorf("device %s cannot change organization in place: %w", d.IMEI, ErrInvalid)
+	}
+	if err := putJSON(tx.bucket(bucketDevices), []byte(d.IMEI), d); err != nil {
+		return err
+	}
+	return tx.Audit(AuditChange{Action: action, EntityType: "device", EntityID: d.IMEI,
+		OrganizationID: d.OrganizationID, PartnerID: d.PartnerID, Before: prev, After: d})
+}
+
+// RemoveDevice deletes the device from its organization's inventory and
+// records a deviceRemoved system message for the organization's webhooks.
+func (tx *Tx) RemoveDevice(imei string) error {
+	d, err := tx.Device(imei)
+	if err != nil {
+		return err
+	}
+	if err := tx.bucket(bucketDevices).Delete([]byte(imei)); err != nil {
+		return err
+	}
+	if err := tx.bucket(bucketOrgDevices).Delete(compositeKey(d.OrganizationID, imei)); err != nil {
+		return err
+	}
+	for _, hook := range deviceRemovalHooks {
+		if err := hook(tx, d); err != nil {
+			return err
+		}
+	}
+	if err := tx.Audit(AuditChange{Action: "device.remove", EntityType: "device", EntityID: imei,
+		OrganizationID: d.OrganizationID, PartnerID: d.PartnerID, Before: d}); err != nil {
+		return err
+	}
+	return tx.Emit(Message{Kind: MessageSystem, SubType: SystemDeviceRemoved, OrganizationID: d.OrganizationID,
+		PartnerID: d.PartnerID, IMEI: imei}, map[string]any{"imei": imei, "name": d.Name, "removedAt": tx.now})
+}
+
+// deviceRemovalHooks let other files of this package drop per-device state
+// (tokens, link state) in the transaction that removes the device.
+var deviceRemovalHooks []func(tx *Tx, d *Device) error
+
+// DeviceFilter selects devices of one organization or one partner.
+type DeviceFilter struct {
+	OrganizationID int64
+	// PartnerID, when set, keeps only the devices this partner owns.
+	PartnerID int64
+	GroupID   int64
+	IMEI      string
+	Name      string
+	// IMEIs, when not nil, keeps only these devices (scoped tokens).
+	IMEIs map[string]bool
+}
+
+func (f DeviceFilter) match(d *Device) bool {
+	return (f.PartnerID == 0 || d.PartnerID == f.PartnerID) &&
+		(f.GroupID == 0 || d.GroupID == f.GroupID) &&
+		(f.IMEI == "" || d.IMEI == f.IMEI) &&
+		(f.Name == "" || bytes.Contains(bytes.ToLower([]byte(d.Name)), bytes.ToLower([]byte(f.Name)))) &&
+		(f.IMEIs == nil || f.IMEIs[d.IMEI])
+}
+
+// Devices returns the devices matching f in IMEI order (per organization),
+// the requested page of them and the total count. With no OrganizationID it
+// scans every organization, which is how a partner lists all its devices.
+func (tx *Tx) Devices(f DeviceFilter, p Page) ([]Device, int, error) {
+	var all []Device
+	visit := func(imei []byte) error {
+		d, err := tx.Device(string(imei))
+		if err != nil {
+			return err
+		}
+		if f.match(d) {
+			all = append(all, *d)
+		}
+		return nil
+	}
+	if f.OrganizationID != 0 {
+		prefix := itob(f.OrganizationID)
+		c := tx.bucket(bucketOrgDevices).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			if err := visit(k[8:]); err != nil {
+				return nil, 0, err
+			}
+		}
+	} else {
+		if err := tx.bucket(bucketDevices).ForEach(func(k, _ []byte) error { return visit(k) }); err != nil {
+			return nil, 0, err
+		}
+	}
+	page, total := Paginate(all, p)
+	return page, total, nil
+}
+
+// Group is a named set of devices within an organization.
+type Group struct {
+	ID             int64     `json:"id"`
+	OrganizationID int64     `json:"organizationId"`
+	Name           string    `json:"name"`
+	CreatedAt      time.Time `json:"createdAt"`
+}
+
+// CreateGroup adds a group to an organization.
+func (tx *Tx) CreateGroup(orgID int64, name string) (*Group, error) {
+	id, err := tx.nextID(bucketGroups)
+	if err != nil {
+		return nil, err
+	}
+	g := &Group{ID: id, OrganizationID: orgID, Name: name, CreatedAt: tx.now}
+	if err := putJSON(tx.bucket(bucketGroups), itob(id), g); err != nil {
+		return nil, err
+	}
+	return g, tx.Audit(AuditChange{Action: "group.create", EntityType: "group", EntityID: strconv.FormatInt(id, 10),
+		OrganizationID: orgID, After: g})
+}
+
+// Group returns the group with id.
+func (tx *Tx) Group(id int64) (*Group, error) {
+	var g Group
+	if err := getJSON(tx.bucket(bucketGroups), itob(id), &g); err != nil {
+		return nil, fmt.Errorf("group %d: %w", id, err)
+	}
+	return &g, nil
+}
+
+// Groups lists an organization's groups in id order.
+func (tx *Tx) Groups(orgID int64) ([]Group, error) {
+	var out []Group
+	err := tx.bucket(bucketGroups).ForEach(func(_, v []byte) error {
+		var g Group
+		if err := jsonUnmarshal(v, &g); err != nil {
+			return err
+		}
+		if g.OrganizationID == orgID {
+			out = append(out, g)
+		}
+		return nil
+	})
+	return out, err
+}

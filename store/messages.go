@@ -1,0 +1,77 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Message kinds recorded for webhook delivery. The webhook dispatcher reads
+// the messages bucket as its outbox source: a message is written in the same
+// transaction as the record that causes it, so none is lost or invented.
+const (
+	MessageEvent         = "event"
+	MessageGPS           = "gps"
+	MessageActivation    = "activation"
+	MessageSystem        = "systemMessages"
+	MessageAlarm         = "alarm"
+	MessageMediaUploaded = "mediaAvailable"
+)
+
+// System message types carried by MessageSystem messages.
+const (
+	SystemDeviceRemoved   = "deviceRemoved"
+	SystemDeviceStatus    = "deviceStatus"
+	SystemPrivacyMode     = "privacyMode"
+	SystemAuxCameraStatus = "auxiliaryCamera"
+)
+
+// Message is one fact to tell an organization's webhooks about.
+type Message struct {
+	Seq            int64           `json:"seq"`
+	Kind           string          `json:"kind"`
+	SubType        string          `json:"subType,omitempty"`
+	OrganizationID int64           `json:"organizationId"`
+	PartnerID      int64           `json:"partnerId,omitempty"`
+	IMEI           string          `json:"imei,omitempty"`
+	Time           time.Time       `json:"time"`
+	Payload        json.RawMessage `json:"payload,omitempty"`
+}
+
+// Emit appends a message to the outbox source in this transaction. payload
+// is encoded as JSON.
+func (tx *Tx) Emit(m Message, payload any) error {
+	seq, err := tx.nextID(bucketMessages)
+	if err != nil {
+		return err
+	}
+	m.Seq = seq
+	if m.Time.IsZero() {
+		m.Time = tx.now
+	}
+	if payload != nil {
+		raw, err := json.Marshal(payload)
+		if err != nil {
+			return fmt.Errorf("store: encode message payload: %w", err)
+		}
+		m.Payload = raw
+	}
+	return putJSON(tx.bucket(bucketMessages), itob(seq), m)
+}
+
+// MessagesAfter returns up to limit messages with a sequence above seq, oldest first.
+func (db *DB) MessagesAfter(seq int64, limit int) ([]Message, error) {
+	var out []Message
+	err := db.View(func(tx *Tx) error {
+		c := tx.bucket(bucketMessages).Cursor()
+		for k, v := c.Seek(itob(seq + 1)); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
+			var m Message
+			if err := json.Unmarshal(v, &m); err != nil {
+				return fmt.Errorf("store: decode message: %w", err)
+			}
+			out = append(out, m)
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,230 @@
+// Package store keeps every fleetcam record in one bbolt file: partners,
+// users, organizations, devices, the audit log and the messages that later
+// become webhooks. It knows nothing about HTTP or MQTT.
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Sentinel errors. Callers test them with errors.Is; the API maps them to
+// HTTP statuses in one place.
+var (
+	// ErrNotFound means the record does not exist or is not visible to the caller.
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict means the write would break a uniqueness rule.
+	ErrConflict = errors.New("store: conflict")
+	// ErrInvalid means the write carries a value the store refuses.
+	ErrInvalid = errors.New("store: invalid")
+)
+
+// Clock returns the current time. Tests inject a fixed or stepping clock.
+type Clock func() time.Time
+
+// Options tune how the store is opened.
+type Options struct {
+	// Now is the clock used for timestamps; time.Now when nil.
+	Now Clock
+	// Timeout bounds the wait for the file lock held by another process.
+	Timeout time.Duration
+}
+
+// DB is the fleetcam store. It is safe for concurrent use.
+type DB struct {
+	bolt *bolt.DB
+	now  Clock
+}
+
+// bucket names; every bucket is created when the store opens.
+var (
+	bucketMeta         = []byte("meta")
+	bucketPartners     = []byte("partners")
+	bucketUsers        = []byte("users")
+	bucketUserEmails   = []byte("user_emails")
+	bucketOrgs         = []byte("organizations")
+	bucketDevices      = []byte("devices")
+	bucketOrgDevices   = []byte("org_devices")
+	bucketGroups       = []byte("groups")
+	bucketAudit        = []byte("audit")
+	bucketMessages     = []byte("messages")
+	bucketInviteTokens = []byte("invite_tokens")
+)
+
+var allBuckets = [][]byte{
+	bucketMeta, bucketPartners, bucketUsers, bucketUserEmails, bucketOrgs,
+	bucketDevices, bucketOrgDevices, bucketGroups, bucketAudit, bucketMessages,
+	bucketInviteTokens,
+}
+
+// extraBuckets lets other files of this package register the buckets they own.
+var extraBuckets [][]byte
+
+func registerBuckets(names ...string) {
+	for _, n := range names {
+		extraBuckets = append(extraBuckets, []byte(n))
+	}
+}
+
+// Open opens (creating when missing) the bbolt file at path.
+func Open(path string, opts Options) (*DB, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = 5 * time.Second
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("store: create data directory: %w", err)
+	}
+	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, FreelistType: bolt.FreelistMapType})
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	db := &DB{bolt: b, now: opts.Now}
+	err = b.Update(func(tx *bolt.Tx) error {
+		for _, name := range append(append([][]byte{}, allBuckets...), extraBuckets...) {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("store: create buckets: %w", err)
+	}
+	return db, nil
+}
+
+// Close flushes and closes the file.
+func (db *DB) Close() error { return db.bolt.Close() }
+
+// Now returns the store clock's current time in UTC.
+func (db *DB) Now() time.Time { return db.now().UTC() }
+
+// Path is the file the store lives in.
+func (db *DB) Path() string { return db.bolt.Path() }
+
+// Actor is who causes a write; every write records it in the audit log.
+type Actor struct {
+	UserID         int64
+	Email          string
+	PartnerID      int64
+	OrganizationID int64
+	// Source names a non-user origin: "device", "system", "cli".
+	Source    string
+	RequestID string
+}
+
+// Tx is one read-write or read-only transaction. Writes made through it and
+// the audit entries and messages they record commit together or not at all.
+type Tx struct {
+	tx    *bolt.Tx
+	actor Actor
+	now   time.Time
+}
+
+// Update runs fn in one read-write transaction on behalf of actor.
+func (db *DB) Update(actor Actor, fn func(*Tx) error) error {
+	return db.bolt.Update(func(btx *bolt.Tx) error {
+		return fn(&Tx{tx: btx, actor: actor, now: db.Now()})
+	})
+}
+
+// View runs fn in one read-only transaction.
+func (db *DB) View(fn func(*Tx) error) error {
+	return db.bolt.View(func(btx *bolt.Tx) error {
+		return fn(&Tx{tx: btx, now: db.Now()})
+	})
+}
+
+// Now is the time the transaction started, by the store clock.
+func (tx *Tx) Now() time.Time { return tx.now }
+
+// Actor is who the transaction writes for.
+func (tx *Tx) Actor() Actor { return tx.actor }
+
+func (tx *Tx) bucket(name []byte) *bolt.Bucket { return tx.tx.Bucket(name) }
+
+// nextID returns the next integer id of a bucket's sequence.
+func (tx *Tx) nextID(name []byte) (int64, error) {
+	seq, err := tx.bucket(name).NextSequence()
+	return int64(seq), err
+}
+
+// itob encodes an id as an 8-byte big-endian key so keys sort numerically.
+func itob(v int64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, uint64(v))
+	return b
+}
+
+func btoi(b []byte) int64 { return int64(binary.BigEndian.Uint64(b)) }
+
+// compositeKey joins parts into one key: ids as 8 bytes, strings as-is with a 0 separator.
+func compositeKey(parts ...any) []byte {
+	var k []byte
+	for i, p := range parts {
+		switch v := p.(type) {
+		case int64:
+			k = append(k, itob(v)...)
+		case string:
+			if i > 0 && len(k) > 0 {
+				k = append(k, 0)
+			}
+			k = append(k, v...)
+		case []byte:
+			k = append(k, v...)
+		}
+	}
+	return k
+}
+
+func getJSON(b *bolt.Bucket, key []byte, v any) error {
+	raw := b.Get(key)
+	if raw == nil {
+		return ErrNotFound
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("store: decode %s: %w", key, err)
+	}
+	return nil
+}
+
+func putJSON(b *bolt.Bucket, key []byte, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("store: encode: %w", err)
+	}
+	return b.Put(key, raw)
+}
+
+// Page selects a window of a list.
+type Page struct {
+	Limit  int
+	Offset int
+}
+
+// window returns the slice bounds of page within n items.
+func (p Page) window(n int) (int, int) {
+	lo := min(p.Offset, n)
+	hi := n
+	if p.Limit > 0 {
+		hi = min(lo+p.Limit, n)
+	}
+	return lo, hi
+}
+
+// Paginate returns the page of items and the total count.
+func Paginate[T any](items []T, p Page) ([]T, int) {
+	lo, hi := p.window(len(items))
+	return items[lo:hi], len(items)
+}

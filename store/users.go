@@ -1,0 +1,187 @@
+package store
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Access levels of a user.
+const (
+	AccessViewer                   = "viewer"
+	AccessEditor                   = "editor"
+	AccessEditorWithoutMediaAccess = "editorWithoutMediaAccess"
+)
+
+// ValidAccessLevel reports whether s names an access level.
+func ValidAccessLevel(s string) bool {
+	return s == AccessViewer || s == AccessEditor || s == AccessEditorWithoutMediaAccess
+}
+
+// Partner is a reseller: it creates organizations and owns devices in them.
+type Partner struct {
+	ID        int64     `json:"id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// User is a person who logs in. A partner user has PartnerID set and no
+// OrganizationID; an organization user has OrganizationID set (and the
+// PartnerID of the organization's creator, for scoping).
+type User struct {
+	ID             int64     `json:"id"`
+	Email          string    `json:"email"`
+	Name           string    `json:"name,omitempty"`
+	PasswordHash   []byte    `json:"passwordHash,omitempty"`
+	PartnerID      int64     `json:"partnerId,omitempty"`
+	OrganizationID int64     `json:"organizationId,omitempty"`
+	AccessLevel    string    `json:"accessLevel"`
+	CreatedAt      time.Time `json:"createdAt"`
+	// InviteExpiresAt bounds the invitation token, whose hash is indexed in
+	// the invite_tokens bucket, while the user has no password yet.
+	InviteExpiresAt time.Time `json:"inviteExpiresAt,omitzero"`
+}
+
+// IsPartnerUser reports whether u acts for a partner rather than one organization.
+func (u *User) IsPartnerUser() bool { return u.OrganizationID == 0 && u.PartnerID != 0 }
+
+// NormalizeEmail is the form emails are compared and indexed in.
+func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
+// CreatePartner adds a partner.
+func (tx *Tx) CreatePartner(name string) (*Partner, error) {
+	id, err := tx.nextID(bucketPartners)
+	if err != nil {
+		return nil, err
+	}
+	p := &Partner{ID: id, Name: name, CreatedAt: tx.now}
+	if err := putJSON(tx.bucket(bucketPartners), itob(id), p); err != nil {
+		return nil, err
+	}
+	return p, tx.Audit(AuditChange{Action: "partner.create", EntityType: "partner", EntityID: strconv.FormatInt(id, 10), PartnerID: id, After: p})
+}
+
+// Partner returns the partner with id.
+func (tx *Tx) Partner(id int64) (*Partner, error) {
+	var p Partner
+	if err := getJSON(tx.bucket(bucketPartners), itob(id), &p); err != nil {
+		return nil, fmt.Errorf("partner %d: %w", id, err)
+	}
+	return &p, nil
+}
+
+// PartnerCount is the number of partners in the store.
+func (tx *Tx) PartnerCount() int { return tx.bucket(bucketPartners).Stats().KeyN }
+
+// CreateUser adds u, refusing an email already in use. u.ID and CreatedAt are set.
+func (tx *Tx) CreateUser(u *User) error {
+	u.Email = NormalizeEmail(u.Email)
+	emails := tx.bucket(bucketUserEmails)
+	if emails.Get([]byte(u.Email)) != nil {
+		return fmt.Errorf("user email %s already exists: %w", u.Email, ErrConflict)
+	}
+	id, err := tx.nextID(bucketUsers)
+	if err != nil {
+		return err
+	}
+	u.ID, u.CreatedAt = id, tx.now
+	if err := emails.Put([]byte(u.Email), itob(id)); err != nil {
+		return err
+	}
+	if err := putJSON(tx.bucket(bucketUsers), itob(id), u); err != nil {
+		return err
+	}
+	return tx.Audit(AuditChange{Action: "user.create", EntityType: "user", EntityID: strconv.FormatInt(id, 10),
+		PartnerID: u.PartnerID, OrganizationID: u.OrganizationID, After: u.public()})
+}
+
+// public is the user without secrets, for the audit log.
+func (u *User) public() User {
+	c := *u
+	c.PasswordHash = nil
+	return c
+}
+
+// User returns the user with id.
+func (tx *Tx) User(id int64) (*User, error) {
+	var u User
+	if err := getJSON(tx.bucket(bucketUsers), itob(id), &u); err != nil {
+		return nil, fmt.Errorf("user %d: %w", id, err)
+	}
+	return &u, nil
+}
+
+// UserByEmail returns the user registered with email.
+func (tx *Tx) UserByEmail(email string) (*User, error) {
+	id := tx.bucket(bucketUserEmails).Get([]byte(NormalizeEmail(email)))
+	if id == nil {
+		return nil, fmt.Errorf("user %s: %w", email, ErrNotFound)
+	}
+	return tx.User(btoi(id))
+}
+
+// SetInviteToken records the hash of an invitation token for u, valid until expires.
+func (tx *Tx) SetInviteToken(u *User, token string, expires time.Time) error {
+	h := sha256.Sum256([]byte(token))
+	u.InviteExpiresAt = expires
+	if err := tx.bucket(bucketInviteTokens).Put(h[:], itob(u.ID)); err != nil {
+		return err
+	}
+	return putJSON(tx.bucket(bucketUsers), itob(u.ID), u)
+}
+
+// RedeemInviteToken sets the password hash of the user the token was issued to
+// and forgets the token. An unknown or expired token is ErrNotFound.
+func (tx *Tx) RedeemInviteToken(token string, passwordHash []byte) (*User, error) {
+	h := sha256.Sum256([]byte(token))
+	b := tx.bucket(bucketInviteTokens)
+	id := b.Get(h[:])
+	if id == nil {
+		return nil, fmt.Errorf("invitation: %w", ErrNotFound)
+	}
+	u, err := tx.User(btoi(id))
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Delete(h[:]); err != nil {
+		return nil, err
+	}
+	if tx.now.After(u.InviteExpiresAt) {
+		return nil, fmt.Errorf("invitation expired: %w", ErrNotFound)
+	}
+	u.PasswordHash, u.InviteExpiresAt = passwordHash, time.Time{}
+	if err := putJSON(tx.bucket(bucketUsers), itob(u.ID), u); err != nil {
+		return nil, err
+	}
+	return u, tx.Audit(AuditChange{Action: "user.setPassword", EntityType: "user", EntityID: strconv.FormatInt(u.ID, 10),
+		PartnerID: u.PartnerID, OrganizationID: u.OrganizationID})
+}
+
+// UserFilter selects users; zero fields do not filter.
+type UserFilter struct {
+	PartnerID      int64
+	OrganizationID int64
+	// PartnerUsersOnly keeps only partner users (no organization).
+	PartnerUsersOnly bool
+}
+
+// Users lists the users matching f in id order.
+func (tx *Tx) Users(f UserFilter) ([]User, error) {
+	var out []User
+	err := tx.bucket(bucketUsers).ForEach(func(_, v []byte) error {
+		var u User
+		if err := jsonUnmarshal(v, &u); err != nil {
+			return err
+		}
+		if f.PartnerID != 0 && u.PartnerID != f.PartnerID ||
+			f.OrganizationID != 0 && u.OrganizationID != f.OrganizationID ||
+			f.PartnerUsersOnly && u.OrganizationID != 0 {
+			return nil
+		}
+		out = append(out, u)
+		return nil
+	})
+	return out, err
+}
