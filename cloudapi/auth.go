@@ -1,0 +1,175 @@
+package cloudapi
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/gin-gonic/gin"
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Principal is who a request acts for, taken from its bearer token.
+type Principal struct {
+	Kind           string
+	UserID         int64
+	Email          string
+	PartnerID      int64
+	OrganizationID int64
+	AccessLevel    string
+	Scope          *Scope
+}
+
+// IsPartner reports whether the principal is a partner user (not bound to one organization).
+func (p Principal) IsPartner() bool {
+	return p.Kind == kindUser && p.OrganizationID == 0 && p.PartnerID != 0
+}
+
+func (p Principal) subject() string {
+	switch p.Kind {
+	case kindAdmin:
+		return "organization:" + strconv.FormatInt(p.OrganizationID, 10)
+	default:
+		return "user:" + strconv.FormatInt(p.UserID, 10)
+	}
+}
+
+// actor is the principal as the audit log records it.
+func (p Principal) actor(requestID string) store.Actor {
+	src := "api"
+	if p.Kind != kindUser {
+		src = "api:" + p.Kind
+	}
+	return store.Actor{UserID: p.UserID, Email: p.Email, PartnerID: p.PartnerID,
+		OrganizationID: p.OrganizationID, Source: src, RequestID: requestID}
+}
+
+const principalKey = "fleetcam.principal"
+
+// principal returns the authenticated caller; authenticate has run.
+func principal(c *gin.Context) Principal {
+	p, _ := c.Get(principalKey)
+	pr, _ := p.(Principal)
+	return pr
+}
+
+// authenticate requires a valid bearer token: signed by this server, not
+// expired, issued in this cloud, and for a user that still exists.
+func (s *Server) authenticate(c *gin.Context) {
+	h := c.GetHeader("Authorization")
+	token, found := strings.CutPrefix(h, "Bearer ")
+	if !found {
+		token, found = strings.CutPrefix(h, "bearer ")
+	}
+	if !found || strings.TrimSpace(token) == "" {
+		s.fail(c, unauthorized("the Authorization header must carry a bearer token"))
+		return
+	}
+	cl, err := s.parse(strings.TrimSpace(token))
+	switch {
+	case errors.Is(err, errTokenCloud):
+		s.fail(c, unauthorized("the token is not valid in the %s cloud", s.cfg.Cloud))
+		return
+	case errors.Is(err, jwt.ErrTokenExpired):
+		s.fail(c, unauthorized("the token has expired"))
+		return
+	case err != nil:
+		s.fail(c, unauthorized("the token is not valid"))
+		return
+	}
+	p := Principal{Kind: cl.Kind, UserID: cl.UserID, PartnerID: cl.PartnerID,
+		OrganizationID: cl.OrganizationID, AccessLevel: cl.AccessLevel, Scope: cl.Scope}
+	if p.UserID != 0 {
+		var u *store.User
+		err := s.store.View(func(tx *store.Tx) error { u, err = tx.User(p.UserID); return err })
+		if err != nil {
+			s.fail(c, unauthorized("the token's user no longer exists"))
+			return
+		}
+		p.Email, p.AccessLevel = u.Email, u.AccessLevel
+	}
+	if err := checkScope(c, p); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Set(principalKey, p)
+	c.Next()
+}
+
+// partnerOnly refuses callers that are not partner users.
+func (s *Server) partnerOnly(c *gin.Context) {
+	if !principal(c).IsPartner() {
+		s.fail(c, forbidden("this operation is for partners only"))
+		return
+	}
+	c.Next()
+}
+
+// writer refuses viewers (and scoped tokens) on create, update and delete calls.
+func (s *Server) writer(c *gin.Context) {
+	p := principal(c)
+	if p.Kind == kindScoped || p.AccessLevel == store.AccessViewer {
+		s.fail(c, forbidden("the %s access level cannot create, update or delete", levelName(p)))
+		return
+	}
+	c.Next()
+}
+
+func levelName(p Principal) string {
+	if p.Kind == kindScoped {
+		return "scoped token"
+	}
+	return p.AccessLevel
+}
+
+// media refuses callers whose access level excludes media links, streams and recordings.
+func (s *Server) media(c *gin.Context) {
+	if principal(c).AccessLevel == store.AccessEditorWithoutMediaAccess {
+		s.fail(c, forbidden("the editorWithoutMediaAccess access level has no access to media"))
+		return
+	}
+	c.Next()
+}
+
+// Scoped-token features.
+const (
+	FeatureDeviceEvent             = "deviceEvent"
+	FeatureDeviceLiveStreaming     = "deviceLiveStreaming"
+	FeatureDeviceRecordingTimeline = "deviceRecordingTimeline"
+	FeatureDeviceRecordings        = "deviceRecordings"
+	FeatureDeviceGPS               = "deviceGps"
+	FeatureDeviceInfo              = "deviceInfo"
+)
+
+var allFeatures = []string{FeatureDeviceEvent, FeatureDeviceLiveStreaming, FeatureDeviceRecordingTimeline,
+	FeatureDeviceRecordings, FeatureDeviceGPS, FeatureDeviceInfo}
+
+// scoped declares that a route admits scoped tokens granting feature. It
+// goes before authenticate in the route's chain; authenticate refuses a
+// scoped token on any route that declared no feature, so scope enforcement is
+// closed by default.
+func scoped(feature string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		c.Set(scopeFeatureKey, feature)
+		c.Next()
+	}
+}
+
+const scopeFeatureKey = "fleetcam.feature"
+
+// checkScope admits a scoped token only on a route that declared a feature the token grants.
+func checkScope(c *gin.Context, p Principal) error {
+	if p.Kind != kindScoped {
+		return nil
+	}
+	feature := c.GetString(scopeFeatureKey)
+	if feature == "" {
+		return forbidden("a scoped token cannot call this operation")
+	}
+	if p.Scope == nil || !slices.Contains(p.Scope.Features, feature) {
+		return forbidden("the scoped token does not grant %s", feature)
+	}
+	return nil
+}

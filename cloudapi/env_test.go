@@ -1,0 +1,236 @@
+package cloudapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleetcam/fleetcam/configs"
+	"github.com/fleetcam/fleetcam/store"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// testClock is a settable clock shared by the store and the API.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// testEnv is the whole API over a real bbolt file, served by httptest.
+type testEnv struct {
+	t      *testing.T
+	cfg    configs.Config
+	db     *store.DB
+	api    *Server
+	srv    *httptest.Server
+	clock  *testClock
+	key    []byte
+	cmd    Commander
+	// partnerToken is a token of the first partner's user.
+	partnerID    int64
+	partnerToken string
+}
+
+type envOption func(*configs.Config, *Deps)
+
+// newEnv starts the API with one partner (partner@example.com / Secret123).
+func newEnv(t *testing.T, opts ...envOption) *testEnv {
+	t.Helper()
+	clock := &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	db, err := store.Open(filepath.Join(t.TempDir(), "fleetcam.db"), store.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	cfg := configs.Default()
+	cfg.Auth.BcryptCost = bcrypt.MinCost
+	d := Deps{Config: cfg, Store: db, Key: bytes.Repeat([]byte("k"), 32), Now: clock.Now}
+	for _, o := range opts {
+		o(&d.Config, &d)
+	}
+	api, err := New(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.Handler())
+	t.Cleanup(srv.Close)
+	e := &testEnv{t: t, cfg: d.Config, db: db, api: api, srv: srv, clock: clock, key: d.Key, cmd: d.Commander}
+	e.partnerID = e.addPartner("First partner", "partner@example.com", "Secret123")
+	e.partnerToken = e.login("partner@example.com", "Secret123")
+	return e
+}
+
+// addPartner creates a partner with one user directly in the store.
+func (e *testEnv) addPartner(name, email, password string) int64 {
+	e.t.Helper()
+	hash, _ := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	var id int64
+	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		p, err := tx.CreatePartner(name)
+		if err != nil {
+			return err
+		}
+		id = p.ID
+		return tx.CreateUser(&store.User{Email: email, PasswordHash: hash, PartnerID: p.ID, AccessLevel: store.AccessEditor})
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+// addOrgUser creates an organization user directly in the store.
+func (e *testEnv) addOrgUser(orgID int64, email, password, level string) {
+	e.t.Helper()
+	hash, _ := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		o, err := tx.Organization(orgID)
+		if err != nil {
+			return err
+		}
+		return tx.CreateUser(&store.User{Email: email, PasswordHash: hash, OrganizationID: orgID, PartnerID: o.PartnerID, AccessLevel: level})
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// login returns a user token, failing the test on anything but 200.
+func (e *testEnv) login(email, password string) string {
+	e.t.Helper()
+	r := e.do("POST", "/v2/authenticate", "", map[string]any{"email": email, "password": password})
+	r.want(http.StatusOK)
+	return r.str("data.token")
+}
+
+// response is a decoded API answer.
+type response struct {
+	t      *testing.T
+	status int
+	header http.Header
+	raw    []byte
+	body   map[string]any
+}
+
+// do sends a request; body is JSON-encoded unless it is a string (sent raw).
+func (e *testEnv) do(method, path, token string, body any) *response {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, e.srv.URL+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	r := &response{t: e.t, status: res.StatusCode, header: res.Header, raw: raw}
+	json.Unmarshal(raw, &r.body)
+	return r
+}
+
+// want fails the test unless the status is code.
+func (r *response) want(code int) *response {
+	r.t.Helper()
+	if r.status != code {
+		r.t.Fatalf("status %d, want %d; body %s", r.status, code, r.raw)
+	}
+	return r
+}
+
+// wantError fails the test unless the answer is the error name with status code
+// and the message contains every fragment.
+func (r *response) wantError(code int, name string, fragments ...string) *response {
+	r.t.Helper()
+	r.want(code)
+	if got := r.str("error"); got != name {
+		r.t.Fatalf("error %q, want %q; body %s", got, name, r.raw)
+	}
+	if r.str("requestId") == "" {
+		r.t.Fatalf("error without requestId: %s", r.raw)
+	}
+	for _, f := range fragments {
+		if !strings.Contains(r.str("message"), f) {
+			r.t.Fatalf("message %q does not mention %q", r.str("message"), f)
+		}
+	}
+	return r
+}
+
+// get returns the value at a dotted path ("data.items.0.id").
+func (r *response) get(path string) any {
+	var v any = r.body
+	for _, part := range strings.Split(path, ".") {
+		switch n := v.(type) {
+		case map[string]any:
+			v = n[part]
+		case []any:
+			i := 0
+			for _, ch := range part {
+				i = i*10 + int(ch-'0')
+			}
+			if i >= len(n) {
+				return nil
+			}
+			v = n[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+func (r *response) str(path string) string {
+	s, _ := r.get(path).(string)
+	return s
+}
+
+func (r *response) num(path string) float64 {
+	f, _ := r.get(path).(float64)
+	return f
+}
+
+func (r *response) id(path string) int64 { return int64(r.num(path)) }
+
+func (r *response) list(path string) []any {
+	l, _ := r.get(path).([]any)
+	return l
+}

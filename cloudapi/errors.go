@@ -1,0 +1,130 @@
+package cloudapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/gin-gonic/gin"
+)
+
+// Error names of the API; the body of every error response carries one.
+const (
+	nameBadRequest        = "BadRequestError"
+	nameUnauthorized      = "UnauthorizedError"
+	nameForbidden         = "ForbiddenError"
+	nameNotFound          = "NotFoundError"
+	nameConflict          = "ConflictError"
+	nameExpectationFailed = "ExpectationFailedError"
+	nameTooManyRequests   = "TooManyRequestsError"
+	nameTooLarge          = "PayloadTooLargeError"
+	nameTimeout           = "TimeoutError"
+	nameUnknown           = "UnknownError"
+	// NameNoRecordingAvailable is the 404 a virtual event gets when the device holds no recording.
+	NameNoRecordingAvailable = "NoRecordingAvailableError"
+)
+
+// APIError is an error with the HTTP status and error name it is answered with.
+type APIError struct {
+	Status  int
+	Name    string
+	Message string
+}
+
+func (e *APIError) Error() string { return e.Name + ": " + e.Message }
+
+func apiErr(status int, name, format string, args ...any) *APIError {
+	return &APIError{Status: status, Name: name, Message: fmt.Sprintf(format, args...)}
+}
+
+// badField is the 400 for a field that breaks a rule; the message names both.
+func badField(field, rule string) *APIError {
+	return apiErr(http.StatusBadRequest, nameBadRequest, "%s %s", field, rule)
+}
+
+func badRequest(format string, args ...any) *APIError {
+	return apiErr(http.StatusBadRequest, nameBadRequest, format, args...)
+}
+
+func notFound(what string) *APIError {
+	return apiErr(http.StatusNotFound, nameNotFound, "%s not found", what)
+}
+
+func forbidden(format string, args ...any) *APIError {
+	return apiErr(http.StatusForbidden, nameForbidden, format, args...)
+}
+
+func unauthorized(format string, args ...any) *APIError {
+	return apiErr(http.StatusUnauthorized, nameUnauthorized, format, args...)
+}
+
+func conflict(format string, args ...any) *APIError {
+	return apiErr(http.StatusConflict, nameConflict, format, args...)
+}
+
+// ErrDeviceOffline is what a Commander returns when a command needs an
+// online device and the device is not connected; answered with 417.
+var ErrDeviceOffline = errors.New("cloudapi: device offline")
+
+// ErrCommandTimeout is what a Commander returns when the device did not
+// answer in time; answered with 417 as well, since the device must be reachable.
+var ErrCommandTimeout = errors.New("cloudapi: device did not answer in time")
+
+// statusOf chooses the HTTP status and error name of err. It is the one
+// place where errors become responses.
+func statusOf(err error) *APIError {
+	var ae *APIError
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.Is(err, store.ErrNotFound):
+		return apiErr(http.StatusNotFound, nameNotFound, "%s", trimPrefix(err))
+	case errors.Is(err, store.ErrConflict):
+		return apiErr(http.StatusConflict, nameConflict, "%s", trimPrefix(err))
+	case errors.Is(err, store.ErrInvalid):
+		return apiErr(http.StatusBadRequest, nameBadRequest, "%s", trimPrefix(err))
+	case errors.Is(err, ErrDeviceOffline):
+		return apiErr(http.StatusExpectationFailed, nameExpectationFailed, "the device must be online for this operation")
+	case errors.Is(err, ErrCommandTimeout):
+		return apiErr(http.StatusExpectationFailed, nameExpectationFailed, "the device did not answer in time")
+	case errors.Is(err, context.DeadlineExceeded):
+		return apiErr(http.StatusServiceUnavailable, nameTimeout, "the request took too long; paginate with limit and offset")
+	}
+	return apiErr(http.StatusInternalServerError, nameUnknown, "unknown error has occurred")
+}
+
+// trimPrefix drops the sentinel's text from a wrapped store error message so
+// that "organization 7: store: not found" reads "organization 7 not found".
+func trimPrefix(err error) string {
+	msg := err.Error()
+	for _, s := range []error{store.ErrNotFound, store.ErrConflict, store.ErrInvalid} {
+		suffix := ": " + s.Error()
+		if len(msg) > len(suffix) && msg[len(msg)-len(suffix):] == suffix {
+			msg = msg[:len(msg)-len(suffix)]
+			if s == store.ErrNotFound {
+				msg += " not found"
+			}
+			return msg
+		}
+	}
+	return msg
+}
+
+// errorBody is the JSON of every error response.
+type errorBody struct {
+	Error     string `json:"error"`
+	Message   string `json:"message"`
+	RequestID string `json:"requestId"`
+}
+
+// fail answers err and stops the handler chain. Unknown errors are logged
+// with the request id; their text never reaches the caller.
+func (s *Server) fail(c *gin.Context, err error) {
+	ae := statusOf(err)
+	if ae.Status >= 500 {
+		s.log.Error("request failed", "requestId", requestID(c), "route", c.FullPath(), "err", err)
+	}
+	c.AbortWithStatusJSON(ae.Status, errorBody{Error: ae.Name, Message: ae.Message, RequestID: requestID(c)})
+}

@@ -1,0 +1,62 @@
+package cloudapi
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"sort"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The OpenAPI document is kept as one YAML fragment per API area under
+// openapi/; base.yaml holds the document's frame and shared components.
+// buildOpenAPI merges them into the JSON served at /v2/openapi.json.
+//
+//go:embed openapi/*.yaml
+var openapiFS embed.FS
+
+func buildOpenAPI() ([]byte, error) {
+	names, err := fs.Glob(openapiFS, "openapi/*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	doc := map[string]any{}
+	for _, name := range names {
+		raw, err := openapiFS.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		var frag map[string]any
+		if err := yaml.Unmarshal(raw, &frag); err != nil {
+			return nil, fmt.Errorf("cloudapi: openapi fragment %s: %w", name, err)
+		}
+		if err := mergeDoc(doc, frag, name); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(doc)
+}
+
+// mergeDoc adds frag into doc; maps merge recursively and any other value
+// defined twice is an error, so two fragments cannot silently disagree.
+func mergeDoc(doc, frag map[string]any, where string) error {
+	for k, v := range frag {
+		existing, found := doc[k]
+		if !found {
+			doc[k] = v
+			continue
+		}
+		em, ok1 := existing.(map[string]any)
+		vm, ok2 := v.(map[string]any)
+		if !ok1 || !ok2 {
+			return fmt.Errorf("cloudapi: openapi %s: %q is defined twice", where, k)
+		}
+		if err := mergeDoc(em, vm, where+"."+k); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+// Package cloudapi is fleetcam's HTTP/JSON API under /v2: the route table,
+// authentication and tenancy, handlers, error mapping and the OpenAPI
+// document. It reaches the store through its methods and devices through
+// the small Commander interface it declares.
+package cloudapi
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/fleetcam/fleetcam/configs"
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Commander reaches devices. The broker implements it.
+type Commander interface {
+	// Send delivers a command to an online device and waits for its reply
+	// (ErrDeviceOffline, ErrCommandTimeout).
+	Send(ctx context.Context, imei, name string, args any) (json.RawMessage, error)
+	// Queue stores a command durably; it is delivered now if the device is
+	// online, else when it reconnects.
+	Queue(imei, name string, args any) error
+	// PushConfig delivers the device's current desired configuration now if
+	// it is online; otherwise it goes on reconnect.
+	PushConfig(imei string)
+	// Online reports whether the device is connected.
+	Online(imei string) bool
+}
+
+// Deps are what the API needs from the rest of fleetcam.
+type Deps struct {
+	Config configs.Config
+	Store  *store.DB
+	// Key signs tokens and derives ssoSecrets; at least 32 bytes.
+	Key       []byte
+	Commander Commander
+	Logger    *slog.Logger
+	Registry  *prometheus.Registry
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// Ready reports whether fleetcam is ready for traffic (GET /readyz).
+	Ready func() bool
+}
+
+// Server is the API. Build it with New and serve Handler.
+type Server struct {
+	cfg       configs.Config
+	store     *store.DB
+	key       []byte
+	commander Commander
+	log       *slog.Logger
+	now       func() time.Time
+	ready     func() bool
+	metrics   *httpMetrics
+	engine    *gin.Engine
+	openapi   []byte
+	// metricsHandler serves /metrics from the injected registry.
+	metricsHandler http.Handler
+}
+
+// New builds the API and its route table.
+func New(d Deps) (*Server, error) {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.Registry == nil {
+		d.Registry = prometheus.NewRegistry()
+	}
+	if d.Ready == nil {
+		d.Ready = func() bool { return true }
+	}
+	s := &Server{cfg: d.Config, store: d.Store, key: d.Key, commander: d.Commander, log: d.Logger,
+		now: d.Now, ready: d.Ready, metrics: newHTTPMetrics(d.Registry),
+		metricsHandler: promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{Registry: d.Registry})}
+	doc, err := buildOpenAPI()
+	if err != nil {
+		return nil, err
+	}
+	s.openapi = doc
+	gin.SetMode(gin.ReleaseMode)
+	s.engine = gin.New()
+	s.engine.HandleMethodNotAllowed = true
+	s.engine.NoRoute(func(c *gin.Context) { s.fail(c, notFound("route "+c.Request.Method+" "+c.Request.URL.Path)) })
+	s.engine.NoMethod(func(c *gin.Context) {
+		s.fail(c, apiErr(http.StatusMethodNotAllowed, nameBadRequest, "method %s is not allowed on %s", c.Request.Method, c.Request.URL.Path))
+	})
+	s.engine.Use(s.recover, s.observe, s.limitBody)
+	s.routes(s.engine)
+	return s, nil
+}
+
+// Handler is the HTTP handler of the whole API, with the request timeout applied.
+func (s *Server) Handler() http.Handler {
+	return s.withTimeout(s.engine, s.cfg.HTTP.RequestTimeout)
+}
+
+// Routes lists the registered routes as "METHOD /path" (gin syntax).
+func (s *Server) Routes() []gin.RouteInfo { return s.engine.Routes() }

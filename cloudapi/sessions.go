@@ -1,0 +1,143 @@
+package cloudapi
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/gin-gonic/gin"
+	"golang.org/x/crypto/bcrypt"
+)
+
+type authenticateRequest struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+type authenticateResponse struct {
+	Token          string `json:"token"`
+	OrganizationID int64  `json:"organizationId,omitempty"`
+	PartnerID      int64  `json:"partnerId,omitempty"`
+	ExpiresAt      string `json:"expiresAt"`
+}
+
+// dummyHash is compared against when the e-mail is unknown, so that a login
+// takes as long for an unknown user as for a wrong password.
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("fleetcam-timing-equaliser"), bcrypt.DefaultCost)
+
+// authenticate handles POST /authenticate: e-mail and password for a user token.
+func (s *Server) login(c *gin.Context) {
+	var req authenticateRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if strings.TrimSpace(req.Email) == "" {
+		s.fail(c, badField("email", "is required"))
+		return
+	}
+	if req.Password == "" {
+		s.fail(c, badField("password", "is required"))
+		return
+	}
+	var u *store.User
+	err := s.view(func(tx *store.Tx) error {
+		var err error
+		u, err = tx.UserByEmail(req.Email)
+		return err
+	})
+	hash := dummyHash
+	if err == nil && len(u.PasswordHash) > 0 {
+		hash = u.PasswordHash
+	}
+	if bcrypt.CompareHashAndPassword(hash, []byte(req.Password)) != nil || err != nil || len(u.PasswordHash) == 0 {
+		s.fail(c, unauthorized("the e-mail or password is wrong"))
+		return
+	}
+	p := Principal{Kind: kindUser, UserID: u.ID, Email: u.Email, PartnerID: u.PartnerID,
+		OrganizationID: u.OrganizationID, AccessLevel: u.AccessLevel}
+	tok, exp, err := s.issue(p, s.cfg.Auth.UserTokenTTL)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, authenticateResponse{Token: tok, OrganizationID: u.OrganizationID, PartnerID: u.PartnerID, ExpiresAt: isoTime(exp)})
+}
+
+type meResponse struct {
+	Me     meDetails `json:"me"`
+	Entity string    `json:"entity"`
+}
+
+type meDetails struct {
+	ID             int64  `json:"id,omitempty"`
+	Email          string `json:"email,omitempty"`
+	Name           string `json:"name,omitempty"`
+	PartnerID      int64  `json:"partnerId,omitempty"`
+	PartnerName    string `json:"partnerName,omitempty"`
+	OrganizationID int64  `json:"organizationId,omitempty"`
+	Organization   string `json:"organizationName,omitempty"`
+	AccessLevel    string `json:"accessLevel,omitempty"`
+	Role           string `json:"role"`
+	Scope          *Scope `json:"scope,omitempty"`
+}
+
+// me handles GET /me: who holds the token.
+func (s *Server) me(c *gin.Context) {
+	p := principal(c)
+	d := meDetails{ID: p.UserID, Email: p.Email, PartnerID: p.PartnerID, OrganizationID: p.OrganizationID,
+		AccessLevel: p.AccessLevel, Scope: p.Scope}
+	entity := "user"
+	switch {
+	case p.IsPartner():
+		entity, d.Role = "partner", "partner"
+	case p.Kind == kindAdmin:
+		d.Role = "organizationAdmin"
+	case p.Kind == kindScoped:
+		d.Role = "scoped"
+	default:
+		d.Role = "organizationUser"
+	}
+	err := s.view(func(tx *store.Tx) error {
+		if p.UserID != 0 {
+			if u, err := tx.User(p.UserID); err == nil {
+				d.Name = u.Name
+			}
+		}
+		if p.PartnerID != 0 {
+			if pt, err := tx.Partner(p.PartnerID); err == nil {
+				d.PartnerName = pt.Name
+			}
+		}
+		if p.OrganizationID != 0 {
+			if o, err := tx.Organization(p.OrganizationID); err == nil {
+				d.Organization = o.Name
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, meResponse{Me: d, Entity: entity})
+}
+
+// healthz answers while the process serves HTTP.
+func (s *Server) healthz(c *gin.Context) {
+	c.JSON(http.StatusOK, gin.H{"status": "ok", "requestId": requestID(c)})
+}
+
+// readyz answers 200 once every component has started, else 503.
+func (s *Server) readyz(c *gin.Context) {
+	if !s.ready() {
+		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "starting", "requestId": requestID(c)})
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "ready", "requestId": requestID(c)})
+}
+
+// openapiDoc serves the OpenAPI document of the whole /v2 API.
+func (s *Server) openapiDoc(c *gin.Context) {
+	c.Data(http.StatusOK, "application/json; charset=utf-8", s.openapi)
+}

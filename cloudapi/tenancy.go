@@ -1,0 +1,104 @@
+package cloudapi
+
+import (
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/gin-gonic/gin"
+)
+
+// Tenancy: a caller never sees another partner's or organization's data.
+// Whatever is not the caller's is answered exactly like what does not exist
+// (404), so ids cannot be probed.
+
+// canSeeOrg reports whether p may see organization o.
+func canSeeOrg(p Principal, o *store.Organization) bool {
+	switch {
+	case p.IsPartner():
+		return o.HasPartner(p.PartnerID)
+	case p.Kind == kindScoped:
+		return p.OrganizationID == o.ID
+	default:
+		return p.OrganizationID == o.ID
+	}
+}
+
+// canSeeDevice reports whether p may see device d. A partner sees only its own
+// devices, also in an organization shared with other partners; a scoped token
+// sees only the devices of its scope.
+func canSeeDevice(tx *store.Tx, p Principal, d *store.Device) bool {
+	switch {
+	case p.IsPartner():
+		return d.PartnerID == p.PartnerID
+	case p.Kind == kindScoped:
+		if p.OrganizationID != d.OrganizationID || p.Scope == nil {
+			return false
+		}
+		switch {
+		case p.Scope.IMEI != "":
+			return p.Scope.IMEI == d.IMEI
+		case p.Scope.GroupID != 0:
+			return p.Scope.GroupID == d.GroupID
+		}
+		return p.Scope.OrganizationID == d.OrganizationID
+	default:
+		return p.OrganizationID == d.OrganizationID
+	}
+}
+
+// org returns the organization of the path parameter orgId if the caller may see it.
+func (s *Server) org(c *gin.Context, tx *store.Tx) (*store.Organization, error) {
+	id, err := pathInt(c, "orgId")
+	if err != nil {
+		return nil, notFound("organization")
+	}
+	return s.orgByID(c, tx, id)
+}
+
+// orgByID returns organization id if the caller may see it.
+func (s *Server) orgByID(c *gin.Context, tx *store.Tx, id int64) (*store.Organization, error) {
+	o, err := tx.Organization(id)
+	if err != nil || !canSeeOrg(principal(c), o) {
+		return nil, notFound("organization")
+	}
+	return o, nil
+}
+
+// device returns the device of the path parameter imei if the caller may see it.
+func (s *Server) device(c *gin.Context, tx *store.Tx) (*store.Device, error) {
+	return s.deviceByIMEI(c, tx, c.Param("imei"))
+}
+
+// deviceByIMEI returns the device with imei if the caller may see it.
+func (s *Server) deviceByIMEI(c *gin.Context, tx *store.Tx, imei string) (*store.Device, error) {
+	d, err := tx.Device(imei)
+	if err != nil || !canSeeDevice(tx, principal(c), d) {
+		return nil, notFound("device " + imei)
+	}
+	return d, nil
+}
+
+// deviceFilter narrows a device listing to what the caller may see.
+func deviceFilter(p Principal, orgID int64) store.DeviceFilter {
+	f := store.DeviceFilter{OrganizationID: orgID}
+	if p.IsPartner() {
+		f.PartnerID = p.PartnerID
+	}
+	if p.Kind == kindScoped && p.Scope != nil {
+		switch {
+		case p.Scope.IMEI != "":
+			f.IMEI = p.Scope.IMEI
+		case p.Scope.GroupID != 0:
+			f.GroupID = p.Scope.GroupID
+		}
+	}
+	return f
+}
+
+// update runs fn in a write transaction on behalf of the caller.
+func (s *Server) update(c *gin.Context, fn func(tx *store.Tx) error) error {
+	return s.store.Update(principal(c).actor(requestID(c)), fn)
+}
+
+// view runs fn in a read transaction.
+func (s *Server) view(fn func(tx *store.Tx) error) error {
+	return s.store.View(fn)
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/fleetcam/fleetcam/configs"
+	"github.com/fleetcam/fleetcam/store"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// admin runs the operator subcommands on a data dir while the server is stopped.
+func admin(noun string, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != "add" {
+		return fmt.Errorf("usage: fleetcam %s add …", noun)
+	}
+	fs := flag.NewFlagSet("fleetcam "+noun+" add", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	def := configs.Default()
+	dataDir := fs.String("data", firstNonEmpty(getenv("FLEETCAM_DATA_DIR"), def.DataDir), "data directory")
+	name := fs.String("name", "", "partner name")
+	email := fs.String("email", "", "user e-mail")
+	password := fs.String("password", "", "password (generated and printed when empty)")
+	partnerID := fs.Int64("partner", 0, "partner id (user add)")
+	orgID := fs.Int64("organization", 0, "organization id (user add)")
+	level := fs.String("access-level", store.AccessEditor, "viewer, editor or editorWithoutMediaAccess")
+	if err := fs.Parse(args[1:]); err != nil {
+		return fmt.Errorf("%w\n%s", err, usage)
+	}
+	switch {
+	case !strings.Contains(*email, "@"):
+		return errors.New("--email must be an e-mail address")
+	case noun == "partner" && strings.TrimSpace(*name) == "":
+		return errors.New("--name is required")
+	case noun == "user" && (*partnerID == 0) == (*orgID == 0):
+		return errors.New("user add needs exactly one of --partner and --organization")
+	case !store.ValidAccessLevel(*level):
+		return errors.New("--access-level must be viewer, editor or editorWithoutMediaAccess")
+	}
+	pw := *password
+	if pw == "" {
+		pw = randomPassword()
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(pw), def.Auth.BcryptCost)
+	if err != nil {
+		return err
+	}
+	db, err := store.Open(filepath.Join(*dataDir, storeFile), store.Options{})
+	if err != nil {
+		return fmt.Errorf("%w (is fleetcam running on this data dir?)", err)
+	}
+	defer db.Close()
+	u := &store.User{Email: *email, Name: *name, PasswordHash: hash, AccessLevel: *level}
+	err = db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+		switch {
+		case noun == "partner":
+			p, err := tx.CreatePartner(*name)
+			if err != nil {
+				return err
+			}
+			u.PartnerID = p.ID
+		case *partnerID != 0:
+			if _, err := tx.Partner(*partnerID); err != nil {
+				return err
+			}
+			u.PartnerID = *partnerID
+		default:
+			o, err := tx.Organization(*orgID)
+			if err != nil {
+				return err
+			}
+			u.OrganizationID, u.PartnerID = o.ID, o.PartnerID
+		}
+		return tx.CreateUser(u)
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "created user %d (%s) for partner %d", u.ID, u.Email, u.PartnerID)
+	if u.OrganizationID != 0 {
+		fmt.Fprintf(stdout, ", organization %d", u.OrganizationID)
+	}
+	fmt.Fprintln(stdout)
+	if *password == "" {
+		fmt.Fprintf(stdout, "password: %s\n", pw)
+	}
+	return nil
+}
+
+func firstNonEmpty(v ...string) string {
+	for _, s := range v {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}

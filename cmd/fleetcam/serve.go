@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/fleetcam/fleetcam/cloudapi"
+	"github.com/fleetcam/fleetcam/configs"
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// storeFile is the bbolt file inside the data dir.
+const storeFile = "fleetcam.db"
+
+// serve runs fleetcam until ctx is cancelled, then shuts down gracefully:
+// listeners stop accepting, requests in flight finish, and the store closes
+// after its last commit.
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("fleetcam serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "YAML configuration file (see configs/fleetcam.yaml)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := configs.Load(*configPath, getenv)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg.LogLevel, stderr)
+	app, err := start(ctx, cfg, log, stdout)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	log.Info("shutting down")
+	return app.stop(cfg.HTTP.ShutdownTimeout)
+}
+
+func newLogger(level string, w io.Writer) *slog.Logger {
+	var l slog.Level
+	l.UnmarshalText([]byte(strings.ToUpper(level)))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// app is a running fleetcam.
+type app struct {
+	log      *slog.Logger
+	db       *store.DB
+	http     *http.Server
+	httpAddr net.Addr
+	ready    atomic.Bool
+	done     chan error
+}
+
+// start opens the store, ensures the bootstrap partner and starts every listener.
+func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.Writer) (*app, error) {
+	db, err := store.Open(filepath.Join(cfg.DataDir, storeFile), store.Options{})
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*app, error) {
+		db.Close()
+		return nil, err
+	}
+	key, err := loadSigningKey(cfg.Auth.SigningKey, cfg.DataDir)
+	if err != nil {
+		return fail(err)
+	}
+	if err := ensureBootstrapPartner(db, cfg, log); err != nil {
+		return fail(err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	a := &app{log: log, db: db, done: make(chan error, 1)}
+	api, err := cloudapi.New(cloudapi.Deps{Config: cfg, Store: db, Key: key, Logger: log, Registry: reg, Ready: a.ready.Load})
+	if err != nil {
+		return fail(err)
+	}
+	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+	if err != nil {
+		return fail(fmt.Errorf("http.addr %s: %w", cfg.HTTP.Addr, err))
+	}
+	a.httpAddr = ln.Addr()
+	a.http = &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	go func() {
+		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.done <- err
+		}
+	}()
+	a.ready.Store(true)
+	log.Info("fleetcam started", "cloud", cfg.Cloud, "http", a.httpAddr.String(), "data", cfg.DataDir)
+	return a, nil
+}
+
+// stop shuts the listeners down, waits for requests in flight up to timeout
+// and closes the store.
+func (a *app) stop(timeout time.Duration) error {
+	a.ready.Store(false)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	err := a.http.Shutdown(ctx)
+	if cerr := a.db.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
