@@ -37,14 +37,14 @@ func (c *testClock) Advance(d time.Duration) {
 
 // testEnv is the whole API over a real bbolt file, served by httptest.
 type testEnv struct {
-	t      *testing.T
-	cfg    configs.Config
-	db     *store.DB
-	api    *Server
-	srv    *httptest.Server
-	clock  *testClock
-	key    []byte
-	cmd    Commander
+	t     *testing.T
+	cfg   configs.Config
+	db    *store.DB
+	api   *Server
+	srv   *httptest.Server
+	clock *testClock
+	key   []byte
+	cmd   Commander
 	// partnerToken is a token of the first partner's user.
 	partnerID    int64
 	partnerToken string
