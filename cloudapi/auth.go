@@ -124,11 +124,22 @@ func levelName(p Principal) string {
 	return p.AccessLevel
 }
 
-// media refuses callers whose access level excludes media links, streams and recordings.
+// media refuses callers whose access level excludes media links, streams and
+// recordings, and scoped tokens whose granted feature was minted without media.
 func (s *Server) media(c *gin.Context) {
-	if principal(c).AccessLevel == store.AccessEditorWithoutMediaAccess {
+	p := principal(c)
+	if p.AccessLevel == store.AccessEditorWithoutMediaAccess {
 		s.fail(c, forbidden("the editorWithoutMediaAccess access level has no access to media"))
 		return
+	}
+	if p.Kind == kindScoped {
+		granted, _ := c.Get(scopeGrantedKey)
+		features, _ := granted.([]string)
+		allowed := p.Scope != nil && slices.ContainsFunc(features, func(f string) bool { return slices.Contains(p.Scope.MediaFeatures, f) })
+		if !allowed {
+			s.fail(c, forbidden("the scoped token was created without media access"))
+			return
+		}
 	}
 	c.Next()
 }
@@ -146,30 +157,45 @@ const (
 var allFeatures = []string{FeatureDeviceEvent, FeatureDeviceLiveStreaming, FeatureDeviceRecordingTimeline,
 	FeatureDeviceRecordings, FeatureDeviceGPS, FeatureDeviceInfo}
 
-// scoped declares that a route admits scoped tokens granting feature. It
-// goes before authenticate in the route's chain; authenticate refuses a
-// scoped token on any route that declared no feature, so scope enforcement is
-// closed by default.
-func scoped(feature string) gin.HandlerFunc {
+// scoped declares that a route admits scoped tokens granting any of
+// features. It goes before authenticate in the route's chain; authenticate
+// refuses a scoped token on any route that declared no feature, so scope
+// enforcement is closed by default. Handlers still narrow what a scoped
+// token sees to its device, group or organization (tenancy.go).
+func scoped(features ...string) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		c.Set(scopeFeatureKey, feature)
+		c.Set(scopeFeatureKey, features)
 		c.Next()
 	}
 }
 
-const scopeFeatureKey = "fleetcam.feature"
+const (
+	scopeFeatureKey = "fleetcam.features"
+	scopeGrantedKey = "fleetcam.granted"
+)
 
-// checkScope admits a scoped token only on a route that declared a feature the token grants.
+// checkScope admits a scoped token only on a route that declared a feature
+// the token grants, and records the granted features for media.
 func checkScope(c *gin.Context, p Principal) error {
 	if p.Kind != kindScoped {
 		return nil
 	}
-	feature := c.GetString(scopeFeatureKey)
-	if feature == "" {
+	v, _ := c.Get(scopeFeatureKey)
+	declared, _ := v.([]string)
+	if len(declared) == 0 {
 		return forbidden("a scoped token cannot call this operation")
 	}
-	if p.Scope == nil || !slices.Contains(p.Scope.Features, feature) {
-		return forbidden("the scoped token does not grant %s", feature)
+	var granted []string
+	if p.Scope != nil {
+		for _, f := range declared {
+			if slices.Contains(p.Scope.Features, f) {
+				granted = append(granted, f)
+			}
+		}
 	}
+	if len(granted) == 0 {
+		return forbidden("the scoped token does not grant %s", strings.Join(declared, " or "))
+	}
+	c.Set(scopeGrantedKey, granted)
 	return nil
 }

@@ -67,3 +67,53 @@ func ginToOpenAPI(p string) string {
 	}
 	return strings.Join(parts, "/")
 }
+
+// TestOpenAPIRefsResolve fails when a $ref of the document names a component
+// no fragment defines.
+func TestOpenAPIRefsResolve(t *testing.T) {
+	e := newEnv(t)
+	r := e.do("GET", "/v2/openapi.json", "", nil).want(http.StatusOK)
+	var doc map[string]any
+	if err := json.Unmarshal(r.raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(v any, where string)
+	walk = func(v any, where string) {
+		switch n := v.(type) {
+		case map[string]any:
+			for k, c := range n {
+				if k == "$ref" {
+					ref, _ := c.(string)
+					if !resolves(doc, ref) {
+						t.Errorf("%s: $ref %q does not resolve", where, ref)
+					}
+					continue
+				}
+				walk(c, where+"/"+k)
+			}
+		case []any:
+			for _, c := range n {
+				walk(c, where)
+			}
+		}
+	}
+	walk(doc, "")
+}
+
+func resolves(doc map[string]any, ref string) bool {
+	path, found := strings.CutPrefix(ref, "#/")
+	if !found {
+		return false
+	}
+	var node any = doc
+	for _, part := range strings.Split(path, "/") {
+		m, ok := node.(map[string]any)
+		if !ok {
+			return false
+		}
+		if node, ok = m[part]; !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -46,6 +46,12 @@ type Deps struct {
 	Now func() time.Time
 	// Ready reports whether fleetcam is ready for traffic (GET /readyz).
 	Ready func() bool
+	// Presence reports devices' connections for device details; nil: every
+	// device reads as offline.
+	Presence Presence
+	// WebhookSettings renders organizations' webhook settings for
+	// GET /organizations/{orgId}/default-settings; nil: none configured.
+	WebhookSettings WebhookSettingsReader
 }
 
 // Server is the API. Build it with New and serve Handler.
@@ -60,6 +66,8 @@ type Server struct {
 	metrics   *httpMetrics
 	engine    *gin.Engine
 	openapi   []byte
+	presence  Presence
+	webhooks  WebhookSettingsReader
 	// metricsHandler serves /metrics from the injected registry.
 	metricsHandler http.Handler
 }
@@ -79,7 +87,7 @@ func New(d Deps) (*Server, error) {
 		d.Ready = func() bool { return true }
 	}
 	s := &Server{cfg: d.Config, store: d.Store, key: d.Key, commander: d.Commander, log: d.Logger,
-		now: d.Now, ready: d.Ready, metrics: newHTTPMetrics(d.Registry),
+		now: d.Now, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), presence: d.Presence, webhooks: d.WebhookSettings,
 		metricsHandler: promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{Registry: d.Registry})}
 	doc, err := buildOpenAPI()
 	if err != nil {

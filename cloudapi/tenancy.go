@@ -29,7 +29,8 @@ func canSeeDevice(tx *store.Tx, p Principal, d *store.Device) bool {
 	case p.IsPartner():
 		return d.PartnerID == p.PartnerID
 	case p.Kind == kindScoped:
-		if p.OrganizationID != d.OrganizationID || p.Scope == nil {
+		if p.OrganizationID != d.OrganizationID || p.Scope == nil ||
+			p.Scope.PartnerID != 0 && p.Scope.PartnerID != d.PartnerID {
 			return false
 		}
 		switch {
@@ -83,6 +84,7 @@ func deviceFilter(p Principal, orgID int64) store.DeviceFilter {
 		f.PartnerID = p.PartnerID
 	}
 	if p.Kind == kindScoped && p.Scope != nil {
+		f.PartnerID = p.Scope.PartnerID
 		switch {
 		case p.Scope.IMEI != "":
 			f.IMEI = p.Scope.IMEI

@@ -26,6 +26,11 @@ type Scope struct {
 	GroupID        int64    `json:"groupId,omitempty"`
 	OrganizationID int64    `json:"organizationId,omitempty"`
 	Features       []string `json:"features,omitempty"`
+	// MediaFeatures are the features minted with allowMedia.
+	MediaFeatures []string `json:"mediaFeatures,omitempty"`
+	// PartnerID, when set, keeps the token to the devices of the partner that
+	// minted it, also in an organization shared with other partners.
+	PartnerID int64 `json:"partnerId,omitempty"`
 }
 
 // claims is the body of every API token fleetcam issues.

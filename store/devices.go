@@ -31,12 +31,14 @@ type Device struct {
 	OrganizationID int64  `json:"organizationId"`
 	// PartnerID is the partner that owns the device; in a shared organization
 	// each partner sees only its own devices.
-	PartnerID   int64     `json:"partnerId"`
-	GroupID     int64     `json:"groupId,omitempty"`
-	Status      string    `json:"status"`
-	ProductType string    `json:"productType,omitempty"`
-	CreatedAt   time.Time `json:"createdAt"`
-	ActivatedAt time.Time `json:"activatedAt,omitzero"`
+	PartnerID   int64  `json:"partnerId"`
+	GroupID     int64  `json:"groupId,omitempty"`
+	Status      string `json:"status"`
+	ProductType string `json:"productType,omitempty"`
+	// DataProfileID is the device's data profile, from its organization's default when added.
+	DataProfileID int64     `json:"dataProfileId,omitempty"`
+	CreatedAt     time.Time `json:"createdAt"`
+	ActivatedAt   time.Time `json:"activatedAt,omitzero"`
 }
 
 // ValidIMEI reports whether s is 15 digits whose last is the Luhn check digit.
@@ -63,14 +65,26 @@ func ValidIMEI(s string) bool {
 }
 
 // AddDevice puts d into its organization's inventory. An IMEI belongs to one
-// organization at a time, so an IMEI already present is ErrConflict.
+// organization at a time, so an IMEI already present is ErrConflict. The
+// device's partner must be one the organization admits, and a device without
+// a data profile gets the organization's default.
 func (tx *Tx) AddDevice(d *Device) error {
 	if !ValidIMEI(d.IMEI) {
 		return fmt.Errorf("imei %q must be 15 digits with a valid check digit: %w", d.IMEI, ErrInvalid)
 	}
+	o, err := tx.Organization(d.OrganizationID)
+	if err != nil {
+		return err
+	}
+	if !o.HasPartner(d.PartnerID) {
+		return fmt.Errorf("organization %d does not admit devices of partner %d: %w", o.ID, d.PartnerID, ErrInvalid)
+	}
 	b := tx.bucket(bucketDevices)
 	if b.Get([]byte(d.IMEI)) != nil {
 		return fmt.Errorf("device %s is already in an organization: %w", d.IMEI, ErrConflict)
+	}
+	if d.DataProfileID == 0 {
+		d.DataProfileID = o.DefaultDataProfileID
 	}
 	if d.GroupID != 0 {
 		g, err := tx.Group(d.GroupID)
@@ -109,6 +123,15 @@ func (tx *Tx) UpdateDevice(d *Device, action string) error {
 	}
 	if prev.OrganizationID != d.OrganizationID {
 		return fmt.Errorf("device %s cannot change organization in place: %w", d.IMEI, ErrInvalid)
+	}
+	if !ValidDeviceStatus(d.Status) {
+		return fmt.Errorf("device status %q: %w", d.Status, ErrInvalid)
+	}
+	if d.GroupID != 0 && d.GroupID != prev.GroupID {
+		g, err := tx.Group(d.GroupID)
+		if err != nil || g.OrganizationID != d.OrganizationID {
+			return fmt.Errorf("group %d: %w", d.GroupID, ErrNotFound)
+		}
 	}
 	if err := putJSON(tx.bucket(bucketDevices), []byte(d.IMEI), d); err != nil {
 		return err

@@ -22,20 +22,48 @@ type Organization struct {
 	// SSOSalt with the server key derives the organization's ssoSecret; the
 	// secret itself is never stored.
 	SSOSalt []byte `json:"ssoSalt"`
-	// Retention: how long data is kept in the cloud, in days (0: forever),
-	// and on the devices' SD cards, in days.
-	PurgeDays          PurgeDays `json:"purgeDays"`
-	RetentionDays      int       `json:"retentionDays,omitempty"`
-	DefaultDataProfile int64     `json:"defaultDataProfileId,omitempty"`
-	CreatedAt          time.Time `json:"createdAt"`
+	// Retention says how long the organization's data is kept in the cloud
+	// and on its devices' SD cards.
+	Retention Retention `json:"retention"`
+	// LiveVideoTimeoutSeconds ends a live stream after this long (0: the default).
+	LiveVideoTimeoutSeconds int `json:"liveVideoTimeoutSeconds,omitempty"`
+	// DefaultDataProfileID is assigned to devices added to the organization (0: none).
+	DefaultDataProfileID int64     `json:"defaultDataProfileId,omitempty"`
+	CreatedAt            time.Time `json:"createdAt"`
 }
 
-// PurgeDays are the cloud retention limits per data kind, in days; 0 keeps forever.
-type PurgeDays struct {
-	Events    int `json:"events"`
-	GPS       int `json:"gps"`
-	Media     int `json:"media"`
-	AuditLogs int `json:"auditLogs"`
+// DefaultPurgeDays is the general cloud retention of a new organization.
+const DefaultPurgeDays = 31
+
+// Retention is an organization's purge days and retention times.
+type Retention struct {
+	// PurgeDays is how long events, GPS and media stay in the cloud, in days.
+	PurgeDays int `json:"purgeDays"`
+	// PurgeDaysFrontCamera, PurgeDaysRearCamera and PurgeDaysAuxiliaryCameras
+	// override PurgeDays for the media of the road-facing (1), in-cab (2) and
+	// auxiliary (50+) cameras; 0 follows PurgeDays.
+	PurgeDaysFrontCamera      int `json:"purgeDaysFrontCamera,omitempty"`
+	PurgeDaysRearCamera       int `json:"purgeDaysRearCamera,omitempty"`
+	PurgeDaysAuxiliaryCameras int `json:"purgeDaysAuxiliaryCameras,omitempty"`
+	// DeviceRetentionMinutes is how long recordings stay on the SD card (0: until it is full).
+	DeviceRetentionMinutes int `json:"deviceRetentionMinutes,omitempty"`
+}
+
+// MediaPurgeDays is the cloud retention of media from cameraID, in days.
+func (r Retention) MediaPurgeDays(cameraID int) int {
+	d := 0
+	switch {
+	case cameraID == 1:
+		d = r.PurgeDaysFrontCamera
+	case cameraID == 2:
+		d = r.PurgeDaysRearCamera
+	case cameraID >= 50:
+		d = r.PurgeDaysAuxiliaryCameras
+	}
+	if d == 0 {
+		return r.PurgeDays
+	}
+	return d
 }
 
 // HasPartner reports whether partner id may hold devices in o.
@@ -46,17 +74,36 @@ func (o *Organization) HasPartner(id int64) bool {
 // CreateOrganization adds an organization for partnerID with the defaults of
 // the spec: profile disabled, exclusive to its partner.
 func (tx *Tx) CreateOrganization(partnerID int64, name string, ssoSalt []byte) (*Organization, error) {
+	o := &Organization{Name: name, PartnerID: partnerID, ExclusivePartnerOnly: true, SSOSalt: ssoSalt}
+	return o, tx.AddOrganization(o)
+}
+
+// AddOrganization stores the new organization o as given, setting its id and
+// creation time. The creating partner is always among PartnerIDs, and a zero
+// general purge time becomes DefaultPurgeDays.
+func (tx *Tx) AddOrganization(o *Organization) error {
+	if o.PartnerID == 0 {
+		return fmt.Errorf("organization without a partner: %w", ErrInvalid)
+	}
+	if _, err := tx.Partner(o.PartnerID); err != nil {
+		return err
+	}
 	id, err := tx.nextID(bucketOrgs)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	o := &Organization{ID: id, Name: name, PartnerID: partnerID, PartnerIDs: []int64{partnerID},
-		ExclusivePartnerOnly: true, SSOSalt: ssoSalt, CreatedAt: tx.now}
+	o.ID, o.CreatedAt = id, tx.now
+	if !slices.Contains(o.PartnerIDs, o.PartnerID) {
+		o.PartnerIDs = append([]int64{o.PartnerID}, o.PartnerIDs...)
+	}
+	if o.Retention.PurgeDays == 0 {
+		o.Retention.PurgeDays = DefaultPurgeDays
+	}
 	if err := putJSON(tx.bucket(bucketOrgs), itob(id), o); err != nil {
-		return nil, err
+		return err
 	}
-	return o, tx.Audit(AuditChange{Action: "organization.create", EntityType: "organization",
-		EntityID: strconv.FormatInt(id, 10), OrganizationID: id, PartnerID: partnerID, After: o.public()})
+	return tx.Audit(AuditChange{Action: "organization.create", EntityType: "organization",
+		EntityID: strconv.FormatInt(id, 10), OrganizationID: id, PartnerID: o.PartnerID, After: o.public()})
 }
 
 func (o *Organization) public() Organization {
@@ -75,10 +122,39 @@ func (tx *Tx) Organization(id int64) (*Organization, error) {
 }
 
 // UpdateOrganization stores o and audits the change from its previous value.
+// The creating partner stays; an exclusive organization holds only its
+// creating partner; a partner taken off PartnerIDs must have no device left
+// in the organization (ErrConflict).
 func (tx *Tx) UpdateOrganization(o *Organization) error {
 	prev, err := tx.Organization(o.ID)
 	if err != nil {
 		return err
+	}
+	if o.PartnerID != prev.PartnerID {
+		return fmt.Errorf("organization %d cannot change its creating partner: %w", o.ID, ErrInvalid)
+	}
+	if !slices.Contains(o.PartnerIDs, o.PartnerID) {
+		o.PartnerIDs = append([]int64{o.PartnerID}, o.PartnerIDs...)
+	}
+	if o.ExclusivePartnerOnly && len(o.PartnerIDs) > 1 {
+		return fmt.Errorf("organization %d is exclusive to partner %d and cannot hold other partners: %w", o.ID, o.PartnerID, ErrInvalid)
+	}
+	for _, pid := range o.PartnerIDs {
+		if _, err := tx.Partner(pid); err != nil {
+			return err
+		}
+	}
+	for _, pid := range prev.PartnerIDs {
+		if slices.Contains(o.PartnerIDs, pid) {
+			continue
+		}
+		_, n, err := tx.Devices(DeviceFilter{OrganizationID: o.ID, PartnerID: pid}, Page{Limit: 1})
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return fmt.Errorf("partner %d still has %d devices in organization %d: %w", pid, n, o.ID, ErrConflict)
+		}
 	}
 	if err := putJSON(tx.bucket(bucketOrgs), itob(o.ID), o); err != nil {
 		return err

@@ -1,0 +1,126 @@
+package cloudapi
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/gin-gonic/gin"
+)
+
+// auditEntryDTO is one audit log entry: who did what to which entity, with
+// the value before and after.
+type auditEntryDTO struct {
+	ID             int64           `json:"id"`
+	CreatedAt      string          `json:"createdAt"`
+	Action         string          `json:"action"`
+	Reason         string          `json:"reason,omitempty"`
+	EntityType     string          `json:"entityType"`
+	EntityID       string          `json:"entityId"`
+	OrganizationID int64           `json:"organizationId,omitempty"`
+	PartnerID      int64           `json:"partnerId,omitempty"`
+	UserID         int64           `json:"userId,omitempty"`
+	UserEmail      string          `json:"userEmail,omitempty"`
+	Source         string          `json:"source,omitempty"`
+	RequestID      string          `json:"requestId,omitempty"`
+	PreviousValue  json.RawMessage `json:"previousValue,omitempty"`
+	Value          json.RawMessage `json:"value,omitempty"`
+}
+
+func toAuditEntryDTO(e *store.AuditEntry) auditEntryDTO {
+	return auditEntryDTO{ID: e.ID, CreatedAt: isoTime(e.Time), Action: e.Action, Reason: e.Reason,
+		EntityType: e.EntityType, EntityID: e.EntityID, OrganizationID: e.OrganizationID, PartnerID: e.PartnerID,
+		UserID: e.UserID, UserEmail: e.UserEmail, Source: e.Source, RequestID: e.RequestID,
+		PreviousValue: e.Before, Value: e.After}
+}
+
+// auditFilter reads the query filters of GET /audit-logs and narrows them to
+// what the caller may read: a partner its partner's entries, anyone else its
+// organization's.
+func (s *Server) auditFilter(c *gin.Context) (store.AuditFilter, error) {
+	f := store.AuditFilter{EntityType: c.Query("entityType"), EntityID: c.Query("entityId"), Action: c.Query("action")}
+	if imei := c.Query("imei"); imei != "" {
+		if f.EntityType != "" && f.EntityType != entityDevice {
+			return f, badField("imei", "filters device entries and cannot go with entityType "+f.EntityType)
+		}
+		if f.EntityID != "" && f.EntityID != imei {
+			return f, badField("imei", "and entityId name different entities")
+		}
+		f.EntityType, f.EntityID = entityDevice, imei
+	}
+	for _, q := range []struct {
+		name string
+		dst  *int64
+	}{{"userId", &f.UserID}, {"organizationId", &f.OrganizationID}} {
+		v := c.Query(q.name)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return f, badField(q.name, "must be a positive integer id")
+		}
+		*q.dst = n
+	}
+	for _, q := range []struct {
+		name string
+		dst  *time.Time
+	}{{"start", &f.Start}, {"end", &f.End}} {
+		v := c.Query(q.name)
+		if v == "" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return f, badField(q.name, "must be an ISO 8601 date-time such as 2026-03-01T12:00:00Z")
+		}
+		*q.dst = t
+	}
+	if !f.Start.IsZero() && !f.End.IsZero() && f.End.Before(f.Start) {
+		return f, badField("end", "must not be before start")
+	}
+	p := principal(c)
+	if p.IsPartner() {
+		f.PartnerID = p.PartnerID
+		if f.OrganizationID != 0 {
+			err := s.view(func(tx *store.Tx) error { _, err := s.orgByID(c, tx, f.OrganizationID); return err })
+			if err != nil {
+				return f, err
+			}
+		}
+		return f, nil
+	}
+	if p.OrganizationID == 0 {
+		return f, forbidden("the audit log is for partners and organizations")
+	}
+	if f.OrganizationID != 0 && f.OrganizationID != p.OrganizationID {
+		return f, notFound("organization")
+	}
+	f.OrganizationID = p.OrganizationID
+	return f, nil
+}
+
+// listAuditLogs handles GET /audit-logs, newest entries first.
+func (s *Server) listAuditLogs(c *gin.Context) {
+	pg, err := s.page(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	f, err := s.auditFilter(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	entries, total, err := s.store.AuditLog(f, pg)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := make([]auditEntryDTO, 0, len(entries))
+	for i := range entries {
+		out = append(out, toAuditEntryDTO(&entries[i]))
+	}
+	okPage(c, out, total, pg)
+}

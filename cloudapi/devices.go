@@ -1,0 +1,386 @@
+package cloudapi
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/gin-gonic/gin"
+)
+
+// DeviceConnection is a device's link to the broker as last seen.
+type DeviceConnection struct {
+	// Status is online, standby or offline.
+	Status   string
+	LastSeen time.Time
+	// FirmwareVersion is what the device last reported.
+	FirmwareVersion string
+	// ReportedConfigVersion is the last configuration version the device acknowledged.
+	ReportedConfigVersion int64
+}
+
+// Connection statuses.
+const (
+	ConnectionOnline  = "online"
+	ConnectionStandby = "standby"
+	ConnectionOffline = "offline"
+)
+
+// Presence reports device connections; the broker implements it. A device
+// that never connected is not present.
+type Presence interface {
+	Presence(imei string) (DeviceConnection, bool)
+}
+
+// connectionDTO is the connection member of a device: its link to the cloud
+// and whether it runs the configuration the cloud wants.
+type connectionDTO struct {
+	Status                string `json:"status"`
+	LastSeenOnline        string `json:"lastSeenOnline,omitempty"`
+	FirmwareVersion       string `json:"firmwareVersion,omitempty"`
+	DesiredConfigVersion  int64  `json:"desiredConfigVersion"`
+	ReportedConfigVersion int64  `json:"reportedConfigVersion"`
+	ConfigPending         bool   `json:"configPending"`
+}
+
+// deviceDTO is a device as the API shows it.
+type deviceDTO struct {
+	IMEI           string `json:"imei"`
+	Name           string `json:"name"`
+	OrganizationID int64  `json:"organizationId"`
+	PartnerID      int64  `json:"partnerId"`
+	// GroupID is absent for a device in no group.
+	GroupID       int64         `json:"groupId,omitempty"`
+	Status        string        `json:"status"`
+	DataProfileID int64         `json:"dataProfileId,omitempty"`
+	ProductType   string        `json:"productType,omitempty"`
+	CreatedAt     string        `json:"createdAt"`
+	ActivatedAt   string        `json:"activatedAt,omitempty"`
+	Connection    connectionDTO `json:"connection"`
+}
+
+// toDeviceDTO renders d with its connection; the desired config version is
+// the store's, the rest is what the broker's presence knows.
+func (s *Server) toDeviceDTO(tx *store.Tx, d *store.Device) (deviceDTO, error) {
+	out := deviceDTO{IMEI: d.IMEI, Name: d.Name, OrganizationID: d.OrganizationID, PartnerID: d.PartnerID,
+		GroupID: d.GroupID, Status: d.Status, DataProfileID: d.DataProfileID, ProductType: d.ProductType,
+		CreatedAt: isoTime(d.CreatedAt), ActivatedAt: isoTime(d.ActivatedAt)}
+	ds, err := tx.DeviceSettings(d.IMEI)
+	if err != nil {
+		return out, err
+	}
+	out.Connection = connectionDTO{Status: ConnectionOffline, DesiredConfigVersion: ds.Version}
+	if s.presence != nil {
+		if pc, found := s.presence.Presence(d.IMEI); found {
+			out.Connection.Status = pc.Status
+			out.Connection.LastSeenOnline = isoTime(pc.LastSeen)
+			out.Connection.FirmwareVersion = pc.FirmwareVersion
+			out.Connection.ReportedConfigVersion = pc.ReportedConfigVersion
+		}
+	}
+	out.Connection.ConfigPending = out.Connection.ReportedConfigVersion < ds.Version
+	return out, nil
+}
+
+func (s *Server) toDeviceDTOs(tx *store.Tx, devices []store.Device) ([]deviceDTO, error) {
+	out := make([]deviceDTO, 0, len(devices))
+	for i := range devices {
+		d, err := s.toDeviceDTO(tx, &devices[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+type addDeviceRequest struct {
+	IMEI    string `json:"imei"`
+	Name    string `json:"name"`
+	GroupID int64  `json:"groupId"`
+}
+
+// imeiRule is the message of an IMEI that breaks the rule.
+const imeiRule = "must be 15 digits whose last is the Luhn check digit"
+
+// addDevice handles POST /organizations/{orgId}/devices. The device belongs
+// to the caller's partner; organization users and admin tokens add devices
+// of the partner that created the organization.
+func (s *Server) addDevice(c *gin.Context) {
+	var req addDeviceRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	req.IMEI = strings.TrimSpace(req.IMEI)
+	switch {
+	case req.IMEI == "":
+		s.fail(c, badField("imei", "is required"))
+		return
+	case !store.ValidIMEI(req.IMEI):
+		s.fail(c, badField("imei", imeiRule))
+		return
+	case req.GroupID < -1:
+		s.fail(c, badField("groupId", "must be a group id, or -1 for no group"))
+		return
+	}
+	name, err := requiredName("name", req.Name)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	p := principal(c)
+	var out deviceDTO
+	err = s.update(c, func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		d := &store.Device{IMEI: req.IMEI, Name: name, OrganizationID: o.ID, PartnerID: o.PartnerID, GroupID: max(req.GroupID, 0)}
+		if p.IsPartner() {
+			d.PartnerID = p.PartnerID
+		}
+		if d.GroupID != 0 {
+			if g, err := tx.Group(d.GroupID); err != nil || g.OrganizationID != o.ID {
+				return notFound(fmt.Sprintf("group %d", d.GroupID))
+			}
+		}
+		if err := tx.AddDevice(d); err != nil {
+			return err
+		}
+		out, err = s.toDeviceDTO(tx, d)
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, out)
+}
+
+// listOrganizationDevices handles GET /organizations/{orgId}/devices with
+// the filters groupId, name (part of the name) and imei. A partner sees only
+// its own devices in a shared organization; a scoped token only its scope.
+func (s *Server) listOrganizationDevices(c *gin.Context) {
+	pg, err := s.page(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var out []deviceDTO
+	var total int
+	err = s.view(func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		f, err := narrowDevices(c, deviceFilter(principal(c), o.ID))
+		if err != nil {
+			return err
+		}
+		devices, n, err := tx.Devices(f, pg)
+		if err != nil {
+			return err
+		}
+		total = n
+		out, err = s.toDeviceDTOs(tx, devices)
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	okPage(c, out, total, pg)
+}
+
+// narrowDevices adds the query filters to the caller's device filter; a
+// filter that contradicts the caller's scope matches nothing.
+func narrowDevices(c *gin.Context, f store.DeviceFilter) (store.DeviceFilter, error) {
+	none := map[string]bool{}
+	if v := c.Query("imei"); v != "" {
+		if f.IMEI != "" && f.IMEI != v {
+			f.IMEIs = none
+		}
+		f.IMEI = v
+	}
+	if v := c.Query("groupId"); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || id < 1 {
+			return f, badField("groupId", "must be a group id (a positive integer)")
+		}
+		if f.GroupID != 0 && f.GroupID != id {
+			f.IMEIs = none
+		}
+		f.GroupID = id
+	}
+	f.Name = strings.TrimSpace(c.Query("name"))
+	return f, nil
+}
+
+// listPartnerDevices handles GET /partners/devices and its alias
+// GET /partner-devices (partners only): the partner's devices in every
+// organization.
+func (s *Server) listPartnerDevices(c *gin.Context) {
+	pg, err := s.page(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var out []deviceDTO
+	var total int
+	err = s.view(func(tx *store.Tx) error {
+		f, err := narrowDevices(c, store.DeviceFilter{PartnerID: principal(c).PartnerID})
+		if err != nil {
+			return err
+		}
+		devices, n, err := tx.Devices(f, pg)
+		if err != nil {
+			return err
+		}
+		total = n
+		out, err = s.toDeviceDTOs(tx, devices)
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	okPage(c, out, total, pg)
+}
+
+// getDevice handles GET /devices/{imei}.
+func (s *Server) getDevice(c *gin.Context) {
+	var out deviceDTO
+	err := s.view(func(tx *store.Tx) error {
+		d, err := s.device(c, tx)
+		if err != nil {
+			return err
+		}
+		out, err = s.toDeviceDTO(tx, d)
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, out)
+}
+
+type updateDeviceRequest struct {
+	Name    *string `json:"name"`
+	GroupID *int64  `json:"groupId"`
+	Status  *string `json:"status"`
+}
+
+// statusTransitions lists the statuses each device status may move to. A
+// device is activated by hand or when it first connects; it can be suspended
+// and resumed, and deactivated from any status and reactivated later.
+var statusTransitions = map[string][]string{
+	store.DevicePendingActivation: {store.DeviceActivated, store.DeviceDeactivated},
+	store.DeviceActivated:         {store.DeviceSuspended, store.DeviceDeactivated},
+	store.DeviceSuspended:         {store.DeviceActivated, store.DeviceDeactivated},
+	store.DeviceDeactivated:       {store.DeviceActivated},
+}
+
+func canMoveTo(from, to string) bool {
+	if from == to {
+		return true
+	}
+	for _, s := range statusTransitions[from] {
+		if s == to {
+			return true
+		}
+	}
+	return false
+}
+
+// updateDevice handles PATCH /devices/{imei}: rename, move to a group (-1
+// or 0: none) and, for the device's partner only, change its status.
+func (s *Server) updateDevice(c *gin.Context) {
+	var req updateDeviceRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if req == (updateDeviceRequest{}) {
+		s.fail(c, badRequest("the request body must name at least one of name, groupId, status"))
+		return
+	}
+	if req.Status != nil && !store.ValidDeviceStatus(*req.Status) {
+		s.fail(c, badField("status", "must be one of pendingActivation, activated, deactivated, suspended"))
+		return
+	}
+	if req.GroupID != nil && *req.GroupID < -1 {
+		s.fail(c, badField("groupId", "must be a group id, or -1 for no group"))
+		return
+	}
+	p := principal(c)
+	var out deviceDTO
+	err := s.update(c, func(tx *store.Tx) error {
+		d, err := s.device(c, tx)
+		if err != nil {
+			return err
+		}
+		if req.Name != nil {
+			if d.Name, err = requiredName("name", *req.Name); err != nil {
+				return err
+			}
+		}
+		if req.GroupID != nil {
+			d.GroupID = max(*req.GroupID, 0)
+			if d.GroupID != 0 {
+				if g, err := tx.Group(d.GroupID); err != nil || g.OrganizationID != d.OrganizationID {
+					return notFound(fmt.Sprintf("group %d", d.GroupID))
+				}
+			}
+		}
+		if req.Status != nil && *req.Status != d.Status {
+			if !p.IsPartner() {
+				return forbidden("only the device's partner can change its status")
+			}
+			if !canMoveTo(d.Status, *req.Status) {
+				return badField("status", fmt.Sprintf("cannot change from %s to %s", d.Status, *req.Status))
+			}
+			d.Status = *req.Status
+			if d.Status == store.DeviceActivated && d.ActivatedAt.IsZero() {
+				d.ActivatedAt = tx.Now()
+			}
+		}
+		if err := tx.UpdateDevice(d, "device.update"); err != nil {
+			return err
+		}
+		out, err = s.toDeviceDTO(tx, d)
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, out)
+}
+
+// removeDevice handles DELETE /organizations/{orgId}/devices/{imei}. The
+// store records the deviceRemoved system message in the same transaction.
+func (s *Server) removeDevice(c *gin.Context) {
+	err := s.update(c, func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		d, err := s.device(c, tx)
+		if err != nil {
+			return err
+		}
+		if d.OrganizationID != o.ID {
+			return notFound("device " + d.IMEI)
+		}
+		return tx.RemoveDevice(d.IMEI)
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, gin.H{"imei": c.Param("imei"), "removed": true})
+}

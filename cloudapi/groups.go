@@ -1,0 +1,167 @@
+package cloudapi
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/gin-gonic/gin"
+)
+
+// groupDTO is a group of devices as the API shows it.
+type groupDTO struct {
+	ID             int64  `json:"id"`
+	Name           string `json:"name"`
+	OrganizationID int64  `json:"organizationId"`
+	CreatedAt      string `json:"createdAt"`
+}
+
+func toGroupDTO(g *store.Group) groupDTO {
+	return groupDTO{ID: g.ID, Name: g.Name, OrganizationID: g.OrganizationID, CreatedAt: isoTime(g.CreatedAt)}
+}
+
+// listGroups handles GET /organizations/{orgId}/groups.
+func (s *Server) listGroups(c *gin.Context) {
+	pg, err := s.page(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var groups []store.Group
+	err = s.view(func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		groups, err = tx.Groups(o.ID)
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	page, total := store.Paginate(groups, pg)
+	out := make([]groupDTO, 0, len(page))
+	for i := range page {
+		out = append(out, toGroupDTO(&page[i]))
+	}
+	okPage(c, out, total, pg)
+}
+
+type createGroupRequest struct {
+	Name string `json:"name"`
+}
+
+// createGroup handles POST /organizations/{orgId}/groups. Group names are
+// unique within an organization (case-insensitive).
+func (s *Server) createGroup(c *gin.Context) {
+	var req createGroupRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	name, err := requiredName("name", req.Name)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var out groupDTO
+	err = s.update(c, func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		groups, err := tx.Groups(o.ID)
+		if err != nil {
+			return err
+		}
+		for _, g := range groups {
+			if strings.EqualFold(g.Name, name) {
+				return conflict("group %q already exists in organization %d (id %d)", name, o.ID, g.ID)
+			}
+		}
+		g, err := tx.CreateGroup(o.ID, name)
+		if err != nil {
+			return err
+		}
+		out = toGroupDTO(g)
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, out)
+}
+
+// maxGroupAssign bounds the IMEIs of one group assignment.
+const maxGroupAssign = 1500
+
+// assignGroupDevices handles POST /organizations/{orgId}/groups/{groupId}/devices:
+// the body is a JSON array of IMEIs that move into the group (out of any
+// other). Every device must be one of the organization's that the caller
+// sees, else nothing changes and the answer is 404 naming the IMEI.
+func (s *Server) assignGroupDevices(c *gin.Context) {
+	var imeis []string
+	if err := decode(c, &imeis); err != nil {
+		s.fail(c, err)
+		return
+	}
+	switch {
+	case len(imeis) == 0:
+		s.fail(c, badRequest("the request body must be a non-empty array of IMEIs"))
+		return
+	case len(imeis) > maxGroupAssign:
+		s.fail(c, badRequest("the request body may name at most %d IMEIs", maxGroupAssign))
+		return
+	}
+	for i, imei := range imeis {
+		if !store.ValidIMEI(imei) {
+			s.fail(c, badField(fmt.Sprintf("[%d]", i), "is not an IMEI: "+imeiRule))
+			return
+		}
+	}
+	var out groupDTO
+	var moved []string
+	err := s.update(c, func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		gid, err := pathInt(c, "groupId")
+		if err != nil {
+			return err
+		}
+		g, err := tx.Group(gid)
+		if err != nil || g.OrganizationID != o.ID {
+			return notFound(fmt.Sprintf("group %d", gid))
+		}
+		for _, imei := range imeis {
+			d, err := s.deviceByIMEI(c, tx, imei)
+			if err != nil {
+				return err
+			}
+			if d.OrganizationID != o.ID {
+				return notFound("device " + imei)
+			}
+			if d.GroupID == g.ID {
+				continue
+			}
+			d.GroupID = g.ID
+			if err := tx.UpdateDevice(d, "device.group"); err != nil {
+				return err
+			}
+			moved = append(moved, imei)
+		}
+		out = toGroupDTO(g)
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if moved == nil {
+		moved = []string{}
+	}
+	ok(c, gin.H{"group": out, "moved": moved})
+}

@@ -1,0 +1,332 @@
+package cloudapi
+
+import (
+	"crypto/rand"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/gin-gonic/gin"
+)
+
+// organizationDTO is an organization as the API shows it.
+type organizationDTO struct {
+	ID           int64  `json:"id"`
+	Name         string `json:"name"`
+	PartnerID    int64  `json:"partnerId"`
+	ResellerName string `json:"resellerName,omitempty"`
+	// PartnerIDs are the partners whose devices the organization holds; more
+	// than the creating partner only when exclusivePartnerOnly is false.
+	PartnerIDs                   []int64 `json:"partnerIds"`
+	ExclusivePartnerOnly         bool    `json:"exclusivePartnerOnly"`
+	IsOrganizationProfileEnabled bool    `json:"isOrganizationProfileEnabled"`
+	retentionDTO
+	LiveVideoTimeoutSeconds int    `json:"liveVideoTimeoutSeconds,omitempty"`
+	DefaultDataProfileID    int64  `json:"defaultDataProfileId,omitempty"`
+	CreatedAt               string `json:"createdAt"`
+	// DevicesCount (the devices the caller sees) and UsersCount are given by
+	// GET /organizations/{orgId} only.
+	DevicesCount *int `json:"devicesCount,omitempty"`
+	UsersCount   *int `json:"usersCount,omitempty"`
+}
+
+// retentionDTO is an organization's purge days and retention times; camera
+// purge days read as the general purge days unless set apart.
+type retentionDTO struct {
+	PurgeDays                 int `json:"purgeDays"`
+	PurgeDaysFrontCamera      int `json:"purgeDaysFrontCamera"`
+	PurgeDaysRearCamera       int `json:"purgeDaysRearCamera"`
+	PurgeDaysAuxiliaryCameras int `json:"purgeDaysAuxiliaryCameras"`
+	DeviceRetentionMinutes    int `json:"deviceRetentionMinutes"`
+}
+
+func toRetentionDTO(r store.Retention) retentionDTO {
+	return retentionDTO{PurgeDays: r.PurgeDays, PurgeDaysFrontCamera: r.MediaPurgeDays(1),
+		PurgeDaysRearCamera: r.MediaPurgeDays(2), PurgeDaysAuxiliaryCameras: r.MediaPurgeDays(50),
+		DeviceRetentionMinutes: r.DeviceRetentionMinutes}
+}
+
+func toOrganizationDTO(tx *store.Tx, o *store.Organization) organizationDTO {
+	d := organizationDTO{ID: o.ID, Name: o.Name, PartnerID: o.PartnerID, PartnerIDs: o.PartnerIDs,
+		ExclusivePartnerOnly: o.ExclusivePartnerOnly, IsOrganizationProfileEnabled: o.IsOrganizationProfileEnabled,
+		retentionDTO: toRetentionDTO(o.Retention), LiveVideoTimeoutSeconds: o.LiveVideoTimeoutSeconds,
+		DefaultDataProfileID: o.DefaultDataProfileID, CreatedAt: isoTime(o.CreatedAt)}
+	if p, err := tx.Partner(o.PartnerID); err == nil {
+		d.ResellerName = p.Name
+	}
+	return d
+}
+
+type createOrganizationRequest struct {
+	Name                 string `json:"name"`
+	ExclusivePartnerOnly *bool  `json:"exclusivePartnerOnly"`
+}
+
+// createOrganizationResult carries the one and only sight of the ssoSecret.
+type createOrganizationResult struct {
+	OrganizationID int64  `json:"organizationId"`
+	SSOSecret      string `json:"ssoSecret"`
+}
+
+// createOrganizationBody repeats the result at the top level, where the
+// reference contract of this call has it, besides the usual data member.
+type createOrganizationBody struct {
+	Data createOrganizationResult `json:"data"`
+	createOrganizationResult
+	RequestID string `json:"requestId"`
+}
+
+// createOrganization handles POST /organizations (partners only): a new
+// organization of the caller's partner and its ssoSecret, shown once.
+func (s *Server) createOrganization(c *gin.Context) {
+	var req createOrganizationRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	name, err := requiredName("name", req.Name)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	salt := make([]byte, 32)
+	if _, err := rand.Read(salt); err != nil {
+		s.fail(c, err)
+		return
+	}
+	p := principal(c)
+	o := &store.Organization{Name: name, PartnerID: p.PartnerID, ExclusivePartnerOnly: true, SSOSalt: salt}
+	if req.ExclusivePartnerOnly != nil {
+		o.ExclusivePartnerOnly = *req.ExclusivePartnerOnly
+	}
+	if err := s.update(c, func(tx *store.Tx) error { return tx.AddOrganization(o) }); err != nil {
+		s.fail(c, err)
+		return
+	}
+	res := createOrganizationResult{OrganizationID: o.ID, SSOSecret: s.ssoSecret(o.ID, salt)}
+	c.JSON(200, createOrganizationBody{Data: res, createOrganizationResult: res, RequestID: requestID(c)})
+}
+
+// listOrganizations handles GET /organizations: a partner's organizations
+// (also those shared with it), or the caller's own organization.
+func (s *Server) listOrganizations(c *gin.Context) {
+	pg, err := s.page(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	p := principal(c)
+	var out []organizationDTO
+	var total int
+	err = s.view(func(tx *store.Tx) error {
+		var orgs []store.Organization
+		if p.IsPartner() {
+			if orgs, err = tx.Organizations(p.PartnerID); err != nil {
+				return err
+			}
+		} else if o, err := tx.Organization(p.OrganizationID); err == nil {
+			orgs = append(orgs, *o)
+		}
+		orgs, total = store.Paginate(orgs, pg)
+		for i := range orgs {
+			out = append(out, toOrganizationDTO(tx, &orgs[i]))
+		}
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	okPage(c, out, total, pg)
+}
+
+// getOrganization handles GET /organizations/{orgId}.
+func (s *Server) getOrganization(c *gin.Context) {
+	var out organizationDTO
+	err := s.view(func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		out = toOrganizationDTO(tx, o)
+		_, devices, err := tx.Devices(deviceFilter(principal(c), o.ID), store.Page{Limit: 1})
+		if err != nil {
+			return err
+		}
+		users, err := tx.Users(store.UserFilter{OrganizationID: o.ID})
+		if err != nil {
+			return err
+		}
+		n := len(users)
+		out.DevicesCount, out.UsersCount = &devices, &n
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, out)
+}
+
+// updateOrganizationRequest is PATCH /organizations/{orgId}: members left
+// out keep their value.
+type updateOrganizationRequest struct {
+	Name                         *string  `json:"name"`
+	ExclusivePartnerOnly         *bool    `json:"exclusivePartnerOnly"`
+	PartnerIDs                   *[]int64 `json:"partnerIds"`
+	IsOrganizationProfileEnabled *bool    `json:"isOrganizationProfileEnabled"`
+	PurgeDays                    *int     `json:"purgeDays"`
+	PurgeDaysFrontCamera         *int     `json:"purgeDaysFrontCamera"`
+	PurgeDaysRearCamera          *int     `json:"purgeDaysRearCamera"`
+	PurgeDaysAuxiliaryCameras    *int     `json:"purgeDaysAuxiliaryCameras"`
+	DeviceRetentionMinutes       *int     `json:"deviceRetentionMinutes"`
+	LiveVideoTimeoutSeconds      *int     `json:"liveVideoTimeoutSeconds"`
+	DefaultDataProfileID         *int64   `json:"defaultDataProfileId"`
+}
+
+// Bounds of organization settings.
+const (
+	maxPurgeDays              = 366
+	minDeviceRetentionMinutes = 4
+	maxDeviceRetentionMinutes = 366 * 24 * 60
+	minLiveVideoTimeout       = 30
+	maxLiveVideoTimeout       = 3600
+	maxNameLength             = 100
+)
+
+// apply validates req and writes it onto o. Changing who may hold devices
+// (exclusivePartnerOnly, partnerIds) is for the creating partner only.
+func (req *updateOrganizationRequest) apply(p Principal, o *store.Organization) error {
+	if *req == (updateOrganizationRequest{}) {
+		return badRequest("the request body must name at least one member to change")
+	}
+	if req.Name != nil {
+		name, err := requiredName("name", *req.Name)
+		if err != nil {
+			return err
+		}
+		o.Name = name
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+		dst  *int
+	}{
+		{"purgeDays", req.PurgeDays, &o.Retention.PurgeDays},
+		{"purgeDaysFrontCamera", req.PurgeDaysFrontCamera, &o.Retention.PurgeDaysFrontCamera},
+		{"purgeDaysRearCamera", req.PurgeDaysRearCamera, &o.Retention.PurgeDaysRearCamera},
+		{"purgeDaysAuxiliaryCameras", req.PurgeDaysAuxiliaryCameras, &o.Retention.PurgeDaysAuxiliaryCameras},
+	} {
+		if f.v == nil {
+			continue
+		}
+		if *f.v < 1 || *f.v > maxPurgeDays {
+			return badField(f.name, fmt.Sprintf("must be an integer from 1 to %d (days)", maxPurgeDays))
+		}
+		*f.dst = *f.v
+	}
+	if v := req.DeviceRetentionMinutes; v != nil {
+		if *v < minDeviceRetentionMinutes || *v > maxDeviceRetentionMinutes {
+			return badField("deviceRetentionMinutes", fmt.Sprintf("must be an integer from %d to %d (minutes)", minDeviceRetentionMinutes, maxDeviceRetentionMinutes))
+		}
+		o.Retention.DeviceRetentionMinutes = *v
+	}
+	if v := req.LiveVideoTimeoutSeconds; v != nil {
+		if *v < minLiveVideoTimeout || *v > maxLiveVideoTimeout {
+			return badField("liveVideoTimeoutSeconds", fmt.Sprintf("must be an integer from %d to %d (seconds)", minLiveVideoTimeout, maxLiveVideoTimeout))
+		}
+		o.LiveVideoTimeoutSeconds = *v
+	}
+	if v := req.DefaultDataProfileID; v != nil {
+		if *v < 0 {
+			return badField("defaultDataProfileId", "must be a data profile id, or 0 for none")
+		}
+		o.DefaultDataProfileID = *v
+	}
+	if req.IsOrganizationProfileEnabled != nil {
+		o.IsOrganizationProfileEnabled = *req.IsOrganizationProfileEnabled
+	}
+	if req.ExclusivePartnerOnly == nil && req.PartnerIDs == nil {
+		return nil
+	}
+	if !p.IsPartner() || p.PartnerID != o.PartnerID {
+		return forbidden("only the partner that created the organization can change exclusivePartnerOnly and partnerIds")
+	}
+	if req.ExclusivePartnerOnly != nil {
+		o.ExclusivePartnerOnly = *req.ExclusivePartnerOnly
+		if o.ExclusivePartnerOnly && req.PartnerIDs == nil {
+			o.PartnerIDs = []int64{o.PartnerID}
+		}
+	}
+	if req.PartnerIDs != nil {
+		ids := []int64{o.PartnerID}
+		for _, id := range *req.PartnerIDs {
+			if id <= 0 {
+				return badField("partnerIds", "must hold partner ids")
+			}
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+		if o.ExclusivePartnerOnly && len(ids) > 1 {
+			return badField("partnerIds", "can name other partners only when exclusivePartnerOnly is false")
+		}
+		o.PartnerIDs = ids
+	}
+	return nil
+}
+
+// updateOrganization handles PATCH /organizations/{orgId}. Another partner
+// sharing the organization sees it but cannot change it.
+func (s *Server) updateOrganization(c *gin.Context) {
+	var req updateOrganizationRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	p := principal(c)
+	var out organizationDTO
+	err := s.update(c, func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		if p.IsPartner() && p.PartnerID != o.PartnerID {
+			return forbidden("only the partner that created organization %d can change it", o.ID)
+		}
+		if err := req.apply(p, o); err != nil {
+			return err
+		}
+		if req.PartnerIDs != nil {
+			for _, id := range o.PartnerIDs {
+				if _, err := tx.Partner(id); err != nil {
+					return badField("partnerIds", fmt.Sprintf("names partner %d, which does not exist", id))
+				}
+			}
+		}
+		if err := tx.UpdateOrganization(o); err != nil {
+			return err
+		}
+		out = toOrganizationDTO(tx, o)
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, out)
+}
+
+// requiredName trims v and checks it is a non-empty name of at most maxNameLength characters.
+func requiredName(field, v string) (string, error) {
+	v = strings.TrimSpace(v)
+	switch {
+	case v == "":
+		return "", badField(field, "is required")
+	case utf8.RuneCountInString(v) > maxNameLength:
+		return "", badField(field, fmt.Sprintf("must be at most %d characters", maxNameLength))
+	}
+	return v, nil
+}

@@ -1,0 +1,315 @@
+package cloudapi
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+	"unicode"
+
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/gin-gonic/gin"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// userDTO is a partner contact or an organization user as the API shows it.
+type userDTO struct {
+	ID             int64  `json:"id"`
+	Email          string `json:"email"`
+	Name           string `json:"name"`
+	Role           string `json:"role"`
+	AccessLevel    string `json:"accessLevel"`
+	PartnerID      int64  `json:"partnerId,omitempty"`
+	OrganizationID int64  `json:"organizationId,omitempty"`
+	// PasswordSet is false while the user has not yet redeemed its invitation.
+	PasswordSet bool   `json:"passwordSet"`
+	CreatedAt   string `json:"createdAt"`
+}
+
+// Roles of users as the API names them.
+const (
+	rolePartnerContact   = "partnerContact"
+	roleOrganizationUser = "user"
+)
+
+func toUserDTO(u *store.User) userDTO {
+	role := roleOrganizationUser
+	if u.IsPartnerUser() {
+		role = rolePartnerContact
+	}
+	return userDTO{ID: u.ID, Email: u.Email, Name: u.Name, Role: role, AccessLevel: u.AccessLevel,
+		PartnerID: u.PartnerID, OrganizationID: u.OrganizationID, PasswordSet: len(u.PasswordHash) > 0,
+		CreatedAt: isoTime(u.CreatedAt)}
+}
+
+// createUserRequest is the body of POST /partners/{partnerId}/contacts and
+// POST /organizations/{orgId}/users.
+type createUserRequest struct {
+	Name        string `json:"name"`
+	Email       string `json:"email"`
+	Password    string `json:"password"`
+	AccessLevel string `json:"accessLevel"`
+}
+
+// createdUserDTO is a new user; without a password it carries the
+// invitation token to set one with POST /reset-password/{token}.
+type createdUserDTO struct {
+	userDTO
+	UserID              int64  `json:"userId"`
+	InvitationToken     string `json:"invitationToken,omitempty"`
+	InvitationExpiresAt string `json:"invitationExpiresAt,omitempty"`
+}
+
+// accessRank orders access levels so that nobody grants more than they hold.
+var accessRank = map[string]int{store.AccessViewer: 1, store.AccessEditorWithoutMediaAccess: 2, store.AccessEditor: 3}
+
+// validate checks the request and fills the default access level. The
+// creator cannot grant a higher access level than its own.
+func (req *createUserRequest) validate(creator Principal) error {
+	req.Email = strings.TrimSpace(req.Email)
+	if req.Email == "" {
+		return badField("email", "is required")
+	}
+	if a, err := mail.ParseAddress(req.Email); err != nil || a.Address != req.Email || !strings.Contains(req.Email[strings.LastIndex(req.Email, "@"):], ".") {
+		return badField("email", "must be an e-mail address such as name@example.com")
+	}
+	req.Name = strings.TrimSpace(req.Name)
+	if len([]rune(req.Name)) > maxNameLength {
+		return badField("name", fmt.Sprintf("must be at most %d characters", maxNameLength))
+	}
+	if req.AccessLevel == "" {
+		req.AccessLevel = store.AccessEditor
+	}
+	if !store.ValidAccessLevel(req.AccessLevel) {
+		return badField("accessLevel", "must be one of viewer, editor, editorWithoutMediaAccess")
+	}
+	if creator.Kind == kindUser && accessRank[req.AccessLevel] > accessRank[creator.AccessLevel] {
+		return forbidden("a %s cannot grant the %s access level", creator.AccessLevel, req.AccessLevel)
+	}
+	if req.Password != "" {
+		return checkPassword("password", req.Password)
+	}
+	return nil
+}
+
+// checkPassword enforces the password rules: at least 8 characters with an
+// upper-case letter, a lower-case letter and a digit; at most 72 bytes (bcrypt).
+func checkPassword(field, pw string) error {
+	var upper, lower, digit bool
+	for _, r := range pw {
+		upper = upper || unicode.IsUpper(r)
+		lower = lower || unicode.IsLower(r)
+		digit = digit || unicode.IsDigit(r)
+	}
+	switch {
+	case len([]rune(pw)) < 8:
+		return badField(field, "must be at least 8 characters long")
+	case len(pw) > 72:
+		return badField(field, "must be at most 72 bytes long")
+	case !upper || !lower || !digit:
+		return badField(field, "must contain an upper-case letter, a lower-case letter and a digit")
+	}
+	return nil
+}
+
+// newUser builds the user of req. Without a password it makes an
+// invitation token, recorded (hashed) by the caller's transaction.
+func (s *Server) newUser(req createUserRequest) (*store.User, string, error) {
+	u := &store.User{Email: req.Email, Name: req.Name, AccessLevel: req.AccessLevel}
+	if req.Password != "" {
+		hash, err := bcrypt.GenerateFromPassword([]byte(req.Password), s.cfg.Auth.BcryptCost)
+		if err != nil {
+			return nil, "", err
+		}
+		u.PasswordHash = hash
+		return u, "", nil
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, "", err
+	}
+	return u, base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// addUser stores u and, with an invitation token, its hash and expiry.
+func (s *Server) addUser(c *gin.Context, u *store.User, invite string, check func(tx *store.Tx) error) (createdUserDTO, error) {
+	var out createdUserDTO
+	err := s.update(c, func(tx *store.Tx) error {
+		if err := check(tx); err != nil {
+			return err
+		}
+		if err := tx.CreateUser(u); err != nil {
+			return err
+		}
+		if invite != "" {
+			exp := tx.Now().Add(s.cfg.Auth.InviteTTL)
+			if err := tx.SetInviteToken(u, invite, exp); err != nil {
+				return err
+			}
+			out.InvitationToken, out.InvitationExpiresAt = invite, isoTime(exp)
+		}
+		return nil
+	})
+	out.userDTO, out.UserID = toUserDTO(u), u.ID
+	return out, err
+}
+
+// createPartnerContact handles POST /partners/{partnerId}/contacts (partners
+// only, for their own partner id).
+func (s *Server) createPartnerContact(c *gin.Context) {
+	p := principal(c)
+	if id, err := pathInt(c, "partnerId"); err != nil || id != p.PartnerID {
+		s.fail(c, notFound("partner"))
+		return
+	}
+	var req createUserRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := req.validate(p); err != nil {
+		s.fail(c, err)
+		return
+	}
+	u, invite, err := s.newUser(req)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	u.PartnerID = p.PartnerID
+	out, err := s.addUser(c, u, invite, func(*store.Tx) error { return nil })
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, out)
+}
+
+// listPartnerContacts handles GET /partners/{partnerId}/contacts and its
+// alias GET /partner-contacts: the users of the caller's partner.
+func (s *Server) listPartnerContacts(c *gin.Context) {
+	p := principal(c)
+	if c.Param("partnerId") != "" {
+		if id, err := pathInt(c, "partnerId"); err != nil || id != p.PartnerID {
+			s.fail(c, notFound("partner"))
+			return
+		}
+	}
+	s.listUsers(c, store.UserFilter{PartnerID: p.PartnerID, PartnerUsersOnly: true})
+}
+
+// createOrganizationUser handles POST /organizations/{orgId}/users. Another
+// partner sharing the organization cannot add its users.
+func (s *Server) createOrganizationUser(c *gin.Context) {
+	var req createUserRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	p := principal(c)
+	if err := req.validate(p); err != nil {
+		s.fail(c, err)
+		return
+	}
+	u, invite, err := s.newUser(req)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out, err := s.addUser(c, u, invite, func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		if p.IsPartner() && p.PartnerID != o.PartnerID {
+			return forbidden("only the partner that created organization %d can add its users", o.ID)
+		}
+		u.OrganizationID, u.PartnerID = o.ID, o.PartnerID
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, out)
+}
+
+// listOrganizationUsers handles GET /organizations/{orgId}/users.
+func (s *Server) listOrganizationUsers(c *gin.Context) {
+	var orgID int64
+	err := s.view(func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err == nil {
+			orgID = o.ID
+		}
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.listUsers(c, store.UserFilter{OrganizationID: orgID})
+}
+
+func (s *Server) listUsers(c *gin.Context, f store.UserFilter) {
+	pg, err := s.page(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var users []store.User
+	if err := s.view(func(tx *store.Tx) error { users, err = tx.Users(f); return err }); err != nil {
+		s.fail(c, err)
+		return
+	}
+	users, total := store.Paginate(users, pg)
+	out := make([]userDTO, 0, len(users))
+	for i := range users {
+		out = append(out, toUserDTO(&users[i]))
+	}
+	okPage(c, out, total, pg)
+}
+
+type resetPasswordRequest struct {
+	NewPassword string `json:"newPassword"`
+}
+
+// resetPassword handles POST /reset-password/{token}: an invitation token
+// sets its user's password once. Unknown, used and expired tokens are 404.
+func (s *Server) resetPassword(c *gin.Context) {
+	var req resetPasswordRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if req.NewPassword == "" {
+		s.fail(c, badField("newPassword", "is required"))
+		return
+	}
+	if err := checkPassword("newPassword", req.NewPassword); err != nil {
+		s.fail(c, err)
+		return
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(req.NewPassword), s.cfg.Auth.BcryptCost)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var u *store.User
+	actor := store.Actor{Source: "api:invitation", RequestID: requestID(c)}
+	err = s.store.Update(actor, func(tx *store.Tx) error {
+		u, err = tx.RedeemInviteToken(c.Param("token"), hash)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		s.fail(c, notFound("invitation token"))
+		return
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, gin.H{"userId": u.ID, "email": u.Email})
+}
