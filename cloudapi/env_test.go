@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -63,7 +64,8 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	t.Cleanup(func() { db.Close() })
 	cfg := configs.Default()
 	cfg.Auth.BcryptCost = bcrypt.MinCost
-	d := Deps{Config: cfg, Store: db, Key: bytes.Repeat([]byte("k"), 32), Now: clock.Now}
+	d := Deps{Config: cfg, Store: db, Key: bytes.Repeat([]byte("k"), 32), Now: clock.Now,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	for _, o := range opts {
 		o(&d.Config, &d)
 	}

@@ -28,7 +28,7 @@ func (s *Server) routes(r *gin.Engine) {
 
 	// Sessions and identity.
 	v2.POST("/authenticate", s.login)
-	v2.GET("/me", auth, s.me)
+	v2.GET("/me", anyScope, auth, s.me)
 	v2.POST("/scoped-token", auth, s.createScopedToken)
 	v2.POST("/reset-password/:token", s.resetPassword)
 

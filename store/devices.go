@@ -206,10 +206,11 @@ func (tx *Tx) Devices(f DeviceFilter, p Page) ([]Device, int, error) {
 		return nil
 	}
 	if f.OrganizationID != 0 {
-		prefix := itob(f.OrganizationID)
+		// Keys are compositeKey(orgID, imei): the 8-byte id, a 0 separator, the IMEI.
+		prefix := compositeKey(f.OrganizationID, "")
 		c := tx.bucket(bucketOrgDevices).Cursor()
 		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			if err := visit(k[8:]); err != nil {
+			if err := visit(k[len(prefix):]); err != nil {
 				return nil, 0, err
 			}
 		}

@@ -1,0 +1,150 @@
+package cloudapi
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleetcam/fleetcam/configs"
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/gin-gonic/gin"
+)
+
+// TestRequestIDEverywhere: every answer, success or error, carries the
+// request id in the X-Request-Id header and, for JSON, in the body.
+func TestRequestIDEverywhere(t *testing.T) {
+	e := newEnv(t)
+	org := e.newOrg(e.partnerToken, "Acme")
+	tests := []struct {
+		name, method, path, token string
+		body                      any
+		status                    int
+	}{
+		{"data call", "GET", "/v2/organizations", e.partnerToken, nil, 200},
+		{"write", "POST", orgPath(org.id, "/groups"), e.partnerToken, map[string]any{"name": "G"}, 200},
+		{"validation error", "POST", orgPath(org.id, "/groups"), e.partnerToken, map[string]any{"name": 1}, 400},
+		{"no token", "GET", "/v2/organizations", "", nil, 401},
+		{"not found", "GET", "/v2/devices/" + testIMEI(1), e.partnerToken, nil, 404},
+		{"unknown route", "GET", "/v2/nowhere", e.partnerToken, nil, 404},
+		{"wrong method", "PUT", "/v2/organizations", e.partnerToken, nil, 405},
+		{"health", "GET", "/healthz", "", nil, 200},
+		{"readiness", "GET", "/readyz", "", nil, 200},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do(tc.method, tc.path, tc.token, tc.body).want(tc.status)
+			id := r.header.Get("X-Request-Id")
+			if len(id) != 36 || r.str("requestId") != id {
+				t.Fatalf("request id header %q body %q: %s", id, r.str("requestId"), r.raw)
+			}
+			if tc.status >= 400 && (r.str("error") == "" || r.str("message") == "") {
+				t.Fatalf("error body %s", r.raw)
+			}
+		})
+	}
+	if a, b := e.do("GET", "/healthz", "", nil), e.do("GET", "/healthz", "", nil); a.str("requestId") == b.str("requestId") {
+		t.Fatal("two requests share a request id")
+	}
+}
+
+func TestReadyz(t *testing.T) {
+	ready := false
+	e := newEnv(t, func(_ *configs.Config, d *Deps) { d.Ready = func() bool { return ready } })
+	e.do("GET", "/readyz", "", nil).want(http.StatusServiceUnavailable)
+	e.do("GET", "/healthz", "", nil).want(http.StatusOK)
+	ready = true
+	e.do("GET", "/readyz", "", nil).want(http.StatusOK)
+}
+
+func TestBodyLimit(t *testing.T) {
+	e := newEnv(t, func(c *configs.Config, _ *Deps) { c.HTTP.MaxBodyBytes = 1024 })
+	big := `{"name":"` + strings.Repeat("x", 4096) + `"}`
+	e.do("POST", "/v2/organizations", e.partnerToken, big).wantError(http.StatusRequestEntityTooLarge, nameTooLarge, "1024 bytes")
+	e.do("POST", "/v2/organizations", e.partnerToken, map[string]any{"name": "small"}).want(http.StatusOK)
+}
+
+// TestCallTimeout: a call still running at the limit is answered with a JSON
+// TimeoutError, not a dropped connection.
+func TestCallTimeout(t *testing.T) {
+	e := newEnv(t, func(c *configs.Config, _ *Deps) { c.HTTP.RequestTimeout = 100 * time.Millisecond })
+	release := make(chan struct{})
+	defer close(release)
+	e.api.engine.GET("/v2/test/slow", e.api.authenticate, func(c *gin.Context) {
+		select {
+		case <-c.Request.Context().Done():
+		case <-release:
+		}
+		ok(c, "too late")
+	})
+	r := e.do("GET", "/v2/test/slow", e.partnerToken, nil).wantError(http.StatusServiceUnavailable, nameTimeout, "did not complete within 100ms", "limit and offset")
+	if r.header.Get("X-Request-Id") != r.str("requestId") || strings.Contains(string(r.raw), "too late") {
+		t.Fatalf("timeout answer %s", r.raw)
+	}
+	metrics := e.do("GET", "/metrics", "", nil).want(http.StatusOK)
+	if !strings.Contains(string(metrics.raw), "fleetcam_http_timeouts_total 1") {
+		t.Fatalf("timeouts not counted:\n%s", metrics.raw)
+	}
+	// Calls within the limit are unaffected.
+	e.do("GET", "/v2/me", e.partnerToken, nil).want(http.StatusOK)
+}
+
+func TestMetrics(t *testing.T) {
+	e := newEnv(t)
+	e.do("GET", "/v2/me", e.partnerToken, nil).want(http.StatusOK)
+	e.do("GET", "/v2/me", "", nil).want(http.StatusUnauthorized)
+	e.do("GET", "/v2/nowhere", "", nil).want(http.StatusNotFound)
+	r := e.do("GET", "/metrics", "", nil).want(http.StatusOK)
+	body := string(r.raw)
+	for _, want := range []string{
+		`fleetcam_http_requests_total{method="GET",route="/v2/me",status="200"} 1`,
+		`fleetcam_http_requests_total{method="GET",route="/v2/me",status="401"} 1`,
+		`fleetcam_http_requests_total{method="POST",route="/v2/authenticate",status="200"} 1`,
+		`fleetcam_http_requests_total{method="GET",route="unmatched",status="404"} 1`,
+		`fleetcam_http_request_duration_seconds_bucket{method="GET",route="/v2/me",status="200",le="30"}`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// TestAccessRules: viewers cannot write, non-partners cannot call
+// partner-only operations, and another partner's organization or device is 404.
+func TestAccessRules(t *testing.T) {
+	e := newEnv(t)
+	org := e.newOrg(e.partnerToken, "Acme")
+	imei := e.newDevice(e.partnerToken, org.id, testIMEI(1), "Truck")
+	viewer := e.orgUser(org.id, "v@acme.example", store.AccessViewer)
+	editor := e.orgUser(org.id, "e@acme.example", store.AccessEditor)
+	_, tokB := e.newPartner("Partner B", "b@other.example")
+	tests := []struct {
+		name, method, path, token string
+		body                      any
+		status                    int
+	}{
+		{"viewer adds a device", "POST", orgPath(org.id, "/devices"), viewer, map[string]any{"imei": testIMEI(2), "name": "x"}, 403},
+		{"viewer renames a device", "PATCH", "/v2/devices/" + imei, viewer, map[string]any{"name": "x"}, 403},
+		{"viewer creates a group", "POST", orgPath(org.id, "/groups"), viewer, map[string]any{"name": "x"}, 403},
+		{"viewer removes a device", "DELETE", orgPath(org.id, "/devices/"+imei), viewer, nil, 403},
+		{"viewer reads", "GET", "/v2/devices/" + imei, viewer, nil, 200},
+		{"organization user creates an organization", "POST", "/v2/organizations", editor, map[string]any{"name": "x"}, 403},
+		{"organization user lists partner devices", "GET", "/v2/partner-devices", editor, nil, 403},
+		{"organization user adds a contact", "POST", "/v2/partners/1/contacts", editor, map[string]any{"email": "x@y.example"}, 403},
+		{"other partner reads the organization", "GET", orgPath(org.id, ""), tokB, nil, 404},
+		{"other partner lists its devices", "GET", orgPath(org.id, "/devices"), tokB, nil, 404},
+		{"other partner reads the device", "GET", "/v2/devices/" + imei, tokB, nil, 404},
+		{"other partner renames the device", "PATCH", "/v2/devices/" + imei, tokB, map[string]any{"name": "x"}, 404},
+		{"other partner reads the users", "GET", orgPath(org.id, "/users"), tokB, nil, 404},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do(tc.method, tc.path, tc.token, tc.body)
+			if tc.status == 200 {
+				r.want(200)
+				return
+			}
+			r.wantError(tc.status, errorName(tc.status))
+		})
+	}
+}
