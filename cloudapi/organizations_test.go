@@ -240,7 +240,9 @@ func TestSharedOrganization(t *testing.T) {
 
 type fakeWebhookSettings map[int64]any
 
-func (f fakeWebhookSettings) OrganizationWebhookSettings(orgID int64) (any, error) { return f[orgID], nil }
+func (f fakeWebhookSettings) OrganizationWebhookSettings(orgID int64) (any, error) {
+	return f[orgID], nil
+}
 
 func TestDefaultSettings(t *testing.T) {
 	e := newEnv(t)
