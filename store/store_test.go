@@ -1,0 +1,61 @@
+package store
+
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// testClock is a settable clock.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// openTest opens a store in a temporary directory with a fixed clock.
+func openTest(t *testing.T) (*DB, *testClock) {
+	t.Helper()
+	clock := &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	db, err := Open(filepath.Join(t.TempDir(), "fleetcam.db"), Options{Now: clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, clock
+}
+
+// mustUpdate runs fn in a write transaction and fails the test on error.
+func mustUpdate(t *testing.T, db *DB, fn func(tx *Tx) error) {
+	t.Helper()
+	if err := db.Update(Actor{Source: "test"}, fn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// seed creates a partner with an organization and returns both ids.
+func seed(t *testing.T, db *DB) (partnerID, orgID int64) {
+	t.Helper()
+	mustUpdate(t, db, func(tx *Tx) error {
+		p, err := tx.CreatePartner("Partner")
+		if err != nil {
+			return err
+		}
+		o, err := tx.CreateOrganization(p.ID, "Org", []byte("salt"))
+		partnerID, orgID = p.ID, o.ID
+		return err
+	})
+	return partnerID, orgID
+}
