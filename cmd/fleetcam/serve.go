@@ -43,7 +43,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case err := <-app.done:
+		log.Error("a listener failed; shutting down", "err", err)
+		app.stop(cfg.HTTP.ShutdownTimeout)
+		return err
+	}
 	log.Info("shutting down")
 	return app.stop(cfg.HTTP.ShutdownTimeout)
 }
