@@ -58,16 +58,12 @@ func principal(c *gin.Context) Principal {
 // authenticate requires a valid bearer token: signed by this server, not
 // expired, issued in this cloud, and for a user that still exists.
 func (s *Server) authenticate(c *gin.Context) {
-	h := c.GetHeader("Authorization")
-	token, found := strings.CutPrefix(h, "Bearer ")
-	if !found {
-		token, found = strings.CutPrefix(h, "bearer ")
-	}
-	if !found || strings.TrimSpace(token) == "" {
+	token := bearer(c)
+	if token == "" {
 		s.fail(c, unauthorized("the Authorization header must carry a bearer token"))
 		return
 	}
-	cl, err := s.parse(strings.TrimSpace(token))
+	cl, err := s.parse(token)
 	switch {
 	case errors.Is(err, errTokenCloud):
 		s.fail(c, unauthorized("the token is not valid in the %s cloud", s.cfg.Cloud))
@@ -96,6 +92,19 @@ func (s *Server) authenticate(c *gin.Context) {
 	}
 	c.Set(principalKey, p)
 	c.Next()
+}
+
+// bearer returns the token of the request's "Authorization: Bearer" header, or "".
+func bearer(c *gin.Context) string {
+	h := c.GetHeader("Authorization")
+	token, found := strings.CutPrefix(h, "Bearer ")
+	if !found {
+		token, found = strings.CutPrefix(h, "bearer ")
+	}
+	if !found {
+		return ""
+	}
+	return strings.TrimSpace(token)
 }
 
 // partnerOnly refuses callers that are not partner users.

@@ -3,6 +3,7 @@ package cloudapi
 import (
 	"crypto/rand"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -106,7 +107,7 @@ func (s *Server) createOrganization(c *gin.Context) {
 		return
 	}
 	res := createOrganizationResult{OrganizationID: o.ID, SSOSecret: s.ssoSecret(o.ID, salt)}
-	c.JSON(200, createOrganizationBody{Data: res, createOrganizationResult: res, RequestID: requestID(c)})
+	c.JSON(http.StatusOK, createOrganizationBody{Data: res, createOrganizationResult: res, RequestID: requestID(c)})
 }
 
 // listOrganizations handles GET /organizations: a partner's organizations

@@ -2,7 +2,7 @@ package cloudapi
 
 import (
 	"errors"
-	"strings"
+	"net/http"
 	"time"
 
 	"github.com/fleetcam/fleetcam/store"
@@ -40,12 +40,12 @@ type ssoBody struct {
 // Every refusal reads the same, so the call reveals nothing about
 // organizations or secrets.
 func (s *Server) sso(c *gin.Context) {
-	token, found := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
-	if !found || strings.TrimSpace(token) == "" {
+	token := bearer(c)
+	if token == "" {
 		s.fail(c, unauthorized("the Authorization header must carry a bearer JWT signed with the organization's ssoSecret"))
 		return
 	}
-	o, err := s.verifySSO(strings.TrimSpace(token))
+	o, err := s.verifySSO(token)
 	if err != nil {
 		s.log.Info("sso refused", "requestId", requestID(c), "reason", err)
 		s.fail(c, unauthorized("the SSO token is not valid"))
@@ -57,7 +57,7 @@ func (s *Server) sso(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(200, ssoBody{Data: ssoResult{Token: tok, ExpiresAt: isoTime(exp)}, Token: tok, RequestID: requestID(c)})
+	c.JSON(http.StatusOK, ssoBody{Data: ssoResult{Token: tok, ExpiresAt: isoTime(exp)}, Token: tok, RequestID: requestID(c)})
 }
 
 // verifySSO checks the JWT's signature against the ssoSecret of the
