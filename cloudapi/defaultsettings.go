@@ -86,16 +86,16 @@ type defaultEventDTO struct {
 	AudioAlert  bool   `json:"audioAlert"`
 }
 
-func toDefaultSettings(o *store.Organization, os *store.OrgSettings, webhooks any) defaultSettingsDTO {
+func toDefaultSettings(o *store.Organization, orgSet *store.OrgSettings, webhooks any) defaultSettingsDTO {
 	dev, ev, pr := store.DefaultDeviceConfig(), store.DefaultEventConfig(), store.DefaultPrivacyConfig()
-	if os.Device != nil {
-		dev = *os.Device
+	if orgSet.Device != nil {
+		dev = *orgSet.Device
 	}
-	if os.Events != nil {
-		ev = *os.Events
+	if orgSet.Events != nil {
+		ev = *orgSet.Events
 	}
-	if os.Privacy != nil {
-		pr = *os.Privacy
+	if orgSet.Privacy != nil {
+		pr = *orgSet.Privacy
 	}
 	out := defaultSettingsDTO{OrganizationID: o.ID, IsOrganizationProfileEnabled: o.IsOrganizationProfileEnabled,
 		retentionDTO: toRetentionDTO(o.Retention), WebhookSettings: webhooks}
@@ -121,13 +121,13 @@ func toDefaultSettings(o *store.Organization, os *store.OrgSettings, webhooks an
 // defaultSettings handles GET /organizations/{orgId}/default-settings.
 func (s *Server) defaultSettings(c *gin.Context) {
 	var o *store.Organization
-	var os *store.OrgSettings
+	var orgSet *store.OrgSettings
 	err := s.view(func(tx *store.Tx) error {
 		var err error
 		if o, err = s.org(c, tx); err != nil {
 			return err
 		}
-		os, err = tx.OrgSettings(o.ID)
+		orgSet, err = tx.OrgSettings(o.ID)
 		return err
 	})
 	if err != nil {
@@ -142,5 +142,5 @@ func (s *Server) defaultSettings(c *gin.Context) {
 			return
 		}
 	}
-	ok(c, toDefaultSettings(o, os, webhooks))
+	ok(c, toDefaultSettings(o, orgSet, webhooks))
 }
