@@ -1,0 +1,323 @@
+// Command devicesim runs simulated fleetcam dashcams against a broker: one
+// device for a demo, or thousands in load mode with a live progress line and
+// acknowledgement latency percentiles.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fleetcam/fleetcam/configs"
+	"github.com/fleetcam/fleetcam/devicesim"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// flags are the command-line settings.
+type flags struct {
+	broker, imeiStart, masterKey, stateDir, firmware, mqtt string
+	route, gpx, scenario, ackLog, frameSize, logLevel      string
+	devices, receiveMax, gpsBatch                          int
+	gpsRate, gpxSpeed, eventRate, connectRate              float64
+	clean, load, ignoreEventConfig                         bool
+	sessionExpiry, keepAlive, duration, progress           time.Duration
+}
+
+func parseFlags(args []string, stderr io.Writer) (*flags, error) {
+	f := &flags{}
+	fs := flag.NewFlagSet("devicesim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.broker, "broker", "tcp://127.0.0.1:1883", "broker URL: tcp://, mqtt://, tls://, ssl:// or mqtts:// host:port")
+	fs.IntVar(&f.devices, "devices", 1, "number of simulated devices")
+	fs.StringVar(&f.imeiStart, "imei-start", "35693810000000", "first IMEI: a 14-digit body (the check digit is added) or a valid 15-digit IMEI; devices take consecutive bodies")
+	fs.StringVar(&f.masterKey, "master-key", configs.Default().Devices.FactoryMasterKey, "factory master key in hex (the server's devices.factoryMasterKey)")
+	fs.StringVar(&f.stateDir, "state-dir", "devicesim-state", "directory of per-IMEI state files (token, config), mode 0600; empty keeps state in memory")
+	fs.StringVar(&f.firmware, "firmware", devicesim.DefaultFirmware, "firmware version; below 3.12 connects in legacy mode without a token")
+	fs.StringVar(&f.mqtt, "mqtt", "5", "MQTT version: 5 or 3.1.1")
+	fs.BoolVar(&f.clean, "clean", false, "clean sessions instead of persistent ones")
+	fs.DurationVar(&f.sessionExpiry, "session-expiry", time.Hour, "session expiry of persistent MQTT 5 sessions")
+	fs.DurationVar(&f.keepAlive, "keepalive", 60*time.Second, "MQTT keep-alive")
+	fs.IntVar(&f.receiveMax, "receive-max", devicesim.DefaultReceiveMaximum, "MQTT 5 receive maximum per device (1-65535)")
+	fs.StringVar(&f.route, "route", devicesim.RouteCityLoop, "built-in route: "+strings.Join(devicesim.RouteNames(), " or "))
+	fs.StringVar(&f.gpx, "gpx", "", "GPX file to drive instead of a built-in route")
+	fs.Float64Var(&f.gpxSpeed, "gpx-speed", 50, "speed in km/h for GPX points without times")
+	fs.Float64Var(&f.gpsRate, "gps-rate", 1, "GPS fixes per second per device; 0 disables GPS")
+	fs.IntVar(&f.gpsBatch, "gps-batch", 0, "fixes per GPS message; 0: one message per second")
+	fs.Float64Var(&f.eventRate, "event-rate", 0, "random driving events per second per device (e.g. 0.01)")
+	fs.StringVar(&f.scenario, "scenario", "", "scenario file (YAML or JSON timeline of events and actions)")
+	fs.BoolVar(&f.ignoreEventConfig, "ignore-event-config", false, "report events even when the device configuration disables them")
+	fs.StringVar(&f.frameSize, "frame-size", "640x360", "snapshot and video frame size WxH")
+	fs.Float64Var(&f.connectRate, "connect-rate", 1000, "devices started per second; 0: all at once")
+	fs.DurationVar(&f.duration, "duration", 0, "stop after this long; 0: run until interrupted")
+	fs.DurationVar(&f.progress, "progress", time.Second, "progress line interval; 0: none")
+	fs.BoolVar(&f.load, "load", false, "load mode: no per-device logs, latency percentiles in the progress line and summary")
+	fs.StringVar(&f.ackLog, "ack-log", "", "file that records every acknowledged publish (unix ms, imei, topic, key, latency µs)")
+	fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: devicesim [flags]\n\nSimulated fleetcam dashcams. Flags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return f, nil
+}
+
+// options turns flags into fleet options, checking each.
+func (f *flags) options(logger *slog.Logger, stats *devicesim.Stats) (devicesim.FleetOptions, error) {
+	var o devicesim.FleetOptions
+	if f.devices < 1 {
+		return o, fmt.Errorf("-devices %d must be at least 1", f.devices)
+	}
+	imeis, err := devicesim.IMEIs(f.imeiStart, f.devices)
+	if err != nil {
+		return o, fmt.Errorf("-imei-start: %w", err)
+	}
+	master, err := hex.DecodeString(f.masterKey)
+	if err != nil || len(master) < 16 {
+		return o, fmt.Errorf("-master-key must be at least 32 hex characters")
+	}
+	version := 0
+	switch f.mqtt {
+	case "5":
+		version = 5
+	case "3.1.1", "311", "4":
+		version = 4
+	default:
+		return o, fmt.Errorf("-mqtt %q must be 5 or 3.1.1", f.mqtt)
+	}
+	if f.receiveMax < 1 || f.receiveMax > 65535 {
+		return o, fmt.Errorf("-receive-max %d must be from 1 to 65535", f.receiveMax)
+	}
+	if f.gpsRate < 0 || f.gpsRate > 100 {
+		return o, fmt.Errorf("-gps-rate %g must be from 0 to 100", f.gpsRate)
+	}
+	if f.gpsBatch < 0 || f.eventRate < 0 || f.connectRate < 0 {
+		return o, errors.New("-gps-batch, -event-rate and -connect-rate must not be negative")
+	}
+	w, h, err := parseSize(f.frameSize)
+	if err != nil {
+		return o, err
+	}
+	route, err := devicesim.BuiltinRoute(f.route)
+	if err != nil {
+		return o, fmt.Errorf("-route: %w", err)
+	}
+	if f.gpx != "" {
+		if route, err = devicesim.LoadGPX(f.gpx, f.gpxSpeed); err != nil {
+			return o, fmt.Errorf("-gpx: %w", err)
+		}
+	}
+	var sc *devicesim.Scenario
+	if f.scenario != "" {
+		if sc, err = devicesim.LoadScenario(f.scenario); err != nil {
+			return o, fmt.Errorf("-scenario: %w", err)
+		}
+	}
+	var gpsInterval time.Duration
+	if f.gpsRate > 0 {
+		gpsInterval = time.Duration(float64(time.Second) / f.gpsRate)
+	}
+	o = devicesim.FleetOptions{
+		IMEIs:       imeis,
+		ConnectRate: f.connectRate,
+		Device: devicesim.Options{
+			BrokerURL: f.broker, FactoryMasterKey: master, StateDir: f.stateDir, Firmware: f.firmware,
+			MQTTVersion: version, CleanSession: f.clean, SessionExpiry: f.sessionExpiry, KeepAlive: f.keepAlive,
+			ReceiveMaximum: uint16(f.receiveMax), Route: route, RouteOffset: -1,
+			GPSInterval: gpsInterval, GPSBatch: f.gpsBatch, EventRate: f.eventRate, Scenario: sc,
+			FrameWidth: w, FrameHeight: h, IgnoreEventConfig: f.ignoreEventConfig,
+			Logger: logger, Stats: stats,
+		},
+	}
+	return o, nil
+}
+
+func parseSize(s string) (int, int, error) {
+	ws, hs, ok := strings.Cut(s, "x")
+	w, err1 := strconv.Atoi(ws)
+	h, err2 := strconv.Atoi(hs)
+	if !ok || err1 != nil || err2 != nil || w < 64 || h < 48 || w > 4096 || h > 4096 {
+		return 0, 0, fmt.Errorf("-frame-size %q must be WxH from 64x48 to 4096x4096", s)
+	}
+	return w, h, nil
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "devicesim: %v\n", err)
+		return 2
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		fmt.Fprintf(stderr, "devicesim: -log-level %q must be debug, info, warn or error\n", f.logLevel)
+		return 2
+	}
+	if f.load && level < slog.LevelError {
+		level = slog.LevelError
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	stats := devicesim.NewStats()
+	opts, err := f.options(logger, stats)
+	if err != nil {
+		fmt.Fprintf(stderr, "devicesim: %v\n", err)
+		return 2
+	}
+	var ackLog *ackWriter
+	if f.ackLog != "" {
+		file, err := os.OpenFile(f.ackLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			fmt.Fprintf(stderr, "devicesim: -ack-log: %v\n", err)
+			return 1
+		}
+		ackLog = &ackWriter{w: bufio.NewWriterSize(file, 1<<16), f: file}
+		opts.Device.OnAck = ackLog.record
+	}
+	fleet, err := devicesim.NewFleet(opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "devicesim: %v\n", err)
+		return 1
+	}
+	if f.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.duration)
+		defer cancel()
+	}
+	fmt.Fprintf(stderr, "devicesim: %d device(s) %s…%s → %s (MQTT %s, firmware %s, route %s)\n",
+		f.devices, opts.IMEIs[0], opts.IMEIs[len(opts.IMEIs)-1], f.broker, f.mqtt, f.firmware, opts.Device.Route.Name)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	if f.progress > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			progress(done, stderr, stats, f.devices, f.progress, f.load)
+		}()
+	}
+	_ = fleet.Run(ctx)
+	close(done)
+	wg.Wait()
+	if ackLog != nil {
+		if err := ackLog.close(); err != nil {
+			fmt.Fprintf(stderr, "devicesim: -ack-log: %v\n", err)
+		}
+	}
+	snap := stats.Snapshot()
+	summary(stdout, snap, f.devices)
+	if snap.FirstConnects < int64(f.devices) {
+		fmt.Fprintf(stderr, "devicesim: %d of %d devices never connected\n", int64(f.devices)-snap.FirstConnects, f.devices)
+		return 1
+	}
+	return 0
+}
+
+// progress prints one line per interval until done is closed.
+func progress(done <-chan struct{}, w io.Writer, stats *devicesim.Stats, n int, every time.Duration, load bool) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	prev := stats.Snapshot()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		s := stats.Snapshot()
+		dt := (s.Elapsed - prev.Elapsed).Seconds()
+		rate := float64(s.Published-prev.Published) / max(dt, 1e-9)
+		line := fmt.Sprintf("%6.0fs  online %d/%d  msgs %.0f/s (%d acked)  events %d  errors %d",
+			s.Elapsed.Seconds(), s.Online, n, rate, s.Published, s.Events, s.Errors())
+		if load {
+			line += fmt.Sprintf("  ack p50 %s p99 %s", ms(s.Ack.P50), ms(s.Ack.P99))
+		}
+		if s.LastError != "" && s.Errors() > prev.Errors() {
+			line += "  last: " + s.LastError
+		}
+		fmt.Fprintln(w, line)
+		prev = s
+	}
+}
+
+// summary prints the run's figures.
+func summary(w io.Writer, s devicesim.Snapshot, n int) {
+	all := "not all connected"
+	if s.AllConnected > 0 {
+		all = "all connected in " + s.AllConnected.Round(time.Millisecond).String()
+	}
+	secs := max(s.Elapsed.Seconds(), 1e-9)
+	lastErr := s.LastError
+	if lastErr == "" {
+		lastErr = "none"
+	}
+	fmt.Fprintf(w, "devicesim summary\n")
+	fmt.Fprintf(w, "  devices        %d (online at exit %d, ever connected %d)\n", n, s.Online, s.FirstConnects)
+	fmt.Fprintf(w, "  run time       %s\n", s.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "  connect        %s; connect time p50 %s p99 %s max %s\n", all, ms(s.Connect.P50), ms(s.Connect.P99), ms(s.Connect.Max))
+	fmt.Fprintf(w, "  connections    %d made, %d failed (%d refused by the broker), %d ended\n", s.Connects, s.ConnectErrors, s.Refused, s.Disconnects)
+	fmt.Fprintf(w, "  published      %d acknowledged, %.1f msgs/s (GPS batches %d, events %d, replies %d, media notices %d)\n",
+		s.Published, float64(s.Published)/secs, s.GPSBatches, s.EventsSent, s.Replies, s.MediaSent)
+	fmt.Fprintf(w, "  ack latency    p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n", ms(s.Ack.P50), ms(s.Ack.P90), ms(s.Ack.P99), ms(s.Ack.P999), ms(s.Ack.Max))
+	fmt.Fprintf(w, "  received       %d messages, %d commands (%d answered with an error), %d token grants, %d config acks\n",
+		s.Received, s.Commands, s.CommandErrors, s.Grants, s.ConfigAcks)
+	fmt.Fprintf(w, "  events         %d created, %d suppressed by config; %d GPS fixes\n", s.Events, s.Suppressed, s.GPSSamples)
+	fmt.Fprintf(w, "  uploads        %d (%d bytes), %d failed\n", s.Uploads, s.UploadBytes, s.UploadErrors)
+	fmt.Fprintf(w, "  errors         %d total: %d publish, %d dropped from full outboxes\n", s.Errors(), s.PublishErrors, s.Dropped)
+	fmt.Fprintf(w, "  last error     %s\n", lastErr)
+}
+
+// ms formats a latency in milliseconds.
+func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) + "ms" }
+
+// ackWriter appends one line per acknowledged publish.
+type ackWriter struct {
+	mu  sync.Mutex
+	w   *bufio.Writer
+	f   *os.File
+	err error
+}
+
+func (a *ackWriter) record(ack devicesim.Ack) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err != nil {
+		return
+	}
+	_, a.err = fmt.Fprintf(a.w, "%d %s %s %s %d\n", ack.At.UnixMilli(), ack.IMEI, ack.Topic, ack.Key, ack.Latency.Microseconds())
+}
+
+func (a *ackWriter) close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.w.Flush(); a.err == nil {
+		a.err = err
+	}
+	if err := a.f.Close(); a.err == nil {
+		a.err = err
+	}
+	return a.err
+}
