@@ -107,6 +107,7 @@ type link5 struct {
 	cli     *paho.Client
 	conn    net.Conn
 	present bool
+	alive   context.Context // cancelled when the connection is gone
 }
 
 // dial5 connects with MQTT 5 and subscribes to c.Filter at QoS 1.
@@ -158,7 +159,9 @@ func dial5(ctx context.Context, c dialConfig) (link, error) {
 		}
 		return nil, fmt.Errorf("devicesim: connect: %w", err)
 	}
-	l := &link5{cli: cli, conn: conn, present: ca.SessionPresent}
+	alive, gone := context.WithCancel(context.Background())
+	go func() { <-cli.Done(); gone() }()
+	l := &link5{cli: cli, conn: conn, present: ca.SessionPresent, alive: alive}
 	sa, err := cli.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: c.Filter, QoS: 1}}})
 	if err != nil {
 		l.abort()
@@ -183,7 +186,15 @@ func (l *link5) publish(ctx context.Context, topic string, payload, correlation 
 	if len(correlation) > 0 {
 		p.Properties = &paho.PublishProperties{CorrelationData: correlation, ContentType: "application/json"}
 	}
+	// paho keeps waiting for the PUBACK of a lost connection until ctx ends;
+	// a device gives up with the connection.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(l.alive, cancel)()
 	_, err := l.cli.Publish(ctx, p)
+	if err != nil && l.alive.Err() != nil {
+		return fmt.Errorf("%w: %v", errLinkClosed, err)
+	}
 	return err
 }
 
