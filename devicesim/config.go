@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
 )
@@ -147,13 +148,15 @@ func (d *Device) cameraRecordsLocked(cam int) bool {
 }
 
 // applyRecording starts or stops each camera's recording to match the configuration.
-func (d *Device) applyRecording() {
-	now := d.now()
+func (d *Device) applyRecording() { d.applyRecordingAt(d.now()) }
+
+// applyRecordingAt starts or stops each camera's recording at t.
+func (d *Device) applyRecordingAt(t time.Time) {
 	for _, cam := range d.rec.cameras() {
 		if d.cameraRecords(cam) {
-			d.rec.start(cam, now)
+			d.rec.start(cam, t)
 		} else {
-			d.rec.stop(cam, now)
+			d.rec.stop(cam, t)
 		}
 	}
 }

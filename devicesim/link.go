@@ -59,6 +59,7 @@ type RefusedError struct {
 	Reason string
 }
 
+// Error names the reason code.
 func (e *RefusedError) Error() string {
 	if e.Reason != "" {
 		return fmt.Sprintf("devicesim: broker refused: reason code 0x%02x (%s)", e.Code, e.Reason)

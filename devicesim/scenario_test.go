@@ -92,3 +92,24 @@ func TestPlaySteps(t *testing.T) {
 		t.Fatalf("offline for %s, want a minute", d.offlineWait())
 	}
 }
+
+func TestExampleFilesParse(t *testing.T) {
+	sc, err := LoadScenario("testdata/scenario.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Steps) != 10 || sc.Steps[5].Action != ActionOffline {
+		t.Fatalf("%+v", sc.Steps)
+	}
+	r, err := LoadGPX("testdata/river.gpx", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 240 s out, 240 s back, with the 30 s stop both ways.
+	if r.Duration() != 480*time.Second {
+		t.Fatalf("duration %s", r.Duration())
+	}
+	if p := r.At(145 * time.Second); p.Speed != 0 {
+		t.Fatalf("moving during the stop: %+v", p)
+	}
+}

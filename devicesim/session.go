@@ -187,7 +187,7 @@ func (d *Device) session(ctx context.Context) (up bool, err error) {
 	if err := d.publishStatus(ctx); err != nil {
 		d.setErr(err)
 	}
-	if err := d.flushOutbox(ctx, l); err != nil {
+	if err := d.flushOutbox(ctx); err != nil {
 		d.setErr(err)
 	}
 
@@ -256,10 +256,7 @@ func (d *Device) publishOrQueue(ctx context.Context, suffix string, v any, key s
 		return fmt.Errorf("devicesim: encode %s: %w", suffix, err)
 	}
 	d.enqueue(pending{Suffix: suffix, Payload: raw, Key: key})
-	if l := d.current(); l != nil {
-		return d.flushOutbox(ctx, l)
-	}
-	return nil
+	return d.flushOutbox(ctx)
 }
 
 // enqueue keeps p for later, dropping the oldest beyond the limit.
@@ -275,10 +272,11 @@ func (d *Device) enqueue(p pending) {
 	}
 }
 
-// flushOutbox sends queued messages on l, oldest first, until the queue is
-// empty or a publish fails. One goroutine flushes at a time; others return
-// at once and their messages go out with the running flush.
-func (d *Device) flushOutbox(ctx context.Context, l link) error {
+// flushOutbox sends queued messages on the current connection, oldest
+// first, until the queue is empty, the device is offline or a publish fails
+// on a connection that is still the current one. One goroutine flushes at a
+// time; others return at once and their messages go out with that flush.
+func (d *Device) flushOutbox(ctx context.Context) error {
 	d.mu.Lock()
 	if d.flushing {
 		d.mu.Unlock()
@@ -288,7 +286,8 @@ func (d *Device) flushOutbox(ctx context.Context, l link) error {
 	d.mu.Unlock()
 	for {
 		d.mu.Lock()
-		if len(d.outbox) == 0 || d.link != l || ctx.Err() != nil {
+		l := d.link
+		if len(d.outbox) == 0 || l == nil || ctx.Err() != nil {
 			d.flushing = false
 			d.mu.Unlock()
 			return ctx.Err()
@@ -298,9 +297,13 @@ func (d *Device) flushOutbox(ctx context.Context, l link) error {
 		err := d.send(ctx, l, protocol.Topic(d.o.IMEI, p.Suffix), p.Suffix, p.Payload, nil, p.Key)
 		d.mu.Lock()
 		if err != nil {
-			d.flushing = false
+			if d.link == l || d.link == nil {
+				d.flushing = false
+				d.mu.Unlock()
+				return err
+			}
 			d.mu.Unlock()
-			return err
+			continue // reconnected meanwhile: go on with the new connection
 		}
 		if len(d.outbox) > 0 && d.outbox[0].seq == p.seq {
 			d.outbox[0] = pending{}
@@ -375,6 +378,7 @@ func (d *Device) FactoryReset() {
 	l := d.link
 	d.mu.Unlock()
 	d.rec.gap(now, d.o.RebootDelay)
+	d.applyRecordingAt(now.Add(d.o.RebootDelay)) // settings are gone: every camera records again
 	d.stopLiveStreams()
 	if l != nil {
 		l.disconnect()

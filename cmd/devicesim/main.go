@@ -1,6 +1,25 @@
 // Command devicesim runs simulated fleetcam dashcams against a broker: one
 // device for a demo, or thousands in load mode with a live progress line and
-// acknowledgement latency percentiles.
+// acknowledgement latency percentiles. Each device bootstraps with its
+// factory key, keeps its token under -state-dir, applies and acknowledges
+// its configuration, answers commands, drives a route and reports events.
+//
+// Examples:
+//
+//	devicesim                                    # one dashcam on the city loop, 1 Hz GPS
+//	devicesim -scenario shift.yaml -gpx trip.gpx # a scripted drive along a GPX track
+//	devicesim -load -devices 10000 -connect-rate 2000 -gps-rate 1 -event-rate 0.01 -duration 5m
+//	devicesim -firmware 3.9 -mqtt 3.1.1          # legacy firmware over MQTT 3.1.1
+//
+// A scenario is YAML or JSON: a list of steps, or {loop, steps}. A step has
+// "at" (a duration such as 90s, or seconds) and either "type" (an API-syntax
+// event type, with optional severity, pinCode, qrCode, driverId, geoFenceId,
+// geoFencePath, cameraId) or "action": offline (with duration), reboot,
+// factoryReset, checkIn (pinCode or qrCode), checkOut, formatStorage. See
+// devicesim/testdata/scenario.yaml.
+//
+// The summary goes to stdout; progress and logs to stderr. The exit status
+// is 0, 1 when a device never connected or setup failed, 2 for bad flags.
 package main
 
 import (
@@ -69,7 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.DurationVar(&f.duration, "duration", 0, "stop after this long; 0: run until interrupted")
 	fs.DurationVar(&f.progress, "progress", time.Second, "progress line interval; 0: none")
 	fs.BoolVar(&f.load, "load", false, "load mode: no per-device logs, latency percentiles in the progress line and summary")
-	fs.StringVar(&f.ackLog, "ack-log", "", "file that records every acknowledged publish (unix ms, imei, topic, key, latency µs)")
+	fs.StringVar(&f.ackLog, "ack-log", "", "file that records every acknowledged publish: unix ms, imei, topic, key (event id, first GPS fix ms, command id, file id, or -), latency µs")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: devicesim [flags]\n\nSimulated fleetcam dashcams. Flags:\n")
@@ -250,7 +269,7 @@ func progress(done <-chan struct{}, w io.Writer, stats *devicesim.Stats, n int, 
 		s := stats.Snapshot()
 		dt := (s.Elapsed - prev.Elapsed).Seconds()
 		rate := float64(s.Published-prev.Published) / max(dt, 1e-9)
-		line := fmt.Sprintf("%6.0fs  online %d/%d  msgs %.0f/s (%d acked)  events %d  errors %d",
+		line := fmt.Sprintf("%6.0fs  connected %d/%d  msgs %.0f/s (%d acked)  events %d  errors %d",
 			s.Elapsed.Seconds(), s.Online, n, rate, s.Published, s.Events, s.Errors())
 		if load {
 			line += fmt.Sprintf("  ack p50 %s p99 %s", ms(s.Ack.P50), ms(s.Ack.P99))
@@ -307,7 +326,11 @@ func (a *ackWriter) record(ack devicesim.Ack) {
 	if a.err != nil {
 		return
 	}
-	_, a.err = fmt.Fprintf(a.w, "%d %s %s %s %d\n", ack.At.UnixMilli(), ack.IMEI, ack.Topic, ack.Key, ack.Latency.Microseconds())
+	key := ack.Key
+	if key == "" {
+		key = "-"
+	}
+	_, a.err = fmt.Fprintf(a.w, "%d %s %s %s %d\n", ack.At.UnixMilli(), ack.IMEI, ack.Topic, key, ack.Latency.Microseconds())
 }
 
 func (a *ackWriter) close() error {
