@@ -440,6 +440,9 @@ func (d *Device) Status() protocol.Status {
 
 // setErr records err as the device's last error and in the shared stats.
 func (d *Device) setErr(err error) {
+	if errors.Is(err, errStopping) {
+		return
+	}
 	d.mu.Lock()
 	d.lastErr = err
 	d.mu.Unlock()

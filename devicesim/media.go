@@ -71,6 +71,9 @@ func (d *Device) httpSend(ctx context.Context, method, url, ctype string, body [
 	req.Header.Set("Content-Type", ctype)
 	req.Header.Set("X-Device-IMEI", d.o.IMEI)
 	resp, err := d.http.Do(req)
+	if err != nil && ctx.Err() != nil {
+		return errStopping // a stopped stream or device, not a failed upload
+	}
 	if err != nil {
 		d.stats.uploadErrors.Add(1)
 		return fmt.Errorf("devicesim: %s %s: %w", method, redact(url), err)

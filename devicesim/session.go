@@ -12,6 +12,9 @@ import (
 	"github.com/fleetcam/fleetcam/broker/protocol"
 )
 
+// errStopping reports work cut short because the device is stopping.
+var errStopping = errors.New("devicesim: device stopping")
+
 // pending is a message kept while the device is offline.
 type pending struct {
 	Suffix  string
@@ -215,11 +218,17 @@ func (d *Device) current() link {
 
 // send publishes payload to the device topic suffix on l and accounts for it.
 func (d *Device) send(ctx context.Context, l link, topic, suffix string, payload, correlation []byte, key string) error {
-	ctx, cancel := context.WithTimeout(ctx, d.o.PublishTimeout)
+	pctx, cancel := context.WithTimeout(ctx, d.o.PublishTimeout)
 	defer cancel()
 	began := time.Now()
-	if err := l.publish(ctx, topic, payload, correlation); err != nil {
+	if err := l.publish(pctx, topic, payload, correlation); err != nil {
+		if ctx.Err() != nil {
+			return errStopping // the device is shutting down; not a broker failure
+		}
 		d.stats.publishFailed()
+		if pctx.Err() != nil {
+			return fmt.Errorf("devicesim: publish %s: no PUBACK within %s", suffix, d.o.PublishTimeout)
+		}
 		return fmt.Errorf("devicesim: publish %s: %w", suffix, err)
 	}
 	lat := time.Since(began)
