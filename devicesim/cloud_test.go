@@ -42,6 +42,7 @@ type fakeCloud struct {
 	msgs     []cloudMsg
 	changed  chan struct{}
 	denied   []string // topics refused by the ACL
+	push     map[string]protocol.DesiredConfig // sent to the device on every SUBSCRIBE
 }
 
 type connectRecord struct {
@@ -140,10 +141,16 @@ func (c *fakeCloud) OnSubscribed(cl *mqtt.Client, pk packets.Packet, codes []byt
 		tok = hex.EncodeToString(b)
 		c.tokens[cl.ID] = tok // any older token stops working
 	}
+	cfg, push := c.push[cl.ID]
 	c.mu.Unlock()
 	if due {
 		raw, _ := json.Marshal(protocol.TokenGrant{Token: tok, IssuedAt: time.Now().Unix()})
 		go func() { _ = c.srv.Publish(protocol.Topic(cl.ID, protocol.TopicToken), raw, false, 1) }()
+	}
+	if push {
+		// As the broker does: the desired configuration on every connect, at once.
+		raw, _ := json.Marshal(cfg)
+		_ = c.srv.Publish(protocol.Topic(cl.ID, protocol.TopicConfig), raw, false, 1)
 	}
 }
 

@@ -11,13 +11,29 @@ import (
 
 // work handles what the broker sends, in arrival order, for the whole life
 // of Run. Slow work (uploads, streams) runs in its own goroutines.
+// Messages can arrive while the connection is still being set up (a
+// persistent session's queue, the configuration pushed on connect), so
+// each waits until the device has its connection to answer on.
 func (d *Device) work(ctx context.Context) {
 	for {
 		m, ok := d.inbox.pop(ctx)
-		if !ok {
+		if !ok || !d.awaitLink(ctx) {
 			return
 		}
 		d.handle(ctx, m)
+	}
+}
+
+// awaitLink waits until the device is connected; false when ctx ended.
+func (d *Device) awaitLink(ctx context.Context) bool {
+	d.mu.Lock()
+	up := d.up
+	d.mu.Unlock()
+	select {
+	case <-up:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

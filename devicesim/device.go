@@ -161,6 +161,7 @@ type Device struct {
 	mu           sync.Mutex
 	epoch        string
 	link         link
+	up           chan struct{} // closed while link is set
 	offlineUntil time.Time
 	lastErr      error
 	st           persisted
@@ -295,6 +296,7 @@ func New(o Options) (*Device, error) {
 		legacy:  legacy,
 		inbox:   newQueue(),
 		granted: make(chan struct{}, 1),
+		up:      make(chan struct{}),
 		wake:    make(chan struct{}, 1),
 		files:   map[string]fileInfo{},
 		live:    map[int]*stream{},

@@ -161,10 +161,12 @@ func (d *Device) session(ctx context.Context) (up bool, err error) {
 	d.mu.Lock()
 	d.link = l
 	d.lastErr = nil
+	close(d.up)
 	d.mu.Unlock()
 	defer func() {
 		d.mu.Lock()
 		d.link = nil
+		d.up = make(chan struct{})
 		d.mu.Unlock()
 		d.stats.disconnected()
 	}()

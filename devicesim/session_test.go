@@ -213,6 +213,51 @@ func TestConfigAppliedAndAcked(t *testing.T) {
 	}
 }
 
+func TestConfigPushedOnConnectIsAcked(t *testing.T) {
+	for _, version := range []int{5, 4} {
+		t.Run(map[int]string{5: "mqtt5", 4: "mqtt311"}[version], func(t *testing.T) {
+			cloud := newFakeCloud(t)
+			imei := mustIMEI(t, 12)
+			cloud.push = map[string]protocol.DesiredConfig{imei: {Version: 3,
+				Privacy: protocol.PrivacyConfig{RecordingEnabled: true, AllEventsEnabled: true}}}
+			o := testOptions(cloud, imei)
+			o.MQTTVersion = version
+			d := startDevice(t, o)
+			for n := 1; n <= 2; n++ {
+				cloud.msg(t, imei, protocol.TopicConfigAck, func(m cloudMsg) bool {
+					var a protocol.ConfigAck
+					return json.Unmarshal(m.Payload, &a) == nil && a.Version == 3 && cloud.count(imei, protocol.TopicConfigAck) >= n
+				})
+				if n == 1 {
+					d.Reboot() // pushed again on the reconnect, acknowledged again
+				}
+			}
+			if c := d.AppliedConfig(); c == nil || c.Version != 3 {
+				t.Fatalf("applied %+v", c)
+			}
+		})
+	}
+}
+
+func TestPersistentSessionGetsWhatWasSentWhileOffline(t *testing.T) {
+	cloud := newFakeCloud(t)
+	imei := mustIMEI(t, 13)
+	d := startDevice(t, testOptions(cloud, imei))
+	cloud.msg(t, imei, protocol.TopicStatus, nil)
+	d.GoOffline(time.Hour)
+	waitUntil(t, "offline", func() bool { return !d.Connected() })
+	// The broker keeps QoS 1 messages for the persistent session.
+	cloud.send(t, imei, protocol.TopicConfig, protocol.DesiredConfig{Version: 9})
+	d.ComeBack()
+	cloud.msg(t, imei, protocol.TopicConfigAck, func(m cloudMsg) bool {
+		var a protocol.ConfigAck
+		return json.Unmarshal(m.Payload, &a) == nil && a.Version == 9
+	})
+	if c := cloud.connect(t, imei, 2); c.Clean {
+		t.Fatalf("reconnect %+v asked for a clean session", c)
+	}
+}
+
 func TestOfflineQueuesAndComesBack(t *testing.T) {
 	cloud := newFakeCloud(t)
 	imei := mustIMEI(t, 6)
