@@ -41,7 +41,7 @@ type fakeCloud struct {
 	connects []connectRecord
 	msgs     []cloudMsg
 	changed  chan struct{}
-	denied   []string // topics refused by the ACL
+	denied   []string                          // topics refused by the ACL
 	push     map[string]protocol.DesiredConfig // sent to the device on every SUBSCRIBE
 }
 

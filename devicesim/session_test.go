@@ -218,8 +218,10 @@ func TestConfigPushedOnConnectIsAcked(t *testing.T) {
 		t.Run(map[int]string{5: "mqtt5", 4: "mqtt311"}[version], func(t *testing.T) {
 			cloud := newFakeCloud(t)
 			imei := mustIMEI(t, 12)
+			cloud.mu.Lock()
 			cloud.push = map[string]protocol.DesiredConfig{imei: {Version: 3,
 				Privacy: protocol.PrivacyConfig{RecordingEnabled: true, AllEventsEnabled: true}}}
+			cloud.mu.Unlock()
 			o := testOptions(cloud, imei)
 			o.MQTTVersion = version
 			d := startDevice(t, o)
