@@ -102,6 +102,11 @@ func (tx *Tx) AddDevice(d *Device) error {
 	if err := tx.bucket(bucketOrgDevices).Put(compositeKey(d.OrganizationID, d.IMEI), nil); err != nil {
 		return err
 	}
+	for _, hook := range deviceAddHooks {
+		if err := hook(tx, d); err != nil {
+			return err
+		}
+	}
 	return tx.Audit(AuditChange{Action: "device.create", EntityType: "device", EntityID: d.IMEI,
 		OrganizationID: d.OrganizationID, PartnerID: d.PartnerID, After: d})
 }
@@ -165,6 +170,11 @@ func (tx *Tx) RemoveDevice(imei string) error {
 	return tx.Emit(Message{Kind: MessageSystem, SubType: SystemDeviceRemoved, OrganizationID: d.OrganizationID,
 		PartnerID: d.PartnerID, IMEI: imei}, map[string]any{"imei": imei, "name": d.Name, "removedAt": tx.now})
 }
+
+// deviceAddHooks let other files of this package set up per-device state
+// (the hotspot password of a device that joins an organization whose
+// defaults switch the hotspot on) in the transaction that adds the device.
+var deviceAddHooks []func(tx *Tx, d *Device) error
 
 // deviceRemovalHooks let other files of this package drop per-device state
 // (tokens, link state) in the transaction that removes the device.

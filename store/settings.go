@@ -1,7 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
+	"maps"
 	"time"
 )
 
@@ -22,61 +24,189 @@ type DeviceConfig struct {
 	AudioAlert                  bool `json:"audioAlert"`
 	DriverPromptDurationSeconds int  `json:"driverPromptDurationSeconds,omitempty"`
 	LiveVideo                   bool `json:"liveVideo"`
-	// StandbyHours is the standby window, up to 24.
-	StandbyHours int `json:"standbyHours,omitempty"`
+	// StandbyMinutes is how long after the vehicle stops the camera enters
+	// standby, up to 24 hours.
+	StandbyMinutes int `json:"standbyMinutes"`
+	// HotspotEnabled switches the Wi-Fi hotspot (AI-12). The password is kept
+	// per device (see HotspotPassword), never in a configuration.
+	HotspotEnabled bool `json:"hotspotEnabled"`
+	// InternetAccess lets the device reach the internet over Wi-Fi.
+	InternetAccess         bool   `json:"internetAccess"`
+	Adas                   bool   `json:"adas"`
+	DistractedDriver       bool   `json:"distractedDriver"`
+	DriverCamera           bool   `json:"driverCamera"`
+	InCabinCameraRecording bool   `json:"inCabinCameraRecording"`
+	TextOverlay            bool   `json:"textOverlay"`
+	DriverPosition         string `json:"driverPosition"` // "left" or "right"
+	SpeedUnits             string `json:"speedUnits"`     // "kmh" or "mph"
+	DateTimeUnits          string `json:"dateTimeUnits"`  // "eu" or "us"
+	NotifyLiveStreaming    bool   `json:"notifyLiveStreaming"`
+	VirtualIgnition        bool   `json:"virtualIgnition"`
+	ScreenTimeoutSeconds   int    `json:"screenTimeoutSeconds"`
+	PassengerLimit         int    `json:"passengerLimit"`
+	WakeupMessage          bool   `json:"wakeupMessage"`
+	WakeupMessageSeconds   int    `json:"wakeupMessageSeconds"`
+	LEDEnabled             bool   `json:"ledEnabled"`
 }
 
 // DefaultDeviceConfig is what a device gets when neither it nor its
-// organization has device settings.
+// organization has device settings, and what a replacing write starts from.
 func DefaultDeviceConfig() DeviceConfig {
-	return DeviceConfig{AudioAlarms: true, Brightness: 128, LiveVideo: true, StandbyHours: 24}
+	return DeviceConfig{AudioAlarms: true, Brightness: 128, LiveVideo: true, StandbyMinutes: 10,
+		DistractedDriver: true, DriverCamera: true, InCabinCameraRecording: true, TextOverlay: true,
+		DriverPosition: "left", SpeedUnits: "kmh", DateTimeUnits: "eu", NotifyLiveStreaming: true,
+		ScreenTimeoutSeconds: 60, PassengerLimit: 4, WakeupMessageSeconds: 10, LEDEnabled: true}
 }
 
-// PrivacyConfig is the privacy object of the device configuration.
+// PrivacyConfig is the privacy object of the device configuration. It
+// applies until privacy mode is switched for the first time; from then on
+// PrivacyModeConfig governs while privacy mode is on.
 type PrivacyConfig struct {
 	RecordingEnabled  bool `json:"recordingEnabled"`
 	AllEventsEnabled  bool `json:"allEventsEnabled"`
 	LiveStreamEnabled bool `json:"liveStreamEnabled"`
 	MvaiEnabled       bool `json:"mvaiEnabled"`
-	// Cameras holds per-camera flags; false blocks that camera's event media.
+	GPSEnabled        bool `json:"gpsEnabled"`
+	// Cameras holds per-camera event flags; false blocks that camera's event media.
 	Cameras map[int]bool `json:"cameras,omitempty"`
+	// CameraRecording holds per-camera recording flags; false stops that camera recording.
+	CameraRecording map[int]bool `json:"cameraRecording,omitempty"`
 }
 
 // DefaultPrivacyConfig enables everything.
 func DefaultPrivacyConfig() PrivacyConfig {
-	return PrivacyConfig{RecordingEnabled: true, AllEventsEnabled: true, LiveStreamEnabled: true, MvaiEnabled: true}
+	return PrivacyConfig{RecordingEnabled: true, AllEventsEnabled: true, LiveStreamEnabled: true,
+		MvaiEnabled: true, GPSEnabled: true}
 }
 
-// EventSetting switches one event type and its alerts.
+func (p PrivacyConfig) clone() PrivacyConfig {
+	p.Cameras = maps.Clone(p.Cameras)
+	p.CameraRecording = maps.Clone(p.CameraRecording)
+	return p
+}
+
+// PrivacyModeConfig says what stays enabled while privacy mode is on. Every
+// member is disabled by default: privacy mode stops all of it.
+type PrivacyModeConfig struct {
+	GPSTracking         bool `json:"gpsTracking"`
+	LiveVideo           bool `json:"liveVideo"`
+	CabinEvents         bool `json:"cabinEvents"`
+	CabinLensVideo      bool `json:"cabinLensVideo"`
+	CabinBeepAlerts     bool `json:"cabinBeepAlerts"`
+	VoiceRecording      bool `json:"voiceRecording"`
+	RoadAndAuxEvents    bool `json:"roadAndAuxEvents"`
+	RoadAndAuxLensVideo bool `json:"roadAndAuxLensVideo"`
+	AccelerationEvents  bool `json:"accelerationEvents"`
+	GSensorEvents       bool `json:"gSensorEvents"`
+	VirtualEvent        bool `json:"virtualEvent"`
+	OtherEvents         bool `json:"otherEvents"`
+}
+
+// EventSetting switches one event type and its alerts. Nil members take
+// their defaults (see EventConfig.Setting).
 type EventSetting struct {
-	Enabled     bool `json:"enabled"`
-	VisualAlert bool `json:"visualAlert"`
-	AudioAlert  bool `json:"audioAlert"`
+	Enabled bool `json:"enabled"`
+	// DataType is the media attached: none, snapshot or video.
+	DataType    string `json:"dataType,omitempty"`
+	VisualAlert *bool  `json:"visualAlert,omitempty"`
+	AudioAlert  *bool  `json:"audioAlert,omitempty"`
+	// MinimumSpeedKmh applies to MV+AI events; below 5 no event is created.
+	MinimumSpeedKmh *int `json:"minimumSpeed,omitempty"`
+	// NumberOfBeeps before an MV+AI event is created (0: device default).
+	NumberOfBeeps int `json:"numberOfBeeps,omitempty"`
+	// Weight is the scoring weight, 0 to 5.
+	Weight int `json:"weight,omitempty"`
 }
 
 // EventConfig is the event configuration parameters of the spec.
 type EventConfig struct {
+	// VehicleType sets the motion sensor's sensitivity: Private, Van or Trailer.
+	VehicleType string `json:"vehicleType"`
 	// Events holds per-type settings keyed by API syntax; a type absent here
 	// is enabled, with the visual alert on and the audio alert following audioAlarms.
 	Events                     map[string]EventSetting `json:"events,omitempty"`
 	LaneWeavingTimes           int                     `json:"laneWeavingTimes"`
 	LaneWeavingDurationSeconds int                     `json:"laneWeavingDurationSeconds"`
 	DrivingDurationHours       int                     `json:"drivingDuration"`
-	MvaiMinSpeedKmh            int                     `json:"mvaiMinSpeed"`
-	SpeedLimitKmh              int                     `json:"speedLimitKmh,omitempty"`
+	// MvaiMinSpeedKmh is the minimum speed of MV+AI events without their own.
+	MvaiMinSpeedKmh int `json:"mvaiMinSpeed"`
+	SpeedLimitKmh   int `json:"speedLimitKmh,omitempty"`
 }
+
+// Vehicle types.
+const (
+	VehiclePrivate = "Private"
+	VehicleVan     = "Van"
+	VehicleTrailer = "Trailer"
+)
 
 // DefaultEventConfig carries the spec's defaults.
 func DefaultEventConfig() EventConfig {
-	return EventConfig{LaneWeavingTimes: 3, LaneWeavingDurationSeconds: 30, DrivingDurationHours: 8, MvaiMinSpeedKmh: 5}
+	return EventConfig{VehicleType: VehiclePrivate, LaneWeavingTimes: 3, LaneWeavingDurationSeconds: 30,
+		DrivingDurationHours: 8, MvaiMinSpeedKmh: 5}
 }
 
-// Setting returns the effective setting of eventType given audioAlarms.
-func (c EventConfig) Setting(eventType string, audioAlarms bool) EventSetting {
-	if s, ok := c.Events[eventType]; ok {
-		return s
+// Clone returns a deep copy of c.
+func (c EventConfig) Clone() EventConfig {
+	if c.Events != nil {
+		ev := make(map[string]EventSetting, len(c.Events))
+		for k, s := range c.Events {
+			s.VisualAlert = clonePtr(s.VisualAlert)
+			s.AudioAlert = clonePtr(s.AudioAlert)
+			s.MinimumSpeedKmh = clonePtr(s.MinimumSpeedKmh)
+			ev[k] = s
+		}
+		c.Events = ev
 	}
-	return EventSetting{Enabled: true, VisualAlert: true, AudioAlert: audioAlarms}
+	return c
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// ResolvedEvent is one event type's setting with every default filled in.
+type ResolvedEvent struct {
+	Enabled         bool
+	DataType        string
+	VisualAlert     bool
+	AudioAlert      bool
+	MinimumSpeedKmh int
+	NumberOfBeeps   int
+	Weight          int
+}
+
+// Setting returns the effective setting of eventType given audioAlarms:
+// visual alerts are on unless switched off, audio alerts follow audioAlarms
+// unless the event says otherwise.
+func (c EventConfig) Setting(eventType string, audioAlarms bool) ResolvedEvent {
+	kind, _ := LookupEvent(eventType)
+	r := ResolvedEvent{Enabled: true, DataType: kind.DefaultDataType(), VisualAlert: true, AudioAlert: audioAlarms}
+	if kind.MVAI {
+		r.MinimumSpeedKmh = c.MvaiMinSpeedKmh
+	}
+	s, ok := c.Events[eventType]
+	if !ok {
+		return r
+	}
+	r.Enabled, r.NumberOfBeeps, r.Weight = s.Enabled, s.NumberOfBeeps, s.Weight
+	if s.DataType != "" {
+		r.DataType = s.DataType
+	}
+	if s.VisualAlert != nil {
+		r.VisualAlert = *s.VisualAlert
+	}
+	if s.AudioAlert != nil {
+		r.AudioAlert = *s.AudioAlert
+	}
+	if s.MinimumSpeedKmh != nil {
+		r.MinimumSpeedKmh = *s.MinimumSpeedKmh
+	}
+	return r
 }
 
 // DeviceSettings is everything configurable on one device, with the version
@@ -87,17 +217,19 @@ type DeviceSettings struct {
 	Device  *DeviceConfig  `json:"device,omitempty"`
 	Events  *EventConfig   `json:"events,omitempty"`
 	Privacy *PrivacyConfig `json:"privacy,omitempty"`
-	// PrivacyMode is "on" or "off".
-	PrivacyMode string    `json:"privacyMode,omitempty"`
-	UpdatedAt   time.Time `json:"updatedAt"`
+	// PrivacyMode is "on" or "off"; empty until it is switched the first time.
+	PrivacyMode       string             `json:"privacyMode,omitempty"`
+	PrivacyModeConfig *PrivacyModeConfig `json:"privacyModeConfig,omitempty"`
+	UpdatedAt         time.Time          `json:"updatedAt"`
 }
 
 // OrgSettings are an organization's defaults for current and future devices.
 type OrgSettings struct {
-	OrganizationID int64          `json:"organizationId"`
-	Device         *DeviceConfig  `json:"device,omitempty"`
-	Events         *EventConfig   `json:"events,omitempty"`
-	Privacy        *PrivacyConfig `json:"privacy,omitempty"`
+	OrganizationID    int64              `json:"organizationId"`
+	Device            *DeviceConfig      `json:"device,omitempty"`
+	Events            *EventConfig       `json:"events,omitempty"`
+	Privacy           *PrivacyConfig     `json:"privacy,omitempty"`
+	PrivacyModeConfig *PrivacyModeConfig `json:"privacyModeConfig,omitempty"`
 	// ForbidLegacyFirmware refuses devices below firmware 3.12 that connect without a token.
 	ForbidLegacyFirmware bool      `json:"forbidLegacyFirmware,omitempty"`
 	UpdatedAt            time.Time `json:"updatedAt"`
@@ -106,11 +238,25 @@ type OrgSettings struct {
 // Effective is a device's settings with organization defaults and built-in
 // defaults filled in.
 type Effective struct {
-	Version     int64
-	Device      DeviceConfig
-	Events      EventConfig
-	Privacy     PrivacyConfig
+	Version int64
+	Device  DeviceConfig
+	Events  EventConfig
+	Privacy PrivacyConfig
+	// PrivacyMode is "on" or "off".
 	PrivacyMode string
+	// PrivacyModeSet reports whether privacy mode was ever switched; until
+	// then Privacy alone governs, afterwards PrivacyModeConfig governs while
+	// PrivacyMode is on.
+	PrivacyModeSet    bool
+	PrivacyModeConfig PrivacyModeConfig
+	// HotspotPassword is the device's current hotspot password. It is a
+	// secret: deliver it to the device, never log it.
+	HotspotPassword string
+}
+
+// Event returns the effective setting of one event type.
+func (e *Effective) Event(eventType string) ResolvedEvent {
+	return e.Events.Setting(eventType, e.Device.AudioAlarms)
 }
 
 func init() { registerBuckets("device_settings", "org_settings") }
@@ -119,6 +265,12 @@ var (
 	bucketDeviceSettings = []byte("device_settings")
 	bucketOrgSettings    = []byte("org_settings")
 )
+
+func init() {
+	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
+		return tx.bucket(bucketDeviceSettings).Delete([]byte(d.IMEI))
+	})
+}
 
 // DeviceSettings returns the stored settings of imei; a device never
 // configured gets an empty record at version 0.
@@ -132,21 +284,31 @@ func (tx *Tx) DeviceSettings(imei string) (*DeviceSettings, error) {
 
 // PutDeviceSettings stores s with the next version and audits the change under action.
 func (tx *Tx) PutDeviceSettings(s *DeviceSettings, action string) error {
-	d, err := tx.Device(s.IMEI)
+	d, prev, err := tx.putDeviceSettings(s)
 	if err != nil {
-		return err
-	}
-	prev, err := tx.DeviceSettings(s.IMEI)
-	if err != nil {
-		return err
-	}
-	s.Version = prev.Version + 1
-	s.UpdatedAt = tx.now
-	if err := putJSON(tx.bucket(bucketDeviceSettings), []byte(s.IMEI), s); err != nil {
 		return err
 	}
 	return tx.Audit(AuditChange{Action: action, EntityType: "device", EntityID: s.IMEI,
 		OrganizationID: d.OrganizationID, PartnerID: d.PartnerID, Before: prev, After: s})
+}
+
+// putDeviceSettings stores s with the next version, without auditing, and
+// keeps the hotspot password in step with the new effective configuration.
+func (tx *Tx) putDeviceSettings(s *DeviceSettings) (*Device, *DeviceSettings, error) {
+	d, err := tx.Device(s.IMEI)
+	if err != nil {
+		return nil, nil, err
+	}
+	prev, err := tx.DeviceSettings(s.IMEI)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.Version = prev.Version + 1
+	s.UpdatedAt = tx.now
+	if err := putJSON(tx.bucket(bucketDeviceSettings), []byte(s.IMEI), s); err != nil {
+		return nil, nil, err
+	}
+	return d, prev, tx.syncHotspot(s.IMEI)
 }
 
 // OrgSettings returns an organization's default settings (empty when never set).
@@ -178,21 +340,61 @@ func (tx *Tx) PutOrgSettings(s *OrgSettings, action string) error {
 		OrganizationID: o.ID, PartnerID: o.PartnerID, Before: prev, After: s}); err != nil {
 		return err
 	}
-	devices, _, err := tx.Devices(DeviceFilter{OrganizationID: o.ID}, Page{})
+	imeis, err := tx.orgIMEIs(o.ID)
 	if err != nil {
 		return err
 	}
-	for _, d := range devices {
-		ds, err := tx.DeviceSettings(d.IMEI)
+	for _, imei := range imeis {
+		ds, err := tx.DeviceSettings(imei)
 		if err != nil {
 			return err
 		}
 		ds.Version++
-		if err := putJSON(tx.bucket(bucketDeviceSettings), []byte(d.IMEI), ds); err != nil {
+		if err := putJSON(tx.bucket(bucketDeviceSettings), []byte(imei), ds); err != nil {
+			return err
+		}
+		if err := tx.syncHotspot(imei); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// UpdateOrgDeviceSettings applies fn to the settings of every device of the
+// organization and stores each under action (next version, audited). It is
+// how organization-profile changes reach every current device. It returns
+// the IMEIs it changed.
+func (tx *Tx) UpdateOrgDeviceSettings(orgID int64, action string, fn func(*DeviceSettings)) ([]string, error) {
+	imeis, err := tx.orgIMEIs(orgID)
+	if err != nil {
+		return nil, err
+	}
+	for _, imei := range imeis {
+		ds, err := tx.DeviceSettings(imei)
+		if err != nil {
+			return nil, err
+		}
+		fn(ds)
+		if err := tx.PutDeviceSettings(ds, action); err != nil {
+			return nil, err
+		}
+	}
+	return imeis, nil
+}
+
+// OrgIMEIs lists the IMEIs of every device of an organization, whichever
+// partner owns them, in IMEI order.
+func (tx *Tx) OrgIMEIs(orgID int64) ([]string, error) { return tx.orgIMEIs(orgID) }
+
+func (tx *Tx) orgIMEIs(orgID int64) ([]string, error) {
+	var out []string
+	prefix := itob(orgID)
+	c := tx.bucket(bucketOrgDevices).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		// The key is the organization id, a 0 separator and the IMEI.
+		out = append(out, string(bytes.TrimPrefix(k[8:], []byte{0})))
+	}
+	return out, nil
 }
 
 // EffectiveSettings resolves a device's settings: its own, else its
@@ -211,12 +413,18 @@ func (tx *Tx) EffectiveSettings(imei string) (*Effective, error) {
 		return nil, err
 	}
 	e := &Effective{Version: ds.Version, Device: DefaultDeviceConfig(), Events: DefaultEventConfig(),
-		Privacy: DefaultPrivacyConfig(), PrivacyMode: "off"}
+		Privacy: DefaultPrivacyConfig(), PrivacyMode: PrivacyModeOff}
 	pick(&e.Device, ds.Device, os.Device)
 	pick(&e.Events, ds.Events, os.Events)
+	e.Events = e.Events.Clone()
 	pick(&e.Privacy, ds.Privacy, os.Privacy)
+	e.Privacy = e.Privacy.clone()
+	pick(&e.PrivacyModeConfig, ds.PrivacyModeConfig, os.PrivacyModeConfig)
 	if ds.PrivacyMode != "" {
-		e.PrivacyMode = ds.PrivacyMode
+		e.PrivacyMode, e.PrivacyModeSet = ds.PrivacyMode, true
+	}
+	if e.HotspotPassword, err = tx.HotspotPassword(imei); err != nil {
+		return nil, err
 	}
 	return e, nil
 }

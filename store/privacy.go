@@ -1,0 +1,106 @@
+package store
+
+import "fmt"
+
+// Privacy mode. Switching it is the one settings change the spec wants in
+// the audit log with its own content (device id, initiating user id, state
+// before and after, timestamp) and reported to webhooks as a privacyMode
+// system message.
+
+// Privacy mode values as stored and put on the wire.
+const (
+	PrivacyModeOn  = "on"
+	PrivacyModeOff = "off"
+)
+
+// PrivacyModeChange is the audit content of a privacy-mode switch.
+type PrivacyModeChange struct {
+	DeviceID    string `json:"deviceId"`
+	PrivacyMode string `json:"privacyMode"`
+}
+
+// SetPrivacyMode switches the privacy mode of imei to mode ("on" or "off").
+// pending says the device is offline and applies the change when it
+// reconnects. A switch bumps the config version, writes one audit entry
+// (action device.privacyMode, before and after) and a privacyMode system
+// message, all in this transaction. It returns the mode before; setting the
+// mode the device already has changes nothing.
+func (tx *Tx) SetPrivacyMode(imei, mode string, pending bool) (before string, err error) {
+	if mode != PrivacyModeOn && mode != PrivacyModeOff {
+		return "", fmt.Errorf("privacyMode %q must be on or off: %w", mode, ErrInvalid)
+	}
+	ds, err := tx.DeviceSettings(imei)
+	if err != nil {
+		return "", err
+	}
+	before = ds.PrivacyMode
+	if before == "" {
+		before = PrivacyModeOff
+	}
+	if ds.PrivacyMode == mode {
+		return before, nil
+	}
+	ds.PrivacyMode = mode
+	d, _, err := tx.putDeviceSettings(ds)
+	if err != nil {
+		return "", err
+	}
+	if err := tx.Audit(AuditChange{Action: "device.privacyMode", EntityType: "device", EntityID: imei,
+		OrganizationID: d.OrganizationID, PartnerID: d.PartnerID,
+		Before: PrivacyModeChange{DeviceID: imei, PrivacyMode: before},
+		After:  PrivacyModeChange{DeviceID: imei, PrivacyMode: mode}}); err != nil {
+		return "", err
+	}
+	return before, tx.Emit(Message{Kind: MessageSystem, SubType: SystemPrivacyMode, OrganizationID: d.OrganizationID,
+		PartnerID: d.PartnerID, IMEI: imei}, PrivacyModeMessage{
+		IMEI: imei, Change: "mode", Before: before, After: mode, Time: tx.now.Unix(),
+		InitiatedBy: tx.actor.UserID, Pending: pending})
+}
+
+// PrivacyModeMessage is the payload of a privacyMode system message.
+type PrivacyModeMessage struct {
+	IMEI string `json:"imei"`
+	// Change is "mode" for a privacy-mode switch, "config" for a change of
+	// what privacy mode keeps enabled.
+	Change string             `json:"change"`
+	Before string             `json:"before,omitempty"`
+	After  string             `json:"after,omitempty"`
+	Config *PrivacyModeConfig `json:"privacyConfig,omitempty"`
+	// Time is when the change was made, in unix seconds.
+	Time        int64 `json:"time"`
+	InitiatedBy int64 `json:"initiatedBy,omitempty"`
+	// Pending says the device was offline and applies the change when it reconnects.
+	Pending bool `json:"pending"`
+}
+
+// SetPrivacyModeConfig stores what privacy mode keeps enabled on imei,
+// audits it and records a privacyMode system message of change "config".
+func (tx *Tx) SetPrivacyModeConfig(imei string, cfg PrivacyModeConfig, pending bool) error {
+	ds, err := tx.DeviceSettings(imei)
+	if err != nil {
+		return err
+	}
+	ds.PrivacyModeConfig = &cfg
+	if err := tx.PutDeviceSettings(ds, "device.privacyConfig"); err != nil {
+		return err
+	}
+	return tx.NotifyPrivacyConfig(imei, pending)
+}
+
+// NotifyPrivacyConfig records a privacyMode system message of change
+// "config" carrying the effective privacy-mode configuration of imei; it is
+// for a device whose configuration changed through its organization's default.
+func (tx *Tx) NotifyPrivacyConfig(imei string, pending bool) error {
+	d, err := tx.Device(imei)
+	if err != nil {
+		return err
+	}
+	e, err := tx.EffectiveSettings(imei)
+	if err != nil {
+		return err
+	}
+	cfg := e.PrivacyModeConfig
+	return tx.Emit(Message{Kind: MessageSystem, SubType: SystemPrivacyMode, OrganizationID: d.OrganizationID,
+		PartnerID: d.PartnerID, IMEI: imei}, PrivacyModeMessage{
+		IMEI: imei, Change: "config", Config: &cfg, Time: tx.now.Unix(), InitiatedBy: tx.actor.UserID, Pending: pending})
+}
