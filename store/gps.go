@@ -1,0 +1,81 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"time"
+)
+
+// GPS samples of a device are keyed by its IMEI, a 0 byte and the sample's
+// unix milliseconds big-endian, so a time range is one cursor walk; values
+// are the numbers in a fixed binary layout.
+
+// GPSPoint is one position fix of a device.
+type GPSPoint struct {
+	Time     time.Time `json:"time"`
+	Lat      float64   `json:"lat"`
+	Lon      float64   `json:"lon"`
+	Alt      float64   `json:"alt"`
+	Speed    float64   `json:"speed"` // km/h
+	Accuracy float64   `json:"accuracy"`
+	Heading  float64   `json:"heading,omitempty"`
+}
+
+var bucketGPS = []byte("gps")
+
+func init() { registerBuckets(string(bucketGPS)) }
+
+func gpsKey(imei string, t time.Time) []byte {
+	k := append([]byte(imei), 0)
+	return binary.BigEndian.AppendUint64(k, uint64(max(t.UnixMilli(), 0)))
+}
+
+// AddGPS stores the points of imei and returns those that were new; a point
+// at a millisecond already stored is skipped.
+func (tx *Tx) AddGPS(imei string, points []GPSPoint) ([]GPSPoint, error) {
+	b := tx.bucket(bucketGPS)
+	var added []GPSPoint
+	for _, p := range points {
+		k := gpsKey(imei, p.Time)
+		if b.Get(k) != nil {
+			continue
+		}
+		v := make([]byte, 0, 48)
+		for _, f := range []float64{p.Lat, p.Lon, p.Alt, p.Speed, p.Accuracy, p.Heading} {
+			v = binary.BigEndian.AppendUint64(v, math.Float64bits(f))
+		}
+		if err := b.Put(k, v); err != nil {
+			return nil, err
+		}
+		p.Time = time.UnixMilli(p.Time.UnixMilli()).UTC()
+		added = append(added, p)
+	}
+	return added, nil
+}
+
+// GPS returns the points of imei from start to end inclusive, oldest first,
+// at most limit of them (0: no limit).
+func (tx *Tx) GPS(imei string, start, end time.Time, limit int) ([]GPSPoint, error) {
+	prefix := append([]byte(imei), 0)
+	stop := gpsKey(imei, end)
+	var out []GPSPoint
+	c := tx.bucket(bucketGPS).Cursor()
+	for k, v := c.Seek(gpsKey(imei, start)); k != nil && bytes.HasPrefix(k, prefix) && bytes.Compare(k, stop) <= 0; k, v = c.Next() {
+		if len(v) < 40 || len(k) != len(prefix)+8 {
+			return nil, fmt.Errorf("store: decode gps sample %x", k)
+		}
+		f := func(i int) float64 { return math.Float64frombits(binary.BigEndian.Uint64(v[i*8:])) }
+		p := GPSPoint{Time: time.UnixMilli(int64(binary.BigEndian.Uint64(k[len(prefix):]))).UTC(),
+			Lat: f(0), Lon: f(1), Alt: f(2), Speed: f(3), Accuracy: f(4)}
+		if len(v) >= 48 {
+			p.Heading = f(5)
+		}
+		out = append(out, p)
+		if limit > 0 && len(out) >= limit {
+			break
+		}
+	}
+	return out, nil
+}
