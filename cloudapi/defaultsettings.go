@@ -50,7 +50,7 @@ type defaultDeviceDTO struct {
 	AudioAlert                  bool              `json:"audioAlert"`
 	DriverPromptDurationSeconds int               `json:"driverPromptDurationSeconds,omitempty"`
 	LiveVideo                   bool              `json:"liveVideo"`
-	StandbyHours                int               `json:"standbyHours,omitempty"`
+	StandbyMinutes              int               `json:"standbyMinutes"`
 	Privacy                     defaultPrivacyDTO `json:"privacy"`
 }
 
@@ -102,7 +102,7 @@ func toDefaultSettings(o *store.Organization, orgSet *store.OrgSettings, webhook
 	out.Device = defaultDeviceDTO{AudioAlarms: dev.AudioAlarms, VoiceRecording: dev.VoiceRecording, Brightness: dev.Brightness,
 		SetTimezoneByCloud: dev.SetTimezoneByCloud, PinCodeDi: dev.PinCodeDi, QrDi: dev.QrDi,
 		DriverIdentification: dev.DriverIdentification, DriverPrompt: dev.DriverPrompt, AudioAlert: dev.AudioAlert,
-		DriverPromptDurationSeconds: dev.DriverPromptDurationSeconds, LiveVideo: dev.LiveVideo, StandbyHours: dev.StandbyHours,
+		DriverPromptDurationSeconds: dev.DriverPromptDurationSeconds, LiveVideo: dev.LiveVideo, StandbyMinutes: dev.StandbyMinutes,
 		Privacy: defaultPrivacyDTO{RecordingEnabled: pr.RecordingEnabled, AllEventsEnabled: pr.AllEventsEnabled,
 			LiveStreamEnabled: pr.LiveStreamEnabled, MvaiEnabled: pr.MvaiEnabled, Cameras: []defaultCameraFlagDTO{}}}
 	for _, id := range slices.Sorted(maps.Keys(pr.Cameras)) {
@@ -112,7 +112,7 @@ func toDefaultSettings(o *store.Organization, orgSet *store.OrgSettings, webhook
 		LaneWeavingDurationSeconds: ev.LaneWeavingDurationSeconds, DrivingDuration: ev.DrivingDurationHours,
 		MinimumSpeed: ev.MvaiMinSpeedKmh, SpeedLimit: ev.SpeedLimitKmh}
 	for _, t := range slices.Sorted(maps.Keys(ev.Events)) {
-		e := ev.Events[t]
+		e := ev.Setting(t, dev.AudioAlarms)
 		out.Events.Events = append(out.Events.Events, defaultEventDTO{EventType: t, Enabled: e.Enabled, VisualAlert: e.VisualAlert, AudioAlert: e.AudioAlert})
 	}
 	return out

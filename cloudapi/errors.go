@@ -72,6 +72,10 @@ var ErrDeviceOffline = errors.New("cloudapi: device offline")
 // answer in time; answered with 417 as well, since the device must be reachable.
 var ErrCommandTimeout = errors.New("cloudapi: device did not answer in time")
 
+// ErrCommandFailed is what a Commander returns when the device answered
+// that it could not carry out the command; answered with 417.
+var ErrCommandFailed = errors.New("cloudapi: device could not carry out the command")
+
 // statusOf chooses the HTTP status and error name of err. It is the one
 // place where errors become responses.
 func statusOf(err error) *APIError {
@@ -89,6 +93,8 @@ func statusOf(err error) *APIError {
 		return apiErr(http.StatusExpectationFailed, nameExpectationFailed, "the device must be online for this operation")
 	case errors.Is(err, ErrCommandTimeout):
 		return apiErr(http.StatusExpectationFailed, nameExpectationFailed, "the device did not answer in time")
+	case errors.Is(err, ErrCommandFailed):
+		return apiErr(http.StatusExpectationFailed, nameExpectationFailed, "the device could not carry out the command")
 	case errors.Is(err, context.DeadlineExceeded):
 		return apiErr(http.StatusServiceUnavailable, nameTimeout, "the request took too long; paginate with limit and offset")
 	}

@@ -62,6 +62,38 @@ func (s *Server) routes(r *gin.Engine) {
 
 	// Audit log.
 	v2.GET("/audit-logs", auth, s.listAuditLogs)
+
+	// Device configuration: PUT replaces, the organization POST sets what it names.
+	v2.GET("/devices/:imei/device-config", auth, s.getDeviceConfig)
+	v2.PUT("/devices/:imei/device-config", auth, write, s.putDeviceConfig)
+	v2.PUT("/devices/device-config", auth, write, s.putDevicesConfig)
+	v2.GET("/organizations/:orgId/device-settings", auth, s.getOrgDeviceSettings)
+	v2.POST("/organizations/:orgId/device-settings", auth, write, s.postOrgDeviceSettings)
+
+	// Event configuration: PUT and the organization POST replace, PATCH changes what it names.
+	v2.GET("/devices/:imei/event-config", auth, s.getEventConfig)
+	v2.PUT("/devices/:imei/event-config", auth, write, s.putDeviceEventConfig)
+	v2.PUT("/devices/event-config", auth, write, s.putDevicesEventConfig)
+	v2.GET("/organizations/:orgId/event-settings", auth, s.getOrgEventSettings)
+	v2.POST("/organizations/:orgId/event-settings", auth, write, s.postOrgEventSettings)
+	v2.PATCH("/organizations/:orgId/event-settings", auth, write, s.patchOrgEventSettings)
+
+	// Privacy mode and what it keeps enabled.
+	v2.POST("/devices/privacy-control", auth, write, s.postPrivacyControl)
+	v2.GET("/devices/:imei/privacy-control", auth, s.getPrivacyControl)
+	v2.GET("/devices/:imei/privacy-config", auth, s.getPrivacyConfig)
+	v2.PATCH("/devices/bulk/privacy-config", auth, write, s.patchBulkPrivacyConfig)
+	v2.GET("/organizations/:orgId/privacy-config", auth, s.getOrgPrivacyConfig)
+	v2.PATCH("/organizations/:orgId/privacy-config", auth, write, s.patchOrgPrivacyConfig)
+
+	// Wi-Fi hotspot (AI-12): switch, and passwords for drivers.
+	v2.GET("/devices/:imei/hotspot", auth, s.secrets, s.getHotspot)
+	v2.PUT("/devices/:imei/hotspot", auth, write, s.putHotspot)
+	v2.POST("/devices/wifi-password", auth, s.secrets, s.postWifiPassword)
+
+	// Commands and data that reach the device.
+	v2.GET("/devices/:imei/format-storage", auth, write, s.formatStorage)
+	v2.GET("/devices/:imei/gps", scoped(FeatureDeviceGPS), auth, s.getGPS)
 }
 
 // isoTime formats t as the API's ISO 8601 UTC timestamp with milliseconds.

@@ -363,8 +363,8 @@ func (tx *Tx) PutOrgSettings(s *OrgSettings, action string) error {
 // UpdateOrgDeviceSettings applies fn to the settings of every device of the
 // organization and stores each under action (next version, audited). It is
 // how organization-profile changes reach every current device. It returns
-// the IMEIs it changed.
-func (tx *Tx) UpdateOrgDeviceSettings(orgID int64, action string, fn func(*DeviceSettings)) ([]string, error) {
+// the IMEIs it changed. An error from fn stops it and is returned.
+func (tx *Tx) UpdateOrgDeviceSettings(orgID int64, action string, fn func(*DeviceSettings) error) ([]string, error) {
 	imeis, err := tx.orgIMEIs(orgID)
 	if err != nil {
 		return nil, err
@@ -374,7 +374,9 @@ func (tx *Tx) UpdateOrgDeviceSettings(orgID int64, action string, fn func(*Devic
 		if err != nil {
 			return nil, err
 		}
-		fn(ds)
+		if err := fn(ds); err != nil {
+			return nil, err
+		}
 		if err := tx.PutDeviceSettings(ds, action); err != nil {
 			return nil, err
 		}

@@ -107,10 +107,11 @@ func TestUpdateOrgDeviceSettings(t *testing.T) {
 	f := newSettingsFixture(t, 3)
 	var changed []string
 	f.update(func(tx *Tx) (err error) {
-		changed, err = tx.UpdateOrgDeviceSettings(f.org.ID, "device.events", func(ds *DeviceSettings) {
+		changed, err = tx.UpdateOrgDeviceSettings(f.org.ID, "device.events", func(ds *DeviceSettings) error {
 			ev := DefaultEventConfig()
 			ev.LaneWeavingTimes = 7
 			ds.Events = &ev
+			return nil
 		})
 		return err
 	})

@@ -1,0 +1,218 @@
+package cloudapi
+
+import (
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/gin-gonic/gin"
+)
+
+// Handlers of the device configuration calls; deviceconfig.go holds the
+// body and its rules.
+
+// deviceConfigResult answers a device-config write: the devices changed
+// (effectedImeis, as the reference contract names them), which of them get
+// it now and which on reconnect, which were rejected, and the configuration.
+type deviceConfigResult struct {
+	bulkWriteResult
+	Config deviceConfigDTO `json:"config"`
+}
+
+// getDeviceConfig handles GET /devices/{imei}/device-config: the
+// configuration the device runs (its own, else its organization's, else
+// the defaults).
+func (s *Server) getDeviceConfig(c *gin.Context) {
+	var e *store.Effective
+	var ds *store.DeviceSettings
+	err := s.view(func(tx *store.Tx) error {
+		d, err := s.device(c, tx)
+		if err != nil {
+			return err
+		}
+		if e, err = tx.EffectiveSettings(d.IMEI); err != nil {
+			return err
+		}
+		ds, err = tx.DeviceSettings(d.IMEI)
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	okConfig(c, toDeviceConfigDTO(e.Device, e.Privacy), s.configMetadata(ds.IMEI, ds.UpdatedAt))
+}
+
+// replacedConfig builds the configuration a PUT asks for: the named
+// parameters over the defaults.
+func replacedConfig(dto *deviceConfigDTO) (store.DeviceConfig, store.PrivacyConfig, error) {
+	cfg, priv := store.DefaultDeviceConfig(), store.DefaultPrivacyConfig()
+	err := dto.apply(&cfg, &priv)
+	return cfg, priv, err
+}
+
+// putDeviceConfig handles PUT /devices/{imei}/device-config: the device's
+// configuration is replaced; what the call does not name takes its default.
+func (s *Server) putDeviceConfig(c *gin.Context) {
+	var dto deviceConfigDTO
+	if err := decode(c, &dto); err != nil {
+		s.fail(c, err)
+		return
+	}
+	cfg, priv, err := replacedConfig(&dto)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var imei string
+	err = s.update(c, func(tx *store.Tx) error {
+		d, err := s.device(c, tx)
+		if err != nil {
+			return err
+		}
+		imei = d.IMEI
+		return putDeviceConfig(tx, imei, cfg, priv)
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.pushConfig(imei)
+	res := deviceConfigResult{bulkWriteResult: bulkWriteResult{EffectedIMEIs: []string{imei}, bulkResult: newBulkResult()},
+		Config: toDeviceConfigDTO(cfg, priv)}
+	res.delivered(imei, s.online(imei))
+	ok(c, res)
+}
+
+func putDeviceConfig(tx *store.Tx, imei string, cfg store.DeviceConfig, priv store.PrivacyConfig) error {
+	ds, err := tx.DeviceSettings(imei)
+	if err != nil {
+		return err
+	}
+	p := copyPrivacy(priv)
+	ds.Device, ds.Privacy = &cfg, &p
+	return tx.PutDeviceSettings(ds, "device.config")
+}
+
+// bulkDeviceConfigRequest is the body of PUT /devices/device-config.
+type bulkDeviceConfigRequest struct {
+	deviceTarget
+	Config *deviceConfigDTO `json:"config"`
+}
+
+// putDevicesConfig handles PUT /devices/device-config: the same replacing
+// configuration on many devices, named by IMEI or by organization and
+// groups. The answer is per IMEI.
+func (s *Server) putDevicesConfig(c *gin.Context) {
+	var req bulkDeviceConfigRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if req.Config == nil {
+		s.fail(c, badField("config", "is required"))
+		return
+	}
+	cfg, priv, err := replacedConfig(req.Config)
+	if err != nil {
+		s.fail(c, prefixField(err, "config."))
+		return
+	}
+	res, err := s.writeDevices(c, req.deviceTarget, func(tx *store.Tx, imei string) error {
+		return putDeviceConfig(tx, imei, cfg, priv)
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, deviceConfigResult{bulkWriteResult: res, Config: toDeviceConfigDTO(cfg, priv)})
+}
+
+// orgDeviceConfig returns an organization's device configuration and privacy
+// object: its own default, else the built-in defaults.
+func orgDeviceConfig(os *store.OrgSettings) (store.DeviceConfig, store.PrivacyConfig) {
+	cfg, priv := store.DefaultDeviceConfig(), store.DefaultPrivacyConfig()
+	if os.Device != nil {
+		cfg = *os.Device
+	}
+	if os.Privacy != nil {
+		priv = copyPrivacy(*os.Privacy)
+	}
+	return cfg, priv
+}
+
+// getOrgDeviceSettings handles GET /organizations/{orgId}/device-settings.
+func (s *Server) getOrgDeviceSettings(c *gin.Context) {
+	var os *store.OrgSettings
+	err := s.view(func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		os, err = tx.OrgSettings(o.ID)
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, toDeviceConfigDTO(orgDeviceConfig(os)))
+}
+
+// postOrgDeviceSettings handles POST /organizations/{orgId}/device-settings:
+// the named parameters of the organization's default change, the others
+// stay. Devices without their own configuration follow the default; with the
+// organization profile enabled every current device takes it as well.
+func (s *Server) postOrgDeviceSettings(c *gin.Context) {
+	var dto deviceConfigDTO
+	if err := decode(c, &dto); err != nil {
+		s.fail(c, err)
+		return
+	}
+	var (
+		cfg   store.DeviceConfig
+		priv  store.PrivacyConfig
+		imeis []string
+	)
+	err := s.update(c, func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		os, err := tx.OrgSettings(o.ID)
+		if err != nil {
+			return err
+		}
+		cfg, priv = orgDeviceConfig(os)
+		if err := dto.apply(&cfg, &priv); err != nil {
+			return err
+		}
+		os.Device = &cfg
+		if dto.Privacy != nil || os.Privacy != nil {
+			p := copyPrivacy(priv)
+			os.Privacy = &p
+		}
+		if err := tx.PutOrgSettings(os, "organization.deviceSettings"); err != nil {
+			return err
+		}
+		if o.IsOrganizationProfileEnabled {
+			_, err = tx.UpdateOrgDeviceSettings(o.ID, "device.config", func(ds *store.DeviceSettings) error {
+				c := cfg
+				ds.Device = &c
+				if dto.Privacy != nil {
+					p := copyPrivacy(priv)
+					ds.Privacy = &p
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		imeis, err = tx.OrgIMEIs(o.ID)
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.pushConfig(imeis...)
+	ok(c, toDeviceConfigDTO(cfg, priv))
+}

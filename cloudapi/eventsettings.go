@@ -1,0 +1,239 @@
+package cloudapi
+
+import (
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/gin-gonic/gin"
+)
+
+// Handlers of the event configuration calls; eventconfig.go holds the body
+// and its rules.
+
+// getEventConfig handles GET /devices/{imei}/event-config: the enabled
+// events of the configuration the device runs, defaults filled in.
+func (s *Server) getEventConfig(c *gin.Context) {
+	var e *store.Effective
+	var ds *store.DeviceSettings
+	err := s.view(func(tx *store.Tx) error {
+		d, err := s.device(c, tx)
+		if err != nil {
+			return err
+		}
+		if e, err = tx.EffectiveSettings(d.IMEI); err != nil {
+			return err
+		}
+		ds, err = tx.DeviceSettings(d.IMEI)
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	okConfig(c, toEventConfigDTO(e.Events, e.Device.AudioAlarms), s.configMetadata(ds.IMEI, ds.UpdatedAt))
+}
+
+func putEventConfig(tx *store.Tx, imei string, cfg store.EventConfig) error {
+	ds, err := tx.DeviceSettings(imei)
+	if err != nil {
+		return err
+	}
+	c := cfg.Clone()
+	ds.Events = &c
+	return tx.PutDeviceSettings(ds, "device.events")
+}
+
+// putDeviceEventConfig handles PUT /devices/{imei}/event-config: the
+// device's event configuration is replaced; event types not listed are disabled.
+func (s *Server) putDeviceEventConfig(c *gin.Context) {
+	var dto eventConfigDTO
+	if err := decode(c, &dto); err != nil {
+		s.fail(c, err)
+		return
+	}
+	cfg, err := dto.replacedEvents()
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var imei string
+	var audioAlarms bool
+	err = s.update(c, func(tx *store.Tx) error {
+		d, err := s.device(c, tx)
+		if err != nil {
+			return err
+		}
+		imei = d.IMEI
+		if err := putEventConfig(tx, imei, cfg); err != nil {
+			return err
+		}
+		e, err := tx.EffectiveSettings(imei)
+		audioAlarms = err == nil && e.Device.AudioAlarms
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.pushConfig(imei)
+	res := eventConfigResult{bulkWriteResult: bulkWriteResult{EffectedIMEIs: []string{imei}, bulkResult: newBulkResult()},
+		Config: toEventConfigDTO(cfg, audioAlarms)}
+	res.delivered(imei, s.online(imei))
+	ok(c, res)
+}
+
+// eventConfigResult answers an event-config write on one device.
+type eventConfigResult struct {
+	bulkWriteResult
+	Config eventConfigDTO `json:"config"`
+}
+
+// bulkEventConfigRequest is the body of PUT /devices/event-config.
+type bulkEventConfigRequest struct {
+	deviceTarget
+	Config *eventConfigDTO `json:"config"`
+}
+
+// putDevicesEventConfig handles PUT /devices/event-config: the same
+// replacing event configuration on many devices; the answer is per IMEI.
+func (s *Server) putDevicesEventConfig(c *gin.Context) {
+	var req bulkEventConfigRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if req.Config == nil {
+		s.fail(c, badField("config", "is required"))
+		return
+	}
+	cfg, err := req.Config.replacedEvents()
+	if err != nil {
+		s.fail(c, prefixField(err, "config."))
+		return
+	}
+	res, err := s.writeDevices(c, req.deviceTarget, func(tx *store.Tx, imei string) error {
+		return putEventConfig(tx, imei, cfg)
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, res)
+}
+
+// orgEventConfig returns an organization's event configuration and the
+// audioAlarms switch of its device configuration.
+func orgEventConfig(os *store.OrgSettings) (store.EventConfig, bool) {
+	cfg := store.DefaultEventConfig()
+	if os.Events != nil {
+		cfg = os.Events.Clone()
+	}
+	dev, _ := orgDeviceConfig(os)
+	return cfg, dev.AudioAlarms
+}
+
+// getOrgEventSettings handles GET /organizations/{orgId}/event-settings.
+func (s *Server) getOrgEventSettings(c *gin.Context) {
+	var os *store.OrgSettings
+	err := s.view(func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		os, err = tx.OrgSettings(o.ID)
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, toEventConfigDTO(orgEventConfig(os)))
+}
+
+// postOrgEventSettings handles POST /organizations/{orgId}/event-settings:
+// the organization's event settings are replaced. With the organization
+// profile enabled the event settings of every device of the organization
+// are replaced by them too.
+func (s *Server) postOrgEventSettings(c *gin.Context) {
+	var dto eventConfigDTO
+	if err := decode(c, &dto); err != nil {
+		s.fail(c, err)
+		return
+	}
+	cfg, err := dto.replacedEvents()
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.writeOrgEvents(c, func(store.EventConfig) (store.EventConfig, error) { return cfg, nil },
+		func(ds *store.DeviceSettings) error {
+			c := cfg.Clone()
+			ds.Events = &c
+			return nil
+		})
+}
+
+// patchOrgEventSettings handles PATCH /organizations/{orgId}/event-settings:
+// only the events listed (and vehicleType when given) change. With the
+// organization profile enabled they change on every device of the
+// organization too; what the call does not name stays as each device has it.
+func (s *Server) patchOrgEventSettings(c *gin.Context) {
+	var dto eventConfigDTO
+	if err := decode(c, &dto); err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.writeOrgEvents(c, dto.patchedEvents, func(ds *store.DeviceSettings) error {
+		if ds.Events == nil {
+			return nil // it follows the organization's settings already
+		}
+		cfg, err := dto.patchedEvents(*ds.Events)
+		if err != nil {
+			return prefixField(err, "device "+ds.IMEI+": ")
+		}
+		ds.Events = &cfg
+		return nil
+	})
+}
+
+// writeOrgEvents changes the organization's event settings with change and,
+// with the organization profile enabled, every device's with perDevice;
+// then it pushes the configuration and answers the organization's settings.
+func (s *Server) writeOrgEvents(c *gin.Context, change func(store.EventConfig) (store.EventConfig, error),
+	perDevice func(*store.DeviceSettings) error) {
+	var (
+		cfg         store.EventConfig
+		audioAlarms bool
+		imeis       []string
+	)
+	err := s.update(c, func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		os, err := tx.OrgSettings(o.ID)
+		if err != nil {
+			return err
+		}
+		current, alarms := orgEventConfig(os)
+		if cfg, err = change(current); err != nil {
+			return err
+		}
+		audioAlarms = alarms
+		os.Events = &cfg
+		if err := tx.PutOrgSettings(os, "organization.eventSettings"); err != nil {
+			return err
+		}
+		if o.IsOrganizationProfileEnabled {
+			if _, err := tx.UpdateOrgDeviceSettings(o.ID, "device.events", perDevice); err != nil {
+				return err
+			}
+		}
+		imeis, err = tx.OrgIMEIs(o.ID)
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.pushConfig(imeis...)
+	ok(c, toEventConfigDTO(cfg, audioAlarms))
+}

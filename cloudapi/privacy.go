@@ -1,0 +1,414 @@
+package cloudapi
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/gin-gonic/gin"
+)
+
+// Privacy mode. POST /devices/privacy-control switches it on one or many
+// devices: a connected device gets the command at once, an offline one gets
+// it queued and applies it when it reconnects. What privacy mode keeps
+// enabled (its configuration) is set per device with PATCH
+// /devices/bulk/privacy-config and per organization with PATCH
+// /organizations/{orgId}/privacy-config.
+
+// Privacy mode values of the API: general switches privacy mode on,
+// disabled switches it off. on and off are accepted as well.
+const (
+	apiPrivacyOn  = "general"
+	apiPrivacyOff = "disabled"
+)
+
+// maxBulkPrivacyIMEIs bounds the imeis list of the privacy calls.
+const maxBulkPrivacyIMEIs = 200
+
+func privacyModeFromAPI(v string) (string, bool) {
+	switch v {
+	case apiPrivacyOn, "on":
+		return store.PrivacyModeOn, true
+	case apiPrivacyOff, "off":
+		return store.PrivacyModeOff, true
+	}
+	return "", false
+}
+
+func privacyModeToAPI(v string) string {
+	if v == store.PrivacyModeOn {
+		return apiPrivacyOn
+	}
+	return apiPrivacyOff
+}
+
+type privacyControlRequest struct {
+	IMEIs       []string `json:"imeis"`
+	PrivacyMode *string  `json:"privacyMode"`
+}
+
+// postPrivacyControl handles POST /devices/privacy-control. The switch is
+// stored (audited, with a privacyMode system message) before it is sent, so
+// the desired configuration carries it as well; an online device that does
+// not confirm it in time gets it queued like an offline one.
+func (s *Server) postPrivacyControl(c *gin.Context) {
+	var req privacyControlRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	imeis, err := checkIMEIList(req.IMEIs, maxBulkPrivacyIMEIs)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if req.PrivacyMode == nil {
+		s.fail(c, badField("privacyMode", "is required (general or disabled)"))
+		return
+	}
+	mode, valid := privacyModeFromAPI(*req.PrivacyMode)
+	if !valid {
+		s.fail(c, badField("privacyMode", "must be general (privacy mode on) or disabled (privacy mode off)"))
+		return
+	}
+	res := newBulkResult()
+	var devices []*store.Device
+	online := s.onlineSet(imeis)
+	err = s.update(c, func(tx *store.Tx) error {
+		var err error
+		if devices, err = s.visibleDevices(c, tx, imeis, &res); err != nil {
+			return err
+		}
+		for _, d := range devices {
+			if _, err := tx.SetPrivacyMode(d.IMEI, mode, !online[d.IMEI]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	applied := s.sendPrivacyMode(c.Request.Context(), imeisOf(devices), online, mode)
+	for _, d := range devices {
+		res.delivered(d.IMEI, applied[d.IMEI])
+	}
+	s.pushConfig(imeisOf(devices)...)
+	ok(c, res)
+}
+
+// sendPrivacyMode delivers the privacy-mode command to every device at
+// once: online devices are waited for, the others (and online devices that
+// do not confirm) get it queued for their reconnection. It reports which
+// devices confirmed.
+func (s *Server) sendPrivacyMode(ctx context.Context, imeis []string, online map[string]bool, mode string) map[string]bool {
+	applied := map[string]bool{}
+	if s.commander == nil {
+		return applied
+	}
+	args := protocol.PrivacyModeArgs{Mode: mode}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, imei := range imeis {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if online[imei] {
+				if _, err := s.commander.Send(ctx, imei, protocol.CmdPrivacyMode, args); err == nil {
+					mu.Lock()
+					applied[imei] = true
+					mu.Unlock()
+					return
+				}
+			}
+			if err := s.commander.Queue(imei, protocol.CmdPrivacyMode, args); err != nil {
+				// The desired configuration carries the mode as well, so the
+				// device still gets it on reconnect.
+				s.log.Warn("queue privacy mode", "imei", imei, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+	return applied
+}
+
+// getPrivacyControl handles GET /devices/{imei}/privacy-control.
+func (s *Server) getPrivacyControl(c *gin.Context) {
+	var e *store.Effective
+	err := s.view(func(tx *store.Tx) error {
+		d, err := s.device(c, tx)
+		if err != nil {
+			return err
+		}
+		e, err = tx.EffectiveSettings(d.IMEI)
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, gin.H{"privacyMode": privacyModeToAPI(e.PrivacyMode)})
+}
+
+// privacyConfigDTO is what privacy mode keeps enabled, as enabled or
+// disabled per member. In a request a nil member is not named.
+type privacyConfigDTO struct {
+	GPSTracking         *string `json:"gpsTracking,omitempty"`
+	LiveVideo           *string `json:"liveVideo,omitempty"`
+	CabinEvents         *string `json:"cabinEvents,omitempty"`
+	CabinLensVideo      *string `json:"cabinLensVideo,omitempty"`
+	CabinBeepAlerts     *string `json:"cabinBeepAlerts,omitempty"`
+	VoiceRecording      *string `json:"voiceRecording,omitempty"`
+	RoadAndAuxEvents    *string `json:"roadAndAuxEvents,omitempty"`
+	RoadAndAuxLensVideo *string `json:"roadAndAuxLensVideo,omitempty"`
+	AccelerationEvents  *string `json:"accelerationEvents,omitempty"`
+	GSensorEvents       *string `json:"gSensorEvents,omitempty"`
+	VirtualEvent        *string `json:"virtualEvent,omitempty"`
+	OtherEvents         *string `json:"otherEvents,omitempty"`
+}
+
+func (d *privacyConfigDTO) members(cfg *store.PrivacyModeConfig) []struct {
+	name string
+	v    **string
+	dst  *bool
+} {
+	return []struct {
+		name string
+		v    **string
+		dst  *bool
+	}{
+		{"gpsTracking", &d.GPSTracking, &cfg.GPSTracking}, {"liveVideo", &d.LiveVideo, &cfg.LiveVideo},
+		{"cabinEvents", &d.CabinEvents, &cfg.CabinEvents}, {"cabinLensVideo", &d.CabinLensVideo, &cfg.CabinLensVideo},
+		{"cabinBeepAlerts", &d.CabinBeepAlerts, &cfg.CabinBeepAlerts}, {"voiceRecording", &d.VoiceRecording, &cfg.VoiceRecording},
+		{"roadAndAuxEvents", &d.RoadAndAuxEvents, &cfg.RoadAndAuxEvents},
+		{"roadAndAuxLensVideo", &d.RoadAndAuxLensVideo, &cfg.RoadAndAuxLensVideo},
+		{"accelerationEvents", &d.AccelerationEvents, &cfg.AccelerationEvents},
+		{"gSensorEvents", &d.GSensorEvents, &cfg.GSensorEvents}, {"virtualEvent", &d.VirtualEvent, &cfg.VirtualEvent},
+		{"otherEvents", &d.OtherEvents, &cfg.OtherEvents},
+	}
+}
+
+// check validates the named members; field prefixes their names.
+func (d *privacyConfigDTO) check(field string) error {
+	named := false
+	for _, m := range d.members(&store.PrivacyModeConfig{}) {
+		if v := *m.v; v != nil {
+			named = true
+			if !slices.Contains([]string{"enabled", "disabled"}, *v) {
+				return badField(field+m.name, "must be enabled or disabled")
+			}
+		}
+	}
+	if !named {
+		return badRequest("name at least one privacy configuration member")
+	}
+	return nil
+}
+
+// patch returns cfg with the named members changed.
+func (d *privacyConfigDTO) patch(cfg store.PrivacyModeConfig) store.PrivacyModeConfig {
+	for _, m := range d.members(&cfg) {
+		if v := *m.v; v != nil {
+			*m.dst = *v == "enabled"
+		}
+	}
+	return cfg
+}
+
+func toPrivacyConfigDTO(cfg store.PrivacyModeConfig) privacyConfigDTO {
+	var out privacyConfigDTO
+	for _, m := range out.members(&cfg) {
+		v := "disabled"
+		if *m.dst {
+			v = "enabled"
+		}
+		*m.v = &v
+	}
+	return out
+}
+
+// getPrivacyConfig handles GET /devices/{imei}/privacy-config.
+func (s *Server) getPrivacyConfig(c *gin.Context) {
+	var e *store.Effective
+	err := s.view(func(tx *store.Tx) error {
+		d, err := s.device(c, tx)
+		if err != nil {
+			return err
+		}
+		e, err = tx.EffectiveSettings(d.IMEI)
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, gin.H{"privacyConfig": toPrivacyConfigDTO(e.PrivacyModeConfig)})
+}
+
+type bulkPrivacyConfigRequest struct {
+	IMEIs         []string          `json:"imeis"`
+	PrivacyConfig *privacyConfigDTO `json:"privacyConfig"`
+}
+
+// patchBulkPrivacyConfig handles PATCH /devices/bulk/privacy-config: the
+// named members change on every listed device, the others stay. Connected
+// devices get the new configuration now, the others on reconnect.
+func (s *Server) patchBulkPrivacyConfig(c *gin.Context) {
+	var req bulkPrivacyConfigRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	imeis, err := checkIMEIList(req.IMEIs, maxBulkPrivacyIMEIs)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if req.PrivacyConfig == nil {
+		s.fail(c, badField("privacyConfig", "is required"))
+		return
+	}
+	if err := req.PrivacyConfig.check("privacyConfig."); err != nil {
+		s.fail(c, err)
+		return
+	}
+	res := newBulkResult()
+	var devices []*store.Device
+	online := s.onlineSet(imeis)
+	err = s.update(c, func(tx *store.Tx) error {
+		var err error
+		if devices, err = s.visibleDevices(c, tx, imeis, &res); err != nil {
+			return err
+		}
+		for _, d := range devices {
+			e, err := tx.EffectiveSettings(d.IMEI)
+			if err != nil {
+				return err
+			}
+			if err := tx.SetPrivacyModeConfig(d.IMEI, req.PrivacyConfig.patch(e.PrivacyModeConfig), !online[d.IMEI]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	for _, d := range devices {
+		s.pushConfig(d.IMEI)
+		res.delivered(d.IMEI, online[d.IMEI])
+	}
+	ok(c, res)
+}
+
+// getOrgPrivacyConfig handles GET /organizations/{orgId}/privacy-config.
+func (s *Server) getOrgPrivacyConfig(c *gin.Context) {
+	var os *store.OrgSettings
+	err := s.view(func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		os, err = tx.OrgSettings(o.ID)
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var cfg store.PrivacyModeConfig
+	if os.PrivacyModeConfig != nil {
+		cfg = *os.PrivacyModeConfig
+	}
+	ok(c, toPrivacyConfigDTO(cfg))
+}
+
+// patchOrgPrivacyConfig handles PATCH /organizations/{orgId}/privacy-config:
+// the named members of the organization's default change. Devices without
+// their own privacy configuration follow it; with the organization profile
+// enabled the named members change on every device of the organization.
+// Connected devices get it at once, offline ones when they reconnect.
+func (s *Server) patchOrgPrivacyConfig(c *gin.Context) {
+	var dto privacyConfigDTO
+	if err := decode(c, &dto); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := dto.check(""); err != nil {
+		s.fail(c, err)
+		return
+	}
+	var (
+		cfg   store.PrivacyModeConfig
+		imeis []string
+	)
+	// Whether each device is connected is asked before the transaction:
+	// the broker is not called while the store is locked for writing.
+	var online map[string]bool
+	err := s.view(func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		imeis, err = tx.OrgIMEIs(o.ID)
+		online = s.onlineSet(imeis)
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	err = s.update(c, func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		os, err := tx.OrgSettings(o.ID)
+		if err != nil {
+			return err
+		}
+		if os.PrivacyModeConfig != nil {
+			cfg = *os.PrivacyModeConfig
+		}
+		cfg = dto.patch(cfg)
+		os.PrivacyModeConfig = &cfg
+		if err := tx.PutOrgSettings(os, "organization.privacyConfig"); err != nil {
+			return err
+		}
+		if imeis, err = tx.OrgIMEIs(o.ID); err != nil {
+			return err
+		}
+		for _, imei := range imeis {
+			ds, err := tx.DeviceSettings(imei)
+			if err != nil {
+				return err
+			}
+			pending := !online[imei]
+			switch {
+			case o.IsOrganizationProfileEnabled:
+				own := cfg
+				if ds.PrivacyModeConfig != nil {
+					own = dto.patch(*ds.PrivacyModeConfig)
+				}
+				err = tx.SetPrivacyModeConfig(imei, own, pending)
+			case ds.PrivacyModeConfig == nil:
+				err = tx.NotifyPrivacyConfig(imei, pending)
+			}
+			if err != nil {
+				return fmt.Errorf("device %s: %w", imei, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.pushConfig(imeis...)
+	ok(c, toPrivacyConfigDTO(cfg))
+}
