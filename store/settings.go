@@ -390,11 +390,11 @@ func (tx *Tx) OrgIMEIs(orgID int64) ([]string, error) { return tx.orgIMEIs(orgID
 
 func (tx *Tx) orgIMEIs(orgID int64) ([]string, error) {
 	var out []string
-	prefix := itob(orgID)
+	// Keys are compositeKey(orgID, imei): the 8-byte id, a 0 separator, the IMEI.
+	prefix := compositeKey(orgID, "")
 	c := tx.bucket(bucketOrgDevices).Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		// The key is the organization id, a 0 separator and the IMEI.
-		out = append(out, string(bytes.TrimPrefix(k[8:], []byte{0})))
+		out = append(out, string(k[len(prefix):]))
 	}
 	return out, nil
 }
