@@ -16,12 +16,9 @@ import (
 // rejected with a code and a reason. A device the caller may not see is
 // rejected as not found, exactly like one that does not exist.
 
-// Rejection codes of the per-IMEI answers, as the reference contract numbers them.
-const (
-	rejectNotAuthorized = 1000
-	rejectNotFound      = 1001
-	rejectUnknown       = 5000
-)
+// rejectNotFound is the rejection code, as the reference contract numbers
+// it, of a device that does not exist or is not the caller's.
+const rejectNotFound = 1001
 
 // rejectedIMEI is one IMEI a bulk call did not change, and why.
 type rejectedIMEI struct {
@@ -76,7 +73,7 @@ func checkIMEIList(imeis []string, max int) ([]string, error) {
 
 // visibleDevices splits imeis into the devices the caller may see and
 // rejections for the others.
-func (s *Server) visibleDevices(c *gin.Context, tx *store.Tx, imeis []string, res *bulkResult) ([]*store.Device, error) {
+func (s *Server) visibleDevices(c *gin.Context, tx *store.Tx, imeis []string, res *bulkResult) []*store.Device {
 	var out []*store.Device
 	for _, imei := range imeis {
 		if !store.ValidIMEI(imei) {
@@ -90,7 +87,7 @@ func (s *Server) visibleDevices(c *gin.Context, tx *store.Tx, imeis []string, re
 		}
 		out = append(out, d)
 	}
-	return out, nil
+	return out
 }
 
 // imeiRuleText is the rule an IMEI follows.
@@ -121,7 +118,7 @@ func (s *Server) resolveTarget(c *gin.Context, tx *store.Tx, t deviceTarget, res
 		if err != nil {
 			return nil, err
 		}
-		return s.visibleDevices(c, tx, imeis, res)
+		return s.visibleDevices(c, tx, imeis, res), nil
 	}
 	o, err := s.orgByID(c, tx, *t.OrganizationID)
 	if err != nil {

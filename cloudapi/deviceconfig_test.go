@@ -98,7 +98,6 @@ func TestDeviceConfigValidation(t *testing.T) {
 		"config": map[string]any{"qrDi": v(true), "pinCodeDi": v(true)}}).wantError(http.StatusBadRequest, nameBadRequest, "config.pinCodeDi")
 }
 
-
 func TestDeviceConfigPutReplaces(t *testing.T) {
 	w := newDeviceWorld(t, 2)
 	online, offline := w.imeis[0], w.imeis[1]

@@ -152,10 +152,7 @@ func (s *Server) postWifiPassword(c *gin.Context) {
 	out := wifiPasswordResult{Devices: []hotspotDTO{}}
 	err = s.view(func(tx *store.Tx) error {
 		res := newBulkResult()
-		devices, err := s.visibleDevices(c, tx, imeis, &res)
-		if err != nil {
-			return err
-		}
+		devices := s.visibleDevices(c, tx, imeis, &res)
 		out.Rejected = res.Rejected
 		for _, d := range devices {
 			h, err := readHotspot(tx, d.IMEI)

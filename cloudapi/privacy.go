@@ -78,10 +78,7 @@ func (s *Server) postPrivacyControl(c *gin.Context) {
 	var devices []*store.Device
 	online := s.onlineSet(imeis)
 	err = s.update(c, func(tx *store.Tx) error {
-		var err error
-		if devices, err = s.visibleDevices(c, tx, imeis, &res); err != nil {
-			return err
-		}
+		devices = s.visibleDevices(c, tx, imeis, &res)
 		for _, d := range devices {
 			if _, err := tx.SetPrivacyMode(d.IMEI, mode, !online[d.IMEI]); err != nil {
 				return err
@@ -280,10 +277,7 @@ func (s *Server) patchBulkPrivacyConfig(c *gin.Context) {
 	var devices []*store.Device
 	online := s.onlineSet(imeis)
 	err = s.update(c, func(tx *store.Tx) error {
-		var err error
-		if devices, err = s.visibleDevices(c, tx, imeis, &res); err != nil {
-			return err
-		}
+		devices = s.visibleDevices(c, tx, imeis, &res)
 		for _, d := range devices {
 			e, err := tx.EffectiveSettings(d.IMEI)
 			if err != nil {

@@ -176,7 +176,9 @@ func TestHotspotFromOrganizationDefault(t *testing.T) {
 	f := newSettingsFixture(t, 2)
 	cfg := DefaultDeviceConfig()
 	cfg.HotspotEnabled = true
-	f.update(func(tx *Tx) error { return tx.PutOrgSettings(&OrgSettings{OrganizationID: f.org.ID, Device: &cfg}, "test") })
+	f.update(func(tx *Tx) error {
+		return tx.PutOrgSettings(&OrgSettings{OrganizationID: f.org.ID, Device: &cfg}, "test")
+	})
 	a, b := f.effective(f.imeis[0]).HotspotPassword, f.effective(f.imeis[1]).HotspotPassword
 	if !ValidHotspotPassword(a) || !ValidHotspotPassword(b) || a == b || a == DefaultHotspotPassword {
 		t.Fatalf("organization default drew %q and %q", a, b)

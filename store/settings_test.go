@@ -89,7 +89,9 @@ func TestEffectiveSettingsLayers(t *testing.T) {
 	}
 	orgCfg := DefaultDeviceConfig()
 	orgCfg.Brightness = 10
-	f.update(func(tx *Tx) error { return tx.PutOrgSettings(&OrgSettings{OrganizationID: f.org.ID, Device: &orgCfg}, "test") })
+	f.update(func(tx *Tx) error {
+		return tx.PutOrgSettings(&OrgSettings{OrganizationID: f.org.ID, Device: &orgCfg}, "test")
+	})
 	devCfg := DefaultDeviceConfig()
 	devCfg.Brightness = 200
 	f.update(func(tx *Tx) error {
