@@ -393,7 +393,7 @@ type configMetadata struct {
 	// Source is always cloud: the answer is the configuration the cloud
 	// wants the device to run.
 	Source string `json:"source"`
-	// Status is the device's connection: online or offline.
+	// Status is the device's connection: online, standby or offline.
 	Status string `json:"status"`
 	// Time is when the configuration last changed.
 	Time string `json:"time,omitempty"`
@@ -406,9 +406,14 @@ type configBody struct {
 }
 
 func (s *Server) configMetadata(imei string, updated time.Time) configMetadata {
-	m := configMetadata{Source: "cloud", Status: "offline", Time: isoTime(updated)}
+	m := configMetadata{Source: "cloud", Status: ConnectionOffline, Time: isoTime(updated)}
 	if s.online(imei) {
-		m.Status = "online"
+		m.Status = ConnectionOnline
+		if s.presence != nil {
+			if pc, found := s.presence.Presence(imei); found && pc.Status == ConnectionStandby {
+				m.Status = ConnectionStandby
+			}
+		}
 	}
 	return m
 }

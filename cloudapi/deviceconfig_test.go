@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -323,5 +324,25 @@ func TestSettingsAccess(t *testing.T) {
 			name := map[int]string{401: nameUnauthorized, 403: nameForbidden, 404: nameNotFound}[tc.status]
 			r.wantError(tc.status, name)
 		})
+	}
+}
+
+func TestConfigMetadataStatus(t *testing.T) {
+	pres := &fakePresence{m: map[string]DeviceConnection{}}
+	w := newDeviceWorld(t, 1, func(_ *configs.Config, d *Deps) { d.Presence = pres })
+	imei := w.imeis[0]
+	status := func() string {
+		return w.do("GET", "/v2/devices/"+imei+"/event-config", w.viewer, nil).want(http.StatusOK).str("metadata.status")
+	}
+	if s := status(); s != ConnectionOffline {
+		t.Fatalf("never connected: %s", s)
+	}
+	w.cmd.setOnline(imei, true)
+	if s := status(); s != ConnectionOnline {
+		t.Fatalf("connected: %s", s)
+	}
+	pres.set(imei, DeviceConnection{Status: ConnectionStandby})
+	if s := status(); s != ConnectionStandby {
+		t.Fatalf("standby: %s", s)
 	}
 }
