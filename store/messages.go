@@ -56,6 +56,7 @@ func (tx *Tx) Emit(m Message, payload any) error {
 		}
 		m.Payload = raw
 	}
+	tx.signalOutbox()
 	return putJSON(tx.bucket(bucketMessages), itob(seq), m)
 }
 

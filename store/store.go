@@ -41,6 +41,8 @@ type Options struct {
 type DB struct {
 	bolt *bolt.DB
 	now  Clock
+	// outbox wakes the webhook dispatcher after commits that touch the outbox.
+	outbox *signal
 }
 
 // bucket names; every bucket is created when the store opens.
@@ -88,7 +90,7 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	db := &DB{bolt: b, now: opts.Now}
+	db := &DB{bolt: b, now: opts.Now, outbox: newSignal()}
 	err = b.Update(func(tx *bolt.Tx) error {
 		for _, name := range append(append([][]byte{}, allBuckets...), extraBuckets...) {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
@@ -128,21 +130,24 @@ type Actor struct {
 // the audit entries and messages they record commit together or not at all.
 type Tx struct {
 	tx    *bolt.Tx
+	db    *DB
 	actor Actor
 	now   time.Time
+	// signalled is set once the commit is due to wake outbox watchers.
+	signalled bool
 }
 
 // Update runs fn in one read-write transaction on behalf of actor.
 func (db *DB) Update(actor Actor, fn func(*Tx) error) error {
 	return db.bolt.Update(func(btx *bolt.Tx) error {
-		return fn(&Tx{tx: btx, actor: actor, now: db.Now()})
+		return fn(&Tx{tx: btx, db: db, actor: actor, now: db.Now()})
 	})
 }
 
 // View runs fn in one read-only transaction.
 func (db *DB) View(fn func(*Tx) error) error {
 	return db.bolt.View(func(btx *bolt.Tx) error {
-		return fn(&Tx{tx: btx, now: db.Now()})
+		return fn(&Tx{tx: btx, db: db, now: db.Now()})
 	})
 }
 

@@ -1,0 +1,310 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// Result kinds of an attempt, as the schedule sees them.
+const (
+	resultDone    = iota // delivered, given up or no longer pending: leaves the chain
+	resultRetry          // stays at the head of its chain until next
+	resultAborted        // the dispatcher stopped mid-attempt; nothing recorded
+)
+
+// result is what a worker reports after an attempt.
+type result struct {
+	job      job
+	kind     int
+	next     time.Time
+	endpoint *store.WebhookEndpoint
+}
+
+// outcome classifies an HTTP exchange.
+type outcome int
+
+const (
+	outcomeSuccess         outcome = iota // 2xx
+	outcomeGone                           // 410: disable the endpoint
+	outcomeEndpointFailure                // unreachable, timed out, 429 or 503: hold the whole endpoint back
+	outcomeFailure                        // any other answer: retry this delivery
+)
+
+// exchange is one HTTP attempt as seen by the sender.
+type exchange struct {
+	status     int
+	retryAfter time.Duration // 0: none given
+	err        string
+	outcome    outcome
+}
+
+// work runs one delivery worker.
+func (d *Dispatcher) work(ctx context.Context) {
+	defer d.wg.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case j := <-d.jobs:
+			d.results <- d.attempt(ctx, j)
+		}
+	}
+}
+
+// attempt makes one delivery attempt and records it.
+func (d *Dispatcher) attempt(ctx context.Context, j job) result {
+	var del *store.Delivery
+	var sec *store.WebhookSecret
+	err := d.db.View(func(tx *store.Tx) error {
+		var err error
+		if del, err = tx.Delivery(j.id); err != nil {
+			return err
+		}
+		sec, err = tx.WebhookSecret(del.OrganizationID)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) && del == nil {
+		return result{job: j, kind: resultDone} // purged
+	}
+	if errors.Is(err, store.ErrNotFound) && del.Status == store.DeliveryPending {
+		err = d.db.Update(store.Actor{Source: "webhooks"}, func(tx *store.Tx) error {
+			sec, _, err = tx.EnsureWebhookSecret(del.OrganizationID, NewSalt)
+			return err
+		})
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return result{job: j, kind: resultAborted}
+		}
+		d.log.Error("load webhook delivery", "delivery", j.id, "err", err)
+		return result{job: j, kind: resultRetry, next: d.now().Add(d.cfg.InitialBackoff)}
+	}
+	if del.Status != store.DeliveryPending {
+		return result{job: j, kind: resultDone}
+	}
+	start := d.now()
+	x := d.post(ctx, del, start, d.signatures(sec, del.WebhookID, start, del.Body))
+	if ctx.Err() != nil {
+		return result{job: j, kind: resultAborted}
+	}
+	return d.record(j, del, start, x)
+}
+
+// signatures signs a delivery with the organization's secret, and with the
+// previous one while a rotation's grace period lasts.
+func (d *Dispatcher) signatures(sec *store.WebhookSecret, id string, ts time.Time, body []byte) string {
+	sig, _ := Sign(Secret(d.key, sec.OrganizationID, sec.Salt), id, ts, body)
+	if len(sec.PreviousSalt) > 0 && ts.Before(sec.PreviousUntil) {
+		prev, _ := Sign(Secret(d.key, sec.OrganizationID, sec.PreviousSalt), id, ts, body)
+		sig += " " + prev
+	}
+	return sig
+}
+
+// post sends one signed delivery and classifies the answer.
+func (d *Dispatcher) post(ctx context.Context, del *store.Delivery, ts time.Time, signature string) exchange {
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.RequestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, del.URL, bytes.NewReader(del.Body))
+	if err != nil {
+		return exchange{err: "request: " + err.Error(), outcome: outcomeFailure}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "fleetcam-webhooks/2")
+	req.Header.Set(HeaderID, del.WebhookID)
+	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
+	req.Header.Set(HeaderSignature, signature)
+	res, err := d.client.Do(req)
+	if err != nil {
+		return exchange{err: describe(err), outcome: outcomeEndpointFailure}
+	}
+	defer res.Body.Close()
+	snippet, _ := io.ReadAll(io.LimitReader(res.Body, 256))
+	io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	x := exchange{status: res.StatusCode, retryAfter: retryAfter(res.Header.Get("Retry-After"), d.now())}
+	switch {
+	case res.StatusCode >= 200 && res.StatusCode < 300:
+		x.outcome = outcomeSuccess
+		return x
+	case res.StatusCode == http.StatusGone:
+		x.outcome = outcomeGone
+	case res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusServiceUnavailable:
+		x.outcome = outcomeEndpointFailure
+	default:
+		x.outcome = outcomeFailure
+	}
+	x.err = "HTTP " + strconv.Itoa(res.StatusCode)
+	if res.StatusCode >= 300 && res.StatusCode < 400 {
+		x.err += " redirect to " + strconv.Quote(res.Header.Get("Location")) + " not followed"
+	}
+	if s := strings.TrimSpace(strings.ToValidUTF8(string(snippet), "")); s != "" {
+		x.err += ": " + s
+	}
+	return x
+}
+
+// describe turns a transport error into a short reason for the delivery log.
+func describe(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, ErrForbiddenTarget):
+		var oe *net.OpError
+		if errors.As(err, &oe) && oe.Err != nil {
+			return oe.Err.Error()
+		}
+		return err.Error()
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "timed out"
+	}
+	return err.Error()
+}
+
+// retryAfter parses a Retry-After header: seconds or an HTTP date.
+func retryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n <= 0 {
+			return 0
+		}
+		return time.Duration(min(n, int64(365*24*time.Hour/time.Second))) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// backoff is the wait before retry n (1-based): exponential from
+// InitialBackoff, capped at MaxBackoff, with jitter.
+func (d *Dispatcher) backoff(n int) time.Duration {
+	w := d.cfg.InitialBackoff
+	for i := 1; i < n && w < d.cfg.MaxBackoff; i++ {
+		w *= 2
+	}
+	return d.jitter(min(w, d.cfg.MaxBackoff))
+}
+
+// wait is how long to hold a delivery back after a failure: the receiver's
+// Retry-After when given (at least InitialBackoff, at most MaxRetryAge), else backoff.
+func (d *Dispatcher) wait(x exchange, n int) time.Duration {
+	if x.retryAfter > 0 {
+		return min(max(x.retryAfter, d.cfg.InitialBackoff), d.cfg.MaxRetryAge)
+	}
+	return d.backoff(n)
+}
+
+// record stores the attempt and its consequences in one transaction and
+// tells the schedule what follows.
+func (d *Dispatcher) record(j job, attempted *store.Delivery, start time.Time, x exchange) result {
+	end := d.now()
+	res := result{job: j, kind: resultDone}
+	var finished, disabled []store.Delivery
+	var first bool
+	err := d.db.Update(store.Actor{Source: "webhooks"}, func(tx *store.Tx) error {
+		finished, disabled, first = finished[:0], disabled[:0], false
+		del, err := tx.Delivery(j.id)
+		if err != nil {
+			return err
+		}
+		if del.Status != store.DeliveryPending {
+			return nil // given up meanwhile (endpoint disabled)
+		}
+		first = del.Attempts == 0 && del.RedeliveryOf == 0
+		del.RecordAttempt(store.DeliveryAttempt{Time: start, StatusCode: x.status, Error: x.err,
+			DurationMS: end.Sub(start).Milliseconds()})
+		ep, err := tx.WebhookEndpoint(del.OrganizationID, del.URL)
+		if err != nil {
+			return err
+		}
+		switch x.outcome {
+		case outcomeSuccess:
+			del.Status, del.FinishedAt = store.DeliveryDelivered, end
+			ep.Failures, ep.BlockedUntil, ep.LastSuccessAt = 0, time.Time{}, end
+			finished = append(finished, *del)
+		case outcomeGone:
+			del.Status, del.FinishedAt = store.DeliveryFailed, end
+			del.LastError = "HTTP 410 Gone: the endpoint is disabled until its URL is saved again"
+			if err := tx.PutDelivery(del); err != nil {
+				return err
+			}
+			disabled = append(disabled, *del)
+			rest, err := tx.DisableWebhookEndpoint(del.OrganizationID, del.URL,
+				fmt.Sprintf("answered 410 Gone at %s", end.UTC().Format(time.RFC3339)))
+			if err != nil {
+				return err
+			}
+			disabled = append(disabled, rest...)
+			res.endpoint, err = tx.WebhookEndpoint(del.OrganizationID, del.URL)
+			return err
+		case outcomeEndpointFailure:
+			ep.Failures++
+			ep.LastFailureAt, ep.LastError = end, x.err
+			ep.BlockedUntil = end.Add(d.wait(x, ep.Failures))
+			del.NextAttemptAt = ep.BlockedUntil
+		case outcomeFailure:
+			ep.LastFailureAt, ep.LastError = end, x.err
+			del.NextAttemptAt = end.Add(d.wait(x, del.Attempts))
+		}
+		if del.Status == store.DeliveryPending {
+			if !end.Before(del.CreatedAt.Add(d.cfg.MaxRetryAge)) {
+				del.Status, del.FinishedAt = store.DeliveryFailed, end
+				del.LastError = "given up after " + d.cfg.MaxRetryAge.String() + ": " + x.err
+				finished = append(finished, *del)
+			} else {
+				res.kind, res.next = resultRetry, del.NextAttemptAt
+			}
+		}
+		if err := tx.PutDelivery(del); err != nil {
+			return err
+		}
+		res.endpoint = ep
+		return tx.PutWebhookEndpoint(ep)
+	})
+	if err != nil {
+		d.log.Error("record webhook attempt", "delivery", j.id, "err", err)
+		return result{job: j, kind: resultRetry, next: end.Add(d.cfg.InitialBackoff)}
+	}
+	d.observe(attempted, start, x, first, finished, disabled)
+	return res
+}
+
+// observe updates the metrics after a recorded attempt.
+func (d *Dispatcher) observe(del *store.Delivery, start time.Time, x exchange, first bool, finished, disabled []store.Delivery) {
+	attempt := "success"
+	switch {
+	case x.status == 0 && x.outcome != outcomeSuccess:
+		attempt = "network_error"
+	case x.outcome != outcomeSuccess:
+		attempt = "http_error"
+	}
+	d.metrics.attempts.WithLabelValues(del.Type, attempt).Inc()
+	if first {
+		d.metrics.latency.WithLabelValues(del.Type).Observe(max(0, start.Sub(del.MessageTime).Seconds()))
+	}
+	for _, f := range finished {
+		o := outcomeGivenUp
+		if f.Status == store.DeliveryDelivered {
+			o = outcomeDelivered
+		}
+		d.metrics.deliveries.WithLabelValues(f.Type, o).Inc()
+	}
+	for _, f := range disabled {
+		d.metrics.deliveries.WithLabelValues(f.Type, outcomeDisabled).Inc()
+	}
+	if x.outcome != outcomeSuccess {
+		d.log.Debug("webhook attempt failed", "delivery", del.ID, "url", del.URL, "err", x.err)
+	}
+}

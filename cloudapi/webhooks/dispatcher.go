@@ -1,0 +1,371 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/fleetcam/fleetcam/configs"
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Tuning that is not configuration.
+const (
+	// fanOutBatch is how many messages one fan-out transaction handles.
+	fanOutBatch = 256
+	// pollInterval bounds how long the dispatcher sleeps without a wake-up.
+	pollInterval = time.Second
+	// minWait keeps the scheduler from spinning on a clock that does not move.
+	minWait = 5 * time.Millisecond
+	// SecretGrace is how long the previous secret keeps signing after a rotation.
+	SecretGrace = 24 * time.Hour
+	// LogRetention is how long finished deliveries stay in the delivery log.
+	LogRetention = 7 * 24 * time.Hour
+	// purgeEvery is how often finished deliveries past LogRetention are deleted.
+	purgeEvery = time.Hour
+)
+
+// ErrStarted is returned by Start on a dispatcher that already runs.
+var ErrStarted = errors.New("webhooks: dispatcher already started")
+
+// Dispatcher turns outbox messages into signed deliveries and delivers them.
+// Build it with New, run it with Start and stop it with Close.
+type Dispatcher struct {
+	cfg     configs.Webhooks
+	db      *store.DB
+	key     []byte
+	log     *slog.Logger
+	now     func() time.Time
+	client  *http.Client
+	metrics *metrics
+
+	nudge   chan struct{}
+	jobs    chan job
+	results chan result
+
+	mu         sync.Mutex // guards q for the metrics collector
+	q          *queue
+	inflight   map[int64]job
+	generation int64
+	lastPurge  time.Time
+
+	randMu sync.Mutex
+	rand   *rand.Rand
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New builds a dispatcher over db. key is the server key organization
+// secrets are derived from; reg receives the fleetcam_webhook_* metrics;
+// now is the clock backoff is scheduled by (time.Now when nil).
+func New(cfg configs.Webhooks, db *store.DB, key []byte, log *slog.Logger, reg prometheus.Registerer, now func() time.Time) (*Dispatcher, error) {
+	if len(key) < 16 {
+		return nil, fmt.Errorf("webhooks: the server key must be at least 16 bytes")
+	}
+	if cfg.Workers < 1 {
+		cfg.Workers = 1
+	}
+	if cfg.InitialBackoff <= 0 {
+		cfg.InitialBackoff = time.Second
+	}
+	if cfg.MaxBackoff < cfg.InitialBackoff {
+		cfg.MaxBackoff = cfg.InitialBackoff
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 10 * time.Second
+	}
+	if now == nil {
+		now = time.Now
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	d := &Dispatcher{
+		cfg: cfg, db: db, key: key, log: log.With("component", "webhooks"), now: now,
+		client:   newClient(cfg.RequestTimeout, cfg.AllowPrivateTargets),
+		nudge:    make(chan struct{}, 1),
+		jobs:     make(chan job, cfg.Workers),
+		results:  make(chan result, cfg.Workers),
+		q:        newQueue(),
+		inflight: map[int64]job{},
+		rand:     rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+	}
+	d.metrics = newMetrics(reg, d.oldestPendingAge)
+	return d, nil
+}
+
+// Start loads the queue and starts the scheduler and the workers; they run
+// until ctx ends or Close is called.
+func (d *Dispatcher) Start(ctx context.Context) error {
+	if d.cancel != nil {
+		return ErrStarted
+	}
+	if err := d.reload(); err != nil {
+		return err
+	}
+	ctx, d.cancel = context.WithCancel(ctx)
+	sig, stop := d.db.OutboxSignal()
+	d.wg.Add(1 + d.cfg.Workers)
+	for range d.cfg.Workers {
+		go d.work(ctx)
+	}
+	go func() {
+		defer d.wg.Done()
+		defer stop()
+		d.run(ctx, sig)
+	}()
+	return nil
+}
+
+// Close stops the dispatcher and waits for its goroutines; attempts in
+// flight are abandoned without being recorded, so they are made again after
+// the next Start. The store stays open.
+func (d *Dispatcher) Close() error {
+	if d.cancel == nil {
+		return nil
+	}
+	d.cancel()
+	d.wg.Wait()
+	d.client.CloseIdleConnections()
+	return nil
+}
+
+// Nudge wakes the scheduler: new messages are fanned out and due deliveries
+// attempted now, by the dispatcher's clock.
+func (d *Dispatcher) Nudge() {
+	select {
+	case d.nudge <- struct{}{}:
+	default:
+	}
+}
+
+// run is the scheduler: it fans messages out, hands due deliveries to the
+// workers and applies their results. It alone changes the queue.
+func (d *Dispatcher) run(ctx context.Context, sig <-chan struct{}) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	check := true // look for new messages and outside queue changes
+	for {
+		if check {
+			d.fanOutAll()
+			d.reloadIfChanged()
+			d.purge()
+			check = false
+		}
+		timer.Reset(d.schedule())
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.nudge:
+			check = true
+		case <-sig:
+			check = true
+		case <-timer.C:
+			check = true
+		case r := <-d.results:
+			d.apply(r)
+		}
+	}
+}
+
+// schedule hands every due delivery a free worker can take to the workers
+// and returns how long to sleep before something else becomes due.
+func (d *Dispatcher) schedule() time.Duration {
+	now := d.now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	free := d.cfg.Workers - len(d.inflight)
+	perEndpoint := max(1, d.cfg.Workers/2)
+	for _, j := range d.q.pick(now, free, perEndpoint) {
+		d.inflight[j.id] = j
+		d.jobs <- j // never blocks: at most Workers jobs are outstanding
+	}
+	d.metrics.queueDepth.Set(float64(d.q.depth))
+	wait := pollInterval
+	if t := d.q.nextWake(now); !t.IsZero() {
+		wait = min(wait, t.Sub(now))
+	}
+	return max(wait, minWait)
+}
+
+// apply records a worker's result in the schedule.
+func (d *Dispatcher) apply(r result) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.inflight, r.job.id)
+	d.q.finish(r)
+	d.metrics.queueDepth.Set(float64(d.q.depth))
+}
+
+// reload rebuilds the schedule from the store, keeping attempts in flight.
+func (d *Dispatcher) reload() error {
+	q := newQueue()
+	var gen int64
+	err := d.db.View(func(tx *store.Tx) error {
+		gen = tx.OutboxGeneration()
+		for _, e := range tx.PendingDeliveries() {
+			q.add(e)
+		}
+		for k, ep := range q.endpoints {
+			s, err := tx.WebhookEndpoint(k.org, k.url)
+			if err != nil {
+				return err
+			}
+			ep.setState(s)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("webhooks: load queue: %w", err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, j := range d.inflight {
+		ep := q.endpoint(j.key)
+		ep.inflight++
+		c := ep.chains[j.imei]
+		if c == nil {
+			c = &chain{}
+			ep.chains[j.imei] = c
+		}
+		c.busy = true
+	}
+	d.q, d.generation = q, gen
+	d.metrics.queueDepth.Set(float64(q.depth))
+	return nil
+}
+
+// reloadIfChanged reloads the schedule when something outside the
+// dispatcher (a redelivery, an endpoint enabled again) changed the queue.
+func (d *Dispatcher) reloadIfChanged() {
+	var gen int64
+	d.db.View(func(tx *store.Tx) error { gen = tx.OutboxGeneration(); return nil })
+	d.mu.Lock()
+	changed := gen != d.generation
+	d.mu.Unlock()
+	if changed {
+		if err := d.reload(); err != nil {
+			d.log.Error("reload webhook queue", "err", err)
+		}
+	}
+}
+
+// fanOutAll turns every message after the cursor into deliveries.
+func (d *Dispatcher) fanOutAll() {
+	for {
+		more, err := d.fanOut()
+		if err != nil {
+			d.log.Error("fan out webhook messages", "err", err)
+			return
+		}
+		if !more {
+			return
+		}
+	}
+}
+
+// fanOut handles one batch of messages after the cursor: it routes each,
+// queues one delivery per URL and advances the cursor, all in one
+// transaction, so a message is turned into deliveries exactly once.
+func (d *Dispatcher) fanOut() (more bool, err error) {
+	var added []store.QueueEntry
+	var types []string
+	err = d.db.Update(store.Actor{Source: "webhooks"}, func(tx *store.Tx) error {
+		added, types = added[:0], types[:0]
+		cursor := tx.WebhookCursor()
+		msgs, err := tx.MessagesAfter(cursor, fanOutBatch)
+		if err != nil {
+			return err
+		}
+		more = len(msgs) == fanOutBatch
+		for i := range msgs {
+			m := &msgs[i]
+			targets, err := route(tx, m)
+			if err != nil {
+				return err
+			}
+			if len(targets) > 0 {
+				if _, _, err := tx.EnsureWebhookSecret(m.OrganizationID, NewSalt); err != nil && !errors.Is(err, store.ErrNotFound) {
+					return err
+				}
+			}
+			for _, t := range targets {
+				del := &store.Delivery{OrganizationID: m.OrganizationID, URL: t.url, MessageSeq: m.Seq,
+					WebhookID: webhookID(m, t.url), Type: webhookType(m.Kind), MessageType: m.SubType,
+					IMEI: m.IMEI, MessageTime: m.Time, Body: t.body}
+				if err := tx.EnqueueDelivery(del); err != nil {
+					return err
+				}
+				added = append(added, store.QueueEntry{OrganizationID: del.OrganizationID, URL: del.URL,
+					IMEI: del.IMEI, DeliveryID: del.ID, NextAttemptAt: del.NextAttemptAt, CreatedAt: del.CreatedAt})
+				types = append(types, del.Type)
+			}
+			if m.Kind == store.MessageSystem && m.SubType == store.SystemDeviceRemoved && m.IMEI != "" {
+				if err := tx.DropRemovedDeviceSubscriptions(m.OrganizationID, m.IMEI, m.Time); err != nil {
+					return err
+				}
+			}
+			cursor = m.Seq
+		}
+		return tx.SetWebhookCursor(cursor)
+	})
+	if err != nil {
+		return false, err
+	}
+	d.mu.Lock()
+	for _, e := range added {
+		d.q.add(e)
+	}
+	d.mu.Unlock()
+	for _, t := range types {
+		d.metrics.fannedOut.WithLabelValues(t).Inc()
+	}
+	return more, nil
+}
+
+// purge deletes finished deliveries past LogRetention, once per purgeEvery.
+func (d *Dispatcher) purge() {
+	now := d.now()
+	if now.Sub(d.lastPurge) < purgeEvery {
+		return
+	}
+	d.lastPurge = now
+	err := d.db.Update(store.Actor{Source: "webhooks"}, func(tx *store.Tx) error {
+		_, err := tx.PurgeDeliveries(now.Add(-LogRetention))
+		return err
+	})
+	if err != nil {
+		d.log.Error("purge webhook deliveries", "err", err)
+	}
+}
+
+// oldestPendingAge is the age in seconds of the oldest waiting delivery.
+func (d *Dispatcher) oldestPendingAge() float64 {
+	d.mu.Lock()
+	t := d.q.oldest()
+	d.mu.Unlock()
+	if t.IsZero() {
+		return 0
+	}
+	return max(0, d.now().Sub(t).Seconds())
+}
+
+// jitter returns a random duration in [d/2, d].
+func (d *Dispatcher) jitter(v time.Duration) time.Duration {
+	if v <= 1 {
+		return v
+	}
+	d.randMu.Lock()
+	defer d.randMu.Unlock()
+	return v/2 + time.Duration(d.rand.Int64N(int64(v/2)+1))
+}

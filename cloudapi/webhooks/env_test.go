@@ -1,0 +1,315 @@
+package webhooks
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleetcam/fleetcam/configs"
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// testClock is a settable clock shared by the store and the dispatcher.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// env is a dispatcher over a real bbolt file with one organization.
+type env struct {
+	t     *testing.T
+	path  string
+	cfg   configs.Webhooks
+	key   []byte
+	clock *testClock
+	db    *store.DB
+	d     *Dispatcher
+	reg   *prometheus.Registry
+	org   int64
+}
+
+// newEnv opens a store, creates a partner and an organization and starts a
+// dispatcher; opts adjust the configuration first.
+func newEnv(t *testing.T, opts ...func(*configs.Webhooks)) *env {
+	t.Helper()
+	cfg := configs.Default().Webhooks
+	cfg.Workers = 4
+	cfg.RequestTimeout = 2 * time.Second
+	cfg.MaxRetryAge = 24 * time.Hour
+	cfg.InitialBackoff = time.Second
+	cfg.MaxBackoff = time.Minute
+	cfg.AllowPrivateTargets = true
+	for _, o := range opts {
+		o(&cfg)
+	}
+	e := &env{t: t, path: filepath.Join(t.TempDir(), "fleetcam.db"), cfg: cfg, key: []byte("0123456789abcdef0123456789abcdef"),
+		clock: &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
+	e.open()
+	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		p, err := tx.CreatePartner("Partner")
+		if err != nil {
+			return err
+		}
+		o, err := tx.CreateOrganization(p.ID, "Fleet", []byte("salt"))
+		e.org = o.ID
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.start()
+	t.Cleanup(func() {
+		e.d.Close()
+		e.db.Close()
+	})
+	return e
+}
+
+func (e *env) open() {
+	e.t.Helper()
+	db, err := store.Open(e.path, store.Options{Now: e.clock.Now})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.db = db
+}
+
+func (e *env) start() {
+	e.t.Helper()
+	e.reg = prometheus.NewRegistry()
+	d, err := New(e.cfg, e.db, e.key, nil, e.reg, e.clock.Now)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := d.Start(e.t.Context()); err != nil {
+		e.t.Fatal(err)
+	}
+	e.d = d
+}
+
+// restart stops the dispatcher, closes the store, reopens the same file and
+// starts a new dispatcher, as a fleetcam restart does.
+func (e *env) restart() {
+	e.t.Helper()
+	e.d.Close()
+	if err := e.db.Close(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.open()
+	e.start()
+}
+
+// advance moves the clock and nudges the scheduler.
+func (e *env) advance(d time.Duration) {
+	e.clock.Advance(d)
+	e.d.Nudge()
+}
+
+// update runs fn in a write transaction, failing the test on error.
+func (e *env) update(fn func(tx *store.Tx) error) {
+	e.t.Helper()
+	if err := e.db.Update(store.Actor{Source: "test"}, fn); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// settings changes the organization's webhook settings.
+func (e *env) settings(fn func(s *store.WebhookSettings)) {
+	e.t.Helper()
+	e.update(func(tx *store.Tx) error {
+		s, err := tx.WebhookSettings(e.org)
+		if err != nil {
+			return err
+		}
+		fn(s)
+		return tx.PutWebhookSettings(s)
+	})
+}
+
+// emit records a message for the organization, as a producer does.
+func (e *env) emit(kind, subType, imei string, payload any) {
+	e.t.Helper()
+	e.update(func(tx *store.Tx) error {
+		return tx.Emit(store.Message{Kind: kind, SubType: subType, OrganizationID: e.org, IMEI: imei}, payload)
+	})
+}
+
+// event emits an event message with id n for imei.
+func (e *env) event(imei string, n int, eventType string) {
+	e.t.Helper()
+	e.emit(store.MessageEvent, "", imei, map[string]any{"id": n, "serialNumber": imei, "eventType": eventType,
+		"time": e.clock.Now().Unix(), "lat": 32.1, "lon": 34.8, "alt": 12, "speed": 54.5})
+}
+
+// secret is the organization's current webhook secret.
+func (e *env) secret() string {
+	e.t.Helper()
+	var sec *store.WebhookSecret
+	err := e.db.View(func(tx *store.Tx) error {
+		var err error
+		sec, err = tx.WebhookSecret(e.org)
+		return err
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return Secret(e.key, e.org, sec.Salt)
+}
+
+// deliveries lists the organization's deliveries, oldest first.
+func (e *env) deliveries(f store.DeliveryFilter) []store.Delivery {
+	e.t.Helper()
+	var out []store.Delivery
+	err := e.db.View(func(tx *store.Tx) error {
+		var err error
+		out, _, err = tx.Deliveries(e.org, f, store.Page{})
+		return err
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+// waitFor polls cond until it holds or five seconds pass.
+func (e *env) waitFor(what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// attempted waits until the delivery log holds n attempts in all, and no
+// attempt is in flight, so the next clock advance finds every retry scheduled.
+func (e *env) attempted(n int) {
+	e.t.Helper()
+	e.waitFor(fmt.Sprintf("%d attempts recorded", n), func() bool {
+		total := 0
+		for _, d := range e.deliveries(store.DeliveryFilter{}) {
+			total += d.Attempts
+		}
+		e.d.mu.Lock()
+		idle := len(e.d.inflight) == 0
+		e.d.mu.Unlock()
+		return total >= n && idle
+	})
+}
+
+// received is one request a receiver got.
+type received struct {
+	header http.Header
+	body   []byte
+	env    Envelope
+	status int
+}
+
+func (r received) id() string { return r.header.Get(HeaderID) }
+
+// data decodes the envelope's data object.
+func (r received) data() map[string]any {
+	var m map[string]any
+	json.Unmarshal(r.env.Data, &m)
+	return m
+}
+
+// receiver is a webhook endpoint whose answers a test scripts.
+type receiver struct {
+	t   *testing.T
+	srv *httptest.Server
+	mu  sync.Mutex
+	got []received
+	// answer decides the response to the n-th request (0-based); nil answers 200.
+	answer func(n int, r received, w http.ResponseWriter) int
+}
+
+func newReceiver(t *testing.T, answer func(n int, r received, w http.ResponseWriter) int) *receiver {
+	rc := &receiver{t: t, answer: answer}
+	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got := received{header: r.Header.Clone(), body: body}
+		json.Unmarshal(body, &got.env)
+		rc.mu.Lock()
+		n := len(rc.got)
+		rc.got = append(rc.got, got)
+		rc.mu.Unlock()
+		status := http.StatusOK
+		if rc.answer != nil {
+			status = rc.answer(n, got, w)
+		}
+		rc.mu.Lock()
+		rc.got[n].status = status
+		rc.mu.Unlock()
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *receiver) url(path string) string { return rc.srv.URL + path }
+
+// requests returns what the receiver got so far.
+func (rc *receiver) requests() []received {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]received(nil), rc.got...)
+}
+
+// wait waits until the receiver got n requests and returns them.
+func (rc *receiver) wait(e *env, n int) []received {
+	e.t.Helper()
+	e.waitFor(fmt.Sprintf("%d requests at %s", n, rc.srv.URL), func() bool { return len(rc.requests()) >= n })
+	return rc.requests()
+}
+
+// eventIDs lists data.id of every request, in arrival order, with the path.
+func eventIDs(rs []received) string {
+	var s []string
+	for _, r := range rs {
+		s = append(s, fmt.Sprintf("%v:%v", r.data()["serialNumber"], r.data()["id"]))
+	}
+	return strings.Join(s, " ")
+}
+
+// imei returns a valid IMEI ending in n before its check digit.
+func imei(n int) string {
+	base := fmt.Sprintf("3576601010%04d", n)
+	sum := 0
+	for i := 0; i < 14; i++ {
+		d := int(base[i] - '0')
+		if i%2 == 1 {
+			d *= 2
+			if d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return base + fmt.Sprint((10-sum%10)%10)
+}

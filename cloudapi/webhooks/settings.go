@@ -1,0 +1,130 @@
+package webhooks
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// Limits of an organization's webhook settings.
+const (
+	// MaxURLsPerType is how many URLs an organization holds per webhook type
+	// (three for GPS and three for events, by the spec; the same for the rest).
+	MaxURLsPerType = 3
+	// MaxSubscriptionsPerDevice is how many URLs one device subscribes per type.
+	MaxSubscriptionsPerDevice = 3
+)
+
+// FieldError names the field of a request and the rule it breaks.
+type FieldError struct {
+	Field string
+	Rule  string
+}
+
+func (e *FieldError) Error() string { return e.Field + " " + e.Rule }
+
+// ValidateSettings checks an organization's webhook settings: at most three
+// URLs of each type, no URL twice in one list, every URL allowed (CheckURL),
+// and the system message options in range. Field names are those of the API.
+func ValidateSettings(s *store.WebhookSettings, allowPrivate bool) error {
+	lists := []struct {
+		field string
+		urls  []string
+	}{
+		{"gpsWebhookUrl", s.GPSURLs},
+		{"eventWebhookUrl", s.EventURLs},
+		{"alarmsWebhookUrl", s.AlarmURLs},
+		{"activationWebhookUrl", s.ActivationURLs},
+	}
+	for _, l := range lists {
+		if err := checkURLList(l.field, l.urls, allowPrivate); err != nil {
+			return err
+		}
+	}
+	urls := make([]string, len(s.SystemMessages))
+	for i, w := range s.SystemMessages {
+		urls[i] = w.URL
+	}
+	if err := checkURLList("systemMessagesWebhook", urls, allowPrivate); err != nil {
+		return err
+	}
+	for i, w := range s.SystemMessages {
+		if err := checkSystemConfig(fmt.Sprintf("systemMessagesWebhook[%d].config", i), w.Config); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkURLList(field string, urls []string, allowPrivate bool) error {
+	if len(urls) > MaxURLsPerType {
+		return &FieldError{field, fmt.Sprintf("may hold at most %d URLs (got %d)", MaxURLsPerType, len(urls))}
+	}
+	for i, u := range urls {
+		name := fmt.Sprintf("%s[%d]", field, i)
+		if strings.HasPrefix(field, "systemMessagesWebhook") {
+			name += ".url"
+		}
+		if err := CheckURL(u, allowPrivate); err != nil {
+			return &FieldError{name, err.Error()}
+		}
+		if slices.Index(urls, u) != i {
+			return &FieldError{name, "repeats a URL already in " + field}
+		}
+	}
+	return nil
+}
+
+func checkSystemConfig(field string, c store.SystemMessagesConfig) error {
+	if c.DataProfileLimit != 0 && (c.DataProfileLimit < 10 || c.DataProfileLimit > 100) {
+		return &FieldError{field + ".dataProfile.dataProfileLimit", "must be an integer from 10 to 100"}
+	}
+	if len(c.DataUsageThresholds) > 20 {
+		return &FieldError{field + ".dataUsage.dataThresholds", "may hold at most 20 values"}
+	}
+	for i, t := range c.DataUsageThresholds {
+		if t < 0.1 || t > 20 {
+			return &FieldError{fmt.Sprintf("%s.dataUsage.dataThresholds[%d]", field, i), "must be from 0.1 to 20 (GB)"}
+		}
+		if slices.Index(c.DataUsageThresholds, t) != i {
+			return &FieldError{fmt.Sprintf("%s.dataUsage.dataThresholds[%d]", field, i), "repeats a threshold"}
+		}
+	}
+	if c.DataUsagePlan != 0 && (c.DataUsagePlan < 0.1 || c.DataUsagePlan > 20) {
+		return &FieldError{field + ".dataUsage.dataPlan", "must be from 0.1 to 20 (GB)"}
+	}
+	return nil
+}
+
+// SubscriptionTypes lists the webhook types a device subscription may have.
+var SubscriptionTypes = []string{store.WebhookTypeGPS, store.WebhookTypeEvent, store.WebhookTypeAlarms,
+	store.WebhookTypeSystemMessages, store.WebhookTypeActivation}
+
+// ValidateSubscription checks one device subscription; field prefixes the
+// field names (e.g. "[2]" for the third of a list).
+func ValidateSubscription(field string, s *store.WebhookSubscription, allowPrivate bool) error {
+	if !slices.Contains(SubscriptionTypes, s.Type) {
+		return &FieldError{field + "type", "must be one of " + strings.Join(SubscriptionTypes, ", ")}
+	}
+	if err := CheckURL(s.URL, allowPrivate); err != nil {
+		return &FieldError{field + "url", err.Error()}
+	}
+	return checkSystemConfig(field+"config", s.System)
+}
+
+// ValidateSubscriptionSet checks the limit of subscriptions per device and
+// type over a whole set.
+func ValidateSubscriptionSet(subs []store.WebhookSubscription) error {
+	type key struct{ imei, typ string }
+	n := map[key]int{}
+	for _, s := range subs {
+		k := key{s.IMEI, s.Type}
+		n[k]++
+		if n[k] > MaxSubscriptionsPerDevice {
+			return &FieldError{"url", fmt.Sprintf("device %s may have at most %d %s webhooks", s.IMEI, MaxSubscriptionsPerDevice, s.Type)}
+		}
+	}
+	return nil
+}
