@@ -168,7 +168,7 @@ func (tx *Tx) RemoveDevice(imei string) error {
 		return err
 	}
 	return tx.Emit(Message{Kind: MessageSystem, SubType: SystemDeviceRemoved, OrganizationID: d.OrganizationID,
-		PartnerID: d.PartnerID, IMEI: imei}, map[string]any{"imei": imei, "name": d.Name, "removedAt": tx.now})
+		PartnerID: d.PartnerID, IMEI: imei}, map[string]any{"serialNumber": imei, "name": d.Name, "time": tx.now.Unix()})
 }
 
 // deviceAddHooks let other files of this package set up per-device state

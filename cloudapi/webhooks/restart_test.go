@@ -1,0 +1,108 @@
+package webhooks
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// TestRestartBetweenAttempts stops fleetcam after failed first attempts,
+// reopens the same bbolt file and checks every message still arrives, with
+// the webhook-id of its first attempt.
+func TestRestartBetweenAttempts(t *testing.T) {
+	e := newEnv(t)
+	var mu sync.Mutex
+	seen := map[string]int{}
+	rc := newReceiver(t, func(_ int, r received, _ http.ResponseWriter) int {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[r.id()]++
+		if seen[r.id()] == 1 {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusOK
+	})
+	e.settings(func(s *store.WebhookSettings) { s.EventURLs = []string{rc.url("/")} })
+	for i := range 4 {
+		e.event(imei(i), 1, "accident")
+	}
+	e.attempted(1) // 503 holds the endpoint back after the first failure
+
+	// Messages emitted while fleetcam is down are delivered after the restart.
+	e.d.Close()
+	e.event(imei(9), 1, "accident")
+	e.restart()
+	e.event(imei(10), 1, "accident")
+	delivered := func() int { return len(e.deliveries(store.DeliveryFilter{Status: store.DeliveryDelivered})) }
+	attempts := func() int {
+		n := 0
+		for _, d := range e.deliveries(store.DeliveryFilter{}) {
+			n += d.Attempts
+		}
+		return n
+	}
+	for i := 0; delivered() < 6; i++ {
+		if i > 40 {
+			t.Fatalf("only %d of 6 delivered after %d restarts", delivered(), i)
+		}
+		before := attempts()
+		e.advance(e.cfg.MaxBackoff)
+		e.waitFor("another attempt", func() bool { return attempts() > before })
+		e.attempted(before + 1)
+		e.restart()
+	}
+	rs := rc.requests()
+	ids := map[string]bool{}
+	for _, r := range rs {
+		ids[r.id()] = true
+		if err := Verify(e.secret(), r.header, r.body, e.clock.Now(), 1<<62); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(ids) != 6 {
+		t.Fatalf("%d distinct webhook-ids over %d requests, want 6", len(ids), len(rs))
+	}
+	for _, d := range e.deliveries(store.DeliveryFilter{}) {
+		if !ids[d.WebhookID] {
+			t.Fatalf("delivery %d's webhook-id %s never reached the receiver", d.ID, d.WebhookID)
+		}
+		mu.Lock()
+		n := seen[d.WebhookID]
+		mu.Unlock()
+		if n < 2 {
+			t.Fatalf("webhook-id %s arrived %d times; every message failed once first", d.WebhookID, n)
+		}
+	}
+}
+
+// TestStopMidDelivery stops the dispatcher while a request is in flight, as a
+// crash would: the attempt is not recorded, so after the restart the message
+// is sent again with the same webhook-id.
+func TestStopMidDelivery(t *testing.T) {
+	e := newEnv(t)
+	hang := make(chan struct{})
+	rc := newReceiver(t, func(n int, _ received, _ http.ResponseWriter) int {
+		if n == 0 {
+			<-hang
+		}
+		return http.StatusOK
+	})
+	defer close(hang)
+	e.settings(func(s *store.WebhookSettings) { s.EventURLs = []string{rc.url("/")} })
+	e.event(devX, 1, "accident")
+	e.event(devX, 2, "accident")
+	rc.wait(e, 1)
+	e.restart()
+	rs := rc.wait(e, 3)
+	if rs[1].id() != rs[0].id() {
+		t.Fatalf("resent with webhook-id %s, first sent as %s", rs[1].id(), rs[0].id())
+	}
+	if got := eventIDs(rs[1:]); got != devX+":1 "+devX+":2" {
+		t.Fatalf("after the restart got %s", got)
+	}
+	e.waitFor("both delivered", func() bool {
+		return len(e.deliveries(store.DeliveryFilter{Status: store.DeliveryDelivered})) == 2
+	})
+}
