@@ -94,6 +94,20 @@ func (s *Server) routes(r *gin.Engine) {
 	// Commands and data that reach the device.
 	v2.GET("/devices/:imei/format-storage", auth, write, s.formatStorage)
 	v2.GET("/devices/:imei/gps", scoped(FeatureDeviceGPS), auth, s.getGPS)
+
+	// Webhooks: organization settings, device subscriptions, signing secret,
+	// delivery log and endpoint state.
+	v2.GET("/organizations/:orgId/webhook-settings", auth, s.getWebhookSettings)
+	v2.POST("/organizations/:orgId/webhook-settings", auth, write, s.replaceWebhookSettings)
+	v2.PATCH("/organizations/:orgId/webhook-settings", auth, write, s.patchWebhookSettings)
+	v2.POST("/organizations/:orgId/webhook-secret/rotate", auth, write, s.rotateWebhookSecret)
+	v2.GET("/organizations/:orgId/webhooks", auth, s.listWebhooks)
+	v2.POST("/organizations/:orgId/webhooks", auth, write, s.addWebhook)
+	v2.PUT("/organizations/:orgId/webhooks", auth, write, s.replaceWebhooks)
+	v2.DELETE("/organizations/:orgId/webhooks/:webhookId", auth, write, s.deleteWebhook)
+	v2.GET("/organizations/:orgId/webhook-endpoints", auth, s.listWebhookEndpoints)
+	v2.GET("/organizations/:orgId/webhook-deliveries", auth, s.listWebhookDeliveries)
+	v2.POST("/organizations/:orgId/webhook-deliveries/:deliveryId/redeliver", auth, write, s.redeliverWebhook)
 }
 
 // isoTime formats t as the API's ISO 8601 UTC timestamp with milliseconds.

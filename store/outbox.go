@@ -237,6 +237,11 @@ func (tx *Tx) queueEntries(prefix []byte) []QueueEntry {
 // PendingDeliveries lists every queued delivery, by endpoint, device and id.
 func (tx *Tx) PendingDeliveries() []QueueEntry { return tx.queueEntries(nil) }
 
+// PendingDeliveriesOf lists an organization's queued deliveries.
+func (tx *Tx) PendingDeliveriesOf(orgID int64) []QueueEntry {
+	return tx.queueEntries(append(itob(orgID), 0))
+}
+
 // EnqueueDelivery stores a new pending delivery; it gets an id, its creation
 // time and, unless set, a first attempt due now.
 func (tx *Tx) EnqueueDelivery(d *Delivery) error {
