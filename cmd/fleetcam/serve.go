@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/cloudapi"
+	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/prometheus/client_golang/prometheus"
@@ -64,6 +65,7 @@ func newLogger(level string, w io.Writer) *slog.Logger {
 type app struct {
 	log      *slog.Logger
 	db       *store.DB
+	hooks    *webhooks.Dispatcher
 	http     *http.Server
 	httpAddr net.Addr
 	ready    atomic.Bool
@@ -95,8 +97,16 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	if err != nil {
 		return fail(err)
 	}
+	a.hooks, err = webhooks.New(cfg.Webhooks, db, key, log, reg, nil)
+	if err != nil {
+		return fail(err)
+	}
+	if err := a.hooks.Start(ctx); err != nil {
+		return fail(err)
+	}
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 	if err != nil {
+		a.hooks.Close()
 		return fail(fmt.Errorf("http.addr %s: %w", cfg.HTTP.Addr, err))
 	}
 	a.httpAddr = ln.Addr()
@@ -111,13 +121,15 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	return a, nil
 }
 
-// stop shuts the listeners down, waits for requests in flight up to timeout
-// and closes the store.
+// stop shuts the listeners down, waits for requests in flight up to timeout,
+// stops webhook delivery (what is in flight is sent again after the next
+// start) and closes the store.
 func (a *app) stop(timeout time.Duration) error {
 	a.ready.Store(false)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	err := a.http.Shutdown(ctx)
+	a.hooks.Close()
 	if cerr := a.db.Close(); err == nil {
 		err = cerr
 	}
