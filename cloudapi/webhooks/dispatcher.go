@@ -21,6 +21,11 @@ const (
 	fanOutBatch = 256
 	// pollInterval bounds how long the dispatcher sleeps without a wake-up.
 	pollInterval = time.Second
+	// fanOutEvery is the shortest time between two fan-outs.
+	fanOutEvery = 50 * time.Millisecond
+	// cursorSaveEvery is how often a cursor advanced past messages that
+	// needed no delivery is written down.
+	cursorSaveEvery = 5 * time.Second
 	// minWait keeps the scheduler from spinning on a clock that does not move.
 	minWait = 5 * time.Millisecond
 	// SecretGrace is how long the previous secret keeps signing after a rotation.
@@ -54,6 +59,12 @@ type Dispatcher struct {
 	inflight   map[int64]job
 	generation int64
 	lastPurge  time.Time
+
+	// cursor is the last message fanned out; it runs ahead of the stored
+	// cursor over messages that needed no delivery (saveCursor).
+	cursor      int64
+	cursorDirty bool
+	cursorSaved time.Time
 
 	randMu sync.Mutex
 	rand   *rand.Rand
@@ -113,6 +124,8 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	if err := d.reload(); err != nil {
 		return err
 	}
+	d.db.View(func(tx *store.Tx) error { d.cursor = tx.WebhookCursor(); return nil })
+	d.cursorSaved = d.now()
 	ctx, d.cancel = context.WithCancel(ctx)
 	sig, stop := d.db.OutboxSignal()
 	d.wg.Add(1 + d.cfg.Workers)
@@ -150,28 +163,36 @@ func (d *Dispatcher) Nudge() {
 }
 
 // run is the scheduler: it fans messages out, hands due deliveries to the
-// workers and applies their results. It alone changes the queue.
+// workers and applies their results. It alone changes the queue. Fan-outs
+// are at least fanOutEvery apart, so a busy ingest does not pay for one
+// dispatcher transaction per commit.
 func (d *Dispatcher) run(ctx context.Context, sig <-chan struct{}) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	check := true // look for new messages and outside queue changes
+	want := true // look for new messages and outside queue changes
+	var last time.Time
 	for {
-		if check {
+		if want && time.Since(last) >= fanOutEvery {
 			d.fanOutAll()
 			d.reloadIfChanged()
 			d.purge()
-			check = false
+			want, last = false, time.Now()
 		}
-		timer.Reset(d.schedule())
+		wait := d.schedule()
+		if want {
+			wait = min(wait, fanOutEvery-time.Since(last))
+		}
+		timer.Reset(max(wait, minWait))
 		select {
 		case <-ctx.Done():
+			d.saveCursor(true)
 			return
 		case <-d.nudge:
-			check = true
+			want, last = true, time.Time{}
 		case <-sig:
-			check = true
+			want = true
 		case <-timer.C:
-			check = true
+			want = true
 		case r := <-d.results:
 			d.apply(r)
 		}
@@ -195,7 +216,7 @@ func (d *Dispatcher) schedule() time.Duration {
 	if t := d.q.nextWake(now); !t.IsZero() {
 		wait = min(wait, t.Sub(now))
 	}
-	return max(wait, minWait)
+	return wait
 }
 
 // apply records a worker's result in the schedule.
@@ -258,79 +279,6 @@ func (d *Dispatcher) reloadIfChanged() {
 			d.log.Error("reload webhook queue", "err", err)
 		}
 	}
-}
-
-// fanOutAll turns every message after the cursor into deliveries.
-func (d *Dispatcher) fanOutAll() {
-	for {
-		more, err := d.fanOut()
-		if err != nil {
-			d.log.Error("fan out webhook messages", "err", err)
-			return
-		}
-		if !more {
-			return
-		}
-	}
-}
-
-// fanOut handles one batch of messages after the cursor: it routes each,
-// queues one delivery per URL and advances the cursor, all in one
-// transaction, so a message is turned into deliveries exactly once.
-func (d *Dispatcher) fanOut() (more bool, err error) {
-	var added []store.QueueEntry
-	var types []string
-	err = d.db.Update(store.Actor{Source: "webhooks"}, func(tx *store.Tx) error {
-		added, types = added[:0], types[:0]
-		cursor := tx.WebhookCursor()
-		msgs, err := tx.MessagesAfter(cursor, fanOutBatch)
-		if err != nil {
-			return err
-		}
-		more = len(msgs) == fanOutBatch
-		for i := range msgs {
-			m := &msgs[i]
-			targets, err := route(tx, m)
-			if err != nil {
-				return err
-			}
-			if len(targets) > 0 {
-				if _, _, err := tx.EnsureWebhookSecret(m.OrganizationID, NewSalt); err != nil && !errors.Is(err, store.ErrNotFound) {
-					return err
-				}
-			}
-			for _, t := range targets {
-				del := &store.Delivery{OrganizationID: m.OrganizationID, URL: t.url, MessageSeq: m.Seq,
-					WebhookID: webhookID(m, t.url), Type: webhookType(m.Kind), MessageType: m.SubType,
-					IMEI: m.IMEI, MessageTime: m.Time, Body: t.body}
-				if err := tx.EnqueueDelivery(del); err != nil {
-					return err
-				}
-				added = append(added, store.QueueEntry{OrganizationID: del.OrganizationID, URL: del.URL,
-					IMEI: del.IMEI, DeliveryID: del.ID, NextAttemptAt: del.NextAttemptAt, CreatedAt: del.CreatedAt})
-				types = append(types, del.Type)
-			}
-			if m.Kind == store.MessageSystem && m.SubType == store.SystemDeviceRemoved && m.IMEI != "" {
-				if err := tx.DropRemovedDeviceSubscriptions(m.OrganizationID, m.IMEI, m.Time); err != nil {
-					return err
-				}
-			}
-			cursor = m.Seq
-		}
-		return tx.SetWebhookCursor(cursor)
-	})
-	if err != nil {
-		return false, err
-	}
-	d.mu.Lock()
-	for _, e := range added {
-		d.q.add(e)
-	}
-	d.mu.Unlock()
-	for _, t := range types {
-		d.metrics.fannedOut.WithLabelValues(t).Inc()
-	}
-	return more, nil
 }
 
 // purge deletes finished deliveries past LogRetention, once per purgeEvery.

@@ -363,3 +363,34 @@ func TestSecretRotationSignsWithBothDuringGrace(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMessagesWithoutURLsAreSkipped checks that messages no URL wants are
+// passed over without queueing anything, and stay passed over after a restart.
+func TestMessagesWithoutURLsAreSkipped(t *testing.T) {
+	e := newEnv(t)
+	rc := newReceiver(t, nil)
+	for i := range 5 {
+		e.emit(store.MessageGPS, "", devX, map[string]any{"id": i})
+	}
+	e.d.Nudge()
+	e.waitFor("cursor past the GPS messages", func() bool {
+		e.d.Close() // stop to read the cursor safely; it is written down on close
+		var c int64
+		e.db.View(func(tx *store.Tx) error { c = tx.WebhookCursor(); return nil })
+		e.start()
+		return c == 5
+	})
+	e.settings(func(s *store.WebhookSettings) { s.GPSURLs = []string{rc.url("/gps")} })
+	e.emit(store.MessageGPS, "", devX, map[string]any{"id": "new"})
+	rs := rc.wait(e, 1)
+	e.attempted(1)
+	e.restart()
+	e.d.Nudge()
+	time.Sleep(30 * time.Millisecond)
+	if n := len(rc.requests()); n != 1 || rs[0].data()["id"] != "new" {
+		t.Fatalf("%d GPS webhooks (first %s); only the message after the settings should go", n, rs[0].body)
+	}
+	if n := len(e.deliveries(store.DeliveryFilter{})); n != 1 {
+		t.Fatalf("%d deliveries queued, want 1", n)
+	}
+}
