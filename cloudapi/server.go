@@ -50,7 +50,8 @@ type Deps struct {
 	// device reads as offline.
 	Presence Presence
 	// WebhookSettings renders organizations' webhook settings for
-	// GET /organizations/{orgId}/default-settings; nil: none configured.
+	// GET /organizations/{orgId}/default-settings; nil: the settings saved
+	// with /organizations/{orgId}/webhook-settings, read from the store.
 	WebhookSettings WebhookSettingsReader
 }
 
@@ -89,6 +90,9 @@ func New(d Deps) (*Server, error) {
 	s := &Server{cfg: d.Config, store: d.Store, key: d.Key, commander: d.Commander, log: d.Logger,
 		now: d.Now, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), presence: d.Presence, webhooks: d.WebhookSettings,
 		metricsHandler: promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{Registry: d.Registry})}
+	if s.webhooks == nil {
+		s.webhooks = storedWebhookSettings{s.store}
+	}
 	doc, err := buildOpenAPI()
 	if err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package cloudapi
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -222,30 +221,20 @@ func webhookSettingsOf(s *store.WebhookSettings) *webhookSettingsData {
 	return d
 }
 
-// webhookDefaultSettings returns the webhook members of GET
-// /organizations/{orgId}/default-settings. As in the reference contract each
-// member is the JSON text of the setting (gpsWebhookUrl `["https://…"]`,
-// eventWebhookConfig `{"notifyMediaAvailable":{"isEnabled":true}}`, …).
-func webhookDefaultSettings(tx *store.Tx, orgID int64) (map[string]any, error) {
-	s, err := tx.WebhookSettings(orgID)
-	if err != nil {
-		return nil, err
-	}
-	d := webhookSettingsOf(s)
-	out := map[string]any{}
-	for name, v := range map[string]any{
-		"gpsWebhookUrl": d.GPSWebhookURL, "eventWebhookUrl": d.EventWebhookURL,
-		"eventWebhookConfig": d.EventWebhookConfig, "alarmsWebhookUrl": d.AlarmsWebhookURL,
-		"alarmsWebhookConfig": d.AlarmsWebhookConfig, "systemMessagesWebhook": d.SystemMessagesWebhook,
-		"activationWebhookUrl": d.ActivationWebhookURL,
-	} {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		out[name] = string(raw)
-	}
-	return out, nil
+// storedWebhookSettings is the webhookSettings member of GET
+// /organizations/{orgId}/default-settings: the settings as GET
+// webhook-settings shows them, without the secret.
+type storedWebhookSettings struct{ db *store.DB }
+
+// OrganizationWebhookSettings implements WebhookSettingsReader.
+func (r storedWebhookSettings) OrganizationWebhookSettings(orgID int64) (any, error) {
+	var out *webhookSettingsData
+	err := r.db.View(func(tx *store.Tx) error {
+		ws, err := tx.WebhookSettings(orgID)
+		out = webhookSettingsOf(ws)
+		return err
+	})
+	return out, err
 }
 
 // fieldError turns a webhooks validation error into a 400 that names the field.

@@ -204,20 +204,15 @@ func TestWebhookSettingsAccess(t *testing.T) {
 	e.do("POST", fmt.Sprintf("/v2/organizations/%d/webhook-secret/rotate", foreign), e.partnerToken, nil).wantError(http.StatusNotFound, nameNotFound)
 }
 
-func TestWebhookDefaultSettingsMembers(t *testing.T) {
+func TestWebhookSettingsInDefaultSettings(t *testing.T) {
 	e := newEnv(t)
 	org := e.addOrg(e.partnerID, "Fleet")
 	e.do("POST", fmt.Sprintf("/v2/organizations/%d/webhook-settings", org), e.partnerToken,
 		map[string]any{"gpsWebhookUrl": []string{"https://a.example.com/gps"}}).want(http.StatusOK)
-	var got map[string]any
-	e.db.View(func(tx *store.Tx) error {
-		var err error
-		got, err = webhookDefaultSettings(tx, org)
-		return err
-	})
-	if got["gpsWebhookUrl"] != `["https://a.example.com/gps"]` || got["eventWebhookUrl"] != `[]` ||
-		got["eventWebhookConfig"] != `{"notifyMediaAvailable":{"isEnabled":true}}` {
-		t.Fatalf("default-settings members %v", got)
+	r := e.do("GET", fmt.Sprintf("/v2/organizations/%d/default-settings", org), e.partnerToken, nil).want(http.StatusOK)
+	if r.str("data.webhookSettings.gpsWebhookUrl.0") != "https://a.example.com/gps" || len(r.list("data.webhookSettings.eventWebhookUrl")) != 0 ||
+		r.get("data.webhookSettings.eventWebhookConfig.notifyMediaAvailable.isEnabled") != true || r.str("data.webhookSettings.webhookSecret") != "" {
+		t.Fatalf("default settings %s", r.raw)
 	}
 }
 

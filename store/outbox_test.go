@@ -1,21 +1,9 @@
 package store
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 )
-
-func openTest(t *testing.T) (*DB, *time.Time) {
-	t.Helper()
-	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	db, err := Open(filepath.Join(t.TempDir(), "fleetcam.db"), Options{Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db, &now
-}
 
 func TestQueueKeysRoundTrip(t *testing.T) {
 	for _, tc := range []struct {
@@ -39,7 +27,7 @@ func TestQueueKeysRoundTrip(t *testing.T) {
 }
 
 func TestOutbox(t *testing.T) {
-	db, now := openTest(t)
+	db, clock := openTest(t)
 	sig, stop := db.OutboxSignal()
 	defer stop()
 	var org, other int64
@@ -136,9 +124,9 @@ func TestOutbox(t *testing.T) {
 	}
 
 	// Finished deliveries go after the retention; pending ones stay.
-	*now = now.Add(8 * 24 * time.Hour)
+	clock.advance(8 * 24 * time.Hour)
 	db.Update(Actor{}, func(tx *Tx) error {
-		n, err := tx.PurgeDeliveries(now.Add(-7 * 24 * time.Hour))
+		n, err := tx.PurgeDeliveries(tx.Now().Add(-7 * 24 * time.Hour))
 		if n != 2 {
 			t.Errorf("purged %d, want the 2 given up", n)
 		}
