@@ -252,15 +252,9 @@ func (d *Dispatcher) reload() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, j := range d.inflight {
-		ep := q.endpoint(j.key)
-		ep.inflight++
-		c := ep.chains[j.imei]
-		if c == nil {
-			c = &chain{}
-			ep.chains[j.imei] = c
-		}
-		c.busy = true
+		q.markBusy(j)
 	}
+	q.rebuild()
 	d.q, d.generation = q, gen
 	d.metrics.queueDepth.Set(float64(q.depth))
 	return nil

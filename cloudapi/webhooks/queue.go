@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"container/heap"
 	"time"
 
 	"github.com/fleetcam/fleetcam/store"
@@ -11,7 +12,8 @@ import (
 // is partitioned by endpoint (organization and URL), so a slow or dead URL
 // holds back only its own deliveries, and within an endpoint by device, so
 // a device's messages reach a URL in order: only the head of a device's
-// chain is ever attempted.
+// chain is ever attempted. Each endpoint keeps its idle chains in a heap by
+// the head's due time, so picking the next attempt does not scan every device.
 
 // epKey names an endpoint.
 type epKey struct {
@@ -28,9 +30,35 @@ type item struct {
 
 // chain is one device's pending deliveries to one endpoint, oldest first.
 type chain struct {
-	items []item
-	busy  bool // the head is being attempted
+	imei   string
+	items  []item
+	busy   bool // the head is being attempted
+	queued bool // in one of its endpoint's heaps
 }
+
+// chainHeap is a heap of idle chains; byDue orders by the head's due time,
+// otherwise by the head's id (age).
+type chainHeap struct {
+	byDue  bool
+	chains []*chain
+}
+
+func (h *chainHeap) Len() int { return len(h.chains) }
+func (h *chainHeap) Less(i, j int) bool {
+	a, b := h.chains[i].items[0], h.chains[j].items[0]
+	if h.byDue && !a.next.Equal(b.next) {
+		return a.next.Before(b.next)
+	}
+	return a.id < b.id
+}
+func (h *chainHeap) Swap(i, j int) { h.chains[i], h.chains[j] = h.chains[j], h.chains[i] }
+func (h *chainHeap) Push(x any)    { h.chains = append(h.chains, x.(*chain)) }
+func (h *chainHeap) Pop() any {
+	c := h.chains[len(h.chains)-1]
+	h.chains = h.chains[:len(h.chains)-1]
+	return c
+}
+func (h *chainHeap) top() *chain { return h.chains[0] }
 
 // endpoint is the schedule of one endpoint.
 type endpoint struct {
@@ -40,6 +68,9 @@ type endpoint struct {
 	blockedUntil time.Time
 	inflight     int
 	chains       map[string]*chain
+	// waiting holds idle chains by due time; due holds those already due, oldest first.
+	waiting chainHeap
+	due     chainHeap
 }
 
 // job is one attempt handed to a worker.
@@ -60,21 +91,43 @@ func newQueue() *queue { return &queue{endpoints: map[epKey]*endpoint{}} }
 func (q *queue) endpoint(k epKey) *endpoint {
 	ep := q.endpoints[k]
 	if ep == nil {
-		ep = &endpoint{key: k, chains: map[string]*chain{}}
+		ep = &endpoint{key: k, chains: map[string]*chain{}, waiting: chainHeap{byDue: true}}
 		q.endpoints[k] = ep
 	}
 	return ep
 }
 
+// chain returns the chain of imei, creating it.
+func (ep *endpoint) chain(imei string) *chain {
+	c := ep.chains[imei]
+	if c == nil {
+		c = &chain{imei: imei}
+		ep.chains[imei] = c
+	}
+	return c
+}
+
+// idle puts a chain that is not being attempted into the waiting heap.
+func (ep *endpoint) idle(c *chain) {
+	if !c.busy && !c.queued && len(c.items) > 0 {
+		c.queued = true
+		heap.Push(&ep.waiting, c)
+	}
+}
+
+// promote moves the chains due at now from waiting to due.
+func (ep *endpoint) promote(now time.Time) {
+	for ep.waiting.Len() > 0 && !ep.waiting.top().items[0].next.After(now) {
+		heap.Push(&ep.due, heap.Pop(&ep.waiting))
+	}
+}
+
 // add appends a pending delivery to its device's chain.
 func (q *queue) add(e store.QueueEntry) {
 	ep := q.endpoint(epKey{e.OrganizationID, e.URL})
-	c := ep.chains[e.IMEI]
-	if c == nil {
-		c = &chain{}
-		ep.chains[e.IMEI] = c
-	}
+	c := ep.chain(e.IMEI)
 	c.items = append(c.items, item{id: e.DeliveryID, next: e.NextAttemptAt, created: e.CreatedAt})
+	ep.idle(c)
 	q.depth++
 }
 
@@ -98,59 +151,68 @@ func (q *queue) pick(now time.Time, free, perEndpoint int) []job {
 		if ep.failures > 0 {
 			limit = 1
 		}
-		for ep.inflight < limit && free > 0 {
-			imei, c := ep.oldestDue(now)
-			if c == nil {
-				break
-			}
-			c.busy = true
+		ep.promote(now)
+		for ep.inflight < limit && free > 0 && ep.due.Len() > 0 {
+			c := heap.Pop(&ep.due).(*chain)
+			c.queued, c.busy = false, true
 			ep.inflight++
 			free--
-			out = append(out, job{key: ep.key, imei: imei, id: c.items[0].id})
+			out = append(out, job{key: ep.key, imei: c.imei, id: c.items[0].id})
 		}
 	}
 	return out
-}
-
-// oldestDue returns the idle chain whose due head is the oldest delivery.
-func (ep *endpoint) oldestDue(now time.Time) (string, *chain) {
-	var best *chain
-	var bestIMEI string
-	for imei, c := range ep.chains {
-		if c.busy || len(c.items) == 0 || c.items[0].next.After(now) {
-			continue
-		}
-		if best == nil || c.items[0].id < best.items[0].id {
-			best, bestIMEI = c, imei
-		}
-	}
-	return bestIMEI, best
 }
 
 // nextWake is the earliest time something not yet due becomes due; zero
 // when nothing waits on time.
 func (q *queue) nextWake(now time.Time) time.Time {
 	var t time.Time
-	earlier := func(c time.Time) {
-		if c.After(now) && (t.IsZero() || c.Before(t)) {
-			t = c
-		}
-	}
 	for _, ep := range q.endpoints {
 		if ep.disabled {
 			continue
 		}
-		if ep.blockedUntil.After(now) {
-			earlier(ep.blockedUntil)
+		var c time.Time
+		switch {
+		case ep.due.Len() > 0:
+			c = ep.blockedUntil
+		case ep.waiting.Len() > 0:
+			c = later(ep.blockedUntil, ep.waiting.top().items[0].next)
+		default:
 			continue
 		}
-		for _, c := range ep.chains {
-			if !c.busy && len(c.items) > 0 {
-				earlier(c.items[0].next)
-			}
+		if c.After(now) && (t.IsZero() || c.Before(t)) {
+			t = c
 		}
 	}
 	return t
+}
+
+func later(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return b
+	}
+	return a
+}
+
+// markBusy records an attempt in flight (kept across a reload).
+func (q *queue) markBusy(j job) {
+	ep := q.endpoint(j.key)
+	ep.inflight++
+	ep.chain(j.imei).busy = true
+}
+
+// rebuild refills every endpoint's ready heap from its idle chains.
+func (q *queue) rebuild() {
+	for _, ep := range q.endpoints {
+		ep.waiting.chains, ep.due.chains = nil, nil
+		for _, c := range ep.chains {
+			c.queued = !c.busy && len(c.items) > 0
+			if c.queued {
+				ep.waiting.chains = append(ep.waiting.chains, c)
+			}
+		}
+		heap.Init(&ep.waiting)
+	}
 }
 
 // finish applies an attempt's result to the schedule.
@@ -163,28 +225,25 @@ func (q *queue) finish(r result) {
 	if r.endpoint != nil {
 		ep.setState(r.endpoint)
 	}
-	c := ep.chains[r.job.imei]
-	if c != nil {
+	if c := ep.chains[r.job.imei]; c != nil {
 		c.busy = false
-		switch r.kind {
-		case resultDone:
-			for i, it := range c.items {
-				if it.id == r.job.id {
-					c.items = append(c.items[:i], c.items[i+1:]...)
-					q.depth--
-					break
-				}
+		for i := range c.items {
+			if c.items[i].id != r.job.id {
+				continue
 			}
-		case resultRetry:
-			for i := range c.items {
-				if c.items[i].id == r.job.id {
-					c.items[i].next = r.next
-				}
+			switch r.kind {
+			case resultDone:
+				c.items = append(c.items[:i], c.items[i+1:]...)
+				q.depth--
+			case resultRetry:
+				c.items[i].next = r.next
 			}
+			break
 		}
-		if len(c.items) == 0 {
+		if len(c.items) == 0 && !c.queued {
 			delete(ep.chains, r.job.imei)
 		}
+		ep.idle(c)
 	}
 	if ep.disabled {
 		for imei, c := range ep.chains {
@@ -193,6 +252,7 @@ func (q *queue) finish(r result) {
 				delete(ep.chains, imei)
 			}
 		}
+		ep.waiting.chains, ep.due.chains = nil, nil
 	}
 	if ep.inflight == 0 && len(ep.chains) == 0 {
 		delete(q.endpoints, ep.key)
