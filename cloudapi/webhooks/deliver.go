@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -56,13 +55,16 @@ func (d *Dispatcher) work(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case j := <-d.jobs:
-			d.results <- d.attempt(ctx, j)
+			if r := d.attempt(ctx, j); r != nil {
+				d.results <- *r
+			}
 		}
 	}
 }
 
-// attempt makes one delivery attempt and records it.
-func (d *Dispatcher) attempt(ctx context.Context, j job) result {
+// attempt makes one delivery attempt and hands it to the recorder; it
+// returns a result itself only when there is nothing to record.
+func (d *Dispatcher) attempt(ctx context.Context, j job) *result {
 	var del *store.Delivery
 	var sec *store.WebhookSecret
 	err := d.db.View(func(tx *store.Tx) error {
@@ -74,7 +76,7 @@ func (d *Dispatcher) attempt(ctx context.Context, j job) result {
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) && del == nil {
-		return result{job: j, kind: resultDone} // purged
+		return &result{job: j, kind: resultDone} // purged
 	}
 	if errors.Is(err, store.ErrNotFound) && del.Status == store.DeliveryPending {
 		err = d.db.Update(store.Actor{Source: "webhooks"}, func(tx *store.Tx) error {
@@ -84,20 +86,21 @@ func (d *Dispatcher) attempt(ctx context.Context, j job) result {
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return result{job: j, kind: resultAborted}
+			return &result{job: j, kind: resultAborted}
 		}
 		d.log.Error("load webhook delivery", "delivery", j.id, "err", err)
-		return result{job: j, kind: resultRetry, next: d.now().Add(d.cfg.InitialBackoff)}
+		return &result{job: j, kind: resultRetry, next: d.now().Add(d.cfg.InitialBackoff)}
 	}
 	if del.Status != store.DeliveryPending {
-		return result{job: j, kind: resultDone}
+		return &result{job: j, kind: resultDone}
 	}
 	start := d.now()
 	x := d.post(ctx, del, start, d.signatures(sec, del.WebhookID, start, del.Body))
 	if ctx.Err() != nil {
-		return result{job: j, kind: resultAborted}
+		return &result{job: j, kind: resultAborted}
 	}
-	return d.record(j, del, start, x)
+	d.records <- &attemptRecord{job: j, attempted: del, start: start, end: d.now(), x: x}
+	return nil
 }
 
 // signatures signs a delivery with the organization's secret, and with the
@@ -204,81 +207,6 @@ func (d *Dispatcher) wait(x exchange, n int) time.Duration {
 		return min(max(x.retryAfter, d.cfg.InitialBackoff), d.cfg.MaxRetryAge)
 	}
 	return d.backoff(n)
-}
-
-// record stores the attempt and its consequences in one transaction and
-// tells the schedule what follows.
-func (d *Dispatcher) record(j job, attempted *store.Delivery, start time.Time, x exchange) result {
-	end := d.now()
-	res := result{job: j, kind: resultDone}
-	var finished, disabled []store.Delivery
-	var first bool
-	err := d.db.Update(store.Actor{Source: "webhooks"}, func(tx *store.Tx) error {
-		finished, disabled, first = finished[:0], disabled[:0], false
-		del, err := tx.Delivery(j.id)
-		if err != nil {
-			return err
-		}
-		if del.Status != store.DeliveryPending {
-			return nil // given up meanwhile (endpoint disabled)
-		}
-		first = del.Attempts == 0 && del.RedeliveryOf == 0
-		del.RecordAttempt(store.DeliveryAttempt{Time: start, StatusCode: x.status, Error: x.err,
-			DurationMS: end.Sub(start).Milliseconds()})
-		ep, err := tx.WebhookEndpoint(del.OrganizationID, del.URL)
-		if err != nil {
-			return err
-		}
-		switch x.outcome {
-		case outcomeSuccess:
-			del.Status, del.FinishedAt = store.DeliveryDelivered, end
-			ep.Failures, ep.BlockedUntil, ep.LastSuccessAt = 0, time.Time{}, end
-			finished = append(finished, *del)
-		case outcomeGone:
-			del.Status, del.FinishedAt = store.DeliveryFailed, end
-			del.LastError = "HTTP 410 Gone: the endpoint is disabled until its URL is saved again"
-			if err := tx.PutDelivery(del); err != nil {
-				return err
-			}
-			disabled = append(disabled, *del)
-			rest, err := tx.DisableWebhookEndpoint(del.OrganizationID, del.URL,
-				fmt.Sprintf("answered 410 Gone at %s", end.UTC().Format(time.RFC3339)))
-			if err != nil {
-				return err
-			}
-			disabled = append(disabled, rest...)
-			res.endpoint, err = tx.WebhookEndpoint(del.OrganizationID, del.URL)
-			return err
-		case outcomeEndpointFailure:
-			ep.Failures++
-			ep.LastFailureAt, ep.LastError = end, x.err
-			ep.BlockedUntil = end.Add(d.wait(x, ep.Failures))
-			del.NextAttemptAt = ep.BlockedUntil
-		case outcomeFailure:
-			ep.LastFailureAt, ep.LastError = end, x.err
-			del.NextAttemptAt = end.Add(d.wait(x, del.Attempts))
-		}
-		if del.Status == store.DeliveryPending {
-			if !end.Before(del.CreatedAt.Add(d.cfg.MaxRetryAge)) {
-				del.Status, del.FinishedAt = store.DeliveryFailed, end
-				del.LastError = "given up after " + d.cfg.MaxRetryAge.String() + ": " + x.err
-				finished = append(finished, *del)
-			} else {
-				res.kind, res.next = resultRetry, del.NextAttemptAt
-			}
-		}
-		if err := tx.PutDelivery(del); err != nil {
-			return err
-		}
-		res.endpoint = ep
-		return tx.PutWebhookEndpoint(ep)
-	})
-	if err != nil {
-		d.log.Error("record webhook attempt", "delivery", j.id, "err", err)
-		return result{job: j, kind: resultRetry, next: end.Add(d.cfg.InitialBackoff)}
-	}
-	d.observe(attempted, start, x, first, finished, disabled)
-	return res
 }
 
 // observe updates the metrics after a recorded attempt.

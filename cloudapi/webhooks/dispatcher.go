@@ -52,6 +52,7 @@ type Dispatcher struct {
 
 	nudge   chan struct{}
 	jobs    chan job
+	records chan *attemptRecord
 	results chan result
 
 	mu         sync.Mutex // guards q for the metrics collector
@@ -106,6 +107,7 @@ func New(cfg configs.Webhooks, db *store.DB, key []byte, log *slog.Logger, reg p
 		client:   newClient(cfg.RequestTimeout, cfg.AllowPrivateTargets),
 		nudge:    make(chan struct{}, 1),
 		jobs:     make(chan job, cfg.Workers),
+		records:  make(chan *attemptRecord, cfg.Workers),
 		results:  make(chan result, cfg.Workers),
 		q:        newQueue(),
 		inflight: map[int64]job{},
@@ -128,10 +130,11 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	d.cursorSaved = d.now()
 	ctx, d.cancel = context.WithCancel(ctx)
 	sig, stop := d.db.OutboxSignal()
-	d.wg.Add(1 + d.cfg.Workers)
+	d.wg.Add(2 + d.cfg.Workers)
 	for range d.cfg.Workers {
 		go d.work(ctx)
 	}
+	go d.recorder(ctx)
 	go func() {
 		defer d.wg.Done()
 		defer stop()
