@@ -394,3 +394,56 @@ func TestMessagesWithoutURLsAreSkipped(t *testing.T) {
 		t.Fatalf("%d deliveries queued, want 1", n)
 	}
 }
+
+// TestManyMessagesKeepDeviceOrder sends messages of many devices to two URLs
+// with flaky answers and checks each URL sees every device's messages in order.
+func TestManyMessagesKeepDeviceOrder(t *testing.T) {
+	e := newEnv(t, func(c *configs.Webhooks) { c.Workers = 8 })
+	var mu sync.Mutex
+	flaky := map[string]bool{}
+	answer := func(_ int, r received, _ http.ResponseWriter) int {
+		mu.Lock()
+		defer mu.Unlock()
+		if id := r.id(); !flaky[id] && len(id)%3 == 0 { // a third of the messages fail once
+			flaky[id] = true
+			return http.StatusInternalServerError
+		}
+		return http.StatusOK
+	}
+	u1, u2 := newReceiver(t, answer), newReceiver(t, answer)
+	e.settings(func(s *store.WebhookSettings) { s.EventURLs = []string{u1.url("/"), u2.url("/")} })
+	const devices, perDevice = 20, 15
+	e.update(func(tx *store.Tx) error {
+		for n := 1; n <= perDevice; n++ {
+			for dv := range devices {
+				err := tx.Emit(store.Message{Kind: store.MessageEvent, OrganizationID: e.org, IMEI: imei(dv)},
+					map[string]any{"id": n, "serialNumber": imei(dv), "eventType": "accident"})
+				if err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	for e.d.Nudge(); len(e.deliveries(store.DeliveryFilter{Status: store.DeliveryDelivered})) < 2*devices*perDevice; {
+		e.attempted(0)
+		e.advance(e.cfg.MaxBackoff)
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, rc := range []*receiver{u1, u2} {
+		last := map[string]float64{}
+		for _, r := range rc.requests() {
+			if r.status != http.StatusOK {
+				continue
+			}
+			dev, n := r.data()["serialNumber"].(string), r.data()["id"].(float64)
+			if n != last[dev]+1 {
+				t.Fatalf("%s got %s:%v after %v", rc.srv.URL, dev, n, last[dev])
+			}
+			last[dev] = n
+		}
+		if len(last) != devices {
+			t.Fatalf("%s heard from %d devices", rc.srv.URL, len(last))
+		}
+	}
+}
