@@ -23,6 +23,7 @@ type FieldError struct {
 	Rule  string
 }
 
+// Error reads "<field> <rule>", the message of the API's 400 answer.
 func (e *FieldError) Error() string { return e.Field + " " + e.Rule }
 
 // ValidateSettings checks an organization's webhook settings: at most three
