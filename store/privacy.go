@@ -59,7 +59,7 @@ func (tx *Tx) SetPrivacyMode(imei, mode string, pending bool) (before string, er
 
 // PrivacyModeMessage is the payload of a privacyMode system message.
 type PrivacyModeMessage struct {
-	IMEI string `json:"imei"`
+	IMEI string `json:"serialNumber"`
 	// Change is "mode" for a privacy-mode switch, "config" for a change of
 	// what privacy mode keeps enabled.
 	Change string             `json:"change"`
