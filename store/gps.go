@@ -37,7 +37,10 @@ func gpsKey(imei string, t time.Time) []byte {
 func (tx *Tx) AddGPS(imei string, points []GPSPoint) ([]GPSPoint, error) {
 	b := tx.bucket(bucketGPS)
 	var added []GPSPoint
-	for _, p := range points {
+	for i, p := range points {
+		if err := ValidGPSPoint(p); err != nil {
+			return nil, fmt.Errorf("gps sample %d: %w", i, err)
+		}
 		k := gpsKey(imei, p.Time)
 		if b.Get(k) != nil {
 			continue
@@ -78,4 +81,28 @@ func (tx *Tx) GPS(imei string, start, end time.Time, limit int) ([]GPSPoint, err
 		}
 	}
 	return out, nil
+}
+
+// GPSBatch is the payload of a MessageGPS message: the samples of one device
+// newly stored in one transaction, oldest first.
+type GPSBatch struct {
+	IMEI   string     `json:"imei"`
+	Points []GPSPoint `json:"points"`
+}
+
+// ValidGPSPoint reports the first member of p out of range, or nil.
+func ValidGPSPoint(p GPSPoint) error {
+	switch {
+	case p.Time.UnixMilli() <= 0:
+		return fmt.Errorf("time must be a positive unix time: %w", ErrInvalid)
+	case math.IsNaN(p.Lat) || p.Lat < -90 || p.Lat > 90:
+		return fmt.Errorf("lat must be from -90 to 90: %w", ErrInvalid)
+	case math.IsNaN(p.Lon) || p.Lon < -180 || p.Lon > 180:
+		return fmt.Errorf("lon must be from -180 to 180: %w", ErrInvalid)
+	case math.IsNaN(p.Speed) || p.Speed < 0:
+		return fmt.Errorf("speed must not be negative: %w", ErrInvalid)
+	case math.IsNaN(p.Accuracy) || p.Accuracy < 0:
+		return fmt.Errorf("accuracy must not be negative: %w", ErrInvalid)
+	}
+	return nil
 }

@@ -1,0 +1,216 @@
+package broker
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"strconv"
+	"strings"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// refusal is a CONNACK answer: the MQTT 5 reason code and the MQTT 3.1.1
+// return code that says the same.
+type refusal struct {
+	v5     packets.Code
+	v3     byte
+	metric string
+}
+
+// CONNACK refusals (docs/device-protocol.md, "Reason codes").
+var (
+	refuseClientID    = refusal{packets.ErrClientIdentifierNotValid, 0x02, "bad_client_id"}
+	refuseCredentials = refusal{packets.ErrBadUsernameOrPassword, 0x04, "bad_credentials"}
+	refuseUnknown     = refusal{packets.ErrNotAuthorized, 0x05, "unknown_device"}
+	refuseUnavailable = refusal{packets.ErrServerUnavailable, 0x03, "server_unavailable"}
+	refuseRate        = refusal{packets.ErrConnectionRateExceeded, 0x03, "rate_limited"}
+)
+
+// authHook authenticates devices. It decides in OnConnect, where it can
+// answer with the precise CONNACK code, and OnConnectAuthenticate then
+// admits exactly the clients OnConnect accepted.
+type authHook struct {
+	mqtt.HookBase
+	s *Server
+}
+
+// ID names the hook.
+func (h *authHook) ID() string { return "fleetcam-auth" }
+
+// Provides lists the events the hook handles.
+func (h *authHook) Provides(b byte) bool {
+	return b == mqtt.OnConnect || b == mqtt.OnConnectAuthenticate
+}
+
+// OnConnect checks the rate limit and the device's credentials, refusing the
+// connection with its reason code when they fail.
+func (h *authHook) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
+	s := h.s
+	if !s.limiter.allow(cl.Net.Remote, s.now()) {
+		return s.refuse(cl, refuseRate, "connection rate exceeded")
+	}
+	l, ref, why := s.authenticate(cl, pk)
+	if l == nil {
+		return s.refuse(cl, ref, why)
+	}
+	s.links.admit(l)
+	return nil
+}
+
+// OnConnectAuthenticate admits the clients OnConnect accepted.
+func (h *authHook) OnConnectAuthenticate(cl *mqtt.Client, _ packets.Packet) bool {
+	return h.s.links.byClient(cl) != nil
+}
+
+// refuse sends a CONNACK with the refusal's code and returns it as the error
+// that ends the connection.
+func (s *Server) refuse(cl *mqtt.Client, r refusal, why string) error {
+	s.metrics.connects.WithLabelValues(r.metric).Inc()
+	s.log.Info("device connection refused", "client", cl.ID, "remote", cl.Net.Remote, "code", r.v5.Code, "reason", why)
+	ack := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connack}, ReasonCode: r.v5.Code,
+		Properties: packets.Properties{ReasonString: r.v5.Reason}}
+	if cl.Properties.ProtocolVersion < 5 {
+		ack.ReasonCode = r.v3
+	}
+	_ = cl.WritePacket(ack)
+	return r.v5
+}
+
+// authenticate checks a CONNECT against the device's inventory entry and
+// credential. On success it returns the connection's link; on failure the
+// refusal and a reason for the log.
+func (s *Server) authenticate(cl *mqtt.Client, pk packets.Packet) (*link, refusal, string) {
+	imei := pk.Connect.ClientIdentifier
+	if !store.ValidIMEI(imei) {
+		return nil, refuseClientID, "client id is not an IMEI"
+	}
+	if string(pk.Connect.Username) != imei {
+		return nil, refuseCredentials, "username differs from the client id"
+	}
+	var (
+		dev    *store.Device
+		cred   *store.DeviceCredential
+		forbid bool
+	)
+	err := s.db.View(func(tx *store.Tx) error {
+		var err error
+		if dev, err = tx.Device(imei); err != nil {
+			return err
+		}
+		if cred, err = tx.DeviceCredential(imei); err != nil {
+			return err
+		}
+		os, err := tx.OrgSettings(dev.OrganizationID)
+		if err != nil {
+			return err
+		}
+		forbid = os.ForbidLegacyFirmware
+		return nil
+	})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, refuseUnknown, "imei is in no organization's inventory"
+	case err != nil:
+		s.log.Error("read device credential", "imei", imei, "error", err)
+		return nil, refuseUnavailable, "store error"
+	}
+	l := newLink(cl, dev)
+	password := string(pk.Connect.Password)
+	switch {
+	case strings.HasPrefix(password, protocol.BootstrapPrefix):
+		if ref, why := s.bootstrap(l, cred, password); why != "" {
+			return nil, ref, why
+		}
+	case strings.HasPrefix(password, protocol.LegacyPrefix):
+		fw := strings.TrimPrefix(password, protocol.LegacyPrefix)
+		switch {
+		case !validFirmware(fw):
+			return nil, refuseCredentials, "legacy password without a firmware version"
+		case !protocol.FirmwareBelow(fw, protocol.MinTokenFirmware):
+			return nil, refuseCredentials, "firmware " + fw + " must authenticate with a token"
+		case !s.devices.AllowLegacyFirmware:
+			return nil, refuseCredentials, "legacy firmware is disabled"
+		case forbid:
+			return nil, refuseCredentials, "the organization forbids legacy firmware"
+		case cred.Generation > 0:
+			return nil, refuseCredentials, "the device was issued a token and must use it"
+		}
+		l.legacy, l.firmware = true, fw
+	default:
+		if !tokenMatches(password, cred.TokenHash) {
+			return nil, refuseCredentials, "token missing, wrong or revoked"
+		}
+	}
+	return l, refusal{}, ""
+}
+
+// bootstrap verifies a factory-key proof and issues the device a fresh
+// token: its hash replaces any older one on disk before the connection is
+// accepted, and the token itself waits on the link for delivery.
+func (s *Server) bootstrap(l *link, cred *store.DeviceCredential, password string) (refusal, string) {
+	now := s.now()
+	key := protocol.FactoryKey(s.master, l.imei)
+	if err := protocol.VerifyBootstrap(password, key, l.imei, now, s.devices.BootstrapSkew); err != nil {
+		return refuseCredentials, err.Error()
+	}
+	// A proof is accepted once: its timestamp must be later than the last
+	// accepted one, so a captured bootstrap password cannot be replayed.
+	ts, _ := strconv.ParseInt(strings.SplitN(strings.TrimPrefix(password, protocol.BootstrapPrefix), ":", 2)[0], 10, 64)
+	if ts <= cred.LastBootstrap {
+		return refuseCredentials, "bootstrap proof already used"
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return refuseUnavailable, "token generation failed"
+	}
+	token := base64.RawURLEncoding.EncodeToString(raw)
+	sum := sha256.Sum256([]byte(token))
+	err := s.commit(&l.dev, func(tx *store.Tx) error {
+		c, err := tx.DeviceCredential(l.imei)
+		if err != nil {
+			return err
+		}
+		if ts <= c.LastBootstrap {
+			return errReplayedProof
+		}
+		return tx.IssueDeviceToken(l.imei, sum[:], ts)
+	})
+	switch {
+	case errors.Is(err, errReplayedProof):
+		return refuseCredentials, "bootstrap proof already used"
+	case err != nil:
+		s.log.Error("store device token", "imei", l.imei, "error", err)
+		return refuseUnavailable, "store error"
+	}
+	s.metrics.bootstraps.Inc()
+	l.token = &protocol.TokenGrant{Token: token, IssuedAt: now.Unix()}
+	return refusal{}, ""
+}
+
+var errReplayedProof = errors.New("broker: bootstrap proof already used")
+
+// validFirmware reports whether fw is dot-separated numbers such as 3.9.1.
+func validFirmware(fw string) bool {
+	if fw == "" || len(fw) > 32 {
+		return false
+	}
+	for _, part := range strings.Split(fw, ".") {
+		if part == "" || strings.Trim(part, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// tokenMatches reports whether token hashes to hash, in constant time.
+func tokenMatches(token string, hash []byte) bool {
+	sum := sha256.Sum256([]byte(token))
+	return len(hash) == len(sum) && subtle.ConstantTimeCompare(sum[:], hash) == 1
+}

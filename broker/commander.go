@@ -1,0 +1,235 @@
+package broker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// replyWaiters routes device replies to the Send calls awaiting them.
+type replyWaiters struct {
+	mu sync.Mutex
+	m  map[string]*waiter
+}
+
+type waiter struct {
+	imei, name string
+	ch         chan protocol.Reply
+}
+
+func newReplyWaiters() *replyWaiters { return &replyWaiters{m: map[string]*waiter{}} }
+
+func (r *replyWaiters) add(id, imei, name string) *waiter {
+	w := &waiter{imei: imei, name: name, ch: make(chan protocol.Reply, 1)}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.m[id] = w
+	return w
+}
+
+func (r *replyWaiters) remove(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.m, id)
+}
+
+// get returns the waiter of command id if it was sent to imei.
+func (r *replyWaiters) get(id, imei string) *waiter {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if w := r.m[id]; w != nil && w.imei == imei {
+		return w
+	}
+	return nil
+}
+
+// Online reports whether imei holds a connection to this broker.
+func (s *Server) Online(imei string) bool { return s.links.byIMEI(imei) != nil }
+
+// Presence returns the stored link state of imei: presence, last seen,
+// firmware, product type, health and configuration versions.
+func (s *Server) Presence(imei string) (store.DeviceLink, error) {
+	var dl store.DeviceLink
+	err := s.db.View(func(tx *store.Tx) error {
+		if _, err := tx.Device(imei); err != nil {
+			return err
+		}
+		l, err := tx.DeviceLink(imei)
+		if l != nil {
+			dl = *l
+		}
+		return err
+	})
+	return dl, err
+}
+
+// Send sends command name with args to the device and waits for its reply,
+// at most mqtt.commandTimeout or until ctx ends. A device that is not
+// connected (or not yet subscribed to its commands) gives ErrDeviceOffline
+// at once; no reply in time gives ErrCommandTimeout; a reply with ok false
+// is returned with an error wrapping ErrCommandFailed.
+func (s *Server) Send(ctx context.Context, imei, name string, args any) (protocol.Reply, error) {
+	if s.links.byIMEI(imei) == nil || !s.subscribed(imei, protocol.Topic(imei, protocol.TopicCommand)) {
+		s.metrics.commands.WithLabelValues("offline").Inc()
+		return protocol.Reply{}, fmt.Errorf("%w: %s", ErrDeviceOffline, imei)
+	}
+	raw, err := encodeArgs(args)
+	if err != nil {
+		return protocol.Reply{}, err
+	}
+	cmd := protocol.Command{ID: rand.Text(), Name: name, Args: raw, IssuedAt: s.now().Unix()}
+	w := s.replies.add(cmd.ID, imei, name)
+	defer s.replies.remove(cmd.ID)
+	if err := s.publishCommand(imei, cmd); err != nil {
+		return protocol.Reply{}, err
+	}
+	timer := time.NewTimer(s.cfg.CommandTimeout)
+	defer timer.Stop()
+	select {
+	case r := <-w.ch:
+		if !r.OK {
+			s.metrics.commands.WithLabelValues("failed").Inc()
+			return r, fmt.Errorf("%w: %s: %s", ErrCommandFailed, name, r.Error)
+		}
+		s.metrics.commands.WithLabelValues("ok").Inc()
+		return r, nil
+	case <-timer.C:
+		s.metrics.commands.WithLabelValues("timeout").Inc()
+		return protocol.Reply{}, fmt.Errorf("%w: %s to %s after %s", ErrCommandTimeout, name, imei, s.cfg.CommandTimeout)
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			s.metrics.commands.WithLabelValues("timeout").Inc()
+			return protocol.Reply{}, fmt.Errorf("%w: %s to %s: %w", ErrCommandTimeout, name, imei, ctx.Err())
+		}
+		return protocol.Reply{}, ctx.Err()
+	}
+}
+
+// Queue keeps command name durably until the device answers it: it is sent
+// now when the device is connected and again on every connection until a
+// reply arrives. For changes that apply when the device comes back (privacy).
+func (s *Server) Queue(imei, name string, args any) error {
+	err := s.db.Update(store.Actor{Source: "system"}, func(tx *store.Tx) error {
+		return s.Enqueue(tx, imei, name, args)
+	})
+	if err != nil {
+		return err
+	}
+	s.DeliverQueued(imei)
+	return nil
+}
+
+// Enqueue queues a command inside the caller's transaction, so it commits
+// with the change that caused it and is audited under the caller's actor.
+// Call DeliverQueued after the commit to send it to a connected device.
+func (s *Server) Enqueue(tx *store.Tx, imei, name string, args any) error {
+	raw, err := encodeArgs(args)
+	if err != nil {
+		return err
+	}
+	return tx.QueueCommand(&store.QueuedCommand{ID: rand.Text(), IMEI: imei, Name: name, Args: raw})
+}
+
+// DeliverQueued sends the queued commands of imei not yet sent on its
+// current connection; nothing happens while it is offline.
+func (s *Server) DeliverQueued(imei string) {
+	l := s.links.byIMEI(imei)
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s.subscribed(imei, protocol.Topic(imei, protocol.TopicCommand)) {
+		s.sendQueuedLocked(l)
+	}
+}
+
+// sendQueuedLocked publishes the device's queued commands not yet sent on
+// this connection, oldest first. The caller holds l.mu.
+func (s *Server) sendQueuedLocked(l *link) {
+	var cmds []store.QueuedCommand
+	if err := s.db.View(func(tx *store.Tx) error {
+		var err error
+		cmds, err = tx.QueuedCommands(l.imei)
+		return err
+	}); err != nil {
+		s.log.Error("read queued commands", "imei", l.imei, "error", err)
+		return
+	}
+	for _, c := range cmds {
+		if l.sent[c.ID] {
+			continue
+		}
+		cmd := protocol.Command{ID: c.ID, Name: c.Name, Args: c.Args, IssuedAt: c.QueuedAt.Unix()}
+		if err := s.publishCommand(l.imei, cmd); err != nil {
+			s.log.Error("send queued command", "imei", l.imei, "command", c.Name, "error", err)
+			return
+		}
+		l.sent[c.ID] = true
+		s.metrics.commands.WithLabelValues("queued_sent").Inc()
+	}
+}
+
+// publishCommand sends cmd with the MQTT 5 request/response properties; an
+// MQTT 3.1.1 device finds the same id in the payload.
+func (s *Server) publishCommand(imei string, cmd protocol.Command) error {
+	return s.publishJSON(protocol.Topic(imei, protocol.TopicCommand), cmd, &packets.Properties{
+		ResponseTopic:   protocol.Topic(imei, protocol.TopicReply),
+		CorrelationData: []byte(cmd.ID),
+	})
+}
+
+func encodeArgs(args any) (json.RawMessage, error) {
+	if args == nil {
+		return nil, nil
+	}
+	if raw, ok := args.(json.RawMessage); ok {
+		return raw, nil
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("broker: encode command args: %w", err)
+	}
+	return raw, nil
+}
+
+// applyReply is the store side of a reply, run in the group commit: a queued
+// command is done once answered, and a successful factory reset revokes
+// the device's token so that it must bootstrap again.
+func (s *Server) applyReply(tx *store.Tx, dev *store.Device, r protocol.Reply) error {
+	name := ""
+	if w := s.replies.get(r.ID, dev.IMEI); w != nil {
+		name = w.name
+	}
+	if qc, err := tx.QueuedCommand(dev.IMEI, r.ID); err == nil {
+		name = qc.Name
+		if _, err := tx.DeleteQueuedCommand(dev.IMEI, r.ID); err != nil {
+			return err
+		}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if name == protocol.CmdFactoryReset && r.OK {
+		return tx.RevokeDeviceToken(dev.IMEI, "factory reset")
+	}
+	return nil
+}
+
+// replied hands a committed reply to the Send waiting for it.
+func (s *Server) replied(imei string, r protocol.Reply) {
+	if w := s.replies.get(r.ID, imei); w != nil {
+		select {
+		case w.ch <- r:
+		default: // a redelivered reply; the first one was taken
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package broker
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// DesiredFromSettings maps a device's effective settings to the desired
+// configuration on the wire; its version is the settings version.
+func DesiredFromSettings(e *store.Effective) protocol.DesiredConfig {
+	d, ev, p := e.Device, e.Events, e.Privacy
+	out := protocol.DesiredConfig{
+		Version: e.Version,
+		Device: protocol.DeviceConfig{
+			AudioAlarms: d.AudioAlarms, VoiceRecording: d.VoiceRecording, Brightness: d.Brightness,
+			SetTimezoneByCloud: d.SetTimezoneByCloud, PinCodeDi: d.PinCodeDi, QrDi: d.QrDi,
+			DriverIdentification: d.DriverIdentification, DriverPrompt: d.DriverPrompt, AudioAlert: d.AudioAlert,
+			DriverPromptDurationSeconds: d.DriverPromptDurationSeconds, LiveVideo: d.LiveVideo,
+			StandbyHours: d.StandbyHours,
+		},
+		Events: protocol.EventConfig{
+			LaneWeavingTimes: ev.LaneWeavingTimes, LaneWeavingDurationSeconds: ev.LaneWeavingDurationSeconds,
+			DrivingDurationHours: ev.DrivingDurationHours, MvaiMinSpeedKmh: ev.MvaiMinSpeedKmh,
+			SpeedLimitKmh: ev.SpeedLimitKmh,
+		},
+		Privacy: protocol.PrivacyConfig{
+			RecordingEnabled: p.RecordingEnabled, AllEventsEnabled: p.AllEventsEnabled,
+			LiveStreamEnabled: p.LiveStreamEnabled, MvaiEnabled: p.MvaiEnabled,
+			Cameras: maps.Clone(p.Cameras), Mode: e.PrivacyMode,
+		},
+	}
+	if len(ev.Events) > 0 {
+		out.Events.Events = make(map[string]protocol.EventSetting, len(ev.Events))
+		for k, v := range ev.Events {
+			out.Events.Events[k] = protocol.EventSetting{Enabled: v.Enabled, VisualAlert: v.VisualAlert, AudioAlert: v.AudioAlert}
+		}
+	}
+	return out
+}
+
+// desired builds the desired configuration of dev.
+func (s *Server) desired(tx *store.Tx, dev *store.Device) (protocol.DesiredConfig, error) {
+	if s.DesiredConfig != nil {
+		return s.DesiredConfig(tx, dev)
+	}
+	e, err := tx.EffectiveSettings(dev.IMEI)
+	if err != nil {
+		return protocol.DesiredConfig{}, err
+	}
+	return DesiredFromSettings(e), nil
+}
+
+// PushConfig delivers the device's desired configuration now when it is
+// connected and has not acknowledged that version; an offline device gets
+// it on its next connection. The API calls it after changing settings.
+func (s *Server) PushConfig(imei string) error {
+	l := s.links.byIMEI(imei)
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !s.subscribed(imei, protocol.Topic(imei, protocol.TopicConfig)) {
+		return nil
+	}
+	return s.pushConfigLocked(l)
+}
+
+// PushOrganizationConfig pushes the desired configuration to every connected
+// device of the organization, after a change of its default settings.
+func (s *Server) PushOrganizationConfig(orgID int64) error {
+	var imeis []string
+	err := s.db.View(func(tx *store.Tx) error {
+		devs, _, err := tx.Devices(store.DeviceFilter{OrganizationID: orgID}, store.Page{})
+		for _, d := range devs {
+			imeis = append(imeis, d.IMEI)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("broker: list devices of organization %d: %w", orgID, err)
+	}
+	for _, imei := range imeis {
+		if err := s.PushConfig(imei); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pushConfigLocked publishes the desired configuration unless the device
+// acknowledged its version or it was already sent on this connection. The
+// caller holds l.mu.
+func (s *Server) pushConfigLocked(l *link) error {
+	var (
+		cfg   protocol.DesiredConfig
+		acked bool
+	)
+	err := s.db.View(func(tx *store.Tx) error {
+		dev, err := tx.Device(l.imei)
+		if err != nil {
+			return err
+		}
+		if cfg, err = s.desired(tx, dev); err != nil {
+			return err
+		}
+		dl, err := tx.DeviceLink(l.imei)
+		if err != nil {
+			return err
+		}
+		acked = !dl.ConfigAckedAt.IsZero() && dl.AckedConfigVersion >= cfg.Version
+		return nil
+	})
+	if err != nil {
+		s.log.Error("build desired configuration", "imei", l.imei, "error", err)
+		return fmt.Errorf("broker: desired configuration of %s: %w", l.imei, err)
+	}
+	if acked || l.pushed == cfg.Version {
+		return nil
+	}
+	if err := s.publishJSON(protocol.Topic(l.imei, protocol.TopicConfig), cfg, nil); err != nil {
+		return err
+	}
+	l.pushed = cfg.Version
+	s.metrics.configPushes.Inc()
+	return nil
+}
+
+// publishJSON publishes v at QoS 1 as the cloud, with props when set.
+func (s *Server) publishJSON(topic string, v any, props *packets.Properties) error {
+	payload, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("broker: encode %s: %w", topic, err)
+	}
+	pk := packets.Packet{
+		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1},
+		TopicName:   topic,
+		Payload:     payload,
+		PacketID:    1, // the inline client never waits for acks, but validation wants an id
+	}
+	if props != nil {
+		pk.Properties = *props
+	}
+	if err := s.mochi.InjectPacket(s.cloud, pk); err != nil {
+		return fmt.Errorf("broker: publish %s: %w", topic, err)
+	}
+	return nil
+}

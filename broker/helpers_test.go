@@ -1,0 +1,478 @@
+package broker
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/paho"
+	"github.com/mochi-mqtt/server/v2/packets"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/configs"
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// testClock is an injected clock that only moves when told.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// env is a running broker on 127.0.0.1:0 over a real bbolt file.
+type env struct {
+	t      *testing.T
+	cfg    configs.Config
+	db     *store.DB
+	srv    *Server
+	clock  *testClock
+	reg    *prometheus.Registry
+	org    *store.Organization
+	master []byte
+}
+
+// newEnv starts a broker; tweak, when set, adjusts the configuration first.
+func newEnv(t *testing.T, tweak func(*configs.Config)) *env {
+	t.Helper()
+	cfg := configs.Default()
+	cfg.MQTT.Addr = "127.0.0.1:0"
+	cfg.MQTT.CommitDelay = time.Millisecond
+	cfg.MQTT.CommandTimeout = 5 * time.Second
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	clock := &testClock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+	db, err := store.Open(filepath.Join(t.TempDir(), "fleetcam.db"), store.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e := &env{t: t, cfg: cfg, db: db, clock: clock, reg: prometheus.NewRegistry()}
+	e.master, _ = hex.DecodeString(cfg.Devices.FactoryMasterKey)
+	err = db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+		p, err := tx.CreatePartner("Partner")
+		if err != nil {
+			return err
+		}
+		e.org, err = tx.CreateOrganization(p.ID, "Fleet", []byte("salt"))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(&testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	e.srv, err = New(cfg, db, log, e.reg, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.srv.Close() })
+	return e
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// imei returns a valid IMEI (Luhn check digit) for n.
+func imei(n int) string {
+	body := fmt.Sprintf("35%012d", n)
+	sum := 0
+	for i := 0; i < 14; i++ {
+		d := int(body[i] - '0')
+		if i%2 == 1 {
+			d *= 2
+			if d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return body + strconv.Itoa((10-sum%10)%10)
+}
+
+// addDevice puts a device into the test organization's inventory.
+func (e *env) addDevice(n int) string {
+	e.t.Helper()
+	id := imei(n)
+	err := e.db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+		return tx.AddDevice(&store.Device{IMEI: id, Name: "cam " + id, OrganizationID: e.org.ID, PartnerID: e.org.PartnerID})
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+// bootstrapPassword builds a fresh bootstrap proof, moving the clock on a
+// second so that every proof of a test is new.
+func (e *env) bootstrapPassword(imei string) string {
+	e.clock.Advance(time.Second)
+	return protocol.BootstrapPassword(protocol.FactoryKey(e.master, imei), imei, e.clock.Now())
+}
+
+// dev is a paho device client that records what it receives.
+type dev struct {
+	t    *testing.T
+	imei string
+	c    *paho.Client
+	ack  *paho.Connack
+
+	mu     sync.Mutex
+	got    []*paho.Publish
+	notify chan struct{}
+	// reply, when set, answers each command the device receives.
+	reply func(cmd protocol.Command, p *paho.Publish) *protocol.Reply
+}
+
+type connectOpts struct {
+	clean     bool  // clean start (default true through connect)
+	expiry    int64 // session expiry seconds; 0 ends the session with the connection
+	subscribe bool  // subscribe to the down filter after connecting
+	conn      net.Conn
+	reply     func(cmd protocol.Command, p *paho.Publish) *protocol.Reply
+}
+
+// connect dials the broker as imei with password; it returns the CONNACK
+// error for refusals.
+func (e *env) connect(imei, password string, o connectOpts) (*dev, error) {
+	e.t.Helper()
+	conn := o.conn
+	if conn == nil {
+		var err error
+		if conn, err = net.Dial("tcp", e.srv.Addr()); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	d := &dev{t: e.t, imei: imei, notify: make(chan struct{}, 1), reply: o.reply}
+	d.c = paho.NewClient(paho.ClientConfig{Conn: conn, OnPublishReceived: []func(paho.PublishReceived) (bool, error){d.receive}})
+	recvMax, expiry := uint16(32), uint32(o.expiry)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ack, err := d.c.Connect(ctx, &paho.Connect{
+		ClientID: imei, Username: imei, UsernameFlag: true, Password: []byte(password), PasswordFlag: password != "",
+		KeepAlive: 30, CleanStart: o.clean,
+		Properties: &paho.ConnectProperties{ReceiveMaximum: &recvMax, SessionExpiryInterval: &expiry},
+	})
+	d.ack = ack
+	if err != nil {
+		return d, err
+	}
+	e.t.Cleanup(d.close)
+	if o.subscribe {
+		d.subscribe(protocol.DownFilter(imei))
+	}
+	return d, nil
+}
+
+// mustConnect connects with a clean session and the down subscription.
+func (e *env) mustConnect(imei, password string) *dev {
+	e.t.Helper()
+	d, err := e.connect(imei, password, connectOpts{clean: true, subscribe: true})
+	if err != nil {
+		e.t.Fatalf("connect %s: %v (connack %+v)", imei, err, d.ack)
+	}
+	return d
+}
+
+// bootstrap connects imei with a bootstrap proof and returns the token it was granted.
+func (e *env) bootstrap(imei string) (*dev, string) {
+	e.t.Helper()
+	d := e.mustConnect(imei, e.bootstrapPassword(imei))
+	var g protocol.TokenGrant
+	d.decode(d.next(protocol.TopicToken, 1), &g)
+	if g.Token == "" {
+		e.t.Fatal("empty token grant")
+	}
+	return d, g.Token
+}
+
+func (d *dev) close() {
+	_ = d.c.Disconnect(&paho.Disconnect{ReasonCode: 0})
+	select {
+	case <-d.c.Done():
+	case <-time.After(5 * time.Second):
+	}
+}
+
+func (d *dev) receive(pr paho.PublishReceived) (bool, error) {
+	p := pr.Packet
+	if d.reply != nil && strings.HasSuffix(p.Topic, "/"+protocol.TopicCommand) {
+		var cmd protocol.Command
+		if err := json.Unmarshal(p.Payload, &cmd); err == nil {
+			if r := d.reply(cmd, p); r != nil {
+				go d.publishReply(*r, p)
+			}
+		}
+	}
+	d.mu.Lock()
+	d.got = append(d.got, p)
+	d.mu.Unlock()
+	select {
+	case d.notify <- struct{}{}:
+	default:
+	}
+	return true, nil
+}
+
+// publishReply answers a command the MQTT 5 way: to its response topic with its correlation data.
+func (d *dev) publishReply(r protocol.Reply, cmd *paho.Publish) {
+	payload, _ := json.Marshal(r)
+	topic := protocol.Topic(d.imei, protocol.TopicReply)
+	props := &paho.PublishProperties{}
+	if cmd.Properties != nil {
+		if cmd.Properties.ResponseTopic != "" {
+			topic = cmd.Properties.ResponseTopic
+		}
+		props.CorrelationData = cmd.Properties.CorrelationData
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _ = d.c.Publish(ctx, &paho.Publish{Topic: topic, QoS: 1, Payload: payload, Properties: props})
+}
+
+func (d *dev) subscribe(filter string) (*paho.Suback, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return d.c.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: filter, QoS: 1}}})
+}
+
+// publish sends v as JSON at QoS 1 on the device's up topic suffix.
+func (d *dev) publish(suffix string, v any) (*paho.PublishResponse, error) {
+	payload, ok := v.([]byte)
+	if !ok {
+		payload, _ = json.Marshal(v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return d.c.Publish(ctx, &paho.Publish{Topic: protocol.Topic(d.imei, suffix), QoS: 1, Payload: payload})
+}
+
+// received returns the messages received so far on the down topic suffix.
+func (d *dev) received(suffix string) []*paho.Publish {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []*paho.Publish
+	for _, p := range d.got {
+		if strings.HasSuffix(p.Topic, "/"+suffix) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// next waits for the n-th message (from 1) on suffix.
+func (d *dev) next(suffix string, n int) *paho.Publish {
+	d.t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		if got := d.received(suffix); len(got) >= n {
+			return got[n-1]
+		}
+		select {
+		case <-d.notify:
+		case <-deadline:
+			d.t.Fatalf("device %s: no message %d on %s (got %d)", d.imei, n, suffix, len(d.received(suffix)))
+		}
+	}
+}
+
+func (d *dev) decode(p *paho.Publish, v any) {
+	d.t.Helper()
+	if err := json.Unmarshal(p.Payload, v); err != nil {
+		d.t.Fatalf("decode %s: %v", p.Topic, err)
+	}
+}
+
+// waitFor polls cond until it holds or a deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// link reads the stored link state of imei.
+func (e *env) link(imei string) store.DeviceLink {
+	e.t.Helper()
+	var dl store.DeviceLink
+	err := e.db.View(func(tx *store.Tx) error {
+		l, err := tx.DeviceLink(imei)
+		if err == nil {
+			dl = *l
+		}
+		return err
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return dl
+}
+
+// metric returns the value of a counter or gauge (summed over labels
+// matching want) from the test registry.
+func (e *env) metric(name string, want map[string]string) float64 {
+	e.t.Helper()
+	mfs, err := e.reg.Gather()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	total := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				labels[lp.GetName()] = lp.GetValue()
+			}
+			for k, v := range want {
+				if labels[k] != v {
+					continue next
+				}
+			}
+			switch {
+			case m.Counter != nil:
+				total += m.GetCounter().GetValue()
+			case m.Gauge != nil:
+				total += m.GetGauge().GetValue()
+			case m.Histogram != nil:
+				total += float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return total
+}
+
+// rawClient speaks MQTT bytes directly, for MQTT 3.1.1 and malformed packets.
+type rawClient struct {
+	t       *testing.T
+	conn    net.Conn
+	r       *bufio.Reader
+	version byte
+}
+
+// rawConnect sends a CONNECT of the given protocol version (4 or 5) and
+// returns the client and the CONNACK.
+func (e *env) rawConnect(version byte, clientID, username, password string) (*rawClient, packets.Packet) {
+	e.t.Helper()
+	conn, err := net.Dial("tcp", e.srv.Addr())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { conn.Close() })
+	rc := &rawClient{t: e.t, conn: conn, r: bufio.NewReader(conn), version: version}
+	rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect}, ProtocolVersion: version,
+		Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, Keepalive: 30,
+			ClientIdentifier: clientID, UsernameFlag: username != "", Username: []byte(username),
+			PasswordFlag: password != "", Password: []byte(password)}})
+	return rc, rc.read()
+}
+
+func (rc *rawClient) write(pk packets.Packet) {
+	rc.t.Helper()
+	pk.ProtocolVersion = rc.version
+	buf := new(bytes.Buffer)
+	var err error
+	switch pk.FixedHeader.Type {
+	case packets.Connect:
+		err = pk.ConnectEncode(buf)
+	case packets.Subscribe:
+		err = pk.SubscribeEncode(buf)
+	case packets.Publish:
+		err = pk.PublishEncode(buf)
+	case packets.Puback:
+		err = pk.PubackEncode(buf)
+	default:
+		rc.t.Fatalf("raw client cannot encode packet type %d", pk.FixedHeader.Type)
+	}
+	if err != nil {
+		rc.t.Fatal(err)
+	}
+	if _, err := rc.conn.Write(buf.Bytes()); err != nil {
+		rc.t.Fatal(err)
+	}
+}
+
+// read returns the next packet from the broker.
+func (rc *rawClient) read() packets.Packet {
+	rc.t.Helper()
+	pk, err := rc.tryRead()
+	if err != nil {
+		rc.t.Fatal(err)
+	}
+	return pk
+}
+
+func (rc *rawClient) tryRead() (packets.Packet, error) {
+	_ = rc.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var pk packets.Packet
+	b, err := rc.r.ReadByte()
+	if err != nil {
+		return pk, err
+	}
+	if err := pk.FixedHeader.Decode(b); err != nil {
+		return pk, err
+	}
+	n, _, err := packets.DecodeLength(rc.r)
+	if err != nil {
+		return pk, err
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(rc.r, body); err != nil {
+		return pk, err
+	}
+	pk.ProtocolVersion = rc.version
+	switch pk.FixedHeader.Type {
+	case packets.Connack:
+		err = pk.ConnackDecode(body)
+	case packets.Suback:
+		err = pk.SubackDecode(body)
+	case packets.Publish:
+		err = pk.PublishDecode(body)
+	case packets.Puback:
+		err = pk.PubackDecode(body)
+	case packets.Disconnect:
+		err = pk.DisconnectDecode(body)
+	}
+	return pk, err
+}

@@ -1,0 +1,307 @@
+package broker
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// ingestHook stores what devices publish. It runs in the device's read loop
+// and waits for its own message to be committed, so a QoS 1 PUBACK means
+// the message is on disk. Device messages are not forwarded to subscribers.
+type ingestHook struct {
+	mqtt.HookBase
+	s *Server
+}
+
+// ID names the hook.
+func (h *ingestHook) ID() string { return "fleetcam-ingest" }
+
+// Provides lists the events the hook handles.
+func (h *ingestHook) Provides(b byte) bool { return b == mqtt.OnPublish }
+
+// invalid is a device message the broker refuses: MQTT 5 QoS 1 publishers
+// get a PUBACK with code 0x99 and the reason; others are acknowledged and dropped.
+func invalid(format string, a ...any) packets.Code {
+	return packets.Code{Code: packets.ErrPayloadFormatInvalid.Code, Reason: fmt.Sprintf(format, a...)}
+}
+
+// OnPublish decodes a device message by topic, runs its write through the
+// group commit and returns once it is on disk.
+func (h *ingestHook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+	if cl.Net.Inline {
+		return pk, nil
+	}
+	s := h.s
+	l := s.links.byClient(cl)
+	_, suffix, ok := protocol.SplitTopic(pk.TopicName)
+	if l == nil || !ok {
+		return pk, packets.ErrRejectPacket
+	}
+	job, after, code := s.ingestJob(l, suffix, pk)
+	if code == (packets.Code{}) {
+		err := s.commit(&l.dev, job)
+		var bad packets.Code
+		switch {
+		case err == nil:
+			if after != nil {
+				after()
+			}
+			s.metrics.ingest.WithLabelValues(suffix, "stored").Inc()
+			return pk, packets.CodeSuccessIgnore
+		case errors.As(err, &bad):
+			code = bad
+		case errors.Is(err, store.ErrInvalid) || errors.Is(err, store.ErrNotFound):
+			code = invalid("%v", err)
+		default:
+			// Not acknowledged: the device keeps the message and sends it
+			// again on its next connection.
+			s.metrics.ingest.WithLabelValues(suffix, "store_error").Inc()
+			s.log.Error("store device message; disconnecting the device", "imei", l.imei, "topic", suffix, "error", err)
+			_ = s.mochi.DisconnectClient(cl, packets.ErrImplementationSpecificError)
+			return pk, packets.ErrRejectPacket
+		}
+	}
+	s.metrics.ingest.WithLabelValues(suffix, "invalid").Inc()
+	s.log.Warn("device message refused", "imei", l.imei, "topic", suffix, "reason", code.Reason)
+	if cl.Properties.ProtocolVersion == 5 && pk.FixedHeader.Qos > 0 {
+		return pk, code
+	}
+	return pk, packets.CodeSuccessIgnore
+}
+
+// ingestJob decodes a message and returns the write that stores it and what
+// to do once it is committed, or the code refusing it.
+func (s *Server) ingestJob(l *link, suffix string, pk packets.Packet) (func(*store.Tx) error, func(), packets.Code) {
+	var none packets.Code
+	switch suffix {
+	case protocol.TopicStatus:
+		var st protocol.Status
+		if c := decode(pk.Payload, &st); c != none {
+			return nil, nil, c
+		}
+		if st.Firmware == "" || !validFirmware(st.Firmware) {
+			return nil, nil, invalid("firmware must be a version such as 3.12.1")
+		}
+		if st.State != "" && st.State != store.PresenceOnline && st.State != store.PresenceStandby {
+			return nil, nil, invalid("state must be online or standby")
+		}
+		return s.withDevice(l, func(tx *store.Tx, dev *store.Device) error { return s.applyStatus(tx, l, dev, st) }), nil, none
+	case protocol.TopicGPS:
+		var b protocol.GPSBatch
+		if c := decode(pk.Payload, &b); c != none {
+			return nil, nil, c
+		}
+		points := make([]store.GPSPoint, len(b.Samples))
+		for i, g := range b.Samples {
+			points[i] = store.GPSPoint{Time: time.UnixMilli(g.Time).UTC(), Lat: g.Lat, Lon: g.Lon, Alt: g.Alt,
+				Speed: g.Speed, Accuracy: g.Accuracy, Heading: g.Heading}
+			if err := store.ValidGPSPoint(points[i]); err != nil {
+				return nil, nil, invalid("samples[%d]: %v", i, errors.Unwrap(err))
+			}
+		}
+		return s.withDevice(l, func(tx *store.Tx, dev *store.Device) error { return s.applyGPS(tx, dev, points) }), nil, none
+	case protocol.TopicEvent:
+		var ev protocol.Event
+		if c := decode(pk.Payload, &ev); c != none {
+			return nil, nil, c
+		}
+		switch {
+		case ev.ID == "":
+			return nil, nil, invalid("id must be the device's unique event id")
+		case ev.Type == "":
+			return nil, nil, invalid("type must name the event type")
+		case ev.Time <= 0:
+			return nil, nil, invalid("time must be a positive unix time in milliseconds")
+		}
+		return s.withDevice(l, func(tx *store.Tx, dev *store.Device) error { return s.eventHandler()(tx, dev, ev) }), nil, none
+	case protocol.TopicConfigAck:
+		var ack protocol.ConfigAck
+		if c := decode(pk.Payload, &ack); c != none {
+			return nil, nil, c
+		}
+		if ack.Version < 0 {
+			return nil, nil, invalid("version must not be negative")
+		}
+		job := s.withDevice(l, func(tx *store.Tx, _ *store.Device) error { return applyConfigAck(tx, l.imei, ack) })
+		return job, func() { _ = s.PushConfig(l.imei) }, none
+	case protocol.TopicReply:
+		var r protocol.Reply
+		if c := decode(pk.Payload, &r); c != none {
+			return nil, nil, c
+		}
+		if id := string(pk.Properties.CorrelationData); id != "" {
+			r.ID = id
+		}
+		if r.ID == "" {
+			return nil, nil, invalid("id must carry the command id (or use MQTT 5 correlation data)")
+		}
+		job := s.withDevice(l, func(tx *store.Tx, dev *store.Device) error { return s.applyReply(tx, dev, r) })
+		return job, func() { s.replied(l.imei, r) }, none
+	case protocol.TopicMedia:
+		var m protocol.MediaReady
+		if c := decode(pk.Payload, &m); c != none {
+			return nil, nil, c
+		}
+		if m.FileID == "" {
+			return nil, nil, invalid("fileId must name the uploaded file")
+		}
+		return s.withDevice(l, func(tx *store.Tx, dev *store.Device) error {
+			if s.MediaHandler == nil {
+				return nil
+			}
+			return s.MediaHandler(tx, dev, m)
+		}), nil, none
+	}
+	return nil, nil, packets.Code{Code: packets.ErrTopicNameInvalid.Code, Reason: "unknown topic up/" + suffix}
+}
+
+// decode unmarshals a JSON payload strictly enough to name what is wrong.
+func decode(payload []byte, v any) packets.Code {
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	if err := dec.Decode(v); err != nil {
+		return invalid("payload must be a JSON object of the topic's type: %v", err)
+	}
+	return packets.Code{}
+}
+
+// withDevice wraps a job so that it reads the device's current inventory
+// entry and refreshes its last-seen time.
+func (s *Server) withDevice(l *link, fn func(tx *store.Tx, dev *store.Device) error) func(*store.Tx) error {
+	return func(tx *store.Tx) error {
+		dev, err := tx.Device(l.imei)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx, dev); err != nil {
+			return err
+		}
+		dl, err := tx.DeviceLink(l.imei)
+		if err != nil {
+			return err
+		}
+		if dl.ConnectionID == l.id {
+			dl.LastSeen = tx.Now()
+			return tx.PutDeviceLink(dl)
+		}
+		return nil
+	}
+}
+
+// applyStatus stores a status report and runs the StatusHandler.
+func (s *Server) applyStatus(tx *store.Tx, l *link, dev *store.Device, st protocol.Status) error {
+	dl, err := tx.DeviceLink(l.imei)
+	if err != nil {
+		return err
+	}
+	prev := *dl
+	if dl.ConnectionID == l.id {
+		dl.Presence = store.PresenceOnline
+		if st.State == store.PresenceStandby {
+			dl.Presence = store.PresenceStandby
+		}
+	}
+	dl.Firmware, dl.ProductType, dl.Health = st.Firmware, st.ProductType, healthOf(st, tx.Now())
+	if err := tx.PutDeviceLink(dl); err != nil {
+		return err
+	}
+	if err := s.emitPresence(tx, dev, prev.Presence, dl.Presence); err != nil {
+		return err
+	}
+	if st.ProductType != "" && st.ProductType != dev.ProductType {
+		dev.ProductType = st.ProductType
+		if err := tx.UpdateDevice(dev, "device.productType.report"); err != nil {
+			return err
+		}
+	}
+	if s.StatusHandler != nil {
+		return s.StatusHandler(tx, dev, &prev, st)
+	}
+	return nil
+}
+
+func healthOf(st protocol.Status, now time.Time) *store.DeviceHealth {
+	h := &store.DeviceHealth{RecordingTest: st.RecordingTest, PowerConnected: st.PowerConnected,
+		AdasCalibrated: st.AdasCalibrated, ReportedAt: now}
+	if st.SDCard != nil {
+		h.SDCard = &store.SDCardHealth{Present: st.SDCard.Present, Healthy: st.SDCard.Healthy,
+			UUID: st.SDCard.UUID, Manufacturer: st.SDCard.Manufacturer}
+	}
+	for _, c := range st.Cameras {
+		h.Cameras = append(h.Cameras, store.CameraHealth{ID: c.ID, Connected: c.Connected, Kind: c.Kind, SerialNumber: c.SerialNumber})
+	}
+	if st.DataUsage != nil {
+		h.DataUsage = &store.DataUsage{PeriodStart: time.Unix(st.DataUsage.PeriodStart, 0).UTC(),
+			BytesUp: st.DataUsage.BytesUp, BytesDown: st.DataUsage.BytesDown}
+	}
+	if st.Hotspot != nil {
+		on := st.Hotspot.On
+		h.HotspotOn = &on
+	}
+	return h
+}
+
+// applyGPS stores a GPS batch, emits the new samples for the GPS webhooks
+// and runs the GPSHandler on them.
+func (s *Server) applyGPS(tx *store.Tx, dev *store.Device, points []store.GPSPoint) error {
+	added, err := tx.AddGPS(dev.IMEI, points)
+	if err != nil || len(added) == 0 {
+		return err
+	}
+	if err := tx.Emit(store.Message{Kind: store.MessageGPS, OrganizationID: dev.OrganizationID,
+		PartnerID: dev.PartnerID, IMEI: dev.IMEI}, store.GPSBatch{IMEI: dev.IMEI, Points: added}); err != nil {
+		return err
+	}
+	if s.GPSHandler != nil {
+		return s.GPSHandler(tx, dev, added)
+	}
+	return nil
+}
+
+// applyConfigAck records the acknowledged version and reported configuration.
+func applyConfigAck(tx *store.Tx, imei string, ack protocol.ConfigAck) error {
+	dl, err := tx.DeviceLink(imei)
+	if err != nil {
+		return err
+	}
+	dl.AckedConfigVersion = max(dl.AckedConfigVersion, ack.Version)
+	dl.ConfigAckedAt = tx.Now()
+	if len(ack.Reported) > 0 {
+		dl.ReportedConfig = append(json.RawMessage(nil), ack.Reported...)
+	}
+	return tx.PutDeviceLink(dl)
+}
+
+func (s *Server) eventHandler() EventHandler {
+	if s.EventHandler != nil {
+		return s.EventHandler
+	}
+	return StoreEvent
+}
+
+// StoreEvent is the default EventHandler: it stores the event once per
+// device event id (a QoS 1 redelivery is a no-op) and emits a
+// store.MessageEvent for the event webhooks.
+func StoreEvent(tx *store.Tx, dev *store.Device, ev protocol.Event) error {
+	raw, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	e := &store.Event{IMEI: dev.IMEI, OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID,
+		Type: ev.Type, Time: time.UnixMilli(ev.Time).UTC(), Lat: ev.Lat, Lon: ev.Lon, Alt: ev.Alt,
+		Speed: ev.Speed, Accuracy: ev.Accuracy, Severity: ev.Severity, DeviceEventID: ev.ID, Raw: raw}
+	created, err := tx.AddEvent(e)
+	if err != nil || !created {
+		return err
+	}
+	return tx.Emit(store.Message{Kind: store.MessageEvent, OrganizationID: dev.OrganizationID,
+		PartnerID: dev.PartnerID, IMEI: dev.IMEI, Time: e.Time}, e)
+}

@@ -1,0 +1,90 @@
+package broker
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// metrics are the broker's Prometheus collectors, registered on the
+// registry given to New. Names start with fleetcam_mqtt_ or fleetcam_store_.
+type metrics struct {
+	connects     *prometheus.CounterVec
+	disconnects  prometheus.Counter
+	panics       prometheus.Counter
+	bootstraps   prometheus.Counter
+	ingest       *prometheus.CounterVec
+	commands     *prometheus.CounterVec
+	configPushes prometheus.Counter
+	batchJobs    prometheus.Histogram
+	batchSeconds prometheus.Histogram
+	batchErrors  prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
+	m := &metrics{
+		connects: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetcam_mqtt_connects_total",
+			Help: "Device connection attempts by result (accepted or the refusal)."}, []string{"result"}),
+		disconnects: prometheus.NewCounter(prometheus.CounterOpts{Name: "fleetcam_mqtt_disconnects_total",
+			Help: "Device connections that ended."}),
+		panics: prometheus.NewCounter(prometheus.CounterOpts{Name: "fleetcam_mqtt_connection_panics_total",
+			Help: "Connections closed because their packet handling panicked."}),
+		bootstraps: prometheus.NewCounter(prometheus.CounterOpts{Name: "fleetcam_mqtt_bootstraps_total",
+			Help: "Device tokens issued after a factory-key bootstrap."}),
+		ingest: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetcam_mqtt_ingest_messages_total",
+			Help: "Device messages by topic and result (stored, invalid, store_error)."}, []string{"topic", "result"}),
+		commands: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetcam_mqtt_commands_total",
+			Help: "Commands to devices by result."}, []string{"result"}),
+		configPushes: prometheus.NewCounter(prometheus.CounterOpts{Name: "fleetcam_mqtt_config_pushes_total",
+			Help: "Desired configurations published to devices."}),
+		batchJobs: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fleetcam_store_commit_batch_jobs",
+			Help: "Writes per group-commit transaction.", Buckets: prometheus.ExponentialBuckets(1, 2, 12)}),
+		batchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fleetcam_store_commit_seconds",
+			Help: "Time to commit one group-commit batch.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}),
+		batchErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "fleetcam_store_commit_errors_total",
+			Help: "Group-commit transactions that failed as a whole."}),
+	}
+	info := s.mochi.Info
+	gauge := func(name, help string, v *int64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help},
+			func() float64 { return float64(atomic.LoadInt64(v)) })
+	}
+	counter := func(name, help string, v *int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+			func() float64 { return float64(atomic.LoadInt64(v)) })
+	}
+	collectors := []prometheus.Collector{
+		m.connects, m.disconnects, m.panics, m.bootstraps, m.ingest, m.commands, m.configPushes,
+		m.batchJobs, m.batchSeconds, m.batchErrors,
+		gauge("fleetcam_mqtt_clients_connected", "Clients connected to the broker.", &info.ClientsConnected),
+		gauge("fleetcam_mqtt_inflight_messages", "QoS 1 messages awaiting acknowledgement.", &info.Inflight),
+		gauge("fleetcam_mqtt_subscriptions", "Active subscriptions.", &info.Subscriptions),
+		counter("fleetcam_mqtt_messages_dropped_total", "Messages dropped because a client's write queue was full.", &info.MessagesDropped),
+		counter("fleetcam_mqtt_inflight_dropped_total", "QoS 1 messages dropped because a client's inflight quota was full.", &info.InflightDropped),
+		counter("fleetcam_mqtt_messages_received_total", "PUBLISH packets received.", &info.MessagesReceived),
+		counter("fleetcam_mqtt_messages_sent_total", "PUBLISH packets sent.", &info.MessagesSent),
+		counter("fleetcam_mqtt_bytes_received_total", "Bytes received from clients.", &info.BytesReceived),
+		counter("fleetcam_mqtt_bytes_sent_total", "Bytes sent to clients.", &info.BytesSent),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fleetcam_mqtt_sessions",
+			Help: "Device sessions the broker holds, connected or not."}, func() float64 { return float64(s.mochi.Clients.Len() - 1) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fleetcam_mqtt_devices_online",
+			Help: "Devices with an authenticated connection."}, func() float64 { return float64(s.links.online()) }),
+	}
+	for _, c := range collectors {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("broker: register metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+func (m *metrics) observeBatch(b store.BatchStats) {
+	m.batchJobs.Observe(float64(b.Jobs))
+	m.batchSeconds.Observe(b.Took.Seconds())
+	if b.Err != nil {
+		m.batchErrors.Inc()
+	}
+}

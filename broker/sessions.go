@@ -1,0 +1,300 @@
+package broker
+
+import (
+	"crypto/rand"
+	"net"
+	"sync"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// link is one authenticated device connection.
+type link struct {
+	id       string // connection id, stored as DeviceLink.ConnectionID
+	imei     string
+	cl       *mqtt.Client
+	dev      store.Device // inventory entry at connect time
+	legacy   bool
+	firmware string // from a legacy password, until the device reports status
+
+	mu sync.Mutex
+	// token waits for the device's subscription to its token topic.
+	token *protocol.TokenGrant
+	// pushed is the config version delivered on this connection (-1: none).
+	pushed int64
+	// sent holds the queued commands delivered on this connection.
+	sent map[string]bool
+}
+
+func newLink(cl *mqtt.Client, dev *store.Device) *link {
+	return &link{id: rand.Text(), imei: dev.IMEI, cl: cl, dev: *dev, pushed: -1, sent: map[string]bool{}}
+}
+
+// registry indexes the live links by mochi client, by device and by network
+// connection (the last for the panic guard, which only knows the net.Conn).
+type registry struct {
+	mu      sync.RWMutex
+	clients map[*mqtt.Client]*link
+	devices map[string]*link
+	conns   map[net.Conn]*mqtt.Client
+}
+
+func newRegistry() *registry {
+	return &registry{clients: map[*mqtt.Client]*link{}, devices: map[string]*link{}, conns: map[net.Conn]*mqtt.Client{}}
+}
+
+// admit records an authenticated connection.
+func (r *registry) admit(l *link) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clients[l.cl] = l
+	if l.cl.Net.Conn != nil {
+		r.conns[l.cl.Net.Conn] = l.cl
+	}
+}
+
+// establish makes l the device's current connection.
+func (r *registry) establish(l *link) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.devices[l.imei] = l
+}
+
+// drop forgets cl and reports its link and whether it was the device's
+// current connection.
+func (r *registry) drop(cl *mqtt.Client) (*link, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l := r.clients[cl]
+	if l == nil {
+		return nil, false
+	}
+	delete(r.clients, cl)
+	current := r.devices[l.imei] == l
+	if current {
+		delete(r.devices, l.imei)
+	}
+	return l, current
+}
+
+func (r *registry) byClient(cl *mqtt.Client) *link {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.clients[cl]
+}
+
+func (r *registry) byIMEI(imei string) *link {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.devices[imei]
+}
+
+func (r *registry) online() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.devices)
+}
+
+// forgetConn drops the net.Conn index entry and returns its client, if any.
+func (r *registry) forgetConn(c net.Conn) *mqtt.Client {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cl := r.conns[c]
+	delete(r.conns, c)
+	return cl
+}
+
+// sessionHook follows each device session: presence on connect and
+// disconnect, and delivery of what waits for the device (token, desired
+// configuration, queued commands) once it is subscribed.
+type sessionHook struct {
+	mqtt.HookBase
+	s *Server
+}
+
+// ID names the hook.
+func (h *sessionHook) ID() string { return "fleetcam-sessions" }
+
+// Provides lists the events the hook handles.
+func (h *sessionHook) Provides(b byte) bool {
+	switch b {
+	case mqtt.OnSessionEstablish, mqtt.OnSessionEstablished, mqtt.OnSubscribed, mqtt.OnDisconnect:
+		return true
+	}
+	return false
+}
+
+// OnSessionEstablish records the device online (activating it on its first
+// connection) before the CONNACK goes out, so a connected device is online
+// in the store.
+func (h *sessionHook) OnSessionEstablish(cl *mqtt.Client, _ packets.Packet) {
+	s := h.s
+	l := s.links.byClient(cl)
+	if l == nil {
+		return
+	}
+	s.links.establish(l)
+	s.metrics.connects.WithLabelValues("accepted").Inc()
+	if err := s.commit(&l.dev, func(tx *store.Tx) error { return s.markOnline(tx, l) }); err != nil {
+		s.log.Error("record device online", "imei", l.imei, "error", err)
+	}
+}
+
+// OnSessionEstablished delivers what waits for the device when a resumed
+// session already holds its subscriptions.
+func (h *sessionHook) OnSessionEstablished(cl *mqtt.Client, _ packets.Packet) {
+	if l := h.s.links.byClient(cl); l != nil {
+		h.s.deliver(l)
+	}
+}
+
+// OnSubscribed delivers what waits for the device on the topics it just subscribed to.
+func (h *sessionHook) OnSubscribed(cl *mqtt.Client, _ packets.Packet, _ []byte) {
+	if l := h.s.links.byClient(cl); l != nil {
+		h.s.deliver(l)
+	}
+}
+
+// OnDisconnect records the device offline unless a newer connection took over.
+func (h *sessionHook) OnDisconnect(cl *mqtt.Client, _ error, _ bool) {
+	h.s.disconnected(cl)
+}
+
+func (s *Server) disconnected(cl *mqtt.Client) {
+	l, current := s.links.drop(cl)
+	if l == nil {
+		return
+	}
+	s.metrics.disconnects.Inc()
+	if !current {
+		return
+	}
+	// Not waited for: the session is over and the write is ordered after
+	// the connect of any newer connection, whose id it checks.
+	s.committer.Submit(deviceActor(&l.dev), func(tx *store.Tx) error { return s.markOffline(tx, l) })
+}
+
+// afterPanic cleans up after a connection whose handler panicked: mochi
+// skipped its own session handling, so the broker does what it would have
+// done for a connection that ended.
+func (s *Server) afterPanic(cl *mqtt.Client) {
+	expire := (cl.Properties.ProtocolVersion == 5 && cl.Properties.Props.SessionExpiryInterval == 0) ||
+		(cl.Properties.ProtocolVersion < 5 && cl.Properties.Clean)
+	if !expire || cl.IsTakenOver() {
+		return
+	}
+	cl.ClearInflights()
+	s.mochi.UnsubscribeClient(cl)
+	if cur, ok := s.mochi.Clients.Get(cl.ID); ok && cur == cl {
+		s.mochi.Clients.Delete(cl.ID)
+	}
+}
+
+// markOnline records the connection and activates a device on its first one.
+func (s *Server) markOnline(tx *store.Tx, l *link) error {
+	dl, err := tx.DeviceLink(l.imei)
+	if err != nil {
+		return err
+	}
+	was := dl.Presence
+	now := tx.Now()
+	dl.Presence, dl.ConnectionID, dl.ConnectedAt, dl.LastSeen = store.PresenceOnline, l.id, now, now
+	dl.ProtocolVersion = int(l.cl.Properties.ProtocolVersion)
+	dl.RemoteAddr = l.cl.Net.Remote
+	dl.Legacy = l.legacy
+	if l.firmware != "" {
+		dl.Firmware = l.firmware
+	}
+	if err := tx.PutDeviceLink(dl); err != nil {
+		return err
+	}
+	if err := s.emitPresence(tx, &l.dev, was, dl.Presence); err != nil {
+		return err
+	}
+	dev, err := tx.Device(l.imei)
+	if err != nil {
+		return err
+	}
+	if dev.Status != store.DevicePendingActivation {
+		return nil
+	}
+	return activate(tx, dev)
+}
+
+// activate moves a pending device to activated and records the
+// deviceActivation event and activation message in the same transaction.
+func activate(tx *store.Tx, dev *store.Device) error {
+	dev.Status, dev.ActivatedAt = store.DeviceActivated, tx.Now()
+	if err := tx.UpdateDevice(dev, "device.activate"); err != nil {
+		return err
+	}
+	ev := &store.Event{IMEI: dev.IMEI, OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID,
+		Type: "deviceActivation", Time: tx.Now()}
+	if _, err := tx.AddEvent(ev); err != nil {
+		return err
+	}
+	return tx.Emit(store.Message{Kind: store.MessageActivation, OrganizationID: dev.OrganizationID,
+		PartnerID: dev.PartnerID, IMEI: dev.IMEI, Time: tx.Now()},
+		map[string]any{"imei": dev.IMEI, "eventId": ev.ID, "eventType": ev.Type, "activatedAt": dev.ActivatedAt})
+}
+
+// markOffline records the end of connection l, unless a newer one took over.
+func (s *Server) markOffline(tx *store.Tx, l *link) error {
+	dl, err := tx.DeviceLink(l.imei)
+	if err != nil {
+		return err
+	}
+	if dl.ConnectionID != l.id {
+		return nil
+	}
+	was := dl.Presence
+	now := tx.Now()
+	dl.Presence, dl.ConnectionID, dl.DisconnectedAt, dl.LastSeen = store.PresenceOffline, "", now, now
+	if err := tx.PutDeviceLink(dl); err != nil {
+		return err
+	}
+	return s.emitPresence(tx, &l.dev, was, dl.Presence)
+}
+
+// emitPresence records a deviceStatus system message when presence changed.
+func (s *Server) emitPresence(tx *store.Tx, dev *store.Device, was, now string) error {
+	if was == now {
+		return nil
+	}
+	return tx.Emit(store.Message{Kind: store.MessageSystem, SubType: store.SystemDeviceStatus,
+		OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID, IMEI: dev.IMEI},
+		map[string]any{"imei": dev.IMEI, "status": now, "previousStatus": was, "time": tx.Now()})
+}
+
+// subscribed reports whether the device imei is subscribed to topic.
+func (s *Server) subscribed(imei, topic string) bool {
+	_, ok := s.mochi.Topics.Subscribers(topic).Subscriptions[imei]
+	return ok
+}
+
+// deliver sends the device what waits for it on the topics it is subscribed
+// to: its new token, its desired configuration until acknowledged, and its
+// queued commands, each at most once per connection.
+func (s *Server) deliver(l *link) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cl.Closed() {
+		return
+	}
+	if l.token != nil && s.subscribed(l.imei, protocol.Topic(l.imei, protocol.TopicToken)) {
+		if err := s.publishJSON(protocol.Topic(l.imei, protocol.TopicToken), l.token, nil); err != nil {
+			s.log.Error("deliver device token", "imei", l.imei, "error", err)
+		}
+		l.token = nil
+	}
+	if s.subscribed(l.imei, protocol.Topic(l.imei, protocol.TopicConfig)) {
+		s.pushConfigLocked(l)
+	}
+	if s.subscribed(l.imei, protocol.Topic(l.imei, protocol.TopicCommand)) {
+		s.sendQueuedLocked(l)
+	}
+}

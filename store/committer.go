@@ -1,0 +1,209 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// ErrCommitterClosed means a write was handed to a Committer after Close.
+var ErrCommitterClosed = errors.New("store: committer closed")
+
+// Committer is the single writer for high-rate writes (device messages,
+// presence, token issuance). Writers hand it jobs; it drains them in batches
+// into one bbolt transaction, so one fsync covers every job of the batch, and
+// then releases each waiting writer with its own result.
+//
+// A job that fails does not fail the others of its batch: the batch is rolled
+// back and rerun without the failed jobs. A job may therefore run more than
+// once and must write only through the Tx it is given.
+type Committer struct {
+	db      *DB
+	jobs    chan *commitJob
+	max     int
+	delay   time.Duration
+	onBatch func(BatchStats)
+
+	mu     sync.RWMutex
+	closed bool
+	done   chan struct{}
+}
+
+// CommitterOptions tune a Committer.
+type CommitterOptions struct {
+	// MaxBatch bounds the jobs in one transaction (at least 1).
+	MaxBatch int
+	// Delay is how long a batch waits for more jobs after its first one
+	// arrived; 0 commits whatever is queued at once.
+	Delay time.Duration
+	// OnBatch, when set, is told about every committed or failed transaction.
+	OnBatch func(BatchStats)
+}
+
+// BatchStats describes one transaction of a Committer.
+type BatchStats struct {
+	Jobs     int           // jobs in the batch
+	Failed   int           // jobs that returned an error and were left out
+	Attempts int           // transactions run to commit the batch
+	Took     time.Duration // from the first attempt to the commit
+	Err      error         // the commit error, when the whole batch failed
+}
+
+type commitJob struct {
+	actor Actor
+	fn    func(*Tx) error
+	done  chan error
+}
+
+// NewCommitter starts a Committer writing to db. Close stops it.
+func (db *DB) NewCommitter(o CommitterOptions) *Committer {
+	if o.MaxBatch < 1 {
+		o.MaxBatch = 1
+	}
+	c := &Committer{
+		db: db, jobs: make(chan *commitJob, 2*o.MaxBatch), max: o.MaxBatch, delay: o.Delay,
+		onBatch: o.OnBatch, done: make(chan struct{}),
+	}
+	go c.loop()
+	return c
+}
+
+// Submit queues fn to run on behalf of actor and returns a channel that
+// receives its result once the batch holding it is committed (nil) or
+// abandoned (the job's or the commit's error).
+func (c *Committer) Submit(actor Actor, fn func(*Tx) error) <-chan error {
+	j := &commitJob{actor: actor, fn: fn, done: make(chan error, 1)}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
+		j.done <- ErrCommitterClosed
+		return j.done
+	}
+	c.jobs <- j
+	return j.done
+}
+
+// Do runs fn on behalf of actor and waits until it is on disk.
+func (c *Committer) Do(actor Actor, fn func(*Tx) error) error {
+	return <-c.Submit(actor, fn)
+}
+
+// Close commits the jobs already queued, then stops. Later jobs get ErrCommitterClosed.
+func (c *Committer) Close() {
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		close(c.jobs)
+	}
+	c.mu.Unlock()
+	<-c.done
+}
+
+func (c *Committer) loop() {
+	defer close(c.done)
+	for first := range c.jobs {
+		c.commit(c.collect(first))
+	}
+}
+
+// collect gathers up to max jobs, waiting at most delay after first.
+func (c *Committer) collect(first *commitJob) []*commitJob {
+	batch := []*commitJob{first}
+	var deadline <-chan time.Time
+	for len(batch) < c.max {
+		select {
+		case j, ok := <-c.jobs:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, j)
+			continue
+		default:
+		}
+		if c.delay <= 0 {
+			return batch
+		}
+		if deadline == nil {
+			t := time.NewTimer(c.delay)
+			defer t.Stop()
+			deadline = t.C
+		}
+		select {
+		case j, ok := <-c.jobs:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, j)
+		case <-deadline:
+			return batch
+		}
+	}
+	return batch
+}
+
+// errRerun aborts a transaction in which some jobs failed.
+var errRerun = errors.New("store: rerun batch without failed jobs")
+
+func (c *Committer) commit(batch []*commitJob) {
+	start := time.Now()
+	stats := BatchStats{Jobs: len(batch)}
+	pending := batch
+	for len(pending) > 0 {
+		stats.Attempts++
+		failed := make(map[int]error)
+		err := c.db.bolt.Update(func(btx *bolt.Tx) error {
+			now := c.db.Now()
+			for i, j := range pending {
+				if err := runJob(&Tx{tx: btx, actor: j.actor, now: now}, j.fn); err != nil {
+					failed[i] = err
+				}
+			}
+			if len(failed) > 0 {
+				return errRerun
+			}
+			return nil
+		})
+		switch {
+		case err == nil:
+			for _, j := range pending {
+				j.done <- nil
+			}
+			pending = nil
+		case errors.Is(err, errRerun):
+			rest := pending[:0:0]
+			for i, j := range pending {
+				if ferr, ok := failed[i]; ok {
+					j.done <- ferr
+					stats.Failed++
+				} else {
+					rest = append(rest, j)
+				}
+			}
+			pending = rest
+		default:
+			for _, j := range pending {
+				j.done <- err
+			}
+			stats.Err = err
+			pending = nil
+		}
+	}
+	stats.Took = time.Since(start)
+	if c.onBatch != nil {
+		c.onBatch(stats)
+	}
+}
+
+// runJob runs one job, turning a panic into its error so that one bad job
+// cannot take the writer down.
+func runJob(tx *Tx, fn func(*Tx) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("store: write job panicked: %v", r)
+		}
+	}()
+	return fn(tx)
+}

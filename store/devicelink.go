@@ -1,0 +1,335 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Device link state: what the broker knows about a dashcam's connection,
+// credentials and the commands waiting for it. The broker writes it; the API
+// reads it for device details and lists.
+
+// Presence states of a device.
+const (
+	PresenceOnline  = "online"
+	PresenceStandby = "standby"
+	PresenceOffline = "offline"
+)
+
+// DeviceLink is a device's connection and health as last reported. A device
+// that never connected has an offline record with zero times.
+type DeviceLink struct {
+	IMEI     string `json:"imei"`
+	Presence string `json:"presence"`
+	// ConnectionID names the current connection; empty while offline. A
+	// disconnect only marks the device offline when it ends this connection.
+	ConnectionID   string    `json:"connectionId,omitempty"`
+	ConnectedAt    time.Time `json:"connectedAt,omitzero"`
+	DisconnectedAt time.Time `json:"disconnectedAt,omitzero"`
+	LastSeen       time.Time `json:"lastSeen,omitzero"`
+	// ProtocolVersion is the MQTT version of the last connection (4 = 3.1.1, 5).
+	ProtocolVersion int    `json:"protocolVersion,omitempty"`
+	RemoteAddr      string `json:"remoteAddr,omitempty"`
+	Firmware        string `json:"firmware,omitempty"`
+	ProductType     string `json:"productType,omitempty"`
+	// Legacy is true while the device authenticates without a token (firmware below 3.12).
+	Legacy bool          `json:"legacy,omitempty"`
+	Health *DeviceHealth `json:"health,omitempty"`
+	// AckedConfigVersion is the highest desired-configuration version the device acknowledged.
+	AckedConfigVersion int64           `json:"ackedConfigVersion"`
+	ConfigAckedAt      time.Time       `json:"configAckedAt,omitzero"`
+	ReportedConfig     json.RawMessage `json:"reportedConfig,omitempty"`
+}
+
+// Online reports whether the device holds a connection (online or standby).
+func (l *DeviceLink) Online() bool {
+	return l.Presence == PresenceOnline || l.Presence == PresenceStandby
+}
+
+// DeviceHealth is the device's last health report.
+type DeviceHealth struct {
+	SDCard         *SDCardHealth  `json:"sdCard,omitempty"`
+	RecordingTest  string         `json:"recordingTestResult,omitempty"`
+	PowerConnected *bool          `json:"powerConnected,omitempty"`
+	Cameras        []CameraHealth `json:"cameras,omitempty"`
+	DataUsage      *DataUsage     `json:"dataUsage,omitempty"`
+	HotspotOn      *bool          `json:"hotspotOn,omitempty"`
+	AdasCalibrated *bool          `json:"adasCalibrated,omitempty"`
+	ReportedAt     time.Time      `json:"reportedAt"`
+}
+
+// SDCardHealth describes the storage card.
+type SDCardHealth struct {
+	Present      bool   `json:"present"`
+	Healthy      bool   `json:"healthy"`
+	UUID         string `json:"uuid,omitempty"`
+	Manufacturer string `json:"manufacturer,omitempty"`
+}
+
+// CameraHealth is one camera: 1 road-facing, 2 in-cabin, 50 and above auxiliary.
+type CameraHealth struct {
+	ID           int    `json:"id"`
+	Connected    bool   `json:"connected"`
+	Kind         string `json:"kind,omitempty"`
+	SerialNumber string `json:"serialNumber,omitempty"`
+}
+
+// DataUsage is cellular data used since PeriodStart.
+type DataUsage struct {
+	PeriodStart time.Time `json:"periodStart"`
+	BytesUp     int64     `json:"bytesUp"`
+	BytesDown   int64     `json:"bytesDown"`
+}
+
+// DeviceCredential is what the cloud keeps to authenticate a device: the
+// SHA-256 of its current secret token, never the token.
+type DeviceCredential struct {
+	IMEI      string    `json:"imei"`
+	TokenHash []byte    `json:"tokenHash,omitempty"`
+	IssuedAt  time.Time `json:"issuedAt,omitzero"`
+	// Generation counts the tokens ever issued; above 0 the device has left
+	// legacy authentication behind for good.
+	Generation int       `json:"generation"`
+	RevokedAt  time.Time `json:"revokedAt,omitzero"`
+	// LastBootstrap is the unix time carried by the last accepted bootstrap
+	// proof; a proof must be later, so none is accepted twice.
+	LastBootstrap int64 `json:"lastBootstrap,omitempty"`
+}
+
+// QueuedCommand is a command kept on disk until the device answers it.
+type QueuedCommand struct {
+	ID       string          `json:"id"`
+	IMEI     string          `json:"imei"`
+	Name     string          `json:"name"`
+	Args     json.RawMessage `json:"args,omitempty"`
+	QueuedAt time.Time       `json:"queuedAt"`
+}
+
+var (
+	bucketDeviceLinks       = []byte("device_links")
+	bucketDeviceCredentials = []byte("device_credentials")
+	bucketDeviceCommands    = []byte("device_commands")
+)
+
+func init() {
+	registerBuckets(string(bucketDeviceLinks), string(bucketDeviceCredentials), string(bucketDeviceCommands))
+	deviceRemovalHooks = append(deviceRemovalHooks, dropDeviceLink)
+}
+
+// dropDeviceLink forgets a removed device's connection state, token and queue.
+func dropDeviceLink(tx *Tx, d *Device) error {
+	key := []byte(d.IMEI)
+	if err := tx.bucket(bucketDeviceLinks).Delete(key); err != nil {
+		return err
+	}
+	if err := tx.bucket(bucketDeviceCredentials).Delete(key); err != nil {
+		return err
+	}
+	cmds, err := tx.QueuedCommands(d.IMEI)
+	if err != nil {
+		return err
+	}
+	for _, c := range cmds {
+		if _, err := tx.DeleteQueuedCommand(d.IMEI, c.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeviceLink returns the link state of imei; a device that never connected
+// gets an offline record.
+func (tx *Tx) DeviceLink(imei string) (*DeviceLink, error) {
+	l := &DeviceLink{IMEI: imei, Presence: PresenceOffline}
+	if err := getJSON(tx.bucket(bucketDeviceLinks), []byte(imei), l); err != nil && err != ErrNotFound {
+		return nil, err
+	}
+	return l, nil
+}
+
+// PutDeviceLink stores l. Link state is telemetry the device reports, so it is
+// not audited.
+func (tx *Tx) PutDeviceLink(l *DeviceLink) error {
+	if l.IMEI == "" {
+		return fmt.Errorf("device link imei must not be empty: %w", ErrInvalid)
+	}
+	return putJSON(tx.bucket(bucketDeviceLinks), []byte(l.IMEI), l)
+}
+
+// MarkAllOffline sets every link that claims a connection to offline at t;
+// the broker calls it on start, when no connection can exist yet.
+func (tx *Tx) MarkAllOffline(t time.Time) (int, error) {
+	var stale []DeviceLink
+	err := tx.bucket(bucketDeviceLinks).ForEach(func(_, v []byte) error {
+		var l DeviceLink
+		if err := jsonUnmarshal(v, &l); err != nil {
+			return err
+		}
+		if l.Presence != PresenceOffline {
+			stale = append(stale, l)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for i := range stale {
+		l := &stale[i]
+		l.Presence, l.ConnectionID, l.DisconnectedAt = PresenceOffline, "", t
+		if err := tx.PutDeviceLink(l); err != nil {
+			return 0, err
+		}
+	}
+	return len(stale), nil
+}
+
+// DeviceCredential returns the credential of imei; a device never issued a
+// token gets an empty record (Generation 0).
+func (tx *Tx) DeviceCredential(imei string) (*DeviceCredential, error) {
+	c := &DeviceCredential{IMEI: imei}
+	if err := getJSON(tx.bucket(bucketDeviceCredentials), []byte(imei), c); err != nil && err != ErrNotFound {
+		return nil, err
+	}
+	return c, nil
+}
+
+// IssueDeviceToken records hash as the only valid token of the device,
+// revoking any older one, and audits the issue without the hash. proofTime
+// is the unix time of the bootstrap proof that earned the token.
+func (tx *Tx) IssueDeviceToken(imei string, hash []byte, proofTime int64) error {
+	d, err := tx.Device(imei)
+	if err != nil {
+		return err
+	}
+	if len(hash) != 32 {
+		return fmt.Errorf("device token hash must be 32 bytes (SHA-256): %w", ErrInvalid)
+	}
+	c, err := tx.DeviceCredential(imei)
+	if err != nil {
+		return err
+	}
+	replaced := len(c.TokenHash) > 0
+	c.TokenHash = bytes.Clone(hash)
+	c.IssuedAt = tx.now
+	c.Generation++
+	c.RevokedAt = time.Time{}
+	c.LastBootstrap = max(c.LastBootstrap, proofTime)
+	if err := putJSON(tx.bucket(bucketDeviceCredentials), []byte(imei), c); err != nil {
+		return err
+	}
+	return tx.Audit(AuditChange{Action: "device.token.issue", EntityType: "device", EntityID: imei,
+		OrganizationID: d.OrganizationID, PartnerID: d.PartnerID,
+		After: map[string]any{"generation": c.Generation, "replacedToken": replaced}})
+}
+
+// RevokeDeviceToken invalidates the device's token (factory reset); the
+// device must bootstrap again. reason is kept in the audit entry.
+func (tx *Tx) RevokeDeviceToken(imei, reason string) error {
+	d, err := tx.Device(imei)
+	if err != nil {
+		return err
+	}
+	c, err := tx.DeviceCredential(imei)
+	if err != nil {
+		return err
+	}
+	if len(c.TokenHash) == 0 {
+		return nil
+	}
+	c.TokenHash = nil
+	c.RevokedAt = tx.now
+	if err := putJSON(tx.bucket(bucketDeviceCredentials), []byte(imei), c); err != nil {
+		return err
+	}
+	return tx.Audit(AuditChange{Action: "device.token.revoke", EntityType: "device", EntityID: imei,
+		OrganizationID: d.OrganizationID, PartnerID: d.PartnerID, Reason: reason,
+		After: map[string]any{"generation": c.Generation}})
+}
+
+// QueueCommand keeps c until the device answers it, and audits the request.
+func (tx *Tx) QueueCommand(c *QueuedCommand) error {
+	d, err := tx.Device(c.IMEI)
+	if err != nil {
+		return err
+	}
+	switch {
+	case c.ID == "":
+		return fmt.Errorf("queued command id must not be empty: %w", ErrInvalid)
+	case c.Name == "":
+		return fmt.Errorf("queued command name must not be empty: %w", ErrInvalid)
+	}
+	seq, err := tx.nextID(bucketDeviceCommands)
+	if err != nil {
+		return err
+	}
+	c.QueuedAt = tx.now
+	if err := putJSON(tx.bucket(bucketDeviceCommands), compositeKey(c.IMEI, "", seq), c); err != nil {
+		return err
+	}
+	return tx.Audit(AuditChange{Action: "device.command.queue", EntityType: "device", EntityID: c.IMEI,
+		OrganizationID: d.OrganizationID, PartnerID: d.PartnerID, After: c})
+}
+
+// QueuedCommands returns the commands waiting for imei, oldest first.
+func (tx *Tx) QueuedCommands(imei string) ([]QueuedCommand, error) {
+	var out []QueuedCommand
+	err := tx.scanQueued(imei, func(_ []byte, c *QueuedCommand) (bool, error) {
+		out = append(out, *c)
+		return true, nil
+	})
+	return out, err
+}
+
+// QueuedCommand returns the queued command id of imei.
+func (tx *Tx) QueuedCommand(imei, id string) (*QueuedCommand, error) {
+	var found *QueuedCommand
+	err := tx.scanQueued(imei, func(_ []byte, c *QueuedCommand) (bool, error) {
+		if c.ID == id {
+			found = c
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if found == nil {
+		return nil, fmt.Errorf("queued command %s of device %s: %w", id, imei, ErrNotFound)
+	}
+	return found, nil
+}
+
+// DeleteQueuedCommand drops a queued command once the device answered it; it
+// reports whether the command was queued.
+func (tx *Tx) DeleteQueuedCommand(imei, id string) (bool, error) {
+	var key []byte
+	err := tx.scanQueued(imei, func(k []byte, c *QueuedCommand) (bool, error) {
+		if c.ID == id {
+			key = bytes.Clone(k)
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil || key == nil {
+		return false, err
+	}
+	return true, tx.bucket(bucketDeviceCommands).Delete(key)
+}
+
+func (tx *Tx) scanQueued(imei string, visit func(k []byte, c *QueuedCommand) (bool, error)) error {
+	prefix := compositeKey(imei, "")
+	c := tx.bucket(bucketDeviceCommands).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var qc QueuedCommand
+		if err := jsonUnmarshal(v, &qc); err != nil {
+			return err
+		}
+		more, err := visit(k, &qc)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
