@@ -146,7 +146,9 @@ func TestFactoryResetCommandRevokesToken(t *testing.T) {
 	boot, token := e.bootstrap(id)
 	boot.close()
 	d, err := e.connect(id, token, connectOpts{clean: true, subscribe: true,
-		reply: func(cmd protocol.Command, _ *paho.Publish) *protocol.Reply { return &protocol.Reply{ID: cmd.ID, OK: true} }})
+		reply: func(cmd protocol.Command, _ *paho.Publish) *protocol.Reply {
+			return &protocol.Reply{ID: cmd.ID, OK: true}
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}

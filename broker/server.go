@@ -77,9 +77,9 @@ type Server struct {
 	master  []byte
 	limiter *ipLimiter
 
-	mochi *mqtt.Server
-	cloud *mqtt.Client // the inline client the cloud publishes with
-	links *registry
+	mochi   *mqtt.Server
+	cloud   *mqtt.Client // the inline client the cloud publishes with
+	links   *registry
 	replies *replyWaiters
 
 	mu        sync.Mutex
