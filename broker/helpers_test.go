@@ -476,3 +476,16 @@ func (rc *rawClient) tryRead() (packets.Packet, error) {
 	}
 	return pk, err
 }
+
+// ctxT is a context that ends with a deadline well inside the test timeout.
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// pahoPublish is a QoS 1 publish of v as JSON on topic.
+func pahoPublish(topic string, v any) *paho.Publish {
+	payload, _ := json.Marshal(v)
+	return &paho.Publish{Topic: topic, QoS: 1, Payload: payload}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/mochi-mqtt/server/v2/listeners"
+	"github.com/mochi-mqtt/server/v2/packets"
 	"golang.org/x/time/rate"
 )
 
@@ -34,12 +35,28 @@ func (g *guardedListener) Serve(establish listeners.EstablishFn) {
 	g.Listener.Serve(g.s.guard(establish))
 }
 
+// Close stops the wrapped listener, disconnecting its clients with the
+// broker's own function: mochi's (Clients.GetByListener) takes its read lock
+// twice and deadlocks against a client ending at the same moment.
+func (g *guardedListener) Close(_ listeners.CloseFn) {
+	g.Listener.Close(g.s.closeClients)
+}
+
+// closeClients disconnects the clients of listener id.
+func (s *Server) closeClients(id string) {
+	for _, cl := range s.mochi.Clients.GetAll() {
+		if cl.Net.Listener == id && !cl.Closed() {
+			_ = s.mochi.DisconnectClient(cl, packets.ErrServerShuttingDown)
+		}
+	}
+}
+
 // guard wraps the per-connection function of mochi.
 func (s *Server) guard(next listeners.EstablishFn) listeners.EstablishFn {
 	return func(id string, c net.Conn) (err error) {
 		_ = c.SetReadDeadline(time.Now().Add(connectTimeout))
 		defer func() {
-			cl := s.links.forgetConn(c)
+			l := s.links.forgetConn(c)
 			r := recover()
 			if r != nil {
 				s.metrics.panics.Inc()
@@ -48,14 +65,15 @@ func (s *Server) guard(next listeners.EstablishFn) listeners.EstablishFn {
 				_ = c.Close()
 				err = fmt.Errorf("broker: connection from %s: recovered panic: %v", c.RemoteAddr(), r)
 			}
-			if cl == nil {
+			if l == nil {
 				return
 			}
+			defer close(l.done)
 			// mochi skips its disconnect hook when a connection ends early
 			// (a failed CONNACK write, a panic): end the device's presence here.
-			s.disconnected(cl)
+			s.disconnected(l.cl)
 			if r != nil {
-				s.afterPanic(cl)
+				s.afterPanic(l.cl)
 			}
 		}()
 		return next(id, c)

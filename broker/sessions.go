@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"net"
 	"sync"
+	"time"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -28,10 +29,13 @@ type link struct {
 	pushed int64
 	// sent holds the queued commands delivered on this connection.
 	sent map[string]bool
+	// done is closed once mochi has finished with the connection.
+	done chan struct{}
 }
 
 func newLink(cl *mqtt.Client, dev *store.Device) *link {
-	return &link{id: rand.Text(), imei: dev.IMEI, cl: cl, dev: *dev, pushed: -1, sent: map[string]bool{}}
+	return &link{id: rand.Text(), imei: dev.IMEI, cl: cl, dev: *dev, pushed: -1, sent: map[string]bool{},
+		done: make(chan struct{})}
 }
 
 // registry indexes the live links by mochi client, by device and by network
@@ -40,11 +44,11 @@ type registry struct {
 	mu      sync.RWMutex
 	clients map[*mqtt.Client]*link
 	devices map[string]*link
-	conns   map[net.Conn]*mqtt.Client
+	conns   map[net.Conn]*link
 }
 
 func newRegistry() *registry {
-	return &registry{clients: map[*mqtt.Client]*link{}, devices: map[string]*link{}, conns: map[net.Conn]*mqtt.Client{}}
+	return &registry{clients: map[*mqtt.Client]*link{}, devices: map[string]*link{}, conns: map[net.Conn]*link{}}
 }
 
 // admit records an authenticated connection.
@@ -53,7 +57,7 @@ func (r *registry) admit(l *link) {
 	defer r.mu.Unlock()
 	r.clients[l.cl] = l
 	if l.cl.Net.Conn != nil {
-		r.conns[l.cl.Net.Conn] = l.cl
+		r.conns[l.cl.Net.Conn] = l
 	}
 }
 
@@ -99,13 +103,13 @@ func (r *registry) online() int {
 	return len(r.devices)
 }
 
-// forgetConn drops the net.Conn index entry and returns its client, if any.
-func (r *registry) forgetConn(c net.Conn) *mqtt.Client {
+// forgetConn drops the net.Conn index entry and returns its link, if any.
+func (r *registry) forgetConn(c net.Conn) *link {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	cl := r.conns[c]
+	l := r.conns[c]
 	delete(r.conns, c)
-	return cl
+	return l
 }
 
 // sessionHook follows each device session: presence on connect and
@@ -137,10 +141,28 @@ func (h *sessionHook) OnSessionEstablish(cl *mqtt.Client, _ packets.Packet) {
 	if l == nil {
 		return
 	}
+	s.takeOver(l)
 	s.links.establish(l)
 	s.metrics.connects.WithLabelValues("accepted").Inc()
 	if err := s.commit(&l.dev, func(tx *store.Tx) error { return s.markOnline(tx, l) }); err != nil {
 		s.log.Error("record device online", "imei", l.imei, "error", err)
+	}
+}
+
+// takeOver ends the device's previous connection and waits until mochi is
+// done with it before the new one proceeds. mochi's own takeover races: the
+// old connection's cleanup can delete the new client from its client map
+// (clean sessions), after which nothing is delivered to the device.
+func (s *Server) takeOver(l *link) {
+	old := s.links.byIMEI(l.imei)
+	if old == nil || old == l {
+		return
+	}
+	_ = s.mochi.DisconnectClient(old.cl, packets.ErrSessionTakenOver)
+	select {
+	case <-old.done:
+	case <-time.After(connectTimeout):
+		s.log.Warn("previous connection did not end in time", "imei", l.imei)
 	}
 }
 

@@ -1,0 +1,100 @@
+package broker
+
+import (
+	"testing"
+	"time"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/store"
+)
+
+func TestDeviceReachesOnlyItsOwnTopics(t *testing.T) {
+	e := newEnv(t, nil)
+	a, b := e.addDevice(1), e.addDevice(2)
+	devA, _ := e.bootstrap(a)
+	devB, _ := e.bootstrap(b)
+
+	t.Run("subscribe", func(t *testing.T) {
+		for _, tc := range []struct {
+			filter string
+			ok     bool
+		}{
+			{protocol.DownFilter(a), true},
+			{protocol.Topic(a, protocol.TopicCommand), true},
+			{protocol.DownFilter(b), false},
+			{protocol.Topic(b, protocol.TopicConfig), false},
+			{protocol.Prefix + "/+/down/#", false},
+			{protocol.Prefix + "/#", false},
+			{"#", false},
+			{protocol.Prefix + "/" + a + "/#", false},
+			{protocol.Prefix + "/" + a + "/up/#", false},
+			{"$SYS/#", false},
+			{"$share/g/" + protocol.DownFilter(a), false},
+		} {
+			sa, err := devA.subscribe(tc.filter)
+			if tc.ok != (err == nil) {
+				t.Errorf("subscribe %q: err %v, want ok=%v", tc.filter, err, tc.ok)
+			}
+			if !tc.ok && sa != nil && sa.Reasons[0] < 0x80 {
+				t.Errorf("subscribe %q granted with code %#x", tc.filter, sa.Reasons[0])
+			}
+		}
+	})
+
+	t.Run("publish", func(t *testing.T) {
+		gps := protocol.GPSBatch{Samples: []protocol.GPSSample{{Time: e.clock.Now().UnixMilli(), Lat: 1, Lon: 2}}}
+		for _, topic := range []string{
+			protocol.Topic(b, protocol.TopicGPS),
+			protocol.Topic(b, protocol.TopicCommand),
+			protocol.Topic(a, protocol.TopicCommand),
+			protocol.Topic(a, "down/token"),
+			"fleetcam/v1/" + a,
+		} {
+			pr, err := devA.c.Publish(ctxT(t), pahoPublish(topic, gps))
+			if err == nil || pr == nil || pr.ReasonCode != 0x87 {
+				t.Errorf("publish to %s: err %v, response %+v, want PUBACK 0x87", topic, err, pr)
+			}
+		}
+		var points []store.GPSPoint
+		_ = e.db.View(func(tx *store.Tx) error {
+			points, _ = tx.GPS(b, time.Time{}, e.clock.Now().Add(time.Hour), 0)
+			return nil
+		})
+		if len(points) != 0 {
+			t.Fatalf("device a stored %d samples for device b", len(points))
+		}
+		if got := devB.received(protocol.TopicCommand); len(got) != 0 {
+			t.Fatalf("device b received %d commands published by device a", len(got))
+		}
+		if pr, err := devA.publish(protocol.TopicGPS, gps); err != nil || pr.ReasonCode != 0 {
+			t.Fatalf("publish to its own topic: %v %+v", err, pr)
+		}
+	})
+}
+
+func TestTopicAllowed(t *testing.T) {
+	own, other := imei(1), imei(2)
+	tests := []struct {
+		topic string
+		write bool
+		ok    bool
+	}{
+		{protocol.Topic(own, protocol.TopicStatus), true, true},
+		{protocol.Topic(own, "up/"), true, false},
+		{protocol.Topic(own, "up/+"), true, false},
+		{protocol.Topic(own, protocol.TopicConfig), true, false},
+		{protocol.Topic(other, protocol.TopicStatus), true, false},
+		{protocol.DownFilter(own), false, true},
+		{protocol.Topic(own, protocol.TopicConfig), false, true},
+		{protocol.Topic(own, "down/"), false, false},
+		{protocol.Topic(own, protocol.TopicStatus), false, false},
+		{protocol.DownFilter(other), false, false},
+		{protocol.Prefix + "/+/down/config", false, false},
+		{protocol.Prefix + "/" + own + "+/down/#", false, false},
+	}
+	for _, tc := range tests {
+		if got := topicAllowed(own, tc.topic, tc.write); got != tc.ok {
+			t.Errorf("topicAllowed(%q, write=%v) = %v, want %v", tc.topic, tc.write, got, tc.ok)
+		}
+	}
+}

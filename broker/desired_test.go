@@ -1,0 +1,158 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// setBrightness changes a device's own settings, which bumps its config version.
+func (e *env) setBrightness(imei string, v int) {
+	e.t.Helper()
+	err := e.db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+		dc := store.DefaultDeviceConfig()
+		dc.Brightness = v
+		return tx.PutDeviceSettings(&store.DeviceSettings{IMEI: imei, Device: &dc}, "device.settings")
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func TestConfigPushedOnReconnectAfterOfflineChange(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		persistent bool
+	}{{"clean session", false}, {"persistent session", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			id := e.addDevice(1)
+			boot, token := e.bootstrap(id)
+			boot.close()
+			opts := connectOpts{clean: !tc.persistent, subscribe: true}
+			if tc.persistent {
+				opts.expiry = 3600
+			}
+			d, err := e.connect(id, token, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cfg protocol.DesiredConfig
+			d.decode(d.next(protocol.TopicConfig, 1), &cfg)
+			if _, err := d.publish(protocol.TopicConfigAck, protocol.ConfigAck{Version: cfg.Version}); err != nil {
+				t.Fatal(err)
+			}
+			d.close()
+
+			e.setBrightness(id, 42) // while the device is offline
+
+			// A persistent session keeps the subscription: the device does not subscribe again.
+			opts.subscribe = !tc.persistent
+			d2, err := e.connect(id, token, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d2.ack.SessionPresent != tc.persistent {
+				t.Fatalf("session present %v", d2.ack.SessionPresent)
+			}
+			var got protocol.DesiredConfig
+			d2.decode(d2.next(protocol.TopicConfig, 1), &got)
+			if got.Version != cfg.Version+1 || got.Device.Brightness != 42 {
+				t.Fatalf("after reconnect got config version %d brightness %d, want %d and 42",
+					got.Version, got.Device.Brightness, cfg.Version+1)
+			}
+		})
+	}
+}
+
+func TestConfigAckStopsRedelivery(t *testing.T) {
+	e := newEnv(t, nil)
+	id := e.addDevice(1)
+	boot, token := e.bootstrap(id)
+	if len(boot.received(protocol.TopicConfig)) == 0 {
+		boot.next(protocol.TopicConfig, 1)
+	}
+	boot.close() // not acknowledged
+
+	// Unacknowledged: delivered again on the next connection.
+	d := e.mustConnect(id, token)
+	var cfg protocol.DesiredConfig
+	d.decode(d.next(protocol.TopicConfig, 1), &cfg)
+	reported := json.RawMessage(`{"brightness":128,"firmware":"3.12.4"}`)
+	if _, err := d.publish(protocol.TopicConfigAck, protocol.ConfigAck{Version: cfg.Version, Reported: reported}); err != nil {
+		t.Fatal(err)
+	}
+	l := e.link(id)
+	if l.AckedConfigVersion != cfg.Version || l.ConfigAckedAt.IsZero() || string(l.ReportedConfig) != string(reported) {
+		t.Fatalf("ack not stored before the PUBACK: %+v", l)
+	}
+	d.close()
+
+	// Acknowledged: the next connection gets no configuration. A command
+	// round trip after subscribing proves anything pushed would have arrived.
+	d2, err := e.connect(id, token, connectOpts{clean: true, subscribe: true,
+		reply: func(cmd protocol.Command, _ *paho.Publish) *protocol.Reply { return &protocol.Reply{ID: cmd.ID, OK: true} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.srv.Send(context.Background(), id, protocol.CmdReboot, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(d2.received(protocol.TopicConfig)); n != 0 {
+		t.Fatalf("acknowledged configuration delivered %d times", n)
+	}
+
+	// A change while online goes out at once through PushConfig.
+	e.setBrightness(id, 7)
+	if err := e.srv.PushConfig(id); err != nil {
+		t.Fatal(err)
+	}
+	var next protocol.DesiredConfig
+	d2.decode(d2.next(protocol.TopicConfig, 1), &next)
+	if next.Version != cfg.Version+1 || next.Device.Brightness != 7 {
+		t.Fatalf("pushed %+v", next)
+	}
+}
+
+func TestPushConfigToOfflineDeviceIsKeptForReconnect(t *testing.T) {
+	e := newEnv(t, nil)
+	id := e.addDevice(1)
+	if err := e.srv.PushConfig(id); err != nil {
+		t.Fatalf("push to an offline device: %v", err)
+	}
+	if err := e.srv.PushOrganizationConfig(e.org.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.setBrightness(id, 99)
+	d, _ := e.bootstrap(id)
+	var cfg protocol.DesiredConfig
+	d.decode(d.next(protocol.TopicConfig, 1), &cfg)
+	if cfg.Device.Brightness != 99 || cfg.Version != 1 {
+		t.Fatalf("config %+v", cfg)
+	}
+}
+
+func TestDesiredFromSettings(t *testing.T) {
+	e := &store.Effective{
+		Version: 7,
+		Device: store.DeviceConfig{AudioAlarms: true, Brightness: 200, PinCodeDi: true, DriverIdentification: true,
+			DriverPrompt: true, AudioAlert: true, DriverPromptDurationSeconds: 30, StandbyHours: 12},
+		Events: store.EventConfig{LaneWeavingTimes: 4, LaneWeavingDurationSeconds: 20, DrivingDurationHours: 9,
+			MvaiMinSpeedKmh: 15, Events: map[string]store.EventSetting{"smoking": {Enabled: false, VisualAlert: true}}},
+		Privacy:     store.PrivacyConfig{RecordingEnabled: true, Cameras: map[int]bool{2: false}},
+		PrivacyMode: "on",
+	}
+	d := DesiredFromSettings(e)
+	switch {
+	case d.Version != 7, d.Device.Brightness != 200, !d.Device.PinCodeDi, d.Device.DriverPromptDurationSeconds != 30,
+		d.Device.StandbyHours != 12, d.Events.LaneWeavingTimes != 4, d.Events.DrivingDurationHours != 9,
+		d.Events.MvaiMinSpeedKmh != 15, d.Events.Events["smoking"] != (protocol.EventSetting{VisualAlert: true}),
+		!d.Privacy.RecordingEnabled, d.Privacy.AllEventsEnabled, d.Privacy.Cameras[2], d.Privacy.Mode != "on":
+		t.Fatalf("mapped %+v", d)
+	}
+}
