@@ -96,7 +96,9 @@ func TestConfigAckStopsRedelivery(t *testing.T) {
 	// Acknowledged: the next connection gets no configuration. A command
 	// round trip after subscribing proves anything pushed would have arrived.
 	d2, err := e.connect(id, token, connectOpts{clean: true, subscribe: true,
-		reply: func(cmd protocol.Command, _ *paho.Publish) *protocol.Reply { return &protocol.Reply{ID: cmd.ID, OK: true} }})
+		reply: func(cmd protocol.Command, _ *paho.Publish) *protocol.Reply {
+			return &protocol.Reply{ID: cmd.ID, OK: true}
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
