@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -86,7 +87,7 @@ func newEnv(t *testing.T, tweak func(*configs.Config)) *env {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
+	if os.Getenv("FLEETCAM_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(&testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	e.srv, err = New(cfg, db, log, e.reg, clock.Now)
@@ -185,7 +186,7 @@ func (e *env) connect(imei, password string, o connectOpts) (*dev, error) {
 	ack, err := d.c.Connect(ctx, &paho.Connect{
 		ClientID: imei, Username: imei, UsernameFlag: true, Password: []byte(password), PasswordFlag: password != "",
 		KeepAlive: 30, CleanStart: o.clean,
-		Properties: &paho.ConnectProperties{ReceiveMaximum: &recvMax, SessionExpiryInterval: &expiry},
+		Properties: &paho.ConnectProperties{ReceiveMaximum: &recvMax, SessionExpiryInterval: &expiry, RequestProblemInfo: true},
 	})
 	d.ack = ack
 	if err != nil {

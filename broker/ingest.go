@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
@@ -60,7 +61,7 @@ func (h *ingestHook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Pack
 		case errors.As(err, &bad):
 			code = bad
 		case errors.Is(err, store.ErrInvalid) || errors.Is(err, store.ErrNotFound):
-			code = invalid("%v", err)
+			code = invalid("%s", storeReason(err))
 		default:
 			// Not acknowledged: the device keeps the message and sends it
 			// again on its next connection.
@@ -105,7 +106,7 @@ func (s *Server) ingestJob(l *link, suffix string, pk packets.Packet) (func(*sto
 			points[i] = store.GPSPoint{Time: time.UnixMilli(g.Time).UTC(), Lat: g.Lat, Lon: g.Lon, Alt: g.Alt,
 				Speed: g.Speed, Accuracy: g.Accuracy, Heading: g.Heading}
 			if err := store.ValidGPSPoint(points[i]); err != nil {
-				return nil, nil, invalid("samples[%d]: %v", i, errors.Unwrap(err))
+				return nil, nil, invalid("samples[%d]: %s", i, storeReason(err))
 			}
 		}
 		return s.withDevice(l, func(tx *store.Tx, dev *store.Device) error { return s.applyGPS(tx, dev, points) }), nil, none
@@ -162,6 +163,15 @@ func (s *Server) ingestJob(l *link, suffix string, pk packets.Packet) (func(*sto
 		}), nil, none
 	}
 	return nil, nil, packets.Code{Code: packets.ErrTopicNameInvalid.Code, Reason: "unknown topic up/" + suffix}
+}
+
+// storeReason is a store validation error without its sentinel suffix.
+func storeReason(err error) string {
+	msg := err.Error()
+	for _, sentinel := range []error{store.ErrInvalid, store.ErrNotFound} {
+		msg = strings.TrimSuffix(msg, ": "+sentinel.Error())
+	}
+	return msg
 }
 
 // decode unmarshals a JSON payload strictly enough to name what is wrong.

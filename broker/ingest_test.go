@@ -1,0 +1,294 @@
+package broker
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/paho"
+	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/configs"
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// messages returns the stored outbox messages of kind.
+func (e *env) messages(kind string) []store.Message {
+	e.t.Helper()
+	all, err := e.db.MessagesAfter(0, 0)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []store.Message
+	for _, m := range all {
+		if m.Kind == kind {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func TestEventRedeliveryStoredOnce(t *testing.T) {
+	e := newEnv(t, nil)
+	id := e.addDevice(1)
+	d, token := e.bootstrap(id)
+	ev := protocol.Event{ID: "ev-1", Type: "deceleration", Time: e.clock.Now().UnixMilli(), Lat: 52.1, Lon: 4.3, Speed: 61,
+		Files: []protocol.File{{CameraID: 1, FileID: "f1", FileType: "video"}}}
+	for i := 0; i < 2; i++ {
+		if pr, err := d.publish(protocol.TopicEvent, ev); err != nil || pr.ReasonCode != 0 {
+			t.Fatalf("publish %d: %v %+v", i, err, pr)
+		}
+	}
+	d.close()
+	// The same event once more as an MQTT 3.1.1 redelivery (DUP set).
+	rc, ack := e.rawConnect(4, id, id, token)
+	if ack.ReasonCode != 0 {
+		t.Fatalf("connack %#x", ack.ReasonCode)
+	}
+	payload := pahoPublish("", ev).Payload
+	rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1, Dup: true}, PacketID: 3,
+		TopicName: protocol.Topic(id, protocol.TopicEvent), Payload: payload})
+	if pk := rc.read(); pk.FixedHeader.Type != packets.Puback || pk.PacketID != 3 {
+		t.Fatalf("got %+v, want PUBACK 3", pk.FixedHeader)
+	}
+
+	var events []store.Event
+	err := e.db.View(func(tx *store.Tx) (err error) {
+		events, _, err = tx.DeviceEvents(id, e.clock.Now().Add(-time.Hour), e.clock.Now().Add(time.Hour), store.Page{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deceleration []store.Event
+	for _, x := range events {
+		if x.Type == "deceleration" {
+			deceleration = append(deceleration, x)
+		}
+	}
+	if len(deceleration) != 1 || deceleration[0].DeviceEventID != "ev-1" || deceleration[0].Speed != 61 {
+		t.Fatalf("stored events %+v, want one deceleration", deceleration)
+	}
+	if n := len(e.messages(store.MessageEvent)); n != 1 {
+		t.Fatalf("event messages %d, want 1", n)
+	}
+}
+
+func TestCustomEventHandler(t *testing.T) {
+	e := newEnv(t, nil)
+	var mu sync.Mutex
+	var got []string
+	e.srv.EventHandler = func(tx *store.Tx, dev *store.Device, ev protocol.Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, dev.IMEI+"/"+ev.ID)
+		return nil
+	}
+	id := e.addDevice(1)
+	d, _ := e.bootstrap(id)
+	if _, err := d.publish(protocol.TopicEvent, protocol.Event{ID: "x", Type: "button", Time: 1}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || got[0] != id+"/x" {
+		t.Fatalf("handler saw %v", got)
+	}
+}
+
+func TestGPSStoredOncePerSample(t *testing.T) {
+	e := newEnv(t, nil)
+	id := e.addDevice(1)
+	d, _ := e.bootstrap(id)
+	t0 := e.clock.Now()
+	batch := protocol.GPSBatch{}
+	for i := 0; i < 3; i++ {
+		batch.Samples = append(batch.Samples, protocol.GPSSample{Time: t0.Add(time.Duration(i) * time.Second).UnixMilli(),
+			Lat: 52 + float64(i)/100, Lon: 4.5, Alt: 3, Speed: 50, Accuracy: 4})
+	}
+	for i := 0; i < 2; i++ { // the second is a redelivery
+		if _, err := d.publish(protocol.TopicGPS, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var all, window []store.GPSPoint
+	err := e.db.View(func(tx *store.Tx) (err error) {
+		if all, err = tx.GPS(id, t0.Add(-time.Minute), t0.Add(time.Minute), 0); err != nil {
+			return err
+		}
+		window, err = tx.GPS(id, t0.Add(time.Second), t0.Add(2*time.Second), 1)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 3 || all[2].Lat != 52.02 || all[0].Speed != 50 || !all[0].Time.Equal(t0) {
+		t.Fatalf("stored %+v", all)
+	}
+	if len(window) != 1 || !window[0].Time.Equal(t0.Add(time.Second)) {
+		t.Fatalf("range query with limit returned %+v", window)
+	}
+	if msgs := e.messages(store.MessageGPS); len(msgs) != 1 || !strings.Contains(string(msgs[0].Payload), `"lat":52.02`) {
+		t.Fatalf("gps messages %d: %+v", len(msgs), msgs)
+	}
+}
+
+func TestInvalidDeviceMessagesRefused(t *testing.T) {
+	e := newEnv(t, nil)
+	id := e.addDevice(1)
+	d, _ := e.bootstrap(id)
+	now := e.clock.Now().UnixMilli()
+	tests := []struct {
+		name, suffix string
+		payload      any
+		code         byte
+		reason       string
+	}{
+		{"not json", protocol.TopicGPS, []byte("{"), 0x99, "JSON"},
+		{"latitude out of range", protocol.TopicGPS, protocol.GPSBatch{Samples: []protocol.GPSSample{{Time: now, Lat: 91}}}, 0x99, "samples[0]: lat must be from -90 to 90"},
+		{"sample without time", protocol.TopicGPS, protocol.GPSBatch{Samples: []protocol.GPSSample{{Lat: 1}}}, 0x99, "samples[0]: time"},
+		{"event without id", protocol.TopicEvent, protocol.Event{Type: "button", Time: now}, 0x99, "id must"},
+		{"event without type", protocol.TopicEvent, protocol.Event{ID: "e", Time: now}, 0x99, "type must"},
+		{"event latitude", protocol.TopicEvent, protocol.Event{ID: "e", Type: "button", Time: now, Lat: -95}, 0x99, "lat must be from -90 to 90"},
+		{"status without firmware", protocol.TopicStatus, protocol.Status{State: "online"}, 0x99, "firmware"},
+		{"status with unknown state", protocol.TopicStatus, protocol.Status{Firmware: "3.12", State: "asleep"}, 0x99, "state must be online or standby"},
+		{"reply without id", protocol.TopicReply, protocol.Reply{OK: true}, 0x99, "id must"},
+		{"unknown topic", "up/whatever", protocol.Status{}, 0x90, "unknown topic"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pr, err := d.publish(tc.suffix, tc.payload)
+			if err == nil || pr == nil || pr.ReasonCode != tc.code {
+				t.Fatalf("err %v response %+v, want code %#x", err, pr, tc.code)
+			}
+			if pr.Properties == nil || !strings.Contains(pr.Properties.ReasonString, tc.reason) {
+				t.Fatalf("reason %q does not contain %q", pr.Properties.ReasonString, tc.reason)
+			}
+		})
+	}
+	// The connection survives refusals.
+	if pr, err := d.publish(protocol.TopicStatus, protocol.Status{Firmware: "3.12.1", State: "online"}); err != nil || pr.ReasonCode != 0 {
+		t.Fatalf("valid status after refusals: %v %+v", err, pr)
+	}
+}
+
+func TestPresenceActivationAndStatus(t *testing.T) {
+	e := newEnv(t, nil)
+	id := e.addDevice(1)
+	d, _ := e.bootstrap(id)
+
+	l := e.link(id)
+	if l.Presence != store.PresenceOnline || l.ConnectionID == "" || l.ProtocolVersion != 5 || !l.ConnectedAt.Equal(e.clock.Now()) {
+		t.Fatalf("link after connect %+v", l)
+	}
+	var dev *store.Device
+	_ = e.db.View(func(tx *store.Tx) (err error) { dev, err = tx.Device(id); return })
+	if dev.Status != store.DeviceActivated || dev.ActivatedAt.IsZero() {
+		t.Fatalf("device %+v not activated by its first connection", dev)
+	}
+	if acts := e.messages(store.MessageActivation); len(acts) != 1 || acts[0].IMEI != id {
+		t.Fatalf("activation messages %+v", acts)
+	}
+
+	on := true
+	st := protocol.Status{Firmware: "3.12.4", ProductType: "AI-12", State: "standby", RecordingTest: "passed",
+		SDCard: &protocol.SDCard{Present: true, Healthy: true, UUID: "u-1"}, Hotspot: &protocol.HotspotState{On: on},
+		Cameras: []protocol.Camera{{ID: 1, Connected: true}, {ID: 50, Connected: true, Kind: "wifi", SerialNumber: "aux"}}}
+	if _, err := d.publish(protocol.TopicStatus, st); err != nil {
+		t.Fatal(err)
+	}
+	l = e.link(id)
+	if l.Presence != store.PresenceStandby || l.Firmware != "3.12.4" || l.ProductType != "AI-12" ||
+		l.Health == nil || l.Health.RecordingTest != "passed" || l.Health.SDCard.UUID != "u-1" ||
+		len(l.Health.Cameras) != 2 || *l.Health.HotspotOn != true {
+		t.Fatalf("link after status %+v (health %+v)", l, l.Health)
+	}
+	_ = e.db.View(func(tx *store.Tx) (err error) { dev, err = tx.Device(id); return })
+	if dev.ProductType != "AI-12" {
+		t.Fatalf("product type not recorded on the device: %+v", dev)
+	}
+	p, err := e.srv.Presence(id)
+	if err != nil || p.Presence != store.PresenceStandby || !e.srv.Online(id) {
+		t.Fatalf("Presence %+v %v", p, err)
+	}
+
+	d.close()
+	waitFor(t, "offline presence", func() bool { return e.link(id).Presence == store.PresenceOffline })
+	if e.srv.Online(id) {
+		t.Fatal("disconnected device still online")
+	}
+	var statuses []string
+	for _, m := range e.messages(store.MessageSystem) {
+		if m.SubType == store.SystemDeviceStatus {
+			statuses = append(statuses, fmt.Sprintf("%s", m.Payload))
+		}
+	}
+	if len(statuses) != 3 || !strings.Contains(statuses[0], `"status":"online"`) ||
+		!strings.Contains(statuses[1], `"status":"standby"`) || !strings.Contains(statuses[2], `"status":"offline"`) {
+		t.Fatalf("deviceStatus messages %v", statuses)
+	}
+	if e.metric("fleetcam_mqtt_connects_total", map[string]string{"result": "accepted"}) != 1 ||
+		e.metric("fleetcam_mqtt_disconnects_total", nil) != 1 {
+		t.Fatal("connect/disconnect not counted")
+	}
+	if _, err := e.srv.Presence(imei(404)); err == nil {
+		t.Fatal("presence of a device not in inventory")
+	}
+}
+
+func TestGroupCommitConcurrentPublishers(t *testing.T) {
+	const devices, perDevice = 8, 40
+	e := newEnv(t, func(c *configs.Config) { c.MQTT.CommitDelay = 3 * time.Millisecond })
+	clients := make([]*dev, devices)
+	ids := make([]string, devices)
+	for i := range clients {
+		ids[i] = e.addDevice(100 + i)
+		clients[i], _ = e.bootstrap(ids[i])
+	}
+	batchesBefore := e.metric("fleetcam_store_commit_batch_jobs", nil)
+	t0 := e.clock.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, devices*perDevice)
+	for i, c := range clients {
+		wg.Add(1)
+		go func(i int, c *dev) {
+			defer wg.Done()
+			for m := 0; m < perDevice; m++ {
+				b := protocol.GPSBatch{Samples: []protocol.GPSSample{{Time: t0.Add(time.Duration(m) * time.Second).UnixMilli(), Lat: float64(i), Lon: float64(m)}}}
+				if pr, err := c.c.Publish(ctxT(t), &paho.Publish{Topic: protocol.Topic(c.imei, protocol.TopicGPS), QoS: 1,
+					Payload: pahoPublish("", b).Payload}); err != nil || pr.ReasonCode != 0 {
+					errs <- fmt.Errorf("device %d message %d: %v", i, m, err)
+				}
+			}
+		}(i, c)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	// Every acknowledged message is already on disk.
+	err := e.db.View(func(tx *store.Tx) error {
+		for i, id := range ids {
+			pts, err := tx.GPS(id, t0, t0.Add(time.Hour), 0)
+			if err != nil {
+				return err
+			}
+			if len(pts) != perDevice {
+				return fmt.Errorf("device %d: %d samples stored, want %d", i, len(pts), perDevice)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches := e.metric("fleetcam_store_commit_batch_jobs", nil) - batchesBefore
+	if batches >= devices*perDevice {
+		t.Fatalf("%v transactions for %d messages: no group commit", batches, devices*perDevice)
+	}
+	t.Logf("%d messages in %v transactions", devices*perDevice, batches)
+}

@@ -1,0 +1,155 @@
+package broker
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	pahopackets "github.com/eclipse/paho.golang/packets"
+	"github.com/gorilla/websocket"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/configs"
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// truncatedSubscribe is an MQTT 5 SUBSCRIBE whose only filter lacks its
+// options byte. mochi v2.7.9 indexes past the end of it and panics.
+var truncatedSubscribe = []byte{0x82, 0x08, 0x30, 0x30, 0x00, 0x00, 0x03, 0x30, 0x30, 0x30}
+
+func TestPanicClosesOnlyThatConnection(t *testing.T) {
+	e := newEnv(t, nil)
+	bad, good := e.addDevice(1), e.addDevice(2)
+	goodDev, _ := e.bootstrap(good)
+
+	rc, ack := e.rawConnect(5, bad, bad, e.bootstrapPassword(bad))
+	if ack.ReasonCode != 0 {
+		t.Fatalf("connack %#x", ack.ReasonCode)
+	}
+	if _, err := rc.conn.Write(truncatedSubscribe); err != nil {
+		t.Fatal(err)
+	}
+	for { // the broker closes this connection and nothing else
+		if _, err := rc.tryRead(); err != nil {
+			break
+		}
+	}
+	waitFor(t, "panic counted", func() bool { return e.metric("fleetcam_mqtt_connection_panics_total", nil) == 1 })
+	waitFor(t, "panicked device offline", func() bool { return e.link(bad).Presence == store.PresenceOffline })
+	if e.srv.Online(bad) {
+		t.Fatal("panicked connection still registered")
+	}
+
+	// The server and the other device carry on.
+	if pr, err := goodDev.publish(protocol.TopicStatus, protocol.Status{Firmware: "3.12", State: "online"}); err != nil || pr.ReasonCode != 0 {
+		t.Fatalf("other device after the panic: %v %+v", err, pr)
+	}
+	again, _ := e.bootstrap(bad)
+	if _, err := again.publish(protocol.TopicStatus, protocol.Status{Firmware: "3.12", State: "online"}); err != nil {
+		t.Fatalf("reconnect after the panic: %v", err)
+	}
+}
+
+func TestWebSocketListener(t *testing.T) {
+	e := newEnv(t, func(c *configs.Config) { c.MQTT.WSAddr = "127.0.0.1:0" })
+	id := e.addDevice(1)
+	c, _, err := (&websocket.Dialer{Subprotocols: []string{"mqtt"}}).Dial("ws://"+e.srv.WSAddr()+"/mqtt", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := e.connect(id, e.bootstrapPassword(id), connectOpts{clean: true, subscribe: true,
+		conn: pahopackets.NewThreadSafeConn(&wsConn{Conn: c.NetConn(), c: c})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g protocol.TokenGrant
+	d.decode(d.next(protocol.TopicToken, 1), &g)
+	if pr, err := d.publish(protocol.TopicStatus, protocol.Status{Firmware: "3.12", State: "online"}); err != nil || pr.ReasonCode != 0 {
+		t.Fatalf("publish over websocket: %v", err)
+	}
+	if e.link(id).Firmware != "3.12" {
+		t.Fatal("status over websocket not stored")
+	}
+}
+
+func TestTLSListener(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile, pool := selfSignedCert(t, dir)
+	e := newEnv(t, func(c *configs.Config) {
+		c.MQTT.TLSAddr, c.MQTT.TLSCert, c.MQTT.TLSKey = "127.0.0.1:0", certFile, keyFile
+	})
+	id := e.addDevice(1)
+	conn, err := tls.Dial("tcp", e.srv.TLSAddr(), &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := e.connect(id, e.bootstrapPassword(id), connectOpts{clean: true, subscribe: true, conn: pahopackets.NewThreadSafeConn(conn)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g protocol.TokenGrant
+	d.decode(d.next(protocol.TopicToken, 1), &g)
+	if g.Token == "" {
+		t.Fatal("no token over TLS")
+	}
+}
+
+func TestTLSListenerNeedsReadableCertificate(t *testing.T) {
+	cfg := configs.Default()
+	cfg.MQTT.Addr, cfg.MQTT.TLSAddr = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.MQTT.TLSCert, cfg.MQTT.TLSKey = filepath.Join(t.TempDir(), "missing.pem"), "missing.key"
+	db, err := store.Open(filepath.Join(t.TempDir(), "f.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := New(cfg, db, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err == nil {
+		s.Close()
+		t.Fatal("started without a certificate")
+	}
+}
+
+func selfSignedCert(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "fleetcam test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}

@@ -1,0 +1,132 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+func openTestDB(t *testing.T) *DB {
+	t.Helper()
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	db, err := Open(filepath.Join(t.TempDir(), "fleetcam.db"), Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func linkExists(t *testing.T, db *DB, imei string) bool {
+	t.Helper()
+	found := false
+	err := db.View(func(tx *Tx) error {
+		found = tx.bucket(bucketDeviceLinks).Get([]byte(imei)) != nil
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+func TestCommitterBatchesConcurrentWriters(t *testing.T) {
+	db := openTestDB(t)
+	var mu sync.Mutex
+	var stats []BatchStats
+	c := db.NewCommitter(CommitterOptions{MaxBatch: 64, Delay: 5 * time.Millisecond, OnBatch: func(b BatchStats) {
+		mu.Lock()
+		stats = append(stats, b)
+		mu.Unlock()
+	}})
+	defer c.Close()
+	const writers = 50
+	var wg sync.WaitGroup
+	for i := 0; i < writers; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			imei := fmt.Sprintf("dev-%02d", i)
+			if err := c.Do(Actor{Source: "device"}, func(tx *Tx) error {
+				return tx.PutDeviceLink(&DeviceLink{IMEI: imei, Presence: PresenceOnline})
+			}); err != nil {
+				t.Error(err)
+			}
+			// Released only after the commit: the write is visible at once.
+			if !linkExists(t, db, imei) {
+				t.Errorf("%s not stored when Do returned", imei)
+			}
+		}(i)
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	jobs := 0
+	for _, s := range stats {
+		jobs += s.Jobs
+	}
+	if jobs != writers || len(stats) >= writers {
+		t.Fatalf("%d jobs in %d transactions, want %d jobs in fewer transactions", jobs, len(stats), writers)
+	}
+}
+
+func TestCommitterFailedJobDoesNotFailItsBatch(t *testing.T) {
+	db := openTestDB(t)
+	var stats BatchStats
+	c := db.NewCommitter(CommitterOptions{MaxBatch: 8, Delay: 50 * time.Millisecond, OnBatch: func(b BatchStats) { stats = b }})
+	errBad := errors.New("bad job")
+	jobs := []struct {
+		imei string
+		fn   func(*Tx) error
+		want error
+	}{
+		{"a", nil, nil},
+		{"bad", func(tx *Tx) error {
+			if err := tx.PutDeviceLink(&DeviceLink{IMEI: "bad"}); err != nil {
+				return err
+			}
+			return errBad // after writing: the write must not survive
+		}, errBad},
+		{"b", nil, nil},
+		{"panics", func(tx *Tx) error { panic("boom") }, nil},
+		{"c", nil, nil},
+	}
+	results := make([]<-chan error, len(jobs))
+	for i, j := range jobs {
+		fn := j.fn
+		if fn == nil {
+			imei := j.imei
+			fn = func(tx *Tx) error { return tx.PutDeviceLink(&DeviceLink{IMEI: imei}) }
+		}
+		results[i] = c.Submit(Actor{Source: "device"}, fn)
+	}
+	for i, j := range jobs {
+		err := <-results[i]
+		switch {
+		case j.imei == "panics":
+			if err == nil {
+				t.Error("panicking job reported success")
+			}
+		case !errors.Is(err, j.want):
+			t.Errorf("job %s: %v, want %v", j.imei, err, j.want)
+		}
+	}
+	c.Close()
+	for _, imei := range []string{"a", "b", "c"} {
+		if !linkExists(t, db, imei) {
+			t.Errorf("good job %s lost with a failing neighbour", imei)
+		}
+	}
+	if linkExists(t, db, "bad") {
+		t.Error("the failed job's partial write was committed")
+	}
+	if stats.Jobs != 5 || stats.Failed != 2 || stats.Attempts < 2 {
+		t.Errorf("batch stats %+v", stats)
+	}
+	if err := c.Do(Actor{}, func(*Tx) error { return nil }); !errors.Is(err, ErrCommitterClosed) {
+		t.Errorf("after Close: %v", err)
+	}
+}
