@@ -1,8 +1,11 @@
 package broker
 
 import (
+	"net"
 	"testing"
 	"time"
+
+	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/store"
@@ -96,5 +99,27 @@ func TestTopicAllowed(t *testing.T) {
 		if got := topicAllowed(own, tc.topic, tc.write); got != tc.ok {
 			t.Errorf("topicAllowed(%q, write=%v) = %v, want %v", tc.topic, tc.write, got, tc.ok)
 		}
+	}
+}
+
+func TestWillOutsideOwnTopicsRefused(t *testing.T) {
+	e := newEnv(t, nil)
+	a, b := e.addDevice(1), e.addDevice(2)
+	victim, _ := e.bootstrap(b)
+	d := &dev{t: t, imei: a, notify: make(chan struct{}, 1)}
+	conn, err := net.Dial("tcp", e.srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.c = paho.NewClient(paho.ClientConfig{Conn: conn})
+	cmd := pahoPublish("", protocol.Command{ID: "x", Name: protocol.CmdFactoryReset}).Payload
+	ack, err := d.c.Connect(ctxT(t), &paho.Connect{ClientID: a, Username: a, UsernameFlag: true,
+		Password: []byte(e.bootstrapPassword(a)), PasswordFlag: true, KeepAlive: 30, CleanStart: true,
+		WillMessage: &paho.WillMessage{Topic: protocol.Topic(b, protocol.TopicCommand), QoS: 1, Payload: cmd}})
+	if err == nil || ack.ReasonCode != 0x87 {
+		t.Fatalf("will on another device's command topic: %v %+v", err, ack)
+	}
+	if n := len(victim.received(protocol.TopicCommand)); n != 0 {
+		t.Fatalf("victim received %d commands", n)
 	}
 }

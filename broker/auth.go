@@ -26,11 +26,11 @@ type refusal struct {
 
 // CONNACK refusals (docs/device-protocol.md, "Reason codes").
 var (
-	refuseClientID    = refusal{packets.ErrClientIdentifierNotValid, 0x02, "bad_client_id"}
-	refuseCredentials = refusal{packets.ErrBadUsernameOrPassword, 0x04, "bad_credentials"}
-	refuseUnknown     = refusal{packets.ErrNotAuthorized, 0x05, "unknown_device"}
-	refuseUnavailable = refusal{packets.ErrServerUnavailable, 0x03, "server_unavailable"}
-	refuseRate        = refusal{packets.ErrConnectionRateExceeded, 0x03, "rate_limited"}
+	refuseClientID      = refusal{packets.ErrClientIdentifierNotValid, 0x02, "bad_client_id"}
+	refuseCredentials   = refusal{packets.ErrBadUsernameOrPassword, 0x04, "bad_credentials"}
+	refuseNotAuthorized = refusal{packets.ErrNotAuthorized, 0x05, "not_authorized"}
+	refuseUnavailable   = refusal{packets.ErrServerUnavailable, 0x03, "server_unavailable"}
+	refuseRate          = refusal{packets.ErrConnectionRateExceeded, 0x03, "rate_limited"}
 )
 
 // authHook authenticates devices. It decides in OnConnect, where it can
@@ -94,6 +94,11 @@ func (s *Server) authenticate(cl *mqtt.Client, pk packets.Packet) (*link, refusa
 	if string(pk.Connect.Username) != imei {
 		return nil, refuseCredentials, "username differs from the client id"
 	}
+	// A will is published without the ACL check of a PUBLISH: it may only
+	// name the device's own up topics, where it reaches nobody.
+	if pk.Connect.WillFlag && !topicAllowed(imei, pk.Connect.WillTopic, true) {
+		return nil, refuseNotAuthorized, "will topic outside the device's up topics"
+	}
 	var (
 		dev    *store.Device
 		cred   *store.DeviceCredential
@@ -116,7 +121,7 @@ func (s *Server) authenticate(cl *mqtt.Client, pk packets.Packet) (*link, refusa
 	})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, refuseUnknown, "imei is in no organization's inventory"
+		return nil, refuseNotAuthorized, "imei is in no organization's inventory"
 	case err != nil:
 		s.log.Error("read device credential", "imei", imei, "error", err)
 		return nil, refuseUnavailable, "store error"

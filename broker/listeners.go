@@ -76,7 +76,12 @@ func (s *Server) guard(next listeners.EstablishFn) listeners.EstablishFn {
 				s.afterPanic(l.cl)
 			}
 		}()
-		return next(id, c)
+		if err := next(id, c); err != nil {
+			// Ends of connections are routine; refusals and panics are
+			// logged where they happen.
+			s.log.Debug("connection ended", "listener", id, "remote", c.RemoteAddr().String(), "error", err)
+		}
+		return nil
 	}
 }
 

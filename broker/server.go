@@ -228,7 +228,7 @@ func (s *Server) sweep() {
 		case <-s.stop:
 			return
 		case <-t.C:
-			s.limiter.sweep(time.Now())
+			s.limiter.sweep(s.now())
 		}
 	}
 }
