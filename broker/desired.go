@@ -12,7 +12,8 @@ import (
 )
 
 // DesiredFromSettings maps a device's effective settings to the desired
-// configuration on the wire; its version is the settings version.
+// configuration on the wire; its version is the settings version. Per-event
+// settings go out resolved, so the device applies no defaults of its own.
 func DesiredFromSettings(e *store.Effective) protocol.DesiredConfig {
 	d, ev, p := e.Device, e.Events, e.Privacy
 	out := protocol.DesiredConfig{
@@ -22,24 +23,38 @@ func DesiredFromSettings(e *store.Effective) protocol.DesiredConfig {
 			SetTimezoneByCloud: d.SetTimezoneByCloud, PinCodeDi: d.PinCodeDi, QrDi: d.QrDi,
 			DriverIdentification: d.DriverIdentification, DriverPrompt: d.DriverPrompt, AudioAlert: d.AudioAlert,
 			DriverPromptDurationSeconds: d.DriverPromptDurationSeconds, LiveVideo: d.LiveVideo,
-			StandbyHours: d.StandbyHours,
+			StandbyMinutes: d.StandbyMinutes, HotspotOn: d.HotspotEnabled, HotspotPassword: e.HotspotPassword,
+			InternetAccess: d.InternetAccess, Adas: d.Adas, DistractedDriver: d.DistractedDriver,
+			DriverCamera: d.DriverCamera, InCabinCameraRecording: d.InCabinCameraRecording,
+			TextOverlay: d.TextOverlay, DriverPosition: d.DriverPosition, SpeedUnits: d.SpeedUnits,
+			DateTimeUnits: d.DateTimeUnits, NotifyLiveStreaming: d.NotifyLiveStreaming,
+			VirtualIgnition: d.VirtualIgnition, ScreenTimeoutSeconds: d.ScreenTimeoutSeconds,
+			PassengerLimit: d.PassengerLimit, WakeupMessage: d.WakeupMessage,
+			WakeupMessageSeconds: d.WakeupMessageSeconds, LEDEnabled: d.LEDEnabled,
 		},
 		Events: protocol.EventConfig{
-			LaneWeavingTimes: ev.LaneWeavingTimes, LaneWeavingDurationSeconds: ev.LaneWeavingDurationSeconds,
-			DrivingDurationHours: ev.DrivingDurationHours, MvaiMinSpeedKmh: ev.MvaiMinSpeedKmh,
-			SpeedLimitKmh: ev.SpeedLimitKmh,
+			VehicleType: ev.VehicleType, LaneWeavingTimes: ev.LaneWeavingTimes,
+			LaneWeavingDurationSeconds: ev.LaneWeavingDurationSeconds, DrivingDurationHours: ev.DrivingDurationHours,
+			MvaiMinSpeedKmh: ev.MvaiMinSpeedKmh, SpeedLimitKmh: ev.SpeedLimitKmh,
 		},
 		Privacy: protocol.PrivacyConfig{
 			RecordingEnabled: p.RecordingEnabled, AllEventsEnabled: p.AllEventsEnabled,
-			LiveStreamEnabled: p.LiveStreamEnabled, MvaiEnabled: p.MvaiEnabled,
-			Cameras: maps.Clone(p.Cameras), Mode: e.PrivacyMode,
+			LiveStreamEnabled: p.LiveStreamEnabled, MvaiEnabled: p.MvaiEnabled, GPSEnabled: p.GPSEnabled,
+			Cameras: maps.Clone(p.Cameras), CameraRecording: maps.Clone(p.CameraRecording), Mode: e.PrivacyMode,
 		},
 	}
 	if len(ev.Events) > 0 {
 		out.Events.Events = make(map[string]protocol.EventSetting, len(ev.Events))
-		for k, v := range ev.Events {
-			out.Events.Events[k] = protocol.EventSetting{Enabled: v.Enabled, VisualAlert: v.VisualAlert, AudioAlert: v.AudioAlert}
+		for k := range ev.Events {
+			r := e.Event(k)
+			out.Events.Events[k] = protocol.EventSetting{Enabled: r.Enabled, VisualAlert: r.VisualAlert,
+				AudioAlert: r.AudioAlert, DataType: r.DataType, MinimumSpeedKmh: r.MinimumSpeedKmh,
+				NumberOfBeeps: r.NumberOfBeeps, Weight: r.Weight}
 		}
+	}
+	if e.PrivacyModeSet {
+		m := protocol.PrivacyModeConfig(e.PrivacyModeConfig)
+		out.Privacy.ModeConfig = &m
 	}
 	return out
 }

@@ -140,21 +140,39 @@ func TestPushConfigToOfflineDeviceIsKeptForReconnect(t *testing.T) {
 }
 
 func TestDesiredFromSettings(t *testing.T) {
+	visual, quiet := true, false
 	e := &store.Effective{
 		Version: 7,
 		Device: store.DeviceConfig{AudioAlarms: true, Brightness: 200, PinCodeDi: true, DriverIdentification: true,
-			DriverPrompt: true, AudioAlert: true, DriverPromptDurationSeconds: 30, StandbyHours: 12},
-		Events: store.EventConfig{LaneWeavingTimes: 4, LaneWeavingDurationSeconds: 20, DrivingDurationHours: 9,
-			MvaiMinSpeedKmh: 15, Events: map[string]store.EventSetting{"smoking": {Enabled: false, VisualAlert: true}}},
-		Privacy:     store.PrivacyConfig{RecordingEnabled: true, Cameras: map[int]bool{2: false}},
-		PrivacyMode: "on",
+			DriverPrompt: true, AudioAlert: true, DriverPromptDurationSeconds: 30, StandbyMinutes: 720,
+			HotspotEnabled: true, Adas: true, SpeedUnits: "mph", LEDEnabled: true},
+		Events: store.EventConfig{VehicleType: store.VehicleVan, LaneWeavingTimes: 4, LaneWeavingDurationSeconds: 20,
+			DrivingDurationHours: 9, MvaiMinSpeedKmh: 15, Events: map[string]store.EventSetting{
+				"smoking":      {Enabled: false, VisualAlert: &visual},
+				"cellPhoneUse": {Enabled: true, AudioAlert: &quiet, NumberOfBeeps: 2},
+			}},
+		Privacy:           store.PrivacyConfig{RecordingEnabled: true, GPSEnabled: true, Cameras: map[int]bool{2: false}},
+		PrivacyMode:       "on",
+		PrivacyModeSet:    true,
+		PrivacyModeConfig: store.PrivacyModeConfig{GPSTracking: true},
+		HotspotPassword:   "Abcdefghij0123456789",
 	}
 	d := DesiredFromSettings(e)
+	smoking, phone := d.Events.Events["smoking"], d.Events.Events["cellPhoneUse"]
 	switch {
 	case d.Version != 7, d.Device.Brightness != 200, !d.Device.PinCodeDi, d.Device.DriverPromptDurationSeconds != 30,
-		d.Device.StandbyHours != 12, d.Events.LaneWeavingTimes != 4, d.Events.DrivingDurationHours != 9,
-		d.Events.MvaiMinSpeedKmh != 15, d.Events.Events["smoking"] != (protocol.EventSetting{VisualAlert: true}),
-		!d.Privacy.RecordingEnabled, d.Privacy.AllEventsEnabled, d.Privacy.Cameras[2], d.Privacy.Mode != "on":
+		d.Device.StandbyMinutes != 720, !d.Device.HotspotOn, d.Device.HotspotPassword != "Abcdefghij0123456789",
+		!d.Device.Adas, d.Device.SpeedUnits != "mph", !d.Device.LEDEnabled,
+		d.Events.VehicleType != store.VehicleVan, d.Events.LaneWeavingTimes != 4, d.Events.DrivingDurationHours != 9,
+		d.Events.MvaiMinSpeedKmh != 15,
+		smoking.Enabled, !smoking.VisualAlert, !smoking.AudioAlert, // audio follows audioAlarms when not set
+		!phone.Enabled, phone.AudioAlert, phone.NumberOfBeeps != 2,
+		!d.Privacy.RecordingEnabled, d.Privacy.AllEventsEnabled, !d.Privacy.GPSEnabled, d.Privacy.Cameras[2],
+		d.Privacy.Mode != "on", d.Privacy.ModeConfig == nil, !d.Privacy.ModeConfig.GPSTracking:
 		t.Fatalf("mapped %+v", d)
+	}
+	e.PrivacyModeSet = false
+	if DesiredFromSettings(e).Privacy.ModeConfig != nil {
+		t.Fatal("privacy mode configuration sent before privacy mode was ever switched")
 	}
 }

@@ -1,0 +1,67 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/devicesim"
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// TestSimulatorInterop runs the device simulator against the broker, over
+// MQTT 5 and 3.1.1: the two sides of docs/device-protocol.md must agree.
+func TestSimulatorInterop(t *testing.T) {
+	for _, version := range []int{5, 4} {
+		t.Run("mqtt"+map[int]string{5: "5", 4: "311"}[version], func(t *testing.T) {
+			e := newEnv(t, nil)
+			id := e.addDevice(7)
+			sim, err := devicesim.New(devicesim.Options{IMEI: id, BrokerURL: "tcp://" + e.srv.Addr(),
+				FactoryMasterKey: e.master, MQTTVersion: version, GPSInterval: 100 * time.Millisecond, Now: e.clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- sim.Run(ctx) }()
+			defer func() { cancel(); <-done }()
+
+			waitFor(t, "token and connection", func() bool { return sim.Token() != "" && sim.Connected() })
+			waitFor(t, "first configuration acknowledged", func() bool { return !e.link(id).ConfigAckedAt.IsZero() })
+			if l := e.link(id); l.Firmware == "" || l.Presence != store.PresenceOnline {
+				t.Fatalf("link %+v", l)
+			}
+
+			r, err := e.srv.Send(context.Background(), id, protocol.CmdRecordingRanges, nil)
+			var rr protocol.RecordingRanges
+			if err != nil || json.Unmarshal(r.Result, &rr) != nil || len(rr.Cameras) == 0 {
+				t.Fatalf("recordingRanges: %+v %v", r, err)
+			}
+
+			e.setBrightness(id, 33)
+			if err := e.srv.PushConfig(id); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "changed configuration acknowledged", func() bool { return e.link(id).AckedConfigVersion == 1 })
+			if c := sim.AppliedConfig(); c == nil || c.Device.Brightness != 33 {
+				t.Fatalf("applied %+v", c)
+			}
+
+			if err := e.srv.Queue(id, protocol.CmdPrivacyMode, protocol.PrivacyModeArgs{Mode: "on"}); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "queued privacy mode applied", func() bool { return sim.PrivacyMode() == "on" })
+			waitFor(t, "GPS stored", func() bool {
+				var n int
+				_ = e.db.View(func(tx *store.Tx) error {
+					pts, err := tx.GPS(id, e.clock.Now().Add(-time.Hour), e.clock.Now().Add(time.Hour), 0)
+					n = len(pts)
+					return err
+				})
+				return n > 0
+			})
+		})
+	}
+}
