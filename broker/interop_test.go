@@ -29,10 +29,10 @@ func TestSimulatorInterop(t *testing.T) {
 			defer func() { cancel(); <-done }()
 
 			waitFor(t, "token and connection", func() bool { return sim.Token() != "" && sim.Connected() })
-			waitFor(t, "first configuration acknowledged", func() bool { return !e.link(id).ConfigAckedAt.IsZero() })
-			if l := e.link(id); l.Firmware == "" || l.Presence != store.PresenceOnline {
-				t.Fatalf("link %+v", l)
-			}
+			waitFor(t, "first configuration acknowledged and status reported", func() bool {
+				l := e.link(id)
+				return !l.ConfigAckedAt.IsZero() && l.Firmware != "" && l.Presence == store.PresenceOnline
+			})
 
 			r, err := e.srv.Send(context.Background(), id, protocol.CmdRecordingRanges, nil)
 			var rr protocol.RecordingRanges

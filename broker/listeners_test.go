@@ -8,6 +8,8 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
+	"log/slog"
 	"math/big"
 	"net"
 	"os"
@@ -113,7 +115,7 @@ func TestTLSListenerNeedsReadableCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	s, err := New(cfg, db, nil, nil, nil)
+	s, err := New(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
