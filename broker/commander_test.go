@@ -221,3 +221,21 @@ func TestMQTT311CommandCorrelatedByPayload(t *testing.T) {
 		t.Fatalf("reply %+v, err %v", res.r, res.err)
 	}
 }
+
+func TestDisconnectDevice(t *testing.T) {
+	e := newEnv(t, nil)
+	id := e.addDevice(1)
+	if e.srv.Disconnect(id) {
+		t.Fatal("disconnected a device that is not connected")
+	}
+	d, _ := e.bootstrap(id)
+	if !e.srv.Disconnect(id) {
+		t.Fatal("connected device not disconnected")
+	}
+	select {
+	case <-d.c.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("client still connected")
+	}
+	waitFor(t, "offline", func() bool { return !e.srv.Online(id) && e.link(id).Presence == store.PresenceOffline })
+}

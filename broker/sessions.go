@@ -320,3 +320,15 @@ func (s *Server) deliver(l *link) {
 		s.sendQueuedLocked(l)
 	}
 }
+
+// Disconnect ends the device's connection (MQTT 5: DISCONNECT 0x98
+// administrative action), e.g. after it was removed from the inventory or
+// its token revoked. It reports whether the device was connected.
+func (s *Server) Disconnect(imei string) bool {
+	l := s.links.byIMEI(imei)
+	if l == nil {
+		return false
+	}
+	_ = s.mochi.DisconnectClient(l.cl, packets.ErrAdministrativeAction)
+	return true
+}
