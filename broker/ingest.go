@@ -120,6 +120,8 @@ func (s *Server) ingestJob(l *link, suffix string, pk packets.Packet) (func(*sto
 			return nil, nil, invalid("id must be the device's unique event id")
 		case ev.Type == "":
 			return nil, nil, invalid("type must name the event type")
+		case !knownEvent(ev.Type):
+			return nil, nil, invalid("type %q is not a known event type (API syntax)", ev.Type)
 		case ev.Time <= 0:
 			return nil, nil, invalid("time must be a positive unix time in milliseconds")
 		}
@@ -267,7 +269,7 @@ func (s *Server) applyGPS(tx *store.Tx, dev *store.Device, points []store.GPSPoi
 		return err
 	}
 	if err := tx.Emit(store.Message{Kind: store.MessageGPS, OrganizationID: dev.OrganizationID,
-		PartnerID: dev.PartnerID, IMEI: dev.IMEI}, store.GPSBatch{IMEI: dev.IMEI, Points: added}); err != nil {
+		PartnerID: dev.PartnerID, IMEI: dev.IMEI}, newGPSWebhook(dev.IMEI, added)); err != nil {
 		return err
 	}
 	if s.GPSHandler != nil {
@@ -290,6 +292,13 @@ func applyConfigAck(tx *store.Tx, imei string, ack protocol.ConfigAck) error {
 	return tx.PutDeviceLink(dl)
 }
 
+// knownEvent reports whether typ is an event kind of the catalogue, by its
+// API syntax (an alias is accepted and stored under its API name by the API).
+func knownEvent(typ string) bool {
+	k, ok := store.LookupEvent(typ)
+	return ok && k.API == typ
+}
+
 func (s *Server) eventHandler() EventHandler {
 	if s.EventHandler != nil {
 		return s.EventHandler
@@ -299,7 +308,7 @@ func (s *Server) eventHandler() EventHandler {
 
 // StoreEvent is the default EventHandler: it stores the event once per
 // device event id (a QoS 1 redelivery is a no-op) and emits a
-// store.MessageEvent for the event webhooks.
+// store.MessageEvent whose payload is the event webhook's data (EventWebhook).
 func StoreEvent(tx *store.Tx, dev *store.Device, ev protocol.Event) error {
 	raw, err := json.Marshal(ev)
 	if err != nil {
@@ -313,5 +322,5 @@ func StoreEvent(tx *store.Tx, dev *store.Device, ev protocol.Event) error {
 		return err
 	}
 	return tx.Emit(store.Message{Kind: store.MessageEvent, OrganizationID: dev.OrganizationID,
-		PartnerID: dev.PartnerID, IMEI: dev.IMEI, Time: e.Time}, e)
+		PartnerID: dev.PartnerID, IMEI: dev.IMEI}, NewEventWebhook(e, ev))
 }

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -72,8 +73,18 @@ func TestEventRedeliveryStoredOnce(t *testing.T) {
 	if len(deceleration) != 1 || deceleration[0].DeviceEventID != "ev-1" || deceleration[0].Speed != 61 {
 		t.Fatalf("stored events %+v, want one deceleration", deceleration)
 	}
-	if n := len(e.messages(store.MessageEvent)); n != 1 {
-		t.Fatalf("event messages %d, want 1", n)
+	msgs := e.messages(store.MessageEvent)
+	if len(msgs) != 1 {
+		t.Fatalf("event messages %d, want 1", len(msgs))
+	}
+	var data EventWebhook
+	if err := json.Unmarshal(msgs[0].Payload, &data); err != nil {
+		t.Fatal(err)
+	}
+	if data.ID != deceleration[0].ID || data.SerialNumber != id || data.EventType != "de_acceleration" ||
+		data.Time != e.clock.Now().Unix() || data.Speed != 61 || len(data.Files) != 1 || data.Files[0].File != "f1" ||
+		data.Metadata != "[]" {
+		t.Fatalf("event webhook data %+v", data)
 	}
 }
 
@@ -131,8 +142,21 @@ func TestGPSStoredOncePerSample(t *testing.T) {
 	if len(window) != 1 || !window[0].Time.Equal(t0.Add(time.Second)) {
 		t.Fatalf("range query with limit returned %+v", window)
 	}
-	if msgs := e.messages(store.MessageGPS); len(msgs) != 1 || !strings.Contains(string(msgs[0].Payload), `"lat":52.02`) {
-		t.Fatalf("gps messages %d: %+v", len(msgs), msgs)
+	msgs := e.messages(store.MessageGPS)
+	if len(msgs) != 1 {
+		t.Fatalf("gps messages %d", len(msgs))
+	}
+	var data struct {
+		ID           string `json:"id"`
+		SerialNumber string `json:"serialNumber"`
+		GPS          []struct {
+			Time int64   `json:"time"`
+			Lat  float64 `json:"lat"`
+		} `json:"gps"`
+	}
+	if err := json.Unmarshal(msgs[0].Payload, &data); err != nil || data.ID == "" || data.SerialNumber != id ||
+		len(data.GPS) != 3 || data.GPS[2].Lat != 52.02 || data.GPS[1].Time != t0.Unix()+1 {
+		t.Fatalf("gps webhook data %s: %v", msgs[0].Payload, err)
 	}
 }
 
@@ -152,6 +176,7 @@ func TestInvalidDeviceMessagesRefused(t *testing.T) {
 		{"sample without time", protocol.TopicGPS, protocol.GPSBatch{Samples: []protocol.GPSSample{{Lat: 1}}}, 0x99, "samples[0]: time"},
 		{"event without id", protocol.TopicEvent, protocol.Event{Type: "button", Time: now}, 0x99, "id must"},
 		{"event without type", protocol.TopicEvent, protocol.Event{ID: "e", Time: now}, 0x99, "type must"},
+		{"unknown event type", protocol.TopicEvent, protocol.Event{ID: "e", Type: "de_acceleration", Time: now}, 0x99, "not a known event type"},
 		{"event latitude", protocol.TopicEvent, protocol.Event{ID: "e", Type: "button", Time: now, Lat: -95}, 0x99, "lat must be from -90 to 90"},
 		{"status without firmware", protocol.TopicStatus, protocol.Status{State: "online"}, 0x99, "firmware"},
 		{"status with unknown state", protocol.TopicStatus, protocol.Status{Firmware: "3.12", State: "asleep"}, 0x99, "state must be online or standby"},
@@ -189,7 +214,8 @@ func TestPresenceActivationAndStatus(t *testing.T) {
 	if dev.Status != store.DeviceActivated || dev.ActivatedAt.IsZero() {
 		t.Fatalf("device %+v not activated by its first connection", dev)
 	}
-	if acts := e.messages(store.MessageActivation); len(acts) != 1 || acts[0].IMEI != id {
+	if acts := e.messages(store.MessageActivation); len(acts) != 1 || acts[0].IMEI != id || acts[0].SubType != "deviceActivation" ||
+		!strings.Contains(string(acts[0].Payload), `"serialNumber":"`+id+`"`) {
 		t.Fatalf("activation messages %+v", acts)
 	}
 

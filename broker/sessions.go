@@ -259,9 +259,10 @@ func activate(tx *store.Tx, dev *store.Device) error {
 	if _, err := tx.AddEvent(ev); err != nil {
 		return err
 	}
-	return tx.Emit(store.Message{Kind: store.MessageActivation, OrganizationID: dev.OrganizationID,
-		PartnerID: dev.PartnerID, IMEI: dev.IMEI, Time: tx.Now()},
-		map[string]any{"imei": dev.IMEI, "eventId": ev.ID, "eventType": ev.Type, "activatedAt": dev.ActivatedAt})
+	return tx.Emit(store.Message{Kind: store.MessageActivation, SubType: ev.Type, OrganizationID: dev.OrganizationID,
+		PartnerID: dev.PartnerID, IMEI: dev.IMEI},
+		map[string]any{"id": ev.ID, "serialNumber": dev.IMEI, "eventType": ev.Type, "time": ev.Time.Unix(),
+			"organizationId": dev.OrganizationID})
 }
 
 // markOffline records the end of connection l, unless a newer one took over.
@@ -289,7 +290,7 @@ func (s *Server) emitPresence(tx *store.Tx, dev *store.Device, was, now string) 
 	}
 	return tx.Emit(store.Message{Kind: store.MessageSystem, SubType: store.SystemDeviceStatus,
 		OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID, IMEI: dev.IMEI},
-		map[string]any{"imei": dev.IMEI, "status": now, "previousStatus": was, "time": tx.Now()})
+		map[string]any{"serialNumber": dev.IMEI, "status": now, "previousStatus": was, "time": tx.Now().Unix()})
 }
 
 // subscribed reports whether the device imei is subscribed to topic.

@@ -83,13 +83,6 @@ func (tx *Tx) GPS(imei string, start, end time.Time, limit int) ([]GPSPoint, err
 	return out, nil
 }
 
-// GPSBatch is the payload of a MessageGPS message: the samples of one device
-// newly stored in one transaction, oldest first.
-type GPSBatch struct {
-	IMEI   string     `json:"imei"`
-	Points []GPSPoint `json:"points"`
-}
-
 // ValidGPSPoint reports the first member of p out of range, or nil.
 func ValidGPSPoint(p GPSPoint) error {
 	switch {
