@@ -19,7 +19,7 @@ func TestSimulatorInterop(t *testing.T) {
 			e := newEnv(t, nil)
 			id := e.addDevice(7)
 			sim, err := devicesim.New(devicesim.Options{IMEI: id, BrokerURL: "tcp://" + e.srv.Addr(),
-				FactoryMasterKey: e.master, MQTTVersion: version, GPSInterval: 100 * time.Millisecond, Now: e.clock.Now})
+				FactoryMasterKey: e.master, MQTTVersion: version, GPSInterval: 100 * time.Millisecond, EventRate: 20, Now: e.clock.Now})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -33,6 +33,11 @@ func TestSimulatorInterop(t *testing.T) {
 				l := e.link(id)
 				return !l.ConfigAckedAt.IsZero() && l.Firmware != "" && l.Presence == store.PresenceOnline
 			})
+
+			waitFor(t, "events stored", func() bool { return len(e.messages(store.MessageEvent)) > 0 })
+			if n := e.metric("fleetcam_mqtt_ingest_messages_total", map[string]string{"result": "invalid"}); n != 0 {
+				t.Fatalf("broker refused %v simulator messages", n)
+			}
 
 			r, err := e.srv.Send(context.Background(), id, protocol.CmdRecordingRanges, nil)
 			var rr protocol.RecordingRanges
