@@ -33,8 +33,6 @@ var (
 	// ErrCommandFailed means the device answered a command with ok false;
 	// the wrapped message is the device's error text.
 	ErrCommandFailed = errors.New("broker: command failed on the device")
-	// ErrNotStarted means the server is not running.
-	ErrNotStarted = errors.New("broker: server not running")
 )
 
 // EventHandler stores or reacts to one event a device published, in the
