@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fleetcam/fleetcam/broker"
 	"github.com/fleetcam/fleetcam/cloudapi"
 	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
 	"github.com/fleetcam/fleetcam/configs"
@@ -66,6 +67,7 @@ type app struct {
 	log      *slog.Logger
 	db       *store.DB
 	hooks    *webhooks.Dispatcher
+	broker   *broker.Server
 	http     *http.Server
 	httpAddr net.Addr
 	ready    atomic.Bool
@@ -93,7 +95,13 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	a := &app{log: log, db: db, done: make(chan error, 1)}
-	api, err := cloudapi.New(cloudapi.Deps{Config: cfg, Store: db, Key: key, Logger: log, Registry: reg, Ready: a.ready.Load})
+	a.broker, err = broker.New(cfg, db, log, reg, nil)
+	if err != nil {
+		return fail(err)
+	}
+	link := deviceLink{b: a.broker, log: log}
+	api, err := cloudapi.New(cloudapi.Deps{Config: cfg, Store: db, Key: key, Logger: log, Registry: reg,
+		Ready: a.ready.Load, Commander: link, Presence: link})
 	if err != nil {
 		return fail(err)
 	}
@@ -104,8 +112,13 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	if err := a.hooks.Start(ctx); err != nil {
 		return fail(err)
 	}
+	if err := a.broker.Start(); err != nil {
+		a.hooks.Close()
+		return fail(fmt.Errorf("mqtt: %w", err))
+	}
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 	if err != nil {
+		a.broker.Close()
 		a.hooks.Close()
 		return fail(fmt.Errorf("http.addr %s: %w", cfg.HTTP.Addr, err))
 	}
@@ -117,7 +130,7 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 		}
 	}()
 	a.ready.Store(true)
-	log.Info("fleetcam started", "cloud", cfg.Cloud, "http", a.httpAddr.String(), "data", cfg.DataDir)
+	log.Info("fleetcam started", "cloud", cfg.Cloud, "http", a.httpAddr.String(), "mqtt", a.broker.Addr(), "data", cfg.DataDir)
 	return a, nil
 }
 
@@ -129,6 +142,9 @@ func (a *app) stop(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	err := a.http.Shutdown(ctx)
+	if berr := a.broker.Close(); err == nil {
+		err = berr
+	}
 	a.hooks.Close()
 	if cerr := a.db.Close(); err == nil {
 		err = cerr

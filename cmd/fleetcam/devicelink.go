@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/fleetcam/fleetcam/broker"
+	"github.com/fleetcam/fleetcam/cloudapi"
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// deviceLink lets the API reach devices through the broker: it is the
+// cloudapi Commander and Presence, translating the broker's errors and
+// types into the ones the API declares.
+type deviceLink struct {
+	b   *broker.Server
+	log *slog.Logger
+}
+
+var (
+	_ cloudapi.Commander = deviceLink{}
+	_ cloudapi.Presence  = deviceLink{}
+)
+
+// Send delivers a command and returns the result of the device's reply.
+func (d deviceLink) Send(ctx context.Context, imei, name string, args any) (json.RawMessage, error) {
+	reply, err := d.b.Send(ctx, imei, name, args)
+	switch {
+	case errors.Is(err, broker.ErrDeviceOffline):
+		return nil, fmt.Errorf("%s: %w", name, cloudapi.ErrDeviceOffline)
+	case errors.Is(err, broker.ErrCommandTimeout):
+		return nil, fmt.Errorf("%s: %w", name, cloudapi.ErrCommandTimeout)
+	case errors.Is(err, broker.ErrCommandFailed):
+		return reply.Result, fmt.Errorf("%s: %s: %w", name, reply.Error, cloudapi.ErrCommandFailed)
+	case err != nil:
+		return nil, err
+	}
+	return reply.Result, nil
+}
+
+// Queue stores a command for delivery now or on reconnect.
+func (d deviceLink) Queue(imei, name string, args any) error { return d.b.Queue(imei, name, args) }
+
+// PushConfig sends the desired configuration to an online device; an error
+// only means this push failed, since the configuration goes again on reconnect.
+func (d deviceLink) PushConfig(imei string) {
+	if err := d.b.PushConfig(imei); err != nil {
+		d.log.Warn("push configuration; it is sent again on the next connection", "imei", imei, "err", err)
+	}
+}
+
+// Online reports whether the device is connected.
+func (d deviceLink) Online(imei string) bool { return d.b.Online(imei) }
+
+// Presence reports the device's last known link; a device that never
+// connected is not present.
+func (d deviceLink) Presence(imei string) (cloudapi.DeviceConnection, bool) {
+	l, err := d.b.Presence(imei)
+	if err != nil || l.Presence == "" {
+		return cloudapi.DeviceConnection{}, false
+	}
+	status := cloudapi.ConnectionOffline
+	switch l.Presence {
+	case store.PresenceOnline:
+		status = cloudapi.ConnectionOnline
+	case store.PresenceStandby:
+		status = cloudapi.ConnectionStandby
+	}
+	return cloudapi.DeviceConnection{Status: status, LastSeen: l.LastSeen, FirmwareVersion: l.Firmware,
+		ReportedConfigVersion: l.AckedConfigVersion}, true
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
+	"github.com/fleetcam/fleetcam/configs"
+	"github.com/fleetcam/fleetcam/devicesim"
+)
+
+// receiver is a partner's webhook endpoint that verifies every delivery.
+type receiver struct {
+	mu       sync.Mutex
+	secret   string
+	bodies   []map[string]any
+	badSigns int
+	srv      *httptest.Server
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if err := webhooks.Verify(r.secret, req.Header, body, time.Now(), 5*time.Minute); err != nil {
+			r.badSigns++
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		var m map[string]any
+		json.Unmarshal(body, &m)
+		r.bodies = append(r.bodies, m)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+// find returns the first verified delivery for which match holds.
+func (r *receiver) find(match func(map[string]any) bool) map[string]any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, b := range r.bodies {
+		if match(b) {
+			return b
+		}
+	}
+	return nil
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func dig(m map[string]any, keys ...string) any {
+	var v any = m
+	for _, k := range keys {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = mm[k]
+	}
+	return v
+}
+
+// TestEndToEnd runs fleetcam as it runs in production (store, broker, API,
+// webhook delivery) with a simulated dashcam and a partner's webhook
+// receiver: activation, configuration push, an event delivered as a signed
+// webhook, a privacy switch and a command with a reply.
+func TestEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	cfg := configs.Default()
+	cfg.DataDir = dir
+	cfg.HTTP.Addr = "127.0.0.1:0"
+	cfg.MQTT.Addr = "127.0.0.1:0"
+	cfg.Bootstrap.PartnerEmail = "ops@fleet.example"
+	cfg.Bootstrap.PartnerPassword = "Partner123"
+	cfg.Auth.BcryptCost = 4
+	cfg.Webhooks.AllowPrivateTargets = true
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a, err := start(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.stop(5 * time.Second)
+
+	c := client{t: t, base: "http://" + a.httpAddr.String()}
+	tok := c.login("ops@fleet.example", "Partner123")
+	status, out := c.call("POST", "/v2/organizations", tok, map[string]any{"name": "Northwind Haulage"})
+	if status != http.StatusOK {
+		t.Fatalf("create organization: %d %v", status, out)
+	}
+	orgID := int64(dig(out, "data", "organizationId").(float64))
+	org := "/v2/organizations/" + strconv.FormatInt(orgID, 10)
+	imeis, err := devicesim.IMEIs("35693810000000", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imei := imeis[0]
+	if status, out = c.call("POST", org+"/devices", tok, map[string]any{"imei": imei, "name": "Truck 7"}); status != http.StatusOK {
+		t.Fatalf("add device: %d %v", status, out)
+	}
+
+	rcv := newReceiver(t)
+	status, out = c.call("POST", org+"/webhook-settings", tok, map[string]any{
+		"eventWebhookUrl":      []string{rcv.srv.URL + "/events"},
+		"activationWebhookUrl": []string{rcv.srv.URL + "/activation"},
+	})
+	if status != http.StatusOK {
+		t.Fatalf("webhook settings: %d %v", status, out)
+	}
+	rcv.mu.Lock()
+	rcv.secret, _ = dig(out, "data", "webhookSecret").(string)
+	rcv.mu.Unlock()
+	if rcv.secret == "" {
+		t.Fatalf("no webhook secret in %v", out)
+	}
+
+	master, _ := hex.DecodeString(cfg.Devices.FactoryMasterKey)
+	dev, err := devicesim.New(devicesim.Options{IMEI: imei, BrokerURL: "tcp://" + a.broker.Addr(),
+		FactoryMasterKey: master, StateDir: filepath.Join(dir, "sim")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	simCtx, stopSim := context.WithCancel(ctx)
+	simDone := make(chan struct{})
+	go func() { defer close(simDone); dev.Run(simCtx) }()
+	defer func() { stopSim(); <-simDone }()
+
+	eventually(t, "the device to connect with its token", func() bool { return dev.Connected() && dev.Token() != "" })
+	eventually(t, "the device to be online and activated", func() bool {
+		_, out := c.call("GET", "/v2/devices/"+imei, tok, nil)
+		return dig(out, "data", "status") == "activated" && dig(out, "data", "connection", "status") == "online"
+	})
+	eventually(t, "the activation webhook", func() bool {
+		return rcv.find(func(b map[string]any) bool { return b["type"] == "activation" }) != nil
+	})
+
+	// A configuration change reaches the connected device, which acknowledges it.
+	if status, out = c.call("PUT", "/v2/devices/"+imei+"/device-config", tok, map[string]any{"brightness": map[string]any{"value": 77}}); status != http.StatusOK {
+		t.Fatalf("device config: %d %v", status, out)
+	}
+	eventually(t, "the device to apply brightness 77", func() bool {
+		cfg := dev.AppliedConfig()
+		return cfg != nil && cfg.Device.Brightness == 77
+	})
+	eventually(t, "the acknowledged configuration version", func() bool {
+		_, out := c.call("GET", "/v2/devices/"+imei, tok, nil)
+		return dig(out, "data", "connection", "configPending") == false
+	})
+
+	// An event becomes a signed event webhook in webhook syntax.
+	if _, err := dev.Emit(ctx, devicesim.EventSpec{Type: "deceleration"}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the event webhook", func() bool {
+		return rcv.find(func(b map[string]any) bool {
+			return b["type"] == "event" && dig(b, "data", "eventType") == "de_acceleration" && dig(b, "data", "serialNumber") == imei
+		}) != nil
+	})
+
+	// Privacy mode reaches the device through a command.
+	status, out = c.call("POST", "/v2/devices/privacy-control", tok, map[string]any{"imeis": []string{imei}, "privacyMode": "on"})
+	if status != http.StatusOK {
+		t.Fatalf("privacy control: %d %v", status, out)
+	}
+	eventually(t, "privacy mode on at the device", func() bool { return dev.PrivacyMode() == "on" })
+
+	// A command with a reply: formatting the SD card returns the new card.
+	status, out = c.call("GET", "/v2/devices/"+imei+"/format-storage", tok, nil)
+	if status != http.StatusOK || dig(out, "data", "sdCard", "uuid") == "" || dig(out, "data", "sdCard", "uuid") == nil {
+		t.Fatalf("format storage: %d %v", status, out)
+	}
+
+	rcv.mu.Lock()
+	bad := rcv.badSigns
+	rcv.mu.Unlock()
+	if bad != 0 {
+		t.Fatalf("%d deliveries failed signature verification", bad)
+	}
+}
+
