@@ -201,4 +201,3 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("%d deliveries failed signature verification", bad)
 	}
 }
-
