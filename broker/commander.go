@@ -210,18 +210,46 @@ func (s *Server) applyReply(tx *store.Tx, dev *store.Device, r protocol.Reply) e
 	if w := s.replies.get(r.ID, dev.IMEI); w != nil {
 		name = w.name
 	}
-	if qc, err := tx.QueuedCommand(dev.IMEI, r.ID); err == nil {
+	qc, err := tx.QueuedCommand(dev.IMEI, r.ID)
+	if err == nil {
 		name = qc.Name
 		if _, err := tx.DeleteQueuedCommand(dev.IMEI, r.ID); err != nil {
 			return err
 		}
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
+	} else {
+		qc = nil
 	}
-	if name == protocol.CmdFactoryReset && r.OK {
-		return tx.RevokeDeviceToken(dev.IMEI, "factory reset")
+	if !r.OK {
+		return nil
+	}
+	switch name {
+	case protocol.CmdFactoryReset:
+		if err := tx.RevokeDeviceToken(dev.IMEI, "factory reset"); err != nil {
+			return err
+		}
+		return tx.ResetHotspot(dev.IMEI)
+	case protocol.CmdPrivacyMode:
+		if qc != nil {
+			return privacyApplied(tx, dev.IMEI, qc.Args)
+		}
 	}
 	return nil
+}
+
+// privacyApplied records a queued privacy switch that the device confirmed
+// after reconnecting.
+func privacyApplied(tx *store.Tx, imei string, args json.RawMessage) error {
+	var a protocol.PrivacyModeArgs
+	if err := json.Unmarshal(args, &a); err != nil || a.Mode == "" {
+		return nil
+	}
+	before := store.PrivacyModeOn
+	if a.Mode == store.PrivacyModeOn {
+		before = store.PrivacyModeOff
+	}
+	return tx.PrivacyModeApplied(imei, before, a.Mode)
 }
 
 // replied hands a committed reply to the Send waiting for it.

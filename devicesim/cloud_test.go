@@ -84,7 +84,8 @@ func newFakeCloud(t *testing.T) *fakeCloud {
 func (c *fakeCloud) ID() string { return "fake-cloud" }
 
 func (c *fakeCloud) Provides(b byte) bool {
-	return bytes.Contains([]byte{mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnSubscribed, mqtt.OnPublish}, []byte{b})
+	return bytes.Contains([]byte{mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnSubscribed,
+		mqtt.OnSessionEstablished, mqtt.OnPublish}, []byte{b})
 }
 
 func (c *fakeCloud) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
@@ -129,8 +130,19 @@ func (c *fakeCloud) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 	return ok
 }
 
-// OnSubscribed issues the token of a bootstrapped device once it listens.
-func (c *fakeCloud) OnSubscribed(cl *mqtt.Client, pk packets.Packet, codes []byte) {
+// OnSubscribed delivers what waits for a device once it listens.
+func (c *fakeCloud) OnSubscribed(cl *mqtt.Client, pk packets.Packet, codes []byte) { c.deliver(cl) }
+
+// OnSessionEstablished delivers at once to a resumed session, which already
+// holds the subscription (the device does not subscribe again).
+func (c *fakeCloud) OnSessionEstablished(cl *mqtt.Client, pk packets.Packet) {
+	if _, ok := cl.State.Subscriptions.Get(protocol.DownFilter(cl.ID)); ok {
+		c.deliver(cl)
+	}
+}
+
+// deliver issues the token of a bootstrapped device and pushes its config.
+func (c *fakeCloud) deliver(cl *mqtt.Client) {
 	c.mu.Lock()
 	due := c.grant[cl.ID]
 	var tok string

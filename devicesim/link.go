@@ -163,6 +163,11 @@ func dial5(ctx context.Context, c dialConfig) (link, error) {
 	alive, gone := context.WithCancel(context.Background())
 	go func() { <-cli.Done(); gone() }()
 	l := &link5{cli: cli, conn: conn, present: ca.SessionPresent, alive: alive}
+	if ca.SessionPresent {
+		// The resumed session holds the subscription; subscribing again could
+		// collide with the packet identifier of a message the cloud resends.
+		return l, nil
+	}
 	sa, err := cli.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: c.Filter, QoS: 1}}})
 	if err != nil {
 		l.abort()

@@ -96,6 +96,10 @@ func dial311(ctx context.Context, c dialConfig) (link, error) {
 	_ = conn.SetDeadline(time.Time{})
 	go l.readLoop()
 	go l.pingLoop()
+	if l.present {
+		// The resumed session holds the subscription.
+		return l, nil
+	}
 
 	sub := packets.Packet{
 		FixedHeader:     packets.FixedHeader{Type: packets.Subscribe, Qos: 1},

@@ -57,11 +57,26 @@ func (tx *Tx) SetPrivacyMode(imei, mode string, pending bool) (before string, er
 		InitiatedBy: tx.actor.UserID, Pending: pending})
 }
 
+// PrivacyModeApplied records that imei confirmed a privacy-mode switch it
+// received after reconnecting: a privacyMode system message of change
+// "applied" with the mode before and after, so that partners learn about
+// changes made while the device was offline once they take effect.
+func (tx *Tx) PrivacyModeApplied(imei, before, after string) error {
+	d, err := tx.Device(imei)
+	if err != nil {
+		return err
+	}
+	return tx.Emit(Message{Kind: MessageSystem, SubType: SystemPrivacyMode, OrganizationID: d.OrganizationID,
+		PartnerID: d.PartnerID, IMEI: imei}, PrivacyModeMessage{
+		IMEI: imei, Change: "applied", Before: before, After: after, Time: tx.now.Unix()})
+}
+
 // PrivacyModeMessage is the payload of a privacyMode system message.
 type PrivacyModeMessage struct {
 	IMEI string `json:"serialNumber"`
 	// Change is "mode" for a privacy-mode switch, "config" for a change of
-	// what privacy mode keeps enabled.
+	// what privacy mode keeps enabled, "applied" when a device that was
+	// offline confirms the switch after reconnecting.
 	Change string             `json:"change"`
 	Before string             `json:"before,omitempty"`
 	After  string             `json:"after,omitempty"`

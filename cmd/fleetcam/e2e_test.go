@@ -127,6 +127,8 @@ func TestEndToEnd(t *testing.T) {
 	status, out = c.call("POST", org+"/webhook-settings", tok, map[string]any{
 		"eventWebhookUrl":      []string{rcv.srv.URL + "/events"},
 		"activationWebhookUrl": []string{rcv.srv.URL + "/activation"},
+		"systemMessagesWebhook": []map[string]any{{"url": rcv.srv.URL + "/system",
+			"config": map[string]any{"privacyMode": map[string]any{"isEnabled": true}}}},
 	})
 	if status != http.StatusOK {
 		t.Fatalf("webhook settings: %d %v", status, out)
@@ -193,6 +195,32 @@ func TestEndToEnd(t *testing.T) {
 	if status != http.StatusOK || dig(out, "data", "sdCard", "uuid") == "" || dig(out, "data", "sdCard", "uuid") == nil {
 		t.Fatalf("format storage: %d %v", status, out)
 	}
+
+	// A privacy switch made while the device is offline is accepted for later,
+	// applied when it reconnects, and reported then as a system message.
+	dev.GoOffline(time.Hour)
+	eventually(t, "the device to be offline", func() bool {
+		_, out := c.call("GET", "/v2/devices/"+imei, tok, nil)
+		return dig(out, "data", "connection", "status") == "offline"
+	})
+	status, out = c.call("POST", "/v2/devices/privacy-control", tok, map[string]any{"imeis": []string{imei}, "privacyMode": "off"})
+	if status != http.StatusOK {
+		t.Fatalf("privacy control while offline: %d %v", status, out)
+	}
+	if dev.PrivacyMode() != "on" {
+		t.Fatalf("an offline device changed privacy mode to %q", dev.PrivacyMode())
+	}
+	if accepted, _ := dig(out, "data", "accepted").([]any); len(accepted) != 1 || accepted[0] != imei {
+		t.Fatalf("privacy switch for an offline device not accepted for later: %v", out)
+	}
+	dev.ComeBack()
+	eventually(t, "privacy mode off after reconnecting", func() bool { return dev.PrivacyMode() == "off" })
+	eventually(t, "the privacyMode system message of the applied switch", func() bool {
+		return rcv.find(func(b map[string]any) bool {
+			return b["type"] == "systemMessages" && dig(b, "data", "change") == "applied" &&
+				dig(b, "data", "after") == "off" && dig(b, "data", "serialNumber") == imei
+		}) != nil
+	})
 
 	rcv.mu.Lock()
 	bad := rcv.badSigns
