@@ -443,4 +443,3 @@ func (s *Server) reviewEvents(c *gin.Context) {
 	}
 	ok(c, out)
 }
-
