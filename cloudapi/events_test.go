@@ -205,10 +205,11 @@ func (m *mediaEnv) orgUser(orgID int64, email, level string) string {
 	return m.login(email, "Secret123")
 }
 
-// scopedToken mints a scoped token for the organization's partner.
+// scopedToken mints a scoped token of the organization's first partner, with
+// media access for its features.
 func (m *mediaEnv) scopedToken(scope Scope) string {
 	m.t.Helper()
-	scope.OrganizationID = m.org.ID
+	scope.OrganizationID, scope.PartnerID, scope.MediaFeatures = m.org.ID, m.partnerID, scope.Features
 	tok, _, err := m.api.issue(Principal{Kind: kindScoped, OrganizationID: m.org.ID, PartnerID: m.partnerID, Scope: &scope}, time.Hour)
 	if err != nil {
 		m.t.Fatal(err)

@@ -148,6 +148,8 @@ func (s *Server) createVirtualEvent(c *gin.Context) {
 		case "":
 		case store.DropPrivacyEvents:
 			return locked("the privacy settings of device %s disable events (privacy.allEventsEnabled is false); no virtual event can be created", dev.IMEI)
+		case store.DropPrivacyMode:
+			return locked("device %s is in privacy mode, which keeps virtual events off (privacy-config virtualEvent)", dev.IMEI)
 		default:
 			return locked("virtualEvent is disabled in the event settings of device %s", dev.IMEI)
 		}
@@ -155,14 +157,14 @@ func (s *Server) createVirtualEvent(c *gin.Context) {
 			return nil
 		}
 		if v.cameraID != 0 {
-			if !store.CameraAllowed(eff.Privacy, v.cameraID) {
+			if !store.MediaAllowed(eff, v.cameraID) {
 				return locked("the privacy settings of device %s block the media of camera %d", dev.IMEI, v.cameraID)
 			}
 			cameras = []int{v.cameraID}
 			return nil
 		}
 		for _, cam := range []int{1, 2} {
-			if store.CameraAllowed(eff.Privacy, cam) {
+			if store.MediaAllowed(eff, cam) {
 				cameras = append(cameras, cam)
 			}
 		}

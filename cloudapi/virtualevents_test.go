@@ -203,4 +203,15 @@ func TestVirtualEventRefusedByPrivacy(t *testing.T) {
 	if n := len(e.messages(store.MessageEvent)); n != 1 {
 		t.Fatalf("%d event messages", n)
 	}
+	// Privacy mode keeps virtual events off unless its configuration allows them.
+	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		ds, _ := tx.DeviceSettings(e.dev2.IMEI)
+		ds.PrivacyMode, ds.PrivacyModeConfig = store.PrivacyModeOn, &store.PrivacyModeConfig{}
+		return tx.PutDeviceSettings(ds, "test.privacyMode")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.do("POST", devPath(e.dev2.IMEI, "/virtual-event"), e.partnerToken, map[string]any{"time": at, "mediaType": "none"}).
+		wantError(423, nameLocked, "privacy mode")
 }

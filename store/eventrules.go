@@ -111,6 +111,7 @@ const (
 	DropPrivacyEvents   = "privacy.allEventsEnabled is false"
 	DropMVAIDisabled    = "privacy.mvaiEnabled is false"
 	DropMVAIMinSpeed    = "the MV+AI minimum speed is below 5 km/h"
+	DropPrivacyMode     = "privacy mode is on and keeps these events off"
 	DropUnknownGeofence = "the geofence is not configured on the device"
 	DropEnteredInside   = "entered without the vehicle being outside the geofence before"
 )
@@ -134,17 +135,84 @@ func EventSuppression(kind EventKind, eff *Effective) string {
 		if !eff.Privacy.MvaiEnabled {
 			return DropMVAIDisabled
 		}
-		if eff.Events.MvaiMinSpeedKmh < MinMVAISpeedKmh {
+		if mvaiMinSpeed(kind, eff) < MinMVAISpeedKmh {
 			return DropMVAIMinSpeed
 		}
 	}
+	if inPrivacyMode(eff) {
+		if allowed, governed := privacyModeEvents(kind, eff.PrivacyModeConfig); governed && !allowed {
+			return DropPrivacyMode
+		}
+	}
 	return ""
+}
+
+// mvaiMinSpeed is the MV+AI minimum speed that applies to kind: its own
+// (or its main event's, for a beep) when the event settings give one, else
+// the device-wide MV+AI minimum speed.
+func mvaiMinSpeed(kind EventKind, eff *Effective) int {
+	name := kind.API
+	if main, ok := beepMain[name]; ok {
+		name = main
+	}
+	if k, ok := LookupEvent(name); ok && k.MVAI {
+		return eff.Event(name).MinimumSpeedKmh
+	}
+	return eff.Events.MvaiMinSpeedKmh
+}
+
+// inPrivacyMode reports whether privacy mode governs the device now.
+func inPrivacyMode(eff *Effective) bool { return eff.PrivacyModeSet && eff.PrivacyMode == PrivacyModeOn }
+
+// privacyModeEvents says whether privacy mode config c keeps events of
+// kind, and whether c governs kind at all. The groups are those of the
+// privacy-mode configuration: in-cabin MV+AI events, ADAS (road and
+// auxiliary) events, acceleration, g-sensor, virtual and other events, and
+// the in-cabin beeps. Device events outside every group (power, standby,
+// tamper, SD card) are not governed.
+func privacyModeEvents(kind EventKind, c PrivacyModeConfig) (allowed, governed bool) {
+	switch kind.API {
+	case EventDistractedDriving, EventSmoking, EventFoodDrink, EventCellPhoneUse, EventDriverUnbelted,
+		EventObstruction, EventPossibleFatigue, EventPassengerUnbelted:
+		return c.CabinEvents, true
+	case EventTailgating, EventLaneWeaving:
+		return c.RoadAndAuxEvents, true
+	case EventDeceleration, EventAcceleration, EventSharpTurnLeft, EventSharpRightTurn:
+		return c.AccelerationEvents, true
+	case EventJolt, EventAccident, EventGsensorRegular, EventGsensorHigh:
+		return c.GSensorEvents, true
+	case EventVirtual:
+		return c.VirtualEvent, true
+	case EventButton, EventSpeedLimit, EventGeoFence, EventWrongPinCode, EventQRCode, EventDriverCheckIn,
+		EventDriverCheckOut, EventNoCheckIn:
+		return c.OtherEvents, true
+	}
+	if kind.Beep {
+		return c.CabinBeepAlerts, true
+	}
+	return true, false
 }
 
 // CameraAllowed reports whether the privacy flags let camera id's media out.
 func CameraAllowed(p PrivacyConfig, camera int) bool {
 	on, set := p.Cameras[camera]
 	return !set || on
+}
+
+// MediaAllowed reports whether a device with settings eff may attach the
+// media of camera to events: its per-camera privacy flag, and while privacy
+// mode is on, the in-cabin or road-and-auxiliary lens video switch.
+func MediaAllowed(eff *Effective, camera int) bool {
+	if !CameraAllowed(eff.Privacy, camera) {
+		return false
+	}
+	if inPrivacyMode(eff) {
+		if camera == 2 {
+			return eff.PrivacyModeConfig.CabinLensVideo
+		}
+		return eff.PrivacyModeConfig.RoadAndAuxLensVideo
+	}
+	return true
 }
 
 // ValidCameraID reports whether id names a camera: 1 road-facing, 2 in-cabin,

@@ -285,7 +285,7 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 			}
 		}
 	}
-	e.Files = eventFiles(kind, eff.Privacy, in.Files)
+	e.Files = eventFiles(kind, eff, in.Files)
 	if lookupEventDriver != nil {
 		if e.DriverID, err = lookupEventDriver(tx, dev, in.DriverID, e.Time); err != nil {
 			return IngestResult{}, err
@@ -314,15 +314,16 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 }
 
 // eventFiles keeps the files an event of kind may carry: none for beeps and
-// text-only kinds, none of a camera whose privacy flag is off, each file once.
-func eventFiles(kind EventKind, p PrivacyConfig, files []EventFile) []EventFile {
+// text-only kinds, none of a camera whose privacy settings block its media,
+// each file once.
+func eventFiles(kind EventKind, eff *Effective, files []EventFile) []EventFile {
 	if !kind.HasMedia || kind.Beep {
 		return nil
 	}
 	var out []EventFile
 	seen := map[EventFile]bool{}
 	for _, f := range files {
-		if !CameraAllowed(p, f.CameraID) || seen[f] {
+		if !MediaAllowed(eff, f.CameraID) || seen[f] {
 			continue
 		}
 		seen[f] = true

@@ -237,6 +237,36 @@ func TestIngestEventRules(t *testing.T) {
 					t.Fatalf("severity %d status %q", e.Severity, e.Status)
 				}
 			}},
+		{name: "privacy mode keeps in-cabin events off",
+			settings: func(s *DeviceSettings) { s.PrivacyMode, s.PrivacyModeConfig = PrivacyModeOn, &PrivacyModeConfig{} },
+			in:       EventInput{Type: EventCellPhoneUse, Speed: 60}, dropped: DropPrivacyMode},
+		{name: "privacy mode keeps beeps off without cabin beep alerts",
+			settings: func(s *DeviceSettings) {
+				s.PrivacyMode, s.PrivacyModeConfig = PrivacyModeOn, &PrivacyModeConfig{CabinEvents: true}
+			},
+			in: EventInput{Type: EventSmokingBeep, Speed: 60}, dropped: DropPrivacyMode},
+		{name: "privacy mode keeps the events it allows but not the lens video it blocks",
+			settings: func(s *DeviceSettings) {
+				s.PrivacyMode, s.PrivacyModeConfig = PrivacyModeOn, &PrivacyModeConfig{CabinEvents: true, RoadAndAuxLensVideo: true}
+			},
+			in: EventInput{Type: EventSmoking, Speed: 60, Files: twoFiles("106")}, files: 1, webhook: true,
+			checkSelf: func(t *testing.T, e *Event) {
+				if e.Files[0].CameraID != 1 {
+					t.Fatalf("kept camera %d, want the road-facing one", e.Files[0].CameraID)
+				}
+			}},
+		{name: "privacy mode does not govern power events",
+			settings: func(s *DeviceSettings) { s.PrivacyMode, s.PrivacyModeConfig = PrivacyModeOn, &PrivacyModeConfig{} },
+			in:       EventInput{Type: EventAccOff}, webhook: true},
+		{name: "privacy mode off again governs nothing",
+			settings: func(s *DeviceSettings) { s.PrivacyMode, s.PrivacyModeConfig = PrivacyModeOff, &PrivacyModeConfig{} },
+			in:       EventInput{Type: EventAccident, Files: twoFiles("107")}, files: 2, webhook: true},
+		{name: "an MV+AI event's own minimum speed below 5 km/h, and its beeps",
+			settings: func(s *DeviceSettings) {
+				three := 3
+				s.Events.Events = map[string]EventSetting{EventCellPhoneUse: {Enabled: true, MinimumSpeedKmh: &three}}
+			},
+			in: EventInput{Type: EventCellPhoneUseBeep, Speed: 60}, dropped: DropMVAIMinSpeed},
 		{name: "alias names store the API syntax", in: EventInput{Type: "sharpTurnRight"}, webhook: true,
 			checkSelf: func(t *testing.T, e *Event) {
 				if e.Type != EventSharpRightTurn {
