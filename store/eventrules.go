@@ -162,7 +162,9 @@ func mvaiMinSpeed(kind EventKind, eff *Effective) int {
 }
 
 // inPrivacyMode reports whether privacy mode governs the device now.
-func inPrivacyMode(eff *Effective) bool { return eff.PrivacyModeSet && eff.PrivacyMode == PrivacyModeOn }
+func inPrivacyMode(eff *Effective) bool {
+	return eff.PrivacyModeSet && eff.PrivacyMode == PrivacyModeOn
+}
 
 // privacyModeEvents says whether privacy mode config c keeps events of
 // kind, and whether c governs kind at all. The groups are those of the
