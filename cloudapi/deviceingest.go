@@ -48,11 +48,11 @@ func eventInput(ev protocol.Event) store.EventInput {
 	return in
 }
 
-// DeviceFixes learns from a device's new GPS fixes: geofence sides for the
+// DeviceGPS learns from a device's new GPS samples: geofence sides for the
 // entered rule, the last position and speedLimit events (store.TrackGPS).
-func (s *Server) DeviceFixes(tx *store.Tx, dev *store.Device, fixes []store.GPSFix) error {
-	_, err := tx.TrackGPS(dev, fixes)
-	return err
+// It has the shape of the broker's GPSHandler.
+func (s *Server) DeviceGPS(tx *store.Tx, dev *store.Device, points []store.GPSPoint) error {
+	return store.GPSHook(tx, dev, points)
 }
 
 // DeviceMediaReady acknowledges a device's report that an upload finished.

@@ -71,15 +71,15 @@ func TestGeofenceEventsThroughDeviceHooks(t *testing.T) {
 	e := newMediaEnv(t)
 	e.do("PUT", devPath(e.dev.IMEI, "/geofences"), e.partnerToken,
 		[]map[string]any{{"id": 5, "name": "Depot", "lat": 32.0, "lon": 34.8, "radius": 500}}).want(200)
-	fixes := func(points ...store.GPSFix) {
-		err := e.db.Update(store.Actor{Source: "device"}, func(tx *store.Tx) error { return e.api.DeviceFixes(tx, e.dev, points) })
+	fixes := func(points ...store.GPSPoint) {
+		err := e.db.Update(store.Actor{Source: "device"}, func(tx *store.Tx) error { return e.api.DeviceGPS(tx, e.dev, points) })
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	in := store.GPSFix{Lat: 32.0, Lon: 34.8, Speed: 20}
-	out := store.GPSFix{Lat: 32.03, Lon: 34.8, Speed: 20}
-	at := func(f store.GPSFix, d time.Duration) store.GPSFix { f.Time = evT0.Add(d); return f }
+	in := store.GPSPoint{Lat: 32.0, Lon: 34.8, Speed: 20}
+	out := store.GPSPoint{Lat: 32.03, Lon: 34.8, Speed: 20}
+	at := func(f store.GPSPoint, d time.Duration) store.GPSPoint { f.Time = evT0.Add(d); return f }
 	entered := func(id string, d time.Duration) protocol.Event {
 		return protocol.Event{ID: id, Type: "geoFence", Time: evTime(d), GeoFenceID: 5, GeoFencePath: "entered", Lat: 32, Lon: 34.8}
 	}
@@ -124,11 +124,11 @@ func TestSpeedLimitFromGPS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var points []store.GPSFix
+	var points []store.GPSPoint
 	for i, v := range []float64{80, 105, 120, 90, 101} {
-		points = append(points, store.GPSFix{Time: evT0.Add(time.Duration(i) * time.Second), Lat: 32, Lon: 34.8, Speed: v})
+		points = append(points, store.GPSPoint{Time: evT0.Add(time.Duration(i) * time.Second), Lat: 32, Lon: 34.8, Speed: v})
 	}
-	if err := e.db.Update(store.Actor{}, func(tx *store.Tx) error { return e.api.DeviceFixes(tx, e.dev, points) }); err != nil {
+	if err := e.db.Update(store.Actor{}, func(tx *store.Tx) error { return e.api.DeviceGPS(tx, e.dev, points) }); err != nil {
 		t.Fatal(err)
 	}
 	r := e.do("POST", orgEventsPath(e.org.ID), e.partnerToken, map[string]any{"start": isoTime(evT0), "end": isoTime(evT0.Add(time.Minute)),

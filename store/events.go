@@ -132,8 +132,8 @@ type EventInput struct {
 	SDCard       *SDCardInfo
 	DriverID     int64
 	CameraID     int
-	// PositionFromGPS fills the position from the device's last known GPS
-	// fix (events the cloud creates for a device).
+	// PositionFromGPS fills the position from the device's GPS at the
+	// event's time (events the cloud creates for a device).
 	PositionFromGPS bool
 	// MediaRequested says the cloud already asked the device for the files
 	// (a virtual event's clip request), so no upload request is due.
@@ -253,7 +253,7 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 		e.Severity = DefaultSeverity(kind.API)
 	}
 	if in.PositionFromGPS {
-		if fix, ok, err := tx.lastFix(dev.IMEI); err != nil {
+		if fix, ok, err := tx.positionAt(dev.IMEI, e.Time); err != nil {
 			return IngestResult{}, err
 		} else if ok {
 			e.Lat, e.Lon, e.Alt, e.Speed, e.Accuracy = fix.Lat, fix.Lon, fix.Alt, fix.Speed, fix.Accuracy

@@ -107,16 +107,6 @@ func (tx *Tx) Geofences(imei string) ([]Geofence, error) {
 	return ds.Geofences, nil
 }
 
-// GPSFix is one position of a device as the event rules need it.
-type GPSFix struct {
-	Time     time.Time `json:"time"`
-	Lat      float64   `json:"lat"`
-	Lon      float64   `json:"lon"`
-	Alt      float64   `json:"alt"`
-	Speed    float64   `json:"speed"` // km/h
-	Accuracy float64   `json:"accuracy"`
-}
-
 // EnteredWindow is how close to a device's entered event the GPS must show
 // the vehicle crossing in from outside.
 const EnteredWindow = 10 * time.Minute
@@ -132,7 +122,7 @@ const maxFenceTransitions = 4
 
 // deviceTrack is what GPS taught the cloud about one device.
 type deviceTrack struct {
-	Last      *GPSFix                     `json:"last,omitempty"`
+	Last      *GPSPoint                   `json:"last,omitempty"`
 	Fences    map[int64][]fenceTransition `json:"fences,omitempty"`
 	OverLimit bool                        `json:"overLimit,omitempty"`
 }
@@ -157,11 +147,18 @@ func (tx *Tx) deviceTrack(imei string) (*deviceTrack, error) {
 	return t, nil
 }
 
+// GPSHook is the broker's GPS handler: it learns from the new samples of a
+// device (see TrackGPS) in the transaction that stored them.
+func GPSHook(tx *Tx, dev *Device, points []GPSPoint) error {
+	_, err := tx.TrackGPS(dev, points)
+	return err
+}
+
 // TrackGPS learns from a device's new fixes (oldest first): geofence sides,
 // last position and speed-limit excursions. It creates a speedLimit event
 // at the first fix of each excursion above the event configuration's
 // speed limit, through the event rules, and returns the events it created.
-func (tx *Tx) TrackGPS(dev *Device, fixes []GPSFix) ([]*Event, error) {
+func (tx *Tx) TrackGPS(dev *Device, fixes []GPSPoint) ([]*Event, error) {
 	if len(fixes) == 0 {
 		return nil, nil
 	}
@@ -240,11 +237,23 @@ func (tx *Tx) enteredAllowed(imei string, fence int64, at time.Time) (bool, erro
 	return false, nil
 }
 
-// lastFix returns the device's last known position.
-func (tx *Tx) lastFix(imei string) (GPSFix, bool, error) {
+// positionWindow is how far before an event a stored GPS sample still
+// gives the event's position.
+const positionWindow = 10 * time.Minute
+
+// positionAt returns where the device was at time at: its last stored GPS
+// sample at or before at (within positionWindow), else its last known fix.
+func (tx *Tx) positionAt(imei string, at time.Time) (GPSPoint, bool, error) {
+	pts, err := tx.GPS(imei, at.Add(-positionWindow), at, 0)
+	if err != nil {
+		return GPSPoint{}, false, err
+	}
+	if len(pts) > 0 {
+		return pts[len(pts)-1], true, nil
+	}
 	t, err := tx.deviceTrack(imei)
 	if err != nil || t.Last == nil {
-		return GPSFix{}, false, err
+		return GPSPoint{}, false, err
 	}
 	return *t.Last, true, nil
 }

@@ -10,13 +10,13 @@ import (
 // Home is a 500 m geofence; inside and outside are points in and out of it.
 var (
 	home    = Geofence{ID: 7, Name: "Depot", Lat: 32.0, Lon: 34.8, Radius: 500}
-	inside  = GPSFix{Lat: 32.0, Lon: 34.8}
-	outside = GPSFix{Lat: 32.02, Lon: 34.8} // about 2.2 km north
+	inside  = GPSPoint{Lat: 32.0, Lon: 34.8}
+	outside = GPSPoint{Lat: 32.02, Lon: 34.8} // about 2.2 km north
 )
 
-func at(f GPSFix, t time.Time, speed float64) GPSFix { f.Time, f.Speed = t, speed; return f }
+func at(f GPSPoint, t time.Time, speed float64) GPSPoint { f.Time, f.Speed = t, speed; return f }
 
-func (f *eventFixture) track(dev *Device, fixes ...GPSFix) []*Event {
+func (f *eventFixture) track(dev *Device, fixes ...GPSPoint) []*Event {
 	f.t.Helper()
 	var out []*Event
 	f.update(func(tx *Tx) error { var err error; out, err = tx.TrackGPS(dev, fixes); return err })
@@ -79,22 +79,22 @@ func TestGeofenceEnteredOnlyOnCrossingIn(t *testing.T) {
 	t0 := eventT0
 	tests := []struct {
 		name    string
-		fixes   []GPSFix
+		fixes   []GPSPoint
 		event   EventInput
 		dropped string
 	}{
 		{"a trip that starts inside creates no entered",
-			[]GPSFix{at(inside, t0, 0), at(inside, t0.Add(time.Minute), 30)}, entered("a", t0.Add(time.Minute)), DropEnteredInside},
+			[]GPSPoint{at(inside, t0, 0), at(inside, t0.Add(time.Minute), 30)}, entered("a", t0.Add(time.Minute)), DropEnteredInside},
 		{"no GPS at all creates no entered", nil, entered("b", t0), DropEnteredInside},
 		{"crossing in creates entered",
-			[]GPSFix{at(outside, t0, 40), at(inside, t0.Add(time.Minute), 40)}, entered("c", t0.Add(time.Minute)), ""},
+			[]GPSPoint{at(outside, t0, 40), at(inside, t0.Add(time.Minute), 40)}, entered("c", t0.Add(time.Minute)), ""},
 		{"entered reported before the GPS shows the crossing",
-			[]GPSFix{at(outside, t0, 40), at(outside, t0.Add(time.Minute), 40)}, entered("d", t0.Add(90*time.Second)), ""},
+			[]GPSPoint{at(outside, t0, 40), at(outside, t0.Add(time.Minute), 40)}, entered("d", t0.Add(90*time.Second)), ""},
 		{"GPS crossing arrived before the event, then more fixes inside",
-			[]GPSFix{at(outside, t0, 40), at(inside, t0.Add(time.Minute), 40), at(inside, t0.Add(5*time.Minute), 10)},
+			[]GPSPoint{at(outside, t0, 40), at(inside, t0.Add(time.Minute), 40), at(inside, t0.Add(5*time.Minute), 10)},
 			entered("e", t0.Add(70*time.Second)), ""},
 		{"a crossing hours before does not excuse a trip starting inside",
-			[]GPSFix{at(outside, t0, 40), at(inside, t0.Add(time.Minute), 40), at(inside, t0.Add(8*time.Hour), 0)},
+			[]GPSPoint{at(outside, t0, 40), at(inside, t0.Add(time.Minute), 40), at(inside, t0.Add(8*time.Hour), 0)},
 			entered("f", t0.Add(8*time.Hour)), DropEnteredInside},
 	}
 	for _, tc := range tests {
@@ -137,7 +137,7 @@ func TestSpeedLimitOncePerExcursion(t *testing.T) {
 	f := newEventFixture(t)
 	f.settings(f.dev, func(s *DeviceSettings) { s.Events.SpeedLimitKmh = 90 })
 	speeds := []float64{50, 95, 110, 100, 85, 91, 92, 60}
-	var fixes []GPSFix
+	var fixes []GPSPoint
 	for i, s := range speeds {
 		fixes = append(fixes, at(outside, eventT0.Add(time.Duration(i)*10*time.Second), s))
 	}
@@ -168,5 +168,15 @@ func TestVirtualEventTakesLastPosition(t *testing.T) {
 	e := f.ingest(f.dev, EventInput{Type: EventVirtual, Time: eventT0.Add(time.Second), PositionFromGPS: true}).Event
 	if e.Lat != outside.Lat || e.Speed != 33 {
 		t.Fatalf("position %+v", e)
+	}
+	// Stored GPS at the event's time wins over the last known position.
+	f.update(func(tx *Tx) error {
+		_, err := tx.AddGPS(f.dev.IMEI, []GPSPoint{at(inside, eventT0.Add(time.Hour), 12), at(outside, eventT0.Add(2*time.Hour), 70)})
+		return err
+	})
+	f.track(f.dev, at(outside, eventT0.Add(2*time.Hour), 70))
+	e = f.ingest(f.dev, EventInput{Type: EventVirtual, Time: eventT0.Add(time.Hour + time.Minute), PositionFromGPS: true}).Event
+	if e.Lat != inside.Lat || e.Speed != 12 {
+		t.Fatalf("position at the event's time %+v", e)
 	}
 }
