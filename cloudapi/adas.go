@@ -19,7 +19,10 @@ type adasImages struct {
 	Images []string `json:"images"`
 }
 
-// maxADASImages bounds one request for images, and the images listed.
+// adasCamera is the camera ADAS calibrates: the road-facing one.
+const adasCamera = 1
+
+// maxADASRequest bounds one request for images, maxADASListed the images listed.
 const (
 	maxADASRequest = 9
 	maxADASListed  = 10
@@ -102,21 +105,19 @@ func (s *Server) adasCalibrationImages(c *gin.Context) {
 	ok(c, out)
 }
 
-// requestADASImages asks the device to upload n calibration images of
-// calibrationType, each to its own signed URL, and waits for its answer.
+// requestADASImages asks the device for n calibration images of
+// calibrationType from the road-facing camera, one adasImages command per
+// image (the command carries one upload URL per camera), and waits for
+// each answer.
 func (s *Server) requestADASImages(c *gin.Context, dev *store.Device, calibrationType string, n int) error {
 	if s.commander == nil || !s.commander.Online(dev.IMEI) {
 		return fmt.Errorf("ADAS images of %s: %w", dev.IMEI, ErrDeviceOffline)
 	}
-	args := protocol.AdasImagesArgs{CalibrationType: calibrationType, URLs: map[int]string{}}
 	stamp := strconv.FormatInt(s.now().Unix(), 10)
 	var refs []store.MediaRef
 	for i := 1; i <= n; i++ {
-		ref := store.MediaRef{IMEI: dev.IMEI, CameraID: 1, FileType: store.FileADAS,
-			FileID: calibrationType + "-" + stamp + "-" + strconv.Itoa(i)}
-		u, exp := s.uploadURL(ref)
-		args.URLs[i], args.Expires = u, exp.Unix()
-		refs = append(refs, ref)
+		refs = append(refs, store.MediaRef{IMEI: dev.IMEI, CameraID: adasCamera, FileType: store.FileADAS,
+			FileID: calibrationType + "-" + stamp + "-" + strconv.Itoa(i)})
 	}
 	err := s.store.Update(store.Actor{Source: "system"}, func(tx *store.Tx) error {
 		for _, r := range refs {
@@ -129,8 +130,14 @@ func (s *Server) requestADASImages(c *gin.Context, dev *store.Device, calibratio
 	if err != nil {
 		return err
 	}
-	_, err = s.commander.Send(c.Request.Context(), dev.IMEI, protocol.CmdAdasImages, args)
-	return commandFailed("upload ADAS calibration images", err)
+	for _, r := range refs {
+		u, exp := s.uploadURL(r)
+		args := protocol.AdasImagesArgs{CalibrationType: calibrationType, URLs: map[int]string{adasCamera: u}, Expires: exp.Unix()}
+		if _, err := s.commander.Send(c.Request.Context(), dev.IMEI, protocol.CmdAdasImages, args); err != nil {
+			return commandFailed("upload ADAS calibration images", err)
+		}
+	}
+	return nil
 }
 
 // deleteADASImages handles DELETE (and GET) /devices/{imei}/adas-delete-calibration-images:

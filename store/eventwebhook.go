@@ -14,24 +14,24 @@ type EventWebhookOther struct {
 	GeofenceName string `json:"geofence_name"`
 }
 
-// EventWebhookData is the data object of an event webhook (and of the
-// mediaAvailable follow-up, with MediaAvailable true).
+// EventWebhookData is the data object of an event webhook, and of the
+// mediaAvailable follow-up (a MessageMediaUploaded message; the webhook
+// envelope carries the flag).
 type EventWebhookData struct {
-	ID             int64              `json:"id"`
-	SerialNumber   string             `json:"serialNumber"`
-	EventType      string             `json:"eventType"`
-	Time           int64              `json:"time"`
-	Lat            float64            `json:"lat"`
-	Lon            float64            `json:"lon"`
-	Alt            float64            `json:"alt"`
-	Speed          float64            `json:"speed"`
-	Metadata       string             `json:"metadata"`
-	Severity       int                `json:"severity"`
-	Other          *EventWebhookOther `json:"other,omitempty"`
-	Files          []EventWebhookFile `json:"files"`
-	SDCard         *SDCardInfo        `json:"sdCard,omitempty"`
-	Driver         any                `json:"driver"`
-	MediaAvailable bool               `json:"mediaAvailable"`
+	ID           int64              `json:"id"`
+	SerialNumber string             `json:"serialNumber"`
+	EventType    string             `json:"eventType"`
+	Time         int64              `json:"time"`
+	Lat          float64            `json:"lat"`
+	Lon          float64            `json:"lon"`
+	Alt          float64            `json:"alt"`
+	Speed        float64            `json:"speed"`
+	Metadata     string             `json:"metadata"`
+	Severity     int                `json:"severity"`
+	Other        *EventWebhookOther `json:"other,omitempty"`
+	Files        []EventWebhookFile `json:"files"`
+	SDCard       *SDCardInfo        `json:"sdCard,omitempty"`
+	Driver       any                `json:"driver"`
 }
 
 // EventWebhookData renders e in the webhook form.
@@ -55,11 +55,6 @@ func (tx *Tx) EventWebhookData(e *Event) (*EventWebhookData, error) {
 			d.Driver = info
 		}
 	}
-	avail, err := tx.EventMediaAvailable(e)
-	if err != nil {
-		return nil, err
-	}
-	d.MediaAvailable = len(e.Files) > 0 && allTrue(avail)
 	return d, nil
 }
 

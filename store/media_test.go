@@ -85,7 +85,7 @@ func TestMediaAvailableOnceAllFilesUploaded(t *testing.T) {
 	}
 	var d EventWebhookData
 	json.Unmarshal(msgs[0].Payload, &d)
-	if d.ID != e.ID || !d.MediaAvailable || len(d.Files) != 2 || d.Files[0].File != "55" {
+	if d.ID != e.ID || msgs[0].IMEI != f.dev.IMEI || len(d.Files) != 2 || d.Files[0].File != "55" {
 		t.Fatalf("payload %+v", d)
 	}
 	upload(2, FileVideo) // a second upload of a file does not repeat the message
