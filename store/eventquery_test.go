@@ -128,6 +128,38 @@ func TestDeleteEventUnindexes(t *testing.T) {
 	}
 }
 
+func TestPurgeEvents(t *testing.T) {
+	f := newEventFixture(t)
+	f.update(func(tx *Tx) error {
+		for i := 0; i < 5; i++ {
+			_, err := tx.IngestEvent(f.dev, EventInput{DeviceEventID: strconv.Itoa(i), Type: EventButton,
+				Time: eventT0.Add(time.Duration(i) * time.Hour), Files: []EventFile{{CameraID: 1, FileID: strconv.Itoa(i), FileType: FileSnapshot}}})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	var n1, n2 int
+	f.update(func(tx *Tx) error {
+		var err error
+		if n1, err = tx.PurgeEvents(f.org.ID, eventT0.Add(3*time.Hour), 2); err != nil {
+			return err
+		}
+		n2, err = tx.PurgeEvents(f.org.ID, eventT0.Add(3*time.Hour), 2)
+		return err
+	})
+	if n1 != 2 || n2 != 1 || f.eventCount(f.dev) != 2 {
+		t.Fatalf("purged %d then %d, %d left", n1, n2, f.eventCount(f.dev))
+	}
+	if m := f.media(MediaRef{IMEI: f.dev.IMEI, CameraID: 1, FileType: FileSnapshot, FileID: "0"}); m != nil {
+		t.Fatal("media of a purged event stayed")
+	}
+	if m := f.media(MediaRef{IMEI: f.dev.IMEI, CameraID: 1, FileType: FileSnapshot, FileID: "3"}); m == nil {
+		t.Fatal("media of a kept event went")
+	}
+}
+
 // BenchmarkEventPage times one page of the organization and device event
 // queries over a store seeded with FLEETCAM_BENCH_EVENTS events (200,000 by
 // default) spread over 100 devices and 30 days.

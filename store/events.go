@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -383,6 +384,36 @@ func (tx *Tx) DeleteEvent(id int64) (*Event, error) {
 	}
 	return e, tx.Audit(AuditChange{Action: "event.delete", EntityType: "event", EntityID: strconv.FormatInt(id, 10),
 		OrganizationID: e.OrganizationID, PartnerID: e.PartnerID, Before: e})
+}
+
+// PurgeEvents deletes up to limit events of organization org with a time
+// before before, oldest first, with their index entries and media
+// references, and returns how many it deleted. Retention calls it in small
+// batches; purged events are not audited one by one.
+func (tx *Tx) PurgeEvents(org int64, before time.Time, limit int) (int, error) {
+	var ids []int64
+	prefix := itob(org)
+	stop := orgEventKey(org, before, 0)
+	c := tx.bucket(bucketOrgEvents).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && bytes.Compare(k, stop) < 0 && len(ids) < limit; k, _ = c.Next() {
+		ids = append(ids, btoi(k[len(k)-8:]))
+	}
+	for _, id := range ids {
+		e, err := tx.Event(id)
+		if err != nil {
+			return 0, err
+		}
+		if err := tx.bucket(bucketEvents).Delete(itob(id)); err != nil {
+			return 0, err
+		}
+		if err := tx.unindexEvent(e); err != nil {
+			return 0, err
+		}
+		if err := tx.unrefEventMedia(e); err != nil {
+			return 0, err
+		}
+	}
+	return len(ids), nil
 }
 
 // EventReview changes an event's review state; nil members stay.
