@@ -390,7 +390,7 @@ func devPath(imei, rest string) string { return "/v2/devices/" + imei + rest }
 
 func blobFiles(t *testing.T, dataDir string) []string {
 	t.Helper()
-	matches, _ := filepath.Glob(filepath.Join(dataDir, "media", "media", "*", "*", "*", "*", "*"))
+	matches, _ := filepath.Glob(filepath.Join(dataDir, "media", "*", "*", "*", "*", "*"))
 	var out []string
 	for _, m := range matches {
 		if !strings.Contains(filepath.Base(m), ".upload-") {

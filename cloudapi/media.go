@@ -170,7 +170,7 @@ func defaultContentType(fileType string) string {
 func blobKey(r store.MediaRef) string {
 	var b [8]byte
 	rand.Read(b[:])
-	return "media/" + r.IMEI + "/" + r.FileType + "/" + strconv.Itoa(r.CameraID) + "/" + r.FileID + "/" + hex.EncodeToString(b[:])
+	return r.IMEI + "/" + r.FileType + "/" + strconv.Itoa(r.CameraID) + "/" + r.FileID + "/" + hex.EncodeToString(b[:])
 }
 
 // downloadMedia handles GET /v2/media/files/{imei}/{fileType}/{cameraId}/{fileId}:
