@@ -280,7 +280,10 @@ func (s *Server) watchLive(c *gin.Context) {
 		if frame != nil {
 			_, err := fmt.Fprintf(w, "--%s\r\nContent-Type: image/jpeg\r\nContent-Length: %d\r\n\r\n", boundary, len(frame))
 			if err == nil {
-				_, err = w.Write(append(frame, '\r', '\n'))
+				_, err = w.Write(frame) // shared by every viewer: never appended to
+			}
+			if err == nil {
+				_, err = io.WriteString(w, "\r\n")
 			}
 			if err != nil {
 				return
