@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"image/jpeg"
 	"io"
 	"mime"
 	"mime/multipart"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -29,24 +31,14 @@ func TestLiveStreamMJPEG(t *testing.T) {
 	if args.CameraID != 2 || !args.Start {
 		t.Fatalf("liveStream args %+v", args)
 	}
-	res, err := e.srv.Client().Get(watch)
-	if err != nil {
-		t.Fatal(err)
+	// Two viewers watch at once; each gets a stream of JPEG frames.
+	errs := make(chan error, 2)
+	for v := 0; v < 2; v++ {
+		go func() { errs <- watchFrames(e.srv.Client(), watch, 3) }()
 	}
-	defer res.Body.Close()
-	mt, params, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
-	if res.StatusCode != 200 || mt != "multipart/x-mixed-replace" {
-		t.Fatalf("watch: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
-	}
-	parts := multipart.NewReader(bufio.NewReader(res.Body), params["boundary"])
-	for i := 0; i < 3; i++ {
-		p, err := parts.NextPart()
-		if err != nil {
-			t.Fatalf("part %d: %v", i, err)
-		}
-		frame, _ := io.ReadAll(p)
-		if _, err := jpeg.Decode(bytes.NewReader(frame)); err != nil || p.Header.Get("Content-Type") != "image/jpeg" {
-			t.Fatalf("part %d is not a JPEG: %v", i, err)
+	for v := 0; v < 2; v++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
 		}
 	}
 	// A second caller joins the running stream instead of starting another.
@@ -176,4 +168,29 @@ func TestADASCalibrationImages(t *testing.T) {
 	e.cmd.set(e.dev.IMEI, func(d *fakeDevice) { d.online = false })
 	e.do("GET", path+"?max", e.partnerToken, nil).wantError(417, nameExpectationFailed)
 	e.do("DELETE", devPath(e.dev.IMEI, "/adas-delete-calibration-images"), e.partnerToken, nil).wantError(417, nameExpectationFailed)
+}
+
+// watchFrames reads n frames of an MJPEG stream and checks each is a JPEG.
+func watchFrames(client *http.Client, url string, n int) error {
+	res, err := client.Get(url)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	mt, params, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
+	if res.StatusCode != 200 || mt != "multipart/x-mixed-replace" {
+		return fmt.Errorf("watch: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	parts := multipart.NewReader(bufio.NewReader(res.Body), params["boundary"])
+	for i := 0; i < n; i++ {
+		p, err := parts.NextPart()
+		if err != nil {
+			return fmt.Errorf("part %d: %w", i, err)
+		}
+		frame, _ := io.ReadAll(p)
+		if _, err := jpeg.Decode(bytes.NewReader(frame)); err != nil || p.Header.Get("Content-Type") != "image/jpeg" {
+			return fmt.Errorf("part %d is not a JPEG: %v", i, err)
+		}
+	}
+	return nil
 }
