@@ -64,14 +64,16 @@ func newLogger(level string, w io.Writer) *slog.Logger {
 
 // app is a running fleetcam.
 type app struct {
-	log      *slog.Logger
-	db       *store.DB
-	hooks    *webhooks.Dispatcher
-	broker   *broker.Server
-	http     *http.Server
-	httpAddr net.Addr
-	ready    atomic.Bool
-	done     chan error
+	log    *slog.Logger
+	db     *store.DB
+	hooks  *webhooks.Dispatcher
+	broker *broker.Server
+	// stopMedia ends the media service and waits for it.
+	stopMedia func()
+	http      *http.Server
+	httpAddr  net.Addr
+	ready     atomic.Bool
+	done      chan error
 }
 
 // start opens the store, ensures the bootstrap partner and starts every listener.
@@ -116,8 +118,13 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 		a.hooks.Close()
 		return fail(fmt.Errorf("mqtt: %w", err))
 	}
+	mctx, cancelMedia := context.WithCancel(context.Background())
+	mediaDone := make(chan struct{})
+	go func() { defer close(mediaDone); api.RunMedia(mctx) }()
+	a.stopMedia = func() { cancelMedia(); <-mediaDone }
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 	if err != nil {
+		a.stopMedia()
 		a.broker.Close()
 		a.hooks.Close()
 		return fail(fmt.Errorf("http.addr %s: %w", cfg.HTTP.Addr, err))
@@ -135,8 +142,8 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 }
 
 // stop shuts the listeners down, waits for requests in flight up to timeout,
-// stops webhook delivery (what is in flight is sent again after the next
-// start) and closes the store.
+// stops the media service and webhook delivery (what is in flight is sent
+// again after the next start) and closes the store.
 func (a *app) stop(timeout time.Duration) error {
 	a.ready.Store(false)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -145,6 +152,7 @@ func (a *app) stop(timeout time.Duration) error {
 	if berr := a.broker.Close(); err == nil {
 		err = berr
 	}
+	a.stopMedia()
 	a.hooks.Close()
 	if cerr := a.db.Close(); err == nil {
 		err = cerr
