@@ -275,7 +275,7 @@ func (s *Server) applyGPS(tx *store.Tx, dev *store.Device, points []store.GPSPoi
 	if s.GPSHandler != nil {
 		return s.GPSHandler(tx, dev, added)
 	}
-	return nil
+	return store.GPSHook(tx, dev, added)
 }
 
 // applyConfigAck records the acknowledged version and reported configuration.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetcam/fleetcam/broker"
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
@@ -333,11 +334,14 @@ func newMediaEnv(t *testing.T, opts ...envOption) *mediaEnv {
 	return m
 }
 
-// report delivers a device event as the broker would, and returns the
+// report delivers a device event through the broker's event handler, and returns the
 // stored event id (0 when dropped).
 func (m *mediaEnv) report(dev *store.Device, ev protocol.Event) int64 {
 	m.t.Helper()
-	err := m.db.Update(store.Actor{Source: "device"}, func(tx *store.Tx) error { return m.api.DeviceEvent(tx, dev, ev) })
+	err := m.db.Update(store.Actor{Source: "device"}, func(tx *store.Tx) error {
+		tx.OnCommit(m.api.WakeMedia)
+		return broker.StoreEvent(tx, dev, ev)
+	})
 	if err != nil {
 		m.t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetcam/fleetcam/broker"
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -249,7 +250,7 @@ func TestDeviceEventRulesThroughTheHook(t *testing.T) {
 	}
 	// A bad event is refused with ErrInvalid, which the broker answers as an invalid payload.
 	err := e.db.Update(store.Actor{}, func(tx *store.Tx) error {
-		return e.api.DeviceEvent(tx, e.dev, protocol.Event{ID: "x", Type: "teleport", Time: evTime(0)})
+		return broker.StoreEvent(tx, e.dev, protocol.Event{ID: "x", Type: "teleport", Time: evTime(0)})
 	})
 	if err == nil || !strings.Contains(err.Error(), "teleport") {
 		t.Fatalf("unknown type: %v", err)
