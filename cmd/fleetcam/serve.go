@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/broker"
+	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/cloudapi"
 	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
 	"github.com/fleetcam/fleetcam/configs"
@@ -96,17 +97,38 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
+	// The HTTP listener comes first: without a publicURL, the signed media
+	// URLs the API hands to devices and callers carry its actual address.
+	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+	if err != nil {
+		return fail(fmt.Errorf("http.addr %s: %w", cfg.HTTP.Addr, err))
+	}
+	fail = func(err error) (*app, error) {
+		ln.Close()
+		db.Close()
+		return nil, err
+	}
+	apiCfg := cfg
+	apiCfg.HTTP.Addr = ln.Addr().String()
+
 	a := &app{log: log, db: db, done: make(chan error, 1)}
 	a.broker, err = broker.New(cfg, db, log, reg, nil)
 	if err != nil {
 		return fail(err)
 	}
 	link := deviceLink{b: a.broker, log: log}
-	api, err := cloudapi.New(cloudapi.Deps{Config: cfg, Store: db, Key: key, Logger: log, Registry: reg,
+	api, err := cloudapi.New(cloudapi.Deps{Config: apiCfg, Store: db, Key: key, Logger: log, Registry: reg,
 		Ready: a.ready.Load, Commander: link, Presence: link})
 	if err != nil {
 		return fail(err)
 	}
+	// Device events go through the event rules (broker.StoreEvent); after
+	// each commit the API's media service fetches the new events' files.
+	a.broker.EventHandler = func(tx *store.Tx, dev *store.Device, ev protocol.Event) error {
+		tx.OnCommit(api.WakeMedia)
+		return broker.StoreEvent(tx, dev, ev)
+	}
+	a.broker.MediaHandler = api.DeviceMediaReady
 	a.hooks, err = webhooks.New(cfg.Webhooks, db, key, log, reg, nil)
 	if err != nil {
 		return fail(err)
@@ -122,13 +144,6 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	mediaDone := make(chan struct{})
 	go func() { defer close(mediaDone); api.RunMedia(mctx) }()
 	a.stopMedia = func() { cancelMedia(); <-mediaDone }
-	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
-	if err != nil {
-		a.stopMedia()
-		a.broker.Close()
-		a.hooks.Close()
-		return fail(fmt.Errorf("http.addr %s: %w", cfg.HTTP.Addr, err))
-	}
 	a.httpAddr = ln.Addr()
 	a.http = &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go func() {
