@@ -56,6 +56,10 @@ func DesiredFromSettings(e *store.Effective) protocol.DesiredConfig {
 		m := protocol.PrivacyModeConfig(e.PrivacyModeConfig)
 		out.Privacy.ModeConfig = &m
 	}
+	for _, g := range e.Geofences {
+		out.Geofences = append(out.Geofences, protocol.Geofence{ID: g.ID, Name: g.Name,
+			Circle: &protocol.Circle{Center: protocol.LatLon{Lat: g.Lat, Lon: g.Lon}, RadiusMeters: g.Radius}})
+	}
 	return out
 }
 

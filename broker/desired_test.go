@@ -176,3 +176,12 @@ func TestDesiredFromSettings(t *testing.T) {
 		t.Fatal("privacy mode configuration sent before privacy mode was ever switched")
 	}
 }
+
+func TestDesiredCarriesGeofences(t *testing.T) {
+	e := &store.Effective{Geofences: []store.Geofence{{ID: 7, Name: "Depot", Lat: 32, Lon: 34.8, Radius: 500}}}
+	got := DesiredFromSettings(e).Geofences
+	if len(got) != 1 || got[0].ID != 7 || got[0].Name != "Depot" || got[0].Circle == nil ||
+		got[0].Circle.Center != (protocol.LatLon{Lat: 32, Lon: 34.8}) || got[0].Circle.RadiusMeters != 500 {
+		t.Fatalf("geofences %+v", got)
+	}
+}

@@ -275,7 +275,7 @@ func (s *Server) applyGPS(tx *store.Tx, dev *store.Device, points []store.GPSPoi
 	if s.GPSHandler != nil {
 		return s.GPSHandler(tx, dev, added)
 	}
-	return nil
+	return store.GPSHook(tx, dev, added)
 }
 
 // applyConfigAck records the acknowledged version and reported configuration.
@@ -306,21 +306,32 @@ func (s *Server) eventHandler() EventHandler {
 	return StoreEvent
 }
 
-// StoreEvent is the default EventHandler: it stores the event once per
-// device event id (a QoS 1 redelivery is a no-op) and emits a
-// store.MessageEvent whose payload is the event webhook's data (EventWebhook).
+// StoreEvent is the default EventHandler: it applies every event rule and
+// stores the event once per device event id (a QoS 1 redelivery is a no-op),
+// emitting a store.MessageEvent with the event webhook's data
+// (store.IngestEvent). An event its device's settings suppress is
+// acknowledged and not stored.
 func StoreEvent(tx *store.Tx, dev *store.Device, ev protocol.Event) error {
-	raw, err := json.Marshal(ev)
-	if err != nil {
-		return err
+	_, err := tx.IngestEvent(dev, EventInput(ev))
+	return err
+}
+
+// EventInput maps a device event on the wire to the store's ingest input.
+func EventInput(ev protocol.Event) store.EventInput {
+	in := store.EventInput{
+		DeviceEventID: ev.ID, Type: ev.Type, Time: time.UnixMilli(ev.Time).UTC(),
+		Lat: ev.Lat, Lon: ev.Lon, Alt: ev.Alt, Speed: ev.Speed, Accuracy: ev.Accuracy, Severity: ev.Severity,
+		QRCode: ev.QRCode, GeoFenceID: ev.GeoFenceID, GeoFencePath: ev.GeoFencePath, DriverID: ev.DriverID,
+		CameraID: ev.CameraID,
 	}
-	e := &store.Event{IMEI: dev.IMEI, OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID,
-		Type: ev.Type, Time: time.UnixMilli(ev.Time).UTC(), Lat: ev.Lat, Lon: ev.Lon, Alt: ev.Alt,
-		Speed: ev.Speed, Accuracy: ev.Accuracy, Severity: ev.Severity, DeviceEventID: ev.ID, Raw: raw}
-	created, err := tx.AddEvent(e)
-	if err != nil || !created {
-		return err
+	for _, smp := range ev.Samples {
+		in.Samples = append(in.Samples, store.MetadataSample{X: smp.X, Y: smp.Y, Z: smp.Z, Time: smp.Time, Speed: smp.Speed})
 	}
-	return tx.Emit(store.Message{Kind: store.MessageEvent, OrganizationID: dev.OrganizationID,
-		PartnerID: dev.PartnerID, IMEI: dev.IMEI}, NewEventWebhook(e, ev))
+	for _, f := range ev.Files {
+		in.Files = append(in.Files, store.EventFile{CameraID: f.CameraID, FileID: f.FileID, FileType: f.FileType})
+	}
+	if ev.SDCard != nil {
+		in.SDCard = &store.SDCardInfo{UUID: ev.SDCard.UUID, Manufacturer: ev.SDCard.Manufacturer}
+	}
+	return in
 }

@@ -45,7 +45,8 @@ type EventHandler func(tx *store.Tx, dev *store.Device, ev protocol.Event) error
 type StatusHandler func(tx *store.Tx, dev *store.Device, prev *store.DeviceLink, st protocol.Status) error
 
 // GPSHandler runs after a GPS batch was stored, with the samples that were
-// new (a redelivered batch yields none), in the same transaction.
+// new (a redelivered batch yields none), in the same transaction. The
+// default is store.GPSHook (geofence sides, speedLimit events).
 type GPSHandler func(tx *store.Tx, dev *store.Device, points []store.GPSPoint) error
 
 // MediaHandler records that a device finished an upload, in the

@@ -254,14 +254,17 @@ func activate(tx *store.Tx, dev *store.Device) error {
 	if err := tx.UpdateDevice(dev, "device.activate"); err != nil {
 		return err
 	}
-	ev := &store.Event{IMEI: dev.IMEI, OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID,
-		Type: "deviceActivation", Time: tx.Now()}
-	if _, err := tx.AddEvent(ev); err != nil {
+	res, err := tx.IngestEvent(dev, store.EventInput{Type: store.EventDeviceActivation, Time: tx.Now(), PositionFromGPS: true})
+	if err != nil {
 		return err
 	}
-	return tx.Emit(store.Message{Kind: store.MessageActivation, SubType: ev.Type, OrganizationID: dev.OrganizationID,
+	var id int64 // 0 when the device's settings suppress the event
+	if res.Event != nil {
+		id = res.Event.ID
+	}
+	return tx.Emit(store.Message{Kind: store.MessageActivation, SubType: store.EventDeviceActivation, OrganizationID: dev.OrganizationID,
 		PartnerID: dev.PartnerID, IMEI: dev.IMEI},
-		map[string]any{"id": ev.ID, "serialNumber": dev.IMEI, "eventType": ev.Type, "time": ev.Time.Unix(),
+		map[string]any{"id": id, "serialNumber": dev.IMEI, "eventType": store.EventDeviceActivation, "time": tx.Now().Unix(),
 			"organizationId": dev.OrganizationID})
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -64,6 +65,13 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	t.Cleanup(func() { db.Close() })
 	cfg := configs.Default()
 	cfg.Auth.BcryptCost = bcrypt.MinCost
+	cfg.DataDir = t.TempDir()
+	// The listener exists before the API so that signed media URLs carry its address.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.PublicURL = "http://" + ln.Addr().String()
 	d := Deps{Config: cfg, Store: db, Key: bytes.Repeat([]byte("k"), 32), Now: clock.Now,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	for _, o := range opts {
@@ -73,7 +81,10 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.Handler())
+	srv := httptest.NewUnstartedServer(api.Handler())
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
 	t.Cleanup(srv.Close)
 	e := &testEnv{t: t, cfg: d.Config, db: db, api: api, srv: srv, clock: clock, key: d.Key, cmd: d.Commander}
 	e.partnerID = e.addPartner("First partner", "partner@example.com", "Secret123")

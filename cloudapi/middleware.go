@@ -148,9 +148,10 @@ func (s *Server) recover(c *gin.Context) {
 	c.Next()
 }
 
-// limitBody caps request bodies at the configured size.
+// limitBody caps request bodies at the configured size. Media routes
+// (uploads, live frames) apply their own limits.
 func (s *Server) limitBody(c *gin.Context) {
-	if c.Request.Body != nil {
+	if c.Request.Body != nil && !isStream(c.Request) {
 		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.cfg.HTTP.MaxBodyBytes)
 	}
 	c.Next()

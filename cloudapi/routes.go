@@ -108,6 +108,35 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.GET("/organizations/:orgId/webhook-endpoints", auth, s.listWebhookEndpoints)
 	v2.GET("/organizations/:orgId/webhook-deliveries", auth, s.listWebhookDeliveries)
 	v2.POST("/organizations/:orgId/webhook-deliveries/:deliveryId/redeliver", auth, write, s.redeliverWebhook)
+
+	// Events: device and organization queries, review, deletion.
+	event := scoped(FeatureDeviceEvent)
+	media := s.media
+	v2.GET("/devices/:imei/events", event, auth, s.listDeviceEvents)
+	v2.GET("/devices/:imei/events/:eventId", event, auth, s.getDeviceEvent)
+	v2.DELETE("/devices/:imei/events/:eventId", auth, write, s.deleteDeviceEvent)
+	v2.PATCH("/devices/event-review-state", auth, write, s.reviewEvents)
+	v2.POST("/organizations/:orgId/events", event, auth, s.listOrganizationEvents)
+	v2.POST("/devices/:imei/virtual-event", auth, write, s.createVirtualEvent)
+
+	// Geofences, delivered to the device with its configuration.
+	v2.PUT("/devices/:imei/geofences", auth, write, s.putGeofences)
+	v2.GET("/devices/:imei/geofences", auth, s.getGeofences)
+
+	// Media: event files, recordings, live video, ADAS calibration images.
+	v2.GET("/devices/:imei/event-file-link", event, auth, media, s.eventFileLink)
+	v2.GET("/devices/:imei/recording-ranges", scoped(FeatureDeviceRecordingTimeline), auth, media, s.recordingRanges)
+	v2.POST("/devices/:imei/connect-media", scoped(FeatureDeviceLiveStreaming), auth, media, s.connectMedia)
+	v2.GET("/devices/:imei/adas-calibration-images", auth, media, s.adasCalibrationImages)
+	v2.DELETE("/devices/:imei/adas-delete-calibration-images", auth, write, media, s.deleteADASImages)
+	v2.GET("/devices/:imei/adas-delete-calibration-images", auth, write, media, s.deleteADASImages)
+
+	// Signed media URLs (no bearer token): device uploads and live frames,
+	// downloads and live viewing. They stream, outside the call timeout.
+	v2.PUT("/media/upload/:imei/:fileType/:cameraId/:fileId", s.uploadMedia)
+	v2.GET("/media/files/:imei/:fileType/:cameraId/:fileId", s.downloadMedia)
+	v2.POST("/media/live/:imei/:stream/frames", s.liveFrame)
+	v2.GET("/media/live/:imei/:stream", s.watchLive)
 }
 
 // isoTime formats t as the API's ISO 8601 UTC timestamp with milliseconds.

@@ -9,10 +9,12 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/blob"
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -53,6 +55,8 @@ type Deps struct {
 	// GET /organizations/{orgId}/default-settings; nil: the settings saved
 	// with /organizations/{orgId}/webhook-settings, read from the store.
 	WebhookSettings WebhookSettingsReader
+	// Blobs keeps media bytes; a directory "media" under the data dir when nil.
+	Blobs blob.Store
 }
 
 // Server is the API. Build it with New and serve Handler.
@@ -71,6 +75,11 @@ type Server struct {
 	webhooks  WebhookSettingsReader
 	// metricsHandler serves /metrics from the injected registry.
 	metricsHandler http.Handler
+	// Media: blob store, link signing key, upload requests, live streams.
+	blobs    blob.Store
+	mediaKey []byte
+	mediaSvc *mediaService
+	live     *liveHub
 }
 
 // New builds the API and its route table.
@@ -93,6 +102,14 @@ func New(d Deps) (*Server, error) {
 	if s.webhooks == nil {
 		s.webhooks = storedWebhookSettings{s.store}
 	}
+	if d.Blobs == nil {
+		dir, err := blob.NewDir(filepath.Join(d.Config.DataDir, "media"))
+		if err != nil {
+			return nil, err
+		}
+		d.Blobs = dir
+	}
+	s.blobs, s.mediaKey, s.mediaSvc, s.live = d.Blobs, deriveMediaKey(d.Key), newMediaService(s), newLiveHub()
 	doc, err := buildOpenAPI()
 	if err != nil {
 		return nil, err

@@ -194,33 +194,3 @@ func TestGPSRangeAndRedelivery(t *testing.T) {
 		return nil
 	})
 }
-
-func TestEventDedupeByDeviceEventID(t *testing.T) {
-	db := openTestDB(t)
-	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	err := db.Update(Actor{Source: "device"}, func(tx *Tx) error {
-		e1 := &Event{IMEI: testIMEI, Type: "button", Time: t0, DeviceEventID: "d1"}
-		if created, err := tx.AddEvent(e1); !created || err != nil {
-			t.Errorf("first: %v %v", created, err)
-		}
-		e2 := &Event{IMEI: testIMEI, Type: "button", Time: t0, DeviceEventID: "d1"}
-		if created, err := tx.AddEvent(e2); created || err != nil || e2.ID != e1.ID {
-			t.Errorf("redelivery: %v %v id %d", created, err, e2.ID)
-		}
-		// The same device event id on another device is another event.
-		if created, _ := tx.AddEvent(&Event{IMEI: testIMEI2, Type: "button", Time: t0, DeviceEventID: "d1"}); !created {
-			t.Error("other device's event deduplicated")
-		}
-		if _, err := tx.AddEvent(&Event{IMEI: testIMEI, Time: t0}); !errors.Is(err, ErrInvalid) {
-			t.Errorf("event without type: %v", err)
-		}
-		evs, total, err := tx.DeviceEvents(testIMEI, t0, t0, Page{})
-		if err != nil || total != 1 || evs[0].DeviceEventID != "d1" {
-			t.Errorf("device events %+v %d %v", evs, total, err)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}

@@ -220,7 +220,9 @@ type DeviceSettings struct {
 	// PrivacyMode is "on" or "off"; empty until it is switched the first time.
 	PrivacyMode       string             `json:"privacyMode,omitempty"`
 	PrivacyModeConfig *PrivacyModeConfig `json:"privacyModeConfig,omitempty"`
-	UpdatedAt         time.Time          `json:"updatedAt"`
+	// Geofences are the device's own; organizations have none.
+	Geofences []Geofence `json:"geofences,omitempty"`
+	UpdatedAt time.Time  `json:"updatedAt"`
 }
 
 // OrgSettings are an organization's defaults for current and future devices.
@@ -252,6 +254,8 @@ type Effective struct {
 	// HotspotPassword is the device's current hotspot password. It is a
 	// secret: deliver it to the device, never log it.
 	HotspotPassword string
+	// Geofences are the device's geofences, delivered with its configuration.
+	Geofences []Geofence
 }
 
 // Event returns the effective setting of one event type.
@@ -415,7 +419,7 @@ func (tx *Tx) EffectiveSettings(imei string) (*Effective, error) {
 		return nil, err
 	}
 	e := &Effective{Version: ds.Version, Device: DefaultDeviceConfig(), Events: DefaultEventConfig(),
-		Privacy: DefaultPrivacyConfig(), PrivacyMode: PrivacyModeOff}
+		Privacy: DefaultPrivacyConfig(), PrivacyMode: PrivacyModeOff, Geofences: ds.Geofences}
 	pick(&e.Device, ds.Device, os.Device)
 	pick(&e.Events, ds.Events, os.Events)
 	e.Events = e.Events.Clone()

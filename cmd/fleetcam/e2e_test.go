@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"image/jpeg"
 	"io"
 	"log/slog"
 	"net/http"
@@ -174,7 +177,8 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	// An event becomes a signed event webhook in webhook syntax.
-	if _, err := dev.Emit(ctx, devicesim.EventSpec{Type: "deceleration"}); err != nil {
+	ev, err := dev.Emit(ctx, devicesim.EventSpec{Type: "deceleration"})
+	if err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the event webhook", func() bool {
@@ -182,6 +186,30 @@ func TestEndToEnd(t *testing.T) {
 			return b["type"] == "event" && dig(b, "data", "eventType") == "de_acceleration" && dig(b, "data", "serialNumber") == imei
 		}) != nil
 	})
+
+	// The event's camera files reach the cloud over signed upload URLs: its
+	// video, and the snapshot of the video's middle frame as a JPEG.
+	if len(ev.Files) == 0 {
+		t.Fatal("the simulated event carries no files")
+	}
+	f := ev.Files[0]
+	for _, fileType := range []string{"video", "snapshot"} {
+		body := mediaFile(t, c, tok, imei, f.FileID, fileType, f.CameraID)
+		if _, err := jpeg.Decode(bytes.NewReader(body)); err != nil {
+			t.Fatalf("%s of the event is not JPEG data: %v", fileType, err)
+		}
+	}
+	// A virtual event of the same moment gets its own snapshot from the recording.
+	status, out = c.call("POST", "/v2/devices/"+imei+"/virtual-event", tok, map[string]any{
+		"time": time.UnixMilli(ev.Time).UTC().Format(time.RFC3339), "mediaType": "snapshot", "cameraId": 1})
+	files, _ := dig(out, "data", "files").([]any)
+	if status != http.StatusOK || len(files) != 1 {
+		t.Fatalf("virtual event: %d %v", status, out)
+	}
+	virtualFile := dig(files[0].(map[string]any), "fileId").(string)
+	if _, err := jpeg.Decode(bytes.NewReader(mediaFile(t, c, tok, imei, virtualFile, "snapshot", 1))); err != nil {
+		t.Fatalf("virtual event snapshot: %v", err)
+	}
 
 	// Privacy mode reaches the device through a command.
 	status, out = c.call("POST", "/v2/devices/privacy-control", tok, map[string]any{"imeis": []string{imei}, "privacyMode": "on"})
@@ -228,4 +256,27 @@ func TestEndToEnd(t *testing.T) {
 	if bad != 0 {
 		t.Fatalf("%d deliveries failed signature verification", bad)
 	}
+}
+
+// mediaFile waits for an event file to be in the cloud and downloads it
+// through the temporary link of event-file-link.
+func mediaFile(t *testing.T, c client, tok, imei, fileID, fileType string, camera int) []byte {
+	t.Helper()
+	path := fmt.Sprintf("/v2/devices/%s/event-file-link?fileId=%s&fileType=%s&cameraId=%d", imei, fileID, fileType, camera)
+	var link string
+	eventually(t, "the "+fileType+" of file "+fileID+" in the cloud", func() bool {
+		status, out := c.call("GET", path, tok, nil)
+		link, _ = dig(out, "data", "url").(string)
+		return status == http.StatusOK && link != ""
+	})
+	res, err := http.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK || len(body) == 0 {
+		t.Fatalf("download %s: %d, %d bytes", fileType, res.StatusCode, len(body))
+	}
+	return body
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/broker"
+	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/cloudapi"
 	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
 	"github.com/fleetcam/fleetcam/configs"
@@ -64,14 +65,16 @@ func newLogger(level string, w io.Writer) *slog.Logger {
 
 // app is a running fleetcam.
 type app struct {
-	log      *slog.Logger
-	db       *store.DB
-	hooks    *webhooks.Dispatcher
-	broker   *broker.Server
-	http     *http.Server
-	httpAddr net.Addr
-	ready    atomic.Bool
-	done     chan error
+	log    *slog.Logger
+	db     *store.DB
+	hooks  *webhooks.Dispatcher
+	broker *broker.Server
+	// stopMedia ends the media service and waits for it.
+	stopMedia func()
+	http      *http.Server
+	httpAddr  net.Addr
+	ready     atomic.Bool
+	done      chan error
 }
 
 // start opens the store, ensures the bootstrap partner and starts every listener.
@@ -94,17 +97,38 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
+	// The HTTP listener comes first: without a publicURL, the signed media
+	// URLs the API hands to devices and callers carry its actual address.
+	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+	if err != nil {
+		return fail(fmt.Errorf("http.addr %s: %w", cfg.HTTP.Addr, err))
+	}
+	fail = func(err error) (*app, error) {
+		ln.Close()
+		db.Close()
+		return nil, err
+	}
+	apiCfg := cfg
+	apiCfg.HTTP.Addr = ln.Addr().String()
+
 	a := &app{log: log, db: db, done: make(chan error, 1)}
 	a.broker, err = broker.New(cfg, db, log, reg, nil)
 	if err != nil {
 		return fail(err)
 	}
 	link := deviceLink{b: a.broker, log: log}
-	api, err := cloudapi.New(cloudapi.Deps{Config: cfg, Store: db, Key: key, Logger: log, Registry: reg,
+	api, err := cloudapi.New(cloudapi.Deps{Config: apiCfg, Store: db, Key: key, Logger: log, Registry: reg,
 		Ready: a.ready.Load, Commander: link, Presence: link})
 	if err != nil {
 		return fail(err)
 	}
+	// Device events go through the event rules (broker.StoreEvent); after
+	// each commit the API's media service fetches the new events' files.
+	a.broker.EventHandler = func(tx *store.Tx, dev *store.Device, ev protocol.Event) error {
+		tx.OnCommit(api.WakeMedia)
+		return broker.StoreEvent(tx, dev, ev)
+	}
+	a.broker.MediaHandler = api.DeviceMediaReady
 	a.hooks, err = webhooks.New(cfg.Webhooks, db, key, log, reg, nil)
 	if err != nil {
 		return fail(err)
@@ -116,12 +140,10 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 		a.hooks.Close()
 		return fail(fmt.Errorf("mqtt: %w", err))
 	}
-	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
-	if err != nil {
-		a.broker.Close()
-		a.hooks.Close()
-		return fail(fmt.Errorf("http.addr %s: %w", cfg.HTTP.Addr, err))
-	}
+	mctx, cancelMedia := context.WithCancel(context.Background())
+	mediaDone := make(chan struct{})
+	go func() { defer close(mediaDone); api.RunMedia(mctx) }()
+	a.stopMedia = func() { cancelMedia(); <-mediaDone }
 	a.httpAddr = ln.Addr()
 	a.http = &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go func() {
@@ -135,8 +157,8 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 }
 
 // stop shuts the listeners down, waits for requests in flight up to timeout,
-// stops webhook delivery (what is in flight is sent again after the next
-// start) and closes the store.
+// stops the media service and webhook delivery (what is in flight is sent
+// again after the next start) and closes the store.
 func (a *app) stop(timeout time.Duration) error {
 	a.ready.Store(false)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -145,6 +167,7 @@ func (a *app) stop(timeout time.Duration) error {
 	if berr := a.broker.Close(); err == nil {
 		err = berr
 	}
+	a.stopMedia()
 	a.hooks.Close()
 	if cerr := a.db.Close(); err == nil {
 		err = cerr

@@ -1,0 +1,382 @@
+package cloudapi
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/gin-gonic/gin"
+)
+
+// Live video: POST /devices/{imei}/connect-media asks the device to stream
+// a camera. The device POSTs JPEG frames, one per request, to a signed
+// frames URL; viewers GET the stream's address with its mediaToken and
+// receive the frames as MJPEG (multipart/x-mixed-replace), which browsers
+// play in an <img> element. A stream lasts liveStreamTTL; a device whose
+// stream ended gets 410 Gone for its next frame and stops.
+
+// liveStreamTTL is how long a stream and its media token last.
+const liveStreamTTL = 30 * time.Minute
+
+// liveHub holds the live streams of this process.
+type liveHub struct {
+	mu       sync.Mutex
+	streams  map[string]*liveStream // by id
+	byCamera map[string]*liveStream // by imei/camera
+}
+
+func newLiveHub() *liveHub {
+	return &liveHub{streams: map[string]*liveStream{}, byCamera: map[string]*liveStream{}}
+}
+
+// liveStream is one camera's stream.
+type liveStream struct {
+	id, imei string
+	camera   int
+	expires  time.Time
+	first    chan struct{} // closed at the first frame
+	done     chan struct{} // closed when the stream ends
+
+	mu      sync.Mutex
+	frame   []byte
+	changed chan struct{} // closed and replaced at every frame
+	ended   bool
+}
+
+func cameraKey(imei string, camera int) string { return imei + "/" + strconv.Itoa(camera) }
+
+// open returns the running stream of the camera, or a new one.
+func (h *liveHub) open(imei string, camera int, expires time.Time) (st *liveStream, fresh bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if st := h.byCamera[cameraKey(imei, camera)]; st != nil && !st.isEnded() {
+		return st, false
+	}
+	st = &liveStream{id: rand.Text(), imei: imei, camera: camera, expires: expires, first: make(chan struct{}),
+		done: make(chan struct{}), changed: make(chan struct{})}
+	h.streams[st.id] = st
+	h.byCamera[cameraKey(imei, camera)] = st
+	return st, true
+}
+
+func (h *liveHub) get(id string) *liveStream {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.streams[id]
+}
+
+// end stops a stream; it reports whether it was running.
+func (h *liveHub) end(st *liveStream) bool {
+	h.mu.Lock()
+	if h.streams[st.id] == st {
+		delete(h.streams, st.id)
+	}
+	if h.byCamera[cameraKey(st.imei, st.camera)] == st {
+		delete(h.byCamera, cameraKey(st.imei, st.camera))
+	}
+	h.mu.Unlock()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.ended {
+		return false
+	}
+	st.ended = true
+	close(st.done)
+	return true
+}
+
+func (st *liveStream) isEnded() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.ended
+}
+
+// publish makes frame the stream's current frame and wakes its viewers.
+func (st *liveStream) publish(frame []byte) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.frame == nil {
+		close(st.first)
+	}
+	st.frame = frame
+	close(st.changed)
+	st.changed = make(chan struct{})
+}
+
+func (st *liveStream) current() ([]byte, chan struct{}) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.frame, st.changed
+}
+
+func livePath(imei, id string) string { return "/v2/media/live/" + imei + "/" + id }
+
+// mediaToken signs a viewer's access to a stream until exp.
+func (s *Server) mediaToken(st *liveStream) string {
+	exp := st.expires.Unix()
+	return strconv.FormatInt(exp, 10) + "." + s.mediaSignature(livePath(st.imei, st.id), exp)
+}
+
+// connectMediaResponse is the answer of connect-media.
+type connectMediaResponse struct {
+	// Address is the stream's URL; it needs the mediaToken.
+	Address    string `json:"address"`
+	MediaToken string `json:"mediaToken"`
+	// URL is the address with the token, ready for an <img> element.
+	URL       string `json:"url"`
+	CameraID  int    `json:"cameraId"`
+	ExpiresAt string `json:"expiresAt"`
+}
+
+// connectMedia handles POST /devices/{imei}/connect-media: starts (or
+// joins) the live stream of a camera (query cameraId, default 1). When the
+// device sends no frame within media.liveStreamConnectTimeout the answer is
+// 404 and the caller retries.
+func (s *Server) connectMedia(c *gin.Context) {
+	camera := 1
+	if v := c.Query("cameraId"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || !store.ValidCameraID(n) {
+			s.fail(c, badField("cameraId", "must be 1 (road-facing), 2 (in-cabin) or 50 and above (auxiliary)"))
+			return
+		}
+		camera = n
+	}
+	var dev *store.Device
+	err := s.view(func(tx *store.Tx) error {
+		var err error
+		if dev, err = s.device(c, tx); err != nil {
+			return err
+		}
+		eff, err := tx.EffectiveSettings(dev.IMEI)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !eff.Privacy.LiveStreamEnabled:
+			return locked("the privacy settings of device %s disable live streaming (privacy.liveStreamEnabled is false)", dev.IMEI)
+		case !eff.Device.LiveVideo:
+			return locked("live video is disabled in the device configuration of %s (liveVideo is false)", dev.IMEI)
+		}
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if s.commander == nil || !s.commander.Online(dev.IMEI) {
+		s.fail(c, fmt.Errorf("live stream of %s: %w", dev.IMEI, ErrDeviceOffline))
+		return
+	}
+	st, fresh := s.live.open(dev.IMEI, camera, s.now().Add(liveStreamTTL))
+	if fresh {
+		frames, exp := s.signedURL(livePath(dev.IMEI, st.id)+"/frames", liveStreamTTL)
+		args := protocol.LiveStreamArgs{CameraID: camera, Start: true, URL: frames, Expires: exp.Unix()}
+		if _, err := s.commander.Send(c.Request.Context(), dev.IMEI, protocol.CmdLiveStream, args); err != nil {
+			s.live.end(st)
+			s.fail(c, commandFailed("start a live stream", err))
+			return
+		}
+		time.AfterFunc(liveStreamTTL, func() { s.stopLiveStream(st) })
+	}
+	timer := time.NewTimer(s.cfg.Media.LiveStreamConnectTimeout)
+	defer timer.Stop()
+	select {
+	case <-st.first:
+	case <-st.done:
+		s.fail(c, notFound("live stream of device "+dev.IMEI+" (it ended); try again"))
+		return
+	case <-timer.C:
+		s.stopLiveStream(st)
+		s.fail(c, apiErr(http.StatusNotFound, nameNotFound, "device %s did not start streaming camera %d within %s; try again",
+			dev.IMEI, camera, s.cfg.Media.LiveStreamConnectTimeout))
+		return
+	case <-c.Request.Context().Done():
+		return
+	}
+	tok := s.mediaToken(st)
+	addr := s.publicURL() + livePath(dev.IMEI, st.id)
+	ok(c, connectMediaResponse{Address: addr, MediaToken: tok, URL: addr + "?mediaToken=" + tok, CameraID: camera,
+		ExpiresAt: isoTime(st.expires)})
+}
+
+// stopLiveStream ends a stream and tells the device to stop sending.
+func (s *Server) stopLiveStream(st *liveStream) {
+	if !s.live.end(st) || s.commander == nil {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.MQTT.CommandTimeout)
+		defer cancel()
+		s.commander.Send(ctx, st.imei, protocol.CmdLiveStream, protocol.LiveStreamArgs{CameraID: st.camera})
+	}()
+}
+
+// liveFrame handles POST /v2/media/live/{imei}/{stream}/frames: one JPEG
+// frame from the device. A stream that ended answers 410 Gone.
+func (s *Server) liveFrame(c *gin.Context) {
+	if err := s.checkSignature(c); err != nil {
+		s.fail(c, err)
+		return
+	}
+	st := s.live.get(c.Param("stream"))
+	if st == nil || st.imei != c.Param("imei") || st.isEnded() {
+		s.fail(c, apiErr(http.StatusGone, nameNotFound, "the live stream ended; stop streaming"))
+		return
+	}
+	frame, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxFrameBytes))
+	switch {
+	case err != nil:
+		s.fail(c, apiErr(http.StatusRequestEntityTooLarge, nameTooLarge, "a frame may be at most %d bytes", maxFrameBytes))
+		return
+	case len(frame) < 4 || frame[0] != 0xff || frame[1] != 0xd8:
+		s.fail(c, badRequest("a frame must be one JPEG image"))
+		return
+	}
+	st.publish(frame)
+	c.Status(http.StatusNoContent)
+}
+
+// watchLive handles GET /v2/media/live/{imei}/{stream}: the stream as
+// MJPEG, authorized by its mediaToken (query mediaToken or bearer).
+func (s *Server) watchLive(c *gin.Context) {
+	tok := c.Query("mediaToken")
+	if tok == "" {
+		tok, _ = strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
+	}
+	expText, sig, _ := strings.Cut(tok, ".")
+	exp, err := strconv.ParseInt(expText, 10, 64)
+	path := livePath(c.Param("imei"), c.Param("stream"))
+	if err != nil || !hmac.Equal([]byte(sig), []byte(s.mediaSignature(path, exp))) {
+		s.fail(c, forbidden("the mediaToken is not valid for this stream; call connect-media again"))
+		return
+	}
+	if s.now().Unix() > exp {
+		s.fail(c, forbidden("the mediaToken expired; call connect-media again"))
+		return
+	}
+	st := s.live.get(c.Param("stream"))
+	if st == nil || st.isEnded() {
+		s.fail(c, notFound("live stream (it ended); call connect-media again"))
+		return
+	}
+	const boundary = "fleetcamframe"
+	w := c.Writer
+	w.Header().Set("Content-Type", "multipart/x-mixed-replace; boundary="+boundary)
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	for {
+		frame, changed := st.current()
+		if frame != nil {
+			_, err := fmt.Fprintf(w, "--%s\r\nContent-Type: image/jpeg\r\nContent-Length: %d\r\n\r\n", boundary, len(frame))
+			if err == nil {
+				_, err = w.Write(frame) // shared by every viewer: never appended to
+			}
+			if err == nil {
+				_, err = io.WriteString(w, "\r\n")
+			}
+			if err != nil {
+				return
+			}
+			w.Flush()
+		}
+		select {
+		case <-changed:
+		case <-st.done:
+			return
+		case <-c.Request.Context().Done():
+			return
+		}
+	}
+}
+
+// recordingInterval is one interval of recordings in the API form.
+type recordingInterval struct {
+	Start string `json:"start"`
+	End   string `json:"end"`
+}
+
+type cameraRecordings struct {
+	CameraID  int                 `json:"cameraId"`
+	Intervals []recordingInterval `json:"intervals"`
+}
+
+// recordingRanges handles GET /devices/{imei}/recording-ranges: per camera,
+// the intervals the device's SD card holds, clipped to start and end when given.
+func (s *Server) recordingRanges(c *gin.Context) {
+	var from, to time.Time
+	if c.Query("start") != "" || c.Query("end") != "" {
+		var err error
+		if from, err = parseISOTime("start", c.Query("start")); err != nil {
+			s.fail(c, err)
+			return
+		}
+		if to, err = parseISOTime("end", c.Query("end")); err != nil {
+			s.fail(c, err)
+			return
+		}
+		if to.Before(from) {
+			s.fail(c, badField("end", "must not be before start"))
+			return
+		}
+	}
+	var dev *store.Device
+	if err := s.view(func(tx *store.Tx) error { var err error; dev, err = s.device(c, tx); return err }); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if s.commander == nil || !s.commander.Online(dev.IMEI) {
+		s.fail(c, fmt.Errorf("recording ranges of %s: %w", dev.IMEI, ErrDeviceOffline))
+		return
+	}
+	raw, err := s.commander.Send(c.Request.Context(), dev.IMEI, protocol.CmdRecordingRanges, nil)
+	if err != nil {
+		s.fail(c, commandFailed("list its recordings", err))
+		return
+	}
+	var rr protocol.RecordingRanges
+	if err := json.Unmarshal(raw, &rr); err != nil {
+		s.fail(c, fmt.Errorf("recording ranges of %s: the device answered %w", dev.IMEI, err))
+		return
+	}
+	out := []cameraRecordings{}
+	for _, cam := range rr.Cameras {
+		cr := cameraRecordings{CameraID: cam.CameraID, Intervals: []recordingInterval{}}
+		for _, r := range cam.Ranges {
+			start, end := time.Unix(r[0], 0).UTC(), time.Unix(r[1], 0).UTC()
+			if !from.IsZero() {
+				if end.Before(from) || start.After(to) {
+					continue
+				}
+				start, end = later(start, from), earlier(end, to)
+			}
+			cr.Intervals = append(cr.Intervals, recordingInterval{Start: isoTime(start), End: isoTime(end)})
+		}
+		out = append(out, cr)
+	}
+	ok(c, out)
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,125 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+)
+
+// Event indexes. An event page is a cursor walk over a time-ordered index,
+// never a scan of the events bucket:
+//
+//	device_events  imei 0x00 unix-ms(8) id(8)  →  event type
+//	org_events     org(8) unix-ms(8) id(8)     →  partner(8) imei 0x00 event type
+//
+// The index values carry what the filters need (type, partner, device), so
+// a query counts its matches from the index alone and decodes only the
+// records of the requested page.
+
+func deviceEventPrefix(imei string) []byte { return append([]byte(imei), 0) }
+
+func deviceEventKey(imei string, t time.Time, id int64) []byte {
+	return append(append(deviceEventPrefix(imei), itob(max(t.UnixMilli(), 0))...), itob(id)...)
+}
+
+func orgEventKey(org int64, t time.Time, id int64) []byte {
+	return append(append(itob(org), itob(max(t.UnixMilli(), 0))...), itob(id)...)
+}
+
+func orgEventValue(e *Event) []byte {
+	v := append(itob(e.PartnerID), e.IMEI...)
+	return append(append(v, 0), e.Type...)
+}
+
+func (tx *Tx) indexEvent(e *Event) error {
+	if err := tx.bucket(bucketDeviceEvents).Put(deviceEventKey(e.IMEI, e.Time, e.ID), []byte(e.Type)); err != nil {
+		return err
+	}
+	return tx.bucket(bucketOrgEvents).Put(orgEventKey(e.OrganizationID, e.Time, e.ID), orgEventValue(e))
+}
+
+func (tx *Tx) unindexEvent(e *Event) error {
+	if err := tx.bucket(bucketDeviceEvents).Delete(deviceEventKey(e.IMEI, e.Time, e.ID)); err != nil {
+		return err
+	}
+	return tx.bucket(bucketOrgEvents).Delete(orgEventKey(e.OrganizationID, e.Time, e.ID))
+}
+
+// EventQuery selects events in a time range. Zero members do not filter.
+type EventQuery struct {
+	// Start and End bound the event time, both inclusive.
+	Start, End time.Time
+	// Types, when not nil, keeps only these API-syntax types.
+	Types map[string]bool
+	// PartnerID keeps only events of this partner's devices (shared organizations).
+	PartnerID int64
+	// IMEIs, when not nil, keeps only these devices (scoped tokens, groups).
+	IMEIs map[string]bool
+	// Status keeps only events in this review status (needs the records).
+	Status string
+}
+
+// DeviceEvents returns the events of imei with a time from start to end
+// inclusive, oldest first, the requested page of them and their total count.
+func (tx *Tx) DeviceEvents(imei string, start, end time.Time, p Page) ([]Event, int, error) {
+	return tx.QueryDeviceEvents(imei, EventQuery{Start: start, End: end}, p)
+}
+
+// QueryDeviceEvents returns the page of imei's events matching q, oldest
+// first, and their total count.
+func (tx *Tx) QueryDeviceEvents(imei string, q EventQuery, p Page) ([]Event, int, error) {
+	prefix := deviceEventPrefix(imei)
+	from := deviceEventKey(imei, q.Start, 0)
+	to := append(deviceEventKey(imei, q.End, 0)[:len(prefix)+8], bytes.Repeat([]byte{0xff}, 8)...)
+	match := func(_, v []byte) bool { return q.Types == nil || q.Types[string(v)] }
+	return tx.walkEvents(bucketDeviceEvents, from, to, match, q.Status, p)
+}
+
+// OrgEvents returns the page of organization org's events matching q,
+// oldest first, and their total count.
+func (tx *Tx) OrgEvents(org int64, q EventQuery, p Page) ([]Event, int, error) {
+	from := orgEventKey(org, q.Start, 0)
+	to := append(orgEventKey(org, q.End, 0)[:16], bytes.Repeat([]byte{0xff}, 8)...)
+	match := func(_, v []byte) bool {
+		if len(v) < 9 {
+			return false
+		}
+		if q.PartnerID != 0 && btoi(v[:8]) != q.PartnerID {
+			return false
+		}
+		imei, typ, _ := bytes.Cut(v[8:], []byte{0})
+		return (q.Types == nil || q.Types[string(typ)]) && (q.IMEIs == nil || q.IMEIs[string(imei)])
+	}
+	return tx.walkEvents(bucketOrgEvents, from, to, match, q.Status, p)
+}
+
+// walkEvents walks index keys from..to (inclusive), counts those match
+// keeps and decodes the records of page p. The event id is the key's last
+// 8 bytes. With a status filter every candidate record is read.
+func (tx *Tx) walkEvents(index, from, to []byte, match func(k, v []byte) bool, status string, p Page) ([]Event, int, error) {
+	var out []Event
+	total := 0
+	c := tx.bucket(index).Cursor()
+	for k, v := c.Seek(from); k != nil && bytes.Compare(k, to) <= 0; k, v = c.Next() {
+		if !match(k, v) {
+			continue
+		}
+		inPage := total >= p.Offset && (p.Limit <= 0 || len(out) < p.Limit)
+		if status == "" && !inPage {
+			total++
+			continue
+		}
+		e, err := tx.Event(btoi(k[len(k)-8:]))
+		if err != nil {
+			return nil, 0, fmt.Errorf("store: event index points to a missing record: %w", err)
+		}
+		if status != "" && e.Status != status {
+			continue
+		}
+		if inPage {
+			out = append(out, *e)
+		}
+		total++
+	}
+	return out, total, nil
+}

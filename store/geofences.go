@@ -1,0 +1,259 @@
+package store
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+)
+
+// Geofences and what the cloud learns from GPS: per device, whether the
+// vehicle was inside or outside each geofence (to enforce that entered is
+// created only on crossing in, never when a trip starts inside), the last
+// position (for events the cloud creates) and whether the vehicle is above
+// the speed limit (speedLimit events, once per excursion).
+
+// Geofence is a circle a device watches; the API's shape (id, name, lat,
+// lon, radius in meters). The id is the caller's.
+type Geofence struct {
+	ID     int64   `json:"id"`
+	Name   string  `json:"name"`
+	Lat    float64 `json:"lat"`
+	Lon    float64 `json:"lon"`
+	Radius float64 `json:"radius"`
+}
+
+// MaxGeofences is the most geofences one device holds.
+const MaxGeofences = 99
+
+// MaxGeofenceRadius bounds a geofence radius, in meters.
+const MaxGeofenceRadius = 1_000_000
+
+// ValidateGeofences reports the first geofence that breaks a rule, naming
+// its index and member.
+func ValidateGeofences(fs []Geofence) error {
+	if len(fs) > MaxGeofences {
+		return fmt.Errorf("geofences: at most %d per device: %w", MaxGeofences, ErrInvalid)
+	}
+	seen := map[int64]bool{}
+	for i, g := range fs {
+		bad := func(rule string) error { return fmt.Errorf("[%d].%s: %w", i, rule, ErrInvalid) }
+		switch {
+		case g.ID < 1:
+			return bad("id must be a positive integer")
+		case seen[g.ID]:
+			return bad("id " + strconv.FormatInt(g.ID, 10) + " is used twice")
+		case g.Name == "" || len(g.Name) > 100:
+			return bad("name must be 1 to 100 characters")
+		case math.IsNaN(g.Lat) || g.Lat < -90 || g.Lat > 90:
+			return bad("lat must be from -90 to 90")
+		case math.IsNaN(g.Lon) || g.Lon < -180 || g.Lon > 180:
+			return bad("lon must be from -180 to 180")
+		case math.IsNaN(g.Radius) || g.Radius <= 0 || g.Radius > MaxGeofenceRadius:
+			return bad(fmt.Sprintf("radius must be above 0 and at most %d meters", MaxGeofenceRadius))
+		}
+		seen[g.ID] = true
+	}
+	return nil
+}
+
+// Contains reports whether the position lies inside the circle.
+func (g Geofence) Contains(lat, lon float64) bool {
+	return distanceMeters(g.Lat, g.Lon, lat, lon) <= g.Radius
+}
+
+// distanceMeters is the great-circle distance (haversine).
+func distanceMeters(lat1, lon1, lat2, lon2 float64) float64 {
+	const r = 6371008.8
+	rad := math.Pi / 180
+	dLat, dLon := (lat2-lat1)*rad, (lon2-lon1)*rad
+	a := math.Sin(dLat/2)*math.Sin(dLat/2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Sin(dLon/2)*math.Sin(dLon/2)
+	return 2 * r * math.Asin(math.Min(1, math.Sqrt(a)))
+}
+
+func findGeofence(fs []Geofence, id int64) (Geofence, bool) {
+	for _, g := range fs {
+		if g.ID == id {
+			return g, true
+		}
+	}
+	return Geofence{}, false
+}
+
+// SetGeofences replaces the geofences of imei. They are part of the
+// device's desired configuration, so its version goes up and the broker
+// delivers them.
+func (tx *Tx) SetGeofences(imei string, fs []Geofence) error {
+	if err := ValidateGeofences(fs); err != nil {
+		return err
+	}
+	ds, err := tx.DeviceSettings(imei)
+	if err != nil {
+		return err
+	}
+	ds.Geofences = append([]Geofence{}, fs...)
+	return tx.PutDeviceSettings(ds, "device.geofences.update")
+}
+
+// Geofences returns the geofences of imei.
+func (tx *Tx) Geofences(imei string) ([]Geofence, error) {
+	if _, err := tx.Device(imei); err != nil {
+		return nil, err
+	}
+	ds, err := tx.DeviceSettings(imei)
+	if err != nil {
+		return nil, err
+	}
+	return ds.Geofences, nil
+}
+
+// EnteredWindow is how close to a device's entered event the GPS must show
+// the vehicle crossing in from outside.
+const EnteredWindow = 10 * time.Minute
+
+// fenceTransition is a change of side: the first fix on the new side.
+type fenceTransition struct {
+	Time   time.Time `json:"t"`
+	Inside bool      `json:"in"`
+}
+
+// maxFenceTransitions bounds the history kept per geofence.
+const maxFenceTransitions = 4
+
+// deviceTrack is what GPS taught the cloud about one device.
+type deviceTrack struct {
+	Last      *GPSPoint                   `json:"last,omitempty"`
+	Fences    map[int64][]fenceTransition `json:"fences,omitempty"`
+	OverLimit bool                        `json:"overLimit,omitempty"`
+}
+
+var bucketDeviceTracks = []byte("device_tracks")
+
+func init() {
+	registerBuckets(string(bucketDeviceTracks))
+	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
+		return tx.bucket(bucketDeviceTracks).Delete([]byte(d.IMEI))
+	})
+}
+
+func (tx *Tx) deviceTrack(imei string) (*deviceTrack, error) {
+	t := &deviceTrack{}
+	if err := getJSON(tx.bucket(bucketDeviceTracks), []byte(imei), t); err != nil && err != ErrNotFound {
+		return nil, err
+	}
+	if t.Fences == nil {
+		t.Fences = map[int64][]fenceTransition{}
+	}
+	return t, nil
+}
+
+// GPSHook is the broker's GPS handler: it learns from the new samples of a
+// device (see TrackGPS) in the transaction that stored them.
+func GPSHook(tx *Tx, dev *Device, points []GPSPoint) error {
+	_, err := tx.TrackGPS(dev, points)
+	return err
+}
+
+// TrackGPS learns from a device's new fixes (oldest first): geofence sides,
+// last position and speed-limit excursions. It creates a speedLimit event
+// at the first fix of each excursion above the event configuration's
+// speed limit, through the event rules, and returns the events it created.
+func (tx *Tx) TrackGPS(dev *Device, fixes []GPSPoint) ([]*Event, error) {
+	if len(fixes) == 0 {
+		return nil, nil
+	}
+	eff, err := tx.EffectiveSettings(dev.IMEI)
+	if err != nil {
+		return nil, err
+	}
+	t, err := tx.deviceTrack(dev.IMEI)
+	if err != nil {
+		return nil, err
+	}
+	var created []*Event
+	for _, f := range fixes {
+		if t.Last != nil && f.Time.Before(t.Last.Time) {
+			continue // out of order: already past it
+		}
+		fix := f
+		t.Last = &fix
+		for _, g := range eff.Geofences {
+			in := g.Contains(f.Lat, f.Lon)
+			hist := t.Fences[g.ID]
+			if n := len(hist); n == 0 || hist[n-1].Inside != in {
+				hist = append(hist, fenceTransition{Time: f.Time, Inside: in})
+				if len(hist) > maxFenceTransitions {
+					hist = hist[len(hist)-maxFenceTransitions:]
+				}
+				t.Fences[g.ID] = hist
+			}
+		}
+		limit := float64(eff.Events.SpeedLimitKmh)
+		switch {
+		case limit <= 0 || f.Speed <= limit:
+			t.OverLimit = false
+		case !t.OverLimit:
+			t.OverLimit = true
+			res, err := tx.IngestEvent(dev, EventInput{
+				DeviceEventID: "cloud-speedLimit-" + strconv.FormatInt(f.Time.UnixMilli(), 10), Type: EventSpeedLimit,
+				Time: f.Time, Lat: f.Lat, Lon: f.Lon, Alt: f.Alt, Speed: f.Speed, Accuracy: f.Accuracy,
+			})
+			if err != nil {
+				return nil, err
+			}
+			if res.Created {
+				created = append(created, res.Event)
+			}
+		}
+	}
+	for id := range t.Fences {
+		if _, ok := findGeofence(eff.Geofences, id); !ok {
+			delete(t.Fences, id)
+		}
+	}
+	return created, putJSON(tx.bucket(bucketDeviceTracks), []byte(dev.IMEI), t)
+}
+
+// enteredAllowed reports whether GPS supports an entered event of fence at
+// time at: the vehicle was last seen outside the fence before at, or GPS
+// shows it crossing in from outside within EnteredWindow of at. A vehicle
+// first seen inside (a trip that starts inside) never qualifies.
+func (tx *Tx) enteredAllowed(imei string, fence int64, at time.Time) (bool, error) {
+	t, err := tx.deviceTrack(imei)
+	if err != nil {
+		return false, err
+	}
+	hist := t.Fences[fence]
+	for i, tr := range hist {
+		if !tr.Inside && tr.Time.Before(at) && (i == len(hist)-1 || !hist[i+1].Time.Before(at)) {
+			return true, nil // outside just before the event
+		}
+		if tr.Inside && i > 0 && !hist[i-1].Inside {
+			if d := tr.Time.Sub(at); d <= EnteredWindow && d >= -EnteredWindow {
+				return true, nil // crossing in around the event
+			}
+		}
+	}
+	return false, nil
+}
+
+// positionWindow is how far before an event a stored GPS sample still
+// gives the event's position.
+const positionWindow = 10 * time.Minute
+
+// positionAt returns where the device was at time at: its last stored GPS
+// sample at or before at (within positionWindow), else its last known fix.
+func (tx *Tx) positionAt(imei string, at time.Time) (GPSPoint, bool, error) {
+	pts, err := tx.GPS(imei, at.Add(-positionWindow), at, 0)
+	if err != nil {
+		return GPSPoint{}, false, err
+	}
+	if len(pts) > 0 {
+		return pts[len(pts)-1], true, nil
+	}
+	t, err := tx.deviceTrack(imei)
+	if err != nil || t.Last == nil {
+		return GPSPoint{}, false, err
+	}
+	return *t.Last, true, nil
+}

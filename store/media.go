@@ -1,0 +1,415 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Media files: the metadata of every camera file the cloud holds or expects,
+// keyed by device, file type, camera and file id. The bytes live in a blob
+// store outside bbolt (see store/blob); a record names its current blob.
+//
+// Events reference files; a file shared by several events (virtual events
+// of the same second) is counted, and it and its blob go when the last
+// event referencing it is deleted. Blob deletion happens after the commit:
+// a dropped blob key goes to the media trash, which the media service
+// empties. Every upload gets a new blob key, so emptying the trash never
+// races with a new upload of the same file.
+
+// Media file states.
+const (
+	// MediaPending: the cloud has yet to ask the device for the file.
+	MediaPending = "pending"
+	// MediaRequested: the device was asked and the upload has not arrived.
+	MediaRequested = "requested"
+	// MediaUploaded: the bytes are in the cloud.
+	MediaUploaded = "uploaded"
+	// MediaUnreachable: the device was not connected when asked; the file
+	// was never uploaded. A recording by timestamp can be requested instead.
+	MediaUnreachable = "unreachable"
+	// MediaFailed: the device could not provide the file.
+	MediaFailed = "failed"
+)
+
+// FileADAS is the file type of ADAS calibration images.
+const FileADAS = "adas"
+
+// MediaFile is the metadata of one camera file.
+type MediaFile struct {
+	IMEI     string `json:"imei"`
+	CameraID int    `json:"cameraId"`
+	FileType string `json:"fileType"`
+	FileID   string `json:"fileId"`
+	State    string `json:"state"`
+	// Refs counts the events that reference the file.
+	Refs int `json:"refs"`
+	// Blob is the key of the bytes in the blob store; empty until uploaded.
+	Blob        string    `json:"blob,omitempty"`
+	Size        int64     `json:"size,omitempty"`
+	ContentType string    `json:"contentType,omitempty"`
+	Attempts    int       `json:"attempts,omitempty"`
+	Error       string    `json:"error,omitempty"`
+	RequestedAt time.Time `json:"requestedAt,omitzero"`
+	UploadedAt  time.Time `json:"uploadedAt,omitzero"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
+// MediaRef names a media file.
+type MediaRef struct {
+	IMEI     string
+	CameraID int
+	FileType string
+	FileID   string
+}
+
+// Key is the record key: imei/fileType/camera/fileId.
+func (r MediaRef) Key() string {
+	return r.IMEI + "/" + r.FileType + "/" + strconv.Itoa(r.CameraID) + "/" + r.FileID
+}
+
+// Ref returns the name of m.
+func (m *MediaFile) Ref() MediaRef {
+	return MediaRef{IMEI: m.IMEI, CameraID: m.CameraID, FileType: m.FileType, FileID: m.FileID}
+}
+
+func init() {
+	registerBuckets(string(bucketMedia), string(bucketMediaPending), string(bucketMediaEvents), string(bucketMediaTrash))
+}
+
+var (
+	bucketMedia        = []byte("media")
+	bucketMediaPending = []byte("media_pending")
+	bucketMediaEvents  = []byte("media_events")
+	bucketMediaTrash   = []byte("media_trash")
+)
+
+// OnCommit runs fn after the transaction commits (not at all if it rolls
+// back), e.g. to wake a worker that reads what the transaction wrote.
+func (tx *Tx) OnCommit(fn func()) { tx.tx.OnCommit(fn) }
+
+// MediaFile returns the record of r.
+func (tx *Tx) MediaFile(r MediaRef) (*MediaFile, error) {
+	var m MediaFile
+	if err := getJSON(tx.bucket(bucketMedia), []byte(r.Key()), &m); err != nil {
+		return nil, fmt.Errorf("media file %s: %w", r.Key(), err)
+	}
+	return &m, nil
+}
+
+// putMedia writes m and keeps the pending index in step: every record not
+// yet settled (uploaded or failed, and referenced) is in it.
+func (tx *Tx) putMedia(m *MediaFile) error {
+	m.UpdatedAt = tx.now
+	key := []byte(m.Ref().Key())
+	if err := putJSON(tx.bucket(bucketMedia), key, m); err != nil {
+		return err
+	}
+	if m.unsettled() {
+		return tx.bucket(bucketMediaPending).Put(key, nil)
+	}
+	return tx.bucket(bucketMediaPending).Delete(key)
+}
+
+// MaxMediaAttempts bounds how often the cloud asks a device for one file.
+const MaxMediaAttempts = 3
+
+// unsettled reports whether the media service still has work on m.
+func (m *MediaFile) unsettled() bool {
+	switch {
+	case m.Refs <= 0:
+		return true
+	case m.State == MediaPending, m.State == MediaRequested:
+		return true
+	case m.State == MediaUnreachable:
+		return m.Attempts < MaxMediaAttempts
+	}
+	return false
+}
+
+func (tx *Tx) deleteMedia(m *MediaFile) error {
+	key := []byte(m.Ref().Key())
+	if err := tx.bucket(bucketMedia).Delete(key); err != nil {
+		return err
+	}
+	if err := tx.bucket(bucketMediaPending).Delete(key); err != nil {
+		return err
+	}
+	return tx.trashBlob(m.Blob)
+}
+
+func (tx *Tx) trashBlob(key string) error {
+	if key == "" {
+		return nil
+	}
+	return tx.bucket(bucketMediaTrash).Put([]byte(key), nil)
+}
+
+// eventMediaRefs lists the media an event references: its files, and for
+// each video the snapshot of its middle frame under the same file id.
+func eventMediaRefs(e *Event) []MediaRef {
+	var out []MediaRef
+	for _, f := range e.Files {
+		out = append(out, MediaRef{IMEI: e.IMEI, CameraID: f.CameraID, FileType: f.FileType, FileID: f.FileID})
+		if f.FileType == FileVideo {
+			out = append(out, MediaRef{IMEI: e.IMEI, CameraID: f.CameraID, FileType: FileSnapshot, FileID: f.FileID})
+		}
+	}
+	return out
+}
+
+func mediaEventKey(r MediaRef, eventID int64) []byte {
+	return append(append([]byte(r.Key()), 0), itob(eventID)...)
+}
+
+// refEventMedia counts e's reference to each of its files, creating the
+// records of new ones. requested marks the event's own files as already
+// asked for (a virtual event's clip request); the rest wait for the media
+// service to ask the device.
+func (tx *Tx) refEventMedia(e *Event, requested bool) error {
+	own := map[MediaRef]bool{}
+	for _, f := range e.Files {
+		own[MediaRef{IMEI: e.IMEI, CameraID: f.CameraID, FileType: f.FileType, FileID: f.FileID}] = true
+	}
+	for _, r := range eventMediaRefs(e) {
+		m, err := tx.MediaFile(r)
+		if err != nil {
+			m = &MediaFile{IMEI: r.IMEI, CameraID: r.CameraID, FileType: r.FileType, FileID: r.FileID, State: MediaPending}
+		}
+		m.Refs++
+		if requested && own[r] && m.State != MediaUploaded {
+			m.State, m.RequestedAt, m.Error = MediaRequested, tx.now, ""
+		}
+		if err := tx.putMedia(m); err != nil {
+			return err
+		}
+		if err := tx.bucket(bucketMediaEvents).Put(mediaEventKey(r, e.ID), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unrefEventMedia drops e's references; files no event references any more
+// are deleted and their blobs trashed.
+func (tx *Tx) unrefEventMedia(e *Event) error {
+	for _, r := range eventMediaRefs(e) {
+		if err := tx.bucket(bucketMediaEvents).Delete(mediaEventKey(r, e.ID)); err != nil {
+			return err
+		}
+		m, err := tx.MediaFile(r)
+		if err != nil {
+			continue
+		}
+		m.Refs--
+		if m.Refs <= 0 {
+			if err := tx.deleteMedia(m); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := tx.putMedia(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EventMediaAvailable reports, per file of e, whether its bytes are in the cloud.
+func (tx *Tx) EventMediaAvailable(e *Event) ([]bool, error) {
+	out := make([]bool, len(e.Files))
+	for i, f := range e.Files {
+		m, err := tx.MediaFile(MediaRef{IMEI: e.IMEI, CameraID: f.CameraID, FileType: f.FileType, FileID: f.FileID})
+		out[i] = err == nil && m.State == MediaUploaded
+	}
+	return out, nil
+}
+
+// MediaUpload is a finished upload of a file's bytes.
+type MediaUpload struct {
+	Ref         MediaRef
+	Blob        string
+	Size        int64
+	ContentType string
+}
+
+// CompleteUpload records that u's bytes are stored under u.Blob. The
+// previous blob of the file is trashed. A file no event references yet (an
+// upload that overtook its event) is kept with no references until one does.
+// Every event whose files are now all in the cloud gets its mediaAvailable
+// message.
+func (tx *Tx) CompleteUpload(u MediaUpload) (*MediaFile, error) {
+	m, err := tx.MediaFile(u.Ref)
+	if err != nil {
+		r := u.Ref
+		m = &MediaFile{IMEI: r.IMEI, CameraID: r.CameraID, FileType: r.FileType, FileID: r.FileID}
+	}
+	if err := tx.trashBlob(m.Blob); err != nil {
+		return nil, err
+	}
+	m.Blob, m.Size, m.ContentType, m.State, m.UploadedAt, m.Error = u.Blob, u.Size, u.ContentType, MediaUploaded, tx.now, ""
+	if err := tx.putMedia(m); err != nil {
+		return nil, err
+	}
+	return m, tx.notifyMediaAvailable(u.Ref)
+}
+
+// notifyMediaAvailable emits the mediaAvailable message of every event
+// referencing r whose files are all uploaded, once per event.
+func (tx *Tx) notifyMediaAvailable(r MediaRef) error {
+	prefix := append([]byte(r.Key()), 0)
+	var ids []int64
+	c := tx.bucket(bucketMediaEvents).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		ids = append(ids, btoi(k[len(prefix):]))
+	}
+	for _, id := range ids {
+		e, err := tx.Event(id)
+		if err != nil || e.MediaNotified || e.Kind().Beep {
+			continue
+		}
+		avail, err := tx.EventMediaAvailable(e)
+		if err != nil {
+			return err
+		}
+		if !allTrue(avail) {
+			continue
+		}
+		e.MediaNotified = true
+		if err := tx.putEvent(e); err != nil {
+			return err
+		}
+		data, err := tx.EventWebhookData(e)
+		if err != nil {
+			return err
+		}
+		if err := tx.Emit(Message{Kind: MessageMediaUploaded, OrganizationID: e.OrganizationID, PartnerID: e.PartnerID,
+			IMEI: e.IMEI, Time: e.Time}, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SetMediaState records what came of asking the device for a file; each
+// call counts as one attempt. An upload that already arrived is not undone.
+func (tx *Tx) SetMediaState(r MediaRef, state, errText string) error {
+	m, err := tx.MediaFile(r)
+	if err != nil {
+		return err
+	}
+	if m.State == MediaUploaded {
+		return nil
+	}
+	m.State, m.Error = state, errText
+	m.Attempts++
+	if state == MediaRequested {
+		m.RequestedAt = tx.now
+	}
+	return tx.putMedia(m)
+}
+
+// UnsettledMedia returns up to limit records awaiting the media service:
+// files to ask for, requests whose upload is overdue, unreachable files to
+// retry and unreferenced uploads to purge.
+func (tx *Tx) UnsettledMedia(limit int) ([]MediaFile, error) {
+	var out []MediaFile
+	c := tx.bucket(bucketMediaPending).Cursor()
+	for k, _ := c.First(); k != nil && (limit <= 0 || len(out) < limit); k, _ = c.Next() {
+		var m MediaFile
+		if err := getJSON(tx.bucket(bucketMedia), k, &m); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// DropUnreferencedMedia deletes r when no event references it (an upload
+// whose event was never created) and trashes its blob.
+func (tx *Tx) DropUnreferencedMedia(r MediaRef) error {
+	m, err := tx.MediaFile(r)
+	if err != nil || m.Refs > 0 {
+		return nil
+	}
+	return tx.deleteMedia(m)
+}
+
+// MediaTrash returns up to limit blob keys waiting to be deleted.
+func (tx *Tx) MediaTrash(limit int) []string {
+	var out []string
+	c := tx.bucket(bucketMediaTrash).Cursor()
+	for k, _ := c.First(); k != nil && (limit <= 0 || len(out) < limit); k, _ = c.Next() {
+		out = append(out, string(k))
+	}
+	return out
+}
+
+// ForgetTrash removes blob keys whose blobs are deleted.
+func (tx *Tx) ForgetTrash(keys []string) error {
+	for _, k := range keys {
+		if err := tx.bucket(bucketMediaTrash).Delete([]byte(k)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ADASImages returns the uploaded ADAS calibration images of imei, newest
+// first; prefix, when set, keeps file ids starting with it (e.g. "auto-").
+func (tx *Tx) ADASImages(imei, prefix string, limit int) ([]MediaFile, error) {
+	p := []byte(imei + "/" + FileADAS + "/")
+	var out []MediaFile
+	c := tx.bucket(bucketMedia).Cursor()
+	for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
+		var m MediaFile
+		if err := jsonUnmarshal(v, &m); err != nil {
+			return nil, err
+		}
+		if m.State == MediaUploaded && strings.HasPrefix(m.FileID, prefix) {
+			out = append(out, m)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].UploadedAt.After(out[j].UploadedAt) })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// ExpectADASImage records that the device was asked to upload an ADAS image.
+func (tx *Tx) ExpectADASImage(r MediaRef) error {
+	if r.FileType != FileADAS {
+		return fmt.Errorf("media %s is not an ADAS image: %w", r.Key(), ErrInvalid)
+	}
+	m, err := tx.MediaFile(r)
+	if err != nil {
+		m = &MediaFile{IMEI: r.IMEI, CameraID: r.CameraID, FileType: r.FileType, FileID: r.FileID}
+	}
+	m.Refs, m.State, m.RequestedAt = 1, MediaRequested, tx.now
+	return tx.putMedia(m)
+}
+
+// DeleteADASImages removes every ADAS calibration image of imei and audits it.
+func (tx *Tx) DeleteADASImages(dev *Device) (int, error) {
+	p := []byte(dev.IMEI + "/" + FileADAS + "/")
+	var doomed []MediaFile
+	c := tx.bucket(bucketMedia).Cursor()
+	for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
+		var m MediaFile
+		if err := jsonUnmarshal(v, &m); err != nil {
+			return 0, err
+		}
+		doomed = append(doomed, m)
+	}
+	for i := range doomed {
+		if err := tx.deleteMedia(&doomed[i]); err != nil {
+			return 0, err
+		}
+	}
+	return len(doomed), tx.Audit(AuditChange{Action: "device.adasImages.delete", EntityType: "device", EntityID: dev.IMEI,
+		OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID, After: map[string]int{"deleted": len(doomed)}})
+}
