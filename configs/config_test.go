@@ -42,7 +42,7 @@ func TestPrecedence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Cloud != "eu" || c.HTTP.Addr != "127.0.0.1:9100" || !c.Webhooks.AllowPrivateTargets || c.MQTT.Addr != ":1883" {
+	if c.Cloud != "eu" || c.HTTP.Addr != "127.0.0.1:9100" || !c.Webhooks.AllowPrivateTargets || c.MQTT.Addr != Default().MQTT.Addr {
 		t.Fatalf("unexpected %+v", c)
 	}
 }
