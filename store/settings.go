@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"time"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
 )
 
 // Device settings records. The API validates and writes them; the broker
@@ -256,6 +258,11 @@ type Effective struct {
 	HotspotPassword string
 	// Geofences are the device's geofences, delivered with its configuration.
 	Geofences []Geofence
+	// Drivers are the credentials the device accepts at check-in (driverassignments.go).
+	Drivers []protocol.DriverCredential
+	// RetentionMinutes bounds how long recordings stay on the SD card (0: until it is full);
+	// it is the organization's deviceRetentionMinutes.
+	RetentionMinutes int
 }
 
 // Event returns the effective setting of one event type.
@@ -431,6 +438,12 @@ func (tx *Tx) EffectiveSettings(imei string) (*Effective, error) {
 	}
 	if e.HotspotPassword, err = tx.HotspotPassword(imei); err != nil {
 		return nil, err
+	}
+	if e.Drivers, err = tx.DriverCredentials(imei); err != nil {
+		return nil, err
+	}
+	if o, err := tx.Organization(d.OrganizationID); err == nil {
+		e.RetentionMinutes = o.Retention.DeviceRetentionMinutes
 	}
 	return e, nil
 }

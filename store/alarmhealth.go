@@ -1,0 +1,160 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+)
+
+// Health alarms: each status report is checked against the alarm
+// definitions. A problem raises its alarm (once while open); a report that
+// shows the same member healthy again closes the system alarm it raised
+// (auto-close). A member the report leaves out changes nothing. Simulated
+// alarms are never auto-closed.
+
+// HealthState is the part of a device's last health report the partner
+// statistics count.
+type HealthState struct {
+	IMEI           string    `json:"imei"`
+	RecordingTest  string    `json:"recordingTestResult,omitempty"` // passed, failed; empty: not tested
+	AdasCalibrated bool      `json:"adasCalibrated"`
+	ReportedAt     time.Time `json:"reportedAt"`
+}
+
+var bucketHealthState = []byte("device_health_state")
+
+func init() {
+	registerBuckets(string(bucketHealthState))
+	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
+		return tx.bucket(bucketHealthState).Delete([]byte(d.IMEI))
+	})
+}
+
+// DeviceHealthState returns the last health state of imei (empty when never reported).
+func (tx *Tx) DeviceHealthState(imei string) (*HealthState, error) {
+	h := &HealthState{IMEI: imei}
+	if err := getJSON(tx.bucket(bucketHealthState), []byte(imei), h); err != nil && !isNotFound(err) {
+		return nil, err
+	}
+	return h, nil
+}
+
+// ApplyHealthAlarms raises and closes dev's health alarms from a status
+// report and records its health state. It returns the alarms it raised.
+func (tx *Tx) ApplyHealthAlarms(dev *Device, st protocol.Status) ([]Alarm, error) {
+	h, err := tx.DeviceHealthState(dev.IMEI)
+	if err != nil {
+		return nil, err
+	}
+	if st.RecordingTest != "" {
+		h.RecordingTest = st.RecordingTest
+	}
+	if st.AdasCalibrated != nil {
+		h.AdasCalibrated = *st.AdasCalibrated
+	}
+	h.ReportedAt = tx.now
+	if err := putJSON(tx.bucket(bucketHealthState), []byte(dev.IMEI), h); err != nil {
+		return nil, err
+	}
+
+	type verdict struct {
+		def     int64
+		bad     bool
+		details string
+	}
+	var checks []verdict
+	switch st.RecordingTest {
+	case "failed":
+		checks = append(checks, verdict{AlarmRecordingFailed, true, "recording health test failed"})
+	case "passed":
+		checks = append(checks, verdict{AlarmRecordingFailed, false, ""})
+	}
+	if sd := st.SDCard; sd != nil {
+		checks = append(checks,
+			verdict{AlarmSDCardMissing, !sd.Present, "SD card is not mounted, the dashcam is not recording video"},
+			verdict{AlarmSDCardFailing, sd.Present && !sd.Healthy, "SD card reports errors" + sdName(sd)})
+	}
+	var down []string
+	builtIn := 0
+	for _, c := range st.Cameras {
+		if c.ID == 1 || c.ID == 2 {
+			builtIn++
+			if !c.Connected {
+				down = append(down, cameraName(c.ID))
+			}
+		}
+	}
+	if builtIn > 0 {
+		checks = append(checks, verdict{AlarmCameraDisconnected, len(down) > 0, strings.Join(down, ", ") + " disconnected"})
+	}
+	if st.PowerConnected != nil {
+		checks = append(checks, verdict{AlarmPowerDisconnected, !*st.PowerConnected, "vehicle power disconnected"})
+	}
+	// A report proves the device is back.
+	checks = append(checks, verdict{AlarmDeviceOffline, false, ""})
+
+	var raised []Alarm
+	for _, v := range checks {
+		if v.bad {
+			a, created, err := tx.RaiseAlarm(dev, v.def, tx.now, v.details)
+			if err != nil {
+				return nil, err
+			}
+			if created {
+				raised = append(raised, *a)
+			}
+			continue
+		}
+		if err := tx.autoClose(dev.IMEI, v.def); err != nil {
+			return nil, err
+		}
+	}
+	return raised, nil
+}
+
+func sdName(sd *protocol.SDCard) string {
+	if sd.Manufacturer == "" && sd.UUID == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (%s %s)", sd.Manufacturer, sd.UUID)
+}
+
+func cameraName(id int) string {
+	switch id {
+	case 1:
+		return "road-facing camera (1)"
+	case 2:
+		return "in-cabin camera (2)"
+	}
+	return fmt.Sprintf("camera %d", id)
+}
+
+// autoClose closes the open system alarm of imei and def, if any.
+func (tx *Tx) autoClose(imei string, def int64) error {
+	id := tx.bucket(bucketAlarmOpen).Get(alarmOpenKey(imei, def))
+	if id == nil {
+		return nil
+	}
+	alarmID := btoi(id)
+	if _, err := tx.ActOnAlarm(alarmID, AlarmActionClose); err != nil {
+		return err
+	}
+	a, err := tx.Alarm(alarmID)
+	if err != nil {
+		return err
+	}
+	a.AutoClosed = true
+	return putJSON(tx.bucket(bucketAlarms), itob(alarmID), a)
+}
+
+// RaiseOfflineAlarm raises the device-offline alarm of dev when its last
+// contact is older than after; a device that never connected is left alone.
+func (tx *Tx) RaiseOfflineAlarm(dev *Device, lastSeen time.Time, after time.Duration) (*Alarm, bool, error) {
+	if lastSeen.IsZero() || tx.now.Sub(lastSeen) < after {
+		return nil, false, nil
+	}
+	details := fmt.Sprintf("no contact since %s", lastSeen.UTC().Format(time.RFC3339))
+	return tx.RaiseAlarm(dev, AlarmDeviceOffline, tx.now, details)
+}

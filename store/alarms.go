@@ -1,0 +1,447 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Alarms report device-health problems. fleetcam raises them from the
+// devices' health reports (alarmhealth.go) at most once per device and
+// definition while open; a simulated alarm is the same record with a
+// customer comment. Every new or closed alarm is a MessageAlarm for the
+// alarm webhooks, and alarm e-mail follows the alarms bucket's sequence.
+
+// AlarmDefinition is one kind of alarm.
+type AlarmDefinition struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+	// Severity runs from 10 (least severe) to 60 (most severe).
+	Severity       int    `json:"severity"`
+	Recommendation string `json:"recommendation"`
+}
+
+// Alarm definition ids.
+const (
+	AlarmRecordingFailed    int64 = 1001
+	AlarmSDCardMissing      int64 = 1002
+	AlarmSDCardFailing      int64 = 1003
+	AlarmCameraDisconnected int64 = 1004
+	AlarmPowerDisconnected  int64 = 1005
+	AlarmDeviceOffline      int64 = 1006
+)
+
+var alarmDefinitions = []AlarmDefinition{
+	{AlarmRecordingFailed, "Recording health test failed", 60,
+		"The dashcam is not recording video. Reboot it; if the test still fails, format the SD card (GET /devices/{imei}/format-storage) or replace the device."},
+	{AlarmSDCardMissing, "SD card missing", 60,
+		"No SD card is mounted, so nothing is recorded. Insert a supported SD card and close the cover."},
+	{AlarmSDCardFailing, "SD card failing", 50,
+		"The SD card reports errors. Format it (GET /devices/{imei}/format-storage); replace it if the alarm returns."},
+	{AlarmCameraDisconnected, "Camera disconnected", 40,
+		"A built-in camera stopped delivering video. Check the in-cabin camera cable and reboot the device."},
+	{AlarmPowerDisconnected, "Power disconnected", 40,
+		"The device lost vehicle power and runs on its backup battery. Check the power cable and fuse."},
+	{AlarmDeviceOffline, "Device offline for a long time", 30,
+		"The device has not connected for a long time. Check vehicle power, cellular coverage and the SIM."},
+}
+
+// AlarmDefinitions returns the catalogue of alarm definitions, by id.
+func AlarmDefinitions() []AlarmDefinition { return slices.Clone(alarmDefinitions) }
+
+// AlarmDefinitionByID returns the definition with id.
+func AlarmDefinitionByID(id int64) (AlarmDefinition, bool) {
+	for _, d := range alarmDefinitions {
+		if d.ID == id {
+			return d, true
+		}
+	}
+	return AlarmDefinition{}, false
+}
+
+// Alarm action types.
+const (
+	AlarmActionOpen   = "open"
+	AlarmActionClose  = "close"
+	AlarmActionRead   = "read"
+	AlarmActionUnread = "unread"
+)
+
+// ValidAlarmAction reports whether s names an alarm action.
+func ValidAlarmAction(s string) bool {
+	return s == AlarmActionOpen || s == AlarmActionClose || s == AlarmActionRead || s == AlarmActionUnread
+}
+
+// Audience names for who made a comment or an action.
+const (
+	AudienceSystem       = "fleetcam"
+	AudiencePartner      = "partner"
+	AudienceOrganization = "organization"
+)
+
+// AlarmComment is a note on an alarm.
+type AlarmComment struct {
+	ID                    int64     `json:"id"`
+	AlarmID               int64     `json:"alarmId"`
+	Details               string    `json:"details"`
+	CreatedByAudienceName string    `json:"createdByAudienceName"`
+	CreatedByID           int64     `json:"createdById"`
+	CommentorName         string    `json:"commentorName"`
+	CreatedAt             time.Time `json:"createdAt"`
+}
+
+// AlarmAction is one open, close, read or unread of an alarm.
+type AlarmAction struct {
+	ID                    int64     `json:"id"`
+	AlarmID               int64     `json:"alarmId"`
+	Type                  string    `json:"type"`
+	CreatedByAudienceName string    `json:"createdByAudienceName"`
+	CreatedByID           int64     `json:"createdById"`
+	CreatedAt             time.Time `json:"createdAt"`
+	UpdatedAt             time.Time `json:"updatedAt"`
+}
+
+// Alarm is one raised alarm of one device.
+type Alarm struct {
+	ID                int64     `json:"id"`
+	IMEI              string    `json:"imei"`
+	OrganizationID    int64     `json:"organizationId"`
+	PartnerID         int64     `json:"partnerId"`
+	UserID            int64     `json:"userId,omitempty"`
+	AlarmDefinitionID int64     `json:"alarmDefinitionId"`
+	Details           string    `json:"details"`
+	CreatedAt         time.Time `json:"createdAt"`
+	LastReadAt        time.Time `json:"lastReadAt,omitzero"`
+	LastCloseAt       time.Time `json:"lastCloseAt,omitzero"`
+	Open              bool      `json:"open"`
+	Read              bool      `json:"read"`
+	Simulated         bool      `json:"simulated,omitempty"`
+	// AutoClosed is set when fleetcam closed the alarm because the device reported healthy again.
+	AutoClosed bool           `json:"autoClosed,omitempty"`
+	Comments   []AlarmComment `json:"comments"`
+	Actions    []AlarmAction  `json:"actions"`
+}
+
+var (
+	bucketAlarms       = []byte("alarms")        // id → alarm
+	bucketAlarmOpen    = []byte("alarm_open")    // imei, definition → id of the open system alarm
+	bucketAlarmTriples = []byte("alarm_triples") // imei, definition, created ms → id
+	bucketAlarmNotes   = []byte("alarm_notes")   // sequences of comment and action ids
+)
+
+func init() {
+	registerBuckets(string(bucketAlarms), string(bucketAlarmOpen), string(bucketAlarmTriples), string(bucketAlarmNotes))
+	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
+		c := tx.bucket(bucketAlarmOpen).Cursor()
+		prefix := compositeKey(d.IMEI, "")
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
+			if err := c.Delete(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func alarmOpenKey(imei string, def int64) []byte { return append(compositeKey(imei, ""), itob(def)...) }
+
+func alarmTripleKey(imei string, def int64, at time.Time) []byte {
+	return append(alarmOpenKey(imei, def), itob(at.UnixMilli())...)
+}
+
+// audience says who the transaction's actor is, for comments and actions.
+func (tx *Tx) audience() (string, int64) {
+	a := tx.actor
+	switch {
+	case a.UserID == 0 && a.OrganizationID == 0 && a.PartnerID == 0:
+		return AudienceSystem, 0
+	case a.OrganizationID != 0:
+		return AudienceOrganization, a.UserID
+	default:
+		return AudiencePartner, a.UserID
+	}
+}
+
+// RaiseAlarm opens an alarm of definition def for dev at time at unless one
+// is already open; it returns the open alarm and whether it is new.
+func (tx *Tx) RaiseAlarm(dev *Device, def int64, at time.Time, details string) (*Alarm, bool, error) {
+	if id := tx.bucket(bucketAlarmOpen).Get(alarmOpenKey(dev.IMEI, def)); id != nil {
+		a, err := tx.Alarm(btoi(id))
+		return a, false, err
+	}
+	if tx.bucket(bucketAlarmTriples).Get(alarmTripleKey(dev.IMEI, def, at)) != nil {
+		at = at.Add(time.Millisecond)
+	}
+	a, err := tx.createAlarm(dev, def, at, details, false)
+	if err != nil {
+		return nil, false, err
+	}
+	return a, true, tx.bucket(bucketAlarmOpen).Put(alarmOpenKey(dev.IMEI, def), itob(a.ID))
+}
+
+// SimulateAlarm creates a simulated alarm: a system alarm of definition def
+// created at createdAt, with comment as the customer comment. The triple
+// (imei, definition, createdAt) must be new, even if its alarm was closed.
+func (tx *Tx) SimulateAlarm(dev *Device, def int64, createdAt time.Time, comment string) (*Alarm, error) {
+	if tx.bucket(bucketAlarmTriples).Get(alarmTripleKey(dev.IMEI, def, createdAt)) != nil {
+		return nil, fmt.Errorf("an alarm with imei %s, alarmDefinitionId %d and createdAt %s already exists: %w",
+			dev.IMEI, def, createdAt.UTC().Format("2006-01-02T15:04:05.000Z"), ErrConflict)
+	}
+	if strings.TrimSpace(comment) == "" {
+		comment = "Simulated alarm"
+	}
+	a, err := tx.createAlarm(dev, def, createdAt, "Simulated alarm", true, comment)
+	return a, err
+}
+
+func (tx *Tx) createAlarm(dev *Device, def int64, at time.Time, details string, simulated bool, comment ...string) (*Alarm, error) {
+	if _, ok := AlarmDefinitionByID(def); !ok {
+		return nil, fmt.Errorf("alarmDefinitionId %d is not a known alarm definition: %w", def, ErrInvalid)
+	}
+	id, err := tx.nextID(bucketAlarms)
+	if err != nil {
+		return nil, err
+	}
+	a := &Alarm{ID: id, IMEI: dev.IMEI, OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID,
+		UserID: tx.actor.UserID, AlarmDefinitionID: def, Details: details, CreatedAt: at.UTC(), Open: true,
+		Simulated: simulated, Comments: []AlarmComment{}, Actions: []AlarmAction{}}
+	if err := tx.appendAction(a, AlarmActionOpen); err != nil {
+		return nil, err
+	}
+	for _, c := range comment {
+		if _, err := tx.appendComment(a, c); err != nil {
+			return nil, err
+		}
+	}
+	if err := putJSON(tx.bucket(bucketAlarms), itob(id), a); err != nil {
+		return nil, err
+	}
+	if err := tx.bucket(bucketAlarmTriples).Put(alarmTripleKey(dev.IMEI, def, a.CreatedAt), itob(id)); err != nil {
+		return nil, err
+	}
+	action := "alarm.create"
+	if simulated {
+		action = "alarm.simulate"
+	}
+	if err := tx.Audit(AuditChange{Action: action, EntityType: "alarm", EntityID: strconv.FormatInt(id, 10),
+		OrganizationID: a.OrganizationID, PartnerID: a.PartnerID, After: a}); err != nil {
+		return nil, err
+	}
+	return a, tx.emitAlarm(a, "created")
+}
+
+func (tx *Tx) appendAction(a *Alarm, typ string) error {
+	id, err := tx.nextID(bucketAlarmNotes)
+	if err != nil {
+		return err
+	}
+	aud, by := tx.audience()
+	a.Actions = append(a.Actions, AlarmAction{ID: id, AlarmID: a.ID, Type: typ, CreatedByAudienceName: aud,
+		CreatedByID: by, CreatedAt: tx.now, UpdatedAt: tx.now})
+	return nil
+}
+
+func (tx *Tx) appendComment(a *Alarm, details string) (*AlarmComment, error) {
+	id, err := tx.nextID(bucketAlarmNotes)
+	if err != nil {
+		return nil, err
+	}
+	aud, by := tx.audience()
+	name := tx.actor.Email
+	if by != 0 {
+		if u, err := tx.User(by); err == nil && u.Name != "" {
+			name = u.Name
+		}
+	}
+	c := AlarmComment{ID: id, AlarmID: a.ID, Details: details, CreatedByAudienceName: aud, CreatedByID: by,
+		CommentorName: name, CreatedAt: tx.now}
+	a.Comments = append(a.Comments, c)
+	return &c, nil
+}
+
+// Alarm returns the alarm with id.
+func (tx *Tx) Alarm(id int64) (*Alarm, error) {
+	var a Alarm
+	if err := getJSON(tx.bucket(bucketAlarms), itob(id), &a); err != nil {
+		return nil, fmt.Errorf("alarm %d: %w", id, err)
+	}
+	return &a, nil
+}
+
+// ActOnAlarm applies an action (open, close, read, unread) to alarm id and
+// returns the action recorded. Closing frees the device and definition for
+// a new system alarm and is a MessageAlarm; reopening takes them back when
+// they are free.
+func (tx *Tx) ActOnAlarm(id int64, typ string) (*AlarmAction, error) {
+	if !ValidAlarmAction(typ) {
+		return nil, fmt.Errorf("type must be one of open, close, read, unread: %w", ErrInvalid)
+	}
+	a, err := tx.Alarm(id)
+	if err != nil {
+		return nil, err
+	}
+	before := *a
+	openKey := alarmOpenKey(a.IMEI, a.AlarmDefinitionID)
+	switch typ {
+	case AlarmActionClose:
+		a.Open, a.LastCloseAt = false, tx.now
+		if owner := tx.bucket(bucketAlarmOpen).Get(openKey); owner != nil && btoi(owner) == id {
+			if err := tx.bucket(bucketAlarmOpen).Delete(openKey); err != nil {
+				return nil, err
+			}
+		}
+	case AlarmActionOpen:
+		a.Open = true
+		if !a.Simulated && tx.bucket(bucketAlarmOpen).Get(openKey) == nil {
+			if err := tx.bucket(bucketAlarmOpen).Put(openKey, itob(id)); err != nil {
+				return nil, err
+			}
+		}
+	case AlarmActionRead:
+		a.Read, a.LastReadAt = true, tx.now
+	case AlarmActionUnread:
+		a.Read = false
+	}
+	if err := tx.appendAction(a, typ); err != nil {
+		return nil, err
+	}
+	if err := putJSON(tx.bucket(bucketAlarms), itob(id), a); err != nil {
+		return nil, err
+	}
+	if err := tx.Audit(AuditChange{Action: "alarm." + typ, EntityType: "alarm", EntityID: strconv.FormatInt(id, 10),
+		OrganizationID: a.OrganizationID, PartnerID: a.PartnerID, Before: before.state(), After: a.state()}); err != nil {
+		return nil, err
+	}
+	if typ == AlarmActionClose && before.Open {
+		if err := tx.emitAlarm(a, "closed"); err != nil {
+			return nil, err
+		}
+	}
+	act := a.Actions[len(a.Actions)-1]
+	return &act, nil
+}
+
+// state is the part of an alarm an action changes, for the audit log.
+func (a *Alarm) state() map[string]any {
+	return map[string]any{"open": a.Open, "read": a.Read, "lastReadAt": a.LastReadAt, "lastCloseAt": a.LastCloseAt}
+}
+
+// CommentOnAlarm adds a comment by the transaction's actor to alarm id.
+func (tx *Tx) CommentOnAlarm(id int64, details string) (*AlarmComment, error) {
+	if strings.TrimSpace(details) == "" {
+		return nil, fmt.Errorf("details must not be empty: %w", ErrInvalid)
+	}
+	a, err := tx.Alarm(id)
+	if err != nil {
+		return nil, err
+	}
+	c, err := tx.appendComment(a, details)
+	if err != nil {
+		return nil, err
+	}
+	if err := putJSON(tx.bucket(bucketAlarms), itob(id), a); err != nil {
+		return nil, err
+	}
+	return c, tx.Audit(AuditChange{Action: "alarm.comment", EntityType: "alarm", EntityID: strconv.FormatInt(id, 10),
+		OrganizationID: a.OrganizationID, PartnerID: a.PartnerID, After: c})
+}
+
+// AlarmNotice is the data object of an alarm webhook.
+type AlarmNotice struct {
+	// Event is "created" or "closed".
+	Event                   string         `json:"event"`
+	ID                      int64          `json:"id"`
+	SerialNumber            string         `json:"serialNumber"`
+	IMEI                    string         `json:"imei"`
+	AlarmDefinitionID       int64          `json:"alarmDefinitionId"`
+	AlarmDefinitionName     string         `json:"alarmDefinitionName"`
+	AlarmDefinitionSeverity int            `json:"alarmDefinitionSeverity"`
+	Details                 string         `json:"details"`
+	OrganizationID          int64          `json:"organizationId"`
+	OrganizationName        string         `json:"organizationName"`
+	PartnerID               int64          `json:"partnerId"`
+	PartnerName             string         `json:"partnerName"`
+	Open                    bool           `json:"isOpen"`
+	Simulated               bool           `json:"isSimulated"`
+	CreatedAt               time.Time      `json:"createdAt"`
+	LastCloseAt             time.Time      `json:"lastCloseAt,omitzero"`
+	Comments                []AlarmComment `json:"comments"`
+}
+
+// AlarmNames resolves the organization and partner names of a.
+func (tx *Tx) AlarmNames(a *Alarm) (orgName, partnerName string) {
+	if o, err := tx.Organization(a.OrganizationID); err == nil {
+		orgName = o.Name
+	}
+	if p, err := tx.Partner(a.PartnerID); err == nil {
+		partnerName = p.Name
+	}
+	return orgName, partnerName
+}
+
+func (tx *Tx) emitAlarm(a *Alarm, event string) error {
+	def, _ := AlarmDefinitionByID(a.AlarmDefinitionID)
+	org, partner := tx.AlarmNames(a)
+	n := AlarmNotice{Event: event, ID: a.ID, SerialNumber: a.IMEI, IMEI: a.IMEI, AlarmDefinitionID: def.ID,
+		AlarmDefinitionName: def.Name, AlarmDefinitionSeverity: def.Severity, Details: a.Details,
+		OrganizationID: a.OrganizationID, OrganizationName: org, PartnerID: a.PartnerID, PartnerName: partner,
+		Open: a.Open, Simulated: a.Simulated, CreatedAt: a.CreatedAt, LastCloseAt: a.LastCloseAt, Comments: a.Comments}
+	return tx.Emit(Message{Kind: MessageAlarm, SubType: event, OrganizationID: a.OrganizationID,
+		PartnerID: a.PartnerID, IMEI: a.IMEI}, n)
+}
+
+// AlarmFilter selects alarms; zero fields do not filter.
+type AlarmFilter struct {
+	// OrganizationIDs admits alarms of these organizations (nil: any).
+	OrganizationIDs map[int64]bool
+	// PartnerID keeps alarms of this partner's devices.
+	PartnerID    int64
+	IMEI         string
+	DefinitionID int64
+	// DefinitionName keeps definitions whose name contains it, ignoring case.
+	DefinitionName string
+	Severity       int
+	Open           *bool
+	Read           *bool
+	// Start and End bound createdAt, inclusive.
+	Start, End time.Time
+	// AfterID keeps alarms with a larger id (the e-mail cursor).
+	AfterID int64
+}
+
+func (f AlarmFilter) match(a *Alarm) bool {
+	def, _ := AlarmDefinitionByID(a.AlarmDefinitionID)
+	return (f.OrganizationIDs == nil || f.OrganizationIDs[a.OrganizationID]) &&
+		(f.PartnerID == 0 || a.PartnerID == f.PartnerID) &&
+		(f.IMEI == "" || a.IMEI == f.IMEI) &&
+		(f.DefinitionID == 0 || a.AlarmDefinitionID == f.DefinitionID) &&
+		(f.DefinitionName == "" || strings.Contains(strings.ToLower(def.Name), strings.ToLower(f.DefinitionName))) &&
+		(f.Severity == 0 || def.Severity == f.Severity) &&
+		(f.Open == nil || a.Open == *f.Open) &&
+		(f.Read == nil || a.Read == *f.Read) &&
+		(f.Start.IsZero() || !a.CreatedAt.Before(f.Start)) &&
+		(f.End.IsZero() || !a.CreatedAt.After(f.End)) &&
+		a.ID > f.AfterID
+}
+
+// Alarms returns every alarm matching f in id order.
+func (tx *Tx) Alarms(f AlarmFilter) ([]Alarm, error) {
+	var out []Alarm
+	c := tx.bucket(bucketAlarms).Cursor()
+	for k, v := c.Seek(itob(f.AfterID + 1)); k != nil; k, v = c.Next() {
+		var a Alarm
+		if err := jsonUnmarshal(v, &a); err != nil {
+			return nil, err
+		}
+		if f.match(&a) {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// LastAlarmID is the id of the newest alarm (0: none yet).
+func (tx *Tx) LastAlarmID() int64 { return int64(tx.bucket(bucketAlarms).Sequence()) }

@@ -1,0 +1,195 @@
+package store
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+)
+
+// Auxiliary cameras (camera ids 50 and above) are paired with a dashcam on
+// a partner's request; the dashcam then reports them in its status. A
+// change of connection is a system message (type auxiliaryCamera) and an
+// activation message for the organization's webhooks.
+
+// MinAuxCameraID is the first auxiliary camera id.
+const MinAuxCameraID = 50
+
+// Auxiliary camera connection states as the messages name them.
+const (
+	AuxConnected    = "connected"
+	AuxDisconnected = "disconnected"
+	AuxPaired       = "paired"
+	AuxUnpaired     = "unpaired"
+)
+
+// AuxCamera is one auxiliary camera known for a device.
+type AuxCamera struct {
+	CameraID     int       `json:"cameraId"`
+	SerialNumber string    `json:"serialNumber,omitempty"`
+	SSID         string    `json:"ssid,omitempty"`
+	Kind         string    `json:"kind,omitempty"` // wired or wifi
+	Paired       bool      `json:"paired"`
+	Connected    bool      `json:"connected"`
+	PairedAt     time.Time `json:"pairedAt,omitzero"`
+	ChangedAt    time.Time `json:"changedAt,omitzero"`
+}
+
+// AuxCameraNotice is the data object of an auxiliary camera system or activation message.
+type AuxCameraNotice struct {
+	Type               string `json:"type"`
+	SerialNumber       string `json:"serialNumber"`
+	IMEI               string `json:"imei"`
+	CameraID           int    `json:"cameraId"`
+	CameraSerialNumber string `json:"cameraSerialNumber,omitempty"`
+	ConnectionType     string `json:"connectionType,omitempty"`
+	Status             string `json:"status"`
+	Timestamp          int64  `json:"timestamp"` // unix seconds
+}
+
+var bucketAuxCameras = []byte("aux_cameras")
+
+func init() {
+	registerBuckets(string(bucketAuxCameras))
+	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
+		return tx.bucket(bucketAuxCameras).Delete([]byte(d.IMEI))
+	})
+}
+
+// AuxCameras returns the auxiliary cameras known for imei, by camera id.
+func (tx *Tx) AuxCameras(imei string) ([]AuxCamera, error) {
+	var out []AuxCamera
+	if err := getJSON(tx.bucket(bucketAuxCameras), []byte(imei), &out); err != nil && !isNotFound(err) {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (tx *Tx) putAuxCameras(imei string, cams []AuxCamera) error {
+	slices.SortFunc(cams, func(a, b AuxCamera) int { return a.CameraID - b.CameraID })
+	return putJSON(tx.bucket(bucketAuxCameras), []byte(imei), cams)
+}
+
+// RecordAuxPairing stores the cameras a device paired on request and
+// announces each as paired.
+func (tx *Tx) RecordAuxPairing(dev *Device, paired []AuxCamera) error {
+	cams, err := tx.AuxCameras(dev.IMEI)
+	if err != nil {
+		return err
+	}
+	for _, p := range paired {
+		if p.CameraID < MinAuxCameraID {
+			return fmt.Errorf("auxiliary camera id %d must be %d or above: %w", p.CameraID, MinAuxCameraID, ErrInvalid)
+		}
+		p.Paired, p.PairedAt, p.ChangedAt = true, tx.now, tx.now
+		i := slices.IndexFunc(cams, func(c AuxCamera) bool { return c.CameraID == p.CameraID })
+		if i >= 0 {
+			p.Connected = cams[i].Connected
+			cams[i] = p
+		} else {
+			cams = append(cams, p)
+		}
+		if err := tx.emitAux(dev, p, AuxPaired); err != nil {
+			return err
+		}
+	}
+	if err := tx.putAuxCameras(dev.IMEI, cams); err != nil {
+		return err
+	}
+	return tx.Audit(AuditChange{Action: "device.auxiliaryCameras.pair", EntityType: "device", EntityID: dev.IMEI,
+		OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID, After: paired})
+}
+
+// RecordAuxUnpairing forgets the cameras with the given ids and announces
+// each as unpaired.
+func (tx *Tx) RecordAuxUnpairing(dev *Device, ids []int) error {
+	cams, err := tx.AuxCameras(dev.IMEI)
+	if err != nil {
+		return err
+	}
+	var removed []AuxCamera
+	cams = slices.DeleteFunc(cams, func(c AuxCamera) bool {
+		if slices.Contains(ids, c.CameraID) {
+			removed = append(removed, c)
+			return true
+		}
+		return false
+	})
+	for _, c := range removed {
+		if err := tx.emitAux(dev, c, AuxUnpaired); err != nil {
+			return err
+		}
+	}
+	if err := tx.putAuxCameras(dev.IMEI, cams); err != nil {
+		return err
+	}
+	return tx.Audit(AuditChange{Action: "device.auxiliaryCameras.unpair", EntityType: "device", EntityID: dev.IMEI,
+		OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID, Before: removed})
+}
+
+// ApplyAuxCameraStatus compares the auxiliary cameras of a status report
+// with those known and announces every connect and disconnect. A report
+// that lists no cameras at all changes nothing; a known camera missing from
+// a report that lists cameras is disconnected.
+func (tx *Tx) ApplyAuxCameraStatus(dev *Device, st protocol.Status) error {
+	if len(st.Cameras) == 0 {
+		return nil
+	}
+	cams, err := tx.AuxCameras(dev.IMEI)
+	if err != nil {
+		return err
+	}
+	changed := false
+	reported := map[int]bool{}
+	for _, rc := range st.Cameras {
+		if rc.ID < MinAuxCameraID {
+			continue
+		}
+		reported[rc.ID] = true
+		i := slices.IndexFunc(cams, func(c AuxCamera) bool { return c.CameraID == rc.ID })
+		if i < 0 {
+			cams = append(cams, AuxCamera{CameraID: rc.ID})
+			i = len(cams) - 1
+		}
+		c := &cams[i]
+		if rc.SerialNumber != "" && c.SerialNumber != rc.SerialNumber || rc.Kind != "" && c.Kind != rc.Kind {
+			c.SerialNumber, c.Kind, changed = rc.SerialNumber, rc.Kind, true
+		}
+		if c.Connected != rc.Connected || c.ChangedAt.IsZero() {
+			c.Connected, c.ChangedAt, changed = rc.Connected, tx.now, true
+			status := AuxDisconnected
+			if rc.Connected {
+				status = AuxConnected
+			}
+			if err := tx.emitAux(dev, *c, status); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range cams {
+		if c := &cams[i]; !reported[c.CameraID] && c.Connected {
+			c.Connected, c.ChangedAt, changed = false, tx.now, true
+			if err := tx.emitAux(dev, *c, AuxDisconnected); err != nil {
+				return err
+			}
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return tx.putAuxCameras(dev.IMEI, cams)
+}
+
+// emitAux announces a camera's new state as a system message and an activation message.
+func (tx *Tx) emitAux(dev *Device, c AuxCamera, status string) error {
+	n := AuxCameraNotice{Type: SystemAuxCameraStatus, SerialNumber: dev.IMEI, IMEI: dev.IMEI, CameraID: c.CameraID,
+		CameraSerialNumber: c.SerialNumber, ConnectionType: c.Kind, Status: status, Timestamp: tx.now.Unix()}
+	m := Message{Kind: MessageSystem, SubType: SystemAuxCameraStatus, OrganizationID: dev.OrganizationID,
+		PartnerID: dev.PartnerID, IMEI: dev.IMEI}
+	if err := tx.Emit(m, n); err != nil {
+		return err
+	}
+	m.Kind = MessageActivation
+	return tx.Emit(m, n)
+}

@@ -1,0 +1,221 @@
+package store
+
+import (
+	"fmt"
+	"time"
+)
+
+// Billing: what a partner is billed for a device. The device billing status
+// is the device status (activated, deactivated, pendingActivation,
+// suspended); auxiliary camera billing is enabled or disabled per device;
+// the subscription id is the device's data profile. A refurbished device's
+// billing status and auxiliary billing cannot change.
+
+// Auxiliary billing states.
+const (
+	AuxBillingEnable  = "enable"
+	AuxBillingDisable = "disable"
+)
+
+// NoAutoFirmwareSubscription is the first subscription id whose devices get
+// no automatic firmware updates.
+const NoAutoFirmwareSubscription = 10
+
+// DeviceBilling is a device's billing record.
+type DeviceBilling struct {
+	IMEI                string    `json:"imei"`
+	AuxBillingStatus    string    `json:"auxBillingStatus"`
+	AuxBillingUpdatedAt time.Time `json:"auxBillingStatusUpdatedAt,omitzero"`
+	// SubscriptionID is the data profile; 0 until set, when the
+	// organization's default data profile applies.
+	SubscriptionID        int64     `json:"subscriptionId,omitempty"`
+	SubscriptionUpdatedAt time.Time `json:"subscriptionUpdatedAt,omitzero"`
+	Refurbished           bool      `json:"refurbished,omitempty"`
+}
+
+// EffectiveSubscription is the device's subscription id, or the
+// organization default when the device has none of its own.
+func (b *DeviceBilling) EffectiveSubscription(org *Organization) int64 {
+	if b.SubscriptionID != 0 || org == nil {
+		return b.SubscriptionID
+	}
+	return org.DefaultDataProfile
+}
+
+// AutomaticFirmwareUpdates reports whether a subscription id lets the device update itself.
+func AutomaticFirmwareUpdates(subscriptionID int64) bool {
+	return subscriptionID < NoAutoFirmwareSubscription
+}
+
+var bucketBilling = []byte("device_billing")
+
+func init() {
+	registerBuckets(string(bucketBilling))
+	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
+		return tx.bucket(bucketBilling).Delete([]byte(d.IMEI))
+	})
+}
+
+// DeviceBilling returns imei's billing record; auxiliary billing starts disabled.
+func (tx *Tx) DeviceBilling(imei string) (*DeviceBilling, error) {
+	if _, err := tx.Device(imei); err != nil {
+		return nil, err
+	}
+	b := &DeviceBilling{IMEI: imei, AuxBillingStatus: AuxBillingDisable}
+	if err := getJSON(tx.bucket(bucketBilling), []byte(imei), b); err != nil && !isNotFound(err) {
+		return nil, err
+	}
+	return b, nil
+}
+
+func (tx *Tx) putBilling(b *DeviceBilling) error {
+	return putJSON(tx.bucket(bucketBilling), []byte(b.IMEI), b)
+}
+
+func refurbished(imei string) error {
+	return fmt.Errorf("device %s is refurbished; its billing cannot change: %w", imei, ErrConflict)
+}
+
+// SetAuxBilling enables or disables auxiliary camera billing of imei.
+// Enabling needs an auxiliary camera known for the device.
+func (tx *Tx) SetAuxBilling(imei, status string) error {
+	if status != AuxBillingEnable && status != AuxBillingDisable {
+		return fmt.Errorf("billingStatus must be enable or disable: %w", ErrInvalid)
+	}
+	d, err := tx.Device(imei)
+	if err != nil {
+		return err
+	}
+	b, err := tx.DeviceBilling(imei)
+	if err != nil {
+		return err
+	}
+	if b.Refurbished {
+		return refurbished(imei)
+	}
+	if status == AuxBillingEnable {
+		cams, err := tx.AuxCameras(imei)
+		if err != nil {
+			return err
+		}
+		if len(cams) == 0 {
+			return fmt.Errorf("device %s has no auxiliary camera: %w", imei, ErrInvalid)
+		}
+	}
+	prev := *b
+	b.AuxBillingStatus, b.AuxBillingUpdatedAt = status, tx.now
+	if err := tx.putBilling(b); err != nil {
+		return err
+	}
+	return tx.Audit(AuditChange{Action: "device.auxiliaryBilling", EntityType: "device", EntityID: imei,
+		OrganizationID: d.OrganizationID, PartnerID: d.PartnerID,
+		Before: map[string]any{"auxBillingStatus": prev.AuxBillingStatus}, After: map[string]any{"auxBillingStatus": status}})
+}
+
+// SetBillingStatus sets the device status of imei as a billing change.
+func (tx *Tx) SetBillingStatus(imei, status string) error {
+	if !ValidDeviceStatus(status) {
+		return fmt.Errorf("billingStatus must be one of pendingActivation, activated, deactivated, suspended: %w", ErrInvalid)
+	}
+	d, err := tx.Device(imei)
+	if err != nil {
+		return err
+	}
+	b, err := tx.DeviceBilling(imei)
+	if err != nil {
+		return err
+	}
+	if b.Refurbished {
+		return refurbished(imei)
+	}
+	if d.Status == status {
+		return nil
+	}
+	d.Status = status
+	if status == DeviceActivated && d.ActivatedAt.IsZero() {
+		d.ActivatedAt = tx.now
+	}
+	return tx.UpdateDevice(d, "device.billingStatus")
+}
+
+// SetRefurbished marks imei as refurbished or not.
+func (tx *Tx) SetRefurbished(imei string, on bool) error {
+	d, err := tx.Device(imei)
+	if err != nil {
+		return err
+	}
+	b, err := tx.DeviceBilling(imei)
+	if err != nil {
+		return err
+	}
+	prev := b.Refurbished
+	b.Refurbished = on
+	if err := tx.putBilling(b); err != nil {
+		return err
+	}
+	return tx.Audit(AuditChange{Action: "device.refurbished", EntityType: "device", EntityID: imei,
+		OrganizationID: d.OrganizationID, PartnerID: d.PartnerID,
+		Before: map[string]any{"refurbished": prev}, After: map[string]any{"refurbished": on}})
+}
+
+// SubscriptionChange is the audit value of a subscription id update.
+type SubscriptionChange struct {
+	SubscriptionID           int64 `json:"subscriptionId"`
+	AutomaticFirmwareUpdates bool  `json:"automaticFirmwareUpdates"`
+}
+
+// SetSubscription sets imei's subscription id (data profile) and writes the
+// audit entry the spec names: reason or source, time, initiating user, and
+// the previous and new subscription id.
+func (tx *Tx) SetSubscription(imei string, id int64, reason string) error {
+	if id < 1 {
+		return fmt.Errorf("dataProfileId must be a positive integer: %w", ErrInvalid)
+	}
+	d, err := tx.Device(imei)
+	if err != nil {
+		return err
+	}
+	o, err := tx.Organization(d.OrganizationID)
+	if err != nil {
+		return err
+	}
+	b, err := tx.DeviceBilling(imei)
+	if err != nil {
+		return err
+	}
+	prev := b.EffectiveSubscription(o)
+	b.SubscriptionID, b.SubscriptionUpdatedAt = id, tx.now
+	if err := tx.putBilling(b); err != nil {
+		return err
+	}
+	return tx.Audit(AuditChange{Action: "device.subscription.update", EntityType: "device", EntityID: imei,
+		OrganizationID: d.OrganizationID, PartnerID: d.PartnerID, Reason: reason,
+		Before: SubscriptionChange{SubscriptionID: prev, AutomaticFirmwareUpdates: AutomaticFirmwareUpdates(prev)},
+		After:  SubscriptionChange{SubscriptionID: id, AutomaticFirmwareUpdates: AutomaticFirmwareUpdates(id)}})
+}
+
+// SetDefaultDataProfile sets an organization's default data profile. With
+// the organization profile enabled it is applied to every device of the
+// organization at once; otherwise it applies to devices without their own.
+func (tx *Tx) SetDefaultDataProfile(orgID, id int64, reason string) error {
+	if id < 1 {
+		return fmt.Errorf("defaultDataProfileId must be a positive integer: %w", ErrInvalid)
+	}
+	o, err := tx.Organization(orgID)
+	if err != nil {
+		return err
+	}
+	o.DefaultDataProfile = id
+	if err := tx.UpdateOrganization(o); err != nil {
+		return err
+	}
+	if !o.IsOrganizationProfileEnabled {
+		return nil
+	}
+	for _, imei := range tx.OrganizationIMEIs(orgID) {
+		if err := tx.SetSubscription(imei, id, reason); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+)
+
+// Data usage: devices report the cellular data they used since the start of
+// their billing period with each health report. The latest report of each
+// period is kept, so the record of a period is its running total.
+
+// DataUsagePeriod is one device's cellular usage in one billing period.
+type DataUsagePeriod struct {
+	IMEI        string    `json:"imei"`
+	PeriodStart time.Time `json:"periodStart"`
+	BytesUp     int64     `json:"bytesUp"`
+	BytesDown   int64     `json:"bytesDown"`
+	ReceivedAt  time.Time `json:"receivedAt"`
+}
+
+var bucketDataUsage = []byte("data_usage") // imei, 0, period start ms → period
+
+func init() {
+	registerBuckets(string(bucketDataUsage))
+	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
+		prefix := compositeKey(d.IMEI, "")
+		c := tx.bucket(bucketDataUsage).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
+			if err := c.Delete(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// RecordDataUsage stores a device's usage report.
+func (tx *Tx) RecordDataUsage(imei string, u protocol.DataUsage) error {
+	if u.PeriodStart <= 0 || u.BytesUp < 0 || u.BytesDown < 0 {
+		return fmt.Errorf("dataUsage must carry a positive periodStart and byte counts of 0 or more: %w", ErrInvalid)
+	}
+	p := DataUsagePeriod{IMEI: imei, PeriodStart: time.Unix(u.PeriodStart, 0).UTC(), BytesUp: u.BytesUp,
+		BytesDown: u.BytesDown, ReceivedAt: tx.now}
+	return putJSON(tx.bucket(bucketDataUsage), sessionKey(imei, p.PeriodStart), p)
+}
+
+// DataUsage returns up to n of imei's periods, newest first.
+func (tx *Tx) DataUsage(imei string, n int) ([]DataUsagePeriod, error) {
+	var out []DataUsagePeriod
+	prefix := compositeKey(imei, "")
+	c := tx.bucket(bucketDataUsage).Cursor()
+	k, v := c.Seek(append(bytes.Clone(prefix), 0xff))
+	if k == nil {
+		k, v = c.Last()
+	} else {
+		k, v = c.Prev()
+	}
+	for ; k != nil && bytes.HasPrefix(k, prefix) && (n <= 0 || len(out) < n); k, v = c.Prev() {
+		var p DataUsagePeriod
+		if err := jsonUnmarshal(v, &p); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}

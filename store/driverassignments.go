@@ -1,0 +1,236 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+)
+
+// DriverAssignment reserves a device for one driver from Start until End
+// (zero: open-ended). A device has at most one driver assigned at a time and
+// a driver at most one device. While assigned, the device accepts only the
+// assigned driver's check-in, and its data is attributed to that driver when
+// nobody is checked in; an assignment may also be made afterwards to
+// attribute a past trip.
+type DriverAssignment struct {
+	ID             int64     `json:"id"`
+	OrganizationID int64     `json:"organizationId"`
+	DriverID       int64     `json:"driverId"`
+	IMEI           string    `json:"imei"`
+	Start          time.Time `json:"startTime"`
+	End            time.Time `json:"endTime,omitzero"`
+	CreatedAt      time.Time `json:"createdAt"`
+}
+
+func (a *DriverAssignment) key() []byte {
+	return append(append(compositeKey(a.IMEI, ""), itob(max(a.Start.UnixMilli(), 0))...), itob(a.ID)...)
+}
+
+// covers reports whether the assignment is in force at t.
+func (a *DriverAssignment) covers(t time.Time) bool {
+	return !t.Before(a.Start) && (a.End.IsZero() || t.Before(a.End))
+}
+
+// overlaps reports whether two assignments share an instant.
+func (a *DriverAssignment) overlaps(b *DriverAssignment) bool {
+	aEnd, bEnd := a.End, b.End
+	return (bEnd.IsZero() || a.Start.Before(bEnd)) && (aEnd.IsZero() || b.Start.Before(aEnd))
+}
+
+// AssignDriver records a; Start defaults to now. It refuses a driver or
+// device of another organization, an inactive driver, an end not after the
+// start, and an overlap with another assignment of the device or the driver.
+func (tx *Tx) AssignDriver(a *DriverAssignment) error {
+	d, err := tx.Driver(a.DriverID)
+	if err != nil {
+		return err
+	}
+	dev, err := tx.Device(a.IMEI)
+	if err != nil {
+		return err
+	}
+	switch {
+	case d.OrganizationID != a.OrganizationID:
+		return fmt.Errorf("driver %d: %w", a.DriverID, ErrNotFound)
+	case dev.OrganizationID != a.OrganizationID:
+		return fmt.Errorf("device %s: %w", a.IMEI, ErrNotFound)
+	case !d.IsActive:
+		return fmt.Errorf("driver %q is inactive and cannot be assigned: %w", d.ThirdPartyID, ErrInvalid)
+	}
+	if a.Start.IsZero() {
+		a.Start = tx.now
+	}
+	if !a.End.IsZero() && !a.End.After(a.Start) {
+		return fmt.Errorf("endTime must be after startTime: %w", ErrInvalid)
+	}
+	others, err := tx.driverAssignments(func(o *DriverAssignment) bool { return o.IMEI == a.IMEI || o.DriverID == a.DriverID })
+	if err != nil {
+		return err
+	}
+	for _, o := range others {
+		if o.overlaps(a) {
+			if o.IMEI == a.IMEI {
+				return fmt.Errorf("device %s already has driver %d assigned from %s: %w", a.IMEI, o.DriverID, o.Start.Format(time.RFC3339), ErrConflict)
+			}
+			return fmt.Errorf("driver %q is already assigned to device %s from %s: %w", d.ThirdPartyID, o.IMEI, o.Start.Format(time.RFC3339), ErrConflict)
+		}
+	}
+	if a.ID, err = tx.nextID(bucketDriverAssignments); err != nil {
+		return err
+	}
+	a.CreatedAt = tx.now
+	if err := putJSON(tx.bucket(bucketDriverAssignments), a.key(), a); err != nil {
+		return err
+	}
+	if err := tx.bucket(bucketDriverAssignIDs).Put(itob(a.ID), a.key()); err != nil {
+		return err
+	}
+	if err := tx.Audit(AuditChange{Action: "driver.assign", EntityType: "device", EntityID: a.IMEI,
+		OrganizationID: a.OrganizationID, PartnerID: dev.PartnerID, After: a}); err != nil {
+		return err
+	}
+	return tx.touchDeviceConfig(a.IMEI)
+}
+
+// UnassignDriver ends the assignments of driverID to imei that are in force
+// or to come: one in force ends now, one in the future is deleted. Past
+// assignments stay for attribution. None to end is ErrNotFound.
+func (tx *Tx) UnassignDriver(orgID, driverID int64, imei string) error {
+	as, err := tx.driverAssignments(func(a *DriverAssignment) bool {
+		return a.OrganizationID == orgID && a.DriverID == driverID && a.IMEI == imei && (a.End.IsZero() || a.End.After(tx.now))
+	})
+	if err != nil {
+		return err
+	}
+	if len(as) == 0 {
+		return fmt.Errorf("assignment of driver %d to device %s: %w", driverID, imei, ErrNotFound)
+	}
+	for _, a := range as {
+		before := a
+		if !a.Start.Before(tx.now) {
+			if err := tx.deleteAssignment(&a); err != nil {
+				return err
+			}
+			a = DriverAssignment{}
+		} else {
+			a.End = tx.now
+			if err := putJSON(tx.bucket(bucketDriverAssignments), a.key(), &a); err != nil {
+				return err
+			}
+		}
+		if err := tx.Audit(AuditChange{Action: "driver.unassign", EntityType: "device", EntityID: imei,
+			OrganizationID: orgID, Before: before, After: a}); err != nil {
+			return err
+		}
+	}
+	return tx.touchDeviceConfig(imei)
+}
+
+func (tx *Tx) deleteAssignment(a *DriverAssignment) error {
+	if err := tx.bucket(bucketDriverAssignments).Delete(a.key()); err != nil {
+		return err
+	}
+	return tx.bucket(bucketDriverAssignIDs).Delete(itob(a.ID))
+}
+
+// driverAssignments returns the assignments keep admits, by device and start.
+func (tx *Tx) driverAssignments(keep func(*DriverAssignment) bool) ([]DriverAssignment, error) {
+	var out []DriverAssignment
+	err := tx.bucket(bucketDriverAssignments).ForEach(func(_, v []byte) error {
+		var a DriverAssignment
+		if err := jsonUnmarshal(v, &a); err != nil {
+			return err
+		}
+		if keep(&a) {
+			out = append(out, a)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// DeviceAssignments returns the assignments of imei, oldest first.
+func (tx *Tx) DeviceAssignments(imei string) ([]DriverAssignment, error) {
+	var out []DriverAssignment
+	prefix := compositeKey(imei, "")
+	c := tx.bucket(bucketDriverAssignments).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var a DriverAssignment
+		if err := jsonUnmarshal(v, &a); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// assignmentAt returns the assignment of imei in force at t, or nil.
+func (tx *Tx) assignmentAt(imei string, t time.Time) (*DriverAssignment, error) {
+	as, err := tx.DeviceAssignments(imei)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(as) - 1; i >= 0; i-- {
+		if as[i].covers(t) {
+			return &as[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// DriverAssignedDevice returns the IMEI the driver is assigned to now, or "".
+func (tx *Tx) DriverAssignedDevice(driverID int64) (string, error) {
+	as, err := tx.driverAssignments(func(a *DriverAssignment) bool { return a.DriverID == driverID && a.covers(tx.now) })
+	if err != nil || len(as) == 0 {
+		return "", err
+	}
+	return as[0].IMEI, nil
+}
+
+// DriverCredentials are the PINs and QR payloads a device accepts: those of
+// the drivers assigned to it now or later, or, when none is, those of every
+// active driver of its organization.
+func (tx *Tx) DriverCredentials(imei string) ([]protocol.DriverCredential, error) {
+	dev, err := tx.Device(imei)
+	if err != nil {
+		return nil, err
+	}
+	allowed, err := tx.allowedDrivers(dev)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]protocol.DriverCredential, 0, len(allowed))
+	for _, d := range allowed {
+		out = append(out, protocol.DriverCredential{DriverID: d.ID, PinCode: d.Code, QRCode: d.QRPayload})
+	}
+	return out, nil
+}
+
+func (tx *Tx) allowedDrivers(dev *Device) ([]Driver, error) {
+	as, err := tx.DeviceAssignments(dev.IMEI)
+	if err != nil {
+		return nil, err
+	}
+	var out []Driver
+	seen := map[int64]bool{}
+	for _, a := range as {
+		if !a.End.IsZero() && !a.End.After(tx.now) || seen[a.DriverID] {
+			continue
+		}
+		seen[a.DriverID] = true
+		d, err := tx.Driver(a.DriverID)
+		if err != nil {
+			continue
+		}
+		if d.IsActive {
+			out = append(out, *d)
+		}
+	}
+	if len(seen) > 0 {
+		return out, nil
+	}
+	active := true
+	return tx.Drivers(DriverFilter{OrganizationIDs: map[int64]bool{dev.OrganizationID: true}, IsActive: &active})
+}

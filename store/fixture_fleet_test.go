@@ -1,0 +1,113 @@
+package store
+
+import (
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fleetClock is a settable clock for the store tests of this area.
+type fleetClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fleetClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fleetClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
+func (c *fleetClock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
+
+// fleetFixture is a store on a real bbolt file with one partner and one organization.
+type fleetFixture struct {
+	t       *testing.T
+	db      *DB
+	clock   *fleetClock
+	partner *Partner
+	org     *Organization
+}
+
+func newFleetFixture(t *testing.T) *fleetFixture {
+	t.Helper()
+	clock := &fleetClock{t: time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)}
+	db, err := Open(filepath.Join(t.TempDir(), "fleet.db"), Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	f := &fleetFixture{t: t, db: db, clock: clock}
+	f.update(func(tx *Tx) error {
+		var err error
+		if f.partner, err = tx.CreatePartner("Partner"); err != nil {
+			return err
+		}
+		f.org, err = tx.CreateOrganization(f.partner.ID, "Fleet one", []byte("salt"))
+		return err
+	})
+	return f
+}
+
+// update runs fn as the system and fails the test on error.
+func (f *fleetFixture) update(fn func(tx *Tx) error) {
+	f.t.Helper()
+	if err := f.db.Update(Actor{Source: "test"}, fn); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fleetFixture) view(fn func(tx *Tx) error) {
+	f.t.Helper()
+	if err := f.db.View(fn); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// fxIMEI returns the n-th valid test IMEI (Luhn check digit appended).
+func fxIMEI(n int) string {
+	body := fmt.Sprintf("35766010%06d", n)
+	sum := 0
+	for i := 0; i < 14; i++ {
+		d := int(body[i] - '0')
+		if i%2 == 1 {
+			d *= 2
+			if d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return body + fmt.Sprint((10-sum%10)%10)
+}
+
+// addDevice puts device n into org for partner.
+func (f *fleetFixture) addDevice(n int, org *Organization, partnerID int64) *Device {
+	f.t.Helper()
+	d := &Device{IMEI: fxIMEI(n), Name: fmt.Sprintf("Truck %d", n), OrganizationID: org.ID, PartnerID: partnerID}
+	f.update(func(tx *Tx) error { return tx.AddDevice(d) })
+	return d
+}
+
+func (f *fleetFixture) messages(kind string) []Message {
+	f.t.Helper()
+	all, err := f.db.MessagesAfter(0, 0)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var out []Message
+	for _, m := range all {
+		if m.Kind == kind {
+			out = append(out, m)
+		}
+	}
+	return out
+}

@@ -1,0 +1,343 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Retention: each organization's purge days bound how long its data stays
+// in the cloud. Purge deletes what is older in small batches, one short
+// write transaction each, so device ingest waits for at most one batch.
+// Closed alarms are kept AlarmRetentionDays whatever the organization says.
+
+// AlarmRetentionDays is how long a closed alarm is kept.
+const AlarmRetentionDays = 45
+
+// DefaultPurgeBatch is how many records one purge transaction deletes at most.
+const DefaultPurgeBatch = 500
+
+// purgeKind is one kind of data the purge deletes.
+type purgeKind struct {
+	name string
+	// days picks the organization's limit for this kind (0: keep forever).
+	days func(o *Organization) int
+	// step deletes up to limit records older than their organization's
+	// cutoff, starting at the resume position from, and returns how many
+	// it deleted and where to resume (nil: done).
+	step func(tx *Tx, cut cutoffs, from []byte, limit int) (int, []byte, error)
+}
+
+// cutoffs maps an organization to the time before which its data goes.
+type cutoffs map[int64]time.Time
+
+// purgeKinds lists everything the purge covers, in order.
+var purgeKinds = []purgeKind{
+	{name: "auditLogs", days: func(o *Organization) int { return o.PurgeDays.AuditLogs }, step: purgeAudit},
+	{name: "alarms", days: func(*Organization) int { return AlarmRetentionDays }, step: purgeAlarms},
+	{name: "trips", days: func(o *Organization) int { return o.PurgeDays.GPS },
+		step: seriesPurger(bucketTrips, func(tx *Tx, k, v []byte) error { return nil })},
+	{name: "driverSessions", days: func(o *Organization) int { return o.PurgeDays.Events },
+		step: seriesPurger(bucketDriverSessions, func(tx *Tx, k, v []byte) error {
+			if cur := tx.bucket(bucketDriverCurrent).Get(k[:len(k)-9]); cur != nil && bytes.Equal(cur, k) {
+				return errKeep
+			}
+			return nil
+		})},
+	{name: "dataUsage", days: func(o *Organization) int { return max(o.PurgeDays.Events, 400) },
+		step: seriesPurger(bucketDataUsage, func(tx *Tx, k, v []byte) error { return nil })},
+}
+
+// errKeep tells a series purger to keep one record (an open session).
+var errKeep = fmt.Errorf("store: keep")
+
+// PurgeResult counts what one purge deleted, by kind, and its transactions.
+type PurgeResult struct {
+	Deleted      map[string]int
+	Transactions int
+}
+
+// Purge deletes every record older than its organization's purge days at
+// now, in transactions of at most batch records (DefaultPurgeBatch when 0).
+// It stops early, with what it did so far, when ctx ends.
+func (db *DB) Purge(ctx context.Context, now time.Time, batch int) (PurgeResult, error) {
+	if batch <= 0 {
+		batch = DefaultPurgeBatch
+	}
+	res := PurgeResult{Deleted: map[string]int{}}
+	var orgs []Organization
+	if err := db.View(func(tx *Tx) error {
+		var err error
+		orgs, err = tx.Organizations(0)
+		return err
+	}); err != nil {
+		return res, err
+	}
+	for _, k := range purgeKinds {
+		cut := cutoffs{}
+		for i := range orgs {
+			if d := k.days(&orgs[i]); d > 0 {
+				cut[orgs[i].ID] = now.AddDate(0, 0, -d)
+			}
+		}
+		if len(cut) == 0 {
+			continue
+		}
+		var from []byte
+		for {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			var n int
+			err := db.Update(Actor{Source: "retention"}, func(tx *Tx) error {
+				var err error
+				n, from, err = k.step(tx, cut, from, batch)
+				return err
+			})
+			res.Transactions++
+			if err != nil {
+				return res, fmt.Errorf("store: purge %s: %w", k.name, err)
+			}
+			res.Deleted[k.name] += n
+			if from == nil {
+				break
+			}
+		}
+	}
+	return res, nil
+}
+
+// latest is the newest cutoff: nothing newer is purged for anyone.
+func (c cutoffs) latest() time.Time {
+	var t time.Time
+	for _, x := range c {
+		if x.After(t) {
+			t = x
+		}
+	}
+	return t
+}
+
+// purgeAudit walks the audit log oldest first (ids grow with time) and
+// deletes entries of organizations whose cutoff they precede.
+func purgeAudit(tx *Tx, cut cutoffs, from []byte, limit int) (int, []byte, error) {
+	latest := cut.latest()
+	c := tx.bucket(bucketAudit).Cursor()
+	k, v := c.First()
+	if from != nil {
+		k, v = c.Seek(from)
+	}
+	var doomed [][]byte
+	for ; k != nil; k, v = c.Next() {
+		if len(doomed) >= limit {
+			return deleteKeys(tx.bucket(bucketAudit), doomed, k)
+		}
+		var e AuditEntry
+		if err := jsonUnmarshal(v, &e); err != nil {
+			return 0, nil, err
+		}
+		if !e.Time.Before(latest) {
+			break
+		}
+		if t, ok := cut[e.OrganizationID]; ok && e.Time.Before(t) {
+			doomed = append(doomed, bytes.Clone(k))
+		}
+	}
+	return deleteKeys(tx.bucket(bucketAudit), doomed, nil)
+}
+
+// purgeAlarms deletes closed alarms created before their cutoff. The
+// (imei, definition, createdAt) index stays, so a purged simulated alarm
+// still blocks its triple.
+func purgeAlarms(tx *Tx, cut cutoffs, from []byte, limit int) (int, []byte, error) {
+	c := tx.bucket(bucketAlarms).Cursor()
+	k, v := c.First()
+	if from != nil {
+		k, v = c.Seek(from)
+	}
+	var doomed [][]byte
+	for ; k != nil; k, v = c.Next() {
+		if len(doomed) >= limit {
+			return deleteKeys(tx.bucket(bucketAlarms), doomed, k)
+		}
+		var a Alarm
+		if err := jsonUnmarshal(v, &a); err != nil {
+			return 0, nil, err
+		}
+		if t, ok := cut[a.OrganizationID]; ok && !a.Open && a.CreatedAt.Before(t) {
+			doomed = append(doomed, bytes.Clone(k))
+		}
+	}
+	return deleteKeys(tx.bucket(bucketAlarms), doomed, nil)
+}
+
+// seriesPurger purges a bucket keyed imei, 0, unix ms[, …] for the devices
+// of the organizations with a cutoff; keep may veto one record with errKeep.
+func seriesPurger(name []byte, keep func(tx *Tx, k, v []byte) error) func(*Tx, cutoffs, []byte, int) (int, []byte, error) {
+	return func(tx *Tx, cut cutoffs, from []byte, limit int) (int, []byte, error) {
+		b := tx.bucket(name)
+		c := b.Cursor()
+		k, v := c.First()
+		if from != nil {
+			k, v = c.Seek(from)
+		}
+		var doomed [][]byte
+		orgOf := map[string]int64{}
+		for k != nil {
+			if len(doomed) >= limit {
+				return deleteKeys(b, doomed, k)
+			}
+			sep := bytes.IndexByte(k, 0)
+			if sep < 0 || len(k) < sep+9 {
+				k, v = c.Next()
+				continue
+			}
+			imei := string(k[:sep])
+			org, seen := orgOf[imei]
+			if !seen {
+				if d, err := tx.Device(imei); err == nil {
+					org = d.OrganizationID
+				}
+				orgOf[imei] = org
+			}
+			t, ok := cut[org]
+			at := time.UnixMilli(btoi(k[sep+1 : sep+9]))
+			if !ok || !at.Before(t) {
+				// Nothing newer of this device goes: skip to the next device.
+				k, v = c.Seek(append(k[:sep+1:sep+1], 0xff))
+				continue
+			}
+			switch err := keep(tx, k, v); err {
+			case nil:
+				doomed = append(doomed, bytes.Clone(k))
+			case errKeep:
+			default:
+				return 0, nil, err
+			}
+			k, v = c.Next()
+		}
+		return deleteKeys(b, doomed, nil)
+	}
+}
+
+// deleteKeys deletes keys from b and passes resume through.
+func deleteKeys(b *bolt.Bucket, keys [][]byte, resume []byte) (int, []byte, error) {
+	resume = bytes.Clone(resume)
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return 0, nil, err
+		}
+	}
+	return len(keys), resume, nil
+}
+
+// RetentionOptions configure the background purge.
+type RetentionOptions struct {
+	Interval time.Duration
+	Batch    int
+	Logger   *slog.Logger
+	// Registerer receives the fleetcam_retention_* metrics; nil: not registered.
+	Registerer prometheus.Registerer
+}
+
+// Retention runs Purge every interval and measures it.
+type Retention struct {
+	db   *DB
+	opts RetentionOptions
+
+	deleted  *prometheus.CounterVec
+	runs     *prometheus.CounterVec
+	duration prometheus.Histogram
+	lastOK   prometheus.Gauge
+}
+
+// NewRetention builds the purge runner of db.
+func NewRetention(db *DB, o RetentionOptions) *Retention {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Interval <= 0 {
+		o.Interval = time.Hour
+	}
+	r := &Retention{db: db, opts: o,
+		deleted: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "fleetcam", Subsystem: "retention",
+			Name: "deleted_total", Help: "Records deleted by the retention purge, by kind."}, []string{"kind"}),
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "fleetcam", Subsystem: "retention",
+			Name: "runs_total", Help: "Retention purge runs by result (ok, error)."}, []string{"result"}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "fleetcam", Subsystem: "retention",
+			Name: "run_duration_seconds", Help: "Duration of one retention purge run.",
+			Buckets: []float64{.01, .05, .1, .5, 1, 5, 10, 30, 60, 300}}),
+		lastOK: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "fleetcam", Subsystem: "retention",
+			Name: "last_success_timestamp_seconds", Help: "Unix time the last purge run completed."}),
+	}
+	if o.Registerer != nil {
+		o.Registerer.MustRegister(r.deleted, r.runs, r.duration, r.lastOK)
+	}
+	return r
+}
+
+// RunOnce purges once at the store clock's now.
+func (r *Retention) RunOnce(ctx context.Context) (PurgeResult, error) {
+	start := time.Now()
+	res, err := r.db.Purge(ctx, r.db.Now(), r.opts.Batch)
+	r.duration.Observe(time.Since(start).Seconds())
+	for kind, n := range res.Deleted {
+		r.deleted.WithLabelValues(kind).Add(float64(n))
+	}
+	if err != nil {
+		r.runs.WithLabelValues("error").Inc()
+		r.opts.Logger.Error("retention purge failed", "err", err)
+		return res, err
+	}
+	r.runs.WithLabelValues("ok").Inc()
+	r.lastOK.Set(float64(r.db.Now().Unix()))
+	r.opts.Logger.Info("retention purge done", "deleted", res.Deleted, "transactions", res.Transactions)
+	return res, nil
+}
+
+// Run purges every interval until ctx ends.
+func (r *Retention) Run(ctx context.Context) {
+	t := time.NewTicker(r.opts.Interval)
+	defer t.Stop()
+	for {
+		r.RunOnce(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// SetOrganizationRetention sets an organization's cloud purge days and the
+// SD-card retention pushed to its devices, bumping their configuration
+// version so the broker delivers the new retention.
+func (tx *Tx) SetOrganizationRetention(orgID int64, purge PurgeDays, retentionDays int) error {
+	for _, d := range []struct {
+		name string
+		v    int
+	}{{"purgeDays.events", purge.Events}, {"purgeDays.gps", purge.GPS}, {"purgeDays.media", purge.Media},
+		{"purgeDays.auditLogs", purge.AuditLogs}, {"retentionDays", retentionDays}} {
+		if d.v < 0 || d.v > 3660 {
+			return fmt.Errorf("%s must be from 0 (keep) to 3660 days: %w", d.name, ErrInvalid)
+		}
+	}
+	o, err := tx.Organization(orgID)
+	if err != nil {
+		return err
+	}
+	sdChanged := o.RetentionDays != retentionDays
+	o.PurgeDays, o.RetentionDays = purge, retentionDays
+	if err := tx.UpdateOrganization(o); err != nil {
+		return err
+	}
+	if !sdChanged {
+		return nil
+	}
+	return tx.touchOrganizationConfigs(orgID)
+}

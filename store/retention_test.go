@@ -1,0 +1,148 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+func TestPurge(t *testing.T) {
+	f := newFleetFixture(t)
+	start := f.clock.Now()
+	var keep *Organization
+	f.update(func(tx *Tx) error {
+		var err error
+		keep, err = tx.CreateOrganization(f.partner.ID, "Keeps everything", nil)
+		return err
+	})
+	purged := f.addDevice(1, f.org, f.partner.ID)
+	kept := f.addDevice(2, keep, f.partner.ID)
+	drv := f.addDriver(f.org, "d")
+
+	// Ten days of history on both devices: a closed alarm, a trip and a driver session a day.
+	for day := range 10 {
+		f.clock.Set(start.AddDate(0, 0, day))
+		at := f.clock.Now().UnixMilli()
+		for _, dev := range []*Device{purged, kept} {
+			f.update(func(tx *Tx) error {
+				a, _, err := tx.RaiseAlarm(dev, AlarmPowerDisconnected, f.clock.Now(), "")
+				if err != nil {
+					return err
+				}
+				if _, err := tx.ActOnAlarm(a.ID, AlarmActionClose); err != nil {
+					return err
+				}
+				for _, ev := range []protocol.Event{{ID: "on", Type: "accOn", Time: at}, {ID: "off", Type: "accOff", Time: at + 60000}} {
+					if err := tx.ApplyTripEvent(dev, ev); err != nil {
+						return err
+					}
+				}
+				_, err = tx.ApplyDriverEvent(dev, protocol.Event{Type: "driverCheckIn", Time: at, PinCode: drv.Code})
+				return err
+			})
+		}
+	}
+	// The last session stays open: it is never purged.
+	f.update(func(tx *Tx) error {
+		o, _ := tx.Organization(f.org.ID)
+		o.PurgeDays = PurgeDays{Events: 3, GPS: 3, AuditLogs: 3}
+		return tx.UpdateOrganization(o)
+	})
+	now := start.AddDate(0, 0, 60)
+	f.clock.Set(now)
+	reg := prometheus.NewRegistry()
+	r := NewRetention(f.db, RetentionOptions{Batch: 2, Registerer: reg})
+	res, err := r.RunOnce(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Transactions < 10 {
+		t.Errorf("%d transactions, want many small ones with batch 2", res.Transactions)
+	}
+	f.view(func(tx *Tx) error {
+		trips, n, _ := tx.Trips(TripFilter{IMEI: purged.IMEI}, Page{})
+		if n != 0 {
+			t.Errorf("purged device keeps %d trips %+v", n, trips)
+		}
+		if _, n, _ := tx.Trips(TripFilter{IMEI: kept.IMEI}, Page{}); n != 10 {
+			t.Errorf("device of an organization without purge days has %d trips, want 10", n)
+		}
+		if s, _ := tx.CheckedInDriver(purged.IMEI); s == nil {
+			t.Error("the open driver session was purged")
+		}
+		segs, _ := tx.DriverSegments(purged.IMEI, start, now)
+		if len(segs) != 1 {
+			t.Errorf("purged device keeps %d driver sessions, want only the open one", len(segs))
+		}
+		as, _ := tx.Alarms(AlarmFilter{})
+		for _, a := range as {
+			if a.IMEI == purged.IMEI || a.CreatedAt.Before(now.AddDate(0, 0, -AlarmRetentionDays)) {
+				t.Errorf("alarm %d of %s created %s survived", a.ID, a.IMEI, a.CreatedAt)
+			}
+		}
+		return nil
+	})
+	// Both organizations' alarms are older than 45 days: all closed ones go.
+	if res.Deleted["alarms"] != 20 || res.Deleted["trips"] != 10 || res.Deleted["driverSessions"] != 9 {
+		t.Errorf("deleted %v", res.Deleted)
+	}
+	entries, _, _ := f.db.AuditLog(AuditFilter{OrganizationID: f.org.ID}, Page{})
+	for _, e := range entries {
+		if e.Time.Before(now.AddDate(0, 0, -3)) {
+			t.Fatalf("audit entry %d of %s survived the purge", e.ID, e.Time)
+		}
+	}
+	if kept, _, _ := f.db.AuditLog(AuditFilter{OrganizationID: keep.ID}, Page{}); len(kept) == 0 {
+		t.Fatal("the other organization's audit entries were purged")
+	}
+	if got := gathered(t, reg, "fleetcam_retention_deleted_total", "trips"); got != 10 {
+		t.Errorf("fleetcam_retention_deleted_total{kind=trips} %v", got)
+	}
+	if got := gathered(t, reg, "fleetcam_retention_runs_total", "ok"); got != 1 {
+		t.Errorf("fleetcam_retention_runs_total{result=ok} %v", got)
+	}
+	again, err := r.RunOnce(context.Background())
+	if err != nil || again.Deleted["trips"] != 0 || again.Deleted["auditLogs"] != 0 {
+		t.Fatalf("second run %+v %v, want nothing left", again, err)
+	}
+}
+
+func TestSetOrganizationRetention(t *testing.T) {
+	f := newFleetFixture(t)
+	dev := f.addDevice(1, f.org, f.partner.ID)
+	f.update(func(tx *Tx) error { return tx.SetOrganizationRetention(f.org.ID, PurgeDays{Events: 30}, 14) })
+	f.view(func(tx *Tx) error {
+		e, err := tx.EffectiveSettings(dev.IMEI)
+		if err != nil || e.RetentionDays != 14 || e.Version != 1 {
+			t.Errorf("effective %+v %v, want retention 14 at version 1", e, err)
+		}
+		return nil
+	})
+	err := f.db.Update(Actor{}, func(tx *Tx) error { return tx.SetOrganizationRetention(f.org.ID, PurgeDays{GPS: -1}, 0) })
+	if err == nil || !strings.Contains(err.Error(), "purgeDays.gps") {
+		t.Fatalf("negative purge days: %v", err)
+	}
+}
+
+// gathered returns the value of the counter name whose one label has value label.
+func gathered(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == label {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return -1
+}

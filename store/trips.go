@@ -1,0 +1,271 @@
+package store
+
+import (
+	"bytes"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+)
+
+// Trips: a trip runs from a device's power on (accOn) to its power off
+// (accOff). A power on while a trip is open closes that trip first. The
+// distance is the haversine length of the GPS track between start and end;
+// it is computed again when read, so GPS that arrives late still counts,
+// and the value stored when the trip closed is used once the track has
+// been purged.
+
+// Trip is one drive of one device.
+type Trip struct {
+	ID             int64     `json:"id"`
+	IMEI           string    `json:"imei"`
+	OrganizationID int64     `json:"organizationId"`
+	Start          time.Time `json:"startTime"`
+	End            time.Time `json:"endTime,omitzero"`
+	// DriverID is the driver at the start (0: none known).
+	DriverID int64 `json:"driverId,omitempty"`
+	// DistanceMeters is the track length when the trip closed.
+	DistanceMeters float64 `json:"distanceMeters"`
+}
+
+// Duration is the trip's length; an open trip counts until now.
+func (t *Trip) Duration(now time.Time) time.Duration {
+	end := t.End
+	if end.IsZero() {
+		end = now
+	}
+	return max(end.Sub(t.Start), 0)
+}
+
+const (
+	tripStart = "accOn"
+	tripEnd   = "accOff"
+)
+
+var (
+	bucketTrips    = []byte("trips")     // imei, 0, start ms → trip
+	bucketTripOpen = []byte("trip_open") // imei → key of the open trip
+)
+
+func init() {
+	registerBuckets(string(bucketTrips), string(bucketTripOpen))
+	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
+		return tx.bucket(bucketTripOpen).Delete([]byte(d.IMEI))
+	})
+}
+
+// ApplyTripEvent opens or closes dev's trip on a power on or off event; any
+// other event type is ignored. Redelivered events change nothing.
+func (tx *Tx) ApplyTripEvent(dev *Device, ev protocol.Event) error {
+	at := time.UnixMilli(ev.Time).UTC()
+	switch ev.Type {
+	case tripStart:
+		k := sessionKey(dev.IMEI, at)
+		if tx.bucket(bucketTrips).Get(k) != nil {
+			return nil
+		}
+		if err := tx.closeTrip(dev.IMEI, at); err != nil {
+			return err
+		}
+		id, err := tx.nextID(bucketTrips)
+		if err != nil {
+			return err
+		}
+		t := &Trip{ID: id, IMEI: dev.IMEI, OrganizationID: dev.OrganizationID, Start: at}
+		if d, err := tx.CurrentDriver(dev.IMEI, at); err != nil {
+			return err
+		} else if d != nil {
+			t.DriverID = d.ID
+		}
+		if err := putJSON(tx.bucket(bucketTrips), k, t); err != nil {
+			return err
+		}
+		return tx.bucket(bucketTripOpen).Put([]byte(dev.IMEI), k)
+	case tripEnd:
+		return tx.closeTrip(dev.IMEI, at)
+	}
+	return nil
+}
+
+// closeTrip ends the open trip of imei at t, if any and if t is not before its start.
+func (tx *Tx) closeTrip(imei string, at time.Time) error {
+	k := tx.bucket(bucketTripOpen).Get([]byte(imei))
+	if k == nil {
+		return nil
+	}
+	k = bytes.Clone(k)
+	var t Trip
+	if err := getJSON(tx.bucket(bucketTrips), k, &t); err != nil {
+		return err
+	}
+	if at.Before(t.Start) {
+		return nil
+	}
+	t.End = at
+	pts, err := tx.track(imei, t.Start, t.End)
+	if err != nil {
+		return err
+	}
+	t.DistanceMeters = TrackLength(pts)
+	if err := putJSON(tx.bucket(bucketTrips), k, &t); err != nil {
+		return err
+	}
+	return tx.bucket(bucketTripOpen).Delete([]byte(imei))
+}
+
+// TrackPoint is a position at a time, the input of TrackLength.
+type TrackPoint struct {
+	Time     time.Time
+	Lat, Lon float64
+}
+
+// earthRadiusMeters is the mean Earth radius used by the haversine formula.
+const earthRadiusMeters = 6371008.8
+
+// Haversine returns the great-circle distance in meters between two positions.
+func Haversine(lat1, lon1, lat2, lon2 float64) float64 {
+	rad := math.Pi / 180
+	dLat := (lat2 - lat1) * rad
+	dLon := (lon2 - lon1) * rad
+	a := math.Sin(dLat/2)*math.Sin(dLat/2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Sin(dLon/2)*math.Sin(dLon/2)
+	return 2 * earthRadiusMeters * math.Asin(math.Min(1, math.Sqrt(a)))
+}
+
+// TrackLength sums the haversine distances between consecutive points.
+func TrackLength(pts []TrackPoint) float64 {
+	var sum float64
+	for i := 1; i < len(pts); i++ {
+		sum += Haversine(pts[i-1].Lat, pts[i-1].Lon, pts[i].Lat, pts[i].Lon)
+	}
+	return sum
+}
+
+// TripFilter selects trips; zero fields do not filter.
+type TripFilter struct {
+	// OrganizationIDs admits trips of these organizations' devices (nil: every organization).
+	OrganizationIDs map[int64]bool
+	// PartnerID keeps trips of this partner's devices only.
+	PartnerID int64
+	IMEI      string
+	DriverID  int64
+	// Start and End keep trips that overlap the range.
+	Start, End time.Time
+	// Descending orders newest first (the default of the API).
+	Descending bool
+}
+
+// TripView is a trip as listed: with its distance computed from the track
+// and the drivers who drove it.
+type TripView struct {
+	Trip
+	Drivers []DriverSegment
+}
+
+// Trips returns the page of trips matching f ordered by start, and the total.
+func (tx *Tx) Trips(f TripFilter, p Page) ([]TripView, int, error) {
+	var all []TripView
+	visitDevice := func(imei string) error {
+		if f.PartnerID != 0 {
+			d, err := tx.Device(imei)
+			if err != nil || d.PartnerID != f.PartnerID {
+				return nil
+			}
+		}
+		prefix := compositeKey(imei, "")
+		c := tx.bucket(bucketTrips).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			var t Trip
+			if err := jsonUnmarshal(v, &t); err != nil {
+				return err
+			}
+			if !f.End.IsZero() && t.Start.After(f.End) {
+				break
+			}
+			if !f.Start.IsZero() && !t.End.IsZero() && t.End.Before(f.Start) {
+				continue
+			}
+			if f.OrganizationIDs != nil && !f.OrganizationIDs[t.OrganizationID] {
+				continue
+			}
+			view := TripView{Trip: t}
+			if f.DriverID != 0 {
+				segs, err := tx.DriverSegments(t.IMEI, t.Start, t.End)
+				if err != nil {
+					return err
+				}
+				if !slices.ContainsFunc(segs, func(s DriverSegment) bool { return s.DriverID == f.DriverID }) {
+					continue
+				}
+				view.Drivers = segs
+			}
+			all = append(all, view)
+		}
+		return nil
+	}
+	switch {
+	case f.IMEI != "":
+		if err := visitDevice(f.IMEI); err != nil {
+			return nil, 0, err
+		}
+	case f.OrganizationIDs != nil:
+		for org := range f.OrganizationIDs {
+			for _, imei := range tx.OrganizationIMEIs(org) {
+				if err := visitDevice(imei); err != nil {
+					return nil, 0, err
+				}
+			}
+		}
+	default:
+		var imeis []string
+		if err := tx.bucket(bucketTrips).ForEach(func(k, _ []byte) error {
+			if imei := string(k[:len(k)-9]); len(imeis) == 0 || imeis[len(imeis)-1] != imei {
+				imeis = append(imeis, imei)
+			}
+			return nil
+		}); err != nil {
+			return nil, 0, err
+		}
+		for _, imei := range imeis {
+			if err := visitDevice(imei); err != nil {
+				return nil, 0, err
+			}
+		}
+	}
+	slices.SortFunc(all, func(a, b TripView) int {
+		c := a.Start.Compare(b.Start)
+		if c == 0 {
+			c = int(a.ID - b.ID)
+		}
+		if f.Descending {
+			return -c
+		}
+		return c
+	})
+	page, total := Paginate(all, p)
+	for i := range page {
+		t := &page[i]
+		if t.Drivers == nil {
+			segs, err := tx.DriverSegments(t.IMEI, t.Start, t.End)
+			if err != nil {
+				return nil, 0, err
+			}
+			t.Drivers = segs
+		}
+		pts, err := tx.track(t.IMEI, t.Start, t.endOr(tx.now))
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(pts) >= 2 {
+			t.DistanceMeters = TrackLength(pts)
+		}
+	}
+	return page, total, nil
+}
+
+func (t *Trip) endOr(now time.Time) time.Time {
+	if t.End.IsZero() {
+		return now
+	}
+	return t.End
+}
