@@ -21,7 +21,7 @@ func TestAuxCameraStatusMessages(t *testing.T) {
 	})
 	apply(protocol.Camera{ID: 1, Connected: true}, protocol.Camera{ID: 50, Connected: true, Kind: "wifi", SerialNumber: "SN50"})
 	apply(protocol.Camera{ID: 1, Connected: true}, protocol.Camera{ID: 50, Connected: true, Kind: "wifi", SerialNumber: "SN50"})
-	apply() // a report without cameras changes nothing
+	apply()                                        // a report without cameras changes nothing
 	apply(protocol.Camera{ID: 1, Connected: true}) // camera 50 missing: disconnected
 
 	var statuses []string

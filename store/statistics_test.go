@@ -97,7 +97,7 @@ func TestPartnerStatistics(t *testing.T) {
 				PreviousMonths: []StatsWindow{w(true, 0, mar, apr, 1), w(true, 1, feb, mar, 1)},
 				PreviousWeeks:  []StatsWindow{w(false, 0, wk0, wk2, 1), w(false, 1, wk1, wk0, 0)}},
 		},
-		DevicesByOrganization: []StatsOrgCount{{org2.ID, "Fleet two", 3}, {f.org.ID, "Fleet one", 2}},
+		DevicesByOrganization:               []StatsOrgCount{{org2.ID, "Fleet two", 3}, {f.org.ID, "Fleet one", 2}},
 		RecordingHealthFailedByOrganization: []StatsOrgCount{{f.org.ID, "Fleet one", 1}, {org2.ID, "Fleet two", 0}},
 		RecordingHealthSummary:              []StatsRecordingHealth{{"passed", 2}, {"failed", 1}, {"notTested", 2}},
 		// Device 2's failed recording test and device 1's simulated SD card alarm.
