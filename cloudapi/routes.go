@@ -137,6 +137,17 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.GET("/media/files/:imei/:fileType/:cameraId/:fileId", s.downloadMedia)
 	v2.POST("/media/live/:imei/:stream/frames", s.liveFrame)
 	v2.GET("/media/live/:imei/:stream", s.watchLive)
+
+	// Drivers: profiles, QR codes, assignments to devices, check-out and driving history.
+	v2.GET("/drivers", auth, s.listDrivers)
+	v2.POST("/drivers", auth, write, s.createDrivers)
+	v2.PATCH("/drivers", auth, write, s.updateDrivers)
+	v2.PUT("/drivers", auth, write, s.setDriversActive)
+	v2.DELETE("/drivers", auth, write, s.deleteDrivers)
+	v2.GET("/drivers/:driverId/qr-code", auth, s.driverQRCode)
+	v2.POST("/drivers/devices", auth, write, s.assignDrivers)
+	v2.DELETE("/drivers/devices", auth, write, s.unassignDrivers)
+	v2.POST("/devices/:imei/driver-checkout", auth, write, s.checkoutDriver)
 }
 
 // isoTime formats t as the API's ISO 8601 UTC timestamp with milliseconds.

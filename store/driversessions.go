@@ -358,3 +358,17 @@ func (tx *Tx) DriverSegments(imei string, start, end time.Time) ([]DriverSegment
 }
 
 func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// CheckedInDrivers maps every checked-in driver to the device it is at.
+func (tx *Tx) CheckedInDrivers() (map[int64]string, error) {
+	out := map[int64]string{}
+	err := tx.bucket(bucketDriverCurrent).ForEach(func(imei, k []byte) error {
+		var s DriverSession
+		if err := getJSON(tx.bucket(bucketDriverSessions), k, &s); err != nil {
+			return err
+		}
+		out[s.DriverID] = string(imei)
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,422 @@
+package cloudapi
+
+import (
+	"cmp"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/gin-gonic/gin"
+	qrcode "github.com/skip2/go-qrcode"
+)
+
+// driverDTO is a driver as the API shows it. The id is a string, as in the
+// reference contract; driverCode is the 5-digit check-in PIN.
+type driverDTO struct {
+	ID                 string `json:"id"`
+	OrganizationID     int64  `json:"organizationId"`
+	DriverThirdPartyID string `json:"driverThirdPartyId"`
+	DrivingLicense     string `json:"drivingLicense,omitempty"`
+	FirstName          string `json:"firstName,omitempty"`
+	LastName           string `json:"lastName,omitempty"`
+	DriverCode         string `json:"driverCode"`
+	// IMEI is the device the driver is checked in at, else the one assigned now.
+	IMEI      string `json:"imei,omitempty"`
+	IsActive  bool   `json:"isActive"`
+	CreatedAt string `json:"createdAt"`
+	UpdatedAt string `json:"updatedAt"`
+}
+
+func toDriverDTO(d *store.Driver, imei string) driverDTO {
+	return driverDTO{ID: strconv.FormatInt(d.ID, 10), OrganizationID: d.OrganizationID, DriverThirdPartyID: d.ThirdPartyID,
+		DrivingLicense: d.DrivingLicense, FirstName: d.FirstName, LastName: d.LastName, DriverCode: d.Code,
+		IMEI: imei, IsActive: d.IsActive, CreatedAt: isoTime(d.CreatedAt), UpdatedAt: isoTime(d.UpdatedAt)}
+}
+
+// driverDevice is where a driver is: checked in, else assigned now.
+func driverDevice(tx *store.Tx, checkedIn map[int64]string, id int64) string {
+	if imei := checkedIn[id]; imei != "" {
+		return imei
+	}
+	imei, _ := tx.DriverAssignedDevice(id)
+	return imei
+}
+
+// flexID is an id given as a JSON string ("17") or number (17).
+type flexID int64
+
+func (f *flexID) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < 1 {
+		return fmt.Errorf("must be a positive integer id")
+	}
+	*f = flexID(v)
+	return nil
+}
+
+// driverRequest is one item of the data array of POST, PATCH, PUT and DELETE /drivers.
+type driverRequest struct {
+	ID                 *flexID `json:"id"`
+	OrganizationID     *int64  `json:"organizationId"`
+	DriverThirdPartyID *string `json:"driverThirdPartyId"`
+	DrivingLicense     *string `json:"drivingLicense"`
+	FirstName          *string `json:"firstName"`
+	LastName           *string `json:"lastName"`
+	DriverCode         *string `json:"driverCode"`
+	IsActive           *bool   `json:"isActive"`
+}
+
+type driversBody struct {
+	Data []driverRequest `json:"data"`
+}
+
+// maxDriversPerCall bounds the data array of the driver calls.
+const maxDriversPerCall = 500
+
+// decodeDrivers reads a driver call's body; the data array must hold 1 to 500 items.
+func decodeDrivers(c *gin.Context) ([]driverRequest, error) {
+	var body driversBody
+	if err := decode(c, &body); err != nil {
+		if strings.Contains(err.Error(), "positive integer id") {
+			return nil, badField("data[].id", "must be a driver id (GET /drivers)")
+		}
+		return nil, err
+	}
+	if len(body.Data) == 0 || len(body.Data) > maxDriversPerCall {
+		return nil, badField("data", fmt.Sprintf("must hold from 1 to %d drivers", maxDriversPerCall))
+	}
+	return body.Data, nil
+}
+
+// only refuses members an operation does not take.
+func (r *driverRequest) only(i int, allowed ...string) error {
+	for name, set := range map[string]bool{"id": r.ID != nil, "driverThirdPartyId": r.DriverThirdPartyID != nil,
+		"drivingLicense": r.DrivingLicense != nil, "firstName": r.FirstName != nil, "lastName": r.LastName != nil,
+		"driverCode": r.DriverCode != nil, "isActive": r.IsActive != nil} {
+		if set && !slices.Contains(allowed, name) {
+			return badField(itemField(i, name), "is not accepted by this operation")
+		}
+	}
+	return nil
+}
+
+// orgDriver returns driver id of organization o, 404 otherwise.
+func orgDriver(tx *store.Tx, o *store.Organization, id int64) (*store.Driver, error) {
+	d, err := tx.Driver(id)
+	if err != nil || d.OrganizationID != o.ID {
+		return nil, notFound(fmt.Sprintf("driver %d", id))
+	}
+	return d, nil
+}
+
+// itemError prefixes a store validation error with the item it concerns.
+func itemError(i int, err error) error {
+	if ae := statusOf(err); ae.Status == http.StatusBadRequest || ae.Status == http.StatusConflict || ae.Status == http.StatusNotFound {
+		return apiErr(ae.Status, ae.Name, "data[%d]: %s", i, ae.Message)
+	}
+	return err
+}
+
+// createDrivers handles POST /drivers: adds drivers to one organization.
+func (s *Server) createDrivers(c *gin.Context) {
+	items, err := decodeDrivers(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var out []driverDTO
+	var imeis []string
+	err = s.update(c, func(tx *store.Tx) error {
+		o, err := s.writeOrg(c, tx)
+		if err != nil {
+			return err
+		}
+		for i, r := range items {
+			if err := r.only(i, "driverThirdPartyId", "drivingLicense", "firstName", "lastName", "driverCode"); err != nil {
+				return err
+			}
+			if err := bodyOrg(c, o, itemField(i, "organizationId"), r.OrganizationID); err != nil {
+				return err
+			}
+			if r.DriverThirdPartyID == nil {
+				return badField(itemField(i, "driverThirdPartyId"), "is required")
+			}
+			d := &store.Driver{OrganizationID: o.ID, ThirdPartyID: *r.DriverThirdPartyID, DrivingLicense: deref(r.DrivingLicense),
+				FirstName: deref(r.FirstName), LastName: deref(r.LastName), Code: deref(r.DriverCode)}
+			if err := tx.CreateDriver(d); err != nil {
+				return itemError(i, err)
+			}
+			out = append(out, toDriverDTO(d, ""))
+		}
+		imeis = tx.OrganizationIMEIs(o.ID)
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.pushConfigs(imeis)
+	created(c, out)
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// updateDrivers handles PATCH /drivers: partial updates; members left out are kept.
+func (s *Server) updateDrivers(c *gin.Context) {
+	s.changeDrivers(c, []string{"id", "driverThirdPartyId", "drivingLicense", "firstName", "lastName", "driverCode"},
+		func(tx *store.Tx, d *store.Driver, r driverRequest) (*store.Driver, error) {
+			return tx.UpdateDriver(d.ID, store.DriverPatch{ThirdPartyID: r.DriverThirdPartyID, FirstName: r.FirstName,
+				LastName: r.LastName, DrivingLicense: r.DrivingLicense, Code: r.DriverCode})
+		}, func(c *gin.Context, out []driverDTO) { ok(c, out) })
+}
+
+// activeCounts is the answer of PUT /drivers.
+type activeCounts struct {
+	ActiveCount   int `json:"activeCount"`
+	InactiveCount int `json:"inactiveCount"`
+}
+
+// setDriversActive handles PUT /drivers: activates or deactivates drivers.
+func (s *Server) setDriversActive(c *gin.Context) {
+	s.changeDrivers(c, []string{"id", "isActive"},
+		func(tx *store.Tx, d *store.Driver, r driverRequest) (*store.Driver, error) {
+			if r.IsActive == nil {
+				return nil, badField("isActive", "is required")
+			}
+			return tx.UpdateDriver(d.ID, store.DriverPatch{IsActive: r.IsActive})
+		}, func(c *gin.Context, out []driverDTO) {
+			var n activeCounts
+			for _, d := range out {
+				if d.IsActive {
+					n.ActiveCount++
+				} else {
+					n.InactiveCount++
+				}
+			}
+			ok(c, n)
+		})
+}
+
+// deleteDrivers handles DELETE /drivers: removes inactive drivers.
+func (s *Server) deleteDrivers(c *gin.Context) {
+	s.changeDrivers(c, []string{"id"},
+		func(tx *store.Tx, d *store.Driver, _ driverRequest) (*store.Driver, error) {
+			return d, tx.DeleteDriver(d.ID)
+		}, func(c *gin.Context, out []driverDTO) { ok(c, gin.H{"deleted": len(out)}) })
+}
+
+// changeDrivers runs fn on every driver a body names, in one transaction.
+func (s *Server) changeDrivers(c *gin.Context, allowed []string,
+	fn func(*store.Tx, *store.Driver, driverRequest) (*store.Driver, error), respond func(*gin.Context, []driverDTO)) {
+	items, err := decodeDrivers(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var out []driverDTO
+	var imeis []string
+	err = s.update(c, func(tx *store.Tx) error {
+		o, err := s.writeOrg(c, tx)
+		if err != nil {
+			return err
+		}
+		for i, r := range items {
+			if err := r.only(i, allowed...); err != nil {
+				return err
+			}
+			if err := bodyOrg(c, o, itemField(i, "organizationId"), r.OrganizationID); err != nil {
+				return err
+			}
+			if r.ID == nil {
+				return badField(itemField(i, "id"), "is required")
+			}
+			d, err := orgDriver(tx, o, int64(*r.ID))
+			if err != nil {
+				return itemError(i, err)
+			}
+			if d, err = fn(tx, d, r); err != nil {
+				return itemError(i, err)
+			}
+			out = append(out, toDriverDTO(d, ""))
+		}
+		imeis = tx.OrganizationIMEIs(o.ID)
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.pushConfigs(imeis)
+	respond(c, out)
+}
+
+// driverSorts are the sort keys of GET /drivers.
+var driverSorts = map[string]func(a, b *store.Driver) int{
+	"createdAt":      func(a, b *store.Driver) int { return cmp.Compare(a.ID, b.ID) },
+	"drivingLicense": func(a, b *store.Driver) int { return strings.Compare(a.DrivingLicense, b.DrivingLicense) },
+	"firstName":      func(a, b *store.Driver) int { return strings.Compare(strings.ToLower(a.FirstName), strings.ToLower(b.FirstName)) },
+	"lastName":       func(a, b *store.Driver) int { return strings.Compare(strings.ToLower(a.LastName), strings.ToLower(b.LastName)) },
+}
+
+// nameRegexp compiles a name filter of GET /drivers: a case-insensitive regular expression.
+func nameRegexp(field, v string) (*regexp.Regexp, error) {
+	if v == "" {
+		return nil, nil
+	}
+	if len(v) > 100 {
+		return nil, badField(field, "must be at most 100 characters")
+	}
+	re, err := regexp.Compile("(?i)" + v)
+	if err != nil {
+		return nil, badField(field, "must be a valid regular expression")
+	}
+	return re, nil
+}
+
+// queryOrder reads order=asc|desc (default desc).
+func queryOrder(c *gin.Context) (bool, error) {
+	switch c.DefaultQuery("order", "desc") {
+	case "desc":
+		return true, nil
+	case "asc":
+		return false, nil
+	}
+	return false, badField("order", "must be asc or desc")
+}
+
+// listDrivers handles GET /drivers.
+func (s *Server) listDrivers(c *gin.Context) {
+	p, err := s.page(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	sortBy := c.DefaultQuery("sort", "createdAt")
+	less, found := driverSorts[sortBy]
+	if !found {
+		s.fail(c, badField("sort", "must be one of createdAt, drivingLicense, firstName, lastName"))
+		return
+	}
+	desc, err := queryOrder(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	first, err := nameRegexp("driverFirstName", c.Query("driverFirstName"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	last, err := nameRegexp("driverLastName", c.Query("driverLastName"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	f := store.DriverFilter{ThirdPartyID: c.Query("driverThirdPartyId"), Match: func(d *store.Driver) bool {
+		return (first == nil || first.MatchString(d.FirstName)) && (last == nil || last.MatchString(d.LastName))
+	}}
+	if v := c.Query("driverId"); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || id < 1 {
+			s.fail(c, badField("driverId", "must be a driver id (a positive integer)"))
+			return
+		}
+		f.ID = id
+	}
+	if v := c.Query("driverIsActive"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			s.fail(c, badField("driverIsActive", "must be true or false"))
+			return
+		}
+		f.IsActive = &b
+	}
+	var out []driverDTO
+	var total int
+	err = s.view(func(tx *store.Tx) error {
+		orgs, err := s.readOrgs(c, tx)
+		if err != nil {
+			return err
+		}
+		f.OrganizationIDs = orgIDs(orgs)
+		all, err := tx.Drivers(f)
+		if err != nil {
+			return err
+		}
+		slices.SortStableFunc(all, func(a, b store.Driver) int {
+			r := cmp.Or(less(&a, &b), cmp.Compare(a.ID, b.ID))
+			if desc {
+				return -r
+			}
+			return r
+		})
+		page, n := store.Paginate(all, p)
+		total = n
+		checkedIn, err := tx.CheckedInDrivers()
+		if err != nil {
+			return err
+		}
+		for i := range page {
+			out = append(out, toDriverDTO(&page[i], driverDevice(tx, checkedIn, page[i].ID)))
+		}
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	okPage(c, out, total, p)
+}
+
+// qrCodeSize is the side of a driver's QR code image, in pixels.
+const qrCodeSize = 256
+
+// driverQRCode handles GET /drivers/{driverId}/qr-code: the driver's QR
+// code as a PNG, inline as a base64 data URL in data, or as the image
+// itself when the caller accepts image/png.
+func (s *Server) driverQRCode(c *gin.Context) {
+	id, err := pathInt(c, "driverId")
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var payload string
+	err = s.view(func(tx *store.Tx) error {
+		orgs, err := s.readOrgs(c, tx)
+		if err != nil {
+			return err
+		}
+		d, err := tx.Driver(id)
+		if err != nil || orgs[d.OrganizationID] == nil {
+			return notFound(fmt.Sprintf("driver %d", id))
+		}
+		payload = d.QRPayload
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	png, err := qrcode.Encode(payload, qrcode.Medium, qrCodeSize)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if c.NegotiateFormat(gin.MIMEJSON, "image/png") == "image/png" && strings.Contains(c.GetHeader("Accept"), "image/png") {
+		c.Data(http.StatusOK, "image/png", png)
+		return
+	}
+	ok(c, "data:image/png;base64,"+base64.StdEncoding.EncodeToString(png))
+}
