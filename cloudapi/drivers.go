@@ -266,8 +266,12 @@ func (s *Server) changeDrivers(c *gin.Context, allowed []string,
 var driverSorts = map[string]func(a, b *store.Driver) int{
 	"createdAt":      func(a, b *store.Driver) int { return cmp.Compare(a.ID, b.ID) },
 	"drivingLicense": func(a, b *store.Driver) int { return strings.Compare(a.DrivingLicense, b.DrivingLicense) },
-	"firstName":      func(a, b *store.Driver) int { return strings.Compare(strings.ToLower(a.FirstName), strings.ToLower(b.FirstName)) },
-	"lastName":       func(a, b *store.Driver) int { return strings.Compare(strings.ToLower(a.LastName), strings.ToLower(b.LastName)) },
+	"firstName": func(a, b *store.Driver) int {
+		return strings.Compare(strings.ToLower(a.FirstName), strings.ToLower(b.FirstName))
+	},
+	"lastName": func(a, b *store.Driver) int {
+		return strings.Compare(strings.ToLower(a.LastName), strings.ToLower(b.LastName))
+	},
 }
 
 // nameRegexp compiles a name filter of GET /drivers: a case-insensitive regular expression.
