@@ -148,6 +148,7 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.POST("/drivers/devices", auth, write, s.assignDrivers)
 	v2.DELETE("/drivers/devices", auth, write, s.unassignDrivers)
 	v2.POST("/devices/:imei/driver-checkout", auth, write, s.checkoutDriver)
+	v2.GET("/driving-history", auth, s.listDrivingHistory)
 }
 
 // isoTime formats t as the API's ISO 8601 UTC timestamp with milliseconds.
