@@ -3,6 +3,7 @@ package cloudapi
 import (
 	"time"
 
+	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
 )
 
@@ -149,6 +150,21 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.DELETE("/drivers/devices", auth, write, s.unassignDrivers)
 	v2.POST("/devices/:imei/driver-checkout", auth, write, s.checkoutDriver)
 	v2.GET("/driving-history", auth, s.listDrivingHistory)
+
+	// Alarms: the report, details, actions, comments, simulation and e-mail recipients.
+	v2.GET("/alarm-definitions", auth, s.listAlarmDefinitions)
+	v2.GET("/alarms", auth, s.listAlarms)
+	v2.GET("/alarms/:alarmId", auth, s.getAlarm)
+	v2.POST("/alarms/:alarmId/actions", auth, write, s.actOnAlarm)
+	v2.POST("/alarms/:alarmId/comments", auth, write, s.commentOnAlarm)
+	v2.POST("/devices/:imei/alarm-simulator", auth, write, s.simulateAlarm)
+	v2.GET("/recipients/alarms", auth, s.listRecipients(store.RecipientAlarms))
+	v2.POST("/recipients/alarms", auth, write, s.addRecipient(store.RecipientAlarms))
+	v2.PATCH("/recipients/alarms/:recipientId", auth, write, s.updateRecipient)
+	v2.DELETE("/recipients/alarms/:recipientId", auth, write, s.deleteRecipient(store.RecipientAlarms))
+	v2.GET("/recipients/health", auth, s.listRecipients(store.RecipientHealth))
+	v2.POST("/recipients/health", auth, write, s.addRecipient(store.RecipientHealth))
+	v2.DELETE("/recipients/health/:recipientId", auth, write, s.deleteRecipient(store.RecipientHealth))
 }
 
 // isoTime formats t as the API's ISO 8601 UTC timestamp with milliseconds.

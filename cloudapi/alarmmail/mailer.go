@@ -1,0 +1,277 @@
+// Package alarmmail e-mails alarm reports to the recipients organizations
+// and partners configure (/recipients/alarms, /recipients/health) through
+// the SMTP server of the configuration. Sending happens outside any store
+// transaction: the mailer reads the alarms past each recipient's cursor,
+// sends one message, and only then moves the cursor, so an alarm is
+// reported at least once even across a restart or an SMTP failure.
+package alarmmail
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/smtp"
+	"strings"
+	"time"
+
+	"github.com/fleetcam/fleetcam/configs"
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// ErrDisabled is returned when no SMTP server is configured.
+var ErrDisabled = errors.New("alarmmail: no SMTP server configured")
+
+// Options configure a Mailer.
+type Options struct {
+	Store  *store.DB
+	SMTP   configs.SMTP
+	Logger *slog.Logger
+	// Registerer receives the fleetcam_alarm_mail_* metrics; nil: not registered.
+	Registerer prometheus.Registerer
+	// Poll is how often due recipients are checked (default 10s).
+	Poll time.Duration
+	// Timeout bounds one SMTP conversation (default 30s).
+	Timeout time.Duration
+	// MaxAlarms bounds the alarms listed in one message; the rest follow in the next.
+	MaxAlarms int
+}
+
+// Mailer sends alarm reports.
+type Mailer struct {
+	o      Options
+	sent   prometheus.Counter
+	failed prometheus.Counter
+}
+
+// New builds a mailer.
+func New(o Options) *Mailer {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Poll <= 0 {
+		o.Poll = 10 * time.Second
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Second
+	}
+	if o.MaxAlarms <= 0 {
+		o.MaxAlarms = 100
+	}
+	m := &Mailer{o: o,
+		sent: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "fleetcam", Subsystem: "alarm_mail",
+			Name: "sent_total", Help: "Alarm report e-mails sent."}),
+		failed: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "fleetcam", Subsystem: "alarm_mail",
+			Name: "failures_total", Help: "Alarm report e-mails that could not be sent (retried on the next poll)."}),
+	}
+	if o.Registerer != nil {
+		o.Registerer.MustRegister(m.sent, m.failed)
+	}
+	return m
+}
+
+// Run sends due reports every poll interval until ctx ends.
+func (m *Mailer) Run(ctx context.Context) {
+	if m.o.SMTP.Addr == "" {
+		m.o.Logger.Info("alarm e-mail disabled: smtp.addr is empty")
+		return
+	}
+	t := time.NewTicker(m.o.Poll)
+	defer t.Stop()
+	for {
+		if _, err := m.RunOnce(ctx); err != nil && ctx.Err() == nil {
+			m.o.Logger.Warn("alarm e-mail", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// report is one message to send: a recipient and its new alarms.
+type report struct {
+	recipient store.AlarmRecipient
+	alarms    []store.Alarm
+	orgNames  map[int64]string
+	devices   map[string]string
+}
+
+// RunOnce sends every recipient that is due the alarms raised since its
+// last report, and returns how many messages went out.
+func (m *Mailer) RunOnce(ctx context.Context) (int, error) {
+	if m.o.SMTP.Addr == "" {
+		return 0, ErrDisabled
+	}
+	now := m.o.Store.Now()
+	var due []report
+	err := m.o.Store.View(func(tx *store.Tx) error {
+		rs, err := tx.AlarmRecipients(func(r *store.AlarmRecipient) bool { return r.Due(now) })
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			alarms, err := tx.Alarms(store.AlarmFilter{AfterID: r.LastAlarmID})
+			if err != nil {
+				return err
+			}
+			rep := report{recipient: r, orgNames: map[int64]string{}, devices: map[string]string{}}
+			for _, a := range alarms {
+				if !r.Wants(&a) {
+					continue
+				}
+				if len(rep.alarms) == m.o.MaxAlarms {
+					break
+				}
+				rep.alarms = append(rep.alarms, a)
+				rep.orgNames[a.OrganizationID], _ = tx.AlarmNames(&a)
+				if d, err := tx.Device(a.IMEI); err == nil {
+					rep.devices[a.IMEI] = d.Name
+				}
+			}
+			if len(rep.alarms) > 0 {
+				due = append(due, rep)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	sent := 0
+	var errs []error
+	for _, rep := range due {
+		if err := ctx.Err(); err != nil {
+			return sent, err
+		}
+		if err := m.send(rep.recipient.Email, compose(m.o.SMTP.From, rep, now)); err != nil {
+			m.failed.Inc()
+			errs = append(errs, fmt.Errorf("alarmmail: send to recipient %d: %w", rep.recipient.ID, err))
+			continue
+		}
+		m.sent.Inc()
+		sent++
+		last := rep.alarms[len(rep.alarms)-1].ID
+		if err := m.o.Store.Update(store.Actor{Source: "alarmmail"}, func(tx *store.Tx) error {
+			return tx.MarkAlarmRecipientReported(rep.recipient.ID, last, now)
+		}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return sent, errors.Join(errs...)
+}
+
+// send delivers one message over SMTP, with STARTTLS when the server offers
+// it and authentication when a username is configured.
+func (m *Mailer) send(to string, msg []byte) error {
+	cfg := m.o.SMTP
+	host, _, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("smtp.addr %q: %w", cfg.Addr, err)
+	}
+	conn, err := net.DialTimeout("tcp", cfg.Addr, m.o.Timeout)
+	if err != nil {
+		return err
+	}
+	conn.SetDeadline(time.Now().Add(m.o.Timeout))
+	c, err := smtp.NewClient(conn, host)
+	if err != nil {
+		conn.Close()
+		return err
+	}
+	defer c.Close()
+	if ok, _ := c.Extension("STARTTLS"); ok {
+		if err := c.StartTLS(&tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}); err != nil {
+			return err
+		}
+	}
+	if cfg.Username != "" {
+		if err := c.Auth(smtp.PlainAuth("", cfg.Username, cfg.Password, host)); err != nil {
+			return err
+		}
+	}
+	if err := c.Mail(cfg.From); err != nil {
+		return err
+	}
+	if err := c.Rcpt(to); err != nil {
+		return err
+	}
+	w, err := c.Data()
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(msg); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return c.Quit()
+}
+
+// compose renders a plain-text report of rep's alarms.
+func compose(from string, rep report, now time.Time) []byte {
+	var subject string
+	if len(rep.alarms) == 1 {
+		a := rep.alarms[0]
+		def, _ := store.AlarmDefinitionByID(a.AlarmDefinitionID)
+		subject = fmt.Sprintf("[fleetcam] Alarm: %s on %s", def.Name, deviceLabel(rep, a.IMEI))
+	} else {
+		subject = fmt.Sprintf("[fleetcam] %d new alarms", len(rep.alarms))
+	}
+	var b strings.Builder
+	header := func(k, v string) { fmt.Fprintf(&b, "%s: %s\r\n", k, v) }
+	header("From", from)
+	header("To", rep.recipient.Email)
+	header("Subject", clean(subject))
+	header("Date", now.Format(time.RFC1123Z))
+	header("Message-ID", "<"+randomID()+"@fleetcam>")
+	header("MIME-Version", "1.0")
+	header("Content-Type", "text/plain; charset=utf-8")
+	header("Content-Transfer-Encoding", "8bit")
+	b.WriteString("\r\n")
+	fmt.Fprintf(&b, "%d new alarm(s) since the last report.\r\n", len(rep.alarms))
+	for _, a := range rep.alarms {
+		def, _ := store.AlarmDefinitionByID(a.AlarmDefinitionID)
+		b.WriteString("\r\n")
+		fmt.Fprintf(&b, "Alarm %d: %s (severity %d)\r\n", a.ID, def.Name, def.Severity)
+		fmt.Fprintf(&b, "  Device:       %s\r\n", deviceLabel(rep, a.IMEI))
+		fmt.Fprintf(&b, "  Organization: %s (%d)\r\n", clean(rep.orgNames[a.OrganizationID]), a.OrganizationID)
+		fmt.Fprintf(&b, "  Created:      %s\r\n", a.CreatedAt.UTC().Format(time.RFC3339))
+		if a.Details != "" {
+			fmt.Fprintf(&b, "  Details:      %s\r\n", clean(a.Details))
+		}
+		if a.Simulated {
+			b.WriteString("  Simulated:    yes\r\n")
+		}
+		for _, c := range a.Comments {
+			fmt.Fprintf(&b, "  Comment:      %s\r\n", clean(c.Details))
+		}
+		fmt.Fprintf(&b, "  What to do:   %s\r\n", def.Recommendation)
+	}
+	return []byte(b.String())
+}
+
+func deviceLabel(rep report, imei string) string {
+	if name := rep.devices[imei]; name != "" {
+		return clean(name) + " (" + imei + ")"
+	}
+	return imei
+}
+
+// clean keeps user text on one line, so it cannot add headers or lines.
+func clean(s string) string {
+	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
+}
+
+func randomID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

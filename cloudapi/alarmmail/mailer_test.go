@@ -1,0 +1,272 @@
+package alarmmail
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/configs"
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// mail is one message the test SMTP server accepted.
+type mail struct {
+	from string
+	to   []string
+	data string
+}
+
+// smtpServer is a minimal SMTP server on 127.0.0.1:0 that keeps what it receives.
+type smtpServer struct {
+	ln     net.Listener
+	mu     sync.Mutex
+	mails  []mail
+	reject map[string]bool // recipients answered 550
+}
+
+func startSMTP(t *testing.T) *smtpServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &smtpServer{ln: ln, reject: map[string]bool{}}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go s.serve(c)
+		}
+	}()
+	return s
+}
+
+func (s *smtpServer) serve(c net.Conn) {
+	defer c.Close()
+	r := bufio.NewReader(c)
+	reply := func(line string) { fmt.Fprintf(c, "%s\r\n", line) }
+	reply("220 test ESMTP")
+	var m mail
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		cmd := strings.ToUpper(strings.TrimSpace(line))
+		switch {
+		case strings.HasPrefix(cmd, "EHLO"), strings.HasPrefix(cmd, "HELO"):
+			reply("250 test")
+		case strings.HasPrefix(cmd, "MAIL FROM:"):
+			m = mail{from: strings.Trim(strings.TrimSpace(line)[10:], "<>")}
+			reply("250 OK")
+		case strings.HasPrefix(cmd, "RCPT TO:"):
+			to := strings.Trim(strings.TrimSpace(line)[8:], "<>")
+			s.mu.Lock()
+			rejected := s.reject[to]
+			s.mu.Unlock()
+			if rejected {
+				reply("550 no such user")
+				continue
+			}
+			m.to = append(m.to, to)
+			reply("250 OK")
+		case cmd == "DATA":
+			reply("354 go ahead")
+			var b strings.Builder
+			for {
+				l, err := r.ReadString('\n')
+				if err != nil {
+					return
+				}
+				if l == ".\r\n" {
+					break
+				}
+				b.WriteString(l)
+			}
+			m.data = b.String()
+			s.mu.Lock()
+			s.mails = append(s.mails, m)
+			s.mu.Unlock()
+			reply("250 queued")
+		case cmd == "QUIT":
+			reply("221 bye")
+			return
+		default:
+			reply("250 OK")
+		}
+	}
+}
+
+func (s *smtpServer) take() []mail {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.mails
+	s.mails = nil
+	return out
+}
+
+func (s *smtpServer) setReject(addr string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reject[addr] = on
+}
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func TestMailer(t *testing.T) {
+	srv := startSMTP(t)
+	clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	db, err := store.Open(filepath.Join(t.TempDir(), "fleetcam.db"), store.Options{Now: clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var dev, otherDev *store.Device
+	var org, other *store.Organization
+	update := func(fn func(tx *store.Tx) error) {
+		t.Helper()
+		if err := db.Update(store.Actor{Source: "test"}, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update(func(tx *store.Tx) error {
+		p, err := tx.CreatePartner("Partner")
+		if err != nil {
+			return err
+		}
+		if org, err = tx.CreateOrganization(p.ID, "Fleet one", nil); err != nil {
+			return err
+		}
+		if other, err = tx.CreateOrganization(p.ID, "Fleet two", nil); err != nil {
+			return err
+		}
+		dev = &store.Device{IMEI: "357660100000017", Name: "Truck 1", OrganizationID: org.ID, PartnerID: p.ID}
+		otherDev = &store.Device{IMEI: "357660100000025", Name: "Van 2", OrganizationID: other.ID, PartnerID: p.ID}
+		if err := tx.AddDevice(dev); err != nil {
+			return err
+		}
+		if err := tx.AddDevice(otherDev); err != nil {
+			return err
+		}
+		for _, r := range []*store.AlarmRecipient{
+			{Kind: store.RecipientAlarms, Email: "recording@one.example", OrganizationID: org.ID, PartnerID: p.ID, AlarmDefinitions: []int64{store.AlarmRecordingFailed}},
+			{Kind: store.RecipientHealth, Email: "health@one.example", OrganizationID: org.ID, PartnerID: p.ID, ReportIntervalSeconds: 3600},
+			{Kind: store.RecipientAlarms, Email: "ops@partner.example", PartnerID: p.ID},
+			{Kind: store.RecipientAlarms, Email: "fleet@two.example", OrganizationID: other.ID, PartnerID: p.ID},
+		} {
+			if err := tx.AddAlarmRecipient(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	m := New(Options{Store: db, SMTP: configs.SMTP{Addr: srv.ln.Addr().String(), From: "alarms@fleetcam.test"}})
+	run := func() map[string]mail {
+		t.Helper()
+		if _, err := m.RunOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]mail{}
+		for _, ml := range srv.take() {
+			got[strings.Join(ml.to, ",")] = ml
+		}
+		return got
+	}
+
+	update(func(tx *store.Tx) error {
+		_, err := tx.ApplyHealthAlarms(dev, protocol.Status{RecordingTest: "failed", SDCard: &protocol.SDCard{Present: false}})
+		return err
+	})
+	clk.add(time.Minute)
+	update(func(tx *store.Tx) error {
+		_, err := tx.SimulateAlarm(dev, store.AlarmPowerDisconnected, clk.now(), "drill: cable pulled\r\nBcc: evil@example.com")
+		return err
+	})
+	got := run()
+	if len(got) != 3 {
+		t.Fatalf("%d messages to %v, want 3 (not the other organization's recipient)", len(got), keys(got))
+	}
+	rec := got["recording@one.example"]
+	if !strings.Contains(rec.data, "Subject: [fleetcam] Alarm: Recording health test failed on Truck 1 (357660100000017)") ||
+		strings.Contains(rec.data, "SD card missing") || rec.from != "alarms@fleetcam.test" {
+		t.Fatalf("recording recipient's message:\n%s", rec.data)
+	}
+	health := got["health@one.example"]
+	for _, want := range []string{"3 new alarm(s)", "Recording health test failed", "SD card missing", "Power disconnected",
+		"Simulated:    yes", "Comment:      drill: cable pulled  Bcc: evil@example.com", "What to do:", "Fleet one"} {
+		if !strings.Contains(health.data, want) {
+			t.Fatalf("health recipient's message lacks %q:\n%s", want, health.data)
+		}
+	}
+	if strings.Contains(health.data, "\r\nBcc:") {
+		t.Fatal("a comment injected a header line")
+	}
+	if len(run()) != 0 {
+		t.Fatal("the same alarms were reported twice")
+	}
+
+	// A new alarm: the hourly recipient waits, the others get it at once.
+	update(func(tx *store.Tx) error {
+		if _, _, err := tx.RaiseAlarm(dev, store.AlarmCameraDisconnected, clk.now(), "in-cabin camera (2) disconnected"); err != nil {
+			return err
+		}
+		_, _, err := tx.RaiseAlarm(otherDev, store.AlarmRecordingFailed, clk.now(), "")
+		return err
+	})
+	srv.setReject("ops@partner.example", true)
+	if _, err := m.RunOnce(context.Background()); err == nil {
+		t.Fatal("a rejected recipient did not report an error")
+	}
+	got = map[string]mail{}
+	for _, ml := range srv.take() {
+		got[strings.Join(ml.to, ",")] = ml
+	}
+	if len(got) != 1 || got["fleet@two.example"].data == "" {
+		t.Fatalf("messages to %v, want only Fleet two's recipient", keys(got))
+	}
+	srv.setReject("ops@partner.example", false)
+	got = run()
+	if len(got) != 1 || !strings.Contains(got["ops@partner.example"].data, "2 new alarms") {
+		t.Fatalf("after the SMTP server recovered: %v", keys(got))
+	}
+	clk.add(time.Hour)
+	got = run()
+	if len(got) != 1 || !strings.Contains(got["health@one.example"].data, "Camera disconnected") ||
+		strings.Contains(got["health@one.example"].data, "SD card missing") {
+		t.Fatalf("after the hour: %v", keys(got))
+	}
+
+	off := New(Options{Store: db})
+	if _, err := off.RunOnce(context.Background()); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("without smtp.addr: %v", err)
+	}
+}
+
+func keys(m map[string]mail) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

@@ -1,0 +1,430 @@
+package cloudapi
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/gin-gonic/gin"
+)
+
+// alarmCommentDTO is a comment on an alarm.
+type alarmCommentDTO struct {
+	ID                    int64  `json:"id"`
+	AlarmID               int64  `json:"alarmId"`
+	Details               string `json:"details"`
+	CreatedByAudienceName string `json:"createdByAudienceName"`
+	CreatedByID           int64  `json:"createdById"`
+	CommentorName         string `json:"commentorName"`
+	CreatedAt             string `json:"createdAt"`
+}
+
+// alarmActionDTO is an open, close, read or unread of an alarm.
+type alarmActionDTO struct {
+	ID                    int64  `json:"id"`
+	AlarmID               int64  `json:"alarmId"`
+	Type                  string `json:"type"`
+	CreatedByAudienceName string `json:"createdByAudienceName"`
+	CreatedByID           int64  `json:"createdById"`
+	CreatedAt             string `json:"createdAt"`
+	UpdatedAt             string `json:"updatedAt"`
+}
+
+// alarmDTO is an alarm as the API shows it. lastReadAt and lastCloseAt are
+// null until the alarm is first read or closed; userId is null for an
+// alarm the system raised.
+type alarmDTO struct {
+	ID                      int64             `json:"id"`
+	IMEI                    string            `json:"imei"`
+	DeviceName              string            `json:"deviceName,omitempty"`
+	Details                 string            `json:"details"`
+	OrganizationID          int64             `json:"organizationId"`
+	OrganizationName        string            `json:"organizationName"`
+	PartnerID               int64             `json:"partnerId"`
+	PartnerName             string            `json:"partnerName"`
+	UserID                  *int64            `json:"userId"`
+	AlarmDefinitionID       int64             `json:"alarmDefinitionId"`
+	AlarmDefinitionName     string            `json:"alarmDefinitionName"`
+	AlarmDefinitionSeverity int               `json:"alarmDefinitionSeverity"`
+	CreatedAt               string            `json:"createdAt"`
+	LastReadAt              *string           `json:"lastReadAt"`
+	LastCloseAt             *string           `json:"lastCloseAt"`
+	IsOpen                  bool              `json:"isOpen"`
+	IsRead                  bool              `json:"isRead"`
+	IsSimulated             bool              `json:"isSimulated"`
+	Comments                []alarmCommentDTO `json:"comments"`
+	Actions                 []alarmActionDTO  `json:"actions"`
+}
+
+func isoTimeOrNull(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := isoTime(t)
+	return &s
+}
+
+func toCommentDTO(c store.AlarmComment) alarmCommentDTO {
+	return alarmCommentDTO{ID: c.ID, AlarmID: c.AlarmID, Details: c.Details, CreatedByAudienceName: c.CreatedByAudienceName,
+		CreatedByID: c.CreatedByID, CommentorName: c.CommentorName, CreatedAt: isoTime(c.CreatedAt)}
+}
+
+func toActionDTO(a store.AlarmAction) alarmActionDTO {
+	return alarmActionDTO{ID: a.ID, AlarmID: a.AlarmID, Type: a.Type, CreatedByAudienceName: a.CreatedByAudienceName,
+		CreatedByID: a.CreatedByID, CreatedAt: isoTime(a.CreatedAt), UpdatedAt: isoTime(a.UpdatedAt)}
+}
+
+func toAlarmDTO(tx *store.Tx, a *store.Alarm) alarmDTO {
+	def, _ := store.AlarmDefinitionByID(a.AlarmDefinitionID)
+	org, partner := tx.AlarmNames(a)
+	out := alarmDTO{ID: a.ID, IMEI: a.IMEI, Details: a.Details, OrganizationID: a.OrganizationID, OrganizationName: org,
+		PartnerID: a.PartnerID, PartnerName: partner, AlarmDefinitionID: a.AlarmDefinitionID,
+		AlarmDefinitionName: def.Name, AlarmDefinitionSeverity: def.Severity, CreatedAt: isoTime(a.CreatedAt),
+		LastReadAt: isoTimeOrNull(a.LastReadAt), LastCloseAt: isoTimeOrNull(a.LastCloseAt), IsOpen: a.Open,
+		IsRead: a.Read, IsSimulated: a.Simulated, Comments: []alarmCommentDTO{}, Actions: []alarmActionDTO{}}
+	if a.UserID != 0 {
+		out.UserID = &a.UserID
+	}
+	if d, err := tx.Device(a.IMEI); err == nil {
+		out.DeviceName = d.Name
+	}
+	for _, c := range a.Comments {
+		out.Comments = append(out.Comments, toCommentDTO(c))
+	}
+	for _, x := range a.Actions {
+		out.Actions = append(out.Actions, toActionDTO(x))
+	}
+	return out
+}
+
+// canSeeAlarm applies device tenancy to an alarm: a partner sees the alarms
+// of its own devices, anyone else those of its organization.
+func canSeeAlarm(p Principal, a *store.Alarm) bool {
+	if p.IsPartner() {
+		return a.PartnerID == p.PartnerID
+	}
+	return p.Kind != kindScoped && a.OrganizationID == p.OrganizationID
+}
+
+// alarm returns the alarm of the path parameter alarmId if the caller may see it.
+func (s *Server) alarm(c *gin.Context, tx *store.Tx) (*store.Alarm, error) {
+	id, err := pathInt(c, "alarmId")
+	if err != nil {
+		return nil, err
+	}
+	a, err := tx.Alarm(id)
+	if err != nil || !canSeeAlarm(principal(c), a) {
+		return nil, notFound(fmt.Sprintf("alarm %d", id))
+	}
+	return a, nil
+}
+
+// simulateAlarmRequest is the body of POST /devices/{imei}/alarm-simulator.
+type simulateAlarmRequest struct {
+	AlarmDefinitionID *int64  `json:"alarmDefinitionId"`
+	CreatedAt         *string `json:"createdAt"`
+	Metadata          *string `json:"metadata"`
+}
+
+// maxAlarmText bounds comments and simulator metadata.
+const maxAlarmText = 2000
+
+// simulateAlarm handles POST /devices/{imei}/alarm-simulator: an alarm like
+// one the system raises, with metadata as the customer comment. The triple
+// (imei, alarmDefinitionId, createdAt) can be used once, even after close.
+// isWebhookSent reports that the alarm webhook message was recorded for
+// delivery in the same transaction.
+func (s *Server) simulateAlarm(c *gin.Context) {
+	var req simulateAlarmRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if req.AlarmDefinitionID == nil {
+		s.fail(c, badField("alarmDefinitionId", "is required"))
+		return
+	}
+	if _, found := store.AlarmDefinitionByID(*req.AlarmDefinitionID); !found {
+		s.fail(c, badField("alarmDefinitionId", "must be one of "+alarmDefinitionIDs()+" (GET /v2/alarm-definitions)"))
+		return
+	}
+	if req.CreatedAt == nil {
+		s.fail(c, badField("createdAt", "is required"))
+		return
+	}
+	at, err := parseTime("createdAt", *req.CreatedAt)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if req.Metadata != nil && len(*req.Metadata) > maxAlarmText {
+		s.fail(c, badField("metadata", fmt.Sprintf("must be at most %d characters", maxAlarmText)))
+		return
+	}
+	var id int64
+	err = s.update(c, func(tx *store.Tx) error {
+		dev, err := s.device(c, tx)
+		if err != nil {
+			return err
+		}
+		a, err := tx.SimulateAlarm(dev, *req.AlarmDefinitionID, at, deref(req.Metadata))
+		if err != nil {
+			return err
+		}
+		id = a.ID
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, gin.H{"alarmId": id, "isWebhookSent": true})
+}
+
+func alarmDefinitionIDs() string {
+	var ids []string
+	for _, d := range store.AlarmDefinitions() {
+		ids = append(ids, strconv.FormatInt(d.ID, 10))
+	}
+	return strings.Join(ids, ", ")
+}
+
+// getAlarm handles GET /alarms/{alarmId}.
+func (s *Server) getAlarm(c *gin.Context) {
+	var out alarmDTO
+	err := s.view(func(tx *store.Tx) error {
+		a, err := s.alarm(c, tx)
+		if err != nil {
+			return err
+		}
+		out = toAlarmDTO(tx, a)
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, out)
+}
+
+// alarmSorts are the sort keys of GET /alarms.
+var alarmSorts = map[string]func(a, b *alarmDTO) int{
+	"name":                    func(a, b *alarmDTO) int { return strings.Compare(a.DeviceName, b.DeviceName) },
+	"imei":                    func(a, b *alarmDTO) int { return strings.Compare(a.IMEI, b.IMEI) },
+	"organizationName":        func(a, b *alarmDTO) int { return strings.Compare(a.OrganizationName, b.OrganizationName) },
+	"partnerName":             func(a, b *alarmDTO) int { return strings.Compare(a.PartnerName, b.PartnerName) },
+	"alarmDefinitionSeverity": func(a, b *alarmDTO) int { return cmp.Compare(a.AlarmDefinitionSeverity, b.AlarmDefinitionSeverity) },
+	"alarmDefinitionName":     func(a, b *alarmDTO) int { return strings.Compare(a.AlarmDefinitionName, b.AlarmDefinitionName) },
+	"createdAt":               func(a, b *alarmDTO) int { return strings.Compare(a.CreatedAt, b.CreatedAt) },
+}
+
+// alarmFilter reads the filters of GET /alarms.
+func alarmFilter(c *gin.Context) (store.AlarmFilter, error) {
+	f := store.AlarmFilter{IMEI: c.Query("imei"), DefinitionName: c.Query("alarmDefinitionName")}
+	if v := c.Query("alarmDefinitionId"); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if _, found := store.AlarmDefinitionByID(id); err != nil || !found {
+			return f, badField("alarmDefinitionId", "must be one of "+alarmDefinitionIDs())
+		}
+		f.DefinitionID = id
+	}
+	if v := c.Query("alarmDefinitionSeverity"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 10 || n > 60 || n%10 != 0 {
+			return f, badField("alarmDefinitionSeverity", "must be one of 10, 20, 30, 40, 50, 60")
+		}
+		f.Severity = n
+	}
+	flag := func(on, off string) (*bool, error) {
+		_, hasOn := c.GetQuery(on)
+		_, hasOff := c.GetQuery(off)
+		switch {
+		case hasOn && hasOff:
+			return nil, badField(on, "and "+off+" cannot be given together")
+		case hasOn:
+			v := true
+			return &v, nil
+		case hasOff:
+			v := false
+			return &v, nil
+		}
+		return nil, nil
+	}
+	var err error
+	if f.Open, err = flag("open", "close"); err != nil {
+		return f, err
+	}
+	if f.Read, err = flag("read", "unread"); err != nil {
+		return f, err
+	}
+	for _, t := range []struct {
+		name string
+		dst  *time.Time
+	}{{"start", &f.Start}, {"end", &f.End}} {
+		if v := c.Query(t.name); v != "" {
+			if *t.dst, err = parseTime(t.name, v); err != nil {
+				return f, err
+			}
+		}
+	}
+	return f, nil
+}
+
+// listAlarms handles GET /alarms: the alarm report, filtered, sorted and paginated.
+func (s *Server) listAlarms(c *gin.Context) {
+	p, err := s.page(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	f, err := alarmFilter(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	sortBy := c.DefaultQuery("sort", "createdAt")
+	less, found := alarmSorts[sortBy]
+	if !found {
+		s.fail(c, badField("sort", "must be one of name, imei, organizationName, partnerName, alarmDefinitionSeverity, alarmDefinitionName, createdAt"))
+		return
+	}
+	desc, err := queryOrder(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	name := strings.ToLower(c.Query("name"))
+	pr := principal(c)
+	var all []alarmDTO
+	err = s.view(func(tx *store.Tx) error {
+		orgs, err := s.readOrgs(c, tx)
+		if err != nil {
+			return err
+		}
+		f.OrganizationIDs = orgIDs(orgs)
+		if pr.IsPartner() {
+			f.PartnerID = pr.PartnerID
+		}
+		alarms, err := tx.Alarms(f)
+		if err != nil {
+			return err
+		}
+		for i := range alarms {
+			dto := toAlarmDTO(tx, &alarms[i])
+			if name == "" || strings.Contains(strings.ToLower(dto.DeviceName), name) {
+				all = append(all, dto)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	slices.SortStableFunc(all, func(a, b alarmDTO) int {
+		r := cmp.Or(less(&a, &b), cmp.Compare(a.ID, b.ID))
+		if desc {
+			return -r
+		}
+		return r
+	})
+	page, total := store.Paginate(all, p)
+	okPage(c, page, total, p)
+}
+
+// alarmActionRequest is the body of POST /alarms/{alarmId}/actions.
+type alarmActionRequest struct {
+	Type string `json:"type"`
+}
+
+// actOnAlarm handles POST /alarms/{alarmId}/actions: open, close, read or unread.
+func (s *Server) actOnAlarm(c *gin.Context) {
+	var req alarmActionRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if !store.ValidAlarmAction(req.Type) {
+		s.fail(c, badField("type", "must be one of open, close, read, unread"))
+		return
+	}
+	var out alarmActionDTO
+	err := s.update(c, func(tx *store.Tx) error {
+		a, err := s.alarm(c, tx)
+		if err != nil {
+			return err
+		}
+		act, err := tx.ActOnAlarm(a.ID, req.Type)
+		if err != nil {
+			return err
+		}
+		out = toActionDTO(*act)
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, out)
+}
+
+// alarmCommentRequest is the body of POST /alarms/{alarmId}/comments.
+type alarmCommentRequest struct {
+	Details string `json:"details"`
+}
+
+// commentOnAlarm handles POST /alarms/{alarmId}/comments.
+func (s *Server) commentOnAlarm(c *gin.Context) {
+	var req alarmCommentRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	switch {
+	case strings.TrimSpace(req.Details) == "":
+		s.fail(c, badField("details", "is required"))
+		return
+	case len(req.Details) > maxAlarmText:
+		s.fail(c, badField("details", fmt.Sprintf("must be at most %d characters", maxAlarmText)))
+		return
+	}
+	var out alarmCommentDTO
+	err := s.update(c, func(tx *store.Tx) error {
+		a, err := s.alarm(c, tx)
+		if err != nil {
+			return err
+		}
+		cm, err := tx.CommentOnAlarm(a.ID, req.Details)
+		if err != nil {
+			return err
+		}
+		out = toCommentDTO(*cm)
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, out)
+}
+
+// alarmDefinitionDTO is one kind of alarm; severity runs from 10 (least) to 60 (most severe).
+type alarmDefinitionDTO struct {
+	ID             int64  `json:"id"`
+	Name           string `json:"name"`
+	Severity       int    `json:"severity"`
+	Recommendation string `json:"recommendation"`
+}
+
+// listAlarmDefinitions handles GET /alarm-definitions: the alarm catalogue.
+func (s *Server) listAlarmDefinitions(c *gin.Context) {
+	var out []alarmDefinitionDTO
+	for _, d := range store.AlarmDefinitions() {
+		out = append(out, alarmDefinitionDTO{ID: d.ID, Name: d.Name, Severity: d.Severity, Recommendation: d.Recommendation})
+	}
+	ok(c, out)
+}
