@@ -165,6 +165,25 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.GET("/recipients/health", auth, s.listRecipients(store.RecipientHealth))
 	v2.POST("/recipients/health", auth, write, s.addRecipient(store.RecipientHealth))
 	v2.DELETE("/recipients/health/:recipientId", auth, write, s.deleteRecipient(store.RecipientHealth))
+
+	// Auxiliary cameras and billing (partners only).
+	v2.GET("/devices/:imei/auxiliary-cameras", auth, partner, s.listAuxCameras)
+	v2.GET("/devices/:imei/auxiliary-cameras/search", auth, partner, write, s.searchAuxCameras)
+	v2.POST("/devices/:imei/auxiliary-cameras/pair", auth, partner, write, s.pairAuxCameras)
+	v2.POST("/devices/:imei/auxiliary-cameras/unpair", auth, partner, write, s.unpairAuxCameras)
+	v2.POST("/auxiliary-cameras/billing-status", auth, partner, s.auxBillingStatus)
+	v2.POST("/devices/auxiliary-cameras/billing-status", auth, partner, s.auxBillingStatus)
+	v2.POST("/auxiliary-cameras/billing", auth, partner, write, s.setAuxBilling)
+	v2.POST("/devices/auxiliary-cameras/billing", auth, partner, write, s.setAuxBilling)
+	v2.GET("/devices/:imei/billing-status", auth, partner, s.deviceBillingStatus)
+	v2.PUT("/devices/:imei/billing-status/:billingStatus", auth, partner, write, s.setDeviceBillingStatus)
+	v2.PUT("/devices/billing-status/:billingStatus", auth, partner, write, s.setBulkBillingStatus)
+	v2.GET("/organizations/:orgId/devices/billing-status", auth, partner, s.organizationBillingStatus)
+	v2.PUT("/devices/:imei/data-profile/:dataProfileId", auth, partner, write, s.setDeviceDataProfile)
+	v2.PUT("/devices/data-profile/:dataProfileId", auth, partner, write, s.setBulkDataProfile)
+	v2.PUT("/organizations/:orgId/devices/data-profile/:dataProfileId", auth, partner, write, s.setOrganizationDevicesDataProfile)
+	v2.GET("/organizations/:orgId/data-profile", auth, partner, s.organizationDataProfile)
+	v2.PUT("/organizations/:orgId/data-profile", auth, partner, write, s.setOrganizationDataProfile)
 }
 
 // isoTime formats t as the API's ISO 8601 UTC timestamp with milliseconds.

@@ -193,3 +193,24 @@ func (tx *Tx) emitAux(dev *Device, c AuxCamera, status string) error {
 	m.Kind = MessageActivation
 	return tx.Emit(m, n)
 }
+
+// AuxSearchNotice is the data object of the system message sent when a
+// device finished searching for auxiliary cameras.
+type AuxSearchNotice struct {
+	Type         string      `json:"type"`
+	SerialNumber string      `json:"serialNumber"`
+	IMEI         string      `json:"imei"`
+	Status       string      `json:"status"` // searchCompleted
+	Cameras      []AuxCamera `json:"cameras"`
+	Timestamp    int64       `json:"timestamp"`
+}
+
+// RecordAuxSearch announces the cameras a device found in range.
+func (tx *Tx) RecordAuxSearch(dev *Device, found []AuxCamera) error {
+	if found == nil {
+		found = []AuxCamera{}
+	}
+	return tx.Emit(Message{Kind: MessageSystem, SubType: SystemAuxCameraStatus, OrganizationID: dev.OrganizationID,
+		PartnerID: dev.PartnerID, IMEI: dev.IMEI}, AuxSearchNotice{Type: SystemAuxCameraStatus, SerialNumber: dev.IMEI,
+		IMEI: dev.IMEI, Status: "searchCompleted", Cameras: found, Timestamp: tx.now.Unix()})
+}

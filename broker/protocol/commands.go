@@ -16,6 +16,9 @@ const (
 	CmdDriverCheckout   = "driverCheckout"   // none → none (and a driverCheckOut event)
 	CmdFactoryReset     = "factoryReset"     // none → none
 	CmdReboot           = "reboot"           // none → none
+	CmdAuxSearch        = "auxSearch"        // AuxSearchArgs → AuxCamerasResult (cameras in range)
+	CmdAuxPair          = "auxPair"          // AuxPairArgs → AuxCamerasResult (cameras paired)
+	CmdAuxUnpair        = "auxUnpair"        // AuxUnpairArgs → none
 )
 
 // Command asks a device to do something. ID is the correlation id: with MQTT
@@ -102,4 +105,33 @@ type AdasImagesArgs struct {
 // AdasImagesResult lists the files the device uploaded.
 type AdasImagesResult struct {
 	Files []File `json:"files"`
+}
+
+// AuxSearchArgs asks the device for up to Limit auxiliary cameras in range.
+type AuxSearchArgs struct {
+	Limit int `json:"limit"`
+}
+
+// AuxPairArgs asks the device to pair the auxiliary cameras with these SSIDs.
+type AuxPairArgs struct {
+	SSIDs []string `json:"ssids"`
+}
+
+// AuxUnpairArgs asks the device to unpair auxiliary cameras.
+type AuxUnpairArgs struct {
+	CameraIDs []int `json:"cameraIds"`
+}
+
+// AuxCamerasResult lists auxiliary cameras found or paired. A paired camera
+// has its camera id (50 and above) assigned by the device.
+type AuxCamerasResult struct {
+	Cameras []AuxCameraInfo `json:"cameras"`
+}
+
+// AuxCameraInfo describes one auxiliary camera.
+type AuxCameraInfo struct {
+	CameraID     int    `json:"cameraId,omitempty"`
+	SSID         string `json:"ssid,omitempty"`
+	SerialNumber string `json:"serialNumber,omitempty"`
+	Kind         string `json:"kind,omitempty"` // "wired" or "wifi"
 }

@@ -1,0 +1,465 @@
+package cloudapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/gin-gonic/gin"
+)
+
+// Billing calls are for partners: the device billing status (its status),
+// auxiliary camera billing and the data profile (subscription id). A
+// refurbished device's billing status and auxiliary billing cannot change.
+
+// maxBillingIMEIs bounds the IMEIs of one bulk billing call.
+const maxBillingIMEIs = 200
+
+// billingQuery is the body of the auxiliary billing calls: IMEIs or one organization.
+type billingQuery struct {
+	IMEIs          []string `json:"imeis"`
+	OrganizationID *int64   `json:"organizationId"`
+	BillingStatus  *string  `json:"billingStatus"`
+}
+
+// targets resolves the devices a billing body names that the partner owns;
+// the IMEIs it does not own or that do not exist are returned apart.
+func (s *Server) billingTargets(c *gin.Context, tx *store.Tx, q billingQuery) (mine []*store.Device, missing []string, err error) {
+	switch {
+	case q.OrganizationID != nil && q.IMEIs != nil:
+		return nil, nil, badField("imeis", "and organizationId cannot be given together")
+	case q.OrganizationID != nil:
+		o, err := s.orgByID(c, tx, *q.OrganizationID)
+		if err != nil {
+			return nil, nil, err
+		}
+		devs, _, err := tx.Devices(deviceFilter(principal(c), o.ID), store.Page{})
+		for i := range devs {
+			mine = append(mine, &devs[i])
+		}
+		return mine, nil, err
+	case len(q.IMEIs) == 0 || len(q.IMEIs) > maxBillingIMEIs:
+		return nil, nil, badField("imeis", fmt.Sprintf("must hold from 1 to %d IMEIs (or give organizationId)", maxBillingIMEIs))
+	}
+	seen := map[string]bool{}
+	for i, imei := range q.IMEIs {
+		if seen[imei] {
+			return nil, nil, badField(fmt.Sprintf("imeis[%d]", i), "repeats "+imei)
+		}
+		seen[imei] = true
+		d, err := s.deviceByIMEI(c, tx, imei)
+		if err != nil {
+			missing = append(missing, imei)
+			continue
+		}
+		mine = append(mine, d)
+	}
+	return mine, missing, nil
+}
+
+// auxBillingDTO is a device's auxiliary camera billing status.
+type auxBillingDTO struct {
+	IMEI                      string  `json:"imei"`
+	AuxBillingStatus          string  `json:"auxBillingStatus"`
+	AuxBillingStatusUpdatedAt *string `json:"auxBillingStatusUpdatedAt"`
+}
+
+// auxBillingStatus handles POST /auxiliary-cameras/billing-status (and
+// /devices/auxiliary-cameras/billing-status): the status of the IMEIs given,
+// leaving out those not found or not the partner's; 404 when none is left.
+// The list is in data and, as in the reference contract, in devices.
+func (s *Server) auxBillingStatus(c *gin.Context) {
+	var q billingQuery
+	if err := decode(c, &q); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if q.BillingStatus != nil {
+		s.fail(c, badField("billingStatus", "is not accepted when reading the status (POST /v2/auxiliary-cameras/billing sets it)"))
+		return
+	}
+	out := []auxBillingDTO{}
+	err := s.view(func(tx *store.Tx) error {
+		devs, missing, err := s.billingTargets(c, tx, q)
+		if err != nil {
+			return err
+		}
+		if len(devs) == 0 && len(missing) > 0 {
+			return notFound("IMEIs " + fmt.Sprint(missing))
+		}
+		for _, d := range devs {
+			b, err := tx.DeviceBilling(d.IMEI)
+			if err != nil {
+				return err
+			}
+			out = append(out, auxBillingDTO{IMEI: d.IMEI, AuxBillingStatus: b.AuxBillingStatus,
+				AuxBillingStatusUpdatedAt: isoTimeOrNull(b.AuxBillingUpdatedAt)})
+		}
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"data": out, "devices": out, "requestId": requestID(c)})
+}
+
+// rejection is an IMEI a bulk billing change left alone, and why.
+type rejection struct {
+	IMEI      string `json:"imei"`
+	Reason    string `json:"reason"`
+	ErrorCode int    `json:"errorCode"`
+}
+
+// setAuxBilling handles POST /auxiliary-cameras/billing (and
+// /devices/auxiliary-cameras/billing): enables or disables auxiliary camera
+// billing per device. IMEIs it cannot change are rejected with a code: 404
+// not found or not the partner's, 400 no auxiliary camera (enable only),
+// 409 refurbished device.
+func (s *Server) setAuxBilling(c *gin.Context) {
+	var q billingQuery
+	if err := decode(c, &q); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if q.BillingStatus == nil || *q.BillingStatus != store.AuxBillingEnable && *q.BillingStatus != store.AuxBillingDisable {
+		s.fail(c, badField("billingStatus", "must be enable or disable"))
+		return
+	}
+	success, rejected := []string{}, []rejection{}
+	err := s.update(c, func(tx *store.Tx) error {
+		devs, missing, err := s.billingTargets(c, tx, q)
+		if err != nil {
+			return err
+		}
+		for _, imei := range missing {
+			rejected = append(rejected, rejection{imei, "the IMEI was not found", http.StatusNotFound})
+		}
+		for _, d := range devs {
+			err := tx.SetAuxBilling(d.IMEI, *q.BillingStatus)
+			switch {
+			case err == nil:
+				success = append(success, d.IMEI)
+			case errors.Is(err, store.ErrInvalid):
+				rejected = append(rejected, rejection{d.IMEI, "the auxiliary camera was not found", http.StatusBadRequest})
+			case errors.Is(err, store.ErrConflict):
+				rejected = append(rejected, rejection{d.IMEI, "the device is refurbished; its billing cannot change", http.StatusConflict})
+			default:
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, gin.H{"success": success, "rejected": rejected})
+}
+
+// deviceBillingDTO is a device's billing record.
+type deviceBillingDTO struct {
+	IMEI                      string  `json:"imei"`
+	BillingStatus             string  `json:"billingStatus"`
+	AuxBillingStatus          string  `json:"auxBillingStatus"`
+	AuxBillingStatusUpdatedAt *string `json:"auxBillingStatusUpdatedAt"`
+	// DataProfileID is the subscription id; 10 and above means no automatic firmware updates.
+	DataProfileID            int64 `json:"dataProfileId"`
+	AutomaticFirmwareUpdates bool  `json:"automaticFirmwareUpdates"`
+	Refurbished              bool  `json:"refurbished"`
+}
+
+func toDeviceBillingDTO(tx *store.Tx, d *store.Device) (deviceBillingDTO, error) {
+	b, err := tx.DeviceBilling(d.IMEI)
+	if err != nil {
+		return deviceBillingDTO{}, err
+	}
+	o, _ := tx.Organization(d.OrganizationID)
+	sub := b.EffectiveSubscription(o)
+	return deviceBillingDTO{IMEI: d.IMEI, BillingStatus: d.Status, AuxBillingStatus: b.AuxBillingStatus,
+		AuxBillingStatusUpdatedAt: isoTimeOrNull(b.AuxBillingUpdatedAt), DataProfileID: sub,
+		AutomaticFirmwareUpdates: store.AutomaticFirmwareUpdates(sub), Refurbished: b.Refurbished}, nil
+}
+
+// deviceBillingStatus handles GET /devices/{imei}/billing-status; data is an object.
+func (s *Server) deviceBillingStatus(c *gin.Context) {
+	var out deviceBillingDTO
+	err := s.view(func(tx *store.Tx) error {
+		d, err := s.device(c, tx)
+		if err != nil {
+			return err
+		}
+		out, err = toDeviceBillingDTO(tx, d)
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, out)
+}
+
+// settableBillingStatus checks the billingStatus path parameter of the PUT calls.
+func settableBillingStatus(c *gin.Context) (string, error) {
+	v := c.Param("billingStatus")
+	switch v {
+	case store.DevicePendingActivation, store.DeviceDeactivated, store.DeviceSuspended:
+		return v, nil
+	}
+	return "", badField("billingStatus", "must be one of pendingActivation, deactivated, suspended")
+}
+
+// setDeviceBillingStatus handles PUT /devices/{imei}/billing-status/{billingStatus}.
+func (s *Server) setDeviceBillingStatus(c *gin.Context) {
+	status, err := settableBillingStatus(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var out deviceBillingDTO
+	err = s.update(c, func(tx *store.Tx) error {
+		d, err := s.device(c, tx)
+		if err != nil {
+			return err
+		}
+		if err := tx.SetBillingStatus(d.IMEI, status); err != nil {
+			return err
+		}
+		d, _ = tx.Device(d.IMEI)
+		out, err = toDeviceBillingDTO(tx, d)
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, out)
+}
+
+// Rejection codes of PUT /devices/billing-status/{billingStatus}.
+const (
+	rejectNotFound    = 1001 // not found, or not the partner's
+	rejectRefurbished = 1002
+)
+
+// imeisBody is the body of the bulk device calls.
+type imeisBody struct {
+	IMEIs []string `json:"imeis"`
+}
+
+// bulkDevices runs fn on each IMEI of the body the caller owns and reports
+// which were accepted and which rejected.
+func (s *Server) bulkDevices(c *gin.Context, fn func(tx *store.Tx, d *store.Device) error) {
+	var body imeisBody
+	if err := decode(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	accepted, rejected := []string{}, []rejection{}
+	err := s.update(c, func(tx *store.Tx) error {
+		devs, missing, err := s.billingTargets(c, tx, billingQuery{IMEIs: body.IMEIs})
+		if err != nil {
+			return err
+		}
+		for _, imei := range missing {
+			rejected = append(rejected, rejection{imei, "the IMEI was not found", rejectNotFound})
+		}
+		for _, d := range devs {
+			switch err := fn(tx, d); {
+			case err == nil:
+				accepted = append(accepted, d.IMEI)
+			case errors.Is(err, store.ErrConflict):
+				rejected = append(rejected, rejection{d.IMEI, "the device is refurbished; its billing cannot change", rejectRefurbished})
+			default:
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, gin.H{"accepted": accepted, "rejected": rejected})
+}
+
+// setBulkBillingStatus handles PUT /devices/billing-status/{billingStatus}.
+func (s *Server) setBulkBillingStatus(c *gin.Context) {
+	status, err := settableBillingStatus(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.bulkDevices(c, func(tx *store.Tx, d *store.Device) error { return tx.SetBillingStatus(d.IMEI, status) })
+}
+
+// organizationBillingStatus handles GET /organizations/{orgId}/devices/billing-status.
+func (s *Server) organizationBillingStatus(c *gin.Context) {
+	p, err := s.page(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var out []deviceBillingDTO
+	var total int
+	err = s.view(func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		devs, n, err := tx.Devices(deviceFilter(principal(c), o.ID), p)
+		if err != nil {
+			return err
+		}
+		total = n
+		for i := range devs {
+			dto, err := toDeviceBillingDTO(tx, &devs[i])
+			if err != nil {
+				return err
+			}
+			out = append(out, dto)
+		}
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	okPage(c, out, total, p)
+}
+
+// dataProfileParam reads the dataProfileId path parameter.
+func dataProfileParam(c *gin.Context) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("dataProfileId"), 10, 64)
+	if err != nil || id < 1 {
+		return 0, badField("dataProfileId", "must be a positive integer")
+	}
+	return id, nil
+}
+
+// setDeviceDataProfile handles PUT /devices/{imei}/data-profile/{dataProfileId}:
+// sets the subscription id and audits it with its source.
+func (s *Server) setDeviceDataProfile(c *gin.Context) {
+	id, err := dataProfileParam(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var out deviceBillingDTO
+	err = s.update(c, func(tx *store.Tx) error {
+		d, err := s.device(c, tx)
+		if err != nil {
+			return err
+		}
+		if err := tx.SetSubscription(d.IMEI, id, "PUT /v2/devices/{imei}/data-profile/{dataProfileId}"); err != nil {
+			return err
+		}
+		out, err = toDeviceBillingDTO(tx, d)
+		return err
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, out)
+}
+
+// setBulkDataProfile handles PUT /devices/data-profile/{dataProfileId}.
+func (s *Server) setBulkDataProfile(c *gin.Context) {
+	id, err := dataProfileParam(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.bulkDevices(c, func(tx *store.Tx, d *store.Device) error {
+		return tx.SetSubscription(d.IMEI, id, "PUT /v2/devices/data-profile/{dataProfileId}")
+	})
+}
+
+// setOrganizationDevicesDataProfile handles PUT
+// /organizations/{orgId}/devices/data-profile/{dataProfileId}: every device
+// of the partner in the organization.
+func (s *Server) setOrganizationDevicesDataProfile(c *gin.Context) {
+	id, err := dataProfileParam(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var n int
+	err = s.update(c, func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		devs, _, err := tx.Devices(deviceFilter(principal(c), o.ID), store.Page{})
+		if err != nil {
+			return err
+		}
+		for _, d := range devs {
+			if err := tx.SetSubscription(d.IMEI, id, "PUT /v2/organizations/{orgId}/devices/data-profile/{dataProfileId}"); err != nil {
+				return err
+			}
+		}
+		n = len(devs)
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, gin.H{"updated": n})
+}
+
+// defaultDataProfileDTO is an organization's default data profile.
+type defaultDataProfileDTO struct {
+	DefaultDataProfileID int64 `json:"defaultDataProfileId"`
+}
+
+// organizationDataProfile handles GET /organizations/{orgId}/data-profile.
+func (s *Server) organizationDataProfile(c *gin.Context) {
+	var out defaultDataProfileDTO
+	err := s.view(func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		out.DefaultDataProfileID = o.DefaultDataProfile
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, out)
+}
+
+// setOrganizationDataProfile handles PUT /organizations/{orgId}/data-profile:
+// the data profile of devices added later, and with the organization
+// profile enabled of every device now.
+func (s *Server) setOrganizationDataProfile(c *gin.Context) {
+	var req struct {
+		DefaultDataProfileID *int64 `json:"defaultDataProfileId"`
+	}
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if req.DefaultDataProfileID == nil || *req.DefaultDataProfileID < 1 {
+		s.fail(c, badField("defaultDataProfileId", "is required and must be a positive integer"))
+		return
+	}
+	err := s.update(c, func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		return tx.SetDefaultDataProfile(o.ID, *req.DefaultDataProfileID, "PUT /v2/organizations/{orgId}/data-profile")
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, defaultDataProfileDTO{DefaultDataProfileID: *req.DefaultDataProfileID})
+}
