@@ -176,8 +176,7 @@ func toDeviceBillingDTO(tx *store.Tx, d *store.Device) (deviceBillingDTO, error)
 	if err != nil {
 		return deviceBillingDTO{}, err
 	}
-	o, _ := tx.Organization(d.OrganizationID)
-	sub := b.EffectiveSubscription(o)
+	sub := d.DataProfileID
 	return deviceBillingDTO{IMEI: d.IMEI, BillingStatus: d.Status, AuxBillingStatus: b.AuxBillingStatus,
 		AuxBillingStatusUpdatedAt: isoTimeOrNull(b.AuxBillingUpdatedAt), DataProfileID: sub,
 		AutomaticFirmwareUpdates: store.AutomaticFirmwareUpdates(sub), Refurbished: b.Refurbished}, nil
@@ -238,11 +237,9 @@ func (s *Server) setDeviceBillingStatus(c *gin.Context) {
 	ok(c, out)
 }
 
-// Rejection codes of PUT /devices/billing-status/{billingStatus}.
-const (
-	rejectNotFound    = 1001 // not found, or not the partner's
-	rejectRefurbished = 1002
-)
+// rejectRefurbished is the rejection code of a refurbished device in the
+// bulk billing calls (rejectNotFound, 1001, is shared with bulk.go).
+const rejectRefurbished = 1002
 
 // imeisBody is the body of the bulk device calls.
 type imeisBody struct {
@@ -356,6 +353,9 @@ func (s *Server) setDeviceDataProfile(c *gin.Context) {
 		if err := tx.SetSubscription(d.IMEI, id, "PUT /v2/devices/{imei}/data-profile/{dataProfileId}"); err != nil {
 			return err
 		}
+		if d, err = tx.Device(d.IMEI); err != nil {
+			return err
+		}
 		out, err = toDeviceBillingDTO(tx, d)
 		return err
 	})
@@ -425,7 +425,7 @@ func (s *Server) organizationDataProfile(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		out.DefaultDataProfileID = o.DefaultDataProfile
+		out.DefaultDataProfileID = o.DefaultDataProfileID
 		return nil
 	})
 	if err != nil {

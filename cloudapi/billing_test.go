@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -197,10 +196,13 @@ func TestDeviceBillingStatusAndDataProfile(t *testing.T) {
 	if r := e.do("GET", "/v2/organizations/"+itoa(e.org2.ID)+"/data-profile", e.partnerToken, nil); r.num("data.defaultDataProfileId") != 7 {
 		t.Fatalf("default data profile %s", r.raw)
 	}
-	// A device without its own profile follows the organization default.
-	if r := e.do("GET", "/v2/devices/"+e.devices[3]+"/billing-status", e.partnerToken, nil); r.num("data.dataProfileId") != 7 {
-		t.Fatalf("device of org two %s", r.raw)
+	// A device added later gets the organization default.
+	added := e.fleetDevice(20, e.org2.ID, e.partnerID)
+	if r := e.do("GET", "/v2/devices/"+added+"/billing-status", e.partnerToken, nil); r.num("data.dataProfileId") != 7 {
+		t.Fatalf("device added to org two %s", r.raw)
+	}
+	if r := e.do("GET", "/v2/devices/"+e.devices[3]+"/billing-status", e.partnerToken, nil); r.num("data.dataProfileId") != 0 {
+		t.Fatalf("existing device of org two changed without the organization profile: %s", r.raw)
 	}
 }
 
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }

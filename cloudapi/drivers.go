@@ -154,8 +154,8 @@ func (s *Server) createDrivers(c *gin.Context) {
 			}
 			out = append(out, toDriverDTO(d, ""))
 		}
-		imeis = tx.OrganizationIMEIs(o.ID)
-		return nil
+		imeis, err = tx.OrgIMEIs(o.ID)
+		return err
 	})
 	if err != nil {
 		s.fail(c, err)
@@ -251,8 +251,8 @@ func (s *Server) changeDrivers(c *gin.Context, allowed []string,
 			}
 			out = append(out, toDriverDTO(d, ""))
 		}
-		imeis = tx.OrganizationIMEIs(o.ID)
-		return nil
+		imeis, err = tx.OrgIMEIs(o.ID)
+		return err
 	})
 	if err != nil {
 		s.fail(c, err)

@@ -8,8 +8,8 @@ import (
 // Billing: what a partner is billed for a device. The device billing status
 // is the device status (activated, deactivated, pendingActivation,
 // suspended); auxiliary camera billing is enabled or disabled per device;
-// the subscription id is the device's data profile. A refurbished device's
-// billing status and auxiliary billing cannot change.
+// the subscription id is the device's data profile (Device.DataProfileID).
+// A refurbished device's billing status and auxiliary billing cannot change.
 
 // Auxiliary billing states.
 const (
@@ -26,20 +26,9 @@ type DeviceBilling struct {
 	IMEI                string    `json:"imei"`
 	AuxBillingStatus    string    `json:"auxBillingStatus"`
 	AuxBillingUpdatedAt time.Time `json:"auxBillingStatusUpdatedAt,omitzero"`
-	// SubscriptionID is the data profile; 0 until set, when the
-	// organization's default data profile applies.
-	SubscriptionID        int64     `json:"subscriptionId,omitempty"`
+	// SubscriptionUpdatedAt is when the data profile last changed.
 	SubscriptionUpdatedAt time.Time `json:"subscriptionUpdatedAt,omitzero"`
 	Refurbished           bool      `json:"refurbished,omitempty"`
-}
-
-// EffectiveSubscription is the device's subscription id, or the
-// organization default when the device has none of its own.
-func (b *DeviceBilling) EffectiveSubscription(org *Organization) int64 {
-	if b.SubscriptionID != 0 || org == nil {
-		return b.SubscriptionID
-	}
-	return org.DefaultDataProfile
 }
 
 // AutomaticFirmwareUpdates reports whether a subscription id lets the device update itself.
@@ -164,9 +153,9 @@ type SubscriptionChange struct {
 	AutomaticFirmwareUpdates bool  `json:"automaticFirmwareUpdates"`
 }
 
-// SetSubscription sets imei's subscription id (data profile) and writes the
-// audit entry the spec names: reason or source, time, initiating user, and
-// the previous and new subscription id.
+// SetSubscription sets imei's subscription id (its data profile) and writes
+// the audit entry the spec names: reason or source, time, initiating user,
+// and the previous and new subscription id.
 func (tx *Tx) SetSubscription(imei string, id int64, reason string) error {
 	if id < 1 {
 		return fmt.Errorf("dataProfileId must be a positive integer: %w", ErrInvalid)
@@ -175,16 +164,16 @@ func (tx *Tx) SetSubscription(imei string, id int64, reason string) error {
 	if err != nil {
 		return err
 	}
-	o, err := tx.Organization(d.OrganizationID)
-	if err != nil {
-		return err
-	}
 	b, err := tx.DeviceBilling(imei)
 	if err != nil {
 		return err
 	}
-	prev := b.EffectiveSubscription(o)
-	b.SubscriptionID, b.SubscriptionUpdatedAt = id, tx.now
+	prev := d.DataProfileID
+	d.DataProfileID = id
+	if err := putJSON(tx.bucket(bucketDevices), []byte(imei), d); err != nil {
+		return err
+	}
+	b.SubscriptionUpdatedAt = tx.now
 	if err := tx.putBilling(b); err != nil {
 		return err
 	}
@@ -194,9 +183,9 @@ func (tx *Tx) SetSubscription(imei string, id int64, reason string) error {
 		After:  SubscriptionChange{SubscriptionID: id, AutomaticFirmwareUpdates: AutomaticFirmwareUpdates(id)}})
 }
 
-// SetDefaultDataProfile sets an organization's default data profile. With
-// the organization profile enabled it is applied to every device of the
-// organization at once; otherwise it applies to devices without their own.
+// SetDefaultDataProfile sets an organization's default data profile, which
+// devices added later receive. With the organization profile enabled it is
+// also applied to every device of the organization at once.
 func (tx *Tx) SetDefaultDataProfile(orgID, id int64, reason string) error {
 	if id < 1 {
 		return fmt.Errorf("defaultDataProfileId must be a positive integer: %w", ErrInvalid)
@@ -205,14 +194,18 @@ func (tx *Tx) SetDefaultDataProfile(orgID, id int64, reason string) error {
 	if err != nil {
 		return err
 	}
-	o.DefaultDataProfile = id
+	o.DefaultDataProfileID = id
 	if err := tx.UpdateOrganization(o); err != nil {
 		return err
 	}
 	if !o.IsOrganizationProfileEnabled {
 		return nil
 	}
-	for _, imei := range tx.OrganizationIMEIs(orgID) {
+	imeis, err := tx.orgIMEIs(orgID)
+	if err != nil {
+		return err
+	}
+	for _, imei := range imeis {
 		if err := tx.SetSubscription(imei, id, reason); err != nil {
 			return err
 		}

@@ -95,9 +95,9 @@ func TestBilling(t *testing.T) {
 
 	// Subscription: the audit entry names reason, user and both ids.
 	f.update(func(tx *Tx) error {
-		o, _ := tx.Organization(f.org.ID)
-		o.DefaultDataProfile = 3
-		return tx.UpdateOrganization(o)
+		d, _ := tx.Device(dev.IMEI)
+		d.DataProfileID = 3 // as if added under an organization default of 3
+		return putJSON(tx.bucket(bucketDevices), []byte(d.IMEI), d)
 	})
 	err = f.db.Update(Actor{UserID: 9, Email: "p@example.com", Source: "api"}, func(tx *Tx) error {
 		return tx.SetSubscription(dev.IMEI, 12, "PUT /v2/devices/{imei}/data-profile/{dataProfileId}")
@@ -115,6 +115,35 @@ func TestBilling(t *testing.T) {
 		string(e.After) != `{"subscriptionId":12,"automaticFirmwareUpdates":false}` {
 		t.Fatalf("audit entry %+v before %s after %s", e, e.Before, e.After)
 	}
+	f.view(func(tx *Tx) error {
+		if d, _ := tx.Device(dev.IMEI); d.DataProfileID != 12 {
+			t.Errorf("device data profile %d, want 12", d.DataProfileID)
+		}
+		return nil
+	})
+
+	// The organization default reaches every device at once only with the organization profile enabled.
+	f.update(func(tx *Tx) error { return tx.SetDefaultDataProfile(f.org.ID, 5, "test") })
+	f.view(func(tx *Tx) error {
+		if d, _ := tx.Device(dev.IMEI); d.DataProfileID != 12 {
+			t.Errorf("device data profile %d after a default without the profile, want 12", d.DataProfileID)
+		}
+		return nil
+	})
+	f.update(func(tx *Tx) error {
+		o, _ := tx.Organization(f.org.ID)
+		o.IsOrganizationProfileEnabled = true
+		if err := tx.UpdateOrganization(o); err != nil {
+			return err
+		}
+		return tx.SetDefaultDataProfile(f.org.ID, 6, "organization default")
+	})
+	f.view(func(tx *Tx) error {
+		if d, _ := tx.Device(refurb.IMEI); d.DataProfileID != 6 {
+			t.Errorf("device data profile %d with the organization profile, want 6", d.DataProfileID)
+		}
+		return nil
+	})
 }
 
 func TestDataUsage(t *testing.T) {

@@ -349,9 +349,14 @@ func (tx *Tx) Drivers(f DriverFilter) ([]Driver, error) {
 }
 
 // touchOrganizationConfigs bumps the configuration version of every device
-// of an organization so that the broker delivers credentials that changed.
+// of an organization so that the broker delivers what changed (driver
+// credentials, SD-card retention).
 func (tx *Tx) touchOrganizationConfigs(orgID int64) error {
-	for _, imei := range tx.OrganizationIMEIs(orgID) {
+	imeis, err := tx.orgIMEIs(orgID)
+	if err != nil {
+		return err
+	}
+	for _, imei := range imeis {
 		if err := tx.touchDeviceConfig(imei); err != nil {
 			return err
 		}
@@ -368,16 +373,4 @@ func (tx *Tx) touchDeviceConfig(imei string) error {
 	}
 	ds.Version++
 	return putJSON(tx.bucket(bucketDeviceSettings), []byte(imei), ds)
-}
-
-// OrganizationIMEIs lists the IMEIs of an organization's devices, for
-// pushing configuration after a change that affects all of them.
-func (tx *Tx) OrganizationIMEIs(orgID int64) []string {
-	var out []string
-	prefix := compositeKey(orgID, "") // the 8-byte id and a 0 separator
-	c := tx.bucket(bucketOrgDevices).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		out = append(out, string(k[len(prefix):]))
-	}
-	return out
 }

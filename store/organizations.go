@@ -159,9 +159,16 @@ func (tx *Tx) UpdateOrganization(o *Organization) error {
 	if err := putJSON(tx.bucket(bucketOrgs), itob(o.ID), o); err != nil {
 		return err
 	}
-	return tx.Audit(AuditChange{Action: "organization.update", EntityType: "organization",
+	if err := tx.Audit(AuditChange{Action: "organization.update", EntityType: "organization",
 		EntityID: strconv.FormatInt(o.ID, 10), OrganizationID: o.ID, PartnerID: o.PartnerID,
-		Before: prev.public(), After: o.public()})
+		Before: prev.public(), After: o.public()}); err != nil {
+		return err
+	}
+	if o.Retention.DeviceRetentionMinutes != prev.Retention.DeviceRetentionMinutes {
+		// The SD-card retention is part of every device's desired configuration.
+		return tx.touchOrganizationConfigs(o.ID)
+	}
+	return nil
 }
 
 // Organizations lists the organizations partnerID may see (0: all), in id order.

@@ -11,13 +11,18 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Retention: each organization's purge days bound how long its data stays
+// Retention: each organization's purge days (Retention.PurgeDays) bound how
+// long its GPS, events, media, trips, driver sessions and audit entries stay
 // in the cloud. Purge deletes what is older in small batches, one short
 // write transaction each, so device ingest waits for at most one batch.
-// Closed alarms are kept AlarmRetentionDays whatever the organization says.
+// Closed alarms are kept AlarmRetentionDays whatever the organization says;
+// data usage is kept DataUsageRetentionDays.
 
 // AlarmRetentionDays is how long a closed alarm is kept.
 const AlarmRetentionDays = 45
+
+// DataUsageRetentionDays is how long a data usage period is kept.
+const DataUsageRetentionDays = 400
 
 // DefaultPurgeBatch is how many records one purge transaction deletes at most.
 const DefaultPurgeBatch = 500
@@ -38,19 +43,32 @@ type cutoffs map[int64]time.Time
 
 // purgeKinds lists everything the purge covers, in order.
 var purgeKinds = []purgeKind{
-	{name: "auditLogs", days: func(o *Organization) int { return o.PurgeDays.AuditLogs }, step: purgeAudit},
+	{name: "gps", days: generalPurgeDays, step: seriesPurger(bucketGPS, keepNone)},
+	{name: "trips", days: generalPurgeDays, step: seriesPurger(bucketTrips, keepOpenTrip)},
+	{name: "driverSessions", days: generalPurgeDays, step: seriesPurger(bucketDriverSessions, keepOpenSession)},
+	{name: "auditLogs", days: generalPurgeDays, step: purgeAudit},
 	{name: "alarms", days: func(*Organization) int { return AlarmRetentionDays }, step: purgeAlarms},
-	{name: "trips", days: func(o *Organization) int { return o.PurgeDays.GPS },
-		step: seriesPurger(bucketTrips, func(tx *Tx, k, v []byte) error { return nil })},
-	{name: "driverSessions", days: func(o *Organization) int { return o.PurgeDays.Events },
-		step: seriesPurger(bucketDriverSessions, func(tx *Tx, k, v []byte) error {
-			if cur := tx.bucket(bucketDriverCurrent).Get(k[:len(k)-9]); cur != nil && bytes.Equal(cur, k) {
-				return errKeep
-			}
-			return nil
-		})},
-	{name: "dataUsage", days: func(o *Organization) int { return max(o.PurgeDays.Events, 400) },
-		step: seriesPurger(bucketDataUsage, func(tx *Tx, k, v []byte) error { return nil })},
+	{name: "dataUsage", days: func(*Organization) int { return DataUsageRetentionDays }, step: seriesPurger(bucketDataUsage, keepNone)},
+}
+
+func generalPurgeDays(o *Organization) int { return o.Retention.PurgeDays }
+
+func keepNone(*Tx, []byte, []byte) error { return nil }
+
+// keepOpenSession keeps the session of a driver still checked in.
+func keepOpenSession(tx *Tx, k, _ []byte) error {
+	if cur := tx.bucket(bucketDriverCurrent).Get(k[:len(k)-9]); cur != nil && bytes.Equal(cur, k) {
+		return errKeep
+	}
+	return nil
+}
+
+// keepOpenTrip keeps a trip still in progress.
+func keepOpenTrip(tx *Tx, k, _ []byte) error {
+	if cur := tx.bucket(bucketTripOpen).Get(k[:len(k)-9]); cur != nil && bytes.Equal(cur, k) {
+		return errKeep
+	}
+	return nil
 }
 
 // errKeep tells a series purger to keep one record (an open session).
@@ -236,8 +254,8 @@ func deleteKeys(b *bolt.Bucket, keys [][]byte, resume []byte) (int, []byte, erro
 	return len(keys), resume, nil
 }
 
-// RetentionOptions configure the background purge.
-type RetentionOptions struct {
+// PurgerOptions configure the background purge.
+type PurgerOptions struct {
 	Interval time.Duration
 	Batch    int
 	Logger   *slog.Logger
@@ -245,10 +263,10 @@ type RetentionOptions struct {
 	Registerer prometheus.Registerer
 }
 
-// Retention runs Purge every interval and measures it.
-type Retention struct {
+// Purger runs Purge every interval and measures it.
+type Purger struct {
 	db   *DB
-	opts RetentionOptions
+	opts PurgerOptions
 
 	deleted  *prometheus.CounterVec
 	runs     *prometheus.CounterVec
@@ -256,15 +274,15 @@ type Retention struct {
 	lastOK   prometheus.Gauge
 }
 
-// NewRetention builds the purge runner of db.
-func NewRetention(db *DB, o RetentionOptions) *Retention {
+// NewPurger builds the purge runner of db.
+func NewPurger(db *DB, o PurgerOptions) *Purger {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
 	if o.Interval <= 0 {
 		o.Interval = time.Hour
 	}
-	r := &Retention{db: db, opts: o,
+	r := &Purger{db: db, opts: o,
 		deleted: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "fleetcam", Subsystem: "retention",
 			Name: "deleted_total", Help: "Records deleted by the retention purge, by kind."}, []string{"kind"}),
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "fleetcam", Subsystem: "retention",
@@ -282,7 +300,7 @@ func NewRetention(db *DB, o RetentionOptions) *Retention {
 }
 
 // RunOnce purges once at the store clock's now.
-func (r *Retention) RunOnce(ctx context.Context) (PurgeResult, error) {
+func (r *Purger) RunOnce(ctx context.Context) (PurgeResult, error) {
 	start := time.Now()
 	res, err := r.db.Purge(ctx, r.db.Now(), r.opts.Batch)
 	r.duration.Observe(time.Since(start).Seconds())
@@ -301,7 +319,7 @@ func (r *Retention) RunOnce(ctx context.Context) (PurgeResult, error) {
 }
 
 // Run purges every interval until ctx ends.
-func (r *Retention) Run(ctx context.Context) {
+func (r *Purger) Run(ctx context.Context) {
 	t := time.NewTicker(r.opts.Interval)
 	defer t.Stop()
 	for {
@@ -312,32 +330,4 @@ func (r *Retention) Run(ctx context.Context) {
 		case <-t.C:
 		}
 	}
-}
-
-// SetOrganizationRetention sets an organization's cloud purge days and the
-// SD-card retention pushed to its devices, bumping their configuration
-// version so the broker delivers the new retention.
-func (tx *Tx) SetOrganizationRetention(orgID int64, purge PurgeDays, retentionDays int) error {
-	for _, d := range []struct {
-		name string
-		v    int
-	}{{"purgeDays.events", purge.Events}, {"purgeDays.gps", purge.GPS}, {"purgeDays.media", purge.Media},
-		{"purgeDays.auditLogs", purge.AuditLogs}, {"retentionDays", retentionDays}} {
-		if d.v < 0 || d.v > 3660 {
-			return fmt.Errorf("%s must be from 0 (keep) to 3660 days: %w", d.name, ErrInvalid)
-		}
-	}
-	o, err := tx.Organization(orgID)
-	if err != nil {
-		return err
-	}
-	sdChanged := o.RetentionDays != retentionDays
-	o.PurgeDays, o.RetentionDays = purge, retentionDays
-	if err := tx.UpdateOrganization(o); err != nil {
-		return err
-	}
-	if !sdChanged {
-		return nil
-	}
-	return tx.touchOrganizationConfigs(orgID)
 }

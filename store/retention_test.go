@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
@@ -40,6 +39,9 @@ func TestPurge(t *testing.T) {
 						return err
 					}
 				}
+				if _, err := tx.AddGPS(dev.IMEI, []GPSPoint{{Time: f.clock.Now(), Lat: 48, Lon: 11}}); err != nil {
+					return err
+				}
 				_, err = tx.ApplyDriverEvent(dev, protocol.Event{Type: "driverCheckIn", Time: at, PinCode: drv.Code})
 				return err
 			})
@@ -48,13 +50,18 @@ func TestPurge(t *testing.T) {
 	// The last session stays open: it is never purged.
 	f.update(func(tx *Tx) error {
 		o, _ := tx.Organization(f.org.ID)
-		o.PurgeDays = PurgeDays{Events: 3, GPS: 3, AuditLogs: 3}
-		return tx.UpdateOrganization(o)
+		o.Retention.PurgeDays = 3
+		if err := tx.UpdateOrganization(o); err != nil {
+			return err
+		}
+		k, _ := tx.Organization(keep.ID)
+		k.Retention.PurgeDays = 0 // keep forever
+		return tx.UpdateOrganization(k)
 	})
 	now := start.AddDate(0, 0, 60)
 	f.clock.Set(now)
 	reg := prometheus.NewRegistry()
-	r := NewRetention(f.db, RetentionOptions{Batch: 2, Registerer: reg})
+	r := NewPurger(f.db, PurgerOptions{Batch: 2, Registerer: reg})
 	res, err := r.RunOnce(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +93,16 @@ func TestPurge(t *testing.T) {
 		return nil
 	})
 	// Both organizations' alarms are older than 45 days: all closed ones go.
-	if res.Deleted["alarms"] != 20 || res.Deleted["trips"] != 10 || res.Deleted["driverSessions"] != 9 {
+	f.view(func(tx *Tx) error {
+		if pts, _ := tx.GPS(purged.IMEI, start, now, 0); len(pts) != 0 {
+			t.Errorf("purged device keeps %d GPS points", len(pts))
+		}
+		if pts, _ := tx.GPS(kept.IMEI, start, now, 0); len(pts) != 10 {
+			t.Errorf("kept device has %d GPS points, want 10", len(pts))
+		}
+		return nil
+	})
+	if res.Deleted["alarms"] != 20 || res.Deleted["trips"] != 10 || res.Deleted["driverSessions"] != 9 || res.Deleted["gps"] != 10 {
 		t.Errorf("deleted %v", res.Deleted)
 	}
 	entries, _, _ := f.db.AuditLog(AuditFilter{OrganizationID: f.org.ID}, Page{})
@@ -110,21 +126,32 @@ func TestPurge(t *testing.T) {
 	}
 }
 
-func TestSetOrganizationRetention(t *testing.T) {
+func TestDeviceRetentionReachesDevices(t *testing.T) {
 	f := newFleetFixture(t)
 	dev := f.addDevice(1, f.org, f.partner.ID)
-	f.update(func(tx *Tx) error { return tx.SetOrganizationRetention(f.org.ID, PurgeDays{Events: 30}, 14) })
+	f.update(func(tx *Tx) error {
+		o, _ := tx.Organization(f.org.ID)
+		o.Retention.DeviceRetentionMinutes = 60 * 24 * 14
+		return tx.UpdateOrganization(o)
+	})
 	f.view(func(tx *Tx) error {
 		e, err := tx.EffectiveSettings(dev.IMEI)
-		if err != nil || e.RetentionDays != 14 || e.Version != 1 {
-			t.Errorf("effective %+v %v, want retention 14 at version 1", e, err)
+		if err != nil || e.RetentionMinutes != 60*24*14 || e.Version != 1 {
+			t.Errorf("effective retention %d at version %d (%v), want 20160 at version 1", e.RetentionMinutes, e.Version, err)
 		}
 		return nil
 	})
-	err := f.db.Update(Actor{}, func(tx *Tx) error { return tx.SetOrganizationRetention(f.org.ID, PurgeDays{GPS: -1}, 0) })
-	if err == nil || !strings.Contains(err.Error(), "purgeDays.gps") {
-		t.Fatalf("negative purge days: %v", err)
-	}
+	f.update(func(tx *Tx) error {
+		o, _ := tx.Organization(f.org.ID)
+		o.Name = "Renamed"
+		return tx.UpdateOrganization(o)
+	})
+	f.view(func(tx *Tx) error {
+		if s, _ := tx.DeviceSettings(dev.IMEI); s.Version != 1 {
+			t.Errorf("an unrelated organization change bumped the version to %d", s.Version)
+		}
+		return nil
+	})
 }
 
 // gathered returns the value of the counter name whose one label has value label.

@@ -210,7 +210,11 @@ func (tx *Tx) Trips(f TripFilter, p Page) ([]TripView, int, error) {
 		}
 	case f.OrganizationIDs != nil:
 		for org := range f.OrganizationIDs {
-			for _, imei := range tx.OrganizationIMEIs(org) {
+			imeis, err := tx.orgIMEIs(org)
+			if err != nil {
+				return nil, 0, err
+			}
+			for _, imei := range imeis {
 				if err := visitDevice(imei); err != nil {
 					return nil, 0, err
 				}
@@ -268,4 +272,17 @@ func (t *Trip) endOr(now time.Time) time.Time {
 		return now
 	}
 	return t.End
+}
+
+// track returns the GPS positions of imei from start to end, oldest first.
+func (tx *Tx) track(imei string, start, end time.Time) ([]TrackPoint, error) {
+	pts, err := tx.GPS(imei, start, end, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TrackPoint, len(pts))
+	for i, p := range pts {
+		out[i] = TrackPoint{Time: p.Time, Lat: p.Lat, Lon: p.Lon}
+	}
+	return out, nil
 }

@@ -57,6 +57,14 @@ func TestTrips(t *testing.T) {
 			return tx.ApplyTripEvent(e.dev, e.ev)
 		})
 	}
+	// A GPS track along a meridian, a tenth of a degree of latitude apart; the
+	// last point arrives after the first trip closed.
+	var pts []GPSPoint
+	for i := 0; i <= 3; i++ {
+		pts = append(pts, GPSPoint{Time: t0.Add(time.Duration(5+5*i) * time.Minute), Lat: 48 + 0.1*float64(i), Lon: 11})
+	}
+	f.update(func(tx *Tx) error { _, err := tx.AddGPS(dev.IMEI, pts[:3]); return err })
+	f.update(func(tx *Tx) error { _, err := tx.AddGPS(dev.IMEI, pts[3:]); return err })
 	f.clock.Set(t0.Add(100 * time.Minute))
 	f.view(func(tx *Tx) error {
 		trips, n, err := tx.Trips(TripFilter{IMEI: dev.IMEI}, Page{})
@@ -64,6 +72,9 @@ func TestTrips(t *testing.T) {
 			t.Fatalf("%d trips %v, want 3", n, err)
 		}
 		first := trips[0]
+		if want := 3 * Haversine(48, 11, 48.1, 11); math.Abs(first.DistanceMeters-want) > 1 || want < 33000 {
+			t.Errorf("first trip distance %.1f m, want %.1f m (with the late point)", first.DistanceMeters, want)
+		}
 		if !first.Start.Equal(t0.Add(time.Minute)) || !first.End.Equal(t0.Add(31*time.Minute)) || first.DriverID != a.ID ||
 			first.Duration(tx.Now()) != 30*time.Minute || len(first.Drivers) != 2 || first.Drivers[1].DriverID != b.ID {
 			t.Errorf("first trip %+v", first)
