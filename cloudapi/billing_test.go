@@ -205,4 +205,3 @@ func TestDeviceBillingStatusAndDataProfile(t *testing.T) {
 		t.Fatalf("existing device of org two changed without the organization profile: %s", r.raw)
 	}
 }
-
