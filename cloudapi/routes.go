@@ -184,6 +184,10 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.PUT("/organizations/:orgId/devices/data-profile/:dataProfileId", auth, partner, write, s.setOrganizationDevicesDataProfile)
 	v2.GET("/organizations/:orgId/data-profile", auth, partner, s.organizationDataProfile)
 	v2.PUT("/organizations/:orgId/data-profile", auth, partner, write, s.setOrganizationDataProfile)
+
+	// Partner statistics and device data usage.
+	v2.GET("/partners/operational-statistics", auth, partner, s.operationalStatistics)
+	v2.GET("/devices/:imei/data-usage", scoped(FeatureDeviceInfo), auth, s.deviceDataUsage)
 }
 
 // isoTime formats t as the API's ISO 8601 UTC timestamp with milliseconds.
