@@ -12,7 +12,7 @@ import (
 
 // Auxiliary cameras (ids 50 and above) are paired and unpaired by the
 // dashcam on a partner's request; the device must be online. The result is
-// also sent as a system message (type auxiliaryCamera) to the webhooks.
+// also sent as a system message (auxiliaryCamerasPairingStatus) to the webhooks.
 
 // auxCameraDTO is an auxiliary camera known for a device.
 type auxCameraDTO struct {

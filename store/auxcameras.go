@@ -10,11 +10,16 @@ import (
 
 // Auxiliary cameras (camera ids 50 and above) are paired with a dashcam on
 // a partner's request; the dashcam then reports them in its status. A
-// change of connection is a system message (type auxiliaryCamera) and an
-// activation message for the organization's webhooks.
+// change of connection is a system message (SystemAuxCameraStatus) and an
+// activation message for the organization's webhooks; pairing, unpairing
+// and search results are system messages of type SystemAuxCameraPairing.
 
 // MinAuxCameraID is the first auxiliary camera id.
 const MinAuxCameraID = 50
+
+// SystemAuxCameraPairing is the system message type of pairing, unpairing
+// and search results; webhooks select it with auxiliaryCamerasPairingStatus.
+const SystemAuxCameraPairing = "auxiliaryCamerasPairingStatus"
 
 // Auxiliary camera connection states as the messages name them.
 const (
@@ -181,13 +186,18 @@ func (tx *Tx) ApplyAuxCameraStatus(dev *Device, st protocol.Status) error {
 	return tx.putAuxCameras(dev.IMEI, cams)
 }
 
-// emitAux announces a camera's new state as a system message and an activation message.
+// emitAux announces a camera's new state: a connection change as a system
+// message and an activation message, a pairing change as a system message.
 func (tx *Tx) emitAux(dev *Device, c AuxCamera, status string) error {
-	n := AuxCameraNotice{Type: SystemAuxCameraStatus, SerialNumber: dev.IMEI, IMEI: dev.IMEI, CameraID: c.CameraID,
+	typ := SystemAuxCameraStatus
+	if status == AuxPaired || status == AuxUnpaired {
+		typ = SystemAuxCameraPairing
+	}
+	n := AuxCameraNotice{Type: typ, SerialNumber: dev.IMEI, IMEI: dev.IMEI, CameraID: c.CameraID,
 		CameraSerialNumber: c.SerialNumber, ConnectionType: c.Kind, Status: status, Timestamp: tx.now.Unix()}
-	m := Message{Kind: MessageSystem, SubType: SystemAuxCameraStatus, OrganizationID: dev.OrganizationID,
+	m := Message{Kind: MessageSystem, SubType: typ, OrganizationID: dev.OrganizationID,
 		PartnerID: dev.PartnerID, IMEI: dev.IMEI}
-	if err := tx.Emit(m, n); err != nil {
+	if err := tx.Emit(m, n); err != nil || typ == SystemAuxCameraPairing {
 		return err
 	}
 	m.Kind = MessageActivation
@@ -210,7 +220,7 @@ func (tx *Tx) RecordAuxSearch(dev *Device, found []AuxCamera) error {
 	if found == nil {
 		found = []AuxCamera{}
 	}
-	return tx.Emit(Message{Kind: MessageSystem, SubType: SystemAuxCameraStatus, OrganizationID: dev.OrganizationID,
-		PartnerID: dev.PartnerID, IMEI: dev.IMEI}, AuxSearchNotice{Type: SystemAuxCameraStatus, SerialNumber: dev.IMEI,
+	return tx.Emit(Message{Kind: MessageSystem, SubType: SystemAuxCameraPairing, OrganizationID: dev.OrganizationID,
+		PartnerID: dev.PartnerID, IMEI: dev.IMEI}, AuxSearchNotice{Type: SystemAuxCameraPairing, SerialNumber: dev.IMEI,
 		IMEI: dev.IMEI, Status: "searchCompleted", Cameras: found, Timestamp: tx.now.Unix()})
 }
