@@ -11,12 +11,14 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/fleetcam/fleetcam/broker"
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/cloudapi"
+	"github.com/fleetcam/fleetcam/cloudapi/alarmmail"
 	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
@@ -75,6 +77,9 @@ type app struct {
 	httpAddr  net.Addr
 	ready     atomic.Bool
 	done      chan error
+	// background runs the retention purge and the alarm mailer until stop.
+	background     sync.WaitGroup
+	stopBackground context.CancelFunc
 }
 
 // start opens the store, ensures the bootstrap partner and starts every listener.
@@ -151,6 +156,13 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 			a.done <- err
 		}
 	}()
+	bg, cancelBG := context.WithCancel(ctx)
+	a.stopBackground = cancelBG
+	purger := store.NewPurger(db, store.PurgerOptions{Interval: cfg.Retention.Interval, Logger: log, Registerer: reg})
+	mailer := alarmmail.New(alarmmail.Options{Store: db, SMTP: cfg.SMTP, Logger: log, Registerer: reg})
+	a.background.Add(2)
+	go func() { defer a.background.Done(); purger.Run(bg) }()
+	go func() { defer a.background.Done(); mailer.Run(bg) }()
 	a.ready.Store(true)
 	log.Info("fleetcam started", "cloud", cfg.Cloud, "http", a.httpAddr.String(), "mqtt", a.broker.Addr(), "data", cfg.DataDir)
 	return a, nil
@@ -169,6 +181,8 @@ func (a *app) stop(timeout time.Duration) error {
 	}
 	a.stopMedia()
 	a.hooks.Close()
+	a.stopBackground()
+	a.background.Wait()
 	if cerr := a.db.Close(); err == nil {
 		err = cerr
 	}
