@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/mochi-mqtt/server/v2/packets"
 
@@ -59,6 +60,11 @@ func DesiredFromSettings(e *store.Effective) protocol.DesiredConfig {
 	for _, g := range e.Geofences {
 		out.Geofences = append(out.Geofences, protocol.Geofence{ID: g.ID, Name: g.Name,
 			Circle: &protocol.Circle{Center: protocol.LatLon{Lat: g.Lat, Lon: g.Lon}, RadiusMeters: g.Radius}})
+	}
+	out.Drivers = slices.Clone(e.Drivers)
+	if e.RetentionMinutes > 0 {
+		out.RetentionMinutes = e.RetentionMinutes
+		out.RetentionDays = (e.RetentionMinutes + 24*60 - 1) / (24 * 60)
 	}
 	return out
 }

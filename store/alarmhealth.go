@@ -1,7 +1,10 @@
 package store
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -157,4 +160,106 @@ func (tx *Tx) RaiseOfflineAlarm(dev *Device, lastSeen time.Time, after time.Dura
 	}
 	details := fmt.Sprintf("no contact since %s", lastSeen.UTC().Format(time.RFC3339))
 	return tx.RaiseAlarm(dev, AlarmDeviceOffline, tx.now, details)
+}
+
+// ApplyStatusReport derives from a device's status report what this
+// package keeps beyond presence: health alarms, auxiliary camera connection
+// messages and the cellular data usage (a malformed usage member is left
+// out). It returns the alarms it raised. The broker runs it as its status
+// handler, in the transaction that stores the report.
+func (tx *Tx) ApplyStatusReport(dev *Device, st protocol.Status) ([]Alarm, error) {
+	raised, err := tx.ApplyHealthAlarms(dev, st)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.ApplyAuxCameraStatus(dev, st); err != nil {
+		return nil, err
+	}
+	if st.DataUsage != nil {
+		if err := tx.RecordDataUsage(dev.IMEI, *st.DataUsage); err != nil && !errors.Is(err, ErrInvalid) {
+			return nil, err
+		}
+	}
+	return raised, nil
+}
+
+// RaiseOfflineAlarms raises the device-offline alarm of every device that
+// has been disconnected for longer than after, and returns how many it
+// raised. It reads all links in one read transaction and writes each alarm
+// in a short transaction of its own.
+func (db *DB) RaiseOfflineAlarms(after time.Duration) (int, error) {
+	type stale struct {
+		imei     string
+		lastSeen time.Time
+	}
+	var candidates []stale
+	now := db.Now()
+	err := db.View(func(tx *Tx) error {
+		return tx.bucket(bucketDeviceLinks).ForEach(func(k, v []byte) error {
+			var l DeviceLink
+			if err := jsonUnmarshal(v, &l); err != nil {
+				return err
+			}
+			seen := l.LastSeen
+			if l.DisconnectedAt.After(seen) {
+				seen = l.DisconnectedAt
+			}
+			if l.Online() || seen.IsZero() || now.Sub(seen) < after {
+				return nil
+			}
+			if tx.bucket(bucketAlarmOpen).Get(alarmOpenKey(l.IMEI, AlarmDeviceOffline)) != nil {
+				return nil
+			}
+			candidates = append(candidates, stale{l.IMEI, seen})
+			return nil
+		})
+	})
+	if err != nil {
+		return 0, err
+	}
+	raised := 0
+	for _, c := range candidates {
+		err := db.Update(Actor{Source: "system"}, func(tx *Tx) error {
+			dev, err := tx.Device(c.imei)
+			if isNotFound(err) {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			if l, err := tx.DeviceLink(c.imei); err != nil || l.Online() {
+				return err
+			}
+			_, created, err := tx.RaiseOfflineAlarm(dev, c.lastSeen, after)
+			if created {
+				raised++
+			}
+			return err
+		})
+		if err != nil {
+			return raised, err
+		}
+	}
+	return raised, nil
+}
+
+// WatchOffline runs RaiseOfflineAlarms every interval until ctx ends; a
+// zero after or interval disables it.
+func (db *DB) WatchOffline(ctx context.Context, after, every time.Duration, log *slog.Logger) {
+	if after <= 0 || every <= 0 {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if n, err := db.RaiseOfflineAlarms(after); err != nil {
+			log.Error("offline alarms", "err", err)
+		} else if n > 0 {
+			log.Info("offline alarms raised", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

@@ -186,3 +186,63 @@ func TestSimulatedAlarmAndActions(t *testing.T) {
 		return nil
 	})
 }
+
+func TestRaiseOfflineAlarms(t *testing.T) {
+	f := newFleetFixture(t)
+	gone := f.addDevice(1, f.org, f.partner.ID)
+	recent := f.addDevice(2, f.org, f.partner.ID)
+	online := f.addDevice(3, f.org, f.partner.ID)
+	f.addDevice(4, f.org, f.partner.ID) // never connected
+	t0 := f.clock.Now()
+	f.update(func(tx *Tx) error {
+		for _, l := range []DeviceLink{
+			{IMEI: gone.IMEI, Presence: PresenceOffline, LastSeen: t0.Add(-30 * time.Hour), DisconnectedAt: t0.Add(-25 * time.Hour)},
+			{IMEI: recent.IMEI, Presence: PresenceOffline, LastSeen: t0.Add(-time.Hour), DisconnectedAt: t0.Add(-time.Hour)},
+			{IMEI: online.IMEI, Presence: PresenceOnline, ConnectionID: "c1", LastSeen: t0.Add(-48 * time.Hour)},
+		} {
+			if err := tx.PutDeviceLink(&l); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for i, want := range []int{1, 0} {
+		n, err := f.db.RaiseOfflineAlarms(24 * time.Hour)
+		if err != nil || n != want {
+			t.Fatalf("run %d raised %d (%v), want %d", i, n, err, want)
+		}
+	}
+	open := f.openAlarms(gone.IMEI)
+	if a, ok := open[AlarmDeviceOffline]; !ok || !strings.Contains(a.Details, t0.Add(-25*time.Hour).Format(time.RFC3339)) {
+		t.Fatalf("offline alarm of the device gone for 25 hours: %+v", open)
+	}
+	if len(f.openAlarms(online.IMEI)) != 0 || len(f.openAlarms(recent.IMEI)) != 0 {
+		t.Fatal("an online or recently seen device got an offline alarm")
+	}
+}
+
+func TestApplyStatusReport(t *testing.T) {
+	f := newFleetFixture(t)
+	dev := f.addDevice(1, f.org, f.partner.ID)
+	period := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Unix()
+	st := protocol.Status{State: "online", RecordingTest: "failed",
+		Cameras:   []protocol.Camera{{ID: 1, Connected: true}, {ID: 51, Connected: true, Kind: "wired"}},
+		DataUsage: &protocol.DataUsage{PeriodStart: period, BytesUp: 10, BytesDown: 20}}
+	f.update(func(tx *Tx) error {
+		raised, err := tx.ApplyStatusReport(dev, st)
+		if err != nil || len(raised) != 1 {
+			t.Errorf("raised %d alarms (%v), want 1", len(raised), err)
+		}
+		// A malformed usage member does not refuse the report.
+		_, err = tx.ApplyStatusReport(dev, protocol.Status{DataUsage: &protocol.DataUsage{PeriodStart: 0}})
+		return err
+	})
+	f.view(func(tx *Tx) error {
+		ps, _ := tx.DataUsage(dev.IMEI, 0)
+		cams, _ := tx.AuxCameras(dev.IMEI)
+		if len(ps) != 1 || ps[0].BytesDown != 20 || len(cams) != 1 || !cams[0].Connected || cams[0].Kind != "wired" {
+			t.Errorf("usage %+v cameras %+v", ps, cams)
+		}
+		return nil
+	})
+}

@@ -10,6 +10,8 @@ type DesiredConfig struct {
 	Geofences []Geofence    `json:"geofences,omitempty"`
 	// RetentionDays bounds how long recordings stay on the SD card (0: until full).
 	RetentionDays int `json:"retentionDays,omitempty"`
+	// RetentionMinutes is the same bound to the minute; RetentionDays is it rounded up.
+	RetentionMinutes int `json:"retentionMinutes,omitempty"`
 	// AllowedDrivers are the PINs and QR codes that may check in.
 	Drivers []DriverCredential `json:"drivers,omitempty"`
 }

@@ -77,7 +77,8 @@ type app struct {
 	httpAddr  net.Addr
 	ready     atomic.Bool
 	done      chan error
-	// background runs the retention purge and the alarm mailer until stop.
+	// background runs the retention purge, the alarm mailer and the offline
+	// alarm watch until stop.
 	background     sync.WaitGroup
 	stopBackground context.CancelFunc
 }
@@ -121,6 +122,10 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	if err != nil {
 		return fail(err)
 	}
+	a.broker.StatusHandler = func(tx *store.Tx, dev *store.Device, _ *store.DeviceLink, st protocol.Status) error {
+		_, err := tx.ApplyStatusReport(dev, st)
+		return err
+	}
 	link := deviceLink{b: a.broker, log: log}
 	api, err := cloudapi.New(cloudapi.Deps{Config: apiCfg, Store: db, Key: key, Logger: log, Registry: reg,
 		Ready: a.ready.Load, Commander: link, Presence: link})
@@ -160,9 +165,13 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	a.stopBackground = cancelBG
 	purger := store.NewPurger(db, store.PurgerOptions{Interval: cfg.Retention.Interval, Logger: log, Registerer: reg})
 	mailer := alarmmail.New(alarmmail.Options{Store: db, SMTP: cfg.SMTP, Logger: log, Registerer: reg})
-	a.background.Add(2)
+	a.background.Add(3)
 	go func() { defer a.background.Done(); purger.Run(bg) }()
 	go func() { defer a.background.Done(); mailer.Run(bg) }()
+	go func() {
+		defer a.background.Done()
+		db.WatchOffline(bg, cfg.Devices.OfflineAlarmAfter, min(cfg.Devices.OfflineAlarmAfter/4, 15*time.Minute), log)
+	}()
 	a.ready.Store(true)
 	log.Info("fleetcam started", "cloud", cfg.Cloud, "http", a.httpAddr.String(), "mqtt", a.broker.Addr(), "data", cfg.DataDir)
 	return a, nil
