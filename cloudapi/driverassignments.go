@@ -200,7 +200,7 @@ func (s *Server) checkoutDriver(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		if err := tx.RecordDriverEvents(dev, []store.DriverTransition{*t}); err != nil {
+		if err := tx.RecordDriverEvents(dev, []store.DriverTransition{*t}, store.EventInput{}); err != nil {
 			return err
 		}
 		out = checkoutDTO{IMEI: dev.IMEI, DriverID: strconv.FormatInt(t.DriverID, 10), CheckedOutAt: isoTime(t.Time)}

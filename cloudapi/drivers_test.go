@@ -272,5 +272,12 @@ func TestDriverAssignmentsAndCheckout(t *testing.T) {
 	if len(queued) != 1 || queued[0] != dev+" "+protocol.CmdDriverCheckout {
 		t.Fatalf("queued commands %v", queued)
 	}
+	e.fleetView(func(tx *store.Tx) error {
+		evs, _, err := tx.DeviceEvents(dev, e.clock.Now().Add(-time.Minute), e.clock.Now(), store.Page{})
+		if err != nil || len(evs) != 1 || evs[0].Type != "driverCheckOut" || evs[0].DriverID == 0 {
+			t.Errorf("events after the API check-out %+v %v", evs, err)
+		}
+		return nil
+	})
 	e.do("POST", "/v2/devices/"+dev+"/driver-checkout", e.adminToken, nil).wantError(404, nameNotFound)
 }

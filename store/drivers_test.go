@@ -1,7 +1,9 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -285,5 +287,63 @@ func TestDriverStateMachine(t *testing.T) {
 	})
 	if err := f.db.Update(Actor{}, func(tx *Tx) error { _, err := tx.CheckOutDriver(dev.IMEI); return err }); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("API check-out with nobody checked in: %v", err)
+	}
+}
+
+func TestDriverEventsRecorded(t *testing.T) {
+	f := newFleetFixture(t)
+	dev := f.addDevice(1, f.org, f.partner.ID)
+	a := f.addDriver(f.org, "a")
+	b := f.addDriver(f.org, "b")
+	t0 := f.clock.Now().Add(-time.Hour)
+	checkIn := func(id, pin string, at time.Time) {
+		t.Helper()
+		ev := protocol.Event{ID: id, Type: "driverCheckIn", Time: at.UnixMilli(), PinCode: pin, Lat: 48.1, Lon: 11.5}
+		f.update(func(tx *Tx) error {
+			ts, err := tx.ApplyDriverEvent(dev, ev)
+			if err != nil {
+				return err
+			}
+			return tx.RecordDriverEvents(dev, ts, EventInput{DeviceEventID: ev.ID, Type: ev.Type, Time: at, Lat: ev.Lat, Lon: ev.Lon})
+		})
+	}
+	checkIn("c1", a.Code, t0)
+	checkIn("c2", b.Code, t0.Add(10*time.Minute))
+	// Any other event is stamped with the driver checked in at its time.
+	f.update(func(tx *Tx) error {
+		_, err := tx.IngestEvent(dev, EventInput{DeviceEventID: "x1", Type: "deceleration", Time: t0.Add(5 * time.Minute)})
+		return err
+	})
+	f.view(func(tx *Tx) error {
+		evs, _, err := tx.DeviceEvents(dev.IMEI, t0.Add(-time.Minute), t0.Add(time.Hour), Page{})
+		if err != nil {
+			return err
+		}
+		var got []string
+		for _, e := range evs {
+			got = append(got, fmt.Sprintf("%s:%d", e.Type, e.DriverID))
+		}
+		want := fmt.Sprintf("driverCheckIn:%d,deceleration:%d,driverCheckOut:%d,driverCheckIn:%d", a.ID, a.ID, a.ID, b.ID)
+		if strings.Join(got, ",") != want {
+			t.Errorf("events %v, want %s", got, want)
+		}
+		if evs[0].Lat != 48.1 {
+			t.Errorf("check-in event position %v, want the device's", evs[0].Lat)
+		}
+		return nil
+	})
+	var found bool
+	for _, m := range f.messages(MessageEvent) {
+		var data struct {
+			EventType string      `json:"eventType"`
+			Driver    EventDriver `json:"driver"`
+		}
+		json.Unmarshal(m.Payload, &data)
+		if data.EventType == "drivercheckin" && data.Driver.DriverThirdPartyID == "b" && data.Driver.ID == fmt.Sprint(b.ID) {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatal("no event webhook carries the checked-in driver")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -43,6 +45,7 @@ type cutoffs map[int64]time.Time
 
 // purgeKinds lists everything the purge covers, in order.
 var purgeKinds = []purgeKind{
+	{name: "events", days: generalPurgeDays, step: purgeEvents},
 	{name: "gps", days: generalPurgeDays, step: seriesPurger(bucketGPS, keepNone)},
 	{name: "trips", days: generalPurgeDays, step: seriesPurger(bucketTrips, keepOpenTrip)},
 	{name: "driverSessions", days: generalPurgeDays, step: seriesPurger(bucketDriverSessions, keepOpenSession)},
@@ -139,6 +142,28 @@ func (c cutoffs) latest() time.Time {
 		}
 	}
 	return t
+}
+
+// purgeEvents deletes the events (and with the last reference their media)
+// of each organization with a cutoff, one organization after the other;
+// the resume position is the organization id.
+func purgeEvents(tx *Tx, cut cutoffs, from []byte, limit int) (int, []byte, error) {
+	orgs := slices.Sorted(maps.Keys(cut))
+	start := 0
+	if from != nil {
+		start, _ = slices.BinarySearch(orgs, btoi(from))
+	}
+	deleted := 0
+	for _, org := range orgs[start:] {
+		n, err := tx.PurgeEvents(org, cut[org], limit-deleted)
+		if err != nil {
+			return 0, nil, err
+		}
+		if deleted += n; deleted >= limit {
+			return deleted, itob(org), nil
+		}
+	}
+	return deleted, nil, nil
 }
 
 // purgeAudit walks the audit log oldest first (ids grow with time) and

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
@@ -40,6 +41,9 @@ func TestPurge(t *testing.T) {
 					}
 				}
 				if _, err := tx.AddGPS(dev.IMEI, []GPSPoint{{Time: f.clock.Now(), Lat: 48, Lon: 11}}); err != nil {
+					return err
+				}
+				if _, err := tx.IngestEvent(dev, EventInput{DeviceEventID: fmt.Sprint("e", day), Type: "deceleration", Time: f.clock.Now()}); err != nil {
 					return err
 				}
 				_, err = tx.ApplyDriverEvent(dev, protocol.Event{Type: "driverCheckIn", Time: at, PinCode: drv.Code})
@@ -100,9 +104,15 @@ func TestPurge(t *testing.T) {
 		if pts, _ := tx.GPS(kept.IMEI, start, now, 0); len(pts) != 10 {
 			t.Errorf("kept device has %d GPS points, want 10", len(pts))
 		}
+		if _, n, _ := tx.DeviceEvents(purged.IMEI, start, now, Page{}); n != 0 {
+			t.Errorf("purged device keeps %d events", n)
+		}
+		if _, n, _ := tx.DeviceEvents(kept.IMEI, start, now, Page{}); n != 10 {
+			t.Errorf("kept device has %d events, want 10", n)
+		}
 		return nil
 	})
-	if res.Deleted["alarms"] != 20 || res.Deleted["trips"] != 10 || res.Deleted["driverSessions"] != 9 || res.Deleted["gps"] != 10 {
+	if res.Deleted["alarms"] != 20 || res.Deleted["trips"] != 10 || res.Deleted["driverSessions"] != 9 || res.Deleted["gps"] != 10 || res.Deleted["events"] != 10 {
 		t.Errorf("deleted %v", res.Deleted)
 	}
 	entries, _, _ := f.db.AuditLog(AuditFilter{OrganizationID: f.org.ID}, Page{})

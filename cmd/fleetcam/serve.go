@@ -134,8 +134,20 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	}
 	// Device events go through the event rules (broker.StoreEvent); after
 	// each commit the API's media service fetches the new events' files.
+	// Power on and off open and close trips; driver events go through the
+	// driver state machine, which records the events it decides on.
 	a.broker.EventHandler = func(tx *store.Tx, dev *store.Device, ev protocol.Event) error {
 		tx.OnCommit(api.WakeMedia)
+		if err := tx.ApplyTripEvent(dev, ev); err != nil {
+			return err
+		}
+		if store.IsDriverEvent(ev.Type) {
+			ts, err := tx.ApplyDriverEvent(dev, ev)
+			if err != nil {
+				return err
+			}
+			return tx.RecordDriverEvents(dev, ts, broker.EventInput(ev))
+		}
 		return broker.StoreEvent(tx, dev, ev)
 	}
 	a.broker.MediaHandler = api.DeviceMediaReady
