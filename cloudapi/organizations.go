@@ -289,6 +289,7 @@ func (s *Server) updateOrganization(c *gin.Context) {
 	}
 	p := principal(c)
 	var out organizationDTO
+	var pushed []string
 	err := s.update(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
 		if err != nil {
@@ -311,12 +312,17 @@ func (s *Server) updateOrganization(c *gin.Context) {
 			return err
 		}
 		out = toOrganizationDTO(tx, o)
-		return nil
+		if req.DeviceRetentionMinutes != nil {
+			// The SD-card retention is part of the devices' configuration.
+			pushed, err = tx.OrgIMEIs(o.ID)
+		}
+		return err
 	})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
+	s.pushConfigs(pushed)
 	ok(c, out)
 }
 

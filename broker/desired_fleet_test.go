@@ -1,0 +1,38 @@
+package broker
+
+import (
+	"testing"
+
+	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/store"
+)
+
+func TestDesiredCarriesDriversAndRetention(t *testing.T) {
+	tests := []struct {
+		name    string
+		minutes int
+		days    int
+	}{
+		{"no retention", 0, 0},
+		{"four minutes round up to a day", 4, 1},
+		{"two days", 2880, 2},
+		{"two days and a minute", 2881, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := &store.Effective{Version: 3, RetentionMinutes: tt.minutes,
+				Drivers: []protocol.DriverCredential{{DriverID: 7, PinCode: "12345", QRCode: "FCDRV1-X"}}}
+			d := DesiredFromSettings(e)
+			if d.RetentionMinutes != tt.minutes || d.RetentionDays != tt.days {
+				t.Fatalf("retention %d min / %d days, want %d / %d", d.RetentionMinutes, d.RetentionDays, tt.minutes, tt.days)
+			}
+			if len(d.Drivers) != 1 || d.Drivers[0] != e.Drivers[0] {
+				t.Fatalf("drivers %+v", d.Drivers)
+			}
+			e.Drivers[0].PinCode = "99999"
+			if d.Drivers[0].PinCode != "12345" {
+				t.Fatal("the desired configuration shares the settings' driver slice")
+			}
+		})
+	}
+}
