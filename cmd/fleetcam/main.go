@@ -24,12 +24,13 @@ const usage = `usage:
   fleetcam partner add -data DIR --name NAME --email EMAIL [--password PASSWORD]
   fleetcam user add -data DIR --email EMAIL (--partner ID | --organization ID)
                     [--access-level viewer|editor|editorWithoutMediaAccess] [--password PASSWORD]
+  fleetcam device refurbish -data DIR --imei IMEI [--undo]
 `
 
 // run is fleetcam with its environment passed in; it returns the exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	cmd := "serve"
-	if len(args) > 0 && (args[0] == "serve" || args[0] == "partner" || args[0] == "user" || args[0] == "help" || args[0] == "-h" || args[0] == "--help") {
+	if len(args) > 0 && (args[0] == "serve" || args[0] == "partner" || args[0] == "user" || args[0] == "device" || args[0] == "help" || args[0] == "-h" || args[0] == "--help") {
 		cmd, args = args[0], args[1:]
 	}
 	var err error
@@ -38,6 +39,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = serve(ctx, args, getenv, stdout, stderr)
 	case "partner", "user":
 		err = admin(cmd, args, getenv, stdout)
+	case "device":
+		err = deviceAdmin(args, getenv, stdout)
 	default:
 		fmt.Fprint(stdout, usage)
 		return 0

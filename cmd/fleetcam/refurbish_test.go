@@ -1,0 +1,71 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+func TestDeviceRefurbishSubcommand(t *testing.T) {
+	dir := t.TempDir()
+	const imei = "357660100000017"
+	db, err := store.Open(filepath.Join(dir, storeFile), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		p, err := tx.CreatePartner("Acme")
+		if err != nil {
+			return err
+		}
+		o, err := tx.CreateOrganization(p.ID, "Fleet", nil)
+		if err != nil {
+			return err
+		}
+		return tx.AddDevice(&store.Device{IMEI: imei, OrganizationID: o.ID, PartnerID: p.ID})
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	refurbished := func() bool {
+		t.Helper()
+		db, err := store.Open(filepath.Join(dir, storeFile), store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var b *store.DeviceBilling
+		db.View(func(tx *store.Tx) error { b, err = tx.DeviceBilling(imei); return err })
+		return b.Refurbished
+	}
+	if code, out := runCmd(t, "device", "refurbish", "-data", dir, "--imei", imei); code != 0 || !strings.Contains(out, "is refurbished") {
+		t.Fatalf("refurbish: %d %s", code, out)
+	}
+	if !refurbished() {
+		t.Fatal("the device is not marked refurbished")
+	}
+	if code, out := runCmd(t, "device", "refurbish", "-data", dir, "--imei", imei, "--undo"); code != 0 || !strings.Contains(out, "not refurbished") {
+		t.Fatalf("undo: %d %s", code, out)
+	}
+	if refurbished() {
+		t.Fatal("the refurbished mark stayed")
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"bad IMEI", []string{"device", "refurbish", "-data", dir, "--imei", "123"}, "--imei"},
+		{"unknown device", []string{"device", "refurbish", "-data", dir, "--imei", "357660100000025"}, "not found"},
+		{"unknown verb", []string{"device", "scrap"}, "usage"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if code, out := runCmd(t, tc.args...); code != 1 || !strings.Contains(out, tc.msg) {
+				t.Fatalf("exit %d: %s", code, out)
+			}
+		})
+	}
+}
