@@ -190,11 +190,14 @@ func (tx *Tx) SimulateAlarm(dev *Device, def int64, createdAt time.Time, comment
 		return nil, fmt.Errorf("an alarm with imei %s, alarmDefinitionId %d and createdAt %s already exists: %w",
 			dev.IMEI, def, createdAt.UTC().Format("2006-01-02T15:04:05.000Z"), ErrConflict)
 	}
+	d, ok := AlarmDefinitionByID(def)
+	if !ok {
+		return nil, fmt.Errorf("alarmDefinitionId %d is not a known alarm definition: %w", def, ErrInvalid)
+	}
 	if strings.TrimSpace(comment) == "" {
 		comment = "Simulated alarm"
 	}
-	a, err := tx.createAlarm(dev, def, createdAt, "Simulated alarm", true, comment)
-	return a, err
+	return tx.createAlarm(dev, def, createdAt, d.Name+" (simulated)", true, comment)
 }
 
 func (tx *Tx) createAlarm(dev *Device, def int64, at time.Time, details string, simulated bool, comment ...string) (*Alarm, error) {
