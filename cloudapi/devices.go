@@ -45,16 +45,22 @@ type connectionDTO struct {
 	ConfigPending         bool   `json:"configPending"`
 }
 
-// deviceDTO is a device as the API shows it.
+// deviceDTO is a device as the API shows it. As in the reference contract,
+// status is the connection status (online, standby, offline) with
+// lastSeenOnline and firmwareVersion beside it; the inventory lifecycle
+// (pendingActivation, activated, deactivated, suspended) is activationStatus.
 type deviceDTO struct {
 	IMEI           string `json:"imei"`
 	Name           string `json:"name"`
 	OrganizationID int64  `json:"organizationId"`
 	PartnerID      int64  `json:"partnerId"`
 	// GroupID is absent for a device in no group.
-	GroupID       int64         `json:"groupId,omitempty"`
-	Status        string        `json:"status"`
-	DataProfileID int64         `json:"dataProfileId,omitempty"`
+	GroupID          int64         `json:"groupId,omitempty"`
+	Status           string        `json:"status"`
+	LastSeenOnline   string        `json:"lastSeenOnline,omitempty"`
+	FirmwareVersion  string        `json:"firmwareVersion,omitempty"`
+	ActivationStatus string        `json:"activationStatus"`
+	DataProfileID    int64         `json:"dataProfileId,omitempty"`
 	ProductType   string        `json:"productType,omitempty"`
 	CreatedAt     string        `json:"createdAt"`
 	ActivatedAt   string        `json:"activatedAt,omitempty"`
@@ -65,7 +71,7 @@ type deviceDTO struct {
 // the store's, the rest is what the broker's presence knows.
 func (s *Server) toDeviceDTO(tx *store.Tx, d *store.Device) (deviceDTO, error) {
 	out := deviceDTO{IMEI: d.IMEI, Name: d.Name, OrganizationID: d.OrganizationID, PartnerID: d.PartnerID,
-		GroupID: d.GroupID, Status: d.Status, DataProfileID: d.DataProfileID, ProductType: d.ProductType,
+		GroupID: d.GroupID, ActivationStatus: d.Status, DataProfileID: d.DataProfileID, ProductType: d.ProductType,
 		CreatedAt: isoTime(d.CreatedAt), ActivatedAt: isoTime(d.ActivatedAt)}
 	ds, err := tx.DeviceSettings(d.IMEI)
 	if err != nil {
@@ -81,6 +87,7 @@ func (s *Server) toDeviceDTO(tx *store.Tx, d *store.Device) (deviceDTO, error) {
 		}
 	}
 	out.Connection.ConfigPending = out.Connection.ReportedConfigVersion < ds.Version
+	out.Status, out.LastSeenOnline, out.FirmwareVersion = out.Connection.Status, out.Connection.LastSeenOnline, out.Connection.FirmwareVersion
 	return out, nil
 }
 
@@ -271,7 +278,7 @@ func (s *Server) getDevice(c *gin.Context) {
 type updateDeviceRequest struct {
 	Name    *string `json:"name"`
 	GroupID *int64  `json:"groupId"`
-	Status  *string `json:"status"`
+	ActivationStatus *string `json:"activationStatus"`
 }
 
 // statusTransitions lists the statuses each device status may move to. A
@@ -305,11 +312,11 @@ func (s *Server) updateDevice(c *gin.Context) {
 		return
 	}
 	if req == (updateDeviceRequest{}) {
-		s.fail(c, badRequest("the request body must name at least one of name, groupId, status"))
+		s.fail(c, badRequest("the request body must name at least one of name, groupId, activationStatus"))
 		return
 	}
-	if req.Status != nil && !store.ValidDeviceStatus(*req.Status) {
-		s.fail(c, badField("status", "must be one of pendingActivation, activated, deactivated, suspended"))
+	if req.ActivationStatus != nil && !store.ValidDeviceStatus(*req.ActivationStatus) {
+		s.fail(c, badField("activationStatus", "must be one of pendingActivation, activated, deactivated, suspended"))
 		return
 	}
 	if req.GroupID != nil && *req.GroupID < -1 {
@@ -336,14 +343,14 @@ func (s *Server) updateDevice(c *gin.Context) {
 				}
 			}
 		}
-		if req.Status != nil && *req.Status != d.Status {
+		if req.ActivationStatus != nil && *req.ActivationStatus != d.Status {
 			if !p.IsPartner() {
 				return forbidden("only the device's partner can change its status")
 			}
-			if !canMoveTo(d.Status, *req.Status) {
-				return badField("status", fmt.Sprintf("cannot change from %s to %s", d.Status, *req.Status))
+			if !canMoveTo(d.Status, *req.ActivationStatus) {
+				return badField("activationStatus", fmt.Sprintf("cannot change from %s to %s", d.Status, *req.ActivationStatus))
 			}
-			d.Status = *req.Status
+			d.Status = *req.ActivationStatus
 			if d.Status == store.DeviceActivated && d.ActivatedAt.IsZero() {
 				d.ActivatedAt = tx.Now()
 			}

@@ -16,7 +16,7 @@ func TestAddDevice(t *testing.T) {
 	org := e.newOrg(e.partnerToken, "Acme")
 	imei := testIMEI(1)
 	r := e.do("POST", orgPath(org.id, "/devices"), e.partnerToken, map[string]any{"imei": imei, "name": "Truck 1"}).want(http.StatusOK)
-	if r.str("data.imei") != imei || r.str("data.name") != "Truck 1" || r.str("data.status") != store.DevicePendingActivation ||
+	if r.str("data.imei") != imei || r.str("data.name") != "Truck 1" || r.str("data.activationStatus") != store.DevicePendingActivation ||
 		r.id("data.organizationId") != org.id || r.id("data.partnerId") != e.partnerID || r.get("data.groupId") != nil ||
 		r.str("data.connection.status") != ConnectionOffline || r.get("data.connection.desiredConfigVersion") != 0.0 {
 		t.Fatalf("unexpected device %s", r.raw)
@@ -180,7 +180,8 @@ func TestGetDeviceConnection(t *testing.T) {
 	seen := e.clock.Now().Add(-time.Minute)
 	pres.set(imei, DeviceConnection{Status: ConnectionOnline, LastSeen: seen, FirmwareVersion: "3.12.1", ReportedConfigVersion: 0})
 	r = e.do("GET", "/v2/devices/"+imei, e.partnerToken, nil).want(http.StatusOK)
-	if r.str("data.connection.status") != ConnectionOnline || r.str("data.connection.firmwareVersion") != "3.12.1" ||
+	if r.str("data.status") != ConnectionOnline || r.str("data.firmwareVersion") != "3.12.1" ||
+		r.str("data.connection.status") != ConnectionOnline || r.str("data.connection.firmwareVersion") != "3.12.1" ||
 		r.str("data.connection.lastSeenOnline") != isoTime(seen) || r.num("data.connection.desiredConfigVersion") != 1 ||
 		r.get("data.connection.configPending") != true {
 		t.Fatalf("connected device %s", r.raw)
@@ -209,7 +210,7 @@ func TestUpdateDevice(t *testing.T) {
 	path := "/v2/devices/" + imei
 
 	r := e.do("PATCH", path, e.partnerToken, map[string]any{"name": "Truck 7", "groupId": g}).want(http.StatusOK)
-	if r.str("data.name") != "Truck 7" || r.id("data.groupId") != g || r.str("data.status") != store.DevicePendingActivation {
+	if r.str("data.name") != "Truck 7" || r.id("data.groupId") != g || r.str("data.activationStatus") != store.DevicePendingActivation {
 		t.Fatalf("rename %s", r.raw)
 	}
 	if r := e.do("PATCH", path, e.partnerToken, map[string]any{"groupId": -1}).want(http.StatusOK); r.get("data.groupId") != nil || r.str("data.name") != "Truck 7" {
@@ -230,13 +231,13 @@ func TestUpdateDevice(t *testing.T) {
 		{store.DeviceActivated, 200},
 	}
 	for i, st := range steps {
-		r := e.do("PATCH", path, e.partnerToken, map[string]any{"status": st.to})
+		r := e.do("PATCH", path, e.partnerToken, map[string]any{"activationStatus": st.to})
 		if st.status != 200 {
-			r.wantError(st.status, nameBadRequest, "status cannot change from")
+			r.wantError(st.status, nameBadRequest, "activationStatus cannot change from")
 			continue
 		}
 		r.want(200)
-		if r.str("data.status") != st.to {
+		if r.str("data.activationStatus") != st.to {
 			t.Fatalf("step %d: %s", i, r.raw)
 		}
 		if r.str("data.activatedAt") != isoTime(e.clock.Now()) {
@@ -255,12 +256,12 @@ func TestUpdateDevice(t *testing.T) {
 		status int
 		msg    string
 	}{
-		{"empty", e.partnerToken, map[string]any{}, 400, "at least one of name, groupId, status"},
-		{"bad status", e.partnerToken, map[string]any{"status": "broken"}, 400, "status must be one of pendingActivation, activated, deactivated, suspended"},
+		{"empty", e.partnerToken, map[string]any{}, 400, "at least one of name, groupId, activationStatus"},
+		{"bad status", e.partnerToken, map[string]any{"activationStatus": "broken"}, 400, "activationStatus must be one of pendingActivation, activated, deactivated, suspended"},
 		{"blank name", e.partnerToken, map[string]any{"name": " "}, 400, "name is required"},
 		{"group of another organization", e.partnerToken, map[string]any{"groupId": otherGroup}, 404, "group"},
 		{"unknown field", e.partnerToken, map[string]any{"organizationId": other.id}, 400, "organizationId is not a known field"},
-		{"organization user changes status", ed, map[string]any{"status": store.DeviceSuspended}, 403, "only the device's partner"},
+		{"organization user changes status", ed, map[string]any{"activationStatus": store.DeviceSuspended}, 403, "only the device's partner"},
 		{"viewer", viewer, map[string]any{"name": "x"}, 403, "viewer"},
 	}
 	for _, tc := range tests {

@@ -157,7 +157,7 @@ func TestEndToEnd(t *testing.T) {
 	eventually(t, "the device to connect with its token", func() bool { return dev.Connected() && dev.Token() != "" })
 	eventually(t, "the device to be online and activated", func() bool {
 		_, out := c.call("GET", "/v2/devices/"+imei, tok, nil)
-		return dig(out, "data", "status") == "activated" && dig(out, "data", "connection", "status") == "online"
+		return dig(out, "data", "activationStatus") == "activated" && dig(out, "data", "status") == "online"
 	})
 	eventually(t, "the activation webhook", func() bool {
 		return rcv.find(func(b map[string]any) bool { return b["type"] == "activation" }) != nil
