@@ -61,10 +61,10 @@ type deviceDTO struct {
 	FirmwareVersion  string        `json:"firmwareVersion,omitempty"`
 	ActivationStatus string        `json:"activationStatus"`
 	DataProfileID    int64         `json:"dataProfileId,omitempty"`
-	ProductType   string        `json:"productType,omitempty"`
-	CreatedAt     string        `json:"createdAt"`
-	ActivatedAt   string        `json:"activatedAt,omitempty"`
-	Connection    connectionDTO `json:"connection"`
+	ProductType      string        `json:"productType,omitempty"`
+	CreatedAt        string        `json:"createdAt"`
+	ActivatedAt      string        `json:"activatedAt,omitempty"`
+	Connection       connectionDTO `json:"connection"`
 }
 
 // toDeviceDTO renders d with its connection; the desired config version is
@@ -276,8 +276,8 @@ func (s *Server) getDevice(c *gin.Context) {
 }
 
 type updateDeviceRequest struct {
-	Name    *string `json:"name"`
-	GroupID *int64  `json:"groupId"`
+	Name             *string `json:"name"`
+	GroupID          *int64  `json:"groupId"`
 	ActivationStatus *string `json:"activationStatus"`
 }
 
