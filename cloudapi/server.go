@@ -51,10 +51,6 @@ type Deps struct {
 	// Presence reports devices' connections for device details; nil: every
 	// device reads as offline.
 	Presence Presence
-	// WebhookSettings renders organizations' webhook settings for
-	// GET /organizations/{orgId}/default-settings; nil: the settings saved
-	// with /organizations/{orgId}/webhook-settings, read from the store.
-	WebhookSettings WebhookSettingsReader
 	// Blobs keeps media bytes; a directory "media" under the data dir when nil.
 	Blobs blob.Store
 }
@@ -72,7 +68,6 @@ type Server struct {
 	engine    *gin.Engine
 	openapi   []byte
 	presence  Presence
-	webhooks  WebhookSettingsReader
 	// metricsHandler serves /metrics from the injected registry.
 	metricsHandler http.Handler
 	// Media: blob store, link signing key, upload requests, live streams.
@@ -97,11 +92,8 @@ func New(d Deps) (*Server, error) {
 		d.Ready = func() bool { return true }
 	}
 	s := &Server{cfg: d.Config, store: d.Store, key: d.Key, commander: d.Commander, log: d.Logger,
-		now: d.Now, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), presence: d.Presence, webhooks: d.WebhookSettings,
+		now: d.Now, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), presence: d.Presence,
 		metricsHandler: promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{Registry: d.Registry})}
-	if s.webhooks == nil {
-		s.webhooks = storedWebhookSettings{s.store}
-	}
 	if d.Blobs == nil {
 		dir, err := blob.NewDir(filepath.Join(d.Config.DataDir, "media"))
 		if err != nil {

@@ -221,22 +221,6 @@ func webhookSettingsOf(s *store.WebhookSettings) *webhookSettingsData {
 	return d
 }
 
-// storedWebhookSettings is the webhookSettings member of GET
-// /organizations/{orgId}/default-settings: the settings as GET
-// webhook-settings shows them, without the secret.
-type storedWebhookSettings struct{ db *store.DB }
-
-// OrganizationWebhookSettings implements WebhookSettingsReader.
-func (r storedWebhookSettings) OrganizationWebhookSettings(orgID int64) (any, error) {
-	var out *webhookSettingsData
-	err := r.db.View(func(tx *store.Tx) error {
-		ws, err := tx.WebhookSettings(orgID)
-		out = webhookSettingsOf(ws)
-		return err
-	})
-	return out, err
-}
-
 // fieldError turns a webhooks validation error into a 400 that names the field.
 func fieldError(err error) error {
 	var fe *webhooks.FieldError

@@ -210,8 +210,8 @@ func TestWebhookSettingsInDefaultSettings(t *testing.T) {
 	e.do("POST", fmt.Sprintf("/v2/organizations/%d/webhook-settings", org), e.partnerToken,
 		map[string]any{"gpsWebhookUrl": []string{"https://a.example.com/gps"}}).want(http.StatusOK)
 	r := e.do("GET", fmt.Sprintf("/v2/organizations/%d/default-settings", org), e.partnerToken, nil).want(http.StatusOK)
-	if r.str("data.webhookSettings.gpsWebhookUrl.0") != "https://a.example.com/gps" || len(r.list("data.webhookSettings.eventWebhookUrl")) != 0 ||
-		r.get("data.webhookSettings.eventWebhookConfig.notifyMediaAvailable.isEnabled") != true || r.str("data.webhookSettings.webhookSecret") != "" {
+	if r.str("data.gpsWebhookUrl.0") != "https://a.example.com/gps" || len(r.list("data.eventWebhookUrl")) != 0 ||
+		r.get("data.eventWebhookConfig.notifyMediaAvailable.isEnabled") != true || r.str("data.webhookSecret") != "" {
 		t.Fatalf("default settings %s", r.raw)
 	}
 }
