@@ -43,8 +43,11 @@ func (d *Device) onCommand(ctx context.Context, m inbound) error {
 		reply(d.setHotspot(a), nil)
 		return d.publishStatus(ctx)
 	case protocol.CmdFormatStorage:
-		sd := d.formatStorage()
-		reply(sd, nil)
+		sd, err := d.formatStorage()
+		reply(sd, err)
+		if err != nil {
+			return nil
+		}
 		if _, err := d.Emit(ctx, EventSpec{Type: "sdCardFormatted", SDCard: &sd}); err != nil {
 			return err
 		}
@@ -93,6 +96,35 @@ func (d *Device) onCommand(ctx context.Context, m inbound) error {
 	case protocol.CmdReboot:
 		reply(nil, nil)
 		d.Reboot()
+	case protocol.CmdAuxSearch:
+		var a protocol.AuxSearchArgs
+		if err := decodeArgs(cmd, &a); err != nil {
+			reply(nil, err)
+			return nil
+		}
+		reply(d.auxSearch(a))
+	case protocol.CmdAuxPair:
+		var a protocol.AuxPairArgs
+		if err := decodeArgs(cmd, &a); err != nil {
+			reply(nil, err)
+			return nil
+		}
+		res, err := d.auxPair(a)
+		reply(res, err)
+		if err == nil {
+			return d.publishStatus(ctx) // the paired cameras are in the status
+		}
+	case protocol.CmdAuxUnpair:
+		var a protocol.AuxUnpairArgs
+		if err := decodeArgs(cmd, &a); err != nil {
+			reply(nil, err)
+			return nil
+		}
+		err := d.auxUnpair(a)
+		reply(nil, err)
+		if err == nil {
+			return d.publishStatus(ctx)
+		}
 	default:
 		reply(nil, fmt.Errorf("unknown command %q", cmd.Name))
 	}
@@ -174,10 +206,15 @@ func (d *Device) setHotspot(a protocol.HotspotArgs) protocol.HotspotState {
 	return protocol.HotspotState{On: a.On}
 }
 
-// formatStorage gives the SD card a new UUID and wipes its recordings.
-func (d *Device) formatStorage() protocol.SDCard {
+// formatStorage gives the SD card a new UUID and wipes its recordings; it
+// fails while the device reports no SD card.
+func (d *Device) formatStorage() (protocol.SDCard, error) {
 	now := d.now()
 	d.mu.Lock()
+	if d.health.SDCardMissing {
+		d.mu.Unlock()
+		return protocol.SDCard{}, fmt.Errorf("formatStorage: %w", ErrNoSDCard)
+	}
 	seed := d.rng.Uint64()
 	d.st.SDCard = protocol.SDCard{Present: true, Healthy: true, UUID: uuidFrom(seed, uint64(now.UnixNano())),
 		Manufacturer: sdMakers[seed%uint64(len(sdMakers))]}
@@ -187,7 +224,7 @@ func (d *Device) formatStorage() protocol.SDCard {
 	d.mu.Unlock()
 	d.rec.format(now)
 	d.applyRecording()
-	return sd
+	return sd, nil
 }
 
 // clip says whether the recording at a.Time exists and, when a.URL is set,

@@ -39,6 +39,10 @@ var (
 	ErrInvalidRoute = errors.New("devicesim: invalid route")
 	// ErrInvalidScenario means a scenario file breaks a rule.
 	ErrInvalidScenario = errors.New("devicesim: invalid scenario")
+	// ErrNoSDCard means a command needs the SD card and the device reports none.
+	ErrNoSDCard = errors.New("devicesim: no SD card")
+	// ErrUnknownCamera means no camera with that id is paired with the device.
+	ErrUnknownCamera = errors.New("devicesim: unknown camera")
 )
 
 // Defaults of Options.
@@ -115,6 +119,8 @@ type Options struct {
 	// IgnoreEventConfig publishes events even when the applied configuration
 	// disables them, to exercise the cloud's own filtering.
 	IgnoreEventConfig bool
+	// Health is the set of faults the device reports from the start (SetHealth changes it).
+	Health Health
 	// OutboxLimit bounds messages kept while offline (GPS, events, media
 	// notices); the oldest are dropped beyond it. Default 10000.
 	OutboxLimit int
@@ -166,6 +172,7 @@ type Device struct {
 	lastErr      error
 	st           persisted
 	privacyMode  string
+	health       Health
 	driver       *driverState
 	wrongPins    []time.Time
 	rec          *recorder
@@ -301,6 +308,7 @@ func New(o Options) (*Device, error) {
 		files:   map[string]fileInfo{},
 		live:    map[int]*stream{},
 		fences:  map[int64]bool{},
+		health:  o.Health,
 		rng:     rand.New(rand.NewPCG(seed, seed>>1|1)),
 	}
 	if !legacy {
@@ -437,6 +445,8 @@ func (d *Device) Status() protocol.Status {
 		cal := true
 		st.AdasCalibrated = &cal
 	}
+	st.Cameras = append(st.Cameras, d.auxStatusLocked()...)
+	d.applyHealthLocked(&st)
 	return st
 }
 

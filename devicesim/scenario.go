@@ -23,6 +23,9 @@ const (
 	ActionCheckIn       = "checkIn"       // driver check-in by PinCode or QRCode
 	ActionCheckOut      = "checkOut"      // driver check-out
 	ActionFormatStorage = "formatStorage" // new SD card UUID, sdCardFormatted event
+	ActionHealth        = "health"        // report Faults (none: healthy) from now on
+	ActionAuxConnect    = "auxConnect"    // plug in the paired auxiliary camera CameraID
+	ActionAuxDisconnect = "auxDisconnect" // unplug the paired auxiliary camera CameraID
 )
 
 // Step is one entry of a scenario timeline: at At after the device starts,
@@ -39,6 +42,8 @@ type Step struct {
 	GeoFenceID   int64  `yaml:"geoFenceId,omitempty" json:"geoFenceId,omitempty"`
 	GeoFencePath string `yaml:"geoFencePath,omitempty" json:"geoFencePath,omitempty"`
 	CameraID     int    `yaml:"cameraId,omitempty" json:"cameraId,omitempty"`
+	// Faults are the health faults of a health action (see the Fault constants).
+	Faults []string `yaml:"faults,omitempty" json:"faults,omitempty"`
 }
 
 // Scenario is a scripted timeline, steps in time order. With Loop it starts
@@ -145,8 +150,19 @@ func (s Step) validate() error {
 		if s.PinCode != "" && !fiveDigits(s.PinCode) {
 			return fmt.Errorf("pinCode %q must be 5 digits", s.PinCode)
 		}
+	case ActionHealth:
+		if _, err := parseFaults(s.Faults); err != nil {
+			return fmt.Errorf("faults: %v", err)
+		}
+	case ActionAuxConnect, ActionAuxDisconnect:
+		if s.CameraID < minAuxCameraID {
+			return fmt.Errorf("%s needs the cameraId of a paired auxiliary camera (%d or above)", s.Action, minAuxCameraID)
+		}
 	default:
-		return fmt.Errorf("action %q must be one of offline, reboot, factoryReset, checkIn, checkOut, formatStorage", s.Action)
+		return fmt.Errorf("action %q must be one of offline, reboot, factoryReset, checkIn, checkOut, formatStorage, health, auxConnect, auxDisconnect", s.Action)
+	}
+	if s.Faults != nil && s.Action != ActionHealth {
+		return errors.New("faults belong to a health action")
 	}
 	return nil
 }
@@ -194,13 +210,24 @@ func (d *Device) Play(ctx context.Context, s Step) error {
 	case ActionCheckOut:
 		return d.CheckOut(ctx)
 	case ActionFormatStorage:
-		sd := d.formatStorage()
+		sd, err := d.formatStorage()
+		if err != nil {
+			return err
+		}
 		if _, err := d.Emit(ctx, EventSpec{Type: "sdCardFormatted", SDCard: &sd}); err != nil {
 			return err
 		}
 		if d.Connected() {
 			return d.publishStatus(ctx)
 		}
+	case ActionHealth:
+		h, err := ParseHealth(s.Faults)
+		if err != nil {
+			return err
+		}
+		return d.SetHealth(ctx, h)
+	case ActionAuxConnect, ActionAuxDisconnect:
+		return d.SetAuxCameraConnected(ctx, s.CameraID, s.Action == ActionAuxConnect)
 	}
 	return nil
 }

@@ -49,6 +49,9 @@ func TestParseScenario(t *testing.T) {
 		{"unknown action", `[{at: 1s, action: explode}]`, `action "explode"`},
 		{"severity", `[{at: 1s, type: button, severity: 4}]`, "severity 4"},
 		{"geofence path", `[{at: 1s, type: geoFence, geoFencePath: around}]`, "geoFencePath"},
+		{"unknown fault", `[{at: 1s, action: health, faults: [sdCardFailing, flatTyre]}]`, `faults: fault "flatTyre" must be one of`},
+		{"faults elsewhere", `[{at: 1s, action: reboot, faults: [sdCardFailing]}]`, "faults belong to a health action"},
+		{"aux camera id", `[{at: 1s, action: auxDisconnect, cameraId: 2}]`, "auxDisconnect needs the cameraId"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseScenario(strings.NewReader(tc.doc))

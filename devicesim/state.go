@@ -21,6 +21,8 @@ type persisted struct {
 	SDCard          protocol.SDCard         `json:"sdCard"`
 	HotspotOn       bool                    `json:"hotspotOn"`
 	HotspotPassword string                  `json:"hotspotPassword,omitempty"`
+	// AuxCameras are the paired auxiliary cameras, by camera id.
+	AuxCameras []auxPairing `json:"auxCameras,omitempty"`
 }
 
 // StatePath returns the state file of imei in dir.

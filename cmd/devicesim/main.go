@@ -10,13 +10,16 @@
 //	devicesim -scenario shift.yaml -gpx trip.gpx # a scripted drive along a GPX track
 //	devicesim -load -devices 10000 -connect-rate 2000 -gps-rate 1 -event-rate 0.01 -duration 5m
 //	devicesim -firmware 3.9 -mqtt 3.1.1          # legacy firmware over MQTT 3.1.1
+//	devicesim -health sdCardFailing,powerDisconnected # a device with health alarms
 //
 // A scenario is YAML or JSON: a list of steps, or {loop, steps}. A step has
 // "at" (a duration such as 90s, or seconds) and either "type" (an API-syntax
 // event type, with optional severity, pinCode, qrCode, driverId, geoFenceId,
 // geoFencePath, cameraId) or "action": offline (with duration), reboot,
-// factoryReset, checkIn (pinCode or qrCode), checkOut, formatStorage. See
-// devicesim/testdata/scenario.yaml.
+// factoryReset, checkIn (pinCode or qrCode), checkOut, formatStorage, health
+// (faults: a list of the -health names; none is healthy), auxConnect and
+// auxDisconnect (cameraId of a paired auxiliary camera). See
+// devicesim/testdata/scenario.yaml and faults.yaml.
 //
 // The summary goes to stdout; progress and logs to stderr. The exit status
 // is 0, 1 when a device never connected or setup failed, 2 for bad flags.
@@ -58,6 +61,7 @@ type flags struct {
 	gpsRate, gpxSpeed, eventRate, connectRate              float64
 	clean, load, ignoreEventConfig                         bool
 	sessionExpiry, keepAlive, duration, progress           time.Duration
+	health                                                 string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -89,6 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.DurationVar(&f.progress, "progress", time.Second, "progress line interval; 0: none")
 	fs.BoolVar(&f.load, "load", false, "load mode: no per-device logs, latency percentiles in the progress line and summary")
 	fs.StringVar(&f.ackLog, "ack-log", "", "file that records every acknowledged publish: unix ms, imei, topic, key (event id, first GPS fix ms, command id, file id, or -), latency µs")
+	fs.StringVar(&f.health, "health", "", "comma-separated health faults every device reports: sdCardMissing, sdCardFailing, recordingTestFailed, cameraDisconnected, powerDisconnected")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: devicesim [flags]\n\nSimulated fleetcam dashcams. Flags:\n")
@@ -154,6 +159,14 @@ func (f *flags) options(logger *slog.Logger, stats *devicesim.Stats) (devicesim.
 			return o, fmt.Errorf("-scenario: %w", err)
 		}
 	}
+	var faults []string
+	if f.health != "" {
+		faults = strings.Split(f.health, ",")
+	}
+	health, err := devicesim.ParseHealth(faults)
+	if err != nil {
+		return o, fmt.Errorf("-health: %w", err)
+	}
 	var gpsInterval time.Duration
 	if f.gpsRate > 0 {
 		gpsInterval = time.Duration(float64(time.Second) / f.gpsRate)
@@ -166,7 +179,7 @@ func (f *flags) options(logger *slog.Logger, stats *devicesim.Stats) (devicesim.
 			MQTTVersion: version, CleanSession: f.clean, SessionExpiry: f.sessionExpiry, KeepAlive: f.keepAlive,
 			ReceiveMaximum: uint16(f.receiveMax), Route: route, RouteOffset: -1,
 			GPSInterval: gpsInterval, GPSBatch: f.gpsBatch, EventRate: f.eventRate, Scenario: sc,
-			FrameWidth: w, FrameHeight: h, IgnoreEventConfig: f.ignoreEventConfig,
+			FrameWidth: w, FrameHeight: h, IgnoreEventConfig: f.ignoreEventConfig, Health: health,
 			Logger: logger, Stats: stats,
 		},
 	}
