@@ -130,6 +130,8 @@ type SMTP struct {
 	From     string `yaml:"from"`
 	Username string `yaml:"username"`
 	Password string `yaml:"password"`
+	// PollInterval is how often the mailer looks for recipients with new alarms.
+	PollInterval time.Duration `yaml:"pollInterval"`
 }
 
 // Retention configures the background purge.
@@ -168,7 +170,7 @@ func Default() Config {
 			InitialBackoff: time.Second, MaxBackoff: 30 * time.Minute,
 		},
 		Media:     Media{LinkTTL: 5 * time.Minute, UploadTTL: 15 * time.Minute, LiveStreamConnectTimeout: 20 * time.Second},
-		SMTP:      SMTP{From: "alarms@fleetcam.local"},
+		SMTP:      SMTP{From: "alarms@fleetcam.local", PollInterval: 10 * time.Second},
 		Retention: Retention{Interval: time.Hour},
 	}
 }
@@ -290,6 +292,7 @@ func (c *Config) Validate() error {
 		check(c.Webhooks.RequestTimeout > 0, "webhooks.requestTimeout", "must be positive"),
 		check(c.Webhooks.MaxRetryAge >= 24*time.Hour, "webhooks.maxRetryAge", "must be at least 24h"),
 		check(c.Media.LinkTTL > 0 && c.Media.LinkTTL <= time.Hour, "media.linkTTL", "must be from 1ns to 1h"),
+		check(c.SMTP.PollInterval > 0, "smtp.pollInterval", "must be positive"),
 		check(c.Retention.Interval > 0, "retention.interval", "must be positive"),
 	} {
 		if err != nil {
