@@ -276,6 +276,9 @@ func mediaNotReady(m *store.MediaFile) error {
 			"%s was never uploaded: the device had no connection when the event happened; %s", what, byTimestamp)
 	case store.MediaFailed:
 		return apiErr(http.StatusNotFound, nameNotFound, "the device could not upload %s (%s); %s", what, m.Error, byTimestamp)
+	case store.MediaPurged:
+		return apiErr(http.StatusNotFound, nameNotFound,
+			"%s was deleted from the cloud after the organization's purge days for that camera (PATCH /v2/organizations/{orgId})", what)
 	}
 	if m.FileType == store.FileSnapshot {
 		return apiErr(http.StatusNotFound, nameNotFound,

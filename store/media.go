@@ -33,6 +33,9 @@ const (
 	MediaUnreachable = "unreachable"
 	// MediaFailed: the device could not provide the file.
 	MediaFailed = "failed"
+	// MediaPurged: the bytes were deleted after the organization's media
+	// purge days for the file's camera; the events referencing it remain.
+	MediaPurged = "purged"
 )
 
 // FileADAS is the file type of ADAS calibration images.
@@ -56,6 +59,10 @@ type MediaFile struct {
 	RequestedAt time.Time `json:"requestedAt,omitzero"`
 	UploadedAt  time.Time `json:"uploadedAt,omitzero"`
 	UpdatedAt   time.Time `json:"updatedAt"`
+	// RecordedAt is the time of the first event that referenced the file,
+	// or when a file no event references was first stored; the media purge
+	// counts the file's age from it.
+	RecordedAt time.Time `json:"recordedAt,omitzero"`
 }
 
 // MediaRef names a media file.
@@ -77,7 +84,8 @@ func (m *MediaFile) Ref() MediaRef {
 }
 
 func init() {
-	registerBuckets(string(bucketMedia), string(bucketMediaPending), string(bucketMediaEvents), string(bucketMediaTrash))
+	registerBuckets(string(bucketMedia), string(bucketMediaPending), string(bucketMediaEvents), string(bucketMediaTrash),
+		string(bucketMediaAge))
 }
 
 var (
@@ -85,6 +93,9 @@ var (
 	bucketMediaPending = []byte("media_pending")
 	bucketMediaEvents  = []byte("media_events")
 	bucketMediaTrash   = []byte("media_trash")
+	// bucketMediaAge indexes files with bytes to purge: imei, 0, retention
+	// class, RecordedAt (unix ms), record key (mediaretention.go).
+	bucketMediaAge = []byte("media_age")
 )
 
 // OnCommit runs fn after the transaction commits (not at all if it rolls
@@ -138,6 +149,9 @@ func (tx *Tx) deleteMedia(m *MediaFile) error {
 	if err := tx.bucket(bucketMediaPending).Delete(key); err != nil {
 		return err
 	}
+	if err := tx.bucket(bucketMediaAge).Delete(mediaAgeKey(m)); err != nil {
+		return err
+	}
 	return tx.trashBlob(m.Blob)
 }
 
@@ -178,6 +192,15 @@ func (tx *Tx) refEventMedia(e *Event, requested bool) error {
 		m, err := tx.MediaFile(r)
 		if err != nil {
 			m = &MediaFile{IMEI: r.IMEI, CameraID: r.CameraID, FileType: r.FileType, FileID: r.FileID, State: MediaPending}
+			if err := tx.indexMediaAge(m, e.Time); err != nil {
+				return err
+			}
+		} else if m.State == MediaPurged {
+			// Asked for again by a new event: a new copy with its own age.
+			m.State = MediaPending
+			if err := tx.indexMediaAge(m, e.Time); err != nil {
+				return err
+			}
 		}
 		m.Refs++
 		if requested && own[r] && m.State != MediaUploaded {
@@ -246,6 +269,9 @@ func (tx *Tx) CompleteUpload(u MediaUpload) (*MediaFile, error) {
 	if err != nil {
 		r := u.Ref
 		m = &MediaFile{IMEI: r.IMEI, CameraID: r.CameraID, FileType: r.FileType, FileID: r.FileID}
+		if err := tx.indexMediaAge(m, tx.now); err != nil {
+			return nil, err
+		}
 	}
 	if err := tx.trashBlob(m.Blob); err != nil {
 		return nil, err
@@ -388,6 +414,9 @@ func (tx *Tx) ExpectADASImage(r MediaRef) error {
 	m, err := tx.MediaFile(r)
 	if err != nil {
 		m = &MediaFile{IMEI: r.IMEI, CameraID: r.CameraID, FileType: r.FileType, FileID: r.FileID}
+		if err := tx.indexMediaAge(m, tx.now); err != nil {
+			return err
+		}
 	}
 	m.Refs, m.State, m.RequestedAt = 1, MediaRequested, tx.now
 	return tx.putMedia(m)

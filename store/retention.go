@@ -15,8 +15,10 @@ import (
 
 // Retention: each organization's purge days (Retention.PurgeDays) bound how
 // long its GPS, events, media, trips, driver sessions and audit entries stay
-// in the cloud. Purge deletes what is older in small batches, one short
-// write transaction each, so device ingest waits for at most one batch.
+// in the cloud; the purge days of each camera bound its media files' bytes
+// and ADAS calibration images go after the general purge days
+// (mediaretention.go). Purge deletes what is older in small batches, one
+// short write transaction each, so device ingest waits for at most one batch.
 // Closed alarms are kept AlarmRetentionDays whatever the organization says;
 // data usage is kept DataUsageRetentionDays.
 
@@ -46,6 +48,10 @@ type cutoffs map[int64]time.Time
 // purgeKinds lists everything the purge covers, in order.
 var purgeKinds = []purgeKind{
 	{name: "events", days: generalPurgeDays, step: purgeEvents},
+	{name: "media", days: frontCameraPurgeDays, step: mediaPurger(mediaClassFront)},
+	{name: "media", days: rearCameraPurgeDays, step: mediaPurger(mediaClassRear)},
+	{name: "media", days: auxCameraPurgeDays, step: mediaPurger(mediaClassAux)},
+	{name: "adasImages", days: generalPurgeDays, step: mediaPurger(mediaClassUnattached)},
 	{name: "gps", days: generalPurgeDays, step: seriesPurger(bucketGPS, keepNone)},
 	{name: "trips", days: generalPurgeDays, step: seriesPurger(bucketTrips, keepOpenTrip)},
 	{name: "driverSessions", days: generalPurgeDays, step: seriesPurger(bucketDriverSessions, keepOpenSession)},
