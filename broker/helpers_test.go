@@ -25,25 +25,8 @@ import (
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
-
-// testClock is an injected clock that only moves when told.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // env is a running broker on 127.0.0.1:0 over a real bbolt file.
 type env struct {
@@ -51,7 +34,7 @@ type env struct {
 	cfg    configs.Config
 	db     *store.DB
 	srv    *Server
-	clock  *testClock
+	clock  *storetest.Clock
 	reg    *prometheus.Registry
 	org    *store.Organization
 	master []byte
@@ -67,7 +50,7 @@ func newEnv(t *testing.T, tweak func(*configs.Config)) *env {
 	if tweak != nil {
 		tweak(&cfg)
 	}
-	clock := &testClock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clock := storetest.NewClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	db, err := store.Open(filepath.Join(t.TempDir(), "fleetcam.db"), store.Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -10,32 +10,14 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 	"golang.org/x/crypto/bcrypt"
 )
-
-// testClock is a settable clock shared by the store and the API.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // testEnv is the whole API over a real bbolt file, served by httptest.
 type testEnv struct {
@@ -44,7 +26,7 @@ type testEnv struct {
 	db    *store.DB
 	api   *Server
 	srv   *httptest.Server
-	clock *testClock
+	clock *storetest.Clock
 	key   []byte
 	cmd   Commander
 	// partnerToken is a token of the first partner's user.
@@ -57,7 +39,7 @@ type envOption func(*configs.Config, *Deps)
 // newEnv starts the API with one partner (partner@example.com / Secret123).
 func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	t.Helper()
-	clock := &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clock := storetest.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	db, err := store.Open(filepath.Join(t.TempDir(), "fleetcam.db"), store.Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ func TestAuditInTransaction(t *testing.T) {
 	db, clock := openTest(t)
 	pid, oid := seed(t, db)
 	actor := Actor{UserID: 7, Email: "ops@example.com", PartnerID: pid, Source: "api", RequestID: "req-1"}
-	clock.advance(time.Hour)
+	clock.Advance(time.Hour)
 	err := db.Update(actor, func(tx *Tx) error {
 		o, _ := tx.Organization(oid)
 		o.Name = "Renamed"
@@ -36,7 +36,7 @@ func TestAuditInTransaction(t *testing.T) {
 	}
 	e := entries[0]
 	if e.Action != "organization.update" || e.UserID != 7 || e.UserEmail != "ops@example.com" || e.RequestID != "req-1" ||
-		e.OrganizationID != oid || e.PartnerID != pid || !e.Time.Equal(clock.now()) ||
+		e.OrganizationID != oid || e.PartnerID != pid || !e.Time.Equal(clock.Now()) ||
 		string(e.Before) == "" || string(e.After) == "" {
 		t.Fatalf("entry %+v", e)
 	}
@@ -53,8 +53,8 @@ func TestAuditInTransaction(t *testing.T) {
 		{"by user", AuditFilter{UserID: 7}, 1},
 		{"by organization", AuditFilter{OrganizationID: oid}, 2},
 		{"by entity", AuditFilter{EntityType: "partner"}, 1},
-		{"since", AuditFilter{Start: clock.now().Add(-time.Minute)}, 1},
-		{"until", AuditFilter{End: clock.now().Add(-time.Minute)}, 2},
+		{"since", AuditFilter{Start: clock.Now().Add(-time.Minute)}, 1},
+		{"until", AuditFilter{End: clock.Now().Add(-time.Minute)}, 2},
 		{"other partner", AuditFilter{PartnerID: pid + 1}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

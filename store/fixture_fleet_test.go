@@ -3,43 +3,24 @@ package store
 import (
 	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
-
-// fleetClock is a settable clock for the store tests of this area.
-type fleetClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fleetClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fleetClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
-func (c *fleetClock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
 
 // fleetFixture is a store on a real bbolt file with one partner and one organization.
 type fleetFixture struct {
 	t       *testing.T
 	db      *DB
-	clock   *fleetClock
+	clock   *storetest.Clock
 	partner *Partner
 	org     *Organization
 }
 
 func newFleetFixture(t *testing.T) *fleetFixture {
 	t.Helper()
-	clock := &fleetClock{t: time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)}
+	clock := storetest.NewClock(time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC))
 	db, err := Open(filepath.Join(t.TempDir(), "fleet.db"), Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -124,7 +124,7 @@ func TestOutbox(t *testing.T) {
 	}
 
 	// Finished deliveries go after the retention; pending ones stay.
-	clock.advance(8 * 24 * time.Hour)
+	clock.Advance(8 * 24 * time.Hour)
 	db.Update(Actor{}, func(tx *Tx) error {
 		n, err := tx.PurgeDeliveries(tx.Now().Add(-7 * 24 * time.Hour))
 		if n != 2 {

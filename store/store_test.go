@@ -2,34 +2,17 @@ package store
 
 import (
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
-// testClock is a settable clock.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // openTest opens a store in a temporary directory with a fixed clock.
-func openTest(t *testing.T) (*DB, *testClock) {
+func openTest(t *testing.T) (*DB, *storetest.Clock) {
 	t.Helper()
-	clock := &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	db, err := Open(filepath.Join(t.TempDir(), "fleetcam.db"), Options{Now: clock.now})
+	clock := storetest.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	db, err := Open(filepath.Join(t.TempDir(), "fleetcam.db"), Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,26 +14,9 @@ import (
 
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 	"github.com/prometheus/client_golang/prometheus"
 )
-
-// testClock is a settable clock shared by the store and the dispatcher.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // env is a dispatcher over a real bbolt file with one organization.
 type env struct {
@@ -41,7 +24,7 @@ type env struct {
 	path  string
 	cfg   configs.Webhooks
 	key   []byte
-	clock *testClock
+	clock *storetest.Clock
 	db    *store.DB
 	d     *Dispatcher
 	reg   *prometheus.Registry
@@ -63,7 +46,7 @@ func newEnv(t *testing.T, opts ...func(*configs.Webhooks)) *env {
 		o(&cfg)
 	}
 	e := &env{t: t, path: filepath.Join(t.TempDir(), "fleetcam.db"), cfg: cfg, key: []byte("0123456789abcdef0123456789abcdef"),
-		clock: &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
+		clock: storetest.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
 	e.open()
 	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		p, err := tx.CreatePartner("Partner")
