@@ -138,8 +138,8 @@ func orgDeviceConfig(os *store.OrgSettings) (store.DeviceConfig, store.PrivacyCo
 	return cfg, priv
 }
 
-// getOrgDeviceSettings handles GET /organizations/{orgId}/device-settings.
-func (s *Server) getOrgDeviceSettings(c *gin.Context) {
+// orgSettings reads the settings of the path's organization, if the caller may see it.
+func (s *Server) orgSettings(c *gin.Context) (*store.OrgSettings, error) {
 	var os *store.OrgSettings
 	err := s.view(func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
@@ -149,6 +149,12 @@ func (s *Server) getOrgDeviceSettings(c *gin.Context) {
 		os, err = tx.OrgSettings(o.ID)
 		return err
 	})
+	return os, err
+}
+
+// getOrgDeviceSettings handles GET /organizations/{orgId}/device-settings.
+func (s *Server) getOrgDeviceSettings(c *gin.Context) {
+	os, err := s.orgSettings(c)
 	if err != nil {
 		s.fail(c, err)
 		return

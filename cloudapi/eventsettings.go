@@ -132,15 +132,7 @@ func orgEventConfig(os *store.OrgSettings) (store.EventConfig, bool) {
 
 // getOrgEventSettings handles GET /organizations/{orgId}/event-settings.
 func (s *Server) getOrgEventSettings(c *gin.Context) {
-	var os *store.OrgSettings
-	err := s.view(func(tx *store.Tx) error {
-		o, err := s.org(c, tx)
-		if err != nil {
-			return err
-		}
-		os, err = tx.OrgSettings(o.ID)
-		return err
-	})
+	os, err := s.orgSettings(c)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -302,15 +302,7 @@ func (s *Server) patchBulkPrivacyConfig(c *gin.Context) {
 
 // getOrgPrivacyConfig handles GET /organizations/{orgId}/privacy-config.
 func (s *Server) getOrgPrivacyConfig(c *gin.Context) {
-	var os *store.OrgSettings
-	err := s.view(func(tx *store.Tx) error {
-		o, err := s.org(c, tx)
-		if err != nil {
-			return err
-		}
-		os, err = tx.OrgSettings(o.ID)
-		return err
-	})
+	os, err := s.orgSettings(c)
 	if err != nil {
 		s.fail(c, err)
 		return
