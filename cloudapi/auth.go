@@ -77,6 +77,9 @@ func (s *Server) authenticate(c *gin.Context) {
 	}
 	p := Principal{Kind: cl.Kind, UserID: cl.UserID, PartnerID: cl.PartnerID,
 		OrganizationID: cl.OrganizationID, AccessLevel: cl.AccessLevel, Scope: cl.Scope}
+	if s.rateLimited(c, cl.Subject) {
+		return
+	}
 	if p.UserID != 0 {
 		var u *store.User
 		err := s.store.View(func(tx *store.Tx) error { u, err = tx.User(p.UserID); return err })

@@ -47,6 +47,9 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	t.Cleanup(func() { db.Close() })
 	cfg := configs.Default()
 	cfg.Auth.BcryptCost = bcrypt.MinCost
+	// The test clock stands still, so buckets never refill; the rate limit
+	// has its own test.
+	cfg.HTTP.RateLimit = 0
 	cfg.DataDir = t.TempDir()
 	// The listener exists before the API so that signed media URLs carry its address.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

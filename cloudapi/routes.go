@@ -28,7 +28,7 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.GET("/openapi.json", s.openapiDoc)
 
 	// Sessions and identity.
-	v2.POST("/authenticate", s.login)
+	v2.POST("/authenticate", s.limitByAddress, s.login)
 	v2.GET("/me", anyScope, auth, s.me)
 	v2.POST("/scoped-token", auth, s.createScopedToken)
 	v2.POST("/reset-password/:token", s.resetPassword)

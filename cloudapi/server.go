@@ -68,6 +68,8 @@ type Server struct {
 	engine    *gin.Engine
 	openapi   []byte
 	presence  Presence
+	// limits holds the per-caller request budgets; nil when rate limiting is off.
+	limits *callerLimits
 	// metricsHandler serves /metrics from the injected registry.
 	metricsHandler http.Handler
 	// Media: blob store, link signing key, upload requests, live streams.
@@ -94,6 +96,9 @@ func New(d Deps) (*Server, error) {
 	s := &Server{cfg: d.Config, store: d.Store, key: d.Key, commander: d.Commander, log: d.Logger,
 		now: d.Now, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), presence: d.Presence,
 		metricsHandler: promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{Registry: d.Registry})}
+	if d.Config.HTTP.RateLimit > 0 {
+		s.limits = newCallerLimits(d.Config.HTTP.RateLimit, d.Config.HTTP.RateBurst, d.Now)
+	}
 	if d.Blobs == nil {
 		dir, err := blob.NewDir(filepath.Join(d.Config.DataDir, "media"))
 		if err != nil {

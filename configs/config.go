@@ -45,6 +45,11 @@ type HTTP struct {
 	DefaultPageSize int           `yaml:"defaultPageSize"`
 	MaxPageSize     int           `yaml:"maxPageSize"`
 	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
+	// RateLimit is the sustained requests per second allowed per caller (per
+	// token, or per address before authentication), with RateBurst on top;
+	// 0 turns limiting off.
+	RateLimit float64 `yaml:"rateLimit"`
+	RateBurst int     `yaml:"rateBurst"`
 }
 
 // MQTT configures the embedded broker.
@@ -148,6 +153,7 @@ func Default() Config {
 		HTTP: HTTP{
 			Addr: ":8080", RequestTimeout: 30 * time.Second, MaxBodyBytes: 1 << 20,
 			DefaultPageSize: 100, MaxPageSize: 1500, ShutdownTimeout: 15 * time.Second,
+			RateLimit: 500, RateBurst: 1000,
 		},
 		MQTT: MQTT{
 			Addr: ":1883", MaxPacketSize: 128 << 10, MaxInflight: 64, ClientWritesPending: 64,
@@ -277,6 +283,8 @@ func (c *Config) Validate() error {
 		check(c.HTTP.RequestTimeout > 0, "http.requestTimeout", "must be positive"),
 		check(c.HTTP.MaxBodyBytes >= 1024, "http.maxBodyBytes", "must be at least 1024"),
 		check(c.HTTP.MaxPageSize >= 1, "http.maxPageSize", "must be at least 1"),
+		check(c.HTTP.RateLimit >= 0, "http.rateLimit", "must not be negative (0 turns limiting off)"),
+		check(c.HTTP.RateLimit == 0 || c.HTTP.RateBurst >= 1, "http.rateBurst", "must be at least 1 while http.rateLimit is set"),
 		check(c.HTTP.DefaultPageSize >= 1 && c.HTTP.DefaultPageSize <= c.HTTP.MaxPageSize, "http.defaultPageSize", "must be from 1 to http.maxPageSize"),
 		check(c.MQTT.MaxPacketSize >= 1024, "mqtt.maxPacketSize", "must be at least 1024"),
 		check(c.MQTT.MaxInflight >= 1 && c.MQTT.MaxInflight <= 65535, "mqtt.maxInflight", "must be from 1 to 65535"),
