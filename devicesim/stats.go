@@ -19,7 +19,7 @@ type Stats struct {
 	received, commands, commandErrors      atomic.Int64
 	grants, configAcks, events, suppressed atomic.Int64
 	gpsSamples, uploads, uploadErrors      atomic.Int64
-	uploadBytes                            atomic.Int64
+	uploadBytes, skipped                   atomic.Int64
 	expected                               atomic.Int64
 	allConnectedNanos                      atomic.Int64
 	ack, connect                           latencies
@@ -98,6 +98,9 @@ type Snapshot struct {
 	GPSBatches, EventsSent, Replies, MediaSent int64
 	// Dropped counts queued messages dropped beyond the outbox limit.
 	Dropped int64
+	// Skipped counts load-mode messages not sent because the device was
+	// offline or already had its window of publishes awaiting PUBACK.
+	Skipped int64
 	// Received counts messages from the broker; Commands those that were commands.
 	Received, Commands, CommandErrors int64
 	Grants, ConfigAcks                int64
@@ -133,7 +136,7 @@ func (s *Stats) Snapshot() Snapshot {
 		ConnectErrors: s.connectErrors.Load(), Refused: s.refused.Load(), Disconnects: s.disconnects.Load(),
 		Published: s.published.Load(), PublishErrors: s.publishErrors.Load(),
 		GPSBatches: s.gpsBatches.Load(), EventsSent: s.eventsSent.Load(), Replies: s.replies.Load(), MediaSent: s.ready.Load(),
-		Dropped: s.dropped.Load(), Received: s.received.Load(), Commands: s.commands.Load(), CommandErrors: s.commandErrors.Load(),
+		Dropped: s.dropped.Load(), Skipped: s.skipped.Load(), Received: s.received.Load(), Commands: s.commands.Load(), CommandErrors: s.commandErrors.Load(),
 		Grants: s.grants.Load(), ConfigAcks: s.configAcks.Load(), Events: s.events.Load(), Suppressed: s.suppressed.Load(),
 		GPSSamples: s.gpsSamples.Load(), Uploads: s.uploads.Load(), UploadErrors: s.uploadErrors.Load(),
 		UploadBytes: s.uploadBytes.Load(), Ack: s.ack.percentiles(), Connect: s.connect.percentiles(), LastError: last,

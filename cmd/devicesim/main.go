@@ -9,6 +9,7 @@
 //	devicesim                                    # one dashcam on the city loop, 1 Hz GPS
 //	devicesim -scenario shift.yaml -gpx trip.gpx # a scripted drive along a GPX track
 //	devicesim -load -devices 10000 -connect-rate 2000 -gps-rate 1 -event-rate 0.01 -duration 5m
+//	devicesim -load -devices 100 -closed-loop -duration 30s   # maximum acknowledged throughput
 //	devicesim -firmware 3.9 -mqtt 3.1.1          # legacy firmware over MQTT 3.1.1
 //	devicesim -health sdCardFailing,powerDisconnected # a device with health alarms
 //
@@ -20,6 +21,13 @@
 // (faults: a list of the -health names; none is healthy), auxConnect and
 // auxDisconnect (cameraId of a paired auxiliary camera). See
 // devicesim/testdata/scenario.yaml and faults.yaml.
+//
+// Load mode (-load) runs light devices instead of full dashcams: each keeps
+// only its credential, connection and timers (the MQTT client's three
+// goroutines while idle), publishes GPS and driving events at the set rates
+// (or back to back with -closed-loop), acknowledges configurations and
+// answers commands with an error. Its summary adds the connect rate and the
+// simulator's own memory per connected device.
 //
 // The summary goes to stdout; progress and logs to stderr. The exit status
 // is 0, 1 when a device never connected or setup failed, 2 for bad flags.
@@ -57,9 +65,10 @@ func main() {
 type flags struct {
 	broker, imeiStart, masterKey, stateDir, firmware, mqtt string
 	route, gpx, scenario, ackLog, frameSize, logLevel      string
-	devices, receiveMax, gpsBatch                          int
+	tokenSeed                                              string
+	devices, receiveMax, gpsBatch, window, connectParallel int
 	gpsRate, gpxSpeed, eventRate, connectRate              float64
-	clean, load, ignoreEventConfig                         bool
+	clean, load, ignoreEventConfig, closedLoop             bool
 	sessionExpiry, keepAlive, duration, progress           time.Duration
 	health                                                 string
 }
@@ -91,7 +100,11 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.Float64Var(&f.connectRate, "connect-rate", 1000, "devices started per second; 0: all at once")
 	fs.DurationVar(&f.duration, "duration", 0, "stop after this long; 0: run until interrupted")
 	fs.DurationVar(&f.progress, "progress", time.Second, "progress line interval; 0: none")
-	fs.BoolVar(&f.load, "load", false, "load mode: no per-device logs, latency percentiles in the progress line and summary")
+	fs.BoolVar(&f.load, "load", false, "load mode: light devices (GPS, events, config acks only), latency percentiles and memory per device in the summary")
+	fs.BoolVar(&f.closedLoop, "closed-loop", false, "load mode: each device publishes GPS back to back, -window at a time, ignoring -gps-rate")
+	fs.IntVar(&f.window, "window", 0, "load mode: publishes a device may have awaiting PUBACK (0: 1 in closed loop, 16 otherwise)")
+	fs.IntVar(&f.connectParallel, "connect-parallel", 256, "load mode: connection attempts in progress at once")
+	fs.StringVar(&f.tokenSeed, "token-seed", "", "load mode: hex seed the devices derive their tokens from (a store provisioned with the same seed, e.g. by fleetbench) instead of bootstrapping")
 	fs.StringVar(&f.ackLog, "ack-log", "", "file that records every acknowledged publish: unix ms, imei, topic, key (event id, first GPS fix ms, command id, file id, or -), latency µs")
 	fs.StringVar(&f.health, "health", "", "comma-separated health faults every device reports: sdCardMissing, sdCardFailing, recordingTestFailed, cameraDisconnected, powerDisconnected")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
@@ -214,6 +227,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		level = slog.LevelError
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if f.load {
+		return runLoad(ctx, f, logger, stdout, stderr)
+	}
 	stats := devicesim.NewStats()
 	opts, err := f.options(logger, stats)
 	if err != nil {
