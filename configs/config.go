@@ -35,6 +35,7 @@ type Config struct {
 	Media     Media     `yaml:"media"`
 	SMTP      SMTP      `yaml:"smtp"`
 	Retention Retention `yaml:"retention"`
+	Debug     Debug     `yaml:"debug"`
 }
 
 // HTTP configures the API listener.
@@ -144,6 +145,14 @@ type Retention struct {
 	Interval time.Duration `yaml:"interval"`
 }
 
+// Debug configures diagnostics for operators. Everything here is off by default.
+type Debug struct {
+	// PprofAddr serves Go's runtime profiles (net/http/pprof, under
+	// /debug/pprof/) on their own listener; empty disables it. The profiles
+	// reveal internals, so bind it to loopback.
+	PprofAddr string `yaml:"pprofAddr"`
+}
+
 // Default returns the built-in configuration; fleetcam runs on it unchanged.
 func Default() Config {
 	return Config{
@@ -223,6 +232,7 @@ func (c *Config) envTable() []envVar {
 		{"FLEETCAM_WEBHOOKS_ALLOW_PRIVATE_TARGETS", &c.Webhooks.AllowPrivateTargets},
 		{"FLEETCAM_SMTP_ADDR", &c.SMTP.Addr},
 		{"FLEETCAM_SMTP_FROM", &c.SMTP.From},
+		{"FLEETCAM_PPROF_ADDR", &c.Debug.PprofAddr},
 	}
 }
 
@@ -279,6 +289,7 @@ func (c *Config) Validate() error {
 		check(c.MQTT.Addr != "" && addr(c.MQTT.Addr), "mqtt.addr", "must be host:port"),
 		check(addr(c.MQTT.WSAddr), "mqtt.wsAddr", "must be host:port or empty"),
 		check(addr(c.MQTT.TLSAddr), "mqtt.tlsAddr", "must be host:port or empty"),
+		check(addr(c.Debug.PprofAddr), "debug.pprofAddr", "must be host:port or empty"),
 		check(c.MQTT.TLSAddr == "" || (c.MQTT.TLSCert != "" && c.MQTT.TLSKey != ""), "mqtt.tlsCert", "and mqtt.tlsKey are required with mqtt.tlsAddr"),
 		check(c.HTTP.RequestTimeout > 0, "http.requestTimeout", "must be positive"),
 		check(c.HTTP.MaxBodyBytes >= 1024, "http.maxBodyBytes", "must be at least 1024"),

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -75,6 +76,8 @@ type app struct {
 	stopMedia func()
 	http      *http.Server
 	httpAddr  net.Addr
+	pprof     *http.Server // nil unless debug.pprofAddr is set
+	pprofAddr string
 	ready     atomic.Bool
 	done      chan error
 	// background runs the retention purge, the alarm mailer and the offline
@@ -184,9 +187,38 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 		defer a.background.Done()
 		db.WatchOffline(bg, cfg.Devices.OfflineAlarmAfter, min(cfg.Devices.OfflineAlarmAfter/4, 15*time.Minute), log)
 	}()
+	if cfg.Debug.PprofAddr != "" {
+		if a.pprofAddr, err = a.startPprof(cfg.Debug.PprofAddr); err != nil {
+			a.stop(cfg.HTTP.ShutdownTimeout)
+			return nil, err
+		}
+	}
 	a.ready.Store(true)
-	log.Info("fleetcam started", "cloud", cfg.Cloud, "http", a.httpAddr.String(), "mqtt", a.broker.Addr(), "data", cfg.DataDir)
+	log.Info("fleetcam started", "cloud", cfg.Cloud, "http", a.httpAddr.String(), "mqtt", a.broker.Addr(), "data", cfg.DataDir,
+		"pprof", a.pprofAddr)
 	return a, nil
+}
+
+// startPprof serves the runtime profiles on their own listener and returns its address.
+func (a *app) startPprof(addr string) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("debug.pprofAddr %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	a.pprof = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := a.pprof.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("pprof listener failed", "err", err)
+		}
+	}()
+	a.log.Warn("runtime profiles are served; keep debug.pprofAddr on loopback", "pprof", ln.Addr().String())
+	return ln.Addr().String(), nil
 }
 
 // stop shuts the listeners down, waits for requests in flight up to timeout,
@@ -197,6 +229,9 @@ func (a *app) stop(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	err := a.http.Shutdown(ctx)
+	if a.pprof != nil {
+		_ = a.pprof.Close()
+	}
 	if berr := a.broker.Close(); err == nil {
 		err = berr
 	}
