@@ -157,7 +157,7 @@ func (c *Committer) commit(batch []*commitJob) {
 		err := c.db.bolt.Update(func(btx *bolt.Tx) error {
 			now := c.db.Now()
 			for i, j := range pending {
-				if err := runJob(&Tx{tx: btx, actor: j.actor, now: now}, j.fn); err != nil {
+				if err := runJob(&Tx{tx: btx, db: c.db, actor: j.actor, now: now}, j.fn); err != nil {
 					failed[i] = err
 				}
 			}

@@ -130,3 +130,31 @@ func TestCommitterFailedJobDoesNotFailItsBatch(t *testing.T) {
 		t.Errorf("after Close: %v", err)
 	}
 }
+
+func TestCommitterWakesOutboxWatchers(t *testing.T) {
+	db := openTestDB(t)
+	sig, stop := db.OutboxSignal()
+	defer stop()
+	c := db.NewCommitter(CommitterOptions{MaxBatch: 8})
+	defer c.Close()
+	if err := c.Do(Actor{Source: "device"}, func(tx *Tx) error {
+		return tx.PutDeviceLink(&DeviceLink{IMEI: "dev-1", Presence: PresenceOnline})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sig:
+		t.Fatal("outbox watchers woken by a commit that emitted no message")
+	default:
+	}
+	if err := c.Do(Actor{Source: "device"}, func(tx *Tx) error {
+		return tx.Emit(Message{Kind: MessageEvent, OrganizationID: 1, IMEI: "dev-1"}, map[string]any{"n": 1})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sig:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a group commit that emitted a message did not wake the outbox watchers")
+	}
+}
