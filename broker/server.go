@@ -89,6 +89,10 @@ type Server struct {
 	wg        sync.WaitGroup
 }
 
+// clientReadBuffer is the size of each connection's read buffer (mochi's
+// default is 2 KiB).
+const clientReadBuffer = 512
+
 // Listener ids, also used in logs.
 const (
 	listenerTCP = "tcp"
@@ -133,6 +137,10 @@ func New(cfg configs.Config, db *store.DB, log *slog.Logger, reg prometheus.Regi
 	s.mochi = mqtt.New(&mqtt.Options{
 		Capabilities: caps, InlineClient: true, Logger: s.log,
 		SysTopicResendInterval: 30,
+		// The read buffer is allocated per connection and held while it is
+		// idle; device messages are small, and a larger body is read
+		// straight into its own buffer.
+		ClientNetReadBufferSize: clientReadBuffer,
 	})
 	s.cloud = s.mochi.NewClient(nil, mqtt.LocalListener, "fleetcam-cloud", true)
 	if s.metrics, err = newMetrics(reg, s); err != nil {

@@ -165,7 +165,7 @@ func Default() Config {
 			RateLimit: 500, RateBurst: 1000,
 		},
 		MQTT: MQTT{
-			Addr: ":1883", MaxPacketSize: 128 << 10, MaxInflight: 64, ClientWritesPending: 64,
+			Addr: ":1883", MaxPacketSize: 128 << 10, MaxInflight: 64, ClientWritesPending: 32,
 			MaxSessionExpiry: 7 * 24 * time.Hour, ConnectRatePerIP: 2000, ConnectBurstPerIP: 4000,
 			CommandTimeout: 10 * time.Second, CommitBatch: 1024, CommitDelay: 2 * time.Millisecond,
 		},

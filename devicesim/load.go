@@ -195,7 +195,7 @@ func NewLoadFleet(o LoadOptions) (*LoadFleet, error) {
 		d := &loadDevice{f: f, imei: imei}
 		h := fnv.New64a()
 		h.Write([]byte(imei))
-		d.seed = h.Sum64()
+		d.seed = mix64(h.Sum64())
 		switch {
 		case legacy:
 		case len(o.TokenSeed) > 0:

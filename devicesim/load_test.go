@@ -203,3 +203,24 @@ func TestNewLoadFleetRefusesBadOptions(t *testing.T) {
 		})
 	}
 }
+
+// A fleet's timers start at spread phases, so its messages do not come in bursts.
+func TestLoadDevicesSpreadTheirPhases(t *testing.T) {
+	imeis, err := IMEIs("35693800000000", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := NewLoadFleet(LoadOptions{BrokerURL: "tcp://127.0.0.1:1", IMEIs: imeis, TokenSeed: []byte("seed")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buckets [10]int
+	for _, d := range f.devices {
+		buckets[int(d.rand01()*10)]++
+	}
+	for i, n := range buckets {
+		if n < 60 || n > 140 {
+			t.Fatalf("phase decile %d holds %d of 1000 devices: %v", i, n, buckets)
+		}
+	}
+}

@@ -61,8 +61,17 @@ func (d *loadDevice) password() (string, bool) {
 func (d *loadDevice) rand01() float64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.jitter = d.jitter*6364136223846793005 + 1442695040888963407 + d.seed
-	return float64(d.jitter>>11) / (1 << 53)
+	d.jitter++
+	return float64(mix64(d.seed+d.jitter)>>11) / (1 << 53)
+}
+
+// mix64 is the splitmix64 finalizer: nearby inputs (such as the hashes of
+// consecutive IMEIs) give unrelated outputs.
+func mix64(z uint64) uint64 {
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
 }
 
 // connect makes one connection attempt; held says the caller already holds

@@ -1,0 +1,274 @@
+// Command fleetbench measures fleetcam on one machine, over loopback only,
+// and prints a result table per part:
+//
+//	hold        10,000 authenticated devices with persistent sessions: server
+//	            RSS and Go heap per connected device, connect(+auth) rate
+//	ingest      GPS and events at a sustained rate from 1,000 devices (QoS 1):
+//	            persisted samples/s, ack p50/p99; GPS batches; closed-loop
+//	            maximum of durable QoS 1 msgs/s from 100 devices
+//	webhook     device publish → signed webhook delivery p50/p99 at a local
+//	            receiver that verifies every signature
+//	api         100-event pages of POST /v2/organizations/{orgId}/events and
+//	            GET /v2/devices/{imei}/events with 1,000,000 events stored and
+//	            ingest running; start-up time with that store
+//	baseline    the same QoS 1 loads against Debian's mosquitto (persistence
+//	            on), for fleetcam / mosquitto ratios from the same run
+//	durability  kill -9 under load, five times: every acknowledged message
+//	            must be in the store after the restart
+//
+// fleetcam runs as a child process (its RSS is read from /proc), the
+// simulated devices (devicesim's load mode) and the webhook receiver run in
+// this process. Every part stops by itself; -quick runs a tiny version of
+// each, for tests.
+//
+// Usage:
+//
+//	fleetbench [-fleetcam bin/fleetcam] [-part all|hold,ingest,…] [-quick] [-runs 3]
+//	           [-profile] [-work DIR] [-keep] [-json FILE] [-timeout 20m]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// allParts lists the parts in the order they run.
+var allParts = []string{"hold", "ingest", "webhook", "api", "baseline", "durability"}
+
+// options are the command-line settings.
+type options struct {
+	fleetcam, mosquitto, work, jsonPath string
+	parts                               []string
+	quick, keep, profile                bool
+	runs                                int
+	timeout                             time.Duration
+}
+
+func parseOptions(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("fleetbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.fleetcam, "fleetcam", "bin/fleetcam", "fleetcam binary to benchmark (make build)")
+	fs.StringVar(&o.mosquitto, "mosquitto", "", "mosquitto binary for the baseline; default: mosquitto on PATH or /usr/sbin/mosquitto")
+	part := fs.String("part", "all", "parts to run, comma-separated: all or "+strings.Join(allParts, ","))
+	fs.BoolVar(&o.quick, "quick", false, "tiny version of every part (seconds), for tests")
+	fs.IntVar(&o.runs, "runs", 3, "measurement windows per steady-state figure; the median is reported")
+	fs.BoolVar(&o.profile, "profile", false, "save a CPU profile of fleetcam for every measured load in the work directory")
+	fs.StringVar(&o.work, "work", "", "work directory (stores, logs, profiles); default a temporary one")
+	fs.BoolVar(&o.keep, "keep", false, "keep the work directory")
+	fs.StringVar(&o.jsonPath, "json", "", "also write every figure to this JSON file")
+	fs.DurationVar(&o.timeout, "timeout", 20*time.Minute, "stop everything after this long")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.runs < 1 || o.runs > 20 {
+		return nil, fmt.Errorf("-runs %d must be from 1 to 20", o.runs)
+	}
+	if o.timeout <= 0 {
+		return nil, fmt.Errorf("-timeout must be positive")
+	}
+	for _, p := range strings.Split(*part, ",") {
+		p = strings.TrimSpace(p)
+		switch {
+		case p == "all":
+			o.parts = append(o.parts, allParts...)
+		case slices.Contains(allParts, p):
+			o.parts = append(o.parts, p)
+		default:
+			return nil, fmt.Errorf("-part %q: must be all or one of %s", p, strings.Join(allParts, ", "))
+		}
+	}
+	if _, err := os.Stat(o.fleetcam); err != nil {
+		return nil, fmt.Errorf("-fleetcam %s: %w (build it with make build)", o.fleetcam, err)
+	}
+	return o, nil
+}
+
+// bench is one run of fleetbench.
+type bench struct {
+	o      *options
+	sc     scale
+	rep    *report
+	log    io.Writer // progress
+	work   string
+	serial int
+	// Figures the baseline compares against, from the same run.
+	holdResult    *connectedFleet
+	holdRSS       int64
+	ingestResults []loadResult
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseOptions(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "fleetbench: %v\n", err)
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	work := o.work
+	if work == "" {
+		if work, err = os.MkdirTemp("", "fleetbench-"); err != nil {
+			fmt.Fprintf(stderr, "fleetbench: %v\n", err)
+			return 1
+		}
+		if !o.keep {
+			defer os.RemoveAll(work)
+		}
+	} else if err := os.MkdirAll(work, 0o755); err != nil {
+		fmt.Fprintf(stderr, "fleetbench: -work: %v\n", err)
+		return 1
+	}
+	b := &bench{o: o, sc: fullScale, log: stderr, work: work, rep: &report{w: stdout, started: time.Now()}}
+	if o.quick {
+		b.sc = quickScale
+	}
+	b.header(stdout)
+	failed := false
+	for _, p := range slices.Compact(o.parts) {
+		fmt.Fprintf(stderr, "fleetbench: part %s\n", p)
+		if err := b.part(ctx, p); err != nil {
+			failed = true
+			fmt.Fprintf(stderr, "fleetbench: part %s failed: %v\n", p, err)
+			fmt.Fprintf(stdout, "\n%s: FAILED: %v\n", p, err)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	b.rep.summary()
+	if o.jsonPath != "" {
+		if err := b.rep.writeJSON(o.jsonPath); err != nil {
+			fmt.Fprintf(stderr, "fleetbench: -json: %v\n", err)
+			failed = true
+		}
+	}
+	if o.keep {
+		fmt.Fprintf(stderr, "fleetbench: work directory kept: %s\n", work)
+	}
+	if failed || ctx.Err() != nil {
+		return 1
+	}
+	return 0
+}
+
+func (b *bench) part(ctx context.Context, p string) error {
+	switch p {
+	case "hold":
+		return b.hold(ctx)
+	case "ingest":
+		return b.ingest(ctx)
+	case "webhook":
+		return b.webhook(ctx)
+	case "api":
+		return b.api(ctx)
+	case "baseline":
+		return b.baseline(ctx)
+	case "durability":
+		return b.durability(ctx)
+	}
+	return fmt.Errorf("unknown part %q", p)
+}
+
+// header prints the machine and the run's settings.
+func (b *bench) header(w io.Writer) {
+	load, _ := os.ReadFile("/proc/loadavg")
+	mode := "full"
+	if b.o.quick {
+		mode = "quick"
+	}
+	fmt.Fprintf(w, "fleetbench (%s) %s\n", mode, time.Now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(w, "  machine   %d CPUs, %s, %s memory, load average %s\n", runtime.NumCPU(), cpuModel(),
+		memTotal(), strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
+	fmt.Fprintf(w, "  fleetcam  %s\n", b.o.fleetcam)
+	fmt.Fprintf(w, "  go        %s; windows per figure %d (median reported)\n", runtime.Version(), b.o.runs)
+}
+
+// dir returns a fresh directory under the work directory.
+func (b *bench) dir(name string) string {
+	b.serial++
+	d := filepath.Join(b.work, fmt.Sprintf("%02d-%s", b.serial, name))
+	os.MkdirAll(d, 0o755)
+	return d
+}
+
+// start runs fleetcam over dataDir, logging into the work directory.
+func (b *bench) start(ctx context.Context, dataDir string) (*server, error) {
+	return startServer(ctx, serverOptions{bin: b.o.fleetcam, dataDir: dataDir, logPath: dataDir + ".log", pprof: b.o.profile})
+}
+
+// profile saves a CPU profile of srv over d under name, when -profile is set.
+func (b *bench) profile(ctx context.Context, srv *server, d time.Duration, name string) {
+	if !b.o.profile {
+		return
+	}
+	go func() {
+		path := filepath.Join(b.work, name+".pprof")
+		if err := srv.profile(ctx, d, path); err != nil {
+			fmt.Fprintf(b.log, "fleetbench: profile %s: %v\n", name, err)
+			return
+		}
+		fmt.Fprintf(b.log, "fleetbench: CPU profile %s (go tool pprof -top %s %s)\n", path, b.o.fleetcam, path)
+	}()
+}
+
+func cpuModel() string {
+	raw, _ := os.ReadFile("/proc/cpuinfo")
+	for _, line := range strings.Split(string(raw), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
+
+func memTotal() string {
+	raw, _ := os.ReadFile("/proc/meminfo")
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb)
+			return fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+		}
+	}
+	return "unknown"
+}
+
+// lookMosquitto finds the mosquitto binary, or returns "".
+func lookMosquitto(flagged string) string {
+	if flagged != "" {
+		return flagged
+	}
+	if p, err := exec.LookPath("mosquitto"); err == nil {
+		return p
+	}
+	if _, err := os.Stat("/usr/sbin/mosquitto"); err == nil {
+		return "/usr/sbin/mosquitto"
+	}
+	return ""
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
+)
+
+// receiver is a partner's webhook endpoint on loopback: it verifies every
+// delivery's signature and records when each event arrived.
+type receiver struct {
+	srv *http.Server
+	url string
+
+	mu      sync.Mutex
+	secret  string
+	arrived map[eventKey]time.Time
+	bad     int
+	dupes   int
+	other   int
+}
+
+// eventKey names an event by device and second: the bench's devices send
+// at most one event per second each.
+type eventKey struct {
+	imei string
+	sec  int64
+}
+
+func startReceiver() (*receiver, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	r := &receiver{arrived: map[eventKey]time.Time{}}
+	r.srv = &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 10 * time.Second}
+	r.url = fmt.Sprintf("http://%s/webhooks", ln.Addr())
+	go r.srv.Serve(ln)
+	return r, nil
+}
+
+func (r *receiver) close() { r.srv.Close() }
+
+func (r *receiver) setSecret(s string) {
+	r.mu.Lock()
+	r.secret = s
+	r.mu.Unlock()
+}
+
+func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
+	now := time.Now()
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := webhooks.Verify(r.secret, req.Header, body, now, 5*time.Minute); err != nil {
+		r.bad++
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	var m struct {
+		Type string `json:"type"`
+		Data struct {
+			SerialNumber string `json:"serialNumber"`
+			Time         int64  `json:"time"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.Type != "event" {
+		r.other++
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	k := eventKey{m.Data.SerialNumber, m.Data.Time}
+	if _, ok := r.arrived[k]; ok {
+		r.dupes++
+	} else {
+		r.arrived[k] = now
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// arrivedAt returns when the event of k arrived.
+func (r *receiver) arrivedAt(k eventKey) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.arrived[k]
+	return t, ok
+}
+
+// counts returns the deliveries that failed verification, repeated events
+// and deliveries that were not events.
+func (r *receiver) counts() (bad, dupes, other int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.bad, r.dupes, r.other
+}

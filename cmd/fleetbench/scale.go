@@ -1,0 +1,51 @@
+package main
+
+import "time"
+
+// scale sizes every part; fullScale is issue 7's, quickScale a tiny one.
+type scale struct {
+	// hold
+	holdDevices int
+	holdSettle  time.Duration
+	// ingest (and the baseline's loads)
+	ingestDevices   int
+	sustainedGPS    float64 // GPS messages per second per device (one fix each)
+	sustainedEvents float64 // events per second per device
+	batchFixes      int     // fixes per GPS message in the batch stage (one message per second)
+	closedDevices   int
+	warmup          time.Duration
+	window          time.Duration
+	// webhook
+	webhookDevices int
+	webhookRates   []float64 // events per second, fleet-wide
+	webhookWindow  time.Duration
+	// api
+	apiEvents     int
+	apiDevices    int
+	apiDays       int
+	apiRate       float64 // requests per second, both endpoints together
+	apiWindow     time.Duration
+	apiIngestRate float64 // GPS messages per second per device while querying
+	// durability
+	durabilityRuns    int
+	durabilityDevices int
+	durabilityLoad    time.Duration
+}
+
+var fullScale = scale{
+	holdDevices: 10000, holdSettle: 5 * time.Second,
+	ingestDevices: 1000, sustainedGPS: 5, sustainedEvents: 0.01, batchFixes: 60, closedDevices: 100,
+	warmup: 3 * time.Second, window: 8 * time.Second,
+	webhookDevices: 1000, webhookRates: []float64{10, 100}, webhookWindow: 20 * time.Second,
+	apiEvents: 1_000_000, apiDevices: 1000, apiDays: 30, apiRate: 200, apiWindow: 20 * time.Second, apiIngestRate: 1,
+	durabilityRuns: 5, durabilityDevices: 100, durabilityLoad: 3 * time.Second,
+}
+
+var quickScale = scale{
+	holdDevices: 100, holdSettle: 200 * time.Millisecond,
+	ingestDevices: 40, sustainedGPS: 5, sustainedEvents: 0.5, batchFixes: 20, closedDevices: 10,
+	warmup: 200 * time.Millisecond, window: 500 * time.Millisecond,
+	webhookDevices: 20, webhookRates: []float64{10}, webhookWindow: time.Second,
+	apiEvents: 3000, apiDevices: 20, apiDays: 2, apiRate: 50, apiWindow: time.Second, apiIngestRate: 1,
+	durabilityRuns: 1, durabilityDevices: 10, durabilityLoad: 500 * time.Millisecond,
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"path/filepath"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/fleetcam/fleetcam/devicesim"
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// Credentials of the partner user the bench provisions.
+const (
+	benchEmail    = "bench@fleetcam.local"
+	benchPassword = "Bench-Password-1"
+	// benchIMEIs is the first IMEI body of the bench fleet.
+	benchIMEIs = "35693800000000"
+)
+
+// benchTokenSeed derives every device's token (devicesim.LoadToken); the
+// store gets their hashes, so devices connect without bootstrapping.
+var benchTokenSeed = []byte("fleetbench device token seed, loopback only")
+
+// fleet is what seedFleet provisioned.
+type fleet struct {
+	dataDir   string
+	partnerID int64
+	orgID     int64
+	imeis     []string
+}
+
+// seedFleet creates a store in dataDir with a partner user, one
+// organization and n activated devices, each holding its load token, in
+// transactions of a few thousand devices.
+func seedFleet(dataDir string, n int) (*fleet, error) {
+	imeis, err := devicesim.IMEIs(benchIMEIs, n)
+	if err != nil {
+		return nil, err
+	}
+	db, err := store.Open(filepath.Join(dataDir, "fleetcam.db"), store.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	hash, err := bcrypt.GenerateFromPassword([]byte(benchPassword), 4)
+	if err != nil {
+		return nil, err
+	}
+	f := &fleet{dataDir: dataDir, imeis: imeis}
+	actor := store.Actor{Source: "cli"}
+	err = db.Update(actor, func(tx *store.Tx) error {
+		p, err := tx.CreatePartner("Bench partner")
+		if err != nil {
+			return err
+		}
+		f.partnerID = p.ID
+		if err := tx.CreateUser(&store.User{Email: benchEmail, Name: "Bench", PasswordHash: hash, PartnerID: p.ID,
+			AccessLevel: store.AccessEditor}); err != nil {
+			return err
+		}
+		o, err := tx.CreateOrganization(p.ID, "Bench fleet", []byte("bench sso salt"))
+		if err != nil {
+			return err
+		}
+		f.orgID = o.ID
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("seed partner: %w", err)
+	}
+	const chunk = 2500
+	for lo := 0; lo < len(imeis); lo += chunk {
+		part := imeis[lo:min(lo+chunk, len(imeis))]
+		err := db.Update(actor, func(tx *store.Tx) error {
+			for _, imei := range part {
+				if err := tx.AddDevice(&store.Device{IMEI: imei, Name: "bench " + imei, OrganizationID: f.orgID,
+					PartnerID: f.partnerID, Status: store.DeviceActivated}); err != nil {
+					return err
+				}
+				sum := sha256.Sum256([]byte(devicesim.LoadToken(benchTokenSeed, imei)))
+				if err := tx.IssueDeviceToken(imei, sum[:], 0); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("seed devices: %w", err)
+		}
+	}
+	return f, nil
+}
