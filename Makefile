@@ -4,7 +4,9 @@ BIN      ?= bin
 CONFIG   ?=
 SIMFLAGS ?= -devices 10 -duration 60s
 
-.PHONY: build run test lint bench sim clean
+BENCHFLAGS ?=
+
+.PHONY: build run test lint bench bench-go sim clean
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -22,8 +24,18 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+# Go benchmarks of the hot paths, then the system benchmark (cmd/fleetbench:
+# connection hold, ingest, webhooks, event API, mosquitto baseline, kill -9
+# durability; about ten minutes on two cores, loopback only). Installs
+# mosquitto for the baseline when missing and running as root.
+bench: build bench-go
+	@command -v mosquitto >/dev/null 2>&1 || test -x /usr/sbin/mosquitto || { if [ "$$(id -u)" = 0 ]; then apt-get install -y mosquitto || { apt-get update && apt-get install -y mosquitto; }; else echo "make bench: mosquitto is missing and installing it needs root; the baseline part will be skipped"; fi; }
+	$(BIN)/fleetbench -fleetcam $(BIN)/fleetcam $(BENCHFLAGS)
+
+# Go benchmarks of the hot paths only (payload decode, event ingest, group
+# commit, event pages, webhook signing), in seconds.
+bench-go:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms ./broker/ ./store/ ./cloudapi/webhooks/
 
 # Runs simulated dashcams against a local fleetcam (make run in another terminal).
 sim:

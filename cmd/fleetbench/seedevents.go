@@ -13,8 +13,10 @@ import (
 var seedTypes = []string{"deceleration", "acceleration", "sharpTurnLeft", "sharpRightTurn", "gsensorRegular", "button", "tailgating", "cellPhoneUse"}
 
 // seedEvents stores n events of f's devices, spread evenly over the days
-// before end, with the store's event insert in transactions of 50,000.
-// Events go to the devices in turn, so every device has a time-ordered history.
+// before end, with the store's event ingest in transactions of 50,000.
+// Events go to the devices in turn, so every device has a time-ordered
+// history. The webhook messages the events emit count as delivered long
+// ago: the webhook cursor is moved past them.
 func seedEvents(f *fleet, n, days int, end time.Time) error {
 	db, err := store.Open(filepath.Join(f.dataDir, "fleetcam.db"), store.Options{})
 	if err != nil {
@@ -27,14 +29,27 @@ func seedEvents(f *fleet, n, days int, end time.Time) error {
 	for lo := 0; lo < n; lo += chunk {
 		hi := min(lo+chunk, n)
 		err := db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+			devs := make(map[string]*store.Device, len(f.imeis))
 			for i := lo; i < hi; i++ {
 				imei := f.imeis[i%len(f.imeis)]
-				e := &store.Event{IMEI: imei, OrganizationID: f.orgID, PartnerID: f.partnerID,
-					Type: seedTypes[i%len(seedTypes)], Time: start.Add(time.Duration(i) * step),
-					Lat: 52.37 + float64(i%1000)/1e4, Lon: 4.89 + float64(i%777)/1e4, Speed: float64(i % 90),
-					Severity: 2, DeviceEventID: "S" + strconv.Itoa(i)}
-				if _, err := tx.AddEvent(e); err != nil {
+				dev := devs[imei]
+				if dev == nil {
+					var err error
+					if dev, err = tx.Device(imei); err != nil {
+						return err
+					}
+					devs[imei] = dev
+				}
+				in := store.EventInput{DeviceEventID: "S" + strconv.Itoa(i), Type: seedTypes[i%len(seedTypes)],
+					Time: start.Add(time.Duration(i) * step), Lat: 52.37 + float64(i%1000)/1e4, Lon: 4.89 + float64(i%777)/1e4,
+					Speed: float64(10 + i%90), Accuracy: 4,
+					Samples: []store.MetadataSample{{X: -0.4, Y: -5.8, Z: 9.8, Time: start.Unix() + int64(i), Speed: 12}}}
+				r, err := tx.IngestEvent(dev, in)
+				if err != nil {
 					return err
+				}
+				if !r.Created {
+					return fmt.Errorf("seed event %d (%s) not created: %s", i, in.Type, r.Dropped)
 				}
 			}
 			return nil
@@ -43,5 +58,27 @@ func seedEvents(f *fleet, n, days int, end time.Time) error {
 			return fmt.Errorf("seed events %d–%d: %w", lo, hi, err)
 		}
 	}
-	return nil
+	return skipSeededMessages(db, n)
+}
+
+// skipSeededMessages moves the webhook cursor past every message in the
+// store; at least n were emitted.
+func skipSeededMessages(db *store.DB, n int) error {
+	var last int64
+	from := int64(max(n-1000, 0))
+	for {
+		msgs, err := db.MessagesAfter(from, 1000)
+		if err != nil {
+			return err
+		}
+		if len(msgs) == 0 {
+			break
+		}
+		last = msgs[len(msgs)-1].Seq
+		from = last
+	}
+	if last == 0 && n > 1000 {
+		return fmt.Errorf("seed events: no webhook message after sequence %d", n-1000)
+	}
+	return db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error { return tx.SetWebhookCursor(last) })
 }

@@ -1,0 +1,67 @@
+package store
+
+import (
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Benchmarks of the store's hot paths (the event page query's is in
+// eventquery_test.go). They run only with -bench:
+//
+//	go test -run '^$' -bench . -benchtime 200ms ./store
+
+// BenchmarkIngestEvent ingests device events (rules, record, indexes and the
+// webhook message) in transactions of a thousand.
+func BenchmarkIngestEvent(b *testing.B) {
+	f := newEventFixture(b)
+	in := EventInput{Type: EventDeceleration, Lat: 52.37, Lon: 4.89, Speed: 61, Accuracy: 4,
+		Samples: []MetadataSample{{X: -0.4, Y: -5.8, Z: 9.8, Time: eventT0.Unix(), Speed: 16.9}}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for lo := 0; lo < b.N; lo += 1000 {
+		f.update(func(tx *Tx) error {
+			for i := lo; i < min(lo+1000, b.N); i++ {
+				in.DeviceEventID, in.Time = strconv.Itoa(i), eventT0.Add(time.Duration(i)*time.Millisecond)
+				if r, err := tx.IngestEvent(f.dev, in); err != nil || !r.Created {
+					b.Fatalf("ingest: %+v %v", r, err)
+				}
+			}
+			return nil
+		})
+	}
+}
+
+// BenchmarkCommitterGPS writes one GPS sample and its webhook message per
+// job through the group commit from many writers at once, as devices
+// awaiting their PUBACK do; each job returns once its batch is on disk.
+func BenchmarkCommitterGPS(b *testing.B) {
+	f := newEventFixture(b)
+	c := f.db.NewCommitter(CommitterOptions{MaxBatch: 1024})
+	defer c.Close()
+	devs := []*Device{f.dev, f.dev2, f.foreign}
+	var seq atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(50) // 50 writers per CPU
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			n := seq.Add(1)
+			d := devs[n%int64(len(devs))]
+			err := c.Do(Actor{Source: "device"}, func(tx *Tx) error {
+				p := GPSPoint{Time: eventT0.Add(time.Duration(n) * time.Millisecond), Lat: 52.37, Lon: 4.89, Speed: 48, Accuracy: 3.9}
+				if _, err := tx.AddGPS(d.IMEI, []GPSPoint{p}); err != nil {
+					return err
+				}
+				return tx.Emit(Message{Kind: MessageGPS, OrganizationID: d.OrganizationID, IMEI: d.IMEI},
+					map[string]any{"serialNumber": d.IMEI, "gps": []GPSPoint{p}})
+			})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
+}
