@@ -53,12 +53,12 @@ func BenchmarkDecodeEvent(b *testing.B) {
 	benchPublish(b, protocol.TopicEvent, protocol.Event{ID: "e-000173", Type: "deceleration", Time: 1740830405120,
 		Lat: 52.37398, Lon: 4.88901, Alt: 2.4, Speed: 61, Accuracy: 4.1, Severity: 2,
 		Samples: []protocol.Sample{{X: -6.1, Y: 0.3, Z: 9.7, Time: 1740830405, Speed: 16.9}},
-		Files: []protocol.File{{CameraID: 1, FileID: "1740830405-1", FileType: "video"}, {CameraID: 2, FileID: "1740830405-2", FileType: "video"}}})
+		Files:   []protocol.File{{CameraID: 1, FileID: "1740830405-1", FileType: "video"}, {CameraID: 2, FileID: "1740830405-2", FileType: "video"}}})
 }
 
 func BenchmarkDecodeStatus(b *testing.B) {
 	power := true
 	benchPublish(b, protocol.TopicStatus, protocol.Status{Firmware: "3.12.4", ProductType: "AI-12", State: "online",
-		SDCard: &protocol.SDCard{Present: true, Healthy: true, UUID: "8f2c-11aa", Manufacturer: "SanDisk"},
+		SDCard:        &protocol.SDCard{Present: true, Healthy: true, UUID: "8f2c-11aa", Manufacturer: "SanDisk"},
 		RecordingTest: "passed", PowerConnected: &power, Cameras: []protocol.Camera{{ID: 1, Connected: true}, {ID: 2, Connected: true}}})
 }
