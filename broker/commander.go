@@ -56,7 +56,9 @@ func (r *replyWaiters) get(id, imei string) *waiter {
 func (s *Server) Online(imei string) bool { return s.links.byIMEI(imei) != nil }
 
 // Presence returns the stored link state of imei: presence, last seen,
-// firmware, product type, health and configuration versions.
+// firmware, product type, health and configuration versions. For a
+// connected device, last seen is its latest stored message, which the
+// store itself only records every lastSeenEvery.
 func (s *Server) Presence(imei string) (store.DeviceLink, error) {
 	var dl store.DeviceLink
 	err := s.db.View(func(tx *store.Tx) error {
@@ -69,6 +71,11 @@ func (s *Server) Presence(imei string) (store.DeviceLink, error) {
 		}
 		return err
 	})
+	if l := s.links.byIMEI(imei); err == nil && l != nil && l.id == dl.ConnectionID {
+		if seen := l.lastSeen(); seen.After(dl.LastSeen) {
+			dl.LastSeen = seen
+		}
+	}
 	return dl, err
 }
 

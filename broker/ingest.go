@@ -53,6 +53,7 @@ func (h *ingestHook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Pack
 		var bad packets.Code
 		switch {
 		case err == nil:
+			l.seen.Store(s.now().UnixNano())
 			if after != nil {
 				after()
 			}
@@ -186,24 +187,32 @@ func decode(payload []byte, v any) packets.Code {
 }
 
 // withDevice wraps a job so that it reads the device's current inventory
-// entry and refreshes its last-seen time.
+// entry and, at most every lastSeenEvery, refreshes its stored last-seen time.
 func (s *Server) withDevice(l *link, fn func(tx *store.Tx, dev *store.Device) error) func(*store.Tx) error {
 	return func(tx *store.Tx) error {
-		dev, err := tx.Device(l.imei)
+		dev, err := l.device(tx)
 		if err != nil {
 			return err
 		}
-		if err := fn(tx, dev); err != nil {
+		if err := fn(tx, &dev); err != nil {
 			return err
+		}
+		now := tx.Now()
+		if now.Sub(l.seenSaved) < lastSeenEvery {
+			return nil
 		}
 		dl, err := tx.DeviceLink(l.imei)
 		if err != nil {
 			return err
 		}
-		if dl.ConnectionID == l.id {
-			dl.LastSeen = tx.Now()
-			return tx.PutDeviceLink(dl)
+		if dl.ConnectionID != l.id {
+			return nil
 		}
+		dl.LastSeen = now
+		if err := tx.PutDeviceLink(dl); err != nil {
+			return err
+		}
+		tx.OnCommit(func() { l.seenSaved = now })
 		return nil
 	}
 }

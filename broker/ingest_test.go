@@ -325,3 +325,68 @@ func TestGroupCommitConcurrentPublishers(t *testing.T) {
 	}
 	t.Logf("%d messages in %v transactions", devices*perDevice, batches)
 }
+
+// A connected device's stored last-seen time is refreshed at most every
+// lastSeenEvery, while Presence reports its latest message; a changed
+// inventory entry reaches the next message's job.
+func TestLastSeenRefreshedSparingly(t *testing.T) {
+	e := newEnv(t, nil)
+	var mu sync.Mutex
+	var names []string
+	e.srv.EventHandler = func(tx *store.Tx, dev *store.Device, ev protocol.Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		names = append(names, dev.Name)
+		return nil
+	}
+	id := e.addDevice(1)
+	d, _ := e.bootstrap(id)
+	connected := e.link(id).LastSeen
+	gps := func(at time.Time) {
+		t.Helper()
+		batch := protocol.GPSBatch{Samples: []protocol.GPSSample{{Time: at.UnixMilli(), Lat: 52, Lon: 4.5, Speed: 50}}}
+		if _, err := d.publish(protocol.TopicGPS, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.clock.Advance(10 * time.Second)
+	gps(e.clock.Now())
+	if got := e.link(id).LastSeen; !got.Equal(connected) {
+		t.Fatalf("stored last seen %s rewritten 10s after the connection (%s)", got, connected)
+	}
+	p, err := e.srv.Presence(id)
+	if err != nil || !p.LastSeen.Equal(e.clock.Now()) {
+		t.Fatalf("presence last seen %s, want the latest message at %s (%v)", p.LastSeen, e.clock.Now(), err)
+	}
+	e.clock.Advance(lastSeenEvery)
+	gps(e.clock.Now())
+	if got := e.link(id).LastSeen; !got.Equal(e.clock.Now()) {
+		t.Fatalf("stored last seen %s, want %s after %s", got, e.clock.Now(), lastSeenEvery)
+	}
+
+	// The job of the next message sees the changed inventory entry.
+	event := func(n string) {
+		t.Helper()
+		if _, err := d.publish(protocol.TopicEvent, protocol.Event{ID: n, Type: "button", Time: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	event("before")
+	err = e.db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+		dev, err := tx.Device(id)
+		if err != nil {
+			return err
+		}
+		dev.Name = "Renamed"
+		return tx.UpdateDevice(dev, "test.rename")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	event("after")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(names) != 2 || names[0] != "cam "+id || names[1] != "Renamed" {
+		t.Fatalf("handler saw device names %q", names)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
@@ -31,6 +32,46 @@ type link struct {
 	sent map[string]bool
 	// done is closed once mochi has finished with the connection.
 	done chan struct{}
+
+	// seen is when the device's latest message was stored (unix
+	// nanoseconds). The stored LastSeen is refreshed at most every
+	// lastSeenEvery; Presence reports this one for a connected device.
+	seen atomic.Int64
+
+	// Used only inside commit jobs, which the Committer runs one at a time.
+	jobDev    store.Device // the inventory entry as of jobStamp
+	jobStamp  uint64       // store.DeviceStamp of jobDev's record (0: none decoded)
+	seenSaved time.Time    // the LastSeen last committed for this connection
+}
+
+// lastSeenEvery bounds how stale a connected device's stored LastSeen may
+// get: rewriting its link record on every message would cost the group
+// commit a read, a decode, an encode and a write per message.
+const lastSeenEvery = time.Minute
+
+// device returns the device's current inventory entry inside a commit
+// job, decoding the record only when it changed since the last job.
+func (l *link) device(tx *store.Tx) (store.Device, error) {
+	stamp, err := tx.DeviceStamp(l.imei)
+	if err != nil {
+		return store.Device{}, err
+	}
+	if stamp != l.jobStamp || l.jobStamp == 0 {
+		dev, err := tx.Device(l.imei)
+		if err != nil {
+			return store.Device{}, err
+		}
+		l.jobDev, l.jobStamp = *dev, stamp
+	}
+	return l.jobDev, nil
+}
+
+// lastSeen returns when the device's latest message was stored on this connection.
+func (l *link) lastSeen() time.Time {
+	if n := l.seen.Load(); n != 0 {
+		return time.Unix(0, n).UTC()
+	}
+	return time.Time{}
 }
 
 func newLink(cl *mqtt.Client, dev *store.Device) *link {
@@ -234,6 +275,7 @@ func (s *Server) markOnline(tx *store.Tx, l *link) error {
 	if err := tx.PutDeviceLink(dl); err != nil {
 		return err
 	}
+	tx.OnCommit(func() { l.seenSaved = now })
 	if err := s.emitPresence(tx, &l.dev, was, dl.Presence); err != nil {
 		return err
 	}

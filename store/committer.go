@@ -150,15 +150,20 @@ var errRerun = errors.New("store: rerun batch without failed jobs")
 func (c *Committer) commit(batch []*commitJob) {
 	start := time.Now()
 	stats := BatchStats{Jobs: len(batch)}
-	pending := batch
+	results := make([]error, len(batch))
+	pending := make([]int, len(batch)) // indexes into batch
+	for i := range pending {
+		pending[i] = i
+	}
 	for len(pending) > 0 {
 		stats.Attempts++
 		failed := make(map[int]error)
 		err := c.db.bolt.Update(func(btx *bolt.Tx) error {
 			now := c.db.Now()
-			for i, j := range pending {
+			for n, i := range pending {
+				j := batch[i]
 				if err := runJob(&Tx{tx: btx, db: c.db, actor: j.actor, now: now}, j.fn); err != nil {
-					failed[i] = err
+					failed[n] = err
 				}
 			}
 			if len(failed) > 0 {
@@ -168,32 +173,34 @@ func (c *Committer) commit(batch []*commitJob) {
 		})
 		switch {
 		case err == nil:
-			for _, j := range pending {
-				j.done <- nil
-			}
 			pending = nil
 		case errors.Is(err, errRerun):
 			rest := pending[:0:0]
-			for i, j := range pending {
-				if ferr, ok := failed[i]; ok {
-					j.done <- ferr
+			for n, i := range pending {
+				if ferr, ok := failed[n]; ok {
+					results[i] = ferr
 					stats.Failed++
 				} else {
-					rest = append(rest, j)
+					rest = append(rest, i)
 				}
 			}
 			pending = rest
 		default:
-			for _, j := range pending {
-				j.done <- err
+			for _, i := range pending {
+				results[i] = err
 			}
 			stats.Err = err
 			pending = nil
 		}
 	}
 	stats.Took = time.Since(start)
+	// Told before any writer is released, so a writer that returned from
+	// Do finds its batch in the statistics.
 	if c.onBatch != nil {
 		c.onBatch(stats)
+	}
+	for i, j := range batch {
+		j.done <- results[i]
 	}
 }
 

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"time"
 )
@@ -118,6 +119,19 @@ func (tx *Tx) Device(imei string) (*Device, error) {
 		return nil, fmt.Errorf("device %s: %w", imei, err)
 	}
 	return &d, nil
+}
+
+// DeviceStamp returns a fingerprint of the stored record of imei that
+// changes whenever the record does, so a caller holding a decoded copy can
+// tell cheaply whether it is still current.
+func (tx *Tx) DeviceStamp(imei string) (uint64, error) {
+	raw := tx.bucket(bucketDevices).Get([]byte(imei))
+	if raw == nil {
+		return 0, fmt.Errorf("device %s: %w", imei, ErrNotFound)
+	}
+	h := fnv.New64a()
+	h.Write(raw)
+	return h.Sum64(), nil
 }
 
 // UpdateDevice stores d and audits the change under action.

@@ -162,7 +162,7 @@ func (tx *Tx) TrackGPS(dev *Device, fixes []GPSPoint) ([]*Event, error) {
 	if len(fixes) == 0 {
 		return nil, nil
 	}
-	eff, err := tx.EffectiveSettings(dev.IMEI)
+	fences, speedLimit, err := tx.trackSettings(dev)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +177,7 @@ func (tx *Tx) TrackGPS(dev *Device, fixes []GPSPoint) ([]*Event, error) {
 		}
 		fix := f
 		t.Last = &fix
-		for _, g := range eff.Geofences {
+		for _, g := range fences {
 			in := g.Contains(f.Lat, f.Lon)
 			hist := t.Fences[g.ID]
 			if n := len(hist); n == 0 || hist[n-1].Inside != in {
@@ -188,7 +188,7 @@ func (tx *Tx) TrackGPS(dev *Device, fixes []GPSPoint) ([]*Event, error) {
 				t.Fences[g.ID] = hist
 			}
 		}
-		limit := float64(eff.Events.SpeedLimitKmh)
+		limit := float64(speedLimit)
 		switch {
 		case limit <= 0 || f.Speed <= limit:
 			t.OverLimit = false
@@ -207,11 +207,28 @@ func (tx *Tx) TrackGPS(dev *Device, fixes []GPSPoint) ([]*Event, error) {
 		}
 	}
 	for id := range t.Fences {
-		if _, ok := findGeofence(eff.Geofences, id); !ok {
+		if _, ok := findGeofence(fences, id); !ok {
 			delete(t.Fences, id)
 		}
 	}
 	return created, putJSON(tx.bucket(bucketDeviceTracks), []byte(dev.IMEI), t)
+}
+
+// trackSettings returns the two effective settings TrackGPS applies, the
+// device's geofences and its speed limit, as EffectiveSettings resolves
+// them but without reading the rest: it runs for every GPS message.
+func (tx *Tx) trackSettings(dev *Device) ([]Geofence, int, error) {
+	ds, err := tx.DeviceSettings(dev.IMEI)
+	if err != nil {
+		return nil, 0, err
+	}
+	os, err := tx.OrgSettings(dev.OrganizationID)
+	if err != nil {
+		return nil, 0, err
+	}
+	ev := DefaultEventConfig()
+	pick(&ev, ds.Events, os.Events)
+	return ds.Geofences, ev.SpeedLimitKmh, nil
 }
 
 // enteredAllowed reports whether GPS supports an entered event of fence at

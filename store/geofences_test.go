@@ -180,3 +180,35 @@ func TestVirtualEventTakesLastPosition(t *testing.T) {
 		t.Fatalf("position at the event's time %+v", e)
 	}
 }
+
+// A speed limit set for the organization applies to devices without
+// event settings of their own, as in the effective settings.
+func TestSpeedLimitFromOrganizationDefaults(t *testing.T) {
+	f := newEventFixture(t)
+	f.update(func(tx *Tx) error {
+		os, err := tx.OrgSettings(f.org.ID)
+		if err != nil {
+			return err
+		}
+		ev := DefaultEventConfig()
+		ev.SpeedLimitKmh = 80
+		os.Events = &ev
+		return tx.PutOrgSettings(os, "test.settings")
+	})
+	f.update(func(tx *Tx) error {
+		eff, err := tx.EffectiveSettings(f.dev.IMEI)
+		if err == nil && eff.Events.SpeedLimitKmh != 80 {
+			t.Fatalf("effective speed limit %d", eff.Events.SpeedLimitKmh)
+		}
+		return err
+	})
+	created := f.track(f.dev, at(outside, eventT0, 70), at(outside, eventT0.Add(time.Second), 85))
+	if len(created) != 1 || created[0].Speed != 85 {
+		t.Fatalf("created %d speedLimit events at the organization's 80 km/h", len(created))
+	}
+	// The device's own limit wins.
+	f.settings(f.dev, func(s *DeviceSettings) { s.Events.SpeedLimitKmh = 120 })
+	if got := f.track(f.dev, at(outside, eventT0.Add(time.Hour), 70), at(outside, eventT0.Add(time.Hour+time.Second), 100)); len(got) != 0 {
+		t.Fatalf("device limit 120 km/h: %d events at 100 km/h", len(got))
+	}
+}
