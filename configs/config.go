@@ -167,7 +167,7 @@ func Default() Config {
 		MQTT: MQTT{
 			Addr: ":1883", MaxPacketSize: 128 << 10, MaxInflight: 64, ClientWritesPending: 32,
 			MaxSessionExpiry: 7 * 24 * time.Hour, ConnectRatePerIP: 2000, ConnectBurstPerIP: 4000,
-			CommandTimeout: 10 * time.Second, CommitBatch: 1024, CommitDelay: 2 * time.Millisecond,
+			CommandTimeout: 10 * time.Second, CommitBatch: 1024, CommitDelay: 0,
 		},
 		Auth: Auth{
 			UserTokenTTL: 24 * time.Hour, AdminTokenTTL: 24 * time.Hour, ScopedTokenTTL: 24 * time.Hour,

@@ -83,7 +83,8 @@ func (b *bench) hold(ctx context.Context) error {
 	fmt.Fprintf(b.log, "  seeded %d devices in %s\n", n, time.Since(t0).Round(time.Millisecond))
 	// Profiles on: the settled figure is taken after garbage collections
 	// requested through them.
-	srv, err := startServer(ctx, serverOptions{bin: b.o.fleetcam, dataDir: dir, logPath: dir + ".log", pprof: true})
+	srv, err := startServer(ctx, serverOptions{bin: b.o.fleetcam, dataDir: dir, logPath: dir + ".log", pprof: true,
+		commitDelay: b.o.commitDelay})
 	if err != nil {
 		return err
 	}

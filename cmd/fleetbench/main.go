@@ -60,7 +60,7 @@ type options struct {
 	parts                               []string
 	quick, keep, profile                bool
 	runs                                int
-	timeout                             time.Duration
+	timeout, commitDelay                time.Duration
 }
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
@@ -77,6 +77,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	fs.StringVar(&o.jsonPath, "json", "", "also write every figure to this JSON file")
 	fs.DurationVar(&o.timeout, "timeout", 20*time.Minute, "stop everything after this long")
+	fs.DurationVar(&o.commitDelay, "commit-delay", -1, "run fleetcam with this mqtt.commitDelay (default: its configured default)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -219,7 +220,8 @@ func (b *bench) dir(name string) string {
 
 // start runs fleetcam over dataDir, logging into the work directory.
 func (b *bench) start(ctx context.Context, dataDir string) (*server, error) {
-	return startServer(ctx, serverOptions{bin: b.o.fleetcam, dataDir: dataDir, logPath: dataDir + ".log", pprof: b.o.profile})
+	return startServer(ctx, serverOptions{bin: b.o.fleetcam, dataDir: dataDir, logPath: dataDir + ".log", pprof: b.o.profile,
+		commitDelay: b.o.commitDelay})
 }
 
 // profile saves a CPU profile of srv over d under name, when -profile is set.

@@ -40,7 +40,7 @@ type serverOptions struct {
 	dataDir string
 	logPath string
 	pprof   bool
-	// commitDelay overrides mqtt.commitDelay when not zero.
+	// commitDelay overrides mqtt.commitDelay when not negative.
 	commitDelay time.Duration
 }
 
@@ -48,7 +48,7 @@ type serverOptions struct {
 // "fleetcam started" log line, which names the bound addresses.
 func startServer(ctx context.Context, o serverOptions) (*server, error) {
 	var extra strings.Builder
-	if o.commitDelay > 0 {
+	if o.commitDelay >= 0 {
 		fmt.Fprintf(&extra, "  commitDelay: %s\n", o.commitDelay)
 	}
 	cfg := fmt.Sprintf(`dataDir: %q
