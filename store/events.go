@@ -202,6 +202,7 @@ func (in *EventInput) validate() error {
 func init() {
 	registerBuckets(string(bucketEvents), string(bucketEventDeviceIDs), string(bucketDeviceEvents),
 		string(bucketOrgEvents), string(bucketEventComments))
+	appendOnly(bucketEvents, bucketDeviceEvents, bucketOrgEvents)
 }
 
 var (

@@ -25,7 +25,10 @@ type GPSPoint struct {
 
 var bucketGPS = []byte("gps")
 
-func init() { registerBuckets(string(bucketGPS)) }
+func init() {
+	registerBuckets(string(bucketGPS))
+	appendOnly(bucketGPS)
+}
 
 func gpsKey(imei string, t time.Time) []byte {
 	k := append([]byte(imei), 0)

@@ -157,7 +157,31 @@ func (tx *Tx) Now() time.Time { return tx.now }
 // Actor is who the transaction writes for.
 func (tx *Tx) Actor() Actor { return tx.actor }
 
-func (tx *Tx) bucket(name []byte) *bolt.Bucket { return tx.tx.Bucket(name) }
+func (tx *Tx) bucket(name []byte) *bolt.Bucket {
+	b := tx.tx.Bucket(name)
+	if appendBuckets[string(name)] {
+		b.FillPercent = appendFill
+	}
+	return b
+}
+
+// appendBuckets are keyed so that new records go after the existing ones
+// (sequence numbers, or a device's or organization's time series). bbolt
+// splits a full page in half by default, which leaves such buckets with
+// half-empty pages for good: twice the file and twice the pages to write.
+var appendBuckets = map[string]bool{}
+
+// appendFill is how full pages of append buckets are left when they split.
+const appendFill = 0.9
+
+// appendOnly marks buckets whose new keys sort after the existing ones.
+func appendOnly(names ...[]byte) {
+	for _, n := range names {
+		appendBuckets[string(n)] = true
+	}
+}
+
+func init() { appendOnly(bucketMessages, bucketAudit) }
 
 // nextID returns the next integer id of a bucket's sequence.
 func (tx *Tx) nextID(name []byte) (int64, error) {

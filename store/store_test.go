@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
@@ -41,4 +43,37 @@ func seed(t *testing.T, db *DB) (partnerID, orgID int64) {
 		return err
 	})
 	return partnerID, orgID
+}
+
+// Buckets written in key order keep their pages nearly full instead of
+// half empty after every split.
+func TestAppendBucketsFillTheirPages(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "fleetcam.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for range 4 {
+		err := db.Update(Actor{Source: "test"}, func(tx *Tx) error {
+			for i := range 5000 {
+				if err := tx.Emit(Message{Kind: MessageGPS, OrganizationID: 1, IMEI: "490154203237518"}, map[string]int{"n": i}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = db.bolt.View(func(btx *bolt.Tx) error {
+		s := btx.Bucket(bucketMessages).Stats()
+		if fill := float64(s.LeafInuse) / float64(s.LeafAlloc); fill < 0.8 {
+			t.Errorf("message pages %.0f%% full (%d of %d bytes)", fill*100, s.LeafInuse, s.LeafAlloc)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
