@@ -65,3 +65,42 @@ func BenchmarkCommitterGPS(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
 }
+
+// BenchmarkOrgEventsWindow reads the first 100-event page of an
+// organization's events as the API asks for it (partner filter, no type
+// filter), with 100,000 events over 30 days: the count walks the window.
+func BenchmarkOrgEventsWindow(b *testing.B) {
+	f := newEventFixture(b)
+	const n, days = 100_000, 30
+	step := days * 24 * time.Hour / n
+	for lo := 0; lo < n; lo += 20_000 {
+		f.update(func(tx *Tx) error {
+			for i := lo; i < lo+20_000; i++ {
+				e := &Event{IMEI: f.dev.IMEI, OrganizationID: f.org.ID, PartnerID: f.partner, Type: EventDeceleration,
+					Time: eventT0.Add(time.Duration(i) * step), Severity: SeverityMedium, Status: EventStatusNew}
+				if err := tx.storeEvent(e); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	for _, window := range []int{1, days} {
+		b.Run(strconv.Itoa(window)+"days", func(b *testing.B) {
+			q := EventQuery{Start: eventT0.Add(24 * time.Hour), End: eventT0.Add(time.Duration(24*(1+window)) * time.Hour), PartnerID: f.partner}
+			b.ReportAllocs()
+			for b.Loop() {
+				err := f.db.View(func(tx *Tx) error {
+					page, total, err := tx.OrgEvents(f.org.ID, q, Page{Limit: 100})
+					if err == nil && (len(page) != 100 || total < 3000) {
+						b.Fatalf("page %d of %d", len(page), total)
+					}
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -35,14 +35,25 @@ func (tx *Tx) indexEvent(e *Event) error {
 	if err := tx.bucket(bucketDeviceEvents).Put(deviceEventKey(e.IMEI, e.Time, e.ID), []byte(e.Type)); err != nil {
 		return err
 	}
-	return tx.bucket(bucketOrgEvents).Put(orgEventKey(e.OrganizationID, e.Time, e.ID), orgEventValue(e))
+	if err := tx.bucket(bucketOrgEvents).Put(orgEventKey(e.OrganizationID, e.Time, e.ID), orgEventValue(e)); err != nil {
+		return err
+	}
+	return tx.countEventHour(e, 1)
 }
 
 func (tx *Tx) unindexEvent(e *Event) error {
 	if err := tx.bucket(bucketDeviceEvents).Delete(deviceEventKey(e.IMEI, e.Time, e.ID)); err != nil {
 		return err
 	}
-	return tx.bucket(bucketOrgEvents).Delete(orgEventKey(e.OrganizationID, e.Time, e.ID))
+	org := tx.bucket(bucketOrgEvents)
+	k := orgEventKey(e.OrganizationID, e.Time, e.ID)
+	if org.Get(k) == nil {
+		return nil
+	}
+	if err := org.Delete(k); err != nil {
+		return err
+	}
+	return tx.countEventHour(e, -1)
 }
 
 // EventQuery selects events in a time range. Zero members do not filter.
@@ -71,55 +82,52 @@ func (tx *Tx) QueryDeviceEvents(imei string, q EventQuery, p Page) ([]Event, int
 	prefix := deviceEventPrefix(imei)
 	from := deviceEventKey(imei, q.Start, 0)
 	to := append(deviceEventKey(imei, q.End, 0)[:len(prefix)+8], bytes.Repeat([]byte{0xff}, 8)...)
-	match := func(_, v []byte) bool { return q.Types == nil || q.Types[string(v)] }
+	var match func(k, v []byte) bool
+	if q.Types != nil {
+		match = func(_, v []byte) bool { return q.Types[string(v)] }
+	}
 	return tx.walkEvents(bucketDeviceEvents, from, to, match, q.Status, p)
 }
 
 // OrgEvents returns the page of organization org's events matching q,
-// oldest first, and their total count.
+// oldest first, and their total count. Without a device or status filter
+// the count comes from hourly counts (eventcounts.go).
 func (tx *Tx) OrgEvents(org int64, q EventQuery, p Page) ([]Event, int, error) {
 	from := orgEventKey(org, q.Start, 0)
 	to := append(orgEventKey(org, q.End, 0)[:16], bytes.Repeat([]byte{0xff}, 8)...)
-	match := func(_, v []byte) bool {
-		if len(v) < 9 {
-			return false
+	var match func(k, v []byte) bool
+	if q.PartnerID != 0 || q.Types != nil || q.IMEIs != nil {
+		partner := itob(q.PartnerID)
+		match = func(_, v []byte) bool {
+			if len(v) < 9 {
+				return false
+			}
+			if q.PartnerID != 0 && !bytes.Equal(v[:8], partner) {
+				return false
+			}
+			if q.Types == nil && q.IMEIs == nil {
+				return true
+			}
+			imei, typ, _ := bytes.Cut(v[8:], []byte{0})
+			return (q.Types == nil || q.Types[string(typ)]) && (q.IMEIs == nil || q.IMEIs[string(imei)])
 		}
-		if q.PartnerID != 0 && btoi(v[:8]) != q.PartnerID {
-			return false
-		}
-		imei, typ, _ := bytes.Cut(v[8:], []byte{0})
-		return (q.Types == nil || q.Types[string(typ)]) && (q.IMEIs == nil || q.IMEIs[string(imei)])
+	}
+	if q.Status == "" && q.IMEIs == nil && p.Limit > 0 {
+		return tx.orgEventsByHour(org, q, match, p)
 	}
 	return tx.walkEvents(bucketOrgEvents, from, to, match, q.Status, p)
 }
 
 // walkEvents walks index keys from..to (inclusive), counts those match
-// keeps and decodes the records of page p. The event id is the key's last
-// 8 bytes. With a status filter every candidate record is read.
+// keeps (all when match is nil) and decodes the records of page p.
 func (tx *Tx) walkEvents(index, from, to []byte, match func(k, v []byte) bool, status string, p Page) ([]Event, int, error) {
-	var out []Event
-	total := 0
-	c := tx.bucket(index).Cursor()
-	for k, v := c.Seek(from); k != nil && bytes.Compare(k, to) <= 0; k, v = c.Next() {
-		if !match(k, v) {
-			continue
-		}
-		inPage := total >= p.Offset && (p.Limit <= 0 || len(out) < p.Limit)
-		if status == "" && !inPage {
-			total++
-			continue
-		}
-		e, err := tx.Event(btoi(k[len(k)-8:]))
-		if err != nil {
-			return nil, 0, fmt.Errorf("store: event index points to a missing record: %w", err)
-		}
-		if status != "" && e.Status != status {
-			continue
-		}
-		if inPage {
-			out = append(out, *e)
-		}
-		total++
+	w := &eventWalk{tx: tx, index: index, match: match, status: status, page: p}
+	if err := w.walk(from, to); err != nil {
+		return nil, 0, err
 	}
-	return out, total, nil
+	return w.out, w.total, nil
+}
+
+func errMissingEvent(err error) error {
+	return fmt.Errorf("store: event index points to a missing record: %w", err)
 }

@@ -66,6 +66,10 @@ var allBuckets = [][]byte{
 	bucketInviteTokens,
 }
 
+// openSteps bring a store written by an older version up to date when it
+// is opened, after the buckets exist; each must be a no-op once done.
+var openSteps []func(tx *Tx) error
+
 // extraBuckets lets other files of this package register the buckets they own.
 var extraBuckets [][]byte
 
@@ -94,6 +98,11 @@ func Open(path string, opts Options) (*DB, error) {
 	err = b.Update(func(tx *bolt.Tx) error {
 		for _, name := range append(append([][]byte{}, allBuckets...), extraBuckets...) {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		for _, step := range openSteps {
+			if err := step(&Tx{tx: tx, db: db, actor: Actor{Source: "system"}, now: db.Now()}); err != nil {
 				return err
 			}
 		}
