@@ -137,7 +137,9 @@ func (r *report) summary() {
 		}
 		t.add(x.Part, x.Name, num(x.Value)+" "+x.Unit, x.Target, verdict)
 	}
-	t.note("total bench time %s", time.Since(r.started).Round(time.Second))
+	load, _ := os.ReadFile("/proc/loadavg")
+	t.note("total bench time %s; load average at the end %s", time.Since(r.started).Round(time.Second),
+		strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
 	t.print(r.w)
 }
 
