@@ -134,7 +134,7 @@ func (b *bench) api(ctx context.Context) error {
 	t.note("start-up with this store: %s (process start to listening); events seeded in %s", srv.startup.Round(time.Millisecond), seedTook.Round(time.Millisecond))
 	t.note("ingest meanwhile: %d devices × %g GPS messages/s, %d acknowledged in all; fleetcam CPU %.2f cores during the paced load",
 		len(fl.imeis), sc.apiIngestRate, ingest.Published, srvCores)
-	t.note("device pages cover the whole %d days; organization pages one random day, then all %d days (their count walks every event)", sc.apiDays, sc.apiDays)
+	t.note("device pages cover the whole %d days (their count walks the device's index entries); organization pages one random day, then all %d days (counted from hourly counts)", sc.apiDays, sc.apiDays)
 	b.rep.table(t)
 	return nil
 }
