@@ -124,10 +124,30 @@ func (s *Server) PushOrganizationConfig(orgID int64) error {
 // caller holds l.mu.
 func (s *Server) pushConfigLocked(l *link) error {
 	var (
-		cfg   protocol.DesiredConfig
-		acked bool
+		cfg  protocol.DesiredConfig
+		skip bool // acknowledged, or already sent on this connection
 	)
 	err := s.db.View(func(tx *store.Tx) error {
+		dl, err := tx.DeviceLink(l.imei)
+		if err != nil {
+			return err
+		}
+		due := func(version int64) bool {
+			acked := !dl.ConfigAckedAt.IsZero() && dl.AckedConfigVersion >= version
+			return !acked && l.pushed != version
+		}
+		if s.DesiredConfig == nil {
+			// The desired configuration's version is the device settings'
+			// version: most connections need no more to tell nothing is due.
+			ds, err := tx.DeviceSettings(l.imei)
+			if err != nil {
+				return err
+			}
+			if !due(ds.Version) {
+				skip = true
+				return nil
+			}
+		}
 		dev, err := tx.Device(l.imei)
 		if err != nil {
 			return err
@@ -135,18 +155,14 @@ func (s *Server) pushConfigLocked(l *link) error {
 		if cfg, err = s.desired(tx, dev); err != nil {
 			return err
 		}
-		dl, err := tx.DeviceLink(l.imei)
-		if err != nil {
-			return err
-		}
-		acked = !dl.ConfigAckedAt.IsZero() && dl.AckedConfigVersion >= cfg.Version
+		skip = !due(cfg.Version)
 		return nil
 	})
 	if err != nil {
 		s.log.Error("build desired configuration", "imei", l.imei, "error", err)
 		return fmt.Errorf("broker: desired configuration of %s: %w", l.imei, err)
 	}
-	if acked || l.pushed == cfg.Version {
+	if skip {
 		return nil
 	}
 	if err := s.publishJSON(protocol.Topic(l.imei, protocol.TopicConfig), cfg, nil); err != nil {
