@@ -126,7 +126,7 @@ func (r *report) value(part, name string) (float64, bool) {
 
 // summary prints every figure that has a target.
 func (r *report) summary() {
-	t := &table{title: "Targets (issue 7)", cols: []string{"part", "figure", "value", "target", "verdict"}}
+	t := &table{title: "Targets", cols: []string{"part", "figure", "value", "target", "verdict"}}
 	for _, x := range r.results {
 		if x.Met == nil {
 			continue

@@ -2,7 +2,7 @@ package main
 
 import "time"
 
-// scale sizes every part; fullScale is issue 7's, quickScale a tiny one.
+// scale sizes every part; fullScale is the size the performance targets are set for, quickScale a tiny one.
 type scale struct {
 	// hold
 	holdDevices int
