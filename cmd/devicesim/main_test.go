@@ -161,6 +161,11 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{[]string{"-broker", "http://x:1"}, "scheme"},
 		{[]string{"-no-such-flag"}, "no-such-flag"},
 		{[]string{"stray"}, "unexpected argument"},
+		{[]string{"-load", "-token-seed", "zz"}, "-token-seed"},
+		{[]string{"-load", "-mqtt", "3.1.1"}, "MQTT 5 only"},
+		{[]string{"-load", "-scenario", "x.yaml"}, "not available in load mode"},
+		{[]string{"-load", "-connect-parallel", "0"}, "-connect-parallel"},
+		{[]string{"-load", "-window", "-1"}, "-window"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
