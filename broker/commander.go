@@ -62,21 +62,34 @@ func (s *Server) Online(imei string) bool { return s.links.byIMEI(imei) != nil }
 func (s *Server) Presence(imei string) (store.DeviceLink, error) {
 	var dl store.DeviceLink
 	err := s.db.View(func(tx *store.Tx) error {
-		if _, err := tx.Device(imei); err != nil {
-			return err
-		}
-		l, err := tx.DeviceLink(imei)
-		if l != nil {
-			dl = *l
-		}
+		var err error
+		dl, err = s.PresenceTx(tx, imei)
 		return err
 	})
-	if l := s.links.byIMEI(imei); err == nil && l != nil && l.id == dl.ConnectionID {
+	return dl, err
+}
+
+// PresenceTx is Presence read in the caller's transaction. A caller that
+// holds a transaction must use it: opening a second one inside it can
+// deadlock against a writer that is growing the file.
+func (s *Server) PresenceTx(tx *store.Tx, imei string) (store.DeviceLink, error) {
+	var dl store.DeviceLink
+	if _, err := tx.Device(imei); err != nil {
+		return dl, err
+	}
+	l, err := tx.DeviceLink(imei)
+	if l != nil {
+		dl = *l
+	}
+	if err != nil {
+		return dl, err
+	}
+	if l := s.links.byIMEI(imei); l != nil && l.id == dl.ConnectionID {
 		if seen := l.lastSeen(); seen.After(dl.LastSeen) {
 			dl.LastSeen = seen
 		}
 	}
-	return dl, err
+	return dl, nil
 }
 
 // Send sends command name with args to the device and waits for its reply,

@@ -410,9 +410,12 @@ func (s *Server) configMetadata(imei string, updated time.Time) configMetadata {
 	if s.online(imei) {
 		m.Status = ConnectionOnline
 		if s.presence != nil {
-			if pc, found := s.presence.Presence(imei); found && pc.Status == ConnectionStandby {
-				m.Status = ConnectionStandby
-			}
+			s.view(func(tx *store.Tx) error {
+				if pc, found := s.presence.Presence(tx, imei); found && pc.Status == ConnectionStandby {
+					m.Status = ConnectionStandby
+				}
+				return nil
+			})
 		}
 	}
 	return m

@@ -31,7 +31,8 @@ const (
 // Presence reports device connections; the broker implements it. A device
 // that never connected is not present.
 type Presence interface {
-	Presence(imei string) (DeviceConnection, bool)
+	// Presence reads in tx, the caller's transaction.
+	Presence(tx *store.Tx, imei string) (DeviceConnection, bool)
 }
 
 // connectionDTO is the connection member of a device: its link to the cloud
@@ -79,7 +80,7 @@ func (s *Server) toDeviceDTO(tx *store.Tx, d *store.Device) (deviceDTO, error) {
 	}
 	out.Connection = connectionDTO{Status: ConnectionOffline, DesiredConfigVersion: ds.Version}
 	if s.presence != nil {
-		if pc, found := s.presence.Presence(d.IMEI); found {
+		if pc, found := s.presence.Presence(tx, d.IMEI); found {
 			out.Connection.Status = pc.Status
 			out.Connection.LastSeenOnline = isoTime(pc.LastSeen)
 			out.Connection.FirmwareVersion = pc.FirmwareVersion

@@ -148,7 +148,7 @@ type fakePresence struct {
 	m  map[string]DeviceConnection
 }
 
-func (f *fakePresence) Presence(imei string) (DeviceConnection, bool) {
+func (f *fakePresence) Presence(_ *store.Tx, imei string) (DeviceConnection, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, ok := f.m[imei]

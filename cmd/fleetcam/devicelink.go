@@ -57,8 +57,8 @@ func (d deviceLink) Online(imei string) bool { return d.b.Online(imei) }
 
 // Presence reports the device's last known link; a device that never
 // connected is not present.
-func (d deviceLink) Presence(imei string) (cloudapi.DeviceConnection, bool) {
-	l, err := d.b.Presence(imei)
+func (d deviceLink) Presence(tx *store.Tx, imei string) (cloudapi.DeviceConnection, bool) {
+	l, err := d.b.PresenceTx(tx, imei)
 	if err != nil || l.Presence == "" {
 		return cloudapi.DeviceConnection{}, false
 	}
