@@ -45,10 +45,12 @@ func runLoad(t *testing.T, o LoadOptions) (*LoadFleet, func()) {
 func TestLoadFleetBootstrapsAcknowledgesAndPublishes(t *testing.T) {
 	cloud := newFakeCloud(t)
 	imeis := []string{mustIMEI(t, 40), mustIMEI(t, 41), mustIMEI(t, 42)}
+	cloud.mu.Lock()
 	cloud.push = map[string]protocol.DesiredConfig{}
 	for _, id := range imeis {
 		cloud.push[id] = protocol.DesiredConfig{Version: 7}
 	}
+	cloud.mu.Unlock()
 	var mu sync.Mutex
 	acks := map[string][]Ack{}
 	f, stop := runLoad(t, LoadOptions{

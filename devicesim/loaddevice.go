@@ -206,7 +206,14 @@ func (d *loadDevice) goPublish(fn func()) { d.f.spawn(fn) }
 // and a reconnect is scheduled.
 func (d *loadDevice) lost(gen uint64) {
 	d.mu.Lock()
-	if d.gen != gen || d.cli == nil {
+	if d.gen != gen {
+		d.mu.Unlock()
+		return
+	}
+	if d.cli == nil {
+		// Lost while still being set up: move on a generation so that the
+		// setup sees it and does not count a dead connection as online.
+		d.gen++
 		d.mu.Unlock()
 		return
 	}
