@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -177,10 +176,10 @@ func storeReason(err error) string {
 	return msg
 }
 
-// decode unmarshals a JSON payload strictly enough to name what is wrong.
+// decode unmarshals a JSON payload strictly enough to name what is wrong:
+// one JSON value and nothing after it.
 func decode(payload []byte, v any) packets.Code {
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	if err := dec.Decode(v); err != nil {
+	if err := json.Unmarshal(payload, v); err != nil {
 		return invalid("payload must be a JSON object of the topic's type: %v", err)
 	}
 	return packets.Code{}
@@ -271,15 +270,19 @@ func healthOf(st protocol.Status, now time.Time) *store.DeviceHealth {
 }
 
 // applyGPS stores a GPS batch, emits the new samples for the GPS webhooks
-// and runs the GPSHandler on them.
+// and runs the GPSHandler on them. An organization none of whose URLs
+// receives GPS webhooks gets no message: GPS is most of what devices send,
+// and a message no URL receives would only be written, read and dropped.
 func (s *Server) applyGPS(tx *store.Tx, dev *store.Device, points []store.GPSPoint) error {
 	added, err := tx.AddGPS(dev.IMEI, points)
 	if err != nil || len(added) == 0 {
 		return err
 	}
-	if err := tx.Emit(store.Message{Kind: store.MessageGPS, OrganizationID: dev.OrganizationID,
-		PartnerID: dev.PartnerID, IMEI: dev.IMEI}, newGPSWebhook(dev.IMEI, added)); err != nil {
-		return err
+	if tx.HasWebhookReceivers(dev.OrganizationID, store.WebhookTypeGPS) {
+		if err := tx.Emit(store.Message{Kind: store.MessageGPS, OrganizationID: dev.OrganizationID,
+			PartnerID: dev.PartnerID, IMEI: dev.IMEI}, newGPSWebhook(dev.IMEI, added)); err != nil {
+			return err
+		}
 	}
 	if s.GPSHandler != nil {
 		return s.GPSHandler(tx, dev, added)

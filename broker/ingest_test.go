@@ -120,6 +120,7 @@ func TestCustomEventHandler(t *testing.T) {
 func TestGPSStoredOncePerSample(t *testing.T) {
 	e := newEnv(t, nil)
 	id := e.addDevice(1)
+	e.setGPSWebhook("https://receiver.example.com/gps")
 	d, _ := e.bootstrap(id)
 	t0 := e.clock.Now()
 	batch := protocol.GPSBatch{}
@@ -164,6 +165,57 @@ func TestGPSStoredOncePerSample(t *testing.T) {
 	if err := json.Unmarshal(msgs[0].Payload, &data); err != nil || data.ID == "" || data.SerialNumber != id ||
 		len(data.GPS) != 3 || data.GPS[2].Lat != 52.02 || data.GPS[1].Time != t0.Unix()+1 {
 		t.Fatalf("gps webhook data %s: %v", msgs[0].Payload, err)
+	}
+}
+
+// setGPSWebhook saves the organization's GPS webhook URLs.
+func (e *env) setGPSWebhook(urls ...string) {
+	e.t.Helper()
+	err := e.db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+		return tx.PutWebhookSettings(&store.WebhookSettings{OrganizationID: e.org.ID, GPSURLs: urls})
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// GPS of an organization without GPS webhooks is stored without a webhook
+// message; once a URL is saved, the next batch has one.
+func TestGPSMessageOnlyWithReceivers(t *testing.T) {
+	e := newEnv(t, nil)
+	id := e.addDevice(1)
+	d, _ := e.bootstrap(id)
+	sample := func(sec int) protocol.GPSBatch {
+		return protocol.GPSBatch{Samples: []protocol.GPSSample{{Time: e.clock.Now().Add(time.Duration(sec) * time.Second).UnixMilli(),
+			Lat: 52, Lon: 4.5, Speed: 30, Accuracy: 4}}}
+	}
+	if _, err := d.publish(protocol.TopicGPS, sample(1)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.messages(store.MessageGPS)); n != 0 {
+		t.Fatalf("%d gps messages without a gps webhook", n)
+	}
+	e.setGPSWebhook("https://receiver.example.com/gps")
+	if _, err := d.publish(protocol.TopicGPS, sample(2)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.messages(store.MessageGPS)); n != 1 {
+		t.Fatalf("%d gps messages with a gps webhook, want 1", n)
+	}
+	e.setGPSWebhook()
+	if _, err := d.publish(protocol.TopicGPS, sample(3)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.messages(store.MessageGPS)); n != 1 {
+		t.Fatalf("%d gps messages after the webhook was removed, want 1", n)
+	}
+	var stored []store.GPSPoint
+	err := e.db.View(func(tx *store.Tx) (err error) {
+		stored, err = tx.GPS(id, e.clock.Now(), e.clock.Now().Add(time.Minute), 0)
+		return err
+	})
+	if err != nil || len(stored) != 3 {
+		t.Fatalf("stored %d samples (%v), want 3", len(stored), err)
 	}
 }
 

@@ -215,6 +215,9 @@ func (tx *Tx) PutWebhookSettings(s *WebhookSettings) error {
 		Before: prev, After: s}); err != nil {
 		return err
 	}
+	if err := tx.refreshWebhookReceivers(s.OrganizationID); err != nil {
+		return err
+	}
 	return tx.EnableWebhookEndpoints(s.OrganizationID, s.URLs())
 }
 
@@ -280,6 +283,9 @@ func (tx *Tx) SaveWebhookSubscription(s WebhookSubscription) (*WebhookSubscripti
 		OrganizationID: s.OrganizationID, Before: prev, After: s}); err != nil {
 		return nil, err
 	}
+	if err := tx.refreshWebhookReceivers(s.OrganizationID); err != nil {
+		return nil, err
+	}
 	return &s, tx.EnableWebhookEndpoints(s.OrganizationID, []string{s.URL})
 }
 
@@ -290,6 +296,9 @@ func (tx *Tx) DeleteWebhookSubscription(orgID, id int64) error {
 		return err
 	}
 	if err := tx.bucket(bucketWebhookSubs).Delete(subKey(orgID, id)); err != nil {
+		return err
+	}
+	if err := tx.refreshWebhookReceivers(orgID); err != nil {
 		return err
 	}
 	return tx.Audit(AuditChange{Action: "webhook.subscription.delete", EntityType: "webhook",
@@ -464,5 +473,5 @@ func (tx *Tx) DropRemovedDeviceSubscriptions(orgID int64, imei string, removedAt
 			return err
 		}
 	}
-	return nil
+	return tx.refreshWebhookReceivers(orgID)
 }

@@ -1,0 +1,92 @@
+package store
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+)
+
+// The webhook receivers index answers, in one read, whether any URL of an
+// organization receives webhooks of a type: through its settings or through
+// a subscription of any of its devices. The ingest path asks it for every
+// GPS message, so that an organization without GPS webhooks does not pay for
+// an outbox message no URL would receive.
+//
+// Bucket webhook_receivers: org id → the types with a URL, comma-separated.
+// Every write of settings or subscriptions rebuilds the organization's
+// entry in the same transaction, and opening the store rebuilds them all.
+
+var bucketWebhookReceivers = []byte("webhook_receivers")
+
+func init() {
+	registerBuckets(string(bucketWebhookReceivers))
+	openSteps = append(openSteps, rebuildWebhookReceivers)
+}
+
+// HasWebhookReceivers reports whether some URL of the organization receives
+// webhooks of typ (a WebhookType* constant). A URL disabled by 410 Gone
+// still counts: the dispatcher skips it when it routes.
+func (tx *Tx) HasWebhookReceivers(orgID int64, typ string) bool {
+	v := tx.bucket(bucketWebhookReceivers).Get(itob(orgID))
+	for len(v) > 0 {
+		t, rest, _ := bytes.Cut(v, []byte{','})
+		if string(t) == typ {
+			return true
+		}
+		v = rest
+	}
+	return false
+}
+
+// refreshWebhookReceivers rebuilds the organization's entry from its
+// settings and subscriptions.
+func (tx *Tx) refreshWebhookReceivers(orgID int64) error {
+	s, err := tx.WebhookSettings(orgID)
+	if err != nil {
+		return err
+	}
+	subs, err := tx.WebhookSubscriptions(orgID, "")
+	if err != nil {
+		return err
+	}
+	var types []string
+	add := func(typ string, urls int) {
+		if urls > 0 && !slices.Contains(types, typ) {
+			types = append(types, typ)
+		}
+	}
+	add(WebhookTypeEvent, len(s.EventURLs))
+	add(WebhookTypeGPS, len(s.GPSURLs))
+	add(WebhookTypeAlarms, len(s.AlarmURLs))
+	add(WebhookTypeActivation, len(s.ActivationURLs))
+	add(WebhookTypeSystemMessages, len(s.SystemMessages))
+	for _, sub := range subs {
+		add(sub.Type, 1)
+	}
+	b := tx.bucket(bucketWebhookReceivers)
+	if len(types) == 0 {
+		return b.Delete(itob(orgID))
+	}
+	slices.Sort(types)
+	return b.Put(itob(orgID), []byte(strings.Join(types, ",")))
+}
+
+// rebuildWebhookReceivers rebuilds every organization's entry; it runs when
+// the store opens, so a store written before the index existed gets one.
+func rebuildWebhookReceivers(tx *Tx) error {
+	orgs := map[int64]bool{}
+	for _, name := range [][]byte{bucketWebhookSettings, bucketWebhookSubs, bucketWebhookReceivers} {
+		c := tx.bucket(name).Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if len(k) >= 8 {
+				orgs[btoi(k[:8])] = true
+			}
+		}
+	}
+	for id := range orgs {
+		if err := tx.refreshWebhookReceivers(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
