@@ -3,15 +3,17 @@ package store
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 )
 
 // Geofences and what the cloud learns from GPS: per device, whether the
 // vehicle was inside or outside each geofence (to enforce that entered is
-// created only on crossing in, never when a trip starts inside), the last
-// position (for events the cloud creates) and whether the vehicle is above
-// the speed limit (speedLimit events, once per excursion).
+// created only on crossing in, never when a trip starts inside) and whether
+// the vehicle is above the speed limit (speedLimit events, once per
+// excursion). Positions for the events the cloud creates come from the
+// stored GPS samples.
 
 // Geofence is a circle a device watches; the API's shape (id, name, lat,
 // lon, radius in meters). The id is the caller's.
@@ -122,7 +124,6 @@ const maxFenceTransitions = 4
 
 // deviceTrack is what GPS taught the cloud about one device.
 type deviceTrack struct {
-	Last      *GPSPoint                   `json:"last,omitempty"`
 	Fences    map[int64][]fenceTransition `json:"fences,omitempty"`
 	OverLimit bool                        `json:"overLimit,omitempty"`
 }
@@ -154,10 +155,14 @@ func GPSHook(tx *Tx, dev *Device, points []GPSPoint) error {
 	return err
 }
 
-// TrackGPS learns from a device's new fixes (oldest first): geofence sides,
-// last position and speed-limit excursions. It creates a speedLimit event
-// at the first fix of each excursion above the event configuration's
-// speed limit, through the event rules, and returns the events it created.
+// TrackGPS learns from a device's new fixes, which AddGPS stored in this
+// transaction: geofence sides and speed-limit excursions. It creates a
+// speedLimit event at the first fix of each excursion above the event
+// configuration's speed limit, through the event rules, and returns the
+// events it created. A fix older than one already seen arrived out of order
+// and teaches nothing. The device's track is written only when it changed,
+// which for a device without geofences is only at the start and the end of
+// an excursion: GPS is most of what devices send.
 func (tx *Tx) TrackGPS(dev *Device, fixes []GPSPoint) ([]*Event, error) {
 	if len(fixes) == 0 {
 		return nil, nil
@@ -170,13 +175,22 @@ func (tx *Tx) TrackGPS(dev *Device, fixes []GPSPoint) ([]*Event, error) {
 	if err != nil {
 		return nil, err
 	}
+	var last time.Time // the latest fix seen before this one
+	inBatch := func(ms int64) bool {
+		return slices.ContainsFunc(fixes, func(f GPSPoint) bool { return f.Time.UnixMilli() == ms })
+	}
+	if prev, ok, err := tx.lastGPS(dev.IMEI, math.MaxInt64, inBatch); err != nil {
+		return nil, err
+	} else if ok {
+		last = prev.Time
+	}
+	changed := false
 	var created []*Event
 	for _, f := range fixes {
-		if t.Last != nil && f.Time.Before(t.Last.Time) {
+		if f.Time.Before(last) {
 			continue // out of order: already past it
 		}
-		fix := f
-		t.Last = &fix
+		last = f.Time
 		for _, g := range fences {
 			in := g.Contains(f.Lat, f.Lon)
 			hist := t.Fences[g.ID]
@@ -185,15 +199,16 @@ func (tx *Tx) TrackGPS(dev *Device, fixes []GPSPoint) ([]*Event, error) {
 				if len(hist) > maxFenceTransitions {
 					hist = hist[len(hist)-maxFenceTransitions:]
 				}
-				t.Fences[g.ID] = hist
+				t.Fences[g.ID], changed = hist, true
 			}
 		}
 		limit := float64(speedLimit)
 		switch {
 		case limit <= 0 || f.Speed <= limit:
+			changed = changed || t.OverLimit
 			t.OverLimit = false
 		case !t.OverLimit:
-			t.OverLimit = true
+			t.OverLimit, changed = true, true
 			res, err := tx.IngestEvent(dev, EventInput{
 				DeviceEventID: "cloud-speedLimit-" + strconv.FormatInt(f.Time.UnixMilli(), 10), Type: EventSpeedLimit,
 				Time: f.Time, Lat: f.Lat, Lon: f.Lon, Alt: f.Alt, Speed: f.Speed, Accuracy: f.Accuracy,
@@ -209,7 +224,11 @@ func (tx *Tx) TrackGPS(dev *Device, fixes []GPSPoint) ([]*Event, error) {
 	for id := range t.Fences {
 		if _, ok := findGeofence(fences, id); !ok {
 			delete(t.Fences, id)
+			changed = true
 		}
+	}
+	if !changed {
+		return created, nil
 	}
 	return created, putJSON(tx.bucket(bucketDeviceTracks), []byte(dev.IMEI), t)
 }
@@ -259,18 +278,11 @@ func (tx *Tx) enteredAllowed(imei string, fence int64, at time.Time) (bool, erro
 const positionWindow = 10 * time.Minute
 
 // positionAt returns where the device was at time at: its last stored GPS
-// sample at or before at (within positionWindow), else its last known fix.
+// sample at or before at (within positionWindow), else its latest stored one.
 func (tx *Tx) positionAt(imei string, at time.Time) (GPSPoint, bool, error) {
-	pts, err := tx.GPS(imei, at.Add(-positionWindow), at, 0)
-	if err != nil {
-		return GPSPoint{}, false, err
+	p, ok, err := tx.lastGPS(imei, at.UnixMilli(), nil)
+	if err != nil || (ok && !p.Time.Before(at.Add(-positionWindow))) {
+		return p, ok, err
 	}
-	if len(pts) > 0 {
-		return pts[len(pts)-1], true, nil
-	}
-	t, err := tx.deviceTrack(imei)
-	if err != nil || t.Last == nil {
-		return GPSPoint{}, false, err
-	}
-	return *t.Last, true, nil
+	return tx.lastGPS(imei, math.MaxInt64, nil)
 }

@@ -19,7 +19,14 @@ func at(f GPSPoint, t time.Time, speed float64) GPSPoint { f.Time, f.Speed = t, 
 func (f *eventFixture) track(dev *Device, fixes ...GPSPoint) []*Event {
 	f.t.Helper()
 	var out []*Event
-	f.update(func(tx *Tx) error { var err error; out, err = tx.TrackGPS(dev, fixes); return err })
+	f.update(func(tx *Tx) error {
+		added, err := tx.AddGPS(dev.IMEI, fixes)
+		if err != nil {
+			return err
+		}
+		out, err = tx.TrackGPS(dev, added)
+		return err
+	})
 	return out
 }
 
@@ -159,6 +166,50 @@ func TestSpeedLimitOncePerExcursion(t *testing.T) {
 	f.settings(f.dev, func(s *DeviceSettings) { s.Events.Events = map[string]EventSetting{EventSpeedLimit: {Enabled: false}} })
 	if got := f.track(f.dev, at(outside, eventT0.Add(time.Hour), 50), at(outside, eventT0.Add(time.Hour+time.Second), 120)); len(got) != 0 {
 		t.Fatalf("disabled speedLimit created %d", len(got))
+	}
+}
+
+// A fix older than one already stored, even from an earlier batch, arrived
+// out of order: it starts no excursion.
+func TestSpeedLimitIgnoresOutOfOrderFix(t *testing.T) {
+	f := newEventFixture(t)
+	f.settings(f.dev, func(s *DeviceSettings) { s.Events.SpeedLimitKmh = 90 })
+	f.track(f.dev, at(outside, eventT0.Add(time.Minute), 50))
+	if got := f.track(f.dev, at(outside, eventT0, 130)); len(got) != 0 {
+		t.Fatalf("out-of-order fix created %d events", len(got))
+	}
+	if got := f.track(f.dev, at(outside, eventT0.Add(2*time.Minute), 130)); len(got) != 1 {
+		t.Fatalf("in-order fix above the limit created %d events, want 1", len(got))
+	}
+}
+
+// Fixes that change nothing the cloud tracks (no geofence, under the speed
+// limit) do not write the device's track.
+func TestTrackWrittenOnlyOnChange(t *testing.T) {
+	f := newEventFixture(t)
+	f.settings(f.dev, func(s *DeviceSettings) { s.Events.SpeedLimitKmh = 90 })
+	stored := func() []byte {
+		var v []byte
+		f.db.View(func(tx *Tx) error {
+			v = append(v, tx.bucket(bucketDeviceTracks).Get([]byte(f.dev.IMEI))...)
+			return nil
+		})
+		return v
+	}
+	for i := range 3 {
+		f.track(f.dev, at(outside, eventT0.Add(time.Duration(i)*time.Second), 50))
+	}
+	if v := stored(); v != nil {
+		t.Fatalf("track written for fixes under the limit: %s", v)
+	}
+	f.track(f.dev, at(outside, eventT0.Add(10*time.Second), 100))
+	over := stored()
+	if !strings.Contains(string(over), `"overLimit":true`) {
+		t.Fatalf("track after an excursion started: %s", over)
+	}
+	f.track(f.dev, at(outside, eventT0.Add(11*time.Second), 50))
+	if v := stored(); strings.Contains(string(v), "overLimit") {
+		t.Fatalf("track after the excursion ended: %s", v)
 	}
 }
 

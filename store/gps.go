@@ -69,14 +69,9 @@ func (tx *Tx) GPS(imei string, start, end time.Time, limit int) ([]GPSPoint, err
 	var out []GPSPoint
 	c := tx.bucket(bucketGPS).Cursor()
 	for k, v := c.Seek(gpsKey(imei, start)); k != nil && bytes.HasPrefix(k, prefix) && bytes.Compare(k, stop) <= 0; k, v = c.Next() {
-		if len(v) < 40 || len(k) != len(prefix)+8 {
-			return nil, fmt.Errorf("store: decode gps sample %x", k)
-		}
-		f := func(i int) float64 { return math.Float64frombits(binary.BigEndian.Uint64(v[i*8:])) }
-		p := GPSPoint{Time: time.UnixMilli(int64(binary.BigEndian.Uint64(k[len(prefix):]))).UTC(),
-			Lat: f(0), Lon: f(1), Alt: f(2), Speed: f(3), Accuracy: f(4)}
-		if len(v) >= 48 {
-			p.Heading = f(5)
+		p, err := decodeGPS(len(prefix), k, v)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, p)
 		if limit > 0 && len(out) >= limit {
@@ -84,6 +79,45 @@ func (tx *Tx) GPS(imei string, start, end time.Time, limit int) ([]GPSPoint, err
 		}
 	}
 	return out, nil
+}
+
+// lastGPS returns the latest stored sample of imei at or before the unix
+// millisecond upTo (math.MaxInt64: the latest of all) whose millisecond
+// skip does not report; ok is false when there is none.
+func (tx *Tx) lastGPS(imei string, upTo int64, skip func(ms int64) bool) (p GPSPoint, ok bool, err error) {
+	prefix := append([]byte(imei), 0)
+	bound := binary.BigEndian.AppendUint64(prefix[:len(prefix):len(prefix)], uint64(max(upTo, 0)))
+	c := tx.bucket(bucketGPS).Cursor()
+	k, v := c.Seek(bound)
+	switch {
+	case k == nil:
+		k, v = c.Last()
+	case !bytes.Equal(k, bound):
+		k, v = c.Prev()
+	}
+	for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Prev() {
+		if len(k) == len(prefix)+8 && skip != nil && skip(int64(binary.BigEndian.Uint64(k[len(prefix):]))) {
+			continue
+		}
+		p, err := decodeGPS(len(prefix), k, v)
+		return p, err == nil, err
+	}
+	return GPSPoint{}, false, nil
+}
+
+// decodeGPS decodes the sample stored under key k, whose IMEI prefix
+// (with its 0 byte) is prefixLen long.
+func decodeGPS(prefixLen int, k, v []byte) (GPSPoint, error) {
+	if len(v) < 40 || len(k) != prefixLen+8 {
+		return GPSPoint{}, fmt.Errorf("store: decode gps sample %x", k)
+	}
+	f := func(i int) float64 { return math.Float64frombits(binary.BigEndian.Uint64(v[i*8:])) }
+	p := GPSPoint{Time: time.UnixMilli(int64(binary.BigEndian.Uint64(k[prefixLen:]))).UTC(),
+		Lat: f(0), Lon: f(1), Alt: f(2), Speed: f(3), Accuracy: f(4)}
+	if len(v) >= 48 {
+		p.Heading = f(5)
+	}
+	return p, nil
 }
 
 // ValidGPSPoint reports the first member of p out of range, or nil.
