@@ -38,6 +38,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -237,6 +238,26 @@ func (b *bench) profile(ctx context.Context, srv *server, d time.Duration, name 
 		}
 		fmt.Fprintf(b.log, "fleetbench: CPU profile %s (go tool pprof -top %s %s)\n", path, b.o.fleetcam, path)
 	}()
+	go b.profileSelf(ctx, d, name)
+}
+
+// profileSelf writes a CPU profile of this process (the simulated devices
+// and the webhook receiver) over the same window as the server's.
+func (b *bench) profileSelf(ctx context.Context, d time.Duration, name string) {
+	path := filepath.Join(b.work, name+"-load.pprof")
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(b.log, "fleetbench: profile %s: %v\n", name, err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintf(b.log, "fleetbench: profile %s: %v\n", name, err)
+		return
+	}
+	_ = sleep(ctx, d)
+	pprof.StopCPUProfile()
+	fmt.Fprintf(b.log, "fleetbench: CPU profile of the load generator %s\n", path)
 }
 
 func cpuModel() string {
