@@ -33,11 +33,24 @@ func BenchmarkIngestEvent(b *testing.B) {
 	}
 }
 
-// BenchmarkCommitterGPS writes one GPS sample and its webhook message per
-// job through the group commit from many writers at once, as devices
-// awaiting their PUBACK do; each job returns once its batch is on disk.
+// BenchmarkCommitterGPS writes one GPS sample per job through the group
+// commit from many writers at once, as devices awaiting their PUBACK do;
+// each job returns once its batch is on disk. noWebhook is an organization
+// without GPS webhooks, gpsWebhook one with a GPS URL (every sample also
+// becomes an outbox message).
 func BenchmarkCommitterGPS(b *testing.B) {
+	b.Run("noWebhook", func(b *testing.B) { benchCommitterGPS(b, nil) })
+	b.Run("gpsWebhook", func(b *testing.B) { benchCommitterGPS(b, []string{"https://r.example.com/gps"}) })
+}
+
+// benchCommitterGPS runs the broker's write for a one-fix GPS message (the
+// fix, its webhook message when the organization has a GPS URL, the track)
+// from many writers through one Committer.
+func benchCommitterGPS(b *testing.B, gpsURLs []string) {
 	f := newEventFixture(b)
+	f.update(func(tx *Tx) error {
+		return tx.PutWebhookSettings(&WebhookSettings{OrganizationID: f.org.ID, GPSURLs: gpsURLs})
+	})
 	c := f.db.NewCommitter(CommitterOptions{MaxBatch: 1024})
 	defer c.Close()
 	devs := []*Device{f.dev, f.dev2, f.foreign}
@@ -51,11 +64,18 @@ func BenchmarkCommitterGPS(b *testing.B) {
 			d := devs[n%int64(len(devs))]
 			err := c.Do(Actor{Source: "device"}, func(tx *Tx) error {
 				p := GPSPoint{Time: eventT0.Add(time.Duration(n) * time.Millisecond), Lat: 52.37, Lon: 4.89, Speed: 48, Accuracy: 3.9}
-				if _, err := tx.AddGPS(d.IMEI, []GPSPoint{p}); err != nil {
+				added, err := tx.AddGPS(d.IMEI, []GPSPoint{p})
+				if err != nil {
 					return err
 				}
-				return tx.Emit(Message{Kind: MessageGPS, OrganizationID: d.OrganizationID, IMEI: d.IMEI},
-					map[string]any{"serialNumber": d.IMEI, "gps": []GPSPoint{p}})
+				if tx.HasWebhookReceivers(d.OrganizationID, WebhookTypeGPS) {
+					if err := tx.Emit(Message{Kind: MessageGPS, OrganizationID: d.OrganizationID, IMEI: d.IMEI},
+						map[string]any{"serialNumber": d.IMEI, "gps": added}); err != nil {
+						return err
+					}
+				}
+				_, err = tx.TrackGPS(d, added)
+				return err
 			})
 			if err != nil {
 				b.Error(err)
