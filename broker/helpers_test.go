@@ -301,16 +301,10 @@ func (d *dev) decode(p *paho.Publish, v any) {
 	}
 }
 
-// waitFor polls cond until it holds or a deadline passes.
+// waitFor checks cond until it holds, for up to five seconds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	storetest.Eventually(t, what, 5*time.Second, 5*time.Millisecond, cond)
 }
 
 // link reads the stored link state of imei.

@@ -34,6 +34,8 @@ type testCommander struct {
 	pushed  []string
 	clips   int
 	wg      sync.WaitGroup
+	// sentSignal is signalled whenever a command is recorded.
+	sentSignal chan struct{}
 }
 
 // fakeDevice is one simulated dashcam.
@@ -56,7 +58,8 @@ type sentCommand struct {
 }
 
 func newTestCommander(t testing.TB) *testCommander {
-	c := &testCommander{t: t, client: &http.Client{Timeout: 10 * time.Second}, devices: map[string]*fakeDevice{}}
+	c := &testCommander{t: t, client: &http.Client{Timeout: 10 * time.Second}, devices: map[string]*fakeDevice{},
+		sentSignal: make(chan struct{}, 1)}
 	t.Cleanup(func() {
 		c.mu.Lock()
 		for _, d := range c.devices {
@@ -90,6 +93,32 @@ func (c *testCommander) set(imei string, fn func(d *fakeDevice)) {
 	fn(d)
 }
 
+// signalSent wakes a waitCommands; c.mu is held.
+func (c *testCommander) signalSent() {
+	select {
+	case c.sentSignal <- struct{}{}:
+	default:
+	}
+}
+
+// waitCommands waits up to five seconds until n commands of name were sent
+// and returns them.
+func (c *testCommander) waitCommands(name string, n int) []sentCommand {
+	c.t.Helper()
+	timeout := time.NewTimer(5 * time.Second)
+	defer timeout.Stop()
+	for {
+		if cmds := c.commands(name); len(cmds) >= n {
+			return cmds
+		}
+		select {
+		case <-c.sentSignal:
+		case <-timeout.C:
+			c.t.Fatalf("timed out waiting for %d %s commands: %v", n, name, c.commands(name))
+		}
+	}
+}
+
 // commands returns the commands of name sent so far.
 func (c *testCommander) commands(name string) []sentCommand {
 	c.mu.Lock()
@@ -115,6 +144,7 @@ func (c *testCommander) Queue(imei, name string, args any) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.sent = append(c.sent, sentCommand{imei: imei, name: name, args: raw})
+	c.signalSent()
 	return nil
 }
 
@@ -133,6 +163,7 @@ func (c *testCommander) Send(ctx context.Context, imei, name string, args any) (
 	d := c.device(imei)
 	c.mu.Lock()
 	c.sent = append(c.sent, sentCommand{imei: imei, name: name, args: raw})
+	c.signalSent()
 	online, hold, refuse, silent := d.online, d.holdUploads, d.refuseUploads, d.silentStream
 	c.mu.Unlock()
 	if !online {

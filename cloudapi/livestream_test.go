@@ -69,11 +69,7 @@ func TestLiveStreamFirstConnectionTimeout(t *testing.T) {
 		t.Fatalf("answered after %s, before the connect timeout", waited)
 	}
 	// The device was told to stop, and a retry starts a new stream.
-	deadline := time.Now().Add(5 * time.Second)
-	for len(e.cmd.commands(protocol.CmdLiveStream)) < 2 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	cmds := e.cmd.commands(protocol.CmdLiveStream)
+	cmds := e.cmd.waitCommands(protocol.CmdLiveStream, 2)
 	var stop protocol.LiveStreamArgs
 	if len(cmds) < 2 || json.Unmarshal(cmds[1].args, &stop) != nil || stop.Start {
 		t.Fatalf("no stop command: %v", cmds)

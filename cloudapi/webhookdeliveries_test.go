@@ -12,35 +12,43 @@ import (
 
 	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
 	"github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // hookReceiver records deliveries and answers with status.
 type hookReceiver struct {
-	srv    *httptest.Server
-	mu     sync.Mutex
-	got    []*http.Request
-	bodies [][]byte
-	status int
+	srv     *httptest.Server
+	mu      sync.Mutex
+	got     []*http.Request
+	bodies  [][]byte
+	status  int
+	arrived chan struct{} // signalled whenever a delivery comes in
 }
 
 func newHookReceiver(t *testing.T, status int) *hookReceiver {
-	h := &hookReceiver{status: status}
+	h := &hookReceiver{status: status, arrived: make(chan struct{}, 1)}
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		h.mu.Lock()
 		h.got, h.bodies = append(h.got, r), append(h.bodies, body)
 		status := h.status
 		h.mu.Unlock()
+		select {
+		case h.arrived <- struct{}{}:
+		default:
+		}
 		w.WriteHeader(status)
 	}))
 	t.Cleanup(h.srv.Close)
 	return h
 }
 
+// wait waits up to five seconds until the receiver got n deliveries.
 func (h *hookReceiver) wait(t *testing.T, n int) ([]*http.Request, [][]byte) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	timeout := time.NewTimer(5 * time.Second)
+	defer timeout.Stop()
 	for {
 		h.mu.Lock()
 		got, bodies := append([]*http.Request(nil), h.got...), append([][]byte(nil), h.bodies...)
@@ -48,10 +56,11 @@ func (h *hookReceiver) wait(t *testing.T, n int) ([]*http.Request, [][]byte) {
 		if len(got) >= n {
 			return got, bodies
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-h.arrived:
+		case <-timeout.C:
 			t.Fatalf("receiver got %d deliveries, want %d", len(got), n)
 		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }
 
@@ -100,14 +109,10 @@ func TestWebhookDeliveryLogAndRedelivery(t *testing.T) {
 
 	log := fmt.Sprintf("/v2/organizations/%d/webhook-deliveries", org)
 	var l *response
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	storetest.Eventually(t, "the delivery logged as delivered", 5*time.Second, 5*time.Millisecond, func() bool {
 		l = e.do("GET", log, e.partnerToken, nil).want(http.StatusOK)
-		if l.str("data.0.status") == "delivered" || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return l.str("data.0.status") == "delivered"
+	})
 	if l.num("metadata.count") != 1 || l.str("data.0.status") != "delivered" || l.num("data.0.attemptLog.0.statusCode") != 200 ||
 		l.str("data.0.webhookId") != reqs[0].Header.Get("webhook-id") || l.str("data.0.imei") != dev || l.str("data.0.body.type") != "event" {
 		t.Fatalf("delivery log %s", l.raw)
@@ -134,15 +139,11 @@ func TestWebhookDeliveryLogAndRedelivery(t *testing.T) {
 	})
 	rc.wait(t, 3)
 	eps := fmt.Sprintf("/v2/organizations/%d/webhook-endpoints", org)
-	deadline = time.Now().Add(5 * time.Second)
 	var ep *response
-	for {
+	storetest.Eventually(t, "the endpoint disabled after 410", 5*time.Second, 5*time.Millisecond, func() bool {
 		ep = e.do("GET", eps, e.partnerToken, nil).want(http.StatusOK)
-		if ep.get("data.0.disabled") == true || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return ep.get("data.0.disabled") == true
+	})
 	if ep.get("data.0.disabled") != true || ep.str("data.0.disabledReason") == "" || ep.str("data.0.url") != rc.srv.URL+"/events" {
 		t.Fatalf("endpoints %s", ep.raw)
 	}

@@ -10,18 +10,13 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
-// waitUntil polls cond until it holds or 10s pass.
+// waitUntil checks cond until it holds, for up to ten seconds.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	storetest.Eventually(t, what, 10*time.Second, 5*time.Millisecond, cond)
 }
 
 func TestBootstrapTokenReconnect(t *testing.T) {

@@ -70,6 +70,13 @@ type Dispatcher struct {
 	randMu sync.Mutex
 	rand   *rand.Rand
 
+	// settle is where tests observe the scheduler at rest: a channel
+	// received on it wakes the scheduler as Nudge does and is closed after
+	// the next pass that fanned out every message, with no attempt in
+	// flight and none due by the dispatcher's clock. Nothing sends on it
+	// outside tests.
+	settle chan chan struct{}
+
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -112,6 +119,7 @@ func New(cfg configs.Webhooks, db *store.DB, key []byte, log *slog.Logger, reg p
 		q:        newQueue(),
 		inflight: map[int64]job{},
 		rand:     rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		settle:   make(chan chan struct{}),
 	}
 	d.metrics = newMetrics(reg, d.oldestPendingAge)
 	return d, nil
@@ -174,6 +182,7 @@ func (d *Dispatcher) run(ctx context.Context, sig <-chan struct{}) {
 	defer timer.Stop()
 	want := true // look for new messages and outside queue changes
 	var last time.Time
+	var settled []chan struct{} // see settle
 	for {
 		if want && time.Since(last) >= fanOutEvery {
 			d.fanOutAll()
@@ -184,6 +193,12 @@ func (d *Dispatcher) run(ctx context.Context, sig <-chan struct{}) {
 		wait := d.schedule()
 		if want {
 			wait = min(wait, fanOutEvery-time.Since(last))
+		}
+		if len(settled) > 0 && !want && d.idle() {
+			for _, c := range settled {
+				close(c)
+			}
+			settled = nil
 		}
 		timer.Reset(max(wait, minWait))
 		select {
@@ -198,8 +213,19 @@ func (d *Dispatcher) run(ctx context.Context, sig <-chan struct{}) {
 			want = true
 		case r := <-d.results:
 			d.apply(r)
+		case c := <-d.settle:
+			settled = append(settled, c)
+			want, last = true, time.Time{}
 		}
 	}
+}
+
+// idle reports whether no attempt is in flight. Right after schedule it
+// also means none is due: schedule hands every due delivery to a free worker.
+func (d *Dispatcher) idle() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.inflight) == 0
 }
 
 // schedule hands every due delivery a free worker can take to the workers

@@ -59,13 +59,10 @@ func TestBeepEventsAreNotSent(t *testing.T) {
 	for i, typ := range []string{"cell_phone_use_beep", "smokingBeep", "cellPhoneUse", "virtual_event"} {
 		e.event(devX, i+1, typ)
 	}
-	rs := rc.wait(e, 2)
-	e.d.Nudge()
-	time.Sleep(20 * time.Millisecond)
+	e.settle()
 	if got := eventIDs(rc.requests()); got != devX+":3 "+devX+":4" {
 		t.Fatalf("received %s; beeps must not be sent", got)
 	}
-	_ = rs
 }
 
 func TestRetriesWithBackoffUntilSuccess(t *testing.T) {
@@ -82,8 +79,7 @@ func TestRetriesWithBackoffUntilSuccess(t *testing.T) {
 	e.attempted(1)
 
 	// Nothing happens until the backoff has passed by the dispatcher's clock.
-	e.d.Nudge()
-	time.Sleep(30 * time.Millisecond)
+	e.settle()
 	if n := len(rc.requests()); n != 1 {
 		t.Fatalf("%d requests before the backoff elapsed", n)
 	}
@@ -143,14 +139,14 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 			e.event(devX, 1, "accident")
 			rc.wait(e, 1)
 			e.attempted(1)
-			e.advance(tc.wait - 2*time.Second) // past any backoff, short of Retry-After
-			time.Sleep(30 * time.Millisecond)
+			e.clock.Advance(tc.wait - 2*time.Second) // past any backoff, short of Retry-After
+			e.settle()
 			if n := len(rc.requests()); n != 1 {
 				t.Fatalf("retried before Retry-After (%d requests)", n)
 			}
 			// 429 holds the whole endpoint: another device's message waits too.
 			e.event(devY, 2, "accident")
-			time.Sleep(30 * time.Millisecond)
+			e.settle()
 			if n := len(rc.requests()); n != 1 {
 				t.Fatalf("endpoint not held back after 429 (%d requests)", n)
 			}
@@ -206,7 +202,7 @@ func TestGoneDisablesEndpoint(t *testing.T) {
 	}
 	e.event(devX, 2, "accident")
 	ok.wait(e, 2)
-	time.Sleep(20 * time.Millisecond)
+	e.settle()
 	if n := len(gone.requests()); n != 1 {
 		t.Fatalf("disabled endpoint got %d requests", n)
 	}
@@ -267,7 +263,7 @@ func TestOrderedPerDeviceAndURL(t *testing.T) {
 	e.event(devY, 2, "accident")
 	// Device Y is not held back by device X's failure; X's later events are.
 	rc.wait(e, 3)
-	time.Sleep(30 * time.Millisecond)
+	e.settle()
 	if got := eventIDs(rc.requests()); got != devX+":1 "+devY+":1 "+devY+":2" {
 		t.Fatalf("before the retry got %s", got)
 	}
@@ -372,21 +368,20 @@ func TestMessagesWithoutURLsAreSkipped(t *testing.T) {
 	for i := range 5 {
 		e.emit(store.MessageGPS, "", devX, map[string]any{"id": i})
 	}
-	e.d.Nudge()
-	e.waitFor("cursor past the GPS messages", func() bool {
-		e.d.Close() // stop to read the cursor safely; it is written down on close
-		var c int64
-		e.db.View(func(tx *store.Tx) error { c = tx.WebhookCursor(); return nil })
-		e.start()
-		return c == 5
-	})
+	e.settle()
+	e.d.Close() // stop to read the cursor safely; it is written down on close
+	var cursor int64
+	e.db.View(func(tx *store.Tx) error { cursor = tx.WebhookCursor(); return nil })
+	if cursor != 5 {
+		t.Fatalf("cursor %d after fanning out five GPS messages nobody wants, want 5", cursor)
+	}
+	e.start()
 	e.settings(func(s *store.WebhookSettings) { s.GPSURLs = []string{rc.url("/gps")} })
 	e.emit(store.MessageGPS, "", devX, map[string]any{"id": "new"})
 	rs := rc.wait(e, 1)
 	e.attempted(1)
 	e.restart()
-	e.d.Nudge()
-	time.Sleep(30 * time.Millisecond)
+	e.settle()
 	if n := len(rc.requests()); n != 1 || rs[0].data()["id"] != "new" {
 		t.Fatalf("%d GPS webhooks (first %s); only the message after the settings should go", n, rs[0].body)
 	}
@@ -425,10 +420,13 @@ func TestManyMessagesKeepDeviceOrder(t *testing.T) {
 		}
 		return nil
 	})
-	for e.d.Nudge(); len(e.deliveries(store.DeliveryFilter{Status: store.DeliveryDelivered})) < 2*devices*perDevice; {
-		e.attempted(0)
-		e.advance(e.cfg.MaxBackoff)
-		time.Sleep(5 * time.Millisecond)
+	// Each pass settles every attempt due, then the clock makes the retries due.
+	for pass := 0; len(e.deliveries(store.DeliveryFilter{Status: store.DeliveryDelivered})) < 2*devices*perDevice; pass++ {
+		if pass == 100 {
+			t.Fatalf("%d of %d delivered after %d passes", len(e.deliveries(store.DeliveryFilter{Status: store.DeliveryDelivered})), 2*devices*perDevice, pass)
+		}
+		e.settle()
+		e.clock.Advance(e.cfg.MaxBackoff)
 	}
 	for _, rc := range []*receiver{u1, u2} {
 		last := map[string]float64{}

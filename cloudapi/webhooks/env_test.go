@@ -177,15 +177,31 @@ func (e *env) deliveries(f store.DeliveryFilter) []store.Delivery {
 	return out
 }
 
-// waitFor polls cond until it holds or five seconds pass.
+// waitFor checks cond until it holds, for up to five seconds.
 func (e *env) waitFor(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
+	storetest.Eventually(e.t, what, 5*time.Second, 2*time.Millisecond, cond)
+}
+
+// settle wakes the dispatcher and waits until a pass of its scheduler that
+// began after the wake-up has fanned out every message, attempted and
+// recorded every delivery due by the test clock, and left nothing in
+// flight. What a receiver has not got by then is not going to be sent
+// until the clock moves or a message is emitted.
+func (e *env) settle() {
+	e.t.Helper()
+	done := make(chan struct{})
+	timeout := time.NewTimer(5 * time.Second)
+	defer timeout.Stop()
+	select {
+	case e.d.settle <- done:
+	case <-timeout.C:
+		e.t.Fatal("the dispatcher's scheduler is not running")
+	}
+	select {
+	case <-done:
+	case <-timeout.C:
+		e.t.Fatal("timed out waiting for the dispatcher to settle")
 	}
 }
 
@@ -230,10 +246,12 @@ type receiver struct {
 	got []received
 	// answer decides the response to the n-th request (0-based); nil answers 200.
 	answer func(n int, r received, w http.ResponseWriter) int
+	// arrived is signalled whenever a request comes in.
+	arrived chan struct{}
 }
 
 func newReceiver(t *testing.T, answer func(n int, r received, w http.ResponseWriter) int) *receiver {
-	rc := &receiver{t: t, answer: answer}
+	rc := &receiver{t: t, answer: answer, arrived: make(chan struct{}, 1)}
 	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		got := received{header: r.Header.Clone(), body: body}
@@ -242,6 +260,10 @@ func newReceiver(t *testing.T, answer func(n int, r received, w http.ResponseWri
 		n := len(rc.got)
 		rc.got = append(rc.got, got)
 		rc.mu.Unlock()
+		select {
+		case rc.arrived <- struct{}{}:
+		default:
+		}
 		status := http.StatusOK
 		if rc.answer != nil {
 			status = rc.answer(n, got, w)
@@ -264,11 +286,22 @@ func (rc *receiver) requests() []received {
 	return append([]received(nil), rc.got...)
 }
 
-// wait waits until the receiver got n requests and returns them.
+// wait waits up to five seconds until the receiver got n requests and
+// returns them.
 func (rc *receiver) wait(e *env, n int) []received {
 	e.t.Helper()
-	e.waitFor(fmt.Sprintf("%d requests at %s", n, rc.srv.URL), func() bool { return len(rc.requests()) >= n })
-	return rc.requests()
+	timeout := time.NewTimer(5 * time.Second)
+	defer timeout.Stop()
+	for {
+		if rs := rc.requests(); len(rs) >= n {
+			return rs
+		}
+		select {
+		case <-rc.arrived:
+		case <-timeout.C:
+			e.t.Fatalf("timed out waiting for %d requests at %s (got %d)", n, rc.srv.URL, len(rc.requests()))
+		}
+	}
 }
 
 // eventIDs lists data.id of every request, in arrival order, with the path.

@@ -9,13 +9,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
-	"github.com/fleetcam/fleetcam/devicesim"
 )
 
 // childEnv makes the test binary run fleetcam itself (see TestMain), so a
@@ -36,7 +34,7 @@ func startChild(t *testing.T, dir, receiverURL string) (*exec.Cmd, string) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"=1", "FLEETCAM_DATA_DIR="+dir,
 		"FLEETCAM_HTTP_ADDR=127.0.0.1:0", "FLEETCAM_MQTT_ADDR=127.0.0.1:0",
-		"FLEETCAM_PARTNER_EMAIL=ops@fleet.example", "FLEETCAM_PARTNER_PASSWORD=Partner123",
+		"FLEETCAM_PARTNER_EMAIL="+partnerEmail, "FLEETCAM_PARTNER_PASSWORD="+partnerPassword,
 		"FLEETCAM_WEBHOOKS_ALLOW_PRIVATE_TARGETS=true", "FLEETCAM_LOG_LEVEL=info")
 	logs, err := cmd.StderrPipe()
 	if err != nil {
@@ -69,12 +67,15 @@ func startChild(t *testing.T, dir, receiverURL string) (*exec.Cmd, string) {
 	return nil, ""
 }
 
-// TestKilledMidDeliveryLosesNoWebhook kills fleetcam with SIGKILL while it
-// delivers webhooks to a slow receiver, starts it again on the same data dir
-// and checks that every message still arrives, signed, and that a message
-// delivered twice carries the same webhook-id both times.
+// TestKilledMidDeliveryLosesNoWebhook kills fleetcam with SIGKILL while
+// requests to the webhook receiver are in flight, starts it again on the
+// same data dir and checks that every message still arrives, signed, and
+// that a message delivered twice carries the same webhook-id both times.
 func TestKilledMidDeliveryLosesNoWebhook(t *testing.T) {
-	const devices = 30
+	const (
+		devices  = 30
+		answered = 3 // requests answered before the kill; later ones are held
+	)
 	dir := t.TempDir()
 	var (
 		mu       sync.Mutex
@@ -83,14 +84,14 @@ func TestKilledMidDeliveryLosesNoWebhook(t *testing.T) {
 		received int
 		bad      int
 		arrived  = make(chan struct{}, 1000)
+		hold     = make(chan struct{}) // closed after the kill
 	)
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		time.Sleep(20 * time.Millisecond) // slow enough to be killed mid-delivery
 		mu.Lock()
-		defer mu.Unlock()
 		if err := webhooks.Verify(secret, r.Header, body, time.Now(), 5*time.Minute); err != nil {
 			bad++
+			mu.Unlock()
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
@@ -102,50 +103,54 @@ func TestKilledMidDeliveryLosesNoWebhook(t *testing.T) {
 		}
 		ids[sn] = r.Header.Get("webhook-id")
 		received++
+		n := received
+		mu.Unlock()
 		arrived <- struct{}{}
+		if n > answered {
+			// Unanswered until the kill closes the connection; the
+			// restarted fleetcam's requests pass once hold is closed.
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer rcv.Close()
+	release := sync.OnceFunc(func() { close(hold) })
+	defer release() // before rcv.Close, which waits for held requests
 
 	child, base := startChild(t, dir, rcv.URL)
-	c := client{t: t, base: base}
-	tok := c.login("ops@fleet.example", "Partner123")
-	_, out := c.call("POST", "/v2/organizations", tok, map[string]any{"name": "Crash test fleet"})
-	org := "/v2/organizations/" + strconv.FormatInt(int64(dig(out, "data", "organizationId").(float64)), 10)
-	imeis, err := devicesim.IMEIs("35693810000100", devices)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := openEnv(t, base)
+	imeis := testIMEIs(t, "35693810000100", devices)
 	for _, imei := range imeis {
-		if status, out := c.call("POST", org+"/devices", tok, map[string]any{"imei": imei, "name": imei}); status != http.StatusOK {
-			t.Fatalf("add device: %d %v", status, out)
-		}
+		e.addDevice(imei, imei)
 	}
-	status, out := c.call("POST", org+"/webhook-settings", tok, map[string]any{"systemMessagesWebhook": []map[string]any{{
+	sec := e.putWebhookSettings(map[string]any{"systemMessagesWebhook": []map[string]any{{
 		"url": rcv.URL, "config": map[string]any{"deviceRemoved": map[string]any{"isEnabled": true}}}}})
-	if status != http.StatusOK {
-		t.Fatalf("webhook settings: %d %v", status, out)
-	}
 	mu.Lock()
-	secret, _ = dig(out, "data", "webhookSecret").(string)
+	secret = sec
 	mu.Unlock()
 
 	// Every removal is a deviceRemoved message in the outbox, committed with
 	// the removal itself.
 	for _, imei := range imeis {
-		if status, out := c.call("DELETE", org+"/devices/"+imei, tok, nil); status != http.StatusOK {
+		if status, out := e.c.call("DELETE", e.org+"/devices/"+imei, e.tok, nil); status != http.StatusOK {
 			t.Fatalf("remove device: %d %v", status, out)
 		}
 	}
-	for i := 0; i < 3; i++ {
+	// Killed once some requests were answered and at least one is in flight.
+	for i := 0; i <= answered; i++ {
 		select {
 		case <-arrived:
 		case <-time.After(20 * time.Second):
-			t.Fatal("no webhook arrived before the kill")
+			t.Fatalf("%d of %d webhooks arrived before the kill", i, answered+1)
 		}
 	}
 	child.Process.Kill()
 	child.Wait()
+	release()
 	mu.Lock()
 	before := received
 	mu.Unlock()
@@ -169,5 +174,5 @@ func TestKilledMidDeliveryLosesNoWebhook(t *testing.T) {
 	if bad != 0 {
 		t.Errorf("%d deliveries failed signature verification", bad)
 	}
-	t.Logf("%d delivered before the kill, %d deliveries in all for %d messages", before, received, devices)
+	t.Logf("%d arrived before the kill, %d requests in all for %d messages", before, received, devices)
 }

@@ -3,156 +3,32 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"image/jpeg"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
-	"strconv"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
-	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/devicesim"
 )
-
-// receiver is a partner's webhook endpoint that verifies every delivery.
-type receiver struct {
-	mu       sync.Mutex
-	secret   string
-	bodies   []map[string]any
-	badSigns int
-	srv      *httptest.Server
-}
-
-func newReceiver(t *testing.T) *receiver {
-	r := &receiver{}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if err := webhooks.Verify(r.secret, req.Header, body, time.Now(), 5*time.Minute); err != nil {
-			r.badSigns++
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		var m map[string]any
-		json.Unmarshal(body, &m)
-		r.bodies = append(r.bodies, m)
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	t.Cleanup(r.srv.Close)
-	return r
-}
-
-// find returns the first verified delivery for which match holds.
-func (r *receiver) find(match func(map[string]any) bool) map[string]any {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, b := range r.bodies {
-		if match(b) {
-			return b
-		}
-	}
-	return nil
-}
-
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func dig(m map[string]any, keys ...string) any {
-	var v any = m
-	for _, k := range keys {
-		mm, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = mm[k]
-	}
-	return v
-}
 
 // TestEndToEnd runs fleetcam as it runs in production (store, broker, API,
 // webhook delivery) with a simulated dashcam and a partner's webhook
 // receiver: activation, configuration push, an event delivered as a signed
 // webhook, a privacy switch and a command with a reply.
 func TestEndToEnd(t *testing.T) {
-	dir := t.TempDir()
-	cfg := configs.Default()
-	cfg.DataDir = dir
-	cfg.HTTP.Addr = "127.0.0.1:0"
-	cfg.MQTT.Addr = "127.0.0.1:0"
-	cfg.Bootstrap.PartnerEmail = "ops@fleet.example"
-	cfg.Bootstrap.PartnerPassword = "Partner123"
-	cfg.Auth.BcryptCost = 4
-	cfg.Webhooks.AllowPrivateTargets = true
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	a, err := start(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.stop(5 * time.Second)
-
-	c := client{t: t, base: "http://" + a.httpAddr.String()}
-	tok := c.login("ops@fleet.example", "Partner123")
-	status, out := c.call("POST", "/v2/organizations", tok, map[string]any{"name": "Northwind Haulage"})
-	if status != http.StatusOK {
-		t.Fatalf("create organization: %d %v", status, out)
-	}
-	orgID := int64(dig(out, "data", "organizationId").(float64))
-	org := "/v2/organizations/" + strconv.FormatInt(orgID, 10)
-	imeis, err := devicesim.IMEIs("35693810000000", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	imei := imeis[0]
-	if status, out = c.call("POST", org+"/devices", tok, map[string]any{"imei": imei, "name": "Truck 7"}); status != http.StatusOK {
-		t.Fatalf("add device: %d %v", status, out)
-	}
-
-	rcv := newReceiver(t)
-	status, out = c.call("POST", org+"/webhook-settings", tok, map[string]any{
-		"eventWebhookUrl":      []string{rcv.srv.URL + "/events"},
-		"activationWebhookUrl": []string{rcv.srv.URL + "/activation"},
-		"systemMessagesWebhook": []map[string]any{{"url": rcv.srv.URL + "/system",
-			"config": map[string]any{"privacyMode": map[string]any{"isEnabled": true}}}},
-	})
-	if status != http.StatusOK {
-		t.Fatalf("webhook settings: %d %v", status, out)
-	}
-	rcv.mu.Lock()
-	rcv.secret, _ = dig(out, "data", "webhookSecret").(string)
-	rcv.mu.Unlock()
-	if rcv.secret == "" {
-		t.Fatalf("no webhook secret in %v", out)
-	}
-
-	master, _ := hex.DecodeString(cfg.Devices.FactoryMasterKey)
-	dev, err := devicesim.New(devicesim.Options{IMEI: imei, BrokerURL: "tcp://" + a.broker.Addr(),
-		FactoryMasterKey: master, StateDir: filepath.Join(dir, "sim")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	simCtx, stopSim := context.WithCancel(ctx)
-	simDone := make(chan struct{})
-	go func() { defer close(simDone); dev.Run(simCtx) }()
-	defer func() { stopSim(); <-simDone }()
+	e := startEnv(t, withDevice("35693810000000", "Truck 7"), withWebhooks(func(base string) map[string]any {
+		return map[string]any{
+			"eventWebhookUrl":      []string{base + "/events"},
+			"activationWebhookUrl": []string{base + "/activation"},
+			"systemMessagesWebhook": []map[string]any{{"url": base + "/system",
+				"config": map[string]any{"privacyMode": map[string]any{"isEnabled": true}}}},
+		}
+	}))
+	c, tok, imei, rcv := e.c, e.tok, e.imei, e.rcv
+	dev := e.connect(nil)
+	ctx := context.Background()
 
 	eventually(t, "the device to connect with its token", func() bool { return dev.Connected() && dev.Token() != "" })
 	eventually(t, "the device to be online and activated", func() bool {
@@ -164,7 +40,7 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	// A configuration change reaches the connected device, which acknowledges it.
-	if status, out = c.call("PUT", "/v2/devices/"+imei+"/device-config", tok, map[string]any{"brightness": map[string]any{"value": 77}}); status != http.StatusOK {
+	if status, out := c.call("PUT", "/v2/devices/"+imei+"/device-config", tok, map[string]any{"brightness": map[string]any{"value": 77}}); status != http.StatusOK {
 		t.Fatalf("device config: %d %v", status, out)
 	}
 	eventually(t, "the device to apply brightness 77", func() bool {
@@ -200,7 +76,7 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}
 	// A virtual event of the same moment gets its own snapshot from the recording.
-	status, out = c.call("POST", "/v2/devices/"+imei+"/virtual-event", tok, map[string]any{
+	status, out := c.call("POST", "/v2/devices/"+imei+"/virtual-event", tok, map[string]any{
 		"time": time.UnixMilli(ev.Time).UTC().Format(time.RFC3339), "mediaType": "snapshot", "cameraId": 1})
 	files, _ := dig(out, "data", "files").([]any)
 	if status != http.StatusOK || len(files) != 1 {
@@ -250,12 +126,7 @@ func TestEndToEnd(t *testing.T) {
 		}) != nil
 	})
 
-	rcv.mu.Lock()
-	bad := rcv.badSigns
-	rcv.mu.Unlock()
-	if bad != 0 {
-		t.Fatalf("%d deliveries failed signature verification", bad)
-	}
+	e.checkSignatures()
 }
 
 // mediaFile waits for an event file to be in the cloud and downloads it

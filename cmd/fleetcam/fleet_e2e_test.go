@@ -2,16 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
-	"io"
-	"log/slog"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/devicesim"
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -23,56 +18,19 @@ import (
 // status report's data usage is readable, and a check-out through the API
 // reaches the device.
 func TestFleetEndToEnd(t *testing.T) {
-	dir := t.TempDir()
-	cfg := configs.Default()
-	cfg.DataDir = dir
-	cfg.HTTP.Addr = "127.0.0.1:0"
-	cfg.MQTT.Addr = "127.0.0.1:0"
-	cfg.Bootstrap.PartnerEmail = "ops@fleet.example"
-	cfg.Bootstrap.PartnerPassword = "Partner123"
-	cfg.Auth.BcryptCost = 4
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	a, err := start(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.stop(5 * time.Second)
+	e := startEnv(t, withDevice("35693810000100", "Truck 9"))
+	c, tok, imei := e.c, e.tok, e.imei
+	orgQ := "?organizationId=" + strconv.FormatInt(e.orgID, 10)
+	ctx := context.Background()
 
-	c := client{t: t, base: "http://" + a.httpAddr.String()}
-	tok := c.login("ops@fleet.example", "Partner123")
-	status, out := c.call("POST", "/v2/organizations", tok, map[string]any{"name": "Northwind Haulage"})
-	if status != http.StatusOK {
-		t.Fatalf("create organization: %d %v", status, out)
-	}
-	orgID := int64(dig(out, "data", "organizationId").(float64))
-	orgQ := "?organizationId=" + strconv.FormatInt(orgID, 10)
-	imeis, err := devicesim.IMEIs("35693810000100", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	imei := imeis[0]
-	if status, out = c.call("POST", "/v2/organizations/"+strconv.FormatInt(orgID, 10)+"/devices", tok,
-		map[string]any{"imei": imei, "name": "Truck 9"}); status != http.StatusOK {
-		t.Fatalf("add device: %d %v", status, out)
-	}
-	status, out = c.call("POST", "/v2/drivers"+orgQ, tok, map[string]any{"data": []map[string]any{
-		{"organizationId": orgID, "driverThirdPartyId": "moshe123", "firstName": "Moshe"}}})
+	status, out := c.call("POST", "/v2/drivers"+orgQ, tok, map[string]any{"data": []map[string]any{
+		{"organizationId": e.orgID, "driverThirdPartyId": "moshe123", "firstName": "Moshe"}}})
 	if status != http.StatusCreated {
 		t.Fatalf("create driver: %d %v", status, out)
 	}
 	pin := dig(out, "data").([]any)[0].(map[string]any)["driverCode"].(string)
 
-	master, _ := hex.DecodeString(cfg.Devices.FactoryMasterKey)
-	dev, err := devicesim.New(devicesim.Options{IMEI: imei, BrokerURL: "tcp://" + a.broker.Addr(),
-		FactoryMasterKey: master, StateDir: filepath.Join(dir, "sim"), GPSInterval: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	simCtx, stopSim := context.WithCancel(ctx)
-	simDone := make(chan struct{})
-	go func() { defer close(simDone); dev.Run(simCtx) }()
-	defer func() { stopSim(); <-simDone }()
+	dev := e.connect(func(o *devicesim.Options) { o.GPSInterval = 200 * time.Millisecond })
 
 	eventually(t, "the driver's PIN in the device configuration", func() bool {
 		cfg := dev.AppliedConfig()
@@ -93,7 +51,7 @@ func TestFleetEndToEnd(t *testing.T) {
 	}
 	eventually(t, "GPS fixes stored during the trip", func() bool {
 		var n int
-		a.db.View(func(tx *store.Tx) error {
+		e.a.db.View(func(tx *store.Tx) error {
 			pts, err := tx.GPS(imei, time.UnixMilli(on.Time), time.Now(), 0)
 			n = len(pts)
 			return err

@@ -71,43 +71,6 @@ func (l *logSink) String() string {
 	return l.buf.String()
 }
 
-// client talks to a running fleetcam.
-type client struct {
-	t    *testing.T
-	base string
-}
-
-func (c client) call(method, path, token string, body any) (int, map[string]any) {
-	c.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		raw, _ := json.Marshal(body)
-		rd = bytes.NewReader(raw)
-	}
-	req, _ := http.NewRequest(method, c.base+path, rd)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var out map[string]any
-	json.NewDecoder(res.Body).Decode(&out)
-	return res.StatusCode, out
-}
-
-// login authenticates and returns the token, failing the test otherwise.
-func (c client) login(email, password string) string {
-	c.t.Helper()
-	status, out := c.call("POST", "/v2/authenticate", "", map[string]any{"email": email, "password": password})
-	if status != http.StatusOK {
-		c.t.Fatalf("login %s: %d %v", email, status, out)
-	}
-	return out["data"].(map[string]any)["token"].(string)
-}
-
 func TestRunFirstStartAndShutdown(t *testing.T) {
 	dir := t.TempDir()
 	e := testEnv(dir)

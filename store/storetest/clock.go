@@ -1,6 +1,7 @@
 // Package storetest holds what tests across fleetcam share: an injected
 // clock that only moves when a test says so, so that expiries, backoffs and
-// retention are tested without sleeping.
+// retention are tested without sleeping, and a wait for conditions nothing
+// signals, bounded by a deadline.
 package storetest
 
 import (
