@@ -175,20 +175,6 @@ func (tx *Tx) counter(key []byte) int64 {
 
 func (tx *Tx) putCounter(key []byte, v int64) error { return tx.bucket(bucketOutbox).Put(key, itob(v)) }
 
-// MessagesAfter returns up to limit messages with a sequence above seq, oldest first.
-func (tx *Tx) MessagesAfter(seq int64, limit int) ([]Message, error) {
-	var out []Message
-	c := tx.bucket(bucketMessages).Cursor()
-	for k, v := c.Seek(itob(seq + 1)); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
-		var m Message
-		if err := json.Unmarshal(v, &m); err != nil {
-			return nil, fmt.Errorf("store: decode message: %w", err)
-		}
-		out = append(out, m)
-	}
-	return out, nil
-}
-
 // queueKey orders pending deliveries by endpoint, then device, then id.
 func queueKey(orgID int64, url, imei string, id int64) []byte {
 	k := append(endpointKey(orgID, url), 0)
