@@ -30,10 +30,6 @@ const (
 	minWait = 5 * time.Millisecond
 	// SecretGrace is how long the previous secret keeps signing after a rotation.
 	SecretGrace = 24 * time.Hour
-	// LogRetention is how long finished deliveries stay in the delivery log.
-	LogRetention = 7 * 24 * time.Hour
-	// purgeEvery is how often finished deliveries past LogRetention are deleted.
-	purgeEvery = time.Hour
 )
 
 // ErrStarted is returned by Start on a dispatcher that already runs.
@@ -59,7 +55,6 @@ type Dispatcher struct {
 	q          *queue
 	inflight   map[int64]job
 	generation int64
-	lastPurge  time.Time
 
 	// cursor is the last message fanned out; it runs ahead of the stored
 	// cursor over messages that needed no delivery (saveCursor).
@@ -178,7 +173,6 @@ func (d *Dispatcher) run(ctx context.Context, sig <-chan struct{}) {
 		if want && time.Since(last) >= fanOutEvery {
 			d.fanOutAll()
 			d.reloadIfChanged()
-			d.purge()
 			want, last = false, time.Now()
 		}
 		wait := d.schedule()
@@ -275,22 +269,6 @@ func (d *Dispatcher) reloadIfChanged() {
 		if err := d.reload(); err != nil {
 			d.log.Error("reload webhook queue", "err", err)
 		}
-	}
-}
-
-// purge deletes finished deliveries past LogRetention, once per purgeEvery.
-func (d *Dispatcher) purge() {
-	now := d.now()
-	if now.Sub(d.lastPurge) < purgeEvery {
-		return
-	}
-	d.lastPurge = now
-	err := d.db.Update(store.Actor{Source: "webhooks"}, func(tx *store.Tx) error {
-		_, err := tx.PurgeDeliveries(now.Add(-LogRetention))
-		return err
-	})
-	if err != nil {
-		d.log.Error("purge webhook deliveries", "err", err)
 	}
 }
 
