@@ -30,6 +30,14 @@ const (
 	minWait = 5 * time.Millisecond
 	// SecretGrace is how long the previous secret keeps signing after a rotation.
 	SecretGrace = 24 * time.Hour
+	// pruneBatch is how many consumed messages one prune transaction deletes
+	// at most (prune.go).
+	pruneBatch = 2048
+	// pruneRounds is how many prune transactions one pass of the scheduler
+	// makes at most; a larger backlog is taken up again fanOutEvery later.
+	pruneRounds = 8
+	// pruneEvery is the shortest time between two prunes without a backlog.
+	pruneEvery = time.Second
 )
 
 // ErrStarted is returned by Start on a dispatcher that already runs.
@@ -61,6 +69,12 @@ type Dispatcher struct {
 	cursor      int64
 	cursorDirty bool
 	cursorSaved time.Time
+	// stored is the cursor as last committed; prunedTo is the stored
+	// cursor up to which consumed messages are known to be pruned.
+	stored       int64
+	prunedTo     int64
+	pruneBacklog bool
+	lastPrune    time.Time
 
 	randMu sync.Mutex
 	rand   *rand.Rand
@@ -121,7 +135,9 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	if err := d.reload(); err != nil {
 		return err
 	}
-	d.db.View(func(tx *store.Tx) error { d.cursor = tx.WebhookCursor(); return nil })
+	if err := d.loadCursor(); err != nil {
+		return err
+	}
 	d.cursorSaved = d.now()
 	ctx, d.cancel = context.WithCancel(ctx)
 	sig, stop := d.db.OutboxSignal()
@@ -151,8 +167,8 @@ func (d *Dispatcher) Close() error {
 	return nil
 }
 
-// Nudge wakes the scheduler: new messages are fanned out and due deliveries
-// attempted now, by the dispatcher's clock.
+// Nudge wakes the scheduler: new messages are fanned out, consumed ones
+// pruned and due deliveries attempted now, by the dispatcher's clock.
 func (d *Dispatcher) Nudge() {
 	select {
 	case d.nudge <- struct{}{}:
@@ -173,7 +189,7 @@ func (d *Dispatcher) run(ctx context.Context, sig <-chan struct{}) {
 		if want && time.Since(last) >= fanOutEvery {
 			d.fanOutAll()
 			d.reloadIfChanged()
-			want, last = false, time.Now()
+			want, last = d.prune(), time.Now()
 		}
 		wait := d.schedule()
 		if want {
@@ -185,7 +201,7 @@ func (d *Dispatcher) run(ctx context.Context, sig <-chan struct{}) {
 			d.saveCursor(true)
 			return
 		case <-d.nudge:
-			want, last = true, time.Time{}
+			want, last, d.lastPrune = true, time.Time{}, time.Time{}
 		case <-sig:
 			want = true
 		case <-timer.C:
