@@ -7,7 +7,7 @@ import (
 )
 
 // Fan-out: messages after the cursor become deliveries. A batch whose
-// messages reach no URL (GPS of an organization without GPS webhooks, say)
+// messages reach no URL (GPS of a device no GPS subscription covers, say)
 // is only read; the cursor moves past it in memory and is written down
 // every cursorSaveEvery and at Close. After a crash such messages are
 // routed again, which queues nothing unless settings changed meanwhile. A

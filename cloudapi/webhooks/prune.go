@@ -15,9 +15,9 @@ import (
 //     deletions there would lengthen exactly the transaction that sits
 //     between device messages and their acknowledgement.
 //   - The backlog is not bounded by a fan-out batch. Messages that need no
-//     delivery (GPS of an organization without GPS webhooks) are passed in
-//     memory and the cursor is stored only every cursorSaveEvery, several
-//     thousand messages at a time under load; an older store starts with
+//     delivery (GPS of a device no GPS subscription covers, say) are passed
+//     in memory and the cursor is stored only every cursorSaveEvery,
+//     thousands of messages at a time under load; an older store starts with
 //     every message it ever recorded. A step of its own takes that up in
 //     transactions of pruneBatch, at most pruneRounds per pass, so neither
 //     one transaction nor one pass of the scheduler runs long.
