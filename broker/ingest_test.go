@@ -19,7 +19,12 @@ import (
 // messages returns the stored outbox messages of kind.
 func (e *env) messages(kind string) []store.Message {
 	e.t.Helper()
-	all, err := e.db.MessagesAfter(0, 0)
+	var all []store.Message
+	err := e.db.View(func(tx *store.Tx) error {
+		var err error
+		all, err = tx.MessagesAfter(0, 0)
+		return err
+	})
 	if err != nil {
 		e.t.Fatal(err)
 	}

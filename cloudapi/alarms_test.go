@@ -43,7 +43,7 @@ func TestAlarmSimulatorAndDetails(t *testing.T) {
 	if id == 0 || r.get("data.isWebhookSent") != true {
 		t.Fatalf("simulator answer %s", r.raw)
 	}
-	msgs, _ := e.db.MessagesAfter(0, 0)
+	msgs := allMessages(t, e.db)
 	var alarmMsgs []store.Message
 	for _, m := range msgs {
 		if m.Kind == store.MessageAlarm {

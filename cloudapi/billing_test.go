@@ -69,7 +69,7 @@ func TestAuxiliaryCameraPairing(t *testing.T) {
 	if r.num("data.unpaired.0") != 50 {
 		t.Fatalf("unpair %s", r.raw)
 	}
-	msgs, _ := e.db.MessagesAfter(0, 0)
+	msgs := allMessages(t, e.db)
 	var statuses []string
 	activations := 0
 	for _, m := range msgs {

@@ -395,10 +395,7 @@ func (m *mediaEnv) sweep() { m.api.SweepMedia(context.Background()) }
 // messages returns the outbox messages of kind.
 func (m *mediaEnv) messages(kind string) []store.Message {
 	m.t.Helper()
-	all, err := m.db.MessagesAfter(0, 0)
-	if err != nil {
-		m.t.Fatal(err)
-	}
+	all := allMessages(m.t, m.db)
 	var out []store.Message
 	for _, msg := range all {
 		if msg.Kind == kind {

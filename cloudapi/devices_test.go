@@ -287,10 +287,7 @@ func TestRemoveDevice(t *testing.T) {
 	e.do("DELETE", orgPath(org.id, "/devices/"+imei), e.partnerToken, nil).wantError(http.StatusNotFound, nameNotFound)
 
 	// The removal left a deviceRemoved system message for the webhooks.
-	msgs, err := e.db.MessagesAfter(0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	msgs := allMessages(t, e.db)
 	var found bool
 	for _, m := range msgs {
 		if m.Kind == store.MessageSystem && m.SubType == store.SystemDeviceRemoved && m.IMEI == imei && m.OrganizationID == org.id {

@@ -84,3 +84,18 @@ func TestTestIMEIIsValid(t *testing.T) {
 		}
 	}
 }
+
+// allMessages returns every webhook message still in the store, oldest first.
+func allMessages(t testing.TB, db *store.DB) []store.Message {
+	t.Helper()
+	var out []store.Message
+	err := db.View(func(tx *store.Tx) error {
+		var err error
+		out, err = tx.MessagesAfter(0, 0)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/store"
 )
 
 // TestPurgedMediaExplainsItself: once the road-facing camera's purge days
@@ -20,7 +21,7 @@ func TestPurgedMediaExplainsItself(t *testing.T) {
 
 	// The event is four weeks old: past a week for camera 1, within the general 31 days.
 	e.do("PATCH", orgPath(e.org.ID, ""), e.partnerToken, map[string]any{"purgeDaysFrontCamera": 7}).want(200)
-	res, err := e.db.Purge(context.Background(), e.clock.Now(), 0)
+	res, err := e.db.Purge(context.Background(), e.clock.Now(), store.PurgeSettings{})
 	if err != nil || res.Deleted["media"] != 2 || res.Deleted["events"] != 0 {
 		t.Fatalf("purge %v %v, want camera 1's video and snapshot", res.Deleted, err)
 	}

@@ -13,10 +13,7 @@ import (
 // privacyMessages returns the privacyMode system messages recorded so far.
 func (w *deviceWorld) privacyMessages() []store.PrivacyModeMessage {
 	w.t.Helper()
-	msgs, err := w.db.MessagesAfter(0, 0)
-	if err != nil {
-		w.t.Fatal(err)
-	}
+	msgs := allMessages(w.t, w.db)
 	var out []store.PrivacyModeMessage
 	for _, m := range msgs {
 		if m.Kind != store.MessageSystem || m.SubType != store.SystemPrivacyMode {

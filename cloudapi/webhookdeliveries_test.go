@@ -1,6 +1,7 @@
 package cloudapi
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -151,5 +152,84 @@ func TestWebhookDeliveryLogAndRedelivery(t *testing.T) {
 		map[string]any{"eventWebhookUrl": []string{rc.srv.URL + "/events"}}).want(http.StatusOK)
 	if ep = e.do("GET", eps, e.partnerToken, nil).want(http.StatusOK); ep.get("data.0.disabled") != false {
 		t.Fatalf("endpoint after saving its URL again: %s", ep.raw)
+	}
+}
+
+// TestDeliveryLogAfterRetention: the retention purge empties the delivery
+// log of deliveries finished more than retention.webhookDeliveryDays ago;
+// the log lists only what is left, with a matching count, a pending
+// delivery stays whatever its age, and redelivering a purged delivery
+// answers 404.
+func TestDeliveryLogAfterRetention(t *testing.T) {
+	e := newEnv(t)
+	org := e.addOrg(e.partnerID, "Fleet")
+	start := e.clock.Now()
+	add := func(status string) int64 {
+		t.Helper()
+		var id int64
+		err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+			d := &store.Delivery{OrganizationID: org, URL: "https://hooks.example.com/", Type: store.WebhookTypeEvent, Body: []byte(`{"type":"event"}`)}
+			if err := tx.EnqueueDelivery(d); err != nil {
+				return err
+			}
+			id = d.ID
+			if status == store.DeliveryPending {
+				return nil
+			}
+			d.Status, d.FinishedAt = status, tx.Now()
+			return tx.PutDelivery(d)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	var purged []int64
+	for range 3 {
+		purged = append(purged, add(store.DeliveryDelivered))
+	}
+	purged = append(purged, add(store.DeliveryFailed))
+	pending := add(store.DeliveryPending)
+	e.clock.Set(start.AddDate(0, 0, 20))
+	young := add(store.DeliveryDelivered)
+
+	e.clock.Set(start.AddDate(0, 0, 31))
+	r := store.NewPurger(e.db, store.PurgerOptions{Batch: 1, WebhookDeliveryDays: e.cfg.Retention.WebhookDeliveryDays})
+	res, err := r.RunOnce(context.Background())
+	if err != nil || res.Deleted["webhookDeliveries"] != len(purged) {
+		t.Fatalf("purge %v %v, want %d deliveries", res.Deleted, err, len(purged))
+	}
+
+	e.partnerToken = e.login("partner@example.com", "Secret123") // the first token expired meanwhile
+	log := fmt.Sprintf("/v2/organizations/%d/webhook-deliveries", org)
+	for _, tc := range []struct {
+		query string
+		ids   []int64
+	}{
+		{"", []int64{young, pending}},
+		{"?limit=1", []int64{young}},
+		{"?status=delivered", []int64{young}},
+		{"?status=failed", nil},
+		{"?status=pending", []int64{pending}},
+	} {
+		l := e.do("GET", log+tc.query, e.partnerToken, nil).want(http.StatusOK)
+		var got []int64
+		for i := range l.list("data") {
+			got = append(got, l.id(fmt.Sprintf("data.%d.id", i)))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.ids) {
+			t.Errorf("GET %s lists %v, want %v: %s", tc.query, got, tc.ids, l.raw)
+		}
+		if tc.query == "" && l.num("metadata.count") != 2 {
+			t.Errorf("count %v, want 2: %s", l.num("metadata.count"), l.raw)
+		}
+	}
+	for _, id := range purged {
+		e.do("POST", fmt.Sprintf("%s/%d/redeliver", log, id), e.partnerToken, nil).
+			wantError(http.StatusNotFound, nameNotFound, fmt.Sprintf("delivery %d", id))
+	}
+	red := e.do("POST", fmt.Sprintf("%s/%d/redeliver", log, young), e.partnerToken, nil).want(http.StatusCreated)
+	if red.id("data.redeliveryOf") != young || red.str("data.body.type") != "event" {
+		t.Fatalf("redelivery of a kept delivery %s", red.raw)
 	}
 }

@@ -143,6 +143,9 @@ type SMTP struct {
 // Retention configures the background purge.
 type Retention struct {
 	Interval time.Duration `yaml:"interval"`
+	// WebhookDeliveryDays is how long a finished webhook delivery (delivered
+	// or given up) stays in the delivery log; pending ones stay until they finish.
+	WebhookDeliveryDays int `yaml:"webhookDeliveryDays"`
 }
 
 // Debug configures diagnostics for operators. Everything here is off by default.
@@ -186,7 +189,7 @@ func Default() Config {
 		},
 		Media:     Media{LinkTTL: 5 * time.Minute, UploadTTL: 15 * time.Minute, LiveStreamConnectTimeout: 20 * time.Second},
 		SMTP:      SMTP{From: "alarms@fleetcam.local", PollInterval: 10 * time.Second},
-		Retention: Retention{Interval: time.Hour},
+		Retention: Retention{Interval: time.Hour, WebhookDeliveryDays: 30},
 	}
 }
 
@@ -313,6 +316,7 @@ func (c *Config) Validate() error {
 		check(c.Media.LinkTTL > 0 && c.Media.LinkTTL <= time.Hour, "media.linkTTL", "must be from 1ns to 1h"),
 		check(c.SMTP.PollInterval > 0, "smtp.pollInterval", "must be positive"),
 		check(c.Retention.Interval > 0, "retention.interval", "must be positive"),
+		check(c.Retention.WebhookDeliveryDays >= 1, "retention.webhookDeliveryDays", "must be at least 1"),
 	} {
 		if err != nil {
 			return err

@@ -96,9 +96,9 @@ func TestRemoveDeviceEmitsMessage(t *testing.T) {
 		return tx.AddDevice(&Device{IMEI: "490154203237518", Name: "Alpha", OrganizationID: oid, PartnerID: pid})
 	})
 	mustUpdate(t, db, func(tx *Tx) error { return tx.RemoveDevice("490154203237518") })
-	msgs, err := db.MessagesAfter(0, 0)
-	if err != nil || len(msgs) != 1 {
-		t.Fatalf("messages %v %v", msgs, err)
+	msgs := allMessages(t, db)
+	if len(msgs) != 1 {
+		t.Fatalf("messages %v", msgs)
 	}
 	m := msgs[0]
 	var payload map[string]any

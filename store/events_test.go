@@ -128,10 +128,7 @@ func (f *eventFixture) settings(dev *Device, fn func(*DeviceSettings)) {
 // messages returns the outbox messages of kind.
 func (f *eventFixture) messages(kind string) []Message {
 	f.t.Helper()
-	all, err := f.db.MessagesAfter(0, 0)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	all := allMessages(f.t, f.db)
 	var out []Message
 	for _, m := range all {
 		if m.Kind == kind {

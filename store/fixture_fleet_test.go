@@ -80,10 +80,7 @@ func (f *fleetFixture) addDevice(n int, org *Organization, partnerID int64) *Dev
 
 func (f *fleetFixture) messages(kind string) []Message {
 	f.t.Helper()
-	all, err := f.db.MessagesAfter(0, 0)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	all := allMessages(f.t, f.db)
 	var out []Message
 	for _, m := range all {
 		if m.Kind == kind {

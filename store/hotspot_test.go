@@ -164,7 +164,7 @@ func TestHotspotPasswordLifecycle(t *testing.T) {
 	if rotations != 3 {
 		t.Fatalf("%d password rotations audited, want 3", rotations)
 	}
-	msgs, _ := f.db.MessagesAfter(0, 0)
+	msgs := allMessages(t, f.db)
 	for _, m := range msgs {
 		if bytes.Contains(m.Payload, []byte(first)) || bytes.Contains(m.Payload, []byte(second)) {
 			t.Fatal("a message holds the password")

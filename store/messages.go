@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -60,19 +61,46 @@ func (tx *Tx) Emit(m Message, payload any) error {
 	return putJSON(tx.bucket(bucketMessages), itob(seq), m)
 }
 
-// MessagesAfter returns up to limit messages with a sequence above seq, oldest first.
-func (db *DB) MessagesAfter(seq int64, limit int) ([]Message, error) {
+// MessagesAfter returns up to limit messages with a sequence above seq,
+// oldest first (all of them when limit is 0). Messages at or below the
+// stored webhook cursor may have been pruned (PruneMessages).
+func (tx *Tx) MessagesAfter(seq int64, limit int) ([]Message, error) {
 	var out []Message
-	err := db.View(func(tx *Tx) error {
-		c := tx.bucket(bucketMessages).Cursor()
-		for k, v := c.Seek(itob(seq + 1)); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
-			var m Message
-			if err := json.Unmarshal(v, &m); err != nil {
-				return fmt.Errorf("store: decode message: %w", err)
-			}
-			out = append(out, m)
+	c := tx.bucket(bucketMessages).Cursor()
+	for k, v := c.Seek(itob(seq + 1)); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
+		var m Message
+		if err := json.Unmarshal(v, &m); err != nil {
+			return nil, fmt.Errorf("store: decode message: %w", err)
 		}
-		return nil
-	})
-	return out, err
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// PruneMessages deletes up to limit of the oldest messages at or below the
+// stored webhook cursor and reports how many it deleted and whether more
+// such messages are left. Nothing reads a message the stored cursor has
+// passed: it was turned into deliveries, which carry their own body, and a
+// redelivery copies its delivery, not the message. The cursor is read in
+// this transaction, so a message is never pruned before the cursor that
+// passes it is committed, and pruning later (after a crash, say) only
+// catches up.
+func (tx *Tx) PruneMessages(limit int) (n int, more bool, err error) {
+	cursor := tx.WebhookCursor()
+	b := tx.bucket(bucketMessages)
+	c := b.Cursor()
+	var doomed [][]byte
+	for k, _ := c.First(); k != nil && btoi(k) <= cursor; k, _ = c.Next() {
+		if limit > 0 && len(doomed) >= limit {
+			more = true
+			break
+		}
+		doomed = append(doomed, bytes.Clone(k))
+	}
+	for _, k := range doomed {
+		if err := b.Delete(k); err != nil {
+			return 0, false, err
+		}
+	}
+	return len(doomed), more, nil
 }

@@ -16,6 +16,12 @@ import (
 // delivery stays queued until it is delivered or given up, so neither a
 // crash nor a restart loses or invents one.
 //
+// Neither bucket grows for good. A delivery carries its own body and never
+// looks back at its message, so messages the stored cursor has passed are
+// pruned (PruneMessages). Finished deliveries, the delivery log, are
+// deleted by the retention purge WebhookDeliveryDays after they finished
+// (purgeDeliveries); pending ones stay until they finish.
+//
 // Buckets:
 //
 //	webhook_outbox      "cursor" and "generation" counters
@@ -175,20 +181,6 @@ func (tx *Tx) counter(key []byte) int64 {
 
 func (tx *Tx) putCounter(key []byte, v int64) error { return tx.bucket(bucketOutbox).Put(key, itob(v)) }
 
-// MessagesAfter returns up to limit messages with a sequence above seq, oldest first.
-func (tx *Tx) MessagesAfter(seq int64, limit int) ([]Message, error) {
-	var out []Message
-	c := tx.bucket(bucketMessages).Cursor()
-	for k, v := c.Seek(itob(seq + 1)); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
-		var m Message
-		if err := json.Unmarshal(v, &m); err != nil {
-			return nil, fmt.Errorf("store: decode message: %w", err)
-		}
-		out = append(out, m)
-	}
-	return out, nil
-}
-
 // queueKey orders pending deliveries by endpoint, then device, then id.
 func queueKey(orgID int64, url, imei string, id int64) []byte {
 	k := append(endpointKey(orgID, url), 0)
@@ -331,7 +323,9 @@ func (tx *Tx) Deliveries(orgID int64, f DeliveryFilter, p Page) ([]Delivery, int
 
 // Redeliver queues the message of an organization's delivery id again, to
 // the same URL and with the same webhook id, behind what is already queued
-// for that device and URL. A disabled endpoint is enabled again.
+// for that device and URL. A disabled endpoint is enabled again. The new
+// delivery copies the body of delivery id; a delivery the retention purge
+// deleted is not found.
 func (tx *Tx) Redeliver(orgID, id int64) (*Delivery, error) {
 	orig, err := tx.Delivery(id)
 	if err != nil || orig.OrganizationID != orgID {
@@ -354,13 +348,28 @@ func (tx *Tx) Redeliver(orgID, id int64) (*Delivery, error) {
 	return d, tx.touchOutbox()
 }
 
-// PurgeDeliveries deletes deliveries that finished before before and
-// returns how many went.
-func (tx *Tx) PurgeDeliveries(before time.Time) (int, error) {
-	type doomed struct{ org, id int64 }
-	var gone []doomed
+// purgeDeliveries is the retention purge of the delivery log: it deletes
+// deliveries that finished (delivered or given up) before their
+// organization's cutoff, with their organization index entries. Pending
+// deliveries stay whatever their age. Deliveries are walked oldest first
+// (ids grow with creation time) and the walk stops at the first one created
+// after the latest cutoff, which cannot have finished before it. A
+// redelivery keeps its own copy of the body, so purging the delivery it
+// repeats takes nothing from it.
+func purgeDeliveries(tx *Tx, cut cutoffs, from []byte, limit int) (int, []byte, error) {
+	latest := cut.latest()
 	c := tx.bucket(bucketDeliveries).Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
+	k, v := c.First()
+	if from != nil {
+		k, v = c.Seek(from)
+	}
+	var doomed [][2]int64 // organization, delivery
+	var resume []byte
+	for ; k != nil; k, v = c.Next() {
+		if len(doomed) >= limit {
+			resume = bytes.Clone(k)
+			break
+		}
 		var d struct {
 			OrganizationID int64     `json:"organizationId"`
 			Status         string    `json:"status"`
@@ -368,22 +377,22 @@ func (tx *Tx) PurgeDeliveries(before time.Time) (int, error) {
 			FinishedAt     time.Time `json:"finishedAt"`
 		}
 		if err := jsonUnmarshal(v, &d); err != nil {
-			return 0, err
+			return 0, nil, err
 		}
-		if !d.CreatedAt.Before(before) {
-			break // later deliveries cannot have finished before before
+		if !d.CreatedAt.Before(latest) {
+			break
 		}
-		if d.Status != DeliveryPending && d.FinishedAt.Before(before) {
-			gone = append(gone, doomed{d.OrganizationID, btoi(k)})
-		}
-	}
-	for _, g := range gone {
-		if err := tx.bucket(bucketDeliveries).Delete(itob(g.id)); err != nil {
-			return 0, err
-		}
-		if err := tx.bucket(bucketOrgDeliveries).Delete(compositeKey(g.org, g.id)); err != nil {
-			return 0, err
+		if t, ok := cut[d.OrganizationID]; ok && d.Status != DeliveryPending && d.FinishedAt.Before(t) {
+			doomed = append(doomed, [2]int64{d.OrganizationID, btoi(k)})
 		}
 	}
-	return len(gone), nil
+	for _, g := range doomed {
+		if err := tx.bucket(bucketDeliveries).Delete(itob(g[1])); err != nil {
+			return 0, nil, err
+		}
+		if err := tx.bucket(bucketOrgDeliveries).Delete(compositeKey(g[0], g[1])); err != nil {
+			return 0, nil, err
+		}
+	}
+	return len(doomed), resume, nil
 }

@@ -20,7 +20,9 @@ import (
 // (mediaretention.go). Purge deletes what is older in small batches, one
 // short write transaction each, so device ingest waits for at most one batch.
 // Closed alarms are kept AlarmRetentionDays whatever the organization says;
-// data usage is kept DataUsageRetentionDays.
+// data usage is kept DataUsageRetentionDays; finished webhook deliveries
+// (the delivery log) are kept PurgeSettings.WebhookDeliveryDays after they
+// finished, for every organization alike.
 
 // AlarmRetentionDays is how long a closed alarm is kept.
 const AlarmRetentionDays = 45
@@ -30,6 +32,20 @@ const DataUsageRetentionDays = 400
 
 // DefaultPurgeBatch is how many records one purge transaction deletes at most.
 const DefaultPurgeBatch = 500
+
+// DefaultWebhookDeliveryDays is how long a finished webhook delivery is
+// kept when the settings do not say.
+const DefaultWebhookDeliveryDays = 30
+
+// PurgeSettings are the limits of a purge that do not come from the
+// organizations.
+type PurgeSettings struct {
+	// Batch bounds the records one transaction deletes (DefaultPurgeBatch when 0).
+	Batch int
+	// WebhookDeliveryDays is how long a finished webhook delivery stays in
+	// the delivery log after it finished (DefaultWebhookDeliveryDays when 0).
+	WebhookDeliveryDays int
+}
 
 // purgeKind is one kind of data the purge deletes.
 type purgeKind struct {
@@ -89,13 +105,20 @@ type PurgeResult struct {
 	Transactions int
 }
 
-// Purge deletes every record older than its organization's purge days at
-// now, in transactions of at most batch records (DefaultPurgeBatch when 0).
-// It stops early, with what it did so far, when ctx ends.
-func (db *DB) Purge(ctx context.Context, now time.Time, batch int) (PurgeResult, error) {
+// Purge deletes every record older than its retention at now, in
+// transactions of at most s.Batch records. It stops early, with what it did
+// so far, when ctx ends.
+func (db *DB) Purge(ctx context.Context, now time.Time, s PurgeSettings) (PurgeResult, error) {
+	batch := s.Batch
 	if batch <= 0 {
 		batch = DefaultPurgeBatch
 	}
+	deliveryDays := s.WebhookDeliveryDays
+	if deliveryDays <= 0 {
+		deliveryDays = DefaultWebhookDeliveryDays
+	}
+	kinds := append(slices.Clip(purgeKinds), purgeKind{name: "webhookDeliveries",
+		days: func(*Organization) int { return deliveryDays }, step: purgeDeliveries})
 	res := PurgeResult{Deleted: map[string]int{}}
 	var orgs []Organization
 	if err := db.View(func(tx *Tx) error {
@@ -105,7 +128,7 @@ func (db *DB) Purge(ctx context.Context, now time.Time, batch int) (PurgeResult,
 	}); err != nil {
 		return res, err
 	}
-	for _, k := range purgeKinds {
+	for _, k := range kinds {
 		cut := cutoffs{}
 		for i := range orgs {
 			if d := k.days(&orgs[i]); d > 0 {
@@ -289,7 +312,10 @@ func deleteKeys(b *bolt.Bucket, keys [][]byte, resume []byte) (int, []byte, erro
 type PurgerOptions struct {
 	Interval time.Duration
 	Batch    int
-	Logger   *slog.Logger
+	// WebhookDeliveryDays is how long finished webhook deliveries are kept
+	// (DefaultWebhookDeliveryDays when 0).
+	WebhookDeliveryDays int
+	Logger              *slog.Logger
 	// Registerer receives the fleetcam_retention_* metrics; nil: not registered.
 	Registerer prometheus.Registerer
 }
@@ -333,7 +359,7 @@ func NewPurger(db *DB, o PurgerOptions) *Purger {
 // RunOnce purges once at the store clock's now.
 func (r *Purger) RunOnce(ctx context.Context) (PurgeResult, error) {
 	start := time.Now()
-	res, err := r.db.Purge(ctx, r.db.Now(), r.opts.Batch)
+	res, err := r.db.Purge(ctx, r.db.Now(), PurgeSettings{Batch: r.opts.Batch, WebhookDeliveryDays: r.opts.WebhookDeliveryDays})
 	r.duration.Observe(time.Since(start).Seconds())
 	for kind, n := range res.Deleted {
 		r.deleted.WithLabelValues(kind).Add(float64(n))

@@ -187,10 +187,7 @@ func TestSetPrivacyMode(t *testing.T) {
 		string(a.After) != `{"deviceId":"`+imei+`","privacyMode":"on"}` {
 		t.Fatalf("audit entry %+v before %s after %s", a, a.Before, a.After)
 	}
-	msgs, err := f.db.MessagesAfter(0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	msgs := allMessages(t, f.db)
 	var got []PrivacyModeMessage
 	for _, m := range msgs {
 		if m.Kind == MessageSystem && m.SubType == SystemPrivacyMode {
@@ -214,7 +211,7 @@ func TestSetPrivacyMode(t *testing.T) {
 	if before != PrivacyModeOn || f.effective(imei).Version != 1 || len(f.audit("device.privacyMode")) != 1 {
 		t.Fatal("a repeated mode wrote a change")
 	}
-	err = f.db.Update(Actor{}, func(tx *Tx) error { _, err := tx.SetPrivacyMode(imei, "general", false); return err })
+	err := f.db.Update(Actor{}, func(tx *Tx) error { _, err := tx.SetPrivacyMode(imei, "general", false); return err })
 	if err == nil {
 		t.Fatal("store accepted mode general")
 	}

@@ -30,10 +30,14 @@ const (
 	minWait = 5 * time.Millisecond
 	// SecretGrace is how long the previous secret keeps signing after a rotation.
 	SecretGrace = 24 * time.Hour
-	// LogRetention is how long finished deliveries stay in the delivery log.
-	LogRetention = 7 * 24 * time.Hour
-	// purgeEvery is how often finished deliveries past LogRetention are deleted.
-	purgeEvery = time.Hour
+	// pruneBatch is how many consumed messages one prune transaction deletes
+	// at most (prune.go).
+	pruneBatch = 2048
+	// pruneRounds is how many prune transactions one pass of the scheduler
+	// makes at most; a larger backlog is taken up again fanOutEvery later.
+	pruneRounds = 8
+	// pruneEvery is the shortest time between two prunes without a backlog.
+	pruneEvery = time.Second
 )
 
 // ErrStarted is returned by Start on a dispatcher that already runs.
@@ -59,13 +63,18 @@ type Dispatcher struct {
 	q          *queue
 	inflight   map[int64]job
 	generation int64
-	lastPurge  time.Time
 
 	// cursor is the last message fanned out; it runs ahead of the stored
 	// cursor over messages that needed no delivery (saveCursor).
 	cursor      int64
 	cursorDirty bool
 	cursorSaved time.Time
+	// stored is the cursor as last committed; prunedTo is the stored
+	// cursor up to which consumed messages are known to be pruned.
+	stored       int64
+	prunedTo     int64
+	pruneBacklog bool
+	lastPrune    time.Time
 
 	randMu sync.Mutex
 	rand   *rand.Rand
@@ -134,7 +143,9 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	if err := d.reload(); err != nil {
 		return err
 	}
-	d.db.View(func(tx *store.Tx) error { d.cursor = tx.WebhookCursor(); return nil })
+	if err := d.loadCursor(); err != nil {
+		return err
+	}
 	d.cursorSaved = d.now()
 	ctx, d.cancel = context.WithCancel(ctx)
 	sig, stop := d.db.OutboxSignal()
@@ -164,8 +175,8 @@ func (d *Dispatcher) Close() error {
 	return nil
 }
 
-// Nudge wakes the scheduler: new messages are fanned out and due deliveries
-// attempted now, by the dispatcher's clock.
+// Nudge wakes the scheduler: new messages are fanned out, consumed ones
+// pruned and due deliveries attempted now, by the dispatcher's clock.
 func (d *Dispatcher) Nudge() {
 	select {
 	case d.nudge <- struct{}{}:
@@ -187,8 +198,7 @@ func (d *Dispatcher) run(ctx context.Context, sig <-chan struct{}) {
 		if want && time.Since(last) >= fanOutEvery {
 			d.fanOutAll()
 			d.reloadIfChanged()
-			d.purge()
-			want, last = false, time.Now()
+			want, last = d.prune(), time.Now()
 		}
 		wait := d.schedule()
 		if want {
@@ -206,7 +216,7 @@ func (d *Dispatcher) run(ctx context.Context, sig <-chan struct{}) {
 			d.saveCursor(true)
 			return
 		case <-d.nudge:
-			want, last = true, time.Time{}
+			want, last, d.lastPrune = true, time.Time{}, time.Time{}
 		case <-sig:
 			want = true
 		case <-timer.C:
@@ -301,22 +311,6 @@ func (d *Dispatcher) reloadIfChanged() {
 		if err := d.reload(); err != nil {
 			d.log.Error("reload webhook queue", "err", err)
 		}
-	}
-}
-
-// purge deletes finished deliveries past LogRetention, once per purgeEvery.
-func (d *Dispatcher) purge() {
-	now := d.now()
-	if now.Sub(d.lastPurge) < purgeEvery {
-		return
-	}
-	d.lastPurge = now
-	err := d.db.Update(store.Actor{Source: "webhooks"}, func(tx *store.Tx) error {
-		_, err := tx.PurgeDeliveries(now.Add(-LogRetention))
-		return err
-	})
-	if err != nil {
-		d.log.Error("purge webhook deliveries", "err", err)
 	}
 }
 

@@ -14,6 +14,14 @@
 // marked delivered only after a 2xx answer has been recorded, so a crash in
 // between sends it again, with the same webhook-id.
 //
+// A delivery carries its own body, so once the stored cursor has passed a
+// message nothing needs it: the dispatcher prunes such messages in short
+// transactions of their own (prune.go), and the outbox holds only what is
+// not yet fanned out. Finished deliveries, the delivery log, are deleted by
+// the retention purge (store.PurgeSettings.WebhookDeliveryDays, the
+// retention.webhookDeliveryDays setting) once they finished that long ago;
+// pending ones stay until they finish.
+//
 // # Delivery
 //
 // Workers POST the JSON envelope {type, messageType?, mediaAvailable?, data}

@@ -144,6 +144,42 @@ func (e *env) event(imei string, n int, eventType string) {
 		"time": e.clock.Now().Unix(), "lat": 32.1, "lon": 34.8, "alt": 12, "speed": 54.5})
 }
 
+// gps emits n GPS messages for imei in one transaction.
+func (e *env) gps(imei string, n int) {
+	e.t.Helper()
+	e.update(func(tx *store.Tx) error {
+		for i := range n {
+			m := store.Message{Kind: store.MessageGPS, OrganizationID: e.org, IMEI: imei}
+			if err := tx.Emit(m, map[string]any{"serialNumber": imei, "n": i}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// messages lists the messages still in the store, oldest first.
+func (e *env) messages() []store.Message {
+	e.t.Helper()
+	var out []store.Message
+	err := e.db.View(func(tx *store.Tx) error {
+		var err error
+		out, err = tx.MessagesAfter(0, 0)
+		return err
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+// storedCursor is the webhook cursor as committed.
+func (e *env) storedCursor() int64 {
+	var c int64
+	e.db.View(func(tx *store.Tx) error { c = tx.WebhookCursor(); return nil })
+	return c
+}
+
 // secret is the organization's current webhook secret.
 func (e *env) secret() string {
 	e.t.Helper()

@@ -7,12 +7,13 @@ import (
 )
 
 // Fan-out: messages after the cursor become deliveries. A batch whose
-// messages reach no URL (GPS of an organization without GPS webhooks, say)
+// messages reach no URL (GPS of a device no GPS subscription covers, say)
 // is only read; the cursor moves past it in memory and is written down
 // every cursorSaveEvery and at Close. After a crash such messages are
 // routed again, which queues nothing unless settings changed meanwhile. A
 // batch that queues deliveries is routed again in a write transaction that
-// queues them and advances the stored cursor together.
+// queues them and advances the stored cursor together. Messages behind the
+// stored cursor, and only those, are pruned afterwards (prune.go).
 
 // fanOutAll turns every message after the cursor into deliveries.
 func (d *Dispatcher) fanOutAll() {
@@ -114,7 +115,7 @@ func (d *Dispatcher) queueBatch() (more bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	d.cursor, d.cursorDirty, d.cursorSaved = cursor, false, d.now()
+	d.cursor, d.cursorDirty, d.cursorSaved, d.stored = cursor, false, d.now(), cursor
 	d.mu.Lock()
 	for _, e := range added {
 		d.q.add(e)
@@ -142,5 +143,5 @@ func (d *Dispatcher) saveCursor(now bool) {
 		d.log.Error("save webhook cursor", "err", err)
 		return
 	}
-	d.cursorDirty, d.cursorSaved = false, d.now()
+	d.cursorDirty, d.cursorSaved, d.stored = false, d.now(), max(d.stored, d.cursor)
 }

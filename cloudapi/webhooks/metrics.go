@@ -16,6 +16,7 @@ type metrics struct {
 	latency    *prometheus.HistogramVec
 	queueDepth prometheus.Gauge
 	fannedOut  *prometheus.CounterVec
+	pruned     prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, oldestPending func() float64) *metrics {
@@ -41,11 +42,15 @@ func newMetrics(reg prometheus.Registerer, oldestPending func() float64) *metric
 			Namespace: "fleetcam", Subsystem: "webhook", Name: "queued_total",
 			Help: "Webhook deliveries queued, by webhook type.",
 		}, []string{"type"}),
+		pruned: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "fleetcam", Subsystem: "webhook", Name: "messages_pruned_total",
+			Help: "Outbox messages deleted once the stored cursor had passed them.",
+		}),
 	}
 	oldest := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Namespace: "fleetcam", Subsystem: "webhook", Name: "oldest_pending_age_seconds",
 		Help: "Age of the oldest webhook delivery still waiting; 0 when none waits.",
 	}, oldestPending)
-	reg.MustRegister(m.deliveries, m.attempts, m.latency, m.queueDepth, m.fannedOut, oldest)
+	reg.MustRegister(m.deliveries, m.attempts, m.latency, m.queueDepth, m.fannedOut, m.pruned, oldest)
 	return m
 }

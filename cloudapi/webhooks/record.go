@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -78,6 +79,9 @@ func (d *Dispatcher) recordAll(batch []*attemptRecord) {
 func (d *Dispatcher) recordTx(tx *store.Tx, r *attemptRecord) error {
 	x, end := r.x, r.end
 	del, err := tx.Delivery(r.job.id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // given up and purged meanwhile
+	}
 	if err != nil {
 		return err
 	}

@@ -106,3 +106,76 @@ func TestStopMidDelivery(t *testing.T) {
 		return len(e.deliveries(store.DeliveryFilter{Status: store.DeliveryDelivered})) == 2
 	})
 }
+
+// TestRestartAroundPruning restarts fleetcam after messages were pruned,
+// after messages were passed only in memory, and after a crash between
+// storing the cursor and pruning: every message arrives exactly once and no
+// consumed message stays in the store.
+func TestRestartAroundPruning(t *testing.T) {
+	e := newEnv(t)
+	var mu sync.Mutex
+	seen := map[string]int{}
+	rc := newReceiver(t, func(_ int, r received, _ http.ResponseWriter) int {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[r.id()]++
+		return http.StatusOK
+	})
+	e.settings(func(s *store.WebhookSettings) { s.EventURLs = []string{rc.url("/")} })
+	pruned := func(what string) {
+		e.t.Helper()
+		e.waitFor(what, func() bool {
+			e.d.Nudge()
+			return len(e.messages()) == 0
+		})
+	}
+	e.event(devX, 1, "accident")
+	e.event(devX, 2, "accident")
+	rc.wait(e, 2)
+	pruned("the first events pruned")
+
+	// GPS nobody receives is passed in memory. Whether the stopping
+	// dispatcher stored the cursor past it or the restarted one passes it
+	// again, it goes once the cursor is stored.
+	e.gps(devY, 50)
+	e.event(devX, 3, "accident")
+	rc.wait(e, 3)
+	e.gps(devY, 50)
+	e.restart()
+	e.advance(cursorSaveEvery)
+	pruned("the messages passed around the restart pruned")
+
+	// A crash after the cursor was stored with the queued deliveries, before
+	// the prune: the queued deliveries are sent once, their messages go.
+	e.d.Close()
+	e.event(devX, 4, "accident")
+	e.event(devX, 5, "accident")
+	crashed := e.manual()
+	crashed.fanOutAll()
+	if e.storedCursor() != 105 || len(e.messages()) != 2 {
+		t.Fatalf("before the crash: stored cursor %d, %d messages, want 105 and the 2 events", e.storedCursor(), len(e.messages()))
+	}
+	e.restart()
+	pruned("the messages behind the stored cursor pruned after the crash")
+	e.event(devX, 6, "accident")
+	rc.wait(e, 6)
+	pruned("the last event pruned")
+	e.waitFor("all delivered", func() bool {
+		return len(e.deliveries(store.DeliveryFilter{Status: store.DeliveryDelivered})) == 6
+	})
+	e.restart()
+	e.advance(e.cfg.MaxBackoff)
+	if got := eventIDs(rc.requests()); got != devX+":1 "+devX+":2 "+devX+":3 "+devX+":4 "+devX+":5 "+devX+":6" {
+		t.Fatalf("received %s, want each event once in order", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for id, n := range seen {
+		if n != 1 {
+			t.Fatalf("webhook-id %s arrived %d times", id, n)
+		}
+	}
+	if len(e.deliveries(store.DeliveryFilter{})) != 6 {
+		t.Fatalf("%d deliveries, want 6", len(e.deliveries(store.DeliveryFilter{})))
+	}
+}

@@ -62,12 +62,18 @@ func seedEvents(f *fleet, n, days int, end time.Time) error {
 }
 
 // skipSeededMessages moves the webhook cursor past every message in the
-// store; at least n were emitted.
+// store, at least n of which were emitted, and prunes them as the webhook
+// dispatcher would have long ago.
 func skipSeededMessages(db *store.DB, n int) error {
 	var last int64
 	from := int64(max(n-1000, 0))
 	for {
-		msgs, err := db.MessagesAfter(from, 1000)
+		var msgs []store.Message
+		err := db.View(func(tx *store.Tx) error {
+			var err error
+			msgs, err = tx.MessagesAfter(from, 1000)
+			return err
+		})
 		if err != nil {
 			return err
 		}
@@ -80,5 +86,18 @@ func skipSeededMessages(db *store.DB, n int) error {
 	if last == 0 && n > 1000 {
 		return fmt.Errorf("seed events: no webhook message after sequence %d", n-1000)
 	}
-	return db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error { return tx.SetWebhookCursor(last) })
+	if err := db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error { return tx.SetWebhookCursor(last) }); err != nil {
+		return err
+	}
+	for more := true; more; {
+		err := db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+			var err error
+			_, more, err = tx.PruneMessages(50_000)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("seed events: prune webhook messages: %w", err)
+		}
+	}
+	return nil
 }

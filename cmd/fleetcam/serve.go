@@ -178,7 +178,8 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	}()
 	bg, cancelBG := context.WithCancel(ctx)
 	a.stopBackground = cancelBG
-	purger := store.NewPurger(db, store.PurgerOptions{Interval: cfg.Retention.Interval, Logger: log, Registerer: reg})
+	purger := store.NewPurger(db, store.PurgerOptions{Interval: cfg.Retention.Interval,
+		WebhookDeliveryDays: cfg.Retention.WebhookDeliveryDays, Logger: log, Registerer: reg})
 	mailer := alarmmail.New(alarmmail.Options{Store: db, SMTP: cfg.SMTP, Logger: log, Registerer: reg, Poll: cfg.SMTP.PollInterval})
 	a.background.Add(3)
 	go func() { defer a.background.Done(); purger.Run(bg) }()
