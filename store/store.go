@@ -90,7 +90,13 @@ func Open(path string, opts Options) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("store: create data directory: %w", err)
 	}
-	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, FreelistType: bolt.FreelistMapType})
+	// The free-page list is not written on commit: bbolt writes all of it,
+	// sorted, on every commit, which with the pages a retention purge or
+	// the outbox pruning frees (126,000 in a store with a million events)
+	// made a commit 7× dearer. Opening rebuilds it by walking the file
+	// instead (about 0.4 s for 1.2 GB in the page cache); a crash needs
+	// that walk anyway.
+	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, FreelistType: bolt.FreelistMapType, NoFreelistSync: true})
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
