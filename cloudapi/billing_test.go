@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -204,4 +205,86 @@ func TestDeviceBillingStatusAndDataProfile(t *testing.T) {
 	if r := e.do("GET", "/v2/devices/"+e.devices[3]+"/billing-status", e.partnerToken, nil); r.num("data.dataProfileId") != 0 {
 		t.Fatalf("existing device of org two changed without the organization profile: %s", r.raw)
 	}
+}
+
+// TestBulkBillingAnswers holds the bulk billing calls to their per-IMEI
+// answers: IMEIs not found or not the partner's first, in list order, then
+// the devices the change refused, each with its code and reason.
+func TestBulkBillingAnswers(t *testing.T) {
+	e := newFleetEnv(t)
+	dev, noCam, refurb, rival := e.devices[0], e.devices[1], e.devices[2], e.rivalDevices[0]
+	unknown := "357660100000999"
+	e.fleetUpdate(func(tx *store.Tx) error {
+		for _, imei := range []string{dev, refurb} {
+			d, _ := tx.Device(imei)
+			if err := tx.RecordAuxPairing(d, []store.AuxCamera{{CameraID: 50}}); err != nil {
+				return err
+			}
+		}
+		return tx.SetRefurbished(refurb, true)
+	})
+	notFound := func(imei string, code int) map[string]any {
+		return map[string]any{"imei": imei, "reason": "the IMEI was not found", "errorCode": code}
+	}
+	refurbished := func(code int) map[string]any {
+		return map[string]any{"imei": refurb, "reason": "the device is refurbished; its billing cannot change", "errorCode": code}
+	}
+	imeis := []string{rival, dev, unknown, noCam, refurb, "12345"}
+	tests := []struct {
+		name, method, path string
+		body               map[string]any
+		want               map[string]any
+		action             string
+		audited            []string
+	}{
+		{"auxiliary billing", "POST", "/v2/auxiliary-cameras/billing", map[string]any{"imeis": imeis, "billingStatus": "enable"},
+			map[string]any{"success": []string{dev}, "rejected": []map[string]any{notFound(rival, 404), notFound(unknown, 404), notFound("12345", 404),
+				{"imei": noCam, "reason": "the auxiliary camera was not found", "errorCode": 400}, refurbished(409)}},
+			"device.auxiliaryBilling", []string{dev}},
+		{"billing status", "PUT", "/v2/devices/billing-status/suspended", map[string]any{"imeis": imeis},
+			map[string]any{"accepted": []string{dev, noCam}, "rejected": []map[string]any{notFound(rival, rejectNotFound),
+				notFound(unknown, rejectNotFound), notFound("12345", rejectNotFound), refurbished(rejectRefurbished)}},
+			"device.billingStatus", []string{dev, noCam}},
+		{"data profile", "PUT", "/v2/devices/data-profile/12", map[string]any{"imeis": imeis},
+			map[string]any{"accepted": []string{dev, noCam, refurb}, "rejected": []map[string]any{notFound(rival, rejectNotFound),
+				notFound(unknown, rejectNotFound), notFound("12345", rejectNotFound)}},
+			"device.subscription.update", []string{dev, noCam, refurb}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do(tc.method, tc.path, e.partnerToken, tc.body).want(http.StatusOK)
+			sameJSON(t, "answer", r.get("data"), tc.want)
+			entries, _, _ := e.db.AuditLog(store.AuditFilter{Action: tc.action}, store.Page{})
+			var got []string
+			for _, a := range entries {
+				got = append(got, a.EntityID)
+			}
+			slices.Sort(got)
+			want := slices.Sorted(slices.Values(tc.audited))
+			if !slices.Equal(got, want) {
+				t.Fatalf("audited %v, want %v", got, want)
+			}
+		})
+	}
+	// A repeated IMEI is refused before anything changes.
+	e.do("PUT", "/v2/devices/billing-status/deactivated", e.partnerToken, map[string]any{"imeis": []string{dev, dev}}).
+		wantError(http.StatusBadRequest, nameBadRequest, "imeis[1]", "repeats")
+}
+
+// TestSingleDeviceBillingAnswers holds the one-device billing writes to the
+// same answer: the device's billing record after the change.
+func TestSingleDeviceBillingAnswers(t *testing.T) {
+	e := newFleetEnv(t)
+	dev, refurb := e.devices[0], e.devices[2]
+	e.fleetUpdate(func(tx *store.Tx) error { return tx.SetRefurbished(refurb, true) })
+	r := e.do("PUT", "/v2/devices/"+dev+"/billing-status/suspended", e.partnerToken, nil).want(http.StatusOK)
+	sameJSON(t, "billing status", r.get("data"), map[string]any{"imei": dev, "billingStatus": "suspended", "auxBillingStatus": "disable",
+		"auxBillingStatusUpdatedAt": nil, "dataProfileId": 0, "automaticFirmwareUpdates": true, "refurbished": false})
+	r = e.do("PUT", "/v2/devices/"+refurb+"/data-profile/11", e.partnerToken, nil).want(http.StatusOK)
+	sameJSON(t, "data profile", r.get("data"), map[string]any{"imei": refurb, "billingStatus": "pendingActivation", "auxBillingStatus": "disable",
+		"auxBillingStatusUpdatedAt": nil, "dataProfileId": 11, "automaticFirmwareUpdates": false, "refurbished": true})
+	for _, path := range []string{"/billing-status/suspended", "/data-profile/11"} {
+		e.do("PUT", "/v2/devices/"+e.rivalDevices[0]+path, e.partnerToken, nil).wantError(http.StatusNotFound, nameNotFound)
+	}
+	e.do("PUT", "/v2/devices/"+refurb+"/billing-status/suspended", e.partnerToken, nil).wantError(http.StatusConflict, nameConflict, "refurbished")
 }

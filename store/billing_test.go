@@ -93,6 +93,23 @@ func TestBilling(t *testing.T) {
 		}
 	}
 
+	// An unknown status is refused before the device is looked up; a refused
+	// change leaves no audit entry.
+	for name, fn := range map[string]func(tx *Tx) error{
+		"aux billing": func(tx *Tx) error { return tx.SetAuxBilling("000000000000000", "maybe") },
+		"status":      func(tx *Tx) error { return tx.SetBillingStatus("000000000000000", "maybe") },
+	} {
+		if err := f.db.Update(Actor{}, fn); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s with an unknown status: %v, want invalid", name, err)
+		}
+	}
+	for _, action := range []string{"device.auxiliaryBilling", "device.billingStatus"} {
+		entries, _, err := f.db.AuditLog(AuditFilter{Action: action, EntityID: refurb.IMEI}, Page{})
+		if err != nil || len(entries) != 0 {
+			t.Errorf("%s audited for the refurbished device: %v %v", action, entries, err)
+		}
+	}
+
 	// Subscription: the audit entry names reason, user and both ids.
 	f.update(func(tx *Tx) error {
 		d, _ := tx.Device(dev.IMEI)
