@@ -102,6 +102,26 @@ type deviceTarget struct {
 	ExcludeSerialNumbers []string `json:"excludeSerialNumbers"`
 }
 
+// bulkConfigRequest is the body of a bulk configuration write: the devices
+// and the configuration (a deviceConfigDTO or an eventConfigDTO).
+type bulkConfigRequest[T any] struct {
+	deviceTarget
+	Config *T `json:"config"`
+}
+
+// decodeBulkConfig decodes the body of a bulk configuration write, whose
+// config is required.
+func decodeBulkConfig[T any](c *gin.Context) (deviceTarget, *T, error) {
+	var req bulkConfigRequest[T]
+	if err := decode(c, &req); err != nil {
+		return deviceTarget{}, nil, err
+	}
+	if req.Config == nil {
+		return deviceTarget{}, nil, badField("config", "is required")
+	}
+	return req.deviceTarget, req.Config, nil
+}
+
 // maxBulkConfigIMEIs bounds the imeis list of the bulk settings calls.
 const maxBulkConfigIMEIs = 1000
 
@@ -202,31 +222,75 @@ type bulkWriteResult struct {
 	bulkResult
 }
 
-// writeDevices resolves the devices of t, applies write to each in one
-// transaction, asks the broker to deliver their new configuration and
-// returns the per-IMEI answer.
-func (s *Server) writeDevices(c *gin.Context, t deviceTarget, write func(tx *store.Tx, imei string) error) (bulkWriteResult, error) {
-	res := bulkWriteResult{EffectedIMEIs: []string{}, bulkResult: newBulkResult()}
-	var devices []*store.Device
+// deviceResolver names the devices a call changes, within its transaction;
+// the IMEIs it rejects it files in res.
+type deviceResolver func(tx *store.Tx, res *bulkResult) ([]*store.Device, error)
+
+// targetDevices resolves the devices of a bulk settings call.
+func (s *Server) targetDevices(c *gin.Context, t deviceTarget) deviceResolver {
+	return func(tx *store.Tx, res *bulkResult) ([]*store.Device, error) {
+		return s.resolveTarget(c, tx, t, res)
+	}
+}
+
+// listedDevices resolves a checked list of IMEIs: the devices the caller
+// may see, rejections for the others.
+func (s *Server) listedDevices(c *gin.Context, imeis []string) deviceResolver {
+	return func(tx *store.Tx, res *bulkResult) ([]*store.Device, error) {
+		return s.visibleDevices(c, tx, imeis, res), nil
+	}
+}
+
+// pathDevice resolves the device the path names; one the caller may not see
+// fails the call as not found.
+func (s *Server) pathDevice(c *gin.Context) deviceResolver {
+	return func(tx *store.Tx, _ *bulkResult) ([]*store.Device, error) {
+		d, err := s.device(c, tx)
+		if err != nil {
+			return nil, err
+		}
+		return []*store.Device{d}, nil
+	}
+}
+
+// writeEach is the flow of every call that answers per IMEI. In one
+// transaction resolve names the devices and write changes each of them;
+// then the broker is asked to deliver each device's new configuration, and
+// the device is filed under success when reached (given the IMEIs changed)
+// says the change reached it now, under accepted otherwise. It returns the
+// per-IMEI answer and the IMEIs changed, in the order resolved.
+func (s *Server) writeEach(c *gin.Context, resolve deviceResolver, write func(tx *store.Tx, imei string) error,
+	reached func(imeis []string) map[string]bool) (bulkResult, []string, error) {
+	res := newBulkResult()
+	var imeis []string
 	err := s.update(c, func(tx *store.Tx) error {
-		var err error
-		if devices, err = s.resolveTarget(c, tx, t, &res.bulkResult); err != nil {
+		devices, err := resolve(tx, &res)
+		if err != nil {
 			return err
 		}
-		for _, d := range devices {
-			if err := write(tx, d.IMEI); err != nil {
+		imeis = imeisOf(devices)
+		for _, imei := range imeis {
+			if err := write(tx, imei); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
-	for _, d := range devices {
-		s.pushConfig(d.IMEI)
-		res.EffectedIMEIs = append(res.EffectedIMEIs, d.IMEI)
-		res.delivered(d.IMEI, s.online(d.IMEI))
+	now := reached(imeis)
+	for _, imei := range imeis {
+		s.pushConfig(imei)
+		res.delivered(imei, now[imei])
 	}
-	return res, nil
+	return res, imeis, nil
+}
+
+// writeDevices applies a settings write to the devices resolve names and
+// answers per IMEI, with the devices changed as effectedImeis; a device
+// connected once the write is stored gets it now.
+func (s *Server) writeDevices(c *gin.Context, resolve deviceResolver, write func(tx *store.Tx, imei string) error) (bulkWriteResult, error) {
+	res, imeis, err := s.writeEach(c, resolve, write, s.onlineSet)
+	return bulkWriteResult{EffectedIMEIs: imeis, bulkResult: res}, err
 }

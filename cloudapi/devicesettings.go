@@ -56,29 +56,7 @@ func (s *Server) putDeviceConfig(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	cfg, priv, err := replacedConfig(&dto)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	var imei string
-	err = s.update(c, func(tx *store.Tx) error {
-		d, err := s.device(c, tx)
-		if err != nil {
-			return err
-		}
-		imei = d.IMEI
-		return putDeviceConfig(tx, imei, cfg, priv)
-	})
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.pushConfig(imei)
-	res := deviceConfigResult{bulkWriteResult: bulkWriteResult{EffectedIMEIs: []string{imei}, bulkResult: newBulkResult()},
-		Config: toDeviceConfigDTO(cfg, priv)}
-	res.delivered(imei, s.online(imei))
-	ok(c, res)
+	s.replaceDeviceConfigs(c, s.pathDevice(c), &dto, "")
 }
 
 func putDeviceConfig(tx *store.Tx, imei string, cfg store.DeviceConfig, priv store.PrivacyConfig) error {
@@ -91,31 +69,28 @@ func putDeviceConfig(tx *store.Tx, imei string, cfg store.DeviceConfig, priv sto
 	return tx.PutDeviceSettings(ds, "device.config")
 }
 
-// bulkDeviceConfigRequest is the body of PUT /devices/device-config.
-type bulkDeviceConfigRequest struct {
-	deviceTarget
-	Config *deviceConfigDTO `json:"config"`
-}
-
 // putDevicesConfig handles PUT /devices/device-config: the same replacing
 // configuration on many devices, named by IMEI or by organization and
 // groups. The answer is per IMEI.
 func (s *Server) putDevicesConfig(c *gin.Context) {
-	var req bulkDeviceConfigRequest
-	if err := decode(c, &req); err != nil {
+	t, dto, err := decodeBulkConfig[deviceConfigDTO](c)
+	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if req.Config == nil {
-		s.fail(c, badField("config", "is required"))
-		return
-	}
-	cfg, priv, err := replacedConfig(req.Config)
+	s.replaceDeviceConfigs(c, s.targetDevices(c, t), dto, "config.")
+}
+
+// replaceDeviceConfigs replaces the configuration of the devices resolve
+// names with the one dto asks for and answers per IMEI with it; field
+// prefixes the members a broken rule names.
+func (s *Server) replaceDeviceConfigs(c *gin.Context, resolve deviceResolver, dto *deviceConfigDTO, field string) {
+	cfg, priv, err := replacedConfig(dto)
 	if err != nil {
-		s.fail(c, prefixField(err, "config."))
+		s.fail(c, prefixField(err, field))
 		return
 	}
-	res, err := s.writeDevices(c, req.deviceTarget, func(tx *store.Tx, imei string) error {
+	res, err := s.writeDevices(c, resolve, func(tx *store.Tx, imei string) error {
 		return putDeviceConfig(tx, imei, cfg, priv)
 	})
 	if err != nil {

@@ -44,24 +44,13 @@ func putEventConfig(tx *store.Tx, imei string, cfg store.EventConfig) error {
 // putDeviceEventConfig handles PUT /devices/{imei}/event-config: the
 // device's event configuration is replaced; event types not listed are disabled.
 func (s *Server) putDeviceEventConfig(c *gin.Context) {
-	var dto eventConfigDTO
-	if err := decode(c, &dto); err != nil {
-		s.fail(c, err)
-		return
-	}
-	cfg, err := dto.replacedEvents()
+	cfg, err := decodeReplacedEvents(c)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	var imei string
 	var audioAlarms bool
-	err = s.update(c, func(tx *store.Tx) error {
-		d, err := s.device(c, tx)
-		if err != nil {
-			return err
-		}
-		imei = d.IMEI
+	res, err := s.writeDevices(c, s.pathDevice(c), func(tx *store.Tx, imei string) error {
 		if err := putEventConfig(tx, imei, cfg); err != nil {
 			return err
 		}
@@ -73,11 +62,17 @@ func (s *Server) putDeviceEventConfig(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.pushConfig(imei)
-	res := eventConfigResult{bulkWriteResult: bulkWriteResult{EffectedIMEIs: []string{imei}, bulkResult: newBulkResult()},
-		Config: toEventConfigDTO(cfg, audioAlarms)}
-	res.delivered(imei, s.online(imei))
-	ok(c, res)
+	ok(c, eventConfigResult{bulkWriteResult: res, Config: toEventConfigDTO(cfg, audioAlarms)})
+}
+
+// decodeReplacedEvents decodes an event configuration body that replaces
+// the current one: event types not listed are disabled.
+func decodeReplacedEvents(c *gin.Context) (store.EventConfig, error) {
+	var dto eventConfigDTO
+	if err := decode(c, &dto); err != nil {
+		return store.EventConfig{}, err
+	}
+	return dto.replacedEvents()
 }
 
 // eventConfigResult answers an event-config write on one device.
@@ -86,30 +81,20 @@ type eventConfigResult struct {
 	Config eventConfigDTO `json:"config"`
 }
 
-// bulkEventConfigRequest is the body of PUT /devices/event-config.
-type bulkEventConfigRequest struct {
-	deviceTarget
-	Config *eventConfigDTO `json:"config"`
-}
-
 // putDevicesEventConfig handles PUT /devices/event-config: the same
 // replacing event configuration on many devices; the answer is per IMEI.
 func (s *Server) putDevicesEventConfig(c *gin.Context) {
-	var req bulkEventConfigRequest
-	if err := decode(c, &req); err != nil {
+	t, dto, err := decodeBulkConfig[eventConfigDTO](c)
+	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if req.Config == nil {
-		s.fail(c, badField("config", "is required"))
-		return
-	}
-	cfg, err := req.Config.replacedEvents()
+	cfg, err := dto.replacedEvents()
 	if err != nil {
 		s.fail(c, prefixField(err, "config."))
 		return
 	}
-	res, err := s.writeDevices(c, req.deviceTarget, func(tx *store.Tx, imei string) error {
+	res, err := s.writeDevices(c, s.targetDevices(c, t), func(tx *store.Tx, imei string) error {
 		return putEventConfig(tx, imei, cfg)
 	})
 	if err != nil {
@@ -145,12 +130,7 @@ func (s *Server) getOrgEventSettings(c *gin.Context) {
 // profile enabled the event settings of every device of the organization
 // are replaced by them too.
 func (s *Server) postOrgEventSettings(c *gin.Context) {
-	var dto eventConfigDTO
-	if err := decode(c, &dto); err != nil {
-		s.fail(c, err)
-		return
-	}
-	cfg, err := dto.replacedEvents()
+	cfg, err := decodeReplacedEvents(c)
 	if err != nil {
 		s.fail(c, err)
 		return

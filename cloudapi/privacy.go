@@ -74,27 +74,17 @@ func (s *Server) postPrivacyControl(c *gin.Context) {
 		s.fail(c, badField("privacyMode", "must be general (privacy mode on) or disabled (privacy mode off)"))
 		return
 	}
-	res := newBulkResult()
-	var devices []*store.Device
 	online := s.onlineSet(imeis)
-	err = s.update(c, func(tx *store.Tx) error {
-		devices = s.visibleDevices(c, tx, imeis, &res)
-		for _, d := range devices {
-			if _, err := tx.SetPrivacyMode(d.IMEI, mode, !online[d.IMEI]); err != nil {
-				return err
-			}
-		}
-		return nil
+	res, _, err := s.writeEach(c, s.listedDevices(c, imeis), func(tx *store.Tx, imei string) error {
+		_, err := tx.SetPrivacyMode(imei, mode, !online[imei])
+		return err
+	}, func(changed []string) map[string]bool {
+		return s.sendPrivacyMode(c.Request.Context(), changed, online, mode)
 	})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	applied := s.sendPrivacyMode(c.Request.Context(), imeisOf(devices), online, mode)
-	for _, d := range devices {
-		res.delivered(d.IMEI, applied[d.IMEI])
-	}
-	s.pushConfig(imeisOf(devices)...)
 	ok(c, res)
 }
 
@@ -273,29 +263,17 @@ func (s *Server) patchBulkPrivacyConfig(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	res := newBulkResult()
-	var devices []*store.Device
 	online := s.onlineSet(imeis)
-	err = s.update(c, func(tx *store.Tx) error {
-		devices = s.visibleDevices(c, tx, imeis, &res)
-		for _, d := range devices {
-			e, err := tx.EffectiveSettings(d.IMEI)
-			if err != nil {
-				return err
-			}
-			if err := tx.SetPrivacyModeConfig(d.IMEI, req.PrivacyConfig.patch(e.PrivacyModeConfig), !online[d.IMEI]); err != nil {
-				return err
-			}
+	res, _, err := s.writeEach(c, s.listedDevices(c, imeis), func(tx *store.Tx, imei string) error {
+		e, err := tx.EffectiveSettings(imei)
+		if err != nil {
+			return err
 		}
-		return nil
-	})
+		return tx.SetPrivacyModeConfig(imei, req.PrivacyConfig.patch(e.PrivacyModeConfig), !online[imei])
+	}, func([]string) map[string]bool { return online })
 	if err != nil {
 		s.fail(c, err)
 		return
-	}
-	for _, d := range devices {
-		s.pushConfig(d.IMEI)
-		res.delivered(d.IMEI, online[d.IMEI])
 	}
 	ok(c, res)
 }
