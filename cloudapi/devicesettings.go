@@ -20,6 +20,18 @@ type deviceConfigResult struct {
 // configuration the device runs (its own, else its organization's, else
 // the defaults).
 func (s *Server) getDeviceConfig(c *gin.Context) {
+	e, ds, err := s.pathSettings(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	okConfig(c, toDeviceConfigDTO(e.Device, e.Privacy), s.configMetadata(ds.IMEI, ds.UpdatedAt))
+}
+
+// pathSettings reads the settings of the device the path names, if the
+// caller may see it: those it runs (its own, else its organization's, else
+// the defaults) and its own.
+func (s *Server) pathSettings(c *gin.Context) (*store.Effective, *store.DeviceSettings, error) {
 	var e *store.Effective
 	var ds *store.DeviceSettings
 	err := s.view(func(tx *store.Tx) error {
@@ -33,11 +45,7 @@ func (s *Server) getDeviceConfig(c *gin.Context) {
 		ds, err = tx.DeviceSettings(d.IMEI)
 		return err
 	})
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	okConfig(c, toDeviceConfigDTO(e.Device, e.Privacy), s.configMetadata(ds.IMEI, ds.UpdatedAt))
+	return e, ds, err
 }
 
 // replacedConfig builds the configuration a PUT asks for: the named

@@ -11,19 +11,7 @@ import (
 // getEventConfig handles GET /devices/{imei}/event-config: the enabled
 // events of the configuration the device runs, defaults filled in.
 func (s *Server) getEventConfig(c *gin.Context) {
-	var e *store.Effective
-	var ds *store.DeviceSettings
-	err := s.view(func(tx *store.Tx) error {
-		d, err := s.device(c, tx)
-		if err != nil {
-			return err
-		}
-		if e, err = tx.EffectiveSettings(d.IMEI); err != nil {
-			return err
-		}
-		ds, err = tx.DeviceSettings(d.IMEI)
-		return err
-	})
+	e, ds, err := s.pathSettings(c)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -125,15 +125,7 @@ func (s *Server) sendPrivacyMode(ctx context.Context, imeis []string, online map
 
 // getPrivacyControl handles GET /devices/{imei}/privacy-control.
 func (s *Server) getPrivacyControl(c *gin.Context) {
-	var e *store.Effective
-	err := s.view(func(tx *store.Tx) error {
-		d, err := s.device(c, tx)
-		if err != nil {
-			return err
-		}
-		e, err = tx.EffectiveSettings(d.IMEI)
-		return err
-	})
+	e, _, err := s.pathSettings(c)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -220,15 +212,7 @@ func toPrivacyConfigDTO(cfg store.PrivacyModeConfig) privacyConfigDTO {
 
 // getPrivacyConfig handles GET /devices/{imei}/privacy-config.
 func (s *Server) getPrivacyConfig(c *gin.Context) {
-	var e *store.Effective
-	err := s.view(func(tx *store.Tx) error {
-		d, err := s.device(c, tx)
-		if err != nil {
-			return err
-		}
-		e, err = tx.EffectiveSettings(d.IMEI)
-		return err
-	})
+	e, _, err := s.pathSettings(c)
 	if err != nil {
 		s.fail(c, err)
 		return
