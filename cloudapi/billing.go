@@ -128,35 +128,61 @@ func (s *Server) setAuxBilling(c *gin.Context) {
 		s.fail(c, badField("billingStatus", "must be enable or disable"))
 		return
 	}
-	success, rejected := []string{}, []rejection{}
-	err := s.update(c, func(tx *store.Tx) error {
-		devs, missing, err := s.billingTargets(c, tx, q)
-		if err != nil {
-			return err
-		}
-		for _, imei := range missing {
-			rejected = append(rejected, rejection{imei, "the IMEI was not found", http.StatusNotFound})
-		}
-		for _, d := range devs {
-			err := tx.SetAuxBilling(d.IMEI, *q.BillingStatus)
-			switch {
-			case err == nil:
-				success = append(success, d.IMEI)
-			case errors.Is(err, store.ErrInvalid):
-				rejected = append(rejected, rejection{d.IMEI, "the auxiliary camera was not found", http.StatusBadRequest})
-			case errors.Is(err, store.ErrConflict):
-				rejected = append(rejected, rejection{d.IMEI, "the device is refurbished; its billing cannot change", http.StatusConflict})
-			default:
-				return err
-			}
-		}
-		return nil
+	success, rejected, err := s.changeBilling(c, q, auxBillingCodes, func(tx *store.Tx, imei string) error {
+		return tx.SetAuxBilling(imei, *q.BillingStatus)
 	})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	ok(c, gin.H{"success": success, "rejected": rejected})
+}
+
+// billingCodes are the rejection codes of a bulk billing call: an IMEI not
+// found or not the partner's, a device without an auxiliary camera (the
+// store's ErrInvalid; 0 where the call has no such rejection) and a
+// refurbished device (the store's ErrConflict).
+type billingCodes struct {
+	notFound, noAuxCamera, refurbished int
+}
+
+var (
+	// auxBillingCodes are those of the auxiliary billing call: HTTP statuses.
+	auxBillingCodes = billingCodes{notFound: http.StatusNotFound, noAuxCamera: http.StatusBadRequest, refurbished: http.StatusConflict}
+	// deviceBillingCodes are those of the bulk device calls, numbered by the reference contract.
+	deviceBillingCodes = billingCodes{notFound: rejectNotFound, refurbished: rejectRefurbished}
+)
+
+// changeBilling applies change to each device q names, in one
+// transaction. It returns the IMEIs changed and the rejected ones: first
+// those not found or not the partner's, in the order given, then the
+// devices whose change the store refused.
+func (s *Server) changeBilling(c *gin.Context, q billingQuery, codes billingCodes,
+	change func(tx *store.Tx, imei string) error) (changed []string, rejected []rejection, err error) {
+	changed, rejected = []string{}, []rejection{}
+	err = s.update(c, func(tx *store.Tx) error {
+		devs, missing, err := s.billingTargets(c, tx, q)
+		if err != nil {
+			return err
+		}
+		for _, imei := range missing {
+			rejected = append(rejected, rejection{imei, "the IMEI was not found", codes.notFound})
+		}
+		for _, d := range devs {
+			switch err := change(tx, d.IMEI); {
+			case err == nil:
+				changed = append(changed, d.IMEI)
+			case errors.Is(err, store.ErrInvalid) && codes.noAuxCamera != 0:
+				rejected = append(rejected, rejection{d.IMEI, "the auxiliary camera was not found", codes.noAuxCamera})
+			case errors.Is(err, store.ErrConflict):
+				rejected = append(rejected, rejection{d.IMEI, "the device is refurbished; its billing cannot change", codes.refurbished})
+			default:
+				return err
+			}
+		}
+		return nil
+	})
+	return changed, rejected, err
 }
 
 // deviceBillingDTO is a device's billing record.
@@ -217,16 +243,24 @@ func (s *Server) setDeviceBillingStatus(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	s.changeDeviceBilling(c, func(tx *store.Tx, imei string) error { return tx.SetBillingStatus(imei, status) })
+}
+
+// changeDeviceBilling applies change to the device the path names and
+// answers its billing record after the change.
+func (s *Server) changeDeviceBilling(c *gin.Context, change func(tx *store.Tx, imei string) error) {
 	var out deviceBillingDTO
-	err = s.update(c, func(tx *store.Tx) error {
+	err := s.update(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
 		if err != nil {
 			return err
 		}
-		if err := tx.SetBillingStatus(d.IMEI, status); err != nil {
+		if err := change(tx, d.IMEI); err != nil {
 			return err
 		}
-		d, _ = tx.Device(d.IMEI)
+		if d, err = tx.Device(d.IMEI); err != nil {
+			return err
+		}
 		out, err = toDeviceBillingDTO(tx, d)
 		return err
 	})
@@ -246,35 +280,15 @@ type imeisBody struct {
 	IMEIs []string `json:"imeis"`
 }
 
-// bulkDevices runs fn on each IMEI of the body the caller owns and reports
-// which were accepted and which rejected.
-func (s *Server) bulkDevices(c *gin.Context, fn func(tx *store.Tx, d *store.Device) error) {
+// bulkDevices runs change on each IMEI of the body the caller owns and
+// reports which were accepted and which rejected.
+func (s *Server) bulkDevices(c *gin.Context, change func(tx *store.Tx, imei string) error) {
 	var body imeisBody
 	if err := decode(c, &body); err != nil {
 		s.fail(c, err)
 		return
 	}
-	accepted, rejected := []string{}, []rejection{}
-	err := s.update(c, func(tx *store.Tx) error {
-		devs, missing, err := s.billingTargets(c, tx, billingQuery{IMEIs: body.IMEIs})
-		if err != nil {
-			return err
-		}
-		for _, imei := range missing {
-			rejected = append(rejected, rejection{imei, "the IMEI was not found", rejectNotFound})
-		}
-		for _, d := range devs {
-			switch err := fn(tx, d); {
-			case err == nil:
-				accepted = append(accepted, d.IMEI)
-			case errors.Is(err, store.ErrConflict):
-				rejected = append(rejected, rejection{d.IMEI, "the device is refurbished; its billing cannot change", rejectRefurbished})
-			default:
-				return err
-			}
-		}
-		return nil
-	})
+	accepted, rejected, err := s.changeBilling(c, billingQuery{IMEIs: body.IMEIs}, deviceBillingCodes, change)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -289,7 +303,7 @@ func (s *Server) setBulkBillingStatus(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.bulkDevices(c, func(tx *store.Tx, d *store.Device) error { return tx.SetBillingStatus(d.IMEI, status) })
+	s.bulkDevices(c, func(tx *store.Tx, imei string) error { return tx.SetBillingStatus(imei, status) })
 }
 
 // organizationBillingStatus handles GET /organizations/{orgId}/devices/billing-status.
@@ -344,26 +358,9 @@ func (s *Server) setDeviceDataProfile(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	var out deviceBillingDTO
-	err = s.update(c, func(tx *store.Tx) error {
-		d, err := s.device(c, tx)
-		if err != nil {
-			return err
-		}
-		if err := tx.SetSubscription(d.IMEI, id, "PUT /v2/devices/{imei}/data-profile/{dataProfileId}"); err != nil {
-			return err
-		}
-		if d, err = tx.Device(d.IMEI); err != nil {
-			return err
-		}
-		out, err = toDeviceBillingDTO(tx, d)
-		return err
+	s.changeDeviceBilling(c, func(tx *store.Tx, imei string) error {
+		return tx.SetSubscription(imei, id, "PUT /v2/devices/{imei}/data-profile/{dataProfileId}")
 	})
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	ok(c, out)
 }
 
 // setBulkDataProfile handles PUT /devices/data-profile/{dataProfileId}.
@@ -373,8 +370,8 @@ func (s *Server) setBulkDataProfile(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.bulkDevices(c, func(tx *store.Tx, d *store.Device) error {
-		return tx.SetSubscription(d.IMEI, id, "PUT /v2/devices/data-profile/{dataProfileId}")
+	s.bulkDevices(c, func(tx *store.Tx, imei string) error {
+		return tx.SetSubscription(imei, id, "PUT /v2/devices/data-profile/{dataProfileId}")
 	})
 }
 

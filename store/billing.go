@@ -61,8 +61,30 @@ func (tx *Tx) putBilling(b *DeviceBilling) error {
 	return putJSON(tx.bucket(bucketBilling), []byte(b.IMEI), b)
 }
 
-func refurbished(imei string) error {
-	return fmt.Errorf("device %s is refurbished; its billing cannot change: %w", imei, ErrConflict)
+// billingOf returns imei's device and its billing record.
+func (tx *Tx) billingOf(imei string) (*Device, *DeviceBilling, error) {
+	d, err := tx.Device(imei)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := tx.DeviceBilling(imei)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, b, nil
+}
+
+// changeableBilling is billingOf for a change of the billing status or the
+// auxiliary billing, which a refurbished device refuses.
+func (tx *Tx) changeableBilling(imei string) (*Device, *DeviceBilling, error) {
+	d, b, err := tx.billingOf(imei)
+	if err != nil {
+		return nil, nil, err
+	}
+	if b.Refurbished {
+		return nil, nil, fmt.Errorf("device %s is refurbished; its billing cannot change: %w", imei, ErrConflict)
+	}
+	return d, b, nil
 }
 
 // SetAuxBilling enables or disables auxiliary camera billing of imei.
@@ -71,16 +93,9 @@ func (tx *Tx) SetAuxBilling(imei, status string) error {
 	if status != AuxBillingEnable && status != AuxBillingDisable {
 		return fmt.Errorf("billingStatus must be enable or disable: %w", ErrInvalid)
 	}
-	d, err := tx.Device(imei)
+	d, b, err := tx.changeableBilling(imei)
 	if err != nil {
 		return err
-	}
-	b, err := tx.DeviceBilling(imei)
-	if err != nil {
-		return err
-	}
-	if b.Refurbished {
-		return refurbished(imei)
 	}
 	if status == AuxBillingEnable {
 		cams, err := tx.AuxCameras(imei)
@@ -106,16 +121,9 @@ func (tx *Tx) SetBillingStatus(imei, status string) error {
 	if !ValidDeviceStatus(status) {
 		return fmt.Errorf("billingStatus must be one of pendingActivation, activated, deactivated, suspended: %w", ErrInvalid)
 	}
-	d, err := tx.Device(imei)
+	d, _, err := tx.changeableBilling(imei)
 	if err != nil {
 		return err
-	}
-	b, err := tx.DeviceBilling(imei)
-	if err != nil {
-		return err
-	}
-	if b.Refurbished {
-		return refurbished(imei)
 	}
 	if d.Status == status {
 		return nil
@@ -129,11 +137,7 @@ func (tx *Tx) SetBillingStatus(imei, status string) error {
 
 // SetRefurbished marks imei as refurbished or not.
 func (tx *Tx) SetRefurbished(imei string, on bool) error {
-	d, err := tx.Device(imei)
-	if err != nil {
-		return err
-	}
-	b, err := tx.DeviceBilling(imei)
+	d, b, err := tx.billingOf(imei)
 	if err != nil {
 		return err
 	}
@@ -160,11 +164,7 @@ func (tx *Tx) SetSubscription(imei string, id int64, reason string) error {
 	if id < 1 {
 		return fmt.Errorf("dataProfileId must be a positive integer: %w", ErrInvalid)
 	}
-	d, err := tx.Device(imei)
-	if err != nil {
-		return err
-	}
-	b, err := tx.DeviceBilling(imei)
+	d, b, err := tx.billingOf(imei)
 	if err != nil {
 		return err
 	}
