@@ -181,6 +181,13 @@ func TestOrgDeviceSettingsPostKeeps(t *testing.T) {
 	if n := len(w.audit("organization.deviceSettings")); n != 3 {
 		t.Fatalf("%d organization audit entries", n)
 	}
+	if n := len(w.audit("device.config")); n != 3 { // the first PUT, then one per device
+		t.Fatalf("%d device audit entries, want 3", n)
+	}
+	if _, _, pushed := w.cmd.take(); len(pushed) != 2 {
+		t.Fatalf("pushed %v", pushed)
+	}
+	w.do("POST", "/v2/organizations/"+idStr(w.otherOrgID)+"/device-settings", w.partnerToken, map[string]any{}).wantError(http.StatusNotFound, nameNotFound)
 }
 
 func TestBulkDeviceConfig(t *testing.T) {

@@ -248,6 +248,17 @@ func TestOrgEventSettings(t *testing.T) {
 	if _, e := w.settings(inherits); e.Event("jolt").Enabled || e.Event("button").DataType != "snapshot" {
 		t.Fatal("PATCH with profile on a device following the organization")
 	}
+	if n := len(w.audit("organization.eventSettings")); n != 4 {
+		t.Fatalf("%d organization audit entries, want 4", n)
+	}
+	if _, _, pushed := w.cmd.take(); len(pushed) != 7 { // both devices on each organization write, and one PUT
+		t.Fatalf("pushed %v", pushed)
+	}
+	w.do("POST", "/v2/organizations/"+idStr(w.otherOrgID)+"/event-settings", w.partnerToken, events()).wantError(http.StatusNotFound, nameNotFound)
+	w.do("POST", org, w.editor, map[string]any{"events": []any{}}).wantError(http.StatusBadRequest, nameBadRequest, "vehicleType")
+	if n := len(w.audit("organization.eventSettings")); n != 4 {
+		t.Fatalf("refused writes audited: %d organization audit entries", n)
+	}
 }
 
 func TestBulkEventConfig(t *testing.T) {
