@@ -156,19 +156,10 @@ func (s *Server) postOrgDeviceSettings(c *gin.Context) {
 		return
 	}
 	var (
-		cfg   store.DeviceConfig
-		priv  store.PrivacyConfig
-		imeis []string
+		cfg  store.DeviceConfig
+		priv store.PrivacyConfig
 	)
-	err := s.update(c, func(tx *store.Tx) error {
-		o, err := s.org(c, tx)
-		if err != nil {
-			return err
-		}
-		os, err := tx.OrgSettings(o.ID)
-		if err != nil {
-			return err
-		}
+	err := s.writeOrgSettings(c, "organization.deviceSettings", func(os *store.OrgSettings) error {
 		cfg, priv = orgDeviceConfig(os)
 		if err := dto.apply(&cfg, &priv); err != nil {
 			return err
@@ -178,30 +169,56 @@ func (s *Server) postOrgDeviceSettings(c *gin.Context) {
 			p := copyPrivacy(priv)
 			os.Privacy = &p
 		}
-		if err := tx.PutOrgSettings(os, "organization.deviceSettings"); err != nil {
+		return nil
+	}, "device.config", func(ds *store.DeviceSettings) error {
+		c := cfg
+		ds.Device = &c
+		if dto.Privacy != nil {
+			p := copyPrivacy(priv)
+			ds.Privacy = &p
+		}
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, toDeviceConfigDTO(cfg, priv))
+}
+
+// writeOrgSettings changes the settings of the path's organization with
+// change, audited under action, and with the organization profile enabled
+// every device's with perDevice, audited under deviceAction; then it asks
+// the broker to deliver the configuration of every device of the
+// organization.
+func (s *Server) writeOrgSettings(c *gin.Context, action string, change func(*store.OrgSettings) error,
+	deviceAction string, perDevice func(*store.DeviceSettings) error) error {
+	var imeis []string
+	err := s.update(c, func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		os, err := tx.OrgSettings(o.ID)
+		if err != nil {
+			return err
+		}
+		if err := change(os); err != nil {
+			return err
+		}
+		if err := tx.PutOrgSettings(os, action); err != nil {
 			return err
 		}
 		if o.IsOrganizationProfileEnabled {
-			_, err = tx.UpdateOrgDeviceSettings(o.ID, "device.config", func(ds *store.DeviceSettings) error {
-				c := cfg
-				ds.Device = &c
-				if dto.Privacy != nil {
-					p := copyPrivacy(priv)
-					ds.Privacy = &p
-				}
-				return nil
-			})
-			if err != nil {
+			if _, err := tx.UpdateOrgDeviceSettings(o.ID, deviceAction, perDevice); err != nil {
 				return err
 			}
 		}
 		imeis, err = tx.OrgIMEIs(o.ID)
 		return err
 	})
-	if err != nil {
-		s.fail(c, err)
-		return
+	if err == nil {
+		s.pushConfig(imeis...)
 	}
-	s.pushConfig(imeis...)
-	ok(c, toDeviceConfigDTO(cfg, priv))
+	return err
 }

@@ -162,38 +162,20 @@ func (s *Server) writeOrgEvents(c *gin.Context, change func(store.EventConfig) (
 	var (
 		cfg         store.EventConfig
 		audioAlarms bool
-		imeis       []string
 	)
-	err := s.update(c, func(tx *store.Tx) error {
-		o, err := s.org(c, tx)
-		if err != nil {
-			return err
-		}
-		os, err := tx.OrgSettings(o.ID)
-		if err != nil {
-			return err
-		}
+	err := s.writeOrgSettings(c, "organization.eventSettings", func(os *store.OrgSettings) error {
 		current, alarms := orgEventConfig(os)
-		if cfg, err = change(current); err != nil {
+		next, err := change(current)
+		if err != nil {
 			return err
 		}
-		audioAlarms = alarms
+		cfg, audioAlarms = next, alarms
 		os.Events = &cfg
-		if err := tx.PutOrgSettings(os, "organization.eventSettings"); err != nil {
-			return err
-		}
-		if o.IsOrganizationProfileEnabled {
-			if _, err := tx.UpdateOrgDeviceSettings(o.ID, "device.events", perDevice); err != nil {
-				return err
-			}
-		}
-		imeis, err = tx.OrgIMEIs(o.ID)
-		return err
-	})
+		return nil
+	}, "device.events", perDevice)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.pushConfig(imeis...)
 	ok(c, toEventConfigDTO(cfg, audioAlarms))
 }

@@ -45,9 +45,25 @@ func privacyModeToAPI(v string) string {
 	return apiPrivacyOff
 }
 
+// imeiList is the imeis member of the bodies of the privacy calls on many devices.
+type imeiList struct {
+	IMEIs []string `json:"imeis"`
+}
+
+func (l *imeiList) list() []string { return l.IMEIs }
+
+// decodeIMEIList decodes the body of a privacy call on many devices into
+// req and returns its IMEIs, checked.
+func decodeIMEIList(c *gin.Context, req interface{ list() []string }) ([]string, error) {
+	if err := decode(c, req); err != nil {
+		return nil, err
+	}
+	return checkIMEIList(req.list(), maxBulkPrivacyIMEIs)
+}
+
 type privacyControlRequest struct {
-	IMEIs       []string `json:"imeis"`
-	PrivacyMode *string  `json:"privacyMode"`
+	imeiList
+	PrivacyMode *string `json:"privacyMode"`
 }
 
 // postPrivacyControl handles POST /devices/privacy-control. The switch is
@@ -56,11 +72,7 @@ type privacyControlRequest struct {
 // not confirm it in time gets it queued like an offline one.
 func (s *Server) postPrivacyControl(c *gin.Context) {
 	var req privacyControlRequest
-	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
-	}
-	imeis, err := checkIMEIList(req.IMEIs, maxBulkPrivacyIMEIs)
+	imeis, err := decodeIMEIList(c, &req)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -221,7 +233,7 @@ func (s *Server) getPrivacyConfig(c *gin.Context) {
 }
 
 type bulkPrivacyConfigRequest struct {
-	IMEIs         []string          `json:"imeis"`
+	imeiList
 	PrivacyConfig *privacyConfigDTO `json:"privacyConfig"`
 }
 
@@ -230,11 +242,7 @@ type bulkPrivacyConfigRequest struct {
 // devices get the new configuration now, the others on reconnect.
 func (s *Server) patchBulkPrivacyConfig(c *gin.Context) {
 	var req bulkPrivacyConfigRequest
-	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
-	}
-	imeis, err := checkIMEIList(req.IMEIs, maxBulkPrivacyIMEIs)
+	imeis, err := decodeIMEIList(c, &req)
 	if err != nil {
 		s.fail(c, err)
 		return
