@@ -125,44 +125,18 @@ func itemError(i int, err error) error {
 
 // createDrivers handles POST /drivers: adds drivers to one organization.
 func (s *Server) createDrivers(c *gin.Context) {
-	items, err := decodeDrivers(c)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	var out []driverDTO
-	var imeis []string
-	err = s.update(c, func(tx *store.Tx) error {
-		o, err := s.writeOrg(c, tx)
-		if err != nil {
-			return err
-		}
-		for i, r := range items {
-			if err := r.only(i, "driverThirdPartyId", "drivingLicense", "firstName", "lastName", "driverCode"); err != nil {
-				return err
-			}
-			if err := bodyOrg(c, o, itemField(i, "organizationId"), r.OrganizationID); err != nil {
-				return err
-			}
+	s.writeDrivers(c, []string{"driverThirdPartyId", "drivingLicense", "firstName", "lastName", "driverCode"},
+		func(tx *store.Tx, o *store.Organization, i int, r driverRequest) (*store.Driver, error) {
 			if r.DriverThirdPartyID == nil {
-				return badField(itemField(i, "driverThirdPartyId"), "is required")
+				return nil, badField(itemField(i, "driverThirdPartyId"), "is required")
 			}
 			d := &store.Driver{OrganizationID: o.ID, ThirdPartyID: *r.DriverThirdPartyID, DrivingLicense: deref(r.DrivingLicense),
 				FirstName: deref(r.FirstName), LastName: deref(r.LastName), Code: deref(r.DriverCode)}
 			if err := tx.CreateDriver(d); err != nil {
-				return itemError(i, err)
+				return nil, itemError(i, err)
 			}
-			out = append(out, toDriverDTO(d, ""))
-		}
-		imeis, err = tx.OrgIMEIs(o.ID)
-		return err
-	})
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.pushConfigs(imeis)
-	created(c, out)
+			return d, nil
+		}, func(c *gin.Context, out []driverDTO) { created(c, out) })
 }
 
 func deref[T any](p *T) T {
@@ -217,9 +191,32 @@ func (s *Server) deleteDrivers(c *gin.Context) {
 		}, func(c *gin.Context, out []driverDTO) { ok(c, gin.H{"deleted": len(out)}) })
 }
 
-// changeDrivers runs fn on every driver a body names, in one transaction.
+// changeDrivers runs fn on every driver a body names by id, in one transaction.
 func (s *Server) changeDrivers(c *gin.Context, allowed []string,
 	fn func(*store.Tx, *store.Driver, driverRequest) (*store.Driver, error), respond func(*gin.Context, []driverDTO)) {
+	s.writeDrivers(c, allowed, func(tx *store.Tx, o *store.Organization, i int, r driverRequest) (*store.Driver, error) {
+		if r.ID == nil {
+			return nil, badField(itemField(i, "id"), "is required")
+		}
+		d, err := orgDriver(tx, o, int64(*r.ID))
+		if err != nil {
+			return nil, itemError(i, err)
+		}
+		if d, err = fn(tx, d, r); err != nil {
+			return nil, itemError(i, err)
+		}
+		return d, nil
+	}, respond)
+}
+
+// writeDrivers runs write on every item of a drivers body, in one
+// transaction, after checking that the item names only the allowed members
+// (and organizationId) and the caller's organization. The organization's
+// devices get their configuration again, since it lists the drivers; the
+// drivers written are answered with respond.
+func (s *Server) writeDrivers(c *gin.Context, allowed []string,
+	write func(tx *store.Tx, o *store.Organization, i int, r driverRequest) (*store.Driver, error),
+	respond func(*gin.Context, []driverDTO)) {
 	items, err := decodeDrivers(c)
 	if err != nil {
 		s.fail(c, err)
@@ -239,15 +236,9 @@ func (s *Server) changeDrivers(c *gin.Context, allowed []string,
 			if err := bodyOrg(c, o, itemField(i, "organizationId"), r.OrganizationID); err != nil {
 				return err
 			}
-			if r.ID == nil {
-				return badField(itemField(i, "id"), "is required")
-			}
-			d, err := orgDriver(tx, o, int64(*r.ID))
+			d, err := write(tx, o, i, r)
 			if err != nil {
-				return itemError(i, err)
-			}
-			if d, err = fn(tx, d, r); err != nil {
-				return itemError(i, err)
+				return err
 			}
 			out = append(out, toDriverDTO(d, ""))
 		}
