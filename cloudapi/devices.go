@@ -150,10 +150,8 @@ func (s *Server) addDevice(c *gin.Context) {
 		if p.IsPartner() {
 			d.PartnerID = p.PartnerID
 		}
-		if d.GroupID != 0 {
-			if g, err := tx.Group(d.GroupID); err != nil || g.OrganizationID != o.ID {
-				return notFound(fmt.Sprintf("group %d", d.GroupID))
-			}
+		if err := checkDeviceGroup(tx, d); err != nil {
+			return err
 		}
 		if err := tx.AddDevice(d); err != nil {
 			return err
@@ -168,10 +166,34 @@ func (s *Server) addDevice(c *gin.Context) {
 	ok(c, out)
 }
 
+// checkDeviceGroup refuses, as not found, a group of the device that is
+// not of the device's organization; 0 is no group.
+func checkDeviceGroup(tx *store.Tx, d *store.Device) error {
+	if d.GroupID == 0 {
+		return nil
+	}
+	if g, err := tx.Group(d.GroupID); err != nil || g.OrganizationID != d.OrganizationID {
+		return notFound(fmt.Sprintf("group %d", d.GroupID))
+	}
+	return nil
+}
+
 // listOrganizationDevices handles GET /organizations/{orgId}/devices with
 // the filters groupId, name (part of the name) and imei. A partner sees only
 // its own devices in a shared organization; a scoped token only its scope.
 func (s *Server) listOrganizationDevices(c *gin.Context) {
+	s.listDevices(c, func(tx *store.Tx) (store.DeviceFilter, error) {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return store.DeviceFilter{}, err
+		}
+		return deviceFilter(principal(c), o.ID), nil
+	})
+}
+
+// listDevices answers a page of the devices the caller's filter (given by
+// scope) and the query filters select.
+func (s *Server) listDevices(c *gin.Context, scope func(tx *store.Tx) (store.DeviceFilter, error)) {
 	pg, err := s.page(c)
 	if err != nil {
 		s.fail(c, err)
@@ -180,12 +202,11 @@ func (s *Server) listOrganizationDevices(c *gin.Context) {
 	var out []deviceDTO
 	var total int
 	err = s.view(func(tx *store.Tx) error {
-		o, err := s.org(c, tx)
+		f, err := scope(tx)
 		if err != nil {
 			return err
 		}
-		f, err := narrowDevices(c, deviceFilter(principal(c), o.ID))
-		if err != nil {
+		if f, err = narrowDevices(c, f); err != nil {
 			return err
 		}
 		devices, n, err := tx.Devices(f, pg)
@@ -231,31 +252,9 @@ func narrowDevices(c *gin.Context, f store.DeviceFilter) (store.DeviceFilter, er
 // GET /partner-devices (partners only): the partner's devices in every
 // organization.
 func (s *Server) listPartnerDevices(c *gin.Context) {
-	pg, err := s.page(c)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	var out []deviceDTO
-	var total int
-	err = s.view(func(tx *store.Tx) error {
-		f, err := narrowDevices(c, store.DeviceFilter{PartnerID: principal(c).PartnerID})
-		if err != nil {
-			return err
-		}
-		devices, n, err := tx.Devices(f, pg)
-		if err != nil {
-			return err
-		}
-		total = n
-		out, err = s.toDeviceDTOs(tx, devices)
-		return err
+	s.listDevices(c, func(*store.Tx) (store.DeviceFilter, error) {
+		return store.DeviceFilter{PartnerID: principal(c).PartnerID}, nil
 	})
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	okPage(c, out, total, pg)
 }
 
 // getDevice handles GET /devices/{imei}.
@@ -338,10 +337,8 @@ func (s *Server) updateDevice(c *gin.Context) {
 		}
 		if req.GroupID != nil {
 			d.GroupID = max(*req.GroupID, 0)
-			if d.GroupID != 0 {
-				if g, err := tx.Group(d.GroupID); err != nil || g.OrganizationID != d.OrganizationID {
-					return notFound(fmt.Sprintf("group %d", d.GroupID))
-				}
+			if err := checkDeviceGroup(tx, d); err != nil {
+				return err
 			}
 		}
 		if req.ActivationStatus != nil && *req.ActivationStatus != d.Status {
