@@ -236,6 +236,7 @@ func TestInvalidDeviceMessagesRefused(t *testing.T) {
 		reason       string
 	}{
 		{"not json", protocol.TopicGPS, []byte("{"), 0x99, "JSON"},
+		{"data after the object", protocol.TopicStatus, []byte(`{"firmware":"3.12.1"} {"firmware":"x"}`), 0x99, "JSON"},
 		{"latitude out of range", protocol.TopicGPS, protocol.GPSBatch{Samples: []protocol.GPSSample{{Time: now, Lat: 91}}}, 0x99, "samples[0]: lat must be from -90 to 90"},
 		{"sample without time", protocol.TopicGPS, protocol.GPSBatch{Samples: []protocol.GPSSample{{Lat: 1}}}, 0x99, "samples[0]: time"},
 		{"event without id", protocol.TopicEvent, protocol.Event{Type: "button", Time: now}, 0x99, "id must"},
