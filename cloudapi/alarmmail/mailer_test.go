@@ -1,11 +1,8 @@
 package alarmmail
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
-	"net"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,114 +10,10 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/cloudapi/alarmmail/smtptest"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
 )
-
-// mail is one message the test SMTP server accepted.
-type mail struct {
-	from string
-	to   []string
-	data string
-}
-
-// smtpServer is a minimal SMTP server on 127.0.0.1:0 that keeps what it receives.
-type smtpServer struct {
-	ln     net.Listener
-	mu     sync.Mutex
-	mails  []mail
-	reject map[string]bool // recipients answered 550
-}
-
-func startSMTP(t *testing.T) *smtpServer {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &smtpServer{ln: ln, reject: map[string]bool{}}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go s.serve(c)
-		}
-	}()
-	return s
-}
-
-func (s *smtpServer) serve(c net.Conn) {
-	defer c.Close()
-	r := bufio.NewReader(c)
-	reply := func(line string) { fmt.Fprintf(c, "%s\r\n", line) }
-	reply("220 test ESMTP")
-	var m mail
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return
-		}
-		cmd := strings.ToUpper(strings.TrimSpace(line))
-		switch {
-		case strings.HasPrefix(cmd, "EHLO"), strings.HasPrefix(cmd, "HELO"):
-			reply("250 test")
-		case strings.HasPrefix(cmd, "MAIL FROM:"):
-			m = mail{from: strings.Trim(strings.TrimSpace(line)[10:], "<>")}
-			reply("250 OK")
-		case strings.HasPrefix(cmd, "RCPT TO:"):
-			to := strings.Trim(strings.TrimSpace(line)[8:], "<>")
-			s.mu.Lock()
-			rejected := s.reject[to]
-			s.mu.Unlock()
-			if rejected {
-				reply("550 no such user")
-				continue
-			}
-			m.to = append(m.to, to)
-			reply("250 OK")
-		case cmd == "DATA":
-			reply("354 go ahead")
-			var b strings.Builder
-			for {
-				l, err := r.ReadString('\n')
-				if err != nil {
-					return
-				}
-				if l == ".\r\n" {
-					break
-				}
-				b.WriteString(l)
-			}
-			m.data = b.String()
-			s.mu.Lock()
-			s.mails = append(s.mails, m)
-			s.mu.Unlock()
-			reply("250 queued")
-		case cmd == "QUIT":
-			reply("221 bye")
-			return
-		default:
-			reply("250 OK")
-		}
-	}
-}
-
-func (s *smtpServer) take() []mail {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := s.mails
-	s.mails = nil
-	return out
-}
-
-func (s *smtpServer) setReject(addr string, on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.reject[addr] = on
-}
 
 type clock struct {
 	mu sync.Mutex
@@ -135,7 +28,7 @@ func (c *clock) add(d time.Duration) {
 }
 
 func TestMailer(t *testing.T) {
-	srv := startSMTP(t)
+	srv := smtptest.Start(t)
 	clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	db, err := store.Open(filepath.Join(t.TempDir(), "fleetcam.db"), store.Options{Now: clk.now})
 	if err != nil {
@@ -181,15 +74,15 @@ func TestMailer(t *testing.T) {
 		}
 		return nil
 	})
-	m := New(Options{Store: db, SMTP: configs.SMTP{Addr: srv.ln.Addr().String(), From: "alarms@fleetcam.test"}})
-	run := func() map[string]mail {
+	m := New(Options{Store: db, SMTP: configs.SMTP{Addr: srv.Addr(), From: "alarms@fleetcam.test"}})
+	run := func() map[string]smtptest.Mail {
 		t.Helper()
 		if _, err := m.RunOnce(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		got := map[string]mail{}
-		for _, ml := range srv.take() {
-			got[strings.Join(ml.to, ",")] = ml
+		got := map[string]smtptest.Mail{}
+		for _, ml := range srv.Take() {
+			got[strings.Join(ml.To, ",")] = ml
 		}
 		return got
 	}
@@ -208,18 +101,18 @@ func TestMailer(t *testing.T) {
 		t.Fatalf("%d messages to %v, want 3 (not the other organization's recipient)", len(got), keys(got))
 	}
 	rec := got["recording@one.example"]
-	if !strings.Contains(rec.data, "Subject: [fleetcam] Alarm: Recording health test failed on Truck 1 (357660100000017)") ||
-		strings.Contains(rec.data, "SD card missing") || rec.from != "alarms@fleetcam.test" {
-		t.Fatalf("recording recipient's message:\n%s", rec.data)
+	if !strings.Contains(rec.Data, "Subject: [fleetcam] Alarm: Recording health test failed on Truck 1 (357660100000017)") ||
+		strings.Contains(rec.Data, "SD card missing") || rec.From != "alarms@fleetcam.test" {
+		t.Fatalf("recording recipient's message:\n%s", rec.Data)
 	}
 	health := got["health@one.example"]
 	for _, want := range []string{"3 new alarm(s)", "Recording health test failed", "SD card missing", "Power disconnected",
 		"Simulated:    yes", "Comment:      drill: cable pulled  Bcc: evil@example.com", "What to do:", "Fleet one"} {
-		if !strings.Contains(health.data, want) {
-			t.Fatalf("health recipient's message lacks %q:\n%s", want, health.data)
+		if !strings.Contains(health.Data, want) {
+			t.Fatalf("health recipient's message lacks %q:\n%s", want, health.Data)
 		}
 	}
-	if strings.Contains(health.data, "\r\nBcc:") {
+	if strings.Contains(health.Data, "\r\nBcc:") {
 		t.Fatal("a comment injected a header line")
 	}
 	if len(run()) != 0 {
@@ -234,26 +127,26 @@ func TestMailer(t *testing.T) {
 		_, _, err := tx.RaiseAlarm(otherDev, store.AlarmRecordingFailed, clk.now(), "")
 		return err
 	})
-	srv.setReject("ops@partner.example", true)
+	srv.Reject("ops@partner.example", true)
 	if _, err := m.RunOnce(context.Background()); err == nil {
 		t.Fatal("a rejected recipient did not report an error")
 	}
-	got = map[string]mail{}
-	for _, ml := range srv.take() {
-		got[strings.Join(ml.to, ",")] = ml
+	got = map[string]smtptest.Mail{}
+	for _, ml := range srv.Take() {
+		got[strings.Join(ml.To, ",")] = ml
 	}
-	if len(got) != 1 || got["fleet@two.example"].data == "" {
+	if len(got) != 1 || got["fleet@two.example"].Data == "" {
 		t.Fatalf("messages to %v, want only Fleet two's recipient", keys(got))
 	}
-	srv.setReject("ops@partner.example", false)
+	srv.Reject("ops@partner.example", false)
 	got = run()
-	if len(got) != 1 || !strings.Contains(got["ops@partner.example"].data, "2 new alarms") {
+	if len(got) != 1 || !strings.Contains(got["ops@partner.example"].Data, "2 new alarms") {
 		t.Fatalf("after the SMTP server recovered: %v", keys(got))
 	}
 	clk.add(time.Hour)
 	got = run()
-	if len(got) != 1 || !strings.Contains(got["health@one.example"].data, "Camera disconnected") ||
-		strings.Contains(got["health@one.example"].data, "SD card missing") {
+	if len(got) != 1 || !strings.Contains(got["health@one.example"].Data, "Camera disconnected") ||
+		strings.Contains(got["health@one.example"].Data, "SD card missing") {
 		t.Fatalf("after the hour: %v", keys(got))
 	}
 
@@ -263,7 +156,7 @@ func TestMailer(t *testing.T) {
 	}
 }
 
-func keys(m map[string]mail) []string {
+func keys(m map[string]smtptest.Mail) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)

@@ -1,24 +1,21 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/fleetcam/fleetcam/cloudapi/alarmmail/smtptest"
 	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/devicesim"
@@ -51,7 +48,7 @@ type fleetEnv struct {
 	imei string            // the device added last
 	dev  *devicesim.Device // its simulated dashcam, once connected
 	rcv  *receiver         // the webhook receiver, with withWebhooks
-	smtp *smtpSink         // the SMTP stand-in, with withSMTP
+	smtp *smtptest.Server  // the SMTP stand-in, with withSMTP
 
 	// setup runs after the organization is created, in option order.
 	setup []func()
@@ -68,8 +65,8 @@ func withConfig(tune func(*configs.Config)) envOption {
 // withSMTP starts an SMTP stand-in and sends fleetcam's alarm mail to it.
 func withSMTP() envOption {
 	return func(e *fleetEnv) {
-		e.smtp = startSMTPSink(e.t)
-		e.cfg.SMTP.Addr = e.smtp.addr()
+		e.smtp = smtptest.Start(e.t)
+		e.cfg.SMTP.Addr = e.smtp.Addr()
 		e.cfg.SMTP.PollInterval = 50 * time.Millisecond
 	}
 }
@@ -341,102 +338,4 @@ func (r *receiver) find(match func(map[string]any) bool) map[string]any {
 		}
 	}
 	return nil
-}
-
-// smtpSink is a minimal SMTP server on 127.0.0.1:0 that keeps the messages it accepts.
-type smtpSink struct {
-	ln      net.Listener
-	mu      sync.Mutex
-	mails   []sunkMail
-	arrived chan struct{}
-}
-
-// sunkMail is one accepted message.
-type sunkMail struct {
-	to   string
-	data string
-}
-
-// startSMTPSink starts an SMTP stand-in until the test ends.
-func startSMTPSink(t *testing.T) *smtpSink {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &smtpSink{ln: ln, arrived: make(chan struct{}, 16)}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go s.serve(c)
-		}
-	}()
-	return s
-}
-
-func (s *smtpSink) addr() string { return s.ln.Addr().String() }
-
-// serve speaks just enough SMTP to one client to accept its messages.
-func (s *smtpSink) serve(c net.Conn) {
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(30 * time.Second))
-	r := bufio.NewReader(c)
-	reply := func(line string) { fmt.Fprintf(c, "%s\r\n", line) }
-	reply("220 sink ESMTP")
-	var to string
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return
-		}
-		cmd := strings.ToUpper(strings.TrimSpace(line))
-		switch {
-		case strings.HasPrefix(cmd, "RCPT TO:"):
-			to = strings.Trim(strings.TrimSpace(line)[len("RCPT TO:"):], "<>")
-			reply("250 OK")
-		case cmd == "DATA":
-			reply("354 go ahead")
-			var b strings.Builder
-			for {
-				l, err := r.ReadString('\n')
-				if err != nil {
-					return
-				}
-				if l == ".\r\n" {
-					break
-				}
-				b.WriteString(l)
-			}
-			s.mu.Lock()
-			s.mails = append(s.mails, sunkMail{to: to, data: b.String()})
-			s.mu.Unlock()
-			select {
-			case s.arrived <- struct{}{}:
-			default:
-			}
-			reply("250 queued")
-		case cmd == "QUIT":
-			reply("221 bye")
-			return
-		default: // EHLO, MAIL FROM, RSET
-			reply("250 OK")
-		}
-	}
-}
-
-// await returns the first message, waiting up to 20 seconds.
-func (s *smtpSink) await(t *testing.T, what string) sunkMail {
-	t.Helper()
-	select {
-	case <-s.arrived:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.mails[0]
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleetcam/fleetcam/devicesim"
 	"github.com/fleetcam/fleetcam/store"
@@ -71,10 +72,10 @@ func TestDeviceHealthEndToEnd(t *testing.T) {
 		return b["messageType"] == "created" && dig(b, "data", "id") == float64(alarmID) &&
 			dig(b, "data", "alarmDefinitionId") == float64(store.AlarmSDCardFailing) && dig(b, "data", "imei") == e.imei
 	})
-	mail := e.smtp.await(t, "the alarm e-mail")
-	if mail.to != "fleet-manager@northwind.example" || !strings.Contains(mail.data, "Subject: [fleetcam] Alarm: SD card failing on Truck 12 ("+e.imei+")") ||
-		!strings.Contains(mail.data, fmt.Sprintf("Alarm %d: SD card failing", alarmID)) {
-		t.Fatalf("alarm e-mail to %s:\n%s", mail.to, mail.data)
+	mail := e.smtp.Await(t, "the alarm e-mail", 20*time.Second)
+	if strings.Join(mail.To, ",") != "fleet-manager@northwind.example" || !strings.Contains(mail.Data, "Subject: [fleetcam] Alarm: SD card failing on Truck 12 ("+e.imei+")") ||
+		!strings.Contains(mail.Data, fmt.Sprintf("Alarm %d: SD card failing", alarmID)) {
+		t.Fatalf("alarm e-mail to %v:\n%s", mail.To, mail.Data)
 	}
 
 	// Healthy again: the alarm closes by itself.
