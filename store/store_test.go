@@ -1,6 +1,8 @@
 package store
 
 import (
+	"encoding/binary"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -75,5 +77,60 @@ func TestAppendBucketsFillTheirPages(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// freelistInFile reports whether the newest meta page of the bbolt file at
+// path names a written free-page list (bbolt's meta layout: after the
+// 16-byte page header, magic, version, page size, flags, root bucket (16
+// bytes), freelist page id, high-water page id, transaction id).
+func freelistInFile(t *testing.T, path string) bool {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u64 := func(off int) uint64 { return binary.LittleEndian.Uint64(raw[off:]) }
+	pageSize := int(binary.LittleEndian.Uint32(raw[16+8:]))
+	newest, freelist := uint64(0), uint64(0)
+	for _, base := range []int{0, pageSize} {
+		if txid := u64(base + 16 + 48); txid >= newest {
+			newest, freelist = txid, u64(base+16+32)
+		}
+	}
+	return freelist != ^uint64(0)
+}
+
+// Commits do not write the free-page list while the store is open; Close
+// writes it, so the next Open reads it instead of walking the file.
+func TestFreelistWrittenOnlyAtClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fleetcam.db")
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, orgID := seed(t, db)
+	if freelistInFile(t, path) {
+		t.Fatal("a commit wrote the free-page list")
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !freelistInFile(t, path) {
+		t.Fatal("Close did not write the free-page list")
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	db, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.View(func(tx *Tx) error { _, err := tx.Organization(orgID); return err }); err != nil {
+		t.Fatalf("organization after reopening: %v", err)
+	}
+	if freelistInFile(t, path) {
+		t.Fatal("the free-page list is still named after reopening: commits would keep writing it")
 	}
 }
