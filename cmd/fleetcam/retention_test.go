@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 // The retention purge fleetcam starts keeps finished webhook deliveries for
@@ -70,11 +71,8 @@ func TestServePurgesTheDeliveryLogAfterTheConfiguredDays(t *testing.T) {
 		}
 		return err == nil
 	}
-	for deadline := time.Now().Add(10 * time.Second); found(old); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the delivery that finished 20 days ago is still in the log")
-		}
-	}
+	storetest.Eventually(t, "the purge of the delivery that finished 20 days ago", 10*time.Second, 10*time.Millisecond,
+		func() bool { return !found(old) })
 	if !found(recent) {
 		t.Fatal("the delivery that finished 5 days ago was purged")
 	}
