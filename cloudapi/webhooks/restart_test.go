@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"maps"
 	"net/http"
 	"sync"
 	"testing"
@@ -13,13 +14,9 @@ import (
 // the webhook-id of its first attempt.
 func TestRestartBetweenAttempts(t *testing.T) {
 	e := newEnv(t)
-	var mu sync.Mutex
-	seen := map[string]int{}
+	seen := newArrivals()
 	rc := newReceiver(t, func(_ int, r received, _ http.ResponseWriter) int {
-		mu.Lock()
-		defer mu.Unlock()
-		seen[r.id()]++
-		if seen[r.id()] == 1 {
+		if seen.add(r.id()) == 1 {
 			return http.StatusServiceUnavailable
 		}
 		return http.StatusOK
@@ -68,10 +65,7 @@ func TestRestartBetweenAttempts(t *testing.T) {
 		if !ids[d.WebhookID] {
 			t.Fatalf("delivery %d's webhook-id %s never reached the receiver", d.ID, d.WebhookID)
 		}
-		mu.Lock()
-		n := seen[d.WebhookID]
-		mu.Unlock()
-		if n < 2 {
+		if n := seen.of(d.WebhookID); n < 2 {
 			t.Fatalf("webhook-id %s arrived %d times; every message failed once first", d.WebhookID, n)
 		}
 	}
@@ -113,12 +107,9 @@ func TestStopMidDelivery(t *testing.T) {
 // consumed message stays in the store.
 func TestRestartAroundPruning(t *testing.T) {
 	e := newEnv(t)
-	var mu sync.Mutex
-	seen := map[string]int{}
+	seen := newArrivals()
 	rc := newReceiver(t, func(_ int, r received, _ http.ResponseWriter) int {
-		mu.Lock()
-		defer mu.Unlock()
-		seen[r.id()]++
+		seen.add(r.id())
 		return http.StatusOK
 	})
 	e.settings(func(s *store.WebhookSettings) { s.EventURLs = []string{rc.url("/")} })
@@ -168,9 +159,7 @@ func TestRestartAroundPruning(t *testing.T) {
 	if got := eventIDs(rc.requests()); got != devX+":1 "+devX+":2 "+devX+":3 "+devX+":4 "+devX+":5 "+devX+":6" {
 		t.Fatalf("received %s, want each event once in order", got)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	for id, n := range seen {
+	for id, n := range seen.all() {
 		if n != 1 {
 			t.Fatalf("webhook-id %s arrived %d times", id, n)
 		}
@@ -178,4 +167,34 @@ func TestRestartAroundPruning(t *testing.T) {
 	if len(e.deliveries(store.DeliveryFilter{})) != 6 {
 		t.Fatalf("%d deliveries, want 6", len(e.deliveries(store.DeliveryFilter{})))
 	}
+}
+
+// arrivals counts a receiver's requests per webhook-id.
+type arrivals struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func newArrivals() *arrivals { return &arrivals{n: map[string]int{}} }
+
+// add counts one more request for id and returns how many it has had.
+func (a *arrivals) add(id string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.n[id]++
+	return a.n[id]
+}
+
+// of returns how many requests id has had.
+func (a *arrivals) of(id string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.n[id]
+}
+
+// all returns a copy of every count.
+func (a *arrivals) all() map[string]int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return maps.Clone(a.n)
 }
