@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/hex"
 	"fmt"
@@ -86,14 +85,12 @@ func runLoad(ctx context.Context, f *flags, logger *slog.Logger, stdout, stderr 
 		fmt.Fprintf(stderr, "devicesim: %v\n", err)
 		return 2
 	}
-	var ackLog *ackWriter
-	if f.ackLog != "" {
-		file, err := os.OpenFile(f.ackLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			fmt.Fprintf(stderr, "devicesim: -ack-log: %v\n", err)
-			return 1
-		}
-		ackLog = &ackWriter{w: bufio.NewWriterSize(file, 1<<16), f: file}
+	ackLog, err := openAckLog(f.ackLog)
+	if err != nil {
+		fmt.Fprintf(stderr, "devicesim: -ack-log: %v\n", err)
+		return 1
+	}
+	if ackLog != nil {
 		opts.OnAck = ackLog.record
 	}
 	fleet, err := devicesim.NewLoadFleet(opts)
@@ -101,47 +98,15 @@ func runLoad(ctx context.Context, f *flags, logger *slog.Logger, stdout, stderr 
 		fmt.Fprintf(stderr, "devicesim: %v\n", err)
 		return 1
 	}
-	if f.duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, f.duration)
-		defer cancel()
-	}
 	mode := fmt.Sprintf("GPS %g fixes/s in batches of %d, events %g/s per device", f.gpsRate, opts.GPSBatch, f.eventRate)
 	if f.closedLoop {
 		mode = fmt.Sprintf("closed loop, GPS batches of %d, window %d", opts.GPSBatch, max(f.window, 1))
 	}
 	fmt.Fprintf(stderr, "devicesim: load mode, %d device(s) %s…%s → %s; %s\n",
 		f.devices, opts.IMEIs[0], opts.IMEIs[len(opts.IMEIs)-1], f.broker, mode)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
 	mem := &memorySampler{}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		mem.run(done, stats, f.devices)
-	}()
-	if f.progress > 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			progress(done, stderr, stats, f.devices, f.progress, true)
-		}()
-	}
-	_ = fleet.Run(ctx)
-	close(done)
-	wg.Wait()
-	if ackLog != nil {
-		if err := ackLog.close(); err != nil {
-			fmt.Fprintf(stderr, "devicesim: -ack-log: %v\n", err)
-		}
-	}
-	snap := stats.Snapshot()
-	loadSummary(stdout, snap, f.devices, mem.result())
-	if snap.FirstConnects < int64(f.devices) {
-		fmt.Fprintf(stderr, "devicesim: %d of %d devices never connected\n", int64(f.devices)-snap.FirstConnects, f.devices)
-		return 1
-	}
-	return 0
+	return drive(ctx, f, fleet, stats, ackLog, func(done <-chan struct{}) { mem.run(done, stats, f.devices) }, stderr,
+		func(s devicesim.Snapshot) { loadSummary(stdout, s, f.devices, mem.result()) })
 }
 
 // memory is the simulator's own footprint with its devices connected.

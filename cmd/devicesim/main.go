@@ -236,14 +236,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "devicesim: %v\n", err)
 		return 2
 	}
-	var ackLog *ackWriter
-	if f.ackLog != "" {
-		file, err := os.OpenFile(f.ackLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			fmt.Fprintf(stderr, "devicesim: -ack-log: %v\n", err)
-			return 1
-		}
-		ackLog = &ackWriter{w: bufio.NewWriterSize(file, 1<<16), f: file}
+	ackLog, err := openAckLog(f.ackLog)
+	if err != nil {
+		fmt.Fprintf(stderr, "devicesim: -ack-log: %v\n", err)
+		return 1
+	}
+	if ackLog != nil {
 		opts.Device.OnAck = ackLog.record
 	}
 	fleet, err := devicesim.NewFleet(opts)
@@ -251,15 +249,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "devicesim: %v\n", err)
 		return 1
 	}
+	fmt.Fprintf(stderr, "devicesim: %d device(s) %s…%s → %s (MQTT %s, firmware %s, route %s)\n",
+		f.devices, opts.IMEIs[0], opts.IMEIs[len(opts.IMEIs)-1], f.broker, f.mqtt, f.firmware, opts.Device.Route.Name)
+	return drive(ctx, f, fleet, stats, ackLog, nil, stderr, func(s devicesim.Snapshot) { summary(stdout, s, f.devices) })
+}
+
+// drive runs fleet until ctx ends or -duration passes, with progress lines
+// and beside (when set) running until it stops. It then closes the ack
+// log, prints the summary with report and answers the exit status: 1 when
+// a device never connected.
+func drive(ctx context.Context, f *flags, fleet interface{ Run(context.Context) error }, stats *devicesim.Stats,
+	ackLog *ackWriter, beside func(done <-chan struct{}), stderr io.Writer, report func(devicesim.Snapshot)) int {
 	if f.duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, f.duration)
 		defer cancel()
 	}
-	fmt.Fprintf(stderr, "devicesim: %d device(s) %s…%s → %s (MQTT %s, firmware %s, route %s)\n",
-		f.devices, opts.IMEIs[0], opts.IMEIs[len(opts.IMEIs)-1], f.broker, f.mqtt, f.firmware, opts.Device.Route.Name)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
+	if beside != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			beside(done)
+		}()
+	}
 	if f.progress > 0 {
 		wg.Add(1)
 		go func() {
@@ -276,7 +290,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	snap := stats.Snapshot()
-	summary(stdout, snap, f.devices)
+	report(snap)
 	if snap.FirstConnects < int64(f.devices) {
 		fmt.Fprintf(stderr, "devicesim: %d of %d devices never connected\n", int64(f.devices)-snap.FirstConnects, f.devices)
 		return 1
@@ -340,6 +354,18 @@ func summary(w io.Writer, s devicesim.Snapshot, n int) {
 
 // ms formats a latency in milliseconds.
 func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) + "ms" }
+
+// openAckLog opens the -ack-log file for appending; nil when path is empty.
+func openAckLog(path string) (*ackWriter, error) {
+	if path == "" {
+		return nil, nil
+	}
+	file, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &ackWriter{w: bufio.NewWriterSize(file, 1<<16), f: file}, nil
+}
 
 // ackWriter appends one line per acknowledged publish.
 type ackWriter struct {
