@@ -40,12 +40,7 @@ func (s *Server) listGroups(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	page, total := store.Paginate(groups, pg)
-	out := make([]groupDTO, 0, len(page))
-	for i := range page {
-		out = append(out, toGroupDTO(&page[i]))
-	}
-	okPage(c, out, total, pg)
+	okPageOf(c, groups, pg, toGroupDTO)
 }
 
 type createGroupRequest struct {

@@ -264,12 +264,7 @@ func (s *Server) listUsers(c *gin.Context, f store.UserFilter) {
 		s.fail(c, err)
 		return
 	}
-	users, total := store.Paginate(users, pg)
-	out := make([]userDTO, 0, len(users))
-	for i := range users {
-		out = append(out, toUserDTO(&users[i]))
-	}
-	okPage(c, out, total, pg)
+	okPageOf(c, users, pg, toUserDTO)
 }
 
 type resetPasswordRequest struct {
