@@ -363,7 +363,7 @@ func (e *env) metric(name string, want map[string]string) float64 {
 
 // rawClient speaks MQTT bytes directly, for MQTT 3.1.1 and malformed packets.
 type rawClient struct {
-	t       *testing.T
+	t       testing.TB
 	conn    net.Conn
 	r       *bufio.Reader
 	version byte
@@ -378,12 +378,17 @@ func (e *env) rawConnect(version byte, clientID, username, password string) (*ra
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { conn.Close() })
-	rc := &rawClient{t: e.t, conn: conn, r: bufio.NewReader(conn), version: version}
+	rc := newRawClient(e.t, conn, version)
 	rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect}, ProtocolVersion: version,
 		Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, Keepalive: 30,
 			ClientIdentifier: clientID, UsernameFlag: username != "", Username: []byte(username),
 			PasswordFlag: password != "", Password: []byte(password)}})
 	return rc, rc.read()
+}
+
+// newRawClient speaks MQTT protocol version (4 or 5) over conn.
+func newRawClient(tb testing.TB, conn net.Conn, version byte) *rawClient {
+	return &rawClient{t: tb, conn: conn, r: bufio.NewReader(conn), version: version}
 }
 
 func (rc *rawClient) write(pk packets.Packet) {
