@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
-	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/store"
@@ -122,21 +121,5 @@ func TestWillOutsideOwnTopicsRefused(t *testing.T) {
 	}
 	if n := len(victim.received(protocol.TopicCommand)); n != 0 {
 		t.Fatalf("victim received %d commands", n)
-	}
-}
-
-// No $SYS value stays retained: none is served to devices, and a retained
-// message would make every SUBSCRIBE search the topic tree for retained
-// messages.
-func TestSysTopicsNotRetained(t *testing.T) {
-	e := newEnv(t, nil)
-	if n := e.srv.mochi.Topics.Retained.Len(); n != 0 {
-		t.Fatalf("%d retained messages after start", n)
-	}
-	e.srv.mochi.Topics.RetainMessage(packets.Packet{TopicName: "$SYS/broker/uptime", Payload: []byte("1"),
-		FixedHeader: packets.FixedHeader{Type: packets.Publish, Retain: true}})
-	(&sysTopicsHook{s: e.srv}).OnSysInfoTick(nil)
-	if n := e.srv.mochi.Topics.Retained.Len(); n != 0 {
-		t.Fatalf("%d retained messages after a $SYS tick", n)
 	}
 }

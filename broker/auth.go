@@ -9,84 +9,57 @@ import (
 	"strconv"
 	"strings"
 
-	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/fleetcam/fleetcam/broker/mqttd"
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/store"
 )
 
-// refusal is a CONNACK answer: the MQTT 5 reason code and the MQTT 3.1.1
-// return code that says the same.
+// refusal is a CONNACK answer: the MQTT 5 reason code (the MQTT server
+// sends an MQTT 3.1.1 device the return code that says the same) and the
+// result label of fleetcam_mqtt_connects_total.
 type refusal struct {
-	v5     packets.Code
-	v3     byte
+	code   packets.Code
 	metric string
 }
 
 // CONNACK refusals (docs/device-protocol.md, "Reason codes").
 var (
-	refuseClientID      = refusal{packets.ErrClientIdentifierNotValid, 0x02, "bad_client_id"}
-	refuseCredentials   = refusal{packets.ErrBadUsernameOrPassword, 0x04, "bad_credentials"}
-	refuseNotAuthorized = refusal{packets.ErrNotAuthorized, 0x05, "not_authorized"}
-	refuseUnavailable   = refusal{packets.ErrServerUnavailable, 0x03, "server_unavailable"}
-	refuseRate          = refusal{packets.ErrConnectionRateExceeded, 0x03, "rate_limited"}
+	refuseClientID      = refusal{packets.ErrClientIdentifierNotValid, "bad_client_id"}
+	refuseCredentials   = refusal{packets.ErrBadUsernameOrPassword, "bad_credentials"}
+	refuseNotAuthorized = refusal{packets.ErrNotAuthorized, "not_authorized"}
+	refuseUnavailable   = refusal{packets.ErrServerUnavailable, "server_unavailable"}
+	refuseRate          = refusal{packets.ErrConnectionRateExceeded, "rate_limited"}
 )
 
-// authHook authenticates devices. It decides in OnConnect, where it can
-// answer with the precise CONNACK code, and OnConnectAuthenticate then
-// admits exactly the clients OnConnect accepted.
-type authHook struct {
-	mqtt.HookBase
-	s *Server
-}
-
-// ID names the hook.
-func (h *authHook) ID() string { return "fleetcam-auth" }
-
-// Provides lists the events the hook handles.
-func (h *authHook) Provides(b byte) bool {
-	return b == mqtt.OnConnect || b == mqtt.OnConnectAuthenticate
-}
-
-// OnConnect checks the rate limit and the device's credentials, refusing the
+// Connect checks the rate limit and the device's credentials, refusing the
 // connection with its reason code when they fail.
-func (h *authHook) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
+func (h deviceHandler) Connect(c *mqttd.Conn, pk *packets.Packet) error {
 	s := h.s
-	if !s.limiter.allow(cl.Net.Remote, s.now()) {
-		return s.refuse(cl, refuseRate, "connection rate exceeded")
+	if !s.limiter.allow(c.Remote(), s.now()) {
+		return s.refuse(c, refuseRate, "connection rate exceeded")
 	}
-	l, ref, why := s.authenticate(cl, pk)
+	l, ref, why := s.authenticate(c, pk)
 	if l == nil {
-		return s.refuse(cl, ref, why)
+		return s.refuse(c, ref, why)
 	}
 	s.links.admit(l)
 	return nil
 }
 
-// OnConnectAuthenticate admits the clients OnConnect accepted.
-func (h *authHook) OnConnectAuthenticate(cl *mqtt.Client, _ packets.Packet) bool {
-	return h.s.links.byClient(cl) != nil
-}
-
-// refuse sends a CONNACK with the refusal's code and returns it as the error
-// that ends the connection.
-func (s *Server) refuse(cl *mqtt.Client, r refusal, why string) error {
+// refuse counts and logs a refusal and returns its code, with which the
+// MQTT server answers the CONNECT.
+func (s *Server) refuse(c *mqttd.Conn, r refusal, why string) error {
 	s.metrics.connects.WithLabelValues(r.metric).Inc()
-	s.log.Info("device connection refused", "client", cl.ID, "remote", cl.Net.Remote, "code", r.v5.Code, "reason", why)
-	ack := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connack}, ReasonCode: r.v5.Code,
-		Properties: packets.Properties{ReasonString: r.v5.Reason}}
-	if cl.Properties.ProtocolVersion < 5 {
-		ack.ReasonCode = r.v3
-	}
-	_ = cl.WritePacket(ack)
-	return r.v5
+	s.log.Info("device connection refused", "client", c.ID(), "remote", c.Remote(), "code", r.code.Code, "reason", why)
+	return packets.Code{Code: r.code.Code, Reason: r.code.Reason}
 }
 
 // authenticate checks a CONNECT against the device's inventory entry and
 // credential. On success it returns the connection's link; on failure the
 // refusal and a reason for the log.
-func (s *Server) authenticate(cl *mqtt.Client, pk packets.Packet) (*link, refusal, string) {
+func (s *Server) authenticate(c *mqttd.Conn, pk *packets.Packet) (*link, refusal, string) {
 	imei := pk.Connect.ClientIdentifier
 	if !store.ValidIMEI(imei) {
 		return nil, refuseClientID, "client id is not an IMEI"
@@ -126,7 +99,7 @@ func (s *Server) authenticate(cl *mqtt.Client, pk packets.Packet) (*link, refusa
 		s.log.Error("read device credential", "imei", imei, "error", err)
 		return nil, refuseUnavailable, "store error"
 	}
-	l := newLink(cl, dev)
+	l := newLink(c, dev)
 	password := string(pk.Connect.Password)
 	switch {
 	case strings.HasPrefix(password, protocol.BootstrapPrefix):

@@ -27,7 +27,7 @@ func benchPublish(b *testing.B, suffix string, v any) {
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
-		job, _, code := s.ingestJob(l, suffix, pk)
+		job, _, code := s.ingestJob(l, suffix, &pk)
 		if job == nil || code != (packets.Code{}) {
 			b.Fatalf("refused: %v", code)
 		}

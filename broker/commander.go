@@ -194,6 +194,9 @@ func (s *Server) sendQueuedLocked(l *link) {
 			s.log.Error("send queued command", "imei", l.imei, "command", c.Name, "error", err)
 			return
 		}
+		if l.sent == nil {
+			l.sent = map[string]bool{}
+		}
 		l.sent[c.ID] = true
 		s.metrics.commands.WithLabelValues("queued_sent").Inc()
 	}
@@ -202,7 +205,7 @@ func (s *Server) sendQueuedLocked(l *link) {
 // publishCommand sends cmd with the MQTT 5 request/response properties; an
 // MQTT 3.1.1 device finds the same id in the payload.
 func (s *Server) publishCommand(imei string, cmd protocol.Command) error {
-	return s.publishJSON(protocol.Topic(imei, protocol.TopicCommand), cmd, &packets.Properties{
+	return s.publishJSON(imei, protocol.TopicCommand, cmd, &packets.Properties{
 		ResponseTopic:   protocol.Topic(imei, protocol.TopicReply),
 		CorrelationData: []byte(cmd.ID),
 	})

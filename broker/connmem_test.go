@@ -5,36 +5,50 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/fleetcam/fleetcam/broker/mqttd"
 )
 
-// BenchmarkMochiConnectionMemory measures what one idle connection costs a
-// bare mochi-mqtt server (no fleetcam hooks, no store) with fleetcam's
-// broker options, for the connection shape fleetcam's devices have:
-// CONNECT, one SUBSCRIBE to the device's down filter, one QoS 1 message
-// delivered and acknowledged. It is the floor under fleetbench's memory per
-// device (docs/performance.md, part 1):
+// BenchmarkConnectionMemory measures what one idle connection costs the
+// MQTT server alone (no fleetcam authentication, no store), for the
+// connection shape fleetcam's devices have: CONNECT, one SUBSCRIBE to the
+// device's down filter, one QoS 1 message delivered and acknowledged.
+// "mqttd" is fleetcam's server; "mochi" is a bare mochi-mqtt 2.7.9 server
+// with the options fleetcam used with it, kept as the baseline
+// (docs/performance.md, part 1):
 //
-//	go test -run '^$' -bench MochiConnectionMemory ./broker
+//	go test -run '^$' -bench ConnectionMemory ./broker
 //
 // The clients are raw TCP connections in this process, so the figures
 // include about half a KiB of heap per connection for the client side's
 // socket; they hold no goroutine.
-func BenchmarkMochiConnectionMemory(b *testing.B) {
-	for _, shape := range []string{"connect", "subscribe", "delivered"} {
-		b.Run(shape, func(b *testing.B) {
-			for b.Loop() {
-				stacks, heap := measureMochiConnections(b, 2000, shape)
-				b.ReportMetric(stacks, "stack-KiB/conn")
-				b.ReportMetric(heap, "heap-KiB/conn")
-			}
-		})
+func BenchmarkConnectionMemory(b *testing.B) {
+	for _, server := range []string{"mqttd", "mochi"} {
+		for _, shape := range []string{"connect", "subscribe", "delivered"} {
+			b.Run(server+"/"+shape, func(b *testing.B) {
+				for b.Loop() {
+					stacks, heap := measureConnections(b, server, 2000, shape)
+					b.ReportMetric(stacks, "stack-KiB/conn")
+					b.ReportMetric(heap, "heap-KiB/conn")
+				}
+			})
+		}
 	}
+}
+
+// benchServer is an MQTT server under measurement.
+type benchServer struct {
+	addr     string
+	publish  func(id, topic string) error
+	inflight func() int64
+	close    func()
 }
 
 // openHook lets every client connect and use every topic: the bare
@@ -48,16 +62,15 @@ func (*openHook) Provides(b byte) bool {
 func (*openHook) OnConnectAuthenticate(*mqtt.Client, packets.Packet) bool { return true }
 func (*openHook) OnACLCheck(*mqtt.Client, string, bool) bool              { return true }
 
-func measureMochiConnections(b *testing.B, n int, shape string) (stackKiB, heapKiB float64) {
+func startMochi(b *testing.B) benchServer {
 	caps := mqtt.NewDefaultServerCapabilities()
 	caps.MaximumClientWritesPending = 32
 	caps.MaximumQos, caps.RetainAvailable, caps.SharedSubAvailable, caps.TopicAliasMaximum = 1, 0, 0, 16
-	srv := mqtt.New(&mqtt.Options{Capabilities: caps, InlineClient: true, ClientNetReadBufferSize: clientReadBuffer,
+	srv := mqtt.New(&mqtt.Options{Capabilities: caps, InlineClient: true, ClientNetReadBufferSize: 512,
 		SysTopicResendInterval: 300, Logger: slog.New(slog.DiscardHandler)})
 	if err := srv.AddHook(&openHook{}, nil); err != nil {
 		b.Fatal(err)
 	}
-	srv.AddHook(&sysTopicsHook{s: &Server{mochi: srv}}, nil)
 	tcp := listeners.NewTCP(listeners.Config{ID: "bench", Address: "127.0.0.1:0"})
 	if err := srv.AddListener(tcp); err != nil {
 		b.Fatal(err)
@@ -65,8 +78,50 @@ func measureMochiConnections(b *testing.B, n int, shape string) (stackKiB, heapK
 	if err := srv.Serve(); err != nil {
 		b.Fatal(err)
 	}
-	defer srv.Close()
-	addr := tcp.Address()
+	return benchServer{addr: tcp.Address(),
+		publish:  func(_, topic string) error { return srv.Publish(topic, []byte(`{"version":1}`), false, 1) },
+		inflight: func() int64 { return atomic.LoadInt64(&srv.Info.Inflight) },
+		close:    func() { srv.Close() }}
+}
+
+// openHandler admits every client and lets it use every topic.
+type openHandler struct{}
+
+func (openHandler) Connect(*mqttd.Conn, *packets.Packet) error { return nil }
+func (openHandler) Online(*mqttd.Conn)                         {}
+func (openHandler) Ready(*mqttd.Conn)                          {}
+func (openHandler) Publish(*mqttd.Conn, *packets.Packet) error { return nil }
+func (openHandler) CanSubscribe(*mqttd.Conn, string) bool      { return true }
+func (openHandler) Subscribed(*mqttd.Conn)                     {}
+func (openHandler) Closed(*mqttd.Conn)                         {}
+
+func startMQTTD(b *testing.B) benchServer {
+	srv := mqttd.New(mqttd.Options{MaxPending: 32, TopicAliasMaximum: topicAliasMaximum,
+		Log: slog.New(slog.DiscardHandler)}, openHandler{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := srv.Serve("bench", ln); err != nil {
+		b.Fatal(err)
+	}
+	return benchServer{addr: ln.Addr().String(),
+		publish: func(id, topic string) error {
+			_, err := srv.Publish(id, topic, []byte(`{"version":1}`), nil)
+			return err
+		},
+		inflight: srv.Info().Inflight.Load,
+		close:    func() { srv.Close() }}
+}
+
+func measureConnections(b *testing.B, server string, n int, shape string) (stackKiB, heapKiB float64) {
+	var srv benchServer
+	if server == "mochi" {
+		srv = startMochi(b)
+	} else {
+		srv = startMQTTD(b)
+	}
+	defer srv.close()
 
 	before := settledMemory()
 	conns := make([]net.Conn, 0, n)
@@ -76,7 +131,7 @@ func measureMochiConnections(b *testing.B, n int, shape string) (stackKiB, heapK
 		}
 	}()
 	for i := range n {
-		c, err := net.Dial("tcp", addr)
+		c, err := net.Dial("tcp", srv.addr)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -97,7 +152,7 @@ func measureMochiConnections(b *testing.B, n int, shape string) (stackKiB, heapK
 		if shape == "subscribe" {
 			continue
 		}
-		if err := srv.Publish("fleetcam/"+id+"/down/config", []byte(`{"version":1}`), false, 1); err != nil {
+		if err := srv.publish(id, "fleetcam/"+id+"/down/config"); err != nil {
 			b.Fatal(err)
 		}
 		pk := expect(b, rc, packets.Publish)
@@ -105,7 +160,7 @@ func measureMochiConnections(b *testing.B, n int, shape string) (stackKiB, heapK
 	}
 	// Let the server finish with the last acknowledgements.
 	deadline := time.Now().Add(5 * time.Second)
-	for srv.Info.Inflight > 0 && time.Now().Before(deadline) {
+	for srv.inflight() > 0 && time.Now().Before(deadline) {
 		runtime.Gosched()
 	}
 	after := settledMemory()

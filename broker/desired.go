@@ -165,7 +165,7 @@ func (s *Server) pushConfigLocked(l *link) error {
 	if skip {
 		return nil
 	}
-	if err := s.publishJSON(protocol.Topic(l.imei, protocol.TopicConfig), cfg, nil); err != nil {
+	if err := s.publishJSON(l.imei, protocol.TopicConfig, cfg, nil); err != nil {
 		return err
 	}
 	l.pushed = cfg.Version
@@ -173,22 +173,16 @@ func (s *Server) pushConfigLocked(l *link) error {
 	return nil
 }
 
-// publishJSON publishes v at QoS 1 as the cloud, with props when set.
-func (s *Server) publishJSON(topic string, v any, props *packets.Properties) error {
+// publishJSON publishes v at QoS 1 to the device's down topic suffix, with
+// props when set. Nothing is sent unless the device's session subscribes
+// to the topic.
+func (s *Server) publishJSON(imei, suffix string, v any, props *packets.Properties) error {
+	topic := protocol.Topic(imei, suffix)
 	payload, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("broker: encode %s: %w", topic, err)
 	}
-	pk := packets.Packet{
-		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1},
-		TopicName:   topic,
-		Payload:     payload,
-		PacketID:    1, // the inline client never waits for acks, but validation wants an id
-	}
-	if props != nil {
-		pk.Properties = *props
-	}
-	if err := s.mochi.InjectPacket(s.cloud, pk); err != nil {
+	if _, err := s.mqtt.Publish(imei, topic, payload, props); err != nil {
 		return fmt.Errorf("broker: publish %s: %w", topic, err)
 	}
 	return nil

@@ -7,45 +7,30 @@ import (
 	"strings"
 	"time"
 
-	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/fleetcam/fleetcam/broker/mqttd"
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/store"
 )
 
-// ingestHook stores what devices publish. It runs in the device's read loop
-// and waits for its own message to be committed, so a QoS 1 PUBACK means
-// the message is on disk. Device messages are not forwarded to subscribers.
-type ingestHook struct {
-	mqtt.HookBase
-	s *Server
-}
-
-// ID names the hook.
-func (h *ingestHook) ID() string { return "fleetcam-ingest" }
-
-// Provides lists the events the hook handles.
-func (h *ingestHook) Provides(b byte) bool { return b == mqtt.OnPublish }
-
-// invalid is a device message the broker refuses: MQTT 5 QoS 1 publishers
-// get a PUBACK with code 0x99 and the reason; others are acknowledged and dropped.
+// invalid is a device message the broker refuses with code 0x99 and the
+// reason (see mqttd.Server for how each protocol version is answered).
 func invalid(format string, a ...any) packets.Code {
 	return packets.Code{Code: packets.ErrPayloadFormatInvalid.Code, Reason: fmt.Sprintf(format, a...)}
 }
 
-// OnPublish decodes a device message by topic, runs its write through the
-// group commit and returns once it is on disk.
-func (h *ingestHook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
-	if cl.Net.Inline {
-		return pk, nil
-	}
+// Publish stores what a device publishes. It runs in the device's read loop
+// and waits for its own message to be committed, so a QoS 1 PUBACK means
+// the message is on disk. A device publishes only to its own up/ topics;
+// its messages reach no other client.
+func (h deviceHandler) Publish(c *mqttd.Conn, pk *packets.Packet) error {
 	s := h.s
-	l := s.links.byClient(cl)
-	_, suffix, ok := protocol.SplitTopic(pk.TopicName)
-	if l == nil || !ok {
-		return pk, packets.ErrRejectPacket
+	l := s.links.byConn(c)
+	if l == nil || !topicAllowed(l.imei, pk.TopicName, true) {
+		return packets.ErrNotAuthorized
 	}
+	_, suffix, _ := protocol.SplitTopic(pk.TopicName)
 	job, after, code := s.ingestJob(l, suffix, pk)
 	if code == (packets.Code{}) {
 		err := s.commit(&l.dev, job)
@@ -57,31 +42,27 @@ func (h *ingestHook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Pack
 				after()
 			}
 			s.metrics.ingest.WithLabelValues(suffix, "stored").Inc()
-			return pk, packets.CodeSuccessIgnore
+			return nil
 		case errors.As(err, &bad):
 			code = bad
 		case errors.Is(err, store.ErrInvalid) || errors.Is(err, store.ErrNotFound):
 			code = invalid("%s", storeReason(err))
 		default:
-			// Not acknowledged: the device keeps the message and sends it
-			// again on its next connection.
+			// Not acknowledged: the MQTT server disconnects the device,
+			// which keeps the message and sends it again on its next connection.
 			s.metrics.ingest.WithLabelValues(suffix, "store_error").Inc()
 			s.log.Error("store device message; disconnecting the device", "imei", l.imei, "topic", suffix, "error", err)
-			_ = s.mochi.DisconnectClient(cl, packets.ErrImplementationSpecificError)
-			return pk, packets.ErrRejectPacket
+			return err
 		}
 	}
 	s.metrics.ingest.WithLabelValues(suffix, "invalid").Inc()
 	s.log.Warn("device message refused", "imei", l.imei, "topic", suffix, "reason", code.Reason)
-	if cl.Properties.ProtocolVersion == 5 && pk.FixedHeader.Qos > 0 {
-		return pk, code
-	}
-	return pk, packets.CodeSuccessIgnore
+	return code
 }
 
 // ingestJob decodes a message and returns the write that stores it and what
 // to do once it is committed, or the code refusing it.
-func (s *Server) ingestJob(l *link, suffix string, pk packets.Packet) (func(*store.Tx) error, func(), packets.Code) {
+func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*store.Tx) error, func(), packets.Code) {
 	var none packets.Code
 	switch suffix {
 	case protocol.TopicStatus:

@@ -3,87 +3,16 @@ package broker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/mochi-mqtt/server/v2/listeners"
-	"github.com/mochi-mqtt/server/v2/packets"
 	"golang.org/x/time/rate"
 )
-
-// connectTimeout bounds the wait for a new connection's TLS handshake and
-// CONNECT packet; mochi replaces the deadline with the keepalive once connected.
-const connectTimeout = 10 * time.Second
-
-// guardedListener wraps a mochi listener so that every connection runs under
-// guard: a panic in mochi's packet handling (v2.7.9 has no recover, and a
-// truncated MQTT 5 SUBSCRIBE panics it) closes that connection only.
-type guardedListener struct {
-	listeners.Listener
-	s *Server
-}
-
-// Serve starts the wrapped listener with the guarded establish function.
-func (g *guardedListener) Serve(establish listeners.EstablishFn) {
-	g.Listener.Serve(g.s.guard(establish))
-}
-
-// Close stops the wrapped listener, disconnecting its clients with the
-// broker's own function: mochi's (Clients.GetByListener) takes its read lock
-// twice and deadlocks against a client ending at the same moment.
-func (g *guardedListener) Close(_ listeners.CloseFn) {
-	g.Listener.Close(g.s.closeClients)
-}
-
-// closeClients disconnects the clients of listener id.
-func (s *Server) closeClients(id string) {
-	for _, cl := range s.mochi.Clients.GetAll() {
-		if cl.Net.Listener == id && !cl.Closed() {
-			_ = s.mochi.DisconnectClient(cl, packets.ErrServerShuttingDown)
-		}
-	}
-}
-
-// guard wraps the per-connection function of mochi.
-func (s *Server) guard(next listeners.EstablishFn) listeners.EstablishFn {
-	return func(id string, c net.Conn) (err error) {
-		_ = c.SetReadDeadline(time.Now().Add(connectTimeout))
-		defer func() {
-			l := s.links.forgetConn(c)
-			r := recover()
-			if r != nil {
-				s.metrics.panics.Inc()
-				s.log.Error("connection handler panicked; connection closed", "listener", id,
-					"remote", c.RemoteAddr().String(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-				_ = c.Close()
-				err = fmt.Errorf("broker: connection from %s: recovered panic: %v", c.RemoteAddr(), r)
-			}
-			if l == nil {
-				return
-			}
-			defer close(l.done)
-			// mochi skips its disconnect hook when a connection ends early
-			// (a failed CONNACK write, a panic): end the device's presence here.
-			s.disconnected(l.cl)
-			if r != nil {
-				s.afterPanic(l.cl)
-			}
-		}()
-		if err := next(id, c); err != nil {
-			// Ends of connections are routine; refusals and panics are
-			// logged where they happen.
-			s.log.Debug("connection ended", "listener", id, "remote", c.RemoteAddr().String(), "error", err)
-		}
-		return nil
-	}
-}
 
 // ipLimiter limits new connections per source address.
 type ipLimiter struct {
@@ -128,86 +57,51 @@ func (l *ipLimiter) sweep(now time.Time) {
 	}
 }
 
-// wsListener serves MQTT over WebSocket. Unlike mochi's own it binds in
-// Init, so an address with port 0 reports the port it got.
+// wsListener serves MQTT over WebSocket: each upgraded connection is
+// handed to serve, which runs it to its end.
 type wsListener struct {
-	id, address string
-	ln          net.Listener
-	srv         *http.Server
-	upgrader    websocket.Upgrader
-	log         *slog.Logger
-	establish   listeners.EstablishFn
-	mu          sync.Mutex
+	ln       net.Listener
+	srv      *http.Server
+	upgrader websocket.Upgrader
+	serve    func(net.Conn)
 }
 
-func newWSListener(id, address string) *wsListener {
-	return &wsListener{id: id, address: address, upgrader: websocket.Upgrader{
+// listenWS binds address and serves WebSocket upgrades on any path.
+func listenWS(address string, serve func(net.Conn), log *slog.Logger) (*wsListener, error) {
+	ln, err := net.Listen("tcp", address)
+	if err != nil {
+		return nil, err
+	}
+	l := &wsListener{ln: ln, serve: serve, upgrader: websocket.Upgrader{
 		Subprotocols: []string{"mqtt"},
 		// Devices are not browsers: there is no origin to check.
 		CheckOrigin: func(*http.Request) bool { return true },
 	}}
+	l.srv = &http.Server{Handler: http.HandlerFunc(l.handle), ReadHeaderTimeout: connectTimeout}
+	go func() {
+		if err := l.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("websocket listener stopped", "error", err)
+		}
+	}()
+	return l, nil
 }
 
-// ID names the listener.
-func (l *wsListener) ID() string { return l.id }
-
-// Protocol is "ws".
-func (l *wsListener) Protocol() string { return "ws" }
-
-// Address is the bound address once Init ran.
-func (l *wsListener) Address() string {
-	if l.ln != nil {
-		return l.ln.Addr().String()
-	}
-	return l.address
-}
-
-// Init binds the address.
-func (l *wsListener) Init(log *slog.Logger) error {
-	l.log = log
-	ln, err := net.Listen("tcp", l.address)
-	if err != nil {
-		return err
-	}
-	l.ln = ln
-	mux := http.NewServeMux()
-	mux.HandleFunc("/", l.handle)
-	l.srv = &http.Server{Handler: mux, ReadHeaderTimeout: connectTimeout}
-	return nil
-}
-
-// Serve accepts WebSocket upgrades until Close.
-func (l *wsListener) Serve(establish listeners.EstablishFn) {
-	l.mu.Lock()
-	l.establish = establish
-	l.mu.Unlock()
-	if err := l.srv.Serve(l.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		l.log.Error("websocket listener stopped", "error", err)
-	}
-}
+// Addr is the bound address.
+func (l *wsListener) Addr() string { return l.ln.Addr().String() }
 
 func (l *wsListener) handle(w http.ResponseWriter, r *http.Request) {
 	c, err := l.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return
 	}
-	defer c.Close()
-	l.mu.Lock()
-	establish := l.establish
-	l.mu.Unlock()
-	if err := establish(l.id, &wsConn{Conn: c.NetConn(), c: c}); err != nil {
-		l.log.Debug("websocket connection ended", "error", err)
-	}
+	l.serve(&wsConn{Conn: c.NetConn(), c: c})
 }
 
-// Close stops accepting and disconnects the listener's clients.
-func (l *wsListener) Close(closeClients listeners.CloseFn) {
-	closeClients(l.id)
-	if l.srv != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = l.srv.Shutdown(ctx)
-	}
+// Close stops accepting upgrades. The MQTT server ends the connections.
+func (l *wsListener) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = l.srv.Shutdown(ctx)
 }
 
 // wsConn carries MQTT bytes in binary WebSocket messages.

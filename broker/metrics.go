@@ -14,7 +14,6 @@ import (
 type metrics struct {
 	connects     *prometheus.CounterVec
 	disconnects  prometheus.Counter
-	panics       prometheus.Counter
 	bootstraps   prometheus.Counter
 	ingest       *prometheus.CounterVec
 	commands     *prometheus.CounterVec
@@ -30,8 +29,6 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 			Help: "Device connection attempts by result (accepted or the refusal)."}, []string{"result"}),
 		disconnects: prometheus.NewCounter(prometheus.CounterOpts{Name: "fleetcam_mqtt_disconnects_total",
 			Help: "Device connections that ended."}),
-		panics: prometheus.NewCounter(prometheus.CounterOpts{Name: "fleetcam_mqtt_connection_panics_total",
-			Help: "Connections closed because their packet handling panicked."}),
 		bootstraps: prometheus.NewCounter(prometheus.CounterOpts{Name: "fleetcam_mqtt_bootstraps_total",
 			Help: "Device tokens issued after a factory-key bootstrap."}),
 		ingest: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetcam_mqtt_ingest_messages_total",
@@ -47,29 +44,29 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 		batchErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "fleetcam_store_commit_errors_total",
 			Help: "Group-commit transactions that failed as a whole."}),
 	}
-	info := s.mochi.Info
-	gauge := func(name, help string, v *int64) prometheus.Collector {
+	info := s.mqtt.Info()
+	gauge := func(name, help string, v *atomic.Int64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help},
-			func() float64 { return float64(atomic.LoadInt64(v)) })
+			func() float64 { return float64(v.Load()) })
 	}
-	counter := func(name, help string, v *int64) prometheus.Collector {
+	counter := func(name, help string, v *atomic.Int64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
-			func() float64 { return float64(atomic.LoadInt64(v)) })
+			func() float64 { return float64(v.Load()) })
 	}
 	collectors := []prometheus.Collector{
-		m.connects, m.disconnects, m.panics, m.bootstraps, m.ingest, m.commands, m.configPushes,
+		m.connects, m.disconnects, m.bootstraps, m.ingest, m.commands, m.configPushes,
 		m.batchJobs, m.batchSeconds, m.batchErrors,
 		gauge("fleetcam_mqtt_clients_connected", "Clients connected to the broker.", &info.ClientsConnected),
 		gauge("fleetcam_mqtt_inflight_messages", "QoS 1 messages awaiting acknowledgement.", &info.Inflight),
 		gauge("fleetcam_mqtt_subscriptions", "Active subscriptions.", &info.Subscriptions),
-		counter("fleetcam_mqtt_messages_dropped_total", "Messages dropped because a client's write queue was full.", &info.MessagesDropped),
-		counter("fleetcam_mqtt_inflight_dropped_total", "QoS 1 messages dropped because a client's inflight quota was full.", &info.InflightDropped),
+		counter("fleetcam_mqtt_connection_panics_total", "Connections closed because their packet handling panicked.", &info.Panics),
+		counter("fleetcam_mqtt_messages_dropped_total", "Messages to devices dropped because a session held too many or a device could not take one.", &info.MessagesDropped),
 		counter("fleetcam_mqtt_messages_received_total", "PUBLISH packets received.", &info.MessagesReceived),
 		counter("fleetcam_mqtt_messages_sent_total", "PUBLISH packets sent.", &info.MessagesSent),
 		counter("fleetcam_mqtt_bytes_received_total", "Bytes received from clients.", &info.BytesReceived),
 		counter("fleetcam_mqtt_bytes_sent_total", "Bytes sent to clients.", &info.BytesSent),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fleetcam_mqtt_sessions",
-			Help: "Device sessions the broker holds, connected or not."}, func() float64 { return float64(s.mochi.Clients.Len() - 1) }),
+			Help: "Device sessions the broker holds, connected or not."}, func() float64 { return float64(s.mqtt.Sessions()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fleetcam_mqtt_devices_online",
 			Help: "Devices with an authenticated connection."}, func() float64 { return float64(s.links.online()) }),
 	}

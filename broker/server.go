@@ -1,5 +1,5 @@
-// Package broker is fleetcam's device link: an embedded MQTT broker
-// (mochi-mqtt) that authenticates dashcams, confines each to its own topics,
+// Package broker is fleetcam's device link: an embedded MQTT server
+// (broker/mqttd) that authenticates dashcams, confines each to its own topics,
 // tracks their presence, delivers their desired configuration and commands,
 // and stores what they publish through a group commit before acknowledging it.
 // docs/device-protocol.md is the wire contract it implements.
@@ -11,16 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
+	"net"
 	"sync"
 	"time"
 
-	mqtt "github.com/mochi-mqtt/server/v2"
-	"github.com/mochi-mqtt/server/v2/listeners"
-	"github.com/mochi-mqtt/server/v2/packets"
-	"github.com/mochi-mqtt/server/v2/system"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/fleetcam/fleetcam/broker/mqttd"
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
@@ -79,22 +76,30 @@ type Server struct {
 	master  []byte
 	limiter *ipLimiter
 
-	mochi   *mqtt.Server
-	cloud   *mqtt.Client // the inline client the cloud publishes with
+	mqtt    *mqttd.Server
 	links   *registry
 	replies *replyWaiters
 
 	mu        sync.Mutex
 	committer *store.Committer
-	addrs     map[string]listeners.Listener
+	addrs     map[string]string // bound address by listener id
+	ws        *wsListener
 	running   bool
 	stop      chan struct{}
 	wg        sync.WaitGroup
 }
 
-// clientReadBuffer is the size of each connection's read buffer (mochi's
-// default is 2 KiB).
-const clientReadBuffer = 512
+// Limits of the device link that are not settings.
+const (
+	// connectTimeout bounds the wait for a new connection's TLS handshake
+	// and CONNECT packet, and the wait for a connection taken over to end.
+	connectTimeout = 10 * time.Second
+	// writeTimeout bounds one write to a device; a device that reads
+	// nothing for that long is disconnected.
+	writeTimeout = 10 * time.Second
+	// topicAliasMaximum is the number of topic aliases a device may use.
+	topicAliasMaximum = 16
+)
 
 // Listener ids, also used in logs.
 const (
@@ -121,68 +126,21 @@ func New(cfg configs.Config, db *store.DB, log *slog.Logger, reg prometheus.Regi
 		return nil, fmt.Errorf("broker: devices.factoryMasterKey must be at least 32 hex characters")
 	}
 	m := cfg.MQTT
-	caps := mqtt.NewDefaultServerCapabilities()
-	caps.MaximumPacketSize = uint32(m.MaxPacketSize)
-	caps.MaximumInflight = uint16(m.MaxInflight)
-	caps.ReceiveMaximum = uint16(m.MaxInflight)
-	caps.MaximumClientWritesPending = int32(m.ClientWritesPending)
-	caps.MaximumSessionExpiryInterval = uint32(m.MaxSessionExpiry / time.Second)
-	caps.MaximumQos = 1
-	caps.RetainAvailable = 0
-	caps.SharedSubAvailable = 0
-	caps.TopicAliasMaximum = 16
 	s := &Server{
 		cfg: m, devices: cfg.Devices, db: db, log: log.With("component", "broker"), now: now, master: master,
 		limiter: newIPLimiter(m.ConnectRatePerIP, m.ConnectBurstPerIP),
 		links:   newRegistry(), replies: newReplyWaiters(),
-		addrs: map[string]listeners.Listener{},
+		addrs: map[string]string{},
 	}
-	s.mochi = mqtt.New(&mqtt.Options{
-		Capabilities: caps, InlineClient: true, Logger: s.log,
-		// $SYS values are dropped as soon as mochi publishes them
-		// (sysTopicsHook); the interval only bounds the work.
-		SysTopicResendInterval: 300,
-		// The read buffer is allocated per connection and held while it is
-		// idle; device messages are small, and a larger body is read
-		// straight into its own buffer.
-		ClientNetReadBufferSize: clientReadBuffer,
-	})
-	s.cloud = s.mochi.NewClient(nil, mqtt.LocalListener, "fleetcam-cloud", true)
+	s.mqtt = mqttd.New(mqttd.Options{
+		MaxPacketSize: m.MaxPacketSize, MaxInflight: m.MaxInflight, MaxPending: m.ClientWritesPending,
+		TopicAliasMaximum: topicAliasMaximum, MaxSessionExpiry: m.MaxSessionExpiry,
+		ConnectTimeout: connectTimeout, WriteTimeout: writeTimeout, Log: s.log, Now: now,
+	}, &deviceHandler{s: s})
 	if s.metrics, err = newMetrics(reg, s); err != nil {
 		return nil, err
 	}
-	for _, h := range []mqtt.Hook{&authHook{s: s}, &aclHook{s: s}, &sessionHook{s: s}, &ingestHook{s: s}, &sysTopicsHook{s: s}} {
-		if err := s.mochi.AddHook(h, nil); err != nil {
-			return nil, fmt.Errorf("broker: add hook %s: %w", h.ID(), err)
-		}
-	}
 	return s, nil
-}
-
-// sysTopicsHook drops the $SYS values mochi retains each time it publishes
-// them. fleetcam serves no $SYS topics (a device may subscribe only to its
-// own topics; operators read /metrics), and while any retained message
-// exists mochi walks the topic tree for retained messages on every
-// SUBSCRIBE, which was 8% of the server's CPU in a connection storm.
-type sysTopicsHook struct {
-	mqtt.HookBase
-	s *Server
-}
-
-// ID names the hook.
-func (h *sysTopicsHook) ID() string { return "fleetcam-sys-topics" }
-
-// Provides lists the events the hook handles.
-func (h *sysTopicsHook) Provides(b byte) bool { return b == mqtt.OnSysInfoTick }
-
-// OnSysInfoTick runs after mochi published and retained the $SYS values.
-func (h *sysTopicsHook) OnSysInfoTick(*system.Info) {
-	topics := h.s.mochi.Topics
-	for topic := range topics.Retained.GetAll() {
-		if strings.HasPrefix(topic, mqtt.SysPrefix) {
-			topics.RetainMessage(packets.Packet{TopicName: topic})
-		}
-	}
 }
 
 // Start binds the configured listeners, marks devices left online by a
@@ -200,32 +158,13 @@ func (s *Server) Start() error {
 	if err != nil {
 		return fmt.Errorf("broker: reset presence: %w", err)
 	}
-	ls := []listeners.Listener{listeners.NewTCP(listeners.Config{ID: listenerTCP, Address: s.cfg.Addr})}
-	if s.cfg.TLSAddr != "" {
-		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
-		if err != nil {
-			return fmt.Errorf("broker: mqtt.tlsCert/mqtt.tlsKey: %w", err)
-		}
-		ls = append(ls, listeners.NewTCP(listeners.Config{ID: listenerTLS, Address: s.cfg.TLSAddr,
-			TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}))
-	}
-	if s.cfg.WSAddr != "" {
-		ls = append(ls, newWSListener(listenerWS, s.cfg.WSAddr))
-	}
-	for _, l := range ls {
-		g := &guardedListener{Listener: l, s: s}
-		if err := s.mochi.AddListener(g); err != nil {
-			s.closeListeners()
-			return fmt.Errorf("broker: listen %s on %s: %w", l.ID(), l.Address(), err)
-		}
-		s.addrs[l.ID()] = g
-	}
 	s.committer = s.db.NewCommitter(store.CommitterOptions{
 		MaxBatch: s.cfg.CommitBatch, Delay: s.cfg.CommitDelay, OnBatch: s.metrics.observeBatch,
 	})
-	if err := s.mochi.Serve(); err != nil {
+	if err := s.listen(); err != nil {
+		s.closeListeners()
 		s.committer.Close()
-		return fmt.Errorf("broker: serve: %w", err)
+		return err
 	}
 	s.stop = make(chan struct{})
 	s.wg.Add(1)
@@ -234,10 +173,46 @@ func (s *Server) Start() error {
 	return nil
 }
 
-func (s *Server) closeListeners() {
-	for _, l := range s.addrs {
-		l.Close(func(string) {})
+// listen binds the configured listeners and serves them.
+func (s *Server) listen() error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("broker: listen tcp on %s: %w", s.cfg.Addr, err)
 	}
+	s.serve(listenerTCP, ln)
+	if s.cfg.TLSAddr != "" {
+		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
+		if err != nil {
+			return fmt.Errorf("broker: mqtt.tlsCert/mqtt.tlsKey: %w", err)
+		}
+		ln, err := net.Listen("tcp", s.cfg.TLSAddr)
+		if err != nil {
+			return fmt.Errorf("broker: listen tls on %s: %w", s.cfg.TLSAddr, err)
+		}
+		s.serve(listenerTLS, tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}))
+	}
+	if s.cfg.WSAddr != "" {
+		ws, err := listenWS(s.cfg.WSAddr, func(c net.Conn) { s.mqtt.ServeConn(listenerWS, c) }, s.log)
+		if err != nil {
+			return fmt.Errorf("broker: listen ws on %s: %w", s.cfg.WSAddr, err)
+		}
+		s.ws = ws
+		s.addrs[listenerWS] = ws.Addr()
+	}
+	return nil
+}
+
+func (s *Server) serve(id string, ln net.Listener) {
+	s.addrs[id] = ln.Addr().String()
+	_ = s.mqtt.Serve(id, ln)
+}
+
+// closeListeners stops accepting connections and ends the connected ones.
+func (s *Server) closeListeners() {
+	if s.ws != nil {
+		s.ws.Close()
+	}
+	_ = s.mqtt.Close()
 }
 
 // Close disconnects every device, stops the listeners and commits what is
@@ -251,9 +226,9 @@ func (s *Server) Close() error {
 	s.running = false
 	close(s.stop)
 	s.wg.Wait()
-	err := s.mochi.Close()
+	s.closeListeners()
 	s.committer.Close()
-	return err
+	return nil
 }
 
 // sweep drops idle per-address rate limiters.
@@ -283,10 +258,7 @@ func (s *Server) WSAddr() string { return s.addr(listenerWS) }
 func (s *Server) addr(id string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if l, ok := s.addrs[id]; ok {
-		return l.Address()
-	}
-	return ""
+	return s.addrs[id]
 }
 
 // commit runs fn through the group commit on behalf of a device and waits

@@ -2,14 +2,13 @@ package broker
 
 import (
 	"crypto/rand"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/fleetcam/fleetcam/broker/mqttd"
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -18,7 +17,7 @@ import (
 type link struct {
 	id       string // connection id, stored as DeviceLink.ConnectionID
 	imei     string
-	cl       *mqtt.Client
+	conn     *mqttd.Conn
 	dev      store.Device // inventory entry at connect time
 	legacy   bool
 	firmware string // from a legacy password, until the device reports status
@@ -30,8 +29,6 @@ type link struct {
 	pushed int64
 	// sent holds the queued commands delivered on this connection.
 	sent map[string]bool
-	// done is closed once mochi has finished with the connection.
-	done chan struct{}
 
 	// seen is when the device's latest message was stored (unix
 	// nanoseconds). The stored LastSeen is refreshed at most every
@@ -74,32 +71,26 @@ func (l *link) lastSeen() time.Time {
 	return time.Time{}
 }
 
-func newLink(cl *mqtt.Client, dev *store.Device) *link {
-	return &link{id: rand.Text(), imei: dev.IMEI, cl: cl, dev: *dev, pushed: -1, sent: map[string]bool{},
-		done: make(chan struct{})}
+func newLink(c *mqttd.Conn, dev *store.Device) *link {
+	return &link{id: rand.Text(), imei: dev.IMEI, conn: c, dev: *dev, pushed: -1}
 }
 
-// registry indexes the live links by mochi client, by device and by network
-// connection (the last for the panic guard, which only knows the net.Conn).
+// registry indexes the live links by connection and by device.
 type registry struct {
 	mu      sync.RWMutex
-	clients map[*mqtt.Client]*link
+	conns   map[*mqttd.Conn]*link
 	devices map[string]*link
-	conns   map[net.Conn]*link
 }
 
 func newRegistry() *registry {
-	return &registry{clients: map[*mqtt.Client]*link{}, devices: map[string]*link{}, conns: map[net.Conn]*link{}}
+	return &registry{conns: map[*mqttd.Conn]*link{}, devices: map[string]*link{}}
 }
 
 // admit records an authenticated connection.
 func (r *registry) admit(l *link) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.clients[l.cl] = l
-	if l.cl.Net.Conn != nil {
-		r.conns[l.cl.Net.Conn] = l
-	}
+	r.conns[l.conn] = l
 }
 
 // establish makes l the device's current connection.
@@ -109,16 +100,16 @@ func (r *registry) establish(l *link) {
 	r.devices[l.imei] = l
 }
 
-// drop forgets cl and reports its link and whether it was the device's
+// drop forgets c and reports its link and whether it was the device's
 // current connection.
-func (r *registry) drop(cl *mqtt.Client) (*link, bool) {
+func (r *registry) drop(c *mqttd.Conn) (*link, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	l := r.clients[cl]
+	l := r.conns[c]
 	if l == nil {
 		return nil, false
 	}
-	delete(r.clients, cl)
+	delete(r.conns, c)
 	current := r.devices[l.imei] == l
 	if current {
 		delete(r.devices, l.imei)
@@ -126,10 +117,10 @@ func (r *registry) drop(cl *mqtt.Client) (*link, bool) {
 	return l, current
 }
 
-func (r *registry) byClient(cl *mqtt.Client) *link {
+func (r *registry) byConn(c *mqttd.Conn) *link {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return r.clients[cl]
+	return r.conns[c]
 }
 
 func (r *registry) byIMEI(imei string) *link {
@@ -144,45 +135,20 @@ func (r *registry) online() int {
 	return len(r.devices)
 }
 
-// forgetConn drops the net.Conn index entry and returns its link, if any.
-func (r *registry) forgetConn(c net.Conn) *link {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	l := r.conns[c]
-	delete(r.conns, c)
-	return l
-}
+// deviceHandler is the broker's side of the MQTT server: authentication
+// (auth.go), access rules (acl.go), ingest (ingest.go) and the session
+// events below.
+type deviceHandler struct{ s *Server }
 
-// sessionHook follows each device session: presence on connect and
-// disconnect, and delivery of what waits for the device (token, desired
-// configuration, queued commands) once it is subscribed.
-type sessionHook struct {
-	mqtt.HookBase
-	s *Server
-}
-
-// ID names the hook.
-func (h *sessionHook) ID() string { return "fleetcam-sessions" }
-
-// Provides lists the events the hook handles.
-func (h *sessionHook) Provides(b byte) bool {
-	switch b {
-	case mqtt.OnSessionEstablish, mqtt.OnSessionEstablished, mqtt.OnSubscribed, mqtt.OnDisconnect:
-		return true
-	}
-	return false
-}
-
-// OnSessionEstablish records the device online (activating it on its first
+// Online records the device online (activating it on its first
 // connection) before the CONNACK goes out, so a connected device is online
-// in the store.
-func (h *sessionHook) OnSessionEstablish(cl *mqtt.Client, _ packets.Packet) {
+// in the store. Any earlier connection of the device has ended by now.
+func (h deviceHandler) Online(c *mqttd.Conn) {
 	s := h.s
-	l := s.links.byClient(cl)
+	l := s.links.byConn(c)
 	if l == nil {
 		return
 	}
-	s.takeOver(l)
 	s.links.establish(l)
 	s.metrics.connects.WithLabelValues("accepted").Inc()
 	if err := s.commit(&l.dev, func(tx *store.Tx) error { return s.markOnline(tx, l) }); err != nil {
@@ -190,45 +156,25 @@ func (h *sessionHook) OnSessionEstablish(cl *mqtt.Client, _ packets.Packet) {
 	}
 }
 
-// takeOver ends the device's previous connection and waits until mochi is
-// done with it before the new one proceeds. mochi's own takeover races: the
-// old connection's cleanup can delete the new client from its client map
-// (clean sessions), after which nothing is delivered to the device.
-func (s *Server) takeOver(l *link) {
-	old := s.links.byIMEI(l.imei)
-	if old == nil || old == l {
-		return
-	}
-	_ = s.mochi.DisconnectClient(old.cl, packets.ErrSessionTakenOver)
-	select {
-	case <-old.done:
-	case <-time.After(connectTimeout):
-		s.log.Warn("previous connection did not end in time", "imei", l.imei)
-	}
-}
-
-// OnSessionEstablished delivers what waits for the device when a resumed
-// session already holds its subscriptions.
-func (h *sessionHook) OnSessionEstablished(cl *mqtt.Client, _ packets.Packet) {
-	if l := h.s.links.byClient(cl); l != nil {
+// Ready delivers what waits for the device when a resumed session already
+// holds its subscriptions.
+func (h deviceHandler) Ready(c *mqttd.Conn) {
+	if l := h.s.links.byConn(c); l != nil {
 		h.s.deliver(l)
 	}
 }
 
-// OnSubscribed delivers what waits for the device on the topics it just subscribed to.
-func (h *sessionHook) OnSubscribed(cl *mqtt.Client, _ packets.Packet, _ []byte) {
-	if l := h.s.links.byClient(cl); l != nil {
+// Subscribed delivers what waits for the device on the topics it just subscribed to.
+func (h deviceHandler) Subscribed(c *mqttd.Conn) {
+	if l := h.s.links.byConn(c); l != nil {
 		h.s.deliver(l)
 	}
 }
 
-// OnDisconnect records the device offline unless a newer connection took over.
-func (h *sessionHook) OnDisconnect(cl *mqtt.Client, _ error, _ bool) {
-	h.s.disconnected(cl)
-}
-
-func (s *Server) disconnected(cl *mqtt.Client) {
-	l, current := s.links.drop(cl)
+// Closed records the device offline unless a newer connection took over.
+func (h deviceHandler) Closed(c *mqttd.Conn) {
+	s := h.s
+	l, current := s.links.drop(c)
 	if l == nil {
 		return
 	}
@@ -241,22 +187,6 @@ func (s *Server) disconnected(cl *mqtt.Client) {
 	s.committer.Submit(deviceActor(&l.dev), func(tx *store.Tx) error { return s.markOffline(tx, l) })
 }
 
-// afterPanic cleans up after a connection whose handler panicked: mochi
-// skipped its own session handling, so the broker does what it would have
-// done for a connection that ended.
-func (s *Server) afterPanic(cl *mqtt.Client) {
-	expire := (cl.Properties.ProtocolVersion == 5 && cl.Properties.Props.SessionExpiryInterval == 0) ||
-		(cl.Properties.ProtocolVersion < 5 && cl.Properties.Clean)
-	if !expire || cl.IsTakenOver() {
-		return
-	}
-	cl.ClearInflights()
-	s.mochi.UnsubscribeClient(cl)
-	if cur, ok := s.mochi.Clients.Get(cl.ID); ok && cur == cl {
-		s.mochi.Clients.Delete(cl.ID)
-	}
-}
-
 // markOnline records the connection and activates a device on its first one.
 func (s *Server) markOnline(tx *store.Tx, l *link) error {
 	dl, err := tx.DeviceLink(l.imei)
@@ -266,8 +196,8 @@ func (s *Server) markOnline(tx *store.Tx, l *link) error {
 	was := dl.Presence
 	now := tx.Now()
 	dl.Presence, dl.ConnectionID, dl.ConnectedAt, dl.LastSeen = store.PresenceOnline, l.id, now, now
-	dl.ProtocolVersion = int(l.cl.Properties.ProtocolVersion)
-	dl.RemoteAddr = l.cl.Net.Remote
+	dl.ProtocolVersion = int(l.conn.ProtocolVersion())
+	dl.RemoteAddr = l.conn.Remote()
 	dl.Legacy = l.legacy
 	if l.firmware != "" {
 		dl.Firmware = l.firmware
@@ -340,8 +270,7 @@ func (s *Server) emitPresence(tx *store.Tx, dev *store.Device, was, now string) 
 
 // subscribed reports whether the device imei is subscribed to topic.
 func (s *Server) subscribed(imei, topic string) bool {
-	_, ok := s.mochi.Topics.Subscribers(topic).Subscriptions[imei]
-	return ok
+	return s.mqtt.Subscribed(imei, topic)
 }
 
 // deliver sends the device what waits for it on the topics it is subscribed
@@ -350,11 +279,11 @@ func (s *Server) subscribed(imei, topic string) bool {
 func (s *Server) deliver(l *link) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.cl.Closed() {
+	if l.conn.Closed() {
 		return
 	}
 	if l.token != nil && s.subscribed(l.imei, protocol.Topic(l.imei, protocol.TopicToken)) {
-		if err := s.publishJSON(protocol.Topic(l.imei, protocol.TopicToken), l.token, nil); err != nil {
+		if err := s.publishJSON(l.imei, protocol.TopicToken, l.token, nil); err != nil {
 			s.log.Error("deliver device token", "imei", l.imei, "error", err)
 		}
 		l.token = nil
@@ -375,6 +304,6 @@ func (s *Server) Disconnect(imei string) bool {
 	if l == nil {
 		return false
 	}
-	_ = s.mochi.DisconnectClient(l.cl, packets.ErrAdministrativeAction)
+	l.conn.Close(packets.ErrAdministrativeAction)
 	return true
 }
