@@ -62,9 +62,11 @@ type MQTT struct {
 	TLSKey  string `yaml:"tlsKey"`
 	// MaxPacketSize bounds one MQTT packet in bytes.
 	MaxPacketSize int `yaml:"maxPacketSize"`
-	// MaxInflight bounds unacknowledged QoS 1/2 messages per device.
+	// MaxInflight is the Receive Maximum announced to devices and the most
+	// unacknowledged QoS 1 messages sent to a device at a time.
 	MaxInflight int `yaml:"maxInflight"`
-	// ClientWritesPending sizes each client's outbound queue.
+	// ClientWritesPending bounds the cloud messages a device's session
+	// holds beyond those in flight (quota used up, or device offline).
 	ClientWritesPending int `yaml:"clientWritesPending"`
 	// MaxSessionExpiry caps the session expiry a device may ask for.
 	MaxSessionExpiry time.Duration `yaml:"maxSessionExpiry"`
