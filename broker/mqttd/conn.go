@@ -72,9 +72,16 @@ func (c *Conn) Closed() bool {
 	return c.closed
 }
 
+// closeWriteTimeout bounds the DISCONNECT that Close sends, and any write
+// in progress when Close is called.
+const closeWriteTimeout = time.Second
+
 // Close ends the connection, first telling an MQTT 5 client why with a
 // DISCONNECT carrying code. It does not wait for the connection's goroutine.
 func (c *Conn) Close(code packets.Code) {
+	// A write blocked on a client that reads nothing holds the write lock:
+	// cut it short.
+	_ = c.nc.SetWriteDeadline(time.Now().Add(closeWriteTimeout))
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.closed {
@@ -85,7 +92,7 @@ func (c *Conn) Close(code packets.Code) {
 		if code.Code >= packets.ErrUnspecifiedError.Code {
 			pk.Properties.ReasonString = code.Reason
 		}
-		_ = c.writeLocked(&pk)
+		_ = c.writeLocked(&pk, closeWriteTimeout)
 	}
 	c.closed = true
 	_ = c.nc.Close()
@@ -284,7 +291,7 @@ func (c *Conn) open() bool {
 	ack.Properties.MaximumPacketSize = uint32(c.s.opts.MaxPacketSize)
 	ack.Properties.TopicAliasMaximum = c.s.opts.TopicAliasMaximum
 	c.wmu.Lock()
-	err = c.writeLocked(&ack)
+	err = c.writeLocked(&ack, c.s.opts.WriteTimeout)
 	c.connacked = err == nil
 	c.wmu.Unlock()
 	if err != nil {
@@ -500,14 +507,14 @@ func (c *Conn) writePublish(m *message, dup bool) error {
 func (c *Conn) write(pk *packets.Packet) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	return c.writeLocked(pk)
+	return c.writeLocked(pk, c.s.opts.WriteTimeout)
 }
 
 var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// writeLocked encodes and writes pk. A failed write closes the
-// connection. The caller holds c.wmu.
-func (c *Conn) writeLocked(pk *packets.Packet) error {
+// writeLocked encodes pk and writes it within timeout. A failed write
+// closes the connection. The caller holds c.wmu.
+func (c *Conn) writeLocked(pk *packets.Packet, timeout time.Duration) error {
 	if c.closed {
 		return net.ErrClosed
 	}
@@ -547,7 +554,7 @@ func (c *Conn) writeLocked(pk *packets.Packet) error {
 	if c.maxOut > 0 && buf.Len() > int(c.maxOut) {
 		return errTooLargeForClient
 	}
-	_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.WriteTimeout))
+	_ = c.nc.SetWriteDeadline(time.Now().Add(timeout))
 	n, err := c.nc.Write(buf.Bytes())
 	c.s.info.BytesSent.Add(int64(n))
 	if err != nil {
