@@ -32,6 +32,7 @@ type session struct {
 
 	mu        sync.Mutex
 	conn      *Conn // the current connection; nil while the client is offline
+	connacked bool  // the current connection's CONNACK went out: messages may be written
 	subs      []subscription
 	inflight  []*message // sent and not acknowledged, oldest first
 	pending   []*message // waiting for the client's receive quota or its next connection
@@ -67,7 +68,7 @@ func (s *Server) attach(c *Conn, clean bool) (*session, bool, error) {
 			}
 			expired := !ss.expiresAt.IsZero() && s.opts.Now().After(ss.expiresAt)
 			if !clean && !expired {
-				ss.conn, ss.expiresAt, ss.quota = c, time.Time{}, c.quota()
+				ss.conn, ss.connacked, ss.expiresAt, ss.quota = c, false, time.Time{}, c.quota()
 				ss.mu.Unlock()
 				s.mu.Unlock()
 				return ss, true, nil
@@ -119,7 +120,7 @@ func (ss *session) publish(msg *message) (bool, error) {
 	if ss.gone || !ss.matches(msg.topic) {
 		return false, nil
 	}
-	if ss.conn != nil && len(ss.pending) == 0 && len(ss.inflight) < ss.quota {
+	if ss.conn != nil && ss.connacked && len(ss.pending) == 0 && len(ss.inflight) < ss.quota {
 		return true, ss.sendLocked(msg)
 	}
 	if len(ss.pending) >= ss.s.opts.MaxPending {
@@ -171,13 +172,15 @@ func (ss *session) inFlight(id uint16) bool {
 	return ss.inflightLocked(id)
 }
 
-// resume sends what was in flight again (DUP set), then what waits.
+// resume sends what was in flight again (DUP set), then what waits. It
+// runs once the CONNACK went out; until then messages wait.
 func (ss *session) resume(c *Conn) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.conn != c {
 		return
 	}
+	ss.connacked = true
 	for _, m := range ss.inflight {
 		if err := c.writePublish(m, true); err != nil {
 			return
@@ -188,7 +191,7 @@ func (ss *session) resume(c *Conn) {
 
 // fillLocked sends waiting messages while the receive quota allows.
 func (ss *session) fillLocked() {
-	for ss.conn != nil && len(ss.pending) > 0 && len(ss.inflight) < ss.quota {
+	for ss.conn != nil && ss.connacked && len(ss.pending) > 0 && len(ss.inflight) < ss.quota {
 		msg := ss.pending[0]
 		ss.pending[0] = nil
 		ss.pending = ss.pending[1:]
