@@ -121,7 +121,10 @@ func (ss *session) publish(msg *message) (bool, error) {
 		return false, nil
 	}
 	if ss.conn != nil && ss.connacked && len(ss.pending) == 0 && len(ss.inflight) < ss.quota {
-		return true, ss.sendLocked(msg)
+		if err := ss.sendLocked(msg); err != nil {
+			return false, err
+		}
+		return true, nil
 	}
 	if len(ss.pending) >= ss.s.opts.MaxPending {
 		ss.s.info.MessagesDropped.Add(1)
