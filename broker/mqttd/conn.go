@@ -231,7 +231,9 @@ func (c *Conn) open() bool {
 	if err := pk.ConnectDecode(body); err != nil {
 		return false
 	}
+	c.wmu.Lock() // Close, from any goroutine, reads it
 	c.version = pk.ProtocolVersion
+	c.wmu.Unlock()
 	code := pk.ConnectValidate()
 	switch {
 	case code != packets.CodeSuccess:
