@@ -263,6 +263,9 @@ func (s *Server) Close() error {
 // it (up to MaxPending) for its next connection. It reports whether a
 // matching session took the message.
 func (s *Server) Publish(id, topic string, payload []byte, props *packets.Properties) (bool, error) {
+	if s.isClosed() {
+		return false, ErrClosed
+	}
 	ss := s.session(id)
 	if ss == nil {
 		return false, nil
