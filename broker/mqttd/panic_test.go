@@ -1,0 +1,120 @@
+package mqttd
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/mochi-mqtt/server/v2/packets"
+)
+
+// bystander is a connected client that checks it is still served.
+type bystander struct{ rc *rawClient }
+
+func (e *env) bystander() *bystander {
+	e.t.Helper()
+	rc, _ := e.rawConnect(5, "bystander", nil)
+	return &bystander{rc: rc}
+}
+
+func (b *bystander) check(pid uint16) {
+	b.rc.t.Helper()
+	b.rc.publish("bystander/up", "still here", 1, pid)
+	if ack := b.rc.expect(packets.Puback); ack.PacketID != pid || ack.ReasonCode != 0 {
+		b.rc.t.Fatalf("bystander: PUBACK id %d reason 0x%02X", ack.PacketID, ack.ReasonCode)
+	}
+}
+
+func TestHandlerPanicClosesOnlyThatConnection(t *testing.T) {
+	cases := []struct {
+		kind    string
+		trigger func(rc *rawClient)
+		connack bool // the CONNACK went out before the panic
+	}{
+		{"publish", func(rc *rawClient) { rc.publish("cam/up", "x", 1, 1) }, true},
+		{"cansubscribe", func(rc *rawClient) {
+			rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Subscribe}, PacketID: 1,
+				Filters: packets.Subscriptions{{Filter: "cam/down", Qos: 1}}})
+		}, true},
+		{"subscribed", func(rc *rawClient) { rc.subscribe(1, "cam/down") }, true},
+		{"ready", func(*rawClient) {}, true},
+		{"online", func(*rawClient) {}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.kind, func(t *testing.T) {
+			e := newEnv(t, Options{})
+			b := e.bystander()
+			e.h.panicOn(tc.kind, "cam", true)
+			rc := e.raw(5)
+			rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
+				Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, Keepalive: 30, ClientIdentifier: "cam"}})
+			if tc.connack {
+				if ack := rc.expect(packets.Connack); ack.ReasonCode != 0 {
+					t.Fatalf("CONNACK reason 0x%02X", ack.ReasonCode)
+				}
+				tc.trigger(rc)
+				rc.endedWith(packets.ErrImplementationSpecificError)
+			} else if got := rc.ended(); len(got) != 0 {
+				t.Fatalf("got %s before the connection ended, want nothing", packets.PacketNames[got[0].FixedHeader.Type])
+			}
+			e.h.await(t, "closed", "cam", 1)
+			if n := e.srv.Info().Panics.Load(); n != 1 {
+				t.Errorf("Panics = %d, want 1", n)
+			}
+			e.settle(1)
+			if n := e.srv.Info().ClientsConnected.Load(); n != 1 {
+				t.Errorf("ClientsConnected = %d, want the bystander only", n)
+			}
+			b.check(1)
+
+			// The server accepts new connections as before.
+			e.h.panicOn(tc.kind, "cam", false)
+			rc, ack := e.rawConnect(5, "cam", nil)
+			if ack.ReasonCode != 0 {
+				t.Fatalf("reconnect: CONNACK reason 0x%02X", ack.ReasonCode)
+			}
+			rc.subscribe(1, "cam/down")
+		})
+	}
+}
+
+func TestConnectPanic(t *testing.T) {
+	for _, version := range []byte{5, 4} {
+		t.Run(fmt.Sprintf("v%d", version), func(t *testing.T) {
+			e := newEnv(t, Options{})
+			b := e.bystander()
+			e.h.panicOn("connect", "cam", true)
+			rc := e.raw(version)
+			rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
+				Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, ClientIdentifier: "cam"}})
+			if got := rc.ended(); len(got) != 0 {
+				t.Fatalf("got %d packets from a connection whose Connect panicked", len(got))
+			}
+			e.settle(1)
+			if n := e.srv.Info().Panics.Load(); n != 1 {
+				t.Errorf("Panics = %d, want 1", n)
+			}
+			if n := len(e.h.all("closed", "cam")); n != 0 {
+				t.Errorf("Closed called %d times for a connection never admitted", n)
+			}
+			if e.srv.Sessions() != 1 {
+				t.Errorf("Sessions = %d, want the bystander's only", e.srv.Sessions())
+			}
+			b.check(1)
+		})
+	}
+}
+
+func TestDecodingPanic(t *testing.T) {
+	// An MQTT 5 SUBSCRIBE whose last filter lacks its options byte makes
+	// mochi's decoder index past the packet.
+	e := newEnv(t, Options{})
+	b := e.bystander()
+	rc, _ := e.rawConnect(5, "cam", nil)
+	rc.writeBytes([]byte{0x82, 0x06, 0x00, 0x01, 0x00, 0x00, 0x01, 't'})
+	rc.endedWith(packets.ErrImplementationSpecificError)
+	e.h.await(t, "closed", "cam", 1)
+	if n := e.srv.Info().Panics.Load(); n != 1 {
+		t.Errorf("Panics = %d, want 1", n)
+	}
+	b.check(1)
+}

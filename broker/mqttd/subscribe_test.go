@@ -1,0 +1,222 @@
+package mqttd
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/eclipse/paho.golang/paho"
+	"github.com/mochi-mqtt/server/v2/packets"
+)
+
+// subscribeQos sends one SUBSCRIBE with a filter per entry of subs, each
+// at its QoS, and returns the SUBACK's reason codes.
+func (rc *rawClient) subscribeQos(pid uint16, subs []packets.Subscription) []byte {
+	rc.t.Helper()
+	rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Subscribe}, PacketID: pid, Filters: subs})
+	ack := rc.expect(packets.Suback)
+	if ack.PacketID != pid {
+		rc.t.Fatalf("SUBACK for packet %d, want %d", ack.PacketID, pid)
+	}
+	return ack.ReasonCodes
+}
+
+func TestSubscribeGrants(t *testing.T) {
+	subs := []packets.Subscription{
+		{Filter: "cam/q0", Qos: 0},
+		{Filter: "cam/q1", Qos: 1},
+		{Filter: "cam/+/q2", Qos: 2},
+		{Filter: "a/#/b", Qos: 1},
+		{Filter: "a+", Qos: 1},
+		{Filter: "cam/secret/#", Qos: 1},
+		{Filter: "x#", Qos: 0},
+	}
+	cases := []struct {
+		version byte
+		want    []byte
+	}{
+		{5, []byte{0, 1, 1, 0x8F, 0x8F, 0x87, 0x8F}},
+		{4, []byte{0, 1, 1, 0x80, 0x80, 0x80, 0x80}},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("v%d", tc.version), func(t *testing.T) {
+			e := newEnv(t, Options{})
+			e.h.set(func(h *handler) { h.denied["cam/secret/#"] = true })
+			rc, _ := e.rawConnect(tc.version, "cam", nil)
+			if got := rc.subscribeQos(1, subs); !bytes.Equal(got, tc.want) {
+				t.Errorf("SUBACK codes % X, want % X", got, tc.want)
+			}
+			rc.sync() // Subscribed runs after the SUBACK went out
+			if n := len(e.h.all("subscribed", "cam")); n != 1 {
+				t.Errorf("Subscribed called %d times, want 1", n)
+			}
+			// The handler is asked about valid filters only.
+			var asked []string
+			for _, ev := range e.h.all("cansubscribe", "cam") {
+				asked = append(asked, ev.topic)
+			}
+			if fmt.Sprint(asked) != "[cam/q0 cam/q1 cam/+/q2 cam/secret/#]" {
+				t.Errorf("CanSubscribe asked about %v", asked)
+			}
+			if n := e.srv.Info().Subscriptions.Load(); n != 3 {
+				t.Errorf("Subscriptions = %d, want 3", n)
+			}
+			for topic, want := range map[string]bool{"cam/q0": true, "cam/q1": true, "cam/x/q2": true, "cam/secret/a": false, "a/x/b": false} {
+				if got := e.srv.Subscribed("cam", topic); got != want {
+					t.Errorf("Subscribed(cam, %q) = %v, want %v", topic, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestSubscribedOnlyWhenGranted(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.h.set(func(h *handler) { h.denied["cam/secret"] = true })
+	rc, _ := e.rawConnect(5, "cam", nil)
+	if got := rc.subscribe(1, "cam/secret", "a/#/b"); !bytes.Equal(got.ReasonCodes, []byte{0x87, 0x8F}) {
+		t.Fatalf("SUBACK codes % X", got.ReasonCodes)
+	}
+	rc.sync()
+	if n := len(e.h.all("subscribed", "cam")); n != 0 {
+		t.Errorf("Subscribed called %d times for a SUBACK that granted nothing", n)
+	}
+	if e.srv.Info().Subscriptions.Load() != 0 || e.srv.Subscribed("cam", "cam/secret") {
+		t.Error("a refused filter was kept")
+	}
+	rc.subscribe(2, "cam/ok")
+	rc.sync()
+	if n := len(e.h.all("subscribed", "cam")); n != 1 {
+		t.Errorf("Subscribed called %d times, want 1", n)
+	}
+}
+
+func TestSubscribeWithPaho(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.h.set(func(h *handler) { h.denied["cam/secret"] = true })
+	pc := e.mustPaho("cam", nil)
+	if got := pc.subscribe("cam/down", "cam/secret"); !bytes.Equal(got, []byte{1, 0x87}) {
+		t.Errorf("SUBACK codes % X, want 01 87", got)
+	}
+	e.h.await(t, "subscribed", "cam", 1)
+}
+
+func TestServerSubscribedFollowsWildcards(t *testing.T) {
+	e := newEnv(t, Options{})
+	rc, _ := e.rawConnect(5, "cam", nil)
+	rc.subscribe(1, "dev/+/cmd", "x/#", "exact/topic")
+	cases := map[string]bool{
+		"dev/1/cmd":   true,
+		"dev//cmd":    true,
+		"dev/1/2/cmd": false,
+		"dev/1":       false,
+		"x":           true,
+		"x/y":         true,
+		"x/y/z":       true,
+		"xy":          false,
+		"exact/topic": true,
+		"exact":       false,
+		"other":       false,
+	}
+	for topic, want := range cases {
+		if got := e.srv.Subscribed("cam", topic); got != want {
+			t.Errorf("Subscribed(cam, %q) = %v, want %v", topic, got, want)
+		}
+	}
+	if e.srv.Subscribed("nobody", "x") {
+		t.Error("Subscribed reports a subscription of an unknown client")
+	}
+}
+
+func TestResubscribeKeepsOneSubscription(t *testing.T) {
+	e := newEnv(t, Options{})
+	rc, _ := e.rawConnect(5, "cam", nil)
+	rc.subscribe(1, "cam/a")
+	rc.subscribe(2, "cam/a")
+	if n := e.srv.Info().Subscriptions.Load(); n != 1 {
+		t.Errorf("Subscriptions = %d after subscribing twice to one filter, want 1", n)
+	}
+}
+
+// unsubscribe sends an UNSUBSCRIBE of filters and returns the UNSUBACK.
+func (rc *rawClient) unsubscribe(pid uint16, filters ...string) packets.Packet {
+	rc.t.Helper()
+	pk := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Unsubscribe}, PacketID: pid}
+	for _, f := range filters {
+		pk.Filters = append(pk.Filters, packets.Subscription{Filter: f})
+	}
+	rc.write(pk)
+	ack := rc.expect(packets.Unsuback)
+	if ack.PacketID != pid {
+		rc.t.Fatalf("UNSUBACK for packet %d, want %d", ack.PacketID, pid)
+	}
+	return ack
+}
+
+func TestUnsubscribe(t *testing.T) {
+	for _, version := range []byte{5, 4} {
+		t.Run(fmt.Sprintf("v%d", version), func(t *testing.T) {
+			e := newEnv(t, Options{})
+			rc, _ := e.rawConnect(version, "cam", nil)
+			rc.subscribe(1, "cam/a", "cam/b/#")
+			ack := rc.unsubscribe(2, "cam/b/#", "cam/never")
+			if version == 5 && !bytes.Equal(ack.ReasonCodes, []byte{0x00, 0x11}) {
+				t.Errorf("UNSUBACK codes % X, want 00 11", ack.ReasonCodes)
+			}
+			if e.srv.Subscribed("cam", "cam/b/c") || !e.srv.Subscribed("cam", "cam/a") {
+				t.Error("unsubscribe removed the wrong filter")
+			}
+			if n := e.srv.Info().Subscriptions.Load(); n != 1 {
+				t.Errorf("Subscriptions = %d, want 1", n)
+			}
+		})
+	}
+
+	// paho reads the codes too.
+	e := newEnv(t, Options{})
+	pc := e.mustPaho("cam", nil)
+	pc.subscribe("cam/a")
+	ack, err := pc.c.Unsubscribe(pc.ctx(), &paho.Unsubscribe{Topics: []string{"cam/a", "cam/a"}})
+	if err != nil || !bytes.Equal(ack.Reasons, []byte{0x00, 0x11}) {
+		t.Errorf("paho unsubscribe: %v, codes % X", err, ack.Reasons)
+	}
+}
+
+func TestSubscribePacketIDInUse(t *testing.T) {
+	for _, version := range []byte{5, 4} {
+		t.Run(fmt.Sprintf("v%d", version), func(t *testing.T) {
+			e := newEnv(t, Options{})
+			rc, _ := e.rawConnect(version, "cam", nil)
+			rc.subscribe(1, "cam/down")
+			if ok, err := e.srv.Publish("cam", "cam/down", []byte("cmd"), nil); !ok || err != nil {
+				t.Fatalf("Publish: %v, %v", ok, err)
+			}
+			msg := rc.expect(packets.Publish) // in flight, not acknowledged
+			fail := byte(0x91)
+			if version == 4 {
+				fail = 0x80
+			}
+			got := rc.subscribe(msg.PacketID, "cam/other", "cam/more").ReasonCodes
+			if !bytes.Equal(got, []byte{fail, fail}) {
+				t.Errorf("SUBACK codes % X for a packet id in flight, want % X % X", got, fail, fail)
+			}
+			if version == 5 {
+				if ack := rc.unsubscribe(msg.PacketID, "cam/down"); !bytes.Equal(ack.ReasonCodes, []byte{0x91}) {
+					t.Errorf("UNSUBACK codes % X for a packet id in flight, want 91", ack.ReasonCodes)
+				}
+			}
+			rc.sync()
+			if e.srv.Subscribed("cam", "cam/other") || !e.srv.Subscribed("cam", "cam/down") {
+				t.Error("a SUBSCRIBE or UNSUBSCRIBE with a packet id in use changed the subscriptions")
+			}
+			if n := len(e.h.all("subscribed", "cam")); n != 1 {
+				t.Errorf("Subscribed called %d times, want 1", n)
+			}
+			// Once acknowledged, the id is free again.
+			rc.ack(msg.PacketID)
+			if got := rc.subscribe(msg.PacketID, "cam/other").ReasonCodes; !bytes.Equal(got, []byte{1}) {
+				t.Errorf("SUBACK codes % X after the PUBACK, want 01", got)
+			}
+		})
+	}
+}
