@@ -148,3 +148,47 @@ func closeWhileClientsConnect(t *testing.T) {
 		}
 	}
 }
+
+func TestCloseCutsWritesToClientsThatDoNotRead(t *testing.T) {
+	e := newEnv(t, Options{WriteTimeout: time.Minute})
+	rc, _ := e.rawConnect(5, "cam", nil)
+	rc.subscribe(1, "cam/down")
+	// The client reads no more; the server's writes soon block on it.
+	payload := make([]byte, 1<<20)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 64 {
+			if _, err := e.srv.Publish("cam", "cam/down", payload, nil); err != nil {
+				return
+			}
+		}
+	}()
+	// The client's and the server's socket buffers hold a few megabytes:
+	// once the bytes sent stop growing, a write is blocked.
+	sent := int64(-1)
+	waitFor(t, "a blocked write", func() bool {
+		was := sent
+		sent = e.srv.Info().BytesSent.Load()
+		if sent == was && sent > 1<<20 {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+		return false
+	})
+	began := time.Now()
+	if err := e.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(began); d > patience {
+		t.Errorf("Close took %v with a write blocked, want well under the write timeout", d)
+	}
+	select {
+	case <-done:
+	case <-time.After(patience):
+		t.Fatal("Publish still blocked after Close")
+	}
+	if n := len(e.h.all("closed", "cam")); n != 1 {
+		t.Errorf("Closed called %d times, want 1", n)
+	}
+}
