@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 func TestCloseDisconnectsEveryone(t *testing.T) {
@@ -167,14 +169,10 @@ func TestCloseCutsWritesToClientsThatDoNotRead(t *testing.T) {
 	// The client's and the server's socket buffers hold a few megabytes:
 	// once the bytes sent stop growing, a write is blocked.
 	sent := int64(-1)
-	waitFor(t, "a blocked write", func() bool {
+	storetest.Eventually(t, "a blocked write", patience, 50*time.Millisecond, func() bool {
 		was := sent
 		sent = e.srv.Info().BytesSent.Load()
-		if sent == was && sent > 1<<20 {
-			return true
-		}
-		time.Sleep(50 * time.Millisecond)
-		return false
+		return sent == was && sent > 1<<20
 	})
 	began := time.Now()
 	if err := e.srv.Close(); err != nil {

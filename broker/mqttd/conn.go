@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -212,12 +213,25 @@ func (c *Conn) finish() {
 			c.sess.detach(c, c.expiry)
 		}
 		c.s.info.ClientsConnected.Add(-1)
-		c.s.h.Closed(c)
+		c.tellClosed()
 	}
 	c.s.mu.Lock()
 	delete(c.s.conns, c)
 	c.s.mu.Unlock()
 	close(c.done)
+}
+
+// tellClosed tells the Handler that the connection ended. A panic there is
+// logged and counted like one in packet handling, and ends nothing else.
+func (c *Conn) tellClosed() {
+	defer func() {
+		if r := recover(); r != nil {
+			c.s.info.Panics.Add(1)
+			c.s.opts.Log.Error("mqtt connection end handling panicked", "client", c.id, "remote", c.remote,
+				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		}
+	}()
+	c.s.h.Closed(c)
 }
 
 // open handles the CONNECT: it validates and authenticates it, attaches
@@ -236,6 +250,8 @@ func (c *Conn) open() bool {
 	c.wmu.Unlock()
 	code := pk.ConnectValidate()
 	switch {
+	case code == packets.ErrProtocolViolationProtocolVersion:
+		code = packets.ErrUnsupportedProtocolVersion
 	case code != packets.CodeSuccess:
 	case pk.Connect.WillFlag && pk.Connect.WillQos > 1:
 		code = packets.ErrQosNotSupported
@@ -406,6 +422,10 @@ func (c *Conn) onPublish(fh packets.FixedHeader, body []byte) error {
 	return c.write(&ack)
 }
 
+// sharePrefix starts a shared subscription's filter, which the server
+// does not support.
+const sharePrefix = "$share/"
+
 // onSubscribe grants the filters the Handler allows, at QoS 1 at most.
 func (c *Conn) onSubscribe(fh packets.FixedHeader, body []byte) error {
 	pk := packets.Packet{FixedHeader: fh, ProtocolVersion: c.version}
@@ -429,6 +449,8 @@ func (c *Conn) onSubscribe(fh packets.FixedHeader, body []byte) error {
 			code = packets.ErrPacketIdentifierInUse.Code
 		case !validFilter(sub.Filter):
 			code = packets.ErrTopicFilterInvalid.Code
+		case strings.HasPrefix(sub.Filter, sharePrefix):
+			code = packets.ErrSharedSubscriptionsNotSupported.Code
 		case !c.s.h.CanSubscribe(c, sub.Filter):
 			code = packets.ErrNotAuthorized.Code
 		default:
@@ -494,10 +516,14 @@ func (c *Conn) onDisconnect(fh packets.FixedHeader, body []byte) error {
 // errTooLargeForClient is a packet above the client's maximum packet size.
 var errTooLargeForClient = errors.New("mqttd: packet exceeds the client's maximum packet size")
 
-// writePublish writes a QoS 1 message in flight.
-func (c *Conn) writePublish(m *message, dup bool) error {
-	pk := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1, Dup: dup},
-		TopicName: m.topic, Payload: m.payload, PacketID: m.id}
+// writePublish writes a message at qos: 1 for a message in flight, 0 for
+// one sent at most once.
+func (c *Conn) writePublish(m *message, qos byte, dup bool) error {
+	pk := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: qos, Dup: dup},
+		TopicName: m.topic, Payload: m.payload}
+	if qos > 0 {
+		pk.PacketID = m.id
+	}
 	pk.Properties.ResponseTopic, pk.Properties.CorrelationData = m.responseTopic, m.correlation
 	err := c.write(&pk)
 	if err == nil {

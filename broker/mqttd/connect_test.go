@@ -319,3 +319,32 @@ func TestServeConn(t *testing.T) {
 		t.Errorf("Closed called %d times, want 1", n)
 	}
 }
+
+func TestUnsupportedProtocolVersion(t *testing.T) {
+	e := newEnv(t, Options{})
+	for _, tc := range []struct {
+		name    string
+		version byte
+		want    byte
+	}{
+		{"MQTT level 6", 6, 0x84}, // answered in MQTT 5's terms
+		{"MQTT level 3", 3, 0x01}, // "MQTT" names 3.1.1 and 5 only
+		{"MQTT level 2", 2, 0x01},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rc := e.raw(4) // CONNECT and CONNACK without properties
+			pk := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
+				Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, Keepalive: 30, ClientIdentifier: "cam"}}
+			b := rc.encode(pk)
+			b[8] = tc.version // fixed header 2, protocol name 6, then the level
+			rc.writeBytes(b)
+			if ack := rc.expect(packets.Connack); ack.ReasonCode != tc.want {
+				t.Fatalf("CONNACK reason 0x%02X, want 0x%02X", ack.ReasonCode, tc.want)
+			}
+			rc.ended()
+		})
+	}
+	if n := len(e.h.all("connect", "cam")); n != 0 {
+		t.Errorf("Connect called %d times for unsupported versions", n)
+	}
+}

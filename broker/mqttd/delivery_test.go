@@ -1,6 +1,7 @@
 package mqttd
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -285,4 +286,37 @@ func TestNoPublishBeforeConnack(t *testing.T) {
 		t.Fatalf("client got %d messages after the CONNACK, want 1", len(got))
 	}
 	checkMessage(t, got[0], "cam/down", "early", false)
+}
+
+func TestQos0SubscriptionDeliveredAtMostOnce(t *testing.T) {
+	e := newEnv(t, Options{})
+	rc, _ := e.rawConnect(5, "cam", withExpiry(60, true))
+	if got := rc.subscribeQos(1, []packets.Subscription{{Filter: "cam/q0/#", Qos: 0}, {Filter: "cam/both/#", Qos: 0},
+		{Filter: "cam/+/x", Qos: 1}}); !bytes.Equal(got, []byte{0, 0, 1}) {
+		t.Fatalf("SUBACK codes % X", got)
+	}
+	e.publish("cam", "cam/q0/a", "zero", true)
+	e.publish("cam", "cam/both/x", "one", true) // the highest QoS of the matching filters
+	got := rc.sync()
+	if len(got) != 2 {
+		t.Fatalf("client got %d packets, want 2", len(got))
+	}
+	if pk := got[0]; pk.FixedHeader.Qos != 0 || pk.PacketID != 0 || string(pk.Payload) != "zero" {
+		t.Errorf("QoS 0 filter: got QoS %d id %d payload %q", pk.FixedHeader.Qos, pk.PacketID, pk.Payload)
+	}
+	checkMessage(t, got[1], "cam/both/x", "one", false)
+	if n := e.srv.Info().Inflight.Load(); n != 1 {
+		t.Errorf("Inflight = %d, want the QoS 1 message only", n)
+	}
+	rc.ack(got[1].PacketID)
+
+	// Offline, a QoS 0 message is not kept.
+	rc.disconnect(nil)
+	rc.ended()
+	e.h.await(t, "closed", "cam", 1)
+	e.publish("cam", "cam/q0/b", "lost", false)
+	rc, _ = e.rawConnect(5, "cam", withExpiry(60, false))
+	if got := rc.sync(); len(got) != 0 {
+		t.Errorf("resumed session got %d packets, want none", len(got))
+	}
 }

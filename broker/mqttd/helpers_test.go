@@ -11,6 +11,8 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 // patience bounds every wait of the tests.
@@ -95,13 +97,7 @@ func (e *env) settle(n int) {
 // waitFor checks cond until it holds, for up to patience.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(patience)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	storetest.Eventually(t, what, patience, 2*time.Millisecond, cond)
 }
 
 // event is one call of the handler.

@@ -118,3 +118,24 @@ func TestDecodingPanic(t *testing.T) {
 	}
 	b.check(1)
 }
+
+func TestClosedPanic(t *testing.T) {
+	e := newEnv(t, Options{})
+	b := e.bystander()
+	e.h.set(func(h *handler) { h.closing = func(c *Conn) { panic("test handler panics in closed") } })
+	rc, _ := e.rawConnect(5, "cam", nil)
+	rc.disconnect(nil)
+	rc.ended()
+	e.settle(1)
+	if n := e.srv.Info().Panics.Load(); n != 1 {
+		t.Errorf("Panics = %d, want 1", n)
+	}
+	if n := e.srv.Info().ClientsConnected.Load(); n != 1 {
+		t.Errorf("ClientsConnected = %d, want the bystander only", n)
+	}
+	e.h.set(func(h *handler) { h.closing = nil })
+	b.check(1)
+	if _, ack := e.rawConnect(5, "cam", nil); ack.ReasonCode != 0 {
+		t.Fatalf("reconnect: CONNACK reason 0x%02X", ack.ReasonCode)
+	}
+}

@@ -117,8 +117,24 @@ func (ss *session) discardLocked() {
 func (ss *session) publish(msg *message) (bool, error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if ss.gone || !ss.matches(msg.topic) {
+	if ss.gone {
 		return false, nil
+	}
+	switch ss.grantedQos(msg.topic) {
+	case -1:
+		return false, nil
+	case 0:
+		// At most once: sent now to a connected client, or not at all.
+		if ss.conn == nil || !ss.connacked {
+			return false, nil
+		}
+		if err := ss.conn.writePublish(msg, 0, false); err != nil {
+			if errors.Is(err, errTooLargeForClient) {
+				ss.s.info.MessagesDropped.Add(1)
+			}
+			return false, err
+		}
+		return true, nil
 	}
 	if ss.conn != nil && ss.connacked && len(ss.pending) == 0 && len(ss.inflight) < ss.quota {
 		if err := ss.sendLocked(msg); err != nil {
@@ -141,7 +157,7 @@ func (ss *session) sendLocked(msg *message) error {
 	msg.id = ss.nextIDLocked()
 	ss.inflight = append(ss.inflight, msg)
 	ss.s.info.Inflight.Add(1)
-	err := ss.conn.writePublish(msg, false)
+	err := ss.conn.writePublish(msg, 1, false)
 	if errors.Is(err, errTooLargeForClient) {
 		ss.inflight = ss.inflight[:len(ss.inflight)-1]
 		ss.s.info.Inflight.Add(-1)
@@ -185,7 +201,7 @@ func (ss *session) resume(c *Conn) {
 	}
 	ss.connacked = true
 	for _, m := range ss.inflight {
-		if err := c.writePublish(m, true); err != nil {
+		if err := c.writePublish(m, 1, true); err != nil {
 			return
 		}
 	}
@@ -246,13 +262,18 @@ func (ss *session) unsubscribe(filter string) bool {
 }
 
 // matches reports whether a subscription matches topic. The caller holds ss.mu.
-func (ss *session) matches(topic string) bool {
+func (ss *session) matches(topic string) bool { return ss.grantedQos(topic) >= 0 }
+
+// grantedQos is the highest QoS granted to a subscription matching topic,
+// or -1 when none matches. The caller holds ss.mu.
+func (ss *session) grantedQos(topic string) int {
+	qos := -1
 	for _, sub := range ss.subs {
 		if matchFilter(sub.filter, topic) {
-			return true
+			qos = max(qos, int(sub.qos))
 		}
 	}
-	return false
+	return qos
 }
 
 // matchFilter reports whether topic name topic matches filter: "+" stands

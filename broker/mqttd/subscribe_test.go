@@ -220,3 +220,20 @@ func TestSubscribePacketIDInUse(t *testing.T) {
 		})
 	}
 }
+
+func TestSharedSubscriptionsRefused(t *testing.T) {
+	for version, want := range map[byte]byte{5: 0x9E, 4: 0x80} {
+		t.Run(fmt.Sprintf("v%d", version), func(t *testing.T) {
+			e := newEnv(t, Options{})
+			rc, _ := e.rawConnect(version, "cam", nil)
+			if got := rc.subscribe(1, "$share/g/cam/down", "cam/down").ReasonCodes; !bytes.Equal(got, []byte{want, 1}) {
+				t.Fatalf("SUBACK codes % X, want %02X 01", got, want)
+			}
+			for _, ev := range e.h.all("cansubscribe", "cam") {
+				if ev.topic != "cam/down" {
+					t.Errorf("CanSubscribe asked about %q", ev.topic)
+				}
+			}
+		})
+	}
+}
