@@ -11,6 +11,7 @@ import (
 
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/fleetcam/fleetcam/broker/mqttd/mqtttest"
 	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
@@ -18,7 +19,7 @@ func TestCloseDisconnectsEveryone(t *testing.T) {
 	e := newEnv(t, Options{})
 	pc := e.mustPaho("paho", nil)
 	v5, _ := e.rawConnect(5, "v5", withExpiry(60, true))
-	v5.subscribe(1, "v5/down")
+	v5.Subscribe(1, "v5/down")
 	v3, _ := e.rawConnect(4, "v3", nil)
 	silent := e.raw(5) // connected, no CONNECT yet
 	e.settle(4)
@@ -41,11 +42,11 @@ func TestCloseDisconnectsEveryone(t *testing.T) {
 	if d := pc.serverDisconnect(); d.ReasonCode != 0x8B {
 		t.Errorf("paho got DISCONNECT 0x%02X, want 0x8B", d.ReasonCode)
 	}
-	if got := v5.ended(); len(got) != 1 || got[0].ReasonCode != 0x8B || got[0].Properties.ReasonString != "server shutting down" {
+	if got := v5.Ended(); len(got) != 1 || got[0].ReasonCode != 0x8B || got[0].Properties.ReasonString != "server shutting down" {
 		t.Errorf("v5 client got %+v before the end, want one DISCONNECT 0x8B", got)
 	}
-	v3.endedWith(packets.ErrServerShuttingDown)
-	if got := silent.ended(); len(got) != 0 {
+	v3.EndedWith(packets.ErrServerShuttingDown)
+	if got := silent.Ended(); len(got) != 0 {
 		t.Errorf("a client without CONNECT got %d packets", len(got))
 	}
 
@@ -87,7 +88,7 @@ func TestCloseWaitsForConnections(t *testing.T) {
 	e.h.set(func(h *handler) {
 		h.publish = func(*Conn, *packets.Packet) error { close(blocked); <-gate; return nil }
 	})
-	rc.publish("cam/up", "x", 0, 0)
+	rc.Publish("cam/up", "x", 0, 0)
 	<-blocked
 
 	closed := make(chan struct{})
@@ -119,7 +120,7 @@ func TestCloseWhileClientsConnect(t *testing.T) {
 func closeWhileClientsConnect(t *testing.T) {
 	e := newEnv(t, Options{})
 	const n = 20
-	clients := make([]*rawClient, n)
+	clients := make([]*mqtttest.Client, n)
 	for i := range clients {
 		clients[i] = e.raw(byte(4 + i%2))
 	}
@@ -127,7 +128,7 @@ func closeWhileClientsConnect(t *testing.T) {
 	for i, rc := range clients {
 		wg.Go(func() {
 			// The write may fail once the server closed the connection.
-			_, _ = rc.conn.Write(rc.encode(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
+			_, _ = rc.Conn().Write(rc.Encode(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
 				Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, Keepalive: 30,
 					ClientIdentifier: fmt.Sprint("cam", i)}}))
 		})
@@ -137,7 +138,7 @@ func closeWhileClientsConnect(t *testing.T) {
 	}
 	wg.Wait()
 	for _, rc := range clients {
-		rc.ended()
+		rc.Ended()
 	}
 	if e.conns() != 0 || e.srv.Info().ClientsConnected.Load() != 0 {
 		t.Errorf("%d connections, %d clients after Close", e.conns(), e.srv.Info().ClientsConnected.Load())
@@ -154,7 +155,7 @@ func closeWhileClientsConnect(t *testing.T) {
 func TestCloseCutsWritesToClientsThatDoNotRead(t *testing.T) {
 	e := newEnv(t, Options{WriteTimeout: time.Minute})
 	rc, _ := e.rawConnect(5, "cam", nil)
-	rc.subscribe(1, "cam/down")
+	rc.Subscribe(1, "cam/down")
 	// The client reads no more; the server's writes soon block on it.
 	payload := make([]byte, 1<<20)
 	done := make(chan struct{})

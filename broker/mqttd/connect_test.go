@@ -38,7 +38,7 @@ func TestConnackAnnouncesLimits(t *testing.T) {
 			t.Errorf("CONNACK %s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	if len(rc.sync()) != 0 {
+	if len(rc.Sync()) != 0 {
 		t.Error("the server sent more than the CONNACK")
 	}
 
@@ -70,7 +70,7 @@ func TestConnackV311(t *testing.T) {
 	if evs := e.h.await(t, "ready", "cam", 1); evs[0].conn.ProtocolVersion() != 4 {
 		t.Errorf("protocol version %d, want 4", evs[0].conn.ProtocolVersion())
 	}
-	if len(rc.sync()) != 0 {
+	if len(rc.Sync()) != 0 {
 		t.Error("the server sent more than the CONNACK")
 	}
 }
@@ -87,7 +87,7 @@ func TestConnectCallsInOrder(t *testing.T) {
 		t.Errorf("handler calls %s, want connect,online,ready", got)
 	}
 	c := ready.conn
-	if c.ID() != "cam" || c.Listener() != "test" || c.ProtocolVersion() != 5 || c.Remote() != rc.conn.LocalAddr().String() {
+	if c.ID() != "cam" || c.Listener() != "test" || c.ProtocolVersion() != 5 || c.Remote() != rc.Conn().LocalAddr().String() {
 		t.Errorf("conn id %q listener %q version %d remote %q", c.ID(), c.Listener(), c.ProtocolVersion(), c.Remote())
 	}
 	if c.Closed() {
@@ -96,8 +96,8 @@ func TestConnectCallsInOrder(t *testing.T) {
 	if n := e.srv.Info().ClientsConnected.Load(); n != 1 {
 		t.Errorf("ClientsConnected = %d, want 1", n)
 	}
-	rc.disconnect(nil)
-	if got := rc.ended(); len(got) != 0 {
+	rc.Disconnect(nil)
+	if got := rc.Ended(); len(got) != 0 {
 		t.Errorf("the server answered a DISCONNECT with %d packets", len(got))
 	}
 	e.h.await(t, "closed", "cam", 1)
@@ -117,7 +117,7 @@ func TestSessionExpiryCapped(t *testing.T) {
 			t.Fatalf("asked %d: CONNACK session expiry %d (flag %v), want 60", ask,
 				ack.Properties.SessionExpiryInterval, ack.Properties.SessionExpiryIntervalFlag)
 		}
-		rc.conn.Close()
+		rc.Conn().Close()
 		e.h.await(t, "closed", "cam", 1)
 		e.srv.dropExpired(start.Add(59 * time.Second))
 		if e.srv.Sessions() != 1 {
@@ -172,7 +172,7 @@ func TestConnectRefused(t *testing.T) {
 				if version == 5 && ack.Properties.ReasonString != tc.reason {
 					t.Errorf("CONNACK reason string %q, want %q", ack.Properties.ReasonString, tc.reason)
 				}
-				if got := rc.ended(); len(got) != 0 {
+				if got := rc.Ended(); len(got) != 0 {
 					t.Errorf("%d packets after a refusing CONNACK", len(got))
 				}
 				e.settle(0)
@@ -225,7 +225,7 @@ func TestConnectWillRefused(t *testing.T) {
 				if ack.ReasonCode != want {
 					t.Fatalf("CONNACK reason 0x%02X, want 0x%02X", ack.ReasonCode, want)
 				}
-				rc.ended()
+				rc.Ended()
 				e.settle(0)
 				if n := len(e.h.all("closed", "cam")); n != 0 || e.srv.Sessions() != 0 {
 					t.Errorf("Closed called %d times, %d sessions", n, e.srv.Sessions())
@@ -248,7 +248,7 @@ func TestConnectTimeout(t *testing.T) {
 	e := newEnv(t, Options{ConnectTimeout: 100 * time.Millisecond})
 	rc := e.raw(5)
 	began := time.Now()
-	if got := rc.ended(); len(got) != 0 {
+	if got := rc.Ended(); len(got) != 0 {
 		t.Fatalf("the server sent %d packets to a client that sent nothing", len(got))
 	}
 	if d := time.Since(began); d < 80*time.Millisecond {
@@ -258,8 +258,8 @@ func TestConnectTimeout(t *testing.T) {
 
 	// The timeout covers the CONNECT only: a connected client stays.
 	rc, _ = e.rawConnect(5, "cam", nil)
-	rc.silent(300 * time.Millisecond)
-	if len(rc.sync()) != 0 {
+	rc.Silent(300 * time.Millisecond)
+	if len(rc.Sync()) != 0 {
 		t.Error("unexpected packets")
 	}
 }
@@ -267,8 +267,8 @@ func TestConnectTimeout(t *testing.T) {
 func TestFirstPacketMustBeConnect(t *testing.T) {
 	e := newEnv(t, Options{})
 	rc := e.raw(4)
-	rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Pingreq}})
-	if got := rc.ended(); len(got) != 0 {
+	rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Pingreq}})
+	if got := rc.Ended(); len(got) != 0 {
 		t.Fatalf("the server answered a PINGREQ before CONNECT with %d packets", len(got))
 	}
 	e.settle(0)
@@ -281,9 +281,9 @@ func TestSecondConnectIsProtocolError(t *testing.T) {
 	for _, version := range []byte{5, 4} {
 		e := newEnv(t, Options{})
 		rc, _ := e.rawConnect(version, "cam", nil)
-		rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
+		rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
 			Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, ClientIdentifier: "cam"}})
-		rc.endedWith(packets.ErrProtocolViolation)
+		rc.EndedWith(packets.ErrProtocolViolation)
 		e.h.await(t, "closed", "cam", 1)
 		if n := len(e.h.all("connect", "cam")); n != 1 {
 			t.Errorf("v%d: Connect called %d times, want 1", version, n)
@@ -335,13 +335,13 @@ func TestUnsupportedProtocolVersion(t *testing.T) {
 			rc := e.raw(4) // CONNECT and CONNACK without properties
 			pk := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
 				Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, Keepalive: 30, ClientIdentifier: "cam"}}
-			b := rc.encode(pk)
+			b := rc.Encode(pk)
 			b[8] = tc.version // fixed header 2, protocol name 6, then the level
-			rc.writeBytes(b)
-			if ack := rc.expect(packets.Connack); ack.ReasonCode != tc.want {
+			rc.WriteBytes(b)
+			if ack := rc.Expect(packets.Connack); ack.ReasonCode != tc.want {
 				t.Fatalf("CONNACK reason 0x%02X, want 0x%02X", ack.ReasonCode, tc.want)
 			}
-			rc.ended()
+			rc.Ended()
 		})
 	}
 	if n := len(e.h.all("connect", "cam")); n != 0 {

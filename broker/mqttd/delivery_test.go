@@ -44,13 +44,13 @@ func TestServerPublishToSubscribers(t *testing.T) {
 			e.publish("cam", "cam/down/cmd", "x", false) // no session
 			rc, _ := e.rawConnect(version, "cam", nil)
 			e.publish("cam", "cam/down/cmd", "x", false) // no subscription
-			rc.subscribe(1, "cam/down/#")
+			rc.Subscribe(1, "cam/down/#")
 			props := &packets.Properties{ResponseTopic: "srv/reply", CorrelationData: []byte("c-1")}
 			if ok, err := e.srv.Publish("cam", "cam/down/cmd", []byte("reboot"), props); !ok || err != nil {
 				t.Fatalf("Publish = %v, %v", ok, err)
 			}
 			e.publish("cam", "cam/up/cmd", "x", false) // no matching subscription
-			got := rc.sync()
+			got := rc.Sync()
 			if len(got) != 1 {
 				t.Fatalf("client got %d packets, want 1", len(got))
 			}
@@ -68,8 +68,8 @@ func TestServerPublishToSubscribers(t *testing.T) {
 			if info.Inflight.Load() != 1 || info.MessagesSent.Load() != 1 {
 				t.Errorf("Inflight %d MessagesSent %d, want 1 1", info.Inflight.Load(), info.MessagesSent.Load())
 			}
-			rc.ack(pk.PacketID)
-			rc.sync()
+			rc.Ack(pk.PacketID)
+			rc.Sync()
 			if n := info.Inflight.Load(); n != 0 {
 				t.Errorf("Inflight = %d after the PUBACK, want 0", n)
 			}
@@ -108,12 +108,12 @@ func TestServerPublishRespectsReceiveMaximum(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, tc.opts)
 			rc, _ := e.rawConnect(tc.version, "cam", func(pk *packets.Packet) { pk.Properties.ReceiveMaximum = tc.receiveMax })
-			rc.subscribe(1, "cam/down")
+			rc.Subscribe(1, "cam/down")
 			for i := range 4 {
 				e.publish("cam", "cam/down", fmt.Sprint(i), true)
 			}
 			// Publish writes before it returns: what is not here yet waits.
-			got := rc.sync()
+			got := rc.Sync()
 			if len(got) != 2 {
 				t.Fatalf("client got %d messages with a receive maximum of 2", len(got))
 			}
@@ -122,14 +122,14 @@ func TestServerPublishRespectsReceiveMaximum(t *testing.T) {
 			if n := e.srv.Info().Inflight.Load(); n != 2 {
 				t.Errorf("Inflight = %d, want 2", n)
 			}
-			rc.ack(got[1].PacketID) // out of order frees a slot too
-			third := rc.expect(packets.Publish)
+			rc.Ack(got[1].PacketID) // out of order frees a slot too
+			third := rc.Expect(packets.Publish)
 			checkMessage(t, third, "cam/down", "2", false)
-			if more := rc.sync(); len(more) != 0 {
+			if more := rc.Sync(); len(more) != 0 {
 				t.Fatalf("one PUBACK let %d more messages through", len(more)+1)
 			}
-			rc.ack(got[0].PacketID)
-			checkMessage(t, rc.expect(packets.Publish), "cam/down", "3", false)
+			rc.Ack(got[0].PacketID)
+			checkMessage(t, rc.Expect(packets.Publish), "cam/down", "3", false)
 			if n := e.srv.Info().Inflight.Load(); n != 2 {
 				t.Errorf("Inflight = %d, want 2", n)
 			}
@@ -140,9 +140,9 @@ func TestServerPublishRespectsReceiveMaximum(t *testing.T) {
 func TestOfflineSessionKeepsMessages(t *testing.T) {
 	e := newEnv(t, Options{})
 	rc, _ := e.rawConnect(5, "cam", withExpiry(60, true))
-	rc.subscribe(1, "cam/down")
-	rc.disconnect(nil)
-	rc.ended()
+	rc.Subscribe(1, "cam/down")
+	rc.Disconnect(nil)
+	rc.Ended()
 	e.h.await(t, "closed", "cam", 1)
 
 	e.publish("cam", "cam/down", "a", true)
@@ -156,7 +156,7 @@ func TestOfflineSessionKeepsMessages(t *testing.T) {
 	if !ack.SessionPresent {
 		t.Fatal("CONNACK without session present for a kept session")
 	}
-	got := rc.sync()
+	got := rc.Sync()
 	if len(got) != 2 {
 		t.Fatalf("client got %d packets after resuming, want 2", len(got))
 	}
@@ -170,11 +170,11 @@ func TestOfflineSessionKeepsMessages(t *testing.T) {
 func TestInflightResentOnResume(t *testing.T) {
 	e := newEnv(t, Options{})
 	rc, _ := e.rawConnect(5, "cam", withExpiry(60, true))
-	rc.subscribe(1, "cam/down")
+	rc.Subscribe(1, "cam/down")
 	e.publish("cam", "cam/down", "first", true)
-	first := rc.expect(packets.Publish)
+	first := rc.Expect(packets.Publish)
 	checkMessage(t, first, "cam/down", "first", false)
-	_ = rc.conn.Close() // the connection drops before the PUBACK
+	_ = rc.Conn().Close() // the connection drops before the PUBACK
 	e.h.await(t, "closed", "cam", 1)
 	e.publish("cam", "cam/down", "second", true)
 	if n := e.srv.Info().Inflight.Load(); n != 1 {
@@ -185,13 +185,13 @@ func TestInflightResentOnResume(t *testing.T) {
 	if !ack.SessionPresent {
 		t.Fatal("CONNACK without session present")
 	}
-	again := rc.expect(packets.Publish)
+	again := rc.Expect(packets.Publish)
 	checkMessage(t, again, "cam/down", "first", true)
 	if again.PacketID != first.PacketID {
 		t.Errorf("resent with packet id %d, first sent with %d", again.PacketID, first.PacketID)
 	}
-	checkMessage(t, rc.expect(packets.Publish), "cam/down", "second", false)
-	rc.sync() // the resends were counted before the connection read on
+	checkMessage(t, rc.Expect(packets.Publish), "cam/down", "second", false)
+	rc.Sync() // the resends were counted before the connection read on
 	if n := e.srv.Info().MessagesSent.Load(); n != 3 {
 		t.Errorf("MessagesSent = %d, want 3 (the resend counts)", n)
 	}
@@ -202,8 +202,8 @@ func TestMaxPendingOverflow(t *testing.T) {
 	// Offline: the session holds MaxPending messages.
 	e := newEnv(t, Options{MaxPending: 2})
 	rc, _ := e.rawConnect(5, "cam", withExpiry(60, true))
-	rc.subscribe(1, "cam/down")
-	rc.disconnect(nil)
+	rc.Subscribe(1, "cam/down")
+	rc.Disconnect(nil)
 	e.h.await(t, "closed", "cam", 1)
 	e.publish("cam", "cam/down", "1", true)
 	e.publish("cam", "cam/down", "2", true)
@@ -215,7 +215,7 @@ func TestMaxPendingOverflow(t *testing.T) {
 		t.Errorf("MessagesDropped = %d, want 1", n)
 	}
 	rc, _ = e.rawConnect(5, "cam", withExpiry(60, false))
-	got := rc.sync()
+	got := rc.Sync()
 	if len(got) != 2 {
 		t.Fatalf("client got %d messages after resuming, want the 2 kept", len(got))
 	}
@@ -223,7 +223,7 @@ func TestMaxPendingOverflow(t *testing.T) {
 	// Online: messages beyond the receive quota wait, up to MaxPending.
 	e = newEnv(t, Options{MaxPending: 1})
 	rc, _ = e.rawConnect(5, "cam", func(pk *packets.Packet) { pk.Properties.ReceiveMaximum = 1 })
-	rc.subscribe(1, "cam/down")
+	rc.Subscribe(1, "cam/down")
 	e.publish("cam", "cam/down", "1", true) // in flight
 	e.publish("cam", "cam/down", "2", true) // waits
 	if ok, err := e.srv.Publish("cam", "cam/down", []byte("3"), nil); ok || err == nil {
@@ -237,7 +237,7 @@ func TestMaxPendingOverflow(t *testing.T) {
 func TestPublishTooLargeForClient(t *testing.T) {
 	e := newEnv(t, Options{})
 	rc, _ := e.rawConnect(5, "cam", func(pk *packets.Packet) { pk.Properties.MaximumPacketSize = 64 })
-	rc.subscribe(1, "cam/down")
+	rc.Subscribe(1, "cam/down")
 	ok, err := e.srv.Publish("cam", "cam/down", []byte(strings.Repeat("x", 100)), nil)
 	if ok || err == nil {
 		t.Fatalf("Publish above the client's maximum packet size = %v, %v; want false and an error", ok, err)
@@ -247,7 +247,7 @@ func TestPublishTooLargeForClient(t *testing.T) {
 		t.Errorf("MessagesDropped %d Inflight %d, want 1 0", info.MessagesDropped.Load(), info.Inflight.Load())
 	}
 	e.publish("cam", "cam/down", "small", true)
-	got := rc.sync()
+	got := rc.Sync()
 	if len(got) != 1 {
 		t.Fatalf("client got %d packets, want the small message only", len(got))
 	}
@@ -259,8 +259,8 @@ func TestNoPublishBeforeConnack(t *testing.T) {
 	// session must follow the CONNACK, not precede it.
 	e := newEnv(t, Options{})
 	rc, _ := e.rawConnect(5, "cam", withExpiry(60, true))
-	rc.subscribe(1, "cam/down")
-	rc.disconnect(nil)
+	rc.Subscribe(1, "cam/down")
+	rc.Disconnect(nil)
 	e.h.await(t, "closed", "cam", 1)
 
 	e.h.set(func(h *handler) {
@@ -271,17 +271,17 @@ func TestNoPublishBeforeConnack(t *testing.T) {
 		}
 	})
 	rc = e.raw(5)
-	rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
+	rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
 		Connect:    packets.ConnectParams{ProtocolName: []byte("MQTT"), Keepalive: 30, ClientIdentifier: "cam"},
 		Properties: packets.Properties{SessionExpiryInterval: 60, SessionExpiryIntervalFlag: true}})
-	first := rc.read()
+	first := rc.Read()
 	if first.FixedHeader.Type != packets.Connack {
 		t.Fatalf("first packet %s, want CONNACK", packets.PacketNames[first.FixedHeader.Type])
 	}
 	if !first.SessionPresent {
 		t.Error("CONNACK without session present")
 	}
-	got := rc.sync()
+	got := rc.Sync()
 	if len(got) != 1 {
 		t.Fatalf("client got %d messages after the CONNACK, want 1", len(got))
 	}
@@ -291,13 +291,13 @@ func TestNoPublishBeforeConnack(t *testing.T) {
 func TestQos0SubscriptionDeliveredAtMostOnce(t *testing.T) {
 	e := newEnv(t, Options{})
 	rc, _ := e.rawConnect(5, "cam", withExpiry(60, true))
-	if got := rc.subscribeQos(1, []packets.Subscription{{Filter: "cam/q0/#", Qos: 0}, {Filter: "cam/both/#", Qos: 0},
-		{Filter: "cam/+/x", Qos: 1}}); !bytes.Equal(got, []byte{0, 0, 1}) {
+	if got := rc.SubscribeWith(1, []packets.Subscription{{Filter: "cam/q0/#", Qos: 0}, {Filter: "cam/both/#", Qos: 0},
+		{Filter: "cam/+/x", Qos: 1}}).ReasonCodes; !bytes.Equal(got, []byte{0, 0, 1}) {
 		t.Fatalf("SUBACK codes % X", got)
 	}
 	e.publish("cam", "cam/q0/a", "zero", true)
 	e.publish("cam", "cam/both/x", "one", true) // the highest QoS of the matching filters
-	got := rc.sync()
+	got := rc.Sync()
 	if len(got) != 2 {
 		t.Fatalf("client got %d packets, want 2", len(got))
 	}
@@ -308,15 +308,15 @@ func TestQos0SubscriptionDeliveredAtMostOnce(t *testing.T) {
 	if n := e.srv.Info().Inflight.Load(); n != 1 {
 		t.Errorf("Inflight = %d, want the QoS 1 message only", n)
 	}
-	rc.ack(got[1].PacketID)
+	rc.Ack(got[1].PacketID)
 
 	// Offline, a QoS 0 message is not kept.
-	rc.disconnect(nil)
-	rc.ended()
+	rc.Disconnect(nil)
+	rc.Ended()
 	e.h.await(t, "closed", "cam", 1)
 	e.publish("cam", "cam/q0/b", "lost", false)
 	rc, _ = e.rawConnect(5, "cam", withExpiry(60, false))
-	if got := rc.sync(); len(got) != 0 {
+	if got := rc.Sync(); len(got) != 0 {
 		t.Errorf("resumed session got %d packets, want none", len(got))
 	}
 }

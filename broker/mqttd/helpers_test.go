@@ -12,6 +12,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/fleetcam/fleetcam/broker/mqttd/mqtttest"
 	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
@@ -21,37 +22,19 @@ const patience = 5 * time.Second
 // start is the test clock's first reading.
 var start = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// clock is the injected clock of session expiry.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // env is a server listening on 127.0.0.1:0 with a recording handler.
 type env struct {
 	t     *testing.T
 	srv   *Server
 	h     *handler
-	clock *clock
+	clock *storetest.Clock
 	addr  string
 }
 
 // newEnv starts a server with opts (the test clock and a silent log unless set).
 func newEnv(t *testing.T, opts Options) *env {
 	t.Helper()
-	e := &env{t: t, h: newHandler(), clock: &clock{t: start}}
+	e := &env{t: t, h: newHandler(), clock: storetest.NewClock(start)}
 	if opts.Now == nil {
 		opts.Now = e.clock.Now
 	}
@@ -79,6 +62,20 @@ func (e *env) dial() net.Conn {
 	}
 	e.t.Cleanup(func() { _ = nc.Close() })
 	return nc
+}
+
+// raw dials the server as a raw client of protocol version 4 or 5.
+func (e *env) raw(version byte) *mqtttest.Client {
+	e.t.Helper()
+	return mqtttest.New(e.t, e.dial(), version)
+}
+
+// rawConnect dials and connects client id (clean, keepalive 30) after edit
+// adjusted the CONNECT, and returns the client and the CONNACK.
+func (e *env) rawConnect(version byte, id string, edit func(*packets.Packet)) (*mqtttest.Client, packets.Packet) {
+	e.t.Helper()
+	rc := e.raw(version)
+	return rc, rc.Connect(id, edit)
 }
 
 // conns is the number of connections the server is serving.

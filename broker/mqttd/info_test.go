@@ -33,18 +33,18 @@ func TestInfoCounters(t *testing.T) {
 	b, _ := e.rawConnect(4, "b", nil)
 	check("connected", want{clients: 2})
 
-	a.subscribe(1, "a/down", "a/more/#")
-	b.subscribe(1, "b/down")
+	a.Subscribe(1, "a/down", "a/more/#")
+	b.Subscribe(1, "b/down")
 	check("subscribed", want{clients: 2, subs: 3})
 
-	a.publish("a/up", "0", 0, 0)
-	a.publish("a/up", "1", 1, 2)
-	a.publish("a/refused", "2", 1, 3)
-	b.publish("b/up", "3", 1, 2)
-	if got := len(a.sync()); got != 2 {
+	a.Publish("a/up", "0", 0, 0)
+	a.Publish("a/up", "1", 1, 2)
+	a.Publish("a/refused", "2", 1, 3)
+	b.Publish("b/up", "3", 1, 2)
+	if got := len(a.Sync()); got != 2 {
 		t.Fatalf("a got %d PUBACKs, want 2", got)
 	}
-	if got := len(b.sync()); got != 1 {
+	if got := len(b.Sync()); got != 1 {
 		t.Fatalf("b got %d PUBACKs, want 1", got)
 	}
 	check("published", want{clients: 2, subs: 3, received: 4})
@@ -55,29 +55,29 @@ func TestInfoCounters(t *testing.T) {
 	e.publish("b", "b/other", "-", false)
 	check("sent", want{clients: 2, inflight: 3, subs: 3, received: 4, sent: 3})
 
-	first := a.expect(packets.Publish)
-	a.expect(packets.Publish)
-	a.ack(first.PacketID)
-	a.sync()
+	first := a.Expect(packets.Publish)
+	a.Expect(packets.Publish)
+	a.Ack(first.PacketID)
+	a.Sync()
 	check("acknowledged", want{clients: 2, inflight: 2, subs: 3, received: 4, sent: 3})
 
 	// Bytes: what the clients wrote and read so far (nothing is unread).
-	b.expect(packets.Publish)
+	b.Expect(packets.Publish)
 	waitFor(t, "byte counters", func() bool {
-		return info.BytesReceived.Load() == int64(a.sent+b.sent) && info.BytesSent.Load() == int64(a.recv+b.recv)
+		return info.BytesReceived.Load() == int64(a.Sent()+b.Sent()) && info.BytesSent.Load() == int64(a.Received()+b.Received())
 	})
 
 	// a drops and resumes: its unacknowledged message is sent again.
-	_ = a.conn.Close()
+	_ = a.Conn().Close()
 	e.h.await(t, "closed", "a", 1)
 	check("a offline", want{clients: 1, inflight: 2, subs: 3, received: 4, sent: 3})
 	a, _ = e.rawConnect(5, "a", withExpiry(60, false))
-	a.expect(packets.Publish)
-	a.sync() // the resend was counted before the connection read on
+	a.Expect(packets.Publish)
+	a.Sync() // the resend was counted before the connection read on
 	check("a resumed", want{clients: 2, inflight: 2, subs: 3, received: 4, sent: 4})
 
 	// b's session ends with its connection.
-	b.disconnect(nil)
+	b.Disconnect(nil)
 	e.h.await(t, "closed", "b", 1)
 	check("b gone", want{clients: 1, inflight: 1, subs: 2, received: 4, sent: 4})
 	if n := info.MessagesDropped.Load(); n != 0 {

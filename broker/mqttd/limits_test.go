@@ -16,19 +16,19 @@ func TestPacketTooLarge(t *testing.T) {
 			e := newEnv(t, Options{MaxPacketSize: 256})
 			rc, _ := e.rawConnect(version, "cam", nil)
 			// Exactly MaxPacketSize is accepted: 1 + 2 (length) + 3 (topic "t") + 250.
-			whole := rc.encode(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish},
+			whole := rc.Encode(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish},
 				TopicName: "t", Payload: bytes.Repeat([]byte("x"), 250-map[byte]int{5: 1, 4: 0}[version])})
 			if len(whole) != 256 {
 				t.Fatalf("test packet has %d bytes, want 256", len(whole))
 			}
-			rc.writeBytes(whole)
-			if got := rc.sync(); len(got) != 0 {
+			rc.WriteBytes(whole)
+			if got := rc.Sync(); len(got) != 0 {
 				t.Fatalf("a packet of MaxPacketSize answered with %d packets", len(got))
 			}
 			e.h.await(t, "publish", "cam", 1)
 			// One byte more is not: the fixed header says so, the body need not come.
-			rc.writeBytes([]byte{0x30, 0xFE, 0x01}) // PUBLISH, remaining length 254: 257 bytes
-			rc.endedWith(packets.ErrPacketTooLarge)
+			rc.WriteBytes([]byte{0x30, 0xFE, 0x01}) // PUBLISH, remaining length 254: 257 bytes
+			rc.EndedWith(packets.ErrPacketTooLarge)
 			e.h.await(t, "closed", "cam", 1)
 			if n := len(e.h.all("publish", "cam")); n != 1 {
 				t.Errorf("handler saw %d messages, want 1", n)
@@ -39,9 +39,9 @@ func TestPacketTooLarge(t *testing.T) {
 	// The limit covers the CONNECT too.
 	e := newEnv(t, Options{MaxPacketSize: 256})
 	rc := e.raw(5)
-	rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
+	rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
 		Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, ClientIdentifier: strings.Repeat("c", 300)}})
-	if got := rc.ended(); len(got) != 0 {
+	if got := rc.Ended(); len(got) != 0 {
 		t.Errorf("an oversized CONNECT was answered with %d packets", len(got))
 	}
 	e.settle(0)
@@ -77,8 +77,8 @@ func TestMalformedOrIllegalPacket(t *testing.T) {
 				}
 				e := newEnv(t, Options{})
 				rc, _ := e.rawConnect(version, "cam", nil)
-				rc.writeBytes(b)
-				rc.endedWith(tc.code)
+				rc.WriteBytes(b)
+				rc.EndedWith(tc.code)
 				e.h.await(t, "closed", "cam", 1)
 				if n := len(e.h.all("publish", "cam")); n != 0 {
 					t.Errorf("handler got %d messages", n)
@@ -126,7 +126,7 @@ func TestKeepalive(t *testing.T) {
 			e := newEnv(t, Options{})
 			rc, _ := e.rawConnect(version, "cam", func(pk *packets.Packet) { pk.Connect.Keepalive = 1 })
 			began := time.Now()
-			rc.endedWith(packets.ErrKeepAliveTimeout)
+			rc.EndedWith(packets.ErrKeepAliveTimeout)
 			if d := time.Since(began); d < 1400*time.Millisecond || d > 2400*time.Millisecond {
 				t.Errorf("disconnected after %v, want one and a half keepalive intervals", d)
 			}
@@ -138,8 +138,8 @@ func TestKeepalive(t *testing.T) {
 		e := newEnv(t, Options{})
 		rc, _ := e.rawConnect(5, "cam", func(pk *packets.Packet) { pk.Connect.Keepalive = 1 })
 		for range 2 {
-			rc.silent(800 * time.Millisecond)
-			if len(rc.sync()) != 0 {
+			rc.Silent(800 * time.Millisecond)
+			if len(rc.Sync()) != 0 {
 				t.Fatal("unexpected packets")
 			}
 		}
@@ -153,7 +153,7 @@ func TestKeepalive(t *testing.T) {
 func TestWriteTimeout(t *testing.T) {
 	e := newEnv(t, Options{WriteTimeout: 200 * time.Millisecond})
 	rc, _ := e.rawConnect(5, "cam", nil)
-	rc.subscribe(1, "cam/down")
+	rc.Subscribe(1, "cam/down")
 	// The client reads no more: the server's writes fill the socket
 	// buffers, and the one that waits longer than WriteTimeout ends the
 	// connection.

@@ -5,39 +5,44 @@ import (
 	"testing"
 
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/fleetcam/fleetcam/broker/mqttd/mqtttest"
 )
 
 // bystander is a connected client that checks it is still served.
-type bystander struct{ rc *rawClient }
+type bystander struct {
+	t  *testing.T
+	rc *mqtttest.Client
+}
 
 func (e *env) bystander() *bystander {
 	e.t.Helper()
 	rc, _ := e.rawConnect(5, "bystander", nil)
-	return &bystander{rc: rc}
+	return &bystander{t: e.t, rc: rc}
 }
 
 func (b *bystander) check(pid uint16) {
-	b.rc.t.Helper()
-	b.rc.publish("bystander/up", "still here", 1, pid)
-	if ack := b.rc.expect(packets.Puback); ack.PacketID != pid || ack.ReasonCode != 0 {
-		b.rc.t.Fatalf("bystander: PUBACK id %d reason 0x%02X", ack.PacketID, ack.ReasonCode)
+	b.t.Helper()
+	b.rc.Publish("bystander/up", "still here", 1, pid)
+	if ack := b.rc.Expect(packets.Puback); ack.PacketID != pid || ack.ReasonCode != 0 {
+		b.t.Fatalf("bystander: PUBACK id %d reason 0x%02X", ack.PacketID, ack.ReasonCode)
 	}
 }
 
 func TestHandlerPanicClosesOnlyThatConnection(t *testing.T) {
 	cases := []struct {
 		kind    string
-		trigger func(rc *rawClient)
+		trigger func(rc *mqtttest.Client)
 		connack bool // the CONNACK went out before the panic
 	}{
-		{"publish", func(rc *rawClient) { rc.publish("cam/up", "x", 1, 1) }, true},
-		{"cansubscribe", func(rc *rawClient) {
-			rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Subscribe}, PacketID: 1,
+		{"publish", func(rc *mqtttest.Client) { rc.Publish("cam/up", "x", 1, 1) }, true},
+		{"cansubscribe", func(rc *mqtttest.Client) {
+			rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Subscribe}, PacketID: 1,
 				Filters: packets.Subscriptions{{Filter: "cam/down", Qos: 1}}})
 		}, true},
-		{"subscribed", func(rc *rawClient) { rc.subscribe(1, "cam/down") }, true},
-		{"ready", func(*rawClient) {}, true},
-		{"online", func(*rawClient) {}, false},
+		{"subscribed", func(rc *mqtttest.Client) { rc.Subscribe(1, "cam/down") }, true},
+		{"ready", func(*mqtttest.Client) {}, true},
+		{"online", func(*mqtttest.Client) {}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.kind, func(t *testing.T) {
@@ -45,15 +50,15 @@ func TestHandlerPanicClosesOnlyThatConnection(t *testing.T) {
 			b := e.bystander()
 			e.h.panicOn(tc.kind, "cam", true)
 			rc := e.raw(5)
-			rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
+			rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
 				Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, Keepalive: 30, ClientIdentifier: "cam"}})
 			if tc.connack {
-				if ack := rc.expect(packets.Connack); ack.ReasonCode != 0 {
+				if ack := rc.Expect(packets.Connack); ack.ReasonCode != 0 {
 					t.Fatalf("CONNACK reason 0x%02X", ack.ReasonCode)
 				}
 				tc.trigger(rc)
-				rc.endedWith(packets.ErrImplementationSpecificError)
-			} else if got := rc.ended(); len(got) != 0 {
+				rc.EndedWith(packets.ErrImplementationSpecificError)
+			} else if got := rc.Ended(); len(got) != 0 {
 				t.Fatalf("got %s before the connection ended, want nothing", packets.PacketNames[got[0].FixedHeader.Type])
 			}
 			e.h.await(t, "closed", "cam", 1)
@@ -72,7 +77,7 @@ func TestHandlerPanicClosesOnlyThatConnection(t *testing.T) {
 			if ack.ReasonCode != 0 {
 				t.Fatalf("reconnect: CONNACK reason 0x%02X", ack.ReasonCode)
 			}
-			rc.subscribe(1, "cam/down")
+			rc.Subscribe(1, "cam/down")
 		})
 	}
 }
@@ -84,9 +89,9 @@ func TestConnectPanic(t *testing.T) {
 			b := e.bystander()
 			e.h.panicOn("connect", "cam", true)
 			rc := e.raw(version)
-			rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
+			rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
 				Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, ClientIdentifier: "cam"}})
-			if got := rc.ended(); len(got) != 0 {
+			if got := rc.Ended(); len(got) != 0 {
 				t.Fatalf("got %d packets from a connection whose Connect panicked", len(got))
 			}
 			e.settle(1)
@@ -110,8 +115,8 @@ func TestDecodingPanic(t *testing.T) {
 	e := newEnv(t, Options{})
 	b := e.bystander()
 	rc, _ := e.rawConnect(5, "cam", nil)
-	rc.writeBytes([]byte{0x82, 0x06, 0x00, 0x01, 0x00, 0x00, 0x01, 't'})
-	rc.endedWith(packets.ErrImplementationSpecificError)
+	rc.WriteBytes([]byte{0x82, 0x06, 0x00, 0x01, 0x00, 0x00, 0x01, 't'})
+	rc.EndedWith(packets.ErrImplementationSpecificError)
 	e.h.await(t, "closed", "cam", 1)
 	if n := e.srv.Info().Panics.Load(); n != 1 {
 		t.Errorf("Panics = %d, want 1", n)
@@ -124,8 +129,8 @@ func TestClosedPanic(t *testing.T) {
 	b := e.bystander()
 	e.h.set(func(h *handler) { h.closing = func(c *Conn) { panic("test handler panics in closed") } })
 	rc, _ := e.rawConnect(5, "cam", nil)
-	rc.disconnect(nil)
-	rc.ended()
+	rc.Disconnect(nil)
+	rc.Ended()
 	e.settle(1)
 	if n := e.srv.Info().Panics.Load(); n != 1 {
 		t.Errorf("Panics = %d, want 1", n)

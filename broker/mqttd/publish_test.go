@@ -9,6 +9,8 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/fleetcam/fleetcam/broker/mqttd/mqtttest"
 )
 
 // refuse makes the handler answer every PUBLISH with err.
@@ -27,14 +29,14 @@ func TestPublishAckedAfterHandler(t *testing.T) {
 				h.publish = func(*Conn, *packets.Packet) error { <-release; return nil }
 			})
 			rc, _ := e.rawConnect(version, "cam", nil)
-			rc.publish("cam/up", "hello", 1, 7)
+			rc.Publish("cam/up", "hello", 1, 7)
 			ev := e.h.await(t, "publish", "cam", 1)[0]
 			if ev.topic != "cam/up" || string(ev.payload) != "hello" || ev.qos != 1 || ev.pid != 7 {
 				t.Errorf("handler got topic %q payload %q qos %d id %d", ev.topic, ev.payload, ev.qos, ev.pid)
 			}
-			rc.silent(50 * time.Millisecond) // no PUBACK while the handler decides
+			rc.Silent(50 * time.Millisecond) // no PUBACK while the handler decides
 			free()
-			ack := rc.expect(packets.Puback)
+			ack := rc.Expect(packets.Puback)
 			if ack.PacketID != 7 || ack.ReasonCode != 0 {
 				t.Errorf("PUBACK id %d reason 0x%02X, want id 7 success", ack.PacketID, ack.ReasonCode)
 			}
@@ -54,16 +56,16 @@ func TestPublishRefusedV5(t *testing.T) {
 	for i, code := range codes {
 		e.h.refuse(code)
 		pid := uint16(10 + i)
-		rc.publish("cam/up", "x", 1, pid)
-		ack := rc.expect(packets.Puback)
+		rc.Publish("cam/up", "x", 1, pid)
+		ack := rc.Expect(packets.Puback)
 		if ack.PacketID != pid || ack.ReasonCode != code.Code || ack.Properties.ReasonString != code.Reason {
 			t.Errorf("refused with %v: PUBACK id %d reason 0x%02X %q", code, ack.PacketID, ack.ReasonCode, ack.Properties.ReasonString)
 		}
 	}
 	// The connection goes on; a success code is acknowledged as success.
 	e.h.refuse(nil)
-	rc.publish("cam/up", "x", 1, 99)
-	if ack := rc.expect(packets.Puback); ack.PacketID != 99 || ack.ReasonCode != 0 {
+	rc.Publish("cam/up", "x", 1, 99)
+	if ack := rc.Expect(packets.Puback); ack.PacketID != 99 || ack.ReasonCode != 0 {
 		t.Errorf("PUBACK id %d reason 0x%02X after refusals, want success", ack.PacketID, ack.ReasonCode)
 	}
 
@@ -82,8 +84,8 @@ func TestPublishRefusalWithoutProblemInfo(t *testing.T) {
 	rc, _ := e.rawConnect(5, "cam", func(pk *packets.Packet) {
 		pk.Properties.RequestProblemInfo, pk.Properties.RequestProblemInfoFlag = 0, true
 	})
-	rc.publish("cam/up", "x", 1, 1)
-	ack := rc.expect(packets.Puback)
+	rc.Publish("cam/up", "x", 1, 1)
+	ack := rc.Expect(packets.Puback)
 	if ack.ReasonCode != 0x87 || ack.Properties.ReasonString != "" {
 		t.Errorf("PUBACK reason 0x%02X %q, want 0x87 without a reason string", ack.ReasonCode, ack.Properties.ReasonString)
 	}
@@ -96,19 +98,19 @@ func TestPublishRefusedV311(t *testing.T) {
 	for i, code := range []packets.Code{packets.ErrQuotaExceeded, packets.ErrUnspecifiedError, packets.ErrPayloadFormatInvalid} {
 		e.h.refuse(code)
 		pid := uint16(i + 1)
-		rc.publish("cam/up", "x", 1, pid)
-		if ack := rc.expect(packets.Puback); ack.PacketID != pid {
+		rc.Publish("cam/up", "x", 1, pid)
+		if ack := rc.Expect(packets.Puback); ack.PacketID != pid {
 			t.Errorf("refused with %v: PUBACK id %d, want %d", code, ack.PacketID, pid)
 		}
 	}
-	if len(rc.sync()) != 0 {
+	if len(rc.Sync()) != 0 {
 		t.Error("unexpected packets")
 	}
 
 	// "Not authorized" disconnects without a PUBACK.
 	e.h.refuse(packets.ErrNotAuthorized)
-	rc.publish("cam/up", "x", 1, 9)
-	rc.endedWith(packets.ErrNotAuthorized)
+	rc.Publish("cam/up", "x", 1, 9)
+	rc.EndedWith(packets.ErrNotAuthorized)
 	e.h.await(t, "closed", "cam", 1)
 }
 
@@ -119,8 +121,8 @@ func TestPublishQoS0NeverAcked(t *testing.T) {
 			rc, _ := e.rawConnect(version, "cam", nil)
 			for i, answer := range []error{nil, packets.ErrNotAuthorized, packets.ErrQuotaExceeded} {
 				e.h.refuse(answer)
-				rc.publish("cam/up", "x", 0, 0)
-				if got := rc.sync(); len(got) != 0 {
+				rc.Publish("cam/up", "x", 0, 0)
+				if got := rc.Sync(); len(got) != 0 {
 					t.Fatalf("QoS 0 publish answered %v: got %s", answer, packets.PacketNames[got[0].FixedHeader.Type])
 				}
 				if n := len(e.h.all("publish", "cam")); n != i+1 {
@@ -142,8 +144,8 @@ func TestPublishPlainErrorCloses(t *testing.T) {
 				if qos > 0 {
 					pid = 3
 				}
-				rc.publish("cam/up", "x", qos, pid)
-				rc.endedWith(packets.ErrImplementationSpecificError)
+				rc.Publish("cam/up", "x", qos, pid)
+				rc.EndedWith(packets.ErrImplementationSpecificError)
 				e.h.await(t, "closed", "cam", 1)
 			})
 		}
@@ -154,28 +156,19 @@ func TestPublishQoS2AnsweredWithPuback(t *testing.T) {
 	for _, version := range []byte{5, 4} {
 		e := newEnv(t, Options{})
 		rc, _ := e.rawConnect(version, "cam", nil)
-		rc.publish("cam/up", "x", 2, 5)
-		if ack := rc.expect(packets.Puback); ack.PacketID != 5 || ack.ReasonCode != 0 {
+		rc.Publish("cam/up", "x", 2, 5)
+		if ack := rc.Expect(packets.Puback); ack.PacketID != 5 || ack.ReasonCode != 0 {
 			t.Errorf("v%d: PUBACK id %d reason 0x%02X, want id 5 success", version, ack.PacketID, ack.ReasonCode)
 		}
 		// A PUBREL that follows is ignored.
-		rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Pubrel}, PacketID: 5})
-		if got := rc.sync(); len(got) != 0 {
+		rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Pubrel}, PacketID: 5})
+		if got := rc.Sync(); len(got) != 0 {
 			t.Errorf("v%d: PUBREL answered with %s", version, packets.PacketNames[got[0].FixedHeader.Type])
 		}
 		if n := len(e.h.all("publish", "cam")); n != 1 {
 			t.Errorf("v%d: handler saw %d messages, want 1", version, n)
 		}
 	}
-}
-
-// aliased publishes payload at QoS 1 with topic alias alias and topic (may be empty).
-func (rc *rawClient) aliased(topic string, alias uint16, payload string, pid uint16) {
-	rc.t.Helper()
-	pk := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1},
-		TopicName: topic, Payload: []byte(payload), PacketID: pid}
-	pk.Properties.TopicAlias, pk.Properties.TopicAliasFlag = alias, true
-	rc.write(pk)
 }
 
 func TestTopicAliases(t *testing.T) {
@@ -196,8 +189,8 @@ func TestTopicAliases(t *testing.T) {
 	}
 	for i, s := range steps {
 		pid := uint16(i + 1)
-		rc.aliased(s.topic, s.alias, fmt.Sprint(i), pid)
-		if ack := rc.expect(packets.Puback); ack.PacketID != pid || ack.ReasonCode != 0 {
+		rc.PublishAlias(s.topic, s.alias, fmt.Sprint(i), pid)
+		if ack := rc.Expect(packets.Puback); ack.PacketID != pid || ack.ReasonCode != 0 {
 			t.Fatalf("step %d: PUBACK id %d reason 0x%02X", i, ack.PacketID, ack.ReasonCode)
 		}
 		ev := e.h.await(t, "publish", "cam", i+1)[i]
@@ -226,23 +219,23 @@ func TestTopicAliasInvalid(t *testing.T) {
 	cases := []struct {
 		name    string
 		max     uint16
-		publish func(rc *rawClient)
+		publish func(rc *mqtttest.Client)
 	}{
-		{"unknown alias", 2, func(rc *rawClient) { rc.aliased("", 1, "x", 1) }},
-		{"set alias unknown", 2, func(rc *rawClient) {
-			rc.aliased("cam/a", 1, "x", 1)
-			rc.expect(packets.Puback)
-			rc.aliased("", 2, "x", 2)
+		{"unknown alias", 2, func(rc *mqtttest.Client) { rc.PublishAlias("", 1, "x", 1) }},
+		{"set alias unknown", 2, func(rc *mqtttest.Client) {
+			rc.PublishAlias("cam/a", 1, "x", 1)
+			rc.Expect(packets.Puback)
+			rc.PublishAlias("", 2, "x", 2)
 		}},
-		{"alias above maximum", 2, func(rc *rawClient) { rc.aliased("cam/a", 3, "x", 1) }},
-		{"aliases not offered", 0, func(rc *rawClient) { rc.aliased("cam/a", 1, "x", 1) }},
+		{"alias above maximum", 2, func(rc *mqtttest.Client) { rc.PublishAlias("cam/a", 3, "x", 1) }},
+		{"aliases not offered", 0, func(rc *mqtttest.Client) { rc.PublishAlias("cam/a", 1, "x", 1) }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, Options{TopicAliasMaximum: tc.max})
 			rc, _ := e.rawConnect(5, "cam", nil)
 			tc.publish(rc)
-			rc.endedWith(packets.ErrTopicAliasInvalid)
+			rc.EndedWith(packets.ErrTopicAliasInvalid)
 			e.h.await(t, "closed", "cam", 1)
 			for _, ev := range e.h.all("publish", "cam") {
 				if ev.topic == "" {
@@ -255,11 +248,11 @@ func TestTopicAliasInvalid(t *testing.T) {
 	// Aliases belong to a connection: the next one starts without any.
 	e := newEnv(t, Options{TopicAliasMaximum: 2})
 	rc, _ := e.rawConnect(5, "cam", nil)
-	rc.aliased("cam/a", 1, "x", 1)
-	rc.expect(packets.Puback)
-	rc.disconnect(nil)
-	rc.ended()
+	rc.PublishAlias("cam/a", 1, "x", 1)
+	rc.Expect(packets.Puback)
+	rc.Disconnect(nil)
+	rc.Ended()
 	rc, _ = e.rawConnect(5, "cam", func(pk *packets.Packet) { pk.Connect.Clean = false })
-	rc.aliased("", 1, "x", 1)
-	rc.endedWith(packets.ErrTopicAliasInvalid)
+	rc.PublishAlias("", 1, "x", 1)
+	rc.EndedWith(packets.ErrTopicAliasInvalid)
 }

@@ -19,9 +19,9 @@ func (e *env) leave(version byte, id, filter string, edit func(*packets.Packet))
 	if ack.ReasonCode != 0 {
 		e.t.Fatalf("connect %s: reason 0x%02X", id, ack.ReasonCode)
 	}
-	rc.subscribe(1, filter)
-	rc.disconnect(nil)
-	rc.ended()
+	rc.Subscribe(1, filter)
+	rc.Disconnect(nil)
+	rc.Ended()
 	e.h.await(e.t, "closed", id, n+1)
 }
 
@@ -35,7 +35,7 @@ func TestCleanStartDiscardsSession(t *testing.T) {
 			if ack.SessionPresent {
 				t.Error("clean start: CONNACK with session present")
 			}
-			if len(rc.sync()) != 0 {
+			if len(rc.Sync()) != 0 {
 				t.Error("a message of the discarded session arrived")
 			}
 			if e.srv.Subscribed("cam", "cam/down") || e.srv.Info().Subscriptions.Load() != 0 {
@@ -94,9 +94,9 @@ func TestDisconnectChangesExpiry(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, Options{MaxSessionExpiry: tc.maxLimit})
 			rc, _ := e.rawConnect(5, "cam", withExpiry(tc.connect, true))
-			rc.subscribe(1, "cam/down")
-			rc.disconnect(tc.leave)
-			got := rc.ended()
+			rc.Subscribe(1, "cam/down")
+			rc.Disconnect(tc.leave)
+			got := rc.Ended()
 			if tc.code != 0 {
 				if len(got) != 1 || got[0].FixedHeader.Type != packets.Disconnect || got[0].ReasonCode != tc.code {
 					t.Fatalf("server answered %d packets, want a DISCONNECT 0x%02X", len(got), tc.code)
@@ -129,7 +129,7 @@ func TestDropExpired(t *testing.T) {
 	e.leave(5, "long", "long/down", withExpiry(100, true))
 	e.leave(4, "legacy", "legacy/down", withExpiry(0, false)) // MaxSessionExpiry: 7 days
 	online, _ := e.rawConnect(5, "online", withExpiry(10, true))
-	online.subscribe(1, "online/down")
+	online.Subscribe(1, "online/down")
 	e.publish("short", "short/down", "waits", true)
 	e.publish("online", "online/down", "in flight", true)
 	info := e.srv.Info()
@@ -195,8 +195,8 @@ func TestV311PersistentSession(t *testing.T) {
 	if !ack.SessionPresent {
 		t.Fatal("CONNACK without session present")
 	}
-	checkMessage(t, rc.expect(packets.Publish), "cam/down", "while away", false)
-	rc.disconnect(nil)
+	checkMessage(t, rc.Expect(packets.Publish), "cam/down", "while away", false)
+	rc.Disconnect(nil)
 	e.h.await(t, "closed", "cam", 2)
 
 	// It lasts MaxSessionExpiry.
@@ -262,7 +262,7 @@ func TestTakeover(t *testing.T) {
 
 	// The session, with its subscription, serves the new connection.
 	e.publish("cam", "cam/down", "to new", true)
-	checkMessage(t, rc.expect(packets.Publish), "cam/down", "to new", false)
+	checkMessage(t, rc.Expect(packets.Publish), "cam/down", "to new", false)
 	select {
 	case p := <-old.got:
 		t.Errorf("the old connection got %q", p.Payload)
@@ -276,14 +276,14 @@ func TestTakeover(t *testing.T) {
 func TestTakeoverV311(t *testing.T) {
 	e := newEnv(t, Options{})
 	old, _ := e.rawConnect(4, "cam", withExpiry(0, false))
-	old.subscribe(1, "cam/down")
+	old.Subscribe(1, "cam/down")
 	rc, ack := e.rawConnect(4, "cam", withExpiry(0, false))
 	if !ack.SessionPresent {
 		t.Error("takeover CONNACK without session present")
 	}
-	old.endedWith(packets.ErrSessionTakenOver)
+	old.EndedWith(packets.ErrSessionTakenOver)
 	e.publish("cam", "cam/down", "to new", true)
-	checkMessage(t, rc.expect(packets.Publish), "cam/down", "to new", false)
+	checkMessage(t, rc.Expect(packets.Publish), "cam/down", "to new", false)
 }
 
 func TestTakeoverCleanOrWithoutExpiry(t *testing.T) {
@@ -298,12 +298,12 @@ func TestTakeoverCleanOrWithoutExpiry(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, Options{})
 			old, _ := e.rawConnect(5, "cam", tc.oldEdit)
-			old.subscribe(1, "cam/down")
+			old.Subscribe(1, "cam/down")
 			_, ack := e.rawConnect(5, "cam", tc.edit)
 			if ack.SessionPresent {
 				t.Error("CONNACK with session present")
 			}
-			old.endedWith(packets.ErrSessionTakenOver)
+			old.EndedWith(packets.ErrSessionTakenOver)
 			if e.srv.Subscribed("cam", "cam/down") || e.srv.Info().Subscriptions.Load() != 0 {
 				t.Error("the old session's subscription survived")
 			}

@@ -9,18 +9,6 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 )
 
-// subscribeQos sends one SUBSCRIBE with a filter per entry of subs, each
-// at its QoS, and returns the SUBACK's reason codes.
-func (rc *rawClient) subscribeQos(pid uint16, subs []packets.Subscription) []byte {
-	rc.t.Helper()
-	rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Subscribe}, PacketID: pid, Filters: subs})
-	ack := rc.expect(packets.Suback)
-	if ack.PacketID != pid {
-		rc.t.Fatalf("SUBACK for packet %d, want %d", ack.PacketID, pid)
-	}
-	return ack.ReasonCodes
-}
-
 func TestSubscribeGrants(t *testing.T) {
 	subs := []packets.Subscription{
 		{Filter: "cam/q0", Qos: 0},
@@ -43,10 +31,10 @@ func TestSubscribeGrants(t *testing.T) {
 			e := newEnv(t, Options{})
 			e.h.set(func(h *handler) { h.denied["cam/secret/#"] = true })
 			rc, _ := e.rawConnect(tc.version, "cam", nil)
-			if got := rc.subscribeQos(1, subs); !bytes.Equal(got, tc.want) {
+			if got := rc.SubscribeWith(1, subs).ReasonCodes; !bytes.Equal(got, tc.want) {
 				t.Errorf("SUBACK codes % X, want % X", got, tc.want)
 			}
-			rc.sync() // Subscribed runs after the SUBACK went out
+			rc.Sync() // Subscribed runs after the SUBACK went out
 			if n := len(e.h.all("subscribed", "cam")); n != 1 {
 				t.Errorf("Subscribed called %d times, want 1", n)
 			}
@@ -74,18 +62,18 @@ func TestSubscribedOnlyWhenGranted(t *testing.T) {
 	e := newEnv(t, Options{})
 	e.h.set(func(h *handler) { h.denied["cam/secret"] = true })
 	rc, _ := e.rawConnect(5, "cam", nil)
-	if got := rc.subscribe(1, "cam/secret", "a/#/b"); !bytes.Equal(got.ReasonCodes, []byte{0x87, 0x8F}) {
+	if got := rc.Subscribe(1, "cam/secret", "a/#/b"); !bytes.Equal(got.ReasonCodes, []byte{0x87, 0x8F}) {
 		t.Fatalf("SUBACK codes % X", got.ReasonCodes)
 	}
-	rc.sync()
+	rc.Sync()
 	if n := len(e.h.all("subscribed", "cam")); n != 0 {
 		t.Errorf("Subscribed called %d times for a SUBACK that granted nothing", n)
 	}
 	if e.srv.Info().Subscriptions.Load() != 0 || e.srv.Subscribed("cam", "cam/secret") {
 		t.Error("a refused filter was kept")
 	}
-	rc.subscribe(2, "cam/ok")
-	rc.sync()
+	rc.Subscribe(2, "cam/ok")
+	rc.Sync()
 	if n := len(e.h.all("subscribed", "cam")); n != 1 {
 		t.Errorf("Subscribed called %d times, want 1", n)
 	}
@@ -104,7 +92,7 @@ func TestSubscribeWithPaho(t *testing.T) {
 func TestServerSubscribedFollowsWildcards(t *testing.T) {
 	e := newEnv(t, Options{})
 	rc, _ := e.rawConnect(5, "cam", nil)
-	rc.subscribe(1, "dev/+/cmd", "x/#", "exact/topic")
+	rc.Subscribe(1, "dev/+/cmd", "x/#", "exact/topic")
 	cases := map[string]bool{
 		"dev/1/cmd":   true,
 		"dev//cmd":    true,
@@ -131,26 +119,11 @@ func TestServerSubscribedFollowsWildcards(t *testing.T) {
 func TestResubscribeKeepsOneSubscription(t *testing.T) {
 	e := newEnv(t, Options{})
 	rc, _ := e.rawConnect(5, "cam", nil)
-	rc.subscribe(1, "cam/a")
-	rc.subscribe(2, "cam/a")
+	rc.Subscribe(1, "cam/a")
+	rc.Subscribe(2, "cam/a")
 	if n := e.srv.Info().Subscriptions.Load(); n != 1 {
 		t.Errorf("Subscriptions = %d after subscribing twice to one filter, want 1", n)
 	}
-}
-
-// unsubscribe sends an UNSUBSCRIBE of filters and returns the UNSUBACK.
-func (rc *rawClient) unsubscribe(pid uint16, filters ...string) packets.Packet {
-	rc.t.Helper()
-	pk := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Unsubscribe}, PacketID: pid}
-	for _, f := range filters {
-		pk.Filters = append(pk.Filters, packets.Subscription{Filter: f})
-	}
-	rc.write(pk)
-	ack := rc.expect(packets.Unsuback)
-	if ack.PacketID != pid {
-		rc.t.Fatalf("UNSUBACK for packet %d, want %d", ack.PacketID, pid)
-	}
-	return ack
 }
 
 func TestUnsubscribe(t *testing.T) {
@@ -158,8 +131,8 @@ func TestUnsubscribe(t *testing.T) {
 		t.Run(fmt.Sprintf("v%d", version), func(t *testing.T) {
 			e := newEnv(t, Options{})
 			rc, _ := e.rawConnect(version, "cam", nil)
-			rc.subscribe(1, "cam/a", "cam/b/#")
-			ack := rc.unsubscribe(2, "cam/b/#", "cam/never")
+			rc.Subscribe(1, "cam/a", "cam/b/#")
+			ack := rc.Unsubscribe(2, "cam/b/#", "cam/never")
 			if version == 5 && !bytes.Equal(ack.ReasonCodes, []byte{0x00, 0x11}) {
 				t.Errorf("UNSUBACK codes % X, want 00 11", ack.ReasonCodes)
 			}
@@ -187,25 +160,25 @@ func TestSubscribePacketIDInUse(t *testing.T) {
 		t.Run(fmt.Sprintf("v%d", version), func(t *testing.T) {
 			e := newEnv(t, Options{})
 			rc, _ := e.rawConnect(version, "cam", nil)
-			rc.subscribe(1, "cam/down")
+			rc.Subscribe(1, "cam/down")
 			if ok, err := e.srv.Publish("cam", "cam/down", []byte("cmd"), nil); !ok || err != nil {
 				t.Fatalf("Publish: %v, %v", ok, err)
 			}
-			msg := rc.expect(packets.Publish) // in flight, not acknowledged
+			msg := rc.Expect(packets.Publish) // in flight, not acknowledged
 			fail := byte(0x91)
 			if version == 4 {
 				fail = 0x80
 			}
-			got := rc.subscribe(msg.PacketID, "cam/other", "cam/more").ReasonCodes
+			got := rc.Subscribe(msg.PacketID, "cam/other", "cam/more").ReasonCodes
 			if !bytes.Equal(got, []byte{fail, fail}) {
 				t.Errorf("SUBACK codes % X for a packet id in flight, want % X % X", got, fail, fail)
 			}
 			if version == 5 {
-				if ack := rc.unsubscribe(msg.PacketID, "cam/down"); !bytes.Equal(ack.ReasonCodes, []byte{0x91}) {
+				if ack := rc.Unsubscribe(msg.PacketID, "cam/down"); !bytes.Equal(ack.ReasonCodes, []byte{0x91}) {
 					t.Errorf("UNSUBACK codes % X for a packet id in flight, want 91", ack.ReasonCodes)
 				}
 			}
-			rc.sync()
+			rc.Sync()
 			if e.srv.Subscribed("cam", "cam/other") || !e.srv.Subscribed("cam", "cam/down") {
 				t.Error("a SUBSCRIBE or UNSUBSCRIBE with a packet id in use changed the subscriptions")
 			}
@@ -213,8 +186,8 @@ func TestSubscribePacketIDInUse(t *testing.T) {
 				t.Errorf("Subscribed called %d times, want 1", n)
 			}
 			// Once acknowledged, the id is free again.
-			rc.ack(msg.PacketID)
-			if got := rc.subscribe(msg.PacketID, "cam/other").ReasonCodes; !bytes.Equal(got, []byte{1}) {
+			rc.Ack(msg.PacketID)
+			if got := rc.Subscribe(msg.PacketID, "cam/other").ReasonCodes; !bytes.Equal(got, []byte{1}) {
 				t.Errorf("SUBACK codes % X after the PUBACK, want 01", got)
 			}
 		})
@@ -226,7 +199,7 @@ func TestSharedSubscriptionsRefused(t *testing.T) {
 		t.Run(fmt.Sprintf("v%d", version), func(t *testing.T) {
 			e := newEnv(t, Options{})
 			rc, _ := e.rawConnect(version, "cam", nil)
-			if got := rc.subscribe(1, "$share/g/cam/down", "cam/down").ReasonCodes; !bytes.Equal(got, []byte{want, 1}) {
+			if got := rc.Subscribe(1, "$share/g/cam/down", "cam/down").ReasonCodes; !bytes.Equal(got, []byte{want, 1}) {
 				t.Fatalf("SUBACK codes % X, want %02X 01", got, want)
 			}
 			for _, ev := range e.h.all("cansubscribe", "cam") {
