@@ -188,7 +188,7 @@ func TestMQTT311CommandCorrelatedByPayload(t *testing.T) {
 	if ack.ReasonCode != 0 {
 		t.Fatalf("connack %#x", ack.ReasonCode)
 	}
-	rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Subscribe, Qos: 1}, PacketID: 1,
+	rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Subscribe, Qos: 1}, PacketID: 1,
 		Filters: packets.Subscriptions{{Filter: protocol.DownFilter(id), Qos: 1}}})
 
 	type result struct {
@@ -202,7 +202,7 @@ func TestMQTT311CommandCorrelatedByPayload(t *testing.T) {
 		done <- result{r, err}
 	}()
 	for {
-		pk := rc.read()
+		pk := rc.Read()
 		if pk.FixedHeader.Type != packets.Publish || !strings.HasSuffix(pk.TopicName, protocol.TopicCommand) {
 			continue
 		}
@@ -211,8 +211,8 @@ func TestMQTT311CommandCorrelatedByPayload(t *testing.T) {
 			t.Fatalf("command %s: %v", pk.Payload, err)
 		}
 		payload, _ := json.Marshal(protocol.Reply{ID: cmd.ID, OK: true})
-		rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Puback}, PacketID: pk.PacketID})
-		rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1}, PacketID: 9,
+		rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Puback}, PacketID: pk.PacketID})
+		rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1}, PacketID: 9,
 			TopicName: protocol.Topic(id, protocol.TopicReply), Payload: payload})
 		break
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/fleetcam/fleetcam/broker/mqttd"
+	"github.com/fleetcam/fleetcam/broker/mqttd/mqtttest"
 )
 
 // BenchmarkConnectionMemory measures what one idle connection costs the
@@ -138,25 +139,25 @@ func measureConnections(b *testing.B, server string, n int, shape string) (stack
 		// Only the socket outlives the loop; the client's reader is
 		// garbage by the time memory is read.
 		conns = append(conns, c)
-		rc := newRawClient(b, c, 5)
+		rc := mqtttest.New(b, c, 5)
 		id := fmt.Sprintf("3576601%08d", i)
-		rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
+		rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
 			Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Keepalive: 300, ClientIdentifier: id}})
-		expect(b, rc, packets.Connack)
+		rc.Expect(packets.Connack)
 		if shape == "connect" {
 			continue
 		}
-		rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Subscribe, Qos: 1},
+		rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Subscribe, Qos: 1},
 			PacketID: 1, Filters: packets.Subscriptions{{Filter: "fleetcam/" + id + "/down/#", Qos: 1}}})
-		expect(b, rc, packets.Suback)
+		rc.Expect(packets.Suback)
 		if shape == "subscribe" {
 			continue
 		}
 		if err := srv.publish(id, "fleetcam/"+id+"/down/config"); err != nil {
 			b.Fatal(err)
 		}
-		pk := expect(b, rc, packets.Publish)
-		rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Puback}, PacketID: pk.PacketID})
+		pk := rc.Expect(packets.Publish)
+		rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Puback}, PacketID: pk.PacketID})
 	}
 	// Let the server finish with the last acknowledgements.
 	deadline := time.Now().Add(5 * time.Second)
@@ -175,14 +176,4 @@ func settledMemory() runtime.MemStats {
 	}
 	runtime.ReadMemStats(&m)
 	return m
-}
-
-// expect reads the next packet and fails unless it is of type typ.
-func expect(b *testing.B, rc *rawClient, typ byte) packets.Packet {
-	b.Helper()
-	pk := rc.read()
-	if pk.FixedHeader.Type != typ {
-		b.Fatalf("packet type %d, want %d", pk.FixedHeader.Type, typ)
-	}
-	return pk
 }

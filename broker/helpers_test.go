@@ -1,8 +1,6 @@
 package broker
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -22,6 +20,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/fleetcam/fleetcam/broker/mqttd/mqtttest"
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
@@ -361,103 +360,21 @@ func (e *env) metric(name string, want map[string]string) float64 {
 	return total
 }
 
-// rawClient speaks MQTT bytes directly, for MQTT 3.1.1 and malformed packets.
-type rawClient struct {
-	t       testing.TB
-	conn    net.Conn
-	r       *bufio.Reader
-	version byte
-}
-
-// rawConnect sends a CONNECT of the given protocol version (4 or 5) and
-// returns the client and the CONNACK.
-func (e *env) rawConnect(version byte, clientID, username, password string) (*rawClient, packets.Packet) {
+// rawConnect dials the broker as a raw client of protocol version (4 or
+// 5), sends a CONNECT for clientID with username and password (each left
+// out when empty) and returns the client and the CONNACK.
+func (e *env) rawConnect(version byte, clientID, username, password string) (*mqtttest.Client, packets.Packet) {
 	e.t.Helper()
 	conn, err := net.Dial("tcp", e.srv.Addr())
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { conn.Close() })
-	rc := newRawClient(e.t, conn, version)
-	rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect}, ProtocolVersion: version,
-		Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, Keepalive: 30,
-			ClientIdentifier: clientID, UsernameFlag: username != "", Username: []byte(username),
-			PasswordFlag: password != "", Password: []byte(password)}})
-	return rc, rc.read()
-}
-
-// newRawClient speaks MQTT protocol version (4 or 5) over conn.
-func newRawClient(tb testing.TB, conn net.Conn, version byte) *rawClient {
-	return &rawClient{t: tb, conn: conn, r: bufio.NewReader(conn), version: version}
-}
-
-func (rc *rawClient) write(pk packets.Packet) {
-	rc.t.Helper()
-	pk.ProtocolVersion = rc.version
-	buf := new(bytes.Buffer)
-	var err error
-	switch pk.FixedHeader.Type {
-	case packets.Connect:
-		err = pk.ConnectEncode(buf)
-	case packets.Subscribe:
-		err = pk.SubscribeEncode(buf)
-	case packets.Publish:
-		err = pk.PublishEncode(buf)
-	case packets.Puback:
-		err = pk.PubackEncode(buf)
-	default:
-		rc.t.Fatalf("raw client cannot encode packet type %d", pk.FixedHeader.Type)
-	}
-	if err != nil {
-		rc.t.Fatal(err)
-	}
-	if _, err := rc.conn.Write(buf.Bytes()); err != nil {
-		rc.t.Fatal(err)
-	}
-}
-
-// read returns the next packet from the broker.
-func (rc *rawClient) read() packets.Packet {
-	rc.t.Helper()
-	pk, err := rc.tryRead()
-	if err != nil {
-		rc.t.Fatal(err)
-	}
-	return pk
-}
-
-func (rc *rawClient) tryRead() (packets.Packet, error) {
-	_ = rc.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	var pk packets.Packet
-	b, err := rc.r.ReadByte()
-	if err != nil {
-		return pk, err
-	}
-	if err := pk.FixedHeader.Decode(b); err != nil {
-		return pk, err
-	}
-	n, _, err := packets.DecodeLength(rc.r)
-	if err != nil {
-		return pk, err
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(rc.r, body); err != nil {
-		return pk, err
-	}
-	pk.ProtocolVersion = rc.version
-	switch pk.FixedHeader.Type {
-	case packets.Connack:
-		err = pk.ConnackDecode(body)
-	case packets.Suback:
-		err = pk.SubackDecode(body)
-	case packets.Publish:
-		err = pk.PublishDecode(body)
-	case packets.Puback:
-		err = pk.PubackDecode(body)
-	case packets.Disconnect:
-		err = pk.DisconnectDecode(body)
-	}
-	return pk, err
+	rc := mqtttest.New(e.t, conn, version)
+	return rc, rc.Connect(clientID, func(pk *packets.Packet) {
+		pk.Connect.UsernameFlag, pk.Connect.Username = username != "", []byte(username)
+		pk.Connect.PasswordFlag, pk.Connect.Password = password != "", []byte(password)
+	})
 }
 
 // ctxT is a context that ends with a deadline well inside the test timeout.

@@ -55,9 +55,9 @@ func TestEventRedeliveryStoredOnce(t *testing.T) {
 		t.Fatalf("connack %#x", ack.ReasonCode)
 	}
 	payload := pahoPublish("", ev).Payload
-	rc.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1, Dup: true}, PacketID: 3,
+	rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1, Dup: true}, PacketID: 3,
 		TopicName: protocol.Topic(id, protocol.TopicEvent), Payload: payload})
-	if pk := rc.read(); pk.FixedHeader.Type != packets.Puback || pk.PacketID != 3 {
+	if pk := rc.Read(); pk.FixedHeader.Type != packets.Puback || pk.PacketID != 3 {
 		t.Fatalf("got %+v, want PUBACK 3", pk.FixedHeader)
 	}
 

@@ -38,14 +38,8 @@ func TestPanicClosesOnlyThatConnection(t *testing.T) {
 	if ack.ReasonCode != 0 {
 		t.Fatalf("connack %#x", ack.ReasonCode)
 	}
-	if _, err := rc.conn.Write(truncatedSubscribe); err != nil {
-		t.Fatal(err)
-	}
-	for { // the broker closes this connection and nothing else
-		if _, err := rc.tryRead(); err != nil {
-			break
-		}
-	}
+	rc.WriteBytes(truncatedSubscribe)
+	rc.Ended() // the broker closes this connection and nothing else
 	waitFor(t, "panic counted", func() bool { return e.metric("fleetcam_mqtt_connection_panics_total", nil) == 1 })
 	waitFor(t, "panicked device offline", func() bool { return e.link(bad).Presence == store.PresenceOffline })
 	if e.srv.Online(bad) {
