@@ -26,7 +26,8 @@ import (
 )
 
 // truncatedSubscribe is an MQTT 5 SUBSCRIBE whose only filter lacks its
-// options byte. mochi v2.7.9 indexes past the end of it and panics.
+// options byte. mochi-mqtt's packet decoder (v2.7.9) indexes past the end of
+// it and panics; the MQTT server recovers.
 var truncatedSubscribe = []byte{0x82, 0x08, 0x30, 0x30, 0x00, 0x00, 0x03, 0x30, 0x30, 0x30}
 
 func TestPanicClosesOnlyThatConnection(t *testing.T) {
