@@ -1,0 +1,175 @@
+package mqttd
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/mochi-mqtt/server/v2/packets"
+)
+
+// errClientDisconnect ends a connection whose client sent DISCONNECT.
+var errClientDisconnect = errors.New("mqttd: client disconnected")
+
+// handle acts on one packet from a connected client.
+func (c *Conn) handle(fh packets.FixedHeader, body []byte) error {
+	switch fh.Type {
+	case packets.Publish:
+		return c.onPublish(fh, body)
+	case packets.Puback:
+		pk := packets.Packet{FixedHeader: fh, ProtocolVersion: c.version}
+		if err := pk.PubackDecode(body); err != nil {
+			return packets.ErrMalformedPacket
+		}
+		c.sess.acked(pk.PacketID)
+		return nil
+	case packets.Subscribe:
+		return c.onSubscribe(fh, body)
+	case packets.Unsubscribe:
+		return c.onUnsubscribe(fh, body)
+	case packets.Pingreq:
+		return c.write(&packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Pingresp}})
+	case packets.Disconnect:
+		return c.onDisconnect(fh, body)
+	case packets.Pubrec, packets.Pubrel, packets.Pubcomp:
+		// The server sends no QoS 2 and acknowledges a QoS 2 PUBLISH with a
+		// PUBACK (it handles it as QoS 1): there is no exchange to continue.
+		return nil
+	}
+	return packets.ErrProtocolViolation
+}
+
+// onPublish hands a client's message to the Handler and acknowledges it.
+func (c *Conn) onPublish(fh packets.FixedHeader, body []byte) error {
+	pk := packets.Packet{FixedHeader: fh, ProtocolVersion: c.version}
+	if err := pk.PublishDecode(body); err != nil {
+		return packets.ErrMalformedPacket
+	}
+	c.s.info.MessagesReceived.Add(1)
+	if code := pk.PublishValidate(c.s.opts.TopicAliasMaximum); code != packets.CodeSuccess {
+		return code
+	}
+	topic := pk.TopicName
+	if alias := pk.Properties.TopicAlias; pk.Properties.TopicAliasFlag {
+		if c.topicAliases == nil {
+			c.topicAliases = make([]string, c.s.opts.TopicAliasMaximum)
+		}
+		if topic != "" {
+			c.topicAliases[alias-1] = topic
+		} else if topic = c.topicAliases[alias-1]; topic == "" {
+			return packets.ErrTopicAliasInvalid
+		}
+	}
+	pk.TopicName = topic
+	code := packets.CodeSuccess
+	if err := c.s.h.Publish(c, &pk); err != nil {
+		if !errors.As(err, &code) || code.Code < packets.ErrUnspecifiedError.Code {
+			return packets.ErrImplementationSpecificError
+		}
+	}
+	if fh.Qos == 0 {
+		return nil
+	}
+	if c.version < 5 && code.Code >= packets.ErrUnspecifiedError.Code {
+		if code.Code == packets.ErrNotAuthorized.Code {
+			return code
+		}
+		code = packets.CodeSuccess
+	}
+	ack := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Puback}, PacketID: pk.PacketID, ReasonCode: code.Code}
+	if code.Code >= packets.ErrUnspecifiedError.Code {
+		ack.Properties.ReasonString = code.Reason
+	}
+	return c.write(&ack)
+}
+
+// sharePrefix starts a shared subscription's filter, which the server
+// does not support.
+const sharePrefix = "$share/"
+
+// onSubscribe grants the filters the Handler allows, at QoS 1 at most.
+func (c *Conn) onSubscribe(fh packets.FixedHeader, body []byte) error {
+	pk := packets.Packet{FixedHeader: fh, ProtocolVersion: c.version}
+	if err := pk.SubscribeDecode(body); err != nil {
+		return packets.ErrMalformedPacket
+	}
+	if code := pk.SubscribeValidate(); code != packets.CodeSuccess {
+		return code
+	}
+	ack := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Suback}, PacketID: pk.PacketID,
+		ReasonCodes: make([]byte, len(pk.Filters))}
+	inUse := c.sess.inFlight(pk.PacketID)
+	if inUse {
+		ack.Properties.ReasonString = packets.ErrPacketIdentifierInUse.Reason
+	}
+	granted := false
+	for i, sub := range pk.Filters {
+		var code byte
+		switch {
+		case inUse:
+			code = packets.ErrPacketIdentifierInUse.Code
+		case !validFilter(sub.Filter):
+			code = packets.ErrTopicFilterInvalid.Code
+		case strings.HasPrefix(sub.Filter, sharePrefix):
+			code = packets.ErrSharedSubscriptionsNotSupported.Code
+		case !c.s.h.CanSubscribe(c, sub.Filter):
+			code = packets.ErrNotAuthorized.Code
+		default:
+			code = min(sub.Qos, 1)
+			c.sess.subscribe(sub.Filter, code)
+			granted = true
+		}
+		if c.version < 5 && code >= packets.ErrUnspecifiedError.Code {
+			code = 0x80 // MQTT 3.1.1 has a single failure code
+		}
+		ack.ReasonCodes[i] = code
+	}
+	if err := c.write(&ack); err != nil {
+		return err
+	}
+	if granted {
+		c.s.h.Subscribed(c)
+	}
+	return nil
+}
+
+// onUnsubscribe removes filters from the session.
+func (c *Conn) onUnsubscribe(fh packets.FixedHeader, body []byte) error {
+	pk := packets.Packet{FixedHeader: fh, ProtocolVersion: c.version}
+	if err := pk.UnsubscribeDecode(body); err != nil {
+		return packets.ErrMalformedPacket
+	}
+	if code := pk.UnsubscribeValidate(); code != packets.CodeSuccess {
+		return code
+	}
+	ack := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Unsuback}, PacketID: pk.PacketID,
+		ReasonCodes: make([]byte, len(pk.Filters))}
+	inUse := c.sess.inFlight(pk.PacketID)
+	for i, sub := range pk.Filters {
+		switch {
+		case inUse:
+			ack.ReasonCodes[i] = packets.ErrPacketIdentifierInUse.Code
+		case c.sess.unsubscribe(sub.Filter):
+			ack.ReasonCodes[i] = packets.CodeSuccess.Code
+		default:
+			ack.ReasonCodes[i] = packets.CodeNoSubscriptionExisted.Code
+		}
+	}
+	return c.write(&ack)
+}
+
+// onDisconnect ends the connection at the client's request; an MQTT 5
+// client may change its session expiry, but not from zero.
+func (c *Conn) onDisconnect(fh packets.FixedHeader, body []byte) error {
+	pk := packets.Packet{FixedHeader: fh, ProtocolVersion: c.version}
+	if err := pk.DisconnectDecode(body); err != nil {
+		return packets.ErrMalformedPacket
+	}
+	if p := pk.Properties; p.SessionExpiryIntervalFlag {
+		if c.expiry == 0 && p.SessionExpiryInterval > 0 {
+			return packets.ErrProtocolViolationZeroNonZeroExpiry
+		}
+		c.expiry = min(time.Duration(p.SessionExpiryInterval)*time.Second, c.s.opts.MaxSessionExpiry)
+	}
+	return errClientDisconnect
+}
