@@ -114,9 +114,10 @@ func (c *Conn) onSubscribe(fh packets.FixedHeader, body []byte) error {
 			code = packets.ErrSharedSubscriptionsNotSupported.Code
 		case !c.s.h.CanSubscribe(c, sub.Filter):
 			code = packets.ErrNotAuthorized.Code
+		case !c.sess.subscribe(sub.Filter, min(sub.Qos, 1)):
+			code = packets.ErrQuotaExceeded.Code
 		default:
 			code = min(sub.Qos, 1)
-			c.sess.subscribe(sub.Filter, code)
 			granted = true
 		}
 		if c.version < 5 && code >= packets.ErrUnspecifiedError.Code {

@@ -65,6 +65,9 @@ type Options struct {
 	// MaxPending bounds the messages a session holds beyond MaxInflight,
 	// e.g. while its client is offline; more are dropped (0: 256).
 	MaxPending int
+	// MaxSubscriptions bounds the filters one session holds; a SUBSCRIBE
+	// beyond it is refused with 0x97, quota exceeded (0: 16).
+	MaxSubscriptions int
 	// TopicAliasMaximum is the number of topic aliases a client may use (0: none).
 	TopicAliasMaximum uint16
 	// MaxSessionExpiry caps the session expiry a client asks for; MQTT
@@ -93,6 +96,9 @@ func (o *Options) defaults() {
 	o.MaxInflight = min(o.MaxInflight, 65535)
 	if o.MaxPending <= 0 {
 		o.MaxPending = 256
+	}
+	if o.MaxSubscriptions <= 0 {
+		o.MaxSubscriptions = 16
 	}
 	if o.MaxSessionExpiry <= 0 {
 		o.MaxSessionExpiry = 7 * 24 * time.Hour

@@ -234,18 +234,23 @@ func (ss *session) acked(id uint16) {
 	ss.fillLocked()
 }
 
-// subscribe adds filter or updates its QoS.
-func (ss *session) subscribe(filter string, qos byte) {
+// subscribe adds filter or updates its QoS. It reports false, changing
+// nothing, when the session already holds MaxSubscriptions other filters.
+func (ss *session) subscribe(filter string, qos byte) bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for i := range ss.subs {
 		if ss.subs[i].filter == filter {
 			ss.subs[i].qos = qos
-			return
+			return true
 		}
+	}
+	if len(ss.subs) >= ss.s.opts.MaxSubscriptions {
+		return false
 	}
 	ss.subs = append(ss.subs, subscription{filter: filter, qos: qos})
 	ss.s.info.Subscriptions.Add(1)
+	return true
 }
 
 // unsubscribe removes filter and reports whether it was there.

@@ -210,3 +210,29 @@ func TestSharedSubscriptionsRefused(t *testing.T) {
 		})
 	}
 }
+
+func TestSubscriptionQuota(t *testing.T) {
+	for version, refused := range map[byte]byte{5: 0x97, 4: 0x80} {
+		t.Run(fmt.Sprintf("v%d", version), func(t *testing.T) {
+			e := newEnv(t, Options{MaxSubscriptions: 2})
+			rc, _ := e.rawConnect(version, "cam", nil)
+			if got := rc.Subscribe(1, "cam/a", "cam/b", "cam/c").ReasonCodes; !bytes.Equal(got, []byte{1, 1, refused}) {
+				t.Fatalf("SUBACK codes % X, want 01 01 %02X", got, refused)
+			}
+			// Subscribing again to a held filter is not a new one.
+			if got := rc.SubscribeWith(2, []packets.Subscription{{Filter: "cam/a", Qos: 0}}).ReasonCodes; !bytes.Equal(got, []byte{0}) {
+				t.Fatalf("resubscribe: SUBACK codes % X, want 00", got)
+			}
+			rc.Unsubscribe(3, "cam/b")
+			if got := rc.Subscribe(4, "cam/c").ReasonCodes; !bytes.Equal(got, []byte{1}) {
+				t.Fatalf("after an unsubscribe: SUBACK codes % X, want 01", got)
+			}
+			if n := e.srv.Info().Subscriptions.Load(); n != 2 {
+				t.Errorf("Subscriptions = %d, want 2", n)
+			}
+			if e.srv.Subscribed("cam", "cam/b") || !e.srv.Subscribed("cam", "cam/c") {
+				t.Error("the session's filters are not cam/a and cam/c")
+			}
+		})
+	}
+}
