@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -109,6 +110,29 @@ type wsConn struct {
 	net.Conn
 	c *websocket.Conn
 	r io.Reader
+	// writeDeadline is the deadline of the next write, in unix
+	// nanoseconds (0: none). The WebSocket writer sets the socket's write
+	// deadline to its own on every message, so Write hands it this one.
+	writeDeadline atomic.Int64
+}
+
+// SetWriteDeadline bounds the next writes. It also applies to the socket
+// at once, so that a write already blocked ends at the new deadline.
+func (ws *wsConn) SetWriteDeadline(t time.Time) error {
+	var n int64
+	if !t.IsZero() {
+		n = t.UnixNano()
+	}
+	ws.writeDeadline.Store(n)
+	return ws.Conn.SetWriteDeadline(t)
+}
+
+// SetDeadline sets the read and write deadlines.
+func (ws *wsConn) SetDeadline(t time.Time) error {
+	if err := ws.Conn.SetReadDeadline(t); err != nil {
+		return err
+	}
+	return ws.SetWriteDeadline(t)
 }
 
 // Read reads the next bytes of the current binary message, moving on to the
@@ -137,8 +161,14 @@ func (ws *wsConn) Read(p []byte) (int, error) {
 	}
 }
 
-// Write sends p as one binary message.
+// Write sends p as one binary message, within the write deadline. The
+// MQTT server makes one write at a time on a connection.
 func (ws *wsConn) Write(p []byte) (int, error) {
+	var deadline time.Time
+	if n := ws.writeDeadline.Load(); n != 0 {
+		deadline = time.Unix(0, n)
+	}
+	_ = ws.c.SetWriteDeadline(deadline)
 	if err := ws.c.WriteMessage(websocket.BinaryMessage, p); err != nil {
 		return 0, err
 	}

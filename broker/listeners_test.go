@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"io"
 	"log/slog"
 	"math/big"
@@ -149,4 +150,44 @@ func selfSignedCert(t *testing.T, dir string) (certFile, keyFile string, pool *x
 	pool = x509.NewCertPool()
 	pool.AddCert(cert)
 	return certFile, keyFile, pool
+}
+
+// The WebSocket writer sets the socket's write deadline to its own on every
+// message; the MQTT server's deadline must survive that, or a device that
+// stops reading blocks a write, and what waits on it, for good.
+func TestWebSocketWritesKeepTheirDeadline(t *testing.T) {
+	conns := make(chan net.Conn, 1)
+	release := make(chan struct{})
+	ws, err := listenWS("127.0.0.1:0", func(c net.Conn) { conns <- c; <-release }, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	defer close(release)
+	c, _, err := (&websocket.Dialer{Subprotocols: []string{"mqtt"}}).Dial("ws://"+ws.Addr()+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sc := <-conns
+	done := make(chan error, 1)
+	go func() { // the client reads nothing: the socket buffers fill, then a write waits
+		_ = sc.SetWriteDeadline(time.Now().Add(200 * time.Millisecond))
+		chunk := make([]byte, 1<<20)
+		for {
+			if _, err := sc.Write(chunk); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	select {
+	case err := <-done:
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() {
+			t.Errorf("write ended with %v, want a timeout", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a write to a client that reads nothing outlived its 200 ms deadline by 5 s")
+	}
 }
