@@ -322,8 +322,11 @@ func (s *Server) dropExpired(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, ss := range s.sessions {
+		if ss.conn.Load() != nil {
+			continue // online: its lock may be held by a slow write
+		}
 		ss.mu.Lock()
-		if ss.conn == nil && !ss.expiresAt.IsZero() && now.After(ss.expiresAt) {
+		if !ss.expiresAt.IsZero() && now.After(ss.expiresAt) {
 			delete(s.sessions, id)
 			ss.discardLocked()
 		}

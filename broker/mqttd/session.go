@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -30,9 +31,14 @@ type session struct {
 	s  *Server
 	id string
 
+	// conn is the current connection, nil while the client is offline. It
+	// changes under both Server.mu and mu, so holding either keeps it
+	// still; Server.mu holders read it without taking mu, which a write
+	// to a slow client may hold for up to the write timeout.
+	conn atomic.Pointer[Conn]
+
 	mu        sync.Mutex
-	conn      *Conn // the current connection; nil while the client is offline
-	connacked bool  // the current connection's CONNACK went out: messages may be written
+	connacked bool // the current connection's CONNACK went out: messages may be written
 	subs      []subscription
 	inflight  []*message // sent and not acknowledged, oldest first
 	pending   []*message // waiting for the client's receive quota or its next connection
@@ -54,9 +60,7 @@ func (s *Server) attach(c *Conn, clean bool) (*session, bool, error) {
 		}
 		ss := s.sessions[c.id]
 		if ss != nil {
-			ss.mu.Lock()
-			if old := ss.conn; old != nil && old != c {
-				ss.mu.Unlock()
+			if old := ss.conn.Load(); old != nil && old != c {
 				s.mu.Unlock()
 				old.Close(packets.ErrSessionTakenOver)
 				select {
@@ -66,9 +70,12 @@ func (s *Server) attach(c *Conn, clean bool) (*session, bool, error) {
 				}
 				continue
 			}
+			// Offline: nothing holds mu for long.
+			ss.mu.Lock()
 			expired := !ss.expiresAt.IsZero() && s.opts.Now().After(ss.expiresAt)
 			if !clean && !expired {
-				ss.conn, ss.connacked, ss.expiresAt, ss.quota = c, false, time.Time{}, c.quota()
+				ss.conn.Store(c)
+				ss.connacked, ss.expiresAt, ss.quota = false, time.Time{}, c.quota()
 				ss.mu.Unlock()
 				s.mu.Unlock()
 				return ss, true, nil
@@ -76,7 +83,8 @@ func (s *Server) attach(c *Conn, clean bool) (*session, bool, error) {
 			ss.discardLocked()
 			ss.mu.Unlock()
 		}
-		ss = &session{s: s, id: c.id, conn: c, quota: c.quota()}
+		ss = &session{s: s, id: c.id, quota: c.quota()}
+		ss.conn.Store(c)
 		s.sessions[c.id] = ss
 		s.mu.Unlock()
 		return ss, false, nil
@@ -91,10 +99,10 @@ func (ss *session) detach(c *Conn, expiry time.Duration) {
 	defer s.mu.Unlock()
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if ss.conn != c {
+	if ss.conn.Load() != c {
 		return
 	}
-	ss.conn = nil
+	ss.conn.Store(nil)
 	if expiry > 0 {
 		ss.expiresAt = s.opts.Now().Add(expiry)
 		return
@@ -125,10 +133,11 @@ func (ss *session) publish(msg *message) (bool, error) {
 		return false, nil
 	case 0:
 		// At most once: sent now to a connected client, or not at all.
-		if ss.conn == nil || !ss.connacked {
+		conn := ss.conn.Load()
+		if conn == nil || !ss.connacked {
 			return false, nil
 		}
-		if err := ss.conn.writePublish(msg, 0, false); err != nil {
+		if err := conn.writePublish(msg, 0, false); err != nil {
 			if errors.Is(err, errTooLargeForClient) {
 				ss.s.info.MessagesDropped.Add(1)
 			}
@@ -136,7 +145,7 @@ func (ss *session) publish(msg *message) (bool, error) {
 		}
 		return true, nil
 	}
-	if ss.conn != nil && ss.connacked && len(ss.pending) == 0 && len(ss.inflight) < ss.quota {
+	if ss.conn.Load() != nil && ss.connacked && len(ss.pending) == 0 && len(ss.inflight) < ss.quota {
 		if err := ss.sendLocked(msg); err != nil {
 			return false, err
 		}
@@ -157,7 +166,7 @@ func (ss *session) sendLocked(msg *message) error {
 	msg.id = ss.nextIDLocked()
 	ss.inflight = append(ss.inflight, msg)
 	ss.s.info.Inflight.Add(1)
-	err := ss.conn.writePublish(msg, 1, false)
+	err := ss.conn.Load().writePublish(msg, 1, false)
 	if errors.Is(err, errTooLargeForClient) {
 		ss.inflight = ss.inflight[:len(ss.inflight)-1]
 		ss.s.info.Inflight.Add(-1)
@@ -196,7 +205,7 @@ func (ss *session) inFlight(id uint16) bool {
 func (ss *session) resume(c *Conn) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if ss.conn != c {
+	if ss.conn.Load() != c {
 		return
 	}
 	ss.connacked = true
@@ -210,7 +219,7 @@ func (ss *session) resume(c *Conn) {
 
 // fillLocked sends waiting messages while the receive quota allows.
 func (ss *session) fillLocked() {
-	for ss.conn != nil && ss.connacked && len(ss.pending) > 0 && len(ss.inflight) < ss.quota {
+	for ss.conn.Load() != nil && ss.connacked && len(ss.pending) > 0 && len(ss.inflight) < ss.quota {
 		msg := ss.pending[0]
 		ss.pending[0] = nil
 		ss.pending = ss.pending[1:]

@@ -8,6 +8,8 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 // leave connects id with edit, subscribes to filter and disconnects,
@@ -309,4 +311,49 @@ func TestTakeoverCleanOrWithoutExpiry(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A write blocked on a client that reads nothing holds its session's lock.
+// A takeover of that client must not hold up the rest of the server while
+// it ends the old connection.
+func TestTakeoverOfBlockedClientStallsNothingElse(t *testing.T) {
+	e := newEnv(t, Options{WriteTimeout: time.Minute})
+	stuck, _ := e.rawConnect(5, "cam", withExpiry(60, true))
+	stuck.Subscribe(1, "cam/down")
+	// stuck reads nothing from here on.
+	published := make(chan struct{})
+	go func() {
+		defer close(published)
+		for range 64 { // the default receive quota: each is written
+			if _, err := e.srv.Publish("cam", "cam/down", make([]byte, 1<<20), nil); err != nil {
+				return
+			}
+		}
+	}()
+	sent := int64(-1)
+	storetest.Eventually(t, "a blocked write", patience, 50*time.Millisecond, func() bool {
+		was := sent
+		sent = e.srv.Info().BytesSent.Load()
+		return sent == was && sent > 1<<20
+	})
+
+	began := time.Now()
+	takeover := e.raw(5)
+	connect := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
+		Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Keepalive: 30, ClientIdentifier: "cam"}}
+	withExpiry(60, false)(&connect)
+	takeover.Write(connect)
+	e.h.await(t, "connect", "cam", 2) // the takeover is under way
+	if _, ack := e.rawConnect(5, "other", nil); ack.ReasonCode != 0 {
+		t.Fatalf("other client: CONNACK reason 0x%02X", ack.ReasonCode)
+	}
+	e.srv.Sessions()
+	if d := time.Since(began); d > patience/2 {
+		t.Errorf("another client's connection took %v during the takeover", d)
+	}
+	if ack := takeover.Expect(packets.Connack); ack.ReasonCode != 0 || !ack.SessionPresent {
+		t.Errorf("takeover CONNACK reason 0x%02X session present %v", ack.ReasonCode, ack.SessionPresent)
+	}
+	takeover.Conn().Close() // the rest of the messages fail on the closed connection
+	<-published
 }
