@@ -158,12 +158,29 @@ func (c *Conn) next() (packets.FixedHeader, []byte, error) {
 		return fh, nil, packets.ErrPacketTooLarge
 	}
 	fh.Remaining = n
-	body := make([]byte, n)
-	if _, err := io.ReadFull(c.br, body); err != nil {
+	body, err := c.readBody(n)
+	if err != nil {
 		return fh, nil, err
 	}
 	c.s.info.BytesReceived.Add(int64(1 + lenBytes + n))
 	return fh, body, nil
+}
+
+// readBody reads a packet body of n bytes. A large body's buffer grows as
+// its bytes arrive, so a client that announces a large packet, before it
+// has even authenticated, holds only as much memory as it sent.
+func (c *Conn) readBody(n int) ([]byte, error) {
+	if n <= readBufferSize {
+		body := make([]byte, n)
+		_, err := io.ReadFull(c.br, body)
+		return body, err
+	}
+	var buf bytes.Buffer
+	got, err := buf.ReadFrom(io.LimitReader(c.br, int64(n)))
+	if err == nil && got < int64(n) {
+		err = io.ErrUnexpectedEOF
+	}
+	return buf.Bytes(), err
 }
 
 // fail ends the connection after err. A packets.Code error is a protocol

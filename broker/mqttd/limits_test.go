@@ -1,8 +1,11 @@
 package mqttd
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -175,5 +178,23 @@ func TestWriteTimeout(t *testing.T) {
 	case <-done:
 	case <-time.After(patience):
 		t.Fatal("Publish still blocked after the connection ended")
+	}
+}
+
+func TestBodyBufferGrowsWithWhatArrives(t *testing.T) {
+	c := &Conn{br: bufio.NewReader(strings.NewReader("only ten b"))}
+	body, err := c.readBody(100_000) // a large packet announced, ten bytes sent
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("readBody error %v, want unexpected EOF", err)
+	}
+	if cap(body) > 4096 {
+		t.Errorf("ten bytes received hold a %d-byte buffer", cap(body))
+	}
+	c = &Conn{br: bufio.NewReader(strings.NewReader(strings.Repeat("x", 5000) + "next packet"))}
+	if body, err := c.readBody(5000); err != nil || len(body) != 5000 || strings.Trim(string(body), "x") != "" {
+		t.Fatalf("readBody(5000) = %d bytes, %v", len(body), err)
+	}
+	if rest, _ := io.ReadAll(c.br); string(rest) != "next packet" {
+		t.Errorf("readBody read past its body: %q left", rest)
 	}
 }
