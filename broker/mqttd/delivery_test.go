@@ -320,3 +320,64 @@ func TestQos0SubscriptionDeliveredAtMostOnce(t *testing.T) {
 		t.Errorf("resumed session got %d packets, want none", len(got))
 	}
 }
+
+// withLimits resumes a session with the client's Receive Maximum and
+// Maximum Packet Size (0: not given).
+func withLimits(receiveMax uint16, maxPacket uint32) func(*packets.Packet) {
+	return func(pk *packets.Packet) {
+		withExpiry(60, false)(pk)
+		pk.Properties.ReceiveMaximum, pk.Properties.MaximumPacketSize = receiveMax, maxPacket
+	}
+}
+
+func TestResumeRespectsTheNewReceiveMaximum(t *testing.T) {
+	e := newEnv(t, Options{})
+	rc, _ := e.rawConnect(5, "cam", withLimits(8, 0))
+	rc.Subscribe(1, "cam/down")
+	for i := range 5 {
+		e.publish("cam", "cam/down", fmt.Sprint(i), true)
+		rc.Expect(packets.Publish)
+	}
+	rc.Conn().Close()
+	e.h.await(t, "closed", "cam", 1)
+
+	rc, _ = e.rawConnect(5, "cam", withLimits(2, 0))
+	for want := 0; want < 5; {
+		got := rc.Sync()
+		if len(got) == 0 || len(got) > 2 {
+			t.Fatalf("after %d messages the client has %d unacknowledged, want 1 or 2 (Receive Maximum 2)", want, len(got))
+		}
+		for _, pk := range got {
+			checkMessage(t, pk, "cam/down", fmt.Sprint(want), want < 2) // the first two were in flight
+			rc.Ack(pk.PacketID)
+			want++
+		}
+	}
+	if got := rc.Sync(); len(got) != 0 {
+		t.Errorf("%d more messages after the five", len(got))
+	}
+}
+
+func TestResumeDropsWhatTheNewClientCannotTake(t *testing.T) {
+	e := newEnv(t, Options{})
+	rc, _ := e.rawConnect(5, "cam", withLimits(2, 0))
+	rc.Subscribe(1, "cam/down")
+	e.publish("cam", "cam/down", strings.Repeat("x", 1000), true)
+	e.publish("cam", "cam/down", "small", true)
+	rc.Expect(packets.Publish)
+	rc.Expect(packets.Publish)
+	rc.Conn().Close()
+	e.h.await(t, "closed", "cam", 1)
+
+	rc, _ = e.rawConnect(5, "cam", withLimits(2, 500)) // takes packets of 500 bytes at most
+	e.publish("cam", "cam/down", "new", true)
+	got := rc.Sync()
+	if len(got) != 2 {
+		t.Fatalf("client got %d packets after resuming, want 2", len(got))
+	}
+	checkMessage(t, got[0], "cam/down", "small", true)
+	checkMessage(t, got[1], "cam/down", "new", false)
+	if info := e.srv.Info(); info.MessagesDropped.Load() != 1 || info.Inflight.Load() != 2 {
+		t.Errorf("MessagesDropped %d Inflight %d, want 1 2", info.MessagesDropped.Load(), info.Inflight.Load())
+	}
+}

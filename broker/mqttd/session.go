@@ -209,11 +209,30 @@ func (ss *session) resume(c *Conn) {
 		return
 	}
 	ss.connacked = true
-	for _, m := range ss.inflight {
-		if err := c.writePublish(m, 1, true); err != nil {
-			return
-		}
+	// The new connection may allow fewer messages in flight than the old
+	// one had: those beyond its quota wait at the head of the queue.
+	if extra := len(ss.inflight) - ss.quota; extra > 0 {
+		ss.pending = append(slices.Clone(ss.inflight[ss.quota:]), ss.pending...)
+		ss.inflight = ss.inflight[:ss.quota]
+		ss.s.info.Inflight.Add(-int64(extra))
 	}
+	kept := make([]*message, 0, len(ss.inflight))
+	for i, m := range ss.inflight {
+		err := c.writePublish(m, 1, true)
+		if errors.Is(err, errTooLargeForClient) {
+			// This connection's client takes smaller packets than the
+			// last one's: the message can never reach it.
+			ss.s.info.Inflight.Add(-1)
+			ss.s.info.MessagesDropped.Add(1)
+			continue
+		}
+		if err != nil { // the connection ended: the rest wait for the next one
+			kept = append(kept, ss.inflight[i:]...)
+			break
+		}
+		kept = append(kept, m)
+	}
+	ss.inflight = kept
 	ss.fillLocked()
 }
 
