@@ -58,7 +58,7 @@ func (c *Conn) Remote() string { return c.remote }
 // Listener is the id of the listener that accepted the connection.
 func (c *Conn) Listener() string { return c.listener }
 
-// ProtocolVersion is 4 for MQTT 3.1.1 and 5 for MQTT 5 (3 for MQTT 3.1).
+// ProtocolVersion is 4 for MQTT 3.1.1 and 5 for MQTT 5.
 func (c *Conn) ProtocolVersion() byte { return c.version }
 
 // Done is closed once the connection ended and Handler.Closed returned.

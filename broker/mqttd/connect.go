@@ -24,7 +24,8 @@ func (c *Conn) open() bool {
 	c.wmu.Unlock()
 	code := pk.ConnectValidate()
 	switch {
-	case code == packets.ErrProtocolViolationProtocolVersion:
+	case code == packets.ErrProtocolViolationProtocolVersion, code == packets.CodeSuccess && c.version < 4:
+		// MQTT 3.1 ("MQIsdp", level 3) included: 3.1.1 and 5 only.
 		code = packets.ErrUnsupportedProtocolVersion
 	case code != packets.CodeSuccess:
 	case pk.Connect.WillFlag && pk.Connect.WillQos > 1:
@@ -82,11 +83,7 @@ func (c *Conn) open() bool {
 	ack.Properties.SubIDAvailable, ack.Properties.SubIDAvailableFlag = 0, true
 	ack.Properties.MaximumPacketSize = uint32(c.s.opts.MaxPacketSize)
 	ack.Properties.TopicAliasMaximum = c.s.opts.TopicAliasMaximum
-	c.wmu.Lock()
-	err = c.writeLocked(&ack, c.s.opts.WriteTimeout)
-	c.connacked = err == nil
-	c.wmu.Unlock()
-	if err != nil {
+	if err := c.writeConnack(&ack); err != nil {
 		return false
 	}
 	ss.resume(c)
@@ -119,4 +116,14 @@ func v3ReturnCode(code packets.Code) byte {
 		return 0x05
 	}
 	return 0x03 // server unavailable
+}
+
+// writeConnack writes a successful CONNACK, after which messages and a
+// DISCONNECT may follow.
+func (c *Conn) writeConnack(ack *packets.Packet) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	err := c.writeLocked(ack, c.s.opts.WriteTimeout)
+	c.connacked = err == nil
+	return err
 }

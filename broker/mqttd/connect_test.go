@@ -324,19 +324,21 @@ func TestUnsupportedProtocolVersion(t *testing.T) {
 	e := newEnv(t, Options{})
 	for _, tc := range []struct {
 		name    string
+		proto   string
 		version byte
 		want    byte
 	}{
-		{"MQTT level 6", 6, 0x84}, // answered in MQTT 5's terms
-		{"MQTT level 3", 3, 0x01}, // "MQTT" names 3.1.1 and 5 only
-		{"MQTT level 2", 2, 0x01},
+		{"MQTT level 6", "MQTT", 6, 0x84}, // answered in MQTT 5's terms
+		{"MQTT level 3", "MQTT", 3, 0x01}, // "MQTT" names 3.1.1 and 5 only
+		{"MQTT level 2", "MQTT", 2, 0x01},
+		{"MQTT 3.1", "MQIsdp", 3, 0x01},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rc := e.raw(4) // CONNECT and CONNACK without properties
 			pk := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
-				Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, Keepalive: 30, ClientIdentifier: "cam"}}
+				Connect: packets.ConnectParams{ProtocolName: []byte(tc.proto), Clean: true, Keepalive: 30, ClientIdentifier: "cam"}}
 			b := rc.Encode(pk)
-			b[8] = tc.version // fixed header 2, protocol name 6, then the level
+			b[4+len(tc.proto)] = tc.version // fixed header 2, name length 2, name, then the level
 			rc.WriteBytes(b)
 			if ack := rc.Expect(packets.Connack); ack.ReasonCode != tc.want {
 				t.Fatalf("CONNACK reason 0x%02X, want 0x%02X", ack.ReasonCode, tc.want)
