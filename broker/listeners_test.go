@@ -191,3 +191,15 @@ func TestWebSocketWritesKeepTheirDeadline(t *testing.T) {
 		t.Fatal("a write to a client that reads nothing outlived its 200 ms deadline by 5 s")
 	}
 }
+
+func TestStartAfterCloseFails(t *testing.T) {
+	e := newEnv(t, nil)
+	if err := e.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The MQTT server is closed for good: a listener bound now would never
+	// be served.
+	if err := e.srv.Start(); err == nil {
+		t.Fatal("Start after Close succeeded")
+	}
+}

@@ -179,7 +179,9 @@ func (s *Server) listen() error {
 	if err != nil {
 		return fmt.Errorf("broker: listen tcp on %s: %w", s.cfg.Addr, err)
 	}
-	s.serve(listenerTCP, ln)
+	if err := s.serve(listenerTCP, ln); err != nil {
+		return err
+	}
 	if s.cfg.TLSAddr != "" {
 		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
 		if err != nil {
@@ -189,7 +191,9 @@ func (s *Server) listen() error {
 		if err != nil {
 			return fmt.Errorf("broker: listen tls on %s: %w", s.cfg.TLSAddr, err)
 		}
-		s.serve(listenerTLS, tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}))
+		if err := s.serve(listenerTLS, tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})); err != nil {
+			return err
+		}
 	}
 	if s.cfg.WSAddr != "" {
 		ws, err := listenWS(s.cfg.WSAddr, func(c net.Conn) { s.mqtt.ServeConn(listenerWS, c) }, s.log)
@@ -202,9 +206,13 @@ func (s *Server) listen() error {
 	return nil
 }
 
-func (s *Server) serve(id string, ln net.Listener) {
+func (s *Server) serve(id string, ln net.Listener) error {
+	if err := s.mqtt.Serve(id, ln); err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("broker: serve %s: %w", id, err)
+	}
 	s.addrs[id] = ln.Addr().String()
-	_ = s.mqtt.Serve(id, ln)
+	return nil
 }
 
 // closeListeners stops accepting connections and ends the connected ones.
