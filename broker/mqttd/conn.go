@@ -224,18 +224,17 @@ func (c *Conn) finish() {
 	}
 	c.shut()
 	if c.admitted {
-		// The Handler hears of the end while the session still holds this
-		// connection: a connection taking over waits for done, and one
-		// that finds the session free must not be told Online before this
-		// one's Closed.
-		c.s.info.ClientsConnected.Add(-1)
-		c.tellClosed()
 		if c.sess != nil {
 			c.sess.detach(c, c.expiry)
 		}
+		c.s.info.ClientsConnected.Add(-1)
+		c.tellClosed()
 	}
 	c.s.mu.Lock()
 	delete(c.s.conns, c)
+	if c.s.ending[c.id] == c {
+		delete(c.s.ending, c.id)
+	}
 	c.s.mu.Unlock()
 	close(c.done)
 }

@@ -146,9 +146,14 @@ type Server struct {
 	h    Handler
 	info Info
 
-	mu        sync.Mutex
-	sessions  map[string]*session
-	conns     map[*Conn]struct{}
+	mu       sync.Mutex
+	sessions map[string]*session
+	conns    map[*Conn]struct{}
+	// ending holds, by client id, the connection that left its session
+	// and whose Handler.Closed has not returned: the client's next
+	// connection waits for it, so the Handler never sees a client online
+	// twice.
+	ending    map[string]*Conn
 	listeners []net.Listener
 	closed    bool
 	wg        sync.WaitGroup
@@ -159,7 +164,8 @@ type Server struct {
 func New(opts Options, h Handler) *Server {
 	opts.defaults()
 	return &Server{opts: opts, h: h, sessions: map[string]*session{}, conns: map[*Conn]struct{}{},
-		stop: make(chan struct{})}
+		ending: map[string]*Conn{},
+		stop:   make(chan struct{})}
 }
 
 // Info returns the server's counters.

@@ -58,15 +58,20 @@ func (s *Server) attach(c *Conn, clean bool) (*session, bool, error) {
 			s.mu.Unlock()
 			return nil, false, ErrClosed
 		}
+		if old := s.ending[c.id]; old != nil && old != c {
+			s.mu.Unlock()
+			if err := s.waitEnd(old); err != nil {
+				return nil, false, err
+			}
+			continue
+		}
 		ss := s.sessions[c.id]
 		if ss != nil {
 			if old := ss.conn.Load(); old != nil && old != c {
 				s.mu.Unlock()
 				old.Close(packets.ErrSessionTakenOver)
-				select {
-				case <-old.done:
-				case <-time.After(s.opts.ConnectTimeout):
-					return nil, false, errors.New("mqttd: the connection taken over did not end")
+				if err := s.waitEnd(old); err != nil {
+					return nil, false, err
 				}
 				continue
 			}
@@ -91,6 +96,16 @@ func (s *Server) attach(c *Conn, clean bool) (*session, bool, error) {
 	}
 }
 
+// waitEnd waits until connection old has ended, Handler.Closed included.
+func (s *Server) waitEnd(old *Conn) error {
+	select {
+	case <-old.done:
+		return nil
+	case <-time.After(s.opts.ConnectTimeout):
+		return errors.New("mqttd: the client's previous connection did not end")
+	}
+}
+
 // detach ends connection c's hold on the session: a session without expiry
 // is dropped, any other is kept for expiry seconds.
 func (ss *session) detach(c *Conn, expiry time.Duration) {
@@ -103,6 +118,7 @@ func (ss *session) detach(c *Conn, expiry time.Duration) {
 		return
 	}
 	ss.conn.Store(nil)
+	s.ending[ss.id] = c
 	if expiry > 0 {
 		ss.expiresAt = s.opts.Now().Add(expiry)
 		return
