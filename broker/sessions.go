@@ -297,8 +297,8 @@ func (s *Server) deliver(l *link) {
 }
 
 // Disconnect ends the device's connection (MQTT 5: DISCONNECT 0x98
-// administrative action), e.g. after it was removed from the inventory or
-// its token revoked. It reports whether the device was connected.
+// administrative action), e.g. after it was removed from the inventory.
+// It reports whether the device was connected.
 func (s *Server) Disconnect(imei string) bool {
 	l := s.links.byIMEI(imei)
 	if l == nil {

@@ -24,6 +24,7 @@ type recordingCommander struct {
 	sent    []commandCall
 	queued  []commandCall
 	pushed  []string
+	ended   []string // devices disconnected
 }
 
 // commandCall is one recorded command.
@@ -76,6 +77,19 @@ func (r *recordingCommander) PushConfig(imei string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.pushed = append(r.pushed, imei)
+}
+
+func (r *recordingCommander) Disconnect(imei string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ended = append(r.ended, imei)
+}
+
+// disconnected returns the devices disconnected so far.
+func (r *recordingCommander) disconnected() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ended)
 }
 
 func (r *recordingCommander) Online(imei string) bool {

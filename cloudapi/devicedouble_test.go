@@ -139,6 +139,14 @@ func (c *testCommander) Online(imei string) bool {
 	return d.online
 }
 
+// Disconnect takes the device offline, as the broker ends its connection.
+func (c *testCommander) Disconnect(imei string) {
+	d := c.device(imei)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d.online = false
+}
+
 func (c *testCommander) Queue(imei, name string, args any) error {
 	raw, _ := json.Marshal(args)
 	c.mu.Lock()

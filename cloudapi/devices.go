@@ -367,7 +367,8 @@ func (s *Server) updateDevice(c *gin.Context) {
 }
 
 // removeDevice handles DELETE /organizations/{orgId}/devices/{imei}. The
-// store records the deviceRemoved system message in the same transaction.
+// store records the deviceRemoved system message in the same transaction;
+// a connected device is disconnected.
 func (s *Server) removeDevice(c *gin.Context) {
 	err := s.update(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
@@ -386,6 +387,11 @@ func (s *Server) removeDevice(c *gin.Context) {
 	if err != nil {
 		s.fail(c, err)
 		return
+	}
+	// A device out of the inventory may not stay connected: its next
+	// connection is refused (docs/device-protocol.md, section 2).
+	if s.commander != nil {
+		s.commander.Disconnect(c.Param("imei"))
 	}
 	ok(c, gin.H{"imei": c.Param("imei"), "removed": true})
 }

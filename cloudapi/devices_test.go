@@ -3,6 +3,7 @@ package cloudapi
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -273,7 +274,8 @@ func TestUpdateDevice(t *testing.T) {
 }
 
 func TestRemoveDevice(t *testing.T) {
-	e := newEnv(t)
+	cmd := newRecordingCommander()
+	e := newEnv(t, func(_ *configs.Config, d *Deps) { d.Commander = cmd })
 	org := e.newOrg(e.partnerToken, "Acme")
 	other := e.newOrg(e.partnerToken, "Other")
 	imei := e.newDevice(e.partnerToken, org.id, testIMEI(1), "Truck")
@@ -282,7 +284,13 @@ func TestRemoveDevice(t *testing.T) {
 	viewer := e.orgUser(org.id, "v@acme.example", store.AccessViewer)
 	e.do("DELETE", orgPath(org.id, "/devices/"+imei), viewer, nil).wantError(http.StatusForbidden, nameForbidden)
 
+	if got := cmd.disconnected(); len(got) != 0 {
+		t.Fatalf("refused removals disconnected %v", got)
+	}
 	r := e.do("DELETE", orgPath(org.id, "/devices/"+imei), e.partnerToken, nil).want(http.StatusOK)
+	if got := cmd.disconnected(); !slices.Equal(got, []string{imei}) {
+		t.Fatalf("removal disconnected %v, want the device", got)
+	}
 	e.do("GET", "/v2/devices/"+imei, e.partnerToken, nil).wantError(http.StatusNotFound, nameNotFound)
 	e.do("DELETE", orgPath(org.id, "/devices/"+imei), e.partnerToken, nil).wantError(http.StatusNotFound, nameNotFound)
 

@@ -50,6 +50,9 @@ func (f *fleetCommander) PushConfig(imei string) {
 
 func (f *fleetCommander) Online(string) bool { return true }
 
+// Disconnect does nothing: every device of the fleet tests stays connected.
+func (f *fleetCommander) Disconnect(string) {}
+
 func (f *fleetCommander) snapshot() (queued, sent, pushed []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

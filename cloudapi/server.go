@@ -33,6 +33,9 @@ type Commander interface {
 	PushConfig(imei string)
 	// Online reports whether the device is connected.
 	Online(imei string) bool
+	// Disconnect ends the device's connection, if it has one (MQTT 5:
+	// DISCONNECT 0x98), e.g. once it left the inventory.
+	Disconnect(imei string)
 }
 
 // Deps are what the API needs from the rest of fleetcam.

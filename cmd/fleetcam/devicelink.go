@@ -55,6 +55,8 @@ func (d deviceLink) PushConfig(imei string) {
 // Online reports whether the device is connected.
 func (d deviceLink) Online(imei string) bool { return d.b.Online(imei) }
 
+func (d deviceLink) Disconnect(imei string) { d.b.Disconnect(imei) }
+
 // Presence reports the device's last known link; a device that never
 // connected is not present.
 func (d deviceLink) Presence(tx *store.Tx, imei string) (cloudapi.DeviceConnection, bool) {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"strconv"
 	"testing"
@@ -84,4 +86,28 @@ func TestFleetEndToEnd(t *testing.T) {
 		_, checkedIn := dev.Driver()
 		return !checkedIn
 	})
+}
+
+// A device removed from the inventory is disconnected at once, and its
+// reconnections are refused.
+func TestRemovedDeviceDisconnected(t *testing.T) {
+	e := startEnv(t, withDevice("35693810000300", "Truck 3"))
+	dev := e.connect(nil)
+	e.waitOnline()
+	if status, _ := e.c.call("DELETE", e.org+"/devices/"+e.imei, e.tok, nil); status != http.StatusOK {
+		t.Fatalf("DELETE device: status %d", status)
+	}
+	eventually(t, "the removed device to be disconnected", func() bool { return !e.a.broker.Online(e.imei) && !dev.Connected() })
+	eventually(t, "a reconnection to be refused", func() bool {
+		res, err := http.Get(e.c.base + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer res.Body.Close()
+		metrics, _ := io.ReadAll(res.Body)
+		return bytes.Contains(metrics, []byte(`fleetcam_mqtt_connects_total{result="not_authorized"} `))
+	})
+	if e.a.broker.Online(e.imei) {
+		t.Fatal("the removed device is connected again")
+	}
 }
