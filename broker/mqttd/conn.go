@@ -9,6 +9,7 @@ import (
 	"net"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -39,6 +40,7 @@ type Conn struct {
 	expiry       time.Duration // session expiry; a DISCONNECT may change it
 	topicAliases []string      // inbound topic aliases, allocated on first use
 
+	closing   atomic.Bool // Close was called
 	wmu       sync.Mutex
 	connacked bool // a successful CONNACK was written
 	closed    bool
@@ -79,7 +81,9 @@ const closeWriteTimeout = time.Second
 // DISCONNECT carrying code. It does not wait for the connection's goroutine.
 func (c *Conn) Close(code packets.Code) {
 	// A write blocked on a client that reads nothing holds the write lock:
-	// cut it short.
+	// cut it short. A write about to start sees closing after setting its
+	// own deadline and shortens it (writeLocked).
+	c.closing.Store(true)
 	_ = c.nc.SetWriteDeadline(time.Now().Add(closeWriteTimeout))
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -322,6 +326,9 @@ func (c *Conn) writeLocked(pk *packets.Packet, timeout time.Duration) error {
 		return errTooLargeForClient
 	}
 	_ = c.nc.SetWriteDeadline(time.Now().Add(timeout))
+	if timeout > closeWriteTimeout && c.closing.Load() {
+		_ = c.nc.SetWriteDeadline(time.Now().Add(closeWriteTimeout))
+	}
 	n, err := c.nc.Write(buf.Bytes())
 	c.s.info.BytesSent.Add(int64(n))
 	if err != nil {

@@ -262,9 +262,13 @@ func (s *Server) Close() error {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
+	// In parallel: each Close may wait up to a second for a client that
+	// reads nothing.
+	var closing sync.WaitGroup
 	for _, c := range conns {
-		c.Close(packets.ErrServerShuttingDown)
+		closing.Go(func() { c.Close(packets.ErrServerShuttingDown) })
 	}
+	closing.Wait()
 	s.wg.Wait()
 	return nil
 }
