@@ -12,7 +12,6 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/fleetcam/fleetcam/broker/mqttd/mqtttest"
-	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 func TestCloseDisconnectsEveryone(t *testing.T) {
@@ -157,24 +156,8 @@ func TestCloseCutsWritesToClientsThatDoNotRead(t *testing.T) {
 	rc, _ := e.rawConnect(5, "cam", nil)
 	rc.Subscribe(1, "cam/down")
 	// The client reads no more; the server's writes soon block on it.
-	payload := make([]byte, 1<<20)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for range 64 {
-			if _, err := e.srv.Publish("cam", "cam/down", payload, nil); err != nil {
-				return
-			}
-		}
-	}()
-	// The client's and the server's socket buffers hold a few megabytes:
-	// once the bytes sent stop growing, a write is blocked.
-	sent := int64(-1)
-	storetest.Eventually(t, "a blocked write", patience, 50*time.Millisecond, func() bool {
-		was := sent
-		sent = e.srv.Info().BytesSent.Load()
-		return sent == was && sent > 1<<20
-	})
+	done := e.flood("cam", "cam/down")
+	e.awaitBlockedWrite()
 	began := time.Now()
 	if err := e.srv.Close(); err != nil {
 		t.Fatal(err)

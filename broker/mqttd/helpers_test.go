@@ -346,3 +346,33 @@ func (pc *pahoClient) subscribe(filters ...string) []byte {
 	}
 	return ack.Reasons
 }
+
+// flood publishes 64 messages of 1 MiB (the default receive quota, so each
+// is written at once) to id on topic, from another goroutine whose end it
+// returns. A client that reads none of them soon has a write blocked.
+func (e *env) flood(id, topic string) <-chan struct{} {
+	done := make(chan struct{})
+	payload := make([]byte, 1<<20)
+	go func() {
+		defer close(done)
+		for range 64 {
+			if _, err := e.srv.Publish(id, topic, payload, nil); err != nil {
+				return
+			}
+		}
+	}()
+	return done
+}
+
+// awaitBlockedWrite waits until the server's writes stall: the client's and
+// the server's socket buffers hold a few megabytes, so once the bytes sent
+// stop growing beyond that, a write is blocked.
+func (e *env) awaitBlockedWrite() {
+	e.t.Helper()
+	sent := int64(-1)
+	storetest.Eventually(e.t, "a blocked write", patience, 50*time.Millisecond, func() bool {
+		was := sent
+		sent = e.srv.Info().BytesSent.Load()
+		return sent == was && sent > 1<<20
+	})
+}

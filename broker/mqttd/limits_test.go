@@ -160,16 +160,7 @@ func TestWriteTimeout(t *testing.T) {
 	// The client reads no more: the server's writes fill the socket
 	// buffers, and the one that waits longer than WriteTimeout ends the
 	// connection.
-	payload := make([]byte, 1<<20)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for range 64 { // the default receive quota: each is written
-			if _, err := e.srv.Publish("cam", "cam/down", payload, nil); err != nil {
-				return
-			}
-		}
-	}()
+	done := e.flood("cam", "cam/down")
 	e.h.await(t, "closed", "cam", 1)
 	if n := e.srv.Info().ClientsConnected.Load(); n != 0 {
 		t.Errorf("ClientsConnected = %d, want 0", n)

@@ -8,8 +8,6 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/mochi-mqtt/server/v2/packets"
-
-	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 // leave connects id with edit, subscribes to filter and disconnects,
@@ -321,21 +319,8 @@ func TestTakeoverOfBlockedClientStallsNothingElse(t *testing.T) {
 	stuck, _ := e.rawConnect(5, "cam", withExpiry(60, true))
 	stuck.Subscribe(1, "cam/down")
 	// stuck reads nothing from here on.
-	published := make(chan struct{})
-	go func() {
-		defer close(published)
-		for range 64 { // the default receive quota: each is written
-			if _, err := e.srv.Publish("cam", "cam/down", make([]byte, 1<<20), nil); err != nil {
-				return
-			}
-		}
-	}()
-	sent := int64(-1)
-	storetest.Eventually(t, "a blocked write", patience, 50*time.Millisecond, func() bool {
-		was := sent
-		sent = e.srv.Info().BytesSent.Load()
-		return sent == was && sent > 1<<20
-	})
+	published := e.flood("cam", "cam/down")
+	e.awaitBlockedWrite()
 
 	began := time.Now()
 	takeover := e.raw(5)
