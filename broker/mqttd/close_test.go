@@ -127,9 +127,7 @@ func closeWhileClientsConnect(t *testing.T) {
 	for i, rc := range clients {
 		wg.Go(func() {
 			// The write may fail once the server closed the connection.
-			_, _ = rc.Conn().Write(rc.Encode(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
-				Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, Keepalive: 30,
-					ClientIdentifier: fmt.Sprint("cam", i)}}))
+			_, _ = rc.Conn().Write(rc.Encode(mqtttest.ConnectPacket(fmt.Sprint("cam", i), nil)))
 		})
 	}
 	if err := e.srv.Close(); err != nil {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/fleetcam/fleetcam/broker/mqttd/mqtttest"
 )
 
 func TestConnackAnnouncesLimits(t *testing.T) {
@@ -281,8 +283,7 @@ func TestSecondConnectIsProtocolError(t *testing.T) {
 	for _, version := range []byte{5, 4} {
 		e := newEnv(t, Options{})
 		rc, _ := e.rawConnect(version, "cam", nil)
-		rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
-			Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, ClientIdentifier: "cam"}})
+		rc.Write(mqtttest.ConnectPacket("cam", nil))
 		rc.EndedWith(packets.ErrProtocolViolation)
 		e.h.await(t, "closed", "cam", 1)
 		if n := len(e.h.all("connect", "cam")); n != 1 {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/fleetcam/fleetcam/broker/mqttd/mqtttest"
 )
 
 // publish calls Server.Publish and checks whether a session took the message.
@@ -271,9 +273,7 @@ func TestNoPublishBeforeConnack(t *testing.T) {
 		}
 	})
 	rc = e.raw(5)
-	rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
-		Connect:    packets.ConnectParams{ProtocolName: []byte("MQTT"), Keepalive: 30, ClientIdentifier: "cam"},
-		Properties: packets.Properties{SessionExpiryInterval: 60, SessionExpiryIntervalFlag: true}})
+	rc.Write(mqtttest.ConnectPacket("cam", withExpiry(60, false)))
 	first := rc.Read()
 	if first.FixedHeader.Type != packets.Connack {
 		t.Fatalf("first packet %s, want CONNACK", packets.PacketNames[first.FixedHeader.Type])

@@ -50,8 +50,7 @@ func TestHandlerPanicClosesOnlyThatConnection(t *testing.T) {
 			b := e.bystander()
 			e.h.panicOn(tc.kind, "cam", true)
 			rc := e.raw(5)
-			rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
-				Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, Keepalive: 30, ClientIdentifier: "cam"}})
+			rc.Write(mqtttest.ConnectPacket("cam", nil))
 			if tc.connack {
 				if ack := rc.Expect(packets.Connack); ack.ReasonCode != 0 {
 					t.Fatalf("CONNACK reason 0x%02X", ack.ReasonCode)
@@ -89,8 +88,7 @@ func TestConnectPanic(t *testing.T) {
 			b := e.bystander()
 			e.h.panicOn("connect", "cam", true)
 			rc := e.raw(version)
-			rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
-				Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, ClientIdentifier: "cam"}})
+			rc.Write(mqtttest.ConnectPacket("cam", nil))
 			if got := rc.Ended(); len(got) != 0 {
 				t.Fatalf("got %d packets from a connection whose Connect panicked", len(got))
 			}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/fleetcam/fleetcam/broker/mqttd/mqtttest"
 )
 
 // leave connects id with edit, subscribes to filter and disconnects,
@@ -324,10 +326,7 @@ func TestTakeoverOfBlockedClientStallsNothingElse(t *testing.T) {
 
 	began := time.Now()
 	takeover := e.raw(5)
-	connect := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
-		Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Keepalive: 30, ClientIdentifier: "cam"}}
-	withExpiry(60, false)(&connect)
-	takeover.Write(connect)
+	takeover.Write(mqtttest.ConnectPacket("cam", withExpiry(60, false)))
 	e.h.await(t, "connect", "cam", 2) // the takeover is under way
 	if _, ack := e.rawConnect(5, "other", nil); ack.ReasonCode != 0 {
 		t.Fatalf("other client: CONNACK reason 0x%02X", ack.ReasonCode)

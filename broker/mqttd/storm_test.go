@@ -115,12 +115,12 @@ func storm(t *testing.T, addr, id string, version byte, stay time.Duration) {
 	}
 	defer nc.Close()
 	rc := mqtttest.New(t, nc, version)
-	connect := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
-		Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Keepalive: 30, ClientIdentifier: id,
-			Clean: time.Now().UnixNano()%3 == 0}}
-	if version == 5 {
-		connect.Properties.SessionExpiryInterval, connect.Properties.SessionExpiryIntervalFlag = 60, true
-	}
+	connect := mqtttest.ConnectPacket(id, func(pk *packets.Packet) {
+		pk.Connect.Clean = time.Now().UnixNano()%3 == 0
+		if version == 5 {
+			pk.Properties.SessionExpiryInterval, pk.Properties.SessionExpiryIntervalFlag = 60, true
+		}
+	})
 	subscribe := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Subscribe, Qos: 1}, PacketID: 1,
 		Filters: packets.Subscriptions{{Filter: id + "/down", Qos: 1}}}
 	if _, err := nc.Write(append(rc.Encode(connect), rc.Encode(subscribe)...)); err != nil {

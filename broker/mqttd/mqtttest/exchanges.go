@@ -8,16 +8,21 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 )
 
-// Connect sends a CONNECT for client id (clean start, keepalive 30) after
-// edit, when set, adjusted it, and returns the CONNACK.
-func (c *Client) Connect(id string, edit func(*packets.Packet)) packets.Packet {
-	c.tb.Helper()
+// ConnectPacket is a CONNECT for client id (clean start, keepalive 30)
+// after edit, when set, adjusted it.
+func ConnectPacket(id string, edit func(*packets.Packet)) packets.Packet {
 	pk := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Connect},
 		Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, Keepalive: 30, ClientIdentifier: id}}
 	if edit != nil {
 		edit(&pk)
 	}
-	c.Write(pk)
+	return pk
+}
+
+// Connect sends ConnectPacket(id, edit) and returns the CONNACK.
+func (c *Client) Connect(id string, edit func(*packets.Packet)) packets.Packet {
+	c.tb.Helper()
+	c.Write(ConnectPacket(id, edit))
 	return c.Expect(packets.Connack)
 }
 
