@@ -136,7 +136,7 @@ func New(cfg configs.Config, db *store.DB, log *slog.Logger, reg prometheus.Regi
 		MaxPacketSize: m.MaxPacketSize, MaxInflight: m.MaxInflight, MaxPending: m.ClientWritesPending,
 		TopicAliasMaximum: topicAliasMaximum, MaxSessionExpiry: m.MaxSessionExpiry,
 		ConnectTimeout: connectTimeout, WriteTimeout: writeTimeout, Log: s.log, Now: now,
-	}, &deviceHandler{s: s})
+	}, deviceHandler{s: s})
 	if s.metrics, err = newMetrics(reg, s); err != nil {
 		return nil, err
 	}

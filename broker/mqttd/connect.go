@@ -103,7 +103,10 @@ func (c *Conn) refuse(code packets.Code) {
 	_ = c.write(&ack)
 }
 
-// v3ReturnCode maps an MQTT 5 CONNACK reason code to MQTT 3.1.1's.
+// v3ReturnCode maps an MQTT 5 CONNACK reason code to MQTT 3.1.1's. It is
+// not mochi's packets.V5CodesToV3, which answers bad credentials with 0x05
+// (not authorized) where MQTT 3.1.1 and the device contract say 0x04, and
+// leaves codes it does not list, such as 0x9F, unmapped.
 func v3ReturnCode(code packets.Code) byte {
 	switch code.Code {
 	case packets.ErrUnsupportedProtocolVersion.Code:
