@@ -42,7 +42,9 @@ var fullScale = scale{
 }
 
 var quickScale = scale{
-	holdDevices: 100, holdSettle: 200 * time.Millisecond,
+	// A few hundred devices: with 4 KiB of heap each, a hundred were within
+	// the collector's noise and could report a negative heap per device.
+	holdDevices: 500, holdSettle: 200 * time.Millisecond,
 	ingestDevices: 40, sustainedGPS: 5, sustainedEvents: 0.5, batchFixes: 20, closedDevices: 10,
 	warmup: 200 * time.Millisecond, window: 500 * time.Millisecond,
 	webhookDevices: 20, webhookRates: []float64{10}, webhookWindow: time.Second,
