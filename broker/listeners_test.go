@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,6 +84,15 @@ func TestWebSocketListener(t *testing.T) {
 func TestTLSListener(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile, pool := selfSignedCert(t, dir)
+	raw, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(raw)
+	leaf, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
 	e := newEnv(t, func(c *configs.Config) {
 		c.MQTT.TLSAddr, c.MQTT.TLSCert, c.MQTT.TLSKey = "127.0.0.1:0", certFile, keyFile
 	})
@@ -99,6 +109,23 @@ func TestTLSListener(t *testing.T) {
 	d.decode(d.next(protocol.TopicToken, 1), &g)
 	if g.Token == "" {
 		t.Fatal("no token over TLS")
+	}
+	// The served certificate's expiry is a metric, for an alert before it lapses.
+	if got, want := e.metric("fleetcam_mqtt_tls_certificate_expiry_timestamp_seconds", nil), float64(leaf.NotAfter.Unix()); got != want {
+		t.Fatalf("certificate expiry metric %v, want %v", got, want)
+	}
+}
+
+func TestNoCertificateMetricWithoutTLS(t *testing.T) {
+	e := newEnv(t, nil)
+	mfs, err := e.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if strings.Contains(mf.GetName(), "certificate") {
+			t.Fatalf("%s exported without a TLS listener", mf.GetName())
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"crypto/tls"
 	"fmt"
 	"sync/atomic"
 
@@ -21,6 +22,8 @@ type metrics struct {
 	batchJobs    prometheus.Histogram
 	batchSeconds prometheus.Histogram
 	batchErrors  prometheus.Counter
+	// tlsExpiry is nil without a TLS listener.
+	tlsExpiry prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
@@ -70,12 +73,24 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fleetcam_mqtt_devices_online",
 			Help: "Devices with an authenticated connection."}, func() float64 { return float64(s.links.online()) }),
 	}
+	if s.cfg.TLSAddr != "" {
+		m.tlsExpiry = prometheus.NewGauge(prometheus.GaugeOpts{Name: "fleetcam_mqtt_tls_certificate_expiry_timestamp_seconds",
+			Help: "Unix time the certificate the MQTT TLS listener serves expires; only with a TLS listener."})
+		collectors = append(collectors, m.tlsExpiry)
+	}
 	for _, c := range collectors {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("broker: register metrics: %w", err)
 		}
 	}
 	return m, nil
+}
+
+// servesCertificate records the expiry of the certificate the TLS listener serves.
+func (m *metrics) servesCertificate(cert tls.Certificate) {
+	if m.tlsExpiry != nil && cert.Leaf != nil {
+		m.tlsExpiry.Set(float64(cert.Leaf.NotAfter.Unix()))
+	}
 }
 
 func (m *metrics) observeBatch(b store.BatchStats) {

@@ -187,6 +187,7 @@ func (s *Server) listen() error {
 		if err != nil {
 			return fmt.Errorf("broker: mqtt.tlsCert/mqtt.tlsKey: %w", err)
 		}
+		s.metrics.servesCertificate(cert)
 		ln, err := net.Listen("tcp", s.cfg.TLSAddr)
 		if err != nil {
 			return fmt.Errorf("broker: listen tls on %s: %w", s.cfg.TLSAddr, err)
