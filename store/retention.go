@@ -350,6 +350,10 @@ func NewPurger(db *DB, o PurgerOptions) *Purger {
 		lastOK: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "fleetcam", Subsystem: "retention",
 			Name: "last_success_timestamp_seconds", Help: "Unix time the last purge run completed."}),
 	}
+	// Both results are exported from the start: the first failed run is
+	// then an increase of a series an alert already watches.
+	r.runs.WithLabelValues("ok")
+	r.runs.WithLabelValues("error")
 	if o.Registerer != nil {
 		o.Registerer.MustRegister(r.deleted, r.runs, r.duration, r.lastOK)
 	}

@@ -130,6 +130,11 @@ func TestPurge(t *testing.T) {
 	if got := gathered(t, reg, "fleetcam_retention_runs_total", "ok"); got != 1 {
 		t.Errorf("fleetcam_retention_runs_total{result=ok} %v", got)
 	}
+	// The error series exists before the first failure, so that failure is
+	// an increase an alert sees.
+	if got := gathered(t, reg, "fleetcam_retention_runs_total", "error"); got != 0 {
+		t.Errorf("fleetcam_retention_runs_total{result=error} %v, want 0", got)
+	}
 	again, err := r.RunOnce(context.Background())
 	if err != nil || again.Deleted["trips"] != 0 || again.Deleted["auditLogs"] != 0 {
 		t.Fatalf("second run %+v %v, want nothing left", again, err)
