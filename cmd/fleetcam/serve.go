@@ -104,7 +104,8 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 		return fail(err)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		store.NewDiskUsage(db))
 
 	// The HTTP listener comes first: without a publicURL, the signed media
 	// URLs the API hands to devices and callers carry its actual address.
