@@ -18,7 +18,19 @@ run:
 # Every test, with the race detector.
 test:
 	$(GO) vet ./...
+	$(MAKE) --no-print-directory check-rules
 	$(GO) test -race -count=1 ./...
+
+# The Prometheus rules of configs/monitoring: promtool checks them and runs
+# the unit tests of the alerts. promtool comes with the Debian package
+# prometheus, installed when missing and running as root (the package also
+# installs a prometheus service, which nothing here uses).
+PROMTOOL ?= promtool
+.PHONY: check-rules
+check-rules:
+	@command -v $(PROMTOOL) >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus; }; else echo "make check-rules: promtool is missing; install the Debian package prometheus (apt-get install prometheus)" >&2; exit 1; fi; }
+	$(PROMTOOL) check rules configs/monitoring/alerts.yml
+	$(PROMTOOL) test rules configs/monitoring/alerts_test.yml
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
