@@ -1,0 +1,153 @@
+package cloudapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// shareOrg shares organization orgID of the first partner with guest (id
+// and token).
+func (e *testEnv) shareOrg(orgID, guestID int64, guestToken string) {
+	e.t.Helper()
+	e.do("PATCH", orgPath(orgID, ""), e.partnerToken, map[string]any{"exclusivePartnerOnly": false, "partnerIds": []int64{guestID}}).want(http.StatusOK)
+}
+
+// orgWrite is the decision for one write route under /organizations/{orgId}:
+// whether a guest partner of a shared organization may make it, and a body
+// to make it with.
+type orgWrite struct {
+	guest bool
+	body  any
+	// host is the status the host's call gets (200 unless set).
+	host int
+}
+
+// orgWrites holds a decision for every write route under
+// /organizations/{orgId}; TestGuestPartnerOrganizationWrites fails on a
+// route without one. A guest manages its own devices in a shared
+// organization; the organization's settings are the host's.
+var orgWrites = map[string]orgWrite{
+	"PATCH /v2/organizations/:orgId":                                         {body: map[string]any{"name": "Renamed"}},
+	"POST /v2/organizations/:orgId/users":                                    {body: map[string]any{"email": "ops@shared.example", "password": "Passw0rdX"}},
+	"POST /v2/organizations/:orgId/groups":                                   {body: map[string]any{"name": "Night shift"}},
+	"POST /v2/organizations/:orgId/device-settings":                          {body: map[string]any{"brightness": map[string]any{"value": 40}}},
+	"POST /v2/organizations/:orgId/event-settings":                           {body: events(ev("tailgating", "video"))},
+	"PATCH /v2/organizations/:orgId/event-settings":                          {body: events(ev("tailgating", "video"))},
+	"PATCH /v2/organizations/:orgId/privacy-config":                          {body: map[string]any{"gpsTracking": "disabled"}},
+	"POST /v2/organizations/:orgId/webhook-settings":                         {body: map[string]any{"alarmsWebhookUrl": []string{"https://guest.example.com/alarms"}}},
+	"PATCH /v2/organizations/:orgId/webhook-settings":                        {body: map[string]any{"alarmsWebhookUrl": []string{"https://guest.example.com/alarms"}}},
+	"POST /v2/organizations/:orgId/webhook-secret/rotate":                    {},
+	"POST /v2/organizations/:orgId/webhooks":                                 {body: map[string]any{"imei": testIMEI(1), "url": "https://guest.example.com/gps", "type": "gps"}},
+	"PUT /v2/organizations/:orgId/webhooks":                                  {body: []any{}},
+	"DELETE /v2/organizations/:orgId/webhooks/:webhookId":                    {host: http.StatusNotFound},
+	"POST /v2/organizations/:orgId/webhook-deliveries/:deliveryId/redeliver": {host: http.StatusNotFound},
+	"PUT /v2/organizations/:orgId/data-profile":                              {body: map[string]any{"defaultDataProfileId": 7}},
+
+	"POST /v2/organizations/:orgId/devices":                            {guest: true, body: map[string]any{"imei": testIMEI(5), "name": "B2"}},
+	"DELETE /v2/organizations/:orgId/devices/:imei":                    {guest: true},
+	"POST /v2/organizations/:orgId/groups/:groupId/devices":            {guest: true, body: []string{testIMEI(2)}},
+	"PUT /v2/organizations/:orgId/devices/data-profile/:dataProfileId": {guest: true},
+	"POST /v2/organizations/:orgId/events":                             {guest: true, body: map[string]any{"start": "2026-03-01T00:00:00.000Z", "end": "2026-03-01T12:00:00.000Z"}},
+}
+
+// TestGuestPartnerOrganizationWrites: in an organization shared with it, a
+// guest partner is refused every write of the organization's settings (403,
+// nothing changes) while the host makes them, and still manages its own
+// devices. The routes come from the route table.
+func TestGuestPartnerOrganizationWrites(t *testing.T) {
+	e := newEnv(t)
+	idB, tokB := e.newPartner("Partner B", "b@other.example")
+	org := e.newOrg(e.partnerToken, "Shared fleet")
+	e.shareOrg(org.id, idB, tokB)
+	e.newDevice(e.partnerToken, org.id, testIMEI(1), "A truck")
+	devB := e.newDevice(tokB, org.id, testIMEI(2), "B van")
+	group := e.newGroup(e.partnerToken, org.id, "Day shift")
+	e.do("POST", orgPath(org.id, "/webhook-settings"), e.partnerToken,
+		map[string]any{"alarmsWebhookUrl": []string{"https://host.example.com/alarms"}}).want(http.StatusOK)
+
+	params := strings.NewReplacer(":orgId", itoa(org.id), ":imei", devB, ":groupId", itoa(group),
+		":webhookId", "999", ":deliveryId", "999", ":dataProfileId", "3")
+	seen := map[string]bool{}
+	var hostOnly, guestAllowed []string
+	for _, r := range e.api.engine.Routes() {
+		if r.Method == http.MethodGet || !strings.HasPrefix(r.Path, "/v2/organizations/:orgId") {
+			continue
+		}
+		key := r.Method + " " + r.Path
+		seen[key] = true
+		w, has := orgWrites[key]
+		switch {
+		case !has:
+			t.Errorf("%s: no decision whether a guest partner may make this write; add it to orgWrites", key)
+		case w.guest:
+			guestAllowed = append(guestAllowed, key)
+		default:
+			hostOnly = append(hostOnly, key)
+		}
+	}
+	for key := range orgWrites {
+		if !seen[key] {
+			t.Errorf("orgWrites names %s, which is not a route", key)
+		}
+	}
+	call := func(key, token string) *response {
+		method, path, _ := strings.Cut(key, " ")
+		return e.do(method, params.Replace(path), token, orgWrites[key].body)
+	}
+
+	before, audits := e.orgState(org.id), e.auditCount()
+	for _, key := range hostOnly {
+		call(key, tokB).wantError(http.StatusForbidden, nameForbidden, "only the partner that created organization "+itoa(org.id))
+	}
+	if after := e.orgState(org.id); after != before {
+		t.Fatalf("refused guest writes changed the organization:\nbefore %s\nafter  %s", before, after)
+	}
+	if n := e.auditCount(); n != audits {
+		t.Fatalf("refused guest writes left %d audit entries", n-audits)
+	}
+	for _, key := range hostOnly {
+		want := orgWrites[key].host
+		if want == 0 {
+			want = http.StatusOK
+		}
+		call(key, e.partnerToken).want(want)
+	}
+	// The guest's device is removed last.
+	slices.Sort(guestAllowed)
+	slices.SortStableFunc(guestAllowed, func(a, b string) int {
+		return strings.Count(a, "DELETE") - strings.Count(b, "DELETE")
+	})
+	for _, key := range guestAllowed {
+		if r := call(key, tokB); r.status >= 300 {
+			t.Errorf("%s: the guest partner got %d %s", key, r.status, r.raw)
+		}
+	}
+}
+
+// orgState is what the host reads of an organization's settings, to tell
+// whether a refused call changed any of it.
+func (e *testEnv) orgState(orgID int64) string {
+	e.t.Helper()
+	var b strings.Builder
+	for _, p := range []string{"", "/users", "/groups", "/device-settings", "/event-settings", "/privacy-config",
+		"/webhook-settings", "/webhooks", "/webhook-endpoints", "/data-profile"} {
+		data, _ := json.Marshal(e.do("GET", orgPath(orgID, p), e.partnerToken, nil).want(http.StatusOK).get("data"))
+		b.WriteString(p + " " + string(data) + "\n")
+	}
+	return b.String()
+}
+
+// auditCount is the number of entries in the audit log.
+func (e *testEnv) auditCount() int {
+	e.t.Helper()
+	_, n, err := e.db.AuditLog(store.AuditFilter{}, store.Page{Limit: 1})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
