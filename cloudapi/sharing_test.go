@@ -1,11 +1,13 @@
 package cloudapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -150,4 +152,57 @@ func (e *testEnv) auditCount() int {
 		e.t.Fatal(err)
 	}
 	return n
+}
+
+// TestGuestPartnerWebhookDeliveries: a guest partner of a shared organization
+// sees only the deliveries of messages about its own devices, sent since they
+// joined; counts and pages cover just those. The host sees all.
+func TestGuestPartnerWebhookDeliveries(t *testing.T) {
+	e := newEnv(t)
+	idB, tokB := e.newPartner("Partner B", "b@other.example")
+	org := e.newOrg(e.partnerToken, "Shared fleet")
+	e.shareOrg(org.id, idB, tokB)
+	devA := e.newDevice(e.partnerToken, org.id, testIMEI(1), "A truck")
+	moved := e.newDevice(e.partnerToken, org.id, testIMEI(3), "A van, later B's")
+	joined := e.clock.Now()
+	e.clock.Advance(time.Hour)
+	e.do("DELETE", orgPath(org.id, "/devices/"+moved), e.partnerToken, nil).want(http.StatusOK)
+	devB := e.newDevice(tokB, org.id, testIMEI(2), "B van")
+	e.newDevice(tokB, org.id, moved, "B's now")
+
+	deliver := func(imei string, at time.Time) {
+		t.Helper()
+		err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+			return tx.EnqueueDelivery(&store.Delivery{OrganizationID: org.id, URL: "https://host.example.com/hook",
+				WebhookID: "msg_" + imei, Type: "event", IMEI: imei, MessageTime: at, Body: json.RawMessage(`{"imei":"` + imei + `"}`)})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := e.clock.Now()
+	deliver(moved, joined) // while the host held it
+	deliver(devA, now)
+	deliver(devB, now)
+	deliver("", now) // about the organization, not a device
+	deliver(moved, now)
+
+	path := orgPath(org.id, "/webhook-deliveries")
+	if n := e.do("GET", path, e.partnerToken, nil).want(http.StatusOK).num("metadata.count"); n != 5 {
+		t.Fatalf("the host counts %v deliveries, want 5", n)
+	}
+	r := e.do("GET", path, tokB, nil).want(http.StatusOK)
+	if r.num("metadata.count") != 2 || r.str("data.0.imei") != moved || r.str("data.1.imei") != devB {
+		t.Fatalf("the guest lists %s", r.raw)
+	}
+	if bytes.Contains(r.raw, []byte(devA)) {
+		t.Fatalf("the guest sees a delivery about the host's device: %s", r.raw)
+	}
+	page := e.do("GET", path+"?limit=1&offset=1", tokB, nil).want(http.StatusOK)
+	if page.num("metadata.count") != 2 || len(page.list("data")) != 1 || page.str("data.0.imei") != devB {
+		t.Fatalf("the guest's second page %s", page.raw)
+	}
+	if n := e.do("GET", path+"?imei="+devA, tokB, nil).want(http.StatusOK).num("metadata.count"); n != 0 {
+		t.Fatalf("the guest filters %v deliveries of the host's device", n)
+	}
 }
