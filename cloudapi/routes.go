@@ -46,6 +46,12 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.PATCH("/organizations/:orgId", auth, write, host, s.updateOrganization)
 	v2.GET("/organizations/:orgId/default-settings", auth, s.defaultSettings)
 
+	// Sharing an organization takes the other partner's consent: the creating
+	// partner invites with PATCH partnerIds, the invited partner answers.
+	v2.GET("/partners/organization-invitations", auth, partner, s.listOrganizationInvitations)
+	v2.POST("/partners/organization-invitations/:orgId/accept", auth, partner, write, s.acceptOrganizationInvitation)
+	v2.POST("/partners/organization-invitations/:orgId/decline", auth, partner, write, s.declineOrganizationInvitation)
+
 	// Users: partner contacts and organization users.
 	v2.POST("/partners/:partnerId/contacts", auth, partner, write, s.createPartnerContact)
 	v2.GET("/partners/:partnerId/contacts", auth, partner, s.listPartnerContacts)

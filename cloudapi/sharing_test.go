@@ -3,6 +3,7 @@ package cloudapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -13,10 +14,16 @@ import (
 )
 
 // shareOrg shares organization orgID of the first partner with guest (id
-// and token).
+// and token): the first partner invites, the guest accepts.
 func (e *testEnv) shareOrg(orgID, guestID int64, guestToken string) {
 	e.t.Helper()
 	e.do("PATCH", orgPath(orgID, ""), e.partnerToken, map[string]any{"exclusivePartnerOnly": false, "partnerIds": []int64{guestID}}).want(http.StatusOK)
+	e.do("POST", invitationPath(orgID, "/accept"), guestToken, nil).want(http.StatusOK)
+}
+
+// invitationPath is the path of the invitation to share organization orgID, plus rest.
+func invitationPath(orgID int64, rest string) string {
+	return "/v2/partners/organization-invitations/" + itoa(orgID) + rest
 }
 
 // orgWrite is the decision for one write route under /organizations/{orgId}:
@@ -204,5 +211,103 @@ func TestGuestPartnerWebhookDeliveries(t *testing.T) {
 	}
 	if n := e.do("GET", path+"?imei="+devA, tokB, nil).want(http.StatusOK).num("metadata.count"); n != 0 {
 		t.Fatalf("the guest filters %v deliveries of the host's device", n)
+	}
+}
+
+// TestOrganizationSharingInvitation: naming a partner in partnerIds invites
+// it, with the same answer whether or not such a partner exists; the
+// organization is shared only once the invited partner accepts, and a
+// declined invitation shares nothing. Every step is audited.
+func TestOrganizationSharingInvitation(t *testing.T) {
+	e := newEnv(t)
+	idB, tokB := e.newPartner("Partner B", "b@other.example")
+	_, tokC := e.newPartner("Partner C", "c@other.example")
+	org := e.newOrg(e.partnerToken, "Fleet")
+	ghost := e.newOrg(e.partnerToken, "Fleet")
+	declined := e.newOrg(e.partnerToken, "Other fleet")
+	const unknown = 4242
+
+	invite := func(orgID, partnerID int64) map[string]any {
+		t.Helper()
+		r := e.do("PATCH", orgPath(orgID, ""), e.partnerToken, map[string]any{"exclusivePartnerOnly": false, "partnerIds": []int64{partnerID}}).want(http.StatusOK)
+		data := r.get("data").(map[string]any)
+		if ids := r.list("data.partnerIds"); len(ids) != 1 || r.id("data.partnerIds.0") != e.partnerID ||
+			len(r.list("data.invitedPartnerIds")) != 1 || r.id("data.invitedPartnerIds.0") != partnerID {
+			t.Fatalf("invitation of partner %d: %s", partnerID, r.raw)
+		}
+		delete(data, "id")
+		delete(data, "invitedPartnerIds")
+		return data
+	}
+	known, ghostly := invite(org.id, idB), invite(ghost.id, unknown)
+	if k, g := fmt.Sprint(known), fmt.Sprint(ghostly); k != g {
+		t.Fatalf("inviting an existing and an unknown partner answer differently:\n%s\n%s", k, g)
+	}
+	invite(declined.id, idB)
+
+	// Nothing is shared before B accepts.
+	if n := e.do("GET", "/v2/organizations", tokB, nil).want(http.StatusOK).num("metadata.count"); n != 0 {
+		t.Fatalf("partner B sees %v organizations before accepting", n)
+	}
+	e.do("GET", orgPath(org.id, ""), tokB, nil).wantError(http.StatusNotFound, nameNotFound)
+	e.do("POST", orgPath(org.id, "/devices"), tokB, map[string]any{"imei": testIMEI(1), "name": "B1"}).wantError(http.StatusNotFound, nameNotFound)
+
+	l := e.do("GET", "/v2/partners/organization-invitations", tokB, nil).want(http.StatusOK)
+	if l.num("metadata.count") != 2 || l.id("data.0.organizationId") != org.id || l.str("data.0.organizationName") != "Fleet" ||
+		l.id("data.0.partnerId") != e.partnerID || l.str("data.0.resellerName") != "First partner" ||
+		l.str("data.0.status") != "pending" || l.id("data.1.organizationId") != declined.id {
+		t.Fatalf("partner B's invitations %s", l.raw)
+	}
+	if n := e.do("GET", "/v2/partners/organization-invitations", tokC, nil).want(http.StatusOK).num("metadata.count"); n != 0 {
+		t.Fatalf("partner C has %v invitations", n)
+	}
+	// Only the invited partner can answer; anyone else learns nothing.
+	for _, id := range []int64{org.id, ghost.id, 999} {
+		e.do("POST", invitationPath(id, "/accept"), tokC, nil).wantError(http.StatusNotFound, nameNotFound, "invitation")
+	}
+	e.do("POST", invitationPath(org.id, "/accept"), e.partnerToken, nil).wantError(http.StatusNotFound, nameNotFound, "invitation")
+	orgUser := e.orgUser(org.id, "ops@fleet.example", store.AccessEditor)
+	e.do("POST", invitationPath(org.id, "/accept"), orgUser, nil).wantError(http.StatusForbidden, nameForbidden)
+
+	a := e.do("POST", invitationPath(org.id, "/accept"), tokB, nil).want(http.StatusOK)
+	if a.id("data.organizationId") != org.id || a.str("data.status") != "accepted" {
+		t.Fatalf("accept %s", a.raw)
+	}
+	e.do("POST", invitationPath(org.id, "/accept"), tokB, nil).wantError(http.StatusNotFound, nameNotFound)
+	e.newDevice(tokB, org.id, testIMEI(1), "B1")
+	h := e.do("GET", orgPath(org.id, ""), e.partnerToken, nil).want(http.StatusOK)
+	if ids := h.list("data.partnerIds"); len(ids) != 2 || h.id("data.partnerIds.1") != idB || h.get("data.invitedPartnerIds") != nil {
+		t.Fatalf("the host's organization after B accepted: %s", h.raw)
+	}
+	// Pending invitations are the host's to see.
+	e.do("PATCH", orgPath(org.id, ""), e.partnerToken, map[string]any{"partnerIds": []int64{idB, unknown}}).want(http.StatusOK)
+	if g := e.do("GET", orgPath(org.id, ""), tokB, nil).want(http.StatusOK); g.get("data.invitedPartnerIds") != nil {
+		t.Fatalf("the guest sees the host's invitations: %s", g.raw)
+	}
+
+	d := e.do("POST", invitationPath(declined.id, "/decline"), tokB, nil).want(http.StatusOK)
+	if d.id("data.organizationId") != declined.id || d.str("data.status") != "declined" {
+		t.Fatalf("decline %s", d.raw)
+	}
+	e.do("GET", orgPath(declined.id, ""), tokB, nil).wantError(http.StatusNotFound, nameNotFound)
+	e.do("POST", invitationPath(declined.id, "/accept"), tokB, nil).wantError(http.StatusNotFound, nameNotFound)
+	if g := e.do("GET", orgPath(declined.id, ""), e.partnerToken, nil).want(http.StatusOK); g.get("data.invitedPartnerIds") != nil {
+		t.Fatalf("the declined invitation stays: %s", g.raw)
+	}
+	if n := e.do("GET", "/v2/partners/organization-invitations", tokB, nil).want(http.StatusOK).num("metadata.count"); n != 0 {
+		t.Fatalf("partner B still has %v invitations", n)
+	}
+
+	for action, want := range map[string]int{"organization.update": 4, "organization.invitation.accept": 1, "organization.invitation.decline": 1} {
+		entries, n, err := e.db.AuditLog(store.AuditFilter{Action: action}, store.Page{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != want {
+			t.Errorf("%d %s audit entries, want %d", n, action, want)
+		}
+		if action == "organization.invitation.accept" && n == 1 && entries[0].PartnerID != e.partnerID {
+			t.Errorf("the acceptance is not in the host's audit log: %+v", entries[0])
+		}
 	}
 }
