@@ -311,3 +311,35 @@ func TestOrganizationSharingInvitation(t *testing.T) {
 		}
 	}
 }
+
+// TestAddDeviceOfAnotherPartner: adding an IMEI another partner holds, also
+// in a shared organization, answers exactly as adding one's own registered
+// IMEI: the answer does not say why, nor whose it is.
+func TestAddDeviceOfAnotherPartner(t *testing.T) {
+	e := newEnv(t)
+	idB, tokB := e.newPartner("Partner B", "b@other.example")
+	org := e.newOrg(e.partnerToken, "Shared fleet")
+	e.shareOrg(org.id, idB, tokB)
+	hosts := e.newDevice(e.partnerToken, org.id, testIMEI(1), "A truck")
+	elsewhere := e.newDevice(e.partnerToken, e.newOrg(e.partnerToken, "Private").id, testIMEI(2), "A van")
+	own := e.newDevice(tokB, org.id, testIMEI(3), "B van")
+	audits := e.auditCount()
+
+	answer := func(imei string) string {
+		t.Helper()
+		r := e.do("POST", orgPath(org.id, "/devices"), tokB, map[string]any{"imei": imei, "name": "mine"})
+		return strings.ReplaceAll(string(r.raw[:bytes.Index(r.raw, []byte(`"requestId"`))]), imei, "IMEI") + " " + itoa(int64(r.status))
+	}
+	want := answer(own)
+	if !strings.Contains(want, `"error":"ConflictError","message":"device IMEI cannot be added to organization `+itoa(org.id)+`"`) {
+		t.Fatalf("adding one's own registered IMEI: %s", want)
+	}
+	for _, imei := range []string{hosts, elsewhere} {
+		if got := answer(imei); got != want {
+			t.Errorf("adding %s, held by another partner:\n%s\nwant as for one's own IMEI:\n%s", imei, got, want)
+		}
+	}
+	if n := e.auditCount(); n != audits {
+		t.Fatalf("refused adds left %d audit entries", n-audits)
+	}
+}
