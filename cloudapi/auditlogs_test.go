@@ -102,7 +102,7 @@ func TestAuditIsAtomic(t *testing.T) {
 	before := count()
 	e.do("POST", orgPath(org.id, "/devices"), e.partnerToken, map[string]any{"imei": imei, "name": "again"}).want(http.StatusConflict)
 	e.do("POST", orgPath(org.id, "/groups/999/devices"), e.partnerToken, []string{imei}).want(http.StatusNotFound)
-	e.do("PATCH", orgPath(org.id, ""), e.partnerToken, map[string]any{"exclusivePartnerOnly": false, "partnerIds": []int{42}}).want(http.StatusBadRequest)
+	e.do("PATCH", orgPath(org.id, ""), e.partnerToken, map[string]any{"name": "Renamed", "partnerIds": []int{42}}).want(http.StatusBadRequest)
 	if after := count(); after != before {
 		t.Fatalf("refused writes left %v audit entries", after-before)
 	}

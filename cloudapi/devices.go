@@ -115,7 +115,8 @@ const imeiRule = "must be 15 digits whose last is the Luhn check digit"
 
 // addDevice handles POST /organizations/{orgId}/devices. The device belongs
 // to the caller's partner; organization users and admin tokens add devices
-// of the partner that created the organization.
+// of the partner that created the organization. An IMEI already registered
+// anywhere gets the same 409, without saying where.
 func (s *Server) addDevice(c *gin.Context) {
 	var req addDeviceRequest
 	if err := decode(c, &req); err != nil {
@@ -152,6 +153,11 @@ func (s *Server) addDevice(c *gin.Context) {
 		}
 		if err := checkDeviceGroup(tx, d); err != nil {
 			return err
+		}
+		if _, err := tx.Device(d.IMEI); err == nil {
+			// One answer for every IMEI already registered, the caller's
+			// or not, so it tells nothing of other tenants' devices.
+			return conflict("device %s cannot be added to organization %d", d.IMEI, o.ID)
 		}
 		if err := tx.AddDevice(d); err != nil {
 			return err

@@ -45,8 +45,8 @@ func TestAddDevice(t *testing.T) {
 		{"missing name", e.partnerToken, org.id, map[string]any{"imei": testIMEI(3)}, 400, "name is required"},
 		{"group of another organization", e.partnerToken, org.id, map[string]any{"imei": testIMEI(3), "name": "x", "groupId": otherGroup}, 404, "group"},
 		{"bad group id", e.partnerToken, org.id, map[string]any{"imei": testIMEI(3), "name": "x", "groupId": -5}, 400, "groupId"},
-		{"same IMEI again", e.partnerToken, org.id, map[string]any{"imei": imei, "name": "x"}, 409, "already in an organization"},
-		{"same IMEI elsewhere", tokB, orgB.id, map[string]any{"imei": imei, "name": "x"}, 409, "already in an organization"},
+		{"same IMEI again", e.partnerToken, org.id, map[string]any{"imei": imei, "name": "x"}, 409, "device " + imei + " cannot be added to organization " + itoa(org.id)},
+		{"same IMEI elsewhere", tokB, orgB.id, map[string]any{"imei": imei, "name": "x"}, 409, "device " + imei + " cannot be added to organization " + itoa(orgB.id)},
 		{"another partner's organization", tokB, org.id, map[string]any{"imei": testIMEI(3), "name": "x"}, 404, "organization"},
 	}
 	for _, tc := range tests {

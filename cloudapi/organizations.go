@@ -20,7 +20,11 @@ type organizationDTO struct {
 	ResellerName string `json:"resellerName,omitempty"`
 	// PartnerIDs are the partners whose devices the organization holds; more
 	// than the creating partner only when exclusivePartnerOnly is false.
-	PartnerIDs                   []int64 `json:"partnerIds"`
+	PartnerIDs []int64 `json:"partnerIds"`
+	// InvitedPartnerIDs are the partners invited to share the organization
+	// that have not answered yet, as the creating partner named them; shown
+	// to the creating partner only.
+	InvitedPartnerIDs            []int64 `json:"invitedPartnerIds,omitempty"`
 	ExclusivePartnerOnly         bool    `json:"exclusivePartnerOnly"`
 	IsOrganizationProfileEnabled bool    `json:"isOrganizationProfileEnabled"`
 	retentionDTO
@@ -49,13 +53,16 @@ func toRetentionDTO(r store.Retention) retentionDTO {
 		DeviceRetentionMinutes: r.DeviceRetentionMinutes}
 }
 
-func toOrganizationDTO(tx *store.Tx, o *store.Organization) organizationDTO {
+func toOrganizationDTO(tx *store.Tx, p Principal, o *store.Organization) organizationDTO {
 	d := organizationDTO{ID: o.ID, Name: o.Name, PartnerID: o.PartnerID, PartnerIDs: o.PartnerIDs,
 		ExclusivePartnerOnly: o.ExclusivePartnerOnly, IsOrganizationProfileEnabled: o.IsOrganizationProfileEnabled,
 		retentionDTO: toRetentionDTO(o.Retention), LiveVideoTimeoutSeconds: o.LiveVideoTimeoutSeconds,
 		DefaultDataProfileID: o.DefaultDataProfileID, CreatedAt: isoTime(o.CreatedAt)}
-	if p, err := tx.Partner(o.PartnerID); err == nil {
-		d.ResellerName = p.Name
+	if r, err := tx.Partner(o.PartnerID); err == nil {
+		d.ResellerName = r.Name
+	}
+	if p.IsPartner() && p.PartnerID == o.PartnerID {
+		d.InvitedPartnerIDs = o.InvitedPartnerIDs
 	}
 	return d
 }
@@ -132,7 +139,7 @@ func (s *Server) listOrganizations(c *gin.Context) {
 		}
 		orgs, total = store.Paginate(orgs, pg)
 		for i := range orgs {
-			out = append(out, toOrganizationDTO(tx, &orgs[i]))
+			out = append(out, toOrganizationDTO(tx, p, &orgs[i]))
 		}
 		return nil
 	})
@@ -151,7 +158,7 @@ func (s *Server) getOrganization(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		out = toOrganizationDTO(tx, o)
+		out = toOrganizationDTO(tx, principal(c), o)
 		_, devices, err := tx.Devices(deviceFilter(principal(c), o.ID), store.Page{Limit: 1})
 		if err != nil {
 			return err
@@ -199,6 +206,11 @@ const (
 
 // apply validates req and writes it onto o. Changing who may hold devices
 // (exclusivePartnerOnly, partnerIds) is for the creating partner only.
+// partnerIds is the whole list of partners the organization is shared
+// with: a partner already sharing it stays, one left out leaves, and any
+// other id becomes an invitation that partner accepts or declines
+// (invitations.go). Whether such a partner exists is not looked up, so the
+// answer is the same for every id.
 func (req *updateOrganizationRequest) apply(p Principal, o *store.Organization) error {
 	if *req == (updateOrganizationRequest{}) {
 		return badRequest("the request body must name at least one member to change")
@@ -258,29 +270,36 @@ func (req *updateOrganizationRequest) apply(p Principal, o *store.Organization) 
 	if req.ExclusivePartnerOnly != nil {
 		o.ExclusivePartnerOnly = *req.ExclusivePartnerOnly
 		if o.ExclusivePartnerOnly && req.PartnerIDs == nil {
-			o.PartnerIDs = []int64{o.PartnerID}
+			o.PartnerIDs, o.InvitedPartnerIDs = []int64{o.PartnerID}, nil
 		}
 	}
-	if req.PartnerIDs != nil {
-		ids := []int64{o.PartnerID}
-		for _, id := range *req.PartnerIDs {
-			if id <= 0 {
-				return badField("partnerIds", "must hold partner ids")
-			}
-			if !slices.Contains(ids, id) {
-				ids = append(ids, id)
-			}
-		}
-		if o.ExclusivePartnerOnly && len(ids) > 1 {
-			return badField("partnerIds", "can name other partners only when exclusivePartnerOnly is false")
-		}
-		o.PartnerIDs = ids
+	if req.PartnerIDs == nil {
+		return nil
 	}
+	if len(*req.PartnerIDs) > store.MaxInvitedPartners {
+		return badField("partnerIds", fmt.Sprintf("must hold at most %d partner ids", store.MaxInvitedPartners))
+	}
+	shared, invited := []int64{o.PartnerID}, []int64{}
+	for _, id := range *req.PartnerIDs {
+		switch {
+		case id <= 0:
+			return badField("partnerIds", "must hold partner ids")
+		case slices.Contains(shared, id) || slices.Contains(invited, id):
+		case o.HasPartner(id):
+			shared = append(shared, id)
+		default:
+			invited = append(invited, id)
+		}
+	}
+	if o.ExclusivePartnerOnly && len(shared)+len(invited) > 1 {
+		return badField("partnerIds", "can name other partners only when exclusivePartnerOnly is false")
+	}
+	o.PartnerIDs, o.InvitedPartnerIDs = shared, invited
 	return nil
 }
 
-// updateOrganization handles PATCH /organizations/{orgId}. Another partner
-// sharing the organization sees it but cannot change it.
+// updateOrganization handles PATCH /organizations/{orgId}; a guest partner
+// of a shared organization is refused by the route table (hostOnly).
 func (s *Server) updateOrganization(c *gin.Context) {
 	var req updateOrganizationRequest
 	if err := decode(c, &req); err != nil {
@@ -295,23 +314,13 @@ func (s *Server) updateOrganization(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		if p.IsPartner() && p.PartnerID != o.PartnerID {
-			return forbidden("only the partner that created organization %d can change it", o.ID)
-		}
 		if err := req.apply(p, o); err != nil {
 			return err
-		}
-		if req.PartnerIDs != nil {
-			for _, id := range o.PartnerIDs {
-				if _, err := tx.Partner(id); err != nil {
-					return badField("partnerIds", fmt.Sprintf("names partner %d, which does not exist", id))
-				}
-			}
 		}
 		if err := tx.UpdateOrganization(o); err != nil {
 			return err
 		}
-		out = toOrganizationDTO(tx, o)
+		out = toOrganizationDTO(tx, p, o)
 		if req.DeviceRetentionMinutes != nil {
 			// The SD-card retention is part of the devices' configuration.
 			pushed, err = tx.OrgIMEIs(o.ID)

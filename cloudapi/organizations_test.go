@@ -176,7 +176,8 @@ func TestUpdateOrganizationValidation(t *testing.T) {
 		{"profile flag type", map[string]any{"isOrganizationProfileEnabled": "yes"}, "isOrganizationProfileEnabled must be a boolean"},
 		{"unknown member", map[string]any{"purgeDay": 3}, "purgeDay is not a known field"},
 		{"partners while exclusive", map[string]any{"partnerIds": []int{99}}, "partnerIds can name other partners only when exclusivePartnerOnly is false"},
-		{"unknown partner", map[string]any{"exclusivePartnerOnly": false, "partnerIds": []int{99}}, "partnerIds names partner 99"},
+		{"too many partners", map[string]any{"exclusivePartnerOnly": false, "partnerIds": make([]int, store.MaxInvitedPartners+1)}, "partnerIds must hold at most 100 partner ids"},
+		{"not a partner id", map[string]any{"exclusivePartnerOnly": false, "partnerIds": []int{0}}, "partnerIds must hold partner ids"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -191,7 +192,8 @@ func TestUpdateOrganizationValidation(t *testing.T) {
 }
 
 // TestSharedOrganization: with exclusivePartnerOnly false the creating partner
-// admits another; each partner sees and manages only its own devices there.
+// invites another, which shares the organization once it accepts; each
+// partner sees and manages only its own devices there.
 func TestSharedOrganization(t *testing.T) {
 	e := newEnv(t)
 	idB, tokB := e.newPartner("Partner B", "b@other.example")
@@ -199,7 +201,12 @@ func TestSharedOrganization(t *testing.T) {
 
 	e.do("POST", orgPath(org.id, "/devices"), tokB, map[string]any{"imei": testIMEI(1), "name": "B1"}).wantError(http.StatusNotFound, nameNotFound)
 	r := e.do("PATCH", orgPath(org.id, ""), e.partnerToken, map[string]any{"exclusivePartnerOnly": false, "partnerIds": []int64{idB}}).want(http.StatusOK)
-	if ids := r.list("data.partnerIds"); len(ids) != 2 {
+	if ids := r.list("data.partnerIds"); len(ids) != 1 || r.id("data.invitedPartnerIds.0") != idB {
+		t.Fatalf("partnerIds %v before the invitation is accepted: %s", ids, r.raw)
+	}
+	e.do("POST", orgPath(org.id, "/devices"), tokB, map[string]any{"imei": testIMEI(1), "name": "B1"}).wantError(http.StatusNotFound, nameNotFound)
+	e.do("POST", invitationPath(org.id, "/accept"), tokB, nil).want(http.StatusOK)
+	if ids := e.do("GET", orgPath(org.id, ""), e.partnerToken, nil).want(http.StatusOK).list("data.partnerIds"); len(ids) != 2 {
 		t.Fatalf("partnerIds %v", ids)
 	}
 	if got := e.do("GET", "/v2/organizations", tokB, nil).want(http.StatusOK).list("data"); len(got) != 1 {

@@ -21,6 +21,10 @@ func (s *Server) routes(r *gin.Engine) {
 	auth := s.authenticate
 	write := s.writer
 	partner := s.partnerOnly
+	// host marks the writes of an organization's settings, which a guest
+	// partner of a shared organization may not do; a guest still adds and
+	// manages its own devices there.
+	host := s.hostOnly
 	// anyScope admits a scoped token of any feature, for reading the
 	// devices of its scope.
 	anyScope := scoped(allFeatures...)
@@ -39,14 +43,20 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.POST("/organizations", auth, partner, write, s.createOrganization)
 	v2.GET("/organizations", auth, s.listOrganizations)
 	v2.GET("/organizations/:orgId", auth, s.getOrganization)
-	v2.PATCH("/organizations/:orgId", auth, write, s.updateOrganization)
+	v2.PATCH("/organizations/:orgId", auth, write, host, s.updateOrganization)
 	v2.GET("/organizations/:orgId/default-settings", auth, s.defaultSettings)
+
+	// Sharing an organization takes the other partner's consent: the creating
+	// partner invites with PATCH partnerIds, the invited partner answers.
+	v2.GET("/partners/organization-invitations", auth, partner, s.listOrganizationInvitations)
+	v2.POST("/partners/organization-invitations/:orgId/accept", auth, partner, write, s.acceptOrganizationInvitation)
+	v2.POST("/partners/organization-invitations/:orgId/decline", auth, partner, write, s.declineOrganizationInvitation)
 
 	// Users: partner contacts and organization users.
 	v2.POST("/partners/:partnerId/contacts", auth, partner, write, s.createPartnerContact)
 	v2.GET("/partners/:partnerId/contacts", auth, partner, s.listPartnerContacts)
 	v2.GET("/partner-contacts", auth, partner, s.listPartnerContacts)
-	v2.POST("/organizations/:orgId/users", auth, write, s.createOrganizationUser)
+	v2.POST("/organizations/:orgId/users", auth, write, host, s.createOrganizationUser)
 	v2.GET("/organizations/:orgId/users", auth, s.listOrganizationUsers)
 
 	// Device inventory and groups.
@@ -58,7 +68,7 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.GET("/devices/:imei", anyScope, auth, s.getDevice)
 	v2.PATCH("/devices/:imei", auth, write, s.updateDevice)
 	v2.GET("/organizations/:orgId/groups", auth, s.listGroups)
-	v2.POST("/organizations/:orgId/groups", auth, write, s.createGroup)
+	v2.POST("/organizations/:orgId/groups", auth, write, host, s.createGroup)
 	v2.POST("/organizations/:orgId/groups/:groupId/devices", auth, write, s.assignGroupDevices)
 
 	// Audit log.
@@ -69,15 +79,15 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.PUT("/devices/:imei/device-config", auth, write, s.putDeviceConfig)
 	v2.PUT("/devices/device-config", auth, write, s.putDevicesConfig)
 	v2.GET("/organizations/:orgId/device-settings", auth, s.getOrgDeviceSettings)
-	v2.POST("/organizations/:orgId/device-settings", auth, write, s.postOrgDeviceSettings)
+	v2.POST("/organizations/:orgId/device-settings", auth, write, host, s.postOrgDeviceSettings)
 
 	// Event configuration: PUT and the organization POST replace, PATCH changes what it names.
 	v2.GET("/devices/:imei/event-config", auth, s.getEventConfig)
 	v2.PUT("/devices/:imei/event-config", auth, write, s.putDeviceEventConfig)
 	v2.PUT("/devices/event-config", auth, write, s.putDevicesEventConfig)
 	v2.GET("/organizations/:orgId/event-settings", auth, s.getOrgEventSettings)
-	v2.POST("/organizations/:orgId/event-settings", auth, write, s.postOrgEventSettings)
-	v2.PATCH("/organizations/:orgId/event-settings", auth, write, s.patchOrgEventSettings)
+	v2.POST("/organizations/:orgId/event-settings", auth, write, host, s.postOrgEventSettings)
+	v2.PATCH("/organizations/:orgId/event-settings", auth, write, host, s.patchOrgEventSettings)
 
 	// Privacy mode and what it keeps enabled.
 	v2.POST("/devices/privacy-control", auth, write, s.postPrivacyControl)
@@ -85,7 +95,7 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.GET("/devices/:imei/privacy-config", auth, s.getPrivacyConfig)
 	v2.PATCH("/devices/bulk/privacy-config", auth, write, s.patchBulkPrivacyConfig)
 	v2.GET("/organizations/:orgId/privacy-config", auth, s.getOrgPrivacyConfig)
-	v2.PATCH("/organizations/:orgId/privacy-config", auth, write, s.patchOrgPrivacyConfig)
+	v2.PATCH("/organizations/:orgId/privacy-config", auth, write, host, s.patchOrgPrivacyConfig)
 
 	// Wi-Fi hotspot (AI-12): switch, and passwords for drivers.
 	v2.GET("/devices/:imei/hotspot", auth, s.secrets, s.getHotspot)
@@ -99,16 +109,16 @@ func (s *Server) routes(r *gin.Engine) {
 	// Webhooks: organization settings, device subscriptions, signing secret,
 	// delivery log and endpoint state.
 	v2.GET("/organizations/:orgId/webhook-settings", auth, s.getWebhookSettings)
-	v2.POST("/organizations/:orgId/webhook-settings", auth, write, s.replaceWebhookSettings)
-	v2.PATCH("/organizations/:orgId/webhook-settings", auth, write, s.patchWebhookSettings)
-	v2.POST("/organizations/:orgId/webhook-secret/rotate", auth, write, s.rotateWebhookSecret)
+	v2.POST("/organizations/:orgId/webhook-settings", auth, write, host, s.replaceWebhookSettings)
+	v2.PATCH("/organizations/:orgId/webhook-settings", auth, write, host, s.patchWebhookSettings)
+	v2.POST("/organizations/:orgId/webhook-secret/rotate", auth, write, host, s.rotateWebhookSecret)
 	v2.GET("/organizations/:orgId/webhooks", auth, s.listWebhooks)
-	v2.POST("/organizations/:orgId/webhooks", auth, write, s.addWebhook)
-	v2.PUT("/organizations/:orgId/webhooks", auth, write, s.replaceWebhooks)
-	v2.DELETE("/organizations/:orgId/webhooks/:webhookId", auth, write, s.deleteWebhook)
+	v2.POST("/organizations/:orgId/webhooks", auth, write, host, s.addWebhook)
+	v2.PUT("/organizations/:orgId/webhooks", auth, write, host, s.replaceWebhooks)
+	v2.DELETE("/organizations/:orgId/webhooks/:webhookId", auth, write, host, s.deleteWebhook)
 	v2.GET("/organizations/:orgId/webhook-endpoints", auth, s.listWebhookEndpoints)
 	v2.GET("/organizations/:orgId/webhook-deliveries", auth, s.listWebhookDeliveries)
-	v2.POST("/organizations/:orgId/webhook-deliveries/:deliveryId/redeliver", auth, write, s.redeliverWebhook)
+	v2.POST("/organizations/:orgId/webhook-deliveries/:deliveryId/redeliver", auth, write, host, s.redeliverWebhook)
 
 	// Events: device and organization queries, review, deletion.
 	event := scoped(FeatureDeviceEvent)
@@ -183,7 +193,7 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.PUT("/devices/data-profile/:dataProfileId", auth, partner, write, s.setBulkDataProfile)
 	v2.PUT("/organizations/:orgId/devices/data-profile/:dataProfileId", auth, partner, write, s.setOrganizationDevicesDataProfile)
 	v2.GET("/organizations/:orgId/data-profile", auth, partner, s.organizationDataProfile)
-	v2.PUT("/organizations/:orgId/data-profile", auth, partner, write, s.setOrganizationDataProfile)
+	v2.PUT("/organizations/:orgId/data-profile", auth, partner, write, host, s.setOrganizationDataProfile)
 
 	// Partner statistics and device data usage.
 	v2.GET("/partners/operational-statistics", auth, partner, s.operationalStatistics)

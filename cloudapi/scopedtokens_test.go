@@ -120,7 +120,7 @@ func TestScopedTokenSharedOrganization(t *testing.T) {
 	e := newEnv(t)
 	idB, tokB := e.newPartner("Partner B", "b@other.example")
 	org := e.newOrg(e.partnerToken, "Shared")
-	e.do("PATCH", orgPath(org.id, ""), e.partnerToken, map[string]any{"exclusivePartnerOnly": false, "partnerIds": []int64{idB}}).want(http.StatusOK)
+	e.shareOrg(org.id, idB, tokB)
 	dA := e.newDevice(e.partnerToken, org.id, testIMEI(1), "A")
 	dB := e.newDevice(tokB, org.id, testIMEI(2), "B")
 	tok := e.scopedToken(tokB, scopedBody("organization", org.id, FeatureDeviceEvent))

@@ -63,6 +63,33 @@ func (s *Server) orgByID(c *gin.Context, tx *store.Tx, id int64) (*store.Organiz
 	return o, nil
 }
 
+// isGuest reports whether p is a partner that shares organization o
+// without having created it: a guest there, which may manage its own
+// devices but not the organization.
+func isGuest(p Principal, o *store.Organization) bool {
+	return p.IsPartner() && p.PartnerID != o.PartnerID
+}
+
+// hostOnly guards the writes of an organization's settings (the route table
+// names them): they are the host's, the partner that created the
+// organization. A guest partner sees a shared organization and gets 403
+// with the reason; an organization the caller cannot see stays 404.
+func (s *Server) hostOnly(c *gin.Context) {
+	err := s.view(func(tx *store.Tx) error {
+		o, err := s.org(c, tx)
+		if err != nil {
+			return err
+		}
+		if isGuest(principal(c), o) {
+			return forbidden("only the partner that created organization %d can change its settings", o.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+	}
+}
+
 // device returns the device of the path parameter imei if the caller may see it.
 func (s *Server) device(c *gin.Context, tx *store.Tx) (*store.Device, error) {
 	return s.deviceByIMEI(c, tx, c.Param("imei"))

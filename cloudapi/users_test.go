@@ -153,6 +153,6 @@ func TestOrganizationUsers(t *testing.T) {
 
 	idB, tokB := e.newPartner("Partner B", "b@other.example")
 	e.do("GET", users, tokB, nil).wantError(http.StatusNotFound, nameNotFound)
-	e.do("PATCH", orgPath(org.id, ""), e.partnerToken, map[string]any{"exclusivePartnerOnly": false, "partnerIds": []int64{idB}}).want(http.StatusOK)
+	e.shareOrg(org.id, idB, tokB)
 	e.do("POST", users, tokB, map[string]any{"email": "x@acme.example"}).wantError(http.StatusForbidden, nameForbidden, "only the partner that created")
 }

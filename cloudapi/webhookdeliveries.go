@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
 	"github.com/fleetcam/fleetcam/store"
@@ -62,7 +63,9 @@ func deliveryOf(d *store.Delivery) deliveryData {
 var deliveryStatuses = []string{store.DeliveryPending, store.DeliveryDelivered, store.DeliveryFailed}
 
 // listWebhookDeliveries handles GET /organizations/{orgId}/webhook-deliveries:
-// newest first, filtered by status, type, url and imei.
+// newest first, filtered by status, type, url and imei. A guest partner of a
+// shared organization sees only the deliveries of messages about its own
+// devices, sent since they joined the organization.
 func (s *Server) listWebhookDeliveries(c *gin.Context) {
 	p, err := s.page(c)
 	if err != nil {
@@ -85,6 +88,11 @@ func (s *Server) listWebhookDeliveries(c *gin.Context) {
 		if err != nil {
 			return err
 		}
+		if isGuest(principal(c), o) {
+			if f.Devices, err = guestDevices(tx, principal(c), o); err != nil {
+				return err
+			}
+		}
 		ds, n, err := tx.Deliveries(o.ID, f, p)
 		for i := range ds {
 			items = append(items, deliveryOf(&ds[i]))
@@ -97,6 +105,20 @@ func (s *Server) listWebhookDeliveries(c *gin.Context) {
 		return
 	}
 	okPage(c, items, total, p)
+}
+
+// guestDevices maps the devices guest p holds in organization o to when
+// they joined it.
+func guestDevices(tx *store.Tx, p Principal, o *store.Organization) (map[string]time.Time, error) {
+	devs, _, err := tx.Devices(deviceFilter(p, o.ID), store.Page{})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]time.Time, len(devs))
+	for _, d := range devs {
+		out[d.IMEI] = d.CreatedAt
+	}
+	return out, nil
 }
 
 // redeliverWebhook handles POST

@@ -16,7 +16,12 @@ type Organization struct {
 	PartnerID int64 `json:"partnerId"`
 	// PartnerIDs are the partners whose devices the organization may hold.
 	// It is [PartnerID] while ExclusivePartnerOnly is true.
-	PartnerIDs                   []int64 `json:"partnerIds"`
+	PartnerIDs []int64 `json:"partnerIds"`
+	// InvitedPartnerIDs are the partners the creating partner invited to
+	// share the organization that have not answered yet (invitations.go).
+	// They are kept as named, whether or not such a partner exists, and
+	// hold nothing in the organization until they accept.
+	InvitedPartnerIDs            []int64 `json:"invitedPartnerIds,omitempty"`
 	IsOrganizationProfileEnabled bool    `json:"isOrganizationProfileEnabled"`
 	ExclusivePartnerOnly         bool    `json:"exclusivePartnerOnly"`
 	// SSOSalt with the server key derives the organization's ssoSecret; the
@@ -123,8 +128,9 @@ func (tx *Tx) Organization(id int64) (*Organization, error) {
 
 // UpdateOrganization stores o and audits the change from its previous value.
 // The creating partner stays; an exclusive organization holds only its
-// creating partner; a partner taken off PartnerIDs must have no device left
-// in the organization (ErrConflict).
+// creating partner and invites no one; a partner taken off PartnerIDs must
+// have no device left in the organization (ErrConflict). An invitation of a
+// partner that already shares the organization is dropped.
 func (tx *Tx) UpdateOrganization(o *Organization) error {
 	prev, err := tx.Organization(o.ID)
 	if err != nil {
@@ -136,8 +142,12 @@ func (tx *Tx) UpdateOrganization(o *Organization) error {
 	if !slices.Contains(o.PartnerIDs, o.PartnerID) {
 		o.PartnerIDs = append([]int64{o.PartnerID}, o.PartnerIDs...)
 	}
-	if o.ExclusivePartnerOnly && len(o.PartnerIDs) > 1 {
-		return fmt.Errorf("organization %d is exclusive to partner %d and cannot hold other partners: %w", o.ID, o.PartnerID, ErrInvalid)
+	o.InvitedPartnerIDs = slices.DeleteFunc(o.InvitedPartnerIDs, o.HasPartner)
+	if o.ExclusivePartnerOnly && len(o.PartnerIDs)+len(o.InvitedPartnerIDs) > 1 {
+		return fmt.Errorf("organization %d is exclusive to partner %d and cannot hold or invite other partners: %w", o.ID, o.PartnerID, ErrInvalid)
+	}
+	if len(o.InvitedPartnerIDs) > MaxInvitedPartners {
+		return fmt.Errorf("organization %d can invite at most %d partners at a time: %w", o.ID, MaxInvitedPartners, ErrInvalid)
 	}
 	for _, pid := range o.PartnerIDs {
 		if _, err := tx.Partner(pid); err != nil {

@@ -278,14 +278,26 @@ type DeliveryFilter struct {
 	URL    string
 	IMEI   string
 	Type   string
+	// Devices, when not nil, keeps only deliveries of messages about these
+	// devices (by IMEI) from the given time on, when the device joined the
+	// organization: what a guest partner of a shared organization may see.
+	Devices map[string]time.Time
 }
 
 func (f DeliveryFilter) match(d *Delivery) bool {
+	if f.Devices != nil {
+		since, has := f.Devices[d.IMEI]
+		if !has || d.IMEI == "" || d.MessageTime.Before(since) {
+			return false
+		}
+	}
 	return (f.Status == "" || d.Status == f.Status) && (f.URL == "" || d.URL == f.URL) &&
 		(f.IMEI == "" || d.IMEI == f.IMEI) && (f.Type == "" || d.Type == f.Type)
 }
 
-func (f DeliveryFilter) empty() bool { return f == DeliveryFilter{} }
+func (f DeliveryFilter) empty() bool {
+	return f.Status == "" && f.URL == "" && f.IMEI == "" && f.Type == "" && f.Devices == nil
+}
 
 // Deliveries returns an organization's deliveries matching f, newest first,
 // the requested page of them and the total count.

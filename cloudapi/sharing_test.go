@@ -1,0 +1,345 @@
+package cloudapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// shareOrg shares organization orgID of the first partner with guest (id
+// and token): the first partner invites, the guest accepts.
+func (e *testEnv) shareOrg(orgID, guestID int64, guestToken string) {
+	e.t.Helper()
+	e.do("PATCH", orgPath(orgID, ""), e.partnerToken, map[string]any{"exclusivePartnerOnly": false, "partnerIds": []int64{guestID}}).want(http.StatusOK)
+	e.do("POST", invitationPath(orgID, "/accept"), guestToken, nil).want(http.StatusOK)
+}
+
+// invitationPath is the path of the invitation to share organization orgID, plus rest.
+func invitationPath(orgID int64, rest string) string {
+	return "/v2/partners/organization-invitations/" + itoa(orgID) + rest
+}
+
+// orgWrite is the decision for one write route under /organizations/{orgId}:
+// whether a guest partner of a shared organization may make it, and a body
+// to make it with.
+type orgWrite struct {
+	guest bool
+	body  any
+	// host is the status the host's call gets (200 unless set).
+	host int
+}
+
+// orgWrites holds a decision for every write route under
+// /organizations/{orgId}; TestGuestPartnerOrganizationWrites fails on a
+// route without one. A guest manages its own devices in a shared
+// organization; the organization's settings are the host's.
+var orgWrites = map[string]orgWrite{
+	"PATCH /v2/organizations/:orgId":                                         {body: map[string]any{"name": "Renamed"}},
+	"POST /v2/organizations/:orgId/users":                                    {body: map[string]any{"email": "ops@shared.example", "password": "Passw0rdX"}},
+	"POST /v2/organizations/:orgId/groups":                                   {body: map[string]any{"name": "Night shift"}},
+	"POST /v2/organizations/:orgId/device-settings":                          {body: map[string]any{"brightness": map[string]any{"value": 40}}},
+	"POST /v2/organizations/:orgId/event-settings":                           {body: events(ev("tailgating", "video"))},
+	"PATCH /v2/organizations/:orgId/event-settings":                          {body: events(ev("tailgating", "video"))},
+	"PATCH /v2/organizations/:orgId/privacy-config":                          {body: map[string]any{"gpsTracking": "disabled"}},
+	"POST /v2/organizations/:orgId/webhook-settings":                         {body: map[string]any{"alarmsWebhookUrl": []string{"https://guest.example.com/alarms"}}},
+	"PATCH /v2/organizations/:orgId/webhook-settings":                        {body: map[string]any{"alarmsWebhookUrl": []string{"https://guest.example.com/alarms"}}},
+	"POST /v2/organizations/:orgId/webhook-secret/rotate":                    {},
+	"POST /v2/organizations/:orgId/webhooks":                                 {body: map[string]any{"imei": testIMEI(1), "url": "https://guest.example.com/gps", "type": "gps"}},
+	"PUT /v2/organizations/:orgId/webhooks":                                  {body: []any{}},
+	"DELETE /v2/organizations/:orgId/webhooks/:webhookId":                    {host: http.StatusNotFound},
+	"POST /v2/organizations/:orgId/webhook-deliveries/:deliveryId/redeliver": {host: http.StatusNotFound},
+	"PUT /v2/organizations/:orgId/data-profile":                              {body: map[string]any{"defaultDataProfileId": 7}},
+
+	"POST /v2/organizations/:orgId/devices":                            {guest: true, body: map[string]any{"imei": testIMEI(5), "name": "B2"}},
+	"DELETE /v2/organizations/:orgId/devices/:imei":                    {guest: true},
+	"POST /v2/organizations/:orgId/groups/:groupId/devices":            {guest: true, body: []string{testIMEI(2)}},
+	"PUT /v2/organizations/:orgId/devices/data-profile/:dataProfileId": {guest: true},
+	"POST /v2/organizations/:orgId/events":                             {guest: true, body: map[string]any{"start": "2026-03-01T00:00:00.000Z", "end": "2026-03-01T12:00:00.000Z"}},
+}
+
+// TestGuestPartnerOrganizationWrites: in an organization shared with it, a
+// guest partner is refused every write of the organization's settings (403,
+// nothing changes) while the host makes them, and still manages its own
+// devices. The routes come from the route table.
+func TestGuestPartnerOrganizationWrites(t *testing.T) {
+	e := newEnv(t)
+	idB, tokB := e.newPartner("Partner B", "b@other.example")
+	org := e.newOrg(e.partnerToken, "Shared fleet")
+	e.shareOrg(org.id, idB, tokB)
+	e.newDevice(e.partnerToken, org.id, testIMEI(1), "A truck")
+	devB := e.newDevice(tokB, org.id, testIMEI(2), "B van")
+	group := e.newGroup(e.partnerToken, org.id, "Day shift")
+	e.do("POST", orgPath(org.id, "/webhook-settings"), e.partnerToken,
+		map[string]any{"alarmsWebhookUrl": []string{"https://host.example.com/alarms"}}).want(http.StatusOK)
+
+	params := strings.NewReplacer(":orgId", itoa(org.id), ":imei", devB, ":groupId", itoa(group),
+		":webhookId", "999", ":deliveryId", "999", ":dataProfileId", "3")
+	seen := map[string]bool{}
+	var hostOnly, guestAllowed []string
+	for _, r := range e.api.engine.Routes() {
+		if r.Method == http.MethodGet || !strings.HasPrefix(r.Path, "/v2/organizations/:orgId") {
+			continue
+		}
+		key := r.Method + " " + r.Path
+		seen[key] = true
+		w, has := orgWrites[key]
+		switch {
+		case !has:
+			t.Errorf("%s: no decision whether a guest partner may make this write; add it to orgWrites", key)
+		case w.guest:
+			guestAllowed = append(guestAllowed, key)
+		default:
+			hostOnly = append(hostOnly, key)
+		}
+	}
+	for key := range orgWrites {
+		if !seen[key] {
+			t.Errorf("orgWrites names %s, which is not a route", key)
+		}
+	}
+	call := func(key, token string) *response {
+		method, path, _ := strings.Cut(key, " ")
+		return e.do(method, params.Replace(path), token, orgWrites[key].body)
+	}
+
+	before, audits := e.orgState(org.id), e.auditCount()
+	for _, key := range hostOnly {
+		call(key, tokB).wantError(http.StatusForbidden, nameForbidden, "only the partner that created organization "+itoa(org.id))
+	}
+	if after := e.orgState(org.id); after != before {
+		t.Fatalf("refused guest writes changed the organization:\nbefore %s\nafter  %s", before, after)
+	}
+	if n := e.auditCount(); n != audits {
+		t.Fatalf("refused guest writes left %d audit entries", n-audits)
+	}
+	for _, key := range hostOnly {
+		want := orgWrites[key].host
+		if want == 0 {
+			want = http.StatusOK
+		}
+		call(key, e.partnerToken).want(want)
+	}
+	// The guest's device is removed last.
+	slices.Sort(guestAllowed)
+	slices.SortStableFunc(guestAllowed, func(a, b string) int {
+		return strings.Count(a, "DELETE") - strings.Count(b, "DELETE")
+	})
+	for _, key := range guestAllowed {
+		if r := call(key, tokB); r.status >= 300 {
+			t.Errorf("%s: the guest partner got %d %s", key, r.status, r.raw)
+		}
+	}
+}
+
+// orgState is what the host reads of an organization's settings, to tell
+// whether a refused call changed any of it.
+func (e *testEnv) orgState(orgID int64) string {
+	e.t.Helper()
+	var b strings.Builder
+	for _, p := range []string{"", "/users", "/groups", "/device-settings", "/event-settings", "/privacy-config",
+		"/webhook-settings", "/webhooks", "/webhook-endpoints", "/data-profile"} {
+		data, _ := json.Marshal(e.do("GET", orgPath(orgID, p), e.partnerToken, nil).want(http.StatusOK).get("data"))
+		b.WriteString(p + " " + string(data) + "\n")
+	}
+	return b.String()
+}
+
+// auditCount is the number of entries in the audit log.
+func (e *testEnv) auditCount() int {
+	e.t.Helper()
+	_, n, err := e.db.AuditLog(store.AuditFilter{}, store.Page{Limit: 1})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+// TestGuestPartnerWebhookDeliveries: a guest partner of a shared organization
+// sees only the deliveries of messages about its own devices, sent since they
+// joined; counts and pages cover just those. The host sees all.
+func TestGuestPartnerWebhookDeliveries(t *testing.T) {
+	e := newEnv(t)
+	idB, tokB := e.newPartner("Partner B", "b@other.example")
+	org := e.newOrg(e.partnerToken, "Shared fleet")
+	e.shareOrg(org.id, idB, tokB)
+	devA := e.newDevice(e.partnerToken, org.id, testIMEI(1), "A truck")
+	moved := e.newDevice(e.partnerToken, org.id, testIMEI(3), "A van, later B's")
+	joined := e.clock.Now()
+	e.clock.Advance(time.Hour)
+	e.do("DELETE", orgPath(org.id, "/devices/"+moved), e.partnerToken, nil).want(http.StatusOK)
+	devB := e.newDevice(tokB, org.id, testIMEI(2), "B van")
+	e.newDevice(tokB, org.id, moved, "B's now")
+
+	deliver := func(imei string, at time.Time) {
+		t.Helper()
+		err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+			return tx.EnqueueDelivery(&store.Delivery{OrganizationID: org.id, URL: "https://host.example.com/hook",
+				WebhookID: "msg_" + imei, Type: "event", IMEI: imei, MessageTime: at, Body: json.RawMessage(`{"imei":"` + imei + `"}`)})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := e.clock.Now()
+	deliver(moved, joined) // while the host held it
+	deliver(devA, now)
+	deliver(devB, now)
+	deliver("", now) // about the organization, not a device
+	deliver(moved, now)
+
+	path := orgPath(org.id, "/webhook-deliveries")
+	if n := e.do("GET", path, e.partnerToken, nil).want(http.StatusOK).num("metadata.count"); n != 5 {
+		t.Fatalf("the host counts %v deliveries, want 5", n)
+	}
+	r := e.do("GET", path, tokB, nil).want(http.StatusOK)
+	if r.num("metadata.count") != 2 || r.str("data.0.imei") != moved || r.str("data.1.imei") != devB {
+		t.Fatalf("the guest lists %s", r.raw)
+	}
+	if bytes.Contains(r.raw, []byte(devA)) {
+		t.Fatalf("the guest sees a delivery about the host's device: %s", r.raw)
+	}
+	page := e.do("GET", path+"?limit=1&offset=1", tokB, nil).want(http.StatusOK)
+	if page.num("metadata.count") != 2 || len(page.list("data")) != 1 || page.str("data.0.imei") != devB {
+		t.Fatalf("the guest's second page %s", page.raw)
+	}
+	if n := e.do("GET", path+"?imei="+devA, tokB, nil).want(http.StatusOK).num("metadata.count"); n != 0 {
+		t.Fatalf("the guest filters %v deliveries of the host's device", n)
+	}
+}
+
+// TestOrganizationSharingInvitation: naming a partner in partnerIds invites
+// it, with the same answer whether or not such a partner exists; the
+// organization is shared only once the invited partner accepts, and a
+// declined invitation shares nothing. Every step is audited.
+func TestOrganizationSharingInvitation(t *testing.T) {
+	e := newEnv(t)
+	idB, tokB := e.newPartner("Partner B", "b@other.example")
+	_, tokC := e.newPartner("Partner C", "c@other.example")
+	org := e.newOrg(e.partnerToken, "Fleet")
+	ghost := e.newOrg(e.partnerToken, "Fleet")
+	declined := e.newOrg(e.partnerToken, "Other fleet")
+	const unknown = 4242
+
+	invite := func(orgID, partnerID int64) map[string]any {
+		t.Helper()
+		r := e.do("PATCH", orgPath(orgID, ""), e.partnerToken, map[string]any{"exclusivePartnerOnly": false, "partnerIds": []int64{partnerID}}).want(http.StatusOK)
+		data := r.get("data").(map[string]any)
+		if ids := r.list("data.partnerIds"); len(ids) != 1 || r.id("data.partnerIds.0") != e.partnerID ||
+			len(r.list("data.invitedPartnerIds")) != 1 || r.id("data.invitedPartnerIds.0") != partnerID {
+			t.Fatalf("invitation of partner %d: %s", partnerID, r.raw)
+		}
+		delete(data, "id")
+		delete(data, "invitedPartnerIds")
+		return data
+	}
+	known, ghostly := invite(org.id, idB), invite(ghost.id, unknown)
+	if k, g := fmt.Sprint(known), fmt.Sprint(ghostly); k != g {
+		t.Fatalf("inviting an existing and an unknown partner answer differently:\n%s\n%s", k, g)
+	}
+	invite(declined.id, idB)
+
+	// Nothing is shared before B accepts.
+	if n := e.do("GET", "/v2/organizations", tokB, nil).want(http.StatusOK).num("metadata.count"); n != 0 {
+		t.Fatalf("partner B sees %v organizations before accepting", n)
+	}
+	e.do("GET", orgPath(org.id, ""), tokB, nil).wantError(http.StatusNotFound, nameNotFound)
+	e.do("POST", orgPath(org.id, "/devices"), tokB, map[string]any{"imei": testIMEI(1), "name": "B1"}).wantError(http.StatusNotFound, nameNotFound)
+
+	l := e.do("GET", "/v2/partners/organization-invitations", tokB, nil).want(http.StatusOK)
+	if l.num("metadata.count") != 2 || l.id("data.0.organizationId") != org.id || l.str("data.0.organizationName") != "Fleet" ||
+		l.id("data.0.partnerId") != e.partnerID || l.str("data.0.resellerName") != "First partner" ||
+		l.str("data.0.status") != "pending" || l.id("data.1.organizationId") != declined.id {
+		t.Fatalf("partner B's invitations %s", l.raw)
+	}
+	if n := e.do("GET", "/v2/partners/organization-invitations", tokC, nil).want(http.StatusOK).num("metadata.count"); n != 0 {
+		t.Fatalf("partner C has %v invitations", n)
+	}
+	// Only the invited partner can answer; anyone else learns nothing.
+	for _, id := range []int64{org.id, ghost.id, 999} {
+		e.do("POST", invitationPath(id, "/accept"), tokC, nil).wantError(http.StatusNotFound, nameNotFound, "invitation")
+	}
+	e.do("POST", invitationPath(org.id, "/accept"), e.partnerToken, nil).wantError(http.StatusNotFound, nameNotFound, "invitation")
+	orgUser := e.orgUser(org.id, "ops@fleet.example", store.AccessEditor)
+	e.do("POST", invitationPath(org.id, "/accept"), orgUser, nil).wantError(http.StatusForbidden, nameForbidden)
+
+	a := e.do("POST", invitationPath(org.id, "/accept"), tokB, nil).want(http.StatusOK)
+	if a.id("data.organizationId") != org.id || a.str("data.status") != "accepted" {
+		t.Fatalf("accept %s", a.raw)
+	}
+	e.do("POST", invitationPath(org.id, "/accept"), tokB, nil).wantError(http.StatusNotFound, nameNotFound)
+	e.newDevice(tokB, org.id, testIMEI(1), "B1")
+	h := e.do("GET", orgPath(org.id, ""), e.partnerToken, nil).want(http.StatusOK)
+	if ids := h.list("data.partnerIds"); len(ids) != 2 || h.id("data.partnerIds.1") != idB || h.get("data.invitedPartnerIds") != nil {
+		t.Fatalf("the host's organization after B accepted: %s", h.raw)
+	}
+	// Pending invitations are the host's to see.
+	e.do("PATCH", orgPath(org.id, ""), e.partnerToken, map[string]any{"partnerIds": []int64{idB, unknown}}).want(http.StatusOK)
+	if g := e.do("GET", orgPath(org.id, ""), tokB, nil).want(http.StatusOK); g.get("data.invitedPartnerIds") != nil {
+		t.Fatalf("the guest sees the host's invitations: %s", g.raw)
+	}
+
+	d := e.do("POST", invitationPath(declined.id, "/decline"), tokB, nil).want(http.StatusOK)
+	if d.id("data.organizationId") != declined.id || d.str("data.status") != "declined" {
+		t.Fatalf("decline %s", d.raw)
+	}
+	e.do("GET", orgPath(declined.id, ""), tokB, nil).wantError(http.StatusNotFound, nameNotFound)
+	e.do("POST", invitationPath(declined.id, "/accept"), tokB, nil).wantError(http.StatusNotFound, nameNotFound)
+	if g := e.do("GET", orgPath(declined.id, ""), e.partnerToken, nil).want(http.StatusOK); g.get("data.invitedPartnerIds") != nil {
+		t.Fatalf("the declined invitation stays: %s", g.raw)
+	}
+	if n := e.do("GET", "/v2/partners/organization-invitations", tokB, nil).want(http.StatusOK).num("metadata.count"); n != 0 {
+		t.Fatalf("partner B still has %v invitations", n)
+	}
+
+	for action, want := range map[string]int{"organization.update": 4, "organization.invitation.accept": 1, "organization.invitation.decline": 1} {
+		entries, n, err := e.db.AuditLog(store.AuditFilter{Action: action}, store.Page{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != want {
+			t.Errorf("%d %s audit entries, want %d", n, action, want)
+		}
+		if action == "organization.invitation.accept" && n == 1 && entries[0].PartnerID != e.partnerID {
+			t.Errorf("the acceptance is not in the host's audit log: %+v", entries[0])
+		}
+	}
+}
+
+// TestAddDeviceOfAnotherPartner: adding an IMEI another partner holds, also
+// in a shared organization, answers exactly as adding one's own registered
+// IMEI: the answer does not say why, nor whose it is.
+func TestAddDeviceOfAnotherPartner(t *testing.T) {
+	e := newEnv(t)
+	idB, tokB := e.newPartner("Partner B", "b@other.example")
+	org := e.newOrg(e.partnerToken, "Shared fleet")
+	e.shareOrg(org.id, idB, tokB)
+	hosts := e.newDevice(e.partnerToken, org.id, testIMEI(1), "A truck")
+	elsewhere := e.newDevice(e.partnerToken, e.newOrg(e.partnerToken, "Private").id, testIMEI(2), "A van")
+	own := e.newDevice(tokB, org.id, testIMEI(3), "B van")
+	audits := e.auditCount()
+
+	answer := func(imei string) string {
+		t.Helper()
+		r := e.do("POST", orgPath(org.id, "/devices"), tokB, map[string]any{"imei": imei, "name": "mine"})
+		return strings.ReplaceAll(string(r.raw[:bytes.Index(r.raw, []byte(`"requestId"`))]), imei, "IMEI") + " " + itoa(int64(r.status))
+	}
+	want := answer(own)
+	if !strings.Contains(want, `"error":"ConflictError","message":"device IMEI cannot be added to organization `+itoa(org.id)+`"`) {
+		t.Fatalf("adding one's own registered IMEI: %s", want)
+	}
+	for _, imei := range []string{hosts, elsewhere} {
+		if got := answer(imei); got != want {
+			t.Errorf("adding %s, held by another partner:\n%s\nwant as for one's own IMEI:\n%s", imei, got, want)
+		}
+	}
+	if n := e.auditCount(); n != audits {
+		t.Fatalf("refused adds left %d audit entries", n-audits)
+	}
+}

@@ -1,0 +1,60 @@
+package store
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// Sharing an organization takes the consent of the partner it is shared
+// with: the creating partner invites (Organization.InvitedPartnerIDs, set
+// with UpdateOrganization), and only the invited partner's acceptance adds
+// it to PartnerIDs. An invitation names a partner id as given, so that
+// inviting tells nothing about whether that partner exists.
+
+// MaxInvitedPartners bounds the open invitations of one organization.
+const MaxInvitedPartners = 100
+
+// OrganizationInvitations lists, in organization id order, the
+// organizations that invite partnerID to share them.
+func (tx *Tx) OrganizationInvitations(partnerID int64) ([]Organization, error) {
+	var out []Organization
+	err := tx.bucket(bucketOrgs).ForEach(func(_, v []byte) error {
+		var o Organization
+		if err := jsonUnmarshal(v, &o); err != nil {
+			return err
+		}
+		if slices.Contains(o.InvitedPartnerIDs, partnerID) {
+			out = append(out, o)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// AnswerOrganizationInvitation accepts (or declines) partnerID's invitation
+// to share organization orgID: accepting adds the partner to PartnerIDs;
+// either way the invitation is gone. An organization that does not invite
+// the partner is ErrNotFound, whether or not it exists.
+func (tx *Tx) AnswerOrganizationInvitation(orgID, partnerID int64, accept bool) (*Organization, error) {
+	o, err := tx.Organization(orgID)
+	if err != nil || !slices.Contains(o.InvitedPartnerIDs, partnerID) {
+		return nil, fmt.Errorf("invitation to organization %d: %w", orgID, ErrNotFound)
+	}
+	if _, err := tx.Partner(partnerID); err != nil {
+		return nil, err
+	}
+	prev := o.public()
+	o.InvitedPartnerIDs = slices.DeleteFunc(slices.Clone(o.InvitedPartnerIDs), func(id int64) bool { return id == partnerID })
+	action := "organization.invitation.decline"
+	if accept {
+		o.PartnerIDs = append(slices.Clone(o.PartnerIDs), partnerID)
+		action = "organization.invitation.accept"
+	}
+	if err := putJSON(tx.bucket(bucketOrgs), itob(o.ID), o); err != nil {
+		return nil, err
+	}
+	return o, tx.Audit(AuditChange{Action: action, EntityType: "organization",
+		EntityID: strconv.FormatInt(o.ID, 10), OrganizationID: o.ID, PartnerID: o.PartnerID,
+		Before: prev, After: o.public()})
+}
