@@ -5,8 +5,9 @@ CONFIG   ?=
 SIMFLAGS ?= -devices 10 -duration 60s
 
 BENCHFLAGS ?=
+FUZZTIME   ?= 60s
 
-.PHONY: build run test lint bench bench-go sim clean
+.PHONY: build run test lint fuzz bench bench-go sim clean
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -15,11 +16,16 @@ build:
 run:
 	$(GO) run ./cmd/fleetcam $(if $(CONFIG),-config $(CONFIG))
 
-# Every test, with the race detector.
+# Every test, with the race detector, then each fuzz target for 3 seconds.
 test:
 	$(GO) vet ./...
 	$(MAKE) --no-print-directory check-rules
 	$(GO) test -race -count=1 ./...
+	GO=$(GO) .ci/fuzz 3s
+
+# Each fuzz target (MQTT packets, device payloads) for FUZZTIME, in turn.
+fuzz:
+	GO=$(GO) .ci/fuzz $(FUZZTIME)
 
 # The Prometheus rules of configs/monitoring: promtool checks them and runs
 # the unit tests of the alerts. promtool comes with the Debian package

@@ -79,6 +79,13 @@ func newEnv(t *testing.T, tweak func(*configs.Config)) *env {
 	if err := e.srv.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		// Runs after the broker closed: a recovered panic anywhere in the
+		// MQTT path is a bug, and fails the test that provoked it.
+		if n := e.srv.mqtt.Info().Panics.Load(); n != 0 {
+			t.Errorf("the MQTT server recovered %d panics", n)
+		}
+	})
 	t.Cleanup(func() { e.srv.Close() })
 	return e
 }

@@ -31,6 +31,7 @@ func (h deviceHandler) Publish(c *mqttd.Conn, pk *packets.Packet) error {
 		return packets.ErrNotAuthorized
 	}
 	_, suffix, _ := protocol.SplitTopic(pk.TopicName)
+	topic := topicLabel(suffix)
 	job, after, code := s.ingestJob(l, suffix, pk)
 	if code == (packets.Code{}) {
 		err := s.commit(&l.dev, job)
@@ -41,7 +42,7 @@ func (h deviceHandler) Publish(c *mqttd.Conn, pk *packets.Packet) error {
 			if after != nil {
 				after()
 			}
-			s.metrics.ingest.WithLabelValues(suffix, "stored").Inc()
+			s.metrics.ingest.WithLabelValues(topic, "stored").Inc()
 			return nil
 		case errors.As(err, &bad):
 			code = bad
@@ -50,12 +51,12 @@ func (h deviceHandler) Publish(c *mqttd.Conn, pk *packets.Packet) error {
 		default:
 			// Not acknowledged: the MQTT server disconnects the device,
 			// which keeps the message and sends it again on its next connection.
-			s.metrics.ingest.WithLabelValues(suffix, "store_error").Inc()
+			s.metrics.ingest.WithLabelValues(topic, "store_error").Inc()
 			s.log.Error("store device message; disconnecting the device", "imei", l.imei, "topic", suffix, "error", err)
 			return err
 		}
 	}
-	s.metrics.ingest.WithLabelValues(suffix, "invalid").Inc()
+	s.metrics.ingest.WithLabelValues(topic, "invalid").Inc()
 	s.log.Warn("device message refused", "imei", l.imei, "topic", suffix, "reason", code.Reason)
 	return code
 }

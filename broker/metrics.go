@@ -7,11 +7,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/store"
 )
 
 // metrics are the broker's Prometheus collectors, registered on the
 // registry given to New. Names start with fleetcam_mqtt_ or fleetcam_store_.
+// Every label value comes from a closed set the broker names: never from
+// what a device sends (a topic, a client id), so that a device cannot add
+// series.
 type metrics struct {
 	connects     *prometheus.CounterVec
 	disconnects  prometheus.Counter
@@ -35,7 +39,7 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 		bootstraps: prometheus.NewCounter(prometheus.CounterOpts{Name: "fleetcam_mqtt_bootstraps_total",
 			Help: "Device tokens issued after a factory-key bootstrap."}),
 		ingest: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetcam_mqtt_ingest_messages_total",
-			Help: "Device messages by topic and result (stored, invalid, store_error)."}, []string{"topic", "result"}),
+			Help: "Device messages by topic (an up/ topic the broker stores, else unknown) and result (stored, invalid, store_error)."}, []string{"topic", "result"}),
 		commands: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetcam_mqtt_commands_total",
 			Help: "Commands to devices by result."}, []string{"result"}),
 		configPushes: prometheus.NewCounter(prometheus.CounterOpts{Name: "fleetcam_mqtt_config_pushes_total",
@@ -91,6 +95,24 @@ func (m *metrics) servesCertificate(cert tls.Certificate) {
 	if m.tlsExpiry != nil && cert.Leaf != nil {
 		m.tlsExpiry.Set(float64(cert.Leaf.NotAfter.Unix()))
 	}
+}
+
+// ingestTopics are the topic label values of fleetcam_mqtt_ingest_messages_total:
+// the up/ topics the broker stores. Any other topic is counted as unknownTopic.
+var ingestTopics = map[string]bool{
+	protocol.TopicStatus: true, protocol.TopicGPS: true, protocol.TopicEvent: true,
+	protocol.TopicConfigAck: true, protocol.TopicReply: true, protocol.TopicMedia: true,
+}
+
+// unknownTopic is the topic label of a message to a topic the broker does not know.
+const unknownTopic = "unknown"
+
+// topicLabel is the topic label of a device message to topic suffix.
+func topicLabel(suffix string) string {
+	if ingestTopics[suffix] {
+		return suffix
+	}
+	return unknownTopic
 }
 
 func (m *metrics) observeBatch(b store.BatchStats) {

@@ -143,30 +143,18 @@ func (c *Conn) refreshDeadline() {
 
 // next reads one packet: its fixed header and its body.
 func (c *Conn) next() (packets.FixedHeader, []byte, error) {
-	var fh packets.FixedHeader
-	b, err := c.br.ReadByte()
+	fh, size, err := readFixedHeader(c.br)
 	if err != nil {
 		return fh, nil, err
 	}
-	if err := fh.Decode(b); err != nil {
-		return fh, nil, packets.ErrMalformedPacket
-	}
-	n, lenBytes, err := packets.DecodeLength(c.br)
-	if err != nil {
-		if errors.As(err, new(packets.Code)) {
-			return fh, nil, packets.ErrMalformedPacket
-		}
-		return fh, nil, err
-	}
-	if 1+lenBytes+n > c.s.opts.MaxPacketSize {
+	if size+fh.Remaining > c.s.opts.MaxPacketSize {
 		return fh, nil, packets.ErrPacketTooLarge
 	}
-	fh.Remaining = n
-	body, err := c.readBody(n)
+	body, err := c.readBody(fh.Remaining)
 	if err != nil {
 		return fh, nil, err
 	}
-	c.s.info.BytesReceived.Add(int64(1 + lenBytes + n))
+	c.s.info.BytesReceived.Add(int64(size + fh.Remaining))
 	return fh, body, nil
 }
 
@@ -189,13 +177,17 @@ func (c *Conn) readBody(n int) ([]byte, error) {
 
 // fail ends the connection after err. A packets.Code error is a protocol
 // error or refusal that an MQTT 5 client is told about, as is a keepalive
-// that ran out; anything else is the connection's own end.
+// that ran out; anything else is the connection's own end. A malformed
+// packet is also logged as a warning: the client or its network is broken.
 func (c *Conn) fail(err error) {
 	var (
 		code    packets.Code
 		timeout net.Error
 	)
 	switch {
+	case errors.As(err, &code) && code.Code == packets.ErrMalformedPacket.Code:
+		c.warnMalformed(err)
+		c.Close(packets.ErrMalformedPacket)
 	case errors.As(err, &code) && code.Code >= packets.ErrUnspecifiedError.Code:
 		c.s.opts.Log.Debug("mqtt connection closed", "client", c.id, "remote", c.remote, "code", code.Code, "reason", code.Reason)
 		c.Close(code)
@@ -209,6 +201,13 @@ func (c *Conn) fail(err error) {
 	}
 }
 
+// warnMalformed logs, in one line, that the client sent a malformed packet
+// and what was wrong with it; the connection is then closed.
+func (c *Conn) warnMalformed(err error) {
+	c.s.opts.Log.Warn("mqtt malformed packet; connection closed", "client", c.id, "remote", c.remote,
+		"listener", c.listener, "error", err)
+}
+
 // shut closes the connection without a word to the client.
 func (c *Conn) shut() {
 	c.wmu.Lock()
@@ -218,7 +217,9 @@ func (c *Conn) shut() {
 }
 
 // finish runs when the connection's goroutine ends, however it ends: a
-// panic in packet handling closes this connection only.
+// panic in packet handling closes this connection only. Packets are
+// checked before they are decoded (decode.go), so a recovered panic is a
+// bug, counted in Info.Panics, which the tests require to stay zero.
 func (c *Conn) finish() {
 	if r := recover(); r != nil {
 		c.s.info.Panics.Add(1)

@@ -12,13 +12,20 @@ import (
 // the session, answers with a CONNACK and sends what the session holds.
 func (c *Conn) open() bool {
 	fh, body, err := c.next()
-	if err != nil || fh.Type != packets.Connect {
-		return false
+	if err == nil && fh.Type == packets.Connect {
+		var pk packets.Packet
+		if pk, err = decode(fh, 0, body); err == nil {
+			return c.connect(&pk)
+		}
 	}
-	pk := packets.Packet{FixedHeader: fh}
-	if err := pk.ConnectDecode(body); err != nil {
-		return false
+	if errors.Is(err, packets.ErrMalformedPacket) {
+		c.warnMalformed(err)
 	}
+	return false
+}
+
+// connect acts on a well-formed CONNECT.
+func (c *Conn) connect(pk *packets.Packet) bool {
 	c.wmu.Lock() // Close, from any goroutine, reads it
 	c.version = pk.ProtocolVersion
 	c.wmu.Unlock()
@@ -43,7 +50,7 @@ func (c *Conn) open() bool {
 		c.receiveMax, c.maxOut = props.ReceiveMaximum, props.MaximumPacketSize
 		c.noProblems = props.RequestProblemInfoFlag && props.RequestProblemInfo == 0
 	}
-	if err := c.s.h.Connect(c, &pk); err != nil {
+	if err := c.s.h.Connect(c, pk); err != nil {
 		if !errors.As(err, &code) || code.Code < packets.ErrUnspecifiedError.Code {
 			code = packets.ErrServerUnavailable
 		}

@@ -1,10 +1,12 @@
 package mqttd
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +31,9 @@ type env struct {
 	h     *handler
 	clock *storetest.Clock
 	addr  string
+	// wantPanics is how many recovered panics the test provokes: any other
+	// count fails it, as every panic in packet handling is a bug.
+	wantPanics int64
 }
 
 // newEnv starts a server with opts (the test clock and a silent log unless set).
@@ -50,8 +55,37 @@ func newEnv(t *testing.T, opts Options) *env {
 	if err := e.srv.Serve("test", ln); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if n := e.srv.Info().Panics.Load(); n != e.wantPanics {
+			t.Errorf("the server recovered %d panics, want %d", n, e.wantPanics)
+		}
+	})
 	t.Cleanup(func() { _ = e.srv.Close() })
 	return e
+}
+
+// logBuffer collects a server's log lines; it is safe for concurrent use.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// newLog returns a logger that writes text lines, debug and above, to lb.
+func (lb *logBuffer) newLog() *slog.Logger {
+	return slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+func (lb *logBuffer) Write(p []byte) (int, error) {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	return lb.buf.Write(p)
+}
+
+// lines returns the lines logged so far.
+func (lb *logBuffer) lines() []string {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	return strings.Split(strings.TrimSuffix(lb.buf.String(), "\n"), "\n")
 }
 
 func (e *env) dial() net.Conn {

@@ -13,24 +13,24 @@ var errClientDisconnect = errors.New("mqttd: client disconnected")
 
 // handle acts on one packet from a connected client.
 func (c *Conn) handle(fh packets.FixedHeader, body []byte) error {
+	pk, err := decode(fh, c.version, body)
+	if err != nil {
+		return err
+	}
 	switch fh.Type {
 	case packets.Publish:
-		return c.onPublish(fh, body)
+		return c.onPublish(&pk)
 	case packets.Puback:
-		pk := packets.Packet{FixedHeader: fh, ProtocolVersion: c.version}
-		if err := pk.PubackDecode(body); err != nil {
-			return packets.ErrMalformedPacket
-		}
 		c.sess.acked(pk.PacketID)
 		return nil
 	case packets.Subscribe:
-		return c.onSubscribe(fh, body)
+		return c.onSubscribe(&pk)
 	case packets.Unsubscribe:
-		return c.onUnsubscribe(fh, body)
+		return c.onUnsubscribe(&pk)
 	case packets.Pingreq:
 		return c.write(&packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Pingresp}})
 	case packets.Disconnect:
-		return c.onDisconnect(fh, body)
+		return c.onDisconnect(&pk)
 	case packets.Pubrec, packets.Pubrel, packets.Pubcomp:
 		// The server sends no QoS 2 and acknowledges a QoS 2 PUBLISH with a
 		// PUBACK (it handles it as QoS 1): there is no exchange to continue.
@@ -40,11 +40,8 @@ func (c *Conn) handle(fh packets.FixedHeader, body []byte) error {
 }
 
 // onPublish hands a client's message to the Handler and acknowledges it.
-func (c *Conn) onPublish(fh packets.FixedHeader, body []byte) error {
-	pk := packets.Packet{FixedHeader: fh, ProtocolVersion: c.version}
-	if err := pk.PublishDecode(body); err != nil {
-		return packets.ErrMalformedPacket
-	}
+func (c *Conn) onPublish(pk *packets.Packet) error {
+	fh := pk.FixedHeader
 	c.s.info.MessagesReceived.Add(1)
 	if code := pk.PublishValidate(c.s.opts.TopicAliasMaximum); code != packets.CodeSuccess {
 		return code
@@ -62,7 +59,7 @@ func (c *Conn) onPublish(fh packets.FixedHeader, body []byte) error {
 	}
 	pk.TopicName = topic
 	code := packets.CodeSuccess
-	if err := c.s.h.Publish(c, &pk); err != nil {
+	if err := c.s.h.Publish(c, pk); err != nil {
 		if !errors.As(err, &code) || code.Code < packets.ErrUnspecifiedError.Code {
 			return packets.ErrImplementationSpecificError
 		}
@@ -88,11 +85,7 @@ func (c *Conn) onPublish(fh packets.FixedHeader, body []byte) error {
 const sharePrefix = "$share/"
 
 // onSubscribe grants the filters the Handler allows, at QoS 1 at most.
-func (c *Conn) onSubscribe(fh packets.FixedHeader, body []byte) error {
-	pk := packets.Packet{FixedHeader: fh, ProtocolVersion: c.version}
-	if err := pk.SubscribeDecode(body); err != nil {
-		return packets.ErrMalformedPacket
-	}
+func (c *Conn) onSubscribe(pk *packets.Packet) error {
 	if code := pk.SubscribeValidate(); code != packets.CodeSuccess {
 		return code
 	}
@@ -135,11 +128,7 @@ func (c *Conn) onSubscribe(fh packets.FixedHeader, body []byte) error {
 }
 
 // onUnsubscribe removes filters from the session.
-func (c *Conn) onUnsubscribe(fh packets.FixedHeader, body []byte) error {
-	pk := packets.Packet{FixedHeader: fh, ProtocolVersion: c.version}
-	if err := pk.UnsubscribeDecode(body); err != nil {
-		return packets.ErrMalformedPacket
-	}
+func (c *Conn) onUnsubscribe(pk *packets.Packet) error {
 	if code := pk.UnsubscribeValidate(); code != packets.CodeSuccess {
 		return code
 	}
@@ -161,11 +150,7 @@ func (c *Conn) onUnsubscribe(fh packets.FixedHeader, body []byte) error {
 
 // onDisconnect ends the connection at the client's request; an MQTT 5
 // client may change its session expiry, but not from zero.
-func (c *Conn) onDisconnect(fh packets.FixedHeader, body []byte) error {
-	pk := packets.Packet{FixedHeader: fh, ProtocolVersion: c.version}
-	if err := pk.DisconnectDecode(body); err != nil {
-		return packets.ErrMalformedPacket
-	}
+func (c *Conn) onDisconnect(pk *packets.Packet) error {
 	if p := pk.Properties; p.SessionExpiryIntervalFlag {
 		if c.expiry == 0 && p.SessionExpiryInterval > 0 {
 			return packets.ErrProtocolViolationZeroNonZeroExpiry

@@ -47,6 +47,7 @@ func TestHandlerPanicClosesOnlyThatConnection(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.kind, func(t *testing.T) {
 			e := newEnv(t, Options{})
+			e.wantPanics = 1
 			b := e.bystander()
 			e.h.panicOn(tc.kind, "cam", true)
 			rc := e.raw(5)
@@ -85,6 +86,7 @@ func TestConnectPanic(t *testing.T) {
 	for _, version := range []byte{5, 4} {
 		t.Run(fmt.Sprintf("v%d", version), func(t *testing.T) {
 			e := newEnv(t, Options{})
+			e.wantPanics = 1
 			b := e.bystander()
 			e.h.panicOn("connect", "cam", true)
 			rc := e.raw(version)
@@ -107,23 +109,9 @@ func TestConnectPanic(t *testing.T) {
 	}
 }
 
-func TestDecodingPanic(t *testing.T) {
-	// An MQTT 5 SUBSCRIBE whose last filter lacks its options byte makes
-	// mochi's decoder index past the packet.
-	e := newEnv(t, Options{})
-	b := e.bystander()
-	rc, _ := e.rawConnect(5, "cam", nil)
-	rc.WriteBytes([]byte{0x82, 0x06, 0x00, 0x01, 0x00, 0x00, 0x01, 't'})
-	rc.EndedWith(packets.ErrImplementationSpecificError)
-	e.h.await(t, "closed", "cam", 1)
-	if n := e.srv.Info().Panics.Load(); n != 1 {
-		t.Errorf("Panics = %d, want 1", n)
-	}
-	b.check(1)
-}
-
 func TestClosedPanic(t *testing.T) {
 	e := newEnv(t, Options{})
+	e.wantPanics = 1
 	b := e.bystander()
 	e.h.set(func(h *handler) { h.closing = func(c *Conn) { panic("test handler panics in closed") } })
 	rc, _ := e.rawConnect(5, "cam", nil)

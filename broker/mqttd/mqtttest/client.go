@@ -58,7 +58,18 @@ func (c *Client) Received() int { return c.recv }
 // the fixed header flags MQTT requires of PUBREL, SUBSCRIBE and UNSUBSCRIBE.
 func (c *Client) Encode(pk packets.Packet) []byte {
 	c.tb.Helper()
-	pk.ProtocolVersion = c.version
+	b, err := Encode(pk, c.version)
+	if err != nil {
+		c.tb.Fatal(err)
+	}
+	return b
+}
+
+// Encode returns the bytes of a packet a client sends, pk, in protocol
+// version, or the codec's refusal to encode it. It sets the fixed header
+// flags MQTT requires of PUBREL, SUBSCRIBE and UNSUBSCRIBE.
+func Encode(pk packets.Packet, version byte) ([]byte, error) {
+	pk.ProtocolVersion = version
 	buf := new(bytes.Buffer)
 	var err error
 	switch pk.FixedHeader.Type {
@@ -88,12 +99,12 @@ func (c *Client) Encode(pk packets.Packet) []byte {
 	case packets.Auth:
 		err = pk.AuthEncode(buf)
 	default:
-		c.tb.Fatalf("mqtttest: a client does not send packet type %d", pk.FixedHeader.Type)
+		err = fmt.Errorf("mqtttest: a client does not send packet type %d", pk.FixedHeader.Type)
 	}
 	if err != nil {
-		c.tb.Fatal(err)
+		return nil, err
 	}
-	return buf.Bytes()
+	return buf.Bytes(), nil
 }
 
 // Write sends pk encoded in the client's protocol version.
