@@ -100,8 +100,10 @@ type Event struct {
 	DeviceEventID string         `json:"deviceEventId,omitempty"`
 	Comments      []EventComment `json:"comments,omitempty"`
 	// MediaNotified is set once the mediaAvailable message went out.
-	MediaNotified bool      `json:"mediaNotified,omitempty"`
-	CreatedAt     time.Time `json:"createdAt"`
+	MediaNotified bool `json:"mediaNotified,omitempty"`
+	// Ownership is the device's ownership the event was recorded for (ownership.go).
+	Ownership int64     `json:"ownership,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // Kind returns the catalogue entry of the event's type.
@@ -250,12 +252,13 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 		Speed: in.Speed, Accuracy: in.Accuracy, Severity: in.Severity, Status: EventStatusNew,
 		Metadata: in.Metadata, GeoFenceID: in.GeoFenceID, GeoFencePath: in.GeoFencePath,
 		SDCard: in.SDCard, DriverID: in.DriverID, CameraID: in.CameraID, DeviceEventID: in.DeviceEventID,
+		Ownership: dev.Ownership,
 	}
 	if e.Severity == 0 {
 		e.Severity = DefaultSeverity(kind.API)
 	}
 	if in.PositionFromGPS {
-		if fix, ok, err := tx.positionAt(dev.IMEI, e.Time); err != nil {
+		if fix, ok, err := tx.positionAt(dev, e.Time); err != nil {
 			return IngestResult{}, err
 		} else if ok {
 			e.Lat, e.Lon, e.Alt, e.Speed, e.Accuracy = fix.Lat, fix.Lon, fix.Alt, fix.Speed, fix.Accuracy

@@ -111,6 +111,21 @@ func (tx *Tx) MediaFile(r MediaRef) (*MediaFile, error) {
 	return &m, nil
 }
 
+// DeviceMediaFile returns the record of r, a file of d, when an event
+// recorded for d's current ownership references it: a file of an earlier
+// owner of the device is ErrNotFound.
+func (tx *Tx) DeviceMediaFile(d *Device, r MediaRef) (*MediaFile, error) {
+	r.IMEI = d.IMEI
+	prefix := append([]byte(r.Key()), 0)
+	c := tx.bucket(bucketMediaEvents).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if e, err := tx.Event(btoi(k[len(prefix):])); err == nil && d.HoldsEvent(e) {
+			return tx.MediaFile(r)
+		}
+	}
+	return nil, fmt.Errorf("media file %s of the device's current ownership: %w", r.Key(), ErrNotFound)
+}
+
 // putMedia writes m and keeps the pending index in step: every record not
 // yet settled (uploaded or failed, and referenced) is in it.
 func (tx *Tx) putMedia(m *MediaFile) error {
@@ -384,10 +399,12 @@ func (tx *Tx) ForgetTrash(keys []string) error {
 	return nil
 }
 
-// ADASImages returns the uploaded ADAS calibration images of imei, newest
-// first; prefix, when set, keeps file ids starting with it (e.g. "auto-").
-func (tx *Tx) ADASImages(imei, prefix string, limit int) ([]MediaFile, error) {
-	p := []byte(imei + "/" + FileADAS + "/")
+// ADASImages returns the ADAS calibration images of dev uploaded since it
+// was added to its organization (an earlier owner's images are not its
+// own), newest first; prefix, when set, keeps file ids starting with it
+// (e.g. "auto-").
+func (tx *Tx) ADASImages(dev *Device, prefix string, limit int) ([]MediaFile, error) {
+	p := []byte(dev.IMEI + "/" + FileADAS + "/")
 	var out []MediaFile
 	c := tx.bucket(bucketMedia).Cursor()
 	for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
@@ -395,7 +412,7 @@ func (tx *Tx) ADASImages(imei, prefix string, limit int) ([]MediaFile, error) {
 		if err := jsonUnmarshal(v, &m); err != nil {
 			return nil, err
 		}
-		if m.State == MediaUploaded && strings.HasPrefix(m.FileID, prefix) {
+		if m.State == MediaUploaded && strings.HasPrefix(m.FileID, prefix) && !m.UploadedAt.Before(dev.CreatedAt) {
 			out = append(out, m)
 		}
 	}

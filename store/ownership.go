@@ -1,0 +1,82 @@
+package store
+
+import "time"
+
+// Ownership: an IMEI changes hands. Removing a device from its organization
+// and adding it to another one (of the same partner or of another) must not
+// hand the new owner what the device recorded for the old one, so every
+// AddDevice starts a new ownership with a number of its own
+// (Device.Ownership), and what is recorded for the device meanwhile carries
+// that number: events, GPS samples, trips, driver check-in sessions and
+// driver assignments. The device-scoped reads (a device's events, an event
+// by id, GPS, event file links, trips and the drivers who drove them) keep
+// only the records of the device's current ownership, in the store query,
+// so counts and pages are those of the current owner.
+//
+// What the cloud recorded decides, not the time the device put on it: an
+// event the device buffered while offline and sends after the move has a
+// time from before the move and still belongs to the new owner, who
+// received it.
+//
+// The old owner's records stay until its retention purge deletes them
+// (records keyed by organization, such as its event list, alarms and
+// webhook deliveries, stay visible to it meanwhile); no later owner sees
+// them, even when the device returns to the same organization.
+//
+// Records written before ownership numbers existed carry none (0), nor do
+// devices added before then. Such a record belongs to such a device's
+// current ownership when it is of the device's organization (where the
+// record says) and was recorded at or after the device was added
+// (Device.CreatedAt): an event's CreatedAt, an assignment's CreatedAt, and
+// for the records without a cloud time (GPS samples, trips, sessions) the
+// device's time. A device added since has a number, so records without one
+// are never its own.
+
+// What a device keeps on its own SD card carries only the device's time;
+// Device.PreviousOwnerUntil says when the IMEI's previous ownership ended,
+// and recordings from before it are not the current owner's.
+
+// bucketDeviceReleases keeps when each IMEI last left an organization: imei → unix ms.
+var bucketDeviceReleases = []byte("device_releases")
+
+func init() {
+	registerBuckets(string(bucketDeviceReleases))
+}
+
+// startOwnership gives d, about to be added, a new ownership number and
+// the end of the IMEI's previous ownership.
+func (tx *Tx) startOwnership(d *Device) error {
+	n, err := tx.nextID(bucketDevices)
+	if err != nil {
+		return err
+	}
+	d.Ownership, d.PreviousOwnerUntil = n, time.Time{}
+	if v := tx.bucket(bucketDeviceReleases).Get([]byte(d.IMEI)); len(v) == 8 {
+		d.PreviousOwnerUntil = time.UnixMilli(btoi(v)).UTC()
+	}
+	return nil
+}
+
+// endOwnership records that d leaves its organization now.
+func (tx *Tx) endOwnership(d *Device) error {
+	return tx.bucket(bucketDeviceReleases).Put([]byte(d.IMEI), itob(tx.now.UnixMilli()))
+}
+
+// holds reports whether a record stamped with ownership, of organization
+// org (0: the record does not say) and recorded at recorded, belongs to d's
+// current ownership.
+func (d *Device) holds(ownership, org int64, recorded time.Time) bool {
+	switch {
+	case ownership != d.Ownership:
+		return false
+	case ownership != 0:
+		return true
+	}
+	return (org == 0 || org == d.OrganizationID) && !recorded.Before(d.CreatedAt)
+}
+
+// HoldsEvent reports whether e was recorded for d's current ownership; an
+// event of an earlier owner of the IMEI is not d's.
+func (d *Device) HoldsEvent(e *Event) bool {
+	return e.IMEI == d.IMEI && d.holds(e.Ownership, e.OrganizationID, e.CreatedAt)
+}
