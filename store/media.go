@@ -63,6 +63,9 @@ type MediaFile struct {
 	// or when a file no event references was first stored; the media purge
 	// counts the file's age from it.
 	RecordedAt time.Time `json:"recordedAt,omitzero"`
+	// Ownership is the device's ownership the file was recorded for
+	// (ownership.go); the media purge applies its organization's days.
+	Ownership int64 `json:"ownership,omitempty"`
 }
 
 // MediaRef names a media file.
@@ -206,13 +209,14 @@ func (tx *Tx) refEventMedia(e *Event, requested bool) error {
 	for _, r := range eventMediaRefs(e) {
 		m, err := tx.MediaFile(r)
 		if err != nil {
-			m = &MediaFile{IMEI: r.IMEI, CameraID: r.CameraID, FileType: r.FileType, FileID: r.FileID, State: MediaPending}
+			m = &MediaFile{IMEI: r.IMEI, CameraID: r.CameraID, FileType: r.FileType, FileID: r.FileID, State: MediaPending,
+				Ownership: e.Ownership}
 			if err := tx.indexMediaAge(m, e.Time); err != nil {
 				return err
 			}
 		} else if m.State == MediaPurged {
 			// Asked for again by a new event: a new copy with its own age.
-			m.State = MediaPending
+			m.State, m.Ownership = MediaPending, e.Ownership
 			if err := tx.indexMediaAge(m, e.Time); err != nil {
 				return err
 			}
@@ -283,7 +287,7 @@ func (tx *Tx) CompleteUpload(u MediaUpload) (*MediaFile, error) {
 	m, err := tx.MediaFile(u.Ref)
 	if err != nil {
 		r := u.Ref
-		m = &MediaFile{IMEI: r.IMEI, CameraID: r.CameraID, FileType: r.FileType, FileID: r.FileID}
+		m = &MediaFile{IMEI: r.IMEI, CameraID: r.CameraID, FileType: r.FileType, FileID: r.FileID, Ownership: tx.ownershipNow(r.IMEI)}
 		if err := tx.indexMediaAge(m, tx.now); err != nil {
 			return nil, err
 		}
@@ -430,7 +434,7 @@ func (tx *Tx) ExpectADASImage(r MediaRef) error {
 	}
 	m, err := tx.MediaFile(r)
 	if err != nil {
-		m = &MediaFile{IMEI: r.IMEI, CameraID: r.CameraID, FileType: r.FileType, FileID: r.FileID}
+		m = &MediaFile{IMEI: r.IMEI, CameraID: r.CameraID, FileType: r.FileType, FileID: r.FileID, Ownership: tx.ownershipNow(r.IMEI)}
 		if err := tx.indexMediaAge(m, tx.now); err != nil {
 			return err
 		}

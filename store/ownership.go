@@ -1,6 +1,10 @@
 package store
 
-import "time"
+import (
+	"bytes"
+	"errors"
+	"time"
+)
 
 // Ownership: an IMEI changes hands. Removing a device from its organization
 // and adding it to another one (of the same partner or of another) must not
@@ -35,31 +39,89 @@ import "time"
 // What a device keeps on its own SD card carries only the device's time;
 // Device.PreviousOwnerUntil says when the IMEI's previous ownership ended,
 // and recordings from before it are not the current owner's.
+//
+// The retention purge deletes each record after the purge days of the
+// organization it was recorded for, whichever organization the device is
+// in now, or none: the ownership log says which organization each
+// ownership was.
+//
+//	device_ownerships  imei 0x00 ownership(8)  →  organization(8) [ended unix-ms(8)]
+//
+// A device added before ownership numbers gets its entry, under ownership
+// 0, when it is removed.
 
-// bucketDeviceReleases keeps when each IMEI last left an organization: imei → unix ms.
-var bucketDeviceReleases = []byte("device_releases")
+var bucketOwnerships = []byte("device_ownerships")
 
 func init() {
-	registerBuckets(string(bucketDeviceReleases))
+	registerBuckets(string(bucketOwnerships))
+}
+
+func ownershipKey(imei string, ownership int64) []byte {
+	return append(compositeKey(imei, ""), itob(ownership)...)
 }
 
 // startOwnership gives d, about to be added, a new ownership number and
-// the end of the IMEI's previous ownership.
+// the end of the IMEI's previous ownership, and logs the ownership.
 func (tx *Tx) startOwnership(d *Device) error {
 	n, err := tx.nextID(bucketDevices)
 	if err != nil {
 		return err
 	}
 	d.Ownership, d.PreviousOwnerUntil = n, time.Time{}
-	if v := tx.bucket(bucketDeviceReleases).Get([]byte(d.IMEI)); len(v) == 8 {
-		d.PreviousOwnerUntil = time.UnixMilli(btoi(v)).UTC()
+	prefix := compositeKey(d.IMEI, "")
+	c := tx.bucket(bucketOwnerships).Cursor()
+	// The IMEI's last ownership is the last entry before its next prefix.
+	k, v := c.Seek(append(bytes.Clone(prefix), 0xff))
+	if k == nil {
+		k, v = c.Last()
+	} else {
+		k, v = c.Prev()
 	}
-	return nil
+	if k != nil && bytes.HasPrefix(k, prefix) && len(v) == 16 {
+		d.PreviousOwnerUntil = time.UnixMilli(btoi(v[8:])).UTC()
+	}
+	return tx.bucket(bucketOwnerships).Put(ownershipKey(d.IMEI, n), itob(d.OrganizationID))
 }
 
-// endOwnership records that d leaves its organization now.
+// endOwnership logs that d leaves its organization now.
 func (tx *Tx) endOwnership(d *Device) error {
-	return tx.bucket(bucketDeviceReleases).Put([]byte(d.IMEI), itob(tx.now.UnixMilli()))
+	return tx.bucket(bucketOwnerships).Put(ownershipKey(d.IMEI, d.Ownership),
+		append(itob(d.OrganizationID), itob(tx.now.UnixMilli())...))
+}
+
+// ownershipNow is the current ownership of imei (0: none, or from before
+// ownership numbers), for records that arrive without the device at hand.
+func (tx *Tx) ownershipNow(imei string) int64 {
+	d, err := tx.Device(imei)
+	if err != nil {
+		return 0
+	}
+	return d.Ownership
+}
+
+// ownershipOrgs maps each ownership of imei to its organization. Records
+// from before ownership numbers (0) are of the organization the log names
+// for them (the device was removed since), else of the one the device is
+// in now.
+func (tx *Tx) ownershipOrgs(imei string) (map[int64]int64, error) {
+	out := map[int64]int64{}
+	prefix := compositeKey(imei, "")
+	c := tx.bucket(bucketOwnerships).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if len(k) == len(prefix)+8 && len(v) >= 8 {
+			out[btoi(k[len(prefix):])] = btoi(v[:8])
+		}
+	}
+	if _, logged := out[0]; !logged {
+		d, err := tx.Device(imei)
+		switch {
+		case err == nil:
+			out[0] = d.OrganizationID
+		case !errors.Is(err, ErrNotFound):
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // holds reports whether a record stamped with ownership, of organization
