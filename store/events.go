@@ -209,7 +209,7 @@ func init() {
 
 var (
 	bucketEvents         = []byte("events")
-	bucketEventDeviceIDs = []byte("event_device_ids")
+	bucketEventDeviceIDs = []byte("event_device_ids") // imei 0x00 device's event id → id(8) [ownership(8)]
 	bucketDeviceEvents   = []byte("device_events")
 	bucketOrgEvents      = []byte("org_events")
 	bucketEventComments  = []byte("event_comments")
@@ -230,8 +230,10 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 	var dedupe []byte
 	if in.DeviceEventID != "" {
 		dedupe = compositeKey(dev.IMEI, in.DeviceEventID)
-		if id := tx.bucket(bucketEventDeviceIDs).Get(dedupe); id != nil {
-			prev, err := tx.Event(btoi(id))
+		// The device's ids are unique within one ownership only: a device
+		// reset for its next owner may count from the start again.
+		if v := tx.bucket(bucketEventDeviceIDs).Get(dedupe); len(v) >= 8 && deviceIDOwnership(v) == dev.Ownership {
+			prev, err := tx.Event(btoi(v[:8]))
 			if err != nil {
 				// Stored once and deleted since: the redelivery stays deleted.
 				return IngestResult{}, nil
@@ -300,7 +302,7 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 		return IngestResult{}, err
 	}
 	if dedupe != nil {
-		if err := tx.bucket(bucketEventDeviceIDs).Put(dedupe, itob(e.ID)); err != nil {
+		if err := tx.bucket(bucketEventDeviceIDs).Put(dedupe, deviceIDValue(e)); err != nil {
 			return IngestResult{}, err
 		}
 	}
@@ -316,6 +318,23 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 	}
 	return IngestResult{Event: e, Created: true}, tx.Emit(Message{Kind: MessageEvent, OrganizationID: dev.OrganizationID,
 		PartnerID: dev.PartnerID, IMEI: dev.IMEI, Time: e.Time}, data)
+}
+
+// deviceIDValue is the event_device_ids value of e: its id, and its
+// ownership when it has one.
+func deviceIDValue(e *Event) []byte {
+	if e.Ownership == 0 {
+		return itob(e.ID)
+	}
+	return append(itob(e.ID), itob(e.Ownership)...)
+}
+
+// deviceIDOwnership is the ownership of an event_device_ids value (0: none).
+func deviceIDOwnership(v []byte) int64 {
+	if len(v) < 16 {
+		return 0
+	}
+	return btoi(v[8:16])
 }
 
 // eventFiles keeps the files an event of kind may carry: none for beeps and

@@ -20,7 +20,8 @@ import (
 // What the cloud recorded decides, not the time the device put on it: an
 // event the device buffered while offline and sends after the move has a
 // time from before the move and still belongs to the new owner, who
-// received it.
+// received it. A device's own event ids are unique within one ownership: a
+// reset device may count them from the start again.
 //
 // The old owner's records stay until its retention purge deletes them
 // (records keyed by organization, such as its event list, alarms and
