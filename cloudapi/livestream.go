@@ -95,6 +95,22 @@ func (h *liveHub) end(st *liveStream) bool {
 	return true
 }
 
+// endDevice stops every stream of imei: a device that leaves its
+// organization streams to nobody of it any more.
+func (h *liveHub) endDevice(imei string) {
+	h.mu.Lock()
+	var doomed []*liveStream
+	for _, st := range h.streams {
+		if st.imei == imei {
+			doomed = append(doomed, st)
+		}
+	}
+	h.mu.Unlock()
+	for _, st := range doomed {
+		h.end(st)
+	}
+}
+
 func (st *liveStream) isEnded() bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
