@@ -256,7 +256,7 @@ func healthOf(st protocol.Status, now time.Time) *store.DeviceHealth {
 // receives GPS webhooks gets no message: GPS is most of what devices send,
 // and a message no URL receives would only be written, read and dropped.
 func (s *Server) applyGPS(tx *store.Tx, dev *store.Device, points []store.GPSPoint) error {
-	added, err := tx.AddGPS(dev.IMEI, points)
+	added, err := tx.AddGPS(dev, points)
 	if err != nil || len(added) == 0 {
 		return err
 	}

@@ -68,7 +68,7 @@ func (s *Server) adasCalibrationImages(c *gin.Context) {
 			if dev, err = s.device(c, tx); err != nil {
 				return err
 			}
-			images, err = tx.ADASImages(dev.IMEI, prefix, maxADASListed)
+			images, err = tx.ADASImages(dev, prefix, maxADASListed)
 			return err
 		})
 	}

@@ -240,7 +240,11 @@ func TestDriverAssignmentsAndCheckout(t *testing.T) {
 		if err != nil || len(creds) != 1 {
 			t.Errorf("credentials of the assigned device %+v %v, want only driver a", creds, err)
 		}
-		d, err := tx.CurrentDriver(dev2, time.Date(2026, 2, 1, 12, 0, 0, 0, time.UTC))
+		device2, err := tx.Device(dev2)
+		if err != nil {
+			return err
+		}
+		d, err := tx.CurrentDriver(device2, time.Date(2026, 2, 1, 12, 0, 0, 0, time.UTC))
 		if err != nil || d == nil || d.ThirdPartyID != "b" {
 			t.Errorf("retroactive assignment attributes %v %v", d, err)
 		}

@@ -154,7 +154,7 @@ func (s *Server) listDeviceEvents(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		events, n, err := tx.QueryDeviceEvents(d.IMEI, q, p)
+		events, n, err := tx.QueryDeviceEvents(d, q, p)
 		if err != nil {
 			return err
 		}
@@ -298,7 +298,8 @@ func decodeOptional(c *gin.Context, dst any) error {
 }
 
 // deviceEvent returns the event of the path parameters imei and eventId
-// when the caller may see the device; an event of another device is 404.
+// when the caller may see the device; an event of another device, or one
+// recorded for an earlier owner of the device, is 404.
 func (s *Server) deviceEvent(c *gin.Context, tx *store.Tx) (*store.Event, error) {
 	d, err := s.device(c, tx)
 	if err != nil {
@@ -309,7 +310,7 @@ func (s *Server) deviceEvent(c *gin.Context, tx *store.Tx) (*store.Event, error)
 		return nil, err
 	}
 	e, err := tx.Event(id)
-	if err != nil || e.IMEI != d.IMEI {
+	if err != nil || !d.HoldsEvent(e) {
 		return nil, notFound("event " + c.Param("eventId") + " of device " + d.IMEI)
 	}
 	return e, nil
@@ -423,7 +424,7 @@ func (s *Server) reviewEvents(c *gin.Context) {
 			if err != nil {
 				return notFound(fmt.Sprintf("event %d (eventIds[%d])", id, i))
 			}
-			if _, err := s.deviceByIMEI(c, tx, e.IMEI); err != nil {
+			if d, err := s.deviceByIMEI(c, tx, e.IMEI); err != nil || !d.HoldsEvent(e) {
 				return notFound(fmt.Sprintf("event %d (eventIds[%d])", id, i))
 			}
 			if e, err = tx.ReviewEvent(id, review); err != nil {

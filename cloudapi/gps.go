@@ -87,7 +87,7 @@ func (s *Server) getGPS(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		points, err = tx.GPS(d.IMEI, start, end, limit)
+		points, err = tx.DeviceGPS(d, start, end, limit)
 		return err
 	})
 	if err != nil {

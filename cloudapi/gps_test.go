@@ -19,11 +19,16 @@ func TestGPS(t *testing.T) {
 			pts = append(pts, store.GPSPoint{Time: t0.Add(time.Duration(i) * 1500 * time.Millisecond), Lat: 32.1 + float64(i)/1000,
 				Lon: 34.8, Alt: 40, Speed: 36, Accuracy: 5})
 		}
-		if _, err := tx.AddGPS(imei, pts); err != nil {
-			return err
+		for i, add := range [][]store.GPSPoint{pts, {{Time: t0, Lat: 1, Lon: 1, Speed: 10}}} {
+			d, err := tx.Device(w.imeis[i])
+			if err != nil {
+				return err
+			}
+			if _, err := tx.AddGPS(d, add); err != nil {
+				return err
+			}
 		}
-		_, err := tx.AddGPS(w.imeis[1], []store.GPSPoint{{Time: t0, Lat: 1, Lon: 1, Speed: 10}})
-		return err
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -95,6 +95,22 @@ func (h *liveHub) end(st *liveStream) bool {
 	return true
 }
 
+// endDevice stops every stream of imei: a device that leaves its
+// organization streams to nobody of it any more.
+func (h *liveHub) endDevice(imei string) {
+	h.mu.Lock()
+	var doomed []*liveStream
+	for _, st := range h.streams {
+		if st.imei == imei {
+			doomed = append(doomed, st)
+		}
+	}
+	h.mu.Unlock()
+	for _, st := range doomed {
+		h.end(st)
+	}
+}
+
 func (st *liveStream) isEnded() bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -312,7 +328,8 @@ type cameraRecordings struct {
 }
 
 // recordingRanges handles GET /devices/{imei}/recording-ranges: per camera,
-// the intervals the device's SD card holds, clipped to start and end when given.
+// the intervals the device's SD card holds since it left its previous
+// organization (if it had one), clipped to start and end when given.
 func (s *Server) recordingRanges(c *gin.Context) {
 	var from, to time.Time
 	if c.Query("start") != "" || c.Query("end") != "" {
@@ -354,6 +371,12 @@ func (s *Server) recordingRanges(c *gin.Context) {
 		cr := cameraRecordings{CameraID: cam.CameraID, Intervals: []recordingInterval{}}
 		for _, r := range cam.Ranges {
 			start, end := time.Unix(r[0], 0).UTC(), time.Unix(r[1], 0).UTC()
+			// What the card holds from before the device left its previous
+			// organization is that organization's.
+			if !end.After(dev.PreviousOwnerUntil) {
+				continue
+			}
+			start = later(start, dev.PreviousOwnerUntil)
 			if !from.IsZero() {
 				if end.Before(from) || start.After(to) {
 					continue

@@ -245,7 +245,7 @@ func (s *Server) eventFileLink(c *gin.Context) {
 			return err
 		}
 		ref.IMEI = d.IMEI
-		m, err := tx.MediaFile(ref)
+		m, err := tx.DeviceMediaFile(d, ref)
 		if err != nil {
 			return notFound(fmt.Sprintf("%s %s of camera %d on device %s (file ids are in GET /v2/devices/%s/events)",
 				ref.FileType, ref.FileID, cam, d.IMEI, d.IMEI))

@@ -139,6 +139,10 @@ func (s *Server) createVirtualEvent(c *gin.Context) {
 		if dev, err = s.device(c, tx); err != nil {
 			return err
 		}
+		if !v.time.After(dev.PreviousOwnerUntil) {
+			return badField("time", fmt.Sprintf("must be after %s, when device %s left its previous organization: what it recorded before is not this organization's",
+				isoTime(dev.PreviousOwnerUntil), dev.IMEI))
+		}
 		eff, err := tx.EffectiveSettings(dev.IMEI)
 		if err != nil {
 			return err

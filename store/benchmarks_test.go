@@ -64,7 +64,7 @@ func benchCommitterGPS(b *testing.B, gpsURLs []string) {
 			d := devs[n%int64(len(devs))]
 			err := c.Do(Actor{Source: "device"}, func(tx *Tx) error {
 				p := GPSPoint{Time: eventT0.Add(time.Duration(n) * time.Millisecond), Lat: 52.37, Lon: 4.89, Speed: 48, Accuracy: 3.9}
-				added, err := tx.AddGPS(d.IMEI, []GPSPoint{p})
+				added, err := tx.AddGPS(d, []GPSPoint{p})
 				if err != nil {
 					return err
 				}

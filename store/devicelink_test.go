@@ -164,17 +164,17 @@ func TestGPSRangeAndRedelivery(t *testing.T) {
 	pts := []GPSPoint{{Time: t0, Lat: 1, Lon: 2, Heading: 90}, {Time: t0.Add(time.Second), Lat: 1.1, Lon: 2},
 		{Time: t0.Add(2 * time.Second), Lat: 1.2, Lon: 2}}
 	err := db.Update(Actor{Source: "device"}, func(tx *Tx) error {
-		added, err := tx.AddGPS(testIMEI, pts)
+		added, err := tx.AddGPS(&Device{IMEI: testIMEI}, pts)
 		if err != nil || len(added) != 3 {
 			t.Errorf("added %d: %v", len(added), err)
 		}
-		if added, _ := tx.AddGPS(testIMEI, pts[1:]); len(added) != 0 {
+		if added, _ := tx.AddGPS(&Device{IMEI: testIMEI}, pts[1:]); len(added) != 0 {
 			t.Errorf("redelivery added %d", len(added))
 		}
-		if _, err := tx.AddGPS(testIMEI2, []GPSPoint{{Time: t0, Lat: 5}}); err != nil {
+		if _, err := tx.AddGPS(&Device{IMEI: testIMEI2}, []GPSPoint{{Time: t0, Lat: 5}}); err != nil {
 			return err
 		}
-		if _, err := tx.AddGPS(testIMEI, []GPSPoint{{Time: t0, Lon: 200}}); !errors.Is(err, ErrInvalid) {
+		if _, err := tx.AddGPS(&Device{IMEI: testIMEI}, []GPSPoint{{Time: t0, Lon: 200}}); !errors.Is(err, ErrInvalid) {
 			t.Errorf("longitude 200: %v", err)
 		}
 		return nil

@@ -37,9 +37,19 @@ type Device struct {
 	Status      string `json:"status"`
 	ProductType string `json:"productType,omitempty"`
 	// DataProfileID is the device's data profile, from its organization's default when added.
-	DataProfileID int64     `json:"dataProfileId,omitempty"`
-	CreatedAt     time.Time `json:"createdAt"`
-	ActivatedAt   time.Time `json:"activatedAt,omitzero"`
+	DataProfileID int64 `json:"dataProfileId,omitempty"`
+	// CreatedAt is when the device was added to its organization.
+	CreatedAt   time.Time `json:"createdAt"`
+	ActivatedAt time.Time `json:"activatedAt,omitzero"`
+	// Ownership numbers the device's stay in its organization, from
+	// AddDevice to RemoveDevice; what is recorded for the device meanwhile
+	// carries it (ownership.go). 0 for a device added before ownership
+	// numbers existed.
+	Ownership int64 `json:"ownership,omitempty"`
+	// PreviousOwnerUntil is when the IMEI last left an organization before
+	// this ownership (zero: never, as far as the store knows); what the
+	// device's card recorded before then is not this owner's.
+	PreviousOwnerUntil time.Time `json:"previousOwnerUntil,omitzero"`
 }
 
 // ValidIMEI reports whether s is 15 digits whose last is the Luhn check digit.
@@ -68,7 +78,8 @@ func ValidIMEI(s string) bool {
 // AddDevice puts d into its organization's inventory. An IMEI belongs to one
 // organization at a time, so an IMEI already present is ErrConflict. The
 // device's partner must be one the organization admits, and a device without
-// a data profile gets the organization's default.
+// a data profile gets the organization's default. Each add starts a new
+// ownership: nothing the IMEI recorded before is the new owner's.
 func (tx *Tx) AddDevice(d *Device) error {
 	if !ValidIMEI(d.IMEI) {
 		return fmt.Errorf("imei %q must be 15 digits with a valid check digit: %w", d.IMEI, ErrInvalid)
@@ -97,6 +108,9 @@ func (tx *Tx) AddDevice(d *Device) error {
 		d.Status = DevicePendingActivation
 	}
 	d.CreatedAt = tx.now
+	if err := tx.startOwnership(d); err != nil {
+		return err
+	}
 	if err := putJSON(b, []byte(d.IMEI), d); err != nil {
 		return err
 	}
@@ -146,6 +160,7 @@ func (tx *Tx) UpdateDevice(d *Device, action string) error {
 	if !ValidDeviceStatus(d.Status) {
 		return fmt.Errorf("device status %q: %w", d.Status, ErrInvalid)
 	}
+	d.CreatedAt, d.Ownership, d.PreviousOwnerUntil = prev.CreatedAt, prev.Ownership, prev.PreviousOwnerUntil
 	if d.GroupID != 0 && d.GroupID != prev.GroupID {
 		g, err := tx.Group(d.GroupID)
 		if err != nil || g.OrganizationID != d.OrganizationID {
@@ -170,6 +185,9 @@ func (tx *Tx) RemoveDevice(imei string) error {
 		return err
 	}
 	if err := tx.bucket(bucketOrgDevices).Delete(compositeKey(d.OrganizationID, imei)); err != nil {
+		return err
+	}
+	if err := tx.endOwnership(d); err != nil {
 		return err
 	}
 	for _, hook := range deviceRemovalHooks {

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
@@ -22,6 +23,30 @@ type DriverAssignment struct {
 	Start          time.Time `json:"startTime"`
 	End            time.Time `json:"endTime,omitzero"`
 	CreatedAt      time.Time `json:"createdAt"`
+	// Ownership is the device's ownership the assignment was made for (ownership.go).
+	Ownership int64 `json:"ownership,omitempty"`
+}
+
+func init() {
+	deviceRemovalHooks = append(deviceRemovalHooks, endDeviceAssignments)
+}
+
+// endDeviceAssignments ends the assignments of a device that leaves its
+// organization, so that its next owner can assign its own drivers and the
+// device stops accepting this organization's drivers.
+func endDeviceAssignments(tx *Tx, d *Device) error {
+	as, err := tx.DeviceAssignments(d.IMEI)
+	if err != nil {
+		return err
+	}
+	for i := range as {
+		if as[i].End.IsZero() || as[i].End.After(tx.now) {
+			if _, err := tx.endAssignment(&as[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (a *DriverAssignment) key() []byte {
@@ -80,7 +105,7 @@ func (tx *Tx) AssignDriver(a *DriverAssignment) error {
 	if a.ID, err = tx.nextID(bucketDriverAssignments); err != nil {
 		return err
 	}
-	a.CreatedAt = tx.now
+	a.CreatedAt, a.Ownership = tx.now, dev.Ownership
 	if err := putJSON(tx.bucket(bucketDriverAssignments), a.key(), a); err != nil {
 		return err
 	}
@@ -108,24 +133,27 @@ func (tx *Tx) UnassignDriver(orgID, driverID int64, imei string) error {
 		return fmt.Errorf("assignment of driver %d to device %s: %w", driverID, imei, ErrNotFound)
 	}
 	for _, a := range as {
-		before := a
-		if !a.Start.Before(tx.now) {
-			if err := tx.deleteAssignment(&a); err != nil {
-				return err
-			}
-			a = DriverAssignment{}
-		} else {
-			a.End = tx.now
-			if err := putJSON(tx.bucket(bucketDriverAssignments), a.key(), &a); err != nil {
-				return err
-			}
+		after, err := tx.endAssignment(&a)
+		if err != nil {
+			return err
 		}
 		if err := tx.Audit(AuditChange{Action: "driver.unassign", EntityType: "device", EntityID: imei,
-			OrganizationID: orgID, Before: before, After: a}); err != nil {
+			OrganizationID: orgID, Before: a, After: after}); err != nil {
 			return err
 		}
 	}
 	return tx.touchDeviceConfig(imei)
+}
+
+// endAssignment ends a, in force or to come, and returns what is left of
+// it: one in force ends now, one in the future is deleted (zero).
+func (tx *Tx) endAssignment(a *DriverAssignment) (DriverAssignment, error) {
+	if !a.Start.Before(tx.now) {
+		return DriverAssignment{}, tx.deleteAssignment(a)
+	}
+	after := *a
+	after.End = tx.now
+	return after, putJSON(tx.bucket(bucketDriverAssignments), after.key(), &after)
 }
 
 func (tx *Tx) deleteAssignment(a *DriverAssignment) error {
@@ -166,9 +194,22 @@ func (tx *Tx) DeviceAssignments(imei string) ([]DriverAssignment, error) {
 	return out, nil
 }
 
-// assignmentAt returns the assignment of imei in force at t, or nil.
-func (tx *Tx) assignmentAt(imei string, t time.Time) (*DriverAssignment, error) {
-	as, err := tx.DeviceAssignments(imei)
+// heldAssignments returns the assignments of dev made for its current
+// ownership, oldest first.
+func (tx *Tx) heldAssignments(dev *Device) ([]DriverAssignment, error) {
+	as, err := tx.DeviceAssignments(dev.IMEI)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(as, func(a DriverAssignment) bool {
+		return !dev.holds(a.Ownership, a.OrganizationID, a.CreatedAt)
+	}), nil
+}
+
+// assignmentAt returns the assignment of dev's current ownership in force
+// at t, or nil.
+func (tx *Tx) assignmentAt(dev *Device, t time.Time) (*DriverAssignment, error) {
+	as, err := tx.heldAssignments(dev)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +250,7 @@ func (tx *Tx) DriverCredentials(imei string) ([]protocol.DriverCredential, error
 }
 
 func (tx *Tx) allowedDrivers(dev *Device) ([]Driver, error) {
-	as, err := tx.DeviceAssignments(dev.IMEI)
+	as, err := tx.heldAssignments(dev)
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ func eventDriver(tx *Tx, dev *Device, reportedID int64, at time.Time) (int64, er
 			return reportedID, nil
 		}
 	}
-	d, err := tx.CurrentDriver(dev.IMEI, at)
+	d, err := tx.CurrentDriver(dev, at)
 	if err != nil || d == nil {
 		return 0, err
 	}

@@ -165,10 +165,10 @@ func TestDriverAssignments(t *testing.T) {
 	f.clock.Advance(time.Hour)
 	f.update(func(tx *Tx) error { return tx.UnassignDriver(f.org.ID, a.ID, dev1.IMEI) })
 	f.view(func(tx *Tx) error {
-		if d, err := tx.CurrentDriver(dev1.IMEI, now.Add(30*time.Minute)); err != nil || d == nil || d.ID != a.ID {
+		if d, err := tx.CurrentDriver(dev1, now.Add(30*time.Minute)); err != nil || d == nil || d.ID != a.ID {
 			t.Errorf("driver during the past assignment: %v %v", d, err)
 		}
-		if d, err := tx.CurrentDriver(dev1.IMEI, f.clock.Now().Add(time.Minute)); err != nil || d != nil {
+		if d, err := tx.CurrentDriver(dev1, f.clock.Now().Add(time.Minute)); err != nil || d != nil {
 			t.Errorf("driver after unassigning: %v %v", d, err)
 		}
 		return nil
@@ -259,7 +259,7 @@ func TestDriverStateMachine(t *testing.T) {
 			at   time.Duration
 			want int64
 		}{{-time.Minute, 0}, {0, a.ID}, {5 * time.Minute, a.ID}, {10 * time.Minute, b.ID}, {29 * time.Minute, b.ID}, {30 * time.Minute, 0}} {
-			d, err := tx.CurrentDriver(dev.IMEI, t0.Add(c.at))
+			d, err := tx.CurrentDriver(dev, t0.Add(c.at))
 			var id int64
 			if d != nil {
 				id = d.ID
@@ -268,7 +268,7 @@ func TestDriverStateMachine(t *testing.T) {
 				t.Errorf("CurrentDriver at %v: %d %v, want %d", c.at, id, err, c.want)
 			}
 		}
-		segs, err := tx.DriverSegments(dev.IMEI, t0.Add(5*time.Minute), t0.Add(20*time.Minute))
+		segs, err := tx.DriverSegments(dev, t0.Add(5*time.Minute), t0.Add(20*time.Minute))
 		if err != nil || len(segs) != 2 || segs[0].DriverID != a.ID || !segs[0].Start.Equal(t0.Add(5*time.Minute)) ||
 			segs[1].DriverID != b.ID || !segs[1].End.Equal(t0.Add(20*time.Minute)) {
 			t.Errorf("segments %+v %v", segs, err)

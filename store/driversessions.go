@@ -39,10 +39,13 @@ type DriverSession struct {
 	// Method is how the driver checked in: "pin", "qr" or "device" (the
 	// device verified the credential and sent the driver id).
 	Method string `json:"method"`
-	// EndedBy is "device", "api" or "checkIn" (a newer check-in replaced it).
+	// EndedBy is "device", "api", "checkIn" (a newer check-in replaced it)
+	// or "deviceRemoved" (the device left its organization).
 	EndedBy string `json:"endedBy,omitempty"`
 	// EventID is the device's id of the check-in event, so a redelivery is a no-op.
 	EventID string `json:"eventId,omitempty"`
+	// Ownership is the device's ownership the session was recorded for (ownership.go).
+	Ownership int64 `json:"ownership,omitempty"`
 }
 
 // DriverTransition is a driver event the state machine decided on; the
@@ -70,8 +73,10 @@ func init() {
 	deviceRemovalHooks = append(deviceRemovalHooks, dropDriverState)
 }
 
+// dropDriverState ends the session open at a device that leaves its
+// organization and forgets its wrong PINs.
 func dropDriverState(tx *Tx, d *Device) error {
-	if err := tx.bucket(bucketDriverCurrent).Delete([]byte(d.IMEI)); err != nil {
+	if _, err := tx.endSession(d.IMEI, tx.now, "deviceRemoved", ""); err != nil {
 		return err
 	}
 	return tx.bucket(bucketPinFailures).Delete([]byte(d.IMEI))
@@ -128,7 +133,8 @@ func (tx *Tx) checkIn(dev *Device, ev protocol.Event, at time.Time) ([]DriverTra
 	if prev != nil {
 		out = append(out, *prev)
 	}
-	s := &DriverSession{IMEI: dev.IMEI, OrganizationID: dev.OrganizationID, DriverID: d.ID, Start: at, Method: method, EventID: ev.ID}
+	s := &DriverSession{IMEI: dev.IMEI, OrganizationID: dev.OrganizationID, DriverID: d.ID, Start: at, Method: method,
+		EventID: ev.ID, Ownership: dev.Ownership}
 	k := sessionKey(dev.IMEI, at)
 	if err := putJSON(tx.bucket(bucketDriverSessions), k, s); err != nil {
 		return nil, err
@@ -262,11 +268,12 @@ func (tx *Tx) CheckOutDriver(imei string) (*DriverTransition, error) {
 // CheckedInDriver returns the open session of imei, or nil.
 func (tx *Tx) CheckedInDriver(imei string) (*DriverSession, error) { return tx.openSession(imei) }
 
-// CurrentDriver returns the driver attributed to imei's data at time at: the
-// driver checked in then, else the driver assigned then. It returns nil and
-// no error when there is none. Ingest stamps events, trips and GPS with it.
-func (tx *Tx) CurrentDriver(imei string, at time.Time) (*Driver, error) {
-	id, err := tx.driverIDAt(imei, at)
+// CurrentDriver returns the driver attributed to dev's data at time at: the
+// driver checked in then, else the driver assigned then, of dev's current
+// ownership. It returns nil and no error when there is none. Ingest stamps
+// events, trips and GPS with it.
+func (tx *Tx) CurrentDriver(dev *Device, at time.Time) (*Driver, error) {
+	id, err := tx.driverIDAt(dev, at)
 	if err != nil || id == 0 {
 		return nil, err
 	}
@@ -277,7 +284,8 @@ func (tx *Tx) CurrentDriver(imei string, at time.Time) (*Driver, error) {
 	return d, err
 }
 
-func (tx *Tx) driverIDAt(imei string, at time.Time) (int64, error) {
+func (tx *Tx) driverIDAt(dev *Device, at time.Time) (int64, error) {
+	imei := dev.IMEI
 	prefix := compositeKey(imei, "")
 	c := tx.bucket(bucketDriverSessions).Cursor()
 	k, v := c.Seek(sessionKey(imei, at.Add(time.Millisecond)))
@@ -291,11 +299,11 @@ func (tx *Tx) driverIDAt(imei string, at time.Time) (int64, error) {
 		if err := jsonUnmarshal(v, &s); err != nil {
 			return 0, err
 		}
-		if s.End.IsZero() || at.Before(s.End) {
+		if (s.End.IsZero() || at.Before(s.End)) && dev.holds(s.Ownership, s.OrganizationID, s.Start) {
 			return s.DriverID, nil
 		}
 	}
-	a, err := tx.assignmentAt(imei, at)
+	a, err := tx.assignmentAt(dev, at)
 	if err != nil || a == nil {
 		return 0, err
 	}
@@ -309,10 +317,12 @@ type DriverSegment struct {
 	End      time.Time `json:"endTime,omitzero"`
 }
 
-// DriverSegments returns who drove imei between start and end: the check-in
-// sessions overlapping the range, clipped to it, or when there are none the
-// assignments overlapping it. end zero means until now.
-func (tx *Tx) DriverSegments(imei string, start, end time.Time) ([]DriverSegment, error) {
+// DriverSegments returns who drove dev between start and end: the check-in
+// sessions of its current ownership overlapping the range, clipped to it,
+// or when there are none the assignments overlapping it. end zero means
+// until now.
+func (tx *Tx) DriverSegments(dev *Device, start, end time.Time) ([]DriverSegment, error) {
+	imei := dev.IMEI
 	if end.IsZero() {
 		end = tx.now
 	}
@@ -338,14 +348,14 @@ func (tx *Tx) DriverSegments(imei string, start, end time.Time) ([]DriverSegment
 		if s.Start.After(end) {
 			break
 		}
-		if s.End.IsZero() || s.End.After(start) {
+		if (s.End.IsZero() || s.End.After(start)) && dev.holds(s.Ownership, s.OrganizationID, s.Start) {
 			clip(s.DriverID, s.Start, s.End)
 		}
 	}
 	if len(out) > 0 {
 		return out, nil
 	}
-	as, err := tx.DeviceAssignments(imei)
+	as, err := tx.heldAssignments(dev)
 	if err != nil {
 		return nil, err
 	}

@@ -9,12 +9,13 @@ import (
 // Event indexes. An event page is a cursor walk over a time-ordered index,
 // never a scan of the events bucket:
 //
-//	device_events  imei 0x00 unix-ms(8) id(8)  →  event type
+//	device_events  imei 0x00 unix-ms(8) id(8)  →  event type [0x00 ownership(8)]
 //	org_events     org(8) unix-ms(8) id(8)     →  partner(8) imei 0x00 event type
 //
-// The index values carry what the filters need (type, partner, device), so
-// a query counts its matches from the index alone and decodes only the
-// records of the requested page.
+// The index values carry what the filters need (type, ownership, partner,
+// device), so a query counts its matches from the index alone and decodes
+// only the records of the requested page. A device_events value without
+// an ownership is of an event recorded before ownership numbers existed.
 
 func deviceEventPrefix(imei string) []byte { return append([]byte(imei), 0) }
 
@@ -26,13 +27,30 @@ func orgEventKey(org int64, t time.Time, id int64) []byte {
 	return append(append(itob(org), itob(max(t.UnixMilli(), 0))...), itob(id)...)
 }
 
+func deviceEventValue(e *Event) []byte {
+	if e.Ownership == 0 {
+		return []byte(e.Type)
+	}
+	return append(append([]byte(e.Type), 0), itob(e.Ownership)...)
+}
+
+// splitDeviceEventValue returns the event type and ownership of a
+// device_events value.
+func splitDeviceEventValue(v []byte) (typ []byte, ownership int64) {
+	typ, own, found := bytes.Cut(v, []byte{0})
+	if found && len(own) == 8 {
+		ownership = btoi(own)
+	}
+	return typ, ownership
+}
+
 func orgEventValue(e *Event) []byte {
 	v := append(itob(e.PartnerID), e.IMEI...)
 	return append(append(v, 0), e.Type...)
 }
 
 func (tx *Tx) indexEvent(e *Event) error {
-	if err := tx.bucket(bucketDeviceEvents).Put(deviceEventKey(e.IMEI, e.Time, e.ID), []byte(e.Type)); err != nil {
+	if err := tx.bucket(bucketDeviceEvents).Put(deviceEventKey(e.IMEI, e.Time, e.ID), deviceEventValue(e)); err != nil {
 		return err
 	}
 	if err := tx.bucket(bucketOrgEvents).Put(orgEventKey(e.OrganizationID, e.Time, e.ID), orgEventValue(e)); err != nil {
@@ -70,21 +88,45 @@ type EventQuery struct {
 	Status string
 }
 
-// DeviceEvents returns the events of imei with a time from start to end
-// inclusive, oldest first, the requested page of them and their total count.
+// DeviceEvents returns every stored event of imei, whichever ownership of
+// the device recorded it, with a time from start to end inclusive, oldest
+// first, the requested page of them and their total count. What a device's
+// owner may see is QueryDeviceEvents.
 func (tx *Tx) DeviceEvents(imei string, start, end time.Time, p Page) ([]Event, int, error) {
-	return tx.QueryDeviceEvents(imei, EventQuery{Start: start, End: end}, p)
+	return tx.deviceEvents(imei, EventQuery{Start: start, End: end}, nil, p)
 }
 
-// QueryDeviceEvents returns the page of imei's events matching q, oldest
-// first, and their total count.
-func (tx *Tx) QueryDeviceEvents(imei string, q EventQuery, p Page) ([]Event, int, error) {
+// QueryDeviceEvents returns the page of d's events matching q that were
+// recorded for d's current ownership, oldest first, and their total count.
+func (tx *Tx) QueryDeviceEvents(d *Device, q EventQuery, p Page) ([]Event, int, error) {
+	return tx.deviceEvents(d.IMEI, q, d, p)
+}
+
+// deviceEvents walks imei's events matching q; with owner set, only those
+// of owner's current ownership.
+func (tx *Tx) deviceEvents(imei string, q EventQuery, owner *Device, p Page) ([]Event, int, error) {
 	prefix := deviceEventPrefix(imei)
 	from := deviceEventKey(imei, q.Start, 0)
 	to := append(deviceEventKey(imei, q.End, 0)[:len(prefix)+8], bytes.Repeat([]byte{0xff}, 8)...)
 	var match func(k, v []byte) bool
-	if q.Types != nil {
-		match = func(_, v []byte) bool { return q.Types[string(v)] }
+	if q.Types != nil || owner != nil {
+		match = func(k, v []byte) bool {
+			typ, ownership := splitDeviceEventValue(v)
+			if q.Types != nil && !q.Types[string(typ)] {
+				return false
+			}
+			switch {
+			case owner == nil:
+				return true
+			case ownership != owner.Ownership:
+				return false
+			case ownership != 0:
+				return true
+			}
+			// Both from before ownership numbers: the record says more.
+			e, err := tx.Event(btoi(k[len(k)-8:]))
+			return err == nil && owner.HoldsEvent(e)
+		}
 	}
 	return tx.walkEvents(bucketDeviceEvents, from, to, match, q.Status, p)
 }

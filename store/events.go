@@ -100,8 +100,10 @@ type Event struct {
 	DeviceEventID string         `json:"deviceEventId,omitempty"`
 	Comments      []EventComment `json:"comments,omitempty"`
 	// MediaNotified is set once the mediaAvailable message went out.
-	MediaNotified bool      `json:"mediaNotified,omitempty"`
-	CreatedAt     time.Time `json:"createdAt"`
+	MediaNotified bool `json:"mediaNotified,omitempty"`
+	// Ownership is the device's ownership the event was recorded for (ownership.go).
+	Ownership int64     `json:"ownership,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // Kind returns the catalogue entry of the event's type.
@@ -207,7 +209,7 @@ func init() {
 
 var (
 	bucketEvents         = []byte("events")
-	bucketEventDeviceIDs = []byte("event_device_ids")
+	bucketEventDeviceIDs = []byte("event_device_ids") // imei 0x00 device's event id → id(8) [ownership(8)]
 	bucketDeviceEvents   = []byte("device_events")
 	bucketOrgEvents      = []byte("org_events")
 	bucketEventComments  = []byte("event_comments")
@@ -228,8 +230,10 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 	var dedupe []byte
 	if in.DeviceEventID != "" {
 		dedupe = compositeKey(dev.IMEI, in.DeviceEventID)
-		if id := tx.bucket(bucketEventDeviceIDs).Get(dedupe); id != nil {
-			prev, err := tx.Event(btoi(id))
+		// The device's ids are unique within one ownership only: a device
+		// reset for its next owner may count from the start again.
+		if v := tx.bucket(bucketEventDeviceIDs).Get(dedupe); len(v) >= 8 && deviceIDOwnership(v) == dev.Ownership {
+			prev, err := tx.Event(btoi(v[:8]))
 			if err != nil {
 				// Stored once and deleted since: the redelivery stays deleted.
 				return IngestResult{}, nil
@@ -250,12 +254,13 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 		Speed: in.Speed, Accuracy: in.Accuracy, Severity: in.Severity, Status: EventStatusNew,
 		Metadata: in.Metadata, GeoFenceID: in.GeoFenceID, GeoFencePath: in.GeoFencePath,
 		SDCard: in.SDCard, DriverID: in.DriverID, CameraID: in.CameraID, DeviceEventID: in.DeviceEventID,
+		Ownership: dev.Ownership,
 	}
 	if e.Severity == 0 {
 		e.Severity = DefaultSeverity(kind.API)
 	}
 	if in.PositionFromGPS {
-		if fix, ok, err := tx.positionAt(dev.IMEI, e.Time); err != nil {
+		if fix, ok, err := tx.positionAt(dev, e.Time); err != nil {
 			return IngestResult{}, err
 		} else if ok {
 			e.Lat, e.Lon, e.Alt, e.Speed, e.Accuracy = fix.Lat, fix.Lon, fix.Alt, fix.Speed, fix.Accuracy
@@ -297,7 +302,7 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 		return IngestResult{}, err
 	}
 	if dedupe != nil {
-		if err := tx.bucket(bucketEventDeviceIDs).Put(dedupe, itob(e.ID)); err != nil {
+		if err := tx.bucket(bucketEventDeviceIDs).Put(dedupe, deviceIDValue(e)); err != nil {
 			return IngestResult{}, err
 		}
 	}
@@ -313,6 +318,23 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 	}
 	return IngestResult{Event: e, Created: true}, tx.Emit(Message{Kind: MessageEvent, OrganizationID: dev.OrganizationID,
 		PartnerID: dev.PartnerID, IMEI: dev.IMEI, Time: e.Time}, data)
+}
+
+// deviceIDValue is the event_device_ids value of e: its id, and its
+// ownership when it has one.
+func deviceIDValue(e *Event) []byte {
+	if e.Ownership == 0 {
+		return itob(e.ID)
+	}
+	return append(itob(e.ID), itob(e.Ownership)...)
+}
+
+// deviceIDOwnership is the ownership of an event_device_ids value (0: none).
+func deviceIDOwnership(v []byte) int64 {
+	if len(v) < 16 {
+		return 0
+	}
+	return btoi(v[8:16])
 }
 
 // eventFiles keeps the files an event of kind may carry: none for beeps and

@@ -179,7 +179,7 @@ func (tx *Tx) TrackGPS(dev *Device, fixes []GPSPoint) ([]*Event, error) {
 	inBatch := func(ms int64) bool {
 		return slices.ContainsFunc(fixes, func(f GPSPoint) bool { return f.Time.UnixMilli() == ms })
 	}
-	if prev, ok, err := tx.lastGPS(dev.IMEI, math.MaxInt64, inBatch); err != nil {
+	if prev, ok, err := tx.lastGPS(dev.IMEI, nil, math.MaxInt64, 0, inBatch); err != nil {
 		return nil, err
 	} else if ok {
 		last = prev.Time
@@ -277,12 +277,13 @@ func (tx *Tx) enteredAllowed(imei string, fence int64, at time.Time) (bool, erro
 // gives the event's position.
 const positionWindow = 10 * time.Minute
 
-// positionAt returns where the device was at time at: its last stored GPS
-// sample at or before at (within positionWindow), else its latest stored one.
-func (tx *Tx) positionAt(imei string, at time.Time) (GPSPoint, bool, error) {
-	p, ok, err := tx.lastGPS(imei, at.UnixMilli(), nil)
-	if err != nil || (ok && !p.Time.Before(at.Add(-positionWindow))) {
+// positionAt returns where dev was at time at: its last GPS sample of its
+// current ownership at or before at (within positionWindow), else its
+// latest one since it was added (less positionWindow).
+func (tx *Tx) positionAt(dev *Device, at time.Time) (GPSPoint, bool, error) {
+	p, ok, err := tx.lastGPS(dev.IMEI, dev, at.UnixMilli(), at.Add(-positionWindow).UnixMilli(), nil)
+	if err != nil || ok {
 		return p, ok, err
 	}
-	return tx.lastGPS(imei, math.MaxInt64, nil)
+	return tx.lastGPS(dev.IMEI, dev, math.MaxInt64, dev.CreatedAt.Add(-positionWindow).UnixMilli(), nil)
 }

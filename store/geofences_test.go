@@ -20,7 +20,7 @@ func (f *eventFixture) track(dev *Device, fixes ...GPSPoint) []*Event {
 	f.t.Helper()
 	var out []*Event
 	f.update(func(tx *Tx) error {
-		added, err := tx.AddGPS(dev.IMEI, fixes)
+		added, err := tx.AddGPS(dev, fixes)
 		if err != nil {
 			return err
 		}
@@ -222,7 +222,7 @@ func TestVirtualEventTakesLastPosition(t *testing.T) {
 	}
 	// Stored GPS at the event's time wins over the last known position.
 	f.update(func(tx *Tx) error {
-		_, err := tx.AddGPS(f.dev.IMEI, []GPSPoint{at(inside, eventT0.Add(time.Hour), 12), at(outside, eventT0.Add(2*time.Hour), 70)})
+		_, err := tx.AddGPS(f.dev, []GPSPoint{at(inside, eventT0.Add(time.Hour), 12), at(outside, eventT0.Add(2*time.Hour), 70)})
 		return err
 	})
 	f.track(f.dev, at(outside, eventT0.Add(2*time.Hour), 70))

@@ -10,7 +10,10 @@ import (
 
 // GPS samples of a device are keyed by its IMEI, a 0 byte and the sample's
 // unix milliseconds big-endian, so a time range is one cursor walk; values
-// are the numbers in a fixed binary layout.
+// are the numbers in a fixed binary layout (lat, lon, alt, speed, accuracy,
+// heading as float64) followed by the device's ownership the sample was
+// recorded for (ownership.go), absent in samples stored before ownership
+// numbers existed.
 
 // GPSPoint is one position fix of a device.
 type GPSPoint struct {
@@ -35,9 +38,13 @@ func gpsKey(imei string, t time.Time) []byte {
 	return binary.BigEndian.AppendUint64(k, uint64(max(t.UnixMilli(), 0)))
 }
 
-// AddGPS stores the points of imei and returns those that were new; a point
+// gpsValueLen is the length of a sample's numbers, before its ownership.
+const gpsValueLen = 48
+
+// AddGPS stores the points of dev and returns those that were new; a point
 // at a millisecond already stored is skipped.
-func (tx *Tx) AddGPS(imei string, points []GPSPoint) ([]GPSPoint, error) {
+func (tx *Tx) AddGPS(dev *Device, points []GPSPoint) ([]GPSPoint, error) {
+	imei := dev.IMEI
 	b := tx.bucket(bucketGPS)
 	var added []GPSPoint
 	for i, p := range points {
@@ -48,9 +55,12 @@ func (tx *Tx) AddGPS(imei string, points []GPSPoint) ([]GPSPoint, error) {
 		if b.Get(k) != nil {
 			continue
 		}
-		v := make([]byte, 0, 48)
+		v := make([]byte, 0, gpsValueLen+8)
 		for _, f := range []float64{p.Lat, p.Lon, p.Alt, p.Speed, p.Accuracy, p.Heading} {
 			v = binary.BigEndian.AppendUint64(v, math.Float64bits(f))
+		}
+		if dev.Ownership != 0 {
+			v = binary.BigEndian.AppendUint64(v, uint64(dev.Ownership))
 		}
 		if err := b.Put(k, v); err != nil {
 			return nil, err
@@ -61,9 +71,20 @@ func (tx *Tx) AddGPS(imei string, points []GPSPoint) ([]GPSPoint, error) {
 	return added, nil
 }
 
-// GPS returns the points of imei from start to end inclusive, oldest first,
-// at most limit of them (0: no limit).
+// GPS returns the stored points of imei, whichever ownership of the device
+// recorded them, from start to end inclusive, oldest first, at most limit
+// of them (0: no limit). What a device's owner may see is DeviceGPS.
 func (tx *Tx) GPS(imei string, start, end time.Time, limit int) ([]GPSPoint, error) {
+	return tx.gps(imei, nil, start, end, limit)
+}
+
+// DeviceGPS is GPS for the points recorded for d's current ownership.
+func (tx *Tx) DeviceGPS(d *Device, start, end time.Time, limit int) ([]GPSPoint, error) {
+	return tx.gps(d.IMEI, d, start, end, limit)
+}
+
+// gps walks imei's points; with owner set, only those of owner's current ownership.
+func (tx *Tx) gps(imei string, owner *Device, start, end time.Time, limit int) ([]GPSPoint, error) {
 	prefix := append([]byte(imei), 0)
 	stop := gpsKey(imei, end)
 	var out []GPSPoint
@@ -72,6 +93,9 @@ func (tx *Tx) GPS(imei string, start, end time.Time, limit int) ([]GPSPoint, err
 		p, err := decodeGPS(len(prefix), k, v)
 		if err != nil {
 			return nil, err
+		}
+		if owner != nil && !owner.holds(gpsOwnership(v), 0, p.Time) {
+			continue
 		}
 		out = append(out, p)
 		if limit > 0 && len(out) >= limit {
@@ -82,9 +106,11 @@ func (tx *Tx) GPS(imei string, start, end time.Time, limit int) ([]GPSPoint, err
 }
 
 // lastGPS returns the latest stored sample of imei at or before the unix
-// millisecond upTo (math.MaxInt64: the latest of all) whose millisecond
-// skip does not report; ok is false when there is none.
-func (tx *Tx) lastGPS(imei string, upTo int64, skip func(ms int64) bool) (p GPSPoint, ok bool, err error) {
+// millisecond upTo (math.MaxInt64: the latest of all) and not before the
+// unix millisecond floor whose millisecond skip does not report, and with
+// owner set that was recorded for owner's current ownership; ok is false
+// when there is none.
+func (tx *Tx) lastGPS(imei string, owner *Device, upTo, floor int64, skip func(ms int64) bool) (p GPSPoint, ok bool, err error) {
 	prefix := append([]byte(imei), 0)
 	bound := binary.BigEndian.AppendUint64(prefix[:len(prefix):len(prefix)], uint64(max(upTo, 0)))
 	c := tx.bucket(bucketGPS).Cursor()
@@ -96,7 +122,15 @@ func (tx *Tx) lastGPS(imei string, upTo int64, skip func(ms int64) bool) (p GPSP
 		k, v = c.Prev()
 	}
 	for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Prev() {
-		if len(k) == len(prefix)+8 && skip != nil && skip(int64(binary.BigEndian.Uint64(k[len(prefix):]))) {
+		if len(k) != len(prefix)+8 {
+			_, err := decodeGPS(len(prefix), k, v)
+			return GPSPoint{}, false, err
+		}
+		ms := int64(binary.BigEndian.Uint64(k[len(prefix):]))
+		if ms < floor {
+			break
+		}
+		if skip != nil && skip(ms) || owner != nil && !owner.holds(gpsOwnership(v), 0, time.UnixMilli(ms)) {
 			continue
 		}
 		p, err := decodeGPS(len(prefix), k, v)
@@ -114,10 +148,18 @@ func decodeGPS(prefixLen int, k, v []byte) (GPSPoint, error) {
 	f := func(i int) float64 { return math.Float64frombits(binary.BigEndian.Uint64(v[i*8:])) }
 	p := GPSPoint{Time: time.UnixMilli(int64(binary.BigEndian.Uint64(k[prefixLen:]))).UTC(),
 		Lat: f(0), Lon: f(1), Alt: f(2), Speed: f(3), Accuracy: f(4)}
-	if len(v) >= 48 {
+	if len(v) >= gpsValueLen {
 		p.Heading = f(5)
 	}
 	return p, nil
+}
+
+// gpsOwnership returns the ownership a stored sample was recorded for (0: none).
+func gpsOwnership(v []byte) int64 {
+	if len(v) < gpsValueLen+8 {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint64(v[gpsValueLen:]))
 }
 
 // ValidGPSPoint reports the first member of p out of range, or nil.

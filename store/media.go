@@ -63,6 +63,9 @@ type MediaFile struct {
 	// or when a file no event references was first stored; the media purge
 	// counts the file's age from it.
 	RecordedAt time.Time `json:"recordedAt,omitzero"`
+	// Ownership is the device's ownership the file was recorded for
+	// (ownership.go); the media purge applies its organization's days.
+	Ownership int64 `json:"ownership,omitempty"`
 }
 
 // MediaRef names a media file.
@@ -109,6 +112,21 @@ func (tx *Tx) MediaFile(r MediaRef) (*MediaFile, error) {
 		return nil, fmt.Errorf("media file %s: %w", r.Key(), err)
 	}
 	return &m, nil
+}
+
+// DeviceMediaFile returns the record of r, a file of d, when an event
+// recorded for d's current ownership references it: a file of an earlier
+// owner of the device is ErrNotFound.
+func (tx *Tx) DeviceMediaFile(d *Device, r MediaRef) (*MediaFile, error) {
+	r.IMEI = d.IMEI
+	prefix := append([]byte(r.Key()), 0)
+	c := tx.bucket(bucketMediaEvents).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if e, err := tx.Event(btoi(k[len(prefix):])); err == nil && d.HoldsEvent(e) {
+			return tx.MediaFile(r)
+		}
+	}
+	return nil, fmt.Errorf("media file %s of the device's current ownership: %w", r.Key(), ErrNotFound)
 }
 
 // putMedia writes m and keeps the pending index in step: every record not
@@ -191,13 +209,14 @@ func (tx *Tx) refEventMedia(e *Event, requested bool) error {
 	for _, r := range eventMediaRefs(e) {
 		m, err := tx.MediaFile(r)
 		if err != nil {
-			m = &MediaFile{IMEI: r.IMEI, CameraID: r.CameraID, FileType: r.FileType, FileID: r.FileID, State: MediaPending}
+			m = &MediaFile{IMEI: r.IMEI, CameraID: r.CameraID, FileType: r.FileType, FileID: r.FileID, State: MediaPending,
+				Ownership: e.Ownership}
 			if err := tx.indexMediaAge(m, e.Time); err != nil {
 				return err
 			}
 		} else if m.State == MediaPurged {
 			// Asked for again by a new event: a new copy with its own age.
-			m.State = MediaPending
+			m.State, m.Ownership = MediaPending, e.Ownership
 			if err := tx.indexMediaAge(m, e.Time); err != nil {
 				return err
 			}
@@ -268,7 +287,7 @@ func (tx *Tx) CompleteUpload(u MediaUpload) (*MediaFile, error) {
 	m, err := tx.MediaFile(u.Ref)
 	if err != nil {
 		r := u.Ref
-		m = &MediaFile{IMEI: r.IMEI, CameraID: r.CameraID, FileType: r.FileType, FileID: r.FileID}
+		m = &MediaFile{IMEI: r.IMEI, CameraID: r.CameraID, FileType: r.FileType, FileID: r.FileID, Ownership: tx.ownershipNow(r.IMEI)}
 		if err := tx.indexMediaAge(m, tx.now); err != nil {
 			return nil, err
 		}
@@ -384,10 +403,12 @@ func (tx *Tx) ForgetTrash(keys []string) error {
 	return nil
 }
 
-// ADASImages returns the uploaded ADAS calibration images of imei, newest
-// first; prefix, when set, keeps file ids starting with it (e.g. "auto-").
-func (tx *Tx) ADASImages(imei, prefix string, limit int) ([]MediaFile, error) {
-	p := []byte(imei + "/" + FileADAS + "/")
+// ADASImages returns the ADAS calibration images of dev uploaded since it
+// was added to its organization (an earlier owner's images are not its
+// own), newest first; prefix, when set, keeps file ids starting with it
+// (e.g. "auto-").
+func (tx *Tx) ADASImages(dev *Device, prefix string, limit int) ([]MediaFile, error) {
+	p := []byte(dev.IMEI + "/" + FileADAS + "/")
 	var out []MediaFile
 	c := tx.bucket(bucketMedia).Cursor()
 	for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
@@ -395,7 +416,7 @@ func (tx *Tx) ADASImages(imei, prefix string, limit int) ([]MediaFile, error) {
 		if err := jsonUnmarshal(v, &m); err != nil {
 			return nil, err
 		}
-		if m.State == MediaUploaded && strings.HasPrefix(m.FileID, prefix) {
+		if m.State == MediaUploaded && strings.HasPrefix(m.FileID, prefix) && !m.UploadedAt.Before(dev.CreatedAt) {
 			out = append(out, m)
 		}
 	}
@@ -413,7 +434,7 @@ func (tx *Tx) ExpectADASImage(r MediaRef) error {
 	}
 	m, err := tx.MediaFile(r)
 	if err != nil {
-		m = &MediaFile{IMEI: r.IMEI, CameraID: r.CameraID, FileType: r.FileType, FileID: r.FileID}
+		m = &MediaFile{IMEI: r.IMEI, CameraID: r.CameraID, FileType: r.FileType, FileID: r.FileID, Ownership: tx.ownershipNow(r.IMEI)}
 		if err := tx.indexMediaAge(m, tx.now); err != nil {
 			return err
 		}

@@ -147,10 +147,10 @@ func TestADASImages(t *testing.T) {
 	var auto, all []MediaFile
 	f.update(func(tx *Tx) error {
 		var err error
-		if auto, err = tx.ADASImages(f.dev.IMEI, "auto-", 10); err != nil {
+		if auto, err = tx.ADASImages(f.dev, "auto-", 10); err != nil {
 			return err
 		}
-		all, err = tx.ADASImages(f.dev.IMEI, "", 2)
+		all, err = tx.ADASImages(f.dev, "", 2)
 		return err
 	})
 	if len(auto) != 2 || auto[0].FileID != "auto-2" || len(all) != 2 || all[1].FileID != "manual-1" {

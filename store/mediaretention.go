@@ -59,9 +59,9 @@ func rearCameraPurgeDays(o *Organization) int  { return o.Retention.MediaPurgeDa
 func auxCameraPurgeDays(o *Organization) int   { return o.Retention.MediaPurgeDays(MinAuxCameraID) }
 
 // mediaPurger returns the purge step of one retention class: it deletes
-// the bytes of up to limit files of the class recorded before their
-// organization's cutoff, device after device; the resume position is an
-// age index key.
+// the bytes of up to limit files of the class recorded before the cutoff
+// of the organization they were recorded for, device after device; the
+// resume position is an age index key.
 func mediaPurger(class byte) func(*Tx, cutoffs, []byte, int) (int, []byte, error) {
 	return func(tx *Tx, cut cutoffs, from []byte, limit int) (int, []byte, error) {
 		c := tx.bucket(bucketMediaAge).Cursor()
@@ -71,7 +71,7 @@ func mediaPurger(class byte) func(*Tx, cutoffs, []byte, int) (int, []byte, error
 		}
 		var doomed [][]byte
 		var resume []byte
-		orgOf := map[string]int64{}
+		owners := map[string]*ownerCutoffs{}
 		for k != nil {
 			sep := bytes.IndexByte(k, 0)
 			if sep < 0 || len(k) < sep+10 {
@@ -87,16 +87,25 @@ func mediaPurger(class byte) func(*Tx, cutoffs, []byte, int) (int, []byte, error
 				k, _ = c.Seek(append([]byte(imei), 0, next))
 				continue
 			}
-			org, seen := orgOf[imei]
+			oc, seen := owners[imei]
 			if !seen {
-				if d, err := tx.Device(imei); err == nil {
-					org = d.OrganizationID
+				var err error
+				if oc, err = tx.ownerCutoffs(imei, cut); err != nil {
+					return 0, nil, err
 				}
-				orgOf[imei] = org
+				owners[imei] = oc
 			}
-			t, ok := cut[org]
-			if !ok || !time.UnixMilli(btoi(k[sep+2:sep+10])).Before(t) {
+			at := time.UnixMilli(btoi(k[sep+2 : sep+10]))
+			if !at.Before(oc.latest) {
 				k, _ = c.Seek(append([]byte(imei), 0, 0xff)) // nothing newer of this device goes
+				continue
+			}
+			var m MediaFile
+			if err := getJSON(tx.bucket(bucketMedia), k[sep+10:], &m); err != nil && !isNotFound(err) {
+				return 0, nil, err
+			}
+			if !oc.purgeable(m.Ownership, at) {
+				k, _ = c.Next()
 				continue
 			}
 			if len(doomed) >= limit {

@@ -122,7 +122,7 @@ func TestMediaRetention(t *testing.T) {
 		if _, n, _ := tx.DeviceEvents(dev.IMEI, start, f.clock.Now(), Page{}); n != 15 {
 			t.Errorf("%d events left, want all 15: media retention must not delete events", n)
 		}
-		if imgs, _ := tx.ADASImages(dev.IMEI, "", 0); len(imgs) != 2 {
+		if imgs, _ := tx.ADASImages(dev, "", 0); len(imgs) != 2 {
 			t.Errorf("%d ADAS images, want 2", len(imgs))
 		}
 		return nil
@@ -160,7 +160,7 @@ func TestMediaRetention(t *testing.T) {
 		if _, err := tx.MediaFile(ref(dev, 1, FileVideo, 0)); err == nil {
 			t.Error("a file outlived its last event")
 		}
-		imgs, _ := tx.ADASImages(dev.IMEI, "", 0)
+		imgs, _ := tx.ADASImages(dev, "", 0)
 		if len(imgs) != 1 || imgs[0].FileID != "auto-12" {
 			t.Errorf("ADAS images left %+v, want auto-12", imgs)
 		}
@@ -173,7 +173,7 @@ func TestMediaRetention(t *testing.T) {
 		if m, _ := tx.MediaFile(ref(kept, 50, FileVideo, 0)); m == nil || m.State != MediaUploaded {
 			t.Errorf("the other organization's file %+v", m)
 		}
-		if imgs, _ := tx.ADASImages(kept.IMEI, "", 0); len(imgs) != 2 {
+		if imgs, _ := tx.ADASImages(kept, "", 0); len(imgs) != 2 {
 			t.Errorf("the other organization keeps %d ADAS images, want 2", len(imgs))
 		}
 		return nil

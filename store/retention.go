@@ -68,17 +68,62 @@ var purgeKinds = []purgeKind{
 	{name: "media", days: rearCameraPurgeDays, step: mediaPurger(mediaClassRear)},
 	{name: "media", days: auxCameraPurgeDays, step: mediaPurger(mediaClassAux)},
 	{name: "adasImages", days: generalPurgeDays, step: mediaPurger(mediaClassUnattached)},
-	{name: "gps", days: generalPurgeDays, step: seriesPurger(bucketGPS, keepNone)},
-	{name: "trips", days: generalPurgeDays, step: seriesPurger(bucketTrips, keepOpenTrip)},
-	{name: "driverSessions", days: generalPurgeDays, step: seriesPurger(bucketDriverSessions, keepOpenSession)},
+	{name: "gps", days: generalPurgeDays, step: seriesPurger(bucketGPS, gpsOwnership, keepNone)},
+	{name: "trips", days: generalPurgeDays, step: seriesPurger(bucketTrips, jsonOwnership, keepOpenTrip)},
+	{name: "driverSessions", days: generalPurgeDays, step: seriesPurger(bucketDriverSessions, jsonOwnership, keepOpenSession)},
 	{name: "auditLogs", days: generalPurgeDays, step: purgeAudit},
 	{name: "alarms", days: func(*Organization) int { return AlarmRetentionDays }, step: purgeAlarms},
-	{name: "dataUsage", days: func(*Organization) int { return DataUsageRetentionDays }, step: seriesPurger(bucketDataUsage, keepNone)},
+	{name: "dataUsage", days: func(*Organization) int { return DataUsageRetentionDays }, step: seriesPurger(bucketDataUsage, noOwnership, keepNone)},
 }
 
 func generalPurgeDays(o *Organization) int { return o.Retention.PurgeDays }
 
 func keepNone(*Tx, []byte, []byte) error { return nil }
+
+// noOwnership is the ownership of series records that carry none: those
+// of the organization the device is in (data usage goes with its removal).
+func noOwnership([]byte) int64 { return 0 }
+
+// jsonOwnership reads the ownership of a JSON series record (trips, driver sessions).
+func jsonOwnership(v []byte) int64 {
+	var r struct {
+		Ownership int64 `json:"ownership"`
+	}
+	if jsonUnmarshal(v, &r) != nil {
+		return 0
+	}
+	return r.Ownership
+}
+
+// ownerCutoffs are the cutoffs that apply to one device's records: those
+// of the organization of each of its ownerships.
+type ownerCutoffs struct {
+	cut  cutoffs
+	orgs map[int64]int64 // ownership → organization
+	// latest is the latest of the cutoffs; zero when none applies.
+	latest time.Time
+}
+
+func (tx *Tx) ownerCutoffs(imei string, cut cutoffs) (*ownerCutoffs, error) {
+	orgs, err := tx.ownershipOrgs(imei)
+	if err != nil {
+		return nil, err
+	}
+	oc := &ownerCutoffs{cut: cut, orgs: orgs}
+	for _, org := range orgs {
+		if t, ok := cut[org]; ok && t.After(oc.latest) {
+			oc.latest = t
+		}
+	}
+	return oc, nil
+}
+
+// purgeable reports whether a record of ownership recorded at at is due.
+func (oc *ownerCutoffs) purgeable(ownership int64, at time.Time) bool {
+	org, known := oc.orgs[ownership]
+	t, ok := oc.cut[org]
+	return known && ok && at.Before(t)
+}
 
 // keepOpenSession keeps the session of a driver still checked in.
 func keepOpenSession(tx *Tx, k, _ []byte) error {
@@ -248,9 +293,11 @@ func purgeAlarms(tx *Tx, cut cutoffs, from []byte, limit int) (int, []byte, erro
 	return deleteKeys(tx.bucket(bucketAlarms), doomed, nil)
 }
 
-// seriesPurger purges a bucket keyed imei, 0, unix ms[, …] for the devices
-// of the organizations with a cutoff; keep may veto one record with errKeep.
-func seriesPurger(name []byte, keep func(tx *Tx, k, v []byte) error) func(*Tx, cutoffs, []byte, int) (int, []byte, error) {
+// seriesPurger purges a bucket keyed imei, 0, unix ms[, …]: each record
+// after the cutoff of the organization it was recorded for, which
+// ownership reads from the record (ownership.go); keep may veto one record
+// with errKeep.
+func seriesPurger(name []byte, ownership func(v []byte) int64, keep func(tx *Tx, k, v []byte) error) func(*Tx, cutoffs, []byte, int) (int, []byte, error) {
 	return func(tx *Tx, cut cutoffs, from []byte, limit int) (int, []byte, error) {
 		b := tx.bucket(name)
 		c := b.Cursor()
@@ -259,7 +306,7 @@ func seriesPurger(name []byte, keep func(tx *Tx, k, v []byte) error) func(*Tx, c
 			k, v = c.Seek(from)
 		}
 		var doomed [][]byte
-		orgOf := map[string]int64{}
+		owners := map[string]*ownerCutoffs{}
 		for k != nil {
 			if len(doomed) >= limit {
 				return deleteKeys(b, doomed, k)
@@ -270,18 +317,22 @@ func seriesPurger(name []byte, keep func(tx *Tx, k, v []byte) error) func(*Tx, c
 				continue
 			}
 			imei := string(k[:sep])
-			org, seen := orgOf[imei]
+			oc, seen := owners[imei]
 			if !seen {
-				if d, err := tx.Device(imei); err == nil {
-					org = d.OrganizationID
+				var err error
+				if oc, err = tx.ownerCutoffs(imei, cut); err != nil {
+					return 0, nil, err
 				}
-				orgOf[imei] = org
+				owners[imei] = oc
 			}
-			t, ok := cut[org]
 			at := time.UnixMilli(btoi(k[sep+1 : sep+9]))
-			if !ok || !at.Before(t) {
+			if !at.Before(oc.latest) {
 				// Nothing newer of this device goes: skip to the next device.
 				k, v = c.Seek(append(k[:sep+1:sep+1], 0xff))
+				continue
+			}
+			if !oc.purgeable(ownership(v), at) {
+				k, v = c.Next()
 				continue
 			}
 			switch err := keep(tx, k, v); err {

@@ -40,7 +40,7 @@ func TestPurge(t *testing.T) {
 						return err
 					}
 				}
-				if _, err := tx.AddGPS(dev.IMEI, []GPSPoint{{Time: f.clock.Now(), Lat: 48, Lon: 11}}); err != nil {
+				if _, err := tx.AddGPS(dev, []GPSPoint{{Time: f.clock.Now(), Lat: 48, Lon: 11}}); err != nil {
 					return err
 				}
 				if _, err := tx.IngestEvent(dev, EventInput{DeviceEventID: fmt.Sprint("e", day), Type: "deceleration", Time: f.clock.Now()}); err != nil {
@@ -84,7 +84,7 @@ func TestPurge(t *testing.T) {
 		if s, _ := tx.CheckedInDriver(purged.IMEI); s == nil {
 			t.Error("the open driver session was purged")
 		}
-		segs, _ := tx.DriverSegments(purged.IMEI, start, now)
+		segs, _ := tx.DriverSegments(purged, start, now)
 		if len(segs) != 1 {
 			t.Errorf("purged device keeps %d driver sessions, want only the open one", len(segs))
 		}

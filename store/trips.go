@@ -27,6 +27,14 @@ type Trip struct {
 	DriverID int64 `json:"driverId,omitempty"`
 	// DistanceMeters is the track length when the trip closed.
 	DistanceMeters float64 `json:"distanceMeters"`
+	// Ownership is the device's ownership the trip was recorded for (ownership.go).
+	Ownership int64 `json:"ownership,omitempty"`
+}
+
+// owner is the device as it was when t was recorded, for reading what was
+// recorded with it.
+func (t *Trip) owner() *Device {
+	return &Device{IMEI: t.IMEI, OrganizationID: t.OrganizationID, Ownership: t.Ownership}
 }
 
 // Duration is the trip's length; an open trip counts until now.
@@ -72,8 +80,8 @@ func (tx *Tx) ApplyTripEvent(dev *Device, ev protocol.Event) error {
 		if err != nil {
 			return err
 		}
-		t := &Trip{ID: id, IMEI: dev.IMEI, OrganizationID: dev.OrganizationID, Start: at}
-		if d, err := tx.CurrentDriver(dev.IMEI, at); err != nil {
+		t := &Trip{ID: id, IMEI: dev.IMEI, OrganizationID: dev.OrganizationID, Start: at, Ownership: dev.Ownership}
+		if d, err := tx.CurrentDriver(dev, at); err != nil {
 			return err
 		} else if d != nil {
 			t.DriverID = d.ID
@@ -103,7 +111,7 @@ func (tx *Tx) closeTrip(imei string, at time.Time) error {
 		return nil
 	}
 	t.End = at
-	pts, err := tx.track(imei, t.Start, t.End)
+	pts, err := tx.track(&t, t.End)
 	if err != nil {
 		return err
 	}
@@ -156,22 +164,25 @@ type TripFilter struct {
 }
 
 // TripView is a trip as listed: with its distance computed from the track
-// and the drivers who drove it.
+// and the drivers who drove it. Trips are listed per device, those of the
+// device's current ownership (ownership.go).
 type TripView struct {
 	Trip
 	Drivers []DriverSegment
 }
 
-// Trips returns the page of trips matching f ordered by start, and the total.
+// Trips returns the page of trips matching f ordered by start, and the
+// total: trips of the devices in an organization now, recorded for their
+// current ownership.
 func (tx *Tx) Trips(f TripFilter, p Page) ([]TripView, int, error) {
 	var all []TripView
+	devices := map[string]*Device{}
 	visitDevice := func(imei string) error {
-		if f.PartnerID != 0 {
-			d, err := tx.Device(imei)
-			if err != nil || d.PartnerID != f.PartnerID {
-				return nil
-			}
+		d, err := tx.Device(imei)
+		if err != nil || f.PartnerID != 0 && d.PartnerID != f.PartnerID {
+			return nil
 		}
+		devices[imei] = d
 		prefix := compositeKey(imei, "")
 		c := tx.bucket(bucketTrips).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
@@ -185,12 +196,12 @@ func (tx *Tx) Trips(f TripFilter, p Page) ([]TripView, int, error) {
 			if !f.Start.IsZero() && !t.End.IsZero() && t.End.Before(f.Start) {
 				continue
 			}
-			if f.OrganizationIDs != nil && !f.OrganizationIDs[t.OrganizationID] {
+			if f.OrganizationIDs != nil && !f.OrganizationIDs[t.OrganizationID] || !d.holds(t.Ownership, t.OrganizationID, t.Start) {
 				continue
 			}
 			view := TripView{Trip: t}
 			if f.DriverID != 0 {
-				segs, err := tx.DriverSegments(t.IMEI, t.Start, t.End)
+				segs, err := tx.DriverSegments(d, t.Start, t.End)
 				if err != nil {
 					return err
 				}
@@ -250,13 +261,13 @@ func (tx *Tx) Trips(f TripFilter, p Page) ([]TripView, int, error) {
 	for i := range page {
 		t := &page[i]
 		if t.Drivers == nil {
-			segs, err := tx.DriverSegments(t.IMEI, t.Start, t.End)
+			segs, err := tx.DriverSegments(devices[t.IMEI], t.Start, t.End)
 			if err != nil {
 				return nil, 0, err
 			}
 			t.Drivers = segs
 		}
-		pts, err := tx.track(t.IMEI, t.Start, t.endOr(tx.now))
+		pts, err := tx.track(&t.Trip, t.endOr(tx.now))
 		if err != nil {
 			return nil, 0, err
 		}
@@ -274,9 +285,10 @@ func (t *Trip) endOr(now time.Time) time.Time {
 	return t.End
 }
 
-// track returns the GPS positions of imei from start to end, oldest first.
-func (tx *Tx) track(imei string, start, end time.Time) ([]TrackPoint, error) {
-	pts, err := tx.GPS(imei, start, end, 0)
+// track returns the GPS positions recorded with trip t from its start to
+// end, oldest first.
+func (tx *Tx) track(t *Trip, end time.Time) ([]TrackPoint, error) {
+	pts, err := tx.gps(t.IMEI, t.owner(), t.Start, end, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -63,8 +63,8 @@ func TestTrips(t *testing.T) {
 	for i := 0; i <= 3; i++ {
 		pts = append(pts, GPSPoint{Time: t0.Add(time.Duration(5+5*i) * time.Minute), Lat: 48 + 0.1*float64(i), Lon: 11})
 	}
-	f.update(func(tx *Tx) error { _, err := tx.AddGPS(dev.IMEI, pts[:3]); return err })
-	f.update(func(tx *Tx) error { _, err := tx.AddGPS(dev.IMEI, pts[3:]); return err })
+	f.update(func(tx *Tx) error { _, err := tx.AddGPS(dev, pts[:3]); return err })
+	f.update(func(tx *Tx) error { _, err := tx.AddGPS(dev, pts[3:]); return err })
 	f.clock.Set(t0.Add(100 * time.Minute))
 	f.view(func(tx *Tx) error {
 		trips, n, err := tx.Trips(TripFilter{IMEI: dev.IMEI}, Page{})

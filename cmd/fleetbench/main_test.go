@@ -125,7 +125,11 @@ func TestVerifyAcksCountsMissingMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
-		_, err := tx.AddGPS(fl.imeis[0], []store.GPSPoint{{Time: at, Lat: 52, Lon: 4}})
+		d, err := tx.Device(fl.imeis[0])
+		if err != nil {
+			return err
+		}
+		_, err = tx.AddGPS(d, []store.GPSPoint{{Time: at, Lat: 52, Lon: 4}})
 		return err
 	})
 	db.Close()
