@@ -156,7 +156,7 @@ func (s *Server) simulateAlarm(c *gin.Context) {
 		s.fail(c, badField("createdAt", "is required"))
 		return
 	}
-	at, err := parseTime("createdAt", *req.CreatedAt)
+	at, err := parseAPITime("createdAt", *req.CreatedAt)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -261,17 +261,8 @@ func alarmFilter(c *gin.Context) (store.AlarmFilter, error) {
 	if f.Read, err = flag("read", "unread"); err != nil {
 		return f, err
 	}
-	for _, t := range []struct {
-		name string
-		dst  *time.Time
-	}{{"start", &f.Start}, {"end", &f.End}} {
-		if v := c.Query(t.name); v != "" {
-			if *t.dst, err = parseTime(t.name, v); err != nil {
-				return f, err
-			}
-		}
-	}
-	return f, nil
+	f.Start, f.End, err = queryRange(c)
+	return f, err
 }
 
 // listAlarms handles GET /alarms: the alarm report, filtered, sorted and paginated.

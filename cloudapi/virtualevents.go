@@ -59,7 +59,7 @@ func (s *Server) parseVirtualEvent(req virtualEventRequest) (virtualEvent, error
 	if req.Time == nil {
 		return v, badField("time", "is required (ISO 8601 date-time of the recording)")
 	}
-	t, err := parseISOTime("time", *req.Time)
+	t, err := parseAPITime("time", *req.Time)
 	if err != nil {
 		return v, err
 	}
