@@ -130,9 +130,9 @@ func (s *Server) listDeviceEvents(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	q := store.EventQuery{Start: start, End: end, Status: c.Query("status")}
-	if q.Status != "" && q.Status != store.EventStatusNew && q.Status != store.EventStatusResolved {
-		s.fail(c, badField("status", "must be new or resolved"))
+	q := store.EventQuery{Start: start, End: end}
+	if q.Status, err = queryEnum(c, "status", store.EventStatusNew, store.EventStatusResolved); err != nil {
+		s.fail(c, err)
 		return
 	}
 	var out []eventView
