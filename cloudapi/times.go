@@ -46,17 +46,26 @@ func quoteShort(v string) string {
 // call: each by parseAPITime, and end not before start when both are given.
 // A zero time is one that was not given.
 func queryRange(c *gin.Context) (start, end time.Time, err error) {
-	if v, given := c.GetQuery("start"); given {
-		if start, err = parseAPITime("start", v); err != nil {
-			return start, end, err
-		}
+	if start, err = optionalQueryTime(c, "start"); err != nil {
+		return start, end, err
 	}
-	if v, given := c.GetQuery("end"); given {
-		if end, err = parseAPITime("end", v); err != nil {
-			return start, end, err
-		}
+	if end, err = optionalQueryTime(c, "end"); err != nil {
+		return start, end, err
 	}
 	return start, end, checkOrder(start, end)
+}
+
+// optionalQueryTime reads the query parameter name by parseAPITime; left
+// out it is the zero time, given empty it is a 400.
+func optionalQueryTime(c *gin.Context, name string) (time.Time, error) {
+	v, given := c.GetQuery(name)
+	switch {
+	case !given:
+		return time.Time{}, nil
+	case v == "":
+		return time.Time{}, badField(name, "is given empty: leave it out, or it "+timeRule)
+	}
+	return parseAPITime(name, v)
 }
 
 // checkOrder refuses an end before its start; a zero time is not given.

@@ -40,6 +40,7 @@ func TestEveryTimeFollowsOneRule(t *testing.T) {
 			e.do(r.method, query(r.path, "2026-02-28T06:00:00.5+00:00", late), e.partnerToken, nil).want(r.valid)
 		})
 	}
+	e.do("GET", "/v2/alarms?end=", e.partnerToken, nil).wantError(http.StatusBadRequest, nameBadRequest, "end is given empty: leave it out")
 	members := []struct {
 		name, path, field string
 		body              map[string]any
