@@ -156,7 +156,7 @@ func (s *Server) simulateAlarm(c *gin.Context) {
 		s.fail(c, badField("createdAt", "is required"))
 		return
 	}
-	at, err := parseTime("createdAt", *req.CreatedAt)
+	at, err := parseAPITime("createdAt", *req.CreatedAt)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -225,21 +225,28 @@ var alarmSorts = map[string]func(a, b *alarmDTO) int{
 // alarmFilter reads the filters of GET /alarms.
 func alarmFilter(c *gin.Context) (store.AlarmFilter, error) {
 	f := store.AlarmFilter{IMEI: c.Query("imei"), DefinitionName: c.Query("alarmDefinitionName")}
-	if v := c.Query("alarmDefinitionId"); v != "" {
+	if v, given := c.GetQuery("alarmDefinitionId"); given {
 		id, err := strconv.ParseInt(v, 10, 64)
 		if _, found := store.AlarmDefinitionByID(id); err != nil || !found {
 			return f, badField("alarmDefinitionId", "must be one of "+alarmDefinitionIDs())
 		}
 		f.DefinitionID = id
 	}
-	if v := c.Query("alarmDefinitionSeverity"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 10 || n > 60 || n%10 != 0 {
-			return f, badField("alarmDefinitionSeverity", "must be one of 10, 20, 30, 40, 50, 60")
-		}
-		f.Severity = n
+	severity, err := queryEnum(c, "alarmDefinitionSeverity", "10", "20", "30", "40", "50", "60")
+	if err != nil {
+		return f, err
 	}
+	if severity != "" {
+		f.Severity, _ = strconv.Atoi(severity)
+	}
+	// open, close, read and unread are flags: given without a value (or
+	// true); open=false is refused rather than read as open.
 	flag := func(on, off string) (*bool, error) {
+		for _, name := range []string{on, off} {
+			if v, given := c.GetQuery(name); given && v != "" && v != "true" {
+				return nil, badField(name, fmt.Sprintf("is a flag: give it without a value (or true), not %s", quoteShort(v)))
+			}
+		}
 		_, hasOn := c.GetQuery(on)
 		_, hasOff := c.GetQuery(off)
 		switch {
@@ -254,24 +261,14 @@ func alarmFilter(c *gin.Context) (store.AlarmFilter, error) {
 		}
 		return nil, nil
 	}
-	var err error
 	if f.Open, err = flag("open", "close"); err != nil {
 		return f, err
 	}
 	if f.Read, err = flag("read", "unread"); err != nil {
 		return f, err
 	}
-	for _, t := range []struct {
-		name string
-		dst  *time.Time
-	}{{"start", &f.Start}, {"end", &f.End}} {
-		if v := c.Query(t.name); v != "" {
-			if *t.dst, err = parseTime(t.name, v); err != nil {
-				return f, err
-			}
-		}
-	}
-	return f, nil
+	f.Start, f.End, err = queryRange(c)
+	return f, err
 }
 
 // listAlarms handles GET /alarms: the alarm report, filtered, sorted and paginated.

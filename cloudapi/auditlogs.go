@@ -3,7 +3,6 @@ package cloudapi
 import (
 	"encoding/json"
 	"strconv"
-	"time"
 
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
@@ -63,22 +62,9 @@ func (s *Server) auditFilter(c *gin.Context) (store.AuditFilter, error) {
 		}
 		*q.dst = n
 	}
-	for _, q := range []struct {
-		name string
-		dst  *time.Time
-	}{{"start", &f.Start}, {"end", &f.End}} {
-		v := c.Query(q.name)
-		if v == "" {
-			continue
-		}
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
-			return f, badField(q.name, "must be an ISO 8601 date-time such as 2026-03-01T12:00:00Z")
-		}
-		*q.dst = t
-	}
-	if !f.Start.IsZero() && !f.End.IsZero() && f.End.Before(f.Start) {
-		return f, badField("end", "must not be before start")
+	var err error
+	if f.Start, f.End, err = queryRange(c); err != nil {
+		return f, err
 	}
 	p := principal(c)
 	if p.IsPartner() {

@@ -3,7 +3,6 @@ package cloudapi
 import (
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/store"
@@ -32,15 +31,6 @@ type assignmentDTO struct {
 	IMEI               string `json:"imei"`
 	StartTime          string `json:"startTime"`
 	EndTime            string `json:"endTime,omitempty"`
-}
-
-// parseTime reads an ISO 8601 time member.
-func parseTime(field, v string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		return time.Time{}, badField(field, "must be an ISO 8601 date-time such as 2026-03-01T12:00:00.000Z")
-	}
-	return t.UTC(), nil
 }
 
 // itemOrg resolves the organization of one item of an assignment body: its
@@ -118,12 +108,12 @@ func (s *Server) assignDrivers(c *gin.Context) {
 			}
 			a := &store.DriverAssignment{OrganizationID: o.ID, DriverID: d.ID, IMEI: dev.IMEI}
 			if r.StartTime != nil {
-				if a.Start, err = parseTime(itemField(i, "startTime"), *r.StartTime); err != nil {
+				if a.Start, err = parseAPITime(itemField(i, "startTime"), *r.StartTime); err != nil {
 					return err
 				}
 			}
 			if r.EndTime != nil {
-				if a.End, err = parseTime(itemField(i, "endTime"), *r.EndTime); err != nil {
+				if a.End, err = parseAPITime(itemField(i, "endTime"), *r.EndTime); err != nil {
 					return err
 				}
 			}

@@ -282,13 +282,8 @@ func nameRegexp(field, v string) (*regexp.Regexp, error) {
 
 // queryOrder reads order=asc|desc (default desc).
 func queryOrder(c *gin.Context) (bool, error) {
-	switch c.DefaultQuery("order", "desc") {
-	case "desc":
-		return true, nil
-	case "asc":
-		return false, nil
-	}
-	return false, badField("order", "must be asc or desc")
+	order, err := queryEnumOr(c, "order", "desc", "asc", "desc")
+	return order == "desc", err
 }
 
 // listDrivers handles GET /drivers.
@@ -330,12 +325,13 @@ func (s *Server) listDrivers(c *gin.Context) {
 		}
 		f.ID = id
 	}
-	if v := c.Query("driverIsActive"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			s.fail(c, badField("driverIsActive", "must be true or false"))
-			return
-		}
+	active, err := queryEnum(c, "driverIsActive", "true", "false")
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if active != "" {
+		b := active == "true"
 		f.IsActive = &b
 	}
 	var out []driverDTO

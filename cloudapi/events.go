@@ -87,33 +87,21 @@ func viewEvent(tx *store.Tx, e *store.Event) (eventView, error) {
 	return v, nil
 }
 
-// parseISOTime reads an ISO 8601 date-time; without a zone it is UTC.
-func parseISOTime(field, v string) (time.Time, error) {
-	if v == "" {
-		return time.Time{}, badField(field, "is required (ISO 8601 date-time, e.g. 2026-03-01T12:00:00.000Z)")
-	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04"} {
-		if t, err := time.Parse(layout, v); err == nil {
-			return t.UTC(), nil
-		}
-	}
-	return time.Time{}, badField(field, fmt.Sprintf("must be an ISO 8601 date-time such as 2026-03-01T12:00:00.000Z, not %q", v))
-}
-
 // eventWindow validates a start and end of an event query: both required,
 // end not before start, and at most 31 days apart.
 func eventWindow(start, end string) (time.Time, time.Time, error) {
-	s, err := parseISOTime("start", start)
+	s, err := parseAPITime("start", start)
 	if err != nil {
 		return s, s, err
 	}
-	e, err := parseISOTime("end", end)
+	e, err := parseAPITime("end", end)
 	if err != nil {
 		return s, e, err
 	}
+	if err := checkOrder(s, e); err != nil {
+		return s, e, err
+	}
 	switch {
-	case e.Before(s):
-		return s, e, badField("end", "must not be before start")
 	case e.Sub(s) > maxEventSpan:
 		return s, e, badField("end", fmt.Sprintf("must be at most 31 days after start (the span is %s)", spanText(e.Sub(s))))
 	}
@@ -142,9 +130,9 @@ func (s *Server) listDeviceEvents(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	q := store.EventQuery{Start: start, End: end, Status: c.Query("status")}
-	if q.Status != "" && q.Status != store.EventStatusNew && q.Status != store.EventStatusResolved {
-		s.fail(c, badField("status", "must be new or resolved"))
+	q := store.EventQuery{Start: start, End: end}
+	if q.Status, err = queryEnum(c, "status", store.EventStatusNew, store.EventStatusResolved); err != nil {
+		s.fail(c, err)
 		return
 	}
 	var out []eventView

@@ -42,7 +42,8 @@ func TestDeviceEventsWindowAndPaging(t *testing.T) {
 		{"start missing", "?end=" + url.QueryEscape(isoTime(start)), 400, 0, []string{"start", "required"}},
 		{"start not ISO 8601", "?start=yesterday&end=" + url.QueryEscape(isoTime(start)), 400, 0, []string{"start", "ISO 8601"}},
 		{"limit out of range", window(start, start.Add(time.Hour)) + "&limit=0", 400, 0, []string{"limit"}},
-		{"zone-less times are UTC", "?start=2026-02-02T00:00:00&end=2026-02-03T00:00:00", 200, 2, nil},
+		{"times without a zone", "?start=2026-02-02T00:00:00&end=2026-02-03T00:00:00Z", 400, 0, []string{"start has no time zone", "2026-03-01T12:00:00Z"}},
+		{"times with an offset", "?start=2026-02-02T02:00:00%2B02:00&end=2026-02-03T00:00:00Z", 200, 2, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

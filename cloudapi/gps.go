@@ -16,20 +16,6 @@ const maxTimeSpan = 31 * 24 * time.Hour
 // sample's time.
 const maxGPSSamples = 10000
 
-// parseAPITime reads an ISO 8601 date-time: with a zone offset or Z, or
-// without one (taken as UTC), with or without fractional seconds.
-func parseAPITime(field, v string) (time.Time, error) {
-	if v == "" {
-		return time.Time{}, badField(field, "is required (ISO 8601 date-time, e.g. 2026-03-01T12:00:00Z)")
-	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04"} {
-		if t, err := time.Parse(layout, v); err == nil {
-			return t.UTC(), nil
-		}
-	}
-	return time.Time{}, badField(field, "must be an ISO 8601 date-time, e.g. 2026-03-01T12:00:00Z")
-}
-
 // timeSpan reads the start and end query parameters: start before end, at
 // most 31 days apart.
 func timeSpan(c *gin.Context) (time.Time, time.Time, error) {
@@ -39,6 +25,9 @@ func timeSpan(c *gin.Context) (time.Time, time.Time, error) {
 	}
 	end, err := parseAPITime("end", c.Query("end"))
 	if err != nil {
+		return start, end, err
+	}
+	if err := checkOrder(start, end); err != nil {
 		return start, end, err
 	}
 	switch {

@@ -49,9 +49,9 @@ func TestGPS(t *testing.T) {
 	if len(r.list("data")) != 1 || r.num("data.0.time") != float64(t0.Unix())+1.5 {
 		t.Fatalf("window and limit: %s", r.raw)
 	}
-	r = w.do("GET", q("2026-02-10T10:00:00+02:00", "2026-02-10T08:00:01.5"), w.viewer, nil).want(http.StatusOK)
+	r = w.do("GET", q("2026-02-10T10:00:00+02:00", "2026-02-10T08:00:01.5Z"), w.viewer, nil).want(http.StatusOK)
 	if len(r.list("data")) != 2 {
-		t.Fatalf("zone offset and zoneless end: %s", r.raw)
+		t.Fatalf("zone offset and fractional end: %s", r.raw)
 	}
 
 	spans := []struct {
@@ -60,7 +60,8 @@ func TestGPS(t *testing.T) {
 		{"no start", "", "2026-02-10T09:00:00Z", "", "start is required"},
 		{"no end", "2026-02-10T08:00:00Z", "", "", "end is required"},
 		{"not ISO 8601", "10/02/2026", "2026-02-10T09:00:00Z", "", "start must be an ISO 8601"},
-		{"end before start", "2026-02-10T09:00:00Z", "2026-02-10T08:00:00Z", "", "start must be before end"},
+		{"end without a zone", "2026-02-10T08:00:00Z", "2026-02-10T08:00:01.5", "", "end has no time zone"},
+		{"end before start", "2026-02-10T09:00:00Z", "2026-02-10T08:00:00Z", "", "end must not be before start"},
 		{"empty span", "2026-02-10T09:00:00Z", "2026-02-10T09:00:00Z", "", "start must be before end"},
 		{"over 31 days", "2026-01-01T00:00:00Z", "2026-02-01T00:00:00.001Z", "", "at most 31 days"},
 		{"limit 0", "2026-02-10T08:00:00Z", "2026-02-10T09:00:00Z", "&limit=0", "limit must be an integer from 1 to 10000"},

@@ -334,16 +334,16 @@ func (s *Server) recordingRanges(c *gin.Context) {
 	var from, to time.Time
 	if c.Query("start") != "" || c.Query("end") != "" {
 		var err error
-		if from, err = parseISOTime("start", c.Query("start")); err != nil {
+		if from, err = parseAPITime("start", c.Query("start")); err != nil {
 			s.fail(c, err)
 			return
 		}
-		if to, err = parseISOTime("end", c.Query("end")); err != nil {
+		if to, err = parseAPITime("end", c.Query("end")); err != nil {
 			s.fail(c, err)
 			return
 		}
-		if to.Before(from) {
-			s.fail(c, badField("end", "must not be before start"))
+		if err = checkOrder(from, to); err != nil {
+			s.fail(c, err)
 			return
 		}
 	}

@@ -113,7 +113,10 @@ func mediaRefParam(c *gin.Context) (store.MediaRef, error) {
 }
 
 // uploadMedia handles PUT /v2/media/upload/{imei}/{fileType}/{cameraId}/{fileId}:
-// a device uploads a file's bytes to the signed URL it was given.
+// a device uploads a file's bytes to the signed URL it was given. A file is
+// written once: another upload to the same URL is 409 and the stored bytes
+// stay (each upload writes its own blob, and the store records only the
+// first, so two uploads at once cannot mix either).
 func (s *Server) uploadMedia(c *gin.Context) {
 	if err := s.checkSignature(c); err != nil {
 		s.fail(c, err)
@@ -125,7 +128,18 @@ func (s *Server) uploadMedia(c *gin.Context) {
 		return
 	}
 	var dev *store.Device
-	if err := s.view(func(tx *store.Tx) error { dev, err = tx.Device(ref.IMEI); return err }); err != nil {
+	err = s.view(func(tx *store.Tx) error {
+		if dev, err = tx.Device(ref.IMEI); err != nil {
+			return err
+		}
+		// Checked again when the upload is recorded, in the same
+		// transaction; this spares reading the bytes of a second upload.
+		if m, err := tx.MediaFile(ref); err == nil && m.State == store.MediaUploaded {
+			return conflict("media file %s was uploaded already; a file is written once", ref.FileID)
+		}
+		return nil
+	})
+	if err != nil {
 		s.fail(c, err)
 		return
 	}

@@ -206,3 +206,93 @@ func TestEditorWithoutMediaAccess(t *testing.T) {
 	ed := e.orgUser(e.org.ID, "editor@example.com", store.AccessEditor)
 	e.do("GET", fileLinkPath(e.dev.IMEI, "5", "video", 1), ed, nil).want(200)
 }
+
+// put uploads body to an upload URL and returns the answer.
+func (m *mediaEnv) put(url string, body []byte) *response {
+	m.t.Helper()
+	r, err := m.tryPut(url, body)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return r
+}
+
+// tryPut is put for other goroutines than the test's.
+func (m *mediaEnv) tryPut(url string, body []byte) (*response, error) {
+	req, err := http.NewRequest("PUT", url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "image/jpeg")
+	res, err := m.srv.Client().Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	var buf bytes.Buffer
+	buf.ReadFrom(res.Body)
+	r := &response{t: m.t, status: res.StatusCode, header: res.Header, raw: buf.Bytes()}
+	json.Unmarshal(r.raw, &r.body)
+	return r, nil
+}
+
+func TestMediaFileIsWrittenOnce(t *testing.T) {
+	e := newMediaEnv(t)
+	e.report(e.dev, protocol.Event{ID: "btn", Type: "button", Time: evTime(0),
+		Files: []protocol.File{{CameraID: 1, FileID: "1706745600", FileType: "snapshot"}}})
+	e.sweep() // the device uploads the snapshot
+	asked := e.cmd.commands(protocol.CmdUploadMedia)
+	if len(asked) != 1 {
+		t.Fatalf("%d upload requests", len(asked))
+	}
+	var a protocol.UploadArgs
+	json.Unmarshal(asked[0].args, &a)
+	e.put(a.URL, []byte("other bytes")).wantError(http.StatusConflict, nameConflict, "1706745600", "written once")
+	link := e.do("GET", fileLinkPath(e.dev.IMEI, "1706745600", "snapshot", 1), e.partnerToken, nil).want(200).str("data.url")
+	if status, body, _ := e.fetch(link); status != 200 || !bytes.Equal(body, mediaBytes(e.dev.IMEI, 1, "snapshot", "1706745600", 0)) {
+		t.Fatalf("download after a second upload: %d %q", status, body)
+	}
+}
+
+func TestMediaUploadsAtOnceKeepOne(t *testing.T) {
+	e := newMediaEnv(t)
+	ref := store.MediaRef{IMEI: e.dev.IMEI, CameraID: 1, FileType: store.FileSnapshot, FileID: "1706745601"}
+	upload, _ := e.api.uploadURL(ref)
+	const n = 8
+	type result struct {
+		r   *response
+		err error
+	}
+	results := make(chan result, n)
+	for i := range n {
+		go func() {
+			r, err := e.tryPut(upload, []byte(fmt.Sprintf("upload %d", i)))
+			results <- result{r, err}
+		}()
+	}
+	var won []string
+	for range n {
+		res := <-results
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
+		r := res.r
+		switch r.status {
+		case http.StatusOK:
+			won = append(won, string(r.raw))
+		case http.StatusConflict:
+		default:
+			t.Fatalf("upload answered %d %s", r.status, r.raw)
+		}
+	}
+	if len(won) != 1 {
+		t.Fatalf("%d uploads stored, want 1", len(won))
+	}
+	var m *store.MediaFile
+	e.db.View(func(tx *store.Tx) error { var err error; m, err = tx.MediaFile(ref); return err })
+	download, _ := e.api.signedURL(mediaPath("files", ref), time.Minute)
+	status, body, _ := e.fetch(download)
+	if status != 200 || m == nil || int64(len(body)) != m.Size || !strings.HasPrefix(string(body), "upload ") {
+		t.Fatalf("download %d %q, file %+v", status, body, m)
+	}
+}

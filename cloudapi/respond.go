@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -100,7 +101,8 @@ func (s *Server) checkPage(limit, offset *int) (store.Page, error) {
 }
 
 // decode reads the JSON body strictly into dst: unknown fields, wrong types,
-// trailing data and an empty body are 400 errors that name the field.
+// trailing data, an empty body, a member given twice and a null where dst
+// has none (see checkBody) are 400 errors that name the field.
 func decode(c *gin.Context, dst any) error {
 	raw, err := io.ReadAll(c.Request.Body)
 	if err != nil {
@@ -121,7 +123,7 @@ func decode(c *gin.Context, dst any) error {
 	if dec.More() {
 		return badRequest("the request body must hold one JSON value")
 	}
-	return nil
+	return checkBody(raw, reflect.TypeOf(dst))
 }
 
 // jsonError turns a decoding error into a 400 that names the field.

@@ -49,19 +49,8 @@ func (s *Server) listDrivingHistory(c *gin.Context) {
 		return
 	}
 	f := store.TripFilter{Descending: desc}
-	for _, t := range []struct {
-		name string
-		dst  *time.Time
-	}{{"start", &f.Start}, {"end", &f.End}} {
-		if v := c.Query(t.name); v != "" {
-			if *t.dst, err = parseTime(t.name, v); err != nil {
-				s.fail(c, err)
-				return
-			}
-		}
-	}
-	if !f.Start.IsZero() && !f.End.IsZero() && f.End.Before(f.Start) {
-		s.fail(c, badField("end", "must not be before start"))
+	if f.Start, f.End, err = queryRange(c); err != nil {
+		s.fail(c, err)
 		return
 	}
 	pr := principal(c)

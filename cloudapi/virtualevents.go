@@ -59,7 +59,7 @@ func (s *Server) parseVirtualEvent(req virtualEventRequest) (virtualEvent, error
 	if req.Time == nil {
 		return v, badField("time", "is required (ISO 8601 date-time of the recording)")
 	}
-	t, err := parseISOTime("time", *req.Time)
+	t, err := parseAPITime("time", *req.Time)
 	if err != nil {
 		return v, err
 	}
@@ -115,8 +115,8 @@ type virtualEventResult struct {
 // event is created with the files the device has (possibly none). Naming
 // the recording (durationSeconds, quality or cameraId) makes a missing
 // recording 404 NoRecordingAvailableError. Media needs the device online
-// (417). Requests for the same second share one file per camera, the one
-// the last request uploaded. Privacy settings that disable events answer
+// (417). Requests for the same second share one file per camera, the first
+// one uploaded (a file is written once). Privacy settings that disable events answer
 // 423 LockedError.
 func (s *Server) createVirtualEvent(c *gin.Context) {
 	var req virtualEventRequest
@@ -217,6 +217,8 @@ func (s *Server) createVirtualEvent(c *gin.Context) {
 
 // requestClips asks the device for the recording of each camera at v.time,
 // uploaded to the file of that second, and returns the files it has. A
+// file is written once, so a camera whose file of that second is in the
+// cloud already is not asked again: the events of one second share it. A
 // strict request with no recording is NoRecordingAvailableError.
 func (s *Server) requestClips(c *gin.Context, dev *store.Device, v virtualEvent, cameras []int) ([]store.EventFile, error) {
 	if s.commander == nil || !s.commander.Online(dev.IMEI) {
@@ -226,6 +228,19 @@ func (s *Server) requestClips(c *gin.Context, dev *store.Device, v virtualEvent,
 	var files []store.EventFile
 	for _, cam := range cameras {
 		ref := store.MediaRef{IMEI: dev.IMEI, CameraID: cam, FileType: v.mediaType, FileID: fileID}
+		var stored bool
+		err := s.view(func(tx *store.Tx) error {
+			m, err := tx.MediaFile(ref)
+			stored = err == nil && m.State == store.MediaUploaded
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if stored {
+			files = append(files, store.EventFile{CameraID: cam, FileID: fileID, FileType: v.mediaType})
+			continue
+		}
 		u, exp := s.uploadURL(ref)
 		args := protocol.ClipArgs{Time: v.time.Unix(), DurationSeconds: v.duration, CameraID: cam, MediaType: v.mediaType,
 			Quality: v.quality, FileID: fileID, URL: u, Expires: exp.Unix()}

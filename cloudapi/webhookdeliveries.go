@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
@@ -72,13 +71,13 @@ func (s *Server) listWebhookDeliveries(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	f := store.DeliveryFilter{Status: c.Query("status"), Type: c.Query("type"), URL: c.Query("url"), IMEI: c.Query("imei")}
-	if f.Status != "" && !slices.Contains(deliveryStatuses, f.Status) {
-		s.fail(c, badField("status", "must be one of "+strings.Join(deliveryStatuses, ", ")))
+	f := store.DeliveryFilter{URL: c.Query("url"), IMEI: c.Query("imei")}
+	if f.Status, err = queryEnum(c, "status", deliveryStatuses...); err != nil {
+		s.fail(c, err)
 		return
 	}
-	if f.Type != "" && !slices.Contains(webhooks.SubscriptionTypes, f.Type) {
-		s.fail(c, badField("type", "must be one of "+strings.Join(webhooks.SubscriptionTypes, ", ")))
+	if f.Type, err = queryEnum(c, "type", webhooks.SubscriptionTypes...); err != nil {
+		s.fail(c, err)
 		return
 	}
 	var items []deliveryData

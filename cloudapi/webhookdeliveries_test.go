@@ -89,7 +89,7 @@ func TestWebhookDeliveryLogAndRedelivery(t *testing.T) {
 	dev := e.addDevice(org, 1)
 	rc := newHookReceiver(t, http.StatusOK)
 	r := e.do("POST", fmt.Sprintf("/v2/organizations/%d/webhook-settings", org), e.partnerToken,
-		map[string]any{"eventWebhookUrl": []string{rc.srv.URL + "/events"}}).want(http.StatusOK)
+		map[string]any{"eventWebhookUrl": []string{rc.srv.URL + "/events"}, "allowInsecureWebhookUrls": true}).want(http.StatusOK)
 	secret := r.str("data.webhookSecret")
 
 	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {

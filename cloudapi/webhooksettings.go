@@ -101,6 +101,8 @@ type webhookSettingsBody struct {
 	AlarmsWebhookConfig   *alarmsWebhookConfigBody     `json:"alarmsWebhookConfig"`
 	SystemMessagesWebhook *[]systemMessagesWebhookBody `json:"systemMessagesWebhook"`
 	ActivationWebhookURL  *[]string                    `json:"activationWebhookUrl"`
+	// AllowInsecureWebhookURLs opts the organization in to plain http URLs.
+	AllowInsecureWebhookURLs *bool `json:"allowInsecureWebhookUrls"`
 }
 
 // apply writes the named settings into s.
@@ -114,6 +116,9 @@ func (b *webhookSettingsBody) apply(s *store.WebhookSettings) error {
 	set(&s.EventURLs, b.EventWebhookURL)
 	set(&s.AlarmURLs, b.AlarmsWebhookURL)
 	set(&s.ActivationURLs, b.ActivationWebhookURL)
+	if b.AllowInsecureWebhookURLs != nil {
+		s.AllowInsecureURLs = *b.AllowInsecureWebhookURLs
+	}
 	if b.EventWebhookConfig != nil {
 		b.EventWebhookConfig.NotifyMediaAvailable.apply(&s.NotifyMediaAvailable)
 	}
@@ -198,6 +203,8 @@ type webhookSettingsData struct {
 	} `json:"alarmsWebhookConfig"`
 	SystemMessagesWebhook []systemMessagesWebhookData `json:"systemMessagesWebhook"`
 	ActivationWebhookURL  []string                    `json:"activationWebhookUrl"`
+	// AllowInsecureWebhookURLs tells whether plain http URLs are accepted.
+	AllowInsecureWebhookURLs bool `json:"allowInsecureWebhookUrls"`
 	// WebhookSecret is set only in the answer that created the secret.
 	WebhookSecret string `json:"webhookSecret,omitempty"`
 }
@@ -212,13 +219,23 @@ func nonNil(s []string) []string {
 func webhookSettingsOf(s *store.WebhookSettings) *webhookSettingsData {
 	d := &webhookSettingsData{GPSWebhookURL: nonNil(s.GPSURLs), EventWebhookURL: nonNil(s.EventURLs),
 		AlarmsWebhookURL: nonNil(s.AlarmURLs), ActivationWebhookURL: nonNil(s.ActivationURLs),
-		SystemMessagesWebhook: []systemMessagesWebhookData{}}
+		SystemMessagesWebhook: []systemMessagesWebhookData{}, AllowInsecureWebhookURLs: s.AllowInsecureURLs}
 	d.EventWebhookConfig.NotifyMediaAvailable.IsEnabled = s.NotifyMediaAvailable
 	d.AlarmsWebhookConfig.SubscribeForAlarmUpdates.IsEnabled = s.SubscribeForAlarmUpdates
 	for _, w := range s.SystemMessages {
 		d.SystemMessagesWebhook = append(d.SystemMessagesWebhook, systemMessagesWebhookData{w.URL, systemConfigOf(w.Config)})
 	}
 	return d
+}
+
+// webhookURLPolicy is what the webhook URLs of an organization may be: the
+// operator's private-target setting and the organization's http opt-in.
+func (s *Server) webhookURLPolicy(tx *store.Tx, orgID int64) (webhooks.URLPolicy, error) {
+	ws, err := tx.WebhookSettings(orgID)
+	if err != nil {
+		return webhooks.URLPolicy{}, err
+	}
+	return webhooks.URLPolicy{AllowPrivate: s.cfg.Webhooks.AllowPrivateTargets, AllowHTTP: ws.AllowInsecureURLs}, nil
 }
 
 // fieldError turns a webhooks validation error into a 400 that names the field.

@@ -179,7 +179,7 @@ func TestWebhookSettingsRules(t *testing.T) {
 		dev := newEnv(t, allowPrivate)
 		org := dev.addOrg(dev.partnerID, "Lab")
 		dev.do("POST", fmt.Sprintf("/v2/organizations/%d/webhook-settings", org), dev.partnerToken,
-			map[string]any{"eventWebhookUrl": []string{"http://127.0.0.1:9000/x", "http://localhost:9001/y"}}).want(http.StatusOK)
+			map[string]any{"eventWebhookUrl": []string{"http://127.0.0.1:9000/x", "http://localhost:9001/y"}, "allowInsecureWebhookUrls": true}).want(http.StatusOK)
 	})
 }
 
@@ -296,5 +296,52 @@ func TestOpenAPIDocumentsWebhookPayloads(t *testing.T) {
 				t.Errorf("webhook %s example %s is not a %s envelope", name, raw, typ)
 			}
 		}
+	}
+}
+
+func TestWebhookURLsAreHTTPSUnlessTheOrganizationOptsIn(t *testing.T) {
+	e := newEnv(t)
+	org := e.addOrg(e.partnerID, "Fleet")
+	dev := e.addDevice(org, 1)
+	settings := fmt.Sprintf("/v2/organizations/%d/webhook-settings", org)
+	subs := fmt.Sprintf("/v2/organizations/%d/webhooks", org)
+	const plain = "http://hooks.example.com/x"
+	sub := map[string]any{"imei": dev, "url": plain, "type": "event"}
+
+	e.do("POST", settings, e.partnerToken, map[string]any{"eventWebhookUrl": []string{plain}}).
+		wantError(http.StatusBadRequest, nameBadRequest, "eventWebhookUrl[0] must be an https URL", "allowInsecureWebhookUrls")
+	e.do("POST", subs, e.partnerToken, sub).wantError(http.StatusBadRequest, nameBadRequest, "url must be an https URL")
+	e.do("PUT", subs, e.partnerToken, []any{sub}).wantError(http.StatusBadRequest, nameBadRequest, "[0].url must be an https URL")
+	if r := e.do("GET", settings, e.partnerToken, nil).want(http.StatusOK); r.get("data.allowInsecureWebhookUrls") != false {
+		t.Fatalf("default opt-in: %s", r.raw)
+	}
+
+	r := e.do("POST", settings, e.partnerToken, map[string]any{"eventWebhookUrl": []string{plain}, "allowInsecureWebhookUrls": true}).want(http.StatusOK)
+	if r.get("data.allowInsecureWebhookUrls") != true || r.str("data.eventWebhookUrl.0") != plain {
+		t.Fatalf("opted in: %s", r.raw)
+	}
+	e.do("PATCH", settings, e.partnerToken, map[string]any{"gpsWebhookUrl": []string{plain + "/gps"}}).want(http.StatusOK)
+	e.do("POST", subs, e.partnerToken, sub).want(http.StatusOK)
+	// The opt-in is a setting like the others: a replace that leaves it out
+	// turns it off, and the http URLs with it.
+	e.do("POST", settings, e.partnerToken, map[string]any{"eventWebhookUrl": []string{plain}}).
+		wantError(http.StatusBadRequest, nameBadRequest, "eventWebhookUrl[0] must be an https URL")
+	// Opting in does not open internal targets.
+	e.do("POST", settings, e.partnerToken, map[string]any{"eventWebhookUrl": []string{"http://[64:ff9b::a9fe:a9fe]/x"}, "allowInsecureWebhookUrls": true}).
+		wantError(http.StatusBadRequest, nameBadRequest, "eventWebhookUrl[0] must not point to")
+}
+
+func TestWebhookURLsRefuseIPv6FormsOfInternalAddresses(t *testing.T) {
+	e := newEnv(t)
+	org := e.addOrg(e.partnerID, "Fleet")
+	dev := e.addDevice(org, 1)
+	for _, u := range []string{"https://[::127.0.0.1]/x", "https://[64:ff9b::a9fe:a9fe]/x", "https://[2002:a9fe:a9fe::1]/x",
+		"https://[2001:0:4136:e378:8000:63bf:5601:5601]/x", "https://[::ffff:0:a9fe:a9fe]/x"} {
+		t.Run(u, func(t *testing.T) {
+			e.do("POST", fmt.Sprintf("/v2/organizations/%d/webhook-settings", org), e.partnerToken, map[string]any{"gpsWebhookUrl": []string{u}}).
+				wantError(http.StatusBadRequest, nameBadRequest, "gpsWebhookUrl[0] must not point to a loopback, private, link-local or metadata address")
+			e.do("POST", fmt.Sprintf("/v2/organizations/%d/webhooks", org), e.partnerToken, map[string]any{"imei": dev, "url": u, "type": "gps"}).
+				wantError(http.StatusBadRequest, nameBadRequest, "url must not point to")
+		})
 	}
 }

@@ -33,7 +33,7 @@ type webhookBody struct {
 
 // subscription turns a request item into a store record; field prefixes
 // the field names of a list item ("[1].").
-func (b *webhookBody) subscription(field string, orgID int64, allowPrivate bool) (*store.WebhookSubscription, error) {
+func (b *webhookBody) subscription(field string, orgID int64, p webhooks.URLPolicy) (*store.WebhookSubscription, error) {
 	for _, f := range []struct {
 		name string
 		v    *string
@@ -63,7 +63,7 @@ func (b *webhookBody) subscription(field string, orgID int64, allowPrivate bool)
 		cfg.SubscribeForAlarmUpdates.apply(&sub.SubscribeForAlarmUpdates)
 		cfg.systemConfigBody.apply(&sub.System)
 	}
-	if err := webhooks.ValidateSubscription(field, sub, allowPrivate); err != nil {
+	if err := webhooks.ValidateSubscription(field, sub, p); err != nil {
 		return nil, fieldError(err)
 	}
 	if sub.Type != store.WebhookTypeEvent {
@@ -159,7 +159,11 @@ func (s *Server) addWebhook(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		sub, err := body.subscription("", o.ID, s.cfg.Webhooks.AllowPrivateTargets)
+		policy, err := s.webhookURLPolicy(tx, o.ID)
+		if err != nil {
+			return err
+		}
+		sub, err := body.subscription("", o.ID, policy)
 		if err != nil {
 			return err
 		}
@@ -205,9 +209,13 @@ func (s *Server) replaceWebhooks(c *gin.Context) {
 		if err != nil {
 			return err
 		}
+		policy, err := s.webhookURLPolicy(tx, o.ID)
+		if err != nil {
+			return err
+		}
 		var subs []store.WebhookSubscription
 		for i := range body {
-			sub, err := body[i].subscription(fmt.Sprintf("[%d].", i), o.ID, s.cfg.Webhooks.AllowPrivateTargets)
+			sub, err := body[i].subscription(fmt.Sprintf("[%d].", i), o.ID, policy)
 			if err != nil {
 				return err
 			}

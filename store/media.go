@@ -278,9 +278,11 @@ type MediaUpload struct {
 	ContentType string
 }
 
-// CompleteUpload records that u's bytes are stored under u.Blob. The
-// previous blob of the file is trashed. A file no event references yet (an
-// upload that overtook its event) is kept with no references until one does.
+// CompleteUpload records that u's bytes are stored under u.Blob. A file is
+// written once: a second upload of an uploaded file is ErrConflict and
+// changes nothing (the caller drops its blob); a purged file may be
+// uploaded again, as a new copy. A file no event references yet (an upload
+// that overtook its event) is kept with no references until one does.
 // Every event whose files are now all in the cloud gets its mediaAvailable
 // message.
 func (tx *Tx) CompleteUpload(u MediaUpload) (*MediaFile, error) {
@@ -291,6 +293,9 @@ func (tx *Tx) CompleteUpload(u MediaUpload) (*MediaFile, error) {
 		if err := tx.indexMediaAge(m, tx.now); err != nil {
 			return nil, err
 		}
+	}
+	if m.State == MediaUploaded {
+		return nil, fmt.Errorf("media file %s was uploaded already; a file is written once: %w", u.Ref.FileID, ErrConflict)
 	}
 	if err := tx.trashBlob(m.Blob); err != nil {
 		return nil, err

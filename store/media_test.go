@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 )
@@ -39,27 +40,19 @@ func TestSharedMediaSurvivesDeletingOneEvent(t *testing.T) {
 		_, err := tx.CompleteUpload(MediaUpload{Ref: ref, Blob: "b/1", Size: 10, ContentType: "video/mp4"})
 		return err
 	})
-	// The last request's upload replaces the file for both events.
-	f.update(func(tx *Tx) error {
-		_, err := tx.CompleteUpload(MediaUpload{Ref: ref, Blob: "b/2", Size: 12, ContentType: "video/mp4"})
-		return err
-	})
-	if got := f.trash(); len(got) != 1 || got[0] != "b/1" {
-		t.Fatalf("trash %v, want the replaced blob b/1", got)
-	}
 	f.update(func(tx *Tx) error { _, err := tx.DeleteEvent(a.ID); return err })
-	if m := f.media(ref); m == nil || m.Refs != 1 || m.Blob != "b/2" {
+	if m := f.media(ref); m == nil || m.Refs != 1 || m.Blob != "b/1" {
 		t.Fatalf("after deleting one event: %+v", m)
 	}
-	if got := f.trash(); len(got) != 1 {
+	if got := f.trash(); len(got) != 0 {
 		t.Fatalf("trash %v: the shared blob was dropped", got)
 	}
 	f.update(func(tx *Tx) error { _, err := tx.DeleteEvent(b.ID); return err })
 	if m := f.media(ref); m != nil {
 		t.Fatalf("file outlived its last event: %+v", m)
 	}
-	if got := f.trash(); len(got) != 2 || got[1] != "b/2" {
-		t.Fatalf("trash %v, want b/1 and b/2", got)
+	if got := f.trash(); len(got) != 1 || got[0] != "b/1" {
+		t.Fatalf("trash %v, want b/1", got)
 	}
 }
 
@@ -88,7 +81,14 @@ func TestMediaAvailableOnceAllFilesUploaded(t *testing.T) {
 	if d.ID != e.ID || msgs[0].IMEI != f.dev.IMEI || len(d.Files) != 2 || d.Files[0].File != "55" {
 		t.Fatalf("payload %+v", d)
 	}
-	upload(2, FileVideo) // a second upload of a file does not repeat the message
+	// A second upload of a file is refused and does not repeat the message.
+	err := f.db.Update(Actor{Source: "test"}, func(tx *Tx) error {
+		_, err := tx.CompleteUpload(MediaUpload{Ref: MediaRef{IMEI: f.dev.IMEI, CameraID: 2, FileType: FileVideo, FileID: "55"}, Blob: "k/again", Size: 1})
+		return err
+	})
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("re-upload: %v, want ErrConflict", err)
+	}
 	if n := len(f.messages(MessageMediaUploaded)); n != 1 {
 		t.Fatalf("%d mediaAvailable messages after a re-upload", n)
 	}
@@ -160,5 +160,30 @@ func TestADASImages(t *testing.T) {
 	f.update(func(tx *Tx) error { var err error; n, err = tx.DeleteADASImages(f.dev); return err })
 	if n != 3 || len(f.trash()) != 3 {
 		t.Fatalf("deleted %d, trash %v", n, f.trash())
+	}
+}
+
+func TestUploadedFileIsWrittenOnce(t *testing.T) {
+	f := newEventFixture(t)
+	file := []EventFile{{CameraID: 1, FileID: "1772366400", FileType: FileVideo}}
+	f.ingest(f.dev, EventInput{Type: EventVirtual, Time: eventT0, Files: file, MediaRequested: true})
+	ref := MediaRef{IMEI: f.dev.IMEI, CameraID: 1, FileType: FileVideo, FileID: "1772366400"}
+	upload := func(blob string) error {
+		return f.db.Update(Actor{Source: "test"}, func(tx *Tx) error {
+			_, err := tx.CompleteUpload(MediaUpload{Ref: ref, Blob: blob, Size: 10, ContentType: "video/mp4"})
+			return err
+		})
+	}
+	if err := upload("b/1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := upload("b/2"); !errors.Is(err, ErrConflict) {
+		t.Fatalf("second upload: %v, want ErrConflict", err)
+	}
+	if m := f.media(ref); m == nil || m.Blob != "b/1" || m.State != MediaUploaded {
+		t.Fatalf("after a second upload: %+v", m)
+	}
+	if got := f.trash(); len(got) != 0 {
+		t.Fatalf("trash %v: the first upload was replaced", got)
 	}
 }

@@ -94,7 +94,10 @@ type WebhookSettings struct {
 	// SubscribeForAlarmUpdates sends alarm URLs alarm updates (closing), not only creation.
 	SubscribeForAlarmUpdates bool                    `json:"subscribeForAlarmUpdates"`
 	SystemMessages           []SystemMessagesWebhook `json:"systemMessages,omitempty"`
-	UpdatedAt                time.Time               `json:"updatedAt,omitzero"`
+	// AllowInsecureURLs is the organization's opt-in to plain http URLs,
+	// for its settings and its device subscriptions alike.
+	AllowInsecureURLs bool      `json:"allowInsecureUrls,omitempty"`
+	UpdatedAt         time.Time `json:"updatedAt,omitzero"`
 }
 
 // DefaultWebhookSettings is what an organization that never saved webhook

@@ -67,8 +67,9 @@
 //
 // # URL safety
 //
-// See CheckURL: webhook URLs are absolute http(s) URLs to public addresses,
-// checked when saved and again on every connection's resolved address;
-// redirects are not followed. configs.Webhooks.AllowPrivateTargets lifts
-// the address rules for tests and local development.
+// See CheckURL: webhook URLs are absolute https URLs to public addresses
+// (plain http for an organization that opts in), checked when saved and
+// again on every connection's resolved address; redirects are not
+// followed. configs.Webhooks.AllowPrivateTargets lifts the address rules
+// for tests and local development.
 package webhooks

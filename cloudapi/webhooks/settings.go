@@ -29,7 +29,9 @@ func (e *FieldError) Error() string { return e.Field + " " + e.Rule }
 // ValidateSettings checks an organization's webhook settings: at most three
 // URLs of each type, no URL twice in one list, every URL allowed (CheckURL),
 // and the system message options in range. Field names are those of the API.
+// Plain http URLs are allowed when the settings opt in (AllowInsecureURLs).
 func ValidateSettings(s *store.WebhookSettings, allowPrivate bool) error {
+	p := URLPolicy{AllowPrivate: allowPrivate, AllowHTTP: s.AllowInsecureURLs}
 	lists := []struct {
 		field string
 		urls  []string
@@ -40,7 +42,7 @@ func ValidateSettings(s *store.WebhookSettings, allowPrivate bool) error {
 		{"activationWebhookUrl", s.ActivationURLs},
 	}
 	for _, l := range lists {
-		if err := checkURLList(l.field, l.urls, allowPrivate); err != nil {
+		if err := checkURLList(l.field, l.urls, p); err != nil {
 			return err
 		}
 	}
@@ -48,7 +50,7 @@ func ValidateSettings(s *store.WebhookSettings, allowPrivate bool) error {
 	for i, w := range s.SystemMessages {
 		urls[i] = w.URL
 	}
-	if err := checkURLList("systemMessagesWebhook", urls, allowPrivate); err != nil {
+	if err := checkURLList("systemMessagesWebhook", urls, p); err != nil {
 		return err
 	}
 	for i, w := range s.SystemMessages {
@@ -59,7 +61,7 @@ func ValidateSettings(s *store.WebhookSettings, allowPrivate bool) error {
 	return nil
 }
 
-func checkURLList(field string, urls []string, allowPrivate bool) error {
+func checkURLList(field string, urls []string, p URLPolicy) error {
 	if len(urls) > MaxURLsPerType {
 		return &FieldError{field, fmt.Sprintf("may hold at most %d URLs (got %d)", MaxURLsPerType, len(urls))}
 	}
@@ -68,7 +70,7 @@ func checkURLList(field string, urls []string, allowPrivate bool) error {
 		if strings.HasPrefix(field, "systemMessagesWebhook") {
 			name += ".url"
 		}
-		if err := CheckURL(u, allowPrivate); err != nil {
+		if err := CheckURL(u, p); err != nil {
 			return &FieldError{name, err.Error()}
 		}
 		if slices.Index(urls, u) != i {
@@ -104,12 +106,12 @@ var SubscriptionTypes = []string{store.WebhookTypeGPS, store.WebhookTypeEvent, s
 	store.WebhookTypeSystemMessages, store.WebhookTypeActivation}
 
 // ValidateSubscription checks one device subscription; field prefixes the
-// field names (e.g. "[2]" for the third of a list).
-func ValidateSubscription(field string, s *store.WebhookSubscription, allowPrivate bool) error {
+// field names (e.g. "[2]" for the third of a list); p is what its URL may be.
+func ValidateSubscription(field string, s *store.WebhookSubscription, p URLPolicy) error {
 	if !slices.Contains(SubscriptionTypes, s.Type) {
 		return &FieldError{field + "type", "must be one of " + strings.Join(SubscriptionTypes, ", ")}
 	}
-	if err := CheckURL(s.URL, allowPrivate); err != nil {
+	if err := CheckURL(s.URL, p); err != nil {
 		return &FieldError{field + "url", err.Error()}
 	}
 	return checkSystemConfig(field+"config", s.System)

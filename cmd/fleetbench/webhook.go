@@ -62,7 +62,8 @@ func (b *bench) webhook(ctx context.Context) error {
 		} `json:"data"`
 	}
 	status, err := api.call(ctx, http.MethodPost, fmt.Sprintf("/v2/organizations/%d/webhook-settings", fl.orgID),
-		map[string]any{"eventWebhookUrl": []string{rcv.url}}, &out)
+		// The receiver serves plain http on the bench host.
+		map[string]any{"eventWebhookUrl": []string{rcv.url}, "allowInsecureWebhookUrls": true}, &out)
 	if err != nil {
 		return err
 	}
