@@ -45,8 +45,13 @@ func (s *Server) withTimeout(next http.Handler, limit time.Duration) http.Handle
 		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), requestIDKey, id), limit)
 		defer cancel()
 		if isStream(r) {
-			// Streams (live video, media downloads) are bounded by their own
-			// deadlines, not the API call limit.
+			// Streams (uploads, live video, media downloads) are bounded by
+			// the stream deadline on the connection, not the API call limit
+			// and the server's read and write timeouts.
+			rc := http.NewResponseController(w)
+			deadline := time.Now().Add(s.cfg.HTTP.StreamTimeout)
+			_ = rc.SetReadDeadline(deadline)
+			_ = rc.SetWriteDeadline(deadline)
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey, id)))
 			return
 		}

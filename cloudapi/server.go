@@ -7,6 +7,7 @@ package cloudapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -118,6 +119,11 @@ func New(d Deps) (*Server, error) {
 	gin.SetMode(gin.ReleaseMode)
 	s.engine = gin.New()
 	s.engine.HandleMethodNotAllowed = true
+	// Client addresses (rate limits, login throttles) come from the
+	// connection unless it is from a configured proxy.
+	if err := s.engine.SetTrustedProxies(d.Config.HTTP.TrustedProxies); err != nil {
+		return nil, fmt.Errorf("cloudapi: http.trustedProxies: %w", err)
+	}
 	s.engine.NoRoute(func(c *gin.Context) { s.fail(c, notFound("route "+c.Request.Method+" "+c.Request.URL.Path)) })
 	s.engine.NoMethod(func(c *gin.Context) {
 		s.fail(c, apiErr(http.StatusMethodNotAllowed, nameBadRequest, "method %s is not allowed on %s", c.Request.Method, c.Request.URL.Path))
@@ -127,9 +133,21 @@ func New(d Deps) (*Server, error) {
 	return s, nil
 }
 
-// Handler is the HTTP handler of the whole API, with the request timeout applied.
+// Handler is the HTTP handler of the whole API, with the request timeout
+// and the security headers applied.
 func (s *Server) Handler() http.Handler {
-	return s.withTimeout(s.engine, s.cfg.HTTP.RequestTimeout)
+	return withSecurityHeaders(s.withTimeout(s.engine, s.cfg.HTTP.RequestTimeout))
+}
+
+// HTTPServer is the http.Server to serve Handler with: a request whose
+// headers or body do not arrive within the configured timeouts is answered
+// or its connection closed, so slow clients cannot hold connections open.
+// Media routes get the longer http.streamTimeout instead (see withTimeout).
+func (s *Server) HTTPServer() *http.Server {
+	h := s.cfg.HTTP
+	return &http.Server{Handler: s.Handler(), ReadHeaderTimeout: h.ReadHeaderTimeout, ReadTimeout: h.ReadTimeout,
+		WriteTimeout: h.WriteTimeout, IdleTimeout: h.IdleTimeout, MaxHeaderBytes: h.MaxHeaderBytes,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 }
 
 // Routes lists the registered routes as "METHOD /path" (gin syntax).

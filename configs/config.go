@@ -51,6 +51,23 @@ type HTTP struct {
 	// 0 turns limiting off.
 	RateLimit float64 `yaml:"rateLimit"`
 	RateBurst int     `yaml:"rateBurst"`
+	// ReadHeaderTimeout bounds the arrival of a request's headers,
+	// ReadTimeout that of a whole API request with its body, WriteTimeout
+	// the time from the end of the headers to the end of the answer, and
+	// IdleTimeout how long a keep-alive connection waits for its next request.
+	ReadHeaderTimeout time.Duration `yaml:"readHeaderTimeout"`
+	ReadTimeout       time.Duration `yaml:"readTimeout"`
+	WriteTimeout      time.Duration `yaml:"writeTimeout"`
+	IdleTimeout       time.Duration `yaml:"idleTimeout"`
+	// MaxHeaderBytes bounds the request line and headers.
+	MaxHeaderBytes int `yaml:"maxHeaderBytes"`
+	// StreamTimeout replaces ReadTimeout and WriteTimeout for media routes
+	// (uploads, downloads, live frames and live viewing).
+	StreamTimeout time.Duration `yaml:"streamTimeout"`
+	// TrustedProxies are the addresses or CIDR ranges of reverse proxies
+	// whose X-Forwarded-For and X-Real-IP headers name the client; empty:
+	// the client is the connection's peer, and those headers are ignored.
+	TrustedProxies []string `yaml:"trustedProxies"`
 }
 
 // MQTT configures the embedded broker.
@@ -168,6 +185,8 @@ func Default() Config {
 			Addr: ":8080", RequestTimeout: 30 * time.Second, MaxBodyBytes: 1 << 20,
 			DefaultPageSize: 100, MaxPageSize: 1500, ShutdownTimeout: 15 * time.Second,
 			RateLimit: 500, RateBurst: 1000,
+			ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second,
+			IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, StreamTimeout: 30 * time.Minute,
 		},
 		MQTT: MQTT{
 			Addr: ":1883", MaxPacketSize: 128 << 10, MaxInflight: 64, ClientWritesPending: 32,
@@ -301,6 +320,11 @@ func (c *Config) Validate() error {
 		check(c.HTTP.MaxPageSize >= 1, "http.maxPageSize", "must be at least 1"),
 		check(c.HTTP.RateLimit >= 0, "http.rateLimit", "must not be negative (0 turns limiting off)"),
 		check(c.HTTP.RateLimit == 0 || c.HTTP.RateBurst >= 1, "http.rateBurst", "must be at least 1 while http.rateLimit is set"),
+		check(c.HTTP.ReadHeaderTimeout > 0 && c.HTTP.ReadTimeout > 0 && c.HTTP.IdleTimeout > 0 && c.HTTP.StreamTimeout > 0,
+			"http.readHeaderTimeout, readTimeout, idleTimeout and streamTimeout", "must be positive"),
+		check(c.HTTP.WriteTimeout > c.HTTP.RequestTimeout, "http.writeTimeout", "must be longer than http.requestTimeout, or no TimeoutError could be sent"),
+		check(c.HTTP.MaxHeaderBytes >= 4096, "http.maxHeaderBytes", "must be at least 4096"),
+		check(trustedProxies(c.HTTP.TrustedProxies), "http.trustedProxies", "must list IP addresses or CIDR ranges"),
 		check(c.HTTP.DefaultPageSize >= 1 && c.HTTP.DefaultPageSize <= c.HTTP.MaxPageSize, "http.defaultPageSize", "must be from 1 to http.maxPageSize"),
 		check(c.MQTT.MaxPacketSize >= 1024, "mqtt.maxPacketSize", "must be at least 1024"),
 		check(c.MQTT.MaxInflight >= 1 && c.MQTT.MaxInflight <= 65535, "mqtt.maxInflight", "must be from 1 to 65535"),
@@ -325,4 +349,16 @@ func (c *Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// trustedProxies reports whether every entry is an IP address or a CIDR range.
+func trustedProxies(list []string) bool {
+	for _, p := range list {
+		if net.ParseIP(p) == nil {
+			if _, _, err := net.ParseCIDR(p); err != nil {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -170,7 +170,7 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	go func() { defer close(mediaDone); api.RunMedia(mctx) }()
 	a.stopMedia = func() { cancelMedia(); <-mediaDone }
 	a.httpAddr = ln.Addr()
-	a.http = &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	a.http = api.HTTPServer()
 	go func() {
 		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.done <- err
