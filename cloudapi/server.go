@@ -74,6 +74,11 @@ type Server struct {
 	presence  Presence
 	// limits holds the per-caller request budgets; nil when rate limiting is off.
 	limits *callerLimits
+	// guard brakes sign-in guessing; passwords bounds the bcrypt work.
+	guard     *signinGuard
+	passwords *passwordChecker
+	// ssoUsed holds the SSO JWTs already exchanged, until they expire.
+	ssoUsed *usedTokens
 	// metricsHandler serves /metrics from the injected registry.
 	metricsHandler http.Handler
 	// Media: blob store, link signing key, upload requests, live streams.
@@ -100,6 +105,12 @@ func New(d Deps) (*Server, error) {
 	s := &Server{cfg: d.Config, store: d.Store, key: d.Key, commander: d.Commander, log: d.Logger,
 		now: d.Now, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), presence: d.Presence,
 		metricsHandler: promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{Registry: d.Registry})}
+	s.guard = newSigninGuard(d.Config.Auth.Throttle, d.Now, d.Registry)
+	pw, err := newPasswordChecker(d.Config.Auth.BcryptCost, d.Config.Auth.Throttle.PasswordWait)
+	if err != nil {
+		return nil, fmt.Errorf("cloudapi: auth.bcryptCost: %w", err)
+	}
+	s.passwords, s.ssoUsed = pw, newUsedTokens(d.Config.Auth.Throttle.MaxEntries)
 	if d.Config.HTTP.RateLimit > 0 {
 		s.limits = newCallerLimits(d.Config.HTTP.RateLimit, d.Config.HTTP.RateBurst, d.Now)
 	}

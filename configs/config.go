@@ -107,6 +107,27 @@ type Auth struct {
 	SSOJWTTTL      time.Duration `yaml:"ssoJWTTTL"`
 	InviteTTL      time.Duration `yaml:"inviteTTL"`
 	BcryptCost     int           `yaml:"bcryptCost"`
+	// Throttle brakes password, SSO and invitation guessing.
+	Throttle Throttle `yaml:"throttle"`
+}
+
+// Throttle brakes repeated failed sign-ins: after a number of free
+// attempts, each further attempt on the same account (e-mail address or
+// SSO organization) or from the same client address must wait, twice as
+// long each time up to MaxBackoff. A successful sign-in frees the account.
+// State is kept per node, in memory.
+type Throttle struct {
+	AccountFreeAttempts int           `yaml:"accountFreeAttempts"`
+	AddressFreeAttempts int           `yaml:"addressFreeAttempts"`
+	InitialBackoff      time.Duration `yaml:"initialBackoff"`
+	MaxBackoff          time.Duration `yaml:"maxBackoff"`
+	// MaxEntries bounds the accounts and addresses remembered; the least
+	// recently seen are forgotten first.
+	MaxEntries int `yaml:"maxEntries"`
+	// PasswordWait is how long a password check waits for a free CPU
+	// (bcrypt runs on at most as many at once as there are cores) before
+	// it is answered with 429.
+	PasswordWait time.Duration `yaml:"passwordWait"`
 }
 
 // Bootstrap is the first partner, created when the store has none.
@@ -196,6 +217,8 @@ func Default() Config {
 		Auth: Auth{
 			UserTokenTTL: 24 * time.Hour, AdminTokenTTL: 24 * time.Hour, ScopedTokenTTL: 24 * time.Hour,
 			SSOJWTTTL: 15 * time.Minute, InviteTTL: 7 * 24 * time.Hour, BcryptCost: 10,
+			Throttle: Throttle{AccountFreeAttempts: 5, AddressFreeAttempts: 20, InitialBackoff: time.Second,
+				MaxBackoff: 15 * time.Minute, MaxEntries: 100000, PasswordWait: time.Second},
 		},
 		Bootstrap: Bootstrap{PartnerName: "Default partner", PartnerEmail: "admin@fleetcam.local"},
 		Devices: Devices{
@@ -334,6 +357,12 @@ func (c *Config) Validate() error {
 		check(c.MQTT.CommandTimeout > 0, "mqtt.commandTimeout", "must be positive"),
 		check(c.Auth.UserTokenTTL > 0 && c.Auth.AdminTokenTTL > 0 && c.Auth.ScopedTokenTTL > 0, "auth.*TokenTTL", "must be positive"),
 		check(c.Auth.BcryptCost >= 4 && c.Auth.BcryptCost <= 31, "auth.bcryptCost", "must be from 4 to 31"),
+		check(c.Auth.Throttle.AccountFreeAttempts >= 1 && c.Auth.Throttle.AddressFreeAttempts >= 1,
+			"auth.throttle.accountFreeAttempts and addressFreeAttempts", "must be at least 1"),
+		check(c.Auth.Throttle.InitialBackoff > 0 && c.Auth.Throttle.MaxBackoff >= c.Auth.Throttle.InitialBackoff,
+			"auth.throttle.maxBackoff", "must be at least auth.throttle.initialBackoff, which must be positive"),
+		check(c.Auth.Throttle.MaxEntries >= 100, "auth.throttle.maxEntries", "must be at least 100"),
+		check(c.Auth.Throttle.PasswordWait > 0, "auth.throttle.passwordWait", "must be positive"),
 		check(c.Bootstrap.PartnerEmail == "" || strings.Contains(c.Bootstrap.PartnerEmail, "@"), "bootstrap.partnerEmail", "must be an e-mail address"),
 		check(len(c.Devices.FactoryMasterKey) >= 32, "devices.factoryMasterKey", "must be at least 32 hex characters"),
 		check(c.Webhooks.Workers >= 1, "webhooks.workers", "must be at least 1"),
