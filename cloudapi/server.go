@@ -79,7 +79,8 @@ type Server struct {
 	passwords *passwordChecker
 	// ssoUsed holds the SSO JWTs already exchanged, until they expire.
 	ssoUsed *usedTokens
-	// metricsHandler serves /metrics from the injected registry.
+	// metricsHandler serves /metrics from the injected registry; on the API
+	// listener unless metrics.addr gives it one of its own.
 	metricsHandler http.Handler
 	// Media: blob store, link signing key, upload requests, live streams.
 	blobs    blob.Store
@@ -160,6 +161,10 @@ func (s *Server) HTTPServer() *http.Server {
 		WriteTimeout: h.WriteTimeout, IdleTimeout: h.IdleTimeout, MaxHeaderBytes: h.MaxHeaderBytes,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 }
+
+// MetricsHandler serves the Prometheus metrics of the injected registry,
+// for the listener of metrics.addr.
+func (s *Server) MetricsHandler() http.Handler { return s.metricsHandler }
 
 // Routes lists the registered routes as "METHOD /path" (gin syntax).
 func (s *Server) Routes() []gin.RouteInfo { return s.engine.Routes() }

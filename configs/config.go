@@ -35,7 +35,15 @@ type Config struct {
 	Media     Media     `yaml:"media"`
 	SMTP      SMTP      `yaml:"smtp"`
 	Retention Retention `yaml:"retention"`
+	Metrics   Metrics   `yaml:"metrics"`
 	Debug     Debug     `yaml:"debug"`
+}
+
+// Metrics configures the Prometheus endpoint.
+type Metrics struct {
+	// Addr serves /metrics on its own listener, and no longer on the API
+	// listener; empty: /metrics is served on the API listener.
+	Addr string `yaml:"addr"`
 }
 
 // HTTP configures the API listener.
@@ -280,6 +288,7 @@ func (c *Config) envTable() []envVar {
 		{"FLEETCAM_SMTP_ADDR", &c.SMTP.Addr},
 		{"FLEETCAM_SMTP_FROM", &c.SMTP.From},
 		{"FLEETCAM_PPROF_ADDR", &c.Debug.PprofAddr},
+		{"FLEETCAM_METRICS_ADDR", &c.Metrics.Addr},
 	}
 }
 
@@ -337,6 +346,7 @@ func (c *Config) Validate() error {
 		check(addr(c.MQTT.WSAddr), "mqtt.wsAddr", "must be host:port or empty"),
 		check(addr(c.MQTT.TLSAddr), "mqtt.tlsAddr", "must be host:port or empty"),
 		check(addr(c.Debug.PprofAddr), "debug.pprofAddr", "must be host:port or empty"),
+		check(addr(c.Metrics.Addr), "metrics.addr", "must be host:port or empty"),
 		check(c.MQTT.TLSAddr == "" || (c.MQTT.TLSCert != "" && c.MQTT.TLSKey != ""), "mqtt.tlsCert", "and mqtt.tlsKey are required with mqtt.tlsAddr"),
 		check(c.HTTP.RequestTimeout > 0, "http.requestTimeout", "must be positive"),
 		check(c.HTTP.MaxBodyBytes >= 1024, "http.maxBodyBytes", "must be at least 1024"),
