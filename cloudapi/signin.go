@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fleetcam/fleetcam/configs"
@@ -66,7 +68,7 @@ func newSigninGuard(cfg configs.Throttle, now func() time.Time, reg prometheus.R
 // answers 429 TooManyRequestsError with Retry-After and returns false when
 // either must wait; the answer does not depend on whether the account exists.
 func (s *Server) admitSignin(c *gin.Context, endpoint, account string) bool {
-	addr := c.ClientIP()
+	addr := clientAddress(c)
 	wait, engaged := s.guard.addresses.admit(addr)
 	if engaged {
 		s.lockout(c, "address", addr)
@@ -106,7 +108,7 @@ func (s *Server) signinFailed(endpoint, reason string) {
 
 // signinSucceeded frees the account and takes back the address's attempt.
 func (s *Server) signinSucceeded(c *gin.Context, account string) {
-	s.guard.addresses.refund(c.ClientIP())
+	s.guard.addresses.refund(clientAddress(c))
 	if account != "" {
 		s.guard.accounts.forget(account)
 	}
@@ -115,21 +117,50 @@ func (s *Server) signinSucceeded(c *gin.Context, account string) {
 // signinUnchecked takes back the attempts of a sign-in whose secret was
 // never checked (no free core, or the request ran out of time).
 func (s *Server) signinUnchecked(c *gin.Context, account string) {
-	s.guard.addresses.refund(c.ClientIP())
+	s.guard.addresses.refund(clientAddress(c))
 	if account != "" {
 		s.guard.accounts.refund(account)
 	}
 }
 
+// clientAddress is the address sign-ins are braked by: the client's IPv4
+// address, or the /64 network of its IPv6 address, since one IPv6 host
+// usually holds a whole /64.
+func clientAddress(c *gin.Context) string {
+	ip, err := netip.ParseAddr(c.ClientIP())
+	if err != nil {
+		return c.ClientIP()
+	}
+	ip = ip.Unmap()
+	if ip.Is4() {
+		return ip.String()
+	}
+	return netip.PrefixFrom(ip, 64).Masked().String()
+}
+
 // lockout records that key used up its free attempts: once per engagement
-// of the brake, in the log, the metrics and the audit log.
+// of the brake, in the log, the metrics and the audit log. An entry about
+// an existing user or organization is its tenant's to read.
 func (s *Server) lockout(c *gin.Context, scope, key string) {
 	s.guard.lockouts.WithLabelValues(scope).Inc()
 	s.log.Warn("sign-in attempts throttled", "requestId", requestID(c), "scope", scope, "key", key, "address", c.ClientIP())
 	actor := store.Actor{Source: "system", RequestID: requestID(c)}
 	err := s.store.Update(actor, func(tx *store.Tx) error {
-		return tx.Audit(store.AuditChange{Action: "auth.throttle", EntityType: scope, EntityID: key,
-			Reason: fmt.Sprintf("free sign-in attempts used up (last from %s); further attempts must wait", c.ClientIP())})
+		change := store.AuditChange{Action: "auth.throttle", EntityType: scope, EntityID: key,
+			Reason: fmt.Sprintf("free sign-in attempts used up (last from %s); further attempts must wait", c.ClientIP())}
+		if email, found := strings.CutPrefix(key, "email:"); found {
+			if u, err := tx.UserByEmail(email); err == nil {
+				change.PartnerID, change.OrganizationID = u.PartnerID, u.OrganizationID
+			}
+		}
+		if id, found := strings.CutPrefix(key, "organization:"); found {
+			if n, err := strconv.ParseInt(id, 10, 64); err == nil {
+				if o, err := tx.Organization(n); err == nil {
+					change.PartnerID, change.OrganizationID = o.PartnerID, o.ID
+				}
+			}
+		}
+		return tx.Audit(change)
 	})
 	if err != nil {
 		s.log.Error("audit of a sign-in throttle failed", "requestId", requestID(c), "err", err)

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
+	"github.com/gin-gonic/gin"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -112,7 +114,14 @@ func TestLoginThrottlePerAccount(t *testing.T) {
 		t.Fatalf("%d throttle audit entries, want 3: %+v", len(entries), entries)
 	}
 	for _, a := range entries {
-		if a.EntityType != "account" || (a.EntityID != "email:partner@example.com" && a.EntityID != "email:nobody@example.com") || a.Source != "system" {
+		if a.EntityType != "account" || a.Source != "system" {
+			t.Fatalf("throttle audit entry %+v", a)
+		}
+		// The partner reads the lockouts of its users; nobody's are the operator's.
+		switch {
+		case a.EntityID == "email:partner@example.com" && a.PartnerID == e.partnerID:
+		case a.EntityID == "email:nobody@example.com" && a.PartnerID == 0 && a.OrganizationID == 0:
+		default:
 			t.Fatalf("throttle audit entry %+v", a)
 		}
 	}
@@ -285,5 +294,25 @@ func TestAttemptThrottleMemoryIsBounded(t *testing.T) {
 	}
 	if len(used.until) != 10 || used.use("token99", now.Add(time.Hour), now) {
 		t.Fatalf("used tokens: %d kept, latest forgotten", len(used.until))
+	}
+}
+
+func TestClientAddressOfIPv6IsItsNetwork(t *testing.T) {
+	tests := []struct{ remote, want string }{
+		{"198.51.100.7:5000", "198.51.100.7"},
+		{"[::ffff:198.51.100.7]:5000", "198.51.100.7"},
+		{"[2001:db8:1:2:aaaa::1]:5000", "2001:db8:1:2::/64"},
+		{"[2001:db8:1:2:bbbb::9]:5000", "2001:db8:1:2::/64"},
+		{"[2001:db8:1:3::1]:5000", "2001:db8:1:3::/64"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.remote, func(t *testing.T) {
+			c, _ := gin.CreateTestContext(httptest.NewRecorder())
+			c.Request = httptest.NewRequest("POST", "/v2/authenticate", nil)
+			c.Request.RemoteAddr = tc.remote
+			if got := clientAddress(c); got != tc.want {
+				t.Fatalf("clientAddress %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
