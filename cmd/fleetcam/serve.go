@@ -81,8 +81,8 @@ type app struct {
 	// metrics serves /metrics when metrics.addr is set; nil otherwise.
 	metrics     *http.Server
 	metricsAddr string
-	ready     atomic.Bool
-	done      chan error
+	ready       atomic.Bool
+	done        chan error
 	// background runs the retention purge, the alarm mailer and the offline
 	// alarm watch until stop.
 	background     sync.WaitGroup
