@@ -95,6 +95,8 @@ func statusOf(err error) *APIError {
 		return apiErr(http.StatusExpectationFailed, nameExpectationFailed, "the device did not answer in time")
 	case errors.Is(err, ErrCommandFailed):
 		return apiErr(http.StatusExpectationFailed, nameExpectationFailed, "the device could not carry out the command")
+	case errors.Is(err, errPasswordBusy):
+		return apiErr(http.StatusTooManyRequests, nameTooManyRequests, "the server is busy checking other passwords; retry in a second")
 	case errors.Is(err, context.DeadlineExceeded):
 		return apiErr(http.StatusServiceUnavailable, nameTimeout, "the request took too long; paginate with limit and offset")
 	}
@@ -131,6 +133,9 @@ func (s *Server) fail(c *gin.Context, err error) {
 	ae := statusOf(err)
 	if ae.Status >= 500 {
 		s.log.Error("request failed", "requestId", requestID(c), "route", c.FullPath(), "err", err)
+	}
+	if ae.Status == http.StatusTooManyRequests && c.Writer.Header().Get("Retry-After") == "" {
+		c.Header("Retry-After", "1")
 	}
 	c.AbortWithStatusJSON(ae.Status, errorBody{Error: ae.Name, Message: ae.Message, RequestID: requestID(c)})
 }

@@ -45,8 +45,13 @@ func (s *Server) withTimeout(next http.Handler, limit time.Duration) http.Handle
 		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), requestIDKey, id), limit)
 		defer cancel()
 		if isStream(r) {
-			// Streams (live video, media downloads) are bounded by their own
-			// deadlines, not the API call limit.
+			// Streams (uploads, live video, media downloads) are bounded by
+			// the stream deadline on the connection, not the API call limit
+			// and the server's read and write timeouts.
+			rc := http.NewResponseController(w)
+			deadline := time.Now().Add(s.cfg.HTTP.StreamTimeout)
+			_ = rc.SetReadDeadline(deadline)
+			_ = rc.SetWriteDeadline(deadline)
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey, id)))
 			return
 		}
@@ -184,7 +189,20 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 	return m
 }
 
-// observe counts and times every request by route and status, and logs it.
+// methodLabel is the method label of a request: one of the standard
+// methods the API can route, else "other". Any client can send any method
+// name, so the raw method would let it add series without bound.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return "other"
+}
+
+// observe counts and times every request by route template (or
+// "unmatched"), method and status, and logs it. Every label comes from a
+// closed set.
 func (s *Server) observe(c *gin.Context) {
 	start := time.Now()
 	c.Next()
@@ -194,8 +212,9 @@ func (s *Server) observe(c *gin.Context) {
 	}
 	status := strconv.Itoa(c.Writer.Status())
 	elapsed := time.Since(start)
-	s.metrics.requests.WithLabelValues(route, c.Request.Method, status).Inc()
-	s.metrics.duration.WithLabelValues(route, c.Request.Method, status).Observe(elapsed.Seconds())
+	method := methodLabel(c.Request.Method)
+	s.metrics.requests.WithLabelValues(route, method, status).Inc()
+	s.metrics.duration.WithLabelValues(route, method, status).Observe(elapsed.Seconds())
 	s.log.Debug("request", "requestId", requestID(c), "method", c.Request.Method, "route", route,
 		"status", c.Writer.Status(), "elapsed", elapsed)
 }

@@ -13,7 +13,7 @@ import (
 func (s *Server) routes(r *gin.Engine) {
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)
-	if s.metricsHandler != nil {
+	if s.cfg.Metrics.Addr == "" {
 		r.GET("/metrics", gin.WrapH(s.metricsHandler))
 	}
 

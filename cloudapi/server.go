@@ -7,6 +7,7 @@ package cloudapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -73,7 +74,13 @@ type Server struct {
 	presence  Presence
 	// limits holds the per-caller request budgets; nil when rate limiting is off.
 	limits *callerLimits
-	// metricsHandler serves /metrics from the injected registry.
+	// guard brakes sign-in guessing; passwords bounds the bcrypt work.
+	guard     *signinGuard
+	passwords *passwordChecker
+	// ssoUsed holds the SSO JWTs already exchanged, until they expire.
+	ssoUsed *usedTokens
+	// metricsHandler serves /metrics from the injected registry; on the API
+	// listener unless metrics.addr gives it one of its own.
 	metricsHandler http.Handler
 	// Media: blob store, link signing key, upload requests, live streams.
 	blobs    blob.Store
@@ -99,6 +106,12 @@ func New(d Deps) (*Server, error) {
 	s := &Server{cfg: d.Config, store: d.Store, key: d.Key, commander: d.Commander, log: d.Logger,
 		now: d.Now, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), presence: d.Presence,
 		metricsHandler: promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{Registry: d.Registry})}
+	s.guard = newSigninGuard(d.Config.Auth.Throttle, d.Now, d.Registry)
+	pw, err := newPasswordChecker(d.Config.Auth.BcryptCost, d.Config.Auth.Throttle.PasswordWait)
+	if err != nil {
+		return nil, fmt.Errorf("cloudapi: auth.bcryptCost: %w", err)
+	}
+	s.passwords, s.ssoUsed = pw, newUsedTokens(d.Config.Auth.Throttle.MaxEntries)
 	if d.Config.HTTP.RateLimit > 0 {
 		s.limits = newCallerLimits(d.Config.HTTP.RateLimit, d.Config.HTTP.RateBurst, d.Now)
 	}
@@ -118,6 +131,11 @@ func New(d Deps) (*Server, error) {
 	gin.SetMode(gin.ReleaseMode)
 	s.engine = gin.New()
 	s.engine.HandleMethodNotAllowed = true
+	// Client addresses (rate limits, login throttles) come from the
+	// connection unless it is from a configured proxy.
+	if err := s.engine.SetTrustedProxies(d.Config.HTTP.TrustedProxies); err != nil {
+		return nil, fmt.Errorf("cloudapi: http.trustedProxies: %w", err)
+	}
 	s.engine.NoRoute(func(c *gin.Context) { s.fail(c, notFound("route "+c.Request.Method+" "+c.Request.URL.Path)) })
 	s.engine.NoMethod(func(c *gin.Context) {
 		s.fail(c, apiErr(http.StatusMethodNotAllowed, nameBadRequest, "method %s is not allowed on %s", c.Request.Method, c.Request.URL.Path))
@@ -127,10 +145,26 @@ func New(d Deps) (*Server, error) {
 	return s, nil
 }
 
-// Handler is the HTTP handler of the whole API, with the request timeout applied.
+// Handler is the HTTP handler of the whole API, with the request timeout
+// and the security headers applied.
 func (s *Server) Handler() http.Handler {
-	return s.withTimeout(s.engine, s.cfg.HTTP.RequestTimeout)
+	return withSecurityHeaders(s.withTimeout(s.engine, s.cfg.HTTP.RequestTimeout))
 }
+
+// HTTPServer is the http.Server to serve Handler with: a request whose
+// headers or body do not arrive within the configured timeouts is answered
+// or its connection closed, so slow clients cannot hold connections open.
+// Media routes get the longer http.streamTimeout instead (see withTimeout).
+func (s *Server) HTTPServer() *http.Server {
+	h := s.cfg.HTTP
+	return &http.Server{Handler: s.Handler(), ReadHeaderTimeout: h.ReadHeaderTimeout, ReadTimeout: h.ReadTimeout,
+		WriteTimeout: h.WriteTimeout, IdleTimeout: h.IdleTimeout, MaxHeaderBytes: h.MaxHeaderBytes,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+}
+
+// MetricsHandler serves the Prometheus metrics of the injected registry,
+// for the listener of metrics.addr.
+func (s *Server) MetricsHandler() http.Handler { return s.metricsHandler }
 
 // Routes lists the registered routes as "METHOD /path" (gin syntax).
 func (s *Server) Routes() []gin.RouteInfo { return s.engine.Routes() }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
-	"golang.org/x/crypto/bcrypt"
 )
 
 type authenticateRequest struct {
@@ -21,11 +20,11 @@ type authenticateResponse struct {
 	ExpiresAt      string `json:"expiresAt"`
 }
 
-// dummyHash is compared against when the e-mail is unknown, so that a login
-// takes as long for an unknown user as for a wrong password.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("fleetcam-timing-equaliser"), bcrypt.DefaultCost)
-
-// authenticate handles POST /authenticate: e-mail and password for a user token.
+// login handles POST /authenticate: e-mail and password for a user token.
+// Guessing is braked per e-mail address and per client address before any
+// password is checked (signin.go), and an unknown e-mail costs the same
+// bcrypt work as a wrong password, so the answers reveal nothing about
+// which e-mail addresses exist.
 func (s *Server) login(c *gin.Context) {
 	var req authenticateRequest
 	if err := decode(c, &req); err != nil {
@@ -40,20 +39,33 @@ func (s *Server) login(c *gin.Context) {
 		s.fail(c, badField("password", "is required"))
 		return
 	}
+	account := "email:" + store.NormalizeEmail(req.Email)
+	if !s.admitSignin(c, endpointAuthenticate, account) {
+		return
+	}
 	var u *store.User
 	err := s.view(func(tx *store.Tx) error {
 		var err error
 		u, err = tx.UserByEmail(req.Email)
 		return err
 	})
-	hash := dummyHash
+	var hash []byte
 	if err == nil && len(u.PasswordHash) > 0 {
 		hash = u.PasswordHash
 	}
-	if bcrypt.CompareHashAndPassword(hash, []byte(req.Password)) != nil || err != nil || len(u.PasswordHash) == 0 {
+	match, err := s.passwords.compare(c.Request.Context(), hash, req.Password)
+	if err != nil {
+		s.signinFailed(endpointAuthenticate, reasonBusy)
+		s.signinUnchecked(c, account)
+		s.fail(c, err)
+		return
+	}
+	if !match {
+		s.signinFailed(endpointAuthenticate, reasonBadCredentials)
 		s.fail(c, unauthorized("the e-mail or password is wrong"))
 		return
 	}
+	s.signinSucceeded(c, account)
 	p := Principal{Kind: kindUser, UserID: u.ID, Email: u.Email, PartnerID: u.PartnerID,
 		OrganizationID: u.OrganizationID, AccessLevel: u.AccessLevel}
 	tok, exp, err := s.issue(p, s.cfg.Auth.UserTokenTTL)

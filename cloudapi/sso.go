@@ -1,8 +1,12 @@
 package cloudapi
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net/http"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/fleetcam/fleetcam/store"
@@ -38,19 +42,35 @@ type ssoBody struct {
 // organization's ssoSecret, carrying organizationId and a timestamp no older
 // than the SSO lifetime, buys a 24-hour admin token for that organization.
 // Every refusal reads the same, so the call reveals nothing about
-// organizations or secrets.
+// organizations or secrets. Guessing is braked per client address and per
+// organization like password sign-ins, and each JWT is accepted once.
 func (s *Server) sso(c *gin.Context) {
 	token := bearer(c)
 	if token == "" {
 		s.fail(c, unauthorized("the Authorization header must carry a bearer JWT signed with the organization's ssoSecret"))
 		return
 	}
-	o, err := s.verifySSO(token)
+	account := ""
+	var unverified ssoClaims
+	if _, _, err := jwt.NewParser().ParseUnverified(token, &unverified); err == nil && unverified.OrganizationID > 0 {
+		account = "organization:" + strconv.FormatInt(int64(unverified.OrganizationID), 10)
+	}
+	if !s.admitSignin(c, endpointSSO, account) {
+		return
+	}
+	o, use, err := s.verifySSO(token)
 	if err != nil {
 		s.log.Info("sso refused", "requestId", requestID(c), "reason", err)
+		s.signinFailed(endpointSSO, reasonBadCredentials)
 		s.fail(c, unauthorized("the SSO token is not valid"))
 		return
 	}
+	if !s.ssoUsed.use(use.key, use.until, s.now()) {
+		s.signinFailed(endpointSSO, reasonReplayed)
+		s.fail(c, unauthorized("the SSO token was already used; sign a new one (a fresh timestamp or jti) for every exchange"))
+		return
+	}
+	s.signinSucceeded(c, account)
 	p := Principal{Kind: kindAdmin, PartnerID: o.PartnerID, OrganizationID: o.ID, AccessLevel: store.AccessEditor}
 	tok, exp, err := s.issue(p, s.cfg.Auth.AdminTokenTTL)
 	if err != nil {
@@ -60,9 +80,15 @@ func (s *Server) sso(c *gin.Context) {
 	c.JSON(http.StatusOK, ssoBody{Data: ssoResult{Token: tok, ExpiresAt: isoTime(exp)}, Token: tok, RequestID: requestID(c)})
 }
 
+// ssoUse names an accepted SSO JWT and how long it would stay acceptable.
+type ssoUse struct {
+	key   string
+	until time.Time
+}
+
 // verifySSO checks the JWT's signature against the ssoSecret of the
 // organization it names, then its timestamp; it returns that organization.
-func (s *Server) verifySSO(token string) (*store.Organization, error) {
+func (s *Server) verifySSO(token string) (*store.Organization, ssoUse, error) {
 	var cl ssoClaims
 	var org *store.Organization
 	_, err := jwt.ParseWithClaims(token, &cl, func(*jwt.Token) (any, error) {
@@ -87,20 +113,68 @@ func (s *Server) verifySSO(token string) (*store.Organization, error) {
 		return []byte(s.ssoSecret(org.ID, org.SSOSalt)), nil
 	}, jwt.WithValidMethods([]string{"HS256"}))
 	if err != nil {
-		return nil, errors.Join(errSSO, err)
+		return nil, ssoUse{}, errors.Join(errSSO, err)
 	}
 	ts, err := parseSSOTimestamp(cl.Timestamp)
 	if err != nil {
-		return nil, errors.Join(errSSO, err)
+		return nil, ssoUse{}, errors.Join(errSSO, err)
 	}
 	now := s.now()
 	switch {
 	case now.Sub(ts) > s.cfg.Auth.SSOJWTTTL:
-		return nil, errors.Join(errSSO, errors.New("timestamp is older than the SSO lifetime"))
+		return nil, ssoUse{}, errors.Join(errSSO, errors.New("timestamp is older than the SSO lifetime"))
 	case ts.Sub(now) > ssoClockSkew:
-		return nil, errors.Join(errSSO, errors.New("timestamp lies in the future"))
+		return nil, ssoUse{}, errors.Join(errSSO, errors.New("timestamp lies in the future"))
 	}
-	return org, nil
+	use := ssoUse{until: ts.Add(s.cfg.Auth.SSOJWTTTL)}
+	if cl.ID != "" {
+		use.key = "jti:" + strconv.FormatInt(org.ID, 10) + ":" + cl.ID
+	} else {
+		sum := sha256.Sum256([]byte(token))
+		use.key = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	return org, use, nil
+}
+
+// usedTokens remembers accepted SSO JWTs until they expire, so that each is
+// accepted once. At most limit are kept: when full, expired ones go first,
+// then those closest to expiring. Only validly signed JWTs get here, so
+// only partners can fill it.
+type usedTokens struct {
+	limit int
+	mu    sync.Mutex
+	until map[string]time.Time
+}
+
+func newUsedTokens(limit int) *usedTokens {
+	return &usedTokens{limit: max(limit, 1), until: map[string]time.Time{}}
+}
+
+// use records key as used until until; false if it was used already.
+func (u *usedTokens) use(key string, until, now time.Time) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if t, found := u.until[key]; found && !now.After(t) {
+		return false
+	}
+	if len(u.until) >= u.limit {
+		for k, t := range u.until {
+			if now.After(t) {
+				delete(u.until, k)
+			}
+		}
+	}
+	for len(u.until) >= u.limit {
+		first := ""
+		for k, t := range u.until {
+			if first == "" || t.Before(u.until[first]) {
+				first = k
+			}
+		}
+		delete(u.until, first)
+	}
+	u.until[key] = until
+	return true
 }
 
 func parseSSOTimestamp(v string) (time.Time, error) {

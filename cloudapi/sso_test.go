@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/golang-jwt/jwt/v5"
 )
@@ -59,19 +60,25 @@ func TestSSOAdminToken(t *testing.T) {
 func TestSSOExpiresAfter15Minutes(t *testing.T) {
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
-	tok := ssoJWT(t, jwt.SigningMethodHS256, org.secret, ssoClaimsAt(org.id, e.clock.Now()))
-	e.do("GET", "/v2/organizations/sso", tok, nil).want(http.StatusOK)
+	at := e.clock.Now()
+	tok := ssoJWT(t, jwt.SigningMethodHS256, org.secret, ssoClaimsAt(org.id, at))
 	e.clock.Advance(15 * time.Minute)
 	e.do("GET", "/v2/organizations/sso", tok, nil).want(http.StatusOK)
 	e.clock.Advance(time.Second)
-	r := e.do("GET", "/v2/organizations/sso", tok, nil).wantError(http.StatusUnauthorized, nameUnauthorized, "SSO token is not valid")
+	late := ssoClaimsAt(org.id, at)
+	late["jti"] = "never used"
+	r := e.do("GET", "/v2/organizations/sso", ssoJWT(t, jwt.SigningMethodHS256, org.secret, late), nil).
+		wantError(http.StatusUnauthorized, nameUnauthorized, "SSO token is not valid")
 	if r.get("data") != nil || r.get("token") != nil {
 		t.Fatalf("refusal carries a token: %s", r.raw)
 	}
 }
 
 func TestSSORefusals(t *testing.T) {
-	e := newEnv(t)
+	// Every case is refused for what it is, not for the refusals before it.
+	e := newEnv(t, func(c *configs.Config, _ *Deps) {
+		c.Auth.Throttle.AccountFreeAttempts, c.Auth.Throttle.AddressFreeAttempts = 100, 100
+	})
 	org := e.newOrg(e.partnerToken, "Acme")
 	other := e.newOrg(e.partnerToken, "Other")
 	now := e.clock.Now()

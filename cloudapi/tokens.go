@@ -96,6 +96,8 @@ const ssoTimestampLayout = "2006-01-02T15:04:05"
 type ssoClaims struct {
 	OrganizationID jsonInt `json:"organizationId"`
 	Timestamp      string  `json:"timestamp"`
+	// ID (jti), when given, names the token for replay detection.
+	ID string `json:"jti,omitempty"`
 }
 
 // GetExpirationTime and friends make ssoClaims a jwt.Claims; lifetime is

@@ -11,7 +11,6 @@ import (
 
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
-	"golang.org/x/crypto/bcrypt"
 )
 
 // userDTO is a partner contact or an organization user as the API shows it.
@@ -116,10 +115,10 @@ func checkPassword(field, pw string) error {
 
 // newUser builds the user of req. Without a password it makes an
 // invitation token, recorded (hashed) by the caller's transaction.
-func (s *Server) newUser(req createUserRequest) (*store.User, string, error) {
+func (s *Server) newUser(c *gin.Context, req createUserRequest) (*store.User, string, error) {
 	u := &store.User{Email: req.Email, Name: req.Name, AccessLevel: req.AccessLevel}
 	if req.Password != "" {
-		hash, err := bcrypt.GenerateFromPassword([]byte(req.Password), s.cfg.Auth.BcryptCost)
+		hash, err := s.passwords.hash(c.Request.Context(), req.Password)
 		if err != nil {
 			return nil, "", err
 		}
@@ -173,7 +172,7 @@ func (s *Server) createPartnerContact(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	u, invite, err := s.newUser(req)
+	u, invite, err := s.newUser(c, req)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -213,7 +212,7 @@ func (s *Server) createOrganizationUser(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	u, invite, err := s.newUser(req)
+	u, invite, err := s.newUser(c, req)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -272,7 +271,9 @@ type resetPasswordRequest struct {
 }
 
 // resetPassword handles POST /reset-password/{token}: an invitation token
-// sets its user's password once. Unknown, used and expired tokens are 404.
+// sets its user's password once. Unknown, used and expired tokens are 404,
+// found before any password is hashed so that the time taken tells
+// nothing; guessing is braked per client address like sign-ins.
 func (s *Server) resetPassword(c *gin.Context) {
 	var req resetPasswordRequest
 	if err := decode(c, &req); err != nil {
@@ -283,11 +284,27 @@ func (s *Server) resetPassword(c *gin.Context) {
 		s.fail(c, badField("newPassword", "is required"))
 		return
 	}
+	if !s.admitSignin(c, endpointResetPassword, "") {
+		return
+	}
+	token := c.Param("token")
+	err := s.view(func(tx *store.Tx) error { _, err := tx.InvitedUser(token); return err })
+	if errors.Is(err, store.ErrNotFound) {
+		s.signinFailed(endpointResetPassword, reasonBadCredentials)
+		s.fail(c, notFound("invitation token"))
+		return
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	// The token is right: what follows is not a guess.
+	s.signinSucceeded(c, "")
 	if err := checkPassword("newPassword", req.NewPassword); err != nil {
 		s.fail(c, err)
 		return
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(req.NewPassword), s.cfg.Auth.BcryptCost)
+	hash, err := s.passwords.hash(c.Request.Context(), req.NewPassword)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -295,7 +312,7 @@ func (s *Server) resetPassword(c *gin.Context) {
 	var u *store.User
 	actor := store.Actor{Source: "api:invitation", RequestID: requestID(c)}
 	err = s.store.Update(actor, func(tx *store.Tx) error {
-		u, err = tx.RedeemInviteToken(c.Param("token"), hash)
+		u, err = tx.RedeemInviteToken(token, hash)
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {

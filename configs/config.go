@@ -35,7 +35,15 @@ type Config struct {
 	Media     Media     `yaml:"media"`
 	SMTP      SMTP      `yaml:"smtp"`
 	Retention Retention `yaml:"retention"`
+	Metrics   Metrics   `yaml:"metrics"`
 	Debug     Debug     `yaml:"debug"`
+}
+
+// Metrics configures the Prometheus endpoint.
+type Metrics struct {
+	// Addr serves /metrics on its own listener, and no longer on the API
+	// listener; empty: /metrics is served on the API listener.
+	Addr string `yaml:"addr"`
 }
 
 // HTTP configures the API listener.
@@ -51,6 +59,23 @@ type HTTP struct {
 	// 0 turns limiting off.
 	RateLimit float64 `yaml:"rateLimit"`
 	RateBurst int     `yaml:"rateBurst"`
+	// ReadHeaderTimeout bounds the arrival of a request's headers,
+	// ReadTimeout that of a whole API request with its body, WriteTimeout
+	// the time from the end of the headers to the end of the answer, and
+	// IdleTimeout how long a keep-alive connection waits for its next request.
+	ReadHeaderTimeout time.Duration `yaml:"readHeaderTimeout"`
+	ReadTimeout       time.Duration `yaml:"readTimeout"`
+	WriteTimeout      time.Duration `yaml:"writeTimeout"`
+	IdleTimeout       time.Duration `yaml:"idleTimeout"`
+	// MaxHeaderBytes bounds the request line and headers.
+	MaxHeaderBytes int `yaml:"maxHeaderBytes"`
+	// StreamTimeout replaces ReadTimeout and WriteTimeout for media routes
+	// (uploads, downloads, live frames and live viewing).
+	StreamTimeout time.Duration `yaml:"streamTimeout"`
+	// TrustedProxies are the addresses or CIDR ranges of reverse proxies
+	// whose X-Forwarded-For and X-Real-IP headers name the client; empty:
+	// the client is the connection's peer, and those headers are ignored.
+	TrustedProxies []string `yaml:"trustedProxies"`
 }
 
 // MQTT configures the embedded broker.
@@ -90,6 +115,27 @@ type Auth struct {
 	SSOJWTTTL      time.Duration `yaml:"ssoJWTTTL"`
 	InviteTTL      time.Duration `yaml:"inviteTTL"`
 	BcryptCost     int           `yaml:"bcryptCost"`
+	// Throttle brakes password, SSO and invitation guessing.
+	Throttle Throttle `yaml:"throttle"`
+}
+
+// Throttle brakes repeated failed sign-ins: after a number of free
+// attempts, each further attempt on the same account (e-mail address or
+// SSO organization) or from the same client address must wait, twice as
+// long each time up to MaxBackoff. A successful sign-in frees the account.
+// State is kept per node, in memory.
+type Throttle struct {
+	AccountFreeAttempts int           `yaml:"accountFreeAttempts"`
+	AddressFreeAttempts int           `yaml:"addressFreeAttempts"`
+	InitialBackoff      time.Duration `yaml:"initialBackoff"`
+	MaxBackoff          time.Duration `yaml:"maxBackoff"`
+	// MaxEntries bounds the accounts and addresses remembered; the least
+	// recently seen are forgotten first.
+	MaxEntries int `yaml:"maxEntries"`
+	// PasswordWait is how long a password check waits for a free CPU
+	// (bcrypt runs on at most as many at once as there are cores) before
+	// it is answered with 429.
+	PasswordWait time.Duration `yaml:"passwordWait"`
 }
 
 // Bootstrap is the first partner, created when the store has none.
@@ -168,6 +214,8 @@ func Default() Config {
 			Addr: ":8080", RequestTimeout: 30 * time.Second, MaxBodyBytes: 1 << 20,
 			DefaultPageSize: 100, MaxPageSize: 1500, ShutdownTimeout: 15 * time.Second,
 			RateLimit: 500, RateBurst: 1000,
+			ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second,
+			IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, StreamTimeout: 30 * time.Minute,
 		},
 		MQTT: MQTT{
 			Addr: ":1883", MaxPacketSize: 128 << 10, MaxInflight: 64, ClientWritesPending: 32,
@@ -177,6 +225,8 @@ func Default() Config {
 		Auth: Auth{
 			UserTokenTTL: 24 * time.Hour, AdminTokenTTL: 24 * time.Hour, ScopedTokenTTL: 24 * time.Hour,
 			SSOJWTTTL: 15 * time.Minute, InviteTTL: 7 * 24 * time.Hour, BcryptCost: 10,
+			Throttle: Throttle{AccountFreeAttempts: 5, AddressFreeAttempts: 20, InitialBackoff: time.Second,
+				MaxBackoff: 15 * time.Minute, MaxEntries: 100000, PasswordWait: time.Second},
 		},
 		Bootstrap: Bootstrap{PartnerName: "Default partner", PartnerEmail: "admin@fleetcam.local"},
 		Devices: Devices{
@@ -238,6 +288,7 @@ func (c *Config) envTable() []envVar {
 		{"FLEETCAM_SMTP_ADDR", &c.SMTP.Addr},
 		{"FLEETCAM_SMTP_FROM", &c.SMTP.From},
 		{"FLEETCAM_PPROF_ADDR", &c.Debug.PprofAddr},
+		{"FLEETCAM_METRICS_ADDR", &c.Metrics.Addr},
 	}
 }
 
@@ -295,12 +346,18 @@ func (c *Config) Validate() error {
 		check(addr(c.MQTT.WSAddr), "mqtt.wsAddr", "must be host:port or empty"),
 		check(addr(c.MQTT.TLSAddr), "mqtt.tlsAddr", "must be host:port or empty"),
 		check(addr(c.Debug.PprofAddr), "debug.pprofAddr", "must be host:port or empty"),
+		check(addr(c.Metrics.Addr), "metrics.addr", "must be host:port or empty"),
 		check(c.MQTT.TLSAddr == "" || (c.MQTT.TLSCert != "" && c.MQTT.TLSKey != ""), "mqtt.tlsCert", "and mqtt.tlsKey are required with mqtt.tlsAddr"),
 		check(c.HTTP.RequestTimeout > 0, "http.requestTimeout", "must be positive"),
 		check(c.HTTP.MaxBodyBytes >= 1024, "http.maxBodyBytes", "must be at least 1024"),
 		check(c.HTTP.MaxPageSize >= 1, "http.maxPageSize", "must be at least 1"),
 		check(c.HTTP.RateLimit >= 0, "http.rateLimit", "must not be negative (0 turns limiting off)"),
 		check(c.HTTP.RateLimit == 0 || c.HTTP.RateBurst >= 1, "http.rateBurst", "must be at least 1 while http.rateLimit is set"),
+		check(c.HTTP.ReadHeaderTimeout > 0 && c.HTTP.ReadTimeout > 0 && c.HTTP.IdleTimeout > 0 && c.HTTP.StreamTimeout > 0,
+			"http.readHeaderTimeout, readTimeout, idleTimeout and streamTimeout", "must be positive"),
+		check(c.HTTP.WriteTimeout > c.HTTP.RequestTimeout, "http.writeTimeout", "must be longer than http.requestTimeout, or no TimeoutError could be sent"),
+		check(c.HTTP.MaxHeaderBytes >= 4096, "http.maxHeaderBytes", "must be at least 4096"),
+		check(trustedProxies(c.HTTP.TrustedProxies), "http.trustedProxies", "must list IP addresses or CIDR ranges"),
 		check(c.HTTP.DefaultPageSize >= 1 && c.HTTP.DefaultPageSize <= c.HTTP.MaxPageSize, "http.defaultPageSize", "must be from 1 to http.maxPageSize"),
 		check(c.MQTT.MaxPacketSize >= 1024, "mqtt.maxPacketSize", "must be at least 1024"),
 		check(c.MQTT.MaxInflight >= 1 && c.MQTT.MaxInflight <= 65535, "mqtt.maxInflight", "must be from 1 to 65535"),
@@ -310,6 +367,12 @@ func (c *Config) Validate() error {
 		check(c.MQTT.CommandTimeout > 0, "mqtt.commandTimeout", "must be positive"),
 		check(c.Auth.UserTokenTTL > 0 && c.Auth.AdminTokenTTL > 0 && c.Auth.ScopedTokenTTL > 0, "auth.*TokenTTL", "must be positive"),
 		check(c.Auth.BcryptCost >= 4 && c.Auth.BcryptCost <= 31, "auth.bcryptCost", "must be from 4 to 31"),
+		check(c.Auth.Throttle.AccountFreeAttempts >= 1 && c.Auth.Throttle.AddressFreeAttempts >= 1,
+			"auth.throttle.accountFreeAttempts and addressFreeAttempts", "must be at least 1"),
+		check(c.Auth.Throttle.InitialBackoff > 0 && c.Auth.Throttle.MaxBackoff >= c.Auth.Throttle.InitialBackoff,
+			"auth.throttle.maxBackoff", "must be at least auth.throttle.initialBackoff, which must be positive"),
+		check(c.Auth.Throttle.MaxEntries >= 100, "auth.throttle.maxEntries", "must be at least 100"),
+		check(c.Auth.Throttle.PasswordWait > 0, "auth.throttle.passwordWait", "must be positive"),
 		check(c.Bootstrap.PartnerEmail == "" || strings.Contains(c.Bootstrap.PartnerEmail, "@"), "bootstrap.partnerEmail", "must be an e-mail address"),
 		check(len(c.Devices.FactoryMasterKey) >= 32, "devices.factoryMasterKey", "must be at least 32 hex characters"),
 		check(c.Webhooks.Workers >= 1, "webhooks.workers", "must be at least 1"),
@@ -325,4 +388,16 @@ func (c *Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// trustedProxies reports whether every entry is an IP address or a CIDR range.
+func trustedProxies(list []string) bool {
+	for _, p := range list {
+		if net.ParseIP(p) == nil {
+			if _, _, err := net.ParseCIDR(p); err != nil {
+				return false
+			}
+		}
+	}
+	return true
 }

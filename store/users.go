@@ -159,6 +159,24 @@ func (tx *Tx) RedeemInviteToken(token string, passwordHash []byte) (*User, error
 		PartnerID: u.PartnerID, OrganizationID: u.OrganizationID})
 }
 
+// InvitedUser returns the user an invitation token was issued to, without
+// redeeming it. An unknown or expired token is ErrNotFound.
+func (tx *Tx) InvitedUser(token string) (*User, error) {
+	h := sha256.Sum256([]byte(token))
+	id := tx.bucket(bucketInviteTokens).Get(h[:])
+	if id == nil {
+		return nil, fmt.Errorf("invitation: %w", ErrNotFound)
+	}
+	u, err := tx.User(btoi(id))
+	if err != nil {
+		return nil, err
+	}
+	if tx.now.After(u.InviteExpiresAt) {
+		return nil, fmt.Errorf("invitation expired: %w", ErrNotFound)
+	}
+	return u, nil
+}
+
 // UserFilter selects users; zero fields do not filter.
 type UserFilter struct {
 	PartnerID      int64

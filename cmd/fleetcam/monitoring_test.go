@@ -63,7 +63,7 @@ func TestMonitoringNamesExportedMetrics(t *testing.T) {
 	}
 	var exported families
 	eventually(t, "a retention run over the organization and a delivered webhook in /metrics", func() bool {
-		exported = scrape(t, e.c.base+"/metrics")
+		exported = scrapeFamilies(t, e.c.base+"/metrics")
 		return exported["fleetcam_retention_deleted_total"].labels["kind"] &&
 			exported["fleetcam_webhook_deliveries_total"].labels["outcome"]
 	})
@@ -348,7 +348,7 @@ func (fs families) lookup(name string) (family, bool) {
 var sampleLine = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})?\s`)
 
 // scrape reads url in the Prometheus text format.
-func scrape(t *testing.T, url string) families {
+func scrapeFamilies(t *testing.T, url string) families {
 	t.Helper()
 	res, err := http.Get(url)
 	if err != nil {

@@ -78,8 +78,11 @@ type app struct {
 	httpAddr  net.Addr
 	pprof     *http.Server // nil unless debug.pprofAddr is set
 	pprofAddr string
-	ready     atomic.Bool
-	done      chan error
+	// metrics serves /metrics when metrics.addr is set; nil otherwise.
+	metrics     *http.Server
+	metricsAddr string
+	ready       atomic.Bool
+	done        chan error
 	// background runs the retention purge, the alarm mailer and the offline
 	// alarm watch until stop.
 	background     sync.WaitGroup
@@ -171,7 +174,7 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	go func() { defer close(mediaDone); api.RunMedia(mctx) }()
 	a.stopMedia = func() { cancelMedia(); <-mediaDone }
 	a.httpAddr = ln.Addr()
-	a.http = &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	a.http = api.HTTPServer()
 	go func() {
 		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.done <- err
@@ -189,6 +192,12 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 		defer a.background.Done()
 		db.WatchOffline(bg, cfg.Devices.OfflineAlarmAfter, min(cfg.Devices.OfflineAlarmAfter/4, 15*time.Minute), log)
 	}()
+	if cfg.Metrics.Addr != "" {
+		if a.metricsAddr, err = a.startMetrics(cfg.Metrics.Addr, api); err != nil {
+			a.stop(cfg.HTTP.ShutdownTimeout)
+			return nil, err
+		}
+	}
 	if cfg.Debug.PprofAddr != "" {
 		if a.pprofAddr, err = a.startPprof(cfg.Debug.PprofAddr); err != nil {
 			a.stop(cfg.HTTP.ShutdownTimeout)
@@ -197,8 +206,27 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	}
 	a.ready.Store(true)
 	log.Info("fleetcam started", "cloud", cfg.Cloud, "http", a.httpAddr.String(), "mqtt", a.broker.Addr(), "data", cfg.DataDir,
-		"pprof", a.pprofAddr)
+		"pprof", a.pprofAddr, "metrics", a.metricsAddr)
 	return a, nil
+}
+
+// startMetrics serves the Prometheus metrics on their own listener and
+// returns its address.
+func (a *app) startMetrics(addr string, api *cloudapi.Server) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("metrics.addr %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", api.MetricsHandler())
+	a.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	go func() {
+		if err := a.metrics.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("metrics listener failed", "err", err)
+		}
+	}()
+	return ln.Addr().String(), nil
 }
 
 // startPprof serves the runtime profiles on their own listener and returns its address.
@@ -233,6 +261,9 @@ func (a *app) stop(timeout time.Duration) error {
 	err := a.http.Shutdown(ctx)
 	if a.pprof != nil {
 		_ = a.pprof.Close()
+	}
+	if a.metrics != nil {
+		_ = a.metrics.Close()
 	}
 	if berr := a.broker.Close(); err == nil {
 		err = berr
