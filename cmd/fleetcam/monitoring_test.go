@@ -347,7 +347,7 @@ func (fs families) lookup(name string) (family, bool) {
 
 var sampleLine = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})?\s`)
 
-// scrape reads url in the Prometheus text format.
+// scrapeFamilies reads url in the Prometheus text format.
 func scrapeFamilies(t *testing.T, url string) families {
 	t.Helper()
 	res, err := http.Get(url)
