@@ -329,7 +329,20 @@ func drive(ctx context.Context, f *flags, fleet interface{ Run(context.Context) 
 			progress(done, stderr, stats, f.devices, f.progress, f.load)
 		}()
 	}
-	_ = fleet.Run(ctx)
+	// The devices run until the run ends; the stats note who was online
+	// first, as stopping disconnects them all.
+	runCtx, stopRun := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			stats.Stop()
+		case <-ran:
+		}
+		stopRun()
+	}()
+	_ = fleet.Run(runCtx)
+	close(ran)
 	close(done)
 	wg.Wait()
 	if ackLog != nil {
@@ -385,7 +398,7 @@ func summary(w io.Writer, s devicesim.Snapshot, n int) {
 		lastErr = "none"
 	}
 	fmt.Fprintf(w, "devicesim summary\n")
-	fmt.Fprintf(w, "  devices        %d (online at exit %d, ever connected %d)\n", n, s.Online, s.FirstConnects)
+	fmt.Fprintf(w, "  devices        %d (online at exit %d, ever connected %d)\n", n, s.OnlineAtStop, s.FirstConnects)
 	fmt.Fprintf(w, "  run time       %s\n", s.Elapsed.Round(time.Millisecond))
 	fmt.Fprintf(w, "  connect        %s; connect time p50 %s p99 %s max %s\n", all, ms(s.Connect.P50), ms(s.Connect.P99), ms(s.Connect.Max))
 	fmt.Fprintf(w, "  connections    %d made, %d failed (%d refused by the broker), %d ended\n", s.Connects, s.ConnectErrors, s.Refused, s.Disconnects)
