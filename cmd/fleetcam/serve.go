@@ -127,6 +127,10 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// The API keeps media under <dataDir>/media (cloudapi.Deps.Blobs).
+	if err := registerProcessMetrics(reg, db.Path(), filepath.Join(cfg.DataDir, "media")); err != nil {
+		return fail(err)
+	}
 
 	apiCfg := cfg
 	apiCfg.HTTP.Addr = ln.Addr().String()
