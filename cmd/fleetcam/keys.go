@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/fleetcam/fleetcam/store"
 )
 
 // signingKeyFile holds the generated token signing key inside the data dir.
@@ -64,7 +66,8 @@ func writeSecretFile(path, content string) error {
 	return f.Close()
 }
 
-// randomPassword returns a password with upper, lower case letters and digits.
+// randomPassword returns a password of 20 letters and digits that follows
+// the password rules (store.CheckPassword).
 func randomPassword() string {
 	const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"
 	for {
@@ -78,7 +81,7 @@ func randomPassword() string {
 			}
 		}
 		s := string(b)
-		if strings.ContainsAny(s, "ABCDEFGHJKLMNPQRSTUVWXYZ") && strings.ContainsAny(s, "abcdefghijkmnopqrstuvwxyz") && strings.ContainsAny(s, "23456789") {
+		if store.CheckPassword(s) == nil {
 			return s
 		}
 	}

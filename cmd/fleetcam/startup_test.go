@@ -13,6 +13,14 @@ import (
 	"time"
 )
 
+// stopped is a context that has ended: a start that should be refused
+// cannot hang the test when it is not, and stops at once.
+func stopped() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
+
 // A first start with a password the API would refuse stops before anything
 // is created, naming the variable and the rule.
 func TestFirstStartRefusesWeakPartnerPassword(t *testing.T) {
@@ -24,7 +32,7 @@ func TestFirstStartRefusesWeakPartnerPassword(t *testing.T) {
 		e := testEnv(dir)
 		e["FLEETCAM_PARTNER_PASSWORD"] = tc.password
 		var stderr bytes.Buffer
-		code := run(context.Background(), nil, e.get, io.Discard, &stderr)
+		code := run(stopped(), nil, e.get, io.Discard, &stderr)
 		if code != 1 || !strings.Contains(stderr.String(), "FLEETCAM_PARTNER_PASSWORD") || !strings.Contains(stderr.String(), tc.rule) {
 			t.Errorf("password %q: exit %d: %s", tc.password, code, stderr.String())
 		}
@@ -49,7 +57,7 @@ func TestPortInUseCreatesNoDataDir(t *testing.T) {
 			e[map[string]string{"http.addr": "FLEETCAM_HTTP_ADDR", "mqtt.addr": "FLEETCAM_MQTT_ADDR",
 				"mqtt.wsAddr": "FLEETCAM_MQTT_WS_ADDR", "debug.pprofAddr": "FLEETCAM_PPROF_ADDR"}[setting]] = taken.Addr().String()
 			var stderr bytes.Buffer
-			code := run(context.Background(), nil, e.get, io.Discard, &stderr)
+			code := run(stopped(), nil, e.get, io.Discard, &stderr)
 			if code != 1 || !strings.Contains(stderr.String(), setting+" "+taken.Addr().String()) {
 				t.Fatalf("exit %d: %s", code, stderr.String())
 			}
