@@ -3,6 +3,8 @@ GO       ?= go
 BIN      ?= bin
 CONFIG   ?=
 SIMFLAGS ?= -devices 10 -duration 60s
+# Interface make run listens on; empty for every interface (see run).
+LISTEN   ?= 127.0.0.1
 
 BENCHFLAGS ?=
 FUZZTIME   ?= 60s
@@ -12,9 +14,16 @@ FUZZTIME   ?= 60s
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-# Starts fleetcam on its embedded defaults (data in ./data, HTTP :8080, MQTT :1883).
+# Starts fleetcam on its embedded defaults (data in ./data), reachable from
+# this machine only: HTTP 127.0.0.1:8080, MQTT 127.0.0.1:1883. `make run
+# LISTEN=` listens on every interface (fleetcam's own default, for dashcams
+# and callers on other machines); FLEETCAM_HTTP_ADDR and FLEETCAM_MQTT_ADDR,
+# or the addresses of CONFIG, take precedence. The programs are built first
+# and run directly, so Ctrl-C ends them with their own clean exit status
+# (go run reports an interrupt as a failure).
 run:
-	$(GO) run ./cmd/fleetcam $(if $(CONFIG),-config $(CONFIG))
+	$(GO) build -o $(BIN)/ ./cmd/fleetcam
+	$(if $(CONFIG),,FLEETCAM_HTTP_ADDR=$${FLEETCAM_HTTP_ADDR:-$(LISTEN):8080} FLEETCAM_MQTT_ADDR=$${FLEETCAM_MQTT_ADDR:-$(LISTEN):1883}) $(BIN)/fleetcam $(if $(CONFIG),-config $(CONFIG))
 
 # Every test, with the race detector, then each fuzz target for 3 seconds.
 test:
@@ -44,7 +53,7 @@ lint:
 
 # Go benchmarks of the hot paths, then the system benchmark (cmd/fleetbench:
 # connection hold, ingest, webhooks, event API, mosquitto baseline, kill -9
-# durability; about ten minutes on two cores, loopback only). Installs
+# durability; about five and a half minutes on two cores, loopback only). Installs
 # mosquitto for the baseline when missing and running as root.
 bench: build bench-go
 	@command -v mosquitto >/dev/null 2>&1 || test -x /usr/sbin/mosquitto || { if [ "$$(id -u)" = 0 ]; then apt-get install -y mosquitto || { apt-get update && apt-get install -y mosquitto; }; else echo "make bench: mosquitto is missing and installing it needs root; the baseline part will be skipped"; fi; }
@@ -57,7 +66,8 @@ bench-go:
 
 # Runs simulated dashcams against a local fleetcam (make run in another terminal).
 sim:
-	$(GO) run ./cmd/devicesim $(SIMFLAGS)
+	$(GO) build -o $(BIN)/ ./cmd/devicesim
+	$(BIN)/devicesim $(SIMFLAGS)
 
 clean:
 	rm -rf $(BIN)

@@ -49,11 +49,14 @@ func (h deviceHandler) Connect(c *mqttd.Conn, pk *packets.Packet) error {
 }
 
 // refuse counts and logs a refusal and returns its code, with which the
-// MQTT server answers the CONNECT.
+// MQTT server answers the CONNECT. The reason (why) becomes the CONNACK's
+// MQTT 5 Reason String unless the device asked for no problem information:
+// it names the cause in terms the device already knows (its IMEI, its
+// credential, its clock) and never a stored secret.
 func (s *Server) refuse(c *mqttd.Conn, r refusal, why string) error {
 	s.metrics.connects.WithLabelValues(r.metric).Inc()
 	s.log.Info("device connection refused", "client", c.ID(), "remote", c.Remote(), "code", r.code.Code, "reason", why)
-	return packets.Code{Code: r.code.Code, Reason: r.code.Reason}
+	return packets.Code{Code: r.code.Code, Reason: why}
 }
 
 // authenticate checks a CONNECT against the device's inventory entry and
@@ -136,7 +139,7 @@ func (s *Server) bootstrap(l *link, cred *store.DeviceCredential, password strin
 	now := s.now()
 	key := protocol.FactoryKey(s.master, l.imei)
 	if err := protocol.VerifyBootstrap(password, key, l.imei, now, s.devices.BootstrapSkew); err != nil {
-		return refuseCredentials, err.Error()
+		return refuseCredentials, strings.TrimPrefix(err.Error(), "protocol: ")
 	}
 	// A proof is accepted once: its timestamp must be later than the last
 	// accepted one, so a captured bootstrap password cannot be replayed.

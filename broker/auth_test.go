@@ -80,14 +80,16 @@ func TestConnectRefusals(t *testing.T) {
 		name               string
 		clientID, password string
 		code               byte
+		reason             string // the CONNACK's reason string
 	}{
-		{"no password", known, "", 0x86},
-		{"wrong token", known, "not-the-token", 0x86},
-		{"token of another length", known, token + "x", 0x86},
-		{"bootstrap with the wrong factory key", known, wrongKey, 0x86},
-		{"unknown imei with a bootstrap proof", unknown, protocol.BootstrapPassword(protocol.FactoryKey(e.master, unknown), unknown, e.clock.Now()), 0x87},
-		{"unknown imei with a token", unknown, token, 0x87},
-		{"client id that is not an imei", "dashcam-1", token, 0x85},
+		{"no password", known, "", 0x86, "token missing, wrong or revoked"},
+		{"wrong token", known, "not-the-token", 0x86, "token missing, wrong or revoked"},
+		{"token of another length", known, token + "x", 0x86, "token missing, wrong or revoked"},
+		{"bootstrap with the wrong factory key", known, wrongKey, 0x86, "bootstrap proof does not match"},
+		{"unknown imei with a bootstrap proof", unknown, protocol.BootstrapPassword(protocol.FactoryKey(e.master, unknown), unknown, e.clock.Now()), 0x87,
+			"imei is in no organization's inventory"},
+		{"unknown imei with a token", unknown, token, 0x87, "imei is in no organization's inventory"},
+		{"client id that is not an imei", "dashcam-1", token, 0x85, "client id is not an IMEI"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,7 +100,17 @@ func TestConnectRefusals(t *testing.T) {
 			if d.ack == nil || d.ack.ReasonCode != tc.code {
 				t.Fatalf("connack %+v, want reason code %#x", d.ack, tc.code)
 			}
+			if d.ack.Properties == nil || d.ack.Properties.ReasonString != tc.reason {
+				t.Fatalf("connack reason string %+v, want %q", d.ack.Properties, tc.reason)
+			}
 		})
+	}
+	// A device that asked for no problem information gets the code alone.
+	_, ack := e.rawConnectWith(5, unknown, unknown, token, func(pk *packets.Packet) {
+		pk.Properties.RequestProblemInfo, pk.Properties.RequestProblemInfoFlag = 0, true
+	})
+	if ack.ReasonCode != 0x87 || ack.Properties.ReasonString != "" {
+		t.Fatalf("connack 0x%02x %q without problem information, want 0x87 and no reason string", ack.ReasonCode, ack.Properties.ReasonString)
 	}
 	if n := e.metric("fleetcam_mqtt_connects_total", map[string]string{"result": "bad_credentials"}); n != 4 {
 		t.Fatalf("bad_credentials refusals counted %v, want 4", n)

@@ -372,6 +372,12 @@ func (e *env) metric(name string, want map[string]string) float64 {
 // out when empty) and returns the client and the CONNACK.
 func (e *env) rawConnect(version byte, clientID, username, password string) (*mqtttest.Client, packets.Packet) {
 	e.t.Helper()
+	return e.rawConnectWith(version, clientID, username, password, nil)
+}
+
+// rawConnectWith is rawConnect with tweak applied to the CONNECT (when set).
+func (e *env) rawConnectWith(version byte, clientID, username, password string, tweak func(*packets.Packet)) (*mqtttest.Client, packets.Packet) {
+	e.t.Helper()
 	conn, err := net.Dial("tcp", e.srv.Addr())
 	if err != nil {
 		e.t.Fatal(err)
@@ -381,6 +387,9 @@ func (e *env) rawConnect(version byte, clientID, username, password string) (*mq
 	return rc, rc.Connect(clientID, func(pk *packets.Packet) {
 		pk.Connect.UsernameFlag, pk.Connect.Username = username != "", []byte(username)
 		pk.Connect.PasswordFlag, pk.Connect.Password = password != "", []byte(password)
+		if tweak != nil {
+			tweak(pk)
+		}
 	})
 }
 

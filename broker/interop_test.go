@@ -70,3 +70,29 @@ func TestSimulatorInterop(t *testing.T) {
 		})
 	}
 }
+
+// The simulator shows why the broker refused it: the code's name and, over
+// MQTT 5, the broker's reason string.
+func TestSimulatorShowsRefusalReason(t *testing.T) {
+	for version, want := range map[int]string{
+		5: "devicesim: broker refused: not authorized (0x87): imei is in no organization's inventory",
+		4: "devicesim: broker refused: not authorized (0x05)",
+	} {
+		t.Run("mqtt"+map[int]string{5: "5", 4: "311"}[version], func(t *testing.T) {
+			e := newEnv(t, nil)
+			sim, err := devicesim.New(devicesim.Options{IMEI: imei(8), BrokerURL: "tcp://" + e.srv.Addr(),
+				FactoryMasterKey: e.master, MQTTVersion: version, ReconnectDelay: time.Hour, Now: e.clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- sim.Run(ctx) }()
+			defer func() { cancel(); <-done }()
+			waitFor(t, "the refusal", func() bool { return sim.LastError() != nil })
+			if got := sim.LastError().Error(); got != want {
+				t.Fatalf("last error %q, want %q", got, want)
+			}
+		})
+	}
+}

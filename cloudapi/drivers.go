@@ -25,6 +25,10 @@ type driverDTO struct {
 	FirstName          string `json:"firstName,omitempty"`
 	LastName           string `json:"lastName,omitempty"`
 	DriverCode         string `json:"driverCode"`
+	// QRCode is the text the driver's QR code encodes (GET
+	// /drivers/{driverId}/qr-code), the qrCode a dashcam reports when the
+	// driver checks in with it.
+	QRCode string `json:"qrCode"`
 	// IMEI is the device the driver is checked in at, else the one assigned now.
 	IMEI      string `json:"imei,omitempty"`
 	IsActive  bool   `json:"isActive"`
@@ -35,7 +39,7 @@ type driverDTO struct {
 func toDriverDTO(d *store.Driver, imei string) driverDTO {
 	return driverDTO{ID: strconv.FormatInt(d.ID, 10), OrganizationID: d.OrganizationID, DriverThirdPartyID: d.ThirdPartyID,
 		DrivingLicense: d.DrivingLicense, FirstName: d.FirstName, LastName: d.LastName, DriverCode: d.Code,
-		IMEI: imei, IsActive: d.IsActive, CreatedAt: isoTime(d.CreatedAt), UpdatedAt: isoTime(d.UpdatedAt)}
+		QRCode: d.QRPayload, IMEI: imei, IsActive: d.IsActive, CreatedAt: isoTime(d.CreatedAt), UpdatedAt: isoTime(d.UpdatedAt)}
 }
 
 // driverDevice is where a driver is: checked in, else assigned now.

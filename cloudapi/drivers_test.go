@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"io"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -156,7 +157,8 @@ func decodeQR(t *testing.T, raw []byte) string {
 
 func TestDriverQRCode(t *testing.T) {
 	e := newFleetEnv(t)
-	id := e.do("POST", "/v2/drivers", e.adminToken, data(driverItem(0, "qr"))).want(http.StatusCreated).str("data.0.id")
+	created := e.do("POST", "/v2/drivers", e.adminToken, data(driverItem(0, "qr"))).want(http.StatusCreated)
+	id := created.str("data.0.id")
 	n, _ := strconv.ParseInt(id, 10, 64)
 	var payload string
 	e.fleetView(func(tx *store.Tx) error {
@@ -164,6 +166,13 @@ func TestDriverQRCode(t *testing.T) {
 		payload = d.QRPayload
 		return err
 	})
+	// The driver object shows what its QR code encodes, in the documented form.
+	if got := created.str("data.0.qrCode"); got != payload || !regexp.MustCompile(`^FCDRV1-[A-Z2-7]{24}$`).MatchString(got) {
+		t.Fatalf("created driver's qrCode %q, want the payload %q as FCDRV1- and 24 base32 characters", got, payload)
+	}
+	if got := e.do("GET", "/v2/drivers", e.viewerToken, nil).want(http.StatusOK).str("data.0.qrCode"); got != payload {
+		t.Fatalf("listed driver's qrCode %q, want %q", got, payload)
+	}
 
 	r := e.do("GET", "/v2/drivers/"+id+"/qr-code", e.viewerToken, nil).want(http.StatusOK)
 	b64, found := strings.CutPrefix(r.str("data"), "data:image/png;base64,")

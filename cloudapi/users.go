@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/mail"
 	"strings"
-	"unicode"
 
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
@@ -93,22 +92,10 @@ func (req *createUserRequest) validate(creator Principal) error {
 	return nil
 }
 
-// checkPassword enforces the password rules: at least 8 characters with an
-// upper-case letter, a lower-case letter and a digit; at most 72 bytes (bcrypt).
+// checkPassword enforces the password rules (store.CheckPassword) on field.
 func checkPassword(field, pw string) error {
-	var upper, lower, digit bool
-	for _, r := range pw {
-		upper = upper || unicode.IsUpper(r)
-		lower = lower || unicode.IsLower(r)
-		digit = digit || unicode.IsDigit(r)
-	}
-	switch {
-	case len([]rune(pw)) < 8:
-		return badField(field, "must be at least 8 characters long")
-	case len(pw) > 72:
-		return badField(field, "must be at most 72 bytes long")
-	case !upper || !lower || !digit:
-		return badField(field, "must contain an upper-case letter, a lower-case letter and a digit")
+	if err := store.CheckPassword(pw); err != nil {
+		return badField(field, err.Error())
 	}
 	return nil
 }

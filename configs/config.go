@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/fleetcam/fleetcam/store"
 )
 
 // Config is every fleetcam setting.
@@ -254,6 +257,13 @@ func Load(path string, getenv func(string) string) (Config, error) {
 		if err != nil {
 			return cfg, fmt.Errorf("config: read %s: %w", path, err)
 		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal(raw, &doc); err != nil {
+			return cfg, fmt.Errorf("config: %s: %w", path, err)
+		}
+		if err := checkYAML(&doc); err != nil {
+			return cfg, fmt.Errorf("config: %s: %w", path, err)
+		}
 		dec := yaml.NewDecoder(strings.NewReader(string(raw)))
 		dec.KnownFields(true)
 		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
@@ -340,6 +350,7 @@ func (c *Config) Validate() error {
 	for _, err := range []error{
 		check(c.Cloud != "" && !strings.ContainsAny(c.Cloud, " \t/"), "cloud", "must be a non-empty word such as us or eu"),
 		check(c.DataDir != "", "dataDir", "must not be empty"),
+		check(c.PublicURL == "" || publicURL(c.PublicURL), "publicURL", "must be an absolute http or https URL such as https://fleet.example.com, or empty"),
 		check(level == "debug" || level == "info" || level == "warn" || level == "error", "logLevel", "must be one of debug, info, warn, error"),
 		check(c.HTTP.Addr != "" && addr(c.HTTP.Addr), "http.addr", "must be host:port"),
 		check(c.MQTT.Addr != "" && addr(c.MQTT.Addr), "mqtt.addr", "must be host:port"),
@@ -366,6 +377,7 @@ func (c *Config) Validate() error {
 		check(c.MQTT.CommitDelay >= 0, "mqtt.commitDelay", "must not be negative"),
 		check(c.MQTT.CommandTimeout > 0, "mqtt.commandTimeout", "must be positive"),
 		check(c.Auth.UserTokenTTL > 0 && c.Auth.AdminTokenTTL > 0 && c.Auth.ScopedTokenTTL > 0, "auth.*TokenTTL", "must be positive"),
+		check(c.Auth.SigningKey == "" || len(c.Auth.SigningKey) >= 32, "auth.signingKey", "must be at least 32 characters (or 64 hex digits), or empty"),
 		check(c.Auth.BcryptCost >= 4 && c.Auth.BcryptCost <= 31, "auth.bcryptCost", "must be from 4 to 31"),
 		check(c.Auth.Throttle.AccountFreeAttempts >= 1 && c.Auth.Throttle.AddressFreeAttempts >= 1,
 			"auth.throttle.accountFreeAttempts and addressFreeAttempts", "must be at least 1"),
@@ -374,6 +386,7 @@ func (c *Config) Validate() error {
 		check(c.Auth.Throttle.MaxEntries >= 100, "auth.throttle.maxEntries", "must be at least 100"),
 		check(c.Auth.Throttle.PasswordWait > 0, "auth.throttle.passwordWait", "must be positive"),
 		check(c.Bootstrap.PartnerEmail == "" || strings.Contains(c.Bootstrap.PartnerEmail, "@"), "bootstrap.partnerEmail", "must be an e-mail address"),
+		checkPartnerPassword(c.Bootstrap.PartnerPassword),
 		check(len(c.Devices.FactoryMasterKey) >= 32, "devices.factoryMasterKey", "must be at least 32 hex characters"),
 		check(c.Webhooks.Workers >= 1, "webhooks.workers", "must be at least 1"),
 		check(c.Webhooks.RequestTimeout > 0, "webhooks.requestTimeout", "must be positive"),
@@ -400,4 +413,22 @@ func trustedProxies(list []string) bool {
 		}
 	}
 	return true
+}
+
+// publicURL reports whether s is an absolute http or https URL with a host.
+func publicURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.Opaque == ""
+}
+
+// checkPartnerPassword applies the password rules every user password
+// follows (store.CheckPassword) to the first partner's; empty generates one.
+func checkPartnerPassword(pw string) error {
+	if pw == "" {
+		return nil
+	}
+	if err := store.CheckPassword(pw); err != nil {
+		return fmt.Errorf("config: bootstrap.partnerPassword (FLEETCAM_PARTNER_PASSWORD) %w", err)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The shipped file documents every setting with its default: loading it must
@@ -61,6 +62,20 @@ func TestInvalidSettingsNameTheSetting(t *testing.T) {
 		{"tls without cert", "mqtt:\n  tlsAddr: \":8883\"\n", nil, "mqtt.tlsCert"},
 		{"retry age", "webhooks:\n  maxRetryAge: 1h\n", nil, "webhooks.maxRetryAge"},
 		{"delivery log days", "retention:\n  webhookDeliveryDays: 0\n", nil, "retention.webhookDeliveryDays"},
+		{"duration as a number", "http:\n  requestTimeout: 30\n", nil, "line 2: http.requestTimeout must be a duration such as 30s or 5m (got 30)"},
+		{"duration typo", "mqtt:\n  commandTimeout: 10 s\n", nil, "mqtt.commandTimeout must be a duration such as 30s or 5m (got 10 s)"},
+		{"number as text", "http:\n  maxPageSize: lots\n", nil, "http.maxPageSize must be a whole number (got lots)"},
+		{"bool as text", "devices:\n  allowLegacyFirmware: sometimes\n", nil, "devices.allowLegacyFirmware must be true or false (got sometimes)"},
+		{"section as a value", "smtp: off\n", nil, "smtp must be a mapping of settings"},
+		{"unknown nested key", "http:\n  adr: x\n", nil, "unknown setting http.adr"},
+		{"public url not a url", "publicURL: not a url\n", nil, "publicURL must be an absolute http or https URL"},
+		{"public url ftp", "", map[string]string{"FLEETCAM_PUBLIC_URL": "ftp://x"}, "publicURL must be an absolute http or https URL"},
+		{"public url without host", "publicURL: \"https://\"\n", nil, "publicURL must be an absolute http or https URL"},
+		{"short signing key", "", map[string]string{"FLEETCAM_SIGNING_KEY": "short"}, "auth.signingKey must be at least 32 characters"},
+		{"short partner password", "", map[string]string{"FLEETCAM_PARTNER_PASSWORD": "a"},
+			"bootstrap.partnerPassword (FLEETCAM_PARTNER_PASSWORD) must be at least 8 characters long"},
+		{"partner password without a capital", "", map[string]string{"FLEETCAM_PARTNER_PASSWORD": "guard-pass-123456"},
+			"bootstrap.partnerPassword (FLEETCAM_PARTNER_PASSWORD) must contain an upper-case letter, a lower-case letter and a digit"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,5 +86,19 @@ func TestInvalidSettingsNameTheSetting(t *testing.T) {
 				t.Fatalf("error %v, want one naming %s", err, tc.want)
 			}
 		})
+	}
+}
+
+// Settings that are valid in form load, the public URL included.
+func TestValidFormsLoad(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(path, []byte("publicURL: https://fleet.example.com\nhttp:\n  requestTimeout: 45s\n  rateLimit: 2.5\nsmtp:\n"), 0o600)
+	env := map[string]string{"FLEETCAM_PARTNER_PASSWORD": "Guard-pass-123456"}
+	c, err := Load(path, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PublicURL != "https://fleet.example.com" || c.HTTP.RequestTimeout != 45*time.Second || c.HTTP.RateLimit != 2.5 {
+		t.Fatalf("unexpected %+v", c)
 	}
 }

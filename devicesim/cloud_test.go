@@ -43,6 +43,9 @@ type fakeCloud struct {
 	changed  chan struct{}
 	denied   []string                          // topics refused by the ACL
 	push     map[string]protocol.DesiredConfig // sent to the device on every SUBSCRIBE
+	// hold, when set for a topic suffix, keeps the PUBACK of messages on
+	// it until the channel is closed (they are recorded at once).
+	hold map[string]chan struct{}
 }
 
 type connectRecord struct {
@@ -176,7 +179,11 @@ func (c *fakeCloud) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 		c.msgs = append(c.msgs, cloudMsg{IMEI: imei, Suffix: suffix, Payload: append([]byte(nil), pk.Payload...),
 			Correlation: append([]byte(nil), pk.Properties.CorrelationData...), Version: cl.Properties.ProtocolVersion})
 		c.notifyLocked()
+		hold := c.hold[suffix]
 		c.mu.Unlock()
+		if hold != nil {
+			<-hold
+		}
 	}
 	return pk, nil
 }

@@ -452,7 +452,7 @@ func (d *Device) Status() protocol.Status {
 
 // setErr records err as the device's last error and in the shared stats.
 func (d *Device) setErr(err error) {
-	if errors.Is(err, errStopping) {
+	if errors.Is(err, errStopping) || errors.Is(err, errWentOffline) {
 		return
 	}
 	d.mu.Lock()

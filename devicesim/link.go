@@ -55,16 +55,43 @@ type dialConfig struct {
 
 // RefusedError is a CONNACK or SUBACK failure reason code from the broker.
 type RefusedError struct {
-	Code   byte
+	Code byte
+	// Name is what the code means in the MQTT version spoken.
+	Name string
+	// Reason is the broker's MQTT 5 Reason String, which names the cause
+	// (e.g. "imei is in no organization's inventory"), or what was refused
+	// ("subscribe …"); empty when there is neither.
 	Reason string
 }
 
-// Error names the reason code.
+// Error reads "devicesim: broker refused: not authorized (0x87): <reason>".
 func (e *RefusedError) Error() string {
+	msg := fmt.Sprintf("devicesim: broker refused: %s (0x%02x)", e.Name, e.Code)
 	if e.Reason != "" {
-		return fmt.Sprintf("devicesim: broker refused: reason code 0x%02x (%s)", e.Code, e.Reason)
+		msg += ": " + e.Reason
 	}
-	return fmt.Sprintf("devicesim: broker refused: reason code 0x%02x", e.Code)
+	return msg
+}
+
+// refused5 is the RefusedError of an MQTT 5 reason code.
+func refused5(code byte, reason string) *RefusedError {
+	name := reasonNames5[code]
+	if name == "" {
+		name = "reason code"
+	}
+	return &RefusedError{Code: code, Name: name, Reason: reason}
+}
+
+// reasonNames5 are the MQTT 5 failure reason codes a CONNACK or SUBACK carries.
+var reasonNames5 = map[byte]string{
+	0x80: "unspecified error", 0x81: "malformed packet", 0x82: "protocol error", 0x83: "implementation specific error",
+	0x84: "unsupported protocol version", 0x85: "client identifier not valid", 0x86: "bad user name or password",
+	0x87: "not authorized", 0x88: "server unavailable", 0x89: "server busy", 0x8A: "banned",
+	0x8C: "bad authentication method", 0x8F: "topic filter invalid", 0x91: "packet identifier in use",
+	0x95: "packet too large", 0x97: "quota exceeded", 0x99: "payload format invalid", 0x9A: "retain not supported",
+	0x9B: "QoS not supported", 0x9C: "use another server", 0x9D: "server moved",
+	0x9E: "shared subscriptions not supported", 0x9F: "connection rate exceeded",
+	0xA1: "subscription identifiers not supported", 0xA2: "wildcard subscriptions not supported",
 }
 
 // Unwrap makes errors.Is(err, ErrRefused) true.
@@ -142,7 +169,7 @@ func dial5(ctx context.Context, c dialConfig) (link, error) {
 		UsernameFlag: true,
 		Password:     []byte(c.Password),
 		PasswordFlag: true,
-		Properties:   &paho.ConnectProperties{ReceiveMaximum: &recv},
+		Properties:   &paho.ConnectProperties{ReceiveMaximum: &recv, RequestProblemInfo: true},
 	}
 	if !c.Clean {
 		exp := uint32(c.SessionExpiry / time.Second)
@@ -156,7 +183,7 @@ func dial5(ctx context.Context, c dialConfig) (link, error) {
 			if ca.Properties != nil {
 				reason = ca.Properties.ReasonString
 			}
-			return nil, &RefusedError{Code: ca.ReasonCode, Reason: reason}
+			return nil, refused5(ca.ReasonCode, reason)
 		}
 		return nil, fmt.Errorf("devicesim: connect: %w", err)
 	}
@@ -172,7 +199,7 @@ func dial5(ctx context.Context, c dialConfig) (link, error) {
 	if err != nil {
 		l.abort()
 		if sa != nil && len(sa.Reasons) > 0 && sa.Reasons[0] >= 0x80 {
-			return nil, &RefusedError{Code: sa.Reasons[0], Reason: "subscribe " + c.Filter}
+			return nil, refused5(sa.Reasons[0], "subscribe "+c.Filter)
 		}
 		return nil, fmt.Errorf("devicesim: subscribe %s: %w", c.Filter, err)
 	}
@@ -182,7 +209,7 @@ func dial5(ctx context.Context, c dialConfig) (link, error) {
 		if len(sa.Reasons) > 0 {
 			code = sa.Reasons[0]
 		}
-		return nil, &RefusedError{Code: code, Reason: "subscribe " + c.Filter}
+		return nil, refused5(code, "subscribe "+c.Filter)
 	}
 	return l, nil
 }

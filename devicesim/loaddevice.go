@@ -142,7 +142,7 @@ func (d *loadDevice) dial() error {
 	cp := &paho.Connect{
 		ClientID: d.imei, KeepAlive: uint16(f.o.KeepAlive / time.Second), CleanStart: f.o.CleanStart,
 		Username: d.imei, UsernameFlag: true, Password: []byte(pass), PasswordFlag: true,
-		Properties: &paho.ConnectProperties{ReceiveMaximum: &recv},
+		Properties: &paho.ConnectProperties{ReceiveMaximum: &recv, RequestProblemInfo: true},
 	}
 	if !f.o.CleanStart {
 		exp := uint32(f.o.SessionExpiry / time.Second)
@@ -156,7 +156,7 @@ func (d *loadDevice) dial() error {
 			if ca.Properties != nil {
 				reason = ca.Properties.ReasonString
 			}
-			return &RefusedError{Code: ca.ReasonCode, Reason: reason}
+			return refused5(ca.ReasonCode, reason)
 		}
 		return err
 	}
@@ -164,7 +164,7 @@ func (d *loadDevice) dial() error {
 		filter := protocol.DownFilter(d.imei)
 		sa, err := cli.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: filter, QoS: 1}}})
 		if err == nil && (len(sa.Reasons) != 1 || sa.Reasons[0] >= 0x80) {
-			err = &RefusedError{Code: 0x80, Reason: "subscribe " + filter}
+			err = refused5(0x80, "subscribe "+filter)
 		}
 		if err != nil {
 			_ = conn.Close()

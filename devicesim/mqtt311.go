@@ -90,7 +90,11 @@ func dial311(ctx context.Context, c dialConfig) (link, error) {
 	}
 	if ack.ReasonCode != 0 {
 		_ = conn.Close()
-		return nil, &RefusedError{Code: ack.ReasonCode, Reason: connack311Reasons[ack.ReasonCode]}
+		name := connack311Reasons[ack.ReasonCode]
+		if name == "" {
+			name = "return code"
+		}
+		return nil, &RefusedError{Code: ack.ReasonCode, Name: name}
 	}
 	l.present = ack.SessionPresent
 	_ = conn.SetDeadline(time.Time{})
@@ -113,7 +117,7 @@ func dial311(ctx context.Context, c dialConfig) (link, error) {
 	}
 	if len(suback.ReasonCodes) != 1 || suback.ReasonCodes[0] >= 0x80 {
 		l.abort()
-		return nil, &RefusedError{Code: 0x80, Reason: "subscribe " + c.Filter}
+		return nil, &RefusedError{Code: 0x80, Name: "failure", Reason: "subscribe " + c.Filter}
 	}
 	return l, nil
 }

@@ -15,6 +15,11 @@ import (
 // errStopping reports work cut short because the device is stopping.
 var errStopping = errors.New("devicesim: device stopping")
 
+// errWentOffline reports a publish cut short because the device chose to
+// drop its connection (a scripted offline step, a reboot or a reset): the
+// message stays queued for the next connection, and nothing failed.
+var errWentOffline = errors.New("devicesim: device went offline")
+
 // pending is a message kept while the device is offline.
 type pending struct {
 	Suffix  string
@@ -227,6 +232,9 @@ func (d *Device) send(ctx context.Context, l link, topic, suffix string, payload
 		if ctx.Err() != nil {
 			return errStopping // the device is shutting down; not a broker failure
 		}
+		if d.offlineWait() > 0 {
+			return errWentOffline
+		}
 		d.stats.publishFailed()
 		if pctx.Err() != nil {
 			return fmt.Errorf("devicesim: publish %s: no PUBACK within %s", suffix, d.o.PublishTimeout)
@@ -307,6 +315,11 @@ func (d *Device) flushOutbox(ctx context.Context) error {
 		d.mu.Unlock()
 		err := d.send(ctx, l, protocol.Topic(d.o.IMEI, p.Suffix), p.Suffix, p.Payload, nil, p.Key)
 		d.mu.Lock()
+		if errors.Is(err, errWentOffline) {
+			d.flushing = false
+			d.mu.Unlock()
+			return nil // still queued: it goes out after the device is back
+		}
 		if err != nil {
 			if d.link == l || d.link == nil {
 				d.flushing = false

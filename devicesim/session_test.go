@@ -343,3 +343,49 @@ func TestForeignTopicsNeverUsed(t *testing.T) {
 		t.Fatalf("the ACL refused %v", cloud.denied)
 	}
 }
+
+// A scripted offline step that cuts a publish short is no error: the
+// message stays queued, goes out once the device is back, and neither the
+// error counters nor the last error mention it.
+func TestOfflineStepDuringPublishIsNoError(t *testing.T) {
+	cloud := newFakeCloud(t)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) }) // before the broker closes
+	cloud.mu.Lock()
+	cloud.hold = map[string]chan struct{}{protocol.TopicEvent: release}
+	cloud.mu.Unlock()
+	imei := mustIMEI(t, 9)
+	stats := NewStats()
+	o := testOptions(cloud, imei)
+	o.Stats = stats
+	d := startDevice(t, o)
+	cloud.msg(t, imei, protocol.TopicStatus, nil)
+
+	ctx := context.Background()
+	emitted := make(chan error, 1)
+	go func() {
+		_, err := d.Emit(ctx, EventSpec{Type: "deceleration"})
+		emitted <- err
+	}()
+	cloud.msg(t, imei, protocol.TopicEvent, nil) // in flight, its PUBACK held
+	if err := d.Play(ctx, Step{Action: ActionOffline, Duration: Offset(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-emitted:
+		if err != nil {
+			t.Fatalf("emit cut short by the offline step: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the publish did not end with the connection")
+	}
+	if err := d.LastError(); err != nil {
+		t.Fatalf("last error %v", err)
+	}
+	if s := stats.Snapshot(); s.Errors() != 0 || s.LastError != "" {
+		t.Fatalf("errors %d, last %q", s.Errors(), s.LastError)
+	}
+	if d.Pending() != 1 {
+		t.Fatalf("pending %d, want the cut-short event", d.Pending())
+	}
+}

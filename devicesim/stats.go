@@ -20,7 +20,8 @@ type Stats struct {
 	grants, configAcks, events, suppressed atomic.Int64
 	gpsSamples, uploads, uploadErrors      atomic.Int64
 	uploadBytes, skipped                   atomic.Int64
-	expected                               atomic.Int64
+	expected, onlineAtStop                 atomic.Int64
+	stopped                                atomic.Bool
 	allConnectedNanos                      atomic.Int64
 	ack, connect                           latencies
 
@@ -34,6 +35,13 @@ func NewStats() *Stats { return &Stats{started: time.Now()} }
 // Expect sets how many devices should connect; Snapshot then reports when
 // the last of them first connected.
 func (s *Stats) Expect(n int) { s.expected.Store(int64(n)) }
+
+// Stop records how many devices are connected as the run ends; call it
+// before the devices are told to stop, which disconnects them.
+func (s *Stats) Stop() {
+	s.onlineAtStop.Store(s.online.Load())
+	s.stopped.Store(true)
+}
 
 func (s *Stats) connected(took time.Duration, first bool) {
 	s.online.Add(1)
@@ -87,6 +95,9 @@ type Snapshot struct {
 	Elapsed time.Duration
 	// Online is the number of devices connected now.
 	Online int64
+	// OnlineAtStop is the number of devices connected when Stop was
+	// called; before that, the number connected now.
+	OnlineAtStop int64
 	// Connects counts successful connections; FirstConnects devices that connected at least once.
 	Connects, FirstConnects int64
 	// AllConnected is how long after the start the last expected device first connected (0: not yet).
@@ -129,8 +140,8 @@ func (s *Stats) Snapshot() Snapshot {
 	s.mu.Lock()
 	last := s.lastErr
 	s.mu.Unlock()
-	return Snapshot{
-		Elapsed: time.Since(s.started), Online: s.online.Load(),
+	snap := Snapshot{
+		Elapsed: time.Since(s.started), Online: s.online.Load(), OnlineAtStop: s.online.Load(),
 		Connects: s.connects.Load(), FirstConnects: s.firstConnects.Load(),
 		AllConnected:  time.Duration(s.allConnectedNanos.Load()),
 		ConnectErrors: s.connectErrors.Load(), Refused: s.refused.Load(), Disconnects: s.disconnects.Load(),
@@ -141,6 +152,10 @@ func (s *Stats) Snapshot() Snapshot {
 		GPSSamples: s.gpsSamples.Load(), Uploads: s.uploads.Load(), UploadErrors: s.uploadErrors.Load(),
 		UploadBytes: s.uploadBytes.Load(), Ack: s.ack.percentiles(), Connect: s.connect.percentiles(), LastError: last,
 	}
+	if s.stopped.Load() {
+		snap.OnlineAtStop = s.onlineAtStop.Load()
+	}
+	return snap
 }
 
 // latencies is a log-linear histogram of durations in microseconds: 32

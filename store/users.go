@@ -2,10 +2,12 @@ package store
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Access levels of a user.
@@ -18,6 +20,29 @@ const (
 // ValidAccessLevel reports whether s names an access level.
 func ValidAccessLevel(s string) bool {
 	return s == AccessViewer || s == AccessEditor || s == AccessEditorWithoutMediaAccess
+}
+
+// CheckPassword enforces the password rules wherever a password is set (the
+// API, the operator commands and the first partner of a new data dir): at
+// least 8 characters with an upper-case letter, a lower-case letter and a
+// digit; at most 72 bytes (bcrypt). The error is the rule that failed, worded
+// to follow the name of the field or flag that carried the password.
+func CheckPassword(pw string) error {
+	var upper, lower, digit bool
+	for _, r := range pw {
+		upper = upper || unicode.IsUpper(r)
+		lower = lower || unicode.IsLower(r)
+		digit = digit || unicode.IsDigit(r)
+	}
+	switch {
+	case len([]rune(pw)) < 8:
+		return errors.New("must be at least 8 characters long")
+	case len(pw) > 72:
+		return errors.New("must be at most 72 bytes long")
+	case !upper || !lower || !digit:
+		return errors.New("must contain an upper-case letter, a lower-case letter and a digit")
+	}
+	return nil
 }
 
 // Partner is a reseller: it creates organizations and owns devices in them.

@@ -12,7 +12,7 @@ import (
 )
 
 func TestHealthFlag(t *testing.T) {
-	f, err := parseFlags([]string{"-state-dir", "", "-health", "sdCardFailing, powerDisconnected"}, io.Discard)
+	f, err := parseFlags([]string{"-state-dir", "", "-health", "sdCardFailing, powerDisconnected"}, io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

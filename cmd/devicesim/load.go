@@ -185,7 +185,7 @@ func loadSummary(w io.Writer, s devicesim.Snapshot, n int, mem memory) {
 		lastErr = "none"
 	}
 	fmt.Fprintf(w, "devicesim summary (load mode)\n")
-	fmt.Fprintf(w, "  devices        %d (online at exit %d, ever connected %d)\n", n, s.Online, s.FirstConnects)
+	fmt.Fprintf(w, "  devices        %d (online at exit %d, ever connected %d)\n", n, s.OnlineAtStop, s.FirstConnects)
 	fmt.Fprintf(w, "  run time       %s\n", s.Elapsed.Round(time.Millisecond))
 	fmt.Fprintf(w, "  connect        %s%s; connect time p50 %s p99 %s max %s\n", all, rate, ms(s.Connect.P50), ms(s.Connect.P99), ms(s.Connect.Max))
 	fmt.Fprintf(w, "  connections    %d made, %d failed (%d refused by the broker), %d ended\n", s.Connects, s.ConnectErrors, s.Refused, s.Disconnects)

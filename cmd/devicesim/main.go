@@ -35,6 +35,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -73,10 +74,52 @@ type flags struct {
 	health                                                 string
 }
 
-func parseFlags(args []string, stderr io.Writer) (*flags, error) {
+// usageHead and usageTail frame the flag list of -help.
+const (
+	usageHead = `usage: devicesim [flags]
+
+Simulated fleetcam dashcams against a broker (make run starts one on 127.0.0.1:1883). A device
+must be in an organization's inventory (POST /v2/organizations/{orgId}/devices) to connect.
+
+Examples:
+  devicesim -imei-start 356938100000000        # one dashcam on the city loop, 1 Hz GPS
+  devicesim -devices 10 -duration 60s -event-rate 0.1
+  devicesim -scenario devicesim/testdata/scenario.yaml -gpx trip.gpx
+  devicesim -health sdCardFailing,powerDisconnected
+  devicesim -firmware 3.9 -mqtt 3.1.1           # legacy firmware over MQTT 3.1.1
+  devicesim -load -devices 10000 -connect-rate 2000 -gps-rate 1 -event-rate 0.01 -duration 5m
+  devicesim -load -devices 100 -closed-loop -duration 30s
+
+Flags:
+`
+	usageTail = `
+Scenario files (-scenario), YAML or JSON: a list of steps, or {loop: true|false, steps: [...]}.
+Each step has "at", the offset from the start (a duration such as 90s, or seconds), and either
+  type: EVENT     an event in the API's syntax (accOn, deceleration, driverCheckIn, ...), with
+                  optional severity, pinCode, qrCode, driverId, geoFenceId, geoFencePath, cameraId
+  action: NAME    offline (with duration: the device drops its connection, queues, comes back),
+                  reboot, factoryReset, checkIn (pinCode or qrCode), checkOut, formatStorage,
+                  health (faults: a list of -health names; none is healthy), auxConnect and
+                  auxDisconnect (cameraId of a paired auxiliary camera)
+For example:
+  loop: false
+  steps:
+    - {at: 2s, type: accOn}
+    - {at: 5s, action: checkIn, pinCode: "12345"}
+    - {at: 60s, action: offline, duration: 30s}
+    - {at: 150s, action: checkOut}
+devicesim/testdata/scenario.yaml and faults.yaml are complete examples.
+
+The summary goes to stdout, progress and logs to stderr. Exit status: 0; 1 when a device never
+connected or setup failed; 2 for bad flags.
+`
+)
+
+func parseFlags(args []string, stdout, stderr io.Writer) (*flags, error) {
 	f := &flags{}
 	fs := flag.NewFlagSet("devicesim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	var out bytes.Buffer // -help goes to stdout, a flag error with the usage to stderr
+	fs.SetOutput(&out)
 	fs.StringVar(&f.broker, "broker", "tcp://127.0.0.1:1883", "broker URL: tcp://, mqtt://, tls://, ssl:// or mqtts:// host:port")
 	fs.IntVar(&f.devices, "devices", 1, "number of simulated devices")
 	fs.StringVar(&f.imeiStart, "imei-start", "35693810000000", "first IMEI: a 14-digit body (the check digit is added) or a valid 15-digit IMEI; devices take consecutive bodies")
@@ -109,10 +152,15 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.health, "health", "", "comma-separated health faults every device reports: sdCardMissing, sdCardFailing, recordingTestFailed, cameraDisconnected, powerDisconnected")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: devicesim [flags]\n\nSimulated fleetcam dashcams. Flags:\n")
+		fmt.Fprint(fs.Output(), usageHead)
 		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), usageTail)
 	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			stderr = stdout
+		}
+		out.WriteTo(stderr)
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -210,7 +258,7 @@ func parseSize(s string) (int, int, error) {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f, err := parseFlags(args, stderr)
+	f, err := parseFlags(args, stdout, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -281,7 +329,20 @@ func drive(ctx context.Context, f *flags, fleet interface{ Run(context.Context) 
 			progress(done, stderr, stats, f.devices, f.progress, f.load)
 		}()
 	}
-	_ = fleet.Run(ctx)
+	// The devices run until the run ends; the stats note who was online
+	// first, as stopping disconnects them all.
+	runCtx, stopRun := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			stats.Stop()
+		case <-ran:
+		}
+		stopRun()
+	}()
+	_ = fleet.Run(runCtx)
+	close(ran)
 	close(done)
 	wg.Wait()
 	if ackLog != nil {
@@ -337,7 +398,7 @@ func summary(w io.Writer, s devicesim.Snapshot, n int) {
 		lastErr = "none"
 	}
 	fmt.Fprintf(w, "devicesim summary\n")
-	fmt.Fprintf(w, "  devices        %d (online at exit %d, ever connected %d)\n", n, s.Online, s.FirstConnects)
+	fmt.Fprintf(w, "  devices        %d (online at exit %d, ever connected %d)\n", n, s.OnlineAtStop, s.FirstConnects)
 	fmt.Fprintf(w, "  run time       %s\n", s.Elapsed.Round(time.Millisecond))
 	fmt.Fprintf(w, "  connect        %s; connect time p50 %s p99 %s max %s\n", all, ms(s.Connect.P50), ms(s.Connect.P99), ms(s.Connect.Max))
 	fmt.Fprintf(w, "  connections    %d made, %d failed (%d refused by the broker), %d ended\n", s.Connects, s.ConnectErrors, s.Refused, s.Disconnects)

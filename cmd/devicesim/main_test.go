@@ -116,7 +116,7 @@ func TestRunFleetUntilInterrupted(t *testing.T) {
 		t.Fatal("run did not return after the interrupt")
 	}
 	out := stdout.String()
-	for _, want := range []string{"devicesim summary", "devices        3 (online at exit 0, ever connected 3)", "all connected in", "ack latency    p50"} {
+	for _, want := range []string{"devicesim summary", "devices        3 (online at exit 3, ever connected 3)", "all connected in", "ack latency    p50"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("summary lacks %q:\n%s", want, out)
 		}

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -28,6 +30,7 @@ func admin(noun string, args []string, getenv func(string) string, stdout io.Wri
 	partnerID := fs.Int64("partner", 0, "partner id (user add)")
 	orgID := fs.Int64("organization", 0, "organization id (user add)")
 	level := fs.String("access-level", store.AccessEditor, "viewer, editor or editorWithoutMediaAccess")
+	create := fs.Bool("create", false, "start a new store when the data dir has none")
 	if err := fs.Parse(args[1:]); err != nil {
 		return fmt.Errorf("%w\n%s", err, usage)
 	}
@@ -44,14 +47,16 @@ func admin(noun string, args []string, getenv func(string) string, stdout io.Wri
 	pw := *password
 	if pw == "" {
 		pw = randomPassword()
+	} else if err := store.CheckPassword(pw); err != nil {
+		return fmt.Errorf("--password %w", err)
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(pw), def.Auth.BcryptCost)
 	if err != nil {
 		return err
 	}
-	db, err := store.Open(filepath.Join(*dataDir, storeFile), store.Options{})
+	db, err := openStore(*dataDir, *create)
 	if err != nil {
-		return fmt.Errorf("%w (is fleetcam running on this data dir?)", err)
+		return err
 	}
 	defer db.Close()
 	u := &store.User{Email: *email, Name: *name, PasswordHash: hash, AccessLevel: *level}
@@ -89,6 +94,21 @@ func admin(noun string, args []string, getenv func(string) string, stdout io.Wri
 		fmt.Fprintf(stdout, "password: %s\n", pw)
 	}
 	return nil
+}
+
+// openStore opens the store of an operator command. A data dir without a
+// store is refused unless create is set: a mistyped -data would otherwise
+// receive a new, empty store that the server never reads.
+func openStore(dataDir string, create bool) (*store.DB, error) {
+	path := filepath.Join(dataDir, storeFile)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !create {
+		return nil, fmt.Errorf("%s holds no fleetcam store (%s is missing): check -data, or add --create to start a new one", dataDir, storeFile)
+	}
+	db, err := store.Open(path, store.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("%w (is fleetcam running on this data dir?)", err)
+	}
+	return db, nil
 }
 
 func firstNonEmpty(v ...string) string {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -22,7 +21,7 @@ const childEnv = "FLEETCAM_TEST_CHILD"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
-		os.Exit(run(context.Background(), nil, os.Getenv, os.Stdout, os.Stderr))
+		os.Exit(runMain(nil))
 	}
 	os.Exit(m.Run())
 }

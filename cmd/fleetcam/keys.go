@@ -3,25 +3,24 @@ package main
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/fleetcam/fleetcam/store"
 )
 
 // signingKeyFile holds the generated token signing key inside the data dir.
 const signingKeyFile = "signing.key"
 
-// loadSigningKey returns the configured key (hex or text), else the key kept
-// in the data dir, generating and persisting it (0600) on first start.
+// loadSigningKey returns the configured key (hex or text; its length is
+// checked with the configuration), else the key kept in the data dir,
+// generating and persisting it (0600) on first start.
 func loadSigningKey(configured, dataDir string) ([]byte, error) {
 	if configured != "" {
 		if b, err := hex.DecodeString(configured); err == nil && len(b) >= 32 {
 			return b, nil
-		}
-		if len(configured) < 32 {
-			return nil, errors.New("config: auth.signingKey must be at least 32 characters")
 		}
 		return []byte(configured), nil
 	}
@@ -67,7 +66,8 @@ func writeSecretFile(path, content string) error {
 	return f.Close()
 }
 
-// randomPassword returns a password with upper, lower case letters and digits.
+// randomPassword returns a password of 20 letters and digits that follows
+// the password rules (store.CheckPassword).
 func randomPassword() string {
 	const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"
 	for {
@@ -81,7 +81,7 @@ func randomPassword() string {
 			}
 		}
 		s := string(b)
-		if strings.ContainsAny(s, "ABCDEFGHJKLMNPQRSTUVWXYZ") && strings.ContainsAny(s, "abcdefghijkmnopqrstuvwxyz") && strings.ContainsAny(s, "23456789") {
+		if store.CheckPassword(s) == nil {
 			return s
 		}
 	}

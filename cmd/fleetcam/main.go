@@ -6,48 +6,93 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+	os.Exit(runMain(os.Args[1:]))
 }
 
-const usage = `usage:
-  fleetcam [serve] [-config FILE]          start the server (defaults need no file)
-  fleetcam partner add -data DIR --name NAME --email EMAIL [--password PASSWORD]
+// runMain runs fleetcam as the process does: SIGINT (Ctrl-C) and SIGTERM
+// stop the server gracefully, and a clean stop exits 0.
+func runMain(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, args, os.Getenv, os.Stdout, os.Stderr)
+}
+
+const usage = `usage: fleetcam [COMMAND] [FLAGS]
+
+Commands:
+  serve             start the server; the default when no command is given
+  partner add       create a partner and its first user
+  user add          add a user to a partner or to an organization
+  device refurbish  mark a device refurbished, after which its billing cannot change
+  help              show this text
+
+Server flags (fleetcam [serve] ...):
+  -config FILE      YAML configuration (configs/fleetcam.yaml documents every setting
+                    and its FLEETCAM_* variable); without it the built-in defaults apply
+
+The other commands work on a data directory while the server is stopped; they refuse a
+directory without a store unless --create is given:
+  fleetcam partner add -data DIR --name NAME --email EMAIL [--password PASSWORD] [--create]
   fleetcam user add -data DIR --email EMAIL (--partner ID | --organization ID)
                     [--access-level viewer|editor|editorWithoutMediaAccess] [--password PASSWORD]
   fleetcam device refurbish -data DIR --imei IMEI [--undo]
+Without --password a password is generated and printed. Passwords need 8 to 72 bytes with
+an upper-case letter, a lower-case letter and a digit.
+
+Examples:
+  fleetcam                                  # data in ./data, HTTP :8080, MQTT :1883
+  fleetcam -config configs/fleetcam.yaml
+  FLEETCAM_HTTP_ADDR=127.0.0.1:8080 fleetcam
+  fleetcam partner add -data ./data --name "Acme Telematics" --email ops@acme.example
+  fleetcam user add -data ./data --email viewer@acme.example --organization 1 --access-level viewer
+  fleetcam device refurbish -data ./data --imei 357660100000017
 `
 
-// run is fleetcam with its environment passed in; it returns the exit code.
+// run is fleetcam with its environment passed in; it returns the exit code:
+// 0, 1 when the command failed, 2 for an unknown command.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	cmd := "serve"
-	if len(args) > 0 && (args[0] == "serve" || args[0] == "partner" || args[0] == "user" || args[0] == "device" || args[0] == "help" || args[0] == "-h" || args[0] == "--help") {
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || isHelp(args[0])) {
 		cmd, args = args[0], args[1:]
 	}
 	var err error
-	switch cmd {
-	case "serve":
+	switch {
+	case cmd == "serve":
 		err = serve(ctx, args, getenv, stdout, stderr)
-	case "partner", "user":
+	case cmd == "partner", cmd == "user":
 		err = admin(cmd, args, getenv, stdout)
-	case "device":
+	case cmd == "device":
 		err = deviceAdmin(args, getenv, stdout)
-	default:
+	case isHelp(cmd):
 		fmt.Fprint(stdout, usage)
 		return 0
+	default:
+		fmt.Fprintf(stderr, "fleetcam: unknown command %q\n\n%s", cmd, usage)
+		return 2
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, usage)
+		return 0
+	case err != nil:
 		fmt.Fprintln(stderr, "fleetcam:", err)
 		return 1
 	}
 	return 0
+}
+
+// isHelp reports whether arg asks for the usage.
+func isHelp(arg string) bool {
+	return arg == "help" || arg == "-h" || arg == "-help" || arg == "--help"
 }

@@ -195,7 +195,7 @@ var createdRE = regexp.MustCompile(`created user (\d+) \(([^)]+)\) for partner (
 
 func TestAdminSubcommands(t *testing.T) {
 	dir := t.TempDir()
-	code, out := runCmd(t, "partner", "add", "-data", dir, "--name", "Acme Telematics", "--email", "ops@acme.example", "--password", "Passw0rdA")
+	code, out := runCmd(t, "partner", "add", "-data", dir, "--create", "--name", "Acme Telematics", "--email", "ops@acme.example", "--password", "Passw0rdA")
 	m := createdRE.FindStringSubmatch(out)
 	if code != 0 || m == nil || m[2] != "ops@acme.example" {
 		t.Fatalf("partner add: %d %s", code, out)

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
@@ -29,9 +28,9 @@ func deviceAdmin(args []string, getenv func(string) string, stdout io.Writer) er
 	if !store.ValidIMEI(*imei) {
 		return errors.New("--imei must be a 15-digit IMEI")
 	}
-	db, err := store.Open(filepath.Join(*dataDir, storeFile), store.Options{})
+	db, err := openStore(*dataDir, false)
 	if err != nil {
-		return fmt.Errorf("%w (is fleetcam running on this data dir?)", err)
+		return err
 	}
 	defer db.Close()
 	if err := db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error { return tx.SetRefurbished(*imei, !*undo) }); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -35,10 +36,16 @@ const storeFile = "fleetcam.db"
 // after its last commit.
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("fleetcam serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	configPath := fs.String("config", "", "YAML configuration file (see configs/fleetcam.yaml)")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w\n%s", err, usage)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q\n%s", fs.Arg(0), usage)
 	}
 	cfg, err := configs.Load(*configPath, getenv)
 	if err != nil {
@@ -89,13 +96,28 @@ type app struct {
 	stopBackground context.CancelFunc
 }
 
-// start opens the store, ensures the bootstrap partner and starts every listener.
+// start binds the listeners' addresses before it touches the data dir (a
+// port in use must not leave a new store and first partner behind), then
+// opens the store, ensures the bootstrap partner and starts every listener.
+// The configuration is already validated (configs.Load).
 func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.Writer) (*app, error) {
+	// The HTTP listener comes first: without a publicURL, the signed media
+	// URLs the API hands to devices and callers carry its actual address.
+	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("http.addr %s: %w", cfg.HTTP.Addr, err)
+	}
+	if err := probeListeners(cfg); err != nil {
+		ln.Close()
+		return nil, err
+	}
 	db, err := store.Open(filepath.Join(cfg.DataDir, storeFile), store.Options{})
 	if err != nil {
+		ln.Close()
 		return nil, err
 	}
 	fail := func(err error) (*app, error) {
+		ln.Close()
 		db.Close()
 		return nil, err
 	}
@@ -109,18 +131,11 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		store.NewDiskUsage(db))
+	// The API keeps media under <dataDir>/media (cloudapi.Deps.Blobs).
+	if err := registerProcessMetrics(reg, filepath.Join(cfg.DataDir, "media")); err != nil {
+		return fail(err)
+	}
 
-	// The HTTP listener comes first: without a publicURL, the signed media
-	// URLs the API hands to devices and callers carry its actual address.
-	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
-	if err != nil {
-		return fail(fmt.Errorf("http.addr %s: %w", cfg.HTTP.Addr, err))
-	}
-	fail = func(err error) (*app, error) {
-		ln.Close()
-		db.Close()
-		return nil, err
-	}
 	apiCfg := cfg
 	apiCfg.HTTP.Addr = ln.Addr().String()
 
@@ -206,10 +221,51 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	}
 	a.ready.Store(true)
 	log.Info("fleetcam started", "cloud", cfg.Cloud, "http", a.httpAddr.String(), "mqtt", a.broker.Addr(), "data", cfg.DataDir,
-		"pprof", a.pprofAddr, "metrics", a.metricsAddr)
+		"pprof", a.pprofAddr, "metrics", a.metricsAddr, "everyInterface", everyInterface(a.httpAddr.String()) || everyInterface(a.broker.Addr()))
+	if everyInterface(a.httpAddr.String()) || everyInterface(a.broker.Addr()) {
+		log.Warn("listening on every network interface: other machines can reach the API and the broker; " +
+			"set http.addr and mqtt.addr (FLEETCAM_HTTP_ADDR, FLEETCAM_MQTT_ADDR) to 127.0.0.1:PORT to keep fleetcam to this machine")
+	}
 	return a, nil
 }
 
+// everyInterface reports whether the listener address addr (host:port)
+// accepts connections on every network interface.
+func everyInterface(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "" || ip != nil && ip.IsUnspecified()
+}
+
+// probeListeners binds and releases every other configured listener
+// address and loads the MQTT TLS certificate, so that a port in use or a
+// missing certificate stops fleetcam before the data dir is created.
+func probeListeners(cfg configs.Config) error {
+	for _, l := range []struct{ setting, addr string }{
+		{"mqtt.addr", cfg.MQTT.Addr}, {"mqtt.wsAddr", cfg.MQTT.WSAddr},
+		{"mqtt.tlsAddr", cfg.MQTT.TLSAddr}, {"debug.pprofAddr", cfg.Debug.PprofAddr},
+	} {
+		if l.addr == "" {
+			continue
+		}
+		ln, err := net.Listen("tcp", l.addr)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", l.setting, l.addr, err)
+		}
+		ln.Close()
+	}
+	if cfg.MQTT.TLSAddr != "" {
+		if _, err := tls.LoadX509KeyPair(cfg.MQTT.TLSCert, cfg.MQTT.TLSKey); err != nil {
+			return fmt.Errorf("mqtt.tlsCert/mqtt.tlsKey: %w", err)
+		}
+	}
+	return nil
+}
+
+		
 // startMetrics serves the Prometheus metrics on their own listener and
 // returns its address.
 func (a *app) startMetrics(addr string, api *cloudapi.Server) (string, error) {

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The operator commands apply the API's password rules, with its wording,
+// before they touch the data dir.
+func TestAdminPasswordRules(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	for _, tc := range []struct{ password, msg string }{
+		{"a", "--password must be at least 8 characters long"},
+		{"guard-pass-123456", "--password must contain an upper-case letter, a lower-case letter and a digit"},
+		{"Aa1" + strings.Repeat("x", 70), "--password must be at most 72 bytes long"},
+	} {
+		code, out := runCmd(t, "partner", "add", "-data", dir, "--create", "--name", "Acme", "--email", "ops@acme.example", "--password", tc.password)
+		if code != 1 || !strings.Contains(out, tc.msg) {
+			t.Errorf("password %q: exit %d: %s", tc.password, code, out)
+		}
+		code, out = runCmd(t, "user", "add", "-data", dir, "--email", "x@acme.example", "--partner", "1", "--password", tc.password)
+		if code != 1 || !strings.Contains(out, tc.msg) {
+			t.Errorf("user add, password %q: exit %d: %s", tc.password, code, out)
+		}
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("a refused password left a data dir behind: %v", err)
+	}
+}
+
+// A data dir without a store is a typo until --create says otherwise: the
+// commands refuse it and create nothing.
+func TestAdminRefusesDataDirWithoutStore(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "typo", "dir")
+	for _, args := range [][]string{
+		{"partner", "add", "-data", dir, "--name", "Acme", "--email", "ops@acme.example"},
+		{"user", "add", "-data", dir, "--email", "ops@acme.example", "--partner", "1"},
+		{"device", "refurbish", "-data", dir, "--imei", "357660100000017"},
+	} {
+		code, out := runCmd(t, args...)
+		if code != 1 || !strings.Contains(out, dir+" holds no fleetcam store (fleetcam.db is missing)") || !strings.Contains(out, "--create") {
+			t.Errorf("%s: exit %d: %s", args[0], code, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(dir)); !os.IsNotExist(err) {
+		t.Fatalf("a refused command created %s: %v", dir, err)
+	}
+	code, out := runCmd(t, "partner", "add", "-data", dir, "--create", "--name", "Acme", "--email", "ops@acme.example")
+	if code != 0 || !strings.Contains(out, "created user 1") {
+		t.Fatalf("partner add --create: exit %d: %s", code, out)
+	}
+	// Once the store exists, --create is not needed.
+	code, out = runCmd(t, "user", "add", "-data", dir, "--email", "sales@acme.example", "--partner", "1")
+	if code != 0 || !strings.Contains(out, "created user 2") {
+		t.Fatalf("user add: exit %d: %s", code, out)
+	}
+}
