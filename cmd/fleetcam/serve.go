@@ -265,7 +265,6 @@ func probeListeners(cfg configs.Config) error {
 	return nil
 }
 
-		
 // startMetrics serves the Prometheus metrics on their own listener and
 // returns its address.
 func (a *app) startMetrics(addr string, api *cloudapi.Server) (string, error) {
