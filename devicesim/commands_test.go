@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/devicesim/mp4"
 )
 
 // mediaServer records every upload it receives.
@@ -184,15 +185,13 @@ func TestCommandsMQTT5(t *testing.T) {
 			t.Fatalf("upload reply %+v", r)
 		}
 		up := media.await(t, "/v1", 1)
-		if up.Method != http.MethodPut || up.ContentType != ContentTypeMJPEG {
+		if up.Method != http.MethodPut || up.ContentType != ContentTypeMP4 {
 			t.Fatalf("video upload %s %s", up.Method, up.ContentType)
 		}
-		frames := SplitMJPEG(up.Body)
-		if len(frames) != 20 { // 10 s at 2 fps
-			t.Fatalf("video has %d frames, want 20", len(frames))
-		}
-		for _, fr := range frames {
-			decodeJPEG(t, fr, 160, 96)
+		// 10 s at 2 fps, of the snapshot's size.
+		info, err := mp4.Probe(up.Body)
+		if want := (mp4.Info{Width: 160, Height: 96, Frames: 20, Duration: 10 * time.Second}); err != nil || info != want {
+			t.Fatalf("video %+v %v, want %+v", info, err, want)
 		}
 		if got := mediaReady(t, cloud, imei, f.FileID); got.CameraID != 2 || got.FileType != "video" {
 			t.Fatalf("media ready %+v", got)

@@ -142,3 +142,80 @@ func (s stream) moov(sizes []uint32, delta uint32, offset uint32) []byte {
 	trak := box("trak", tkhd, box("mdia", mdhd, hdlr, minf))
 	return box("moov", mvhd, trak)
 }
+
+// Info is what Probe reads from an MP4 file's first video track.
+type Info struct {
+	Width, Height int
+	Frames        int
+	Duration      time.Duration
+}
+
+// Probe reads the size, frame count and duration of the first track of an
+// MP4 file (as Encode writes them), checking the box structure on the way.
+func Probe(file []byte) (Info, error) {
+	top, err := children(file)
+	if err != nil {
+		return Info{}, err
+	}
+	if _, ok := top["ftyp"]; !ok {
+		return Info{}, errors.New("mp4: no ftyp box")
+	}
+	if _, ok := top["mdat"]; !ok {
+		return Info{}, errors.New("mp4: no mdat box")
+	}
+	var info Info
+	mvhd, err := path(top["moov"], "mvhd")
+	if err != nil || len(mvhd) < 20 {
+		return Info{}, fmt.Errorf("mp4: movie header: %v", err)
+	}
+	scale, dur := binary.BigEndian.Uint32(mvhd[12:]), binary.BigEndian.Uint32(mvhd[16:])
+	if scale == 0 {
+		return Info{}, errors.New("mp4: movie timescale 0")
+	}
+	info.Duration = time.Duration(dur) * time.Second / time.Duration(scale)
+	tkhd, err := path(top["moov"], "trak", "tkhd")
+	if err != nil || len(tkhd) < 84 {
+		return Info{}, fmt.Errorf("mp4: track header: %v", err)
+	}
+	info.Width, info.Height = int(binary.BigEndian.Uint32(tkhd[76:])>>16), int(binary.BigEndian.Uint32(tkhd[80:])>>16)
+	stsz, err := path(top["moov"], "trak", "mdia", "minf", "stbl", "stsz")
+	if err != nil || len(stsz) < 12 {
+		return Info{}, fmt.Errorf("mp4: sample sizes: %v", err)
+	}
+	info.Frames = int(binary.BigEndian.Uint32(stsz[8:]))
+	return info, nil
+}
+
+// children splits b into its boxes by type.
+func children(b []byte) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for len(b) > 0 {
+		if len(b) < 8 {
+			return nil, fmt.Errorf("mp4: %d stray bytes", len(b))
+		}
+		n := binary.BigEndian.Uint32(b)
+		if n < 8 || int64(n) > int64(len(b)) {
+			return nil, fmt.Errorf("mp4: box %q of size %d in %d bytes", b[4:8], n, len(b))
+		}
+		if _, dup := out[string(b[4:8])]; !dup {
+			out[string(b[4:8])] = b[8:n]
+		}
+		b = b[n:]
+	}
+	return out, nil
+}
+
+// path returns the content of the box at the path of types below b.
+func path(b []byte, types ...string) ([]byte, error) {
+	for _, typ := range types {
+		boxes, err := children(b)
+		if err != nil {
+			return nil, err
+		}
+		var ok bool
+		if b, ok = boxes[typ]; !ok {
+			return nil, fmt.Errorf("mp4: no %s box", typ)
+		}
+	}
+	return b, nil
+}

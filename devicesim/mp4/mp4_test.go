@@ -23,32 +23,21 @@ func testFrame(w, h, i int) *image.RGBA {
 // boxes splits b into its top-level boxes by type.
 func boxes(t *testing.T, b []byte) map[string][]byte {
 	t.Helper()
-	out := map[string][]byte{}
-	for len(b) > 0 {
-		if len(b) < 8 {
-			t.Fatalf("%d stray bytes", len(b))
-		}
-		n := binary.BigEndian.Uint32(b)
-		if int(n) > len(b) || n < 8 {
-			t.Fatalf("box %q of size %d in %d bytes", b[4:8], n, len(b))
-		}
-		out[string(b[4:8])] = b[8:n]
-		b = b[n:]
+	out, err := children(b)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
 
 // find returns the content of the box at path below b.
-func find(t *testing.T, b []byte, path ...string) []byte {
+func find(t *testing.T, b []byte, types ...string) []byte {
 	t.Helper()
-	for _, typ := range path {
-		got, ok := boxes(t, b)[typ]
-		if !ok {
-			t.Fatalf("no %s box", typ)
-		}
-		b = got
+	out, err := path(b, types...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return b
+	return out
 }
 
 // bitReader reads an RBSP as the decoder does.
@@ -107,13 +96,9 @@ func TestEncodeLayout(t *testing.T) {
 	if !bytes.Equal(file[4:8], []byte("ftyp")) || bytes.Index(file, []byte("moov")) > bytes.Index(file, []byte("mdat")) {
 		t.Fatal("the file must start with ftyp and have moov before mdat")
 	}
-	mvhd := find(t, file, "moov", "mvhd")
-	if scale, dur := binary.BigEndian.Uint32(mvhd[12:]), binary.BigEndian.Uint32(mvhd[16:]); scale != 1000 || dur != 1500 {
-		t.Fatalf("movie timescale %d duration %d, want 1000 1500", scale, dur)
-	}
-	tkhd := find(t, file, "moov", "trak", "tkhd")
-	if tw, th := binary.BigEndian.Uint32(tkhd[len(tkhd)-8:]), binary.BigEndian.Uint32(tkhd[len(tkhd)-4:]); tw != w<<16 || th != h<<16 {
-		t.Fatalf("track size %d x %d", tw>>16, th>>16)
+	info, err := Probe(file)
+	if want := (Info{Width: w, Height: h, Frames: n, Duration: 1500 * time.Millisecond}); err != nil || info != want {
+		t.Fatalf("probe %+v %v, want %+v", info, err, want)
 	}
 	stbl := find(t, file, "moov", "trak", "mdia", "minf", "stbl")
 	stsz := find(t, stbl, "stsz")
@@ -225,6 +210,22 @@ func TestNALEmulationPrevention(t *testing.T) {
 	}
 	if back := unescape(got); !bytes.Equal(back, []byte{0, 0, 0, 0, 0, 1, 0, 0, 3, 0, 0, 4}) {
 		t.Fatalf("unescaped % x", back)
+	}
+}
+
+func TestProbeRefusesBrokenFiles(t *testing.T) {
+	file, err := Encode([]image.Image{testFrame(32, 32, 0)}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, bad := range map[string][]byte{
+		"truncated": file[:len(file)-1],
+		"no ftyp":   file[bytes.Index(file, []byte("moov"))-4:],
+		"jpeg":      {0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 'J', 'F', 'I', 'F'},
+	} {
+		if _, err := Probe(bad); err == nil {
+			t.Errorf("%s: no error", name)
+		}
 	}
 }
 
