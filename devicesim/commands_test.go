@@ -49,6 +49,19 @@ func newMediaServer(t *testing.T) *mediaServer {
 	return m
 }
 
+// count returns how many requests went to path.
+func (m *mediaServer) count(path string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, r := range m.reqs {
+		if r.Path == path {
+			n++
+		}
+	}
+	return n
+}
+
 // await returns the n-th request to path, waiting up to 10s.
 func (m *mediaServer) await(t *testing.T, path string, n int) upload {
 	t.Helper()
@@ -224,6 +237,21 @@ func TestCommandsMQTT5(t *testing.T) {
 		}
 		if len(d.LiveStreams()) != 0 {
 			t.Fatalf("still streaming %v", d.LiveStreams())
+		}
+		// A stream the cloud ended answers 410: the device stops at once,
+		// without counting an upload error.
+		errorsBefore := d.stats.Snapshot().UploadErrors
+		if r := cmd(protocol.CmdLiveStream, protocol.LiveStreamArgs{CameraID: 1, Start: true, URL: media.URL + "/gone-live"}); !r.OK {
+			t.Fatalf("start %+v", r)
+		}
+		media.await(t, "/gone-live", 1)
+		waitUntil(t, "the device to stop streaming after 410",
+			func() bool { return len(d.LiveStreams()) == 0 })
+		if n := media.count("/gone-live"); n != 1 {
+			t.Fatalf("%d frames sent after 410, want 1", n)
+		}
+		if got := d.stats.Snapshot().UploadErrors; got != errorsBefore {
+			t.Fatalf("upload errors %d after a 410, want %d", got, errorsBefore)
 		}
 	})
 

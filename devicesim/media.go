@@ -91,6 +91,9 @@ func (d *Device) httpSend(ctx context.Context, method, url, ctype string, body [
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
+	if resp.StatusCode == http.StatusGone {
+		return fmt.Errorf("devicesim: %s %s: %w", method, redact(url), errGone)
+	}
 	if resp.StatusCode/100 != 2 {
 		d.stats.uploadErrors.Add(1)
 		return fmt.Errorf("devicesim: %s %s: status %d", method, redact(url), resp.StatusCode)
@@ -169,8 +172,13 @@ func (d *Device) liveStream(ctx context.Context, a protocol.LiveStreamArgs) erro
 // stream is one running live stream.
 type stream struct{ cancel context.CancelFunc }
 
-// streamFrames POSTs one JPEG per frame interval until ctx ends or the
-// receiver fails five times in a row.
+// errGone is the 410 answer of a receiver that no longer wants the bytes:
+// a live stream the cloud ended, e.g. because nobody watches it.
+var errGone = errors.New("status 410: the receiver ended")
+
+// streamFrames POSTs one JPEG per frame interval until ctx ends, the
+// receiver answers 410 Gone (the stream ended), or it fails five times in
+// a row.
 func (d *Device) streamFrames(ctx context.Context, cam int, url string) {
 	t := time.NewTicker(time.Second / time.Duration(d.o.LiveFPS))
 	defer t.Stop()
@@ -180,7 +188,7 @@ func (d *Device) streamFrames(ctx context.Context, cam int, url string) {
 		if err == nil {
 			err = d.httpSend(ctx, http.MethodPost, url, ContentTypeJPEG, jpg)
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, errGone) {
 			return
 		}
 		if err != nil {
