@@ -134,14 +134,7 @@ func TestEndToEnd(t *testing.T) {
 // through the temporary link of event-file-link.
 func mediaFile(t *testing.T, c client, tok, imei, fileID, fileType string, camera int) []byte {
 	t.Helper()
-	path := fmt.Sprintf("/v2/devices/%s/event-file-link?fileId=%s&fileType=%s&cameraId=%d", imei, fileID, fileType, camera)
-	var link string
-	eventually(t, "the "+fileType+" of file "+fileID+" in the cloud", func() bool {
-		status, out := c.call("GET", path, tok, nil)
-		link, _ = dig(out, "data", "url").(string)
-		return status == http.StatusOK && link != ""
-	})
-	res, err := http.Get(link)
+	res, err := http.Get(fileLink(t, c, tok, imei, fileID, fileType, camera))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,4 +144,18 @@ func mediaFile(t *testing.T, c client, tok, imei, fileID, fileType string, camer
 		t.Fatalf("download %s: %d, %d bytes", fileType, res.StatusCode, len(body))
 	}
 	return body
+}
+
+// fileLink waits for an event file to be in the cloud and returns its
+// temporary link from event-file-link.
+func fileLink(t *testing.T, c client, tok, imei, fileID, fileType string, camera int) string {
+	t.Helper()
+	path := fmt.Sprintf("/v2/devices/%s/event-file-link?fileId=%s&fileType=%s&cameraId=%d", imei, fileID, fileType, camera)
+	var link string
+	eventually(t, "the "+fileType+" of file "+fileID+" in the cloud", func() bool {
+		status, out := c.call("GET", path, tok, nil)
+		link, _ = dig(out, "data", "url").(string)
+		return status == http.StatusOK && link != ""
+	})
+	return link
 }
