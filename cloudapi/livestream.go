@@ -132,22 +132,18 @@ func (st *liveStream) join() {
 	st.idleGen++
 }
 
-// leave counts a viewer out; the last one starts the idle wait.
-func (st *liveStream) leave(grace time.Duration, stop func()) {
+// leave counts a viewer out.
+func (st *liveStream) leave() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.viewers--
-	st.idleLocked(grace, stop)
 }
 
-// idle calls stop after grace unless a viewer joins before.
+// idle calls stop after grace unless the stream has viewers, or one joins
+// before then.
 func (st *liveStream) idle(grace time.Duration, stop func()) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.idleLocked(grace, stop)
-}
-
-func (st *liveStream) idleLocked(grace time.Duration, stop func()) {
 	if st.ended || st.viewers > 0 {
 		return
 	}
@@ -323,7 +319,7 @@ func (s *Server) watchLive(c *gin.Context) {
 		return
 	}
 	st.join()
-	defer st.leave(s.cfg.Media.LiveStreamIdleTimeout, func() { s.stopLiveStream(st) })
+	defer func() { st.leave(); s.stopWhenUnwatched(st) }()
 	const boundary = "fleetcamframe"
 	w := c.Writer
 	w.Header().Set("Content-Type", "multipart/x-mixed-replace; boundary="+boundary)
