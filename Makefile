@@ -29,12 +29,20 @@ run:
 test:
 	$(GO) vet ./...
 	$(MAKE) --no-print-directory check-rules
+	$(MAKE) --no-print-directory test-deps-chromium
 	$(GO) test -race -count=1 ./...
 	GO=$(GO) .ci/fuzz 3s
 
 # Each fuzz target (MQTT packets, device payloads) for FUZZTIME, in turn.
 fuzz:
 	GO=$(GO) .ci/fuzz $(FUZZTIME)
+
+# Headless Chromium for the test that plays event videos in a <video>
+# element (cmd/fleetcam): the Debian package chromium, installed when
+# missing and running as root.
+.PHONY: test-deps-chromium
+test-deps-chromium:
+	@command -v chromium >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; }; else echo "make test-deps-chromium: chromium is missing; install the Debian package chromium (apt-get install chromium)" >&2; exit 1; fi; }
 
 # The Prometheus rules of configs/monitoring: promtool checks them and runs
 # the unit tests of the alerts. promtool comes with the Debian package

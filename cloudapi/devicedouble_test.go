@@ -285,13 +285,19 @@ func (c *testCommander) stream(url string, stop chan struct{}) {
 }
 
 // mediaBytes is what a test device uploads for a file: a JPEG for
-// snapshots, a marked byte string for videos. n tells clip requests apart.
+// snapshots, the start of an MP4 with a marked byte string for videos. n tells clip requests apart.
 func mediaBytes(imei string, camera int, fileType, fileID string, n int) []byte {
 	label := fmt.Sprintf("%s cam %d %s %s #%d", imei, camera, fileType, fileID, n)
 	if fileType == store.FileVideo {
-		return []byte("video:" + label)
+		return testMP4(label)
 	}
 	return testJPEG(label)
+}
+
+// testMP4 is an MP4 file type box followed by label: what the upload
+// check of videos looks at, not a playable video.
+func testMP4(label string) []byte {
+	return append([]byte("\x00\x00\x00\x10ftypisom\x00\x00\x02\x00"), "video:"+label...)
 }
 
 // testJPEG draws a small real JPEG; the label goes into a comment-like tail

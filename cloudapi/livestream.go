@@ -22,8 +22,11 @@ import (
 // a camera. The device POSTs JPEG frames, one per request, to a signed
 // frames URL; viewers GET the stream's address with its mediaToken and
 // receive the frames as MJPEG (multipart/x-mixed-replace), which browsers
-// play in an <img> element. A stream lasts liveStreamTTL; a device whose
-// stream ended gets 410 Gone for its next frame and stops.
+// play in an <img> element. A stream lasts liveStreamTTL, or ends sooner
+// when nobody has watched it for media.liveStreamIdleTimeout (counted from
+// connect-media's answer, or from the last viewer leaving): the device is
+// told to stop, and a device whose stream ended gets 410 Gone for its next
+// frame and stops.
 
 // liveStreamTTL is how long a stream and its media token last.
 const liveStreamTTL = 30 * time.Minute
@@ -51,6 +54,8 @@ type liveStream struct {
 	frame   []byte
 	changed chan struct{} // closed and replaced at every frame
 	ended   bool
+	viewers int    // open viewing connections
+	idleGen uint64 // moves on at every join or idle wait, voiding older waits
 }
 
 func cameraKey(imei string, camera int) string { return imei + "/" + strconv.Itoa(camera) }
@@ -135,6 +140,46 @@ func (st *liveStream) current() ([]byte, chan struct{}) {
 	return st.frame, st.changed
 }
 
+// join counts a viewer in; it cancels any wait for the stream to go idle.
+func (st *liveStream) join() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.viewers++
+	st.idleGen++
+}
+
+// leave counts a viewer out.
+func (st *liveStream) leave() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.viewers--
+}
+
+// idle calls stop after grace unless the stream has viewers, or one joins
+// before then.
+func (st *liveStream) idle(grace time.Duration, stop func()) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.ended || st.viewers > 0 {
+		return
+	}
+	st.idleGen++
+	gen := st.idleGen
+	time.AfterFunc(grace, func() {
+		st.mu.Lock()
+		unwatched := st.idleGen == gen && st.viewers == 0
+		st.mu.Unlock()
+		if unwatched {
+			stop()
+		}
+	})
+}
+
+// stopWhenUnwatched ends st once nobody has watched it for the idle timeout.
+func (s *Server) stopWhenUnwatched(st *liveStream) {
+	st.idle(s.cfg.Media.LiveStreamIdleTimeout, func() { s.stopLiveStream(st) })
+}
+
 func livePath(imei, id string) string { return "/v2/media/live/" + imei + "/" + id }
 
 // mediaToken signs a viewer's access to a stream until exp.
@@ -205,6 +250,9 @@ func (s *Server) connectMedia(c *gin.Context) {
 		}
 		time.AfterFunc(liveStreamTTL, func() { s.stopLiveStream(st) })
 	}
+	// From the answer (or a caller gone before it), the caller has the
+	// idle timeout to start watching.
+	defer s.stopWhenUnwatched(st)
 	timer := time.NewTimer(s.cfg.Media.LiveStreamConnectTimeout)
 	defer timer.Stop()
 	select {
@@ -286,6 +334,8 @@ func (s *Server) watchLive(c *gin.Context) {
 		s.fail(c, notFound("live stream (it ended); call connect-media again"))
 		return
 	}
+	st.join()
+	defer func() { st.leave(); s.stopWhenUnwatched(st) }()
 	const boundary = "fleetcamframe"
 	w := c.Writer
 	w.Header().Set("Content-Type", "multipart/x-mixed-replace; boundary="+boundary)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -189,4 +190,61 @@ func watchFrames(client *http.Client, url string, n int) error {
 		}
 	}
 	return nil
+}
+
+func TestLiveStreamStopsWhenNobodyWatches(t *testing.T) {
+	const idle = 300 * time.Millisecond // ample for the viewer to connect on a loaded machine
+	e := newMediaEnv(t, func(c *configs.Config, _ *Deps) { c.Media.LiveStreamIdleTimeout = idle })
+	liveCommands := func(want int) []protocol.LiveStreamArgs {
+		t.Helper()
+		cmds := e.cmd.waitCommands(protocol.CmdLiveStream, want)
+		out := make([]protocol.LiveStreamArgs, len(cmds))
+		for i, c := range cmds {
+			json.Unmarshal(c.args, &out[i])
+		}
+		if len(out) != want {
+			t.Fatalf("%d liveStream commands, want %d: %+v", len(out), want, out)
+		}
+		return out
+	}
+	// Nobody opens the stream connect-media started: it stops, and the
+	// device's next frame is answered 410.
+	e.do("POST", devPath(e.dev.IMEI, "/connect-media"), e.partnerToken, nil).want(200)
+	args := liveCommands(2)
+	if !args[0].Start || args[1].Start {
+		t.Fatalf("want start then stop: %+v", args)
+	}
+	res, err := e.srv.Client().Post(args[0].URL, "image/jpeg", bytes.NewReader(testJPEG("late frame")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusGone {
+		t.Fatalf("frame of the stopped stream: %d, want 410", res.StatusCode)
+	}
+	// A watched stream goes on well past the idle timeout; it stops once
+	// its viewer leaves.
+	watch := e.do("POST", devPath(e.dev.IMEI, "/connect-media"), e.partnerToken, nil).want(200).str("data.url")
+	res, err = e.srv.Client().Get(watch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("watch: status %d", res.StatusCode)
+	}
+	_, params, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
+	parts := multipart.NewReader(bufio.NewReader(res.Body), params["boundary"])
+	start := time.Now()
+	for n := 0; n < 10 || time.Since(start) < 3*idle; n++ {
+		if _, err := parts.NextPart(); err != nil {
+			t.Fatalf("frame %d while watching (%s): %v", n, time.Since(start), err)
+		}
+	}
+	if args := liveCommands(3); !args[2].Start {
+		t.Fatalf("the watched stream was stopped: %+v", args)
+	}
+	res.Body.Close()
+	if args := liveCommands(4); args[3].Start || args[3].CameraID != 1 {
+		t.Fatalf("no stop command after the viewer left: %+v", args)
+	}
 }

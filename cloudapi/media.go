@@ -1,6 +1,7 @@
 package cloudapi
 
 import (
+	"bufio"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -143,12 +144,14 @@ func (s *Server) uploadMedia(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	ctype := c.ContentType()
-	if ctype == "" || ctype == "application/octet-stream" {
-		ctype = defaultContentType(ref.FileType)
+	body := bufio.NewReader(http.MaxBytesReader(c.Writer, c.Request.Body, maxUploadBytes))
+	ctype, err := uploadContentType(ref.FileType, c.ContentType(), body)
+	if err != nil {
+		s.fail(c, err)
+		return
 	}
 	key := blobKey(ref)
-	n, err := s.blobs.Put(c.Request.Context(), key, http.MaxBytesReader(c.Writer, c.Request.Body, maxUploadBytes))
+	n, err := s.blobs.Put(c.Request.Context(), key, body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -177,6 +180,26 @@ func defaultContentType(fileType string) string {
 		return "video/mp4"
 	}
 	return "image/jpeg"
+}
+
+// uploadContentType checks that an upload is what its file type needs, an
+// MP4 video (its first box is ftyp) or a JPEG image, by the declared
+// Content-Type and the first bytes of body, and returns the type the file
+// is served with. Files stored before this check keep the type they were
+// uploaded with.
+func uploadContentType(fileType, declared string, body *bufio.Reader) (string, error) {
+	want := defaultContentType(fileType)
+	if declared != "" && declared != "application/octet-stream" && declared != want {
+		return "", badField("Content-Type", fmt.Sprintf("must be %s for a %s, not %s", want, fileType, declared))
+	}
+	head, _ := body.Peek(12)
+	if want == "video/mp4" && (len(head) < 12 || string(head[4:8]) != "ftyp") {
+		return "", badRequest("a video must be an MP4 file (H.264), starting with its ftyp box")
+	}
+	if want == "image/jpeg" && (len(head) < 3 || head[0] != 0xff || head[1] != 0xd8 || head[2] != 0xff) {
+		return "", badRequest("a %s must be a JPEG image", fileType)
+	}
+	return want, nil
 }
 
 // blobKey is a fresh blob key for an upload of r: every upload gets its

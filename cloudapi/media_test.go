@@ -266,7 +266,7 @@ func TestMediaUploadsAtOnceKeepOne(t *testing.T) {
 	results := make(chan result, n)
 	for i := range n {
 		go func() {
-			r, err := e.tryPut(upload, []byte(fmt.Sprintf("upload %d", i)))
+			r, err := e.tryPut(upload, testJPEG(fmt.Sprintf("upload %d", i)))
 			results <- result{r, err}
 		}()
 	}
@@ -292,7 +292,71 @@ func TestMediaUploadsAtOnceKeepOne(t *testing.T) {
 	e.db.View(func(tx *store.Tx) error { var err error; m, err = tx.MediaFile(ref); return err })
 	download, _ := e.api.signedURL(mediaPath("files", ref), time.Minute)
 	status, body, _ := e.fetch(download)
-	if status != 200 || m == nil || int64(len(body)) != m.Size || !strings.HasPrefix(string(body), "upload ") {
+	if status != 200 || m == nil || int64(len(body)) != m.Size || !bytes.Contains(body, []byte("\nupload ")) {
 		t.Fatalf("download %d %q, file %+v", status, body, m)
+	}
+}
+
+func TestUploadMustBeMP4VideoOrJPEGAndServesRanges(t *testing.T) {
+	e := newMediaEnv(t)
+	e.cmd.set(e.dev.IMEI, func(d *fakeDevice) { d.holdUploads = true })
+	e.report(e.dev, protocol.Event{ID: "f", Type: "button", Time: evTime(0),
+		Files: []protocol.File{{CameraID: 1, FileID: "88", FileType: "video"}}})
+	e.sweep()
+	urls := map[string]string{}
+	for _, c := range e.cmd.commands(protocol.CmdUploadMedia) {
+		var a protocol.UploadArgs
+		json.Unmarshal(c.args, &a)
+		urls[a.FileType] = a.URL
+	}
+	put := func(url, ctype string, body []byte) (int, string) {
+		req, _ := http.NewRequest("PUT", url, bytes.NewReader(body))
+		if ctype != "" {
+			req.Header.Set("Content-Type", ctype)
+		}
+		res, err := e.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var buf bytes.Buffer
+		buf.ReadFrom(res.Body)
+		return res.StatusCode, buf.String()
+	}
+	mjpeg := append(testJPEG("frame 1"), testJPEG("frame 2")...)
+	video := testMP4("clip")
+	for _, c := range []struct {
+		fileType, ctype string
+		body            []byte
+		want            string
+	}{
+		{"video", "video/x-motion-jpeg", mjpeg, "Content-Type must be video/mp4"},
+		{"video", "", mjpeg, "MP4"},
+		{"video", "video/mp4", []byte("ftyp"), "MP4"},
+		{"snapshot", "image/png", testJPEG("s"), "Content-Type must be image/jpeg"},
+		{"snapshot", "", video, "JPEG"},
+	} {
+		if status, body := put(urls[c.fileType], c.ctype, c.body); status != 400 || !strings.Contains(body, c.want) {
+			t.Errorf("%s upload as %q: %d %s, want 400 naming %q", c.fileType, c.ctype, status, body, c.want)
+		}
+	}
+	e.do("GET", fileLinkPath(e.dev.IMEI, "88", "video", 1), e.partnerToken, nil).wantError(404, nameNotFound, "not in the cloud yet")
+	// A device that does not name the type is taken at its bytes' word.
+	if status, body := put(urls["video"], "application/octet-stream", video); status != 200 {
+		t.Fatalf("video upload: %d %s", status, body)
+	}
+	link := e.do("GET", fileLinkPath(e.dev.IMEI, "88", "video", 1), e.partnerToken, nil).want(200).str("data.url")
+	req, _ := http.NewRequest("GET", link, nil)
+	req.Header.Set("Range", "bytes=4-7")
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var part bytes.Buffer
+	part.ReadFrom(res.Body)
+	if res.StatusCode != http.StatusPartialContent || part.String() != "ftyp" || res.Header.Get("Content-Type") != "video/mp4" ||
+		res.Header.Get("Content-Range") != fmt.Sprintf("bytes 4-7/%d", len(video)) || res.Header.Get("Accept-Ranges") != "bytes" {
+		t.Fatalf("range: %d %q %v", res.StatusCode, part.String(), res.Header)
 	}
 }

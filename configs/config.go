@@ -179,6 +179,9 @@ type Media struct {
 	UploadTTL time.Duration `yaml:"uploadTTL"`
 	// LiveStreamConnectTimeout is how long a new live stream waits for the first frame.
 	LiveStreamConnectTimeout time.Duration `yaml:"liveStreamConnectTimeout"`
+	// LiveStreamIdleTimeout is how long a live stream goes on with nobody
+	// watching before the device is told to stop.
+	LiveStreamIdleTimeout time.Duration `yaml:"liveStreamIdleTimeout"`
 }
 
 // SMTP configures alarm e-mail; an empty Addr disables e-mail.
@@ -242,7 +245,7 @@ func Default() Config {
 			Workers: 8, RequestTimeout: 10 * time.Second, MaxRetryAge: 72 * time.Hour,
 			InitialBackoff: time.Second, MaxBackoff: 30 * time.Minute,
 		},
-		Media:     Media{LinkTTL: 5 * time.Minute, UploadTTL: 15 * time.Minute, LiveStreamConnectTimeout: 20 * time.Second},
+		Media:     Media{LinkTTL: 5 * time.Minute, UploadTTL: 15 * time.Minute, LiveStreamConnectTimeout: 20 * time.Second, LiveStreamIdleTimeout: 10 * time.Second},
 		SMTP:      SMTP{From: "alarms@fleetcam.local", PollInterval: 10 * time.Second},
 		Retention: Retention{Interval: time.Hour, WebhookDeliveryDays: 30},
 	}
@@ -392,6 +395,8 @@ func (c *Config) Validate() error {
 		check(c.Webhooks.RequestTimeout > 0, "webhooks.requestTimeout", "must be positive"),
 		check(c.Webhooks.MaxRetryAge >= 24*time.Hour, "webhooks.maxRetryAge", "must be at least 24h"),
 		check(c.Media.LinkTTL > 0 && c.Media.LinkTTL <= time.Hour, "media.linkTTL", "must be from 1ns to 1h"),
+		check(c.Media.LiveStreamIdleTimeout > 0 && c.Media.LiveStreamIdleTimeout <= 30*time.Minute, "media.liveStreamIdleTimeout",
+			"must be from 1ns to 30m (the length of a live stream)"),
 		check(c.SMTP.PollInterval > 0, "smtp.pollInterval", "must be positive"),
 		check(c.Retention.Interval > 0, "retention.interval", "must be positive"),
 		check(c.Retention.WebhookDeliveryDays >= 1, "retention.webhookDeliveryDays", "must be at least 1"),

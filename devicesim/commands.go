@@ -228,7 +228,7 @@ func (d *Device) formatStorage() (protocol.SDCard, error) {
 }
 
 // clip says whether the recording at a.Time exists and, when a.URL is set,
-// uploads it (a snapshot or a motion-JPEG video) and then publishes MediaReady.
+// uploads it (a JPEG snapshot or an MP4 video) and then publishes MediaReady.
 func (d *Device) clip(ctx context.Context, a protocol.ClipArgs) (protocol.ClipResult, error) {
 	if a.CameraID == 0 {
 		a.CameraID = 1

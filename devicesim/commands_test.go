@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/devicesim/mp4"
 )
 
 // mediaServer records every upload it receives.
@@ -46,6 +47,19 @@ func newMediaServer(t *testing.T) *mediaServer {
 	}))
 	t.Cleanup(m.Close)
 	return m
+}
+
+// count returns how many requests went to path.
+func (m *mediaServer) count(path string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, r := range m.reqs {
+		if r.Path == path {
+			n++
+		}
+	}
+	return n
 }
 
 // await returns the n-th request to path, waiting up to 10s.
@@ -184,15 +198,13 @@ func TestCommandsMQTT5(t *testing.T) {
 			t.Fatalf("upload reply %+v", r)
 		}
 		up := media.await(t, "/v1", 1)
-		if up.Method != http.MethodPut || up.ContentType != ContentTypeMJPEG {
+		if up.Method != http.MethodPut || up.ContentType != ContentTypeMP4 {
 			t.Fatalf("video upload %s %s", up.Method, up.ContentType)
 		}
-		frames := SplitMJPEG(up.Body)
-		if len(frames) != 20 { // 10 s at 2 fps
-			t.Fatalf("video has %d frames, want 20", len(frames))
-		}
-		for _, fr := range frames {
-			decodeJPEG(t, fr, 160, 96)
+		// 10 s at 2 fps, of the snapshot's size.
+		info, err := mp4.Probe(up.Body)
+		if want := (mp4.Info{Width: 160, Height: 96, Frames: 20, Duration: 10 * time.Second}); err != nil || info != want {
+			t.Fatalf("video %+v %v, want %+v", info, err, want)
 		}
 		if got := mediaReady(t, cloud, imei, f.FileID); got.CameraID != 2 || got.FileType != "video" {
 			t.Fatalf("media ready %+v", got)
@@ -225,6 +237,21 @@ func TestCommandsMQTT5(t *testing.T) {
 		}
 		if len(d.LiveStreams()) != 0 {
 			t.Fatalf("still streaming %v", d.LiveStreams())
+		}
+		// A stream the cloud ended answers 410: the device stops at once,
+		// without counting an upload error.
+		errorsBefore := d.stats.Snapshot().UploadErrors
+		if r := cmd(protocol.CmdLiveStream, protocol.LiveStreamArgs{CameraID: 1, Start: true, URL: media.URL + "/gone-live"}); !r.OK {
+			t.Fatalf("start %+v", r)
+		}
+		media.await(t, "/gone-live", 1)
+		waitUntil(t, "the device to stop streaming after 410",
+			func() bool { return len(d.LiveStreams()) == 0 })
+		if n := media.count("/gone-live"); n != 1 {
+			t.Fatalf("%d frames sent after 410, want 1", n)
+		}
+		if got := d.stats.Snapshot().UploadErrors; got != errorsBefore {
+			t.Fatalf("upload errors %d after a 410, want %d", got, errorsBefore)
 		}
 	})
 

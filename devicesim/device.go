@@ -110,9 +110,10 @@ type Options struct {
 	Scenario *Scenario
 	// RecordingHistory is how much recording the SD card holds when the device starts; default 1h.
 	RecordingHistory time.Duration
-	// FrameWidth and FrameHeight size snapshots and video frames; default 640x360.
+	// FrameWidth and FrameHeight size snapshots and video frames (videos
+	// at most 320 wide, same aspect); default 640x360.
 	FrameWidth, FrameHeight int
-	// VideoFPS is the frame rate of uploaded videos (motion JPEG); default 2.
+	// VideoFPS is the frame rate of uploaded videos (H.264 MP4); default 2.
 	VideoFPS int
 	// LiveFPS is the frame rate of a live stream; default 2.
 	LiveFPS int

@@ -89,31 +89,3 @@ func TestFramesChangeWithTime(t *testing.T) {
 		t.Fatal("the road scene did not move in 250 ms at 50 km/h")
 	}
 }
-
-func TestSplitMJPEG(t *testing.T) {
-	var video []byte
-	var frames [][]byte
-	for i := 0; i < 3; i++ {
-		f, err := Frame(FrameInfo{Time: time.Unix(int64(1_700_000_000+i), 0), IMEI: "490154203237518", CameraID: 1, SpeedKmh: float64(i * 10), Width: 96, Height: 64})
-		if err != nil {
-			t.Fatal(err)
-		}
-		frames = append(frames, f)
-		video = append(video, f...)
-	}
-	got := SplitMJPEG(video)
-	if len(got) != 3 {
-		t.Fatalf("%d frames, want 3", len(got))
-	}
-	for i := range got {
-		if !bytes.Equal(got[i], frames[i]) {
-			t.Fatalf("frame %d differs", i)
-		}
-	}
-	if n := len(SplitMJPEG(append(append([]byte(nil), video...), 1, 2, 3))); n != 3 {
-		t.Fatalf("trailing garbage: %d frames", n)
-	}
-	if n := len(SplitMJPEG(video[:len(video)-1])); n != 2 {
-		t.Fatalf("truncated last frame: %d frames, want 2", n)
-	}
-}

@@ -5,24 +5,30 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
 	"io"
 	"net/http"
 	"time"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
+	"github.com/fleetcam/fleetcam/devicesim/mp4"
 )
 
-// Media content types. A video is motion JPEG: JPEG frames back to back,
-// each starting with the SOI marker FF D8 and ending with EOI FF D9, so the
-// cloud can cut out any frame (e.g. the middle one for a snapshot) without a
-// codec.
+// Media content types. A video is an H.264 MP4 file, as real dashcams
+// upload, written by package mp4 (see there why with our own writer); a
+// snapshot is a JPEG.
 const (
-	ContentTypeJPEG  = "image/jpeg"
-	ContentTypeMJPEG = "video/x-motion-jpeg"
+	ContentTypeJPEG = "image/jpeg"
+	ContentTypeMP4  = mp4.ContentType
 )
 
 // eventClip is the length of the video an event records.
 const eventClip = 10 * time.Second
+
+// maxVideoWidth bounds the width of video frames: the H.264 stream stores
+// its samples uncompressed (about 90 KB a 320x180 frame), so videos are
+// drawn at most this wide, keeping the snapshot's aspect ratio.
+const maxVideoWidth = 320
 
 // frame draws camera cam at time t as a JPEG.
 func (d *Device) frame(cam int, t time.Time) ([]byte, error) {
@@ -32,7 +38,7 @@ func (d *Device) frame(cam int, t time.Time) ([]byte, error) {
 }
 
 // render produces the bytes of f: one frame at f.Time for a snapshot, or
-// the frames of f.Duration centred on f.Time for a video.
+// an MP4 of the frames of f.Duration centred on f.Time for a video.
 func (d *Device) render(f fileInfo) ([]byte, string, error) {
 	if f.FileType == "snapshot" {
 		b, err := d.frame(f.CameraID, f.Time)
@@ -45,15 +51,20 @@ func (d *Device) render(f fileInfo) ([]byte, string, error) {
 	n := max(1, int(dur.Seconds()*float64(d.o.VideoFPS)))
 	step := dur / time.Duration(n)
 	from := f.Time.Add(-dur / 2)
-	var buf bytes.Buffer
-	for i := 0; i < n; i++ {
-		b, err := d.frame(f.CameraID, from.Add(time.Duration(i)*step))
-		if err != nil {
-			return nil, "", err
-		}
-		buf.Write(b)
+	w, h := d.o.FrameWidth, d.o.FrameHeight
+	if w > maxVideoWidth {
+		w, h = maxVideoWidth, max(2, h*maxVideoWidth/w)
 	}
-	return buf.Bytes(), ContentTypeMJPEG, nil
+	frames := make([]image.Image, n)
+	for i := range frames {
+		t := from.Add(time.Duration(i) * step)
+		frames[i] = DrawFrame(FrameInfo{Time: t, IMEI: d.o.IMEI, CameraID: f.CameraID, SpeedKmh: d.Position(t).Speed, Width: w, Height: h})
+	}
+	b, err := mp4.Encode(frames, step)
+	if err != nil {
+		return nil, "", fmt.Errorf("devicesim: encode video: %w", err)
+	}
+	return b, ContentTypeMP4, nil
 }
 
 // put uploads body to a signed URL with HTTP PUT.
@@ -80,6 +91,9 @@ func (d *Device) httpSend(ctx context.Context, method, url, ctype string, body [
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
+	if resp.StatusCode == http.StatusGone {
+		return fmt.Errorf("devicesim: %s %s: %w", method, redact(url), errGone)
+	}
 	if resp.StatusCode/100 != 2 {
 		d.stats.uploadErrors.Add(1)
 		return fmt.Errorf("devicesim: %s %s: status %d", method, redact(url), resp.StatusCode)
@@ -158,8 +172,13 @@ func (d *Device) liveStream(ctx context.Context, a protocol.LiveStreamArgs) erro
 // stream is one running live stream.
 type stream struct{ cancel context.CancelFunc }
 
-// streamFrames POSTs one JPEG per frame interval until ctx ends or the
-// receiver fails five times in a row.
+// errGone is the 410 answer of a receiver that no longer wants the bytes:
+// a live stream the cloud ended, e.g. because nobody watches it.
+var errGone = errors.New("status 410: the receiver ended")
+
+// streamFrames POSTs one JPEG per frame interval until ctx ends, the
+// receiver answers 410 Gone (the stream ended), or it fails five times in
+// a row.
 func (d *Device) streamFrames(ctx context.Context, cam int, url string) {
 	t := time.NewTicker(time.Second / time.Duration(d.o.LiveFPS))
 	defer t.Stop()
@@ -169,7 +188,7 @@ func (d *Device) streamFrames(ctx context.Context, cam int, url string) {
 		if err == nil {
 			err = d.httpSend(ctx, http.MethodPost, url, ContentTypeJPEG, jpg)
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, errGone) {
 			return
 		}
 		if err != nil {

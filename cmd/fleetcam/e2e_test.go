@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/devicesim"
+	"github.com/fleetcam/fleetcam/devicesim/mp4"
 )
 
 // TestEndToEnd runs fleetcam as it runs in production (store, broker, API,
@@ -64,16 +65,16 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	// The event's camera files reach the cloud over signed upload URLs: its
-	// video, and the snapshot of the video's middle frame as a JPEG.
+	// video as an MP4, and the snapshot of the video's middle frame as a JPEG.
 	if len(ev.Files) == 0 {
 		t.Fatal("the simulated event carries no files")
 	}
 	f := ev.Files[0]
-	for _, fileType := range []string{"video", "snapshot"} {
-		body := mediaFile(t, c, tok, imei, f.FileID, fileType, f.CameraID)
-		if _, err := jpeg.Decode(bytes.NewReader(body)); err != nil {
-			t.Fatalf("%s of the event is not JPEG data: %v", fileType, err)
-		}
+	if info, err := mp4.Probe(mediaFile(t, c, tok, imei, f.FileID, "video", f.CameraID)); err != nil || info.Frames == 0 || info.Width == 0 {
+		t.Fatalf("the video of the event is not an MP4 video: %+v %v", info, err)
+	}
+	if _, err := jpeg.Decode(bytes.NewReader(mediaFile(t, c, tok, imei, f.FileID, "snapshot", f.CameraID))); err != nil {
+		t.Fatalf("the snapshot of the event is not JPEG data: %v", err)
 	}
 	// A virtual event of the same moment gets its own snapshot from the recording.
 	status, out := c.call("POST", "/v2/devices/"+imei+"/virtual-event", tok, map[string]any{
@@ -133,14 +134,7 @@ func TestEndToEnd(t *testing.T) {
 // through the temporary link of event-file-link.
 func mediaFile(t *testing.T, c client, tok, imei, fileID, fileType string, camera int) []byte {
 	t.Helper()
-	path := fmt.Sprintf("/v2/devices/%s/event-file-link?fileId=%s&fileType=%s&cameraId=%d", imei, fileID, fileType, camera)
-	var link string
-	eventually(t, "the "+fileType+" of file "+fileID+" in the cloud", func() bool {
-		status, out := c.call("GET", path, tok, nil)
-		link, _ = dig(out, "data", "url").(string)
-		return status == http.StatusOK && link != ""
-	})
-	res, err := http.Get(link)
+	res, err := http.Get(fileLink(t, c, tok, imei, fileID, fileType, camera))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,4 +144,18 @@ func mediaFile(t *testing.T, c client, tok, imei, fileID, fileType string, camer
 		t.Fatalf("download %s: %d, %d bytes", fileType, res.StatusCode, len(body))
 	}
 	return body
+}
+
+// fileLink waits for an event file to be in the cloud and returns its
+// temporary link from event-file-link.
+func fileLink(t *testing.T, c client, tok, imei, fileID, fileType string, camera int) string {
+	t.Helper()
+	path := fmt.Sprintf("/v2/devices/%s/event-file-link?fileId=%s&fileType=%s&cameraId=%d", imei, fileID, fileType, camera)
+	var link string
+	eventually(t, "the "+fileType+" of file "+fileID+" in the cloud", func() bool {
+		status, out := c.call("GET", path, tok, nil)
+		link, _ = dig(out, "data", "url").(string)
+		return status == http.StatusOK && link != ""
+	})
+	return link
 }
