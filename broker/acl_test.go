@@ -59,7 +59,7 @@ func TestDeviceReachesOnlyItsOwnTopics(t *testing.T) {
 			}
 		}
 		var points []store.GPSPoint
-		_ = e.db.View(func(tx *store.Tx) error {
+		_ = e.db.View(t.Context(), func(tx *store.Tx) error {
 			points, _ = tx.GPS(b, time.Time{}, e.clock.Now().Add(time.Hour), 0)
 			return nil
 		})

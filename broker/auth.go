@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -80,7 +81,7 @@ func (s *Server) authenticate(c *mqttd.Conn, pk *packets.Packet) (*link, refusal
 		cred   *store.DeviceCredential
 		forbid bool
 	)
-	err := s.db.View(func(tx *store.Tx) error {
+	err := s.db.View(context.Background(), func(tx *store.Tx) error {
 		var err error
 		if dev, err = tx.Device(imei); err != nil {
 			return err

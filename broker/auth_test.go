@@ -24,7 +24,7 @@ func TestBootstrapIssuesToken(t *testing.T) {
 	}
 	var cred *store.DeviceCredential
 	var audits []store.AuditEntry
-	err := e.db.View(func(tx *store.Tx) error {
+	err := e.db.View(t.Context(), func(tx *store.Tx) error {
 		var err error
 		cred, err = tx.DeviceCredential(id)
 		return err
@@ -36,7 +36,7 @@ func TestBootstrapIssuesToken(t *testing.T) {
 	if string(cred.TokenHash) != string(sum[:]) || cred.Generation != 1 {
 		t.Fatalf("stored credential %+v does not hold the SHA-256 of the granted token", cred)
 	}
-	audits, _, err = e.db.AuditLog(store.AuditFilter{Action: "device.token.issue", EntityID: id}, store.Page{})
+	audits, _, err = e.db.AuditLog(t.Context(), store.AuditFilter{Action: "device.token.issue", EntityID: id}, store.Page{})
 	if err != nil || len(audits) != 1 {
 		t.Fatalf("token issue audit entries: %d, %v", len(audits), err)
 	}
@@ -200,7 +200,7 @@ func TestLegacyFirmware(t *testing.T) {
 			e := newEnv(t, func(c *configs.Config) { c.Devices.AllowLegacyFirmware = tc.allow })
 			id := e.addDevice(1)
 			if tc.orgForbids {
-				err := e.db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+				err := e.db.Update(t.Context(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
 					return tx.PutOrgSettings(&store.OrgSettings{OrganizationID: e.org.ID, ForbidLegacyFirmware: true}, "organization.settings")
 				})
 				if err != nil {

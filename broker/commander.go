@@ -61,7 +61,7 @@ func (s *Server) Online(imei string) bool { return s.links.byIMEI(imei) != nil }
 // store itself only records every lastSeenEvery.
 func (s *Server) Presence(imei string) (store.DeviceLink, error) {
 	var dl store.DeviceLink
-	err := s.db.View(func(tx *store.Tx) error {
+	err := s.db.View(context.Background(), func(tx *store.Tx) error {
 		var err error
 		dl, err = s.PresenceTx(tx, imei)
 		return err
@@ -138,7 +138,7 @@ func (s *Server) Send(ctx context.Context, imei, name string, args any) (protoco
 // now when the device is connected and again on every connection until a
 // reply arrives. For changes that apply when the device comes back (privacy).
 func (s *Server) Queue(imei, name string, args any) error {
-	err := s.db.Update(store.Actor{Source: "system"}, func(tx *store.Tx) error {
+	err := s.db.Update(context.Background(), store.Actor{Source: "system"}, func(tx *store.Tx) error {
 		return s.Enqueue(tx, imei, name, args)
 	})
 	if err != nil {
@@ -177,7 +177,7 @@ func (s *Server) DeliverQueued(imei string) {
 // this connection, oldest first. The caller holds l.mu.
 func (s *Server) sendQueuedLocked(l *link) {
 	var cmds []store.QueuedCommand
-	if err := s.db.View(func(tx *store.Tx) error {
+	if err := s.db.View(context.Background(), func(tx *store.Tx) error {
 		var err error
 		cmds, err = tx.QueuedCommands(l.imei)
 		return err

@@ -123,7 +123,7 @@ func TestQueuedCommandDeliveredOnReconnect(t *testing.T) {
 	}
 	queued := func() []store.QueuedCommand {
 		var q []store.QueuedCommand
-		_ = e.db.View(func(tx *store.Tx) (err error) { q, err = tx.QueuedCommands(id); return })
+		_ = e.db.View(t.Context(), func(tx *store.Tx) (err error) { q, err = tx.QueuedCommands(id); return })
 		return q
 	}
 	if q := queued(); len(q) != 1 || q[0].Name != protocol.CmdPrivacyMode {
@@ -172,7 +172,7 @@ func TestQueuedCommandDeliveredOnReconnect(t *testing.T) {
 	if n := len(d.received(protocol.TopicCommand)); n != 2 {
 		t.Fatalf("device received %d commands, want 2", n)
 	}
-	audits, _, _ := e.db.AuditLog(store.AuditFilter{Action: "device.command.queue", EntityID: id}, store.Page{})
+	audits, _, _ := e.db.AuditLog(t.Context(), store.AuditFilter{Action: "device.command.queue", EntityID: id}, store.Page{})
 	if len(audits) != 2 {
 		t.Fatalf("queue audit entries %d, want 2", len(audits))
 	}

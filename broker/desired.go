@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -101,7 +102,7 @@ func (s *Server) PushConfig(imei string) error {
 // device of the organization, after a change of its default settings.
 func (s *Server) PushOrganizationConfig(orgID int64) error {
 	var imeis []string
-	err := s.db.View(func(tx *store.Tx) error {
+	err := s.db.View(context.Background(), func(tx *store.Tx) error {
 		devs, _, err := tx.Devices(store.DeviceFilter{OrganizationID: orgID}, store.Page{})
 		for _, d := range devs {
 			imeis = append(imeis, d.IMEI)
@@ -127,7 +128,7 @@ func (s *Server) pushConfigLocked(l *link) error {
 		cfg  protocol.DesiredConfig
 		skip bool // acknowledged, or already sent on this connection
 	)
-	err := s.db.View(func(tx *store.Tx) error {
+	err := s.db.View(context.Background(), func(tx *store.Tx) error {
 		dl, err := tx.DeviceLink(l.imei)
 		if err != nil {
 			return err

@@ -14,7 +14,7 @@ import (
 // setBrightness changes a device's own settings, which bumps its config version.
 func (e *env) setBrightness(imei string, v int) {
 	e.t.Helper()
-	err := e.db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+	err := e.db.Update(e.t.Context(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
 		dc := store.DefaultDeviceConfig()
 		dc.Brightness = v
 		return tx.PutDeviceSettings(&store.DeviceSettings{IMEI: imei, Device: &dc}, "device.settings")

@@ -67,7 +67,7 @@ func TestKillLosesNoAcknowledgedMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := make([]string, devices)
-	err = db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+	err = db.Update(t.Context(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
 		p, err := tx.CreatePartner("P")
 		if err != nil {
 			return err
@@ -160,7 +160,7 @@ func TestKillLosesNoAcknowledgedMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	err = db.View(func(tx *store.Tx) error {
+	err = db.View(t.Context(), func(tx *store.Tx) error {
 		for _, id := range ids {
 			pts, err := tx.GPS(id, time.UnixMilli(start), time.UnixMilli(start+1<<30), 0)
 			if err != nil {

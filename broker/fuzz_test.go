@@ -40,7 +40,7 @@ func FuzzDevicePayload(f *testing.F) {
 	f.Cleanup(func() { db.Close() })
 	id := imei(1)
 	var dev *store.Device
-	err = db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+	err = db.Update(f.Context(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
 		p, err := tx.CreatePartner("Partner")
 		if err != nil {
 			return err
@@ -74,7 +74,7 @@ func FuzzDevicePayload(f *testing.F) {
 			}
 			return
 		}
-		err := db.Update(deviceActor(dev), func(tx *store.Tx) error {
+		err := db.Update(t.Context(), deviceActor(dev), func(tx *store.Tx) error {
 			if err := job(tx); err != nil {
 				return err
 			}

@@ -57,7 +57,7 @@ func newEnv(t *testing.T, tweak func(*configs.Config)) *env {
 	t.Cleanup(func() { db.Close() })
 	e := &env{t: t, cfg: cfg, db: db, clock: clock, reg: prometheus.NewRegistry()}
 	e.master, _ = hex.DecodeString(cfg.Devices.FactoryMasterKey)
-	err = db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+	err = db.Update(t.Context(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
 		p, err := tx.CreatePartner("Partner")
 		if err != nil {
 			return err
@@ -118,7 +118,7 @@ func imei(n int) string {
 func (e *env) addDevice(n int) string {
 	e.t.Helper()
 	id := imei(n)
-	err := e.db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+	err := e.db.Update(e.t.Context(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
 		return tx.AddDevice(&store.Device{IMEI: id, Name: "cam " + id, OrganizationID: e.org.ID, PartnerID: e.org.PartnerID})
 	})
 	if err != nil {
@@ -317,7 +317,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func (e *env) link(imei string) store.DeviceLink {
 	e.t.Helper()
 	var dl store.DeviceLink
-	err := e.db.View(func(tx *store.Tx) error {
+	err := e.db.View(e.t.Context(), func(tx *store.Tx) error {
 		l, err := tx.DeviceLink(imei)
 		if err == nil {
 			dl = *l

@@ -20,7 +20,7 @@ import (
 func (e *env) messages(kind string) []store.Message {
 	e.t.Helper()
 	var all []store.Message
-	err := e.db.View(func(tx *store.Tx) error {
+	err := e.db.View(e.t.Context(), func(tx *store.Tx) error {
 		var err error
 		all, err = tx.MessagesAfter(0, 0)
 		return err
@@ -62,7 +62,7 @@ func TestEventRedeliveryStoredOnce(t *testing.T) {
 	}
 
 	var events []store.Event
-	err := e.db.View(func(tx *store.Tx) (err error) {
+	err := e.db.View(t.Context(), func(tx *store.Tx) (err error) {
 		events, _, err = tx.DeviceEvents(id, e.clock.Now().Add(-time.Hour), e.clock.Now().Add(time.Hour), store.Page{})
 		return err
 	})
@@ -139,7 +139,7 @@ func TestGPSStoredOncePerSample(t *testing.T) {
 		}
 	}
 	var all, window []store.GPSPoint
-	err := e.db.View(func(tx *store.Tx) (err error) {
+	err := e.db.View(t.Context(), func(tx *store.Tx) (err error) {
 		if all, err = tx.GPS(id, t0.Add(-time.Minute), t0.Add(time.Minute), 0); err != nil {
 			return err
 		}
@@ -176,7 +176,7 @@ func TestGPSStoredOncePerSample(t *testing.T) {
 // setGPSWebhook saves the organization's GPS webhook URLs.
 func (e *env) setGPSWebhook(urls ...string) {
 	e.t.Helper()
-	err := e.db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+	err := e.db.Update(e.t.Context(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
 		return tx.PutWebhookSettings(&store.WebhookSettings{OrganizationID: e.org.ID, GPSURLs: urls})
 	})
 	if err != nil {
@@ -215,7 +215,7 @@ func TestGPSMessageOnlyWithReceivers(t *testing.T) {
 		t.Fatalf("%d gps messages after the webhook was removed, want 1", n)
 	}
 	var stored []store.GPSPoint
-	err := e.db.View(func(tx *store.Tx) (err error) {
+	err := e.db.View(t.Context(), func(tx *store.Tx) (err error) {
 		stored, err = tx.GPS(id, e.clock.Now(), e.clock.Now().Add(time.Minute), 0)
 		return err
 	})
@@ -275,7 +275,7 @@ func TestPresenceActivationAndStatus(t *testing.T) {
 		t.Fatalf("link after connect %+v", l)
 	}
 	var dev *store.Device
-	_ = e.db.View(func(tx *store.Tx) (err error) { dev, err = tx.Device(id); return })
+	_ = e.db.View(t.Context(), func(tx *store.Tx) (err error) { dev, err = tx.Device(id); return })
 	if dev.Status != store.DeviceActivated || dev.ActivatedAt.IsZero() {
 		t.Fatalf("device %+v not activated by its first connection", dev)
 	}
@@ -297,7 +297,7 @@ func TestPresenceActivationAndStatus(t *testing.T) {
 		len(l.Health.Cameras) != 2 || *l.Health.HotspotOn != true {
 		t.Fatalf("link after status %+v (health %+v)", l, l.Health)
 	}
-	_ = e.db.View(func(tx *store.Tx) (err error) { dev, err = tx.Device(id); return })
+	_ = e.db.View(t.Context(), func(tx *store.Tx) (err error) { dev, err = tx.Device(id); return })
 	if dev.ProductType != "AI-12" {
 		t.Fatalf("product type not recorded on the device: %+v", dev)
 	}
@@ -362,7 +362,7 @@ func TestGroupCommitConcurrentPublishers(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every acknowledged message is already on disk.
-	err := e.db.View(func(tx *store.Tx) error {
+	err := e.db.View(t.Context(), func(tx *store.Tx) error {
 		for i, id := range ids {
 			pts, err := tx.GPS(id, t0, t0.Add(time.Hour), 0)
 			if err != nil {
@@ -430,7 +430,7 @@ func TestLastSeenRefreshedSparingly(t *testing.T) {
 		}
 	}
 	event("before")
-	err = e.db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+	err = e.db.Update(t.Context(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
 		dev, err := tx.Device(id)
 		if err != nil {
 			return err

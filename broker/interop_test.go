@@ -60,7 +60,7 @@ func TestSimulatorInterop(t *testing.T) {
 			waitFor(t, "queued privacy mode applied", func() bool { return sim.PrivacyMode() == "on" })
 			waitFor(t, "GPS stored", func() bool {
 				var n int
-				_ = e.db.View(func(tx *store.Tx) error {
+				_ = e.db.View(t.Context(), func(tx *store.Tx) error {
 					pts, err := tx.GPS(id, e.clock.Now().Add(-time.Hour), e.clock.Now().Add(time.Hour), 0)
 					n = len(pts)
 					return err

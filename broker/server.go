@@ -6,6 +6,7 @@
 package broker
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/hex"
 	"errors"
@@ -151,7 +152,7 @@ func (s *Server) Start() error {
 	if s.running {
 		return errors.New("broker: already started")
 	}
-	err := s.db.Update(store.Actor{Source: "system"}, func(tx *store.Tx) error {
+	err := s.db.Update(context.Background(), store.Actor{Source: "system"}, func(tx *store.Tx) error {
 		_, err := tx.MarkAllOffline(tx.Now())
 		return err
 	})
@@ -271,9 +272,12 @@ func (s *Server) addr(id string) string {
 }
 
 // commit runs fn through the group commit on behalf of a device and waits
-// until it is on disk.
+// until it is on disk. Device writes have no caller to give up: a message
+// is committed once read (its PUBACK follows), and Close commits what is
+// queued, so they run under context.Background, like the broker's other
+// store calls.
 func (s *Server) commit(dev *store.Device, fn func(*store.Tx) error) error {
-	return s.committer.Do(deviceActor(dev), fn)
+	return s.committer.Do(context.Background(), deviceActor(dev), fn)
 }
 
 func deviceActor(dev *store.Device) store.Actor {

@@ -63,7 +63,7 @@ func (s *Server) adasCalibrationImages(c *gin.Context) {
 		prefix = "auto-"
 	}
 	list := func() error {
-		return s.view(func(tx *store.Tx) error {
+		return s.view(c, func(tx *store.Tx) error {
 			var err error
 			if dev, err = s.device(c, tx); err != nil {
 				return err
@@ -119,7 +119,7 @@ func (s *Server) requestADASImages(c *gin.Context, dev *store.Device, calibratio
 		refs = append(refs, store.MediaRef{IMEI: dev.IMEI, CameraID: adasCamera, FileType: store.FileADAS,
 			FileID: calibrationType + "-" + stamp + "-" + strconv.Itoa(i)})
 	}
-	err := s.store.Update(store.Actor{Source: "system"}, func(tx *store.Tx) error {
+	err := s.store.Update(c.Request.Context(), store.Actor{Source: "system"}, func(tx *store.Tx) error {
 		for _, r := range refs {
 			if err := tx.ExpectADASImage(r); err != nil {
 				return err
@@ -145,7 +145,7 @@ func (s *Server) requestADASImages(c *gin.Context, dev *store.Device, calibratio
 // New images are taken the next time the vehicle drives above 75 km/h.
 func (s *Server) deleteADASImages(c *gin.Context) {
 	var dev *store.Device
-	if err := s.view(func(tx *store.Tx) error { var err error; dev, err = s.device(c, tx); return err }); err != nil {
+	if err := s.view(c, func(tx *store.Tx) error { var err error; dev, err = s.device(c, tx); return err }); err != nil {
 		s.fail(c, err)
 		return
 	}

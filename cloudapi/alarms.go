@@ -196,7 +196,7 @@ func alarmDefinitionIDs() string {
 // getAlarm handles GET /alarms/{alarmId}.
 func (s *Server) getAlarm(c *gin.Context) {
 	var out alarmDTO
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		a, err := s.alarm(c, tx)
 		if err != nil {
 			return err
@@ -297,7 +297,7 @@ func (s *Server) listAlarms(c *gin.Context) {
 	name := strings.ToLower(c.Query("name"))
 	pr := principal(c)
 	var all []alarmDTO
-	err = s.view(func(tx *store.Tx) error {
+	err = s.view(c, func(tx *store.Tx) error {
 		orgs, err := s.readOrgs(c, tx)
 		if err != nil {
 			return err

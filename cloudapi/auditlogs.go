@@ -70,7 +70,7 @@ func (s *Server) auditFilter(c *gin.Context) (store.AuditFilter, error) {
 	if p.IsPartner() {
 		f.PartnerID = p.PartnerID
 		if f.OrganizationID != 0 {
-			err := s.view(func(tx *store.Tx) error { _, err := s.orgByID(c, tx, f.OrganizationID); return err })
+			err := s.view(c, func(tx *store.Tx) error { _, err := s.orgByID(c, tx, f.OrganizationID); return err })
 			if err != nil {
 				return f, err
 			}
@@ -99,7 +99,7 @@ func (s *Server) listAuditLogs(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	entries, total, err := s.store.AuditLog(f, pg)
+	entries, total, err := s.store.AuditLog(c.Request.Context(), f, pg)
 	if err != nil {
 		s.fail(c, err)
 		return

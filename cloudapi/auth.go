@@ -82,7 +82,7 @@ func (s *Server) authenticate(c *gin.Context) {
 	}
 	if p.UserID != 0 {
 		var u *store.User
-		err := s.store.View(func(tx *store.Tx) error { u, err = tx.User(p.UserID); return err })
+		err := s.store.View(c.Request.Context(), func(tx *store.Tx) error { u, err = tx.User(p.UserID); return err })
 		if err != nil {
 			s.fail(c, unauthorized("the token's user no longer exists"))
 			return

@@ -36,7 +36,7 @@ const maxAuxCameras = 8
 // auxDevice resolves the path device for an auxiliary camera call.
 func (s *Server) auxDevice(c *gin.Context) (*store.Device, error) {
 	var dev *store.Device
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		var err error
 		dev, err = s.device(c, tx)
 		return err
@@ -73,7 +73,7 @@ func fromInfo(in []protocol.AuxCameraInfo) []store.AuxCamera {
 // listAuxCameras handles GET /devices/{imei}/auxiliary-cameras: the cameras paired or reported.
 func (s *Server) listAuxCameras(c *gin.Context) {
 	out := []auxCameraDTO{}
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		dev, err := s.device(c, tx)
 		if err != nil {
 			return err
@@ -196,7 +196,7 @@ func (s *Server) unpairAuxCameras(c *gin.Context) {
 	}
 	var dev *store.Device
 	var ids []int
-	err = s.view(func(tx *store.Tx) error {
+	err = s.view(c, func(tx *store.Tx) error {
 		if dev, err = s.device(c, tx); err != nil {
 			return err
 		}

@@ -81,7 +81,7 @@ func (s *Server) auxBillingStatus(c *gin.Context) {
 		return
 	}
 	out := []auxBillingDTO{}
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		devs, missing, err := s.billingTargets(c, tx, q)
 		if err != nil {
 			return err
@@ -211,7 +211,7 @@ func toDeviceBillingDTO(tx *store.Tx, d *store.Device) (deviceBillingDTO, error)
 // deviceBillingStatus handles GET /devices/{imei}/billing-status; data is an object.
 func (s *Server) deviceBillingStatus(c *gin.Context) {
 	var out deviceBillingDTO
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
 		if err != nil {
 			return err
@@ -315,7 +315,7 @@ func (s *Server) organizationBillingStatus(c *gin.Context) {
 	}
 	var out []deviceBillingDTO
 	var total int
-	err = s.view(func(tx *store.Tx) error {
+	err = s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
 		if err != nil {
 			return err
@@ -417,7 +417,7 @@ type defaultDataProfileDTO struct {
 // organizationDataProfile handles GET /organizations/{orgId}/data-profile.
 func (s *Server) organizationDataProfile(c *gin.Context) {
 	var out defaultDataProfileDTO
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
 		if err != nil {
 			return err

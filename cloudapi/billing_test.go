@@ -177,7 +177,7 @@ func TestDeviceBillingStatusAndDataProfile(t *testing.T) {
 	if r.num("data.dataProfileId") != 12 || r.get("data.automaticFirmwareUpdates") != false {
 		t.Fatalf("data profile %s", r.raw)
 	}
-	entries, _, _ := e.db.AuditLog(store.AuditFilter{Action: "device.subscription.update", EntityID: dev}, store.Page{})
+	entries, _, _ := e.db.AuditLog(t.Context(), store.AuditFilter{Action: "device.subscription.update", EntityID: dev}, store.Page{})
 	if len(entries) != 1 || entries[0].UserEmail != "partner@example.com" || !strings.Contains(entries[0].Reason, "data-profile") ||
 		string(entries[0].Before) != `{"subscriptionId":0,"automaticFirmwareUpdates":true}` ||
 		string(entries[0].After) != `{"subscriptionId":12,"automaticFirmwareUpdates":false}` {
@@ -254,7 +254,7 @@ func TestBulkBillingAnswers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.do(tc.method, tc.path, e.partnerToken, tc.body).want(http.StatusOK)
 			sameJSON(t, "answer", r.get("data"), tc.want)
-			entries, _, _ := e.db.AuditLog(store.AuditFilter{Action: tc.action}, store.Page{})
+			entries, _, _ := e.db.AuditLog(t.Context(), store.AuditFilter{Action: tc.action}, store.Page{})
 			var got []string
 			for _, a := range entries {
 				got = append(got, a.EntityID)

@@ -140,7 +140,7 @@ func newDeviceWorld(t *testing.T, devices int, opts ...envOption) *deviceWorld {
 	w := &deviceWorld{testEnv: newEnv(t, opts...), cmd: cmd}
 	otherPartner := w.addPartner("Other partner", "other@example.com", "Secret123")
 	w.otherToken = w.login("other@example.com", "Secret123")
-	err := w.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+	err := w.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		o, err := tx.CreateOrganization(w.partnerID, "Fleet", []byte("salt"))
 		if err != nil {
 			return err
@@ -186,7 +186,7 @@ func (w *deviceWorld) settings(imei string) (*store.DeviceSettings, *store.Effec
 	w.t.Helper()
 	var ds *store.DeviceSettings
 	var e *store.Effective
-	err := w.db.View(func(tx *store.Tx) (err error) {
+	err := w.db.View(w.t.Context(), func(tx *store.Tx) (err error) {
 		if ds, err = tx.DeviceSettings(imei); err != nil {
 			return err
 		}
@@ -202,7 +202,7 @@ func (w *deviceWorld) settings(imei string) (*store.DeviceSettings, *store.Effec
 // setProfile switches the organization profile of the world's organization.
 func (w *deviceWorld) setProfile(on bool) {
 	w.t.Helper()
-	err := w.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+	err := w.db.Update(w.t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		o, err := tx.Organization(w.orgID)
 		if err != nil {
 			return err
@@ -218,7 +218,7 @@ func (w *deviceWorld) setProfile(on bool) {
 // auditActions lists the actions of the audit log, oldest first.
 func (w *deviceWorld) audit(action string) []store.AuditEntry {
 	w.t.Helper()
-	entries, _, err := w.db.AuditLog(store.AuditFilter{Action: action}, store.Page{})
+	entries, _, err := w.db.AuditLog(w.t.Context(), store.AuditFilter{Action: action}, store.Page{})
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package cloudapi
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -87,6 +89,37 @@ func TestCallTimeout(t *testing.T) {
 	}
 	// Calls within the limit are unaffected.
 	e.do("GET", "/v2/me", e.partnerToken, nil).want(http.StatusOK)
+}
+
+// TestTimedOutWriteIsNotCommitted: a write still running when the call is
+// answered with a TimeoutError leaves nothing in the store, although its
+// handler carries on and returns without an error of its own.
+func TestTimedOutWriteIsNotCommitted(t *testing.T) {
+	e := newEnv(t, func(c *configs.Config, _ *Deps) { c.HTTP.RequestTimeout = 100 * time.Millisecond })
+	finished := make(chan error, 1)
+	e.api.engine.POST("/v2/test/slow-write", e.api.authenticate, func(c *gin.Context) {
+		finished <- e.api.update(c, func(tx *store.Tx) error {
+			if _, err := tx.CreateOrganization(principal(c).PartnerID, "Written too late", []byte("salt")); err != nil {
+				return err
+			}
+			<-c.Request.Context().Done() // the handler outlives the call
+			return nil
+		})
+		ok(c, "too late")
+	})
+	e.do("POST", "/v2/test/slow-write", e.partnerToken, nil).wantError(http.StatusServiceUnavailable, nameTimeout, "did not complete within 100ms")
+	select {
+	case err := <-finished:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("the late write returned %v, want the call's deadline", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler did not finish")
+	}
+	r := e.do("GET", "/v2/organizations", e.partnerToken, nil).want(http.StatusOK)
+	if strings.Contains(string(r.raw), "Written too late") {
+		t.Fatalf("the timed-out write was committed: %s", r.raw)
+	}
 }
 
 func TestMetrics(t *testing.T) {

@@ -31,7 +31,7 @@ type dataUsageDTO struct {
 // reported with its health status, per billing period, newest first.
 func (s *Server) deviceDataUsage(c *gin.Context) {
 	var out dataUsageDTO
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
 		if err != nil {
 			return err

@@ -24,7 +24,7 @@ type defaultSettingsDTO struct {
 // defaultSettings handles GET /organizations/{orgId}/default-settings.
 func (s *Server) defaultSettings(c *gin.Context) {
 	var out defaultSettingsDTO
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
 		if err != nil {
 			return err

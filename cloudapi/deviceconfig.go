@@ -405,12 +405,12 @@ type configBody struct {
 	RequestID string         `json:"requestId"`
 }
 
-func (s *Server) configMetadata(imei string, updated time.Time) configMetadata {
+func (s *Server) configMetadata(c *gin.Context, imei string, updated time.Time) configMetadata {
 	m := configMetadata{Source: "cloud", Status: ConnectionOffline, Time: isoTime(updated)}
 	if s.online(imei) {
 		m.Status = ConnectionOnline
 		if s.presence != nil {
-			s.view(func(tx *store.Tx) error {
+			s.view(c, func(tx *store.Tx) error {
 				if pc, found := s.presence.Presence(tx, imei); found && pc.Status == ConnectionStandby {
 					m.Status = ConnectionStandby
 				}

@@ -223,7 +223,7 @@ func TestBulkDeviceConfig(t *testing.T) {
 
 	// By organization and groups.
 	var group int64
-	err := w.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+	err := w.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		g, err := tx.CreateGroup(w.orgID, "Vans")
 		if err != nil {
 			return err

@@ -350,7 +350,7 @@ func newMediaEnv(t *testing.T, opts ...envOption) *mediaEnv {
 	m := &mediaEnv{testEnv: newEnv(t, opts...), cmd: cmd}
 	foreignPartner := m.addPartner("Foreign", "foreign@example.com", "Secret123")
 	m.addPartner("Other", "other@example.com", "Secret123")
-	err := m.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+	err := m.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		var err error
 		if m.org, err = tx.CreateOrganization(m.partnerID, "Fleet", []byte("salt")); err != nil {
 			return err
@@ -383,7 +383,7 @@ func newMediaEnv(t *testing.T, opts ...envOption) *mediaEnv {
 // stored event id (0 when dropped).
 func (m *mediaEnv) report(dev *store.Device, ev protocol.Event) int64 {
 	m.t.Helper()
-	err := m.db.Update(store.Actor{Source: "device"}, func(tx *store.Tx) error {
+	err := m.db.Update(m.t.Context(), store.Actor{Source: "device"}, func(tx *store.Tx) error {
 		tx.OnCommit(m.api.WakeMedia)
 		return broker.StoreEvent(tx, dev, ev)
 	})
@@ -391,7 +391,7 @@ func (m *mediaEnv) report(dev *store.Device, ev protocol.Event) int64 {
 		m.t.Fatal(err)
 	}
 	var id int64
-	m.db.View(func(tx *store.Tx) error {
+	m.db.View(m.t.Context(), func(tx *store.Tx) error {
 		events, _, err := tx.DeviceEvents(dev.IMEI, time.UnixMilli(ev.Time), time.UnixMilli(ev.Time), store.Page{})
 		for _, e := range events {
 			if e.DeviceEventID == ev.ID {

@@ -214,7 +214,7 @@ func TestDeviceMoveLeavesThePastBehind(t *testing.T) {
 func (m *mediaEnv) record(imei string, evs ...protocol.Event) {
 	m.t.Helper()
 	for _, ev := range evs {
-		err := m.db.Update(store.Actor{Source: "device"}, func(tx *store.Tx) error {
+		err := m.db.Update(m.t.Context(), store.Actor{Source: "device"}, func(tx *store.Tx) error {
 			dev, err := tx.Device(imei)
 			if err != nil {
 				return err
@@ -236,7 +236,7 @@ func (m *mediaEnv) record(imei string, evs ...protocol.Event) {
 // recordGPS stores n GPS samples of imei, one every ten seconds from start.
 func (m *mediaEnv) recordGPS(imei string, start time.Time, n int) {
 	m.t.Helper()
-	err := m.db.Update(store.Actor{Source: "device"}, func(tx *store.Tx) error {
+	err := m.db.Update(m.t.Context(), store.Actor{Source: "device"}, func(tx *store.Tx) error {
 		dev, err := tx.Device(imei)
 		if err != nil {
 			return err
@@ -256,7 +256,7 @@ func (m *mediaEnv) recordGPS(imei string, start time.Time, n int) {
 // storeUpdate runs fn in a store transaction of the test.
 func (m *mediaEnv) storeUpdate(fn func(tx *store.Tx) error) {
 	m.t.Helper()
-	if err := m.db.Update(store.Actor{Source: "test"}, fn); err != nil {
+	if err := m.db.Update(m.t.Context(), store.Actor{Source: "test"}, fn); err != nil {
 		m.t.Fatal(err)
 	}
 }
@@ -264,7 +264,7 @@ func (m *mediaEnv) storeUpdate(fn func(tx *store.Tx) error) {
 // storeView runs fn in a read transaction.
 func (m *mediaEnv) storeView(fn func(tx *store.Tx) error) {
 	m.t.Helper()
-	if err := m.db.View(fn); err != nil {
+	if err := m.db.View(m.t.Context(), fn); err != nil {
 		m.t.Fatal(err)
 	}
 }

@@ -207,7 +207,7 @@ func (s *Server) listDevices(c *gin.Context, scope func(tx *store.Tx) (store.Dev
 	}
 	var out []deviceDTO
 	var total int
-	err = s.view(func(tx *store.Tx) error {
+	err = s.view(c, func(tx *store.Tx) error {
 		f, err := scope(tx)
 		if err != nil {
 			return err
@@ -266,7 +266,7 @@ func (s *Server) listPartnerDevices(c *gin.Context) {
 // getDevice handles GET /devices/{imei}.
 func (s *Server) getDevice(c *gin.Context) {
 	var out deviceDTO
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
 		if err != nil {
 			return err

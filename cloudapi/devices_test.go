@@ -172,7 +172,7 @@ func TestGetDeviceConnection(t *testing.T) {
 		t.Fatalf("never connected %s", r.raw)
 	}
 	// The store's desired configuration moves ahead; the device acknowledged an older one.
-	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+	err := e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		return tx.PutDeviceSettings(&store.DeviceSettings{IMEI: imei, PrivacyMode: "on"}, "test")
 	})
 	if err != nil {

@@ -25,7 +25,7 @@ func (s *Server) getDeviceConfig(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	okConfig(c, toDeviceConfigDTO(e.Device, e.Privacy), s.configMetadata(ds.IMEI, ds.UpdatedAt))
+	okConfig(c, toDeviceConfigDTO(e.Device, e.Privacy), s.configMetadata(c, ds.IMEI, ds.UpdatedAt))
 }
 
 // pathSettings reads the settings of the device the path names, if the
@@ -34,7 +34,7 @@ func (s *Server) getDeviceConfig(c *gin.Context) {
 func (s *Server) pathSettings(c *gin.Context) (*store.Effective, *store.DeviceSettings, error) {
 	var e *store.Effective
 	var ds *store.DeviceSettings
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
 		if err != nil {
 			return err
@@ -124,7 +124,7 @@ func orgDeviceConfig(os *store.OrgSettings) (store.DeviceConfig, store.PrivacyCo
 // orgSettings reads the settings of the path's organization, if the caller may see it.
 func (s *Server) orgSettings(c *gin.Context) (*store.OrgSettings, error) {
 	var os *store.OrgSettings
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
 		if err != nil {
 			return err

@@ -340,7 +340,7 @@ func (s *Server) listDrivers(c *gin.Context) {
 	}
 	var out []driverDTO
 	var total int
-	err = s.view(func(tx *store.Tx) error {
+	err = s.view(c, func(tx *store.Tx) error {
 		orgs, err := s.readOrgs(c, tx)
 		if err != nil {
 			return err
@@ -388,7 +388,7 @@ func (s *Server) driverQRCode(c *gin.Context) {
 		return
 	}
 	var payload string
-	err = s.view(func(tx *store.Tx) error {
+	err = s.view(c, func(tx *store.Tx) error {
 		orgs, err := s.readOrgs(c, tx)
 		if err != nil {
 			return err

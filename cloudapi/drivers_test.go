@@ -77,7 +77,7 @@ func TestCreateDriversOrganizationRules(t *testing.T) {
 	if strings.Count(strings.Join(pushed, ","), e.devices[0]) == 0 {
 		t.Fatalf("configuration not pushed to %s: %v", e.devices[0], pushed)
 	}
-	entries, _, _ := e.db.AuditLog(store.AuditFilter{Action: "driver.create"}, store.Page{})
+	entries, _, _ := e.db.AuditLog(t.Context(), store.AuditFilter{Action: "driver.create"}, store.Page{})
 	if len(entries) != 3 {
 		t.Fatalf("%d driver.create audit entries, want 3", len(entries))
 	}

@@ -82,7 +82,7 @@ func (e *testEnv) addPartner(name, email, password string) int64 {
 	e.t.Helper()
 	hash, _ := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
 	var id int64
-	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+	err := e.db.Update(e.t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		p, err := tx.CreatePartner(name)
 		if err != nil {
 			return err
@@ -100,7 +100,7 @@ func (e *testEnv) addPartner(name, email, password string) int64 {
 func (e *testEnv) addOrgUser(orgID int64, email, password, level string) {
 	e.t.Helper()
 	hash, _ := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
-	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+	err := e.db.Update(e.t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		o, err := tx.Organization(orgID)
 		if err != nil {
 			return err

@@ -137,7 +137,7 @@ func (s *Server) listDeviceEvents(c *gin.Context) {
 	}
 	var out []eventView
 	var total int
-	err = s.view(func(tx *store.Tx) error {
+	err = s.view(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
 		if err != nil {
 			return err
@@ -221,7 +221,7 @@ func (s *Server) listOrganizationEvents(c *gin.Context) {
 	pr := principal(c)
 	var out []eventView
 	var total int
-	err = s.view(func(tx *store.Tx) error {
+	err = s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
 		if err != nil {
 			return err
@@ -307,7 +307,7 @@ func (s *Server) deviceEvent(c *gin.Context, tx *store.Tx) (*store.Event, error)
 // getDeviceEvent handles GET /devices/{imei}/events/{eventId}.
 func (s *Server) getDeviceEvent(c *gin.Context) {
 	var v eventView
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		e, err := s.deviceEvent(c, tx)
 		if err != nil {
 			return err

@@ -250,7 +250,7 @@ func TestDeviceEventRulesThroughTheHook(t *testing.T) {
 		t.Fatalf("redelivery stored twice: %s", r.raw)
 	}
 	// A bad event is refused with ErrInvalid, which the broker answers as an invalid payload.
-	err := e.db.Update(store.Actor{}, func(tx *store.Tx) error {
+	err := e.db.Update(t.Context(), store.Actor{}, func(tx *store.Tx) error {
 		return broker.StoreEvent(tx, e.dev, protocol.Event{ID: "x", Type: "teleport", Time: evTime(0)})
 	})
 	if err == nil || !strings.Contains(err.Error(), "teleport") {

@@ -16,7 +16,7 @@ func (s *Server) getEventConfig(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	okConfig(c, toEventConfigDTO(e.Events, e.Device.AudioAlarms), s.configMetadata(ds.IMEI, ds.UpdatedAt))
+	okConfig(c, toEventConfigDTO(e.Events, e.Device.AudioAlarms), s.configMetadata(c, ds.IMEI, ds.UpdatedAt))
 }
 
 func putEventConfig(tx *store.Tx, imei string, cfg store.EventConfig) error {

@@ -89,7 +89,7 @@ func TestTestIMEIIsValid(t *testing.T) {
 func allMessages(t testing.TB, db *store.DB) []store.Message {
 	t.Helper()
 	var out []store.Message
-	err := db.View(func(tx *store.Tx) error {
+	err := db.View(t.Context(), func(tx *store.Tx) error {
 		var err error
 		out, err = tx.MessagesAfter(0, 0)
 		return err

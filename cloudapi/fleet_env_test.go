@@ -133,14 +133,14 @@ func (e *fleetEnv) fleetDevice(n int, orgID, partnerID int64) string {
 
 func (e *fleetEnv) fleetUpdate(fn func(tx *store.Tx) error) {
 	e.t.Helper()
-	if err := e.db.Update(store.Actor{Source: "test"}, fn); err != nil {
+	if err := e.db.Update(e.t.Context(), store.Actor{Source: "test"}, fn); err != nil {
 		e.t.Fatal(err)
 	}
 }
 
 func (e *fleetEnv) fleetView(fn func(tx *store.Tx) error) {
 	e.t.Helper()
-	if err := e.db.View(fn); err != nil {
+	if err := e.db.View(e.t.Context(), fn); err != nil {
 		e.t.Fatal(err)
 	}
 }

@@ -70,7 +70,7 @@ func (s *Server) putGeofences(c *gin.Context) {
 // getGeofences handles GET /devices/{imei}/geofences.
 func (s *Server) getGeofences(c *gin.Context) {
 	var fences []store.Geofence
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
 		if err != nil {
 			return err

@@ -20,7 +20,7 @@ func TestGeofencesReplaceAndPush(t *testing.T) {
 	}
 	version := func() int64 {
 		var v int64
-		e.db.View(func(tx *store.Tx) error { eff, err := tx.EffectiveSettings(e.dev.IMEI); v = eff.Version; return err })
+		e.db.View(t.Context(), func(tx *store.Tx) error { eff, err := tx.EffectiveSettings(e.dev.IMEI); v = eff.Version; return err })
 		return v
 	}
 	before := version()
@@ -72,7 +72,7 @@ func TestGeofenceEventsThroughDeviceHooks(t *testing.T) {
 	e.do("PUT", devPath(e.dev.IMEI, "/geofences"), e.partnerToken,
 		[]map[string]any{{"id": 5, "name": "Depot", "lat": 32.0, "lon": 34.8, "radius": 500}}).want(200)
 	fixes := func(points ...store.GPSPoint) {
-		err := e.db.Update(store.Actor{Source: "device"}, func(tx *store.Tx) error { return store.GPSHook(tx, e.dev, points) })
+		err := e.db.Update(t.Context(), store.Actor{Source: "device"}, func(tx *store.Tx) error { return store.GPSHook(tx, e.dev, points) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func TestGeofenceEventsThroughDeviceHooks(t *testing.T) {
 
 func TestSpeedLimitFromGPS(t *testing.T) {
 	e := newMediaEnv(t)
-	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+	err := e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		ds, _ := tx.DeviceSettings(e.dev.IMEI)
 		ev := store.DefaultEventConfig()
 		ev.SpeedLimitKmh = 100
@@ -128,7 +128,7 @@ func TestSpeedLimitFromGPS(t *testing.T) {
 	for i, v := range []float64{80, 105, 120, 90, 101} {
 		points = append(points, store.GPSPoint{Time: evT0.Add(time.Duration(i) * time.Second), Lat: 32, Lon: 34.8, Speed: v})
 	}
-	if err := e.db.Update(store.Actor{}, func(tx *store.Tx) error { return store.GPSHook(tx, e.dev, points) }); err != nil {
+	if err := e.db.Update(t.Context(), store.Actor{}, func(tx *store.Tx) error { return store.GPSHook(tx, e.dev, points) }); err != nil {
 		t.Fatal(err)
 	}
 	r := e.do("POST", orgEventsPath(e.org.ID), e.partnerToken, map[string]any{"start": isoTime(evT0), "end": isoTime(evT0.Add(time.Minute)),

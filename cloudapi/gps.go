@@ -71,7 +71,7 @@ func (s *Server) getGPS(c *gin.Context) {
 		limit = n
 	}
 	var points []store.GPSPoint
-	err = s.view(func(tx *store.Tx) error {
+	err = s.view(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
 		if err != nil {
 			return err

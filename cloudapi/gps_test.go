@@ -13,7 +13,7 @@ func TestGPS(t *testing.T) {
 	w := newDeviceWorld(t, 2)
 	imei := w.imeis[0]
 	t0 := time.Date(2026, 2, 10, 8, 0, 0, 0, time.UTC)
-	err := w.db.Update(store.Actor{Source: "device"}, func(tx *store.Tx) error {
+	err := w.db.Update(t.Context(), store.Actor{Source: "device"}, func(tx *store.Tx) error {
 		var pts []store.GPSPoint
 		for i := 0; i < 5; i++ {
 			pts = append(pts, store.GPSPoint{Time: t0.Add(time.Duration(i) * 1500 * time.Millisecond), Lat: 32.1 + float64(i)/1000,

@@ -28,7 +28,7 @@ func (s *Server) listGroups(c *gin.Context) {
 		return
 	}
 	var groups []store.Group
-	err = s.view(func(tx *store.Tx) error {
+	err = s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
 		if err != nil {
 			return err

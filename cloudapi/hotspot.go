@@ -55,7 +55,7 @@ func (s *Server) secrets(c *gin.Context) {
 // getHotspot handles GET /devices/{imei}/hotspot.
 func (s *Server) getHotspot(c *gin.Context) {
 	var out hotspotDTO
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
 		if err != nil {
 			return err
@@ -150,7 +150,7 @@ func (s *Server) postWifiPassword(c *gin.Context) {
 		return
 	}
 	out := wifiPasswordResult{Devices: []hotspotDTO{}}
-	err = s.view(func(tx *store.Tx) error {
+	err = s.view(c, func(tx *store.Tx) error {
 		res := newBulkResult()
 		devices := s.visibleDevices(c, tx, imeis, &res)
 		out.Rejected = res.Rejected

@@ -65,7 +65,7 @@ func TestHotspotPasswords(t *testing.T) {
 	}
 
 	// A firmware update changes nothing; a factory reset restores the default.
-	err := w.db.Update(store.Actor{Source: "device"}, func(tx *store.Tx) error { return tx.ResetHotspot(imei) })
+	err := w.db.Update(t.Context(), store.Actor{Source: "device"}, func(tx *store.Tx) error { return tx.ResetHotspot(imei) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestHotspotPasswords(t *testing.T) {
 	}
 
 	// Passwords never reach the audit log.
-	entries, _, err := w.db.AuditLog(store.AuditFilter{}, store.Page{})
+	entries, _, err := w.db.AuditLog(t.Context(), store.AuditFilter{}, store.Page{})
 	if err != nil {
 		t.Fatal(err)
 	}

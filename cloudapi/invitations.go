@@ -46,7 +46,7 @@ func (s *Server) listOrganizationInvitations(c *gin.Context) {
 	}
 	var out []invitationDTO
 	var total int
-	err = s.view(func(tx *store.Tx) error {
+	err = s.view(c, func(tx *store.Tx) error {
 		orgs, err := tx.OrganizationInvitations(principal(c).PartnerID)
 		if err != nil {
 			return err

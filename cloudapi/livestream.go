@@ -214,7 +214,7 @@ func (s *Server) connectMedia(c *gin.Context) {
 		camera = n
 	}
 	var dev *store.Device
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		var err error
 		if dev, err = s.device(c, tx); err != nil {
 			return err
@@ -398,7 +398,7 @@ func (s *Server) recordingRanges(c *gin.Context) {
 		}
 	}
 	var dev *store.Device
-	if err := s.view(func(tx *store.Tx) error { var err error; dev, err = s.device(c, tx); return err }); err != nil {
+	if err := s.view(c, func(tx *store.Tx) error { var err error; dev, err = s.device(c, tx); return err }); err != nil {
 		s.fail(c, err)
 		return
 	}

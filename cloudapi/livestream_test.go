@@ -84,7 +84,7 @@ func TestLiveStreamRefusals(t *testing.T) {
 	e.cmd.set(e.dev2.IMEI, func(d *fakeDevice) { d.online = false })
 	e.do("POST", devPath(e.dev2.IMEI, "/connect-media"), e.partnerToken, nil).wantError(417, nameExpectationFailed)
 	e.do("POST", devPath(e.dev.IMEI, "/connect-media?cameraId=9"), e.partnerToken, nil).wantError(400, nameBadRequest, "cameraId")
-	err := e.db.Update(store.Actor{}, func(tx *store.Tx) error {
+	err := e.db.Update(t.Context(), store.Actor{}, func(tx *store.Tx) error {
 		ds, _ := tx.DeviceSettings(e.dev.IMEI)
 		p := store.DefaultPrivacyConfig()
 		p.LiveStreamEnabled = false

@@ -129,7 +129,7 @@ func (s *Server) uploadMedia(c *gin.Context) {
 		return
 	}
 	var dev *store.Device
-	err = s.view(func(tx *store.Tx) error {
+	err = s.view(c, func(tx *store.Tx) error {
 		if dev, err = tx.Device(ref.IMEI); err != nil {
 			return err
 		}
@@ -162,7 +162,7 @@ func (s *Server) uploadMedia(c *gin.Context) {
 		return
 	}
 	actor := store.Actor{Source: "device", OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID}
-	err = s.store.Update(actor, func(tx *store.Tx) error {
+	err = s.store.Update(c.Request.Context(), actor, func(tx *store.Tx) error {
 		_, err := tx.CompleteUpload(store.MediaUpload{Ref: ref, Blob: key, Size: n, ContentType: ctype})
 		tx.OnCommit(s.mediaSvc.wake)
 		return err
@@ -223,7 +223,7 @@ func (s *Server) downloadMedia(c *gin.Context) {
 		return
 	}
 	var m *store.MediaFile
-	if err := s.view(func(tx *store.Tx) error { m, err = tx.MediaFile(ref); return err }); err != nil || m.State != store.MediaUploaded {
+	if err := s.view(c, func(tx *store.Tx) error { m, err = tx.MediaFile(ref); return err }); err != nil || m.State != store.MediaUploaded {
 		s.fail(c, notFound("media file "+ref.FileID))
 		return
 	}
@@ -276,7 +276,7 @@ func (s *Server) eventFileLink(c *gin.Context) {
 	}
 	ref.CameraID = cam
 	var link fileLink
-	err = s.view(func(tx *store.Tx) error {
+	err = s.view(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
 		if err != nil {
 			return err

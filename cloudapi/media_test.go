@@ -289,7 +289,7 @@ func TestMediaUploadsAtOnceKeepOne(t *testing.T) {
 		t.Fatalf("%d uploads stored, want 1", len(won))
 	}
 	var m *store.MediaFile
-	e.db.View(func(tx *store.Tx) error { var err error; m, err = tx.MediaFile(ref); return err })
+	e.db.View(t.Context(), func(tx *store.Tx) error { var err error; m, err = tx.MediaFile(ref); return err })
 	download, _ := e.api.signedURL(mediaPath("files", ref), time.Minute)
 	status, body, _ := e.fetch(download)
 	if status != 200 || m == nil || int64(len(body)) != m.Size || !bytes.Contains(body, []byte("\nupload ")) {

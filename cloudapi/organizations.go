@@ -128,7 +128,7 @@ func (s *Server) listOrganizations(c *gin.Context) {
 	p := principal(c)
 	var out []organizationDTO
 	var total int
-	err = s.view(func(tx *store.Tx) error {
+	err = s.view(c, func(tx *store.Tx) error {
 		var orgs []store.Organization
 		if p.IsPartner() {
 			if orgs, err = tx.Organizations(p.PartnerID); err != nil {
@@ -153,7 +153,7 @@ func (s *Server) listOrganizations(c *gin.Context) {
 // getOrganization handles GET /organizations/{orgId}.
 func (s *Server) getOrganization(c *gin.Context) {
 	var out organizationDTO
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
 		if err != nil {
 			return err

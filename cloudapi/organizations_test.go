@@ -254,7 +254,7 @@ func TestDefaultSettings(t *testing.T) {
 		t.Fatalf("unexpected defaults %s", r.raw)
 	}
 
-	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+	err := e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		dev := store.DefaultDeviceConfig()
 		dev.Brightness = 40
 		ev := store.DefaultEventConfig()

@@ -306,7 +306,7 @@ func (s *Server) patchOrgPrivacyConfig(c *gin.Context) {
 	// Whether each device is connected is asked before the transaction:
 	// the broker is not called while the store is locked for writing.
 	var online map[string]bool
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
 		if err != nil {
 			return err

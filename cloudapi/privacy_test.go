@@ -77,7 +77,7 @@ func TestPrivacyControl(t *testing.T) {
 		t.Fatalf("%d audit entries", len(entries))
 	}
 	var editorID int64
-	w.db.View(func(tx *store.Tx) error {
+	w.db.View(t.Context(), func(tx *store.Tx) error {
 		u, err := tx.UserByEmail("editor@example.com")
 		if err == nil {
 			editorID = u.ID

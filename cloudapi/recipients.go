@@ -83,7 +83,7 @@ func (s *Server) listRecipients(kind string) gin.HandlerFunc {
 		}
 		p := principal(c)
 		out := []recipientDTO{}
-		err = s.view(func(tx *store.Tx) error {
+		err = s.view(c, func(tx *store.Tx) error {
 			if q != 0 {
 				if _, err := s.orgByID(c, tx, q); err != nil {
 					return err

@@ -110,7 +110,7 @@ func (s *Server) createScopedToken(c *gin.Context) {
 		return
 	}
 	p := principal(c)
-	err = s.view(func(tx *store.Tx) error {
+	err = s.view(c, func(tx *store.Tx) error {
 		switch kind {
 		case entityDevice:
 			d, err := s.deviceByIMEI(c, tx, sc.IMEI)

@@ -173,7 +173,7 @@ func TestScopedFeatureAndMediaGates(t *testing.T) {
 	f := newScopedFleet(e)
 	handler := func(c *gin.Context) {
 		var imei string
-		err := e.api.view(func(tx *store.Tx) error {
+		err := e.api.view(c, func(tx *store.Tx) error {
 			d, err := e.api.device(c, tx)
 			if err == nil {
 				imei = d.IMEI

@@ -44,7 +44,7 @@ func (s *Server) login(c *gin.Context) {
 		return
 	}
 	var u *store.User
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		var err error
 		u, err = tx.UserByEmail(req.Email)
 		return err
@@ -110,7 +110,7 @@ func (s *Server) me(c *gin.Context) {
 	default:
 		d.Role = "organizationUser"
 	}
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		if p.UserID != 0 {
 			if u, err := tx.User(p.UserID); err == nil {
 				d.Name = u.Name

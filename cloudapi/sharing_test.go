@@ -154,7 +154,7 @@ func (e *testEnv) orgState(orgID int64) string {
 // auditCount is the number of entries in the audit log.
 func (e *testEnv) auditCount() int {
 	e.t.Helper()
-	_, n, err := e.db.AuditLog(store.AuditFilter{}, store.Page{Limit: 1})
+	_, n, err := e.db.AuditLog(e.t.Context(), store.AuditFilter{}, store.Page{Limit: 1})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestGuestPartnerWebhookDeliveries(t *testing.T) {
 
 	deliver := func(imei string, at time.Time) {
 		t.Helper()
-		err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		err := e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 			return tx.EnqueueDelivery(&store.Delivery{OrganizationID: org.id, URL: "https://host.example.com/hook",
 				WebhookID: "msg_" + imei, Type: "event", IMEI: imei, MessageTime: at, Body: json.RawMessage(`{"imei":"` + imei + `"}`)})
 		})
@@ -299,7 +299,7 @@ func TestOrganizationSharingInvitation(t *testing.T) {
 	}
 
 	for action, want := range map[string]int{"organization.update": 4, "organization.invitation.accept": 1, "organization.invitation.decline": 1} {
-		entries, n, err := e.db.AuditLog(store.AuditFilter{Action: action}, store.Page{})
+		entries, n, err := e.db.AuditLog(t.Context(), store.AuditFilter{Action: action}, store.Page{})
 		if err != nil {
 			t.Fatal(err)
 		}

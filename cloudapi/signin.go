@@ -145,7 +145,9 @@ func (s *Server) lockout(c *gin.Context, scope, key string) {
 	s.guard.lockouts.WithLabelValues(scope).Inc()
 	s.log.Warn("sign-in attempts throttled", "requestId", requestID(c), "scope", scope, "key", key, "address", c.ClientIP())
 	actor := store.Actor{Source: "system", RequestID: requestID(c)}
-	err := s.store.Update(actor, func(tx *store.Tx) error {
+	// The brake is recorded even when the call runs out of time: a slow
+	// sign-in must not hide the attempts from the audit log.
+	err := s.store.Update(context.WithoutCancel(c.Request.Context()), actor, func(tx *store.Tx) error {
 		change := store.AuditChange{Action: "auth.throttle", EntityType: scope, EntityID: key,
 			Reason: fmt.Sprintf("free sign-in attempts used up (last from %s); further attempts must wait", c.ClientIP())}
 		if email, found := strings.CutPrefix(key, "email:"); found {

@@ -66,7 +66,7 @@ func (e *testEnv) metric(series string) string {
 // throttleAudit returns the audit entries of engaged sign-in throttles.
 func (e *testEnv) throttleAudit() []store.AuditEntry {
 	e.t.Helper()
-	entries, _, err := e.db.AuditLog(store.AuditFilter{Action: "auth.throttle"}, store.Page{})
+	entries, _, err := e.db.AuditLog(e.t.Context(), store.AuditFilter{Action: "auth.throttle"}, store.Page{})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func (s *Server) sso(c *gin.Context) {
 	if !s.admitSignin(c, endpointSSO, account) {
 		return
 	}
-	o, use, err := s.verifySSO(token)
+	o, use, err := s.verifySSO(c, token)
 	if err != nil {
 		s.log.Info("sso refused", "requestId", requestID(c), "reason", err)
 		s.signinFailed(endpointSSO, reasonBadCredentials)
@@ -88,14 +88,14 @@ type ssoUse struct {
 
 // verifySSO checks the JWT's signature against the ssoSecret of the
 // organization it names, then its timestamp; it returns that organization.
-func (s *Server) verifySSO(token string) (*store.Organization, ssoUse, error) {
+func (s *Server) verifySSO(c *gin.Context, token string) (*store.Organization, ssoUse, error) {
 	var cl ssoClaims
 	var org *store.Organization
 	_, err := jwt.ParseWithClaims(token, &cl, func(*jwt.Token) (any, error) {
 		if cl.OrganizationID <= 0 {
 			return nil, errors.New("no organizationId claim")
 		}
-		err := s.view(func(tx *store.Tx) error {
+		err := s.view(c, func(tx *store.Tx) error {
 			o, err := tx.Organization(int64(cl.OrganizationID))
 			if err != nil {
 				return err

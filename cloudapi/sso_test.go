@@ -85,7 +85,7 @@ func TestSSORefusals(t *testing.T) {
 
 	// An organization no partner created through the API has no ssoSecret salt.
 	var bare *store.Organization
-	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) (err error) {
+	err := e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) (err error) {
 		bare, err = tx.CreateOrganization(e.partnerID, "Imported", nil)
 		return err
 	})

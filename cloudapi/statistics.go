@@ -145,7 +145,7 @@ func (s *Server) operationalStatistics(c *gin.Context) {
 		return
 	}
 	var out statisticsDTO
-	err = s.view(func(tx *store.Tx) error {
+	err = s.view(c, func(tx *store.Tx) error {
 		st, err := tx.PartnerStatistics(principal(c).PartnerID, s.now(), months, weeks)
 		if err != nil {
 			return err

@@ -23,7 +23,7 @@ type sdCardDTO struct {
 // recordings, so viewers may not make it and it is audited.
 func (s *Server) formatStorage(c *gin.Context) {
 	var d *store.Device
-	if err := s.view(func(tx *store.Tx) (err error) { d, err = s.device(c, tx); return err }); err != nil {
+	if err := s.view(c, func(tx *store.Tx) (err error) { d, err = s.device(c, tx); return err }); err != nil {
 		s.fail(c, err)
 		return
 	}

@@ -75,7 +75,7 @@ func isGuest(p Principal, o *store.Organization) bool {
 // organization. A guest partner sees a shared organization and gets 403
 // with the reason; an organization the caller cannot see stays 404.
 func (s *Server) hostOnly(c *gin.Context) {
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
 		if err != nil {
 			return err
@@ -122,12 +122,13 @@ func deviceFilter(p Principal, orgID int64) store.DeviceFilter {
 	return f
 }
 
-// update runs fn in a write transaction on behalf of the caller.
+// update runs fn in a write transaction on behalf of the caller. It does
+// not commit once the call has timed out (withTimeout has answered 503).
 func (s *Server) update(c *gin.Context, fn func(tx *store.Tx) error) error {
-	return s.store.Update(principal(c).actor(requestID(c)), fn)
+	return s.store.Update(c.Request.Context(), principal(c).actor(requestID(c)), fn)
 }
 
-// view runs fn in a read transaction.
-func (s *Server) view(fn func(tx *store.Tx) error) error {
-	return s.store.View(fn)
+// view runs fn in a read transaction for the call.
+func (s *Server) view(c *gin.Context, fn func(tx *store.Tx) error) error {
+	return s.store.View(c.Request.Context(), fn)
 }

@@ -63,7 +63,7 @@ func (s *Server) listDrivingHistory(c *gin.Context) {
 	}
 	var out []tripDTO
 	var total int
-	err = s.view(func(tx *store.Tx) error {
+	err = s.view(c, func(tx *store.Tx) error {
 		orgs, err := s.readOrgs(c, tx)
 		if err != nil {
 			return err

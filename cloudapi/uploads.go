@@ -72,7 +72,7 @@ func (s *Server) RunMedia(ctx context.Context) {
 func (s *Server) SweepMedia(ctx context.Context) {
 	m := s.mediaSvc
 	var files []store.MediaFile
-	if err := s.store.View(func(tx *store.Tx) error {
+	if err := s.store.View(ctx, func(tx *store.Tx) error {
 		var err error
 		files, err = tx.UnsettledMedia(1000)
 		return err
@@ -166,9 +166,11 @@ func commandFailed(what string, err error) error {
 	return apiErr(http.StatusExpectationFailed, nameExpectationFailed, "the device could not %s: %v", what, err)
 }
 
-// mediaWrite runs a media service write as the system.
+// mediaWrite runs a media service write as the system. It records what
+// already happened (a device's answer, deleted blobs), so it commits even
+// while the sweep is being stopped.
 func (s *Server) mediaWrite(fn func(tx *store.Tx) error) {
-	if err := s.store.Update(store.Actor{Source: "system"}, fn); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := s.store.Update(context.Background(), store.Actor{Source: "system"}, fn); err != nil && !errors.Is(err, store.ErrNotFound) {
 		s.log.Error("media: update file state", "err", err)
 	}
 }
@@ -177,7 +179,7 @@ func (s *Server) mediaWrite(fn func(tx *store.Tx) error) {
 func (s *Server) emptyMediaTrash(ctx context.Context) {
 	for {
 		var keys []string
-		s.store.View(func(tx *store.Tx) error { keys = tx.MediaTrash(500); return nil })
+		s.store.View(ctx, func(tx *store.Tx) error { keys = tx.MediaTrash(500); return nil })
 		if len(keys) == 0 {
 			return
 		}

@@ -225,7 +225,7 @@ func (s *Server) createOrganizationUser(c *gin.Context) {
 // listOrganizationUsers handles GET /organizations/{orgId}/users.
 func (s *Server) listOrganizationUsers(c *gin.Context) {
 	var orgID int64
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
 		if err == nil {
 			orgID = o.ID
@@ -246,7 +246,7 @@ func (s *Server) listUsers(c *gin.Context, f store.UserFilter) {
 		return
 	}
 	var users []store.User
-	if err := s.view(func(tx *store.Tx) error { users, err = tx.Users(f); return err }); err != nil {
+	if err := s.view(c, func(tx *store.Tx) error { users, err = tx.Users(f); return err }); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -275,7 +275,7 @@ func (s *Server) resetPassword(c *gin.Context) {
 		return
 	}
 	token := c.Param("token")
-	err := s.view(func(tx *store.Tx) error { _, err := tx.InvitedUser(token); return err })
+	err := s.view(c, func(tx *store.Tx) error { _, err := tx.InvitedUser(token); return err })
 	if errors.Is(err, store.ErrNotFound) {
 		s.signinFailed(endpointResetPassword, reasonBadCredentials)
 		s.fail(c, notFound("invitation token"))
@@ -298,7 +298,7 @@ func (s *Server) resetPassword(c *gin.Context) {
 	}
 	var u *store.User
 	actor := store.Actor{Source: "api:invitation", RequestID: requestID(c)}
-	err = s.store.Update(actor, func(tx *store.Tx) error {
+	err = s.store.Update(c.Request.Context(), actor, func(tx *store.Tx) error {
 		u, err = tx.RedeemInviteToken(token, hash)
 		return err
 	})

@@ -23,7 +23,7 @@ func TestCreatePartnerContact(t *testing.T) {
 		t.Fatalf("contact /me: %s", me.raw)
 	}
 	// The password is stored as a bcrypt hash at the configured cost.
-	e.db.View(func(tx *store.Tx) error {
+	e.db.View(t.Context(), func(tx *store.Tx) error {
 		u, err := tx.UserByEmail("dana@partner.example")
 		if err != nil {
 			t.Fatal(err)

@@ -135,7 +135,7 @@ func (s *Server) createVirtualEvent(c *gin.Context) {
 	}
 	var dev *store.Device
 	var cameras []int
-	err = s.view(func(tx *store.Tx) error {
+	err = s.view(c, func(tx *store.Tx) error {
 		if dev, err = s.device(c, tx); err != nil {
 			return err
 		}
@@ -229,7 +229,7 @@ func (s *Server) requestClips(c *gin.Context, dev *store.Device, v virtualEvent,
 	for _, cam := range cameras {
 		ref := store.MediaRef{IMEI: dev.IMEI, CameraID: cam, FileType: v.mediaType, FileID: fileID}
 		var stored bool
-		err := s.view(func(tx *store.Tx) error {
+		err := s.view(c, func(tx *store.Tx) error {
 			m, err := tx.MediaFile(ref)
 			stored = err == nil && m.State == store.MediaUploaded
 			return nil

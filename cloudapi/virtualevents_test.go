@@ -182,7 +182,7 @@ func TestVirtualEventRefusedByPrivacy(t *testing.T) {
 	e := newMediaEnv(t)
 	at := isoTime(evT0)
 	setPrivacy := func(fn func(p *store.PrivacyConfig)) {
-		err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		err := e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 			ds, _ := tx.DeviceSettings(e.dev.IMEI)
 			p := store.DefaultPrivacyConfig()
 			fn(&p)
@@ -209,7 +209,7 @@ func TestVirtualEventRefusedByPrivacy(t *testing.T) {
 		t.Fatalf("%d event messages", n)
 	}
 	// Privacy mode keeps virtual events off unless its configuration allows them.
-	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+	err := e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		ds, _ := tx.DeviceSettings(e.dev2.IMEI)
 		ds.PrivacyMode, ds.PrivacyModeConfig = store.PrivacyModeOn, &store.PrivacyModeConfig{}
 		return tx.PutDeviceSettings(ds, "test.privacyMode")

@@ -82,7 +82,7 @@ func (s *Server) listWebhookDeliveries(c *gin.Context) {
 	}
 	var items []deliveryData
 	var total int
-	err = s.view(func(tx *store.Tx) error {
+	err = s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
 		if err != nil {
 			return err
@@ -170,7 +170,7 @@ type endpointData struct {
 // delivered to, with its state.
 func (s *Server) listWebhookEndpoints(c *gin.Context) {
 	out := []endpointData{}
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
 		if err != nil {
 			return err

@@ -92,7 +92,7 @@ func TestWebhookDeliveryLogAndRedelivery(t *testing.T) {
 		map[string]any{"eventWebhookUrl": []string{rc.srv.URL + "/events"}, "allowInsecureWebhookUrls": true}).want(http.StatusOK)
 	secret := r.str("data.webhookSecret")
 
-	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+	err := e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		return tx.Emit(store.Message{Kind: store.MessageEvent, OrganizationID: org, IMEI: dev},
 			map[string]any{"id": 5, "serialNumber": dev, "eventType": "accident", "time": e.clock.Now().Unix()})
 	})
@@ -135,7 +135,7 @@ func TestWebhookDeliveryLogAndRedelivery(t *testing.T) {
 	rc.mu.Lock()
 	rc.status = http.StatusGone
 	rc.mu.Unlock()
-	e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+	e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		return tx.Emit(store.Message{Kind: store.MessageEvent, OrganizationID: org, IMEI: dev}, map[string]any{"id": 6, "eventType": "accident"})
 	})
 	rc.wait(t, 3)
@@ -167,7 +167,7 @@ func TestDeliveryLogAfterRetention(t *testing.T) {
 	add := func(status string) int64 {
 		t.Helper()
 		var id int64
-		err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		err := e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 			d := &store.Delivery{OrganizationID: org, URL: "https://hooks.example.com/", Type: store.WebhookTypeEvent, Body: []byte(`{"type":"event"}`)}
 			if err := tx.EnqueueDelivery(d); err != nil {
 				return err

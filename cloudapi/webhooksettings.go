@@ -250,7 +250,7 @@ func fieldError(err error) error {
 // getWebhookSettings handles GET /organizations/{orgId}/webhook-settings.
 func (s *Server) getWebhookSettings(c *gin.Context) {
 	var out *webhookSettingsData
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
 		if err != nil {
 			return err

@@ -16,7 +16,7 @@ import (
 func (e *testEnv) addOrg(partnerID int64, name string) int64 {
 	e.t.Helper()
 	var id int64
-	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+	err := e.db.Update(e.t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		o, err := tx.CreateOrganization(partnerID, name, []byte("salt"))
 		if o != nil {
 			id = o.ID
@@ -33,7 +33,7 @@ func (e *testEnv) addOrg(partnerID int64, name string) int64 {
 func (e *testEnv) addDevice(orgID int64, n int) string {
 	e.t.Helper()
 	imei := luhnIMEI(n)
-	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+	err := e.db.Update(e.t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		o, err := tx.Organization(orgID)
 		if err != nil {
 			return err
@@ -105,7 +105,7 @@ func TestWebhookSettingsPostReplacesPatchKeeps(t *testing.T) {
 	if string(mustJSON(t, g.get("data"))) != string(mustJSON(t, r.get("data"))) {
 		t.Fatalf("GET %s differs from the POST answer %s", g.raw, r.raw)
 	}
-	entries, _, _ := e.db.AuditLog(store.AuditFilter{OrganizationID: org, Action: "webhook.settings.update"}, store.Page{})
+	entries, _, _ := e.db.AuditLog(t.Context(), store.AuditFilter{OrganizationID: org, Action: "webhook.settings.update"}, store.Page{})
 	if len(entries) != 4 {
 		t.Fatalf("%d audit entries for 4 saves", len(entries))
 	}
@@ -229,7 +229,7 @@ func TestWebhookSecretRotation(t *testing.T) {
 	}
 	// The secret is never stored: the store holds salts only.
 	var sec *store.WebhookSecret
-	e.db.View(func(tx *store.Tx) error { sec, _ = tx.WebhookSecret(org); return nil })
+	e.db.View(t.Context(), func(tx *store.Tx) error { sec, _ = tx.WebhookSecret(org); return nil })
 	if raw, _ := json.Marshal(sec); strings.Contains(string(raw), strings.TrimPrefix(s2, "whsec_")) {
 		t.Fatal("the secret is stored")
 	}

@@ -128,7 +128,7 @@ func (s *Server) subscribedDevice(c *gin.Context, tx *store.Tx, sub *store.Webho
 // listWebhooks handles GET /organizations/{orgId}/webhooks (?imei= filters).
 func (s *Server) listWebhooks(c *gin.Context) {
 	out := []webhookData{}
-	err := s.view(func(tx *store.Tx) error {
+	err := s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
 		if err != nil {
 			return err

@@ -186,15 +186,15 @@ func (tx *Tx) ApplyStatusReport(dev *Device, st protocol.Status) ([]Alarm, error
 // RaiseOfflineAlarms raises the device-offline alarm of every device that
 // has been disconnected for longer than after, and returns how many it
 // raised. It reads all links in one read transaction and writes each alarm
-// in a short transaction of its own.
-func (db *DB) RaiseOfflineAlarms(after time.Duration) (int, error) {
+// in a short transaction of its own; it stops when ctx ends.
+func (db *DB) RaiseOfflineAlarms(ctx context.Context, after time.Duration) (int, error) {
 	type stale struct {
 		imei     string
 		lastSeen time.Time
 	}
 	var candidates []stale
 	now := db.Now()
-	err := db.View(func(tx *Tx) error {
+	err := db.View(ctx, func(tx *Tx) error {
 		return tx.bucket(bucketDeviceLinks).ForEach(func(k, v []byte) error {
 			var l DeviceLink
 			if err := jsonUnmarshal(v, &l); err != nil {
@@ -219,7 +219,7 @@ func (db *DB) RaiseOfflineAlarms(after time.Duration) (int, error) {
 	}
 	raised := 0
 	for _, c := range candidates {
-		err := db.Update(Actor{Source: "system"}, func(tx *Tx) error {
+		err := db.Update(ctx, Actor{Source: "system"}, func(tx *Tx) error {
 			dev, err := tx.Device(c.imei)
 			if isNotFound(err) {
 				return nil
@@ -251,7 +251,7 @@ func (db *DB) WatchOffline(ctx context.Context, after, every time.Duration, log 
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		if n, err := db.RaiseOfflineAlarms(after); err != nil {
+		if n, err := db.RaiseOfflineAlarms(ctx, after); err != nil {
 			log.Error("offline alarms", "err", err)
 		} else if n > 0 {
 			log.Info("offline alarms raised", "count", n)

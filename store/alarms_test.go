@@ -137,7 +137,7 @@ func TestSimulatedAlarmAndActions(t *testing.T) {
 	at := time.Date(2026, 3, 10, 8, 0, 0, 0, time.UTC)
 	user := Actor{UserID: 7, Email: "ops@example.com", PartnerID: f.partner.ID}
 	var id int64
-	err := f.db.Update(user, func(tx *Tx) error {
+	err := f.db.Update(t.Context(), user, func(tx *Tx) error {
 		a, err := tx.SimulateAlarm(dev, AlarmSDCardMissing, at, "drill")
 		if err != nil {
 			return err
@@ -153,11 +153,11 @@ func TestSimulatedAlarmAndActions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, typ := range []string{"read", "close"} {
-		if err := f.db.Update(user, func(tx *Tx) error { _, err := tx.ActOnAlarm(id, typ); return err }); err != nil {
+		if err := f.db.Update(t.Context(), user, func(tx *Tx) error { _, err := tx.ActOnAlarm(id, typ); return err }); err != nil {
 			t.Fatal(err)
 		}
 	}
-	err = f.db.Update(user, func(tx *Tx) error { _, err := tx.SimulateAlarm(dev, AlarmSDCardMissing, at, ""); return err })
+	err = f.db.Update(t.Context(), user, func(tx *Tx) error { _, err := tx.SimulateAlarm(dev, AlarmSDCardMissing, at, ""); return err })
 	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), dev.IMEI) || !strings.Contains(err.Error(), "1002") ||
 		!strings.Contains(err.Error(), "2026-03-10T08:00:00.000Z") {
 		t.Fatalf("second simulation of a closed alarm's triple: %v", err)
@@ -207,7 +207,7 @@ func TestRaiseOfflineAlarms(t *testing.T) {
 		return nil
 	})
 	for i, want := range []int{1, 0} {
-		n, err := f.db.RaiseOfflineAlarms(24 * time.Hour)
+		n, err := f.db.RaiseOfflineAlarms(t.Context(), 24*time.Hour)
 		if err != nil || n != want {
 			t.Fatalf("run %d raised %d (%v), want %d", i, n, err, want)
 		}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -116,13 +117,17 @@ func (f AuditFilter) match(e *AuditEntry) bool {
 	return true
 }
 
-// AuditLog returns the entries matching f, newest first, and their total count.
-func (db *DB) AuditLog(f AuditFilter, p Page) ([]AuditEntry, int, error) {
+// AuditLog returns the entries matching f, newest first, and their total
+// count; it stops with ctx's error when ctx ends during the scan.
+func (db *DB) AuditLog(ctx context.Context, f AuditFilter, p Page) ([]AuditEntry, int, error) {
 	var out []AuditEntry
 	total := 0
-	err := db.View(func(tx *Tx) error {
+	err := db.View(ctx, func(tx *Tx) error {
 		c := tx.bucket(bucketAudit).Cursor()
 		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+			if err := abandoned(ctx); err != nil {
+				return err
+			}
 			var e AuditEntry
 			if err := json.Unmarshal(v, &e); err != nil {
 				return fmt.Errorf("store: decode audit entry: %w", err)

@@ -11,7 +11,7 @@ func TestAuditInTransaction(t *testing.T) {
 	pid, oid := seed(t, db)
 	actor := Actor{UserID: 7, Email: "ops@example.com", PartnerID: pid, Source: "api", RequestID: "req-1"}
 	clock.Advance(time.Hour)
-	err := db.Update(actor, func(tx *Tx) error {
+	err := db.Update(t.Context(), actor, func(tx *Tx) error {
 		o, _ := tx.Organization(oid)
 		o.Name = "Renamed"
 		return tx.UpdateOrganization(o)
@@ -21,7 +21,7 @@ func TestAuditInTransaction(t *testing.T) {
 	}
 	// A failing transaction leaves neither its change nor its audit entry.
 	boom := errors.New("boom")
-	err = db.Update(actor, func(tx *Tx) error {
+	err = db.Update(t.Context(), actor, func(tx *Tx) error {
 		if _, err := tx.CreateGroup(oid, "Ghost"); err != nil {
 			return err
 		}
@@ -30,7 +30,7 @@ func TestAuditInTransaction(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Fatal(err)
 	}
-	entries, total, err := db.AuditLog(AuditFilter{}, Page{})
+	entries, total, err := db.AuditLog(t.Context(), AuditFilter{}, Page{})
 	if err != nil || total != 3 {
 		t.Fatalf("%d entries, %v", total, err)
 	}
@@ -58,12 +58,12 @@ func TestAuditInTransaction(t *testing.T) {
 		{"other partner", AuditFilter{PartnerID: pid + 1}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, n, _ := db.AuditLog(tc.f, Page{}); n != tc.want {
+			if _, n, _ := db.AuditLog(t.Context(), tc.f, Page{}); n != tc.want {
 				t.Fatalf("%d entries, want %d", n, tc.want)
 			}
 		})
 	}
-	page, n, _ := db.AuditLog(AuditFilter{}, Page{Limit: 1, Offset: 1})
+	page, n, _ := db.AuditLog(t.Context(), AuditFilter{}, Page{Limit: 1, Offset: 1})
 	if n != 3 || len(page) != 1 || page[0].Action != "organization.create" {
 		t.Fatalf("page %+v of %d", page, n)
 	}

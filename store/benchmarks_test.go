@@ -62,7 +62,7 @@ func benchCommitterGPS(b *testing.B, gpsURLs []string) {
 		for pb.Next() {
 			n := seq.Add(1)
 			d := devs[n%int64(len(devs))]
-			err := c.Do(Actor{Source: "device"}, func(tx *Tx) error {
+			err := c.Do(b.Context(), Actor{Source: "device"}, func(tx *Tx) error {
 				p := GPSPoint{Time: eventT0.Add(time.Duration(n) * time.Millisecond), Lat: 52.37, Lon: 4.89, Speed: 48, Accuracy: 3.9}
 				added, err := tx.AddGPS(d, []GPSPoint{p})
 				if err != nil {
@@ -110,7 +110,7 @@ func BenchmarkOrgEventsWindow(b *testing.B) {
 			q := EventQuery{Start: eventT0.Add(24 * time.Hour), End: eventT0.Add(time.Duration(24*(1+window)) * time.Hour), PartnerID: f.partner}
 			b.ReportAllocs()
 			for b.Loop() {
-				err := f.db.View(func(tx *Tx) error {
+				err := f.db.View(b.Context(), func(tx *Tx) error {
 					page, total, err := tx.OrgEvents(f.org.ID, q, Page{Limit: 100})
 					if err == nil && (len(page) != 100 || total < 3000) {
 						b.Fatalf("page %d of %d", len(page), total)

@@ -56,7 +56,7 @@ func TestAuxCameraStatusMessages(t *testing.T) {
 		}
 		return nil
 	})
-	if err := f.db.Update(Actor{}, func(tx *Tx) error { return tx.RecordAuxPairing(dev, []AuxCamera{{CameraID: 2}}) }); !errors.Is(err, ErrInvalid) {
+	if err := f.db.Update(t.Context(), Actor{}, func(tx *Tx) error { return tx.RecordAuxPairing(dev, []AuxCamera{{CameraID: 2}}) }); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("pairing camera 2 as auxiliary: %v", err)
 	}
 }
@@ -67,7 +67,7 @@ func TestBilling(t *testing.T) {
 	refurb := f.addDevice(2, f.org, f.partner.ID)
 	f.update(func(tx *Tx) error { return tx.SetRefurbished(refurb.IMEI, true) })
 
-	err := f.db.Update(Actor{}, func(tx *Tx) error { return tx.SetAuxBilling(dev.IMEI, AuxBillingEnable) })
+	err := f.db.Update(t.Context(), Actor{}, func(tx *Tx) error { return tx.SetAuxBilling(dev.IMEI, AuxBillingEnable) })
 	if !errors.Is(err, ErrInvalid) {
 		t.Fatalf("enabling without an auxiliary camera: %v", err)
 	}
@@ -88,7 +88,7 @@ func TestBilling(t *testing.T) {
 		"aux billing": func(tx *Tx) error { return tx.SetAuxBilling(refurb.IMEI, AuxBillingDisable) },
 		"status":      func(tx *Tx) error { return tx.SetBillingStatus(refurb.IMEI, DeviceSuspended) },
 	} {
-		if err := f.db.Update(Actor{}, fn); !errors.Is(err, ErrConflict) {
+		if err := f.db.Update(t.Context(), Actor{}, fn); !errors.Is(err, ErrConflict) {
 			t.Errorf("refurbished device %s change: %v, want conflict", name, err)
 		}
 	}
@@ -99,12 +99,12 @@ func TestBilling(t *testing.T) {
 		"aux billing": func(tx *Tx) error { return tx.SetAuxBilling("000000000000000", "maybe") },
 		"status":      func(tx *Tx) error { return tx.SetBillingStatus("000000000000000", "maybe") },
 	} {
-		if err := f.db.Update(Actor{}, fn); !errors.Is(err, ErrInvalid) {
+		if err := f.db.Update(t.Context(), Actor{}, fn); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s with an unknown status: %v, want invalid", name, err)
 		}
 	}
 	for _, action := range []string{"device.auxiliaryBilling", "device.billingStatus"} {
-		entries, _, err := f.db.AuditLog(AuditFilter{Action: action, EntityID: refurb.IMEI}, Page{})
+		entries, _, err := f.db.AuditLog(t.Context(), AuditFilter{Action: action, EntityID: refurb.IMEI}, Page{})
 		if err != nil || len(entries) != 0 {
 			t.Errorf("%s audited for the refurbished device: %v %v", action, entries, err)
 		}
@@ -116,13 +116,13 @@ func TestBilling(t *testing.T) {
 		d.DataProfileID = 3 // as if added under an organization default of 3
 		return putJSON(tx.bucket(bucketDevices), []byte(d.IMEI), d)
 	})
-	err = f.db.Update(Actor{UserID: 9, Email: "p@example.com", Source: "api"}, func(tx *Tx) error {
+	err = f.db.Update(t.Context(), Actor{UserID: 9, Email: "p@example.com", Source: "api"}, func(tx *Tx) error {
 		return tx.SetSubscription(dev.IMEI, 12, "PUT /v2/devices/{imei}/data-profile/{dataProfileId}")
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, _, err := f.db.AuditLog(AuditFilter{Action: "device.subscription.update"}, Page{})
+	entries, _, err := f.db.AuditLog(t.Context(), AuditFilter{Action: "device.subscription.update"}, Page{})
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("audit %v %v", entries, err)
 	}
@@ -171,7 +171,7 @@ func TestDataUsage(t *testing.T) {
 		{PeriodStart: mar, BytesUp: 1, BytesDown: 2}} {
 		f.update(func(tx *Tx) error { return tx.RecordDataUsage(dev.IMEI, u) })
 	}
-	if err := f.db.Update(Actor{}, func(tx *Tx) error {
+	if err := f.db.Update(t.Context(), Actor{}, func(tx *Tx) error {
 		return tx.RecordDataUsage(dev.IMEI, protocol.DataUsage{PeriodStart: mar, BytesUp: -1})
 	}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("negative usage: %v", err)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -19,7 +20,8 @@ var ErrCommitterClosed = errors.New("store: committer closed")
 //
 // A job that fails does not fail the others of its batch: the batch is rolled
 // back and rerun without the failed jobs. A job may therefore run more than
-// once and must write only through the Tx it is given.
+// once and must write only through the Tx it is given. A job whose context
+// is done before its batch commits counts as failed with the context's error.
 type Committer struct {
 	db      *DB
 	jobs    chan *commitJob
@@ -53,6 +55,7 @@ type BatchStats struct {
 }
 
 type commitJob struct {
+	ctx   context.Context
 	actor Actor
 	fn    func(*Tx) error
 	done  chan error
@@ -73,9 +76,11 @@ func (db *DB) NewCommitter(o CommitterOptions) *Committer {
 
 // Submit queues fn to run on behalf of actor and returns a channel that
 // receives its result once the batch holding it is committed (nil) or
-// abandoned (the job's or the commit's error).
-func (c *Committer) Submit(actor Actor, fn func(*Tx) error) <-chan error {
-	j := &commitJob{actor: actor, fn: fn, done: make(chan error, 1)}
+// abandoned (the job's or the commit's error). fn is left out of its batch,
+// and the channel receives ctx's error, when ctx is done before the batch
+// commits.
+func (c *Committer) Submit(ctx context.Context, actor Actor, fn func(*Tx) error) <-chan error {
+	j := &commitJob{ctx: ctx, actor: actor, fn: fn, done: make(chan error, 1)}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.closed {
@@ -86,9 +91,11 @@ func (c *Committer) Submit(actor Actor, fn func(*Tx) error) <-chan error {
 	return j.done
 }
 
-// Do runs fn on behalf of actor and waits until it is on disk.
-func (c *Committer) Do(actor Actor, fn func(*Tx) error) error {
-	return <-c.Submit(actor, fn)
+// Do runs fn on behalf of actor and waits until it is on disk. It waits
+// for the batch even when ctx ends first, so that its answer is true: the
+// write was committed (nil) or it was not (an error).
+func (c *Committer) Do(ctx context.Context, actor Actor, fn func(*Tx) error) error {
+	return <-c.Submit(ctx, actor, fn)
 }
 
 // Close commits the jobs already queued, then stops. Later jobs get ErrCommitterClosed.
@@ -162,8 +169,19 @@ func (c *Committer) commit(batch []*commitJob) {
 			now := c.db.Now()
 			for n, i := range pending {
 				j := batch[i]
-				if err := runJob(&Tx{tx: btx, db: c.db, actor: j.actor, now: now}, j.fn); err != nil {
+				if err := abandoned(j.ctx); err != nil {
 					failed[n] = err
+				} else if err := runJob(&Tx{tx: btx, db: c.db, ctx: j.ctx, actor: j.actor, now: now}, j.fn); err != nil {
+					failed[n] = err
+				}
+			}
+			// A writer that gave up while the batch ran must not find its
+			// write committed after all.
+			for n, i := range pending {
+				if _, ok := failed[n]; !ok {
+					if err := abandoned(batch[i].ctx); err != nil {
+						failed[n] = err
+					}
 				}
 			}
 			if len(failed) > 0 {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -23,7 +24,7 @@ func openTestDB(t *testing.T) *DB {
 func linkExists(t *testing.T, db *DB, imei string) bool {
 	t.Helper()
 	found := false
-	err := db.View(func(tx *Tx) error {
+	err := db.View(t.Context(), func(tx *Tx) error {
 		found = tx.bucket(bucketDeviceLinks).Get([]byte(imei)) != nil
 		return nil
 	})
@@ -50,7 +51,7 @@ func TestCommitterBatchesConcurrentWriters(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			imei := fmt.Sprintf("dev-%02d", i)
-			if err := c.Do(Actor{Source: "device"}, func(tx *Tx) error {
+			if err := c.Do(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
 				return tx.PutDeviceLink(&DeviceLink{IMEI: imei, Presence: PresenceOnline})
 			}); err != nil {
 				t.Error(err)
@@ -101,7 +102,7 @@ func TestCommitterFailedJobDoesNotFailItsBatch(t *testing.T) {
 			imei := j.imei
 			fn = func(tx *Tx) error { return tx.PutDeviceLink(&DeviceLink{IMEI: imei}) }
 		}
-		results[i] = c.Submit(Actor{Source: "device"}, fn)
+		results[i] = c.Submit(t.Context(), Actor{Source: "device"}, fn)
 	}
 	for i, j := range jobs {
 		err := <-results[i]
@@ -126,7 +127,7 @@ func TestCommitterFailedJobDoesNotFailItsBatch(t *testing.T) {
 	if stats.Jobs != 5 || stats.Failed != 2 || stats.Attempts < 2 {
 		t.Errorf("batch stats %+v", stats)
 	}
-	if err := c.Do(Actor{}, func(*Tx) error { return nil }); !errors.Is(err, ErrCommitterClosed) {
+	if err := c.Do(t.Context(), Actor{}, func(*Tx) error { return nil }); !errors.Is(err, ErrCommitterClosed) {
 		t.Errorf("after Close: %v", err)
 	}
 }
@@ -137,7 +138,7 @@ func TestCommitterWakesOutboxWatchers(t *testing.T) {
 	defer stop()
 	c := db.NewCommitter(CommitterOptions{MaxBatch: 8})
 	defer c.Close()
-	if err := c.Do(Actor{Source: "device"}, func(tx *Tx) error {
+	if err := c.Do(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
 		return tx.PutDeviceLink(&DeviceLink{IMEI: "dev-1", Presence: PresenceOnline})
 	}); err != nil {
 		t.Fatal(err)
@@ -147,7 +148,7 @@ func TestCommitterWakesOutboxWatchers(t *testing.T) {
 		t.Fatal("outbox watchers woken by a commit that emitted no message")
 	default:
 	}
-	if err := c.Do(Actor{Source: "device"}, func(tx *Tx) error {
+	if err := c.Do(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
 		return tx.Emit(Message{Kind: MessageEvent, OrganizationID: 1, IMEI: "dev-1"}, map[string]any{"n": 1})
 	}); err != nil {
 		t.Fatal(err)
@@ -156,5 +157,52 @@ func TestCommitterWakesOutboxWatchers(t *testing.T) {
 	case <-sig:
 	case <-time.After(5 * time.Second):
 		t.Fatal("a group commit that emitted a message did not wake the outbox watchers")
+	}
+}
+
+// A writer whose context ends before its batch commits finds its write
+// left out, and the rest of the batch committed.
+func TestCommitterLeavesOutJobsOfDoneContexts(t *testing.T) {
+	db := openTestDB(t)
+	c := db.NewCommitter(CommitterOptions{MaxBatch: 8})
+	defer c.Close()
+	gone, cancelGone := context.WithCancel(t.Context())
+	cancelGone()
+	late, cancelLate := context.WithCancel(t.Context())
+	defer cancelLate()
+	// The first job holds the writer until the others are queued, so that
+	// all of them share one batch.
+	hold := make(chan struct{})
+	first := c.Submit(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
+		<-hold
+		return tx.PutDeviceLink(&DeviceLink{IMEI: "first"})
+	})
+	results := map[string]<-chan error{
+		"gone": c.Submit(gone, Actor{Source: "device"}, func(tx *Tx) error {
+			return tx.PutDeviceLink(&DeviceLink{IMEI: "gone"})
+		}),
+		// Its context ends after it ran, before the batch commits.
+		"late": c.Submit(late, Actor{Source: "device"}, func(tx *Tx) error {
+			cancelLate()
+			return tx.PutDeviceLink(&DeviceLink{IMEI: "late"})
+		}),
+		"kept": c.Submit(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
+			return tx.PutDeviceLink(&DeviceLink{IMEI: "kept"})
+		}),
+	}
+	close(hold)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	for imei, want := range map[string]error{"gone": context.Canceled, "late": context.Canceled, "kept": nil} {
+		if err := <-results[imei]; !errors.Is(err, want) {
+			t.Errorf("job %s: %v, want %v", imei, err, want)
+		}
+		if stored := linkExists(t, db, imei); stored != (want == nil) {
+			t.Errorf("job %s stored: %v", imei, stored)
+		}
+	}
+	if !linkExists(t, db, "first") {
+		t.Error("the first job was not stored")
 	}
 }

@@ -13,7 +13,7 @@ const testIMEI, testIMEI2 = "490154203237518", "356938035643809"
 func seedDevice(t *testing.T, db *DB, imeis ...string) *Organization {
 	t.Helper()
 	var org *Organization
-	err := db.Update(Actor{Source: "cli"}, func(tx *Tx) error {
+	err := db.Update(t.Context(), Actor{Source: "cli"}, func(tx *Tx) error {
 		p, err := tx.CreatePartner("P")
 		if err != nil {
 			return err
@@ -38,7 +38,7 @@ func TestDeviceTokenIssueAndRevoke(t *testing.T) {
 	db := openTestDB(t)
 	seedDevice(t, db, testIMEI)
 	h1, h2 := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
-	err := db.Update(Actor{Source: "device"}, func(tx *Tx) error {
+	err := db.Update(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
 		if err := tx.IssueDeviceToken(testIMEI, h1, 100); err != nil {
 			return err
 		}
@@ -67,7 +67,7 @@ func TestDeviceTokenIssueAndRevoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, _, _ := db.AuditLog(AuditFilter{EntityID: testIMEI}, Page{})
+	entries, _, _ := db.AuditLog(t.Context(), AuditFilter{EntityID: testIMEI}, Page{})
 	var actions []string
 	for _, e := range entries {
 		actions = append(actions, e.Action)
@@ -83,7 +83,7 @@ func TestDeviceTokenIssueAndRevoke(t *testing.T) {
 func TestQueuedCommandsAndDeviceRemoval(t *testing.T) {
 	db := openTestDB(t)
 	seedDevice(t, db, testIMEI, testIMEI2)
-	err := db.Update(Actor{Source: "cli"}, func(tx *Tx) error {
+	err := db.Update(t.Context(), Actor{Source: "cli"}, func(tx *Tx) error {
 		for _, c := range []QueuedCommand{{ID: "1", IMEI: testIMEI, Name: "privacyMode"}, {ID: "2", IMEI: testIMEI, Name: "hotspot"},
 			{ID: "3", IMEI: testIMEI2, Name: "reboot"}} {
 			if err := tx.QueueCommand(&c); err != nil {
@@ -117,7 +117,7 @@ func TestQueuedCommandsAndDeviceRemoval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = db.View(func(tx *Tx) error {
+	_ = db.View(t.Context(), func(tx *Tx) error {
 		if q, _ := tx.QueuedCommands(testIMEI); len(q) != 0 {
 			t.Errorf("removed device keeps %d queued commands", len(q))
 		}
@@ -134,7 +134,7 @@ func TestQueuedCommandsAndDeviceRemoval(t *testing.T) {
 func TestMarkAllOfflineAndOrganizationDevices(t *testing.T) {
 	db := openTestDB(t)
 	org := seedDevice(t, db, testIMEI, testIMEI2)
-	err := db.Update(Actor{Source: "system"}, func(tx *Tx) error {
+	err := db.Update(t.Context(), Actor{Source: "system"}, func(tx *Tx) error {
 		if err := tx.PutDeviceLink(&DeviceLink{IMEI: testIMEI, Presence: PresenceStandby, ConnectionID: "c"}); err != nil {
 			return err
 		}
@@ -163,7 +163,7 @@ func TestGPSRangeAndRedelivery(t *testing.T) {
 	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	pts := []GPSPoint{{Time: t0, Lat: 1, Lon: 2, Heading: 90}, {Time: t0.Add(time.Second), Lat: 1.1, Lon: 2},
 		{Time: t0.Add(2 * time.Second), Lat: 1.2, Lon: 2}}
-	err := db.Update(Actor{Source: "device"}, func(tx *Tx) error {
+	err := db.Update(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
 		added, err := tx.AddGPS(&Device{IMEI: testIMEI}, pts)
 		if err != nil || len(added) != 3 {
 			t.Errorf("added %d: %v", len(added), err)
@@ -182,7 +182,7 @@ func TestGPSRangeAndRedelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = db.View(func(tx *Tx) error {
+	_ = db.View(t.Context(), func(tx *Tx) error {
 		got, _ := tx.GPS(testIMEI, t0.Add(time.Second), t0.Add(2*time.Second), 0)
 		if len(got) != 2 || got[0].Lat != 1.1 || got[1].Lat != 1.2 {
 			t.Errorf("range %+v", got)

@@ -47,7 +47,7 @@ func TestDevicesInventory(t *testing.T) {
 		}
 		return nil
 	})
-	db.View(func(tx *Tx) error {
+	db.View(t.Context(), func(tx *Tx) error {
 		page, total, err := tx.Devices(DeviceFilter{OrganizationID: oid}, Page{Limit: 1, Offset: 1})
 		if err != nil || total != 2 || len(page) != 1 || page[0].Name != "Alpha" {
 			t.Fatalf("organization page %v %d %v", page, total, err)
@@ -81,7 +81,7 @@ func TestDevicesInventory(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := db.Update(Actor{}, func(tx *Tx) error { return tx.AddDevice(&tc.d) })
+			err := db.Update(t.Context(), Actor{}, func(tx *Tx) error { return tx.AddDevice(&tc.d) })
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}
@@ -106,13 +106,13 @@ func TestRemoveDeviceEmitsMessage(t *testing.T) {
 	if m.Kind != MessageSystem || m.SubType != SystemDeviceRemoved || m.IMEI != "490154203237518" || m.OrganizationID != oid || payload["name"] != "Alpha" {
 		t.Fatalf("message %+v", m)
 	}
-	db.View(func(tx *Tx) error {
+	db.View(t.Context(), func(tx *Tx) error {
 		if _, total, _ := tx.Devices(DeviceFilter{OrganizationID: oid}, Page{}); total != 0 {
 			t.Fatalf("removed device still listed")
 		}
 		return nil
 	})
-	entries, _, _ := db.AuditLog(AuditFilter{Action: "device.remove"}, Page{})
+	entries, _, _ := db.AuditLog(t.Context(), AuditFilter{Action: "device.remove"}, Page{})
 	if len(entries) != 1 || string(entries[0].Before) == "" {
 		t.Fatalf("removal audit %+v", entries)
 	}
@@ -142,7 +142,7 @@ func TestUpdateDeviceChecks(t *testing.T) {
 		{"group of another organization", func(d *Device) { d.GroupID = other.ID }, ErrNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := db.Update(Actor{}, func(tx *Tx) error {
+			err := db.Update(t.Context(), Actor{}, func(tx *Tx) error {
 				d, _ := tx.Device("490154203237518")
 				tc.fn(d)
 				return tx.UpdateDevice(d, "test")

@@ -43,7 +43,7 @@ func TestCreateDriver(t *testing.T) {
 		}
 		return nil
 	})
-	entries, _, err := f.db.AuditLog(AuditFilter{Action: "driver.create"}, Page{})
+	entries, _, err := f.db.AuditLog(t.Context(), AuditFilter{Action: "driver.create"}, Page{})
 	if err != nil || len(entries) != 1 || strings.Contains(string(entries[0].After), d.QRPayload) {
 		t.Fatalf("audit %+v %v: want one entry without the QR payload", entries, err)
 	}
@@ -64,7 +64,7 @@ func TestCreateDriver(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			nd := tt.d
 			nd.OrganizationID = f.org.ID
-			err := f.db.Update(Actor{}, func(tx *Tx) error { return tx.CreateDriver(&nd) })
+			err := f.db.Update(t.Context(), Actor{}, func(tx *Tx) error { return tx.CreateDriver(&nd) })
 			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.msg) {
 				t.Fatalf("err %v, want %v mentioning %q", err, tt.want, tt.msg)
 			}
@@ -93,14 +93,14 @@ func TestUpdateAndDeleteDriver(t *testing.T) {
 		}
 		return nil
 	})
-	err := f.db.Update(Actor{}, func(tx *Tx) error {
+	err := f.db.Update(t.Context(), Actor{}, func(tx *Tx) error {
 		_, err := tx.UpdateDriver(b.ID, DriverPatch{Code: &code})
 		return err
 	})
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("taking another driver's code: %v, want conflict", err)
 	}
-	err = f.db.Update(Actor{}, func(tx *Tx) error { return tx.DeleteDriver(a.ID) })
+	err = f.db.Update(t.Context(), Actor{}, func(tx *Tx) error { return tx.DeleteDriver(a.ID) })
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "deactivate") {
 		t.Fatalf("deleting an active driver: %v", err)
 	}
@@ -145,7 +145,7 @@ func TestDriverAssignments(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			as := tt.a
 			as.OrganizationID = f.org.ID
-			if err := f.db.Update(Actor{}, func(tx *Tx) error { return tx.AssignDriver(&as) }); !errors.Is(err, tt.want) {
+			if err := f.db.Update(t.Context(), Actor{}, func(tx *Tx) error { return tx.AssignDriver(&as) }); !errors.Is(err, tt.want) {
 				t.Fatalf("err %v, want %v", err, tt.want)
 			}
 		})
@@ -173,7 +173,7 @@ func TestDriverAssignments(t *testing.T) {
 		}
 		return nil
 	})
-	if err := f.db.Update(Actor{}, func(tx *Tx) error { return tx.UnassignDriver(f.org.ID, a.ID, dev1.IMEI) }); !errors.Is(err, ErrNotFound) {
+	if err := f.db.Update(t.Context(), Actor{}, func(tx *Tx) error { return tx.UnassignDriver(f.org.ID, a.ID, dev1.IMEI) }); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("unassigning twice: %v", err)
 	}
 }
@@ -285,7 +285,7 @@ func TestDriverStateMachine(t *testing.T) {
 		}
 		return nil
 	})
-	if err := f.db.Update(Actor{}, func(tx *Tx) error { _, err := tx.CheckOutDriver(dev.IMEI); return err }); !errors.Is(err, ErrNotFound) {
+	if err := f.db.Update(t.Context(), Actor{}, func(tx *Tx) error { _, err := tx.CheckOutDriver(dev.IMEI); return err }); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("API check-out with nobody checked in: %v", err)
 	}
 }

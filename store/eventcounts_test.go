@@ -80,7 +80,7 @@ func TestOrgEventsByHourMatchesTheWalk(t *testing.T) {
 				q.Types = map[string]bool{types[rnd.IntN(len(types))]: true}
 			}
 			p := Page{Limit: 1 + rnd.IntN(150), Offset: rnd.IntN(400)}
-			err := f.db.View(func(tx *Tx) error {
+			err := f.db.View(t.Context(), func(tx *Tx) error {
 				got, gotN, err := tx.OrgEvents(f.org.ID, q, p)
 				if err != nil {
 					return err
@@ -122,7 +122,7 @@ func TestEventHoursBackfilledOnOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	var org int64
-	err = db.Update(Actor{Source: "test"}, func(tx *Tx) error {
+	err = db.Update(t.Context(), Actor{Source: "test"}, func(tx *Tx) error {
 		p, err := tx.CreatePartner("P")
 		if err != nil {
 			return err
@@ -158,7 +158,7 @@ func TestEventHoursBackfilledOnOpen(t *testing.T) {
 	}
 	defer db.Close()
 	q := EventQuery{Start: eventT0.Add(time.Hour), End: eventT0.Add(40 * time.Hour)}
-	err = db.View(func(tx *Tx) error {
+	err = db.View(t.Context(), func(tx *Tx) error {
 		got, n, err := tx.OrgEvents(org, q, Page{Limit: 10, Offset: 20})
 		if err != nil {
 			return err

@@ -122,7 +122,7 @@ func TestDeleteEventUnindexes(t *testing.T) {
 		}
 		return err
 	})
-	entries, _, _ := f.db.AuditLog(AuditFilter{Action: "event.delete"}, Page{})
+	entries, _, _ := f.db.AuditLog(t.Context(), AuditFilter{Action: "event.delete"}, Page{})
 	if len(entries) != 1 {
 		t.Fatalf("%d audit entries", len(entries))
 	}
@@ -199,7 +199,7 @@ func BenchmarkEventPage(b *testing.B) {
 		Types: map[string]bool{EventDeceleration: true}, PartnerID: f.partner}
 	b.Run("organization", func(b *testing.B) {
 		for b.Loop() {
-			err := f.db.View(func(tx *Tx) error {
+			err := f.db.View(b.Context(), func(tx *Tx) error {
 				page, total, err := tx.OrgEvents(f.org.ID, q, Page{Limit: 100, Offset: 5000})
 				if err == nil && (len(page) != 100 || total == 0) {
 					err = fmt.Errorf("page %d of %d", len(page), total)
@@ -213,7 +213,7 @@ func BenchmarkEventPage(b *testing.B) {
 	})
 	b.Run("device", func(b *testing.B) {
 		for b.Loop() {
-			err := f.db.View(func(tx *Tx) error {
+			err := f.db.View(b.Context(), func(tx *Tx) error {
 				page, _, err := tx.DeviceEvents(devs[7].IMEI, q.Start, q.End, Page{Limit: 100, Offset: 100})
 				if err == nil && len(page) != 100 {
 					err = fmt.Errorf("page %d", len(page))

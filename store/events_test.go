@@ -46,7 +46,7 @@ func newEventFixture(t testing.TB) *eventFixture {
 	}
 	t.Cleanup(func() { db.Close() })
 	f.db = db
-	err = db.Update(Actor{Source: "test"}, func(tx *Tx) error {
+	err = db.Update(t.Context(), Actor{Source: "test"}, func(tx *Tx) error {
 		p, err := tx.CreatePartner("P")
 		if err != nil {
 			return err
@@ -90,7 +90,7 @@ func (f *eventFixture) clock() time.Time {
 
 func (f *eventFixture) update(fn func(tx *Tx) error) {
 	f.t.Helper()
-	if err := f.db.Update(Actor{Source: "test"}, fn); err != nil {
+	if err := f.db.Update(f.t.Context(), Actor{Source: "test"}, fn); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -330,7 +330,7 @@ func TestIngestEventRefusesBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newEventFixture(t)
 			tc.in.Time = eventT0
-			err := f.db.Update(Actor{}, func(tx *Tx) error { _, err := tx.IngestEvent(f.dev, tc.in); return err })
+			err := f.db.Update(t.Context(), Actor{}, func(tx *Tx) error { _, err := tx.IngestEvent(f.dev, tc.in); return err })
 			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want ErrInvalid naming %s", err, tc.want)
 			}
@@ -377,7 +377,7 @@ func TestReviewEvent(t *testing.T) {
 	e := f.ingest(f.dev, EventInput{Type: EventButton, Time: eventT0}).Event
 	resolved, sev := EventStatusResolved, SeverityLow
 	var got *Event
-	err := f.db.Update(Actor{UserID: 9, Email: "rev@example.com"}, func(tx *Tx) error {
+	err := f.db.Update(t.Context(), Actor{UserID: 9, Email: "rev@example.com"}, func(tx *Tx) error {
 		var err error
 		got, err = tx.ReviewEvent(e.ID, EventReview{Status: &resolved, Severity: &sev, Comment: "seen", AudienceName: "partner"})
 		return err
@@ -393,11 +393,11 @@ func TestReviewEvent(t *testing.T) {
 		t.Fatalf("comment %+v", c)
 	}
 	bad := "open"
-	err = f.db.Update(Actor{}, func(tx *Tx) error { _, err := tx.ReviewEvent(e.ID, EventReview{Status: &bad}); return err })
+	err = f.db.Update(t.Context(), Actor{}, func(tx *Tx) error { _, err := tx.ReviewEvent(e.ID, EventReview{Status: &bad}); return err })
 	if !errors.Is(err, ErrInvalid) {
 		t.Fatalf("status open: %v", err)
 	}
-	entries, _, _ := f.db.AuditLog(AuditFilter{Action: "event.review"}, Page{})
+	entries, _, _ := f.db.AuditLog(t.Context(), AuditFilter{Action: "event.review"}, Page{})
 	if len(entries) != 1 {
 		t.Fatalf("%d audit entries", len(entries))
 	}

@@ -41,14 +41,14 @@ func newFleetFixture(t *testing.T) *fleetFixture {
 // update runs fn as the system and fails the test on error.
 func (f *fleetFixture) update(fn func(tx *Tx) error) {
 	f.t.Helper()
-	if err := f.db.Update(Actor{Source: "test"}, fn); err != nil {
+	if err := f.db.Update(f.t.Context(), Actor{Source: "test"}, fn); err != nil {
 		f.t.Fatal(err)
 	}
 }
 
 func (f *fleetFixture) view(fn func(tx *Tx) error) {
 	f.t.Helper()
-	if err := f.db.View(fn); err != nil {
+	if err := f.db.View(f.t.Context(), fn); err != nil {
 		f.t.Fatal(err)
 	}
 }

@@ -190,7 +190,7 @@ func TestTrackWrittenOnlyOnChange(t *testing.T) {
 	f.settings(f.dev, func(s *DeviceSettings) { s.Events.SpeedLimitKmh = 90 })
 	stored := func() []byte {
 		var v []byte
-		f.db.View(func(tx *Tx) error {
+		f.db.View(t.Context(), func(tx *Tx) error {
 			v = append(v, tx.bucket(bucketDeviceTracks).Get([]byte(f.dev.IMEI))...)
 			return nil
 		})

@@ -146,7 +146,7 @@ func TestHotspotPasswordLifecycle(t *testing.T) {
 	}
 
 	// The password is never in the audit log or the messages.
-	entries, _, err := f.db.AuditLog(AuditFilter{}, Page{})
+	entries, _, err := f.db.AuditLog(t.Context(), AuditFilter{}, Page{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestHotspotFromOrganizationDefault(t *testing.T) {
 	if p := f.effective(late).HotspotPassword; !ValidHotspotPassword(p) || p == DefaultHotspotPassword || p == a || p == b {
 		t.Fatalf("late device has %q", p)
 	}
-	if err := f.db.Update(Actor{}, func(tx *Tx) error { return tx.ResetHotspot(settingsIMEI(500)) }); err == nil {
+	if err := f.db.Update(t.Context(), Actor{}, func(tx *Tx) error { return tx.ResetHotspot(settingsIMEI(500)) }); err == nil {
 		t.Fatal("reset of an unknown device succeeded")
 	}
 }

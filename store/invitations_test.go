@@ -22,7 +22,7 @@ func TestOrganizationInvitations(t *testing.T) {
 		return err
 	})
 	invite := func(exclusive bool, ids ...int64) error {
-		return db.Update(Actor{}, func(tx *Tx) error {
+		return db.Update(t.Context(), Actor{}, func(tx *Tx) error {
 			o, err := tx.Organization(oid)
 			if err != nil {
 				return err
@@ -32,7 +32,7 @@ func TestOrganizationInvitations(t *testing.T) {
 		})
 	}
 	answer := func(partnerID int64, accept bool) error {
-		return db.Update(Actor{}, func(tx *Tx) error {
+		return db.Update(t.Context(), Actor{}, func(tx *Tx) error {
 			_, err := tx.AnswerOrganizationInvitation(oid, partnerID, accept)
 			return err
 		})
@@ -46,7 +46,7 @@ func TestOrganizationInvitations(t *testing.T) {
 	if err := invite(false, other, third, 777, pid); err != nil {
 		t.Fatalf("invitations of a partner, of an unknown id and of the creator: %v", err)
 	}
-	db.View(func(tx *Tx) error {
+	db.View(t.Context(), func(tx *Tx) error {
 		o, _ := tx.Organization(oid)
 		if o.HasPartner(other) || !slices.Equal(o.InvitedPartnerIDs, []int64{other, third, 777}) {
 			t.Fatalf("after inviting: %+v", o)
@@ -71,7 +71,7 @@ func TestOrganizationInvitations(t *testing.T) {
 	if err := answer(other, true); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("an answered invitation is answered again: %v", err)
 	}
-	db.View(func(tx *Tx) error {
+	db.View(t.Context(), func(tx *Tx) error {
 		o, _ := tx.Organization(oid)
 		if !o.HasPartner(other) || o.HasPartner(third) || !slices.Equal(o.InvitedPartnerIDs, []int64{777}) {
 			t.Fatalf("after the answers: %+v", o)

@@ -10,7 +10,7 @@ import (
 func (f *eventFixture) media(r MediaRef) *MediaFile {
 	f.t.Helper()
 	var m *MediaFile
-	err := f.db.View(func(tx *Tx) error {
+	err := f.db.View(f.t.Context(), func(tx *Tx) error {
 		var err error
 		m, err = tx.MediaFile(r)
 		return err
@@ -23,7 +23,7 @@ func (f *eventFixture) media(r MediaRef) *MediaFile {
 
 func (f *eventFixture) trash() []string {
 	var out []string
-	f.db.View(func(tx *Tx) error { out = tx.MediaTrash(0); return nil })
+	f.db.View(f.t.Context(), func(tx *Tx) error { out = tx.MediaTrash(0); return nil })
 	return out
 }
 
@@ -82,7 +82,7 @@ func TestMediaAvailableOnceAllFilesUploaded(t *testing.T) {
 		t.Fatalf("payload %+v", d)
 	}
 	// A second upload of a file is refused and does not repeat the message.
-	err := f.db.Update(Actor{Source: "test"}, func(tx *Tx) error {
+	err := f.db.Update(t.Context(), Actor{Source: "test"}, func(tx *Tx) error {
 		_, err := tx.CompleteUpload(MediaUpload{Ref: MediaRef{IMEI: f.dev.IMEI, CameraID: 2, FileType: FileVideo, FileID: "55"}, Blob: "k/again", Size: 1})
 		return err
 	})
@@ -101,7 +101,7 @@ func TestUnsettledMediaLifecycle(t *testing.T) {
 	ref := MediaRef{IMEI: f.dev.IMEI, CameraID: 1, FileType: FileSnapshot, FileID: "9"}
 	unsettled := func() int {
 		var n int
-		f.db.View(func(tx *Tx) error { m, err := tx.UnsettledMedia(0); n = len(m); return err })
+		f.db.View(t.Context(), func(tx *Tx) error { m, err := tx.UnsettledMedia(0); n = len(m); return err })
 		return n
 	}
 	if n := unsettled(); n != 1 {
@@ -169,7 +169,7 @@ func TestUploadedFileIsWrittenOnce(t *testing.T) {
 	f.ingest(f.dev, EventInput{Type: EventVirtual, Time: eventT0, Files: file, MediaRequested: true})
 	ref := MediaRef{IMEI: f.dev.IMEI, CameraID: 1, FileType: FileVideo, FileID: "1772366400"}
 	upload := func(blob string) error {
-		return f.db.Update(Actor{Source: "test"}, func(tx *Tx) error {
+		return f.db.Update(t.Context(), Actor{Source: "test"}, func(tx *Tx) error {
 			_, err := tx.CompleteUpload(MediaUpload{Ref: ref, Blob: blob, Size: 10, ContentType: "video/mp4"})
 			return err
 		})

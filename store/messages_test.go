@@ -10,7 +10,7 @@ import (
 func allMessages(t testing.TB, db *DB) []Message {
 	t.Helper()
 	var out []Message
-	err := db.View(func(tx *Tx) error {
+	err := db.View(t.Context(), func(tx *Tx) error {
 		var err error
 		out, err = tx.MessagesAfter(0, 0)
 		return err
@@ -60,7 +60,7 @@ func TestMessagesAfter(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []Message
-			db.View(func(tx *Tx) error {
+			db.View(t.Context(), func(tx *Tx) error {
 				var err error
 				got, err = tx.MessagesAfter(tc.after, tc.limit)
 				return err

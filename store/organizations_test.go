@@ -8,7 +8,7 @@ import (
 func TestCreateOrganizationDefaults(t *testing.T) {
 	db, _ := openTest(t)
 	pid, oid := seed(t, db)
-	db.View(func(tx *Tx) error {
+	db.View(t.Context(), func(tx *Tx) error {
 		o, err := tx.Organization(oid)
 		if err != nil {
 			t.Fatal(err)
@@ -19,7 +19,7 @@ func TestCreateOrganizationDefaults(t *testing.T) {
 		}
 		return nil
 	})
-	err := db.Update(Actor{}, func(tx *Tx) error {
+	err := db.Update(t.Context(), Actor{}, func(tx *Tx) error {
 		_, err := tx.CreateOrganization(99, "Orphan", nil)
 		return err
 	})
@@ -47,7 +47,7 @@ func TestUpdateOrganizationPartners(t *testing.T) {
 		return err
 	})
 	update := func(fn func(o *Organization)) error {
-		return db.Update(Actor{}, func(tx *Tx) error {
+		return db.Update(t.Context(), Actor{}, func(tx *Tx) error {
 			o, err := tx.Organization(oid)
 			if err != nil {
 				return err
@@ -73,7 +73,7 @@ func TestUpdateOrganizationPartners(t *testing.T) {
 			}
 		})
 	}
-	db.View(func(tx *Tx) error {
+	db.View(t.Context(), func(tx *Tx) error {
 		o, _ := tx.Organization(oid)
 		if len(o.PartnerIDs) != 2 || o.PartnerIDs[0] != pid || !o.HasPartner(other) {
 			t.Fatalf("shared organization %+v", o)

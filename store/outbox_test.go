@@ -33,7 +33,7 @@ func TestOutbox(t *testing.T) {
 	sig, stop := db.OutboxSignal()
 	defer stop()
 	var org, other int64
-	err := db.Update(Actor{Source: "test"}, func(tx *Tx) error {
+	err := db.Update(t.Context(), Actor{Source: "test"}, func(tx *Tx) error {
 		p, _ := tx.CreatePartner("P")
 		o1, _ := tx.CreateOrganization(p.ID, "A", nil)
 		o2, err := tx.CreateOrganization(p.ID, "B", nil)
@@ -50,7 +50,7 @@ func TestOutbox(t *testing.T) {
 	}
 
 	// Emitting wakes the watchers once the transaction commits.
-	db.Update(Actor{}, func(tx *Tx) error { return tx.Emit(Message{Kind: MessageGPS, OrganizationID: org}, nil) })
+	db.Update(t.Context(), Actor{}, func(tx *Tx) error { return tx.Emit(Message{Kind: MessageGPS, OrganizationID: org}, nil) })
 	select {
 	case <-sig:
 	default:
@@ -58,7 +58,7 @@ func TestOutbox(t *testing.T) {
 	}
 
 	var ids []int64
-	err = db.Update(Actor{}, func(tx *Tx) error {
+	err = db.Update(t.Context(), Actor{}, func(tx *Tx) error {
 		for _, url := range []string{"https://a.example.com", "https://a.example.com/more", "https://a.example.com"} {
 			d := &Delivery{OrganizationID: org, URL: url, IMEI: "1", Type: WebhookTypeGPS, Body: []byte(`{}`)}
 			if err := tx.EnqueueDelivery(d); err != nil {
@@ -71,7 +71,7 @@ func TestOutbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.View(func(tx *Tx) error {
+	db.View(t.Context(), func(tx *Tx) error {
 		if n := len(tx.PendingDeliveries()); n != 4 {
 			t.Errorf("%d pending, want 4", n)
 		}
@@ -90,14 +90,14 @@ func TestOutbox(t *testing.T) {
 	})
 
 	// Disabling an endpoint gives up its queue, and only its own.
-	db.Update(Actor{}, func(tx *Tx) error {
+	db.Update(t.Context(), Actor{}, func(tx *Tx) error {
 		gave, err := tx.DisableWebhookEndpoint(org, "https://a.example.com", "answered 410 Gone")
 		if len(gave) != 2 {
 			t.Errorf("gave up %d, want 2", len(gave))
 		}
 		return err
 	})
-	db.View(func(tx *Tx) error {
+	db.View(t.Context(), func(tx *Tx) error {
 		if q := tx.PendingDeliveriesOf(org); len(q) != 1 || q[0].URL != "https://a.example.com/more" {
 			t.Errorf("left pending %+v", q)
 		}
@@ -106,7 +106,7 @@ func TestOutbox(t *testing.T) {
 
 	// A redelivery is for the organization that owns the delivery only, and
 	// enables the endpoint again.
-	err = db.Update(Actor{}, func(tx *Tx) error {
+	err = db.Update(t.Context(), Actor{}, func(tx *Tx) error {
 		if _, err := tx.Redeliver(other, ids[0]); err == nil {
 			t.Error("redelivered another organization's delivery")
 		}
@@ -131,7 +131,7 @@ func TestOutbox(t *testing.T) {
 	if err != nil || res.Deleted["webhookDeliveries"] != 2 {
 		t.Errorf("purged %v (%v), want the 2 given up", res.Deleted, err)
 	}
-	db.View(func(tx *Tx) error {
+	db.View(t.Context(), func(tx *Tx) error {
 		if _, total, _ := tx.Deliveries(org, DeliveryFilter{}, Page{}); total != 2 {
 			t.Errorf("%d deliveries left, want 2", total)
 		}
@@ -216,7 +216,7 @@ func TestPurgeDeliveries(t *testing.T) {
 		t.Errorf("%d transactions for %d deliveries in batches of 2", res.Transactions, len(old))
 	}
 	kept := []int64{stalePending, lateFinish, redelivery, young, pending}
-	db.View(func(tx *Tx) error {
+	db.View(t.Context(), func(tx *Tx) error {
 		for id := range old {
 			if _, err := tx.Delivery(id); !errors.Is(err, ErrNotFound) {
 				t.Errorf("delivery %d survived: %v", id, err)

@@ -166,7 +166,7 @@ func (db *DB) Purge(ctx context.Context, now time.Time, s PurgeSettings) (PurgeR
 		days: func(*Organization) int { return deliveryDays }, step: purgeDeliveries})
 	res := PurgeResult{Deleted: map[string]int{}}
 	var orgs []Organization
-	if err := db.View(func(tx *Tx) error {
+	if err := db.View(ctx, func(tx *Tx) error {
 		var err error
 		orgs, err = tx.Organizations(0)
 		return err
@@ -189,7 +189,7 @@ func (db *DB) Purge(ctx context.Context, now time.Time, s PurgeSettings) (PurgeR
 				return res, err
 			}
 			var n int
-			err := db.Update(Actor{Source: "retention"}, func(tx *Tx) error {
+			err := db.Update(ctx, Actor{Source: "retention"}, func(tx *Tx) error {
 				var err error
 				n, from, err = k.step(tx, cut, from, batch)
 				return err

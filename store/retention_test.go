@@ -115,13 +115,13 @@ func TestPurge(t *testing.T) {
 	if res.Deleted["alarms"] != 20 || res.Deleted["trips"] != 10 || res.Deleted["driverSessions"] != 9 || res.Deleted["gps"] != 10 || res.Deleted["events"] != 10 {
 		t.Errorf("deleted %v", res.Deleted)
 	}
-	entries, _, _ := f.db.AuditLog(AuditFilter{OrganizationID: f.org.ID}, Page{})
+	entries, _, _ := f.db.AuditLog(t.Context(), AuditFilter{OrganizationID: f.org.ID}, Page{})
 	for _, e := range entries {
 		if e.Time.Before(now.AddDate(0, 0, -3)) {
 			t.Fatalf("audit entry %d of %s survived the purge", e.ID, e.Time)
 		}
 	}
-	if kept, _, _ := f.db.AuditLog(AuditFilter{OrganizationID: keep.ID}, Page{}); len(kept) == 0 {
+	if kept, _, _ := f.db.AuditLog(t.Context(), AuditFilter{OrganizationID: keep.ID}, Page{}); len(kept) == 0 {
 		t.Fatal("the other organization's audit entries were purged")
 	}
 	if got := gathered(t, reg, "fleetcam_retention_deleted_total", "trips"); got != 10 {

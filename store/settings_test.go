@@ -58,7 +58,7 @@ func newSettingsFixture(t *testing.T, devices int) *settingsFixture {
 
 func (f *settingsFixture) update(fn func(tx *Tx) error) {
 	f.t.Helper()
-	if err := f.db.Update(Actor{UserID: 42, Source: "test"}, fn); err != nil {
+	if err := f.db.Update(f.t.Context(), Actor{UserID: 42, Source: "test"}, fn); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -66,7 +66,7 @@ func (f *settingsFixture) update(fn func(tx *Tx) error) {
 func (f *settingsFixture) effective(imei string) *Effective {
 	f.t.Helper()
 	var e *Effective
-	if err := f.db.View(func(tx *Tx) (err error) { e, err = tx.EffectiveSettings(imei); return err }); err != nil {
+	if err := f.db.View(f.t.Context(), func(tx *Tx) (err error) { e, err = tx.EffectiveSettings(imei); return err }); err != nil {
 		f.t.Fatal(err)
 	}
 	return e
@@ -74,7 +74,7 @@ func (f *settingsFixture) effective(imei string) *Effective {
 
 func (f *settingsFixture) audit(action string) []AuditEntry {
 	f.t.Helper()
-	out, _, err := f.db.AuditLog(AuditFilter{Action: action}, Page{})
+	out, _, err := f.db.AuditLog(f.t.Context(), AuditFilter{Action: action}, Page{})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestSetPrivacyMode(t *testing.T) {
 	if before != PrivacyModeOn || f.effective(imei).Version != 1 || len(f.audit("device.privacyMode")) != 1 {
 		t.Fatal("a repeated mode wrote a change")
 	}
-	err := f.db.Update(Actor{}, func(tx *Tx) error { _, err := tx.SetPrivacyMode(imei, "general", false); return err })
+	err := f.db.Update(t.Context(), Actor{}, func(tx *Tx) error { _, err := tx.SetPrivacyMode(imei, "general", false); return err })
 	if err == nil {
 		t.Fatal("store accepted mode general")
 	}

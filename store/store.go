@@ -4,6 +4,7 @@
 package store
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -110,7 +111,7 @@ func Open(path string, opts Options) (*DB, error) {
 			}
 		}
 		for _, step := range openSteps {
-			if err := step(&Tx{tx: tx, db: db, actor: Actor{Source: "system"}, now: db.Now()}); err != nil {
+			if err := step(&Tx{tx: tx, db: db, ctx: context.Background(), actor: Actor{Source: "system"}, now: db.Now()}); err != nil {
 				return err
 			}
 		}
@@ -156,25 +157,54 @@ type Actor struct {
 type Tx struct {
 	tx    *bolt.Tx
 	db    *DB
+	ctx   context.Context
 	actor Actor
 	now   time.Time
 	// signalled is set once the commit is due to wake outbox watchers.
 	signalled bool
 }
 
-// Update runs fn in one read-write transaction on behalf of actor.
-func (db *DB) Update(actor Actor, fn func(*Tx) error) error {
+// Update runs fn in one read-write transaction on behalf of actor. The
+// transaction commits only if ctx is still live when fn returns: a caller
+// that has given up (a timed-out API call) leaves nothing behind. Update
+// then returns ctx's error, wrapped, so errors.Is(err, context.Canceled)
+// or context.DeadlineExceeded holds. A deadline that passes while the
+// commit is being written does not undo it.
+func (db *DB) Update(ctx context.Context, actor Actor, fn func(*Tx) error) error {
 	return db.bolt.Update(func(btx *bolt.Tx) error {
-		return fn(&Tx{tx: btx, db: db, actor: actor, now: db.Now()})
+		if err := abandoned(ctx); err != nil {
+			return err
+		}
+		if err := fn(&Tx{tx: btx, db: db, ctx: ctx, actor: actor, now: db.Now()}); err != nil {
+			return err
+		}
+		return abandoned(ctx)
 	})
 }
 
-// View runs fn in one read-only transaction.
-func (db *DB) View(fn func(*Tx) error) error {
+// View runs fn in one read-only transaction, unless ctx is already done.
+// Long reads stop early through tx.Context.
+func (db *DB) View(ctx context.Context, fn func(*Tx) error) error {
+	if err := abandoned(ctx); err != nil {
+		return err
+	}
 	return db.bolt.View(func(btx *bolt.Tx) error {
-		return fn(&Tx{tx: btx, db: db, now: db.Now()})
+		return fn(&Tx{tx: btx, db: db, ctx: ctx, now: db.Now()})
 	})
 }
+
+// abandoned returns ctx's error, wrapped, once ctx is done.
+func abandoned(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("store: transaction abandoned: %w", err)
+	}
+	return nil
+}
+
+// Context is the context the transaction runs for. Loops over many records
+// (retention purges, exports, audit log scans) check it to stop early once
+// the caller has gone.
+func (tx *Tx) Context() context.Context { return tx.ctx }
 
 // Now is the time the transaction started, by the store clock.
 func (tx *Tx) Now() time.Time { return tx.now }

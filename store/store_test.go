@@ -27,7 +27,7 @@ func openTest(t *testing.T) (*DB, *storetest.Clock) {
 // mustUpdate runs fn in a write transaction and fails the test on error.
 func mustUpdate(t *testing.T, db *DB, fn func(tx *Tx) error) {
 	t.Helper()
-	if err := db.Update(Actor{Source: "test"}, fn); err != nil {
+	if err := db.Update(t.Context(), Actor{Source: "test"}, fn); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -56,7 +56,7 @@ func TestAppendBucketsFillTheirPages(t *testing.T) {
 	}
 	defer db.Close()
 	for range 4 {
-		err := db.Update(Actor{Source: "test"}, func(tx *Tx) error {
+		err := db.Update(t.Context(), Actor{Source: "test"}, func(tx *Tx) error {
 			for i := range 5000 {
 				if err := tx.Emit(Message{Kind: MessageGPS, OrganizationID: 1, IMEI: "490154203237518"}, map[string]int{"n": i}); err != nil {
 					return err
@@ -127,7 +127,7 @@ func TestFreelistWrittenOnlyAtClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := db.View(func(tx *Tx) error { _, err := tx.Organization(orgID); return err }); err != nil {
+	if err := db.View(t.Context(), func(tx *Tx) error { _, err := tx.Organization(orgID); return err }); err != nil {
 		t.Fatalf("organization after reopening: %v", err)
 	}
 	if freelistInFile(t, path) {

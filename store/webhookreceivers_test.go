@@ -6,7 +6,7 @@ func TestWebhookReceiversFollowSettingsAndSubscriptions(t *testing.T) {
 	f := newEventFixture(t)
 	has := func(typ string) bool {
 		var ok bool
-		f.db.View(func(tx *Tx) error { ok = tx.HasWebhookReceivers(f.org.ID, typ); return nil })
+		f.db.View(t.Context(), func(tx *Tx) error { ok = tx.HasWebhookReceivers(f.org.ID, typ); return nil })
 		return ok
 	}
 	if has(WebhookTypeGPS) || has(WebhookTypeEvent) {
@@ -29,7 +29,7 @@ func TestWebhookReceiversFollowSettingsAndSubscriptions(t *testing.T) {
 	}
 	// A store written before the index existed gets one when it opens.
 	path := f.db.Path()
-	f.db.Update(Actor{Source: "test"}, func(tx *Tx) error {
+	f.db.Update(t.Context(), Actor{Source: "test"}, func(tx *Tx) error {
 		return tx.bucket(bucketWebhookReceivers).Delete(itob(f.org.ID))
 	})
 	if has(WebhookTypeGPS) {

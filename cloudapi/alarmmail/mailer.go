@@ -111,7 +111,7 @@ func (m *Mailer) RunOnce(ctx context.Context) (int, error) {
 	}
 	now := m.o.Store.Now()
 	var due []report
-	err := m.o.Store.View(func(tx *store.Tx) error {
+	err := m.o.Store.View(ctx, func(tx *store.Tx) error {
 		rs, err := tx.AlarmRecipients(func(r *store.AlarmRecipient) bool { return r.Due(now) })
 		if err != nil {
 			return err
@@ -158,7 +158,8 @@ func (m *Mailer) RunOnce(ctx context.Context) (int, error) {
 		m.sent.Inc()
 		sent++
 		last := rep.alarms[len(rep.alarms)-1].ID
-		if err := m.o.Store.Update(store.Actor{Source: "alarmmail"}, func(tx *store.Tx) error {
+		// The mail went out: its record commits even while stopping.
+		if err := m.o.Store.Update(context.WithoutCancel(ctx), store.Actor{Source: "alarmmail"}, func(tx *store.Tx) error {
 			return tx.MarkAlarmRecipientReported(rep.recipient.ID, last, now)
 		}); err != nil {
 			errs = append(errs, err)

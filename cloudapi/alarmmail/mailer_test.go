@@ -39,7 +39,7 @@ func TestMailer(t *testing.T) {
 	var org, other *store.Organization
 	update := func(fn func(tx *store.Tx) error) {
 		t.Helper()
-		if err := db.Update(store.Actor{Source: "test"}, fn); err != nil {
+		if err := db.Update(t.Context(), store.Actor{Source: "test"}, fn); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -67,7 +67,7 @@ func (d *Dispatcher) work(ctx context.Context) {
 func (d *Dispatcher) attempt(ctx context.Context, j job) *result {
 	var del *store.Delivery
 	var sec *store.WebhookSecret
-	err := d.db.View(func(tx *store.Tx) error {
+	err := d.db.View(ctx, func(tx *store.Tx) error {
 		var err error
 		if del, err = tx.Delivery(j.id); err != nil {
 			return err
@@ -79,7 +79,7 @@ func (d *Dispatcher) attempt(ctx context.Context, j job) *result {
 		return &result{job: j, kind: resultDone} // purged
 	}
 	if errors.Is(err, store.ErrNotFound) && del.Status == store.DeliveryPending {
-		err = d.db.Update(store.Actor{Source: "webhooks"}, func(tx *store.Tx) error {
+		err = d.db.Update(ctx, store.Actor{Source: "webhooks"}, func(tx *store.Tx) error {
 			sec, _, err = tx.EnsureWebhookSecret(del.OrganizationID, NewSalt)
 			return err
 		})

@@ -271,7 +271,7 @@ func (d *Dispatcher) apply(r result) {
 func (d *Dispatcher) reload() error {
 	q := newQueue()
 	var gen int64
-	err := d.db.View(func(tx *store.Tx) error {
+	err := d.db.View(context.Background(), func(tx *store.Tx) error {
 		gen = tx.OutboxGeneration()
 		for _, e := range tx.PendingDeliveries() {
 			q.add(e)
@@ -303,7 +303,7 @@ func (d *Dispatcher) reload() error {
 // dispatcher (a redelivery, an endpoint enabled again) changed the queue.
 func (d *Dispatcher) reloadIfChanged() {
 	var gen int64
-	d.db.View(func(tx *store.Tx) error { gen = tx.OutboxGeneration(); return nil })
+	d.db.View(context.Background(), func(tx *store.Tx) error { gen = tx.OutboxGeneration(); return nil })
 	d.mu.Lock()
 	changed := gen != d.generation
 	d.mu.Unlock()

@@ -196,7 +196,7 @@ func TestGoneDisablesEndpoint(t *testing.T) {
 	ok.wait(e, 1)
 	e.attempted(2)
 	var ep *store.WebhookEndpoint
-	e.db.View(func(tx *store.Tx) error { ep, _ = tx.WebhookEndpoint(e.org, gone.url("/")); return nil })
+	e.db.View(t.Context(), func(tx *store.Tx) error { ep, _ = tx.WebhookEndpoint(e.org, gone.url("/")); return nil })
 	if !ep.Disabled || !strings.Contains(ep.DisabledReason, "410") {
 		t.Fatalf("endpoint after 410: %+v", ep)
 	}
@@ -371,7 +371,7 @@ func TestMessagesWithoutURLsAreSkipped(t *testing.T) {
 	e.settle()
 	e.d.Close() // stop to read the cursor safely; it is written down on close
 	var cursor int64
-	e.db.View(func(tx *store.Tx) error { cursor = tx.WebhookCursor(); return nil })
+	e.db.View(t.Context(), func(tx *store.Tx) error { cursor = tx.WebhookCursor(); return nil })
 	if cursor != 5 {
 		t.Fatalf("cursor %d after fanning out five GPS messages nobody wants, want 5", cursor)
 	}

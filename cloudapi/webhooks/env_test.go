@@ -48,7 +48,7 @@ func newEnv(t *testing.T, opts ...func(*configs.Webhooks)) *env {
 	e := &env{t: t, path: filepath.Join(t.TempDir(), "fleetcam.db"), cfg: cfg, key: []byte("0123456789abcdef0123456789abcdef"),
 		clock: storetest.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
 	e.open()
-	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+	err := e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		p, err := tx.CreatePartner("Partner")
 		if err != nil {
 			return err
@@ -111,7 +111,7 @@ func (e *env) advance(d time.Duration) {
 // update runs fn in a write transaction, failing the test on error.
 func (e *env) update(fn func(tx *store.Tx) error) {
 	e.t.Helper()
-	if err := e.db.Update(store.Actor{Source: "test"}, fn); err != nil {
+	if err := e.db.Update(e.t.Context(), store.Actor{Source: "test"}, fn); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -162,7 +162,7 @@ func (e *env) gps(imei string, n int) {
 func (e *env) messages() []store.Message {
 	e.t.Helper()
 	var out []store.Message
-	err := e.db.View(func(tx *store.Tx) error {
+	err := e.db.View(e.t.Context(), func(tx *store.Tx) error {
 		var err error
 		out, err = tx.MessagesAfter(0, 0)
 		return err
@@ -176,7 +176,7 @@ func (e *env) messages() []store.Message {
 // storedCursor is the webhook cursor as committed.
 func (e *env) storedCursor() int64 {
 	var c int64
-	e.db.View(func(tx *store.Tx) error { c = tx.WebhookCursor(); return nil })
+	e.db.View(e.t.Context(), func(tx *store.Tx) error { c = tx.WebhookCursor(); return nil })
 	return c
 }
 
@@ -184,7 +184,7 @@ func (e *env) storedCursor() int64 {
 func (e *env) secret() string {
 	e.t.Helper()
 	var sec *store.WebhookSecret
-	err := e.db.View(func(tx *store.Tx) error {
+	err := e.db.View(e.t.Context(), func(tx *store.Tx) error {
 		var err error
 		sec, err = tx.WebhookSecret(e.org)
 		return err
@@ -199,7 +199,7 @@ func (e *env) secret() string {
 func (e *env) deliveries(f store.DeliveryFilter) []store.Delivery {
 	e.t.Helper()
 	var out []store.Delivery
-	err := e.db.View(func(tx *store.Tx) error {
+	err := e.db.View(e.t.Context(), func(tx *store.Tx) error {
 		var err error
 		out, _, err = tx.Deliveries(e.org, f, store.Page{})
 		return err

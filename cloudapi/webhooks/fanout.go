@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"context"
 	"errors"
 
 	"github.com/fleetcam/fleetcam/store"
@@ -14,6 +15,11 @@ import (
 // batch that queues deliveries is routed again in a write transaction that
 // queues them and advances the stored cursor together. Messages behind the
 // stored cursor, and only those, are pruned afterwards (prune.go).
+//
+// The scheduler's own transactions (fan-out, cursor, pruning, recording
+// attempts) run under context.Background: they are short, keep the store
+// and the in-memory queue in step, and record attempts already made, so a
+// stopping dispatcher finishes them rather than abandoning them.
 
 // fanOutAll turns every message after the cursor into deliveries.
 func (d *Dispatcher) fanOutAll() {
@@ -38,7 +44,7 @@ func needsWrite(targets []target, m *store.Message) bool {
 // fanOut handles one batch of messages after the cursor.
 func (d *Dispatcher) fanOut() (more bool, err error) {
 	write, last := false, d.cursor
-	err = d.db.View(func(tx *store.Tx) error {
+	err = d.db.View(context.Background(), func(tx *store.Tx) error {
 		msgs, err := tx.MessagesAfter(d.cursor, fanOutBatch)
 		if err != nil {
 			return err
@@ -73,7 +79,7 @@ func (d *Dispatcher) queueBatch() (more bool, err error) {
 	var added []store.QueueEntry
 	var types []string
 	var cursor int64
-	err = d.db.Update(store.Actor{Source: "webhooks"}, func(tx *store.Tx) error {
+	err = d.db.Update(context.Background(), store.Actor{Source: "webhooks"}, func(tx *store.Tx) error {
 		added, types = added[:0], types[:0]
 		cursor = max(d.cursor, tx.WebhookCursor())
 		msgs, err := tx.MessagesAfter(cursor, fanOutBatch)
@@ -133,7 +139,7 @@ func (d *Dispatcher) saveCursor(now bool) {
 	if !d.cursorDirty || (!now && d.now().Sub(d.cursorSaved) < cursorSaveEvery) {
 		return
 	}
-	err := d.db.Update(store.Actor{Source: "webhooks"}, func(tx *store.Tx) error {
+	err := d.db.Update(context.Background(), store.Actor{Source: "webhooks"}, func(tx *store.Tx) error {
 		if tx.WebhookCursor() >= d.cursor {
 			return nil
 		}

@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"context"
 	"time"
 
 	"github.com/fleetcam/fleetcam/store"
@@ -42,7 +43,7 @@ import (
 // loadCursor reads the stored cursor and whether messages it passed are
 // still in the store.
 func (d *Dispatcher) loadCursor() error {
-	return d.db.View(func(tx *store.Tx) error {
+	return d.db.View(context.Background(), func(tx *store.Tx) error {
 		d.cursor = tx.WebhookCursor()
 		d.stored, d.prunedTo = d.cursor, d.cursor
 		oldest, err := tx.MessagesAfter(0, 1)
@@ -67,7 +68,7 @@ func (d *Dispatcher) prune() (backlog bool) {
 	for range pruneRounds {
 		var n int
 		var more bool
-		err := d.db.Update(store.Actor{Source: "webhooks"}, func(tx *store.Tx) error {
+		err := d.db.Update(context.Background(), store.Actor{Source: "webhooks"}, func(tx *store.Tx) error {
 			var err error
 			n, more, err = tx.PruneMessages(pruneBatch)
 			return err

@@ -53,7 +53,7 @@ func (d *Dispatcher) recorder(ctx context.Context) {
 
 // recordAll records a batch of attempts and reports their results to the schedule.
 func (d *Dispatcher) recordAll(batch []*attemptRecord) {
-	err := d.db.Update(store.Actor{Source: "webhooks"}, func(tx *store.Tx) error {
+	err := d.db.Update(context.Background(), store.Actor{Source: "webhooks"}, func(tx *store.Tx) error {
 		for _, r := range batch {
 			r.res, r.finished, r.disabled, r.first = result{job: r.job, kind: resultDone}, nil, nil, false
 			if err := d.recordTx(tx, r); err != nil {

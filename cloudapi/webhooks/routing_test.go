@@ -177,7 +177,7 @@ func TestDeviceRemovedReachesDeviceSubscription(t *testing.T) {
 	}
 	e.waitFor("subscriptions dropped", func() bool {
 		var n int
-		e.db.View(func(tx *store.Tx) error {
+		e.db.View(t.Context(), func(tx *store.Tx) error {
 			subs, _ := tx.WebhookSubscriptions(e.org, devX)
 			n = len(subs)
 			return nil

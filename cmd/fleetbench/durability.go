@@ -138,7 +138,7 @@ func verifyAcks(dataDir string, acks []devicesim.Ack) (lost, gps, events int, er
 		return 0, 0, 0, err
 	}
 	defer db.Close()
-	err = db.View(func(tx *store.Tx) error {
+	err = db.View(context.Background(), func(tx *store.Tx) error {
 		for _, a := range acks {
 			switch a.Topic {
 			case protocol.TopicGPS:

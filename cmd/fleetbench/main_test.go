@@ -124,7 +124,7 @@ func TestVerifyAcksCountsMissingMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+	err = db.Update(t.Context(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
 		d, err := tx.Device(fl.imeis[0])
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"path/filepath"
@@ -50,7 +51,7 @@ func seedFleet(dataDir string, n int) (*fleet, error) {
 	}
 	f := &fleet{dataDir: dataDir, imeis: imeis}
 	actor := store.Actor{Source: "cli"}
-	err = db.Update(actor, func(tx *store.Tx) error {
+	err = db.Update(context.Background(), actor, func(tx *store.Tx) error {
 		p, err := tx.CreatePartner("Bench partner")
 		if err != nil {
 			return err
@@ -73,7 +74,7 @@ func seedFleet(dataDir string, n int) (*fleet, error) {
 	const chunk = 2500
 	for lo := 0; lo < len(imeis); lo += chunk {
 		part := imeis[lo:min(lo+chunk, len(imeis))]
-		err := db.Update(actor, func(tx *store.Tx) error {
+		err := db.Update(context.Background(), actor, func(tx *store.Tx) error {
 			for _, imei := range part {
 				if err := tx.AddDevice(&store.Device{IMEI: imei, Name: "bench " + imei, OrganizationID: f.orgID,
 					PartnerID: f.partnerID, Status: store.DeviceActivated}); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -28,7 +29,7 @@ func seedEvents(f *fleet, n, days int, end time.Time) error {
 	const chunk = 50_000
 	for lo := 0; lo < n; lo += chunk {
 		hi := min(lo+chunk, n)
-		err := db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+		err := db.Update(context.Background(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
 			devs := make(map[string]*store.Device, len(f.imeis))
 			for i := lo; i < hi; i++ {
 				imei := f.imeis[i%len(f.imeis)]
@@ -69,7 +70,7 @@ func skipSeededMessages(db *store.DB, n int) error {
 	from := int64(max(n-1000, 0))
 	for {
 		var msgs []store.Message
-		err := db.View(func(tx *store.Tx) error {
+		err := db.View(context.Background(), func(tx *store.Tx) error {
 			var err error
 			msgs, err = tx.MessagesAfter(from, 1000)
 			return err
@@ -86,11 +87,11 @@ func skipSeededMessages(db *store.DB, n int) error {
 	if last == 0 && n > 1000 {
 		return fmt.Errorf("seed events: no webhook message after sequence %d", n-1000)
 	}
-	if err := db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error { return tx.SetWebhookCursor(last) }); err != nil {
+	if err := db.Update(context.Background(), store.Actor{Source: "cli"}, func(tx *store.Tx) error { return tx.SetWebhookCursor(last) }); err != nil {
 		return err
 	}
 	for more := true; more; {
-		err := db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+		err := db.Update(context.Background(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
 			var err error
 			_, more, err = tx.PruneMessages(50_000)
 			return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -60,7 +61,7 @@ func admin(noun string, args []string, getenv func(string) string, stdout io.Wri
 	}
 	defer db.Close()
 	u := &store.User{Email: *email, Name: *name, PasswordHash: hash, AccessLevel: *level}
-	err = db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+	err = db.Update(context.Background(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
 		switch {
 		case noun == "partner":
 			p, err := tx.CreatePartner(*name)

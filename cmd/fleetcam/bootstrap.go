@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -18,7 +19,7 @@ const initialPasswordFile = "initial-partner-password"
 // it once and writes it to a 0600 file in the data dir.
 func ensureBootstrapPartner(db *store.DB, cfg configs.Config, log *slog.Logger) error {
 	var count int
-	db.View(func(tx *store.Tx) error { count = tx.PartnerCount(); return nil })
+	db.View(context.Background(), func(tx *store.Tx) error { count = tx.PartnerCount(); return nil })
 	if count > 0 {
 		return nil
 	}
@@ -30,7 +31,7 @@ func ensureBootstrapPartner(db *store.DB, cfg configs.Config, log *slog.Logger) 
 	if err != nil {
 		return err
 	}
-	err = db.Update(store.Actor{Source: "bootstrap"}, func(tx *store.Tx) error {
+	err = db.Update(context.Background(), store.Actor{Source: "bootstrap"}, func(tx *store.Tx) error {
 		p, err := tx.CreatePartner(cfg.Bootstrap.PartnerName)
 		if err != nil {
 			return err

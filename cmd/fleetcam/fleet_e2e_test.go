@@ -53,7 +53,7 @@ func TestFleetEndToEnd(t *testing.T) {
 	}
 	eventually(t, "GPS fixes stored during the trip", func() bool {
 		var n int
-		e.a.db.View(func(tx *store.Tx) error {
+		e.a.db.View(t.Context(), func(tx *store.Tx) error {
 			pts, err := tx.GPS(imei, time.UnixMilli(on.Time), time.Now(), 0)
 			n = len(pts)
 			return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -33,7 +34,7 @@ func deviceAdmin(args []string, getenv func(string) string, stdout io.Writer) er
 		return err
 	}
 	defer db.Close()
-	if err := db.Update(store.Actor{Source: "cli"}, func(tx *store.Tx) error { return tx.SetRefurbished(*imei, !*undo) }); err != nil {
+	if err := db.Update(context.Background(), store.Actor{Source: "cli"}, func(tx *store.Tx) error { return tx.SetRefurbished(*imei, !*undo) }); err != nil {
 		return err
 	}
 	state := "refurbished"

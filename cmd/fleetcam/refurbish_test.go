@@ -15,7 +15,7 @@ func TestDeviceRefurbishSubcommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+	err = db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		p, err := tx.CreatePartner("Acme")
 		if err != nil {
 			return err
@@ -38,7 +38,7 @@ func TestDeviceRefurbishSubcommand(t *testing.T) {
 		}
 		defer db.Close()
 		var b *store.DeviceBilling
-		db.View(func(tx *store.Tx) error { b, err = tx.DeviceBilling(imei); return err })
+		db.View(t.Context(), func(tx *store.Tx) error { b, err = tx.DeviceBilling(imei); return err })
 		return b.Refurbished
 	}
 	if code, out := runCmd(t, "device", "refurbish", "-data", dir, "--imei", imei); code != 0 || !strings.Contains(out, "is refurbished") {

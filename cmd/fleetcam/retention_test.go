@@ -31,7 +31,7 @@ func TestServePurgesTheDeliveryLogAfterTheConfiguredDays(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		err = db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 			p, err := tx.CreatePartner("P")
 			if err != nil {
 				return err
@@ -65,7 +65,7 @@ func TestServePurgesTheDeliveryLogAfterTheConfiguredDays(t *testing.T) {
 	defer a.stop(5 * time.Second)
 	found := func(id int64) bool {
 		var err error
-		a.db.View(func(tx *store.Tx) error { _, err = tx.Delivery(id); return nil })
+		a.db.View(t.Context(), func(tx *store.Tx) error { _, err = tx.Delivery(id); return nil })
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			t.Fatal(err)
 		}
