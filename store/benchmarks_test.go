@@ -1,10 +1,12 @@
-package store
+package store_test
 
 import (
 	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	. "github.com/fleetcam/fleetcam/store"
 )
 
 // Benchmarks of the store's hot paths (the event page query's is in
@@ -98,7 +100,7 @@ func BenchmarkOrgEventsWindow(b *testing.B) {
 			for i := lo; i < lo+20_000; i++ {
 				e := &Event{IMEI: f.dev.IMEI, OrganizationID: f.org.ID, PartnerID: f.partner, Type: EventDeceleration,
 					Time: eventT0.Add(time.Duration(i) * step), Severity: SeverityMedium, Status: EventStatusNew}
-				if err := tx.storeEvent(e); err != nil {
+				if err := tx.StoreEvent(e); err != nil {
 					return err
 				}
 			}

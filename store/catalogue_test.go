@@ -1,6 +1,10 @@
-package store
+package store_test
 
-import "testing"
+import (
+	"testing"
+
+	. "github.com/fleetcam/fleetcam/store"
+)
 
 func TestEventCatalogue(t *testing.T) {
 	kinds := EventKinds()

@@ -1,31 +1,28 @@
-package store
+package store_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	. "github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 func openTestDB(t *testing.T) *DB {
 	t.Helper()
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	db, err := Open(filepath.Join(t.TempDir(), "fleetcam.db"), Options{Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return storetest.Open(t, storetest.WithClock(func() time.Time { return now }))
 }
 
 func linkExists(t *testing.T, db *DB, imei string) bool {
 	t.Helper()
 	found := false
 	err := db.View(t.Context(), func(tx *Tx) error {
-		found = tx.bucket(bucketDeviceLinks).Get([]byte(imei)) != nil
+		found = tx.Bucket(BucketDeviceLinks).Get([]byte(imei)) != nil
 		return nil
 	})
 	if err != nil {
@@ -35,174 +32,182 @@ func linkExists(t *testing.T, db *DB, imei string) bool {
 }
 
 func TestCommitterBatchesConcurrentWriters(t *testing.T) {
-	db := openTestDB(t)
-	var mu sync.Mutex
-	var stats []BatchStats
-	c := db.NewCommitter(CommitterOptions{MaxBatch: 64, Delay: 5 * time.Millisecond, OnBatch: func(b BatchStats) {
+	storetest.Run(t, func(t *testing.T) {
+		db := openTestDB(t)
+		var mu sync.Mutex
+		var stats []BatchStats
+		c := db.NewCommitter(CommitterOptions{MaxBatch: 64, Delay: 5 * time.Millisecond, OnBatch: func(b BatchStats) {
+			mu.Lock()
+			stats = append(stats, b)
+			mu.Unlock()
+		}})
+		defer c.Close()
+		const writers = 50
+		var wg sync.WaitGroup
+		for i := 0; i < writers; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				imei := fmt.Sprintf("dev-%02d", i)
+				if err := c.Do(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
+					return tx.PutDeviceLink(&DeviceLink{IMEI: imei, Presence: PresenceOnline})
+				}); err != nil {
+					t.Error(err)
+				}
+				// Released only after the commit: the write is visible at once.
+				if !linkExists(t, db, imei) {
+					t.Errorf("%s not stored when Do returned", imei)
+				}
+			}(i)
+		}
+		wg.Wait()
 		mu.Lock()
-		stats = append(stats, b)
-		mu.Unlock()
-	}})
-	defer c.Close()
-	const writers = 50
-	var wg sync.WaitGroup
-	for i := 0; i < writers; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			imei := fmt.Sprintf("dev-%02d", i)
-			if err := c.Do(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
-				return tx.PutDeviceLink(&DeviceLink{IMEI: imei, Presence: PresenceOnline})
-			}); err != nil {
-				t.Error(err)
-			}
-			// Released only after the commit: the write is visible at once.
-			if !linkExists(t, db, imei) {
-				t.Errorf("%s not stored when Do returned", imei)
-			}
-		}(i)
-	}
-	wg.Wait()
-	mu.Lock()
-	defer mu.Unlock()
-	jobs := 0
-	for _, s := range stats {
-		jobs += s.Jobs
-	}
-	if jobs != writers || len(stats) >= writers {
-		t.Fatalf("%d jobs in %d transactions, want %d jobs in fewer transactions", jobs, len(stats), writers)
-	}
+		defer mu.Unlock()
+		jobs := 0
+		for _, s := range stats {
+			jobs += s.Jobs
+		}
+		if jobs != writers || len(stats) >= writers {
+			t.Fatalf("%d jobs in %d transactions, want %d jobs in fewer transactions", jobs, len(stats), writers)
+		}
+	})
 }
 
 func TestCommitterFailedJobDoesNotFailItsBatch(t *testing.T) {
-	db := openTestDB(t)
-	var stats BatchStats
-	c := db.NewCommitter(CommitterOptions{MaxBatch: 8, Delay: 50 * time.Millisecond, OnBatch: func(b BatchStats) { stats = b }})
-	errBad := errors.New("bad job")
-	jobs := []struct {
-		imei string
-		fn   func(*Tx) error
-		want error
-	}{
-		{"a", nil, nil},
-		{"bad", func(tx *Tx) error {
-			if err := tx.PutDeviceLink(&DeviceLink{IMEI: "bad"}); err != nil {
-				return err
+	storetest.Run(t, func(t *testing.T) {
+		db := openTestDB(t)
+		var stats BatchStats
+		c := db.NewCommitter(CommitterOptions{MaxBatch: 8, Delay: 50 * time.Millisecond, OnBatch: func(b BatchStats) { stats = b }})
+		errBad := errors.New("bad job")
+		jobs := []struct {
+			imei string
+			fn   func(*Tx) error
+			want error
+		}{
+			{"a", nil, nil},
+			{"bad", func(tx *Tx) error {
+				if err := tx.PutDeviceLink(&DeviceLink{IMEI: "bad"}); err != nil {
+					return err
+				}
+				return errBad // after writing: the write must not survive
+			}, errBad},
+			{"b", nil, nil},
+			{"panics", func(tx *Tx) error { panic("boom") }, nil},
+			{"c", nil, nil},
+		}
+		results := make([]<-chan error, len(jobs))
+		for i, j := range jobs {
+			fn := j.fn
+			if fn == nil {
+				imei := j.imei
+				fn = func(tx *Tx) error { return tx.PutDeviceLink(&DeviceLink{IMEI: imei}) }
 			}
-			return errBad // after writing: the write must not survive
-		}, errBad},
-		{"b", nil, nil},
-		{"panics", func(tx *Tx) error { panic("boom") }, nil},
-		{"c", nil, nil},
-	}
-	results := make([]<-chan error, len(jobs))
-	for i, j := range jobs {
-		fn := j.fn
-		if fn == nil {
-			imei := j.imei
-			fn = func(tx *Tx) error { return tx.PutDeviceLink(&DeviceLink{IMEI: imei}) }
+			results[i] = c.Submit(t.Context(), Actor{Source: "device"}, fn)
 		}
-		results[i] = c.Submit(t.Context(), Actor{Source: "device"}, fn)
-	}
-	for i, j := range jobs {
-		err := <-results[i]
-		switch {
-		case j.imei == "panics":
-			if err == nil {
-				t.Error("panicking job reported success")
+		for i, j := range jobs {
+			err := <-results[i]
+			switch {
+			case j.imei == "panics":
+				if err == nil {
+					t.Error("panicking job reported success")
+				}
+			case !errors.Is(err, j.want):
+				t.Errorf("job %s: %v, want %v", j.imei, err, j.want)
 			}
-		case !errors.Is(err, j.want):
-			t.Errorf("job %s: %v, want %v", j.imei, err, j.want)
 		}
-	}
-	c.Close()
-	for _, imei := range []string{"a", "b", "c"} {
-		if !linkExists(t, db, imei) {
-			t.Errorf("good job %s lost with a failing neighbour", imei)
+		c.Close()
+		for _, imei := range []string{"a", "b", "c"} {
+			if !linkExists(t, db, imei) {
+				t.Errorf("good job %s lost with a failing neighbour", imei)
+			}
 		}
-	}
-	if linkExists(t, db, "bad") {
-		t.Error("the failed job's partial write was committed")
-	}
-	if stats.Jobs != 5 || stats.Failed != 2 || stats.Attempts < 2 {
-		t.Errorf("batch stats %+v", stats)
-	}
-	if err := c.Do(t.Context(), Actor{}, func(*Tx) error { return nil }); !errors.Is(err, ErrCommitterClosed) {
-		t.Errorf("after Close: %v", err)
-	}
+		if linkExists(t, db, "bad") {
+			t.Error("the failed job's partial write was committed")
+		}
+		if stats.Jobs != 5 || stats.Failed != 2 || stats.Attempts < 2 {
+			t.Errorf("batch stats %+v", stats)
+		}
+		if err := c.Do(t.Context(), Actor{}, func(*Tx) error { return nil }); !errors.Is(err, ErrCommitterClosed) {
+			t.Errorf("after Close: %v", err)
+		}
+	})
 }
 
 func TestCommitterWakesOutboxWatchers(t *testing.T) {
-	db := openTestDB(t)
-	sig, stop := db.OutboxSignal()
-	defer stop()
-	c := db.NewCommitter(CommitterOptions{MaxBatch: 8})
-	defer c.Close()
-	if err := c.Do(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
-		return tx.PutDeviceLink(&DeviceLink{IMEI: "dev-1", Presence: PresenceOnline})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-sig:
-		t.Fatal("outbox watchers woken by a commit that emitted no message")
-	default:
-	}
-	if err := c.Do(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
-		return tx.Emit(Message{Kind: MessageEvent, OrganizationID: 1, IMEI: "dev-1"}, map[string]any{"n": 1})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-sig:
-	case <-time.After(5 * time.Second):
-		t.Fatal("a group commit that emitted a message did not wake the outbox watchers")
-	}
+	storetest.Run(t, func(t *testing.T) {
+		db := openTestDB(t)
+		sig, stop := db.OutboxSignal()
+		defer stop()
+		c := db.NewCommitter(CommitterOptions{MaxBatch: 8})
+		defer c.Close()
+		if err := c.Do(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
+			return tx.PutDeviceLink(&DeviceLink{IMEI: "dev-1", Presence: PresenceOnline})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-sig:
+			t.Fatal("outbox watchers woken by a commit that emitted no message")
+		default:
+		}
+		if err := c.Do(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
+			return tx.Emit(Message{Kind: MessageEvent, OrganizationID: 1, IMEI: "dev-1"}, map[string]any{"n": 1})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-sig:
+		case <-time.After(5 * time.Second):
+			t.Fatal("a group commit that emitted a message did not wake the outbox watchers")
+		}
+	})
 }
 
 // A writer whose context ends before its batch commits finds its write
 // left out, and the rest of the batch committed.
 func TestCommitterLeavesOutJobsOfDoneContexts(t *testing.T) {
-	db := openTestDB(t)
-	c := db.NewCommitter(CommitterOptions{MaxBatch: 8})
-	defer c.Close()
-	gone, cancelGone := context.WithCancel(t.Context())
-	cancelGone()
-	late, cancelLate := context.WithCancel(t.Context())
-	defer cancelLate()
-	// The first job holds the writer until the others are queued, so that
-	// all of them share one batch.
-	hold := make(chan struct{})
-	first := c.Submit(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
-		<-hold
-		return tx.PutDeviceLink(&DeviceLink{IMEI: "first"})
+	storetest.Run(t, func(t *testing.T) {
+		db := openTestDB(t)
+		c := db.NewCommitter(CommitterOptions{MaxBatch: 8})
+		defer c.Close()
+		gone, cancelGone := context.WithCancel(t.Context())
+		cancelGone()
+		late, cancelLate := context.WithCancel(t.Context())
+		defer cancelLate()
+		// The first job holds the writer until the others are queued, so that
+		// all of them share one batch.
+		hold := make(chan struct{})
+		first := c.Submit(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
+			<-hold
+			return tx.PutDeviceLink(&DeviceLink{IMEI: "first"})
+		})
+		results := map[string]<-chan error{
+			"gone": c.Submit(gone, Actor{Source: "device"}, func(tx *Tx) error {
+				return tx.PutDeviceLink(&DeviceLink{IMEI: "gone"})
+			}),
+			// Its context ends after it ran, before the batch commits.
+			"late": c.Submit(late, Actor{Source: "device"}, func(tx *Tx) error {
+				cancelLate()
+				return tx.PutDeviceLink(&DeviceLink{IMEI: "late"})
+			}),
+			"kept": c.Submit(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
+				return tx.PutDeviceLink(&DeviceLink{IMEI: "kept"})
+			}),
+		}
+		close(hold)
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
+		for imei, want := range map[string]error{"gone": context.Canceled, "late": context.Canceled, "kept": nil} {
+			if err := <-results[imei]; !errors.Is(err, want) {
+				t.Errorf("job %s: %v, want %v", imei, err, want)
+			}
+			if stored := linkExists(t, db, imei); stored != (want == nil) {
+				t.Errorf("job %s stored: %v", imei, stored)
+			}
+		}
+		if !linkExists(t, db, "first") {
+			t.Error("the first job was not stored")
+		}
 	})
-	results := map[string]<-chan error{
-		"gone": c.Submit(gone, Actor{Source: "device"}, func(tx *Tx) error {
-			return tx.PutDeviceLink(&DeviceLink{IMEI: "gone"})
-		}),
-		// Its context ends after it ran, before the batch commits.
-		"late": c.Submit(late, Actor{Source: "device"}, func(tx *Tx) error {
-			cancelLate()
-			return tx.PutDeviceLink(&DeviceLink{IMEI: "late"})
-		}),
-		"kept": c.Submit(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
-			return tx.PutDeviceLink(&DeviceLink{IMEI: "kept"})
-		}),
-	}
-	close(hold)
-	if err := <-first; err != nil {
-		t.Fatal(err)
-	}
-	for imei, want := range map[string]error{"gone": context.Canceled, "late": context.Canceled, "kept": nil} {
-		if err := <-results[imei]; !errors.Is(err, want) {
-			t.Errorf("job %s: %v, want %v", imei, err, want)
-		}
-		if stored := linkExists(t, db, imei); stored != (want == nil) {
-			t.Errorf("job %s stored: %v", imei, stored)
-		}
-	}
-	if !linkExists(t, db, "first") {
-		t.Error("the first job was not stored")
-	}
 }

@@ -1,10 +1,13 @@
-package store
+package store_test
 
 import (
 	"bytes"
 	"errors"
 	"testing"
 	"time"
+
+	. "github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 const testIMEI, testIMEI2 = "490154203237518", "356938035643809"
@@ -35,162 +38,170 @@ func seedDevice(t *testing.T, db *DB, imeis ...string) *Organization {
 }
 
 func TestDeviceTokenIssueAndRevoke(t *testing.T) {
-	db := openTestDB(t)
-	seedDevice(t, db, testIMEI)
-	h1, h2 := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
-	err := db.Update(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
-		if err := tx.IssueDeviceToken(testIMEI, h1, 100); err != nil {
-			return err
-		}
-		if err := tx.IssueDeviceToken(testIMEI, h2, 200); err != nil {
-			return err
-		}
-		if err := tx.IssueDeviceToken(testIMEI, []byte("short"), 300); !errors.Is(err, ErrInvalid) {
-			t.Errorf("short hash: %v", err)
-		}
-		c, err := tx.DeviceCredential(testIMEI)
+	storetest.Run(t, func(t *testing.T) {
+		db := openTestDB(t)
+		seedDevice(t, db, testIMEI)
+		h1, h2 := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
+		err := db.Update(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
+			if err := tx.IssueDeviceToken(testIMEI, h1, 100); err != nil {
+				return err
+			}
+			if err := tx.IssueDeviceToken(testIMEI, h2, 200); err != nil {
+				return err
+			}
+			if err := tx.IssueDeviceToken(testIMEI, []byte("short"), 300); !errors.Is(err, ErrInvalid) {
+				t.Errorf("short hash: %v", err)
+			}
+			c, err := tx.DeviceCredential(testIMEI)
+			if err != nil {
+				return err
+			}
+			if !bytes.Equal(c.TokenHash, h2) || c.Generation != 2 || c.LastBootstrap != 200 {
+				t.Errorf("after two issues %+v", c)
+			}
+			if err := tx.RevokeDeviceToken(testIMEI, "factory reset"); err != nil {
+				return err
+			}
+			c, _ = tx.DeviceCredential(testIMEI)
+			if c.TokenHash != nil || c.RevokedAt.IsZero() || c.Generation != 2 {
+				t.Errorf("after revoke %+v", c)
+			}
+			return nil
+		})
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
-		if !bytes.Equal(c.TokenHash, h2) || c.Generation != 2 || c.LastBootstrap != 200 {
-			t.Errorf("after two issues %+v", c)
+		entries, _, _ := db.AuditLog(t.Context(), AuditFilter{EntityID: testIMEI}, Page{})
+		var actions []string
+		for _, e := range entries {
+			actions = append(actions, e.Action)
+			if bytes.Contains(e.After, []byte("tokenHash")) {
+				t.Errorf("audit entry %s carries the token hash", e.Action)
+			}
 		}
-		if err := tx.RevokeDeviceToken(testIMEI, "factory reset"); err != nil {
-			return err
+		if len(actions) != 4 || actions[0] != "device.token.revoke" || actions[1] != "device.token.issue" {
+			t.Fatalf("audit actions %v", actions)
 		}
-		c, _ = tx.DeviceCredential(testIMEI)
-		if c.TokenHash != nil || c.RevokedAt.IsZero() || c.Generation != 2 {
-			t.Errorf("after revoke %+v", c)
-		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	entries, _, _ := db.AuditLog(t.Context(), AuditFilter{EntityID: testIMEI}, Page{})
-	var actions []string
-	for _, e := range entries {
-		actions = append(actions, e.Action)
-		if bytes.Contains(e.After, []byte("tokenHash")) {
-			t.Errorf("audit entry %s carries the token hash", e.Action)
-		}
-	}
-	if len(actions) != 4 || actions[0] != "device.token.revoke" || actions[1] != "device.token.issue" {
-		t.Fatalf("audit actions %v", actions)
-	}
 }
 
 func TestQueuedCommandsAndDeviceRemoval(t *testing.T) {
-	db := openTestDB(t)
-	seedDevice(t, db, testIMEI, testIMEI2)
-	err := db.Update(t.Context(), Actor{Source: "cli"}, func(tx *Tx) error {
-		for _, c := range []QueuedCommand{{ID: "1", IMEI: testIMEI, Name: "privacyMode"}, {ID: "2", IMEI: testIMEI, Name: "hotspot"},
-			{ID: "3", IMEI: testIMEI2, Name: "reboot"}} {
-			if err := tx.QueueCommand(&c); err != nil {
+	storetest.Run(t, func(t *testing.T) {
+		db := openTestDB(t)
+		seedDevice(t, db, testIMEI, testIMEI2)
+		err := db.Update(t.Context(), Actor{Source: "cli"}, func(tx *Tx) error {
+			for _, c := range []QueuedCommand{{ID: "1", IMEI: testIMEI, Name: "privacyMode"}, {ID: "2", IMEI: testIMEI, Name: "hotspot"},
+				{ID: "3", IMEI: testIMEI2, Name: "reboot"}} {
+				if err := tx.QueueCommand(&c); err != nil {
+					return err
+				}
+			}
+			if err := tx.QueueCommand(&QueuedCommand{IMEI: testIMEI, Name: "x"}); !errors.Is(err, ErrInvalid) {
+				t.Errorf("command without id: %v", err)
+			}
+			if err := tx.QueueCommand(&QueuedCommand{ID: "9", IMEI: "000000000000000", Name: "x"}); !errors.Is(err, ErrNotFound) {
+				t.Errorf("command for an unknown device: %v", err)
+			}
+			q, err := tx.QueuedCommands(testIMEI)
+			if err != nil || len(q) != 2 || q[0].ID != "1" || q[1].ID != "2" {
+				t.Errorf("queue %+v %v", q, err)
+			}
+			if ok, err := tx.DeleteQueuedCommand(testIMEI, "1"); !ok || err != nil {
+				t.Errorf("delete: %v %v", ok, err)
+			}
+			if ok, _ := tx.DeleteQueuedCommand(testIMEI, "3"); ok {
+				t.Error("deleted another device's command")
+			}
+			if _, err := tx.QueuedCommand(testIMEI, "1"); !errors.Is(err, ErrNotFound) {
+				t.Errorf("deleted command still found: %v", err)
+			}
+			if err := tx.PutDeviceLink(&DeviceLink{IMEI: testIMEI, Presence: PresenceOnline}); err != nil {
 				return err
 			}
+			return tx.RemoveDevice(testIMEI)
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if err := tx.QueueCommand(&QueuedCommand{IMEI: testIMEI, Name: "x"}); !errors.Is(err, ErrInvalid) {
-			t.Errorf("command without id: %v", err)
-		}
-		if err := tx.QueueCommand(&QueuedCommand{ID: "9", IMEI: "000000000000000", Name: "x"}); !errors.Is(err, ErrNotFound) {
-			t.Errorf("command for an unknown device: %v", err)
-		}
-		q, err := tx.QueuedCommands(testIMEI)
-		if err != nil || len(q) != 2 || q[0].ID != "1" || q[1].ID != "2" {
-			t.Errorf("queue %+v %v", q, err)
-		}
-		if ok, err := tx.DeleteQueuedCommand(testIMEI, "1"); !ok || err != nil {
-			t.Errorf("delete: %v %v", ok, err)
-		}
-		if ok, _ := tx.DeleteQueuedCommand(testIMEI, "3"); ok {
-			t.Error("deleted another device's command")
-		}
-		if _, err := tx.QueuedCommand(testIMEI, "1"); !errors.Is(err, ErrNotFound) {
-			t.Errorf("deleted command still found: %v", err)
-		}
-		if err := tx.PutDeviceLink(&DeviceLink{IMEI: testIMEI, Presence: PresenceOnline}); err != nil {
-			return err
-		}
-		return tx.RemoveDevice(testIMEI)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = db.View(t.Context(), func(tx *Tx) error {
-		if q, _ := tx.QueuedCommands(testIMEI); len(q) != 0 {
-			t.Errorf("removed device keeps %d queued commands", len(q))
-		}
-		if l, _ := tx.DeviceLink(testIMEI); l.Presence != PresenceOffline {
-			t.Errorf("removed device keeps its link %+v", l)
-		}
-		if q, _ := tx.QueuedCommands(testIMEI2); len(q) != 1 {
-			t.Errorf("other device's queue %+v", q)
-		}
-		return nil
+		_ = db.View(t.Context(), func(tx *Tx) error {
+			if q, _ := tx.QueuedCommands(testIMEI); len(q) != 0 {
+				t.Errorf("removed device keeps %d queued commands", len(q))
+			}
+			if l, _ := tx.DeviceLink(testIMEI); l.Presence != PresenceOffline {
+				t.Errorf("removed device keeps its link %+v", l)
+			}
+			if q, _ := tx.QueuedCommands(testIMEI2); len(q) != 1 {
+				t.Errorf("other device's queue %+v", q)
+			}
+			return nil
+		})
 	})
 }
 
 func TestMarkAllOfflineAndOrganizationDevices(t *testing.T) {
-	db := openTestDB(t)
-	org := seedDevice(t, db, testIMEI, testIMEI2)
-	err := db.Update(t.Context(), Actor{Source: "system"}, func(tx *Tx) error {
-		if err := tx.PutDeviceLink(&DeviceLink{IMEI: testIMEI, Presence: PresenceStandby, ConnectionID: "c"}); err != nil {
-			return err
+	storetest.Run(t, func(t *testing.T) {
+		db := openTestDB(t)
+		org := seedDevice(t, db, testIMEI, testIMEI2)
+		err := db.Update(t.Context(), Actor{Source: "system"}, func(tx *Tx) error {
+			if err := tx.PutDeviceLink(&DeviceLink{IMEI: testIMEI, Presence: PresenceStandby, ConnectionID: "c"}); err != nil {
+				return err
+			}
+			n, err := tx.MarkAllOffline(tx.Now())
+			if err != nil || n != 1 {
+				t.Errorf("marked %d: %v", n, err)
+			}
+			l, _ := tx.DeviceLink(testIMEI)
+			if l.Presence != PresenceOffline || l.ConnectionID != "" || l.DisconnectedAt.IsZero() {
+				t.Errorf("link %+v", l)
+			}
+			devs, total, err := tx.Devices(DeviceFilter{OrganizationID: org.ID}, Page{})
+			if err != nil || total != 2 {
+				t.Errorf("organization devices %d: %v", total, err)
+			}
+			_ = devs
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		n, err := tx.MarkAllOffline(tx.Now())
-		if err != nil || n != 1 {
-			t.Errorf("marked %d: %v", n, err)
-		}
-		l, _ := tx.DeviceLink(testIMEI)
-		if l.Presence != PresenceOffline || l.ConnectionID != "" || l.DisconnectedAt.IsZero() {
-			t.Errorf("link %+v", l)
-		}
-		devs, total, err := tx.Devices(DeviceFilter{OrganizationID: org.ID}, Page{})
-		if err != nil || total != 2 {
-			t.Errorf("organization devices %d: %v", total, err)
-		}
-		_ = devs
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestGPSRangeAndRedelivery(t *testing.T) {
-	db := openTestDB(t)
-	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	pts := []GPSPoint{{Time: t0, Lat: 1, Lon: 2, Heading: 90}, {Time: t0.Add(time.Second), Lat: 1.1, Lon: 2},
-		{Time: t0.Add(2 * time.Second), Lat: 1.2, Lon: 2}}
-	err := db.Update(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
-		added, err := tx.AddGPS(&Device{IMEI: testIMEI}, pts)
-		if err != nil || len(added) != 3 {
-			t.Errorf("added %d: %v", len(added), err)
+	storetest.Run(t, func(t *testing.T) {
+		db := openTestDB(t)
+		t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+		pts := []GPSPoint{{Time: t0, Lat: 1, Lon: 2, Heading: 90}, {Time: t0.Add(time.Second), Lat: 1.1, Lon: 2},
+			{Time: t0.Add(2 * time.Second), Lat: 1.2, Lon: 2}}
+		err := db.Update(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
+			added, err := tx.AddGPS(&Device{IMEI: testIMEI}, pts)
+			if err != nil || len(added) != 3 {
+				t.Errorf("added %d: %v", len(added), err)
+			}
+			if added, _ := tx.AddGPS(&Device{IMEI: testIMEI}, pts[1:]); len(added) != 0 {
+				t.Errorf("redelivery added %d", len(added))
+			}
+			if _, err := tx.AddGPS(&Device{IMEI: testIMEI2}, []GPSPoint{{Time: t0, Lat: 5}}); err != nil {
+				return err
+			}
+			if _, err := tx.AddGPS(&Device{IMEI: testIMEI}, []GPSPoint{{Time: t0, Lon: 200}}); !errors.Is(err, ErrInvalid) {
+				t.Errorf("longitude 200: %v", err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if added, _ := tx.AddGPS(&Device{IMEI: testIMEI}, pts[1:]); len(added) != 0 {
-			t.Errorf("redelivery added %d", len(added))
-		}
-		if _, err := tx.AddGPS(&Device{IMEI: testIMEI2}, []GPSPoint{{Time: t0, Lat: 5}}); err != nil {
-			return err
-		}
-		if _, err := tx.AddGPS(&Device{IMEI: testIMEI}, []GPSPoint{{Time: t0, Lon: 200}}); !errors.Is(err, ErrInvalid) {
-			t.Errorf("longitude 200: %v", err)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = db.View(t.Context(), func(tx *Tx) error {
-		got, _ := tx.GPS(testIMEI, t0.Add(time.Second), t0.Add(2*time.Second), 0)
-		if len(got) != 2 || got[0].Lat != 1.1 || got[1].Lat != 1.2 {
-			t.Errorf("range %+v", got)
-		}
-		all, _ := tx.GPS(testIMEI, t0.Add(-time.Hour), t0.Add(time.Hour), 0)
-		if len(all) != 3 || all[0].Heading != 90 || !all[0].Time.Equal(t0) {
-			t.Errorf("all %+v", all)
-		}
-		return nil
+		_ = db.View(t.Context(), func(tx *Tx) error {
+			got, _ := tx.GPS(testIMEI, t0.Add(time.Second), t0.Add(2*time.Second), 0)
+			if len(got) != 2 || got[0].Lat != 1.1 || got[1].Lat != 1.2 {
+				t.Errorf("range %+v", got)
+			}
+			all, _ := tx.GPS(testIMEI, t0.Add(-time.Hour), t0.Add(time.Hour), 0)
+			if len(all) != 3 || all[0].Heading != 90 || !all[0].Time.Equal(t0) {
+				t.Errorf("all %+v", all)
+			}
+			return nil
+		})
 	})
 }

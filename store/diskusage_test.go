@@ -1,19 +1,18 @@
-package store
+package store_test
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 
+	. "github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 func TestDiskUsageMetrics(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fleetcam.db")
-	db, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.Open(t, storetest.WithPath(path))
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(NewDiskUsage(db))
 	gauges := func() map[string]float64 {

@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"fmt"
@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	. "github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 // seedEvents ingests n events per device, one a minute from eventT0, with
@@ -31,133 +34,141 @@ func (f *eventFixture) seedEvents(n int, devs ...*Device) {
 }
 
 func TestDeviceEventsPageAndCount(t *testing.T) {
-	f := newEventFixture(t)
-	f.seedEvents(10, f.dev, f.dev2)
-	var page []Event
-	var total int
-	f.update(func(tx *Tx) error {
-		var err error
-		page, total, err = tx.DeviceEvents(f.dev.IMEI, eventT0.Add(2*time.Minute), eventT0.Add(7*time.Minute), Page{Limit: 3, Offset: 2})
-		return err
-	})
-	if total != 6 {
-		t.Fatalf("count %d, want 6 (minutes 2 to 7 inclusive)", total)
-	}
-	if len(page) != 3 {
-		t.Fatalf("page of %d", len(page))
-	}
-	for i, e := range page {
-		if want := eventT0.Add(time.Duration(4+i) * time.Minute); !e.Time.Equal(want) || e.IMEI != f.dev.IMEI {
-			t.Fatalf("page[%d] = %s at %s, want %s", i, e.IMEI, e.Time, want)
+	storetest.Run(t, func(t *testing.T) {
+		f := newEventFixture(t)
+		f.seedEvents(10, f.dev, f.dev2)
+		var page []Event
+		var total int
+		f.update(func(tx *Tx) error {
+			var err error
+			page, total, err = tx.DeviceEvents(f.dev.IMEI, eventT0.Add(2*time.Minute), eventT0.Add(7*time.Minute), Page{Limit: 3, Offset: 2})
+			return err
+		})
+		if total != 6 {
+			t.Fatalf("count %d, want 6 (minutes 2 to 7 inclusive)", total)
 		}
-	}
+		if len(page) != 3 {
+			t.Fatalf("page of %d", len(page))
+		}
+		for i, e := range page {
+			if want := eventT0.Add(time.Duration(4+i) * time.Minute); !e.Time.Equal(want) || e.IMEI != f.dev.IMEI {
+				t.Fatalf("page[%d] = %s at %s, want %s", i, e.IMEI, e.Time, want)
+			}
+		}
+	})
 }
 
 func TestOrgEventsFilters(t *testing.T) {
-	f := newEventFixture(t)
-	f.seedEvents(6, f.dev, f.dev2, f.foreign)
-	span := EventQuery{Start: eventT0, End: eventT0.Add(time.Hour)}
-	tests := []struct {
-		name  string
-		q     func(EventQuery) EventQuery
-		total int
-		check func(e Event) bool
-	}{
-		{"every device of the organization", func(q EventQuery) EventQuery { return q }, 18, nil},
-		{"a partner sees only its own devices", func(q EventQuery) EventQuery { q.PartnerID = f.partner; return q }, 12,
-			func(e Event) bool { return e.PartnerID == f.partner }},
-		{"the other partner", func(q EventQuery) EventQuery { q.PartnerID = f.other; return q }, 6,
-			func(e Event) bool { return e.IMEI == f.foreign.IMEI }},
-		{"named types only", func(q EventQuery) EventQuery { q.Types = map[string]bool{EventDeceleration: true}; return q }, 9,
-			func(e Event) bool { return e.Type == EventDeceleration }},
-		{"beeps when named", func(q EventQuery) EventQuery { q.Types = map[string]bool{EventCellPhoneUseBeep: true}; return q }, 9,
-			func(e Event) bool { return e.Type == EventCellPhoneUseBeep }},
-		{"scoped devices", func(q EventQuery) EventQuery { q.IMEIs = map[string]bool{f.dev2.IMEI: true}; return q }, 6,
-			func(e Event) bool { return e.IMEI == f.dev2.IMEI }},
-		{"time window", func(q EventQuery) EventQuery { q.End = eventT0.Add(90 * time.Second); return q }, 6, nil},
-		{"status", func(q EventQuery) EventQuery { q.Status = EventStatusResolved; return q }, 0, nil},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			var page []Event
-			var total int
-			f.update(func(tx *Tx) error {
-				var err error
-				page, total, err = tx.OrgEvents(f.org.ID, tc.q(span), Page{Limit: 100})
-				return err
+	storetest.Run(t, func(t *testing.T) {
+		f := newEventFixture(t)
+		f.seedEvents(6, f.dev, f.dev2, f.foreign)
+		span := EventQuery{Start: eventT0, End: eventT0.Add(time.Hour)}
+		tests := []struct {
+			name  string
+			q     func(EventQuery) EventQuery
+			total int
+			check func(e Event) bool
+		}{
+			{"every device of the organization", func(q EventQuery) EventQuery { return q }, 18, nil},
+			{"a partner sees only its own devices", func(q EventQuery) EventQuery { q.PartnerID = f.partner; return q }, 12,
+				func(e Event) bool { return e.PartnerID == f.partner }},
+			{"the other partner", func(q EventQuery) EventQuery { q.PartnerID = f.other; return q }, 6,
+				func(e Event) bool { return e.IMEI == f.foreign.IMEI }},
+			{"named types only", func(q EventQuery) EventQuery { q.Types = map[string]bool{EventDeceleration: true}; return q }, 9,
+				func(e Event) bool { return e.Type == EventDeceleration }},
+			{"beeps when named", func(q EventQuery) EventQuery { q.Types = map[string]bool{EventCellPhoneUseBeep: true}; return q }, 9,
+				func(e Event) bool { return e.Type == EventCellPhoneUseBeep }},
+			{"scoped devices", func(q EventQuery) EventQuery { q.IMEIs = map[string]bool{f.dev2.IMEI: true}; return q }, 6,
+				func(e Event) bool { return e.IMEI == f.dev2.IMEI }},
+			{"time window", func(q EventQuery) EventQuery { q.End = eventT0.Add(90 * time.Second); return q }, 6, nil},
+			{"status", func(q EventQuery) EventQuery { q.Status = EventStatusResolved; return q }, 0, nil},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				var page []Event
+				var total int
+				f.update(func(tx *Tx) error {
+					var err error
+					page, total, err = tx.OrgEvents(f.org.ID, tc.q(span), Page{Limit: 100})
+					return err
+				})
+				if total != tc.total || len(page) != tc.total {
+					t.Fatalf("total %d page %d, want %d", total, len(page), tc.total)
+				}
+				for i, e := range page {
+					if i > 0 && e.Time.Before(page[i-1].Time) {
+						t.Fatalf("not ordered by time at %d", i)
+					}
+					if tc.check != nil && !tc.check(e) {
+						t.Fatalf("unexpected event %+v", e)
+					}
+				}
 			})
-			if total != tc.total || len(page) != tc.total {
-				t.Fatalf("total %d page %d, want %d", total, len(page), tc.total)
-			}
-			for i, e := range page {
-				if i > 0 && e.Time.Before(page[i-1].Time) {
-					t.Fatalf("not ordered by time at %d", i)
-				}
-				if tc.check != nil && !tc.check(e) {
-					t.Fatalf("unexpected event %+v", e)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 func TestDeleteEventUnindexes(t *testing.T) {
-	f := newEventFixture(t)
-	f.seedEvents(3, f.dev)
-	f.update(func(tx *Tx) error {
-		page, _, err := tx.DeviceEvents(f.dev.IMEI, eventT0, eventT0.Add(time.Hour), Page{})
-		if err != nil {
-			return err
-		}
-		_, err = tx.DeleteEvent(page[1].ID)
-		return err
-	})
-	if n := f.eventCount(f.dev); n != 2 {
-		t.Fatalf("%d events after delete", n)
-	}
-	f.update(func(tx *Tx) error {
-		_, total, err := tx.OrgEvents(f.org.ID, EventQuery{Start: eventT0, End: eventT0.Add(time.Hour)}, Page{})
-		if total != 2 {
-			t.Fatalf("organization index still counts %d", total)
-		}
-		return err
-	})
-	entries, _, _ := f.db.AuditLog(t.Context(), AuditFilter{Action: "event.delete"}, Page{})
-	if len(entries) != 1 {
-		t.Fatalf("%d audit entries", len(entries))
-	}
-}
-
-func TestPurgeEvents(t *testing.T) {
-	f := newEventFixture(t)
-	f.update(func(tx *Tx) error {
-		for i := 0; i < 5; i++ {
-			_, err := tx.IngestEvent(f.dev, EventInput{DeviceEventID: strconv.Itoa(i), Type: EventButton,
-				Time: eventT0.Add(time.Duration(i) * time.Hour), Files: []EventFile{{CameraID: 1, FileID: strconv.Itoa(i), FileType: FileSnapshot}}})
+	storetest.Run(t, func(t *testing.T) {
+		f := newEventFixture(t)
+		f.seedEvents(3, f.dev)
+		f.update(func(tx *Tx) error {
+			page, _, err := tx.DeviceEvents(f.dev.IMEI, eventT0, eventT0.Add(time.Hour), Page{})
 			if err != nil {
 				return err
 			}
-		}
-		return nil
-	})
-	var n1, n2 int
-	f.update(func(tx *Tx) error {
-		var err error
-		if n1, err = tx.PurgeEvents(f.org.ID, eventT0.Add(3*time.Hour), 2); err != nil {
+			_, err = tx.DeleteEvent(page[1].ID)
 			return err
+		})
+		if n := f.eventCount(f.dev); n != 2 {
+			t.Fatalf("%d events after delete", n)
 		}
-		n2, err = tx.PurgeEvents(f.org.ID, eventT0.Add(3*time.Hour), 2)
-		return err
+		f.update(func(tx *Tx) error {
+			_, total, err := tx.OrgEvents(f.org.ID, EventQuery{Start: eventT0, End: eventT0.Add(time.Hour)}, Page{})
+			if total != 2 {
+				t.Fatalf("organization index still counts %d", total)
+			}
+			return err
+		})
+		entries, _, _ := f.db.AuditLog(t.Context(), AuditFilter{Action: "event.delete"}, Page{})
+		if len(entries) != 1 {
+			t.Fatalf("%d audit entries", len(entries))
+		}
 	})
-	if n1 != 2 || n2 != 1 || f.eventCount(f.dev) != 2 {
-		t.Fatalf("purged %d then %d, %d left", n1, n2, f.eventCount(f.dev))
-	}
-	if m := f.media(MediaRef{IMEI: f.dev.IMEI, CameraID: 1, FileType: FileSnapshot, FileID: "0"}); m != nil {
-		t.Fatal("media of a purged event stayed")
-	}
-	if m := f.media(MediaRef{IMEI: f.dev.IMEI, CameraID: 1, FileType: FileSnapshot, FileID: "3"}); m == nil {
-		t.Fatal("media of a kept event went")
-	}
+}
+
+func TestPurgeEvents(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) {
+		f := newEventFixture(t)
+		f.update(func(tx *Tx) error {
+			for i := 0; i < 5; i++ {
+				_, err := tx.IngestEvent(f.dev, EventInput{DeviceEventID: strconv.Itoa(i), Type: EventButton,
+					Time: eventT0.Add(time.Duration(i) * time.Hour), Files: []EventFile{{CameraID: 1, FileID: strconv.Itoa(i), FileType: FileSnapshot}}})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		var n1, n2 int
+		f.update(func(tx *Tx) error {
+			var err error
+			if n1, err = tx.PurgeEvents(f.org.ID, eventT0.Add(3*time.Hour), 2); err != nil {
+				return err
+			}
+			n2, err = tx.PurgeEvents(f.org.ID, eventT0.Add(3*time.Hour), 2)
+			return err
+		})
+		if n1 != 2 || n2 != 1 || f.eventCount(f.dev) != 2 {
+			t.Fatalf("purged %d then %d, %d left", n1, n2, f.eventCount(f.dev))
+		}
+		if m := f.media(MediaRef{IMEI: f.dev.IMEI, CameraID: 1, FileType: FileSnapshot, FileID: "0"}); m != nil {
+			t.Fatal("media of a purged event stayed")
+		}
+		if m := f.media(MediaRef{IMEI: f.dev.IMEI, CameraID: 1, FileType: FileSnapshot, FileID: "3"}); m == nil {
+			t.Fatal("media of a kept event went")
+		}
+	})
 }
 
 // BenchmarkEventPage times one page of the organization and device event
@@ -188,7 +199,7 @@ func BenchmarkEventPage(b *testing.B) {
 				e := &Event{IMEI: devs[i%100].IMEI, OrganizationID: f.org.ID, PartnerID: f.partner, Type: EventDeceleration,
 					Time: eventT0.Add(time.Duration(i) * step), Severity: SeverityMedium, Status: EventStatusNew,
 					Files: []EventFile{{CameraID: 1, FileID: strconv.Itoa(i), FileType: FileVideo}}}
-				if err := tx.storeEvent(e); err != nil {
+				if err := tx.StoreEvent(e); err != nil {
 					return err
 				}
 			}

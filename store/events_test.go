@@ -1,14 +1,16 @@
-package store
+package store_test
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	. "github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 // eventFixture is a store with two partners sharing one organization.
@@ -40,13 +42,9 @@ var eventT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func newEventFixture(t testing.TB) *eventFixture {
 	f := &eventFixture{t: t, now: eventT0}
-	db, err := Open(filepath.Join(t.TempDir(), "fleetcam.db"), Options{Now: f.clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, storetest.WithClock(f.clock))
 	f.db = db
-	err = db.Update(t.Context(), Actor{Source: "test"}, func(tx *Tx) error {
+	err := db.Update(t.Context(), Actor{Source: "test"}, func(tx *Tx) error {
 		p, err := tx.CreatePartner("P")
 		if err != nil {
 			return err
@@ -154,251 +152,259 @@ func twoFiles(id string) []EventFile {
 }
 
 func TestIngestEventRules(t *testing.T) {
-	off := false
-	tests := []struct {
-		name      string
-		settings  func(*DeviceSettings)
-		in        EventInput
-		dropped   string
-		files     int
-		webhook   bool
-		checkSelf func(t *testing.T, e *Event)
-	}{
-		{name: "driving event with two cameras", in: EventInput{Type: EventDeceleration, Files: twoFiles("100")},
-			files: 2, webhook: true},
-		{name: "event disabled in the event config is neither created nor reported",
-			settings: func(s *DeviceSettings) { s.Events.Events = map[string]EventSetting{EventObstruction: {Enabled: false}} },
-			in:       EventInput{Type: EventObstruction, Speed: 40}, dropped: DropEventDisabled},
-		{name: "privacy allEventsEnabled false stops every event",
-			settings: func(s *DeviceSettings) { s.Privacy.AllEventsEnabled = false },
-			in:       EventInput{Type: EventAccident}, dropped: DropPrivacyEvents},
-		{name: "privacy allEventsEnabled false stops MV+AI even with mvaiEnabled",
-			settings: func(s *DeviceSettings) { s.Privacy.AllEventsEnabled, s.Privacy.MvaiEnabled = false, true },
-			in:       EventInput{Type: EventCellPhoneUse, Speed: 60}, dropped: DropPrivacyEvents},
-		{name: "mvaiEnabled false stops MV+AI",
-			settings: func(s *DeviceSettings) { s.Privacy.MvaiEnabled = false },
-			in:       EventInput{Type: EventSmoking, Speed: 60}, dropped: DropMVAIDisabled},
-		{name: "MV+AI minimum speed below 5 km/h creates no MV+AI events",
-			settings: func(s *DeviceSettings) { s.Events.MvaiMinSpeedKmh = 4 },
-			in:       EventInput{Type: EventTailgating, Speed: 60}, dropped: DropMVAIMinSpeed},
-		{name: "MV+AI minimum speed below 5 km/h applies to MV+AI beeps",
-			settings: func(s *DeviceSettings) { s.Events.MvaiMinSpeedKmh = 0 },
-			in:       EventInput{Type: EventCellPhoneUseBeep, Speed: 60}, dropped: DropMVAIMinSpeed},
-		{name: "MV+AI minimum speed below 5 km/h leaves other events",
-			settings: func(s *DeviceSettings) { s.Events.MvaiMinSpeedKmh = 0 },
-			in:       EventInput{Type: EventAcceleration, Files: twoFiles("101")}, files: 2, webhook: true},
-		{name: "per-camera privacy flag drops that camera's media",
-			settings: func(s *DeviceSettings) { s.Privacy.Cameras = map[int]bool{2: off} },
-			in:       EventInput{Type: EventButton, Files: twoFiles("102")}, files: 1, webhook: true,
-			checkSelf: func(t *testing.T, e *Event) {
-				if e.Files[0].CameraID != 1 {
-					t.Fatalf("kept camera %d", e.Files[0].CameraID)
+	storetest.Run(t, func(t *testing.T) {
+		off := false
+		tests := []struct {
+			name      string
+			settings  func(*DeviceSettings)
+			in        EventInput
+			dropped   string
+			files     int
+			webhook   bool
+			checkSelf func(t *testing.T, e *Event)
+		}{
+			{name: "driving event with two cameras", in: EventInput{Type: EventDeceleration, Files: twoFiles("100")},
+				files: 2, webhook: true},
+			{name: "event disabled in the event config is neither created nor reported",
+				settings: func(s *DeviceSettings) { s.Events.Events = map[string]EventSetting{EventObstruction: {Enabled: false}} },
+				in:       EventInput{Type: EventObstruction, Speed: 40}, dropped: DropEventDisabled},
+			{name: "privacy allEventsEnabled false stops every event",
+				settings: func(s *DeviceSettings) { s.Privacy.AllEventsEnabled = false },
+				in:       EventInput{Type: EventAccident}, dropped: DropPrivacyEvents},
+			{name: "privacy allEventsEnabled false stops MV+AI even with mvaiEnabled",
+				settings: func(s *DeviceSettings) { s.Privacy.AllEventsEnabled, s.Privacy.MvaiEnabled = false, true },
+				in:       EventInput{Type: EventCellPhoneUse, Speed: 60}, dropped: DropPrivacyEvents},
+			{name: "mvaiEnabled false stops MV+AI",
+				settings: func(s *DeviceSettings) { s.Privacy.MvaiEnabled = false },
+				in:       EventInput{Type: EventSmoking, Speed: 60}, dropped: DropMVAIDisabled},
+			{name: "MV+AI minimum speed below 5 km/h creates no MV+AI events",
+				settings: func(s *DeviceSettings) { s.Events.MvaiMinSpeedKmh = 4 },
+				in:       EventInput{Type: EventTailgating, Speed: 60}, dropped: DropMVAIMinSpeed},
+			{name: "MV+AI minimum speed below 5 km/h applies to MV+AI beeps",
+				settings: func(s *DeviceSettings) { s.Events.MvaiMinSpeedKmh = 0 },
+				in:       EventInput{Type: EventCellPhoneUseBeep, Speed: 60}, dropped: DropMVAIMinSpeed},
+			{name: "MV+AI minimum speed below 5 km/h leaves other events",
+				settings: func(s *DeviceSettings) { s.Events.MvaiMinSpeedKmh = 0 },
+				in:       EventInput{Type: EventAcceleration, Files: twoFiles("101")}, files: 2, webhook: true},
+			{name: "per-camera privacy flag drops that camera's media",
+				settings: func(s *DeviceSettings) { s.Privacy.Cameras = map[int]bool{2: off} },
+				in:       EventInput{Type: EventButton, Files: twoFiles("102")}, files: 1, webhook: true,
+				checkSelf: func(t *testing.T, e *Event) {
+					if e.Files[0].CameraID != 1 {
+						t.Fatalf("kept camera %d", e.Files[0].CameraID)
+					}
+				}},
+			{name: "beep events never get media and are not sent to webhooks",
+				in: EventInput{Type: EventDistractedDriverBeep, Speed: 50, Files: twoFiles("103")}},
+			{name: "a beep is off when its main event is",
+				settings: func(s *DeviceSettings) { s.Events.Events = map[string]EventSetting{EventSmoking: {Enabled: false}} },
+				in:       EventInput{Type: EventSmokingBeep, Speed: 50}, dropped: DropEventDisabled},
+			{name: "accOn is text only", in: EventInput{Type: EventAccOn, Files: twoFiles("104")}, webhook: true},
+			{name: "accOff is text only", in: EventInput{Type: EventAccOff, Files: twoFiles("105")}, webhook: true},
+			{name: "sdCardFormatted carries the SD card UUID and manufacturer",
+				in:      EventInput{Type: EventSDCardFormatted, SDCard: &SDCardInfo{UUID: "5f1c-22ab", Manufacturer: "SanDisk"}},
+				webhook: true,
+				checkSelf: func(t *testing.T, e *Event) {
+					if e.SDCard == nil || e.SDCard.UUID != "5f1c-22ab" || e.SDCard.Manufacturer != "SanDisk" {
+						t.Fatalf("sd card %+v", e.SDCard)
+					}
+				}},
+			{name: "qrCode keeps the scanned code in metadata", in: EventInput{Type: EventQRCode, QRCode: "DRIVER-42"}, webhook: true,
+				checkSelf: func(t *testing.T, e *Event) {
+					if e.Metadata != "DRIVER-42" {
+						t.Fatalf("metadata %q", e.Metadata)
+					}
+				}},
+			{name: "samples are serialized into metadata",
+				in:      EventInput{Type: EventGsensorHigh, Samples: []MetadataSample{{X: 1.5, Y: -0.25, Z: 9.81, Time: 1772366400, Speed: 22.2}}},
+				webhook: true,
+				checkSelf: func(t *testing.T, e *Event) {
+					var got []MetadataSample
+					if err := json.Unmarshal([]byte(e.Metadata), &got); err != nil || len(got) != 1 || got[0].Z != 9.81 || got[0].Speed != 22.2 {
+						t.Fatalf("metadata %q: %v", e.Metadata, err)
+					}
+					if e.Severity != SeverityHigh {
+						t.Fatalf("severity %d, want the gsensorHigh default 1", e.Severity)
+					}
+				}},
+			{name: "reported severity wins over the default", in: EventInput{Type: EventAccOn, Severity: SeverityHigh}, webhook: true,
+				checkSelf: func(t *testing.T, e *Event) {
+					if e.Severity != SeverityHigh || e.Status != EventStatusNew {
+						t.Fatalf("severity %d status %q", e.Severity, e.Status)
+					}
+				}},
+			{name: "privacy mode keeps in-cabin events off",
+				settings: func(s *DeviceSettings) { s.PrivacyMode, s.PrivacyModeConfig = PrivacyModeOn, &PrivacyModeConfig{} },
+				in:       EventInput{Type: EventCellPhoneUse, Speed: 60}, dropped: DropPrivacyMode},
+			{name: "privacy mode keeps beeps off without cabin beep alerts",
+				settings: func(s *DeviceSettings) {
+					s.PrivacyMode, s.PrivacyModeConfig = PrivacyModeOn, &PrivacyModeConfig{CabinEvents: true}
+				},
+				in: EventInput{Type: EventSmokingBeep, Speed: 60}, dropped: DropPrivacyMode},
+			{name: "privacy mode keeps the events it allows but not the lens video it blocks",
+				settings: func(s *DeviceSettings) {
+					s.PrivacyMode, s.PrivacyModeConfig = PrivacyModeOn, &PrivacyModeConfig{CabinEvents: true, RoadAndAuxLensVideo: true}
+				},
+				in: EventInput{Type: EventSmoking, Speed: 60, Files: twoFiles("106")}, files: 1, webhook: true,
+				checkSelf: func(t *testing.T, e *Event) {
+					if e.Files[0].CameraID != 1 {
+						t.Fatalf("kept camera %d, want the road-facing one", e.Files[0].CameraID)
+					}
+				}},
+			{name: "privacy mode does not govern power events",
+				settings: func(s *DeviceSettings) { s.PrivacyMode, s.PrivacyModeConfig = PrivacyModeOn, &PrivacyModeConfig{} },
+				in:       EventInput{Type: EventAccOff}, webhook: true},
+			{name: "privacy mode off again governs nothing",
+				settings: func(s *DeviceSettings) { s.PrivacyMode, s.PrivacyModeConfig = PrivacyModeOff, &PrivacyModeConfig{} },
+				in:       EventInput{Type: EventAccident, Files: twoFiles("107")}, files: 2, webhook: true},
+			{name: "an MV+AI event's own minimum speed below 5 km/h, and its beeps",
+				settings: func(s *DeviceSettings) {
+					three := 3
+					s.Events.Events = map[string]EventSetting{EventCellPhoneUse: {Enabled: true, MinimumSpeedKmh: &three}}
+				},
+				in: EventInput{Type: EventCellPhoneUseBeep, Speed: 60}, dropped: DropMVAIMinSpeed},
+			{name: "alias names store the API syntax", in: EventInput{Type: "sharpTurnRight"}, webhook: true,
+				checkSelf: func(t *testing.T, e *Event) {
+					if e.Type != EventSharpRightTurn {
+						t.Fatalf("type %q", e.Type)
+					}
+				}},
+		}
+		for i, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				f := newEventFixture(t)
+				if tc.settings != nil {
+					f.settings(f.dev, tc.settings)
 				}
-			}},
-		{name: "beep events never get media and are not sent to webhooks",
-			in: EventInput{Type: EventDistractedDriverBeep, Speed: 50, Files: twoFiles("103")}},
-		{name: "a beep is off when its main event is",
-			settings: func(s *DeviceSettings) { s.Events.Events = map[string]EventSetting{EventSmoking: {Enabled: false}} },
-			in:       EventInput{Type: EventSmokingBeep, Speed: 50}, dropped: DropEventDisabled},
-		{name: "accOn is text only", in: EventInput{Type: EventAccOn, Files: twoFiles("104")}, webhook: true},
-		{name: "accOff is text only", in: EventInput{Type: EventAccOff, Files: twoFiles("105")}, webhook: true},
-		{name: "sdCardFormatted carries the SD card UUID and manufacturer",
-			in:      EventInput{Type: EventSDCardFormatted, SDCard: &SDCardInfo{UUID: "5f1c-22ab", Manufacturer: "SanDisk"}},
-			webhook: true,
-			checkSelf: func(t *testing.T, e *Event) {
-				if e.SDCard == nil || e.SDCard.UUID != "5f1c-22ab" || e.SDCard.Manufacturer != "SanDisk" {
-					t.Fatalf("sd card %+v", e.SDCard)
+				tc.in.DeviceEventID = fmt.Sprintf("ev-%d", i)
+				tc.in.Time = eventT0
+				res := f.ingest(f.dev, tc.in)
+				if res.Dropped != tc.dropped {
+					t.Fatalf("dropped %q, want %q", res.Dropped, tc.dropped)
 				}
-			}},
-		{name: "qrCode keeps the scanned code in metadata", in: EventInput{Type: EventQRCode, QRCode: "DRIVER-42"}, webhook: true,
-			checkSelf: func(t *testing.T, e *Event) {
-				if e.Metadata != "DRIVER-42" {
-					t.Fatalf("metadata %q", e.Metadata)
+				if tc.dropped != "" {
+					if res.Created || f.eventCount(f.dev) != 0 || len(f.messages(MessageEvent)) != 0 {
+						t.Fatalf("a dropped event was stored or reported: %+v", res)
+					}
+					return
 				}
-			}},
-		{name: "samples are serialized into metadata",
-			in:      EventInput{Type: EventGsensorHigh, Samples: []MetadataSample{{X: 1.5, Y: -0.25, Z: 9.81, Time: 1772366400, Speed: 22.2}}},
-			webhook: true,
-			checkSelf: func(t *testing.T, e *Event) {
-				var got []MetadataSample
-				if err := json.Unmarshal([]byte(e.Metadata), &got); err != nil || len(got) != 1 || got[0].Z != 9.81 || got[0].Speed != 22.2 {
-					t.Fatalf("metadata %q: %v", e.Metadata, err)
+				if !res.Created || len(res.Event.Files) != tc.files {
+					t.Fatalf("created %v with %d files, want %d", res.Created, len(res.Event.Files), tc.files)
 				}
-				if e.Severity != SeverityHigh {
-					t.Fatalf("severity %d, want the gsensorHigh default 1", e.Severity)
+				msgs := f.messages(MessageEvent)
+				if (len(msgs) == 1) != tc.webhook || len(msgs) > 1 {
+					t.Fatalf("%d event messages, want webhook %v", len(msgs), tc.webhook)
 				}
-			}},
-		{name: "reported severity wins over the default", in: EventInput{Type: EventAccOn, Severity: SeverityHigh}, webhook: true,
-			checkSelf: func(t *testing.T, e *Event) {
-				if e.Severity != SeverityHigh || e.Status != EventStatusNew {
-					t.Fatalf("severity %d status %q", e.Severity, e.Status)
+				if tc.webhook {
+					var d EventWebhookData
+					if err := json.Unmarshal(msgs[0].Payload, &d); err != nil {
+						t.Fatal(err)
+					}
+					if d.ID != res.Event.ID || d.SerialNumber != f.dev.IMEI || d.Time != eventT0.Unix() ||
+						d.EventType != res.Event.Kind().Webhook || len(d.Files) != tc.files {
+						t.Fatalf("webhook data %+v", d)
+					}
 				}
-			}},
-		{name: "privacy mode keeps in-cabin events off",
-			settings: func(s *DeviceSettings) { s.PrivacyMode, s.PrivacyModeConfig = PrivacyModeOn, &PrivacyModeConfig{} },
-			in:       EventInput{Type: EventCellPhoneUse, Speed: 60}, dropped: DropPrivacyMode},
-		{name: "privacy mode keeps beeps off without cabin beep alerts",
-			settings: func(s *DeviceSettings) {
-				s.PrivacyMode, s.PrivacyModeConfig = PrivacyModeOn, &PrivacyModeConfig{CabinEvents: true}
-			},
-			in: EventInput{Type: EventSmokingBeep, Speed: 60}, dropped: DropPrivacyMode},
-		{name: "privacy mode keeps the events it allows but not the lens video it blocks",
-			settings: func(s *DeviceSettings) {
-				s.PrivacyMode, s.PrivacyModeConfig = PrivacyModeOn, &PrivacyModeConfig{CabinEvents: true, RoadAndAuxLensVideo: true}
-			},
-			in: EventInput{Type: EventSmoking, Speed: 60, Files: twoFiles("106")}, files: 1, webhook: true,
-			checkSelf: func(t *testing.T, e *Event) {
-				if e.Files[0].CameraID != 1 {
-					t.Fatalf("kept camera %d, want the road-facing one", e.Files[0].CameraID)
+				if tc.checkSelf != nil {
+					tc.checkSelf(t, res.Event)
 				}
-			}},
-		{name: "privacy mode does not govern power events",
-			settings: func(s *DeviceSettings) { s.PrivacyMode, s.PrivacyModeConfig = PrivacyModeOn, &PrivacyModeConfig{} },
-			in:       EventInput{Type: EventAccOff}, webhook: true},
-		{name: "privacy mode off again governs nothing",
-			settings: func(s *DeviceSettings) { s.PrivacyMode, s.PrivacyModeConfig = PrivacyModeOff, &PrivacyModeConfig{} },
-			in:       EventInput{Type: EventAccident, Files: twoFiles("107")}, files: 2, webhook: true},
-		{name: "an MV+AI event's own minimum speed below 5 km/h, and its beeps",
-			settings: func(s *DeviceSettings) {
-				three := 3
-				s.Events.Events = map[string]EventSetting{EventCellPhoneUse: {Enabled: true, MinimumSpeedKmh: &three}}
-			},
-			in: EventInput{Type: EventCellPhoneUseBeep, Speed: 60}, dropped: DropMVAIMinSpeed},
-		{name: "alias names store the API syntax", in: EventInput{Type: "sharpTurnRight"}, webhook: true,
-			checkSelf: func(t *testing.T, e *Event) {
-				if e.Type != EventSharpRightTurn {
-					t.Fatalf("type %q", e.Type)
-				}
-			}},
-	}
-	for i, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newEventFixture(t)
-			if tc.settings != nil {
-				f.settings(f.dev, tc.settings)
-			}
-			tc.in.DeviceEventID = fmt.Sprintf("ev-%d", i)
-			tc.in.Time = eventT0
-			res := f.ingest(f.dev, tc.in)
-			if res.Dropped != tc.dropped {
-				t.Fatalf("dropped %q, want %q", res.Dropped, tc.dropped)
-			}
-			if tc.dropped != "" {
-				if res.Created || f.eventCount(f.dev) != 0 || len(f.messages(MessageEvent)) != 0 {
-					t.Fatalf("a dropped event was stored or reported: %+v", res)
-				}
-				return
-			}
-			if !res.Created || len(res.Event.Files) != tc.files {
-				t.Fatalf("created %v with %d files, want %d", res.Created, len(res.Event.Files), tc.files)
-			}
-			msgs := f.messages(MessageEvent)
-			if (len(msgs) == 1) != tc.webhook || len(msgs) > 1 {
-				t.Fatalf("%d event messages, want webhook %v", len(msgs), tc.webhook)
-			}
-			if tc.webhook {
-				var d EventWebhookData
-				if err := json.Unmarshal(msgs[0].Payload, &d); err != nil {
-					t.Fatal(err)
-				}
-				if d.ID != res.Event.ID || d.SerialNumber != f.dev.IMEI || d.Time != eventT0.Unix() ||
-					d.EventType != res.Event.Kind().Webhook || len(d.Files) != tc.files {
-					t.Fatalf("webhook data %+v", d)
-				}
-			}
-			if tc.checkSelf != nil {
-				tc.checkSelf(t, res.Event)
-			}
-		})
-	}
+			})
+		}
+	})
 }
 
 func TestIngestEventRefusesBadInput(t *testing.T) {
-	tests := []struct {
-		name, want string
-		in         EventInput
-	}{
-		{"unknown type", "not an event kind", EventInput{Type: "teleport"}},
-		{"sdCardFormatted without uuid", "sdCard.uuid", EventInput{Type: EventSDCardFormatted}},
-		{"qrCode without code", "qrCode", EventInput{Type: EventQRCode}},
-		{"bad camera", "cameraId", EventInput{Type: EventButton, Files: []EventFile{{CameraID: 7, FileID: "1", FileType: FileVideo}}}},
-		{"bad file id", "fileId", EventInput{Type: EventButton, Files: []EventFile{{CameraID: 1, FileID: "../x", FileType: FileVideo}}}},
-		{"bad severity", "severity", EventInput{Type: EventButton, Severity: 4}},
-		{"geofence without path", "geoFencePath", EventInput{Type: EventGeoFence, GeoFenceID: 1}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newEventFixture(t)
-			tc.in.Time = eventT0
-			err := f.db.Update(t.Context(), Actor{}, func(tx *Tx) error { _, err := tx.IngestEvent(f.dev, tc.in); return err })
-			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err %v, want ErrInvalid naming %s", err, tc.want)
-			}
-		})
-	}
+	storetest.Run(t, func(t *testing.T) {
+		tests := []struct {
+			name, want string
+			in         EventInput
+		}{
+			{"unknown type", "not an event kind", EventInput{Type: "teleport"}},
+			{"sdCardFormatted without uuid", "sdCard.uuid", EventInput{Type: EventSDCardFormatted}},
+			{"qrCode without code", "qrCode", EventInput{Type: EventQRCode}},
+			{"bad camera", "cameraId", EventInput{Type: EventButton, Files: []EventFile{{CameraID: 7, FileID: "1", FileType: FileVideo}}}},
+			{"bad file id", "fileId", EventInput{Type: EventButton, Files: []EventFile{{CameraID: 1, FileID: "../x", FileType: FileVideo}}}},
+			{"bad severity", "severity", EventInput{Type: EventButton, Severity: 4}},
+			{"geofence without path", "geoFencePath", EventInput{Type: EventGeoFence, GeoFenceID: 1}},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				f := newEventFixture(t)
+				tc.in.Time = eventT0
+				err := f.db.Update(t.Context(), Actor{}, func(tx *Tx) error { _, err := tx.IngestEvent(f.dev, tc.in); return err })
+				if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("err %v, want ErrInvalid naming %s", err, tc.want)
+				}
+			})
+		}
+	})
 }
 
 func TestIngestEventRedeliveryStoredOnce(t *testing.T) {
-	f := newEventFixture(t)
-	in := EventInput{DeviceEventID: "dev-7", Type: EventButton, Time: eventT0, Files: twoFiles("7")}
-	first := f.ingest(f.dev, in)
-	second := f.ingest(f.dev, in)
-	if !first.Created || second.Created || second.Event == nil || second.Event.ID != first.Event.ID {
-		t.Fatalf("first %+v second %+v", first, second)
-	}
-	// The same device id on another device is another event.
-	if other := f.ingest(f.dev2, in); !other.Created {
-		t.Fatal("same id on another device was taken for a redelivery")
-	}
-	if n := f.eventCount(f.dev); n != 1 {
-		t.Fatalf("%d events stored", n)
-	}
-	if n := len(f.messages(MessageEvent)); n != 2 {
-		t.Fatalf("%d event messages, want 2 (one per device)", n)
-	}
-	var m *MediaFile
-	f.update(func(tx *Tx) error {
-		var err error
-		m, err = tx.MediaFile(MediaRef{IMEI: f.dev.IMEI, CameraID: 1, FileType: FileVideo, FileID: "7"})
-		return err
+	storetest.Run(t, func(t *testing.T) {
+		f := newEventFixture(t)
+		in := EventInput{DeviceEventID: "dev-7", Type: EventButton, Time: eventT0, Files: twoFiles("7")}
+		first := f.ingest(f.dev, in)
+		second := f.ingest(f.dev, in)
+		if !first.Created || second.Created || second.Event == nil || second.Event.ID != first.Event.ID {
+			t.Fatalf("first %+v second %+v", first, second)
+		}
+		// The same device id on another device is another event.
+		if other := f.ingest(f.dev2, in); !other.Created {
+			t.Fatal("same id on another device was taken for a redelivery")
+		}
+		if n := f.eventCount(f.dev); n != 1 {
+			t.Fatalf("%d events stored", n)
+		}
+		if n := len(f.messages(MessageEvent)); n != 2 {
+			t.Fatalf("%d event messages, want 2 (one per device)", n)
+		}
+		var m *MediaFile
+		f.update(func(tx *Tx) error {
+			var err error
+			m, err = tx.MediaFile(MediaRef{IMEI: f.dev.IMEI, CameraID: 1, FileType: FileVideo, FileID: "7"})
+			return err
+		})
+		if m.Refs != 1 {
+			t.Fatalf("redelivery counted the file twice: refs %d", m.Refs)
+		}
+		// A redelivery of a deleted event does not bring it back.
+		f.update(func(tx *Tx) error { _, err := tx.DeleteEvent(first.Event.ID); return err })
+		if again := f.ingest(f.dev, in); again.Created || again.Event != nil {
+			t.Fatalf("deleted event came back: %+v", again)
+		}
 	})
-	if m.Refs != 1 {
-		t.Fatalf("redelivery counted the file twice: refs %d", m.Refs)
-	}
-	// A redelivery of a deleted event does not bring it back.
-	f.update(func(tx *Tx) error { _, err := tx.DeleteEvent(first.Event.ID); return err })
-	if again := f.ingest(f.dev, in); again.Created || again.Event != nil {
-		t.Fatalf("deleted event came back: %+v", again)
-	}
 }
 
 func TestReviewEvent(t *testing.T) {
-	f := newEventFixture(t)
-	e := f.ingest(f.dev, EventInput{Type: EventButton, Time: eventT0}).Event
-	resolved, sev := EventStatusResolved, SeverityLow
-	var got *Event
-	err := f.db.Update(t.Context(), Actor{UserID: 9, Email: "rev@example.com"}, func(tx *Tx) error {
-		var err error
-		got, err = tx.ReviewEvent(e.ID, EventReview{Status: &resolved, Severity: &sev, Comment: "seen", AudienceName: "partner"})
-		return err
+	storetest.Run(t, func(t *testing.T) {
+		f := newEventFixture(t)
+		e := f.ingest(f.dev, EventInput{Type: EventButton, Time: eventT0}).Event
+		resolved, sev := EventStatusResolved, SeverityLow
+		var got *Event
+		err := f.db.Update(t.Context(), Actor{UserID: 9, Email: "rev@example.com"}, func(tx *Tx) error {
+			var err error
+			got, err = tx.ReviewEvent(e.ID, EventReview{Status: &resolved, Severity: &sev, Comment: "seen", AudienceName: "partner"})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != resolved || got.Severity != sev || len(got.Comments) != 1 {
+			t.Fatalf("review %+v", got)
+		}
+		c := got.Comments[0]
+		if c.ID == 0 || c.Comment != "seen" || c.CreatedByID != 9 || c.CreatedByEmail != "rev@example.com" || !c.CreatedAt.Equal(eventT0) {
+			t.Fatalf("comment %+v", c)
+		}
+		bad := "open"
+		err = f.db.Update(t.Context(), Actor{}, func(tx *Tx) error { _, err := tx.ReviewEvent(e.ID, EventReview{Status: &bad}); return err })
+		if !errors.Is(err, ErrInvalid) {
+			t.Fatalf("status open: %v", err)
+		}
+		entries, _, _ := f.db.AuditLog(t.Context(), AuditFilter{Action: "event.review"}, Page{})
+		if len(entries) != 1 {
+			t.Fatalf("%d audit entries", len(entries))
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Status != resolved || got.Severity != sev || len(got.Comments) != 1 {
-		t.Fatalf("review %+v", got)
-	}
-	c := got.Comments[0]
-	if c.ID == 0 || c.Comment != "seen" || c.CreatedByID != 9 || c.CreatedByEmail != "rev@example.com" || !c.CreatedAt.Equal(eventT0) {
-		t.Fatalf("comment %+v", c)
-	}
-	bad := "open"
-	err = f.db.Update(t.Context(), Actor{}, func(tx *Tx) error { _, err := tx.ReviewEvent(e.ID, EventReview{Status: &bad}); return err })
-	if !errors.Is(err, ErrInvalid) {
-		t.Fatalf("status open: %v", err)
-	}
-	entries, _, _ := f.db.AuditLog(t.Context(), AuditFilter{Action: "event.review"}, Page{})
-	if len(entries) != 1 {
-		t.Fatalf("%d audit entries", len(entries))
-	}
 }

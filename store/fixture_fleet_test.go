@@ -1,11 +1,11 @@
-package store
+package store_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
+	. "github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
@@ -21,11 +21,7 @@ type fleetFixture struct {
 func newFleetFixture(t *testing.T) *fleetFixture {
 	t.Helper()
 	clock := storetest.NewClock(time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC))
-	db, err := Open(filepath.Join(t.TempDir(), "fleet.db"), Options{Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, storetest.WithClock(clock.Now))
 	f := &fleetFixture{t: t, db: db, clock: clock}
 	f.update(func(tx *Tx) error {
 		var err error

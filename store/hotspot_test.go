@@ -1,10 +1,13 @@
-package store
+package store_test
 
 import (
 	"bytes"
 	"math"
 	"strings"
 	"testing"
+
+	. "github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 func TestNewHotspotPassword(t *testing.T) {
@@ -24,7 +27,7 @@ func TestNewHotspotPassword(t *testing.T) {
 			t.Fatalf("missing a character class: %q", p)
 		}
 		for _, c := range []byte(p) {
-			if !strings.ContainsRune(hotspotAlphabet, rune(c)) {
+			if !strings.ContainsRune(HotspotAlphabet, rune(c)) {
 				t.Fatalf("character %q outside the alphabet in %q", c, p)
 			}
 			counts[c]++
@@ -48,7 +51,7 @@ func TestNewHotspotPassword(t *testing.T) {
 	perDigit := (pow(62) - 2*pow(36) + pow(10)) / all
 	perLetter := (pow(62) - pow(36) - pow(52) + pow(26)) / all
 	chi := 0.0
-	for _, c := range []byte(hotspotAlphabet) {
+	for _, c := range []byte(HotspotAlphabet) {
 		p := perLetter
 		if c >= '0' && c <= '9' {
 			p = perDigit
@@ -86,112 +89,116 @@ func TestValidHotspotPassword(t *testing.T) {
 }
 
 func TestHotspotPasswordLifecycle(t *testing.T) {
-	f := newSettingsFixture(t, 1)
-	imei := f.imeis[0]
-	setHotspot := func(on bool) {
-		t.Helper()
-		f.update(func(tx *Tx) error {
-			ds, err := tx.DeviceSettings(imei)
-			if err != nil {
-				return err
+	storetest.Run(t, func(t *testing.T) {
+		f := newSettingsFixture(t, 1)
+		imei := f.imeis[0]
+		setHotspot := func(on bool) {
+			t.Helper()
+			f.update(func(tx *Tx) error {
+				ds, err := tx.DeviceSettings(imei)
+				if err != nil {
+					return err
+				}
+				cfg := DefaultDeviceConfig()
+				if ds.Device != nil {
+					cfg = *ds.Device
+				}
+				cfg.HotspotEnabled = on
+				ds.Device = &cfg
+				return tx.PutDeviceSettings(ds, "test")
+			})
+		}
+		password := func() string { return f.effective(imei).HotspotPassword }
+
+		if p := password(); p != DefaultHotspotPassword {
+			t.Fatalf("a new device has %q", p)
+		}
+		setHotspot(true)
+		first := password()
+		if first == DefaultHotspotPassword || !ValidHotspotPassword(first) {
+			t.Fatalf("first enabling drew %q", first)
+		}
+		setHotspot(true)
+		if password() != first {
+			t.Fatal("a write that keeps the hotspot on changed the password")
+		}
+		setHotspot(false)
+		if password() != first {
+			t.Fatal("switching off changed the password")
+		}
+		setHotspot(true)
+		second := password()
+		if second == first || !ValidHotspotPassword(second) {
+			t.Fatalf("Off to On kept %q", second)
+		}
+
+		// Factory reset: the fixed default, the state kept, a new version to push.
+		v := f.effective(imei).Version
+		f.update(func(tx *Tx) error { return tx.ResetHotspot(imei) })
+		e := f.effective(imei)
+		if e.HotspotPassword != DefaultHotspotPassword || !e.Device.HotspotEnabled || e.Version != v+1 {
+			t.Fatalf("after reset: password %q on %v version %d", e.HotspotPassword, e.Device.HotspotEnabled, e.Version)
+		}
+		setHotspot(true)
+		if password() != DefaultHotspotPassword {
+			t.Fatal("a write that keeps the hotspot on replaced the default")
+		}
+		setHotspot(false)
+		setHotspot(true)
+		if p := password(); p == DefaultHotspotPassword || p == second || p == first {
+			t.Fatalf("Off to On after reset kept %q", p)
+		}
+
+		// The password is never in the audit log or the messages.
+		entries, _, err := f.db.AuditLog(t.Context(), AuditFilter{}, Page{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rotations := 0
+		for _, a := range entries {
+			for _, p := range []string{first, second, password()} {
+				if bytes.Contains(a.Before, []byte(p)) || bytes.Contains(a.After, []byte(p)) || strings.Contains(a.Reason, p) {
+					t.Fatalf("audit entry %d holds the password", a.ID)
+				}
 			}
-			cfg := DefaultDeviceConfig()
-			if ds.Device != nil {
-				cfg = *ds.Device
-			}
-			cfg.HotspotEnabled = on
-			ds.Device = &cfg
-			return tx.PutDeviceSettings(ds, "test")
-		})
-	}
-	password := func() string { return f.effective(imei).HotspotPassword }
-
-	if p := password(); p != DefaultHotspotPassword {
-		t.Fatalf("a new device has %q", p)
-	}
-	setHotspot(true)
-	first := password()
-	if first == DefaultHotspotPassword || !ValidHotspotPassword(first) {
-		t.Fatalf("first enabling drew %q", first)
-	}
-	setHotspot(true)
-	if password() != first {
-		t.Fatal("a write that keeps the hotspot on changed the password")
-	}
-	setHotspot(false)
-	if password() != first {
-		t.Fatal("switching off changed the password")
-	}
-	setHotspot(true)
-	second := password()
-	if second == first || !ValidHotspotPassword(second) {
-		t.Fatalf("Off to On kept %q", second)
-	}
-
-	// Factory reset: the fixed default, the state kept, a new version to push.
-	v := f.effective(imei).Version
-	f.update(func(tx *Tx) error { return tx.ResetHotspot(imei) })
-	e := f.effective(imei)
-	if e.HotspotPassword != DefaultHotspotPassword || !e.Device.HotspotEnabled || e.Version != v+1 {
-		t.Fatalf("after reset: password %q on %v version %d", e.HotspotPassword, e.Device.HotspotEnabled, e.Version)
-	}
-	setHotspot(true)
-	if password() != DefaultHotspotPassword {
-		t.Fatal("a write that keeps the hotspot on replaced the default")
-	}
-	setHotspot(false)
-	setHotspot(true)
-	if p := password(); p == DefaultHotspotPassword || p == second || p == first {
-		t.Fatalf("Off to On after reset kept %q", p)
-	}
-
-	// The password is never in the audit log or the messages.
-	entries, _, err := f.db.AuditLog(t.Context(), AuditFilter{}, Page{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rotations := 0
-	for _, a := range entries {
-		for _, p := range []string{first, second, password()} {
-			if bytes.Contains(a.Before, []byte(p)) || bytes.Contains(a.After, []byte(p)) || strings.Contains(a.Reason, p) {
-				t.Fatalf("audit entry %d holds the password", a.ID)
+			if a.Action == "device.hotspot.password" {
+				rotations++
 			}
 		}
-		if a.Action == "device.hotspot.password" {
-			rotations++
+		if rotations != 3 {
+			t.Fatalf("%d password rotations audited, want 3", rotations)
 		}
-	}
-	if rotations != 3 {
-		t.Fatalf("%d password rotations audited, want 3", rotations)
-	}
-	msgs := allMessages(t, f.db)
-	for _, m := range msgs {
-		if bytes.Contains(m.Payload, []byte(first)) || bytes.Contains(m.Payload, []byte(second)) {
-			t.Fatal("a message holds the password")
+		msgs := allMessages(t, f.db)
+		for _, m := range msgs {
+			if bytes.Contains(m.Payload, []byte(first)) || bytes.Contains(m.Payload, []byte(second)) {
+				t.Fatal("a message holds the password")
+			}
 		}
-	}
+	})
 }
 
 func TestHotspotFromOrganizationDefault(t *testing.T) {
-	f := newSettingsFixture(t, 2)
-	cfg := DefaultDeviceConfig()
-	cfg.HotspotEnabled = true
-	f.update(func(tx *Tx) error {
-		return tx.PutOrgSettings(&OrgSettings{OrganizationID: f.org.ID, Device: &cfg}, "test")
+	storetest.Run(t, func(t *testing.T) {
+		f := newSettingsFixture(t, 2)
+		cfg := DefaultDeviceConfig()
+		cfg.HotspotEnabled = true
+		f.update(func(tx *Tx) error {
+			return tx.PutOrgSettings(&OrgSettings{OrganizationID: f.org.ID, Device: &cfg}, "test")
+		})
+		a, b := f.effective(f.imeis[0]).HotspotPassword, f.effective(f.imeis[1]).HotspotPassword
+		if !ValidHotspotPassword(a) || !ValidHotspotPassword(b) || a == b || a == DefaultHotspotPassword {
+			t.Fatalf("organization default drew %q and %q", a, b)
+		}
+		// A device that joins later switches its hotspot on with the default and gets its own password.
+		late := settingsIMEI(99)
+		f.update(func(tx *Tx) error {
+			return tx.AddDevice(&Device{IMEI: late, OrganizationID: f.org.ID, PartnerID: f.org.PartnerID})
+		})
+		if p := f.effective(late).HotspotPassword; !ValidHotspotPassword(p) || p == DefaultHotspotPassword || p == a || p == b {
+			t.Fatalf("late device has %q", p)
+		}
+		if err := f.db.Update(t.Context(), Actor{}, func(tx *Tx) error { return tx.ResetHotspot(settingsIMEI(500)) }); err == nil {
+			t.Fatal("reset of an unknown device succeeded")
+		}
 	})
-	a, b := f.effective(f.imeis[0]).HotspotPassword, f.effective(f.imeis[1]).HotspotPassword
-	if !ValidHotspotPassword(a) || !ValidHotspotPassword(b) || a == b || a == DefaultHotspotPassword {
-		t.Fatalf("organization default drew %q and %q", a, b)
-	}
-	// A device that joins later switches its hotspot on with the default and gets its own password.
-	late := settingsIMEI(99)
-	f.update(func(tx *Tx) error {
-		return tx.AddDevice(&Device{IMEI: late, OrganizationID: f.org.ID, PartnerID: f.org.PartnerID})
-	})
-	if p := f.effective(late).HotspotPassword; !ValidHotspotPassword(p) || p == DefaultHotspotPassword || p == a || p == b {
-		t.Fatalf("late device has %q", p)
-	}
-	if err := f.db.Update(t.Context(), Actor{}, func(tx *Tx) error { return tx.ResetHotspot(settingsIMEI(500)) }); err == nil {
-		t.Fatal("reset of an unknown device succeeded")
-	}
 }

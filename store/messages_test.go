@@ -1,8 +1,10 @@
-package store
+package store_test
 
 import (
 	"testing"
 
+	. "github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -25,8 +27,8 @@ func allMessages(t testing.TB, db *DB) []Message {
 func messageKeys(t testing.TB, db *DB) int {
 	t.Helper()
 	n := 0
-	db.bolt.View(func(btx *bolt.Tx) error {
-		n = btx.Bucket(bucketMessages).Stats().KeyN
+	db.Bolt().View(func(btx *bolt.Tx) error {
+		n = btx.Bucket(BucketMessages).Stats().KeyN
 		return nil
 	})
 	return n
@@ -45,80 +47,84 @@ func emitGPS(t *testing.T, db *DB, n int) {
 }
 
 func TestMessagesAfter(t *testing.T) {
-	db, _ := openTest(t)
-	emitGPS(t, db, 10)
-	for _, tc := range []struct {
-		name       string
-		after      int64
-		limit      int
-		first, len int64
-	}{
-		{"all", 0, 0, 1, 10},
-		{"limited", 0, 3, 1, 3},
-		{"after a sequence", 7, 0, 8, 3},
-		{"after the last", 10, 5, 0, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var got []Message
-			db.View(t.Context(), func(tx *Tx) error {
-				var err error
-				got, err = tx.MessagesAfter(tc.after, tc.limit)
-				return err
+	storetest.Run(t, func(t *testing.T) {
+		db, _ := openTest(t)
+		emitGPS(t, db, 10)
+		for _, tc := range []struct {
+			name       string
+			after      int64
+			limit      int
+			first, len int64
+		}{
+			{"all", 0, 0, 1, 10},
+			{"limited", 0, 3, 1, 3},
+			{"after a sequence", 7, 0, 8, 3},
+			{"after the last", 10, 5, 0, 0},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				var got []Message
+				db.View(t.Context(), func(tx *Tx) error {
+					var err error
+					got, err = tx.MessagesAfter(tc.after, tc.limit)
+					return err
+				})
+				if int64(len(got)) != tc.len || (len(got) > 0 && got[0].Seq != tc.first) {
+					t.Fatalf("got %d messages from %v, want %d from %d", len(got), got, tc.len, tc.first)
+				}
 			})
-			if int64(len(got)) != tc.len || (len(got) > 0 && got[0].Seq != tc.first) {
-				t.Fatalf("got %d messages from %v, want %d from %d", len(got), got, tc.len, tc.first)
-			}
-		})
-	}
+		}
+	})
 }
 
 // Pruning deletes only what the stored cursor has passed, oldest first, in
 // transactions of at most the limit, and sequences carry on after it.
 func TestPruneMessages(t *testing.T) {
-	db, _ := openTest(t)
-	emitGPS(t, db, 1000)
+	storetest.Run(t, func(t *testing.T) {
+		db, _ := openTest(t)
+		emitGPS(t, db, 1000)
 
-	prune := func(limit int) (n int, more bool) {
-		t.Helper()
-		mustUpdate(t, db, func(tx *Tx) error {
-			var err error
-			n, more, err = tx.PruneMessages(limit)
-			return err
-		})
-		return n, more
-	}
-	if n, more := prune(100); n != 0 || more || messageKeys(t, db) != 1000 {
-		t.Fatalf("without a cursor pruned %d (more %v), %d keys left", n, more, messageKeys(t, db))
-	}
-
-	mustUpdate(t, db, func(tx *Tx) error { return tx.SetWebhookCursor(750) })
-	var rounds []int
-	for more := true; more; {
-		var n int
-		n, more = prune(300)
-		rounds = append(rounds, n)
-	}
-	if len(rounds) != 3 || rounds[0] != 300 || rounds[1] != 300 || rounds[2] != 150 {
-		t.Fatalf("pruned in rounds %v, want 300 300 150", rounds)
-	}
-	msgs := allMessages(t, db)
-	if messageKeys(t, db) != 250 || len(msgs) != 250 || msgs[0].Seq != 751 || msgs[249].Seq != 1000 {
-		t.Fatalf("%d keys left, messages %d..., want 751 to 1000", messageKeys(t, db), len(msgs))
-	}
-	for i, m := range msgs {
-		var p struct{ N int }
-		if err := jsonUnmarshal(m.Payload, &p); err != nil || p.N != 750+i {
-			t.Fatalf("message %d carries %s, want n %d", m.Seq, m.Payload, 750+i)
+		prune := func(limit int) (n int, more bool) {
+			t.Helper()
+			mustUpdate(t, db, func(tx *Tx) error {
+				var err error
+				n, more, err = tx.PruneMessages(limit)
+				return err
+			})
+			return n, more
 		}
-	}
+		if n, more := prune(100); n != 0 || more || messageKeys(t, db) != 1000 {
+			t.Fatalf("without a cursor pruned %d (more %v), %d keys left", n, more, messageKeys(t, db))
+		}
 
-	// Everything passed: the bucket is empty and the sequence carries on.
-	mustUpdate(t, db, func(tx *Tx) error { return tx.SetWebhookCursor(1000) })
-	if n, more := prune(0); n != 250 || more || messageKeys(t, db) != 0 {
-		t.Fatalf("pruned %d (more %v), %d keys left", n, more, messageKeys(t, db))
-	}
-	emitGPS(t, db, 1)
-	if msgs := allMessages(t, db); len(msgs) != 1 || msgs[0].Seq != 1001 {
-		t.Fatalf("after pruning everything the next message is %+v, want sequence 1001", msgs)
-	}
+		mustUpdate(t, db, func(tx *Tx) error { return tx.SetWebhookCursor(750) })
+		var rounds []int
+		for more := true; more; {
+			var n int
+			n, more = prune(300)
+			rounds = append(rounds, n)
+		}
+		if len(rounds) != 3 || rounds[0] != 300 || rounds[1] != 300 || rounds[2] != 150 {
+			t.Fatalf("pruned in rounds %v, want 300 300 150", rounds)
+		}
+		msgs := allMessages(t, db)
+		if messageKeys(t, db) != 250 || len(msgs) != 250 || msgs[0].Seq != 751 || msgs[249].Seq != 1000 {
+			t.Fatalf("%d keys left, messages %d..., want 751 to 1000", messageKeys(t, db), len(msgs))
+		}
+		for i, m := range msgs {
+			var p struct{ N int }
+			if err := JSONUnmarshal(m.Payload, &p); err != nil || p.N != 750+i {
+				t.Fatalf("message %d carries %s, want n %d", m.Seq, m.Payload, 750+i)
+			}
+		}
+
+		// Everything passed: the bucket is empty and the sequence carries on.
+		mustUpdate(t, db, func(tx *Tx) error { return tx.SetWebhookCursor(1000) })
+		if n, more := prune(0); n != 250 || more || messageKeys(t, db) != 0 {
+			t.Fatalf("pruned %d (more %v), %d keys left", n, more, messageKeys(t, db))
+		}
+		emitGPS(t, db, 1)
+		if msgs := allMessages(t, db); len(msgs) != 1 || msgs[0].Seq != 1001 {
+			t.Fatalf("after pruning everything the next message is %+v, want sequence 1001", msgs)
+		}
+	})
 }

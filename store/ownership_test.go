@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
+	. "github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 // TestRecordsFromBeforeOwnershipNumbers: a store written before ownership
@@ -16,106 +18,110 @@ import (
 // the organization it was in before (a move made before the upgrade); once
 // it moves again, none of them is the new owner's.
 func TestRecordsFromBeforeOwnershipNumbers(t *testing.T) {
-	f := newFleetFixture(t)
-	var first *Organization
-	f.update(func(tx *Tx) error {
-		var err error
-		first, err = tx.CreateOrganization(f.partner.ID, "First fleet", []byte("salt"))
-		return err
-	})
-	t0 := f.clock.Now()
-	imei := fxIMEI(1)
-	// legacy writes what the older version wrote for the device in org,
-	// added at added: the device record without an ownership number, an
-	// event, a trip and a GPS sample.
-	legacy := func(org int64, added time.Time, evID string, at time.Time) *Device {
-		t.Helper()
-		dev := &Device{IMEI: imei, OrganizationID: org, PartnerID: f.partner.ID, Status: DeviceActivated, CreatedAt: added}
+	storetest.Run(t, func(t *testing.T) {
+		f := newFleetFixture(t)
+		var first *Organization
 		f.update(func(tx *Tx) error {
-			if err := putJSON(tx.bucket(bucketDevices), []byte(imei), dev); err != nil {
-				return err
-			}
-			if _, err := tx.IngestEvent(dev, EventInput{DeviceEventID: evID, Type: EventAccident, Time: at}); err != nil {
-				return err
-			}
-			if err := tx.ApplyTripEvent(dev, protocol.Event{Type: tripStart, Time: at.UnixMilli()}); err != nil {
-				return err
-			}
-			_, err := tx.AddGPS(dev, []GPSPoint{{Time: at, Lat: 1, Lon: 2}})
+			var err error
+			first, err = tx.CreateOrganization(f.partner.ID, "First fleet", []byte("salt"))
 			return err
 		})
-		return dev
-	}
-	legacy(first.ID, t0, "first", t0)
-	f.clock.Advance(time.Hour)
-	// Moved before the upgrade, to the fixture's organization.
-	dev := legacy(f.org.ID, f.clock.Now(), "second", f.clock.Now().Add(time.Minute))
+		t0 := f.clock.Now()
+		imei := fxIMEI(1)
+		// legacy writes what the older version wrote for the device in org,
+		// added at added: the device record without an ownership number, an
+		// event, a trip and a GPS sample.
+		legacy := func(org int64, added time.Time, evID string, at time.Time) *Device {
+			t.Helper()
+			dev := &Device{IMEI: imei, OrganizationID: org, PartnerID: f.partner.ID, Status: DeviceActivated, CreatedAt: added}
+			f.update(func(tx *Tx) error {
+				if err := PutJSON(tx.Bucket(BucketDevices), []byte(imei), dev); err != nil {
+					return err
+				}
+				if _, err := tx.IngestEvent(dev, EventInput{DeviceEventID: evID, Type: EventAccident, Time: at}); err != nil {
+					return err
+				}
+				if err := tx.ApplyTripEvent(dev, protocol.Event{Type: TripStart, Time: at.UnixMilli()}); err != nil {
+					return err
+				}
+				_, err := tx.AddGPS(dev, []GPSPoint{{Time: at, Lat: 1, Lon: 2}})
+				return err
+			})
+			return dev
+		}
+		legacy(first.ID, t0, "first", t0)
+		f.clock.Advance(time.Hour)
+		// Moved before the upgrade, to the fixture's organization.
+		dev := legacy(f.org.ID, f.clock.Now(), "second", f.clock.Now().Add(time.Minute))
 
-	var firstID int64
-	f.view(func(tx *Tx) error {
-		all, n, err := tx.DeviceEvents(imei, t0.Add(-time.Hour), t0.Add(2*time.Hour), Page{})
-		if err != nil || n != 2 {
-			t.Fatalf("stored events %d %v, want 2", n, err)
-		}
-		firstID = all[0].ID
-		if dev.HoldsEvent(&all[0]) || !dev.HoldsEvent(&all[1]) {
-			t.Error("HoldsEvent gives the device the first organization's event or refuses its own")
-		}
-		evs, n, err := tx.QueryDeviceEvents(dev, EventQuery{Start: t0.Add(-time.Hour), End: t0.Add(2 * time.Hour)}, Page{})
-		if err != nil || n != 1 || evs[0].DeviceEventID != "second" {
-			t.Errorf("the device's own events %+v (%d) %v, want only the second", evs, n, err)
-		}
-		pts, err := tx.DeviceGPS(dev, t0.Add(-time.Hour), t0.Add(2*time.Hour), 0)
-		if err != nil || len(pts) != 1 || !pts[0].Time.After(dev.CreatedAt) {
-			t.Errorf("the device's own GPS %+v %v, want the sample since it was added", pts, err)
-		}
-		trips, n, err := tx.Trips(TripFilter{IMEI: imei}, Page{})
-		if err != nil || n != 1 || !trips[0].Start.After(dev.CreatedAt) {
-			t.Errorf("the device's own trips %+v %v", trips, err)
-		}
-		return nil
-	})
+		var firstID int64
+		f.view(func(tx *Tx) error {
+			all, n, err := tx.DeviceEvents(imei, t0.Add(-time.Hour), t0.Add(2*time.Hour), Page{})
+			if err != nil || n != 2 {
+				t.Fatalf("stored events %d %v, want 2", n, err)
+			}
+			firstID = all[0].ID
+			if dev.HoldsEvent(&all[0]) || !dev.HoldsEvent(&all[1]) {
+				t.Error("HoldsEvent gives the device the first organization's event or refuses its own")
+			}
+			evs, n, err := tx.QueryDeviceEvents(dev, EventQuery{Start: t0.Add(-time.Hour), End: t0.Add(2 * time.Hour)}, Page{})
+			if err != nil || n != 1 || evs[0].DeviceEventID != "second" {
+				t.Errorf("the device's own events %+v (%d) %v, want only the second", evs, n, err)
+			}
+			pts, err := tx.DeviceGPS(dev, t0.Add(-time.Hour), t0.Add(2*time.Hour), 0)
+			if err != nil || len(pts) != 1 || !pts[0].Time.After(dev.CreatedAt) {
+				t.Errorf("the device's own GPS %+v %v, want the sample since it was added", pts, err)
+			}
+			trips, n, err := tx.Trips(TripFilter{IMEI: imei}, Page{})
+			if err != nil || n != 1 || !trips[0].Start.After(dev.CreatedAt) {
+				t.Errorf("the device's own trips %+v %v", trips, err)
+			}
+			return nil
+		})
 
-	// Moved after the upgrade: nothing from before is the new owner's.
-	f.update(func(tx *Tx) error { return tx.RemoveDevice(imei) })
-	moved := f.addDevice(1, first, f.partner.ID)
-	if moved.Ownership == 0 || moved.PreviousOwnerUntil.IsZero() {
-		t.Fatalf("re-added device %+v has no ownership or previous owner", moved)
-	}
-	f.view(func(tx *Tx) error {
-		if _, n, _ := tx.QueryDeviceEvents(moved, EventQuery{Start: t0.Add(-time.Hour), End: t0.Add(2 * time.Hour)}, Page{}); n != 0 {
-			t.Errorf("the re-added device has %d events from before", n)
+		// Moved after the upgrade: nothing from before is the new owner's.
+		f.update(func(tx *Tx) error { return tx.RemoveDevice(imei) })
+		moved := f.addDevice(1, first, f.partner.ID)
+		if moved.Ownership == 0 || moved.PreviousOwnerUntil.IsZero() {
+			t.Fatalf("re-added device %+v has no ownership or previous owner", moved)
 		}
-		if e, err := tx.Event(firstID); err != nil || moved.HoldsEvent(e) {
-			t.Errorf("the organization the device returns to holds its event from before: %v", err)
-		}
-		if pts, _ := tx.DeviceGPS(moved, t0.Add(-time.Hour), t0.Add(2*time.Hour), 0); len(pts) != 0 {
-			t.Errorf("the re-added device has GPS from before: %+v", pts)
-		}
-		if _, n, _ := tx.Trips(TripFilter{IMEI: imei}, Page{}); n != 0 {
-			t.Errorf("the re-added device has %d trips from before", n)
-		}
-		return nil
+		f.view(func(tx *Tx) error {
+			if _, n, _ := tx.QueryDeviceEvents(moved, EventQuery{Start: t0.Add(-time.Hour), End: t0.Add(2 * time.Hour)}, Page{}); n != 0 {
+				t.Errorf("the re-added device has %d events from before", n)
+			}
+			if e, err := tx.Event(firstID); err != nil || moved.HoldsEvent(e) {
+				t.Errorf("the organization the device returns to holds its event from before: %v", err)
+			}
+			if pts, _ := tx.DeviceGPS(moved, t0.Add(-time.Hour), t0.Add(2*time.Hour), 0); len(pts) != 0 {
+				t.Errorf("the re-added device has GPS from before: %+v", pts)
+			}
+			if _, n, _ := tx.Trips(TripFilter{IMEI: imei}, Page{}); n != 0 {
+				t.Errorf("the re-added device has %d trips from before", n)
+			}
+			return nil
+		})
 	})
 }
 
 // TestUpdateDeviceKeepsItsOwnership: changing a device does not start a
 // new ownership nor move its start.
 func TestUpdateDeviceKeepsItsOwnership(t *testing.T) {
-	f := newFleetFixture(t)
-	dev := f.addDevice(1, f.org, f.partner.ID)
-	f.clock.Advance(time.Hour)
-	f.update(func(tx *Tx) error {
-		d := *dev
-		d.Name, d.Ownership, d.CreatedAt = "Renamed", 0, f.clock.Now()
-		return tx.UpdateDevice(&d, "device.update")
-	})
-	f.view(func(tx *Tx) error {
-		d, err := tx.Device(dev.IMEI)
-		if err != nil || d.Name != "Renamed" || d.Ownership != dev.Ownership || !d.CreatedAt.Equal(dev.CreatedAt) {
-			t.Errorf("device after update %+v %v, want ownership %d from %s", d, err, dev.Ownership, dev.CreatedAt)
-		}
-		return nil
+	storetest.Run(t, func(t *testing.T) {
+		f := newFleetFixture(t)
+		dev := f.addDevice(1, f.org, f.partner.ID)
+		f.clock.Advance(time.Hour)
+		f.update(func(tx *Tx) error {
+			d := *dev
+			d.Name, d.Ownership, d.CreatedAt = "Renamed", 0, f.clock.Now()
+			return tx.UpdateDevice(&d, "device.update")
+		})
+		f.view(func(tx *Tx) error {
+			d, err := tx.Device(dev.IMEI)
+			if err != nil || d.Name != "Renamed" || d.Ownership != dev.Ownership || !d.CreatedAt.Equal(dev.CreatedAt) {
+				t.Errorf("device after update %+v %v, want ownership %d from %s", d, err, dev.Ownership, dev.CreatedAt)
+			}
+			return nil
+		})
 	})
 }
 
@@ -124,120 +130,122 @@ func TestUpdateDeviceKeepsItsOwnership(t *testing.T) {
 // days of the organization they were recorded for, not of the one the
 // device is in now, nor keeps them forever when it is in none.
 func TestPurgeFollowsTheOwnerOfTheRecords(t *testing.T) {
-	cases := []struct {
-		name string
-		// firstShort: the first organization purges after 3 days and the
-		// second keeps everything; otherwise the other way round.
-		firstShort bool
-		// stays: the device is not added anywhere after its removal.
-		stays bool
-	}{
-		{"from an organization that purges to one that keeps", true, false},
-		{"from an organization that keeps to one that purges", false, false},
-		{"removed and not added again", true, true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newFleetFixture(t)
-			start := f.clock.Now()
-			var keep *Organization
-			f.update(func(tx *Tx) error {
-				var err error
-				if keep, err = tx.CreateOrganization(f.partner.ID, "Keeps everything", nil); err != nil {
-					return err
-				}
-				o, _ := tx.Organization(f.org.ID)
-				o.Retention.PurgeDays = 3
-				if err := tx.UpdateOrganization(o); err != nil {
-					return err
-				}
-				keep.Retention.PurgeDays = 0 // keep forever
-				return tx.UpdateOrganization(keep)
-			})
-			first, second := f.org, keep
-			if !tc.firstShort {
-				first, second = keep, f.org
-			}
-			drv := f.addDriver(first, "d")
-			// record gives dev a trip with a driver session, a GPS sample and an event with a video.
-			record := func(dev *Device, id string) {
-				t.Helper()
-				at := f.clock.Now()
+	storetest.Run(t, func(t *testing.T) {
+		cases := []struct {
+			name string
+			// firstShort: the first organization purges after 3 days and the
+			// second keeps everything; otherwise the other way round.
+			firstShort bool
+			// stays: the device is not added anywhere after its removal.
+			stays bool
+		}{
+			{"from an organization that purges to one that keeps", true, false},
+			{"from an organization that keeps to one that purges", false, false},
+			{"removed and not added again", true, true},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				f := newFleetFixture(t)
+				start := f.clock.Now()
+				var keep *Organization
 				f.update(func(tx *Tx) error {
-					if dev.OrganizationID == drv.OrganizationID {
-						if _, err := tx.ApplyDriverEvent(dev, protocol.Event{Type: "driverCheckIn", Time: at.UnixMilli(), PinCode: drv.Code}); err != nil {
-							return err
-						}
-					}
-					for i, typ := range []string{tripStart, tripEnd} {
-						if err := tx.ApplyTripEvent(dev, protocol.Event{Type: typ, Time: at.Add(time.Duration(i) * time.Minute).UnixMilli()}); err != nil {
-							return err
-						}
-					}
-					if _, err := tx.AddGPS(dev, []GPSPoint{{Time: at, Lat: 48, Lon: 11}}); err != nil {
+					var err error
+					if keep, err = tx.CreateOrganization(f.partner.ID, "Keeps everything", nil); err != nil {
 						return err
 					}
-					_, err := tx.IngestEvent(dev, EventInput{DeviceEventID: id, Type: EventAccident, Time: at,
-						Files: []EventFile{{CameraID: 1, FileID: id, FileType: FileVideo}}})
+					o, _ := tx.Organization(f.org.ID)
+					o.Retention.PurgeDays = 3
+					if err := tx.UpdateOrganization(o); err != nil {
+						return err
+					}
+					keep.Retention.PurgeDays = 0 // keep forever
+					return tx.UpdateOrganization(keep)
+				})
+				first, second := f.org, keep
+				if !tc.firstShort {
+					first, second = keep, f.org
+				}
+				drv := f.addDriver(first, "d")
+				// record gives dev a trip with a driver session, a GPS sample and an event with a video.
+				record := func(dev *Device, id string) {
+					t.Helper()
+					at := f.clock.Now()
+					f.update(func(tx *Tx) error {
+						if dev.OrganizationID == drv.OrganizationID {
+							if _, err := tx.ApplyDriverEvent(dev, protocol.Event{Type: "driverCheckIn", Time: at.UnixMilli(), PinCode: drv.Code}); err != nil {
+								return err
+							}
+						}
+						for i, typ := range []string{TripStart, TripEnd} {
+							if err := tx.ApplyTripEvent(dev, protocol.Event{Type: typ, Time: at.Add(time.Duration(i) * time.Minute).UnixMilli()}); err != nil {
+								return err
+							}
+						}
+						if _, err := tx.AddGPS(dev, []GPSPoint{{Time: at, Lat: 48, Lon: 11}}); err != nil {
+							return err
+						}
+						_, err := tx.IngestEvent(dev, EventInput{DeviceEventID: id, Type: EventAccident, Time: at,
+							Files: []EventFile{{CameraID: 1, FileID: id, FileType: FileVideo}}})
+						return err
+					})
+				}
+				dev := f.addDevice(1, first, f.partner.ID)
+				record(dev, "before")
+				f.clock.Set(start.AddDate(0, 0, 1))
+				f.update(func(tx *Tx) error { return tx.RemoveDevice(dev.IMEI) })
+				if !tc.stays {
+					dev = f.addDevice(1, second, f.partner.ID)
+					record(dev, "after")
+				}
+
+				f.clock.Set(start.AddDate(0, 0, 60))
+				if _, err := NewPurger(f.db, PurgerOptions{Batch: 2}).RunOnce(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				// What is left of each day: GPS samples, trips, driver sessions, media with bytes.
+				left := map[time.Time][]string{}
+				f.view(func(tx *Tx) error {
+					pts, err := tx.GPS(dev.IMEI, start.Add(-time.Hour), start.AddDate(0, 0, 2), 0)
+					for _, p := range pts {
+						left[p.Time] = append(left[p.Time], "gps")
+					}
+					for _, b := range [][]byte{BucketTrips, BucketDriverSessions} {
+						prefix := CompositeKey(dev.IMEI, "")
+						c := tx.Bucket(b).Cursor()
+						for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+							at := time.UnixMilli(Btoi(k[len(prefix):])).UTC()
+							left[at] = append(left[at], string(b))
+						}
+					}
+					for _, id := range []string{"before", "after"} {
+						m, err := tx.MediaFile(MediaRef{IMEI: dev.IMEI, CameraID: 1, FileType: FileVideo, FileID: id})
+						if err == nil && m.State != MediaPurged {
+							left[m.RecordedAt] = append(left[m.RecordedAt], "media")
+						}
+					}
 					return err
 				})
-			}
-			dev := f.addDevice(1, first, f.partner.ID)
-			record(dev, "before")
-			f.clock.Set(start.AddDate(0, 0, 1))
-			f.update(func(tx *Tx) error { return tx.RemoveDevice(dev.IMEI) })
-			if !tc.stays {
-				dev = f.addDevice(1, second, f.partner.ID)
-				record(dev, "after")
-			}
-
-			f.clock.Set(start.AddDate(0, 0, 60))
-			if _, err := NewPurger(f.db, PurgerOptions{Batch: 2}).RunOnce(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			// What is left of each day: GPS samples, trips, driver sessions, media with bytes.
-			left := map[time.Time][]string{}
-			f.view(func(tx *Tx) error {
-				pts, err := tx.GPS(dev.IMEI, start.Add(-time.Hour), start.AddDate(0, 0, 2), 0)
-				for _, p := range pts {
-					left[p.Time] = append(left[p.Time], "gps")
+				all := []string{"gps", string(BucketTrips), string(BucketDriverSessions), "media"}
+				// Only a driver of the first organization checked in.
+				noDriver := all[:2:2]
+				noDriver = append(noDriver, "media")
+				wantBefore, wantAfter := []string(nil), noDriver
+				if !tc.firstShort {
+					wantBefore, wantAfter = all, nil
 				}
-				for _, b := range [][]byte{bucketTrips, bucketDriverSessions} {
-					prefix := compositeKey(dev.IMEI, "")
-					c := tx.bucket(b).Cursor()
-					for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-						at := time.UnixMilli(btoi(k[len(prefix):])).UTC()
-						left[at] = append(left[at], string(b))
-					}
+				if tc.stays {
+					wantAfter = nil
 				}
-				for _, id := range []string{"before", "after"} {
-					m, err := tx.MediaFile(MediaRef{IMEI: dev.IMEI, CameraID: 1, FileType: FileVideo, FileID: id})
-					if err == nil && m.State != MediaPurged {
-						left[m.RecordedAt] = append(left[m.RecordedAt], "media")
-					}
+				sorted := func(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
+				if got := sorted(left[start]); !slices.Equal(got, sorted(wantBefore)) {
+					t.Errorf("left of the first organization's day: %v, want %v", got, wantBefore)
 				}
-				return err
+				if got := sorted(left[start.AddDate(0, 0, 1)]); !slices.Equal(got, sorted(wantAfter)) {
+					t.Errorf("left of the second organization's day: %v, want %v", got, wantAfter)
+				}
 			})
-			all := []string{"gps", string(bucketTrips), string(bucketDriverSessions), "media"}
-			// Only a driver of the first organization checked in.
-			noDriver := all[:2:2]
-			noDriver = append(noDriver, "media")
-			wantBefore, wantAfter := []string(nil), noDriver
-			if !tc.firstShort {
-				wantBefore, wantAfter = all, nil
-			}
-			if tc.stays {
-				wantAfter = nil
-			}
-			sorted := func(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
-			if got := sorted(left[start]); !slices.Equal(got, sorted(wantBefore)) {
-				t.Errorf("left of the first organization's day: %v, want %v", got, wantBefore)
-			}
-			if got := sorted(left[start.AddDate(0, 0, 1)]); !slices.Equal(got, sorted(wantAfter)) {
-				t.Errorf("left of the second organization's day: %v, want %v", got, wantAfter)
-			}
-		})
-	}
+		}
+	})
 }
 
 // TestDeviceEventIDsAreUniquePerOwnership: a device reset for its next
@@ -245,29 +253,31 @@ func TestPurgeFollowsTheOwnerOfTheRecords(t *testing.T) {
 // under the new owner is stored, not taken for a redelivery of the old
 // owner's, while a redelivery within the ownership still is one.
 func TestDeviceEventIDsAreUniquePerOwnership(t *testing.T) {
-	f := newFleetFixture(t)
-	dev := f.addDevice(1, f.org, f.partner.ID)
-	ingest := func(dev *Device) IngestResult {
-		t.Helper()
-		var res IngestResult
-		f.update(func(tx *Tx) error {
-			var err error
-			res, err = tx.IngestEvent(dev, EventInput{DeviceEventID: "1", Type: EventAccident, Time: f.clock.Now()})
-			return err
-		})
-		return res
-	}
-	first := ingest(dev)
-	if again := ingest(dev); again.Created || again.Event.ID != first.Event.ID {
-		t.Fatalf("redelivery within the ownership: %+v", again)
-	}
-	f.update(func(tx *Tx) error { return tx.RemoveDevice(dev.IMEI) })
-	moved := f.addDevice(1, f.org, f.partner.ID)
-	next := ingest(moved)
-	if !next.Created || next.Event.ID == first.Event.ID || next.Event.Ownership != moved.Ownership {
-		t.Fatalf("the new owner's first event %+v, want a new one", next)
-	}
-	if again := ingest(moved); again.Created || again.Event.ID != next.Event.ID {
-		t.Fatalf("redelivery within the new ownership: %+v", again)
-	}
+	storetest.Run(t, func(t *testing.T) {
+		f := newFleetFixture(t)
+		dev := f.addDevice(1, f.org, f.partner.ID)
+		ingest := func(dev *Device) IngestResult {
+			t.Helper()
+			var res IngestResult
+			f.update(func(tx *Tx) error {
+				var err error
+				res, err = tx.IngestEvent(dev, EventInput{DeviceEventID: "1", Type: EventAccident, Time: f.clock.Now()})
+				return err
+			})
+			return res
+		}
+		first := ingest(dev)
+		if again := ingest(dev); again.Created || again.Event.ID != first.Event.ID {
+			t.Fatalf("redelivery within the ownership: %+v", again)
+		}
+		f.update(func(tx *Tx) error { return tx.RemoveDevice(dev.IMEI) })
+		moved := f.addDevice(1, f.org, f.partner.ID)
+		next := ingest(moved)
+		if !next.Created || next.Event.ID == first.Event.ID || next.Event.Ownership != moved.Ownership {
+			t.Fatalf("the new owner's first event %+v, want a new one", next)
+		}
+		if again := ingest(moved); again.Created || again.Event.ID != next.Event.ID {
+			t.Fatalf("redelivery within the new ownership: %+v", again)
+		}
+	})
 }

@@ -1,11 +1,13 @@
-package store
+package store_test
 
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
+
+	. "github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 // settingsFixture is a store with one organization of devices.
@@ -30,11 +32,7 @@ func settingsIMEI(n int) string {
 func newSettingsFixture(t *testing.T, devices int) *settingsFixture {
 	t.Helper()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	db, err := Open(filepath.Join(t.TempDir(), "fleetcam.db"), Options{Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, storetest.WithClock(func() time.Time { return now }))
 	f := &settingsFixture{t: t, db: db}
 	f.update(func(tx *Tx) error {
 		p, err := tx.CreatePartner("P")
@@ -82,52 +80,56 @@ func (f *settingsFixture) audit(action string) []AuditEntry {
 }
 
 func TestEffectiveSettingsLayers(t *testing.T) {
-	f := newSettingsFixture(t, 2)
-	own, inherits := f.imeis[0], f.imeis[1]
-	if e := f.effective(own); e.Device != DefaultDeviceConfig() || e.PrivacyMode != PrivacyModeOff || e.PrivacyModeSet || e.Version != 0 {
-		t.Fatalf("defaults: %+v", e)
-	}
-	orgCfg := DefaultDeviceConfig()
-	orgCfg.Brightness = 10
-	f.update(func(tx *Tx) error {
-		return tx.PutOrgSettings(&OrgSettings{OrganizationID: f.org.ID, Device: &orgCfg}, "test")
+	storetest.Run(t, func(t *testing.T) {
+		f := newSettingsFixture(t, 2)
+		own, inherits := f.imeis[0], f.imeis[1]
+		if e := f.effective(own); e.Device != DefaultDeviceConfig() || e.PrivacyMode != PrivacyModeOff || e.PrivacyModeSet || e.Version != 0 {
+			t.Fatalf("defaults: %+v", e)
+		}
+		orgCfg := DefaultDeviceConfig()
+		orgCfg.Brightness = 10
+		f.update(func(tx *Tx) error {
+			return tx.PutOrgSettings(&OrgSettings{OrganizationID: f.org.ID, Device: &orgCfg}, "test")
+		})
+		devCfg := DefaultDeviceConfig()
+		devCfg.Brightness = 200
+		f.update(func(tx *Tx) error {
+			return tx.PutDeviceSettings(&DeviceSettings{IMEI: own, Device: &devCfg}, "test")
+		})
+		if e := f.effective(own); e.Device.Brightness != 200 || e.Version != 2 {
+			t.Fatalf("own settings: brightness %d version %d", e.Device.Brightness, e.Version)
+		}
+		if e := f.effective(inherits); e.Device.Brightness != 10 || e.Version != 1 {
+			t.Fatalf("organization default: brightness %d version %d", e.Device.Brightness, e.Version)
+		}
 	})
-	devCfg := DefaultDeviceConfig()
-	devCfg.Brightness = 200
-	f.update(func(tx *Tx) error {
-		return tx.PutDeviceSettings(&DeviceSettings{IMEI: own, Device: &devCfg}, "test")
-	})
-	if e := f.effective(own); e.Device.Brightness != 200 || e.Version != 2 {
-		t.Fatalf("own settings: brightness %d version %d", e.Device.Brightness, e.Version)
-	}
-	if e := f.effective(inherits); e.Device.Brightness != 10 || e.Version != 1 {
-		t.Fatalf("organization default: brightness %d version %d", e.Device.Brightness, e.Version)
-	}
 }
 
 func TestUpdateOrgDeviceSettings(t *testing.T) {
-	f := newSettingsFixture(t, 3)
-	var changed []string
-	f.update(func(tx *Tx) (err error) {
-		changed, err = tx.UpdateOrgDeviceSettings(f.org.ID, "device.events", func(ds *DeviceSettings) error {
-			ev := DefaultEventConfig()
-			ev.LaneWeavingTimes = 7
-			ds.Events = &ev
-			return nil
+	storetest.Run(t, func(t *testing.T) {
+		f := newSettingsFixture(t, 3)
+		var changed []string
+		f.update(func(tx *Tx) (err error) {
+			changed, err = tx.UpdateOrgDeviceSettings(f.org.ID, "device.events", func(ds *DeviceSettings) error {
+				ev := DefaultEventConfig()
+				ev.LaneWeavingTimes = 7
+				ds.Events = &ev
+				return nil
+			})
+			return err
 		})
-		return err
-	})
-	if len(changed) != 3 {
-		t.Fatalf("changed %v", changed)
-	}
-	for _, imei := range f.imeis {
-		if e := f.effective(imei); e.Events.LaneWeavingTimes != 7 || e.Version != 1 {
-			t.Fatalf("%s: %+v", imei, e)
+		if len(changed) != 3 {
+			t.Fatalf("changed %v", changed)
 		}
-	}
-	if n := len(f.audit("device.events")); n != 3 {
-		t.Fatalf("%d audit entries, want 3", n)
-	}
+		for _, imei := range f.imeis {
+			if e := f.effective(imei); e.Events.LaneWeavingTimes != 7 || e.Version != 1 {
+				t.Fatalf("%s: %+v", imei, e)
+			}
+		}
+		if n := len(f.audit("device.events")); n != 3 {
+			t.Fatalf("%d audit entries, want 3", n)
+		}
+	})
 }
 
 func TestEventSettingDefaults(t *testing.T) {
@@ -166,69 +168,73 @@ func TestEventSettingDefaults(t *testing.T) {
 }
 
 func TestSetPrivacyMode(t *testing.T) {
-	f := newSettingsFixture(t, 1)
-	imei := f.imeis[0]
-	var before string
-	f.update(func(tx *Tx) (err error) { before, err = tx.SetPrivacyMode(imei, PrivacyModeOn, true); return err })
-	if before != PrivacyModeOff {
-		t.Fatalf("before %q", before)
-	}
-	e := f.effective(imei)
-	if e.PrivacyMode != PrivacyModeOn || !e.PrivacyModeSet || e.Version != 1 {
-		t.Fatalf("effective %+v", e)
-	}
-	entries := f.audit("device.privacyMode")
-	if len(entries) != 1 {
-		t.Fatalf("%d audit entries", len(entries))
-	}
-	a := entries[0]
-	if a.UserID != 42 || a.EntityID != imei || a.Time.IsZero() ||
-		string(a.Before) != `{"deviceId":"`+imei+`","privacyMode":"off"}` ||
-		string(a.After) != `{"deviceId":"`+imei+`","privacyMode":"on"}` {
-		t.Fatalf("audit entry %+v before %s after %s", a, a.Before, a.After)
-	}
-	msgs := allMessages(t, f.db)
-	var got []PrivacyModeMessage
-	for _, m := range msgs {
-		if m.Kind == MessageSystem && m.SubType == SystemPrivacyMode {
-			var p PrivacyModeMessage
-			if err := json.Unmarshal(m.Payload, &p); err != nil {
-				t.Fatal(err)
-			}
-			if m.IMEI != imei || m.OrganizationID != f.org.ID {
-				t.Fatalf("message %+v", m)
-			}
-			got = append(got, p)
+	storetest.Run(t, func(t *testing.T) {
+		f := newSettingsFixture(t, 1)
+		imei := f.imeis[0]
+		var before string
+		f.update(func(tx *Tx) (err error) { before, err = tx.SetPrivacyMode(imei, PrivacyModeOn, true); return err })
+		if before != PrivacyModeOff {
+			t.Fatalf("before %q", before)
 		}
-	}
-	if len(got) != 1 || got[0] != (PrivacyModeMessage{IMEI: imei, Change: "mode", Before: "off", After: "on",
-		Time: e.Version*0 + time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).Unix(), InitiatedBy: 42, Pending: true}) {
-		t.Fatalf("messages %+v", got)
-	}
+		e := f.effective(imei)
+		if e.PrivacyMode != PrivacyModeOn || !e.PrivacyModeSet || e.Version != 1 {
+			t.Fatalf("effective %+v", e)
+		}
+		entries := f.audit("device.privacyMode")
+		if len(entries) != 1 {
+			t.Fatalf("%d audit entries", len(entries))
+		}
+		a := entries[0]
+		if a.UserID != 42 || a.EntityID != imei || a.Time.IsZero() ||
+			string(a.Before) != `{"deviceId":"`+imei+`","privacyMode":"off"}` ||
+			string(a.After) != `{"deviceId":"`+imei+`","privacyMode":"on"}` {
+			t.Fatalf("audit entry %+v before %s after %s", a, a.Before, a.After)
+		}
+		msgs := allMessages(t, f.db)
+		var got []PrivacyModeMessage
+		for _, m := range msgs {
+			if m.Kind == MessageSystem && m.SubType == SystemPrivacyMode {
+				var p PrivacyModeMessage
+				if err := json.Unmarshal(m.Payload, &p); err != nil {
+					t.Fatal(err)
+				}
+				if m.IMEI != imei || m.OrganizationID != f.org.ID {
+					t.Fatalf("message %+v", m)
+				}
+				got = append(got, p)
+			}
+		}
+		if len(got) != 1 || got[0] != (PrivacyModeMessage{IMEI: imei, Change: "mode", Before: "off", After: "on",
+			Time: e.Version*0 + time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).Unix(), InitiatedBy: 42, Pending: true}) {
+			t.Fatalf("messages %+v", got)
+		}
 
-	// Setting the same mode again changes nothing.
-	f.update(func(tx *Tx) (err error) { before, err = tx.SetPrivacyMode(imei, PrivacyModeOn, false); return err })
-	if before != PrivacyModeOn || f.effective(imei).Version != 1 || len(f.audit("device.privacyMode")) != 1 {
-		t.Fatal("a repeated mode wrote a change")
-	}
-	err := f.db.Update(t.Context(), Actor{}, func(tx *Tx) error { _, err := tx.SetPrivacyMode(imei, "general", false); return err })
-	if err == nil {
-		t.Fatal("store accepted mode general")
-	}
+		// Setting the same mode again changes nothing.
+		f.update(func(tx *Tx) (err error) { before, err = tx.SetPrivacyMode(imei, PrivacyModeOn, false); return err })
+		if before != PrivacyModeOn || f.effective(imei).Version != 1 || len(f.audit("device.privacyMode")) != 1 {
+			t.Fatal("a repeated mode wrote a change")
+		}
+		err := f.db.Update(t.Context(), Actor{}, func(tx *Tx) error { _, err := tx.SetPrivacyMode(imei, "general", false); return err })
+		if err == nil {
+			t.Fatal("store accepted mode general")
+		}
+	})
 }
 
 func TestRemovedDeviceForgetsSettings(t *testing.T) {
-	f := newSettingsFixture(t, 1)
-	imei := f.imeis[0]
-	cfg := DefaultDeviceConfig()
-	cfg.HotspotEnabled = true
-	f.update(func(tx *Tx) error { return tx.PutDeviceSettings(&DeviceSettings{IMEI: imei, Device: &cfg}, "test") })
-	f.update(func(tx *Tx) error { return tx.RemoveDevice(imei) })
-	f.update(func(tx *Tx) error {
-		return tx.AddDevice(&Device{IMEI: imei, OrganizationID: f.org.ID, PartnerID: f.org.PartnerID})
+	storetest.Run(t, func(t *testing.T) {
+		f := newSettingsFixture(t, 1)
+		imei := f.imeis[0]
+		cfg := DefaultDeviceConfig()
+		cfg.HotspotEnabled = true
+		f.update(func(tx *Tx) error { return tx.PutDeviceSettings(&DeviceSettings{IMEI: imei, Device: &cfg}, "test") })
+		f.update(func(tx *Tx) error { return tx.RemoveDevice(imei) })
+		f.update(func(tx *Tx) error {
+			return tx.AddDevice(&Device{IMEI: imei, OrganizationID: f.org.ID, PartnerID: f.org.PartnerID})
+		})
+		e := f.effective(imei)
+		if e.Device.HotspotEnabled || e.Version != 0 || e.HotspotPassword != DefaultHotspotPassword {
+			t.Fatalf("a re-added device kept its old settings: %+v", e)
+		}
 	})
-	e := f.effective(imei)
-	if e.Device.HotspotEnabled || e.Version != 0 || e.HotspotPassword != DefaultHotspotPassword {
-		t.Fatalf("a re-added device kept its old settings: %+v", e)
-	}
 }

@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"encoding/binary"
@@ -7,20 +7,16 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
+	. "github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/storetest"
+	bolt "go.etcd.io/bbolt"
 )
 
 // openTest opens a store in a temporary directory with a fixed clock.
 func openTest(t *testing.T) (*DB, *storetest.Clock) {
 	t.Helper()
 	clock := storetest.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	db, err := Open(filepath.Join(t.TempDir(), "fleetcam.db"), Options{Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, storetest.WithClock(clock.Now))
 	return db, clock
 }
 
@@ -50,10 +46,7 @@ func seed(t *testing.T, db *DB) (partnerID, orgID int64) {
 // Buckets written in key order keep their pages nearly full instead of
 // half empty after every split.
 func TestAppendBucketsFillTheirPages(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "fleetcam.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.Open(t)
 	defer db.Close()
 	for range 4 {
 		err := db.Update(t.Context(), Actor{Source: "test"}, func(tx *Tx) error {
@@ -68,8 +61,8 @@ func TestAppendBucketsFillTheirPages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	err = db.bolt.View(func(btx *bolt.Tx) error {
-		s := btx.Bucket(bucketMessages).Stats()
+	err := db.Bolt().View(func(btx *bolt.Tx) error {
+		s := btx.Bucket(BucketMessages).Stats()
 		if fill := float64(s.LeafInuse) / float64(s.LeafAlloc); fill < 0.8 {
 			t.Errorf("message pages %.0f%% full (%d of %d bytes)", fill*100, s.LeafInuse, s.LeafAlloc)
 		}
@@ -105,10 +98,7 @@ func freelistInFile(t *testing.T, path string) bool {
 // writes it, so the next Open reads it instead of walking the file.
 func TestFreelistWrittenOnlyAtClose(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fleetcam.db")
-	db, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.Open(t, storetest.WithPath(path))
 	_, orgID := seed(t, db)
 	if freelistInFile(t, path) {
 		t.Fatal("a commit wrote the free-page list")
@@ -122,11 +112,7 @@ func TestFreelistWrittenOnlyAtClose(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	db, err = Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db = storetest.Open(t, storetest.WithPath(path))
 	if err := db.View(t.Context(), func(tx *Tx) error { _, err := tx.Organization(orgID); return err }); err != nil {
 		t.Fatalf("organization after reopening: %v", err)
 	}

@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"math"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
+	. "github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 func TestHaversine(t *testing.T) {
@@ -28,81 +30,83 @@ func TestHaversine(t *testing.T) {
 }
 
 func TestTrips(t *testing.T) {
-	f := newFleetFixture(t)
-	dev := f.addDevice(1, f.org, f.partner.ID)
-	other := f.addDevice(2, f.org, f.partner.ID)
-	a := f.addDriver(f.org, "a")
-	b := f.addDriver(f.org, "b")
-	t0 := f.clock.Now()
-	ms := func(d time.Duration) int64 { return t0.Add(d).UnixMilli() }
-	events := []struct {
-		dev *Device
-		ev  protocol.Event
-	}{
-		{dev, protocol.Event{Type: "driverCheckIn", Time: ms(0), PinCode: a.Code}},
-		{dev, protocol.Event{Type: "accOn", Time: ms(time.Minute)}},
-		{dev, protocol.Event{Type: "accOn", Time: ms(time.Minute)}}, // redelivery
-		{dev, protocol.Event{Type: "driverCheckIn", Time: ms(20 * time.Minute), PinCode: b.Code}},
-		{dev, protocol.Event{Type: "accOff", Time: ms(31 * time.Minute)}},
-		{dev, protocol.Event{Type: "accOn", Time: ms(60 * time.Minute)}},
-		{dev, protocol.Event{Type: "accOn", Time: ms(90 * time.Minute)}}, // closes the previous trip
-		{other, protocol.Event{Type: "accOn", Time: ms(5 * time.Minute)}},
-		{other, protocol.Event{Type: "accOff", Time: ms(6 * time.Minute)}},
-	}
-	for _, e := range events {
-		f.update(func(tx *Tx) error {
-			if _, err := tx.ApplyDriverEvent(e.dev, e.ev); err != nil {
-				return err
-			}
-			return tx.ApplyTripEvent(e.dev, e.ev)
-		})
-	}
-	// A GPS track along a meridian, a tenth of a degree of latitude apart; the
-	// last point arrives after the first trip closed.
-	var pts []GPSPoint
-	for i := 0; i <= 3; i++ {
-		pts = append(pts, GPSPoint{Time: t0.Add(time.Duration(5+5*i) * time.Minute), Lat: 48 + 0.1*float64(i), Lon: 11})
-	}
-	f.update(func(tx *Tx) error { _, err := tx.AddGPS(dev, pts[:3]); return err })
-	f.update(func(tx *Tx) error { _, err := tx.AddGPS(dev, pts[3:]); return err })
-	f.clock.Set(t0.Add(100 * time.Minute))
-	f.view(func(tx *Tx) error {
-		trips, n, err := tx.Trips(TripFilter{IMEI: dev.IMEI}, Page{})
-		if err != nil || n != 3 {
-			t.Fatalf("%d trips %v, want 3", n, err)
-		}
-		first := trips[0]
-		if want := 3 * Haversine(48, 11, 48.1, 11); math.Abs(first.DistanceMeters-want) > 1 || want < 33000 {
-			t.Errorf("first trip distance %.1f m, want %.1f m (with the late point)", first.DistanceMeters, want)
-		}
-		if !first.Start.Equal(t0.Add(time.Minute)) || !first.End.Equal(t0.Add(31*time.Minute)) || first.DriverID != a.ID ||
-			first.Duration(tx.Now()) != 30*time.Minute || len(first.Drivers) != 2 || first.Drivers[1].DriverID != b.ID {
-			t.Errorf("first trip %+v", first)
-		}
-		if !trips[1].End.Equal(t0.Add(90*time.Minute)) || !trips[2].End.IsZero() || trips[2].Duration(tx.Now()) != 10*time.Minute {
-			t.Errorf("second and third trips %+v %+v", trips[1], trips[2])
-		}
-		tests := []struct {
-			name string
-			f    TripFilter
-			want int
+	storetest.Run(t, func(t *testing.T) {
+		f := newFleetFixture(t)
+		dev := f.addDevice(1, f.org, f.partner.ID)
+		other := f.addDevice(2, f.org, f.partner.ID)
+		a := f.addDriver(f.org, "a")
+		b := f.addDriver(f.org, "b")
+		t0 := f.clock.Now()
+		ms := func(d time.Duration) int64 { return t0.Add(d).UnixMilli() }
+		events := []struct {
+			dev *Device
+			ev  protocol.Event
 		}{
-			{"organization", TripFilter{OrganizationIDs: map[int64]bool{f.org.ID: true}}, 4},
-			{"other organization", TripFilter{OrganizationIDs: map[int64]bool{f.org.ID + 1: true}}, 0},
-			{"driver a", TripFilter{OrganizationIDs: map[int64]bool{f.org.ID: true}, DriverID: a.ID}, 1},
-			{"driver b drove three", TripFilter{OrganizationIDs: map[int64]bool{f.org.ID: true}, DriverID: b.ID}, 3},
-			{"time range", TripFilter{OrganizationIDs: map[int64]bool{f.org.ID: true}, Start: t0.Add(40 * time.Minute), End: t0.Add(70 * time.Minute)}, 1},
-			{"partner filter", TripFilter{PartnerID: f.partner.ID + 5}, 0},
+			{dev, protocol.Event{Type: "driverCheckIn", Time: ms(0), PinCode: a.Code}},
+			{dev, protocol.Event{Type: "accOn", Time: ms(time.Minute)}},
+			{dev, protocol.Event{Type: "accOn", Time: ms(time.Minute)}}, // redelivery
+			{dev, protocol.Event{Type: "driverCheckIn", Time: ms(20 * time.Minute), PinCode: b.Code}},
+			{dev, protocol.Event{Type: "accOff", Time: ms(31 * time.Minute)}},
+			{dev, protocol.Event{Type: "accOn", Time: ms(60 * time.Minute)}},
+			{dev, protocol.Event{Type: "accOn", Time: ms(90 * time.Minute)}}, // closes the previous trip
+			{other, protocol.Event{Type: "accOn", Time: ms(5 * time.Minute)}},
+			{other, protocol.Event{Type: "accOff", Time: ms(6 * time.Minute)}},
 		}
-		for _, tt := range tests {
-			if _, n, err := tx.Trips(tt.f, Page{}); err != nil || n != tt.want {
-				t.Errorf("%s: %d trips %v, want %d", tt.name, n, err, tt.want)
+		for _, e := range events {
+			f.update(func(tx *Tx) error {
+				if _, err := tx.ApplyDriverEvent(e.dev, e.ev); err != nil {
+					return err
+				}
+				return tx.ApplyTripEvent(e.dev, e.ev)
+			})
+		}
+		// A GPS track along a meridian, a tenth of a degree of latitude apart; the
+		// last point arrives after the first trip closed.
+		var pts []GPSPoint
+		for i := 0; i <= 3; i++ {
+			pts = append(pts, GPSPoint{Time: t0.Add(time.Duration(5+5*i) * time.Minute), Lat: 48 + 0.1*float64(i), Lon: 11})
+		}
+		f.update(func(tx *Tx) error { _, err := tx.AddGPS(dev, pts[:3]); return err })
+		f.update(func(tx *Tx) error { _, err := tx.AddGPS(dev, pts[3:]); return err })
+		f.clock.Set(t0.Add(100 * time.Minute))
+		f.view(func(tx *Tx) error {
+			trips, n, err := tx.Trips(TripFilter{IMEI: dev.IMEI}, Page{})
+			if err != nil || n != 3 {
+				t.Fatalf("%d trips %v, want 3", n, err)
 			}
-		}
-		page, n, _ := tx.Trips(TripFilter{OrganizationIDs: map[int64]bool{f.org.ID: true}, Descending: true}, Page{Limit: 2, Offset: 1})
-		if n != 4 || len(page) != 2 || !page[0].Start.Equal(t0.Add(60*time.Minute)) {
-			t.Errorf("page %+v of %d", page, n)
-		}
-		return nil
+			first := trips[0]
+			if want := 3 * Haversine(48, 11, 48.1, 11); math.Abs(first.DistanceMeters-want) > 1 || want < 33000 {
+				t.Errorf("first trip distance %.1f m, want %.1f m (with the late point)", first.DistanceMeters, want)
+			}
+			if !first.Start.Equal(t0.Add(time.Minute)) || !first.End.Equal(t0.Add(31*time.Minute)) || first.DriverID != a.ID ||
+				first.Duration(tx.Now()) != 30*time.Minute || len(first.Drivers) != 2 || first.Drivers[1].DriverID != b.ID {
+				t.Errorf("first trip %+v", first)
+			}
+			if !trips[1].End.Equal(t0.Add(90*time.Minute)) || !trips[2].End.IsZero() || trips[2].Duration(tx.Now()) != 10*time.Minute {
+				t.Errorf("second and third trips %+v %+v", trips[1], trips[2])
+			}
+			tests := []struct {
+				name string
+				f    TripFilter
+				want int
+			}{
+				{"organization", TripFilter{OrganizationIDs: map[int64]bool{f.org.ID: true}}, 4},
+				{"other organization", TripFilter{OrganizationIDs: map[int64]bool{f.org.ID + 1: true}}, 0},
+				{"driver a", TripFilter{OrganizationIDs: map[int64]bool{f.org.ID: true}, DriverID: a.ID}, 1},
+				{"driver b drove three", TripFilter{OrganizationIDs: map[int64]bool{f.org.ID: true}, DriverID: b.ID}, 3},
+				{"time range", TripFilter{OrganizationIDs: map[int64]bool{f.org.ID: true}, Start: t0.Add(40 * time.Minute), End: t0.Add(70 * time.Minute)}, 1},
+				{"partner filter", TripFilter{PartnerID: f.partner.ID + 5}, 0},
+			}
+			for _, tt := range tests {
+				if _, n, err := tx.Trips(tt.f, Page{}); err != nil || n != tt.want {
+					t.Errorf("%s: %d trips %v, want %d", tt.name, n, err, tt.want)
+				}
+			}
+			page, n, _ := tx.Trips(TripFilter{OrganizationIDs: map[int64]bool{f.org.ID: true}, Descending: true}, Page{Limit: 2, Offset: 1})
+			if n != 4 || len(page) != 2 || !page[0].Start.Equal(t0.Add(60*time.Minute)) {
+				t.Errorf("page %+v of %d", page, n)
+			}
+			return nil
+		})
 	})
 }

@@ -1,6 +1,11 @@
-package store
+package store_test
 
-import "testing"
+import (
+	"testing"
+
+	. "github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
+)
 
 func TestWebhookReceiversFollowSettingsAndSubscriptions(t *testing.T) {
 	f := newEventFixture(t)
@@ -30,18 +35,13 @@ func TestWebhookReceiversFollowSettingsAndSubscriptions(t *testing.T) {
 	// A store written before the index existed gets one when it opens.
 	path := f.db.Path()
 	f.db.Update(t.Context(), Actor{Source: "test"}, func(tx *Tx) error {
-		return tx.bucket(bucketWebhookReceivers).Delete(itob(f.org.ID))
+		return tx.Bucket(BucketWebhookReceivers).Delete(Itob(f.org.ID))
 	})
 	if has(WebhookTypeGPS) {
 		t.Fatal("index entry still there after deleting it")
 	}
 	f.db.Close()
-	db, err := Open(path, Options{Now: f.clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	f.db = db
+	f.db = storetest.Open(t, storetest.WithPath(path), storetest.WithClock(f.clock))
 	if !has(WebhookTypeGPS) || !has(WebhookTypeEvent) {
 		t.Fatal("index not rebuilt when the store opened")
 	}

@@ -1,7 +1,14 @@
-// Package storetest holds what tests across fleetcam share: an injected
-// clock that only moves when a test says so, so that expiries, backoffs and
-// retention are tested without sleeping, and a wait for conditions nothing
-// signals, bounded by a deadline.
+// Package storetest holds what tests across fleetcam share: stores opened
+// for a test (Open), a runner that runs a test once per storage engine
+// (Run), an injected clock that only moves when a test says so, so that
+// expiries, backoffs and retention are tested without sleeping, and a wait
+// for conditions nothing signals, bounded by a deadline.
+//
+// An engine joins the runner by adding itself to Engines: a name (the
+// subtest name Run gives it) and a function that opens an empty store of
+// that engine for a test and closes it when the test ends. The store
+// package's own suite then runs against it through Run, and
+// FLEETCAM_TEST_ENGINE=<name> makes every other package's tests use it.
 package storetest
 
 import (
