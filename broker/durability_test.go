@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
-
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 // childEnv names the store file a re-executed test binary serves as a broker.
@@ -62,12 +62,9 @@ func runChildBroker(path string) {
 func TestKillLosesNoAcknowledgedMessage(t *testing.T) {
 	const devices = 4
 	path := filepath.Join(t.TempDir(), "fleetcam.db")
-	db, err := store.Open(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.Open(t, storetest.WithPath(path))
 	ids := make([]string, devices)
-	err = db.Update(t.Context(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+	err := db.Update(t.Context(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
 		p, err := tx.CreatePartner("P")
 		if err != nil {
 			return err
@@ -155,10 +152,7 @@ func TestKillLosesNoAcknowledgedMessage(t *testing.T) {
 	_ = child.Wait()
 	wg.Wait()
 
-	db, err = store.Open(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db = storetest.Open(t, storetest.WithPath(path))
 	defer db.Close()
 	err = db.View(t.Context(), func(tx *store.Tx) error {
 		for _, id := range ids {

@@ -4,17 +4,15 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/mochi-mqtt/server/v2/packets"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/storetest"
+	"github.com/mochi-mqtt/server/v2/packets"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // fuzzTopics are the up/ topics whose payloads FuzzDevicePayload decodes,
@@ -33,14 +31,10 @@ var errRollback = errors.New("broker test: roll back")
 // have the message sent again, forever.
 func FuzzDevicePayload(f *testing.F) {
 	clock := storetest.NewClock(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC))
-	db, err := store.Open(filepath.Join(f.TempDir(), "fleetcam.db"), store.Options{Now: clock.Now})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { db.Close() })
+	db := storetest.Open(f, storetest.WithClock(clock.Now))
 	id := imei(1)
 	var dev *store.Device
-	err = db.Update(f.Context(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+	err := db.Update(f.Context(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
 		p, err := tx.CreatePartner("Partner")
 		if err != nil {
 			return err

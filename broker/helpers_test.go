@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,14 +16,13 @@ import (
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
-	"github.com/mochi-mqtt/server/v2/packets"
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/fleetcam/fleetcam/broker/mqttd/mqtttest"
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/storetest"
+	"github.com/mochi-mqtt/server/v2/packets"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // env is a running broker on 127.0.0.1:0 over a real bbolt file.
@@ -50,14 +48,10 @@ func newEnv(t *testing.T, tweak func(*configs.Config)) *env {
 		tweak(&cfg)
 	}
 	clock := storetest.NewClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
-	db, err := store.Open(filepath.Join(t.TempDir(), "fleetcam.db"), store.Options{Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, storetest.WithClock(clock.Now))
 	e := &env{t: t, cfg: cfg, db: db, clock: clock, reg: prometheus.NewRegistry()}
 	e.master, _ = hex.DecodeString(cfg.Devices.FactoryMasterKey)
-	err = db.Update(t.Context(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+	err := db.Update(t.Context(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
 		p, err := tx.CreatePartner("Partner")
 		if err != nil {
 			return err

@@ -20,12 +20,12 @@ import (
 	"time"
 
 	pahopackets "github.com/eclipse/paho.golang/packets"
-	"github.com/gorilla/websocket"
-	"github.com/mochi-mqtt/server/v2/packets"
-
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
+	"github.com/gorilla/websocket"
+	"github.com/mochi-mqtt/server/v2/packets"
 )
 
 // truncatedSubscribe is an MQTT 5 SUBSCRIBE whose only filter lacks its
@@ -137,10 +137,7 @@ func TestTLSListenerNeedsReadableCertificate(t *testing.T) {
 	cfg := configs.Default()
 	cfg.MQTT.Addr, cfg.MQTT.TLSAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.MQTT.TLSCert, cfg.MQTT.TLSKey = filepath.Join(t.TempDir(), "missing.pem"), "missing.key"
-	db, err := store.Open(filepath.Join(t.TempDir(), "f.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.Open(t)
 	defer db.Close()
 	s, err := New(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, nil)
 	if err != nil {

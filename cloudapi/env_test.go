@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -40,11 +39,7 @@ type envOption func(*configs.Config, *Deps)
 func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	t.Helper()
 	clock := storetest.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	db, err := store.Open(filepath.Join(t.TempDir(), "fleetcam.db"), store.Options{Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, storetest.WithClock(clock.Now))
 	cfg := configs.Default()
 	cfg.Auth.BcryptCost = bcrypt.MinCost
 	// The test clock stands still, so buckets never refill; the rate limit

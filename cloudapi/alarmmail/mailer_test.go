@@ -3,7 +3,6 @@ package alarmmail
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/fleetcam/fleetcam/cloudapi/alarmmail/smtptest"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 type clock struct {
@@ -30,10 +30,7 @@ func (c *clock) add(d time.Duration) {
 func TestMailer(t *testing.T) {
 	srv := smtptest.Start(t)
 	clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	db, err := store.Open(filepath.Join(t.TempDir(), "fleetcam.db"), store.Options{Now: clk.now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.Open(t, storetest.WithClock(clk.now))
 	defer db.Close()
 	var dev, otherDev *store.Device
 	var org, other *store.Organization

@@ -70,10 +70,7 @@ func newEnv(t *testing.T, opts ...func(*configs.Webhooks)) *env {
 
 func (e *env) open() {
 	e.t.Helper()
-	db, err := store.Open(e.path, store.Options{Now: e.clock.Now})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	db := storetest.Open(e.t, storetest.WithPath(e.path), storetest.WithClock(e.clock.Now))
 	e.db = db
 }
 

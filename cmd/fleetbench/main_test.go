@@ -15,6 +15,7 @@ import (
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/devicesim"
 	"github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 // buildFleetcam builds the server the bench runs as a child process.
@@ -120,10 +121,7 @@ func TestVerifyAcksCountsMissingMessages(t *testing.T) {
 	if err := seedEvents(fl, 1, 1, at.Add(24*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(filepath.Join(dir, "fleetcam.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.Open(t, storetest.WithPath(filepath.Join(dir, "fleetcam.db")))
 	err = db.Update(t.Context(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
 		d, err := tx.Device(fl.imeis[0])
 		if err != nil {

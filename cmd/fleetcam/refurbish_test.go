@@ -6,16 +6,14 @@ import (
 	"testing"
 
 	"github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 func TestDeviceRefurbishSubcommand(t *testing.T) {
 	dir := t.TempDir()
 	const imei = "357660100000017"
-	db, err := store.Open(filepath.Join(dir, storeFile), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
+	db := storetest.Open(t, storetest.WithPath(filepath.Join(dir, storeFile)))
+	err := db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		p, err := tx.CreatePartner("Acme")
 		if err != nil {
 			return err
@@ -32,10 +30,7 @@ func TestDeviceRefurbishSubcommand(t *testing.T) {
 	}
 	refurbished := func() bool {
 		t.Helper()
-		db, err := store.Open(filepath.Join(dir, storeFile), store.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := storetest.Open(t, storetest.WithPath(filepath.Join(dir, storeFile)))
 		defer db.Close()
 		var b *store.DeviceBilling
 		db.View(t.Context(), func(tx *store.Tx) error { b, err = tx.DeviceBilling(imei); return err })

@@ -27,11 +27,8 @@ func TestServePurgesTheDeliveryLogAfterTheConfiguredDays(t *testing.T) {
 		id  *int64
 	}{{20, &old}, {5, &recent}} {
 		at := now.AddDate(0, 0, -d.ago)
-		db, err := store.Open(filepath.Join(dir, storeFile), store.Options{Now: func() time.Time { return at }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		db := storetest.Open(t, storetest.WithPath(filepath.Join(dir, storeFile)), storetest.WithClock(func() time.Time { return at }))
+		err := db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 			p, err := tx.CreatePartner("P")
 			if err != nil {
 				return err
