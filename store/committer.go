@@ -178,8 +178,8 @@ func (c *Committer) commit(batch []*commitJob) {
 			// A writer that gave up while the batch ran must not find its
 			// write committed after all.
 			for n, i := range pending {
-				if _, ok := failed[n]; !ok {
-					if err := abandoned(batch[i].ctx); err != nil {
+				if err := abandoned(batch[i].ctx); err != nil {
+					if _, ok := failed[n]; !ok {
 						failed[n] = err
 					}
 				}
