@@ -24,8 +24,9 @@ func (s *Server) routes(r *gin.Engine) {
 	// host marks the writes of an organization's settings and records
 	// (drivers, alarm recipients...), which a guest partner of a shared
 	// organization may not do, whether the call names the organization in
-	// its path, its query or its body; a guest still adds and manages its
-	// own devices there.
+	// its path, its query or its body, and the reads of the host's
+	// configuration (webhook URLs, users); a guest still adds and manages
+	// its own devices there.
 	host := s.hostOnly
 	// anyScope admits a scoped token of any feature, for reading the
 	// devices of its scope.
@@ -59,7 +60,7 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.GET("/partners/:partnerId/contacts", auth, partner, s.listPartnerContacts)
 	v2.GET("/partner-contacts", auth, partner, s.listPartnerContacts)
 	v2.POST("/organizations/:orgId/users", auth, write, host, s.createOrganizationUser)
-	v2.GET("/organizations/:orgId/users", auth, s.listOrganizationUsers)
+	v2.GET("/organizations/:orgId/users", auth, host, s.listOrganizationUsers)
 
 	// Device inventory and groups.
 	v2.POST("/organizations/:orgId/devices", auth, write, s.addDevice)
@@ -110,15 +111,15 @@ func (s *Server) routes(r *gin.Engine) {
 
 	// Webhooks: organization settings, device subscriptions, signing secret,
 	// delivery log and endpoint state.
-	v2.GET("/organizations/:orgId/webhook-settings", auth, s.getWebhookSettings)
+	v2.GET("/organizations/:orgId/webhook-settings", auth, host, s.getWebhookSettings)
 	v2.POST("/organizations/:orgId/webhook-settings", auth, write, host, s.replaceWebhookSettings)
 	v2.PATCH("/organizations/:orgId/webhook-settings", auth, write, host, s.patchWebhookSettings)
 	v2.POST("/organizations/:orgId/webhook-secret/rotate", auth, write, host, s.rotateWebhookSecret)
-	v2.GET("/organizations/:orgId/webhooks", auth, s.listWebhooks)
+	v2.GET("/organizations/:orgId/webhooks", auth, host, s.listWebhooks)
 	v2.POST("/organizations/:orgId/webhooks", auth, write, host, s.addWebhook)
 	v2.PUT("/organizations/:orgId/webhooks", auth, write, host, s.replaceWebhooks)
 	v2.DELETE("/organizations/:orgId/webhooks/:webhookId", auth, write, host, s.deleteWebhook)
-	v2.GET("/organizations/:orgId/webhook-endpoints", auth, s.listWebhookEndpoints)
+	v2.GET("/organizations/:orgId/webhook-endpoints", auth, host, s.listWebhookEndpoints)
 	v2.GET("/organizations/:orgId/webhook-deliveries", auth, s.listWebhookDeliveries)
 	v2.POST("/organizations/:orgId/webhook-deliveries/:deliveryId/redeliver", auth, write, host, s.redeliverWebhook)
 

@@ -207,3 +207,84 @@ func TestAddDeviceOfAnotherPartner(t *testing.T) {
 		t.Fatalf("refused adds left %d audit entries", n-audits)
 	}
 }
+
+// TestGuestPartnerReads: the host's configuration of a shared organization
+// (webhook settings, subscriptions, endpoint state, users) answers a guest
+// partner 403, and no read of the route table shows the guest the host's
+// webhook URLs, webhook secret, ssoSecret or users. The guest's delivery
+// log keeps its own devices' deliveries without the host's URL, its default
+// settings leave out the webhooks, and its audit log shows the host's
+// changes to its devices without who made them.
+func TestGuestPartnerReads(t *testing.T) {
+	e := newEnv(t)
+	idB, tokB := e.newPartner("Partner B", "b@other.example")
+	org := e.newOrg(e.partnerToken, "Shared fleet")
+	e.shareOrg(org.id, idB, tokB)
+	devA := e.newDevice(e.partnerToken, org.id, testIMEI(1), "A truck")
+	devB := e.newDevice(tokB, org.id, testIMEI(2), "B van")
+	const hostURL = "https://host.example.com/"
+	secret := e.do("POST", orgPath(org.id, "/webhook-settings"), e.partnerToken,
+		map[string]any{"alarmsWebhookUrl": []string{hostURL + "alarms"}}).want(http.StatusOK).str("data.webhookSecret")
+	if secret == "" {
+		t.Fatal("no webhook secret")
+	}
+	e.do("POST", orgPath(org.id, "/webhooks"), e.partnerToken, map[string]any{"imei": devA, "url": hostURL + "gps", "type": "gps"}).want(http.StatusOK)
+	e.do("POST", orgPath(org.id, "/users"), e.partnerToken, map[string]any{"email": "ops@host.example", "password": "Passw0rdX"}).want(http.StatusOK)
+	// Settings the host changes on every device, the guest's too.
+	e.do("PATCH", orgPath(org.id, ""), e.partnerToken, map[string]any{"isOrganizationProfileEnabled": true}).want(http.StatusOK)
+	e.do("PATCH", orgPath(org.id, "/event-settings"), e.partnerToken, events(ev("tailgating", "video"))).want(http.StatusOK)
+	failed := "Post \"" + hostURL + "hook\": connection refused"
+	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		return tx.EnqueueDelivery(&store.Delivery{OrganizationID: org.id, URL: hostURL + "hook", WebhookID: "msg_1", Type: "event",
+			IMEI: devB, MessageTime: e.clock.Now(), Body: json.RawMessage(`{"imei":"` + devB + `"}`), Attempts: 1,
+			LastError: failed, Log: []store.DeliveryAttempt{{Time: e.clock.Now(), Error: failed}}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, p := range []string{"/webhook-settings", "/webhooks", "/webhook-endpoints", "/users"} {
+		e.do("GET", orgPath(org.id, p), tokB, nil).wantError(http.StatusForbidden, nameForbidden,
+			"only the partner that created organization "+itoa(org.id)+" can see these settings")
+		if r := e.do("GET", orgPath(org.id, p), e.partnerToken, nil).want(http.StatusOK); !bytes.Contains(r.raw, []byte("host.example")) {
+			t.Errorf("the host reads %s without its own configuration: %s", p, r.raw)
+		}
+	}
+	deliveries := orgPath(org.id, "/webhook-deliveries")
+	r := e.do("GET", deliveries, tokB, nil).want(http.StatusOK)
+	if r.num("metadata.count") != 1 || r.str("data.0.imei") != devB || r.get("data.0.url") != nil || r.get("data.0.lastError") != nil {
+		t.Fatalf("the guest's delivery log %s", r.raw)
+	}
+	e.do("GET", deliveries+"?url="+hostURL+"hook", tokB, nil).wantError(http.StatusForbidden, nameForbidden, "cannot filter by url")
+	if h := e.do("GET", deliveries, e.partnerToken, nil).want(http.StatusOK); h.str("data.0.url") != hostURL+"hook" || h.str("data.0.lastError") != failed {
+		t.Fatalf("the host's delivery log %s", h.raw)
+	}
+
+	// The defaults that apply to the guest's devices, without the host's webhooks.
+	if d := e.do("GET", orgPath(org.id, "/default-settings"), tokB, nil).want(http.StatusOK); d.get("data.device") == nil || d.get("data.alarmsWebhookUrl") != nil {
+		t.Fatalf("the guest's default settings %s", d.raw)
+	}
+
+	// The host's changes to the guest's devices, without who made them.
+	if a := e.do("GET", "/v2/audit-logs?action=device.events", tokB, nil).want(http.StatusOK); a.num("metadata.count") != 1 ||
+		a.str("data.0.entityId") != devB || a.get("data.0.userId") != nil || a.get("data.0.userEmail") != nil {
+		t.Fatalf("the guest's audit log %s", a.raw)
+	}
+	if a := e.do("GET", "/v2/audit-logs?action=device.events", e.partnerToken, nil).want(http.StatusOK); a.str("data.0.userEmail") != "partner@example.com" {
+		t.Fatalf("the host's audit log %s", a.raw)
+	}
+
+	// Nothing the guest reads tells the host's secrets or configuration.
+	params := strings.NewReplacer(":orgId", itoa(org.id), ":imei", devB, ":partnerId", itoa(idB))
+	for _, rt := range e.api.engine.Routes() {
+		if rt.Method != http.MethodGet {
+			continue
+		}
+		raw := e.do("GET", params.Replace(rt.Path), tokB, nil).raw
+		for _, leak := range []string{"host.example", secret, org.secret, "partner@example.com"} {
+			if bytes.Contains(raw, []byte(leak)) {
+				t.Errorf("GET %s shows the guest %q: %s", rt.Path, leak, raw)
+			}
+		}
+	}
+}

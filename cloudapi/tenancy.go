@@ -1,6 +1,8 @@
 package cloudapi
 
 import (
+	"net/http"
+
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
 )
@@ -77,9 +79,10 @@ func isGuest(p Principal, o *store.Organization) bool {
 // hostOnlyKey marks a call the route table guards with hostOnly.
 const hostOnlyKey = "fleetcam.hostOnly"
 
-// hostOnly guards the writes of an organization's settings and records (the
-// route table names them): they are the host's, the partner that created
-// the organization. Every organization such a call names, in its path, a
+// hostOnly guards the writes of an organization's settings and records, and
+// the reads of the host's configuration (webhook URLs, users), which the
+// route table names: they are the host's, the partner that created the
+// organization. Every organization such a call names, in its path, a
 // query parameter or its body, is checked as the handler resolves it
 // (orgByID, checkHost): a guest partner of a shared organization gets 403
 // with the reason, and the transaction is not committed. The organization
@@ -102,10 +105,13 @@ func (s *Server) hostOnly(c *gin.Context) {
 // checkHost refuses a guest partner of organization o a call the route
 // table marks host.
 func checkHost(c *gin.Context, o *store.Organization) error {
-	if c.GetBool(hostOnlyKey) && isGuest(principal(c), o) {
-		return forbidden("only the partner that created organization %d can change its settings", o.ID)
+	if !c.GetBool(hostOnlyKey) || !isGuest(principal(c), o) {
+		return nil
 	}
-	return nil
+	if c.Request.Method == http.MethodGet {
+		return forbidden("only the partner that created organization %d can see these settings", o.ID)
+	}
+	return forbidden("only the partner that created organization %d can change its settings", o.ID)
 }
 
 // device returns the device of the path parameter imei if the caller may see it.
