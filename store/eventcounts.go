@@ -28,11 +28,6 @@ var (
 // hourMs is an hour in milliseconds.
 const hourMs = int64(time.Hour / time.Millisecond)
 
-func init() {
-	registerBuckets(string(bucketOrgEventHours))
-	openSteps = append(openSteps, backfillEventHours)
-}
-
 func eventHourKey(org, hour, partner int64, typ string) []byte {
 	k := binary.BigEndian.AppendUint64(itob(org), uint64(hour))
 	k = binary.BigEndian.AppendUint64(k, uint64(partner))

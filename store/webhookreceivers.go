@@ -18,11 +18,6 @@ import (
 
 var bucketWebhookReceivers = []byte("webhook_receivers")
 
-func init() {
-	registerBuckets(string(bucketWebhookReceivers))
-	openSteps = append(openSteps, rebuildWebhookReceivers)
-}
-
 // HasWebhookReceivers reports whether some URL of the organization receives
 // webhooks of typ (a WebhookType* constant). A URL disabled by 410 Gone
 // still counts: the dispatcher skips it when it routes.
