@@ -28,11 +28,9 @@ type HealthState struct {
 
 var bucketHealthState = []byte("device_health_state")
 
-func init() {
-	registerBuckets(string(bucketHealthState))
-	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
-		return tx.bucket(bucketHealthState).Delete([]byte(d.IMEI))
-	})
+// dropHealthState drops the health state of a removed device.
+func dropHealthState(tx *Tx, d *Device) error {
+	return tx.bucket(bucketHealthState).Delete([]byte(d.IMEI))
 }
 
 // DeviceHealthState returns the last health state of imei (empty when never reported).

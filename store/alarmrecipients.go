@@ -42,8 +42,6 @@ type AlarmRecipient struct {
 
 var bucketRecipients = []byte("alarm_recipients")
 
-func init() { registerBuckets(string(bucketRecipients)) }
-
 func (r *AlarmRecipient) validate() error {
 	addr, err := mail.ParseAddress(r.Email)
 	switch {

@@ -132,18 +132,17 @@ var (
 	bucketAlarmNotes   = []byte("alarm_notes")   // sequences of comment and action ids
 )
 
-func init() {
-	registerBuckets(string(bucketAlarms), string(bucketAlarmOpen), string(bucketAlarmTriples), string(bucketAlarmNotes))
-	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
-		c := tx.bucket(bucketAlarmOpen).Cursor()
-		prefix := compositeKey(d.IMEI, "")
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
-			if err := c.Delete(); err != nil {
-				return err
-			}
+// dropOpenAlarms forgets which system alarms of a removed device are open;
+// the alarms themselves stay.
+func dropOpenAlarms(tx *Tx, d *Device) error {
+	c := tx.bucket(bucketAlarmOpen).Cursor()
+	prefix := compositeKey(d.IMEI, "")
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
+		if err := c.Delete(); err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 func alarmOpenKey(imei string, def int64) []byte { return append(compositeKey(imei, ""), itob(def)...) }

@@ -55,11 +55,9 @@ type AuxCameraNotice struct {
 
 var bucketAuxCameras = []byte("aux_cameras")
 
-func init() {
-	registerBuckets(string(bucketAuxCameras))
-	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
-		return tx.bucket(bucketAuxCameras).Delete([]byte(d.IMEI))
-	})
+// dropAuxCameras drops the auxiliary cameras of a removed device.
+func dropAuxCameras(tx *Tx, d *Device) error {
+	return tx.bucket(bucketAuxCameras).Delete([]byte(d.IMEI))
 }
 
 // AuxCameras returns the auxiliary cameras known for imei, by camera id.

@@ -38,11 +38,9 @@ func AutomaticFirmwareUpdates(subscriptionID int64) bool {
 
 var bucketBilling = []byte("device_billing")
 
-func init() {
-	registerBuckets(string(bucketBilling))
-	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
-		return tx.bucket(bucketBilling).Delete([]byte(d.IMEI))
-	})
+// dropBilling drops the billing record of a removed device.
+func dropBilling(tx *Tx, d *Device) error {
+	return tx.bucket(bucketBilling).Delete([]byte(d.IMEI))
 }
 
 // DeviceBilling returns imei's billing record; auxiliary billing starts disabled.

@@ -23,18 +23,16 @@ type DataUsagePeriod struct {
 
 var bucketDataUsage = []byte("data_usage") // imei, 0, period start ms → period
 
-func init() {
-	registerBuckets(string(bucketDataUsage))
-	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
-		prefix := compositeKey(d.IMEI, "")
-		c := tx.bucket(bucketDataUsage).Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
-			if err := c.Delete(); err != nil {
-				return err
-			}
+// dropDataUsage drops the data usage periods of a removed device.
+func dropDataUsage(tx *Tx, d *Device) error {
+	prefix := compositeKey(d.IMEI, "")
+	c := tx.bucket(bucketDataUsage).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
+		if err := c.Delete(); err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // RecordDataUsage stores a device's usage report.

@@ -113,11 +113,6 @@ var (
 	bucketDeviceCommands    = []byte("device_commands")
 )
 
-func init() {
-	registerBuckets(string(bucketDeviceLinks), string(bucketDeviceCredentials), string(bucketDeviceCommands))
-	deviceRemovalHooks = append(deviceRemovalHooks, dropDeviceLink)
-}
-
 // dropDeviceLink forgets a removed device's connection state, token and queue.
 func dropDeviceLink(tx *Tx, d *Device) error {
 	key := []byte(d.IMEI)

@@ -117,10 +117,10 @@ func (tx *Tx) AddDevice(d *Device) error {
 	if err := tx.bucket(bucketOrgDevices).Put(compositeKey(d.OrganizationID, d.IMEI), nil); err != nil {
 		return err
 	}
-	for _, hook := range deviceAddHooks {
-		if err := hook(tx, d); err != nil {
-			return err
-		}
+	// A device that joins an organization whose defaults switch the
+	// hotspot on gets its password now.
+	if err := tx.syncHotspot(d.IMEI); err != nil {
+		return err
 	}
 	return tx.Audit(AuditChange{Action: "device.create", EntityType: "device", EntityID: d.IMEI,
 		OrganizationID: d.OrganizationID, PartnerID: d.PartnerID, After: d})
@@ -190,10 +190,8 @@ func (tx *Tx) RemoveDevice(imei string) error {
 	if err := tx.endOwnership(d); err != nil {
 		return err
 	}
-	for _, hook := range deviceRemovalHooks {
-		if err := hook(tx, d); err != nil {
-			return err
-		}
+	if err := tx.dropDeviceState(d); err != nil {
+		return err
 	}
 	if err := tx.Audit(AuditChange{Action: "device.remove", EntityType: "device", EntityID: imei,
 		OrganizationID: d.OrganizationID, PartnerID: d.PartnerID, Before: d}); err != nil {
@@ -203,14 +201,36 @@ func (tx *Tx) RemoveDevice(imei string) error {
 		PartnerID: d.PartnerID, IMEI: imei}, map[string]any{"serialNumber": imei, "name": d.Name, "time": tx.now.Unix()})
 }
 
-// deviceAddHooks let other files of this package set up per-device state
-// (the hotspot password of a device that joins an organization whose
-// defaults switch the hotspot on) in the transaction that adds the device.
-var deviceAddHooks []func(tx *Tx, d *Device) error
-
-// deviceRemovalHooks let other files of this package drop per-device state
-// (tokens, link state) in the transaction that removes the device.
-var deviceRemovalHooks []func(tx *Tx, d *Device) error
+// dropDeviceState drops the per-device state that the other files of this
+// package keep, in the transaction that removes the device. History that
+// outlives the device (events, media, alarms, trips, driver sessions)
+// stays.
+//
+// Each step touches only its own buckets and none audits or emits, so their
+// order does not change the outcome; it is fixed, in the files' name order,
+// which is the order they ran in before this list existed. A step that
+// comes to depend on another goes after it, saying so.
+func (tx *Tx) dropDeviceState(d *Device) error {
+	for _, drop := range []func(tx *Tx, d *Device) error{
+		dropHealthState,      // alarmhealth.go
+		dropOpenAlarms,       // alarms.go
+		dropAuxCameras,       // auxcameras.go
+		dropBilling,          // billing.go
+		dropDataUsage,        // datausage.go
+		dropDeviceLink,       // devicelink.go: link, credentials, queued commands
+		endDeviceAssignments, // driverassignments.go
+		dropDriverState,      // driversessions.go: ends the session, PIN failures
+		dropDeviceTrack,      // geofences.go
+		dropHotspot,          // hotspot.go
+		dropDeviceSettings,   // settings.go
+		dropOpenTrip,         // trips.go
+	} {
+		if err := drop(tx, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // DeviceFilter selects devices of one organization or one partner.
 type DeviceFilter struct {

@@ -27,10 +27,6 @@ type DriverAssignment struct {
 	Ownership int64 `json:"ownership,omitempty"`
 }
 
-func init() {
-	deviceRemovalHooks = append(deviceRemovalHooks, endDeviceAssignments)
-}
-
 // endDeviceAssignments ends the assignments of a device that leaves its
 // organization, so that its next owner can assign its own drivers and the
 // device stops accepting this organization's drivers.

@@ -49,11 +49,6 @@ var (
 	bucketDriverAssignIDs   = []byte("driver_assign_by_id") // assignment id → imei key
 )
 
-func init() {
-	registerBuckets(string(bucketDrivers), string(bucketDriverCodes), string(bucketDriverThirdParty),
-		string(bucketDriverQR), string(bucketDriverAssignments), string(bucketDriverAssignIDs))
-}
-
 // ValidDriverCode reports whether s is a 5-digit PIN.
 func ValidDriverCode(s string) bool {
 	if len(s) != DriverCodeDigits {

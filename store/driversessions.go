@@ -68,11 +68,6 @@ var (
 	bucketPinFailures    = []byte("driver_pin_failures")
 )
 
-func init() {
-	registerBuckets(string(bucketDriverSessions), string(bucketDriverCurrent), string(bucketPinFailures))
-	deviceRemovalHooks = append(deviceRemovalHooks, dropDriverState)
-}
-
 // dropDriverState ends the session open at a device that leaves its
 // organization and forgets its wrong PINs.
 func dropDriverState(tx *Tx, d *Device) error {

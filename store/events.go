@@ -201,12 +201,6 @@ func (in *EventInput) validate() error {
 	return nil
 }
 
-func init() {
-	registerBuckets(string(bucketEvents), string(bucketEventDeviceIDs), string(bucketDeviceEvents),
-		string(bucketOrgEvents), string(bucketEventComments))
-	appendOnly(bucketEvents, bucketDeviceEvents, bucketOrgEvents)
-}
-
 var (
 	bucketEvents         = []byte("events")
 	bucketEventDeviceIDs = []byte("event_device_ids") // imei 0x00 device's event id → id(8) [ownership(8)]
@@ -293,10 +287,8 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 		}
 	}
 	e.Files = eventFiles(kind, eff, in.Files)
-	if lookupEventDriver != nil {
-		if e.DriverID, err = lookupEventDriver(tx, dev, in.DriverID, e.Time); err != nil {
-			return IngestResult{}, err
-		}
+	if e.DriverID, err = eventDriver(tx, dev, in.DriverID, e.Time); err != nil {
+		return IngestResult{}, err
 	}
 	if err := tx.storeEvent(e); err != nil {
 		return IngestResult{}, err
@@ -355,15 +347,6 @@ func eventFiles(kind EventKind, eff *Effective, files []EventFile) []EventFile {
 	}
 	return out
 }
-
-// lookupEventDriver resolves the driver of an event: the driver the device
-// reported (reportedID, 0 when none) or the one checked in on dev at time
-// at. The drivers file of this package sets it; nil keeps the reported id.
-var lookupEventDriver func(tx *Tx, dev *Device, reportedID int64, at time.Time) (int64, error)
-
-// eventDriverInfo renders the driver member of an event webhook. The
-// drivers file of this package sets it; nil renders the driver id only.
-var eventDriverInfo func(tx *Tx, driverID int64) (any, error)
 
 // storeEvent assigns the next id and writes the record and its indexes.
 func (tx *Tx) storeEvent(e *Event) error {

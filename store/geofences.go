@@ -130,11 +130,9 @@ type deviceTrack struct {
 
 var bucketDeviceTracks = []byte("device_tracks")
 
-func init() {
-	registerBuckets(string(bucketDeviceTracks))
-	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
-		return tx.bucket(bucketDeviceTracks).Delete([]byte(d.IMEI))
-	})
+// dropDeviceTrack drops the geofence track of a removed device.
+func dropDeviceTrack(tx *Tx, d *Device) error {
+	return tx.bucket(bucketDeviceTracks).Delete([]byte(d.IMEI))
 }
 
 func (tx *Tx) deviceTrack(imei string) (*deviceTrack, error) {

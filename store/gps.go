@@ -28,11 +28,6 @@ type GPSPoint struct {
 
 var bucketGPS = []byte("gps")
 
-func init() {
-	registerBuckets(string(bucketGPS))
-	appendOnly(bucketGPS)
-}
-
 func gpsKey(imei string, t time.Time) []byte {
 	k := append([]byte(imei), 0)
 	return binary.BigEndian.AppendUint64(k, uint64(max(t.UnixMilli(), 0)))

@@ -86,11 +86,6 @@ func (m *MediaFile) Ref() MediaRef {
 	return MediaRef{IMEI: m.IMEI, CameraID: m.CameraID, FileType: m.FileType, FileID: m.FileID}
 }
 
-func init() {
-	registerBuckets(string(bucketMedia), string(bucketMediaPending), string(bucketMediaEvents), string(bucketMediaTrash),
-		string(bucketMediaAge))
-}
-
 var (
 	bucketMedia        = []byte("media")
 	bucketMediaPending = []byte("media_pending")

@@ -98,10 +98,6 @@ type QueueEntry struct {
 	CreatedAt      time.Time
 }
 
-func init() {
-	registerBuckets("webhook_outbox", "webhook_deliveries", "webhook_queue", "webhook_org_deliv")
-}
-
 var (
 	bucketOutbox        = []byte("webhook_outbox")
 	bucketDeliveries    = []byte("webhook_deliveries")

@@ -270,17 +270,14 @@ func (e *Effective) Event(eventType string) ResolvedEvent {
 	return e.Events.Setting(eventType, e.Device.AudioAlarms)
 }
 
-func init() { registerBuckets("device_settings", "org_settings") }
-
 var (
 	bucketDeviceSettings = []byte("device_settings")
 	bucketOrgSettings    = []byte("org_settings")
 )
 
-func init() {
-	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
-		return tx.bucket(bucketDeviceSettings).Delete([]byte(d.IMEI))
-	})
+// dropDeviceSettings drops the settings of a removed device.
+func dropDeviceSettings(tx *Tx, d *Device) error {
+	return tx.bucket(bucketDeviceSettings).Delete([]byte(d.IMEI))
 }
 
 // DeviceSettings returns the stored settings of imei; a device never

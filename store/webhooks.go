@@ -176,10 +176,6 @@ type WebhookEndpoint struct {
 	LastError     string    `json:"lastError,omitempty"`
 }
 
-func init() {
-	registerBuckets("webhook_settings", "webhook_subscriptions", "webhook_secrets", "webhook_endpoints")
-}
-
 var (
 	bucketWebhookSettings = []byte("webhook_settings")
 	bucketWebhookSubs     = []byte("webhook_subscriptions")
