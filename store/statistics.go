@@ -152,7 +152,7 @@ func (tx *Tx) PartnerStatistics(partnerID int64, now time.Time, months, weeks in
 			}
 		}
 	}
-	alarms, err := tx.Alarms(AlarmFilter{PartnerID: partnerID})
+	alarms, _, err := tx.Alarms(AlarmFilter{PartnerID: partnerID}, Sort{}, Page{})
 	if err != nil {
 		return nil, err
 	}
