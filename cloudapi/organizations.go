@@ -163,12 +163,11 @@ func (s *Server) getOrganization(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		users, err := tx.Users(store.UserFilter{OrganizationID: o.ID})
+		_, users, err := tx.Users(store.UserFilter{OrganizationID: o.ID}, store.Page{Limit: 1})
 		if err != nil {
 			return err
 		}
-		n := len(users)
-		out.DevicesCount, out.UsersCount = &devices, &n
+		out.DevicesCount, out.UsersCount = &devices, &users
 		return nil
 	})
 	if err != nil {
