@@ -395,55 +395,5 @@ func (tx *Tx) emitAlarm(a *Alarm, event string) error {
 		PartnerID: a.PartnerID, IMEI: a.IMEI}, n)
 }
 
-// AlarmFilter selects alarms; zero fields do not filter.
-type AlarmFilter struct {
-	// OrganizationIDs admits alarms of these organizations (nil: any).
-	OrganizationIDs map[int64]bool
-	// PartnerID keeps alarms of this partner's devices.
-	PartnerID    int64
-	IMEI         string
-	DefinitionID int64
-	// DefinitionName keeps definitions whose name contains it, ignoring case.
-	DefinitionName string
-	Severity       int
-	Open           *bool
-	Read           *bool
-	// Start and End bound createdAt, inclusive.
-	Start, End time.Time
-	// AfterID keeps alarms with a larger id (the e-mail cursor).
-	AfterID int64
-}
-
-func (f AlarmFilter) match(a *Alarm) bool {
-	def, _ := AlarmDefinitionByID(a.AlarmDefinitionID)
-	return (f.OrganizationIDs == nil || f.OrganizationIDs[a.OrganizationID]) &&
-		(f.PartnerID == 0 || a.PartnerID == f.PartnerID) &&
-		(f.IMEI == "" || a.IMEI == f.IMEI) &&
-		(f.DefinitionID == 0 || a.AlarmDefinitionID == f.DefinitionID) &&
-		(f.DefinitionName == "" || strings.Contains(strings.ToLower(def.Name), strings.ToLower(f.DefinitionName))) &&
-		(f.Severity == 0 || def.Severity == f.Severity) &&
-		(f.Open == nil || a.Open == *f.Open) &&
-		(f.Read == nil || a.Read == *f.Read) &&
-		(f.Start.IsZero() || !a.CreatedAt.Before(f.Start)) &&
-		(f.End.IsZero() || !a.CreatedAt.After(f.End)) &&
-		a.ID > f.AfterID
-}
-
-// Alarms returns every alarm matching f in id order.
-func (tx *Tx) Alarms(f AlarmFilter) ([]Alarm, error) {
-	var out []Alarm
-	c := tx.bucket(bucketAlarms).Cursor()
-	for k, v := c.Seek(itob(f.AfterID + 1)); k != nil; k, v = c.Next() {
-		var a Alarm
-		if err := jsonUnmarshal(v, &a); err != nil {
-			return nil, err
-		}
-		if f.match(&a) {
-			out = append(out, a)
-		}
-	}
-	return out, nil
-}
-
 // LastAlarmID is the id of the newest alarm (0: none yet).
 func (tx *Tx) LastAlarmID() int64 { return int64(tx.bucket(bucketAlarms).Sequence()) }

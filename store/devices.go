@@ -316,18 +316,23 @@ func (tx *Tx) Group(id int64) (*Group, error) {
 	return &g, nil
 }
 
-// Groups lists an organization's groups in id order.
-func (tx *Tx) Groups(orgID int64) ([]Group, error) {
-	var out []Group
+// Groups returns the page p of an organization's groups, in id order, and
+// their total count.
+func (tx *Tx) Groups(orgID int64, p Page) ([]Group, int, error) {
+	var all []Group
 	err := tx.bucket(bucketGroups).ForEach(func(_, v []byte) error {
 		var g Group
 		if err := jsonUnmarshal(v, &g); err != nil {
 			return err
 		}
 		if g.OrganizationID == orgID {
-			out = append(out, g)
+			all = append(all, g)
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, 0, err
+	}
+	page, total := Paginate(all, p)
+	return page, total, nil
 }

@@ -269,5 +269,6 @@ func (tx *Tx) allowedDrivers(dev *Device) ([]Driver, error) {
 		return out, nil
 	}
 	active := true
-	return tx.Drivers(DriverFilter{OrganizationIDs: map[int64]bool{dev.OrganizationID: true}, IsActive: &active})
+	all, _, err := tx.Drivers(DriverFilter{OrganizationIDs: map[int64]bool{dev.OrganizationID: true}, IsActive: &active}, Sort{}, Page{})
+	return all, err
 }

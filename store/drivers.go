@@ -2,10 +2,12 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/base32"
 	"fmt"
 	"math/big"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -310,37 +312,59 @@ type DriverFilter struct {
 	OrganizationIDs map[int64]bool
 	ID              int64
 	ThirdPartyID    string
-	// FirstName and LastName match when the name contains them, ignoring case.
-	FirstName, LastName string
+	// FirstName and LastName keep drivers whose name matches them: the API's
+	// regular expressions, compiled case-insensitive (SQL: ~).
+	FirstName, LastName *regexp.Regexp
 	IsActive            *bool
-	// Match, when set, is a further test (the API's regular expressions).
-	Match func(*Driver) bool
 }
 
 func (f DriverFilter) match(d *Driver) bool {
 	return (f.OrganizationIDs == nil || f.OrganizationIDs[d.OrganizationID]) &&
 		(f.ID == 0 || d.ID == f.ID) &&
 		(f.ThirdPartyID == "" || d.ThirdPartyID == f.ThirdPartyID) &&
-		(f.FirstName == "" || strings.Contains(strings.ToLower(d.FirstName), strings.ToLower(f.FirstName))) &&
-		(f.LastName == "" || strings.Contains(strings.ToLower(d.LastName), strings.ToLower(f.LastName))) &&
-		(f.IsActive == nil || d.IsActive == *f.IsActive) &&
-		(f.Match == nil || f.Match(d))
+		(f.FirstName == nil || f.FirstName.MatchString(d.FirstName)) &&
+		(f.LastName == nil || f.LastName.MatchString(d.LastName)) &&
+		(f.IsActive == nil || d.IsActive == *f.IsActive)
 }
 
-// Drivers returns every driver matching f in id order.
-func (tx *Tx) Drivers(f DriverFilter) ([]Driver, error) {
-	var out []Driver
+// Driver sort keys. Names compare ignoring case; createdAt is creation
+// order, which is id order.
+const (
+	DriverByCreatedAt      = "createdAt"
+	DriverByDrivingLicense = "drivingLicense"
+	DriverByFirstName      = "firstName"
+	DriverByLastName       = "lastName"
+)
+
+var driverSortKeys = sortKeys[Driver]{
+	DriverByCreatedAt:      func(a, b *Driver) int { return cmp.Compare(a.ID, b.ID) },
+	DriverByDrivingLicense: func(a, b *Driver) int { return strings.Compare(a.DrivingLicense, b.DrivingLicense) },
+	DriverByFirstName: func(a, b *Driver) int {
+		return strings.Compare(strings.ToLower(a.FirstName), strings.ToLower(b.FirstName))
+	},
+	DriverByLastName: func(a, b *Driver) int {
+		return strings.Compare(strings.ToLower(a.LastName), strings.ToLower(b.LastName))
+	},
+}
+
+// Drivers returns the page p of the drivers matching f in the order s (by
+// default by id) and their total count.
+func (tx *Tx) Drivers(f DriverFilter, s Sort, p Page) ([]Driver, int, error) {
+	var all []Driver
 	err := tx.bucket(bucketDrivers).ForEach(func(_, v []byte) error {
 		var d Driver
 		if err := jsonUnmarshal(v, &d); err != nil {
 			return err
 		}
 		if f.match(&d) {
-			out = append(out, d)
+			all = append(all, d)
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, 0, err
+	}
+	return sortPage(all, s, driverSortKeys, func(d *Driver) int64 { return d.ID }, p)
 }
 
 // touchOrganizationConfigs bumps the configuration version of every device

@@ -181,20 +181,43 @@ func (tx *Tx) UpdateOrganization(o *Organization) error {
 	return nil
 }
 
-// Organizations lists the organizations partnerID may see (0: all), in id order.
-func (tx *Tx) Organizations(partnerID int64) ([]Organization, error) {
-	var out []Organization
+// OrganizationFilter selects organizations; zero fields do not filter.
+type OrganizationFilter struct {
+	// IDs admits only these organizations (nil: any).
+	IDs map[int64]bool
+	// PartnerID keeps the organizations this partner may hold devices in:
+	// those it created and those shared with it.
+	PartnerID int64
+	// InvitedPartnerID keeps the organizations that invite this partner to
+	// share them (invitations.go).
+	InvitedPartnerID int64
+}
+
+func (f OrganizationFilter) match(o *Organization) bool {
+	return (f.IDs == nil || f.IDs[o.ID]) &&
+		(f.PartnerID == 0 || o.HasPartner(f.PartnerID)) &&
+		(f.InvitedPartnerID == 0 || slices.Contains(o.InvitedPartnerIDs, f.InvitedPartnerID))
+}
+
+// Organizations returns the page p of the organizations matching f, in id
+// order, and their total count.
+func (tx *Tx) Organizations(f OrganizationFilter, p Page) ([]Organization, int, error) {
+	var all []Organization
 	err := tx.bucket(bucketOrgs).ForEach(func(_, v []byte) error {
 		var o Organization
 		if err := jsonUnmarshal(v, &o); err != nil {
 			return err
 		}
-		if partnerID == 0 || o.HasPartner(partnerID) {
-			out = append(out, o)
+		if f.match(&o) {
+			all = append(all, o)
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, 0, err
+	}
+	page, total := Paginate(all, p)
+	return page, total, nil
 }
 
 func jsonUnmarshal(raw []byte, v any) error {

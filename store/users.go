@@ -210,9 +210,10 @@ type UserFilter struct {
 	PartnerUsersOnly bool
 }
 
-// Users lists the users matching f in id order.
-func (tx *Tx) Users(f UserFilter) ([]User, error) {
-	var out []User
+// Users returns the page p of the users matching f, in id order, and their
+// total count.
+func (tx *Tx) Users(f UserFilter, p Page) ([]User, int, error) {
+	var all []User
 	err := tx.bucket(bucketUsers).ForEach(func(_, v []byte) error {
 		var u User
 		if err := jsonUnmarshal(v, &u); err != nil {
@@ -223,8 +224,12 @@ func (tx *Tx) Users(f UserFilter) ([]User, error) {
 			f.PartnerUsersOnly && u.OrganizationID != 0 {
 			return nil
 		}
-		out = append(out, u)
+		all = append(all, u)
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, 0, err
+	}
+	page, total := Paginate(all, p)
+	return page, total, nil
 }
