@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -149,13 +148,14 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 	return nil, nil, packets.Code{Code: packets.ErrTopicNameInvalid.Code, Reason: "unknown topic up/" + suffix}
 }
 
-// storeReason is a store validation error without its sentinel suffix.
+// storeReason is the message of a store error ("lat must be from -90 to
+// 90", "group 7 not found"), the reason a device is told.
 func storeReason(err error) string {
-	msg := err.Error()
-	for _, sentinel := range []error{store.ErrInvalid, store.ErrNotFound} {
-		msg = strings.TrimSuffix(msg, ": "+sentinel.Error())
+	var se *store.Error
+	if errors.As(err, &se) {
+		return se.Message()
 	}
-	return msg
+	return err.Error()
 }
 
 // decode unmarshals a JSON payload strictly enough to name what is wrong:

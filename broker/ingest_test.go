@@ -448,3 +448,21 @@ func TestLastSeenRefreshedSparingly(t *testing.T) {
 		t.Fatalf("handler saw device names %q", names)
 	}
 }
+
+// A refused message's reason is the store error's message: the field and
+// the rule, or what is missing, without the store's own words.
+func TestStoreReason(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{store.Invalid("lat", "must be from -90 to 90"), "lat must be from -90 to 90"},
+		{fmt.Errorf("event: %w", store.NotFound("checked-in driver on device %s", "x")), "checked-in driver on device x not found"},
+		{fmt.Errorf("broker: decode"), "broker: decode"},
+	}
+	for _, tc := range tests {
+		if got := storeReason(tc.err); got != tc.want {
+			t.Errorf("storeReason(%v) = %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}

@@ -120,7 +120,7 @@ func (s *Server) assignGroupDevices(c *gin.Context) {
 	}
 	for i, imei := range imeis {
 		if !store.ValidIMEI(imei) {
-			s.fail(c, badField(fmt.Sprintf("[%d]", i), "is not an IMEI: "+imeiRule))
+			s.fail(c, badField(fmt.Sprintf("[%d]", i), "is not an IMEI: "+store.RuleIMEI))
 			return
 		}
 	}

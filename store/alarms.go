@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -186,12 +185,12 @@ func (tx *Tx) RaiseAlarm(dev *Device, def int64, at time.Time, details string) (
 // (imei, definition, createdAt) must be new, even if its alarm was closed.
 func (tx *Tx) SimulateAlarm(dev *Device, def int64, createdAt time.Time, comment string) (*Alarm, error) {
 	if tx.bucket(bucketAlarmTriples).Get(alarmTripleKey(dev.IMEI, def, createdAt)) != nil {
-		return nil, fmt.Errorf("an alarm with imei %s, alarmDefinitionId %d and createdAt %s already exists: %w",
-			dev.IMEI, def, createdAt.UTC().Format("2006-01-02T15:04:05.000Z"), ErrConflict)
+		return nil, Conflict("an alarm with imei %s, alarmDefinitionId %d and createdAt %s already exists",
+			dev.IMEI, def, createdAt.UTC().Format("2006-01-02T15:04:05.000Z"))
 	}
 	d, ok := AlarmDefinitionByID(def)
 	if !ok {
-		return nil, fmt.Errorf("alarmDefinitionId %d is not a known alarm definition: %w", def, ErrInvalid)
+		return nil, Invalid("", "alarmDefinitionId %d is not a known alarm definition", def)
 	}
 	if strings.TrimSpace(comment) == "" {
 		comment = "Simulated alarm"
@@ -201,7 +200,7 @@ func (tx *Tx) SimulateAlarm(dev *Device, def int64, createdAt time.Time, comment
 
 func (tx *Tx) createAlarm(dev *Device, def int64, at time.Time, details string, simulated bool, comment ...string) (*Alarm, error) {
 	if _, ok := AlarmDefinitionByID(def); !ok {
-		return nil, fmt.Errorf("alarmDefinitionId %d is not a known alarm definition: %w", def, ErrInvalid)
+		return nil, Invalid("", "alarmDefinitionId %d is not a known alarm definition", def)
 	}
 	id, err := tx.nextID(bucketAlarms)
 	if err != nil {
@@ -268,7 +267,7 @@ func (tx *Tx) appendComment(a *Alarm, details string) (*AlarmComment, error) {
 func (tx *Tx) Alarm(id int64) (*Alarm, error) {
 	var a Alarm
 	if err := getJSON(tx.bucket(bucketAlarms), itob(id), &a); err != nil {
-		return nil, fmt.Errorf("alarm %d: %w", id, err)
+		return nil, missing(err, "alarm %d", id)
 	}
 	return &a, nil
 }
@@ -279,7 +278,7 @@ func (tx *Tx) Alarm(id int64) (*Alarm, error) {
 // they are free.
 func (tx *Tx) ActOnAlarm(id int64, typ string) (*AlarmAction, error) {
 	if !ValidAlarmAction(typ) {
-		return nil, fmt.Errorf("type must be one of open, close, read, unread: %w", ErrInvalid)
+		return nil, Invalid("type", "must be one of open, close, read, unread")
 	}
 	a, err := tx.Alarm(id)
 	if err != nil {
@@ -334,7 +333,7 @@ func (a *Alarm) state() map[string]any {
 // CommentOnAlarm adds a comment by the transaction's actor to alarm id.
 func (tx *Tx) CommentOnAlarm(id int64, details string) (*AlarmComment, error) {
 	if strings.TrimSpace(details) == "" {
-		return nil, fmt.Errorf("details must not be empty: %w", ErrInvalid)
+		return nil, Invalid("details", "must not be empty")
 	}
 	a, err := tx.Alarm(id)
 	if err != nil {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -80,7 +79,7 @@ func (tx *Tx) changeableBilling(imei string) (*Device, *DeviceBilling, error) {
 		return nil, nil, err
 	}
 	if b.Refurbished {
-		return nil, nil, fmt.Errorf("device %s is refurbished; its billing cannot change: %w", imei, ErrConflict)
+		return nil, nil, Conflict("device %s is refurbished; its billing cannot change", imei)
 	}
 	return d, b, nil
 }
@@ -89,7 +88,7 @@ func (tx *Tx) changeableBilling(imei string) (*Device, *DeviceBilling, error) {
 // Enabling needs an auxiliary camera known for the device.
 func (tx *Tx) SetAuxBilling(imei, status string) error {
 	if status != AuxBillingEnable && status != AuxBillingDisable {
-		return fmt.Errorf("billingStatus must be enable or disable: %w", ErrInvalid)
+		return Invalid("billingStatus", "must be enable or disable")
 	}
 	d, b, err := tx.changeableBilling(imei)
 	if err != nil {
@@ -101,7 +100,7 @@ func (tx *Tx) SetAuxBilling(imei, status string) error {
 			return err
 		}
 		if len(cams) == 0 {
-			return fmt.Errorf("device %s has no auxiliary camera: %w", imei, ErrInvalid)
+			return Invalid("", "device %s has no auxiliary camera", imei)
 		}
 	}
 	prev := *b
@@ -117,7 +116,7 @@ func (tx *Tx) SetAuxBilling(imei, status string) error {
 // SetBillingStatus sets the device status of imei as a billing change.
 func (tx *Tx) SetBillingStatus(imei, status string) error {
 	if !ValidDeviceStatus(status) {
-		return fmt.Errorf("billingStatus must be one of pendingActivation, activated, deactivated, suspended: %w", ErrInvalid)
+		return Invalid("billingStatus", "must be one of pendingActivation, activated, deactivated, suspended")
 	}
 	d, _, err := tx.changeableBilling(imei)
 	if err != nil {
@@ -160,7 +159,7 @@ type SubscriptionChange struct {
 // and the previous and new subscription id.
 func (tx *Tx) SetSubscription(imei string, id int64, reason string) error {
 	if id < 1 {
-		return fmt.Errorf("dataProfileId must be a positive integer: %w", ErrInvalid)
+		return Invalid("dataProfileId", "must be a positive integer")
 	}
 	d, b, err := tx.billingOf(imei)
 	if err != nil {
@@ -186,7 +185,7 @@ func (tx *Tx) SetSubscription(imei string, id int64, reason string) error {
 // also applied to every device of the organization at once.
 func (tx *Tx) SetDefaultDataProfile(orgID, id int64, reason string) error {
 	if id < 1 {
-		return fmt.Errorf("defaultDataProfileId must be a positive integer: %w", ErrInvalid)
+		return Invalid("defaultDataProfileId", "must be a positive integer")
 	}
 	o, err := tx.Organization(orgID)
 	if err != nil {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"fmt"
 	"time"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
@@ -38,7 +37,7 @@ func dropDataUsage(tx *Tx, d *Device) error {
 // RecordDataUsage stores a device's usage report.
 func (tx *Tx) RecordDataUsage(imei string, u protocol.DataUsage) error {
 	if u.PeriodStart <= 0 || u.BytesUp < 0 || u.BytesDown < 0 {
-		return fmt.Errorf("dataUsage must carry a positive periodStart and byte counts of 0 or more: %w", ErrInvalid)
+		return Invalid("dataUsage", "must carry a positive periodStart and byte counts of 0 or more")
 	}
 	p := DataUsagePeriod{IMEI: imei, PeriodStart: time.Unix(u.PeriodStart, 0).UTC(), BytesUp: u.BytesUp,
 		BytesDown: u.BytesDown, ReceivedAt: tx.now}

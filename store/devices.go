@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"fmt"
 	"hash/fnv"
 	"strconv"
 	"time"
@@ -82,18 +81,18 @@ func ValidIMEI(s string) bool {
 // ownership: nothing the IMEI recorded before is the new owner's.
 func (tx *Tx) AddDevice(d *Device) error {
 	if !ValidIMEI(d.IMEI) {
-		return fmt.Errorf("imei %q must be 15 digits with a valid check digit: %w", d.IMEI, ErrInvalid)
+		return Invalid("imei", "%q "+RuleIMEI, d.IMEI)
 	}
 	o, err := tx.Organization(d.OrganizationID)
 	if err != nil {
 		return err
 	}
 	if !o.HasPartner(d.PartnerID) {
-		return fmt.Errorf("organization %d does not admit devices of partner %d: %w", o.ID, d.PartnerID, ErrInvalid)
+		return Invalid("", "organization %d does not admit devices of partner %d", o.ID, d.PartnerID)
 	}
 	b := tx.bucket(bucketDevices)
 	if b.Get([]byte(d.IMEI)) != nil {
-		return fmt.Errorf("device %s is already in an organization: %w", d.IMEI, ErrConflict)
+		return Conflict("device %s is already in an organization", d.IMEI)
 	}
 	if d.DataProfileID == 0 {
 		d.DataProfileID = o.DefaultDataProfileID
@@ -101,7 +100,7 @@ func (tx *Tx) AddDevice(d *Device) error {
 	if d.GroupID != 0 {
 		g, err := tx.Group(d.GroupID)
 		if err != nil || g.OrganizationID != d.OrganizationID {
-			return fmt.Errorf("group %d: %w", d.GroupID, ErrNotFound)
+			return NotFound("group %d", d.GroupID)
 		}
 	}
 	if d.Status == "" {
@@ -130,7 +129,7 @@ func (tx *Tx) AddDevice(d *Device) error {
 func (tx *Tx) Device(imei string) (*Device, error) {
 	var d Device
 	if err := getJSON(tx.bucket(bucketDevices), []byte(imei), &d); err != nil {
-		return nil, fmt.Errorf("device %s: %w", imei, err)
+		return nil, missing(err, "device %s", imei)
 	}
 	return &d, nil
 }
@@ -141,7 +140,7 @@ func (tx *Tx) Device(imei string) (*Device, error) {
 func (tx *Tx) DeviceStamp(imei string) (uint64, error) {
 	raw := tx.bucket(bucketDevices).Get([]byte(imei))
 	if raw == nil {
-		return 0, fmt.Errorf("device %s: %w", imei, ErrNotFound)
+		return 0, NotFound("device %s", imei)
 	}
 	h := fnv.New64a()
 	h.Write(raw)
@@ -155,16 +154,16 @@ func (tx *Tx) UpdateDevice(d *Device, action string) error {
 		return err
 	}
 	if prev.OrganizationID != d.OrganizationID {
-		return fmt.Errorf("device %s cannot change organization in place: %w", d.IMEI, ErrInvalid)
+		return Invalid("", "device %s cannot change organization in place", d.IMEI)
 	}
 	if !ValidDeviceStatus(d.Status) {
-		return fmt.Errorf("device status %q: %w", d.Status, ErrInvalid)
+		return Invalid("", "device status %q", d.Status)
 	}
 	d.CreatedAt, d.Ownership, d.PreviousOwnerUntil = prev.CreatedAt, prev.Ownership, prev.PreviousOwnerUntil
 	if d.GroupID != 0 && d.GroupID != prev.GroupID {
 		g, err := tx.Group(d.GroupID)
 		if err != nil || g.OrganizationID != d.OrganizationID {
-			return fmt.Errorf("group %d: %w", d.GroupID, ErrNotFound)
+			return NotFound("group %d", d.GroupID)
 		}
 	}
 	if err := putJSON(tx.bucket(bucketDevices), []byte(d.IMEI), d); err != nil {
@@ -311,7 +310,7 @@ func (tx *Tx) CreateGroup(orgID int64, name string) (*Group, error) {
 func (tx *Tx) Group(id int64) (*Group, error) {
 	var g Group
 	if err := getJSON(tx.bucket(bucketGroups), itob(id), &g); err != nil {
-		return nil, fmt.Errorf("group %d: %w", id, err)
+		return nil, missing(err, "group %d", id)
 	}
 	return &g, nil
 }

@@ -69,15 +69,15 @@ func (d *Driver) validate() error {
 	d.ThirdPartyID = strings.TrimSpace(d.ThirdPartyID)
 	switch {
 	case d.ThirdPartyID == "":
-		return fmt.Errorf("driverThirdPartyId is required: %w", ErrInvalid)
+		return Invalid("driverThirdPartyId", "is required")
 	case len(d.ThirdPartyID) > DriverFieldMaxLen:
-		return fmt.Errorf("driverThirdPartyId must be at most %d characters: %w", DriverFieldMaxLen, ErrInvalid)
+		return Invalid("driverThirdPartyId", "must be at most %d characters", DriverFieldMaxLen)
 	case d.Code != "" && !ValidDriverCode(d.Code):
-		return fmt.Errorf("driverCode must be %d digits: %w", DriverCodeDigits, ErrInvalid)
+		return Invalid("driverCode", "must be %d digits", DriverCodeDigits)
 	}
 	for _, f := range []struct{ name, v string }{{"firstName", d.FirstName}, {"lastName", d.LastName}, {"drivingLicense", d.DrivingLicense}} {
 		if f.v != "" && (len([]rune(f.v)) < DriverFieldMinLen || len(f.v) > DriverFieldMaxLen) {
-			return fmt.Errorf("%s must be from %d to %d characters: %w", f.name, DriverFieldMinLen, DriverFieldMaxLen, ErrInvalid)
+			return Invalid(f.name, "must be from %d to %d characters", DriverFieldMinLen, DriverFieldMaxLen)
 		}
 	}
 	return nil
@@ -94,7 +94,7 @@ func (tx *Tx) CreateDriver(d *Driver) error {
 		return err
 	}
 	if tx.bucket(bucketDriverThirdParty).Get(compositeKey(d.OrganizationID, d.ThirdPartyID)) != nil {
-		return fmt.Errorf("driverThirdPartyId %q is already used in organization %d: %w", d.ThirdPartyID, d.OrganizationID, ErrConflict)
+		return Conflict("driverThirdPartyId %q is already used in organization %d", d.ThirdPartyID, d.OrganizationID)
 	}
 	if d.Code == "" {
 		code, err := tx.freeDriverCode(d.OrganizationID)
@@ -103,7 +103,7 @@ func (tx *Tx) CreateDriver(d *Driver) error {
 		}
 		d.Code = code
 	} else if tx.bucket(bucketDriverCodes).Get(compositeKey(d.OrganizationID, d.Code)) != nil {
-		return fmt.Errorf("driverCode %s is already used in organization %d: %w", d.Code, d.OrganizationID, ErrConflict)
+		return Conflict("driverCode %s is already used in organization %d", d.Code, d.OrganizationID)
 	}
 	id, err := tx.nextID(bucketDrivers)
 	if err != nil {
@@ -169,7 +169,7 @@ func (tx *Tx) freeDriverCode(orgID int64) (string, error) {
 			return code, nil
 		}
 	}
-	return "", fmt.Errorf("organization %d has no free driver code left: %w", orgID, ErrConflict)
+	return "", Conflict("organization %d has no free driver code left", orgID)
 }
 
 func newQRPayload() string {
@@ -182,7 +182,7 @@ func newQRPayload() string {
 func (tx *Tx) Driver(id int64) (*Driver, error) {
 	var d Driver
 	if err := getJSON(tx.bucket(bucketDrivers), itob(id), &d); err != nil {
-		return nil, fmt.Errorf("driver %d: %w", id, err)
+		return nil, missing(err, "driver %d", id)
 	}
 	return &d, nil
 }
@@ -191,7 +191,7 @@ func (tx *Tx) Driver(id int64) (*Driver, error) {
 func (tx *Tx) DriverByThirdPartyID(orgID int64, thirdPartyID string) (*Driver, error) {
 	id := tx.bucket(bucketDriverThirdParty).Get(compositeKey(orgID, thirdPartyID))
 	if id == nil {
-		return nil, fmt.Errorf("driver %q: %w", thirdPartyID, ErrNotFound)
+		return nil, NotFound("driver %q", thirdPartyID)
 	}
 	return tx.Driver(btoi(id))
 }
@@ -200,7 +200,7 @@ func (tx *Tx) DriverByThirdPartyID(orgID int64, thirdPartyID string) (*Driver, e
 func (tx *Tx) DriverByCode(orgID int64, code string) (*Driver, error) {
 	id := tx.bucket(bucketDriverCodes).Get(compositeKey(orgID, code))
 	if id == nil {
-		return nil, fmt.Errorf("driver code: %w", ErrNotFound)
+		return nil, NotFound("driver code")
 	}
 	return tx.Driver(btoi(id))
 }
@@ -209,7 +209,7 @@ func (tx *Tx) DriverByCode(orgID int64, code string) (*Driver, error) {
 func (tx *Tx) DriverByQR(payload string) (*Driver, error) {
 	id := tx.bucket(bucketDriverQR).Get([]byte(payload))
 	if id == nil || payload == "" {
-		return nil, fmt.Errorf("driver QR code: %w", ErrNotFound)
+		return nil, NotFound("driver QR code")
 	}
 	return tx.Driver(btoi(id))
 }
@@ -249,12 +249,12 @@ func (tx *Tx) UpdateDriver(id int64, p DriverPatch) (*Driver, error) {
 	}
 	if d.Code != prev.Code {
 		if owner := tx.bucket(bucketDriverCodes).Get(compositeKey(d.OrganizationID, d.Code)); owner != nil && btoi(owner) != id {
-			return nil, fmt.Errorf("driverCode %s is already used in organization %d: %w", d.Code, d.OrganizationID, ErrConflict)
+			return nil, Conflict("driverCode %s is already used in organization %d", d.Code, d.OrganizationID)
 		}
 	}
 	if d.ThirdPartyID != prev.ThirdPartyID {
 		if owner := tx.bucket(bucketDriverThirdParty).Get(compositeKey(d.OrganizationID, d.ThirdPartyID)); owner != nil && btoi(owner) != id {
-			return nil, fmt.Errorf("driverThirdPartyId %q is already used in organization %d: %w", d.ThirdPartyID, d.OrganizationID, ErrConflict)
+			return nil, Conflict("driverThirdPartyId %q is already used in organization %d", d.ThirdPartyID, d.OrganizationID)
 		}
 	}
 	d.UpdatedAt = tx.now
@@ -276,7 +276,7 @@ func (tx *Tx) DeleteDriver(id int64) error {
 		return err
 	}
 	if d.IsActive {
-		return fmt.Errorf("driver %d is active; deactivate it (PUT /drivers) before deleting it: %w", id, ErrInvalid)
+		return Invalid("", "driver %d is active; deactivate it (PUT /drivers) before deleting it", id)
 	}
 	if err := tx.bucket(bucketDriverCodes).Delete(compositeKey(d.OrganizationID, d.Code)); err != nil {
 		return err

@@ -35,11 +35,11 @@ const MaxGeofenceRadius = 1_000_000
 // its index and member.
 func ValidateGeofences(fs []Geofence) error {
 	if len(fs) > MaxGeofences {
-		return fmt.Errorf("geofences: at most %d per device: %w", MaxGeofences, ErrInvalid)
+		return Invalid("", "geofences: at most %d per device", MaxGeofences)
 	}
 	seen := map[int64]bool{}
 	for i, g := range fs {
-		bad := func(rule string) error { return fmt.Errorf("[%d].%s: %w", i, rule, ErrInvalid) }
+		bad := func(rule string) error { return Invalid("", "[%d].%s", i, rule) }
 		switch {
 		case g.ID < 1:
 			return bad("id must be a positive integer")
@@ -137,7 +137,7 @@ func dropDeviceTrack(tx *Tx, d *Device) error {
 
 func (tx *Tx) deviceTrack(imei string) (*deviceTrack, error) {
 	t := &deviceTrack{}
-	if err := getJSON(tx.bucket(bucketDeviceTracks), []byte(imei), t); err != nil && err != ErrNotFound {
+	if err := getJSON(tx.bucket(bucketDeviceTracks), []byte(imei), t); err != nil && !isNotFound(err) {
 		return nil, err
 	}
 	if t.Fences == nil {

@@ -105,7 +105,7 @@ func (tx *Tx) Hotspot(imei string) (*HotspotState, error) {
 		return nil, err
 	}
 	h := &HotspotState{IMEI: imei}
-	if err := getJSON(tx.bucket(bucketHotspot), []byte(imei), h); err != nil && err != ErrNotFound {
+	if err := getJSON(tx.bucket(bucketHotspot), []byte(imei), h); err != nil && !isNotFound(err) {
 		return nil, err
 	}
 	return h, nil

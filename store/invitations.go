@@ -1,7 +1,6 @@
 package store
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 )
@@ -24,7 +23,7 @@ const MaxInvitedPartners = 100
 func (tx *Tx) AnswerOrganizationInvitation(orgID, partnerID int64, accept bool) (*Organization, error) {
 	o, err := tx.Organization(orgID)
 	if err != nil || !slices.Contains(o.InvitedPartnerIDs, partnerID) {
-		return nil, fmt.Errorf("invitation to organization %d: %w", orgID, ErrNotFound)
+		return nil, NotFound("invitation to organization %d", orgID)
 	}
 	if _, err := tx.Partner(partnerID); err != nil {
 		return nil, err

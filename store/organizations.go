@@ -88,7 +88,7 @@ func (tx *Tx) CreateOrganization(partnerID int64, name string, ssoSalt []byte) (
 // general purge time becomes DefaultPurgeDays.
 func (tx *Tx) AddOrganization(o *Organization) error {
 	if o.PartnerID == 0 {
-		return fmt.Errorf("organization without a partner: %w", ErrInvalid)
+		return Invalid("", "organization without a partner")
 	}
 	if _, err := tx.Partner(o.PartnerID); err != nil {
 		return err
@@ -121,7 +121,7 @@ func (o *Organization) public() Organization {
 func (tx *Tx) Organization(id int64) (*Organization, error) {
 	var o Organization
 	if err := getJSON(tx.bucket(bucketOrgs), itob(id), &o); err != nil {
-		return nil, fmt.Errorf("organization %d: %w", id, err)
+		return nil, missing(err, "organization %d", id)
 	}
 	return &o, nil
 }
@@ -137,17 +137,17 @@ func (tx *Tx) UpdateOrganization(o *Organization) error {
 		return err
 	}
 	if o.PartnerID != prev.PartnerID {
-		return fmt.Errorf("organization %d cannot change its creating partner: %w", o.ID, ErrInvalid)
+		return Invalid("", "organization %d cannot change its creating partner", o.ID)
 	}
 	if !slices.Contains(o.PartnerIDs, o.PartnerID) {
 		o.PartnerIDs = append([]int64{o.PartnerID}, o.PartnerIDs...)
 	}
 	o.InvitedPartnerIDs = slices.DeleteFunc(o.InvitedPartnerIDs, o.HasPartner)
 	if o.ExclusivePartnerOnly && len(o.PartnerIDs)+len(o.InvitedPartnerIDs) > 1 {
-		return fmt.Errorf("organization %d is exclusive to partner %d and cannot hold or invite other partners: %w", o.ID, o.PartnerID, ErrInvalid)
+		return Invalid("", "organization %d is exclusive to partner %d and cannot hold or invite other partners", o.ID, o.PartnerID)
 	}
 	if len(o.InvitedPartnerIDs) > MaxInvitedPartners {
-		return fmt.Errorf("organization %d can invite at most %d partners at a time: %w", o.ID, MaxInvitedPartners, ErrInvalid)
+		return Invalid("", "organization %d can invite at most %d partners at a time", o.ID, MaxInvitedPartners)
 	}
 	for _, pid := range o.PartnerIDs {
 		if _, err := tx.Partner(pid); err != nil {
@@ -163,7 +163,7 @@ func (tx *Tx) UpdateOrganization(o *Organization) error {
 			return err
 		}
 		if n > 0 {
-			return fmt.Errorf("partner %d still has %d devices in organization %d: %w", pid, n, o.ID, ErrConflict)
+			return Conflict("partner %d still has %d devices in organization %d", pid, n, o.ID)
 		}
 	}
 	if err := putJSON(tx.bucket(bucketOrgs), itob(o.ID), o); err != nil {

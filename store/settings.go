@@ -284,7 +284,7 @@ func dropDeviceSettings(tx *Tx, d *Device) error {
 // configured gets an empty record at version 0.
 func (tx *Tx) DeviceSettings(imei string) (*DeviceSettings, error) {
 	s := &DeviceSettings{IMEI: imei}
-	if err := getJSON(tx.bucket(bucketDeviceSettings), []byte(imei), s); err != nil && err != ErrNotFound {
+	if err := getJSON(tx.bucket(bucketDeviceSettings), []byte(imei), s); err != nil && !isNotFound(err) {
 		return nil, err
 	}
 	return s, nil
@@ -322,7 +322,7 @@ func (tx *Tx) putDeviceSettings(s *DeviceSettings) (*Device, *DeviceSettings, er
 // OrgSettings returns an organization's default settings (empty when never set).
 func (tx *Tx) OrgSettings(orgID int64) (*OrgSettings, error) {
 	s := &OrgSettings{OrganizationID: orgID}
-	if err := getJSON(tx.bucket(bucketOrgSettings), itob(orgID), s); err != nil && err != ErrNotFound {
+	if err := getJSON(tx.bucket(bucketOrgSettings), itob(orgID), s); err != nil && !isNotFound(err) {
 		return nil, err
 	}
 	return s, nil

@@ -16,17 +16,6 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
-// Sentinel errors. Callers test them with errors.Is; the API maps them to
-// HTTP statuses in one place.
-var (
-	// ErrNotFound means the record does not exist or is not visible to the caller.
-	ErrNotFound = errors.New("store: not found")
-	// ErrConflict means the write would break a uniqueness rule.
-	ErrConflict = errors.New("store: conflict")
-	// ErrInvalid means the write carries a value the store refuses.
-	ErrInvalid = errors.New("store: invalid")
-)
-
 // Clock returns the current time. Tests inject a fixed or stepping clock.
 type Clock func() time.Time
 
@@ -266,7 +255,7 @@ func compositeKey(parts ...any) []byte {
 func getJSON(b *bolt.Bucket, key []byte, v any) error {
 	raw := b.Get(key)
 	if raw == nil {
-		return ErrNotFound
+		return NotFound("")
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		return fmt.Errorf("store: decode %s: %w", key, err)
