@@ -225,56 +225,6 @@ func encodeArgs(args any) (json.RawMessage, error) {
 	return raw, nil
 }
 
-// applyReply is the store side of a reply, run in the group commit: a queued
-// command is done once answered, and a successful factory reset revokes
-// the device's token so that it must bootstrap again.
-func (s *Server) applyReply(tx *store.Tx, dev *store.Device, r protocol.Reply) error {
-	name := ""
-	if w := s.replies.get(r.ID, dev.IMEI); w != nil {
-		name = w.name
-	}
-	qc, err := tx.QueuedCommand(dev.IMEI, r.ID)
-	if err == nil {
-		name = qc.Name
-		if _, err := tx.DeleteQueuedCommand(dev.IMEI, r.ID); err != nil {
-			return err
-		}
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return err
-	} else {
-		qc = nil
-	}
-	if !r.OK {
-		return nil
-	}
-	switch name {
-	case protocol.CmdFactoryReset:
-		if err := tx.RevokeDeviceToken(dev.IMEI, "factory reset"); err != nil {
-			return err
-		}
-		return tx.ResetHotspot(dev.IMEI)
-	case protocol.CmdPrivacyMode:
-		if qc != nil {
-			return privacyApplied(tx, dev.IMEI, qc.Args)
-		}
-	}
-	return nil
-}
-
-// privacyApplied records a queued privacy switch that the device confirmed
-// after reconnecting.
-func privacyApplied(tx *store.Tx, imei string, args json.RawMessage) error {
-	var a protocol.PrivacyModeArgs
-	if err := json.Unmarshal(args, &a); err != nil || a.Mode == "" {
-		return nil
-	}
-	before := store.PrivacyModeOn
-	if a.Mode == store.PrivacyModeOn {
-		before = store.PrivacyModeOff
-	}
-	return tx.PrivacyModeApplied(imei, before, a.Mode)
-}
-
 // replied hands a committed reply to the Send waiting for it.
 func (s *Server) replied(imei string, r protocol.Reply) {
 	if w := s.replies.get(r.ID, imei); w != nil {

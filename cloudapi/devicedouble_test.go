@@ -379,13 +379,14 @@ func newMediaEnv(t *testing.T, opts ...envOption) *mediaEnv {
 	return m
 }
 
-// report delivers a device event through the broker's event handler, and returns the
-// stored event id (0 when dropped).
+// report stores a device event as the broker ingests it, waking the media
+// service after the commit as fleetcam does, and returns the stored event
+// id (0 when dropped).
 func (m *mediaEnv) report(dev *store.Device, ev protocol.Event) int64 {
 	m.t.Helper()
 	err := m.db.Update(store.Actor{Source: "device"}, func(tx *store.Tx) error {
 		tx.OnCommit(m.api.WakeMedia)
-		return broker.StoreEvent(tx, dev, ev)
+		return broker.IngestEvent(tx, dev, ev)
 	})
 	if err != nil {
 		m.t.Fatal(err)
