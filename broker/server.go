@@ -61,6 +61,8 @@ type Server struct {
 	mqtt    *mqttd.Server
 	links   *registry
 	replies *replyWaiters
+	// queued holds devices whose queued commands were just committed.
+	queued *pendingDelivery
 
 	mu        sync.Mutex
 	committer *store.Committer
@@ -111,7 +113,7 @@ func New(cfg configs.Config, db *store.DB, log *slog.Logger, reg prometheus.Regi
 	s := &Server{
 		cfg: m, devices: cfg.Devices, db: db, log: log.With("component", "broker"), now: now, master: master,
 		limiter: newIPLimiter(m.ConnectRatePerIP, m.ConnectBurstPerIP),
-		links:   newRegistry(), replies: newReplyWaiters(),
+		links:   newRegistry(), replies: newReplyWaiters(), queued: newPendingDelivery(),
 		addrs: map[string]string{},
 	}
 	s.mqtt = mqttd.New(mqttd.Options{
@@ -149,8 +151,9 @@ func (s *Server) Start() error {
 		return err
 	}
 	s.stop = make(chan struct{})
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.sweep()
+	go s.deliverCommitted()
 	s.running = true
 	return nil
 }

@@ -147,12 +147,15 @@ func (c *testCommander) Disconnect(imei string) {
 	d.online = false
 }
 
-func (c *testCommander) Queue(imei, name string, args any) error {
+// Enqueue records the command once the caller's transaction commits.
+func (c *testCommander) Enqueue(tx *store.Tx, imei, name string, args any) error {
 	raw, _ := json.Marshal(args)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.sent = append(c.sent, sentCommand{imei: imei, name: name, args: raw})
-	c.signalSent()
+	tx.OnCommit(func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.sent = append(c.sent, sentCommand{imei: imei, name: name, args: raw})
+		c.signalSent()
+	})
 	return nil
 }
 
