@@ -146,13 +146,6 @@ func (tx *Tx) deviceTrack(imei string) (*deviceTrack, error) {
 	return t, nil
 }
 
-// GPSHook is the broker's GPS handler: it learns from the new samples of a
-// device (see TrackGPS) in the transaction that stored them.
-func GPSHook(tx *Tx, dev *Device, points []GPSPoint) error {
-	_, err := tx.TrackGPS(dev, points)
-	return err
-}
-
 // TrackGPS learns from a device's new fixes, which AddGPS stored in this
 // transaction: geofence sides and speed-limit excursions. It creates a
 // speedLimit event at the first fix of each excursion above the event
