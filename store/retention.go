@@ -417,7 +417,7 @@ func (r *Purger) RunOnce(ctx context.Context) (PurgeResult, error) {
 	res, err := r.db.Purge(ctx, r.db.Now(), PurgeSettings{Batch: r.opts.Batch, WebhookDeliveryDays: r.opts.WebhookDeliveryDays})
 	r.duration.Observe(time.Since(start).Seconds())
 	for kind, n := range res.Deleted {
-		r.deleted.WithLabelValues(kind).Add(float64(n))
+		r.deleted.WithLabelValues(MetricLabel(kind)).Add(float64(n))
 	}
 	if err != nil {
 		r.runs.WithLabelValues("error").Inc()

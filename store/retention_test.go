@@ -127,6 +127,9 @@ func TestPurge(t *testing.T) {
 	if got := gathered(t, reg, "fleetcam_retention_deleted_total", "trips"); got != 10 {
 		t.Errorf("fleetcam_retention_deleted_total{kind=trips} %v", got)
 	}
+	if got := gathered(t, reg, "fleetcam_retention_deleted_total", "driver_sessions"); got != 9 {
+		t.Errorf("fleetcam_retention_deleted_total{kind=driver_sessions} %v, want 9 (label values are snake_case)", got)
+	}
 	if got := gathered(t, reg, "fleetcam_retention_runs_total", "ok"); got != 1 {
 		t.Errorf("fleetcam_retention_runs_total{result=ok} %v", got)
 	}
