@@ -148,7 +148,7 @@ func TestWebhookSettingsRules(t *testing.T) {
 		{"repeated URL", "POST", map[string]any{"gpsWebhookUrl": []string{"https://a.example.com", "https://a.example.com"}}, "gpsWebhookUrl[1] repeats a URL"},
 		{"not http", "POST", map[string]any{"eventWebhookUrl": []string{"ftp://a.example.com/x"}}, "eventWebhookUrl[0] must be an absolute http or https URL"},
 		{"relative", "PATCH", map[string]any{"gpsWebhookUrl": []string{"/hooks/gps"}}, "gpsWebhookUrl[0] must be an absolute http or https URL"},
-		{"loopback", "POST", map[string]any{"eventWebhookUrl": []string{"http://127.0.0.1:8080/x"}}, "eventWebhookUrl[0] must not point to a loopback"},
+		{"loopback", "POST", map[string]any{"eventWebhookUrl": []string{"http://127.0.0.1:8080/x"}}, "eventWebhookUrl[0] must not point to a loopback, private, link-local or metadata address; the operator allows them with FLEETCAM_WEBHOOKS_ALLOW_PRIVATE_TARGETS=true"},
 		{"private", "POST", map[string]any{"gpsWebhookUrl": []string{"http://10.0.0.7/x"}}, "gpsWebhookUrl[0] must not point to"},
 		{"metadata", "POST", map[string]any{"alarmsWebhookUrl": []string{"http://169.254.169.254/latest"}}, "alarmsWebhookUrl[0] must not point to"},
 		{"system URL missing", "POST", map[string]any{"systemMessagesWebhook": []any{map[string]any{"config": map[string]any{}}}}, "systemMessagesWebhook[0].url is required"},

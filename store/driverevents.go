@@ -6,13 +6,8 @@ import (
 )
 
 // Driver events in the event records: the event ingest stamps every event
-// with the driver of its device at its time and renders the driver in the
-// event webhook through the two functions this file sets.
-
-func init() {
-	lookupEventDriver = eventDriver
-	eventDriverInfo = eventDriverWebhook
-}
+// with the driver of its device at its time (eventDriver) and the event
+// webhook renders it (eventDriverWebhook).
 
 // eventDriver picks the driver of an event: the one the device or the
 // state machine reported when it is a driver of the device's organization,

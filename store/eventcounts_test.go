@@ -145,11 +145,14 @@ func TestEventHoursBackfilledOnOpen(t *testing.T) {
 				return err
 			}
 		}
-		// As an older version left it: no counts.
+		// As an older version left it: no counts, no schema version.
 		if err := tx.Bolt().DeleteBucket(BucketOrgEventHours); err != nil {
 			return err
 		}
-		return tx.Bucket(BucketMeta).Delete(KeyEventHours)
+		if err := tx.Bucket(BucketMeta).Delete(KeyEventHours); err != nil {
+			return err
+		}
+		return tx.Bucket(BucketMeta).Delete(KeySchemaVersion)
 	})
 	if err != nil {
 		t.Fatal(err)

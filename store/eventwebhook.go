@@ -46,14 +46,11 @@ func (tx *Tx) EventWebhookData(e *Event) (*EventWebhookData, error) {
 		d.Files = append(d.Files, EventWebhookFile{CameraID: f.CameraID, File: f.FileID, FileType: f.FileType})
 	}
 	if e.DriverID != 0 {
-		d.Driver = map[string]any{"id": e.DriverID}
-		if eventDriverInfo != nil {
-			info, err := eventDriverInfo(tx, e.DriverID)
-			if err != nil {
-				return nil, err
-			}
-			d.Driver = info
+		info, err := eventDriverWebhook(tx, e.DriverID)
+		if err != nil {
+			return nil, err
 		}
+		d.Driver = info
 	}
 	return d, nil
 }

@@ -24,21 +24,62 @@ var (
 	QueueValue      = queueValue
 	ParseQueueEntry = parseQueueEntry
 
-	KeyEventHours          = keyEventHours
-	BucketMeta             = bucketMeta
-	BucketMessages         = bucketMessages
-	BucketDevices          = bucketDevices
-	BucketDeviceLinks      = bucketDeviceLinks
-	BucketDeviceTracks     = bucketDeviceTracks
-	BucketTrips            = bucketTrips
-	BucketDriverSessions   = bucketDriverSessions
-	BucketOrgEvents        = bucketOrgEvents
-	BucketOrgEventHours    = bucketOrgEventHours
-	BucketMediaAge         = bucketMediaAge
-	BucketDeliveries       = bucketDeliveries
-	BucketOrgDeliveries    = bucketOrgDeliveries
-	BucketWebhookReceivers = bucketWebhookReceivers
+	KeyEventHours           = keyEventHours
+	KeySchemaVersion        = keySchemaVersion
+	BucketMeta              = bucketMeta
+	BucketMessages          = bucketMessages
+	BucketDevices           = bucketDevices
+	BucketDeviceLinks       = bucketDeviceLinks
+	BucketDeviceTracks      = bucketDeviceTracks
+	BucketTrips             = bucketTrips
+	BucketDriverSessions    = bucketDriverSessions
+	BucketOrgEvents         = bucketOrgEvents
+	BucketOrgEventHours     = bucketOrgEventHours
+	BucketMediaAge          = bucketMediaAge
+	BucketDeliveries        = bucketDeliveries
+	BucketOrgDeliveries     = bucketOrgDeliveries
+	BucketWebhookReceivers  = bucketWebhookReceivers
+	BucketGPS               = bucketGPS
+	BucketHealthState       = bucketHealthState
+	BucketAlarmOpen         = bucketAlarmOpen
+	BucketAuxCameras        = bucketAuxCameras
+	BucketBilling           = bucketBilling
+	BucketDataUsage         = bucketDataUsage
+	BucketDeviceCredentials = bucketDeviceCredentials
+	BucketPinFailures       = bucketPinFailures
+	BucketHotspot           = bucketHotspot
+	BucketDeviceSettings    = bucketDeviceSettings
+	BucketTripOpen          = bucketTripOpen
+	BucketPartners          = bucketPartners
+
+	SchemaVersion = schemaVersion
 )
+
+// Migration is a migration as the tests list, count and make up.
+type Migration struct {
+	Version int
+	Name    string
+	Up      func(tx *Tx) error
+}
+
+// Migrations lists the store's migrations in order.
+func Migrations() []Migration {
+	out := make([]Migration, len(migrations))
+	for i, m := range migrations {
+		out[i] = Migration{Version: m.version, Name: m.name, Up: m.up}
+	}
+	return out
+}
+
+// OpenMigrations opens the bbolt store at path as Open does, applying list
+// in place of the store's migrations.
+func OpenMigrations(path string, opts Options, list []Migration) (*DB, error) {
+	ms := make([]migration, len(list))
+	for i, m := range list {
+		ms[i] = migration{version: m.Version, name: m.Name, up: m.Up}
+	}
+	return open(path, opts, ms)
+}
 
 // Bolt is the bbolt database beneath the store.
 func (db *DB) Bolt() *bolt.DB { return db.bolt }

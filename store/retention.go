@@ -168,7 +168,7 @@ func (db *DB) Purge(ctx context.Context, now time.Time, s PurgeSettings) (PurgeR
 	var orgs []Organization
 	if err := db.View(ctx, func(tx *Tx) error {
 		var err error
-		orgs, err = tx.Organizations(0)
+		orgs, _, err = tx.Organizations(OrganizationFilter{}, Page{})
 		return err
 	}); err != nil {
 		return res, err
@@ -417,7 +417,7 @@ func (r *Purger) RunOnce(ctx context.Context) (PurgeResult, error) {
 	res, err := r.db.Purge(ctx, r.db.Now(), PurgeSettings{Batch: r.opts.Batch, WebhookDeliveryDays: r.opts.WebhookDeliveryDays})
 	r.duration.Observe(time.Since(start).Seconds())
 	for kind, n := range res.Deleted {
-		r.deleted.WithLabelValues(kind).Add(float64(n))
+		r.deleted.WithLabelValues(MetricLabel(kind)).Add(float64(n))
 	}
 	if err != nil {
 		r.runs.WithLabelValues("error").Inc()

@@ -91,7 +91,7 @@ func TestPurge(t *testing.T) {
 			if len(segs) != 1 {
 				t.Errorf("purged device keeps %d driver sessions, want only the open one", len(segs))
 			}
-			as, _ := tx.Alarms(AlarmFilter{})
+			as, _, _ := tx.Alarms(AlarmFilter{}, Sort{}, Page{})
 			for _, a := range as {
 				if a.IMEI == purged.IMEI || a.CreatedAt.Before(now.AddDate(0, 0, -AlarmRetentionDays)) {
 					t.Errorf("alarm %d of %s created %s survived", a.ID, a.IMEI, a.CreatedAt)
@@ -129,6 +129,9 @@ func TestPurge(t *testing.T) {
 		}
 		if got := gathered(t, reg, "fleetcam_retention_deleted_total", "trips"); got != 10 {
 			t.Errorf("fleetcam_retention_deleted_total{kind=trips} %v", got)
+		}
+		if got := gathered(t, reg, "fleetcam_retention_deleted_total", "driver_sessions"); got != 9 {
+			t.Errorf("fleetcam_retention_deleted_total{kind=driver_sessions} %v, want 9 (label values are snake_case)", got)
 		}
 		if got := gathered(t, reg, "fleetcam_retention_runs_total", "ok"); got != 1 {
 			t.Errorf("fleetcam_retention_runs_total{result=ok} %v", got)

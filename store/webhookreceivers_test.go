@@ -34,8 +34,11 @@ func TestWebhookReceiversFollowSettingsAndSubscriptions(t *testing.T) {
 	}
 	// A store written before the index existed gets one when it opens.
 	path := f.db.Path()
-	f.db.Update(t.Context(), Actor{Source: "test"}, func(tx *Tx) error {
-		return tx.Bucket(BucketWebhookReceivers).Delete(Itob(f.org.ID))
+	f.update(func(tx *Tx) error {
+		if err := tx.Bucket(BucketWebhookReceivers).Delete(Itob(f.org.ID)); err != nil {
+			return err
+		}
+		return tx.Bucket(BucketMeta).Delete(KeySchemaVersion)
 	})
 	if has(WebhookTypeGPS) {
 		t.Fatal("index entry still there after deleting it")

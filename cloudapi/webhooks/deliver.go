@@ -218,19 +218,19 @@ func (d *Dispatcher) observe(del *store.Delivery, start time.Time, x exchange, f
 	case x.outcome != outcomeSuccess:
 		attempt = "http_error"
 	}
-	d.metrics.attempts.WithLabelValues(del.Type, attempt).Inc()
+	d.metrics.attempts.WithLabelValues(store.MetricLabel(del.Type), attempt).Inc()
 	if first {
-		d.metrics.latency.WithLabelValues(del.Type).Observe(max(0, start.Sub(del.MessageTime).Seconds()))
+		d.metrics.latency.WithLabelValues(store.MetricLabel(del.Type)).Observe(max(0, start.Sub(del.MessageTime).Seconds()))
 	}
 	for _, f := range finished {
 		o := outcomeGivenUp
 		if f.Status == store.DeliveryDelivered {
 			o = outcomeDelivered
 		}
-		d.metrics.deliveries.WithLabelValues(f.Type, o).Inc()
+		d.metrics.deliveries.WithLabelValues(store.MetricLabel(f.Type), o).Inc()
 	}
 	for _, f := range disabled {
-		d.metrics.deliveries.WithLabelValues(f.Type, outcomeDisabled).Inc()
+		d.metrics.deliveries.WithLabelValues(store.MetricLabel(f.Type), outcomeDisabled).Inc()
 	}
 	if x.outcome != outcomeSuccess {
 		d.log.Debug("webhook attempt failed", "delivery", del.ID, "url", del.URL, "err", x.err)

@@ -128,7 +128,7 @@ func (d *Dispatcher) queueBatch() (more bool, err error) {
 	}
 	d.mu.Unlock()
 	for _, t := range types {
-		d.metrics.fannedOut.WithLabelValues(t).Inc()
+		d.metrics.fannedOut.WithLabelValues(store.MetricLabel(t)).Inc()
 	}
 	return more, nil
 }

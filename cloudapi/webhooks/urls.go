@@ -23,7 +23,11 @@ import (
 // saved, and on the resolved address of every connection at delivery
 // time, so a name that resolves to an internal address is refused as well.
 // Redirects are not followed. Operators allow private targets with
-// webhooks.allowPrivateTargets (tests and local development).
+// webhooks.allowPrivateTargets (tests and local development), and the
+// refusal says so.
+
+// allowPrivateHint tells how an operator allows internal targets.
+const allowPrivateHint = "the operator allows them with FLEETCAM_WEBHOOKS_ALLOW_PRIVATE_TARGETS=true (webhooks.allowPrivateTargets), for local development"
 
 // URL errors, tested with errors.Is.
 var (
@@ -84,7 +88,7 @@ func CheckURL(raw string, p URLPolicy) error {
 			internal = true
 		}
 		if internal {
-			return &ruleError{ErrForbiddenTarget, "must not point to a loopback, private, link-local or metadata address"}
+			return &ruleError{ErrForbiddenTarget, "must not point to a loopback, private, link-local or metadata address; " + allowPrivateHint}
 		}
 	}
 	if u.Scheme == "http" && !p.AllowHTTP {
@@ -200,7 +204,7 @@ func guardDial(_, address string, _ syscall.RawConn) error {
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil || !PublicAddr(ip) {
-		return fmt.Errorf("%w: %s resolves to a loopback, private, link-local or reserved address", ErrForbiddenTarget, host)
+		return fmt.Errorf("%w: %s resolves to a loopback, private, link-local or reserved address; %s", ErrForbiddenTarget, host, allowPrivateHint)
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ func TestCheckURL(t *testing.T) {
 		{"h:/x", none, ErrInvalidURL, "at least 5"},
 		{"https://hooks.example.com/#frag", none, ErrInvalidURL, "fragment"},
 		{"https://hooks.example.com/" + strings.Repeat("a", MaxURLLength), none, ErrInvalidURL, "at most"},
-		{"http://127.0.0.1:9000/x", none, ErrForbiddenTarget, "loopback"},
+		{"http://127.0.0.1:9000/x", none, ErrForbiddenTarget, "FLEETCAM_WEBHOOKS_ALLOW_PRIVATE_TARGETS=true"},
 		{"http://localhost:9000/x", none, ErrForbiddenTarget, "loopback"},
 		{"http://api.localhost/x", none, ErrForbiddenTarget, "loopback"},
 		{"http://10.1.2.3/x", none, ErrForbiddenTarget, "private"},
@@ -107,7 +107,7 @@ func TestGuardDialRefusesResolvedPrivateAddresses(t *testing.T) {
 		"[::127.0.0.1]:80": false, "[64:ff9b::a9fe:a9fe]:80": false, "[2002:a9fe:a9fe::1]:443": false,
 		"[2001:0:4136:e378:8000:63bf:5601:5601]:443": false, "[64:ff9b::808:808]:443": true} {
 		err := guardDial("tcp", addr, nil)
-		if (err == nil) != ok || (err != nil && !errors.Is(err, ErrForbiddenTarget)) {
+		if (err == nil) != ok || (err != nil && (!errors.Is(err, ErrForbiddenTarget) || !strings.Contains(err.Error(), "FLEETCAM_WEBHOOKS_ALLOW_PRIVATE_TARGETS"))) {
 			t.Errorf("guardDial(%s) = %v", addr, err)
 		}
 	}

@@ -10,6 +10,7 @@
 //	devicesim -scenario shift.yaml -gpx trip.gpx # a scripted drive along a GPX track
 //	devicesim -load -devices 10000 -connect-rate 2000 -gps-rate 1 -event-rate 0.01 -duration 5m
 //	devicesim -load -devices 100 -closed-loop -duration 30s   # maximum acknowledged throughput
+//	FLEETCAM_TOKEN=… devicesim -load -devices 10000 -add-to http://127.0.0.1:8080/v2/organizations/1/devices
 //	devicesim -firmware 3.9 -mqtt 3.1.1          # legacy firmware over MQTT 3.1.1
 //	devicesim -health sdCardFailing,powerDisconnected # a device with health alarms
 //
@@ -66,7 +67,7 @@ func main() {
 type flags struct {
 	broker, imeiStart, masterKey, stateDir, firmware, mqtt string
 	route, gpx, scenario, ackLog, frameSize, logLevel      string
-	tokenSeed                                              string
+	tokenSeed, addTo                                       string
 	devices, receiveMax, gpsBatch, window, connectParallel int
 	gpsRate, gpxSpeed, eventRate, connectRate              float64
 	clean, load, ignoreEventConfig, closedLoop             bool
@@ -89,6 +90,8 @@ Examples:
   devicesim -firmware 3.9 -mqtt 3.1.1           # legacy firmware over MQTT 3.1.1
   devicesim -load -devices 10000 -connect-rate 2000 -gps-rate 1 -event-rate 0.01 -duration 5m
   devicesim -load -devices 100 -closed-loop -duration 30s
+  FLEETCAM_TOKEN=$TOKEN devicesim -load -devices 10000 -add-to http://127.0.0.1:8080/v2/organizations/1/devices
+                                                # add the devices to organization 1 first
 
 Flags:
 `
@@ -148,6 +151,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*flags, error) {
 	fs.IntVar(&f.window, "window", 0, "load mode: publishes a device may have awaiting PUBACK (0: 1 in closed loop, 16 otherwise)")
 	fs.IntVar(&f.connectParallel, "connect-parallel", 256, "load mode: connection attempts in progress at once")
 	fs.StringVar(&f.tokenSeed, "token-seed", "", "load mode: hex seed the devices derive their tokens from (a store provisioned with the same seed, e.g. by fleetbench) instead of bootstrapping")
+	fs.StringVar(&f.addTo, "add-to", "", "before connecting, add the devices to the inventory of this organization: its device list URL, http://127.0.0.1:8080/v2/organizations/ID/devices, with the API token in "+tokenEnv+" (devices already registered are skipped)")
 	fs.StringVar(&f.ackLog, "ack-log", "", "file that records every acknowledged publish: unix ms, imei, topic, key (event id, first GPS fix ms, command id, file id, or -), latency µs")
 	fs.StringVar(&f.health, "health", "", "comma-separated health faults every device reports: sdCardMissing, sdCardFailing, recordingTestFailed, cameraDisconnected, powerDisconnected")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
@@ -275,6 +279,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		level = slog.LevelError
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if f.addTo != "" {
+		imeis, err := devicesim.IMEIs(f.imeiStart, f.devices)
+		if err != nil {
+			fmt.Fprintf(stderr, "devicesim: -imei-start: %v\n", err)
+			return 2
+		}
+		if err := addToInventory(ctx, f.addTo, os.Getenv(tokenEnv), imeis, stderr); err != nil {
+			fmt.Fprintf(stderr, "devicesim: %v\n", err)
+			return 1
+		}
+	}
 	if f.load {
 		return runLoad(ctx, f, logger, stdout, stderr)
 	}
