@@ -21,6 +21,7 @@ const (
 	nameTooManyRequests   = "TooManyRequestsError"
 	nameTooLarge          = "PayloadTooLargeError"
 	nameTimeout           = "TimeoutError"
+	nameUnavailable       = "ServiceUnavailableError"
 	nameUnknown           = "UnknownError"
 	// NameNoRecordingAvailable is the 404 a virtual event gets when the device holds no recording.
 	NameNoRecordingAvailable = "NoRecordingAvailableError"
@@ -96,8 +97,17 @@ func statusOf(err error) *APIError {
 		return apiErr(http.StatusTooManyRequests, nameTooManyRequests, "the server is busy checking other passwords; retry in a second")
 	case errors.Is(err, context.DeadlineExceeded):
 		return apiErr(http.StatusServiceUnavailable, nameTimeout, "the request took too long; paginate with limit and offset")
+	case errors.Is(err, context.Canceled):
+		return apiErr(http.StatusServiceUnavailable, nameUnavailable, "the request was cancelled")
 	}
 	return apiErr(http.StatusInternalServerError, nameUnknown, "unknown error has occurred")
+}
+
+// abandoned reports whether err is the end of the call's own context, as
+// opposed to a deadline or cancellation of some inner operation.
+func abandoned(c *gin.Context, err error) bool {
+	done := c.Request.Context().Err()
+	return done != nil && errors.Is(err, done)
 }
 
 // storeErr is the answer to a store error: its kind chooses the status and
@@ -126,10 +136,16 @@ type errorBody struct {
 }
 
 // fail answers err and stops the handler chain. Unknown errors are logged
-// with the request id; their text never reaches the caller.
+// with the request id; their text never reaches the caller. A call that
+// failed because its own context ended (the client went away, or the call
+// ran out of time and withTimeout has answered it) is no fault of the
+// server: it is logged at info, not as an error.
 func (s *Server) fail(c *gin.Context, err error) {
 	ae := statusOf(err)
-	if ae.Status >= 500 {
+	switch {
+	case abandoned(c, err):
+		s.log.Info("request abandoned", "requestId", requestID(c), "route", c.FullPath(), "err", err)
+	case ae.Status >= 500:
 		s.log.Error("request failed", "requestId", requestID(c), "route", c.FullPath(), "err", err)
 	}
 	if ae.Status == http.StatusTooManyRequests && c.Writer.Header().Get("Retry-After") == "" {
