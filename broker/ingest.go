@@ -262,7 +262,7 @@ func (s *Server) applyGPS(tx *store.Tx, dev *store.Device, points []store.GPSPoi
 	}
 	if tx.HasWebhookReceivers(dev.OrganizationID, store.WebhookTypeGPS) {
 		if err := tx.Emit(store.Message{Kind: store.MessageGPS, OrganizationID: dev.OrganizationID,
-			PartnerID: dev.PartnerID, IMEI: dev.IMEI}, newGPSWebhook(dev.IMEI, added)); err != nil {
+			PartnerID: dev.PartnerID, IMEI: dev.IMEI, GPS: added}); err != nil {
 			return err
 		}
 	}

@@ -1,7 +1,6 @@
 package cloudapi
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -53,10 +52,8 @@ func TestAlarmSimulatorAndDetails(t *testing.T) {
 	if len(alarmMsgs) != 1 || alarmMsgs[0].IMEI != dev || alarmMsgs[0].OrganizationID != e.org.ID {
 		t.Fatalf("alarm messages %+v", alarmMsgs)
 	}
-	var notice store.AlarmNotice
-	json.Unmarshal(alarmMsgs[0].Payload, &notice)
-	if notice.ID != id || !notice.Simulated || len(notice.Comments) != 1 {
-		t.Fatalf("webhook data %+v", notice)
+	if notice := alarmMsgs[0].Alarm; notice == nil || notice.Alarm.ID != id || !notice.Alarm.Simulated || len(notice.Alarm.Comments) != 1 {
+		t.Fatalf("alarm message fact %+v", notice)
 	}
 
 	r = e.do("GET", fmt.Sprintf("/v2/alarms/%d", id), e.viewerToken, nil).want(http.StatusOK)

@@ -76,9 +76,12 @@ func TestAuxiliaryCameraPairing(t *testing.T) {
 	for _, m := range msgs {
 		switch {
 		case m.Kind == store.MessageSystem && (m.SubType == store.SystemAuxCameraStatus || m.SubType == store.SystemAuxCameraPairing):
-			var n struct{ Status string }
-			json.Unmarshal(m.Payload, &n)
-			statuses = append(statuses, n.Status)
+			switch {
+			case m.AuxSearch != nil:
+				statuses = append(statuses, "searchCompleted")
+			case m.AuxCamera != nil:
+				statuses = append(statuses, m.AuxCamera.Status)
+			}
 		case m.Kind == store.MessageActivation:
 			activations++
 		}

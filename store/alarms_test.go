@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -63,10 +62,10 @@ func TestHealthAlarms(t *testing.T) {
 	if msgs := f.messages(MessageAlarm); len(msgs) != 4 {
 		t.Fatalf("%d alarm messages, want 4", len(msgs))
 	} else {
-		var n AlarmNotice
-		json.Unmarshal(msgs[0].Payload, &n)
-		if n.Event != "created" || n.OrganizationName != "Fleet one" || n.PartnerName != "Partner" || n.AlarmDefinitionName == "" || n.IMEI != dev.IMEI {
-			t.Errorf("alarm notice %+v", n)
+		n := msgs[0].Alarm
+		if msgs[0].SubType != "created" || n == nil || n.OrganizationName != "Fleet one" || n.PartnerName != "Partner" ||
+			n.Alarm.AlarmDefinitionID == 0 || n.Alarm.IMEI != dev.IMEI {
+			t.Errorf("alarm message %+v", msgs[0])
 		}
 	}
 

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -29,10 +28,9 @@ func TestAuxCameraStatusMessages(t *testing.T) {
 		if m.SubType != SystemAuxCameraStatus && m.SubType != SystemAuxCameraPairing {
 			continue
 		}
-		var n AuxCameraNotice
-		json.Unmarshal(m.Payload, &n)
-		if n.CameraID != 50 || n.SerialNumber != dev.IMEI || n.Timestamp == 0 {
-			t.Errorf("notice %+v", n)
+		n := m.AuxCamera
+		if n == nil || n.Camera.CameraID != 50 || m.IMEI != dev.IMEI || m.Time.IsZero() {
+			t.Fatalf("message %+v", m)
 		}
 		statuses = append(statuses, n.Status)
 	}

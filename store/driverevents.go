@@ -1,17 +1,15 @@
 package store
 
 import (
-	"strconv"
 	"time"
 )
 
 // Driver events in the event records: the event ingest stamps every event
 // with the driver of its device at its time and renders the driver in the
-// event webhook through the two functions this file sets.
+// message's fact (eventFact) with the driver's names.
 
 func init() {
 	lookupEventDriver = eventDriver
-	eventDriverInfo = eventDriverWebhook
 }
 
 // eventDriver picks the driver of an event: the one the device or the
@@ -28,24 +26,6 @@ func eventDriver(tx *Tx, dev *Device, reportedID int64, at time.Time) (int64, er
 		return 0, err
 	}
 	return d.ID, nil
-}
-
-// EventDriver is the driver member of an event webhook.
-type EventDriver struct {
-	ID                 string `json:"id"`
-	DriverThirdPartyID string `json:"driverThirdPartyId,omitempty"`
-	FirstName          string `json:"firstName,omitempty"`
-	LastName           string `json:"lastName,omitempty"`
-}
-
-func eventDriverWebhook(tx *Tx, id int64) (any, error) {
-	out := EventDriver{ID: strconv.FormatInt(id, 10)}
-	if d, err := tx.Driver(id); err == nil {
-		out.DriverThirdPartyID, out.FirstName, out.LastName = d.ThirdPartyID, d.FirstName, d.LastName
-	} else if !isNotFound(err) {
-		return nil, err
-	}
-	return out, nil
 }
 
 // IsDriverEvent reports whether a device event type goes through the driver

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -334,12 +333,7 @@ func TestDriverEventsRecorded(t *testing.T) {
 	})
 	var found bool
 	for _, m := range f.messages(MessageEvent) {
-		var data struct {
-			EventType string      `json:"eventType"`
-			Driver    EventDriver `json:"driver"`
-		}
-		json.Unmarshal(m.Payload, &data)
-		if data.EventType == "drivercheckin" && data.Driver.DriverThirdPartyID == "b" && data.Driver.ID == fmt.Sprint(b.ID) {
+		if ev := m.Event; ev != nil && ev.Type == EventDriverCheckIn && ev.Driver != nil && ev.Driver.ThirdPartyID == "b" && ev.Driver.ID == b.ID {
 			found = true
 		}
 	}

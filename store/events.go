@@ -312,12 +312,12 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 	if kind.Beep {
 		return IngestResult{Event: e, Created: true}, nil
 	}
-	data, err := tx.EventWebhookData(e)
+	fact, err := tx.eventFact(e)
 	if err != nil {
 		return IngestResult{}, err
 	}
 	return IngestResult{Event: e, Created: true}, tx.Emit(Message{Kind: MessageEvent, OrganizationID: dev.OrganizationID,
-		PartnerID: dev.PartnerID, IMEI: dev.IMEI, Time: e.Time}, data)
+		PartnerID: dev.PartnerID, IMEI: dev.IMEI, Time: e.Time, Event: fact})
 }
 
 // deviceIDValue is the event_device_ids value of e: its id, and its
@@ -360,10 +360,6 @@ func eventFiles(kind EventKind, eff *Effective, files []EventFile) []EventFile {
 // reported (reportedID, 0 when none) or the one checked in on dev at time
 // at. The drivers file of this package sets it; nil keeps the reported id.
 var lookupEventDriver func(tx *Tx, dev *Device, reportedID int64, at time.Time) (int64, error)
-
-// eventDriverInfo renders the driver member of an event webhook. The
-// drivers file of this package sets it; nil renders the driver id only.
-var eventDriverInfo func(tx *Tx, driverID int64) (any, error)
 
 // storeEvent assigns the next id and writes the record and its indexes.
 func (tx *Tx) storeEvent(e *Event) error {

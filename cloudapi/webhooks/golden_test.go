@@ -2,8 +2,6 @@ package webhooks
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"flag"
 	"os"
 	"path/filepath"
@@ -198,22 +196,20 @@ func goldenCases() []goldenCase {
 					return err
 				}
 				return tx.Emit(store.Message{Kind: store.MessageGPS, OrganizationID: w.dev.OrganizationID,
-					PartnerID: w.dev.PartnerID, IMEI: w.dev.IMEI}, legacyGPSWebhook(w.dev.IMEI, added))
+					PartnerID: w.dev.PartnerID, IMEI: w.dev.IMEI, GPS: added})
 			}},
 		goldenCase{name: "device activation", golden: []string{"activation.deviceActivation"},
 			run: func(w *goldenWorld, tx *store.Tx) error {
 				dev := w.dev
 				return tx.Emit(store.Message{Kind: store.MessageActivation, SubType: store.EventDeviceActivation, OrganizationID: dev.OrganizationID,
-					PartnerID: dev.PartnerID, IMEI: dev.IMEI},
-					map[string]any{"id": 77, "serialNumber": dev.IMEI, "eventType": store.EventDeviceActivation, "time": tx.Now().Unix(),
-						"organizationId": dev.OrganizationID})
+					PartnerID: dev.PartnerID, IMEI: dev.IMEI, Activation: &store.ActivationFact{EventID: 77}})
 			}},
 		goldenCase{name: "device status", golden: []string{"system.deviceStatus"},
 			run: func(w *goldenWorld, tx *store.Tx) error {
 				dev := w.dev
 				return tx.Emit(store.Message{Kind: store.MessageSystem, SubType: store.SystemDeviceStatus,
-					OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID, IMEI: dev.IMEI},
-					map[string]any{"serialNumber": dev.IMEI, "status": store.PresenceOffline, "previousStatus": store.PresenceOnline, "time": tx.Now().Unix()})
+					OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID, IMEI: dev.IMEI,
+					Presence: &store.PresenceFact{Status: store.PresenceOffline, Previous: store.PresenceOnline}})
 			}},
 		goldenCase{name: "privacy mode", golden: []string{"system.privacyMode.mode", "system.privacyMode.applied", "system.privacyMode.config"},
 			run: func(w *goldenWorld, tx *store.Tx) error {
@@ -244,31 +240,6 @@ func goldenCases() []goldenCase {
 		goldenCase{name: "device removed", golden: []string{"system.deviceRemoved"},
 			run: func(w *goldenWorld, tx *store.Tx) error { return tx.RemoveDevice(w.dev.IMEI) }},
 	)
-}
-
-// legacyGPSWebhook is the GPS data object as the broker rendered it before
-// webhook bodies were rendered in this package (broker/webhookdata.go).
-func legacyGPSWebhook(imei string, points []store.GPSPoint) any {
-	type point struct {
-		Time     int64   `json:"time"`
-		Lat      float64 `json:"lat"`
-		Lon      float64 `json:"lon"`
-		Alt      float64 `json:"alt"`
-		Speed    float64 `json:"speed"`
-		Accuracy float64 `json:"accuracy"`
-		Heading  float64 `json:"heading,omitempty"`
-	}
-	first := points[0].Time.UnixMilli()
-	sum := sha256.Sum256([]byte(imei + ":" + strconv.FormatInt(first, 10) + ":" + strconv.Itoa(len(points))))
-	w := struct {
-		ID           string  `json:"id"`
-		SerialNumber string  `json:"serialNumber"`
-		GPS          []point `json:"gps"`
-	}{ID: hex.EncodeToString(sum[:10]), SerialNumber: imei}
-	for _, p := range points {
-		w.GPS = append(w.GPS, point{Time: p.Time.Unix(), Lat: p.Lat, Lon: p.Lon, Alt: p.Alt, Speed: p.Speed, Accuracy: p.Accuracy, Heading: p.Heading})
-	}
-	return w
 }
 
 // TestGoldenBodies renders the webhook body of every webhook kind and
