@@ -211,7 +211,7 @@ func (s *Server) applyStatus(tx *store.Tx, l *link, dev *store.Device, st protoc
 			dl.Presence = store.PresenceStandby
 		}
 	}
-	dl.Firmware, dl.ProductType, dl.Health = st.Firmware, st.ProductType, healthOf(st, tx.Now())
+	dl.Firmware, dl.ProductType, dl.Health = st.Firmware, st.ProductType, Health(st, tx.Now())
 	if err := tx.PutDeviceLink(dl); err != nil {
 		return err
 	}
@@ -230,7 +230,9 @@ func (s *Server) applyStatus(tx *store.Tx, l *link, dev *store.Device, st protoc
 	return nil
 }
 
-func healthOf(st protocol.Status, now time.Time) *store.DeviceHealth {
+// Health maps a status report from the wire to the device health the store
+// records, as reported at now.
+func Health(st protocol.Status, now time.Time) *store.DeviceHealth {
 	h := &store.DeviceHealth{RecordingTest: st.RecordingTest, PowerConnected: st.PowerConnected,
 		AdasCalibrated: st.AdasCalibrated, ReportedAt: now}
 	if st.SDCard != nil {
@@ -315,7 +317,7 @@ func EventInput(ev protocol.Event) store.EventInput {
 	in := store.EventInput{
 		DeviceEventID: ev.ID, Type: ev.Type, Time: time.UnixMilli(ev.Time).UTC(),
 		Lat: ev.Lat, Lon: ev.Lon, Alt: ev.Alt, Speed: ev.Speed, Accuracy: ev.Accuracy, Severity: ev.Severity,
-		QRCode: ev.QRCode, GeoFenceID: ev.GeoFenceID, GeoFencePath: ev.GeoFencePath, DriverID: ev.DriverID,
+		QRCode: ev.QRCode, PinCode: ev.PinCode, GeoFenceID: ev.GeoFenceID, GeoFencePath: ev.GeoFencePath, DriverID: ev.DriverID,
 		CameraID: ev.CameraID,
 	}
 	for _, smp := range ev.Samples {

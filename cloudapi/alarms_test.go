@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -94,9 +93,9 @@ func TestAlarmSimulatorAndDetails(t *testing.T) {
 func TestAlarmReportActionsAndComments(t *testing.T) {
 	e := newFleetEnv(t)
 	// Real alarms from health reports on two devices of org one and one of org two.
-	for i, st := range []protocol.Status{
+	for i, st := range []store.DeviceHealth{
 		{RecordingTest: "failed", PowerConnected: boolPtr(false)},
-		{SDCard: &protocol.SDCard{Present: true, Healthy: false}},
+		{SDCard: &store.SDCardHealth{Present: true, Healthy: false}},
 		{},
 		{RecordingTest: "failed"},
 	} {
@@ -108,7 +107,7 @@ func TestAlarmReportActionsAndComments(t *testing.T) {
 	}
 	e.fleetUpdate(func(tx *store.Tx) error {
 		dev, _ := tx.Device(e.rivalDevices[0])
-		_, err := tx.ApplyHealthAlarms(dev, protocol.Status{RecordingTest: "failed"})
+		_, err := tx.ApplyHealthAlarms(dev, store.DeviceHealth{RecordingTest: "failed"})
 		return err
 	})
 	count := func(token, path string) float64 {

@@ -60,7 +60,7 @@ func TestAuxiliaryCameraPairing(t *testing.T) {
 	// The device reports the camera connected: one system and one activation message.
 	e.fleetUpdate(func(tx *store.Tx) error {
 		d, _ := tx.Device(dev)
-		return tx.ApplyAuxCameraStatus(d, protocol.Status{Cameras: []protocol.Camera{{ID: 50, Connected: true, Kind: "wifi", SerialNumber: "SN-AUX-1"}}})
+		return tx.ApplyAuxCameraStatus(d, []store.CameraHealth{{ID: 50, Connected: true, Kind: "wifi", SerialNumber: "SN-AUX-1"}})
 	})
 	e.do("POST", base+"/unpair", e.partnerToken, map[string]any{"auxiliaryCameras": []map[string]any{{"serialNumber": "nope"}}}).
 		wantError(404, nameNotFound, "nope")

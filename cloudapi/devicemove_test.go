@@ -157,7 +157,7 @@ func TestDeviceMoveLeavesThePastBehind(t *testing.T) {
 					t.Errorf("the first owner's driver assignment did not end with the removal: %+v %v", as, err)
 				}
 				creds, err := tx.DriverCredentials(imei)
-				if err != nil || !to.sameOrg && slices.ContainsFunc(creds, func(c protocol.DriverCredential) bool { return c.PinCode == pin }) {
+				if err != nil || !to.sameOrg && slices.ContainsFunc(creds, func(c store.DriverCredential) bool { return c.PinCode == pin }) {
 					t.Errorf("the moved device accepts the first owner's driver: %+v %v", creds, err)
 				}
 				return nil
@@ -219,10 +219,10 @@ func (m *mediaEnv) record(imei string, evs ...protocol.Event) {
 			if err != nil {
 				return err
 			}
-			if _, err := tx.ApplyDriverEvent(dev, ev); err != nil {
+			if _, err := tx.ApplyDriverEvent(dev, broker.EventInput(ev)); err != nil {
 				return err
 			}
-			if err := tx.ApplyTripEvent(dev, ev); err != nil {
+			if err := tx.ApplyTripEvent(dev, broker.EventInput(ev)); err != nil {
 				return err
 			}
 			return broker.StoreEvent(tx, dev, ev)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetcam/fleetcam/broker"
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -29,10 +30,10 @@ func TestDrivingHistory(t *testing.T) {
 		e.fleetUpdate(func(tx *store.Tx) error {
 			dev, _ := tx.Device(imei)
 			for _, ev := range evs {
-				if _, err := tx.ApplyDriverEvent(dev, ev); err != nil {
+				if _, err := tx.ApplyDriverEvent(dev, broker.EventInput(ev)); err != nil {
 					return err
 				}
-				if err := tx.ApplyTripEvent(dev, ev); err != nil {
+				if err := tx.ApplyTripEvent(dev, broker.EventInput(ev)); err != nil {
 					return err
 				}
 			}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/fleetcam/fleetcam/broker/protocol"
 )
 
 // Auxiliary cameras (camera ids 50 and above) are paired with a dashcam on
@@ -125,8 +123,8 @@ func (tx *Tx) RecordAuxUnpairing(dev *Device, ids []int) error {
 // with those known and announces every connect and disconnect. A report
 // that lists no cameras at all changes nothing; a known camera missing from
 // a report that lists cameras is disconnected.
-func (tx *Tx) ApplyAuxCameraStatus(dev *Device, st protocol.Status) error {
-	if len(st.Cameras) == 0 {
+func (tx *Tx) ApplyAuxCameraStatus(dev *Device, reportedCams []CameraHealth) error {
+	if len(reportedCams) == 0 {
 		return nil
 	}
 	cams, err := tx.AuxCameras(dev.IMEI)
@@ -135,7 +133,7 @@ func (tx *Tx) ApplyAuxCameraStatus(dev *Device, st protocol.Status) error {
 	}
 	changed := false
 	reported := map[int]bool{}
-	for _, rc := range st.Cameras {
+	for _, rc := range reportedCams {
 		if rc.ID < MinAuxCameraID {
 			continue
 		}

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"time"
-
-	"github.com/fleetcam/fleetcam/broker/protocol"
 )
 
 // Data usage: devices report the cellular data they used since the start of
@@ -38,11 +36,11 @@ func init() {
 }
 
 // RecordDataUsage stores a device's usage report.
-func (tx *Tx) RecordDataUsage(imei string, u protocol.DataUsage) error {
-	if u.PeriodStart <= 0 || u.BytesUp < 0 || u.BytesDown < 0 {
+func (tx *Tx) RecordDataUsage(imei string, u DataUsage) error {
+	if u.PeriodStart.Unix() <= 0 || u.BytesUp < 0 || u.BytesDown < 0 {
 		return fmt.Errorf("dataUsage must carry a positive periodStart and byte counts of 0 or more: %w", ErrInvalid)
 	}
-	p := DataUsagePeriod{IMEI: imei, PeriodStart: time.Unix(u.PeriodStart, 0).UTC(), BytesUp: u.BytesUp,
+	p := DataUsagePeriod{IMEI: imei, PeriodStart: u.PeriodStart.UTC(), BytesUp: u.BytesUp,
 		BytesDown: u.BytesDown, ReceivedAt: tx.now}
 	return putJSON(tx.bucket(bucketDataUsage), sessionKey(imei, p.PeriodStart), p)
 }

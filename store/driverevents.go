@@ -1,12 +1,10 @@
 package store
 
-import (
-	"time"
-)
+import "time"
 
 // Driver events in the event records: the event ingest stamps every event
-// with the driver of its device at its time and renders the driver in the
-// message's fact (eventFact) with the driver's names.
+// with the driver of its device at its time (eventDriver); the event's
+// message records that driver's names as they are then (eventFact).
 
 func init() {
 	lookupEventDriver = eventDriver

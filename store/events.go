@@ -127,9 +127,12 @@ type EventInput struct {
 	Severity int
 	Samples  []MetadataSample
 	// Metadata is free text (virtual events); samples and QR codes fill it otherwise.
-	Metadata     string
-	Files        []EventFile
-	QRCode       string
+	Metadata string
+	Files    []EventFile
+	QRCode   string
+	// PinCode is the PIN a driverCheckIn carries, for the driver state
+	// machine (ApplyDriverEvent); it is a secret and never stored.
+	PinCode      string
 	GeoFenceID   int64
 	GeoFencePath string
 	SDCard       *SDCardInfo

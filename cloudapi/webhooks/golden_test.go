@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/storetest"
 )
@@ -228,8 +227,8 @@ func goldenCases() []goldenCase {
 				if err := tx.RecordAuxPairing(w.dev, []store.AuxCamera{{CameraID: 52, SerialNumber: "AUX-52", Kind: "wifi", SSID: "cam52"}}); err != nil {
 					return err
 				}
-				st := protocol.Status{Cameras: []protocol.Camera{{ID: 52, SerialNumber: "AUX-52", Kind: "wifi", Connected: true}}}
-				if err := tx.ApplyAuxCameraStatus(w.dev, st); err != nil {
+				reported := []store.CameraHealth{{ID: 52, SerialNumber: "AUX-52", Kind: "wifi", Connected: true}}
+				if err := tx.ApplyAuxCameraStatus(w.dev, reported); err != nil {
 					return err
 				}
 				if err := tx.RecordAuxSearch(w.dev, []store.AuxCamera{{CameraID: 53, SerialNumber: "AUX-53", Kind: "wifi", SSID: "cam53"}}); err != nil {

@@ -145,7 +145,7 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 		return fail(err)
 	}
 	a.broker.StatusHandler = func(tx *store.Tx, dev *store.Device, _ *store.DeviceLink, st protocol.Status) error {
-		_, err := tx.ApplyStatusReport(dev, st)
+		_, err := tx.ApplyStatusReport(dev, *broker.Health(st, tx.Now()))
 		return err
 	}
 	link := deviceLink{b: a.broker, log: log}
@@ -160,15 +160,16 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	// driver state machine, which records the events it decides on.
 	a.broker.EventHandler = func(tx *store.Tx, dev *store.Device, ev protocol.Event) error {
 		tx.OnCommit(api.WakeMedia)
-		if err := tx.ApplyTripEvent(dev, ev); err != nil {
+		in := broker.EventInput(ev)
+		if err := tx.ApplyTripEvent(dev, in); err != nil {
 			return err
 		}
 		if store.IsDriverEvent(ev.Type) {
-			ts, err := tx.ApplyDriverEvent(dev, ev)
+			ts, err := tx.ApplyDriverEvent(dev, in)
 			if err != nil {
 				return err
 			}
-			return tx.RecordDriverEvents(dev, ts, broker.EventInput(ev))
+			return tx.RecordDriverEvents(dev, ts, in)
 		}
 		return broker.StoreEvent(tx, dev, ev)
 	}
