@@ -134,29 +134,74 @@ func (s *Server) Send(ctx context.Context, imei, name string, args any) (protoco
 	}
 }
 
-// Queue keeps command name durably until the device answers it: it is sent
-// now when the device is connected and again on every connection until a
-// reply arrives. For changes that apply when the device comes back (privacy).
-func (s *Server) Queue(imei, name string, args any) error {
-	err := s.db.Update(store.Actor{Source: "system"}, func(tx *store.Tx) error {
-		return s.Enqueue(tx, imei, name, args)
-	})
-	if err != nil {
-		return err
-	}
-	s.DeliverQueued(imei)
-	return nil
-}
-
-// Enqueue queues a command inside the caller's transaction, so it commits
-// with the change that caused it and is audited under the caller's actor.
-// Call DeliverQueued after the commit to send it to a connected device.
+// Enqueue keeps command name durably until the device answers it, for
+// changes that apply when the device comes back (privacy mode, a driver
+// check-out). It is written in the caller's transaction, so it commits
+// with the change that caused it or not at all, and is audited under the
+// caller's actor. Once the transaction commits, the command is sent at
+// once to a connected device; it goes again on every connection until a
+// reply arrives.
 func (s *Server) Enqueue(tx *store.Tx, imei, name string, args any) error {
 	raw, err := encodeArgs(args)
 	if err != nil {
 		return err
 	}
-	return tx.QueueCommand(&store.QueuedCommand{ID: rand.Text(), IMEI: imei, Name: name, Args: raw})
+	if err := tx.QueueCommand(&store.QueuedCommand{ID: rand.Text(), IMEI: imei, Name: name, Args: raw}); err != nil {
+		return err
+	}
+	tx.OnCommit(func() { s.queued.add(imei) })
+	return nil
+}
+
+// pendingDelivery holds the devices with newly committed queued commands
+// until the delivery loop sends them, so that a commit never waits for a
+// device.
+type pendingDelivery struct {
+	mu    sync.Mutex
+	imeis map[string]bool
+	kick  chan struct{}
+}
+
+func newPendingDelivery() *pendingDelivery {
+	return &pendingDelivery{imeis: map[string]bool{}, kick: make(chan struct{}, 1)}
+}
+
+func (p *pendingDelivery) add(imei string) {
+	p.mu.Lock()
+	p.imeis[imei] = true
+	p.mu.Unlock()
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the devices added since the last take.
+func (p *pendingDelivery) take() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]string, 0, len(p.imeis))
+	for imei := range p.imeis {
+		out = append(out, imei)
+	}
+	clear(p.imeis)
+	return out
+}
+
+// deliverCommitted sends newly committed queued commands to connected
+// devices until the broker stops; devices offline get them on reconnect.
+func (s *Server) deliverCommitted() {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.queued.kick:
+			for _, imei := range s.queued.take() {
+				s.DeliverQueued(imei)
+			}
+		}
+	}
 }
 
 // DeliverQueued sends the queued commands of imei not yet sent on its
@@ -223,56 +268,6 @@ func encodeArgs(args any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("broker: encode command args: %w", err)
 	}
 	return raw, nil
-}
-
-// applyReply is the store side of a reply, run in the group commit: a queued
-// command is done once answered, and a successful factory reset revokes
-// the device's token so that it must bootstrap again.
-func (s *Server) applyReply(tx *store.Tx, dev *store.Device, r protocol.Reply) error {
-	name := ""
-	if w := s.replies.get(r.ID, dev.IMEI); w != nil {
-		name = w.name
-	}
-	qc, err := tx.QueuedCommand(dev.IMEI, r.ID)
-	if err == nil {
-		name = qc.Name
-		if _, err := tx.DeleteQueuedCommand(dev.IMEI, r.ID); err != nil {
-			return err
-		}
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return err
-	} else {
-		qc = nil
-	}
-	if !r.OK {
-		return nil
-	}
-	switch name {
-	case protocol.CmdFactoryReset:
-		if err := tx.RevokeDeviceToken(dev.IMEI, "factory reset"); err != nil {
-			return err
-		}
-		return tx.ResetHotspot(dev.IMEI)
-	case protocol.CmdPrivacyMode:
-		if qc != nil {
-			return privacyApplied(tx, dev.IMEI, qc.Args)
-		}
-	}
-	return nil
-}
-
-// privacyApplied records a queued privacy switch that the device confirmed
-// after reconnecting.
-func privacyApplied(tx *store.Tx, imei string, args json.RawMessage) error {
-	var a protocol.PrivacyModeArgs
-	if err := json.Unmarshal(args, &a); err != nil || a.Mode == "" {
-		return nil
-	}
-	before := store.PrivacyModeOn
-	if a.Mode == store.PrivacyModeOn {
-		before = store.PrivacyModeOff
-	}
-	return tx.PrivacyModeApplied(imei, before, a.Mode)
 }
 
 // replied hands a committed reply to the Send waiting for it.

@@ -118,9 +118,7 @@ func TestQueuedCommandDeliveredOnReconnect(t *testing.T) {
 	boot.close()
 	waitFor(t, "device offline", func() bool { return !e.srv.Online(id) })
 
-	if err := e.srv.Queue(id, protocol.CmdPrivacyMode, protocol.PrivacyModeArgs{Mode: "on"}); err != nil {
-		t.Fatal(err)
-	}
+	e.enqueue(id, protocol.CmdPrivacyMode, protocol.PrivacyModeArgs{Mode: "on"})
 	queued := func() []store.QueuedCommand {
 		var q []store.QueuedCommand
 		_ = e.db.View(func(tx *store.Tx) (err error) { q, err = tx.QueuedCommands(id); return })
@@ -157,9 +155,7 @@ func TestQueuedCommandDeliveredOnReconnect(t *testing.T) {
 	waitFor(t, "queue emptied by the reply", func() bool { return len(queued()) == 0 })
 
 	// Queued while online: sent at once.
-	if err := e.srv.Queue(id, protocol.CmdPrivacyMode, protocol.PrivacyModeArgs{Mode: "off"}); err != nil {
-		t.Fatal(err)
-	}
+	e.enqueue(id, protocol.CmdPrivacyMode, protocol.PrivacyModeArgs{Mode: "off"})
 	select {
 	case c := <-answered:
 		if !strings.Contains(string(c.Args), `"off"`) {
@@ -175,6 +171,39 @@ func TestQueuedCommandDeliveredOnReconnect(t *testing.T) {
 	audits, _, _ := e.db.AuditLog(store.AuditFilter{Action: "device.command.queue", EntityID: id}, store.Page{})
 	if len(audits) != 2 {
 		t.Fatalf("queue audit entries %d, want 2", len(audits))
+	}
+}
+
+// A command queued in a transaction that rolls back is neither kept nor
+// sent; one whose transaction commits is sent to the connected device
+// right after the commit.
+func TestQueuedCommandCommitsWithItsTransaction(t *testing.T) {
+	e := newEnv(t, nil)
+	id := e.addDevice(1)
+	d, _ := e.bootstrap(id)
+	waitFor(t, "subscription", func() bool { return e.srv.subscribed(id, protocol.Topic(id, protocol.TopicCommand)) })
+
+	refused := errors.New("the change is refused")
+	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		if err := e.srv.Enqueue(tx, id, protocol.CmdPrivacyMode, protocol.PrivacyModeArgs{Mode: "on"}); err != nil {
+			return err
+		}
+		return refused
+	})
+	if !errors.Is(err, refused) {
+		t.Fatalf("update: %v", err)
+	}
+	var q []store.QueuedCommand
+	_ = e.db.View(func(tx *store.Tx) (err error) { q, err = tx.QueuedCommands(id); return })
+	if len(q) != 0 {
+		t.Fatalf("rolled back command kept: %+v", q)
+	}
+	// The next committed command is the first the device receives.
+	e.enqueue(id, protocol.CmdPrivacyMode, protocol.PrivacyModeArgs{Mode: "off"})
+	var cmd protocol.Command
+	d.decode(d.next(protocol.TopicCommand, 1), &cmd)
+	if !strings.Contains(string(cmd.Args), `"off"`) {
+		t.Fatalf("first command received %s, want the committed one (off)", cmd.Args)
 	}
 }
 

@@ -405,3 +405,13 @@ func pahoPublish(topic string, v any) *paho.Publish {
 	payload, _ := json.Marshal(v)
 	return &paho.Publish{Topic: topic, QoS: 1, Payload: payload}
 }
+
+// enqueue queues command name for imei in a write of its own, as the API
+// does in the write that causes the command.
+func (e *env) enqueue(imei, name string, args any) {
+	e.t.Helper()
+	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error { return e.srv.Enqueue(tx, imei, name, args) })
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}

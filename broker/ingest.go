@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -77,7 +76,7 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 		if st.State != "" && st.State != store.PresenceOnline && st.State != store.PresenceStandby {
 			return nil, nil, invalid("state must be online or standby")
 		}
-		return s.withDevice(l, func(tx *store.Tx, dev *store.Device) error { return s.applyStatus(tx, l, dev, st) }), nil, none
+		return s.withDevice(l, func(tx *store.Tx, dev *store.Device) error { return IngestStatus(tx, dev, l.id, st) }), nil, none
 	case protocol.TopicGPS:
 		var b protocol.GPSBatch
 		if c := decode(pk.Payload, &b); c != none {
@@ -91,7 +90,10 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 				return nil, nil, invalid("samples[%d]: %s", i, storeReason(err))
 			}
 		}
-		return s.withDevice(l, func(tx *store.Tx, dev *store.Device) error { return s.applyGPS(tx, dev, points) }), nil, none
+		return s.withDevice(l, func(tx *store.Tx, dev *store.Device) error {
+			_, err := IngestGPS(tx, dev, points)
+			return err
+		}), nil, none
 	case protocol.TopicEvent:
 		var ev protocol.Event
 		if c := decode(pk.Payload, &ev); c != none {
@@ -107,7 +109,16 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 		case ev.Time <= 0:
 			return nil, nil, invalid("time must be a positive unix time in milliseconds")
 		}
-		return s.withDevice(l, func(tx *store.Tx, dev *store.Device) error { return s.eventHandler()(tx, dev, ev) }), nil, none
+		var stored store.Device
+		job := s.withDevice(l, func(tx *store.Tx, dev *store.Device) error {
+			stored = *dev
+			return IngestEvent(tx, dev, ev)
+		})
+		return job, func() {
+			if s.Notify.Event != nil {
+				s.Notify.Event(stored, ev)
+			}
+		}, none
 	case protocol.TopicConfigAck:
 		var ack protocol.ConfigAck
 		if c := decode(pk.Payload, &ack); c != none {
@@ -116,7 +127,7 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 		if ack.Version < 0 {
 			return nil, nil, invalid("version must not be negative")
 		}
-		job := s.withDevice(l, func(tx *store.Tx, _ *store.Device) error { return applyConfigAck(tx, l.imei, ack) })
+		job := s.withDevice(l, func(tx *store.Tx, dev *store.Device) error { return IngestConfigAck(tx, dev, ack) })
 		return job, func() { _ = s.PushConfig(l.imei) }, none
 	case protocol.TopicReply:
 		var r protocol.Reply
@@ -129,7 +140,13 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 		if r.ID == "" {
 			return nil, nil, invalid("id must carry the command id (or use MQTT 5 correlation data)")
 		}
-		job := s.withDevice(l, func(tx *store.Tx, dev *store.Device) error { return s.applyReply(tx, dev, r) })
+		job := s.withDevice(l, func(tx *store.Tx, dev *store.Device) error {
+			sent := ""
+			if w := s.replies.get(r.ID, dev.IMEI); w != nil {
+				sent = w.name
+			}
+			return IngestReply(tx, dev, r, sent)
+		})
 		return job, func() { s.replied(l.imei, r) }, none
 	case protocol.TopicMedia:
 		var m protocol.MediaReady
@@ -139,23 +156,29 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 		if m.FileID == "" {
 			return nil, nil, invalid("fileId must name the uploaded file")
 		}
-		return s.withDevice(l, func(tx *store.Tx, dev *store.Device) error {
-			if s.MediaHandler == nil {
-				return nil
+		var stored store.Device
+		missing := false
+		job := s.withDevice(l, func(tx *store.Tx, dev *store.Device) error {
+			stored, missing = *dev, IngestMedia(tx, dev, m)
+			return nil
+		})
+		return job, func() {
+			if missing && s.Notify.MediaMissing != nil {
+				s.Notify.MediaMissing(stored, m)
 			}
-			return s.MediaHandler(tx, dev, m)
-		}), nil, none
+		}, none
 	}
 	return nil, nil, packets.Code{Code: packets.ErrTopicNameInvalid.Code, Reason: "unknown topic up/" + suffix}
 }
 
-// storeReason is a store validation error without its sentinel suffix.
+// storeReason is the message of a store error ("lat must be from -90 to
+// 90", "group 7 not found"), the reason a device is told.
 func storeReason(err error) string {
-	msg := err.Error()
-	for _, sentinel := range []error{store.ErrInvalid, store.ErrNotFound} {
-		msg = strings.TrimSuffix(msg, ": "+sentinel.Error())
+	var se *store.Error
+	if errors.As(err, &se) {
+		return se.Message()
 	}
-	return msg
+	return err.Error()
 }
 
 // decode unmarshals a JSON payload strictly enough to name what is wrong:
@@ -198,136 +221,9 @@ func (s *Server) withDevice(l *link, fn func(tx *store.Tx, dev *store.Device) er
 	}
 }
 
-// applyStatus stores a status report and runs the StatusHandler.
-func (s *Server) applyStatus(tx *store.Tx, l *link, dev *store.Device, st protocol.Status) error {
-	dl, err := tx.DeviceLink(l.imei)
-	if err != nil {
-		return err
-	}
-	prev := *dl
-	if dl.ConnectionID == l.id {
-		dl.Presence = store.PresenceOnline
-		if st.State == store.PresenceStandby {
-			dl.Presence = store.PresenceStandby
-		}
-	}
-	dl.Firmware, dl.ProductType, dl.Health = st.Firmware, st.ProductType, Health(st, tx.Now())
-	if err := tx.PutDeviceLink(dl); err != nil {
-		return err
-	}
-	if err := s.emitPresence(tx, dev, prev.Presence, dl.Presence); err != nil {
-		return err
-	}
-	if st.ProductType != "" && st.ProductType != dev.ProductType {
-		dev.ProductType = st.ProductType
-		if err := tx.UpdateDevice(dev, "device.productType.report"); err != nil {
-			return err
-		}
-	}
-	if s.StatusHandler != nil {
-		return s.StatusHandler(tx, dev, &prev, st)
-	}
-	return nil
-}
-
-// Health maps a status report from the wire to the device health the store
-// records, as reported at now.
-func Health(st protocol.Status, now time.Time) *store.DeviceHealth {
-	h := &store.DeviceHealth{RecordingTest: st.RecordingTest, PowerConnected: st.PowerConnected,
-		AdasCalibrated: st.AdasCalibrated, ReportedAt: now}
-	if st.SDCard != nil {
-		h.SDCard = &store.SDCardHealth{Present: st.SDCard.Present, Healthy: st.SDCard.Healthy,
-			UUID: st.SDCard.UUID, Manufacturer: st.SDCard.Manufacturer}
-	}
-	for _, c := range st.Cameras {
-		h.Cameras = append(h.Cameras, store.CameraHealth{ID: c.ID, Connected: c.Connected, Kind: c.Kind, SerialNumber: c.SerialNumber})
-	}
-	if st.DataUsage != nil {
-		h.DataUsage = &store.DataUsage{PeriodStart: time.Unix(st.DataUsage.PeriodStart, 0).UTC(),
-			BytesUp: st.DataUsage.BytesUp, BytesDown: st.DataUsage.BytesDown}
-	}
-	if st.Hotspot != nil {
-		on := st.Hotspot.On
-		h.HotspotOn = &on
-	}
-	return h
-}
-
-// applyGPS stores a GPS batch, emits the new samples for the GPS webhooks
-// and runs the GPSHandler on them. An organization none of whose URLs
-// receives GPS webhooks gets no message: GPS is most of what devices send,
-// and a message no URL receives would only be written, read and dropped.
-func (s *Server) applyGPS(tx *store.Tx, dev *store.Device, points []store.GPSPoint) error {
-	added, err := tx.AddGPS(dev, points)
-	if err != nil || len(added) == 0 {
-		return err
-	}
-	if tx.HasWebhookReceivers(dev.OrganizationID, store.WebhookTypeGPS) {
-		if err := tx.Emit(store.Message{Kind: store.MessageGPS, OrganizationID: dev.OrganizationID,
-			PartnerID: dev.PartnerID, IMEI: dev.IMEI, GPS: added}); err != nil {
-			return err
-		}
-	}
-	if s.GPSHandler != nil {
-		return s.GPSHandler(tx, dev, added)
-	}
-	return store.GPSHook(tx, dev, added)
-}
-
-// applyConfigAck records the acknowledged version and reported configuration.
-func applyConfigAck(tx *store.Tx, imei string, ack protocol.ConfigAck) error {
-	dl, err := tx.DeviceLink(imei)
-	if err != nil {
-		return err
-	}
-	dl.AckedConfigVersion = max(dl.AckedConfigVersion, ack.Version)
-	dl.ConfigAckedAt = tx.Now()
-	if len(ack.Reported) > 0 {
-		dl.ReportedConfig = append(json.RawMessage(nil), ack.Reported...)
-	}
-	return tx.PutDeviceLink(dl)
-}
-
 // knownEvent reports whether typ is an event kind of the catalogue, by its
 // API syntax (an alias is accepted and stored under its API name by the API).
 func knownEvent(typ string) bool {
 	k, ok := store.LookupEvent(typ)
 	return ok && k.API == typ
-}
-
-func (s *Server) eventHandler() EventHandler {
-	if s.EventHandler != nil {
-		return s.EventHandler
-	}
-	return StoreEvent
-}
-
-// StoreEvent is the default EventHandler: it applies every event rule and
-// stores the event once per device event id (a QoS 1 redelivery is a no-op),
-// emitting a store.MessageEvent with the event webhook's data
-// (store.IngestEvent). An event its device's settings suppress is
-// acknowledged and not stored.
-func StoreEvent(tx *store.Tx, dev *store.Device, ev protocol.Event) error {
-	_, err := tx.IngestEvent(dev, EventInput(ev))
-	return err
-}
-
-// EventInput maps a device event on the wire to the store's ingest input.
-func EventInput(ev protocol.Event) store.EventInput {
-	in := store.EventInput{
-		DeviceEventID: ev.ID, Type: ev.Type, Time: time.UnixMilli(ev.Time).UTC(),
-		Lat: ev.Lat, Lon: ev.Lon, Alt: ev.Alt, Speed: ev.Speed, Accuracy: ev.Accuracy, Severity: ev.Severity,
-		QRCode: ev.QRCode, PinCode: ev.PinCode, GeoFenceID: ev.GeoFenceID, GeoFencePath: ev.GeoFencePath, DriverID: ev.DriverID,
-		CameraID: ev.CameraID,
-	}
-	for _, smp := range ev.Samples {
-		in.Samples = append(in.Samples, store.MetadataSample{X: smp.X, Y: smp.Y, Z: smp.Z, Time: smp.Time, Speed: smp.Speed})
-	}
-	for _, f := range ev.Files {
-		in.Files = append(in.Files, store.EventFile{CameraID: f.CameraID, FileID: f.FileID, FileType: f.FileType})
-	}
-	if ev.SDCard != nil {
-		in.SDCard = &store.SDCardInfo{UUID: ev.SDCard.UUID, Manufacturer: ev.SDCard.Manufacturer}
-	}
-	return in
 }

@@ -98,25 +98,42 @@ func TestEventRedeliveryStoredOnce(t *testing.T) {
 	}
 }
 
-func TestCustomEventHandler(t *testing.T) {
+// The event notifier hears about an event once it is committed, and the
+// broker's own pipeline opens a trip on a power-on event.
+func TestEventNotifiedAfterCommit(t *testing.T) {
 	e := newEnv(t, nil)
 	var mu sync.Mutex
 	var got []string
-	e.srv.EventHandler = func(tx *store.Tx, dev *store.Device, ev protocol.Event) error {
+	e.srv.Notify.Event = func(dev store.Device, ev protocol.Event) {
+		var stored int
+		e.db.View(func(tx *store.Tx) error {
+			events, _, err := tx.DeviceEvents(dev.IMEI, time.UnixMilli(ev.Time), time.UnixMilli(ev.Time), store.Page{})
+			stored = len(events)
+			return err
+		})
 		mu.Lock()
 		defer mu.Unlock()
-		got = append(got, dev.IMEI+"/"+ev.ID)
-		return nil
+		got = append(got, fmt.Sprintf("%s/%s stored %d", dev.IMEI, ev.ID, stored))
 	}
 	id := e.addDevice(1)
 	d, _ := e.bootstrap(id)
-	if _, err := d.publish(protocol.TopicEvent, protocol.Event{ID: "x", Type: "button", Time: 1}); err != nil {
+	at := e.clock.Now().Add(-time.Minute).UnixMilli()
+	if _, err := d.publish(protocol.TopicEvent, protocol.Event{ID: "x", Type: "accOn", Time: at}); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(got) != 1 || got[0] != id+"/x" {
-		t.Fatalf("handler saw %v", got)
+	if want := id + "/x stored 1"; len(got) != 1 || got[0] != want {
+		t.Fatalf("notifier saw %v, want [%s]", got, want)
+	}
+	var trips []store.TripView
+	e.db.View(func(tx *store.Tx) error {
+		var err error
+		trips, _, err = tx.Trips(store.TripFilter{IMEI: id}, store.Page{})
+		return err
+	})
+	if len(trips) != 1 {
+		t.Fatalf("trips after a power-on event: %+v", trips)
 	}
 }
 
@@ -380,11 +397,10 @@ func TestLastSeenRefreshedSparingly(t *testing.T) {
 	e := newEnv(t, nil)
 	var mu sync.Mutex
 	var names []string
-	e.srv.EventHandler = func(tx *store.Tx, dev *store.Device, ev protocol.Event) error {
+	e.srv.Notify.Event = func(dev store.Device, _ protocol.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		names = append(names, dev.Name)
-		return nil
 	}
 	id := e.addDevice(1)
 	d, _ := e.bootstrap(id)
@@ -414,7 +430,7 @@ func TestLastSeenRefreshedSparingly(t *testing.T) {
 	// The job of the next message sees the changed inventory entry.
 	event := func(n string) {
 		t.Helper()
-		if _, err := d.publish(protocol.TopicEvent, protocol.Event{ID: n, Type: "button", Time: 1}); err != nil {
+		if _, err := d.publish(protocol.TopicEvent, protocol.Event{ID: n, Type: "button", Time: e.clock.Now().UnixMilli()}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -434,6 +450,24 @@ func TestLastSeenRefreshedSparingly(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	if len(names) != 2 || names[0] != "cam "+id || names[1] != "Renamed" {
-		t.Fatalf("handler saw device names %q", names)
+		t.Fatalf("notifier saw device names %q", names)
+	}
+}
+
+// A refused message's reason is the store error's message: the field and
+// the rule, or what is missing, without the store's own words.
+func TestStoreReason(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{store.Invalid("lat", "must be from -90 to 90"), "lat must be from -90 to 90"},
+		{fmt.Errorf("event: %w", store.NotFound("checked-in driver on device %s", "x")), "checked-in driver on device x not found"},
+		{fmt.Errorf("broker: decode"), "broker: decode"},
+	}
+	for _, tc := range tests {
+		if got := storeReason(tc.err); got != tc.want {
+			t.Errorf("storeReason(%v) = %q, want %q", tc.err, got, tc.want)
+		}
 	}
 }

@@ -54,9 +54,7 @@ func TestSimulatorInterop(t *testing.T) {
 				t.Fatalf("applied %+v", c)
 			}
 
-			if err := e.srv.Queue(id, protocol.CmdPrivacyMode, protocol.PrivacyModeArgs{Mode: "on"}); err != nil {
-				t.Fatal(err)
-			}
+			e.enqueue(id, protocol.CmdPrivacyMode, protocol.PrivacyModeArgs{Mode: "on"})
 			waitFor(t, "queued privacy mode applied", func() bool { return sim.PrivacyMode() == "on" })
 			waitFor(t, "GPS stored", func() bool {
 				var n int

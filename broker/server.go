@@ -35,36 +35,18 @@ var (
 	ErrCommandFailed = errors.New("broker: command failed on the device")
 )
 
-// EventHandler stores or reacts to one event a device published, in the
-// transaction that acknowledges it. The default stores a store.Event (once
-// per device event id) and emits a store.MessageEvent.
-type EventHandler func(tx *store.Tx, dev *store.Device, ev protocol.Event) error
-
-// StatusHandler runs after the broker stored a status report (presence,
-// firmware, health) in the same transaction, e.g. for alarms or auxiliary cameras.
-type StatusHandler func(tx *store.Tx, dev *store.Device, prev *store.DeviceLink, st protocol.Status) error
-
-// GPSHandler runs after a GPS batch was stored, with the samples that were
-// new (a redelivered batch yields none), in the same transaction. The
-// default is store.GPSHook (geofence sides, speedLimit events).
-type GPSHandler func(tx *store.Tx, dev *store.Device, points []store.GPSPoint) error
-
-// MediaHandler records that a device finished an upload, in the
-// transaction that acknowledges the message.
-type MediaHandler func(tx *store.Tx, dev *store.Device, m protocol.MediaReady) error
-
 // DesiredConfigFunc builds the configuration the cloud wants a device to
 // apply. The default is DesiredFromSettings of the device's effective settings.
 type DesiredConfigFunc func(tx *store.Tx, dev *store.Device) (protocol.DesiredConfig, error)
 
 // Server is the embedded broker and the Commander the API uses. Create it
-// with New, set the handler fields, then Start it.
+// with New, set Notify (and DesiredConfig, if not the default), then Start it.
 type Server struct {
-	// Handlers of device messages. Set them before Start; nil keeps the default.
-	EventHandler  EventHandler
-	StatusHandler StatusHandler
-	GPSHandler    GPSHandler
-	MediaHandler  MediaHandler
+	// Notify is told about device messages once they are committed. Set
+	// it before Start.
+	Notify Notifiers
+	// DesiredConfig builds the configuration a device is sent. Set it
+	// before Start; nil keeps the default.
 	DesiredConfig DesiredConfigFunc
 
 	cfg     configs.MQTT
@@ -79,6 +61,8 @@ type Server struct {
 	mqtt    *mqttd.Server
 	links   *registry
 	replies *replyWaiters
+	// queued holds devices whose queued commands were just committed.
+	queued *pendingDelivery
 
 	mu        sync.Mutex
 	committer *store.Committer
@@ -129,7 +113,7 @@ func New(cfg configs.Config, db *store.DB, log *slog.Logger, reg prometheus.Regi
 	s := &Server{
 		cfg: m, devices: cfg.Devices, db: db, log: log.With("component", "broker"), now: now, master: master,
 		limiter: newIPLimiter(m.ConnectRatePerIP, m.ConnectBurstPerIP),
-		links:   newRegistry(), replies: newReplyWaiters(),
+		links:   newRegistry(), replies: newReplyWaiters(), queued: newPendingDelivery(),
 		addrs: map[string]string{},
 	}
 	s.mqtt = mqttd.New(mqttd.Options{
@@ -167,8 +151,9 @@ func (s *Server) Start() error {
 		return err
 	}
 	s.stop = make(chan struct{})
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.sweep()
+	go s.deliverCommitted()
 	s.running = true
 	return nil
 }

@@ -206,7 +206,7 @@ func (s *Server) markOnline(tx *store.Tx, l *link) error {
 		return err
 	}
 	tx.OnCommit(func() { l.seenSaved = now })
-	if err := s.emitPresence(tx, &l.dev, was, dl.Presence); err != nil {
+	if err := emitPresence(tx, &l.dev, was, dl.Presence); err != nil {
 		return err
 	}
 	dev, err := tx.Device(l.imei)
@@ -253,11 +253,11 @@ func (s *Server) markOffline(tx *store.Tx, l *link) error {
 	if err := tx.PutDeviceLink(dl); err != nil {
 		return err
 	}
-	return s.emitPresence(tx, &l.dev, was, dl.Presence)
+	return emitPresence(tx, &l.dev, was, dl.Presence)
 }
 
 // emitPresence records a deviceStatus system message when presence changed.
-func (s *Server) emitPresence(tx *store.Tx, dev *store.Device, was, now string) error {
+func emitPresence(tx *store.Tx, dev *store.Device, was, now string) error {
 	if was == now {
 		return nil
 	}

@@ -1,9 +1,7 @@
 package cloudapi
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -211,20 +209,20 @@ func (s *Server) getAlarm(c *gin.Context) {
 	ok(c, out)
 }
 
-// alarmSorts are the sort keys of GET /alarms.
-var alarmSorts = map[string]func(a, b *alarmDTO) int{
-	"name":                    func(a, b *alarmDTO) int { return strings.Compare(a.DeviceName, b.DeviceName) },
-	"imei":                    func(a, b *alarmDTO) int { return strings.Compare(a.IMEI, b.IMEI) },
-	"organizationName":        func(a, b *alarmDTO) int { return strings.Compare(a.OrganizationName, b.OrganizationName) },
-	"partnerName":             func(a, b *alarmDTO) int { return strings.Compare(a.PartnerName, b.PartnerName) },
-	"alarmDefinitionSeverity": func(a, b *alarmDTO) int { return cmp.Compare(a.AlarmDefinitionSeverity, b.AlarmDefinitionSeverity) },
-	"alarmDefinitionName":     func(a, b *alarmDTO) int { return strings.Compare(a.AlarmDefinitionName, b.AlarmDefinitionName) },
-	"createdAt":               func(a, b *alarmDTO) int { return strings.Compare(a.CreatedAt, b.CreatedAt) },
+// alarmSorts maps the sort keys of GET /alarms to the store's.
+var alarmSorts = map[string]string{
+	"name":                    store.AlarmByDeviceName,
+	"imei":                    store.AlarmByIMEI,
+	"organizationName":        store.AlarmByOrganizationName,
+	"partnerName":             store.AlarmByPartnerName,
+	"alarmDefinitionSeverity": store.AlarmBySeverity,
+	"alarmDefinitionName":     store.AlarmByDefinitionName,
+	"createdAt":               store.AlarmByCreatedAt,
 }
 
 // alarmFilter reads the filters of GET /alarms.
 func alarmFilter(c *gin.Context) (store.AlarmFilter, error) {
-	f := store.AlarmFilter{IMEI: c.Query("imei"), DefinitionName: c.Query("alarmDefinitionName")}
+	f := store.AlarmFilter{IMEI: c.Query("imei"), DefinitionName: c.Query("alarmDefinitionName"), DeviceName: c.Query("name")}
 	if v, given := c.GetQuery("alarmDefinitionId"); given {
 		id, err := strconv.ParseInt(v, 10, 64)
 		if _, found := store.AlarmDefinitionByID(id); err != nil || !found {
@@ -284,7 +282,7 @@ func (s *Server) listAlarms(c *gin.Context) {
 		return
 	}
 	sortBy := c.DefaultQuery("sort", "createdAt")
-	less, found := alarmSorts[sortBy]
+	key, found := alarmSorts[sortBy]
 	if !found {
 		s.fail(c, badField("sort", "must be one of name, imei, organizationName, partnerName, alarmDefinitionSeverity, alarmDefinitionName, createdAt"))
 		return
@@ -294,9 +292,9 @@ func (s *Server) listAlarms(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	name := strings.ToLower(c.Query("name"))
 	pr := principal(c)
-	var all []alarmDTO
+	var out []alarmDTO
+	var total int
 	err = s.view(func(tx *store.Tx) error {
 		orgs, err := s.readOrgs(c, tx)
 		if err != nil {
@@ -306,15 +304,13 @@ func (s *Server) listAlarms(c *gin.Context) {
 		if pr.IsPartner() {
 			f.PartnerID = pr.PartnerID
 		}
-		alarms, err := tx.Alarms(f)
+		alarms, n, err := tx.Alarms(f, store.Sort{Key: key, Desc: desc}, p)
 		if err != nil {
 			return err
 		}
+		total = n
 		for i := range alarms {
-			dto := toAlarmDTO(tx, &alarms[i])
-			if name == "" || strings.Contains(strings.ToLower(dto.DeviceName), name) {
-				all = append(all, dto)
-			}
+			out = append(out, toAlarmDTO(tx, &alarms[i]))
 		}
 		return nil
 	})
@@ -322,15 +318,7 @@ func (s *Server) listAlarms(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	slices.SortStableFunc(all, func(a, b alarmDTO) int {
-		r := cmp.Or(less(&a, &b), cmp.Compare(a.ID, b.ID))
-		if desc {
-			return -r
-		}
-		return r
-	})
-	page, total := store.Paginate(all, p)
-	okPage(c, page, total, p)
+	okPage(c, out, total, p)
 }
 
 // alarmActionRequest is the body of POST /alarms/{alarmId}/actions.

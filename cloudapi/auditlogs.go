@@ -108,5 +108,26 @@ func (s *Server) listAuditLogs(c *gin.Context) {
 	for i := range entries {
 		out = append(out, toAuditEntryDTO(&entries[i]))
 	}
+	if p := principal(c); p.IsPartner() {
+		if err := s.view(func(tx *store.Tx) error { hideOtherPartnersUsers(tx, p, out); return nil }); err != nil {
+			s.fail(c, err)
+			return
+		}
+	}
 	okPage(c, out, total, pg)
+}
+
+// hideOtherPartnersUsers leaves out who made an entry when it is not a user
+// of partner p: a partner sharing an organization sees the changes the host
+// makes to its devices there (the host's event settings, say), not the
+// host's users.
+func hideOtherPartnersUsers(tx *store.Tx, p Principal, out []auditEntryDTO) {
+	for i := range out {
+		if out[i].UserID == 0 {
+			continue
+		}
+		if u, err := tx.User(out[i].UserID); err != nil || u.PartnerID != p.PartnerID {
+			out[i].UserID, out[i].UserEmail = 0, ""
+		}
+	}
 }

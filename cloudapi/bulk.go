@@ -77,7 +77,7 @@ func (s *Server) visibleDevices(c *gin.Context, tx *store.Tx, imeis []string, re
 	var out []*store.Device
 	for _, imei := range imeis {
 		if !store.ValidIMEI(imei) {
-			res.reject(imei, rejectNotFound, "not a valid IMEI: "+imeiRuleText)
+			res.reject(imei, rejectNotFound, "not a valid IMEI: "+store.IMEIShape)
 			continue
 		}
 		d, err := s.deviceByIMEI(c, tx, imei)
@@ -89,9 +89,6 @@ func (s *Server) visibleDevices(c *gin.Context, tx *store.Tx, imeis []string, re
 	}
 	return out
 }
-
-// imeiRuleText is the rule an IMEI follows.
-const imeiRuleText = "15 digits whose last is the Luhn check digit"
 
 // deviceTarget is how a bulk settings call names its devices: a list of
 // IMEIs, or an organization (optionally narrowed to groups, minus some IMEIs).

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+
+	"github.com/fleetcam/fleetcam/store"
 )
 
 // sameJSON fails the test unless got and want encode to the same JSON.
@@ -61,7 +63,7 @@ func TestBulkPerIMEIAnswers(t *testing.T) {
 				"accepted": []string{offline},
 				"rejected": []map[string]any{
 					{"imei": w.otherIMEI, "errorCode": rejectNotFound, "reason": "device not found"},
-					{"imei": "12345", "errorCode": rejectNotFound, "reason": "not a valid IMEI: " + imeiRuleText},
+					{"imei": "12345", "errorCode": rejectNotFound, "reason": "not a valid IMEI: " + store.IMEIShape},
 					{"imei": unknown, "errorCode": rejectNotFound, "reason": "device not found"},
 				},
 			}

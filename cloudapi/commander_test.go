@@ -66,10 +66,13 @@ func (r *recordingCommander) Send(ctx context.Context, imei, name string, args a
 	return fn(imei)
 }
 
-func (r *recordingCommander) Queue(imei, name string, args any) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.queued = append(r.queued, commandCall{IMEI: imei, Name: name, Args: args})
+// Enqueue records the command once the caller's transaction commits.
+func (r *recordingCommander) Enqueue(tx *store.Tx, imei, name string, args any) error {
+	tx.OnCommit(func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.queued = append(r.queued, commandCall{IMEI: imei, Name: name, Args: args})
+	})
 	return nil
 }
 

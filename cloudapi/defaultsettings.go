@@ -11,7 +11,9 @@ import (
 // shape of GET /organizations/{orgId}/device-settings, event settings in the
 // shape of GET /organizations/{orgId}/event-settings, and the purge days and
 // retention times. They apply to all current and future devices of the
-// organization, whichever partner they come from.
+// organization, whichever partner they come from. A guest partner of a
+// shared organization gets them without the webhook settings, which are
+// the host's.
 type defaultSettingsDTO struct {
 	OrganizationID               int64 `json:"organizationId"`
 	IsOrganizationProfileEnabled bool  `json:"isOrganizationProfileEnabled"`
@@ -40,6 +42,9 @@ func (s *Server) defaultSettings(c *gin.Context) {
 		out = defaultSettingsDTO{OrganizationID: o.ID, IsOrganizationProfileEnabled: o.IsOrganizationProfileEnabled,
 			retentionDTO: toRetentionDTO(o.Retention), webhookSettingsData: webhookSettingsOf(ws),
 			Device: toDeviceConfigDTO(orgDeviceConfig(orgSet)), Events: toEventConfigDTO(orgEventConfig(orgSet))}
+		if isGuest(principal(c), o) {
+			out.webhookSettingsData = nil
+		}
 		return nil
 	})
 	if err != nil {

@@ -288,12 +288,6 @@ func (d *deviceConfigDTO) applyDriverIdentification(cfg *store.DeviceConfig) err
 	return nil
 }
 
-// validCameraID reports whether id names a camera: 1 road-facing, 2
-// in-cabin, 50 and above auxiliary.
-func validCameraID(id int) bool { return id == 1 || id == 2 || id >= 50 }
-
-const cameraIDRule = "must be 1 (road-facing), 2 (in-cabin) or 50 and above (auxiliary)"
-
 // apply writes the named privacy members over priv.
 func (p *privacyDTO) apply(priv *store.PrivacyConfig) error {
 	for _, b := range []struct {
@@ -314,8 +308,8 @@ func (p *privacyDTO) apply(priv *store.PrivacyConfig) error {
 		switch {
 		case cam.CameraID == nil:
 			return badField(field, "is required")
-		case !validCameraID(*cam.CameraID):
-			return badField(field, cameraIDRule)
+		case !store.ValidCameraID(*cam.CameraID):
+			return badField(field, store.RuleCameraID)
 		case seen[*cam.CameraID]:
 			return badField(field, fmt.Sprintf("names camera %d twice", *cam.CameraID))
 		}

@@ -147,12 +147,15 @@ func (c *testCommander) Disconnect(imei string) {
 	d.online = false
 }
 
-func (c *testCommander) Queue(imei, name string, args any) error {
+// Enqueue records the command once the caller's transaction commits.
+func (c *testCommander) Enqueue(tx *store.Tx, imei, name string, args any) error {
 	raw, _ := json.Marshal(args)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.sent = append(c.sent, sentCommand{imei: imei, name: name, args: raw})
-	c.signalSent()
+	tx.OnCommit(func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.sent = append(c.sent, sentCommand{imei: imei, name: name, args: raw})
+		c.signalSent()
+	})
 	return nil
 }
 
@@ -379,13 +382,14 @@ func newMediaEnv(t *testing.T, opts ...envOption) *mediaEnv {
 	return m
 }
 
-// report delivers a device event through the broker's event handler, and returns the
-// stored event id (0 when dropped).
+// report stores a device event as the broker ingests it, waking the media
+// service after the commit as fleetcam does, and returns the stored event
+// id (0 when dropped).
 func (m *mediaEnv) report(dev *store.Device, ev protocol.Event) int64 {
 	m.t.Helper()
 	err := m.db.Update(store.Actor{Source: "device"}, func(tx *store.Tx) error {
 		tx.OnCommit(m.api.WakeMedia)
-		return broker.StoreEvent(tx, dev, ev)
+		return broker.IngestEvent(tx, dev, ev)
 	})
 	if err != nil {
 		m.t.Fatal(err)

@@ -209,8 +209,7 @@ func TestDeviceMoveLeavesThePastBehind(t *testing.T) {
 	}
 }
 
-// record stores device events of imei as ingest does: the driver and trip
-// state machines, then the event.
+// record stores device events of imei as the broker ingests them.
 func (m *mediaEnv) record(imei string, evs ...protocol.Event) {
 	m.t.Helper()
 	for _, ev := range evs {
@@ -219,13 +218,7 @@ func (m *mediaEnv) record(imei string, evs ...protocol.Event) {
 			if err != nil {
 				return err
 			}
-			if _, err := tx.ApplyDriverEvent(dev, broker.EventInput(ev)); err != nil {
-				return err
-			}
-			if err := tx.ApplyTripEvent(dev, broker.EventInput(ev)); err != nil {
-				return err
-			}
-			return broker.StoreEvent(tx, dev, ev)
+			return broker.IngestEvent(tx, dev, ev)
 		})
 		if err != nil {
 			m.t.Fatal(err)
@@ -233,7 +226,8 @@ func (m *mediaEnv) record(imei string, evs ...protocol.Event) {
 	}
 }
 
-// recordGPS stores n GPS samples of imei, one every ten seconds from start.
+// recordGPS stores n GPS samples of imei, one every ten seconds from start,
+// as the broker ingests them.
 func (m *mediaEnv) recordGPS(imei string, start time.Time, n int) {
 	m.t.Helper()
 	err := m.db.Update(store.Actor{Source: "device"}, func(tx *store.Tx) error {
@@ -245,7 +239,7 @@ func (m *mediaEnv) recordGPS(imei string, start time.Time, n int) {
 		for i := range n {
 			pts = append(pts, store.GPSPoint{Time: start.Add(time.Duration(i) * 10 * time.Second), Lat: 52 + float64(i)/1000, Lon: 4, Speed: 40})
 		}
-		_, err = tx.AddGPS(dev, pts)
+		_, err = broker.IngestGPS(tx, dev, pts)
 		return err
 	})
 	if err != nil {

@@ -110,9 +110,6 @@ type addDeviceRequest struct {
 	GroupID int64  `json:"groupId"`
 }
 
-// imeiRule is the message of an IMEI that breaks the rule.
-const imeiRule = "must be 15 digits whose last is the Luhn check digit"
-
 // addDevice handles POST /organizations/{orgId}/devices. The device belongs
 // to the caller's partner; organization users and admin tokens add devices
 // of the partner that created the organization. An IMEI already registered
@@ -129,7 +126,7 @@ func (s *Server) addDevice(c *gin.Context) {
 		s.fail(c, badField("imei", "is required"))
 		return
 	case !store.ValidIMEI(req.IMEI):
-		s.fail(c, badField("imei", imeiRule))
+		s.fail(c, badField("imei", store.RuleIMEI))
 		return
 	case req.GroupID < -1:
 		s.fail(c, badField("groupId", "must be a group id, or -1 for no group"))

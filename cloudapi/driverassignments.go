@@ -172,12 +172,14 @@ type checkoutDTO struct {
 	IMEI         string `json:"imei"`
 	DriverID     string `json:"driverId"`
 	CheckedOutAt string `json:"checkedOutAt"`
-	// DeviceNotified is false when the check-out command could not be queued for the device.
+	// DeviceNotified is true when the check-out command was queued for the
+	// device, with the check-out (false only without a device link).
 	DeviceNotified bool `json:"deviceNotified"`
 }
 
 // checkoutDriver handles POST /devices/{imei}/driver-checkout: ends the
-// driver's session in the cloud and tells the device, now or when it
+// driver's session in the cloud and queues the command telling the device
+// in the same transaction; it is sent once committed, or when the device
 // reconnects.
 func (s *Server) checkoutDriver(c *gin.Context) {
 	var out checkoutDTO
@@ -194,18 +196,15 @@ func (s *Server) checkoutDriver(c *gin.Context) {
 			return err
 		}
 		out = checkoutDTO{IMEI: dev.IMEI, DriverID: strconv.FormatInt(t.DriverID, 10), CheckedOutAt: isoTime(t.Time)}
-		return nil
+		if s.commander == nil {
+			return nil
+		}
+		out.DeviceNotified = true
+		return s.commander.Enqueue(tx, dev.IMEI, protocol.CmdDriverCheckout, nil)
 	})
 	if err != nil {
 		s.fail(c, err)
 		return
-	}
-	if s.commander != nil {
-		if err := s.commander.Queue(out.IMEI, protocol.CmdDriverCheckout, nil); err != nil {
-			s.log.Error("driver check-out command not queued", "imei", out.IMEI, "err", err)
-		} else {
-			out.DeviceNotified = true
-		}
 	}
 	ok(c, out)
 }

@@ -1,7 +1,6 @@
 package cloudapi
 
 import (
-	"cmp"
 	"encoding/base64"
 	"fmt"
 	"net/http"
@@ -257,16 +256,12 @@ func (s *Server) writeDrivers(c *gin.Context, allowed []string,
 	respond(c, out)
 }
 
-// driverSorts are the sort keys of GET /drivers.
-var driverSorts = map[string]func(a, b *store.Driver) int{
-	"createdAt":      func(a, b *store.Driver) int { return cmp.Compare(a.ID, b.ID) },
-	"drivingLicense": func(a, b *store.Driver) int { return strings.Compare(a.DrivingLicense, b.DrivingLicense) },
-	"firstName": func(a, b *store.Driver) int {
-		return strings.Compare(strings.ToLower(a.FirstName), strings.ToLower(b.FirstName))
-	},
-	"lastName": func(a, b *store.Driver) int {
-		return strings.Compare(strings.ToLower(a.LastName), strings.ToLower(b.LastName))
-	},
+// driverSorts maps the sort keys of GET /drivers to the store's.
+var driverSorts = map[string]string{
+	"createdAt":      store.DriverByCreatedAt,
+	"drivingLicense": store.DriverByDrivingLicense,
+	"firstName":      store.DriverByFirstName,
+	"lastName":       store.DriverByLastName,
 }
 
 // nameRegexp compiles a name filter of GET /drivers: a case-insensitive regular expression.
@@ -298,7 +293,7 @@ func (s *Server) listDrivers(c *gin.Context) {
 		return
 	}
 	sortBy := c.DefaultQuery("sort", "createdAt")
-	less, found := driverSorts[sortBy]
+	key, found := driverSorts[sortBy]
 	if !found {
 		s.fail(c, badField("sort", "must be one of createdAt, drivingLicense, firstName, lastName"))
 		return
@@ -318,9 +313,7 @@ func (s *Server) listDrivers(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	f := store.DriverFilter{ThirdPartyID: c.Query("driverThirdPartyId"), Match: func(d *store.Driver) bool {
-		return (first == nil || first.MatchString(d.FirstName)) && (last == nil || last.MatchString(d.LastName))
-	}}
+	f := store.DriverFilter{ThirdPartyID: c.Query("driverThirdPartyId"), FirstName: first, LastName: last}
 	if v := c.Query("driverId"); v != "" {
 		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || id < 1 {
@@ -346,18 +339,10 @@ func (s *Server) listDrivers(c *gin.Context) {
 			return err
 		}
 		f.OrganizationIDs = orgIDs(orgs)
-		all, err := tx.Drivers(f)
+		page, n, err := tx.Drivers(f, store.Sort{Key: key, Desc: desc}, p)
 		if err != nil {
 			return err
 		}
-		slices.SortStableFunc(all, func(a, b store.Driver) int {
-			r := cmp.Or(less(&a, &b), cmp.Compare(a.ID, b.ID))
-			if desc {
-				return -r
-			}
-			return r
-		})
-		page, n := store.Paginate(all, p)
 		total = n
 		checkedIn, err := tx.CheckedInDrivers()
 		if err != nil {

@@ -80,15 +80,12 @@ var ErrCommandFailed = errors.New("cloudapi: device could not carry out the comm
 // place where errors become responses.
 func statusOf(err error) *APIError {
 	var ae *APIError
+	var se *store.Error
 	switch {
 	case errors.As(err, &ae):
 		return ae
-	case errors.Is(err, store.ErrNotFound):
-		return apiErr(http.StatusNotFound, nameNotFound, "%s", trimPrefix(err))
-	case errors.Is(err, store.ErrConflict):
-		return apiErr(http.StatusConflict, nameConflict, "%s", trimPrefix(err))
-	case errors.Is(err, store.ErrInvalid):
-		return apiErr(http.StatusBadRequest, nameBadRequest, "%s", trimPrefix(err))
+	case errors.As(err, &se):
+		return storeErr(se)
 	case errors.Is(err, ErrDeviceOffline):
 		return apiErr(http.StatusExpectationFailed, nameExpectationFailed, "the device must be online for this operation")
 	case errors.Is(err, ErrCommandTimeout):
@@ -103,21 +100,22 @@ func statusOf(err error) *APIError {
 	return apiErr(http.StatusInternalServerError, nameUnknown, "unknown error has occurred")
 }
 
-// trimPrefix drops the sentinel's text from a wrapped store error message so
-// that "organization 7: store: not found" reads "organization 7 not found".
-func trimPrefix(err error) string {
-	msg := err.Error()
-	for _, s := range []error{store.ErrNotFound, store.ErrConflict, store.ErrInvalid} {
-		suffix := ": " + s.Error()
-		if len(msg) > len(suffix) && msg[len(msg)-len(suffix):] == suffix {
-			msg = msg[:len(msg)-len(suffix)]
-			if s == store.ErrNotFound {
-				msg += " not found"
-			}
-			return msg
+// storeErr is the answer to a store error: its kind chooses the status and
+// name, its message ("organization 7 not found", "lat must be from -90 to
+// 90") is the message. A kind the API does not know is a 500.
+func storeErr(se *store.Error) *APIError {
+	switch se.Kind {
+	case store.ErrNotFound:
+		return apiErr(http.StatusNotFound, nameNotFound, "%s", se.Message())
+	case store.ErrConflict:
+		return apiErr(http.StatusConflict, nameConflict, "%s", se.Message())
+	case store.ErrInvalid:
+		if se.Field != "" {
+			return badField(se.Field, se.Rule)
 		}
+		return badRequest("%s", se.Rule)
 	}
-	return msg
+	return apiErr(http.StatusInternalServerError, nameUnknown, "unknown error has occurred")
 }
 
 // errorBody is the JSON of every error response.

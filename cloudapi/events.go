@@ -229,34 +229,19 @@ func (s *Server) listOrganizationEvents(c *gin.Context) {
 		f := deviceFilter(pr, o.ID)
 		q.PartnerID = f.PartnerID
 		if f.IMEI != "" || f.GroupID != 0 {
-			devs, _, err := tx.Devices(f, store.Page{})
-			if err != nil {
-				return err
-			}
-			q.IMEIs = map[string]bool{}
-			for _, d := range devs {
-				q.IMEIs[d.IMEI] = true
-			}
+			q.Devices = &f
 		}
-		events, n, err := tx.OrgEvents(o.ID, q, p)
+		events, n, err := tx.OrgEventList(o.ID, q, p)
 		if err != nil {
 			return err
 		}
 		total = n
-		names := map[string]string{}
 		for i := range events {
-			v, err := viewEvent(tx, &events[i])
+			v, err := viewEvent(tx, &events[i].Event)
 			if err != nil {
 				return err
 			}
-			name, known := names[v.IMEI]
-			if !known {
-				if d, err := tx.Device(v.IMEI); err == nil {
-					name = d.Name
-				}
-				names[v.IMEI] = name
-			}
-			v.DeviceName = name
+			v.DeviceName = events[i].DeviceName
 			out = append(out, v)
 		}
 		return nil

@@ -251,7 +251,7 @@ func TestDeviceEventRulesThroughTheHook(t *testing.T) {
 	}
 	// A bad event is refused with ErrInvalid, which the broker answers as an invalid payload.
 	err := e.db.Update(store.Actor{}, func(tx *store.Tx) error {
-		return broker.StoreEvent(tx, e.dev, protocol.Event{ID: "x", Type: "teleport", Time: evTime(0)})
+		return broker.IngestEvent(tx, e.dev, protocol.Event{ID: "x", Type: "teleport", Time: evTime(0)})
 	})
 	if err == nil || !strings.Contains(err.Error(), "teleport") {
 		t.Fatalf("unknown type: %v", err)

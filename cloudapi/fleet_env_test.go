@@ -35,10 +35,13 @@ func (f *fleetCommander) Send(_ context.Context, imei, name string, args any) (j
 	return reply(imei, name, args)
 }
 
-func (f *fleetCommander) Queue(imei, name string, _ any) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.queued = append(f.queued, imei+" "+name)
+// Enqueue records the command once the caller's transaction commits.
+func (f *fleetCommander) Enqueue(tx *store.Tx, imei, name string, _ any) error {
+	tx.OnCommit(func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.queued = append(f.queued, imei+" "+name)
+	})
 	return nil
 }
 

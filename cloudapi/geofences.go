@@ -2,7 +2,6 @@ package cloudapi
 
 import (
 	"fmt"
-	"net/http"
 
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
@@ -45,7 +44,7 @@ func (s *Server) putGeofences(c *gin.Context) {
 		fences = append(fences, store.Geofence{ID: *g.ID, Name: *g.Name, Lat: *g.Lat, Lon: *g.Lon, Radius: *g.Radius})
 	}
 	if err := store.ValidateGeofences(fences); err != nil {
-		s.fail(c, apiErr(http.StatusBadRequest, nameBadRequest, "%s", trimPrefix(err)))
+		s.fail(c, err)
 		return
 	}
 	var imei string

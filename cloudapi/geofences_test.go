@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetcam/fleetcam/broker"
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -70,7 +71,10 @@ func TestGeofenceEventsThroughDeviceHooks(t *testing.T) {
 	e.do("PUT", devPath(e.dev.IMEI, "/geofences"), e.partnerToken,
 		[]map[string]any{{"id": 5, "name": "Depot", "lat": 32.0, "lon": 34.8, "radius": 500}}).want(200)
 	fixes := func(points ...store.GPSPoint) {
-		err := e.db.Update(store.Actor{Source: "device"}, func(tx *store.Tx) error { return store.GPSHook(tx, e.dev, points) })
+		err := e.db.Update(store.Actor{Source: "device"}, func(tx *store.Tx) error {
+			_, err := broker.IngestGPS(tx, e.dev, points)
+			return err
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +125,11 @@ func TestSpeedLimitFromGPS(t *testing.T) {
 	for i, v := range []float64{80, 105, 120, 90, 101} {
 		points = append(points, store.GPSPoint{Time: evT0.Add(time.Duration(i) * time.Second), Lat: 32, Lon: 34.8, Speed: v})
 	}
-	if err := e.db.Update(store.Actor{}, func(tx *store.Tx) error { return store.GPSHook(tx, e.dev, points) }); err != nil {
+	err = e.db.Update(store.Actor{}, func(tx *store.Tx) error {
+		_, err := broker.IngestGPS(tx, e.dev, points)
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	r := e.do("POST", orgEventsPath(e.org.ID), e.partnerToken, map[string]any{"start": isoTime(evT0), "end": isoTime(evT0.Add(time.Minute)),

@@ -27,20 +27,28 @@ func (s *Server) listGroups(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	var groups []store.Group
+	var out []groupDTO
+	var total int
 	err = s.view(func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
 		if err != nil {
 			return err
 		}
-		groups, err = tx.Groups(o.ID)
-		return err
+		groups, n, err := tx.Groups(o.ID, pg)
+		if err != nil {
+			return err
+		}
+		total = n
+		for i := range groups {
+			out = append(out, toGroupDTO(&groups[i]))
+		}
+		return nil
 	})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	okPageOf(c, groups, pg, toGroupDTO)
+	okPage(c, out, total, pg)
 }
 
 type createGroupRequest struct {
@@ -66,7 +74,7 @@ func (s *Server) createGroup(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		groups, err := tx.Groups(o.ID)
+		groups, _, err := tx.Groups(o.ID, store.Page{})
 		if err != nil {
 			return err
 		}
@@ -112,7 +120,7 @@ func (s *Server) assignGroupDevices(c *gin.Context) {
 	}
 	for i, imei := range imeis {
 		if !store.ValidIMEI(imei) {
-			s.fail(c, badField(fmt.Sprintf("[%d]", i), "is not an IMEI: "+imeiRule))
+			s.fail(c, badField(fmt.Sprintf("[%d]", i), "is not an IMEI: "+store.RuleIMEI))
 			return
 		}
 	}

@@ -47,11 +47,11 @@ func (s *Server) listOrganizationInvitations(c *gin.Context) {
 	var out []invitationDTO
 	var total int
 	err = s.view(func(tx *store.Tx) error {
-		orgs, err := tx.OrganizationInvitations(principal(c).PartnerID)
+		orgs, n, err := tx.Organizations(store.OrganizationFilter{InvitedPartnerID: principal(c).PartnerID}, pg)
 		if err != nil {
 			return err
 		}
-		orgs, total = store.Paginate(orgs, pg)
+		total = n
 		for i := range orgs {
 			out = append(out, toInvitationDTO(tx, &orgs[i], invitationPending))
 		}

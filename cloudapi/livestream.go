@@ -208,7 +208,7 @@ func (s *Server) connectMedia(c *gin.Context) {
 	if v := c.Query("cameraId"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || !store.ValidCameraID(n) {
-			s.fail(c, badField("cameraId", "must be 1 (road-facing), 2 (in-cabin) or 50 and above (auxiliary)"))
+			s.fail(c, badField("cameraId", store.RuleCameraID))
 			return
 		}
 		camera = n

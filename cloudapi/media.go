@@ -271,7 +271,7 @@ func (s *Server) eventFileLink(c *gin.Context) {
 		s.fail(c, badField("fileType", "must be video or snapshot"))
 		return
 	case err != nil || !store.ValidCameraID(cam):
-		s.fail(c, badField("cameraId", "must be 1 (road-facing), 2 (in-cabin) or 50 and above (auxiliary)"))
+		s.fail(c, badField("cameraId", store.RuleCameraID))
 		return
 	}
 	ref.CameraID = cam

@@ -128,16 +128,16 @@ func (s *Server) listOrganizations(c *gin.Context) {
 	p := principal(c)
 	var out []organizationDTO
 	var total int
+	f := store.OrganizationFilter{PartnerID: p.PartnerID}
+	if !p.IsPartner() {
+		f = store.OrganizationFilter{IDs: map[int64]bool{p.OrganizationID: true}}
+	}
 	err = s.view(func(tx *store.Tx) error {
-		var orgs []store.Organization
-		if p.IsPartner() {
-			if orgs, err = tx.Organizations(p.PartnerID); err != nil {
-				return err
-			}
-		} else if o, err := tx.Organization(p.OrganizationID); err == nil {
-			orgs = append(orgs, *o)
+		orgs, n, err := tx.Organizations(f, pg)
+		if err != nil {
+			return err
 		}
-		orgs, total = store.Paginate(orgs, pg)
+		total = n
 		for i := range orgs {
 			out = append(out, toOrganizationDTO(tx, p, &orgs[i]))
 		}
@@ -163,12 +163,11 @@ func (s *Server) getOrganization(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		users, err := tx.Users(store.UserFilter{OrganizationID: o.ID})
+		_, users, err := tx.Users(store.UserFilter{OrganizationID: o.ID}, store.Page{Limit: 1})
 		if err != nil {
 			return err
 		}
-		n := len(users)
-		out.DevicesCount, out.UsersCount = &devices, &n
+		out.DevicesCount, out.UsersCount = &devices, &users
 		return nil
 	})
 	if err != nil {

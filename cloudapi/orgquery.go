@@ -45,7 +45,7 @@ func (s *Server) readOrgs(c *gin.Context, tx *store.Tx) (map[int64]*store.Organi
 		}
 		return map[int64]*store.Organization{o.ID: o}, nil
 	}
-	orgs, err := tx.Organizations(p.PartnerID)
+	orgs, _, err := tx.Organizations(store.OrganizationFilter{PartnerID: p.PartnerID}, store.Page{})
 	if err != nil {
 		return nil, err
 	}

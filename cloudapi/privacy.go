@@ -1,7 +1,6 @@
 package cloudapi
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -68,8 +67,9 @@ type privacyControlRequest struct {
 
 // postPrivacyControl handles POST /devices/privacy-control. The switch is
 // stored (audited, with a privacyMode system message) before it is sent, so
-// the desired configuration carries it as well; an online device that does
-// not confirm it in time gets it queued like an offline one.
+// the desired configuration carries it as well. An offline device gets the
+// command queued in the same transaction; an online device gets it at once
+// and, if it does not confirm in time, queued like an offline one.
 func (s *Server) postPrivacyControl(c *gin.Context) {
 	var req privacyControlRequest
 	imeis, err := decodeIMEIList(c, &req)
@@ -87,11 +87,17 @@ func (s *Server) postPrivacyControl(c *gin.Context) {
 		return
 	}
 	online := s.onlineSet(imeis)
+	args := protocol.PrivacyModeArgs{Mode: mode}
 	res, _, err := s.writeEach(c, s.listedDevices(c, imeis), func(tx *store.Tx, imei string) error {
-		_, err := tx.SetPrivacyMode(imei, mode, !online[imei])
-		return err
+		if _, err := tx.SetPrivacyMode(imei, mode, !online[imei]); err != nil {
+			return err
+		}
+		if online[imei] || s.commander == nil {
+			return nil
+		}
+		return s.commander.Enqueue(tx, imei, protocol.CmdPrivacyMode, args)
 	}, func(changed []string) map[string]bool {
-		return s.sendPrivacyMode(c.Request.Context(), changed, online, mode)
+		return s.sendPrivacyMode(c, changed, online, args)
 	})
 	if err != nil {
 		s.fail(c, err)
@@ -100,31 +106,32 @@ func (s *Server) postPrivacyControl(c *gin.Context) {
 	ok(c, res)
 }
 
-// sendPrivacyMode delivers the privacy-mode command to every device at
-// once: online devices are waited for, the others (and online devices that
-// do not confirm) get it queued for their reconnection. It reports which
-// devices confirmed.
-func (s *Server) sendPrivacyMode(ctx context.Context, imeis []string, online map[string]bool, mode string) map[string]bool {
+// sendPrivacyMode sends the committed privacy-mode switch to the devices
+// that were online, all at once, and reports which confirmed it. One that
+// does not confirm gets the command queued for its reconnection. (The
+// offline devices got theirs queued with the switch.)
+func (s *Server) sendPrivacyMode(c *gin.Context, imeis []string, online map[string]bool, args protocol.PrivacyModeArgs) map[string]bool {
 	applied := map[string]bool{}
 	if s.commander == nil {
 		return applied
 	}
-	args := protocol.PrivacyModeArgs{Mode: mode}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, imei := range imeis {
+		if !online[imei] {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if online[imei] {
-				if _, err := s.commander.Send(ctx, imei, protocol.CmdPrivacyMode, args); err == nil {
-					mu.Lock()
-					applied[imei] = true
-					mu.Unlock()
-					return
-				}
+			if _, err := s.commander.Send(c.Request.Context(), imei, protocol.CmdPrivacyMode, args); err == nil {
+				mu.Lock()
+				applied[imei] = true
+				mu.Unlock()
+				return
 			}
-			if err := s.commander.Queue(imei, protocol.CmdPrivacyMode, args); err != nil {
+			err := s.update(c, func(tx *store.Tx) error { return s.commander.Enqueue(tx, imei, protocol.CmdPrivacyMode, args) })
+			if err != nil {
 				// The desired configuration carries the mode as well, so the
 				// device still gets it on reconnect.
 				s.log.Warn("queue privacy mode", "imei", imei, "err", err)

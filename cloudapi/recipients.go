@@ -179,6 +179,11 @@ func (s *Server) recipient(c *gin.Context, tx *store.Tx, kind string) (*store.Al
 	if err != nil || r.Kind != kind || !canSeeRecipient(principal(c), r) {
 		return nil, notFound(fmt.Sprintf("recipient %d", id))
 	}
+	if o, err := tx.Organization(r.OrganizationID); err == nil {
+		if err := checkHost(c, o); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 

@@ -53,16 +53,6 @@ func okPage[T any](c *gin.Context, items []T, total int, p store.Page) {
 	c.JSON(http.StatusOK, pageBody{Data: items, Metadata: Metadata{Count: total, Limit: p.Limit, Offset: p.Offset}, RequestID: requestID(c)})
 }
 
-// okPageOf answers the page p of all, each item rendered with to.
-func okPageOf[T, D any](c *gin.Context, all []T, p store.Page, to func(*T) D) {
-	page, total := store.Paginate(all, p)
-	out := make([]D, 0, len(page))
-	for i := range page {
-		out = append(out, to(&page[i]))
-	}
-	okPage(c, out, total, p)
-}
-
 // page reads limit and offset from the query: limit defaults to the
 // configured page size and may not exceed the maximum; offset defaults to 0.
 func (s *Server) page(c *gin.Context) (store.Page, error) {

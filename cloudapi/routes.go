@@ -21,9 +21,12 @@ func (s *Server) routes(r *gin.Engine) {
 	auth := s.authenticate
 	write := s.writer
 	partner := s.partnerOnly
-	// host marks the writes of an organization's settings, which a guest
-	// partner of a shared organization may not do; a guest still adds and
-	// manages its own devices there.
+	// host marks the writes of an organization's settings and records
+	// (drivers, alarm recipients...), which a guest partner of a shared
+	// organization may not do, whether the call names the organization in
+	// its path, its query or its body, and the reads of the host's
+	// configuration (webhook URLs, users); a guest still adds and manages
+	// its own devices there.
 	host := s.hostOnly
 	// anyScope admits a scoped token of any feature, for reading the
 	// devices of its scope.
@@ -57,7 +60,7 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.GET("/partners/:partnerId/contacts", auth, partner, s.listPartnerContacts)
 	v2.GET("/partner-contacts", auth, partner, s.listPartnerContacts)
 	v2.POST("/organizations/:orgId/users", auth, write, host, s.createOrganizationUser)
-	v2.GET("/organizations/:orgId/users", auth, s.listOrganizationUsers)
+	v2.GET("/organizations/:orgId/users", auth, host, s.listOrganizationUsers)
 
 	// Device inventory and groups.
 	v2.POST("/organizations/:orgId/devices", auth, write, s.addDevice)
@@ -108,15 +111,15 @@ func (s *Server) routes(r *gin.Engine) {
 
 	// Webhooks: organization settings, device subscriptions, signing secret,
 	// delivery log and endpoint state.
-	v2.GET("/organizations/:orgId/webhook-settings", auth, s.getWebhookSettings)
+	v2.GET("/organizations/:orgId/webhook-settings", auth, host, s.getWebhookSettings)
 	v2.POST("/organizations/:orgId/webhook-settings", auth, write, host, s.replaceWebhookSettings)
 	v2.PATCH("/organizations/:orgId/webhook-settings", auth, write, host, s.patchWebhookSettings)
 	v2.POST("/organizations/:orgId/webhook-secret/rotate", auth, write, host, s.rotateWebhookSecret)
-	v2.GET("/organizations/:orgId/webhooks", auth, s.listWebhooks)
+	v2.GET("/organizations/:orgId/webhooks", auth, host, s.listWebhooks)
 	v2.POST("/organizations/:orgId/webhooks", auth, write, host, s.addWebhook)
 	v2.PUT("/organizations/:orgId/webhooks", auth, write, host, s.replaceWebhooks)
 	v2.DELETE("/organizations/:orgId/webhooks/:webhookId", auth, write, host, s.deleteWebhook)
-	v2.GET("/organizations/:orgId/webhook-endpoints", auth, s.listWebhookEndpoints)
+	v2.GET("/organizations/:orgId/webhook-endpoints", auth, host, s.listWebhookEndpoints)
 	v2.GET("/organizations/:orgId/webhook-deliveries", auth, s.listWebhookDeliveries)
 	v2.POST("/organizations/:orgId/webhook-deliveries/:deliveryId/redeliver", auth, write, host, s.redeliverWebhook)
 
@@ -151,13 +154,13 @@ func (s *Server) routes(r *gin.Engine) {
 
 	// Drivers: profiles, QR codes, assignments to devices, check-out and driving history.
 	v2.GET("/drivers", auth, s.listDrivers)
-	v2.POST("/drivers", auth, write, s.createDrivers)
-	v2.PATCH("/drivers", auth, write, s.updateDrivers)
-	v2.PUT("/drivers", auth, write, s.setDriversActive)
-	v2.DELETE("/drivers", auth, write, s.deleteDrivers)
+	v2.POST("/drivers", auth, write, host, s.createDrivers)
+	v2.PATCH("/drivers", auth, write, host, s.updateDrivers)
+	v2.PUT("/drivers", auth, write, host, s.setDriversActive)
+	v2.DELETE("/drivers", auth, write, host, s.deleteDrivers)
 	v2.GET("/drivers/:driverId/qr-code", auth, s.driverQRCode)
-	v2.POST("/drivers/devices", auth, write, s.assignDrivers)
-	v2.DELETE("/drivers/devices", auth, write, s.unassignDrivers)
+	v2.POST("/drivers/devices", auth, write, host, s.assignDrivers)
+	v2.DELETE("/drivers/devices", auth, write, host, s.unassignDrivers)
 	v2.POST("/devices/:imei/driver-checkout", auth, write, s.checkoutDriver)
 	v2.GET("/driving-history", auth, s.listDrivingHistory)
 
@@ -169,12 +172,12 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.POST("/alarms/:alarmId/comments", auth, write, s.commentOnAlarm)
 	v2.POST("/devices/:imei/alarm-simulator", auth, write, s.simulateAlarm)
 	v2.GET("/recipients/alarms", auth, s.listRecipients(store.RecipientAlarms))
-	v2.POST("/recipients/alarms", auth, write, s.addRecipient(store.RecipientAlarms))
-	v2.PATCH("/recipients/alarms/:recipientId", auth, write, s.updateRecipient)
-	v2.DELETE("/recipients/alarms/:recipientId", auth, write, s.deleteRecipient(store.RecipientAlarms))
+	v2.POST("/recipients/alarms", auth, write, host, s.addRecipient(store.RecipientAlarms))
+	v2.PATCH("/recipients/alarms/:recipientId", auth, write, host, s.updateRecipient)
+	v2.DELETE("/recipients/alarms/:recipientId", auth, write, host, s.deleteRecipient(store.RecipientAlarms))
 	v2.GET("/recipients/health", auth, s.listRecipients(store.RecipientHealth))
-	v2.POST("/recipients/health", auth, write, s.addRecipient(store.RecipientHealth))
-	v2.DELETE("/recipients/health/:recipientId", auth, write, s.deleteRecipient(store.RecipientHealth))
+	v2.POST("/recipients/health", auth, write, host, s.addRecipient(store.RecipientHealth))
+	v2.DELETE("/recipients/health/:recipientId", auth, write, host, s.deleteRecipient(store.RecipientHealth))
 
 	// Auxiliary cameras and billing (partners only).
 	v2.GET("/devices/:imei/auxiliary-cameras", auth, partner, s.listAuxCameras)

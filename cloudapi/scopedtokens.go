@@ -60,7 +60,7 @@ func (req *scopedTokenRequest) scope() (*Scope, string, error) {
 	switch e.EntityType {
 	case entityDevice:
 		if !store.ValidIMEI(id) {
-			return nil, "", badField("entities[0].entityId", "of a device "+imeiRule)
+			return nil, "", badField("entities[0].entityId", "of a device "+store.RuleIMEI)
 		}
 		sc.IMEI = id
 	case entityGroup, entityOrganization:

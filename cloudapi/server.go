@@ -26,9 +26,11 @@ type Commander interface {
 	// Send delivers a command to an online device and waits for its reply
 	// (ErrDeviceOffline, ErrCommandTimeout).
 	Send(ctx context.Context, imei, name string, args any) (json.RawMessage, error)
-	// Queue stores a command durably; it is delivered now if the device is
-	// online, else when it reconnects.
-	Queue(imei, name string, args any) error
+	// Enqueue stores a command in the caller's write transaction, so that
+	// it commits with the change that causes it or not at all; once
+	// committed it is delivered at once if the device is online, else when
+	// it reconnects, until the device answers it.
+	Enqueue(tx *store.Tx, imei, name string, args any) error
 	// PushConfig delivers the device's current desired configuration now if
 	// it is online; otherwise it goes on reconnect.
 	PushConfig(imei string)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,141 +23,6 @@ func (e *testEnv) shareOrg(orgID, guestID int64, guestToken string) {
 // invitationPath is the path of the invitation to share organization orgID, plus rest.
 func invitationPath(orgID int64, rest string) string {
 	return "/v2/partners/organization-invitations/" + itoa(orgID) + rest
-}
-
-// orgWrite is the decision for one write route under /organizations/{orgId}:
-// whether a guest partner of a shared organization may make it, and a body
-// to make it with.
-type orgWrite struct {
-	guest bool
-	body  any
-	// host is the status the host's call gets (200 unless set).
-	host int
-}
-
-// orgWrites holds a decision for every write route under
-// /organizations/{orgId}; TestGuestPartnerOrganizationWrites fails on a
-// route without one. A guest manages its own devices in a shared
-// organization; the organization's settings are the host's.
-var orgWrites = map[string]orgWrite{
-	"PATCH /v2/organizations/:orgId":                                         {body: map[string]any{"name": "Renamed"}},
-	"POST /v2/organizations/:orgId/users":                                    {body: map[string]any{"email": "ops@shared.example", "password": "Passw0rdX"}},
-	"POST /v2/organizations/:orgId/groups":                                   {body: map[string]any{"name": "Night shift"}},
-	"POST /v2/organizations/:orgId/device-settings":                          {body: map[string]any{"brightness": map[string]any{"value": 40}}},
-	"POST /v2/organizations/:orgId/event-settings":                           {body: events(ev("tailgating", "video"))},
-	"PATCH /v2/organizations/:orgId/event-settings":                          {body: events(ev("tailgating", "video"))},
-	"PATCH /v2/organizations/:orgId/privacy-config":                          {body: map[string]any{"gpsTracking": "disabled"}},
-	"POST /v2/organizations/:orgId/webhook-settings":                         {body: map[string]any{"alarmsWebhookUrl": []string{"https://guest.example.com/alarms"}}},
-	"PATCH /v2/organizations/:orgId/webhook-settings":                        {body: map[string]any{"alarmsWebhookUrl": []string{"https://guest.example.com/alarms"}}},
-	"POST /v2/organizations/:orgId/webhook-secret/rotate":                    {},
-	"POST /v2/organizations/:orgId/webhooks":                                 {body: map[string]any{"imei": testIMEI(1), "url": "https://guest.example.com/gps", "type": "gps"}},
-	"PUT /v2/organizations/:orgId/webhooks":                                  {body: []any{}},
-	"DELETE /v2/organizations/:orgId/webhooks/:webhookId":                    {host: http.StatusNotFound},
-	"POST /v2/organizations/:orgId/webhook-deliveries/:deliveryId/redeliver": {host: http.StatusNotFound},
-	"PUT /v2/organizations/:orgId/data-profile":                              {body: map[string]any{"defaultDataProfileId": 7}},
-
-	"POST /v2/organizations/:orgId/devices":                            {guest: true, body: map[string]any{"imei": testIMEI(5), "name": "B2"}},
-	"DELETE /v2/organizations/:orgId/devices/:imei":                    {guest: true},
-	"POST /v2/organizations/:orgId/groups/:groupId/devices":            {guest: true, body: []string{testIMEI(2)}},
-	"PUT /v2/organizations/:orgId/devices/data-profile/:dataProfileId": {guest: true},
-	"POST /v2/organizations/:orgId/events":                             {guest: true, body: map[string]any{"start": "2026-03-01T00:00:00.000Z", "end": "2026-03-01T12:00:00.000Z"}},
-}
-
-// TestGuestPartnerOrganizationWrites: in an organization shared with it, a
-// guest partner is refused every write of the organization's settings (403,
-// nothing changes) while the host makes them, and still manages its own
-// devices. The routes come from the route table.
-func TestGuestPartnerOrganizationWrites(t *testing.T) {
-	e := newEnv(t)
-	idB, tokB := e.newPartner("Partner B", "b@other.example")
-	org := e.newOrg(e.partnerToken, "Shared fleet")
-	e.shareOrg(org.id, idB, tokB)
-	e.newDevice(e.partnerToken, org.id, testIMEI(1), "A truck")
-	devB := e.newDevice(tokB, org.id, testIMEI(2), "B van")
-	group := e.newGroup(e.partnerToken, org.id, "Day shift")
-	e.do("POST", orgPath(org.id, "/webhook-settings"), e.partnerToken,
-		map[string]any{"alarmsWebhookUrl": []string{"https://host.example.com/alarms"}}).want(http.StatusOK)
-
-	params := strings.NewReplacer(":orgId", itoa(org.id), ":imei", devB, ":groupId", itoa(group),
-		":webhookId", "999", ":deliveryId", "999", ":dataProfileId", "3")
-	seen := map[string]bool{}
-	var hostOnly, guestAllowed []string
-	for _, r := range e.api.engine.Routes() {
-		if r.Method == http.MethodGet || !strings.HasPrefix(r.Path, "/v2/organizations/:orgId") {
-			continue
-		}
-		key := r.Method + " " + r.Path
-		seen[key] = true
-		w, has := orgWrites[key]
-		switch {
-		case !has:
-			t.Errorf("%s: no decision whether a guest partner may make this write; add it to orgWrites", key)
-		case w.guest:
-			guestAllowed = append(guestAllowed, key)
-		default:
-			hostOnly = append(hostOnly, key)
-		}
-	}
-	for key := range orgWrites {
-		if !seen[key] {
-			t.Errorf("orgWrites names %s, which is not a route", key)
-		}
-	}
-	call := func(key, token string) *response {
-		method, path, _ := strings.Cut(key, " ")
-		return e.do(method, params.Replace(path), token, orgWrites[key].body)
-	}
-
-	before, audits := e.orgState(org.id), e.auditCount()
-	for _, key := range hostOnly {
-		call(key, tokB).wantError(http.StatusForbidden, nameForbidden, "only the partner that created organization "+itoa(org.id))
-	}
-	if after := e.orgState(org.id); after != before {
-		t.Fatalf("refused guest writes changed the organization:\nbefore %s\nafter  %s", before, after)
-	}
-	if n := e.auditCount(); n != audits {
-		t.Fatalf("refused guest writes left %d audit entries", n-audits)
-	}
-	for _, key := range hostOnly {
-		want := orgWrites[key].host
-		if want == 0 {
-			want = http.StatusOK
-		}
-		call(key, e.partnerToken).want(want)
-	}
-	// The guest's device is removed last.
-	slices.Sort(guestAllowed)
-	slices.SortStableFunc(guestAllowed, func(a, b string) int {
-		return strings.Count(a, "DELETE") - strings.Count(b, "DELETE")
-	})
-	for _, key := range guestAllowed {
-		if r := call(key, tokB); r.status >= 300 {
-			t.Errorf("%s: the guest partner got %d %s", key, r.status, r.raw)
-		}
-	}
-}
-
-// orgState is what the host reads of an organization's settings, to tell
-// whether a refused call changed any of it.
-func (e *testEnv) orgState(orgID int64) string {
-	e.t.Helper()
-	var b strings.Builder
-	for _, p := range []string{"", "/users", "/groups", "/device-settings", "/event-settings", "/privacy-config",
-		"/webhook-settings", "/webhooks", "/webhook-endpoints", "/data-profile"} {
-		data, _ := json.Marshal(e.do("GET", orgPath(orgID, p), e.partnerToken, nil).want(http.StatusOK).get("data"))
-		b.WriteString(p + " " + string(data) + "\n")
-	}
-	return b.String()
-}
-
-// auditCount is the number of entries in the audit log.
-func (e *testEnv) auditCount() int {
-	e.t.Helper()
-	_, n, err := e.db.AuditLog(store.AuditFilter{}, store.Page{Limit: 1})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return n
 }
 
 // TestGuestPartnerWebhookDeliveries: a guest partner of a shared organization
@@ -341,5 +205,86 @@ func TestAddDeviceOfAnotherPartner(t *testing.T) {
 	}
 	if n := e.auditCount(); n != audits {
 		t.Fatalf("refused adds left %d audit entries", n-audits)
+	}
+}
+
+// TestGuestPartnerReads: the host's configuration of a shared organization
+// (webhook settings, subscriptions, endpoint state, users) answers a guest
+// partner 403, and no read of the route table shows the guest the host's
+// webhook URLs, webhook secret, ssoSecret or users. The guest's delivery
+// log keeps its own devices' deliveries without the host's URL, its default
+// settings leave out the webhooks, and its audit log shows the host's
+// changes to its devices without who made them.
+func TestGuestPartnerReads(t *testing.T) {
+	e := newEnv(t)
+	idB, tokB := e.newPartner("Partner B", "b@other.example")
+	org := e.newOrg(e.partnerToken, "Shared fleet")
+	e.shareOrg(org.id, idB, tokB)
+	devA := e.newDevice(e.partnerToken, org.id, testIMEI(1), "A truck")
+	devB := e.newDevice(tokB, org.id, testIMEI(2), "B van")
+	const hostURL = "https://host.example.com/"
+	secret := e.do("POST", orgPath(org.id, "/webhook-settings"), e.partnerToken,
+		map[string]any{"alarmsWebhookUrl": []string{hostURL + "alarms"}}).want(http.StatusOK).str("data.webhookSecret")
+	if secret == "" {
+		t.Fatal("no webhook secret")
+	}
+	e.do("POST", orgPath(org.id, "/webhooks"), e.partnerToken, map[string]any{"imei": devA, "url": hostURL + "gps", "type": "gps"}).want(http.StatusOK)
+	e.do("POST", orgPath(org.id, "/users"), e.partnerToken, map[string]any{"email": "ops@host.example", "password": "Passw0rdX"}).want(http.StatusOK)
+	// Settings the host changes on every device, the guest's too.
+	e.do("PATCH", orgPath(org.id, ""), e.partnerToken, map[string]any{"isOrganizationProfileEnabled": true}).want(http.StatusOK)
+	e.do("PATCH", orgPath(org.id, "/event-settings"), e.partnerToken, events(ev("tailgating", "video"))).want(http.StatusOK)
+	failed := "Post \"" + hostURL + "hook\": connection refused"
+	err := e.db.Update(store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		return tx.EnqueueDelivery(&store.Delivery{OrganizationID: org.id, URL: hostURL + "hook", WebhookID: "msg_1", Type: "event",
+			IMEI: devB, MessageTime: e.clock.Now(), Body: json.RawMessage(`{"imei":"` + devB + `"}`), Attempts: 1,
+			LastError: failed, Log: []store.DeliveryAttempt{{Time: e.clock.Now(), Error: failed}}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, p := range []string{"/webhook-settings", "/webhooks", "/webhook-endpoints", "/users"} {
+		e.do("GET", orgPath(org.id, p), tokB, nil).wantError(http.StatusForbidden, nameForbidden,
+			"only the partner that created organization "+itoa(org.id)+" can see these settings")
+		if r := e.do("GET", orgPath(org.id, p), e.partnerToken, nil).want(http.StatusOK); !bytes.Contains(r.raw, []byte("host.example")) {
+			t.Errorf("the host reads %s without its own configuration: %s", p, r.raw)
+		}
+	}
+	deliveries := orgPath(org.id, "/webhook-deliveries")
+	r := e.do("GET", deliveries, tokB, nil).want(http.StatusOK)
+	if r.num("metadata.count") != 1 || r.str("data.0.imei") != devB || r.get("data.0.url") != nil || r.get("data.0.lastError") != nil {
+		t.Fatalf("the guest's delivery log %s", r.raw)
+	}
+	e.do("GET", deliveries+"?url="+hostURL+"hook", tokB, nil).wantError(http.StatusForbidden, nameForbidden, "cannot filter by url")
+	if h := e.do("GET", deliveries, e.partnerToken, nil).want(http.StatusOK); h.str("data.0.url") != hostURL+"hook" || h.str("data.0.lastError") != failed {
+		t.Fatalf("the host's delivery log %s", h.raw)
+	}
+
+	// The defaults that apply to the guest's devices, without the host's webhooks.
+	if d := e.do("GET", orgPath(org.id, "/default-settings"), tokB, nil).want(http.StatusOK); d.get("data.device") == nil || d.get("data.alarmsWebhookUrl") != nil {
+		t.Fatalf("the guest's default settings %s", d.raw)
+	}
+
+	// The host's changes to the guest's devices, without who made them.
+	if a := e.do("GET", "/v2/audit-logs?action=device.events", tokB, nil).want(http.StatusOK); a.num("metadata.count") != 1 ||
+		a.str("data.0.entityId") != devB || a.get("data.0.userId") != nil || a.get("data.0.userEmail") != nil {
+		t.Fatalf("the guest's audit log %s", a.raw)
+	}
+	if a := e.do("GET", "/v2/audit-logs?action=device.events", e.partnerToken, nil).want(http.StatusOK); a.str("data.0.userEmail") != "partner@example.com" {
+		t.Fatalf("the host's audit log %s", a.raw)
+	}
+
+	// Nothing the guest reads tells the host's secrets or configuration.
+	params := strings.NewReplacer(":orgId", itoa(org.id), ":imei", devB, ":partnerId", itoa(idB))
+	for _, rt := range e.api.engine.Routes() {
+		if rt.Method != http.MethodGet {
+			continue
+		}
+		raw := e.do("GET", params.Replace(rt.Path), tokB, nil).raw
+		for _, leak := range []string{"host.example", secret, org.secret, "partner@example.com"} {
+			if bytes.Contains(raw, []byte(leak)) {
+				t.Errorf("GET %s shows the guest %q: %s", rt.Path, leak, raw)
+			}
+		}
 	}
 }

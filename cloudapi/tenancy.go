@@ -1,6 +1,8 @@
 package cloudapi
 
 import (
+	"net/http"
+
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
 )
@@ -54,11 +56,15 @@ func (s *Server) org(c *gin.Context, tx *store.Tx) (*store.Organization, error) 
 	return s.orgByID(c, tx, id)
 }
 
-// orgByID returns organization id if the caller may see it.
+// orgByID returns organization id if the caller may see it, and on a route
+// marked host only if the caller may change it.
 func (s *Server) orgByID(c *gin.Context, tx *store.Tx, id int64) (*store.Organization, error) {
 	o, err := tx.Organization(id)
 	if err != nil || !canSeeOrg(principal(c), o) {
 		return nil, notFound("organization")
+	}
+	if err := checkHost(c, o); err != nil {
+		return nil, err
 	}
 	return o, nil
 }
@@ -70,24 +76,42 @@ func isGuest(p Principal, o *store.Organization) bool {
 	return p.IsPartner() && p.PartnerID != o.PartnerID
 }
 
-// hostOnly guards the writes of an organization's settings (the route table
-// names them): they are the host's, the partner that created the
-// organization. A guest partner sees a shared organization and gets 403
-// with the reason; an organization the caller cannot see stays 404.
+// hostOnlyKey marks a call the route table guards with hostOnly.
+const hostOnlyKey = "fleetcam.hostOnly"
+
+// hostOnly guards the writes of an organization's settings and records, and
+// the reads of the host's configuration (webhook URLs, users), which the
+// route table names: they are the host's, the partner that created the
+// organization. Every organization such a call names, in its path, a
+// query parameter or its body, is checked as the handler resolves it
+// (orgByID, checkHost): a guest partner of a shared organization gets 403
+// with the reason, and the transaction is not committed. The organization
+// of the path is checked before the handler runs; one the caller cannot see
+// stays 404.
 func (s *Server) hostOnly(c *gin.Context) {
+	c.Set(hostOnlyKey, true)
+	if c.Param("orgId") == "" {
+		return
+	}
 	err := s.view(func(tx *store.Tx) error {
-		o, err := s.org(c, tx)
-		if err != nil {
-			return err
-		}
-		if isGuest(principal(c), o) {
-			return forbidden("only the partner that created organization %d can change its settings", o.ID)
-		}
-		return nil
+		_, err := s.org(c, tx)
+		return err
 	})
 	if err != nil {
 		s.fail(c, err)
 	}
+}
+
+// checkHost refuses a guest partner of organization o a call the route
+// table marks host.
+func checkHost(c *gin.Context, o *store.Organization) error {
+	if !c.GetBool(hostOnlyKey) || !isGuest(principal(c), o) {
+		return nil
+	}
+	if c.Request.Method == http.MethodGet {
+		return forbidden("only the partner that created organization %d can see these settings", o.ID)
+	}
+	return forbidden("only the partner that created organization %d can change its settings", o.ID)
 }
 
 // device returns the device of the path parameter imei if the caller may see it.

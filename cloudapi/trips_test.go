@@ -30,10 +30,7 @@ func TestDrivingHistory(t *testing.T) {
 		e.fleetUpdate(func(tx *store.Tx) error {
 			dev, _ := tx.Device(imei)
 			for _, ev := range evs {
-				if _, err := tx.ApplyDriverEvent(dev, broker.EventInput(ev)); err != nil {
-					return err
-				}
-				if err := tx.ApplyTripEvent(dev, broker.EventInput(ev)); err != nil {
+				if err := broker.IngestEvent(tx, dev, ev); err != nil {
 					return err
 				}
 			}

@@ -51,6 +51,11 @@ func (m *mediaService) wake() {
 	}
 }
 
+// WakeMedia asks the media service to look for files to fetch now, without
+// waiting for its sweep; it never blocks. The broker's notifiers call it
+// after a device's event or upload report is committed (broker.Notifiers).
+func (s *Server) WakeMedia() { s.mediaSvc.wake() }
+
 // RunMedia runs the media service until ctx ends: it asks devices for the
 // files of their events and deletes the blobs of deleted files.
 func (s *Server) RunMedia(ctx context.Context) {

@@ -246,11 +246,16 @@ func (s *Server) listUsers(c *gin.Context, f store.UserFilter) {
 		return
 	}
 	var users []store.User
-	if err := s.view(func(tx *store.Tx) error { users, err = tx.Users(f); return err }); err != nil {
+	var total int
+	if err := s.view(func(tx *store.Tx) error { users, total, err = tx.Users(f, pg); return err }); err != nil {
 		s.fail(c, err)
 		return
 	}
-	okPageOf(c, users, pg, toUserDTO)
+	out := make([]userDTO, 0, len(users))
+	for i := range users {
+		out = append(out, toUserDTO(&users[i]))
+	}
+	okPage(c, out, total, pg)
 }
 
 type resetPasswordRequest struct {

@@ -89,7 +89,7 @@ func (s *Server) parseVirtualEvent(req virtualEventRequest) (virtualEvent, error
 	}
 	if cam := req.CameraID; cam != nil {
 		if !store.ValidCameraID(*cam) {
-			return v, badField("cameraId", "must be 1 (road-facing), 2 (in-cabin) or 50 and above (auxiliary)")
+			return v, badField("cameraId", store.RuleCameraID)
 		}
 		v.cameraID = *cam
 	}

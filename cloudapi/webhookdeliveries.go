@@ -22,13 +22,14 @@ type attemptData struct {
 	DurationMS int64  `json:"durationMs"`
 }
 
-// deliveryData is one delivery as the API shows it.
+// deliveryData is one delivery as the API shows it; a guest partner's view
+// leaves out the URL (forGuest).
 type deliveryData struct {
 	ID             int64           `json:"id"`
 	WebhookID      string          `json:"webhookId"`
 	Type           string          `json:"type"`
 	MessageType    string          `json:"messageType,omitempty"`
-	URL            string          `json:"url"`
+	URL            string          `json:"url,omitempty"`
 	IMEI           string          `json:"imei,omitempty"`
 	Status         string          `json:"status"`
 	Attempts       int             `json:"attempts"`
@@ -59,12 +60,22 @@ func deliveryOf(d *store.Delivery) deliveryData {
 	return out
 }
 
+// forGuest leaves out what a delivery tells of the host's endpoint: its URL
+// and the errors, which may quote it.
+func (d *deliveryData) forGuest() {
+	d.URL, d.LastError = "", ""
+	for i := range d.AttemptLog {
+		d.AttemptLog[i].Error = ""
+	}
+}
+
 var deliveryStatuses = []string{store.DeliveryPending, store.DeliveryDelivered, store.DeliveryFailed}
 
 // listWebhookDeliveries handles GET /organizations/{orgId}/webhook-deliveries:
 // newest first, filtered by status, type, url and imei. A guest partner of a
 // shared organization sees only the deliveries of messages about its own
-// devices, sent since they joined the organization.
+// devices, sent since they joined the organization, without the host's
+// URLs.
 func (s *Server) listWebhookDeliveries(c *gin.Context) {
 	p, err := s.page(c)
 	if err != nil {
@@ -87,14 +98,22 @@ func (s *Server) listWebhookDeliveries(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		if isGuest(principal(c), o) {
+		guest := isGuest(principal(c), o)
+		if guest {
+			if f.URL != "" {
+				return forbidden("only the partner that created organization %d can see its webhook URLs, so a guest partner cannot filter by url", o.ID)
+			}
 			if f.Devices, err = guestDevices(tx, principal(c), o); err != nil {
 				return err
 			}
 		}
 		ds, n, err := tx.Deliveries(o.ID, f, p)
 		for i := range ds {
-			items = append(items, deliveryOf(&ds[i]))
+			d := deliveryOf(&ds[i])
+			if guest {
+				d.forGuest()
+			}
+			items = append(items, d)
 		}
 		total = n
 		return err

@@ -1,7 +1,6 @@
 package cloudapi
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
@@ -238,15 +237,6 @@ func (s *Server) webhookURLPolicy(tx *store.Tx, orgID int64) (webhooks.URLPolicy
 	return webhooks.URLPolicy{AllowPrivate: s.cfg.Webhooks.AllowPrivateTargets, AllowHTTP: ws.AllowInsecureURLs}, nil
 }
 
-// fieldError turns a webhooks validation error into a 400 that names the field.
-func fieldError(err error) error {
-	var fe *webhooks.FieldError
-	if errors.As(err, &fe) {
-		return badField(fe.Field, fe.Rule)
-	}
-	return err
-}
-
 // getWebhookSettings handles GET /organizations/{orgId}/webhook-settings.
 func (s *Server) getWebhookSettings(c *gin.Context) {
 	var out *webhookSettingsData
@@ -294,7 +284,7 @@ func (s *Server) saveWebhookSettings(c *gin.Context, replace bool) {
 			return err
 		}
 		if err := webhooks.ValidateSettings(ws, s.cfg.Webhooks.AllowPrivateTargets); err != nil {
-			return fieldError(err)
+			return err
 		}
 		if err := tx.PutWebhookSettings(ws); err != nil {
 			return err

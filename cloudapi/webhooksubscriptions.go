@@ -64,7 +64,7 @@ func (b *webhookBody) subscription(field string, orgID int64, p webhooks.URLPoli
 		cfg.systemConfigBody.apply(&sub.System)
 	}
 	if err := webhooks.ValidateSubscription(field, sub, p); err != nil {
-		return nil, fieldError(err)
+		return nil, err
 	}
 	if sub.Type != store.WebhookTypeEvent {
 		sub.NotifyMediaAvailable = false
@@ -176,7 +176,7 @@ func (s *Server) addWebhook(c *gin.Context) {
 		}
 		merged := slices.DeleteFunc(existing, func(e store.WebhookSubscription) bool { return e.Type == sub.Type && e.URL == sub.URL })
 		if err := webhooks.ValidateSubscriptionSet(append(merged, *sub)); err != nil {
-			return fieldError(err)
+			return err
 		}
 		saved, err := tx.SaveWebhookSubscription(*sub)
 		if err != nil {
@@ -242,7 +242,7 @@ func (s *Server) replaceWebhooks(c *gin.Context) {
 			return slices.ContainsFunc(current, func(v store.WebhookSubscription) bool { return v.ID == a.ID })
 		})
 		if err := webhooks.ValidateSubscriptionSet(append(others, subs...)); err != nil {
-			return fieldError(err)
+			return err
 		}
 		for _, cur := range current {
 			if !slices.ContainsFunc(subs, func(n store.WebhookSubscription) bool {

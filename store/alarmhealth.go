@@ -26,11 +26,9 @@ type HealthState struct {
 
 var bucketHealthState = []byte("device_health_state")
 
-func init() {
-	registerBuckets(string(bucketHealthState))
-	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
-		return tx.bucket(bucketHealthState).Delete([]byte(d.IMEI))
-	})
+// dropHealthState drops the health state of a removed device.
+func dropHealthState(tx *Tx, d *Device) error {
+	return tx.bucket(bucketHealthState).Delete([]byte(d.IMEI))
 }
 
 // DeviceHealthState returns the last health state of imei (empty when never reported).
@@ -164,9 +162,9 @@ func (tx *Tx) RaiseOfflineAlarm(dev *Device, lastSeen time.Time, after time.Dura
 // ApplyStatusReport derives from a device's status report what this
 // package keeps beyond presence: health alarms, auxiliary camera connection
 // messages and the cellular data usage (a malformed usage member is left
-// out). It returns the alarms it raised. The broker runs it as its status
-// handler, in the transaction that stores the report; st is the report as
-// the broker read it.
+// out). It returns the alarms it raised. The broker runs it in IngestStatus,
+// in the transaction that stores the report; st is the report as the
+// broker read it.
 func (tx *Tx) ApplyStatusReport(dev *Device, st DeviceHealth) ([]Alarm, error) {
 	raised, err := tx.ApplyHealthAlarms(dev, st)
 	if err != nil {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"fmt"
 	"net/mail"
 	"slices"
 	"strconv"
@@ -42,21 +41,19 @@ type AlarmRecipient struct {
 
 var bucketRecipients = []byte("alarm_recipients")
 
-func init() { registerBuckets(string(bucketRecipients)) }
-
 func (r *AlarmRecipient) validate() error {
 	addr, err := mail.ParseAddress(r.Email)
 	switch {
 	case r.Kind != RecipientAlarms && r.Kind != RecipientHealth:
-		return fmt.Errorf("recipient kind %q: %w", r.Kind, ErrInvalid)
+		return Invalid("", "recipient kind %q", r.Kind)
 	case err != nil || addr.Address != r.Email:
-		return fmt.Errorf("email must be one e-mail address such as name@example.com: %w", ErrInvalid)
+		return Invalid("email", "must be one e-mail address such as name@example.com")
 	case r.ReportIntervalSeconds < 0 || r.ReportIntervalSeconds > MaxReportIntervalSeconds:
-		return fmt.Errorf("reportIntervalSeconds must be from 0 to %d: %w", MaxReportIntervalSeconds, ErrInvalid)
+		return Invalid("reportIntervalSeconds", "must be from 0 to %d", MaxReportIntervalSeconds)
 	}
 	for _, d := range r.AlarmDefinitions {
 		if _, ok := AlarmDefinitionByID(d); !ok {
-			return fmt.Errorf("alarmDefinitions: %d is not a known alarm definition: %w", d, ErrInvalid)
+			return Invalid("", "alarmDefinitions: %d is not a known alarm definition", d)
 		}
 	}
 	return nil
@@ -75,7 +72,7 @@ func (tx *Tx) AddAlarmRecipient(r *AlarmRecipient) error {
 		return err
 	}
 	if len(existing) > 0 {
-		return fmt.Errorf("%s is already a %s recipient (id %d): %w", r.Email, r.Kind, existing[0].ID, ErrConflict)
+		return Conflict("%s is already a %s recipient (id %d)", r.Email, r.Kind, existing[0].ID)
 	}
 	id, err := tx.nextID(bucketRecipients)
 	if err != nil {
@@ -94,7 +91,7 @@ func (tx *Tx) AddAlarmRecipient(r *AlarmRecipient) error {
 func (tx *Tx) AlarmRecipient(id int64) (*AlarmRecipient, error) {
 	var r AlarmRecipient
 	if err := getJSON(tx.bucket(bucketRecipients), itob(id), &r); err != nil {
-		return nil, fmt.Errorf("recipient %d: %w", id, err)
+		return nil, missing(err, "recipient %d", id)
 	}
 	return &r, nil
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -132,18 +131,17 @@ var (
 	bucketAlarmNotes   = []byte("alarm_notes")   // sequences of comment and action ids
 )
 
-func init() {
-	registerBuckets(string(bucketAlarms), string(bucketAlarmOpen), string(bucketAlarmTriples), string(bucketAlarmNotes))
-	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
-		c := tx.bucket(bucketAlarmOpen).Cursor()
-		prefix := compositeKey(d.IMEI, "")
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
-			if err := c.Delete(); err != nil {
-				return err
-			}
+// dropOpenAlarms forgets which system alarms of a removed device are open;
+// the alarms themselves stay.
+func dropOpenAlarms(tx *Tx, d *Device) error {
+	c := tx.bucket(bucketAlarmOpen).Cursor()
+	prefix := compositeKey(d.IMEI, "")
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
+		if err := c.Delete(); err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 func alarmOpenKey(imei string, def int64) []byte { return append(compositeKey(imei, ""), itob(def)...) }
@@ -187,12 +185,12 @@ func (tx *Tx) RaiseAlarm(dev *Device, def int64, at time.Time, details string) (
 // (imei, definition, createdAt) must be new, even if its alarm was closed.
 func (tx *Tx) SimulateAlarm(dev *Device, def int64, createdAt time.Time, comment string) (*Alarm, error) {
 	if tx.bucket(bucketAlarmTriples).Get(alarmTripleKey(dev.IMEI, def, createdAt)) != nil {
-		return nil, fmt.Errorf("an alarm with imei %s, alarmDefinitionId %d and createdAt %s already exists: %w",
-			dev.IMEI, def, createdAt.UTC().Format("2006-01-02T15:04:05.000Z"), ErrConflict)
+		return nil, Conflict("an alarm with imei %s, alarmDefinitionId %d and createdAt %s already exists",
+			dev.IMEI, def, createdAt.UTC().Format("2006-01-02T15:04:05.000Z"))
 	}
 	d, ok := AlarmDefinitionByID(def)
 	if !ok {
-		return nil, fmt.Errorf("alarmDefinitionId %d is not a known alarm definition: %w", def, ErrInvalid)
+		return nil, Invalid("", "alarmDefinitionId %d is not a known alarm definition", def)
 	}
 	if strings.TrimSpace(comment) == "" {
 		comment = "Simulated alarm"
@@ -202,7 +200,7 @@ func (tx *Tx) SimulateAlarm(dev *Device, def int64, createdAt time.Time, comment
 
 func (tx *Tx) createAlarm(dev *Device, def int64, at time.Time, details string, simulated bool, comment ...string) (*Alarm, error) {
 	if _, ok := AlarmDefinitionByID(def); !ok {
-		return nil, fmt.Errorf("alarmDefinitionId %d is not a known alarm definition: %w", def, ErrInvalid)
+		return nil, Invalid("", "alarmDefinitionId %d is not a known alarm definition", def)
 	}
 	id, err := tx.nextID(bucketAlarms)
 	if err != nil {
@@ -269,7 +267,7 @@ func (tx *Tx) appendComment(a *Alarm, details string) (*AlarmComment, error) {
 func (tx *Tx) Alarm(id int64) (*Alarm, error) {
 	var a Alarm
 	if err := getJSON(tx.bucket(bucketAlarms), itob(id), &a); err != nil {
-		return nil, fmt.Errorf("alarm %d: %w", id, err)
+		return nil, missing(err, "alarm %d", id)
 	}
 	return &a, nil
 }
@@ -280,7 +278,7 @@ func (tx *Tx) Alarm(id int64) (*Alarm, error) {
 // they are free.
 func (tx *Tx) ActOnAlarm(id int64, typ string) (*AlarmAction, error) {
 	if !ValidAlarmAction(typ) {
-		return nil, fmt.Errorf("type must be one of open, close, read, unread: %w", ErrInvalid)
+		return nil, Invalid("type", "must be one of open, close, read, unread")
 	}
 	a, err := tx.Alarm(id)
 	if err != nil {
@@ -335,7 +333,7 @@ func (a *Alarm) state() map[string]any {
 // CommentOnAlarm adds a comment by the transaction's actor to alarm id.
 func (tx *Tx) CommentOnAlarm(id int64, details string) (*AlarmComment, error) {
 	if strings.TrimSpace(details) == "" {
-		return nil, fmt.Errorf("details must not be empty: %w", ErrInvalid)
+		return nil, Invalid("details", "must not be empty")
 	}
 	a, err := tx.Alarm(id)
 	if err != nil {
@@ -367,56 +365,6 @@ func (tx *Tx) emitAlarm(a *Alarm, event string) error {
 	org, partner := tx.AlarmNames(a)
 	return tx.Emit(Message{Kind: MessageAlarm, SubType: event, OrganizationID: a.OrganizationID,
 		PartnerID: a.PartnerID, IMEI: a.IMEI, Alarm: &AlarmFact{Alarm: *a, OrganizationName: org, PartnerName: partner}})
-}
-
-// AlarmFilter selects alarms; zero fields do not filter.
-type AlarmFilter struct {
-	// OrganizationIDs admits alarms of these organizations (nil: any).
-	OrganizationIDs map[int64]bool
-	// PartnerID keeps alarms of this partner's devices.
-	PartnerID    int64
-	IMEI         string
-	DefinitionID int64
-	// DefinitionName keeps definitions whose name contains it, ignoring case.
-	DefinitionName string
-	Severity       int
-	Open           *bool
-	Read           *bool
-	// Start and End bound createdAt, inclusive.
-	Start, End time.Time
-	// AfterID keeps alarms with a larger id (the e-mail cursor).
-	AfterID int64
-}
-
-func (f AlarmFilter) match(a *Alarm) bool {
-	def, _ := AlarmDefinitionByID(a.AlarmDefinitionID)
-	return (f.OrganizationIDs == nil || f.OrganizationIDs[a.OrganizationID]) &&
-		(f.PartnerID == 0 || a.PartnerID == f.PartnerID) &&
-		(f.IMEI == "" || a.IMEI == f.IMEI) &&
-		(f.DefinitionID == 0 || a.AlarmDefinitionID == f.DefinitionID) &&
-		(f.DefinitionName == "" || strings.Contains(strings.ToLower(def.Name), strings.ToLower(f.DefinitionName))) &&
-		(f.Severity == 0 || def.Severity == f.Severity) &&
-		(f.Open == nil || a.Open == *f.Open) &&
-		(f.Read == nil || a.Read == *f.Read) &&
-		(f.Start.IsZero() || !a.CreatedAt.Before(f.Start)) &&
-		(f.End.IsZero() || !a.CreatedAt.After(f.End)) &&
-		a.ID > f.AfterID
-}
-
-// Alarms returns every alarm matching f in id order.
-func (tx *Tx) Alarms(f AlarmFilter) ([]Alarm, error) {
-	var out []Alarm
-	c := tx.bucket(bucketAlarms).Cursor()
-	for k, v := c.Seek(itob(f.AfterID + 1)); k != nil; k, v = c.Next() {
-		var a Alarm
-		if err := jsonUnmarshal(v, &a); err != nil {
-			return nil, err
-		}
-		if f.match(&a) {
-			out = append(out, a)
-		}
-	}
-	return out, nil
 }
 
 // LastAlarmID is the id of the newest alarm (0: none yet).

@@ -13,7 +13,7 @@ func (f *fleetFixture) openAlarms(imei string) map[int64]Alarm {
 	f.t.Helper()
 	out := map[int64]Alarm{}
 	f.view(func(tx *Tx) error {
-		as, err := tx.Alarms(AlarmFilter{IMEI: imei, Open: boolp(true)})
+		as, _, err := tx.Alarms(AlarmFilter{IMEI: imei, Open: boolp(true)}, Sort{}, Page{})
 		for _, a := range as {
 			out[a.AlarmDefinitionID] = a
 		}
@@ -88,7 +88,7 @@ func TestHealthAlarms(t *testing.T) {
 		t.Fatalf("%d closed messages, want 4", closed)
 	}
 	f.view(func(tx *Tx) error {
-		as, _ := tx.Alarms(AlarmFilter{IMEI: dev.IMEI, DefinitionID: AlarmRecordingFailed})
+		as, _, _ := tx.Alarms(AlarmFilter{IMEI: dev.IMEI, DefinitionID: AlarmRecordingFailed}, Sort{}, Page{})
 		if len(as) != 1 || as[0].Open || !as[0].AutoClosed || as[0].LastCloseAt.IsZero() {
 			t.Errorf("recording alarm after recovery %+v", as)
 		}

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"fmt"
 	"slices"
 	"time"
 )
@@ -41,11 +40,9 @@ type AuxCamera struct {
 
 var bucketAuxCameras = []byte("aux_cameras")
 
-func init() {
-	registerBuckets(string(bucketAuxCameras))
-	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
-		return tx.bucket(bucketAuxCameras).Delete([]byte(d.IMEI))
-	})
+// dropAuxCameras drops the auxiliary cameras of a removed device.
+func dropAuxCameras(tx *Tx, d *Device) error {
+	return tx.bucket(bucketAuxCameras).Delete([]byte(d.IMEI))
 }
 
 // AuxCameras returns the auxiliary cameras known for imei, by camera id.
@@ -71,7 +68,7 @@ func (tx *Tx) RecordAuxPairing(dev *Device, paired []AuxCamera) error {
 	}
 	for _, p := range paired {
 		if p.CameraID < MinAuxCameraID {
-			return fmt.Errorf("auxiliary camera id %d must be %d or above: %w", p.CameraID, MinAuxCameraID, ErrInvalid)
+			return Invalid("", "auxiliary camera id %d must be %d or above", p.CameraID, MinAuxCameraID)
 		}
 		p.Paired, p.PairedAt, p.ChangedAt = true, tx.now, tx.now
 		i := slices.IndexFunc(cams, func(c AuxCamera) bool { return c.CameraID == p.CameraID })

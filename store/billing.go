@@ -1,7 +1,6 @@
 package store
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -38,11 +37,9 @@ func AutomaticFirmwareUpdates(subscriptionID int64) bool {
 
 var bucketBilling = []byte("device_billing")
 
-func init() {
-	registerBuckets(string(bucketBilling))
-	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
-		return tx.bucket(bucketBilling).Delete([]byte(d.IMEI))
-	})
+// dropBilling drops the billing record of a removed device.
+func dropBilling(tx *Tx, d *Device) error {
+	return tx.bucket(bucketBilling).Delete([]byte(d.IMEI))
 }
 
 // DeviceBilling returns imei's billing record; auxiliary billing starts disabled.
@@ -82,7 +79,7 @@ func (tx *Tx) changeableBilling(imei string) (*Device, *DeviceBilling, error) {
 		return nil, nil, err
 	}
 	if b.Refurbished {
-		return nil, nil, fmt.Errorf("device %s is refurbished; its billing cannot change: %w", imei, ErrConflict)
+		return nil, nil, Conflict("device %s is refurbished; its billing cannot change", imei)
 	}
 	return d, b, nil
 }
@@ -91,7 +88,7 @@ func (tx *Tx) changeableBilling(imei string) (*Device, *DeviceBilling, error) {
 // Enabling needs an auxiliary camera known for the device.
 func (tx *Tx) SetAuxBilling(imei, status string) error {
 	if status != AuxBillingEnable && status != AuxBillingDisable {
-		return fmt.Errorf("billingStatus must be enable or disable: %w", ErrInvalid)
+		return Invalid("billingStatus", "must be enable or disable")
 	}
 	d, b, err := tx.changeableBilling(imei)
 	if err != nil {
@@ -103,7 +100,7 @@ func (tx *Tx) SetAuxBilling(imei, status string) error {
 			return err
 		}
 		if len(cams) == 0 {
-			return fmt.Errorf("device %s has no auxiliary camera: %w", imei, ErrInvalid)
+			return Invalid("", "device %s has no auxiliary camera", imei)
 		}
 	}
 	prev := *b
@@ -119,7 +116,7 @@ func (tx *Tx) SetAuxBilling(imei, status string) error {
 // SetBillingStatus sets the device status of imei as a billing change.
 func (tx *Tx) SetBillingStatus(imei, status string) error {
 	if !ValidDeviceStatus(status) {
-		return fmt.Errorf("billingStatus must be one of pendingActivation, activated, deactivated, suspended: %w", ErrInvalid)
+		return Invalid("billingStatus", "must be one of pendingActivation, activated, deactivated, suspended")
 	}
 	d, _, err := tx.changeableBilling(imei)
 	if err != nil {
@@ -162,7 +159,7 @@ type SubscriptionChange struct {
 // and the previous and new subscription id.
 func (tx *Tx) SetSubscription(imei string, id int64, reason string) error {
 	if id < 1 {
-		return fmt.Errorf("dataProfileId must be a positive integer: %w", ErrInvalid)
+		return Invalid("dataProfileId", "must be a positive integer")
 	}
 	d, b, err := tx.billingOf(imei)
 	if err != nil {
@@ -188,7 +185,7 @@ func (tx *Tx) SetSubscription(imei string, id int64, reason string) error {
 // also applied to every device of the organization at once.
 func (tx *Tx) SetDefaultDataProfile(orgID, id int64, reason string) error {
 	if id < 1 {
-		return fmt.Errorf("defaultDataProfileId must be a positive integer: %w", ErrInvalid)
+		return Invalid("defaultDataProfileId", "must be a positive integer")
 	}
 	o, err := tx.Organization(orgID)
 	if err != nil {

@@ -74,20 +74,21 @@ var eventCatalogue = []EventKind{
 	{API: "wrongPinCode", Webhook: "wrong_pin_code", Name: "Wrong PIN code", HasMedia: true},
 }
 
-// Indexes of the catalogue, built once.
-var (
-	eventsByAPI     = map[string]int{}
-	eventsByWebhook = map[string]int{}
-)
+// Indexes of the catalogue by API name (and alias) and by webhook name,
+// built once from it.
+var eventsByAPI, eventsByWebhook = indexEventCatalogue()
 
-func init() {
+// indexEventCatalogue maps each name of the catalogue to its position.
+func indexEventCatalogue() (byAPI, byWebhook map[string]int) {
+	byAPI, byWebhook = map[string]int{}, map[string]int{}
 	for i, k := range eventCatalogue {
-		eventsByAPI[k.API] = i
-		eventsByWebhook[k.Webhook] = i
+		byAPI[k.API] = i
+		byWebhook[k.Webhook] = i
 		for _, a := range k.Aliases {
-			eventsByAPI[a] = i
+			byAPI[a] = i
 		}
 	}
+	return byAPI, byWebhook
 }
 
 // EventKinds returns the catalogue, in the order of the spec.

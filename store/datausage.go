@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"fmt"
 	"time"
 )
 
@@ -21,24 +20,22 @@ type DataUsagePeriod struct {
 
 var bucketDataUsage = []byte("data_usage") // imei, 0, period start ms → period
 
-func init() {
-	registerBuckets(string(bucketDataUsage))
-	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
-		prefix := compositeKey(d.IMEI, "")
-		c := tx.bucket(bucketDataUsage).Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
-			if err := c.Delete(); err != nil {
-				return err
-			}
+// dropDataUsage drops the data usage periods of a removed device.
+func dropDataUsage(tx *Tx, d *Device) error {
+	prefix := compositeKey(d.IMEI, "")
+	c := tx.bucket(bucketDataUsage).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
+		if err := c.Delete(); err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // RecordDataUsage stores a device's usage report.
 func (tx *Tx) RecordDataUsage(imei string, u DataUsage) error {
 	if u.PeriodStart.Unix() <= 0 || u.BytesUp < 0 || u.BytesDown < 0 {
-		return fmt.Errorf("dataUsage must carry a positive periodStart and byte counts of 0 or more: %w", ErrInvalid)
+		return Invalid("dataUsage", "must carry a positive periodStart and byte counts of 0 or more")
 	}
 	p := DataUsagePeriod{IMEI: imei, PeriodStart: u.PeriodStart.UTC(), BytesUp: u.BytesUp,
 		BytesDown: u.BytesDown, ReceivedAt: tx.now}

@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"time"
 )
 
@@ -113,11 +112,6 @@ var (
 	bucketDeviceCommands    = []byte("device_commands")
 )
 
-func init() {
-	registerBuckets(string(bucketDeviceLinks), string(bucketDeviceCredentials), string(bucketDeviceCommands))
-	deviceRemovalHooks = append(deviceRemovalHooks, dropDeviceLink)
-}
-
 // dropDeviceLink forgets a removed device's connection state, token and queue.
 func dropDeviceLink(tx *Tx, d *Device) error {
 	key := []byte(d.IMEI)
@@ -143,7 +137,7 @@ func dropDeviceLink(tx *Tx, d *Device) error {
 // gets an offline record.
 func (tx *Tx) DeviceLink(imei string) (*DeviceLink, error) {
 	l := &DeviceLink{IMEI: imei, Presence: PresenceOffline}
-	if err := getJSON(tx.bucket(bucketDeviceLinks), []byte(imei), l); err != nil && err != ErrNotFound {
+	if err := getJSON(tx.bucket(bucketDeviceLinks), []byte(imei), l); err != nil && !isNotFound(err) {
 		return nil, err
 	}
 	return l, nil
@@ -153,7 +147,7 @@ func (tx *Tx) DeviceLink(imei string) (*DeviceLink, error) {
 // not audited.
 func (tx *Tx) PutDeviceLink(l *DeviceLink) error {
 	if l.IMEI == "" {
-		return fmt.Errorf("device link imei must not be empty: %w", ErrInvalid)
+		return Invalid("", "device link imei must not be empty")
 	}
 	return putJSON(tx.bucket(bucketDeviceLinks), []byte(l.IMEI), l)
 }
@@ -189,7 +183,7 @@ func (tx *Tx) MarkAllOffline(t time.Time) (int, error) {
 // token gets an empty record (Generation 0).
 func (tx *Tx) DeviceCredential(imei string) (*DeviceCredential, error) {
 	c := &DeviceCredential{IMEI: imei}
-	if err := getJSON(tx.bucket(bucketDeviceCredentials), []byte(imei), c); err != nil && err != ErrNotFound {
+	if err := getJSON(tx.bucket(bucketDeviceCredentials), []byte(imei), c); err != nil && !isNotFound(err) {
 		return nil, err
 	}
 	return c, nil
@@ -204,7 +198,7 @@ func (tx *Tx) IssueDeviceToken(imei string, hash []byte, proofTime int64) error 
 		return err
 	}
 	if len(hash) != 32 {
-		return fmt.Errorf("device token hash must be 32 bytes (SHA-256): %w", ErrInvalid)
+		return Invalid("", "device token hash must be 32 bytes (SHA-256)")
 	}
 	c, err := tx.DeviceCredential(imei)
 	if err != nil {
@@ -256,9 +250,9 @@ func (tx *Tx) QueueCommand(c *QueuedCommand) error {
 	}
 	switch {
 	case c.ID == "":
-		return fmt.Errorf("queued command id must not be empty: %w", ErrInvalid)
+		return Invalid("", "queued command id must not be empty")
 	case c.Name == "":
-		return fmt.Errorf("queued command name must not be empty: %w", ErrInvalid)
+		return Invalid("", "queued command name must not be empty")
 	}
 	seq, err := tx.nextID(bucketDeviceCommands)
 	if err != nil {
@@ -296,7 +290,7 @@ func (tx *Tx) QueuedCommand(imei, id string) (*QueuedCommand, error) {
 		return nil, err
 	}
 	if found == nil {
-		return nil, fmt.Errorf("queued command %s of device %s: %w", id, imei, ErrNotFound)
+		return nil, NotFound("queued command %s of device %s", id, imei)
 	}
 	return found, nil
 }

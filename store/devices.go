@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"fmt"
 	"hash/fnv"
 	"strconv"
 	"time"
@@ -82,18 +81,18 @@ func ValidIMEI(s string) bool {
 // ownership: nothing the IMEI recorded before is the new owner's.
 func (tx *Tx) AddDevice(d *Device) error {
 	if !ValidIMEI(d.IMEI) {
-		return fmt.Errorf("imei %q must be 15 digits with a valid check digit: %w", d.IMEI, ErrInvalid)
+		return Invalid("imei", "%q "+RuleIMEI, d.IMEI)
 	}
 	o, err := tx.Organization(d.OrganizationID)
 	if err != nil {
 		return err
 	}
 	if !o.HasPartner(d.PartnerID) {
-		return fmt.Errorf("organization %d does not admit devices of partner %d: %w", o.ID, d.PartnerID, ErrInvalid)
+		return Invalid("", "organization %d does not admit devices of partner %d", o.ID, d.PartnerID)
 	}
 	b := tx.bucket(bucketDevices)
 	if b.Get([]byte(d.IMEI)) != nil {
-		return fmt.Errorf("device %s is already in an organization: %w", d.IMEI, ErrConflict)
+		return Conflict("device %s is already in an organization", d.IMEI)
 	}
 	if d.DataProfileID == 0 {
 		d.DataProfileID = o.DefaultDataProfileID
@@ -101,7 +100,7 @@ func (tx *Tx) AddDevice(d *Device) error {
 	if d.GroupID != 0 {
 		g, err := tx.Group(d.GroupID)
 		if err != nil || g.OrganizationID != d.OrganizationID {
-			return fmt.Errorf("group %d: %w", d.GroupID, ErrNotFound)
+			return NotFound("group %d", d.GroupID)
 		}
 	}
 	if d.Status == "" {
@@ -117,10 +116,10 @@ func (tx *Tx) AddDevice(d *Device) error {
 	if err := tx.bucket(bucketOrgDevices).Put(compositeKey(d.OrganizationID, d.IMEI), nil); err != nil {
 		return err
 	}
-	for _, hook := range deviceAddHooks {
-		if err := hook(tx, d); err != nil {
-			return err
-		}
+	// A device that joins an organization whose defaults switch the
+	// hotspot on gets its password now.
+	if err := tx.syncHotspot(d.IMEI); err != nil {
+		return err
 	}
 	return tx.Audit(AuditChange{Action: "device.create", EntityType: "device", EntityID: d.IMEI,
 		OrganizationID: d.OrganizationID, PartnerID: d.PartnerID, After: d})
@@ -130,7 +129,7 @@ func (tx *Tx) AddDevice(d *Device) error {
 func (tx *Tx) Device(imei string) (*Device, error) {
 	var d Device
 	if err := getJSON(tx.bucket(bucketDevices), []byte(imei), &d); err != nil {
-		return nil, fmt.Errorf("device %s: %w", imei, err)
+		return nil, missing(err, "device %s", imei)
 	}
 	return &d, nil
 }
@@ -141,7 +140,7 @@ func (tx *Tx) Device(imei string) (*Device, error) {
 func (tx *Tx) DeviceStamp(imei string) (uint64, error) {
 	raw := tx.bucket(bucketDevices).Get([]byte(imei))
 	if raw == nil {
-		return 0, fmt.Errorf("device %s: %w", imei, ErrNotFound)
+		return 0, NotFound("device %s", imei)
 	}
 	h := fnv.New64a()
 	h.Write(raw)
@@ -155,16 +154,16 @@ func (tx *Tx) UpdateDevice(d *Device, action string) error {
 		return err
 	}
 	if prev.OrganizationID != d.OrganizationID {
-		return fmt.Errorf("device %s cannot change organization in place: %w", d.IMEI, ErrInvalid)
+		return Invalid("", "device %s cannot change organization in place", d.IMEI)
 	}
 	if !ValidDeviceStatus(d.Status) {
-		return fmt.Errorf("device status %q: %w", d.Status, ErrInvalid)
+		return Invalid("", "device status %q", d.Status)
 	}
 	d.CreatedAt, d.Ownership, d.PreviousOwnerUntil = prev.CreatedAt, prev.Ownership, prev.PreviousOwnerUntil
 	if d.GroupID != 0 && d.GroupID != prev.GroupID {
 		g, err := tx.Group(d.GroupID)
 		if err != nil || g.OrganizationID != d.OrganizationID {
-			return fmt.Errorf("group %d: %w", d.GroupID, ErrNotFound)
+			return NotFound("group %d", d.GroupID)
 		}
 	}
 	if err := putJSON(tx.bucket(bucketDevices), []byte(d.IMEI), d); err != nil {
@@ -190,10 +189,8 @@ func (tx *Tx) RemoveDevice(imei string) error {
 	if err := tx.endOwnership(d); err != nil {
 		return err
 	}
-	for _, hook := range deviceRemovalHooks {
-		if err := hook(tx, d); err != nil {
-			return err
-		}
+	if err := tx.dropDeviceState(d); err != nil {
+		return err
 	}
 	if err := tx.Audit(AuditChange{Action: "device.remove", EntityType: "device", EntityID: imei,
 		OrganizationID: d.OrganizationID, PartnerID: d.PartnerID, Before: d}); err != nil {
@@ -203,14 +200,36 @@ func (tx *Tx) RemoveDevice(imei string) error {
 		PartnerID: d.PartnerID, IMEI: imei, Removed: &RemovedFact{Name: d.Name}})
 }
 
-// deviceAddHooks let other files of this package set up per-device state
-// (the hotspot password of a device that joins an organization whose
-// defaults switch the hotspot on) in the transaction that adds the device.
-var deviceAddHooks []func(tx *Tx, d *Device) error
-
-// deviceRemovalHooks let other files of this package drop per-device state
-// (tokens, link state) in the transaction that removes the device.
-var deviceRemovalHooks []func(tx *Tx, d *Device) error
+// dropDeviceState drops the per-device state that the other files of this
+// package keep, in the transaction that removes the device. History that
+// outlives the device (events, media, alarms, trips, driver sessions)
+// stays.
+//
+// Each step touches only its own buckets and none audits or emits, so their
+// order does not change the outcome; it is fixed, in the files' name order,
+// which is the order they ran in before this list existed. A step that
+// comes to depend on another goes after it, saying so.
+func (tx *Tx) dropDeviceState(d *Device) error {
+	for _, drop := range []func(tx *Tx, d *Device) error{
+		dropHealthState,      // alarmhealth.go
+		dropOpenAlarms,       // alarms.go
+		dropAuxCameras,       // auxcameras.go
+		dropBilling,          // billing.go
+		dropDataUsage,        // datausage.go
+		dropDeviceLink,       // devicelink.go: link, credentials, queued commands
+		endDeviceAssignments, // driverassignments.go
+		dropDriverState,      // driversessions.go: ends the session, PIN failures
+		dropDeviceTrack,      // geofences.go
+		dropHotspot,          // hotspot.go
+		dropDeviceSettings,   // settings.go
+		dropOpenTrip,         // trips.go
+	} {
+		if err := drop(tx, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // DeviceFilter selects devices of one organization or one partner.
 type DeviceFilter struct {
@@ -291,23 +310,28 @@ func (tx *Tx) CreateGroup(orgID int64, name string) (*Group, error) {
 func (tx *Tx) Group(id int64) (*Group, error) {
 	var g Group
 	if err := getJSON(tx.bucket(bucketGroups), itob(id), &g); err != nil {
-		return nil, fmt.Errorf("group %d: %w", id, err)
+		return nil, missing(err, "group %d", id)
 	}
 	return &g, nil
 }
 
-// Groups lists an organization's groups in id order.
-func (tx *Tx) Groups(orgID int64) ([]Group, error) {
-	var out []Group
+// Groups returns the page p of an organization's groups, in id order, and
+// their total count.
+func (tx *Tx) Groups(orgID int64, p Page) ([]Group, int, error) {
+	var all []Group
 	err := tx.bucket(bucketGroups).ForEach(func(_, v []byte) error {
 		var g Group
 		if err := jsonUnmarshal(v, &g); err != nil {
 			return err
 		}
 		if g.OrganizationID == orgID {
-			out = append(out, g)
+			all = append(all, g)
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, 0, err
+	}
+	page, total := Paginate(all, p)
+	return page, total, nil
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 )
@@ -114,6 +115,56 @@ func TestRemoveDeviceEmitsMessage(t *testing.T) {
 	if len(entries) != 1 || string(entries[0].Before) == "" {
 		t.Fatalf("removal audit %+v", entries)
 	}
+}
+
+// Removing a device drops the state only a present device has, in every
+// file that keeps some, and leaves other devices' state alone.
+func TestRemoveDeviceDropsItsState(t *testing.T) {
+	const imei, other = "490154203237518", "490154203237526"
+	perDevice := []struct {
+		bucket []byte
+		key    func(imei string) []byte
+	}{
+		{bucketHealthState, func(i string) []byte { return []byte(i) }},
+		{bucketAlarmOpen, func(i string) []byte { return compositeKey(i, "7") }},
+		{bucketAuxCameras, func(i string) []byte { return []byte(i) }},
+		{bucketBilling, func(i string) []byte { return []byte(i) }},
+		{bucketDataUsage, func(i string) []byte { return compositeKey(i, "", int64(1)) }},
+		{bucketDeviceLinks, func(i string) []byte { return []byte(i) }},
+		{bucketDeviceCredentials, func(i string) []byte { return []byte(i) }},
+		{bucketPinFailures, func(i string) []byte { return []byte(i) }},
+		{bucketDeviceTracks, func(i string) []byte { return []byte(i) }},
+		{bucketHotspot, func(i string) []byte { return []byte(i) }},
+		{bucketDeviceSettings, func(i string) []byte { return []byte(i) }},
+		{bucketTripOpen, func(i string) []byte { return []byte(i) }},
+	}
+	db, _ := openTest(t)
+	pid, oid := seed(t, db)
+	mustUpdate(t, db, func(tx *Tx) error {
+		for _, i := range []string{imei, other} {
+			if err := tx.AddDevice(&Device{IMEI: i, OrganizationID: oid, PartnerID: pid}); err != nil {
+				return err
+			}
+			for _, p := range perDevice {
+				if err := tx.bucket(p.bucket).Put(p.key(i), []byte("{}")); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	mustUpdate(t, db, func(tx *Tx) error { return tx.RemoveDevice(imei) })
+	db.View(func(tx *Tx) error {
+		for _, p := range perDevice {
+			if tx.bucket(p.bucket).Get(p.key(imei)) != nil {
+				t.Errorf("%s: the removed device's entry is still there", p.bucket)
+			}
+			if !bytes.Equal(tx.bucket(p.bucket).Get(p.key(other)), []byte("{}")) {
+				t.Errorf("%s: the other device's entry went too", p.bucket)
+			}
+		}
+		return nil
+	})
 }
 
 func TestUpdateDeviceChecks(t *testing.T) {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"fmt"
 	"slices"
 	"time"
 )
@@ -23,10 +22,6 @@ type DriverAssignment struct {
 	CreatedAt      time.Time `json:"createdAt"`
 	// Ownership is the device's ownership the assignment was made for (ownership.go).
 	Ownership int64 `json:"ownership,omitempty"`
-}
-
-func init() {
-	deviceRemovalHooks = append(deviceRemovalHooks, endDeviceAssignments)
 }
 
 // endDeviceAssignments ends the assignments of a device that leaves its
@@ -76,17 +71,17 @@ func (tx *Tx) AssignDriver(a *DriverAssignment) error {
 	}
 	switch {
 	case d.OrganizationID != a.OrganizationID:
-		return fmt.Errorf("driver %d: %w", a.DriverID, ErrNotFound)
+		return NotFound("driver %d", a.DriverID)
 	case dev.OrganizationID != a.OrganizationID:
-		return fmt.Errorf("device %s: %w", a.IMEI, ErrNotFound)
+		return NotFound("device %s", a.IMEI)
 	case !d.IsActive:
-		return fmt.Errorf("driver %q is inactive and cannot be assigned: %w", d.ThirdPartyID, ErrInvalid)
+		return Invalid("", "driver %q is inactive and cannot be assigned", d.ThirdPartyID)
 	}
 	if a.Start.IsZero() {
 		a.Start = tx.now
 	}
 	if !a.End.IsZero() && !a.End.After(a.Start) {
-		return fmt.Errorf("endTime must be after startTime: %w", ErrInvalid)
+		return Invalid("endTime", "must be after startTime")
 	}
 	others, err := tx.driverAssignments(func(o *DriverAssignment) bool { return o.IMEI == a.IMEI || o.DriverID == a.DriverID })
 	if err != nil {
@@ -95,9 +90,9 @@ func (tx *Tx) AssignDriver(a *DriverAssignment) error {
 	for _, o := range others {
 		if o.overlaps(a) {
 			if o.IMEI == a.IMEI {
-				return fmt.Errorf("device %s already has driver %d assigned from %s: %w", a.IMEI, o.DriverID, o.Start.Format(time.RFC3339), ErrConflict)
+				return Conflict("device %s already has driver %d assigned from %s", a.IMEI, o.DriverID, o.Start.Format(time.RFC3339))
 			}
-			return fmt.Errorf("driver %q is already assigned to device %s from %s: %w", d.ThirdPartyID, o.IMEI, o.Start.Format(time.RFC3339), ErrConflict)
+			return Conflict("driver %q is already assigned to device %s from %s", d.ThirdPartyID, o.IMEI, o.Start.Format(time.RFC3339))
 		}
 	}
 	if a.ID, err = tx.nextID(bucketDriverAssignments); err != nil {
@@ -128,7 +123,7 @@ func (tx *Tx) UnassignDriver(orgID, driverID int64, imei string) error {
 		return err
 	}
 	if len(as) == 0 {
-		return fmt.Errorf("assignment of driver %d to device %s: %w", driverID, imei, ErrNotFound)
+		return NotFound("assignment of driver %d to device %s", driverID, imei)
 	}
 	for _, a := range as {
 		after, err := tx.endAssignment(&a)
@@ -279,5 +274,6 @@ func (tx *Tx) allowedDrivers(dev *Device) ([]Driver, error) {
 		return out, nil
 	}
 	active := true
-	return tx.Drivers(DriverFilter{OrganizationIDs: map[int64]bool{dev.OrganizationID: true}, IsActive: &active})
+	all, _, err := tx.Drivers(DriverFilter{OrganizationIDs: map[int64]bool{dev.OrganizationID: true}, IsActive: &active}, Sort{}, Page{})
+	return all, err
 }

@@ -6,10 +6,6 @@ import "time"
 // with the driver of its device at its time (eventDriver); the event's
 // message records that driver's names as they are then (eventFact).
 
-func init() {
-	lookupEventDriver = eventDriver
-}
-
 // eventDriver picks the driver of an event: the one the device or the
 // state machine reported when it is a driver of the device's organization,
 // else the driver attributed to the device at that time.

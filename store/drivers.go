@@ -2,10 +2,12 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/base32"
 	"fmt"
 	"math/big"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -49,11 +51,6 @@ var (
 	bucketDriverAssignIDs   = []byte("driver_assign_by_id") // assignment id → imei key
 )
 
-func init() {
-	registerBuckets(string(bucketDrivers), string(bucketDriverCodes), string(bucketDriverThirdParty),
-		string(bucketDriverQR), string(bucketDriverAssignments), string(bucketDriverAssignIDs))
-}
-
 // ValidDriverCode reports whether s is a 5-digit PIN.
 func ValidDriverCode(s string) bool {
 	if len(s) != DriverCodeDigits {
@@ -72,15 +69,15 @@ func (d *Driver) validate() error {
 	d.ThirdPartyID = strings.TrimSpace(d.ThirdPartyID)
 	switch {
 	case d.ThirdPartyID == "":
-		return fmt.Errorf("driverThirdPartyId is required: %w", ErrInvalid)
+		return Invalid("driverThirdPartyId", "is required")
 	case len(d.ThirdPartyID) > DriverFieldMaxLen:
-		return fmt.Errorf("driverThirdPartyId must be at most %d characters: %w", DriverFieldMaxLen, ErrInvalid)
+		return Invalid("driverThirdPartyId", "must be at most %d characters", DriverFieldMaxLen)
 	case d.Code != "" && !ValidDriverCode(d.Code):
-		return fmt.Errorf("driverCode must be %d digits: %w", DriverCodeDigits, ErrInvalid)
+		return Invalid("driverCode", "must be %d digits", DriverCodeDigits)
 	}
 	for _, f := range []struct{ name, v string }{{"firstName", d.FirstName}, {"lastName", d.LastName}, {"drivingLicense", d.DrivingLicense}} {
 		if f.v != "" && (len([]rune(f.v)) < DriverFieldMinLen || len(f.v) > DriverFieldMaxLen) {
-			return fmt.Errorf("%s must be from %d to %d characters: %w", f.name, DriverFieldMinLen, DriverFieldMaxLen, ErrInvalid)
+			return Invalid(f.name, "must be from %d to %d characters", DriverFieldMinLen, DriverFieldMaxLen)
 		}
 	}
 	return nil
@@ -97,7 +94,7 @@ func (tx *Tx) CreateDriver(d *Driver) error {
 		return err
 	}
 	if tx.bucket(bucketDriverThirdParty).Get(compositeKey(d.OrganizationID, d.ThirdPartyID)) != nil {
-		return fmt.Errorf("driverThirdPartyId %q is already used in organization %d: %w", d.ThirdPartyID, d.OrganizationID, ErrConflict)
+		return Conflict("driverThirdPartyId %q is already used in organization %d", d.ThirdPartyID, d.OrganizationID)
 	}
 	if d.Code == "" {
 		code, err := tx.freeDriverCode(d.OrganizationID)
@@ -106,7 +103,7 @@ func (tx *Tx) CreateDriver(d *Driver) error {
 		}
 		d.Code = code
 	} else if tx.bucket(bucketDriverCodes).Get(compositeKey(d.OrganizationID, d.Code)) != nil {
-		return fmt.Errorf("driverCode %s is already used in organization %d: %w", d.Code, d.OrganizationID, ErrConflict)
+		return Conflict("driverCode %s is already used in organization %d", d.Code, d.OrganizationID)
 	}
 	id, err := tx.nextID(bucketDrivers)
 	if err != nil {
@@ -172,7 +169,7 @@ func (tx *Tx) freeDriverCode(orgID int64) (string, error) {
 			return code, nil
 		}
 	}
-	return "", fmt.Errorf("organization %d has no free driver code left: %w", orgID, ErrConflict)
+	return "", Conflict("organization %d has no free driver code left", orgID)
 }
 
 func newQRPayload() string {
@@ -185,7 +182,7 @@ func newQRPayload() string {
 func (tx *Tx) Driver(id int64) (*Driver, error) {
 	var d Driver
 	if err := getJSON(tx.bucket(bucketDrivers), itob(id), &d); err != nil {
-		return nil, fmt.Errorf("driver %d: %w", id, err)
+		return nil, missing(err, "driver %d", id)
 	}
 	return &d, nil
 }
@@ -194,7 +191,7 @@ func (tx *Tx) Driver(id int64) (*Driver, error) {
 func (tx *Tx) DriverByThirdPartyID(orgID int64, thirdPartyID string) (*Driver, error) {
 	id := tx.bucket(bucketDriverThirdParty).Get(compositeKey(orgID, thirdPartyID))
 	if id == nil {
-		return nil, fmt.Errorf("driver %q: %w", thirdPartyID, ErrNotFound)
+		return nil, NotFound("driver %q", thirdPartyID)
 	}
 	return tx.Driver(btoi(id))
 }
@@ -203,7 +200,7 @@ func (tx *Tx) DriverByThirdPartyID(orgID int64, thirdPartyID string) (*Driver, e
 func (tx *Tx) DriverByCode(orgID int64, code string) (*Driver, error) {
 	id := tx.bucket(bucketDriverCodes).Get(compositeKey(orgID, code))
 	if id == nil {
-		return nil, fmt.Errorf("driver code: %w", ErrNotFound)
+		return nil, NotFound("driver code")
 	}
 	return tx.Driver(btoi(id))
 }
@@ -212,7 +209,7 @@ func (tx *Tx) DriverByCode(orgID int64, code string) (*Driver, error) {
 func (tx *Tx) DriverByQR(payload string) (*Driver, error) {
 	id := tx.bucket(bucketDriverQR).Get([]byte(payload))
 	if id == nil || payload == "" {
-		return nil, fmt.Errorf("driver QR code: %w", ErrNotFound)
+		return nil, NotFound("driver QR code")
 	}
 	return tx.Driver(btoi(id))
 }
@@ -252,12 +249,12 @@ func (tx *Tx) UpdateDriver(id int64, p DriverPatch) (*Driver, error) {
 	}
 	if d.Code != prev.Code {
 		if owner := tx.bucket(bucketDriverCodes).Get(compositeKey(d.OrganizationID, d.Code)); owner != nil && btoi(owner) != id {
-			return nil, fmt.Errorf("driverCode %s is already used in organization %d: %w", d.Code, d.OrganizationID, ErrConflict)
+			return nil, Conflict("driverCode %s is already used in organization %d", d.Code, d.OrganizationID)
 		}
 	}
 	if d.ThirdPartyID != prev.ThirdPartyID {
 		if owner := tx.bucket(bucketDriverThirdParty).Get(compositeKey(d.OrganizationID, d.ThirdPartyID)); owner != nil && btoi(owner) != id {
-			return nil, fmt.Errorf("driverThirdPartyId %q is already used in organization %d: %w", d.ThirdPartyID, d.OrganizationID, ErrConflict)
+			return nil, Conflict("driverThirdPartyId %q is already used in organization %d", d.ThirdPartyID, d.OrganizationID)
 		}
 	}
 	d.UpdatedAt = tx.now
@@ -279,7 +276,7 @@ func (tx *Tx) DeleteDriver(id int64) error {
 		return err
 	}
 	if d.IsActive {
-		return fmt.Errorf("driver %d is active; deactivate it (PUT /drivers) before deleting it: %w", id, ErrInvalid)
+		return Invalid("", "driver %d is active; deactivate it (PUT /drivers) before deleting it", id)
 	}
 	if err := tx.bucket(bucketDriverCodes).Delete(compositeKey(d.OrganizationID, d.Code)); err != nil {
 		return err
@@ -315,37 +312,59 @@ type DriverFilter struct {
 	OrganizationIDs map[int64]bool
 	ID              int64
 	ThirdPartyID    string
-	// FirstName and LastName match when the name contains them, ignoring case.
-	FirstName, LastName string
+	// FirstName and LastName keep drivers whose name matches them: the API's
+	// regular expressions, compiled case-insensitive (SQL: ~).
+	FirstName, LastName *regexp.Regexp
 	IsActive            *bool
-	// Match, when set, is a further test (the API's regular expressions).
-	Match func(*Driver) bool
 }
 
 func (f DriverFilter) match(d *Driver) bool {
 	return (f.OrganizationIDs == nil || f.OrganizationIDs[d.OrganizationID]) &&
 		(f.ID == 0 || d.ID == f.ID) &&
 		(f.ThirdPartyID == "" || d.ThirdPartyID == f.ThirdPartyID) &&
-		(f.FirstName == "" || strings.Contains(strings.ToLower(d.FirstName), strings.ToLower(f.FirstName))) &&
-		(f.LastName == "" || strings.Contains(strings.ToLower(d.LastName), strings.ToLower(f.LastName))) &&
-		(f.IsActive == nil || d.IsActive == *f.IsActive) &&
-		(f.Match == nil || f.Match(d))
+		(f.FirstName == nil || f.FirstName.MatchString(d.FirstName)) &&
+		(f.LastName == nil || f.LastName.MatchString(d.LastName)) &&
+		(f.IsActive == nil || d.IsActive == *f.IsActive)
 }
 
-// Drivers returns every driver matching f in id order.
-func (tx *Tx) Drivers(f DriverFilter) ([]Driver, error) {
-	var out []Driver
+// Driver sort keys. Names compare ignoring case; createdAt is creation
+// order, which is id order.
+const (
+	DriverByCreatedAt      = "createdAt"
+	DriverByDrivingLicense = "drivingLicense"
+	DriverByFirstName      = "firstName"
+	DriverByLastName       = "lastName"
+)
+
+var driverSortKeys = sortKeys[Driver]{
+	DriverByCreatedAt:      func(a, b *Driver) int { return cmp.Compare(a.ID, b.ID) },
+	DriverByDrivingLicense: func(a, b *Driver) int { return strings.Compare(a.DrivingLicense, b.DrivingLicense) },
+	DriverByFirstName: func(a, b *Driver) int {
+		return strings.Compare(strings.ToLower(a.FirstName), strings.ToLower(b.FirstName))
+	},
+	DriverByLastName: func(a, b *Driver) int {
+		return strings.Compare(strings.ToLower(a.LastName), strings.ToLower(b.LastName))
+	},
+}
+
+// Drivers returns the page p of the drivers matching f in the order s (by
+// default by id) and their total count.
+func (tx *Tx) Drivers(f DriverFilter, s Sort, p Page) ([]Driver, int, error) {
+	var all []Driver
 	err := tx.bucket(bucketDrivers).ForEach(func(_, v []byte) error {
 		var d Driver
 		if err := jsonUnmarshal(v, &d); err != nil {
 			return err
 		}
 		if f.match(&d) {
-			out = append(out, d)
+			all = append(all, d)
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, 0, err
+	}
+	return sortPage(all, s, driverSortKeys, func(d *Driver) int64 { return d.ID }, p)
 }
 
 // touchOrganizationConfigs bumps the configuration version of every device

@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -65,11 +64,6 @@ var (
 	bucketDriverCurrent  = []byte("driver_current")  // imei → key of the open session
 	bucketPinFailures    = []byte("driver_pin_failures")
 )
-
-func init() {
-	registerBuckets(string(bucketDriverSessions), string(bucketDriverCurrent), string(bucketPinFailures))
-	deviceRemovalHooks = append(deviceRemovalHooks, dropDriverState)
-}
 
 // dropDriverState ends the session open at a device that leaves its
 // organization and forgets its wrong PINs.
@@ -257,7 +251,7 @@ func (tx *Tx) CheckOutDriver(imei string) (*DriverTransition, error) {
 		return nil, err
 	}
 	if t == nil {
-		return nil, fmt.Errorf("checked-in driver on device %s: %w", imei, ErrNotFound)
+		return nil, NotFound("checked-in driver on device %s", imei)
 	}
 	return t, tx.Audit(AuditChange{Action: "driver.checkout", EntityType: "device", EntityID: imei,
 		OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID, After: t})

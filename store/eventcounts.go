@@ -16,8 +16,8 @@ import (
 //
 // where hour is the unix millisecond of the event divided by hourMs. The
 // counts follow the org_events index exactly: indexEvent and unindexEvent
-// change both, and a store written before the counts existed gets them
-// when it is opened (backfillEventHours).
+// change both, and a store written before the counts existed got them from
+// migration 1 (backfillEventHours).
 
 var (
 	bucketOrgEventHours = []byte("org_event_hours")
@@ -27,11 +27,6 @@ var (
 
 // hourMs is an hour in milliseconds.
 const hourMs = int64(time.Hour / time.Millisecond)
-
-func init() {
-	registerBuckets(string(bucketOrgEventHours))
-	openSteps = append(openSteps, backfillEventHours)
-}
 
 func eventHourKey(org, hour, partner int64, typ string) []byte {
 	k := binary.BigEndian.AppendUint64(itob(org), uint64(hour))
@@ -55,7 +50,9 @@ func (tx *Tx) countEventHour(e *Event, delta int64) error {
 }
 
 // backfillEventHours counts the org_events index of a store that has no
-// hourly counts yet, once.
+// hourly counts yet (migration 1). It also keeps its own mark in the meta
+// bucket, which stores from before versioned migrations carry, so that
+// running it again on such a store changes nothing.
 func backfillEventHours(tx *Tx) error {
 	meta := tx.bucket(bucketMeta)
 	if meta.Get(keyEventHours) != nil {

@@ -143,11 +143,14 @@ func TestEventHoursBackfilledOnOpen(t *testing.T) {
 				return err
 			}
 		}
-		// As an older version left it: no counts.
+		// As an older version left it: no counts, no schema version.
 		if err := tx.tx.DeleteBucket(bucketOrgEventHours); err != nil {
 			return err
 		}
-		return tx.bucket(bucketMeta).Delete(keyEventHours)
+		if err := tx.bucket(bucketMeta).Delete(keyEventHours); err != nil {
+			return err
+		}
+		return tx.bucket(bucketMeta).Delete(keySchemaVersion)
 	})
 	if err != nil {
 		t.Fatal(err)

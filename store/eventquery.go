@@ -82,8 +82,12 @@ type EventQuery struct {
 	Types map[string]bool
 	// PartnerID keeps only events of this partner's devices (shared organizations).
 	PartnerID int64
-	// IMEIs, when not nil, keeps only these devices (scoped tokens, groups).
+	// IMEIs, when not nil, keeps only these devices.
 	IMEIs map[string]bool
+	// Devices, when set, keeps only the events of the devices it selects
+	// now, as Devices does (a scoped token's device or group): a join with
+	// the devices.
+	Devices *DeviceFilter
 	// Status keeps only events in this review status (needs the records).
 	Status string
 }
@@ -135,6 +139,19 @@ func (tx *Tx) deviceEvents(imei string, q EventQuery, owner *Device, p Page) ([]
 // oldest first, and their total count. Without a device or status filter
 // the count comes from hourly counts (eventcounts.go).
 func (tx *Tx) OrgEvents(org int64, q EventQuery, p Page) ([]Event, int, error) {
+	if q.Devices != nil {
+		devs, _, err := tx.Devices(*q.Devices, Page{})
+		if err != nil {
+			return nil, 0, err
+		}
+		imeis := map[string]bool{}
+		for _, d := range devs {
+			if q.IMEIs == nil || q.IMEIs[d.IMEI] {
+				imeis[d.IMEI] = true
+			}
+		}
+		q.IMEIs, q.Devices = imeis, nil
+	}
 	from := orgEventKey(org, q.Start, 0)
 	to := append(orgEventKey(org, q.End, 0)[:16], bytes.Repeat([]byte{0xff}, 8)...)
 	var match func(k, v []byte) bool
@@ -158,6 +175,36 @@ func (tx *Tx) OrgEvents(org int64, q EventQuery, p Page) ([]Event, int, error) {
 		return tx.orgEventsByHour(org, q, match, p)
 	}
 	return tx.walkEvents(bucketOrgEvents, from, to, match, q.Status, p)
+}
+
+// OrgEvent is an entry of an organization's event list: an event and the
+// name its device has now.
+type OrgEvent struct {
+	Event
+	// DeviceName is empty when the device is gone.
+	DeviceName string
+}
+
+// OrgEventList is OrgEvents with the name of each event's device (an SQL
+// engine joins the devices).
+func (tx *Tx) OrgEventList(org int64, q EventQuery, p Page) ([]OrgEvent, int, error) {
+	events, total, err := tx.OrgEvents(org, q, p)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]OrgEvent, len(events))
+	names := map[string]string{}
+	for i, e := range events {
+		name, known := names[e.IMEI]
+		if !known {
+			if d, err := tx.Device(e.IMEI); err == nil {
+				name = d.Name
+			}
+			names[e.IMEI] = name
+		}
+		out[i] = OrgEvent{Event: e, DeviceName: name}
+	}
+	return out, total, nil
 }
 
 // walkEvents walks index keys from..to (inclusive), counts those match

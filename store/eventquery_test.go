@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -225,4 +226,77 @@ func BenchmarkEventPage(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestOrgEventList: an organization's event list joins each event with its
+// device's current name and can keep the events of the devices a device
+// filter selects now.
+func TestOrgEventList(t *testing.T) {
+	f := newEventFixture(t)
+	f.seedEvents(2, f.dev, f.dev2, f.foreign)
+	var group *Group
+	f.update(func(tx *Tx) error {
+		var err error
+		if group, err = tx.CreateGroup(f.org.ID, "Vans"); err != nil {
+			return err
+		}
+		f.dev2.GroupID = group.ID
+		if err := tx.UpdateDevice(f.dev2, "device.update"); err != nil {
+			return err
+		}
+		f.dev.Name = "Renamed"
+		return tx.UpdateDevice(f.dev, "device.update")
+	})
+	names := map[string]string{f.dev.IMEI: "Renamed", f.dev2.IMEI: "Truck 2", f.foreign.IMEI: "Truck 3"}
+	span := EventQuery{Start: eventT0, End: eventT0.Add(time.Hour)}
+	tests := []struct {
+		name      string
+		q         func(EventQuery) EventQuery
+		page      Page
+		wantIMEIs []string
+		wantTotal int
+	}{
+		{"every event with its device's name", func(q EventQuery) EventQuery { return q }, Page{Limit: 100},
+			[]string{f.dev.IMEI, f.dev2.IMEI, f.foreign.IMEI, f.dev.IMEI, f.dev2.IMEI, f.foreign.IMEI}, 6},
+		{"a page", func(q EventQuery) EventQuery { return q }, Page{Limit: 2, Offset: 3},
+			[]string{f.dev.IMEI, f.dev2.IMEI}, 6},
+		{"the devices of a group", func(q EventQuery) EventQuery {
+			q.Devices = &DeviceFilter{OrganizationID: f.org.ID, GroupID: group.ID}
+			return q
+		}, Page{Limit: 100}, []string{f.dev2.IMEI, f.dev2.IMEI}, 2},
+		{"one device of the partner", func(q EventQuery) EventQuery {
+			q.Devices = &DeviceFilter{OrganizationID: f.org.ID, PartnerID: f.partner, IMEI: f.dev.IMEI}
+			return q
+		}, Page{Limit: 100}, []string{f.dev.IMEI, f.dev.IMEI}, 2},
+		{"a device of another partner", func(q EventQuery) EventQuery {
+			q.Devices = &DeviceFilter{OrganizationID: f.org.ID, PartnerID: f.partner, IMEI: f.foreign.IMEI}
+			return q
+		}, Page{Limit: 100}, []string{}, 0},
+		{"devices and IMEIs both apply", func(q EventQuery) EventQuery {
+			q.Devices = &DeviceFilter{OrganizationID: f.org.ID, GroupID: group.ID}
+			q.IMEIs = map[string]bool{f.dev.IMEI: true}
+			return q
+		}, Page{Limit: 100}, []string{}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f.update(func(tx *Tx) error {
+				got, total, err := tx.OrgEventList(f.org.ID, tc.q(span), tc.page)
+				if err != nil {
+					return err
+				}
+				imeis := []string{}
+				for _, e := range got {
+					imeis = append(imeis, e.IMEI)
+					if e.DeviceName != names[e.IMEI] {
+						t.Errorf("event %d of %s names its device %q, want %q", e.ID, e.IMEI, e.DeviceName, names[e.IMEI])
+					}
+				}
+				if !slices.Equal(imeis, tc.wantIMEIs) || total != tc.wantTotal {
+					t.Errorf("got %v of %d, want %v of %d", imeis, total, tc.wantIMEIs, tc.wantTotal)
+				}
+				return nil
+			})
+		})
+	}
 }

@@ -158,7 +158,7 @@ type IngestResult struct {
 
 func (in *EventInput) validate() error {
 	bad := func(format string, a ...any) error {
-		return fmt.Errorf("event "+format+": %w", append(a, ErrInvalid)...)
+		return Invalid("", "event "+format, a...)
 	}
 	switch {
 	case in.Time.IsZero() || in.Time.Unix() <= 0:
@@ -177,7 +177,7 @@ func (in *EventInput) validate() error {
 	for i, f := range in.Files {
 		switch {
 		case !ValidCameraID(f.CameraID):
-			return bad("files[%d].cameraId must be 1, 2 or 50 and above", i)
+			return bad("files[%d].cameraId "+RuleCameraID, i)
 		case !ValidFileID(f.FileID):
 			return bad("files[%d].fileId must be 1 to 128 letters, digits, '.', '_' or '-'", i)
 		case f.FileType != FileVideo && f.FileType != FileSnapshot:
@@ -204,12 +204,6 @@ func (in *EventInput) validate() error {
 	return nil
 }
 
-func init() {
-	registerBuckets(string(bucketEvents), string(bucketEventDeviceIDs), string(bucketDeviceEvents),
-		string(bucketOrgEvents), string(bucketEventComments))
-	appendOnly(bucketEvents, bucketDeviceEvents, bucketOrgEvents)
-}
-
 var (
 	bucketEvents         = []byte("events")
 	bucketEventDeviceIDs = []byte("event_device_ids") // imei 0x00 device's event id → id(8) [ownership(8)]
@@ -225,7 +219,7 @@ var (
 func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 	kind, ok := LookupEvent(in.Type)
 	if !ok {
-		return IngestResult{}, fmt.Errorf("event type %q is not an event kind of the catalogue: %w", in.Type, ErrInvalid)
+		return IngestResult{}, Invalid("", "event type %q is not an event kind of the catalogue", in.Type)
 	}
 	if err := in.validate(); err != nil {
 		return IngestResult{}, err
@@ -296,10 +290,8 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 		}
 	}
 	e.Files = eventFiles(kind, eff, in.Files)
-	if lookupEventDriver != nil {
-		if e.DriverID, err = lookupEventDriver(tx, dev, in.DriverID, e.Time); err != nil {
-			return IngestResult{}, err
-		}
+	if e.DriverID, err = eventDriver(tx, dev, in.DriverID, e.Time); err != nil {
+		return IngestResult{}, err
 	}
 	if err := tx.storeEvent(e); err != nil {
 		return IngestResult{}, err
@@ -359,11 +351,6 @@ func eventFiles(kind EventKind, eff *Effective, files []EventFile) []EventFile {
 	return out
 }
 
-// lookupEventDriver resolves the driver of an event: the driver the device
-// reported (reportedID, 0 when none) or the one checked in on dev at time
-// at. The drivers file of this package sets it; nil keeps the reported id.
-var lookupEventDriver func(tx *Tx, dev *Device, reportedID int64, at time.Time) (int64, error)
-
 // storeEvent assigns the next id and writes the record and its indexes.
 func (tx *Tx) storeEvent(e *Event) error {
 	id, err := tx.nextID(bucketEvents)
@@ -383,7 +370,7 @@ func (tx *Tx) putEvent(e *Event) error { return putJSON(tx.bucket(bucketEvents),
 func (tx *Tx) Event(id int64) (*Event, error) {
 	var e Event
 	if err := getJSON(tx.bucket(bucketEvents), itob(id), &e); err != nil {
-		return nil, fmt.Errorf("event %d: %w", id, err)
+		return nil, missing(err, "event %d", id)
 	}
 	return &e, nil
 }
@@ -458,13 +445,13 @@ func (tx *Tx) ReviewEvent(id int64, r EventReview) (*Event, error) {
 	before.Comments = append([]EventComment(nil), e.Comments...)
 	if r.Status != nil {
 		if *r.Status != EventStatusNew && *r.Status != EventStatusResolved {
-			return nil, fmt.Errorf("status must be new or resolved: %w", ErrInvalid)
+			return nil, Invalid("status", "must be new or resolved")
 		}
 		e.Status = *r.Status
 	}
 	if r.Severity != nil {
 		if *r.Severity < 1 || *r.Severity > 3 {
-			return nil, fmt.Errorf("severity must be 1, 2 or 3: %w", ErrInvalid)
+			return nil, Invalid("severity", "must be 1, 2 or 3")
 		}
 		e.Severity = *r.Severity
 	}

@@ -35,11 +35,11 @@ const MaxGeofenceRadius = 1_000_000
 // its index and member.
 func ValidateGeofences(fs []Geofence) error {
 	if len(fs) > MaxGeofences {
-		return fmt.Errorf("geofences: at most %d per device: %w", MaxGeofences, ErrInvalid)
+		return Invalid("", "geofences: at most %d per device", MaxGeofences)
 	}
 	seen := map[int64]bool{}
 	for i, g := range fs {
-		bad := func(rule string) error { return fmt.Errorf("[%d].%s: %w", i, rule, ErrInvalid) }
+		bad := func(rule string) error { return Invalid("", "[%d].%s", i, rule) }
 		switch {
 		case g.ID < 1:
 			return bad("id must be a positive integer")
@@ -130,29 +130,20 @@ type deviceTrack struct {
 
 var bucketDeviceTracks = []byte("device_tracks")
 
-func init() {
-	registerBuckets(string(bucketDeviceTracks))
-	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
-		return tx.bucket(bucketDeviceTracks).Delete([]byte(d.IMEI))
-	})
+// dropDeviceTrack drops the geofence track of a removed device.
+func dropDeviceTrack(tx *Tx, d *Device) error {
+	return tx.bucket(bucketDeviceTracks).Delete([]byte(d.IMEI))
 }
 
 func (tx *Tx) deviceTrack(imei string) (*deviceTrack, error) {
 	t := &deviceTrack{}
-	if err := getJSON(tx.bucket(bucketDeviceTracks), []byte(imei), t); err != nil && err != ErrNotFound {
+	if err := getJSON(tx.bucket(bucketDeviceTracks), []byte(imei), t); err != nil && !isNotFound(err) {
 		return nil, err
 	}
 	if t.Fences == nil {
 		t.Fences = map[int64][]fenceTransition{}
 	}
 	return t, nil
-}
-
-// GPSHook is the broker's GPS handler: it learns from the new samples of a
-// device (see TrackGPS) in the transaction that stored them.
-func GPSHook(tx *Tx, dev *Device, points []GPSPoint) error {
-	_, err := tx.TrackGPS(dev, points)
-	return err
 }
 
 // TrackGPS learns from a device's new fixes, which AddGPS stored in this

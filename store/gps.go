@@ -28,11 +28,6 @@ type GPSPoint struct {
 
 var bucketGPS = []byte("gps")
 
-func init() {
-	registerBuckets(string(bucketGPS))
-	appendOnly(bucketGPS)
-}
-
 func gpsKey(imei string, t time.Time) []byte {
 	k := append([]byte(imei), 0)
 	return binary.BigEndian.AppendUint64(k, uint64(max(t.UnixMilli(), 0)))
@@ -49,7 +44,7 @@ func (tx *Tx) AddGPS(dev *Device, points []GPSPoint) ([]GPSPoint, error) {
 	var added []GPSPoint
 	for i, p := range points {
 		if err := ValidGPSPoint(p); err != nil {
-			return nil, fmt.Errorf("gps sample %d: %w", i, err)
+			return nil, within(fmt.Sprintf("samples[%d]", i), err)
 		}
 		k := gpsKey(imei, p.Time)
 		if b.Get(k) != nil {
@@ -166,15 +161,15 @@ func gpsOwnership(v []byte) int64 {
 func ValidGPSPoint(p GPSPoint) error {
 	switch {
 	case p.Time.UnixMilli() <= 0:
-		return fmt.Errorf("time must be a positive unix time: %w", ErrInvalid)
+		return Invalid("time", "must be a positive unix time")
 	case math.IsNaN(p.Lat) || p.Lat < -90 || p.Lat > 90:
-		return fmt.Errorf("lat must be from -90 to 90: %w", ErrInvalid)
+		return Invalid("lat", "must be from -90 to 90")
 	case math.IsNaN(p.Lon) || p.Lon < -180 || p.Lon > 180:
-		return fmt.Errorf("lon must be from -180 to 180: %w", ErrInvalid)
+		return Invalid("lon", "must be from -180 to 180")
 	case math.IsNaN(p.Speed) || p.Speed < 0:
-		return fmt.Errorf("speed must not be negative: %w", ErrInvalid)
+		return Invalid("speed", "must not be negative")
 	case math.IsNaN(p.Accuracy) || p.Accuracy < 0:
-		return fmt.Errorf("accuracy must not be negative: %w", ErrInvalid)
+		return Invalid("accuracy", "must not be negative")
 	}
 	return nil
 }

@@ -45,17 +45,12 @@ func (h *HotspotState) CurrentPassword() string {
 	return h.Password
 }
 
-func init() {
-	registerBuckets("device_hotspot")
-	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
-		return tx.bucket(bucketHotspot).Delete([]byte(d.IMEI))
-	})
-	deviceAddHooks = append(deviceAddHooks, func(tx *Tx, d *Device) error {
-		return tx.syncHotspot(d.IMEI)
-	})
-}
-
 var bucketHotspot = []byte("device_hotspot")
+
+// dropHotspot drops the hotspot state of a removed device.
+func dropHotspot(tx *Tx, d *Device) error {
+	return tx.bucket(bucketHotspot).Delete([]byte(d.IMEI))
+}
 
 // NewHotspotPassword draws a password of HotspotPasswordLength characters
 // from crypto/rand, uniformly over the alphanumeric strings that hold at
@@ -110,7 +105,7 @@ func (tx *Tx) Hotspot(imei string) (*HotspotState, error) {
 		return nil, err
 	}
 	h := &HotspotState{IMEI: imei}
-	if err := getJSON(tx.bucket(bucketHotspot), []byte(imei), h); err != nil && err != ErrNotFound {
+	if err := getJSON(tx.bucket(bucketHotspot), []byte(imei), h); err != nil && !isNotFound(err) {
 		return nil, err
 	}
 	return h, nil

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 )
@@ -10,27 +9,12 @@ import (
 // with: the creating partner invites (Organization.InvitedPartnerIDs, set
 // with UpdateOrganization), and only the invited partner's acceptance adds
 // it to PartnerIDs. An invitation names a partner id as given, so that
-// inviting tells nothing about whether that partner exists.
+// inviting tells nothing about whether that partner exists. The
+// organizations inviting a partner are those OrganizationFilter's
+// InvitedPartnerID selects.
 
 // MaxInvitedPartners bounds the open invitations of one organization.
 const MaxInvitedPartners = 100
-
-// OrganizationInvitations lists, in organization id order, the
-// organizations that invite partnerID to share them.
-func (tx *Tx) OrganizationInvitations(partnerID int64) ([]Organization, error) {
-	var out []Organization
-	err := tx.bucket(bucketOrgs).ForEach(func(_, v []byte) error {
-		var o Organization
-		if err := jsonUnmarshal(v, &o); err != nil {
-			return err
-		}
-		if slices.Contains(o.InvitedPartnerIDs, partnerID) {
-			out = append(out, o)
-		}
-		return nil
-	})
-	return out, err
-}
 
 // AnswerOrganizationInvitation accepts (or declines) partnerID's invitation
 // to share organization orgID: accepting adds the partner to PartnerIDs;
@@ -39,7 +23,7 @@ func (tx *Tx) OrganizationInvitations(partnerID int64) ([]Organization, error) {
 func (tx *Tx) AnswerOrganizationInvitation(orgID, partnerID int64, accept bool) (*Organization, error) {
 	o, err := tx.Organization(orgID)
 	if err != nil || !slices.Contains(o.InvitedPartnerIDs, partnerID) {
-		return nil, fmt.Errorf("invitation to organization %d: %w", orgID, ErrNotFound)
+		return nil, NotFound("invitation to organization %d", orgID)
 	}
 	if _, err := tx.Partner(partnerID); err != nil {
 		return nil, err

@@ -51,7 +51,7 @@ func TestOrganizationInvitations(t *testing.T) {
 		if o.HasPartner(other) || !slices.Equal(o.InvitedPartnerIDs, []int64{other, third, 777}) {
 			t.Fatalf("after inviting: %+v", o)
 		}
-		if got, _ := tx.OrganizationInvitations(other); len(got) != 1 || got[0].ID != oid {
+		if got, _, _ := tx.Organizations(OrganizationFilter{InvitedPartnerID: other}, Page{}); len(got) != 1 || got[0].ID != oid {
 			t.Fatalf("invitations of the other partner: %+v", got)
 		}
 		return nil

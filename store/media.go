@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -86,11 +85,6 @@ func (m *MediaFile) Ref() MediaRef {
 	return MediaRef{IMEI: m.IMEI, CameraID: m.CameraID, FileType: m.FileType, FileID: m.FileID}
 }
 
-func init() {
-	registerBuckets(string(bucketMedia), string(bucketMediaPending), string(bucketMediaEvents), string(bucketMediaTrash),
-		string(bucketMediaAge))
-}
-
 var (
 	bucketMedia        = []byte("media")
 	bucketMediaPending = []byte("media_pending")
@@ -109,7 +103,7 @@ func (tx *Tx) OnCommit(fn func()) { tx.tx.OnCommit(fn) }
 func (tx *Tx) MediaFile(r MediaRef) (*MediaFile, error) {
 	var m MediaFile
 	if err := getJSON(tx.bucket(bucketMedia), []byte(r.Key()), &m); err != nil {
-		return nil, fmt.Errorf("media file %s: %w", r.Key(), err)
+		return nil, missing(err, "media file %s", r.Key())
 	}
 	return &m, nil
 }
@@ -126,7 +120,7 @@ func (tx *Tx) DeviceMediaFile(d *Device, r MediaRef) (*MediaFile, error) {
 			return tx.MediaFile(r)
 		}
 	}
-	return nil, fmt.Errorf("media file %s of the device's current ownership: %w", r.Key(), ErrNotFound)
+	return nil, NotFound("media file %s of the device's current ownership", r.Key())
 }
 
 // putMedia writes m and keeps the pending index in step: every record not
@@ -295,7 +289,7 @@ func (tx *Tx) CompleteUpload(u MediaUpload) (*MediaFile, error) {
 		}
 	}
 	if m.State == MediaUploaded {
-		return nil, fmt.Errorf("media file %s was uploaded already; a file is written once: %w", u.Ref.FileID, ErrConflict)
+		return nil, Conflict("media file %s was uploaded already; a file is written once", u.Ref.FileID)
 	}
 	if err := tx.trashBlob(m.Blob); err != nil {
 		return nil, err
@@ -435,7 +429,7 @@ func (tx *Tx) ADASImages(dev *Device, prefix string, limit int) ([]MediaFile, er
 // ExpectADASImage records that the device was asked to upload an ADAS image.
 func (tx *Tx) ExpectADASImage(r MediaRef) error {
 	if r.FileType != FileADAS {
-		return fmt.Errorf("media %s is not an ADAS image: %w", r.Key(), ErrInvalid)
+		return Invalid("", "media %s is not an ADAS image", r.Key())
 	}
 	m, err := tx.MediaFile(r)
 	if err != nil {

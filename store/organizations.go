@@ -88,7 +88,7 @@ func (tx *Tx) CreateOrganization(partnerID int64, name string, ssoSalt []byte) (
 // general purge time becomes DefaultPurgeDays.
 func (tx *Tx) AddOrganization(o *Organization) error {
 	if o.PartnerID == 0 {
-		return fmt.Errorf("organization without a partner: %w", ErrInvalid)
+		return Invalid("", "organization without a partner")
 	}
 	if _, err := tx.Partner(o.PartnerID); err != nil {
 		return err
@@ -121,7 +121,7 @@ func (o *Organization) public() Organization {
 func (tx *Tx) Organization(id int64) (*Organization, error) {
 	var o Organization
 	if err := getJSON(tx.bucket(bucketOrgs), itob(id), &o); err != nil {
-		return nil, fmt.Errorf("organization %d: %w", id, err)
+		return nil, missing(err, "organization %d", id)
 	}
 	return &o, nil
 }
@@ -137,17 +137,17 @@ func (tx *Tx) UpdateOrganization(o *Organization) error {
 		return err
 	}
 	if o.PartnerID != prev.PartnerID {
-		return fmt.Errorf("organization %d cannot change its creating partner: %w", o.ID, ErrInvalid)
+		return Invalid("", "organization %d cannot change its creating partner", o.ID)
 	}
 	if !slices.Contains(o.PartnerIDs, o.PartnerID) {
 		o.PartnerIDs = append([]int64{o.PartnerID}, o.PartnerIDs...)
 	}
 	o.InvitedPartnerIDs = slices.DeleteFunc(o.InvitedPartnerIDs, o.HasPartner)
 	if o.ExclusivePartnerOnly && len(o.PartnerIDs)+len(o.InvitedPartnerIDs) > 1 {
-		return fmt.Errorf("organization %d is exclusive to partner %d and cannot hold or invite other partners: %w", o.ID, o.PartnerID, ErrInvalid)
+		return Invalid("", "organization %d is exclusive to partner %d and cannot hold or invite other partners", o.ID, o.PartnerID)
 	}
 	if len(o.InvitedPartnerIDs) > MaxInvitedPartners {
-		return fmt.Errorf("organization %d can invite at most %d partners at a time: %w", o.ID, MaxInvitedPartners, ErrInvalid)
+		return Invalid("", "organization %d can invite at most %d partners at a time", o.ID, MaxInvitedPartners)
 	}
 	for _, pid := range o.PartnerIDs {
 		if _, err := tx.Partner(pid); err != nil {
@@ -163,7 +163,7 @@ func (tx *Tx) UpdateOrganization(o *Organization) error {
 			return err
 		}
 		if n > 0 {
-			return fmt.Errorf("partner %d still has %d devices in organization %d: %w", pid, n, o.ID, ErrConflict)
+			return Conflict("partner %d still has %d devices in organization %d", pid, n, o.ID)
 		}
 	}
 	if err := putJSON(tx.bucket(bucketOrgs), itob(o.ID), o); err != nil {
@@ -181,20 +181,43 @@ func (tx *Tx) UpdateOrganization(o *Organization) error {
 	return nil
 }
 
-// Organizations lists the organizations partnerID may see (0: all), in id order.
-func (tx *Tx) Organizations(partnerID int64) ([]Organization, error) {
-	var out []Organization
+// OrganizationFilter selects organizations; zero fields do not filter.
+type OrganizationFilter struct {
+	// IDs admits only these organizations (nil: any).
+	IDs map[int64]bool
+	// PartnerID keeps the organizations this partner may hold devices in:
+	// those it created and those shared with it.
+	PartnerID int64
+	// InvitedPartnerID keeps the organizations that invite this partner to
+	// share them (invitations.go).
+	InvitedPartnerID int64
+}
+
+func (f OrganizationFilter) match(o *Organization) bool {
+	return (f.IDs == nil || f.IDs[o.ID]) &&
+		(f.PartnerID == 0 || o.HasPartner(f.PartnerID)) &&
+		(f.InvitedPartnerID == 0 || slices.Contains(o.InvitedPartnerIDs, f.InvitedPartnerID))
+}
+
+// Organizations returns the page p of the organizations matching f, in id
+// order, and their total count.
+func (tx *Tx) Organizations(f OrganizationFilter, p Page) ([]Organization, int, error) {
+	var all []Organization
 	err := tx.bucket(bucketOrgs).ForEach(func(_, v []byte) error {
 		var o Organization
 		if err := jsonUnmarshal(v, &o); err != nil {
 			return err
 		}
-		if partnerID == 0 || o.HasPartner(partnerID) {
-			out = append(out, o)
+		if f.match(&o) {
+			all = append(all, o)
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, 0, err
+	}
+	page, total := Paginate(all, p)
+	return page, total, nil
 }
 
 func jsonUnmarshal(raw []byte, v any) error {

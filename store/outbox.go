@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -96,10 +95,6 @@ type QueueEntry struct {
 	DeliveryID     int64
 	NextAttemptAt  time.Time
 	CreatedAt      time.Time
-}
-
-func init() {
-	registerBuckets("webhook_outbox", "webhook_deliveries", "webhook_queue", "webhook_org_deliv")
 }
 
 var (
@@ -255,7 +250,7 @@ func (tx *Tx) EnqueueDelivery(d *Delivery) error {
 func (tx *Tx) Delivery(id int64) (*Delivery, error) {
 	var d Delivery
 	if err := getJSON(tx.bucket(bucketDeliveries), itob(id), &d); err != nil {
-		return nil, fmt.Errorf("delivery %d: %w", id, err)
+		return nil, missing(err, "delivery %d", id)
 	}
 	return &d, nil
 }
@@ -341,7 +336,7 @@ func (tx *Tx) Deliveries(orgID int64, f DeliveryFilter, p Page) ([]Delivery, int
 func (tx *Tx) Redeliver(orgID, id int64) (*Delivery, error) {
 	orig, err := tx.Delivery(id)
 	if err != nil || orig.OrganizationID != orgID {
-		return nil, fmt.Errorf("delivery %d: %w", id, ErrNotFound)
+		return nil, NotFound("delivery %d", id)
 	}
 	d := &Delivery{OrganizationID: orgID, URL: orig.URL, MessageSeq: orig.MessageSeq, WebhookID: orig.WebhookID,
 		Type: orig.Type, MessageType: orig.MessageType, IMEI: orig.IMEI, MessageTime: orig.MessageTime,

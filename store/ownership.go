@@ -53,10 +53,6 @@ import (
 
 var bucketOwnerships = []byte("device_ownerships")
 
-func init() {
-	registerBuckets(string(bucketOwnerships))
-}
-
 func ownershipKey(imei string, ownership int64) []byte {
 	return append(compositeKey(imei, ""), itob(ownership)...)
 }

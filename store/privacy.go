@@ -1,7 +1,5 @@
 package store
 
-import "fmt"
-
 // Privacy mode. Switching it is the one settings change the spec wants in
 // the audit log with its own content (device id, initiating user id, state
 // before and after, timestamp) and reported to webhooks as a privacyMode
@@ -27,7 +25,7 @@ type PrivacyModeChange struct {
 // mode the device already has changes nothing.
 func (tx *Tx) SetPrivacyMode(imei, mode string, pending bool) (before string, err error) {
 	if mode != PrivacyModeOn && mode != PrivacyModeOff {
-		return "", fmt.Errorf("privacyMode %q must be on or off: %w", mode, ErrInvalid)
+		return "", Invalid("", "privacyMode %q must be on or off", mode)
 	}
 	ds, err := tx.DeviceSettings(imei)
 	if err != nil {

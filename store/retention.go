@@ -168,7 +168,7 @@ func (db *DB) Purge(ctx context.Context, now time.Time, s PurgeSettings) (PurgeR
 	var orgs []Organization
 	if err := db.View(func(tx *Tx) error {
 		var err error
-		orgs, err = tx.Organizations(0)
+		orgs, _, err = tx.Organizations(OrganizationFilter{}, Page{})
 		return err
 	}); err != nil {
 		return res, err

@@ -88,7 +88,7 @@ func TestPurge(t *testing.T) {
 		if len(segs) != 1 {
 			t.Errorf("purged device keeps %d driver sessions, want only the open one", len(segs))
 		}
-		as, _ := tx.Alarms(AlarmFilter{})
+		as, _, _ := tx.Alarms(AlarmFilter{}, Sort{}, Page{})
 		for _, a := range as {
 			if a.IMEI == purged.IMEI || a.CreatedAt.Before(now.AddDate(0, 0, -AlarmRetentionDays)) {
 				t.Errorf("alarm %d of %s created %s survived", a.ID, a.IMEI, a.CreatedAt)

@@ -268,24 +268,21 @@ func (e *Effective) Event(eventType string) ResolvedEvent {
 	return e.Events.Setting(eventType, e.Device.AudioAlarms)
 }
 
-func init() { registerBuckets("device_settings", "org_settings") }
-
 var (
 	bucketDeviceSettings = []byte("device_settings")
 	bucketOrgSettings    = []byte("org_settings")
 )
 
-func init() {
-	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
-		return tx.bucket(bucketDeviceSettings).Delete([]byte(d.IMEI))
-	})
+// dropDeviceSettings drops the settings of a removed device.
+func dropDeviceSettings(tx *Tx, d *Device) error {
+	return tx.bucket(bucketDeviceSettings).Delete([]byte(d.IMEI))
 }
 
 // DeviceSettings returns the stored settings of imei; a device never
 // configured gets an empty record at version 0.
 func (tx *Tx) DeviceSettings(imei string) (*DeviceSettings, error) {
 	s := &DeviceSettings{IMEI: imei}
-	if err := getJSON(tx.bucket(bucketDeviceSettings), []byte(imei), s); err != nil && err != ErrNotFound {
+	if err := getJSON(tx.bucket(bucketDeviceSettings), []byte(imei), s); err != nil && !isNotFound(err) {
 		return nil, err
 	}
 	return s, nil
@@ -323,7 +320,7 @@ func (tx *Tx) putDeviceSettings(s *DeviceSettings) (*Device, *DeviceSettings, er
 // OrgSettings returns an organization's default settings (empty when never set).
 func (tx *Tx) OrgSettings(orgID int64) (*OrgSettings, error) {
 	s := &OrgSettings{OrganizationID: orgID}
-	if err := getJSON(tx.bucket(bucketOrgSettings), itob(orgID), s); err != nil && err != ErrNotFound {
+	if err := getJSON(tx.bucket(bucketOrgSettings), itob(orgID), s); err != nil && !isNotFound(err) {
 		return nil, err
 	}
 	return s, nil

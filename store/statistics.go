@@ -96,7 +96,7 @@ var AdasProductTypes = []string{"AI-12", "AI-14"}
 // previous months and weeks previous weeks besides the current ones.
 func (tx *Tx) PartnerStatistics(partnerID int64, now time.Time, months, weeks int) (*PartnerStats, error) {
 	now = now.UTC()
-	orgs, err := tx.Organizations(partnerID)
+	orgs, _, err := tx.Organizations(OrganizationFilter{PartnerID: partnerID}, Page{})
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func (tx *Tx) PartnerStatistics(partnerID int64, now time.Time, months, weeks in
 			}
 		}
 	}
-	alarms, err := tx.Alarms(AlarmFilter{PartnerID: partnerID})
+	alarms, _, err := tx.Alarms(AlarmFilter{PartnerID: partnerID}, Sort{}, Page{})
 	if err != nil {
 		return nil, err
 	}

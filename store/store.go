@@ -16,17 +16,6 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
-// Sentinel errors. Callers test them with errors.Is; the API maps them to
-// HTTP statuses in one place.
-var (
-	// ErrNotFound means the record does not exist or is not visible to the caller.
-	ErrNotFound = errors.New("store: not found")
-	// ErrConflict means the write would break a uniqueness rule.
-	ErrConflict = errors.New("store: conflict")
-	// ErrInvalid means the write carries a value the store refuses.
-	ErrInvalid = errors.New("store: invalid")
-)
-
 // Clock returns the current time. Tests inject a fixed or stepping clock.
 type Clock func() time.Time
 
@@ -46,7 +35,7 @@ type DB struct {
 	outbox *signal
 }
 
-// bucket names; every bucket is created when the store opens.
+// Buckets of this file; the other files declare the buckets they own.
 var (
 	bucketMeta         = []byte("meta")
 	bucketPartners     = []byte("partners")
@@ -61,27 +50,64 @@ var (
 	bucketInviteTokens = []byte("invite_tokens")
 )
 
-var allBuckets = [][]byte{
-	bucketMeta, bucketPartners, bucketUsers, bucketUserEmails, bucketOrgs,
-	bucketDevices, bucketOrgDevices, bucketGroups, bucketAudit, bucketMessages,
-	bucketInviteTokens,
+// storeBucket is one bucket of the store.
+type storeBucket struct {
+	name []byte
+	// appends says new keys sort after the existing ones (sequence numbers,
+	// or a device's or organization's time series). bbolt splits a full
+	// page in half by default, which leaves such buckets with half-empty
+	// pages for good: twice the file and twice the pages to write. Their
+	// pages are left appendFill full instead.
+	appends bool
 }
 
-// openSteps bring a store written by an older version up to date when it
-// is opened, after the buckets exist; each must be a no-op once done.
-var openSteps []func(tx *Tx) error
-
-// extraBuckets lets other files of this package register the buckets they own.
-var extraBuckets [][]byte
-
-func registerBuckets(names ...string) {
-	for _, n := range names {
-		extraBuckets = append(extraBuckets, []byte(n))
-	}
+// buckets is every bucket of the store, by the file that owns it. Open
+// creates each one that is missing before it runs the migrations; a new
+// bucket is added here, and a bucket that goes away leaves this list and
+// is deleted by a migration.
+var buckets = []storeBucket{
+	// store.go
+	{name: bucketMeta}, {name: bucketPartners}, {name: bucketUsers}, {name: bucketUserEmails},
+	{name: bucketOrgs}, {name: bucketDevices}, {name: bucketOrgDevices}, {name: bucketGroups},
+	{name: bucketAudit, appends: true}, {name: bucketMessages, appends: true}, {name: bucketInviteTokens},
+	// alarmhealth.go, alarmrecipients.go, alarms.go
+	{name: bucketHealthState}, {name: bucketRecipients},
+	{name: bucketAlarms}, {name: bucketAlarmOpen}, {name: bucketAlarmTriples}, {name: bucketAlarmNotes},
+	// auxcameras.go, billing.go, datausage.go
+	{name: bucketAuxCameras}, {name: bucketBilling}, {name: bucketDataUsage},
+	// devicelink.go
+	{name: bucketDeviceLinks}, {name: bucketDeviceCredentials}, {name: bucketDeviceCommands},
+	// drivers.go, driversessions.go
+	{name: bucketDrivers}, {name: bucketDriverCodes}, {name: bucketDriverThirdParty},
+	{name: bucketDriverQR}, {name: bucketDriverAssignments}, {name: bucketDriverAssignIDs},
+	{name: bucketDriverSessions}, {name: bucketDriverCurrent}, {name: bucketPinFailures},
+	// events.go, eventcounts.go
+	{name: bucketEvents, appends: true}, {name: bucketEventDeviceIDs}, {name: bucketDeviceEvents, appends: true},
+	{name: bucketOrgEvents, appends: true}, {name: bucketEventComments}, {name: bucketOrgEventHours},
+	// geofences.go, gps.go, hotspot.go
+	{name: bucketDeviceTracks}, {name: bucketGPS, appends: true}, {name: bucketHotspot},
+	// media.go
+	{name: bucketMedia}, {name: bucketMediaPending}, {name: bucketMediaEvents}, {name: bucketMediaTrash},
+	{name: bucketMediaAge},
+	// outbox.go
+	{name: bucketOutbox}, {name: bucketDeliveries}, {name: bucketQueue}, {name: bucketOrgDeliveries},
+	// ownership.go, settings.go, trips.go
+	{name: bucketOwnerships}, {name: bucketDeviceSettings}, {name: bucketOrgSettings},
+	{name: bucketTrips}, {name: bucketTripOpen},
+	// webhooks.go, webhookreceivers.go
+	{name: bucketWebhookSettings}, {name: bucketWebhookSubs}, {name: bucketWebhookSecrets},
+	{name: bucketWebhookEndpts}, {name: bucketWebhookReceivers},
 }
 
-// Open opens (creating when missing) the bbolt file at path.
+// Open opens (creating when missing) the bbolt file at path and brings
+// it up to date: every bucket exists and every migration has run. It
+// refuses a store written by a newer version (ErrNewerStore).
 func Open(path string, opts Options) (*DB, error) {
+	return open(path, opts, migrations)
+}
+
+// open is Open with the list of migrations to apply.
+func open(path string, opts Options, list []migration) (*DB, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -103,22 +129,9 @@ func Open(path string, opts Options) (*DB, error) {
 	// file (about 0.4 s for 1.2 GB in the page cache).
 	b.NoFreelistSync = true
 	db := &DB{bolt: b, now: opts.Now, outbox: newSignal()}
-	err = b.Update(func(tx *bolt.Tx) error {
-		for _, name := range append(append([][]byte{}, allBuckets...), extraBuckets...) {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-				return err
-			}
-		}
-		for _, step := range openSteps {
-			if err := step(&Tx{tx: tx, db: db, actor: Actor{Source: "system"}, now: db.Now()}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := db.migrate(list); err != nil {
 		b.Close()
-		return nil, fmt.Errorf("store: create buckets: %w", err)
+		return nil, err
 	}
 	return db, nil
 }
@@ -190,23 +203,20 @@ func (tx *Tx) bucket(name []byte) *bolt.Bucket {
 	return b
 }
 
-// appendBuckets are keyed so that new records go after the existing ones
-// (sequence numbers, or a device's or organization's time series). bbolt
-// splits a full page in half by default, which leaves such buckets with
-// half-empty pages for good: twice the file and twice the pages to write.
-var appendBuckets = map[string]bool{}
+// appendBuckets are the names of the buckets whose new keys sort after the
+// existing ones.
+var appendBuckets = func() map[string]bool {
+	m := map[string]bool{}
+	for _, b := range buckets {
+		if b.appends {
+			m[string(b.name)] = true
+		}
+	}
+	return m
+}()
 
 // appendFill is how full pages of append buckets are left when they split.
 const appendFill = 0.9
-
-// appendOnly marks buckets whose new keys sort after the existing ones.
-func appendOnly(names ...[]byte) {
-	for _, n := range names {
-		appendBuckets[string(n)] = true
-	}
-}
-
-func init() { appendOnly(bucketMessages, bucketAudit) }
 
 // nextID returns the next integer id of a bucket's sequence.
 func (tx *Tx) nextID(name []byte) (int64, error) {
@@ -245,7 +255,7 @@ func compositeKey(parts ...any) []byte {
 func getJSON(b *bolt.Bucket, key []byte, v any) error {
 	raw := b.Get(key)
 	if raw == nil {
-		return ErrNotFound
+		return NotFound("")
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		return fmt.Errorf("store: decode %s: %w", key, err)

@@ -54,11 +54,9 @@ var (
 	bucketTripOpen = []byte("trip_open") // imei → key of the open trip
 )
 
-func init() {
-	registerBuckets(string(bucketTrips), string(bucketTripOpen))
-	deviceRemovalHooks = append(deviceRemovalHooks, func(tx *Tx, d *Device) error {
-		return tx.bucket(bucketTripOpen).Delete([]byte(d.IMEI))
-	})
+// dropOpenTrip forgets the open trip of a removed device; its trips stay.
+func dropOpenTrip(tx *Tx, d *Device) error {
+	return tx.bucket(bucketTripOpen).Delete([]byte(d.IMEI))
 }
 
 // ApplyTripEvent opens or closes dev's trip on a power on or off event; any

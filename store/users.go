@@ -3,7 +3,6 @@ package store
 import (
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -92,7 +91,7 @@ func (tx *Tx) CreatePartner(name string) (*Partner, error) {
 func (tx *Tx) Partner(id int64) (*Partner, error) {
 	var p Partner
 	if err := getJSON(tx.bucket(bucketPartners), itob(id), &p); err != nil {
-		return nil, fmt.Errorf("partner %d: %w", id, err)
+		return nil, missing(err, "partner %d", id)
 	}
 	return &p, nil
 }
@@ -105,7 +104,7 @@ func (tx *Tx) CreateUser(u *User) error {
 	u.Email = NormalizeEmail(u.Email)
 	emails := tx.bucket(bucketUserEmails)
 	if emails.Get([]byte(u.Email)) != nil {
-		return fmt.Errorf("user email %s already exists: %w", u.Email, ErrConflict)
+		return Conflict("user email %s already exists", u.Email)
 	}
 	id, err := tx.nextID(bucketUsers)
 	if err != nil {
@@ -133,7 +132,7 @@ func (u *User) public() User {
 func (tx *Tx) User(id int64) (*User, error) {
 	var u User
 	if err := getJSON(tx.bucket(bucketUsers), itob(id), &u); err != nil {
-		return nil, fmt.Errorf("user %d: %w", id, err)
+		return nil, missing(err, "user %d", id)
 	}
 	return &u, nil
 }
@@ -142,7 +141,7 @@ func (tx *Tx) User(id int64) (*User, error) {
 func (tx *Tx) UserByEmail(email string) (*User, error) {
 	id := tx.bucket(bucketUserEmails).Get([]byte(NormalizeEmail(email)))
 	if id == nil {
-		return nil, fmt.Errorf("user %s: %w", email, ErrNotFound)
+		return nil, NotFound("user %s", email)
 	}
 	return tx.User(btoi(id))
 }
@@ -164,7 +163,7 @@ func (tx *Tx) RedeemInviteToken(token string, passwordHash []byte) (*User, error
 	b := tx.bucket(bucketInviteTokens)
 	id := b.Get(h[:])
 	if id == nil {
-		return nil, fmt.Errorf("invitation: %w", ErrNotFound)
+		return nil, NotFound("invitation")
 	}
 	u, err := tx.User(btoi(id))
 	if err != nil {
@@ -174,7 +173,7 @@ func (tx *Tx) RedeemInviteToken(token string, passwordHash []byte) (*User, error
 		return nil, err
 	}
 	if tx.now.After(u.InviteExpiresAt) {
-		return nil, fmt.Errorf("invitation expired: %w", ErrNotFound)
+		return nil, NotFound("invitation expired")
 	}
 	u.PasswordHash, u.InviteExpiresAt = passwordHash, time.Time{}
 	if err := putJSON(tx.bucket(bucketUsers), itob(u.ID), u); err != nil {
@@ -190,14 +189,14 @@ func (tx *Tx) InvitedUser(token string) (*User, error) {
 	h := sha256.Sum256([]byte(token))
 	id := tx.bucket(bucketInviteTokens).Get(h[:])
 	if id == nil {
-		return nil, fmt.Errorf("invitation: %w", ErrNotFound)
+		return nil, NotFound("invitation")
 	}
 	u, err := tx.User(btoi(id))
 	if err != nil {
 		return nil, err
 	}
 	if tx.now.After(u.InviteExpiresAt) {
-		return nil, fmt.Errorf("invitation expired: %w", ErrNotFound)
+		return nil, NotFound("invitation expired")
 	}
 	return u, nil
 }
@@ -210,9 +209,10 @@ type UserFilter struct {
 	PartnerUsersOnly bool
 }
 
-// Users lists the users matching f in id order.
-func (tx *Tx) Users(f UserFilter) ([]User, error) {
-	var out []User
+// Users returns the page p of the users matching f, in id order, and their
+// total count.
+func (tx *Tx) Users(f UserFilter, p Page) ([]User, int, error) {
+	var all []User
 	err := tx.bucket(bucketUsers).ForEach(func(_, v []byte) error {
 		var u User
 		if err := jsonUnmarshal(v, &u); err != nil {
@@ -223,8 +223,12 @@ func (tx *Tx) Users(f UserFilter) ([]User, error) {
 			f.PartnerUsersOnly && u.OrganizationID != 0 {
 			return nil
 		}
-		out = append(out, u)
+		all = append(all, u)
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, 0, err
+	}
+	page, total := Paginate(all, p)
+	return page, total, nil
 }

@@ -14,14 +14,10 @@ import (
 //
 // Bucket webhook_receivers: org id → the types with a URL, comma-separated.
 // Every write of settings or subscriptions rebuilds the organization's
-// entry in the same transaction, and opening the store rebuilds them all.
+// entry in the same transaction; migration 2 built the entries of a store
+// written before the index existed.
 
 var bucketWebhookReceivers = []byte("webhook_receivers")
-
-func init() {
-	registerBuckets(string(bucketWebhookReceivers))
-	openSteps = append(openSteps, rebuildWebhookReceivers)
-}
 
 // HasWebhookReceivers reports whether some URL of the organization receives
 // webhooks of typ (a WebhookType* constant). A URL disabled by 410 Gone
@@ -71,8 +67,8 @@ func (tx *Tx) refreshWebhookReceivers(orgID int64) error {
 	return b.Put(itob(orgID), []byte(strings.Join(types, ",")))
 }
 
-// rebuildWebhookReceivers rebuilds every organization's entry; it runs when
-// the store opens, so a store written before the index existed gets one.
+// rebuildWebhookReceivers rebuilds every organization's entry, so that a
+// store written before the index existed gets one (migration 2).
 func rebuildWebhookReceivers(tx *Tx) error {
 	orgs := map[int64]bool{}
 	for _, name := range [][]byte{bucketWebhookSettings, bucketWebhookSubs, bucketWebhookReceivers} {

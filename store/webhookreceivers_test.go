@@ -29,8 +29,11 @@ func TestWebhookReceiversFollowSettingsAndSubscriptions(t *testing.T) {
 	}
 	// A store written before the index existed gets one when it opens.
 	path := f.db.Path()
-	f.db.Update(Actor{Source: "test"}, func(tx *Tx) error {
-		return tx.bucket(bucketWebhookReceivers).Delete(itob(f.org.ID))
+	f.update(func(tx *Tx) error {
+		if err := tx.bucket(bucketWebhookReceivers).Delete(itob(f.org.ID)); err != nil {
+			return err
+		}
+		return tx.bucket(bucketMeta).Delete(keySchemaVersion)
 	})
 	if has(WebhookTypeGPS) {
 		t.Fatal("index entry still there after deleting it")

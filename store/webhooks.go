@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -176,10 +175,6 @@ type WebhookEndpoint struct {
 	LastError     string    `json:"lastError,omitempty"`
 }
 
-func init() {
-	registerBuckets("webhook_settings", "webhook_subscriptions", "webhook_secrets", "webhook_endpoints")
-}
-
 var (
 	bucketWebhookSettings = []byte("webhook_settings")
 	bucketWebhookSubs     = []byte("webhook_subscriptions")
@@ -191,7 +186,7 @@ var (
 // when it never saved any.
 func (tx *Tx) WebhookSettings(orgID int64) (*WebhookSettings, error) {
 	s := DefaultWebhookSettings(orgID)
-	if err := getJSON(tx.bucket(bucketWebhookSettings), itob(orgID), s); err != nil && err != ErrNotFound {
+	if err := getJSON(tx.bucket(bucketWebhookSettings), itob(orgID), s); err != nil && !isNotFound(err) {
 		return nil, err
 	}
 	return s, nil
@@ -248,7 +243,7 @@ func (tx *Tx) WebhookSubscriptions(orgID int64, imei string) ([]WebhookSubscript
 func (tx *Tx) WebhookSubscription(orgID, id int64) (*WebhookSubscription, error) {
 	var s WebhookSubscription
 	if err := getJSON(tx.bucket(bucketWebhookSubs), subKey(orgID, id), &s); err != nil {
-		return nil, fmt.Errorf("webhook %d: %w", id, err)
+		return nil, missing(err, "webhook %d", id)
 	}
 	return &s, nil
 }
@@ -313,7 +308,7 @@ func (tx *Tx) DeleteWebhookSubscription(orgID, id int64) error {
 func (tx *Tx) WebhookSecret(orgID int64) (*WebhookSecret, error) {
 	var s WebhookSecret
 	if err := getJSON(tx.bucket(bucketWebhookSecrets), itob(orgID), &s); err != nil {
-		return nil, fmt.Errorf("webhook secret of organization %d: %w", orgID, err)
+		return nil, missing(err, "webhook secret of organization %d", orgID)
 	}
 	return &s, nil
 }
@@ -365,7 +360,7 @@ func endpointKey(orgID int64, url string) []byte { return compositeKey(orgID, ur
 // never delivered to has a zero state.
 func (tx *Tx) WebhookEndpoint(orgID int64, url string) (*WebhookEndpoint, error) {
 	e := &WebhookEndpoint{OrganizationID: orgID, URL: url}
-	if err := getJSON(tx.bucket(bucketWebhookEndpts), endpointKey(orgID, url), e); err != nil && err != ErrNotFound {
+	if err := getJSON(tx.bucket(bucketWebhookEndpts), endpointKey(orgID, url), e); err != nil && !isNotFound(err) {
 		return nil, err
 	}
 	return e, nil

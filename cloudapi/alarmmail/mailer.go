@@ -117,7 +117,7 @@ func (m *Mailer) RunOnce(ctx context.Context) (int, error) {
 			return err
 		}
 		for _, r := range rs {
-			alarms, err := tx.Alarms(store.AlarmFilter{AfterID: r.LastAlarmID})
+			alarms, _, err := tx.Alarms(store.AlarmFilter{AfterID: r.LastAlarmID}, store.Sort{}, store.Page{})
 			if err != nil {
 				return err
 			}

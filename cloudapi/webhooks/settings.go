@@ -17,18 +17,10 @@ const (
 	MaxSubscriptionsPerDevice = 3
 )
 
-// FieldError names the field of a request and the rule it breaks.
-type FieldError struct {
-	Field string
-	Rule  string
-}
-
-// Error reads "<field> <rule>", the message of the API's 400 answer.
-func (e *FieldError) Error() string { return e.Field + " " + e.Rule }
-
 // ValidateSettings checks an organization's webhook settings: at most three
 // URLs of each type, no URL twice in one list, every URL allowed (CheckURL),
-// and the system message options in range. Field names are those of the API.
+// and the system message options in range. A broken rule is a store.Invalid
+// error whose field is named as in the API.
 // Plain http URLs are allowed when the settings opt in (AllowInsecureURLs).
 func ValidateSettings(s *store.WebhookSettings, allowPrivate bool) error {
 	p := URLPolicy{AllowPrivate: allowPrivate, AllowHTTP: s.AllowInsecureURLs}
@@ -63,7 +55,7 @@ func ValidateSettings(s *store.WebhookSettings, allowPrivate bool) error {
 
 func checkURLList(field string, urls []string, p URLPolicy) error {
 	if len(urls) > MaxURLsPerType {
-		return &FieldError{field, fmt.Sprintf("may hold at most %d URLs (got %d)", MaxURLsPerType, len(urls))}
+		return store.Invalid(field, "may hold at most %d URLs (got %d)", MaxURLsPerType, len(urls))
 	}
 	for i, u := range urls {
 		name := fmt.Sprintf("%s[%d]", field, i)
@@ -71,10 +63,10 @@ func checkURLList(field string, urls []string, p URLPolicy) error {
 			name += ".url"
 		}
 		if err := CheckURL(u, p); err != nil {
-			return &FieldError{name, err.Error()}
+			return store.Invalid(name, err.Error())
 		}
 		if slices.Index(urls, u) != i {
-			return &FieldError{name, "repeats a URL already in " + field}
+			return store.Invalid(name, "repeats a URL already in "+field)
 		}
 	}
 	return nil
@@ -82,21 +74,21 @@ func checkURLList(field string, urls []string, p URLPolicy) error {
 
 func checkSystemConfig(field string, c store.SystemMessagesConfig) error {
 	if c.DataProfileLimit != 0 && (c.DataProfileLimit < 10 || c.DataProfileLimit > 100) {
-		return &FieldError{field + ".dataProfile.dataProfileLimit", "must be an integer from 10 to 100"}
+		return store.Invalid(field+".dataProfile.dataProfileLimit", "must be an integer from 10 to 100")
 	}
 	if len(c.DataUsageThresholds) > 20 {
-		return &FieldError{field + ".dataUsage.dataThresholds", "may hold at most 20 values"}
+		return store.Invalid(field+".dataUsage.dataThresholds", "may hold at most 20 values")
 	}
 	for i, t := range c.DataUsageThresholds {
 		if t < 0.1 || t > 20 {
-			return &FieldError{fmt.Sprintf("%s.dataUsage.dataThresholds[%d]", field, i), "must be from 0.1 to 20 (GB)"}
+			return store.Invalid(fmt.Sprintf("%s.dataUsage.dataThresholds[%d]", field, i), "must be from 0.1 to 20 (GB)")
 		}
 		if slices.Index(c.DataUsageThresholds, t) != i {
-			return &FieldError{fmt.Sprintf("%s.dataUsage.dataThresholds[%d]", field, i), "repeats a threshold"}
+			return store.Invalid(fmt.Sprintf("%s.dataUsage.dataThresholds[%d]", field, i), "repeats a threshold")
 		}
 	}
 	if c.DataUsagePlan != 0 && (c.DataUsagePlan < 0.1 || c.DataUsagePlan > 20) {
-		return &FieldError{field + ".dataUsage.dataPlan", "must be from 0.1 to 20 (GB)"}
+		return store.Invalid(field+".dataUsage.dataPlan", "must be from 0.1 to 20 (GB)")
 	}
 	return nil
 }
@@ -107,12 +99,13 @@ var SubscriptionTypes = []string{store.WebhookTypeGPS, store.WebhookTypeEvent, s
 
 // ValidateSubscription checks one device subscription; field prefixes the
 // field names (e.g. "[2]" for the third of a list); p is what its URL may be.
+// A broken rule is a store.Invalid error, as for ValidateSettings.
 func ValidateSubscription(field string, s *store.WebhookSubscription, p URLPolicy) error {
 	if !slices.Contains(SubscriptionTypes, s.Type) {
-		return &FieldError{field + "type", "must be one of " + strings.Join(SubscriptionTypes, ", ")}
+		return store.Invalid(field+"type", "must be one of "+strings.Join(SubscriptionTypes, ", "))
 	}
 	if err := CheckURL(s.URL, p); err != nil {
-		return &FieldError{field + "url", err.Error()}
+		return store.Invalid(field+"url", err.Error())
 	}
 	return checkSystemConfig(field+"config", s.System)
 }
@@ -126,7 +119,7 @@ func ValidateSubscriptionSet(subs []store.WebhookSubscription) error {
 		k := key{s.IMEI, s.Type}
 		n[k]++
 		if n[k] > MaxSubscriptionsPerDevice {
-			return &FieldError{"url", fmt.Sprintf("device %s may have at most %d %s webhooks", s.IMEI, MaxSubscriptionsPerDevice, s.Type)}
+			return store.Invalid("url", "device %s may have at most %d %s webhooks", s.IMEI, MaxSubscriptionsPerDevice, s.Type)
 		}
 	}
 	return nil

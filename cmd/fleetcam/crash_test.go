@@ -16,11 +16,23 @@ import (
 )
 
 // childEnv makes the test binary run fleetcam itself (see TestMain), so a
-// test can kill it with SIGKILL.
-const childEnv = "FLEETCAM_TEST_CHILD"
+// test can kill it with SIGKILL. crashEnv makes that fleetcam kill itself
+// right after committing a change that queues a device command
+// (commandCommitted).
+const (
+	childEnv = "FLEETCAM_TEST_CHILD"
+	crashEnv = "FLEETCAM_TEST_CRASH_AFTER_COMMAND_COMMIT"
+)
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
+		if os.Getenv(crashEnv) != "" {
+			commandCommitted = func() {
+				self, _ := os.FindProcess(os.Getpid())
+				self.Kill()
+				select {}
+			}
+		}
 		os.Exit(runMain(nil))
 	}
 	os.Exit(m.Run())
@@ -30,11 +42,26 @@ func TestMain(m *testing.M) {
 // its HTTP base URL, read from its start-up log line.
 func startChild(t *testing.T, dir, receiverURL string) (*exec.Cmd, string) {
 	t.Helper()
+	c := runChild(t, dir)
+	return c.cmd, c.base
+}
+
+// child is fleetcam running in a child process.
+type child struct {
+	cmd  *exec.Cmd
+	base string // HTTP base URL
+	mqtt string // MQTT TCP address
+}
+
+// runChild runs fleetcam in a child process over dir, with env added to
+// its environment, and returns it once it logged its start.
+func runChild(t *testing.T, dir string, env ...string) child {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=1", "FLEETCAM_DATA_DIR="+dir,
+	cmd.Env = append(append(os.Environ(), childEnv+"=1", "FLEETCAM_DATA_DIR="+dir,
 		"FLEETCAM_HTTP_ADDR=127.0.0.1:0", "FLEETCAM_MQTT_ADDR=127.0.0.1:0",
 		"FLEETCAM_PARTNER_EMAIL="+partnerEmail, "FLEETCAM_PARTNER_PASSWORD="+partnerPassword,
-		"FLEETCAM_WEBHOOKS_ALLOW_PRIVATE_TARGETS=true", "FLEETCAM_LOG_LEVEL=info")
+		"FLEETCAM_WEBHOOKS_ALLOW_PRIVATE_TARGETS=true", "FLEETCAM_LOG_LEVEL=info"), env...)
 	logs, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -43,27 +70,28 @@ func startChild(t *testing.T, dir, receiverURL string) (*exec.Cmd, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := make(chan string, 1)
+	started := make(chan child, 1)
 	go func() {
 		sc := bufio.NewScanner(logs)
 		for sc.Scan() {
 			var line struct {
 				Msg  string `json:"msg"`
 				HTTP string `json:"http"`
+				MQTT string `json:"mqtt"`
 			}
 			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "fleetcam started" {
-				addr <- line.HTTP
+				started <- child{cmd: cmd, base: "http://" + line.HTTP, mqtt: line.MQTT}
 			}
 		}
 		io.Copy(io.Discard, logs)
 	}()
 	select {
-	case a := <-addr:
-		return cmd, "http://" + a
+	case c := <-started:
+		return c
 	case <-time.After(30 * time.Second):
 		t.Fatal("fleetcam child did not start")
 	}
-	return nil, ""
+	return child{}
 }
 
 // TestKilledMidDeliveryLosesNoWebhook kills fleetcam with SIGKILL while

@@ -41,8 +41,20 @@ func (d deviceLink) Send(ctx context.Context, imei, name string, args any) (json
 	return reply.Result, nil
 }
 
-// Queue stores a command for delivery now or on reconnect.
-func (d deviceLink) Queue(imei, name string, args any) error { return d.b.Queue(imei, name, args) }
+// Enqueue stores a command in the caller's transaction for delivery once
+// committed, or on reconnect.
+func (d deviceLink) Enqueue(tx *store.Tx, imei, name string, args any) error {
+	if commandCommitted != nil {
+		tx.OnCommit(commandCommitted)
+	}
+	return d.b.Enqueue(tx, imei, name, args)
+}
+
+// commandCommitted, when set, runs once a change that queues a device
+// command is committed, before anything follows that commit. It is nil in
+// fleetcam; the crash tests set it in a child process (TestMain) to kill
+// fleetcam at that point.
+var commandCommitted func()
 
 // PushConfig sends the desired configuration to an online device; an error
 // only means this push failed, since the configuration goes again on reconnect.

@@ -144,36 +144,20 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	if err != nil {
 		return fail(err)
 	}
-	a.broker.StatusHandler = func(tx *store.Tx, dev *store.Device, _ *store.DeviceLink, st protocol.Status) error {
-		_, err := tx.ApplyStatusReport(dev, *broker.Health(st, tx.Now()))
-		return err
-	}
 	link := deviceLink{b: a.broker, log: log}
 	api, err := cloudapi.New(cloudapi.Deps{Config: apiCfg, Store: db, Key: key, Logger: log, Registry: reg,
 		Ready: a.ready.Load, Commander: link, Presence: link})
 	if err != nil {
 		return fail(err)
 	}
-	// Device events go through the event rules (broker.StoreEvent); after
-	// each commit the API's media service fetches the new events' files.
-	// Power on and off open and close trips; driver events go through the
-	// driver state machine, which records the events it decides on.
-	a.broker.EventHandler = func(tx *store.Tx, dev *store.Device, ev protocol.Event) error {
-		tx.OnCommit(api.WakeMedia)
-		in := broker.EventInput(ev)
-		if err := tx.ApplyTripEvent(dev, in); err != nil {
-			return err
-		}
-		if store.IsDriverEvent(ev.Type) {
-			ts, err := tx.ApplyDriverEvent(dev, in)
-			if err != nil {
-				return err
-			}
-			return tx.RecordDriverEvents(dev, ts, in)
-		}
-		return broker.StoreEvent(tx, dev, ev)
+	// Device messages go through the broker's ingest (broker.IngestEvent
+	// and its siblings); after each committed event, and when a device
+	// reports an upload the cloud lacks, the API's media service looks for
+	// files to fetch.
+	a.broker.Notify = broker.Notifiers{
+		Event:        func(store.Device, protocol.Event) { api.WakeMedia() },
+		MediaMissing: func(store.Device, protocol.MediaReady) { api.WakeMedia() },
 	}
-	a.broker.MediaHandler = api.DeviceMediaReady
 	a.hooks, err = webhooks.New(cfg.Webhooks, db, key, log, reg, nil)
 	if err != nil {
 		return fail(err)

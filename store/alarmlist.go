@@ -1,0 +1,135 @@
+package store
+
+import (
+	"cmp"
+	"strings"
+	"time"
+)
+
+// The alarm report: alarms filtered, sorted by a named key and paged.
+
+// AlarmFilter selects alarms; zero fields do not filter.
+type AlarmFilter struct {
+	// OrganizationIDs admits alarms of these organizations (nil: any).
+	OrganizationIDs map[int64]bool
+	// PartnerID keeps alarms of this partner's devices.
+	PartnerID    int64
+	IMEI         string
+	DefinitionID int64
+	// DefinitionName keeps definitions whose name contains it, ignoring case.
+	DefinitionName string
+	// DeviceName keeps alarms of devices whose current name contains it,
+	// ignoring case; an alarm of a removed device has no name.
+	DeviceName string
+	Severity   int
+	Open       *bool
+	Read       *bool
+	// Start and End bound createdAt, inclusive.
+	Start, End time.Time
+	// AfterID keeps alarms with a larger id (the e-mail cursor).
+	AfterID int64
+}
+
+func (f AlarmFilter) match(a *Alarm) bool {
+	def, _ := AlarmDefinitionByID(a.AlarmDefinitionID)
+	return (f.OrganizationIDs == nil || f.OrganizationIDs[a.OrganizationID]) &&
+		(f.PartnerID == 0 || a.PartnerID == f.PartnerID) &&
+		(f.IMEI == "" || a.IMEI == f.IMEI) &&
+		(f.DefinitionID == 0 || a.AlarmDefinitionID == f.DefinitionID) &&
+		(f.DefinitionName == "" || strings.Contains(strings.ToLower(def.Name), strings.ToLower(f.DefinitionName))) &&
+		(f.Severity == 0 || def.Severity == f.Severity) &&
+		(f.Open == nil || a.Open == *f.Open) &&
+		(f.Read == nil || a.Read == *f.Read) &&
+		(f.Start.IsZero() || !a.CreatedAt.Before(f.Start)) &&
+		(f.End.IsZero() || !a.CreatedAt.After(f.End)) &&
+		a.ID > f.AfterID
+}
+
+// Alarm sort keys. Names are those of the alarm's device, organization and
+// partner now; createdAt compares to the millisecond, as the API shows it.
+const (
+	AlarmByCreatedAt        = "createdAt"
+	AlarmByDeviceName       = "deviceName"
+	AlarmByIMEI             = "imei"
+	AlarmByOrganizationName = "organizationName"
+	AlarmByPartnerName      = "partnerName"
+	AlarmBySeverity         = "severity"
+	AlarmByDefinitionName   = "definitionName"
+)
+
+// Alarms returns the page p of the alarms matching f in the order s (by
+// default by id) and their total count.
+func (tx *Tx) Alarms(f AlarmFilter, s Sort, p Page) ([]Alarm, int, error) {
+	var all []Alarm
+	names := alarmNames{tx: tx, devices: map[string]string{}, orgs: map[int64]string{}, partners: map[int64]string{}}
+	c := tx.bucket(bucketAlarms).Cursor()
+	for k, v := c.Seek(itob(f.AfterID + 1)); k != nil; k, v = c.Next() {
+		var a Alarm
+		if err := jsonUnmarshal(v, &a); err != nil {
+			return nil, 0, err
+		}
+		if f.match(&a) && (f.DeviceName == "" ||
+			strings.Contains(strings.ToLower(names.device(a.IMEI)), strings.ToLower(f.DeviceName))) {
+			all = append(all, a)
+		}
+	}
+	def := func(a *Alarm) AlarmDefinition { d, _ := AlarmDefinitionByID(a.AlarmDefinitionID); return d }
+	keys := sortKeys[Alarm]{
+		AlarmByCreatedAt: func(a, b *Alarm) int {
+			return a.CreatedAt.Truncate(time.Millisecond).Compare(b.CreatedAt.Truncate(time.Millisecond))
+		},
+		AlarmByDeviceName: func(a, b *Alarm) int { return strings.Compare(names.device(a.IMEI), names.device(b.IMEI)) },
+		AlarmByIMEI:       func(a, b *Alarm) int { return strings.Compare(a.IMEI, b.IMEI) },
+		AlarmByOrganizationName: func(a, b *Alarm) int {
+			return strings.Compare(names.org(a.OrganizationID), names.org(b.OrganizationID))
+		},
+		AlarmByPartnerName: func(a, b *Alarm) int {
+			return strings.Compare(names.partner(a.PartnerID), names.partner(b.PartnerID))
+		},
+		AlarmBySeverity:       func(a, b *Alarm) int { return cmp.Compare(def(a).Severity, def(b).Severity) },
+		AlarmByDefinitionName: func(a, b *Alarm) int { return strings.Compare(def(a).Name, def(b).Name) },
+	}
+	return sortPage(all, s, keys, func(a *Alarm) int64 { return a.ID }, p)
+}
+
+// alarmNames looks up, once each, the names an alarm list sorts and
+// filters by; a record that is gone has no name.
+type alarmNames struct {
+	tx       *Tx
+	devices  map[string]string
+	orgs     map[int64]string
+	partners map[int64]string
+}
+
+func (n alarmNames) device(imei string) string {
+	name, found := n.devices[imei]
+	if !found {
+		if d, err := n.tx.Device(imei); err == nil {
+			name = d.Name
+		}
+		n.devices[imei] = name
+	}
+	return name
+}
+
+func (n alarmNames) org(id int64) string {
+	name, found := n.orgs[id]
+	if !found {
+		if o, err := n.tx.Organization(id); err == nil {
+			name = o.Name
+		}
+		n.orgs[id] = name
+	}
+	return name
+}
+
+func (n alarmNames) partner(id int64) string {
+	name, found := n.partners[id]
+	if !found {
+		if p, err := n.tx.Partner(id); err == nil {
+			name = p.Name
+		}
+		n.partners[id] = name
+	}
+	return name
+}
