@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"testing"
 )
@@ -102,9 +101,8 @@ func TestRemoveDeviceEmitsMessage(t *testing.T) {
 		t.Fatalf("messages %v", msgs)
 	}
 	m := msgs[0]
-	var payload map[string]any
-	json.Unmarshal(m.Payload, &payload)
-	if m.Kind != MessageSystem || m.SubType != SystemDeviceRemoved || m.IMEI != "490154203237518" || m.OrganizationID != oid || payload["name"] != "Alpha" {
+	if m.Kind != MessageSystem || m.SubType != SystemDeviceRemoved || m.IMEI != "490154203237518" || m.OrganizationID != oid ||
+		m.Removed == nil || m.Removed.Name != "Alpha" {
 		t.Fatalf("message %+v", m)
 	}
 	db.View(func(tx *Tx) error {

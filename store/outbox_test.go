@@ -50,7 +50,7 @@ func TestOutbox(t *testing.T) {
 	}
 
 	// Emitting wakes the watchers once the transaction commits.
-	db.Update(Actor{}, func(tx *Tx) error { return tx.Emit(Message{Kind: MessageGPS, OrganizationID: org}, nil) })
+	db.Update(Actor{}, func(tx *Tx) error { return tx.Emit(Message{Kind: MessageGPS, OrganizationID: org}) })
 	select {
 	case <-sig:
 	default:

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/fleetcam/fleetcam/broker/protocol"
 )
 
 // TestRecordsFromBeforeOwnershipNumbers: a store written before ownership
@@ -38,7 +36,7 @@ func TestRecordsFromBeforeOwnershipNumbers(t *testing.T) {
 			if _, err := tx.IngestEvent(dev, EventInput{DeviceEventID: evID, Type: EventAccident, Time: at}); err != nil {
 				return err
 			}
-			if err := tx.ApplyTripEvent(dev, protocol.Event{Type: tripStart, Time: at.UnixMilli()}); err != nil {
+			if err := tx.ApplyTripEvent(dev, EventInput{Type: tripStart, Time: at}); err != nil {
 				return err
 			}
 			_, err := tx.AddGPS(dev, []GPSPoint{{Time: at, Lat: 1, Lon: 2}})
@@ -165,12 +163,12 @@ func TestPurgeFollowsTheOwnerOfTheRecords(t *testing.T) {
 				at := f.clock.Now()
 				f.update(func(tx *Tx) error {
 					if dev.OrganizationID == drv.OrganizationID {
-						if _, err := tx.ApplyDriverEvent(dev, protocol.Event{Type: "driverCheckIn", Time: at.UnixMilli(), PinCode: drv.Code}); err != nil {
+						if _, err := tx.ApplyDriverEvent(dev, EventInput{Type: "driverCheckIn", Time: at, PinCode: drv.Code}); err != nil {
 							return err
 						}
 					}
 					for i, typ := range []string{tripStart, tripEnd} {
-						if err := tx.ApplyTripEvent(dev, protocol.Event{Type: typ, Time: at.Add(time.Duration(i) * time.Minute).UnixMilli()}); err != nil {
+						if err := tx.ApplyTripEvent(dev, EventInput{Type: typ, Time: at.Add(time.Duration(i) * time.Minute)}); err != nil {
 							return err
 						}
 					}

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
-
-	"github.com/fleetcam/fleetcam/broker/protocol"
 )
 
 // TestPartnerStatistics seeds two organizations of the partner and one of
@@ -57,7 +55,7 @@ func TestPartnerStatistics(t *testing.T) {
 			if err := tx.AddDevice(d); err != nil {
 				return err
 			}
-			_, err := tx.ApplyHealthAlarms(d, protocol.Status{RecordingTest: s.test, AdasCalibrated: &s.adas})
+			_, err := tx.ApplyHealthAlarms(d, DeviceHealth{RecordingTest: s.test, AdasCalibrated: &s.adas})
 			return err
 		})
 		devs[s.n] = d
