@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"slices"
 
 	"github.com/mochi-mqtt/server/v2/packets"
 
@@ -62,7 +61,9 @@ func DesiredFromSettings(e *store.Effective) protocol.DesiredConfig {
 		out.Geofences = append(out.Geofences, protocol.Geofence{ID: g.ID, Name: g.Name,
 			Circle: &protocol.Circle{Center: protocol.LatLon{Lat: g.Lat, Lon: g.Lon}, RadiusMeters: g.Radius}})
 	}
-	out.Drivers = slices.Clone(e.Drivers)
+	for _, c := range e.Drivers {
+		out.Drivers = append(out.Drivers, protocol.DriverCredential{DriverID: c.DriverID, PinCode: c.PinCode, QRCode: c.QRCode})
+	}
 	if e.RetentionMinutes > 0 {
 		out.RetentionMinutes = e.RetentionMinutes
 		out.RetentionDays = (e.RetentionMinutes + 24*60 - 1) / (24 * 60)

@@ -21,12 +21,12 @@ func TestDesiredCarriesDriversAndRetention(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := &store.Effective{Version: 3, RetentionMinutes: tt.minutes,
-				Drivers: []protocol.DriverCredential{{DriverID: 7, PinCode: "12345", QRCode: "FCDRV1-X"}}}
+				Drivers: []store.DriverCredential{{DriverID: 7, PinCode: "12345", QRCode: "FCDRV1-X"}}}
 			d := DesiredFromSettings(e)
 			if d.RetentionMinutes != tt.minutes || d.RetentionDays != tt.days {
 				t.Fatalf("retention %d min / %d days, want %d / %d", d.RetentionMinutes, d.RetentionDays, tt.minutes, tt.days)
 			}
-			if len(d.Drivers) != 1 || d.Drivers[0] != e.Drivers[0] {
+			if len(d.Drivers) != 1 || d.Drivers[0] != (protocol.DriverCredential{DriverID: 7, PinCode: "12345", QRCode: "FCDRV1-X"}) {
 				t.Fatalf("drivers %+v", d.Drivers)
 			}
 			e.Drivers[0].PinCode = "99999"

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -79,24 +78,23 @@ func TestEventRedeliveryStoredOnce(t *testing.T) {
 		t.Fatalf("stored events %+v, want one deceleration", deceleration)
 	}
 	// The activation on first connect is an event too (deviceActivation).
-	var decels []store.EventWebhookData
+	var decels []store.Message
 	for _, m := range e.messages(store.MessageEvent) {
-		var d store.EventWebhookData
-		if err := json.Unmarshal(m.Payload, &d); err != nil {
-			t.Fatal(err)
+		if m.Event == nil {
+			t.Fatalf("event message %+v carries no event", m)
 		}
-		if d.EventType != "deviceActivation" {
-			decels = append(decels, d)
+		if m.Event.Type != "deviceActivation" {
+			decels = append(decels, m)
 		}
 	}
 	if len(decels) != 1 {
 		t.Fatalf("deceleration messages %d, want 1", len(decels))
 	}
-	data := decels[0]
-	if data.ID != deceleration[0].ID || data.SerialNumber != id || data.EventType != "de_acceleration" ||
-		data.Time != e.clock.Now().Unix() || data.Speed != 61 || len(data.Files) != 1 || data.Files[0].File != "f1" ||
+	data := decels[0].Event
+	if data.ID != deceleration[0].ID || decels[0].IMEI != id || data.Type != "deceleration" ||
+		data.Time.Unix() != e.clock.Now().Unix() || data.Speed != 61 || len(data.Files) != 1 || data.Files[0].FileID != "f1" ||
 		data.Metadata != "" {
-		t.Fatalf("event webhook data %+v", data)
+		t.Fatalf("event message fact %+v", data)
 	}
 }
 
@@ -176,17 +174,8 @@ func TestGPSStoredOncePerSample(t *testing.T) {
 	if len(msgs) != 1 {
 		t.Fatalf("gps messages %d", len(msgs))
 	}
-	var data struct {
-		ID           string `json:"id"`
-		SerialNumber string `json:"serialNumber"`
-		GPS          []struct {
-			Time int64   `json:"time"`
-			Lat  float64 `json:"lat"`
-		} `json:"gps"`
-	}
-	if err := json.Unmarshal(msgs[0].Payload, &data); err != nil || data.ID == "" || data.SerialNumber != id ||
-		len(data.GPS) != 3 || data.GPS[2].Lat != 52.02 || data.GPS[1].Time != t0.Unix()+1 {
-		t.Fatalf("gps webhook data %s: %v", msgs[0].Payload, err)
+	if gps := msgs[0].GPS; msgs[0].IMEI != id || len(gps) != 3 || gps[2].Lat != 52.02 || gps[1].Time.Unix() != t0.Unix()+1 {
+		t.Fatalf("gps message %+v", msgs[0])
 	}
 }
 
@@ -297,7 +286,7 @@ func TestPresenceActivationAndStatus(t *testing.T) {
 		t.Fatalf("device %+v not activated by its first connection", dev)
 	}
 	if acts := e.messages(store.MessageActivation); len(acts) != 1 || acts[0].IMEI != id || acts[0].SubType != "deviceActivation" ||
-		!strings.Contains(string(acts[0].Payload), `"serialNumber":"`+id+`"`) {
+		acts[0].Activation == nil || acts[0].Activation.EventID == 0 {
 		t.Fatalf("activation messages %+v", acts)
 	}
 
@@ -331,11 +320,11 @@ func TestPresenceActivationAndStatus(t *testing.T) {
 	var statuses []string
 	for _, m := range e.messages(store.MessageSystem) {
 		if m.SubType == store.SystemDeviceStatus {
-			statuses = append(statuses, fmt.Sprintf("%s", m.Payload))
+			statuses = append(statuses, fmt.Sprintf("%+v", *m.Presence))
 		}
 	}
-	if len(statuses) != 3 || !strings.Contains(statuses[0], `"status":"online"`) ||
-		!strings.Contains(statuses[1], `"status":"standby"`) || !strings.Contains(statuses[2], `"status":"offline"`) {
+	if len(statuses) != 3 || statuses[0] != "{Status:online Previous:offline}" ||
+		statuses[1] != "{Status:standby Previous:online}" || statuses[2] != "{Status:offline Previous:standby}" {
 		t.Fatalf("deviceStatus messages %v", statuses)
 	}
 	if e.metric("fleetcam_mqtt_connects_total", map[string]string{"result": "accepted"}) != 1 ||

@@ -34,17 +34,18 @@ type Notifiers struct {
 // id, with its webhook message (store.Tx.IngestEvent). A QoS 1 redelivery
 // changes nothing, and an event its device's settings suppress is not stored.
 func IngestEvent(tx *store.Tx, dev *store.Device, ev protocol.Event) error {
-	if err := tx.ApplyTripEvent(dev, ev); err != nil {
+	in := eventInput(ev)
+	if err := tx.ApplyTripEvent(dev, in); err != nil {
 		return err
 	}
 	if store.IsDriverEvent(ev.Type) {
-		ts, err := tx.ApplyDriverEvent(dev, ev)
+		ts, err := tx.ApplyDriverEvent(dev, in)
 		if err != nil {
 			return err
 		}
-		return tx.RecordDriverEvents(dev, ts, eventInput(ev))
+		return tx.RecordDriverEvents(dev, ts, in)
 	}
-	_, err := tx.IngestEvent(dev, eventInput(ev))
+	_, err := tx.IngestEvent(dev, in)
 	return err
 }
 
@@ -53,7 +54,7 @@ func eventInput(ev protocol.Event) store.EventInput {
 	in := store.EventInput{
 		DeviceEventID: ev.ID, Type: ev.Type, Time: time.UnixMilli(ev.Time).UTC(),
 		Lat: ev.Lat, Lon: ev.Lon, Alt: ev.Alt, Speed: ev.Speed, Accuracy: ev.Accuracy, Severity: ev.Severity,
-		QRCode: ev.QRCode, GeoFenceID: ev.GeoFenceID, GeoFencePath: ev.GeoFencePath, DriverID: ev.DriverID,
+		QRCode: ev.QRCode, PinCode: ev.PinCode, GeoFenceID: ev.GeoFenceID, GeoFencePath: ev.GeoFencePath, DriverID: ev.DriverID,
 		CameraID: ev.CameraID,
 	}
 	for _, smp := range ev.Samples {
@@ -81,7 +82,7 @@ func IngestGPS(tx *store.Tx, dev *store.Device, points []store.GPSPoint) ([]stor
 	}
 	if tx.HasWebhookReceivers(dev.OrganizationID, store.WebhookTypeGPS) {
 		if err := tx.Emit(store.Message{Kind: store.MessageGPS, OrganizationID: dev.OrganizationID,
-			PartnerID: dev.PartnerID, IMEI: dev.IMEI}, newGPSWebhook(dev.IMEI, added)); err != nil {
+			PartnerID: dev.PartnerID, IMEI: dev.IMEI, GPS: added}); err != nil {
 			return nil, err
 		}
 	}
@@ -121,10 +122,12 @@ func IngestStatus(tx *store.Tx, dev *store.Device, conn string, st protocol.Stat
 			return err
 		}
 	}
-	_, err = tx.ApplyStatusReport(dev, st)
+	_, err = tx.ApplyStatusReport(dev, *dl.Health)
 	return err
 }
 
+// healthOf maps a status report from the wire to the device health the
+// store records, as reported at now.
 func healthOf(st protocol.Status, now time.Time) *store.DeviceHealth {
 	h := &store.DeviceHealth{RecordingTest: st.RecordingTest, PowerConnected: st.PowerConnected,
 		AdasCalibrated: st.AdasCalibrated, ReportedAt: now}

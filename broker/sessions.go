@@ -236,9 +236,7 @@ func activate(tx *store.Tx, dev *store.Device) error {
 		id = res.Event.ID
 	}
 	return tx.Emit(store.Message{Kind: store.MessageActivation, SubType: store.EventDeviceActivation, OrganizationID: dev.OrganizationID,
-		PartnerID: dev.PartnerID, IMEI: dev.IMEI},
-		map[string]any{"id": id, "serialNumber": dev.IMEI, "eventType": store.EventDeviceActivation, "time": tx.Now().Unix(),
-			"organizationId": dev.OrganizationID})
+		PartnerID: dev.PartnerID, IMEI: dev.IMEI, Activation: &store.ActivationFact{EventID: id}})
 }
 
 // markOffline records the end of connection l, unless a newer one took over.
@@ -265,8 +263,8 @@ func emitPresence(tx *store.Tx, dev *store.Device, was, now string) error {
 		return nil
 	}
 	return tx.Emit(store.Message{Kind: store.MessageSystem, SubType: store.SystemDeviceStatus,
-		OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID, IMEI: dev.IMEI},
-		map[string]any{"serialNumber": dev.IMEI, "status": now, "previousStatus": was, "time": tx.Now().Unix()})
+		OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID, IMEI: dev.IMEI,
+		Presence: &store.PresenceFact{Status: now, Previous: was}})
 }
 
 // subscribed reports whether the device imei is subscribed to topic.

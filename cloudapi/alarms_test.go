@@ -1,12 +1,10 @@
 package cloudapi
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
 
-	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -53,10 +51,8 @@ func TestAlarmSimulatorAndDetails(t *testing.T) {
 	if len(alarmMsgs) != 1 || alarmMsgs[0].IMEI != dev || alarmMsgs[0].OrganizationID != e.org.ID {
 		t.Fatalf("alarm messages %+v", alarmMsgs)
 	}
-	var notice store.AlarmNotice
-	json.Unmarshal(alarmMsgs[0].Payload, &notice)
-	if notice.ID != id || !notice.Simulated || len(notice.Comments) != 1 {
-		t.Fatalf("webhook data %+v", notice)
+	if notice := alarmMsgs[0].Alarm; notice == nil || notice.Alarm.ID != id || !notice.Alarm.Simulated || len(notice.Alarm.Comments) != 1 {
+		t.Fatalf("alarm message fact %+v", notice)
 	}
 
 	r = e.do("GET", fmt.Sprintf("/v2/alarms/%d", id), e.viewerToken, nil).want(http.StatusOK)
@@ -97,9 +93,9 @@ func TestAlarmSimulatorAndDetails(t *testing.T) {
 func TestAlarmReportActionsAndComments(t *testing.T) {
 	e := newFleetEnv(t)
 	// Real alarms from health reports on two devices of org one and one of org two.
-	for i, st := range []protocol.Status{
+	for i, st := range []store.DeviceHealth{
 		{RecordingTest: "failed", PowerConnected: boolPtr(false)},
-		{SDCard: &protocol.SDCard{Present: true, Healthy: false}},
+		{SDCard: &store.SDCardHealth{Present: true, Healthy: false}},
 		{},
 		{RecordingTest: "failed"},
 	} {
@@ -111,7 +107,7 @@ func TestAlarmReportActionsAndComments(t *testing.T) {
 	}
 	e.fleetUpdate(func(tx *store.Tx) error {
 		dev, _ := tx.Device(e.rivalDevices[0])
-		_, err := tx.ApplyHealthAlarms(dev, protocol.Status{RecordingTest: "failed"})
+		_, err := tx.ApplyHealthAlarms(dev, store.DeviceHealth{RecordingTest: "failed"})
 		return err
 	})
 	count := func(token, path string) float64 {

@@ -60,7 +60,7 @@ func TestAuxiliaryCameraPairing(t *testing.T) {
 	// The device reports the camera connected: one system and one activation message.
 	e.fleetUpdate(func(tx *store.Tx) error {
 		d, _ := tx.Device(dev)
-		return tx.ApplyAuxCameraStatus(d, protocol.Status{Cameras: []protocol.Camera{{ID: 50, Connected: true, Kind: "wifi", SerialNumber: "SN-AUX-1"}}})
+		return tx.ApplyAuxCameraStatus(d, []store.CameraHealth{{ID: 50, Connected: true, Kind: "wifi", SerialNumber: "SN-AUX-1"}})
 	})
 	e.do("POST", base+"/unpair", e.partnerToken, map[string]any{"auxiliaryCameras": []map[string]any{{"serialNumber": "nope"}}}).
 		wantError(404, nameNotFound, "nope")
@@ -76,9 +76,12 @@ func TestAuxiliaryCameraPairing(t *testing.T) {
 	for _, m := range msgs {
 		switch {
 		case m.Kind == store.MessageSystem && (m.SubType == store.SystemAuxCameraStatus || m.SubType == store.SystemAuxCameraPairing):
-			var n struct{ Status string }
-			json.Unmarshal(m.Payload, &n)
-			statuses = append(statuses, n.Status)
+			switch {
+			case m.AuxSearch != nil:
+				statuses = append(statuses, "searchCompleted")
+			case m.AuxCamera != nil:
+				statuses = append(statuses, m.AuxCamera.Status)
+			}
 		case m.Kind == store.MessageActivation:
 			activations++
 		}

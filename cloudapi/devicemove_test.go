@@ -157,7 +157,7 @@ func TestDeviceMoveLeavesThePastBehind(t *testing.T) {
 					t.Errorf("the first owner's driver assignment did not end with the removal: %+v %v", as, err)
 				}
 				creds, err := tx.DriverCredentials(imei)
-				if err != nil || !to.sameOrg && slices.ContainsFunc(creds, func(c protocol.DriverCredential) bool { return c.PinCode == pin }) {
+				if err != nil || !to.sameOrg && slices.ContainsFunc(creds, func(c store.DriverCredential) bool { return c.PinCode == pin }) {
 					t.Errorf("the moved device accepts the first owner's driver: %+v %v", creds, err)
 				}
 				return nil

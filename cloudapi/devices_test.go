@@ -1,7 +1,6 @@
 package cloudapi
 
 import (
-	"encoding/json"
 	"net/http"
 	"slices"
 	"sync"
@@ -299,9 +298,7 @@ func TestRemoveDevice(t *testing.T) {
 	var found bool
 	for _, m := range msgs {
 		if m.Kind == store.MessageSystem && m.SubType == store.SystemDeviceRemoved && m.IMEI == imei && m.OrganizationID == org.id {
-			var p map[string]any
-			json.Unmarshal(m.Payload, &p)
-			found = p["name"] == "Truck"
+			found = m.Removed != nil && m.Removed.Name == "Truck"
 		}
 	}
 	if !found {

@@ -273,7 +273,7 @@ func TestDriverAssignmentsAndCheckout(t *testing.T) {
 		}
 		pin = d.Code
 		device, _ := tx.Device(dev)
-		ts, err := tx.ApplyDriverEvent(device, protocol.Event{ID: "c1", Type: "driverCheckIn", Time: e.clock.Now().UnixMilli(), PinCode: pin})
+		ts, err := tx.ApplyDriverEvent(device, store.EventInput{DeviceEventID: "c1", Type: "driverCheckIn", Time: e.clock.Now(), PinCode: pin})
 		if len(ts) != 1 {
 			t.Errorf("check-in transitions %+v", ts)
 		}

@@ -1,9 +1,7 @@
 package cloudapi
 
 import (
-	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -105,14 +103,9 @@ func TestGeofenceEventsThroughDeviceHooks(t *testing.T) {
 		t.Fatalf("geofence event %s", r.raw)
 	}
 	msgs := e.messages(store.MessageEvent)
-	var data struct {
-		EventType string         `json:"eventType"`
-		Other     map[string]any `json:"other"`
-	}
-	json.Unmarshal(msgs[len(msgs)-1].Payload, &data)
-	if data.EventType != "GeoFence" || data.Other["geofence_path"] != "entered" || data.Other["geofence_id"].(float64) != 5 ||
-		data.Other["geofence_name"] != "Depot" {
-		t.Fatalf("webhook data %+v", data)
+	if ev := msgs[len(msgs)-1].Event; ev == nil || ev.Type != store.EventGeoFence || ev.GeoFence == nil ||
+		*ev.GeoFence != (store.GeoFenceFact{ID: 5, Name: "Depot", Path: store.GeofenceEntered}) {
+		t.Fatalf("event message fact %+v", ev)
 	}
 }
 
@@ -144,7 +137,7 @@ func TestSpeedLimitFromGPS(t *testing.T) {
 	if r.num("metadata.count") != 2 || r.num("data.0.speed") != 105 || r.num("data.1.speed") != 101 {
 		t.Fatalf("speedLimit events %s", r.raw)
 	}
-	if !strings.Contains(string(e.messages(store.MessageEvent)[0].Payload), `"eventType":"SpeedLimit"`) {
-		t.Fatal("webhook syntax of speedLimit is not SpeedLimit")
+	if ev := e.messages(store.MessageEvent)[0].Event; ev == nil || ev.Type != store.EventSpeedLimit {
+		t.Fatalf("event message fact %+v, want a speedLimit event", ev)
 	}
 }

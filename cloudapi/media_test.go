@@ -62,7 +62,7 @@ func TestEventMediaUploadedAndLinked(t *testing.T) {
 		}
 	}
 	msgs := e.messages(store.MessageMediaUploaded)
-	if len(msgs) != 1 || !strings.Contains(string(msgs[0].Payload), fmt.Sprintf(`"id":%d,`, id)) {
+	if len(msgs) != 1 || msgs[0].Event == nil || msgs[0].Event.ID != id {
 		t.Fatalf("mediaAvailable messages %v", msgs)
 	}
 	// Range requests work for players.

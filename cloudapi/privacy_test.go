@@ -11,24 +11,28 @@ import (
 )
 
 // privacyMessages returns the privacyMode system messages recorded so far.
-func (w *deviceWorld) privacyMessages() []store.PrivacyModeMessage {
+func (w *deviceWorld) privacyMessages() []privacyMessage {
 	w.t.Helper()
 	msgs := allMessages(w.t, w.db)
-	var out []store.PrivacyModeMessage
+	var out []privacyMessage
 	for _, m := range msgs {
 		if m.Kind != store.MessageSystem || m.SubType != store.SystemPrivacyMode {
 			continue
 		}
-		var p store.PrivacyModeMessage
-		if err := json.Unmarshal(m.Payload, &p); err != nil {
-			w.t.Fatal(err)
-		}
-		if p.IMEI != m.IMEI || m.OrganizationID != w.orgID {
+		if m.Privacy == nil || m.OrganizationID != w.orgID {
 			w.t.Fatalf("message %+v", m)
 		}
-		out = append(out, p)
+		out = append(out, privacyMessage{PrivacyFact: *m.Privacy, IMEI: m.IMEI, Time: m.Time.Unix()})
 	}
 	return out
+}
+
+// privacyMessage is a privacyMode system message: its device, its time in
+// unix seconds and its fact.
+type privacyMessage struct {
+	store.PrivacyFact
+	IMEI string
+	Time int64
 }
 
 func TestPrivacyControl(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -21,7 +20,7 @@ func TestOperationalStatistics(t *testing.T) {
 			return err
 		}
 		d1, _ := tx.Device(e.devices[1])
-		if _, err := tx.ApplyHealthAlarms(d1, protocol.Status{RecordingTest: "failed"}); err != nil {
+		if _, err := tx.ApplyHealthAlarms(d1, store.DeviceHealth{RecordingTest: "failed"}); err != nil {
 			return err
 		}
 		d3, _ := tx.Device(e.devices[3])
@@ -29,11 +28,11 @@ func TestOperationalStatistics(t *testing.T) {
 		if err := tx.UpdateDevice(d3, "device.productType.report"); err != nil {
 			return err
 		}
-		if _, err := tx.ApplyHealthAlarms(d3, protocol.Status{RecordingTest: "passed", AdasCalibrated: &adas}); err != nil {
+		if _, err := tx.ApplyHealthAlarms(d3, store.DeviceHealth{RecordingTest: "passed", AdasCalibrated: &adas}); err != nil {
 			return err
 		}
 		rival, _ := tx.Device(e.rivalDevices[0])
-		_, err := tx.ApplyHealthAlarms(rival, protocol.Status{RecordingTest: "failed"})
+		_, err := tx.ApplyHealthAlarms(rival, store.DeviceHealth{RecordingTest: "failed"})
 		return err
 	})
 	e.clock.Advance(time.Hour)
@@ -107,7 +106,7 @@ func TestDeviceDataUsage(t *testing.T) {
 		t.Fatalf("no usage yet %s", r.raw)
 	}
 	feb, mar := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	for _, u := range []protocol.DataUsage{{PeriodStart: feb.Unix(), BytesUp: 100, BytesDown: 900}, {PeriodStart: mar.Unix(), BytesUp: 5, BytesDown: 50}} {
+	for _, u := range []store.DataUsage{{PeriodStart: feb, BytesUp: 100, BytesDown: 900}, {PeriodStart: mar, BytesUp: 5, BytesDown: 50}} {
 		e.fleetUpdate(func(tx *store.Tx) error { return tx.RecordDataUsage(dev, u) })
 	}
 	r = e.do("GET", "/v2/devices/"+dev+"/data-usage", e.partnerToken, nil).want(http.StatusOK)

@@ -73,12 +73,8 @@ func TestVirtualEventRecordingRules(t *testing.T) {
 		if status, body, _ := e.fetch(link); status != 200 || !strings.Contains(string(body), "video:") {
 			t.Fatalf("download %d %q", status, body)
 		}
-		var msg struct {
-			EventType string `json:"eventType"`
-		}
-		json.Unmarshal(e.messages(store.MessageEvent)[0].Payload, &msg)
-		if msg.EventType != "virtual_event" {
-			t.Fatalf("webhook event type %q", msg.EventType)
+		if ev := e.messages(store.MessageEvent)[0].Event; ev == nil || ev.Type != store.EventVirtual {
+			t.Fatalf("event message fact %+v", ev)
 		}
 	})
 	t.Run("mediaType none sends a webhook and needs no device", func(t *testing.T) {
@@ -86,7 +82,7 @@ func TestVirtualEventRecordingRules(t *testing.T) {
 		e.cmd.set(e.dev.IMEI, func(d *fakeDevice) { d.online = false })
 		e.virtual(e.partnerToken, map[string]any{"time": isoTime(at), "mediaType": "none", "metadata": "note"}).want(200)
 		msgs := e.messages(store.MessageEvent)
-		if len(msgs) != 1 || !strings.Contains(string(msgs[0].Payload), `"files":[]`) {
+		if len(msgs) != 1 || msgs[0].Event == nil || len(msgs[0].Event.Files) != 0 {
 			t.Fatalf("messages %v", msgs)
 		}
 		if n := len(e.cmd.sent); n != 0 {

@@ -93,8 +93,8 @@ func TestWebhookDeliveryLogAndRedelivery(t *testing.T) {
 	secret := r.str("data.webhookSecret")
 
 	err := e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
-		return tx.Emit(store.Message{Kind: store.MessageEvent, OrganizationID: org, IMEI: dev},
-			map[string]any{"id": 5, "serialNumber": dev, "eventType": "accident", "time": e.clock.Now().Unix()})
+		return tx.Emit(store.Message{Kind: store.MessageEvent, OrganizationID: org, IMEI: dev,
+			Event: &store.EventFact{ID: 5, Type: "accident", Time: e.clock.Now()}})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestWebhookDeliveryLogAndRedelivery(t *testing.T) {
 	rc.status = http.StatusGone
 	rc.mu.Unlock()
 	e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
-		return tx.Emit(store.Message{Kind: store.MessageEvent, OrganizationID: org, IMEI: dev}, map[string]any{"id": 6, "eventType": "accident"})
+		return tx.Emit(store.Message{Kind: store.MessageEvent, OrganizationID: org, IMEI: dev, Event: &store.EventFact{ID: 6, Type: "accident"}})
 	})
 	rc.wait(t, 3)
 	eps := fmt.Sprintf("/v2/organizations/%d/webhook-endpoints", org)

@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"strings"
 	"time"
-
-	"github.com/fleetcam/fleetcam/broker/protocol"
 )
 
 // Health alarms: each status report is checked against the alarm
@@ -43,8 +41,9 @@ func (tx *Tx) DeviceHealthState(imei string) (*HealthState, error) {
 }
 
 // ApplyHealthAlarms raises and closes dev's health alarms from a status
-// report and records its health state. It returns the alarms it raised.
-func (tx *Tx) ApplyHealthAlarms(dev *Device, st protocol.Status) ([]Alarm, error) {
+// report (st, as the broker read it) and records its health state. It
+// returns the alarms it raised.
+func (tx *Tx) ApplyHealthAlarms(dev *Device, st DeviceHealth) ([]Alarm, error) {
 	h, err := tx.DeviceHealthState(dev.IMEI)
 	if err != nil {
 		return nil, err
@@ -115,7 +114,7 @@ func (tx *Tx) ApplyHealthAlarms(dev *Device, st protocol.Status) ([]Alarm, error
 	return raised, nil
 }
 
-func sdName(sd *protocol.SDCard) string {
+func sdName(sd *SDCardHealth) string {
 	if sd.Manufacturer == "" && sd.UUID == "" {
 		return ""
 	}
@@ -164,13 +163,14 @@ func (tx *Tx) RaiseOfflineAlarm(dev *Device, lastSeen time.Time, after time.Dura
 // package keeps beyond presence: health alarms, auxiliary camera connection
 // messages and the cellular data usage (a malformed usage member is left
 // out). It returns the alarms it raised. The broker runs it in IngestStatus,
-// in the transaction that stores the report.
-func (tx *Tx) ApplyStatusReport(dev *Device, st protocol.Status) ([]Alarm, error) {
+// in the transaction that stores the report; st is the report as the
+// broker read it.
+func (tx *Tx) ApplyStatusReport(dev *Device, st DeviceHealth) ([]Alarm, error) {
 	raised, err := tx.ApplyHealthAlarms(dev, st)
 	if err != nil {
 		return nil, err
 	}
-	if err := tx.ApplyAuxCameraStatus(dev, st); err != nil {
+	if err := tx.ApplyAuxCameraStatus(dev, st.Cameras); err != nil {
 		return nil, err
 	}
 	if st.DataUsage != nil {

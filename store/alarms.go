@@ -350,28 +350,6 @@ func (tx *Tx) CommentOnAlarm(id int64, details string) (*AlarmComment, error) {
 		OrganizationID: a.OrganizationID, PartnerID: a.PartnerID, After: c})
 }
 
-// AlarmNotice is the data object of an alarm webhook.
-type AlarmNotice struct {
-	// Event is "created" or "closed".
-	Event                   string         `json:"event"`
-	ID                      int64          `json:"id"`
-	SerialNumber            string         `json:"serialNumber"`
-	IMEI                    string         `json:"imei"`
-	AlarmDefinitionID       int64          `json:"alarmDefinitionId"`
-	AlarmDefinitionName     string         `json:"alarmDefinitionName"`
-	AlarmDefinitionSeverity int            `json:"alarmDefinitionSeverity"`
-	Details                 string         `json:"details"`
-	OrganizationID          int64          `json:"organizationId"`
-	OrganizationName        string         `json:"organizationName"`
-	PartnerID               int64          `json:"partnerId"`
-	PartnerName             string         `json:"partnerName"`
-	Open                    bool           `json:"isOpen"`
-	Simulated               bool           `json:"isSimulated"`
-	CreatedAt               time.Time      `json:"createdAt"`
-	LastCloseAt             time.Time      `json:"lastCloseAt,omitzero"`
-	Comments                []AlarmComment `json:"comments"`
-}
-
 // AlarmNames resolves the organization and partner names of a.
 func (tx *Tx) AlarmNames(a *Alarm) (orgName, partnerName string) {
 	if o, err := tx.Organization(a.OrganizationID); err == nil {
@@ -384,14 +362,9 @@ func (tx *Tx) AlarmNames(a *Alarm) (orgName, partnerName string) {
 }
 
 func (tx *Tx) emitAlarm(a *Alarm, event string) error {
-	def, _ := AlarmDefinitionByID(a.AlarmDefinitionID)
 	org, partner := tx.AlarmNames(a)
-	n := AlarmNotice{Event: event, ID: a.ID, SerialNumber: a.IMEI, IMEI: a.IMEI, AlarmDefinitionID: def.ID,
-		AlarmDefinitionName: def.Name, AlarmDefinitionSeverity: def.Severity, Details: a.Details,
-		OrganizationID: a.OrganizationID, OrganizationName: org, PartnerID: a.PartnerID, PartnerName: partner,
-		Open: a.Open, Simulated: a.Simulated, CreatedAt: a.CreatedAt, LastCloseAt: a.LastCloseAt, Comments: a.Comments}
 	return tx.Emit(Message{Kind: MessageAlarm, SubType: event, OrganizationID: a.OrganizationID,
-		PartnerID: a.PartnerID, IMEI: a.IMEI}, n)
+		PartnerID: a.PartnerID, IMEI: a.IMEI, Alarm: &AlarmFact{Alarm: *a, OrganizationName: org, PartnerName: partner}})
 }
 
 // LastAlarmID is the id of the newest alarm (0: none yet).

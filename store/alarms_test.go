@@ -1,13 +1,11 @@
 package store_test
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/fleetcam/fleetcam/broker/protocol"
 	. "github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/storetest"
 )
@@ -31,7 +29,7 @@ func TestHealthAlarms(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		dev := f.addDevice(1, f.org, f.partner.ID)
-		apply := func(st protocol.Status) []Alarm {
+		apply := func(st DeviceHealth) []Alarm {
 			t.Helper()
 			var raised []Alarm
 			f.update(func(tx *Tx) error {
@@ -41,8 +39,8 @@ func TestHealthAlarms(t *testing.T) {
 			})
 			return raised
 		}
-		sick := protocol.Status{RecordingTest: "failed", SDCard: &protocol.SDCard{Present: true, Healthy: false},
-			PowerConnected: boolp(false), Cameras: []protocol.Camera{{ID: 1, Connected: true}, {ID: 2, Connected: false}}}
+		sick := DeviceHealth{RecordingTest: "failed", SDCard: &SDCardHealth{Present: true, Healthy: false},
+			PowerConnected: boolp(false), Cameras: []CameraHealth{{ID: 1, Connected: true}, {ID: 2, Connected: false}}}
 		raised := apply(sick)
 		if len(raised) != 4 {
 			t.Fatalf("raised %d alarms, want 4 (recording, SD failing, power, camera)", len(raised))
@@ -66,20 +64,20 @@ func TestHealthAlarms(t *testing.T) {
 		if msgs := f.messages(MessageAlarm); len(msgs) != 4 {
 			t.Fatalf("%d alarm messages, want 4", len(msgs))
 		} else {
-			var n AlarmNotice
-			json.Unmarshal(msgs[0].Payload, &n)
-			if n.Event != "created" || n.OrganizationName != "Fleet one" || n.PartnerName != "Partner" || n.AlarmDefinitionName == "" || n.IMEI != dev.IMEI {
-				t.Errorf("alarm notice %+v", n)
+			n := msgs[0].Alarm
+			if msgs[0].SubType != "created" || n == nil || n.OrganizationName != "Fleet one" || n.PartnerName != "Partner" ||
+				n.Alarm.AlarmDefinitionID == 0 || n.Alarm.IMEI != dev.IMEI {
+				t.Errorf("alarm message %+v", msgs[0])
 			}
 		}
 
 		// A report that leaves members out changes nothing; a healthy one closes.
-		apply(protocol.Status{State: "online"})
+		apply(DeviceHealth{})
 		if len(f.openAlarms(dev.IMEI)) != 4 {
 			t.Fatal("a report without health members closed alarms")
 		}
-		apply(protocol.Status{RecordingTest: "passed", SDCard: &protocol.SDCard{Present: false}, PowerConnected: boolp(true),
-			Cameras: []protocol.Camera{{ID: 1, Connected: true}, {ID: 2, Connected: true}}})
+		apply(DeviceHealth{RecordingTest: "passed", SDCard: &SDCardHealth{Present: false}, PowerConnected: boolp(true),
+			Cameras: []CameraHealth{{ID: 1, Connected: true}, {ID: 2, Connected: true}}})
 		open = f.openAlarms(dev.IMEI)
 		if len(open) != 1 || open[AlarmSDCardMissing].ID == 0 {
 			t.Fatalf("open after recovery %+v, want only SD card missing", open)
@@ -101,7 +99,7 @@ func TestHealthAlarms(t *testing.T) {
 			return nil
 		})
 		// After closing, the problem raises a new alarm.
-		if got := apply(protocol.Status{RecordingTest: "failed"}); len(got) != 1 {
+		if got := apply(DeviceHealth{RecordingTest: "failed"}); len(got) != 1 {
 			t.Fatalf("a new failure raised %d alarms, want 1", len(got))
 		}
 	})
@@ -130,7 +128,7 @@ func TestOfflineAlarm(t *testing.T) {
 			}
 			return nil
 		})
-		f.update(func(tx *Tx) error { _, err := tx.ApplyHealthAlarms(dev, protocol.Status{State: "online"}); return err })
+		f.update(func(tx *Tx) error { _, err := tx.ApplyHealthAlarms(dev, DeviceHealth{}); return err })
 		if len(f.openAlarms(dev.IMEI)) != 0 {
 			t.Fatal("a status report did not close the offline alarm")
 		}
@@ -235,17 +233,17 @@ func TestApplyStatusReport(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		dev := f.addDevice(1, f.org, f.partner.ID)
-		period := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Unix()
-		st := protocol.Status{State: "online", RecordingTest: "failed",
-			Cameras:   []protocol.Camera{{ID: 1, Connected: true}, {ID: 51, Connected: true, Kind: "wired"}},
-			DataUsage: &protocol.DataUsage{PeriodStart: period, BytesUp: 10, BytesDown: 20}}
+		period := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+		st := DeviceHealth{RecordingTest: "failed",
+			Cameras:   []CameraHealth{{ID: 1, Connected: true}, {ID: 51, Connected: true, Kind: "wired"}},
+			DataUsage: &DataUsage{PeriodStart: period, BytesUp: 10, BytesDown: 20}}
 		f.update(func(tx *Tx) error {
 			raised, err := tx.ApplyStatusReport(dev, st)
 			if err != nil || len(raised) != 1 {
 				t.Errorf("raised %d alarms (%v), want 1", len(raised), err)
 			}
 			// A malformed usage member does not refuse the report.
-			_, err = tx.ApplyStatusReport(dev, protocol.Status{DataUsage: &protocol.DataUsage{PeriodStart: 0}})
+			_, err = tx.ApplyStatusReport(dev, DeviceHealth{DataUsage: &DataUsage{}})
 			return err
 		})
 		f.view(func(tx *Tx) error {

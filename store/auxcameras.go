@@ -3,8 +3,6 @@ package store
 import (
 	"slices"
 	"time"
-
-	"github.com/fleetcam/fleetcam/broker/protocol"
 )
 
 // Auxiliary cameras (camera ids 50 and above) are paired with a dashcam on
@@ -38,18 +36,6 @@ type AuxCamera struct {
 	Connected    bool      `json:"connected"`
 	PairedAt     time.Time `json:"pairedAt,omitzero"`
 	ChangedAt    time.Time `json:"changedAt,omitzero"`
-}
-
-// AuxCameraNotice is the data object of an auxiliary camera system or activation message.
-type AuxCameraNotice struct {
-	Type               string `json:"type"`
-	SerialNumber       string `json:"serialNumber"`
-	IMEI               string `json:"imei"`
-	CameraID           int    `json:"cameraId"`
-	CameraSerialNumber string `json:"cameraSerialNumber,omitempty"`
-	ConnectionType     string `json:"connectionType,omitempty"`
-	Status             string `json:"status"`
-	Timestamp          int64  `json:"timestamp"` // unix seconds
 }
 
 var bucketAuxCameras = []byte("aux_cameras")
@@ -134,8 +120,8 @@ func (tx *Tx) RecordAuxUnpairing(dev *Device, ids []int) error {
 // with those known and announces every connect and disconnect. A report
 // that lists no cameras at all changes nothing; a known camera missing from
 // a report that lists cameras is disconnected.
-func (tx *Tx) ApplyAuxCameraStatus(dev *Device, st protocol.Status) error {
-	if len(st.Cameras) == 0 {
+func (tx *Tx) ApplyAuxCameraStatus(dev *Device, reportedCams []CameraHealth) error {
+	if len(reportedCams) == 0 {
 		return nil
 	}
 	cams, err := tx.AuxCameras(dev.IMEI)
@@ -144,7 +130,7 @@ func (tx *Tx) ApplyAuxCameraStatus(dev *Device, st protocol.Status) error {
 	}
 	changed := false
 	reported := map[int]bool{}
-	for _, rc := range st.Cameras {
+	for _, rc := range reportedCams {
 		if rc.ID < MinAuxCameraID {
 			continue
 		}
@@ -190,26 +176,13 @@ func (tx *Tx) emitAux(dev *Device, c AuxCamera, status string) error {
 	if status == AuxPaired || status == AuxUnpaired {
 		typ = SystemAuxCameraPairing
 	}
-	n := AuxCameraNotice{Type: typ, SerialNumber: dev.IMEI, IMEI: dev.IMEI, CameraID: c.CameraID,
-		CameraSerialNumber: c.SerialNumber, ConnectionType: c.Kind, Status: status, Timestamp: tx.now.Unix()}
 	m := Message{Kind: MessageSystem, SubType: typ, OrganizationID: dev.OrganizationID,
-		PartnerID: dev.PartnerID, IMEI: dev.IMEI}
-	if err := tx.Emit(m, n); err != nil || typ == SystemAuxCameraPairing {
+		PartnerID: dev.PartnerID, IMEI: dev.IMEI, AuxCamera: &AuxCameraFact{Camera: c, Status: status}}
+	if err := tx.Emit(m); err != nil || typ == SystemAuxCameraPairing {
 		return err
 	}
 	m.Kind = MessageActivation
-	return tx.Emit(m, n)
-}
-
-// AuxSearchNotice is the data object of the system message sent when a
-// device finished searching for auxiliary cameras.
-type AuxSearchNotice struct {
-	Type         string      `json:"type"`
-	SerialNumber string      `json:"serialNumber"`
-	IMEI         string      `json:"imei"`
-	Status       string      `json:"status"` // searchCompleted
-	Cameras      []AuxCamera `json:"cameras"`
-	Timestamp    int64       `json:"timestamp"`
+	return tx.Emit(m)
 }
 
 // RecordAuxSearch announces the cameras a device found in range.
@@ -218,6 +191,5 @@ func (tx *Tx) RecordAuxSearch(dev *Device, found []AuxCamera) error {
 		found = []AuxCamera{}
 	}
 	return tx.Emit(Message{Kind: MessageSystem, SubType: SystemAuxCameraPairing, OrganizationID: dev.OrganizationID,
-		PartnerID: dev.PartnerID, IMEI: dev.IMEI}, AuxSearchNotice{Type: SystemAuxCameraPairing, SerialNumber: dev.IMEI,
-		IMEI: dev.IMEI, Status: "searchCompleted", Cameras: found, Timestamp: tx.now.Unix()})
+		PartnerID: dev.PartnerID, IMEI: dev.IMEI, AuxSearch: &AuxSearchFact{Cameras: found}})
 }

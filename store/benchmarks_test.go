@@ -71,8 +71,7 @@ func benchCommitterGPS(b *testing.B, gpsURLs []string) {
 					return err
 				}
 				if tx.HasWebhookReceivers(d.OrganizationID, WebhookTypeGPS) {
-					if err := tx.Emit(Message{Kind: MessageGPS, OrganizationID: d.OrganizationID, IMEI: d.IMEI},
-						map[string]any{"serialNumber": d.IMEI, "gps": added}); err != nil {
+					if err := tx.Emit(Message{Kind: MessageGPS, OrganizationID: d.OrganizationID, IMEI: d.IMEI, GPS: added}); err != nil {
 						return err
 					}
 				}

@@ -1,12 +1,10 @@
 package store_test
 
 import (
-	"encoding/json"
 	"errors"
 	"testing"
 	"time"
 
-	"github.com/fleetcam/fleetcam/broker/protocol"
 	. "github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/storetest"
 )
@@ -15,27 +13,26 @@ func TestAuxCameraStatusMessages(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		dev := f.addDevice(1, f.org, f.partner.ID)
-		apply := func(cams ...protocol.Camera) {
+		apply := func(cams ...CameraHealth) {
 			t.Helper()
-			f.update(func(tx *Tx) error { return tx.ApplyAuxCameraStatus(dev, protocol.Status{Cameras: cams}) })
+			f.update(func(tx *Tx) error { return tx.ApplyAuxCameraStatus(dev, cams) })
 		}
 		f.update(func(tx *Tx) error {
 			return tx.RecordAuxPairing(dev, []AuxCamera{{CameraID: 50, SSID: "AUX-CAM-1", SerialNumber: "SN50", Kind: "wifi"}})
 		})
-		apply(protocol.Camera{ID: 1, Connected: true}, protocol.Camera{ID: 50, Connected: true, Kind: "wifi", SerialNumber: "SN50"})
-		apply(protocol.Camera{ID: 1, Connected: true}, protocol.Camera{ID: 50, Connected: true, Kind: "wifi", SerialNumber: "SN50"})
-		apply()                                        // a report without cameras changes nothing
-		apply(protocol.Camera{ID: 1, Connected: true}) // camera 50 missing: disconnected
+		apply(CameraHealth{ID: 1, Connected: true}, CameraHealth{ID: 50, Connected: true, Kind: "wifi", SerialNumber: "SN50"})
+		apply(CameraHealth{ID: 1, Connected: true}, CameraHealth{ID: 50, Connected: true, Kind: "wifi", SerialNumber: "SN50"})
+		apply()                                     // a report without cameras changes nothing
+		apply(CameraHealth{ID: 1, Connected: true}) // camera 50 missing: disconnected
 
 		var statuses []string
 		for _, m := range f.messages(MessageSystem) {
 			if m.SubType != SystemAuxCameraStatus && m.SubType != SystemAuxCameraPairing {
 				continue
 			}
-			var n AuxCameraNotice
-			json.Unmarshal(m.Payload, &n)
-			if n.CameraID != 50 || n.SerialNumber != dev.IMEI || n.Timestamp == 0 {
-				t.Errorf("notice %+v", n)
+			n := m.AuxCamera
+			if n == nil || n.Camera.CameraID != 50 || m.IMEI != dev.IMEI || m.Time.IsZero() {
+				t.Fatalf("message %+v", m)
 			}
 			statuses = append(statuses, n.Status)
 		}
@@ -173,19 +170,19 @@ func TestDataUsage(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		dev := f.addDevice(1, f.org, f.partner.ID)
-		feb, mar := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC).Unix(), time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Unix()
-		for _, u := range []protocol.DataUsage{{PeriodStart: feb, BytesUp: 10, BytesDown: 20}, {PeriodStart: feb, BytesUp: 15, BytesDown: 30},
+		feb, mar := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+		for _, u := range []DataUsage{{PeriodStart: feb, BytesUp: 10, BytesDown: 20}, {PeriodStart: feb, BytesUp: 15, BytesDown: 30},
 			{PeriodStart: mar, BytesUp: 1, BytesDown: 2}} {
 			f.update(func(tx *Tx) error { return tx.RecordDataUsage(dev.IMEI, u) })
 		}
 		if err := f.db.Update(t.Context(), Actor{}, func(tx *Tx) error {
-			return tx.RecordDataUsage(dev.IMEI, protocol.DataUsage{PeriodStart: mar, BytesUp: -1})
+			return tx.RecordDataUsage(dev.IMEI, DataUsage{PeriodStart: mar, BytesUp: -1})
 		}); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("negative usage: %v", err)
 		}
 		f.view(func(tx *Tx) error {
 			ps, err := tx.DataUsage(dev.IMEI, 0)
-			if err != nil || len(ps) != 2 || ps[0].PeriodStart.Unix() != mar || ps[1].BytesUp != 15 || ps[1].BytesDown != 30 {
+			if err != nil || len(ps) != 2 || !ps[0].PeriodStart.Equal(mar) || ps[1].BytesUp != 15 || ps[1].BytesDown != 30 {
 				t.Errorf("periods %+v %v", ps, err)
 			}
 			return nil

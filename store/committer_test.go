@@ -151,7 +151,7 @@ func TestCommitterWakesOutboxWatchers(t *testing.T) {
 		default:
 		}
 		if err := c.Do(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
-			return tx.Emit(Message{Kind: MessageEvent, OrganizationID: 1, IMEI: "dev-1"}, map[string]any{"n": 1})
+			return tx.Emit(Message{Kind: MessageEvent, OrganizationID: 1, IMEI: "dev-1", Event: &EventFact{ID: 1}})
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -3,8 +3,6 @@ package store
 import (
 	"bytes"
 	"time"
-
-	"github.com/fleetcam/fleetcam/broker/protocol"
 )
 
 // Data usage: devices report the cellular data they used since the start of
@@ -35,11 +33,11 @@ func dropDataUsage(tx *Tx, d *Device) error {
 }
 
 // RecordDataUsage stores a device's usage report.
-func (tx *Tx) RecordDataUsage(imei string, u protocol.DataUsage) error {
-	if u.PeriodStart <= 0 || u.BytesUp < 0 || u.BytesDown < 0 {
+func (tx *Tx) RecordDataUsage(imei string, u DataUsage) error {
+	if u.PeriodStart.Unix() <= 0 || u.BytesUp < 0 || u.BytesDown < 0 {
 		return Invalid("dataUsage", "must carry a positive periodStart and byte counts of 0 or more")
 	}
-	p := DataUsagePeriod{IMEI: imei, PeriodStart: time.Unix(u.PeriodStart, 0).UTC(), BytesUp: u.BytesUp,
+	p := DataUsagePeriod{IMEI: imei, PeriodStart: u.PeriodStart.UTC(), BytesUp: u.BytesUp,
 		BytesDown: u.BytesDown, ReceivedAt: tx.now}
 	return putJSON(tx.bucket(bucketDataUsage), sessionKey(imei, p.PeriodStart), p)
 }

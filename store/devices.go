@@ -197,7 +197,7 @@ func (tx *Tx) RemoveDevice(imei string) error {
 		return err
 	}
 	return tx.Emit(Message{Kind: MessageSystem, SubType: SystemDeviceRemoved, OrganizationID: d.OrganizationID,
-		PartnerID: d.PartnerID, IMEI: imei}, map[string]any{"serialNumber": imei, "name": d.Name, "time": tx.now.Unix()})
+		PartnerID: d.PartnerID, IMEI: imei, Removed: &RemovedFact{Name: d.Name}})
 }
 
 // dropDeviceState drops the per-device state that the other files of this

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"testing"
 
@@ -108,9 +107,8 @@ func TestRemoveDeviceEmitsMessage(t *testing.T) {
 			t.Fatalf("messages %v", msgs)
 		}
 		m := msgs[0]
-		var payload map[string]any
-		json.Unmarshal(m.Payload, &payload)
-		if m.Kind != MessageSystem || m.SubType != SystemDeviceRemoved || m.IMEI != "490154203237518" || m.OrganizationID != oid || payload["name"] != "Alpha" {
+		if m.Kind != MessageSystem || m.SubType != SystemDeviceRemoved || m.IMEI != "490154203237518" || m.OrganizationID != oid ||
+			m.Removed == nil || m.Removed.Name != "Alpha" {
 			t.Fatalf("message %+v", m)
 		}
 		db.View(t.Context(), func(tx *Tx) error {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"slices"
 	"time"
-
-	"github.com/fleetcam/fleetcam/broker/protocol"
 )
 
 // DriverAssignment reserves a device for one driver from Start until End
@@ -225,10 +223,18 @@ func (tx *Tx) DriverAssignedDevice(driverID int64) (string, error) {
 	return as[0].IMEI, nil
 }
 
+// DriverCredential is what a device accepts at check-in for one driver:
+// the driver's PIN and QR payload. Both are secrets of the driver.
+type DriverCredential struct {
+	DriverID int64
+	PinCode  string
+	QRCode   string
+}
+
 // DriverCredentials are the PINs and QR payloads a device accepts: those of
 // the drivers assigned to it now or later, or, when none is, those of every
 // active driver of its organization.
-func (tx *Tx) DriverCredentials(imei string) ([]protocol.DriverCredential, error) {
+func (tx *Tx) DriverCredentials(imei string) ([]DriverCredential, error) {
 	dev, err := tx.Device(imei)
 	if err != nil {
 		return nil, err
@@ -237,9 +243,9 @@ func (tx *Tx) DriverCredentials(imei string) ([]protocol.DriverCredential, error
 	if err != nil {
 		return nil, err
 	}
-	out := make([]protocol.DriverCredential, 0, len(allowed))
+	out := make([]DriverCredential, 0, len(allowed))
 	for _, d := range allowed {
-		out = append(out, protocol.DriverCredential{DriverID: d.ID, PinCode: d.Code, QRCode: d.QRPayload})
+		out = append(out, DriverCredential{DriverID: d.ID, PinCode: d.Code, QRCode: d.QRPayload})
 	}
 	return out, nil
 }

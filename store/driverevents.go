@@ -1,13 +1,10 @@
 package store
 
-import (
-	"strconv"
-	"time"
-)
+import "time"
 
 // Driver events in the event records: the event ingest stamps every event
-// with the driver of its device at its time (eventDriver) and the event
-// webhook renders it (eventDriverWebhook).
+// with the driver of its device at its time (eventDriver); the event's
+// message records that driver's names as they are then (eventFact).
 
 // eventDriver picks the driver of an event: the one the device or the
 // state machine reported when it is a driver of the device's organization,
@@ -23,24 +20,6 @@ func eventDriver(tx *Tx, dev *Device, reportedID int64, at time.Time) (int64, er
 		return 0, err
 	}
 	return d.ID, nil
-}
-
-// EventDriver is the driver member of an event webhook.
-type EventDriver struct {
-	ID                 string `json:"id"`
-	DriverThirdPartyID string `json:"driverThirdPartyId,omitempty"`
-	FirstName          string `json:"firstName,omitempty"`
-	LastName           string `json:"lastName,omitempty"`
-}
-
-func eventDriverWebhook(tx *Tx, id int64) (any, error) {
-	out := EventDriver{ID: strconv.FormatInt(id, 10)}
-	if d, err := tx.Driver(id); err == nil {
-		out.DriverThirdPartyID, out.FirstName, out.LastName = d.ThirdPartyID, d.FirstName, d.LastName
-	} else if !isNotFound(err) {
-		return nil, err
-	}
-	return out, nil
 }
 
 // IsDriverEvent reports whether a device event type goes through the driver

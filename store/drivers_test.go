@@ -1,14 +1,12 @@
 package store_test
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/fleetcam/fleetcam/broker/protocol"
 	. "github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/storetest"
 )
@@ -200,8 +198,8 @@ func TestDriverStateMachine(t *testing.T) {
 		})
 		stranger := f.addDriver(otherOrg, "s")
 		t0 := f.clock.Now()
-		ms := func(d time.Duration) int64 { return t0.Add(d).UnixMilli() }
-		apply := func(ev protocol.Event) []DriverTransition {
+		ms := func(d time.Duration) time.Time { return t0.Add(d) }
+		apply := func(ev EventInput) []DriverTransition {
 			t.Helper()
 			var out []DriverTransition
 			f.update(func(tx *Tx) error {
@@ -227,24 +225,24 @@ func TestDriverStateMachine(t *testing.T) {
 
 		steps := []struct {
 			name   string
-			ev     protocol.Event
+			ev     EventInput
 			want   string
 			driver int64
 		}{
-			{"check in by PIN", protocol.Event{ID: "e1", Type: "driverCheckIn", Time: ms(0), PinCode: a.Code}, "driverCheckIn", a.ID},
-			{"redelivery is a no-op", protocol.Event{ID: "e1", Type: "driverCheckIn", Time: ms(0), PinCode: a.Code}, "", a.ID},
-			{"new check-in by QR checks out the previous driver", protocol.Event{ID: "e2", Type: "driverCheckIn", Time: ms(10 * time.Minute), QRCode: b.QRPayload}, "driverCheckOut,driverCheckIn", b.ID},
-			{"another organization's PIN is a wrong PIN", protocol.Event{ID: "e3", Type: "driverCheckIn", Time: ms(11 * time.Minute), PinCode: stranger.Code}, "", b.ID},
-			{"second wrong PIN", protocol.Event{ID: "e4", Type: "driverCheckIn", Time: ms(12 * time.Minute), PinCode: wrong}, "", b.ID},
-			{"third wrong PIN within three minutes", protocol.Event{ID: "e5", Type: "driverCheckIn", Time: ms(13 * time.Minute), PinCode: wrong}, "wrongPinCode", b.ID},
-			{"wrong PIN after the count restarted", protocol.Event{ID: "e6", Type: "driverCheckIn", Time: ms(14 * time.Minute), PinCode: wrong}, "", b.ID},
-			{"two more, but the first is outside the window", protocol.Event{ID: "e7", Type: "driverCheckIn", Time: ms(18 * time.Minute), PinCode: wrong}, "", b.ID},
-			{"still only two in the window", protocol.Event{ID: "e8", Type: "driverCheckIn", Time: ms(19 * time.Minute), PinCode: wrong}, "", b.ID},
-			{"unknown QR is ignored", protocol.Event{ID: "e9", Type: "driverCheckIn", Time: ms(20 * time.Minute), QRCode: "nonsense"}, "", b.ID},
-			{"no check-in passes through", protocol.Event{ID: "e10", Type: "noCheckIn", Time: ms(21 * time.Minute)}, "noCheckIn", b.ID},
-			{"check out at the device", protocol.Event{ID: "e11", Type: "driverCheckOut", Time: ms(30 * time.Minute)}, "driverCheckOut", 0},
-			{"check out with nobody checked in", protocol.Event{ID: "e12", Type: "driverCheckOut", Time: ms(31 * time.Minute)}, "", 0},
-			{"other events are not driver events", protocol.Event{ID: "e13", Type: "accOn", Time: ms(32 * time.Minute)}, "", 0},
+			{"check in by PIN", EventInput{DeviceEventID: "e1", Type: "driverCheckIn", Time: ms(0), PinCode: a.Code}, "driverCheckIn", a.ID},
+			{"redelivery is a no-op", EventInput{DeviceEventID: "e1", Type: "driverCheckIn", Time: ms(0), PinCode: a.Code}, "", a.ID},
+			{"new check-in by QR checks out the previous driver", EventInput{DeviceEventID: "e2", Type: "driverCheckIn", Time: ms(10 * time.Minute), QRCode: b.QRPayload}, "driverCheckOut,driverCheckIn", b.ID},
+			{"another organization's PIN is a wrong PIN", EventInput{DeviceEventID: "e3", Type: "driverCheckIn", Time: ms(11 * time.Minute), PinCode: stranger.Code}, "", b.ID},
+			{"second wrong PIN", EventInput{DeviceEventID: "e4", Type: "driverCheckIn", Time: ms(12 * time.Minute), PinCode: wrong}, "", b.ID},
+			{"third wrong PIN within three minutes", EventInput{DeviceEventID: "e5", Type: "driverCheckIn", Time: ms(13 * time.Minute), PinCode: wrong}, "wrongPinCode", b.ID},
+			{"wrong PIN after the count restarted", EventInput{DeviceEventID: "e6", Type: "driverCheckIn", Time: ms(14 * time.Minute), PinCode: wrong}, "", b.ID},
+			{"two more, but the first is outside the window", EventInput{DeviceEventID: "e7", Type: "driverCheckIn", Time: ms(18 * time.Minute), PinCode: wrong}, "", b.ID},
+			{"still only two in the window", EventInput{DeviceEventID: "e8", Type: "driverCheckIn", Time: ms(19 * time.Minute), PinCode: wrong}, "", b.ID},
+			{"unknown QR is ignored", EventInput{DeviceEventID: "e9", Type: "driverCheckIn", Time: ms(20 * time.Minute), QRCode: "nonsense"}, "", b.ID},
+			{"no check-in passes through", EventInput{DeviceEventID: "e10", Type: "noCheckIn", Time: ms(21 * time.Minute)}, "noCheckIn", b.ID},
+			{"check out at the device", EventInput{DeviceEventID: "e11", Type: "driverCheckOut", Time: ms(30 * time.Minute)}, "driverCheckOut", 0},
+			{"check out with nobody checked in", EventInput{DeviceEventID: "e12", Type: "driverCheckOut", Time: ms(31 * time.Minute)}, "", 0},
+			{"other events are not driver events", EventInput{DeviceEventID: "e13", Type: "accOn", Time: ms(32 * time.Minute)}, "", 0},
 		}
 		for _, s := range steps {
 			got := apply(s.ev)
@@ -286,7 +284,7 @@ func TestDriverStateMachine(t *testing.T) {
 		})
 
 		// Check-out through the API.
-		apply(protocol.Event{ID: "e14", Type: "driverCheckIn", Time: ms(40 * time.Minute), PinCode: a.Code})
+		apply(EventInput{DeviceEventID: "e14", Type: "driverCheckIn", Time: ms(40 * time.Minute), PinCode: a.Code})
 		f.update(func(tx *Tx) error {
 			tr, err := tx.CheckOutDriver(dev.IMEI)
 			if err != nil || tr.Type != "driverCheckOut" || tr.DriverID != a.ID {
@@ -309,13 +307,13 @@ func TestDriverEventsRecorded(t *testing.T) {
 		t0 := f.clock.Now().Add(-time.Hour)
 		checkIn := func(id, pin string, at time.Time) {
 			t.Helper()
-			ev := protocol.Event{ID: id, Type: "driverCheckIn", Time: at.UnixMilli(), PinCode: pin, Lat: 48.1, Lon: 11.5}
+			ev := EventInput{DeviceEventID: id, Type: "driverCheckIn", Time: at, PinCode: pin, Lat: 48.1, Lon: 11.5}
 			f.update(func(tx *Tx) error {
 				ts, err := tx.ApplyDriverEvent(dev, ev)
 				if err != nil {
 					return err
 				}
-				return tx.RecordDriverEvents(dev, ts, EventInput{DeviceEventID: ev.ID, Type: ev.Type, Time: at, Lat: ev.Lat, Lon: ev.Lon})
+				return tx.RecordDriverEvents(dev, ts, EventInput{DeviceEventID: ev.DeviceEventID, Type: ev.Type, Time: at, Lat: ev.Lat, Lon: ev.Lon})
 			})
 		}
 		checkIn("c1", a.Code, t0)
@@ -345,12 +343,7 @@ func TestDriverEventsRecorded(t *testing.T) {
 		})
 		var found bool
 		for _, m := range f.messages(MessageEvent) {
-			var data struct {
-				EventType string      `json:"eventType"`
-				Driver    EventDriver `json:"driver"`
-			}
-			json.Unmarshal(m.Payload, &data)
-			if data.EventType == "drivercheckin" && data.Driver.DriverThirdPartyID == "b" && data.Driver.ID == fmt.Sprint(b.ID) {
+			if ev := m.Event; ev != nil && ev.Type == EventDriverCheckIn && ev.Driver != nil && ev.Driver.ThirdPartyID == "b" && ev.Driver.ID == b.ID {
 				found = true
 			}
 		}

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"time"
-
-	"github.com/fleetcam/fleetcam/broker/protocol"
 )
 
 // Driver sessions: who is checked in at a device, from when to when. The
@@ -83,27 +81,27 @@ func sessionKey(imei string, t time.Time) []byte {
 // ApplyDriverEvent runs the driver state machine on an event from dev and
 // returns the driver events to record, in order. Types other than the four
 // driver events return nothing.
-func (tx *Tx) ApplyDriverEvent(dev *Device, ev protocol.Event) ([]DriverTransition, error) {
-	at := time.UnixMilli(ev.Time).UTC()
+func (tx *Tx) ApplyDriverEvent(dev *Device, ev EventInput) ([]DriverTransition, error) {
+	at := ev.Time
 	switch ev.Type {
 	case driverCheckIn:
 		return tx.checkIn(dev, ev, at)
 	case driverCheckOut:
-		t, err := tx.endSession(dev.IMEI, at, "device", ev.ID)
+		t, err := tx.endSession(dev.IMEI, at, "device", ev.DeviceEventID)
 		if err != nil || t == nil {
 			return nil, err
 		}
 		return []DriverTransition{*t}, nil
 	case wrongPinCode, noCheckIn:
-		return []DriverTransition{{Type: ev.Type, Time: at, DeviceEventID: ev.ID}}, nil
+		return []DriverTransition{{Type: ev.Type, Time: at, DeviceEventID: ev.DeviceEventID}}, nil
 	}
 	return nil, nil
 }
 
-func (tx *Tx) checkIn(dev *Device, ev protocol.Event, at time.Time) ([]DriverTransition, error) {
+func (tx *Tx) checkIn(dev *Device, ev EventInput, at time.Time) ([]DriverTransition, error) {
 	if open, err := tx.openSession(dev.IMEI); err != nil {
 		return nil, err
-	} else if open != nil && ev.ID != "" && open.EventID == ev.ID {
+	} else if open != nil && ev.DeviceEventID != "" && open.EventID == ev.DeviceEventID {
 		return nil, nil // redelivery of the check-in that opened this session
 	}
 	d, method, err := tx.resolveCheckIn(dev, ev)
@@ -114,13 +112,13 @@ func (tx *Tx) checkIn(dev *Device, ev protocol.Event, at time.Time) ([]DriverTra
 		if ev.PinCode == "" {
 			return nil, nil
 		}
-		return tx.wrongPin(dev.IMEI, at, ev.ID)
+		return tx.wrongPin(dev.IMEI, at, ev.DeviceEventID)
 	}
 	if err := tx.bucket(bucketPinFailures).Delete([]byte(dev.IMEI)); err != nil {
 		return nil, err
 	}
 	var out []DriverTransition
-	prev, err := tx.endSession(dev.IMEI, at, "checkIn", ev.ID+"/checkout")
+	prev, err := tx.endSession(dev.IMEI, at, "checkIn", ev.DeviceEventID+"/checkout")
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +126,7 @@ func (tx *Tx) checkIn(dev *Device, ev protocol.Event, at time.Time) ([]DriverTra
 		out = append(out, *prev)
 	}
 	s := &DriverSession{IMEI: dev.IMEI, OrganizationID: dev.OrganizationID, DriverID: d.ID, Start: at, Method: method,
-		EventID: ev.ID, Ownership: dev.Ownership}
+		EventID: ev.DeviceEventID, Ownership: dev.Ownership}
 	k := sessionKey(dev.IMEI, at)
 	if err := putJSON(tx.bucket(bucketDriverSessions), k, s); err != nil {
 		return nil, err
@@ -136,12 +134,12 @@ func (tx *Tx) checkIn(dev *Device, ev protocol.Event, at time.Time) ([]DriverTra
 	if err := tx.bucket(bucketDriverCurrent).Put([]byte(dev.IMEI), k); err != nil {
 		return nil, err
 	}
-	return append(out, DriverTransition{Type: driverCheckIn, DriverID: d.ID, Time: at, DeviceEventID: ev.ID, Method: method}), nil
+	return append(out, DriverTransition{Type: driverCheckIn, DriverID: d.ID, Time: at, DeviceEventID: ev.DeviceEventID, Method: method}), nil
 }
 
 // resolveCheckIn finds the driver a check-in names, or nil when the
 // credential is unknown or the driver may not check in at this device.
-func (tx *Tx) resolveCheckIn(dev *Device, ev protocol.Event) (*Driver, string, error) {
+func (tx *Tx) resolveCheckIn(dev *Device, ev EventInput) (*Driver, string, error) {
 	var d *Driver
 	var method string
 	var err error

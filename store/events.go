@@ -127,9 +127,12 @@ type EventInput struct {
 	Severity int
 	Samples  []MetadataSample
 	// Metadata is free text (virtual events); samples and QR codes fill it otherwise.
-	Metadata     string
-	Files        []EventFile
-	QRCode       string
+	Metadata string
+	Files    []EventFile
+	QRCode   string
+	// PinCode is the PIN a driverCheckIn carries, for the driver state
+	// machine (ApplyDriverEvent); it is a secret and never stored.
+	PinCode      string
 	GeoFenceID   int64
 	GeoFencePath string
 	SDCard       *SDCardInfo
@@ -304,12 +307,12 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 	if kind.Beep {
 		return IngestResult{Event: e, Created: true}, nil
 	}
-	data, err := tx.EventWebhookData(e)
+	fact, err := tx.eventFact(e)
 	if err != nil {
 		return IngestResult{}, err
 	}
 	return IngestResult{Event: e, Created: true}, tx.Emit(Message{Kind: MessageEvent, OrganizationID: dev.OrganizationID,
-		PartnerID: dev.PartnerID, IMEI: dev.IMEI, Time: e.Time}, data)
+		PartnerID: dev.PartnerID, IMEI: dev.IMEI, Time: e.Time, Event: fact})
 }
 
 // deviceIDValue is the event_device_ids value of e: its id, and its

@@ -296,13 +296,10 @@ func TestIngestEventRules(t *testing.T) {
 					t.Fatalf("%d event messages, want webhook %v", len(msgs), tc.webhook)
 				}
 				if tc.webhook {
-					var d EventWebhookData
-					if err := json.Unmarshal(msgs[0].Payload, &d); err != nil {
-						t.Fatal(err)
-					}
-					if d.ID != res.Event.ID || d.SerialNumber != f.dev.IMEI || d.Time != eventT0.Unix() ||
-						d.EventType != res.Event.Kind().Webhook || len(d.Files) != tc.files {
-						t.Fatalf("webhook data %+v", d)
+					d := msgs[0].Event
+					if d == nil || d.ID != res.Event.ID || msgs[0].IMEI != f.dev.IMEI || !d.Time.Equal(eventT0) ||
+						d.Type != res.Event.Type || len(d.Files) != tc.files {
+						t.Fatalf("message %+v", msgs[0])
 					}
 				}
 				if tc.checkSelf != nil {

@@ -18,7 +18,6 @@ var (
 	Itob            = itob
 	CompositeKey    = compositeKey
 	PutJSON         = putJSON
-	JSONUnmarshal   = jsonUnmarshal
 	OrgEventKey     = orgEventKey
 	QueueKey        = queueKey
 	QueueValue      = queueValue

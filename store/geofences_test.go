@@ -132,8 +132,8 @@ func TestGeofenceEnteredOnlyOnCrossingIn(t *testing.T) {
 				t.Fatalf("%+v", res)
 			}
 			msgs := f.messages(MessageEvent)
-			if len(msgs) != 1 || !strings.Contains(string(msgs[0].Payload),
-				`"other":{"geofence_path":"exited","geofence_id":7,"geofence_name":"Depot"}`) {
+			if len(msgs) != 1 || msgs[0].Event.GeoFence == nil ||
+				*msgs[0].Event.GeoFence != (GeoFenceFact{ID: 7, Name: "Depot", Path: GeofenceExited}) {
 				t.Fatalf("messages %v", msgs)
 			}
 		})

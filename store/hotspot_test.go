@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -170,7 +171,8 @@ func TestHotspotPasswordLifecycle(t *testing.T) {
 		}
 		msgs := allMessages(t, f.db)
 		for _, m := range msgs {
-			if bytes.Contains(m.Payload, []byte(first)) || bytes.Contains(m.Payload, []byte(second)) {
+			raw, _ := json.Marshal(m)
+			if bytes.Contains(raw, []byte(first)) || bytes.Contains(raw, []byte(second)) {
 				t.Fatal("a message holds the password")
 			}
 		}

@@ -326,12 +326,12 @@ func (tx *Tx) notifyMediaAvailable(r MediaRef) error {
 		if err := tx.putEvent(e); err != nil {
 			return err
 		}
-		data, err := tx.EventWebhookData(e)
+		fact, err := tx.eventFact(e)
 		if err != nil {
 			return err
 		}
 		if err := tx.Emit(Message{Kind: MessageMediaUploaded, OrganizationID: e.OrganizationID, PartnerID: e.PartnerID,
-			IMEI: e.IMEI, Time: e.Time}, data); err != nil {
+			IMEI: e.IMEI, Time: e.Time, Event: fact}); err != nil {
 			return err
 		}
 	}

@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -82,10 +81,8 @@ func TestMediaAvailableOnceAllFilesUploaded(t *testing.T) {
 		if len(msgs) != 1 {
 			t.Fatalf("%d mediaAvailable messages", len(msgs))
 		}
-		var d EventWebhookData
-		json.Unmarshal(msgs[0].Payload, &d)
-		if d.ID != e.ID || msgs[0].IMEI != f.dev.IMEI || len(d.Files) != 2 || d.Files[0].File != "55" {
-			t.Fatalf("payload %+v", d)
+		if d := msgs[0].Event; d == nil || d.ID != e.ID || msgs[0].IMEI != f.dev.IMEI || len(d.Files) != 2 || d.Files[0].FileID != "55" {
+			t.Fatalf("message %+v", msgs[0])
 		}
 		// A second upload of a file is refused and does not repeat the message.
 		err := f.db.Update(t.Context(), Actor{Source: "test"}, func(tx *Tx) error {

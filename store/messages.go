@@ -27,21 +27,40 @@ const (
 	SystemAuxCameraStatus = "auxiliaryCamera"
 )
 
-// Message is one fact to tell an organization's webhooks about.
+// Message is one fact to tell an organization's webhooks about. The store
+// records what happened as typed data, never a webhook body: exactly one of
+// the fact fields is set, by the kind and sub-type, and cloudapi/webhooks
+// renders the body from it (messagefacts.go).
 type Message struct {
-	Seq            int64           `json:"seq"`
-	Kind           string          `json:"kind"`
-	SubType        string          `json:"subType,omitempty"`
-	OrganizationID int64           `json:"organizationId"`
-	PartnerID      int64           `json:"partnerId,omitempty"`
-	IMEI           string          `json:"imei,omitempty"`
-	Time           time.Time       `json:"time"`
-	Payload        json.RawMessage `json:"payload,omitempty"`
+	Seq            int64     `json:"seq"`
+	Kind           string    `json:"kind"`
+	SubType        string    `json:"subType,omitempty"`
+	OrganizationID int64     `json:"organizationId"`
+	PartnerID      int64     `json:"partnerId,omitempty"`
+	IMEI           string    `json:"imei,omitempty"`
+	Time           time.Time `json:"time"`
+
+	// The fact, one of these.
+	Event      *EventFact      `json:"event,omitempty"`      // MessageEvent, MessageMediaUploaded
+	GPS        []GPSPoint      `json:"gps,omitempty"`        // MessageGPS
+	Activation *ActivationFact `json:"activation,omitempty"` // MessageActivation of EventDeviceActivation
+	Presence   *PresenceFact   `json:"presence,omitempty"`   // SystemDeviceStatus
+	Removed    *RemovedFact    `json:"removed,omitempty"`    // SystemDeviceRemoved
+	Alarm      *AlarmFact      `json:"alarm,omitempty"`      // MessageAlarm
+	AuxCamera  *AuxCameraFact  `json:"auxCamera,omitempty"`  // SystemAuxCameraStatus (also as MessageActivation), SystemAuxCameraPairing
+	AuxSearch  *AuxSearchFact  `json:"auxSearch,omitempty"`  // SystemAuxCameraPairing after a search
+	Privacy    *PrivacyFact    `json:"privacy,omitempty"`    // SystemPrivacyMode
+
+	// Payload is the webhook data object, already rendered, of a message
+	// recorded before the store recorded typed facts. Such rows may still
+	// wait in the outbox after an upgrade; webhooks sends their payload as
+	// it is. New messages carry a fact instead.
+	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
-// Emit appends a message to the outbox source in this transaction. payload
-// is encoded as JSON.
-func (tx *Tx) Emit(m Message, payload any) error {
+// Emit appends a message to the outbox source in this transaction; a
+// message without a time takes the transaction's.
+func (tx *Tx) Emit(m Message) error {
 	seq, err := tx.nextID(bucketMessages)
 	if err != nil {
 		return err
@@ -49,13 +68,6 @@ func (tx *Tx) Emit(m Message, payload any) error {
 	m.Seq = seq
 	if m.Time.IsZero() {
 		m.Time = tx.now
-	}
-	if payload != nil {
-		raw, err := json.Marshal(payload)
-		if err != nil {
-			return fmt.Errorf("store: encode message payload: %w", err)
-		}
-		m.Payload = raw
 	}
 	tx.signalOutbox()
 	return putJSON(tx.bucket(bucketMessages), itob(seq), m)

@@ -38,7 +38,7 @@ func emitGPS(t *testing.T, db *DB, n int) {
 	t.Helper()
 	mustUpdate(t, db, func(tx *Tx) error {
 		for i := range n {
-			if err := tx.Emit(Message{Kind: MessageGPS, OrganizationID: 1, IMEI: "490154203237518"}, map[string]int{"n": i}); err != nil {
+			if err := tx.Emit(Message{Kind: MessageGPS, OrganizationID: 1, IMEI: "490154203237518", GPS: []GPSPoint{{Lat: float64(i)}}}); err != nil {
 				return err
 			}
 		}
@@ -111,9 +111,8 @@ func TestPruneMessages(t *testing.T) {
 			t.Fatalf("%d keys left, messages %d..., want 751 to 1000", messageKeys(t, db), len(msgs))
 		}
 		for i, m := range msgs {
-			var p struct{ N int }
-			if err := JSONUnmarshal(m.Payload, &p); err != nil || p.N != 750+i {
-				t.Fatalf("message %d carries %s, want n %d", m.Seq, m.Payload, 750+i)
+			if len(m.GPS) != 1 || m.GPS[0].Lat != float64(750+i) {
+				t.Fatalf("message %d carries %+v, want lat %d", m.Seq, m.GPS, 750+i)
 			}
 		}
 
@@ -125,6 +124,33 @@ func TestPruneMessages(t *testing.T) {
 		emitGPS(t, db, 1)
 		if msgs := allMessages(t, db); len(msgs) != 1 || msgs[0].Seq != 1001 {
 			t.Fatalf("after pruning everything the next message is %+v, want sequence 1001", msgs)
+		}
+	})
+}
+
+// TestMessagesAfterReadsRowsWithRenderedPayloads reads a message as the
+// outbox held it before the store recorded typed facts: its webhook data
+// object rendered under "payload". It comes back with that payload, byte
+// for byte, and no fact.
+func TestMessagesAfterReadsRowsWithRenderedPayloads(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) {
+		db, _ := openTest(t)
+		const payload = `{"name":"Alpha","serialNumber":"490154203237518","time":1772366400}`
+		row := `{"seq":1,"kind":"systemMessages","subType":"deviceRemoved","organizationId":3,"partnerId":2,` +
+			`"imei":"490154203237518","time":"2026-03-01T12:00:00Z","payload":` + payload + `}`
+		if err := db.Bolt().Update(func(btx *bolt.Tx) error {
+			return btx.Bucket(BucketMessages).Put(Itob(1), []byte(row))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		msgs := allMessages(t, db)
+		if len(msgs) != 1 {
+			t.Fatalf("%d messages, want the stored row", len(msgs))
+		}
+		m := msgs[0]
+		if m.Seq != 1 || m.Kind != MessageSystem || m.SubType != SystemDeviceRemoved || m.OrganizationID != 3 ||
+			m.IMEI != "490154203237518" || string(m.Payload) != payload || m.Removed != nil {
+			t.Fatalf("message %+v payload %s", m, m.Payload)
 		}
 	})
 }

@@ -54,7 +54,7 @@ func TestOutbox(t *testing.T) {
 		}
 
 		// Emitting wakes the watchers once the transaction commits.
-		db.Update(t.Context(), Actor{}, func(tx *Tx) error { return tx.Emit(Message{Kind: MessageGPS, OrganizationID: org}, nil) })
+		db.Update(t.Context(), Actor{}, func(tx *Tx) error { return tx.Emit(Message{Kind: MessageGPS, OrganizationID: org}) })
 		select {
 		case <-sig:
 		default:

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetcam/fleetcam/broker/protocol"
 	. "github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/storetest"
 )
@@ -41,7 +40,7 @@ func TestRecordsFromBeforeOwnershipNumbers(t *testing.T) {
 				if _, err := tx.IngestEvent(dev, EventInput{DeviceEventID: evID, Type: EventAccident, Time: at}); err != nil {
 					return err
 				}
-				if err := tx.ApplyTripEvent(dev, protocol.Event{Type: TripStart, Time: at.UnixMilli()}); err != nil {
+				if err := tx.ApplyTripEvent(dev, EventInput{Type: TripStart, Time: at}); err != nil {
 					return err
 				}
 				_, err := tx.AddGPS(dev, []GPSPoint{{Time: at, Lat: 1, Lon: 2}})
@@ -172,12 +171,12 @@ func TestPurgeFollowsTheOwnerOfTheRecords(t *testing.T) {
 					at := f.clock.Now()
 					f.update(func(tx *Tx) error {
 						if dev.OrganizationID == drv.OrganizationID {
-							if _, err := tx.ApplyDriverEvent(dev, protocol.Event{Type: "driverCheckIn", Time: at.UnixMilli(), PinCode: drv.Code}); err != nil {
+							if _, err := tx.ApplyDriverEvent(dev, EventInput{Type: "driverCheckIn", Time: at, PinCode: drv.Code}); err != nil {
 								return err
 							}
 						}
 						for i, typ := range []string{TripStart, TripEnd} {
-							if err := tx.ApplyTripEvent(dev, protocol.Event{Type: typ, Time: at.Add(time.Duration(i) * time.Minute).UnixMilli()}); err != nil {
+							if err := tx.ApplyTripEvent(dev, EventInput{Type: typ, Time: at.Add(time.Duration(i) * time.Minute)}); err != nil {
 								return err
 							}
 						}

@@ -50,9 +50,8 @@ func (tx *Tx) SetPrivacyMode(imei, mode string, pending bool) (before string, er
 		return "", err
 	}
 	return before, tx.Emit(Message{Kind: MessageSystem, SubType: SystemPrivacyMode, OrganizationID: d.OrganizationID,
-		PartnerID: d.PartnerID, IMEI: imei}, PrivacyModeMessage{
-		IMEI: imei, Change: "mode", Before: before, After: mode, Time: tx.now.Unix(),
-		InitiatedBy: tx.actor.UserID, Pending: pending})
+		PartnerID: d.PartnerID, IMEI: imei, Privacy: &PrivacyFact{Change: "mode", Before: before, After: mode,
+			InitiatedBy: tx.actor.UserID, Pending: pending}})
 }
 
 // PrivacyModeApplied records that imei confirmed a privacy-mode switch it
@@ -65,25 +64,7 @@ func (tx *Tx) PrivacyModeApplied(imei, before, after string) error {
 		return err
 	}
 	return tx.Emit(Message{Kind: MessageSystem, SubType: SystemPrivacyMode, OrganizationID: d.OrganizationID,
-		PartnerID: d.PartnerID, IMEI: imei}, PrivacyModeMessage{
-		IMEI: imei, Change: "applied", Before: before, After: after, Time: tx.now.Unix()})
-}
-
-// PrivacyModeMessage is the payload of a privacyMode system message.
-type PrivacyModeMessage struct {
-	IMEI string `json:"serialNumber"`
-	// Change is "mode" for a privacy-mode switch, "config" for a change of
-	// what privacy mode keeps enabled, "applied" when a device that was
-	// offline confirms the switch after reconnecting.
-	Change string             `json:"change"`
-	Before string             `json:"before,omitempty"`
-	After  string             `json:"after,omitempty"`
-	Config *PrivacyModeConfig `json:"privacyConfig,omitempty"`
-	// Time is when the change was made, in unix seconds.
-	Time        int64 `json:"time"`
-	InitiatedBy int64 `json:"initiatedBy,omitempty"`
-	// Pending says the device was offline and applies the change when it reconnects.
-	Pending bool `json:"pending"`
+		PartnerID: d.PartnerID, IMEI: imei, Privacy: &PrivacyFact{Change: "applied", Before: before, After: after}})
 }
 
 // SetPrivacyModeConfig stores what privacy mode keeps enabled on imei,
@@ -114,6 +95,6 @@ func (tx *Tx) NotifyPrivacyConfig(imei string, pending bool) error {
 	}
 	cfg := e.PrivacyModeConfig
 	return tx.Emit(Message{Kind: MessageSystem, SubType: SystemPrivacyMode, OrganizationID: d.OrganizationID,
-		PartnerID: d.PartnerID, IMEI: imei}, PrivacyModeMessage{
-		IMEI: imei, Change: "config", Config: &cfg, Time: tx.now.Unix(), InitiatedBy: tx.actor.UserID, Pending: pending})
+		PartnerID: d.PartnerID, IMEI: imei, Privacy: &PrivacyFact{Change: "config", Config: &cfg,
+			InitiatedBy: tx.actor.UserID, Pending: pending}})
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
-	"github.com/fleetcam/fleetcam/broker/protocol"
 	. "github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/storetest"
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,7 +28,7 @@ func TestPurge(t *testing.T) {
 		// Ten days of history on both devices: a closed alarm, a trip and a driver session a day.
 		for day := range 10 {
 			f.clock.Set(start.AddDate(0, 0, day))
-			at := f.clock.Now().UnixMilli()
+			at := f.clock.Now()
 			for _, dev := range []*Device{purged, kept} {
 				f.update(func(tx *Tx) error {
 					a, _, err := tx.RaiseAlarm(dev, AlarmPowerDisconnected, f.clock.Now(), "")
@@ -38,7 +38,7 @@ func TestPurge(t *testing.T) {
 					if _, err := tx.ActOnAlarm(a.ID, AlarmActionClose); err != nil {
 						return err
 					}
-					for _, ev := range []protocol.Event{{ID: "on", Type: "accOn", Time: at}, {ID: "off", Type: "accOff", Time: at + 60000}} {
+					for _, ev := range []EventInput{{DeviceEventID: "on", Type: "accOn", Time: at}, {DeviceEventID: "off", Type: "accOff", Time: at.Add(time.Minute)}} {
 						if err := tx.ApplyTripEvent(dev, ev); err != nil {
 							return err
 						}
@@ -49,7 +49,7 @@ func TestPurge(t *testing.T) {
 					if _, err := tx.IngestEvent(dev, EventInput{DeviceEventID: fmt.Sprint("e", day), Type: "deceleration", Time: f.clock.Now()}); err != nil {
 						return err
 					}
-					_, err = tx.ApplyDriverEvent(dev, protocol.Event{Type: "driverCheckIn", Time: at, PinCode: drv.Code})
+					_, err = tx.ApplyDriverEvent(dev, EventInput{Type: "driverCheckIn", Time: at, PinCode: drv.Code})
 					return err
 				})
 			}

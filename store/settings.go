@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"time"
-
-	"github.com/fleetcam/fleetcam/broker/protocol"
 )
 
 // Device settings records. The API validates and writes them; the broker
@@ -259,7 +257,7 @@ type Effective struct {
 	// Geofences are the device's geofences, delivered with its configuration.
 	Geofences []Geofence
 	// Drivers are the credentials the device accepts at check-in (driverassignments.go).
-	Drivers []protocol.DriverCredential
+	Drivers []DriverCredential
 	// RetentionMinutes bounds how long recordings stay on the SD card (0: until it is full);
 	// it is the organization's deviceRetentionMinutes.
 	RetentionMinutes int

@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -191,21 +190,17 @@ func TestSetPrivacyMode(t *testing.T) {
 			t.Fatalf("audit entry %+v before %s after %s", a, a.Before, a.After)
 		}
 		msgs := allMessages(t, f.db)
-		var got []PrivacyModeMessage
+		var got []PrivacyFact
 		for _, m := range msgs {
 			if m.Kind == MessageSystem && m.SubType == SystemPrivacyMode {
-				var p PrivacyModeMessage
-				if err := json.Unmarshal(m.Payload, &p); err != nil {
-					t.Fatal(err)
-				}
-				if m.IMEI != imei || m.OrganizationID != f.org.ID {
+				if m.IMEI != imei || m.OrganizationID != f.org.ID || m.Privacy == nil ||
+					!m.Time.Equal(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)) {
 					t.Fatalf("message %+v", m)
 				}
-				got = append(got, p)
+				got = append(got, *m.Privacy)
 			}
 		}
-		if len(got) != 1 || got[0] != (PrivacyModeMessage{IMEI: imei, Change: "mode", Before: "off", After: "on",
-			Time: e.Version*0 + time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).Unix(), InitiatedBy: 42, Pending: true}) {
+		if len(got) != 1 || got[0] != (PrivacyFact{Change: "mode", Before: "off", After: "on", InitiatedBy: 42, Pending: true}) {
 			t.Fatalf("messages %+v", got)
 		}
 

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetcam/fleetcam/broker/protocol"
 	. "github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/storetest"
 )
@@ -60,7 +59,7 @@ func TestPartnerStatistics(t *testing.T) {
 				if err := tx.AddDevice(d); err != nil {
 					return err
 				}
-				_, err := tx.ApplyHealthAlarms(d, protocol.Status{RecordingTest: s.test, AdasCalibrated: &s.adas})
+				_, err := tx.ApplyHealthAlarms(d, DeviceHealth{RecordingTest: s.test, AdasCalibrated: &s.adas})
 				return err
 			})
 			devs[s.n] = d

@@ -51,7 +51,7 @@ func TestAppendBucketsFillTheirPages(t *testing.T) {
 	for range 4 {
 		err := db.Update(t.Context(), Actor{Source: "test"}, func(tx *Tx) error {
 			for i := range 5000 {
-				if err := tx.Emit(Message{Kind: MessageGPS, OrganizationID: 1, IMEI: "490154203237518"}, map[string]int{"n": i}); err != nil {
+				if err := tx.Emit(Message{Kind: MessageGPS, OrganizationID: 1, IMEI: "490154203237518", GPS: []GPSPoint{{Lat: float64(i)}}}); err != nil {
 					return err
 				}
 			}

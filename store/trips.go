@@ -5,8 +5,6 @@ import (
 	"math"
 	"slices"
 	"time"
-
-	"github.com/fleetcam/fleetcam/broker/protocol"
 )
 
 // Trips: a trip runs from a device's power on (accOn) to its power off
@@ -63,8 +61,8 @@ func dropOpenTrip(tx *Tx, d *Device) error {
 
 // ApplyTripEvent opens or closes dev's trip on a power on or off event; any
 // other event type is ignored. Redelivered events change nothing.
-func (tx *Tx) ApplyTripEvent(dev *Device, ev protocol.Event) error {
-	at := time.UnixMilli(ev.Time).UTC()
+func (tx *Tx) ApplyTripEvent(dev *Device, ev EventInput) error {
+	at := ev.Time
 	switch ev.Type {
 	case tripStart:
 		k := sessionKey(dev.IMEI, at)

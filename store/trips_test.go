@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetcam/fleetcam/broker/protocol"
 	. "github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/storetest"
 )
@@ -37,20 +36,20 @@ func TestTrips(t *testing.T) {
 		a := f.addDriver(f.org, "a")
 		b := f.addDriver(f.org, "b")
 		t0 := f.clock.Now()
-		ms := func(d time.Duration) int64 { return t0.Add(d).UnixMilli() }
+		ms := func(d time.Duration) time.Time { return t0.Add(d) }
 		events := []struct {
 			dev *Device
-			ev  protocol.Event
+			ev  EventInput
 		}{
-			{dev, protocol.Event{Type: "driverCheckIn", Time: ms(0), PinCode: a.Code}},
-			{dev, protocol.Event{Type: "accOn", Time: ms(time.Minute)}},
-			{dev, protocol.Event{Type: "accOn", Time: ms(time.Minute)}}, // redelivery
-			{dev, protocol.Event{Type: "driverCheckIn", Time: ms(20 * time.Minute), PinCode: b.Code}},
-			{dev, protocol.Event{Type: "accOff", Time: ms(31 * time.Minute)}},
-			{dev, protocol.Event{Type: "accOn", Time: ms(60 * time.Minute)}},
-			{dev, protocol.Event{Type: "accOn", Time: ms(90 * time.Minute)}}, // closes the previous trip
-			{other, protocol.Event{Type: "accOn", Time: ms(5 * time.Minute)}},
-			{other, protocol.Event{Type: "accOff", Time: ms(6 * time.Minute)}},
+			{dev, EventInput{Type: "driverCheckIn", Time: ms(0), PinCode: a.Code}},
+			{dev, EventInput{Type: "accOn", Time: ms(time.Minute)}},
+			{dev, EventInput{Type: "accOn", Time: ms(time.Minute)}}, // redelivery
+			{dev, EventInput{Type: "driverCheckIn", Time: ms(20 * time.Minute), PinCode: b.Code}},
+			{dev, EventInput{Type: "accOff", Time: ms(31 * time.Minute)}},
+			{dev, EventInput{Type: "accOn", Time: ms(60 * time.Minute)}},
+			{dev, EventInput{Type: "accOn", Time: ms(90 * time.Minute)}}, // closes the previous trip
+			{other, EventInput{Type: "accOn", Time: ms(5 * time.Minute)}},
+			{other, EventInput{Type: "accOff", Time: ms(6 * time.Minute)}},
 		}
 		for _, e := range events {
 			f.update(func(tx *Tx) error {

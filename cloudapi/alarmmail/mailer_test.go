@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/cloudapi/alarmmail/smtptest"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
@@ -85,7 +84,7 @@ func TestMailer(t *testing.T) {
 	}
 
 	update(func(tx *store.Tx) error {
-		_, err := tx.ApplyHealthAlarms(dev, protocol.Status{RecordingTest: "failed", SDCard: &protocol.SDCard{Present: false}})
+		_, err := tx.ApplyHealthAlarms(dev, store.DeviceHealth{RecordingTest: "failed", SDCard: &store.SDCardHealth{Present: false}})
 		return err
 	})
 	clk.add(time.Minute)

@@ -411,8 +411,8 @@ func TestManyMessagesKeepDeviceOrder(t *testing.T) {
 	e.update(func(tx *store.Tx) error {
 		for n := 1; n <= perDevice; n++ {
 			for dv := range devices {
-				err := tx.Emit(store.Message{Kind: store.MessageEvent, OrganizationID: e.org, IMEI: imei(dv)},
-					map[string]any{"id": n, "serialNumber": imei(dv), "eventType": "accident"})
+				err := tx.Emit(store.Message{Kind: store.MessageEvent, OrganizationID: e.org, IMEI: imei(dv),
+					Event: &store.EventFact{ID: int64(n), Type: "accident"}})
 				if err != nil {
 					return err
 				}

@@ -6,8 +6,12 @@
 //
 // Producers (event and GPS ingest, device removal, privacy changes, alarms)
 // record a store.Message with tx.Emit in the transaction that stores the
-// fact itself; its payload is the webhook's data object, already in webhook
-// form. The Dispatcher reads messages after a cursor kept in the store and,
+// fact itself. A message carries the fact typed, as it was at that moment
+// (store/messagefacts.go), never a webhook body: this package renders every
+// body, in one place (bodies.go), when it fans the message out, and the
+// golden files in testdata/golden pin each kind's bytes. Messages recorded
+// by earlier versions carry their data object already rendered and are sent
+// as they are. The Dispatcher reads messages after a cursor kept in the store and,
 // in the transaction that advances the cursor, queues one delivery per
 // receiving URL of the organization (settings and device subscriptions
 // merged). Nothing is lost or queued twice across a crash: a delivery is

@@ -126,12 +126,24 @@ func (e *env) settings(fn func(s *store.WebhookSettings)) {
 	})
 }
 
-// emit records a message for the organization, as a producer does.
+// emit records a message for the organization whose data object is
+// payload, rendered already: a message as fleetcam recorded it before the
+// store recorded typed facts, which is sent as it is.
 func (e *env) emit(kind, subType, imei string, payload any) {
 	e.t.Helper()
 	e.update(func(tx *store.Tx) error {
-		return tx.Emit(store.Message{Kind: kind, SubType: subType, OrganizationID: e.org, IMEI: imei}, payload)
+		return tx.Emit(store.Message{Kind: kind, SubType: subType, OrganizationID: e.org, IMEI: imei, Payload: mustJSON(e.t, payload)})
 	})
+}
+
+// mustJSON encodes v, failing the test on error.
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
 
 // event emits an event message with id n for imei.
@@ -147,7 +159,8 @@ func (e *env) gps(imei string, n int) {
 	e.update(func(tx *store.Tx) error {
 		for i := range n {
 			m := store.Message{Kind: store.MessageGPS, OrganizationID: e.org, IMEI: imei}
-			if err := tx.Emit(m, map[string]any{"serialNumber": imei, "n": i}); err != nil {
+			m.Payload = mustJSON(e.t, map[string]any{"serialNumber": imei, "n": i})
+			if err := tx.Emit(m); err != nil {
 				return err
 			}
 		}

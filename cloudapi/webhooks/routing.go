@@ -13,8 +13,8 @@ import (
 
 // Envelope is the body of every webhook: the type, for system messages and
 // activation the message type, for event webhooks of URLs that asked for
-// media notifications the mediaAvailable flag, and the data object the
-// producer wrote in webhook form.
+// media notifications the mediaAvailable flag, and the data object
+// rendered from the message's fact (bodies.go).
 type Envelope struct {
 	Type           string          `json:"type"`
 	MessageType    string          `json:"messageType,omitempty"`
@@ -67,18 +67,8 @@ func route(tx *store.Tx, m *store.Message) ([]target, error) {
 	if typ == "" {
 		return nil, nil
 	}
-	data := m.Payload
-	if len(data) == 0 {
-		data = json.RawMessage("{}")
-	}
-	if m.Kind == store.MessageEvent {
-		var ev struct {
-			EventType string `json:"eventType"`
-		}
-		json.Unmarshal(data, &ev)
-		if IsBeep(ev.EventType) {
-			return nil, nil
-		}
+	if m.Kind == store.MessageEvent && IsBeep(eventType(m)) {
+		return nil, nil
 	}
 	s, err := tx.WebhookSettings(m.OrganizationID)
 	if err != nil {
@@ -130,6 +120,13 @@ func route(tx *store.Tx, m *store.Message) ([]target, error) {
 			}
 		}
 		addSubs(add, subs, typ, func(sub store.WebhookSubscription) bool { return sub.System.Enabled(m.SubType) })
+	}
+	if len(urls) == 0 {
+		return nil, nil
+	}
+	data, err := renderData(m)
+	if err != nil {
+		return nil, err
 	}
 	var out []target
 	for _, u := range urls {
