@@ -149,15 +149,34 @@ func (e *testEnv) do(method, path, token string, body any) *response {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	res, err := e.srv.Client().Do(req)
+	return e.send(req)
+}
+
+// send sends req to the API and reads the answer.
+func (e *testEnv) send(req *http.Request) *response {
+	e.t.Helper()
+	r, err := e.trySend(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	return r
+}
+
+// trySend is send for goroutines other than the test's: it returns the
+// error instead of failing the test.
+func (e *testEnv) trySend(req *http.Request) (*response, error) {
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		return nil, err
+	}
 	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		return nil, err
+	}
 	r := &response{t: e.t, status: res.StatusCode, header: res.Header, raw: raw}
 	json.Unmarshal(raw, &r.body)
-	return r
+	return r, nil
 }
 
 // want fails the test unless the status is code.

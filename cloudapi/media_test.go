@@ -224,16 +224,7 @@ func (m *mediaEnv) tryPut(url string, body []byte) (*response, error) {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "image/jpeg")
-	res, err := m.srv.Client().Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Body.Close()
-	var buf bytes.Buffer
-	buf.ReadFrom(res.Body)
-	r := &response{t: m.t, status: res.StatusCode, header: res.Header, raw: buf.Bytes()}
-	json.Unmarshal(r.raw, &r.body)
-	return r, nil
+	return m.trySend(req)
 }
 
 func TestMediaFileIsWrittenOnce(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -29,15 +28,7 @@ func (e *testEnv) tryLogin(email, password string, headers ...string) *response 
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	res, err := e.srv.Client().Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	r := &response{t: e.t, status: res.StatusCode, header: res.Header, raw: body}
-	json.Unmarshal(body, &r.body)
-	return r
+	return e.send(req)
 }
 
 // wantThrottled fails the test unless r is the sign-in throttle's 429

@@ -93,8 +93,8 @@ func TestSignalStopsWithExitZero(t *testing.T) {
 
 func TestEveryInterface(t *testing.T) {
 	for addr, want := range map[string]bool{
-		":8080": true, "0.0.0.0:1883": true, "[::]:8080": true,
-		"127.0.0.1:8080": false, "[::1]:1883": false, "192.0.2.1:80": false, "localhost:8080": false,
+		":80": true, "0.0.0.0:8883": true, "[::]:443": true,
+		"127.0.0.1:80": false, "[::1]:8883": false, "192.0.2.1:80": false, "localhost:443": false,
 	} {
 		if got := everyInterface(addr); got != want {
 			t.Errorf("everyInterface(%q) = %t, want %t", addr, got, want)
