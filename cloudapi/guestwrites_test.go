@@ -155,9 +155,7 @@ var guestWrites = map[string]writeDecision{
 // still manages its own devices.
 func TestGuestPartnerWrites(t *testing.T) {
 	e := newEnv(t)
-	idB, tokB := e.newPartner("Partner B", "b@other.example")
-	org := e.newOrg(e.partnerToken, "Shared fleet")
-	e.shareOrg(org.id, idB, tokB)
+	idB, tokB, org := e.sharedOrg()
 	devA := e.newDevice(e.partnerToken, org.id, testIMEI(1), "A truck")
 	devB := e.newDevice(tokB, org.id, testIMEI(2), "B van")
 	group := e.newGroup(e.partnerToken, org.id, "Day shift")

@@ -305,14 +305,8 @@ func TestUploadMustBeMP4VideoOrJPEGAndServesRanges(t *testing.T) {
 		if ctype != "" {
 			req.Header.Set("Content-Type", ctype)
 		}
-		res, err := e.srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		var buf bytes.Buffer
-		buf.ReadFrom(res.Body)
-		return res.StatusCode, buf.String()
+		r := e.send(req)
+		return r.status, string(r.raw)
 	}
 	mjpeg := append(testJPEG("frame 1"), testJPEG("frame 2")...)
 	video := testMP4("clip")
@@ -339,15 +333,9 @@ func TestUploadMustBeMP4VideoOrJPEGAndServesRanges(t *testing.T) {
 	link := e.do("GET", fileLinkPath(e.dev.IMEI, "88", "video", 1), e.partnerToken, nil).want(200).str("data.url")
 	req, _ := http.NewRequest("GET", link, nil)
 	req.Header.Set("Range", "bytes=4-7")
-	res, err := e.srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var part bytes.Buffer
-	part.ReadFrom(res.Body)
-	if res.StatusCode != http.StatusPartialContent || part.String() != "ftyp" || res.Header.Get("Content-Type") != "video/mp4" ||
-		res.Header.Get("Content-Range") != fmt.Sprintf("bytes 4-7/%d", len(video)) || res.Header.Get("Accept-Ranges") != "bytes" {
-		t.Fatalf("range: %d %q %v", res.StatusCode, part.String(), res.Header)
+	part := e.send(req)
+	if part.status != http.StatusPartialContent || string(part.raw) != "ftyp" || part.header.Get("Content-Type") != "video/mp4" ||
+		part.header.Get("Content-Range") != fmt.Sprintf("bytes 4-7/%d", len(video)) || part.header.Get("Accept-Ranges") != "bytes" {
+		t.Fatalf("range: %d %q %v", part.status, part.raw, part.header)
 	}
 }

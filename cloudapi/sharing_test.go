@@ -12,6 +12,16 @@ import (
 	"github.com/fleetcam/fleetcam/store"
 )
 
+// sharedOrg is the host's organization "Shared fleet", shared with a new
+// partner B that accepted: B's id and token, and the organization.
+func (e *testEnv) sharedOrg() (int64, string, createdOrg) {
+	e.t.Helper()
+	idB, tokB := e.newPartner("Partner B", "b@other.example")
+	org := e.newOrg(e.partnerToken, "Shared fleet")
+	e.shareOrg(org.id, idB, tokB)
+	return idB, tokB, org
+}
+
 // shareOrg shares organization orgID of the first partner with guest (id
 // and token): the first partner invites, the guest accepts.
 func (e *testEnv) shareOrg(orgID, guestID int64, guestToken string) {
@@ -30,9 +40,7 @@ func invitationPath(orgID int64, rest string) string {
 // joined; counts and pages cover just those. The host sees all.
 func TestGuestPartnerWebhookDeliveries(t *testing.T) {
 	e := newEnv(t)
-	idB, tokB := e.newPartner("Partner B", "b@other.example")
-	org := e.newOrg(e.partnerToken, "Shared fleet")
-	e.shareOrg(org.id, idB, tokB)
+	_, tokB, org := e.sharedOrg()
 	devA := e.newDevice(e.partnerToken, org.id, testIMEI(1), "A truck")
 	moved := e.newDevice(e.partnerToken, org.id, testIMEI(3), "A van, later B's")
 	joined := e.clock.Now()
@@ -181,9 +189,7 @@ func TestOrganizationSharingInvitation(t *testing.T) {
 // IMEI: the answer does not say why, nor whose it is.
 func TestAddDeviceOfAnotherPartner(t *testing.T) {
 	e := newEnv(t)
-	idB, tokB := e.newPartner("Partner B", "b@other.example")
-	org := e.newOrg(e.partnerToken, "Shared fleet")
-	e.shareOrg(org.id, idB, tokB)
+	_, tokB, org := e.sharedOrg()
 	hosts := e.newDevice(e.partnerToken, org.id, testIMEI(1), "A truck")
 	elsewhere := e.newDevice(e.partnerToken, e.newOrg(e.partnerToken, "Private").id, testIMEI(2), "A van")
 	own := e.newDevice(tokB, org.id, testIMEI(3), "B van")
@@ -217,9 +223,7 @@ func TestAddDeviceOfAnotherPartner(t *testing.T) {
 // changes to its devices without who made them.
 func TestGuestPartnerReads(t *testing.T) {
 	e := newEnv(t)
-	idB, tokB := e.newPartner("Partner B", "b@other.example")
-	org := e.newOrg(e.partnerToken, "Shared fleet")
-	e.shareOrg(org.id, idB, tokB)
+	idB, tokB, org := e.sharedOrg()
 	devA := e.newDevice(e.partnerToken, org.id, testIMEI(1), "A truck")
 	devB := e.newDevice(tokB, org.id, testIMEI(2), "B van")
 	const hostURL = "https://host.example.com/"
