@@ -20,6 +20,7 @@ import (
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
+	boltstore "github.com/fleetcam/fleetcam/store/bolt"
 	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
@@ -39,7 +40,7 @@ func TestMain(m *testing.M) {
 func runChildBroker(path string) {
 	cfg := configs.Default()
 	cfg.MQTT.Addr = "127.0.0.1:0"
-	db, err := store.Open(path, store.Options{})
+	db, err := boltstore.Open(path, store.Options{})
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(1)

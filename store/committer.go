@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // ErrCommitterClosed means a write was handed to a Committer after Close.
@@ -165,13 +163,13 @@ func (c *Committer) commit(batch []*commitJob) {
 	for len(pending) > 0 {
 		stats.Attempts++
 		failed := make(map[int]error)
-		err := c.db.bolt.Update(func(btx *bolt.Tx) error {
+		err := c.db.engine.Update(context.Background(), func(rec Records) error {
 			now := c.db.Now()
 			for n, i := range pending {
 				j := batch[i]
 				if err := abandoned(j.ctx); err != nil {
 					failed[n] = err
-				} else if err := runJob(&Tx{tx: btx, db: c.db, ctx: j.ctx, actor: j.actor, now: now}, j.fn); err != nil {
+				} else if err := runJob(c.db.newTx(rec, j.ctx, j.actor, now), j.fn); err != nil {
 					failed[n] = err
 				}
 			}

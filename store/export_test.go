@@ -24,7 +24,7 @@ var (
 	ParseQueueEntry = parseQueueEntry
 
 	KeyEventHours           = keyEventHours
-	KeySchemaVersion        = keySchemaVersion
+	KeySchemaVersion        = []byte("schema_version")
 	BucketMeta              = bucketMeta
 	BucketMessages          = bucketMessages
 	BucketDevices           = bucketDevices
@@ -50,8 +50,6 @@ var (
 	BucketDeviceSettings    = bucketDeviceSettings
 	BucketTripOpen          = bucketTripOpen
 	BucketPartners          = bucketPartners
-
-	SchemaVersion = schemaVersion
 )
 
 // Migration is a migration as the tests list, count and make up.
@@ -70,18 +68,27 @@ func Migrations() []Migration {
 	return out
 }
 
-// OpenMigrations opens the bbolt store at path as Open does, applying list
-// in place of the store's migrations.
-func OpenMigrations(path string, opts Options, list []Migration) (*DB, error) {
+// NewMigrations puts the store over engine as New does, applying list in
+// place of the store's migrations.
+func NewMigrations(engine Engine, opts Options, list []Migration) (*DB, error) {
 	ms := make([]migration, len(list))
 	for i, m := range list {
 		ms[i] = migration{version: m.Version, name: m.Name, up: m.Up}
 	}
-	return open(path, opts, ms)
+	return newDB(engine, opts, ms)
+}
+
+// SchemaVersion is the version the meta bucket of a bbolt file records.
+func SchemaVersion(btx *bolt.Tx) (int, error) {
+	v := btx.Bucket([]byte("meta")).Get([]byte("schema_version"))
+	if v == nil {
+		return 0, nil
+	}
+	return int(btoi(v)), nil
 }
 
 // Bolt is the bbolt database beneath the store.
-func (db *DB) Bolt() *bolt.DB { return db.bolt }
+func (db *DB) Bolt() *bolt.DB { return db.engine.(interface{ Bolt() *bolt.DB }).Bolt() }
 
 // Bolt is the bbolt transaction beneath tx.
 func (tx *Tx) Bolt() *bolt.Tx { return tx.tx }

@@ -95,10 +95,6 @@ var (
 	bucketMediaAge = []byte("media_age")
 )
 
-// OnCommit runs fn after the transaction commits (not at all if it rolls
-// back), e.g. to wake a worker that reads what the transaction wrote.
-func (tx *Tx) OnCommit(fn func()) { tx.tx.OnCommit(fn) }
-
 // MediaFile returns the record of r.
 func (tx *Tx) MediaFile(r MediaRef) (*MediaFile, error) {
 	var m MediaFile

@@ -62,8 +62,8 @@ func auxCameraPurgeDays(o *Organization) int   { return o.Retention.MediaPurgeDa
 // the bytes of up to limit files of the class recorded before the cutoff
 // of the organization they were recorded for, device after device; the
 // resume position is an age index key.
-func mediaPurger(class byte) func(*Tx, cutoffs, []byte, int) (int, []byte, error) {
-	return func(tx *Tx, cut cutoffs, from []byte, limit int) (int, []byte, error) {
+func mediaPurger(class byte) func(*Tx, Cutoffs, []byte, int) (int, []byte, error) {
+	return func(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
 		c := tx.bucket(bucketMediaAge).Cursor()
 		k, _ := c.First()
 		if from != nil {
@@ -71,7 +71,7 @@ func mediaPurger(class byte) func(*Tx, cutoffs, []byte, int) (int, []byte, error
 		}
 		var doomed [][]byte
 		var resume []byte
-		owners := map[string]*ownerCutoffs{}
+		owners := map[string]*OwnerCutoffs{}
 		for k != nil {
 			sep := bytes.IndexByte(k, 0)
 			if sep < 0 || len(k) < sep+10 {
@@ -96,7 +96,7 @@ func mediaPurger(class byte) func(*Tx, cutoffs, []byte, int) (int, []byte, error
 				owners[imei] = oc
 			}
 			at := time.UnixMilli(btoi(k[sep+2 : sep+10]))
-			if !at.Before(oc.latest) {
+			if !at.Before(oc.Latest()) {
 				k, _ = c.Seek(append([]byte(imei), 0, 0xff)) // nothing newer of this device goes
 				continue
 			}
@@ -104,7 +104,7 @@ func mediaPurger(class byte) func(*Tx, cutoffs, []byte, int) (int, []byte, error
 			if err := getJSON(tx.bucket(bucketMedia), k[sep+10:], &m); err != nil && !isNotFound(err) {
 				return 0, nil, err
 			}
-			if !oc.purgeable(m.Ownership, at) {
+			if !oc.Purgeable(m.Ownership, at) {
 				k, _ = c.Next()
 				continue
 			}

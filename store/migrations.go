@@ -4,18 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // ErrNewerStore means the store was written by a newer version of fleetcam,
 // whose data this version does not know how to read.
 var ErrNewerStore = errors.New("store: written by a newer version")
-
-// keySchemaVersion in the meta bucket is the version of the last migration
-// applied to the store, 8 bytes big-endian; a store without it has had none
-// recorded (new, or written before migrations were versioned).
-var keySchemaVersion = []byte("schema_version")
 
 // migration is one change to the shape of the stored data.
 type migration struct {
@@ -55,42 +48,44 @@ var migrations = []migration{
 	{version: 2, name: "index the webhook receivers of each organization", up: rebuildWebhookReceivers},
 }
 
-// migrate creates the missing buckets of the store and applies the
-// migrations of list that it has not recorded.
+// migrate prepares the engine and applies the migrations of list that the
+// records do not record.
 func (db *DB) migrate(list []migration) error {
 	latest := 0
 	if len(list) > 0 {
 		latest = list[len(list)-1].version
 	}
 	var version int
-	err := db.bolt.Update(func(btx *bolt.Tx) error {
+	err := db.engine.View(context.Background(), func(rec Records) error {
 		var err error
-		if version, err = schemaVersion(btx); err != nil {
+		if version, err = rec.SchemaVersion(); err != nil {
 			return err
 		}
 		if version > latest {
-			return fmt.Errorf("%w: %s has schema version %d and this version knows up to %d; run the newer version, or restore a backup taken before it ran",
-				ErrNewerStore, db.Path(), version, latest)
-		}
-		for _, b := range buckets {
-			if _, err := btx.CreateBucketIfNotExists(b.name); err != nil {
-				return fmt.Errorf("store: create bucket %s: %w", b.name, err)
+			where := db.Path()
+			if where == "" {
+				where = "the store"
 			}
+			return fmt.Errorf("%w: %s has schema version %d and this version knows up to %d; run the newer version, or restore a backup taken before it ran",
+				ErrNewerStore, where, version, latest)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	if err := db.engine.Prepare(context.Background()); err != nil {
+		return err
+	}
 	for _, m := range list {
 		if m.version <= version {
 			continue
 		}
-		err := db.bolt.Update(func(btx *bolt.Tx) error {
-			if err := m.up(&Tx{tx: btx, db: db, ctx: context.Background(), actor: Actor{Source: "system"}, now: db.Now()}); err != nil {
+		err := db.engine.Update(context.Background(), func(rec Records) error {
+			if err := m.up(db.newTx(rec, context.Background(), Actor{Source: "system"}, db.Now())); err != nil {
 				return err
 			}
-			return btx.Bucket(bucketMeta).Put(keySchemaVersion, itob(int64(m.version)))
+			return rec.SetSchemaVersion(m.version)
 		})
 		if err != nil {
 			return fmt.Errorf("store: migration %d (%s) failed, the store is left at version %d: %w", m.version, m.name, version, err)
@@ -98,20 +93,4 @@ func (db *DB) migrate(list []migration) error {
 		version = m.version
 	}
 	return nil
-}
-
-// schemaVersion is the version recorded in the meta bucket, 0 when none is.
-func schemaVersion(btx *bolt.Tx) (int, error) {
-	meta := btx.Bucket(bucketMeta)
-	if meta == nil {
-		return 0, nil
-	}
-	v := meta.Get(keySchemaVersion)
-	switch {
-	case v == nil:
-		return 0, nil
-	case len(v) != 8:
-		return 0, fmt.Errorf("store: meta %s is %d bytes, not 8", keySchemaVersion, len(v))
-	}
-	return int(btoi(v)), nil
 }

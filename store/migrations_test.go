@@ -8,8 +8,26 @@ import (
 	"testing"
 
 	. "github.com/fleetcam/fleetcam/store"
+	boltstore "github.com/fleetcam/fleetcam/store/bolt"
 	bolt "go.etcd.io/bbolt"
 )
+
+// Open opens the bbolt store at path.
+func Open(path string, opts Options) (*DB, error) { return boltstore.Open(path, opts) }
+
+// OpenMigrations opens the bbolt store at path, applying list in place of
+// the store's migrations.
+func OpenMigrations(path string, opts Options, list []Migration) (*DB, error) {
+	e, err := boltstore.OpenEngine(path, opts.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	db, err := NewMigrations(e, opts, list)
+	if err != nil {
+		e.Close()
+	}
+	return db, err
+}
 
 // These tests shape bbolt files as other versions of fleetcam leave them,
 // so they open bbolt stores (Open, OpenMigrations) rather than whichever

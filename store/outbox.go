@@ -363,8 +363,8 @@ func (tx *Tx) Redeliver(orgID, id int64) (*Delivery, error) {
 // after the latest cutoff, which cannot have finished before it. A
 // redelivery keeps its own copy of the body, so purging the delivery it
 // repeats takes nothing from it.
-func purgeDeliveries(tx *Tx, cut cutoffs, from []byte, limit int) (int, []byte, error) {
-	latest := cut.latest()
+func purgeDeliveries(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
+	latest := cut.Latest()
 	c := tx.bucket(bucketDeliveries).Cursor()
 	k, v := c.First()
 	if from != nil {

@@ -55,11 +55,11 @@ type purgeKind struct {
 	// step deletes up to limit records older than their organization's
 	// cutoff, starting at the resume position from, and returns how many
 	// it deleted and where to resume (nil: done).
-	step func(tx *Tx, cut cutoffs, from []byte, limit int) (int, []byte, error)
+	step func(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error)
 }
 
-// cutoffs maps an organization to the time before which its data goes.
-type cutoffs map[int64]time.Time
+// Cutoffs maps an organization to the time before which its data goes.
+type Cutoffs map[int64]time.Time
 
 // purgeKinds lists everything the purge covers, in order.
 var purgeKinds = []purgeKind{
@@ -95,21 +95,21 @@ func jsonOwnership(v []byte) int64 {
 	return r.Ownership
 }
 
-// ownerCutoffs are the cutoffs that apply to one device's records: those
+// OwnerCutoffs are the cutoffs that apply to one device's records: those
 // of the organization of each of its ownerships.
-type ownerCutoffs struct {
-	cut  cutoffs
+type OwnerCutoffs struct {
+	cut  Cutoffs
 	orgs map[int64]int64 // ownership → organization
 	// latest is the latest of the cutoffs; zero when none applies.
 	latest time.Time
 }
 
-func (tx *Tx) ownerCutoffs(imei string, cut cutoffs) (*ownerCutoffs, error) {
+func (tx *Tx) ownerCutoffs(imei string, cut Cutoffs) (*OwnerCutoffs, error) {
 	orgs, err := tx.ownershipOrgs(imei)
 	if err != nil {
 		return nil, err
 	}
-	oc := &ownerCutoffs{cut: cut, orgs: orgs}
+	oc := &OwnerCutoffs{cut: cut, orgs: orgs}
 	for _, org := range orgs {
 		if t, ok := cut[org]; ok && t.After(oc.latest) {
 			oc.latest = t
@@ -118,11 +118,43 @@ func (tx *Tx) ownerCutoffs(imei string, cut cutoffs) (*ownerCutoffs, error) {
 	return oc, nil
 }
 
-// purgeable reports whether a record of ownership recorded at at is due.
-func (oc *ownerCutoffs) purgeable(ownership int64, at time.Time) bool {
+// Latest is the latest of the cutoffs of the device's organizations: none
+// of its records from then on is due. Zero when none applies.
+func (oc *OwnerCutoffs) Latest() time.Time { return oc.latest }
+
+// Purgeable reports whether a record of ownership recorded at at is due.
+func (oc *OwnerCutoffs) Purgeable(ownership int64, at time.Time) bool {
 	org, known := oc.orgs[ownership]
 	t, ok := oc.cut[org]
 	return known && ok && at.Before(t)
+}
+
+// SeriesPurge is one batch of a purge of a device series (GPS, trips,
+// driver sessions, data usage) as the store asks an engine for it: the
+// engine walks the series device by device from From, deletes each record
+// that Owners says is due, at most Limit of them, and returns how many it
+// deleted and where to resume (nil when it reached the end).
+type SeriesPurge struct {
+	From  []byte
+	Limit int
+	// Owners returns the cutoffs of one device's records.
+	Owners func(imei string) (*OwnerCutoffs, error)
+}
+
+// seriesPurge is the SeriesPurge of one batch of step.
+func seriesPurge(tx *Tx, cut Cutoffs, from []byte, limit int) SeriesPurge {
+	owners := map[string]*OwnerCutoffs{}
+	return SeriesPurge{From: from, Limit: limit, Owners: func(imei string) (*OwnerCutoffs, error) {
+		if oc, ok := owners[imei]; ok {
+			return oc, nil
+		}
+		oc, err := tx.ownerCutoffs(imei, cut)
+		if err != nil {
+			return nil, err
+		}
+		owners[imei] = oc
+		return oc, nil
+	}}
 }
 
 // keepOpenSession keeps the session of a driver still checked in.
@@ -174,7 +206,7 @@ func (db *DB) Purge(ctx context.Context, now time.Time, s PurgeSettings) (PurgeR
 		return res, err
 	}
 	for _, k := range kinds {
-		cut := cutoffs{}
+		cut := Cutoffs{}
 		for i := range orgs {
 			if d := k.days(&orgs[i]); d > 0 {
 				cut[orgs[i].ID] = now.AddDate(0, 0, -d)
@@ -208,7 +240,7 @@ func (db *DB) Purge(ctx context.Context, now time.Time, s PurgeSettings) (PurgeR
 }
 
 // latest is the newest cutoff: nothing newer is purged for anyone.
-func (c cutoffs) latest() time.Time {
+func (c Cutoffs) Latest() time.Time {
 	var t time.Time
 	for _, x := range c {
 		if x.After(t) {
@@ -221,7 +253,7 @@ func (c cutoffs) latest() time.Time {
 // purgeEvents deletes the events (and with the last reference their media)
 // of each organization with a cutoff, one organization after the other;
 // the resume position is the organization id.
-func purgeEvents(tx *Tx, cut cutoffs, from []byte, limit int) (int, []byte, error) {
+func purgeEvents(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
 	orgs := slices.Sorted(maps.Keys(cut))
 	start := 0
 	if from != nil {
@@ -242,8 +274,8 @@ func purgeEvents(tx *Tx, cut cutoffs, from []byte, limit int) (int, []byte, erro
 
 // purgeAudit walks the audit log oldest first (ids grow with time) and
 // deletes entries of organizations whose cutoff they precede.
-func purgeAudit(tx *Tx, cut cutoffs, from []byte, limit int) (int, []byte, error) {
-	latest := cut.latest()
+func purgeAudit(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
+	latest := cut.Latest()
 	c := tx.bucket(bucketAudit).Cursor()
 	k, v := c.First()
 	if from != nil {
@@ -271,7 +303,7 @@ func purgeAudit(tx *Tx, cut cutoffs, from []byte, limit int) (int, []byte, error
 // purgeAlarms deletes closed alarms created before their cutoff. The
 // (imei, definition, createdAt) index stays, so a purged simulated alarm
 // still blocks its triple.
-func purgeAlarms(tx *Tx, cut cutoffs, from []byte, limit int) (int, []byte, error) {
+func purgeAlarms(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
 	c := tx.bucket(bucketAlarms).Cursor()
 	k, v := c.First()
 	if from != nil {
@@ -297,8 +329,8 @@ func purgeAlarms(tx *Tx, cut cutoffs, from []byte, limit int) (int, []byte, erro
 // after the cutoff of the organization it was recorded for, which
 // ownership reads from the record (ownership.go); keep may veto one record
 // with errKeep.
-func seriesPurger(name []byte, ownership func(v []byte) int64, keep func(tx *Tx, k, v []byte) error) func(*Tx, cutoffs, []byte, int) (int, []byte, error) {
-	return func(tx *Tx, cut cutoffs, from []byte, limit int) (int, []byte, error) {
+func seriesPurger(name []byte, ownership func(v []byte) int64, keep func(tx *Tx, k, v []byte) error) func(*Tx, Cutoffs, []byte, int) (int, []byte, error) {
+	return func(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
 		b := tx.bucket(name)
 		c := b.Cursor()
 		k, v := c.First()
@@ -306,7 +338,7 @@ func seriesPurger(name []byte, ownership func(v []byte) int64, keep func(tx *Tx,
 			k, v = c.Seek(from)
 		}
 		var doomed [][]byte
-		owners := map[string]*ownerCutoffs{}
+		owners := map[string]*OwnerCutoffs{}
 		for k != nil {
 			if len(doomed) >= limit {
 				return deleteKeys(b, doomed, k)
@@ -326,12 +358,12 @@ func seriesPurger(name []byte, ownership func(v []byte) int64, keep func(tx *Tx,
 				owners[imei] = oc
 			}
 			at := time.UnixMilli(btoi(k[sep+1 : sep+9]))
-			if !at.Before(oc.latest) {
+			if !at.Before(oc.Latest()) {
 				// Nothing newer of this device goes: skip to the next device.
 				k, v = c.Seek(append(k[:sep+1:sep+1], 0xff))
 				continue
 			}
-			if !oc.purgeable(ownership(v), at) {
+			if !oc.Purgeable(ownership(v), at) {
 				k, v = c.Next()
 				continue
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/devicesim"
 	"github.com/fleetcam/fleetcam/store"
+	boltstore "github.com/fleetcam/fleetcam/store/bolt"
 )
 
 // ackLog keeps every acknowledged GPS message and event of a run, in
@@ -133,7 +134,7 @@ func (b *bench) durability(ctx context.Context) error {
 // acknowledged messages it lacks: a GPS batch by its first fix's
 // millisecond, an event by the device's event id.
 func verifyAcks(dataDir string, acks []devicesim.Ack) (lost, gps, events int, err error) {
-	db, err := store.Open(filepath.Join(dataDir, "fleetcam.db"), store.Options{})
+	db, err := boltstore.Open(filepath.Join(dataDir, "fleetcam.db"), store.Options{})
 	if err != nil {
 		return 0, 0, 0, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleetcam/fleetcam/devicesim"
 	"github.com/fleetcam/fleetcam/store"
+	boltstore "github.com/fleetcam/fleetcam/store/bolt"
 )
 
 // Credentials of the partner user the bench provisions.
@@ -40,7 +41,7 @@ func seedFleet(dataDir string, n int) (*fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := store.Open(filepath.Join(dataDir, "fleetcam.db"), store.Options{})
+	db, err := boltstore.Open(filepath.Join(dataDir, "fleetcam.db"), store.Options{})
 	if err != nil {
 		return nil, err
 	}

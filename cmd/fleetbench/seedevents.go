@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/store"
+	boltstore "github.com/fleetcam/fleetcam/store/bolt"
 )
 
 // seedTypes are the event types the seeded history rotates through.
@@ -19,7 +20,7 @@ var seedTypes = []string{"deceleration", "acceleration", "sharpTurnLeft", "sharp
 // history. The webhook messages the events emit count as delivered long
 // ago: the webhook cursor is moved past them.
 func seedEvents(f *fleet, n, days int, end time.Time) error {
-	db, err := store.Open(filepath.Join(f.dataDir, "fleetcam.db"), store.Options{})
+	db, err := boltstore.Open(filepath.Join(f.dataDir, "fleetcam.db"), store.Options{})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
+	boltstore "github.com/fleetcam/fleetcam/store/bolt"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -105,7 +106,7 @@ func openStore(dataDir string, create bool) (*store.DB, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !create {
 		return nil, fmt.Errorf("%s holds no fleetcam store (%s is missing): check -data, or add --create to start a new one", dataDir, storeFile)
 	}
-	db, err := store.Open(path, store.Options{})
+	db, err := boltstore.Open(path, store.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("%w (is fleetcam running on this data dir?)", err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
+	boltstore "github.com/fleetcam/fleetcam/store/bolt"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -111,7 +112,7 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 		ln.Close()
 		return nil, err
 	}
-	db, err := store.Open(filepath.Join(cfg.DataDir, storeFile), store.Options{})
+	db, err := boltstore.Open(filepath.Join(cfg.DataDir, storeFile), store.Options{})
 	if err != nil {
 		ln.Close()
 		return nil, err

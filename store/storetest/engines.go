@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/store"
+	boltstore "github.com/fleetcam/fleetcam/store/bolt"
 )
 
 // Engine is one storage engine the store's tests run against.
@@ -100,7 +101,7 @@ func openBolt(tb testing.TB, o Options) *store.DB {
 	if path == "" {
 		path = filepath.Join(tb.TempDir(), "fleetcam.db")
 	}
-	db, err := store.Open(path, store.Options{Now: o.Now})
+	db, err := boltstore.Open(path, store.Options{Now: o.Now})
 	if err != nil {
 		tb.Fatalf("open store: %v", err)
 	}

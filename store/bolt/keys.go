@@ -1,0 +1,61 @@
+package bolt
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// itob encodes an id as an 8-byte big-endian key so keys sort numerically.
+func itob(v int64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, uint64(v))
+	return b
+}
+
+func btoi(b []byte) int64 { return int64(binary.BigEndian.Uint64(b)) }
+
+// compositeKey joins parts into one key: ids as 8 bytes, strings as-is with a 0 separator.
+func compositeKey(parts ...any) []byte {
+	var k []byte
+	for i, p := range parts {
+		switch v := p.(type) {
+		case int64:
+			k = append(k, itob(v)...)
+		case string:
+			if i > 0 && len(k) > 0 {
+				k = append(k, 0)
+			}
+			k = append(k, v...)
+		case []byte:
+			k = append(k, v...)
+		}
+	}
+	return k
+}
+
+// getJSON decodes the record at key of b into v; store.ErrNotFound (with
+// no message of its own) when there is none.
+func getJSON(b *bbolt.Bucket, key []byte, v any) error {
+	raw := b.Get(key)
+	if raw == nil {
+		return store.NotFound("")
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("store: decode %s: %w", key, err)
+	}
+	return nil
+}
+
+// putJSON stores v at key of b as JSON.
+func putJSON(b *bbolt.Bucket, key []byte, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("store: encode: %w", err)
+	}
+	return b.Put(key, raw)
+}
