@@ -24,8 +24,6 @@ type HealthState struct {
 	ReportedAt     time.Time `json:"reportedAt"`
 }
 
-var bucketHealthState = []byte("device_health_state")
-
 // dropHealthState drops the health state of a removed device.
 func dropHealthState(tx *Tx, d *Device) error {
 	return tx.bucket(bucketHealthState).Delete([]byte(d.IMEI))

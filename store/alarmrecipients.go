@@ -39,8 +39,6 @@ type AlarmRecipient struct {
 	CreatedAt    time.Time `json:"createdAt"`
 }
 
-var bucketRecipients = []byte("alarm_recipients")
-
 func (r *AlarmRecipient) validate() error {
 	addr, err := mail.ParseAddress(r.Email)
 	switch {

@@ -124,13 +124,6 @@ type Alarm struct {
 	Actions    []AlarmAction  `json:"actions"`
 }
 
-var (
-	bucketAlarms       = []byte("alarms")        // id → alarm
-	bucketAlarmOpen    = []byte("alarm_open")    // imei, definition → id of the open system alarm
-	bucketAlarmTriples = []byte("alarm_triples") // imei, definition, created ms → id
-	bucketAlarmNotes   = []byte("alarm_notes")   // sequences of comment and action ids
-)
-
 // dropOpenAlarms forgets which system alarms of a removed device are open;
 // the alarms themselves stay.
 func dropOpenAlarms(tx *Tx, d *Device) error {
@@ -369,3 +362,28 @@ func (tx *Tx) emitAlarm(a *Alarm, event string) error {
 
 // LastAlarmID is the id of the newest alarm (0: none yet).
 func (tx *Tx) LastAlarmID() int64 { return int64(tx.bucket(bucketAlarms).Sequence()) }
+
+// purgeAlarms deletes closed alarms created before their cutoff. The
+// (imei, definition, createdAt) index stays, so a purged simulated alarm
+// still blocks its triple.
+func purgeAlarms(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
+	c := tx.bucket(bucketAlarms).Cursor()
+	k, v := c.First()
+	if from != nil {
+		k, v = c.Seek(from)
+	}
+	var doomed [][]byte
+	for ; k != nil; k, v = c.Next() {
+		if len(doomed) >= limit {
+			return deleteKeys(tx.bucket(bucketAlarms), doomed, k)
+		}
+		var a Alarm
+		if err := jsonUnmarshal(v, &a); err != nil {
+			return 0, nil, err
+		}
+		if t, ok := cut[a.OrganizationID]; ok && !a.Open && a.CreatedAt.Before(t) {
+			doomed = append(doomed, bytes.Clone(k))
+		}
+	}
+	return deleteKeys(tx.bucket(bucketAlarms), doomed, nil)
+}

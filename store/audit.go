@@ -144,3 +144,31 @@ func (db *DB) AuditLog(ctx context.Context, f AuditFilter, p Page) ([]AuditEntry
 	})
 	return out, total, err
 }
+
+// purgeAudit walks the audit log oldest first (ids grow with time) and
+// deletes entries of organizations whose cutoff they precede.
+func purgeAudit(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
+	latest := cut.Latest()
+	c := tx.bucket(bucketAudit).Cursor()
+	k, v := c.First()
+	if from != nil {
+		k, v = c.Seek(from)
+	}
+	var doomed [][]byte
+	for ; k != nil; k, v = c.Next() {
+		if len(doomed) >= limit {
+			return deleteKeys(tx.bucket(bucketAudit), doomed, k)
+		}
+		var e AuditEntry
+		if err := jsonUnmarshal(v, &e); err != nil {
+			return 0, nil, err
+		}
+		if !e.Time.Before(latest) {
+			break
+		}
+		if t, ok := cut[e.OrganizationID]; ok && e.Time.Before(t) {
+			doomed = append(doomed, bytes.Clone(k))
+		}
+	}
+	return deleteKeys(tx.bucket(bucketAudit), doomed, nil)
+}

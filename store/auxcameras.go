@@ -38,8 +38,6 @@ type AuxCamera struct {
 	ChangedAt    time.Time `json:"changedAt,omitzero"`
 }
 
-var bucketAuxCameras = []byte("aux_cameras")
-
 // dropAuxCameras drops the auxiliary cameras of a removed device.
 func dropAuxCameras(tx *Tx, d *Device) error {
 	return tx.bucket(bucketAuxCameras).Delete([]byte(d.IMEI))

@@ -35,8 +35,6 @@ func AutomaticFirmwareUpdates(subscriptionID int64) bool {
 	return subscriptionID < NoAutoFirmwareSubscription
 }
 
-var bucketBilling = []byte("device_billing")
-
 // dropBilling drops the billing record of a removed device.
 func dropBilling(tx *Tx, d *Device) error {
 	return tx.bucket(bucketBilling).Delete([]byte(d.IMEI))

@@ -18,8 +18,6 @@ type DataUsagePeriod struct {
 	ReceivedAt  time.Time `json:"receivedAt"`
 }
 
-var bucketDataUsage = []byte("data_usage") // imei, 0, period start ms → period
-
 // dropDataUsage drops the data usage periods of a removed device.
 func dropDataUsage(tx *Tx, d *Device) error {
 	prefix := compositeKey(d.IMEI, "")
@@ -61,4 +59,9 @@ func (tx *Tx) DataUsage(imei string, n int) ([]DataUsagePeriod, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// purgeDataUsage is the retention step of data usage periods.
+func purgeDataUsage(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
+	return seriesPurger(bucketDataUsage, noOwnership, keepNone)(tx, cut, from, limit)
 }

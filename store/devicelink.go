@@ -106,12 +106,6 @@ type QueuedCommand struct {
 	QueuedAt time.Time       `json:"queuedAt"`
 }
 
-var (
-	bucketDeviceLinks       = []byte("device_links")
-	bucketDeviceCredentials = []byte("device_credentials")
-	bucketDeviceCommands    = []byte("device_commands")
-)
-
 // dropDeviceLink forgets a removed device's connection state, token and queue.
 func dropDeviceLink(tx *Tx, d *Device) error {
 	key := []byte(d.IMEI)

@@ -42,15 +42,6 @@ const (
 	driverQRPayloadHead = "FCDRV1-"
 )
 
-var (
-	bucketDrivers           = []byte("drivers")
-	bucketDriverCodes       = []byte("driver_codes")        // org, code → driver id
-	bucketDriverThirdParty  = []byte("driver_third_party")  // org, third-party id → driver id
-	bucketDriverQR          = []byte("driver_qr")           // qr payload → driver id
-	bucketDriverAssignments = []byte("driver_assignments")  // imei, 0, start ms, assignment id → assignment
-	bucketDriverAssignIDs   = []byte("driver_assign_by_id") // assignment id → imei key
-)
-
 // ValidDriverCode reports whether s is a 5-digit PIN.
 func ValidDriverCode(s string) bool {
 	if len(s) != DriverCodeDigits {

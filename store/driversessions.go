@@ -59,12 +59,6 @@ type DriverTransition struct {
 	Method string `json:"method,omitempty"`
 }
 
-var (
-	bucketDriverSessions = []byte("driver_sessions") // imei, 0, start ms → session
-	bucketDriverCurrent  = []byte("driver_current")  // imei → key of the open session
-	bucketPinFailures    = []byte("driver_pin_failures")
-)
-
 // dropDriverState ends the session open at a device that leaves its
 // organization and forgets its wrong PINs.
 func dropDriverState(tx *Tx, d *Device) error {
@@ -373,4 +367,17 @@ func (tx *Tx) CheckedInDrivers() (map[int64]string, error) {
 		return nil
 	})
 	return out, err
+}
+
+// purgeDriverSessions is the retention step of driver sessions.
+func purgeDriverSessions(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
+	return seriesPurger(bucketDriverSessions, jsonOwnership, keepOpenSession)(tx, cut, from, limit)
+}
+
+// keepOpenSession keeps the session of a driver still checked in.
+func keepOpenSession(tx *Tx, k, _ []byte) error {
+	if cur := tx.bucket(bucketDriverCurrent).Get(k[:len(k)-9]); cur != nil && bytes.Equal(cur, k) {
+		return errKeep
+	}
+	return nil
 }

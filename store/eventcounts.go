@@ -20,7 +20,6 @@ import (
 // migration 1 (backfillEventHours).
 
 var (
-	bucketOrgEventHours = []byte("org_event_hours")
 	// keyEventHours in the meta bucket says the counts are complete.
 	keyEventHours = []byte("org_event_hours")
 )

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -203,14 +205,6 @@ func (in *EventInput) validate() error {
 	}
 	return nil
 }
-
-var (
-	bucketEvents         = []byte("events")
-	bucketEventDeviceIDs = []byte("event_device_ids") // imei 0x00 device's event id → id(8) [ownership(8)]
-	bucketDeviceEvents   = []byte("device_events")
-	bucketOrgEvents      = []byte("org_events")
-	bucketEventComments  = []byte("event_comments")
-)
 
 // IngestEvent applies every event rule and stores the event of dev that
 // survives them, with its media references, in this transaction. It emits
@@ -468,4 +462,26 @@ func (tx *Tx) ReviewEvent(id int64, r EventReview) (*Event, error) {
 	}
 	return e, tx.Audit(AuditChange{Action: "event.review", EntityType: "event", EntityID: strconv.FormatInt(id, 10),
 		OrganizationID: e.OrganizationID, PartnerID: e.PartnerID, Before: before, After: e})
+}
+
+// purgeEvents deletes the events (and with the last reference their media)
+// of each organization with a cutoff, one organization after the other;
+// the resume position is the organization id.
+func purgeEvents(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
+	orgs := slices.Sorted(maps.Keys(cut))
+	start := 0
+	if from != nil {
+		start, _ = slices.BinarySearch(orgs, btoi(from))
+	}
+	deleted := 0
+	for _, org := range orgs[start:] {
+		n, err := tx.PurgeEvents(org, cut[org], limit-deleted)
+		if err != nil {
+			return 0, nil, err
+		}
+		if deleted += n; deleted >= limit {
+			return deleted, itob(org), nil
+		}
+	}
+	return deleted, nil, nil
 }

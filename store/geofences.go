@@ -128,8 +128,6 @@ type deviceTrack struct {
 	OverLimit bool                        `json:"overLimit,omitempty"`
 }
 
-var bucketDeviceTracks = []byte("device_tracks")
-
 // dropDeviceTrack drops the geofence track of a removed device.
 func dropDeviceTrack(tx *Tx, d *Device) error {
 	return tx.bucket(bucketDeviceTracks).Delete([]byte(d.IMEI))

@@ -26,8 +26,6 @@ type GPSPoint struct {
 	Heading  float64   `json:"heading,omitempty"`
 }
 
-var bucketGPS = []byte("gps")
-
 func gpsKey(imei string, t time.Time) []byte {
 	k := append([]byte(imei), 0)
 	return binary.BigEndian.AppendUint64(k, uint64(max(t.UnixMilli(), 0)))
@@ -172,4 +170,9 @@ func ValidGPSPoint(p GPSPoint) error {
 		return Invalid("accuracy", "must not be negative")
 	}
 	return nil
+}
+
+// purgeGPS is the retention step of GPS samples.
+func purgeGPS(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
+	return seriesPurger(bucketGPS, gpsOwnership, keepNone)(tx, cut, from, limit)
 }

@@ -45,8 +45,6 @@ func (h *HotspotState) CurrentPassword() string {
 	return h.Password
 }
 
-var bucketHotspot = []byte("device_hotspot")
-
 // dropHotspot drops the hotspot state of a removed device.
 func dropHotspot(tx *Tx, d *Device) error {
 	return tx.bucket(bucketHotspot).Delete([]byte(d.IMEI))

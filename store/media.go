@@ -85,16 +85,6 @@ func (m *MediaFile) Ref() MediaRef {
 	return MediaRef{IMEI: m.IMEI, CameraID: m.CameraID, FileType: m.FileType, FileID: m.FileID}
 }
 
-var (
-	bucketMedia        = []byte("media")
-	bucketMediaPending = []byte("media_pending")
-	bucketMediaEvents  = []byte("media_events")
-	bucketMediaTrash   = []byte("media_trash")
-	// bucketMediaAge indexes files with bytes to purge: imei, 0, retention
-	// class, RecordedAt (unix ms), record key (mediaretention.go).
-	bucketMediaAge = []byte("media_age")
-)
-
 // MediaFile returns the record of r.
 func (tx *Tx) MediaFile(r MediaRef) (*MediaFile, error) {
 	var m MediaFile

@@ -98,11 +98,6 @@ type QueueEntry struct {
 }
 
 var (
-	bucketOutbox        = []byte("webhook_outbox")
-	bucketDeliveries    = []byte("webhook_deliveries")
-	bucketQueue         = []byte("webhook_queue")
-	bucketOrgDeliveries = []byte("webhook_org_deliv")
-
 	keyCursor     = []byte("cursor")
 	keyGeneration = []byte("generation")
 )

@@ -51,8 +51,6 @@ import (
 // A device added before ownership numbers gets its entry, under ownership
 // 0, when it is removed.
 
-var bucketOwnerships = []byte("device_ownerships")
-
 func ownershipKey(imei string, ownership int64) []byte {
 	return append(compositeKey(imei, ""), itob(ownership)...)
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"time"
 
@@ -61,19 +60,20 @@ type purgeKind struct {
 // Cutoffs maps an organization to the time before which its data goes.
 type Cutoffs map[int64]time.Time
 
-// purgeKinds lists everything the purge covers, in order.
+// purgeKinds lists everything the purge covers, in order. Each step is in
+// the file of the records it purges.
 var purgeKinds = []purgeKind{
 	{name: "events", days: generalPurgeDays, step: purgeEvents},
 	{name: "media", days: frontCameraPurgeDays, step: mediaPurger(mediaClassFront)},
 	{name: "media", days: rearCameraPurgeDays, step: mediaPurger(mediaClassRear)},
 	{name: "media", days: auxCameraPurgeDays, step: mediaPurger(mediaClassAux)},
 	{name: "adasImages", days: generalPurgeDays, step: mediaPurger(mediaClassUnattached)},
-	{name: "gps", days: generalPurgeDays, step: seriesPurger(bucketGPS, gpsOwnership, keepNone)},
-	{name: "trips", days: generalPurgeDays, step: seriesPurger(bucketTrips, jsonOwnership, keepOpenTrip)},
-	{name: "driverSessions", days: generalPurgeDays, step: seriesPurger(bucketDriverSessions, jsonOwnership, keepOpenSession)},
+	{name: "gps", days: generalPurgeDays, step: purgeGPS},
+	{name: "trips", days: generalPurgeDays, step: purgeTrips},
+	{name: "driverSessions", days: generalPurgeDays, step: purgeDriverSessions},
 	{name: "auditLogs", days: generalPurgeDays, step: purgeAudit},
 	{name: "alarms", days: func(*Organization) int { return AlarmRetentionDays }, step: purgeAlarms},
-	{name: "dataUsage", days: func(*Organization) int { return DataUsageRetentionDays }, step: seriesPurger(bucketDataUsage, noOwnership, keepNone)},
+	{name: "dataUsage", days: func(*Organization) int { return DataUsageRetentionDays }, step: purgeDataUsage},
 }
 
 func generalPurgeDays(o *Organization) int { return o.Retention.PurgeDays }
@@ -157,22 +157,6 @@ func seriesPurge(tx *Tx, cut Cutoffs, from []byte, limit int) SeriesPurge {
 	}}
 }
 
-// keepOpenSession keeps the session of a driver still checked in.
-func keepOpenSession(tx *Tx, k, _ []byte) error {
-	if cur := tx.bucket(bucketDriverCurrent).Get(k[:len(k)-9]); cur != nil && bytes.Equal(cur, k) {
-		return errKeep
-	}
-	return nil
-}
-
-// keepOpenTrip keeps a trip still in progress.
-func keepOpenTrip(tx *Tx, k, _ []byte) error {
-	if cur := tx.bucket(bucketTripOpen).Get(k[:len(k)-9]); cur != nil && bytes.Equal(cur, k) {
-		return errKeep
-	}
-	return nil
-}
-
 // errKeep tells a series purger to keep one record (an open session).
 var errKeep = fmt.Errorf("store: keep")
 
@@ -248,81 +232,6 @@ func (c Cutoffs) Latest() time.Time {
 		}
 	}
 	return t
-}
-
-// purgeEvents deletes the events (and with the last reference their media)
-// of each organization with a cutoff, one organization after the other;
-// the resume position is the organization id.
-func purgeEvents(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
-	orgs := slices.Sorted(maps.Keys(cut))
-	start := 0
-	if from != nil {
-		start, _ = slices.BinarySearch(orgs, btoi(from))
-	}
-	deleted := 0
-	for _, org := range orgs[start:] {
-		n, err := tx.PurgeEvents(org, cut[org], limit-deleted)
-		if err != nil {
-			return 0, nil, err
-		}
-		if deleted += n; deleted >= limit {
-			return deleted, itob(org), nil
-		}
-	}
-	return deleted, nil, nil
-}
-
-// purgeAudit walks the audit log oldest first (ids grow with time) and
-// deletes entries of organizations whose cutoff they precede.
-func purgeAudit(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
-	latest := cut.Latest()
-	c := tx.bucket(bucketAudit).Cursor()
-	k, v := c.First()
-	if from != nil {
-		k, v = c.Seek(from)
-	}
-	var doomed [][]byte
-	for ; k != nil; k, v = c.Next() {
-		if len(doomed) >= limit {
-			return deleteKeys(tx.bucket(bucketAudit), doomed, k)
-		}
-		var e AuditEntry
-		if err := jsonUnmarshal(v, &e); err != nil {
-			return 0, nil, err
-		}
-		if !e.Time.Before(latest) {
-			break
-		}
-		if t, ok := cut[e.OrganizationID]; ok && e.Time.Before(t) {
-			doomed = append(doomed, bytes.Clone(k))
-		}
-	}
-	return deleteKeys(tx.bucket(bucketAudit), doomed, nil)
-}
-
-// purgeAlarms deletes closed alarms created before their cutoff. The
-// (imei, definition, createdAt) index stays, so a purged simulated alarm
-// still blocks its triple.
-func purgeAlarms(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
-	c := tx.bucket(bucketAlarms).Cursor()
-	k, v := c.First()
-	if from != nil {
-		k, v = c.Seek(from)
-	}
-	var doomed [][]byte
-	for ; k != nil; k, v = c.Next() {
-		if len(doomed) >= limit {
-			return deleteKeys(tx.bucket(bucketAlarms), doomed, k)
-		}
-		var a Alarm
-		if err := jsonUnmarshal(v, &a); err != nil {
-			return 0, nil, err
-		}
-		if t, ok := cut[a.OrganizationID]; ok && !a.Open && a.CreatedAt.Before(t) {
-			doomed = append(doomed, bytes.Clone(k))
-		}
-	}
-	return deleteKeys(tx.bucket(bucketAlarms), doomed, nil)
 }
 
 // seriesPurger purges a bucket keyed imei, 0, unix ms[, …]: each record

@@ -268,11 +268,6 @@ func (e *Effective) Event(eventType string) ResolvedEvent {
 	return e.Events.Setting(eventType, e.Device.AudioAlarms)
 }
 
-var (
-	bucketDeviceSettings = []byte("device_settings")
-	bucketOrgSettings    = []byte("org_settings")
-)
-
 // dropDeviceSettings drops the settings of a removed device.
 func dropDeviceSettings(tx *Tx, d *Device) error {
 	return tx.bucket(bucketDeviceSettings).Delete([]byte(d.IMEI))

@@ -83,69 +83,6 @@ type Actor struct {
 	RequestID string
 }
 
-// Buckets of this file; the other files declare the buckets they own.
-var (
-	bucketMeta         = []byte("meta")
-	bucketPartners     = []byte("partners")
-	bucketUsers        = []byte("users")
-	bucketUserEmails   = []byte("user_emails")
-	bucketOrgs         = []byte("organizations")
-	bucketDevices      = []byte("devices")
-	bucketOrgDevices   = []byte("org_devices")
-	bucketGroups       = []byte("groups")
-	bucketAudit        = []byte("audit")
-	bucketMessages     = []byte("messages")
-	bucketInviteTokens = []byte("invite_tokens")
-)
-
-// storeBucket is one bucket of the store.
-type storeBucket struct {
-	name []byte
-	// appends says new keys sort after the existing ones (sequence numbers,
-	// or a device's or organization's time series). bbolt splits a full
-	// page in half by default, which leaves such buckets with half-empty
-	// pages for good: twice the file and twice the pages to write. Their
-	// pages are left appendFill full instead.
-	appends bool
-}
-
-// buckets is every bucket of the store whose code has not moved to
-// store/bolt yet, by the file that owns it; store/bolt creates every
-// bucket. Here only appendBuckets reads it.
-var buckets = []storeBucket{
-	// store.go
-	{name: bucketMeta}, {name: bucketPartners}, {name: bucketUsers}, {name: bucketUserEmails},
-	{name: bucketOrgs}, {name: bucketDevices}, {name: bucketOrgDevices}, {name: bucketGroups},
-	{name: bucketAudit, appends: true}, {name: bucketMessages, appends: true}, {name: bucketInviteTokens},
-	// alarmhealth.go, alarmrecipients.go, alarms.go
-	{name: bucketHealthState}, {name: bucketRecipients},
-	{name: bucketAlarms}, {name: bucketAlarmOpen}, {name: bucketAlarmTriples}, {name: bucketAlarmNotes},
-	// auxcameras.go, billing.go, datausage.go
-	{name: bucketAuxCameras}, {name: bucketBilling}, {name: bucketDataUsage},
-	// devicelink.go
-	{name: bucketDeviceLinks}, {name: bucketDeviceCredentials}, {name: bucketDeviceCommands},
-	// drivers.go, driversessions.go
-	{name: bucketDrivers}, {name: bucketDriverCodes}, {name: bucketDriverThirdParty},
-	{name: bucketDriverQR}, {name: bucketDriverAssignments}, {name: bucketDriverAssignIDs},
-	{name: bucketDriverSessions}, {name: bucketDriverCurrent}, {name: bucketPinFailures},
-	// events.go, eventcounts.go
-	{name: bucketEvents, appends: true}, {name: bucketEventDeviceIDs}, {name: bucketDeviceEvents, appends: true},
-	{name: bucketOrgEvents, appends: true}, {name: bucketEventComments}, {name: bucketOrgEventHours},
-	// geofences.go, gps.go, hotspot.go
-	{name: bucketDeviceTracks}, {name: bucketGPS, appends: true}, {name: bucketHotspot},
-	// media.go
-	{name: bucketMedia}, {name: bucketMediaPending}, {name: bucketMediaEvents}, {name: bucketMediaTrash},
-	{name: bucketMediaAge},
-	// outbox.go
-	{name: bucketOutbox}, {name: bucketDeliveries}, {name: bucketQueue}, {name: bucketOrgDeliveries},
-	// ownership.go, settings.go, trips.go
-	{name: bucketOwnerships}, {name: bucketDeviceSettings}, {name: bucketOrgSettings},
-	{name: bucketTrips}, {name: bucketTripOpen},
-	// webhooks.go, webhookreceivers.go
-	{name: bucketWebhookSettings}, {name: bucketWebhookSubs}, {name: bucketWebhookSecrets},
-	{name: bucketWebhookEndpts}, {name: bucketWebhookReceivers},
-}
-
 // Tx is one read-write or read-only transaction. Writes made through it and
 // the audit entries and messages they record commit together or not at all.
 type Tx struct {

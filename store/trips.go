@@ -49,11 +49,6 @@ const (
 	tripEnd   = "accOff"
 )
 
-var (
-	bucketTrips    = []byte("trips")     // imei, 0, start ms → trip
-	bucketTripOpen = []byte("trip_open") // imei → key of the open trip
-)
-
 // dropOpenTrip forgets the open trip of a removed device; its trips stay.
 func dropOpenTrip(tx *Tx, d *Device) error {
 	return tx.bucket(bucketTripOpen).Delete([]byte(d.IMEI))
@@ -293,4 +288,17 @@ func (tx *Tx) track(t *Trip, end time.Time) ([]TrackPoint, error) {
 		out[i] = TrackPoint{Time: p.Time, Lat: p.Lat, Lon: p.Lon}
 	}
 	return out, nil
+}
+
+// purgeTrips is the retention step of trips.
+func purgeTrips(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
+	return seriesPurger(bucketTrips, jsonOwnership, keepOpenTrip)(tx, cut, from, limit)
+}
+
+// keepOpenTrip keeps a trip still in progress.
+func keepOpenTrip(tx *Tx, k, _ []byte) error {
+	if cur := tx.bucket(bucketTripOpen).Get(k[:len(k)-9]); cur != nil && bytes.Equal(cur, k) {
+		return errKeep
+	}
+	return nil
 }

@@ -17,8 +17,6 @@ import (
 // entry in the same transaction; migration 2 built the entries of a store
 // written before the index existed.
 
-var bucketWebhookReceivers = []byte("webhook_receivers")
-
 // HasWebhookReceivers reports whether some URL of the organization receives
 // webhooks of typ (a WebhookType* constant). A URL disabled by 410 Gone
 // still counts: the dispatcher skips it when it routes.

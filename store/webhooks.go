@@ -175,13 +175,6 @@ type WebhookEndpoint struct {
 	LastError     string    `json:"lastError,omitempty"`
 }
 
-var (
-	bucketWebhookSettings = []byte("webhook_settings")
-	bucketWebhookSubs     = []byte("webhook_subscriptions")
-	bucketWebhookSecrets  = []byte("webhook_secrets")
-	bucketWebhookEndpts   = []byte("webhook_endpoints")
-)
-
 // WebhookSettings returns an organization's webhook settings, the defaults
 // when it never saved any.
 func (tx *Tx) WebhookSettings(orgID int64) (*WebhookSettings, error) {
