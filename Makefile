@@ -30,6 +30,7 @@ test:
 	$(GO) vet ./...
 	$(MAKE) --no-print-directory check-rules
 	$(MAKE) --no-print-directory test-deps-chromium
+	$(MAKE) --no-print-directory test-deps-postgresql
 	$(GO) test -race -count=1 ./...
 	GO=$(GO) .ci/fuzz 3s
 
@@ -43,6 +44,14 @@ fuzz:
 .PHONY: test-deps-chromium
 test-deps-chromium:
 	@command -v chromium >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; }; else echo "make test-deps-chromium: chromium is missing; install the Debian package chromium (apt-get install chromium)" >&2; exit 1; fi; }
+
+# PostgreSQL for the tests of the PostgreSQL store engine (store/pgtest
+# starts a throwaway server of its own, on a free loopback port): the Debian
+# package postgresql, installed when missing and running as root. Its own
+# service is not used.
+.PHONY: test-deps-postgresql
+test-deps-postgresql:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || test -n "$$FLEETCAM_PG_BIN" || { if [ "$$(id -u)" = 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql; }; else echo "make test-deps-postgresql: PostgreSQL is missing; install the Debian package postgresql (apt-get install postgresql)" >&2; exit 1; fi; }
 
 # The Prometheus rules of configs/monitoring: promtool checks them and runs
 # the unit tests of the alerts. promtool comes with the Debian package
