@@ -124,6 +124,8 @@ func storeErr(se *store.Error) *APIError {
 			return badField(se.Field, se.Rule)
 		}
 		return badRequest("%s", se.Rule)
+	case store.ErrUnavailable:
+		return apiErr(http.StatusServiceUnavailable, nameUnavailable, "%s", se.Message())
 	}
 	return apiErr(http.StatusInternalServerError, nameUnknown, "unknown error has occurred")
 }

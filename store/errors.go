@@ -15,6 +15,10 @@ var (
 	ErrConflict = errors.New("store: conflict")
 	// ErrInvalid means the write carries a value the store refuses.
 	ErrInvalid = errors.New("store: invalid")
+	// ErrUnavailable means the storage engine could not be reached, or lost
+	// the connection during the transaction: nothing was read, and a write
+	// may or may not have committed. The caller may try again.
+	ErrUnavailable = errors.New("store: unavailable")
 )
 
 // Rules shared by the store, the API and the device protocol; a message
@@ -33,7 +37,7 @@ const (
 // about. errors.Is(err, Kind) holds, so callers keep testing the sentinels;
 // errors.As gives the API and the broker the field and rule of a message.
 type Error struct {
-	// Kind is ErrNotFound, ErrConflict or ErrInvalid.
+	// Kind is ErrNotFound, ErrConflict, ErrInvalid or ErrUnavailable.
 	Kind error
 	// Field names the value that breaks Rule by its API name
 	// ("files[0].cameraId"); empty when the rule is about the record as a whole.
@@ -43,6 +47,8 @@ type Error struct {
 	Rule string
 	// What names the missing record of an ErrNotFound ("device X").
 	What string
+	// cause is the engine's error behind an ErrUnavailable.
+	cause error
 }
 
 // Invalid is the ErrInvalid of a field that breaks a rule; field may be
@@ -59,6 +65,12 @@ func NotFound(what string, args ...any) error {
 // Conflict is the ErrConflict the format describes.
 func Conflict(rule string, args ...any) error {
 	return &Error{Kind: ErrConflict, Rule: sprintf(rule, args)}
+}
+
+// Unavailable is the ErrUnavailable of an engine that could not be reached
+// or lost its connection; cause is kept for errors.Is and the logs.
+func Unavailable(cause error) error {
+	return &Error{Kind: ErrUnavailable, Rule: "the database is unavailable; try again", cause: cause}
 }
 
 func sprintf(format string, args []any) string {
@@ -84,7 +96,8 @@ func (e *Error) Message() string {
 	return e.Field + " " + e.Rule
 }
 
-// Error is the message followed by the kind's text, for logs:
+// Error is the message followed by the kind's text (and an engine's cause),
+// for logs:
 // "device X: store: not found", "lat must be from -90 to 90: store: invalid".
 func (e *Error) Error() string {
 	msg := e.Message()
@@ -92,13 +105,24 @@ func (e *Error) Error() string {
 		msg = e.What
 	}
 	if msg == "" {
-		return e.Kind.Error()
+		msg = e.Kind.Error()
+	} else {
+		msg += ": " + e.Kind.Error()
 	}
-	return msg + ": " + e.Kind.Error()
+	if e.cause != nil {
+		msg += ": " + e.cause.Error()
+	}
+	return msg
 }
 
-// Unwrap returns the kind, so errors.Is(err, ErrInvalid) and the like hold.
-func (e *Error) Unwrap() error { return e.Kind }
+// Unwrap returns the kind (and the cause, for an ErrUnavailable), so
+// errors.Is(err, ErrInvalid) and the like hold.
+func (e *Error) Unwrap() []error {
+	if e.cause != nil {
+		return []error{e.Kind, e.cause}
+	}
+	return []error{e.Kind}
+}
 
 // within names the field of an *Error inside parent: "lat" within
 // "samples[3]" is "samples[3].lat". Other errors are returned unchanged.

@@ -1,0 +1,233 @@
+// Package postgres is fleetcam's PostgreSQL storage engine: the records of
+// the store in a relational schema (tables with typed columns and foreign
+// keys, the time series partitioned by time), migrated by versioned SQL
+// embedded in the binary. Like every engine it keeps records and indexes
+// only; the rules that decide what is written are the store's.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// Options tune the engine.
+type Options struct {
+	// StatementTimeout bounds each statement on the server
+	// (DefaultStatementTimeout when 0).
+	StatementTimeout time.Duration
+	// MaxConns bounds the connection pool (pgxpool's default when 0).
+	MaxConns int32
+}
+
+// DefaultStatementTimeout is the statement timeout when Options leave it 0:
+// the API's own request timeout, so that no statement outlives its call.
+const DefaultStatementTimeout = 30 * time.Second
+
+// Engine is the PostgreSQL storage engine over one connection pool.
+type Engine struct {
+	pool *pgxpool.Pool
+}
+
+// OpenEngine connects to the database at url (a libpq URL or key=value
+// string) and checks that it answers. It changes nothing: Prepare applies
+// the schema.
+func OpenEngine(ctx context.Context, url string, o Options) (*Engine, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("store: postgres URL: %w", err)
+	}
+	timeout := o.StatementTimeout
+	if timeout <= 0 {
+		timeout = DefaultStatementTimeout
+	}
+	cfg.ConnConfig.RuntimeParams["statement_timeout"] = fmt.Sprint(timeout.Milliseconds())
+	cfg.ConnConfig.RuntimeParams["application_name"] = "fleetcam"
+	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
+	if o.MaxConns > 0 {
+		cfg.MaxConns = o.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: postgres: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store: postgres at %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
+	}
+	return &Engine{pool: pool}, nil
+}
+
+// Close closes the pool; no transaction may run beside it.
+func (e *Engine) Close() error {
+	e.pool.Close()
+	return nil
+}
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// migrationLockID is the key of the session advisory lock that processes
+// starting together take while they migrate, so that each migration is
+// applied once ("fleetcam" in ASCII).
+const migrationLockID = 0x666c656574636d
+
+// Prepare applies the schema migrations the database has not recorded, in
+// order, each in its own transaction, while holding an advisory lock: a
+// second process starting at the same time waits, then finds nothing to do.
+// A database migrated by a newer version is refused.
+func (e *Engine) Prepare(ctx context.Context) error {
+	_, err := e.Migrate(ctx)
+	return err
+}
+
+// Migrate is Prepare that also says which migrations it applied.
+func (e *Engine) Migrate(ctx context.Context) ([]string, error) {
+	p, db, err := e.provider()
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	current, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: postgres schema version: %w", err)
+	}
+	sources := p.ListSources()
+	if latest := sources[len(sources)-1].Version; current > latest {
+		return nil, fmt.Errorf("store: the database has schema version %d and this version of fleetcam knows up to %d; run the newer version, or restore a backup taken before it ran", current, latest)
+	}
+	results, err := p.Up(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: postgres migration: %w", err)
+	}
+	var applied []string
+	for _, r := range results {
+		applied = append(applied, fmt.Sprintf("%d %s", r.Source.Version, r.Source.Path))
+	}
+	return applied, nil
+}
+
+// provider is goose over the engine's pool, with the migration lock.
+func (e *Engine) provider() (*goose.Provider, *sql.DB, error) {
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(migrationLockID))
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		return nil, nil, err
+	}
+	db := stdlib.OpenDBFromPool(e.pool)
+	p, err := goose.NewProvider(goose.DialectPostgres, db, dir,
+		goose.WithSessionLocker(locker), goose.WithTableName("fleetcam_schema_migrations"))
+	if err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("store: postgres migrations: %w", err)
+	}
+	return p, db, nil
+}
+
+// maxAttempts bounds how often a transaction that lost a serialisation
+// conflict runs again.
+const maxAttempts = 10
+
+// update runs fn in one SERIALIZABLE read-write transaction. PostgreSQL
+// aborts one of two transactions whose reads and writes overlap; the loser
+// runs again, from the start, so fn must leave nothing behind outside the
+// transaction except through OnCommit (which runs only after the commit
+// that counts). A connection lost mid-write is reported as
+// store.ErrUnavailable: whether the commit happened is unknown, and the
+// caller (an API request, a device's unacknowledged message) retries.
+func (e *Engine) update(ctx context.Context, fn func(*tx) error) error {
+	for attempt := 1; ; attempt++ {
+		t, err := e.begin(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
+		if err != nil {
+			return err
+		}
+		err = fn(t)
+		if err == nil {
+			err = t.pg.Commit(ctx)
+		}
+		if err == nil {
+			for _, f := range t.onCommit {
+				f()
+			}
+			return nil
+		}
+		t.pg.Rollback(context.WithoutCancel(ctx))
+		if !retryable(err) || attempt == maxAttempts {
+			return classify(err)
+		}
+		// Jittered backoff, so that the two losers of one conflict do not
+		// meet again at once.
+		backoff := time.Duration(rand.Int64N(int64(attempt) * int64(2*time.Millisecond)))
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// view runs fn in one read-only REPEATABLE READ transaction (one snapshot).
+// A read whose connection was lost is tried once more on another.
+func (e *Engine) view(ctx context.Context, fn func(*tx) error) error {
+	for attempt := 1; ; attempt++ {
+		t, err := e.begin(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+		if err == nil {
+			err = fn(t)
+			t.pg.Rollback(context.WithoutCancel(ctx))
+		}
+		err = classify(err)
+		if err == nil || attempt == 2 || !errors.Is(err, store.ErrUnavailable) || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+func (e *Engine) begin(ctx context.Context, o pgx.TxOptions) (*tx, error) {
+	pt, err := e.pool.BeginTx(ctx, o)
+	if err != nil {
+		return nil, classify(err)
+	}
+	return &tx{ctx: ctx, pg: pt}, nil
+}
+
+// retryable reports a serialisation failure or deadlock, after which the
+// transaction runs again.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
+
+// lostConnection reports an error of the connection rather than of the
+// statement: the server went away, or could not be reached.
+func lostConnection(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// admin_shutdown, crash_shutdown, cannot_connect_now
+		return pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return pgconn.SafeToRetry(err) || pgconn.Timeout(err) || errors.As(err, &ce) || errors.As(err, &ne) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE)
+}
