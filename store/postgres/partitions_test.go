@@ -1,0 +1,46 @@
+package postgres
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fleetcam/fleetcam/store/pgtest"
+)
+
+// TestMonthPartitions creates the partitions of three months of a
+// partitioned table, twice, and finds each row in the partition of its
+// month and a row far outside them in the default partition.
+func TestMonthPartitions(t *testing.T) {
+	e := openEngine(t, pgtest.Database(t, ""))
+	ctx := context.Background()
+	if err := e.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.pool.Exec(ctx, `CREATE TABLE samples (at timestamptz NOT NULL) PARTITION BY RANGE (at);
+		CREATE TABLE samples_default PARTITION OF samples DEFAULT`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{3, 0} {
+		var created int
+		err := e.pool.QueryRow(ctx, `SELECT fleetcam_ensure_month_partitions('samples', '2026-11-20', 3)`).Scan(&created)
+		if err != nil || created != want {
+			t.Fatalf("call %d created %d partitions, %v; want %d", i, created, err, want)
+		}
+	}
+	rows := map[time.Time]string{
+		time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC):       "samples_y2026m11",
+		time.Date(2026, 12, 31, 23, 59, 59, 0, time.UTC):   "samples_y2026m12",
+		time.Date(2027, 1, 15, 12, 0, 0, 0, time.UTC):      "samples_y2027m01",
+		time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC):        "samples_default",
+		time.Date(2026, 10, 31, 23, 59, 59, 999, time.UTC): "samples_default",
+	}
+	for at, want := range rows {
+		var got string
+		err := e.pool.QueryRow(ctx, `INSERT INTO samples VALUES ($1) RETURNING tableoid::regclass::text`, at).Scan(&got)
+		if err != nil || got != want {
+			t.Errorf("a row at %s went to %q, %v; want %s", at, got, err, want)
+		}
+	}
+}
