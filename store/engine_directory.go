@@ -1,4 +1,70 @@
 package store
 
+import "crypto/sha256"
+
 // DirectoryRecords are the record sets of partners, users, organizations, invitations, groups, devices and their ownerships, whose rules are in organizations.go, users.go, invitations.go, devices.go, ownership.go.
-type DirectoryRecords interface{}
+type DirectoryRecords interface {
+	// Each accessor returns the records of one type in this transaction.
+	Partners() PartnerRecords
+	Users() UserRecords
+	InviteTokens() InviteTokenRecords
+	Organizations() OrganizationRecords
+}
+
+// PartnerRecords are the partners, by id.
+type PartnerRecords interface {
+	// Get returns the partner with id; ErrNotFound when there is none.
+	Get(id int64) (*Partner, error)
+	// Insert stores the new partner p under a new id, greater than every
+	// partner id given before, which it sets in p.ID.
+	Insert(p *Partner) error
+	// Count is the number of partners.
+	Count() (int, error)
+}
+
+// UserRecords are the users, by id and by e-mail. A user's e-mail is unique
+// and never changes.
+type UserRecords interface {
+	// Get returns the user with id; ErrNotFound when there is none.
+	Get(id int64) (*User, error)
+	// ByEmail returns the user whose Email is email (as the store normalised
+	// it); ErrNotFound when there is none.
+	ByEmail(email string) (*User, error)
+	// Insert stores the new user u under a new id, greater than every user
+	// id given before, which it sets in u.ID. An e-mail another user has is
+	// ErrConflict.
+	Insert(u *User) error
+	// Put replaces the stored user u.ID with u, whose Email is the one it
+	// was inserted with.
+	Put(u *User) error
+	// List returns the page p of the users f matches, in id order, and how
+	// many f matches in all.
+	List(f UserFilter, p Page) ([]User, int, error)
+}
+
+// InviteTokenRecords map the SHA-256 hash of each open invitation token to
+// the user it was issued to. The tokens themselves are never stored.
+type InviteTokenRecords interface {
+	// UserID returns the id of the user the token of hash was issued to;
+	// ErrNotFound when no open token has hash.
+	UserID(hash [sha256.Size]byte) (int64, error)
+	// Put records that the token of hash was issued to user userID.
+	Put(hash [sha256.Size]byte, userID int64) error
+	// Delete forgets the token of hash; forgetting one that is not recorded
+	// is no error.
+	Delete(hash [sha256.Size]byte) error
+}
+
+// OrganizationRecords are the organizations, by id.
+type OrganizationRecords interface {
+	// Get returns the organization with id; ErrNotFound when there is none.
+	Get(id int64) (*Organization, error)
+	// Insert stores the new organization o under a new id, greater than
+	// every organization id given before, which it sets in o.ID.
+	Insert(o *Organization) error
+	// Put replaces the stored organization o.ID with o.
+	Put(o *Organization) error
+	// List returns the page p of the organizations f matches, in id order,
+	// and how many f matches in all.
+	List(f OrganizationFilter, p Page) ([]Organization, int, error)
+}
