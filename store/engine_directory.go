@@ -9,6 +9,9 @@ type DirectoryRecords interface {
 	Users() UserRecords
 	InviteTokens() InviteTokenRecords
 	Organizations() OrganizationRecords
+	Groups() GroupRecords
+	Devices() DeviceRecords
+	DeviceOwnerships() DeviceOwnershipRecords
 }
 
 // PartnerRecords are the partners, by id.
@@ -67,4 +70,60 @@ type OrganizationRecords interface {
 	// List returns the page p of the organizations f matches, in id order,
 	// and how many f matches in all.
 	List(f OrganizationFilter, p Page) ([]Organization, int, error)
+}
+
+// GroupRecords are the device groups, by id.
+type GroupRecords interface {
+	// Get returns the group with id; ErrNotFound when there is none.
+	Get(id int64) (*Group, error)
+	// Insert stores the new group g under a new id, greater than every group
+	// id given before, which it sets in g.ID.
+	Insert(g *Group) error
+	// List returns the page p of the groups of organization orgID, in id
+	// order, and how many it has in all.
+	List(orgID int64, p Page) ([]Group, int, error)
+}
+
+// DeviceRecords are the devices, by IMEI, and the devices of each
+// organization.
+type DeviceRecords interface {
+	// Get returns the device with imei; ErrNotFound when there is none.
+	Get(imei string) (*Device, error)
+	// Stamp returns a fingerprint of the stored record of imei that changes
+	// whenever the record does, and costs far less than Get: a caller
+	// holding a decoded copy tells with it whether the copy is current.
+	// ErrNotFound when there is no device imei.
+	Stamp(imei string) (uint64, error)
+	// Insert stores the new device d in its organization; a device with
+	// d.IMEI already stored is ErrConflict.
+	Insert(d *Device) error
+	// Put replaces the stored device d.IMEI with d, which stays in the
+	// organization it was inserted in; ErrNotFound when there is none.
+	Put(d *Device) error
+	// Delete deletes the device imei from its organization; ErrNotFound
+	// when there is none.
+	Delete(imei string) error
+	// List returns the page p of the devices f matches, in IMEI order, and
+	// how many f matches in all.
+	List(f DeviceFilter, p Page) ([]Device, int, error)
+	// OrganizationIMEIs returns the IMEIs of every device of organization
+	// orgID, in IMEI order.
+	OrganizationIMEIs(orgID int64) ([]string, error)
+}
+
+// DeviceOwnershipRecords are the ownership log: every stay of each IMEI in
+// an organization (ownership.go).
+type DeviceOwnershipRecords interface {
+	// Insert logs the new ownership o under a new number, greater than every
+	// ownership number given before to any IMEI, which it sets in
+	// o.Ownership.
+	Insert(o *DeviceOwnership) error
+	// Put records o under its IMEI and number, replacing what was logged
+	// for them.
+	Put(o *DeviceOwnership) error
+	// Last returns the ownership of imei with the greatest number;
+	// ErrNotFound when none is logged.
+	Last(imei string) (*DeviceOwnership, error)
+	// List returns every ownership of imei logged, by number.
+	List(imei string) ([]DeviceOwnership, error)
 }
