@@ -2,7 +2,7 @@ package store
 
 import (
 	"bytes"
-	"hash/fnv"
+	"errors"
 	"strconv"
 	"time"
 )
@@ -90,9 +90,11 @@ func (tx *Tx) AddDevice(d *Device) error {
 	if !o.HasPartner(d.PartnerID) {
 		return Invalid("", "organization %d does not admit devices of partner %d", o.ID, d.PartnerID)
 	}
-	b := tx.bucket(bucketDevices)
-	if b.Get([]byte(d.IMEI)) != nil {
+	switch _, err := tx.rec.Devices().Get(d.IMEI); {
+	case err == nil:
 		return Conflict("device %s is already in an organization", d.IMEI)
+	case !errors.Is(err, ErrNotFound):
+		return err
 	}
 	if d.DataProfileID == 0 {
 		d.DataProfileID = o.DefaultDataProfileID
@@ -110,10 +112,7 @@ func (tx *Tx) AddDevice(d *Device) error {
 	if err := tx.startOwnership(d); err != nil {
 		return err
 	}
-	if err := putJSON(b, []byte(d.IMEI), d); err != nil {
-		return err
-	}
-	if err := tx.bucket(bucketOrgDevices).Put(compositeKey(d.OrganizationID, d.IMEI), nil); err != nil {
+	if err := tx.rec.Devices().Insert(d); err != nil {
 		return err
 	}
 	// A device that joins an organization whose defaults switch the
@@ -127,24 +126,22 @@ func (tx *Tx) AddDevice(d *Device) error {
 
 // Device returns the device with imei.
 func (tx *Tx) Device(imei string) (*Device, error) {
-	var d Device
-	if err := getJSON(tx.bucket(bucketDevices), []byte(imei), &d); err != nil {
+	d, err := tx.rec.Devices().Get(imei)
+	if err != nil {
 		return nil, missing(err, "device %s", imei)
 	}
-	return &d, nil
+	return d, nil
 }
 
 // DeviceStamp returns a fingerprint of the stored record of imei that
 // changes whenever the record does, so a caller holding a decoded copy can
 // tell cheaply whether it is still current.
 func (tx *Tx) DeviceStamp(imei string) (uint64, error) {
-	raw := tx.bucket(bucketDevices).Get([]byte(imei))
-	if raw == nil {
-		return 0, NotFound("device %s", imei)
+	stamp, err := tx.rec.Devices().Stamp(imei)
+	if err != nil {
+		return 0, missing(err, "device %s", imei)
 	}
-	h := fnv.New64a()
-	h.Write(raw)
-	return h.Sum64(), nil
+	return stamp, nil
 }
 
 // UpdateDevice stores d and audits the change under action.
@@ -166,7 +163,7 @@ func (tx *Tx) UpdateDevice(d *Device, action string) error {
 			return NotFound("group %d", d.GroupID)
 		}
 	}
-	if err := putJSON(tx.bucket(bucketDevices), []byte(d.IMEI), d); err != nil {
+	if err := tx.rec.Devices().Put(d); err != nil {
 		return err
 	}
 	return tx.Audit(AuditChange{Action: action, EntityType: "device", EntityID: d.IMEI,
@@ -180,10 +177,7 @@ func (tx *Tx) RemoveDevice(imei string) error {
 	if err != nil {
 		return err
 	}
-	if err := tx.bucket(bucketDevices).Delete([]byte(imei)); err != nil {
-		return err
-	}
-	if err := tx.bucket(bucketOrgDevices).Delete(compositeKey(d.OrganizationID, imei)); err != nil {
+	if err := tx.rec.Devices().Delete(imei); err != nil {
 		return err
 	}
 	if err := tx.endOwnership(d); err != nil {
@@ -243,45 +237,21 @@ type DeviceFilter struct {
 	IMEIs map[string]bool
 }
 
-func (f DeviceFilter) match(d *Device) bool {
-	return (f.PartnerID == 0 || d.PartnerID == f.PartnerID) &&
+// Match reports whether f selects d.
+func (f DeviceFilter) Match(d *Device) bool {
+	return (f.OrganizationID == 0 || d.OrganizationID == f.OrganizationID) &&
+		(f.PartnerID == 0 || d.PartnerID == f.PartnerID) &&
 		(f.GroupID == 0 || d.GroupID == f.GroupID) &&
 		(f.IMEI == "" || d.IMEI == f.IMEI) &&
 		(f.Name == "" || bytes.Contains(bytes.ToLower([]byte(d.Name)), bytes.ToLower([]byte(f.Name)))) &&
 		(f.IMEIs == nil || f.IMEIs[d.IMEI])
 }
 
-// Devices returns the devices matching f in IMEI order (per organization),
-// the requested page of them and the total count. With no OrganizationID it
-// scans every organization, which is how a partner lists all its devices.
+// Devices returns the page p of the devices matching f, in IMEI order, and
+// their total count. With no OrganizationID it lists the devices of every
+// organization, which is how a partner lists all its devices.
 func (tx *Tx) Devices(f DeviceFilter, p Page) ([]Device, int, error) {
-	var all []Device
-	visit := func(imei []byte) error {
-		d, err := tx.Device(string(imei))
-		if err != nil {
-			return err
-		}
-		if f.match(d) {
-			all = append(all, *d)
-		}
-		return nil
-	}
-	if f.OrganizationID != 0 {
-		// Keys are compositeKey(orgID, imei): the 8-byte id, a 0 separator, the IMEI.
-		prefix := compositeKey(f.OrganizationID, "")
-		c := tx.bucket(bucketOrgDevices).Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			if err := visit(k[len(prefix):]); err != nil {
-				return nil, 0, err
-			}
-		}
-	} else {
-		if err := tx.bucket(bucketDevices).ForEach(func(k, _ []byte) error { return visit(k) }); err != nil {
-			return nil, 0, err
-		}
-	}
-	page, total := Paginate(all, p)
-	return page, total, nil
+	return tx.rec.Devices().List(f, p)
 }
 
 // Group is a named set of devices within an organization.
@@ -294,44 +264,25 @@ type Group struct {
 
 // CreateGroup adds a group to an organization.
 func (tx *Tx) CreateGroup(orgID int64, name string) (*Group, error) {
-	id, err := tx.nextID(bucketGroups)
-	if err != nil {
+	g := &Group{OrganizationID: orgID, Name: name, CreatedAt: tx.now}
+	if err := tx.rec.Groups().Insert(g); err != nil {
 		return nil, err
 	}
-	g := &Group{ID: id, OrganizationID: orgID, Name: name, CreatedAt: tx.now}
-	if err := putJSON(tx.bucket(bucketGroups), itob(id), g); err != nil {
-		return nil, err
-	}
-	return g, tx.Audit(AuditChange{Action: "group.create", EntityType: "group", EntityID: strconv.FormatInt(id, 10),
+	return g, tx.Audit(AuditChange{Action: "group.create", EntityType: "group", EntityID: strconv.FormatInt(g.ID, 10),
 		OrganizationID: orgID, After: g})
 }
 
 // Group returns the group with id.
 func (tx *Tx) Group(id int64) (*Group, error) {
-	var g Group
-	if err := getJSON(tx.bucket(bucketGroups), itob(id), &g); err != nil {
+	g, err := tx.rec.Groups().Get(id)
+	if err != nil {
 		return nil, missing(err, "group %d", id)
 	}
-	return &g, nil
+	return g, nil
 }
 
 // Groups returns the page p of an organization's groups, in id order, and
 // their total count.
 func (tx *Tx) Groups(orgID int64, p Page) ([]Group, int, error) {
-	var all []Group
-	err := tx.bucket(bucketGroups).ForEach(func(_, v []byte) error {
-		var g Group
-		if err := jsonUnmarshal(v, &g); err != nil {
-			return err
-		}
-		if g.OrganizationID == orgID {
-			all = append(all, g)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	page, total := Paginate(all, p)
-	return page, total, nil
+	return tx.rec.Groups().List(orgID, p)
 }

@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"bytes"
 	"errors"
 	"testing"
 
@@ -121,58 +120,6 @@ func TestRemoveDeviceEmitsMessage(t *testing.T) {
 		if len(entries) != 1 || string(entries[0].Before) == "" {
 			t.Fatalf("removal audit %+v", entries)
 		}
-	})
-}
-
-// Removing a device drops the state only a present device has, in every
-// file that keeps some, and leaves other devices' state alone.
-func TestRemoveDeviceDropsItsState(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) {
-		const imei, other = "490154203237518", "490154203237526"
-		perDevice := []struct {
-			bucket []byte
-			key    func(imei string) []byte
-		}{
-			{BucketHealthState, func(i string) []byte { return []byte(i) }},
-			{BucketAlarmOpen, func(i string) []byte { return CompositeKey(i, "7") }},
-			{BucketAuxCameras, func(i string) []byte { return []byte(i) }},
-			{BucketBilling, func(i string) []byte { return []byte(i) }},
-			{BucketDataUsage, func(i string) []byte { return CompositeKey(i, "", int64(1)) }},
-			{BucketDeviceLinks, func(i string) []byte { return []byte(i) }},
-			{BucketDeviceCredentials, func(i string) []byte { return []byte(i) }},
-			{BucketPinFailures, func(i string) []byte { return []byte(i) }},
-			{BucketDeviceTracks, func(i string) []byte { return []byte(i) }},
-			{BucketHotspot, func(i string) []byte { return []byte(i) }},
-			{BucketDeviceSettings, func(i string) []byte { return []byte(i) }},
-			{BucketTripOpen, func(i string) []byte { return []byte(i) }},
-		}
-		db, _ := openTest(t)
-		pid, oid := seed(t, db)
-		mustUpdate(t, db, func(tx *Tx) error {
-			for _, i := range []string{imei, other} {
-				if err := tx.AddDevice(&Device{IMEI: i, OrganizationID: oid, PartnerID: pid}); err != nil {
-					return err
-				}
-				for _, p := range perDevice {
-					if err := tx.Bucket(p.bucket).Put(p.key(i), []byte("{}")); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		})
-		mustUpdate(t, db, func(tx *Tx) error { return tx.RemoveDevice(imei) })
-		db.View(t.Context(), func(tx *Tx) error {
-			for _, p := range perDevice {
-				if tx.Bucket(p.bucket).Get(p.key(imei)) != nil {
-					t.Errorf("%s: the removed device's entry is still there", p.bucket)
-				}
-				if !bytes.Equal(tx.Bucket(p.bucket).Get(p.key(other)), []byte("{}")) {
-					t.Errorf("%s: the other device's entry went too", p.bucket)
-				}
-			}
-			return nil
-		})
 	})
 }
 

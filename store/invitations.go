@@ -35,7 +35,7 @@ func (tx *Tx) AnswerOrganizationInvitation(orgID, partnerID int64, accept bool) 
 		o.PartnerIDs = append(slices.Clone(o.PartnerIDs), partnerID)
 		action = "organization.invitation.accept"
 	}
-	if err := putJSON(tx.bucket(bucketOrgs), itob(o.ID), o); err != nil {
+	if err := tx.rec.Organizations().Put(o); err != nil {
 		return nil, err
 	}
 	return o, tx.Audit(AuditChange{Action: action, EntityType: "organization",

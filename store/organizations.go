@@ -93,22 +93,18 @@ func (tx *Tx) AddOrganization(o *Organization) error {
 	if _, err := tx.Partner(o.PartnerID); err != nil {
 		return err
 	}
-	id, err := tx.nextID(bucketOrgs)
-	if err != nil {
-		return err
-	}
-	o.ID, o.CreatedAt = id, tx.now
+	o.CreatedAt = tx.now
 	if !slices.Contains(o.PartnerIDs, o.PartnerID) {
 		o.PartnerIDs = append([]int64{o.PartnerID}, o.PartnerIDs...)
 	}
 	if o.Retention.PurgeDays == 0 {
 		o.Retention.PurgeDays = DefaultPurgeDays
 	}
-	if err := putJSON(tx.bucket(bucketOrgs), itob(id), o); err != nil {
+	if err := tx.rec.Organizations().Insert(o); err != nil {
 		return err
 	}
 	return tx.Audit(AuditChange{Action: "organization.create", EntityType: "organization",
-		EntityID: strconv.FormatInt(id, 10), OrganizationID: id, PartnerID: o.PartnerID, After: o.public()})
+		EntityID: strconv.FormatInt(o.ID, 10), OrganizationID: o.ID, PartnerID: o.PartnerID, After: o.public()})
 }
 
 func (o *Organization) public() Organization {
@@ -119,11 +115,11 @@ func (o *Organization) public() Organization {
 
 // Organization returns the organization with id.
 func (tx *Tx) Organization(id int64) (*Organization, error) {
-	var o Organization
-	if err := getJSON(tx.bucket(bucketOrgs), itob(id), &o); err != nil {
+	o, err := tx.rec.Organizations().Get(id)
+	if err != nil {
 		return nil, missing(err, "organization %d", id)
 	}
-	return &o, nil
+	return o, nil
 }
 
 // UpdateOrganization stores o and audits the change from its previous value.
@@ -166,7 +162,7 @@ func (tx *Tx) UpdateOrganization(o *Organization) error {
 			return Conflict("partner %d still has %d devices in organization %d", pid, n, o.ID)
 		}
 	}
-	if err := putJSON(tx.bucket(bucketOrgs), itob(o.ID), o); err != nil {
+	if err := tx.rec.Organizations().Put(o); err != nil {
 		return err
 	}
 	if err := tx.Audit(AuditChange{Action: "organization.update", EntityType: "organization",
@@ -193,7 +189,8 @@ type OrganizationFilter struct {
 	InvitedPartnerID int64
 }
 
-func (f OrganizationFilter) match(o *Organization) bool {
+// Match reports whether f selects o.
+func (f OrganizationFilter) Match(o *Organization) bool {
 	return (f.IDs == nil || f.IDs[o.ID]) &&
 		(f.PartnerID == 0 || o.HasPartner(f.PartnerID)) &&
 		(f.InvitedPartnerID == 0 || slices.Contains(o.InvitedPartnerIDs, f.InvitedPartnerID))
@@ -202,24 +199,10 @@ func (f OrganizationFilter) match(o *Organization) bool {
 // Organizations returns the page p of the organizations matching f, in id
 // order, and their total count.
 func (tx *Tx) Organizations(f OrganizationFilter, p Page) ([]Organization, int, error) {
-	var all []Organization
-	err := tx.bucket(bucketOrgs).ForEach(func(_, v []byte) error {
-		var o Organization
-		if err := jsonUnmarshal(v, &o); err != nil {
-			return err
-		}
-		if f.match(&o) {
-			all = append(all, o)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	page, total := Paginate(all, p)
-	return page, total, nil
+	return tx.rec.Organizations().List(f, p)
 }
 
+// jsonUnmarshal decodes a JSON record of the store.
 func jsonUnmarshal(raw []byte, v any) error {
 	if err := json.Unmarshal(raw, v); err != nil {
 		return fmt.Errorf("store: decode: %w", err)

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"errors"
 	"time"
 )
@@ -43,45 +42,48 @@ import (
 //
 // The retention purge deletes each record after the purge days of the
 // organization it was recorded for, whichever organization the device is
-// in now, or none: the ownership log says which organization each
-// ownership was.
-//
-//	device_ownerships  imei 0x00 ownership(8)  →  organization(8) [ended unix-ms(8)]
+// in now, or none: the ownership log (DeviceOwnership, one entry per
+// ownership of each IMEI: its organization and when it ended) says which
+// organization each ownership was.
 //
 // A device added before ownership numbers gets its entry, under ownership
 // 0, when it is removed.
 
-func ownershipKey(imei string, ownership int64) []byte {
-	return append(compositeKey(imei, ""), itob(ownership)...)
+// DeviceOwnership is one entry of the ownership log: one stay of an IMEI
+// in an organization.
+type DeviceOwnership struct {
+	IMEI string
+	// Ownership is the stay's number (Device.Ownership); 0 for the stay of
+	// a device added before ownership numbers, logged when it was removed.
+	Ownership      int64
+	OrganizationID int64
+	// EndedAt is when the device left the organization, to the
+	// millisecond; zero while it is there.
+	EndedAt time.Time
 }
 
 // startOwnership gives d, about to be added, a new ownership number and
 // the end of the IMEI's previous ownership, and logs the ownership.
 func (tx *Tx) startOwnership(d *Device) error {
-	n, err := tx.nextID(bucketDevices)
-	if err != nil {
+	d.PreviousOwnerUntil = time.Time{}
+	switch last, err := tx.rec.DeviceOwnerships().Last(d.IMEI); {
+	case err == nil:
+		d.PreviousOwnerUntil = last.EndedAt
+	case !errors.Is(err, ErrNotFound):
 		return err
 	}
-	d.Ownership, d.PreviousOwnerUntil = n, time.Time{}
-	prefix := compositeKey(d.IMEI, "")
-	c := tx.bucket(bucketOwnerships).Cursor()
-	// The IMEI's last ownership is the last entry before its next prefix.
-	k, v := c.Seek(append(bytes.Clone(prefix), 0xff))
-	if k == nil {
-		k, v = c.Last()
-	} else {
-		k, v = c.Prev()
+	o := &DeviceOwnership{IMEI: d.IMEI, OrganizationID: d.OrganizationID}
+	if err := tx.rec.DeviceOwnerships().Insert(o); err != nil {
+		return err
 	}
-	if k != nil && bytes.HasPrefix(k, prefix) && len(v) == 16 {
-		d.PreviousOwnerUntil = time.UnixMilli(btoi(v[8:])).UTC()
-	}
-	return tx.bucket(bucketOwnerships).Put(ownershipKey(d.IMEI, n), itob(d.OrganizationID))
+	d.Ownership = o.Ownership
+	return nil
 }
 
 // endOwnership logs that d leaves its organization now.
 func (tx *Tx) endOwnership(d *Device) error {
-	return tx.bucket(bucketOwnerships).Put(ownershipKey(d.IMEI, d.Ownership),
-		append(itob(d.OrganizationID), itob(tx.now.UnixMilli())...))
+	return tx.rec.DeviceOwnerships().Put(&DeviceOwnership{IMEI: d.IMEI, Ownership: d.Ownership,
+		OrganizationID: d.OrganizationID, EndedAt: tx.now})
 }
 
 // ownershipNow is the current ownership of imei (0: none, or from before
@@ -99,13 +101,13 @@ func (tx *Tx) ownershipNow(imei string) int64 {
 // for them (the device was removed since), else of the one the device is
 // in now.
 func (tx *Tx) ownershipOrgs(imei string) (map[int64]int64, error) {
-	out := map[int64]int64{}
-	prefix := compositeKey(imei, "")
-	c := tx.bucket(bucketOwnerships).Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		if len(k) == len(prefix)+8 && len(v) >= 8 {
-			out[btoi(k[len(prefix):])] = btoi(v[:8])
-		}
+	log, err := tx.rec.DeviceOwnerships().List(imei)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]int64, len(log)+1)
+	for _, o := range log {
+		out[o.Ownership] = o.OrganizationID
 	}
 	if _, logged := out[0]; !logged {
 		d, err := tx.Device(imei)

@@ -76,48 +76,46 @@ func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(
 
 // CreatePartner adds a partner.
 func (tx *Tx) CreatePartner(name string) (*Partner, error) {
-	id, err := tx.nextID(bucketPartners)
-	if err != nil {
+	p := &Partner{Name: name, CreatedAt: tx.now}
+	if err := tx.rec.Partners().Insert(p); err != nil {
 		return nil, err
 	}
-	p := &Partner{ID: id, Name: name, CreatedAt: tx.now}
-	if err := putJSON(tx.bucket(bucketPartners), itob(id), p); err != nil {
-		return nil, err
-	}
-	return p, tx.Audit(AuditChange{Action: "partner.create", EntityType: "partner", EntityID: strconv.FormatInt(id, 10), PartnerID: id, After: p})
+	return p, tx.Audit(AuditChange{Action: "partner.create", EntityType: "partner", EntityID: strconv.FormatInt(p.ID, 10), PartnerID: p.ID, After: p})
 }
 
 // Partner returns the partner with id.
 func (tx *Tx) Partner(id int64) (*Partner, error) {
-	var p Partner
-	if err := getJSON(tx.bucket(bucketPartners), itob(id), &p); err != nil {
+	p, err := tx.rec.Partners().Get(id)
+	if err != nil {
 		return nil, missing(err, "partner %d", id)
 	}
-	return &p, nil
+	return p, nil
 }
 
-// PartnerCount is the number of partners in the store.
-func (tx *Tx) PartnerCount() int { return tx.bucket(bucketPartners).Stats().KeyN }
+// PartnerCount is the number of partners in the store (0 when they cannot
+// be counted).
+func (tx *Tx) PartnerCount() int {
+	n, err := tx.rec.Partners().Count()
+	if err != nil {
+		return 0
+	}
+	return n
+}
 
 // CreateUser adds u, refusing an email already in use. u.ID and CreatedAt are set.
 func (tx *Tx) CreateUser(u *User) error {
 	u.Email = NormalizeEmail(u.Email)
-	emails := tx.bucket(bucketUserEmails)
-	if emails.Get([]byte(u.Email)) != nil {
+	switch _, err := tx.rec.Users().ByEmail(u.Email); {
+	case err == nil:
 		return Conflict("user email %s already exists", u.Email)
-	}
-	id, err := tx.nextID(bucketUsers)
-	if err != nil {
+	case !errors.Is(err, ErrNotFound):
 		return err
 	}
-	u.ID, u.CreatedAt = id, tx.now
-	if err := emails.Put([]byte(u.Email), itob(id)); err != nil {
+	u.CreatedAt = tx.now
+	if err := tx.rec.Users().Insert(u); err != nil {
 		return err
 	}
-	if err := putJSON(tx.bucket(bucketUsers), itob(id), u); err != nil {
-		return err
-	}
-	return tx.Audit(AuditChange{Action: "user.create", EntityType: "user", EntityID: strconv.FormatInt(id, 10),
+	return tx.Audit(AuditChange{Action: "user.create", EntityType: "user", EntityID: strconv.FormatInt(u.ID, 10),
 		PartnerID: u.PartnerID, OrganizationID: u.OrganizationID, After: u.public()})
 }
 
@@ -130,53 +128,47 @@ func (u *User) public() User {
 
 // User returns the user with id.
 func (tx *Tx) User(id int64) (*User, error) {
-	var u User
-	if err := getJSON(tx.bucket(bucketUsers), itob(id), &u); err != nil {
+	u, err := tx.rec.Users().Get(id)
+	if err != nil {
 		return nil, missing(err, "user %d", id)
 	}
-	return &u, nil
+	return u, nil
 }
 
 // UserByEmail returns the user registered with email.
 func (tx *Tx) UserByEmail(email string) (*User, error) {
-	id := tx.bucket(bucketUserEmails).Get([]byte(NormalizeEmail(email)))
-	if id == nil {
-		return nil, NotFound("user %s", email)
+	u, err := tx.rec.Users().ByEmail(NormalizeEmail(email))
+	if err != nil {
+		return nil, missing(err, "user %s", email)
 	}
-	return tx.User(btoi(id))
+	return u, nil
 }
 
 // SetInviteToken records the hash of an invitation token for u, valid until expires.
 func (tx *Tx) SetInviteToken(u *User, token string, expires time.Time) error {
-	h := sha256.Sum256([]byte(token))
 	u.InviteExpiresAt = expires
-	if err := tx.bucket(bucketInviteTokens).Put(h[:], itob(u.ID)); err != nil {
+	if err := tx.rec.InviteTokens().Put(sha256.Sum256([]byte(token)), u.ID); err != nil {
 		return err
 	}
-	return putJSON(tx.bucket(bucketUsers), itob(u.ID), u)
+	return tx.rec.Users().Put(u)
 }
 
 // RedeemInviteToken sets the password hash of the user the token was issued to
 // and forgets the token. An unknown or expired token is ErrNotFound.
 func (tx *Tx) RedeemInviteToken(token string, passwordHash []byte) (*User, error) {
 	h := sha256.Sum256([]byte(token))
-	b := tx.bucket(bucketInviteTokens)
-	id := b.Get(h[:])
-	if id == nil {
-		return nil, NotFound("invitation")
-	}
-	u, err := tx.User(btoi(id))
+	u, err := tx.invitedUser(h)
 	if err != nil {
 		return nil, err
 	}
-	if err := b.Delete(h[:]); err != nil {
+	if err := tx.rec.InviteTokens().Delete(h); err != nil {
 		return nil, err
 	}
 	if tx.now.After(u.InviteExpiresAt) {
 		return nil, NotFound("invitation expired")
 	}
 	u.PasswordHash, u.InviteExpiresAt = passwordHash, time.Time{}
-	if err := putJSON(tx.bucket(bucketUsers), itob(u.ID), u); err != nil {
+	if err := tx.rec.Users().Put(u); err != nil {
 		return nil, err
 	}
 	return u, tx.Audit(AuditChange{Action: "user.setPassword", EntityType: "user", EntityID: strconv.FormatInt(u.ID, 10),
@@ -186,12 +178,7 @@ func (tx *Tx) RedeemInviteToken(token string, passwordHash []byte) (*User, error
 // InvitedUser returns the user an invitation token was issued to, without
 // redeeming it. An unknown or expired token is ErrNotFound.
 func (tx *Tx) InvitedUser(token string) (*User, error) {
-	h := sha256.Sum256([]byte(token))
-	id := tx.bucket(bucketInviteTokens).Get(h[:])
-	if id == nil {
-		return nil, NotFound("invitation")
-	}
-	u, err := tx.User(btoi(id))
+	u, err := tx.invitedUser(sha256.Sum256([]byte(token)))
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +186,16 @@ func (tx *Tx) InvitedUser(token string) (*User, error) {
 		return nil, NotFound("invitation expired")
 	}
 	return u, nil
+}
+
+// invitedUser returns the user the token of hash was issued to, expired or
+// not; an unknown token is ErrNotFound.
+func (tx *Tx) invitedUser(hash [sha256.Size]byte) (*User, error) {
+	id, err := tx.rec.InviteTokens().UserID(hash)
+	if err != nil {
+		return nil, missing(err, "invitation")
+	}
+	return tx.User(id)
 }
 
 // UserFilter selects users; zero fields do not filter.
@@ -209,26 +206,15 @@ type UserFilter struct {
 	PartnerUsersOnly bool
 }
 
+// Match reports whether f selects u.
+func (f UserFilter) Match(u *User) bool {
+	return (f.PartnerID == 0 || u.PartnerID == f.PartnerID) &&
+		(f.OrganizationID == 0 || u.OrganizationID == f.OrganizationID) &&
+		(!f.PartnerUsersOnly || u.OrganizationID == 0)
+}
+
 // Users returns the page p of the users matching f, in id order, and their
 // total count.
 func (tx *Tx) Users(f UserFilter, p Page) ([]User, int, error) {
-	var all []User
-	err := tx.bucket(bucketUsers).ForEach(func(_, v []byte) error {
-		var u User
-		if err := jsonUnmarshal(v, &u); err != nil {
-			return err
-		}
-		if f.PartnerID != 0 && u.PartnerID != f.PartnerID ||
-			f.OrganizationID != 0 && u.OrganizationID != f.OrganizationID ||
-			f.PartnerUsersOnly && u.OrganizationID != 0 {
-			return nil
-		}
-		all = append(all, u)
-		return nil
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	page, total := Paginate(all, p)
-	return page, total, nil
+	return tx.rec.Users().List(f, p)
 }

@@ -1,0 +1,34 @@
+package bolt
+
+import "github.com/fleetcam/fleetcam/store"
+
+// groups are the device groups, JSON under their 8-byte id.
+type groups struct{ t *tx }
+
+// Groups implements store.DirectoryRecords.
+func (t *tx) Groups() store.GroupRecords { return groups{t} }
+
+// Get implements store.GroupRecords.
+func (r groups) Get(id int64) (*store.Group, error) {
+	var g store.Group
+	if err := getJSON(r.t.bucket(bucketGroups), itob(id), &g); err != nil {
+		return nil, err
+	}
+	return &g, nil
+}
+
+// Insert implements store.GroupRecords: ids are the bucket's sequence.
+func (r groups) Insert(g *store.Group) error {
+	id, err := r.t.nextID(bucketGroups)
+	if err != nil {
+		return err
+	}
+	g.ID = id
+	return putJSON(r.t.bucket(bucketGroups), itob(id), g)
+}
+
+// List implements store.GroupRecords. Groups are not indexed by
+// organization: it decodes every group.
+func (r groups) List(orgID int64, p store.Page) ([]store.Group, int, error) {
+	return filterJSON(r.t.bucket(bucketGroups), func(g *store.Group) bool { return g.OrganizationID == orgID }, p)
+}

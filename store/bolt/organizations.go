@@ -1,0 +1,68 @@
+package bolt
+
+import (
+	"encoding/json"
+	"fmt"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// organizations are the organizations, JSON under their 8-byte id.
+type organizations struct{ t *tx }
+
+// Organizations implements store.DirectoryRecords.
+func (t *tx) Organizations() store.OrganizationRecords { return organizations{t} }
+
+// Get implements store.OrganizationRecords.
+func (r organizations) Get(id int64) (*store.Organization, error) {
+	var o store.Organization
+	if err := getJSON(r.t.bucket(bucketOrgs), itob(id), &o); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// Insert implements store.OrganizationRecords: ids are the bucket's
+// sequence.
+func (r organizations) Insert(o *store.Organization) error {
+	id, err := r.t.nextID(bucketOrgs)
+	if err != nil {
+		return err
+	}
+	o.ID = id
+	return putJSON(r.t.bucket(bucketOrgs), itob(id), o)
+}
+
+// Put implements store.OrganizationRecords.
+func (r organizations) Put(o *store.Organization) error {
+	return putJSON(r.t.bucket(bucketOrgs), itob(o.ID), o)
+}
+
+// List implements store.OrganizationRecords. It decodes every
+// organization; an operator's store holds some thousands at most.
+func (r organizations) List(f store.OrganizationFilter, p store.Page) ([]store.Organization, int, error) {
+	return filterJSON(r.t.bucket(bucketOrgs), f.Match, p)
+}
+
+// filterJSON decodes every record of b, in key order, and returns the page
+// p of those keep admits and how many it admits.
+func filterJSON[T any](b *bbolt.Bucket, keep func(*T) bool, p store.Page) ([]T, int, error) {
+	var all []T
+	err := b.ForEach(func(_, v []byte) error {
+		var r T
+		if err := json.Unmarshal(v, &r); err != nil {
+			return fmt.Errorf("store: decode: %w", err)
+		}
+		if keep(&r) {
+			all = append(all, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	page, total := store.Paginate(all, p)
+	return page, total, nil
+}
