@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -154,9 +155,16 @@ type eventDeviceIDs struct{ t *tx }
 // what most ingested events find: one value, not one per event.
 var errNoEventDeviceID = store.NotFound("device event id")
 
+// eventDeviceIDKey is the event_device_ids key of a device's event id,
+// built in one allocation: ingest builds it twice for every event.
+func eventDeviceIDKey(imei, deviceEventID string) []byte {
+	k := make([]byte, 0, len(imei)+1+len(deviceEventID))
+	return append(append(append(k, imei...), 0), deviceEventID...)
+}
+
 // Get implements store.EventDeviceIDSet.
 func (s eventDeviceIDs) Get(imei, deviceEventID string) (store.EventDeviceID, error) {
-	v := s.t.bucket(bucketEventDeviceIDs).Get(compositeKey(imei, deviceEventID))
+	v := s.t.bucket(bucketEventDeviceIDs).Get(eventDeviceIDKey(imei, deviceEventID))
 	if len(v) < 8 {
 		return store.EventDeviceID{}, errNoEventDeviceID
 	}
@@ -170,9 +178,10 @@ func (s eventDeviceIDs) Get(imei, deviceEventID string) (store.EventDeviceID, er
 // Put implements store.EventDeviceIDSet: the event id, and the ownership
 // when there is one.
 func (s eventDeviceIDs) Put(r store.EventDeviceID) error {
-	v := itob(r.EventID)
+	v := make([]byte, 8, 16)
+	binary.BigEndian.PutUint64(v, uint64(r.EventID))
 	if r.Ownership != 0 {
-		v = append(v, itob(r.Ownership)...)
+		v = binary.BigEndian.AppendUint64(v, uint64(r.Ownership))
 	}
-	return s.t.bucket(bucketEventDeviceIDs).Put(compositeKey(r.IMEI, r.DeviceEventID), v)
+	return s.t.bucket(bucketEventDeviceIDs).Put(eventDeviceIDKey(r.IMEI, r.DeviceEventID), v)
 }
