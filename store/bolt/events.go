@@ -17,7 +17,8 @@ import (
 //	device_events     imei 0x00 unix-ms(8) id(8)  →  event type [0x00 ownership(8)]
 //	org_events        org(8) unix-ms(8) id(8)     →  partner(8) imei 0x00 event type
 //	event_device_ids  imei 0x00 device's event id →  id(8) [ownership(8)]
-//	event_comments    (its sequence numbers the comments)
+//	event_comments    no keys: its sequence numbers the comments, which
+//	                  are kept in their event
 //
 // The index values carry what the filters need (type, ownership, partner,
 // device), so a query counts its matches from the index alone and decodes
