@@ -1,78 +1,11 @@
 package store
 
-import (
-	"bytes"
-	"fmt"
-	"time"
-)
+import "time"
 
-// Event indexes. An event page is a cursor walk over a time-ordered index,
-// never a scan of the events bucket:
-//
-//	device_events  imei 0x00 unix-ms(8) id(8)  →  event type [0x00 ownership(8)]
-//	org_events     org(8) unix-ms(8) id(8)     →  partner(8) imei 0x00 event type
-//
-// The index values carry what the filters need (type, ownership, partner,
-// device), so a query counts its matches from the index alone and decodes
-// only the records of the requested page. A device_events value without
-// an ownership is of an event recorded before ownership numbers existed.
-
-func deviceEventPrefix(imei string) []byte { return append([]byte(imei), 0) }
-
-func deviceEventKey(imei string, t time.Time, id int64) []byte {
-	return append(append(deviceEventPrefix(imei), itob(max(t.UnixMilli(), 0))...), itob(id)...)
-}
-
-func orgEventKey(org int64, t time.Time, id int64) []byte {
-	return append(append(itob(org), itob(max(t.UnixMilli(), 0))...), itob(id)...)
-}
-
-func deviceEventValue(e *Event) []byte {
-	if e.Ownership == 0 {
-		return []byte(e.Type)
-	}
-	return append(append([]byte(e.Type), 0), itob(e.Ownership)...)
-}
-
-// splitDeviceEventValue returns the event type and ownership of a
-// device_events value.
-func splitDeviceEventValue(v []byte) (typ []byte, ownership int64) {
-	typ, own, found := bytes.Cut(v, []byte{0})
-	if found && len(own) == 8 {
-		ownership = btoi(own)
-	}
-	return typ, ownership
-}
-
-func orgEventValue(e *Event) []byte {
-	v := append(itob(e.PartnerID), e.IMEI...)
-	return append(append(v, 0), e.Type...)
-}
-
-func (tx *Tx) indexEvent(e *Event) error {
-	if err := tx.bucket(bucketDeviceEvents).Put(deviceEventKey(e.IMEI, e.Time, e.ID), deviceEventValue(e)); err != nil {
-		return err
-	}
-	if err := tx.bucket(bucketOrgEvents).Put(orgEventKey(e.OrganizationID, e.Time, e.ID), orgEventValue(e)); err != nil {
-		return err
-	}
-	return tx.countEventHour(e, 1)
-}
-
-func (tx *Tx) unindexEvent(e *Event) error {
-	if err := tx.bucket(bucketDeviceEvents).Delete(deviceEventKey(e.IMEI, e.Time, e.ID)); err != nil {
-		return err
-	}
-	org := tx.bucket(bucketOrgEvents)
-	k := orgEventKey(e.OrganizationID, e.Time, e.ID)
-	if org.Get(k) == nil {
-		return nil
-	}
-	if err := org.Delete(k); err != nil {
-		return err
-	}
-	return tx.countEventHour(e, -1)
-}
+// The event pages of a device and of an organization: a time window,
+// filters, a page and the total. The engine answers them from its indexes
+// (EventSet's ByDevice and ByOrganization); the store decides whose events
+// a caller sees and joins what the events do not carry.
 
 // EventQuery selects events in a time range. Zero members do not filter.
 type EventQuery struct {
@@ -106,38 +39,16 @@ func (tx *Tx) QueryDeviceEvents(d *Device, q EventQuery, p Page) ([]Event, int, 
 	return tx.deviceEvents(d.IMEI, q, d, p)
 }
 
-// deviceEvents walks imei's events matching q; with owner set, only those
-// of owner's current ownership.
+// deviceEvents returns imei's events matching q; with owner set, only
+// those of owner's current ownership.
 func (tx *Tx) deviceEvents(imei string, q EventQuery, owner *Device, p Page) ([]Event, int, error) {
-	prefix := deviceEventPrefix(imei)
-	from := deviceEventKey(imei, q.Start, 0)
-	to := append(deviceEventKey(imei, q.End, 0)[:len(prefix)+8], bytes.Repeat([]byte{0xff}, 8)...)
-	var match func(k, v []byte) bool
-	if q.Types != nil || owner != nil {
-		match = func(k, v []byte) bool {
-			typ, ownership := splitDeviceEventValue(v)
-			if q.Types != nil && !q.Types[string(typ)] {
-				return false
-			}
-			switch {
-			case owner == nil:
-				return true
-			case ownership != owner.Ownership:
-				return false
-			case ownership != 0:
-				return true
-			}
-			// Both from before ownership numbers: the record says more.
-			e, err := tx.Event(btoi(k[len(k)-8:]))
-			return err == nil && owner.HoldsEvent(e)
-		}
-	}
-	return tx.walkEvents(bucketDeviceEvents, from, to, match, q.Status, p)
+	f := DeviceEventFilter{Start: q.Start, End: q.End, Types: q.Types, Status: q.Status, Holder: owner}
+	return tx.rec.Events().ByDevice(imei, f, p)
 }
 
 // OrgEvents returns the page of organization org's events matching q,
-// oldest first, and their total count. Without a device or status filter
-// the count comes from hourly counts (eventcounts.go).
+// oldest first, and their total count. A device filter is resolved to the
+// devices it selects now.
 func (tx *Tx) OrgEvents(org int64, q EventQuery, p Page) ([]Event, int, error) {
 	if q.Devices != nil {
 		devs, _, err := tx.Devices(*q.Devices, Page{})
@@ -152,29 +63,8 @@ func (tx *Tx) OrgEvents(org int64, q EventQuery, p Page) ([]Event, int, error) {
 		}
 		q.IMEIs, q.Devices = imeis, nil
 	}
-	from := orgEventKey(org, q.Start, 0)
-	to := append(orgEventKey(org, q.End, 0)[:16], bytes.Repeat([]byte{0xff}, 8)...)
-	var match func(k, v []byte) bool
-	if q.PartnerID != 0 || q.Types != nil || q.IMEIs != nil {
-		partner := itob(q.PartnerID)
-		match = func(_, v []byte) bool {
-			if len(v) < 9 {
-				return false
-			}
-			if q.PartnerID != 0 && !bytes.Equal(v[:8], partner) {
-				return false
-			}
-			if q.Types == nil && q.IMEIs == nil {
-				return true
-			}
-			imei, typ, _ := bytes.Cut(v[8:], []byte{0})
-			return (q.Types == nil || q.Types[string(typ)]) && (q.IMEIs == nil || q.IMEIs[string(imei)])
-		}
-	}
-	if q.Status == "" && q.IMEIs == nil && p.Limit > 0 {
-		return tx.orgEventsByHour(org, q, match, p)
-	}
-	return tx.walkEvents(bucketOrgEvents, from, to, match, q.Status, p)
+	f := OrgEventFilter{Start: q.Start, End: q.End, Types: q.Types, PartnerID: q.PartnerID, IMEIs: q.IMEIs, Status: q.Status}
+	return tx.rec.Events().ByOrganization(org, f, p)
 }
 
 // OrgEvent is an entry of an organization's event list: an event and the
@@ -205,18 +95,4 @@ func (tx *Tx) OrgEventList(org int64, q EventQuery, p Page) ([]OrgEvent, int, er
 		out[i] = OrgEvent{Event: e, DeviceName: name}
 	}
 	return out, total, nil
-}
-
-// walkEvents walks index keys from..to (inclusive), counts those match
-// keeps (all when match is nil) and decodes the records of page p.
-func (tx *Tx) walkEvents(index, from, to []byte, match func(k, v []byte) bool, status string, p Page) ([]Event, int, error) {
-	w := &eventWalk{tx: tx, index: index, match: match, status: status, page: p}
-	if err := w.walk(from, to); err != nil {
-		return nil, 0, err
-	}
-	return w.out, w.total, nil
-}
-
-func errMissingEvent(err error) error {
-	return fmt.Errorf("store: event index points to a missing record: %w", err)
 }

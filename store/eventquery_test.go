@@ -1,7 +1,9 @@
 package store_test
 
 import (
+	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
@@ -309,6 +311,171 @@ func TestOrgEventList(t *testing.T) {
 					}
 					return nil
 				})
+			})
+		}
+	})
+}
+
+// eventIDs lists the ids of es, in order.
+func eventIDs(es []Event) []int64 {
+	ids := []int64{}
+	for _, e := range es {
+		ids = append(ids, e.ID)
+	}
+	return ids
+}
+
+// TestOrgEventsPagesEveryWindow: an organization's event pages and totals
+// are those of its stored events in time order, for windows on and off
+// hour boundaries, partner and type filters, pages before, inside and
+// after the events, and after deletes and a purge.
+func TestOrgEventsPagesEveryWindow(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) {
+		f := newEventFixture(t)
+		rnd := rand.New(rand.NewPCG(7, 11))
+		types := []string{EventDeceleration, EventButton, EventCellPhoneUseBeep}
+		devs := []*Device{f.dev, f.dev2, f.foreign}
+		t0 := eventT0.Truncate(time.Hour)
+		var stored []Event
+		f.update(func(tx *Tx) error {
+			for i := range 3000 {
+				at := t0.Add(time.Duration(rnd.Int64N(int64(30 * time.Hour))))
+				if i%50 == 0 {
+					at = t0.Add(time.Duration(rnd.IntN(30)) * time.Hour) // exactly on an hour
+				}
+				e := &Event{IMEI: devs[i%3].IMEI, OrganizationID: f.org.ID, PartnerID: devs[i%3].PartnerID,
+					Type: types[rnd.IntN(len(types))], Time: at, Severity: SeverityMedium, Status: EventStatusNew}
+				if err := tx.StoreEvent(e); err != nil {
+					return err
+				}
+				stored = append(stored, *e)
+			}
+			return nil
+		})
+		byTime := func(a, b Event) int { return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.ID, b.ID)) }
+		slices.SortFunc(stored, byTime)
+		// expect is the page and total of q among the stored events.
+		expect := func(q EventQuery, p Page) ([]int64, int) {
+			var kept []Event
+			for _, e := range stored {
+				if !e.Time.Before(q.Start) && !e.Time.After(q.End) && (q.PartnerID == 0 || e.PartnerID == q.PartnerID) &&
+					(q.Types == nil || q.Types[e.Type]) {
+					kept = append(kept, e)
+				}
+			}
+			page, total := Paginate(kept, p)
+			return eventIDs(page), total
+		}
+		check := func(round int) {
+			t.Helper()
+			for range 300 {
+				start := t0.Add(time.Duration(rnd.Int64N(int64(32*time.Hour))) - time.Hour)
+				if rnd.IntN(4) == 0 {
+					start = start.Truncate(time.Hour)
+				}
+				end := start.Add(time.Duration(rnd.Int64N(int64(20 * time.Hour))))
+				if rnd.IntN(4) == 0 {
+					end = end.Truncate(time.Hour).Add(-time.Millisecond)
+				}
+				q := EventQuery{Start: start, End: end}
+				if rnd.IntN(2) == 0 {
+					q.PartnerID = f.partner
+				}
+				if rnd.IntN(3) == 0 {
+					q.Types = map[string]bool{types[rnd.IntN(len(types))]: true}
+				}
+				p := Page{Limit: 1 + rnd.IntN(150), Offset: rnd.IntN(400)}
+				err := f.db.View(t.Context(), func(tx *Tx) error {
+					got, gotN, err := tx.OrgEvents(f.org.ID, q, p)
+					if err != nil {
+						return err
+					}
+					want, wantN := expect(q, p)
+					if gotN != wantN || !slices.Equal(eventIDs(got), want) {
+						t.Fatalf("round %d, %s to %s, partner %d, types %v, page %+v: %d events %v, want %d %v",
+							round, start, end, q.PartnerID, q.Types, p, gotN, eventIDs(got), wantN, want)
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		check(1)
+		// Deleting and purging keep the pages and totals in step.
+		cutoff := t0.Add(5 * time.Hour)
+		f.update(func(tx *Tx) error {
+			for _, e := range stored[1000:1200] {
+				if _, err := tx.DeleteEvent(e.ID); err != nil {
+					return err
+				}
+			}
+			n, err := tx.PurgeEvents(f.org.ID, cutoff, 300)
+			if err == nil && n != 300 {
+				t.Errorf("purged %d events, want 300", n)
+			}
+			return err
+		})
+		stored = slices.Delete(stored, 1000, 1200)
+		for i := 0; i < 300; i++ {
+			if !stored[i].Time.Before(cutoff) {
+				t.Fatalf("the purge reached %s, past the cutoff", stored[i].Time)
+			}
+		}
+		stored = stored[300:]
+		check(2)
+	})
+}
+
+// TestPurgeEventsInBatchesAcrossOrganizations: the retention purge takes
+// each organization's due events in batches that run on from one
+// organization into the next, and keeps the rest.
+func TestPurgeEventsInBatchesAcrossOrganizations(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) {
+		f := newEventFixture(t)
+		var second *Device
+		f.update(func(tx *Tx) error {
+			o, err := tx.CreateOrganization(f.partner, "Second fleet", nil)
+			if err != nil {
+				return err
+			}
+			second = &Device{IMEI: eventIMEI(4), Name: "Truck 4", OrganizationID: o.ID, PartnerID: f.partner}
+			if err := tx.AddDevice(second); err != nil {
+				return err
+			}
+			for _, id := range []int64{f.org.ID, o.ID} {
+				org, err := tx.Organization(id)
+				if err != nil {
+					return err
+				}
+				org.Retention.PurgeDays = 7
+				if err := tx.UpdateOrganization(org); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		for _, d := range []*Device{f.dev, second} {
+			for i := range 5 {
+				f.ingest(d, EventInput{DeviceEventID: strconv.Itoa(i), Type: EventButton, Time: eventT0.Add(time.Duration(i) * time.Hour)})
+			}
+			f.ingest(d, EventInput{DeviceEventID: "kept", Type: EventButton, Time: eventT0.AddDate(0, 0, 20)})
+		}
+		res, err := f.db.Purge(t.Context(), eventT0.AddDate(0, 0, 21), PurgeSettings{Batch: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Deleted["events"] != 10 {
+			t.Errorf("purged %d events, want 10", res.Deleted["events"])
+		}
+		for _, d := range []*Device{f.dev, second} {
+			f.update(func(tx *Tx) error {
+				left, n, err := tx.DeviceEvents(d.IMEI, eventT0.AddDate(0, 0, -1), eventT0.AddDate(0, 0, 30), Page{})
+				if err == nil && (n != 1 || left[0].DeviceEventID != "kept") {
+					t.Errorf("%s keeps %d events %v, want only the recent one", d.IMEI, n, eventIDs(left))
+				}
+				return err
 			})
 		}
 	})

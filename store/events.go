@@ -1,8 +1,8 @@
 package store
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -218,13 +218,16 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 	if err := in.validate(); err != nil {
 		return IngestResult{}, err
 	}
-	var dedupe []byte
 	if in.DeviceEventID != "" {
-		dedupe = compositeKey(dev.IMEI, in.DeviceEventID)
 		// The device's ids are unique within one ownership only: a device
 		// reset for its next owner may count from the start again.
-		if v := tx.bucket(bucketEventDeviceIDs).Get(dedupe); len(v) >= 8 && deviceIDOwnership(v) == dev.Ownership {
-			prev, err := tx.Event(btoi(v[:8]))
+		seen, err := tx.rec.EventDeviceIDs().Get(dev.IMEI, in.DeviceEventID)
+		switch {
+		case errors.Is(err, ErrNotFound):
+		case err != nil:
+			return IngestResult{}, err
+		case seen.Ownership == dev.Ownership:
+			prev, err := tx.Event(seen.EventID)
 			if err != nil {
 				// Stored once and deleted since: the redelivery stays deleted.
 				return IngestResult{}, nil
@@ -290,8 +293,9 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 	if err := tx.storeEvent(e); err != nil {
 		return IngestResult{}, err
 	}
-	if dedupe != nil {
-		if err := tx.bucket(bucketEventDeviceIDs).Put(dedupe, deviceIDValue(e)); err != nil {
+	if in.DeviceEventID != "" {
+		seen := EventDeviceID{IMEI: dev.IMEI, DeviceEventID: in.DeviceEventID, EventID: e.ID, Ownership: e.Ownership}
+		if err := tx.rec.EventDeviceIDs().Put(seen); err != nil {
 			return IngestResult{}, err
 		}
 	}
@@ -307,23 +311,6 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 	}
 	return IngestResult{Event: e, Created: true}, tx.Emit(Message{Kind: MessageEvent, OrganizationID: dev.OrganizationID,
 		PartnerID: dev.PartnerID, IMEI: dev.IMEI, Time: e.Time, Event: fact})
-}
-
-// deviceIDValue is the event_device_ids value of e: its id, and its
-// ownership when it has one.
-func deviceIDValue(e *Event) []byte {
-	if e.Ownership == 0 {
-		return itob(e.ID)
-	}
-	return append(itob(e.ID), itob(e.Ownership)...)
-}
-
-// deviceIDOwnership is the ownership of an event_device_ids value (0: none).
-func deviceIDOwnership(v []byte) int64 {
-	if len(v) < 16 {
-		return 0
-	}
-	return btoi(v[8:16])
 }
 
 // eventFiles keeps the files an event of kind may carry: none for beeps and
@@ -345,29 +332,18 @@ func eventFiles(kind EventKind, eff *Effective, files []EventFile) []EventFile {
 	return out
 }
 
-// storeEvent assigns the next id and writes the record and its indexes.
+// storeEvent stores e as a new event, created now, under the next id.
 func (tx *Tx) storeEvent(e *Event) error {
-	id, err := tx.nextID(bucketEvents)
-	if err != nil {
-		return err
-	}
-	e.ID, e.CreatedAt = id, tx.now
-	if err := tx.putEvent(e); err != nil {
-		return err
-	}
-	return tx.indexEvent(e)
+	e.CreatedAt = tx.now
+	return tx.rec.Events().Insert(e)
 }
 
-func (tx *Tx) putEvent(e *Event) error { return putJSON(tx.bucket(bucketEvents), itob(e.ID), e) }
+// putEvent stores a change of e that leaves what the event queries select
+// on as it is (review, media notification).
+func (tx *Tx) putEvent(e *Event) error { return tx.rec.Events().Update(e) }
 
 // Event returns the event with id.
-func (tx *Tx) Event(id int64) (*Event, error) {
-	var e Event
-	if err := getJSON(tx.bucket(bucketEvents), itob(id), &e); err != nil {
-		return nil, missing(err, "event %d", id)
-	}
-	return &e, nil
-}
+func (tx *Tx) Event(id int64) (*Event, error) { return tx.rec.Events().Get(id) }
 
 // DeleteEvent removes an event, its index entries and its references to
 // media; a media file shared with other events stays for them.
@@ -376,10 +352,7 @@ func (tx *Tx) DeleteEvent(id int64) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := tx.bucket(bucketEvents).Delete(itob(id)); err != nil {
-		return nil, err
-	}
-	if err := tx.unindexEvent(e); err != nil {
+	if err := tx.rec.Events().Delete(e); err != nil {
 		return nil, err
 	}
 	if err := tx.unrefEventMedia(e); err != nil {
@@ -394,29 +367,22 @@ func (tx *Tx) DeleteEvent(id int64) (*Event, error) {
 // references, and returns how many it deleted. Retention calls it in small
 // batches; purged events are not audited one by one.
 func (tx *Tx) PurgeEvents(org int64, before time.Time, limit int) (int, error) {
-	var ids []int64
-	prefix := itob(org)
-	stop := orgEventKey(org, before, 0)
-	c := tx.bucket(bucketOrgEvents).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && bytes.Compare(k, stop) < 0 && len(ids) < limit; k, _ = c.Next() {
-		ids = append(ids, btoi(k[len(k)-8:]))
+	if limit <= 0 {
+		return 0, nil
 	}
-	for _, id := range ids {
-		e, err := tx.Event(id)
-		if err != nil {
+	doomed, err := tx.rec.Events().ByOrganizationBefore(org, before, limit)
+	if err != nil {
+		return 0, err
+	}
+	for i := range doomed {
+		if err := tx.rec.Events().Delete(&doomed[i]); err != nil {
 			return 0, err
 		}
-		if err := tx.bucket(bucketEvents).Delete(itob(id)); err != nil {
-			return 0, err
-		}
-		if err := tx.unindexEvent(e); err != nil {
-			return 0, err
-		}
-		if err := tx.unrefEventMedia(e); err != nil {
+		if err := tx.unrefEventMedia(&doomed[i]); err != nil {
 			return 0, err
 		}
 	}
-	return len(ids), nil
+	return len(doomed), nil
 }
 
 // EventReview changes an event's review state; nil members stay.
@@ -450,7 +416,7 @@ func (tx *Tx) ReviewEvent(id int64, r EventReview) (*Event, error) {
 		e.Severity = *r.Severity
 	}
 	if r.Comment != "" {
-		cid, err := tx.nextID(bucketEventComments)
+		cid, err := tx.rec.Events().NextCommentID()
 		if err != nil {
 			return nil, err
 		}
@@ -466,12 +432,16 @@ func (tx *Tx) ReviewEvent(id int64, r EventReview) (*Event, error) {
 
 // purgeEvents deletes the events (and with the last reference their media)
 // of each organization with a cutoff, one organization after the other;
-// the resume position is the organization id.
+// the resume position is the organization id, in decimal.
 func purgeEvents(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
 	orgs := slices.Sorted(maps.Keys(cut))
 	start := 0
 	if from != nil {
-		start, _ = slices.BinarySearch(orgs, btoi(from))
+		org, err := strconv.ParseInt(string(from), 10, 64)
+		if err != nil {
+			return 0, nil, fmt.Errorf("store: event purge resume position %q: %w", from, err)
+		}
+		start, _ = slices.BinarySearch(orgs, org)
 	}
 	deleted := 0
 	for _, org := range orgs[start:] {
@@ -480,7 +450,7 @@ func purgeEvents(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, erro
 			return 0, nil, err
 		}
 		if deleted += n; deleted >= limit {
-			return deleted, itob(org), nil
+			return deleted, strconv.AppendInt(nil, org, 10), nil
 		}
 	}
 	return deleted, nil, nil
