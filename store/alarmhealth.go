@@ -181,8 +181,8 @@ func (tx *Tx) ApplyStatusReport(dev *Device, st DeviceHealth) ([]Alarm, error) {
 
 // RaiseOfflineAlarms raises the device-offline alarm of every device that
 // has been disconnected for longer than after, and returns how many it
-// raised. It reads all links in one read transaction and writes each alarm
-// in a short transaction of its own; it stops when ctx ends.
+// raised. It reads every device's link in one read transaction and writes
+// each alarm in a short transaction of its own; it stops when ctx ends.
 func (db *DB) RaiseOfflineAlarms(ctx context.Context, after time.Duration) (int, error) {
 	type stale struct {
 		imei     string
@@ -191,9 +191,14 @@ func (db *DB) RaiseOfflineAlarms(ctx context.Context, after time.Duration) (int,
 	var candidates []stale
 	now := db.Now()
 	err := db.View(ctx, func(tx *Tx) error {
-		return tx.bucket(bucketDeviceLinks).ForEach(func(k, v []byte) error {
-			var l DeviceLink
-			if err := jsonUnmarshal(v, &l); err != nil {
+		devices, _, err := tx.Devices(DeviceFilter{}, Page{})
+		if err != nil {
+			return err
+		}
+		for _, d := range devices {
+			// A device that never connected has a link with zero times.
+			l, err := tx.DeviceLink(d.IMEI)
+			if err != nil {
 				return err
 			}
 			seen := l.LastSeen
@@ -201,14 +206,14 @@ func (db *DB) RaiseOfflineAlarms(ctx context.Context, after time.Duration) (int,
 				seen = l.DisconnectedAt
 			}
 			if l.Online() || seen.IsZero() || now.Sub(seen) < after {
-				return nil
+				continue
 			}
-			if tx.bucket(bucketAlarmOpen).Get(alarmOpenKey(l.IMEI, AlarmDeviceOffline)) != nil {
-				return nil
+			if tx.bucket(bucketAlarmOpen).Get(alarmOpenKey(d.IMEI, AlarmDeviceOffline)) != nil {
+				continue
 			}
-			candidates = append(candidates, stale{l.IMEI, seen})
-			return nil
-		})
+			candidates = append(candidates, stale{d.IMEI, seen})
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, err
