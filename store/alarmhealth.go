@@ -26,16 +26,16 @@ type HealthState struct {
 
 // dropHealthState drops the health state of a removed device.
 func dropHealthState(tx *Tx, d *Device) error {
-	return tx.bucket(bucketHealthState).Delete([]byte(d.IMEI))
+	return tx.rec.DeviceHealthStates().Delete(d.IMEI)
 }
 
 // DeviceHealthState returns the last health state of imei (empty when never reported).
 func (tx *Tx) DeviceHealthState(imei string) (*HealthState, error) {
-	h := &HealthState{IMEI: imei}
-	if err := getJSON(tx.bucket(bucketHealthState), []byte(imei), h); err != nil && !isNotFound(err) {
-		return nil, err
+	h, err := tx.rec.DeviceHealthStates().Get(imei)
+	if isNotFound(err) {
+		return &HealthState{IMEI: imei}, nil
 	}
-	return h, nil
+	return h, err
 }
 
 // ApplyHealthAlarms raises and closes dev's health alarms from a status
@@ -52,8 +52,8 @@ func (tx *Tx) ApplyHealthAlarms(dev *Device, st DeviceHealth) ([]Alarm, error) {
 	if st.AdasCalibrated != nil {
 		h.AdasCalibrated = *st.AdasCalibrated
 	}
-	h.ReportedAt = tx.now
-	if err := putJSON(tx.bucket(bucketHealthState), []byte(dev.IMEI), h); err != nil {
+	h.IMEI, h.ReportedAt = dev.IMEI, tx.now
+	if err := tx.rec.DeviceHealthStates().Put(h); err != nil {
 		return nil, err
 	}
 
@@ -131,11 +131,10 @@ func cameraName(id int) string {
 
 // autoClose closes the open system alarm of imei and def, if any.
 func (tx *Tx) autoClose(imei string, def int64) error {
-	id := tx.bucket(bucketAlarmOpen).Get(alarmOpenKey(imei, def))
-	if id == nil {
-		return nil
+	alarmID, err := tx.rec.OpenAlarms().Get(imei, def)
+	if err != nil || alarmID == 0 {
+		return err
 	}
-	alarmID := btoi(id)
 	if _, err := tx.ActOnAlarm(alarmID, AlarmActionClose); err != nil {
 		return err
 	}
@@ -144,7 +143,7 @@ func (tx *Tx) autoClose(imei string, def int64) error {
 		return err
 	}
 	a.AutoClosed = true
-	return putJSON(tx.bucket(bucketAlarms), itob(alarmID), a)
+	return tx.rec.Alarms().Put(a)
 }
 
 // RaiseOfflineAlarm raises the device-offline alarm of dev when its last
@@ -181,8 +180,8 @@ func (tx *Tx) ApplyStatusReport(dev *Device, st DeviceHealth) ([]Alarm, error) {
 
 // RaiseOfflineAlarms raises the device-offline alarm of every device that
 // has been disconnected for longer than after, and returns how many it
-// raised. It reads all links in one read transaction and writes each alarm
-// in a short transaction of its own; it stops when ctx ends.
+// raised. It reads every device's link in one read transaction and writes
+// each alarm in a short transaction of its own; it stops when ctx ends.
 func (db *DB) RaiseOfflineAlarms(ctx context.Context, after time.Duration) (int, error) {
 	type stale struct {
 		imei     string
@@ -191,9 +190,14 @@ func (db *DB) RaiseOfflineAlarms(ctx context.Context, after time.Duration) (int,
 	var candidates []stale
 	now := db.Now()
 	err := db.View(ctx, func(tx *Tx) error {
-		return tx.bucket(bucketDeviceLinks).ForEach(func(k, v []byte) error {
-			var l DeviceLink
-			if err := jsonUnmarshal(v, &l); err != nil {
+		devices, _, err := tx.Devices(DeviceFilter{}, Page{})
+		if err != nil {
+			return err
+		}
+		for _, d := range devices {
+			// A device that never connected has a link with zero times.
+			l, err := tx.DeviceLink(d.IMEI)
+			if err != nil {
 				return err
 			}
 			seen := l.LastSeen
@@ -201,14 +205,16 @@ func (db *DB) RaiseOfflineAlarms(ctx context.Context, after time.Duration) (int,
 				seen = l.DisconnectedAt
 			}
 			if l.Online() || seen.IsZero() || now.Sub(seen) < after {
-				return nil
+				continue
 			}
-			if tx.bucket(bucketAlarmOpen).Get(alarmOpenKey(l.IMEI, AlarmDeviceOffline)) != nil {
-				return nil
+			if id, err := tx.rec.OpenAlarms().Get(d.IMEI, AlarmDeviceOffline); err != nil {
+				return err
+			} else if id != 0 {
+				continue
 			}
-			candidates = append(candidates, stale{l.IMEI, seen})
-			return nil
-		})
+			candidates = append(candidates, stale{d.IMEI, seen})
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, err

@@ -2,6 +2,9 @@ package store
 
 import (
 	"cmp"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -30,7 +33,9 @@ type AlarmFilter struct {
 	AfterID int64
 }
 
-func (f AlarmFilter) match(a *Alarm) bool {
+// Match reports whether f keeps alarm a; names gives the device name f's
+// DeviceName looks for, asked only when the rest of f keeps a.
+func (f AlarmFilter) Match(a *Alarm, names AlarmNames) bool {
 	def, _ := AlarmDefinitionByID(a.AlarmDefinitionID)
 	return (f.OrganizationIDs == nil || f.OrganizationIDs[a.OrganizationID]) &&
 		(f.PartnerID == 0 || a.PartnerID == f.PartnerID) &&
@@ -42,7 +47,8 @@ func (f AlarmFilter) match(a *Alarm) bool {
 		(f.Read == nil || a.Read == *f.Read) &&
 		(f.Start.IsZero() || !a.CreatedAt.Before(f.Start)) &&
 		(f.End.IsZero() || !a.CreatedAt.After(f.End)) &&
-		a.ID > f.AfterID
+		a.ID > f.AfterID &&
+		(f.DeviceName == "" || strings.Contains(strings.ToLower(names.DeviceName(a.IMEI)), strings.ToLower(f.DeviceName)))
 }
 
 // Alarm sort keys. Names are those of the alarm's device, organization and
@@ -60,36 +66,52 @@ const (
 // Alarms returns the page p of the alarms matching f in the order s (by
 // default by id) and their total count.
 func (tx *Tx) Alarms(f AlarmFilter, s Sort, p Page) ([]Alarm, int, error) {
-	var all []Alarm
 	names := alarmNames{tx: tx, devices: map[string]string{}, orgs: map[int64]string{}, partners: map[int64]string{}}
-	c := tx.bucket(bucketAlarms).Cursor()
-	for k, v := c.Seek(itob(f.AfterID + 1)); k != nil; k, v = c.Next() {
-		var a Alarm
-		if err := jsonUnmarshal(v, &a); err != nil {
-			return nil, 0, err
-		}
-		if f.match(&a) && (f.DeviceName == "" ||
-			strings.Contains(strings.ToLower(names.device(a.IMEI)), strings.ToLower(f.DeviceName))) {
-			all = append(all, a)
-		}
+	if _, err := AlarmOrder(s, names); err != nil {
+		return nil, 0, err
 	}
+	return tx.rec.Alarms().List(f, s, p, names)
+}
+
+// AlarmOrder returns the order s names: by its key, alarms equal under it
+// by id, all reversed when s.Desc. names gives the names the name keys
+// compare. A key that is not one of the AlarmBy keys is ErrInvalid. It is
+// the order of the alarm list, for an engine that sorts the alarms itself.
+func AlarmOrder(s Sort, names AlarmNames) (func(a, b *Alarm) int, error) {
 	def := func(a *Alarm) AlarmDefinition { d, _ := AlarmDefinitionByID(a.AlarmDefinitionID); return d }
-	keys := sortKeys[Alarm]{
+	keys := map[string]func(a, b *Alarm) int{
 		AlarmByCreatedAt: func(a, b *Alarm) int {
 			return a.CreatedAt.Truncate(time.Millisecond).Compare(b.CreatedAt.Truncate(time.Millisecond))
 		},
-		AlarmByDeviceName: func(a, b *Alarm) int { return strings.Compare(names.device(a.IMEI), names.device(b.IMEI)) },
+		AlarmByDeviceName: func(a, b *Alarm) int { return strings.Compare(names.DeviceName(a.IMEI), names.DeviceName(b.IMEI)) },
 		AlarmByIMEI:       func(a, b *Alarm) int { return strings.Compare(a.IMEI, b.IMEI) },
 		AlarmByOrganizationName: func(a, b *Alarm) int {
-			return strings.Compare(names.org(a.OrganizationID), names.org(b.OrganizationID))
+			return strings.Compare(names.OrganizationName(a.OrganizationID), names.OrganizationName(b.OrganizationID))
 		},
 		AlarmByPartnerName: func(a, b *Alarm) int {
-			return strings.Compare(names.partner(a.PartnerID), names.partner(b.PartnerID))
+			return strings.Compare(names.PartnerName(a.PartnerID), names.PartnerName(b.PartnerID))
 		},
 		AlarmBySeverity:       func(a, b *Alarm) int { return cmp.Compare(def(a).Severity, def(b).Severity) },
 		AlarmByDefinitionName: func(a, b *Alarm) int { return strings.Compare(def(a).Name, def(b).Name) },
 	}
-	return sortPage(all, s, keys, func(a *Alarm) int64 { return a.ID }, p)
+	var by func(a, b *Alarm) int
+	if s.Key != "" {
+		var found bool
+		if by, found = keys[s.Key]; !found {
+			return nil, fmt.Errorf("sort key %q is not one of %s: %w", s.Key,
+				strings.Join(slices.Sorted(maps.Keys(keys)), ", "), ErrInvalid)
+		}
+	}
+	return func(a, b *Alarm) int {
+		r := cmp.Compare(a.ID, b.ID)
+		if by != nil {
+			r = cmp.Or(by(a, b), r)
+		}
+		if s.Desc {
+			return -r
+		}
+		return r
+	}, nil
 }
 
 // alarmNames looks up, once each, the names an alarm list sorts and
@@ -101,7 +123,8 @@ type alarmNames struct {
 	partners map[int64]string
 }
 
-func (n alarmNames) device(imei string) string {
+// DeviceName implements AlarmNames.
+func (n alarmNames) DeviceName(imei string) string {
 	name, found := n.devices[imei]
 	if !found {
 		if d, err := n.tx.Device(imei); err == nil {
@@ -112,7 +135,8 @@ func (n alarmNames) device(imei string) string {
 	return name
 }
 
-func (n alarmNames) org(id int64) string {
+// OrganizationName implements AlarmNames.
+func (n alarmNames) OrganizationName(id int64) string {
 	name, found := n.orgs[id]
 	if !found {
 		if o, err := n.tx.Organization(id); err == nil {
@@ -123,7 +147,8 @@ func (n alarmNames) org(id int64) string {
 	return name
 }
 
-func (n alarmNames) partner(id int64) string {
+// PartnerName implements AlarmNames.
+func (n alarmNames) PartnerName(id int64) string {
 	name, found := n.partners[id]
 	if !found {
 		if p, err := n.tx.Partner(id); err == nil {

@@ -72,26 +72,26 @@ func (tx *Tx) AddAlarmRecipient(r *AlarmRecipient) error {
 	if len(existing) > 0 {
 		return Conflict("%s is already a %s recipient (id %d)", r.Email, r.Kind, existing[0].ID)
 	}
-	id, err := tx.nextID(bucketRecipients)
+	last, err := tx.rec.Alarms().LastID()
 	if err != nil {
 		return err
 	}
-	r.ID, r.CreatedAt, r.LastAlarmID = id, tx.now, tx.LastAlarmID()
+	r.CreatedAt, r.LastAlarmID = tx.now, last
 	r.CreatedByAudienceName, r.CreatedByID = tx.audience()
-	if err := putJSON(tx.bucket(bucketRecipients), itob(id), r); err != nil {
+	if err := tx.rec.AlarmRecipients().Insert(r); err != nil {
 		return err
 	}
-	return tx.Audit(AuditChange{Action: "recipient.create", EntityType: "recipient", EntityID: strconv.FormatInt(id, 10),
+	return tx.Audit(AuditChange{Action: "recipient.create", EntityType: "recipient", EntityID: strconv.FormatInt(r.ID, 10),
 		OrganizationID: r.OrganizationID, PartnerID: r.PartnerID, After: r})
 }
 
 // AlarmRecipient returns the recipient with id.
 func (tx *Tx) AlarmRecipient(id int64) (*AlarmRecipient, error) {
-	var r AlarmRecipient
-	if err := getJSON(tx.bucket(bucketRecipients), itob(id), &r); err != nil {
+	r, err := tx.rec.AlarmRecipients().Get(id)
+	if err != nil {
 		return nil, missing(err, "recipient %d", id)
 	}
-	return &r, nil
+	return r, nil
 }
 
 // UpdateAlarmRecipient stores the changed interval or definitions of r.
@@ -103,7 +103,7 @@ func (tx *Tx) UpdateAlarmRecipient(r *AlarmRecipient) error {
 	if err := r.validate(); err != nil {
 		return err
 	}
-	if err := putJSON(tx.bucket(bucketRecipients), itob(r.ID), r); err != nil {
+	if err := tx.rec.AlarmRecipients().Put(r); err != nil {
 		return err
 	}
 	return tx.Audit(AuditChange{Action: "recipient.update", EntityType: "recipient", EntityID: strconv.FormatInt(r.ID, 10),
@@ -116,7 +116,7 @@ func (tx *Tx) DeleteAlarmRecipient(id int64) error {
 	if err != nil {
 		return err
 	}
-	if err := tx.bucket(bucketRecipients).Delete(itob(id)); err != nil {
+	if err := tx.rec.AlarmRecipients().Delete(id); err != nil {
 		return err
 	}
 	return tx.Audit(AuditChange{Action: "recipient.delete", EntityType: "recipient", EntityID: strconv.FormatInt(id, 10),
@@ -125,18 +125,17 @@ func (tx *Tx) DeleteAlarmRecipient(id int64) error {
 
 // AlarmRecipients returns the recipients keep admits (nil: all), in id order.
 func (tx *Tx) AlarmRecipients(keep func(*AlarmRecipient) bool) ([]AlarmRecipient, error) {
+	all, err := tx.rec.AlarmRecipients().List()
+	if err != nil || keep == nil {
+		return all, err
+	}
 	var out []AlarmRecipient
-	err := tx.bucket(bucketRecipients).ForEach(func(_, v []byte) error {
-		var r AlarmRecipient
-		if err := jsonUnmarshal(v, &r); err != nil {
-			return err
+	for i := range all {
+		if keep(&all[i]) {
+			out = append(out, all[i])
 		}
-		if keep == nil || keep(&r) {
-			out = append(out, r)
-		}
-		return nil
-	})
-	return out, err
+	}
+	return out, nil
 }
 
 // Wants reports whether alarm a belongs in r's reports.
@@ -165,5 +164,5 @@ func (tx *Tx) MarkAlarmRecipientReported(id, lastAlarmID int64, at time.Time) er
 	}
 	r.LastAlarmID = max(r.LastAlarmID, lastAlarmID)
 	r.LastReportAt = at
-	return putJSON(tx.bucket(bucketRecipients), itob(id), r)
+	return tx.rec.AlarmRecipients().Put(r)
 }

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,7 +11,7 @@ import (
 // devices' health reports (alarmhealth.go) at most once per device and
 // definition while open; a simulated alarm is the same record with a
 // customer comment. Every new or closed alarm is a MessageAlarm for the
-// alarm webhooks, and alarm e-mail follows the alarms bucket's sequence.
+// alarm webhooks, and alarm e-mail follows the alarms' id sequence.
 
 // AlarmDefinition is one kind of alarm.
 type AlarmDefinition struct {
@@ -127,20 +126,7 @@ type Alarm struct {
 // dropOpenAlarms forgets which system alarms of a removed device are open;
 // the alarms themselves stay.
 func dropOpenAlarms(tx *Tx, d *Device) error {
-	c := tx.bucket(bucketAlarmOpen).Cursor()
-	prefix := compositeKey(d.IMEI, "")
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
-		if err := c.Delete(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func alarmOpenKey(imei string, def int64) []byte { return append(compositeKey(imei, ""), itob(def)...) }
-
-func alarmTripleKey(imei string, def int64, at time.Time) []byte {
-	return append(alarmOpenKey(imei, def), itob(at.UnixMilli())...)
+	return tx.rec.OpenAlarms().DeleteDevice(d.IMEI)
 }
 
 // audience says who the transaction's actor is, for comments and actions.
@@ -159,25 +145,32 @@ func (tx *Tx) audience() (string, int64) {
 // RaiseAlarm opens an alarm of definition def for dev at time at unless one
 // is already open; it returns the open alarm and whether it is new.
 func (tx *Tx) RaiseAlarm(dev *Device, def int64, at time.Time, details string) (*Alarm, bool, error) {
-	if id := tx.bucket(bucketAlarmOpen).Get(alarmOpenKey(dev.IMEI, def)); id != nil {
-		a, err := tx.Alarm(btoi(id))
+	open := tx.rec.OpenAlarms()
+	if id, err := open.Get(dev.IMEI, def); err != nil {
+		return nil, false, err
+	} else if id != 0 {
+		a, err := tx.Alarm(id)
 		return a, false, err
 	}
-	if tx.bucket(bucketAlarmTriples).Get(alarmTripleKey(dev.IMEI, def, at)) != nil {
+	if taken, err := tx.rec.Alarms().TripleTaken(dev.IMEI, def, at); err != nil {
+		return nil, false, err
+	} else if taken {
 		at = at.Add(time.Millisecond)
 	}
 	a, err := tx.createAlarm(dev, def, at, details, false)
 	if err != nil {
 		return nil, false, err
 	}
-	return a, true, tx.bucket(bucketAlarmOpen).Put(alarmOpenKey(dev.IMEI, def), itob(a.ID))
+	return a, true, open.Put(dev.IMEI, def, a.ID)
 }
 
 // SimulateAlarm creates a simulated alarm: a system alarm of definition def
 // created at createdAt, with comment as the customer comment. The triple
 // (imei, definition, createdAt) must be new, even if its alarm was closed.
 func (tx *Tx) SimulateAlarm(dev *Device, def int64, createdAt time.Time, comment string) (*Alarm, error) {
-	if tx.bucket(bucketAlarmTriples).Get(alarmTripleKey(dev.IMEI, def, createdAt)) != nil {
+	if taken, err := tx.rec.Alarms().TripleTaken(dev.IMEI, def, createdAt); err != nil {
+		return nil, err
+	} else if taken {
 		return nil, Conflict("an alarm with imei %s, alarmDefinitionId %d and createdAt %s already exists",
 			dev.IMEI, def, createdAt.UTC().Format("2006-01-02T15:04:05.000Z"))
 	}
@@ -195,7 +188,7 @@ func (tx *Tx) createAlarm(dev *Device, def int64, at time.Time, details string, 
 	if _, ok := AlarmDefinitionByID(def); !ok {
 		return nil, Invalid("", "alarmDefinitionId %d is not a known alarm definition", def)
 	}
-	id, err := tx.nextID(bucketAlarms)
+	id, err := tx.rec.Alarms().NextID()
 	if err != nil {
 		return nil, err
 	}
@@ -210,10 +203,7 @@ func (tx *Tx) createAlarm(dev *Device, def int64, at time.Time, details string, 
 			return nil, err
 		}
 	}
-	if err := putJSON(tx.bucket(bucketAlarms), itob(id), a); err != nil {
-		return nil, err
-	}
-	if err := tx.bucket(bucketAlarmTriples).Put(alarmTripleKey(dev.IMEI, def, a.CreatedAt), itob(id)); err != nil {
+	if err := tx.rec.Alarms().Insert(a); err != nil {
 		return nil, err
 	}
 	action := "alarm.create"
@@ -228,7 +218,7 @@ func (tx *Tx) createAlarm(dev *Device, def int64, at time.Time, details string, 
 }
 
 func (tx *Tx) appendAction(a *Alarm, typ string) error {
-	id, err := tx.nextID(bucketAlarmNotes)
+	id, err := tx.rec.Alarms().NextNoteID()
 	if err != nil {
 		return err
 	}
@@ -239,7 +229,7 @@ func (tx *Tx) appendAction(a *Alarm, typ string) error {
 }
 
 func (tx *Tx) appendComment(a *Alarm, details string) (*AlarmComment, error) {
-	id, err := tx.nextID(bucketAlarmNotes)
+	id, err := tx.rec.Alarms().NextNoteID()
 	if err != nil {
 		return nil, err
 	}
@@ -258,11 +248,11 @@ func (tx *Tx) appendComment(a *Alarm, details string) (*AlarmComment, error) {
 
 // Alarm returns the alarm with id.
 func (tx *Tx) Alarm(id int64) (*Alarm, error) {
-	var a Alarm
-	if err := getJSON(tx.bucket(bucketAlarms), itob(id), &a); err != nil {
+	a, err := tx.rec.Alarms().Get(id)
+	if err != nil {
 		return nil, missing(err, "alarm %d", id)
 	}
-	return &a, nil
+	return a, nil
 }
 
 // ActOnAlarm applies an action (open, close, read, unread) to alarm id and
@@ -278,20 +268,30 @@ func (tx *Tx) ActOnAlarm(id int64, typ string) (*AlarmAction, error) {
 		return nil, err
 	}
 	before := *a
-	openKey := alarmOpenKey(a.IMEI, a.AlarmDefinitionID)
+	open := tx.rec.OpenAlarms()
 	switch typ {
 	case AlarmActionClose:
 		a.Open, a.LastCloseAt = false, tx.now
-		if owner := tx.bucket(bucketAlarmOpen).Get(openKey); owner != nil && btoi(owner) == id {
-			if err := tx.bucket(bucketAlarmOpen).Delete(openKey); err != nil {
+		owner, err := open.Get(a.IMEI, a.AlarmDefinitionID)
+		if err != nil {
+			return nil, err
+		}
+		if owner == id {
+			if err := open.Delete(a.IMEI, a.AlarmDefinitionID); err != nil {
 				return nil, err
 			}
 		}
 	case AlarmActionOpen:
 		a.Open = true
-		if !a.Simulated && tx.bucket(bucketAlarmOpen).Get(openKey) == nil {
-			if err := tx.bucket(bucketAlarmOpen).Put(openKey, itob(id)); err != nil {
+		if !a.Simulated {
+			owner, err := open.Get(a.IMEI, a.AlarmDefinitionID)
+			if err != nil {
 				return nil, err
+			}
+			if owner == 0 {
+				if err := open.Put(a.IMEI, a.AlarmDefinitionID, id); err != nil {
+					return nil, err
+				}
 			}
 		}
 	case AlarmActionRead:
@@ -302,7 +302,7 @@ func (tx *Tx) ActOnAlarm(id int64, typ string) (*AlarmAction, error) {
 	if err := tx.appendAction(a, typ); err != nil {
 		return nil, err
 	}
-	if err := putJSON(tx.bucket(bucketAlarms), itob(id), a); err != nil {
+	if err := tx.rec.Alarms().Put(a); err != nil {
 		return nil, err
 	}
 	if err := tx.Audit(AuditChange{Action: "alarm." + typ, EntityType: "alarm", EntityID: strconv.FormatInt(id, 10),
@@ -336,7 +336,7 @@ func (tx *Tx) CommentOnAlarm(id int64, details string) (*AlarmComment, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := putJSON(tx.bucket(bucketAlarms), itob(id), a); err != nil {
+	if err := tx.rec.Alarms().Put(a); err != nil {
 		return nil, err
 	}
 	return c, tx.Audit(AuditChange{Action: "alarm.comment", EntityType: "alarm", EntityID: strconv.FormatInt(id, 10),
@@ -360,30 +360,23 @@ func (tx *Tx) emitAlarm(a *Alarm, event string) error {
 		PartnerID: a.PartnerID, IMEI: a.IMEI, Alarm: &AlarmFact{Alarm: *a, OrganizationName: org, PartnerName: partner}})
 }
 
-// LastAlarmID is the id of the newest alarm (0: none yet).
-func (tx *Tx) LastAlarmID() int64 { return int64(tx.bucket(bucketAlarms).Sequence()) }
+// LastAlarmID is the id of the newest alarm (0: none yet, or an engine
+// that could not tell).
+func (tx *Tx) LastAlarmID() int64 {
+	id, _ := tx.rec.Alarms().LastID()
+	return id
+}
+
+// Due reports whether alarm a goes in the purge: it is closed and was
+// created before the cutoff of its organization.
+func (p AlarmPurge) Due(a *Alarm) bool {
+	t, ok := p.Cutoffs[a.OrganizationID]
+	return ok && !a.Open && a.CreatedAt.Before(t)
+}
 
 // purgeAlarms deletes closed alarms created before their cutoff. The
-// (imei, definition, createdAt) index stays, so a purged simulated alarm
+// (imei, definition, createdAt) triples stay, so a purged simulated alarm
 // still blocks its triple.
 func purgeAlarms(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
-	c := tx.bucket(bucketAlarms).Cursor()
-	k, v := c.First()
-	if from != nil {
-		k, v = c.Seek(from)
-	}
-	var doomed [][]byte
-	for ; k != nil; k, v = c.Next() {
-		if len(doomed) >= limit {
-			return deleteKeys(tx.bucket(bucketAlarms), doomed, k)
-		}
-		var a Alarm
-		if err := jsonUnmarshal(v, &a); err != nil {
-			return 0, nil, err
-		}
-		if t, ok := cut[a.OrganizationID]; ok && !a.Open && a.CreatedAt.Before(t) {
-			doomed = append(doomed, bytes.Clone(k))
-		}
-	}
-	return deleteKeys(tx.bucket(bucketAlarms), doomed, nil)
+	return tx.rec.Alarms().Purge(AlarmPurge{Cutoffs: cut, From: from, Limit: limit})
 }

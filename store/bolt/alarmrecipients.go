@@ -1,0 +1,59 @@
+package bolt
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// alarmRecipients is the alarm recipient set of a transaction: bucket
+// alarm_recipients maps each id to the recipient as JSON, its sequence
+// giving the ids.
+type alarmRecipients struct{ t *tx }
+
+// AlarmRecipients implements store.AlarmRecords.
+func (t *tx) AlarmRecipients() store.AlarmRecipientSet { return alarmRecipients{t} }
+
+// Get implements store.AlarmRecipientSet.
+func (s alarmRecipients) Get(id int64) (*store.AlarmRecipient, error) {
+	var r store.AlarmRecipient
+	if err := getJSON(s.t.bucket(bucketRecipients), itob(id), &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Insert implements store.AlarmRecipientSet.
+func (s alarmRecipients) Insert(r *store.AlarmRecipient) error {
+	id, err := s.t.nextID(bucketRecipients)
+	if err != nil {
+		return err
+	}
+	r.ID = id
+	return putJSON(s.t.bucket(bucketRecipients), itob(id), r)
+}
+
+// Put implements store.AlarmRecipientSet.
+func (s alarmRecipients) Put(r *store.AlarmRecipient) error {
+	return putJSON(s.t.bucket(bucketRecipients), itob(r.ID), r)
+}
+
+// Delete implements store.AlarmRecipientSet.
+func (s alarmRecipients) Delete(id int64) error {
+	return s.t.bucket(bucketRecipients).Delete(itob(id))
+}
+
+// List implements store.AlarmRecipientSet.
+func (s alarmRecipients) List() ([]store.AlarmRecipient, error) {
+	var out []store.AlarmRecipient
+	err := s.t.bucket(bucketRecipients).ForEach(func(k, v []byte) error {
+		var r store.AlarmRecipient
+		if err := json.Unmarshal(v, &r); err != nil {
+			return fmt.Errorf("store: decode recipient %d: %w", btoi(k), err)
+		}
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
