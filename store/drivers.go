@@ -281,12 +281,12 @@ func (tx *Tx) DeleteDriver(id int64) error {
 	if err := tx.bucket(bucketDrivers).Delete(itob(id)); err != nil {
 		return err
 	}
-	as, err := tx.driverAssignments(func(a *DriverAssignment) bool { return a.DriverID == id })
+	as, err := tx.rec.DriverAssignments().ByDriver(id)
 	if err != nil {
 		return err
 	}
 	for _, a := range as {
-		if err := tx.deleteAssignment(&a); err != nil {
+		if err := tx.rec.DriverAssignments().Delete(a.ID); err != nil {
 			return err
 		}
 	}
