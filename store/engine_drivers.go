@@ -4,8 +4,42 @@ package store
 // wrong-PIN counts and device assignments, whose rules are in drivers.go,
 // driversessions.go and driverassignments.go.
 type DriverRecords interface {
+	// Drivers are the drivers of every organization.
+	Drivers() DriverSet
 	// DriverAssignments are the assignments of drivers to devices.
 	DriverAssignments() DriverAssignmentSet
+}
+
+// DriverSet keeps drivers by id, with the indexes that find a driver by its
+// PIN or third-party id within its organization and by its QR payload. The
+// store decides that these are unique; the engine only answers which driver
+// has one.
+type DriverSet interface {
+	// Get returns the driver with id; ErrNotFound when there is none.
+	Get(id int64) (*Driver, error)
+	// Insert gives d the next driver id and stores it with its indexes.
+	Insert(d *Driver) error
+	// Update stores d over the driver with d.ID and moves its indexes to
+	// its new code, third-party id and QR payload; ErrNotFound when there
+	// is no such driver.
+	Update(d *Driver) error
+	// Delete removes the driver with id and its indexes; ErrNotFound when
+	// there is none.
+	Delete(id int64) error
+	// IDByCode returns the id of the driver of orgID whose PIN is code;
+	// ErrNotFound when there is none.
+	IDByCode(orgID int64, code string) (int64, error)
+	// IDByThirdPartyID returns the id of the driver of orgID with the
+	// third-party id; ErrNotFound when there is none.
+	IDByThirdPartyID(orgID int64, thirdPartyID string) (int64, error)
+	// IDByQR returns the id of the driver whose QR code carries payload;
+	// ErrNotFound when there is none.
+	IDByQR(payload string) (int64, error)
+	// List returns the page p of the drivers f matches in the order s and
+	// how many f matches in all. s.Key is empty or one of the Driver sort
+	// keys; records equal under it are in id order (SortDrivers orders a
+	// list the same way).
+	List(f DriverFilter, s Sort, p Page) ([]Driver, int, error)
 }
 
 // DriverAssignmentSet keeps driver assignments by device and start, with
