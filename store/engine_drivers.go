@@ -1,11 +1,17 @@
 package store
 
+import "time"
+
 // DriverRecords are the record sets of drivers, their check-in sessions,
 // wrong-PIN counts and device assignments, whose rules are in drivers.go,
 // driversessions.go and driverassignments.go.
 type DriverRecords interface {
 	// Drivers are the drivers of every organization.
 	Drivers() DriverSet
+	// DriverSessions are the check-in sessions of every device.
+	DriverSessions() DriverSessionSet
+	// DriverPinFailures are the recent wrong PINs of every device.
+	DriverPinFailures() DriverPinFailureSet
 	// DriverAssignments are the assignments of drivers to devices.
 	DriverAssignments() DriverAssignmentSet
 }
@@ -40,6 +46,44 @@ type DriverSet interface {
 	// keys; records equal under it are in id order (SortDrivers orders a
 	// list the same way).
 	List(f DriverFilter, s Sort, p Page) ([]Driver, int, error)
+}
+
+// DriverSessionSet keeps the check-in sessions of each device, by device and
+// start, and which of them is the device's open one. A device has at most
+// one open session.
+type DriverSessionSet interface {
+	// Current returns the open session of imei, or nil when nobody is
+	// checked in there.
+	Current(imei string) (*DriverSession, error)
+	// Begin stores s as the open session of s.IMEI. The device has none
+	// open (the store ends it first); a session of the device with the same
+	// start, to the millisecond, is replaced.
+	Begin(s *DriverSession) error
+	// End stores s, the open session of s.IMEI with its end set, and leaves
+	// the device with no open session; ErrNotFound when none is open.
+	End(s *DriverSession) error
+	// AllCurrent returns the open session of every device, in IMEI order.
+	AllCurrent() ([]DriverSession, error)
+	// LastStarted returns the session of imei that started last at or
+	// before at, to the millisecond, open or not; nil when there is none.
+	LastStarted(imei string, at time.Time) (*DriverSession, error)
+	// StartedBy returns the sessions of imei that started at or before
+	// until, oldest first.
+	StartedBy(imei string, until time.Time) ([]DriverSession, error)
+	// Purge runs one batch of the retention purge of sessions (see
+	// SeriesPurge); the open session of a device is never purged.
+	Purge(p SeriesPurge) (int, []byte, error)
+}
+
+// DriverPinFailureSet keeps the times of each device's recent wrong PINs.
+type DriverPinFailureSet interface {
+	// Get returns the wrong-PIN times kept for imei, oldest first; none
+	// when there are none.
+	Get(imei string) ([]time.Time, error)
+	// Put replaces the wrong-PIN times kept for imei with times.
+	Put(imei string, times []time.Time) error
+	// Delete forgets the wrong PINs of imei; none is no error.
+	Delete(imei string) error
 }
 
 // DriverAssignmentSet keeps driver assignments by device and start, with
