@@ -1,8 +1,9 @@
 package store
 
 import (
-	"bytes"
+	"cmp"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -42,10 +43,6 @@ func endDeviceAssignments(tx *Tx, d *Device) error {
 	return nil
 }
 
-func (a *DriverAssignment) key() []byte {
-	return append(append(compositeKey(a.IMEI, ""), itob(max(a.Start.UnixMilli(), 0))...), itob(a.ID)...)
-}
-
 // covers reports whether the assignment is in force at t.
 func (a *DriverAssignment) covers(t time.Time) bool {
 	return !t.Before(a.Start) && (a.End.IsZero() || t.Before(a.End))
@@ -83,7 +80,7 @@ func (tx *Tx) AssignDriver(a *DriverAssignment) error {
 	if !a.End.IsZero() && !a.End.After(a.Start) {
 		return Invalid("endTime", "must be after startTime")
 	}
-	others, err := tx.driverAssignments(func(o *DriverAssignment) bool { return o.IMEI == a.IMEI || o.DriverID == a.DriverID })
+	others, err := tx.assignmentsOf(a.IMEI, a.DriverID)
 	if err != nil {
 		return err
 	}
@@ -95,14 +92,8 @@ func (tx *Tx) AssignDriver(a *DriverAssignment) error {
 			return Conflict("driver %q is already assigned to device %s from %s", d.ThirdPartyID, o.IMEI, o.Start.Format(time.RFC3339))
 		}
 	}
-	if a.ID, err = tx.nextID(bucketDriverAssignments); err != nil {
-		return err
-	}
 	a.CreatedAt, a.Ownership = tx.now, dev.Ownership
-	if err := putJSON(tx.bucket(bucketDriverAssignments), a.key(), a); err != nil {
-		return err
-	}
-	if err := tx.bucket(bucketDriverAssignIDs).Put(itob(a.ID), a.key()); err != nil {
+	if err := tx.rec.DriverAssignments().Insert(a); err != nil {
 		return err
 	}
 	if err := tx.Audit(AuditChange{Action: "driver.assign", EntityType: "device", EntityID: a.IMEI,
@@ -116,12 +107,13 @@ func (tx *Tx) AssignDriver(a *DriverAssignment) error {
 // or to come: one in force ends now, one in the future is deleted. Past
 // assignments stay for attribution. None to end is ErrNotFound.
 func (tx *Tx) UnassignDriver(orgID, driverID int64, imei string) error {
-	as, err := tx.driverAssignments(func(a *DriverAssignment) bool {
-		return a.OrganizationID == orgID && a.DriverID == driverID && a.IMEI == imei && (a.End.IsZero() || a.End.After(tx.now))
-	})
+	as, err := tx.DeviceAssignments(imei)
 	if err != nil {
 		return err
 	}
+	as = slices.DeleteFunc(as, func(a DriverAssignment) bool {
+		return a.OrganizationID != orgID || a.DriverID != driverID || !a.End.IsZero() && !a.End.After(tx.now)
+	})
 	if len(as) == 0 {
 		return NotFound("assignment of driver %d to device %s", driverID, imei)
 	}
@@ -142,49 +134,39 @@ func (tx *Tx) UnassignDriver(orgID, driverID int64, imei string) error {
 // it: one in force ends now, one in the future is deleted (zero).
 func (tx *Tx) endAssignment(a *DriverAssignment) (DriverAssignment, error) {
 	if !a.Start.Before(tx.now) {
-		return DriverAssignment{}, tx.deleteAssignment(a)
+		return DriverAssignment{}, tx.rec.DriverAssignments().Delete(a.ID)
 	}
 	after := *a
 	after.End = tx.now
-	return after, putJSON(tx.bucket(bucketDriverAssignments), after.key(), &after)
+	return after, tx.rec.DriverAssignments().Update(&after)
 }
 
-func (tx *Tx) deleteAssignment(a *DriverAssignment) error {
-	if err := tx.bucket(bucketDriverAssignments).Delete(a.key()); err != nil {
-		return err
+// assignmentsOf returns the assignments of the device imei and those of
+// the driver driverID, each once, by device, start and id: the overlap
+// AssignDriver reports is the first in that order.
+func (tx *Tx) assignmentsOf(imei string, driverID int64) ([]DriverAssignment, error) {
+	out, err := tx.DeviceAssignments(imei)
+	if err != nil {
+		return nil, err
 	}
-	return tx.bucket(bucketDriverAssignIDs).Delete(itob(a.ID))
-}
-
-// driverAssignments returns the assignments keep admits, by device and start.
-func (tx *Tx) driverAssignments(keep func(*DriverAssignment) bool) ([]DriverAssignment, error) {
-	var out []DriverAssignment
-	err := tx.bucket(bucketDriverAssignments).ForEach(func(_, v []byte) error {
-		var a DriverAssignment
-		if err := jsonUnmarshal(v, &a); err != nil {
-			return err
-		}
-		if keep(&a) {
+	ofDriver, err := tx.rec.DriverAssignments().ByDriver(driverID)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range ofDriver {
+		if a.IMEI != imei {
 			out = append(out, a)
 		}
-		return nil
+	}
+	slices.SortFunc(out, func(a, b DriverAssignment) int {
+		return cmp.Or(strings.Compare(a.IMEI, b.IMEI), a.Start.Compare(b.Start), cmp.Compare(a.ID, b.ID))
 	})
-	return out, err
+	return out, nil
 }
 
 // DeviceAssignments returns the assignments of imei, oldest first.
 func (tx *Tx) DeviceAssignments(imei string) ([]DriverAssignment, error) {
-	var out []DriverAssignment
-	prefix := compositeKey(imei, "")
-	c := tx.bucket(bucketDriverAssignments).Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		var a DriverAssignment
-		if err := jsonUnmarshal(v, &a); err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, nil
+	return tx.rec.DriverAssignments().ByDevice(imei)
 }
 
 // heldAssignments returns the assignments of dev made for its current
@@ -216,11 +198,16 @@ func (tx *Tx) assignmentAt(dev *Device, t time.Time) (*DriverAssignment, error) 
 
 // DriverAssignedDevice returns the IMEI the driver is assigned to now, or "".
 func (tx *Tx) DriverAssignedDevice(driverID int64) (string, error) {
-	as, err := tx.driverAssignments(func(a *DriverAssignment) bool { return a.DriverID == driverID && a.covers(tx.now) })
-	if err != nil || len(as) == 0 {
+	as, err := tx.rec.DriverAssignments().ByDriver(driverID)
+	if err != nil {
 		return "", err
 	}
-	return as[0].IMEI, nil
+	for _, a := range as {
+		if a.covers(tx.now) {
+			return a.IMEI, nil
+		}
+	}
+	return "", nil
 }
 
 // DriverCredential is what a device accepts at check-in for one driver:

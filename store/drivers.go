@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"cmp"
 	"crypto/rand"
 	"encoding/base32"
@@ -84,8 +83,11 @@ func (tx *Tx) CreateDriver(d *Driver) error {
 	if err := d.validate(); err != nil {
 		return err
 	}
-	if tx.bucket(bucketDriverThirdParty).Get(compositeKey(d.OrganizationID, d.ThirdPartyID)) != nil {
+	drivers := tx.rec.Drivers()
+	if _, err := drivers.IDByThirdPartyID(d.OrganizationID, d.ThirdPartyID); err == nil {
 		return Conflict("driverThirdPartyId %q is already used in organization %d", d.ThirdPartyID, d.OrganizationID)
+	} else if !isNotFound(err) {
+		return err
 	}
 	if d.Code == "" {
 		code, err := tx.freeDriverCode(d.OrganizationID)
@@ -93,19 +95,17 @@ func (tx *Tx) CreateDriver(d *Driver) error {
 			return err
 		}
 		d.Code = code
-	} else if tx.bucket(bucketDriverCodes).Get(compositeKey(d.OrganizationID, d.Code)) != nil {
+	} else if _, err := drivers.IDByCode(d.OrganizationID, d.Code); err == nil {
 		return Conflict("driverCode %s is already used in organization %d", d.Code, d.OrganizationID)
-	}
-	id, err := tx.nextID(bucketDrivers)
-	if err != nil {
+	} else if !isNotFound(err) {
 		return err
 	}
-	d.ID, d.IsActive, d.CreatedAt, d.UpdatedAt = id, true, tx.now, tx.now
+	d.IsActive, d.CreatedAt, d.UpdatedAt = true, tx.now, tx.now
 	d.QRPayload = newQRPayload()
-	if err := tx.putDriver(d, nil); err != nil {
+	if err := drivers.Insert(d); err != nil {
 		return err
 	}
-	if err := tx.Audit(AuditChange{Action: "driver.create", EntityType: "driver", EntityID: strconv.FormatInt(id, 10),
+	if err := tx.Audit(AuditChange{Action: "driver.create", EntityType: "driver", EntityID: strconv.FormatInt(d.ID, 10),
 		OrganizationID: d.OrganizationID, After: d.public()}); err != nil {
 		return err
 	}
@@ -119,45 +119,19 @@ func (d *Driver) public() Driver {
 	return c
 }
 
-// putDriver stores d and keeps its indexes in step with prev (nil: new driver).
-func (tx *Tx) putDriver(d *Driver, prev *Driver) error {
-	idx := []struct {
-		b         []byte
-		old, next []byte
-	}{
-		{bucketDriverCodes, nil, compositeKey(d.OrganizationID, d.Code)},
-		{bucketDriverThirdParty, nil, compositeKey(d.OrganizationID, d.ThirdPartyID)},
-		{bucketDriverQR, nil, []byte(d.QRPayload)},
-	}
-	if prev != nil {
-		idx[0].old = compositeKey(prev.OrganizationID, prev.Code)
-		idx[1].old = compositeKey(prev.OrganizationID, prev.ThirdPartyID)
-		idx[2].old = []byte(prev.QRPayload)
-	}
-	for _, x := range idx {
-		if x.old != nil && !bytes.Equal(x.old, x.next) {
-			if err := tx.bucket(x.b).Delete(x.old); err != nil {
-				return err
-			}
-		}
-		if err := tx.bucket(x.b).Put(x.next, itob(d.ID)); err != nil {
-			return err
-		}
-	}
-	return putJSON(tx.bucket(bucketDrivers), itob(d.ID), d)
-}
-
 // freeDriverCode draws random PINs until one is unused in the organization.
 func (tx *Tx) freeDriverCode(orgID int64) (string, error) {
-	b := tx.bucket(bucketDriverCodes)
+	drivers := tx.rec.Drivers()
 	for range driverCodeAttempts {
 		n, err := rand.Int(rand.Reader, big.NewInt(100000))
 		if err != nil {
 			return "", err
 		}
 		code := fmt.Sprintf("%05d", n.Int64())
-		if b.Get(compositeKey(orgID, code)) == nil {
+		if _, err := drivers.IDByCode(orgID, code); isNotFound(err) {
 			return code, nil
+		} else if err != nil {
+			return "", err
 		}
 	}
 	return "", Conflict("organization %d has no free driver code left", orgID)
@@ -171,38 +145,41 @@ func newQRPayload() string {
 
 // Driver returns the driver with id.
 func (tx *Tx) Driver(id int64) (*Driver, error) {
-	var d Driver
-	if err := getJSON(tx.bucket(bucketDrivers), itob(id), &d); err != nil {
+	d, err := tx.rec.Drivers().Get(id)
+	if err != nil {
 		return nil, missing(err, "driver %d", id)
 	}
-	return &d, nil
+	return d, nil
 }
 
 // DriverByThirdPartyID returns the driver of orgID with the given third-party id.
 func (tx *Tx) DriverByThirdPartyID(orgID int64, thirdPartyID string) (*Driver, error) {
-	id := tx.bucket(bucketDriverThirdParty).Get(compositeKey(orgID, thirdPartyID))
-	if id == nil {
-		return nil, NotFound("driver %q", thirdPartyID)
+	id, err := tx.rec.Drivers().IDByThirdPartyID(orgID, thirdPartyID)
+	if err != nil {
+		return nil, missing(err, "driver %q", thirdPartyID)
 	}
-	return tx.Driver(btoi(id))
+	return tx.Driver(id)
 }
 
 // DriverByCode returns the driver of orgID whose PIN is code.
 func (tx *Tx) DriverByCode(orgID int64, code string) (*Driver, error) {
-	id := tx.bucket(bucketDriverCodes).Get(compositeKey(orgID, code))
-	if id == nil {
-		return nil, NotFound("driver code")
+	id, err := tx.rec.Drivers().IDByCode(orgID, code)
+	if err != nil {
+		return nil, missing(err, "driver code")
 	}
-	return tx.Driver(btoi(id))
+	return tx.Driver(id)
 }
 
 // DriverByQR returns the driver whose QR code carries payload.
 func (tx *Tx) DriverByQR(payload string) (*Driver, error) {
-	id := tx.bucket(bucketDriverQR).Get([]byte(payload))
-	if id == nil || payload == "" {
+	if payload == "" {
 		return nil, NotFound("driver QR code")
 	}
-	return tx.Driver(btoi(id))
+	id, err := tx.rec.Drivers().IDByQR(payload)
+	if err != nil {
+		return nil, missing(err, "driver QR code")
+	}
+	return tx.Driver(id)
 }
 
 // DriverPatch holds the fields of a partial driver update; nil keeps a field.
@@ -238,18 +215,23 @@ func (tx *Tx) UpdateDriver(id int64, p DriverPatch) (*Driver, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}
+	drivers := tx.rec.Drivers()
 	if d.Code != prev.Code {
-		if owner := tx.bucket(bucketDriverCodes).Get(compositeKey(d.OrganizationID, d.Code)); owner != nil && btoi(owner) != id {
+		if owner, err := drivers.IDByCode(d.OrganizationID, d.Code); err == nil && owner != id {
 			return nil, Conflict("driverCode %s is already used in organization %d", d.Code, d.OrganizationID)
+		} else if err != nil && !isNotFound(err) {
+			return nil, err
 		}
 	}
 	if d.ThirdPartyID != prev.ThirdPartyID {
-		if owner := tx.bucket(bucketDriverThirdParty).Get(compositeKey(d.OrganizationID, d.ThirdPartyID)); owner != nil && btoi(owner) != id {
+		if owner, err := drivers.IDByThirdPartyID(d.OrganizationID, d.ThirdPartyID); err == nil && owner != id {
 			return nil, Conflict("driverThirdPartyId %q is already used in organization %d", d.ThirdPartyID, d.OrganizationID)
+		} else if err != nil && !isNotFound(err) {
+			return nil, err
 		}
 	}
 	d.UpdatedAt = tx.now
-	if err := tx.putDriver(&d, prev); err != nil {
+	if err := drivers.Update(&d); err != nil {
 		return nil, err
 	}
 	if err := tx.Audit(AuditChange{Action: "driver.update", EntityType: "driver", EntityID: strconv.FormatInt(id, 10),
@@ -269,24 +251,15 @@ func (tx *Tx) DeleteDriver(id int64) error {
 	if d.IsActive {
 		return Invalid("", "driver %d is active; deactivate it (PUT /drivers) before deleting it", id)
 	}
-	if err := tx.bucket(bucketDriverCodes).Delete(compositeKey(d.OrganizationID, d.Code)); err != nil {
+	if err := tx.rec.Drivers().Delete(id); err != nil {
 		return err
 	}
-	if err := tx.bucket(bucketDriverThirdParty).Delete(compositeKey(d.OrganizationID, d.ThirdPartyID)); err != nil {
-		return err
-	}
-	if err := tx.bucket(bucketDriverQR).Delete([]byte(d.QRPayload)); err != nil {
-		return err
-	}
-	if err := tx.bucket(bucketDrivers).Delete(itob(id)); err != nil {
-		return err
-	}
-	as, err := tx.driverAssignments(func(a *DriverAssignment) bool { return a.DriverID == id })
+	as, err := tx.rec.DriverAssignments().ByDriver(id)
 	if err != nil {
 		return err
 	}
 	for _, a := range as {
-		if err := tx.deleteAssignment(&a); err != nil {
+		if err := tx.rec.DriverAssignments().Delete(a.ID); err != nil {
 			return err
 		}
 	}
@@ -309,7 +282,9 @@ type DriverFilter struct {
 	IsActive            *bool
 }
 
-func (f DriverFilter) match(d *Driver) bool {
+// Match reports whether f admits d. An engine that cannot filter drivers
+// in its query filters with it.
+func (f DriverFilter) Match(d *Driver) bool {
 	return (f.OrganizationIDs == nil || f.OrganizationIDs[d.OrganizationID]) &&
 		(f.ID == 0 || d.ID == f.ID) &&
 		(f.ThirdPartyID == "" || d.ThirdPartyID == f.ThirdPartyID) &&
@@ -339,23 +314,21 @@ var driverSortKeys = sortKeys[Driver]{
 }
 
 // Drivers returns the page p of the drivers matching f in the order s (by
-// default by id) and their total count.
+// default by id) and their total count. A sort key that is not one of the
+// Driver sort keys is ErrInvalid.
 func (tx *Tx) Drivers(f DriverFilter, s Sort, p Page) ([]Driver, int, error) {
-	var all []Driver
-	err := tx.bucket(bucketDrivers).ForEach(func(_, v []byte) error {
-		var d Driver
-		if err := jsonUnmarshal(v, &d); err != nil {
-			return err
-		}
-		if f.match(&d) {
-			all = append(all, d)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, 0, err
+	if _, ok := driverSortKeys[s.Key]; s.Key != "" && !ok {
+		return SortDrivers(nil, s, p) // the error naming the keys there are
 	}
-	return sortPage(all, s, driverSortKeys, func(d *Driver) int64 { return d.ID }, p)
+	return tx.rec.Drivers().List(f, s, p)
+}
+
+// SortDrivers orders ds by s as DriverSet.List answers, records equal under
+// s.Key in id order, and returns the page p of them and their total. An
+// engine that cannot order drivers in its query orders them with it. A sort
+// key that is not one of the Driver sort keys is ErrInvalid.
+func SortDrivers(ds []Driver, s Sort, p Page) ([]Driver, int, error) {
+	return sortPage(ds, s, driverSortKeys, func(d *Driver) int64 { return d.ID }, p)
 }
 
 // touchOrganizationConfigs bumps the configuration version of every device
@@ -375,7 +348,9 @@ func (tx *Tx) touchOrganizationConfigs(orgID int64) error {
 }
 
 // touchDeviceConfig bumps one device's configuration version without
-// changing its settings.
+// changing its settings: no new UpdatedAt, no audit entry. The settings
+// offer no write of that kind, so it writes their record itself until they
+// do.
 func (tx *Tx) touchDeviceConfig(imei string) error {
 	ds, err := tx.DeviceSettings(imei)
 	if err != nil {

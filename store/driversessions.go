@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"errors"
 	"time"
 )
@@ -65,11 +64,7 @@ func dropDriverState(tx *Tx, d *Device) error {
 	if _, err := tx.endSession(d.IMEI, tx.now, "deviceRemoved", ""); err != nil {
 		return err
 	}
-	return tx.bucket(bucketPinFailures).Delete([]byte(d.IMEI))
-}
-
-func sessionKey(imei string, t time.Time) []byte {
-	return append(compositeKey(imei, ""), itob(max(t.UnixMilli(), 0))...)
+	return tx.rec.DriverPinFailures().Delete(d.IMEI)
 }
 
 // ApplyDriverEvent runs the driver state machine on an event from dev and
@@ -93,7 +88,7 @@ func (tx *Tx) ApplyDriverEvent(dev *Device, ev EventInput) ([]DriverTransition, 
 }
 
 func (tx *Tx) checkIn(dev *Device, ev EventInput, at time.Time) ([]DriverTransition, error) {
-	if open, err := tx.openSession(dev.IMEI); err != nil {
+	if open, err := tx.rec.DriverSessions().Current(dev.IMEI); err != nil {
 		return nil, err
 	} else if open != nil && ev.DeviceEventID != "" && open.EventID == ev.DeviceEventID {
 		return nil, nil // redelivery of the check-in that opened this session
@@ -108,7 +103,7 @@ func (tx *Tx) checkIn(dev *Device, ev EventInput, at time.Time) ([]DriverTransit
 		}
 		return tx.wrongPin(dev.IMEI, at, ev.DeviceEventID)
 	}
-	if err := tx.bucket(bucketPinFailures).Delete([]byte(dev.IMEI)); err != nil {
+	if err := tx.rec.DriverPinFailures().Delete(dev.IMEI); err != nil {
 		return nil, err
 	}
 	var out []DriverTransition
@@ -121,11 +116,7 @@ func (tx *Tx) checkIn(dev *Device, ev EventInput, at time.Time) ([]DriverTransit
 	}
 	s := &DriverSession{IMEI: dev.IMEI, OrganizationID: dev.OrganizationID, DriverID: d.ID, Start: at, Method: method,
 		EventID: ev.DeviceEventID, Ownership: dev.Ownership}
-	k := sessionKey(dev.IMEI, at)
-	if err := putJSON(tx.bucket(bucketDriverSessions), k, s); err != nil {
-		return nil, err
-	}
-	if err := tx.bucket(bucketDriverCurrent).Put([]byte(dev.IMEI), k); err != nil {
+	if err := tx.rec.DriverSessions().Begin(s); err != nil {
 		return nil, err
 	}
 	return append(out, DriverTransition{Type: driverCheckIn, DriverID: d.ID, Time: at, DeviceEventID: ev.DeviceEventID, Method: method}), nil
@@ -174,9 +165,9 @@ func (tx *Tx) resolveCheckIn(dev *Device, ev EventInput) (*Driver, string, error
 // wrongPin counts a wrong PIN; the third within the window yields a
 // wrongPinCode event and starts the count again.
 func (tx *Tx) wrongPin(imei string, at time.Time, eventID string) ([]DriverTransition, error) {
-	b := tx.bucket(bucketPinFailures)
-	var times []time.Time
-	if err := getJSON(b, []byte(imei), &times); err != nil && !isNotFound(err) {
+	failures := tx.rec.DriverPinFailures()
+	times, err := failures.Get(imei)
+	if err != nil {
 		return nil, err
 	}
 	kept := times[:0]
@@ -187,47 +178,27 @@ func (tx *Tx) wrongPin(imei string, at time.Time, eventID string) ([]DriverTrans
 	}
 	kept = append(kept, at)
 	if len(kept) >= WrongPinAttempts {
-		if err := b.Delete([]byte(imei)); err != nil {
+		if err := failures.Delete(imei); err != nil {
 			return nil, err
 		}
 		return []DriverTransition{{Type: wrongPinCode, Time: at, DeviceEventID: eventID + "/wrongPin"}}, nil
 	}
-	return nil, putJSON(b, []byte(imei), kept)
-}
-
-// openSession returns the session open at imei, or nil.
-func (tx *Tx) openSession(imei string) (*DriverSession, error) {
-	k := tx.bucket(bucketDriverCurrent).Get([]byte(imei))
-	if k == nil {
-		return nil, nil
-	}
-	var s DriverSession
-	if err := getJSON(tx.bucket(bucketDriverSessions), k, &s); err != nil {
-		return nil, err
-	}
-	return &s, nil
+	return nil, failures.Put(imei, kept)
 }
 
 // endSession closes the open session of imei at t and returns its
 // driverCheckOut, or nil when nobody is checked in.
 func (tx *Tx) endSession(imei string, t time.Time, by, eventID string) (*DriverTransition, error) {
-	k := tx.bucket(bucketDriverCurrent).Get([]byte(imei))
-	if k == nil {
-		return nil, nil
-	}
-	k = bytes.Clone(k)
-	var s DriverSession
-	if err := getJSON(tx.bucket(bucketDriverSessions), k, &s); err != nil {
+	sessions := tx.rec.DriverSessions()
+	s, err := sessions.Current(imei)
+	if err != nil || s == nil {
 		return nil, err
 	}
 	if t.Before(s.Start) {
 		t = s.Start
 	}
 	s.End, s.EndedBy = t, by
-	if err := putJSON(tx.bucket(bucketDriverSessions), k, &s); err != nil {
-		return nil, err
-	}
-	if err := tx.bucket(bucketDriverCurrent).Delete([]byte(imei)); err != nil {
+	if err := sessions.End(s); err != nil {
 		return nil, err
 	}
 	return &DriverTransition{Type: driverCheckOut, DriverID: s.DriverID, Time: t, DeviceEventID: eventID}, nil
@@ -252,7 +223,9 @@ func (tx *Tx) CheckOutDriver(imei string) (*DriverTransition, error) {
 }
 
 // CheckedInDriver returns the open session of imei, or nil.
-func (tx *Tx) CheckedInDriver(imei string) (*DriverSession, error) { return tx.openSession(imei) }
+func (tx *Tx) CheckedInDriver(imei string) (*DriverSession, error) {
+	return tx.rec.DriverSessions().Current(imei)
+}
 
 // CurrentDriver returns the driver attributed to dev's data at time at: the
 // driver checked in then, else the driver assigned then, of dev's current
@@ -271,23 +244,12 @@ func (tx *Tx) CurrentDriver(dev *Device, at time.Time) (*Driver, error) {
 }
 
 func (tx *Tx) driverIDAt(dev *Device, at time.Time) (int64, error) {
-	imei := dev.IMEI
-	prefix := compositeKey(imei, "")
-	c := tx.bucket(bucketDriverSessions).Cursor()
-	k, v := c.Seek(sessionKey(imei, at.Add(time.Millisecond)))
-	if k == nil {
-		k, v = c.Last()
-	} else {
-		k, v = c.Prev()
+	s, err := tx.rec.DriverSessions().LastStarted(dev.IMEI, at)
+	if err != nil {
+		return 0, err
 	}
-	if k != nil && bytes.HasPrefix(k, prefix) {
-		var s DriverSession
-		if err := jsonUnmarshal(v, &s); err != nil {
-			return 0, err
-		}
-		if (s.End.IsZero() || at.Before(s.End)) && dev.holds(s.Ownership, s.OrganizationID, s.Start) {
-			return s.DriverID, nil
-		}
+	if s != nil && (s.End.IsZero() || at.Before(s.End)) && dev.holds(s.Ownership, s.OrganizationID, s.Start) {
+		return s.DriverID, nil
 	}
 	a, err := tx.assignmentAt(dev, at)
 	if err != nil || a == nil {
@@ -308,7 +270,6 @@ type DriverSegment struct {
 // or when there are none the assignments overlapping it. end zero means
 // until now.
 func (tx *Tx) DriverSegments(dev *Device, start, end time.Time) ([]DriverSegment, error) {
-	imei := dev.IMEI
 	if end.IsZero() {
 		end = tx.now
 	}
@@ -324,16 +285,11 @@ func (tx *Tx) DriverSegments(dev *Device, start, end time.Time) ([]DriverSegment
 			out = append(out, DriverSegment{DriverID: id, Start: s, End: e})
 		}
 	}
-	prefix := compositeKey(imei, "")
-	c := tx.bucket(bucketDriverSessions).Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		var s DriverSession
-		if err := jsonUnmarshal(v, &s); err != nil {
-			return nil, err
-		}
-		if s.Start.After(end) {
-			break
-		}
+	sessions, err := tx.rec.DriverSessions().StartedBy(dev.IMEI, end)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range sessions {
 		if (s.End.IsZero() || s.End.After(start)) && dev.holds(s.Ownership, s.OrganizationID, s.Start) {
 			clip(s.DriverID, s.Start, s.End)
 		}
@@ -357,27 +313,19 @@ func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 
 // CheckedInDrivers maps every checked-in driver to the device it is at.
 func (tx *Tx) CheckedInDrivers() (map[int64]string, error) {
-	out := map[int64]string{}
-	err := tx.bucket(bucketDriverCurrent).ForEach(func(imei, k []byte) error {
-		var s DriverSession
-		if err := getJSON(tx.bucket(bucketDriverSessions), k, &s); err != nil {
-			return err
-		}
-		out[s.DriverID] = string(imei)
-		return nil
-	})
-	return out, err
-}
-
-// purgeDriverSessions is the retention step of driver sessions.
-func purgeDriverSessions(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
-	return seriesPurger(bucketDriverSessions, jsonOwnership, keepOpenSession)(tx, cut, from, limit)
-}
-
-// keepOpenSession keeps the session of a driver still checked in.
-func keepOpenSession(tx *Tx, k, _ []byte) error {
-	if cur := tx.bucket(bucketDriverCurrent).Get(k[:len(k)-9]); cur != nil && bytes.Equal(cur, k) {
-		return errKeep
+	open, err := tx.rec.DriverSessions().AllCurrent()
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	out := make(map[int64]string, len(open))
+	for _, s := range open {
+		out[s.DriverID] = s.IMEI
+	}
+	return out, nil
+}
+
+// purgeDriverSessions is the retention step of driver sessions. The session
+// of a driver still checked in stays, however old.
+func purgeDriverSessions(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
+	return tx.rec.DriverSessions().Purge(seriesPurge(tx, cut, from, limit))
 }

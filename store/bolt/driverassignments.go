@@ -1,0 +1,105 @@
+package bolt
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// Driver assignments are kept as JSON in driver_assignments under imei, 0,
+// start (unix ms, 8 bytes), id (8 bytes); driver_assign_by_id maps each
+// assignment's id to that key. The ids are the sequence of
+// driver_assignments.
+
+// driverAssignmentKey is the key of a in driver_assignments.
+func driverAssignmentKey(a *store.DriverAssignment) []byte {
+	return append(append(compositeKey(a.IMEI, ""), itob(max(a.Start.UnixMilli(), 0))...), itob(a.ID)...)
+}
+
+// driverAssignments is the driver assignment set of one transaction.
+type driverAssignments struct{ t *tx }
+
+// DriverAssignments implements store.DriverRecords.
+func (t *tx) DriverAssignments() store.DriverAssignmentSet { return driverAssignments{t} }
+
+// Insert implements store.DriverAssignmentSet.
+func (s driverAssignments) Insert(a *store.DriverAssignment) error {
+	id, err := s.t.nextID(bucketDriverAssignments)
+	if err != nil {
+		return err
+	}
+	a.ID = id
+	k := driverAssignmentKey(a)
+	if err := putJSON(s.t.bucket(bucketDriverAssignments), k, a); err != nil {
+		return err
+	}
+	return s.t.bucket(bucketDriverAssignIDs).Put(itob(a.ID), k)
+}
+
+// Update implements store.DriverAssignmentSet. An assignment whose device
+// or start changed moves to its new key.
+func (s driverAssignments) Update(a *store.DriverAssignment) error {
+	ids := s.t.bucket(bucketDriverAssignIDs)
+	old := ids.Get(itob(a.ID))
+	if old == nil {
+		return store.NotFound("driver assignment %d", a.ID)
+	}
+	b := s.t.bucket(bucketDriverAssignments)
+	k := driverAssignmentKey(a)
+	if !bytes.Equal(old, k) {
+		if err := b.Delete(bytes.Clone(old)); err != nil {
+			return err
+		}
+		if err := ids.Put(itob(a.ID), k); err != nil {
+			return err
+		}
+	}
+	return putJSON(b, k, a)
+}
+
+// Delete implements store.DriverAssignmentSet.
+func (s driverAssignments) Delete(id int64) error {
+	ids := s.t.bucket(bucketDriverAssignIDs)
+	k := ids.Get(itob(id))
+	if k == nil {
+		return store.NotFound("driver assignment %d", id)
+	}
+	if err := s.t.bucket(bucketDriverAssignments).Delete(bytes.Clone(k)); err != nil {
+		return err
+	}
+	return ids.Delete(itob(id))
+}
+
+// ByDevice implements store.DriverAssignmentSet.
+func (s driverAssignments) ByDevice(imei string) ([]store.DriverAssignment, error) {
+	var out []store.DriverAssignment
+	prefix := compositeKey(imei, "")
+	c := s.t.bucket(bucketDriverAssignments).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var a store.DriverAssignment
+		if err := json.Unmarshal(v, &a); err != nil {
+			return nil, fmt.Errorf("store: decode: %w", err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// ByDriver implements store.DriverAssignmentSet. It reads every assignment:
+// none of the keys leads to a driver's.
+func (s driverAssignments) ByDriver(driverID int64) ([]store.DriverAssignment, error) {
+	var out []store.DriverAssignment
+	err := s.t.bucket(bucketDriverAssignments).ForEach(func(_, v []byte) error {
+		var a store.DriverAssignment
+		if err := json.Unmarshal(v, &a); err != nil {
+			return fmt.Errorf("store: decode: %w", err)
+		}
+		if a.DriverID == driverID {
+			out = append(out, a)
+		}
+		return nil
+	})
+	return out, err
+}
