@@ -115,3 +115,23 @@ func TestPruneMessages(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkEmit records webhook messages, as event and GPS ingest do, a
+// thousand to a transaction so that the commit does not hide their cost.
+func BenchmarkEmit(b *testing.B) {
+	f := newEventFixture(b)
+	m := Message{Kind: MessageGPS, OrganizationID: f.org.ID, IMEI: f.dev.IMEI,
+		GPS: []GPSPoint{{Time: eventT0, Lat: 52.37, Lon: 4.89, Speed: 48, Accuracy: 3.9}}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for lo := 0; lo < b.N; lo += 1000 {
+		f.update(func(tx *Tx) error {
+			for range min(1000, b.N-lo) {
+				if err := tx.Emit(m); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+}
