@@ -30,7 +30,9 @@ type AuditEntryRecords interface {
 	// Purge deletes, oldest first, up to limit entries whose organization
 	// has a cutoff in cut that their time precedes, starting at the resume
 	// position from (nil: the oldest). It returns how many it deleted and
-	// where to resume, nil once no entry is left to look at.
+	// where to resume, nil once no entry is left to look at. Entries are
+	// appended in time order, so the walk may end at the first entry not
+	// older than the latest cutoff.
 	Purge(cut Cutoffs, from []byte, limit int) (int, []byte, error)
 }
 
@@ -90,6 +92,8 @@ type DeliveryRecords interface {
 	// organization, starting at the resume position from (nil: the oldest).
 	// Pending deliveries stay whatever their age. It returns how many it
 	// deleted and where to resume, nil once no delivery is left to look at.
+	// Ids grow with creation time, so the walk may end at the first delivery
+	// created after the latest cutoff, which cannot have finished before it.
 	PurgeFinished(cut Cutoffs, from []byte, limit int) (int, []byte, error)
 }
 
