@@ -43,12 +43,8 @@ type AuditChange struct {
 
 // Audit appends an entry for change, attributed to the transaction's actor.
 func (tx *Tx) Audit(c AuditChange) error {
-	id, err := tx.nextID(bucketAudit)
-	if err != nil {
-		return err
-	}
 	e := AuditEntry{
-		ID: id, Time: tx.now, UserID: tx.actor.UserID, UserEmail: tx.actor.Email,
+		Time: tx.now, UserID: tx.actor.UserID, UserEmail: tx.actor.Email,
 		PartnerID: c.PartnerID, OrganizationID: c.OrganizationID, Source: tx.actor.Source,
 		Action: c.Action, EntityType: c.EntityType, EntityID: c.EntityID, Reason: c.Reason,
 		RequestID: tx.actor.RequestID,
@@ -59,13 +55,14 @@ func (tx *Tx) Audit(c AuditChange) error {
 	if e.OrganizationID == 0 {
 		e.OrganizationID = tx.actor.OrganizationID
 	}
+	var err error
 	if e.Before, err = rawJSON(c.Before); err != nil {
 		return err
 	}
 	if e.After, err = rawJSON(c.After); err != nil {
 		return err
 	}
-	return putJSON(tx.bucket(bucketAudit), itob(id), e)
+	return tx.rec.AuditEntries().Append(&e)
 }
 
 func rawJSON(v any) (json.RawMessage, error) {
@@ -95,7 +92,8 @@ type AuditFilter struct {
 	Start, End time.Time
 }
 
-func (f AuditFilter) match(e *AuditEntry) bool {
+// Match reports whether f selects e.
+func (f AuditFilter) Match(e *AuditEntry) bool {
 	switch {
 	case f.PartnerID != 0 && e.PartnerID != f.PartnerID:
 		return false
@@ -123,52 +121,18 @@ func (db *DB) AuditLog(ctx context.Context, f AuditFilter, p Page) ([]AuditEntry
 	var out []AuditEntry
 	total := 0
 	err := db.View(ctx, func(tx *Tx) error {
-		c := tx.bucket(bucketAudit).Cursor()
-		for k, v := c.Last(); k != nil; k, v = c.Prev() {
-			if err := abandoned(ctx); err != nil {
-				return err
-			}
-			var e AuditEntry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("store: decode audit entry: %w", err)
-			}
-			if !f.match(&e) {
-				continue
-			}
-			if total >= p.Offset && (p.Limit <= 0 || len(out) < p.Limit) {
-				out = append(out, e)
-			}
-			total++
+		var err error
+		out, total, err = tx.rec.AuditEntries().List(ctx, f, p)
+		if err != nil && ctx.Err() != nil {
+			return abandoned(ctx)
 		}
-		return nil
+		return err
 	})
 	return out, total, err
 }
 
-// purgeAudit walks the audit log oldest first (ids grow with time) and
-// deletes entries of organizations whose cutoff they precede.
+// purgeAudit deletes the audit entries of organizations whose cutoff they
+// precede, oldest first.
 func purgeAudit(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
-	latest := cut.Latest()
-	c := tx.bucket(bucketAudit).Cursor()
-	k, v := c.First()
-	if from != nil {
-		k, v = c.Seek(from)
-	}
-	var doomed [][]byte
-	for ; k != nil; k, v = c.Next() {
-		if len(doomed) >= limit {
-			return deleteKeys(tx.bucket(bucketAudit), doomed, k)
-		}
-		var e AuditEntry
-		if err := jsonUnmarshal(v, &e); err != nil {
-			return 0, nil, err
-		}
-		if !e.Time.Before(latest) {
-			break
-		}
-		if t, ok := cut[e.OrganizationID]; ok && e.Time.Before(t) {
-			doomed = append(doomed, bytes.Clone(k))
-		}
-	}
-	return deleteKeys(tx.bucket(bucketAudit), doomed, nil)
+	return tx.rec.AuditEntries().Purge(cut, from, limit)
 }

@@ -73,3 +73,23 @@ func TestAuditInTransaction(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkAudit appends audit entries, as every write of the store does,
+// a thousand to a transaction so that the commit does not hide their cost.
+func BenchmarkAudit(b *testing.B) {
+	f := newEventFixture(b)
+	c := AuditChange{Action: "device.update", EntityType: "device", EntityID: f.dev.IMEI,
+		OrganizationID: f.org.ID, Before: f.dev, After: f.dev}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for lo := 0; lo < b.N; lo += 1000 {
+		f.update(func(tx *Tx) error {
+			for range min(1000, b.N-lo) {
+				if err := tx.Audit(c); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+}

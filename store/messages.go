@@ -1,14 +1,12 @@
 package store
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"time"
 )
 
 // Message kinds recorded for webhook delivery. The webhook dispatcher reads
-// the messages bucket as its outbox source: a message is written in the same
+// the messages as its outbox source: a message is written in the same
 // transaction as the record that causes it, so none is lost or invented.
 const (
 	MessageEvent         = "event"
@@ -61,32 +59,18 @@ type Message struct {
 // Emit appends a message to the outbox source in this transaction; a
 // message without a time takes the transaction's.
 func (tx *Tx) Emit(m Message) error {
-	seq, err := tx.nextID(bucketMessages)
-	if err != nil {
-		return err
-	}
-	m.Seq = seq
 	if m.Time.IsZero() {
 		m.Time = tx.now
 	}
 	tx.signalOutbox()
-	return putJSON(tx.bucket(bucketMessages), itob(seq), m)
+	return tx.rec.Messages().Append(&m)
 }
 
 // MessagesAfter returns up to limit messages with a sequence above seq,
 // oldest first (all of them when limit is 0). Messages at or below the
 // stored webhook cursor may have been pruned (PruneMessages).
 func (tx *Tx) MessagesAfter(seq int64, limit int) ([]Message, error) {
-	var out []Message
-	c := tx.bucket(bucketMessages).Cursor()
-	for k, v := c.Seek(itob(seq + 1)); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
-		var m Message
-		if err := json.Unmarshal(v, &m); err != nil {
-			return nil, fmt.Errorf("store: decode message: %w", err)
-		}
-		out = append(out, m)
-	}
-	return out, nil
+	return tx.rec.Messages().After(seq, limit)
 }
 
 // PruneMessages deletes up to limit of the oldest messages at or below the
@@ -98,21 +82,9 @@ func (tx *Tx) MessagesAfter(seq int64, limit int) ([]Message, error) {
 // passes it is committed, and pruning later (after a crash, say) only
 // catches up.
 func (tx *Tx) PruneMessages(limit int) (n int, more bool, err error) {
-	cursor := tx.WebhookCursor()
-	b := tx.bucket(bucketMessages)
-	c := b.Cursor()
-	var doomed [][]byte
-	for k, _ := c.First(); k != nil && btoi(k) <= cursor; k, _ = c.Next() {
-		if limit > 0 && len(doomed) >= limit {
-			more = true
-			break
-		}
-		doomed = append(doomed, bytes.Clone(k))
+	cursor, err := tx.rec.WebhookOutbox().Cursor()
+	if err != nil {
+		return 0, false, err
 	}
-	for _, k := range doomed {
-		if err := b.Delete(k); err != nil {
-			return 0, false, err
-		}
-	}
-	return len(doomed), more, nil
+	return tx.rec.Messages().DeleteThrough(cursor, limit)
 }

@@ -5,7 +5,6 @@ import (
 
 	. "github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/storetest"
-	bolt "go.etcd.io/bbolt"
 )
 
 // allMessages returns every message still in the store, oldest first.
@@ -21,17 +20,6 @@ func allMessages(t testing.TB, db *DB) []Message {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// messageKeys counts the keys of the messages bucket as bbolt sees them.
-func messageKeys(t testing.TB, db *DB) int {
-	t.Helper()
-	n := 0
-	db.Bolt().View(func(btx *bolt.Tx) error {
-		n = btx.Bucket(BucketMessages).Stats().KeyN
-		return nil
-	})
-	return n
 }
 
 func emitGPS(t *testing.T, db *DB, n int) {
@@ -92,8 +80,8 @@ func TestPruneMessages(t *testing.T) {
 			})
 			return n, more
 		}
-		if n, more := prune(100); n != 0 || more || messageKeys(t, db) != 1000 {
-			t.Fatalf("without a cursor pruned %d (more %v), %d keys left", n, more, messageKeys(t, db))
+		if n, more := prune(100); n != 0 || more || len(allMessages(t, db)) != 1000 {
+			t.Fatalf("without a cursor pruned %d (more %v), %d messages left", n, more, len(allMessages(t, db)))
 		}
 
 		mustUpdate(t, db, func(tx *Tx) error { return tx.SetWebhookCursor(750) })
@@ -107,8 +95,8 @@ func TestPruneMessages(t *testing.T) {
 			t.Fatalf("pruned in rounds %v, want 300 300 150", rounds)
 		}
 		msgs := allMessages(t, db)
-		if messageKeys(t, db) != 250 || len(msgs) != 250 || msgs[0].Seq != 751 || msgs[249].Seq != 1000 {
-			t.Fatalf("%d keys left, messages %d..., want 751 to 1000", messageKeys(t, db), len(msgs))
+		if len(msgs) != 250 || msgs[0].Seq != 751 || msgs[249].Seq != 1000 {
+			t.Fatalf("%d messages left, want 751 to 1000", len(msgs))
 		}
 		for i, m := range msgs {
 			if len(m.GPS) != 1 || m.GPS[0].Lat != float64(750+i) {
@@ -116,10 +104,10 @@ func TestPruneMessages(t *testing.T) {
 			}
 		}
 
-		// Everything passed: the bucket is empty and the sequence carries on.
+		// Everything passed: no message is left and the sequence carries on.
 		mustUpdate(t, db, func(tx *Tx) error { return tx.SetWebhookCursor(1000) })
-		if n, more := prune(0); n != 250 || more || messageKeys(t, db) != 0 {
-			t.Fatalf("pruned %d (more %v), %d keys left", n, more, messageKeys(t, db))
+		if n, more := prune(0); n != 250 || more || len(allMessages(t, db)) != 0 {
+			t.Fatalf("pruned %d (more %v), %d messages left", n, more, len(allMessages(t, db)))
 		}
 		emitGPS(t, db, 1)
 		if msgs := allMessages(t, db); len(msgs) != 1 || msgs[0].Seq != 1001 {
@@ -128,29 +116,22 @@ func TestPruneMessages(t *testing.T) {
 	})
 }
 
-// TestMessagesAfterReadsRowsWithRenderedPayloads reads a message as the
-// outbox held it before the store recorded typed facts: its webhook data
-// object rendered under "payload". It comes back with that payload, byte
-// for byte, and no fact.
-func TestMessagesAfterReadsRowsWithRenderedPayloads(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) {
-		db, _ := openTest(t)
-		const payload = `{"name":"Alpha","serialNumber":"490154203237518","time":1772366400}`
-		row := `{"seq":1,"kind":"systemMessages","subType":"deviceRemoved","organizationId":3,"partnerId":2,` +
-			`"imei":"490154203237518","time":"2026-03-01T12:00:00Z","payload":` + payload + `}`
-		if err := db.Bolt().Update(func(btx *bolt.Tx) error {
-			return btx.Bucket(BucketMessages).Put(Itob(1), []byte(row))
-		}); err != nil {
-			t.Fatal(err)
-		}
-		msgs := allMessages(t, db)
-		if len(msgs) != 1 {
-			t.Fatalf("%d messages, want the stored row", len(msgs))
-		}
-		m := msgs[0]
-		if m.Seq != 1 || m.Kind != MessageSystem || m.SubType != SystemDeviceRemoved || m.OrganizationID != 3 ||
-			m.IMEI != "490154203237518" || string(m.Payload) != payload || m.Removed != nil {
-			t.Fatalf("message %+v payload %s", m, m.Payload)
-		}
-	})
+// BenchmarkEmit records webhook messages, as event and GPS ingest do, a
+// thousand to a transaction so that the commit does not hide their cost.
+func BenchmarkEmit(b *testing.B) {
+	f := newEventFixture(b)
+	m := Message{Kind: MessageGPS, OrganizationID: f.org.ID, IMEI: f.dev.IMEI,
+		GPS: []GPSPoint{{Time: eventT0, Lat: 52.37, Lon: 4.89, Speed: 48, Accuracy: 3.9}}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for lo := 0; lo < b.N; lo += 1000 {
+		f.update(func(tx *Tx) error {
+			for range min(1000, b.N-lo) {
+				if err := tx.Emit(m); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
 }

@@ -1,8 +1,6 @@
 package store
 
 import (
-	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"sync"
@@ -15,18 +13,17 @@ import (
 // delivery stays queued until it is delivered or given up, so neither a
 // crash nor a restart loses or invents one.
 //
-// Neither bucket grows for good. A delivery carries its own body and never
-// looks back at its message, so messages the stored cursor has passed are
-// pruned (PruneMessages). Finished deliveries, the delivery log, are
-// deleted by the retention purge WebhookDeliveryDays after they finished
-// (purgeDeliveries); pending ones stay until they finish.
+// Neither messages nor deliveries grow for good. A delivery carries its own
+// body and never looks back at its message, so messages the stored cursor
+// has passed are pruned (PruneMessages). Finished deliveries, the delivery
+// log, are deleted by the retention purge WebhookDeliveryDays after they
+// finished (purgeDeliveries); pending ones stay until they finish.
 //
-// Buckets:
-//
-//	webhook_outbox      "cursor" and "generation" counters
-//	webhook_deliveries  id → Delivery
-//	webhook_queue       org 0 url 0 imei id → next attempt, created (pending only)
-//	webhook_org_deliv   org id → nil, to list an organization's deliveries
+// The engine keeps the deliveries with the queue of the pending ones, in
+// the order the dispatcher sends them (endpoint, device, id), and the two
+// counters of the outbox (WebhookOutboxRecords): the cursor, and the
+// generation of the queue, which moves when the queue changes outside the
+// dispatcher.
 
 // Delivery statuses.
 const (
@@ -97,11 +94,6 @@ type QueueEntry struct {
 	CreatedAt      time.Time
 }
 
-var (
-	keyCursor     = []byte("cursor")
-	keyGeneration = []byte("generation")
-)
-
 // signal is a level-triggered wake-up for watchers of the outbox.
 type signal struct {
 	mu   sync.Mutex
@@ -142,125 +134,69 @@ func (tx *Tx) signalOutbox() {
 		return
 	}
 	tx.signalled = true
-	tx.tx.OnCommit(tx.db.outbox.fire)
+	tx.OnCommit(tx.db.outbox.fire)
 }
 
 // touchOutbox records that the queue changed outside the dispatcher
 // (redelivery, an endpoint enabled again), so the dispatcher reloads it.
 func (tx *Tx) touchOutbox() error {
 	tx.signalOutbox()
-	return tx.putCounter(keyGeneration, tx.OutboxGeneration()+1)
+	return tx.rec.WebhookOutbox().IncrementGeneration()
 }
 
-// OutboxGeneration counts the queue changes made outside the dispatcher.
-func (tx *Tx) OutboxGeneration() int64 { return tx.counter(keyGeneration) }
+// OutboxGeneration counts the queue changes made outside the dispatcher; it
+// is 0 when the engine cannot read it.
+func (tx *Tx) OutboxGeneration() int64 {
+	g, _ := tx.rec.WebhookOutbox().Generation()
+	return g
+}
 
-// WebhookCursor is the sequence of the last message turned into deliveries.
-func (tx *Tx) WebhookCursor() int64 { return tx.counter(keyCursor) }
+// WebhookCursor is the sequence of the last message turned into
+// deliveries; it is 0 when the engine cannot read it (PruneMessages, which
+// must not misread it, fails with the engine's error instead).
+func (tx *Tx) WebhookCursor() int64 {
+	seq, _ := tx.rec.WebhookOutbox().Cursor()
+	return seq
+}
 
 // SetWebhookCursor advances the cursor to seq.
-func (tx *Tx) SetWebhookCursor(seq int64) error { return tx.putCounter(keyCursor, seq) }
+func (tx *Tx) SetWebhookCursor(seq int64) error { return tx.rec.WebhookOutbox().SetCursor(seq) }
 
-func (tx *Tx) counter(key []byte) int64 {
-	v := tx.bucket(bucketOutbox).Get(key)
-	if len(v) != 8 {
-		return 0
-	}
-	return btoi(v)
+// PendingDeliveries lists every queued delivery, by endpoint, device and
+// id; none when the engine cannot read the queue.
+func (tx *Tx) PendingDeliveries() []QueueEntry {
+	q, _ := tx.rec.Deliveries().Pending(0, "")
+	return q
 }
 
-func (tx *Tx) putCounter(key []byte, v int64) error { return tx.bucket(bucketOutbox).Put(key, itob(v)) }
-
-// queueKey orders pending deliveries by endpoint, then device, then id.
-func queueKey(orgID int64, url, imei string, id int64) []byte {
-	k := append(endpointKey(orgID, url), 0)
-	k = append(k, imei...)
-	return append(k, itob(id)...)
-}
-
-func queueValue(d *Delivery) []byte {
-	v := make([]byte, 16)
-	binary.BigEndian.PutUint64(v, uint64(d.NextAttemptAt.UnixNano()))
-	binary.BigEndian.PutUint64(v[8:], uint64(d.CreatedAt.UnixNano()))
-	return v
-}
-
-func parseQueueEntry(k, v []byte) (QueueEntry, bool) {
-	if len(k) < 8+1+1+8 || len(v) != 16 {
-		return QueueEntry{}, false
-	}
-	q := QueueEntry{OrganizationID: btoi(k[:8])}
-	rest := k[9:]
-	i := bytes.IndexByte(rest, 0)
-	if i < 0 || len(rest) < i+1+8 {
-		return QueueEntry{}, false
-	}
-	q.URL = string(rest[:i])
-	rest = rest[i+1:]
-	q.IMEI = string(rest[:len(rest)-8])
-	q.DeliveryID = btoi(rest[len(rest)-8:])
-	q.NextAttemptAt = time.Unix(0, int64(binary.BigEndian.Uint64(v))).UTC()
-	q.CreatedAt = time.Unix(0, int64(binary.BigEndian.Uint64(v[8:]))).UTC()
-	return q, true
-}
-
-// queueEntries lists the pending deliveries whose queue key starts with prefix.
-func (tx *Tx) queueEntries(prefix []byte) []QueueEntry {
-	var out []QueueEntry
-	c := tx.bucket(bucketQueue).Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		if q, ok := parseQueueEntry(k, v); ok {
-			out = append(out, q)
-		}
-	}
-	return out
-}
-
-// PendingDeliveries lists every queued delivery, by endpoint, device and id.
-func (tx *Tx) PendingDeliveries() []QueueEntry { return tx.queueEntries(nil) }
-
-// PendingDeliveriesOf lists an organization's queued deliveries.
+// PendingDeliveriesOf lists an organization's queued deliveries, by
+// endpoint, device and id; none when the engine cannot read the queue.
 func (tx *Tx) PendingDeliveriesOf(orgID int64) []QueueEntry {
-	return tx.queueEntries(append(itob(orgID), 0))
+	q, _ := tx.rec.Deliveries().Pending(orgID, "")
+	return q
 }
 
 // EnqueueDelivery stores a new pending delivery; it gets an id, its creation
 // time and, unless set, a first attempt due now.
 func (tx *Tx) EnqueueDelivery(d *Delivery) error {
-	id, err := tx.nextID(bucketDeliveries)
-	if err != nil {
-		return err
-	}
-	d.ID, d.CreatedAt, d.Status = id, tx.now, DeliveryPending
+	d.CreatedAt, d.Status = tx.now, DeliveryPending
 	if d.NextAttemptAt.IsZero() {
 		d.NextAttemptAt = tx.now
 	}
-	if err := tx.bucket(bucketOrgDeliveries).Put(compositeKey(d.OrganizationID, id), nil); err != nil {
-		return err
-	}
-	return tx.PutDelivery(d)
+	return tx.rec.Deliveries().Insert(d)
 }
 
 // Delivery returns delivery id.
 func (tx *Tx) Delivery(id int64) (*Delivery, error) {
-	var d Delivery
-	if err := getJSON(tx.bucket(bucketDeliveries), itob(id), &d); err != nil {
+	d, err := tx.rec.Deliveries().Get(id)
+	if err != nil {
 		return nil, missing(err, "delivery %d", id)
 	}
-	return &d, nil
+	return d, nil
 }
 
 // PutDelivery stores d; a pending delivery stays queued, any other leaves the queue.
-func (tx *Tx) PutDelivery(d *Delivery) error {
-	if err := putJSON(tx.bucket(bucketDeliveries), itob(d.ID), d); err != nil {
-		return err
-	}
-	qk := queueKey(d.OrganizationID, d.URL, d.IMEI, d.ID)
-	if d.Status == DeliveryPending {
-		return tx.bucket(bucketQueue).Put(qk, queueValue(d))
-	}
-	return tx.bucket(bucketQueue).Delete(qk)
-}
+func (tx *Tx) PutDelivery(d *Delivery) error { return tx.rec.Deliveries().Put(d) }
 
 // DeliveryFilter selects an organization's deliveries. Zero fields do not filter.
 type DeliveryFilter struct {
@@ -274,7 +210,8 @@ type DeliveryFilter struct {
 	Devices map[string]time.Time
 }
 
-func (f DeliveryFilter) match(d *Delivery) bool {
+// Match reports whether f selects d.
+func (f DeliveryFilter) Match(d *Delivery) bool {
 	if f.Devices != nil {
 		since, has := f.Devices[d.IMEI]
 		if !has || d.IMEI == "" || d.MessageTime.Before(since) {
@@ -285,42 +222,15 @@ func (f DeliveryFilter) match(d *Delivery) bool {
 		(f.IMEI == "" || d.IMEI == f.IMEI) && (f.Type == "" || d.Type == f.Type)
 }
 
-func (f DeliveryFilter) empty() bool {
+// IsZero reports whether f selects every delivery.
+func (f DeliveryFilter) IsZero() bool {
 	return f.Status == "" && f.URL == "" && f.IMEI == "" && f.Type == "" && f.Devices == nil
 }
 
 // Deliveries returns an organization's deliveries matching f, newest first,
 // the requested page of them and the total count.
 func (tx *Tx) Deliveries(orgID int64, f DeliveryFilter, p Page) ([]Delivery, int, error) {
-	var out []Delivery
-	total := 0
-	prefix := itob(orgID)
-	c := tx.bucket(bucketOrgDeliveries).Cursor()
-	k, _ := c.Seek(itob(orgID + 1))
-	if k == nil {
-		k, _ = c.Last()
-	} else {
-		k, _ = c.Prev()
-	}
-	for ; k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
-		inPage := total >= p.Offset && (p.Limit <= 0 || len(out) < p.Limit)
-		if f.empty() && !inPage {
-			total++
-			continue
-		}
-		d, err := tx.Delivery(btoi(k[8:]))
-		if err != nil {
-			return nil, 0, err
-		}
-		if !f.match(d) {
-			continue
-		}
-		if inPage {
-			out = append(out, *d)
-		}
-		total++
-	}
-	return out, total, nil
+	return tx.rec.Deliveries().List(orgID, f, p)
 }
 
 // Redeliver queues the message of an organization's delivery id again, to
@@ -353,48 +263,8 @@ func (tx *Tx) Redeliver(orgID, id int64) (*Delivery, error) {
 // purgeDeliveries is the retention purge of the delivery log: it deletes
 // deliveries that finished (delivered or given up) before their
 // organization's cutoff, with their organization index entries. Pending
-// deliveries stay whatever their age. Deliveries are walked oldest first
-// (ids grow with creation time) and the walk stops at the first one created
-// after the latest cutoff, which cannot have finished before it. A
-// redelivery keeps its own copy of the body, so purging the delivery it
-// repeats takes nothing from it.
+// deliveries stay whatever their age. A redelivery keeps its own copy of
+// the body, so purging the delivery it repeats takes nothing from it.
 func purgeDeliveries(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
-	latest := cut.Latest()
-	c := tx.bucket(bucketDeliveries).Cursor()
-	k, v := c.First()
-	if from != nil {
-		k, v = c.Seek(from)
-	}
-	var doomed [][2]int64 // organization, delivery
-	var resume []byte
-	for ; k != nil; k, v = c.Next() {
-		if len(doomed) >= limit {
-			resume = bytes.Clone(k)
-			break
-		}
-		var d struct {
-			OrganizationID int64     `json:"organizationId"`
-			Status         string    `json:"status"`
-			CreatedAt      time.Time `json:"createdAt"`
-			FinishedAt     time.Time `json:"finishedAt"`
-		}
-		if err := jsonUnmarshal(v, &d); err != nil {
-			return 0, nil, err
-		}
-		if !d.CreatedAt.Before(latest) {
-			break
-		}
-		if t, ok := cut[d.OrganizationID]; ok && d.Status != DeliveryPending && d.FinishedAt.Before(t) {
-			doomed = append(doomed, [2]int64{d.OrganizationID, btoi(k)})
-		}
-	}
-	for _, g := range doomed {
-		if err := tx.bucket(bucketDeliveries).Delete(itob(g[1])); err != nil {
-			return 0, nil, err
-		}
-		if err := tx.bucket(bucketOrgDeliveries).Delete(compositeKey(g[0], g[1])); err != nil {
-			return 0, nil, err
-		}
-	}
-	return len(doomed), resume, nil
+	return tx.rec.Deliveries().PurgeFinished(cut, from, limit)
 }

@@ -1,10 +1,6 @@
 package store
 
-import (
-	"bytes"
-	"slices"
-	"strings"
-)
+import "slices"
 
 // The webhook receivers index answers, in one read, whether any URL of an
 // organization receives webhooks of a type: through its settings or through
@@ -12,24 +8,17 @@ import (
 // GPS message, so that an organization without GPS webhooks does not pay for
 // an outbox message no URL would receive.
 //
-// Bucket webhook_receivers: org id → the types with a URL, comma-separated.
 // Every write of settings or subscriptions rebuilds the organization's
 // entry in the same transaction; migration 2 built the entries of a store
 // written before the index existed.
 
 // HasWebhookReceivers reports whether some URL of the organization receives
 // webhooks of typ (a WebhookType* constant). A URL disabled by 410 Gone
-// still counts: the dispatcher skips it when it routes.
+// still counts: the dispatcher skips it when it routes. It is false when
+// the engine cannot read the index.
 func (tx *Tx) HasWebhookReceivers(orgID int64, typ string) bool {
-	v := tx.bucket(bucketWebhookReceivers).Get(itob(orgID))
-	for len(v) > 0 {
-		t, rest, _ := bytes.Cut(v, []byte{','})
-		if string(t) == typ {
-			return true
-		}
-		v = rest
-	}
-	return false
+	has, _ := tx.rec.WebhookReceivers().Has(orgID, typ)
+	return has
 }
 
 // refreshWebhookReceivers rebuilds the organization's entry from its
@@ -57,27 +46,18 @@ func (tx *Tx) refreshWebhookReceivers(orgID int64) error {
 	for _, sub := range subs {
 		add(sub.Type, 1)
 	}
-	b := tx.bucket(bucketWebhookReceivers)
-	if len(types) == 0 {
-		return b.Delete(itob(orgID))
-	}
 	slices.Sort(types)
-	return b.Put(itob(orgID), []byte(strings.Join(types, ",")))
+	return tx.rec.WebhookReceivers().Put(orgID, types)
 }
 
 // rebuildWebhookReceivers rebuilds every organization's entry, so that a
 // store written before the index existed gets one (migration 2).
 func rebuildWebhookReceivers(tx *Tx) error {
-	orgs := map[int64]bool{}
-	for _, name := range [][]byte{bucketWebhookSettings, bucketWebhookSubs, bucketWebhookReceivers} {
-		c := tx.bucket(name).Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			if len(k) >= 8 {
-				orgs[btoi(k[:8])] = true
-			}
-		}
+	orgs, err := tx.rec.WebhookReceivers().Organizations()
+	if err != nil {
+		return err
 	}
-	for id := range orgs {
+	for _, id := range orgs {
 		if err := tx.refreshWebhookReceivers(id); err != nil {
 			return err
 		}

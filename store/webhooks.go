@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"slices"
 	"strconv"
 	"time"
@@ -178,11 +177,11 @@ type WebhookEndpoint struct {
 // WebhookSettings returns an organization's webhook settings, the defaults
 // when it never saved any.
 func (tx *Tx) WebhookSettings(orgID int64) (*WebhookSettings, error) {
-	s := DefaultWebhookSettings(orgID)
-	if err := getJSON(tx.bucket(bucketWebhookSettings), itob(orgID), s); err != nil && !isNotFound(err) {
-		return nil, err
+	s, err := tx.rec.WebhookSettings().Get(orgID)
+	if isNotFound(err) {
+		return DefaultWebhookSettings(orgID), nil
 	}
-	return s, nil
+	return s, err
 }
 
 // PutWebhookSettings stores an organization's webhook settings, audits the
@@ -198,7 +197,7 @@ func (tx *Tx) PutWebhookSettings(s *WebhookSettings) error {
 		return err
 	}
 	s.UpdatedAt = tx.now
-	if err := putJSON(tx.bucket(bucketWebhookSettings), itob(s.OrganizationID), s); err != nil {
+	if err := tx.rec.WebhookSettings().Put(s); err != nil {
 		return err
 	}
 	if err := tx.Audit(AuditChange{Action: "webhook.settings.update", EntityType: "organization",
@@ -212,33 +211,19 @@ func (tx *Tx) PutWebhookSettings(s *WebhookSettings) error {
 	return tx.EnableWebhookEndpoints(s.OrganizationID, s.URLs())
 }
 
-func subKey(orgID, id int64) []byte { return compositeKey(orgID, id) }
-
 // WebhookSubscriptions lists an organization's device subscriptions in id
 // order; imei, when not empty, keeps only that device's.
 func (tx *Tx) WebhookSubscriptions(orgID int64, imei string) ([]WebhookSubscription, error) {
-	var out []WebhookSubscription
-	prefix := itob(orgID)
-	c := tx.bucket(bucketWebhookSubs).Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		var s WebhookSubscription
-		if err := jsonUnmarshal(v, &s); err != nil {
-			return nil, err
-		}
-		if imei == "" || s.IMEI == imei {
-			out = append(out, s)
-		}
-	}
-	return out, nil
+	return tx.rec.WebhookSubscriptions().List(orgID, imei)
 }
 
 // WebhookSubscription returns subscription id of an organization.
 func (tx *Tx) WebhookSubscription(orgID, id int64) (*WebhookSubscription, error) {
-	var s WebhookSubscription
-	if err := getJSON(tx.bucket(bucketWebhookSubs), subKey(orgID, id), &s); err != nil {
+	s, err := tx.rec.WebhookSubscriptions().Get(orgID, id)
+	if err != nil {
 		return nil, missing(err, "webhook %d", id)
 	}
-	return &s, nil
+	return s, nil
 }
 
 // SaveWebhookSubscription adds s, or updates the subscription of the same
@@ -256,18 +241,16 @@ func (tx *Tx) SaveWebhookSubscription(s WebhookSubscription) (*WebhookSubscripti
 		}
 	}
 	action := "webhook.subscription.create"
+	s.UpdatedAt = tx.now
 	if prev != nil {
 		action = "webhook.subscription.update"
 		s.ID, s.CreatedAt = prev.ID, prev.CreatedAt
+		err = tx.rec.WebhookSubscriptions().Put(&s)
 	} else {
-		id, err := tx.nextID(bucketWebhookSubs)
-		if err != nil {
-			return nil, err
-		}
-		s.ID, s.CreatedAt = id, tx.now
+		s.CreatedAt = tx.now
+		err = tx.rec.WebhookSubscriptions().Insert(&s)
 	}
-	s.UpdatedAt = tx.now
-	if err := putJSON(tx.bucket(bucketWebhookSubs), subKey(s.OrganizationID, s.ID), s); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	if err := tx.Audit(AuditChange{Action: action, EntityType: "webhook", EntityID: strconv.FormatInt(s.ID, 10),
@@ -286,7 +269,7 @@ func (tx *Tx) DeleteWebhookSubscription(orgID, id int64) error {
 	if err != nil {
 		return err
 	}
-	if err := tx.bucket(bucketWebhookSubs).Delete(subKey(orgID, id)); err != nil {
+	if err := tx.rec.WebhookSubscriptions().Delete(orgID, id); err != nil {
 		return err
 	}
 	if err := tx.refreshWebhookReceivers(orgID); err != nil {
@@ -299,11 +282,11 @@ func (tx *Tx) DeleteWebhookSubscription(orgID, id int64) error {
 // WebhookSecret returns an organization's secret record; ErrNotFound when
 // none was created yet.
 func (tx *Tx) WebhookSecret(orgID int64) (*WebhookSecret, error) {
-	var s WebhookSecret
-	if err := getJSON(tx.bucket(bucketWebhookSecrets), itob(orgID), &s); err != nil {
+	s, err := tx.rec.WebhookSecrets().Get(orgID)
+	if err != nil {
 		return nil, missing(err, "webhook secret of organization %d", orgID)
 	}
-	return &s, nil
+	return s, nil
 }
 
 // PutWebhookSecret stores an organization's secret record. The audit entry
@@ -313,7 +296,7 @@ func (tx *Tx) PutWebhookSecret(s *WebhookSecret) error {
 	if !s.RotatedAt.IsZero() {
 		action = "webhook.secret.rotate"
 	}
-	if err := putJSON(tx.bucket(bucketWebhookSecrets), itob(s.OrganizationID), s); err != nil {
+	if err := tx.rec.WebhookSecrets().Put(s); err != nil {
 		return err
 	}
 	return tx.Audit(AuditChange{Action: action, EntityType: "organization",
@@ -347,38 +330,26 @@ func (tx *Tx) RotateWebhookSecret(orgID int64, salt []byte, grace time.Duration)
 	return s, tx.PutWebhookSecret(s)
 }
 
-func endpointKey(orgID int64, url string) []byte { return compositeKey(orgID, url) }
-
 // WebhookEndpoint returns the delivery state of an organization's URL; a URL
 // never delivered to has a zero state.
 func (tx *Tx) WebhookEndpoint(orgID int64, url string) (*WebhookEndpoint, error) {
-	e := &WebhookEndpoint{OrganizationID: orgID, URL: url}
-	if err := getJSON(tx.bucket(bucketWebhookEndpts), endpointKey(orgID, url), e); err != nil && !isNotFound(err) {
-		return nil, err
+	e, err := tx.rec.WebhookEndpoints().Get(orgID, url)
+	if isNotFound(err) {
+		return &WebhookEndpoint{OrganizationID: orgID, URL: url}, nil
 	}
-	return e, nil
+	return e, err
 }
 
 // PutWebhookEndpoint stores an endpoint's delivery state. It is delivery
 // bookkeeping, not audited; disabling is audited by DisableWebhookEndpoint.
 func (tx *Tx) PutWebhookEndpoint(e *WebhookEndpoint) error {
-	return putJSON(tx.bucket(bucketWebhookEndpts), endpointKey(e.OrganizationID, e.URL), e)
+	return tx.rec.WebhookEndpoints().Put(e)
 }
 
 // WebhookEndpoints lists the delivery state of every URL of an organization
 // that has been delivered to, in URL order.
 func (tx *Tx) WebhookEndpoints(orgID int64) ([]WebhookEndpoint, error) {
-	var out []WebhookEndpoint
-	prefix := itob(orgID)
-	c := tx.bucket(bucketWebhookEndpts).Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		var e WebhookEndpoint
-		if err := jsonUnmarshal(v, &e); err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return tx.rec.WebhookEndpoints().List(orgID)
 }
 
 // EnableWebhookEndpoints clears the disabled state of the named URLs of an
@@ -427,8 +398,12 @@ func (tx *Tx) DisableWebhookEndpoint(orgID int64, url, reason string) ([]Deliver
 		EntityID: url, OrganizationID: orgID, Reason: reason, Before: prev, After: e}); err != nil {
 		return nil, err
 	}
+	queued, err := tx.rec.Deliveries().Pending(orgID, url)
+	if err != nil {
+		return nil, err
+	}
 	var gaveUp []Delivery
-	for _, q := range tx.queueEntries(append(endpointKey(orgID, url), 0)) {
+	for _, q := range queued {
 		d, err := tx.Delivery(q.DeliveryID)
 		if err != nil {
 			return nil, err
@@ -456,7 +431,7 @@ func (tx *Tx) DropRemovedDeviceSubscriptions(orgID int64, imei string, removedAt
 		if s.CreatedAt.After(removedAt) {
 			continue // made for the device after it came back
 		}
-		if err := tx.bucket(bucketWebhookSubs).Delete(subKey(orgID, s.ID)); err != nil {
+		if err := tx.rec.WebhookSubscriptions().Delete(orgID, s.ID); err != nil {
 			return err
 		}
 		if err := tx.Audit(AuditChange{Action: "webhook.subscription.delete", EntityType: "webhook",

@@ -1,0 +1,162 @@
+package bolt
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// Webhook settings, subscriptions, secrets and endpoint states:
+//
+//	webhook_settings       org → WebhookSettings
+//	webhook_subscriptions  org, id → WebhookSubscription (ids from the bucket's sequence)
+//	webhook_secrets        org → WebhookSecret
+//	webhook_endpoints      org, 0, url → WebhookEndpoint
+
+// WebhookSettings implements store.WebhookRecords.
+func (t *tx) WebhookSettings() store.WebhookSettingsRecords { return webhookSettings{t} }
+
+type webhookSettings struct{ t *tx }
+
+// Get implements store.WebhookSettingsRecords. The record is decoded over
+// the defaults, so a field it lacks keeps its default.
+func (r webhookSettings) Get(orgID int64) (*store.WebhookSettings, error) {
+	raw := r.t.bucket(bucketWebhookSettings).Get(itob(orgID))
+	if raw == nil {
+		return nil, store.NotFound("webhook settings")
+	}
+	s := store.DefaultWebhookSettings(orgID)
+	if err := json.Unmarshal(raw, s); err != nil {
+		return nil, fmt.Errorf("store: decode webhook settings of organization %d: %w", orgID, err)
+	}
+	return s, nil
+}
+
+// Put implements store.WebhookSettingsRecords.
+func (r webhookSettings) Put(s *store.WebhookSettings) error {
+	return putJSON(r.t.bucket(bucketWebhookSettings), itob(s.OrganizationID), s)
+}
+
+// WebhookSubscriptions implements store.WebhookRecords.
+func (t *tx) WebhookSubscriptions() store.WebhookSubscriptionRecords {
+	return webhookSubscriptions{t}
+}
+
+type webhookSubscriptions struct{ t *tx }
+
+// List implements store.WebhookSubscriptionRecords: the organization's
+// range, filtered by device.
+func (r webhookSubscriptions) List(orgID int64, imei string) ([]store.WebhookSubscription, error) {
+	var out []store.WebhookSubscription
+	prefix := itob(orgID)
+	c := r.t.bucket(bucketWebhookSubs).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var s store.WebhookSubscription
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, fmt.Errorf("store: decode: %w", err)
+		}
+		if imei == "" || s.IMEI == imei {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// Get implements store.WebhookSubscriptionRecords.
+func (r webhookSubscriptions) Get(orgID, id int64) (*store.WebhookSubscription, error) {
+	var s store.WebhookSubscription
+	if err := getJSON(r.t.bucket(bucketWebhookSubs), compositeKey(orgID, id), &s); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, store.NotFound("webhook %d", id)
+		}
+		return nil, err
+	}
+	return &s, nil
+}
+
+// Insert implements store.WebhookSubscriptionRecords.
+func (r webhookSubscriptions) Insert(s *store.WebhookSubscription) error {
+	id, err := r.t.nextID(bucketWebhookSubs)
+	if err != nil {
+		return err
+	}
+	s.ID = id
+	return r.Put(s)
+}
+
+// Put implements store.WebhookSubscriptionRecords.
+func (r webhookSubscriptions) Put(s *store.WebhookSubscription) error {
+	return putJSON(r.t.bucket(bucketWebhookSubs), compositeKey(s.OrganizationID, s.ID), s)
+}
+
+// Delete implements store.WebhookSubscriptionRecords.
+func (r webhookSubscriptions) Delete(orgID, id int64) error {
+	return r.t.bucket(bucketWebhookSubs).Delete(compositeKey(orgID, id))
+}
+
+// WebhookSecrets implements store.WebhookRecords.
+func (t *tx) WebhookSecrets() store.WebhookSecretRecords { return webhookSecrets{t} }
+
+type webhookSecrets struct{ t *tx }
+
+// Get implements store.WebhookSecretRecords.
+func (r webhookSecrets) Get(orgID int64) (*store.WebhookSecret, error) {
+	var s store.WebhookSecret
+	if err := getJSON(r.t.bucket(bucketWebhookSecrets), itob(orgID), &s); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, store.NotFound("webhook secret of organization %d", orgID)
+		}
+		return nil, err
+	}
+	return &s, nil
+}
+
+// Put implements store.WebhookSecretRecords.
+func (r webhookSecrets) Put(s *store.WebhookSecret) error {
+	return putJSON(r.t.bucket(bucketWebhookSecrets), itob(s.OrganizationID), s)
+}
+
+// WebhookEndpoints implements store.WebhookRecords.
+func (t *tx) WebhookEndpoints() store.WebhookEndpointRecords { return webhookEndpoints{t} }
+
+type webhookEndpoints struct{ t *tx }
+
+// endpointKey is the key of an organization's URL: org, 0, url.
+func endpointKey(orgID int64, url string) []byte { return compositeKey(orgID, url) }
+
+// Get implements store.WebhookEndpointRecords. The record is decoded over
+// its organization and URL.
+func (r webhookEndpoints) Get(orgID int64, url string) (*store.WebhookEndpoint, error) {
+	raw := r.t.bucket(bucketWebhookEndpts).Get(endpointKey(orgID, url))
+	if raw == nil {
+		return nil, store.NotFound("webhook endpoint")
+	}
+	e := &store.WebhookEndpoint{OrganizationID: orgID, URL: url}
+	if err := json.Unmarshal(raw, e); err != nil {
+		return nil, fmt.Errorf("store: decode webhook endpoint %s of organization %d: %w", url, orgID, err)
+	}
+	return e, nil
+}
+
+// Put implements store.WebhookEndpointRecords.
+func (r webhookEndpoints) Put(e *store.WebhookEndpoint) error {
+	return putJSON(r.t.bucket(bucketWebhookEndpts), endpointKey(e.OrganizationID, e.URL), e)
+}
+
+// List implements store.WebhookEndpointRecords: the organization's range.
+func (r webhookEndpoints) List(orgID int64) ([]store.WebhookEndpoint, error) {
+	var out []store.WebhookEndpoint
+	prefix := itob(orgID)
+	c := r.t.bucket(bucketWebhookEndpts).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var e store.WebhookEndpoint
+		if err := json.Unmarshal(v, &e); err != nil {
+			return nil, fmt.Errorf("store: decode: %w", err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
