@@ -3,9 +3,53 @@ package store
 // DeviceStateRecords are the record sets of media files, auxiliary cameras, billing, data usage and device links, credentials and queued commands, whose rules are in media.go, mediaretention.go, auxcameras.go, billing.go, datausage.go, devicelink.go.
 type DeviceStateRecords interface {
 	// Each accessor returns the records of one type in this transaction.
+	AuxCameras() AuxCameraRecords
+	DeviceBillings() DeviceBillingRecords
+	DataUsagePeriods() DataUsagePeriodRecords
 	DeviceLinks() DeviceLinkRecords
 	DeviceCredentials() DeviceCredentialRecords
 	QueuedCommands() QueuedCommandRecords
+}
+
+// AuxCameraRecords are the auxiliary cameras known for each device, one
+// list per device.
+type AuxCameraRecords interface {
+	// Get returns the cameras stored for imei, in the order they were put;
+	// ErrNotFound when none were ever put.
+	Get(imei string) ([]AuxCamera, error)
+	// Put stores cams, in their order, as imei's cameras, replacing those
+	// stored before.
+	Put(imei string, cams []AuxCamera) error
+	// Delete forgets imei's cameras; forgetting none is no error.
+	Delete(imei string) error
+}
+
+// DeviceBillingRecords are the devices' billing records, by IMEI.
+type DeviceBillingRecords interface {
+	// Get returns imei's billing record; ErrNotFound when there is none.
+	Get(imei string) (*DeviceBilling, error)
+	// Put stores b as b.IMEI's billing record, replacing any earlier one.
+	Put(b *DeviceBilling) error
+	// Delete removes imei's billing record; removing none is no error.
+	Delete(imei string) error
+}
+
+// DataUsagePeriodRecords are the devices' data usage periods, by device and
+// period start (to the millisecond): a time series of each device.
+type DataUsagePeriodRecords interface {
+	// Put stores p as the record of p.IMEI's period starting at
+	// p.PeriodStart, replacing any earlier record of that period.
+	Put(p *DataUsagePeriod) error
+	// Latest returns up to n of imei's periods (all when n <= 0), the
+	// latest start first.
+	Latest(imei string, n int) ([]DataUsagePeriod, error)
+	// DeleteDevice removes every period of imei.
+	DeleteDevice(imei string) error
+	// Purge is one batch p of the data usage retention: it deletes each
+	// period p.Owners says is due, taking the periods as records of
+	// ownership 0 recorded at their start, and returns how many it deleted
+	// and where the next batch resumes (nil: done).
+	Purge(p SeriesPurge) (int, []byte, error)
 }
 
 // DeviceLinkRecords are the devices' link states, by IMEI. They are read
