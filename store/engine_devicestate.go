@@ -1,14 +1,101 @@
 package store
 
+import "time"
+
 // DeviceStateRecords are the record sets of media files, auxiliary cameras, billing, data usage and device links, credentials and queued commands, whose rules are in media.go, mediaretention.go, auxcameras.go, billing.go, datausage.go, devicelink.go.
 type DeviceStateRecords interface {
 	// Each accessor returns the records of one type in this transaction.
+	MediaFiles() MediaFileRecords
+	MediaEventRefs() MediaEventRefRecords
+	MediaAges() MediaAgeRecords
+	MediaTrash() MediaTrashRecords
 	AuxCameras() AuxCameraRecords
 	DeviceBillings() DeviceBillingRecords
 	DataUsagePeriods() DataUsagePeriodRecords
 	DeviceLinks() DeviceLinkRecords
 	DeviceCredentials() DeviceCredentialRecords
 	QueuedCommands() QueuedCommandRecords
+}
+
+// MediaFileRecords are the media file records, by MediaRef, and the set of
+// those the media service still has work on (pending).
+type MediaFileRecords interface {
+	// Get returns the file r names; ErrNotFound when there is none.
+	Get(r MediaRef) (*MediaFile, error)
+	// Put stores m under m.Ref(), replacing any record there. pending says
+	// whether the media service still has work on m: Pending lists m until
+	// a Put with pending false or a Delete.
+	Put(m *MediaFile, pending bool) error
+	// Delete removes the file r names and its pending entry; removing one
+	// that is not stored is no error.
+	Delete(r MediaRef) error
+	// Pending returns the pending files in the order of their keys
+	// (MediaRef.Key, bytewise), at most limit of them (all when limit <= 0).
+	Pending(limit int) ([]MediaFile, error)
+	// OfType returns the files of the device imei whose FileType is
+	// fileType, in the order of their keys (MediaRef.Key, bytewise).
+	OfType(imei, fileType string) ([]MediaFile, error)
+}
+
+// MediaEventRefRecords record which events reference which media file:
+// one entry per file and event id.
+type MediaEventRefRecords interface {
+	// Add records that event eventID references the file r names; adding
+	// one that is recorded is no error.
+	Add(r MediaRef, eventID int64) error
+	// Delete forgets that event eventID references the file r names;
+	// forgetting one that is not recorded is no error.
+	Delete(r MediaRef, eventID int64) error
+	// EventIDs returns the ids of the events that reference the file r
+	// names, in ascending order.
+	EventIDs(r MediaRef) ([]int64, error)
+}
+
+// MediaClass is a media file's retention class (mediaretention.go): which
+// of the organization's purge days applies to its bytes.
+type MediaClass byte
+
+// MediaAge is one entry of the media age index, which the media purge
+// walks: a file whose bytes are to be purged once they are old enough.
+type MediaAge struct {
+	Ref        MediaRef
+	Class      MediaClass
+	RecordedAt time.Time
+}
+
+// MediaAgeRecords are the entries of the media age index, by device,
+// retention class and age (RecordedAt, to the millisecond). A file has at
+// most one entry while the store's rules hold; the index does not check it.
+type MediaAgeRecords interface {
+	// Add indexes a.
+	Add(a MediaAge) error
+	// Delete removes the entry a; removing one that is not indexed is no
+	// error.
+	Delete(a MediaAge) error
+	// TakeDue is one batch of the media purge of class. It walks the
+	// entries of class device by device, in IMEI order and oldest first
+	// within a device, from p.From (an earlier batch's resume position; the
+	// start when nil). An entry is due when p.Owners says the record of its
+	// file's Ownership (0 when the file is not stored) recorded at its age
+	// is; a device's entries from p.Owners' Latest on are skipped. It
+	// removes up to p.Limit due entries from the index and returns the
+	// stored files among them (an entry whose file is gone is removed
+	// alone), how many entries it removed, and where the next batch
+	// resumes: the next due entry, or nil when there is none.
+	TakeDue(class MediaClass, p SeriesPurge) ([]MediaFile, int, []byte, error)
+}
+
+// MediaTrashRecords are the blob keys whose bytes are to be deleted from the
+// blob store once the transaction that dropped them has committed.
+type MediaTrashRecords interface {
+	// Add puts blob in the trash; adding one that is there is no error.
+	Add(blob string) error
+	// List returns the blob keys in the trash in bytewise order, at most
+	// limit of them (all when limit <= 0).
+	List(limit int) ([]string, error)
+	// Delete takes blob out of the trash; taking one that is not there is
+	// no error.
+	Delete(blob string) error
 }
 
 // AuxCameraRecords are the auxiliary cameras known for each device, one

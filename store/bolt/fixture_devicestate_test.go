@@ -115,3 +115,11 @@ func (f *deviceStateFixture) get(bucket string, key []byte) []byte {
 func deviceStateKey(imei string, n int64) []byte {
 	return binary.BigEndian.AppendUint64(append([]byte(imei), 0), uint64(n))
 }
+
+// mediaAgeKey is a media_age key as the older version wrote it: imei, 0,
+// class, unix ms, record key.
+func mediaAgeKey(r store.MediaRef, class byte, at time.Time) []byte {
+	k := append([]byte(r.IMEI), 0, class)
+	k = binary.BigEndian.AppendUint64(k, uint64(at.UnixMilli()))
+	return append(k, r.Key()...)
+}
