@@ -40,21 +40,22 @@ type AuxCamera struct {
 
 // dropAuxCameras drops the auxiliary cameras of a removed device.
 func dropAuxCameras(tx *Tx, d *Device) error {
-	return tx.bucket(bucketAuxCameras).Delete([]byte(d.IMEI))
+	return tx.rec.AuxCameras().Delete(d.IMEI)
 }
 
 // AuxCameras returns the auxiliary cameras known for imei, by camera id.
 func (tx *Tx) AuxCameras(imei string) ([]AuxCamera, error) {
-	var out []AuxCamera
-	if err := getJSON(tx.bucket(bucketAuxCameras), []byte(imei), &out); err != nil && !isNotFound(err) {
+	cams, err := tx.rec.AuxCameras().Get(imei)
+	if err != nil && !isNotFound(err) {
 		return nil, err
 	}
-	return out, nil
+	return cams, nil
 }
 
+// putAuxCameras stores cams as imei's cameras, by camera id.
 func (tx *Tx) putAuxCameras(imei string, cams []AuxCamera) error {
 	slices.SortFunc(cams, func(a, b AuxCamera) int { return a.CameraID - b.CameraID })
-	return putJSON(tx.bucket(bucketAuxCameras), []byte(imei), cams)
+	return tx.rec.AuxCameras().Put(imei, cams)
 }
 
 // RecordAuxPairing stores the cameras a device paired on request and

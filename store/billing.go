@@ -37,7 +37,7 @@ func AutomaticFirmwareUpdates(subscriptionID int64) bool {
 
 // dropBilling drops the billing record of a removed device.
 func dropBilling(tx *Tx, d *Device) error {
-	return tx.bucket(bucketBilling).Delete([]byte(d.IMEI))
+	return tx.rec.DeviceBillings().Delete(d.IMEI)
 }
 
 // DeviceBilling returns imei's billing record; auxiliary billing starts disabled.
@@ -45,15 +45,18 @@ func (tx *Tx) DeviceBilling(imei string) (*DeviceBilling, error) {
 	if _, err := tx.Device(imei); err != nil {
 		return nil, err
 	}
-	b := &DeviceBilling{IMEI: imei, AuxBillingStatus: AuxBillingDisable}
-	if err := getJSON(tx.bucket(bucketBilling), []byte(imei), b); err != nil && !isNotFound(err) {
+	b, err := tx.rec.DeviceBillings().Get(imei)
+	switch {
+	case isNotFound(err):
+		return &DeviceBilling{IMEI: imei, AuxBillingStatus: AuxBillingDisable}, nil
+	case err != nil:
 		return nil, err
 	}
 	return b, nil
 }
 
 func (tx *Tx) putBilling(b *DeviceBilling) error {
-	return putJSON(tx.bucket(bucketBilling), []byte(b.IMEI), b)
+	return tx.rec.DeviceBillings().Put(b)
 }
 
 // billingOf returns imei's device and its billing record.
@@ -165,6 +168,9 @@ func (tx *Tx) SetSubscription(imei string, id int64, reason string) error {
 	}
 	prev := d.DataProfileID
 	d.DataProfileID = id
+	// The device is written as it is, not through UpdateDevice: this change
+	// has an audit entry of its own (both subscription ids and the reason),
+	// and UpdateDevice would add a second one with the whole device.
 	if err := putJSON(tx.bucket(bucketDevices), []byte(imei), d); err != nil {
 		return err
 	}

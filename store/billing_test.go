@@ -116,7 +116,7 @@ func TestBilling(t *testing.T) {
 		f.update(func(tx *Tx) error {
 			d, _ := tx.Device(dev.IMEI)
 			d.DataProfileID = 3 // as if added under an organization default of 3
-			return PutJSON(tx.Bucket(BucketDevices), []byte(d.IMEI), d)
+			return tx.UpdateDevice(d, "device.update")
 		})
 		err = f.db.Update(t.Context(), Actor{UserID: 9, Email: "p@example.com", Source: "api"}, func(tx *Tx) error {
 			return tx.SetSubscription(dev.IMEI, 12, "PUT /v2/devices/{imei}/data-profile/{dataProfileId}")

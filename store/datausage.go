@@ -1,9 +1,6 @@
 package store
 
-import (
-	"bytes"
-	"time"
-)
+import "time"
 
 // Data usage: devices report the cellular data they used since the start of
 // their billing period with each health report. The latest report of each
@@ -20,14 +17,7 @@ type DataUsagePeriod struct {
 
 // dropDataUsage drops the data usage periods of a removed device.
 func dropDataUsage(tx *Tx, d *Device) error {
-	prefix := compositeKey(d.IMEI, "")
-	c := tx.bucket(bucketDataUsage).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
-		if err := c.Delete(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return tx.rec.DataUsagePeriods().DeleteDevice(d.IMEI)
 }
 
 // RecordDataUsage stores a device's usage report.
@@ -37,31 +27,17 @@ func (tx *Tx) RecordDataUsage(imei string, u DataUsage) error {
 	}
 	p := DataUsagePeriod{IMEI: imei, PeriodStart: u.PeriodStart.UTC(), BytesUp: u.BytesUp,
 		BytesDown: u.BytesDown, ReceivedAt: tx.now}
-	return putJSON(tx.bucket(bucketDataUsage), sessionKey(imei, p.PeriodStart), p)
+	return tx.rec.DataUsagePeriods().Put(&p)
 }
 
 // DataUsage returns up to n of imei's periods, newest first.
 func (tx *Tx) DataUsage(imei string, n int) ([]DataUsagePeriod, error) {
-	var out []DataUsagePeriod
-	prefix := compositeKey(imei, "")
-	c := tx.bucket(bucketDataUsage).Cursor()
-	k, v := c.Seek(append(bytes.Clone(prefix), 0xff))
-	if k == nil {
-		k, v = c.Last()
-	} else {
-		k, v = c.Prev()
-	}
-	for ; k != nil && bytes.HasPrefix(k, prefix) && (n <= 0 || len(out) < n); k, v = c.Prev() {
-		var p DataUsagePeriod
-		if err := jsonUnmarshal(v, &p); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, nil
+	return tx.rec.DataUsagePeriods().Latest(imei, n)
 }
 
-// purgeDataUsage is the retention step of data usage periods.
+// purgeDataUsage is the retention step of data usage periods. A period
+// carries no ownership: it is of the organization the device is in (a
+// removed device's periods go with it).
 func purgeDataUsage(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
-	return seriesPurger(bucketDataUsage, noOwnership, keepNone)(tx, cut, from, limit)
+	return tx.rec.DataUsagePeriods().Purge(seriesPurge(tx, cut, from, limit))
 }

@@ -108,11 +108,10 @@ type QueuedCommand struct {
 
 // dropDeviceLink forgets a removed device's connection state, token and queue.
 func dropDeviceLink(tx *Tx, d *Device) error {
-	key := []byte(d.IMEI)
-	if err := tx.bucket(bucketDeviceLinks).Delete(key); err != nil {
+	if err := tx.rec.DeviceLinks().Delete(d.IMEI); err != nil {
 		return err
 	}
-	if err := tx.bucket(bucketDeviceCredentials).Delete(key); err != nil {
+	if err := tx.rec.DeviceCredentials().Delete(d.IMEI); err != nil {
 		return err
 	}
 	cmds, err := tx.QueuedCommands(d.IMEI)
@@ -130,8 +129,11 @@ func dropDeviceLink(tx *Tx, d *Device) error {
 // DeviceLink returns the link state of imei; a device that never connected
 // gets an offline record.
 func (tx *Tx) DeviceLink(imei string) (*DeviceLink, error) {
-	l := &DeviceLink{IMEI: imei, Presence: PresenceOffline}
-	if err := getJSON(tx.bucket(bucketDeviceLinks), []byte(imei), l); err != nil && !isNotFound(err) {
+	l, err := tx.rec.DeviceLinks().Get(imei)
+	switch {
+	case isNotFound(err):
+		return &DeviceLink{IMEI: imei, Presence: PresenceOffline}, nil
+	case err != nil:
 		return nil, err
 	}
 	return l, nil
@@ -143,20 +145,16 @@ func (tx *Tx) PutDeviceLink(l *DeviceLink) error {
 	if l.IMEI == "" {
 		return Invalid("", "device link imei must not be empty")
 	}
-	return putJSON(tx.bucket(bucketDeviceLinks), []byte(l.IMEI), l)
+	return tx.rec.DeviceLinks().Put(l)
 }
 
 // MarkAllOffline sets every link that claims a connection to offline at t;
 // the broker calls it on start, when no connection can exist yet.
 func (tx *Tx) MarkAllOffline(t time.Time) (int, error) {
 	var stale []DeviceLink
-	err := tx.bucket(bucketDeviceLinks).ForEach(func(_, v []byte) error {
-		var l DeviceLink
-		if err := jsonUnmarshal(v, &l); err != nil {
-			return err
-		}
+	err := tx.rec.DeviceLinks().Each(func(l *DeviceLink) error {
 		if l.Presence != PresenceOffline {
-			stale = append(stale, l)
+			stale = append(stale, *l)
 		}
 		return nil
 	})
@@ -176,8 +174,11 @@ func (tx *Tx) MarkAllOffline(t time.Time) (int, error) {
 // DeviceCredential returns the credential of imei; a device never issued a
 // token gets an empty record (Generation 0).
 func (tx *Tx) DeviceCredential(imei string) (*DeviceCredential, error) {
-	c := &DeviceCredential{IMEI: imei}
-	if err := getJSON(tx.bucket(bucketDeviceCredentials), []byte(imei), c); err != nil && !isNotFound(err) {
+	c, err := tx.rec.DeviceCredentials().Get(imei)
+	switch {
+	case isNotFound(err):
+		return &DeviceCredential{IMEI: imei}, nil
+	case err != nil:
 		return nil, err
 	}
 	return c, nil
@@ -204,7 +205,7 @@ func (tx *Tx) IssueDeviceToken(imei string, hash []byte, proofTime int64) error 
 	c.Generation++
 	c.RevokedAt = time.Time{}
 	c.LastBootstrap = max(c.LastBootstrap, proofTime)
-	if err := putJSON(tx.bucket(bucketDeviceCredentials), []byte(imei), c); err != nil {
+	if err := tx.rec.DeviceCredentials().Put(c); err != nil {
 		return err
 	}
 	return tx.Audit(AuditChange{Action: "device.token.issue", EntityType: "device", EntityID: imei,
@@ -228,7 +229,7 @@ func (tx *Tx) RevokeDeviceToken(imei, reason string) error {
 	}
 	c.TokenHash = nil
 	c.RevokedAt = tx.now
-	if err := putJSON(tx.bucket(bucketDeviceCredentials), []byte(imei), c); err != nil {
+	if err := tx.rec.DeviceCredentials().Put(c); err != nil {
 		return err
 	}
 	return tx.Audit(AuditChange{Action: "device.token.revoke", EntityType: "device", EntityID: imei,
@@ -248,12 +249,8 @@ func (tx *Tx) QueueCommand(c *QueuedCommand) error {
 	case c.Name == "":
 		return Invalid("", "queued command name must not be empty")
 	}
-	seq, err := tx.nextID(bucketDeviceCommands)
-	if err != nil {
-		return err
-	}
 	c.QueuedAt = tx.now
-	if err := putJSON(tx.bucket(bucketDeviceCommands), compositeKey(c.IMEI, "", seq), c); err != nil {
+	if err := tx.rec.QueuedCommands().Add(c); err != nil {
 		return err
 	}
 	return tx.Audit(AuditChange{Action: "device.command.queue", EntityType: "device", EntityID: c.IMEI,
@@ -262,62 +259,20 @@ func (tx *Tx) QueueCommand(c *QueuedCommand) error {
 
 // QueuedCommands returns the commands waiting for imei, oldest first.
 func (tx *Tx) QueuedCommands(imei string) ([]QueuedCommand, error) {
-	var out []QueuedCommand
-	err := tx.scanQueued(imei, func(_ []byte, c *QueuedCommand) (bool, error) {
-		out = append(out, *c)
-		return true, nil
-	})
-	return out, err
+	return tx.rec.QueuedCommands().List(imei)
 }
 
 // QueuedCommand returns the queued command id of imei.
 func (tx *Tx) QueuedCommand(imei, id string) (*QueuedCommand, error) {
-	var found *QueuedCommand
-	err := tx.scanQueued(imei, func(_ []byte, c *QueuedCommand) (bool, error) {
-		if c.ID == id {
-			found = c
-			return false, nil
-		}
-		return true, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if found == nil {
+	c, err := tx.rec.QueuedCommands().Get(imei, id)
+	if isNotFound(err) {
 		return nil, NotFound("queued command %s of device %s", id, imei)
 	}
-	return found, nil
+	return c, err
 }
 
 // DeleteQueuedCommand drops a queued command once the device answered it; it
 // reports whether the command was queued.
 func (tx *Tx) DeleteQueuedCommand(imei, id string) (bool, error) {
-	var key []byte
-	err := tx.scanQueued(imei, func(k []byte, c *QueuedCommand) (bool, error) {
-		if c.ID == id {
-			key = bytes.Clone(k)
-			return false, nil
-		}
-		return true, nil
-	})
-	if err != nil || key == nil {
-		return false, err
-	}
-	return true, tx.bucket(bucketDeviceCommands).Delete(key)
-}
-
-func (tx *Tx) scanQueued(imei string, visit func(k []byte, c *QueuedCommand) (bool, error)) error {
-	prefix := compositeKey(imei, "")
-	c := tx.bucket(bucketDeviceCommands).Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		var qc QueuedCommand
-		if err := jsonUnmarshal(v, &qc); err != nil {
-			return err
-		}
-		more, err := visit(k, &qc)
-		if err != nil || !more {
-			return err
-		}
-	}
-	return nil
+	return tx.rec.QueuedCommands().Delete(imei, id)
 }

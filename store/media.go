@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,7 +9,8 @@ import (
 
 // Media files: the metadata of every camera file the cloud holds or expects,
 // keyed by device, file type, camera and file id. The bytes live in a blob
-// store outside bbolt (see store/blob); a record names its current blob.
+// store outside the storage engine (see store/blob); a record names its
+// current blob.
 //
 // Events reference files; a file shared by several events (virtual events
 // of the same second) is counted, and it and its blob go when the last
@@ -87,11 +87,11 @@ func (m *MediaFile) Ref() MediaRef {
 
 // MediaFile returns the record of r.
 func (tx *Tx) MediaFile(r MediaRef) (*MediaFile, error) {
-	var m MediaFile
-	if err := getJSON(tx.bucket(bucketMedia), []byte(r.Key()), &m); err != nil {
+	m, err := tx.rec.MediaFiles().Get(r)
+	if err != nil {
 		return nil, missing(err, "media file %s", r.Key())
 	}
-	return &m, nil
+	return m, nil
 }
 
 // DeviceMediaFile returns the record of r, a file of d, when an event
@@ -99,10 +99,12 @@ func (tx *Tx) MediaFile(r MediaRef) (*MediaFile, error) {
 // owner of the device is ErrNotFound.
 func (tx *Tx) DeviceMediaFile(d *Device, r MediaRef) (*MediaFile, error) {
 	r.IMEI = d.IMEI
-	prefix := append([]byte(r.Key()), 0)
-	c := tx.bucket(bucketMediaEvents).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		if e, err := tx.Event(btoi(k[len(prefix):])); err == nil && d.HoldsEvent(e) {
+	ids, err := tx.rec.MediaEventRefs().EventIDs(r)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if e, err := tx.Event(id); err == nil && d.HoldsEvent(e) {
 			return tx.MediaFile(r)
 		}
 	}
@@ -113,14 +115,7 @@ func (tx *Tx) DeviceMediaFile(d *Device, r MediaRef) (*MediaFile, error) {
 // yet settled (uploaded or failed, and referenced) is in it.
 func (tx *Tx) putMedia(m *MediaFile) error {
 	m.UpdatedAt = tx.now
-	key := []byte(m.Ref().Key())
-	if err := putJSON(tx.bucket(bucketMedia), key, m); err != nil {
-		return err
-	}
-	if m.unsettled() {
-		return tx.bucket(bucketMediaPending).Put(key, nil)
-	}
-	return tx.bucket(bucketMediaPending).Delete(key)
+	return tx.rec.MediaFiles().Put(m, m.unsettled())
 }
 
 // MaxMediaAttempts bounds how often the cloud asks a device for one file.
@@ -139,25 +134,24 @@ func (m *MediaFile) unsettled() bool {
 	return false
 }
 
+// deleteMedia deletes m, takes it out of the age index and trashes its
+// blob.
 func (tx *Tx) deleteMedia(m *MediaFile) error {
-	key := []byte(m.Ref().Key())
-	if err := tx.bucket(bucketMedia).Delete(key); err != nil {
+	if err := tx.rec.MediaFiles().Delete(m.Ref()); err != nil {
 		return err
 	}
-	if err := tx.bucket(bucketMediaPending).Delete(key); err != nil {
-		return err
-	}
-	if err := tx.bucket(bucketMediaAge).Delete(mediaAgeKey(m)); err != nil {
+	if err := tx.rec.MediaAges().Delete(mediaAge(m)); err != nil {
 		return err
 	}
 	return tx.trashBlob(m.Blob)
 }
 
+// trashBlob puts the blob key in the media trash; an empty key names no blob.
 func (tx *Tx) trashBlob(key string) error {
 	if key == "" {
 		return nil
 	}
-	return tx.bucket(bucketMediaTrash).Put([]byte(key), nil)
+	return tx.rec.MediaTrash().Add(key)
 }
 
 // eventMediaRefs lists the media an event references: its files, and for
@@ -173,10 +167,6 @@ func eventMediaRefs(e *Event) []MediaRef {
 	return out
 }
 
-func mediaEventKey(r MediaRef, eventID int64) []byte {
-	return append(append([]byte(r.Key()), 0), itob(eventID)...)
-}
-
 // refEventMedia counts e's reference to each of its files, creating the
 // records of new ones. requested marks the event's own files as already
 // asked for (a virtual event's clip request); the rest wait for the media
@@ -187,7 +177,7 @@ func (tx *Tx) refEventMedia(e *Event, requested bool) error {
 		own[MediaRef{IMEI: e.IMEI, CameraID: f.CameraID, FileType: f.FileType, FileID: f.FileID}] = true
 	}
 	for _, r := range eventMediaRefs(e) {
-		m, err := tx.MediaFile(r)
+		m, err := tx.rec.MediaFiles().Get(r)
 		if err != nil {
 			m = &MediaFile{IMEI: r.IMEI, CameraID: r.CameraID, FileType: r.FileType, FileID: r.FileID, State: MediaPending,
 				Ownership: e.Ownership}
@@ -208,7 +198,7 @@ func (tx *Tx) refEventMedia(e *Event, requested bool) error {
 		if err := tx.putMedia(m); err != nil {
 			return err
 		}
-		if err := tx.bucket(bucketMediaEvents).Put(mediaEventKey(r, e.ID), nil); err != nil {
+		if err := tx.rec.MediaEventRefs().Add(r, e.ID); err != nil {
 			return err
 		}
 	}
@@ -219,10 +209,10 @@ func (tx *Tx) refEventMedia(e *Event, requested bool) error {
 // are deleted and their blobs trashed.
 func (tx *Tx) unrefEventMedia(e *Event) error {
 	for _, r := range eventMediaRefs(e) {
-		if err := tx.bucket(bucketMediaEvents).Delete(mediaEventKey(r, e.ID)); err != nil {
+		if err := tx.rec.MediaEventRefs().Delete(r, e.ID); err != nil {
 			return err
 		}
-		m, err := tx.MediaFile(r)
+		m, err := tx.rec.MediaFiles().Get(r)
 		if err != nil {
 			continue
 		}
@@ -290,11 +280,9 @@ func (tx *Tx) CompleteUpload(u MediaUpload) (*MediaFile, error) {
 // notifyMediaAvailable emits the mediaAvailable message of every event
 // referencing r whose files are all uploaded, once per event.
 func (tx *Tx) notifyMediaAvailable(r MediaRef) error {
-	prefix := append([]byte(r.Key()), 0)
-	var ids []int64
-	c := tx.bucket(bucketMediaEvents).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		ids = append(ids, btoi(k[len(prefix):]))
+	ids, err := tx.rec.MediaEventRefs().EventIDs(r)
+	if err != nil {
+		return err
 	}
 	for _, id := range ids {
 		e, err := tx.Event(id)
@@ -346,16 +334,7 @@ func (tx *Tx) SetMediaState(r MediaRef, state, errText string) error {
 // files to ask for, requests whose upload is overdue, unreachable files to
 // retry and unreferenced uploads to purge.
 func (tx *Tx) UnsettledMedia(limit int) ([]MediaFile, error) {
-	var out []MediaFile
-	c := tx.bucket(bucketMediaPending).Cursor()
-	for k, _ := c.First(); k != nil && (limit <= 0 || len(out) < limit); k, _ = c.Next() {
-		var m MediaFile
-		if err := getJSON(tx.bucket(bucketMedia), k, &m); err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, nil
+	return tx.rec.MediaFiles().Pending(limit)
 }
 
 // DropUnreferencedMedia deletes r when no event references it (an upload
@@ -368,12 +347,13 @@ func (tx *Tx) DropUnreferencedMedia(r MediaRef) error {
 	return tx.deleteMedia(m)
 }
 
-// MediaTrash returns up to limit blob keys waiting to be deleted.
+// MediaTrash returns up to limit blob keys waiting to be deleted. When the
+// engine cannot read the trash it returns none: the keys wait for the next
+// time the media service empties it.
 func (tx *Tx) MediaTrash(limit int) []string {
-	var out []string
-	c := tx.bucket(bucketMediaTrash).Cursor()
-	for k, _ := c.First(); k != nil && (limit <= 0 || len(out) < limit); k, _ = c.Next() {
-		out = append(out, string(k))
+	out, err := tx.rec.MediaTrash().List(limit)
+	if err != nil {
+		return nil
 	}
 	return out
 }
@@ -381,7 +361,7 @@ func (tx *Tx) MediaTrash(limit int) []string {
 // ForgetTrash removes blob keys whose blobs are deleted.
 func (tx *Tx) ForgetTrash(keys []string) error {
 	for _, k := range keys {
-		if err := tx.bucket(bucketMediaTrash).Delete([]byte(k)); err != nil {
+		if err := tx.rec.MediaTrash().Delete(k); err != nil {
 			return err
 		}
 	}
@@ -393,14 +373,12 @@ func (tx *Tx) ForgetTrash(keys []string) error {
 // own), newest first; prefix, when set, keeps file ids starting with it
 // (e.g. "auto-").
 func (tx *Tx) ADASImages(dev *Device, prefix string, limit int) ([]MediaFile, error) {
-	p := []byte(dev.IMEI + "/" + FileADAS + "/")
+	all, err := tx.rec.MediaFiles().OfType(dev.IMEI, FileADAS)
+	if err != nil {
+		return nil, err
+	}
 	var out []MediaFile
-	c := tx.bucket(bucketMedia).Cursor()
-	for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
-		var m MediaFile
-		if err := jsonUnmarshal(v, &m); err != nil {
-			return nil, err
-		}
+	for _, m := range all {
 		if m.State == MediaUploaded && strings.HasPrefix(m.FileID, prefix) && !m.UploadedAt.Before(dev.CreatedAt) {
 			out = append(out, m)
 		}
@@ -430,15 +408,9 @@ func (tx *Tx) ExpectADASImage(r MediaRef) error {
 
 // DeleteADASImages removes every ADAS calibration image of imei and audits it.
 func (tx *Tx) DeleteADASImages(dev *Device) (int, error) {
-	p := []byte(dev.IMEI + "/" + FileADAS + "/")
-	var doomed []MediaFile
-	c := tx.bucket(bucketMedia).Cursor()
-	for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
-		var m MediaFile
-		if err := jsonUnmarshal(v, &m); err != nil {
-			return 0, err
-		}
-		doomed = append(doomed, m)
+	doomed, err := tx.rec.MediaFiles().OfType(dev.IMEI, FileADAS)
+	if err != nil {
+		return 0, err
 	}
 	for i := range doomed {
 		if err := tx.deleteMedia(&doomed[i]); err != nil {
