@@ -171,7 +171,7 @@ func (tx *Tx) SetSubscription(imei string, id int64, reason string) error {
 	// The device is written as it is, not through UpdateDevice: this change
 	// has an audit entry of its own (both subscription ids and the reason),
 	// and UpdateDevice would add a second one with the whole device.
-	if err := putJSON(tx.bucket(bucketDevices), []byte(imei), d); err != nil {
+	if err := tx.rec.Devices().Put(d); err != nil {
 		return err
 	}
 	b.SubscriptionUpdatedAt = tx.now
