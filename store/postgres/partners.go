@@ -2,6 +2,8 @@ package postgres
 
 import "github.com/fleetcam/fleetcam/store"
 
+var _ store.DirectoryRecords = (*tx)(nil)
+
 // partners are the partners table.
 type partners struct{ t *tx }
 
