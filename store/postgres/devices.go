@@ -1,0 +1,130 @@
+package postgres
+
+import (
+	"bytes"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// devices are the devices table: the inventory, by IMEI.
+type devices struct{ t *tx }
+
+// Devices implements store.DirectoryRecords.
+func (t *tx) Devices() store.DeviceRecords { return devices{t} }
+
+// deviceColumns are the columns deviceFields scans.
+const deviceColumns = `imei, name, organization_id, partner_id, group_id, status, product_type, data_profile_id,
+	created_at, activated_at, ownership, previous_owner_until`
+
+// deviceFields are the scan targets of deviceColumns in d.
+func deviceFields(d *store.Device) []any {
+	return []any{&d.IMEI, &d.Name, &d.OrganizationID, &d.PartnerID, zeroID{&d.GroupID}, &d.Status, &d.ProductType,
+		&d.DataProfileID, zeroTime{&d.CreatedAt}, zeroTime{&d.ActivatedAt}, &d.Ownership,
+		zeroTime{&d.PreviousOwnerUntil}}
+}
+
+// foldName is name as DeviceFilter.Match compares it, which the
+// name_folded column holds.
+func foldName(name string) string { return string(bytes.ToLower([]byte(name))) }
+
+// Get implements store.DeviceRecords.
+func (r devices) Get(imei string) (*store.Device, error) {
+	var d store.Device
+	if err := getOne(r.t, `SELECT `+deviceColumns+` FROM devices WHERE imei = $1`, deviceFields(&d), imei); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// Stamp implements store.DeviceRecords: the row's revision, which every
+// write of it draws anew from the device_revisions sequence, so that no
+// two versions of any device's row share one (not even those of an IMEI
+// removed and added again). It reads one column by the primary key and
+// decodes nothing.
+func (r devices) Stamp(imei string) (uint64, error) {
+	var rev int64
+	err := getOne(r.t, `SELECT revision FROM devices WHERE imei = $1`, []any{&rev}, imei)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, store.NotFound("device %s", imei)
+	}
+	return uint64(rev), err
+}
+
+// Insert implements store.DeviceRecords. An IMEI already stored inserts
+// nothing, which leaves the transaction usable.
+func (r devices) Insert(d *store.Device) error {
+	tag, err := r.t.exec(`INSERT INTO devices (imei, name, name_folded, organization_id, partner_id, group_id,
+			status, product_type, data_profile_id, created_at, activated_at, ownership, previous_owner_until)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+		ON CONFLICT (imei) DO NOTHING`,
+		d.IMEI, d.Name, foldName(d.Name), d.OrganizationID, d.PartnerID, nullID(d.GroupID), d.Status,
+		d.ProductType, d.DataProfileID, d.CreatedAt, nullTime(d.ActivatedAt), d.Ownership,
+		nullTime(d.PreviousOwnerUntil))
+	if err == nil && tag.RowsAffected() == 0 {
+		return store.Conflict("device %s is already stored", d.IMEI)
+	}
+	return err
+}
+
+// Put implements store.DeviceRecords. The organization stays the one the
+// device was inserted in.
+func (r devices) Put(d *store.Device) error {
+	tag, err := r.t.exec(`UPDATE devices SET name = $2, name_folded = $3, partner_id = $4, group_id = $5,
+			status = $6, product_type = $7, data_profile_id = $8, created_at = $9, activated_at = $10,
+			ownership = $11, previous_owner_until = $12, revision = nextval('device_revisions')
+		WHERE imei = $1`,
+		d.IMEI, d.Name, foldName(d.Name), d.PartnerID, nullID(d.GroupID), d.Status, d.ProductType,
+		d.DataProfileID, d.CreatedAt, nullTime(d.ActivatedAt), d.Ownership, nullTime(d.PreviousOwnerUntil))
+	if err == nil && tag.RowsAffected() == 0 {
+		return store.NotFound("device %s", d.IMEI)
+	}
+	return err
+}
+
+// Delete implements store.DeviceRecords.
+func (r devices) Delete(imei string) error {
+	tag, err := r.t.exec(`DELETE FROM devices WHERE imei = $1`, imei)
+	if err == nil && tag.RowsAffected() == 0 {
+		return store.NotFound("device %s", imei)
+	}
+	return err
+}
+
+// List implements store.DeviceRecords: DeviceFilter.Match as a WHERE
+// clause. The name matches as a substring of name_folded, both folded by
+// Go as Match folds them.
+func (r devices) List(f store.DeviceFilter, p store.Page) ([]store.Device, int, error) {
+	var w where
+	if f.OrganizationID != 0 {
+		w.and("organization_id = " + w.arg(f.OrganizationID))
+	}
+	if f.PartnerID != 0 {
+		w.and("partner_id = " + w.arg(f.PartnerID))
+	}
+	if f.GroupID != 0 {
+		w.and("group_id = " + w.arg(f.GroupID))
+	}
+	if f.IMEI != "" {
+		w.and("imei = " + w.arg(f.IMEI))
+	}
+	if f.Name != "" {
+		w.and("strpos(name_folded, " + w.arg(foldName(f.Name)) + ") > 0")
+	}
+	if f.IMEIs != nil {
+		w.and("imei = ANY (" + w.arg(trueKeys(f.IMEIs)) + ")")
+	}
+	return listPage(r.t, deviceColumns, "devices", &w, "imei", p, deviceFields)
+}
+
+// OrganizationIMEIs implements store.DeviceRecords.
+func (r devices) OrganizationIMEIs(orgID int64) ([]string, error) {
+	rows, err := r.t.pg.Query(r.t.ctx, `SELECT imei FROM devices WHERE organization_id = $1 ORDER BY imei`, orgID)
+	if err != nil {
+		return nil, classify(err)
+	}
+	imeis, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return imeis, classify(err)
+}

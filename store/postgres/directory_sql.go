@@ -1,0 +1,128 @@
+package postgres
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// What the record types of every group share: Go's zero values as SQL
+// NULLs, and the pages of a filtered list.
+
+// nullTime is t as a timestamptz parameter: NULL for the zero time.
+func nullTime(t time.Time) pgtype.Timestamptz {
+	return pgtype.Timestamptz{Time: t, Valid: !t.IsZero()}
+}
+
+// zeroTime scans a timestamptz into *t: the zero time for NULL, else the
+// time in UTC.
+type zeroTime struct{ t *time.Time }
+
+// ScanTimestamptz implements pgtype.TimestamptzScanner.
+func (z zeroTime) ScanTimestamptz(v pgtype.Timestamptz) error {
+	*z.t = time.Time{}
+	if v.Valid {
+		*z.t = v.Time.UTC()
+	}
+	return nil
+}
+
+// nullID is id as a bigint parameter of a reference: NULL for 0, which is
+// no record.
+func nullID(id int64) pgtype.Int8 { return pgtype.Int8{Int64: id, Valid: id != 0} }
+
+// zeroID scans a nullable bigint into *id: 0 for NULL.
+type zeroID struct{ id *int64 }
+
+// ScanInt64 implements pgtype.Int64Scanner.
+func (z zeroID) ScanInt64(v pgtype.Int8) error {
+	*z.id = 0
+	if v.Valid {
+		*z.id = v.Int64
+	}
+	return nil
+}
+
+// where builds the WHERE clause of a filtered list and its parameters.
+type where struct {
+	conds []string
+	args  []any
+}
+
+// arg adds the parameter v and returns its placeholder.
+func (w *where) arg(v any) string {
+	w.args = append(w.args, v)
+	return "$" + strconv.Itoa(len(w.args))
+}
+
+// and adds a condition, which all must meet.
+func (w *where) and(cond string) { w.conds = append(w.conds, cond) }
+
+// String is the clause, with a leading space; empty without conditions.
+func (w *where) String() string {
+	if len(w.conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(w.conds, " AND ")
+}
+
+// trueKeys returns the keys of set whose value is true, which a filter's
+// set admits, as the parameter of an = ANY condition.
+func trueKeys[K comparable](set map[K]bool) []K {
+	keys := make([]K, 0, len(set))
+	for k, ok := range set {
+		if ok {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// listPage runs the query "SELECT count(*) OVER (), <columns> FROM
+// <from><w> ORDER BY <order>" for the page p, scanning each row with
+// fields, and returns the page and how many rows w admits in all. A page
+// past the end has no row to carry the count, which a second statement
+// then counts.
+func listPage[T any](t *tx, columns, from string, w *where, order string, p store.Page, fields func(*T) []any) ([]T, int, error) {
+	filterArgs := len(w.args)
+	var limit pgtype.Int8 // NULL: no limit
+	if p.Limit > 0 {
+		limit = pgtype.Int8{Int64: int64(p.Limit), Valid: true}
+	}
+	sql := "SELECT count(*) OVER (), " + columns + " FROM " + from + w.String() +
+		" ORDER BY " + order + " LIMIT " + w.arg(limit) + " OFFSET " + w.arg(max(p.Offset, 0))
+	rows, err := t.pg.Query(t.ctx, sql, w.args...)
+	if err != nil {
+		return nil, 0, classify(err)
+	}
+	var page []T
+	total := 0
+	for rows.Next() {
+		var r T
+		if err := rows.Scan(append([]any{&total}, fields(&r)...)...); err != nil {
+			rows.Close()
+			return nil, 0, classify(err)
+		}
+		page = append(page, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, classify(err)
+	}
+	if len(page) == 0 && p.Offset > 0 {
+		err := t.pg.QueryRow(t.ctx, "SELECT count(*) FROM "+from+w.String(), w.args[:filterArgs]...).Scan(&total)
+		if err != nil {
+			return nil, 0, classify(err)
+		}
+	}
+	return page, total, nil
+}
+
+// getOne scans the single row of sql into fields; store.ErrNotFound when
+// there is none.
+func getOne(t *tx, sql string, fields []any, args ...any) error {
+	return classify(t.pg.QueryRow(t.ctx, sql, args...).Scan(fields...))
+}

@@ -1,0 +1,131 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/pgtest"
+)
+
+// openDirectory returns an engine on a new database with the schema
+// applied.
+func openDirectory(t *testing.T) *Engine {
+	t.Helper()
+	e := openEngine(t, pgtest.Database(t, ""))
+	if err := e.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// write runs fn in a read-write transaction and fails the test on its
+// error.
+func write(t *testing.T, e *Engine, fn func(*tx) error) {
+	t.Helper()
+	if err := e.update(context.Background(), fn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// read runs fn in a read-only transaction and fails the test on its error.
+func read(t *testing.T, e *Engine, fn func(*tx) error) {
+	t.Helper()
+	if err := e.view(context.Background(), fn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testTime is a time with microseconds, which timestamptz keeps.
+var testTime = time.Date(2026, 3, 1, 12, 30, 45, 123456000, time.UTC)
+
+// directory is what seedDirectory inserts: two partners, an organization
+// of the first shared with the second, and a group in it.
+type directory struct {
+	p, q  *store.Partner
+	org   *store.Organization
+	group *store.Group
+}
+
+// seedDirectory inserts the directory most tests start from.
+func seedDirectory(t *testing.T, e *Engine) directory {
+	t.Helper()
+	var d directory
+	write(t, e, func(t *tx) error {
+		d = directory{p: &store.Partner{Name: "P", CreatedAt: testTime}, q: &store.Partner{Name: "Q", CreatedAt: testTime}}
+		for _, p := range []*store.Partner{d.p, d.q} {
+			if err := t.Partners().Insert(p); err != nil {
+				return err
+			}
+		}
+		d.org = &store.Organization{Name: "Fleet", PartnerID: d.p.ID, PartnerIDs: []int64{d.p.ID, d.q.ID},
+			Retention: store.Retention{PurgeDays: 31}, CreatedAt: testTime}
+		if err := t.Organizations().Insert(d.org); err != nil {
+			return err
+		}
+		d.group = &store.Group{OrganizationID: d.org.ID, Name: "North", CreatedAt: testTime}
+		return t.Groups().Insert(d.group)
+	})
+	return d
+}
+
+// increasing reports whether ids are each greater than the one before.
+func increasing(ids []int64) bool {
+	for i := 1; i < len(ids); i++ {
+		if ids[i] <= ids[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// wantErr fails the test unless err is target.
+func wantErr(t *testing.T, what string, err, target error) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Errorf("%s: %v; want %v", what, err, target)
+	}
+}
+
+// wantEqual fails the test unless got and want are deeply equal.
+func wantEqual(t *testing.T, what string, got, want any) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s:\n got %+v\nwant %+v", what, got, want)
+	}
+}
+
+func TestPartners(t *testing.T) {
+	e := openDirectory(t)
+	var ids []int64
+	write(t, e, func(t *tx) error {
+		for _, name := range []string{"A", "B", "C"} {
+			p := &store.Partner{Name: name, CreatedAt: testTime}
+			if err := t.Partners().Insert(p); err != nil {
+				return err
+			}
+			ids = append(ids, p.ID)
+		}
+		return nil
+	})
+	if !increasing(ids) {
+		t.Fatalf("partner ids %v; want increasing", ids)
+	}
+	read(t, e, func(tx *tx) error {
+		p, err := tx.Partners().Get(ids[1])
+		if err != nil {
+			return err
+		}
+		wantEqual(t, "partner", p, &store.Partner{ID: ids[1], Name: "B", CreatedAt: testTime})
+		_, err = tx.Partners().Get(ids[2] + 1)
+		wantErr(t, "an unknown partner", err, store.ErrNotFound)
+		n, err := tx.Partners().Count()
+		if err != nil || n != 3 {
+			t.Errorf("Count = %d, %v; want 3", n, err)
+		}
+		return nil
+	})
+}

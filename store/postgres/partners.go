@@ -1,0 +1,35 @@
+package postgres
+
+import "github.com/fleetcam/fleetcam/store"
+
+var _ store.DirectoryRecords = (*tx)(nil)
+
+// partners are the partners table.
+type partners struct{ t *tx }
+
+// Partners implements store.DirectoryRecords.
+func (t *tx) Partners() store.PartnerRecords { return partners{t} }
+
+// Get implements store.PartnerRecords.
+func (r partners) Get(id int64) (*store.Partner, error) {
+	var p store.Partner
+	err := getOne(r.t, `SELECT id, name, created_at FROM partners WHERE id = $1`,
+		[]any{&p.ID, &p.Name, zeroTime{&p.CreatedAt}}, id)
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// Insert implements store.PartnerRecords: ids are the table's identity.
+func (r partners) Insert(p *store.Partner) error {
+	return getOne(r.t, `INSERT INTO partners (name, created_at) VALUES ($1, $2) RETURNING id`,
+		[]any{&p.ID}, p.Name, p.CreatedAt)
+}
+
+// Count implements store.PartnerRecords.
+func (r partners) Count() (int, error) {
+	var n int
+	err := getOne(r.t, `SELECT count(*) FROM partners`, []any{&n})
+	return n, err
+}
