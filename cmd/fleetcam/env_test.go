@@ -214,9 +214,13 @@ func (e *fleetEnv) connect(tune func(*devicesim.Options)) *devicesim.Device {
 // waitOnline waits until the API lists the device added last as online.
 func (e *fleetEnv) waitOnline() {
 	e.t.Helper()
-	eventually(e.t, "the device to be online", func() bool {
+	// The API says online from the CONNECT on, while the device subscribes
+	// to its commands only after it; the simulated device counts itself
+	// connected once the broker has acknowledged that subscription, from
+	// when commands reach it.
+	eventually(e.t, "the device to be online and subscribed", func() bool {
 		_, out := e.c.call("GET", "/v2/devices/"+e.imei, e.tok, nil)
-		return dig(out, "data", "status") == "online"
+		return dig(out, "data", "status") == "online" && (e.dev == nil || e.dev.Connected())
 	})
 }
 
