@@ -34,11 +34,22 @@ func toAuditEntryDTO(e *store.AuditEntry) auditEntryDTO {
 		PreviousValue: e.Before, Value: e.After}
 }
 
+// auditEntityTypes are the entity types audit entries name, the values
+// of GET /audit-logs?entityType: account and address are the sign-in
+// brake's lockouts (signin.go), the others what the API and the store
+// change.
+var auditEntityTypes = []string{"account", "address", "alarm", entityDevice, "driver", "event", entityGroup,
+	entityOrganization, "partner", "recipient", "user", "webhook", "webhookDelivery", "webhookEndpoint"}
+
 // auditFilter reads the query filters of GET /audit-logs and narrows them to
 // what the caller may read: a partner its partner's entries, anyone else its
 // organization's.
 func (s *Server) auditFilter(c *gin.Context) (store.AuditFilter, error) {
-	f := store.AuditFilter{EntityType: c.Query("entityType"), EntityID: c.Query("entityId"), Action: c.Query("action")}
+	f := store.AuditFilter{EntityID: c.Query("entityId"), Action: c.Query("action")}
+	var err error
+	if f.EntityType, err = queryEnum(c, "entityType", auditEntityTypes...); err != nil {
+		return f, err
+	}
 	if imei := c.Query("imei"); imei != "" {
 		if f.EntityType != "" && f.EntityType != entityDevice {
 			return f, badField("imei", "filters device entries and cannot go with entityType "+f.EntityType)
@@ -62,7 +73,6 @@ func (s *Server) auditFilter(c *gin.Context) (store.AuditFilter, error) {
 		}
 		*q.dst = n
 	}
-	var err error
 	if f.Start, f.End, err = queryRange(c); err != nil {
 		return f, err
 	}

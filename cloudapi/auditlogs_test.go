@@ -1,8 +1,14 @@
 package cloudapi
 
 import (
+	"io/fs"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,5 +111,39 @@ func TestAuditIsAtomic(t *testing.T) {
 	e.do("PATCH", orgPath(org.id, ""), e.partnerToken, map[string]any{"name": "Renamed", "partnerIds": []int{42}}).want(http.StatusBadRequest)
 	if after := count(); after != before {
 		t.Fatalf("refused writes left %v audit entries", after-before)
+	}
+}
+
+// TestAuditEntityTypesAreListed: every entity type an audit entry is
+// written with, by the store or the API (EntityType: "…", and the sign-in
+// brake's lockout scopes), is one GET /audit-logs?entityType takes.
+func TestAuditEntityTypesAreListed(t *testing.T) {
+	written := regexp.MustCompile(`EntityType:\s*"(\w+)"|s\.lockout\(c, "(\w+)"`)
+	found := map[string]bool{}
+	for _, dir := range []string{".", "../store"} {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for _, m := range written.FindAllStringSubmatch(string(src), -1) {
+				found[m[1]+m[2]] = true
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !found[entityDevice] || !found["address"] {
+		t.Fatalf("the scan found the entity types %v, not those of device changes and lockouts", found)
+	}
+	for typ := range found {
+		if !slices.Contains(auditEntityTypes, typ) {
+			t.Errorf("audit entries are written with entityType %q, which GET /audit-logs refuses", typ)
+		}
 	}
 }

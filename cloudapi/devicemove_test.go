@@ -26,8 +26,8 @@ type moveTarget struct {
 
 // TestDeviceMoveLeavesThePastBehind: a device records events with media,
 // GPS, a trip with a checked-in driver, a driver assignment, an alarm, a
-// webhook delivery and SD card recordings for its organization, streams
-// live video to it, is removed
+// webhook delivery, data usage and SD card recordings for its
+// organization, streams live video to it, is removed
 // and added to another organization (of the same partner, of another
 // partner, or to another partner sharing the organization). The new owner
 // sees none of it through any device endpoint, with counts to match, sees
@@ -85,6 +85,12 @@ func TestDeviceMoveLeavesThePastBehind(t *testing.T) {
 					Type: store.WebhookTypeEvent, Body: []byte(`{"type":"event"}`)})
 			})
 			m.cmd.set(imei, func(d *fakeDevice) { d.recordings[1] = [][2]int64{{at(0).Unix(), at(6 * time.Minute).Unix()}} })
+			m.storeUpdate(func(tx *store.Tx) error {
+				return tx.RecordDataUsage(imei, store.DataUsage{PeriodStart: at(-48 * time.Hour), BytesUp: 1000, BytesDown: 2000})
+			})
+			if usage := m.do("GET", devPath(imei, "/data-usage"), m.partnerToken, nil).want(http.StatusOK); len(usage.list("data.periods")) != 1 {
+				t.Fatalf("the first owner's data usage: %s", usage.raw)
+			}
 
 			span := window(at(-time.Hour), at(time.Hour))
 			before := m.do("GET", devPath(imei, "/events"+span), m.partnerToken, nil).want(http.StatusOK)
@@ -144,6 +150,10 @@ func TestDeviceMoveLeavesThePastBehind(t *testing.T) {
 				"eventReviewState": map[string]any{"status": "resolved"}}).wantError(http.StatusNotFound, nameNotFound)
 			for _, ft := range []string{"video", "snapshot"} {
 				m.do("GET", fileLinkPath(imei, "old-clip", ft, 1), to.owner, nil).wantError(http.StatusNotFound, nameNotFound)
+			}
+			usage := m.do("GET", devPath(imei, "/data-usage"), to.owner, nil).want(http.StatusOK)
+			if len(usage.list("data.periods")) != 0 || usage.num("data.mobileTx") != 0 || usage.num("data.mobileRx") != 0 {
+				t.Errorf("data usage of the first owner's time: %s", usage.raw)
 			}
 			ranges := m.do("GET", devPath(imei, "/recording-ranges"), to.owner, nil).want(http.StatusOK)
 			if n := len(ranges.list("data.0.intervals")); n != 0 {

@@ -23,6 +23,7 @@ func TestListFiltersRefuseEmptyAndUnknownValues(t *testing.T) {
 		{"driver activity", q("/v2/drivers", e.org.ID) + "&", "driverIsActive", "false", "true, false"},
 		{"delivery status", deliveries, "status", "failed", "pending, delivered, failed"},
 		{"delivery type", deliveries, "type", "gps", "gps, event"},
+		{"audit entity type", q("/v2/audit-logs", e.org.ID) + "&", "entityType", "device", "account, address, alarm, device"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e.do("GET", tc.path+tc.filter+"=", e.partnerToken, nil).wantError(http.StatusBadRequest, nameBadRequest, tc.filter+" must be", tc.listed)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -179,6 +180,9 @@ func (e *testEnv) holdPasswordCores() (release func()) {
 
 func TestPasswordChecksAreBounded(t *testing.T) {
 	e := newEnv(t, func(c *configs.Config, _ *Deps) { c.Auth.Throttle.PasswordWait = 20 * time.Millisecond })
+	if n, cores := cap(e.api.passwords.slots), runtime.GOMAXPROCS(0); n != cores {
+		t.Fatalf("%d passwords are checked at once, want one per core (%d)", n, cores)
+	}
 	// Logins, invitations and new users with a password each wait for a core.
 	release := e.holdPasswordCores()
 	for range 8 {

@@ -53,10 +53,12 @@ func TestMetrics(t *testing.T) {
 	e.settings(func(s *store.WebhookSettings) {
 		s.EventURLs = []string{ok.url("/")}
 		s.GPSURLs = []string{failing.url("/")}
+		s.SystemMessages = []store.SystemMessagesWebhook{{URL: ok.url("/system"), Config: store.SystemMessagesConfig{DeviceRemoved: true}}}
 	})
 	e.event(devX, 1, "accident")
 	e.emit(store.MessageGPS, "", devX, map[string]any{"id": "g1"})
-	e.attempted(2)
+	e.emit(store.MessageSystem, store.SystemDeviceRemoved, devX, map[string]any{"serialNumber": devX})
+	e.attempted(3)
 	e.clock.Advance(90 * time.Second)
 
 	checks := []struct {
@@ -71,6 +73,11 @@ func TestMetrics(t *testing.T) {
 		{"fleetcam_webhook_queue_depth", nil, 1},
 		{"fleetcam_webhook_oldest_pending_age_seconds", nil, 90},
 		{"fleetcam_webhook_queued_total", map[string]string{"type": "gps"}, 1},
+		// Label values are snake_case, as in every fleetcam metric.
+		{"fleetcam_webhook_deliveries_total", map[string]string{"type": "system_messages", "outcome": "delivered"}, 1},
+		{"fleetcam_webhook_queued_total", map[string]string{"type": "system_messages"}, 1},
+		{"fleetcam_webhook_attempts_total", map[string]string{"type": "system_messages", "result": "success"}, 1},
+		{"fleetcam_webhook_first_attempt_latency_seconds", map[string]string{"type": "system_messages"}, 1},
 	}
 	for _, c := range checks {
 		if got := e.metric(c.name, c.labels); got != c.want {

@@ -111,12 +111,32 @@ func startEnv(t *testing.T, opts ...envOption) *fleetEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); a.stop(5 * time.Second) })
+	// Runs before fleetcam stops, after the test's devices have.
+	t.Cleanup(func() { checkNoMQTTPanics(t, a) })
 	e.a = a
 	e.open("http://" + a.httpAddr.String())
 	for _, s := range e.setup {
 		s()
 	}
 	return e
+}
+
+// checkNoMQTTPanics fails the test if fleetcam's MQTT server recovered a
+// panic: the server closes the connection and goes on, so only the counter
+// tells, and every panic in packet handling is a bug.
+func checkNoMQTTPanics(t *testing.T, a *app) {
+	t.Helper()
+	addr := a.httpAddr.String()
+	if a.metricsAddr != "" {
+		addr = a.metricsAddr
+	}
+	status, body := scrape(t, addr)
+	if status != http.StatusOK {
+		t.Fatalf("/metrics: status %d", status)
+	}
+	if n := gauge(t, body, "fleetcam_mqtt_connection_panics_total"); n != 0 {
+		t.Errorf("the MQTT server recovered %v panics", n)
+	}
 }
 
 // openEnv is the environment of a fleetcam serving at base that the test

@@ -233,6 +233,7 @@ func probeListeners(cfg configs.Config) error {
 	for _, l := range []struct{ setting, addr string }{
 		{"mqtt.addr", cfg.MQTT.Addr}, {"mqtt.wsAddr", cfg.MQTT.WSAddr},
 		{"mqtt.tlsAddr", cfg.MQTT.TLSAddr}, {"debug.pprofAddr", cfg.Debug.PprofAddr},
+		{"metrics.addr", cfg.Metrics.Addr},
 	} {
 		if l.addr == "" {
 			continue

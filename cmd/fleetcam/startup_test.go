@@ -50,12 +50,13 @@ func TestPortInUseCreatesNoDataDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	for _, setting := range []string{"http.addr", "mqtt.addr", "mqtt.wsAddr", "debug.pprofAddr"} {
+	for _, setting := range []string{"http.addr", "mqtt.addr", "mqtt.wsAddr", "debug.pprofAddr", "metrics.addr"} {
 		t.Run(setting, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "data")
 			e := testEnv(dir)
 			e[map[string]string{"http.addr": "FLEETCAM_HTTP_ADDR", "mqtt.addr": "FLEETCAM_MQTT_ADDR",
-				"mqtt.wsAddr": "FLEETCAM_MQTT_WS_ADDR", "debug.pprofAddr": "FLEETCAM_PPROF_ADDR"}[setting]] = taken.Addr().String()
+				"mqtt.wsAddr": "FLEETCAM_MQTT_WS_ADDR", "debug.pprofAddr": "FLEETCAM_PPROF_ADDR",
+				"metrics.addr": "FLEETCAM_METRICS_ADDR"}[setting]] = taken.Addr().String()
 			var stderr bytes.Buffer
 			code := run(stopped(), nil, e.get, io.Discard, &stderr)
 			if code != 1 || !strings.Contains(stderr.String(), setting+" "+taken.Addr().String()) {
