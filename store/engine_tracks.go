@@ -10,6 +10,8 @@ type TrackRecords interface {
 	GPSSamples() GPSSampleRecords
 	// DeviceTracks are what GPS taught the cloud about each device.
 	DeviceTracks() DeviceTrackRecords
+	// Trips are the trips of every device and the open trip of each.
+	Trips() TripRecords
 }
 
 // GPSSampleRecords are the GPS samples of every device, by device and time
@@ -48,4 +50,36 @@ type DeviceTrackRecords interface {
 	Put(imei string, t *DeviceTrack) error
 	// Delete forgets the track of imei; forgetting none is no error.
 	Delete(imei string) error
+}
+
+// TripRecords are the trips of every device, by device and start time to
+// the millisecond, and the open trip of each device: a device has at most
+// one trip starting at one millisecond, and at most one open trip.
+type TripRecords interface {
+	// At returns the trip of imei that started at start's millisecond;
+	// ErrNotFound when there is none.
+	At(imei string, start time.Time) (*Trip, error)
+	// Insert stores the new trip t under a new id, greater than every trip
+	// id given before, which it sets in t.ID. A trip of t.IMEI starting at
+	// the same millisecond is ErrConflict.
+	Insert(t *Trip) error
+	// Put replaces the stored trip of t.IMEI starting at t.Start with t;
+	// ErrNotFound when there is none.
+	Put(t *Trip) error
+	// Open returns the open trip of imei; ErrNotFound when it has none.
+	Open(imei string) (*Trip, error)
+	// SetOpen makes the stored trip t the open trip of t.IMEI.
+	SetOpen(t *Trip) error
+	// ClearOpen leaves imei without an open trip; the trip itself stays.
+	// Clearing none is no error.
+	ClearOpen(imei string) error
+	// ByDevice returns the trips of imei that overlap start to end, oldest
+	// start first: those starting at or before end (zero: any) and ending
+	// at or after start (zero: any), an open trip ending never.
+	ByDevice(imei string, start, end time.Time) ([]Trip, error)
+	// IMEIs returns the IMEIs of the devices that have trips, in IMEI order.
+	IMEIs() ([]string, error)
+	// Purge runs one batch p of the retention purge of the trips; it keeps
+	// each device's open trip.
+	Purge(p SeriesPurge) (int, []byte, error)
 }

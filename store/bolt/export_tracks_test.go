@@ -5,4 +5,6 @@ package bolt
 var (
 	BucketGPS          = bucketGPS
 	BucketDeviceTracks = bucketDeviceTracks
+	BucketTrips        = bucketTrips
+	BucketTripOpen     = bucketTripOpen
 )
