@@ -12,6 +12,12 @@ type TrackRecords interface {
 	DeviceTracks() DeviceTrackRecords
 	// Trips are the trips of every device and the open trip of each.
 	Trips() TripRecords
+	// Hotspots are the Wi-Fi hotspot states of the devices.
+	Hotspots() HotspotRecords
+	// DeviceSettings are the settings of each device.
+	DeviceSettings() DeviceSettingsRecords
+	// OrganizationSettings are the default settings of each organization.
+	OrganizationSettings() OrganizationSettingsRecords
 }
 
 // GPSSampleRecords are the GPS samples of every device, by device and time
@@ -82,4 +88,36 @@ type TripRecords interface {
 	// Purge runs one batch p of the retention purge of the trips; it keeps
 	// each device's open trip.
 	Purge(p SeriesPurge) (int, []byte, error)
+}
+
+// HotspotRecords are the hotspot states, by IMEI.
+type HotspotRecords interface {
+	// Get returns the hotspot state of imei; ErrNotFound when none is stored.
+	Get(imei string) (*HotspotState, error)
+	// Put stores h as the hotspot state of h.IMEI, over any stored before.
+	Put(h *HotspotState) error
+	// Delete forgets the hotspot state of imei; forgetting none is no error.
+	Delete(imei string) error
+}
+
+// DeviceSettingsRecords are the device settings, by IMEI.
+type DeviceSettingsRecords interface {
+	// Get returns the settings of imei; ErrNotFound when none are stored.
+	Get(imei string) (*DeviceSettings, error)
+	// Put stores s as the settings of s.IMEI, over any stored before, as
+	// they are: the store sets the version.
+	Put(s *DeviceSettings) error
+	// Delete forgets the settings of imei; forgetting none is no error.
+	Delete(imei string) error
+}
+
+// OrganizationSettingsRecords are the organizations' default settings, by
+// organization id.
+type OrganizationSettingsRecords interface {
+	// Get returns the settings of organization orgID; ErrNotFound when none
+	// are stored.
+	Get(orgID int64) (*OrgSettings, error)
+	// Put stores s as the settings of s.OrganizationID, over any stored
+	// before.
+	Put(s *OrgSettings) error
 }
