@@ -3,7 +3,6 @@ package store
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"time"
 )
@@ -113,8 +112,9 @@ func (tx *Tx) Geofences(imei string) ([]Geofence, error) {
 // the vehicle crossing in from outside.
 const EnteredWindow = 10 * time.Minute
 
-// fenceTransition is a change of side: the first fix on the new side.
-type fenceTransition struct {
+// FenceTransition is a change of side of one geofence: the first fix on
+// the new side.
+type FenceTransition struct {
 	Time   time.Time `json:"t"`
 	Inside bool      `json:"in"`
 }
@@ -122,24 +122,30 @@ type fenceTransition struct {
 // maxFenceTransitions bounds the history kept per geofence.
 const maxFenceTransitions = 4
 
-// deviceTrack is what GPS taught the cloud about one device.
-type deviceTrack struct {
-	Fences    map[int64][]fenceTransition `json:"fences,omitempty"`
+// DeviceTrack is what GPS taught the cloud about one device: the latest
+// transitions of each of its geofences, oldest first, and whether its last
+// fix was above the speed limit.
+type DeviceTrack struct {
+	Fences    map[int64][]FenceTransition `json:"fences,omitempty"`
 	OverLimit bool                        `json:"overLimit,omitempty"`
 }
 
 // dropDeviceTrack drops the geofence track of a removed device.
 func dropDeviceTrack(tx *Tx, d *Device) error {
-	return tx.bucket(bucketDeviceTracks).Delete([]byte(d.IMEI))
+	return tx.rec.DeviceTracks().Delete(d.IMEI)
 }
 
-func (tx *Tx) deviceTrack(imei string) (*deviceTrack, error) {
-	t := &deviceTrack{}
-	if err := getJSON(tx.bucket(bucketDeviceTracks), []byte(imei), t); err != nil && !isNotFound(err) {
+// deviceTrack returns the track of imei, empty when none is stored.
+func (tx *Tx) deviceTrack(imei string) (*DeviceTrack, error) {
+	t, err := tx.rec.DeviceTracks().Get(imei)
+	switch {
+	case isNotFound(err):
+		t = &DeviceTrack{}
+	case err != nil:
 		return nil, err
 	}
 	if t.Fences == nil {
-		t.Fences = map[int64][]fenceTransition{}
+		t.Fences = map[int64][]FenceTransition{}
 	}
 	return t, nil
 }
@@ -165,10 +171,7 @@ func (tx *Tx) TrackGPS(dev *Device, fixes []GPSPoint) ([]*Event, error) {
 		return nil, err
 	}
 	var last time.Time // the latest fix seen before this one
-	inBatch := func(ms int64) bool {
-		return slices.ContainsFunc(fixes, func(f GPSPoint) bool { return f.Time.UnixMilli() == ms })
-	}
-	if prev, ok, err := tx.lastGPS(dev.IMEI, nil, math.MaxInt64, 0, inBatch); err != nil {
+	if prev, ok, err := tx.rec.GPSSamples().Latest(dev.IMEI, time.Time{}, endOfTime, GPSFilter{Except: fixes}); err != nil {
 		return nil, err
 	} else if ok {
 		last = prev.Time
@@ -184,7 +187,7 @@ func (tx *Tx) TrackGPS(dev *Device, fixes []GPSPoint) ([]*Event, error) {
 			in := g.Contains(f.Lat, f.Lon)
 			hist := t.Fences[g.ID]
 			if n := len(hist); n == 0 || hist[n-1].Inside != in {
-				hist = append(hist, fenceTransition{Time: f.Time, Inside: in})
+				hist = append(hist, FenceTransition{Time: f.Time, Inside: in})
 				if len(hist) > maxFenceTransitions {
 					hist = hist[len(hist)-maxFenceTransitions:]
 				}
@@ -219,7 +222,7 @@ func (tx *Tx) TrackGPS(dev *Device, fixes []GPSPoint) ([]*Event, error) {
 	if !changed {
 		return created, nil
 	}
-	return created, putJSON(tx.bucket(bucketDeviceTracks), []byte(dev.IMEI), t)
+	return created, tx.rec.DeviceTracks().Put(dev.IMEI, t)
 }
 
 // trackSettings returns the two effective settings TrackGPS applies, the
@@ -270,9 +273,10 @@ const positionWindow = 10 * time.Minute
 // current ownership at or before at (within positionWindow), else its
 // latest one since it was added (less positionWindow).
 func (tx *Tx) positionAt(dev *Device, at time.Time) (GPSPoint, bool, error) {
-	p, ok, err := tx.lastGPS(dev.IMEI, dev, at.UnixMilli(), at.Add(-positionWindow).UnixMilli(), nil)
+	samples, mine := tx.rec.GPSSamples(), GPSFilter{Holder: dev}
+	p, ok, err := samples.Latest(dev.IMEI, at.Add(-positionWindow), at, mine)
 	if err != nil || ok {
 		return p, ok, err
 	}
-	return tx.lastGPS(dev.IMEI, dev, math.MaxInt64, dev.CreatedAt.Add(-positionWindow).UnixMilli(), nil)
+	return samples.Latest(dev.IMEI, dev.CreatedAt.Add(-positionWindow), endOfTime, mine)
 }

@@ -194,38 +194,6 @@ func TestSpeedLimitIgnoresOutOfOrderFix(t *testing.T) {
 	})
 }
 
-// Fixes that change nothing the cloud tracks (no geofence, under the speed
-// limit) do not write the device's track.
-func TestTrackWrittenOnlyOnChange(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) {
-		f := newEventFixture(t)
-		f.settings(f.dev, func(s *DeviceSettings) { s.Events.SpeedLimitKmh = 90 })
-		stored := func() []byte {
-			var v []byte
-			f.db.View(t.Context(), func(tx *Tx) error {
-				v = append(v, tx.Bucket(BucketDeviceTracks).Get([]byte(f.dev.IMEI))...)
-				return nil
-			})
-			return v
-		}
-		for i := range 3 {
-			f.track(f.dev, at(outside, eventT0.Add(time.Duration(i)*time.Second), 50))
-		}
-		if v := stored(); v != nil {
-			t.Fatalf("track written for fixes under the limit: %s", v)
-		}
-		f.track(f.dev, at(outside, eventT0.Add(10*time.Second), 100))
-		over := stored()
-		if !strings.Contains(string(over), `"overLimit":true`) {
-			t.Fatalf("track after an excursion started: %s", over)
-		}
-		f.track(f.dev, at(outside, eventT0.Add(11*time.Second), 50))
-		if v := stored(); strings.Contains(string(v), "overLimit") {
-			t.Fatalf("track after the excursion ended: %s", v)
-		}
-	})
-}
-
 func TestVirtualEventTakesLastPosition(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)

@@ -47,7 +47,7 @@ func (h *HotspotState) CurrentPassword() string {
 
 // dropHotspot drops the hotspot state of a removed device.
 func dropHotspot(tx *Tx, d *Device) error {
-	return tx.bucket(bucketHotspot).Delete([]byte(d.IMEI))
+	return tx.rec.Hotspots().Delete(d.IMEI)
 }
 
 // NewHotspotPassword draws a password of HotspotPasswordLength characters
@@ -102,11 +102,11 @@ func (tx *Tx) Hotspot(imei string) (*HotspotState, error) {
 	if _, err := tx.Device(imei); err != nil {
 		return nil, err
 	}
-	h := &HotspotState{IMEI: imei}
-	if err := getJSON(tx.bucket(bucketHotspot), []byte(imei), h); err != nil && !isNotFound(err) {
-		return nil, err
+	h, err := tx.rec.Hotspots().Get(imei)
+	if isNotFound(err) {
+		return &HotspotState{IMEI: imei}, nil
 	}
-	return h, nil
+	return h, err
 }
 
 // HotspotPassword returns the password the hotspot of imei uses.
@@ -142,7 +142,7 @@ func (tx *Tx) syncHotspot(imei string) error {
 		h.PasswordChangedAt = tx.now
 	}
 	h.On = on
-	if err := putJSON(tx.bucket(bucketHotspot), []byte(imei), h); err != nil {
+	if err := tx.rec.Hotspots().Put(h); err != nil {
 		return err
 	}
 	if !on {
@@ -161,7 +161,7 @@ func (tx *Tx) ResetHotspot(imei string) error {
 		return err
 	}
 	h.Password, h.PasswordChangedAt = "", tx.now
-	if err := putJSON(tx.bucket(bucketHotspot), []byte(imei), h); err != nil {
+	if err := tx.rec.Hotspots().Put(h); err != nil {
 		return err
 	}
 	ds, err := tx.DeviceSettings(imei)

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"time"
@@ -270,17 +269,17 @@ func (e *Effective) Event(eventType string) ResolvedEvent {
 
 // dropDeviceSettings drops the settings of a removed device.
 func dropDeviceSettings(tx *Tx, d *Device) error {
-	return tx.bucket(bucketDeviceSettings).Delete([]byte(d.IMEI))
+	return tx.rec.DeviceSettings().Delete(d.IMEI)
 }
 
 // DeviceSettings returns the stored settings of imei; a device never
 // configured gets an empty record at version 0.
 func (tx *Tx) DeviceSettings(imei string) (*DeviceSettings, error) {
-	s := &DeviceSettings{IMEI: imei}
-	if err := getJSON(tx.bucket(bucketDeviceSettings), []byte(imei), s); err != nil && !isNotFound(err) {
-		return nil, err
+	s, err := tx.rec.DeviceSettings().Get(imei)
+	if isNotFound(err) {
+		return &DeviceSettings{IMEI: imei}, nil
 	}
-	return s, nil
+	return s, err
 }
 
 // PutDeviceSettings stores s with the next version and audits the change under action.
@@ -306,7 +305,7 @@ func (tx *Tx) putDeviceSettings(s *DeviceSettings) (*Device, *DeviceSettings, er
 	}
 	s.Version = prev.Version + 1
 	s.UpdatedAt = tx.now
-	if err := putJSON(tx.bucket(bucketDeviceSettings), []byte(s.IMEI), s); err != nil {
+	if err := tx.rec.DeviceSettings().Put(s); err != nil {
 		return nil, nil, err
 	}
 	return d, prev, tx.syncHotspot(s.IMEI)
@@ -314,11 +313,11 @@ func (tx *Tx) putDeviceSettings(s *DeviceSettings) (*Device, *DeviceSettings, er
 
 // OrgSettings returns an organization's default settings (empty when never set).
 func (tx *Tx) OrgSettings(orgID int64) (*OrgSettings, error) {
-	s := &OrgSettings{OrganizationID: orgID}
-	if err := getJSON(tx.bucket(bucketOrgSettings), itob(orgID), s); err != nil && !isNotFound(err) {
-		return nil, err
+	s, err := tx.rec.OrganizationSettings().Get(orgID)
+	if isNotFound(err) {
+		return &OrgSettings{OrganizationID: orgID}, nil
 	}
-	return s, nil
+	return s, err
 }
 
 // PutOrgSettings stores an organization's defaults, audits the change under
@@ -334,7 +333,7 @@ func (tx *Tx) PutOrgSettings(s *OrgSettings, action string) error {
 		return err
 	}
 	s.UpdatedAt = tx.now
-	if err := putJSON(tx.bucket(bucketOrgSettings), itob(s.OrganizationID), s); err != nil {
+	if err := tx.rec.OrganizationSettings().Put(s); err != nil {
 		return err
 	}
 	if err := tx.Audit(AuditChange{Action: action, EntityType: "organization", EntityID: fmt.Sprint(o.ID),
@@ -351,7 +350,7 @@ func (tx *Tx) PutOrgSettings(s *OrgSettings, action string) error {
 			return err
 		}
 		ds.Version++
-		if err := putJSON(tx.bucket(bucketDeviceSettings), []byte(imei), ds); err != nil {
+		if err := tx.rec.DeviceSettings().Put(ds); err != nil {
 			return err
 		}
 		if err := tx.syncHotspot(imei); err != nil {
@@ -390,12 +389,16 @@ func (tx *Tx) UpdateOrgDeviceSettings(orgID int64, action string, fn func(*Devic
 func (tx *Tx) OrgIMEIs(orgID int64) ([]string, error) { return tx.orgIMEIs(orgID) }
 
 func (tx *Tx) orgIMEIs(orgID int64) ([]string, error) {
+	if orgID == 0 {
+		return nil, nil // no organization has id 0; Devices would list them all
+	}
+	devices, _, err := tx.Devices(DeviceFilter{OrganizationID: orgID}, Page{})
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	// Keys are compositeKey(orgID, imei): the 8-byte id, a 0 separator, the IMEI.
-	prefix := compositeKey(orgID, "")
-	c := tx.bucket(bucketOrgDevices).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		out = append(out, string(k[len(prefix):]))
+	for _, d := range devices {
+		out = append(out, d.IMEI)
 	}
 	return out, nil
 }

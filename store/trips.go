@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"math"
 	"slices"
 	"time"
@@ -51,7 +50,7 @@ const (
 
 // dropOpenTrip forgets the open trip of a removed device; its trips stay.
 func dropOpenTrip(tx *Tx, d *Device) error {
-	return tx.bucket(bucketTripOpen).Delete([]byte(d.IMEI))
+	return tx.rec.Trips().ClearOpen(d.IMEI)
 }
 
 // ApplyTripEvent opens or closes dev's trip on a power on or off event; any
@@ -60,27 +59,25 @@ func (tx *Tx) ApplyTripEvent(dev *Device, ev EventInput) error {
 	at := ev.Time
 	switch ev.Type {
 	case tripStart:
-		k := sessionKey(dev.IMEI, at)
-		if tx.bucket(bucketTrips).Get(k) != nil {
-			return nil
+		switch _, err := tx.rec.Trips().At(dev.IMEI, at); {
+		case err == nil:
+			return nil // a redelivered power on
+		case !isNotFound(err):
+			return err
 		}
 		if err := tx.closeTrip(dev.IMEI, at); err != nil {
 			return err
 		}
-		id, err := tx.nextID(bucketTrips)
-		if err != nil {
-			return err
-		}
-		t := &Trip{ID: id, IMEI: dev.IMEI, OrganizationID: dev.OrganizationID, Start: at, Ownership: dev.Ownership}
+		t := &Trip{IMEI: dev.IMEI, OrganizationID: dev.OrganizationID, Start: at, Ownership: dev.Ownership}
 		if d, err := tx.CurrentDriver(dev, at); err != nil {
 			return err
 		} else if d != nil {
 			t.DriverID = d.ID
 		}
-		if err := putJSON(tx.bucket(bucketTrips), k, t); err != nil {
+		if err := tx.rec.Trips().Insert(t); err != nil {
 			return err
 		}
-		return tx.bucket(bucketTripOpen).Put([]byte(dev.IMEI), k)
+		return tx.rec.Trips().SetOpen(t)
 	case tripEnd:
 		return tx.closeTrip(dev.IMEI, at)
 	}
@@ -89,28 +86,26 @@ func (tx *Tx) ApplyTripEvent(dev *Device, ev EventInput) error {
 
 // closeTrip ends the open trip of imei at t, if any and if t is not before its start.
 func (tx *Tx) closeTrip(imei string, at time.Time) error {
-	k := tx.bucket(bucketTripOpen).Get([]byte(imei))
-	if k == nil {
+	t, err := tx.rec.Trips().Open(imei)
+	switch {
+	case isNotFound(err):
 		return nil
-	}
-	k = bytes.Clone(k)
-	var t Trip
-	if err := getJSON(tx.bucket(bucketTrips), k, &t); err != nil {
+	case err != nil:
 		return err
 	}
 	if at.Before(t.Start) {
 		return nil
 	}
 	t.End = at
-	pts, err := tx.track(&t, t.End)
+	pts, err := tx.track(t, t.End)
 	if err != nil {
 		return err
 	}
 	t.DistanceMeters = TrackLength(pts)
-	if err := putJSON(tx.bucket(bucketTrips), k, &t); err != nil {
+	if err := tx.rec.Trips().Put(t); err != nil {
 		return err
 	}
-	return tx.bucket(bucketTripOpen).Delete([]byte(imei))
+	return tx.rec.Trips().ClearOpen(imei)
 }
 
 // TrackPoint is a position at a time, the input of TrackLength.
@@ -174,19 +169,11 @@ func (tx *Tx) Trips(f TripFilter, p Page) ([]TripView, int, error) {
 			return nil
 		}
 		devices[imei] = d
-		prefix := compositeKey(imei, "")
-		c := tx.bucket(bucketTrips).Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			var t Trip
-			if err := jsonUnmarshal(v, &t); err != nil {
-				return err
-			}
-			if !f.End.IsZero() && t.Start.After(f.End) {
-				break
-			}
-			if !f.Start.IsZero() && !t.End.IsZero() && t.End.Before(f.Start) {
-				continue
-			}
+		trips, err := tx.rec.Trips().ByDevice(imei, f.Start, f.End)
+		if err != nil {
+			return err
+		}
+		for _, t := range trips {
 			if f.OrganizationIDs != nil && !f.OrganizationIDs[t.OrganizationID] || !d.holds(t.Ownership, t.OrganizationID, t.Start) {
 				continue
 			}
@@ -223,13 +210,8 @@ func (tx *Tx) Trips(f TripFilter, p Page) ([]TripView, int, error) {
 			}
 		}
 	default:
-		var imeis []string
-		if err := tx.bucket(bucketTrips).ForEach(func(k, _ []byte) error {
-			if imei := string(k[:len(k)-9]); len(imeis) == 0 || imeis[len(imeis)-1] != imei {
-				imeis = append(imeis, imei)
-			}
-			return nil
-		}); err != nil {
+		imeis, err := tx.rec.Trips().IMEIs()
+		if err != nil {
 			return nil, 0, err
 		}
 		for _, imei := range imeis {
@@ -290,15 +272,8 @@ func (tx *Tx) track(t *Trip, end time.Time) ([]TrackPoint, error) {
 	return out, nil
 }
 
-// purgeTrips is the retention step of trips.
+// purgeTrips is the retention step of trips. A trip still in progress
+// stays: the engine keeps each device's open trip.
 func purgeTrips(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
-	return seriesPurger(bucketTrips, jsonOwnership, keepOpenTrip)(tx, cut, from, limit)
-}
-
-// keepOpenTrip keeps a trip still in progress.
-func keepOpenTrip(tx *Tx, k, _ []byte) error {
-	if cur := tx.bucket(bucketTripOpen).Get(k[:len(k)-9]); cur != nil && bytes.Equal(cur, k) {
-		return errKeep
-	}
-	return nil
+	return tx.rec.Trips().Purge(seriesPurge(tx, cut, from, limit))
 }

@@ -109,3 +109,43 @@ func TestTrips(t *testing.T) {
 		})
 	})
 }
+
+// The retention purge keeps a trip still in progress however old it is, and
+// the trip closes afterwards as any other.
+func TestPurgeKeepsOpenTrip(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) {
+		f := newFleetFixture(t)
+		dev := f.addDevice(1, f.org, f.partner.ID)
+		t0 := f.clock.Now()
+		f.update(func(tx *Tx) error {
+			for _, ev := range []EventInput{
+				{Type: TripStart, Time: t0}, {Type: TripEnd, Time: t0.Add(time.Hour)},
+				{Type: TripStart, Time: t0.Add(2 * time.Hour)},
+			} {
+				if err := tx.ApplyTripEvent(dev, ev); err != nil {
+					return err
+				}
+			}
+			o, err := tx.Organization(f.org.ID)
+			if err != nil {
+				return err
+			}
+			o.Retention.PurgeDays = 3
+			return tx.UpdateOrganization(o)
+		})
+		res, err := f.db.Purge(t.Context(), t0.AddDate(0, 0, 30), PurgeSettings{})
+		if err != nil || res.Deleted["trips"] != 1 {
+			t.Fatalf("purge deleted %v (%v), want the closed trip only", res.Deleted, err)
+		}
+		f.update(func(tx *Tx) error {
+			return tx.ApplyTripEvent(dev, EventInput{Type: TripEnd, Time: t0.AddDate(0, 0, 30)})
+		})
+		f.view(func(tx *Tx) error {
+			trips, n, err := tx.Trips(TripFilter{IMEI: dev.IMEI}, Page{})
+			if err != nil || n != 1 || !trips[0].Start.Equal(t0.Add(2*time.Hour)) || !trips[0].End.Equal(t0.AddDate(0, 0, 30)) {
+				t.Fatalf("trips after the purge %+v (%d, %v), want the open one, closed since", trips, n, err)
+			}
+			return nil
+		})
+	})
+}
