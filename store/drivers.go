@@ -348,14 +348,12 @@ func (tx *Tx) touchOrganizationConfigs(orgID int64) error {
 }
 
 // touchDeviceConfig bumps one device's configuration version without
-// changing its settings: no new UpdatedAt, no audit entry. The settings
-// offer no write of that kind, so it writes their record itself until they
-// do.
+// changing its settings: no new UpdatedAt, no audit entry.
 func (tx *Tx) touchDeviceConfig(imei string) error {
 	ds, err := tx.DeviceSettings(imei)
 	if err != nil {
 		return err
 	}
 	ds.Version++
-	return putJSON(tx.bucket(bucketDeviceSettings), []byte(imei), ds)
+	return tx.rec.DeviceSettings().Put(ds)
 }
