@@ -42,6 +42,9 @@ func (d *DiskUsage) Describe(ch chan<- *prometheus.Desc) {
 // left out of the scrape (and its absence is visible) rather than reported
 // as zero.
 func (d *DiskUsage) Collect(ch chan<- prometheus.Metric) {
+	if d.path == "" {
+		return // an engine without a local file: the database server's own monitoring covers it
+	}
 	if st, err := os.Stat(d.path); err == nil {
 		ch <- prometheus.MustNewConstMetric(d.file, prometheus.GaugeValue, float64(st.Size()))
 	}

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -33,6 +34,17 @@ func OpenMigrations(path string, opts Options, list []Migration) (*DB, error) {
 // so they open bbolt stores (Open, OpenMigrations) rather than whichever
 // engine storetest gives.
 
+// The names of the bbolt file these tests shape (store/bolt/buckets.go).
+var (
+	bucketMeta             = []byte("meta")
+	bucketGPS              = []byte("gps")
+	bucketPartners         = []byte("partners")
+	bucketOrgEventHours    = []byte("org_event_hours")
+	bucketWebhookReceivers = []byte("webhook_receivers")
+	keySchemaVersion       = []byte("schema_version")
+	keyEventHours          = []byte("org_event_hours") // in meta: the counts are complete
+)
+
 // latestVersion is the version of the last migration this build knows.
 func latestVersion() int { ms := Migrations(); return ms[len(ms)-1].Version }
 
@@ -41,9 +53,11 @@ func latestVersion() int { ms := Migrations(); return ms[len(ms)-1].Version }
 func storedVersion(t *testing.T, path string) int {
 	t.Helper()
 	var v int
-	withBolt(t, path, func(btx *bolt.Tx) (err error) {
-		v, err = SchemaVersion(btx)
-		return err
+	withBolt(t, path, func(btx *bolt.Tx) error {
+		if raw := btx.Bucket(bucketMeta).Get(keySchemaVersion); raw != nil {
+			v = int(binary.BigEndian.Uint64(raw))
+		}
+		return nil
 	})
 	return v
 }
@@ -107,13 +121,13 @@ func TestUnversionedStoreIsMigratedOnce(t *testing.T) {
 	path := f.db.Path()
 	f.db.Close()
 	withBolt(t, path, func(btx *bolt.Tx) error {
-		for _, name := range [][]byte{BucketOrgEventHours, BucketWebhookReceivers} {
+		for _, name := range [][]byte{bucketOrgEventHours, bucketWebhookReceivers} {
 			if err := btx.DeleteBucket(name); err != nil {
 				return err
 			}
 		}
-		meta := btx.Bucket(BucketMeta)
-		return errors.Join(meta.Delete(KeyEventHours), meta.Delete(KeySchemaVersion))
+		meta := btx.Bucket(bucketMeta)
+		return errors.Join(meta.Delete(keyEventHours), meta.Delete(keySchemaVersion))
 	})
 
 	runs := map[int]int{}
@@ -126,15 +140,18 @@ func TestUnversionedStoreIsMigratedOnce(t *testing.T) {
 			if !tx.HasWebhookReceivers(f.org.ID, WebhookTypeGPS) {
 				t.Error("webhook receivers index not rebuilt")
 			}
-			if tx.Bucket(BucketOrgEventHours).Stats().KeyN != 1 {
-				t.Error("hourly event counts not backfilled")
-			}
 			return nil
 		})
 		db.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
+		withBolt(t, path, func(btx *bolt.Tx) error {
+			if btx.Bucket(bucketOrgEventHours).Stats().KeyN != 1 {
+				t.Error("hourly event counts not backfilled")
+			}
+			return nil
+		})
 	}
 	for _, m := range Migrations() {
 		if runs[m.Version] != 1 {
@@ -155,7 +172,9 @@ func TestStoreRunsOnlyTheMigrationsItHasNotRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	withBolt(t, path, func(btx *bolt.Tx) error { return btx.Bucket(BucketMeta).Put(KeySchemaVersion, Itob(1)) })
+	withBolt(t, path, func(btx *bolt.Tx) error {
+		return btx.Bucket(bucketMeta).Put(keySchemaVersion, binary.BigEndian.AppendUint64(nil, 1))
+	})
 	runs := map[int]int{}
 	db, err = OpenMigrations(path, Options{}, counted(Migrations(), runs))
 	if err != nil {
@@ -177,10 +196,10 @@ func TestStoreFromANewerVersionDoesNotOpen(t *testing.T) {
 	future := latestVersion() + 1
 	// The newer version recorded its version and retired a bucket this one has.
 	withBolt(t, path, func(btx *bolt.Tx) error {
-		if err := btx.DeleteBucket(BucketGPS); err != nil {
+		if err := btx.DeleteBucket(bucketGPS); err != nil {
 			return err
 		}
-		return btx.Bucket(BucketMeta).Put(KeySchemaVersion, Itob(int64(future)))
+		return btx.Bucket(bucketMeta).Put(keySchemaVersion, binary.BigEndian.AppendUint64(nil, uint64(future)))
 	})
 	db, err = Open(path, Options{})
 	if err == nil {
@@ -192,7 +211,7 @@ func TestStoreFromANewerVersionDoesNotOpen(t *testing.T) {
 		t.Fatalf("error %q: want ErrNewerStore naming the file and %q", err, want)
 	}
 	withBolt(t, path, func(btx *bolt.Tx) error {
-		if btx.Bucket(BucketGPS) != nil {
+		if btx.Bucket(bucketGPS) != nil {
 			t.Error("the refused open created a bucket")
 		}
 		return nil
@@ -227,7 +246,7 @@ func TestFailingMigrationIsRolledBack(t *testing.T) {
 		t.Fatalf("after the failed migration the store records version %d, want %d", got, latestVersion())
 	}
 	withBolt(t, path, func(btx *bolt.Tx) error {
-		if n := btx.Bucket(BucketPartners).Stats().KeyN; n != 0 {
+		if n := btx.Bucket(bucketPartners).Stats().KeyN; n != 0 {
 			t.Errorf("the failed migration left %d partners", n)
 		}
 		return nil

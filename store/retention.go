@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Retention: each organization's purge days (Retention.PurgeDays) bound how
@@ -78,23 +76,6 @@ var purgeKinds = []purgeKind{
 
 func generalPurgeDays(o *Organization) int { return o.Retention.PurgeDays }
 
-func keepNone(*Tx, []byte, []byte) error { return nil }
-
-// noOwnership is the ownership of series records that carry none: those
-// of the organization the device is in (data usage goes with its removal).
-func noOwnership([]byte) int64 { return 0 }
-
-// jsonOwnership reads the ownership of a JSON series record (trips, driver sessions).
-func jsonOwnership(v []byte) int64 {
-	var r struct {
-		Ownership int64 `json:"ownership"`
-	}
-	if jsonUnmarshal(v, &r) != nil {
-		return 0
-	}
-	return r.Ownership
-}
-
 // OwnerCutoffs are the cutoffs that apply to one device's records: those
 // of the organization of each of its ownerships.
 type OwnerCutoffs struct {
@@ -156,9 +137,6 @@ func seriesPurge(tx *Tx, cut Cutoffs, from []byte, limit int) SeriesPurge {
 		return oc, nil
 	}}
 }
-
-// errKeep tells a series purger to keep one record (an open session).
-var errKeep = fmt.Errorf("store: keep")
 
 // PurgeResult counts what one purge deleted, by kind, and its transactions.
 type PurgeResult struct {
@@ -232,72 +210,6 @@ func (c Cutoffs) Latest() time.Time {
 		}
 	}
 	return t
-}
-
-// seriesPurger purges a bucket keyed imei, 0, unix ms[, …]: each record
-// after the cutoff of the organization it was recorded for, which
-// ownership reads from the record (ownership.go); keep may veto one record
-// with errKeep.
-func seriesPurger(name []byte, ownership func(v []byte) int64, keep func(tx *Tx, k, v []byte) error) func(*Tx, Cutoffs, []byte, int) (int, []byte, error) {
-	return func(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []byte, error) {
-		b := tx.bucket(name)
-		c := b.Cursor()
-		k, v := c.First()
-		if from != nil {
-			k, v = c.Seek(from)
-		}
-		var doomed [][]byte
-		owners := map[string]*OwnerCutoffs{}
-		for k != nil {
-			if len(doomed) >= limit {
-				return deleteKeys(b, doomed, k)
-			}
-			sep := bytes.IndexByte(k, 0)
-			if sep < 0 || len(k) < sep+9 {
-				k, v = c.Next()
-				continue
-			}
-			imei := string(k[:sep])
-			oc, seen := owners[imei]
-			if !seen {
-				var err error
-				if oc, err = tx.ownerCutoffs(imei, cut); err != nil {
-					return 0, nil, err
-				}
-				owners[imei] = oc
-			}
-			at := time.UnixMilli(btoi(k[sep+1 : sep+9]))
-			if !at.Before(oc.Latest()) {
-				// Nothing newer of this device goes: skip to the next device.
-				k, v = c.Seek(append(k[:sep+1:sep+1], 0xff))
-				continue
-			}
-			if !oc.Purgeable(ownership(v), at) {
-				k, v = c.Next()
-				continue
-			}
-			switch err := keep(tx, k, v); err {
-			case nil:
-				doomed = append(doomed, bytes.Clone(k))
-			case errKeep:
-			default:
-				return 0, nil, err
-			}
-			k, v = c.Next()
-		}
-		return deleteKeys(b, doomed, nil)
-	}
-}
-
-// deleteKeys deletes keys from b and passes resume through.
-func deleteKeys(b *bolt.Bucket, keys [][]byte, resume []byte) (int, []byte, error) {
-	resume = bytes.Clone(resume)
-	for _, k := range keys {
-		if err := b.Delete(k); err != nil {
-			return 0, nil, err
-		}
-	}
-	return len(keys), resume, nil
 }
 
 // PurgerOptions configure the background purge.

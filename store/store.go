@@ -7,12 +7,8 @@ package store
 
 import (
 	"context"
-	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // Clock returns the current time. Tests inject a fixed or stepping clock.
@@ -86,10 +82,7 @@ type Actor struct {
 // Tx is one read-write or read-only transaction. Writes made through it and
 // the audit entries and messages they record commit together or not at all.
 type Tx struct {
-	rec Records
-	// tx is the bbolt transaction beneath rec, for the record types whose
-	// code has not moved to their engine yet.
-	tx    *bolt.Tx
+	rec   Records
 	db    *DB
 	ctx   context.Context
 	actor Actor
@@ -100,11 +93,7 @@ type Tx struct {
 
 // newTx is the store transaction over one engine transaction.
 func (db *DB) newTx(rec Records, ctx context.Context, actor Actor, now time.Time) *Tx {
-	tx := &Tx{rec: rec, db: db, ctx: ctx, actor: actor, now: now}
-	if b, ok := rec.(interface{ BoltTx() *bolt.Tx }); ok {
-		tx.tx = b.BoltTx()
-	}
-	return tx
+	return &Tx{rec: rec, db: db, ctx: ctx, actor: actor, now: now}
 }
 
 // Update runs fn in one read-write transaction on behalf of actor. The
@@ -160,82 +149,6 @@ func (tx *Tx) Actor() Actor { return tx.actor }
 
 // OnCommit runs fn after the transaction commits (never if it does not).
 func (tx *Tx) OnCommit(fn func()) { tx.rec.OnCommit(fn) }
-
-func (tx *Tx) bucket(name []byte) *bolt.Bucket {
-	b := tx.tx.Bucket(name)
-	if appendBuckets[string(name)] {
-		b.FillPercent = appendFill
-	}
-	return b
-}
-
-// appendBuckets are the names of the buckets whose new keys sort after the
-// existing ones.
-var appendBuckets = func() map[string]bool {
-	m := map[string]bool{}
-	for _, b := range buckets {
-		if b.appends {
-			m[string(b.name)] = true
-		}
-	}
-	return m
-}()
-
-// appendFill is how full pages of append buckets are left when they split.
-const appendFill = 0.9
-
-// nextID returns the next integer id of a bucket's sequence.
-func (tx *Tx) nextID(name []byte) (int64, error) {
-	seq, err := tx.bucket(name).NextSequence()
-	return int64(seq), err
-}
-
-// itob encodes an id as an 8-byte big-endian key so keys sort numerically.
-func itob(v int64) []byte {
-	b := make([]byte, 8)
-	binary.BigEndian.PutUint64(b, uint64(v))
-	return b
-}
-
-func btoi(b []byte) int64 { return int64(binary.BigEndian.Uint64(b)) }
-
-// compositeKey joins parts into one key: ids as 8 bytes, strings as-is with a 0 separator.
-func compositeKey(parts ...any) []byte {
-	var k []byte
-	for i, p := range parts {
-		switch v := p.(type) {
-		case int64:
-			k = append(k, itob(v)...)
-		case string:
-			if i > 0 && len(k) > 0 {
-				k = append(k, 0)
-			}
-			k = append(k, v...)
-		case []byte:
-			k = append(k, v...)
-		}
-	}
-	return k
-}
-
-func getJSON(b *bolt.Bucket, key []byte, v any) error {
-	raw := b.Get(key)
-	if raw == nil {
-		return NotFound("")
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return fmt.Errorf("store: decode %s: %w", key, err)
-	}
-	return nil
-}
-
-func putJSON(b *bolt.Bucket, key []byte, v any) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("store: encode: %w", err)
-	}
-	return b.Put(key, raw)
-}
 
 // Page selects a window of a list.
 type Page struct {

@@ -19,10 +19,6 @@ var _ store.Records = (*tx)(nil)
 // OnCommit implements store.Records.
 func (t *tx) OnCommit(fn func()) { t.b.OnCommit(fn) }
 
-// BoltTx is the bbolt transaction, for the store's code that still reads
-// buckets itself.
-func (t *tx) BoltTx() *bbolt.Tx { return t.b }
-
 // keySchemaVersion in the meta bucket is the version of the last store
 // migration applied, 8 bytes big-endian; a file without it has had none
 // recorded (new, or written before migrations were versioned).
