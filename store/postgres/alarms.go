@@ -16,6 +16,8 @@ import (
 // the purge leaves alone.
 type alarms struct{ t *tx }
 
+var _ store.AlarmRecords = (*tx)(nil)
+
 // Alarms implements store.AlarmRecords.
 func (t *tx) Alarms() store.AlarmSet { return alarms{t} }
 
