@@ -11,7 +11,7 @@ import (
 )
 
 // What the record types of every group share: Go's zero values as SQL
-// NULLs, and the pages of a filtered list.
+// NULLs, timestamptz's microseconds, and the pages of a filtered list.
 
 // nullTime is t as a timestamptz parameter: NULL for the zero time.
 func nullTime(t time.Time) pgtype.Timestamptz {
@@ -125,4 +125,24 @@ func listPage[T any](t *tx, columns, from string, w *where, order string, p stor
 // there is none.
 func getOne(t *tx, sql string, fields []any, args ...any) error {
 	return classify(t.pg.QueryRow(t.ctx, sql, args...).Scan(fields...))
+}
+
+// A timestamptz keeps microseconds, a time.Time nanoseconds. A stored time
+// is a whole number of microseconds, so comparing it with a Go time t that
+// has a fraction of one is the same as comparing it with t rounded to the
+// side the comparison keeps: "stored >= t" is "stored >= ceilMicro(t)",
+// "stored <= t" is "stored <= floorMicro(t)" and "stored < t" is
+// "stored < ceilMicro(t)". (pgx itself drops the fraction, which rounds
+// down.)
+
+// floorMicro is t rounded down to the microsecond.
+func floorMicro(t time.Time) time.Time { return t.Truncate(time.Microsecond) }
+
+// ceilMicro is t rounded up to the microsecond.
+func ceilMicro(t time.Time) time.Time {
+	f := t.Truncate(time.Microsecond)
+	if f.Before(t) {
+		return f.Add(time.Microsecond)
+	}
+	return f
 }
