@@ -17,6 +17,8 @@ import (
 // PIN), (organization, third-party id) and QR payload are the indexes the
 // lookups read.
 
+var _ store.DriverRecords = (*tx)(nil)
+
 // drivers is the driver set of one transaction.
 type drivers struct{ t *tx }
 
