@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	bbolt "go.etcd.io/bbolt"
-
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/bolt"
 	"github.com/fleetcam/fleetcam/store/pgtest"
@@ -44,9 +42,6 @@ type driverHybridRecords struct {
 	pg *tx
 }
 
-func (r driverHybridRecords) BoltTx() *bbolt.Tx {
-	return r.Records.(interface{ BoltTx() *bbolt.Tx }).BoltTx()
-}
 func (r driverHybridRecords) Drivers() store.DriverSet               { return r.pg.Drivers() }
 func (r driverHybridRecords) DriverSessions() store.DriverSessionSet { return r.pg.DriverSessions() }
 func (r driverHybridRecords) DriverPinFailures() store.DriverPinFailureSet {
@@ -119,8 +114,9 @@ func (ds *driverStore) organization(name string, purgeDays int) *store.Organizat
 		o.Retention.PurgeDays = purgeDays
 		return tx.UpdateOrganization(o)
 	})
-	_, err := ds.pg.pool.Exec(context.Background(), `INSERT INTO organizations (id, name, partner_id, sso_salt, purge_days, created_at)
-		VALUES ($1, $2, $3, 'salt', $4, now())`, o.ID, name, ds.partner.ID, purgeDays)
+	_, err := ds.pg.pool.Exec(context.Background(), `INSERT INTO organizations (id, name, partner_id, sso_salt, purge_days, created_at,
+			is_organization_profile_enabled, exclusive_partner_only, purge_days_front_camera, purge_days_rear_camera, purge_days_auxiliary_cameras, device_retention_minutes, live_video_timeout_seconds, default_data_profile_id)
+		VALUES ($1, $2, $3, 'salt', $4, now(), false, false, 0, 0, 0, 0, 0, 0)`, o.ID, name, ds.partner.ID, purgeDays)
 	if err != nil {
 		ds.t.Fatal(err)
 	}
@@ -130,13 +126,13 @@ func (ds *driverStore) organization(name string, purgeDays int) *store.Organizat
 // device adds the n-th test IMEI to org and returns it with its ownership.
 func (ds *driverStore) device(n int, org *store.Organization) *store.Device {
 	ds.t.Helper()
-	d := &store.Device{IMEI: testIMEI(n), Name: fmt.Sprint("Truck ", n), OrganizationID: org.ID, PartnerID: ds.partner.ID}
+	d := &store.Device{IMEI: luhnIMEI(n), Name: fmt.Sprint("Truck ", n), OrganizationID: org.ID, PartnerID: ds.partner.ID}
 	ds.update(func(tx *store.Tx) error { return tx.AddDevice(d) })
 	return d
 }
 
-// testIMEI is the n-th valid test IMEI (Luhn check digit appended).
-func testIMEI(n int) string {
+// luhnIMEI is the n-th valid test IMEI (Luhn check digit appended).
+func luhnIMEI(n int) string {
 	body := fmt.Sprintf("35766010%06d", n)
 	sum := 0
 	for i := range 14 {
@@ -214,7 +210,7 @@ func TestDriverSessionPurgeFollowsRetention(t *testing.T) {
 		many = append(many, d)
 	}
 	// A device the store does not know: no organization's cutoff applies.
-	unknown := testIMEI(999)
+	unknown := luhnIMEI(999)
 	ds.sessions(unknown, month.ID, 1, 3, day0, time.Hour)
 
 	now := day0.AddDate(0, 0, 60)

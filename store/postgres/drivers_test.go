@@ -31,8 +31,9 @@ func seedDrivers(t *testing.T) driverSeed {
 	}
 	s := driverSeed{e: e}
 	err := e.pool.QueryRow(ctx, `WITH p AS (INSERT INTO partners (name, created_at) VALUES ('Partner', now()) RETURNING id)
-		INSERT INTO organizations (name, partner_id, sso_salt, purge_days, created_at)
-		SELECT o, p.id, 'salt', 0, now() FROM p, unnest(ARRAY['One', 'Two']) AS o
+		INSERT INTO organizations (name, partner_id, sso_salt, purge_days, created_at,
+			is_organization_profile_enabled, exclusive_partner_only, purge_days_front_camera, purge_days_rear_camera, purge_days_auxiliary_cameras, device_retention_minutes, live_video_timeout_seconds, default_data_profile_id)
+		SELECT o, p.id, 'salt', 0, now(), false, false, 0, 0, 0, 0, 0, 0 FROM p, unnest(ARRAY['One', 'Two']) AS o
 		RETURNING id`).Scan(&s.org1)
 	if err == nil {
 		err = e.pool.QueryRow(ctx, `SELECT max(id) FROM organizations`).Scan(&s.org2)

@@ -18,6 +18,15 @@ func nullTime(t time.Time) pgtype.Timestamptz {
 	return pgtype.Timestamptz{Time: t, Valid: !t.IsZero()}
 }
 
+// timeOf is the time of a nullable timestamptz column, in UTC: the zero
+// time for NULL (and for the infinities, which fleetcam never writes).
+func timeOf(t pgtype.Timestamptz) time.Time {
+	if !t.Valid || t.InfinityModifier != pgtype.Finite {
+		return time.Time{}
+	}
+	return t.Time.UTC()
+}
+
 // zeroTime scans a timestamptz into *t: the zero time for NULL, else the
 // time in UTC.
 type zeroTime struct{ t *time.Time }
