@@ -53,3 +53,9 @@ type Records interface {
 type Filer interface {
 	Path() string
 }
+
+// Pinger is implemented by engines that reach their records over a
+// network: Ping says whether they can be reached now.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}

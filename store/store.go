@@ -65,6 +65,16 @@ func (db *DB) Path() string {
 	return ""
 }
 
+// Ping reports whether the engine can be reached now: always for an
+// embedded engine; for a database server, store.ErrUnavailable when it
+// cannot be.
+func (db *DB) Ping(ctx context.Context) error {
+	if p, ok := db.engine.(Pinger); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
 // Engine is the storage engine beneath the store.
 func (db *DB) Engine() Engine { return db.engine }
 

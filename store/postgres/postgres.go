@@ -75,6 +75,15 @@ func OpenEngine(ctx context.Context, url string, o Options) (*Engine, error) {
 	return &Engine{pool: pool}, nil
 }
 
+// Ping implements store.Pinger: store.ErrUnavailable when no connection to
+// the server can be had.
+func (e *Engine) Ping(ctx context.Context) error {
+	if err := e.pool.Ping(ctx); err != nil {
+		return store.Unavailable(err)
+	}
+	return nil
+}
+
 // Close closes the pool; no transaction may run beside it.
 func (e *Engine) Close() error {
 	e.pool.Close()
