@@ -20,21 +20,21 @@ CREATE TABLE organizations (
     -- the partner that created the organization; it alone changes its
     -- settings, and it is always among organization_partners
     partner_id                      bigint      NOT NULL REFERENCES partners,
-    is_organization_profile_enabled boolean     NOT NULL,
-    exclusive_partner_only          boolean     NOT NULL,
+    is_organization_profile_enabled boolean     NOT NULL DEFAULT false,
+    exclusive_partner_only          boolean     NOT NULL DEFAULT false,
     -- with the server key derives the organization's SSO secret, which is
     -- never stored; NULL for an organization made without one
     sso_salt                        bytea,
     -- retention: cloud purge days, overridden per camera kind when not 0
-    purge_days                      integer     NOT NULL,
-    purge_days_front_camera         integer     NOT NULL,
-    purge_days_rear_camera          integer     NOT NULL,
-    purge_days_auxiliary_cameras    integer     NOT NULL,
+    purge_days                      integer     NOT NULL DEFAULT 0,
+    purge_days_front_camera         integer     NOT NULL DEFAULT 0,
+    purge_days_rear_camera          integer     NOT NULL DEFAULT 0,
+    purge_days_auxiliary_cameras    integer     NOT NULL DEFAULT 0,
     -- how long recordings stay on the SD card (0: until it is full)
-    device_retention_minutes        integer     NOT NULL,
-    live_video_timeout_seconds      integer     NOT NULL,
+    device_retention_minutes        integer     NOT NULL DEFAULT 0,
+    live_video_timeout_seconds      integer     NOT NULL DEFAULT 0,
     -- given to devices added to the organization (0: none)
-    default_data_profile_id         bigint      NOT NULL,
+    default_data_profile_id         bigint      NOT NULL DEFAULT 0,
     created_at                      timestamptz NOT NULL
 );
 CREATE INDEX organizations_partner ON organizations (partner_id, id);
