@@ -22,11 +22,16 @@ type webhookFixture struct {
 }
 
 // webhookEngine returns an engine on a new database with the schema
-// applied, and the directory rows of seedWebhooks.
+// applied, the partitions of the months around webhookTime, and the
+// directory rows of seedWebhooks.
 func webhookEngine(t *testing.T) (*Engine, webhookFixture) {
 	t.Helper()
 	e := openEngine(t, pgtest.Database(t, ""))
-	if err := e.Prepare(context.Background()); err != nil {
+	ctx := context.Background()
+	if err := e.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ensureWebhookPartitions(ctx, e, webhookTime); err != nil {
 		t.Fatal(err)
 	}
 	return e, seedWebhooks(t, e)
