@@ -24,7 +24,7 @@ func (a auditEntries) Append(e *store.AuditEntry) error {
 			organization_id, source, action, entity_type, entity_id, reason, before, after, request_id)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
 		timeBound(e.Time), nullID(e.UserID), e.UserEmail, nullID(e.PartnerID), nullID(e.OrganizationID), e.Source,
-		e.Action, e.EntityType, e.EntityID, e.Reason, jsonParam(e.Before), jsonParam(e.After), e.RequestID).Scan(&e.ID)
+		e.Action, e.EntityType, e.EntityID, e.Reason, jsonbParam(e.Before), jsonbParam(e.After), e.RequestID).Scan(&e.ID)
 	return classify(err)
 }
 

@@ -75,8 +75,8 @@ func deliveryValues(d *store.Delivery) ([]any, error) {
 	}
 	return []any{d.OrganizationID, d.URL, d.MessageSeq, d.WebhookID, d.Type, d.MessageType, d.IMEI,
 		nullTime(d.MessageTime), timeBound(d.CreatedAt), d.Status, d.Attempts, nullTime(d.NextAttemptAt),
-		nullTime(d.FirstAttemptAt), nullTime(d.LastAttemptAt), d.LastStatusCode, d.LastError,
-		nullTime(d.FinishedAt), nullID(d.RedeliveryOf), jsonParam(log), jsonParam(d.Body)}, nil
+		nullTime(d.FirstAttemptAt), nullTime(d.LastAttemptAt), d.LastStatusCode, textParam(d.LastError),
+		nullTime(d.FinishedAt), nullID(d.RedeliveryOf), jsonbParam(log), jsonParam(d.Body)}, nil
 }
 
 // Insert implements store.DeliveryRecords: the lock and the row in one

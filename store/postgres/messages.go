@@ -75,7 +75,7 @@ func (m messages) Append(msg *store.Message) error {
 		SELECT $2, $3, $4, $5::bigint, $6, $7::timestamptz, $8::jsonb, $9::jsonb FROM serial
 		RETURNING seq`,
 		int64(messageSeqLockID), msg.Kind, msg.SubType, msg.OrganizationID, nullID(msg.PartnerID), msg.IMEI,
-		timeBound(msg.Time), jsonParam(fact), jsonParam(msg.Payload)).Scan(&msg.Seq)
+		timeBound(msg.Time), jsonbParam(fact), jsonbParam(msg.Payload)).Scan(&msg.Seq)
 	return classify(err)
 }
 

@@ -274,8 +274,8 @@ func (r webhookEndpoints) Put(e *store.WebhookEndpoint) error {
 			failures = EXCLUDED.failures, blocked_until = EXCLUDED.blocked_until,
 			last_success_at = EXCLUDED.last_success_at, last_failure_at = EXCLUDED.last_failure_at,
 			last_error = EXCLUDED.last_error`,
-		e.OrganizationID, e.URL, e.Disabled, e.DisabledReason, nullTime(e.DisabledAt), e.Failures,
-		nullTime(e.BlockedUntil), nullTime(e.LastSuccessAt), nullTime(e.LastFailureAt), e.LastError)
+		e.OrganizationID, e.URL, e.Disabled, textParam(e.DisabledReason), nullTime(e.DisabledAt), e.Failures,
+		nullTime(e.BlockedUntil), nullTime(e.LastSuccessAt), nullTime(e.LastFailureAt), textParam(e.LastError))
 	return err
 }
 

@@ -1,7 +1,9 @@
 package postgres
 
 import (
+	"bytes"
 	"encoding/binary"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -67,11 +69,51 @@ func limitParam(limit int) pgtype.Int8 {
 	return pgtype.Int8{Int64: int64(limit), Valid: limit > 0}
 }
 
-// jsonParam is a JSON document as a json or jsonb parameter: NULL when
-// there is none.
+// jsonParam is a JSON document as a json parameter, its text as it is:
+// NULL when there is none.
 func jsonParam(raw []byte) any {
 	if len(raw) == 0 {
 		return nil
 	}
 	return string(raw)
 }
+
+// jsonbParam is a JSON document as a jsonb parameter: NULL when there is
+// none. jsonb cannot hold the character U+0000, which a JSON string can (a
+// device's text, a receiver's answer): it is stored as U+FFFD rather than
+// failing the write.
+func jsonbParam(raw []byte) any {
+	if len(raw) == 0 {
+		return nil
+	}
+	return string(withoutNUL(raw))
+}
+
+// withoutNUL is the JSON text raw with each \u0000 escape replaced by
+// \ufffd.
+func withoutNUL(raw []byte) []byte {
+	if !bytes.Contains(raw, []byte(`\u0000`)) {
+		return raw
+	}
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' || i+1 == len(raw) {
+			out = append(out, raw[i])
+			continue
+		}
+		if raw[i+1] == 'u' && bytes.HasPrefix(raw[i+2:], []byte("0000")) {
+			out = append(out, `\ufffd`...)
+			i += 5
+			continue
+		}
+		// Any other escape, \\ among them, as it is.
+		out = append(out, raw[i], raw[i+1])
+		i++
+	}
+	return out
+}
+
+// textParam is s as a text parameter: PostgreSQL's text cannot hold the
+// character U+0000 either, which a receiver's answer quoted in an error
+// may have: it is stored as U+FFFD.
+func textParam(s string) string { return strings.ReplaceAll(s, "\x00", "\uFFFD") }
