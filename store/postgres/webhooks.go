@@ -14,6 +14,10 @@ import (
 // organization), webhook_subscriptions, webhook_secrets (one row per
 // organization) and webhook_endpoints (one row per organization and URL).
 
+// The webhook group of the records, in this file and in audit.go,
+// messages.go, outbox.go, deliveries.go and webhookreceivers.go.
+var _ store.WebhookRecords = (*tx)(nil)
+
 // WebhookSettings implements store.WebhookRecords.
 func (t *tx) WebhookSettings() store.WebhookSettingsRecords { return webhookSettings{t} }
 
