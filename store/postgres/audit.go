@@ -1,0 +1,91 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// The audit log: table audit_log, partitioned by the month of each entry,
+// its id an identity. Every write of the store appends one entry, so
+// Append is one INSERT.
+
+// AuditEntries implements store.WebhookRecords.
+func (t *tx) AuditEntries() store.AuditEntryRecords { return auditEntries{t} }
+
+type auditEntries struct{ t *tx }
+
+const auditColumns = `id, logged_at, user_id, user_email, partner_id, organization_id, source, action,
+	entity_type, entity_id, reason, before, after, request_id`
+
+// Append implements store.AuditEntryRecords.
+func (a auditEntries) Append(e *store.AuditEntry) error {
+	err := a.t.pg.QueryRow(a.t.ctx, `INSERT INTO audit_log (logged_at, user_id, user_email, partner_id,
+			organization_id, source, action, entity_type, entity_id, reason, before, after, request_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
+		timeBound(e.Time), nullID(e.UserID), e.UserEmail, nullID(e.PartnerID), nullID(e.OrganizationID), e.Source,
+		e.Action, e.EntityType, e.EntityID, e.Reason, jsonbParam(e.Before), jsonbParam(e.After), e.RequestID).Scan(&e.ID)
+	return classify(err)
+}
+
+// auditFields are the destinations of auditColumns in e.
+func auditFields(e *store.AuditEntry) []any {
+	return []any{&e.ID, zeroTime{&e.Time}, zeroID{&e.UserID}, &e.UserEmail, zeroID{&e.PartnerID},
+		zeroID{&e.OrganizationID}, &e.Source, &e.Action, &e.EntityType, &e.EntityID, &e.Reason,
+		&e.Before, &e.After, &e.RequestID}
+}
+
+// List implements store.AuditEntryRecords: the filter as WHERE clauses,
+// newest first, under ctx.
+func (a auditEntries) List(ctx context.Context, f store.AuditFilter, p store.Page) ([]store.AuditEntry, int, error) {
+	var w where
+	if f.PartnerID != 0 {
+		w.and("partner_id = " + w.arg(f.PartnerID))
+	}
+	if f.OrganizationID != 0 {
+		w.and("organization_id = " + w.arg(f.OrganizationID))
+	}
+	if f.EntityType != "" {
+		w.and("entity_type = " + w.arg(f.EntityType))
+	}
+	if f.EntityID != "" {
+		w.and("entity_id = " + w.arg(f.EntityID))
+	}
+	if f.Action != "" {
+		w.and("action = " + w.arg(f.Action))
+	}
+	if f.UserID != 0 {
+		w.and("user_id = " + w.arg(f.UserID))
+	}
+	if !f.Start.IsZero() {
+		w.and("logged_at >= " + w.arg(timeBound(ceilMicro(f.Start))))
+	}
+	if !f.End.IsZero() {
+		w.and("logged_at <= " + w.arg(timeBound(floorMicro(f.End))))
+	}
+	// The same transaction, its statements bound by the caller's ctx.
+	under := &tx{ctx: ctx, pg: a.t.pg}
+	return listPage(under, auditColumns, "audit_log", &w, "id DESC", p, auditFields)
+}
+
+// Purge implements store.AuditEntryRecords: in id order from the resume
+// position, the entries older than their organization's cutoff, and none
+// at or after the latest cutoff, which the partitions of the later months
+// are not even looked at for.
+func (a auditEntries) Purge(cut store.Cutoffs, from []byte, limit int) (int, []byte, error) {
+	if len(cut) == 0 {
+		return 0, nil, nil
+	}
+	orgs, cutoffs, latest := cutoffParams(cut)
+	rows, err := a.t.pg.Query(a.t.ctx, `WITH doomed AS (
+			SELECT a.id, a.logged_at FROM audit_log a
+			JOIN unnest($1::bigint[], $2::timestamptz[]) AS c(organization_id, cutoff) USING (organization_id)
+			WHERE a.id >= $3 AND a.logged_at < $4 AND a.logged_at < c.cutoff
+			ORDER BY a.id LIMIT $5)
+		DELETE FROM audit_log a USING doomed WHERE a.id = doomed.id AND a.logged_at = doomed.logged_at
+		RETURNING a.id`, orgs, cutoffs, resumeID(from), latest, limitParam(limit))
+	if err != nil {
+		return 0, nil, classify(err)
+	}
+	return purged(rows, limit)
+}

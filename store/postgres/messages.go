@@ -1,0 +1,130 @@
+package postgres
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// Messages of the webhook outbox: table messages, partitioned by the month
+// of the fact, its sequence an identity.
+//
+// The dispatcher reads the messages after its cursor, in sequence order,
+// and moves the cursor past what it read; a message that became visible
+// later with a lower sequence would be skipped for good. An identity alone
+// allows that: transaction A draws 10, transaction B draws 11 and commits,
+// the dispatcher reads 11 and moves past it, then A commits 10. Running
+// the writes SERIALIZABLE does not prevent it either, since A and B touch
+// no common row and the order SERIALIZABLE guarantees (B, dispatcher, A)
+// is valid for it, just not in sequence order. So appenders take the
+// transaction advisory lock messageSeqLockID before they draw a sequence
+// and hold it until they end: a sequence is drawn only once every
+// transaction that drew a lower one has committed or rolled back, and
+// since PostgreSQL makes a commit visible before it releases the
+// transaction's locks, a snapshot that sees a sequence sees every
+// committed lower one. Appenders of messages wait for one another; nothing
+// else does (readers, pruning and every other writer take no such lock).
+//
+// A counter row updated in the appending transaction would serialise
+// appenders as well, but a SERIALIZABLE transaction that updates a row a
+// concurrent one updated and committed fails and runs again: under
+// concurrent ingest the appenders would mostly fail and retry where with
+// the advisory lock they only wait.
+
+// messageSeqLockID is the key of the transaction advisory lock appenders of
+// messages hold from drawing their sequence to their end ("messages" in ASCII).
+const messageSeqLockID = 0x6d65737361676573
+
+// Messages implements store.WebhookRecords.
+func (t *tx) Messages() store.MessageRecords { return messages{t} }
+
+type messages struct{ t *tx }
+
+// messageFact is a message's fact as its fact column holds it: the one
+// fact field set, under its name in store.Message.
+type messageFact struct {
+	Event      *store.EventFact      `json:"event,omitempty"`
+	GPS        []store.GPSPoint      `json:"gps,omitempty"`
+	Activation *store.ActivationFact `json:"activation,omitempty"`
+	Presence   *store.PresenceFact   `json:"presence,omitempty"`
+	Removed    *store.RemovedFact    `json:"removed,omitempty"`
+	Alarm      *store.AlarmFact      `json:"alarm,omitempty"`
+	AuxCamera  *store.AuxCameraFact  `json:"auxCamera,omitempty"`
+	AuxSearch  *store.AuxSearchFact  `json:"auxSearch,omitempty"`
+	Privacy    *store.PrivacyFact    `json:"privacy,omitempty"`
+}
+
+// Append implements store.MessageRecords: the lock and the row in one
+// statement (the lock is taken again, at no cost, by a transaction that
+// already holds it).
+func (m messages) Append(msg *store.Message) error {
+	f := messageFact{Event: msg.Event, GPS: msg.GPS, Activation: msg.Activation, Presence: msg.Presence,
+		Removed: msg.Removed, Alarm: msg.Alarm, AuxCamera: msg.AuxCamera, AuxSearch: msg.AuxSearch, Privacy: msg.Privacy}
+	fact, err := json.Marshal(f)
+	if err != nil {
+		return fmt.Errorf("store: encode message fact: %w", err)
+	}
+	if string(fact) == "{}" {
+		fact = nil
+	}
+	err = m.t.pg.QueryRow(m.t.ctx, `WITH serial AS MATERIALIZED (SELECT pg_advisory_xact_lock($1))
+		INSERT INTO messages (kind, sub_type, organization_id, partner_id, imei, occurred_at, fact, payload)
+		SELECT $2, $3, $4, $5::bigint, $6, $7::timestamptz, $8::jsonb, $9::jsonb FROM serial
+		RETURNING seq`,
+		int64(messageSeqLockID), msg.Kind, msg.SubType, msg.OrganizationID, nullID(msg.PartnerID), msg.IMEI,
+		timeBound(msg.Time), jsonbParam(fact), jsonbParam(msg.Payload)).Scan(&msg.Seq)
+	return classify(err)
+}
+
+// After implements store.MessageRecords: one range of the sequences.
+func (m messages) After(seq int64, limit int) ([]store.Message, error) {
+	rows, err := m.t.pg.Query(m.t.ctx, `SELECT seq, kind, sub_type, organization_id, partner_id, imei, occurred_at, fact, payload
+		FROM messages WHERE seq > $1 ORDER BY seq LIMIT $2`, seq, limitParam(limit))
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	var out []store.Message
+	for rows.Next() {
+		var msg store.Message
+		var at pgtype.Timestamptz
+		var fact, payload []byte
+		if err := rows.Scan(&msg.Seq, &msg.Kind, &msg.SubType, &msg.OrganizationID, zeroID{&msg.PartnerID},
+			&msg.IMEI, &at, &fact, &payload); err != nil {
+			return nil, classify(err)
+		}
+		msg.Time = at.Time.UTC()
+		if fact != nil {
+			var f messageFact
+			if err := json.Unmarshal(fact, &f); err != nil {
+				return nil, fmt.Errorf("store: decode the fact of message %d: %w", msg.Seq, err)
+			}
+			msg.Event, msg.GPS, msg.Activation, msg.Presence, msg.Removed = f.Event, f.GPS, f.Activation, f.Presence, f.Removed
+			msg.Alarm, msg.AuxCamera, msg.AuxSearch, msg.Privacy = f.Alarm, f.AuxCamera, f.AuxSearch, f.Privacy
+		}
+		if payload != nil {
+			msg.Payload = payload
+		}
+		out = append(out, msg)
+	}
+	return out, classify(rows.Err())
+}
+
+// DeleteThrough implements store.MessageRecords: the oldest limit
+// sequences at or below seq, and one more to tell whether any is left.
+func (m messages) DeleteThrough(seq int64, limit int) (n int, more bool, err error) {
+	if limit <= 0 {
+		tag, err := m.t.exec(`DELETE FROM messages WHERE seq <= $1`, seq)
+		return int(tag.RowsAffected()), false, err
+	}
+	err = m.t.pg.QueryRow(m.t.ctx, `WITH doomed AS (
+			SELECT seq, occurred_at FROM messages WHERE seq <= $1 ORDER BY seq LIMIT $2 + 1),
+		gone AS (
+			DELETE FROM messages m USING (SELECT * FROM doomed ORDER BY seq LIMIT $2) d
+			WHERE m.seq = d.seq AND m.occurred_at = d.occurred_at RETURNING 1)
+		SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM doomed) > $2`, seq, limit).Scan(&n, &more)
+	return n, more, classify(err)
+}

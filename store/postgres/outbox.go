@@ -1,0 +1,37 @@
+package postgres
+
+import "github.com/fleetcam/fleetcam/store"
+
+// The counters of the webhook outbox: the one row of webhook_outbox, which
+// the migration inserts with both at 0.
+
+// WebhookOutbox implements store.WebhookRecords.
+func (t *tx) WebhookOutbox() store.WebhookOutboxRecords { return webhookOutbox{t} }
+
+type webhookOutbox struct{ t *tx }
+
+// Cursor implements store.WebhookOutboxRecords.
+func (o webhookOutbox) Cursor() (int64, error) {
+	var seq int64
+	err := o.t.pg.QueryRow(o.t.ctx, `SELECT cursor_seq FROM webhook_outbox WHERE id = 1`).Scan(&seq)
+	return seq, classify(err)
+}
+
+// SetCursor implements store.WebhookOutboxRecords.
+func (o webhookOutbox) SetCursor(seq int64) error {
+	_, err := o.t.exec(`UPDATE webhook_outbox SET cursor_seq = $1 WHERE id = 1`, seq)
+	return err
+}
+
+// Generation implements store.WebhookOutboxRecords.
+func (o webhookOutbox) Generation() (int64, error) {
+	var g int64
+	err := o.t.pg.QueryRow(o.t.ctx, `SELECT generation FROM webhook_outbox WHERE id = 1`).Scan(&g)
+	return g, classify(err)
+}
+
+// IncrementGeneration implements store.WebhookOutboxRecords.
+func (o webhookOutbox) IncrementGeneration() error {
+	_, err := o.t.exec(`UPDATE webhook_outbox SET generation = generation + 1 WHERE id = 1`)
+	return err
+}

@@ -1,0 +1,304 @@
+package postgres
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// Webhook configuration: tables webhook_settings (one row per
+// organization), webhook_subscriptions, webhook_secrets (one row per
+// organization) and webhook_endpoints (one row per organization and URL).
+
+// The webhook group of the records, in this file and in audit.go,
+// messages.go, outbox.go, deliveries.go and webhookreceivers.go.
+var _ store.WebhookRecords = (*tx)(nil)
+
+// WebhookSettings implements store.WebhookRecords.
+func (t *tx) WebhookSettings() store.WebhookSettingsRecords { return webhookSettings{t} }
+
+type webhookSettings struct{ t *tx }
+
+// Get implements store.WebhookSettingsRecords. The columns' defaults are
+// those of store.DefaultWebhookSettings.
+func (r webhookSettings) Get(orgID int64) (*store.WebhookSettings, error) {
+	s := store.DefaultWebhookSettings(orgID)
+	var system []byte
+	err := getOne(r.t, `SELECT gps_urls, event_urls, alarm_urls, activation_urls, notify_media_available,
+			subscribe_for_alarm_updates, system_messages, allow_insecure_urls, updated_at
+		FROM webhook_settings WHERE organization_id = $1`,
+		[]any{&s.GPSURLs, &s.EventURLs, &s.AlarmURLs, &s.ActivationURLs, &s.NotifyMediaAvailable,
+			&s.SubscribeForAlarmUpdates, &system, &s.AllowInsecureURLs, zeroTime{&s.UpdatedAt}}, orgID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, store.NotFound("webhook settings")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(system, &s.SystemMessages); err != nil {
+		return nil, fmt.Errorf("store: decode the system-messages webhooks of organization %d: %w", orgID, err)
+	}
+	for _, urls := range []*[]string{&s.GPSURLs, &s.EventURLs, &s.AlarmURLs, &s.ActivationURLs} {
+		if len(*urls) == 0 {
+			*urls = nil
+		}
+	}
+	if len(s.SystemMessages) == 0 {
+		s.SystemMessages = nil
+	}
+	return s, nil
+}
+
+// Put implements store.WebhookSettingsRecords.
+func (r webhookSettings) Put(s *store.WebhookSettings) error {
+	system := []byte("[]")
+	if len(s.SystemMessages) > 0 {
+		var err error
+		if system, err = json.Marshal(s.SystemMessages); err != nil {
+			return fmt.Errorf("store: encode system-messages webhooks: %w", err)
+		}
+	}
+	_, err := r.t.exec(`INSERT INTO webhook_settings (organization_id, gps_urls, event_urls, alarm_urls,
+			activation_urls, notify_media_available, subscribe_for_alarm_updates, system_messages,
+			allow_insecure_urls, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		ON CONFLICT (organization_id) DO UPDATE SET gps_urls = EXCLUDED.gps_urls, event_urls = EXCLUDED.event_urls,
+			alarm_urls = EXCLUDED.alarm_urls, activation_urls = EXCLUDED.activation_urls,
+			notify_media_available = EXCLUDED.notify_media_available,
+			subscribe_for_alarm_updates = EXCLUDED.subscribe_for_alarm_updates,
+			system_messages = EXCLUDED.system_messages, allow_insecure_urls = EXCLUDED.allow_insecure_urls,
+			updated_at = EXCLUDED.updated_at`,
+		s.OrganizationID, textArray(s.GPSURLs), textArray(s.EventURLs), textArray(s.AlarmURLs),
+		textArray(s.ActivationURLs), s.NotifyMediaAvailable, s.SubscribeForAlarmUpdates, string(system),
+		s.AllowInsecureURLs, nullTime(s.UpdatedAt))
+	return err
+}
+
+// textArray is urls as a text[] parameter: empty, not NULL, for none.
+func textArray(urls []string) []string {
+	if urls == nil {
+		return []string{}
+	}
+	return urls
+}
+
+// WebhookSubscriptions implements store.WebhookRecords.
+func (t *tx) WebhookSubscriptions() store.WebhookSubscriptionRecords {
+	return webhookSubscriptions{t}
+}
+
+type webhookSubscriptions struct{ t *tx }
+
+const subscriptionColumns = `id, organization_id, imei, url, type, notify_media_available,
+	subscribe_for_alarm_updates, system, created_at, updated_at`
+
+// subscriptionRow is a subscription as its row, its system message types
+// until they are decoded.
+type subscriptionRow struct {
+	s      store.WebhookSubscription
+	system []byte
+}
+
+func (r *subscriptionRow) fields() []any {
+	s := &r.s
+	return []any{&s.ID, &s.OrganizationID, &s.IMEI, &s.URL, &s.Type, &s.NotifyMediaAvailable,
+		&s.SubscribeForAlarmUpdates, &r.system, zeroTime{&s.CreatedAt}, zeroTime{&s.UpdatedAt}}
+}
+
+func (r *subscriptionRow) subscription() (store.WebhookSubscription, error) {
+	if err := json.Unmarshal(r.system, &r.s.System); err != nil {
+		return store.WebhookSubscription{}, fmt.Errorf("store: decode the system message types of webhook %d: %w", r.s.ID, err)
+	}
+	return r.s, nil
+}
+
+// List implements store.WebhookSubscriptionRecords.
+func (r webhookSubscriptions) List(orgID int64, imei string) ([]store.WebhookSubscription, error) {
+	rows, err := r.t.pg.Query(r.t.ctx, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions
+		WHERE organization_id = $1 AND ($2 = '' OR imei = $2) ORDER BY id`, orgID, imei)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	var out []store.WebhookSubscription
+	for rows.Next() {
+		var row subscriptionRow
+		if err := rows.Scan(row.fields()...); err != nil {
+			return nil, classify(err)
+		}
+		s, err := row.subscription()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, classify(rows.Err())
+}
+
+// Get implements store.WebhookSubscriptionRecords.
+func (r webhookSubscriptions) Get(orgID, id int64) (*store.WebhookSubscription, error) {
+	var row subscriptionRow
+	err := getOne(r.t, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions
+		WHERE organization_id = $1 AND id = $2`, row.fields(), orgID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, store.NotFound("webhook %d", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s, err := row.subscription()
+	return &s, err
+}
+
+// Insert implements store.WebhookSubscriptionRecords. A second
+// subscription of the same device, type and URL is store.ErrConflict.
+func (r webhookSubscriptions) Insert(s *store.WebhookSubscription) error {
+	system, err := json.Marshal(s.System)
+	if err != nil {
+		return fmt.Errorf("store: encode system message types: %w", err)
+	}
+	err = r.t.pg.QueryRow(r.t.ctx, `INSERT INTO webhook_subscriptions (organization_id, imei, url, type,
+			notify_media_available, subscribe_for_alarm_updates, system, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+		s.OrganizationID, s.IMEI, s.URL, s.Type, s.NotifyMediaAvailable, s.SubscribeForAlarmUpdates,
+		string(system), nullTime(s.CreatedAt), nullTime(s.UpdatedAt)).Scan(&s.ID)
+	return classify(err)
+}
+
+// Put implements store.WebhookSubscriptionRecords: subscription s.ID of
+// s.OrganizationID replaced, or stored under that id when there is none;
+// store.ErrNotFound when the id is another organization's.
+func (r webhookSubscriptions) Put(s *store.WebhookSubscription) error {
+	system, err := json.Marshal(s.System)
+	if err != nil {
+		return fmt.Errorf("store: encode system message types: %w", err)
+	}
+	err = r.t.pg.QueryRow(r.t.ctx, `INSERT INTO webhook_subscriptions (`+subscriptionColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		ON CONFLICT (id) DO UPDATE SET imei = EXCLUDED.imei, url = EXCLUDED.url, type = EXCLUDED.type,
+			notify_media_available = EXCLUDED.notify_media_available,
+			subscribe_for_alarm_updates = EXCLUDED.subscribe_for_alarm_updates, system = EXCLUDED.system,
+			created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at
+		WHERE webhook_subscriptions.organization_id = EXCLUDED.organization_id
+		RETURNING id`,
+		s.ID, s.OrganizationID, s.IMEI, s.URL, s.Type, s.NotifyMediaAvailable, s.SubscribeForAlarmUpdates,
+		string(system), nullTime(s.CreatedAt), nullTime(s.UpdatedAt)).Scan(&s.ID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// The id is another organization's.
+		return store.NotFound("webhook %d", s.ID)
+	}
+	return classify(err)
+}
+
+// Delete implements store.WebhookSubscriptionRecords.
+func (r webhookSubscriptions) Delete(orgID, id int64) error {
+	_, err := r.t.exec(`DELETE FROM webhook_subscriptions WHERE organization_id = $1 AND id = $2`, orgID, id)
+	return err
+}
+
+// WebhookSecrets implements store.WebhookRecords.
+func (t *tx) WebhookSecrets() store.WebhookSecretRecords { return webhookSecrets{t} }
+
+type webhookSecrets struct{ t *tx }
+
+// Get implements store.WebhookSecretRecords.
+func (r webhookSecrets) Get(orgID int64) (*store.WebhookSecret, error) {
+	s := &store.WebhookSecret{OrganizationID: orgID}
+	err := getOne(r.t, `SELECT salt, previous_salt, previous_until, created_at, rotated_at
+		FROM webhook_secrets WHERE organization_id = $1`,
+		[]any{&s.Salt, &s.PreviousSalt, zeroTime{&s.PreviousUntil}, zeroTime{&s.CreatedAt}, zeroTime{&s.RotatedAt}}, orgID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, store.NotFound("webhook secret of organization %d", orgID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Put implements store.WebhookSecretRecords.
+func (r webhookSecrets) Put(s *store.WebhookSecret) error {
+	var previous []byte
+	if len(s.PreviousSalt) > 0 {
+		previous = s.PreviousSalt
+	}
+	_, err := r.t.exec(`INSERT INTO webhook_secrets (organization_id, salt, previous_salt, previous_until, created_at, rotated_at)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (organization_id) DO UPDATE SET salt = EXCLUDED.salt, previous_salt = EXCLUDED.previous_salt,
+			previous_until = EXCLUDED.previous_until, created_at = EXCLUDED.created_at, rotated_at = EXCLUDED.rotated_at`,
+		s.OrganizationID, nonNilBytes(s.Salt), previous, nullTime(s.PreviousUntil), nullTime(s.CreatedAt), nullTime(s.RotatedAt))
+	return err
+}
+
+// nonNilBytes is b as a bytea parameter that is never NULL.
+func nonNilBytes(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// WebhookEndpoints implements store.WebhookRecords.
+func (t *tx) WebhookEndpoints() store.WebhookEndpointRecords { return webhookEndpoints{t} }
+
+type webhookEndpoints struct{ t *tx }
+
+const endpointColumns = `organization_id, url, disabled, disabled_reason, disabled_at, failures, blocked_until,
+	last_success_at, last_failure_at, last_error`
+
+func endpointFields(e *store.WebhookEndpoint) []any {
+	return []any{&e.OrganizationID, &e.URL, &e.Disabled, &e.DisabledReason, zeroTime{&e.DisabledAt}, &e.Failures,
+		zeroTime{&e.BlockedUntil}, zeroTime{&e.LastSuccessAt}, zeroTime{&e.LastFailureAt}, &e.LastError}
+}
+
+// Get implements store.WebhookEndpointRecords.
+func (r webhookEndpoints) Get(orgID int64, url string) (*store.WebhookEndpoint, error) {
+	var e store.WebhookEndpoint
+	err := getOne(r.t, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE organization_id = $1 AND url = $2`,
+		endpointFields(&e), orgID, url)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, store.NotFound("webhook endpoint")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// Put implements store.WebhookEndpointRecords.
+func (r webhookEndpoints) Put(e *store.WebhookEndpoint) error {
+	_, err := r.t.exec(`INSERT INTO webhook_endpoints (`+endpointColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		ON CONFLICT (organization_id, url) DO UPDATE SET disabled = EXCLUDED.disabled,
+			disabled_reason = EXCLUDED.disabled_reason, disabled_at = EXCLUDED.disabled_at,
+			failures = EXCLUDED.failures, blocked_until = EXCLUDED.blocked_until,
+			last_success_at = EXCLUDED.last_success_at, last_failure_at = EXCLUDED.last_failure_at,
+			last_error = EXCLUDED.last_error`,
+		e.OrganizationID, e.URL, e.Disabled, textParam(e.DisabledReason), nullTime(e.DisabledAt), e.Failures,
+		nullTime(e.BlockedUntil), nullTime(e.LastSuccessAt), nullTime(e.LastFailureAt), textParam(e.LastError))
+	return err
+}
+
+// List implements store.WebhookEndpointRecords: URLs in byte order, as
+// the column's collation sorts them.
+func (r webhookEndpoints) List(orgID int64) ([]store.WebhookEndpoint, error) {
+	rows, err := r.t.pg.Query(r.t.ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
+		WHERE organization_id = $1 ORDER BY url`, orgID)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	var out []store.WebhookEndpoint
+	for rows.Next() {
+		var e store.WebhookEndpoint
+		if err := rows.Scan(endpointFields(&e)...); err != nil {
+			return nil, classify(err)
+		}
+		out = append(out, e)
+	}
+	return out, classify(rows.Err())
+}
