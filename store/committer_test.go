@@ -154,6 +154,9 @@ func TestCommitterWakesOutboxWatchers(t *testing.T) {
 		default:
 		}
 		if err := c.Do(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
+			if err := ensureOrganization(tx); err != nil {
+				return err
+			}
 			return tx.Emit(Message{Kind: MessageEvent, OrganizationID: 1, IMEI: "dev-1", Event: &EventFact{ID: 1}})
 		}); err != nil {
 			t.Fatal(err)

@@ -25,6 +25,9 @@ func allMessages(t testing.TB, db *DB) []Message {
 func emitGPS(t *testing.T, db *DB, n int) {
 	t.Helper()
 	mustUpdate(t, db, func(tx *Tx) error {
+		if err := ensureOrganization(tx); err != nil {
+			return err
+		}
 		for i := range n {
 			if err := tx.Emit(Message{Kind: MessageGPS, OrganizationID: 1, IMEI: "490154203237518", GPS: []GPSPoint{{Lat: float64(i)}}}); err != nil {
 				return err

@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -14,6 +16,25 @@ func openTest(t *testing.T) (*DB, *storetest.Clock) {
 	clock := storetest.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	db := storetest.Open(t, storetest.WithClock(clock.Now))
 	return db, clock
+}
+
+// ensureOrganization makes organization 1 exist, for tests that record
+// messages of it without a fixture of their own (a message belongs to an
+// organization, which an engine may hold it to).
+func ensureOrganization(tx *Tx) error {
+	_, err := tx.Organization(1)
+	if !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	p, err := tx.CreatePartner("Partner")
+	if err != nil {
+		return err
+	}
+	o, err := tx.CreateOrganization(p.ID, "Organization", nil)
+	if err == nil && o.ID != 1 {
+		err = fmt.Errorf("the first organization has id %d, not 1", o.ID)
+	}
+	return err
 }
 
 // mustUpdate runs fn in a write transaction and fails the test on error.
