@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Engine keeps fleetcam's records. The store's rules (validation, tenancy,
 // deduplication, the audit entry and outbox message of every write) run on
@@ -58,4 +61,11 @@ type Filer interface {
 // network: Ping says whether they can be reached now.
 type Pinger interface {
 	Ping(ctx context.Context) error
+}
+
+// Maintainer is implemented by engines with housekeeping of their own
+// layout to do as time passes (PostgreSQL creates the monthly partitions
+// of the coming months). The retention purge runs it before each purge.
+type Maintainer interface {
+	Maintain(ctx context.Context, now time.Time) error
 }

@@ -267,6 +267,13 @@ func NewPurger(db *DB, o PurgerOptions) *Purger {
 // RunOnce purges once at the store clock's now.
 func (r *Purger) RunOnce(ctx context.Context) (PurgeResult, error) {
 	start := time.Now()
+	if m, ok := r.db.engine.(Maintainer); ok {
+		if err := m.Maintain(ctx, r.db.Now()); err != nil {
+			r.runs.WithLabelValues("error").Inc()
+			r.opts.Logger.Error("storage maintenance failed", "err", err)
+			return PurgeResult{}, err
+		}
+	}
 	res, err := r.db.Purge(ctx, r.db.Now(), PurgeSettings{Batch: r.opts.Batch, WebhookDeliveryDays: r.opts.WebhookDeliveryDays})
 	r.duration.Observe(time.Since(start).Seconds())
 	for kind, n := range res.Deleted {

@@ -36,6 +36,7 @@ func seedEvents(t *testing.T) *eventFixture {
 	if err := e.Prepare(ctx); err != nil {
 		t.Fatal(err)
 	}
+	dropMonthPartitions(t, e)
 	if err := ensureEventPartitions(ctx, e, eventT0); err != nil {
 		t.Fatal(err)
 	}

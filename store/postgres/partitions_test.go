@@ -2,10 +2,13 @@ package postgres
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/fleetcam/fleetcam/store/pgtest"
+	"github.com/jackc/pgx/v5"
 )
 
 // TestMonthPartitions creates the partitions of three months of a
@@ -41,6 +44,45 @@ func TestMonthPartitions(t *testing.T) {
 		err := e.pool.QueryRow(ctx, `INSERT INTO samples VALUES ($1) RETURNING tableoid::regclass::text`, at).Scan(&got)
 		if err != nil || got != want {
 			t.Errorf("a row at %s went to %q, %v; want %s", at, got, err, want)
+		}
+	}
+}
+
+// dropMonthPartitions drops every monthly partition Prepare made for the
+// months around today, so that a test of partitions around a time of its
+// own starts with only the default partitions.
+func dropMonthPartitions(t *testing.T, e *Engine) {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := e.pool.Query(ctx, `SELECT inhrelid::regclass::text, inhparent::regclass::text FROM pg_inherits
+		WHERE inhrelid::regclass::text ~ '_y[0-9]{4}m[0-9]{2}$'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	parent := map[string]string{}
+	for rows.Next() {
+		var n, p string
+		if err := rows.Scan(&n, &p); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+		parent[n] = p
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Children first: event_files' partitions refer to those of events.
+	slices.SortStableFunc(names, func(a, b string) int {
+		return strings.Compare(b[:min(len(b), len("event_files"))], a[:min(len(a), len("event_files"))])
+	})
+	for _, n := range names {
+		// A partition another table's foreign key refers to is detached
+		// before it can be dropped.
+		_, err := e.pool.Exec(ctx, "ALTER TABLE "+pgx.Identifier{parent[n]}.Sanitize()+" DETACH PARTITION "+
+			pgx.Identifier{n}.Sanitize()+"; DROP TABLE "+pgx.Identifier{n}.Sanitize())
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 }

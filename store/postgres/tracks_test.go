@@ -24,6 +24,7 @@ func trackEngine(t *testing.T) *Engine {
 	if err := e.Prepare(ctx); err != nil {
 		t.Fatal(err)
 	}
+	dropMonthPartitions(t, e)
 	if err := ensureTrackPartitions(ctx, e, trackNow); err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ func TestWebhookPartitions(t *testing.T) {
 	if err := e.Prepare(ctx); err != nil {
 		t.Fatal(err)
 	}
+	dropMonthPartitions(t, e)
 	f := seedWebhooks(t, e)
 	now := time.Date(2026, 7, 15, 9, 0, 0, 0, time.UTC)
 	inWindow := time.Date(2026, 5, 3, 0, 0, 0, 0, time.UTC)   // two months back: the first of the window
