@@ -16,6 +16,8 @@ import (
 // that may be absent, LIMIT NULL, a missing device, batches of statements
 // and the purges' resume positions.
 
+var _ store.DeviceStateRecords = (*tx)(nil)
+
 // limitArg is the argument of a LIMIT for at most n rows, all when n <= 0
 // (LIMIT NULL).
 func limitArg(n int) any {
