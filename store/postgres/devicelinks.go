@@ -1,0 +1,152 @@
+package postgres
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// deviceLinks are the device_links rows, by IMEI: the broker reads and
+// writes one on every connection, a primary key lookup or upsert.
+type deviceLinks struct{ t *tx }
+
+// DeviceLinks implements store.DeviceStateRecords.
+func (t *tx) DeviceLinks() store.DeviceLinkRecords { return deviceLinks{t} }
+
+// deviceLinkColumns are the columns scanDeviceLink reads, in its order.
+const deviceLinkColumns = `imei, presence, connection_id, connected_at, disconnected_at, last_seen, protocol_version,
+	remote_addr, firmware, product_type, legacy, health, acked_config_version, config_acked_at, reported_config`
+
+func scanDeviceLink(row pgx.Row) (*store.DeviceLink, error) {
+	var l store.DeviceLink
+	var health, reported []byte
+	err := row.Scan(&l.IMEI, &l.Presence, &l.ConnectionID, zeroTime{&l.ConnectedAt}, zeroTime{&l.DisconnectedAt},
+		zeroTime{&l.LastSeen}, &l.ProtocolVersion, &l.RemoteAddr, &l.Firmware, &l.ProductType, &l.Legacy, &health,
+		&l.AckedConfigVersion, zeroTime{&l.ConfigAckedAt}, &reported)
+	if err != nil {
+		return nil, err
+	}
+	l.ReportedConfig = rawJSON(reported)
+	if health != nil {
+		l.Health = new(store.DeviceHealth)
+		if err := json.Unmarshal(health, l.Health); err != nil {
+			return nil, fmt.Errorf("store: decode the health of device %s: %w", l.IMEI, err)
+		}
+	}
+	return &l, nil
+}
+
+// Get implements store.DeviceLinkRecords.
+func (r deviceLinks) Get(imei string) (*store.DeviceLink, error) {
+	l, err := scanDeviceLink(r.t.pg.QueryRow(r.t.ctx, `SELECT `+deviceLinkColumns+` FROM device_links WHERE imei = $1`, imei))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, store.NotFound("")
+	}
+	return l, classify(err)
+}
+
+// Put implements store.DeviceLinkRecords.
+func (r deviceLinks) Put(l *store.DeviceLink) error {
+	var health any
+	if l.Health != nil {
+		b, err := json.Marshal(l.Health)
+		if err != nil {
+			return fmt.Errorf("store: encode the health of device %s: %w", l.IMEI, err)
+		}
+		health = b
+	}
+	_, err := r.t.exec(`INSERT INTO device_links (`+deviceLinkColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+		ON CONFLICT (imei) DO UPDATE SET presence = EXCLUDED.presence, connection_id = EXCLUDED.connection_id,
+			connected_at = EXCLUDED.connected_at, disconnected_at = EXCLUDED.disconnected_at,
+			last_seen = EXCLUDED.last_seen, protocol_version = EXCLUDED.protocol_version,
+			remote_addr = EXCLUDED.remote_addr, firmware = EXCLUDED.firmware, product_type = EXCLUDED.product_type,
+			legacy = EXCLUDED.legacy, health = EXCLUDED.health, acked_config_version = EXCLUDED.acked_config_version,
+			config_acked_at = EXCLUDED.config_acked_at, reported_config = EXCLUDED.reported_config`,
+		l.IMEI, l.Presence, l.ConnectionID, nullTime(l.ConnectedAt), nullTime(l.DisconnectedAt), nullTime(l.LastSeen),
+		l.ProtocolVersion, l.RemoteAddr, l.Firmware, l.ProductType, l.Legacy, health, l.AckedConfigVersion,
+		nullTime(l.ConfigAckedAt), nullJSON(l.ReportedConfig))
+	return err
+}
+
+// Delete implements store.DeviceLinkRecords.
+func (r deviceLinks) Delete(imei string) error {
+	_, err := r.t.exec(`DELETE FROM device_links WHERE imei = $1`, imei)
+	return err
+}
+
+// linksPerQuery is how many link states Each reads per query.
+const linksPerQuery = 500
+
+// Each implements store.DeviceLinkRecords. It reads the links a page at a
+// time in IMEI order and calls visit with no query open, so that visit
+// may read other records of the transaction.
+func (r deviceLinks) Each(visit func(l *store.DeviceLink) error) error {
+	after, op := "", ">="
+	for {
+		rows, err := r.t.pg.Query(r.t.ctx, `SELECT `+deviceLinkColumns+` FROM device_links
+			WHERE imei `+op+` $1 ORDER BY imei LIMIT $2`, after, linksPerQuery)
+		if err != nil {
+			return classify(err)
+		}
+		links, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*store.DeviceLink, error) { return scanDeviceLink(row) })
+		if err != nil {
+			return classify(err)
+		}
+		for _, l := range links {
+			if err := visit(l); err != nil {
+				return err
+			}
+		}
+		if len(links) < linksPerQuery {
+			return nil
+		}
+		after, op = links[len(links)-1].IMEI, ">"
+	}
+}
+
+// deviceCredentials are the device_credentials rows, by IMEI.
+type deviceCredentials struct{ t *tx }
+
+// DeviceCredentials implements store.DeviceStateRecords.
+func (t *tx) DeviceCredentials() store.DeviceCredentialRecords { return deviceCredentials{t} }
+
+// Get implements store.DeviceCredentialRecords.
+func (r deviceCredentials) Get(imei string) (*store.DeviceCredential, error) {
+	c := store.DeviceCredential{IMEI: imei}
+	err := r.t.pg.QueryRow(r.t.ctx, `SELECT token_hash, issued_at, generation, revoked_at, last_bootstrap
+		FROM device_credentials WHERE imei = $1`, imei).Scan(&c.TokenHash, zeroTime{&c.IssuedAt}, &c.Generation,
+		zeroTime{&c.RevokedAt}, &c.LastBootstrap)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, store.NotFound("")
+	}
+	if err != nil {
+		return nil, classify(err)
+	}
+	return &c, nil
+}
+
+// Put implements store.DeviceCredentialRecords; store.ErrNotFound when the
+// device is not in the inventory.
+func (r deviceCredentials) Put(c *store.DeviceCredential) error {
+	var hash any
+	if len(c.TokenHash) > 0 {
+		hash = c.TokenHash
+	}
+	_, err := r.t.pg.Exec(r.t.ctx, `INSERT INTO device_credentials (imei, token_hash, issued_at, generation, revoked_at, last_bootstrap)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (imei) DO UPDATE SET token_hash = EXCLUDED.token_hash, issued_at = EXCLUDED.issued_at,
+			generation = EXCLUDED.generation, revoked_at = EXCLUDED.revoked_at, last_bootstrap = EXCLUDED.last_bootstrap`,
+		c.IMEI, hash, nullTime(c.IssuedAt), c.Generation, nullTime(c.RevokedAt), c.LastBootstrap)
+	return missingDevice(err, c.IMEI)
+}
+
+// Delete implements store.DeviceCredentialRecords.
+func (r deviceCredentials) Delete(imei string) error {
+	_, err := r.t.exec(`DELETE FROM device_credentials WHERE imei = $1`, imei)
+	return err
+}
