@@ -29,6 +29,7 @@ type Config struct {
 	// prefixes signed media links. Empty: derived from the HTTP address.
 	PublicURL string `yaml:"publicURL"`
 
+	Store     Store     `yaml:"store"`
 	HTTP      HTTP      `yaml:"http"`
 	MQTT      MQTT      `yaml:"mqtt"`
 	Auth      Auth      `yaml:"auth"`
@@ -40,6 +41,19 @@ type Config struct {
 	Retention Retention `yaml:"retention"`
 	Metrics   Metrics   `yaml:"metrics"`
 	Debug     Debug     `yaml:"debug"`
+}
+
+// Store chooses where the records are kept: the embedded bbolt file in
+// DataDir (the default), or PostgreSQL when PostgresURL is set.
+type Store struct {
+	// PostgresURL is the libpq URL of the PostgreSQL database that keeps
+	// every record, e.g. postgres://fleetcam@db:5432/fleetcam?sslmode=require;
+	// empty: the bbolt file <dataDir>/fleetcam.db.
+	PostgresURL string `yaml:"postgresURL"`
+	// StatementTimeout bounds each PostgreSQL statement on the server.
+	StatementTimeout time.Duration `yaml:"statementTimeout"`
+	// MaxConns bounds the PostgreSQL connection pool of this process.
+	MaxConns int `yaml:"maxConns"`
 }
 
 // Metrics configures the Prometheus endpoint.
@@ -248,6 +262,7 @@ func Default() Config {
 		Media:     Media{LinkTTL: 5 * time.Minute, UploadTTL: 15 * time.Minute, LiveStreamConnectTimeout: 20 * time.Second, LiveStreamIdleTimeout: 10 * time.Second},
 		SMTP:      SMTP{From: "alarms@fleetcam.local", PollInterval: 10 * time.Second},
 		Retention: Retention{Interval: time.Hour, WebhookDeliveryDays: 30},
+		Store:     Store{StatementTimeout: 30 * time.Second, MaxConns: 20},
 	}
 }
 
@@ -284,6 +299,7 @@ func (c *Config) envTable() []envVar {
 	return []envVar{
 		{"FLEETCAM_CLOUD", &c.Cloud},
 		{"FLEETCAM_DATA_DIR", &c.DataDir},
+		{"FLEETCAM_POSTGRES_URL", &c.Store.PostgresURL},
 		{"FLEETCAM_LOG_LEVEL", &c.LogLevel},
 		{"FLEETCAM_PUBLIC_URL", &c.PublicURL},
 		{"FLEETCAM_HTTP_ADDR", &c.HTTP.Addr},
@@ -353,6 +369,10 @@ func (c *Config) Validate() error {
 	for _, err := range []error{
 		check(c.Cloud != "" && !strings.ContainsAny(c.Cloud, " \t/"), "cloud", "must be a non-empty word such as us or eu"),
 		check(c.DataDir != "", "dataDir", "must not be empty"),
+		check(c.Store.PostgresURL == "" || validPostgresURL(c.Store.PostgresURL), "store.postgresURL",
+			"must be a postgres:// or postgresql:// URL with a host, e.g. postgres://fleetcam@127.0.0.1:5432/fleetcam?sslmode=disable"),
+		check(c.Store.StatementTimeout >= time.Second && c.Store.StatementTimeout <= 10*time.Minute, "store.statementTimeout", "must be from 1s to 10m"),
+		check(c.Store.MaxConns >= 2 && c.Store.MaxConns <= 1000, "store.maxConns", "must be from 2 to 1000"),
 		check(c.PublicURL == "" || publicURL(c.PublicURL), "publicURL", "must be an absolute http or https URL such as https://fleet.example.com, or empty"),
 		check(level == "debug" || level == "info" || level == "warn" || level == "error", "logLevel", "must be one of debug, info, warn, error"),
 		check(c.HTTP.Addr != "" && addr(c.HTTP.Addr), "http.addr", "must be host:port"),
@@ -436,4 +456,11 @@ func checkPartnerPassword(pw string) error {
 		return fmt.Errorf("config: bootstrap.partnerPassword (FLEETCAM_PARTNER_PASSWORD) %w", err)
 	}
 	return nil
+}
+
+// validPostgresURL reports whether s is a postgres:// or postgresql:// URL
+// that names a host.
+func validPostgresURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") && u.Host != ""
 }

@@ -77,6 +77,10 @@ func TestInvalidSettingsNameTheSetting(t *testing.T) {
 		{"partner password without a capital", "", map[string]string{"FLEETCAM_PARTNER_PASSWORD": "guard-pass-123456"},
 			"bootstrap.partnerPassword (FLEETCAM_PARTNER_PASSWORD) must contain an upper-case letter, a lower-case letter and a digit"},
 		{"live stream idle timeout", "media:\n  liveStreamIdleTimeout: 0s\n", nil, "media.liveStreamIdleTimeout"},
+		{"postgres url of another scheme", "", map[string]string{"FLEETCAM_POSTGRES_URL": "mysql://db/fleetcam"}, "store.postgresURL must be a postgres:// or postgresql:// URL"},
+		{"postgres url without a host", "store:\n  postgresURL: postgres:///fleetcam\n", nil, "store.postgresURL must be a postgres://"},
+		{"statement timeout", "store:\n  statementTimeout: 10ms\n", nil, "store.statementTimeout must be from 1s to 10m"},
+		{"pool size", "store:\n  maxConns: 1\n", nil, "store.maxConns must be from 2 to 1000"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,12 +98,14 @@ func TestInvalidSettingsNameTheSetting(t *testing.T) {
 func TestValidFormsLoad(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.yaml")
 	os.WriteFile(path, []byte("publicURL: https://fleet.example.com\nhttp:\n  requestTimeout: 45s\n  rateLimit: 2.5\nsmtp:\n"), 0o600)
-	env := map[string]string{"FLEETCAM_PARTNER_PASSWORD": "Guard-pass-123456"}
+	env := map[string]string{"FLEETCAM_PARTNER_PASSWORD": "Guard-pass-123456",
+		"FLEETCAM_POSTGRES_URL": "postgres://fleetcam@db.example:5432/fleetcam?sslmode=require"}
 	c, err := Load(path, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.PublicURL != "https://fleet.example.com" || c.HTTP.RequestTimeout != 45*time.Second || c.HTTP.RateLimit != 2.5 {
+	if c.PublicURL != "https://fleet.example.com" || c.HTTP.RequestTimeout != 45*time.Second || c.HTTP.RateLimit != 2.5 ||
+		c.Store.PostgresURL != env["FLEETCAM_POSTGRES_URL"] {
 		t.Fatalf("unexpected %+v", c)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
 	boltstore "github.com/fleetcam/fleetcam/store/bolt"
+	"github.com/fleetcam/fleetcam/store/postgres"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -56,7 +57,7 @@ func admin(noun string, args []string, getenv func(string) string, stdout io.Wri
 	if err != nil {
 		return err
 	}
-	db, err := openStore(*dataDir, *create)
+	db, err := openStore(*dataDir, getenv("FLEETCAM_POSTGRES_URL"), *create)
 	if err != nil {
 		return err
 	}
@@ -98,10 +99,15 @@ func admin(noun string, args []string, getenv func(string) string, stdout io.Wri
 	return nil
 }
 
-// openStore opens the store of an operator command. A data dir without a
-// store is refused unless create is set: a mistyped -data would otherwise
-// receive a new, empty store that the server never reads.
-func openStore(dataDir string, create bool) (*store.DB, error) {
+// openStore opens the store of an operator command: the PostgreSQL
+// database of postgresURL when it is set, else the bbolt file of dataDir.
+// A data dir without a store is refused unless create is set: a mistyped
+// -data would otherwise receive a new, empty store that the server never
+// reads.
+func openStore(dataDir, postgresURL string, create bool) (*store.DB, error) {
+	if postgresURL != "" {
+		return postgres.Open(context.Background(), postgresURL, postgres.Options{}, store.Options{})
+	}
 	path := filepath.Join(dataDir, storeFile)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !create {
 		return nil, fmt.Errorf("%s holds no fleetcam store (%s is missing): check -data, or add --create to start a new one", dataDir, storeFile)

@@ -32,6 +32,7 @@ const usage = `usage: fleetcam [COMMAND] [FLAGS]
 
 Commands:
   serve             start the server; the default when no command is given
+  migrate           bring the store's schema up to date (PostgreSQL: store.postgresURL) and exit
   partner add       create a partner and its first user
   user add          add a user to a partner or to an organization
   device refurbish  mark a device refurbished, after which its billing cannot change
@@ -41,7 +42,10 @@ Server flags (fleetcam [serve] ...):
   -config FILE      YAML configuration (configs/fleetcam.yaml documents every setting
                     and its FLEETCAM_* variable); without it the built-in defaults apply
 
-The other commands work on a data directory while the server is stopped; they refuse a
+  fleetcam migrate [-config FILE] takes the same configuration.
+
+The operator commands below work on a data directory while the server is stopped (or, with
+FLEETCAM_POSTGRES_URL set, on that PostgreSQL database, server running or not); they refuse a
 directory without a store unless --create is given:
   fleetcam partner add -data DIR --name NAME --email EMAIL [--password PASSWORD] [--create]
   fleetcam user add -data DIR --email EMAIL (--partner ID | --organization ID)
@@ -70,6 +74,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch {
 	case cmd == "serve":
 		err = serve(ctx, args, getenv, stdout, stderr)
+	case cmd == "migrate":
+		err = migrate(ctx, args, getenv, stdout)
 	case cmd == "partner", cmd == "user":
 		err = admin(cmd, args, getenv, stdout)
 	case cmd == "device":

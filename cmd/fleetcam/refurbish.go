@@ -29,7 +29,7 @@ func deviceAdmin(args []string, getenv func(string) string, stdout io.Writer) er
 	if !store.ValidIMEI(*imei) {
 		return errors.New("--imei must be a 15-digit IMEI")
 	}
-	db, err := openStore(*dataDir, false)
+	db, err := openStore(*dataDir, getenv("FLEETCAM_POSTGRES_URL"), false)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,6 @@ import (
 	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
-	boltstore "github.com/fleetcam/fleetcam/store/bolt"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -112,7 +111,7 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 		ln.Close()
 		return nil, err
 	}
-	db, err := boltstore.Open(filepath.Join(cfg.DataDir, storeFile), store.Options{})
+	db, err := openConfiguredStore(ctx, cfg)
 	if err != nil {
 		ln.Close()
 		return nil, err

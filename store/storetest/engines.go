@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/fleetcam/fleetcam/store"
 	boltstore "github.com/fleetcam/fleetcam/store/bolt"
+	"github.com/fleetcam/fleetcam/store/pgtest"
+	"github.com/fleetcam/fleetcam/store/postgres"
 )
 
 // Engine is one storage engine the store's tests run against.
@@ -23,6 +26,7 @@ type Engine struct {
 // Engines lists every storage engine; Run runs a test once per entry.
 var Engines = []Engine{
 	{Name: "bbolt", Open: openBolt},
+	{Name: "postgres", Open: openPostgres},
 }
 
 // Options are what a test may ask of the store Open gives it.
@@ -106,5 +110,30 @@ func openBolt(tb testing.TB, o Options) *store.DB {
 		tb.Fatalf("open store: %v", err)
 	}
 	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+// openPostgres opens a store in a new database of the test binary's
+// PostgreSQL server (pgtest), copied from a template that holds the
+// migrated schema. A package whose tests use it stops the server through
+// pgtest.Main in its TestMain. Options.Path does not apply.
+func openPostgres(tb testing.TB, o Options) *store.DB {
+	tb.Helper()
+	ctx := context.Background()
+	pgtest.Template(tb, "fleetcam_template", func(url string) error {
+		e, err := postgres.OpenEngine(ctx, url, postgres.Options{MaxConns: 2})
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		_, err = e.Migrate(ctx)
+		return err
+	})
+	url := pgtest.Database(tb, "fleetcam_template")
+	db, err := postgres.Open(ctx, url, postgres.Options{MaxConns: 8}, store.Options{Now: o.Now})
+	if err != nil {
+		tb.Fatalf("open store: %v", err)
+	}
+	tb.Cleanup(func() { db.Close() }) // before pgtest drops the database
 	return db
 }

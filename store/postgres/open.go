@@ -1,0 +1,35 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+var _ store.Engine = (*Engine)(nil)
+
+// Open connects to the database at url, applies the schema migrations it
+// lacks and returns the store over it, brought up to date.
+func Open(ctx context.Context, url string, o Options, so store.Options) (*store.DB, error) {
+	e, err := OpenEngine(ctx, url, o)
+	if err != nil {
+		return nil, err
+	}
+	db, err := store.New(e, so)
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Update implements store.Engine: fn runs in one SERIALIZABLE transaction,
+// again from the start if PostgreSQL aborts it for a conflict with another.
+func (e *Engine) Update(ctx context.Context, fn func(store.Records) error) error {
+	return e.update(ctx, func(t *tx) error { return fn(t) })
+}
+
+// View implements store.Engine.
+func (e *Engine) View(ctx context.Context, fn func(store.Records) error) error {
+	return e.view(ctx, func(t *tx) error { return fn(t) })
+}
