@@ -238,10 +238,15 @@ func (e *Engine) begin(ctx context.Context, o pgx.TxOptions) (*tx, error) {
 }
 
 // retryable reports a serialisation failure or deadlock, after which the
-// transaction runs again.
+// transaction runs again. A commit that PostgreSQL turned into a rollback
+// counts too: a statement of the transaction failed and the store's rules
+// went on without its answer (a read whose absence they tolerate), and
+// under SERIALIZABLE that failure is a conflict of the same kind; a
+// transaction that failed for another reason fails again on each run and
+// reports the commit's error after the last.
 func retryable(err error) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01") || errors.Is(err, pgx.ErrTxCommitRollback)
 }
 
 // lostConnection reports an error of the connection rather than of the

@@ -32,8 +32,8 @@ CREATE TABLE audit_log (
     entity_id       text        NOT NULL,
     reason          text        NOT NULL DEFAULT '',
     -- the entity before and after the change, as the API shows it
-    before          jsonb,
-    after           jsonb,
+    before          json,
+    after           json,
     request_id      text        NOT NULL DEFAULT '',
     PRIMARY KEY (id, logged_at)
 ) PARTITION BY RANGE (logged_at);
