@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
+	"github.com/fleetcam/fleetcam/store/pgtest"
 )
 
 // childEnv makes the test binary run fleetcam itself (see TestMain), so a
@@ -35,7 +36,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(runMain(nil))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	pgtest.StopShared() // the end-to-end tests on PostgreSQL started it
+	os.Exit(code)
 }
 
 // startChild runs fleetcam in a child process over dir and returns it with

@@ -19,6 +19,7 @@ import (
 	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/devicesim"
+	"github.com/fleetcam/fleetcam/store/pgtest"
 	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
@@ -58,6 +59,20 @@ type fleetEnv struct {
 type envOption func(*fleetEnv)
 
 // withConfig changes the configuration fleetcam starts with.
+// onEveryEngine runs fn once per storage engine, as the subtests bbolt
+// and postgres; fn hands engine to startEnv.
+func onEveryEngine(t *testing.T, fn func(t *testing.T, engine envOption)) {
+	t.Run("bbolt", func(t *testing.T) { fn(t, func(*fleetEnv) {}) })
+	t.Run("postgres", func(t *testing.T) { fn(t, withPostgres()) })
+}
+
+// withPostgres keeps fleetcam's records in a new database of the test
+// binary's PostgreSQL server (store/pgtest), as store.postgresURL does in
+// production.
+func withPostgres() envOption {
+	return func(e *fleetEnv) { e.cfg.Store.PostgresURL = pgtest.Database(e.t, "") }
+}
+
 func withConfig(tune func(*configs.Config)) envOption {
 	return func(e *fleetEnv) { tune(&e.cfg) }
 }

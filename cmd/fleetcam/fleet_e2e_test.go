@@ -19,8 +19,10 @@ import (
 // trip attributed to the driver with the distance of its GPS track, the
 // status report's data usage is readable, and a check-out through the API
 // reaches the device.
-func TestFleetEndToEnd(t *testing.T) {
-	e := startEnv(t, withDevice("35693810000100", "Truck 9"))
+func TestFleetEndToEnd(t *testing.T) { onEveryEngine(t, testFleetEndToEnd) }
+
+func testFleetEndToEnd(t *testing.T, engine envOption) {
+	e := startEnv(t, engine, withDevice("35693810000100", "Truck 9"))
 	c, tok, imei := e.c, e.tok, e.imei
 	orgQ := "?organizationId=" + strconv.FormatInt(e.orgID, 10)
 	ctx := context.Background()

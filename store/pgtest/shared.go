@@ -28,12 +28,18 @@ var shared struct {
 // the server after them: call it from the package's TestMain.
 func Main(m *testing.M) {
 	code := m.Run()
+	StopShared()
+	os.Exit(code)
+}
+
+// StopShared stops the test binary's server, if one was started: for a
+// TestMain that does more than Main.
+func StopShared() {
 	if shared.server != nil {
 		if err := shared.server.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}
-	os.Exit(code)
 }
 
 // Shared returns the test binary's server, starting it on first use. A

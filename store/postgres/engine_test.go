@@ -191,3 +191,23 @@ func TestLostServerIsUnavailable(t *testing.T) {
 		}
 	}
 }
+
+// TestNewDatabaseGetsTheStore opens the store over a database that has no
+// schema at all: the store finds no version, the engine applies its
+// migrations, and the store records its own.
+func TestNewDatabaseGetsTheStore(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, pgtest.Database(t, ""), Options{}, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var p *store.Partner
+	err = db.Update(ctx, store.Actor{Source: "test"}, func(tx *store.Tx) (err error) {
+		p, err = tx.CreatePartner("First")
+		return err
+	})
+	if err != nil || p.ID != 1 {
+		t.Fatalf("first partner %+v, %v; want id 1", p, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -27,6 +28,11 @@ func (t *tx) OnCommit(fn func()) { t.onCommit = append(t.onCommit, fn) }
 // SchemaVersion implements store.Records: the version of the last store
 // migration recorded in fleetcam_meta (0 when none is).
 func (t *tx) SchemaVersion() (int, error) {
+	// Before the first Prepare the database has no schema at all.
+	var exists bool
+	if err := t.pg.QueryRow(t.ctx, `SELECT to_regclass('fleetcam_meta') IS NOT NULL`).Scan(&exists); err != nil || !exists {
+		return 0, classify(err)
+	}
 	var v int
 	err := t.pg.QueryRow(t.ctx, `SELECT store_version FROM fleetcam_meta WHERE id = 1`).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -64,6 +70,9 @@ func classify(err error) error {
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
+		if strings.HasPrefix(err.Error(), "store: ") {
+			return err // classified before
+		}
 		switch {
 		case pe.Code == "23505":
 			return store.Conflict("%s", pe.Detail)
