@@ -25,13 +25,16 @@ run:
 	$(GO) build -o $(BIN)/ ./cmd/fleetcam
 	$(if $(CONFIG),,FLEETCAM_HTTP_ADDR=$${FLEETCAM_HTTP_ADDR:-$(LISTEN):8080} FLEETCAM_MQTT_ADDR=$${FLEETCAM_MQTT_ADDR:-$(LISTEN):1883}) $(BIN)/fleetcam $(if $(CONFIG),-config $(CONFIG))
 
-# Every test, with the race detector, then each fuzz target for 3 seconds.
+# Every test, with the race detector (the store suite on both storage
+# engines), the API tests again on PostgreSQL, then each fuzz target for 3
+# seconds.
 test:
 	$(GO) vet ./...
 	$(MAKE) --no-print-directory check-rules
 	$(MAKE) --no-print-directory test-deps-chromium
 	$(MAKE) --no-print-directory test-deps-postgresql
 	$(GO) test -race -count=1 ./...
+	FLEETCAM_TEST_ENGINE=postgres $(GO) test -race -count=1 ./cloudapi/...
 	GO=$(GO) .ci/fuzz 3s
 
 # Each fuzz target (MQTT packets, device payloads) for FUZZTIME, in turn.

@@ -21,26 +21,38 @@ import (
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
 	boltstore "github.com/fleetcam/fleetcam/store/bolt"
-	"github.com/fleetcam/fleetcam/store/storetest"
+	"github.com/fleetcam/fleetcam/store/pgtest"
+	"github.com/fleetcam/fleetcam/store/postgres"
 )
 
 // childEnv names the store file a re-executed test binary serves as a broker.
 const childEnv = "FLEETCAM_BROKER_CHILD_DB"
 
 func TestMain(m *testing.M) {
-	if path := os.Getenv(childEnv); path != "" {
-		runChildBroker(path)
+	if where := os.Getenv(childEnv); where != "" {
+		runChildBroker(where)
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	pgtest.StopShared()
+	os.Exit(code)
 }
 
-// runChildBroker serves a broker on 127.0.0.1:0 over the store at path until
-// the process is killed, after printing its address.
-func runChildBroker(path string) {
+// openStoreAt opens the store at where: a PostgreSQL URL, or the path of a
+// bbolt file.
+func openStoreAt(where string) (*store.DB, error) {
+	if strings.HasPrefix(where, "postgres://") {
+		return postgres.Open(context.Background(), where, postgres.Options{}, store.Options{})
+	}
+	return boltstore.Open(where, store.Options{})
+}
+
+// runChildBroker serves a broker on 127.0.0.1:0 over the store at where
+// (openStoreAt) until the process is killed, after printing its address.
+func runChildBroker(where string) {
 	cfg := configs.Default()
 	cfg.MQTT.Addr = "127.0.0.1:0"
-	db, err := boltstore.Open(path, store.Options{})
+	db, err := openStoreAt(where)
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(1)
@@ -59,13 +71,21 @@ func runChildBroker(path string) {
 
 // TestKillLosesNoAcknowledgedMessage kills the broker process (SIGKILL)
 // while devices publish, then checks that every message it acknowledged is
-// in the store file.
+// in the store: a bbolt file, or a PostgreSQL database (whose server lives
+// on).
 func TestKillLosesNoAcknowledgedMessage(t *testing.T) {
+	t.Run("bbolt", func(t *testing.T) { testKillLosesNoAcknowledgedMessage(t, filepath.Join(t.TempDir(), "fleetcam.db")) })
+	t.Run("postgres", func(t *testing.T) { testKillLosesNoAcknowledgedMessage(t, pgtest.Database(t, "")) })
+}
+
+func testKillLosesNoAcknowledgedMessage(t *testing.T, where string) {
 	const devices = 4
-	path := filepath.Join(t.TempDir(), "fleetcam.db")
-	db := storetest.Open(t, storetest.WithPath(path))
+	db, err := openStoreAt(where)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ids := make([]string, devices)
-	err := db.Update(t.Context(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+	err = db.Update(t.Context(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
 		p, err := tx.CreatePartner("P")
 		if err != nil {
 			return err
@@ -88,7 +108,7 @@ func TestKillLosesNoAcknowledgedMessage(t *testing.T) {
 	}
 
 	child := exec.Command(os.Args[0], "-test.run=^$")
-	child.Env = append(os.Environ(), childEnv+"="+path)
+	child.Env = append(os.Environ(), childEnv+"="+where)
 	out, err := child.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +173,9 @@ func TestKillLosesNoAcknowledgedMessage(t *testing.T) {
 	_ = child.Wait()
 	wg.Wait()
 
-	db = storetest.Open(t, storetest.WithPath(path))
+	if db, err = openStoreAt(where); err != nil {
+		t.Fatal(err)
+	}
 	defer db.Close()
 	err = db.View(t.Context(), func(tx *store.Tx) error {
 		for _, id := range ids {
@@ -176,5 +198,5 @@ func TestKillLosesNoAcknowledgedMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d acknowledged messages all on disk after SIGKILL", total)
+	t.Logf("%d acknowledged messages all stored after SIGKILL", total)
 }

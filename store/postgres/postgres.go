@@ -61,6 +61,9 @@ func OpenEngine(ctx context.Context, url string, o Options) (*Engine, error) {
 	cfg.ConnConfig.RuntimeParams["statement_timeout"] = fmt.Sprint(timeout.Milliseconds())
 	cfg.ConnConfig.RuntimeParams["application_name"] = "fleetcam"
 	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
+	// A commit returns once it is durable, whatever the server's default:
+	// a device's PUBACK and an API answer mean the write survives a crash.
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
 	if o.MaxConns > 0 {
 		cfg.MaxConns = o.MaxConns
 	}
