@@ -35,19 +35,7 @@ const storeFile = "fleetcam.db"
 // listeners stop accepting, requests in flight finish, and the store closes
 // after its last commit.
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("fleetcam serve", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	configPath := fs.String("config", "", "YAML configuration file (see configs/fleetcam.yaml)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w\n%s", err, usage)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q\n%s", fs.Arg(0), usage)
-	}
-	cfg, err := configs.Load(*configPath, getenv)
+	cfg, err := loadConfig("serve", args, getenv)
 	if err != nil {
 		return err
 	}
@@ -65,6 +53,26 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	log.Info("shutting down")
 	return app.stop(cfg.HTTP.ShutdownTimeout)
+}
+
+// loadConfig reads the arguments of `fleetcam <command>` for the commands
+// that take only -config, and loads the configuration: defaults, the
+// file, then the FLEETCAM_* environment. -h returns flag.ErrHelp, for the
+// caller to print the usage; any other argument is an error with it.
+func loadConfig(command string, args []string, getenv func(string) string) (configs.Config, error) {
+	fs := flag.NewFlagSet("fleetcam "+command, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	configPath := fs.String("config", "", "YAML configuration file (see configs/fleetcam.yaml)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return configs.Config{}, err
+		}
+		return configs.Config{}, fmt.Errorf("%w\n%s", err, usage)
+	}
+	if fs.NArg() > 0 {
+		return configs.Config{}, fmt.Errorf("unexpected argument %q\n%s", fs.Arg(0), usage)
+	}
+	return configs.Load(*configPath, getenv)
 }
 
 func newLogger(level string, w io.Writer) *slog.Logger {

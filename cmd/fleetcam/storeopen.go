@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -33,19 +31,7 @@ func postgresOptions(cfg configs.Config) postgres.Options {
 // saying what it applied. Running it again applies nothing; processes that
 // run it at once wait for each other.
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("fleetcam migrate", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	configPath := fs.String("config", "", "YAML configuration file (see configs/fleetcam.yaml)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w\n%s", err, usage)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q\n%s", fs.Arg(0), usage)
-	}
-	cfg, err := configs.Load(*configPath, getenv)
+	cfg, err := loadConfig("migrate", args, getenv)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ func TestAuditEntriesKeepTheirLayout(t *testing.T) {
 		if err := b.SetSequence(100); err != nil {
 			return err
 		}
-		return b.Put(whID(100), fmt.Appendf(nil, `{"id":100,"time":"2026-02-01T00:00:00Z","organizationId":%d,`+
+		return b.Put(be8(100), fmt.Appendf(nil, `{"id":100,"time":"2026-02-01T00:00:00Z","organizationId":%d,`+
 			`"action":"device.add","entityType":"device","entityId":"490154203237518","after":{"imei":"490154203237518"}}`, org))
 	})
 	s.update(func(tx *store.Tx) error {
@@ -33,7 +33,7 @@ func TestAuditEntriesKeepTheirLayout(t *testing.T) {
 	})
 	s.raw(func(btx *bbolt.Tx) error {
 		var e store.AuditEntry
-		if err := json.Unmarshal(btx.Bucket([]byte("audit")).Get(whID(101)), &e); err != nil {
+		if err := json.Unmarshal(btx.Bucket([]byte("audit")).Get(be8(101)), &e); err != nil {
 			t.Fatalf("entry 101: %v", err)
 		}
 		if e.ID != 101 || e.Action != "device.remove" || e.Source != "test" || string(e.Before) != `{"imei":"490154203237518"}` {
@@ -64,7 +64,7 @@ func TestAuditEntriesKeepTheirLayout(t *testing.T) {
 	s.raw(func(btx *bbolt.Tx) error {
 		b := btx.Bucket([]byte("audit"))
 		for id, want := range map[int64]bool{1: true, 2: false, 100: false, 101: true} {
-			if got := b.Get(whID(id)) != nil; got != want {
+			if got := b.Get(be8(id)) != nil; got != want {
 				t.Errorf("entry %d kept %v, want %v", id, got, want)
 			}
 		}

@@ -12,7 +12,7 @@ import (
 // IMEI, are read; a change rewrites the list under the same key, by camera
 // id.
 func TestAuxCameraKeys(t *testing.T) {
-	f := newDeviceStateFixture(t)
+	f := newDeviceFixture(t)
 	imei := f.dev.IMEI
 	f.put("aux_cameras", []byte(imei), []byte(`[{"cameraId":52,"serialNumber":"S52","paired":true,"connected":false}]`))
 	f.view(func(tx *store.Tx) error {

@@ -13,7 +13,7 @@ import (
 // and rewritten under the same key; a device without one starts with
 // auxiliary billing disabled.
 func TestDeviceBillingKeys(t *testing.T) {
-	f := newDeviceStateFixture(t)
+	f := newDeviceFixture(t)
 	imei := f.dev.IMEI
 	f.view(func(tx *store.Tx) error {
 		if b, err := tx.DeviceBilling(imei); err != nil || b.AuxBillingStatus != store.AuxBillingDisable || b.IMEI != imei || b.Refurbished {

@@ -15,7 +15,7 @@ import (
 // Buckets written in key order keep their pages nearly full instead of
 // half empty after every split.
 func TestAppendBucketsFillTheirPages(t *testing.T) {
-	f := newDirectoryFixture(t)
+	f := newFixture(t)
 	for range 4 {
 		f.update(func(tx *Tx) error {
 			for i := range 5000 {

@@ -13,7 +13,7 @@ import (
 // older version stored them: its periods are read, newest first, beside new
 // ones, and the device's removal drops them all.
 func TestDataUsageKeys(t *testing.T) {
-	f := newDeviceStateFixture(t)
+	f := newDeviceFixture(t)
 	imei := f.dev.IMEI
 	feb := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
 	mar := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)

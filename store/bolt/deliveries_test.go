@@ -42,22 +42,22 @@ func TestDeliveriesKeepTheirLayout(t *testing.T) {
 	const url, imei = "https://r.example.com/e", "490154203237518"
 	created := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
 	queueValue := func(next, created time.Time) []byte {
-		return append(whID(next.UnixNano()), whID(created.UnixNano())...)
+		return append(be8(next.UnixNano()), be8(created.UnixNano())...)
 	}
 	s.raw(func(btx *bbolt.Tx) error {
 		d := btx.Bucket([]byte("webhook_deliveries"))
 		if err := d.SetSequence(9); err != nil {
 			return err
 		}
-		if err := d.Put(whID(9), fmt.Appendf(nil, `{"id":9,"organizationId":%d,"url":%q,"messageSeq":4,`+
+		if err := d.Put(be8(9), fmt.Appendf(nil, `{"id":9,"organizationId":%d,"url":%q,"messageSeq":4,`+
 			`"webhookId":"msg_9","type":"event","imei":%q,"messageTime":"2026-02-01T00:00:00Z",`+
 			`"createdAt":"2026-02-01T00:00:00Z","status":"pending","attempts":0,"body":{"n":9}}`, org, url, imei)); err != nil {
 			return err
 		}
-		if err := btx.Bucket([]byte("webhook_org_deliv")).Put(whKey(org, int64(9)), nil); err != nil {
+		if err := btx.Bucket([]byte("webhook_org_deliv")).Put(key(org, int64(9)), nil); err != nil {
 			return err
 		}
-		return btx.Bucket([]byte("webhook_queue")).Put(append(whKey(org, url, imei), whID(9)...), queueValue(created, created))
+		return btx.Bucket([]byte("webhook_queue")).Put(append(key(org, url, imei), be8(9)...), queueValue(created, created))
 	})
 
 	var added *store.Delivery
@@ -80,13 +80,13 @@ func TestDeliveriesKeepTheirLayout(t *testing.T) {
 		t.Fatalf("new delivery has id %d, want 10 after the stored 9", added.ID)
 	}
 	s.raw(func(btx *bbolt.Tx) error {
-		if btx.Bucket([]byte("webhook_deliveries")).Get(whID(10)) == nil {
+		if btx.Bucket([]byte("webhook_deliveries")).Get(be8(10)) == nil {
 			t.Error("delivery 10 is not under its id")
 		}
-		if v := btx.Bucket([]byte("webhook_org_deliv")).Get(whKey(org, int64(10))); v == nil || len(v) != 0 {
+		if v := btx.Bucket([]byte("webhook_org_deliv")).Get(key(org, int64(10))); v == nil || len(v) != 0 {
 			t.Errorf("organization index entry of delivery 10: %x", v)
 		}
-		qk := append(whKey(org, url, imei), whID(10)...)
+		qk := append(key(org, url, imei), be8(10)...)
 		if v := btx.Bucket([]byte("webhook_queue")).Get(qk); !bytes.Equal(v, queueValue(s.clock.Now(), s.clock.Now())) {
 			t.Errorf("queue entry of delivery 10: %x", v)
 		}
@@ -113,7 +113,7 @@ func TestDeliveriesKeepTheirLayout(t *testing.T) {
 		return nil
 	})
 	s.raw(func(btx *bbolt.Tx) error {
-		if btx.Bucket([]byte("webhook_queue")).Get(append(whKey(org, url, imei), whID(9)...)) != nil {
+		if btx.Bucket([]byte("webhook_queue")).Get(append(key(org, url, imei), be8(9)...)) != nil {
 			t.Error("the queue entry of the delivered 9 is left")
 		}
 		return nil

@@ -13,7 +13,7 @@ import (
 // IMEI, are read and rewritten under the same key; a device with none gets
 // the defaults.
 func TestDeviceLinkAndCredentialKeys(t *testing.T) {
-	f := newDeviceStateFixture(t)
+	f := newDeviceFixture(t)
 	imei := f.dev.IMEI
 	f.put("device_links", []byte(imei), fmt.Appendf(nil,
 		`{"imei":%q,"presence":"online","connectionId":"c1","connectedAt":"2026-03-10T09:00:00Z","protocolVersion":5,"ackedConfigVersion":3}`, imei))
@@ -64,7 +64,7 @@ func TestDeviceLinkAndCredentialKeys(t *testing.T) {
 // Removing a device drops its link state, credential and queued commands,
 // and leaves another device's.
 func TestRemoveDeviceDropsLinkState(t *testing.T) {
-	f := newDeviceStateFixture(t)
+	f := newDeviceFixture(t)
 	const other = "490154203237526"
 	f.update(func(tx *store.Tx) error {
 		return tx.AddDevice(&store.Device{IMEI: other, OrganizationID: f.org.ID, PartnerID: f.dev.PartnerID})

@@ -15,17 +15,17 @@ import (
 // Removing a device drops the state only a present device has, in every
 // bucket that keeps some, and leaves other devices' state alone.
 func TestRemoveDeviceDropsItsState(t *testing.T) {
-	f := newDirectoryFixture(t)
+	f := newFixture(t)
 	imei, other := f.imei(1), f.imei(2)
 	perDevice := []struct {
 		bucket string
 		key    func(imei string) []byte
 	}{
 		{"device_health_state", func(i string) []byte { return []byte(i) }},
-		{"alarm_open", func(i string) []byte { return f.key(i, "7") }},
+		{"alarm_open", func(i string) []byte { return key(i, "7") }},
 		{"aux_cameras", func(i string) []byte { return []byte(i) }},
 		{"device_billing", func(i string) []byte { return []byte(i) }},
-		{"data_usage", func(i string) []byte { return f.key(i, "", int64(1)) }},
+		{"data_usage", func(i string) []byte { return key(i, "", int64(1)) }},
 		{"device_links", func(i string) []byte { return []byte(i) }},
 		{"device_credentials", func(i string) []byte { return []byte(i) }},
 		{"driver_pin_failures", func(i string) []byte { return []byte(i) }},
@@ -58,12 +58,12 @@ func TestRemoveDeviceDropsItsState(t *testing.T) {
 // older version wrote are read, listed and removed; the devices the store
 // adds are written so.
 func TestDevicesLayout(t *testing.T) {
-	f := newDirectoryFixture(t)
+	f := newFixture(t)
 	added := time.Date(2025, 6, 1, 8, 0, 0, 0, time.UTC)
 	old := f.imei(1)
 	f.put("devices", []byte(old), fmt.Appendf(nil, `{"imei":%q,"name":"Old","organizationId":%d,"partnerId":%d,`+
 		`"status":"activated","createdAt":"2025-06-01T08:00:00Z"}`, old, f.org.ID, f.partner.ID))
-	f.put("org_devices", f.key(f.org.ID, old), nil)
+	f.put("org_devices", key(f.org.ID, old), nil)
 
 	dev := f.addDevice(2, f.org, f.partner.ID)
 	var stored Device
@@ -71,7 +71,7 @@ func TestDevicesLayout(t *testing.T) {
 		stored.OrganizationID != f.org.ID || stored.Ownership != dev.Ownership || stored.Status != DevicePendingActivation {
 		t.Errorf("added device stored as %+v (%v), want %+v", stored, err, dev)
 	}
-	if v := f.get("org_devices", f.key(f.org.ID, dev.IMEI)); v == nil || len(v) != 0 {
+	if v := f.get("org_devices", key(f.org.ID, dev.IMEI)); v == nil || len(v) != 0 {
 		t.Errorf("org_devices entry of the added device %q, want an empty one", v)
 	}
 
@@ -99,10 +99,10 @@ func TestDevicesLayout(t *testing.T) {
 	})
 
 	f.update(func(tx *Tx) error { return tx.RemoveDevice(old) })
-	if f.get("devices", []byte(old)) != nil || f.get("org_devices", f.key(f.org.ID, old)) != nil {
+	if f.get("devices", []byte(old)) != nil || f.get("org_devices", key(f.org.ID, old)) != nil {
 		t.Error("the removed device is still in devices or org_devices")
 	}
-	if f.get("org_devices", f.key(f.org.ID, dev.IMEI)) == nil {
+	if f.get("org_devices", key(f.org.ID, dev.IMEI)) == nil {
 		t.Error("removing a device took the other one off org_devices")
 	}
 }
@@ -110,7 +110,7 @@ func TestDevicesLayout(t *testing.T) {
 // DeviceStamp is the FNV-1a hash of the stored record: it changes with
 // the record, and a device that is gone has none.
 func TestDeviceStampIsTheHashOfTheRecord(t *testing.T) {
-	f := newDirectoryFixture(t)
+	f := newFixture(t)
 	dev := f.addDevice(1, f.org, f.partner.ID)
 	stamp := func() (uint64, error) {
 		var s uint64
@@ -150,8 +150,8 @@ func TestDeviceStampIsTheHashOfTheRecord(t *testing.T) {
 // Groups are their JSON under their 8-byte id; the ids go on from the
 // bucket's sequence.
 func TestGroupsLayout(t *testing.T) {
-	f := newDirectoryFixture(t)
-	f.put("groups", f.be8(7), fmt.Appendf(nil, `{"id":7,"organizationId":%d,"name":"Old","createdAt":"2025-06-01T08:00:00Z"}`, f.org.ID))
+	f := newFixture(t)
+	f.put("groups", be8(7), fmt.Appendf(nil, `{"id":7,"organizationId":%d,"name":"Old","createdAt":"2025-06-01T08:00:00Z"}`, f.org.ID))
 	f.setSequence("groups", 7)
 	var g *Group
 	f.update(func(tx *Tx) error {
@@ -163,7 +163,7 @@ func TestGroupsLayout(t *testing.T) {
 		t.Errorf("new group id %d, want 8", g.ID)
 	}
 	var stored Group
-	if err := json.Unmarshal(f.get("groups", f.be8(8)), &stored); err != nil || stored.Name != "New" || stored.OrganizationID != f.org.ID {
+	if err := json.Unmarshal(f.get("groups", be8(8)), &stored); err != nil || stored.Name != "New" || stored.OrganizationID != f.org.ID {
 		t.Errorf("new group stored as %+v %v", stored, err)
 	}
 	f.view(func(tx *Tx) error {

@@ -11,7 +11,7 @@ import (
 
 // track stores fixes of the fixture's device and learns from them, as the
 // broker does with a GPS message.
-func (f *tracksFixture) track(fixes ...store.GPSPoint) {
+func (f *fixture) track(fixes ...store.GPSPoint) {
 	f.t.Helper()
 	f.update(func(tx *store.Tx) error {
 		added, err := tx.AddGPS(f.dev, fixes)
@@ -26,9 +26,9 @@ func (f *tracksFixture) track(fixes ...store.GPSPoint) {
 // Fixes that change nothing the cloud tracks (no geofence, under the speed
 // limit) do not write the device's track.
 func TestTrackWrittenOnlyOnChange(t *testing.T) {
-	f := newTracksFixture(t)
+	f := newDeviceFixture(t)
 	f.update(func(tx *store.Tx) error {
-		ds, err := tx.DeviceSettings(tracksIMEI)
+		ds, err := tx.DeviceSettings(fixtureIMEI)
 		if err != nil {
 			return err
 		}
@@ -41,7 +41,7 @@ func TestTrackWrittenOnlyOnChange(t *testing.T) {
 	fix := func(s int, speed float64) store.GPSPoint {
 		return store.GPSPoint{Time: t0.Add(time.Duration(s) * time.Second), Lat: 52.37, Lon: 4.89, Speed: speed}
 	}
-	stored := func() string { return string(f.get(bolt.BucketDeviceTracks, []byte(tracksIMEI))) }
+	stored := func() string { return string(f.get(bolt.BucketDeviceTracks, []byte(fixtureIMEI))) }
 	for i := range 3 {
 		f.track(fix(i, 50))
 	}
@@ -60,11 +60,11 @@ func TestTrackWrittenOnlyOnChange(t *testing.T) {
 
 // A track an older version wrote is read as it was.
 func TestDeviceTrackWrittenBefore(t *testing.T) {
-	f := newTracksFixture(t)
-	f.put(bolt.BucketDeviceTracks, []byte(tracksIMEI),
+	f := newDeviceFixture(t)
+	f.put(bolt.BucketDeviceTracks, []byte(fixtureIMEI),
 		[]byte(`{"fences":{"7":[{"t":"2026-03-11T08:00:00Z"},{"t":"2026-03-11T08:05:00Z","in":true}]},"overLimit":true}`))
 	f.records(func(rec store.Records) error {
-		tr, err := rec.DeviceTracks().Get(tracksIMEI)
+		tr, err := rec.DeviceTracks().Get(fixtureIMEI)
 		if err != nil {
 			return err
 		}

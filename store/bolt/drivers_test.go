@@ -2,78 +2,21 @@ package bolt_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/fleetcam/fleetcam/store"
-	"github.com/fleetcam/fleetcam/store/bolt"
-	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
-// driverFleet is a bbolt store with one organization and one device, and
-// the bbolt file beneath it.
-type driverFleet struct {
-	db    *store.DB
-	raw   *bbolt.DB
-	clock *storetest.Clock
-	org   *store.Organization
-	dev   *store.Device
-}
-
-func newDriverFleet(t *testing.T) *driverFleet {
-	t.Helper()
-	f := &driverFleet{clock: storetest.NewClock(time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC))}
-	e, err := bolt.OpenEngine(filepath.Join(t.TempDir(), "fleetcam.db"), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.db, err = store.New(e, store.Options{Now: f.clock.Now}); err != nil {
-		e.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.db.Close() })
-	f.raw = e.Bolt()
-	f.update(t, func(tx *store.Tx) error {
-		p, err := tx.CreatePartner("Partner")
-		if err != nil {
-			return err
-		}
-		if f.org, err = tx.CreateOrganization(p.ID, "Fleet", []byte("salt")); err != nil {
-			return err
-		}
-		f.dev = &store.Device{IMEI: "357660100000017", Name: "Truck", OrganizationID: f.org.ID, PartnerID: p.ID}
-		return tx.AddDevice(f.dev)
-	})
-	return f
-}
-
-func (f *driverFleet) update(t *testing.T, fn func(tx *store.Tx) error) {
-	t.Helper()
-	if err := f.db.Update(t.Context(), store.Actor{Source: "test"}, fn); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (f *driverFleet) view(t *testing.T, fn func(tx *store.Tx) error) {
-	t.Helper()
-	if err := f.db.View(t.Context(), fn); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // The keys of the drivers' buckets as the file has them: ids and times as 8
-// bytes big-endian, strings followed by a 0 byte where more follows.
-func driverKeyID(v int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(v)) }
-
-func driverOrgKey(org int64, s string) []byte { return append(append(driverKeyID(org), 0), s...) }
+// bytes big-endian (be8), strings followed by a 0 byte where more follows.
+func driverOrgKey(org int64, s string) []byte { return append(append(be8(org), 0), s...) }
 
 func driverSeriesKey(imei string, at time.Time, more ...[]byte) []byte {
-	k := append(append([]byte(imei), 0), driverKeyID(at.UnixMilli())...)
+	k := append(append([]byte(imei), 0), be8(at.UnixMilli())...)
 	for _, m := range more {
 		k = append(k, m...)
 	}
@@ -83,7 +26,7 @@ func driverSeriesKey(imei string, at time.Time, more ...[]byte) []byte {
 // TestDriverRecordsOfAnEarlierFile reads drivers, an assignment, a session
 // and wrong PINs written as the file has always kept them.
 func TestDriverRecordsOfAnEarlierFile(t *testing.T) {
-	f := newDriverFleet(t)
+	f := newDeviceFixture(t)
 	org, imei := f.org.ID, f.dev.IMEI
 	start := f.clock.Now().Add(time.Hour)
 	at := func(d time.Duration) string { return start.Add(d).Format(time.RFC3339Nano) }
@@ -92,25 +35,25 @@ func TestDriverRecordsOfAnEarlierFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	err := f.raw.Update(func(btx *bbolt.Tx) error {
+	err := f.bolt.Update(func(btx *bbolt.Tx) error {
 		drivers := btx.Bucket([]byte("drivers"))
-		put(drivers, driverKeyID(7), fmt.Sprintf(`{"id":7,"organizationId":%d,"driverThirdPartyId":"tp7","firstName":"Ann",`+
+		put(drivers, be8(7), fmt.Sprintf(`{"id":7,"organizationId":%d,"driverThirdPartyId":"tp7","firstName":"Ann",`+
 			`"driverCode":"12345","qrPayload":"FCDRV1-SEVEN","isActive":true,"createdAt":%q,"updatedAt":%q}`, org, at(0), at(0)))
 		if err := drivers.SetSequence(7); err != nil {
 			return err
 		}
-		put(btx.Bucket([]byte("driver_codes")), driverOrgKey(org, "12345"), string(driverKeyID(7)))
-		put(btx.Bucket([]byte("driver_third_party")), driverOrgKey(org, "tp7"), string(driverKeyID(7)))
-		put(btx.Bucket([]byte("driver_qr")), []byte("FCDRV1-SEVEN"), string(driverKeyID(7)))
+		put(btx.Bucket([]byte("driver_codes")), driverOrgKey(org, "12345"), string(be8(7)))
+		put(btx.Bucket([]byte("driver_third_party")), driverOrgKey(org, "tp7"), string(be8(7)))
+		put(btx.Bucket([]byte("driver_qr")), []byte("FCDRV1-SEVEN"), string(be8(7)))
 
-		ak := driverSeriesKey(imei, start, driverKeyID(3))
+		ak := driverSeriesKey(imei, start, be8(3))
 		assignments := btx.Bucket([]byte("driver_assignments"))
 		put(assignments, ak, fmt.Sprintf(`{"id":3,"organizationId":%d,"driverId":7,"imei":%q,"startTime":%q,"createdAt":%q,"ownership":%d}`,
 			org, imei, at(0), at(0), f.dev.Ownership))
 		if err := assignments.SetSequence(3); err != nil {
 			return err
 		}
-		put(btx.Bucket([]byte("driver_assign_by_id")), driverKeyID(3), string(ak))
+		put(btx.Bucket([]byte("driver_assign_by_id")), be8(3), string(ak))
 
 		sk := driverSeriesKey(imei, start.Add(time.Minute))
 		put(btx.Bucket([]byte("driver_sessions")), sk, fmt.Sprintf(`{"imei":%q,"organizationId":%d,"driverId":7,"start":%q,"method":"pin","eventId":"e1","ownership":%d}`,
@@ -123,7 +66,7 @@ func TestDriverRecordsOfAnEarlierFile(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	f.view(t, func(tx *store.Tx) error {
+	f.view(func(tx *store.Tx) error {
 		for name, lookup := range map[string]func() (*store.Driver, error){
 			"by code":           func() (*store.Driver, error) { return tx.DriverByCode(org, "12345") },
 			"by third-party id": func() (*store.Driver, error) { return tx.DriverByThirdPartyID(org, "tp7") },
@@ -149,7 +92,7 @@ func TestDriverRecordsOfAnEarlierFile(t *testing.T) {
 	})
 
 	// The two wrong PINs on file and a third make a wrongPinCode event.
-	f.update(t, func(tx *store.Tx) error {
+	f.update(func(tx *store.Tx) error {
 		ts, err := tx.ApplyDriverEvent(f.dev, store.EventInput{DeviceEventID: "e2", Type: "driverCheckIn",
 			Time: start.Add(4 * time.Minute), PinCode: "99999"})
 		if err != nil {
@@ -162,7 +105,7 @@ func TestDriverRecordsOfAnEarlierFile(t *testing.T) {
 	})
 
 	// New records take the next ids of the buckets' sequences.
-	f.update(t, func(tx *store.Tx) error {
+	f.update(func(tx *store.Tx) error {
 		d := &store.Driver{OrganizationID: org, ThirdPartyID: "tp8"}
 		if err := tx.CreateDriver(d); err != nil {
 			return err
@@ -178,21 +121,21 @@ func TestDriverRecordsOfAnEarlierFile(t *testing.T) {
 // sessions through the store and finds them under the keys the file has
 // always had, and their indexes gone with them.
 func TestDriverRecordsWhereTheFileKeepsThem(t *testing.T) {
-	f := newDriverFleet(t)
+	f := newDeviceFixture(t)
 	org, imei := f.org.ID, f.dev.IMEI
 	d := &store.Driver{OrganizationID: org, ThirdPartyID: "tp1", Code: "11111"}
-	f.update(t, func(tx *store.Tx) error { return tx.CreateDriver(d) })
+	f.update(func(tx *store.Tx) error { return tx.CreateDriver(d) })
 	start := f.clock.Now()
-	f.update(t, func(tx *store.Tx) error {
+	f.update(func(tx *store.Tx) error {
 		return tx.AssignDriver(&store.DriverAssignment{OrganizationID: org, DriverID: d.ID, IMEI: imei})
 	})
 	f.clock.Advance(time.Minute)
-	f.update(t, func(tx *store.Tx) error {
+	f.update(func(tx *store.Tx) error {
 		_, err := tx.ApplyDriverEvent(f.dev, store.EventInput{DeviceEventID: "e1", Type: "driverCheckIn", Time: f.clock.Now(), PinCode: "11111"})
 		return err
 	})
 	checkIn := f.clock.Now()
-	f.update(t, func(tx *store.Tx) error {
+	f.update(func(tx *store.Tx) error {
 		_, err := tx.ApplyDriverEvent(f.dev, store.EventInput{DeviceEventID: "e2", Type: "driverCheckIn", Time: f.clock.Now(), PinCode: "22222"})
 		return err
 	})
@@ -206,11 +149,11 @@ func TestDriverRecordsWhereTheFileKeepsThem(t *testing.T) {
 	has := func(sub string) func([]byte) bool {
 		return func(v []byte) bool { return bytes.Contains(v, []byte(sub)) }
 	}
-	ak := driverSeriesKey(imei, start, driverKeyID(1))
+	ak := driverSeriesKey(imei, start, be8(1))
 	sk := driverSeriesKey(imei, checkIn)
 	check := func(stage string, entries []entry) {
 		t.Helper()
-		err := f.raw.View(func(btx *bbolt.Tx) error {
+		err := f.bolt.View(func(btx *bbolt.Tx) error {
 			for _, e := range entries {
 				v := btx.Bucket([]byte(e.bucket)).Get(e.key)
 				switch {
@@ -227,12 +170,12 @@ func TestDriverRecordsWhereTheFileKeepsThem(t *testing.T) {
 		}
 	}
 	check("created", []entry{
-		{"drivers", driverKeyID(d.ID), has(`"driverCode":"11111"`)},
-		{"driver_codes", driverOrgKey(org, "11111"), is(driverKeyID(d.ID))},
-		{"driver_third_party", driverOrgKey(org, "tp1"), is(driverKeyID(d.ID))},
-		{"driver_qr", []byte(d.QRPayload), is(driverKeyID(d.ID))},
+		{"drivers", be8(d.ID), has(`"driverCode":"11111"`)},
+		{"driver_codes", driverOrgKey(org, "11111"), is(be8(d.ID))},
+		{"driver_third_party", driverOrgKey(org, "tp1"), is(be8(d.ID))},
+		{"driver_qr", []byte(d.QRPayload), is(be8(d.ID))},
 		{"driver_assignments", ak, has(fmt.Sprintf(`"driverId":%d`, d.ID))},
-		{"driver_assign_by_id", driverKeyID(1), is(ak)},
+		{"driver_assign_by_id", be8(1), is(ak)},
 		{"driver_sessions", sk, has(`"eventId":"e1"`)},
 		{"driver_current", []byte(imei), is(sk)},
 		{"driver_pin_failures", []byte(imei), has(checkIn.Format(time.RFC3339))},
@@ -240,7 +183,7 @@ func TestDriverRecordsWhereTheFileKeepsThem(t *testing.T) {
 
 	code := "33333"
 	f.clock.Advance(time.Minute)
-	f.update(t, func(tx *store.Tx) error {
+	f.update(func(tx *store.Tx) error {
 		if _, err := tx.UpdateDriver(d.ID, store.DriverPatch{Code: &code}); err != nil {
 			return err
 		}
@@ -251,27 +194,27 @@ func TestDriverRecordsWhereTheFileKeepsThem(t *testing.T) {
 	})
 	check("changed", []entry{
 		{"driver_codes", driverOrgKey(org, "11111"), nil},
-		{"driver_codes", driverOrgKey(org, "33333"), is(driverKeyID(d.ID))},
+		{"driver_codes", driverOrgKey(org, "33333"), is(be8(d.ID))},
 		{"driver_assignments", ak, has(`"endTime"`)},
-		{"driver_assign_by_id", driverKeyID(1), is(ak)},
+		{"driver_assign_by_id", be8(1), is(ak)},
 		{"driver_sessions", sk, has(`"endedBy":"api"`)},
 		{"driver_current", []byte(imei), nil},
 	})
 
 	inactive := false
-	f.update(t, func(tx *store.Tx) error {
+	f.update(func(tx *store.Tx) error {
 		if _, err := tx.UpdateDriver(d.ID, store.DriverPatch{IsActive: &inactive}); err != nil {
 			return err
 		}
 		return tx.DeleteDriver(d.ID)
 	})
 	check("deleted", []entry{
-		{"drivers", driverKeyID(d.ID), nil},
+		{"drivers", be8(d.ID), nil},
 		{"driver_codes", driverOrgKey(org, "33333"), nil},
 		{"driver_third_party", driverOrgKey(org, "tp1"), nil},
 		{"driver_qr", []byte(d.QRPayload), nil},
 		{"driver_assignments", ak, nil},
-		{"driver_assign_by_id", driverKeyID(1), nil},
+		{"driver_assign_by_id", be8(1), nil},
 		{"driver_sessions", sk, has(`"endedBy":"api"`)},
 	})
 }

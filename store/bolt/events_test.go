@@ -2,7 +2,6 @@ package bolt_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -31,17 +30,7 @@ const (
 // close when the test ends.
 func openEventEngine(t *testing.T, path string) *boltstore.Engine {
 	t.Helper()
-	e, err := boltstore.OpenEngine(path, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.New(e, store.Options{Now: func() time.Time { return eventT0 }})
-	if err != nil {
-		e.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return e
+	return openStore(t, path, func() time.Time { return eventT0 }).Engine().(*boltstore.Engine)
 }
 
 // eventUpdate runs fn in one engine write transaction and fails the test
@@ -60,9 +49,6 @@ func eventBolt(t *testing.T, e *boltstore.Engine, fn func(btx *bbolt.Tx) error) 
 		t.Fatal(err)
 	}
 }
-
-// be8 is v as 8 bytes big-endian, as every id, time and count of the keys.
-func be8(v int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(v)) }
 
 func join(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 

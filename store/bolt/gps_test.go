@@ -34,7 +34,7 @@ func sampleValue(ownership int64, numbers ...float64) []byte {
 // six numbers and the ownership it was recorded for; a second sample at
 // that millisecond is not stored.
 func TestGPSSampleLayout(t *testing.T) {
-	f := newTracksFixture(t)
+	f := newDeviceFixture(t)
 	at := time.Date(2026, 3, 11, 9, 0, 0, 123_456_789, time.FixedZone("CET", 3600))
 	p := store.GPSPoint{Time: at, Lat: 52.37, Lon: 4.89, Alt: 3, Speed: 48, Accuracy: 3.9, Heading: 271}
 	var added, again []store.GPSPoint
@@ -51,7 +51,7 @@ func TestGPSSampleLayout(t *testing.T) {
 	if want := at.Truncate(time.Millisecond).UTC(); len(added) != 1 || added[0].Time != want || len(again) != 0 {
 		t.Fatalf("added %+v, then %+v; want the sample at %s, then none", added, again, want)
 	}
-	got := f.get(bolt.BucketGPS, sampleKey(tracksIMEI, at))
+	got := f.get(bolt.BucketGPS, sampleKey(fixtureIMEI, at))
 	if want := sampleValue(f.dev.Ownership, 52.37, 4.89, 3, 48, 3.9, 271); !bytes.Equal(got, want) {
 		t.Fatalf("stored value %x, want %x", got, want)
 	}
@@ -60,15 +60,15 @@ func TestGPSSampleLayout(t *testing.T) {
 // Samples stored before the heading and before ownership numbers are read
 // as they were: without a heading, and of no ownership.
 func TestGPSSamplesWrittenBefore(t *testing.T) {
-	f := newTracksFixture(t)
+	f := newDeviceFixture(t)
 	t0 := time.Date(2026, 3, 11, 8, 0, 0, 0, time.UTC)
 	at := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Second) }
-	f.put(bolt.BucketGPS, sampleKey(tracksIMEI, at(1)), sampleValue(0, 52.1, 4.1, 1, 10, 5))
-	f.put(bolt.BucketGPS, sampleKey(tracksIMEI, at(2)), sampleValue(0, 52.2, 4.2, 2, 20, 5, 90))
-	f.put(bolt.BucketGPS, sampleKey(tracksIMEI, at(3)), sampleValue(f.dev.Ownership, 52.3, 4.3, 3, 30, 5, 180))
-	f.put(bolt.BucketGPS, sampleKey(tracksIMEI, at(4)), sampleValue(f.dev.Ownership+1, 52.4, 4.4, 4, 40, 5, 270))
+	f.put(bolt.BucketGPS, sampleKey(fixtureIMEI, at(1)), sampleValue(0, 52.1, 4.1, 1, 10, 5))
+	f.put(bolt.BucketGPS, sampleKey(fixtureIMEI, at(2)), sampleValue(0, 52.2, 4.2, 2, 20, 5, 90))
+	f.put(bolt.BucketGPS, sampleKey(fixtureIMEI, at(3)), sampleValue(f.dev.Ownership, 52.3, 4.3, 3, 30, 5, 180))
+	f.put(bolt.BucketGPS, sampleKey(fixtureIMEI, at(4)), sampleValue(f.dev.Ownership+1, 52.4, 4.4, 4, 40, 5, 270))
 	f.view(func(tx *store.Tx) error {
-		all, err := tx.GPS(tracksIMEI, at(0), at(9), 0)
+		all, err := tx.GPS(fixtureIMEI, at(0), at(9), 0)
 		if err != nil {
 			return err
 		}
@@ -105,7 +105,7 @@ func TestGPSSamplesWrittenBefore(t *testing.T) {
 			{"none from the start", at(4).Add(time.Millisecond), at(9), store.GPSFilter{}, time.Time{}},
 		}
 		for _, tt := range tests {
-			p, ok, err := rec.GPSSamples().Latest(tracksIMEI, tt.start, tt.end, tt.filter)
+			p, ok, err := rec.GPSSamples().Latest(fixtureIMEI, tt.start, tt.end, tt.filter)
 			if err != nil || ok != !tt.want.IsZero() || ok && p.Time != tt.want {
 				t.Errorf("%s: %+v %v %v, want the sample at %s", tt.name, p, ok, err, tt.want)
 			}

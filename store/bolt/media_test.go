@@ -14,7 +14,7 @@ import (
 // under the keys the older version used, and what it wrote is read, purged
 // and trashed as before.
 func TestMediaKeys(t *testing.T) {
-	f := newDeviceStateFixture(t)
+	f := newDeviceFixture(t)
 	video := store.MediaRef{IMEI: f.dev.IMEI, CameraID: 1, FileType: store.FileVideo, FileID: "f1"}
 	snap := video
 	snap.FileType = store.FileSnapshot

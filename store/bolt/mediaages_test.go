@@ -16,7 +16,7 @@ import (
 // again is indexed anew with its new age, and once every camera file of the
 // device is past its days only what is still to purge is left.
 func TestMediaPurgeAgeIndex(t *testing.T) {
-	f := newDeviceStateFixture(t)
+	f := newDeviceFixture(t)
 	start := f.clock.Now()
 	f.update(func(tx *store.Tx) error {
 		f.org.Retention = store.Retention{PurgeDays: 30, PurgeDaysFrontCamera: 10, PurgeDaysRearCamera: 5, PurgeDaysAuxiliaryCameras: 20}

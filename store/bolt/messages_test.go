@@ -28,7 +28,7 @@ func TestMessagesAfterReadsRowsWithRenderedPayloads(t *testing.T) {
 	const payload = `{"name":"Alpha","serialNumber":"490154203237518","time":1772366400}`
 	row := `{"seq":1,"kind":"systemMessages","subType":"deviceRemoved","organizationId":3,"partnerId":2,` +
 		`"imei":"490154203237518","time":"2026-03-01T12:00:00Z","payload":` + payload + `}`
-	s.raw(func(btx *bbolt.Tx) error { return btx.Bucket([]byte("messages")).Put(whID(1), []byte(row)) })
+	s.raw(func(btx *bbolt.Tx) error { return btx.Bucket([]byte("messages")).Put(be8(1), []byte(row)) })
 	var msgs []store.Message
 	s.view(func(tx *store.Tx) (err error) { msgs, err = tx.MessagesAfter(0, 0); return err })
 	if len(msgs) != 1 {
@@ -51,7 +51,7 @@ func TestEmitKeysMessagesBySequence(t *testing.T) {
 			GPS: []store.GPSPoint{{Lat: 52.37}}})
 	})
 	s.raw(func(btx *bbolt.Tx) error {
-		raw := btx.Bucket([]byte("messages")).Get(whID(42))
+		raw := btx.Bucket([]byte("messages")).Get(be8(42))
 		var m store.Message
 		if err := json.Unmarshal(raw, &m); err != nil {
 			t.Fatalf("message 42 is %q: %v", raw, err)
@@ -91,7 +91,7 @@ func TestPruneMessagesDeletesKeys(t *testing.T) {
 		t.Fatalf("pruned %d (more %v), %d keys left, want 10, 40", n, more, s.messageKeys())
 	}
 	s.raw(func(btx *bbolt.Tx) error {
-		if k, _ := btx.Bucket([]byte("messages")).Cursor().First(); string(k) != string(whID(61)) {
+		if k, _ := btx.Bucket([]byte("messages")).Cursor().First(); string(k) != string(be8(61)) {
 			t.Errorf("first key left is %x, want message 61", k)
 		}
 		return nil
@@ -102,7 +102,7 @@ func TestPruneMessagesDeletesKeys(t *testing.T) {
 	}
 	emit(1)
 	s.raw(func(btx *bbolt.Tx) error {
-		if btx.Bucket([]byte("messages")).Get(whID(101)) == nil {
+		if btx.Bucket([]byte("messages")).Get(be8(101)) == nil {
 			t.Error("the message after an emptied bucket is not message 101")
 		}
 		return nil

@@ -12,8 +12,8 @@ import (
 // bucket's sequence. Organizations an older version wrote are read,
 // listed and updated in place.
 func TestOrganizationsLayout(t *testing.T) {
-	f := newDirectoryFixture(t)
-	f.put("organizations", f.be8(9), fmt.Appendf(nil, `{"id":9,"name":"Old fleet","partnerId":%d,"partnerIds":[%[1]d],`+
+	f := newFixture(t)
+	f.put("organizations", be8(9), fmt.Appendf(nil, `{"id":9,"name":"Old fleet","partnerId":%d,"partnerIds":[%[1]d],`+
 		`"isOrganizationProfileEnabled":false,"exclusivePartnerOnly":true,"ssoSalt":"c2FsdA==",`+
 		`"retention":{"purgeDays":14,"purgeDaysRearCamera":3},"createdAt":"2025-06-01T08:00:00Z"}`, f.partner.ID))
 	f.setSequence("organizations", 9)
@@ -36,7 +36,7 @@ func TestOrganizationsLayout(t *testing.T) {
 	}
 	for id, want := range map[int64]string{9: "Renamed fleet", 10: "New fleet"} {
 		var stored Organization
-		if err := json.Unmarshal(f.get("organizations", f.be8(id)), &stored); err != nil || stored.Name != want ||
+		if err := json.Unmarshal(f.get("organizations", be8(id)), &stored); err != nil || stored.Name != want ||
 			stored.PartnerID != f.partner.ID {
 			t.Errorf("organization %d stored as %+v %v, want %q", id, stored, err, want)
 		}

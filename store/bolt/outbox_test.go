@@ -17,12 +17,12 @@ func TestOutboxCountersKeepTheirLayout(t *testing.T) {
 	const url = "https://r.example.com/e"
 	// disabled stores the endpoint disabled, as a 410 Gone left it.
 	disabled := func(btx *bbolt.Tx) error {
-		return btx.Bucket([]byte("webhook_endpoints")).Put(whKey(org, url),
+		return btx.Bucket([]byte("webhook_endpoints")).Put(key(org, url),
 			fmt.Appendf(nil, `{"organizationId":%d,"url":%q,"disabled":true}`, org, url))
 	}
 	s.raw(func(btx *bbolt.Tx) error {
 		b := btx.Bucket([]byte("webhook_outbox"))
-		if err := b.Put([]byte("cursor"), whID(1234)); err != nil {
+		if err := b.Put([]byte("cursor"), be8(1234)); err != nil {
 			return err
 		}
 		if err := b.Put([]byte("generation"), []byte{1, 2, 3}); err != nil {
@@ -43,11 +43,11 @@ func TestOutboxCountersKeepTheirLayout(t *testing.T) {
 		})
 		s.raw(func(btx *bbolt.Tx) error {
 			b := btx.Bucket([]byte("webhook_outbox"))
-			if v := b.Get([]byte("generation")); !bytes.Equal(v, whID(want)) {
-				t.Errorf("generation stored as %x, want %x", v, whID(want))
+			if v := b.Get([]byte("generation")); !bytes.Equal(v, be8(want)) {
+				t.Errorf("generation stored as %x, want %x", v, be8(want))
 			}
-			if v := b.Get([]byte("cursor")); !bytes.Equal(v, whID(1300)) {
-				t.Errorf("cursor stored as %x, want %x", v, whID(1300))
+			if v := b.Get([]byte("cursor")); !bytes.Equal(v, be8(1300)) {
+				t.Errorf("cursor stored as %x, want %x", v, be8(1300))
 			}
 			return disabled(btx)
 		})

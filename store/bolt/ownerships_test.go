@@ -20,7 +20,7 @@ import (
 // the organization it was in before (a move made before the upgrade); once
 // it moves again, none of them is the new owner's.
 func TestRecordsFromBeforeOwnershipNumbers(t *testing.T) {
-	f := newDirectoryFixture(t)
+	f := newFixture(t)
 	var first *Organization
 	f.update(func(tx *Tx) error {
 		var err error
@@ -126,7 +126,7 @@ func TestPurgeFollowsTheOwnerOfTheRecords(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newDirectoryFixture(t)
+			f := newFixture(t)
 			start := f.clock.Now()
 			var keep *Organization
 			f.update(func(tx *Tx) error {
@@ -203,7 +203,7 @@ func TestPurgeFollowsTheOwnerOfTheRecords(t *testing.T) {
 			// Trips and driver sessions are keyed imei, 0, start (unix ms).
 			err := f.bolt.View(func(btx *bbolt.Tx) error {
 				for _, b := range []string{"trips", "driver_sessions"} {
-					prefix := f.key(dev.IMEI, "")
+					prefix := key(dev.IMEI, "")
 					c := btx.Bucket([]byte(b)).Cursor()
 					for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 						at := time.UnixMilli(int64(binary.BigEndian.Uint64(k[len(prefix):]))).UTC()
@@ -242,24 +242,24 @@ func TestPurgeFollowsTheOwnerOfTheRecords(t *testing.T) {
 // on from the devices bucket's sequence, and an entry an older version
 // wrote gives the next owner its start.
 func TestOwnershipLogLayout(t *testing.T) {
-	f := newDirectoryFixture(t)
+	f := newFixture(t)
 	imei := f.imei(1)
 	leftAt := time.Date(2025, 6, 1, 8, 0, 0, 0, time.UTC)
-	f.put("device_ownerships", f.key(imei, "", int64(0)), append(f.be8(f.org.ID), f.be8(leftAt.UnixMilli())...))
+	f.put("device_ownerships", key(imei, "", int64(0)), append(be8(f.org.ID), be8(leftAt.UnixMilli())...))
 	f.setSequence("devices", 41)
 
 	dev := f.addDevice(1, f.org, f.partner.ID)
 	if dev.Ownership != 42 || !dev.PreviousOwnerUntil.Equal(leftAt) {
 		t.Errorf("added device has ownership %d after %s, want 42 after %s", dev.Ownership, dev.PreviousOwnerUntil, leftAt)
 	}
-	if v := f.get("device_ownerships", f.key(imei, "", int64(42))); !bytes.Equal(v, f.be8(f.org.ID)) {
+	if v := f.get("device_ownerships", key(imei, "", int64(42))); !bytes.Equal(v, be8(f.org.ID)) {
 		t.Errorf("log entry of the new ownership %x, want the organization alone", v)
 	}
 
 	f.clock.Advance(time.Hour)
 	removed := f.clock.Now()
 	f.update(func(tx *Tx) error { return tx.RemoveDevice(imei) })
-	if v := f.get("device_ownerships", f.key(imei, "", int64(42))); !bytes.Equal(v, append(f.be8(f.org.ID), f.be8(removed.UnixMilli())...)) {
+	if v := f.get("device_ownerships", key(imei, "", int64(42))); !bytes.Equal(v, append(be8(f.org.ID), be8(removed.UnixMilli())...)) {
 		t.Errorf("log entry of the ended ownership %x, want the organization and the end", v)
 	}
 	again := f.addDevice(1, f.org, f.partner.ID)

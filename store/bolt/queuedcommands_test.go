@@ -16,7 +16,7 @@ import (
 // stays first in the queue: new commands take the next numbers of the same
 // sequence. Lookups and deletes by id take the oldest command with that id.
 func TestQueuedCommandKeys(t *testing.T) {
-	f := newDeviceStateFixture(t)
+	f := newDeviceFixture(t)
 	imei := f.dev.IMEI
 	err := f.bolt.Update(func(btx *bbolt.Tx) error {
 		b := btx.Bucket([]byte("device_commands"))

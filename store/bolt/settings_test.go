@@ -16,16 +16,16 @@ func orgKey(id int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(
 // Device settings, organization settings and hotspot states an older
 // version wrote are read as they were, and written back under the same keys.
 func TestSettingsWrittenBefore(t *testing.T) {
-	f := newTracksFixture(t)
+	f := newDeviceFixture(t)
 	const password = "Abcdefghij0123456789"
-	f.put(bolt.BucketDeviceSettings, []byte(tracksIMEI), fmt.Appendf(nil,
+	f.put(bolt.BucketDeviceSettings, []byte(fixtureIMEI), fmt.Appendf(nil,
 		`{"imei":%q,"version":4,"events":{"vehicleType":"Van","speedLimitKmh":80},"privacyMode":"on",`+
-			`"geofences":[{"id":1,"name":"Depot","lat":52,"lon":4,"radius":100}],"updatedAt":"2026-03-01T00:00:00Z"}`, tracksIMEI))
+			`"geofences":[{"id":1,"name":"Depot","lat":52,"lon":4,"radius":100}],"updatedAt":"2026-03-01T00:00:00Z"}`, fixtureIMEI))
 	f.put(bolt.BucketOrgSettings, orgKey(f.org.ID), fmt.Appendf(nil,
 		`{"organizationId":%d,"device":{"brightness":200,"hotspotEnabled":true},"updatedAt":"2026-03-01T00:00:00Z"}`, f.org.ID))
-	f.put(bolt.BucketHotspot, []byte(tracksIMEI), fmt.Appendf(nil, `{"imei":%q,"on":true,"password":%q}`, tracksIMEI, password))
+	f.put(bolt.BucketHotspot, []byte(fixtureIMEI), fmt.Appendf(nil, `{"imei":%q,"on":true,"password":%q}`, fixtureIMEI, password))
 	f.view(func(tx *store.Tx) error {
-		e, err := tx.EffectiveSettings(tracksIMEI)
+		e, err := tx.EffectiveSettings(fixtureIMEI)
 		if err != nil {
 			return err
 		}
@@ -51,12 +51,13 @@ func TestSettingsWrittenBefore(t *testing.T) {
 	var dev store.DeviceSettings
 	var hot store.HotspotState
 	for _, r := range []struct {
-		bucket, key []byte
-		v           any
+		bucket string
+		key    []byte
+		v      any
 	}{
 		{bolt.BucketOrgSettings, orgKey(f.org.ID), &org},
-		{bolt.BucketDeviceSettings, []byte(tracksIMEI), &dev},
-		{bolt.BucketHotspot, []byte(tracksIMEI), &hot},
+		{bolt.BucketDeviceSettings, []byte(fixtureIMEI), &dev},
+		{bolt.BucketHotspot, []byte(fixtureIMEI), &hot},
 	} {
 		if err := json.Unmarshal(f.get(r.bucket, r.key), r.v); err != nil {
 			t.Fatalf("%s: %v", r.bucket, err)
@@ -65,7 +66,7 @@ func TestSettingsWrittenBefore(t *testing.T) {
 	if org.OrganizationID != f.org.ID || org.Device == nil || org.Device.Brightness != 100 || !org.Device.HotspotEnabled {
 		t.Errorf("stored organization settings %+v", org)
 	}
-	if dev.IMEI != tracksIMEI || dev.Version != 5 || dev.Events == nil || dev.Events.SpeedLimitKmh != 80 {
+	if dev.IMEI != fixtureIMEI || dev.Version != 5 || dev.Events == nil || dev.Events.SpeedLimitKmh != 80 {
 		t.Errorf("stored device settings %+v", dev)
 	}
 	if !hot.On || hot.Password != password {
@@ -73,12 +74,12 @@ func TestSettingsWrittenBefore(t *testing.T) {
 	}
 
 	// A factory reset forgets the password: the default is stored as none.
-	f.update(func(tx *store.Tx) error { return tx.ResetHotspot(tracksIMEI) })
+	f.update(func(tx *store.Tx) error { return tx.ResetHotspot(fixtureIMEI) })
 	var reset map[string]any
-	if err := json.Unmarshal(f.get(bolt.BucketHotspot, []byte(tracksIMEI)), &reset); err != nil {
+	if err := json.Unmarshal(f.get(bolt.BucketHotspot, []byte(fixtureIMEI)), &reset); err != nil {
 		t.Fatal(err)
 	}
-	if _, has := reset["password"]; has || reset["on"] != true || reset["imei"] != tracksIMEI {
+	if _, has := reset["password"]; has || reset["on"] != true || reset["imei"] != fixtureIMEI {
 		t.Errorf("stored hotspot after a factory reset %v", reset)
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	bbolt "go.etcd.io/bbolt"
-
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/bolt"
 )
@@ -25,17 +23,15 @@ func tripKey(imei string, start time.Time) []byte {
 // trip takes its id from where the bucket's sequence stands, under the key
 // of its device and start, and becomes the open trip.
 func TestTripsWrittenBefore(t *testing.T) {
-	f := newTracksFixture(t)
+	f := newDeviceFixture(t)
 	start := time.Date(2026, 3, 11, 8, 0, 0, 0, time.UTC)
 	const otherIMEI = "356938035643809"
-	f.put(bolt.BucketTrips, tripKey(tracksIMEI, start), fmt.Appendf(nil,
+	f.put(bolt.BucketTrips, tripKey(fixtureIMEI, start), fmt.Appendf(nil,
 		`{"id":7,"imei":%q,"organizationId":%d,"startTime":"2026-03-11T08:00:00Z","distanceMeters":0,"ownership":%d}`,
-		tracksIMEI, f.org.ID, f.dev.Ownership))
-	f.put(bolt.BucketTripOpen, []byte(tracksIMEI), tripKey(tracksIMEI, start))
+		fixtureIMEI, f.org.ID, f.dev.Ownership))
+	f.put(bolt.BucketTripOpen, []byte(fixtureIMEI), tripKey(fixtureIMEI, start))
 	f.put(bolt.BucketTrips, tripKey(otherIMEI, start), []byte(`{"id":8,"imei":"356938035643809","startTime":"2026-03-11T08:00:00Z"}`))
-	if err := f.bolt.Update(func(btx *bbolt.Tx) error { return btx.Bucket(bolt.BucketTrips).SetSequence(41) }); err != nil {
-		t.Fatal(err)
-	}
+	f.setSequence(bolt.BucketTrips, 41)
 
 	f.update(func(tx *store.Tx) error {
 		return tx.ApplyTripEvent(f.dev, store.EventInput{Type: "accOff", Time: start.Add(30 * time.Minute)})
@@ -44,13 +40,13 @@ func TestTripsWrittenBefore(t *testing.T) {
 		ID  int64     `json:"id"`
 		End time.Time `json:"endTime"`
 	}
-	if err := json.Unmarshal(f.get(bolt.BucketTrips, tripKey(tracksIMEI, start)), &closed); err != nil {
+	if err := json.Unmarshal(f.get(bolt.BucketTrips, tripKey(fixtureIMEI, start)), &closed); err != nil {
 		t.Fatal(err)
 	}
 	if closed.ID != 7 || !closed.End.Equal(start.Add(30*time.Minute)) {
 		t.Fatalf("closed trip %+v, want id 7 ending at %s", closed, start.Add(30*time.Minute))
 	}
-	if v := f.get(bolt.BucketTripOpen, []byte(tracksIMEI)); v != nil {
+	if v := f.get(bolt.BucketTripOpen, []byte(fixtureIMEI)); v != nil {
 		t.Fatalf("the closed trip is still open: %x", v)
 	}
 
@@ -59,14 +55,14 @@ func TestTripsWrittenBefore(t *testing.T) {
 		return tx.ApplyTripEvent(f.dev, store.EventInput{Type: "accOn", Time: next})
 	})
 	var opened store.Trip
-	if err := json.Unmarshal(f.get(bolt.BucketTrips, tripKey(tracksIMEI, next)), &opened); err != nil {
+	if err := json.Unmarshal(f.get(bolt.BucketTrips, tripKey(fixtureIMEI, next)), &opened); err != nil {
 		t.Fatal(err)
 	}
-	if opened.ID != 42 || !opened.Start.Equal(next) || opened.IMEI != tracksIMEI || opened.Ownership != f.dev.Ownership {
+	if opened.ID != 42 || !opened.Start.Equal(next) || opened.IMEI != fixtureIMEI || opened.Ownership != f.dev.Ownership {
 		t.Fatalf("new trip %+v, want id 42 starting at %s", opened, next)
 	}
-	if v := f.get(bolt.BucketTripOpen, []byte(tracksIMEI)); !bytes.Equal(v, tripKey(tracksIMEI, next)) {
-		t.Fatalf("open trip key %x, want %x", v, tripKey(tracksIMEI, next))
+	if v := f.get(bolt.BucketTripOpen, []byte(fixtureIMEI)); !bytes.Equal(v, tripKey(fixtureIMEI, next)) {
+		t.Fatalf("open trip key %x, want %x", v, tripKey(fixtureIMEI, next))
 	}
 
 	f.view(func(tx *store.Tx) error {
@@ -78,7 +74,7 @@ func TestTripsWrittenBefore(t *testing.T) {
 	})
 	f.records(func(rec store.Records) error {
 		imeis, err := rec.Trips().IMEIs()
-		if want := []string{otherIMEI, tracksIMEI}; err != nil || !slices.Equal(imeis, want) {
+		if want := []string{otherIMEI, fixtureIMEI}; err != nil || !slices.Equal(imeis, want) {
 			t.Errorf("devices with trips %v (%v), want %v", imeis, err, want)
 		}
 		return nil

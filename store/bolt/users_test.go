@@ -15,8 +15,8 @@ import (
 // Partners are their JSON under their 8-byte id; ids go on from the
 // bucket's sequence.
 func TestPartnersLayout(t *testing.T) {
-	f := newDirectoryFixture(t)
-	f.put("partners", f.be8(5), []byte(`{"id":5,"name":"Old partner","createdAt":"2025-06-01T08:00:00Z"}`))
+	f := newFixture(t)
+	f.put("partners", be8(5), []byte(`{"id":5,"name":"Old partner","createdAt":"2025-06-01T08:00:00Z"}`))
 	f.setSequence("partners", 5)
 	var added *Partner
 	f.update(func(tx *Tx) error {
@@ -28,7 +28,7 @@ func TestPartnersLayout(t *testing.T) {
 		t.Errorf("new partner id %d, want 6", added.ID)
 	}
 	var stored Partner
-	if err := json.Unmarshal(f.get("partners", f.be8(6)), &stored); err != nil || stored.Name != "New partner" {
+	if err := json.Unmarshal(f.get("partners", be8(6)), &stored); err != nil || stored.Name != "New partner" {
 		t.Errorf("new partner stored as %+v %v", stored, err)
 	}
 	f.view(func(tx *Tx) error {
@@ -47,13 +47,13 @@ func TestPartnersLayout(t *testing.T) {
 // under the token's SHA-256 in invite_tokens. Users and tokens an older
 // version wrote are found, and the store writes new ones so.
 func TestUsersLayout(t *testing.T) {
-	f := newDirectoryFixture(t)
+	f := newFixture(t)
 	expires := f.clock.Now().Add(24 * time.Hour)
 	oldToken := sha256.Sum256([]byte("old token"))
-	f.put("users", f.be8(3), fmt.Appendf(nil, `{"id":3,"email":"old@example.com","partnerId":%d,"accessLevel":"editor",`+
+	f.put("users", be8(3), fmt.Appendf(nil, `{"id":3,"email":"old@example.com","partnerId":%d,"accessLevel":"editor",`+
 		`"createdAt":"2025-06-01T08:00:00Z","inviteExpiresAt":%q}`, f.partner.ID, expires.Format(time.RFC3339)))
-	f.put("user_emails", []byte("old@example.com"), f.be8(3))
-	f.put("invite_tokens", oldToken[:], f.be8(3))
+	f.put("user_emails", []byte("old@example.com"), be8(3))
+	f.put("invite_tokens", oldToken[:], be8(3))
 	f.setSequence("users", 3)
 
 	f.view(func(tx *Tx) error {
@@ -80,13 +80,13 @@ func TestUsersLayout(t *testing.T) {
 		return tx.SetInviteToken(u, "new token", expires)
 	})
 	newToken := sha256.Sum256([]byte("new token"))
-	if u.ID != 4 || !bytes.Equal(f.get("user_emails", []byte("new@example.com")), f.be8(4)) ||
-		!bytes.Equal(f.get("invite_tokens", newToken[:]), f.be8(4)) {
+	if u.ID != 4 || !bytes.Equal(f.get("user_emails", []byte("new@example.com")), be8(4)) ||
+		!bytes.Equal(f.get("invite_tokens", newToken[:]), be8(4)) {
 		t.Errorf("new user %d: e-mail index %x, token %x; want id 4 under both", u.ID,
 			f.get("user_emails", []byte("new@example.com")), f.get("invite_tokens", newToken[:]))
 	}
 	var stored User
-	if err := json.Unmarshal(f.get("users", f.be8(4)), &stored); err != nil || stored.Email != "new@example.com" ||
+	if err := json.Unmarshal(f.get("users", be8(4)), &stored); err != nil || stored.Email != "new@example.com" ||
 		!stored.InviteExpiresAt.Equal(expires) {
 		t.Errorf("new user stored as %+v %v", stored, err)
 	}

@@ -24,7 +24,7 @@ func TestWebhookReceiversRebuiltWhenTheStoreOpens(t *testing.T) {
 	entry := func(org int64) string {
 		var v []byte
 		s.raw(func(btx *bbolt.Tx) error {
-			v = append(v, btx.Bucket([]byte("webhook_receivers")).Get(whID(org))...)
+			v = append(v, btx.Bucket([]byte("webhook_receivers")).Get(be8(org))...)
 			return nil
 		})
 		return string(v)
@@ -41,10 +41,10 @@ func TestWebhookReceiversRebuiltWhenTheStoreOpens(t *testing.T) {
 	// migration recorded.
 	s.raw(func(btx *bbolt.Tx) error {
 		r := btx.Bucket([]byte("webhook_receivers"))
-		if err := r.Delete(whID(org)); err != nil {
+		if err := r.Delete(be8(org)); err != nil {
 			return err
 		}
-		if err := r.Put(whID(other), []byte("alarms")); err != nil {
+		if err := r.Put(be8(other), []byte("alarms")); err != nil {
 			return err
 		}
 		return btx.Bucket([]byte("meta")).Delete([]byte("schema_version"))

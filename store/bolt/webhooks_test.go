@@ -1,7 +1,6 @@
 package bolt_test
 
 import (
-	"encoding/binary"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -39,12 +38,7 @@ func (s *webhookStore) reopen() {
 			s.t.Fatal(err)
 		}
 	}
-	db, err := bolt.Open(s.path, store.Options{Now: s.clock.Now})
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	s.db = db
-	s.t.Cleanup(func() { db.Close() })
+	s.db = openStore(s.t, s.path, s.clock.Now)
 }
 
 // update runs fn in a store write transaction and fails the test on error.
@@ -92,28 +86,6 @@ func (s *webhookStore) organization() int64 {
 	return id
 }
 
-// whID is v as 8 bytes big-endian, as the webhook group's ids, counters
-// and organizations are keyed.
-func whID(v int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(v)) }
-
-// whKey joins parts as the webhook group's composite keys do: ids as 8
-// bytes, strings after a 0 byte unless they come first.
-func whKey(parts ...any) []byte {
-	var k []byte
-	for i, p := range parts {
-		switch v := p.(type) {
-		case int64:
-			k = append(k, whID(v)...)
-		case string:
-			if i > 0 {
-				k = append(k, 0)
-			}
-			k = append(k, v...)
-		}
-	}
-	return k
-}
-
 // Settings, subscriptions, secrets and endpoint states are where and as an
 // earlier version wrote them: a record of that version is read, and what
 // the store writes now is at the same keys.
@@ -123,7 +95,7 @@ func TestWebhookRecordsKeepTheirLayout(t *testing.T) {
 	const url = "https://r.example.com/e"
 	s.raw(func(btx *bbolt.Tx) error {
 		// Settings saved before notifyMediaAvailable was written read its default.
-		if err := btx.Bucket([]byte("webhook_settings")).Put(whID(org),
+		if err := btx.Bucket([]byte("webhook_settings")).Put(be8(org),
 			fmt.Appendf(nil, `{"organizationId":%d,"eventUrls":[%q],"subscribeForAlarmUpdates":true}`, org, url)); err != nil {
 			return err
 		}
@@ -131,15 +103,15 @@ func TestWebhookRecordsKeepTheirLayout(t *testing.T) {
 		if err := subs.SetSequence(7); err != nil {
 			return err
 		}
-		if err := subs.Put(whKey(org, int64(7)), fmt.Appendf(nil, `{"id":7,"organizationId":%d,"imei":"490154203237518",`+
+		if err := subs.Put(key(org, int64(7)), fmt.Appendf(nil, `{"id":7,"organizationId":%d,"imei":"490154203237518",`+
 			`"url":"https://r.example.com/g","type":"gps","createdAt":"2026-02-01T00:00:00Z","updatedAt":"2026-02-01T00:00:00Z"}`, org)); err != nil {
 			return err
 		}
-		if err := btx.Bucket([]byte("webhook_secrets")).Put(whID(org),
+		if err := btx.Bucket([]byte("webhook_secrets")).Put(be8(org),
 			fmt.Appendf(nil, `{"organizationId":%d,"salt":"c2FsdA==","createdAt":"2026-02-01T00:00:00Z"}`, org)); err != nil {
 			return err
 		}
-		return btx.Bucket([]byte("webhook_endpoints")).Put(whKey(org, url),
+		return btx.Bucket([]byte("webhook_endpoints")).Put(key(org, url),
 			fmt.Appendf(nil, `{"organizationId":%d,"url":%q,"failures":2,"lastError":"timeout"}`, org, url))
 	})
 	s.view(func(tx *store.Tx) error {
@@ -194,10 +166,10 @@ func TestWebhookRecordsKeepTheirLayout(t *testing.T) {
 			bucket string
 			key    []byte
 		}{
-			{"webhook_settings", whID(org)},
-			{"webhook_subscriptions", whKey(org, int64(8))},
-			{"webhook_secrets", whID(org)},
-			{"webhook_endpoints", whKey(org, "https://r.example.com/a")},
+			{"webhook_settings", be8(org)},
+			{"webhook_subscriptions", key(org, int64(8))},
+			{"webhook_secrets", be8(org)},
+			{"webhook_endpoints", key(org, "https://r.example.com/a")},
 		} {
 			if btx.Bucket([]byte(r.bucket)).Get(r.key) == nil {
 				t.Errorf("nothing in %s at %x", r.bucket, r.key)

@@ -38,7 +38,7 @@ func seedAlarmList(t *testing.T, e *Engine, f alarmFixture) []store.Alarm {
 	ptn[f.imeis[2]] = f.q // a device of Q in P's organization
 	defs := store.AlarmDefinitions()
 	var all []store.Alarm
-	alarmUpdate(t, e, func(t *tx) error {
+	write(t, e, func(t *tx) error {
 		all = nil
 		for i := range 48 {
 			imei := imeis[i%len(imeis)]
@@ -74,11 +74,11 @@ func seedAlarmList(t *testing.T, e *Engine, f alarmFixture) []store.Alarm {
 // every order, a page at a time, and compares each page and total with
 // what AlarmFilter.Match, AlarmOrder and Paginate make of every alarm.
 func TestAlarmListAsMatchAndOrder(t *testing.T) {
-	e := alarmEngine(t)
+	e := openPrepared(t)
 	fx := seedAlarms(t, e)
 	inserted := seedAlarmList(t, e, fx)
 	var all []store.Alarm
-	alarmView(t, e, func(r *tx) error {
+	read(t, e, func(r *tx) error {
 		var err error
 		all, _, err = r.Alarms().List(store.AlarmFilter{}, store.Sort{}, store.Page{}, nil)
 		return err
@@ -123,7 +123,7 @@ func TestAlarmListAsMatchAndOrder(t *testing.T) {
 	keys := []string{"", store.AlarmByCreatedAt, store.AlarmByDeviceName, store.AlarmByIMEI, store.AlarmByOrganizationName,
 		store.AlarmByPartnerName, store.AlarmBySeverity, store.AlarmByDefinitionName}
 	pages := []store.Page{{}, {Limit: 5}, {Limit: 7, Offset: 3}, {Offset: 40}, {Limit: 5, Offset: 100}}
-	alarmView(t, e, func(r *tx) error {
+	read(t, e, func(r *tx) error {
 		for _, flt := range filters {
 			var kept []store.Alarm
 			for _, a := range all {
@@ -175,7 +175,7 @@ func TestAlarmListAsMatchAndOrder(t *testing.T) {
 // TestAlarmListNamesAreCurrent renames and removes directory rows: the
 // list sorts and filters by the names as they are now.
 func TestAlarmListNamesAreCurrent(t *testing.T) {
-	e := alarmEngine(t)
+	e := openPrepared(t)
 	f := seedAlarms(t, e)
 	seedAlarmList(t, e, f)
 	ctx := context.Background()
@@ -188,7 +188,7 @@ func TestAlarmListNamesAreCurrent(t *testing.T) {
 	if _, err := e.pool.Exec(ctx, `UPDATE organizations SET name = 'Aardvark' WHERE id = $1`, f.org2); err != nil {
 		t.Fatal(err)
 	}
-	alarmView(t, e, func(r *tx) error {
+	read(t, e, func(r *tx) error {
 		got, total, err := r.Alarms().List(store.AlarmFilter{DeviceName: "ZEB"}, store.Sort{}, store.Page{}, nil)
 		if err != nil {
 			return err

@@ -14,7 +14,7 @@ import (
 // before it to the nanosecond. Their notes and open records go with them;
 // their triples stay.
 func TestAlarmPurge(t *testing.T) {
-	e := alarmEngine(t)
+	e := openPrepared(t)
 	fx := seedAlarms(t, e)
 	all := seedAlarmList(t, e, fx)
 	ctx := context.Background()
@@ -51,7 +51,7 @@ func TestAlarmPurge(t *testing.T) {
 	var from []byte
 	for {
 		var n int
-		alarmUpdate(t, e, func(r *tx) error {
+		write(t, e, func(r *tx) error {
 			var err error
 			n, from, err = r.Alarms().Purge(store.AlarmPurge{Cutoffs: purge.Cutoffs, From: from, Limit: purge.Limit})
 			return err
@@ -71,7 +71,7 @@ func TestAlarmPurge(t *testing.T) {
 	if purged != len(want) || batches < len(want)/3 {
 		t.Errorf("purged %d alarms in %d batches; want %d in batches of 3", purged, batches, len(want))
 	}
-	alarmView(t, e, func(r *tx) error {
+	read(t, e, func(r *tx) error {
 		for _, a := range all {
 			_, err := r.Alarms().Get(a.ID)
 			if gone := errors.Is(err, store.ErrNotFound); gone != want[a.ID] {
@@ -94,7 +94,7 @@ func TestAlarmPurge(t *testing.T) {
 
 	// Nothing is due: no cutoff, or a cutoff before every alarm; no limit
 	// deletes every due alarm at once.
-	alarmUpdate(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		for _, p := range []store.AlarmPurge{{Limit: 10}, {Cutoffs: store.Cutoffs{fx.org2: time.Unix(0, 0)}, Limit: 10}} {
 			if n, next, err := r.Alarms().Purge(p); err != nil || n != 0 || next != nil {
 				t.Errorf("Purge(%+v) = %d, %x, %v; want nothing", p, n, next, err)

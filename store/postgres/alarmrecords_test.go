@@ -13,10 +13,10 @@ import (
 // TestOpenAlarms records, replaces and forgets open alarms by device and
 // definition; a device's records go with the device.
 func TestOpenAlarms(t *testing.T) {
-	e := alarmEngine(t)
+	e := openPrepared(t)
 	fx := seedAlarms(t, e)
 	var a, b, c *store.Alarm
-	alarmUpdate(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		for i, p := range []**store.Alarm{&a, &b, &c} {
 			var err error
 			if *p, err = newAlarm(r, fx.imeis[i%2], fx.org, fx.p, store.AlarmSDCardMissing, alarmTime.Add(time.Duration(i)*time.Second)); err != nil {
@@ -31,7 +31,7 @@ func TestOpenAlarms(t *testing.T) {
 	get := func(imei string, def int64) int64 {
 		t.Helper()
 		var id int64
-		alarmView(t, e, func(r *tx) error {
+		read(t, e, func(r *tx) error {
 			var err error
 			id, err = r.OpenAlarms().Get(imei, def)
 			return err
@@ -42,7 +42,7 @@ func TestOpenAlarms(t *testing.T) {
 	if id := get(one, store.AlarmSDCardMissing); id != 0 {
 		t.Fatalf("Get of nothing recorded = %d; want 0", id)
 	}
-	alarmUpdate(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		return errors.Join(r.OpenAlarms().Put(one, store.AlarmSDCardMissing, a.ID),
 			r.OpenAlarms().Put(one, store.AlarmPowerDisconnected, a.ID),
 			r.OpenAlarms().Put(two, store.AlarmSDCardMissing, b.ID))
@@ -50,11 +50,11 @@ func TestOpenAlarms(t *testing.T) {
 	if got := get(one, store.AlarmSDCardMissing); got != a.ID {
 		t.Errorf("Get = %d; want %d", got, a.ID)
 	}
-	alarmUpdate(t, e, func(r *tx) error { return r.OpenAlarms().Put(one, store.AlarmSDCardMissing, c.ID) })
+	write(t, e, func(r *tx) error { return r.OpenAlarms().Put(one, store.AlarmSDCardMissing, c.ID) })
 	if got := get(one, store.AlarmSDCardMissing); got != c.ID {
 		t.Errorf("Get after a second Put = %d; want %d", got, c.ID)
 	}
-	alarmUpdate(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		return errors.Join(r.OpenAlarms().Delete(one, store.AlarmSDCardMissing),
 			r.OpenAlarms().Delete(one, store.AlarmSDCardMissing), // none recorded: no error
 			r.OpenAlarms().Delete(two, store.AlarmRecordingFailed))
@@ -65,7 +65,7 @@ func TestOpenAlarms(t *testing.T) {
 	if got := get(one, store.AlarmPowerDisconnected); got != a.ID {
 		t.Errorf("Delete of one definition forgot another: %d; want %d", got, a.ID)
 	}
-	alarmUpdate(t, e, func(r *tx) error { return r.OpenAlarms().DeleteDevice(one) })
+	write(t, e, func(r *tx) error { return r.OpenAlarms().DeleteDevice(one) })
 	if got, other := get(one, store.AlarmPowerDisconnected), get(two, store.AlarmSDCardMissing); got != 0 || other != b.ID {
 		t.Errorf("after DeleteDevice: %d and the other device's %d; want 0 and %d", got, other, b.ID)
 	}
@@ -79,7 +79,7 @@ func TestOpenAlarms(t *testing.T) {
 
 // TestDeviceHealthStates stores, replaces and deletes health states.
 func TestDeviceHealthStates(t *testing.T) {
-	e := alarmEngine(t)
+	e := openPrepared(t)
 	fx := seedAlarms(t, e)
 	ctx := context.Background()
 	imei := fx.imeis[0]
@@ -90,7 +90,7 @@ func TestDeviceHealthStates(t *testing.T) {
 	get := func() *store.HealthState {
 		t.Helper()
 		var h *store.HealthState
-		alarmView(t, e, func(r *tx) error {
+		read(t, e, func(r *tx) error {
 			var err error
 			h, err = r.DeviceHealthStates().Get(imei)
 			return err
@@ -102,12 +102,12 @@ func TestDeviceHealthStates(t *testing.T) {
 		{IMEI: imei, RecordingTest: "failed", AdasCalibrated: true, ReportedAt: alarmTime.Add(time.Minute)},
 		{IMEI: imei, RecordingTest: "passed", ReportedAt: alarmTime.Add(time.Hour)},
 	} {
-		alarmUpdate(t, e, func(r *tx) error { return r.DeviceHealthStates().Put(&h) })
+		write(t, e, func(r *tx) error { return r.DeviceHealthStates().Put(&h) })
 		if got := get(); !reflect.DeepEqual(*got, h) {
 			t.Errorf("Get = %+v; want %+v", *got, h)
 		}
 	}
-	alarmUpdate(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		return errors.Join(r.DeviceHealthStates().Delete(imei), r.DeviceHealthStates().Delete(imei))
 	})
 	err = e.view(ctx, func(r *tx) error { _, err := r.DeviceHealthStates().Get(imei); return err })
@@ -115,7 +115,7 @@ func TestDeviceHealthStates(t *testing.T) {
 		t.Errorf("Get after Delete: %v; want ErrNotFound", err)
 	}
 	other := fx.imeis[1]
-	alarmUpdate(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		return r.DeviceHealthStates().Put(&store.HealthState{IMEI: other, ReportedAt: alarmTime})
 	})
 	if _, err := e.pool.Exec(ctx, `DELETE FROM devices WHERE imei = $1`, other); err != nil {
@@ -130,7 +130,7 @@ func TestDeviceHealthStates(t *testing.T) {
 // TestAlarmRecipients inserts, reads, replaces, lists and deletes
 // recipients.
 func TestAlarmRecipients(t *testing.T) {
-	e := alarmEngine(t)
+	e := openPrepared(t)
 	fx := seedAlarms(t, e)
 	ctx := context.Background()
 	rs := []*store.AlarmRecipient{
@@ -143,7 +143,7 @@ func TestAlarmRecipients(t *testing.T) {
 		{Kind: store.RecipientAlarms, Email: "a@example.com", PartnerID: fx.p, CreatedByAudienceName: store.AudienceSystem,
 			CreatedAt: alarmTime},
 	}
-	alarmUpdate(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		for _, rc := range rs {
 			if err := r.AlarmRecipients().Insert(rc); err != nil {
 				return err
@@ -157,7 +157,7 @@ func TestAlarmRecipients(t *testing.T) {
 	list := func() []store.AlarmRecipient {
 		t.Helper()
 		var l []store.AlarmRecipient
-		alarmView(t, e, func(r *tx) error {
+		read(t, e, func(r *tx) error {
 			var err error
 			l, err = r.AlarmRecipients().List()
 			return err
@@ -168,8 +168,8 @@ func TestAlarmRecipients(t *testing.T) {
 		t.Fatalf("List:\n got %+v\nwant %+v", got, want)
 	}
 	rs[0].AlarmDefinitions, rs[0].LastAlarmID, rs[0].LastReportAt = nil, 40, alarmTime.Add(time.Hour)
-	alarmUpdate(t, e, func(r *tx) error { return r.AlarmRecipients().Put(rs[0]) })
-	alarmView(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error { return r.AlarmRecipients().Put(rs[0]) })
+	read(t, e, func(r *tx) error {
 		got, err := r.AlarmRecipients().Get(rs[0].ID)
 		if err == nil && !reflect.DeepEqual(got, rs[0]) {
 			t.Errorf("Get after Put:\n got %+v\nwant %+v", got, rs[0])
@@ -192,7 +192,7 @@ func TestAlarmRecipients(t *testing.T) {
 	if !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Put of a recipient never stored: %v; want ErrNotFound", err)
 	}
-	alarmUpdate(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		return errors.Join(r.AlarmRecipients().Delete(rs[1].ID), r.AlarmRecipients().Delete(rs[1].ID))
 	})
 	err = e.view(ctx, func(r *tx) error { _, err := r.AlarmRecipients().Get(rs[1].ID); return err })
@@ -203,7 +203,7 @@ func TestAlarmRecipients(t *testing.T) {
 		t.Errorf("List after Delete:\n got %+v\nwant %+v", got, want)
 	}
 	var next *store.AlarmRecipient
-	alarmUpdate(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		next = &store.AlarmRecipient{Kind: store.RecipientHealth, Email: "c@example.com", PartnerID: fx.p,
 			CreatedByAudienceName: store.AudiencePartner, CreatedAt: alarmTime}
 		return r.AlarmRecipients().Insert(next)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/store"
-	"github.com/fleetcam/fleetcam/store/pgtest"
 )
 
 // alarmFixture is the directory seedAlarms inserts: two partners, an
@@ -25,85 +24,32 @@ type alarmFixture struct {
 // alarmTime is a time with microseconds, which timestamptz keeps.
 var alarmTime = time.Date(2026, 3, 1, 12, 30, 45, 123456000, time.UTC)
 
-// alarmEngine returns an engine on a new database with the schema applied.
-func alarmEngine(t *testing.T) *Engine {
-	t.Helper()
-	e := openEngine(t, pgtest.Database(t, ""))
-	if err := e.Prepare(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
-
-// alarmUpdate runs fn in a read-write transaction and fails the test on
-// its error.
-func alarmUpdate(t *testing.T, e *Engine, fn func(*tx) error) {
-	t.Helper()
-	if err := e.update(context.Background(), fn); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// alarmView runs fn in a read-only transaction and fails the test on its
-// error.
-func alarmView(t *testing.T, e *Engine, fn func(*tx) error) {
-	t.Helper()
-	if err := e.view(context.Background(), fn); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// seedAlarms inserts the directory rows alarms refer to with plain SQL:
-// partners P and Q, organizations Fleet (of P) and Ärger (of Q), and five
-// devices, one without a name and two named alike.
+// seedAlarms inserts the directory rows alarms refer to: partners P and
+// Q, organizations Fleet (of P) and Ärger (of Q), and five devices, one
+// without a name and two named alike.
 func seedAlarms(t *testing.T, e *Engine) alarmFixture {
 	t.Helper()
-	ctx := context.Background()
+	s := seeder{t, e, alarmTime}
 	f := alarmFixture{partners: map[int64]string{}, orgs: map[int64]string{}, devices: map[string]string{}}
-	one := func(sql string, args ...any) int64 {
-		t.Helper()
-		var id int64
-		if err := e.pool.QueryRow(ctx, sql, args...).Scan(&id); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		return id
-	}
 	partner := func(name string) int64 {
-		id := one(`INSERT INTO partners (name, created_at) VALUES ($1, $2) RETURNING id`, name, alarmTime)
+		id := s.partner(name).ID
 		f.partners[id] = name
 		return id
 	}
 	org := func(name string, partner int64) int64 {
-		id := one(`INSERT INTO organizations (name, partner_id, is_organization_profile_enabled, exclusive_partner_only,
-				sso_salt, purge_days, purge_days_front_camera, purge_days_rear_camera, purge_days_auxiliary_cameras,
-				device_retention_minutes, live_video_timeout_seconds, default_data_profile_id, created_at)
-			VALUES ($1, $2, false, false, '\x00', 31, 0, 0, 0, 0, 0, 0, $3) RETURNING id`, name, partner, alarmTime)
+		id := s.organization(store.Organization{Name: name, PartnerID: partner, SSOSalt: []byte{0},
+			Retention: store.Retention{PurgeDays: 31}}).ID
 		f.orgs[id] = name
 		return id
 	}
 	f.p, f.q = partner("P"), partner("Q")
 	f.org, f.org2 = org("Fleet", f.p), org("Ärger", f.q)
-	// The directory's table may keep the name folded beside it.
-	var folded bool
-	if err := e.pool.QueryRow(ctx, `SELECT EXISTS (SELECT FROM information_schema.columns
-		WHERE table_name = 'devices' AND column_name = 'name_folded')`).Scan(&folded); err != nil {
-		t.Fatal(err)
-	}
 	for i, d := range []struct {
 		name     string
 		org, ptn int64
 	}{{"Truck ÄRGER", f.org, f.p}, {"van", f.org, f.p}, {"", f.org, f.q}, {"Van", f.org2, f.q}, {"\u212Aelvin bus", f.org2, f.q}} {
 		imei := "35000000000000" + string(rune('1'+i))
-		sql := `INSERT INTO devices (imei, name, organization_id, partner_id, status, product_type, data_profile_id,
-			created_at, ownership) VALUES ($1, $2, $3, $4, 'activated', '', 0, $5, 1)`
-		args := []any{imei, d.name, d.org, d.ptn, alarmTime}
-		if folded {
-			sql = `INSERT INTO devices (imei, name, organization_id, partner_id, status, product_type, data_profile_id,
-				created_at, ownership, name_folded) VALUES ($1, $2, $3, $4, 'activated', '', 0, $5, 1, lower($2))`
-		}
-		if _, err := e.pool.Exec(ctx, sql, args...); err != nil {
-			t.Fatal(err)
-		}
+		s.device(store.Device{IMEI: imei, Name: d.name, OrganizationID: d.org, PartnerID: d.ptn, Ownership: 1})
 		f.devices[imei] = d.name
 		f.imeis = append(f.imeis, imei)
 	}
@@ -130,10 +76,10 @@ func newAlarm(t *tx, imei string, org, partner, def int64, at time.Time) (*store
 // TestAlarmInsertGetPut stores an alarm with its notes, reads it back
 // whole, replaces it (new, changed and dropped notes) and reads that back.
 func TestAlarmInsertGetPut(t *testing.T) {
-	e := alarmEngine(t)
+	e := openPrepared(t)
 	f := seedAlarms(t, e)
 	var a *store.Alarm
-	alarmUpdate(t, e, func(t *tx) error {
+	write(t, e, func(t *tx) error {
 		var err error
 		if a, err = newAlarm(t, f.imeis[0], f.org, f.p, store.AlarmSDCardMissing, alarmTime); err != nil {
 			return err
@@ -150,7 +96,7 @@ func TestAlarmInsertGetPut(t *testing.T) {
 	get := func() *store.Alarm {
 		t.Helper()
 		var got *store.Alarm
-		alarmView(t, e, func(t *tx) error {
+		read(t, e, func(t *tx) error {
 			var err error
 			got, err = t.Alarms().Get(a.ID)
 			return err
@@ -162,7 +108,7 @@ func TestAlarmInsertGetPut(t *testing.T) {
 	}
 
 	later := alarmTime.Add(time.Hour)
-	alarmUpdate(t, e, func(t *tx) error {
+	write(t, e, func(t *tx) error {
 		note, err := t.Alarms().NextNoteID()
 		if err != nil {
 			return err
@@ -177,7 +123,7 @@ func TestAlarmInsertGetPut(t *testing.T) {
 	if got := get(); !reflect.DeepEqual(got, a) {
 		t.Fatalf("Get after Put:\n got %+v\nwant %+v", got, a)
 	}
-	alarmUpdate(t, e, func(t *tx) error {
+	write(t, e, func(t *tx) error {
 		a.Comments = []store.AlarmComment{}
 		a.Actions = a.Actions[1:]
 		return t.Alarms().Put(a)
@@ -209,15 +155,15 @@ func TestAlarmInsertGetPut(t *testing.T) {
 // LastID the greatest drawn even in a transaction that did not commit, and
 // comments and actions from one sequence.
 func TestAlarmIDs(t *testing.T) {
-	e := alarmEngine(t)
-	alarmView(t, e, func(t *tx) error {
+	e := openPrepared(t)
+	read(t, e, func(t *tx) error {
 		if last, err := t.Alarms().LastID(); err != nil || last != 0 {
 			return errors.Join(err, errors.New("LastID of a new database is not 0"))
 		}
 		return nil
 	})
 	var ids, notes []int64
-	alarmUpdate(t, e, func(t *tx) error {
+	write(t, e, func(t *tx) error {
 		ids, notes = nil, nil
 		for range 3 {
 			id, err := t.Alarms().NextID()
@@ -250,7 +196,7 @@ func TestAlarmIDs(t *testing.T) {
 	if dropped <= ids[2] {
 		t.Fatalf("NextID after %v gave %d", ids, dropped)
 	}
-	alarmView(t, e, func(r *tx) error {
+	read(t, e, func(r *tx) error {
 		if last, err := r.Alarms().LastID(); err != nil || last != dropped {
 			t.Errorf("LastID = %d, %v; want %d, the last id drawn, though its transaction failed", last, err, dropped)
 		}
@@ -261,13 +207,13 @@ func TestAlarmIDs(t *testing.T) {
 // TestAlarmTriples checks triples to the millisecond, their take-over by a
 // second alarm and that they outlive a purge.
 func TestAlarmTriples(t *testing.T) {
-	e := alarmEngine(t)
+	e := openPrepared(t)
 	f := seedAlarms(t, e)
 	imei, def := f.imeis[1], store.AlarmCameraDisconnected
 	taken := func(at time.Time) bool {
 		t.Helper()
 		var ok bool
-		alarmView(t, e, func(t *tx) error {
+		read(t, e, func(t *tx) error {
 			var err error
 			ok, err = t.Alarms().TripleTaken(imei, def, at)
 			return err
@@ -279,7 +225,7 @@ func TestAlarmTriples(t *testing.T) {
 		t.Fatal("a triple is taken in an empty database")
 	}
 	var first, second *store.Alarm
-	alarmUpdate(t, e, func(t *tx) error {
+	write(t, e, func(t *tx) error {
 		var err error
 		if first, err = newAlarm(t, imei, f.org, f.p, def, at); err != nil {
 			return err
@@ -304,7 +250,7 @@ func TestAlarmTriples(t *testing.T) {
 	}
 	if taken2 := func() bool {
 		var ok bool
-		alarmView(t, e, func(t *tx) error {
+		read(t, e, func(t *tx) error {
 			var err error
 			ok, err = t.Alarms().TripleTaken(imei, store.AlarmPowerDisconnected, at)
 			return err
@@ -313,7 +259,7 @@ func TestAlarmTriples(t *testing.T) {
 	}(); taken2 {
 		t.Error("a triple of another definition is taken")
 	}
-	alarmUpdate(t, e, func(t *tx) error {
+	write(t, e, func(t *tx) error {
 		var err error
 		if second, err = newAlarm(t, imei, f.org, f.p, def, at.Add(time.Microsecond)); err != nil {
 			return err
@@ -324,7 +270,7 @@ func TestAlarmTriples(t *testing.T) {
 	if err := e.pool.QueryRow(context.Background(), `SELECT alarm_id FROM alarm_triples`).Scan(&holder); err != nil || holder != second.ID {
 		t.Errorf("the triple is held by alarm %d, %v; want %d, the last inserted with it", holder, err, second.ID)
 	}
-	alarmUpdate(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		second.Open = false
 		if err := r.Alarms().Put(second); err != nil {
 			return err

@@ -73,19 +73,11 @@ func (a auditEntries) List(ctx context.Context, f store.AuditFilter, p store.Pag
 // at or after the latest cutoff, which the partitions of the later months
 // are not even looked at for.
 func (a auditEntries) Purge(cut store.Cutoffs, from []byte, limit int) (int, []byte, error) {
-	if len(cut) == 0 {
-		return 0, nil, nil
-	}
-	orgs, cutoffs, latest := cutoffParams(cut)
-	rows, err := a.t.pg.Query(a.t.ctx, `WITH doomed AS (
+	return purgeByCutoffs(a.t, `WITH doomed AS (
 			SELECT a.id, a.logged_at FROM audit_log a
 			JOIN unnest($1::bigint[], $2::timestamptz[]) AS c(organization_id, cutoff) USING (organization_id)
 			WHERE a.id >= $3 AND a.logged_at < $4 AND a.logged_at < c.cutoff
 			ORDER BY a.id LIMIT $5)
 		DELETE FROM audit_log a USING doomed WHERE a.id = doomed.id AND a.logged_at = doomed.logged_at
-		RETURNING a.id`, orgs, cutoffs, resumeID(from), latest, limitParam(limit))
-	if err != nil {
-		return 0, nil, classify(err)
-	}
-	return purged(rows, limit)
+		RETURNING a.id`, cut, from, limit)
 }

@@ -15,7 +15,7 @@ import (
 // appendAudit appends es in one transaction, setting their ids.
 func appendAudit(t *testing.T, e *Engine, es ...*store.AuditEntry) {
 	t.Helper()
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		for _, a := range es {
 			if err := t2.AuditEntries().Append(a); err != nil {
 				return err
@@ -97,7 +97,7 @@ func TestAuditAppendAndList(t *testing.T) {
 			wantPage, wantTotal := store.Paginate(want, p)
 			var got []store.AuditEntry
 			var total int
-			webhookView(t, e, func(t2 *tx) (err error) {
+			read(t, e, func(t2 *tx) (err error) {
 				got, total, err = t2.AuditEntries().List(context.Background(), filter, p)
 				return err
 			})
@@ -149,7 +149,7 @@ func TestAuditPurge(t *testing.T) {
 	total, batches := 0, 0
 	for {
 		var n int
-		webhookUpdate(t, e, func(t2 *tx) (err error) { n, from, err = t2.AuditEntries().Purge(cut, from, 2); return err })
+		write(t, e, func(t2 *tx) (err error) { n, from, err = t2.AuditEntries().Purge(cut, from, 2); return err })
 		total, batches = total+n, batches+1
 		if from == nil {
 			break
@@ -162,7 +162,7 @@ func TestAuditPurge(t *testing.T) {
 		t.Errorf("purged %d in %d batches; want 5 in 3", total, batches)
 	}
 	var left []int64
-	webhookView(t, e, func(t2 *tx) error {
+	read(t, e, func(t2 *tx) error {
 		got, _, err := t2.AuditEntries().List(context.Background(), store.AuditFilter{}, store.Page{})
 		for i := len(got) - 1; i >= 0; i-- {
 			left = append(left, got[i].ID)
@@ -172,7 +172,7 @@ func TestAuditPurge(t *testing.T) {
 	if !reflect.DeepEqual(left, want) {
 		t.Errorf("left %v; want %v", left, want)
 	}
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		for _, c := range []store.Cutoffs{cut, nil} {
 			n, next, err := t2.AuditEntries().Purge(c, nil, 2)
 			if err != nil || n != 0 || next != nil {

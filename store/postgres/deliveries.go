@@ -86,15 +86,14 @@ func (r deliveries) Insert(d *store.Delivery) error {
 	if err != nil {
 		return err
 	}
-	err = r.t.pg.QueryRow(r.t.ctx, `WITH serial AS MATERIALIZED (SELECT pg_advisory_xact_lock($1))
+	return insertInOrder(r.t, deliveryIDLockID, `
 		INSERT INTO webhook_deliveries (organization_id, url, message_seq, webhook_id, type, message_type, imei,
 			message_time, created_at, status, attempts, next_attempt_at, first_attempt_at, last_attempt_at,
 			last_status_code, last_error, finished_at, redelivery_of, attempt_log, body)
 		SELECT $2::bigint, $3::text, $4::bigint, $5::text, $6::text, $7::text, $8::text, $9::timestamptz,
 			$10::timestamptz, $11::text, $12::integer, $13::timestamptz, $14::timestamptz, $15::timestamptz,
 			$16::integer, $17::text, $18::timestamptz, $19::bigint, $20::jsonb, $21::json
-		FROM serial RETURNING id`, append([]any{int64(deliveryIDLockID)}, values...)...).Scan(&d.ID)
-	return classify(err)
+		FROM serial RETURNING id`, &d.ID, values...)
 }
 
 // Get implements store.DeliveryRecords.
@@ -212,20 +211,12 @@ func (r deliveries) List(orgID int64, f store.DeliveryFilter, p store.Page) ([]s
 // their organization's cutoff, among those created before the latest
 // cutoff (the partitions of later months are not looked at).
 func (r deliveries) PurgeFinished(cut store.Cutoffs, from []byte, limit int) (int, []byte, error) {
-	if len(cut) == 0 {
-		return 0, nil, nil
-	}
-	orgs, cutoffs, latest := cutoffParams(cut)
-	rows, err := r.t.pg.Query(r.t.ctx, `WITH doomed AS (
+	return purgeByCutoffs(r.t, `WITH doomed AS (
 			SELECT d.id, d.created_at FROM webhook_deliveries d
 			JOIN unnest($1::bigint[], $2::timestamptz[]) AS c(organization_id, cutoff) USING (organization_id)
 			WHERE d.id >= $3 AND d.created_at < $4 AND d.status <> 'pending'
 				AND coalesce(d.finished_at, '-infinity') < c.cutoff
 			ORDER BY d.id LIMIT $5)
 		DELETE FROM webhook_deliveries d USING doomed WHERE d.id = doomed.id AND d.created_at = doomed.created_at
-		RETURNING d.id`, orgs, cutoffs, resumeID(from), latest, limitParam(limit))
-	if err != nil {
-		return 0, nil, classify(err)
-	}
-	return purged(rows, limit)
+		RETURNING d.id`, cut, from, limit)
 }

@@ -13,7 +13,7 @@ import (
 // insertDeliveries inserts ds in one transaction, setting their ids.
 func insertDeliveries(t *testing.T, e *Engine, ds ...*store.Delivery) {
 	t.Helper()
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		for _, d := range ds {
 			if err := t2.Deliveries().Insert(d); err != nil {
 				return err
@@ -62,7 +62,7 @@ func TestDeliveriesInsertGetPut(t *testing.T) {
 	d.RecordAttempt(store.DeliveryAttempt{Time: webhookTime.Add(time.Second), StatusCode: 503, Error: "busy", DurationMS: 12})
 	d.RecordAttempt(store.DeliveryAttempt{Time: webhookTime.Add(time.Minute), StatusCode: 200, DurationMS: 7})
 	d.Status, d.FinishedAt, d.NextAttemptAt = store.DeliveryDelivered, webhookTime.Add(time.Minute), time.Time{}
-	webhookUpdate(t, e, func(t2 *tx) error { return t2.Deliveries().Put(d) })
+	write(t, e, func(t2 *tx) error { return t2.Deliveries().Put(d) })
 	got, err = get(d.ID)
 	if err != nil || !reflect.DeepEqual(got, d) {
 		t.Fatalf("after Put = %+v, %v; want %+v", got, err, d)
@@ -83,7 +83,7 @@ func TestDeliveriesInsertGetPut(t *testing.T) {
 	// Put of an id not stored stores it under that id.
 	lost := pendingDelivery(f.org, d.URL, d.IMEI, webhookTime)
 	lost.ID = r.ID + 50
-	webhookUpdate(t, e, func(t2 *tx) error { return t2.Deliveries().Put(lost) })
+	write(t, e, func(t2 *tx) error { return t2.Deliveries().Put(lost) })
 	if got, err := get(lost.ID); err != nil || !reflect.DeepEqual(got, lost) {
 		t.Errorf("put of a new id = %+v, %v; want %+v", got, err, lost)
 	}
@@ -105,7 +105,7 @@ func TestDeliveriesPending(t *testing.T) {
 	}
 	ds[3].NextAttemptAt = webhookTime.Add(time.Hour)
 	insertDeliveries(t, e, ds...)
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		d := ds[6]
 		d.Status, d.FinishedAt = store.DeliveryFailed, webhookTime
 		return t2.Deliveries().Put(d)
@@ -138,7 +138,7 @@ func TestDeliveriesPending(t *testing.T) {
 		{"none", f.org3, "", nil},
 	} {
 		var got []store.QueueEntry
-		webhookView(t, e, func(t2 *tx) (err error) { got, err = t2.Deliveries().Pending(c.org, c.url); return err })
+		read(t, e, func(t2 *tx) (err error) { got, err = t2.Deliveries().Pending(c.org, c.url); return err })
 		if !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s:\n%+v\nwant\n%+v", c.name, got, c.want)
 		}
@@ -158,7 +158,7 @@ func TestDeliveriesList(t *testing.T) {
 	}
 	insertDeliveries(t, e, ds...)
 	insertDeliveries(t, e, pendingDelivery(f.org2, urls[0], dev1, webhookTime))
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		for _, d := range ds[:4] {
 			d.Status, d.FinishedAt = store.DeliveryDelivered, webhookTime
 			if err := t2.Deliveries().Put(d); err != nil {
@@ -190,7 +190,7 @@ func TestDeliveriesList(t *testing.T) {
 			wantPage, wantTotal := store.Paginate(want, p)
 			var got []store.Delivery
 			var total int
-			webhookView(t, e, func(t2 *tx) (err error) { got, total, err = t2.Deliveries().List(f.org, filter, p); return err })
+			read(t, e, func(t2 *tx) (err error) { got, total, err = t2.Deliveries().List(f.org, filter, p); return err })
 			if total != wantTotal || len(got) != len(wantPage) {
 				t.Errorf("filter %d, page %+v: %d of %d; want %d of %d", i, p, len(got), total, len(wantPage), wantTotal)
 				continue
@@ -243,7 +243,7 @@ func TestDeliveriesPurgeFinished(t *testing.T) {
 	total, batches := 0, 0
 	for {
 		var n int
-		webhookUpdate(t, e, func(t2 *tx) (err error) { n, from, err = t2.Deliveries().PurgeFinished(cut, from, 3); return err })
+		write(t, e, func(t2 *tx) (err error) { n, from, err = t2.Deliveries().PurgeFinished(cut, from, 3); return err })
 		total, batches = total+n, batches+1
 		if n > 3 {
 			t.Fatalf("a batch of 3 deleted %d", n)
@@ -259,7 +259,7 @@ func TestDeliveriesPurgeFinished(t *testing.T) {
 		t.Errorf("purged %d in %d batches; want 4 in 2", total, batches)
 	}
 	var left []int64
-	webhookView(t, e, func(t2 *tx) error {
+	read(t, e, func(t2 *tx) error {
 		for _, d := range append(ds, old) {
 			if _, err := t2.Deliveries().Get(d.ID); err == nil {
 				left = append(left, d.ID)
@@ -273,7 +273,7 @@ func TestDeliveriesPurgeFinished(t *testing.T) {
 		t.Errorf("left %v; want %v", left, want)
 	}
 	// Nothing is due any more; an empty cutoff list purges nothing.
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		for _, c := range []store.Cutoffs{cut, nil} {
 			n, next, err := t2.Deliveries().PurgeFinished(c, nil, 3)
 			if err != nil || n != 0 || next != nil {

@@ -6,12 +6,11 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/store"
-	"github.com/fleetcam/fleetcam/store/pgtest"
 )
 
 // deviceStateFixture is a prepared engine on a new database with one
 // partner, one organization and the devices of deviceStateIMEIs in it,
-// inserted with plain SQL.
+// inserted through the engine's records.
 type deviceStateFixture struct {
 	t     *testing.T
 	e     *Engine
@@ -25,28 +24,14 @@ var deviceStateIMEIs = []string{"490154203237518", "490154203237526", "490154203
 // seedDeviceState opens the fixture.
 func seedDeviceState(t *testing.T) *deviceStateFixture {
 	t.Helper()
-	e := openEngine(t, pgtest.Database(t, ""))
-	ctx := context.Background()
-	if err := e.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
+	e := openPrepared(t)
+	s := seeder{t, e, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	f := &deviceStateFixture{t: t, e: e, imeis: deviceStateIMEIs}
-	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var partner int64
-	if err := e.pool.QueryRow(ctx, `INSERT INTO partners (name, created_at) VALUES ('Partner', $1) RETURNING id`,
-		created).Scan(&partner); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.pool.QueryRow(ctx, `INSERT INTO organizations (name, partner_id, sso_salt, purge_days, created_at)
-		VALUES ('Fleet', $1, 'salt', 30, $2) RETURNING id`, partner, created).Scan(&f.org); err != nil {
-		t.Fatal(err)
-	}
+	partner := s.partner("Partner").ID
+	f.org = s.organization(store.Organization{Name: "Fleet", PartnerID: partner, SSOSalt: []byte("salt"),
+		Retention: store.Retention{PurgeDays: 30}}).ID
 	for _, imei := range f.imeis {
-		if _, err := e.pool.Exec(ctx, `INSERT INTO devices (imei, name, name_folded, organization_id, partner_id, status,
-				product_type, data_profile_id, created_at, ownership)
-			VALUES ($1, 'Truck', 'truck', $2, $3, 'activated', '', 0, $4, 0)`, imei, f.org, partner, created); err != nil {
-			t.Fatal(err)
-		}
+		s.device(store.Device{IMEI: imei, Name: "Truck", OrganizationID: f.org, PartnerID: partner})
 	}
 	return f
 }
@@ -54,17 +39,13 @@ func seedDeviceState(t *testing.T) *deviceStateFixture {
 // update runs fn in a write transaction and fails the test on error.
 func (f *deviceStateFixture) update(fn func(tx *tx) error) {
 	f.t.Helper()
-	if err := f.e.update(context.Background(), fn); err != nil {
-		f.t.Fatal(err)
-	}
+	write(f.t, f.e, fn)
 }
 
 // view runs fn in a read transaction and fails the test on error.
 func (f *deviceStateFixture) view(fn func(tx *tx) error) {
 	f.t.Helper()
-	if err := f.e.view(context.Background(), fn); err != nil {
-		f.t.Fatal(err)
-	}
+	read(f.t, f.e, fn)
 }
 
 // removeDevice deletes the device row as the store's RemoveDevice does,

@@ -1,43 +1,13 @@
 package postgres
 
 import (
-	"context"
 	"errors"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/fleetcam/fleetcam/store"
-	"github.com/fleetcam/fleetcam/store/pgtest"
 )
-
-// openDirectory returns an engine on a new database with the schema
-// applied.
-func openDirectory(t *testing.T) *Engine {
-	t.Helper()
-	e := openEngine(t, pgtest.Database(t, ""))
-	if err := e.Prepare(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
-
-// write runs fn in a read-write transaction and fails the test on its
-// error.
-func write(t *testing.T, e *Engine, fn func(*tx) error) {
-	t.Helper()
-	if err := e.update(context.Background(), fn); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// read runs fn in a read-only transaction and fails the test on its error.
-func read(t *testing.T, e *Engine, fn func(*tx) error) {
-	t.Helper()
-	if err := e.view(context.Background(), fn); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // testTime is a time with microseconds, which timestamptz keeps.
 var testTime = time.Date(2026, 3, 1, 12, 30, 45, 123456000, time.UTC)
@@ -53,22 +23,12 @@ type directory struct {
 // seedDirectory inserts the directory most tests start from.
 func seedDirectory(t *testing.T, e *Engine) directory {
 	t.Helper()
-	var d directory
-	write(t, e, func(t *tx) error {
-		d = directory{p: &store.Partner{Name: "P", CreatedAt: testTime}, q: &store.Partner{Name: "Q", CreatedAt: testTime}}
-		for _, p := range []*store.Partner{d.p, d.q} {
-			if err := t.Partners().Insert(p); err != nil {
-				return err
-			}
-		}
-		d.org = &store.Organization{Name: "Fleet", PartnerID: d.p.ID, PartnerIDs: []int64{d.p.ID, d.q.ID},
-			Retention: store.Retention{PurgeDays: 31}, CreatedAt: testTime}
-		if err := t.Organizations().Insert(d.org); err != nil {
-			return err
-		}
-		d.group = &store.Group{OrganizationID: d.org.ID, Name: "North", CreatedAt: testTime}
-		return t.Groups().Insert(d.group)
-	})
+	s := seeder{t, e, testTime}
+	d := directory{p: s.partner("P"), q: s.partner("Q")}
+	d.org = s.organization(store.Organization{Name: "Fleet", PartnerID: d.p.ID, PartnerIDs: []int64{d.p.ID, d.q.ID},
+		Retention: store.Retention{PurgeDays: 31}})
+	d.group = &store.Group{OrganizationID: d.org.ID, Name: "North", CreatedAt: testTime}
+	write(t, e, func(t *tx) error { return t.Groups().Insert(d.group) })
 	return d
 }
 
@@ -99,7 +59,7 @@ func wantEqual(t *testing.T, what string, got, want any) {
 }
 
 func TestPartners(t *testing.T) {
-	e := openDirectory(t)
+	e := openPrepared(t)
 	var ids []int64
 	write(t, e, func(t *tx) error {
 		for _, name := range []string{"A", "B", "C"} {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/bolt"
-	"github.com/fleetcam/fleetcam/store/pgtest"
 )
 
 // driverHybrid is an engine that keeps the driver records in PostgreSQL
@@ -63,10 +62,7 @@ type driverStore struct {
 
 func newDriverStore(t *testing.T) *driverStore {
 	t.Helper()
-	e := openEngine(t, pgtest.Database(t, ""))
-	if err := e.Prepare(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	e := openPrepared(t)
 	b, err := bolt.OpenEngine(filepath.Join(t.TempDir(), "fleetcam.db"), 0)
 	if err != nil {
 		t.Fatal(err)

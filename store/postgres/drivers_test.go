@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/store"
-	"github.com/fleetcam/fleetcam/store/pgtest"
 )
 
 // driverSeed is a migrated database with the directory rows the driver
@@ -20,44 +19,29 @@ type driverSeed struct {
 	org1, org2 int64
 }
 
-// seedDrivers opens an engine on a new database, migrates it and inserts
-// the partner and organizations.
+// seedDrivers opens a prepared engine on a new database and inserts the
+// partner and organizations.
 func seedDrivers(t *testing.T) driverSeed {
 	t.Helper()
-	e := openEngine(t, pgtest.Database(t, ""))
-	ctx := context.Background()
-	if err := e.Prepare(ctx); err != nil {
-		t.Fatal(err)
+	e := openPrepared(t)
+	s := seeder{t, e, time.Now()}
+	p := s.partner("Partner").ID
+	org := func(name string) int64 {
+		return s.organization(store.Organization{Name: name, PartnerID: p, SSOSalt: []byte("salt")}).ID
 	}
-	s := driverSeed{e: e}
-	err := e.pool.QueryRow(ctx, `WITH p AS (INSERT INTO partners (name, created_at) VALUES ('Partner', now()) RETURNING id)
-		INSERT INTO organizations (name, partner_id, sso_salt, purge_days, created_at,
-			is_organization_profile_enabled, exclusive_partner_only, purge_days_front_camera, purge_days_rear_camera, purge_days_auxiliary_cameras, device_retention_minutes, live_video_timeout_seconds, default_data_profile_id)
-		SELECT o, p.id, 'salt', 0, now(), false, false, 0, 0, 0, 0, 0, 0 FROM p, unnest(ARRAY['One', 'Two']) AS o
-		RETURNING id`).Scan(&s.org1)
-	if err == nil {
-		err = e.pool.QueryRow(ctx, `SELECT max(id) FROM organizations`).Scan(&s.org2)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return driverSeed{e: e, org1: org("One"), org2: org("Two")}
 }
 
 // update runs fn in a write transaction and fails the test on its error.
 func (s driverSeed) update(t *testing.T, fn func(t *tx) error) {
 	t.Helper()
-	if err := s.e.update(context.Background(), fn); err != nil {
-		t.Fatal(err)
-	}
+	write(t, s.e, fn)
 }
 
 // view runs fn in a read transaction and fails the test on its error.
 func (s driverSeed) view(t *testing.T, fn func(t *tx) error) {
 	t.Helper()
-	if err := s.e.view(context.Background(), fn); err != nil {
-		t.Fatal(err)
-	}
+	read(t, s.e, fn)
 }
 
 // driver is a driver of org, created at, with its code, third-party id and

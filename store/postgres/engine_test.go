@@ -132,11 +132,8 @@ func TestConflictingWritesBothCommit(t *testing.T) {
 // TestFailedWriteLeavesNothing returns an error after writing: nothing is
 // committed and OnCommit does not run.
 func TestFailedWriteLeavesNothing(t *testing.T) {
-	e := openEngine(t, pgtest.Database(t, ""))
+	e := openPrepared(t)
 	ctx := context.Background()
-	if err := e.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
 	boom := errors.New("boom")
 	ran := false
 	err := e.update(ctx, func(t *tx) error {

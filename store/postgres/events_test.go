@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/store"
-	"github.com/fleetcam/fleetcam/store/pgtest"
 )
 
 var eventT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -32,36 +31,33 @@ type eventFixture struct {
 func seedEvents(t *testing.T) *eventFixture {
 	t.Helper()
 	ctx := context.Background()
-	e := openEngine(t, pgtest.Database(t, ""))
-	if err := e.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
+	e := openPrepared(t)
 	dropMonthPartitions(t, e)
 	if err := ensureEventPartitions(ctx, e, eventT0); err != nil {
 		t.Fatal(err)
 	}
-	_, err := e.pool.Exec(ctx, `
-		INSERT INTO partners (id, name, created_at) VALUES (1, 'one', now()), (2, 'two', now());
-		INSERT INTO organizations (id, name, partner_id, sso_salt, purge_days, created_at)
-		VALUES (1, 'first', 1, '', 30, now()), (2, 'second', 1, '', 30, now())`)
-	if err != nil {
-		t.Fatal(err)
+	// The events of the tests name partner 1 and organization 1: the first
+	// of a new database's identities.
+	s := seeder{t, e, time.Now()}
+	p1, p2 := s.partner("one"), s.partner("two")
+	o1 := s.organization(store.Organization{Name: "first", PartnerID: p1.ID, SSOSalt: []byte{}, Retention: store.Retention{PurgeDays: 30}})
+	o2 := s.organization(store.Organization{Name: "second", PartnerID: p1.ID, SSOSalt: []byte{}, Retention: store.Retention{PurgeDays: 30}})
+	if p1.ID != 1 || p2.ID != 2 || o1.ID != 1 || o2.ID != 2 {
+		t.Fatalf("partners %d and %d, organizations %d and %d; want 1 and 2 of each", p1.ID, p2.ID, o1.ID, o2.ID)
 	}
 	return &eventFixture{e: e, ctx: ctx}
 }
 
+// update runs fn in a write transaction and fails the test on its error.
 func (f *eventFixture) update(t *testing.T, fn func(t *tx) error) {
 	t.Helper()
-	if err := f.e.update(f.ctx, fn); err != nil {
-		t.Fatal(err)
-	}
+	write(t, f.e, fn)
 }
 
+// view runs fn in a read transaction and fails the test on its error.
 func (f *eventFixture) view(t *testing.T, fn func(t *tx) error) {
 	t.Helper()
-	if err := f.e.view(f.ctx, fn); err != nil {
-		t.Fatal(err)
-	}
+	read(t, f.e, fn)
 }
 
 // insert stores each event in one transaction and returns them with their

@@ -38,7 +38,7 @@ func TestGPSInsertKeepsOneSamplePerMillisecond(t *testing.T) {
 	imei := f.imeis[0]
 	p := gpsAt(trackNow, 0)
 	p.Time = p.Time.Add(7*time.Millisecond + 654321*time.Nanosecond)
-	trackWrite(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		for i, want := range []bool{true, false} {
 			q := p
 			q.Lat += float64(i)
@@ -53,7 +53,7 @@ func TestGPSInsertKeepsOneSamplePerMillisecond(t *testing.T) {
 		}
 		return nil
 	})
-	trackRead(t, e, func(r *tx) error {
+	read(t, e, func(r *tx) error {
 		got, err := r.GPSSamples().Range(imei, time.Time{}, trackNow.AddDate(1, 0, 0), store.GPSFilter{}, 0)
 		if err != nil {
 			return err
@@ -83,7 +83,7 @@ func TestGPSRangeAndLatest(t *testing.T) {
 	base := trackNow.Add(-time.Hour)
 	// Samples 0 to 4 of ownership 5, 5 to 9 of ownership 7; samples 0 to 9
 	// of the other device recorded before ownership numbers.
-	trackWrite(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		for i := range 10 {
 			own := int64(5)
 			if i >= 5 {
@@ -137,7 +137,7 @@ func TestGPSRangeAndLatest(t *testing.T) {
 			2, []int{5, 6}},
 		{"other device", "351000000000009", time.Time{}, endOfTime, store.GPSFilter{}, 0, []int{}},
 	}
-	trackRead(t, e, func(r *tx) error {
+	read(t, e, func(r *tx) error {
 		for _, c := range cases {
 			got, err := r.GPSSamples().Range(c.imei, c.start, c.end, c.f, c.limit)
 			if err != nil {
@@ -192,7 +192,7 @@ func TestGPSPurge(t *testing.T) {
 		}
 		return 0
 	}
-	trackWrite(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		for _, imei := range f.imeis {
 			for i := range 60 {
 				if _, err := r.GPSSamples().Insert(imei, ownership(imei, i), gpsAt(base, i)); err != nil {
@@ -231,7 +231,7 @@ func TestGPSPurge(t *testing.T) {
 	if deleted != due || batches < due/4 {
 		t.Errorf("purged %d samples in %d batches; want %d in batches of 4", deleted, batches, due)
 	}
-	trackRead(t, e, func(r *tx) error {
+	read(t, e, func(r *tx) error {
 		for _, imei := range f.imeis {
 			got, err := r.GPSSamples().Range(imei, time.Time{}, trackNow, store.GPSFilter{}, 0)
 			if err != nil {
@@ -283,7 +283,7 @@ func TestTrackPartitions(t *testing.T) {
 	}
 	ahead := store.GPSPoint{Time: time.Date(2026, 8, 10, 0, 0, 0, 0, time.UTC), Lat: 1, Lon: 2}
 	beyond := store.GPSPoint{Time: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), Lat: 1, Lon: 2}
-	trackWrite(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		for _, p := range []store.GPSPoint{ahead, beyond} {
 			if _, err := r.GPSSamples().Insert(f.imeis[0], 1, p); err != nil {
 				return err

@@ -70,12 +70,22 @@ func (m messages) Append(msg *store.Message) error {
 	if string(fact) == "{}" {
 		fact = nil
 	}
-	err = m.t.pg.QueryRow(m.t.ctx, `WITH serial AS MATERIALIZED (SELECT pg_advisory_xact_lock($1))
+	return insertInOrder(m.t, messageSeqLockID, `
 		INSERT INTO messages (kind, sub_type, organization_id, partner_id, imei, occurred_at, fact, payload)
 		SELECT $2, $3, $4, $5::bigint, $6, $7::timestamptz, $8::jsonb, $9::jsonb FROM serial
-		RETURNING seq`,
-		int64(messageSeqLockID), msg.Kind, msg.SubType, msg.OrganizationID, nullID(msg.PartnerID), msg.IMEI,
-		timeBound(msg.Time), jsonbParam(fact), jsonbParam(msg.Payload)).Scan(&msg.Seq)
+		RETURNING seq`, &msg.Seq,
+		msg.Kind, msg.SubType, msg.OrganizationID, nullID(msg.PartnerID), msg.IMEI,
+		timeBound(msg.Time), jsonbParam(fact), jsonbParam(msg.Payload))
+}
+
+// insertInOrder runs insert, an INSERT … SELECT … FROM serial that returns
+// the identity it drew, into id, once the transaction holds the advisory
+// lock lockID, which it keeps to its end: the identities drawn under one
+// lock are in commit order (see above). The lock is $1 of insert, its
+// args from $2.
+func insertInOrder(t *tx, lockID int64, insert string, id *int64, args ...any) error {
+	err := t.pg.QueryRow(t.ctx, `WITH serial AS MATERIALIZED (SELECT pg_advisory_xact_lock($1)) `+insert,
+		append([]any{lockID}, args...)...).Scan(id)
 	return classify(err)
 }
 

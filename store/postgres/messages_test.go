@@ -19,7 +19,7 @@ import (
 // their sequences.
 func appendMessages(t *testing.T, e *Engine, msgs ...store.Message) []store.Message {
 	t.Helper()
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		for i := range msgs {
 			if err := t2.Messages().Append(&msgs[i]); err != nil {
 				return err
@@ -34,7 +34,7 @@ func appendMessages(t *testing.T, e *Engine, msgs ...store.Message) []store.Mess
 func messagesAfter(t *testing.T, e *Engine, seq int64, limit int) []store.Message {
 	t.Helper()
 	var out []store.Message
-	webhookView(t, e, func(t2 *tx) (err error) { out, err = t2.Messages().After(seq, limit); return err })
+	read(t, e, func(t2 *tx) (err error) { out, err = t2.Messages().After(seq, limit); return err })
 	return out
 }
 
@@ -137,7 +137,7 @@ func TestMessagesAfterAndDeleteThrough(t *testing.T) {
 	}
 
 	deleteThrough := func(through int64, limit int) (n int, more bool) {
-		webhookUpdate(t, e, func(t2 *tx) (err error) { n, more, err = t2.Messages().DeleteThrough(through, limit); return err })
+		write(t, e, func(t2 *tx) (err error) { n, more, err = t2.Messages().DeleteThrough(through, limit); return err })
 		return n, more
 	}
 	// Through the 6th, 4 at a time: 4 and more, then 2 and no more.
@@ -215,7 +215,7 @@ func TestMessageSequencesFollowCommits(t *testing.T) {
 	}()
 	waitForAdvisoryWaiter(t, e)
 	var visible []store.Message
-	webhookView(t, e, func(t2 *tx) (err error) { visible, err = t2.Messages().After(0, 0); return err })
+	read(t, e, func(t2 *tx) (err error) { visible, err = t2.Messages().After(0, 0); return err })
 	if len(visible) != 0 {
 		t.Fatalf("messages visible before either commit: %+v", visible)
 	}
@@ -280,7 +280,7 @@ func TestConcurrentAppendersAreNotSkipped(t *testing.T) {
 	var cursor int64
 	read := func() {
 		var msgs []store.Message
-		webhookView(t, e, func(t2 *tx) (err error) { msgs, err = t2.Messages().After(cursor, 7); return err })
+		read(t, e, func(t2 *tx) (err error) { msgs, err = t2.Messages().After(cursor, 7); return err })
 		for _, m := range msgs {
 			seen[m.Seq] = true
 			cursor = m.Seq

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetcam/fleetcam/store/pgtest"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -15,11 +14,8 @@ import (
 // partitioned table, twice, and finds each row in the partition of its
 // month and a row far outside them in the default partition.
 func TestMonthPartitions(t *testing.T) {
-	e := openEngine(t, pgtest.Database(t, ""))
+	e := openPrepared(t)
 	ctx := context.Background()
-	if err := e.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
 	_, err := e.pool.Exec(ctx, `CREATE TABLE samples (at timestamptz NOT NULL) PARTITION BY RANGE (at);
 		CREATE TABLE samples_default PARTITION OF samples DEFAULT`)
 	if err != nil {

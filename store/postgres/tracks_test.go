@@ -8,7 +8,6 @@ import (
 	"unsafe"
 
 	"github.com/fleetcam/fleetcam/store"
-	"github.com/fleetcam/fleetcam/store/pgtest"
 )
 
 // trackNow is the time the tests of the tracks group run at: the
@@ -19,34 +18,12 @@ var trackNow = time.Date(2026, 3, 15, 9, 0, 0, 0, time.UTC)
 // and the partitions of gps_samples around trackNow.
 func trackEngine(t *testing.T) *Engine {
 	t.Helper()
-	e := openEngine(t, pgtest.Database(t, ""))
-	ctx := context.Background()
-	if err := e.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
+	e := openPrepared(t)
 	dropMonthPartitions(t, e)
-	if err := ensureTrackPartitions(ctx, e, trackNow); err != nil {
+	if err := ensureTrackPartitions(context.Background(), e, trackNow); err != nil {
 		t.Fatal(err)
 	}
 	return e
-}
-
-// trackWrite runs fn in a read-write transaction and fails the test on its
-// error.
-func trackWrite(t *testing.T, e *Engine, fn func(*tx) error) {
-	t.Helper()
-	if err := e.update(context.Background(), fn); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// trackRead runs fn in a read-only transaction and fails the test on its
-// error.
-func trackRead(t *testing.T, e *Engine, fn func(*tx) error) {
-	t.Helper()
-	if err := e.view(context.Background(), fn); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // tracksFixture is the directory seedTracks inserts: organizations A and
@@ -57,33 +34,18 @@ type tracksFixture struct {
 	imeis []string
 }
 
-// seedTracks inserts the directory rows the tracks refer to with plain SQL.
+// seedTracks inserts the directory rows the tracks refer to.
 func seedTracks(t *testing.T, e *Engine) tracksFixture {
 	t.Helper()
-	ctx := context.Background()
-	one := func(sql string, args ...any) int64 {
-		t.Helper()
-		var id int64
-		if err := e.pool.QueryRow(ctx, sql, args...).Scan(&id); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		return id
-	}
-	partner := one(`INSERT INTO partners (name, created_at) VALUES ('P', $1) RETURNING id`, trackNow)
+	s := seeder{t, e, trackNow}
+	partner := s.partner("P").ID
 	org := func(name string) int64 {
-		return one(`INSERT INTO organizations (name, partner_id, is_organization_profile_enabled, exclusive_partner_only,
-				purge_days, purge_days_front_camera, purge_days_rear_camera, purge_days_auxiliary_cameras,
-				device_retention_minutes, live_video_timeout_seconds, default_data_profile_id, created_at)
-			VALUES ($1, $2, false, false, 31, 0, 0, 0, 0, 0, 0, $3) RETURNING id`, name, partner, trackNow)
+		return s.organization(store.Organization{Name: name, PartnerID: partner, Retention: store.Retention{PurgeDays: 31}}).ID
 	}
 	f := tracksFixture{orgA: org("A"), orgB: org("B")}
 	for i, o := range []int64{f.orgA, f.orgA, f.orgB} {
 		imei := "35100000000000" + string(rune('0'+i))
-		if _, err := e.pool.Exec(ctx, `INSERT INTO devices (imei, name, name_folded, organization_id, partner_id,
-				status, product_type, data_profile_id, created_at, ownership)
-			VALUES ($1, '', '', $2, $3, 'activated', '', 0, $4, $5)`, imei, o, partner, trackNow, i+1); err != nil {
-			t.Fatal(err)
-		}
+		s.device(store.Device{IMEI: imei, OrganizationID: o, PartnerID: partner, Ownership: int64(i + 1)})
 		f.imeis = append(f.imeis, imei)
 	}
 	return f
@@ -137,7 +99,7 @@ func purgeAll(t *testing.T, e *Engine, limit int, purge func(*tx, []byte) (int, 
 	var from []byte
 	for {
 		var n int
-		trackWrite(t, e, func(r *tx) error {
+		write(t, e, func(r *tx) error {
 			var err error
 			n, from, err = purge(r, from)
 			return err

@@ -21,7 +21,7 @@ func TestDeviceTracks(t *testing.T) {
 		1 << 40: {{Time: trackNow, Inside: false}, {Time: trackNow.Add(time.Second), Inside: true},
 			{Time: trackNow.Add(2 * time.Second), Inside: false}},
 	}}
-	trackWrite(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		if _, err := r.DeviceTracks().Get(imei); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("the track of a device without one: %v; want ErrNotFound", err)
 		}
@@ -36,7 +36,7 @@ func TestDeviceTracks(t *testing.T) {
 		}
 		return r.DeviceTracks().Put(f.imeis[2], &store.DeviceTrack{OverLimit: true})
 	})
-	trackRead(t, e, func(r *tx) error {
+	read(t, e, func(r *tx) error {
 		for imei, want := range map[string]*store.DeviceTrack{imei: track, f.imeis[1]: {}, f.imeis[2]: {OverLimit: true}} {
 			got, err := r.DeviceTracks().Get(imei)
 			if err != nil || !reflect.DeepEqual(got, want) {
@@ -45,7 +45,7 @@ func TestDeviceTracks(t *testing.T) {
 		}
 		return nil
 	})
-	trackWrite(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		if err := r.DeviceTracks().Put(imei, &store.DeviceTrack{}); err != nil {
 			return err
 		}
@@ -70,7 +70,7 @@ func TestHotspots(t *testing.T) {
 	imei := f.imeis[0]
 	on := &store.HotspotState{IMEI: imei, On: true, Password: "Secret12pass", PasswordChangedAt: trackNow.Add(time.Microsecond)}
 	reset := &store.HotspotState{IMEI: imei, On: true, PasswordChangedAt: trackNow.Add(time.Hour)}
-	trackWrite(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		if _, err := r.Hotspots().Get(imei); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("the hotspot of a device without one: %v; want ErrNotFound", err)
 		}
@@ -135,7 +135,7 @@ func TestDeviceSettings(t *testing.T) {
 	imei := f.imeis[0]
 	full := fullDeviceSettings(imei)
 	bare := &store.DeviceSettings{IMEI: imei, Version: 8}
-	trackWrite(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		if _, err := r.DeviceSettings().Get(imei); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("the settings of a device without any: %v; want ErrNotFound", err)
 		}
@@ -179,7 +179,7 @@ func TestOrganizationSettings(t *testing.T) {
 	full := &store.OrgSettings{OrganizationID: f.orgA, Device: ds.Device, Events: ds.Events, Privacy: ds.Privacy,
 		PrivacyModeConfig: ds.PrivacyModeConfig, ForbidLegacyFirmware: true, UpdatedAt: ds.UpdatedAt}
 	bare := &store.OrgSettings{OrganizationID: f.orgA, UpdatedAt: trackNow}
-	trackWrite(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		if _, err := r.OrganizationSettings().Get(f.orgA); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("the settings of an organization without any: %v; want ErrNotFound", err)
 		}
@@ -204,7 +204,7 @@ func TestTrackRecordsOfRemovedDevice(t *testing.T) {
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	imei := f.imeis[0]
-	trackWrite(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		if err := r.DeviceTracks().Put(imei, &store.DeviceTrack{OverLimit: true}); err != nil {
 			return err
 		}
@@ -226,7 +226,7 @@ func TestTrackRecordsOfRemovedDevice(t *testing.T) {
 		}
 		return r.Devices().Delete(imei)
 	})
-	trackRead(t, e, func(r *tx) error {
+	read(t, e, func(r *tx) error {
 		if _, err := r.DeviceTracks().Get(imei); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("the track of a removed device: %v; want ErrNotFound", err)
 		}
@@ -246,7 +246,7 @@ func TestTrackRecordsOfRemovedDevice(t *testing.T) {
 	})
 	// The store then forgets what it drops with the device, none of which
 	// is left: no error.
-	trackWrite(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		for _, drop := range []func(string) error{r.DeviceTracks().Delete, r.Hotspots().Delete,
 			r.DeviceSettings().Delete, r.Trips().ClearOpen} {
 			if err := drop(imei); err != nil {

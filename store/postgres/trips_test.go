@@ -31,7 +31,7 @@ func TestTripsInsertAtPut(t *testing.T) {
 	first := &store.Trip{IMEI: imei, OrganizationID: f.orgA, Start: start, DriverID: 42, Ownership: 1}
 	second := &store.Trip{IMEI: imei, OrganizationID: f.orgA, Start: start.Add(time.Millisecond)}
 	other := &store.Trip{IMEI: f.imeis[2], OrganizationID: f.orgB, Start: start, Ownership: 3}
-	trackWrite(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		var last int64
 		for _, trip := range []*store.Trip{first, second, other} {
 			if err := r.Trips().Insert(trip); err != nil {
@@ -56,7 +56,7 @@ func TestTripsInsertAtPut(t *testing.T) {
 		}
 		return nil
 	})
-	trackRead(t, e, func(r *tx) error {
+	read(t, e, func(r *tx) error {
 		if _, err := r.Trips().At(imei, start.Add(-time.Millisecond)); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("a trip at a millisecond without one: %v; want ErrNotFound", err)
 		}
@@ -71,7 +71,7 @@ func TestTripsInsertAtPut(t *testing.T) {
 	})
 	closed := *first
 	closed.End, closed.DistanceMeters, closed.DriverID = start.Add(time.Hour+7*time.Microsecond), 12345.5, 0
-	trackWrite(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		if err := r.Trips().Put(&closed); err != nil {
 			return err
 		}
@@ -82,7 +82,7 @@ func TestTripsInsertAtPut(t *testing.T) {
 		}
 		return nil
 	})
-	trackRead(t, e, func(r *tx) error {
+	read(t, e, func(r *tx) error {
 		got, err := r.Trips().At(imei, start)
 		if err != nil || !reflect.DeepEqual(*got, closed) {
 			t.Errorf("the replaced trip: %+v, %v; want %+v", got, err, closed)
@@ -110,7 +110,7 @@ func TestTripsOpen(t *testing.T) {
 			t.Errorf("open trip of %s: %+v, %v; want %+v", imei, got, err, *want)
 		}
 	}
-	trackWrite(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		for _, trip := range []*store.Trip{a, b, c} {
 			if err := r.Trips().Insert(trip); err != nil {
 				return err
@@ -143,7 +143,7 @@ func TestTripsOpen(t *testing.T) {
 	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM trips WHERE is_open`).Scan(&n); err != nil || n != 2 {
 		t.Errorf("%d open trips, %v; want 2", n, err)
 	}
-	trackWrite(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		for range 2 { // clearing none is no error
 			if err := r.Trips().ClearOpen(imei); err != nil {
 				return err
@@ -176,7 +176,7 @@ func TestTripsByDeviceAndIMEIs(t *testing.T) {
 		"a": {IMEI: imei, OrganizationID: f.orgA, Start: h(1), End: h(2)},
 		"c": {IMEI: imei, OrganizationID: f.orgA, Start: h(5)},
 	}
-	trackWrite(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		if imeis, err := r.Trips().IMEIs(); err != nil || len(imeis) != 0 {
 			t.Errorf("devices with trips before any: %v, %v", imeis, err)
 		}
@@ -207,7 +207,7 @@ func TestTripsByDeviceAndIMEIs(t *testing.T) {
 		{time.Time{}, h(0.5), ""},
 		{time.Time{}, time.UnixMilli(1 << 62), "abc"},
 	}
-	trackRead(t, e, func(r *tx) error {
+	read(t, e, func(r *tx) error {
 		for _, c := range cases {
 			got, err := r.Trips().ByDevice(imei, c.start, c.end)
 			if err != nil {
@@ -249,7 +249,7 @@ func TestTripsPurge(t *testing.T) {
 	}
 	var all []key
 	var openTrip key
-	trackWrite(t, e, func(r *tx) error {
+	write(t, e, func(r *tx) error {
 		for _, imei := range f.imeis {
 			for i := range 40 {
 				own := int64(1 + i%2)
@@ -297,7 +297,7 @@ func TestTripsPurge(t *testing.T) {
 	if deleted != due || batches < due/5 {
 		t.Errorf("purged %d trips in %d batches; want %d in batches of 5", deleted, batches, due)
 	}
-	trackRead(t, e, func(r *tx) error {
+	read(t, e, func(r *tx) error {
 		for _, k := range all {
 			_, err := r.Trips().At(k.imei, base.Add(time.Duration(k.i)*time.Minute))
 			if kept := err == nil; kept != want[k] {

@@ -33,7 +33,7 @@ func TestWebhookPartitions(t *testing.T) {
 	audit := map[time.Time]*store.AuditEntry{}
 	msgs := map[time.Time]*store.Message{}
 	dels := map[time.Time]*store.Delivery{}
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		for _, at := range []time.Time{inWindow, ahead, beyond} {
 			audit[at] = &store.AuditEntry{Time: at, Action: "a", EntityType: "e", EntityID: "1", OrganizationID: f.org}
 			msgs[at] = &store.Message{Kind: store.MessageGPS, OrganizationID: f.org, Time: at}
@@ -105,7 +105,7 @@ func TestWebhookPartitions(t *testing.T) {
 		}
 	}
 	// The records read as before.
-	webhookView(t, e, func(t2 *tx) error {
+	read(t, e, func(t2 *tx) error {
 		got, err := t2.Messages().After(0, 0)
 		if err != nil || len(got) != 3 || got[0].Seq != msgs[inWindow].Seq || !got[0].Time.Equal(inWindow) {
 			t.Errorf("messages after the move: %+v, %v", got, err)
@@ -118,7 +118,7 @@ func TestWebhookPartitions(t *testing.T) {
 	})
 	// New rows take ids after the moved ones.
 	m := store.Message{Kind: store.MessageGPS, OrganizationID: f.org, Time: now}
-	webhookUpdate(t, e, func(t2 *tx) error { return t2.Messages().Append(&m) })
+	write(t, e, func(t2 *tx) error { return t2.Messages().Append(&m) })
 	if m.Seq <= msgs[beyond].Seq {
 		t.Errorf("sequence %d after the move; want above %d", m.Seq, msgs[beyond].Seq)
 	}

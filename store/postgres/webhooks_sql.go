@@ -28,6 +28,22 @@ func cutoffParams(cut store.Cutoffs) (orgs []int64, cutoffs []pgtype.Timestamptz
 	return orgs, cutoffs, timeBound(ceilMicro(cut.Latest()))
 }
 
+// purgeByCutoffs runs one batch of a purge by organization cutoffs: sql,
+// a DELETE returning the ids it deleted, gets the organizations ($1) with
+// their cutoffs ($2), the id to resume at ($3), the latest cutoff ($4)
+// and the batch size ($5). Without cutoffs nothing is due.
+func purgeByCutoffs(t *tx, sql string, cut store.Cutoffs, from []byte, limit int) (int, []byte, error) {
+	if len(cut) == 0 {
+		return 0, nil, nil
+	}
+	orgs, cutoffs, latest := cutoffParams(cut)
+	rows, err := t.pg.Query(t.ctx, sql, orgs, cutoffs, resumeID(from), latest, limitParam(limit))
+	if err != nil {
+		return 0, nil, classify(err)
+	}
+	return purged(rows, limit)
+}
+
 // resumeID is the id a batched purge resumes at, from the position it
 // returned: 0 (the start) for nil or a position it did not write.
 func resumeID(from []byte) int64 {

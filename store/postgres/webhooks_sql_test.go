@@ -35,7 +35,7 @@ func TestNULCharactersAreStored(t *testing.T) {
 	d.Body = []byte(`{"metadata":"a\u0000b"}`)
 	d.RecordAttempt(store.DeliveryAttempt{Time: webhookTime, StatusCode: 500, Error: "HTTP 500: a\x00b"})
 	ep := store.WebhookEndpoint{OrganizationID: f.org, URL: d.URL, LastError: "HTTP 500: a\x00b", LastFailureAt: webhookTime}
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		if err := t2.Messages().Append(&msg); err != nil {
 			return err
 		}
@@ -47,7 +47,7 @@ func TestNULCharactersAreStored(t *testing.T) {
 		}
 		return t2.WebhookEndpoints().Put(&ep)
 	})
-	webhookView(t, e, func(t2 *tx) error {
+	read(t, e, func(t2 *tx) error {
 		msgs, err := t2.Messages().After(0, 0)
 		if err != nil || len(msgs) != 1 || msgs[0].Event.Metadata != "a\uFFFDb" {
 			t.Errorf("message %+v, %v; want the metadata with U+FFFD", msgs, err)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/store"
-	"github.com/fleetcam/fleetcam/store/pgtest"
 )
 
 // webhookTime is a time with microseconds, which timestamptz keeps.
@@ -26,61 +25,28 @@ type webhookFixture struct {
 // directory rows of seedWebhooks.
 func webhookEngine(t *testing.T) (*Engine, webhookFixture) {
 	t.Helper()
-	e := openEngine(t, pgtest.Database(t, ""))
-	ctx := context.Background()
-	if err := e.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := ensureWebhookPartitions(ctx, e, webhookTime); err != nil {
+	e := openPrepared(t)
+	if err := ensureWebhookPartitions(context.Background(), e, webhookTime); err != nil {
 		t.Fatal(err)
 	}
 	return e, seedWebhooks(t, e)
 }
 
-// seedWebhooks inserts the directory rows the webhook records refer to
-// with plain SQL: a partner and three organizations.
+// seedWebhooks inserts the directory rows the webhook records refer to: a
+// partner and three organizations.
 func seedWebhooks(t *testing.T, e *Engine) webhookFixture {
 	t.Helper()
-	ctx := context.Background()
-	var f webhookFixture
-	err := e.pool.QueryRow(ctx, `INSERT INTO partners (name, created_at) VALUES ('P', $1) RETURNING id`, webhookTime).Scan(&f.partner)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := seeder{t, e, webhookTime}
+	f := webhookFixture{partner: s.partner("P").ID}
 	for _, id := range []*int64{&f.org, &f.org2, &f.org3} {
-		err := e.pool.QueryRow(ctx, `INSERT INTO organizations (name, partner_id, is_organization_profile_enabled,
-				exclusive_partner_only, purge_days, purge_days_front_camera, purge_days_rear_camera,
-				purge_days_auxiliary_cameras, device_retention_minutes, live_video_timeout_seconds,
-				default_data_profile_id, created_at)
-			VALUES ('O', $1, false, false, 31, 0, 0, 0, 0, 0, 0, $2) RETURNING id`, f.partner, webhookTime).Scan(id)
-		if err != nil {
-			t.Fatal(err)
-		}
+		*id = s.organization(store.Organization{Name: "O", PartnerID: f.partner, Retention: store.Retention{PurgeDays: 31}}).ID
 	}
 	return f
 }
 
-// webhookUpdate runs fn in a read-write transaction and fails the test on
-// its error.
-func webhookUpdate(t *testing.T, e *Engine, fn func(*tx) error) {
-	t.Helper()
-	if err := e.update(context.Background(), fn); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// webhookView runs fn in a read-only transaction and fails the test on its
-// error.
-func webhookView(t *testing.T, e *Engine, fn func(*tx) error) {
-	t.Helper()
-	if err := e.view(context.Background(), fn); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestWebhookSettings(t *testing.T) {
 	e, f := webhookEngine(t)
-	webhookView(t, e, func(t2 *tx) error {
+	read(t, e, func(t2 *tx) error {
 		if _, err := t2.WebhookSettings().Get(f.org); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("settings never saved: %v; want store.ErrNotFound", err)
 		}
@@ -93,13 +59,13 @@ func TestWebhookSettings(t *testing.T) {
 			Config: store.SystemMessagesConfig{DeviceStatus: true, DataUsageThresholds: []float64{0.5, 0.9}, DataUsagePlan: 1.5}}},
 		AllowInsecureURLs: true, UpdatedAt: webhookTime}
 	empty := &store.WebhookSettings{OrganizationID: f.org2, NotifyMediaAvailable: true}
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		if err := t2.WebhookSettings().Put(full); err != nil {
 			return err
 		}
 		return t2.WebhookSettings().Put(empty)
 	})
-	webhookView(t, e, func(t2 *tx) error {
+	read(t, e, func(t2 *tx) error {
 		for _, want := range []*store.WebhookSettings{full, empty} {
 			got, err := t2.WebhookSettings().Get(want.OrganizationID)
 			if err != nil || !reflect.DeepEqual(got, want) {
@@ -109,10 +75,10 @@ func TestWebhookSettings(t *testing.T) {
 		return nil
 	})
 	// Put replaces the whole record.
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		return t2.WebhookSettings().Put(&store.WebhookSettings{OrganizationID: f.org, GPSURLs: []string{"https://x.example.com"}})
 	})
-	webhookView(t, e, func(t2 *tx) error {
+	read(t, e, func(t2 *tx) error {
 		got, err := t2.WebhookSettings().Get(f.org)
 		want := &store.WebhookSettings{OrganizationID: f.org, GPSURLs: []string{"https://x.example.com"}}
 		if err != nil || !reflect.DeepEqual(got, want) {
@@ -124,7 +90,7 @@ func TestWebhookSettings(t *testing.T) {
 	if _, err := e.pool.Exec(context.Background(), `INSERT INTO webhook_settings (organization_id) VALUES ($1)`, f.org3); err != nil {
 		t.Fatal(err)
 	}
-	webhookView(t, e, func(t2 *tx) error {
+	read(t, e, func(t2 *tx) error {
 		got, err := t2.WebhookSettings().Get(f.org3)
 		if err != nil || !reflect.DeepEqual(got, store.DefaultWebhookSettings(f.org3)) {
 			t.Errorf("settings of defaults = %+v, %v; want %+v", got, err, store.DefaultWebhookSettings(f.org3))
@@ -143,7 +109,7 @@ func TestWebhookSubscriptions(t *testing.T) {
 		{OrganizationID: f.org, IMEI: dev1, URL: "https://s.example.com", Type: store.WebhookTypeSystemMessages,
 			System: store.SystemMessagesConfig{DeviceRemoved: true, PrivacyMode: true}},
 	}
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		for _, s := range subs {
 			s.CreatedAt, s.UpdatedAt = webhookTime, webhookTime
 			if err := t2.WebhookSubscriptions().Insert(s); err != nil {
@@ -157,7 +123,7 @@ func TestWebhookSubscriptions(t *testing.T) {
 			t.Fatalf("ids %d then %d; want them growing", subs[i-1].ID, subs[i].ID)
 		}
 	}
-	webhookView(t, e, func(t2 *tx) error {
+	read(t, e, func(t2 *tx) error {
 		all, err := t2.WebhookSubscriptions().List(f.org, "")
 		if want := []store.WebhookSubscription{*subs[0], *subs[1], *subs[3]}; err != nil || !reflect.DeepEqual(all, want) {
 			t.Errorf("subscriptions of the organization = %+v, %v; want %+v", all, err, want)
@@ -185,7 +151,7 @@ func TestWebhookSubscriptions(t *testing.T) {
 	}
 	// Put replaces; another organization's id is not found; Delete removes,
 	// and deleting again is no error.
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		s := *subs[0]
 		s.URL, s.NotifyMediaAvailable, s.UpdatedAt = "https://c.example.com", false, webhookTime.Add(time.Hour)
 		if err := t2.WebhookSubscriptions().Put(&s); err != nil {
@@ -205,7 +171,7 @@ func TestWebhookSubscriptions(t *testing.T) {
 		}
 		return t2.WebhookSubscriptions().Delete(f.org, subs[2].ID) // another organization's: stays
 	})
-	webhookView(t, e, func(t2 *tx) error {
+	read(t, e, func(t2 *tx) error {
 		all, err := t2.WebhookSubscriptions().List(f.org, "")
 		if want := []store.WebhookSubscription{*subs[0], *subs[3]}; err != nil || !reflect.DeepEqual(all, want) {
 			t.Errorf("after Put and Delete = %+v, %v; want %+v", all, err, want)
@@ -216,7 +182,7 @@ func TestWebhookSubscriptions(t *testing.T) {
 		return nil
 	})
 	// Ids are not reused.
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		s := store.WebhookSubscription{OrganizationID: f.org, IMEI: dev2, URL: "https://a.example.com",
 			Type: store.WebhookTypeGPS, CreatedAt: webhookTime, UpdatedAt: webhookTime}
 		if err := t2.WebhookSubscriptions().Insert(&s); err != nil {
@@ -232,13 +198,13 @@ func TestWebhookSubscriptions(t *testing.T) {
 func TestWebhookSecrets(t *testing.T) {
 	e, f := webhookEngine(t)
 	created := &store.WebhookSecret{OrganizationID: f.org, Salt: []byte{1, 2, 3}, CreatedAt: webhookTime}
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		if _, err := t2.WebhookSecrets().Get(f.org); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("secret never created: %v; want store.ErrNotFound", err)
 		}
 		return t2.WebhookSecrets().Put(created)
 	})
-	webhookView(t, e, func(t2 *tx) error {
+	read(t, e, func(t2 *tx) error {
 		got, err := t2.WebhookSecrets().Get(f.org)
 		if err != nil || !reflect.DeepEqual(got, created) {
 			t.Errorf("secret = %+v, %v; want %+v", got, err, created)
@@ -247,8 +213,8 @@ func TestWebhookSecrets(t *testing.T) {
 	})
 	rotated := &store.WebhookSecret{OrganizationID: f.org, Salt: []byte{4, 5}, PreviousSalt: []byte{1, 2, 3},
 		PreviousUntil: webhookTime.Add(24 * time.Hour), CreatedAt: webhookTime, RotatedAt: webhookTime.Add(time.Hour)}
-	webhookUpdate(t, e, func(t2 *tx) error { return t2.WebhookSecrets().Put(rotated) })
-	webhookView(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error { return t2.WebhookSecrets().Put(rotated) })
+	read(t, e, func(t2 *tx) error {
 		got, err := t2.WebhookSecrets().Get(f.org)
 		if err != nil || !reflect.DeepEqual(got, rotated) {
 			t.Errorf("rotated secret = %+v, %v; want %+v", got, err, rotated)
@@ -270,7 +236,7 @@ func TestWebhookEndpoints(t *testing.T) {
 		{OrganizationID: f.org, URL: "https://a.example.com/", Disabled: true, DisabledReason: "410 Gone", DisabledAt: webhookTime},
 		{OrganizationID: f.org2, URL: "https://a.example.com/x"},
 	}
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		if _, err := t2.WebhookEndpoints().Get(f.org, eps[0].URL); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("endpoint never stored: %v; want store.ErrNotFound", err)
 		}
@@ -281,7 +247,7 @@ func TestWebhookEndpoints(t *testing.T) {
 		}
 		return nil
 	})
-	webhookView(t, e, func(t2 *tx) error {
+	read(t, e, func(t2 *tx) error {
 		got, err := t2.WebhookEndpoints().Get(f.org, eps[0].URL)
 		if err != nil || !reflect.DeepEqual(got, eps[0]) {
 			t.Errorf("endpoint = %+v, %v; want %+v", got, err, eps[0])
@@ -294,8 +260,8 @@ func TestWebhookEndpoints(t *testing.T) {
 	})
 	// Put replaces the state.
 	cleared := &store.WebhookEndpoint{OrganizationID: f.org, URL: eps[2].URL}
-	webhookUpdate(t, e, func(t2 *tx) error { return t2.WebhookEndpoints().Put(cleared) })
-	webhookView(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error { return t2.WebhookEndpoints().Put(cleared) })
+	read(t, e, func(t2 *tx) error {
 		got, err := t2.WebhookEndpoints().Get(f.org, eps[2].URL)
 		if err != nil || !reflect.DeepEqual(got, cleared) {
 			t.Errorf("enabled again = %+v, %v; want %+v", got, err, cleared)
@@ -306,7 +272,7 @@ func TestWebhookEndpoints(t *testing.T) {
 
 func TestWebhookReceivers(t *testing.T) {
 	e, f := webhookEngine(t)
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		if err := t2.WebhookReceivers().Put(f.org, []string{store.WebhookTypeEvent, store.WebhookTypeGPS}); err != nil {
 			return err
 		}
@@ -314,7 +280,7 @@ func TestWebhookReceivers(t *testing.T) {
 	})
 	has := func(org int64, typ string) bool {
 		var ok bool
-		webhookView(t, e, func(t2 *tx) (err error) { ok, err = t2.WebhookReceivers().Has(org, typ); return err })
+		read(t, e, func(t2 *tx) (err error) { ok, err = t2.WebhookReceivers().Has(org, typ); return err })
 		return ok
 	}
 	for _, c := range []struct {
@@ -330,7 +296,7 @@ func TestWebhookReceivers(t *testing.T) {
 		}
 	}
 	// Put replaces the types; none removes the entry.
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		if err := t2.WebhookReceivers().Put(f.org, []string{store.WebhookTypeGPS, store.WebhookTypeSystemMessages}); err != nil {
 			return err
 		}
@@ -344,25 +310,25 @@ func TestWebhookReceivers(t *testing.T) {
 	}
 
 	// Organizations: those with settings, a subscription or an entry.
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		if err := t2.WebhookSettings().Put(&store.WebhookSettings{OrganizationID: f.org3}); err != nil {
 			return err
 		}
 		return t2.WebhookSubscriptions().Insert(&store.WebhookSubscription{OrganizationID: f.org3, IMEI: "490154203237518",
 			URL: "https://a.example.com", Type: store.WebhookTypeGPS, CreatedAt: webhookTime, UpdatedAt: webhookTime})
 	})
-	webhookView(t, e, func(t2 *tx) error {
+	read(t, e, func(t2 *tx) error {
 		orgs, err := t2.WebhookReceivers().Organizations()
 		if want := []int64{f.org, f.org3}; err != nil || !reflect.DeepEqual(orgs, want) {
 			t.Errorf("Organizations = %v, %v; want %v", orgs, err, want)
 		}
 		return nil
 	})
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		return t2.WebhookSubscriptions().Insert(&store.WebhookSubscription{OrganizationID: f.org2, IMEI: "490154203237518",
 			URL: "https://a.example.com", Type: store.WebhookTypeGPS, CreatedAt: webhookTime, UpdatedAt: webhookTime})
 	})
-	webhookView(t, e, func(t2 *tx) error {
+	read(t, e, func(t2 *tx) error {
 		orgs, err := t2.WebhookReceivers().Organizations()
 		if want := []int64{f.org, f.org2, f.org3}; err != nil || !reflect.DeepEqual(orgs, want) {
 			t.Errorf("Organizations = %v, %v; want %v", orgs, err, want)
@@ -373,7 +339,7 @@ func TestWebhookReceivers(t *testing.T) {
 
 func TestWebhookOutboxCounters(t *testing.T) {
 	e, _ := webhookEngine(t)
-	webhookView(t, e, func(t2 *tx) error {
+	read(t, e, func(t2 *tx) error {
 		c, err1 := t2.WebhookOutbox().Cursor()
 		g, err2 := t2.WebhookOutbox().Generation()
 		if c != 0 || g != 0 || err1 != nil || err2 != nil {
@@ -381,7 +347,7 @@ func TestWebhookOutboxCounters(t *testing.T) {
 		}
 		return nil
 	})
-	webhookUpdate(t, e, func(t2 *tx) error {
+	write(t, e, func(t2 *tx) error {
 		if err := t2.WebhookOutbox().SetCursor(41); err != nil {
 			return err
 		}
@@ -390,7 +356,7 @@ func TestWebhookOutboxCounters(t *testing.T) {
 		}
 		return t2.WebhookOutbox().IncrementGeneration()
 	})
-	webhookView(t, e, func(t2 *tx) error {
+	read(t, e, func(t2 *tx) error {
 		c, err1 := t2.WebhookOutbox().Cursor()
 		g, err2 := t2.WebhookOutbox().Generation()
 		if c != 41 || g != 2 || err1 != nil || err2 != nil {
