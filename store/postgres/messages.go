@@ -72,7 +72,7 @@ func (m messages) Append(msg *store.Message) error {
 	}
 	return insertInOrder(m.t, messageSeqLockID, `
 		INSERT INTO messages (kind, sub_type, organization_id, partner_id, imei, occurred_at, fact, payload)
-		SELECT $2, $3, $4, $5::bigint, $6, $7::timestamptz, $8::jsonb, $9::jsonb FROM serial
+		SELECT $2, $3, $4, $5::bigint, $6, $7::timestamptz, $8::jsonb, $9::json FROM serial
 		RETURNING seq`, &msg.Seq,
 		msg.Kind, msg.SubType, msg.OrganizationID, nullID(msg.PartnerID), msg.IMEI,
 		timeBound(msg.Time), jsonbParam(fact), jsonbParam(msg.Payload))

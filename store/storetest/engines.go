@@ -116,7 +116,8 @@ func openBolt(tb testing.TB, o Options) *store.DB {
 // openPostgres opens a store in a new database of the test binary's
 // PostgreSQL server (pgtest), copied from a template that holds the
 // migrated schema. A package whose tests use it stops the server through
-// pgtest.Main in its TestMain. Options.Path does not apply.
+// pgtest.Main in its TestMain. Options.Path names the database: opening
+// the same path again opens the same database.
 func openPostgres(tb testing.TB, o Options) *store.DB {
 	tb.Helper()
 	ctx := context.Background()
@@ -129,7 +130,17 @@ func openPostgres(tb testing.TB, o Options) *store.DB {
 		_, err = e.Migrate(ctx)
 		return err
 	})
-	url := pgtest.Database(tb, "fleetcam_template")
+	// A test that reopens its store names a path: the same path opens the
+	// same database again, as the same file does with bbolt.
+	var url string
+	if o.Path == "" {
+		url = pgtest.Database(tb, "fleetcam_template")
+	} else if u, ok := pgDatabases.Load(o.Path); ok {
+		url = u.(string)
+	} else {
+		url = pgtest.Database(tb, "fleetcam_template")
+		pgDatabases.Store(o.Path, url)
+	}
 	db, err := postgres.Open(ctx, url, postgres.Options{MaxConns: 8}, store.Options{Now: o.Now})
 	if err != nil {
 		tb.Fatalf("open store: %v", err)
@@ -137,3 +148,6 @@ func openPostgres(tb testing.TB, o Options) *store.DB {
 	tb.Cleanup(func() { db.Close() }) // before pgtest drops the database
 	return db
 }
+
+// pgDatabases maps the Options.Path of a PostgreSQL store to its database.
+var pgDatabases sync.Map
