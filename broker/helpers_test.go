@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -92,21 +91,7 @@ func (w *testWriter) Write(p []byte) (int, error) {
 }
 
 // imei returns a valid IMEI (Luhn check digit) for n.
-func imei(n int) string {
-	body := fmt.Sprintf("35%012d", n)
-	sum := 0
-	for i := 0; i < 14; i++ {
-		d := int(body[i] - '0')
-		if i%2 == 1 {
-			d *= 2
-			if d > 9 {
-				d -= 9
-			}
-		}
-		sum += d
-	}
-	return body + strconv.Itoa((10-sum%10)%10)
-}
+func imei(n int) string { return storetest.IMEI(fmt.Sprintf("35%012d", n)) }
 
 // addDevice puts a device into the test organization's inventory.
 func (e *env) addDevice(n int) string {

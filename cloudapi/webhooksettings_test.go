@@ -10,6 +10,7 @@ import (
 	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 // addOrg creates an organization of partnerID directly in the store.
@@ -46,20 +47,7 @@ func (e *testEnv) addDevice(orgID int64, n int) string {
 	return imei
 }
 
-func luhnIMEI(n int) string {
-	base := fmt.Sprintf("3576601010%04d", n)
-	sum := 0
-	for i := range 14 {
-		d := int(base[i] - '0')
-		if i%2 == 1 {
-			if d *= 2; d > 9 {
-				d -= 9
-			}
-		}
-		sum += d
-	}
-	return base + fmt.Sprint((10-sum%10)%10)
-}
+func luhnIMEI(n int) string { return storetest.IMEI(fmt.Sprintf("3576601010%04d", n)) }
 
 func allowPrivate(c *configs.Config, _ *Deps) { c.Webhooks.AllowPrivateTargets = true }
 

@@ -50,21 +50,7 @@ func (f *fleetFixture) view(fn func(tx *Tx) error) {
 }
 
 // fxIMEI returns the n-th valid test IMEI (Luhn check digit appended).
-func fxIMEI(n int) string {
-	body := fmt.Sprintf("35766010%06d", n)
-	sum := 0
-	for i := 0; i < 14; i++ {
-		d := int(body[i] - '0')
-		if i%2 == 1 {
-			d *= 2
-			if d > 9 {
-				d -= 9
-			}
-		}
-		sum += d
-	}
-	return body + fmt.Sprint((10-sum%10)%10)
-}
+func fxIMEI(n int) string { return storetest.IMEI(fmt.Sprintf("35766010%06d", n)) }
 
 // addDevice puts device n into org for partner.
 func (f *fleetFixture) addDevice(n int, org *Organization, partnerID int64) *Device {

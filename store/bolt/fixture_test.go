@@ -151,21 +151,7 @@ func (f *fixture) setSequence(bucket string, n uint64) {
 }
 
 // imei returns the n-th valid test IMEI (Luhn check digit appended).
-func (f *fixture) imei(n int) string {
-	body := fmt.Sprintf("35766010%06d", n)
-	sum := 0
-	for i := 0; i < 14; i++ {
-		d := int(body[i] - '0')
-		if i%2 == 1 {
-			d *= 2
-			if d > 9 {
-				d -= 9
-			}
-		}
-		sum += d
-	}
-	return body + fmt.Sprint((10-sum%10)%10)
-}
+func (f *fixture) imei(n int) string { return storetest.IMEI(fmt.Sprintf("35766010%06d", n)) }
 
 // addDevice puts device n into org for partner.
 func (f *fixture) addDevice(n int, org *store.Organization, partnerID int64) *store.Device {

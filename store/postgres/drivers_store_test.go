@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -130,17 +131,12 @@ func (ds *driverStore) device(n int, org *store.Organization) *store.Device {
 // luhnIMEI is the n-th valid test IMEI (Luhn check digit appended).
 func luhnIMEI(n int) string {
 	body := fmt.Sprintf("35766010%06d", n)
-	sum := 0
-	for i := range 14 {
-		d := int(body[i] - '0')
-		if i%2 == 1 {
-			if d *= 2; d > 9 {
-				d -= 9
-			}
+	for d := 0; d <= 9; d++ {
+		if s := body + strconv.Itoa(d); store.ValidIMEI(s) {
+			return s
 		}
-		sum += d
 	}
-	return body + fmt.Sprint((10-sum%10)%10)
+	panic("no check digit completes " + body)
 }
 
 // sessions inserts n ended sessions of dev's IMEI for ownership, of org,
