@@ -71,6 +71,11 @@ func dropDriverState(tx *Tx, d *Device) error {
 // returns the driver events to record, in order. Types other than the four
 // driver events return nothing.
 func (tx *Tx) ApplyDriverEvent(dev *Device, ev EventInput) ([]DriverTransition, error) {
+	// The event's own rules come first: no driver is checked in or out by
+	// an event the store refuses.
+	if err := ev.validate(); err != nil {
+		return nil, err
+	}
 	at := ev.Time
 	switch ev.Type {
 	case driverCheckIn:

@@ -163,8 +163,8 @@ func (in *EventInput) validate() error {
 		return Invalid("", "event "+format, a...)
 	}
 	switch {
-	case in.Time.IsZero() || in.Time.Unix() <= 0:
-		return bad("time must be a positive unix time")
+	case in.Time.IsZero() || in.Time.Unix() <= 0 || !ValidDeviceTime(in.Time):
+		return bad("time " + RuleDeviceTime)
 	case math.IsNaN(in.Lat) || in.Lat < -90 || in.Lat > 90:
 		return bad("lat must be from -90 to 90")
 	case math.IsNaN(in.Lon) || in.Lon < -180 || in.Lon > 180:

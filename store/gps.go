@@ -65,11 +65,18 @@ func (d *Device) HoldsGPS(ownership int64, at time.Time) bool { return d.holds(o
 // endOfTime is after every stored time: the end of a range without one.
 var endOfTime = time.UnixMilli(math.MaxInt64)
 
+// RuleDeviceTime is the rule of a time a device reports: after 1970 and
+// before the year 10000, beyond which no record can carry it.
+const RuleDeviceTime = "must be a positive unix time before the year 10000"
+
+// ValidDeviceTime reports whether t follows RuleDeviceTime.
+func ValidDeviceTime(t time.Time) bool { return t.UnixMilli() > 0 && t.Year() < 10000 }
+
 // ValidGPSPoint reports the first member of p out of range, or nil.
 func ValidGPSPoint(p GPSPoint) error {
 	switch {
-	case p.Time.UnixMilli() <= 0:
-		return Invalid("time", "must be a positive unix time")
+	case !ValidDeviceTime(p.Time):
+		return Invalid("time", RuleDeviceTime)
 	case math.IsNaN(p.Lat) || p.Lat < -90 || p.Lat > 90:
 		return Invalid("lat", "must be from -90 to 90")
 	case math.IsNaN(p.Lon) || p.Lon < -180 || p.Lon > 180:

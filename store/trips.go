@@ -56,6 +56,14 @@ func dropOpenTrip(tx *Tx, d *Device) error {
 // ApplyTripEvent opens or closes dev's trip on a power on or off event; any
 // other event type is ignored. Redelivered events change nothing.
 func (tx *Tx) ApplyTripEvent(dev *Device, ev EventInput) error {
+	if ev.Type != tripStart && ev.Type != tripEnd {
+		return nil
+	}
+	// The event's own rules come first: a trip is not opened or closed by
+	// an event the store refuses.
+	if err := ev.validate(); err != nil {
+		return err
+	}
 	at := ev.Time
 	switch ev.Type {
 	case tripStart:
