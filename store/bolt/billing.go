@@ -11,7 +11,7 @@ func (t *tx) DeviceBillings() store.DeviceBillingRecords { return deviceBillings
 
 // Get implements store.DeviceBillingRecords.
 func (r deviceBillings) Get(imei string) (*store.DeviceBilling, error) {
-	return getStateRecord[store.DeviceBilling](r.t.bucket(bucketBilling), []byte(imei))
+	return lookupJSON(r.t.bucket(bucketBilling), []byte(imei), store.DeviceBilling{})
 }
 
 // Put implements store.DeviceBillingRecords.

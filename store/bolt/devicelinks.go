@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	bbolt "go.etcd.io/bbolt"
-
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -19,7 +17,7 @@ func (t *tx) DeviceLinks() store.DeviceLinkRecords { return deviceLinks{t} }
 
 // Get implements store.DeviceLinkRecords.
 func (r deviceLinks) Get(imei string) (*store.DeviceLink, error) {
-	return getStateRecord[store.DeviceLink](r.t.bucket(bucketDeviceLinks), []byte(imei))
+	return lookupJSON(r.t.bucket(bucketDeviceLinks), []byte(imei), store.DeviceLink{})
 }
 
 // Put implements store.DeviceLinkRecords.
@@ -52,7 +50,7 @@ func (t *tx) DeviceCredentials() store.DeviceCredentialRecords { return deviceCr
 
 // Get implements store.DeviceCredentialRecords.
 func (r deviceCredentials) Get(imei string) (*store.DeviceCredential, error) {
-	return getStateRecord[store.DeviceCredential](r.t.bucket(bucketDeviceCredentials), []byte(imei))
+	return lookupJSON(r.t.bucket(bucketDeviceCredentials), []byte(imei), store.DeviceCredential{})
 }
 
 // Put implements store.DeviceCredentialRecords.
@@ -63,19 +61,4 @@ func (r deviceCredentials) Put(c *store.DeviceCredential) error {
 // Delete implements store.DeviceCredentialRecords.
 func (r deviceCredentials) Delete(imei string) error {
 	return r.t.bucket(bucketDeviceCredentials).Delete([]byte(imei))
-}
-
-// getStateRecord decodes the record at key of b into a new T; store.ErrNotFound
-// (with no message of its own) when there is none. A missing record costs
-// no allocation beyond the error.
-func getStateRecord[T any](b *bbolt.Bucket, key []byte) (*T, error) {
-	raw := b.Get(key)
-	if raw == nil {
-		return nil, store.NotFound("")
-	}
-	v := new(T)
-	if err := json.Unmarshal(raw, v); err != nil {
-		return nil, fmt.Errorf("store: decode %s: %w", key, err)
-	}
-	return v, nil
 }

@@ -59,3 +59,21 @@ func putJSON(b *bbolt.Bucket, key []byte, v any) error {
 	}
 	return b.Put(key, raw)
 }
+
+// lookupJSON decodes the JSON record at key of b over a copy of init and
+// returns it; store.ErrNotFound, unnamed as getJSON's, when there is none.
+// Unlike getJSON it allocates nothing for a record that is not there: every
+// GPS message reads the device's track and its organization's settings,
+// and most devices have no track and most organizations no settings.
+func lookupJSON[T any](b *bbolt.Bucket, key []byte, init T) (*T, error) {
+	raw := b.Get(key)
+	if raw == nil {
+		return nil, store.NotFound("")
+	}
+	v := new(T)
+	*v = init
+	if err := json.Unmarshal(raw, v); err != nil {
+		return nil, fmt.Errorf("store: decode %s: %w", key, err)
+	}
+	return v, nil
+}

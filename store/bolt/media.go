@@ -19,7 +19,7 @@ func (t *tx) MediaFiles() store.MediaFileRecords { return mediaFiles{t} }
 
 // Get implements store.MediaFileRecords.
 func (r mediaFiles) Get(ref store.MediaRef) (*store.MediaFile, error) {
-	return getStateRecord[store.MediaFile](r.t.bucket(bucketMedia), []byte(ref.Key()))
+	return lookupJSON(r.t.bucket(bucketMedia), []byte(ref.Key()), store.MediaFile{})
 }
 
 // Put implements store.MediaFileRecords.
