@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,21 +22,6 @@ func (t *tx) Events() store.EventSet { return events{t} }
 
 // events is store.EventSet over the events table.
 type events struct{ t *tx }
-
-// eventMonthsBefore and eventMonthsAfter are the months around now whose
-// partitions the engine creates: events a device kept while offline for
-// weeks land in the previous month's, and the coming months are ready
-// before they start. Events further off go to the default partitions.
-const (
-	eventMonthsBefore = 1
-	eventMonthsAfter  = 2
-)
-
-// ensureEventPartitions creates the monthly partitions of the events and
-// of their files for the months around now.
-func ensureEventPartitions(ctx context.Context, e *Engine, now time.Time) error {
-	return ensureMonthPartitions(ctx, e, now, eventMonthsBefore, eventMonthsAfter, "events", "event_files")
-}
 
 // eventColumns selects an event of the table aliased e, for scanEvent: its
 // columns, then its files and comments as JSON arrays (NULL when none).

@@ -32,10 +32,7 @@ func seedEvents(t *testing.T) *eventFixture {
 	t.Helper()
 	ctx := context.Background()
 	e := openPrepared(t)
-	dropMonthPartitions(t, e)
-	if err := ensureEventPartitions(ctx, e, eventT0); err != nil {
-		t.Fatal(err)
-	}
+	ensureAround(t, e, eventT0, "events", "event_files")
 	// The events of the tests name partner 1 and organization 1: the first
 	// of a new database's identities.
 	s := seeder{t, e, time.Now()}
@@ -98,78 +95,6 @@ func idsOf(es ...*store.Event) []int64 {
 	return out
 }
 
-// TestEventPartitions creates the partitions of the months around now, for
-// the events and their files, once; events land in their month, and those
-// of a month without a partition in the default partition, which keeps
-// that month from getting one without failing the others.
-func TestEventPartitions(t *testing.T) {
-	f := seedEvents(t)
-	var parts []string
-	rows, err := f.e.pool.Query(f.ctx, `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-		WHERE i.inhparent IN ('events'::regclass, 'event_files'::regclass) ORDER BY 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		parts = append(parts, name)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"event_files_default", "event_files_y2026m02", "event_files_y2026m03", "event_files_y2026m04", "event_files_y2026m05",
-		"events_default", "events_y2026m02", "events_y2026m03", "events_y2026m04", "events_y2026m05"}
-	if !slices.Equal(parts, want) {
-		t.Fatalf("partitions %v, want %v", parts, want)
-	}
-
-	inMarch := newEvent(evIMEI, "button", 0)
-	inMarch.Files = []store.EventFile{{CameraID: 1, FileID: "f1", FileType: store.FileVideo}}
-	inJuly := newEvent(evIMEI, "button", 130*24*time.Hour)
-	inJuly.Files = []store.EventFile{{CameraID: 1, FileID: "f2", FileType: store.FileVideo}}
-	f.insert(t, inMarch, inJuly)
-	for ev, want := range map[*store.Event][2]string{
-		inMarch: {"events_y2026m03", "event_files_y2026m03"},
-		inJuly:  {"events_default", "event_files_default"},
-	} {
-		var got [2]string
-		err := f.e.pool.QueryRow(f.ctx, `SELECT (SELECT tableoid::regclass::text FROM events WHERE id = $1),
-			(SELECT tableoid::regclass::text FROM event_files WHERE event_id = $1)`, ev.ID).Scan(&got[0], &got[1])
-		if err != nil || got != want {
-			t.Errorf("event %d is in %v, %v; want %v", ev.ID, got, err, want)
-		}
-	}
-
-	// Four months on, July holds a row in the default partition: it gets
-	// no partition, the months around it do, and nothing fails.
-	if err := ensureEventPartitions(f.ctx, f.e, eventT0.AddDate(0, 4, 0)); err != nil {
-		t.Fatal(err)
-	}
-	var months []string
-	err = f.e.pool.QueryRow(f.ctx, `SELECT array_agg(c.relname ORDER BY c.relname) FROM pg_inherits i
-		JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'events'::regclass`).Scan(&months)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want = []string{"events_default", "events_y2026m02", "events_y2026m03", "events_y2026m04", "events_y2026m05",
-		"events_y2026m06", "events_y2026m08", "events_y2026m09"}
-	if !slices.Equal(months, want) {
-		t.Fatalf("partitions four months on %v, want %v", months, want)
-	}
-	f.view(t, func(tx *tx) error {
-		got, err := tx.Events().Get(inJuly.ID)
-		if err == nil && !reflect.DeepEqual(got, inJuly) {
-			t.Errorf("the July event reads %+v, want %+v", got, inJuly)
-		}
-		return err
-	})
-}
-
-// TestEventsRoundTrip stores events with every member set and with none
-// of the optional ones, and reads each back as it was.
 func TestEventsRoundTrip(t *testing.T) {
 	f := seedEvents(t)
 	full := &store.Event{IMEI: evIMEI, OrganizationID: 1, PartnerID: 2, Type: store.EventGeoFence,

@@ -6,7 +6,6 @@ import (
 	"math"
 	"reflect"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -65,11 +64,11 @@ func TestGPSInsertKeepsOneSamplePerMillisecond(t *testing.T) {
 		}
 		return nil
 	})
-	// The month's partition holds it.
+	// The day's partition holds it.
 	var partition string
 	if err := e.pool.QueryRow(context.Background(), `SELECT tableoid::regclass::text FROM gps_samples WHERE imei = $1`,
-		imei).Scan(&partition); err != nil || partition != "gps_samples_y2026m03" {
-		t.Errorf("the sample is in %q, %v; want gps_samples_y2026m03", partition, err)
+		imei).Scan(&partition); err != nil || partition != "gps_samples_y2026m03d15" {
+		t.Errorf("the sample is in %q, %v; want gps_samples_y2026m03d15", partition, err)
 	}
 }
 
@@ -248,74 +247,5 @@ func TestGPSPurge(t *testing.T) {
 		return r.GPSSamples().Purge(seriesPurge(owners, from, 0))
 	}); n != 0 || batches != 1 {
 		t.Errorf("a second purge deleted %d in %d batches; want nothing in one", n, batches)
-	}
-}
-
-// TestTrackPartitions creates the partitions of gps_samples of the months
-// around a later time: a sample that was in the default partition for want
-// of its month's moves to the new partition, and engines starting together
-// create each partition once.
-func TestTrackPartitions(t *testing.T) {
-	e := trackEngine(t)
-	f := seedTracks(t, e)
-	ctx := context.Background()
-	partitions := func() []string {
-		rows, err := e.pool.Query(ctx, `SELECT inhrelid::regclass::text FROM pg_inherits
-			WHERE inhparent = 'gps_samples'::regclass ORDER BY 1`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var names []string
-		for rows.Next() {
-			var n string
-			if err := rows.Scan(&n); err != nil {
-				t.Fatal(err)
-			}
-			names = append(names, n)
-		}
-		return names
-	}
-	want := []string{"gps_samples_default", "gps_samples_y2026m01", "gps_samples_y2026m02", "gps_samples_y2026m03",
-		"gps_samples_y2026m04", "gps_samples_y2026m05", "gps_samples_y2026m06"}
-	if got := partitions(); !slices.Equal(got, want) {
-		t.Fatalf("partitions around %s: %v; want %v", trackNow, got, want)
-	}
-	ahead := store.GPSPoint{Time: time.Date(2026, 8, 10, 0, 0, 0, 0, time.UTC), Lat: 1, Lon: 2}
-	beyond := store.GPSPoint{Time: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), Lat: 1, Lon: 2}
-	write(t, e, func(r *tx) error {
-		for _, p := range []store.GPSPoint{ahead, beyond} {
-			if _, err := r.GPSSamples().Insert(f.imeis[0], 1, p); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	later := time.Date(2026, 7, 1, 3, 0, 0, 0, time.FixedZone("east", 5*3600)) // June in UTC
-	var wg sync.WaitGroup
-	errs := make([]error, 3)
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = ensureTrackPartitions(ctx, e, later)
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("engine %d: %v", i, err)
-		}
-	}
-	want = append(want, "gps_samples_y2026m07", "gps_samples_y2026m08", "gps_samples_y2026m09")
-	if got := partitions(); !slices.Equal(got, want) {
-		t.Errorf("partitions around %s: %v; want %v", later, got, want)
-	}
-	for at, partition := range map[time.Time]string{ahead.Time: "gps_samples_y2026m08", beyond.Time: "gps_samples_default"} {
-		var got string
-		if err := e.pool.QueryRow(ctx, `SELECT tableoid::regclass::text FROM gps_samples WHERE imei = $1 AND sampled_at = $2`,
-			f.imeis[0], at).Scan(&got); err != nil || got != partition {
-			t.Errorf("the sample at %s is in %q, %v; want %s", at, got, err, partition)
-		}
 	}
 }

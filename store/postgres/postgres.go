@@ -105,7 +105,7 @@ const migrationLockID = 0x666c656574636d
 // order, each in its own transaction, while holding an advisory lock: a
 // second process starting at the same time waits, then finds nothing to do.
 // A database migrated by a newer version is refused. Then it creates the
-// monthly partitions of the months around now.
+// partitions of the time series around now.
 func (e *Engine) Prepare(ctx context.Context) error {
 	if _, err := e.Migrate(ctx); err != nil {
 		return err
@@ -113,17 +113,13 @@ func (e *Engine) Prepare(ctx context.Context) error {
 	return e.Maintain(ctx, time.Now())
 }
 
-// Maintain implements store.Maintainer: it creates the monthly partitions
-// of the time series for the months around now that do not exist yet (the
-// retention purge calls it before each run, so a server that runs for
-// months always has the coming months' partitions).
+// Maintain implements store.Maintainer: it creates the partitions of the
+// time series around now that do not exist yet (the retention purge calls
+// it before each run, so a server that runs for months always has the
+// coming days' and months' partitions).
 func (e *Engine) Maintain(ctx context.Context, now time.Time) error {
-	for _, ensure := range []func(context.Context, *Engine, time.Time) error{
-		ensureEventPartitions, ensureTrackPartitions, ensureWebhookPartitions,
-	} {
-		if err := ensure(ctx, e, now); err != nil {
-			return fmt.Errorf("store: postgres partitions: %w", err)
-		}
+	if err := ensurePartitions(ctx, e, now, partitionedTables); err != nil {
+		return fmt.Errorf("store: postgres partitions: %w", err)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"context"
 	"reflect"
 	"testing"
 	"time"
@@ -19,10 +18,7 @@ var trackNow = time.Date(2026, 3, 15, 9, 0, 0, 0, time.UTC)
 func trackEngine(t *testing.T) *Engine {
 	t.Helper()
 	e := openPrepared(t)
-	dropMonthPartitions(t, e)
-	if err := ensureTrackPartitions(context.Background(), e, trackNow); err != nil {
-		t.Fatal(err)
-	}
+	ensureAround(t, e, trackNow, "gps_samples")
 	return e
 }
 

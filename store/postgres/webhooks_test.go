@@ -26,9 +26,7 @@ type webhookFixture struct {
 func webhookEngine(t *testing.T) (*Engine, webhookFixture) {
 	t.Helper()
 	e := openPrepared(t)
-	if err := ensureWebhookPartitions(context.Background(), e, webhookTime); err != nil {
-		t.Fatal(err)
-	}
+	ensureAround(t, e, webhookTime, "audit_log", "messages", "webhook_deliveries")
 	return e, seedWebhooks(t, e)
 }
 
