@@ -3,6 +3,7 @@ package store_test
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -200,6 +201,53 @@ func TestGPSRangeAndRedelivery(t *testing.T) {
 			all, _ := tx.GPS(testIMEI, t0.Add(-time.Hour), t0.Add(time.Hour), 0)
 			if len(all) != 3 || all[0].Heading != 90 || !all[0].Time.Equal(t0) {
 				t.Errorf("all %+v", all)
+			}
+			return nil
+		})
+	})
+}
+
+// TestAddGPSKeepsTheFirstOfEachMillisecond stores one message whose points
+// repeat a millisecond stored before and one of their own: each
+// millisecond keeps the first point that had it, and the points added are
+// the others, in the message's order.
+func TestAddGPSKeepsTheFirstOfEachMillisecond(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) {
+		db := openTestDB(t)
+		t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+		dev := &Device{IMEI: testIMEI}
+		err := db.Update(t.Context(), Actor{Source: "device"}, func(tx *Tx) error {
+			if _, err := tx.AddGPS(dev, []GPSPoint{{Time: t0, Lat: 1}}); err != nil {
+				return err
+			}
+			msg := []GPSPoint{
+				{Time: t0.Add(5 * time.Millisecond), Lat: 2},
+				{Time: t0.Add(300 * time.Microsecond), Lat: 3}, // t0's millisecond, stored before
+				{Time: t0.Add(5*time.Millisecond + 400*time.Microsecond), Lat: 4},
+				{Time: t0.Add(-time.Second), Lat: 5},
+				{Time: t0.Add(-time.Second), Lat: 6},
+			}
+			added, err := tx.AddGPS(dev, msg)
+			if err != nil {
+				return err
+			}
+			want := []GPSPoint{{Time: t0.Add(5 * time.Millisecond), Lat: 2}, {Time: t0.Add(-time.Second), Lat: 5}}
+			if !slices.EqualFunc(added, want, func(a, b GPSPoint) bool { return a.Time.Equal(b.Time) && a.Lat == b.Lat }) {
+				t.Errorf("added %+v; want %+v", added, want)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = db.View(t.Context(), func(tx *Tx) error {
+			pts, err := tx.GPS(testIMEI, t0.Add(-time.Minute), t0.Add(time.Minute), 0)
+			var lats []float64
+			for _, p := range pts {
+				lats = append(lats, p.Lat)
+			}
+			if err != nil || !slices.Equal(lats, []float64{5, 1, 2}) {
+				t.Errorf("stored latitudes %v, %v; want [5 1 2]", lats, err)
 			}
 			return nil
 		})

@@ -23,11 +23,13 @@ type TrackRecords interface {
 // GPSSampleRecords are the GPS samples of every device, by device and time
 // to the millisecond: a device has at most one sample per millisecond.
 type GPSSampleRecords interface {
-	// Insert stores p, valid by ValidGPSPoint, as the sample of imei at
-	// p.Time's millisecond, recorded for ownership (0: none), unless imei
-	// has a sample at that millisecond already; stored reports whether it
-	// did. Samples are kept to the millisecond.
-	Insert(imei string, ownership int64, p GPSPoint) (stored bool, err error)
+	// Insert stores each of points, all valid by ValidGPSPoint, as the
+	// sample of imei at its time's millisecond, recorded for ownership (0:
+	// none), unless imei has a sample at that millisecond already, stored
+	// before or earlier in points; stored[i] reports whether points[i] was
+	// stored. Samples are kept to the millisecond. The points of one
+	// message come in one call, which an engine may store at once.
+	Insert(imei string, ownership int64, points []GPSPoint) (stored []bool, err error)
 	// Range returns the samples of imei from start to end, both inclusive,
 	// that f keeps, oldest first, at most limit of them (0: no limit).
 	Range(imei string, start, end time.Time, f GPSFilter, limit int) ([]GPSPoint, error)

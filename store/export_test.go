@@ -40,3 +40,7 @@ func NewMigrations(engine Engine, opts Options, list []Migration) (*DB, error) {
 // StoreEvent stores e with its indexes and nothing else: no rules, no
 // messages, no deduplication.
 func (tx *Tx) StoreEvent(e *Event) error { return tx.storeEvent(e) }
+
+// Inspect runs fn on the engine's records of tx, for a test that asks an
+// engine what it offers beyond the record sets (its partitions).
+func (tx *Tx) Inspect(fn func(Records) error) error { return fn(tx.rec) }

@@ -24,19 +24,24 @@ type GPSPoint struct {
 // AddGPS stores the points of dev and returns those that were new; a point
 // at a millisecond already stored is skipped.
 func (tx *Tx) AddGPS(dev *Device, points []GPSPoint) ([]GPSPoint, error) {
-	samples := tx.rec.GPSSamples()
-	var added []GPSPoint
 	for i, p := range points {
 		if err := ValidGPSPoint(p); err != nil {
 			return nil, within(fmt.Sprintf("samples[%d]", i), err)
 		}
-		if stored, err := samples.Insert(dev.IMEI, dev.Ownership, p); err != nil {
-			return nil, err
-		} else if !stored {
-			continue
+	}
+	if len(points) == 0 {
+		return nil, nil
+	}
+	stored, err := tx.rec.GPSSamples().Insert(dev.IMEI, dev.Ownership, points)
+	if err != nil {
+		return nil, err
+	}
+	var added []GPSPoint
+	for i, p := range points {
+		if stored[i] {
+			p.Time = time.UnixMilli(p.Time.UnixMilli()).UTC()
+			added = append(added, p)
 		}
-		p.Time = time.UnixMilli(p.Time.UnixMilli()).UTC()
-		added = append(added, p)
 	}
 	return added, nil
 }

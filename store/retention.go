@@ -61,11 +61,13 @@ type Cutoffs map[int64]time.Time
 // purgeKinds lists everything the purge covers, in order. Each step is in
 // the file of the records it purges.
 var purgeKinds = []purgeKind{
+	{name: "events", days: generalPurgeDays, step: dropEventPartitions},
 	{name: "events", days: generalPurgeDays, step: purgeEvents},
 	{name: "media", days: frontCameraPurgeDays, step: mediaPurger(mediaClassFront)},
 	{name: "media", days: rearCameraPurgeDays, step: mediaPurger(mediaClassRear)},
 	{name: "media", days: auxCameraPurgeDays, step: mediaPurger(mediaClassAux)},
 	{name: "adasImages", days: generalPurgeDays, step: mediaPurger(mediaClassUnattached)},
+	{name: "gps", days: generalPurgeDays, step: dropGPSPartitions},
 	{name: "gps", days: generalPurgeDays, step: purgeGPS},
 	{name: "trips", days: generalPurgeDays, step: purgeTrips},
 	{name: "driverSessions", days: generalPurgeDays, step: purgeDriverSessions},

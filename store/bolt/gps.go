@@ -33,20 +33,27 @@ func gpsKey(imei string, t time.Time) []byte {
 const gpsValueLen = 48
 
 // Insert implements store.GPSSampleRecords.
-func (r gpsSamples) Insert(imei string, ownership int64, p store.GPSPoint) (bool, error) {
+func (r gpsSamples) Insert(imei string, ownership int64, points []store.GPSPoint) ([]bool, error) {
 	b := r.t.bucket(bucketGPS)
-	k := gpsKey(imei, p.Time)
-	if b.Get(k) != nil {
-		return false, nil
+	stored := make([]bool, len(points))
+	for i, p := range points {
+		k := gpsKey(imei, p.Time)
+		if b.Get(k) != nil {
+			continue
+		}
+		v := make([]byte, 0, gpsValueLen+8)
+		for _, f := range []float64{p.Lat, p.Lon, p.Alt, p.Speed, p.Accuracy, p.Heading} {
+			v = binary.BigEndian.AppendUint64(v, math.Float64bits(f))
+		}
+		if ownership != 0 {
+			v = binary.BigEndian.AppendUint64(v, uint64(ownership))
+		}
+		if err := b.Put(k, v); err != nil {
+			return nil, err
+		}
+		stored[i] = true
 	}
-	v := make([]byte, 0, gpsValueLen+8)
-	for _, f := range []float64{p.Lat, p.Lon, p.Alt, p.Speed, p.Accuracy, p.Heading} {
-		v = binary.BigEndian.AppendUint64(v, math.Float64bits(f))
-	}
-	if ownership != 0 {
-		v = binary.BigEndian.AppendUint64(v, uint64(ownership))
-	}
-	return true, b.Put(k, v)
+	return stored, nil
 }
 
 // Range implements store.GPSSampleRecords.

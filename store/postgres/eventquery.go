@@ -143,8 +143,13 @@ func (s events) ByOrganizationBefore(org int64, before time.Time, limit int) ([]
 	if limit <= 0 {
 		return nil, nil
 	}
-	rows, err := s.t.pg.Query(s.t.ctx, `SELECT `+eventColumns+` FROM events e
+	return s.list(`SELECT `+eventColumns+` FROM events e
 		WHERE e.organization_id = $1 AND e.time < $2 ORDER BY e.time, e.id LIMIT $3`, org, before, limit)
+}
+
+// list returns the events a query of eventColumns selects.
+func (s events) list(sql string, args ...any) ([]store.Event, error) {
+	rows, err := s.t.pg.Query(s.t.ctx, sql, args...)
 	if err != nil {
 		return nil, classify(err)
 	}

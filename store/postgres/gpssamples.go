@@ -10,7 +10,7 @@ import (
 	"github.com/fleetcam/fleetcam/store"
 )
 
-// gpsSamples are the GPS samples: table gps_samples, partitioned by month,
+// gpsSamples are the GPS samples: table gps_samples, partitioned by day,
 // one row per device and millisecond with the ownership it was recorded
 // for. Every query is one range of the primary key (imei, sampled_at).
 type gpsSamples struct{ t *tx }
@@ -26,14 +26,52 @@ func gpsFields(p *store.GPSPoint) []any {
 	return []any{zeroTime{&p.Time}, &p.Lat, &p.Lon, &p.Alt, &p.Speed, &p.Accuracy, &p.Heading}
 }
 
-// Insert implements store.GPSSampleRecords: one statement, which stores
-// nothing when the device has a sample at that millisecond.
-func (r gpsSamples) Insert(imei string, ownership int64, p store.GPSPoint) (bool, error) {
-	tag, err := r.t.exec(`INSERT INTO gps_samples (imei, sampled_at, ownership, lat, lon, alt, speed, accuracy, heading)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-		ON CONFLICT (imei, sampled_at) DO NOTHING`,
-		imei, timeBound(milli(p.Time)), ownership, p.Lat, p.Lon, p.Alt, p.Speed, p.Accuracy, p.Heading)
-	return err == nil && tag.RowsAffected() == 1, err
+// insertGPS stores a device's samples in one statement: the columns go as
+// arrays, in the order of the points, and a millisecond the device has a
+// sample at, or had earlier in the statement, stores nothing. It returns
+// the milliseconds it stored.
+const insertGPS = `INSERT INTO gps_samples (imei, sampled_at, ownership, lat, lon, alt, speed, accuracy, heading)
+	SELECT $1, s.at, $2, s.lat, s.lon, s.alt, s.speed, s.accuracy, s.heading
+	FROM unnest($3::timestamptz[], $4::float8[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[])
+		WITH ORDINALITY AS s (at, lat, lon, alt, speed, accuracy, heading, n)
+	ORDER BY s.n
+	ON CONFLICT (imei, sampled_at) DO NOTHING
+	RETURNING sampled_at`
+
+// Insert implements store.GPSSampleRecords: the points of one call in one
+// statement.
+func (r gpsSamples) Insert(imei string, ownership int64, points []store.GPSPoint) ([]bool, error) {
+	n := len(points)
+	at := make([]pgtype.Timestamptz, n)
+	cols := make([][]float64, 6)
+	for c := range cols {
+		cols[c] = make([]float64, n)
+	}
+	for i, p := range points {
+		at[i] = timeBound(milli(p.Time))
+		cols[0][i], cols[1][i], cols[2][i], cols[3][i], cols[4][i], cols[5][i] = p.Lat, p.Lon, p.Alt, p.Speed, p.Accuracy, p.Heading
+	}
+	rows, err := r.t.pg.Query(r.t.ctx, insertGPS, imei, ownership, at, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5])
+	if err != nil {
+		return nil, classify(err)
+	}
+	added, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
+	if err != nil {
+		return nil, classify(err)
+	}
+	// The first point of each stored millisecond is the one stored.
+	fresh := make(map[int64]bool, len(added))
+	for _, t := range added {
+		fresh[t.UnixMilli()] = true
+	}
+	stored := make([]bool, n)
+	for i, p := range points {
+		ms := milli(p.Time).UnixMilli()
+		if fresh[ms] {
+			stored[i], fresh[ms] = true, false
+		}
+	}
+	return stored, nil
 }
 
 // gpsWhere is the condition of the samples of imei from start to end that

@@ -42,12 +42,12 @@ func TestGPSInsertKeepsOneSamplePerMillisecond(t *testing.T) {
 			q := p
 			q.Lat += float64(i)
 			q.Time = q.Time.Add(-time.Duration(i) * 600 * time.Microsecond)
-			if stored, err := r.GPSSamples().Insert(imei, 4, q); err != nil || stored != want {
+			if stored, err := insertOne(r, imei, 4, q); err != nil || stored != want {
 				t.Errorf("insert %d: stored %v, %v; want %v", i, stored, err, want)
 			}
 		}
 		// Another device has its own samples at the same millisecond.
-		if stored, err := r.GPSSamples().Insert(f.imeis[1], 0, p); err != nil || !stored {
+		if stored, err := insertOne(r, f.imeis[1], 0, p); err != nil || !stored {
 			t.Errorf("the same millisecond of another device: stored %v, %v", stored, err)
 		}
 		return nil
@@ -88,10 +88,10 @@ func TestGPSRangeAndLatest(t *testing.T) {
 			if i >= 5 {
 				own = 7
 			}
-			if _, err := r.GPSSamples().Insert(imei, own, gpsAt(base, i)); err != nil {
+			if _, err := insertOne(r, imei, own, gpsAt(base, i)); err != nil {
 				return err
 			}
-			if _, err := r.GPSSamples().Insert(other, 0, gpsAt(base, i)); err != nil {
+			if _, err := insertOne(r, other, 0, gpsAt(base, i)); err != nil {
 				return err
 			}
 		}
@@ -194,7 +194,7 @@ func TestGPSPurge(t *testing.T) {
 	write(t, e, func(r *tx) error {
 		for _, imei := range f.imeis {
 			for i := range 60 {
-				if _, err := r.GPSSamples().Insert(imei, ownership(imei, i), gpsAt(base, i)); err != nil {
+				if _, err := insertOne(r, imei, ownership(imei, i), gpsAt(base, i)); err != nil {
 					return err
 				}
 			}
@@ -248,4 +248,13 @@ func TestGPSPurge(t *testing.T) {
 	}); n != 0 || batches != 1 {
 		t.Errorf("a second purge deleted %d in %d batches; want nothing in one", n, batches)
 	}
+}
+
+// insertOne stores the one sample p of imei and reports whether it did.
+func insertOne(r *tx, imei string, ownership int64, p store.GPSPoint) (bool, error) {
+	stored, err := r.GPSSamples().Insert(imei, ownership, []store.GPSPoint{p})
+	if err != nil {
+		return false, err
+	}
+	return stored[0], nil
 }

@@ -63,15 +63,16 @@ type partitionedTable struct {
 // partitionedTables lists every partitioned table, parents before the
 // tables whose foreign keys refer to them.
 //
-// Days: a device offline for weeks reports its GPS and events late, so a
-// month of days back is ready; older ones go to the default partition,
-// which the purge empties row by row. The audit log and the deliveries are
+// Days: the two days before today are ready for a device that reports its
+// GPS and events late; what a device kept for longer goes to the default
+// partition, which the purge empties record by record. (A longer span back
+// would recreate, empty, the days the purge of a short retention drops.) The audit log and the deliveries are
 // written at the time of the transaction, messages at the time of their
 // fact; all three are pruned by id or age and stay monthly.
 var partitionedTables = []partitionedTable{
-	{table: "gps_samples", column: "sampled_at", unit: day, back: 35, ahead: 7, moveStrays: true},
-	{table: "events", column: "time", unit: day, back: 35, ahead: 7},
-	{table: "event_files", column: "event_time", unit: day, back: 35, ahead: 7},
+	{table: "gps_samples", column: "sampled_at", unit: day, back: 2, ahead: 7, moveStrays: true},
+	{table: "events", column: "time", unit: day, back: 2, ahead: 7},
+	{table: "event_files", column: "event_time", unit: day, back: 2, ahead: 7},
 	{table: "audit_log", column: "logged_at", unit: month, back: 2, ahead: 3, moveStrays: true},
 	{table: "messages", column: "occurred_at", unit: month, back: 2, ahead: 3, moveStrays: true},
 	{table: "webhook_deliveries", column: "created_at", unit: month, back: 2, ahead: 3, moveStrays: true},

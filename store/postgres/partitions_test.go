@@ -185,13 +185,13 @@ func TestPartitionsAroundNow(t *testing.T) {
 	now := time.Date(2026, 7, 15, 9, 0, 0, 0, time.UTC)
 	f := seedTracks(t, e)
 	w := seedWebhooks(t, e)
-	inSpan := now.AddDate(0, 0, -3)
+	inSpan := now.AddDate(0, 0, -1)
 	beyond := now.AddDate(1, 0, 0)
 
 	var seqs, auditIDs, deliveryIDs, eventIDs []int64
 	write(t, e, func(t2 *tx) error {
 		for _, at := range []time.Time{inSpan, beyond} {
-			if _, err := t2.GPSSamples().Insert(f.imeis[0], 1, store.GPSPoint{Time: at, Lat: 1, Lon: 2}); err != nil {
+			if _, err := insertOne(t2, f.imeis[0], 1, store.GPSPoint{Time: at, Lat: 1, Lon: 2}); err != nil {
 				return err
 			}
 			a := store.AuditEntry{Time: at, Action: "a", EntityType: "e", EntityID: "1", OrganizationID: w.org}

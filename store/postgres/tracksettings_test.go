@@ -214,7 +214,7 @@ func TestTrackRecordsOfRemovedDevice(t *testing.T) {
 		if err := r.DeviceSettings().Put(fullDeviceSettings(imei)); err != nil {
 			return err
 		}
-		if _, err := r.GPSSamples().Insert(imei, 1, gpsAt(trackNow, 0)); err != nil {
+		if _, err := insertOne(r, imei, 1, gpsAt(trackNow, 0)); err != nil {
 			return err
 		}
 		trip := &store.Trip{IMEI: imei, OrganizationID: f.orgA, Start: trackNow}
