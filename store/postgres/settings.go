@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -114,17 +115,31 @@ func (t *tx) OrganizationSettings() store.OrganizationSettingsRecords {
 	return organizationSettings{t}
 }
 
-// Get implements store.OrganizationSettingsRecords.
+// Get implements store.OrganizationSettingsRecords, once per organization
+// and transaction (memo.go).
 func (r organizationSettings) Get(orgID int64) (*store.OrgSettings, error) {
-	s := store.OrgSettings{OrganizationID: orgID}
-	var device, events, privacy, modeConfig []byte
-	err := getOne(r.t, `SELECT forbid_legacy_firmware, device, events, privacy, privacy_mode_config, updated_at
-		FROM organization_settings WHERE organization_id = $1`,
-		[]any{&s.ForbidLegacyFirmware, &device, &events, &privacy, &modeConfig, zeroTime{&s.UpdatedAt}}, orgID)
-	if err != nil {
-		return nil, err
+	row, ok := r.t.memo.orgSettings[orgID]
+	if !ok {
+		row.found = true
+		err := getOne(r.t, `SELECT forbid_legacy_firmware, device, events, privacy, privacy_mode_config, updated_at
+			FROM organization_settings WHERE organization_id = $1`,
+			[]any{&row.forbidLegacy, &row.device, &row.events, &row.privacy, &row.modes, zeroTime{&row.updatedAt}}, orgID)
+		if errors.Is(err, store.ErrNotFound) {
+			row = orgSettingsRow{}
+		} else if err != nil {
+			return nil, err
+		}
+		if r.t.memo.orgSettings == nil {
+			r.t.memo.orgSettings = map[int64]orgSettingsRow{}
+		}
+		r.t.memo.orgSettings[orgID] = row
 	}
-	err = decodeDocuments(fmt.Sprintf("organization %d", orgID), []*[]byte{&device, &events, &privacy, &modeConfig},
+	if !row.found {
+		return nil, store.NotFound("settings of organization %d", orgID)
+	}
+	s := store.OrgSettings{OrganizationID: orgID, ForbidLegacyFirmware: row.forbidLegacy, UpdatedAt: row.updatedAt}
+	device, events, privacy, modes := row.device, row.events, row.privacy, row.modes
+	err := decodeDocuments(fmt.Sprintf("organization %d", orgID), []*[]byte{&device, &events, &privacy, &modes},
 		[]any{&s.Device, &s.Events, &s.Privacy, &s.PrivacyModeConfig})
 	if err != nil {
 		return nil, err
@@ -139,6 +154,7 @@ func (r organizationSettings) Put(s *store.OrgSettings) error {
 	if err != nil {
 		return err
 	}
+	delete(r.t.memo.orgSettings, s.OrganizationID)
 	_, err = r.t.exec(`INSERT INTO organization_settings (organization_id, forbid_legacy_firmware, updated_at,
 			device, events, privacy, privacy_mode_config)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)

@@ -18,6 +18,7 @@ type tx struct {
 	ctx      context.Context
 	pg       pgx.Tx
 	onCommit []func()
+	memo     memo
 }
 
 // OnCommit implements store.Records: fn runs after the commit that counts

@@ -4,7 +4,8 @@ import "github.com/fleetcam/fleetcam/store"
 
 // The webhook receivers index: table webhook_receivers, one row per
 // organization and webhook type some URL of it receives. Has, which ingest
-// asks for every GPS write, is one lookup of the primary key.
+// asks for every GPS write, is one lookup of the primary key, once per
+// organization, type and transaction (memo.go).
 
 // WebhookReceivers implements store.WebhookRecords.
 func (t *tx) WebhookReceivers() store.WebhookReceiverRecords { return webhookReceivers{t} }
@@ -13,10 +14,21 @@ type webhookReceivers struct{ t *tx }
 
 // Has implements store.WebhookReceiverRecords.
 func (r webhookReceivers) Has(orgID int64, typ string) (bool, error) {
+	k := receiverKey{orgID, typ}
+	if has, ok := r.t.memo.receivers[k]; ok {
+		return has, nil
+	}
 	var has bool
 	err := r.t.pg.QueryRow(r.t.ctx, `SELECT EXISTS (SELECT FROM webhook_receivers WHERE organization_id = $1 AND type = $2)`,
 		orgID, typ).Scan(&has)
-	return has, classify(err)
+	if err != nil {
+		return false, classify(err)
+	}
+	if r.t.memo.receivers == nil {
+		r.t.memo.receivers = map[receiverKey]bool{}
+	}
+	r.t.memo.receivers[k] = has
+	return has, nil
 }
 
 // Put implements store.WebhookReceiverRecords: the rows of the types no
@@ -24,6 +36,11 @@ func (r webhookReceivers) Has(orgID int64, typ string) (bool, error) {
 func (r webhookReceivers) Put(orgID int64, types []string) error {
 	if types == nil {
 		types = []string{}
+	}
+	for k := range r.t.memo.receivers {
+		if k.org == orgID {
+			delete(r.t.memo.receivers, k)
+		}
 	}
 	_, err := r.t.exec(`WITH gone AS (
 			DELETE FROM webhook_receivers WHERE organization_id = $1 AND type <> ALL ($2::text[]))
