@@ -182,9 +182,10 @@ var operationIDForm = regexp.MustCompile(`^[a-z][A-Za-z0-9]*$`)
 
 // TestOpenAPIOperationIDs fails when an operation, of a path or a webhook,
 // has no operationId, one that is not camelCase, or one another operation
-// has: the generated clients name their methods and types by it. An
-// operation of the reference contract keeps the contract's operationId, so
-// code written against a client of the contract reads the same.
+// has: the generated clients name their methods and types by it. (By
+// convention, see base.yaml, an operation of the reference contract has the
+// contract's operationId, so code written against a client of the contract
+// reads the same.)
 func TestOpenAPIOperationIDs(t *testing.T) {
 	doc := loadOpenAPI(t)
 	seen := map[string]string{}
