@@ -79,7 +79,7 @@ clients/ts/node_modules/.package-lock.json: clients/ts/package-lock.json | test-
 .PHONY: openapi-client
 openapi-client: clients/ts/node_modules/.package-lock.json
 	$(GO) run ./cmd/fleetcam openapi > clients/openapi.json
-	cd clients/go/fleetcam && $(GO) tool oapi-codegen -config oapi-codegen.yaml ../../openapi.json
+	$(GO) generate ./clients/go/fleetcam
 	cd clients/ts && node_modules/.bin/openapi-typescript ../openapi.json -o src/schema.d.ts
 
 # Checks the OpenAPI document and its clients: the committed document and Go
