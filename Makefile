@@ -26,11 +26,12 @@ run:
 	$(if $(CONFIG),,FLEETCAM_HTTP_ADDR=$${FLEETCAM_HTTP_ADDR:-$(LISTEN):8080} FLEETCAM_MQTT_ADDR=$${FLEETCAM_MQTT_ADDR:-$(LISTEN):1883}) $(BIN)/fleetcam $(if $(CONFIG),-config $(CONFIG))
 
 # Every test, with the race detector (the store suite on both storage
-# engines), the API tests again on PostgreSQL, then each fuzz target for 3
-# seconds.
+# engines), the API tests again on PostgreSQL, the OpenAPI document's lint
+# and generated clients, then each fuzz target for 3 seconds.
 test:
 	$(GO) vet ./...
 	$(MAKE) --no-print-directory check-rules
+	$(MAKE) --no-print-directory openapi-check
 	$(MAKE) --no-print-directory test-deps-chromium
 	$(MAKE) --no-print-directory test-deps-postgresql
 	$(GO) test -race -count=1 ./...
@@ -55,6 +56,50 @@ test-deps-chromium:
 .PHONY: test-deps-postgresql
 test-deps-postgresql:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || test -n "$$FLEETCAM_PG_BIN" || { if [ "$$(id -u)" = 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql; }; else echo "make test-deps-postgresql: PostgreSQL is missing; install the Debian package postgresql (apt-get install postgresql)" >&2; exit 1; fi; }
+
+# Node.js and npm for the OpenAPI lint and the TypeScript client (make
+# openapi-check): the Debian packages nodejs and npm, installed when missing
+# and running as root. The pinned @redocly/cli needs Node.js 20.19 or later.
+.PHONY: test-deps-node
+test-deps-node:
+	@{ command -v node && command -v npm; } >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm; }; else echo "make test-deps-node: Node.js or npm is missing; install the Debian packages nodejs and npm (apt-get install nodejs npm)" >&2; exit 1; fi; }
+	@node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' || { echo "make test-deps-node: Node.js $$(node --version) is older than 20.19, which @redocly/cli (clients/ts/package.json) needs; install Node.js 20.19 or later" >&2; exit 1; }
+
+# The packages of clients/ts, as package-lock.json pins them: npm ci when
+# node_modules is missing or older than the lock file.
+clients/ts/node_modules/.package-lock.json: clients/ts/package-lock.json | test-deps-node
+	cd clients/ts && npm ci --no-audit --no-fund
+
+# The OpenAPI document and the clients generated from it, kept in clients/:
+# the document as GET /v2/openapi.json serves it (openapi.json), the Go
+# client (go/fleetcam, oapi-codegen pinned in go.mod) and the TypeScript
+# types (ts/src/schema.d.ts, openapi-typescript pinned in
+# ts/package-lock.json). Run it after changing cloudapi/openapi/*.yaml and
+# commit what it writes.
+.PHONY: openapi-client
+openapi-client: clients/ts/node_modules/.package-lock.json
+	$(GO) run ./cmd/fleetcam openapi > clients/openapi.json
+	$(GO) generate ./clients/go/fleetcam
+	cd clients/ts && node_modules/.bin/openapi-typescript ../openapi.json -o src/schema.d.ts
+
+# Checks the OpenAPI document and its clients: the committed document and Go
+# client are what the API generates now, the document passes Redocly's
+# recommended rules with every one an error (redocly.yaml), the Go client
+# compiles, the TypeScript types are current and type-check, and the lint
+# rules of clients/ts/redocly pass their tests.
+REDOCLY_ENV = REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true
+.PHONY: openapi-check
+openapi-check: clients/ts/node_modules/.package-lock.json
+	$(GO) test -count=1 -run 'Test(Document|Client)IsCurrent' ./clients/go/fleetcam/
+	$(GO) vet ./clients/go/...
+	$(REDOCLY_ENV) clients/ts/node_modules/.bin/redocly lint clients/openapi.json
+	@# openapi-typescript applies the redocly.yaml of its working directory,
+	@# with none of the lint's exceptions, so it runs in clients/ts.
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd clients/ts && \
+	  node_modules/.bin/openapi-typescript ../openapi.json -o "$$tmp/schema.d.ts" >/dev/null && \
+	  if ! cmp -s "$$tmp/schema.d.ts" src/schema.d.ts; then echo "make openapi-check: clients/ts/src/schema.d.ts is not what openapi-typescript generates from clients/openapi.json; run make openapi-client and commit the result" >&2; exit 1; fi
+	cd clients/ts && node_modules/.bin/tsc --noEmit
+	cd clients/ts && $(REDOCLY_ENV) node --test redocly/
 
 # The Prometheus rules of configs/monitoring: promtool checks them and runs
 # the unit tests of the alerts. promtool comes with the Debian package

@@ -1,6 +1,7 @@
 package cloudapi
 
 import (
+	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,23 @@ import (
 //
 //go:embed openapi/*.yaml
 var openapiFS embed.FS
+
+// OpenAPIDocument returns the OpenAPI document GET /v2/openapi.json serves,
+// indented and ending in a newline as clients/openapi.json keeps it, so that
+// tools (the linter, the client generators) have it without a running
+// server.
+func OpenAPIDocument() ([]byte, error) {
+	doc, err := buildOpenAPI()
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, doc, "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}
 
 func buildOpenAPI() ([]byte, error) {
 	names, err := fs.Glob(openapiFS, "openapi/*.yaml")

@@ -1,11 +1,16 @@
 package cloudapi
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
 )
 
 // TestOpenAPICoversRoutes fails when a route is missing from the OpenAPI
@@ -116,4 +121,96 @@ func resolves(doc map[string]any, ref string) bool {
 		}
 	}
 	return true
+}
+
+// loadOpenAPI loads the document with kin-openapi.
+func loadOpenAPI(t *testing.T) *openapi3.T {
+	t.Helper()
+	raw, err := buildOpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// TestOpenAPIIsValid fails when the document breaks OpenAPI 3.1: a member
+// a schema or parameter does not have (a description that YAML read as a
+// key, such as "2 medium" of "1 high, 2 medium, 3 low"), or nullable, which
+// 3.1 replaced by a type that includes "null".
+func TestOpenAPIIsValid(t *testing.T) {
+	doc := loadOpenAPI(t)
+	if !doc.IsOpenAPI31OrLater() {
+		t.Fatalf("openapi %q, want 3.1", doc.OpenAPI)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := buildOpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tree any
+	if err := json.Unmarshal(raw, &tree); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(v any, where string, names bool)
+	walk = func(v any, where string, names bool) {
+		switch n := v.(type) {
+		case map[string]any:
+			for k, c := range n {
+				// The members of properties are names, not keywords.
+				if k == "nullable" && !names {
+					t.Errorf("%s: nullable is not OpenAPI 3.1; give the type as [T, \"null\"]", where)
+				}
+				walk(c, where+"/"+k, k == "properties" && !names)
+			}
+		case []any:
+			for i, c := range n {
+				walk(c, fmt.Sprintf("%s/%d", where, i), false)
+			}
+		}
+	}
+	walk(tree, "#", false)
+}
+
+var operationIDForm = regexp.MustCompile(`^[a-z][A-Za-z0-9]*$`)
+
+// TestOpenAPIOperationIDs fails when an operation, of a path or a webhook,
+// has no operationId, one that is not camelCase, or one another operation
+// has: the generated clients name their methods and types by it. (By
+// convention, see base.yaml, an operation of the reference contract has the
+// contract's operationId, so code written against a client of the contract
+// reads the same.)
+func TestOpenAPIOperationIDs(t *testing.T) {
+	doc := loadOpenAPI(t)
+	seen := map[string]string{}
+	check := func(where string, item *openapi3.PathItem) {
+		for method, op := range item.Operations() {
+			at := method + " " + where
+			switch id := op.OperationID; {
+			case id == "":
+				t.Errorf("%s has no operationId", at)
+			case !operationIDForm.MatchString(id):
+				t.Errorf("%s: operationId %q is not camelCase", at, id)
+			case seen[id] != "":
+				t.Errorf("%s: operationId %q is also %s's", at, id, seen[id])
+			default:
+				seen[id] = at
+			}
+		}
+	}
+	for path, item := range doc.Paths.Map() {
+		check(path, item)
+	}
+	for name, item := range doc.Webhooks {
+		check("webhook "+name, item)
+	}
+	if len(seen) == 0 {
+		t.Fatal("no operations")
+	}
 }

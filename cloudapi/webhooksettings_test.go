@@ -258,7 +258,7 @@ func TestOpenAPIDocumentsWebhookPayloads(t *testing.T) {
 	if doc.OpenAPI < "3.1" {
 		t.Fatalf("openapi %s: the webhooks section needs 3.1", doc.OpenAPI)
 	}
-	for name, typ := range map[string]string{"event": "event", "gps": "gps", "alarm": "alarms", "systemMessages": "systemMessages", "activation": "activation"} {
+	for typ, name := range webhookOfType {
 		w, found := doc.Webhooks[name]
 		if !found {
 			t.Errorf("webhook %s is not documented", name)

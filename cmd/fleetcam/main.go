@@ -36,6 +36,7 @@ Commands:
   partner add       create a partner and its first user
   user add          add a user to a partner or to an organization
   device refurbish  mark a device refurbished, after which its billing cannot change
+  openapi           print the OpenAPI document of the /v2 API (as GET /v2/openapi.json serves it)
   help              show this text
 
 Server flags (fleetcam [serve] ...):
@@ -61,6 +62,7 @@ Examples:
   fleetcam partner add -data ./data --name "Acme Telematics" --email ops@acme.example
   fleetcam user add -data ./data --email viewer@acme.example --organization 1 --access-level viewer
   fleetcam device refurbish -data ./data --imei 357660100000017
+  fleetcam openapi > openapi.json            # the API's OpenAPI document, for a client generator
 `
 
 // run is fleetcam with its environment passed in; it returns the exit code:
@@ -80,6 +82,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = admin(cmd, args, getenv, stdout)
 	case cmd == "device":
 		err = deviceAdmin(args, getenv, stdout)
+	case cmd == "openapi":
+		err = printOpenAPI(args, stdout)
 	case isHelp(cmd):
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -18,7 +18,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 			if code != 0 || stderr.Len() != 0 {
 				t.Fatalf("exit %d, stderr %q", code, stderr.String())
 			}
-			for _, want := range []string{"serve ", "partner add ", "user add ", "device refurbish ", "help ", "-config FILE", "--create", "Examples:"} {
+			for _, want := range []string{"serve ", "partner add ", "user add ", "device refurbish ", "openapi ", "help ", "-config FILE", "--create", "Examples:"} {
 				if !strings.Contains(stdout.String(), want) {
 					t.Errorf("usage lacks %q:\n%s", want, stdout.String())
 				}
