@@ -90,8 +90,12 @@ func (e *Engine) View(_ context.Context, fn func(store.Records) error) error {
 }
 
 // Close writes the free-page list, so that the next Open reads it instead
-// of walking the file, and closes the file. No write may run beside it.
+// of walking the file, and closes the file (a file opened read-only is
+// only closed). No write may run beside it.
 func (e *Engine) Close() error {
+	if e.db.IsReadOnly() {
+		return e.db.Close()
+	}
 	e.db.NoFreelistSync = false
 	err := e.db.Update(func(*bbolt.Tx) error { return nil })
 	if errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
