@@ -29,11 +29,19 @@ func gpsFields(p *store.GPSPoint) []any {
 // Insert implements store.GPSSampleRecords: one statement, which stores
 // nothing when the device has a sample at that millisecond.
 func (r gpsSamples) Insert(imei string, ownership int64, p store.GPSPoint) (bool, error) {
-	tag, err := r.t.exec(`INSERT INTO gps_samples (imei, sampled_at, ownership, lat, lon, alt, speed, accuracy, heading)
+	tag, err := r.t.exec(`INSERT INTO gps_samples (`+gpsRowColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-		ON CONFLICT (imei, sampled_at) DO NOTHING`,
-		imei, timeBound(milli(p.Time)), ownership, p.Lat, p.Lon, p.Alt, p.Speed, p.Accuracy, p.Heading)
+		ON CONFLICT (imei, sampled_at) DO NOTHING`, gpsArgs(imei, ownership, p)...)
 	return err == nil && tag.RowsAffected() == 1, err
+}
+
+// gpsRowColumns are the columns of a sample's row, in gpsArgs' order.
+const gpsRowColumns = `imei, sampled_at, ownership, lat, lon, alt, speed, accuracy, heading`
+
+// gpsArgs are the values of gpsRowColumns for imei's sample p, recorded
+// for ownership: the sample's time to the millisecond.
+func gpsArgs(imei string, ownership int64, p store.GPSPoint) []any {
+	return []any{imei, timeBound(milli(p.Time)), ownership, p.Lat, p.Lon, p.Alt, p.Speed, p.Accuracy, p.Heading}
 }
 
 // gpsWhere is the condition of the samples of imei from start to end that
