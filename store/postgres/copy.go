@@ -141,7 +141,8 @@ func (l load) SetSequences(seqs map[store.Sequence]int64) error {
 			return fmt.Errorf("store: the postgres engine has no sequence %s", s)
 		}
 		// setval(…, 1, false): the next value is 1, as in a new table.
-		_, err := l.t.exec(`SELECT setval(pg_get_serial_sequence($1, $2), greatest($3, 1), $3 > 0)`, c.table, c.column, v)
+		_, err := l.t.exec(`SELECT setval(pg_get_serial_sequence($1, $2), greatest($3::bigint, 1), $3::bigint > 0)`,
+			c.table, c.column, v)
 		if err != nil {
 			return err
 		}

@@ -120,3 +120,27 @@ func TestCopyTransactionsHaveNoStatementTimeout(t *testing.T) {
 		}
 	}
 }
+
+// The sequences a copy sets give next the value after the copied one,
+// beyond 32 bits too; one that gave nothing gives 1 next.
+func TestCopySetsSequences(t *testing.T) {
+	e := openPrepared(t)
+	err := e.Load(context.Background(), func(l store.Load) error {
+		return l.SetSequences(map[store.Sequence]int64{store.SeqEvents: 5_000_000_000, store.SeqPartners: 0, store.SeqAlarms: 7})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, e, func(t *tx) error {
+		for table, want := range map[string]int64{"events": 5_000_000_001, "partners": 1, "alarms": 8} {
+			var got int64
+			if err := t.pg.QueryRow(t.ctx, `SELECT nextval(pg_get_serial_sequence($1, 'id'))`, table).Scan(&got); err != nil {
+				return err
+			}
+			if got != want {
+				return fmt.Errorf("the next %s id is %d, want %d", table, got, want)
+			}
+		}
+		return nil
+	})
+}
