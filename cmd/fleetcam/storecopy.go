@@ -137,6 +137,9 @@ func (l storeLocation) same(o storeLocation) bool {
 // each kind and then the counts of both sides; counts that differ leave
 // dst without the copy and fail.
 func copyStore(ctx context.Context, src, dst storeLocation, stdout io.Writer) error {
+	if st, err := os.Stat(dst.path); dst.pg == nil && err == nil && st.IsDir() {
+		return fmt.Errorf("-to %s is a directory: name the store file to make in it (fleetcam.db)", dst)
+	}
 	from, err := openSource(ctx, src)
 	if err != nil {
 		return err

@@ -196,6 +196,7 @@ func TestStoreCopyRefusals(t *testing.T) {
 		{"missing source", []string{"-from", filepath.Join(dir, "none.db"), "-to", newFile},
 			regexp.MustCompile(`^-from .*none\.db does not exist`)},
 		{"source directory", []string{"-from", dir, "-to", newFile}, regexp.MustCompile(`^-from .* is a directory`)},
+		{"destination directory", []string{"-from", src, "-to", dir}, regexp.MustCompile(`^-to .* is a directory`)},
 		{"not a postgres URL", []string{"-from", src, "-to", "mysql://db.example/fleetcam"},
 			regexp.MustCompile(`^-to must be a bbolt store file or a postgres:// or postgresql:// URL, not a mysql:// URL`)},
 		{"bad URL", []string{"-from", src, "-to", "postgres://fleetcam:PASSWORD@db.example:port/fleetcam"},
