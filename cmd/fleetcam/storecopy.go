@@ -152,7 +152,7 @@ func copyStore(ctx context.Context, src, dst storeLocation, stdout io.Writer) er
 		if !ok {
 			return fmt.Errorf("%s: the engine cannot take a copy", dst.flag)
 		}
-		counts, err = store.Copy(ctx, from.(store.Dumper), loader, func(p store.CopyProgress) {
+		c, err := store.Copy(ctx, from.(store.Dumper), loader, func(p store.CopyProgress) {
 			switch {
 			case p.Finished:
 				fmt.Fprintf(stdout, "  %-22s %12d copied\n", p.Kind, p.Done)
@@ -160,6 +160,7 @@ func copyStore(ctx context.Context, src, dst storeLocation, stdout io.Writer) er
 				fmt.Fprintf(stdout, "  %-22s %12d of %d\n", p.Kind, p.Done, p.Total)
 			}
 		})
+		counts = c
 		return err
 	}
 	if dst.pg != nil {
