@@ -24,15 +24,12 @@ var (
 // writing (a running fleetcam) makes it wait up to timeout (5s when 0).
 // It prepares nothing: the file is read as it is.
 func OpenReadOnly(path string, timeout time.Duration) (*Engine, error) {
-	if timeout == 0 {
-		timeout = 5 * time.Second
-	}
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	b, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: timeout, ReadOnly: true, FreelistType: bbolt.FreelistMapType})
+	b, err := openFile(path, timeout, true)
 	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+		return nil, err
 	}
 	return &Engine{db: b}, nil
 }
