@@ -80,6 +80,20 @@ func (r MediaRef) Key() string {
 	return r.IMEI + "/" + r.FileType + "/" + strconv.Itoa(r.CameraID) + "/" + r.FileID
 }
 
+// ParseMediaRef is the MediaRef whose Key is key; false when key is not one
+// (an IMEI, a file type and a file id hold no "/").
+func ParseMediaRef(key string) (MediaRef, bool) {
+	parts := strings.SplitN(key, "/", 4)
+	if len(parts) != 4 {
+		return MediaRef{}, false
+	}
+	camera, err := strconv.Atoi(parts[2])
+	if err != nil {
+		return MediaRef{}, false
+	}
+	return MediaRef{IMEI: parts[0], FileType: parts[1], CameraID: camera, FileID: parts[3]}, true
+}
+
 // Ref returns the name of m.
 func (m *MediaFile) Ref() MediaRef {
 	return MediaRef{IMEI: m.IMEI, CameraID: m.CameraID, FileType: m.FileType, FileID: m.FileID}

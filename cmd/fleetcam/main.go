@@ -33,6 +33,7 @@ const usage = `usage: fleetcam [COMMAND] [FLAGS]
 Commands:
   serve             start the server; the default when no command is given
   migrate           bring the store's schema up to date (PostgreSQL: store.postgresURL) and exit
+  store copy        copy every record of a store into an empty one: bbolt file to PostgreSQL or back
   partner add       create a partner and its first user
   user add          add a user to a partner or to an organization
   device refurbish  mark a device refurbished, after which its billing cannot change
@@ -55,6 +56,13 @@ directory without a store unless --create is given:
 Without --password a password is generated and printed. Passwords need 8 to 72 bytes with
 an upper-case letter, a lower-case letter and a digit.
 
+  fleetcam store copy -from FILE|URL -to FILE|URL
+copies every record of one store, with its ids, into another that holds none: FILE is a bbolt
+store file (DIR/fleetcam.db), URL a postgres:// or postgresql:// URL (an empty database gets
+the schema first). Stop the fleetcam using the source, and migrate it, first. It prints each
+kind of record as it is copied and the counts of both sides, and exits 1, leaving nothing in
+the destination, if a count differs. Records only: media bytes stay in dataDir/media.
+
 Examples:
   fleetcam                                  # data in ./data, HTTP :8080, MQTT :1883
   fleetcam -config configs/fleetcam.yaml
@@ -63,6 +71,7 @@ Examples:
   fleetcam user add -data ./data --email viewer@acme.example --organization 1 --access-level viewer
   fleetcam device refurbish -data ./data --imei 357660100000017
   fleetcam openapi > openapi.json            # the API's OpenAPI document, for a client generator
+  fleetcam store copy -from ./data/fleetcam.db -to postgres://fleetcam@db.example/fleetcam
 `
 
 // run is fleetcam with its environment passed in; it returns the exit code:
@@ -84,6 +93,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = deviceAdmin(args, getenv, stdout)
 	case cmd == "openapi":
 		err = printOpenAPI(args, stdout)
+	case cmd == "store":
+		err = storeCommand(ctx, args, stdout)
 	case isHelp(cmd):
 		fmt.Fprint(stdout, usage)
 		return 0

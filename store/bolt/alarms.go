@@ -48,7 +48,13 @@ func (s alarms) Insert(a *store.Alarm) error {
 	if err := putJSON(s.t.bucket(bucketAlarms), itob(a.ID), a); err != nil {
 		return err
 	}
-	return s.t.bucket(bucketAlarmTriples).Put(alarmTripleKey(a.IMEI, a.AlarmDefinitionID, a.CreatedAt), itob(a.ID))
+	return s.putTriple(store.AlarmTriple{IMEI: a.IMEI, DefinitionID: a.AlarmDefinitionID, CreatedAt: a.CreatedAt, AlarmID: a.ID})
+}
+
+// putTriple records that tr.AlarmID was the alarm last inserted with tr's
+// device, definition and createdAt.
+func (s alarms) putTriple(tr store.AlarmTriple) error {
+	return s.t.bucket(bucketAlarmTriples).Put(alarmTripleKey(tr.IMEI, tr.DefinitionID, tr.CreatedAt), itob(tr.AlarmID))
 }
 
 // Put implements store.AlarmSet.

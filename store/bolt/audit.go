@@ -26,7 +26,12 @@ func (a auditEntries) Append(e *store.AuditEntry) error {
 		return err
 	}
 	e.ID = int64(seq)
-	return putJSON(b, itob(e.ID), e)
+	return a.put(e)
+}
+
+// put stores e under its id.
+func (a auditEntries) put(e *store.AuditEntry) error {
+	return putJSON(a.t.bucket(bucketAudit), itob(e.ID), e)
 }
 
 // List implements store.AuditEntryRecords: it walks the log from the newest

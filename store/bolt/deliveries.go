@@ -33,7 +33,13 @@ func (r deliveries) Insert(d *store.Delivery) error {
 		return err
 	}
 	d.ID = id
-	if err := r.t.bucket(bucketOrgDeliveries).Put(compositeKey(d.OrganizationID, id), nil); err != nil {
+	return r.put(d)
+}
+
+// put stores the new delivery d under its id, with its organization's
+// index entry and, while it is pending, its queue entry.
+func (r deliveries) put(d *store.Delivery) error {
+	if err := r.t.bucket(bucketOrgDeliveries).Put(compositeKey(d.OrganizationID, d.ID), nil); err != nil {
 		return err
 	}
 	return r.Put(d)

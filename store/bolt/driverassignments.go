@@ -31,6 +31,11 @@ func (s driverAssignments) Insert(a *store.DriverAssignment) error {
 		return err
 	}
 	a.ID = id
+	return s.put(a)
+}
+
+// put stores the new assignment a under its key, with its id's entry.
+func (s driverAssignments) put(a *store.DriverAssignment) error {
 	k := driverAssignmentKey(a)
 	if err := putJSON(s.t.bucket(bucketDriverAssignments), k, a); err != nil {
 		return err

@@ -50,11 +50,17 @@ func (s driverSessions) Current(imei string) (*store.DriverSession, error) {
 
 // Begin implements store.DriverSessionSet.
 func (s driverSessions) Begin(ds *store.DriverSession) error {
-	k := driverSessionKey(ds.IMEI, ds.Start)
-	if err := putJSON(s.t.bucket(bucketDriverSessions), k, ds); err != nil {
+	k, err := s.put(ds)
+	if err != nil {
 		return err
 	}
 	return s.t.bucket(bucketDriverCurrent).Put([]byte(ds.IMEI), k)
+}
+
+// put stores ds under its device and start and returns its key.
+func (s driverSessions) put(ds *store.DriverSession) ([]byte, error) {
+	k := driverSessionKey(ds.IMEI, ds.Start)
+	return k, putJSON(s.t.bucket(bucketDriverSessions), k, ds)
 }
 
 // End implements store.DriverSessionSet: it stores ds under the key the

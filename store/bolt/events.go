@@ -88,6 +88,12 @@ func (s events) Insert(e *store.Event) error {
 		return err
 	}
 	e.ID = id
+	return s.put(e)
+}
+
+// put stores the new event e under its id, with both index entries and
+// its hourly count.
+func (s events) put(e *store.Event) error {
 	if err := s.Update(e); err != nil {
 		return err
 	}
@@ -169,11 +175,17 @@ func (s eventDeviceIDs) Get(imei, deviceEventID string) (store.EventDeviceID, er
 	if len(v) < 8 {
 		return store.EventDeviceID{}, errNoEventDeviceID
 	}
+	return decodeEventDeviceID(imei, deviceEventID, v), nil
+}
+
+// decodeEventDeviceID reads v, the value of imei's device event id
+// deviceEventID, which is at least 8 bytes long.
+func decodeEventDeviceID(imei, deviceEventID string, v []byte) store.EventDeviceID {
 	r := store.EventDeviceID{IMEI: imei, DeviceEventID: deviceEventID, EventID: btoi(v[:8])}
 	if len(v) >= 16 {
 		r.Ownership = btoi(v[8:16])
 	}
-	return r, nil
+	return r
 }
 
 // Put implements store.EventDeviceIDSet: the event id, and the ownership

@@ -24,7 +24,12 @@ func (r groups) Insert(g *store.Group) error {
 		return err
 	}
 	g.ID = id
-	return putJSON(r.t.bucket(bucketGroups), itob(id), g)
+	return r.put(g)
+}
+
+// put stores g under its id.
+func (r groups) put(g *store.Group) error {
+	return putJSON(r.t.bucket(bucketGroups), itob(g.ID), g)
 }
 
 // List implements store.GroupRecords. Groups are not indexed by

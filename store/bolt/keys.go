@@ -70,6 +70,11 @@ func lookupJSON[T any](b *bbolt.Bucket, key []byte, init T) (*T, error) {
 	if raw == nil {
 		return nil, store.NotFound("")
 	}
+	return decodeJSON(key, raw, init)
+}
+
+// decodeJSON decodes raw, the JSON record at key, over a copy of init.
+func decodeJSON[T any](key, raw []byte, init T) (*T, error) {
 	v := new(T)
 	*v = init
 	if err := json.Unmarshal(raw, v); err != nil {

@@ -25,7 +25,12 @@ func (m messages) Append(msg *store.Message) error {
 		return err
 	}
 	msg.Seq = int64(seq)
-	return putJSON(b, itob(msg.Seq), msg)
+	return m.put(msg)
+}
+
+// put stores msg under its sequence.
+func (m messages) put(msg *store.Message) error {
+	return putJSON(m.t.bucket(bucketMessages), itob(msg.Seq), msg)
 }
 
 // After implements store.MessageRecords.

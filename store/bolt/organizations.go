@@ -32,7 +32,7 @@ func (r organizations) Insert(o *store.Organization) error {
 		return err
 	}
 	o.ID = id
-	return putJSON(r.t.bucket(bucketOrgs), itob(id), o)
+	return r.Put(o)
 }
 
 // Put implements store.OrganizationRecords.

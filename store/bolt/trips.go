@@ -37,17 +37,31 @@ func (r trips) get(k []byte) (*store.Trip, error) {
 
 // Insert implements store.TripRecords.
 func (r trips) Insert(t *store.Trip) error {
-	b := r.t.bucket(bucketTrips)
-	k := tripKey(t.IMEI, t.Start)
-	if b.Get(k) != nil {
-		return store.Conflict("device %s has a trip starting at %s", t.IMEI, t.Start.UTC().Format(time.RFC3339Nano))
+	if r.t.bucket(bucketTrips).Get(tripKey(t.IMEI, t.Start)) != nil {
+		return r.conflict(t)
 	}
 	id, err := r.t.nextID(bucketTrips)
 	if err != nil {
 		return err
 	}
 	t.ID = id
+	return r.put(t)
+}
+
+// put stores the new trip t under its id; a trip of t.IMEI starting at the
+// same millisecond is ErrConflict.
+func (r trips) put(t *store.Trip) error {
+	b := r.t.bucket(bucketTrips)
+	k := tripKey(t.IMEI, t.Start)
+	if b.Get(k) != nil {
+		return r.conflict(t)
+	}
 	return putJSON(b, k, t)
+}
+
+// conflict is the ErrConflict of a second trip of t's device and start.
+func (r trips) conflict(t *store.Trip) error {
+	return store.Conflict("device %s has a trip starting at %s", t.IMEI, t.Start.UTC().Format(time.RFC3339Nano))
 }
 
 // Put implements store.TripRecords.

@@ -28,7 +28,12 @@ func (r partners) Insert(p *store.Partner) error {
 		return err
 	}
 	p.ID = id
-	return putJSON(r.t.bucket(bucketPartners), itob(id), p)
+	return r.put(p)
+}
+
+// put stores p under its id.
+func (r partners) put(p *store.Partner) error {
+	return putJSON(r.t.bucket(bucketPartners), itob(p.ID), p)
 }
 
 // Count implements store.PartnerRecords.
@@ -61,8 +66,7 @@ func (r users) ByEmail(email string) (*store.User, error) {
 
 // Insert implements store.UserRecords: ids are the bucket's sequence.
 func (r users) Insert(u *store.User) error {
-	emails := r.t.bucket(bucketUserEmails)
-	if emails.Get([]byte(u.Email)) != nil {
+	if r.t.bucket(bucketUserEmails).Get([]byte(u.Email)) != nil {
 		return store.Conflict("user email %s already exists", u.Email)
 	}
 	id, err := r.t.nextID(bucketUsers)
@@ -70,10 +74,20 @@ func (r users) Insert(u *store.User) error {
 		return err
 	}
 	u.ID = id
-	if err := emails.Put([]byte(u.Email), itob(id)); err != nil {
+	return r.put(u)
+}
+
+// put stores the new user u under its id, with its e-mail's index entry;
+// an e-mail another user has is ErrConflict.
+func (r users) put(u *store.User) error {
+	emails := r.t.bucket(bucketUserEmails)
+	if emails.Get([]byte(u.Email)) != nil {
+		return store.Conflict("user email %s already exists", u.Email)
+	}
+	if err := emails.Put([]byte(u.Email), itob(u.ID)); err != nil {
 		return err
 	}
-	return putJSON(r.t.bucket(bucketUsers), itob(id), u)
+	return putJSON(r.t.bucket(bucketUsers), itob(u.ID), u)
 }
 
 // Put implements store.UserRecords.

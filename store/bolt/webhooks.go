@@ -28,6 +28,12 @@ func (r webhookSettings) Get(orgID int64) (*store.WebhookSettings, error) {
 	if raw == nil {
 		return nil, store.NotFound("webhook settings")
 	}
+	return decodeWebhookSettings(orgID, raw)
+}
+
+// decodeWebhookSettings decodes the settings raw of organization orgID
+// over the defaults.
+func decodeWebhookSettings(orgID int64, raw []byte) (*store.WebhookSettings, error) {
 	s := store.DefaultWebhookSettings(orgID)
 	if err := json.Unmarshal(raw, s); err != nil {
 		return nil, fmt.Errorf("store: decode webhook settings of organization %d: %w", orgID, err)
@@ -134,6 +140,12 @@ func (r webhookEndpoints) Get(orgID int64, url string) (*store.WebhookEndpoint, 
 	if raw == nil {
 		return nil, store.NotFound("webhook endpoint")
 	}
+	return decodeEndpoint(orgID, url, raw)
+}
+
+// decodeEndpoint decodes the state raw of organization orgID's URL over
+// them.
+func decodeEndpoint(orgID int64, url string, raw []byte) (*store.WebhookEndpoint, error) {
 	e := &store.WebhookEndpoint{OrganizationID: orgID, URL: url}
 	if err := json.Unmarshal(raw, e); err != nil {
 		return nil, fmt.Errorf("store: decode webhook endpoint %s of organization %d: %w", url, orgID, err)

@@ -172,6 +172,15 @@ func (s alarms) Put(a *store.Alarm) error {
 	return nil
 }
 
+// putTriple records that tr.AlarmID was the alarm last inserted with tr's
+// device, definition and createdAt (to the millisecond).
+func (s alarms) putTriple(tr store.AlarmTriple) error {
+	_, err := s.t.exec(`INSERT INTO alarm_triples (imei, definition_id, created_at, alarm_id) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (imei, definition_id, created_at) DO UPDATE SET alarm_id = EXCLUDED.alarm_id`,
+		tr.IMEI, tr.DefinitionID, tr.CreatedAt.Truncate(time.Millisecond), tr.AlarmID)
+	return err
+}
+
 // TripleTaken implements store.AlarmSet.
 func (s alarms) TripleTaken(imei string, def int64, at time.Time) (bool, error) {
 	var taken bool

@@ -20,12 +20,19 @@ const auditColumns = `id, logged_at, user_id, user_email, partner_id, organizati
 
 // Append implements store.AuditEntryRecords.
 func (a auditEntries) Append(e *store.AuditEntry) error {
-	err := a.t.pg.QueryRow(a.t.ctx, `INSERT INTO audit_log (logged_at, user_id, user_email, partner_id,
-			organization_id, source, action, entity_type, entity_id, reason, before, after, request_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
-		timeBound(e.Time), nullID(e.UserID), e.UserEmail, nullID(e.PartnerID), nullID(e.OrganizationID), e.Source,
-		e.Action, e.EntityType, e.EntityID, e.Reason, jsonbParam(e.Before), jsonbParam(e.After), e.RequestID).Scan(&e.ID)
+	err := a.t.pg.QueryRow(a.t.ctx, `INSERT INTO audit_log (`+auditRowColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`, auditArgs(e)...).Scan(&e.ID)
 	return classify(err)
+}
+
+// auditRowColumns are auditColumns but the id, in auditArgs' order.
+const auditRowColumns = `logged_at, user_id, user_email, partner_id, organization_id, source, action, entity_type,
+	entity_id, reason, before, after, request_id`
+
+// auditArgs are the values of auditRowColumns for e.
+func auditArgs(e *store.AuditEntry) []any {
+	return []any{timeBound(e.Time), nullID(e.UserID), e.UserEmail, nullID(e.PartnerID), nullID(e.OrganizationID),
+		e.Source, e.Action, e.EntityType, e.EntityID, e.Reason, jsonbParam(e.Before), jsonbParam(e.After), e.RequestID}
 }
 
 // auditFields are the destinations of auditColumns in e.

@@ -18,27 +18,41 @@ func (t *tx) DataUsagePeriods() store.DataUsagePeriodRecords { return dataUsageP
 
 // Put implements store.DataUsagePeriodRecords.
 func (r dataUsagePeriods) Put(p *store.DataUsagePeriod) error {
-	_, err := r.t.exec(`INSERT INTO data_usage_periods (imei, period_start, bytes_up, bytes_down, received_at)
+	_, err := r.t.exec(`INSERT INTO data_usage_periods (imei, `+dataUsageColumns+`)
 		VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (imei, period_start) DO UPDATE SET bytes_up = EXCLUDED.bytes_up,
-			bytes_down = EXCLUDED.bytes_down, received_at = EXCLUDED.received_at`,
-		p.IMEI, milli(p.PeriodStart), p.BytesUp, p.BytesDown, p.ReceivedAt.UTC())
+			bytes_down = EXCLUDED.bytes_down, received_at = EXCLUDED.received_at`, dataUsageArgs(p)...)
+	return err
+}
+
+// dataUsageColumns are the columns of a period's row after its IMEI, which
+// scanDataUsage reads.
+const dataUsageColumns = `period_start, bytes_up, bytes_down, received_at`
+
+// dataUsageArgs are the values of the IMEI and dataUsageColumns for p: its
+// start to the millisecond.
+func dataUsageArgs(p *store.DataUsagePeriod) []any {
+	return []any{p.IMEI, milli(p.PeriodStart), p.BytesUp, p.BytesDown, p.ReceivedAt.UTC()}
+}
+
+// scanDataUsage reads the columns of before, then dataUsageColumns into p.
+func scanDataUsage(row pgx.Row, p *store.DataUsagePeriod, before ...any) error {
+	err := row.Scan(append(before, &p.PeriodStart, &p.BytesUp, &p.BytesDown, &p.ReceivedAt)...)
+	p.PeriodStart, p.ReceivedAt = p.PeriodStart.UTC(), p.ReceivedAt.UTC()
 	return err
 }
 
 // Latest implements store.DataUsagePeriodRecords: the primary key read
 // backwards.
 func (r dataUsagePeriods) Latest(imei string, n int) ([]store.DataUsagePeriod, error) {
-	rows, err := r.t.pg.Query(r.t.ctx, `SELECT period_start, bytes_up, bytes_down, received_at FROM data_usage_periods
+	rows, err := r.t.pg.Query(r.t.ctx, `SELECT `+dataUsageColumns+` FROM data_usage_periods
 		WHERE imei = $1 ORDER BY period_start DESC LIMIT $2`, imei, limitArg(n))
 	if err != nil {
 		return nil, classify(err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.DataUsagePeriod, error) {
 		p := store.DataUsagePeriod{IMEI: imei}
-		err := row.Scan(&p.PeriodStart, &p.BytesUp, &p.BytesDown, &p.ReceivedAt)
-		p.PeriodStart, p.ReceivedAt = p.PeriodStart.UTC(), p.ReceivedAt.UTC()
-		return p, err
+		return p, scanDataUsage(row, &p)
 	})
 	return out, classify(err)
 }

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/fleetcam/fleetcam/store"
@@ -60,14 +61,20 @@ func (s driverAssignments) list(query string, args ...any) ([]store.DriverAssign
 	defer rows.Close()
 	var out []store.DriverAssignment
 	for rows.Next() {
-		var a store.DriverAssignment
-		var end pgtype.Timestamptz
-		if err := rows.Scan(&a.ID, &a.OrganizationID, &a.DriverID, &a.IMEI, &a.Start, &end, &a.CreatedAt,
-			&a.Ownership); err != nil {
+		a, err := scanAssignment(rows)
+		if err != nil {
 			return nil, classify(err)
 		}
-		a.Start, a.End, a.CreatedAt = a.Start.UTC(), timeOf(end), a.CreatedAt.UTC()
 		out = append(out, a)
 	}
 	return out, classify(rows.Err())
+}
+
+// scanAssignment reads one row of assignmentColumns.
+func scanAssignment(row pgx.Row) (store.DriverAssignment, error) {
+	var a store.DriverAssignment
+	var end pgtype.Timestamptz
+	err := row.Scan(&a.ID, &a.OrganizationID, &a.DriverID, &a.IMEI, &a.Start, &end, &a.CreatedAt, &a.Ownership)
+	a.Start, a.End, a.CreatedAt = a.Start.UTC(), timeOf(end), a.CreatedAt.UTC()
+	return a, err
 }

@@ -81,9 +81,15 @@ func (s driverSessions) Begin(ds *store.DriverSession) error {
 		ON CONFLICT (imei, started_at) DO UPDATE SET organization_id = EXCLUDED.organization_id,
 			driver_id = EXCLUDED.driver_id, ended_at = EXCLUDED.ended_at, method = EXCLUDED.method,
 			ended_by = EXCLUDED.ended_by, event_id = EXCLUDED.event_id, ownership = EXCLUDED.ownership`,
-		ds.IMEI, ds.OrganizationID, ds.DriverID, sessionStart(ds.Start), nullTime(ds.End), ds.Method, ds.EndedBy,
-		ds.EventID, ds.Ownership)
+		sessionArgs(ds)...)
 	return err
+}
+
+// sessionArgs are the values of sessionColumns for ds: its start to the
+// millisecond.
+func sessionArgs(ds *store.DriverSession) []any {
+	return []any{ds.IMEI, ds.OrganizationID, ds.DriverID, sessionStart(ds.Start), nullTime(ds.End), ds.Method,
+		ds.EndedBy, ds.EventID, ds.Ownership}
 }
 
 // End implements store.DriverSessionSet: the open row takes the fields of

@@ -35,8 +35,22 @@ func (s eventDeviceIDs) Get(imei, deviceEventID string) (store.EventDeviceID, er
 
 // Put implements store.EventDeviceIDSet.
 func (s eventDeviceIDs) Put(r store.EventDeviceID) error {
-	_, err := s.t.exec(`INSERT INTO event_device_ids (imei, device_event_id, event_id, ownership) VALUES ($1, $2, $3, $4)
+	_, err := s.t.exec(`INSERT INTO event_device_ids (`+eventDeviceIDColumns+`) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (imei, device_event_id) DO UPDATE SET event_id = excluded.event_id, ownership = excluded.ownership`,
-		r.IMEI, r.DeviceEventID, r.EventID, r.Ownership)
+		eventDeviceIDArgs(&r)...)
 	return err
+}
+
+// eventDeviceIDColumns are the columns of an event_device_ids row, in
+// eventDeviceIDArgs' order and eventDeviceIDFields'.
+const eventDeviceIDColumns = `imei, device_event_id, event_id, ownership`
+
+// eventDeviceIDArgs are the values of eventDeviceIDColumns for r.
+func eventDeviceIDArgs(r *store.EventDeviceID) []any {
+	return []any{r.IMEI, r.DeviceEventID, r.EventID, r.Ownership}
+}
+
+// eventDeviceIDFields are the scan targets of eventDeviceIDColumns in r.
+func eventDeviceIDFields(r *store.EventDeviceID) []any {
+	return []any{&r.IMEI, &r.DeviceEventID, &r.EventID, &r.Ownership}
 }

@@ -114,9 +114,13 @@ func eventArgs(e *store.Event) pgx.NamedArgs {
 // the event row the statement wrote (e), so that none is written for an
 // event that is not there.
 const (
-	insertEventRow = `INSERT INTO events (imei, organization_id, partner_id, type, time, lat, lon, alt, speed_kmh,
+	// eventRowColumns are the columns of an event's row but its id, each
+	// the name of its value in eventArgs.
+	eventRowColumns = `imei, organization_id, partner_id, type, time, lat, lon, alt, speed_kmh,
 		accuracy, severity, status, metadata, geofence_id, geofence_path, geofence_name, sd_card_uuid,
-		sd_card_manufacturer, driver_id, camera_id, device_event_id, media_notified, ownership, created_at)
+		sd_card_manufacturer, driver_id, camera_id, device_event_id, media_notified, ownership, created_at`
+
+	insertEventRow = `INSERT INTO events (` + eventRowColumns + `)
 	VALUES (@imei, @organization_id, @partner_id, @type, @time, @lat, @lon, @alt, @speed_kmh,
 		@accuracy, @severity, @status, @metadata, @geofence_id, @geofence_path, @geofence_name, @sd_card_uuid,
 		@sd_card_manufacturer, @driver_id, @camera_id, @device_event_id, @media_notified, @ownership, @created_at)

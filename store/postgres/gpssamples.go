@@ -30,7 +30,7 @@ func gpsFields(p *store.GPSPoint) []any {
 // arrays, in the order of the points, and a millisecond the device has a
 // sample at, or had earlier in the statement, stores nothing. It returns
 // the milliseconds it stored.
-const insertGPS = `INSERT INTO gps_samples (imei, sampled_at, ownership, lat, lon, alt, speed, accuracy, heading)
+const insertGPS = `INSERT INTO gps_samples (` + gpsRowColumns + `)
 	SELECT $1, s.at, $2, s.lat, s.lon, s.alt, s.speed, s.accuracy, s.heading
 	FROM unnest($3::timestamptz[], $4::float8[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[])
 		WITH ORDINALITY AS s (at, lat, lon, alt, speed, accuracy, heading, n)
@@ -72,6 +72,15 @@ func (r gpsSamples) Insert(imei string, ownership int64, points []store.GPSPoint
 		}
 	}
 	return stored, nil
+}
+
+// gpsRowColumns are the columns of a sample's row, in gpsArgs' order.
+const gpsRowColumns = `imei, sampled_at, ownership, lat, lon, alt, speed, accuracy, heading`
+
+// gpsArgs are the values of gpsRowColumns for imei's sample p, recorded
+// for ownership: the sample's time to the millisecond.
+func gpsArgs(imei string, ownership int64, p store.GPSPoint) []any {
+	return []any{imei, timeBound(milli(p.Time)), ownership, p.Lat, p.Lon, p.Alt, p.Speed, p.Accuracy, p.Heading}
 }
 
 // gpsWhere is the condition of the samples of imei from start to end that

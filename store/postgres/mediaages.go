@@ -19,10 +19,19 @@ func (t *tx) MediaAges() store.MediaAgeRecords { return mediaAges{t} }
 
 // Add implements store.MediaAgeRecords.
 func (r mediaAges) Add(a store.MediaAge) error {
-	_, err := r.t.exec(`INSERT INTO media_ages (class, imei, recorded_at, file_type, camera_id, file_id)
-		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-		string(rune(a.Class)), a.Ref.IMEI, milli(a.RecordedAt), a.Ref.FileType, a.Ref.CameraID, a.Ref.FileID)
+	_, err := r.t.exec(`INSERT INTO media_ages (`+mediaAgeColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, mediaAgeArgs(a)...)
 	return err
+}
+
+// mediaAgeColumns are the columns of a media_ages row, in mediaAgeArgs'
+// order.
+const mediaAgeColumns = `class, imei, recorded_at, file_type, camera_id, file_id`
+
+// mediaAgeArgs are the values of mediaAgeColumns for a: its age to the
+// millisecond.
+func mediaAgeArgs(a store.MediaAge) []any {
+	return []any{string(rune(a.Class)), a.Ref.IMEI, milli(a.RecordedAt), a.Ref.FileType, a.Ref.CameraID, a.Ref.FileID}
 }
 
 // Delete implements store.MediaAgeRecords.

@@ -23,13 +23,21 @@ const mediaFileColumns = `imei, file_type, camera_id, file_id, state, refs, blob
 // bytewise): the camera id compares as text.
 const mediaKeyOrder = `imei, file_type, camera_id::text COLLATE "C", file_id`
 
-// scanMediaFile reads the mediaFileColumns of one row.
-func scanMediaFile(row pgx.Row) (store.MediaFile, error) {
+// scanMediaFile reads the mediaFileColumns of one row, followed by the
+// columns of more.
+func scanMediaFile(row pgx.Row, more ...any) (store.MediaFile, error) {
 	var m store.MediaFile
-	err := row.Scan(&m.IMEI, &m.FileType, &m.CameraID, &m.FileID, &m.State, &m.Refs, &m.Blob, &m.Size, &m.ContentType,
-		&m.Attempts, &m.Error, zeroTime{&m.RequestedAt}, zeroTime{&m.UploadedAt}, zeroTime{&m.UpdatedAt},
-		zeroTime{&m.RecordedAt}, &m.Ownership)
+	err := row.Scan(append([]any{&m.IMEI, &m.FileType, &m.CameraID, &m.FileID, &m.State, &m.Refs, &m.Blob, &m.Size,
+		&m.ContentType, &m.Attempts, &m.Error, zeroTime{&m.RequestedAt}, zeroTime{&m.UploadedAt},
+		zeroTime{&m.UpdatedAt}, zeroTime{&m.RecordedAt}, &m.Ownership}, more...)...)
 	return m, err
+}
+
+// mediaFileArgs are the values of mediaFileColumns for m, then pending.
+func mediaFileArgs(m *store.MediaFile, pending bool) []any {
+	return []any{m.IMEI, m.FileType, m.CameraID, m.FileID, m.State, m.Refs, m.Blob, m.Size, m.ContentType,
+		m.Attempts, m.Error, nullTime(m.RequestedAt), nullTime(m.UploadedAt), m.UpdatedAt, nullTime(m.RecordedAt),
+		m.Ownership, pending}
 }
 
 // queryMediaFiles returns the files sql selects (with mediaFileColumns).
@@ -65,9 +73,7 @@ func (r mediaFiles) Put(m *store.MediaFile, pending bool) error {
 			content_type = EXCLUDED.content_type, attempts = EXCLUDED.attempts, error = EXCLUDED.error,
 			requested_at = EXCLUDED.requested_at, uploaded_at = EXCLUDED.uploaded_at, updated_at = EXCLUDED.updated_at,
 			recorded_at = EXCLUDED.recorded_at, ownership = EXCLUDED.ownership, pending = EXCLUDED.pending`,
-		m.IMEI, m.FileType, m.CameraID, m.FileID, m.State, m.Refs, m.Blob, m.Size, m.ContentType,
-		m.Attempts, m.Error, nullTime(m.RequestedAt), nullTime(m.UploadedAt), m.UpdatedAt, nullTime(m.RecordedAt),
-		m.Ownership, pending)
+		mediaFileArgs(m, pending)...)
 	return err
 }
 
@@ -101,9 +107,19 @@ func (t *tx) MediaEventRefs() store.MediaEventRefRecords { return mediaEventRefs
 // Add implements store.MediaEventRefRecords. The file must be stored (the
 // store writes it first).
 func (r mediaEventRefs) Add(ref store.MediaRef, eventID int64) error {
-	_, err := r.t.exec(`INSERT INTO media_event_refs (imei, file_type, camera_id, file_id, event_id)
-		VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, ref.IMEI, ref.FileType, ref.CameraID, ref.FileID, eventID)
+	_, err := r.t.exec(`INSERT INTO media_event_refs (`+mediaEventRefColumns+`)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, mediaEventRefArgs(ref, eventID)...)
 	return err
+}
+
+// mediaEventRefColumns are the columns of a media_event_refs row, in
+// mediaEventRefArgs' order.
+const mediaEventRefColumns = `imei, file_type, camera_id, file_id, event_id`
+
+// mediaEventRefArgs are the values of mediaEventRefColumns for event
+// eventID's reference to the file ref names.
+func mediaEventRefArgs(ref store.MediaRef, eventID int64) []any {
+	return []any{ref.IMEI, ref.FileType, ref.CameraID, ref.FileID, eventID}
 }
 
 // Delete implements store.MediaEventRefRecords.

@@ -61,21 +61,34 @@ type messageFact struct {
 // statement (the lock is taken again, at no cost, by a transaction that
 // already holds it).
 func (m messages) Append(msg *store.Message) error {
+	args, err := messageArgs(msg)
+	if err != nil {
+		return err
+	}
+	return insertInOrder(m.t, messageSeqLockID, `
+		INSERT INTO messages (`+messageRowColumns+`)
+		SELECT $2, $3, $4, $5::bigint, $6, $7::timestamptz, $8::jsonb, $9::json FROM serial
+		RETURNING seq`, &msg.Seq, args...)
+}
+
+// messageRowColumns are the columns of a message's row but its sequence,
+// in messageArgs' order.
+const messageRowColumns = `kind, sub_type, organization_id, partner_id, imei, occurred_at, fact, payload`
+
+// messageArgs are the values of messageRowColumns for msg: its fact, the
+// one fact field set, as the fact column holds it.
+func messageArgs(msg *store.Message) ([]any, error) {
 	f := messageFact{Event: msg.Event, GPS: msg.GPS, Activation: msg.Activation, Presence: msg.Presence,
 		Removed: msg.Removed, Alarm: msg.Alarm, AuxCamera: msg.AuxCamera, AuxSearch: msg.AuxSearch, Privacy: msg.Privacy}
 	fact, err := json.Marshal(f)
 	if err != nil {
-		return fmt.Errorf("store: encode message fact: %w", err)
+		return nil, fmt.Errorf("store: encode message fact: %w", err)
 	}
 	if string(fact) == "{}" {
 		fact = nil
 	}
-	return insertInOrder(m.t, messageSeqLockID, `
-		INSERT INTO messages (kind, sub_type, organization_id, partner_id, imei, occurred_at, fact, payload)
-		SELECT $2, $3, $4, $5::bigint, $6, $7::timestamptz, $8::jsonb, $9::json FROM serial
-		RETURNING seq`, &msg.Seq,
-		msg.Kind, msg.SubType, msg.OrganizationID, nullID(msg.PartnerID), msg.IMEI,
-		timeBound(msg.Time), jsonbParam(fact), jsonbParam(msg.Payload))
+	return []any{msg.Kind, msg.SubType, msg.OrganizationID, nullID(msg.PartnerID), msg.IMEI,
+		timeBound(msg.Time), jsonbParam(fact), jsonbParam(msg.Payload)}, nil
 }
 
 // insertInOrder runs insert, an INSERT … SELECT … FROM serial that returns

@@ -30,6 +30,12 @@ func (o webhookOutbox) Generation() (int64, error) {
 	return g, classify(err)
 }
 
+// setGeneration stores g as the generation.
+func (o webhookOutbox) setGeneration(g int64) error {
+	_, err := o.t.exec(`UPDATE webhook_outbox SET generation = $1 WHERE id = 1`, g)
+	return err
+}
+
 // IncrementGeneration implements store.WebhookOutboxRecords.
 func (o webhookOutbox) IncrementGeneration() error {
 	_, err := o.t.exec(`UPDATE webhook_outbox SET generation = generation + 1 WHERE id = 1`)

@@ -10,11 +10,16 @@ type partners struct{ t *tx }
 // Partners implements store.DirectoryRecords.
 func (t *tx) Partners() store.PartnerRecords { return partners{t} }
 
+// partnerColumns are the columns partnerFields scans.
+const partnerColumns = `id, name, created_at`
+
+// partnerFields are the scan targets of partnerColumns in p.
+func partnerFields(p *store.Partner) []any { return []any{&p.ID, &p.Name, zeroTime{&p.CreatedAt}} }
+
 // Get implements store.PartnerRecords.
 func (r partners) Get(id int64) (*store.Partner, error) {
 	var p store.Partner
-	err := getOne(r.t, `SELECT id, name, created_at FROM partners WHERE id = $1`,
-		[]any{&p.ID, &p.Name, zeroTime{&p.CreatedAt}}, id)
+	err := getOne(r.t, `SELECT `+partnerColumns+` FROM partners WHERE id = $1`, partnerFields(&p), id)
 	if err != nil {
 		return nil, err
 	}

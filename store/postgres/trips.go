@@ -48,17 +48,24 @@ func (r trips) At(imei string, start time.Time) (*store.Trip, error) {
 // identity. A second trip of the device at the same millisecond inserts
 // nothing, which leaves the transaction usable.
 func (r trips) Insert(t *store.Trip) error {
-	err := r.t.pg.QueryRow(r.t.ctx, `INSERT INTO trips (imei, organization_id, ownership, started_at, ended_at,
-			driver_id, distance_meters)
+	err := r.t.pg.QueryRow(r.t.ctx, `INSERT INTO trips (`+tripRowColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (imei, started_at_ms) DO NOTHING
-		RETURNING id`,
-		t.IMEI, t.OrganizationID, t.Ownership, timeBound(t.Start), nullTime(t.End), nullID(t.DriverID),
-		t.DistanceMeters).Scan(&t.ID)
+		RETURNING id`, tripArgs(t)...).Scan(&t.ID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Conflict("device %s has a trip starting at %s", t.IMEI, t.Start.UTC().Format(time.RFC3339Nano))
 	}
 	return classify(err)
+}
+
+// tripRowColumns are the columns of a trip's row but its id and open
+// flag, in tripArgs' order.
+const tripRowColumns = `imei, organization_id, ownership, started_at, ended_at, driver_id, distance_meters`
+
+// tripArgs are the values of tripRowColumns for t.
+func tripArgs(t *store.Trip) []any {
+	return []any{t.IMEI, t.OrganizationID, t.Ownership, timeBound(t.Start), nullTime(t.End), nullID(t.DriverID),
+		t.DistanceMeters}
 }
 
 // Put implements store.TripRecords. The id stays the one Insert gave, and

@@ -1,0 +1,238 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"iter"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// A copy between engines (store.Copy): the database read out from one
+// REPEATABLE READ snapshot, and filled in one transaction, so that a copy
+// that fails leaves nothing behind. Neither has a statement timeout: a
+// COPY of a million events is one statement.
+
+var (
+	_ store.Dumper = (*Engine)(nil)
+	_ store.Loader = (*Engine)(nil)
+)
+
+// Dump implements store.Dumper: one read-only REPEATABLE READ transaction.
+func (e *Engine) Dump(ctx context.Context, fn func(store.Dump) error) error {
+	t, err := e.copyTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return err
+	}
+	defer t.pg.Rollback(context.WithoutCancel(ctx))
+	return fn(dump{t})
+}
+
+// Load implements store.Loader: one transaction, committed when fn returns
+// nil and rolled back otherwise.
+func (e *Engine) Load(ctx context.Context, fn func(store.Load) error) error {
+	t, err := e.copyTx(ctx, pgx.TxOptions{})
+	if err != nil {
+		return err
+	}
+	if err := fn(load{t}); err != nil {
+		t.pg.Rollback(context.WithoutCancel(ctx))
+		return err
+	}
+	return classify(t.pg.Commit(ctx))
+}
+
+// copyTx begins a transaction of a copy, without a statement timeout.
+func (e *Engine) copyTx(ctx context.Context, o pgx.TxOptions) (*tx, error) {
+	t, err := e.begin(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := t.exec(`SET LOCAL statement_timeout = 0`); err != nil {
+		t.pg.Rollback(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return t, nil
+}
+
+// dump is the database read out by a copy.
+type dump struct{ t *tx }
+
+// SchemaVersion implements store.Dump: the store's version, once the
+// schema is this version's (store.ErrOutdated when it is older).
+func (d dump) SchemaVersion() (int, error) {
+	applied, err := d.t.appliedMigration()
+	if err != nil {
+		return 0, err
+	}
+	latest, err := latestMigration()
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case applied < latest:
+		return 0, fmt.Errorf("%w: the database has schema version %d and this version's is %d: run fleetcam migrate on it first",
+			store.ErrOutdated, applied, latest)
+	case applied > latest:
+		return 0, fmt.Errorf("%w: the database has schema version %d and this version knows up to %d",
+			store.ErrNewerStore, applied, latest)
+	}
+	return d.t.SchemaVersion()
+}
+
+// Count implements store.Dump.
+func (d dump) Count(k store.Kind) (int64, error) { return d.t.countKind(k) }
+
+// Records implements store.Dump.
+func (d dump) Records(k store.Kind) iter.Seq2[any, error] {
+	return func(yield func(any, error) bool) {
+		ck, ok := copyKinds[k]
+		if !ok {
+			yield(nil, unknownKind(k))
+			return
+		}
+		if err := ck.dump(d.t, func(r any) bool { return yield(r, nil) }); err != nil {
+			yield(nil, err)
+		}
+	}
+}
+
+// Sequences implements store.Dump: the last value of each identity.
+func (d dump) Sequences() (map[store.Sequence]int64, error) {
+	seqs := make(map[store.Sequence]int64, len(copySequences))
+	for s, c := range copySequences {
+		var v int64
+		err := d.t.pg.QueryRow(d.t.ctx, `SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence($1, $2)::regclass), 0)`,
+			c.table, c.column).Scan(&v)
+		if err != nil {
+			return nil, classify(err)
+		}
+		seqs[s] = v
+	}
+	return seqs, nil
+}
+
+// load is the database being filled by a copy.
+type load struct{ t *tx }
+
+// Count implements store.Load.
+func (l load) Count(k store.Kind) (int64, error) { return l.t.countKind(k) }
+
+// Put implements store.Load.
+func (l load) Put(k store.Kind, recs iter.Seq2[any, error]) (int64, error) {
+	ck, ok := copyKinds[k]
+	if !ok {
+		return 0, unknownKind(k)
+	}
+	return ck.put(l.t, k, recs)
+}
+
+// SetSequences implements store.Load: each identity gives next the value
+// after seqs'.
+func (l load) SetSequences(seqs map[store.Sequence]int64) error {
+	for s, v := range seqs {
+		c, ok := copySequences[s]
+		if !ok {
+			return fmt.Errorf("store: the postgres engine has no sequence %s", s)
+		}
+		// setval(…, 1, false): the next value is 1, as in a new table.
+		_, err := l.t.exec(`SELECT setval(pg_get_serial_sequence($1, $2), greatest($3::bigint, 1), $3::bigint > 0)`,
+			c.table, c.column, v)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// countKind counts the records of kind k.
+func (t *tx) countKind(k store.Kind) (int64, error) {
+	ck, ok := copyKinds[k]
+	if !ok {
+		return 0, unknownKind(k)
+	}
+	sql := ck.count
+	if sql == "" {
+		sql = `SELECT count(*) FROM ` + pgx.Identifier{ck.tables[0]}.Sanitize()
+	}
+	var n int64
+	err := t.pg.QueryRow(t.ctx, sql).Scan(&n)
+	return n, classify(err)
+}
+
+func unknownKind(k store.Kind) error { return fmt.Errorf("store: the postgres engine keeps no %s", k) }
+
+// appliedMigration is the version of the last schema migration the
+// database records (0 for a database without the schema).
+func (t *tx) appliedMigration() (int64, error) {
+	var exists bool
+	if err := t.pg.QueryRow(t.ctx, `SELECT to_regclass('fleetcam_schema_migrations') IS NOT NULL`).Scan(&exists); err != nil || !exists {
+		return 0, classify(err)
+	}
+	var v int64
+	err := t.pg.QueryRow(t.ctx, `SELECT coalesce(max(version_id), 0) FROM fleetcam_schema_migrations WHERE is_applied`).Scan(&v)
+	return v, classify(err)
+}
+
+// latestMigration is the version of the last migration of this fleetcam's
+// schema: the number its file name starts with.
+func latestMigration() (int64, error) {
+	files, err := fs.ReadDir(migrationFiles, "migrations")
+	if err != nil {
+		return 0, err
+	}
+	var latest int64
+	for _, f := range files {
+		prefix, _, _ := strings.Cut(f.Name(), "_")
+		v, err := strconv.ParseInt(prefix, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("store: migration %s has no version", f.Name())
+		}
+		latest = max(latest, v)
+	}
+	return latest, nil
+}
+
+// insertAs runs insert, which stores a record whose id the identity of
+// table's column gives and sets it in *id, so that the record gets the id
+// *id holds now.
+func (t *tx) insertAs(table, column string, id *int64, insert func() error) error {
+	want := *id
+	if _, err := t.exec(`SELECT setval(pg_get_serial_sequence($1, $2), $3, false)`, table, column, want); err != nil {
+		return err
+	}
+	if err := insert(); err != nil {
+		return err
+	}
+	if *id != want {
+		return fmt.Errorf("store: postgres: %s %d was stored as %d", table, want, *id)
+	}
+	return nil
+}
+
+// copyRows writes the rows of recs into table's columns (a comma-separated
+// list) by COPY, each record's row from row.
+func copyRows[T any](t *tx, table, columns string, recs []*T, row func(*T) ([]any, error)) error {
+	return copyInto(t, table, columns, len(recs), func(i int) ([]any, error) { return row(recs[i]) })
+}
+
+// copyInto writes n rows into table's columns by COPY, row i from row.
+func copyInto(t *tx, table, columns string, n int, row func(i int) ([]any, error)) error {
+	if n == 0 {
+		return nil
+	}
+	names := strings.Split(columns, ",")
+	for i, c := range names {
+		names[i] = strings.TrimSpace(c)
+	}
+	copied, err := t.pg.CopyFrom(t.ctx, pgx.Identifier{table}, names, pgx.CopyFromSlice(n, row))
+	if err == nil && copied != int64(n) {
+		err = fmt.Errorf("store: postgres: %d of %d rows of %s copied", copied, n, table)
+	}
+	return classify(err)
+}

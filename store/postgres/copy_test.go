@@ -1,0 +1,146 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// ownTables are the engine's own bookkeeping, which no copy moves: each
+// database records its own schema and store version.
+var ownTables = []string{"fleetcam_meta", "fleetcam_schema_migrations"}
+
+// Every table of the schema (partitions aside) is in exactly one kind of
+// record a copy moves, or is the engine's own; every kind has its tables,
+// and every sequence of the schema is a store.Sequence (or the devices'
+// revisions, which stamp rows and identify nothing): a table or an
+// identity added without its kind fails here.
+func TestCopyCoversEveryTable(t *testing.T) {
+	e := openPrepared(t)
+	var tables, sequences []string
+	read(t, e, func(t *tx) error {
+		rows, err := t.pg.Query(t.ctx, `SELECT c.relname::text FROM pg_class c
+			WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition`)
+		if err != nil {
+			return err
+		}
+		if tables, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			return err
+		}
+		// The sequences but those of the engine's own tables.
+		rows, err = t.pg.Query(t.ctx, `SELECT s.relname::text FROM pg_class s
+			WHERE s.relnamespace = current_schema()::regnamespace AND s.relkind = 'S'
+			AND NOT EXISTS (SELECT FROM pg_depend d JOIN pg_class o ON o.oid = d.refobjid
+				WHERE d.objid = s.oid AND d.classid = 'pg_class'::regclass AND o.relname = ANY ($1))`, ownTables)
+		if err != nil {
+			return err
+		}
+		sequences, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	owner := map[string]store.Kind{}
+	for k, ck := range copyKinds {
+		if !slices.Contains(store.Kinds, k) {
+			t.Errorf("the engine copies %s, which is not a kind of store.Kinds", k)
+		}
+		for _, table := range ck.tables {
+			if other, ok := owner[table]; ok {
+				t.Errorf("table %s is in both %s and %s", table, other, k)
+			}
+			owner[table] = k
+			if !slices.Contains(tables, table) {
+				t.Errorf("kind %s names table %s, which the schema lacks", k, table)
+			}
+		}
+	}
+	for _, k := range store.Kinds {
+		if len(copyKinds[k].tables) == 0 {
+			t.Errorf("kind %s has no table in the engine", k)
+		}
+	}
+	for _, table := range tables {
+		if _, ok := owner[table]; !ok && !slices.Contains(ownTables, table) {
+			t.Errorf("table %s is in no kind of record: a copy would leave it behind", table)
+		}
+	}
+	identities := []string{"device_revisions"}
+	read(t, e, func(t *tx) error {
+		for _, s := range store.Sequences {
+			c, ok := copySequences[s]
+			if !ok {
+				return fmt.Errorf("sequence %s has no identity", s)
+			}
+			var name string
+			if err := t.pg.QueryRow(t.ctx, `SELECT pg_get_serial_sequence($1, $2)::regclass::text`, c.table, c.column).Scan(&name); err != nil {
+				return err
+			}
+			identities = append(identities, name)
+		}
+		return nil
+	})
+	for _, s := range sequences {
+		if !slices.Contains(identities, s) {
+			t.Errorf("sequence %s is no store.Sequence: a copy would not carry its last value over", s)
+		}
+	}
+	if len(copySequences) != len(store.Sequences) {
+		t.Errorf("the engine has %d sequences, the store %d", len(copySequences), len(store.Sequences))
+	}
+}
+
+// A copy into the database runs without the statement timeout the engine
+// sets: a COPY of a fleet's history is one statement.
+func TestCopyTransactionsHaveNoStatementTimeout(t *testing.T) {
+	e := openPrepared(t)
+	for name, begin := range map[string]func(ctx context.Context, fn func(*tx) error) error{
+		"dump": func(ctx context.Context, fn func(*tx) error) error {
+			return e.Dump(ctx, func(d store.Dump) error { return fn(d.(dump).t) })
+		},
+		"load": func(ctx context.Context, fn func(*tx) error) error {
+			return e.Load(ctx, func(l store.Load) error { return fn(l.(load).t) })
+		},
+	} {
+		err := begin(context.Background(), func(t *tx) error {
+			var timeout string
+			if err := t.pg.QueryRow(t.ctx, `SHOW statement_timeout`).Scan(&timeout); err != nil {
+				return err
+			}
+			if timeout != "0" {
+				return fmt.Errorf("%s runs with statement_timeout %s, want 0", name, timeout)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// The sequences a copy sets give next the value after the copied one,
+// beyond 32 bits too; one that gave nothing gives 1 next.
+func TestCopySetsSequences(t *testing.T) {
+	e := openPrepared(t)
+	err := e.Load(context.Background(), func(l store.Load) error {
+		return l.SetSequences(map[store.Sequence]int64{store.SeqEvents: 5_000_000_000, store.SeqPartners: 0, store.SeqAlarms: 7})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, e, func(t *tx) error {
+		for table, want := range map[string]int64{"events": 5_000_000_001, "partners": 1, "alarms": 8} {
+			var got int64
+			if err := t.pg.QueryRow(t.ctx, `SELECT nextval(pg_get_serial_sequence($1, 'id'))`, table).Scan(&got); err != nil {
+				return err
+			}
+			if got != want {
+				return fmt.Errorf("the next %s id is %d, want %d", table, got, want)
+			}
+		}
+		return nil
+	})
+}

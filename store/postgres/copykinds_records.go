@@ -1,0 +1,143 @@
+package postgres
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// The copy's side of the directory, the events and the tracks.
+
+var _ = register(map[store.Kind]copyKind{
+	store.KindPartners: kindOf(tableList("partners"),
+		selected(`SELECT `+partnerColumns+` FROM partners ORDER BY id`, scanned(partnerFields)),
+		each(func(t *tx, p *store.Partner) error {
+			return t.insertAs("partners", "id", &p.ID, func() error { return partners{t}.Insert(p) })
+		})),
+	store.KindOrganizations: kindOf(tableList("organizations", "organization_partners", "organization_invitations"),
+		selected(`SELECT `+organizationColumns+` FROM organizations o ORDER BY o.id`, scanned(organizationFields)),
+		each(func(t *tx, o *store.Organization) error {
+			return t.insertAs("organizations", "id", &o.ID, func() error { return organizations{t}.Insert(o) })
+		})),
+	store.KindUsers: kindOf(tableList("users"),
+		selected(`SELECT `+userColumns+` FROM users ORDER BY id`, scanned(userFields)),
+		each(func(t *tx, u *store.User) error {
+			return t.insertAs("users", "id", &u.ID, func() error { return users{t}.Insert(u) })
+		})),
+	store.KindInviteTokens: kindOf(tableList("invite_tokens"),
+		selected(`SELECT token_hash, user_id FROM invite_tokens ORDER BY token_hash`,
+			func(row pgx.Row) (*store.InviteToken, error) {
+				var hash []byte
+				r := new(store.InviteToken)
+				if err := row.Scan(&hash, &r.UserID); err != nil {
+					return nil, err
+				}
+				if len(hash) != len(r.Hash) {
+					return nil, fmt.Errorf("store: an invitation token hash of %d bytes", len(hash))
+				}
+				r.Hash = [len(r.Hash)]byte(hash)
+				return r, nil
+			}),
+		each(func(t *tx, r *store.InviteToken) error { return inviteTokens{t}.Put(r.Hash, r.UserID) })),
+	store.KindGroups: kindOf(tableList("groups"),
+		selected(`SELECT `+groupColumns+` FROM groups ORDER BY id`, scanned(groupFields)),
+		each(func(t *tx, g *store.Group) error {
+			return t.insertAs("groups", "id", &g.ID, func() error { return groups{t}.Insert(g) })
+		})),
+	store.KindDevices: kindOf(tableList("devices"),
+		selected(`SELECT `+deviceColumns+` FROM devices ORDER BY imei`, scanned(deviceFields)),
+		each(func(t *tx, d *store.Device) error { return devices{t}.Insert(d) })),
+	store.KindDeviceOwnerships: kindOf(tableList("device_ownerships"),
+		selected(`SELECT `+ownershipColumns+` FROM device_ownerships ORDER BY imei, ownership`, scanned(ownershipFields)),
+		each(func(t *tx, o *store.DeviceOwnership) error { return deviceOwnerships{t}.Put(o) })),
+
+	store.KindEvents: kindOf(tableList("events", "event_files", "event_comments"),
+		selected(`SELECT `+eventColumns+` FROM events e ORDER BY e.id`,
+			func(row pgx.Row) (*store.Event, error) { return scanEvent(row) }),
+		batched(copyEvents)),
+	store.KindEventDeviceIDs: kindOf(tableList("event_device_ids"),
+		selected(`SELECT `+eventDeviceIDColumns+` FROM event_device_ids ORDER BY imei, device_event_id`,
+			scanned(eventDeviceIDFields)),
+		copied("event_device_ids", eventDeviceIDColumns, rows(eventDeviceIDArgs))),
+
+	store.KindGPSSamples: kindOf(tableList("gps_samples"),
+		selected(`SELECT imei, ownership, `+gpsColumns+` FROM gps_samples ORDER BY imei, sampled_at`,
+			scanned(func(s *store.GPSSample) []any { return append([]any{&s.IMEI, &s.Ownership}, gpsFields(&s.Point)...) })),
+		copied("gps_samples", gpsRowColumns, rows(func(s *store.GPSSample) []any {
+			return gpsArgs(s.IMEI, s.Ownership, s.Point)
+		}))),
+	store.KindTrips: kindOf(tableList("trips"),
+		selected(`SELECT `+tripColumns+`, is_open FROM trips ORDER BY imei, started_at_ms`,
+			scanned(func(r *store.StoredTrip) []any { return append(tripFields(&r.Trip), &r.Open) })),
+		copied("trips", "id, is_open, "+tripRowColumns, rows(func(r *store.StoredTrip) []any {
+			return append([]any{r.ID, r.Open}, tripArgs(&r.Trip)...)
+		}))),
+	store.KindDeviceTracks: kindOf(tableList("device_tracks"),
+		byKey(`SELECT imei FROM device_tracks WHERE imei > $1 ORDER BY imei LIMIT $2`,
+			func(t *tx, imei string) (*store.StoredDeviceTrack, error) {
+				track, err := deviceTracks{t}.Get(imei)
+				if err != nil {
+					return nil, err
+				}
+				return &store.StoredDeviceTrack{IMEI: imei, Track: *track}, nil
+			}),
+		each(func(t *tx, r *store.StoredDeviceTrack) error { return deviceTracks{t}.Put(r.IMEI, &r.Track) })),
+	store.KindHotspots: kindOf(tableList("device_hotspots"),
+		byKey(`SELECT imei FROM device_hotspots WHERE imei > $1 ORDER BY imei LIMIT $2`,
+			func(t *tx, imei string) (*store.HotspotState, error) { return hotspots{t}.Get(imei) }),
+		each(func(t *tx, h *store.HotspotState) error { return hotspots{t}.Put(h) })),
+	store.KindDeviceSettings: kindOf(tableList("device_settings"),
+		byKey(`SELECT imei FROM device_settings WHERE imei > $1 ORDER BY imei LIMIT $2`,
+			func(t *tx, imei string) (*store.DeviceSettings, error) { return deviceSettings{t}.Get(imei) }),
+		each(func(t *tx, s *store.DeviceSettings) error { return deviceSettings{t}.Put(s) })),
+	store.KindOrgSettings: kindOf(tableList("organization_settings"),
+		byKey(`SELECT organization_id FROM organization_settings WHERE organization_id > $1 ORDER BY 1 LIMIT $2`,
+			func(t *tx, id int64) (*store.OrgSettings, error) { return organizationSettings{t}.Get(id) }),
+		each(func(t *tx, s *store.OrgSettings) error { return organizationSettings{t}.Put(s) })),
+})
+
+// copyEvents writes a batch of events, their files and their comments by
+// COPY, from the arguments eventArgs gives their rows.
+func copyEvents(t *tx, batch []*store.Event) error {
+	columns := strings.Split(eventRowColumns, ",")
+	for i, c := range columns {
+		columns[i] = strings.TrimSpace(c)
+	}
+	var events, files, comments [][]any
+	for _, e := range batch {
+		a := eventArgs(e)
+		row := []any{e.ID}
+		for _, c := range columns {
+			row = append(row, a[c])
+		}
+		events = append(events, row)
+		cameras, ids, types := a["file_cameras"].([]int32), a["file_ids"].([]string), a["file_types"].([]string)
+		for i := range cameras {
+			files = append(files, []any{e.ID, e.Time, i, cameras[i], ids[i], types[i]})
+		}
+		cids, texts, audiences := a["comment_ids"].([]int64), a["comment_texts"].([]string), a["comment_audiences"].([]string)
+		authors, emails, ats := a["comment_authors"].([]int64), a["comment_emails"].([]string), a["comment_times"].([]time.Time)
+		for i := range cids {
+			comments = append(comments, []any{cids[i], e.ID, e.Time, texts[i], audiences[i], nullZero(authors[i]),
+				nullZero(emails[i]), ats[i]})
+		}
+	}
+	for _, c := range []struct {
+		table, columns string
+		rows           [][]any
+	}{
+		{"events", "id, " + eventRowColumns, events},
+		{"event_files", "event_id, event_time, position, camera_id, file_id, file_type", files},
+		{"event_comments", "id, event_id, event_time, comment, audience, created_by_id, created_by_email, created_at", comments},
+	} {
+		err := copyInto(t, c.table, c.columns, len(c.rows), func(i int) ([]any, error) { return c.rows[i], nil })
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
