@@ -101,6 +101,43 @@ func TestStopMidDelivery(t *testing.T) {
 	})
 }
 
+// TestStartAgainAfterClose stops the dispatcher mid-delivery and starts
+// the same one again, as a node of a cluster does when it loses the
+// webhook job and takes it again: the abandoned attempt is made again with
+// the same webhook-id, and what came meanwhile is delivered too.
+func TestStartAgainAfterClose(t *testing.T) {
+	e := newEnv(t)
+	hang := make(chan struct{})
+	rc := newReceiver(t, func(n int, _ received, _ http.ResponseWriter) int {
+		if n == 0 {
+			<-hang
+		}
+		return http.StatusOK
+	})
+	defer close(hang)
+	e.settings(func(s *store.WebhookSettings) { s.EventURLs = []string{rc.url("/")} })
+	e.event(devX, 1, "accident")
+	rc.wait(e, 1)
+	e.d.Close()
+	e.event(devX, 2, "accident")
+	if err := e.d.Start(e.t.Context()); err != nil {
+		t.Fatalf("start again: %v", err)
+	}
+	if err := e.d.Start(e.t.Context()); err != ErrStarted {
+		t.Fatalf("a second Start while running: %v", err)
+	}
+	rs := rc.wait(e, 3)
+	if rs[1].id() != rs[0].id() {
+		t.Fatalf("resent with webhook-id %s, first sent as %s", rs[1].id(), rs[0].id())
+	}
+	if got := eventIDs(rs[1:]); got != devX+":1 "+devX+":2" {
+		t.Fatalf("after starting again got %s", got)
+	}
+	e.waitFor("both delivered", func() bool {
+		return len(e.deliveries(store.DeliveryFilter{Status: store.DeliveryDelivered})) == 2
+	})
+}
+
 // TestRestartAroundPruning restarts fleetcam after messages were pruned,
 // after messages were passed only in memory, and after a crash between
 // storing the cursor and pruning: every message arrives exactly once and no
