@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/fleetcam/fleetcam/broker/cluster/natstest"
@@ -202,3 +203,14 @@ func (e *clusterEnv) holder(imei string) string {
 
 // stateDir is a directory for a simulated dashcam's token.
 func stateDir(t *testing.T) string { return filepath.Join(t.TempDir(), "sim") }
+
+// pgQuery runs a query of one row on the database at url into dst.
+func pgQuery(t *testing.T, url, query string, dst ...any) error {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(t.Context())
+	return conn.QueryRow(t.Context(), query).Scan(dst...)
+}

@@ -224,9 +224,13 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 		// The dispatcher keeps its queue and cursor in memory: one node
 		// at a time fans out, delivers and prunes the outbox.
 		jobs = append(jobs, job{"webhooks", func(ctx context.Context) {
-			if err := a.hooks.Start(ctx); err != nil {
-				log.Error("start webhook delivery; trying again later", "err", err)
-				return
+			for err := a.hooks.Start(ctx); err != nil; err = a.hooks.Start(ctx) {
+				log.Error("start webhook delivery; trying again", "err", err)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(cfg.Cluster.JobLockRetry):
+				}
 			}
 			<-ctx.Done()
 			a.hooks.Close()

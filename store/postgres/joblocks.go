@@ -71,13 +71,17 @@ func (j *JobLocks) Close() error {
 // it takes the lock when it is free (at once, or at a later try), runs job
 // with a context that ends when ctx does or the lock is lost, and takes
 // the lock again when it can. job should return soon after its context
-// ends; the lock is released once it has.
+// ends; the lock is released once it has. A job that returns by itself,
+// its context live (a job its configuration disables), is done: Run
+// releases the lock and returns.
 func (j *JobLocks) Run(ctx context.Context, name string, job func(context.Context)) {
 	key := lockKey(name)
 	for {
 		if gen, ok := j.try(ctx, name, key); ok {
 			j.log.Info("job lock taken; running the job on this node", "job", name)
-			j.hold(ctx, name, key, gen, job)
+			if j.hold(ctx, name, key, gen, job) {
+				return
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -87,8 +91,9 @@ func (j *JobLocks) Run(ctx context.Context, name string, job func(context.Contex
 	}
 }
 
-// hold runs job while the lock taken on connection gen stays held.
-func (j *JobLocks) hold(ctx context.Context, name string, key int64, gen int, job func(context.Context)) {
+// hold runs job while the lock taken on connection gen stays held, and
+// reports whether the job returned by itself.
+func (j *JobLocks) hold(ctx context.Context, name string, key int64, gen int, job func(context.Context)) (finished bool) {
 	jctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan struct{})
@@ -101,16 +106,16 @@ func (j *JobLocks) hold(ctx context.Context, name string, key int64, gen int, jo
 			cancel()
 			<-done
 			j.unlock(name, key, gen)
-			return
+			return false
 		case <-done:
 			j.unlock(name, key, gen)
-			return
+			return ctx.Err() == nil
 		case <-t.C:
 			if !j.alive(gen) {
 				j.log.Warn("job lock connection lost; the job stops here and another node may take it", "job", name)
 				cancel()
 				<-done
-				return
+				return false
 			}
 		}
 	}

@@ -140,6 +140,28 @@ func TestJobStopsWhenItsLockConnectionIsLost(t *testing.T) {
 	})
 }
 
+// TestJobThatEndsByItselfReleasesItsLock: a job that returns while its
+// context is live (one its configuration disables) ends Run and leaves
+// the lock to others.
+func TestJobThatEndsByItselfReleasesItsLock(t *testing.T) {
+	url := pgtest.Database(t, "")
+	l, err := postgres.NewJobLocks(url, 50*time.Millisecond, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ran := 0
+	l.Run(t.Context(), "alarm-mail", func(context.Context) { ran++ })
+	if ran != 1 {
+		t.Fatalf("the job ran %d times; want once", ran)
+	}
+	runs := &jobRuns{running: map[int]bool{}}
+	startJobNodes(t, url, 1, runs)
+	storetest.Eventually(t, "another process to take the released lock", 10*time.Second, 10*time.Millisecond, func() bool {
+		return runs.holder() == 0
+	})
+}
+
 // TestClusterKeysMustMatch: the first node records its key fingerprints;
 // a node with the same keys starts, one with another key is refused by
 // the name of the setting.
