@@ -216,9 +216,13 @@ func (n *Node) takenOver(m *nats.Msg) {
 	n.b.TakenOver(t.IMEI, t.Conn)
 }
 
-// reconcile ends, after NATS was away, the connections of this node that
-// the store says another connection replaced meanwhile: their takeover
-// notices may have been lost.
+// reconcile makes up, after NATS was away, for the messages this node may
+// have missed meanwhile: it ends the connections the store says another
+// connection replaced (their takeover notices), and sends the devices it
+// holds any configuration they have not acknowledged and any queued
+// command not yet sent on their connection (pushes and queued commands
+// made through other nodes), and it disconnects the devices removed from
+// the inventory meanwhile (0x98).
 func (n *Node) reconcile() {
 	n.mu.Lock()
 	held := make(map[string]string, len(n.held))
@@ -228,12 +232,22 @@ func (n *Node) reconcile() {
 	n.mu.Unlock()
 	for imei, conn := range held {
 		dl, err := n.b.Presence(imei)
+		if errors.Is(err, store.ErrNotFound) {
+			n.b.Disconnect(imei)
+			continue
+		}
 		if err != nil {
+			n.log.Warn("read a device's connection after NATS was away", "imei", imei, "err", err)
 			continue
 		}
 		if dl.ConnectionID != "" && dl.ConnectionID != conn {
 			n.b.TakenOver(imei, conn)
+			continue
 		}
+		if err := n.b.PushConfig(imei); err != nil {
+			n.log.Warn("push configuration after NATS was away", "imei", imei, "err", err)
+		}
+		n.b.DeliverQueued(imei)
 	}
 }
 

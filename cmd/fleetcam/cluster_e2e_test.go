@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,10 +104,19 @@ func TestClusterCommands(t *testing.T) {
 	if status, out := e.nodes[0].c.call("GET", "/v2/devices/"+imei+"/recording-ranges", e.tok, nil); status != http.StatusOK {
 		t.Fatalf("through node-a, which holds the device, while NATS is down: %d %v", status, out)
 	}
+	// A change made through node-b while NATS is down is stored; its push
+	// cannot go, and is made up for once NATS is back.
+	if status, out := e.nodes[1].c.call("PUT", "/v2/devices/"+imei+"/device-config", e.tok, map[string]any{"brightness": map[string]any{"value": 55}}); status != http.StatusOK {
+		t.Fatalf("device config through node-b while NATS is down: %d %v", status, out)
+	}
 	e.nats.Restart()
 	eventually(t, "node-b to reach the device again once NATS is back", func() bool {
 		status, _ := e.nodes[1].c.call("GET", "/v2/devices/"+imei+"/recording-ranges", e.tok, nil)
 		return status == http.StatusOK
+	})
+	eventually(t, "the change made during the outage at the device", func() bool {
+		cfg := dev.AppliedConfig()
+		return cfg != nil && cfg.Device.Brightness == 55
 	})
 }
 
@@ -270,4 +280,31 @@ func TestClusterKeysMustMatch(t *testing.T) {
 		t.Fatalf("refused with %q; want the key and the cluster's first node named", err)
 	}
 	e.startNode(1, nil)
+}
+
+// TestClusterTakeoverRace: a device connects to node A and node B at the
+// same moment, several times over; each time exactly one connection
+// survives, on the node whose connection the store recorded last.
+func TestClusterTakeoverRace(t *testing.T) {
+	e := startCluster(t, 3, nil)
+	for round := range 5 {
+		imei := e.addDevice("3569381000150"+strconv.Itoa(round), "Truck 15")
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range errs {
+			wg.Go(func() { errs[i] = e.dialDevice(i, imei) })
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: connect to %s: %v", round, e.nodes[i].id, err)
+			}
+		}
+		eventually(t, "one node to hold the device, the one the store names", func() bool {
+			held := e.holder(imei)
+			dl := e.storedConnection(imei)
+			return (held == "node-a" || held == "node-b") && strings.HasPrefix(dl.ConnectionID, held+"/") &&
+				dl.Presence == store.PresenceOnline
+		})
+	}
 }

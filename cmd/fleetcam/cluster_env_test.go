@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -111,7 +112,11 @@ func (e *clusterEnv) startNode(i int, tune func(*configs.Config)) *member {
 
 // startNodeApp starts fleetcam with cfg, its log discarded.
 func startNodeApp(cfg configs.Config) (*app, error) {
-	return start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard)
+	var w io.Writer = io.Discard
+	if os.Getenv("FLEETCAM_TEST_LOG") != "" {
+		w = os.Stderr
+	}
+	return start(context.Background(), cfg, slog.New(slog.NewTextHandler(w, nil)).With("node", cfg.Cluster.NodeID), io.Discard)
 }
 
 // addDevice adds the device devicesim derives from imeiBody to the
@@ -162,16 +167,40 @@ func (e *clusterEnv) rawDevice(i int, imei string) *mqtttest.Client {
 	}
 	e.t.Cleanup(func() { conn.Close() })
 	rc := mqtttest.New(e.t, conn, 5)
-	ack := rc.Connect(imei, func(pk *packets.Packet) {
-		pk.Connect.UsernameFlag, pk.Connect.Username = true, []byte(imei)
-		pk.Connect.PasswordFlag, pk.Connect.Password = true, []byte(protocol.LegacyPrefix+"3.10")
-		pk.Properties.SessionExpiryInterval, pk.Properties.SessionExpiryIntervalFlag = 300, true
-	})
+	ack := rc.Connect(imei, legacyLogin(imei))
 	if ack.ReasonCode != 0 {
 		e.t.Fatalf("connect %s to %s: reason 0x%02X", imei, e.nodes[i].id, ack.ReasonCode)
 	}
 	rc.Subscribe(1, protocol.DownFilter(imei))
 	return rc
+}
+
+// legacyLogin makes a CONNECT one of firmware 3.10, which connects
+// without a token, asking for a persistent session.
+func legacyLogin(imei string) func(*packets.Packet) {
+	return func(pk *packets.Packet) {
+		pk.Connect.UsernameFlag, pk.Connect.Username = true, []byte(imei)
+		pk.Connect.PasswordFlag, pk.Connect.Password = true, []byte(protocol.LegacyPrefix+"3.10")
+		pk.Properties.SessionExpiryInterval, pk.Properties.SessionExpiryIntervalFlag = 300, true
+	}
+}
+
+// dialDevice sends node i a CONNECT of imei as rawDevice does and waits
+// for the first answer, the CONNACK or the connection's end, without
+// failing the test: for goroutines of a test, and connections that may be
+// taken over before they are answered.
+func (e *clusterEnv) dialDevice(i int, imei string) error {
+	conn, err := net.Dial("tcp", e.nodes[i].a.broker.Addr())
+	if err != nil {
+		return err
+	}
+	e.t.Cleanup(func() { conn.Close() })
+	rc := mqtttest.New(e.t, conn, 5)
+	if _, err := conn.Write(rc.Encode(mqtttest.ConnectPacket(imei, legacyLogin(imei)))); err != nil {
+		return err
+	}
+	_, err = rc.ReadWithin(5 * time.Second)
+	return err
 }
 
 // disconnectedWith reads what node i sends rc until a DISCONNECT, within
