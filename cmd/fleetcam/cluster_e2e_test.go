@@ -218,6 +218,23 @@ func purgers(t *testing.T, nodes []*member, since map[string]float64) []string {
 	return out
 }
 
+// morePurges waits until one of nodes has run n more retention purges.
+func morePurges(t *testing.T, nodes []*member, n float64) {
+	t.Helper()
+	start := map[string]float64{}
+	for _, m := range nodes {
+		start[m.id] = retentionRuns(t, m)
+	}
+	eventually(t, "more retention purges", func() bool {
+		for _, m := range nodes {
+			if retentionRuns(t, m) >= start[m.id]+n {
+				return true
+			}
+		}
+		return false
+	})
+}
+
 // TestClusterSingletonJobs: the retention purge (like alarm mail, the
 // offline alarm watch and webhook delivery) runs on exactly one of three
 // nodes; once that node stops, another takes it over, and again only one.
@@ -229,8 +246,8 @@ func TestClusterSingletonJobs(t *testing.T) {
 	})
 	none := map[string]float64{}
 	eventually(t, "a node to run the retention purge", func() bool { return len(purgers(t, e.nodes, none)) > 0 })
-	// Many purges and lock tries later, still one node.
-	time.Sleep(500 * time.Millisecond)
+	// Ten purges later, and as many lock tries by the others, still one node.
+	morePurges(t, e.nodes, 10)
 	first := purgers(t, e.nodes, none)
 	if len(first) != 1 {
 		t.Fatalf("the retention purge ran on %v; want one node", first)
@@ -258,7 +275,7 @@ func TestClusterSingletonJobs(t *testing.T) {
 		before[m.id] = retentionRuns(t, m)
 	}
 	eventually(t, "another node to take the retention purge over", func() bool { return len(purgers(t, rest, before)) > 0 })
-	time.Sleep(500 * time.Millisecond)
+	morePurges(t, rest, 10)
 	if second := purgers(t, rest, before); len(second) != 1 {
 		t.Fatalf("after %s stopped the retention purge ran on %v; want one node", first[0], second)
 	}

@@ -22,8 +22,10 @@ type jobRuns struct {
 	running map[int]bool
 	most    int
 	starts  int
+	ticks   int // rounds of work done by whichever process ran the job
 }
 
+// job works in rounds of 10 ms until its context ends.
 func (r *jobRuns) job(node int) func(context.Context) {
 	return func(ctx context.Context) {
 		r.mu.Lock()
@@ -31,11 +33,29 @@ func (r *jobRuns) job(node int) func(context.Context) {
 		r.starts++
 		r.most = max(r.most, len(r.running))
 		r.mu.Unlock()
-		<-ctx.Done()
-		r.mu.Lock()
-		delete(r.running, node)
-		r.mu.Unlock()
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				r.mu.Lock()
+				delete(r.running, node)
+				r.mu.Unlock()
+				return
+			case <-t.C:
+				r.mu.Lock()
+				r.ticks++
+				r.mu.Unlock()
+			}
+		}
 	}
+}
+
+// workDone is how many rounds of work the job did.
+func (r *jobRuns) workDone() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ticks
 }
 
 // holder is the one process running the job, or -1.
@@ -92,8 +112,9 @@ func TestJobRunsOnOneProcessAndMovesWhenItStops(t *testing.T) {
 		first = runs.holder()
 		return first >= 0
 	})
-	// Several rounds of the others' tries: the job stays where it is.
-	time.Sleep(300 * time.Millisecond)
+	// Thirty rounds of work, about six of the others' tries: the job stays
+	// where it is.
+	storetest.Eventually(t, "thirty rounds of work", 10*time.Second, 10*time.Millisecond, func() bool { return runs.workDone() >= 30 })
 	if most, starts := runs.snapshot(); most != 1 || starts != 1 || runs.holder() != first {
 		t.Fatalf("the job ran on %d processes at once and started %d times; want once on one", most, starts)
 	}
