@@ -103,7 +103,7 @@ func (s *Server) authenticate(c *mqttd.Conn, pk *packets.Packet) (*link, refusal
 		s.log.Error("read device credential", "imei", imei, "error", err)
 		return nil, refuseUnavailable, "store error"
 	}
-	l := newLink(c, dev)
+	l := newLink(s.newConnID(), c, dev)
 	password := string(pk.Connect.Password)
 	switch {
 	case strings.HasPrefix(password, protocol.BootstrapPrefix):

@@ -39,6 +39,13 @@ type env struct {
 // newEnv starts a broker; tweak, when set, adjusts the configuration first.
 func newEnv(t *testing.T, tweak func(*configs.Config)) *env {
 	t.Helper()
+	return newEnvWith(t, tweak, nil)
+}
+
+// newEnvWith is newEnv with before, when set, run on the environment after
+// the broker is built and before it starts.
+func newEnvWith(t *testing.T, tweak func(*configs.Config), before func(*env)) *env {
+	t.Helper()
 	cfg := configs.Default()
 	cfg.MQTT.Addr = "127.0.0.1:0"
 	cfg.MQTT.CommitDelay = time.Millisecond
@@ -68,6 +75,9 @@ func newEnv(t *testing.T, tweak func(*configs.Config)) *env {
 	e.srv, err = New(cfg, db, log, e.reg, clock.Now)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if before != nil {
+		before(e)
 	}
 	if err := e.srv.Start(); err != nil {
 		t.Fatal(err)

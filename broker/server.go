@@ -49,6 +49,9 @@ type Server struct {
 	// DesiredConfig builds the configuration a device is sent. Set it
 	// before Start; nil keeps the default.
 	DesiredConfig DesiredConfigFunc
+	// Cluster is told about this node's devices when the broker is one
+	// node of a cluster (cluster.go). Set it before Start; nil: alone.
+	Cluster Cluster
 
 	cfg     configs.MQTT
 	devices configs.Devices
@@ -136,11 +139,7 @@ func (s *Server) Start() error {
 	if s.running {
 		return errors.New("broker: already started")
 	}
-	err := s.db.Update(context.Background(), store.Actor{Source: "system"}, func(tx *store.Tx) error {
-		_, err := tx.MarkAllOffline(tx.Now())
-		return err
-	})
-	if err != nil {
+	if err := s.markStaleOffline(); err != nil {
 		return fmt.Errorf("broker: reset presence: %w", err)
 	}
 	s.committer = s.db.NewCommitter(store.CommitterOptions{

@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"crypto/rand"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,8 +71,8 @@ func (l *link) lastSeen() time.Time {
 	return time.Time{}
 }
 
-func newLink(c *mqttd.Conn, dev *store.Device) *link {
-	return &link{id: rand.Text(), imei: dev.IMEI, conn: c, dev: *dev, pushed: -1}
+func newLink(id string, c *mqttd.Conn, dev *store.Device) *link {
+	return &link{id: id, imei: dev.IMEI, conn: c, dev: *dev, pushed: -1}
 }
 
 // registry indexes the live links by connection and by device.
@@ -152,8 +151,12 @@ func (h deviceHandler) Online(c *mqttd.Conn) {
 	}
 	s.links.establish(l)
 	s.metrics.connects.WithLabelValues("accepted").Inc()
-	if err := s.commit(&l.dev, func(tx *store.Tx) error { return s.markOnline(tx, l) }); err != nil {
+	var prev string // the connection recorded before this one
+	if err := s.commit(&l.dev, func(tx *store.Tx) (err error) { prev, err = s.markOnline(tx, l); return err }); err != nil {
 		s.log.Error("record device online", "imei", l.imei, "error", err)
+	}
+	if s.Cluster != nil {
+		s.Cluster.Connected(l.imei, l.id, prev)
 	}
 }
 
@@ -183,17 +186,22 @@ func (h deviceHandler) Closed(c *mqttd.Conn) {
 	if !current {
 		return
 	}
+	if s.Cluster != nil {
+		s.Cluster.Disconnected(l.imei, l.id)
+	}
 	// Not waited for: the session is over and the write is ordered after
 	// the connect of any newer connection, whose id it checks.
 	s.committer.Submit(context.Background(), deviceActor(&l.dev), func(tx *store.Tx) error { return s.markOffline(tx, l) })
 }
 
-// markOnline records the connection and activates a device on its first one.
-func (s *Server) markOnline(tx *store.Tx, l *link) error {
+// markOnline records the connection and activates a device on its first
+// one. It returns the connection recorded before, if any.
+func (s *Server) markOnline(tx *store.Tx, l *link) (string, error) {
 	dl, err := tx.DeviceLink(l.imei)
 	if err != nil {
-		return err
+		return "", err
 	}
+	prev := dl.ConnectionID
 	was := dl.Presence
 	now := tx.Now()
 	dl.Presence, dl.ConnectionID, dl.ConnectedAt, dl.LastSeen = store.PresenceOnline, l.id, now, now
@@ -204,20 +212,20 @@ func (s *Server) markOnline(tx *store.Tx, l *link) error {
 		dl.Firmware = l.firmware
 	}
 	if err := tx.PutDeviceLink(dl); err != nil {
-		return err
+		return "", err
 	}
 	tx.OnCommit(func() { l.seenSaved = now })
 	if err := emitPresence(tx, &l.dev, was, dl.Presence); err != nil {
-		return err
+		return "", err
 	}
 	dev, err := tx.Device(l.imei)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if dev.Status != store.DevicePendingActivation {
-		return nil
+		return prev, nil
 	}
-	return activate(tx, dev)
+	return prev, activate(tx, dev)
 }
 
 // activate moves a pending device to activated and records the

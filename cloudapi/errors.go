@@ -77,6 +77,12 @@ var ErrCommandTimeout = errors.New("cloudapi: device did not answer in time")
 // that it could not carry out the command; answered with 417.
 var ErrCommandFailed = errors.New("cloudapi: device could not carry out the command")
 
+// ErrDeviceUnreachable is what a Commander of a node of a cluster returns
+// when the device is not connected to this node and the other nodes
+// cannot be reached to find it; answered with 503, since it may well be
+// online.
+var ErrDeviceUnreachable = errors.New("cloudapi: the device's node cannot be reached")
+
 // statusOf chooses the HTTP status and error name of err. It is the one
 // place where errors become responses.
 func statusOf(err error) *APIError {
@@ -93,6 +99,9 @@ func statusOf(err error) *APIError {
 		return apiErr(http.StatusExpectationFailed, nameExpectationFailed, "the device did not answer in time")
 	case errors.Is(err, ErrCommandFailed):
 		return apiErr(http.StatusExpectationFailed, nameExpectationFailed, "the device could not carry out the command")
+	case errors.Is(err, ErrDeviceUnreachable):
+		return apiErr(http.StatusServiceUnavailable, nameUnavailable,
+			"the device is not connected to this node and the other nodes of the cluster cannot be reached now; retry shortly")
 	case errors.Is(err, errPasswordBusy):
 		return apiErr(http.StatusTooManyRequests, nameTooManyRequests, "the server is busy checking other passwords; retry in a second")
 	case errors.Is(err, context.DeadlineExceeded):

@@ -37,6 +37,8 @@ func TestStatusOfStoreErrors(t *testing.T) {
 		{"webhook settings", badWebhook, http.StatusBadRequest, nameBadRequest, "gpsWebhookUrl[0] must be an absolute http or https URL"},
 		{"unknown kind", &store.Error{Kind: errors.New("other"), Rule: "secret"}, http.StatusInternalServerError, nameUnknown, "unknown error has occurred"},
 		{"plain error", errors.New("disk on fire"), http.StatusInternalServerError, nameUnknown, "unknown error has occurred"},
+		{"device on an unreachable node", fmt.Errorf("reboot: %w", ErrDeviceUnreachable), http.StatusServiceUnavailable, nameUnavailable,
+			"the device is not connected to this node and the other nodes of the cluster cannot be reached now; retry shortly"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -153,6 +153,8 @@ func (s *Server) askUpload(ctx context.Context, ref store.MediaRef) {
 		state, text = store.MediaUnreachable, "the device was not connected"
 	case errors.Is(err, ErrCommandTimeout), errors.Is(err, context.DeadlineExceeded):
 		text = "the device did not answer the upload request"
+	case errors.Is(err, ErrDeviceUnreachable):
+		text = "the device's node could not be reached"
 	case ctx.Err() != nil:
 		return
 	default:
@@ -164,7 +166,7 @@ func (s *Server) askUpload(ctx context.Context, ref store.MediaRef) {
 // commandFailed turns a device's failure to carry out a command into a
 // 417 that says what failed; offline devices and timeouts keep their errors.
 func commandFailed(what string, err error) error {
-	if err == nil || errors.Is(err, ErrDeviceOffline) || errors.Is(err, ErrCommandTimeout) ||
+	if err == nil || errors.Is(err, ErrDeviceOffline) || errors.Is(err, ErrCommandTimeout) || errors.Is(err, ErrDeviceUnreachable) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return err
 	}

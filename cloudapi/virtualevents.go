@@ -245,7 +245,7 @@ func (s *Server) requestClips(c *gin.Context, dev *store.Device, v virtualEvent,
 		args := protocol.ClipArgs{Time: v.time.Unix(), DurationSeconds: v.duration, CameraID: cam, MediaType: v.mediaType,
 			Quality: v.quality, FileID: fileID, URL: u, Expires: exp.Unix()}
 		raw, err := s.commander.Send(c.Request.Context(), dev.IMEI, protocol.CmdClip, args)
-		if errors.Is(err, ErrDeviceOffline) || errors.Is(err, ErrCommandTimeout) {
+		if errors.Is(err, ErrDeviceOffline) || errors.Is(err, ErrCommandTimeout) || errors.Is(err, ErrDeviceUnreachable) {
 			return nil, err
 		}
 		var res protocol.ClipResult

@@ -41,6 +41,7 @@ type Config struct {
 	Retention Retention `yaml:"retention"`
 	Metrics   Metrics   `yaml:"metrics"`
 	Debug     Debug     `yaml:"debug"`
+	Cluster   Cluster   `yaml:"cluster"`
 }
 
 // Store chooses where the records are kept: the embedded bbolt file in
@@ -263,6 +264,7 @@ func Default() Config {
 		SMTP:      SMTP{From: "alarms@fleetcam.local", PollInterval: 10 * time.Second},
 		Retention: Retention{Interval: time.Hour, WebhookDeliveryDays: 30},
 		Store:     Store{StatementTimeout: 30 * time.Second, MaxConns: 20},
+		Cluster:   Cluster{JobLockRetry: 5 * time.Second},
 	}
 }
 
@@ -289,6 +291,9 @@ func Load(path string, getenv func(string) string) (Config, error) {
 		}
 	}
 	if err := cfg.applyEnv(getenv); err != nil {
+		return cfg, err
+	}
+	if err := cfg.Cluster.fillNodeID(); err != nil {
 		return cfg, err
 	}
 	return cfg, cfg.Validate()
@@ -318,6 +323,8 @@ func (c *Config) envTable() []envVar {
 		{"FLEETCAM_SMTP_FROM", &c.SMTP.From},
 		{"FLEETCAM_PPROF_ADDR", &c.Debug.PprofAddr},
 		{"FLEETCAM_METRICS_ADDR", &c.Metrics.Addr},
+		{"FLEETCAM_NATS_URL", &c.Cluster.NATSURL},
+		{"FLEETCAM_NODE_ID", &c.Cluster.NodeID},
 	}
 }
 
@@ -420,6 +427,7 @@ func (c *Config) Validate() error {
 		check(c.SMTP.PollInterval > 0, "smtp.pollInterval", "must be positive"),
 		check(c.Retention.Interval > 0, "retention.interval", "must be positive"),
 		check(c.Retention.WebhookDeliveryDays >= 1, "retention.webhookDeliveryDays", "must be at least 1"),
+		c.checkCluster(),
 	} {
 		if err != nil {
 			return err

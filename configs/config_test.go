@@ -81,6 +81,7 @@ func TestInvalidSettingsNameTheSetting(t *testing.T) {
 		{"postgres url without a host", "store:\n  postgresURL: postgres:///fleetcam\n", nil, "store.postgresURL must be a postgres://"},
 		{"statement timeout", "store:\n  statementTimeout: 10ms\n", nil, "store.statementTimeout must be from 1s to 10m"},
 		{"pool size", "store:\n  maxConns: 1\n", nil, "store.maxConns must be from 2 to 1000"},
+		{"job lock retry", "cluster:\n  jobLockRetry: 1ms\n", nil, "cluster.jobLockRetry must be from 100ms to 10m"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,4 +109,62 @@ func TestValidFormsLoad(t *testing.T) {
 		c.Store.PostgresURL != env["FLEETCAM_POSTGRES_URL"] {
 		t.Fatalf("unexpected %+v", c)
 	}
+}
+
+// Cluster mode: the node id defaults to the host's, and a node refuses to
+// start without what every node of a cluster shares.
+func TestClusterSettings(t *testing.T) {
+	const pg = "postgres://fleetcam@db.example:5432/fleetcam"
+	key := strings.Repeat("k", 32)
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string // part of the error; empty: loads
+	}{
+		{"alone", map[string]string{}, ""},
+		{"cluster", map[string]string{"FLEETCAM_NATS_URL": "nats://127.0.0.1:4222", "FLEETCAM_POSTGRES_URL": pg,
+			"FLEETCAM_SIGNING_KEY": key, "FLEETCAM_NODE_ID": "node-a"}, ""},
+		{"several servers", map[string]string{"FLEETCAM_NATS_URL": "nats://a:4222, tls://b:4222", "FLEETCAM_POSTGRES_URL": pg,
+			"FLEETCAM_SIGNING_KEY": key, "FLEETCAM_NODE_ID": "node-a"}, ""},
+		{"without postgres", map[string]string{"FLEETCAM_NATS_URL": "nats://127.0.0.1:4222", "FLEETCAM_SIGNING_KEY": key},
+			"cluster.natsURL (FLEETCAM_NATS_URL) needs store.postgresURL (FLEETCAM_POSTGRES_URL)"},
+		{"without signing key", map[string]string{"FLEETCAM_NATS_URL": "nats://127.0.0.1:4222", "FLEETCAM_POSTGRES_URL": pg},
+			"needs auth.signingKey (FLEETCAM_SIGNING_KEY)"},
+		{"not a nats url", map[string]string{"FLEETCAM_NATS_URL": "http://127.0.0.1:4222", "FLEETCAM_POSTGRES_URL": pg,
+			"FLEETCAM_SIGNING_KEY": key}, "cluster.natsURL must be nats:// or tls:// URLs"},
+		{"node id with a dot", map[string]string{"FLEETCAM_NATS_URL": "nats://127.0.0.1:4222", "FLEETCAM_POSTGRES_URL": pg,
+			"FLEETCAM_SIGNING_KEY": key, "FLEETCAM_NODE_ID": "node.a"}, `cluster.nodeId must be 1 to 64 letters, digits, '-' or '_' (got "node.a")`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Load("", func(k string) string { return tc.env[k] })
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatal(err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("error %v, want one saying %s", err, tc.want)
+			case tc.want == "" && c.Cluster.NodeID != tc.env["FLEETCAM_NODE_ID"]:
+				t.Fatalf("node id %q", c.Cluster.NodeID)
+			}
+		})
+	}
+	t.Run("node id from the host name", func(t *testing.T) {
+		env := map[string]string{"FLEETCAM_NATS_URL": "nats://127.0.0.1:4222", "FLEETCAM_POSTGRES_URL": pg, "FLEETCAM_SIGNING_KEY": key}
+		c, err := Load("", func(k string) string { return env[k] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		host, _ := os.Hostname()
+		if c.Cluster.NodeID == "" || c.Cluster.NodeID != DefaultNodeID(host) {
+			t.Fatalf("node id %q for host %q", c.Cluster.NodeID, host)
+		}
+	})
+	t.Run("host names become node ids", func(t *testing.T) {
+		if got := DefaultNodeID("fleet-1.eu.example.com"); got != "fleet-1-eu-example-com" {
+			t.Fatalf("got %q", got)
+		}
+		if got := DefaultNodeID(strings.Repeat("a", 80)); len(got) != 64 {
+			t.Fatalf("got %d characters", len(got))
+		}
+	})
 }

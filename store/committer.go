@@ -170,6 +170,11 @@ func (c *Committer) commit(batch []*commitJob) {
 				if err := abandoned(j.ctx); err != nil {
 					failed[n] = err
 				} else if err := runJob(c.db.newTx(rec, j.ctx, j.actor, now), j.fn); err != nil {
+					if errors.Is(err, ErrTxConflict) {
+						// The batch as a whole lost: the engine runs it
+						// again, every job in it.
+						return err
+					}
 					failed[n] = err
 				}
 			}

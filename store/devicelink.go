@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -149,11 +150,17 @@ func (tx *Tx) PutDeviceLink(l *DeviceLink) error {
 }
 
 // MarkAllOffline sets every link that claims a connection to offline at t;
-// the broker calls it on start, when no connection can exist yet.
-func (tx *Tx) MarkAllOffline(t time.Time) (int, error) {
+// a broker alone calls it on start, when no connection can exist yet.
+func (tx *Tx) MarkAllOffline(t time.Time) (int, error) { return tx.MarkOffline(t, "") }
+
+// MarkOffline sets the links that claim a connection whose id begins with
+// prefix to offline at t and reports how many there were: a node of a
+// cluster calls it on start with its own prefix, since the connections
+// other nodes recorded are live.
+func (tx *Tx) MarkOffline(t time.Time, prefix string) (int, error) {
 	var stale []DeviceLink
 	err := tx.rec.DeviceLinks().Each(func(l *DeviceLink) error {
-		if l.Presence != PresenceOffline {
+		if l.Presence != PresenceOffline && strings.HasPrefix(l.ConnectionID, prefix) {
 			stale = append(stale, *l)
 		}
 		return nil

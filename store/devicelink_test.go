@@ -168,6 +168,35 @@ func TestMarkAllOfflineAndOrganizationDevices(t *testing.T) {
 	})
 }
 
+// TestMarkOfflineByNode: a node of a cluster marks offline only the
+// connections it recorded; another node's stay online.
+func TestMarkOfflineByNode(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) {
+		db := openTestDB(t)
+		seedDevice(t, db, testIMEI, testIMEI2)
+		err := db.Update(t.Context(), Actor{Source: "system"}, func(tx *Tx) error {
+			for imei, conn := range map[string]string{testIMEI: "node-a/1", testIMEI2: "node-b/2"} {
+				if err := tx.PutDeviceLink(&DeviceLink{IMEI: imei, Presence: PresenceOnline, ConnectionID: conn}); err != nil {
+					return err
+				}
+			}
+			if n, err := tx.MarkOffline(tx.Now(), "node-a/"); err != nil || n != 1 {
+				t.Errorf("marked %d: %v", n, err)
+			}
+			if l, _ := tx.DeviceLink(testIMEI); l.Presence != PresenceOffline || l.ConnectionID != "" {
+				t.Errorf("node-a's device %+v", l)
+			}
+			if l, _ := tx.DeviceLink(testIMEI2); l.Presence != PresenceOnline || l.ConnectionID != "node-b/2" {
+				t.Errorf("node-b's device %+v", l)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 func TestGPSRangeAndRedelivery(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) {
 		db := openTestDB(t)

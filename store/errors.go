@@ -19,6 +19,13 @@ var (
 	// the connection during the transaction: nothing was read, and a write
 	// may or may not have committed. The caller may try again.
 	ErrUnavailable = errors.New("store: unavailable")
+	// ErrTxConflict means the engine aborted the transaction for a
+	// conflict with another that ran at the same time (PostgreSQL's
+	// serialisation failures and deadlocks): nothing of it was written, and
+	// the whole transaction runs again. The group commit reruns its batch
+	// on it instead of failing the job that met it, since every job after
+	// it met it too.
+	ErrTxConflict = errors.New("store: transaction conflict")
 )
 
 // Rules shared by the store, the API and the device protocol; a message

@@ -305,6 +305,24 @@ func (s *Server) Subscribed(id, topic string) bool {
 	return ss.matches(topic)
 }
 
+// Discard drops the session of client id while no connection holds it,
+// as if it had expired, and reports whether there was one: for a client
+// whose session goes on at another server (a node of a cluster that took
+// the client over), so that nothing kept here reaches it later.
+func (s *Server) Discard(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := s.sessions[id]
+	if ss == nil || ss.conn.Load() != nil {
+		return false
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	delete(s.sessions, id)
+	ss.discardLocked()
+	return true
+}
+
 func (s *Server) session(id string) *session {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -47,6 +47,31 @@ func TestCleanStartDiscardsSession(t *testing.T) {
 	}
 }
 
+// TestDiscardDropsOfflineSession: a session without a connection is
+// dropped with what it kept; one a connection holds stays.
+func TestDiscardDropsOfflineSession(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.leave(5, "cam", "cam/down", withExpiry(60, false))
+	e.publish("cam", "cam/down", "kept", true)
+	if !e.srv.Discard("cam") {
+		t.Fatal("Discard found no session to drop")
+	}
+	if e.srv.Subscribed("cam", "cam/down") || e.srv.Info().Subscriptions.Load() != 0 {
+		t.Fatal("the discarded session's subscriptions remain")
+	}
+	rc, ack := e.rawConnect(5, "cam", withExpiry(60, false))
+	if ack.SessionPresent {
+		t.Error("CONNACK with session present after Discard")
+	}
+	if len(rc.Sync()) != 0 {
+		t.Error("a message of the discarded session arrived")
+	}
+	rc.Subscribe(1, "cam/down")
+	if e.srv.Discard("cam") || !e.srv.Subscribed("cam", "cam/down") {
+		t.Fatal("Discard dropped the session of a connected client")
+	}
+}
+
 func TestSessionEndsWithConnection(t *testing.T) {
 	cases := []struct {
 		name    string

@@ -135,7 +135,7 @@ func New(cfg configs.Webhooks, db *store.DB, key []byte, log *slog.Logger, reg p
 }
 
 // Start loads the queue and starts the scheduler and the workers; they run
-// until ctx ends or Close is called.
+// until ctx ends or Close is called. A closed dispatcher starts again.
 func (d *Dispatcher) Start(ctx context.Context) error {
 	if d.cancel != nil {
 		return ErrStarted
@@ -164,13 +164,29 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 
 // Close stops the dispatcher and waits for its goroutines; attempts in
 // flight are abandoned without being recorded, so they are made again after
-// the next Start. The store stays open.
+// the next Start, of this dispatcher (a node of a cluster that loses the
+// webhook job and takes it again) or of another. The store stays open.
 func (d *Dispatcher) Close() error {
 	if d.cancel == nil {
 		return nil
 	}
 	d.cancel()
 	d.wg.Wait()
+	d.cancel = nil
+	// What the stopped goroutines left behind is the store's to tell
+	// again: Start reloads the queue from it.
+	for drained := false; !drained; {
+		select {
+		case <-d.jobs:
+		case <-d.records:
+		case <-d.results:
+		default:
+			drained = true
+		}
+	}
+	d.mu.Lock()
+	clear(d.inflight)
+	d.mu.Unlock()
 	d.client.CloseIdleConnections()
 	return nil
 }

@@ -72,33 +72,54 @@ func TestRestartBetweenAttempts(t *testing.T) {
 }
 
 // TestStopMidDelivery stops the dispatcher while a request is in flight, as a
-// crash would: the attempt is not recorded, so after the restart the message
-// is sent again with the same webhook-id.
+// crash would, and starts it again: after a restart of fleetcam, or the same
+// dispatcher again, as a node of a cluster does when it loses the webhook
+// job and takes it again. The attempt was not recorded, so the message is
+// sent again with the same webhook-id, and what came meanwhile follows it.
 func TestStopMidDelivery(t *testing.T) {
-	e := newEnv(t)
-	hang := make(chan struct{})
-	rc := newReceiver(t, func(n int, _ received, _ http.ResponseWriter) int {
-		if n == 0 {
-			<-hang
-		}
-		return http.StatusOK
-	})
-	defer close(hang)
-	e.settings(func(s *store.WebhookSettings) { s.EventURLs = []string{rc.url("/")} })
-	e.event(devX, 1, "accident")
-	e.event(devX, 2, "accident")
-	rc.wait(e, 1)
-	e.restart()
-	rs := rc.wait(e, 3)
-	if rs[1].id() != rs[0].id() {
-		t.Fatalf("resent with webhook-id %s, first sent as %s", rs[1].id(), rs[0].id())
+	tests := []struct {
+		name  string
+		start func(e *env)
+	}{
+		{"restart", func(e *env) { e.restart() }},
+		{"start again", func(e *env) {
+			if err := e.d.Start(e.t.Context()); err != nil {
+				e.t.Fatalf("start again: %v", err)
+			}
+			if err := e.d.Start(e.t.Context()); err != ErrStarted {
+				e.t.Fatalf("a second Start while running: %v", err)
+			}
+		}},
 	}
-	if got := eventIDs(rs[1:]); got != devX+":1 "+devX+":2" {
-		t.Fatalf("after the restart got %s", got)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			hang := make(chan struct{})
+			rc := newReceiver(t, func(n int, _ received, _ http.ResponseWriter) int {
+				if n == 0 {
+					<-hang
+				}
+				return http.StatusOK
+			})
+			defer close(hang)
+			e.settings(func(s *store.WebhookSettings) { s.EventURLs = []string{rc.url("/")} })
+			e.event(devX, 1, "accident")
+			rc.wait(e, 1)
+			e.d.Close()
+			e.event(devX, 2, "accident")
+			tc.start(e)
+			rs := rc.wait(e, 3)
+			if rs[1].id() != rs[0].id() {
+				t.Fatalf("resent with webhook-id %s, first sent as %s", rs[1].id(), rs[0].id())
+			}
+			if got := eventIDs(rs[1:]); got != devX+":1 "+devX+":2" {
+				t.Fatalf("after starting again got %s", got)
+			}
+			e.waitFor("both delivered", func() bool {
+				return len(e.deliveries(store.DeliveryFilter{Status: store.DeliveryDelivered})) == 2
+			})
+		})
 	}
-	e.waitFor("both delivered", func() bool {
-		return len(e.deliveries(store.DeliveryFilter{Status: store.DeliveryDelivered})) == 2
-	})
 }
 
 // TestRestartAroundPruning restarts fleetcam after messages were pruned,

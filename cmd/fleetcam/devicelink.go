@@ -8,6 +8,8 @@ import (
 	"log/slog"
 
 	"github.com/fleetcam/fleetcam/broker"
+	"github.com/fleetcam/fleetcam/broker/cluster"
+	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/cloudapi"
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -16,9 +18,29 @@ import (
 // cloudapi Commander and Presence, translating the broker's errors and
 // types into the ones the API declares.
 type deviceLink struct {
-	b   *broker.Server
-	log *slog.Logger
+	// b keeps the devices' link state, for Presence.
+	b *broker.Server
+	// devices reaches the devices: the broker itself on a fleetcam alone,
+	// the cluster node (the broker for the devices of this node, NATS for
+	// the others) on a node of a cluster.
+	devices devices
+	log     *slog.Logger
 }
+
+// devices is what the API needs of the devices' connections; the broker
+// and the cluster node each provide it.
+type devices interface {
+	Send(ctx context.Context, imei, name string, args any) (protocol.Reply, error)
+	Enqueue(tx *store.Tx, imei, name string, args any) error
+	PushConfig(imei string) error
+	Online(imei string) bool
+	Disconnect(imei string) bool
+}
+
+var (
+	_ devices = (*broker.Server)(nil)
+	_ devices = (*cluster.Node)(nil)
+)
 
 var (
 	_ cloudapi.Commander = deviceLink{}
@@ -27,8 +49,10 @@ var (
 
 // Send delivers a command and returns the result of the device's reply.
 func (d deviceLink) Send(ctx context.Context, imei, name string, args any) (json.RawMessage, error) {
-	reply, err := d.b.Send(ctx, imei, name, args)
+	reply, err := d.devices.Send(ctx, imei, name, args)
 	switch {
+	case errors.Is(err, cluster.ErrUnavailable):
+		return nil, fmt.Errorf("%s: %w", name, cloudapi.ErrDeviceUnreachable)
 	case errors.Is(err, broker.ErrDeviceOffline):
 		return nil, fmt.Errorf("%s: %w", name, cloudapi.ErrDeviceOffline)
 	case errors.Is(err, broker.ErrCommandTimeout):
@@ -47,7 +71,7 @@ func (d deviceLink) Enqueue(tx *store.Tx, imei, name string, args any) error {
 	if commandCommitted != nil {
 		tx.OnCommit(commandCommitted)
 	}
-	return d.b.Enqueue(tx, imei, name, args)
+	return d.devices.Enqueue(tx, imei, name, args)
 }
 
 // commandCommitted, when set, runs once a change that queues a device
@@ -59,15 +83,16 @@ var commandCommitted func()
 // PushConfig sends the desired configuration to an online device; an error
 // only means this push failed, since the configuration goes again on reconnect.
 func (d deviceLink) PushConfig(imei string) {
-	if err := d.b.PushConfig(imei); err != nil {
+	if err := d.devices.PushConfig(imei); err != nil {
 		d.log.Warn("push configuration; it is sent again on the next connection", "imei", imei, "err", err)
 	}
 }
 
 // Online reports whether the device is connected.
-func (d deviceLink) Online(imei string) bool { return d.b.Online(imei) }
+func (d deviceLink) Online(imei string) bool { return d.devices.Online(imei) }
 
-func (d deviceLink) Disconnect(imei string) { d.b.Disconnect(imei) }
+// Disconnect ends the device's connection, wherever it is connected.
+func (d deviceLink) Disconnect(imei string) { d.devices.Disconnect(imei) }
 
 // Presence reports the device's last known link; a device that never
 // connected is not present.

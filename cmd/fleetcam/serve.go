@@ -102,6 +102,9 @@ type app struct {
 	// alarm watch until stop.
 	background     sync.WaitGroup
 	stopBackground context.CancelFunc
+	// cluster is this node's side of a cluster; nil when fleetcam runs
+	// alone (cluster.natsURL empty).
+	cluster *clusterNode
 }
 
 // start binds the listeners' addresses before it touches the data dir (a
@@ -133,6 +136,11 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	if err != nil {
 		return fail(err)
 	}
+	if cfg.Cluster.Enabled() {
+		if err := checkClusterKeys(ctx, cfg, db, key); err != nil {
+			return fail(err)
+		}
+	}
 	if err := ensureBootstrapPartner(db, cfg, log); err != nil {
 		return fail(err)
 	}
@@ -152,7 +160,15 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	if err != nil {
 		return fail(err)
 	}
-	link := deviceLink{b: a.broker, log: log}
+	link := deviceLink{b: a.broker, devices: a.broker, log: log}
+	if cfg.Cluster.Enabled() {
+		if a.cluster, err = joinCluster(cfg, a.broker, log); err != nil {
+			return fail(err)
+		}
+		alone := fail
+		fail = func(err error) (*app, error) { a.cluster.close(); return alone(err) }
+		link.devices = a.cluster.node
+	}
 	api, err := cloudapi.New(cloudapi.Deps{Config: apiCfg, Store: db, Key: key, Logger: log, Registry: reg,
 		Ready: a.ready.Load, Commander: link, Presence: link})
 	if err != nil {
@@ -170,8 +186,12 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	if err != nil {
 		return fail(err)
 	}
-	if err := a.hooks.Start(ctx); err != nil {
-		return fail(err)
+	// Alone, webhook delivery starts here and stops in stop; in a cluster
+	// it is a job of one node at a time, below.
+	if a.cluster == nil {
+		if err := a.hooks.Start(ctx); err != nil {
+			return fail(err)
+		}
 	}
 	if err := a.broker.Start(); err != nil {
 		a.hooks.Close()
@@ -193,13 +213,30 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	purger := store.NewPurger(db, store.PurgerOptions{Interval: cfg.Retention.Interval,
 		WebhookDeliveryDays: cfg.Retention.WebhookDeliveryDays, Logger: log, Registerer: reg})
 	mailer := alarmmail.New(alarmmail.Options{Store: db, SMTP: cfg.SMTP, Logger: log, Registerer: reg, Poll: cfg.SMTP.PollInterval})
-	a.background.Add(3)
-	go func() { defer a.background.Done(); purger.Run(bg) }()
-	go func() { defer a.background.Done(); mailer.Run(bg) }()
-	go func() {
-		defer a.background.Done()
-		db.WatchOffline(bg, cfg.Devices.OfflineAlarmAfter, min(cfg.Devices.OfflineAlarmAfter/4, 15*time.Minute), log)
-	}()
+	jobs := []job{
+		{"retention", purger.Run},
+		{"alarm-mail", mailer.Run},
+		{"offline-alarms", func(ctx context.Context) {
+			db.WatchOffline(ctx, cfg.Devices.OfflineAlarmAfter, min(cfg.Devices.OfflineAlarmAfter/4, 15*time.Minute), log)
+		}},
+	}
+	if a.cluster != nil {
+		// The dispatcher keeps its queue and cursor in memory: one node
+		// at a time fans out, delivers and prunes the outbox.
+		jobs = append(jobs, job{"webhooks", func(ctx context.Context) {
+			for err := a.hooks.Start(ctx); err != nil; err = a.hooks.Start(ctx) {
+				log.Error("start webhook delivery; trying again", "err", err)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(cfg.Cluster.JobLockRetry):
+				}
+			}
+			<-ctx.Done()
+			a.hooks.Close()
+		}})
+	}
+	a.runJobs(bg, jobs)
 	if cfg.Metrics.Addr != "" {
 		if a.metricsAddr, err = a.startMetrics(cfg.Metrics.Addr, api); err != nil {
 			a.stop(cfg.HTTP.ShutdownTimeout)
@@ -213,7 +250,7 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 		}
 	}
 	a.ready.Store(true)
-	log.Info("fleetcam started", "cloud", cfg.Cloud, "http", a.httpAddr.String(), "mqtt", a.broker.Addr(), "data", cfg.DataDir,
+	log.Info("fleetcam started", "cloud", cfg.Cloud, "node", cfg.Cluster.NodeID, "http", a.httpAddr.String(), "mqtt", a.broker.Addr(), "data", cfg.DataDir,
 		"pprof", a.pprofAddr, "metrics", a.metricsAddr, "everyInterface", everyInterface(a.httpAddr.String()) || everyInterface(a.broker.Addr()))
 	if everyInterface(a.httpAddr.String()) || everyInterface(a.broker.Addr()) {
 		log.Warn("listening on every network interface: other machines can reach the API and the broker; " +
@@ -301,8 +338,9 @@ func (a *app) startPprof(addr string) (string, error) {
 }
 
 // stop shuts the listeners down, waits for requests in flight up to timeout,
-// stops the media service and webhook delivery (what is in flight is sent
-// again after the next start) and closes the store.
+// stops the media service, webhook delivery (what is in flight is sent
+// again after the next start) and the background jobs, leaves the cluster
+// and closes the store.
 func (a *app) stop(timeout time.Duration) error {
 	a.ready.Store(false)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -318,9 +356,14 @@ func (a *app) stop(timeout time.Duration) error {
 		err = berr
 	}
 	a.stopMedia()
-	a.hooks.Close()
+	if a.cluster == nil {
+		a.hooks.Close()
+	}
 	a.stopBackground()
 	a.background.Wait()
+	if a.cluster != nil {
+		a.cluster.close()
+	}
 	if cerr := a.db.Close(); err == nil {
 		err = cerr
 	}

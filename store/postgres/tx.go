@@ -77,6 +77,10 @@ func classify(err error) error {
 		switch {
 		case pe.Code == "23505":
 			return store.Conflict("%s", pe.Detail)
+		case pe.Code == "40001", pe.Code == "40P01":
+			// Still the driver's error underneath: update runs the
+			// transaction again on it (retryable).
+			return fmt.Errorf("%w: %w", store.ErrTxConflict, err)
 		case pe.Code == "57014", pe.Code == "53300", lostConnection(err):
 			return store.Unavailable(err)
 		}

@@ -1,0 +1,95 @@
+package postgres_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/pgtest"
+	"github.com/fleetcam/fleetcam/store/postgres"
+	"github.com/fleetcam/fleetcam/store/storetest"
+)
+
+// TestGroupCommitsOfTwoProcessesConflict: two processes (two nodes of a
+// cluster) record a new connection of one device in their group commits
+// at the same moment, each after reading the one before. PostgreSQL aborts
+// one for the conflict; its batch runs again, jobs and all, reads the
+// other's connection and commits after it, and neither writer sees an
+// error.
+func TestGroupCommitsOfTwoProcessesConflict(t *testing.T) {
+	url := pgtest.Database(t, "")
+	ctx := context.Background()
+	var dbs [2]*store.DB
+	for i := range dbs {
+		db, err := postgres.Open(ctx, url, postgres.Options{}, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		dbs[i] = db
+	}
+	imei := storetest.IMEI("35693810009000")
+	err := dbs[0].Update(ctx, store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+		p, err := tx.CreatePartner("Partner")
+		if err != nil {
+			return err
+		}
+		o, err := tx.CreateOrganization(p.ID, "Fleet", []byte("salt"))
+		if err != nil {
+			return err
+		}
+		return tx.AddDevice(&store.Device{IMEI: imei, Name: "cam", OrganizationID: o.ID, PartnerID: p.ID})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each job reads the link, then waits until both have read before it
+	// writes, the first time it runs.
+	var read sync.WaitGroup
+	read.Add(2)
+	prev := make([]string, 2)
+	errs := make([]error, 2)
+	var writers sync.WaitGroup
+	for i, db := range dbs {
+		c := db.NewCommitter(store.CommitterOptions{MaxBatch: 8})
+		defer c.Close()
+		conn := []string{"node-a/1", "node-b/2"}[i]
+		first := true
+		writers.Go(func() {
+			errs[i] = c.Do(ctx, store.Actor{Source: "device"}, func(tx *store.Tx) error {
+				dl, err := tx.DeviceLink(imei)
+				if err != nil {
+					return err
+				}
+				prev[i] = dl.ConnectionID
+				if first {
+					first = false
+					read.Done()
+					read.Wait()
+				}
+				dl.Presence, dl.ConnectionID = store.PresenceOnline, conn
+				return tx.PutDeviceLink(dl)
+			})
+		})
+	}
+	writers.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("writer %d: %v", i, err)
+		}
+	}
+	var last string
+	dbs[0].View(ctx, func(tx *store.Tx) error {
+		dl, err := tx.DeviceLink(imei)
+		last = dl.ConnectionID
+		return err
+	})
+	// The one committed last read the other's connection.
+	switch {
+	case last == "node-b/2" && prev[1] == "node-a/1" && prev[0] == "":
+	case last == "node-a/1" && prev[0] == "node-b/2" && prev[1] == "":
+	default:
+		t.Fatalf("stored %s; the writers read %q before writing", last, prev)
+	}
+}
