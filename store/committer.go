@@ -149,6 +149,15 @@ func (c *Committer) collect(first *commitJob) []*commitJob {
 	return batch
 }
 
+// Aborter is what an engine's records tell of their transaction when the
+// engine aborts a whole transaction at its first failed statement
+// (PostgreSQL): Aborted reports whether that happened. A group commit then
+// stops the attempt at the job that failed, rather than charge the jobs
+// after it with errors that are not theirs.
+type Aborter interface {
+	Aborted() bool
+}
+
 // errRerun aborts a transaction in which some jobs failed.
 var errRerun = errors.New("store: rerun batch without failed jobs")
 
@@ -176,6 +185,11 @@ func (c *Committer) commit(batch []*commitJob) {
 						return err
 					}
 					failed[n] = err
+					if a, ok := rec.(Aborter); ok && a.Aborted() {
+						// Nothing more can succeed in this transaction:
+						// the jobs after this one run in the next.
+						break
+					}
 				}
 			}
 			// A writer that gave up while the batch ran must not find its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/pgtest"
@@ -91,5 +92,73 @@ func TestGroupCommitsOfTwoProcessesConflict(t *testing.T) {
 	case last == "node-a/1" && prev[0] == "node-b/2" && prev[1] == "":
 	default:
 		t.Fatalf("stored %s; the writers read %q before writing", last, prev)
+	}
+}
+
+// TestGroupCommitAfterAFailedStatement runs three jobs in one batch, the
+// second of which fails in the database (a device of an organization that
+// does not exist): PostgreSQL refuses every later statement of that
+// transaction, yet only the second writer gets an error, and the first and
+// third jobs are committed.
+func TestGroupCommitAfterAFailedStatement(t *testing.T) {
+	ctx := context.Background()
+	db, err := postgres.Open(ctx, pgtest.Database(t, ""), postgres.Options{}, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	var org, partner int64
+	err = db.Update(ctx, store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+		p, err := tx.CreatePartner("Partner")
+		if err != nil {
+			return err
+		}
+		o, err := tx.CreateOrganization(p.ID, "Fleet", []byte("salt"))
+		org, partner = o.ID, p.ID
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batches []store.BatchStats
+	var mu sync.Mutex
+	c := db.NewCommitter(store.CommitterOptions{MaxBatch: 8, Delay: time.Hour, OnBatch: func(s store.BatchStats) {
+		mu.Lock()
+		batches = append(batches, s)
+		mu.Unlock()
+	}})
+	imeis := []string{storetest.IMEI("35693810009100"), storetest.IMEI("35693810009200"), storetest.IMEI("35693810009300")}
+	var done []<-chan error
+	for i, imei := range imeis {
+		o := org
+		if i == 1 {
+			o = org + 1000 // no such organization: the foreign key refuses it
+		}
+		done = append(done, c.Submit(ctx, store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+			return tx.AddDevice(&store.Device{IMEI: imei, Name: "cam", OrganizationID: o, PartnerID: partner})
+		}))
+	}
+	// Closing commits what is queued without waiting out the delay.
+	go c.Close()
+	for i, ch := range done {
+		if err := <-ch; (err != nil) != (i == 1) {
+			t.Errorf("job %d: %v; want an error only for the second", i, err)
+		}
+	}
+	mu.Lock()
+	if len(batches) != 1 || batches[0].Jobs != 3 || batches[0].Failed != 1 {
+		t.Errorf("batches %+v; want one of 3 jobs with 1 failed", batches)
+	}
+	mu.Unlock()
+	err = db.View(ctx, func(tx *store.Tx) error {
+		for i, imei := range imeis {
+			if _, err := tx.Device(imei); (err == nil) != (i != 1) {
+				t.Errorf("device %d: %v", i, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -21,6 +21,10 @@ type tx struct {
 	memo     memo
 }
 
+// Aborted implements store.Aborter: a statement of the transaction failed,
+// and PostgreSQL refuses every later one.
+func (t *tx) Aborted() bool { return t.pg.Conn().PgConn().TxStatus() == 'E' }
+
 // OnCommit implements store.Records: fn runs after the commit that counts
 // (a transaction run again after a serialisation conflict forgets what its
 // earlier runs asked for).
