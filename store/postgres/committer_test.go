@@ -96,8 +96,8 @@ func TestGroupCommitsOfTwoProcessesConflict(t *testing.T) {
 }
 
 // TestGroupCommitAfterAFailedStatement runs three jobs in one batch, the
-// second of which fails in the database (a device of an organization that
-// does not exist): PostgreSQL refuses every later statement of that
+// second of which fails in the database (a device name with a NUL byte,
+// which text cannot hold): PostgreSQL refuses every later statement of that
 // transaction, yet only the second writer gets an error, and the first and
 // third jobs are committed.
 func TestGroupCommitAfterAFailedStatement(t *testing.T) {
@@ -130,12 +130,12 @@ func TestGroupCommitAfterAFailedStatement(t *testing.T) {
 	imeis := []string{storetest.IMEI("35693810009100"), storetest.IMEI("35693810009200"), storetest.IMEI("35693810009300")}
 	var done []<-chan error
 	for i, imei := range imeis {
-		o := org
+		name := "cam"
 		if i == 1 {
-			o = org + 1000 // no such organization: the foreign key refuses it
+			name = "cam\x00"
 		}
 		done = append(done, c.Submit(ctx, store.Actor{Source: "cli"}, func(tx *store.Tx) error {
-			return tx.AddDevice(&store.Device{IMEI: imei, Name: "cam", OrganizationID: o, PartnerID: partner})
+			return tx.AddDevice(&store.Device{IMEI: imei, Name: name, OrganizationID: org, PartnerID: partner})
 		}))
 	}
 	// Closing commits what is queued without waiting out the delay.
