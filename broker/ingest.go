@@ -1,9 +1,11 @@
 package broker
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -187,7 +189,27 @@ func decode(payload []byte, v any) packets.Code {
 	if err := json.Unmarshal(payload, v); err != nil {
 		return invalid("payload must be a JSON object of the topic's type: %v", err)
 	}
+	if bytes.Contains(payload, []byte(`\u0000`)) && hasNUL(payload) {
+		// No store keeps it in text (PostgreSQL refuses it), so the
+		// message could never be stored.
+		return invalid("payload must not contain the NUL character (\\u0000) in a string")
+	}
 	return packets.Code{}
+}
+
+// hasNUL reports whether a string or member name of the JSON document
+// payload contains the NUL character.
+func hasNUL(payload []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if s, ok := tok.(string); ok && strings.IndexByte(s, 0) >= 0 {
+			return true
+		}
+	}
 }
 
 // withDevice wraps a job so that it reads the device's current inventory

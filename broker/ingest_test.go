@@ -252,6 +252,8 @@ func TestInvalidDeviceMessagesRefused(t *testing.T) {
 		{"status without firmware", protocol.TopicStatus, protocol.Status{State: "online"}, 0x99, "firmware"},
 		{"status with unknown state", protocol.TopicStatus, protocol.Status{Firmware: "3.12", State: "asleep"}, 0x99, "state must be online or standby"},
 		{"reply without id", protocol.TopicReply, protocol.Reply{OK: true}, 0x99, "id must"},
+		{"NUL in a string", protocol.TopicEvent, protocol.Event{ID: "e\x00", Type: "button", Time: now}, 0x99, "NUL character"},
+		{"NUL in a member name", protocol.TopicStatus, []byte(`{"firmware":"3.12.1","x\u0000":1}`), 0x99, "NUL character"},
 		{"unknown topic", "up/whatever", protocol.Status{}, 0x90, "unknown topic"},
 	}
 	for _, tc := range tests {

@@ -14,7 +14,8 @@ import (
 // has no null (encoding/json reads it as "leave as is", so a null body or
 // list would empty what a replace call stores). A struct field tagged
 // `nullable:"true"` accepts null; json.RawMessage and interface members
-// are left to their handler.
+// are left to their handler. No string may contain the NUL character,
+// which no store keeps in text.
 
 var (
 	rawMessageType  = reflect.TypeFor[json.RawMessage]()
@@ -45,6 +46,9 @@ func (w *bodyWalker) value(t reflect.Type, path string, nullable bool) error {
 		return nil // decode has already accepted the body
 	}
 	t = elemOf(t)
+	if s, ok := tok.(string); ok && strings.IndexByte(s, 0) >= 0 {
+		return badField(orBody(path), "must not contain the NUL character (\\u0000)")
+	}
 	switch tok {
 	case json.Delim('{'):
 		return w.object(t, path)
@@ -60,6 +64,14 @@ func (w *bodyWalker) value(t reflect.Type, path string, nullable bool) error {
 		return badField(path, "must not be null: leave it out or give a value")
 	}
 	return nil
+}
+
+// orBody is path, or "body" for the body itself.
+func orBody(path string) string {
+	if path == "" {
+		return "body"
+	}
+	return path
 }
 
 // elemOf is the type a JSON value is read into: pointers are followed,
@@ -96,6 +108,9 @@ func (w *bodyWalker) object(t reflect.Type, path string) error {
 			return nil
 		}
 		key, _ := tok.(string)
+		if strings.IndexByte(key, 0) >= 0 {
+			return badField(orBody(path), "must not have a member name with the NUL character (\\u0000)")
+		}
 		name, member, nullable := key, t, false
 		if fields != nil {
 			f, known := lookupField(fields, key)

@@ -95,6 +95,10 @@ func TestCheckBody(t *testing.T) {
 		{"repeated map key", `{"nested":{"k":[{"name":"a"}],"k":[]}}`, "nested.k is given more than once"},
 		{"repeated inside any", `{"any":{"x":1,"x":2}}`, "any.x is given more than once"},
 		{"same key in two items", `{"items":[{"name":"a"},{"name":"b"}]}`, ""},
+		{"NUL in a member", `{"items":[{"name":"a\u0000b"}]}`, "items[0].name must not contain the NUL character"},
+		{"NUL inside any", `{"any":{"x":["\u0000"]}}`, "any.x[0] must not contain the NUL character"},
+		{"NUL in a map key", `{"labels":{"a\u0000":"b"}}`, "labels must not have a member name with the NUL character"},
+		{"escaped backslash before u0000", `{"items":[{"name":"\\u0000"}]}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var dst body
