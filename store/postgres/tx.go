@@ -85,6 +85,10 @@ func classify(err error) error {
 			// Still the driver's error underneath: update runs the
 			// transaction again on it (retryable).
 			return fmt.Errorf("%w: %w", store.ErrTxConflict, err)
+		case pe.Code == "22021", pe.Code == "22P05":
+			// Text PostgreSQL cannot keep (a NUL character) that the
+			// callers' own checks let through.
+			return store.Invalid("text", "must not contain the NUL character")
 		case pe.Code == "57014", pe.Code == "53300", lostConnection(err):
 			return store.Unavailable(err)
 		}
