@@ -12,8 +12,10 @@ import (
 )
 
 // ownTables are the engine's own bookkeeping, which no copy moves: each
-// database records its own schema and store version.
-var ownTables = []string{"fleetcam_meta", "fleetcam_schema_migrations"}
+// database records its own schema and store version, and the fingerprints
+// of the keys of the cluster that runs on it, which the first node started
+// on it records (docs/cluster.md).
+var ownTables = []string{"fleetcam_meta", "fleetcam_schema_migrations", "cluster_keys"}
 
 // Every table of the schema (partitions aside) is in exactly one kind of
 // record a copy moves, or is the engine's own; every kind has its tables,
