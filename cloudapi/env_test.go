@@ -174,6 +174,7 @@ func (e *testEnv) trySend(req *http.Request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
+	checkContract(req, res.StatusCode, res.Header, raw)
 	r := &response{t: e.t, status: res.StatusCode, header: res.Header, raw: raw}
 	json.Unmarshal(raw, &r.body)
 	return r, nil
