@@ -179,43 +179,55 @@ type deviation struct {
 	// pointer is the JSON pointer, into the contract, of the schema amended.
 	pointer string
 	reason  string
-	change  func(*openapi3.Schema)
+	change  func(doc *openapi3.T, s *openapi3.Schema)
 }
 
 // deviations is the one list of them.
 var deviations = []deviation{{
-	operations: []string{"GET /devices/{imei}/event-config", "PUT /devices/{imei}/event-config",
-		"PATCH /organizations/{orgId}/event-settings", "GET /organizations/{orgId}/event-settings"},
+	operations: []string{"GET /devices/{imei}/events", "GET /devices/{imei}/events/{eventId}",
+		"POST /organizations/{orgId}/events", "GET /devices/{imei}/event-config"},
 	pointer: "/components/schemas/modifiableEvents",
-	reason: `SPEC.md "Event kinds" lists, in API syntax, the beep events (cellPhoneUseBeep, ` +
-		`distractedDriverBeep, driverUnbeltedBeep, foodDrinkBeep, smokingBeep), virtualEvent and ` +
-		`"Violent right turn | sharpRightTurn", which the contract's eventType enum lacks`,
-	change: func(s *openapi3.Schema) {
-		s.Enum = append(s.Enum, "cellPhoneUseBeep", "distractedDriverBeep", "driverUnbeltedBeep",
-			"foodDrinkBeep", "smokingBeep", "virtualEvent", "sharpRightTurn")
+	reason: `SPEC.md "Event kinds": "Violent right turn | sharpRightTurn" in API syntax, where ` +
+		`the contract's enum says sharpTurnRight (fleetcam accepts sharpTurnRight as an alias)`,
+	change: func(doc *openapi3.T, s *openapi3.Schema) { s.Enum = append(s.Enum, "sharpRightTurn") },
+}, {
+	operations: []string{"GET /devices/{imei}/event-config", "PUT /devices/{imei}/event-config",
+		"PATCH /organizations/{orgId}/event-settings"},
+	pointer: "/components/schemas/eventSettingObject",
+	reason: `SPEC.md "Event rules": "An event disabled in the portal is not reported by the API ` +
+		`service", and "Per-event audio and visual alert switches" apply to every event, so the ` +
+		`event configuration lists every event of "Event kinds", the beep events and virtualEvent ` +
+		`too, which the contract calls unmodifiable and leaves out of modifiableEvents`,
+	change: func(doc *openapi3.T, s *openapi3.Schema) {
+		all := openapi3.NewStringSchema()
+		for _, name := range []string{"modifiableEvents", "unmodifiableEvents"} {
+			all.Enum = append(all.Enum, doc.Components.Schemas[name].Value.Enum...)
+		}
+		s.Properties["eventType"] = all.NewRef()
 	},
 }, {
 	operations: []string{"GET /devices/{imei}/device-config", "PUT /devices/{imei}/device-config",
 		"PUT /devices/device-config", "GET /organizations/{orgId}/default-settings"},
 	pointer: "/components/schemas/deviceConfigResponse",
-	reason: `SPEC.md "Device configuration parameters": "driverIdentification | Enables driver ` +
-		`identification when qrDi or pinCodeDi is enabled", with driverPrompt, audioAlert and ` +
-		`driverPromptDurationSeconds; the contract's device configuration (additionalProperties: false) does not know it`,
-	change: func(s *openapi3.Schema) {
-		di := openapi3.NewObjectSchema().
-			WithProperty("value", openapi3.NewBoolSchema()).
-			WithProperty("driverPrompt", openapi3.NewBoolSchema()).
-			WithProperty("audioAlert", openapi3.NewBoolSchema()).
-			WithProperty("driverPromptDurationSeconds", openapi3.NewIntegerSchema().WithMin(10).WithMax(60))
-		di.AdditionalProperties = openapi3.AdditionalProperties{Has: openapi3.Ptr(false)}
-		s.Properties["driverIdentification"] = di.NewRef()
+	reason: `contract defect, and SPEC.md "Device configuration parameters" lists driverIdentification ` +
+		`(with driverPrompt, audioAlert, driverPromptDurationSeconds) among the parameters PUT ` +
+		`device-config sets: the contract's response configuration (additionalProperties: false) ` +
+		`lacks six parameters its own request configuration (deviceConfig) sets — driverIdentification, ` +
+		`virtualIgnition, screenTimeout, passengerLimit, wakeupMsg, ledEnabled — so the configuration ` +
+		`read back is validated with them, as the request schema describes them`,
+	change: func(doc *openapi3.T, s *openapi3.Schema) {
+		for name, p := range doc.Components.Schemas["deviceConfig"].Value.Properties {
+			if s.Properties[name] == nil {
+				s.Properties[name] = p
+			}
+		}
 	},
 }, {
 	operations: []string{"GET /devices/{imei}/events/{eventId}"},
 	pointer:    "/components/schemas/eventCommentObject/properties/createdBy/properties/id",
 	reason: "contract defect: oneOf of userId and partnerId, both integers, so every id matches " +
 		"both branches and no answer can conform; validated as anyOf",
-	change: func(s *openapi3.Schema) {
+	change: func(doc *openapi3.T, s *openapi3.Schema) {
 		s.AnyOf, s.OneOf = s.OneOf, nil
 	},
 }}
@@ -243,6 +255,6 @@ func (d deviation) amend(doc *openapi3.T) error {
 	if ref == nil || ref.Value == nil {
 		return errors.New("no such schema")
 	}
-	d.change(ref.Value)
+	d.change(doc, ref.Value)
 	return nil
 }

@@ -253,7 +253,7 @@ func TestDefaultSettings(t *testing.T) {
 	r := e.do("GET", orgPath(org.id, "/default-settings"), e.partnerToken, nil).want(http.StatusOK)
 	if r.num("data.device.brightness.value") != 128 || r.get("data.device.privacy.recordingEnabled") != true ||
 		len(r.list("data.events.events")) == 0 || r.num("data.purgeDays") != 31 || r.get("data.isOrganizationProfileEnabled") != false ||
-		r.list("data.gpsWebhookUrl") == nil || len(r.list("data.eventWebhookUrl")) != 0 {
+		r.str("data.gpsWebhookUrl") != "[]" || r.str("data.eventWebhookUrl") != "[]" {
 		t.Fatalf("unexpected defaults %s", r.raw)
 	}
 
