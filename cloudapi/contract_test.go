@@ -230,16 +230,51 @@ var deviations = []deviation{{
 	change: func(doc *openapi3.T, s *openapi3.Schema) {
 		s.AnyOf, s.OneOf = s.OneOf, nil
 	},
+}, {
+	operations: []string{"GET /organizations/{orgId}"},
+	pointer:    "/components/schemas/deviceRetentionMinutes",
+	reason: "contract defect: the single organization must name deviceRetentionMinutes, at least 4, " +
+		"but the contract gives no value for an organization that never set one; fleetcam answers 0 " +
+		"there (its devices keep their own recording retention), and PATCH still refuses a value below 4",
+	change: func(doc *openapi3.T, s *openapi3.Schema) {
+		s.Min = nil
+		s.OneOf = openapi3.SchemaRefs{openapi3.NewSchemaRef("", &openapi3.Schema{Type: &openapi3.Types{openapi3.TypeNumber}, Enum: []any{0.0}}),
+			openapi3.NewSchemaRef("", openapi3.NewFloat64Schema().WithMin(4))}
+	},
+}, {
+	operations: []string{"GET /me"},
+	pointer:    "/components/responses/getMe/content/application~1json/schema/properties/data/properties/me",
+	reason: `SPEC.md "Authentication" 2.4: the admin token "authorizes organization-level calls without a role for ` +
+		`the user": it belongs to no user, so it has neither the user object's id nor its email; ` +
+		`GET /me answers id 0 and role administrator for it`,
+	change: func(doc *openapi3.T, s *openapi3.Schema) {
+		admin := openapi3.NewObjectSchema().
+			WithProperty("id", &openapi3.Schema{Type: &openapi3.Types{openapi3.TypeNumber}, Enum: []any{0.0}}).
+			WithProperty("role", openapi3.NewStringSchema().WithEnum("administrator"))
+		admin.Required = []string{"id", "role"}
+		s.OneOf = append(s.OneOf, admin.NewRef())
+	},
 }}
 
 // amend applies the deviation to the loaded contract.
 func (d deviation) amend(doc *openapi3.T) error {
 	parts := strings.Split(strings.TrimPrefix(d.pointer, "/"), "/")
-	if len(parts) < 3 || parts[0] != "components" || parts[1] != "schemas" {
-		return errors.New("not a pointer into components/schemas")
+	if len(parts) < 3 || parts[0] != "components" {
+		return errors.New("not a pointer into components")
 	}
-	ref := doc.Components.Schemas[parts[2]]
-	for i := 3; ref != nil && i < len(parts); i++ {
+	var ref *openapi3.SchemaRef
+	i := 3
+	switch parts[1] {
+	case "schemas":
+		ref = doc.Components.Schemas[parts[2]]
+	case "responses": // …/content/application~1json/schema
+		if r := doc.Components.Responses[parts[2]]; r != nil && len(parts) >= 6 && parts[4] == "application~1json" {
+			if mt := r.Value.Content.Get("application/json"); mt != nil {
+				ref, i = mt.Schema, 6
+			}
+		}
+	}
+	for ; ref != nil && i < len(parts); i++ {
 		switch parts[i] {
 		case "properties":
 			i++

@@ -17,7 +17,7 @@ type organizationDTO struct {
 	ID           int64  `json:"id"`
 	Name         string `json:"name"`
 	PartnerID    int64  `json:"partnerId"`
-	ResellerName string `json:"resellerName,omitempty"`
+	ResellerName string `json:"resellerName"`
 	// PartnerIDs are the partners whose devices the organization holds; more
 	// than the creating partner only when exclusivePartnerOnly is false.
 	PartnerIDs []int64 `json:"partnerIds"`
@@ -35,6 +35,28 @@ type organizationDTO struct {
 	// GET /organizations/{orgId} only.
 	DevicesCount *int `json:"devicesCount,omitempty"`
 	UsersCount   *int `json:"usersCount,omitempty"`
+	// AlarmsCount is the number of unread alarms of the organization the caller sees.
+	AlarmsCount int `json:"alarmsCount"`
+	// DeIDAnalyticsAllowed and HasGeotabUserSetup are members the reference
+	// contract requires; fleetcam offers neither de-identified analytics nor
+	// a Geotab integration, so both are always false.
+	DeIDAnalyticsAllowed bool `json:"deIdAnalyticsAllowed"`
+	HasGeotabUserSetup   bool `json:"hasGeotabUserSetup"`
+}
+
+// unreadAlarms counts the unread alarms of f that p sees: a partner sees
+// those of its own devices.
+func unreadAlarms(tx *store.Tx, p Principal, f store.AlarmFilter) int {
+	unread := false
+	f.Read = &unread
+	if p.IsPartner() {
+		f.PartnerID = p.PartnerID
+	}
+	_, n, err := tx.Alarms(f, store.Sort{}, store.Page{Limit: 1})
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // retentionDTO is an organization's purge days and retention times; camera
@@ -57,7 +79,8 @@ func toOrganizationDTO(tx *store.Tx, p Principal, o *store.Organization) organiz
 	d := organizationDTO{ID: o.ID, Name: o.Name, PartnerID: o.PartnerID, PartnerIDs: o.PartnerIDs,
 		ExclusivePartnerOnly: o.ExclusivePartnerOnly, IsOrganizationProfileEnabled: o.IsOrganizationProfileEnabled,
 		retentionDTO: toRetentionDTO(o.Retention), LiveVideoTimeoutSeconds: o.LiveVideoTimeoutSeconds,
-		DefaultDataProfileID: o.DefaultDataProfileID, CreatedAt: isoTime(o.CreatedAt)}
+		DefaultDataProfileID: o.DefaultDataProfileID, CreatedAt: isoTime(o.CreatedAt),
+		AlarmsCount: unreadAlarms(tx, p, store.AlarmFilter{OrganizationIDs: map[int64]bool{o.ID: true}})}
 	if r, err := tx.Partner(o.PartnerID); err == nil {
 		d.ResellerName = r.Name
 	}
