@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -264,6 +265,12 @@ func (r *response) num(path string) float64 {
 }
 
 func (r *response) id(path string) int64 { return int64(r.num(path)) }
+
+// strID is an id the answer gives as a string ("12"); 0 when it is not one.
+func (r *response) strID(path string) int64 {
+	n, _ := strconv.ParseInt(r.str(path), 10, 64)
+	return n
+}
 
 func (r *response) list(path string) []any {
 	l, _ := r.get(path).([]any)
