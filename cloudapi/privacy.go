@@ -2,6 +2,7 @@ package cloudapi
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
 
@@ -149,7 +150,10 @@ func (s *Server) getPrivacyControl(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	ok(c, gin.H{"privacyMode": privacyModeToAPI(e.PrivacyMode)})
+	// The reference contract requires privacyMode at the top level as well
+	// as in data.
+	mode := privacyModeToAPI(e.PrivacyMode)
+	c.JSON(http.StatusOK, gin.H{"data": gin.H{"privacyMode": mode}, "privacyMode": mode, "requestId": requestID(c)})
 }
 
 // privacyConfigDTO is what privacy mode keeps enabled, as enabled or
