@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -259,6 +260,14 @@ var deviations = []deviation{{
 			WithProperty("role", openapi3.NewStringSchema().WithEnum("administrator"))
 		admin.Required = []string{"id", "role"}
 		s.OneOf = append(s.OneOf, admin.NewRef())
+	},
+}, {
+	operations: []string{"GET /devices/{imei}/data-usage"},
+	pointer:    "/components/schemas/deviceDataUsage",
+	reason: "contract defect: receivedAt, the time of the device's last usage report, is required " +
+		"(and not nullable), which a device that never reported cannot give; fleetcam leaves it out until then",
+	change: func(doc *openapi3.T, s *openapi3.Schema) {
+		s.Required = slices.DeleteFunc(s.Required, func(m string) bool { return m == "receivedAt" })
 	},
 }}
 
