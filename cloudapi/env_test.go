@@ -266,6 +266,15 @@ func (r *response) num(path string) float64 {
 
 func (r *response) id(path string) int64 { return int64(r.num(path)) }
 
+// text decodes the JSON text the answer gives as a string at path (an audit
+// entry's value) into a response of its own; its body is empty when the
+// string is not a JSON object.
+func (r *response) text(path string) *response {
+	out := &response{t: r.t, status: r.status, raw: []byte(r.str(path))}
+	json.Unmarshal(out.raw, &out.body)
+	return out
+}
+
 // strID is an id the answer gives as a string ("12"); 0 when it is not one.
 func (r *response) strID(path string) int64 {
 	n, _ := strconv.ParseInt(r.str(path), 10, 64)

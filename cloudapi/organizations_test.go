@@ -153,7 +153,7 @@ func TestUpdateOrganization(t *testing.T) {
 		wantError(http.StatusForbidden, nameForbidden, "exclusivePartnerOnly")
 
 	a := e.do("GET", "/v2/audit-logs?entityType=organization&action=organization.update&limit=1", e.partnerToken, nil).want(http.StatusOK)
-	if a.num("data.0.previousValue.retention.purgeDays") != 60 || a.num("data.0.value.retention.purgeDays") != 90 {
+	if a.text("data.0.previousValue").num("retention.purgeDays") != 60 || a.text("data.0.value").num("retention.purgeDays") != 90 {
 		t.Fatalf("audit of the last update: %s", a.raw)
 	}
 }
