@@ -21,8 +21,8 @@ import (
 // Privacy mode values of the API: general switches privacy mode on,
 // disabled switches it off. on and off are accepted as well.
 const (
-	apiPrivacyOn  = "general"
-	apiPrivacyOff = "disabled"
+	apiPrivacyOn  = store.PrivacyModeGeneral
+	apiPrivacyOff = store.PrivacyModeDisabled
 )
 
 // maxBulkPrivacyIMEIs bounds the imeis list of the privacy calls.
@@ -38,12 +38,7 @@ func privacyModeFromAPI(v string) (string, bool) {
 	return "", false
 }
 
-func privacyModeToAPI(v string) string {
-	if v == store.PrivacyModeOn {
-		return apiPrivacyOn
-	}
-	return apiPrivacyOff
-}
+func privacyModeToAPI(v string) string { return store.PrivacyModeAPIName(v) }
 
 // imeiList is the imeis member of the bodies of the privacy calls on many devices.
 type imeiList struct {
