@@ -73,6 +73,13 @@ func loadContract() (*openapi3.T, routers.Router, error) {
 			return
 		}
 		for _, d := range deviations {
+			for _, op := range d.operations {
+				method, path, _ := strings.Cut(op, " ")
+				if item := doc.Paths.Find(path); item == nil || item.GetOperation(method) == nil {
+					contract.err = fmt.Errorf("deviation at %s names %s, which the contract does not have", d.pointer, op)
+					return
+				}
+			}
 			if err := d.amend(doc); err != nil {
 				contract.err = fmt.Errorf("deviation at %s: %w", d.pointer, err)
 				return
