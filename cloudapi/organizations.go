@@ -3,7 +3,6 @@ package cloudapi
 import (
 	"crypto/rand"
 	"fmt"
-	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -73,7 +72,7 @@ func unreadAlarmsByOrg(tx *store.Tx, p Principal, orgs []store.Organization) map
 		f.PartnerID = p.PartnerID
 	}
 	counts := make(map[int64]int, len(orgs))
-	alarms, _, err := tx.Alarms(f, store.Sort{}, store.Page{Limit: math.MaxInt32})
+	alarms, _, err := tx.Alarms(f, store.Sort{}, store.Page{}) // no limit: every unread alarm
 	if err != nil {
 		return counts
 	}
