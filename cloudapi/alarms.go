@@ -33,8 +33,8 @@ type alarmActionDTO struct {
 }
 
 // alarmDTO is an alarm as the API shows it. lastReadAt and lastCloseAt are
-// null until the alarm is first read or closed; userId is null for an
-// alarm the system raised.
+// absent until the alarm is first read or closed; userId is absent for an
+// alarm the system raised (the reference contract does not allow null).
 type alarmDTO struct {
 	ID                      int64             `json:"id"`
 	IMEI                    string            `json:"imei"`
@@ -44,13 +44,13 @@ type alarmDTO struct {
 	OrganizationName        string            `json:"organizationName"`
 	PartnerID               int64             `json:"partnerId"`
 	PartnerName             string            `json:"partnerName"`
-	UserID                  *int64            `json:"userId"`
+	UserID                  *int64            `json:"userId,omitempty"`
 	AlarmDefinitionID       int64             `json:"alarmDefinitionId"`
 	AlarmDefinitionName     string            `json:"alarmDefinitionName"`
 	AlarmDefinitionSeverity int               `json:"alarmDefinitionSeverity"`
 	CreatedAt               string            `json:"createdAt"`
-	LastReadAt              *string           `json:"lastReadAt"`
-	LastCloseAt             *string           `json:"lastCloseAt"`
+	LastReadAt              *string           `json:"lastReadAt,omitempty"`
+	LastCloseAt             *string           `json:"lastCloseAt,omitempty"`
 	IsOpen                  bool              `json:"isOpen"`
 	IsRead                  bool              `json:"isRead"`
 	IsSimulated             bool              `json:"isSimulated"`
@@ -66,13 +66,22 @@ func isoTimeOrNull(t time.Time) *string {
 	return &s
 }
 
+// audienceName is the API's name of an audience: the reference contract
+// names the platform itself (store.AudienceSystem) "surfsight".
+func audienceName(a string) string {
+	if a == store.AudienceSystem {
+		return "surfsight"
+	}
+	return a
+}
+
 func toCommentDTO(c store.AlarmComment) alarmCommentDTO {
-	return alarmCommentDTO{ID: c.ID, AlarmID: c.AlarmID, Details: c.Details, CreatedByAudienceName: c.CreatedByAudienceName,
+	return alarmCommentDTO{ID: c.ID, AlarmID: c.AlarmID, Details: c.Details, CreatedByAudienceName: audienceName(c.CreatedByAudienceName),
 		CreatedByID: c.CreatedByID, CommentorName: c.CommentorName, CreatedAt: isoTime(c.CreatedAt)}
 }
 
 func toActionDTO(a store.AlarmAction) alarmActionDTO {
-	return alarmActionDTO{ID: a.ID, AlarmID: a.AlarmID, Type: a.Type, CreatedByAudienceName: a.CreatedByAudienceName,
+	return alarmActionDTO{ID: a.ID, AlarmID: a.AlarmID, Type: a.Type, CreatedByAudienceName: audienceName(a.CreatedByAudienceName),
 		CreatedByID: a.CreatedByID, CreatedAt: isoTime(a.CreatedAt), UpdatedAt: isoTime(a.UpdatedAt)}
 }
 

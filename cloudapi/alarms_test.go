@@ -155,9 +155,26 @@ func TestAlarmReportActionsAndComments(t *testing.T) {
 	act(e.viewerToken, "read").wantError(403, nameForbidden)
 	act(e.adminToken, "dance").wantError(400, nameBadRequest, "type")
 	act(e.rivalToken, "read").wantError(404, nameNotFound)
+	// The organization, its list entry and the partner's /me count unread alarms.
+	unread := func() (org, listed, me float64) {
+		org = e.do("GET", fmt.Sprintf("/v2/organizations/%d", e.org.ID), e.partnerToken, nil).want(http.StatusOK).num("data.alarmsCount")
+		for _, o := range e.do("GET", "/v2/organizations", e.partnerToken, nil).want(http.StatusOK).list("data") {
+			if o.(map[string]any)["id"] == float64(e.org.ID) {
+				listed = o.(map[string]any)["alarmsCount"].(float64)
+			}
+		}
+		return org, listed, e.do("GET", "/v2/me", e.partnerToken, nil).want(http.StatusOK).num("data.me.alarmsCount")
+	}
+	org0, listed0, me0 := unread()
+	if org0 == 0 || listed0 != org0 || me0 < org0 {
+		t.Fatalf("unread alarms before: organization %v, listed %v, partner %v", org0, listed0, me0)
+	}
 	r = act(e.adminToken, "read").want(http.StatusOK)
 	if r.str("data.type") != "read" || r.str("data.createdByAudienceName") != "organization" || r.id("data.alarmId") != id {
 		t.Fatalf("action %s", r.raw)
+	}
+	if org1, listed1, me1 := unread(); org1 != org0-1 || listed1 != org0-1 || me1 != me0-1 {
+		t.Fatalf("unread alarms after a read: organization %v, listed %v, partner %v (before %v, %v, %v)", org1, listed1, me1, org0, listed0, me0)
 	}
 	act(e.partnerToken, "close").want(http.StatusOK)
 	e.do("POST", fmt.Sprintf("/v2/alarms/%d/comments", id), e.adminToken, map[string]any{"details": ""}).wantError(400, nameBadRequest, "details")

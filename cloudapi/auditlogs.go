@@ -1,8 +1,8 @@
 package cloudapi
 
 import (
-	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
@@ -10,28 +10,42 @@ import (
 
 // auditEntryDTO is one audit log entry: who did what to which entity, with
 // the value before and after.
+// auditEntryDTO is an audit entry in the reference contract's shape: message
+// (the same as action) and reason always named, the ids as strings, the
+// values before and after as JSON text, and source one of the contract's
+// (apiV2 for a change made through the API, absent otherwise); origin says
+// who made the change in fleetcam's terms.
 type auditEntryDTO struct {
-	ID             int64           `json:"id"`
-	CreatedAt      string          `json:"createdAt"`
-	Action         string          `json:"action"`
-	Reason         string          `json:"reason,omitempty"`
-	EntityType     string          `json:"entityType"`
-	EntityID       string          `json:"entityId"`
-	OrganizationID int64           `json:"organizationId,omitempty"`
-	PartnerID      int64           `json:"partnerId,omitempty"`
-	UserID         int64           `json:"userId,omitempty"`
-	UserEmail      string          `json:"userEmail,omitempty"`
-	Source         string          `json:"source,omitempty"`
-	RequestID      string          `json:"requestId,omitempty"`
-	PreviousValue  json.RawMessage `json:"previousValue,omitempty"`
-	Value          json.RawMessage `json:"value,omitempty"`
+	ID             int64  `json:"id"`
+	CreatedAt      string `json:"createdAt"`
+	Message        string `json:"message"`
+	Action         string `json:"action"`
+	Reason         string `json:"reason"`
+	EntityType     string `json:"entityType"`
+	EntityID       string `json:"entityId"`
+	OrganizationID int64  `json:"organizationId,omitempty,string"`
+	PartnerID      int64  `json:"partnerId,omitempty,string"`
+	UserID         int64  `json:"userId,omitempty,string"`
+	UserEmail      string `json:"userEmail,omitempty"`
+	Source         string `json:"source,omitempty"`
+	Origin         string `json:"origin,omitempty"`
+	RequestID      string `json:"requestId,omitempty"`
+	PreviousValue  string `json:"previousValue,omitempty"`
+	Value          string `json:"value,omitempty"`
 }
 
+// auditSourceAPI is the reference contract's source of a change made through this API.
+const auditSourceAPI = "apiV2"
+
 func toAuditEntryDTO(e *store.AuditEntry) auditEntryDTO {
-	return auditEntryDTO{ID: e.ID, CreatedAt: isoTime(e.Time), Action: e.Action, Reason: e.Reason,
+	out := auditEntryDTO{ID: e.ID, CreatedAt: isoTime(e.Time), Message: e.Action, Action: e.Action, Reason: e.Reason,
 		EntityType: e.EntityType, EntityID: e.EntityID, OrganizationID: e.OrganizationID, PartnerID: e.PartnerID,
-		UserID: e.UserID, UserEmail: e.UserEmail, Source: e.Source, RequestID: e.RequestID,
-		PreviousValue: e.Before, Value: e.After}
+		UserID: e.UserID, UserEmail: e.UserEmail, Origin: e.Source, RequestID: e.RequestID,
+		PreviousValue: string(e.Before), Value: string(e.After)}
+	if e.Source == "api" || strings.HasPrefix(e.Source, "api:") {
+		out.Source = auditSourceAPI
+	}
+	return out
 }
 
 // auditEntityTypes are the entity types audit entries name, the values

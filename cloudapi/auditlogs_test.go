@@ -29,14 +29,15 @@ func TestAuditLog(t *testing.T) {
 
 	// The organization's creation, with the request that made it.
 	r := e.do("GET", "/v2/audit-logs?entityType=organization&entityId="+itoa(org), e.partnerToken, nil).want(http.StatusOK)
-	if r.num("metadata.count") != 1 || r.str("data.0.action") != "organization.create" ||
+	if r.num("metadata.count") != 1 || r.str("data.0.action") != "organization.create" || r.str("data.0.message") != "organization.create" ||
+		r.str("data.0.source") != "apiV2" || r.str("data.0.origin") != "api" || r.str("data.0.partnerId") != itoa(e.partnerID) ||
 		r.str("data.0.requestId") != created.str("requestId") || r.str("data.0.userEmail") != "partner@example.com" ||
-		r.str("data.0.value.name") != "Acme" || r.get("data.0.value.ssoSalt") != nil {
+		r.text("data.0.value").str("name") != "Acme" || r.text("data.0.value").get("ssoSalt") != nil {
 		t.Fatalf("creation entry %s", r.raw)
 	}
 	// Previous and new value of an update.
 	r = e.do("GET", "/v2/audit-logs?imei="+imei+"&action=device.update", e.partnerToken, nil).want(http.StatusOK)
-	if r.num("metadata.count") != 1 || r.str("data.0.previousValue.name") != "Truck" || r.str("data.0.value.name") != "Truck 9" {
+	if r.num("metadata.count") != 1 || r.text("data.0.previousValue").str("name") != "Truck" || r.text("data.0.value").str("name") != "Truck 9" {
 		t.Fatalf("update entry %s", r.raw)
 	}
 
@@ -66,7 +67,7 @@ func TestAuditLog(t *testing.T) {
 	// An organization user reads its organization's entries only.
 	mine := e.do("GET", "/v2/audit-logs", user, nil).want(http.StatusOK)
 	for _, x := range mine.list("data") {
-		if id := x.(map[string]any)["organizationId"]; id != float64(org) {
+		if id := x.(map[string]any)["organizationId"]; id != itoa(org) {
 			t.Fatalf("organization user reads an entry of organization %v: %s", id, mine.raw)
 		}
 	}

@@ -144,6 +144,11 @@ func TestAuxiliaryBilling(t *testing.T) {
 	if r.str("data.0.auxBillingStatus") != "enable" || r.str("data.0.auxBillingStatusUpdatedAt") != isoTime(e.clock.Now()) {
 		t.Fatalf("after enable %s", r.raw)
 	}
+	// The reference contract's path answers the same.
+	alias := e.do("POST", "/v2/devices/auxiliary-cameras/billing-status", e.partnerToken, map[string]any{"imeis": []string{withCam}}).want(http.StatusOK)
+	if alias.str("data.0.imei") != withCam || alias.str("data.0.auxBillingStatus") != "enable" || len(alias.list("devices")) != 1 {
+		t.Fatalf("billing status at /v2/devices/auxiliary-cameras/billing-status %s", alias.raw)
+	}
 	set("/v2/auxiliary-cameras/billing", map[string]any{"billingStatus": "disable", "organizationId": e.org.ID}).want(http.StatusOK)
 }
 

@@ -1,6 +1,8 @@
 package cloudapi
 
 import (
+	"encoding/json"
+
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
 )
@@ -18,9 +20,42 @@ type defaultSettingsDTO struct {
 	OrganizationID               int64 `json:"organizationId"`
 	IsOrganizationProfileEnabled bool  `json:"isOrganizationProfileEnabled"`
 	retentionDTO
-	*webhookSettingsData
+	*defaultWebhooksDTO
 	Device deviceConfigDTO `json:"device"`
 	Events eventConfigDTO  `json:"events"`
+}
+
+// defaultWebhooksDTO is the webhook settings as the default settings show
+// them: the reference contract gives the URL lists and configurations there
+// as JSON text in a string ("[\"https://…\"]"), where GET webhook-settings
+// gives them as JSON.
+type defaultWebhooksDTO struct {
+	GPSWebhookURL            string   `json:"gpsWebhookUrl"`
+	EventWebhookURL          string   `json:"eventWebhookUrl"`
+	EventWebhookConfig       string   `json:"eventWebhookConfig"`
+	AlarmsWebhookURL         string   `json:"alarmsWebhookUrl"`
+	AlarmsWebhookConfig      string   `json:"alarmsWebhookConfig"`
+	SystemMessagesWebhook    string   `json:"systemMessagesWebhook"`
+	ActivationWebhookURL     []string `json:"activationWebhookUrl"`
+	AllowInsecureWebhookURLs bool     `json:"allowInsecureWebhookUrls"`
+}
+
+func toDefaultWebhooksDTO(w *webhookSettingsData) *defaultWebhooksDTO {
+	return &defaultWebhooksDTO{
+		GPSWebhookURL: jsonText(w.GPSWebhookURL), EventWebhookURL: jsonText(w.EventWebhookURL),
+		EventWebhookConfig: jsonText(w.EventWebhookConfig), AlarmsWebhookURL: jsonText(w.AlarmsWebhookURL),
+		AlarmsWebhookConfig: jsonText(w.AlarmsWebhookConfig), SystemMessagesWebhook: jsonText(w.SystemMessagesWebhook),
+		ActivationWebhookURL: w.ActivationWebhookURL, AllowInsecureWebhookURLs: w.AllowInsecureWebhookURLs,
+	}
+}
+
+// jsonText is v as JSON text; a nil list is [].
+func jsonText(v any) string {
+	raw, err := json.Marshal(v)
+	if err != nil || string(raw) == "null" {
+		return "[]"
+	}
+	return string(raw)
 }
 
 // defaultSettings handles GET /organizations/{orgId}/default-settings.
@@ -40,10 +75,10 @@ func (s *Server) defaultSettings(c *gin.Context) {
 			return err
 		}
 		out = defaultSettingsDTO{OrganizationID: o.ID, IsOrganizationProfileEnabled: o.IsOrganizationProfileEnabled,
-			retentionDTO: toRetentionDTO(o.Retention), webhookSettingsData: webhookSettingsOf(ws),
+			retentionDTO: toRetentionDTO(o.Retention), defaultWebhooksDTO: toDefaultWebhooksDTO(webhookSettingsOf(ws)),
 			Device: toDeviceConfigDTO(orgDeviceConfig(orgSet)), Events: toEventConfigDTO(orgEventConfig(orgSet))}
 		if isGuest(principal(c), o) {
-			out.webhookSettingsData = nil
+			out.defaultWebhooksDTO = nil
 		}
 		return nil
 	})

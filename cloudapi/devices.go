@@ -61,11 +61,21 @@ type deviceDTO struct {
 	LastSeenOnline   string        `json:"lastSeenOnline,omitempty"`
 	FirmwareVersion  string        `json:"firmwareVersion,omitempty"`
 	ActivationStatus string        `json:"activationStatus"`
-	DataProfileID    int64         `json:"dataProfileId,omitempty"`
+	DataProfileID    int64         `json:"dataProfileId"`
 	ProductType      string        `json:"productType,omitempty"`
 	CreatedAt        string        `json:"createdAt"`
 	ActivatedAt      string        `json:"activatedAt,omitempty"`
 	Connection       connectionDTO `json:"connection"`
+	// VehicleType is the one of the event configuration the device runs.
+	VehicleType string `json:"vehicleType"`
+	// Cameras are the road-facing (1) and in-cabin (2) cameras and the
+	// paired auxiliary cameras (50 and above).
+	Cameras []deviceCameraDTO `json:"cameras"`
+}
+
+// deviceCameraDTO is one camera of a device.
+type deviceCameraDTO struct {
+	CameraID int `json:"cameraId"`
 }
 
 // toDeviceDTO renders d with its connection; the desired config version is
@@ -74,9 +84,20 @@ func (s *Server) toDeviceDTO(tx *store.Tx, d *store.Device) (deviceDTO, error) {
 	out := deviceDTO{IMEI: d.IMEI, Name: d.Name, OrganizationID: d.OrganizationID, PartnerID: d.PartnerID,
 		GroupID: d.GroupID, ActivationStatus: d.Status, DataProfileID: d.DataProfileID, ProductType: d.ProductType,
 		CreatedAt: isoTime(d.CreatedAt), ActivatedAt: isoTime(d.ActivatedAt)}
-	ds, err := tx.DeviceSettings(d.IMEI)
+	ds, err := tx.EffectiveSettings(d.IMEI)
 	if err != nil {
 		return out, err
+	}
+	out.VehicleType = ds.Events.VehicleType
+	aux, err := tx.AuxCameras(d.IMEI)
+	if err != nil {
+		return out, err
+	}
+	out.Cameras = []deviceCameraDTO{{CameraID: 1}, {CameraID: 2}}
+	for _, a := range aux {
+		if a.Paired {
+			out.Cameras = append(out.Cameras, deviceCameraDTO{CameraID: a.CameraID})
+		}
 	}
 	out.Connection = connectionDTO{Status: ConnectionOffline, DesiredConfigVersion: ds.Version}
 	if s.presence != nil {

@@ -164,7 +164,7 @@ func (s *Server) unassignDrivers(c *gin.Context) {
 		return
 	}
 	s.pushConfigs(imeis)
-	ok(c, gin.H{"removed": len(items)})
+	noContent(c)
 }
 
 // checkoutDTO answers a check-out through the API.

@@ -150,19 +150,22 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-// updateDrivers handles PATCH /drivers: partial updates; members left out are kept.
+// updateDrivers handles PATCH /drivers: partial updates; members left out
+// are kept. It answers 204, as the reference contract says.
 func (s *Server) updateDrivers(c *gin.Context) {
 	s.changeDrivers(c, []string{"id", "driverThirdPartyId", "drivingLicense", "firstName", "lastName", "driverCode"},
 		func(tx *store.Tx, d *store.Driver, r driverRequest) (*store.Driver, error) {
 			return tx.UpdateDriver(d.ID, store.DriverPatch{ThirdPartyID: r.DriverThirdPartyID, FirstName: r.FirstName,
 				LastName: r.LastName, DrivingLicense: r.DrivingLicense, Code: r.DriverCode})
-		}, func(c *gin.Context, out []driverDTO) { ok(c, out) })
+		}, func(c *gin.Context, _ []driverDTO) { noContent(c) })
 }
 
-// activeCounts is the answer of PUT /drivers.
+// activeCounts is the answer of PUT /drivers: the reference contract gives
+// the counts as strings ("1") and the requestId inside data as well.
 type activeCounts struct {
-	ActiveCount   int `json:"activeCount"`
-	InactiveCount int `json:"inactiveCount"`
+	ActiveCount   int    `json:"activeCount,string"`
+	InactiveCount int    `json:"inactiveCount,string"`
+	RequestID     string `json:"requestId"`
 }
 
 // setDriversActive handles PUT /drivers: activates or deactivates drivers.
@@ -174,7 +177,7 @@ func (s *Server) setDriversActive(c *gin.Context) {
 			}
 			return tx.UpdateDriver(d.ID, store.DriverPatch{IsActive: r.IsActive})
 		}, func(c *gin.Context, out []driverDTO) {
-			var n activeCounts
+			n := activeCounts{RequestID: requestID(c)}
 			for _, d := range out {
 				if d.IsActive {
 					n.ActiveCount++
@@ -186,12 +189,12 @@ func (s *Server) setDriversActive(c *gin.Context) {
 		})
 }
 
-// deleteDrivers handles DELETE /drivers: removes inactive drivers.
+// deleteDrivers handles DELETE /drivers: removes inactive drivers; 204.
 func (s *Server) deleteDrivers(c *gin.Context) {
 	s.changeDrivers(c, []string{"id"},
 		func(tx *store.Tx, d *store.Driver, _ driverRequest) (*store.Driver, error) {
 			return d, tx.DeleteDriver(d.ID)
-		}, func(c *gin.Context, out []driverDTO) { ok(c, gin.H{"deleted": len(out)}) })
+		}, func(c *gin.Context, _ []driverDTO) { noContent(c) })
 }
 
 // changeDrivers runs fn on every driver a body names by id, in one transaction.

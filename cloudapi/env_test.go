@@ -3,12 +3,15 @@ package cloudapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,6 +34,10 @@ type testEnv struct {
 	// partnerToken is a token of the first partner's user.
 	partnerID    int64
 	partnerToken string
+	// violations are the answers that broke the reference contract; trySend
+	// may run on other goroutines, so they are reported when the test ends.
+	violationsMu sync.Mutex
+	violations   []string
 }
 
 type envOption func(*configs.Config, *Deps)
@@ -64,9 +71,12 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	srv := httptest.NewUnstartedServer(api.Handler())
 	srv.Listener.Close()
 	srv.Listener = ln
+	recordRoutes(api.Routes())
+	e := &testEnv{t: t, cfg: d.Config, db: db, api: api, srv: srv, clock: clock, key: d.Key, cmd: d.Commander}
+	// Registered before srv.Close, so it runs after every answer is in.
+	t.Cleanup(e.reportViolations)
 	srv.Start()
 	t.Cleanup(srv.Close)
-	e := &testEnv{t: t, cfg: d.Config, db: db, api: api, srv: srv, clock: clock, key: d.Key, cmd: d.Commander}
 	e.partnerID = e.addPartner("First partner", "partner@example.com", "Secret123")
 	e.partnerToken = e.login("partner@example.com", "Secret123")
 	return e
@@ -174,9 +184,23 @@ func (e *testEnv) trySend(req *http.Request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := checkContract(req, res.StatusCode, res.Header, raw); err != nil {
+		e.violationsMu.Lock()
+		e.violations = append(e.violations, fmt.Sprintf("%s %s: %v; body %.300s", req.Method, req.URL.Path, err, raw))
+		e.violationsMu.Unlock()
+	}
 	r := &response{t: e.t, status: res.StatusCode, header: res.Header, raw: raw}
 	json.Unmarshal(raw, &r.body)
 	return r, nil
+}
+
+// reportViolations fails the test for each answer that broke the reference contract.
+func (e *testEnv) reportViolations() {
+	e.violationsMu.Lock()
+	defer e.violationsMu.Unlock()
+	for _, v := range e.violations {
+		e.t.Errorf("reference contract: %s", v)
+	}
 }
 
 // want fails the test unless the status is code.
@@ -241,6 +265,21 @@ func (r *response) num(path string) float64 {
 }
 
 func (r *response) id(path string) int64 { return int64(r.num(path)) }
+
+// text decodes the JSON text the answer gives as a string at path (an audit
+// entry's value) into a response of its own; its body is empty when the
+// string is not a JSON object.
+func (r *response) text(path string) *response {
+	out := &response{t: r.t, status: r.status, raw: []byte(r.str(path))}
+	json.Unmarshal(out.raw, &out.body)
+	return out
+}
+
+// strID is an id the answer gives as a string ("12"); 0 when it is not one.
+func (r *response) strID(path string) int64 {
+	n, _ := strconv.ParseInt(r.str(path), 10, 64)
+	return n
+}
 
 func (r *response) list(path string) []any {
 	l, _ := r.get(path).([]any)

@@ -81,7 +81,7 @@ func viewEvent(tx *store.Tx, e *store.Event) (eventView, error) {
 	}
 	for _, c := range e.Comments {
 		v.EventComments = append(v.EventComments, eventComment{ID: c.ID, Comment: c.Comment,
-			CreatedByAudienceName: c.CreatedByAudienceName, CreatedByID: c.CreatedByID,
+			CreatedByAudienceName: audienceName(c.CreatedByAudienceName), CreatedByID: c.CreatedByID,
 			CreatedBy: eventCommentAuthor{ID: c.CreatedByID, Email: c.CreatedByEmail}, CreatedAt: isoTime(c.CreatedAt)})
 	}
 	return v, nil

@@ -73,14 +73,14 @@ var guestWrites = map[string]writeDecision{
 		body: `{"data": [{"organizationId": :orgId, "driverThirdPartyId": "D-2"}]}`},
 	"PUT /v2/drivers": {rule: hostWrite, path: "/v2/drivers?organizationId=:orgId",
 		body: `{"data": [{"organizationId": :orgId, "id": :driverId, "isActive": true}]}`},
-	"PATCH /v2/drivers": {rule: hostWrite, path: "/v2/drivers?organizationId=:orgId",
+	"PATCH /v2/drivers": {rule: hostWrite, path: "/v2/drivers?organizationId=:orgId", host: http.StatusNoContent,
 		body: `{"data": [{"organizationId": :orgId, "id": :driverId, "firstName": "Ann"}]}`},
-	"DELETE /v2/drivers": {rule: hostWrite, path: "/v2/drivers?organizationId=:orgId",
+	"DELETE /v2/drivers": {rule: hostWrite, path: "/v2/drivers?organizationId=:orgId", host: http.StatusNoContent,
 		body: `{"data": [{"organizationId": :orgId, "id": :inactiveDriverId}]}`},
 	// On the guest's own device too: the driver is the host's.
 	"POST /v2/drivers/devices": {rule: hostWrite, host: http.StatusCreated,
 		body: `{"data": [{"organizationId": :orgId, "driverThirdPartyId": "D-1", "imei": ":imei"}]}`},
-	"DELETE /v2/drivers/devices": {rule: hostWrite,
+	"DELETE /v2/drivers/devices": {rule: hostWrite, host: http.StatusNoContent,
 		body: `{"data": [{"organizationId": :orgId, "driverThirdPartyId": "D-1", "imei": ":imei"}]}`},
 	// An organization's recipients receive every alarm of its devices, the
 	// host's too. A partner-wide recipient (no organizationId) receives the

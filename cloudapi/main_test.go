@@ -1,11 +1,25 @@
 package cloudapi
 
 import (
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/fleetcam/fleetcam/store/pgtest"
 )
 
-// TestMain stops the PostgreSQL server that the API tests start when they
-// run on that engine (FLEETCAM_TEST_ENGINE=postgres, as make test does).
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// TestMain checks, after a run of every test, that each routed operation of
+// the reference contract had a conforming 2xx answer (contract_test.go), and
+// stops the PostgreSQL server that the API tests start when they run on that
+// engine (FLEETCAM_TEST_ENGINE=postgres, as make test does).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if code == 0 {
+		if err := checkContractCoverage(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	pgtest.StopShared()
+	os.Exit(code)
+}

@@ -17,7 +17,7 @@ type organizationDTO struct {
 	ID           int64  `json:"id"`
 	Name         string `json:"name"`
 	PartnerID    int64  `json:"partnerId"`
-	ResellerName string `json:"resellerName,omitempty"`
+	ResellerName string `json:"resellerName"`
 	// PartnerIDs are the partners whose devices the organization holds; more
 	// than the creating partner only when exclusivePartnerOnly is false.
 	PartnerIDs []int64 `json:"partnerIds"`
@@ -35,6 +35,51 @@ type organizationDTO struct {
 	// GET /organizations/{orgId} only.
 	DevicesCount *int `json:"devicesCount,omitempty"`
 	UsersCount   *int `json:"usersCount,omitempty"`
+	// AlarmsCount is the number of unread alarms of the organization the caller sees.
+	AlarmsCount int `json:"alarmsCount"`
+	// DeIDAnalyticsAllowed and HasGeotabUserSetup are members the reference
+	// contract requires; fleetcam offers neither de-identified analytics nor
+	// a Geotab integration, so both are always false.
+	DeIDAnalyticsAllowed bool `json:"deIdAnalyticsAllowed"`
+	HasGeotabUserSetup   bool `json:"hasGeotabUserSetup"`
+}
+
+// unreadAlarms counts the unread alarms of f that p sees: a partner sees
+// those of its own devices.
+func unreadAlarms(tx *store.Tx, p Principal, f store.AlarmFilter) int {
+	unread := false
+	f.Read = &unread
+	if p.IsPartner() {
+		f.PartnerID = p.PartnerID
+	}
+	_, n, err := tx.Alarms(f, store.Sort{}, store.Page{Limit: 1})
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// unreadAlarmsByOrg counts, per organization of orgs, the unread alarms p
+// sees, reading the alarms once for all of them.
+func unreadAlarmsByOrg(tx *store.Tx, p Principal, orgs []store.Organization) map[int64]int {
+	ids := make(map[int64]bool, len(orgs))
+	for _, o := range orgs {
+		ids[o.ID] = true
+	}
+	unread := false
+	f := store.AlarmFilter{OrganizationIDs: ids, Read: &unread}
+	if p.IsPartner() {
+		f.PartnerID = p.PartnerID
+	}
+	counts := make(map[int64]int, len(orgs))
+	alarms, _, err := tx.Alarms(f, store.Sort{}, store.Page{}) // no limit: every unread alarm
+	if err != nil {
+		return counts
+	}
+	for _, a := range alarms {
+		counts[a.OrganizationID]++
+	}
+	return counts
 }
 
 // retentionDTO is an organization's purge days and retention times; camera
@@ -53,11 +98,12 @@ func toRetentionDTO(r store.Retention) retentionDTO {
 		DeviceRetentionMinutes: r.DeviceRetentionMinutes}
 }
 
-func toOrganizationDTO(tx *store.Tx, p Principal, o *store.Organization) organizationDTO {
+// toOrganizationDTO renders o for p; unread is its unread alarms p sees.
+func toOrganizationDTO(tx *store.Tx, p Principal, o *store.Organization, unread int) organizationDTO {
 	d := organizationDTO{ID: o.ID, Name: o.Name, PartnerID: o.PartnerID, PartnerIDs: o.PartnerIDs,
 		ExclusivePartnerOnly: o.ExclusivePartnerOnly, IsOrganizationProfileEnabled: o.IsOrganizationProfileEnabled,
 		retentionDTO: toRetentionDTO(o.Retention), LiveVideoTimeoutSeconds: o.LiveVideoTimeoutSeconds,
-		DefaultDataProfileID: o.DefaultDataProfileID, CreatedAt: isoTime(o.CreatedAt)}
+		DefaultDataProfileID: o.DefaultDataProfileID, CreatedAt: isoTime(o.CreatedAt), AlarmsCount: unread}
 	if r, err := tx.Partner(o.PartnerID); err == nil {
 		d.ResellerName = r.Name
 	}
@@ -138,8 +184,9 @@ func (s *Server) listOrganizations(c *gin.Context) {
 			return err
 		}
 		total = n
+		unread := unreadAlarmsByOrg(tx, p, orgs)
 		for i := range orgs {
-			out = append(out, toOrganizationDTO(tx, p, &orgs[i]))
+			out = append(out, toOrganizationDTO(tx, p, &orgs[i], unread[orgs[i].ID]))
 		}
 		return nil
 	})
@@ -158,7 +205,7 @@ func (s *Server) getOrganization(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		out = toOrganizationDTO(tx, principal(c), o)
+		out = toOrganizationDTO(tx, principal(c), o, unreadAlarmsByOrg(tx, principal(c), []store.Organization{*o})[o.ID])
 		_, devices, err := tx.Devices(deviceFilter(principal(c), o.ID), store.Page{Limit: 1})
 		if err != nil {
 			return err
@@ -319,7 +366,7 @@ func (s *Server) updateOrganization(c *gin.Context) {
 		if err := tx.UpdateOrganization(o); err != nil {
 			return err
 		}
-		out = toOrganizationDTO(tx, p, o)
+		out = toOrganizationDTO(tx, p, o, unreadAlarmsByOrg(tx, p, []store.Organization{*o})[o.ID])
 		if req.DeviceRetentionMinutes != nil {
 			// The SD-card retention is part of the devices' configuration.
 			pushed, err = tx.OrgIMEIs(o.ID)

@@ -2,6 +2,7 @@ package cloudapi
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
 
@@ -20,8 +21,8 @@ import (
 // Privacy mode values of the API: general switches privacy mode on,
 // disabled switches it off. on and off are accepted as well.
 const (
-	apiPrivacyOn  = "general"
-	apiPrivacyOff = "disabled"
+	apiPrivacyOn  = store.PrivacyModeGeneral
+	apiPrivacyOff = store.PrivacyModeDisabled
 )
 
 // maxBulkPrivacyIMEIs bounds the imeis list of the privacy calls.
@@ -37,12 +38,7 @@ func privacyModeFromAPI(v string) (string, bool) {
 	return "", false
 }
 
-func privacyModeToAPI(v string) string {
-	if v == store.PrivacyModeOn {
-		return apiPrivacyOn
-	}
-	return apiPrivacyOff
-}
+func privacyModeToAPI(v string) string { return store.PrivacyModeAPIName(v) }
 
 // imeiList is the imeis member of the bodies of the privacy calls on many devices.
 type imeiList struct {
@@ -149,7 +145,10 @@ func (s *Server) getPrivacyControl(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	ok(c, gin.H{"privacyMode": privacyModeToAPI(e.PrivacyMode)})
+	// The reference contract requires privacyMode at the top level as well
+	// as in data.
+	mode := privacyModeToAPI(e.PrivacyMode)
+	c.JSON(http.StatusOK, gin.H{"data": gin.H{"privacyMode": mode}, "privacyMode": mode, "requestId": requestID(c)})
 }
 
 // privacyConfigDTO is what privacy mode keeps enabled, as enabled or

@@ -75,7 +75,8 @@ func TestPrivacyControl(t *testing.T) {
 		t.Fatal("another partner's device switched")
 	}
 
-	// The audit entry of the spec: device, initiating user, before and after, time.
+	// The audit entry of the spec: device, initiating user, before and after (named as
+	// the privacy-control API names them), time.
 	entries := w.audit("device.privacyMode")
 	if len(entries) != 3 {
 		t.Fatalf("%d audit entries", len(entries))
@@ -93,7 +94,7 @@ func TestPrivacyControl(t *testing.T) {
 		json.Unmarshal(a.Before, &before)
 		json.Unmarshal(a.After, &after)
 		if a.UserID != editorID || editorID == 0 || a.Time.IsZero() || before.DeviceID != a.EntityID ||
-			before.PrivacyMode != "off" || after.PrivacyMode != "on" {
+			before.PrivacyMode != "disabled" || after.PrivacyMode != "general" {
 			t.Fatalf("audit entry %+v %s %s", a, a.Before, a.After)
 		}
 	}

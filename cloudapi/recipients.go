@@ -29,12 +29,12 @@ type recipientDTO struct {
 	CreatedByID           int64                `json:"createdById"`
 	TargetEntity          string               `json:"targetEntity"`
 	TargetID              int64                `json:"targetId"`
-	LastReportAt          *string              `json:"lastReportAt"`
+	LastReportAt          *string              `json:"lastReportAt,omitempty"`
 }
 
 func toRecipientDTO(r *store.AlarmRecipient) recipientDTO {
 	out := recipientDTO{ID: r.ID, Email: r.Email, ReportIntervalSeconds: r.ReportIntervalSeconds, OrganizationID: r.OrganizationID,
-		CreatedByAudienceName: r.CreatedByAudienceName, CreatedByID: r.CreatedByID, TargetEntity: "organization",
+		CreatedByAudienceName: audienceName(r.CreatedByAudienceName), CreatedByID: r.CreatedByID, TargetEntity: "organization",
 		TargetID: r.OrganizationID, LastReportAt: isoTimeOrNull(r.LastReportAt)}
 	if r.OrganizationID == 0 {
 		out.TargetEntity, out.TargetID = "partner", r.PartnerID

@@ -44,6 +44,12 @@ func created(c *gin.Context, data any) {
 	c.JSON(http.StatusCreated, dataBody{Data: data, RequestID: requestID(c)})
 }
 
+// noContent answers 204 without a body, where the reference contract
+// answers a change that has nothing to tell so.
+func noContent(c *gin.Context) {
+	c.Status(http.StatusNoContent)
+}
+
 // okPage answers a page of a paginated call. items must be a slice; a nil
 // slice is sent as [].
 func okPage[T any](c *gin.Context, items []T, total int, p store.Page) {

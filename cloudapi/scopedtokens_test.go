@@ -58,7 +58,7 @@ func TestScopedTokenDevice(t *testing.T) {
 		t.Fatalf("filter outside the scope lists %v", got)
 	}
 	e.do("GET", orgPath(f.other.id, "/devices"), tok, nil).wantError(http.StatusNotFound, nameNotFound)
-	if me := e.do("GET", "/v2/me", tok, nil).want(http.StatusOK); me.str("data.me.role") != "scoped" || me.str("data.me.scope.imei") != f.d1 {
+	if me := e.do("GET", "/v2/me", tok, nil).want(http.StatusOK); me.str("data.me.role") != "restricted" || me.str("data.me.scope.imei") != f.d1 {
 		t.Fatalf("scoped /me %s", me.raw)
 	}
 

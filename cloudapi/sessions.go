@@ -83,8 +83,13 @@ type meResponse struct {
 	Entity string    `json:"entity"`
 }
 
+// meDetails is the caller: for a partner the contract's partner object (id,
+// name, alarmsCount), otherwise its user object (id, email, role). role is
+// one of the contract's: "user" for an organization user, "administrator"
+// for the organization admin token of SSO, "restricted" for a scoped token.
+// A token that belongs to no user (the admin token) has id 0.
 type meDetails struct {
-	ID             int64  `json:"id,omitempty"`
+	ID             int64  `json:"id"`
 	Email          string `json:"email,omitempty"`
 	Name           string `json:"name,omitempty"`
 	PartnerID      int64  `json:"partnerId,omitempty"`
@@ -94,6 +99,9 @@ type meDetails struct {
 	AccessLevel    string `json:"accessLevel,omitempty"`
 	Role           string `json:"role"`
 	Scope          *Scope `json:"scope,omitempty"`
+	// AlarmsCount is the number of unread alarms the caller sees; the
+	// reference contract gives it for a partner.
+	AlarmsCount *int `json:"alarmsCount,omitempty"`
 }
 
 // me handles GET /me: who holds the token.
@@ -106,11 +114,11 @@ func (s *Server) me(c *gin.Context) {
 	case p.IsPartner():
 		entity, d.Role = "partner", "partner"
 	case p.Kind == kindAdmin:
-		d.Role = "organizationAdmin"
+		d.Role = "administrator"
 	case p.Kind == kindScoped:
-		d.Role = "scoped"
+		d.Role = "restricted"
 	default:
-		d.Role = "organizationUser"
+		d.Role = "user"
 	}
 	err := s.view(c, func(tx *store.Tx) error {
 		if p.UserID != 0 {
@@ -122,6 +130,14 @@ func (s *Server) me(c *gin.Context) {
 			if pt, err := tx.Partner(p.PartnerID); err == nil {
 				d.PartnerName = pt.Name
 			}
+		}
+		if p.IsPartner() {
+			// The contract's partner object names the partner when the user has no name.
+			if d.Name == "" {
+				d.Name = d.PartnerName
+			}
+			n := unreadAlarms(tx, p, store.AlarmFilter{})
+			d.AlarmsCount = &n
 		}
 		if p.OrganizationID != 0 {
 			if o, err := tx.Organization(p.OrganizationID); err == nil {

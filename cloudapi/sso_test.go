@@ -37,7 +37,7 @@ func TestSSOAdminToken(t *testing.T) {
 		t.Fatalf("unexpected sso answer %s", r.raw)
 	}
 	me := e.do("GET", "/v2/me", admin, nil).want(http.StatusOK)
-	if me.str("data.me.role") != "organizationAdmin" || me.id("data.me.organizationId") != org.id {
+	if me.str("data.me.role") != "administrator" || me.id("data.me.organizationId") != org.id {
 		t.Fatalf("admin /me: %s", me.raw)
 	}
 	// The admin token acts for the organization: its devices belong to the creating partner.

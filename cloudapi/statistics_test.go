@@ -2,10 +2,13 @@ package cloudapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/fleetcam/fleetcam/broker"
+	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -113,6 +116,24 @@ func TestDeviceDataUsage(t *testing.T) {
 	if r.num("data.mobileTx") != 5 || r.num("data.mobileRx") != 50 || r.str("data.periodStart") != "2026-03-01T00:00:00.000Z" ||
 		len(r.list("data.periods")) != 2 || r.num("data.periods.1.mobileRx") != 900 || r.str("data.receivedAt") != isoTime(e.clock.Now()) {
 		t.Fatalf("usage %s", r.raw)
+	}
+	if r.num("data.usageEventsTodayDay") != 0 || r.num("data.usageEventsTodayMonth") != 0 || r.get("data.liveStreamingUsage") != float64(0) {
+		t.Fatalf("usage without events %s", r.raw)
+	}
+	// The events of this UTC day and of this month are counted.
+	e.clock.Advance(20 * time.Hour) // 2026-03-02T08:00Z, the tokens still valid
+	for i, at := range []time.Time{time.Date(2026, 3, 1, 13, 0, 0, 0, time.UTC), time.Date(2026, 3, 2, 7, 0, 0, 0, time.UTC)} {
+		e.fleetUpdate(func(tx *store.Tx) error {
+			d, err := tx.Device(dev)
+			if err != nil {
+				return err
+			}
+			return broker.IngestEvent(tx, d, protocol.Event{ID: fmt.Sprint("usage-", i), Type: "button", Time: at.UnixMilli()})
+		})
+	}
+	r = e.do("GET", "/v2/devices/"+dev+"/data-usage", e.partnerToken, nil).want(http.StatusOK)
+	if r.num("data.usageEventsTodayDay") != 1 || r.num("data.usageEventsTodayMonth") != 2 {
+		t.Fatalf("events counted %s", r.raw)
 	}
 	e.do("GET", "/v2/devices/"+dev+"/data-usage", e.org2Token, nil).wantError(404, nameNotFound)
 	e.do("GET", "/v2/devices/"+dev+"/data-usage", e.rivalToken, nil).wantError(404, nameNotFound)

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/mail"
 	"strings"
 
@@ -170,7 +171,13 @@ func (s *Server) createPartnerContact(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	ok(c, out)
+	// The reference contract gives the contact at the top level; data
+	// carries it too, as every data call of the API does.
+	c.JSON(http.StatusOK, struct {
+		userDTO
+		Data      createdUserDTO `json:"data"`
+		RequestID string         `json:"requestId"`
+	}{out.userDTO, out, requestID(c)})
 }
 
 // listPartnerContacts handles GET /partners/{partnerId}/contacts and its
@@ -183,7 +190,7 @@ func (s *Server) listPartnerContacts(c *gin.Context) {
 			return
 		}
 	}
-	s.listUsers(c, store.UserFilter{PartnerID: p.PartnerID, PartnerUsersOnly: true})
+	s.listUsers(c, store.UserFilter{PartnerID: p.PartnerID, PartnerUsersOnly: true}, false)
 }
 
 // createOrganizationUser handles POST /organizations/{orgId}/users. Another
@@ -219,7 +226,12 @@ func (s *Server) createOrganizationUser(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	ok(c, out)
+	// The reference contract gives the new user's id at the top level.
+	c.JSON(http.StatusOK, struct {
+		UserID    int64          `json:"userId"`
+		Data      createdUserDTO `json:"data"`
+		RequestID string         `json:"requestId"`
+	}{out.UserID, out, requestID(c)})
 }
 
 // listOrganizationUsers handles GET /organizations/{orgId}/users.
@@ -236,10 +248,12 @@ func (s *Server) listOrganizationUsers(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.listUsers(c, store.UserFilter{OrganizationID: orgID})
+	s.listUsers(c, store.UserFilter{OrganizationID: orgID}, true)
 }
 
-func (s *Server) listUsers(c *gin.Context, f store.UserFilter) {
+// listUsers answers a page of the users f keeps; withUsers repeats them
+// under "users", where the reference contract lists an organization's users.
+func (s *Server) listUsers(c *gin.Context, f store.UserFilter, withUsers bool) {
 	pg, err := s.page(c)
 	if err != nil {
 		s.fail(c, err)
@@ -255,7 +269,14 @@ func (s *Server) listUsers(c *gin.Context, f store.UserFilter) {
 	for i := range users {
 		out = append(out, toUserDTO(&users[i]))
 	}
-	okPage(c, out, total, pg)
+	if !withUsers {
+		okPage(c, out, total, pg)
+		return
+	}
+	c.JSON(http.StatusOK, struct {
+		pageBody
+		Users []userDTO `json:"users"`
+	}{pageBody{Data: out, Metadata: Metadata{Count: total, Limit: pg.Limit, Offset: pg.Offset}, RequestID: requestID(c)}, out})
 }
 
 type resetPasswordRequest struct {

@@ -133,7 +133,7 @@ func TestOrganizationUsers(t *testing.T) {
 		t.Fatalf("organization user %s", r.raw)
 	}
 	ops := e.login("ops@acme.example", "Passw0rdX")
-	if me := e.do("GET", "/v2/me", ops, nil).want(http.StatusOK); me.id("data.me.organizationId") != org.id || me.str("data.me.role") != "organizationUser" {
+	if me := e.do("GET", "/v2/me", ops, nil).want(http.StatusOK); me.id("data.me.organizationId") != org.id || me.str("data.me.role") != "user" {
 		t.Fatalf("/me %s", me.raw)
 	}
 	// An organization editor adds users of its own organization only.

@@ -103,8 +103,11 @@ func (s *Server) parseVirtualEvent(req virtualEventRequest) (virtualEvent, error
 	return v, nil
 }
 
+// virtualEventResult is the answer of POST virtual-event; the reference
+// contract types the event's id as a string there ("12"), while GET events
+// gives the same id as a number.
 type virtualEventResult struct {
-	EventID int64             `json:"eventId"`
+	EventID int64             `json:"eventId,string"`
 	Files   []store.EventFile `json:"files"`
 }
 

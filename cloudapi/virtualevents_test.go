@@ -34,7 +34,7 @@ func TestVirtualEventRecordingRules(t *testing.T) {
 	t.Run("only time and mediaType never report a missing recording", func(t *testing.T) {
 		e := newMediaEnv(t)
 		r := e.virtual(e.partnerToken, map[string]any{"time": isoTime(at), "mediaType": "video"}).want(200)
-		if r.id("data.eventId") == 0 || len(r.list("data.files")) != 0 {
+		if r.strID("data.eventId") == 0 || len(r.list("data.files")) != 0 {
 			t.Fatalf("virtual event %s", r.raw)
 		}
 		if n := len(e.messages(store.MessageEvent)); n != 1 {
@@ -65,7 +65,7 @@ func TestVirtualEventRecordingRules(t *testing.T) {
 		if clip.DurationSeconds != 20 || clip.Quality != "high" || clip.CameraID != 2 || clip.Time != at.Unix() || clip.MediaType != "video" {
 			t.Fatalf("clip args %+v", clip)
 		}
-		ev := e.do("GET", devPath(e.dev.IMEI, fmt.Sprintf("/events/%d", r.id("data.eventId"))), e.partnerToken, nil).want(200)
+		ev := e.do("GET", devPath(e.dev.IMEI, fmt.Sprintf("/events/%d", r.strID("data.eventId"))), e.partnerToken, nil).want(200)
 		if ev.str("data.eventType") != "virtualEvent" || ev.str("data.metadata") != "loading dock" || ev.str("data.time") != isoTime(at) {
 			t.Fatalf("event %s", ev.raw)
 		}
@@ -130,12 +130,12 @@ func TestVirtualEventsShareTheFileOfTheirSecond(t *testing.T) {
 		t.Fatalf("separate file %q", got)
 	}
 	// Deleting one of the same-second events leaves the file for the other.
-	e.do("DELETE", devPath(e.dev.IMEI, fmt.Sprintf("/events/%d", first.id("data.eventId"))), e.partnerToken, nil).want(200)
+	e.do("DELETE", devPath(e.dev.IMEI, fmt.Sprintf("/events/%d", first.strID("data.eventId"))), e.partnerToken, nil).want(200)
 	e.sweep()
 	if got := download(f1); !strings.HasSuffix(got, "#1") {
 		t.Fatalf("after deleting one event: %q", got)
 	}
-	e.do("DELETE", devPath(e.dev.IMEI, fmt.Sprintf("/events/%d", second.id("data.eventId"))), e.partnerToken, nil).want(200)
+	e.do("DELETE", devPath(e.dev.IMEI, fmt.Sprintf("/events/%d", second.strID("data.eventId"))), e.partnerToken, nil).want(200)
 	e.sweep()
 	e.do("GET", fileLinkPath(e.dev.IMEI, f1, "video", 1), e.partnerToken, nil).wantError(404, nameNotFound)
 	download(f3)

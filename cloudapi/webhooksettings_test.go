@@ -198,8 +198,9 @@ func TestWebhookSettingsInDefaultSettings(t *testing.T) {
 	e.do("POST", fmt.Sprintf("/v2/organizations/%d/webhook-settings", org), e.partnerToken,
 		map[string]any{"gpsWebhookUrl": []string{"https://a.example.com/gps"}}).want(http.StatusOK)
 	r := e.do("GET", fmt.Sprintf("/v2/organizations/%d/default-settings", org), e.partnerToken, nil).want(http.StatusOK)
-	if r.str("data.gpsWebhookUrl.0") != "https://a.example.com/gps" || len(r.list("data.eventWebhookUrl")) != 0 ||
-		r.get("data.eventWebhookConfig.notifyMediaAvailable.isEnabled") != true || r.str("data.webhookSecret") != "" {
+	// The contract gives the lists and configurations as JSON text.
+	if r.str("data.gpsWebhookUrl") != `["https://a.example.com/gps"]` || r.str("data.eventWebhookUrl") != "[]" ||
+		r.str("data.eventWebhookConfig") != `{"notifyMediaAvailable":{"isEnabled":true}}` || r.str("data.webhookSecret") != "" {
 		t.Fatalf("default settings %s", r.raw)
 	}
 }

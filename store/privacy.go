@@ -11,7 +11,23 @@ const (
 	PrivacyModeOff = "off"
 )
 
-// PrivacyModeChange is the audit content of a privacy-mode switch.
+// The API's names of the privacy modes (on is general, off is disabled),
+// which the audit entries of a switch speak as well.
+const (
+	PrivacyModeGeneral  = "general"
+	PrivacyModeDisabled = "disabled"
+)
+
+// PrivacyModeAPIName is the API's name of a stored privacy mode.
+func PrivacyModeAPIName(mode string) string {
+	if mode == PrivacyModeOn {
+		return PrivacyModeGeneral
+	}
+	return PrivacyModeDisabled
+}
+
+// PrivacyModeChange is the audit content of a privacy-mode switch, the
+// mode named as the API names it.
 type PrivacyModeChange struct {
 	DeviceID    string `json:"deviceId"`
 	PrivacyMode string `json:"privacyMode"`
@@ -45,8 +61,8 @@ func (tx *Tx) SetPrivacyMode(imei, mode string, pending bool) (before string, er
 	}
 	if err := tx.Audit(AuditChange{Action: "device.privacyMode", EntityType: "device", EntityID: imei,
 		OrganizationID: d.OrganizationID, PartnerID: d.PartnerID,
-		Before: PrivacyModeChange{DeviceID: imei, PrivacyMode: before},
-		After:  PrivacyModeChange{DeviceID: imei, PrivacyMode: mode}}); err != nil {
+		Before: PrivacyModeChange{DeviceID: imei, PrivacyMode: PrivacyModeAPIName(before)},
+		After:  PrivacyModeChange{DeviceID: imei, PrivacyMode: PrivacyModeAPIName(mode)}}); err != nil {
 		return "", err
 	}
 	return before, tx.Emit(Message{Kind: MessageSystem, SubType: SystemPrivacyMode, OrganizationID: d.OrganizationID,

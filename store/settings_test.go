@@ -185,8 +185,8 @@ func TestSetPrivacyMode(t *testing.T) {
 		}
 		a := entries[0]
 		if a.UserID != 42 || a.EntityID != imei || a.Time.IsZero() ||
-			string(a.Before) != `{"deviceId":"`+imei+`","privacyMode":"off"}` ||
-			string(a.After) != `{"deviceId":"`+imei+`","privacyMode":"on"}` {
+			string(a.Before) != `{"deviceId":"`+imei+`","privacyMode":"disabled"}` ||
+			string(a.After) != `{"deviceId":"`+imei+`","privacyMode":"general"}` {
 			t.Fatalf("audit entry %+v before %s after %s", a, a.Before, a.After)
 		}
 		msgs := allMessages(t, f.db)
