@@ -21,19 +21,19 @@ import (
 
 // Defines values for AlarmActionCreatedByAudienceName.
 const (
-	AlarmActionCreatedByAudienceNameFleetcam     AlarmActionCreatedByAudienceName = "fleetcam"
 	AlarmActionCreatedByAudienceNameOrganization AlarmActionCreatedByAudienceName = "organization"
 	AlarmActionCreatedByAudienceNamePartner      AlarmActionCreatedByAudienceName = "partner"
+	AlarmActionCreatedByAudienceNameSurfsight    AlarmActionCreatedByAudienceName = "surfsight"
 )
 
 // Valid indicates whether the value is a known member of the AlarmActionCreatedByAudienceName enum.
 func (e AlarmActionCreatedByAudienceName) Valid() bool {
 	switch e {
-	case AlarmActionCreatedByAudienceNameFleetcam:
-		return true
 	case AlarmActionCreatedByAudienceNameOrganization:
 		return true
 	case AlarmActionCreatedByAudienceNamePartner:
+		return true
+	case AlarmActionCreatedByAudienceNameSurfsight:
 		return true
 	default:
 		return false
@@ -66,19 +66,19 @@ func (e AlarmActionType) Valid() bool {
 
 // Defines values for AlarmCommentCreatedByAudienceName.
 const (
-	AlarmCommentCreatedByAudienceNameFleetcam     AlarmCommentCreatedByAudienceName = "fleetcam"
 	AlarmCommentCreatedByAudienceNameOrganization AlarmCommentCreatedByAudienceName = "organization"
 	AlarmCommentCreatedByAudienceNamePartner      AlarmCommentCreatedByAudienceName = "partner"
+	AlarmCommentCreatedByAudienceNameSurfsight    AlarmCommentCreatedByAudienceName = "surfsight"
 )
 
 // Valid indicates whether the value is a known member of the AlarmCommentCreatedByAudienceName enum.
 func (e AlarmCommentCreatedByAudienceName) Valid() bool {
 	switch e {
-	case AlarmCommentCreatedByAudienceNameFleetcam:
-		return true
 	case AlarmCommentCreatedByAudienceNameOrganization:
 		return true
 	case AlarmCommentCreatedByAudienceNamePartner:
+		return true
+	case AlarmCommentCreatedByAudienceNameSurfsight:
 		return true
 	default:
 		return false
@@ -97,6 +97,21 @@ func (e AlarmRecipientTargetEntity) Valid() bool {
 	case AlarmRecipientTargetEntityOrganization:
 		return true
 	case AlarmRecipientTargetEntityPartner:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuditEntrySource.
+const (
+	ApiV2 AuditEntrySource = "apiV2"
+)
+
+// Valid indicates whether the value is a known member of the AuditEntrySource enum.
+func (e AuditEntrySource) Valid() bool {
+	switch e {
+	case ApiV2:
 		return true
 	default:
 		return false
@@ -295,6 +310,27 @@ func (e DeviceStatus) Valid() bool {
 	case DeviceStatusOnline:
 		return true
 	case DeviceStatusStandby:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeviceVehicleType.
+const (
+	DeviceVehicleTypePrivate DeviceVehicleType = "Private"
+	DeviceVehicleTypeTrailer DeviceVehicleType = "Trailer"
+	DeviceVehicleTypeVan     DeviceVehicleType = "Van"
+)
+
+// Valid indicates whether the value is a known member of the DeviceVehicleType enum.
+func (e DeviceVehicleType) Valid() bool {
+	switch e {
+	case DeviceVehicleTypePrivate:
+		return true
+	case DeviceVehicleTypeTrailer:
+		return true
+	case DeviceVehicleTypeVan:
 		return true
 	default:
 		return false
@@ -2053,6 +2089,24 @@ func (e GetDevicePrivacyMode200JSONResponseBodyDataPrivacyMode) Valid() bool {
 	}
 }
 
+// Defines values for GetDevicePrivacyMode200JSONResponseBodyPrivacyMode.
+const (
+	GetDevicePrivacyMode200JSONResponseBodyPrivacyModeDisabled GetDevicePrivacyMode200JSONResponseBodyPrivacyMode = "disabled"
+	GetDevicePrivacyMode200JSONResponseBodyPrivacyModeGeneral  GetDevicePrivacyMode200JSONResponseBodyPrivacyMode = "general"
+)
+
+// Valid indicates whether the value is a known member of the GetDevicePrivacyMode200JSONResponseBodyPrivacyMode enum.
+func (e GetDevicePrivacyMode200JSONResponseBodyPrivacyMode) Valid() bool {
+	switch e {
+	case GetDevicePrivacyMode200JSONResponseBodyPrivacyModeDisabled:
+		return true
+	case GetDevicePrivacyMode200JSONResponseBodyPrivacyModeGeneral:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostVirtualEventJSONBodyMediaType.
 const (
 	PostVirtualEventJSONBodyMediaTypeNone     PostVirtualEventJSONBodyMediaType = "none"
@@ -2208,22 +2262,22 @@ func (e GetMe200JSONResponseBodyDataMeAccessLevel) Valid() bool {
 
 // Defines values for GetMe200JSONResponseBodyDataMeRole.
 const (
-	GetMe200JSONResponseBodyDataMeRoleOrganizationAdmin GetMe200JSONResponseBodyDataMeRole = "organizationAdmin"
-	GetMe200JSONResponseBodyDataMeRoleOrganizationUser  GetMe200JSONResponseBodyDataMeRole = "organizationUser"
-	GetMe200JSONResponseBodyDataMeRolePartner           GetMe200JSONResponseBodyDataMeRole = "partner"
-	GetMe200JSONResponseBodyDataMeRoleScoped            GetMe200JSONResponseBodyDataMeRole = "scoped"
+	GetMe200JSONResponseBodyDataMeRoleAdministrator GetMe200JSONResponseBodyDataMeRole = "administrator"
+	GetMe200JSONResponseBodyDataMeRolePartner       GetMe200JSONResponseBodyDataMeRole = "partner"
+	GetMe200JSONResponseBodyDataMeRoleRestricted    GetMe200JSONResponseBodyDataMeRole = "restricted"
+	GetMe200JSONResponseBodyDataMeRoleUser          GetMe200JSONResponseBodyDataMeRole = "user"
 )
 
 // Valid indicates whether the value is a known member of the GetMe200JSONResponseBodyDataMeRole enum.
 func (e GetMe200JSONResponseBodyDataMeRole) Valid() bool {
 	switch e {
-	case GetMe200JSONResponseBodyDataMeRoleOrganizationAdmin:
-		return true
-	case GetMe200JSONResponseBodyDataMeRoleOrganizationUser:
+	case GetMe200JSONResponseBodyDataMeRoleAdministrator:
 		return true
 	case GetMe200JSONResponseBodyDataMeRolePartner:
 		return true
-	case GetMe200JSONResponseBodyDataMeRoleScoped:
+	case GetMe200JSONResponseBodyDataMeRoleRestricted:
+		return true
+	case GetMe200JSONResponseBodyDataMeRoleUser:
 		return true
 	default:
 		return false
@@ -2380,6 +2434,45 @@ func (e GetPartnerOperationalStatistics200JSONResponseBodyDataRecordingHealthSum
 	}
 }
 
+// Defines values for PostPartnerContacts200JSONResponseBodyAccessLevel.
+const (
+	PostPartnerContacts200JSONResponseBodyAccessLevelEditor                   PostPartnerContacts200JSONResponseBodyAccessLevel = "editor"
+	PostPartnerContacts200JSONResponseBodyAccessLevelEditorWithoutMediaAccess PostPartnerContacts200JSONResponseBodyAccessLevel = "editorWithoutMediaAccess"
+	PostPartnerContacts200JSONResponseBodyAccessLevelViewer                   PostPartnerContacts200JSONResponseBodyAccessLevel = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the PostPartnerContacts200JSONResponseBodyAccessLevel enum.
+func (e PostPartnerContacts200JSONResponseBodyAccessLevel) Valid() bool {
+	switch e {
+	case PostPartnerContacts200JSONResponseBodyAccessLevelEditor:
+		return true
+	case PostPartnerContacts200JSONResponseBodyAccessLevelEditorWithoutMediaAccess:
+		return true
+	case PostPartnerContacts200JSONResponseBodyAccessLevelViewer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostPartnerContacts200JSONResponseBodyRole.
+const (
+	PostPartnerContacts200JSONResponseBodyRolePartnerContact PostPartnerContacts200JSONResponseBodyRole = "partnerContact"
+	PostPartnerContacts200JSONResponseBodyRoleUser           PostPartnerContacts200JSONResponseBodyRole = "user"
+)
+
+// Valid indicates whether the value is a known member of the PostPartnerContacts200JSONResponseBodyRole enum.
+func (e PostPartnerContacts200JSONResponseBodyRole) Valid() bool {
+	switch e {
+	case PostPartnerContacts200JSONResponseBodyRolePartnerContact:
+		return true
+	case PostPartnerContacts200JSONResponseBodyRoleUser:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostScopedTokenJSONBodyEntitiesEntityType.
 const (
 	PostScopedTokenJSONBodyEntitiesEntityTypeDevice       PostScopedTokenJSONBodyEntitiesEntityType = "device"
@@ -2446,21 +2539,27 @@ type Alarm struct {
 	IsOpen                  *bool           `json:"isOpen,omitempty"`
 	IsRead                  *bool           `json:"isRead,omitempty"`
 	IsSimulated             *bool           `json:"isSimulated,omitempty"`
-	LastCloseAt             *time.Time      `json:"lastCloseAt,omitempty"`
-	LastReadAt              *time.Time      `json:"lastReadAt,omitempty"`
-	OrganizationId          *int            `json:"organizationId,omitempty"`
-	OrganizationName        *string         `json:"organizationName,omitempty"`
-	PartnerId               *int            `json:"partnerId,omitempty"`
-	PartnerName             *string         `json:"partnerName,omitempty"`
 
-	// UserId Who simulated the alarm; null for system alarms.
+	// LastCloseAt Absent until the alarm is first closed.
+	LastCloseAt *time.Time `json:"lastCloseAt,omitempty"`
+
+	// LastReadAt Absent until the alarm is first read.
+	LastReadAt       *time.Time `json:"lastReadAt,omitempty"`
+	OrganizationId   *int       `json:"organizationId,omitempty"`
+	OrganizationName *string    `json:"organizationName,omitempty"`
+	PartnerId        *int       `json:"partnerId,omitempty"`
+	PartnerName      *string    `json:"partnerName,omitempty"`
+
+	// UserId Who simulated the alarm; absent for system alarms.
 	UserId *int `json:"userId,omitempty"`
 }
 
 // AlarmAction defines model for AlarmAction.
 type AlarmAction struct {
-	AlarmId               *int                              `json:"alarmId,omitempty"`
-	CreatedAt             *time.Time                        `json:"createdAt,omitempty"`
+	AlarmId   *int       `json:"alarmId,omitempty"`
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+
+	// CreatedByAudienceName surfsight (the reference contract's name for the platform itself) for what fleetcam did on its own.
 	CreatedByAudienceName *AlarmActionCreatedByAudienceName `json:"createdByAudienceName,omitempty"`
 	CreatedById           *int                              `json:"createdById,omitempty"`
 	Id                    *int                              `json:"id,omitempty"`
@@ -2468,7 +2567,7 @@ type AlarmAction struct {
 	UpdatedAt             *time.Time                        `json:"updatedAt,omitempty"`
 }
 
-// AlarmActionCreatedByAudienceName defines model for AlarmAction.CreatedByAudienceName.
+// AlarmActionCreatedByAudienceName surfsight (the reference contract's name for the platform itself) for what fleetcam did on its own.
 type AlarmActionCreatedByAudienceName string
 
 // AlarmActionType defines model for AlarmAction.Type.
@@ -2476,16 +2575,18 @@ type AlarmActionType string
 
 // AlarmComment defines model for AlarmComment.
 type AlarmComment struct {
-	AlarmId               *int                               `json:"alarmId,omitempty"`
-	CommentorName         *string                            `json:"commentorName,omitempty"`
-	CreatedAt             *time.Time                         `json:"createdAt,omitempty"`
+	AlarmId       *int       `json:"alarmId,omitempty"`
+	CommentorName *string    `json:"commentorName,omitempty"`
+	CreatedAt     *time.Time `json:"createdAt,omitempty"`
+
+	// CreatedByAudienceName surfsight (the reference contract's name for the platform itself) for what fleetcam did on its own.
 	CreatedByAudienceName *AlarmCommentCreatedByAudienceName `json:"createdByAudienceName,omitempty"`
 	CreatedById           *int                               `json:"createdById,omitempty"`
 	Details               *string                            `json:"details,omitempty"`
 	Id                    *int                               `json:"id,omitempty"`
 }
 
-// AlarmCommentCreatedByAudienceName defines model for AlarmComment.CreatedByAudienceName.
+// AlarmCommentCreatedByAudienceName surfsight (the reference contract's name for the platform itself) for what fleetcam did on its own.
 type AlarmCommentCreatedByAudienceName string
 
 // AlarmRecipient defines model for AlarmRecipient.
@@ -2494,10 +2595,12 @@ type AlarmRecipient struct {
 		Id   *int    `json:"id,omitempty"`
 		Name *string `json:"name,omitempty"`
 	} `json:"alarmDefinitions,omitempty"`
-	CreatedByAudienceName *string                     `json:"createdByAudienceName,omitempty"`
-	CreatedById           *int                        `json:"createdById,omitempty"`
-	Email                 *string                     `json:"email,omitempty"`
-	Id                    *int                        `json:"id,omitempty"`
+	CreatedByAudienceName *string `json:"createdByAudienceName,omitempty"`
+	CreatedById           *int    `json:"createdById,omitempty"`
+	Email                 *string `json:"email,omitempty"`
+	Id                    *int    `json:"id,omitempty"`
+
+	// LastReportAt Absent until the first report is sent.
 	LastReportAt          *time.Time                  `json:"lastReportAt,omitempty"`
 	OrganizationId        *int                        `json:"organizationId,omitempty"`
 	ReportIntervalSeconds *int                        `json:"reportIntervalSeconds,omitempty"`
@@ -2519,31 +2622,51 @@ type AlarmRecipientRequest struct {
 	ReportIntervalSeconds *int                `json:"reportIntervalSeconds,omitempty"`
 }
 
-// AuditEntry defines model for AuditEntry.
+// AuditEntry An audit entry in the reference contract's shape: message (the same as action) and
+// reason are always named, the ids are strings, the values before and after the change
+// are JSON text, and source is apiV2 for a change made through this API (absent for the
+// others); origin says who made the change in fleetcam's terms.
 type AuditEntry struct {
-	Action         string    `json:"action"`
-	CreatedAt      time.Time `json:"createdAt"`
-	EntityId       string    `json:"entityId"`
-	EntityType     string    `json:"entityType"`
-	Id             int       `json:"id"`
-	OrganizationId *int      `json:"organizationId,omitempty"`
-	PartnerId      *int      `json:"partnerId,omitempty"`
+	Action     string    `json:"action"`
+	CreatedAt  time.Time `json:"createdAt"`
+	EntityId   string    `json:"entityId"`
+	EntityType string    `json:"entityType"`
+	Id         int       `json:"id"`
 
-	// PreviousValue The entity before the change.
-	PreviousValue *map[string]interface{} `json:"previousValue,omitempty"`
-	Reason        *string                 `json:"reason,omitempty"`
+	// Message The action, under the reference contract's name.
+	Message string `json:"message"`
+
+	// OrganizationId The organization id, as a string ("311").
+	OrganizationId *string `json:"organizationId,omitempty"`
+
+	// Origin api for users, api:admin and api:scoped for those tokens, cli, bootstrap, device, system.
+	Origin *string `json:"origin,omitempty"`
+
+	// PartnerId The partner id, as a string.
+	PartnerId *string `json:"partnerId,omitempty"`
+
+	// PreviousValue The entity before the change, as JSON text.
+	PreviousValue *string `json:"previousValue,omitempty"`
+
+	// Reason Empty when the change needs no reason.
+	Reason string `json:"reason"`
 
 	// RequestId The request that made the change.
 	RequestId *string `json:"requestId,omitempty"`
 
-	// Source api for users, api:admin and api:scoped for those tokens, cli, bootstrap, device, system.
-	Source    *string `json:"source,omitempty"`
-	UserEmail *string `json:"userEmail,omitempty"`
-	UserId    *int    `json:"userId,omitempty"`
+	// Source apiV2 for a change made through this API; absent otherwise.
+	Source    *AuditEntrySource `json:"source,omitempty"`
+	UserEmail *string           `json:"userEmail,omitempty"`
 
-	// Value The entity after the change.
-	Value *map[string]interface{} `json:"value,omitempty"`
+	// UserId The user id, as a string.
+	UserId *string `json:"userId,omitempty"`
+
+	// Value The entity after the change, as JSON text.
+	Value *string `json:"value,omitempty"`
 }
+
+// AuditEntrySource apiV2 for a change made through this API; absent otherwise.
+type AuditEntrySource string
 
 // AuxBillingStatus defines model for AuxBillingStatus.
 type AuxBillingStatus struct {
@@ -2684,21 +2807,20 @@ type CreatedUserAccessLevel string
 // CreatedUserRole defines model for CreatedUser.Role.
 type CreatedUserRole string
 
-// DefaultSettings Every organization default in one object: the webhook settings at the top level, the
+// DefaultSettings Every organization default in one object: the webhook settings at the top level (the
+// URL lists and configurations as JSON text, as the reference contract gives them), the
 // device settings (with privacy) as GET /v2/organizations/{orgId}/device-settings shows
 // them, the event settings as GET /v2/organizations/{orgId}/event-settings shows them, and
 // the purge days and retention times.
 type DefaultSettings struct {
-	// ActivationWebhookUrl URLs for activation webhooks (device activation, auxiliary camera connect and disconnect). A fleetcam addition to the reference contract.
-	ActivationWebhookUrl *WebhookURLList `json:"activationWebhookUrl,omitempty"`
-	AlarmsWebhookConfig  *struct {
-		// SubscribeForAlarmUpdates Send alarm URLs alarm updates (closing), not only creation (default off).
-		SubscribeForAlarmUpdates *WebhookToggle `json:"subscribeForAlarmUpdates,omitempty"`
-	} `json:"alarmsWebhookConfig,omitempty"`
-	AlarmsWebhookUrl *WebhookURLList `json:"alarmsWebhookUrl,omitempty"`
+	ActivationWebhookUrl *[]string `json:"activationWebhookUrl,omitempty"`
 
-	// AllowInsecureWebhookUrls Accept plain http URLs in these settings and in the organization's device subscriptions (default off: https only). Internal targets stay refused either way. A fleetcam addition to the reference contract.
-	AllowInsecureWebhookUrls *bool `json:"allowInsecureWebhookUrls,omitempty"`
+	// AlarmsWebhookConfig The alarm webhook configuration as JSON text.
+	AlarmsWebhookConfig *string `json:"alarmsWebhookConfig,omitempty"`
+
+	// AlarmsWebhookUrl The alarm webhook URLs as JSON text.
+	AlarmsWebhookUrl         *string `json:"alarmsWebhookUrl,omitempty"`
+	AllowInsecureWebhookUrls *bool   `json:"allowInsecureWebhookUrls,omitempty"`
 
 	// Device The device configuration. Every parameter is an object; in a request a parameter not
 	// named is reset (PUT) or kept (organization POST). Answers name every parameter.
@@ -2706,26 +2828,27 @@ type DefaultSettings struct {
 
 	// DeviceRetentionMinutes SD card retention in minutes; 0 keeps recordings until the card is full.
 	DeviceRetentionMinutes *int `json:"deviceRetentionMinutes,omitempty"`
-	EventWebhookConfig     *struct {
-		// NotifyMediaAvailable Send event URLs a follow-up with mediaAvailable true once the event's media is in the cloud (default on).
-		NotifyMediaAvailable *WebhookToggle `json:"notifyMediaAvailable,omitempty"`
-	} `json:"eventWebhookConfig,omitempty"`
-	EventWebhookUrl              *WebhookURLList `json:"eventWebhookUrl,omitempty"`
-	Events                       *EventConfig    `json:"events,omitempty"`
-	GpsWebhookUrl                *WebhookURLList `json:"gpsWebhookUrl,omitempty"`
-	IsOrganizationProfileEnabled *bool           `json:"isOrganizationProfileEnabled,omitempty"`
-	OrganizationId               *int            `json:"organizationId,omitempty"`
+
+	// EventWebhookConfig The event webhook configuration as JSON text ({"notifyMediaAvailable":{"isEnabled":true}}).
+	EventWebhookConfig *string `json:"eventWebhookConfig,omitempty"`
+
+	// EventWebhookUrl The event webhook URLs as JSON text.
+	EventWebhookUrl *string      `json:"eventWebhookUrl,omitempty"`
+	Events          *EventConfig `json:"events,omitempty"`
+
+	// GpsWebhookUrl The GPS webhook URLs as JSON text (["https://…"]).
+	GpsWebhookUrl                *string `json:"gpsWebhookUrl,omitempty"`
+	IsOrganizationProfileEnabled *bool   `json:"isOrganizationProfileEnabled,omitempty"`
+	OrganizationId               *int    `json:"organizationId,omitempty"`
 
 	// PurgeDays Cloud retention of events, GPS and media, in days (default 31).
 	PurgeDays                 *int `json:"purgeDays,omitempty"`
 	PurgeDaysAuxiliaryCameras *int `json:"purgeDaysAuxiliaryCameras,omitempty"`
 	PurgeDaysFrontCamera      *int `json:"purgeDaysFrontCamera,omitempty"`
 	PurgeDaysRearCamera       *int `json:"purgeDaysRearCamera,omitempty"`
-	SystemMessagesWebhook     *[]struct {
-		// Config System message types a URL receives; every type is off unless enabled.
-		Config *WebhookSystemMessagesConfig `json:"config,omitempty"`
-		Url    string                       `json:"url"`
-	} `json:"systemMessagesWebhook,omitempty"`
+
+	// SystemMessagesWebhook The system-message webhooks and their configuration as JSON text.
+	SystemMessagesWebhook *string `json:"systemMessagesWebhook,omitempty"`
 }
 
 // Device defines model for Device.
@@ -2734,10 +2857,17 @@ type Device struct {
 
 	// ActivationStatus Where the device is in the inventory lifecycle; it becomes activated on its first connection.
 	ActivationStatus DeviceActivationStatus `json:"activationStatus"`
-	Connection       Connection             `json:"connection"`
-	CreatedAt        time.Time              `json:"createdAt"`
-	DataProfileId    *int                   `json:"dataProfileId,omitempty"`
-	FirmwareVersion  *string                `json:"firmwareVersion,omitempty"`
+
+	// Cameras The road-facing (1) and in-cabin (2) cameras and the paired auxiliary cameras (50 and above).
+	Cameras []struct {
+		CameraId int `json:"cameraId"`
+	} `json:"cameras"`
+	Connection Connection `json:"connection"`
+	CreatedAt  time.Time  `json:"createdAt"`
+
+	// DataProfileId 0 when the device has no data profile.
+	DataProfileId   int     `json:"dataProfileId"`
+	FirmwareVersion *string `json:"firmwareVersion,omitempty"`
 
 	// GroupId Absent for a device in no group.
 	GroupId        *int       `json:"groupId,omitempty"`
@@ -2752,6 +2882,9 @@ type Device struct {
 
 	// Status The connection status.
 	Status DeviceStatus `json:"status"`
+
+	// VehicleType The vehicle type of the event configuration the device runs.
+	VehicleType DeviceVehicleType `json:"vehicleType"`
 }
 
 // DeviceActivationStatus Where the device is in the inventory lifecycle; it becomes activated on its first connection.
@@ -2759,6 +2892,9 @@ type DeviceActivationStatus string
 
 // DeviceStatus The connection status.
 type DeviceStatus string
+
+// DeviceVehicleType The vehicle type of the event configuration the device runs.
+type DeviceVehicleType string
 
 // DeviceBilling defines model for DeviceBilling.
 type DeviceBilling struct {
@@ -3115,8 +3251,13 @@ type Metadata struct {
 
 // Organization defines model for Organization.
 type Organization struct {
-	CreatedAt            time.Time `json:"createdAt"`
-	DefaultDataProfileId *int      `json:"defaultDataProfileId,omitempty"`
+	// AlarmsCount The organization's unread alarms the caller sees.
+	AlarmsCount int       `json:"alarmsCount"`
+	CreatedAt   time.Time `json:"createdAt"`
+
+	// DeIdAnalyticsAllowed Always false; fleetcam offers no de-identified analytics.
+	DeIdAnalyticsAllowed bool `json:"deIdAnalyticsAllowed"`
+	DefaultDataProfileId *int `json:"defaultDataProfileId,omitempty"`
 
 	// DeviceRetentionMinutes SD card retention in minutes; 0 keeps recordings until the card is full.
 	DeviceRetentionMinutes *int `json:"deviceRetentionMinutes,omitempty"`
@@ -3124,7 +3265,10 @@ type Organization struct {
 	// DevicesCount GET /organizations/{orgId} only; the devices the caller sees.
 	DevicesCount         *int `json:"devicesCount,omitempty"`
 	ExclusivePartnerOnly bool `json:"exclusivePartnerOnly"`
-	Id                   int  `json:"id"`
+
+	// HasGeotabUserSetup Always false; fleetcam has no Geotab integration.
+	HasGeotabUserSetup bool `json:"hasGeotabUserSetup"`
+	Id                 int  `json:"id"`
 
 	// InvitedPartnerIds Partners invited to share the organization that have not answered, as named in PATCH partnerIds; shown to the creating partner only.
 	InvitedPartnerIds            *[]int `json:"invitedPartnerIds,omitempty"`
@@ -3145,7 +3289,7 @@ type Organization struct {
 	PurgeDaysRearCamera       *int `json:"purgeDaysRearCamera,omitempty"`
 
 	// ResellerName The creating partner's name.
-	ResellerName *string `json:"resellerName,omitempty"`
+	ResellerName string `json:"resellerName"`
 
 	// UsersCount GET /organizations/{orgId} only.
 	UsersCount *int `json:"usersCount,omitempty"`
@@ -4314,6 +4458,9 @@ type PutDeviceHotspotJSONBody struct {
 // GetDevicePrivacyMode200JSONResponseBodyDataPrivacyMode defines parameters for GetDevicePrivacyMode.
 type GetDevicePrivacyMode200JSONResponseBodyDataPrivacyMode string
 
+// GetDevicePrivacyMode200JSONResponseBodyPrivacyMode defines parameters for GetDevicePrivacyMode.
+type GetDevicePrivacyMode200JSONResponseBodyPrivacyMode string
+
 // GetDeviceRecordingRangesParams defines parameters for GetDeviceRecordingRanges.
 type GetDeviceRecordingRangesParams struct {
 	Start *time.Time `form:"start,omitempty" json:"start,omitempty"`
@@ -4758,6 +4905,12 @@ type GetPartnerContactsParams struct {
 	// Offset Results to skip.
 	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
 }
+
+// PostPartnerContacts200JSONResponseBodyAccessLevel defines parameters for PostPartnerContacts.
+type PostPartnerContacts200JSONResponseBodyAccessLevel string
+
+// PostPartnerContacts200JSONResponseBodyRole defines parameters for PostPartnerContacts.
+type PostPartnerContacts200JSONResponseBodyRole string
 
 // GetAlarmsRecipientsParams defines parameters for GetAlarmsRecipients.
 type GetAlarmsRecipientsParams struct {
@@ -5963,6 +6116,10 @@ type ClientInterface interface {
 	// excludeSerialNumbers. The answer is per IMEI: success (connected, applied now), accepted
 	// (applied on reconnect), rejected (with errorCode 1001 for a device that does not exist or
 	// is not the caller's). Viewers may not call it.
+	// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+	// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+	// and ledEnabled, which the specification and the reference contract's request configuration
+	// set; the contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5976,6 +6133,10 @@ type ClientInterface interface {
 	// excludeSerialNumbers. The answer is per IMEI: success (connected, applied now), accepted
 	// (applied on reconnect), rejected (with errorCode 1001 for a device that does not exist or
 	// is not the caller's). Viewers may not call it.
+	// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+	// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+	// and ledEnabled, which the specification and the reference contract's request configuration
+	// set; the contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6233,6 +6394,12 @@ type ClientInterface interface {
 	// The cellular data the device reported with its health status: the current billing
 	// period at the top level (mobileTx sent, mobileRx received, in bytes) and the last 12
 	// periods in periods, newest first. Scoped tokens with deviceInfo may call it.
+	// fleetcam's devices report their usage as bytes sent and received only: the reference
+	// contract's breakdown by use (liveStreamingUsage, eventsUsage, recordStreamingUsage,
+	// recordingsUploadUsage, liveStreamUsageMilli, recordStreamUsageMilli) is always 0.
+	// usageEventsTodayDay and usageEventsTodayMonth count the device's events (of its current
+	// organization) this UTC day and month. receivedAt is absent until the device first reports;
+	// the contract requires it, which a device that never reported cannot give.
 	//
 	// Corresponds with GET /v2/devices/{imei}/data-usage (the `GetDeviceDataUsage` operationId).
 	GetDeviceDataUsage(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6241,6 +6408,10 @@ type ClientInterface interface {
 	//
 	// The configuration the cloud wants the device to run: its own, else its organization's
 	// default, else the built-in defaults. metadata.status tells whether the device is connected.
+	// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+	// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+	// and ledEnabled, which the specification and the reference contract's request configuration
+	// set; the contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Corresponds with GET /v2/devices/{imei}/device-config (the `GetDeviceConfig` operationId).
 	GetDeviceConfig(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6255,6 +6426,10 @@ type ClientInterface interface {
 	// audioAlert only with driverPrompt; standby.timeout 1–1440 minutes (24 hours). Switching
 	// hotSpot.hotspotEnabled from off to on draws a new hotspot password (GET /v2/devices/{imei}/hotspot).
 	// Viewers may not call it.
+	// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+	// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+	// and ledEnabled, which the specification and the reference contract's request configuration
+	// set; the contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -6271,6 +6446,10 @@ type ClientInterface interface {
 	// audioAlert only with driverPrompt; standby.timeout 1–1440 minutes (24 hours). Switching
 	// hotSpot.hotspotEnabled from off to on draws a new hotspot password (GET /v2/devices/{imei}/hotspot).
 	// Viewers may not call it.
+	// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+	// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+	// and ledEnabled, which the specification and the reference contract's request configuration
+	// set; the contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6290,6 +6469,9 @@ type ClientInterface interface {
 	// GetEventConfig Read a device's event configuration
 	//
 	// The enabled events of the configuration the device runs, with every default filled in; a type not listed is disabled.
+	// The events listed are every event kind of the specification, the beep events
+	// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+	// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
 	//
 	// Corresponds with GET /v2/devices/{imei}/event-config (the `GetEventConfig` operationId).
 	GetEventConfig(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6298,6 +6480,9 @@ type ClientInterface interface {
 	//
 	// The events listed are enabled with their settings; every event type not listed is
 	// disabled. Thresholds take their defaults unless an item sets them. Viewers may not call it.
+	// The events listed are every event kind of the specification, the beep events
+	// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+	// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -6308,6 +6493,9 @@ type ClientInterface interface {
 	//
 	// The events listed are enabled with their settings; every event type not listed is
 	// disabled. Thresholds take their defaults unless an item sets them. Viewers may not call it.
+	// The events listed are every event kind of the specification, the beep events
+	// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+	// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6329,6 +6517,8 @@ type ClientInterface interface {
 	// Events of one device with a time from start to end (both inclusive, at most 31 days apart),
 	// oldest first, recorded since the device was added to its organization (an earlier owner's
 	// events are not listed). Scoped tokens need the deviceEvent feature.
+	// Event types follow the specification's Event kinds in API syntax, among them
+	// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
 	//
 	// Corresponds with GET /v2/devices/{imei}/events (the `GetDeviceEvents` operationId).
 	GetDeviceEvents(ctx context.Context, imei Imei, params *GetDeviceEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6341,6 +6531,11 @@ type ClientInterface interface {
 	DeleteDeviceEvent(ctx context.Context, imei Imei, eventId int, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetDeviceEvent Get one event
+	//
+	// Event types follow the specification's Event kinds in API syntax, among them
+	// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+	// A comment's createdBy.id is a user or partner id; the reference contract's oneOf of the
+	// two (both numbers) is read as anyOf.
 	//
 	// Corresponds with GET /v2/devices/{imei}/events/{eventId} (the `GetDeviceEvent` operationId).
 	GetDeviceEvent(ctx context.Context, imei Imei, eventId int, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6639,6 +6834,10 @@ type ClientInterface interface {
 	// GetMe Who holds this token
 	//
 	// Any token answers, scoped tokens included (with their scope).
+	// A partner is the reference contract's partner object (name, alarmsCount: its unread
+	// alarms); others are its user object, with role user, administrator (the SSO admin token)
+	// or restricted (a scoped token). The admin token belongs to no user, as the specification
+	// says, so its id is 0 and it has no email.
 	//
 	// Corresponds with GET /v2/me (the `GetMe` operationId).
 	GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6688,6 +6887,8 @@ type ClientInterface interface {
 	// GetOrganizations List organizations
 	//
 	// A partner gets its organizations, including those other partners share with it; an organization user or admin token gets its own organization.
+	// Each organization names alarmsCount (its unread alarms the caller sees), resellerName and
+	// deIdAnalyticsAllowed (always false).
 	//
 	// Corresponds with GET /v2/organizations (the `GetOrganizations` operationId).
 	GetOrganizations(ctx context.Context, params *GetOrganizationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6736,6 +6937,10 @@ type ClientInterface interface {
 	// GetOrganization Get an organization
 	//
 	// The organization with counts of its users and of the devices the caller sees.
+	// alarmsCount is the number of unread alarms the caller sees; deIdAnalyticsAllowed and
+	// hasGeotabUserSetup are always false (fleetcam has neither). deviceRetentionMinutes is 0
+	// for an organization that never set it, where the reference contract wants at least 4 and
+	// gives no value for that case.
 	//
 	// Corresponds with GET /v2/organizations/{orgId} (the `GetOrganization` operationId).
 	GetOrganization(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6830,6 +7035,13 @@ type ClientInterface interface {
 	// GetOrganizationDefaultSettings All organization default settings
 	//
 	// Webhook settings, device settings (with privacy), event settings and the purge days and retention times, which apply to every current and future device of the organization. A guest partner of a shared organization gets them without the webhook settings, which are the creating (host) partner's.
+	// The webhook URL lists and configurations (gpsWebhookUrl, eventWebhookUrl,
+	// eventWebhookConfig, alarmsWebhookUrl, alarmsWebhookConfig, systemMessagesWebhook) are JSON
+	// text in a string, as the reference contract gives them. The configuration read back names
+	// driverIdentification (with driverPrompt, audioAlert, driverPromptDurationSeconds),
+	// virtualIgnition, screenTimeout, passengerLimit, wakeupMsg and ledEnabled, which the
+	// specification and the reference contract's request configuration set; the contract's
+	// response configuration (additionalProperties false) lacks them.
 	//
 	// Corresponds with GET /v2/organizations/{orgId}/default-settings (the `GetOrganizationDefaultSettings` operationId).
 	GetOrganizationDefaultSettings(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6941,6 +7153,9 @@ type ClientInterface interface {
 	// Only the events listed change (an item may say "enabled": false to disable its type);
 	// vehicleType changes when given. With the organization profile enabled, the listed events
 	// change the same way on every device; what the call does not name stays as each device has it.
+	// The events listed are every event kind of the specification, the beep events
+	// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+	// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -6952,6 +7167,9 @@ type ClientInterface interface {
 	// Only the events listed change (an item may say "enabled": false to disable its type);
 	// vehicleType changes when given. With the organization profile enabled, the listed events
 	// change the same way on every device; what the call does not name stays as each device has it.
+	// The events listed are every event kind of the specification, the beep events
+	// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+	// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6986,6 +7204,8 @@ type ClientInterface interface {
 	// in a shared organization), from start to end (at most 31 days apart), oldest first, with the
 	// device name next to the IMEI. Beep events are returned when named in eventTypes or when
 	// eventTypes is left out. The members may also be given as query parameters.
+	// Event types follow the specification's Event kinds in API syntax, among them
+	// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -6998,6 +7218,8 @@ type ClientInterface interface {
 	// in a shared organization), from start to end (at most 31 days apart), oldest first, with the
 	// device name next to the IMEI. Beep events are returned when named in eventTypes or when
 	// eventTypes is left out. The members may also be given as query parameters.
+	// Event types follow the specification's Event kinds in API syntax, among them
+	// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7076,7 +7298,7 @@ type ClientInterface interface {
 
 	// GetOrganizationUsers List organization users
 	//
-	// A guest partner of a shared organization gets 403 ForbiddenError; the users are the creating (host) partner's.
+	// A guest partner of a shared organization gets 403 ForbiddenError; the users are the creating (host) partner's. The page of users is also given as users, where the reference contract lists them.
 	//
 	// Corresponds with GET /v2/organizations/{orgId}/users (the `GetOrganizationUsers` operationId).
 	GetOrganizationUsers(ctx context.Context, orgId OrgId, params *GetOrganizationUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8059,6 +8281,10 @@ func (c *Client) PutBulkDevicesDataProfile(ctx context.Context, dataProfileId Da
 // excludeSerialNumbers. The answer is per IMEI: success (connected, applied now), accepted
 // (applied on reconnect), rejected (with errorCode 1001 for a device that does not exist or
 // is not the caller's). Viewers may not call it.
+// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+// and ledEnabled, which the specification and the reference contract's request configuration
+// set; the contract's response configuration (additionalProperties false) lacks them.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8082,6 +8308,10 @@ func (c *Client) PutBulkDeviceConfigWithBody(ctx context.Context, contentType st
 // excludeSerialNumbers. The answer is per IMEI: success (connected, applied now), accepted
 // (applied on reconnect), rejected (with errorCode 1001 for a device that does not exist or
 // is not the caller's). Viewers may not call it.
+// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+// and ledEnabled, which the specification and the reference contract's request configuration
+// set; the contract's response configuration (additionalProperties false) lacks them.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8609,6 +8839,12 @@ func (c *Client) PutDeviceDataProfile(ctx context.Context, imei Imei, dataProfil
 // The cellular data the device reported with its health status: the current billing
 // period at the top level (mobileTx sent, mobileRx received, in bytes) and the last 12
 // periods in periods, newest first. Scoped tokens with deviceInfo may call it.
+// fleetcam's devices report their usage as bytes sent and received only: the reference
+// contract's breakdown by use (liveStreamingUsage, eventsUsage, recordStreamingUsage,
+// recordingsUploadUsage, liveStreamUsageMilli, recordStreamUsageMilli) is always 0.
+// usageEventsTodayDay and usageEventsTodayMonth count the device's events (of its current
+// organization) this UTC day and month. receivedAt is absent until the device first reports;
+// the contract requires it, which a device that never reported cannot give.
 //
 // Corresponds with GET /v2/devices/{imei}/data-usage (the `GetDeviceDataUsage` operationId).
 func (c *Client) GetDeviceDataUsage(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8627,6 +8863,10 @@ func (c *Client) GetDeviceDataUsage(ctx context.Context, imei Imei, reqEditors .
 //
 // The configuration the cloud wants the device to run: its own, else its organization's
 // default, else the built-in defaults. metadata.status tells whether the device is connected.
+// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+// and ledEnabled, which the specification and the reference contract's request configuration
+// set; the contract's response configuration (additionalProperties false) lacks them.
 //
 // Corresponds with GET /v2/devices/{imei}/device-config (the `GetDeviceConfig` operationId).
 func (c *Client) GetDeviceConfig(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8651,6 +8891,10 @@ func (c *Client) GetDeviceConfig(ctx context.Context, imei Imei, reqEditors ...R
 // audioAlert only with driverPrompt; standby.timeout 1–1440 minutes (24 hours). Switching
 // hotSpot.hotspotEnabled from off to on draws a new hotspot password (GET /v2/devices/{imei}/hotspot).
 // Viewers may not call it.
+// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+// and ledEnabled, which the specification and the reference contract's request configuration
+// set; the contract's response configuration (additionalProperties false) lacks them.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8677,6 +8921,10 @@ func (c *Client) PutDeviceConfigWithBody(ctx context.Context, imei Imei, content
 // audioAlert only with driverPrompt; standby.timeout 1–1440 minutes (24 hours). Switching
 // hotSpot.hotspotEnabled from off to on draws a new hotspot password (GET /v2/devices/{imei}/hotspot).
 // Viewers may not call it.
+// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+// and ledEnabled, which the specification and the reference contract's request configuration
+// set; the contract's response configuration (additionalProperties false) lacks them.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8716,6 +8964,9 @@ func (c *Client) PostDeviceDriverCheckout(ctx context.Context, imei Imei, reqEdi
 // GetEventConfig Read a device's event configuration
 //
 // The enabled events of the configuration the device runs, with every default filled in; a type not listed is disabled.
+// The events listed are every event kind of the specification, the beep events
+// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
 //
 // Corresponds with GET /v2/devices/{imei}/event-config (the `GetEventConfig` operationId).
 func (c *Client) GetEventConfig(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8734,6 +8985,9 @@ func (c *Client) GetEventConfig(ctx context.Context, imei Imei, reqEditors ...Re
 //
 // The events listed are enabled with their settings; every event type not listed is
 // disabled. Thresholds take their defaults unless an item sets them. Viewers may not call it.
+// The events listed are every event kind of the specification, the beep events
+// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8754,6 +9008,9 @@ func (c *Client) PutEventConfigWithBody(ctx context.Context, imei Imei, contentT
 //
 // The events listed are enabled with their settings; every event type not listed is
 // disabled. Thresholds take their defaults unless an item sets them. Viewers may not call it.
+// The events listed are every event kind of the specification, the beep events
+// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8795,6 +9052,8 @@ func (c *Client) GetDeviceEventFileLink(ctx context.Context, imei Imei, params *
 // Events of one device with a time from start to end (both inclusive, at most 31 days apart),
 // oldest first, recorded since the device was added to its organization (an earlier owner's
 // events are not listed). Scoped tokens need the deviceEvent feature.
+// Event types follow the specification's Event kinds in API syntax, among them
+// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
 //
 // Corresponds with GET /v2/devices/{imei}/events (the `GetDeviceEvents` operationId).
 func (c *Client) GetDeviceEvents(ctx context.Context, imei Imei, params *GetDeviceEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8827,6 +9086,11 @@ func (c *Client) DeleteDeviceEvent(ctx context.Context, imei Imei, eventId int, 
 }
 
 // GetDeviceEvent Get one event
+//
+// Event types follow the specification's Event kinds in API syntax, among them
+// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+// A comment's createdBy.id is a user or partner id; the reference contract's oneOf of the
+// two (both numbers) is read as anyOf.
 //
 // Corresponds with GET /v2/devices/{imei}/events/{eventId} (the `GetDeviceEvent` operationId).
 func (c *Client) GetDeviceEvent(ctx context.Context, imei Imei, eventId int, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9415,6 +9679,10 @@ func (c *Client) GetDrivingHistory(ctx context.Context, params *GetDrivingHistor
 // GetMe Who holds this token
 //
 // Any token answers, scoped tokens included (with their scope).
+// A partner is the reference contract's partner object (name, alarmsCount: its unread
+// alarms); others are its user object, with role user, administrator (the SSO admin token)
+// or restricted (a scoped token). The admin token belongs to no user, as the specification
+// says, so its id is 0 and it has no email.
 //
 // Corresponds with GET /v2/me (the `GetMe` operationId).
 func (c *Client) GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9524,6 +9792,8 @@ func (c *Client) GetOpenApiDocument(ctx context.Context, reqEditors ...RequestEd
 // GetOrganizations List organizations
 //
 // A partner gets its organizations, including those other partners share with it; an organization user or admin token gets its own organization.
+// Each organization names alarmsCount (its unread alarms the caller sees), resellerName and
+// deIdAnalyticsAllowed (always false).
 //
 // Corresponds with GET /v2/organizations (the `GetOrganizations` operationId).
 func (c *Client) GetOrganizations(ctx context.Context, params *GetOrganizationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9612,6 +9882,10 @@ func (c *Client) GetOrganizationSso(ctx context.Context, params *GetOrganization
 // GetOrganization Get an organization
 //
 // The organization with counts of its users and of the devices the caller sees.
+// alarmsCount is the number of unread alarms the caller sees; deIdAnalyticsAllowed and
+// hasGeotabUserSetup are always false (fleetcam has neither). deviceRetentionMinutes is 0
+// for an organization that never set it, where the reference contract wants at least 4 and
+// gives no value for that case.
 //
 // Corresponds with GET /v2/organizations/{orgId} (the `GetOrganization` operationId).
 func (c *Client) GetOrganization(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9766,6 +10040,13 @@ func (c *Client) PutOrganizationDevicesDefaultDataProfile(ctx context.Context, o
 // GetOrganizationDefaultSettings All organization default settings
 //
 // Webhook settings, device settings (with privacy), event settings and the purge days and retention times, which apply to every current and future device of the organization. A guest partner of a shared organization gets them without the webhook settings, which are the creating (host) partner's.
+// The webhook URL lists and configurations (gpsWebhookUrl, eventWebhookUrl,
+// eventWebhookConfig, alarmsWebhookUrl, alarmsWebhookConfig, systemMessagesWebhook) are JSON
+// text in a string, as the reference contract gives them. The configuration read back names
+// driverIdentification (with driverPrompt, audioAlert, driverPromptDurationSeconds),
+// virtualIgnition, screenTimeout, passengerLimit, wakeupMsg and ledEnabled, which the
+// specification and the reference contract's request configuration set; the contract's
+// response configuration (additionalProperties false) lacks them.
 //
 // Corresponds with GET /v2/organizations/{orgId}/default-settings (the `GetOrganizationDefaultSettings` operationId).
 func (c *Client) GetOrganizationDefaultSettings(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9987,6 +10268,9 @@ func (c *Client) GetOrganizationEventSettings(ctx context.Context, orgId OrgId, 
 // Only the events listed change (an item may say "enabled": false to disable its type);
 // vehicleType changes when given. With the organization profile enabled, the listed events
 // change the same way on every device; what the call does not name stays as each device has it.
+// The events listed are every event kind of the specification, the beep events
+// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
 //
 // Takes any type of body and a specified content type.
 //
@@ -10008,6 +10292,9 @@ func (c *Client) PatchOrganizationEventSettingsWithBody(ctx context.Context, org
 // Only the events listed change (an item may say "enabled": false to disable its type);
 // vehicleType changes when given. With the organization profile enabled, the listed events
 // change the same way on every device; what the call does not name stays as each device has it.
+// The events listed are every event kind of the specification, the beep events
+// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10072,6 +10359,8 @@ func (c *Client) PostOrganizationEventSettings(ctx context.Context, orgId OrgId,
 // in a shared organization), from start to end (at most 31 days apart), oldest first, with the
 // device name next to the IMEI. Beep events are returned when named in eventTypes or when
 // eventTypes is left out. The members may also be given as query parameters.
+// Event types follow the specification's Event kinds in API syntax, among them
+// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
 //
 // Takes any type of body and a specified content type.
 //
@@ -10094,6 +10383,8 @@ func (c *Client) GetOrganizationsEventsWithBody(ctx context.Context, orgId OrgId
 // in a shared organization), from start to end (at most 31 days apart), oldest first, with the
 // device name next to the IMEI. Beep events are returned when named in eventTypes or when
 // eventTypes is left out. The members may also be given as query parameters.
+// Event types follow the specification's Event kinds in API syntax, among them
+// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10262,7 +10553,7 @@ func (c *Client) PatchOrganizationPrivacyConfig(ctx context.Context, orgId OrgId
 
 // GetOrganizationUsers List organization users
 //
-// A guest partner of a shared organization gets 403 ForbiddenError; the users are the creating (host) partner's.
+// A guest partner of a shared organization gets 403 ForbiddenError; the users are the creating (host) partner's. The page of users is also given as users, where the reference contract lists them.
 //
 // Corresponds with GET /v2/organizations/{orgId}/users (the `GetOrganizationUsers` operationId).
 func (c *Client) GetOrganizationUsers(ctx context.Context, orgId OrgId, params *GetOrganizationUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -18165,6 +18456,10 @@ type ClientWithResponsesInterface interface {
 	// excludeSerialNumbers. The answer is per IMEI: success (connected, applied now), accepted
 	// (applied on reconnect), rejected (with errorCode 1001 for a device that does not exist or
 	// is not the caller's). Viewers may not call it.
+	// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+	// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+	// and ledEnabled, which the specification and the reference contract's request configuration
+	// set; the contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -18178,6 +18473,10 @@ type ClientWithResponsesInterface interface {
 	// excludeSerialNumbers. The answer is per IMEI: success (connected, applied now), accepted
 	// (applied on reconnect), rejected (with errorCode 1001 for a device that does not exist or
 	// is not the caller's). Viewers may not call it.
+	// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+	// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+	// and ledEnabled, which the specification and the reference contract's request configuration
+	// set; the contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -18455,6 +18754,12 @@ type ClientWithResponsesInterface interface {
 	// The cellular data the device reported with its health status: the current billing
 	// period at the top level (mobileTx sent, mobileRx received, in bytes) and the last 12
 	// periods in periods, newest first. Scoped tokens with deviceInfo may call it.
+	// fleetcam's devices report their usage as bytes sent and received only: the reference
+	// contract's breakdown by use (liveStreamingUsage, eventsUsage, recordStreamingUsage,
+	// recordingsUploadUsage, liveStreamUsageMilli, recordStreamUsageMilli) is always 0.
+	// usageEventsTodayDay and usageEventsTodayMonth count the device's events (of its current
+	// organization) this UTC day and month. receivedAt is absent until the device first reports;
+	// the contract requires it, which a device that never reported cannot give.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -18465,6 +18770,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// The configuration the cloud wants the device to run: its own, else its organization's
 	// default, else the built-in defaults. metadata.status tells whether the device is connected.
+	// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+	// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+	// and ledEnabled, which the specification and the reference contract's request configuration
+	// set; the contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -18481,6 +18790,10 @@ type ClientWithResponsesInterface interface {
 	// audioAlert only with driverPrompt; standby.timeout 1–1440 minutes (24 hours). Switching
 	// hotSpot.hotspotEnabled from off to on draws a new hotspot password (GET /v2/devices/{imei}/hotspot).
 	// Viewers may not call it.
+	// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+	// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+	// and ledEnabled, which the specification and the reference contract's request configuration
+	// set; the contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -18497,6 +18810,10 @@ type ClientWithResponsesInterface interface {
 	// audioAlert only with driverPrompt; standby.timeout 1–1440 minutes (24 hours). Switching
 	// hotSpot.hotspotEnabled from off to on draws a new hotspot password (GET /v2/devices/{imei}/hotspot).
 	// Viewers may not call it.
+	// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+	// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+	// and ledEnabled, which the specification and the reference contract's request configuration
+	// set; the contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -18518,6 +18835,9 @@ type ClientWithResponsesInterface interface {
 	// GetEventConfigWithResponse Read a device's event configuration
 	//
 	// The enabled events of the configuration the device runs, with every default filled in; a type not listed is disabled.
+	// The events listed are every event kind of the specification, the beep events
+	// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+	// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -18528,6 +18848,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// The events listed are enabled with their settings; every event type not listed is
 	// disabled. Thresholds take their defaults unless an item sets them. Viewers may not call it.
+	// The events listed are every event kind of the specification, the beep events
+	// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+	// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -18538,6 +18861,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// The events listed are enabled with their settings; every event type not listed is
 	// disabled. Thresholds take their defaults unless an item sets them. Viewers may not call it.
+	// The events listed are every event kind of the specification, the beep events
+	// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+	// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -18561,6 +18887,8 @@ type ClientWithResponsesInterface interface {
 	// Events of one device with a time from start to end (both inclusive, at most 31 days apart),
 	// oldest first, recorded since the device was added to its organization (an earlier owner's
 	// events are not listed). Scoped tokens need the deviceEvent feature.
+	// Event types follow the specification's Event kinds in API syntax, among them
+	// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -18577,6 +18905,11 @@ type ClientWithResponsesInterface interface {
 	DeleteDeviceEventWithResponse(ctx context.Context, imei Imei, eventId int, reqEditors ...RequestEditorFn) (*DeleteDeviceEventResponse, error)
 
 	// GetDeviceEventWithResponse Get one event
+	//
+	// Event types follow the specification's Event kinds in API syntax, among them
+	// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+	// A comment's createdBy.id is a user or partner id; the reference contract's oneOf of the
+	// two (both numbers) is read as anyOf.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -18897,6 +19230,10 @@ type ClientWithResponsesInterface interface {
 	// GetMeWithResponse Who holds this token
 	//
 	// Any token answers, scoped tokens included (with their scope).
+	// A partner is the reference contract's partner object (name, alarmsCount: its unread
+	// alarms); others are its user object, with role user, administrator (the SSO admin token)
+	// or restricted (a scoped token). The admin token belongs to no user, as the specification
+	// says, so its id is 0 and it has no email.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -18954,6 +19291,8 @@ type ClientWithResponsesInterface interface {
 	// GetOrganizationsWithResponse List organizations
 	//
 	// A partner gets its organizations, including those other partners share with it; an organization user or admin token gets its own organization.
+	// Each organization names alarmsCount (its unread alarms the caller sees), resellerName and
+	// deIdAnalyticsAllowed (always false).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -19006,6 +19345,10 @@ type ClientWithResponsesInterface interface {
 	// GetOrganizationWithResponse Get an organization
 	//
 	// The organization with counts of its users and of the devices the caller sees.
+	// alarmsCount is the number of unread alarms the caller sees; deIdAnalyticsAllowed and
+	// hasGeotabUserSetup are always false (fleetcam has neither). deviceRetentionMinutes is 0
+	// for an organization that never set it, where the reference contract wants at least 4 and
+	// gives no value for that case.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -19104,6 +19447,13 @@ type ClientWithResponsesInterface interface {
 	// GetOrganizationDefaultSettingsWithResponse All organization default settings
 	//
 	// Webhook settings, device settings (with privacy), event settings and the purge days and retention times, which apply to every current and future device of the organization. A guest partner of a shared organization gets them without the webhook settings, which are the creating (host) partner's.
+	// The webhook URL lists and configurations (gpsWebhookUrl, eventWebhookUrl,
+	// eventWebhookConfig, alarmsWebhookUrl, alarmsWebhookConfig, systemMessagesWebhook) are JSON
+	// text in a string, as the reference contract gives them. The configuration read back names
+	// driverIdentification (with driverPrompt, audioAlert, driverPromptDurationSeconds),
+	// virtualIgnition, screenTimeout, passengerLimit, wakeupMsg and ledEnabled, which the
+	// specification and the reference contract's request configuration set; the contract's
+	// response configuration (additionalProperties false) lacks them.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -19229,6 +19579,9 @@ type ClientWithResponsesInterface interface {
 	// Only the events listed change (an item may say "enabled": false to disable its type);
 	// vehicleType changes when given. With the organization profile enabled, the listed events
 	// change the same way on every device; what the call does not name stays as each device has it.
+	// The events listed are every event kind of the specification, the beep events
+	// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+	// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -19240,6 +19593,9 @@ type ClientWithResponsesInterface interface {
 	// Only the events listed change (an item may say "enabled": false to disable its type);
 	// vehicleType changes when given. With the organization profile enabled, the listed events
 	// change the same way on every device; what the call does not name stays as each device has it.
+	// The events listed are every event kind of the specification, the beep events
+	// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+	// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -19274,6 +19630,8 @@ type ClientWithResponsesInterface interface {
 	// in a shared organization), from start to end (at most 31 days apart), oldest first, with the
 	// device name next to the IMEI. Beep events are returned when named in eventTypes or when
 	// eventTypes is left out. The members may also be given as query parameters.
+	// Event types follow the specification's Event kinds in API syntax, among them
+	// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -19286,6 +19644,8 @@ type ClientWithResponsesInterface interface {
 	// in a shared organization), from start to end (at most 31 days apart), oldest first, with the
 	// device name next to the IMEI. Beep events are returned when named in eventTypes or when
 	// eventTypes is left out. The members may also be given as query parameters.
+	// Event types follow the specification's Event kinds in API syntax, among them
+	// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -19368,7 +19728,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetOrganizationUsersWithResponse List organization users
 	//
-	// A guest partner of a shared organization gets 403 ForbiddenError; the users are the creating (host) partner's.
+	// A guest partner of a shared organization gets 403 ForbiddenError; the users are the creating (host) partner's. The page of users is also given as users, where the reference contract lists them.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -22369,17 +22729,27 @@ type GetDeviceDataUsageResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
 		Data struct {
-			Imei        *string    `json:"imei,omitempty"`
-			MobileRx    *int       `json:"mobileRx,omitempty"`
-			MobileTx    *int       `json:"mobileTx,omitempty"`
-			PeriodStart *time.Time `json:"periodStart,omitempty"`
-			Periods     *[]struct {
+			EventsUsage          *int       `json:"eventsUsage,omitempty"`
+			Imei                 *string    `json:"imei,omitempty"`
+			LiveStreamUsageMilli *int       `json:"liveStreamUsageMilli,omitempty"`
+			LiveStreamingUsage   *int       `json:"liveStreamingUsage,omitempty"`
+			MobileRx             *int       `json:"mobileRx,omitempty"`
+			MobileTx             *int       `json:"mobileTx,omitempty"`
+			PeriodStart          *time.Time `json:"periodStart,omitempty"`
+			Periods              *[]struct {
 				MobileRx    *int       `json:"mobileRx,omitempty"`
 				MobileTx    *int       `json:"mobileTx,omitempty"`
 				PeriodStart *time.Time `json:"periodStart,omitempty"`
 				ReceivedAt  *time.Time `json:"receivedAt,omitempty"`
 			} `json:"periods,omitempty"`
-			ReceivedAt *time.Time `json:"receivedAt,omitempty"`
+
+			// ReceivedAt Absent until the device first reports.
+			ReceivedAt             *time.Time `json:"receivedAt,omitempty"`
+			RecordStreamUsageMilli *int       `json:"recordStreamUsageMilli,omitempty"`
+			RecordStreamingUsage   *int       `json:"recordStreamingUsage,omitempty"`
+			RecordingsUploadUsage  *int       `json:"recordingsUploadUsage,omitempty"`
+			UsageEventsTodayDay    *int       `json:"usageEventsTodayDay,omitempty"`
+			UsageEventsTodayMonth  *int       `json:"usageEventsTodayMonth,omitempty"`
 		} `json:"data"`
 		RequestId string `json:"requestId"`
 	}
@@ -22392,17 +22762,27 @@ type GetDeviceDataUsageResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetDeviceDataUsageResponse) GetJSON200() *struct {
 	Data struct {
-		Imei        *string    `json:"imei,omitempty"`
-		MobileRx    *int       `json:"mobileRx,omitempty"`
-		MobileTx    *int       `json:"mobileTx,omitempty"`
-		PeriodStart *time.Time `json:"periodStart,omitempty"`
-		Periods     *[]struct {
+		EventsUsage          *int       `json:"eventsUsage,omitempty"`
+		Imei                 *string    `json:"imei,omitempty"`
+		LiveStreamUsageMilli *int       `json:"liveStreamUsageMilli,omitempty"`
+		LiveStreamingUsage   *int       `json:"liveStreamingUsage,omitempty"`
+		MobileRx             *int       `json:"mobileRx,omitempty"`
+		MobileTx             *int       `json:"mobileTx,omitempty"`
+		PeriodStart          *time.Time `json:"periodStart,omitempty"`
+		Periods              *[]struct {
 			MobileRx    *int       `json:"mobileRx,omitempty"`
 			MobileTx    *int       `json:"mobileTx,omitempty"`
 			PeriodStart *time.Time `json:"periodStart,omitempty"`
 			ReceivedAt  *time.Time `json:"receivedAt,omitempty"`
 		} `json:"periods,omitempty"`
-		ReceivedAt *time.Time `json:"receivedAt,omitempty"`
+
+		// ReceivedAt Absent until the device first reports.
+		ReceivedAt             *time.Time `json:"receivedAt,omitempty"`
+		RecordStreamUsageMilli *int       `json:"recordStreamUsageMilli,omitempty"`
+		RecordStreamingUsage   *int       `json:"recordStreamingUsage,omitempty"`
+		RecordingsUploadUsage  *int       `json:"recordingsUploadUsage,omitempty"`
+		UsageEventsTodayDay    *int       `json:"usageEventsTodayDay,omitempty"`
+		UsageEventsTodayMonth  *int       `json:"usageEventsTodayMonth,omitempty"`
 	} `json:"data"`
 	RequestId string `json:"requestId"`
 } {
@@ -23606,7 +23986,8 @@ type GetDevicePrivacyModeResponse struct {
 		Data *struct {
 			PrivacyMode *GetDevicePrivacyMode200JSONResponseBodyDataPrivacyMode `json:"privacyMode,omitempty"`
 		} `json:"data,omitempty"`
-		RequestId *string `json:"requestId,omitempty"`
+		PrivacyMode *GetDevicePrivacyMode200JSONResponseBodyPrivacyMode `json:"privacyMode,omitempty"`
+		RequestId   *string                                             `json:"requestId,omitempty"`
 	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
@@ -23619,7 +24000,8 @@ func (r GetDevicePrivacyModeResponse) GetJSON200() *struct {
 	Data *struct {
 		PrivacyMode *GetDevicePrivacyMode200JSONResponseBodyDataPrivacyMode `json:"privacyMode,omitempty"`
 	} `json:"data,omitempty"`
-	RequestId *string `json:"requestId,omitempty"`
+	PrivacyMode *GetDevicePrivacyMode200JSONResponseBodyPrivacyMode `json:"privacyMode,omitempty"`
+	RequestId   *string                                             `json:"requestId,omitempty"`
 } {
 	return r.JSON200
 }
@@ -23749,7 +24131,8 @@ type PostVirtualEventResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
 		Data *struct {
-			EventId *int            `json:"eventId,omitempty"`
+			// EventId The new event's id as a string ("12"), as the reference contract types it.
+			EventId *string         `json:"eventId,omitempty"`
 			Files   *[]EventFileRef `json:"files,omitempty"`
 		} `json:"data,omitempty"`
 		RequestId *string `json:"requestId,omitempty"`
@@ -23769,7 +24152,8 @@ type PostVirtualEventResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r PostVirtualEventResponse) GetJSON200() *struct {
 	Data *struct {
-		EventId *int            `json:"eventId,omitempty"`
+		// EventId The new event's id as a string ("12"), as the reference contract types it.
+		EventId *string         `json:"eventId,omitempty"`
 		Files   *[]EventFileRef `json:"files,omitempty"`
 	} `json:"data,omitempty"`
 	RequestId *string `json:"requestId,omitempty"`
@@ -23834,29 +24218,12 @@ func (r PostVirtualEventResponse) ContentType() string {
 type DeleteDriversResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Data *struct {
-			Deleted *int `json:"deleted,omitempty"`
-		} `json:"data,omitempty"`
-		RequestId *string `json:"requestId,omitempty"`
-	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r DeleteDriversResponse) GetJSON200() *struct {
-	Data *struct {
-		Deleted *int `json:"deleted,omitempty"`
-	} `json:"data,omitempty"`
-	RequestId *string `json:"requestId,omitempty"`
-} {
-	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -23976,11 +24343,6 @@ func (r GetDriversResponse) ContentType() string {
 type PatchDriversResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Data      *[]Driver `json:"data,omitempty"`
-		RequestId *string   `json:"requestId,omitempty"`
-	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -23991,14 +24353,6 @@ type PatchDriversResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PatchDriversResponse) GetJSON200() *struct {
-	Data      *[]Driver `json:"data,omitempty"`
-	RequestId *string   `json:"requestId,omitempty"`
-} {
-	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -24143,8 +24497,14 @@ type PutDriversResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
 		Data *struct {
-			ActiveCount   *int `json:"activeCount,omitempty"`
-			InactiveCount *int `json:"inactiveCount,omitempty"`
+			// ActiveCount A count, as a string ("1"), as the reference contract types it.
+			ActiveCount *string `json:"activeCount,omitempty"`
+
+			// InactiveCount A count, as a string, as the reference contract types it.
+			InactiveCount *string `json:"inactiveCount,omitempty"`
+
+			// RequestId The requestId again, where the reference contract requires it.
+			RequestId *string `json:"requestId,omitempty"`
 		} `json:"data,omitempty"`
 		RequestId *string `json:"requestId,omitempty"`
 	}
@@ -24159,8 +24519,14 @@ type PutDriversResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r PutDriversResponse) GetJSON200() *struct {
 	Data *struct {
-		ActiveCount   *int `json:"activeCount,omitempty"`
-		InactiveCount *int `json:"inactiveCount,omitempty"`
+		// ActiveCount A count, as a string ("1"), as the reference contract types it.
+		ActiveCount *string `json:"activeCount,omitempty"`
+
+		// InactiveCount A count, as a string, as the reference contract types it.
+		InactiveCount *string `json:"inactiveCount,omitempty"`
+
+		// RequestId The requestId again, where the reference contract requires it.
+		RequestId *string `json:"requestId,omitempty"`
 	} `json:"data,omitempty"`
 	RequestId *string `json:"requestId,omitempty"`
 } {
@@ -24214,29 +24580,12 @@ func (r PutDriversResponse) ContentType() string {
 type RemoveDriversFromDevicesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		Data *struct {
-			Removed *int `json:"removed,omitempty"`
-		} `json:"data,omitempty"`
-		RequestId *string `json:"requestId,omitempty"`
-	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r RemoveDriversFromDevicesResponse) GetJSON200() *struct {
-	Data *struct {
-		Removed *int `json:"removed,omitempty"`
-	} `json:"data,omitempty"`
-	RequestId *string `json:"requestId,omitempty"`
-} {
-	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -24529,15 +24878,20 @@ type GetMeResponse struct {
 		Data *struct {
 			Entity *GetMe200JSONResponseBodyDataEntity `json:"entity,omitempty"`
 			Me     *struct {
-				AccessLevel      *GetMe200JSONResponseBodyDataMeAccessLevel `json:"accessLevel,omitempty"`
-				Email            *string                                    `json:"email,omitempty"`
-				Id               *int                                       `json:"id,omitempty"`
-				Name             *string                                    `json:"name,omitempty"`
-				OrganizationId   *int                                       `json:"organizationId,omitempty"`
-				OrganizationName *string                                    `json:"organizationName,omitempty"`
-				PartnerId        *int                                       `json:"partnerId,omitempty"`
-				PartnerName      *string                                    `json:"partnerName,omitempty"`
-				Role             *GetMe200JSONResponseBodyDataMeRole        `json:"role,omitempty"`
+				AccessLevel *GetMe200JSONResponseBodyDataMeAccessLevel `json:"accessLevel,omitempty"`
+
+				// AlarmsCount A partner's unread alarms.
+				AlarmsCount      *int    `json:"alarmsCount,omitempty"`
+				Email            *string `json:"email,omitempty"`
+				Id               *int    `json:"id,omitempty"`
+				Name             *string `json:"name,omitempty"`
+				OrganizationId   *int    `json:"organizationId,omitempty"`
+				OrganizationName *string `json:"organizationName,omitempty"`
+				PartnerId        *int    `json:"partnerId,omitempty"`
+				PartnerName      *string `json:"partnerName,omitempty"`
+
+				// Role partner for a partner, user for an organization user, administrator for the SSO admin token, restricted for a scoped token (the reference contract's roles).
+				Role *GetMe200JSONResponseBodyDataMeRole `json:"role,omitempty"`
 			} `json:"me,omitempty"`
 		} `json:"data,omitempty"`
 		RequestId *string `json:"requestId,omitempty"`
@@ -24551,15 +24905,20 @@ func (r GetMeResponse) GetJSON200() *struct {
 	Data *struct {
 		Entity *GetMe200JSONResponseBodyDataEntity `json:"entity,omitempty"`
 		Me     *struct {
-			AccessLevel      *GetMe200JSONResponseBodyDataMeAccessLevel `json:"accessLevel,omitempty"`
-			Email            *string                                    `json:"email,omitempty"`
-			Id               *int                                       `json:"id,omitempty"`
-			Name             *string                                    `json:"name,omitempty"`
-			OrganizationId   *int                                       `json:"organizationId,omitempty"`
-			OrganizationName *string                                    `json:"organizationName,omitempty"`
-			PartnerId        *int                                       `json:"partnerId,omitempty"`
-			PartnerName      *string                                    `json:"partnerName,omitempty"`
-			Role             *GetMe200JSONResponseBodyDataMeRole        `json:"role,omitempty"`
+			AccessLevel *GetMe200JSONResponseBodyDataMeAccessLevel `json:"accessLevel,omitempty"`
+
+			// AlarmsCount A partner's unread alarms.
+			AlarmsCount      *int    `json:"alarmsCount,omitempty"`
+			Email            *string `json:"email,omitempty"`
+			Id               *int    `json:"id,omitempty"`
+			Name             *string `json:"name,omitempty"`
+			OrganizationId   *int    `json:"organizationId,omitempty"`
+			OrganizationName *string `json:"organizationName,omitempty"`
+			PartnerId        *int    `json:"partnerId,omitempty"`
+			PartnerName      *string `json:"partnerName,omitempty"`
+
+			// Role partner for a partner, user for an organization user, administrator for the SSO admin token, restricted for a scoped token (the reference contract's roles).
+			Role *GetMe200JSONResponseBodyDataMeRole `json:"role,omitempty"`
 		} `json:"me,omitempty"`
 	} `json:"data,omitempty"`
 	RequestId *string `json:"requestId,omitempty"`
@@ -25337,7 +25696,8 @@ type GetOrganizationDefaultSettingsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data Every organization default in one object: the webhook settings at the top level, the
+		// Data Every organization default in one object: the webhook settings at the top level (the
+		// URL lists and configurations as JSON text, as the reference contract gives them), the
 		// device settings (with privacy) as GET /v2/organizations/{orgId}/device-settings shows
 		// them, the event settings as GET /v2/organizations/{orgId}/event-settings shows them, and
 		// the purge days and retention times.
@@ -25352,7 +25712,8 @@ type GetOrganizationDefaultSettingsResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetOrganizationDefaultSettingsResponse) GetJSON200() *struct {
-	// Data Every organization default in one object: the webhook settings at the top level, the
+	// Data Every organization default in one object: the webhook settings at the top level (the
+	// URL lists and configurations as JSON text, as the reference contract gives them), the
 	// device settings (with privacy) as GET /v2/organizations/{orgId}/device-settings shows
 	// them, the event settings as GET /v2/organizations/{orgId}/event-settings shows them, and
 	// the purge days and retention times.
@@ -26556,7 +26917,12 @@ type GetOrganizationUsersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *UserPage
+	JSON200 *struct {
+		Data      []User   `json:"data"`
+		Metadata  Metadata `json:"metadata"`
+		RequestId string   `json:"requestId"`
+		Users     []User   `json:"users"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -26568,7 +26934,12 @@ type GetOrganizationUsersResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetOrganizationUsersResponse) GetJSON200() *UserPage {
+func (r GetOrganizationUsersResponse) GetJSON200() *struct {
+	Data      []User   `json:"data"`
+	Metadata  Metadata `json:"metadata"`
+	RequestId string   `json:"requestId"`
+	Users     []User   `json:"users"`
+} {
 	return r.JSON200
 }
 
@@ -26628,6 +26999,7 @@ type PostOrganizationUsersResponse struct {
 	JSON200 *struct {
 		Data      CreatedUser `json:"data"`
 		RequestId string      `json:"requestId"`
+		UserId    int         `json:"userId"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
@@ -26645,6 +27017,7 @@ type PostOrganizationUsersResponse struct {
 func (r PostOrganizationUsersResponse) GetJSON200() *struct {
 	Data      CreatedUser `json:"data"`
 	RequestId string      `json:"requestId"`
+	UserId    int         `json:"userId"`
 } {
 	return r.JSON200
 }
@@ -28096,8 +28469,19 @@ type PostPartnerContactsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		Data      CreatedUser `json:"data"`
-		RequestId string      `json:"requestId"`
+		AccessLevel    PostPartnerContacts200JSONResponseBodyAccessLevel `json:"accessLevel"`
+		CreatedAt      time.Time                                         `json:"createdAt"`
+		Data           CreatedUser                                       `json:"data"`
+		Email          string                                            `json:"email"`
+		Id             int                                               `json:"id"`
+		Name           *string                                           `json:"name,omitempty"`
+		OrganizationId *int                                              `json:"organizationId,omitempty"`
+		PartnerId      *int                                              `json:"partnerId,omitempty"`
+
+		// PasswordSet False until an invitation is redeemed.
+		PasswordSet bool                                       `json:"passwordSet"`
+		RequestId   string                                     `json:"requestId"`
+		Role        PostPartnerContacts200JSONResponseBodyRole `json:"role"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
@@ -28113,8 +28497,19 @@ type PostPartnerContactsResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r PostPartnerContactsResponse) GetJSON200() *struct {
-	Data      CreatedUser `json:"data"`
-	RequestId string      `json:"requestId"`
+	AccessLevel    PostPartnerContacts200JSONResponseBodyAccessLevel `json:"accessLevel"`
+	CreatedAt      time.Time                                         `json:"createdAt"`
+	Data           CreatedUser                                       `json:"data"`
+	Email          string                                            `json:"email"`
+	Id             int                                               `json:"id"`
+	Name           *string                                           `json:"name,omitempty"`
+	OrganizationId *int                                              `json:"organizationId,omitempty"`
+	PartnerId      *int                                              `json:"partnerId,omitempty"`
+
+	// PasswordSet False until an invitation is redeemed.
+	PasswordSet bool                                       `json:"passwordSet"`
+	RequestId   string                                     `json:"requestId"`
+	Role        PostPartnerContacts200JSONResponseBodyRole `json:"role"`
 } {
 	return r.JSON200
 }
@@ -29199,6 +29594,10 @@ func (c *ClientWithResponses) PutBulkDevicesDataProfileWithResponse(ctx context.
 // excludeSerialNumbers. The answer is per IMEI: success (connected, applied now), accepted
 // (applied on reconnect), rejected (with errorCode 1001 for a device that does not exist or
 // is not the caller's). Viewers may not call it.
+// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+// and ledEnabled, which the specification and the reference contract's request configuration
+// set; the contract's response configuration (additionalProperties false) lacks them.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29218,6 +29617,10 @@ func (c *ClientWithResponses) PutBulkDeviceConfigWithBodyWithResponse(ctx contex
 // excludeSerialNumbers. The answer is per IMEI: success (connected, applied now), accepted
 // (applied on reconnect), rejected (with errorCode 1001 for a device that does not exist or
 // is not the caller's). Viewers may not call it.
+// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+// and ledEnabled, which the specification and the reference contract's request configuration
+// set; the contract's response configuration (additionalProperties false) lacks them.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29657,6 +30060,12 @@ func (c *ClientWithResponses) PutDeviceDataProfileWithResponse(ctx context.Conte
 // The cellular data the device reported with its health status: the current billing
 // period at the top level (mobileTx sent, mobileRx received, in bytes) and the last 12
 // periods in periods, newest first. Scoped tokens with deviceInfo may call it.
+// fleetcam's devices report their usage as bytes sent and received only: the reference
+// contract's breakdown by use (liveStreamingUsage, eventsUsage, recordStreamingUsage,
+// recordingsUploadUsage, liveStreamUsageMilli, recordStreamUsageMilli) is always 0.
+// usageEventsTodayDay and usageEventsTodayMonth count the device's events (of its current
+// organization) this UTC day and month. receivedAt is absent until the device first reports;
+// the contract requires it, which a device that never reported cannot give.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -29673,6 +30082,10 @@ func (c *ClientWithResponses) GetDeviceDataUsageWithResponse(ctx context.Context
 //
 // The configuration the cloud wants the device to run: its own, else its organization's
 // default, else the built-in defaults. metadata.status tells whether the device is connected.
+// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+// and ledEnabled, which the specification and the reference contract's request configuration
+// set; the contract's response configuration (additionalProperties false) lacks them.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -29695,6 +30108,10 @@ func (c *ClientWithResponses) GetDeviceConfigWithResponse(ctx context.Context, i
 // audioAlert only with driverPrompt; standby.timeout 1–1440 minutes (24 hours). Switching
 // hotSpot.hotspotEnabled from off to on draws a new hotspot password (GET /v2/devices/{imei}/hotspot).
 // Viewers may not call it.
+// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+// and ledEnabled, which the specification and the reference contract's request configuration
+// set; the contract's response configuration (additionalProperties false) lacks them.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29717,6 +30134,10 @@ func (c *ClientWithResponses) PutDeviceConfigWithBodyWithResponse(ctx context.Co
 // audioAlert only with driverPrompt; standby.timeout 1–1440 minutes (24 hours). Switching
 // hotSpot.hotspotEnabled from off to on draws a new hotspot password (GET /v2/devices/{imei}/hotspot).
 // Viewers may not call it.
+// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+// and ledEnabled, which the specification and the reference contract's request configuration
+// set; the contract's response configuration (additionalProperties false) lacks them.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29750,6 +30171,9 @@ func (c *ClientWithResponses) PostDeviceDriverCheckoutWithResponse(ctx context.C
 // GetEventConfigWithResponse Read a device's event configuration
 //
 // The enabled events of the configuration the device runs, with every default filled in; a type not listed is disabled.
+// The events listed are every event kind of the specification, the beep events
+// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -29766,6 +30190,9 @@ func (c *ClientWithResponses) GetEventConfigWithResponse(ctx context.Context, im
 //
 // The events listed are enabled with their settings; every event type not listed is
 // disabled. Thresholds take their defaults unless an item sets them. Viewers may not call it.
+// The events listed are every event kind of the specification, the beep events
+// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29782,6 +30209,9 @@ func (c *ClientWithResponses) PutEventConfigWithBodyWithResponse(ctx context.Con
 //
 // The events listed are enabled with their settings; every event type not listed is
 // disabled. Thresholds take their defaults unless an item sets them. Viewers may not call it.
+// The events listed are every event kind of the specification, the beep events
+// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29817,6 +30247,8 @@ func (c *ClientWithResponses) GetDeviceEventFileLinkWithResponse(ctx context.Con
 // Events of one device with a time from start to end (both inclusive, at most 31 days apart),
 // oldest first, recorded since the device was added to its organization (an earlier owner's
 // events are not listed). Scoped tokens need the deviceEvent feature.
+// Event types follow the specification's Event kinds in API syntax, among them
+// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -29845,6 +30277,11 @@ func (c *ClientWithResponses) DeleteDeviceEventWithResponse(ctx context.Context,
 }
 
 // GetDeviceEventWithResponse Get one event
+//
+// Event types follow the specification's Event kinds in API syntax, among them
+// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+// A comment's createdBy.id is a user or partner id; the reference contract's oneOf of the
+// two (both numbers) is read as anyOf.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -30339,6 +30776,10 @@ func (c *ClientWithResponses) GetDrivingHistoryWithResponse(ctx context.Context,
 // GetMeWithResponse Who holds this token
 //
 // Any token answers, scoped tokens included (with their scope).
+// A partner is the reference contract's partner object (name, alarmsCount: its unread
+// alarms); others are its user object, with role user, administrator (the SSO admin token)
+// or restricted (a scoped token). The admin token belongs to no user, as the specification
+// says, so its id is 0 and it has no email.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -30432,6 +30873,8 @@ func (c *ClientWithResponses) GetOpenApiDocumentWithResponse(ctx context.Context
 // GetOrganizationsWithResponse List organizations
 //
 // A partner gets its organizations, including those other partners share with it; an organization user or admin token gets its own organization.
+// Each organization names alarmsCount (its unread alarms the caller sees), resellerName and
+// deIdAnalyticsAllowed (always false).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -30508,6 +30951,10 @@ func (c *ClientWithResponses) GetOrganizationSsoWithResponse(ctx context.Context
 // GetOrganizationWithResponse Get an organization
 //
 // The organization with counts of its users and of the devices the caller sees.
+// alarmsCount is the number of unread alarms the caller sees; deIdAnalyticsAllowed and
+// hasGeotabUserSetup are always false (fleetcam has neither). deviceRetentionMinutes is 0
+// for an organization that never set it, where the reference contract wants at least 4 and
+// gives no value for that case.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -30642,6 +31089,13 @@ func (c *ClientWithResponses) PutOrganizationDevicesDefaultDataProfileWithRespon
 // GetOrganizationDefaultSettingsWithResponse All organization default settings
 //
 // Webhook settings, device settings (with privacy), event settings and the purge days and retention times, which apply to every current and future device of the organization. A guest partner of a shared organization gets them without the webhook settings, which are the creating (host) partner's.
+// The webhook URL lists and configurations (gpsWebhookUrl, eventWebhookUrl,
+// eventWebhookConfig, alarmsWebhookUrl, alarmsWebhookConfig, systemMessagesWebhook) are JSON
+// text in a string, as the reference contract gives them. The configuration read back names
+// driverIdentification (with driverPrompt, audioAlert, driverPromptDurationSeconds),
+// virtualIgnition, screenTimeout, passengerLimit, wakeupMsg and ledEnabled, which the
+// specification and the reference contract's request configuration set; the contract's
+// response configuration (additionalProperties false) lacks them.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -30833,6 +31287,9 @@ func (c *ClientWithResponses) GetOrganizationEventSettingsWithResponse(ctx conte
 // Only the events listed change (an item may say "enabled": false to disable its type);
 // vehicleType changes when given. With the organization profile enabled, the listed events
 // change the same way on every device; what the call does not name stays as each device has it.
+// The events listed are every event kind of the specification, the beep events
+// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -30850,6 +31307,9 @@ func (c *ClientWithResponses) PatchOrganizationEventSettingsWithBodyWithResponse
 // Only the events listed change (an item may say "enabled": false to disable its type);
 // vehicleType changes when given. With the organization profile enabled, the listed events
 // change the same way on every device; what the call does not name stays as each device has it.
+// The events listed are every event kind of the specification, the beep events
+// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -30902,6 +31362,8 @@ func (c *ClientWithResponses) PostOrganizationEventSettingsWithResponse(ctx cont
 // in a shared organization), from start to end (at most 31 days apart), oldest first, with the
 // device name next to the IMEI. Beep events are returned when named in eventTypes or when
 // eventTypes is left out. The members may also be given as query parameters.
+// Event types follow the specification's Event kinds in API syntax, among them
+// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -30920,6 +31382,8 @@ func (c *ClientWithResponses) GetOrganizationsEventsWithBodyWithResponse(ctx con
 // in a shared organization), from start to end (at most 31 days apart), oldest first, with the
 // device name next to the IMEI. Beep events are returned when named in eventTypes or when
 // eventTypes is left out. The members may also be given as query parameters.
+// Event types follow the specification's Event kinds in API syntax, among them
+// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -31056,7 +31520,7 @@ func (c *ClientWithResponses) PatchOrganizationPrivacyConfigWithResponse(ctx con
 
 // GetOrganizationUsersWithResponse List organization users
 //
-// A guest partner of a shared organization gets 403 ForbiddenError; the users are the creating (host) partner's.
+// A guest partner of a shared organization gets 403 ForbiddenError; the users are the creating (host) partner's. The page of users is also given as users, where the reference contract lists them.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -33634,17 +34098,27 @@ func ParseGetDeviceDataUsageResponse(rsp *http.Response) (*GetDeviceDataUsageRes
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
 			Data struct {
-				Imei        *string    `json:"imei,omitempty"`
-				MobileRx    *int       `json:"mobileRx,omitempty"`
-				MobileTx    *int       `json:"mobileTx,omitempty"`
-				PeriodStart *time.Time `json:"periodStart,omitempty"`
-				Periods     *[]struct {
+				EventsUsage          *int       `json:"eventsUsage,omitempty"`
+				Imei                 *string    `json:"imei,omitempty"`
+				LiveStreamUsageMilli *int       `json:"liveStreamUsageMilli,omitempty"`
+				LiveStreamingUsage   *int       `json:"liveStreamingUsage,omitempty"`
+				MobileRx             *int       `json:"mobileRx,omitempty"`
+				MobileTx             *int       `json:"mobileTx,omitempty"`
+				PeriodStart          *time.Time `json:"periodStart,omitempty"`
+				Periods              *[]struct {
 					MobileRx    *int       `json:"mobileRx,omitempty"`
 					MobileTx    *int       `json:"mobileTx,omitempty"`
 					PeriodStart *time.Time `json:"periodStart,omitempty"`
 					ReceivedAt  *time.Time `json:"receivedAt,omitempty"`
 				} `json:"periods,omitempty"`
-				ReceivedAt *time.Time `json:"receivedAt,omitempty"`
+
+				// ReceivedAt Absent until the device first reports.
+				ReceivedAt             *time.Time `json:"receivedAt,omitempty"`
+				RecordStreamUsageMilli *int       `json:"recordStreamUsageMilli,omitempty"`
+				RecordStreamingUsage   *int       `json:"recordStreamingUsage,omitempty"`
+				RecordingsUploadUsage  *int       `json:"recordingsUploadUsage,omitempty"`
+				UsageEventsTodayDay    *int       `json:"usageEventsTodayDay,omitempty"`
+				UsageEventsTodayMonth  *int       `json:"usageEventsTodayMonth,omitempty"`
 			} `json:"data"`
 			RequestId string `json:"requestId"`
 		}
@@ -34508,7 +34982,8 @@ func ParseGetDevicePrivacyModeResponse(rsp *http.Response) (*GetDevicePrivacyMod
 			Data *struct {
 				PrivacyMode *GetDevicePrivacyMode200JSONResponseBodyDataPrivacyMode `json:"privacyMode,omitempty"`
 			} `json:"data,omitempty"`
-			RequestId *string `json:"requestId,omitempty"`
+			PrivacyMode *GetDevicePrivacyMode200JSONResponseBodyPrivacyMode `json:"privacyMode,omitempty"`
+			RequestId   *string                                             `json:"requestId,omitempty"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
@@ -34607,7 +35082,8 @@ func ParsePostVirtualEventResponse(rsp *http.Response) (*PostVirtualEventRespons
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
 			Data *struct {
-				EventId *int            `json:"eventId,omitempty"`
+				// EventId The new event's id as a string ("12"), as the reference contract types it.
+				EventId *string         `json:"eventId,omitempty"`
 				Files   *[]EventFileRef `json:"files,omitempty"`
 			} `json:"data,omitempty"`
 			RequestId *string `json:"requestId,omitempty"`
@@ -34671,17 +35147,8 @@ func ParseDeleteDriversResponse(rsp *http.Response) (*DeleteDriversResponse, err
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Data *struct {
-				Deleted *int `json:"deleted,omitempty"`
-			} `json:"data,omitempty"`
-			RequestId *string `json:"requestId,omitempty"`
-		}
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
+	case rsp.StatusCode == 204:
+		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
@@ -34774,15 +35241,8 @@ func ParsePatchDriversResponse(rsp *http.Response) (*PatchDriversResponse, error
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Data      *[]Driver `json:"data,omitempty"`
-			RequestId *string   `json:"requestId,omitempty"`
-		}
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
+	case rsp.StatusCode == 204:
+		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
@@ -34905,8 +35365,14 @@ func ParsePutDriversResponse(rsp *http.Response) (*PutDriversResponse, error) {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
 			Data *struct {
-				ActiveCount   *int `json:"activeCount,omitempty"`
-				InactiveCount *int `json:"inactiveCount,omitempty"`
+				// ActiveCount A count, as a string ("1"), as the reference contract types it.
+				ActiveCount *string `json:"activeCount,omitempty"`
+
+				// InactiveCount A count, as a string, as the reference contract types it.
+				InactiveCount *string `json:"inactiveCount,omitempty"`
+
+				// RequestId The requestId again, where the reference contract requires it.
+				RequestId *string `json:"requestId,omitempty"`
 			} `json:"data,omitempty"`
 			RequestId *string `json:"requestId,omitempty"`
 		}
@@ -34955,17 +35421,8 @@ func ParseRemoveDriversFromDevicesResponse(rsp *http.Response) (*RemoveDriversFr
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest struct {
-			Data *struct {
-				Removed *int `json:"removed,omitempty"`
-			} `json:"data,omitempty"`
-			RequestId *string `json:"requestId,omitempty"`
-		}
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
+	case rsp.StatusCode == 204:
+		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
@@ -35182,15 +35639,20 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 			Data *struct {
 				Entity *GetMe200JSONResponseBodyDataEntity `json:"entity,omitempty"`
 				Me     *struct {
-					AccessLevel      *GetMe200JSONResponseBodyDataMeAccessLevel `json:"accessLevel,omitempty"`
-					Email            *string                                    `json:"email,omitempty"`
-					Id               *int                                       `json:"id,omitempty"`
-					Name             *string                                    `json:"name,omitempty"`
-					OrganizationId   *int                                       `json:"organizationId,omitempty"`
-					OrganizationName *string                                    `json:"organizationName,omitempty"`
-					PartnerId        *int                                       `json:"partnerId,omitempty"`
-					PartnerName      *string                                    `json:"partnerName,omitempty"`
-					Role             *GetMe200JSONResponseBodyDataMeRole        `json:"role,omitempty"`
+					AccessLevel *GetMe200JSONResponseBodyDataMeAccessLevel `json:"accessLevel,omitempty"`
+
+					// AlarmsCount A partner's unread alarms.
+					AlarmsCount      *int    `json:"alarmsCount,omitempty"`
+					Email            *string `json:"email,omitempty"`
+					Id               *int    `json:"id,omitempty"`
+					Name             *string `json:"name,omitempty"`
+					OrganizationId   *int    `json:"organizationId,omitempty"`
+					OrganizationName *string `json:"organizationName,omitempty"`
+					PartnerId        *int    `json:"partnerId,omitempty"`
+					PartnerName      *string `json:"partnerName,omitempty"`
+
+					// Role partner for a partner, user for an organization user, administrator for the SSO admin token, restricted for a scoped token (the reference contract's roles).
+					Role *GetMe200JSONResponseBodyDataMeRole `json:"role,omitempty"`
 				} `json:"me,omitempty"`
 			} `json:"data,omitempty"`
 			RequestId *string `json:"requestId,omitempty"`
@@ -35768,7 +36230,8 @@ func ParseGetOrganizationDefaultSettingsResponse(rsp *http.Response) (*GetOrgani
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data Every organization default in one object: the webhook settings at the top level, the
+			// Data Every organization default in one object: the webhook settings at the top level (the
+			// URL lists and configurations as JSON text, as the reference contract gives them), the
 			// device settings (with privacy) as GET /v2/organizations/{orgId}/device-settings shows
 			// them, the event settings as GET /v2/organizations/{orgId}/event-settings shows them, and
 			// the purge days and retention times.
@@ -36663,7 +37126,12 @@ func ParseGetOrganizationUsersResponse(rsp *http.Response) (*GetOrganizationUser
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest UserPage
+		var dest struct {
+			Data      []User   `json:"data"`
+			Metadata  Metadata `json:"metadata"`
+			RequestId string   `json:"requestId"`
+			Users     []User   `json:"users"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -36720,6 +37188,7 @@ func ParsePostOrganizationUsersResponse(rsp *http.Response) (*PostOrganizationUs
 		var dest struct {
 			Data      CreatedUser `json:"data"`
 			RequestId string      `json:"requestId"`
+			UserId    int         `json:"userId"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
@@ -37808,8 +38277,19 @@ func ParsePostPartnerContactsResponse(rsp *http.Response) (*PostPartnerContactsR
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			Data      CreatedUser `json:"data"`
-			RequestId string      `json:"requestId"`
+			AccessLevel    PostPartnerContacts200JSONResponseBodyAccessLevel `json:"accessLevel"`
+			CreatedAt      time.Time                                         `json:"createdAt"`
+			Data           CreatedUser                                       `json:"data"`
+			Email          string                                            `json:"email"`
+			Id             int                                               `json:"id"`
+			Name           *string                                           `json:"name,omitempty"`
+			OrganizationId *int                                              `json:"organizationId,omitempty"`
+			PartnerId      *int                                              `json:"partnerId,omitempty"`
+
+			// PasswordSet False until an invitation is redeemed.
+			PasswordSet bool                                       `json:"passwordSet"`
+			RequestId   string                                     `json:"requestId"`
+			Role        PostPartnerContacts200JSONResponseBodyRole `json:"role"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err

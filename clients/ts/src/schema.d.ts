@@ -361,6 +361,10 @@ export interface paths {
          *     excludeSerialNumbers. The answer is per IMEI: success (connected, applied now), accepted
          *     (applied on reconnect), rejected (with errorCode 1001 for a device that does not exist or
          *     is not the caller's). Viewers may not call it.
+         *     The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+         *     driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+         *     and ledEnabled, which the specification and the reference contract's request configuration
+         *     set; the contract's response configuration (additionalProperties false) lacks them.
          */
         put: operations["putBulkDeviceConfig"];
         post?: never;
@@ -735,6 +739,12 @@ export interface paths {
          * @description The cellular data the device reported with its health status: the current billing
          *     period at the top level (mobileTx sent, mobileRx received, in bytes) and the last 12
          *     periods in periods, newest first. Scoped tokens with deviceInfo may call it.
+         *     fleetcam's devices report their usage as bytes sent and received only: the reference
+         *     contract's breakdown by use (liveStreamingUsage, eventsUsage, recordStreamingUsage,
+         *     recordingsUploadUsage, liveStreamUsageMilli, recordStreamUsageMilli) is always 0.
+         *     usageEventsTodayDay and usageEventsTodayMonth count the device's events (of its current
+         *     organization) this UTC day and month. receivedAt is absent until the device first reports;
+         *     the contract requires it, which a device that never reported cannot give.
          */
         get: operations["getDeviceDataUsage"];
         put?: never;
@@ -759,6 +769,10 @@ export interface paths {
          * Read a device's configuration
          * @description The configuration the cloud wants the device to run: its own, else its organization's
          *     default, else the built-in defaults. metadata.status tells whether the device is connected.
+         *     The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+         *     driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+         *     and ledEnabled, which the specification and the reference contract's request configuration
+         *     set; the contract's response configuration (additionalProperties false) lacks them.
          */
         get: operations["getDeviceConfig"];
         /**
@@ -771,6 +785,10 @@ export interface paths {
          *     audioAlert only with driverPrompt; standby.timeout 1–1440 minutes (24 hours). Switching
          *     hotSpot.hotspotEnabled from off to on draws a new hotspot password (GET /v2/devices/{imei}/hotspot).
          *     Viewers may not call it.
+         *     The configuration read back names driverIdentification (with driverPrompt, audioAlert,
+         *     driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
+         *     and ledEnabled, which the specification and the reference contract's request configuration
+         *     set; the contract's response configuration (additionalProperties false) lacks them.
          */
         put: operations["putDeviceConfig"];
         post?: never;
@@ -816,12 +834,18 @@ export interface paths {
         /**
          * Read a device's event configuration
          * @description The enabled events of the configuration the device runs, with every default filled in; a type not listed is disabled.
+         *     The events listed are every event kind of the specification, the beep events
+         *     (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+         *     reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
          */
         get: operations["getEventConfig"];
         /**
          * Replace a device's event configuration
          * @description The events listed are enabled with their settings; every event type not listed is
          *     disabled. Thresholds take their defaults unless an item sets them. Viewers may not call it.
+         *     The events listed are every event kind of the specification, the beep events
+         *     (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+         *     reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
          */
         put: operations["putEventConfig"];
         post?: never;
@@ -866,6 +890,8 @@ export interface paths {
          * @description Events of one device with a time from start to end (both inclusive, at most 31 days apart),
          *     oldest first, recorded since the device was added to its organization (an earlier owner's
          *     events are not listed). Scoped tokens need the deviceEvent feature.
+         *     Event types follow the specification's Event kinds in API syntax, among them
+         *     sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
          */
         get: operations["getDeviceEvents"];
         put?: never;
@@ -887,7 +913,13 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Get one event */
+        /**
+         * Get one event
+         * @description Event types follow the specification's Event kinds in API syntax, among them
+         *     sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+         *     A comment's createdBy.id is a user or partner id; the reference contract's oneOf of the
+         *     two (both numbers) is read as anyOf.
+         */
         get: operations["getDeviceEvent"];
         put?: never;
         post?: never;
@@ -1228,6 +1260,10 @@ export interface paths {
         /**
          * Who holds this token
          * @description Any token answers, scoped tokens included (with their scope).
+         *     A partner is the reference contract's partner object (name, alarmsCount: its unread
+         *     alarms); others are its user object, with role user, administrator (the SSO admin token)
+         *     or restricted (a scoped token). The admin token belongs to no user, as the specification
+         *     says, so its id is 0 and it has no email.
          */
         get: operations["getMe"];
         put?: never;
@@ -1348,6 +1384,8 @@ export interface paths {
         /**
          * List organizations
          * @description A partner gets its organizations, including those other partners share with it; an organization user or admin token gets its own organization.
+         *     Each organization names alarmsCount (its unread alarms the caller sees), resellerName and
+         *     deIdAnalyticsAllowed (always false).
          */
         get: operations["getOrganizations"];
         put?: never;
@@ -1407,6 +1445,10 @@ export interface paths {
         /**
          * Get an organization
          * @description The organization with counts of its users and of the devices the caller sees.
+         *     alarmsCount is the number of unread alarms the caller sees; deIdAnalyticsAllowed and
+         *     hasGeotabUserSetup are always false (fleetcam has neither). deviceRetentionMinutes is 0
+         *     for an organization that never set it, where the reference contract wants at least 4 and
+         *     gives no value for that case.
          */
         get: operations["getOrganization"];
         put?: never;
@@ -1478,6 +1520,13 @@ export interface paths {
         /**
          * All organization default settings
          * @description Webhook settings, device settings (with privacy), event settings and the purge days and retention times, which apply to every current and future device of the organization. A guest partner of a shared organization gets them without the webhook settings, which are the creating (host) partner's.
+         *     The webhook URL lists and configurations (gpsWebhookUrl, eventWebhookUrl,
+         *     eventWebhookConfig, alarmsWebhookUrl, alarmsWebhookConfig, systemMessagesWebhook) are JSON
+         *     text in a string, as the reference contract gives them. The configuration read back names
+         *     driverIdentification (with driverPrompt, audioAlert, driverPromptDurationSeconds),
+         *     virtualIgnition, screenTimeout, passengerLimit, wakeupMsg and ledEnabled, which the
+         *     specification and the reference contract's request configuration set; the contract's
+         *     response configuration (additionalProperties false) lacks them.
          */
         get: operations["getOrganizationDefaultSettings"];
         put?: never;
@@ -1652,6 +1701,9 @@ export interface paths {
          * @description Only the events listed change (an item may say "enabled": false to disable its type);
          *     vehicleType changes when given. With the organization profile enabled, the listed events
          *     change the same way on every device; what the call does not name stays as each device has it.
+         *     The events listed are every event kind of the specification, the beep events
+         *     (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
+         *     reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
          */
         patch: operations["patchOrganizationEventSettings"];
         trace?: never;
@@ -1671,6 +1723,8 @@ export interface paths {
          *     in a shared organization), from start to end (at most 31 days apart), oldest first, with the
          *     device name next to the IMEI. Beep events are returned when named in eventTypes or when
          *     eventTypes is left out. The members may also be given as query parameters.
+         *     Event types follow the specification's Event kinds in API syntax, among them
+         *     sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
          */
         post: operations["getOrganizationsEvents"];
         delete?: never;
@@ -1766,7 +1820,7 @@ export interface paths {
         };
         /**
          * List organization users
-         * @description A guest partner of a shared organization gets 403 ForbiddenError; the users are the creating (host) partner's.
+         * @description A guest partner of a shared organization gets 403 ForbiddenError; the users are the creating (host) partner's. The page of users is also given as users, where the reference contract lists them.
          */
         get: operations["getOrganizationUsers"];
         put?: never;
@@ -2473,23 +2527,32 @@ export interface components {
             isOpen?: boolean;
             isRead?: boolean;
             isSimulated?: boolean;
-            /** Format: date-time */
-            lastCloseAt?: string | null;
-            /** Format: date-time */
-            lastReadAt?: string | null;
+            /**
+             * Format: date-time
+             * @description Absent until the alarm is first closed.
+             */
+            lastCloseAt?: string;
+            /**
+             * Format: date-time
+             * @description Absent until the alarm is first read.
+             */
+            lastReadAt?: string;
             organizationId?: number;
             organizationName?: string;
             partnerId?: number;
             partnerName?: string;
-            /** @description Who simulated the alarm; null for system alarms. */
-            userId?: number | null;
+            /** @description Who simulated the alarm; absent for system alarms. */
+            userId?: number;
         };
         AlarmAction: {
             alarmId?: number;
             /** Format: date-time */
             createdAt?: string;
-            /** @enum {string} */
-            createdByAudienceName?: "fleetcam" | "organization" | "partner";
+            /**
+             * @description surfsight (the reference contract's name for the platform itself) for what fleetcam did on its own.
+             * @enum {string}
+             */
+            createdByAudienceName?: "surfsight" | "organization" | "partner";
             createdById?: number;
             id?: number;
             /** @enum {string} */
@@ -2502,8 +2565,11 @@ export interface components {
             commentorName?: string;
             /** Format: date-time */
             createdAt?: string;
-            /** @enum {string} */
-            createdByAudienceName?: "fleetcam" | "organization" | "partner";
+            /**
+             * @description surfsight (the reference contract's name for the platform itself) for what fleetcam did on its own.
+             * @enum {string}
+             */
+            createdByAudienceName?: "surfsight" | "organization" | "partner";
             createdById?: number;
             details?: string;
             id?: number;
@@ -2517,8 +2583,11 @@ export interface components {
             createdById?: number;
             email?: string;
             id?: number;
-            /** Format: date-time */
-            lastReportAt?: string | null;
+            /**
+             * Format: date-time
+             * @description Absent until the first report is sent.
+             */
+            lastReportAt?: string;
             organizationId?: number;
             reportIntervalSeconds?: number;
             /** @enum {string} */
@@ -2536,6 +2605,12 @@ export interface components {
             /** @default 0 */
             reportIntervalSeconds: number;
         };
+        /**
+         * @description An audit entry in the reference contract's shape: message (the same as action) and
+         *     reason are always named, the ids are strings, the values before and after the change
+         *     are JSON text, and source is apiV2 for a change made through this API (absent for the
+         *     others); origin says who made the change in fleetcam's terms.
+         */
         AuditEntry: {
             action: string;
             /** Format: date-time */
@@ -2543,19 +2618,30 @@ export interface components {
             entityId: string;
             entityType: string;
             id: number;
-            organizationId?: number;
-            partnerId?: number;
-            /** @description The entity before the change. */
-            previousValue?: Record<string, never>;
-            reason?: string;
+            /** @description The action, under the reference contract's name. */
+            message: string;
+            /** @description The organization id, as a string ("311"). */
+            organizationId?: string;
+            /** @description api for users, api:admin and api:scoped for those tokens, cli, bootstrap, device, system. */
+            origin?: string;
+            /** @description The partner id, as a string. */
+            partnerId?: string;
+            /** @description The entity before the change, as JSON text. */
+            previousValue?: string;
+            /** @description Empty when the change needs no reason. */
+            reason: string;
             /** @description The request that made the change. */
             requestId?: string;
-            /** @description api for users, api:admin and api:scoped for those tokens, cli, bootstrap, device, system. */
-            source?: string;
+            /**
+             * @description apiV2 for a change made through this API; absent otherwise.
+             * @enum {string}
+             */
+            source?: "apiV2";
             userEmail?: string;
-            userId?: number;
-            /** @description The entity after the change. */
-            value?: Record<string, never>;
+            /** @description The user id, as a string. */
+            userId?: string;
+            /** @description The entity after the change, as JSON text. */
+            value?: string;
         };
         AuxBillingStatus: {
             /** @enum {string} */
@@ -2644,12 +2730,28 @@ export interface components {
             userId?: number;
         };
         /**
-         * @description Every organization default in one object: the webhook settings at the top level, the
+         * @description Every organization default in one object: the webhook settings at the top level (the
+         *     URL lists and configurations as JSON text, as the reference contract gives them), the
          *     device settings (with privacy) as GET /v2/organizations/{orgId}/device-settings shows
          *     them, the event settings as GET /v2/organizations/{orgId}/event-settings shows them, and
          *     the purge days and retention times.
          */
-        DefaultSettings: components["schemas"]["Retention"] & components["schemas"]["WebhookSettings"] & {
+        DefaultSettings: components["schemas"]["Retention"] & {
+            activationWebhookUrl?: string[];
+            /** @description The alarm webhook configuration as JSON text. */
+            alarmsWebhookConfig?: string;
+            /** @description The alarm webhook URLs as JSON text. */
+            alarmsWebhookUrl?: string;
+            allowInsecureWebhookUrls?: boolean;
+            /** @description The event webhook configuration as JSON text ({"notifyMediaAvailable":{"isEnabled":true}}). */
+            eventWebhookConfig?: string;
+            /** @description The event webhook URLs as JSON text. */
+            eventWebhookUrl?: string;
+            /** @description The GPS webhook URLs as JSON text (["https://…"]). */
+            gpsWebhookUrl?: string;
+            /** @description The system-message webhooks and their configuration as JSON text. */
+            systemMessagesWebhook?: string;
+        } & {
             device?: components["schemas"]["DeviceConfig"];
             events?: components["schemas"]["EventConfig"];
             isOrganizationProfileEnabled?: boolean;
@@ -2663,10 +2765,15 @@ export interface components {
              * @enum {string}
              */
             activationStatus: "pendingActivation" | "activated" | "deactivated" | "suspended";
+            /** @description The road-facing (1) and in-cabin (2) cameras and the paired auxiliary cameras (50 and above). */
+            cameras: {
+                cameraId: number;
+            }[];
             connection: components["schemas"]["Connection"];
             /** Format: date-time */
             createdAt: string;
-            dataProfileId?: number;
+            /** @description 0 when the device has no data profile. */
+            dataProfileId: number;
             firmwareVersion?: string;
             /** @description Absent for a device in no group. */
             groupId?: number;
@@ -2683,6 +2790,11 @@ export interface components {
              * @enum {string}
              */
             status: "online" | "standby" | "offline";
+            /**
+             * @description The vehicle type of the event configuration the device runs.
+             * @enum {string}
+             */
+            vehicleType: "Private" | "Van" | "Trailer";
         };
         DeviceBilling: {
             automaticFirmwareUpdates?: boolean;
@@ -2982,12 +3094,18 @@ export interface components {
             offset: number;
         };
         Organization: components["schemas"]["Retention"] & {
+            /** @description The organization's unread alarms the caller sees. */
+            alarmsCount: number;
             /** Format: date-time */
             createdAt: string;
+            /** @description Always false; fleetcam offers no de-identified analytics. */
+            deIdAnalyticsAllowed: boolean;
             defaultDataProfileId?: number;
             /** @description GET /organizations/{orgId} only; the devices the caller sees. */
             devicesCount?: number;
             exclusivePartnerOnly: boolean;
+            /** @description Always false; fleetcam has no Geotab integration. */
+            hasGeotabUserSetup: boolean;
             id: number;
             /** @description Partners invited to share the organization that have not answered, as named in PATCH partnerIds; shown to the creating partner only. */
             invitedPartnerIds?: number[];
@@ -2999,7 +3117,7 @@ export interface components {
             /** @description Partners admitted to hold devices (the creating partner and those that accepted an invitation). */
             partnerIds: number[];
             /** @description The creating partner's name. */
-            resellerName?: string;
+            resellerName: string;
             /** @description GET /organizations/{orgId} only. */
             usersCount?: number;
         };
@@ -4927,7 +5045,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            eventsUsage?: number;
                             imei?: string;
+                            liveStreamUsageMilli?: number;
+                            liveStreamingUsage?: number;
                             mobileRx?: number;
                             mobileTx?: number;
                             /** Format: date-time */
@@ -4940,8 +5061,16 @@ export interface operations {
                                 /** Format: date-time */
                                 receivedAt?: string;
                             }[];
-                            /** Format: date-time */
-                            receivedAt?: string | null;
+                            /**
+                             * Format: date-time
+                             * @description Absent until the device first reports.
+                             */
+                            receivedAt?: string;
+                            recordStreamUsageMilli?: number;
+                            recordStreamingUsage?: number;
+                            recordingsUploadUsage?: number;
+                            usageEventsTodayDay?: number;
+                            usageEventsTodayMonth?: number;
                         };
                         requestId: string;
                     };
@@ -5506,7 +5635,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The privacy mode. */
+            /** @description The privacy mode, in data and again at the top level, where the reference contract requires it. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5517,6 +5646,8 @@ export interface operations {
                             /** @enum {string} */
                             privacyMode?: "general" | "disabled";
                         };
+                        /** @enum {string} */
+                        privacyMode?: "general" | "disabled";
                         requestId?: string;
                     };
                 };
@@ -5609,7 +5740,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data?: {
-                            eventId?: number;
+                            /** @description The new event's id as a string ("12"), as the reference contract types it. */
+                            eventId?: string;
                             files?: components["schemas"]["EventFileRef"][];
                         };
                         requestId?: string;
@@ -5696,8 +5828,12 @@ export interface operations {
                 content: {
                     "application/json": {
                         data?: {
-                            activeCount?: number;
-                            inactiveCount?: number;
+                            /** @description A count, as a string ("1"), as the reference contract types it. */
+                            activeCount?: string;
+                            /** @description A count, as a string, as the reference contract types it. */
+                            inactiveCount?: string;
+                            /** @description The requestId again, where the reference contract requires it. */
+                            requestId?: string;
                         };
                         requestId?: string;
                     };
@@ -5775,19 +5911,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The number of drivers deleted. */
-            200: {
+            /** @description The drivers are deleted. No body, as the reference contract answers. */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": {
-                        data?: {
-                            deleted?: number;
-                        };
-                        requestId?: string;
-                    };
-                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
@@ -5820,17 +5949,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The drivers after the update. */
-            200: {
+            /** @description The drivers are updated (GET /v2/drivers shows them). No body, as the reference contract answers. */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": {
-                        data?: components["schemas"]["Driver"][];
-                        requestId?: string;
-                    };
-                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -5891,19 +6015,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The number of assignments removed. */
-            200: {
+            /** @description The assignments are removed. No body, as the reference contract answers. */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": {
-                        data?: {
-                            removed?: number;
-                        };
-                        requestId?: string;
-                    };
-                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
@@ -6025,6 +6142,8 @@ export interface operations {
                             me?: {
                                 /** @enum {string} */
                                 accessLevel?: "viewer" | "editor" | "editorWithoutMediaAccess";
+                                /** @description A partner's unread alarms. */
+                                alarmsCount?: number;
                                 email?: string;
                                 id?: number;
                                 name?: string;
@@ -6032,8 +6151,11 @@ export interface operations {
                                 organizationName?: string;
                                 partnerId?: number;
                                 partnerName?: string;
-                                /** @enum {string} */
-                                role?: "partner" | "organizationAdmin" | "organizationUser" | "scoped";
+                                /**
+                                 * @description partner for a partner, user for an organization user, administrator for the SSO admin token, restricted for a scoped token (the reference contract's roles).
+                                 * @enum {string}
+                                 */
+                                role?: "partner" | "user" | "administrator" | "restricted";
                             };
                         };
                         requestId?: string;
@@ -7064,7 +7186,20 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            200: components["responses"]["UserPage"];
+            /** @description A page of users, in data and in users. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["User"][];
+                        metadata: components["schemas"]["Metadata"];
+                        requestId: string;
+                        users: components["schemas"]["User"][];
+                    };
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -7087,7 +7222,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The new user. */
+            /** @description The new user; its id also as userId at the top level, where the reference contract has it. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7096,6 +7231,7 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["CreatedUser"];
                         requestId: string;
+                        userId: number;
                     };
                 };
             };
@@ -7777,13 +7913,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The new contact. */
+            /** @description The new contact, in data and, as the reference contract has it, at the top level (without the invitation). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
+                    "application/json": components["schemas"]["User"] & {
                         data: components["schemas"]["CreatedUser"];
                         requestId: string;
                     };
