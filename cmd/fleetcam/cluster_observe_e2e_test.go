@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -82,8 +84,9 @@ func (e *clusterEnv) clusterNodes(m *member) map[string]int {
 	return nodes
 }
 
-// TestClusterStatus: GET /v2/cluster through any node lists the live
-// nodes and the devices each holds; a stopped node drops out.
+// TestClusterStatus: GET /v2/cluster through any node, and `fleetcam
+// cluster status`, list the live nodes and the devices each holds; a
+// stopped node drops out.
 func TestClusterStatus(t *testing.T) {
 	e := startCluster(t, 3, nil)
 	imei := e.addDevice("35693810002000", "Truck 20")
@@ -93,14 +96,20 @@ func TestClusterStatus(t *testing.T) {
 	if len(got) != 3 || got["node-a"] != 1 || got["node-b"] != 0 || got["node-c"] != 0 {
 		t.Fatalf("GET /v2/cluster through node-b: %v; want node-a 1, node-b 0, node-c 0", got)
 	}
+	var out bytes.Buffer
+	code := run(t.Context(), []string{"cluster", "status"}, env{"FLEETCAM_NATS_URL": e.nats.URL(),
+		"FLEETCAM_POSTGRES_URL": e.pg, "FLEETCAM_SIGNING_KEY": clusterSigningKey}.get, &out, &out)
+	table := regexp.MustCompile(`(?m)^node-a +1 +\S+Z\nnode-b +0 +\S+Z\nnode-c +0 +\S+Z\n3 nodes, 1 devices$`)
+	if code != 0 || !table.MatchString(out.String()) {
+		t.Fatalf("fleetcam cluster status: exit %d:\n%s", code, out.String())
+	}
 	e.nodes[2].stop()
 	got = e.clusterNodes(e.nodes[0])
 	if _, live := got["node-c"]; len(got) != 2 || live {
 		t.Fatalf("GET /v2/cluster after node-c stopped: %v; want node-a and node-b", got)
 	}
-	status, out := e.nodes[0].c.call("GET", "/v2/cluster", "", nil)
-	if status != http.StatusUnauthorized {
-		t.Fatalf("GET /v2/cluster without a token: %d %v", status, out)
+	if status, body := e.nodes[0].c.call("GET", "/v2/cluster", "", nil); status != http.StatusUnauthorized {
+		t.Fatalf("GET /v2/cluster without a token: %d %v", status, body)
 	}
 }
 
@@ -136,5 +145,19 @@ func TestClusterDeadNodeDevices(t *testing.T) {
 	})
 	if dl := e.storedConnection(other); dl.Presence != store.PresenceOnline {
 		t.Fatalf("node-b's device is %+v; a live node's devices stay online", dl)
+	}
+}
+
+// TestClusterStatusCommandAlone: `fleetcam cluster status` without a NATS
+// URL says the fleetcam runs alone.
+func TestClusterStatusCommandAlone(t *testing.T) {
+	var out bytes.Buffer
+	code := run(t.Context(), []string{"cluster", "status"}, env{}.get, &out, &out)
+	if code != 1 || !strings.Contains(out.String(), "cluster.natsURL (FLEETCAM_NATS_URL) is not set") {
+		t.Fatalf("exit %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := run(t.Context(), []string{"cluster", "nodes"}, env{}.get, &out, &out); code != 1 || !strings.Contains(out.String(), "fleetcam cluster status") {
+		t.Fatalf("fleetcam cluster nodes: exit %d: %s", code, out.String())
 	}
 }
