@@ -35,8 +35,9 @@ type clusterNode struct {
 // lifeWait bounds how long a starting node waits for its life lock: long
 // enough for the lock of a predecessor of the same id whose host vanished
 // to go free (the lock connection's keepalive gives it up in about 25
-// seconds), short enough to name a second live node of one id at once.
-const lifeWait = 40 * time.Second
+// seconds), short enough to name a second live node of one id soon. A
+// variable for the tests of that refusal.
+var lifeWait = 40 * time.Second
 
 // lifeLock is the job lock a node holds for its whole life: free means
 // no live process of that node id reaches PostgreSQL.

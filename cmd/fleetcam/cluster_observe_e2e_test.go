@@ -161,3 +161,27 @@ func TestClusterStatusCommandAlone(t *testing.T) {
 		t.Fatalf("fleetcam cluster nodes: exit %d: %s", code, out.String())
 	}
 }
+
+// TestClusterNodeIDTaken: a node started with the id of a live node
+// refuses to start, naming cluster.nodeId, since that node holds the id's
+// life lock; once the first has stopped, the id is free again.
+func TestClusterNodeIDTaken(t *testing.T) {
+	e := startCluster(t, 1, nil)
+	defer func(w time.Duration) { lifeWait = w }(lifeWait)
+	lifeWait = time.Second
+	a, err := startNodeApp(e.nodeConfig(0, nil))
+	if err == nil {
+		a.stop(5 * time.Second)
+		t.Fatal("a second node-a started beside the first")
+	}
+	if !strings.Contains(err.Error(), "cluster.nodeId node-a: another live node holds this node id") {
+		t.Fatalf("refused with %q; want cluster.nodeId named", err)
+	}
+	e.nodes[0].stop()
+	lifeWait = 10 * time.Second
+	a, err = startNodeApp(e.nodeConfig(0, nil))
+	if err != nil {
+		t.Fatalf("node-a after the first stopped: %v", err)
+	}
+	a.stop(5 * time.Second)
+}
