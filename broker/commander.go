@@ -55,6 +55,11 @@ func (r *replyWaiters) get(id, imei string) *waiter {
 // Online reports whether imei holds a connection to this broker.
 func (s *Server) Online(imei string) bool { return s.links.byIMEI(imei) != nil }
 
+// DevicesOnline counts the devices with an authenticated connection to
+// this broker: what this node answers when asked how many devices it
+// holds (GET /v2/cluster).
+func (s *Server) DevicesOnline() int { return s.links.online() }
+
 // Presence returns the stored link state of imei: presence, last seen,
 // firmware, product type, health and configuration versions. For a
 // connected device, last seen is its latest stored message, which the

@@ -102,6 +102,9 @@ func statusOf(err error) *APIError {
 	case errors.Is(err, ErrDeviceUnreachable):
 		return apiErr(http.StatusServiceUnavailable, nameUnavailable,
 			"the device is not connected to this node and the other nodes of the cluster cannot be reached now; retry shortly")
+	case errors.Is(err, ErrNodesUnreachable):
+		return apiErr(http.StatusServiceUnavailable, nameUnavailable,
+			"the other nodes of the cluster cannot be reached now; retry shortly")
 	case errors.Is(err, errPasswordBusy):
 		return apiErr(http.StatusTooManyRequests, nameTooManyRequests, "the server is busy checking other passwords; retry in a second")
 	case errors.Is(err, context.DeadlineExceeded):

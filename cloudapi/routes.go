@@ -74,6 +74,9 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.POST("/organizations/:orgId/groups", auth, write, host, s.createGroup)
 	v2.POST("/organizations/:orgId/groups/:groupId/devices", auth, write, s.assignGroupDevices)
 
+	// The nodes of the cluster, for the partner's administrators.
+	v2.GET("/cluster", auth, partner, s.partnerEditor, s.clusterNodes)
+
 	// Audit log.
 	v2.GET("/audit-logs", auth, s.listAuditLogs)
 

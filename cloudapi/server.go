@@ -50,6 +50,10 @@ type Deps struct {
 	Commander Commander
 	Logger    *slog.Logger
 	Registry  *prometheus.Registry
+	// Registerer is where the API registers its metrics: Registry, or
+	// Registry wrapped with constant labels (a cluster node's "node");
+	// Registry when nil.
+	Registerer prometheus.Registerer
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// Ready reports whether fleetcam is ready for traffic (GET /readyz).
@@ -59,6 +63,9 @@ type Deps struct {
 	Presence Presence
 	// Blobs keeps media bytes; a directory "media" under the data dir when nil.
 	Blobs blob.Store
+	// Cluster lists the live nodes (GET /v2/cluster) and tells whether the
+	// other nodes can be reached (GET /readyz); nil: this node alone.
+	Cluster Cluster
 }
 
 // Server is the API. Build it with New and serve Handler.
@@ -74,6 +81,7 @@ type Server struct {
 	engine    *gin.Engine
 	openapi   []byte
 	presence  Presence
+	cluster   Cluster
 	// limits holds the per-caller request budgets; nil when rate limiting is off.
 	limits *callerLimits
 	// guard brakes sign-in guessing; passwords bounds the bcrypt work.
@@ -102,13 +110,19 @@ func New(d Deps) (*Server, error) {
 	if d.Registry == nil {
 		d.Registry = prometheus.NewRegistry()
 	}
+	if d.Registerer == nil {
+		d.Registerer = d.Registry
+	}
 	if d.Ready == nil {
 		d.Ready = func() bool { return true }
 	}
+	if d.Cluster == nil {
+		d.Cluster = alone{id: d.Config.Cluster.NodeID, started: d.Now().UTC()}
+	}
 	s := &Server{cfg: d.Config, store: d.Store, key: d.Key, commander: d.Commander, log: d.Logger,
-		now: d.Now, ready: d.Ready, metrics: newHTTPMetrics(d.Registry), presence: d.Presence,
+		now: d.Now, ready: d.Ready, metrics: newHTTPMetrics(d.Registerer), presence: d.Presence, cluster: d.Cluster,
 		metricsHandler: promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{Registry: d.Registry})}
-	s.guard = newSigninGuard(d.Config.Auth.Throttle, d.Now, d.Registry)
+	s.guard = newSigninGuard(d.Config.Auth.Throttle, d.Now, d.Registerer)
 	pw, err := newPasswordChecker(d.Config.Auth.BcryptCost, d.Config.Auth.Throttle.PasswordWait)
 	if err != nil {
 		return nil, fmt.Errorf("cloudapi: auth.bcryptCost: %w", err)

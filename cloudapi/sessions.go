@@ -1,10 +1,8 @@
 package cloudapi
 
 import (
-	"context"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
@@ -156,23 +154,6 @@ func (s *Server) me(c *gin.Context) {
 // healthz answers while the process serves HTTP.
 func (s *Server) healthz(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"status": "ok", "requestId": requestID(c)})
-}
-
-// readyz answers 200 once every component has started and the store can
-// be reached, else 503: a load balancer then sends the traffic to another
-// node while this one's database is away.
-func (s *Server) readyz(c *gin.Context) {
-	if !s.ready() {
-		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "starting", "requestId": requestID(c)})
-		return
-	}
-	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
-	defer cancel()
-	if err := s.store.Ping(ctx); err != nil {
-		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "storeUnavailable", "requestId": requestID(c)})
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"status": "ready", "requestId": requestID(c)})
 }
 
 // openapiDoc serves the OpenAPI document of the whole /v2 API.

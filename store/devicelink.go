@@ -283,3 +283,21 @@ func (tx *Tx) QueuedCommand(imei, id string) (*QueuedCommand, error) {
 func (tx *Tx) DeleteQueuedCommand(imei, id string) (bool, error) {
 	return tx.rec.QueuedCommands().Delete(imei, id)
 }
+
+// ConnectedNodes lists the nodes that links claim a connection to: the
+// part of each connection id before its first "/" (a cluster node's id),
+// once each, in no order. A connection id without "/" (a node alone)
+// names no node.
+func (tx *Tx) ConnectedNodes() ([]string, error) {
+	seen := map[string]bool{}
+	var nodes []string
+	err := tx.rec.DeviceLinks().Each(func(l *DeviceLink) error {
+		node, _, found := strings.Cut(l.ConnectionID, "/")
+		if l.Presence != PresenceOffline && found && !seen[node] {
+			seen[node] = true
+			nodes = append(nodes, node)
+		}
+		return nil
+	})
+	return nodes, err
+}

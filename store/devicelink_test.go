@@ -169,7 +169,8 @@ func TestMarkAllOfflineAndOrganizationDevices(t *testing.T) {
 }
 
 // TestMarkOfflineByNode: a node of a cluster marks offline only the
-// connections it recorded; another node's stay online.
+// connections it recorded; another node's stay online; the nodes links
+// claim connections to are those of the links online.
 func TestMarkOfflineByNode(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) {
 		db := openTestDB(t)
@@ -180,6 +181,9 @@ func TestMarkOfflineByNode(t *testing.T) {
 					return err
 				}
 			}
+			if nodes, err := tx.ConnectedNodes(); err != nil || !slices.Equal(slices.Sorted(slices.Values(nodes)), []string{"node-a", "node-b"}) {
+				t.Errorf("connected nodes %v: %v", nodes, err)
+			}
 			if n, err := tx.MarkOffline(tx.Now(), "node-a/"); err != nil || n != 1 {
 				t.Errorf("marked %d: %v", n, err)
 			}
@@ -188,6 +192,9 @@ func TestMarkOfflineByNode(t *testing.T) {
 			}
 			if l, _ := tx.DeviceLink(testIMEI2); l.Presence != PresenceOnline || l.ConnectionID != "node-b/2" {
 				t.Errorf("node-b's device %+v", l)
+			}
+			if nodes, err := tx.ConnectedNodes(); err != nil || !slices.Equal(nodes, []string{"node-b"}) {
+				t.Errorf("connected nodes after node-a's were marked offline %v: %v", nodes, err)
 			}
 			return nil
 		})

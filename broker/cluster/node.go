@@ -18,6 +18,7 @@
 //	fleetcam.device.<imei>.queued      send the queued commands now
 //	fleetcam.device.<imei>.disconnect  end the connection (0x98, removed)
 //	fleetcam.node.<node>.takeover      a connection of this node was replaced
+//	fleetcam.nodes.status              request: every node answers its NodeStatus
 //
 // Takeover is ordered by PostgreSQL, not by NATS: the transaction that
 // records a device's new connection reads the one it replaces, so the node
@@ -87,6 +88,8 @@ type Node struct {
 
 	inbox    chan *nats.Msg
 	takeover *nats.Subscription
+	status   *nats.Subscription
+	started  time.Time
 
 	mu   sync.Mutex
 	held map[string]*holding // by IMEI
@@ -114,7 +117,8 @@ func Connect(o Options) (*Node, error) {
 	}
 	n := &Node{id: o.NodeID, b: o.Broker, timeout: o.CommandTimeout,
 		log:   o.Log.With("component", "cluster", "node", o.NodeID),
-		inbox: make(chan *nats.Msg, inboxSize), held: map[string]*holding{}, stop: make(chan struct{})}
+		inbox: make(chan *nats.Msg, inboxSize), held: map[string]*holding{}, stop: make(chan struct{}),
+		started: time.Now().UTC().Truncate(time.Second)}
 	nc, err := nats.Connect(o.URL, nats.Name("fleetcam "+o.NodeID),
 		nats.RetryOnFailedConnect(true), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
 		// Nothing waits in a buffer while NATS is away: what cannot go
@@ -136,6 +140,9 @@ func Connect(o Options) (*Node, error) {
 		n.log.Warn("NATS cannot be reached yet; starting alone and connecting in the background", "url", o.URL)
 	}
 	n.takeover, err = nc.Subscribe(nodeSubject(n.id, "takeover"), n.takenOver)
+	if err == nil {
+		n.status, err = nc.Subscribe(statusSubject, n.answerStatus)
+	}
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("cluster: subscribe: %w", err)
@@ -159,6 +166,7 @@ func (n *Node) Close() {
 	}
 	n.mu.Unlock()
 	_ = n.takeover.Unsubscribe()
+	_ = n.status.Unsubscribe()
 	n.nc.Close()
 	close(n.stop)
 	n.workers.Wait()

@@ -8,9 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/fleetcam/fleetcam/broker"
 	"github.com/fleetcam/fleetcam/broker/cluster"
+	"github.com/fleetcam/fleetcam/cloudapi"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/postgres"
@@ -25,7 +28,20 @@ import (
 type clusterNode struct {
 	node  *cluster.Node
 	locks *postgres.JobLocks
+	// leave ends the hold on this node's life lock.
+	leave context.CancelFunc
 }
+
+// lifeWait bounds how long a starting node waits for its life lock: long
+// enough for the lock of a predecessor of the same id whose host vanished
+// to go free (the lock connection's keepalive gives it up in about 25
+// seconds), short enough to name a second live node of one id soon. A
+// variable for the tests of that refusal.
+var lifeWait = 40 * time.Second
+
+// lifeLock is the job lock a node holds for its whole life: free means
+// no live process of that node id reaches PostgreSQL.
+func lifeLock(node string) string { return "node:" + node }
 
 // keyLabel is what a key fingerprint is the HMAC of: fixed, so that the
 // same key gives the same fingerprint on every node, and naming its use,
@@ -70,20 +86,112 @@ func joinCluster(cfg configs.Config, b *broker.Server, log *slog.Logger) (*clust
 	if err != nil {
 		return nil, err
 	}
+	// The life lock comes before any device can connect: a node sweeping
+	// dead nodes' devices holds it while it marks them offline, so it
+	// never marks a connection this node makes.
+	life, leave := context.WithCancel(context.Background())
+	taken := make(chan struct{})
+	var once sync.Once
+	go locks.Run(life, lifeLock(cfg.Cluster.NodeID), func(ctx context.Context) {
+		once.Do(func() { close(taken) })
+		<-ctx.Done()
+	})
+	select {
+	case <-taken:
+	case <-time.After(lifeWait):
+		leave()
+		locks.Close()
+		return nil, fmt.Errorf("cluster.nodeId %s: another live node holds this node id, or PostgreSQL cannot be reached; every node needs its own id", cfg.Cluster.NodeID)
+	}
 	node, err := cluster.Connect(cluster.Options{URL: cfg.Cluster.NATSURL, NodeID: cfg.Cluster.NodeID, Broker: b,
 		CommandTimeout: cfg.MQTT.CommandTimeout, Log: log})
 	if err != nil {
+		leave()
+		locks.Close()
 		return nil, err
 	}
 	b.Cluster = node
-	return &clusterNode{node: node, locks: locks}, nil
+	return &clusterNode{node: node, locks: locks, leave: leave}, nil
 }
 
 // close leaves the cluster; the broker and the jobs have stopped.
 func (c *clusterNode) close() {
 	c.node.Close()
+	c.leave()
 	c.locks.Close()
 }
+
+// sweepDeadNodes marks offline, every interval until ctx ends, the device
+// links that claim a connection to a node that holds no life lock: a node
+// killed without its shutdown leaves its devices online in the store
+// until they reconnect elsewhere. It runs as a job of one node at a time.
+func sweepDeadNodes(ctx context.Context, db *store.DB, locks *postgres.JobLocks, self string, interval time.Duration, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		var nodes []string
+		err := db.View(ctx, func(tx *store.Tx) (err error) { nodes, err = tx.ConnectedNodes(); return err })
+		if err != nil && ctx.Err() == nil {
+			log.Warn("read the nodes devices are connected to; trying again", "err", err)
+		}
+		for _, node := range nodes {
+			if node == self {
+				continue
+			}
+			var marked int
+			dead, err := locks.WhileFree(ctx, lifeLock(node), func() error {
+				return db.Update(ctx, store.Actor{Source: "cluster"}, func(tx *store.Tx) (err error) {
+					marked, err = tx.MarkOffline(tx.Now(), node+"/")
+					return err
+				})
+			})
+			switch {
+			case err != nil:
+				log.Warn("mark a dead node's devices offline; trying again", "node", node, "err", err)
+			case dead:
+				log.Info("a node holds no life lock: its devices marked offline", "node", node, "devices", marked)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// nodesView is the API's view of the nodes (cloudapi.Cluster): the
+// cluster's live nodes gathered over NATS, or this node alone.
+type nodesView struct {
+	node    *cluster.Node // nil alone
+	b       *broker.Server
+	id      string
+	started time.Time
+}
+
+var _ cloudapi.Cluster = nodesView{}
+
+// Nodes implements cloudapi.Cluster.
+func (v nodesView) Nodes(ctx context.Context) ([]cloudapi.ClusterNode, error) {
+	if v.node == nil {
+		return []cloudapi.ClusterNode{{NodeID: v.id, Devices: v.b.DevicesOnline(), StartedAt: v.started}}, nil
+	}
+	st, err := v.node.Status(ctx)
+	if errors.Is(err, cluster.ErrUnavailable) {
+		return nil, cloudapi.ErrNodesUnreachable
+	}
+	if err != nil {
+		return nil, err
+	}
+	nodes := make([]cloudapi.ClusterNode, len(st))
+	for i, n := range st {
+		nodes[i] = cloudapi.ClusterNode(n)
+	}
+	return nodes, nil
+}
+
+// Reachable implements cloudapi.Cluster.
+func (v nodesView) Reachable() bool { return v.node == nil || v.node.Reachable() }
 
 // job is background work that must run on one node of a cluster at a time.
 type job struct {

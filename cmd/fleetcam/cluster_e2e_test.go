@@ -199,7 +199,7 @@ func TestClusterSettingsAndQueuedCommands(t *testing.T) {
 func retentionRuns(t *testing.T, m *member) float64 {
 	t.Helper()
 	_, body := scrape(t, m.a.httpAddr.String())
-	match := regexp.MustCompile(`(?m)^fleetcam_retention_runs_total\{result="ok"\} (\S+)$`).FindStringSubmatch(body)
+	match := regexp.MustCompile(`(?m)^fleetcam_retention_runs_total\{node="` + m.id + `",result="ok"\} (\S+)$`).FindStringSubmatch(body)
 	if match == nil {
 		return 0
 	}
@@ -258,8 +258,8 @@ func TestClusterSingletonJobs(t *testing.T) {
 		AND a.datname = current_database()`, &locks); err != nil {
 		t.Fatal(err)
 	}
-	if locks != 4 {
-		t.Fatalf("%d job locks held; want one for each of the four jobs", locks)
+	if locks != 8 {
+		t.Fatalf("%d job locks held; want one for each of the five jobs and each node's life lock", locks)
 	}
 
 	var rest []*member

@@ -37,6 +37,7 @@ Commands:
   partner add       create a partner and its first user
   user add          add a user to a partner or to an organization
   device refurbish  mark a device refurbished, after which its billing cannot change
+  cluster status    list the live nodes of a cluster and the devices each holds (over NATS)
   openapi           print the OpenAPI document of the /v2 API (as GET /v2/openapi.json serves it)
   help              show this text
 
@@ -63,6 +64,11 @@ the schema first). Stop the fleetcam using the source, and migrate it, first. It
 kind of record as it is copied and the counts of both sides, and exits 1, leaving nothing in
 the destination, if a count differs. Records only: media bytes stay in dataDir/media.
 
+  fleetcam cluster status [-config FILE]
+asks every live node of the cluster on cluster.natsURL (FLEETCAM_NATS_URL; the configuration
+of a node, so FLEETCAM_POSTGRES_URL and FLEETCAM_SIGNING_KEY too) and prints one line per node:
+its id, the devices connected to it and when it started; as GET /v2/cluster answers.
+
 Examples:
   fleetcam                                  # data in ./data, HTTP :8080, MQTT :1883
   fleetcam -config configs/fleetcam.yaml
@@ -72,6 +78,7 @@ Examples:
   fleetcam device refurbish -data ./data --imei 357660100000017
   fleetcam openapi > openapi.json            # the API's OpenAPI document, for a client generator
   fleetcam store copy -from ./data/fleetcam.db -to postgres://fleetcam@db.example/fleetcam
+  FLEETCAM_NATS_URL=nats://nats.example:4222 fleetcam cluster status -config /etc/fleetcam.yaml
 `
 
 // run is fleetcam with its environment passed in; it returns the exit code:
@@ -95,6 +102,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = printOpenAPI(args, stdout)
 	case cmd == "store":
 		err = storeCommand(ctx, args, stdout)
+	case cmd == "cluster":
+		err = clusterCommand(ctx, args, getenv, stdout)
 	case isHelp(cmd):
 		fmt.Fprint(stdout, usage)
 		return 0

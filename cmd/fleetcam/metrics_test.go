@@ -23,8 +23,14 @@ func scrape(t *testing.T, addr string) (int, string) {
 
 func TestMetricsListener(t *testing.T) {
 	shared := startApp(t, testEnv(t.TempDir()))
-	if status, body := scrape(t, shared.httpAddr.String()); status != http.StatusOK || !strings.Contains(body, "go_goroutines") {
+	status, body := scrape(t, shared.httpAddr.String())
+	if status != http.StatusOK || !strings.Contains(body, "go_goroutines") {
 		t.Fatalf("metrics on the API listener without metrics.addr: %d", status)
+	}
+	// A fleetcam alone labels no series with a node: the dashboards and
+	// alerts of configs/monitoring match its series as they are.
+	if strings.Contains(body, `node="`) {
+		t.Fatal("a fleetcam alone labels its metrics with a node")
 	}
 
 	e := testEnv(t.TempDir())
@@ -36,7 +42,7 @@ func TestMetricsListener(t *testing.T) {
 	if status, _ := scrape(t, own.httpAddr.String()); status != http.StatusNotFound {
 		t.Fatalf("API listener still serves metrics: %d", status)
 	}
-	status, body := scrape(t, own.metricsAddr)
+	status, body = scrape(t, own.metricsAddr)
 	if status != http.StatusOK || !strings.Contains(body, "go_goroutines") || !strings.Contains(body, `fleetcam_http_requests_total{method="GET",route="unmatched",status="404"} 1`) {
 		t.Fatalf("metrics listener: %d %.300s", status, body)
 	}

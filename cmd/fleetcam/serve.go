@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -145,10 +146,16 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 		return fail(err)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	// On a node of a cluster every metric carries the node's id, so that
+	// the nodes' series stay apart wherever they are gathered together.
+	var metrics prometheus.Registerer = reg
+	if cfg.Cluster.Enabled() {
+		metrics = prometheus.WrapRegistererWith(prometheus.Labels{"node": cfg.Cluster.NodeID}, reg)
+	}
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		store.NewDiskUsage(db))
 	// The API keeps media under <dataDir>/media (cloudapi.Deps.Blobs).
-	if err := registerProcessMetrics(reg, filepath.Join(cfg.DataDir, "media")); err != nil {
+	if err := registerProcessMetrics(metrics, filepath.Join(cfg.DataDir, "media")); err != nil {
 		return fail(err)
 	}
 
@@ -156,11 +163,16 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	apiCfg.HTTP.Addr = ln.Addr().String()
 
 	a := &app{log: log, db: db, done: make(chan error, 1)}
-	a.broker, err = broker.New(cfg, db, log, reg, nil)
+	a.broker, err = broker.New(cfg, db, log, metrics, nil)
 	if err != nil {
 		return fail(err)
 	}
 	link := deviceLink{b: a.broker, devices: a.broker, log: log}
+	nodes := nodesView{b: a.broker, id: cfg.Cluster.NodeID, started: time.Now().UTC().Truncate(time.Second)}
+	if nodes.id == "" {
+		host, _ := os.Hostname()
+		nodes.id = configs.DefaultNodeID(host)
+	}
 	if cfg.Cluster.Enabled() {
 		if a.cluster, err = joinCluster(cfg, a.broker, log); err != nil {
 			return fail(err)
@@ -168,9 +180,10 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 		alone := fail
 		fail = func(err error) (*app, error) { a.cluster.close(); return alone(err) }
 		link.devices = a.cluster.node
+		nodes.node = a.cluster.node
 	}
 	api, err := cloudapi.New(cloudapi.Deps{Config: apiCfg, Store: db, Key: key, Logger: log, Registry: reg,
-		Ready: a.ready.Load, Commander: link, Presence: link})
+		Registerer: metrics, Ready: a.ready.Load, Commander: link, Presence: link, Cluster: nodes})
 	if err != nil {
 		return fail(err)
 	}
@@ -182,7 +195,7 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 		Event:        func(store.Device, protocol.Event) { api.WakeMedia() },
 		MediaMissing: func(store.Device, protocol.MediaReady) { api.WakeMedia() },
 	}
-	a.hooks, err = webhooks.New(cfg.Webhooks, db, key, log, reg, nil)
+	a.hooks, err = webhooks.New(cfg.Webhooks, db, key, log, metrics, nil)
 	if err != nil {
 		return fail(err)
 	}
@@ -211,8 +224,8 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	bg, cancelBG := context.WithCancel(ctx)
 	a.stopBackground = cancelBG
 	purger := store.NewPurger(db, store.PurgerOptions{Interval: cfg.Retention.Interval,
-		WebhookDeliveryDays: cfg.Retention.WebhookDeliveryDays, Logger: log, Registerer: reg})
-	mailer := alarmmail.New(alarmmail.Options{Store: db, SMTP: cfg.SMTP, Logger: log, Registerer: reg, Poll: cfg.SMTP.PollInterval})
+		WebhookDeliveryDays: cfg.Retention.WebhookDeliveryDays, Logger: log, Registerer: metrics})
+	mailer := alarmmail.New(alarmmail.Options{Store: db, SMTP: cfg.SMTP, Logger: log, Registerer: metrics, Poll: cfg.SMTP.PollInterval})
 	jobs := []job{
 		{"retention", purger.Run},
 		{"alarm-mail", mailer.Run},
@@ -221,6 +234,9 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 		}},
 	}
 	if a.cluster != nil {
+		jobs = append(jobs, job{"dead-nodes", func(ctx context.Context) {
+			sweepDeadNodes(ctx, db, a.cluster.locks, cfg.Cluster.NodeID, cfg.Cluster.JobLockRetry, log)
+		}})
 		// The dispatcher keeps its queue and cursor in memory: one node
 		// at a time fans out, delivers and prunes the outbox.
 		jobs = append(jobs, job{"webhooks", func(ctx context.Context) {

@@ -11,14 +11,14 @@ import (
 // examples on stdout and exits 0.
 func TestHelpListsEveryCommand(t *testing.T) {
 	for _, args := range [][]string{{"-help"}, {"-h"}, {"--help"}, {"help"}, {"serve", "-h"}, {"-config", "x.yaml", "-help"},
-		{"partner", "add", "-h"}, {"device", "refurbish", "-help"}, {"store", "copy", "-h"}} {
+		{"partner", "add", "-h"}, {"device", "refurbish", "-help"}, {"store", "copy", "-h"}, {"cluster", "status", "-h"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := run(context.Background(), args, env{}.get, &stdout, &stderr)
 			if code != 0 || stderr.Len() != 0 {
 				t.Fatalf("exit %d, stderr %q", code, stderr.String())
 			}
-			for _, want := range []string{"serve ", "partner add ", "user add ", "device refurbish ", "openapi ", "store copy ", "help ", "-config FILE", "--create", "Examples:"} {
+			for _, want := range []string{"serve ", "partner add ", "user add ", "device refurbish ", "openapi ", "store copy ", "cluster status ", "help ", "-config FILE", "--create", "Examples:"} {
 				if !strings.Contains(stdout.String(), want) {
 					t.Errorf("usage lacks %q:\n%s", want, stdout.String())
 				}

@@ -215,3 +215,19 @@ func (j *JobLocks) dropLocked() {
 	_ = j.conn.Close(ctx)
 	j.conn = nil
 }
+
+// WhileFree runs fn while this process holds the lock of name, if the
+// lock is free now, and reports whether it was: a process holding a lock
+// for its life (a cluster node's "node:<id>") is alive while the lock is
+// taken, so a free lock means the process is gone, and holding it while
+// fn runs keeps a new process of that name from starting meanwhile. The
+// lock is released once fn returns.
+func (j *JobLocks) WhileFree(ctx context.Context, name string, fn func() error) (bool, error) {
+	key := lockKey(name)
+	gen, ok := j.try(ctx, name, key)
+	if !ok {
+		return false, nil
+	}
+	defer j.unlock(name, key, gen)
+	return true, fn()
+}

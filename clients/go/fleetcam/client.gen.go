@@ -2733,6 +2733,18 @@ type BulkWriteResult struct {
 	Success *[]string `json:"success,omitempty"`
 }
 
+// ClusterNode One live node of the cluster.
+type ClusterNode struct {
+	// Devices Devices connected to the node now.
+	Devices int `json:"devices"`
+
+	// NodeId The node's cluster.nodeId.
+	NodeId string `json:"nodeId"`
+
+	// StartedAt When the node's process started.
+	StartedAt time.Time `json:"startedAt"`
+}
+
 // ConfigMetadata defines model for ConfigMetadata.
 type ConfigMetadata struct {
 	Source *ConfigMetadataSource `json:"source,omitempty"`
@@ -6019,6 +6031,17 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/auxiliary-cameras/billing-status (the `PostAuxiliaryCamerasBillingStatus` operationId).
 	PostAuxiliaryCamerasBillingStatus(ctx context.Context, body PostAuxiliaryCamerasBillingStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetCluster The live nodes of the cluster
+	//
+	// The fleetcam nodes that answer now and how many devices each holds (docs/cluster.md):
+	// the node that serves the call asks every node over NATS and lists those that answer
+	// within half a second, ordered by node id. A fleetcam alone answers its one node. For
+	// partner users of the editor access level; other callers get 403. While the other
+	// nodes cannot be reached (NATS down) the answer is 503 ServiceUnavailableError.
+	//
+	// Corresponds with GET /v2/cluster (the `GetCluster` operationId).
+	GetCluster(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostDeviceAuxiliaryCamerasBillingWithBody Enable or disable auxiliary camera billing (reference path)
 	//
 	// Same as POST /v2/auxiliary-cameras/billing.
@@ -8074,6 +8097,27 @@ func (c *Client) PostAuxiliaryCamerasBillingStatusWithBody(ctx context.Context, 
 // Corresponds with POST /v2/auxiliary-cameras/billing-status (the `PostAuxiliaryCamerasBillingStatus` operationId).
 func (c *Client) PostAuxiliaryCamerasBillingStatus(ctx context.Context, body PostAuxiliaryCamerasBillingStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostAuxiliaryCamerasBillingStatusRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCluster The live nodes of the cluster
+//
+// The fleetcam nodes that answer now and how many devices each holds (docs/cluster.md):
+// the node that serves the call asks every node over NATS and lists those that answer
+// within half a second, ordered by node id. A fleetcam alone answers its one node. For
+// partner users of the editor access level; other callers get 403. While the other
+// nodes cannot be reached (NATS down) the answer is 503 ServiceUnavailableError.
+//
+// Corresponds with GET /v2/cluster (the `GetCluster` operationId).
+func (c *Client) GetCluster(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetClusterRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -12185,6 +12229,33 @@ func NewPostAuxiliaryCamerasBillingStatusRequestWithBody(server string, contentT
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetClusterRequest constructs an http.Request for the GetCluster method
+func NewGetClusterRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/cluster")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -18359,6 +18430,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/auxiliary-cameras/billing-status (the `PostAuxiliaryCamerasBillingStatus` operationId).
 	PostAuxiliaryCamerasBillingStatusWithResponse(ctx context.Context, body PostAuxiliaryCamerasBillingStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAuxiliaryCamerasBillingStatusResponse, error)
 
+	// GetClusterWithResponse The live nodes of the cluster
+	//
+	// The fleetcam nodes that answer now and how many devices each holds (docs/cluster.md):
+	// the node that serves the call asks every node over NATS and lists those that answer
+	// within half a second, ordered by node id. A fleetcam alone answers its one node. For
+	// partner users of the editor access level; other callers get 403. While the other
+	// nodes cannot be reached (NATS down) the answer is 503 ServiceUnavailableError.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/cluster (the `GetCluster` operationId).
+	GetClusterWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetClusterResponse, error)
+
 	// PostDeviceAuxiliaryCamerasBillingWithBodyWithResponse Enable or disable auxiliary camera billing (reference path)
 	//
 	// Same as POST /v2/auxiliary-cameras/billing.
@@ -20986,6 +21070,78 @@ func (r PostAuxiliaryCamerasBillingStatusResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostAuxiliaryCamerasBillingStatusResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetClusterResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Nodes []ClusterNode `json:"nodes"`
+		} `json:"data"`
+		RequestId string `json:"requestId"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetClusterResponse) GetJSON200() *struct {
+	Data struct {
+		Nodes []ClusterNode `json:"nodes"`
+	} `json:"data"`
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetClusterResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetClusterResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetClusterResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetClusterResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetClusterResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetClusterResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetClusterResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -29437,6 +29593,25 @@ func (c *ClientWithResponses) PostAuxiliaryCamerasBillingStatusWithResponse(ctx 
 	return ParsePostAuxiliaryCamerasBillingStatusResponse(rsp)
 }
 
+// GetClusterWithResponse The live nodes of the cluster
+//
+// The fleetcam nodes that answer now and how many devices each holds (docs/cluster.md):
+// the node that serves the call asks every node over NATS and lists those that answer
+// within half a second, ordered by node id. A fleetcam alone answers its one node. For
+// partner users of the editor access level; other callers get 403. While the other
+// nodes cannot be reached (NATS down) the answer is 503 ServiceUnavailableError.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/cluster (the `GetCluster` operationId).
+func (c *ClientWithResponses) GetClusterWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetClusterResponse, error) {
+	rsp, err := c.GetCluster(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetClusterResponse(rsp)
+}
+
 // PostDeviceAuxiliaryCamerasBillingWithBodyWithResponse Enable or disable auxiliary camera billing (reference path)
 //
 // Same as POST /v2/auxiliary-cameras/billing.
@@ -32801,6 +32976,58 @@ func ParsePostAuxiliaryCamerasBillingStatusResponse(rsp *http.Response) (*PostAu
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetClusterResponse parses an HTTP response from a GetClusterWithResponse call
+func ParseGetClusterResponse(rsp *http.Response) (*GetClusterResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetClusterResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Nodes []ClusterNode `json:"nodes"`
+			} `json:"data"`
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 

@@ -246,6 +246,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/cluster": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The live nodes of the cluster
+         * @description The fleetcam nodes that answer now and how many devices each holds (docs/cluster.md):
+         *     the node that serves the call asks every node over NATS and lists those that answer
+         *     within half a second, ordered by node id. A fleetcam alone answers its one node. For
+         *     partner users of the editor access level; other callers get 403. While the other
+         *     nodes cannot be reached (NATS down) the answer is 503 ServiceUnavailableError.
+         */
+        get: operations["getCluster"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/devices/auxiliary-cameras/billing": {
         parameters: {
             query?: never;
@@ -2686,6 +2710,18 @@ export interface components {
         BulkWriteResult: components["schemas"]["BulkResult"] & {
             effectedImeis?: string[];
         };
+        /** @description One live node of the cluster. */
+        ClusterNode: {
+            /** @description Devices connected to the node now. */
+            devices: number;
+            /** @description The node's cluster.nodeId. */
+            nodeId: string;
+            /**
+             * Format: date-time
+             * @description When the node's process started.
+             */
+            startedAt: string;
+        };
         ConfigMetadata: {
             /** @enum {string} */
             source?: "cloud";
@@ -3874,14 +3910,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Every component has started and the store can be reached. */
+            /** @description Every component has started, the store can be reached and, on a node of a cluster, so can NATS. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Still starting (status starting), or the store's database cannot be reached (status storeUnavailable). */
+            /** @description Still starting (status starting), the store's database cannot be reached (status storeUnavailable), or, on a node of a cluster, NATS cannot be reached (status natsUnavailable). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4219,6 +4255,42 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /** @description The operation failed. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCluster: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The live nodes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            nodes: components["schemas"]["ClusterNode"][];
+                        };
+                        requestId: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The other nodes of the cluster cannot be reached now; retry shortly. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
