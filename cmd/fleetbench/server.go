@@ -38,8 +38,11 @@ type server struct {
 type serverOptions struct {
 	bin     string
 	dataDir string
-	logPath string
-	pprof   bool
+	// postgresURL is the database fleetcam keeps its records in; empty: the
+	// bbolt file in dataDir.
+	postgresURL string
+	logPath     string
+	pprof       bool
 	// commitDelay overrides mqtt.commitDelay when not negative.
 	commitDelay time.Duration
 }
@@ -70,6 +73,9 @@ webhooks:
 `, o.dataDir, extra.String(), benchSigningKey)
 	if o.pprof {
 		cfg += "debug:\n  pprofAddr: 127.0.0.1:0\n"
+	}
+	if o.postgresURL != "" {
+		cfg += fmt.Sprintf("store:\n  postgresURL: %q\n", o.postgresURL)
 	}
 	cfgPath := filepath.Join(filepath.Dir(o.dataDir), filepath.Base(o.dataDir)+".yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
