@@ -137,6 +137,10 @@ func (b *bench) ingest(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", spec.name, err)
 		}
+		backlog, err := srv.settle(ctx, 5*time.Minute)
+		if err != nil {
+			return fmt.Errorf("%s: %w", spec.name, err)
+		}
 		verdict := ""
 		switch spec.name {
 		case "sustained":
@@ -161,8 +165,8 @@ func (b *bench) ingest(ctx context.Context) error {
 		b.rep.figure("ingest", spec.name+"_server_cores", r.srvCores, "cores")
 		t.add(spec.name, num(r.m.rate()), num(r.m.fixRate()), msf(r.m.lat.p50), msf(r.m.lat.p99), num(r.batchJobs),
 			fmt.Sprintf("%.2f cores", r.srvCores), strconv.FormatInt(r.errors, 10), verdict)
-		t.note("%s: %s; server stored %.0f msgs/s; load generator %.2f cores; %d skipped",
-			spec.name, spec.describe(), r.stored, r.simCores, r.skipped)
+		t.note("%s: %s; server stored %.0f msgs/s; load generator %.2f cores; %d skipped; backlog stored within %s after the load stopped",
+			spec.name, spec.describe(), r.stored, r.simCores, r.skipped, backlog.Round(100*time.Millisecond))
 		if b.engine == engineBolt {
 			// The baseline compares mosquitto with fleetcam on its default engine.
 			b.ingestResults = append(b.ingestResults, r)

@@ -21,21 +21,14 @@ var pgStatsSettings = map[string]string{
 }
 
 // statements resets PostgreSQL's statement and WAL statistics, waits d and
-// writes what the server spent its time on meanwhile into path: the
-// statements by total execution time (pg_stat_statements) and the WAL's
-// writes and flushes (pg_stat_wal). It is -profile's view of the database
-// side, beside fleetcam's CPU profile over the same window.
+// writes what the server spent its time on meanwhile into path (see
+// writeStats). It is -profile's view of the database side, beside
+// fleetcam's CPU profile over the same window.
 func (p *pgServer) statements(ctx context.Context, d time.Duration, path string, log io.Writer) {
 	if !p.stats {
 		return
 	}
-	conn, err := pgx.Connect(ctx, p.admin.String())
-	if err != nil {
-		fmt.Fprintf(log, "fleetbench: statement statistics: %v\n", oneLine(err))
-		return
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, `SELECT pg_stat_statements_reset(), pg_stat_reset_shared('wal')`); err != nil {
+	if err := p.resetStats(ctx); err != nil {
 		fmt.Fprintf(log, "fleetbench: statement statistics: %v\n", oneLine(err))
 		return
 	}
@@ -43,7 +36,24 @@ func (p *pgServer) statements(ctx context.Context, d time.Duration, path string,
 	if sleep(ctx, d) != nil {
 		return
 	}
-	took := time.Since(began)
+	p.writeStats(ctx, time.Since(began), path, log)
+}
+
+// resetStats starts the statement and WAL statistics afresh.
+func (p *pgServer) resetStats(ctx context.Context) error {
+	return p.exec(ctx, `SELECT pg_stat_statements_reset(), pg_stat_reset_shared('wal')`)
+}
+
+// writeStats writes into path the statements by total execution time
+// (pg_stat_statements) and the WAL's writes and flushes (pg_stat_wal)
+// since resetStats, took ago.
+func (p *pgServer) writeStats(ctx context.Context, took time.Duration, path string, log io.Writer) {
+	conn, err := pgx.Connect(ctx, p.admin.String())
+	if err != nil {
+		fmt.Fprintf(log, "fleetbench: statement statistics: %v\n", oneLine(err))
+		return
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
 	var out strings.Builder
 	fmt.Fprintf(&out, "PostgreSQL over %s (pg_stat_statements, pg_stat_wal)\n\n", took.Round(time.Millisecond))
 	var records, fpi, bytes, writes, syncs int64
@@ -52,7 +62,7 @@ func (p *pgServer) statements(ctx context.Context, d time.Duration, path string,
 		Scan(&records, &fpi, &bytes, &writes, &syncs, &writeMS, &syncMS)
 	if err == nil {
 		fmt.Fprintf(&out, "WAL: %d records (%d full-page images), %.1f MiB, %d writes (%.0f ms), %d flushes (%.0f ms, %.2f ms each, %.0f%% of the window)\n\n",
-			records, fpi, float64(bytes)/(1<<20), writes, writeMS, syncs, syncMS, syncMS/max(float64(syncs), 1), 100*syncMS/float64(took.Milliseconds()))
+			records, fpi, float64(bytes)/(1<<20), writes, writeMS, syncs, syncMS, syncMS/max(float64(syncs), 1), 100*syncMS/float64(max(took.Milliseconds(), 1)))
 	}
 	rows, err := conn.Query(ctx, `SELECT d.datname, s.calls, s.total_exec_time, s.mean_exec_time, s.rows,
 			s.shared_blks_hit, s.shared_blks_read, regexp_replace(s.query, '\s+', ' ', 'g')

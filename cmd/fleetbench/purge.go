@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -57,7 +60,14 @@ func (b *bench) purge(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("run %d: copy the seeded store: %w", run, err)
 		}
+		var profiled func()
+		if run == 1 {
+			profiled = b.profilePurge(ctx)
+		}
 		res, took, err := timePurge(ctx, cp, end)
+		if profiled != nil {
+			profiled()
+		}
 		if err == nil {
 			err = checkPurged(ctx, cp, fl.imeis, start, cutoff, end, sc.purgeGPSEvery)
 		}
@@ -92,6 +102,48 @@ func (b *bench) purge(ctx context.Context) error {
 		store.DefaultPurgeBatch, end.Format(time.RFC3339))
 	b.rep.table(t)
 	return nil
+}
+
+// profilePurge starts, with -profile, a CPU profile of this process (the
+// purge runs in it) and on PostgreSQL the server's statement statistics;
+// the function it returns saves both. Nil without -profile.
+func (b *bench) profilePurge(ctx context.Context) func() {
+	if !b.o.profile {
+		return nil
+	}
+	name := "purge"
+	if len(b.engines) > 1 {
+		name += "-" + b.engine
+	}
+	pgStats := b.engine == enginePostgres && b.pg.stats
+	if pgStats {
+		if err := b.pg.resetStats(ctx); err != nil {
+			fmt.Fprintf(b.log, "fleetbench: statement statistics: %v\n", oneLine(err))
+			pgStats = false
+		}
+	}
+	path := filepath.Join(b.work, name+".pprof")
+	f, err := os.Create(path)
+	if err == nil {
+		if err = pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(b.log, "fleetbench: profile %s: %v\n", name, err)
+		f = nil
+	}
+	began := time.Now()
+	return func() {
+		if f != nil {
+			pprof.StopCPUProfile()
+			f.Close()
+			fmt.Fprintf(b.log, "fleetbench: CPU profile of the purge %s (go tool pprof -top %s)\n", path, path)
+		}
+		if pgStats {
+			b.pg.writeStats(ctx, time.Since(began), filepath.Join(b.work, name+"-statements.txt"), b.log)
+		}
+	}
 }
 
 // seedGPS stores a sample every every from start to end (exclusive) for

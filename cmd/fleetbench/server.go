@@ -272,3 +272,31 @@ func (s *server) collect(path string, save bool) error {
 	}
 	return f.Close()
 }
+
+// settle waits until fleetcam has stored what was still in its pipeline
+// when a load stopped (its count of ingested messages stands still for half
+// a second), at most limit, so that one load's backlog does not spill into
+// the next one's measurement. It returns how long that took.
+func (s *server) settle(ctx context.Context, limit time.Duration) (time.Duration, error) {
+	began := time.Now()
+	last, still := -1.0, 0
+	for time.Since(began) < limit {
+		m, err := s.metrics()
+		if err != nil {
+			return time.Since(began), err
+		}
+		n := metricSum(m, "fleetcam_mqtt_ingest_messages_total")
+		if n == last {
+			if still++; still == 2 {
+				return time.Since(began), nil
+			}
+		} else {
+			still = 0
+		}
+		last = n
+		if err := sleep(ctx, 250*time.Millisecond); err != nil {
+			return time.Since(began), err
+		}
+	}
+	return time.Since(began), fmt.Errorf("fleetcam was still storing a backlog %s after the load stopped", limit)
+}

@@ -103,6 +103,9 @@ func (b *bench) webhook(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if _, err := srv.settle(ctx, 5*time.Minute); err != nil {
+			return err
+		}
 		sent.mu.Lock()
 		keys := make(map[eventKey]time.Time, len(sent.sent))
 		for k, v := range sent.sent {
