@@ -104,6 +104,15 @@ func (b *bench) runSpec(ctx context.Context, url string, pid int, srv *server, i
 	return r, nil
 }
 
+// each returns a figure of every window of the load.
+func (r loadResult) each(f func(measured) float64) []float64 {
+	out := make([]float64, len(r.windows))
+	for i, w := range r.windows {
+		out[i] = f(w)
+	}
+	return out
+}
+
 // describe says what a load offers.
 func (s loadSpec) describe() string {
 	if s.closedLoop {
@@ -145,22 +154,29 @@ func (b *bench) ingest(ctx context.Context) error {
 		switch spec.name {
 		case "sustained":
 			verdict = b.rep.target("ingest", "sustained_ack_p99", ms(r.m.lat.p99), "ms", false, 50)
+			b.rep.runs(r.each(func(m measured) float64 { return ms(m.lat.p99) }))
 			b.rep.figure("ingest", "sustained_msgs_per_s", r.m.rate(), "msgs/s")
+			b.rep.runs(r.each(measured.rate))
 			b.rep.figure("ingest", "sustained_ack_p50", ms(r.m.lat.p50), "ms")
 		case "gps batches":
 			verdict = b.rep.target("ingest", "gps_fixes_per_s", r.m.fixRate(), "fixes/s", true, 50000)
+			b.rep.runs(r.each(measured.fixRate))
 			b.rep.figure("ingest", "gps_batch_ack_p99", ms(r.m.lat.p99), "ms")
+			b.rep.runs(r.each(func(m measured) float64 { return ms(m.lat.p99) }))
 		case "closed loop":
 			if b.engine == enginePostgres {
 				// PostgreSQL's target is half of bbolt's figure of the same run.
 				b.rep.figure("ingest", "closed_loop_msgs_per_s", r.m.rate(), "msgs/s")
+				b.rep.runs(r.each(measured.rate))
 				if bolt, ok := b.rep.value("ingest", "closed_loop_msgs_per_s", engineBolt); ok && bolt > 0 {
 					verdict = b.rep.target("ingest", "closed_loop_vs_bbolt", r.m.rate()/bolt, "×", true, 0.5)
 				}
 			} else {
 				verdict = b.rep.target("ingest", "closed_loop_msgs_per_s", r.m.rate(), "msgs/s", true, 12000)
+				b.rep.runs(r.each(measured.rate))
 			}
 			b.rep.figure("ingest", "closed_loop_ack_p99", ms(r.m.lat.p99), "ms")
+			b.rep.runs(r.each(func(m measured) float64 { return ms(m.lat.p99) }))
 		}
 		b.rep.figure("ingest", spec.name+"_server_cores", r.srvCores, "cores")
 		t.add(spec.name, num(r.m.rate()), num(r.m.fixRate()), msf(r.m.lat.p50), msf(r.m.lat.p99), num(r.batchJobs),

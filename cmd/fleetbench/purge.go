@@ -89,6 +89,7 @@ func (b *bench) purge(ctx context.Context) error {
 	} else {
 		b.rep.figure("purge", "day_purge_seconds", med, "s")
 	}
+	b.rep.runs(secs)
 	b.rep.figure("purge", "day_gps_samples", float64(sc.purgeDevices*perDay), "samples")
 	b.rep.figure("purge", "day_events", float64(sc.purgeDevices*sc.purgeEventsPerDay), "events")
 	if verdict != "" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -78,6 +79,8 @@ type result struct {
 	Target string  `json:"target,omitempty"`
 	// Met is set when the figure has a target.
 	Met *bool `json:"met,omitempty"`
+	// Runs are the values of each window or run when Value is their median.
+	Runs []float64 `json:"runs,omitempty"`
 }
 
 // report collects the tables and figures of a run.
@@ -122,6 +125,23 @@ func (r *report) target(part, name string, v float64, unit string, atLeast bool,
 	return "MISSED (" + rule + ")"
 }
 
+// runs attaches the value of each window or run to the figure recorded
+// last, whose value is their median.
+func (r *report) runs(vs []float64) {
+	if len(r.results) > 0 && len(vs) > 1 {
+		r.results[len(r.results)-1].Runs = vs
+	}
+}
+
+// withRange formats a figure with the range of its runs, when it has some.
+func (x result) withRange() string {
+	s := num(x.Value) + " " + x.Unit
+	if len(x.Runs) > 1 {
+		s += " (" + num(slices.Min(x.Runs)) + "–" + num(slices.Max(x.Runs)) + ")"
+	}
+	return s
+}
+
 // skip records that a part did not run and why (on the engine running
 // now, when the run compares engines).
 func (r *report) skip(part, why string) {
@@ -138,12 +158,18 @@ func (r *report) skip(part, why string) {
 
 // value returns a figure recorded on engine.
 func (r *report) value(part, name, engine string) (float64, bool) {
+	x, ok := r.result(part, name, engine)
+	return x.Value, ok
+}
+
+// result returns the figure recorded on engine.
+func (r *report) result(part, name, engine string) (result, bool) {
 	for _, x := range r.results {
 		if x.Part == part && x.Name == name && x.Engine == engine {
-			return x.Value, true
+			return x, true
 		}
 	}
-	return 0, false
+	return result{}, false
 }
 
 // compare prints every figure recorded on both engines side by side, with
@@ -154,16 +180,16 @@ func (r *report) compare() {
 		if x.Engine != engineBolt {
 			continue
 		}
-		pg, ok := r.value(x.Part, x.Name, enginePostgres)
+		pg, ok := r.result(x.Part, x.Name, enginePostgres)
 		if !ok {
 			continue
 		}
-		t.add(x.Part, x.Name, num(x.Value)+" "+x.Unit, num(pg)+" "+x.Unit, ratio(pg, x.Value))
+		t.add(x.Part, x.Name, x.withRange(), pg.withRange(), ratio(pg.Value, x.Value))
 	}
 	if len(t.rows) == 0 {
 		return
 	}
-	t.note("figures of the same part on each engine, measured one after the other in this run")
+	t.note("figures of the same part on each engine, measured one after the other in this run; medians, with the range of the windows or runs in brackets")
 	t.print(r.w)
 }
 
