@@ -86,7 +86,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.work, "work", "", "work directory (stores, logs, profiles); default a temporary one")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	fs.StringVar(&o.jsonPath, "json", "", "also write every figure to this JSON file")
-	fs.DurationVar(&o.timeout, "timeout", 20*time.Minute, "stop everything after this long")
+	fs.DurationVar(&o.timeout, "timeout", 20*time.Minute, "stop everything after this long (default 2h with -postgres, whose seeding is slow)")
 	fs.DurationVar(&o.commitDelay, "commit-delay", -1, "run fleetcam with this mqtt.commitDelay (default: its configured default)")
 	fs.StringVar(&o.postgres, "postgres", "", "also run every part on PostgreSQL: auto (start a server in the work directory) or the libpq URL of a server the bench may create databases on")
 	if err := fs.Parse(args); err != nil {
@@ -94,6 +94,13 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.postgres != "" {
+		timed := false
+		fs.Visit(func(f *flag.Flag) { timed = timed || f.Name == "timeout" })
+		if !timed {
+			o.timeout = 2 * time.Hour
+		}
 	}
 	if o.runs < 1 || o.runs > 20 {
 		return nil, fmt.Errorf("-runs %d must be from 1 to 20", o.runs)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -339,6 +340,30 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		}
 		if strings.Contains(stderr.String(), "secret") {
 			t.Errorf("%v: the password is on stderr: %s", tc.args, stderr.String())
+		}
+	}
+}
+
+// With -postgres the run may take longer unless -timeout says otherwise.
+func TestPostgresRunsLonger(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "fleetcam")
+	if err := os.WriteFile(bin, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{[]string{"-fleetcam", bin}, 20 * time.Minute},
+		{[]string{"-fleetcam", bin, "-postgres", "auto"}, 2 * time.Hour},
+		{[]string{"-fleetcam", bin, "-postgres", "auto", "-timeout", "5m"}, 5 * time.Minute},
+	} {
+		o, err := parseOptions(tc.args, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.timeout != tc.want {
+			t.Errorf("%v: timeout %s, want %s", tc.args, o.timeout, tc.want)
 		}
 	}
 }
