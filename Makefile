@@ -9,7 +9,7 @@ LISTEN   ?= 127.0.0.1
 BENCHFLAGS ?=
 FUZZTIME   ?= 60s
 
-.PHONY: build run test lint fuzz bench bench-go sim clean
+.PHONY: build run test lint fuzz bench bench-go bench-postgres sim clean
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -118,11 +118,22 @@ lint:
 
 # Go benchmarks of the hot paths, then the system benchmark (cmd/fleetbench:
 # connection hold, ingest, webhooks, event API, mosquitto baseline, kill -9
-# durability; about five and a half minutes on two cores, loopback only). Installs
+# durability, retention purge; about six minutes on two cores, loopback only). Installs
 # mosquitto for the baseline when missing and running as root.
 bench: build bench-go
 	@command -v mosquitto >/dev/null 2>&1 || test -x /usr/sbin/mosquitto || { if [ "$$(id -u)" = 0 ]; then apt-get install -y mosquitto || { apt-get update && apt-get install -y mosquitto; }; else echo "make bench: mosquitto is missing and installing it needs root; the baseline part will be skipped"; fi; }
 	$(BIN)/fleetbench -fleetcam $(BIN)/fleetcam $(BENCHFLAGS)
+
+# The system benchmark on bbolt and on PostgreSQL in the same run, side by
+# side with PostgreSQL / bbolt: every part but the mosquitto baseline runs
+# on each engine in turn, PostgreSQL being a server fleetbench starts in its
+# work directory (fsync on, as in production) and removes afterwards; a
+# database of its own for every fleetcam start. Seeding the API part's
+# million events into PostgreSQL takes most of the run (about half an hour
+# on two cores). Installs PostgreSQL when missing and running as root.
+bench-postgres: build
+	@$(MAKE) --no-print-directory test-deps-postgresql
+	$(BIN)/fleetbench -fleetcam $(BIN)/fleetcam -postgres auto -part hold,ingest,webhook,api,durability,purge $(BENCHFLAGS)
 
 # Go benchmarks of the hot paths only (payload decode, event ingest, group
 # commit, event pages, webhook signing), in seconds.

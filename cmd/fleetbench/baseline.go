@@ -178,6 +178,8 @@ func (b *bench) baseline(ctx context.Context) error {
 	}
 	if b.holdResult == nil || len(b.ingestResults) == 0 {
 		t.note("fleetcam figures come from the hold and ingest parts of the same run; run them for the ratios")
+	} else {
+		t.note("fleetcam figures: the hold and ingest parts of this run on bbolt")
 	}
 	t.note("mosquitto acknowledges before anything reaches the disk (it saves its database every %s and at exit); fleetcam after fsync",
 		"autosave_interval (1800s)")

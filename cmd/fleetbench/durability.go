@@ -14,7 +14,6 @@ import (
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/devicesim"
 	"github.com/fleetcam/fleetcam/store"
-	boltstore "github.com/fleetcam/fleetcam/store/bolt"
 )
 
 // ackLog keeps every acknowledged GPS message and event of a run, in
@@ -39,12 +38,13 @@ func (l *ackLog) record(a devicesim.Ack) {
 // and checks after each kill that every acknowledged message is in the store.
 func (b *bench) durability(ctx context.Context) error {
 	sc := b.sc
-	dir := b.dir("durability")
-	fl, err := seedFleet(dir, 2*sc.durabilityDevices)
+	fl, err := b.seeded(ctx, "durability", 2*sc.durabilityDevices)
 	if err != nil {
 		return err
 	}
-	logPath := filepath.Join(b.work, "durability-acks.log")
+	defer b.dropStorage(ctx, fl.st)
+	st := fl.st
+	logPath := filepath.Join(b.work, "durability-acks-"+b.engine+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
 		return err
@@ -54,7 +54,7 @@ func (b *bench) durability(ctx context.Context) error {
 		cols: []string{"run", "killed after", "acked GPS", "acked events", "lost", "unacked at kill", "restart"}}
 	var lostTotal, ackedTotal int
 	for run := 1; run <= sc.durabilityRuns; run++ {
-		srv, err := b.start(ctx, dir)
+		srv, err := b.start(ctx, st)
 		if err != nil {
 			return fmt.Errorf("run %d: start: %w", run, err)
 		}
@@ -101,14 +101,14 @@ func (b *bench) durability(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		lost, gps, events, err := verifyAcks(dir, acks)
+		lost, gps, events, err := verifyAcks(ctx, st, acks)
 		if err != nil {
 			return fmt.Errorf("run %d: verify: %w", run, err)
 		}
 		lostTotal += lost
 		ackedTotal += gps + events
 		// The restart after the kill: fleetcam must come up on the store.
-		srv2, err := b.start(ctx, dir)
+		srv2, err := b.start(ctx, st)
 		if err != nil {
 			return fmt.Errorf("run %d: restart after kill -9: %w", run, err)
 		}
@@ -133,13 +133,13 @@ func (b *bench) durability(ctx context.Context) error {
 // verifyAcks opens the store of a killed fleetcam and counts the
 // acknowledged messages it lacks: a GPS batch by its first fix's
 // millisecond, an event by the device's event id.
-func verifyAcks(dataDir string, acks []devicesim.Ack) (lost, gps, events int, err error) {
-	db, err := boltstore.Open(filepath.Join(dataDir, "fleetcam.db"), store.Options{})
+func verifyAcks(ctx context.Context, st storage, acks []devicesim.Ack) (lost, gps, events int, err error) {
+	db, err := st.open(ctx, store.Options{})
 	if err != nil {
 		return 0, 0, 0, err
 	}
 	defer db.Close()
-	err = db.View(context.Background(), func(tx *store.Tx) error {
+	err = db.View(ctx, func(tx *store.Tx) error {
 		for _, a := range acks {
 			switch a.Topic {
 			case protocol.TopicGPS:

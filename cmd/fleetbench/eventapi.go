@@ -32,19 +32,19 @@ type eventQuery struct {
 // events stored and ingest running, and the start-up time with that store.
 func (b *bench) api(ctx context.Context) error {
 	sc := b.sc
-	dir := b.dir("api")
-	fl, err := seedFleet(dir, sc.apiDevices)
+	fl, err := b.seeded(ctx, "api", sc.apiDevices)
 	if err != nil {
 		return err
 	}
+	defer b.dropStorage(ctx, fl.st)
 	end := time.Now().UTC().Truncate(time.Hour)
 	t0 := time.Now()
-	if err := seedEvents(fl, sc.apiEvents, sc.apiDays, end); err != nil {
+	if err := seedEvents(ctx, fl, sc.apiEvents, sc.apiDays, end, b.log); err != nil {
 		return err
 	}
 	seedTook := time.Since(t0)
 	fmt.Fprintf(b.log, "  seeded %d events in %s\n", sc.apiEvents, seedTook.Round(time.Millisecond))
-	srv, err := b.start(ctx, dir)
+	srv, err := b.start(ctx, fl.st)
 	if err != nil {
 		return err
 	}

@@ -15,16 +15,23 @@
 //	            on), for fleetcam / mosquitto ratios from the same run
 //	durability  kill -9 under load, five times: every acknowledged message
 //	            must be in the store after the restart
+//	purge       the retention purge of the oldest day of a store holding a
+//	            few days of GPS samples and events, timed in this process
 //
 // fleetcam runs as a child process (its RSS is read from /proc), the
 // simulated devices (devicesim's load mode) and the webhook receiver run in
 // this process. Every part stops by itself; -quick runs a tiny version of
 // each, for tests.
 //
+// With -postgres, every part that runs fleetcam (all but the baseline) runs
+// twice, on bbolt and then on PostgreSQL, each fleetcam start on a database
+// of its own, and the report sets the figures of both engines side by side.
+// -postgres auto starts a PostgreSQL server of its own in the work directory.
+//
 // Usage:
 //
 //	fleetbench [-fleetcam bin/fleetcam] [-part all|hold,ingest,…] [-quick] [-runs 3]
-//	           [-profile] [-work DIR] [-keep] [-json FILE] [-timeout 20m]
+//	           [-postgres auto|URL] [-profile] [-work DIR] [-keep] [-json FILE] [-timeout 20m]
 package main
 
 import (
@@ -53,15 +60,17 @@ func main() {
 }
 
 // allParts lists the parts in the order they run.
-var allParts = []string{"hold", "ingest", "webhook", "api", "baseline", "durability"}
+var allParts = []string{"hold", "ingest", "webhook", "api", "baseline", "durability", "purge"}
 
 // options are the command-line settings.
 type options struct {
 	fleetcam, mosquitto, work, jsonPath string
-	parts                               []string
-	quick, keep, profile                bool
-	runs                                int
-	timeout, commitDelay                time.Duration
+	// postgres is -postgres: "", "auto" or the URL of a server.
+	postgres             string
+	parts                []string
+	quick, keep, profile bool
+	runs                 int
+	timeout, commitDelay time.Duration
 }
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
@@ -77,13 +86,21 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.work, "work", "", "work directory (stores, logs, profiles); default a temporary one")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	fs.StringVar(&o.jsonPath, "json", "", "also write every figure to this JSON file")
-	fs.DurationVar(&o.timeout, "timeout", 20*time.Minute, "stop everything after this long")
+	fs.DurationVar(&o.timeout, "timeout", 20*time.Minute, "stop everything after this long (default 2h with -postgres, whose seeding is slow)")
 	fs.DurationVar(&o.commitDelay, "commit-delay", -1, "run fleetcam with this mqtt.commitDelay (default: its configured default)")
+	fs.StringVar(&o.postgres, "postgres", "", "also run every part on PostgreSQL: auto (start a server in the work directory) or the libpq URL of a server the bench may create databases on")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.postgres != "" {
+		timed := false
+		fs.Visit(func(f *flag.Flag) { timed = timed || f.Name == "timeout" })
+		if !timed {
+			o.timeout = 2 * time.Hour
+		}
 	}
 	if o.runs < 1 || o.runs > 20 {
 		return nil, fmt.Errorf("-runs %d must be from 1 to 20", o.runs)
@@ -102,6 +119,11 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 			return nil, fmt.Errorf("-part %q: must be all or one of %s", p, strings.Join(allParts, ", "))
 		}
 	}
+	if o.postgres != "" {
+		if _, err := checkPostgresFlag(o.postgres); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := os.Stat(o.fleetcam); err != nil {
 		return nil, fmt.Errorf("-fleetcam %s: %w (build it with make build)", o.fleetcam, err)
 	}
@@ -116,6 +138,11 @@ type bench struct {
 	log    io.Writer // progress
 	work   string
 	serial int
+	// engine is the storage engine the running part's fleetcam uses;
+	// engines are those every part runs on, in turn.
+	engine  string
+	engines []string
+	pg      *pgServer // with -postgres
 	// Figures the baseline compares against, from the same run.
 	holdResult    *connectedFleet
 	holdRSS       int64
@@ -142,27 +169,62 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if !o.keep {
 			defer os.RemoveAll(work)
 		}
+		// PostgreSQL (-postgres auto) runs as its own user when this is root.
+		if err := os.Chmod(work, 0o755); err != nil {
+			fmt.Fprintf(stderr, "fleetbench: %v\n", err)
+			return 1
+		}
 	} else if err := os.MkdirAll(work, 0o755); err != nil {
 		fmt.Fprintf(stderr, "fleetbench: -work: %v\n", err)
 		return 1
 	}
-	b := &bench{o: o, sc: fullScale, log: stderr, work: work, rep: &report{w: stdout, started: time.Now()}}
+	b := &bench{o: o, sc: fullScale, log: stderr, work: work, rep: &report{w: stdout, started: time.Now()},
+		engines: []string{engineBolt}}
 	if o.quick {
 		b.sc = quickScale
+	}
+	if o.postgres != "" {
+		if b.pg, err = startPostgres(ctx, o.postgres, work, o.keep, o.profile, stderr); err != nil {
+			fmt.Fprintf(stderr, "fleetbench: %v\n", err)
+			return 2
+		}
+		defer func() {
+			if err := b.pg.close(o.keep); err != nil {
+				fmt.Fprintf(stderr, "fleetbench: PostgreSQL: %v\n", err)
+			}
+		}()
+		b.engines = append(b.engines, enginePostgres)
+		b.rep.engines = true
 	}
 	b.header(stdout)
 	failed := false
 	for _, p := range slices.Compact(o.parts) {
-		fmt.Fprintf(stderr, "fleetbench: part %s\n", p)
-		if err := b.part(ctx, p); err != nil {
-			failed = true
-			fmt.Fprintf(stderr, "fleetbench: part %s failed: %v\n", p, err)
-			fmt.Fprintf(stdout, "\n%s: FAILED: %v\n", p, err)
+		engines := b.engines
+		if p == "baseline" {
+			engines = []string{"mosquitto"}
+		}
+		for _, e := range engines {
+			b.engine, b.rep.engine = e, e
+			what := p
+			if len(b.engines) > 1 && p != "baseline" {
+				what += " on " + engineTitle(e)
+			}
+			fmt.Fprintf(stderr, "fleetbench: part %s\n", what)
+			if err := b.part(ctx, p); err != nil {
+				failed = true
+				fmt.Fprintf(stderr, "fleetbench: part %s failed: %v\n", what, err)
+				fmt.Fprintf(stdout, "\n%s: FAILED: %v\n", what, err)
+			}
+			if ctx.Err() != nil {
+				break
+			}
 		}
 		if ctx.Err() != nil {
 			break
 		}
 	}
+	b.rep.engine = ""
+	b.rep.compare()
 	b.rep.summary()
 	if o.jsonPath != "" {
 		if err := b.rep.writeJSON(o.jsonPath); err != nil {
@@ -193,6 +255,8 @@ func (b *bench) part(ctx context.Context, p string) error {
 		return b.baseline(ctx)
 	case "durability":
 		return b.durability(ctx)
+	case "purge":
+		return b.purge(ctx)
 	}
 	return fmt.Errorf("unknown part %q", p)
 }
@@ -209,6 +273,10 @@ func (b *bench) header(w io.Writer) {
 		memTotal(), strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
 	fmt.Fprintf(w, "  fleetcam  %s\n", b.o.fleetcam)
 	fmt.Fprintf(w, "  go        %s; windows per figure %d (median reported)\n", runtime.Version(), b.o.runs)
+	if b.pg != nil {
+		fmt.Fprintf(w, "  engines   bbolt, then PostgreSQL for every part but the baseline\n")
+		fmt.Fprintf(w, "  postgres  %s\n", b.pg.describe())
+	}
 }
 
 // dir returns a fresh directory under the work directory.
@@ -219,16 +287,28 @@ func (b *bench) dir(name string) string {
 	return d
 }
 
-// start runs fleetcam over dataDir, logging into the work directory.
-func (b *bench) start(ctx context.Context, dataDir string) (*server, error) {
-	return startServer(ctx, serverOptions{bin: b.o.fleetcam, dataDir: dataDir, logPath: dataDir + ".log", pprof: b.o.profile,
-		commitDelay: b.o.commitDelay})
+// start runs fleetcam on st, logging into the work directory.
+func (b *bench) start(ctx context.Context, st storage) (*server, error) {
+	return b.startWith(ctx, st, b.o.profile)
 }
 
-// profile saves a CPU profile of srv over d under name, when -profile is set.
+// startWith is start with the profile endpoints on or off.
+func (b *bench) startWith(ctx context.Context, st storage, pprof bool) (*server, error) {
+	return startServer(ctx, serverOptions{bin: b.o.fleetcam, dataDir: st.dataDir, postgresURL: st.pgURL,
+		logPath: st.dataDir + ".log", pprof: pprof, commitDelay: b.o.commitDelay})
+}
+
+// profile saves a CPU profile of srv over d under name, when -profile is
+// set, and on PostgreSQL the statements the server spent its time on.
 func (b *bench) profile(ctx context.Context, srv *server, d time.Duration, name string) {
 	if !b.o.profile {
 		return
+	}
+	if len(b.engines) > 1 {
+		name += "-" + b.engine
+	}
+	if b.engine == enginePostgres {
+		go b.pg.statements(ctx, d, filepath.Join(b.work, name+"-statements.txt"), b.log)
 	}
 	go func() {
 		path := filepath.Join(b.work, name+".pprof")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,8 @@ type table struct {
 	cols  []string
 	rows  [][]string
 	notes []string
+	// left is how many leading columns are aligned left (at least the first).
+	left int
 }
 
 func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
@@ -41,7 +44,7 @@ func (t *table) print(w io.Writer) {
 				b.WriteString("  ")
 			}
 			pad := width[i] - len([]rune(c))
-			if i == 0 {
+			if i < max(t.left, 1) {
 				b.WriteString(c + strings.Repeat(" ", pad))
 			} else {
 				b.WriteString(strings.Repeat(" ", pad) + c)
@@ -66,13 +69,18 @@ func (t *table) print(w io.Writer) {
 
 // result is one figure, for the JSON report and target checks.
 type result struct {
-	Part   string  `json:"part"`
-	Name   string  `json:"name"`
+	Part string `json:"part"`
+	Name string `json:"name"`
+	// Engine is the storage engine fleetcam ran on (bbolt, postgres), or
+	// mosquitto for the baseline's own figures.
+	Engine string  `json:"engine"`
 	Value  float64 `json:"value"`
 	Unit   string  `json:"unit"`
 	Target string  `json:"target,omitempty"`
 	// Met is set when the figure has a target.
 	Met *bool `json:"met,omitempty"`
+	// Runs are the values of each window or run when Value is their median.
+	Runs []float64 `json:"runs,omitempty"`
 }
 
 // report collects the tables and figures of a run.
@@ -81,13 +89,25 @@ type report struct {
 	results []result
 	skipped map[string]string
 	started time.Time
+	// engine is the storage engine of the part running now; its figures
+	// carry it.
+	engine string
+	// engines is set when the parts run on more than one engine: tables
+	// then name theirs.
+	engines bool
 }
 
-func (r *report) table(t *table) { t.print(r.w) }
+// table prints t, its title naming the engine when the run compares engines.
+func (r *report) table(t *table) {
+	if r.engines && (r.engine == engineBolt || r.engine == enginePostgres) {
+		t.title += " — on " + engineTitle(r.engine)
+	}
+	t.print(r.w)
+}
 
 // figure records a value without a target.
 func (r *report) figure(part, name string, v float64, unit string) {
-	r.results = append(r.results, result{Part: part, Name: name, Value: v, Unit: unit})
+	r.results = append(r.results, result{Part: part, Name: name, Engine: r.engine, Value: v, Unit: unit})
 }
 
 // target records a value against a target: at least (atLeast) or at most
@@ -98,35 +118,84 @@ func (r *report) target(part, name string, v float64, unit string, atLeast bool,
 	if atLeast {
 		met, rule = v >= bound, "≥ "+num(bound)
 	}
-	r.results = append(r.results, result{Part: part, Name: name, Value: v, Unit: unit, Target: rule + " " + unit, Met: &met})
+	r.results = append(r.results, result{Part: part, Name: name, Engine: r.engine, Value: v, Unit: unit, Target: rule + " " + unit, Met: &met})
 	if met {
 		return "met (" + rule + ")"
 	}
 	return "MISSED (" + rule + ")"
 }
 
-// skip records that a part did not run and why.
+// runs attaches the value of each window or run to the figure recorded
+// last, whose value is their median.
+func (r *report) runs(vs []float64) {
+	if len(r.results) > 0 && len(vs) > 1 {
+		r.results[len(r.results)-1].Runs = vs
+	}
+}
+
+// withRange formats a figure with the range of its runs, when it has some.
+func (x result) withRange() string {
+	s := num(x.Value) + " " + x.Unit
+	if len(x.Runs) > 1 {
+		s += " (" + num(slices.Min(x.Runs)) + "–" + num(slices.Max(x.Runs)) + ")"
+	}
+	return s
+}
+
+// skip records that a part did not run and why (on the engine running
+// now, when the run compares engines).
 func (r *report) skip(part, why string) {
 	if r.skipped == nil {
 		r.skipped = map[string]string{}
 	}
-	r.skipped[part] = why
-	fmt.Fprintf(r.w, "\n%s: skipped: %s\n", part, why)
+	key := part
+	if r.engines && (r.engine == engineBolt || r.engine == enginePostgres) {
+		key += "/" + r.engine
+	}
+	r.skipped[key] = why
+	fmt.Fprintf(r.w, "\n%s: skipped: %s\n", key, why)
 }
 
-// value returns a recorded figure.
-func (r *report) value(part, name string) (float64, bool) {
+// value returns a figure recorded on engine.
+func (r *report) value(part, name, engine string) (float64, bool) {
+	x, ok := r.result(part, name, engine)
+	return x.Value, ok
+}
+
+// result returns the figure recorded on engine.
+func (r *report) result(part, name, engine string) (result, bool) {
 	for _, x := range r.results {
-		if x.Part == part && x.Name == name {
-			return x.Value, true
+		if x.Part == part && x.Name == name && x.Engine == engine {
+			return x, true
 		}
 	}
-	return 0, false
+	return result{}, false
+}
+
+// compare prints every figure recorded on both engines side by side, with
+// PostgreSQL / bbolt.
+func (r *report) compare() {
+	t := &table{title: "bbolt beside PostgreSQL (the same run)", cols: []string{"part", "figure", "bbolt", "PostgreSQL", "PostgreSQL / bbolt"}, left: 2}
+	for _, x := range r.results {
+		if x.Engine != engineBolt {
+			continue
+		}
+		pg, ok := r.result(x.Part, x.Name, enginePostgres)
+		if !ok {
+			continue
+		}
+		t.add(x.Part, x.Name, x.withRange(), pg.withRange(), ratio(pg.Value, x.Value))
+	}
+	if len(t.rows) == 0 {
+		return
+	}
+	t.note("figures of the same part on each engine, measured one after the other in this run; medians, with the range of the windows or runs in brackets")
+	t.print(r.w)
 }
 
 // summary prints every figure that has a target.
 func (r *report) summary() {
-	t := &table{title: "Targets", cols: []string{"part", "figure", "value", "target", "verdict"}}
+	t := &table{title: "Targets", cols: []string{"part", "engine", "figure", "value", "target", "verdict"}, left: 3}
 	for _, x := range r.results {
 		if x.Met == nil {
 			continue
@@ -135,7 +204,7 @@ func (r *report) summary() {
 		if !*x.Met {
 			verdict = "MISSED"
 		}
-		t.add(x.Part, x.Name, num(x.Value)+" "+x.Unit, x.Target, verdict)
+		t.add(x.Part, x.Engine, x.Name, num(x.Value)+" "+x.Unit, x.Target, verdict)
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
 	t.note("total bench time %s; load average at the end %s", time.Since(r.started).Round(time.Second),

@@ -30,6 +30,11 @@ type scale struct {
 	durabilityRuns    int
 	durabilityDevices int
 	durabilityLoad    time.Duration
+	// purge: days of history, the oldest of which is due
+	purgeDevices      int
+	purgeDays         int
+	purgeGPSEvery     time.Duration // between a device's GPS samples
+	purgeEventsPerDay int           // per device
 }
 
 var fullScale = scale{
@@ -39,6 +44,9 @@ var fullScale = scale{
 	webhookDevices: 1000, webhookRates: []float64{10, 100}, webhookWindow: 20 * time.Second,
 	apiEvents: 1_000_000, apiDevices: 1000, apiDays: 30, apiRate: 200, apiWindow: 20 * time.Second, apiIngestRate: 1,
 	durabilityRuns: 5, durabilityDevices: 100, durabilityLoad: 3 * time.Second,
+	// 1.44 million GPS samples and 40,000 events: a few minutes of seeding
+	// on PostgreSQL, whose engine stores a sample per statement.
+	purgeDevices: 1000, purgeDays: 2, purgeGPSEvery: 2 * time.Minute, purgeEventsPerDay: 20,
 }
 
 var quickScale = scale{
@@ -46,8 +54,9 @@ var quickScale = scale{
 	// the collector's noise and could report a negative heap per device.
 	holdDevices: 500, holdSettle: 200 * time.Millisecond,
 	ingestDevices: 40, sustainedGPS: 5, sustainedEvents: 0.5, batchFixes: 20, closedDevices: 10,
-	warmup: 200 * time.Millisecond, window: 500 * time.Millisecond,
+	warmup: 500 * time.Millisecond, window: 500 * time.Millisecond,
 	webhookDevices: 20, webhookRates: []float64{10}, webhookWindow: time.Second,
 	apiEvents: 3000, apiDevices: 20, apiDays: 2, apiRate: 50, apiWindow: time.Second, apiIngestRate: 1,
 	durabilityRuns: 1, durabilityDevices: 10, durabilityLoad: 500 * time.Millisecond,
+	purgeDevices: 5, purgeDays: 2, purgeGPSEvery: 10 * time.Minute, purgeEventsPerDay: 20,
 }

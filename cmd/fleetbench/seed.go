@@ -4,13 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"path/filepath"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/fleetcam/fleetcam/devicesim"
 	"github.com/fleetcam/fleetcam/store"
-	boltstore "github.com/fleetcam/fleetcam/store/bolt"
 )
 
 // Credentials of the partner user the bench provisions.
@@ -27,21 +26,39 @@ var benchTokenSeed = []byte("fleetbench device token seed, loopback only")
 
 // fleet is what seedFleet provisioned.
 type fleet struct {
-	dataDir   string
+	st        storage
 	partnerID int64
 	orgID     int64
 	imeis     []string
 }
 
-// seedFleet creates a store in dataDir with a partner user, one
+// seeded makes a fresh store for a part on the current engine
+// (newStorage) and seeds a fleet of n devices into it. The caller drops it
+// with dropStorage when the part is done.
+func (b *bench) seeded(ctx context.Context, name string, n int) (*fleet, error) {
+	st, err := b.newStorage(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	fl, err := seedFleet(ctx, st, n)
+	if err != nil {
+		b.dropStorage(ctx, st)
+		return nil, err
+	}
+	fmt.Fprintf(b.log, "  seeded %d devices on %s in %s\n", n, engineTitle(st.engine), time.Since(t0).Round(time.Millisecond))
+	return fl, nil
+}
+
+// seedFleet creates the store of st with a partner user, one
 // organization and n activated devices, each holding its load token, in
 // transactions of a few thousand devices.
-func seedFleet(dataDir string, n int) (*fleet, error) {
+func seedFleet(ctx context.Context, st storage, n int) (*fleet, error) {
 	imeis, err := devicesim.IMEIs(benchIMEIs, n)
 	if err != nil {
 		return nil, err
 	}
-	db, err := boltstore.Open(filepath.Join(dataDir, "fleetcam.db"), store.Options{})
+	db, err := st.open(ctx, store.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -50,9 +67,9 @@ func seedFleet(dataDir string, n int) (*fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &fleet{dataDir: dataDir, imeis: imeis}
+	f := &fleet{st: st, imeis: imeis}
 	actor := store.Actor{Source: "cli"}
-	err = db.Update(context.Background(), actor, func(tx *store.Tx) error {
+	err = db.Update(ctx, actor, func(tx *store.Tx) error {
 		p, err := tx.CreatePartner("Bench partner")
 		if err != nil {
 			return err
@@ -75,7 +92,7 @@ func seedFleet(dataDir string, n int) (*fleet, error) {
 	const chunk = 2500
 	for lo := 0; lo < len(imeis); lo += chunk {
 		part := imeis[lo:min(lo+chunk, len(imeis))]
-		err := db.Update(context.Background(), actor, func(tx *store.Tx) error {
+		err := db.Update(ctx, actor, func(tx *store.Tx) error {
 			for _, imei := range part {
 				if err := tx.AddDevice(&store.Device{IMEI: imei, Name: "bench " + imei, OrganizationID: f.orgID,
 					PartnerID: f.partnerID, Status: store.DeviceActivated}); err != nil {

@@ -3,24 +3,24 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
+	"io"
 	"strconv"
 	"time"
 
 	"github.com/fleetcam/fleetcam/store"
-	boltstore "github.com/fleetcam/fleetcam/store/bolt"
 )
 
 // seedTypes are the event types the seeded history rotates through.
 var seedTypes = []string{"deceleration", "acceleration", "sharpTurnLeft", "sharpRightTurn", "gsensorRegular", "button", "tailgating", "cellPhoneUse"}
 
 // seedEvents stores n events of f's devices, spread evenly over the days
-// before end, with the store's event ingest in transactions of 50,000.
-// Events go to the devices in turn, so every device has a time-ordered
-// history. The webhook messages the events emit count as delivered long
-// ago: the webhook cursor is moved past them.
-func seedEvents(f *fleet, n, days int, end time.Time) error {
-	db, err := boltstore.Open(filepath.Join(f.dataDir, "fleetcam.db"), store.Options{})
+// before end, with the store's event ingest in transactions of 50,000,
+// saying how far it got on progress (when not nil) after each. Events go
+// to the devices in turn, so every device has a time-ordered history. The
+// webhook messages the events emit count as delivered long ago: the
+// webhook cursor is moved past them.
+func seedEvents(ctx context.Context, f *fleet, n, days int, end time.Time, progress io.Writer) error {
+	db, err := f.st.open(ctx, store.Options{})
 	if err != nil {
 		return err
 	}
@@ -30,7 +30,7 @@ func seedEvents(f *fleet, n, days int, end time.Time) error {
 	const chunk = 50_000
 	for lo := 0; lo < n; lo += chunk {
 		hi := min(lo+chunk, n)
-		err := db.Update(context.Background(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+		err := db.Update(ctx, store.Actor{Source: "cli"}, func(tx *store.Tx) error {
 			devs := make(map[string]*store.Device, len(f.imeis))
 			for i := lo; i < hi; i++ {
 				imei := f.imeis[i%len(f.imeis)]
@@ -59,19 +59,22 @@ func seedEvents(f *fleet, n, days int, end time.Time) error {
 		if err != nil {
 			return fmt.Errorf("seed events %d–%d: %w", lo, hi, err)
 		}
+		if progress != nil && hi < n {
+			fmt.Fprintf(progress, "    … %d/%d events seeded\n", hi, n)
+		}
 	}
-	return skipSeededMessages(db, n)
+	return skipSeededMessages(ctx, db, n)
 }
 
 // skipSeededMessages moves the webhook cursor past every message in the
 // store, at least n of which were emitted, and prunes them as the webhook
 // dispatcher would have long ago.
-func skipSeededMessages(db *store.DB, n int) error {
+func skipSeededMessages(ctx context.Context, db *store.DB, n int) error {
 	var last int64
 	from := int64(max(n-1000, 0))
 	for {
 		var msgs []store.Message
-		err := db.View(context.Background(), func(tx *store.Tx) error {
+		err := db.View(ctx, func(tx *store.Tx) error {
 			var err error
 			msgs, err = tx.MessagesAfter(from, 1000)
 			return err
@@ -88,11 +91,11 @@ func skipSeededMessages(db *store.DB, n int) error {
 	if last == 0 && n > 1000 {
 		return fmt.Errorf("seed events: no webhook message after sequence %d", n-1000)
 	}
-	if err := db.Update(context.Background(), store.Actor{Source: "cli"}, func(tx *store.Tx) error { return tx.SetWebhookCursor(last) }); err != nil {
+	if err := db.Update(ctx, store.Actor{Source: "cli"}, func(tx *store.Tx) error { return tx.SetWebhookCursor(last) }); err != nil {
 		return err
 	}
 	for more := true; more; {
-		err := db.Update(context.Background(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+		err := db.Update(ctx, store.Actor{Source: "cli"}, func(tx *store.Tx) error {
 			var err error
 			_, more, err = tx.PruneMessages(50_000)
 			return err

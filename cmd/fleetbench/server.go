@@ -38,8 +38,11 @@ type server struct {
 type serverOptions struct {
 	bin     string
 	dataDir string
-	logPath string
-	pprof   bool
+	// postgresURL is the database fleetcam keeps its records in; empty: the
+	// bbolt file in dataDir.
+	postgresURL string
+	logPath     string
+	pprof       bool
 	// commitDelay overrides mqtt.commitDelay when not negative.
 	commitDelay time.Duration
 }
@@ -70,6 +73,9 @@ webhooks:
 `, o.dataDir, extra.String(), benchSigningKey)
 	if o.pprof {
 		cfg += "debug:\n  pprofAddr: 127.0.0.1:0\n"
+	}
+	if o.postgresURL != "" {
+		cfg += fmt.Sprintf("store:\n  postgresURL: %q\n", o.postgresURL)
 	}
 	cfgPath := filepath.Join(filepath.Dir(o.dataDir), filepath.Base(o.dataDir)+".yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
@@ -265,4 +271,37 @@ func (s *server) collect(path string, save bool) error {
 		return err
 	}
 	return f.Close()
+}
+
+// settle waits until fleetcam has stored what was still in its pipeline
+// when a load stopped, at most limit, so that one load's backlog does not
+// spill into the next one's measurement. It is idle when, for half a
+// second, its count of ingested messages stands still and it uses almost
+// no CPU (a commit of a large backlog can take seconds without a message
+// counted, but not without CPU). It returns how long that took.
+func (s *server) settle(ctx context.Context, limit time.Duration) (time.Duration, error) {
+	const poll = 250 * time.Millisecond
+	began := time.Now()
+	last, still := -1.0, 0
+	cpu, _ := procCPU(s.cmd.Process.Pid)
+	for time.Since(began) < limit {
+		if err := sleep(ctx, poll); err != nil {
+			return time.Since(began), err
+		}
+		m, err := s.metrics()
+		if err != nil {
+			return time.Since(began), err
+		}
+		n := metricSum(m, "fleetcam_mqtt_ingest_messages_total")
+		now, _ := procCPU(s.cmd.Process.Pid)
+		if n == last && now-cpu < poll/20 {
+			if still++; still == 2 {
+				return time.Since(began), nil
+			}
+		} else {
+			still = 0
+		}
+		last, cpu = n, now
+	}
+	return time.Since(began), fmt.Errorf("fleetcam was still storing a backlog %s after the load stopped", limit)
 }

@@ -37,12 +37,12 @@ func (s *sentEvents) ack(a devicesim.Ack) {
 // webhook measures device publish → signed webhook delivery at a local
 // receiver, with every device also sending GPS once a second.
 func (b *bench) webhook(ctx context.Context) error {
-	dir := b.dir("webhook")
-	fl, err := seedFleet(dir, b.sc.webhookDevices)
+	fl, err := b.seeded(ctx, "webhook", b.sc.webhookDevices)
 	if err != nil {
 		return err
 	}
-	srv, err := b.start(ctx, dir)
+	defer b.dropStorage(ctx, fl.st)
+	srv, err := b.start(ctx, fl.st)
 	if err != nil {
 		return err
 	}
@@ -101,6 +101,9 @@ func (b *bench) webhook(ctx context.Context) error {
 		srvCores, _ := cpu.cores()
 		fr.stop()
 		if err != nil {
+			return err
+		}
+		if _, err := srv.settle(ctx, 5*time.Minute); err != nil {
 			return err
 		}
 		sent.mu.Lock()

@@ -104,16 +104,3 @@ func Template(tb testing.TB, name string, prepare func(url string) error) {
 		tb.Fatalf("pgtest: template %s: %v", name, err)
 	}
 }
-
-// Exec runs one statement on database db.
-func (s *Server) Exec(ctx context.Context, db, stmt string) error {
-	conn, err := pgx.Connect(ctx, s.URL(db))
-	if err != nil {
-		return fmt.Errorf("pgtest: connect: %w", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, stmt); err != nil {
-		return fmt.Errorf("pgtest: %s: %w", stmt, err)
-	}
-	return nil
-}

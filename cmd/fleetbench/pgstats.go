@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// pgStatsSettings load the statement statistics and time the WAL's writes
+// and flushes, for -postgres auto -profile.
+var pgStatsSettings = map[string]string{
+	"shared_preload_libraries": "pg_stat_statements",
+	"track_io_timing":          "on",
+	"track_wal_io_timing":      "on",
+}
+
+// statements resets PostgreSQL's statement and WAL statistics, waits d and
+// writes what the server spent its time on meanwhile into path (see
+// writeStats). It is -profile's view of the database side, beside
+// fleetcam's CPU profile over the same window.
+func (p *pgServer) statements(ctx context.Context, d time.Duration, path string, log io.Writer) {
+	if !p.stats {
+		return
+	}
+	if err := p.resetStats(ctx); err != nil {
+		fmt.Fprintf(log, "fleetbench: statement statistics: %v\n", oneLine(err))
+		return
+	}
+	began := time.Now()
+	if sleep(ctx, d) != nil {
+		return
+	}
+	p.writeStats(ctx, time.Since(began), path, log)
+}
+
+// resetStats starts the statement and WAL statistics afresh.
+func (p *pgServer) resetStats(ctx context.Context) error {
+	return p.exec(ctx, `SELECT pg_stat_statements_reset(), pg_stat_reset_shared('wal')`)
+}
+
+// writeStats writes into path the statements by total execution time
+// (pg_stat_statements) and the WAL's writes and flushes (pg_stat_wal)
+// since resetStats, took ago.
+func (p *pgServer) writeStats(ctx context.Context, took time.Duration, path string, log io.Writer) {
+	conn, err := pgx.Connect(ctx, p.admin.String())
+	if err != nil {
+		fmt.Fprintf(log, "fleetbench: statement statistics: %v\n", oneLine(err))
+		return
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var out strings.Builder
+	fmt.Fprintf(&out, "PostgreSQL over %s (pg_stat_statements, pg_stat_wal)\n\n", took.Round(time.Millisecond))
+	var records, fpi, bytes, writes, syncs int64
+	var writeMS, syncMS float64
+	err = conn.QueryRow(ctx, `SELECT wal_records, wal_fpi, wal_bytes::bigint, wal_write, wal_sync, wal_write_time, wal_sync_time FROM pg_stat_wal`).
+		Scan(&records, &fpi, &bytes, &writes, &syncs, &writeMS, &syncMS)
+	if err == nil {
+		fmt.Fprintf(&out, "WAL: %d records (%d full-page images), %.1f MiB, %d writes (%.0f ms), %d flushes (%.0f ms, %.2f ms each, %.0f%% of the window)\n\n",
+			records, fpi, float64(bytes)/(1<<20), writes, writeMS, syncs, syncMS, syncMS/max(float64(syncs), 1), 100*syncMS/float64(max(took.Milliseconds(), 1)))
+	}
+	rows, err := conn.Query(ctx, `SELECT d.datname, s.calls, s.total_exec_time, s.mean_exec_time, s.rows,
+			s.shared_blks_hit, s.shared_blks_read, regexp_replace(s.query, '\s+', ' ', 'g')
+		FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+		ORDER BY s.total_exec_time DESC LIMIT 40`)
+	if err != nil {
+		fmt.Fprintf(log, "fleetbench: statement statistics: %v\n", oneLine(err))
+		return
+	}
+	tw := tabwriter.NewWriter(&out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	// The statement, last, is not a cell: it is not padded.
+	fmt.Fprintln(tw, "database\tcalls\ttotal ms\tmean ms\trows\tblocks hit\tblocks read\t statement")
+	for rows.Next() {
+		var db, query string
+		var calls, n, hit, read int64
+		var total, mean float64
+		if err := rows.Scan(&db, &calls, &total, &mean, &n, &hit, &read, &query); err != nil {
+			rows.Close()
+			fmt.Fprintf(log, "fleetbench: statement statistics: %v\n", oneLine(err))
+			return
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.3f\t%d\t%d\t%d\t %s\n", db, calls, total, mean, n, hit, read, query)
+	}
+	rows.Close()
+	tw.Flush()
+	if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
+		fmt.Fprintf(log, "fleetbench: statement statistics: %v\n", err)
+		return
+	}
+	fmt.Fprintf(log, "fleetbench: PostgreSQL statement statistics %s\n", path)
+}

@@ -1,0 +1,320 @@
+// Package pgserver runs a PostgreSQL server of fleetcam's own: initdb and
+// postgres from the Debian postgresql package, in a directory of its own, on
+// a free loopback port, as an unprivileged user when the caller runs as
+// root. Nothing has to be running beforehand, and nothing is left running:
+// Stop ends the server, and the kernel does if the calling process dies.
+// The tests' throwaway servers (store/pgtest) and the benchmark's server
+// (cmd/fleetbench -postgres auto) are both started here.
+package pgserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Superuser is the role initdb creates; it authenticates without a
+// password from this machine.
+const Superuser = "fleetcam"
+
+// Options choose what kind of server Start runs.
+type Options struct {
+	// Parent is the directory the server's own directory is made in (the
+	// system's temporary directory when empty). When the caller runs as
+	// root, the server's user must be able to reach it.
+	Parent string
+	// Durable keeps PostgreSQL's crash safety (fsync, full page writes), as
+	// a production server has it. Off, commits are not flushed to the disk:
+	// a test server's data is thrown away, and its tests run faster.
+	Durable bool
+	// Settings are further server settings (name → value), passed as -c
+	// name=value after the ones Start chooses.
+	Settings map[string]string
+	// Keep leaves the server's directory (its data and postgres.log) in
+	// place after Stop.
+	Keep bool
+}
+
+// Server is one PostgreSQL server started by Start.
+type Server struct {
+	dir  string
+	port int
+	keep bool
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// BinDir finds the directory of initdb and postgres: FLEETCAM_PG_BIN when
+// set, else the newest /usr/lib/postgresql/<version>/bin, else the PATH.
+func BinDir() (string, error) {
+	if d := os.Getenv("FLEETCAM_PG_BIN"); d != "" {
+		return d, nil
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	slices.SortFunc(dirs, func(a, b string) int { return version(b) - version(a) })
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d, nil
+		}
+	}
+	if p, err := exec.LookPath("initdb"); err == nil {
+		return filepath.Dir(p), nil
+	}
+	return "", errors.New("pgserver: PostgreSQL is not installed: install the Debian package postgresql (make test-deps-postgresql does so when run as root), or set FLEETCAM_PG_BIN to the directory of initdb and postgres")
+}
+
+// version is the major version in a /usr/lib/postgresql/<version>/bin path.
+func version(dir string) int {
+	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(dir)))
+	return v
+}
+
+// Start initialises a cluster in a new directory and starts a server on it,
+// listening on 127.0.0.1 only, with the superuser Superuser and trust
+// authentication (nothing but this machine reaches it).
+func Start(ctx context.Context, o Options) (*Server, error) {
+	bin, err := BinDir()
+	if err != nil {
+		return nil, err
+	}
+	cred, err := credential()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(o.Parent, "fleetcam-pg-")
+	if err != nil {
+		return nil, fmt.Errorf("pgserver: %w", err)
+	}
+	s := &Server{dir: dir, keep: o.Keep}
+	if cred != nil {
+		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
+			s.remove()
+			return nil, fmt.Errorf("pgserver: %w", err)
+		}
+		if err := reachable(filepath.Dir(dir), cred); err != nil {
+			s.remove()
+			return nil, err
+		}
+	}
+	data := filepath.Join(dir, "data")
+	args := []string{"-D", data, "-U", Superuser, "--auth=trust", "-E", "UTF8", "--locale=C"}
+	if !o.Durable {
+		args = append(args, "--no-sync")
+	}
+	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), args...)
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := initdb.CombinedOutput(); err != nil {
+		s.remove()
+		return nil, fmt.Errorf("pgserver: initdb in %s: %w: %s", dir, err, out)
+	}
+	settings := []string{"max_connections=200"}
+	if o.Durable {
+		settings = append(settings, "shared_buffers=256MB")
+	} else {
+		settings = append(settings, "fsync=off", "synchronous_commit=off", "full_page_writes=off", "shared_buffers=64MB")
+	}
+	names := make([]string, 0, len(o.Settings))
+	for k := range o.Settings {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		settings = append(settings, k+"="+o.Settings[k])
+	}
+	// A port is free when we look and may be taken when postgres binds it;
+	// a few tries make that race harmless.
+	for try := 0; ; try++ {
+		if s.port, err = freePort(); err != nil {
+			s.remove()
+			return nil, err
+		}
+		if err = s.run(ctx, bin, data, cred, settings); err == nil {
+			return s, nil
+		}
+		if try == 4 || ctx.Err() != nil {
+			s.remove()
+			return nil, err
+		}
+	}
+}
+
+// credential is the unprivileged user the server runs as when the caller
+// runs as root (postgres refuses to run as root): the postgres user the
+// Debian package creates, else nobody. Nil when the caller is not root.
+func credential() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	for _, name := range []string{"postgres", "nobody"} {
+		u, err := user.Lookup(name)
+		if err != nil {
+			continue
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+	}
+	return nil, errors.New("pgserver: running as root and no unprivileged user (postgres or nobody) to run PostgreSQL as")
+}
+
+// reachable checks that the user of cred may enter dir and every directory
+// above it, which the server's data directory needs.
+func reachable(dir string, cred *syscall.Credential) error {
+	for d := dir; ; d = filepath.Dir(d) {
+		var st syscall.Stat_t
+		if err := syscall.Stat(d, &st); err != nil {
+			return fmt.Errorf("pgserver: %s: %w", d, err)
+		}
+		bit := uint32(0o001)
+		switch {
+		case st.Uid == cred.Uid:
+			bit = 0o100
+		case st.Gid == cred.Gid:
+			bit = 0o010
+		}
+		if st.Mode&bit == 0 {
+			return fmt.Errorf("pgserver: the server runs as uid %d, which may not enter %s (mode %o): give it a parent directory it can reach (chmod o+x)",
+				cred.Uid, d, st.Mode&0o777)
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
+}
+
+// freePort is a loopback TCP port nothing listens on.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("pgserver: find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// run starts postgres on s.port and waits until it accepts connections.
+func (s *Server) run(ctx context.Context, bin, data string, cred *syscall.Credential, settings []string) error {
+	args := []string{"-D", data, "-h", "127.0.0.1", "-p", strconv.Itoa(s.port), "-k", s.dir}
+	for _, kv := range settings {
+		args = append(args, "-c", kv)
+	}
+	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
+	log, err := os.Create(s.LogPath())
+	if err != nil {
+		return fmt.Errorf("pgserver: %w", err)
+	}
+	defer log.Close()
+	if cred != nil {
+		if err := log.Chown(int(cred.Uid), int(cred.Gid)); err != nil {
+			return fmt.Errorf("pgserver: %w", err)
+		}
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	// The kernel stops the server (immediate shutdown) if the calling
+	// process dies without stopping it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("pgserver: start postgres: %w", err)
+	}
+	s.cmd, s.done = cmd, make(chan error, 1)
+	go func() { s.done <- cmd.Wait() }()
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		conn, err := pgx.Connect(ctx, s.URL("postgres"))
+		if err == nil {
+			conn.Close(ctx)
+			return nil
+		}
+		select {
+		case err := <-s.done:
+			out, _ := os.ReadFile(s.LogPath())
+			s.cmd = nil
+			return fmt.Errorf("pgserver: postgres exited: %v: %s", err, lastLines(string(out), 10))
+		case <-deadline.C:
+			s.kill()
+			return fmt.Errorf("pgserver: postgres did not accept connections within 30s: %w", err)
+		case <-ctx.Done():
+			s.kill()
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// URL is the libpq URL of database db on the server, as Superuser.
+func (s *Server) URL(db string) string {
+	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", Superuser, s.port, db)
+}
+
+// Port is the port the server listens on.
+func (s *Server) Port() int { return s.port }
+
+// Dir is the server's directory: its data (data/) and log.
+func (s *Server) Dir() string { return s.dir }
+
+// LogPath is the server's log file.
+func (s *Server) LogPath() string { return filepath.Join(s.dir, "postgres.log") }
+
+// Exec runs one statement on database db.
+func (s *Server) Exec(ctx context.Context, db, stmt string) error {
+	conn, err := pgx.Connect(ctx, s.URL(db))
+	if err != nil {
+		return fmt.Errorf("pgserver: connect: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, stmt); err != nil {
+		return fmt.Errorf("pgserver: %s: %w", stmt, err)
+	}
+	return nil
+}
+
+// Stop shuts the server down (fast shutdown: open sessions are ended) and
+// removes its directory unless Options.Keep said otherwise.
+func (s *Server) Stop() error {
+	var err error
+	if s.cmd != nil {
+		s.cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case <-s.done:
+		case <-time.After(30 * time.Second):
+			s.kill()
+			err = errors.New("pgserver: postgres did not stop within 30s; killed")
+		}
+		s.cmd = nil
+	}
+	if s.keep {
+		return err
+	}
+	return errors.Join(err, s.remove())
+}
+
+// kill ends the server at once.
+func (s *Server) kill() {
+	if s.cmd != nil {
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-s.done
+		s.cmd = nil
+	}
+}
+
+func (s *Server) remove() error { return os.RemoveAll(s.dir) }

@@ -1,0 +1,107 @@
+package pgserver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// show reads one server setting.
+func show(t *testing.T, s *Server, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, s.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var v string
+	if err := conn.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// A durable server flushes its commits and takes the extra settings; a
+// kept one leaves its directory and log after Stop.
+func TestDurableServerKeepsCrashSafety(t *testing.T) {
+	parent := t.TempDir()
+	// The server's user (postgres, when the tests run as root) must reach it.
+	for _, d := range []string{filepath.Dir(parent), parent} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := Start(context.Background(), Options{Parent: parent, Durable: true, Keep: true,
+		Settings: map[string]string{"work_mem": "8MB"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(s.Dir())
+	for name, want := range map[string]string{"fsync": "on", "full_page_writes": "on", "synchronous_commit": "on", "work_mem": "8MB"} {
+		if got := show(t, s, name); got != want {
+			t.Errorf("%s = %s, want %s", name, got, want)
+		}
+	}
+	if err := s.Exec(context.Background(), "postgres", "CREATE DATABASE kept"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.LogPath()); err != nil {
+		t.Errorf("the log of a kept server is gone after Stop: %v", err)
+	}
+	if conn, err := pgx.Connect(context.Background(), s.URL("postgres")); err == nil {
+		conn.Close(context.Background())
+		t.Fatal("the server still accepts connections after Stop")
+	}
+}
+
+// A parent directory the server's user cannot enter is refused up front,
+// naming the directory.
+func TestUnreachableParentIsNamed(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Log("not root: the server runs as this user, who reaches every directory it makes")
+	}
+	parent := t.TempDir() // 0700, owned by the user running the tests
+	s, err := Start(context.Background(), Options{Parent: parent})
+	if os.Geteuid() != 0 {
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Stop()
+		return
+	}
+	if err == nil {
+		s.Stop()
+		t.Fatal("a server started under a directory its user cannot enter")
+	}
+	if !strings.Contains(err.Error(), filepath.Dir(parent)) || !strings.Contains(err.Error(), "chmod") {
+		t.Errorf("error %q does not name the directory and the fix", err)
+	}
+}
+
+// A test server trades crash safety for speed and leaves nothing behind.
+func TestThrowawayServerIsRemoved(t *testing.T) {
+	s, err := Start(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := show(t, s, "fsync"); got != "off" {
+		t.Errorf("fsync = %s on a throwaway server, want off", got)
+	}
+	if err := s.Exec(context.Background(), "postgres", "SELECT nonsense FROM nowhere"); err == nil {
+		t.Error("a failing statement returned no error")
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.Dir()); !os.IsNotExist(err) {
+		t.Errorf("the server's directory is still there after Stop: %v", err)
+	}
+}
