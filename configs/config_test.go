@@ -112,7 +112,8 @@ func TestValidFormsLoad(t *testing.T) {
 }
 
 // Cluster mode: the node id defaults to the host's, and a node refuses to
-// start without what every node of a cluster shares.
+// start without what every node of a cluster shares. Loading checks the
+// settings only: no server behind the addresses is reached.
 func TestClusterSettings(t *testing.T) {
 	const pg = "postgres://fleetcam@db.example:5432/fleetcam"
 	key := strings.Repeat("k", 32)
@@ -122,17 +123,17 @@ func TestClusterSettings(t *testing.T) {
 		want string // part of the error; empty: loads
 	}{
 		{"alone", map[string]string{}, ""},
-		{"cluster", map[string]string{"FLEETCAM_NATS_URL": "nats://127.0.0.1:4222", "FLEETCAM_POSTGRES_URL": pg,
+		{"cluster", map[string]string{"FLEETCAM_NATS_URL": "nats://nats.example:4222", "FLEETCAM_POSTGRES_URL": pg,
 			"FLEETCAM_SIGNING_KEY": key, "FLEETCAM_NODE_ID": "node-a"}, ""},
 		{"several servers", map[string]string{"FLEETCAM_NATS_URL": "nats://a:4222, tls://b:4222", "FLEETCAM_POSTGRES_URL": pg,
 			"FLEETCAM_SIGNING_KEY": key, "FLEETCAM_NODE_ID": "node-a"}, ""},
-		{"without postgres", map[string]string{"FLEETCAM_NATS_URL": "nats://127.0.0.1:4222", "FLEETCAM_SIGNING_KEY": key},
+		{"without postgres", map[string]string{"FLEETCAM_NATS_URL": "nats://nats.example:4222", "FLEETCAM_SIGNING_KEY": key},
 			"cluster.natsURL (FLEETCAM_NATS_URL) needs store.postgresURL (FLEETCAM_POSTGRES_URL)"},
-		{"without signing key", map[string]string{"FLEETCAM_NATS_URL": "nats://127.0.0.1:4222", "FLEETCAM_POSTGRES_URL": pg},
+		{"without signing key", map[string]string{"FLEETCAM_NATS_URL": "nats://nats.example:4222", "FLEETCAM_POSTGRES_URL": pg},
 			"needs auth.signingKey (FLEETCAM_SIGNING_KEY)"},
-		{"not a nats url", map[string]string{"FLEETCAM_NATS_URL": "http://127.0.0.1:4222", "FLEETCAM_POSTGRES_URL": pg,
+		{"not a nats url", map[string]string{"FLEETCAM_NATS_URL": "http://nats.example:4222", "FLEETCAM_POSTGRES_URL": pg,
 			"FLEETCAM_SIGNING_KEY": key}, "cluster.natsURL must be nats:// or tls:// URLs"},
-		{"node id with a dot", map[string]string{"FLEETCAM_NATS_URL": "nats://127.0.0.1:4222", "FLEETCAM_POSTGRES_URL": pg,
+		{"node id with a dot", map[string]string{"FLEETCAM_NATS_URL": "nats://nats.example:4222", "FLEETCAM_POSTGRES_URL": pg,
 			"FLEETCAM_SIGNING_KEY": key, "FLEETCAM_NODE_ID": "node.a"}, `cluster.nodeId must be 1 to 64 letters, digits, '-' or '_' (got "node.a")`},
 	}
 	for _, tc := range tests {
@@ -149,7 +150,7 @@ func TestClusterSettings(t *testing.T) {
 		})
 	}
 	t.Run("node id from the host name", func(t *testing.T) {
-		env := map[string]string{"FLEETCAM_NATS_URL": "nats://127.0.0.1:4222", "FLEETCAM_POSTGRES_URL": pg, "FLEETCAM_SIGNING_KEY": key}
+		env := map[string]string{"FLEETCAM_NATS_URL": "nats://nats.example:4222", "FLEETCAM_POSTGRES_URL": pg, "FLEETCAM_SIGNING_KEY": key}
 		c, err := Load("", func(k string) string { return env[k] })
 		if err != nil {
 			t.Fatal(err)
