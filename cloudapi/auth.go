@@ -83,8 +83,13 @@ func (s *Server) authenticate(c *gin.Context) {
 	if p.UserID != 0 {
 		var u *store.User
 		err := s.store.View(c.Request.Context(), func(tx *store.Tx) error { u, err = tx.User(p.UserID); return err })
-		if err != nil {
+		switch {
+		case errors.Is(err, store.ErrNotFound):
 			s.fail(c, unauthorized("the token's user no longer exists"))
+			return
+		case err != nil:
+			// The store cannot say (an outage: 503): the token may be good.
+			s.fail(c, err)
 			return
 		}
 		p.Email, p.AccessLevel = u.Email, u.AccessLevel

@@ -1,6 +1,7 @@
 package cloudapi
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -49,6 +50,12 @@ func (s *Server) login(c *gin.Context) {
 		u, err = tx.UserByEmail(req.Email)
 		return err
 	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		// The store cannot say (an outage: 503); the guess is not counted.
+		s.signinUnchecked(c, account)
+		s.fail(c, err)
+		return
+	}
 	var hash []byte
 	if err == nil && len(u.PasswordHash) > 0 {
 		hash = u.PasswordHash

@@ -57,7 +57,13 @@ type member struct {
 // node's configuration.
 func startCluster(t *testing.T, n int, tune func(*configs.Config)) *clusterEnv {
 	t.Helper()
-	e := &clusterEnv{t: t, nats: natstest.Start(t), pg: pgtest.Database(t, "")}
+	return startClusterOn(t, n, pgtest.Database(t, ""), tune)
+}
+
+// startClusterOn starts n nodes as startCluster does, over the database at pg.
+func startClusterOn(t *testing.T, n int, pg string, tune func(*configs.Config)) *clusterEnv {
+	t.Helper()
+	e := &clusterEnv{t: t, nats: natstest.Start(t), pg: pg}
 	for i := range n {
 		e.nodes = append(e.nodes, e.startNode(i, tune))
 	}
@@ -134,9 +140,19 @@ func (e *clusterEnv) addDevice(imeiBody, name string) string {
 // keeping its token in dir, until stop or the end of the test.
 func (e *clusterEnv) simulate(i int, imei, dir string) (dev *devicesim.Device, stop func()) {
 	e.t.Helper()
+	return e.simulateWith(i, imei, dir, nil)
+}
+
+// simulateWith is simulate with tune adjusting the dashcam's options.
+func (e *clusterEnv) simulateWith(i int, imei, dir string, tune func(*devicesim.Options)) (dev *devicesim.Device, stop func()) {
+	e.t.Helper()
 	master, _ := hex.DecodeString(e.nodes[i].cfg.Devices.FactoryMasterKey)
-	dev, err := devicesim.New(devicesim.Options{IMEI: imei, BrokerURL: "tcp://" + e.nodes[i].a.broker.Addr(),
-		FactoryMasterKey: master, StateDir: dir})
+	o := devicesim.Options{IMEI: imei, BrokerURL: "tcp://" + e.nodes[i].a.broker.Addr(),
+		FactoryMasterKey: master, StateDir: dir}
+	if tune != nil {
+		tune(&o)
+	}
+	dev, err := devicesim.New(o)
 	if err != nil {
 		e.t.Fatal(err)
 	}

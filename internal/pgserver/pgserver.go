@@ -54,6 +54,10 @@ type Server struct {
 	keep bool
 	cmd  *exec.Cmd
 	done chan error
+	// What run needs to start the server again (Resume).
+	bin, data string
+	cred      *syscall.Credential
+	settings  []string
 }
 
 // BinDir finds the directory of initdb and postgres: FLEETCAM_PG_BIN when
@@ -141,6 +145,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 			return nil, err
 		}
 		if err = s.run(ctx, bin, data, cred, settings); err == nil {
+			s.bin, s.data, s.cred, s.settings = bin, data, cred, settings
 			return s, nil
 		}
 		if try == 4 || ctx.Err() != nil {
@@ -211,7 +216,8 @@ func (s *Server) run(ctx context.Context, bin, data string, cred *syscall.Creden
 		args = append(args, "-c", kv)
 	}
 	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
-	log, err := os.Create(s.LogPath())
+	// Appended to: a resumed server's log follows its earlier one.
+	log, err := os.OpenFile(s.LogPath(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("pgserver: %w", err)
 	}
@@ -306,6 +312,33 @@ func (s *Server) Stop() error {
 		return err
 	}
 	return errors.Join(err, s.remove())
+}
+
+// Pause shuts the server down as Stop does but keeps its directory, so
+// that Resume starts it again with its data: an outage of the database,
+// for tests of what its clients do meanwhile.
+func (s *Server) Pause() error {
+	if s.cmd == nil {
+		return errors.New("pgserver: the server is not running")
+	}
+	s.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-s.done:
+		s.cmd = nil
+		return nil
+	case <-time.After(30 * time.Second):
+		s.kill()
+		return errors.New("pgserver: postgres did not stop within 30s; killed")
+	}
+}
+
+// Resume starts a paused server again, on the same port and data, and
+// waits until it accepts connections.
+func (s *Server) Resume(ctx context.Context) error {
+	if s.cmd != nil {
+		return errors.New("pgserver: the server is running")
+	}
+	return s.run(ctx, s.bin, s.data, s.cred, s.settings)
 }
 
 // kill ends the server at once.

@@ -105,3 +105,44 @@ func TestThrowawayServerIsRemoved(t *testing.T) {
 		t.Errorf("the server's directory is still there after Stop: %v", err)
 	}
 }
+
+// A paused server refuses connections; resumed, it has its data back on
+// the same port.
+func TestPauseAndResumeKeepData(t *testing.T) {
+	ctx := context.Background()
+	s, err := Start(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if err := s.Exec(ctx, "postgres", "CREATE TABLE kept (n int); INSERT INTO kept VALUES (42)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Exec(ctx, "postgres", "SELECT 1"); err == nil {
+		t.Fatal("a paused server answered")
+	}
+	if err := s.Pause(); err == nil {
+		t.Error("pausing a paused server is no error")
+	}
+	if err := s.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := show(t, s, "fsync"); got != "off" {
+		t.Errorf("fsync = %s after Resume, want the settings of Start (off)", got)
+	}
+	conn, err := pgx.Connect(ctx, s.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT n FROM kept").Scan(&n); err != nil || n != 42 {
+		t.Fatalf("the row written before the pause: %d, %v", n, err)
+	}
+	if err := s.Resume(ctx); err == nil {
+		t.Error("resuming a running server is no error")
+	}
+}
