@@ -54,8 +54,13 @@ type liveStream struct {
 	frame   []byte
 	changed chan struct{} // closed and replaced at every frame
 	ended   bool
-	viewers int    // open viewing connections
+	viewers int    // open viewing connections, here and on other nodes
 	idleGen uint64 // moves on at every join or idle wait, voiding older waits
+	// remote holds the leases of viewers on other nodes (cluster mode).
+	remote map[string]*time.Timer
+	// onEnd runs once when the stream ends (cluster mode: it stops
+	// answering other nodes and tells them).
+	onEnd func()
 }
 
 func cameraKey(imei string, camera int) string { return imei + "/" + strconv.Itoa(camera) }
@@ -90,6 +95,11 @@ func (h *liveHub) end(st *liveStream) bool {
 		delete(h.byCamera, cameraKey(st.imei, st.camera))
 	}
 	h.mu.Unlock()
+	return st.finish()
+}
+
+// finish ends st; it reports whether it was running.
+func (st *liveStream) finish() bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.ended {
@@ -97,6 +107,12 @@ func (h *liveHub) end(st *liveStream) bool {
 	}
 	st.ended = true
 	close(st.done)
+	for _, lease := range st.remote {
+		lease.Stop()
+	}
+	if st.onEnd != nil {
+		go st.onEnd()
+	}
 	return true
 }
 
@@ -239,14 +255,46 @@ func (s *Server) connectMedia(c *gin.Context) {
 		s.fail(c, fmt.Errorf("live stream of %s: %w", dev.IMEI, ErrDeviceOffline))
 		return
 	}
-	st, fresh := s.live.open(dev.IMEI, camera, s.now().Add(liveStreamTTL))
+	open := s.openLive
+	if s.relay != nil {
+		open = s.openLiveOnHolder
+	}
+	opened, err := open(c.Request.Context(), dev.IMEI, camera)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	st := &liveStream{id: opened.ID, imei: dev.IMEI, expires: opened.Expires}
+	tok := s.mediaToken(st)
+	addr := s.publicURL() + livePath(dev.IMEI, st.id)
+	ok(c, connectMediaResponse{Address: addr, MediaToken: tok, URL: addr + "?mediaToken=" + tok, CameraID: camera,
+		ExpiresAt: isoTime(st.expires)})
+}
+
+// liveOpened names a stream whose frames are arriving.
+type liveOpened struct {
+	ID      string    `json:"id"`
+	Expires time.Time `json:"expires"`
+}
+
+// openLive starts (or joins) the live stream of a camera of a device this
+// node holds, and waits for its first frame: when the device sends none
+// within media.liveStreamConnectTimeout the answer is 404 and the caller
+// retries.
+func (s *Server) openLive(ctx context.Context, imei string, camera int) (liveOpened, error) {
+	st, fresh := s.live.open(imei, camera, s.now().Add(liveStreamTTL))
 	if fresh {
-		frames, exp := s.signedURL(livePath(dev.IMEI, st.id)+"/frames", liveStreamTTL)
+		if s.relay != nil {
+			if err := s.serveRemote(st); err != nil {
+				s.live.end(st)
+				return liveOpened{}, err
+			}
+		}
+		frames, exp := s.signedURL(livePath(imei, st.id)+"/frames", liveStreamTTL)
 		args := protocol.LiveStreamArgs{CameraID: camera, Start: true, URL: frames, Expires: exp.Unix()}
-		if _, err := s.commander.Send(c.Request.Context(), dev.IMEI, protocol.CmdLiveStream, args); err != nil {
+		if _, err := s.commander.Send(ctx, imei, protocol.CmdLiveStream, args); err != nil {
 			s.live.end(st)
-			s.fail(c, commandFailed("start a live stream", err))
-			return
+			return liveOpened{}, commandFailed("start a live stream", err)
 		}
 		time.AfterFunc(liveStreamTTL, func() { s.stopLiveStream(st) })
 	}
@@ -257,21 +305,33 @@ func (s *Server) connectMedia(c *gin.Context) {
 	defer timer.Stop()
 	select {
 	case <-st.first:
+		return liveOpened{ID: st.id, Expires: st.expires}, nil
 	case <-st.done:
-		s.fail(c, notFound("live stream of device "+dev.IMEI+" (it ended); try again"))
-		return
+		return liveOpened{}, notFound("live stream of device " + imei + " (it ended); try again")
 	case <-timer.C:
 		s.stopLiveStream(st)
-		s.fail(c, apiErr(http.StatusNotFound, nameNotFound, "device %s did not start streaming camera %d within %s; try again",
-			dev.IMEI, camera, s.cfg.Media.LiveStreamConnectTimeout))
-		return
-	case <-c.Request.Context().Done():
-		return
+		return liveOpened{}, apiErr(http.StatusNotFound, nameNotFound, "device %s did not start streaming camera %d within %s; try again",
+			imei, camera, s.cfg.Media.LiveStreamConnectTimeout)
+	case <-ctx.Done():
+		return liveOpened{}, ctx.Err()
 	}
-	tok := s.mediaToken(st)
-	addr := s.publicURL() + livePath(dev.IMEI, st.id)
-	ok(c, connectMediaResponse{Address: addr, MediaToken: tok, URL: addr + "?mediaToken=" + tok, CameraID: camera,
-		ExpiresAt: isoTime(st.expires)})
+}
+
+// errStreamGone is the answer to a frame of a stream that ended: the
+// device stops sending at once.
+var errStreamGone = apiErr(http.StatusGone, nameNotFound, "the live stream ended; stop streaming")
+
+// takeFrame makes frame the current one of st, a stream of this node, and
+// hands it to its viewers on other nodes.
+func (s *Server) takeFrame(st *liveStream, imei string, frame []byte) error {
+	if st.imei != imei || st.isEnded() {
+		return errStreamGone
+	}
+	st.publish(frame)
+	if st.hasRemoteViewers() {
+		s.relay.Publish(liveSubject(st.id, "view"), frame)
+	}
+	return nil
 }
 
 // stopLiveStream ends a stream and tells the device to stop sending.
@@ -294,8 +354,8 @@ func (s *Server) liveFrame(c *gin.Context) {
 		return
 	}
 	st := s.live.get(c.Param("stream"))
-	if st == nil || st.imei != c.Param("imei") || st.isEnded() {
-		s.fail(c, apiErr(http.StatusGone, nameNotFound, "the live stream ended; stop streaming"))
+	if s.relay == nil && (st == nil || st.imei != c.Param("imei") || st.isEnded()) {
+		s.fail(c, errStreamGone)
 		return
 	}
 	frame, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxFrameBytes))
@@ -307,7 +367,19 @@ func (s *Server) liveFrame(c *gin.Context) {
 		s.fail(c, badRequest("a frame must be one JPEG image"))
 		return
 	}
-	st.publish(frame)
+	if st == nil && s.relay != nil {
+		// The stream lives on another node (or nowhere any more).
+		if err := s.frameToHome(c.Request.Context(), c.Param("stream"), c.Param("imei"), frame); err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.Status(http.StatusNoContent)
+		return
+	}
+	if err := s.takeFrame(st, c.Param("imei"), frame); err != nil {
+		s.fail(c, err)
+		return
+	}
 	c.Status(http.StatusNoContent)
 }
 
@@ -330,12 +402,29 @@ func (s *Server) watchLive(c *gin.Context) {
 		return
 	}
 	st := s.live.get(c.Param("stream"))
+	if st == nil && s.relay != nil {
+		// The stream lives on another node: watch a mirror of it.
+		mirror, leave, err := s.watchRemote(c.Request.Context(), c.Param("stream"), c.Param("imei"))
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		defer leave()
+		serveMJPEG(c, mirror)
+		return
+	}
 	if st == nil || st.isEnded() {
 		s.fail(c, notFound("live stream (it ended); call connect-media again"))
 		return
 	}
 	st.join()
 	defer func() { st.leave(); s.stopWhenUnwatched(st) }()
+	serveMJPEG(c, st)
+}
+
+// serveMJPEG writes the frames of st as MJPEG until it ends or the viewer
+// leaves.
+func serveMJPEG(c *gin.Context, st *liveStream) {
 	const boundary = "fleetcamframe"
 	w := c.Writer
 	w.Header().Set("Content-Type", "multipart/x-mixed-replace; boundary="+boundary)

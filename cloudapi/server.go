@@ -66,6 +66,9 @@ type Deps struct {
 	// Cluster lists the live nodes (GET /v2/cluster) and tells whether the
 	// other nodes can be reached (GET /readyz); nil: this node alone.
 	Cluster Cluster
+	// Relay carries live streams between the nodes of a cluster; nil on a
+	// fleetcam alone.
+	Relay Relay
 }
 
 // Server is the API. Build it with New and serve Handler.
@@ -97,6 +100,7 @@ type Server struct {
 	mediaKey []byte
 	mediaSvc *mediaService
 	live     *liveHub
+	relay    Relay
 }
 
 // New builds the API and its route table.
@@ -139,6 +143,9 @@ func New(d Deps) (*Server, error) {
 		d.Blobs = dir
 	}
 	s.blobs, s.mediaKey, s.mediaSvc, s.live = d.Blobs, deriveMediaKey(d.Key), newMediaService(s), newLiveHub()
+	if s.relay = d.Relay; s.relay != nil {
+		s.relay.HandleHeld(liveVerb, s.answerLiveOpen)
+	}
 	doc, err := buildOpenAPI()
 	if err != nil {
 		return nil, err

@@ -18,7 +18,9 @@
 //	fleetcam.device.<imei>.queued      send the queued commands now
 //	fleetcam.device.<imei>.disconnect  end the connection (0x98, removed)
 //	fleetcam.node.<node>.takeover      a connection of this node was replaced
+//	fleetcam.device.<imei>.<verb>      request: a handler of the API (HandleHeld)
 //	fleetcam.nodes.status              request: every node answers its NodeStatus
+//	fleetcam.api.>                     the API's own subjects (Request, Publish, Subscribe)
 //
 // Takeover is ordered by PostgreSQL, not by NATS: the transaction that
 // records a device's new connection reads the one it replaces, so the node
@@ -91,8 +93,9 @@ type Node struct {
 	status   *nats.Subscription
 	started  time.Time
 
-	mu   sync.Mutex
-	held map[string]*holding // by IMEI
+	mu       sync.Mutex
+	held     map[string]*holding // by IMEI
+	handlers map[string]HeldHandler
 
 	stop     chan struct{}
 	workers  sync.WaitGroup
@@ -293,5 +296,9 @@ func (n *Node) handle(m *nats.Msg) {
 		n.b.DeliverQueued(imei)
 	case "disconnect":
 		n.b.Disconnect(imei)
+	default:
+		if fn := n.handler(verb); fn != nil && m.Reply != "" {
+			n.commands.Go(func() { n.answerHeld(imei, fn, m) })
+		}
 	}
 }

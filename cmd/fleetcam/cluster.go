@@ -212,3 +212,52 @@ func (a *app) runJobs(ctx context.Context, jobs []job) {
 		})
 	}
 }
+
+// nodeRelay is the cluster node as the API's Relay, with the node's errors
+// translated into the ones the API declares.
+type nodeRelay struct{ node *cluster.Node }
+
+var _ cloudapi.Relay = nodeRelay{}
+
+// relayErr translates an error of the cluster node.
+func relayErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, cluster.ErrNobody):
+		return fmt.Errorf("%w: %w", cloudapi.ErrNobody, err)
+	case errors.Is(err, cluster.ErrUnavailable):
+		return fmt.Errorf("%w: %w", cloudapi.ErrDeviceUnreachable, err)
+	case errors.Is(err, broker.ErrDeviceOffline):
+		return fmt.Errorf("%w: %w", cloudapi.ErrDeviceOffline, err)
+	}
+	return err
+}
+
+// HandleHeld implements cloudapi.Relay.
+func (r nodeRelay) HandleHeld(verb string, fn func(ctx context.Context, imei string, data []byte) ([]byte, error)) {
+	r.node.HandleHeld(verb, fn)
+}
+
+// AskHolder implements cloudapi.Relay.
+func (r nodeRelay) AskHolder(ctx context.Context, imei, verb string, data []byte) ([]byte, error) {
+	out, err := r.node.AskHolder(ctx, imei, verb, data)
+	return out, relayErr(err)
+}
+
+// Request implements cloudapi.Relay.
+func (r nodeRelay) Request(ctx context.Context, subject string, data []byte) ([]byte, error) {
+	out, err := r.node.Request(ctx, subject, data)
+	return out, relayErr(err)
+}
+
+// Publish implements cloudapi.Relay.
+func (r nodeRelay) Publish(subject string, data []byte) error {
+	return relayErr(r.node.Publish(subject, data))
+}
+
+// Subscribe implements cloudapi.Relay.
+func (r nodeRelay) Subscribe(subject string, fn func(subject string, data []byte) []byte) (func(), error) {
+	stop, err := r.node.Subscribe(subject, fn)
+	return stop, relayErr(err)
+}

@@ -182,8 +182,12 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 		link.devices = a.cluster.node
 		nodes.node = a.cluster.node
 	}
-	api, err := cloudapi.New(cloudapi.Deps{Config: apiCfg, Store: db, Key: key, Logger: log, Registry: reg,
-		Registerer: metrics, Ready: a.ready.Load, Commander: link, Presence: link, Cluster: nodes})
+	deps := cloudapi.Deps{Config: apiCfg, Store: db, Key: key, Logger: log, Registry: reg,
+		Registerer: metrics, Ready: a.ready.Load, Commander: link, Presence: link, Cluster: nodes}
+	if a.cluster != nil {
+		deps.Relay = nodeRelay{a.cluster.node}
+	}
+	api, err := cloudapi.New(deps)
 	if err != nil {
 		return fail(err)
 	}
