@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"time"
 
 	"github.com/fleetcam/fleetcam/configs"
@@ -61,7 +60,7 @@ type Deps struct {
 	// Presence reports devices' connections for device details; nil: every
 	// device reads as offline.
 	Presence Presence
-	// Blobs keeps media bytes; a directory "media" under the data dir when nil.
+	// Blobs keeps media bytes; the directory media.dir names when nil.
 	Blobs blob.Store
 	// Cluster lists the live nodes (GET /v2/cluster) and tells whether the
 	// other nodes can be reached (GET /readyz); nil: this node alone.
@@ -136,7 +135,7 @@ func New(d Deps) (*Server, error) {
 		s.limits = newCallerLimits(d.Config.HTTP.RateLimit, d.Config.HTTP.RateBurst, d.Now)
 	}
 	if d.Blobs == nil {
-		dir, err := blob.NewDir(filepath.Join(d.Config.DataDir, "media"))
+		dir, err := blob.NewDir(d.Config.MediaDir())
 		if err != nil {
 			return nil, err
 		}

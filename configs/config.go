@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -188,8 +189,21 @@ type Webhooks struct {
 	AllowPrivateTargets bool `yaml:"allowPrivateTargets"`
 }
 
+// MediaDir is the directory of the media files: media.dir, or media under
+// the data directory.
+func (c Config) MediaDir() string {
+	if c.Media.Dir != "" {
+		return c.Media.Dir
+	}
+	return filepath.Join(c.DataDir, "media")
+}
+
 // Media configures blob storage and signed links.
 type Media struct {
+	// Dir keeps the media files (event videos and snapshots, ADAS images);
+	// empty: the directory media under DataDir. The nodes of a cluster
+	// must share it (docs/cluster.md).
+	Dir       string        `yaml:"dir"`
 	LinkTTL   time.Duration `yaml:"linkTTL"`
 	UploadTTL time.Duration `yaml:"uploadTTL"`
 	// LiveStreamConnectTimeout is how long a new live stream waits for the first frame.
@@ -304,6 +318,7 @@ func (c *Config) envTable() []envVar {
 	return []envVar{
 		{"FLEETCAM_CLOUD", &c.Cloud},
 		{"FLEETCAM_DATA_DIR", &c.DataDir},
+		{"FLEETCAM_MEDIA_DIR", &c.Media.Dir},
 		{"FLEETCAM_POSTGRES_URL", &c.Store.PostgresURL},
 		{"FLEETCAM_LOG_LEVEL", &c.LogLevel},
 		{"FLEETCAM_PUBLIC_URL", &c.PublicURL},

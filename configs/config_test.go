@@ -116,6 +116,7 @@ func TestValidFormsLoad(t *testing.T) {
 // settings only: no server behind the addresses is reached.
 func TestClusterSettings(t *testing.T) {
 	const pg = "postgres://fleetcam@db.example:5432/fleetcam"
+	const media = "/mnt/fleetcam-media"
 	key := strings.Repeat("k", 32)
 	tests := []struct {
 		name string
@@ -124,17 +125,19 @@ func TestClusterSettings(t *testing.T) {
 	}{
 		{"alone", map[string]string{}, ""},
 		{"cluster", map[string]string{"FLEETCAM_NATS_URL": "nats://nats.example:4222", "FLEETCAM_POSTGRES_URL": pg,
-			"FLEETCAM_SIGNING_KEY": key, "FLEETCAM_NODE_ID": "node-a"}, ""},
+			"FLEETCAM_SIGNING_KEY": key, "FLEETCAM_NODE_ID": "node-a", "FLEETCAM_MEDIA_DIR": media}, ""},
 		{"several servers", map[string]string{"FLEETCAM_NATS_URL": "nats://a:4222, tls://b:4222", "FLEETCAM_POSTGRES_URL": pg,
-			"FLEETCAM_SIGNING_KEY": key, "FLEETCAM_NODE_ID": "node-a"}, ""},
-		{"without postgres", map[string]string{"FLEETCAM_NATS_URL": "nats://nats.example:4222", "FLEETCAM_SIGNING_KEY": key},
-			"cluster.natsURL (FLEETCAM_NATS_URL) needs store.postgresURL (FLEETCAM_POSTGRES_URL)"},
-		{"without signing key", map[string]string{"FLEETCAM_NATS_URL": "nats://nats.example:4222", "FLEETCAM_POSTGRES_URL": pg},
-			"needs auth.signingKey (FLEETCAM_SIGNING_KEY)"},
+			"FLEETCAM_SIGNING_KEY": key, "FLEETCAM_NODE_ID": "node-a", "FLEETCAM_MEDIA_DIR": media}, ""},
+		{"without postgres", map[string]string{"FLEETCAM_NATS_URL": "nats://nats.example:4222", "FLEETCAM_SIGNING_KEY": key,
+			"FLEETCAM_MEDIA_DIR": media}, "cluster.natsURL (FLEETCAM_NATS_URL) needs store.postgresURL (FLEETCAM_POSTGRES_URL)"},
+		{"without shared media", map[string]string{"FLEETCAM_NATS_URL": "nats://nats.example:4222", "FLEETCAM_POSTGRES_URL": pg,
+			"FLEETCAM_SIGNING_KEY": key}, "needs media.dir (FLEETCAM_MEDIA_DIR), storage every node shares"},
+		{"without signing key", map[string]string{"FLEETCAM_NATS_URL": "nats://nats.example:4222", "FLEETCAM_POSTGRES_URL": pg,
+			"FLEETCAM_MEDIA_DIR": media}, "needs auth.signingKey (FLEETCAM_SIGNING_KEY)"},
 		{"not a nats url", map[string]string{"FLEETCAM_NATS_URL": "http://nats.example:4222", "FLEETCAM_POSTGRES_URL": pg,
-			"FLEETCAM_SIGNING_KEY": key}, "cluster.natsURL must be nats:// or tls:// URLs"},
+			"FLEETCAM_SIGNING_KEY": key, "FLEETCAM_MEDIA_DIR": media}, "cluster.natsURL must be nats:// or tls:// URLs"},
 		{"node id with a dot", map[string]string{"FLEETCAM_NATS_URL": "nats://nats.example:4222", "FLEETCAM_POSTGRES_URL": pg,
-			"FLEETCAM_SIGNING_KEY": key, "FLEETCAM_NODE_ID": "node.a"}, `cluster.nodeId must be 1 to 64 letters, digits, '-' or '_' (got "node.a")`},
+			"FLEETCAM_SIGNING_KEY": key, "FLEETCAM_NODE_ID": "node.a", "FLEETCAM_MEDIA_DIR": media}, `cluster.nodeId must be 1 to 64 letters, digits, '-' or '_' (got "node.a")`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -150,7 +153,8 @@ func TestClusterSettings(t *testing.T) {
 		})
 	}
 	t.Run("node id from the host name", func(t *testing.T) {
-		env := map[string]string{"FLEETCAM_NATS_URL": "nats://nats.example:4222", "FLEETCAM_POSTGRES_URL": pg, "FLEETCAM_SIGNING_KEY": key}
+		env := map[string]string{"FLEETCAM_NATS_URL": "nats://nats.example:4222", "FLEETCAM_POSTGRES_URL": pg, "FLEETCAM_SIGNING_KEY": key,
+			"FLEETCAM_MEDIA_DIR": media}
 		c, err := Load("", func(k string) string { return env[k] })
 		if err != nil {
 			t.Fatal(err)

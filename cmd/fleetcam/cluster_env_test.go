@@ -38,6 +38,7 @@ type clusterEnv struct {
 	t     *testing.T
 	nats  *natstest.Server
 	pg    string // the database URL
+	media string // the media directory every node shares
 	nodes []*member
 	tok   string // the partner's token, good on every node
 	orgID int64
@@ -63,7 +64,7 @@ func startCluster(t *testing.T, n int, tune func(*configs.Config)) *clusterEnv {
 // startClusterOn starts n nodes as startCluster does, over the database at pg.
 func startClusterOn(t *testing.T, n int, pg string, tune func(*configs.Config)) *clusterEnv {
 	t.Helper()
-	e := &clusterEnv{t: t, nats: natstest.Start(t), pg: pg}
+	e := &clusterEnv{t: t, nats: natstest.Start(t), pg: pg, media: t.TempDir()}
 	for i := range n {
 		e.nodes = append(e.nodes, e.startNode(i, tune))
 	}
@@ -87,6 +88,7 @@ func (e *clusterEnv) nodeConfig(i int, tune func(*configs.Config)) configs.Confi
 	cfg.Auth.SigningKey = clusterSigningKey
 	cfg.Store.PostgresURL = e.pg
 	cfg.Cluster.NATSURL = e.nats.URL()
+	cfg.Media.Dir = e.media
 	cfg.Cluster.NodeID = "node-" + string(rune('a'+i))
 	cfg.Cluster.JobLockRetry = 100 * time.Millisecond
 	cfg.MQTT.CommandTimeout = 5 * time.Second

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -155,7 +154,7 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		store.NewDiskUsage(db))
 	// The API keeps media under <dataDir>/media (cloudapi.Deps.Blobs).
-	if err := registerProcessMetrics(metrics, filepath.Join(cfg.DataDir, "media")); err != nil {
+	if err := registerProcessMetrics(metrics, cfg.MediaDir()); err != nil {
 		return fail(err)
 	}
 
