@@ -149,6 +149,16 @@ func (tx *Tx) PutDeviceLink(l *DeviceLink) error {
 	return tx.rec.DeviceLinks().Put(l)
 }
 
+// DeviceLinkNodes is what an engine may add to its DeviceLinkRecords so
+// that the nodes of a cluster find the links of a node without reading
+// every link (the dead-nodes sweep asks every cluster.jobLockRetry, and a
+// cluster may hold a million links). Its methods do what Tx.ConnectedNodes
+// and Tx.MarkOffline say.
+type DeviceLinkNodes interface {
+	ConnectedNodes() ([]string, error)
+	MarkOffline(t time.Time, prefix string) (int, error)
+}
+
 // MarkAllOffline sets every link that claims a connection to offline at t;
 // a broker alone calls it on start, when no connection can exist yet.
 func (tx *Tx) MarkAllOffline(t time.Time) (int, error) { return tx.MarkOffline(t, "") }
@@ -158,6 +168,9 @@ func (tx *Tx) MarkAllOffline(t time.Time) (int, error) { return tx.MarkOffline(t
 // cluster calls it on start with its own prefix, since the connections
 // other nodes recorded are live.
 func (tx *Tx) MarkOffline(t time.Time, prefix string) (int, error) {
+	if n, ok := tx.rec.DeviceLinks().(DeviceLinkNodes); ok {
+		return n.MarkOffline(t, prefix)
+	}
 	var stale []DeviceLink
 	err := tx.rec.DeviceLinks().Each(func(l *DeviceLink) error {
 		if l.Presence != PresenceOffline && strings.HasPrefix(l.ConnectionID, prefix) {
@@ -289,6 +302,9 @@ func (tx *Tx) DeleteQueuedCommand(imei, id string) (bool, error) {
 // once each, in no order. A connection id without "/" (a node alone)
 // names no node.
 func (tx *Tx) ConnectedNodes() ([]string, error) {
+	if n, ok := tx.rec.DeviceLinks().(DeviceLinkNodes); ok {
+		return n.ConnectedNodes()
+	}
 	seen := map[string]bool{}
 	var nodes []string
 	err := tx.rec.DeviceLinks().Each(func(l *DeviceLink) error {

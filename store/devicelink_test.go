@@ -13,6 +13,8 @@ import (
 
 const testIMEI, testIMEI2 = "490154203237518", "356938035643809"
 
+const testIMEI3, testIMEI4 = "356938035643817", "356938035643825"
+
 // seedDevice adds an organization with one device and returns both.
 func seedDevice(t *testing.T, db *DB, imeis ...string) *Organization {
 	t.Helper()
@@ -174,14 +176,19 @@ func TestMarkAllOfflineAndOrganizationDevices(t *testing.T) {
 func TestMarkOfflineByNode(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) {
 		db := openTestDB(t)
-		seedDevice(t, db, testIMEI, testIMEI2)
+		seedDevice(t, db, testIMEI, testIMEI2, testIMEI3, testIMEI4)
 		err := db.Update(t.Context(), Actor{Source: "system"}, func(tx *Tx) error {
-			for imei, conn := range map[string]string{testIMEI: "node-a/1", testIMEI2: "node-b/2"} {
-				if err := tx.PutDeviceLink(&DeviceLink{IMEI: imei, Presence: PresenceOnline, ConnectionID: conn}); err != nil {
+			// node_a's underscore is a LIKE wildcard that must match only itself.
+			for imei, l := range map[string]DeviceLink{testIMEI: {Presence: PresenceOnline, ConnectionID: "node-a/1"},
+				testIMEI2: {Presence: PresenceStandby, ConnectionID: "node-b/2"},
+				testIMEI3: {Presence: PresenceOnline, ConnectionID: "node_a/3"},
+				testIMEI4: {Presence: PresenceOnline, ConnectionID: "alone"}} {
+				l.IMEI = imei
+				if err := tx.PutDeviceLink(&l); err != nil {
 					return err
 				}
 			}
-			if nodes, err := tx.ConnectedNodes(); err != nil || !slices.Equal(slices.Sorted(slices.Values(nodes)), []string{"node-a", "node-b"}) {
+			if nodes, err := tx.ConnectedNodes(); err != nil || !slices.Equal(slices.Sorted(slices.Values(nodes)), []string{"node-a", "node-b", "node_a"}) {
 				t.Errorf("connected nodes %v: %v", nodes, err)
 			}
 			if n, err := tx.MarkOffline(tx.Now(), "node-a/"); err != nil || n != 1 {
@@ -190,10 +197,13 @@ func TestMarkOfflineByNode(t *testing.T) {
 			if l, _ := tx.DeviceLink(testIMEI); l.Presence != PresenceOffline || l.ConnectionID != "" {
 				t.Errorf("node-a's device %+v", l)
 			}
-			if l, _ := tx.DeviceLink(testIMEI2); l.Presence != PresenceOnline || l.ConnectionID != "node-b/2" {
+			if l, _ := tx.DeviceLink(testIMEI2); l.Presence != PresenceStandby || l.ConnectionID != "node-b/2" {
 				t.Errorf("node-b's device %+v", l)
 			}
-			if nodes, err := tx.ConnectedNodes(); err != nil || !slices.Equal(nodes, []string{"node-b"}) {
+			if l, _ := tx.DeviceLink(testIMEI3); l.Presence != PresenceOnline || l.ConnectionID != "node_a/3" {
+				t.Errorf("node_a's device %+v", l)
+			}
+			if nodes, err := tx.ConnectedNodes(); err != nil || !slices.Equal(slices.Sorted(slices.Values(nodes)), []string{"node-b", "node_a"}) {
 				t.Errorf("connected nodes after node-a's were marked offline %v: %v", nodes, err)
 			}
 			return nil

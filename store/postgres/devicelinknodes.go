@@ -1,0 +1,60 @@
+package postgres
+
+import (
+	"strings"
+	"time"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+var _ store.DeviceLinkNodes = deviceLinks{}
+
+// linkNode is the node part of a link's connection id, as the index
+// device_links_node (migration 00015) has it, and the links it covers.
+const (
+	linkNode     = `split_part(connection_id, '/', 1) COLLATE "C"`
+	linkOfANode  = `presence <> 'offline' AND strpos(connection_id, '/') > 0`
+	linkNodeNext = `SELECT ` + linkNode + ` FROM device_links WHERE ` + linkOfANode
+
+	connectedNodesSQL = `WITH RECURSIVE nodes (node) AS (
+			(` + linkNodeNext + ` ORDER BY 1 LIMIT 1)
+			UNION ALL
+			SELECT (` + linkNodeNext + ` AND ` + linkNode + ` > nodes.node ORDER BY 1 LIMIT 1)
+			FROM nodes WHERE nodes.node IS NOT NULL)
+		SELECT node FROM nodes WHERE node IS NOT NULL`
+)
+
+// ConnectedNodes implements store.DeviceLinkNodes: a loose index scan of
+// device_links_node, one index probe per node, however many links each has.
+func (r deviceLinks) ConnectedNodes() ([]string, error) {
+	rows, err := r.t.pg.Query(r.t.ctx, connectedNodesSQL)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	var nodes []string
+	for rows.Next() {
+		var node string
+		if err := rows.Scan(&node); err != nil {
+			return nil, classify(err)
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, classify(rows.Err())
+}
+
+// MarkOffline implements store.DeviceLinkNodes in one statement; a prefix
+// of the form "<node>/" reads only that node's links from
+// device_links_node.
+func (r deviceLinks) MarkOffline(t time.Time, prefix string) (int, error) {
+	where := `presence <> 'offline' AND starts_with(connection_id, $2)`
+	if node, rest, found := strings.Cut(prefix, "/"); found && rest == "" {
+		where = linkOfANode + ` AND ` + linkNode + ` = $3 AND starts_with(connection_id, $2)`
+		tag, err := r.t.exec(`UPDATE device_links SET presence = 'offline', connection_id = '', disconnected_at = $1
+			WHERE `+where, t.UTC(), prefix, node)
+		return int(tag.RowsAffected()), err
+	}
+	tag, err := r.t.exec(`UPDATE device_links SET presence = 'offline', connection_id = '', disconnected_at = $1
+		WHERE `+where, t.UTC(), prefix)
+	return int(tag.RowsAffected()), err
+}
