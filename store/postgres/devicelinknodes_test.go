@@ -41,7 +41,10 @@ func TestDeviceLinkNodesUseTheirIndex(t *testing.T) {
 		return nil
 	})
 	var n int
-	f.update(func(tx *tx) (err error) { n, err = tx.DeviceLinks().(deviceLinks).MarkOffline(time.Now(), "node-z/"); return err })
+	f.update(func(tx *tx) (err error) {
+		n, err = tx.DeviceLinks().(deviceLinks).MarkOffline(time.Now(), "node-z/")
+		return err
+	})
 	if n != 0 {
 		t.Errorf("marked %d links of a node that has none", n)
 	}
