@@ -160,7 +160,7 @@ func (s *Server) Start() error {
 
 // listen binds the configured listeners and serves them.
 func (s *Server) listen() error {
-	ln, err := net.Listen("tcp", s.cfg.Addr)
+	ln, err := s.listenTCP(s.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("broker: listen tcp on %s: %w", s.cfg.Addr, err)
 	}
@@ -173,7 +173,7 @@ func (s *Server) listen() error {
 			return fmt.Errorf("broker: mqtt.tlsCert/mqtt.tlsKey: %w", err)
 		}
 		s.metrics.servesCertificate(cert)
-		ln, err := net.Listen("tcp", s.cfg.TLSAddr)
+		ln, err := s.listenTCP(s.cfg.TLSAddr)
 		if err != nil {
 			return fmt.Errorf("broker: listen tls on %s: %w", s.cfg.TLSAddr, err)
 		}
@@ -190,6 +190,21 @@ func (s *Server) listen() error {
 		s.addrs[listenerWS] = ws.Addr()
 	}
 	return nil
+}
+
+// listenTCP binds address, reading PROXY headers from the trusted
+// balancers (mqtt.trustedProxies) before anything else, TLS included.
+func (s *Server) listenTCP(address string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", address)
+	if err != nil {
+		return nil, err
+	}
+	wrapped, err := withProxyHeaders(ln, s.cfg.TrustedProxies)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return wrapped, nil
 }
 
 func (s *Server) serve(id string, ln net.Listener) error {

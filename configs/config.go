@@ -114,6 +114,12 @@ type MQTT struct {
 	ClientWritesPending int `yaml:"clientWritesPending"`
 	// MaxSessionExpiry caps the session expiry a device may ask for.
 	MaxSessionExpiry time.Duration `yaml:"maxSessionExpiry"`
+	// TrustedProxies are the addresses or CIDR ranges of TCP load
+	// balancers that open each connection of the TCP and TLS listeners
+	// with a PROXY protocol header (v1 or v2) naming the device's address;
+	// a connection from them without one is refused. Connections from
+	// elsewhere are served as they come. Empty: no PROXY protocol.
+	TrustedProxies []string `yaml:"trustedProxies"`
 	// ConnectRatePerIP and ConnectBurstPerIP limit new connections per source address.
 	ConnectRatePerIP  float64 `yaml:"connectRatePerIP"`
 	ConnectBurstPerIP int     `yaml:"connectBurstPerIP"`
@@ -414,6 +420,7 @@ func (c *Config) Validate() error {
 		check(c.HTTP.WriteTimeout > c.HTTP.RequestTimeout, "http.writeTimeout", "must be longer than http.requestTimeout, or no TimeoutError could be sent"),
 		check(c.HTTP.MaxHeaderBytes >= 4096, "http.maxHeaderBytes", "must be at least 4096"),
 		check(trustedProxies(c.HTTP.TrustedProxies), "http.trustedProxies", "must list IP addresses or CIDR ranges"),
+		check(trustedProxies(c.MQTT.TrustedProxies), "mqtt.trustedProxies", "must list IP addresses or CIDR ranges"),
 		check(c.HTTP.DefaultPageSize >= 1 && c.HTTP.DefaultPageSize <= c.HTTP.MaxPageSize, "http.defaultPageSize", "must be from 1 to http.maxPageSize"),
 		check(c.MQTT.MaxPacketSize >= 1024, "mqtt.maxPacketSize", "must be at least 1024"),
 		check(c.MQTT.MaxInflight >= 1 && c.MQTT.MaxInflight <= 65535, "mqtt.maxInflight", "must be from 1 to 65535"),

@@ -60,6 +60,7 @@ func TestInvalidSettingsNameTheSetting(t *testing.T) {
 		{"page size", "http:\n  defaultPageSize: 5000\n", nil, "http.defaultPageSize"},
 		{"bool env", "", map[string]string{"FLEETCAM_WEBHOOKS_ALLOW_PRIVATE_TARGETS": "maybe"}, "FLEETCAM_WEBHOOKS_ALLOW_PRIVATE_TARGETS"},
 		{"tls without cert", "mqtt:\n  tlsAddr: \":8883\"\n", nil, "mqtt.tlsCert"},
+		{"proxy not an address", "mqtt:\n  trustedProxies: [10.0.0.0/8, balancer]\n", nil, "mqtt.trustedProxies must list IP addresses or CIDR ranges"},
 		{"retry age", "webhooks:\n  maxRetryAge: 1h\n", nil, "webhooks.maxRetryAge"},
 		{"delivery log days", "retention:\n  webhookDeliveryDays: 0\n", nil, "retention.webhookDeliveryDays"},
 		{"duration as a number", "http:\n  requestTimeout: 30\n", nil, "line 2: http.requestTimeout must be a duration such as 30s or 5m (got 30)"},

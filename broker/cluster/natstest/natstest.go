@@ -71,3 +71,13 @@ func (s *Server) Restart() {
 	s.tb.Helper()
 	s.start()
 }
+
+// Subscriptions is how many subscriptions the server holds.
+func (s *Server) Subscriptions() uint32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.srv == nil {
+		return 0
+	}
+	return s.srv.NumSubscriptions()
+}
