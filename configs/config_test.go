@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,8 @@ func TestInvalidSettingsNameTheSetting(t *testing.T) {
 		{"page size", "http:\n  defaultPageSize: 5000\n", nil, "http.defaultPageSize"},
 		{"bool env", "", map[string]string{"FLEETCAM_WEBHOOKS_ALLOW_PRIVATE_TARGETS": "maybe"}, "FLEETCAM_WEBHOOKS_ALLOW_PRIVATE_TARGETS"},
 		{"tls without cert", "mqtt:\n  tlsAddr: \":8883\"\n", nil, "mqtt.tlsCert"},
+		{"proxy list of lists", "http:\n  trustedProxies: [[10.0.0.1]]\n", nil, "http.trustedProxies item must be a single value (got a list)"},
+		{"proxy list as text", "http:\n  trustedProxies: 10.0.0.1\n", nil, "http.trustedProxies must be a list such as [a, b] (got 10.0.0.1)"},
 		{"proxy not an address", "mqtt:\n  trustedProxies: [10.0.0.0/8, balancer]\n", nil, "mqtt.trustedProxies must list IP addresses or CIDR ranges"},
 		{"retry age", "webhooks:\n  maxRetryAge: 1h\n", nil, "webhooks.maxRetryAge"},
 		{"delivery log days", "retention:\n  webhookDeliveryDays: 0\n", nil, "retention.webhookDeliveryDays"},
@@ -173,4 +176,17 @@ func TestClusterSettings(t *testing.T) {
 			t.Fatalf("got %d characters", len(got))
 		}
 	})
+}
+
+// TestListSettings: list settings load from YAML lists.
+func TestListSettings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(path, []byte("http:\n  trustedProxies: [10.0.0.1]\nmqtt:\n  trustedProxies: [10.0.0.0/8, 192.0.2.7]\n"), 0o600)
+	c, err := Load(path, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.HTTP.TrustedProxies, []string{"10.0.0.1"}) || !slices.Equal(c.MQTT.TrustedProxies, []string{"10.0.0.0/8", "192.0.2.7"}) {
+		t.Fatalf("http %v, mqtt %v", c.HTTP.TrustedProxies, c.MQTT.TrustedProxies)
+	}
 }

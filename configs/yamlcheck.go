@@ -60,6 +60,14 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) error {
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return nil
 	}
+	if t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode {
+		for _, item := range n.Content {
+			if err := checkNode(item, t.Elem(), path+" item"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if err := n.Decode(reflect.New(t).Interface()); err != nil || n.Kind != yaml.ScalarNode {
 		return fmt.Errorf("line %d: %s must be %s (got %s)", n.Line, path, expectedForm(t), shown(n))
 	}
@@ -88,6 +96,8 @@ func expectedForm(t reflect.Type) string {
 		return "a whole number"
 	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
 		return "a number"
+	case t.Kind() == reflect.Slice:
+		return "a list such as [a, b]"
 	}
 	return "a single value"
 }
