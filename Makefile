@@ -138,7 +138,7 @@ bench-postgres: build
 # Go benchmarks of the hot paths only (payload decode, event ingest, group
 # commit, event pages, webhook signing), in seconds.
 bench-go:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms ./broker/ ./store/ ./cloudapi/webhooks/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms ./broker/ ./broker/cluster/ ./store/ ./cloudapi/webhooks/
 
 # Runs simulated dashcams against a local fleetcam (make run in another terminal).
 sim:

@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/fleetcam/fleetcam/broker/mqttd/mqtttest"
 	"github.com/fleetcam/fleetcam/devicesim"
 	"github.com/fleetcam/fleetcam/internal/pgserver"
 )
@@ -29,6 +33,7 @@ func TestClusterPostgresOutage(t *testing.T) {
 	url := srv.URL("fleetcam")
 	e := startClusterOn(t, 2, url, nil)
 	imei := e.addDevice("35693810002100", "Truck 21")
+	other := e.addDevice("35693810002190", "Truck 21b")
 
 	var mu sync.Mutex
 	acked := map[string]bool{}
@@ -66,6 +71,16 @@ func TestClusterPostgresOutage(t *testing.T) {
 	}
 	if status, s := readyStatus(e.nodes[0]); status != http.StatusServiceUnavailable || s != "storeUnavailable" {
 		t.Fatalf("readyz while PostgreSQL is down: %d %q; want 503 storeUnavailable", status, s)
+	}
+
+	// A device cannot authenticate: CONNACK 0x88, server unavailable.
+	conn, err := net.Dial("tcp", e.nodes[1].a.broker.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if ack := mqtttest.New(t, conn, 5).Connect(other, legacyLogin(other)); ack.ReasonCode != packets.ErrServerUnavailable.Code {
+		t.Fatalf("a device connecting while PostgreSQL is down: CONNACK 0x%02X, want 0x88", ack.ReasonCode)
 	}
 
 	// The event the device reports now cannot be committed: the node does
