@@ -63,6 +63,21 @@ type liveStream struct {
 	onEnd func()
 }
 
+// validStreamID reports whether id can be a stream's id (rand.Text: 26
+// characters of the base32 alphabet). Ids name NATS subjects in a cluster,
+// where a '.', '*' or '>' would reach other subjects.
+func validStreamID(id string) bool {
+	if len(id) != 26 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !(c >= 'A' && c <= 'Z' || c >= '2' && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
+
 func cameraKey(imei string, camera int) string { return imei + "/" + strconv.Itoa(camera) }
 
 // open returns the running stream of the camera, or a new one.
@@ -353,6 +368,10 @@ func (s *Server) liveFrame(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if !validStreamID(c.Param("stream")) {
+		s.fail(c, errStreamGone)
+		return
+	}
 	st := s.live.get(c.Param("stream"))
 	if s.relay == nil && (st == nil || st.imei != c.Param("imei") || st.isEnded()) {
 		s.fail(c, errStreamGone)
@@ -399,6 +418,10 @@ func (s *Server) watchLive(c *gin.Context) {
 	}
 	if s.now().Unix() > exp {
 		s.fail(c, forbidden("the mediaToken expired; call connect-media again"))
+		return
+	}
+	if !validStreamID(c.Param("stream")) {
+		s.fail(c, notFound("live stream (it ended); call connect-media again"))
 		return
 	}
 	st := s.live.get(c.Param("stream"))
