@@ -26,6 +26,7 @@ type metrics struct {
 	batchJobs    prometheus.Histogram
 	batchSeconds prometheus.Histogram
 	batchErrors  prometheus.Counter
+	batchSplits  prometheus.Counter
 	// tlsExpiry is nil without a TLS listener.
 	tlsExpiry prometheus.Gauge
 }
@@ -50,6 +51,8 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 			Help: "Time to commit one group-commit batch.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}),
 		batchErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "fleetcam_store_commit_errors_total",
 			Help: "Group-commit transactions that failed as a whole."}),
+		batchSplits: prometheus.NewCounter(prometheus.CounterOpts{Name: "fleetcam_store_commit_splits_total",
+			Help: "Group-commit transactions split in two after losing serialisation conflicts to other writers (the nodes of a cluster)."}),
 	}
 	info := s.mqtt.Info()
 	gauge := func(name, help string, v *atomic.Int64) prometheus.Collector {
@@ -62,7 +65,7 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 	}
 	collectors := []prometheus.Collector{
 		m.connects, m.disconnects, m.bootstraps, m.ingest, m.commands, m.configPushes,
-		m.batchJobs, m.batchSeconds, m.batchErrors,
+		m.batchJobs, m.batchSeconds, m.batchErrors, m.batchSplits,
 		gauge("fleetcam_mqtt_clients_connected", "Clients connected to the broker.", &info.ClientsConnected),
 		gauge("fleetcam_mqtt_inflight_messages", "QoS 1 messages awaiting acknowledgement.", &info.Inflight),
 		gauge("fleetcam_mqtt_subscriptions", "Active subscriptions.", &info.Subscriptions),
@@ -121,4 +124,5 @@ func (m *metrics) observeBatch(b store.BatchStats) {
 	if b.Err != nil {
 		m.batchErrors.Inc()
 	}
+	m.batchSplits.Add(float64(b.Splits))
 }

@@ -48,6 +48,7 @@ type BatchStats struct {
 	Jobs     int           // jobs in the batch
 	Failed   int           // jobs that returned an error and were left out
 	Attempts int           // transactions run to commit the batch
+	Splits   int           // times a transaction that kept losing conflicts was split in two
 	Took     time.Duration // from the first attempt to the commit
 	Err      error         // the commit error, when the whole batch failed
 }
@@ -169,6 +170,26 @@ func (c *Committer) commit(batch []*commitJob) {
 	for i := range pending {
 		pending[i] = i
 	}
+	c.commitJobs(batch, pending, results, &stats)
+	stats.Took = time.Since(start)
+	// Told before any writer is released, so a writer that returned from
+	// Do finds its batch in the statistics.
+	if c.onBatch != nil {
+		c.onBatch(stats)
+	}
+	for i, j := range batch {
+		j.done <- results[i]
+	}
+}
+
+// commitJobs commits the jobs of batch at pending in one transaction,
+// rerun without the jobs that failed, and records each job's result. A
+// transaction that keeps losing to other writers (the engine gave up
+// rerunning it: the group commits of the nodes of a cluster meeting on
+// the same pages) is split in halves committed one after the other, in
+// order: smaller transactions meet fewer others, and only a single job
+// that still loses fails.
+func (c *Committer) commitJobs(batch []*commitJob, pending []int, results []error, stats *BatchStats) {
 	for len(pending) > 0 {
 		stats.Attempts++
 		failed := make(map[int]error)
@@ -220,6 +241,12 @@ func (c *Committer) commit(batch []*commitJob) {
 				}
 			}
 			pending = rest
+		case errors.Is(err, ErrTxConflict) && len(pending) > 1:
+			stats.Splits++
+			half := len(pending) / 2
+			c.commitJobs(batch, pending[:half], results, stats)
+			c.commitJobs(batch, pending[half:], results, stats)
+			pending = nil
 		default:
 			for _, i := range pending {
 				results[i] = err
@@ -227,15 +254,6 @@ func (c *Committer) commit(batch []*commitJob) {
 			stats.Err = err
 			pending = nil
 		}
-	}
-	stats.Took = time.Since(start)
-	// Told before any writer is released, so a writer that returned from
-	// Do finds its batch in the statistics.
-	if c.onBatch != nil {
-		c.onBatch(stats)
-	}
-	for i, j := range batch {
-		j.done <- results[i]
 	}
 }
 

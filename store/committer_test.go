@@ -217,3 +217,60 @@ func TestCommitterLeavesOutJobsOfDoneContexts(t *testing.T) {
 		}
 	})
 }
+
+// TestCommitterSplitsABatchThatKeepsConflicting: a transaction that keeps
+// losing serialisation conflicts (here: one job conflicts whenever a
+// certain other job shares its transaction, as the group commits of two
+// nodes meeting on the same pages do) is split until the two are apart;
+// every job commits, in order, and none fails.
+func TestCommitterSplitsABatchThatKeepsConflicting(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) {
+		db := openTestDB(t)
+		var stats BatchStats
+		c := db.NewCommitter(CommitterOptions{MaxBatch: 8, Delay: 50 * time.Millisecond, OnBatch: func(b BatchStats) { stats = b }})
+		var (
+			mu    sync.Mutex
+			with  Records // the transaction the first job ran in
+			order []string
+		)
+		job := func(imei string) func(*Tx) error {
+			return func(tx *Tx) error {
+				mu.Lock()
+				switch {
+				case imei == "first":
+					with = TxRecords(tx)
+				case imei == "last" && with == TxRecords(tx):
+					mu.Unlock()
+					return fmt.Errorf("%w: meets the first job", ErrTxConflict)
+				}
+				order = append(order, imei)
+				mu.Unlock()
+				return tx.PutDeviceLink(&DeviceLink{IMEI: imei})
+			}
+		}
+		names := []string{"first", "b", "c", "d", "last"}
+		results := make([]<-chan error, len(names))
+		for i, imei := range names {
+			results[i] = c.Submit(t.Context(), Actor{Source: "device"}, job(imei))
+		}
+		for i, imei := range names {
+			if err := <-results[i]; err != nil {
+				t.Errorf("job %s: %v", imei, err)
+			}
+		}
+		c.Close()
+		for _, imei := range names {
+			if !linkExists(t, db, imei) {
+				t.Errorf("job %s was not committed", imei)
+			}
+		}
+		if stats.Jobs != 5 || stats.Splits == 0 || stats.Failed != 0 || stats.Err != nil {
+			t.Errorf("batch stats %+v, want a split and no failure", stats)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if last := order[len(order)-1]; last != "last" {
+			t.Errorf("jobs ran in the order %v; the last job's write must come last", order)
+		}
+	})
+}

@@ -44,3 +44,7 @@ func (tx *Tx) StoreEvent(e *Event) error { return tx.storeEvent(e) }
 // Inspect runs fn on the engine's records of tx, for a test that asks an
 // engine what it offers beyond the record sets (its partitions).
 func (tx *Tx) Inspect(fn func(Records) error) error { return fn(tx.rec) }
+
+// TxRecords is the engine transaction tx writes through: the jobs of one
+// group commit attempt share it.
+func TxRecords(tx *Tx) Records { return tx.rec }
