@@ -126,7 +126,7 @@ func (s *Server) authenticateClient(c *gin.Context, f *oauthForm, endpoint strin
 		return nil
 	}
 	if client == nil {
-		// Costs what a wrong secret costs.
+		// An unknown id costs what a wrong secret costs.
 		client = &store.OAuthClient{}
 	}
 	if matches := client.SecretMatches(secret); !matches || !client.Enabled {

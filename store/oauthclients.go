@@ -63,9 +63,11 @@ func oauthSecretHash(secret string) []byte {
 }
 
 // SecretMatches reports, in constant time, whether secret is the client's
-// current secret.
+// current secret. A client without a digest (the stand-in for an unknown
+// id) matches nothing, after the same work.
 func (c *OAuthClient) SecretMatches(secret string) bool {
-	return len(c.SecretHash) == sha256.Size && subtle.ConstantTimeCompare(c.SecretHash, oauthSecretHash(secret)) == 1
+	h := oauthSecretHash(secret)
+	return subtle.ConstantTimeCompare(c.SecretHash, h) == 1 && len(c.SecretHash) == sha256.Size
 }
 
 // oauthClientAudit is a client as the audit log shows it: never the secret
