@@ -33,10 +33,6 @@ const (
 // oauthScope is the one scope a client token has: all its entity's rights.
 const oauthScope = "all"
 
-func oauthErr(status int, code, format string, args ...any) *APIError {
-	return apiErr(status, code, format, args...)
-}
-
 // oauthForm is a parsed form body of the OAuth endpoints.
 type oauthForm struct {
 	c     *gin.Context
@@ -47,14 +43,14 @@ type oauthForm struct {
 func readOAuthForm(c *gin.Context) (*oauthForm, error) {
 	mt, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type"))
 	if mt != "application/x-www-form-urlencoded" {
-		return nil, oauthErr(http.StatusBadRequest, oauthInvalidRequest, "the body must be application/x-www-form-urlencoded")
+		return nil, apiErr(http.StatusBadRequest, oauthInvalidRequest, "the body must be application/x-www-form-urlencoded")
 	}
 	if err := c.Request.ParseForm(); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, apiErr(http.StatusRequestEntityTooLarge, nameTooLarge, "the request body exceeds %d bytes", mbe.Limit)
 		}
-		return nil, oauthErr(http.StatusBadRequest, oauthInvalidRequest, "the body is not a valid form")
+		return nil, apiErr(http.StatusBadRequest, oauthInvalidRequest, "the body is not a valid form")
 	}
 	return &oauthForm{c: c}, nil
 }
@@ -67,7 +63,7 @@ func (f *oauthForm) value(names ...string) (string, error) {
 		got = append(got, f.c.Request.PostForm[n]...)
 	}
 	if len(got) > 1 {
-		return "", oauthErr(http.StatusBadRequest, oauthInvalidRequest, "%s must be given once", names[0])
+		return "", apiErr(http.StatusBadRequest, oauthInvalidRequest, "%s must be given once", names[0])
 	}
 	if len(got) == 0 {
 		return "", nil
@@ -86,7 +82,7 @@ func (f *oauthForm) credentials() (id, secret string, err error) {
 	}
 	if user, pass, found := f.c.Request.BasicAuth(); found {
 		if secret != "" {
-			return "", "", oauthErr(http.StatusBadRequest, oauthInvalidRequest,
+			return "", "", apiErr(http.StatusBadRequest, oauthInvalidRequest,
 				"the client credentials must be in the body or in Basic authentication, not both")
 		}
 		f.basic = true
@@ -94,9 +90,9 @@ func (f *oauthForm) credentials() (id, secret string, err error) {
 	}
 	switch {
 	case id == "":
-		return "", "", oauthErr(http.StatusBadRequest, oauthInvalidRequest, "clientId is required")
+		return "", "", apiErr(http.StatusBadRequest, oauthInvalidRequest, "clientId is required")
 	case secret == "":
-		return "", "", oauthErr(http.StatusBadRequest, oauthInvalidRequest, "clientSecret is required")
+		return "", "", apiErr(http.StatusBadRequest, oauthInvalidRequest, "clientSecret is required")
 	}
 	return id, secret, nil
 }
@@ -134,7 +130,7 @@ func (s *Server) authenticateClient(c *gin.Context, f *oauthForm, endpoint strin
 		if f.basic {
 			c.Header("WWW-Authenticate", `Basic realm="fleetcam"`)
 		}
-		s.fail(c, oauthErr(http.StatusUnauthorized, oauthInvalidClient, "the client credentials are not valid"))
+		s.fail(c, apiErr(http.StatusUnauthorized, oauthInvalidClient, "the client credentials are not valid"))
 		return nil
 	}
 	s.signinSucceeded(c, account)
@@ -174,11 +170,11 @@ func (s *Server) oauthToken(c *gin.Context) {
 	}
 	switch grant {
 	case "":
-		s.fail(c, oauthErr(http.StatusBadRequest, oauthInvalidRequest, "grantType is required (client_credentials)"))
+		s.fail(c, apiErr(http.StatusBadRequest, oauthInvalidRequest, "grantType is required (client_credentials)"))
 		return
 	case "client_credentials":
 	default:
-		s.fail(c, oauthErr(http.StatusBadRequest, oauthUnsupportedGrantType, "grantType must be client_credentials"))
+		s.fail(c, apiErr(http.StatusBadRequest, oauthUnsupportedGrantType, "grantType must be client_credentials"))
 		return
 	}
 	scope, err := f.value("scope")
@@ -188,7 +184,7 @@ func (s *Server) oauthToken(c *gin.Context) {
 	}
 	for _, sc := range strings.Fields(scope) {
 		if sc != oauthScope {
-			s.fail(c, oauthErr(http.StatusBadRequest, oauthInvalidScope, "scope must be %s (or left out)", oauthScope))
+			s.fail(c, apiErr(http.StatusBadRequest, oauthInvalidScope, "scope must be %s (or left out)", oauthScope))
 			return
 		}
 	}
@@ -254,7 +250,7 @@ func (s *Server) introspectOAuthToken(c *gin.Context) {
 		return
 	}
 	if token == "" {
-		s.fail(c, oauthErr(http.StatusBadRequest, oauthInvalidRequest, "token is required"))
+		s.fail(c, apiErr(http.StatusBadRequest, oauthInvalidRequest, "token is required"))
 		return
 	}
 	client := s.authenticateClient(c, f, endpointOAuthIntrospect)
