@@ -53,7 +53,7 @@ func toAuditEntryDTO(e *store.AuditEntry) auditEntryDTO {
 // brake's lockouts (signin.go), the others what the API and the store
 // change.
 var auditEntityTypes = []string{"account", "address", "alarm", entityDevice, "driver", "event", entityGroup,
-	entityOrganization, "partner", "recipient", "user", "webhook", "webhookDelivery", "webhookEndpoint"}
+	"oauthClient", entityOrganization, "partner", "recipient", "user", "webhook", "webhookDelivery", "webhookEndpoint"}
 
 // auditFilter reads the query filters of GET /audit-logs and narrows them to
 // what the caller may read: a partner its partner's entries, anyone else its

@@ -20,17 +20,24 @@ type Principal struct {
 	OrganizationID int64
 	AccessLevel    string
 	Scope          *Scope
+	// ClientID is the OAuth client of a client token, and Generation the
+	// generation of the client's secret the token was issued under.
+	ClientID   string
+	Generation int64
 }
 
-// IsPartner reports whether the principal is a partner user (not bound to one organization).
+// IsPartner reports whether the principal is a partner user, or a
+// partner's OAuth client, not bound to one organization.
 func (p Principal) IsPartner() bool {
-	return p.Kind == kindUser && p.OrganizationID == 0 && p.PartnerID != 0
+	return (p.Kind == kindUser || p.Kind == kindClient) && p.OrganizationID == 0 && p.PartnerID != 0
 }
 
 func (p Principal) subject() string {
 	switch p.Kind {
 	case kindAdmin:
 		return "organization:" + strconv.FormatInt(p.OrganizationID, 10)
+	case kindClient:
+		return "client:" + p.ClientID
 	default:
 		return "user:" + strconv.FormatInt(p.UserID, 10)
 	}
@@ -41,6 +48,9 @@ func (p Principal) actor(requestID string) store.Actor {
 	src := "api"
 	if p.Kind != kindUser {
 		src = "api:" + p.Kind
+	}
+	if p.Kind == kindClient {
+		src += ":" + p.ClientID
 	}
 	return store.Actor{UserID: p.UserID, Email: p.Email, PartnerID: p.PartnerID,
 		OrganizationID: p.OrganizationID, Source: src, RequestID: requestID}
@@ -56,7 +66,8 @@ func principal(c *gin.Context) Principal {
 }
 
 // authenticate requires a valid bearer token: signed by this server, not
-// expired, issued in this cloud, and for a user that still exists.
+// expired, issued in this cloud, and for a user or an OAuth client that
+// still stands (resolve).
 func (s *Server) authenticate(c *gin.Context) {
 	token := bearer(c)
 	if token == "" {
@@ -75,24 +86,13 @@ func (s *Server) authenticate(c *gin.Context) {
 		s.fail(c, unauthorized("the token is not valid"))
 		return
 	}
-	p := Principal{Kind: cl.Kind, UserID: cl.UserID, PartnerID: cl.PartnerID,
-		OrganizationID: cl.OrganizationID, AccessLevel: cl.AccessLevel, Scope: cl.Scope}
 	if s.rateLimited(c, cl.Subject) {
 		return
 	}
-	if p.UserID != 0 {
-		var u *store.User
-		err := s.store.View(c.Request.Context(), func(tx *store.Tx) error { u, err = tx.User(p.UserID); return err })
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			s.fail(c, unauthorized("the token's user no longer exists"))
-			return
-		case err != nil:
-			// The store cannot say (an outage: 503): the token may be good.
-			s.fail(c, err)
-			return
-		}
-		p.Email, p.AccessLevel = u.Email, u.AccessLevel
+	p, err := s.resolve(c, cl)
+	if err != nil {
+		s.fail(c, err)
+		return
 	}
 	if err := checkScope(c, p); err != nil {
 		s.fail(c, err)
@@ -100,6 +100,53 @@ func (s *Server) authenticate(c *gin.Context) {
 	}
 	c.Set(principalKey, p)
 	c.Next()
+}
+
+// resolve returns who the claims of a valid token act for, once it has
+// checked that what they name still stands: the user, with its current
+// e-mail and access level, or the OAuth client, still there, enabled and
+// with the secret the token was issued under. authenticate and the
+// introspection of tokens share it, so that a token is refused and
+// reported inactive by the same rules.
+func (s *Server) resolve(c *gin.Context, cl *claims) (Principal, error) {
+	p := Principal{Kind: cl.Kind, UserID: cl.UserID, PartnerID: cl.PartnerID,
+		OrganizationID: cl.OrganizationID, AccessLevel: cl.AccessLevel, Scope: cl.Scope,
+		ClientID: cl.ClientID, Generation: cl.Generation}
+	switch {
+	case p.UserID != 0:
+		var u *store.User
+		err := s.view(c, func(tx *store.Tx) error {
+			var err error
+			u, err = tx.User(p.UserID)
+			return err
+		})
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return p, unauthorized("the token's user no longer exists")
+		case err != nil:
+			// The store cannot say (an outage: 503): the token may be good.
+			return p, err
+		}
+		p.Email, p.AccessLevel = u.Email, u.AccessLevel
+	case p.Kind == kindClient:
+		var client *store.OAuthClient
+		err := s.view(c, func(tx *store.Tx) error {
+			var err error
+			client, err = tx.OAuthClient(p.ClientID)
+			return err
+		})
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return p, unauthorized("the token's OAuth client no longer exists")
+		case err != nil:
+			return p, err
+		case !client.Enabled:
+			return p, unauthorized("the token's OAuth client is disabled")
+		case client.SecretGeneration != p.Generation:
+			return p, unauthorized("the token's OAuth client has had its secret rotated since; get a new token")
+		}
+	}
+	return p, nil
 }
 
 // bearer returns the token of the request's "Authorization: Bearer" header, or "".

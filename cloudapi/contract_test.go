@@ -276,6 +276,14 @@ var deviations = []deviation{{
 	change: func(doc *openapi3.T, s *openapi3.Schema) {
 		s.Required = slices.DeleteFunc(s.Required, func(m string) bool { return m == "receivedAt" })
 	},
+}, {
+	operations: []string{"POST /oauth/clients/{entityType}/{entityId}", "GET /oauth/clients",
+		"GET /oauth/clients/{clientId}", "PATCH /oauth/clients/{clientId}", "PUT /oauth/clients/{clientId}/secret"},
+	pointer: "/components/schemas/oAuthEntityType",
+	reason: `SPEC.md's tenants are partners and their organizations (an organization administrator's ` +
+		`token, "Authentication" 2), not subpartners or partner contacts: an OAuth client belongs to a ` +
+		`partner or to one organization, which the contract's entityType lacks`,
+	change: func(doc *openapi3.T, s *openapi3.Schema) { s.Enum = append(s.Enum, "organization") },
 }}
 
 // amend applies the deviation to the loaded contract.

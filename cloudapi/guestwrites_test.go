@@ -67,6 +67,9 @@ var guestWrites = map[string]writeDecision{
 	"DELETE /v2/organizations/:orgId/webhooks/:webhookId":                    {rule: hostWrite, host: http.StatusNotFound},
 	"POST /v2/organizations/:orgId/webhook-deliveries/:deliveryId/redeliver": {rule: hostWrite, host: http.StatusNotFound},
 	"PUT /v2/organizations/:orgId/data-profile":                              {rule: hostWrite, body: map[string]any{"defaultDataProfileId": 7}},
+	// An organization's OAuth client acts as its administrator.
+	"POST /v2/oauth/clients/:entityType/:entityId": {rule: hostWrite, path: "/v2/oauth/clients/organization/:orgId",
+		body: map[string]any{}, host: http.StatusCreated},
 
 	// The organization named in the query or the body.
 	"POST /v2/drivers": {rule: hostWrite, path: "/v2/drivers?organizationId=:orgId", host: http.StatusCreated,
@@ -145,6 +148,13 @@ var guestWrites = map[string]writeDecision{
 	"POST /v2/partners/:partnerId/contacts":                   noOrg,
 	"PUT /v2/media/upload/:imei/:fileType/:cameraId/:fileId":  noOrg,
 	"POST /v2/media/live/:imei/:stream/frames":                noOrg,
+	// OAuth clients are named by their own id, which is the host's or the
+	// guest partner's alone; the token endpoints authenticate a client.
+	"PATCH /v2/oauth/clients/:clientId":      noOrg,
+	"DELETE /v2/oauth/clients/:clientId":     noOrg,
+	"PUT /v2/oauth/clients/:clientId/secret": noOrg,
+	"POST /v2/oauth/token":                   noOrg,
+	"POST /v2/oauth/introspect":              noOrg,
 }
 
 // TestGuestPartnerWrites: every write route of the route table has a

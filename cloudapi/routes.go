@@ -201,6 +201,21 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.GET("/organizations/:orgId/data-profile", auth, partner, s.organizationDataProfile)
 	v2.PUT("/organizations/:orgId/data-profile", auth, partner, write, host, s.setOrganizationDataProfile)
 
+	// OAuth 2.0 client credentials for machine-to-machine integrations: a
+	// partner's or an organization's editors manage its clients (a guest
+	// partner not those of a shared organization); a client buys tokens
+	// with its secret and introspects tokens, both braked per client
+	// address and per client like sign-ins.
+	oauth := s.oauthManager
+	v2.POST("/oauth/clients/:entityType/:entityId", auth, write, host, oauth, s.createOAuthClient)
+	v2.GET("/oauth/clients", auth, oauth, s.listOAuthClients)
+	v2.GET("/oauth/clients/:clientId", auth, oauth, s.getOAuthClient)
+	v2.PATCH("/oauth/clients/:clientId", auth, write, oauth, s.updateOAuthClient)
+	v2.DELETE("/oauth/clients/:clientId", auth, write, oauth, s.deleteOAuthClient)
+	v2.PUT("/oauth/clients/:clientId/secret", auth, write, oauth, s.rotateOAuthClientSecret)
+	v2.POST("/oauth/token", s.limitByAddress, s.oauthToken)
+	v2.POST("/oauth/introspect", s.limitByAddress, s.introspectOAuthToken)
+
 	// Partner statistics and device data usage.
 	v2.GET("/partners/operational-statistics", auth, partner, s.operationalStatistics)
 	v2.GET("/devices/:imei/data-usage", scoped(FeatureDeviceInfo), auth, s.deviceDataUsage)

@@ -118,7 +118,8 @@ func (s *Server) me(c *gin.Context) {
 	switch {
 	case p.IsPartner():
 		entity, d.Role = "partner", "partner"
-	case p.Kind == kindAdmin:
+	case p.Kind == kindAdmin, p.Kind == kindClient:
+		// An organization's OAuth client acts as its administrator.
 		d.Role = "administrator"
 	case p.Kind == kindScoped:
 		d.Role = "restricted"

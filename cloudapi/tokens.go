@@ -2,6 +2,7 @@ package cloudapi
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -17,6 +18,7 @@ const (
 	kindUser   = "user"   // from POST /authenticate
 	kindAdmin  = "admin"  // from GET /organizations/sso: an organization admin without a user
 	kindScoped = "scoped" // from POST /scoped-token
+	kindClient = "client" // from POST /oauth/token: an OAuth client of a partner or an organization
 )
 
 // Scope limits a scoped token to one device, one group or one organization,
@@ -43,6 +45,10 @@ type claims struct {
 	OrganizationID int64  `json:"oid,omitempty"`
 	AccessLevel    string `json:"lvl,omitempty"`
 	Scope          *Scope `json:"scope,omitempty"`
+	// ClientID and Generation name the OAuth client of a client token and
+	// the generation of its secret the token was issued under.
+	ClientID   string `json:"cid,omitempty"`
+	Generation int64  `json:"gen,omitempty"`
 }
 
 const issuer = "fleetcam"
@@ -55,11 +61,12 @@ func (s *Server) issue(p Principal, ttl time.Duration) (string, time.Time, error
 	exp := now.Add(ttl)
 	cl := claims{
 		RegisteredClaims: jwt.RegisteredClaims{
-			Issuer: issuer, Subject: p.subject(), IssuedAt: jwt.NewNumericDate(now),
+			ID: rand.Text(), Issuer: issuer, Subject: p.subject(), IssuedAt: jwt.NewNumericDate(now),
 			NotBefore: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(exp),
 		},
 		Cloud: s.cfg.Cloud, Kind: p.Kind, UserID: p.UserID, PartnerID: p.PartnerID,
 		OrganizationID: p.OrganizationID, AccessLevel: p.AccessLevel, Scope: p.Scope,
+		ClientID: p.ClientID, Generation: p.Generation,
 	}
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, cl).SignedString(s.key)
 	return tok, exp, err

@@ -138,8 +138,12 @@ type Auth struct {
 	AdminTokenTTL  time.Duration `yaml:"adminTokenTTL"`
 	ScopedTokenTTL time.Duration `yaml:"scopedTokenTTL"`
 	SSOJWTTTL      time.Duration `yaml:"ssoJWTTTL"`
-	InviteTTL      time.Duration `yaml:"inviteTTL"`
-	BcryptCost     int           `yaml:"bcryptCost"`
+	// OAuthTokenTTL is the lifetime of the tokens OAuth clients get from
+	// POST /oauth/token (client credentials); a client asks for a new one
+	// with its secret when one expires.
+	OAuthTokenTTL time.Duration `yaml:"oauthTokenTTL"`
+	InviteTTL     time.Duration `yaml:"inviteTTL"`
+	BcryptCost    int           `yaml:"bcryptCost"`
 	// Throttle brakes password, SSO and invitation guessing.
 	Throttle Throttle `yaml:"throttle"`
 }
@@ -265,7 +269,7 @@ func Default() Config {
 		},
 		Auth: Auth{
 			UserTokenTTL: 24 * time.Hour, AdminTokenTTL: 24 * time.Hour, ScopedTokenTTL: 24 * time.Hour,
-			SSOJWTTTL: 15 * time.Minute, InviteTTL: 7 * 24 * time.Hour, BcryptCost: 10,
+			SSOJWTTTL: 15 * time.Minute, OAuthTokenTTL: time.Hour, InviteTTL: 7 * 24 * time.Hour, BcryptCost: 10,
 			Throttle: Throttle{AccountFreeAttempts: 5, AddressFreeAttempts: 20, InitialBackoff: time.Second,
 				MaxBackoff: 15 * time.Minute, MaxEntries: 100000, PasswordWait: time.Second},
 		},
@@ -429,6 +433,7 @@ func (c *Config) Validate() error {
 		check(c.MQTT.CommitDelay >= 0, "mqtt.commitDelay", "must not be negative"),
 		check(c.MQTT.CommandTimeout > 0, "mqtt.commandTimeout", "must be positive"),
 		check(c.Auth.UserTokenTTL > 0 && c.Auth.AdminTokenTTL > 0 && c.Auth.ScopedTokenTTL > 0, "auth.*TokenTTL", "must be positive"),
+		check(c.Auth.OAuthTokenTTL >= time.Minute && c.Auth.OAuthTokenTTL <= 24*time.Hour, "auth.oauthTokenTTL", "must be from 1m to 24h"),
 		check(c.Auth.SigningKey == "" || len(c.Auth.SigningKey) >= 32, "auth.signingKey", "must be at least 32 characters (or 64 hex digits), or empty"),
 		check(c.Auth.BcryptCost >= 4 && c.Auth.BcryptCost <= 31, "auth.bcryptCost", "must be from 4 to 31"),
 		check(c.Auth.Throttle.AccountFreeAttempts >= 1 && c.Auth.Throttle.AddressFreeAttempts >= 1,

@@ -75,6 +75,7 @@ func TestInvalidSettingsNameTheSetting(t *testing.T) {
 		{"public url not a url", "publicURL: not a url\n", nil, "publicURL must be an absolute http or https URL"},
 		{"public url ftp", "", map[string]string{"FLEETCAM_PUBLIC_URL": "ftp://x"}, "publicURL must be an absolute http or https URL"},
 		{"public url without host", "publicURL: \"https://\"\n", nil, "publicURL must be an absolute http or https URL"},
+		{"oauth token lifetime", "auth:\n  oauthTokenTTL: 48h\n", nil, "auth.oauthTokenTTL must be from 1m to 24h"},
 		{"short signing key", "", map[string]string{"FLEETCAM_SIGNING_KEY": "short"}, "auth.signingKey must be at least 32 characters"},
 		{"short partner password", "", map[string]string{"FLEETCAM_PARTNER_PASSWORD": "a"},
 			"bootstrap.partnerPassword (FLEETCAM_PARTNER_PASSWORD) must be at least 8 characters long"},

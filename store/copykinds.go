@@ -60,6 +60,7 @@ const (
 	KindWebhookSecrets       Kind = "webhook_secrets"       // *WebhookSecret
 	KindWebhookEndpoints     Kind = "webhook_endpoints"     // *WebhookEndpoint
 	KindWebhookReceivers     Kind = "webhook_receivers"     // *WebhookReceiverTypes
+	KindOAuthClients         Kind = "oauth_clients"         // *OAuthClient
 )
 
 // Kinds is every kind of record, each after the kinds its records refer
@@ -78,6 +79,7 @@ var Kinds = []Kind{
 	KindDataUsage, KindDeviceLinks, KindDeviceCredentials, KindQueuedCommands,
 	KindAuditEntries, KindMessages, KindWebhookOutbox, KindDeliveries, KindWebhookSettings,
 	KindWebhookSubscriptions, KindWebhookSecrets, KindWebhookEndpoints, KindWebhookReceivers,
+	KindOAuthClients,
 }
 
 // Sequence is one of the engines' id generators: what gives the next

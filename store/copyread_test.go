@@ -152,6 +152,7 @@ func readStore(t *testing.T, db *DB, s copySeed) map[string]string {
 		read("webhook settings")(tx.WebhookSettings(s.org))
 		read("webhook subscriptions")(tx.WebhookSubscriptions(s.org, ""))
 		read("webhook secret")(tx.WebhookSecret(s.org))
+		read("oauth clients")(tx.OAuthClients(OAuthClientFilter{}))
 		read("webhook endpoints")(tx.WebhookEndpoints(s.org))
 		page("deliveries")(tx.Deliveries(s.org, DeliveryFilter{}, Page{}))
 		read("pending deliveries")(tx.PendingDeliveries(), nil)

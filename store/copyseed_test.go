@@ -39,8 +39,9 @@ type copySeed struct {
 // device ids, GPS with geofences, trips (one open), settings, a driver
 // with a session, wrong PINs and an assignment, alarms with notes, health,
 // recipients, media, auxiliary cameras, billing, data usage, links,
-// credentials, queued commands, messages, deliveries and the webhook
-// configuration. Times are whole milliseconds, which every engine keeps.
+// credentials, queued commands, messages, deliveries, the webhook
+// configuration and OAuth clients. Times are whole milliseconds, which
+// every engine keeps.
 func seedCopy(t *testing.T, db *DB, clock *storetest.Clock) copySeed {
 	t.Helper()
 	s := copySeed{start: clock.Now()}
@@ -134,6 +135,18 @@ func seedCopy(t *testing.T, db *DB, clock *storetest.Clock) copySeed {
 			return err
 		}
 		_, _, err := tx.EnsureWebhookSecret(s.org, func() []byte { return []byte("0123456789abcdef0123456789abcdef") })
+		return err
+	})
+	update(system, func(tx *Tx) error {
+		if err := tx.CreateOAuthClient(&OAuthClient{ID: "client-partner", Name: "Dispatch", PartnerID: s.partner},
+			"partner-client-secret-0123456789abcdef"); err != nil {
+			return err
+		}
+		return tx.CreateOAuthClient(&OAuthClient{ID: "client-org", PartnerID: s.partner, OrganizationID: s.org},
+			"organization-client-secret-0123456789abcdef")
+	})
+	update(system, func(tx *Tx) error {
+		_, err := tx.RotateOAuthClientSecret("client-org", "rotated-client-secret-0123456789abcdef")
 		return err
 	})
 	// Events: files, a device id, a comment; GPS inside and outside a

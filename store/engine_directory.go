@@ -2,7 +2,7 @@ package store
 
 import "crypto/sha256"
 
-// DirectoryRecords are the record sets of partners, users, organizations, invitations, groups, devices and their ownerships, whose rules are in organizations.go, users.go, invitations.go, devices.go, ownership.go.
+// DirectoryRecords are the record sets of partners, users, organizations, invitations, groups, devices and their ownerships, and OAuth clients, whose rules are in organizations.go, users.go, invitations.go, devices.go, ownership.go, oauthclients.go.
 type DirectoryRecords interface {
 	// Each accessor returns the records of one type in this transaction.
 	Partners() PartnerRecords
@@ -12,6 +12,7 @@ type DirectoryRecords interface {
 	Groups() GroupRecords
 	Devices() DeviceRecords
 	DeviceOwnerships() DeviceOwnershipRecords
+	OAuthClients() OAuthClientRecords
 }
 
 // PartnerRecords are the partners, by id.
@@ -126,4 +127,20 @@ type DeviceOwnershipRecords interface {
 	Last(imei string) (*DeviceOwnership, error)
 	// List returns every ownership of imei logged, by number.
 	List(imei string) ([]DeviceOwnership, error)
+}
+
+// OAuthClientRecords are the OAuth clients, by id.
+type OAuthClientRecords interface {
+	// Get returns the client with id; ErrNotFound when there is none.
+	Get(id string) (*OAuthClient, error)
+	// Insert stores the new client c; a client with c.ID already stored is
+	// ErrConflict.
+	Insert(c *OAuthClient) error
+	// Put replaces the stored client c.ID with c; ErrNotFound when there is
+	// none.
+	Put(c *OAuthClient) error
+	// Delete deletes the client id; ErrNotFound when there is none.
+	Delete(id string) error
+	// List returns the clients f selects, in id order.
+	List(f OAuthClientFilter) ([]OAuthClient, error)
 }

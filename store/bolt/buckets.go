@@ -96,6 +96,9 @@ var (
 	bucketWebhookReceivers = []byte("webhook_receivers")
 )
 
+// OAuth clients
+var bucketOAuthClients = []byte("oauth_clients")
+
 // bucketSpec is one bucket of the file.
 type bucketSpec struct {
 	name []byte
@@ -131,6 +134,7 @@ var buckets = []bucketSpec{
 	{name: bucketOutbox}, {name: bucketDeliveries}, {name: bucketQueue}, {name: bucketOrgDeliveries},
 	{name: bucketWebhookSettings}, {name: bucketWebhookSubs}, {name: bucketWebhookSecrets},
 	{name: bucketWebhookEndpts}, {name: bucketWebhookReceivers},
+	{name: bucketOAuthClients},
 }
 
 // appendBuckets are the names of the buckets whose new keys sort after the

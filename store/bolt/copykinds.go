@@ -390,6 +390,9 @@ var copyKinds = map[store.Kind]copyKind{
 		func(t *tx, r *store.WebhookReceiverTypes) error {
 			return webhookReceivers{t}.Put(r.OrganizationID, r.Types)
 		}),
+	store.KindOAuthClients: kindOf(bucketList(bucketOAuthClients),
+		jsonRecords(bucketOAuthClients, zero[store.OAuthClient]),
+		func(t *tx, c *store.OAuthClient) error { return oauthClients{t}.put(c) }),
 }
 
 // outboxKind is the outbox's counters: one record while either is not 0.

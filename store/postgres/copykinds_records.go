@@ -54,6 +54,9 @@ var _ = register(map[store.Kind]copyKind{
 	store.KindDeviceOwnerships: kindOf(tableList("device_ownerships"),
 		selected(`SELECT `+ownershipColumns+` FROM device_ownerships ORDER BY imei, ownership`, scanned(ownershipFields)),
 		each(func(t *tx, o *store.DeviceOwnership) error { return deviceOwnerships{t}.Put(o) })),
+	store.KindOAuthClients: kindOf(tableList("oauth_clients"),
+		selected(`SELECT `+oauthClientColumns+` FROM oauth_clients ORDER BY id`, scanned(oauthClientFields)),
+		each(func(t *tx, c *store.OAuthClient) error { return oauthClients{t}.Insert(c) })),
 
 	store.KindEvents: kindOf(tableList("events", "event_files", "event_comments"),
 		selected(`SELECT `+eventColumns+` FROM events e ORDER BY e.id`,

@@ -637,6 +637,66 @@ func (e EventItemDataType) Valid() bool {
 	}
 }
 
+// Defines values for OAuthClientEntityType.
+const (
+	OAuthClientEntityTypeOrganization OAuthClientEntityType = "organization"
+	OAuthClientEntityTypePartner      OAuthClientEntityType = "partner"
+)
+
+// Valid indicates whether the value is a known member of the OAuthClientEntityType enum.
+func (e OAuthClientEntityType) Valid() bool {
+	switch e {
+	case OAuthClientEntityTypeOrganization:
+		return true
+	case OAuthClientEntityTypePartner:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OAuthClientWithSecretEntityType.
+const (
+	OAuthClientWithSecretEntityTypeOrganization OAuthClientWithSecretEntityType = "organization"
+	OAuthClientWithSecretEntityTypePartner      OAuthClientWithSecretEntityType = "partner"
+)
+
+// Valid indicates whether the value is a known member of the OAuthClientWithSecretEntityType enum.
+func (e OAuthClientWithSecretEntityType) Valid() bool {
+	switch e {
+	case OAuthClientWithSecretEntityTypeOrganization:
+		return true
+	case OAuthClientWithSecretEntityTypePartner:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OAuthErrorError.
+const (
+	InvalidClient        OAuthErrorError = "invalid_client"
+	InvalidRequest       OAuthErrorError = "invalid_request"
+	InvalidScope         OAuthErrorError = "invalid_scope"
+	UnsupportedGrantType OAuthErrorError = "unsupported_grant_type"
+)
+
+// Valid indicates whether the value is a known member of the OAuthErrorError enum.
+func (e OAuthErrorError) Valid() bool {
+	switch e {
+	case InvalidClient:
+		return true
+	case InvalidRequest:
+		return true
+	case InvalidScope:
+		return true
+	case UnsupportedGrantType:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OrganizationInvitationStatus.
 const (
 	OrganizationInvitationStatusAccepted OrganizationInvitationStatus = "accepted"
@@ -1792,6 +1852,7 @@ const (
 	GetAuditLogsParamsEntityTypeDriver          GetAuditLogsParamsEntityType = "driver"
 	GetAuditLogsParamsEntityTypeEvent           GetAuditLogsParamsEntityType = "event"
 	GetAuditLogsParamsEntityTypeGroup           GetAuditLogsParamsEntityType = "group"
+	GetAuditLogsParamsEntityTypeOauthClient     GetAuditLogsParamsEntityType = "oauthClient"
 	GetAuditLogsParamsEntityTypeOrganization    GetAuditLogsParamsEntityType = "organization"
 	GetAuditLogsParamsEntityTypePartner         GetAuditLogsParamsEntityType = "partner"
 	GetAuditLogsParamsEntityTypeRecipient       GetAuditLogsParamsEntityType = "recipient"
@@ -1817,6 +1878,8 @@ func (e GetAuditLogsParamsEntityType) Valid() bool {
 	case GetAuditLogsParamsEntityTypeEvent:
 		return true
 	case GetAuditLogsParamsEntityTypeGroup:
+		return true
+	case GetAuditLogsParamsEntityTypeOauthClient:
 		return true
 	case GetAuditLogsParamsEntityTypeOrganization:
 		return true
@@ -2320,6 +2383,135 @@ func (e PutMediaUploadParamsFileType) Valid() bool {
 	case PutMediaUploadParamsFileTypeSnapshot:
 		return true
 	case PutMediaUploadParamsFileTypeVideo:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateClient200JSONResponseBodyDataClientStatus.
+const (
+	UpdateClient200JSONResponseBodyDataClientStatusDisabled UpdateClient200JSONResponseBodyDataClientStatus = "disabled"
+	UpdateClient200JSONResponseBodyDataClientStatusEnabled  UpdateClient200JSONResponseBodyDataClientStatus = "enabled"
+)
+
+// Valid indicates whether the value is a known member of the UpdateClient200JSONResponseBodyDataClientStatus enum.
+func (e UpdateClient200JSONResponseBodyDataClientStatus) Valid() bool {
+	switch e {
+	case UpdateClient200JSONResponseBodyDataClientStatusDisabled:
+		return true
+	case UpdateClient200JSONResponseBodyDataClientStatusEnabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateClient200JSONResponseBodyDataEntityType.
+const (
+	UpdateClient200JSONResponseBodyDataEntityTypeOrganization UpdateClient200JSONResponseBodyDataEntityType = "organization"
+	UpdateClient200JSONResponseBodyDataEntityTypePartner      UpdateClient200JSONResponseBodyDataEntityType = "partner"
+)
+
+// Valid indicates whether the value is a known member of the UpdateClient200JSONResponseBodyDataEntityType enum.
+func (e UpdateClient200JSONResponseBodyDataEntityType) Valid() bool {
+	switch e {
+	case UpdateClient200JSONResponseBodyDataEntityTypeOrganization:
+		return true
+	case UpdateClient200JSONResponseBodyDataEntityTypePartner:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateClientParamsEntityType.
+const (
+	CreateClientParamsEntityTypeOrganization CreateClientParamsEntityType = "organization"
+	CreateClientParamsEntityTypePartner      CreateClientParamsEntityType = "partner"
+)
+
+// Valid indicates whether the value is a known member of the CreateClientParamsEntityType enum.
+func (e CreateClientParamsEntityType) Valid() bool {
+	switch e {
+	case CreateClientParamsEntityTypeOrganization:
+		return true
+	case CreateClientParamsEntityTypePartner:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntrospectToken200JSONResponseBodySource.
+const (
+	Api    IntrospectToken200JSONResponseBodySource = "api"
+	Oauth  IntrospectToken200JSONResponseBodySource = "oauth"
+	Scoped IntrospectToken200JSONResponseBodySource = "scoped"
+	Sso    IntrospectToken200JSONResponseBodySource = "sso"
+)
+
+// Valid indicates whether the value is a known member of the IntrospectToken200JSONResponseBodySource enum.
+func (e IntrospectToken200JSONResponseBodySource) Valid() bool {
+	switch e {
+	case Api:
+		return true
+	case Oauth:
+		return true
+	case Scoped:
+		return true
+	case Sso:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntrospectToken200JSONResponseBodyType.
+const (
+	IntrospectToken200JSONResponseBodyTypeOrganization IntrospectToken200JSONResponseBodyType = "organization"
+	IntrospectToken200JSONResponseBodyTypePartner      IntrospectToken200JSONResponseBodyType = "partner"
+	IntrospectToken200JSONResponseBodyTypeUser         IntrospectToken200JSONResponseBodyType = "user"
+)
+
+// Valid indicates whether the value is a known member of the IntrospectToken200JSONResponseBodyType enum.
+func (e IntrospectToken200JSONResponseBodyType) Valid() bool {
+	switch e {
+	case IntrospectToken200JSONResponseBodyTypeOrganization:
+		return true
+	case IntrospectToken200JSONResponseBodyTypePartner:
+		return true
+	case IntrospectToken200JSONResponseBodyTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GenerateAccessTokenFormdataBodyGrantType.
+const (
+	ClientCredentials GenerateAccessTokenFormdataBodyGrantType = "client_credentials"
+)
+
+// Valid indicates whether the value is a known member of the GenerateAccessTokenFormdataBodyGrantType enum.
+func (e GenerateAccessTokenFormdataBodyGrantType) Valid() bool {
+	switch e {
+	case ClientCredentials:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GenerateAccessToken200JSONResponseBodyTokenType.
+const (
+	Bearer GenerateAccessToken200JSONResponseBodyTokenType = "Bearer"
+)
+
+// Valid indicates whether the value is a known member of the GenerateAccessToken200JSONResponseBodyTokenType enum.
+func (e GenerateAccessToken200JSONResponseBodyTokenType) Valid() bool {
+	switch e {
+	case Bearer:
 		return true
 	default:
 		return false
@@ -3261,6 +3453,69 @@ type Metadata struct {
 	Offset int `json:"offset"`
 }
 
+// OAuthClient An OAuth client, never with its secret.
+type OAuthClient struct {
+	ClientId string `json:"clientId"`
+
+	// ClientName A name for the client, to tell integrations apart.
+	ClientName *OAuthClientName `json:"clientName,omitempty"`
+	CreatedAt  *time.Time       `json:"createdAt,omitempty"`
+	Enabled    *bool            `json:"enabled,omitempty"`
+
+	// EntityId The id of the partner or organization.
+	EntityId   string                `json:"entityId"`
+	EntityType OAuthClientEntityType `json:"entityType"`
+
+	// LastRefreshedAt When the secret was last set.
+	LastRefreshedAt *time.Time `json:"lastRefreshedAt,omitempty"`
+}
+
+// OAuthClientEntityType defines model for OAuthClient.EntityType.
+type OAuthClientEntityType string
+
+// OAuthClientMetadata defines model for OAuthClientMetadata.
+type OAuthClientMetadata struct {
+	// MaxClientsQuota The most enabled clients a partner and its organizations may have.
+	MaxClientsQuota int `json:"maxClientsQuota"`
+
+	// TotalActiveClients The enabled clients listed.
+	TotalActiveClients int `json:"totalActiveClients"`
+
+	// TotalClientsIssued The clients listed, enabled or not.
+	TotalClientsIssued int `json:"totalClientsIssued"`
+}
+
+// OAuthClientName A name for the client, to tell integrations apart.
+type OAuthClientName = string
+
+// OAuthClientWithSecret A client with its secret, shown at creation and rotation only.
+type OAuthClientWithSecret struct {
+	ClientId string `json:"clientId"`
+
+	// ClientName A name for the client, to tell integrations apart.
+	ClientName   *OAuthClientName                `json:"clientName,omitempty"`
+	ClientSecret string                          `json:"clientSecret"`
+	CreatedAt    *time.Time                      `json:"createdAt,omitempty"`
+	EntityId     string                          `json:"entityId"`
+	EntityType   OAuthClientWithSecretEntityType `json:"entityType"`
+}
+
+// OAuthClientWithSecretEntityType defines model for OAuthClientWithSecret.EntityType.
+type OAuthClientWithSecretEntityType string
+
+// OAuthError defines model for OAuthError.
+type OAuthError struct {
+	// Error The RFC 6749 error code.
+	Error OAuthErrorError `json:"error"`
+
+	// Message What is wrong.
+	Message   string `json:"message"`
+	RequestId string `json:"requestId"`
+}
+
+// OAuthErrorError The RFC 6749 error code.
+type OAuthErrorError string
+
 // Organization defines model for Organization.
 type Organization struct {
 	// AlarmsCount The organization's unread alarms the caller sees.
@@ -4053,6 +4308,9 @@ type AlarmId = int
 // BillingStatus defines model for billingStatus.
 type BillingStatus string
 
+// ClientId defines model for clientId.
+type ClientId = string
+
 // DataProfileId defines model for dataProfileId.
 type DataProfileId = string
 
@@ -4127,6 +4385,12 @@ type Locked = Error
 
 // NotFound defines model for NotFound.
 type NotFound = Error
+
+// OAuthBadRequest defines model for OAuthBadRequest.
+type OAuthBadRequest = OAuthError
+
+// OAuthInvalidClient defines model for OAuthInvalidClient.
+type OAuthInvalidClient = OAuthError
 
 // PayloadTooLarge defines model for PayloadTooLarge.
 type PayloadTooLarge = Error
@@ -4692,6 +4956,62 @@ type PutMediaUploadParams struct {
 // PutMediaUploadParamsFileType defines parameters for PutMediaUpload.
 type PutMediaUploadParamsFileType string
 
+// UpdateClientJSONBody defines parameters for UpdateClient.
+type UpdateClientJSONBody struct {
+	Enabled bool `json:"enabled"`
+}
+
+// UpdateClient200JSONResponseBodyDataClientStatus defines parameters for UpdateClient.
+type UpdateClient200JSONResponseBodyDataClientStatus string
+
+// UpdateClient200JSONResponseBodyDataEntityType defines parameters for UpdateClient.
+type UpdateClient200JSONResponseBodyDataEntityType string
+
+// CreateClientJSONBody defines parameters for CreateClient.
+type CreateClientJSONBody struct {
+	// ClientName A name for the client, to tell integrations apart.
+	ClientName *OAuthClientName `json:"clientName,omitempty"`
+}
+
+// CreateClientParamsEntityType defines parameters for CreateClient.
+type CreateClientParamsEntityType string
+
+// IntrospectTokenFormdataBody defines parameters for IntrospectToken.
+type IntrospectTokenFormdataBody struct {
+	ClientId        *string `form:"clientId,omitempty" json:"clientId,omitempty"`
+	ClientSecret    *string `form:"clientSecret,omitempty" json:"clientSecret,omitempty"`
+	RFCClientID     *string `form:"client_id,omitempty" json:"client_id,omitempty"`
+	RFCClientSecret *string `form:"client_secret,omitempty" json:"client_secret,omitempty"`
+	Token           string  `form:"token" json:"token"`
+}
+
+// IntrospectToken200JSONResponseBodySource defines parameters for IntrospectToken.
+type IntrospectToken200JSONResponseBodySource string
+
+// IntrospectToken200JSONResponseBodyType defines parameters for IntrospectToken.
+type IntrospectToken200JSONResponseBodyType string
+
+// GenerateAccessTokenFormdataBody defines parameters for GenerateAccessToken.
+type GenerateAccessTokenFormdataBody struct {
+	ClientId        *string                                   `form:"clientId,omitempty" json:"clientId,omitempty"`
+	ClientSecret    *string                                   `form:"clientSecret,omitempty" json:"clientSecret,omitempty"`
+	RFCClientID     *string                                   `form:"client_id,omitempty" json:"client_id,omitempty"`
+	RFCClientSecret *string                                   `form:"client_secret,omitempty" json:"client_secret,omitempty"`
+	GrantType       *GenerateAccessTokenFormdataBodyGrantType `form:"grantType,omitempty" json:"grantType,omitempty"`
+
+	// RFCGrantType client_credentials, as grantType.
+	RFCGrantType *string `form:"grant_type,omitempty" json:"grant_type,omitempty"`
+
+	// Scope Only all, the client's whole rights, or nothing.
+	Scope *string `form:"scope,omitempty" json:"scope,omitempty"`
+}
+
+// GenerateAccessTokenFormdataBodyGrantType defines parameters for GenerateAccessToken.
+type GenerateAccessTokenFormdataBodyGrantType string
+
+// GenerateAccessToken200JSONResponseBodyTokenType defines parameters for GenerateAccessToken.
+type GenerateAccessToken200JSONResponseBodyTokenType string
+
 // GetOrganizationsParams defines parameters for GetOrganizations.
 type GetOrganizationsParams struct {
 	// Limit Page size, from 1 to 1500 (default 100).
@@ -5148,6 +5468,18 @@ type RemoveDriversFromDevicesJSONRequestBody RemoveDriversFromDevicesJSONBody
 
 // AssociationDriversToDevicesJSONRequestBody defines body for AssociationDriversToDevices for application/json ContentType.
 type AssociationDriversToDevicesJSONRequestBody AssociationDriversToDevicesJSONBody
+
+// UpdateClientJSONRequestBody defines body for UpdateClient for application/json ContentType.
+type UpdateClientJSONRequestBody UpdateClientJSONBody
+
+// CreateClientJSONRequestBody defines body for CreateClient for application/json ContentType.
+type CreateClientJSONRequestBody CreateClientJSONBody
+
+// IntrospectTokenFormdataRequestBody defines body for IntrospectToken for application/x-www-form-urlencoded ContentType.
+type IntrospectTokenFormdataRequestBody IntrospectTokenFormdataBody
+
+// GenerateAccessTokenFormdataRequestBody defines body for GenerateAccessToken for application/x-www-form-urlencoded ContentType.
+type GenerateAccessTokenFormdataRequestBody GenerateAccessTokenFormdataBody
 
 // PostOrganizationJSONRequestBody defines body for PostOrganization for application/json ContentType.
 type PostOrganizationJSONRequestBody PostOrganizationJSONBody
@@ -6901,6 +7233,164 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /v2/media/upload/{imei}/{fileType}/{cameraId}/{fileId} (the `PutMediaUpload` operationId).
 	PutMediaUploadWithBody(ctx context.Context, imei MediaImei, fileType PutMediaUploadParamsFileType, cameraId MediaCameraId, fileId MediaFileId, params *PutMediaUploadParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetClients List OAuth clients
+	//
+	// The OAuth clients the caller manages, in id order: for a partner user those of the
+	// partner and of the organizations it created, for an organization's user those of the
+	// organization. metadata counts them against the quota of enabled clients. Needs the
+	// editor access level, like every call of OAuth clients.
+	//
+	// Corresponds with GET /v2/oauth/clients (the `GetClients` operationId).
+	GetClients(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteClient Delete an OAuth client
+	//
+	// The client is deleted and its tokens are refused at once. Audited.
+	//
+	// Corresponds with DELETE /v2/oauth/clients/{clientId} (the `DeleteClient` operationId).
+	DeleteClient(ctx context.Context, clientId ClientId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetClientById One OAuth client
+	//
+	// The client, without its secret. Another tenant's client is 404.
+	//
+	// Corresponds with GET /v2/oauth/clients/{clientId} (the `GetClientById` operationId).
+	GetClientById(ctx context.Context, clientId ClientId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateClientWithBody Enable or disable an OAuth client
+	//
+	// A disabled client gets no token, and the tokens it holds are refused at once; enabling
+	// it again counts against the quota of enabled clients (429 past it) and makes its
+	// unexpired tokens work again. Audited.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v2/oauth/clients/{clientId} (the `UpdateClient` operationId).
+	UpdateClientWithBody(ctx context.Context, clientId ClientId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateClient Enable or disable an OAuth client
+	//
+	// A disabled client gets no token, and the tokens it holds are refused at once; enabling
+	// it again counts against the quota of enabled clients (429 past it) and makes its
+	// unexpired tokens work again. Audited.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v2/oauth/clients/{clientId} (the `UpdateClient` operationId).
+	UpdateClient(ctx context.Context, clientId ClientId, body UpdateClientJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateClientSecret Rotate an OAuth client's secret
+	//
+	// A new secret, in the answer and never again. The old secret and every token issued
+	// under it stop working at once. Audited (without the secret).
+	//
+	// Corresponds with PUT /v2/oauth/clients/{clientId}/secret (the `RotateClientSecret` operationId).
+	RotateClientSecret(ctx context.Context, clientId ClientId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateClientWithBody Create an OAuth client
+	//
+	// A new OAuth client (client credentials, for machine-to-machine integrations) of a
+	// partner or of one organization. A partner client acts with the partner's rights over
+	// its organizations, an organization client as that organization's administrator. The
+	// partner's users create clients of the partner (entityId is the partner id) and of the
+	// organizations it created; an organization's users create clients of their organization.
+	// The caller needs the editor access level (a client's tokens have the editor's rights):
+	// viewers and editorWithoutMediaAccess users get 403, as do a guest partner of a shared
+	// organization and an OAuth client's own token. Another tenant's partner or organization
+	// is 404. The answer carries the client secret once: only its digest is kept. A partner
+	// and its organizations have at most 50 enabled clients together; one more is 429.
+	// fleetcam's tenants are partners and organizations, so entityType is partner or
+	// organization: the reference contract's subpartner and partnercontact are refused (400)
+	// and it lacks organization, which fleetcam adds.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/oauth/clients/{entityType}/{entityId} (the `CreateClient` operationId).
+	CreateClientWithBody(ctx context.Context, entityType CreateClientParamsEntityType, entityId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateClient Create an OAuth client
+	//
+	// A new OAuth client (client credentials, for machine-to-machine integrations) of a
+	// partner or of one organization. A partner client acts with the partner's rights over
+	// its organizations, an organization client as that organization's administrator. The
+	// partner's users create clients of the partner (entityId is the partner id) and of the
+	// organizations it created; an organization's users create clients of their organization.
+	// The caller needs the editor access level (a client's tokens have the editor's rights):
+	// viewers and editorWithoutMediaAccess users get 403, as do a guest partner of a shared
+	// organization and an OAuth client's own token. Another tenant's partner or organization
+	// is 404. The answer carries the client secret once: only its digest is kept. A partner
+	// and its organizations have at most 50 enabled clients together; one more is 429.
+	// fleetcam's tenants are partners and organizations, so entityType is partner or
+	// organization: the reference contract's subpartner and partnercontact are refused (400)
+	// and it lacks organization, which fleetcam adds.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/oauth/clients/{entityType}/{entityId} (the `CreateClient` operationId).
+	CreateClient(ctx context.Context, entityType CreateClientParamsEntityType, entityId string, body CreateClientJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// IntrospectTokenWithBody Introspect a token
+	//
+	// Token introspection (RFC 7662) for an OAuth client, authenticated with its own
+	// credentials (form or HTTP Basic, as for the token). A token is active when the API
+	// would accept it now (signature, lifetime, cloud, its user or client still there,
+	// enabled and with the same secret) and it acts inside the asking client's partner or
+	// organization; any other token, garbage included, is answered {"active": false}.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/oauth/introspect (the `IntrospectToken` operationId).
+	IntrospectTokenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// IntrospectTokenWithFormdataBody Introspect a token
+	//
+	// Token introspection (RFC 7662) for an OAuth client, authenticated with its own
+	// credentials (form or HTTP Basic, as for the token). A token is active when the API
+	// would accept it now (signature, lifetime, cloud, its user or client still there,
+	// enabled and with the same secret) and it acts inside the asking client's partner or
+	// organization; any other token, garbage included, is answered {"active": false}.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /v2/oauth/introspect (the `IntrospectToken` operationId).
+	IntrospectTokenWithFormdataBody(ctx context.Context, body IntrospectTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GenerateAccessTokenWithBody Get a token with client credentials
+	//
+	// The OAuth 2.0 client credentials grant (RFC 6749 section 4.4). The form takes the
+	// reference contract's member names (grantType, clientId, clientSecret) or the RFC's
+	// (grant_type, client_id, client_secret); the client may instead authenticate with HTTP
+	// Basic. The token acts for the client's partner or organization for auth.oauthTokenTTL
+	// (1 hour by default), and is refused as soon as the client is deleted or disabled or its
+	// secret rotated. The answer has the contract's members and the RFC's (access_token,
+	// token_type, expires_in). Errors name the RFC 6749 error code (invalid_request,
+	// invalid_client, unsupported_grant_type, invalid_scope); wrong credentials are 401
+	// invalid_client whether or not the client exists. Attempts are braked per client
+	// address and per client like sign-ins (auth.throttle): 429 with Retry-After.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/oauth/token (the `GenerateAccessToken` operationId).
+	GenerateAccessTokenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GenerateAccessTokenWithFormdataBody Get a token with client credentials
+	//
+	// The OAuth 2.0 client credentials grant (RFC 6749 section 4.4). The form takes the
+	// reference contract's member names (grantType, clientId, clientSecret) or the RFC's
+	// (grant_type, client_id, client_secret); the client may instead authenticate with HTTP
+	// Basic. The token acts for the client's partner or organization for auth.oauthTokenTTL
+	// (1 hour by default), and is refused as soon as the client is deleted or disabled or its
+	// secret rotated. The answer has the contract's members and the RFC's (access_token,
+	// token_type, expires_in). Errors name the RFC 6749 error code (invalid_request,
+	// invalid_client, unsupported_grant_type, invalid_scope); wrong credentials are 401
+	// invalid_client whether or not the client exists. Attempts are braked per client
+	// address and per client like sign-ins (auth.throttle): 429 with Retry-After.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /v2/oauth/token (the `GenerateAccessToken` operationId).
+	GenerateAccessTokenWithFormdataBody(ctx context.Context, body GenerateAccessTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenApiDocument This document
 	//
@@ -9808,6 +10298,284 @@ func (c *Client) PostMediaLiveStreamFrameWithBody(ctx context.Context, imei Medi
 // Corresponds with PUT /v2/media/upload/{imei}/{fileType}/{cameraId}/{fileId} (the `PutMediaUpload` operationId).
 func (c *Client) PutMediaUploadWithBody(ctx context.Context, imei MediaImei, fileType PutMediaUploadParamsFileType, cameraId MediaCameraId, fileId MediaFileId, params *PutMediaUploadParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutMediaUploadRequestWithBody(c.Server, imei, fileType, cameraId, fileId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetClients List OAuth clients
+//
+// The OAuth clients the caller manages, in id order: for a partner user those of the
+// partner and of the organizations it created, for an organization's user those of the
+// organization. metadata counts them against the quota of enabled clients. Needs the
+// editor access level, like every call of OAuth clients.
+//
+// Corresponds with GET /v2/oauth/clients (the `GetClients` operationId).
+func (c *Client) GetClients(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetClientsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteClient Delete an OAuth client
+//
+// The client is deleted and its tokens are refused at once. Audited.
+//
+// Corresponds with DELETE /v2/oauth/clients/{clientId} (the `DeleteClient` operationId).
+func (c *Client) DeleteClient(ctx context.Context, clientId ClientId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteClientRequest(c.Server, clientId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetClientById One OAuth client
+//
+// The client, without its secret. Another tenant's client is 404.
+//
+// Corresponds with GET /v2/oauth/clients/{clientId} (the `GetClientById` operationId).
+func (c *Client) GetClientById(ctx context.Context, clientId ClientId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetClientByIdRequest(c.Server, clientId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateClientWithBody Enable or disable an OAuth client
+//
+// A disabled client gets no token, and the tokens it holds are refused at once; enabling
+// it again counts against the quota of enabled clients (429 past it) and makes its
+// unexpired tokens work again. Audited.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v2/oauth/clients/{clientId} (the `UpdateClient` operationId).
+func (c *Client) UpdateClientWithBody(ctx context.Context, clientId ClientId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateClientRequestWithBody(c.Server, clientId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateClient Enable or disable an OAuth client
+//
+// A disabled client gets no token, and the tokens it holds are refused at once; enabling
+// it again counts against the quota of enabled clients (429 past it) and makes its
+// unexpired tokens work again. Audited.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v2/oauth/clients/{clientId} (the `UpdateClient` operationId).
+func (c *Client) UpdateClient(ctx context.Context, clientId ClientId, body UpdateClientJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateClientRequest(c.Server, clientId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateClientSecret Rotate an OAuth client's secret
+//
+// A new secret, in the answer and never again. The old secret and every token issued
+// under it stop working at once. Audited (without the secret).
+//
+// Corresponds with PUT /v2/oauth/clients/{clientId}/secret (the `RotateClientSecret` operationId).
+func (c *Client) RotateClientSecret(ctx context.Context, clientId ClientId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateClientSecretRequest(c.Server, clientId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateClientWithBody Create an OAuth client
+//
+// A new OAuth client (client credentials, for machine-to-machine integrations) of a
+// partner or of one organization. A partner client acts with the partner's rights over
+// its organizations, an organization client as that organization's administrator. The
+// partner's users create clients of the partner (entityId is the partner id) and of the
+// organizations it created; an organization's users create clients of their organization.
+// The caller needs the editor access level (a client's tokens have the editor's rights):
+// viewers and editorWithoutMediaAccess users get 403, as do a guest partner of a shared
+// organization and an OAuth client's own token. Another tenant's partner or organization
+// is 404. The answer carries the client secret once: only its digest is kept. A partner
+// and its organizations have at most 50 enabled clients together; one more is 429.
+// fleetcam's tenants are partners and organizations, so entityType is partner or
+// organization: the reference contract's subpartner and partnercontact are refused (400)
+// and it lacks organization, which fleetcam adds.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/oauth/clients/{entityType}/{entityId} (the `CreateClient` operationId).
+func (c *Client) CreateClientWithBody(ctx context.Context, entityType CreateClientParamsEntityType, entityId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateClientRequestWithBody(c.Server, entityType, entityId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateClient Create an OAuth client
+//
+// A new OAuth client (client credentials, for machine-to-machine integrations) of a
+// partner or of one organization. A partner client acts with the partner's rights over
+// its organizations, an organization client as that organization's administrator. The
+// partner's users create clients of the partner (entityId is the partner id) and of the
+// organizations it created; an organization's users create clients of their organization.
+// The caller needs the editor access level (a client's tokens have the editor's rights):
+// viewers and editorWithoutMediaAccess users get 403, as do a guest partner of a shared
+// organization and an OAuth client's own token. Another tenant's partner or organization
+// is 404. The answer carries the client secret once: only its digest is kept. A partner
+// and its organizations have at most 50 enabled clients together; one more is 429.
+// fleetcam's tenants are partners and organizations, so entityType is partner or
+// organization: the reference contract's subpartner and partnercontact are refused (400)
+// and it lacks organization, which fleetcam adds.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/oauth/clients/{entityType}/{entityId} (the `CreateClient` operationId).
+func (c *Client) CreateClient(ctx context.Context, entityType CreateClientParamsEntityType, entityId string, body CreateClientJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateClientRequest(c.Server, entityType, entityId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// IntrospectTokenWithBody Introspect a token
+//
+// Token introspection (RFC 7662) for an OAuth client, authenticated with its own
+// credentials (form or HTTP Basic, as for the token). A token is active when the API
+// would accept it now (signature, lifetime, cloud, its user or client still there,
+// enabled and with the same secret) and it acts inside the asking client's partner or
+// organization; any other token, garbage included, is answered {"active": false}.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/oauth/introspect (the `IntrospectToken` operationId).
+func (c *Client) IntrospectTokenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewIntrospectTokenRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// IntrospectTokenWithFormdataBody Introspect a token
+//
+// Token introspection (RFC 7662) for an OAuth client, authenticated with its own
+// credentials (form or HTTP Basic, as for the token). A token is active when the API
+// would accept it now (signature, lifetime, cloud, its user or client still there,
+// enabled and with the same secret) and it acts inside the asking client's partner or
+// organization; any other token, garbage included, is answered {"active": false}.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /v2/oauth/introspect (the `IntrospectToken` operationId).
+func (c *Client) IntrospectTokenWithFormdataBody(ctx context.Context, body IntrospectTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewIntrospectTokenRequestWithFormdataBody(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GenerateAccessTokenWithBody Get a token with client credentials
+//
+// The OAuth 2.0 client credentials grant (RFC 6749 section 4.4). The form takes the
+// reference contract's member names (grantType, clientId, clientSecret) or the RFC's
+// (grant_type, client_id, client_secret); the client may instead authenticate with HTTP
+// Basic. The token acts for the client's partner or organization for auth.oauthTokenTTL
+// (1 hour by default), and is refused as soon as the client is deleted or disabled or its
+// secret rotated. The answer has the contract's members and the RFC's (access_token,
+// token_type, expires_in). Errors name the RFC 6749 error code (invalid_request,
+// invalid_client, unsupported_grant_type, invalid_scope); wrong credentials are 401
+// invalid_client whether or not the client exists. Attempts are braked per client
+// address and per client like sign-ins (auth.throttle): 429 with Retry-After.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/oauth/token (the `GenerateAccessToken` operationId).
+func (c *Client) GenerateAccessTokenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGenerateAccessTokenRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GenerateAccessTokenWithFormdataBody Get a token with client credentials
+//
+// The OAuth 2.0 client credentials grant (RFC 6749 section 4.4). The form takes the
+// reference contract's member names (grantType, clientId, clientSecret) or the RFC's
+// (grant_type, client_id, client_secret); the client may instead authenticate with HTTP
+// Basic. The token acts for the client's partner or organization for auth.oauthTokenTTL
+// (1 hour by default), and is refused as soon as the client is deleted or disabled or its
+// secret rotated. The answer has the contract's members and the RFC's (access_token,
+// token_type, expires_in). Errors name the RFC 6749 error code (invalid_request,
+// invalid_client, unsupported_grant_type, invalid_scope); wrong credentials are 401
+// invalid_client whether or not the client exists. Attempts are braked per client
+// address and per client like sign-ins (auth.throttle): 429 with Retry-After.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /v2/oauth/token (the `GenerateAccessToken` operationId).
+func (c *Client) GenerateAccessTokenWithFormdataBody(ctx context.Context, body GenerateAccessTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGenerateAccessTokenRequestWithFormdataBody(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -15320,6 +16088,316 @@ func NewPutMediaUploadRequestWithBody(server string, imei MediaImei, fileType Pu
 	return req, nil
 }
 
+// NewGetClientsRequest constructs an http.Request for the GetClients method
+func NewGetClientsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/oauth/clients")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeleteClientRequest constructs an http.Request for the DeleteClient method
+func NewDeleteClientRequest(server string, clientId ClientId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "clientId", clientId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/oauth/clients/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetClientByIdRequest constructs an http.Request for the GetClientById method
+func NewGetClientByIdRequest(server string, clientId ClientId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "clientId", clientId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/oauth/clients/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateClientRequest calls the generic UpdateClient builder with application/json body
+func NewUpdateClientRequest(server string, clientId ClientId, body UpdateClientJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateClientRequestWithBody(server, clientId, "application/json", bodyReader)
+}
+
+// NewUpdateClientRequestWithBody constructs an http.Request for the UpdateClient method, with any body, and a specified content type
+func NewUpdateClientRequestWithBody(server string, clientId ClientId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "clientId", clientId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/oauth/clients/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRotateClientSecretRequest constructs an http.Request for the RotateClientSecret method
+func NewRotateClientSecretRequest(server string, clientId ClientId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "clientId", clientId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/oauth/clients/%s/secret", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateClientRequest calls the generic CreateClient builder with application/json body
+func NewCreateClientRequest(server string, entityType CreateClientParamsEntityType, entityId string, body CreateClientJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateClientRequestWithBody(server, entityType, entityId, "application/json", bodyReader)
+}
+
+// NewCreateClientRequestWithBody constructs an http.Request for the CreateClient method, with any body, and a specified content type
+func NewCreateClientRequestWithBody(server string, entityType CreateClientParamsEntityType, entityId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "entityType", entityType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "entityId", entityId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/oauth/clients/%s/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewIntrospectTokenRequestWithFormdataBody calls the generic IntrospectToken builder with application/x-www-form-urlencoded body
+func NewIntrospectTokenRequestWithFormdataBody(server string, body IntrospectTokenFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewIntrospectTokenRequestWithBody(server, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewIntrospectTokenRequestWithBody constructs an http.Request for the IntrospectToken method, with any body, and a specified content type
+func NewIntrospectTokenRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/oauth/introspect")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGenerateAccessTokenRequestWithFormdataBody calls the generic GenerateAccessToken builder with application/x-www-form-urlencoded body
+func NewGenerateAccessTokenRequestWithFormdataBody(server string, body GenerateAccessTokenFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewGenerateAccessTokenRequestWithBody(server, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewGenerateAccessTokenRequestWithBody constructs an http.Request for the GenerateAccessToken method, with any body, and a specified content type
+func NewGenerateAccessTokenRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/oauth/token")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetOpenApiDocumentRequest constructs an http.Request for the GetOpenApiDocument method
 func NewGetOpenApiDocumentRequest(server string) (*http.Request, error) {
 	var err error
@@ -19364,6 +20442,172 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v2/media/upload/{imei}/{fileType}/{cameraId}/{fileId} (the `PutMediaUpload` operationId).
 	PutMediaUploadWithBodyWithResponse(ctx context.Context, imei MediaImei, fileType PutMediaUploadParamsFileType, cameraId MediaCameraId, fileId MediaFileId, params *PutMediaUploadParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutMediaUploadResponse, error)
+
+	// GetClientsWithResponse List OAuth clients
+	//
+	// The OAuth clients the caller manages, in id order: for a partner user those of the
+	// partner and of the organizations it created, for an organization's user those of the
+	// organization. metadata counts them against the quota of enabled clients. Needs the
+	// editor access level, like every call of OAuth clients.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/oauth/clients (the `GetClients` operationId).
+	GetClientsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetClientsResponse, error)
+
+	// DeleteClientWithResponse Delete an OAuth client
+	//
+	// The client is deleted and its tokens are refused at once. Audited.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v2/oauth/clients/{clientId} (the `DeleteClient` operationId).
+	DeleteClientWithResponse(ctx context.Context, clientId ClientId, reqEditors ...RequestEditorFn) (*DeleteClientResponse, error)
+
+	// GetClientByIdWithResponse One OAuth client
+	//
+	// The client, without its secret. Another tenant's client is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/oauth/clients/{clientId} (the `GetClientById` operationId).
+	GetClientByIdWithResponse(ctx context.Context, clientId ClientId, reqEditors ...RequestEditorFn) (*GetClientByIdResponse, error)
+
+	// UpdateClientWithBodyWithResponse Enable or disable an OAuth client
+	//
+	// A disabled client gets no token, and the tokens it holds are refused at once; enabling
+	// it again counts against the quota of enabled clients (429 past it) and makes its
+	// unexpired tokens work again. Audited.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v2/oauth/clients/{clientId} (the `UpdateClient` operationId).
+	UpdateClientWithBodyWithResponse(ctx context.Context, clientId ClientId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateClientResponse, error)
+
+	// UpdateClientWithResponse Enable or disable an OAuth client
+	//
+	// A disabled client gets no token, and the tokens it holds are refused at once; enabling
+	// it again counts against the quota of enabled clients (429 past it) and makes its
+	// unexpired tokens work again. Audited.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v2/oauth/clients/{clientId} (the `UpdateClient` operationId).
+	UpdateClientWithResponse(ctx context.Context, clientId ClientId, body UpdateClientJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateClientResponse, error)
+
+	// RotateClientSecretWithResponse Rotate an OAuth client's secret
+	//
+	// A new secret, in the answer and never again. The old secret and every token issued
+	// under it stop working at once. Audited (without the secret).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/oauth/clients/{clientId}/secret (the `RotateClientSecret` operationId).
+	RotateClientSecretWithResponse(ctx context.Context, clientId ClientId, reqEditors ...RequestEditorFn) (*RotateClientSecretResponse, error)
+
+	// CreateClientWithBodyWithResponse Create an OAuth client
+	//
+	// A new OAuth client (client credentials, for machine-to-machine integrations) of a
+	// partner or of one organization. A partner client acts with the partner's rights over
+	// its organizations, an organization client as that organization's administrator. The
+	// partner's users create clients of the partner (entityId is the partner id) and of the
+	// organizations it created; an organization's users create clients of their organization.
+	// The caller needs the editor access level (a client's tokens have the editor's rights):
+	// viewers and editorWithoutMediaAccess users get 403, as do a guest partner of a shared
+	// organization and an OAuth client's own token. Another tenant's partner or organization
+	// is 404. The answer carries the client secret once: only its digest is kept. A partner
+	// and its organizations have at most 50 enabled clients together; one more is 429.
+	// fleetcam's tenants are partners and organizations, so entityType is partner or
+	// organization: the reference contract's subpartner and partnercontact are refused (400)
+	// and it lacks organization, which fleetcam adds.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/oauth/clients/{entityType}/{entityId} (the `CreateClient` operationId).
+	CreateClientWithBodyWithResponse(ctx context.Context, entityType CreateClientParamsEntityType, entityId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateClientResponse, error)
+
+	// CreateClientWithResponse Create an OAuth client
+	//
+	// A new OAuth client (client credentials, for machine-to-machine integrations) of a
+	// partner or of one organization. A partner client acts with the partner's rights over
+	// its organizations, an organization client as that organization's administrator. The
+	// partner's users create clients of the partner (entityId is the partner id) and of the
+	// organizations it created; an organization's users create clients of their organization.
+	// The caller needs the editor access level (a client's tokens have the editor's rights):
+	// viewers and editorWithoutMediaAccess users get 403, as do a guest partner of a shared
+	// organization and an OAuth client's own token. Another tenant's partner or organization
+	// is 404. The answer carries the client secret once: only its digest is kept. A partner
+	// and its organizations have at most 50 enabled clients together; one more is 429.
+	// fleetcam's tenants are partners and organizations, so entityType is partner or
+	// organization: the reference contract's subpartner and partnercontact are refused (400)
+	// and it lacks organization, which fleetcam adds.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/oauth/clients/{entityType}/{entityId} (the `CreateClient` operationId).
+	CreateClientWithResponse(ctx context.Context, entityType CreateClientParamsEntityType, entityId string, body CreateClientJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateClientResponse, error)
+
+	// IntrospectTokenWithBodyWithResponse Introspect a token
+	//
+	// Token introspection (RFC 7662) for an OAuth client, authenticated with its own
+	// credentials (form or HTTP Basic, as for the token). A token is active when the API
+	// would accept it now (signature, lifetime, cloud, its user or client still there,
+	// enabled and with the same secret) and it acts inside the asking client's partner or
+	// organization; any other token, garbage included, is answered {"active": false}.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/oauth/introspect (the `IntrospectToken` operationId).
+	IntrospectTokenWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*IntrospectTokenResponse, error)
+
+	// IntrospectTokenWithFormdataBodyWithResponse Introspect a token
+	//
+	// Token introspection (RFC 7662) for an OAuth client, authenticated with its own
+	// credentials (form or HTTP Basic, as for the token). A token is active when the API
+	// would accept it now (signature, lifetime, cloud, its user or client still there,
+	// enabled and with the same secret) and it acts inside the asking client's partner or
+	// organization; any other token, garbage included, is answered {"active": false}.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/oauth/introspect (the `IntrospectToken` operationId).
+	IntrospectTokenWithFormdataBodyWithResponse(ctx context.Context, body IntrospectTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*IntrospectTokenResponse, error)
+
+	// GenerateAccessTokenWithBodyWithResponse Get a token with client credentials
+	//
+	// The OAuth 2.0 client credentials grant (RFC 6749 section 4.4). The form takes the
+	// reference contract's member names (grantType, clientId, clientSecret) or the RFC's
+	// (grant_type, client_id, client_secret); the client may instead authenticate with HTTP
+	// Basic. The token acts for the client's partner or organization for auth.oauthTokenTTL
+	// (1 hour by default), and is refused as soon as the client is deleted or disabled or its
+	// secret rotated. The answer has the contract's members and the RFC's (access_token,
+	// token_type, expires_in). Errors name the RFC 6749 error code (invalid_request,
+	// invalid_client, unsupported_grant_type, invalid_scope); wrong credentials are 401
+	// invalid_client whether or not the client exists. Attempts are braked per client
+	// address and per client like sign-ins (auth.throttle): 429 with Retry-After.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/oauth/token (the `GenerateAccessToken` operationId).
+	GenerateAccessTokenWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GenerateAccessTokenResponse, error)
+
+	// GenerateAccessTokenWithFormdataBodyWithResponse Get a token with client credentials
+	//
+	// The OAuth 2.0 client credentials grant (RFC 6749 section 4.4). The form takes the
+	// reference contract's member names (grantType, clientId, clientSecret) or the RFC's
+	// (grant_type, client_id, client_secret); the client may instead authenticate with HTTP
+	// Basic. The token acts for the client's partner or organization for auth.oauthTokenTTL
+	// (1 hour by default), and is refused as soon as the client is deleted or disabled or its
+	// secret rotated. The answer has the contract's members and the RFC's (access_token,
+	// token_type, expires_in). Errors name the RFC 6749 error code (invalid_request,
+	// invalid_client, unsupported_grant_type, invalid_scope); wrong credentials are 401
+	// invalid_client whether or not the client exists. Attempts are braked per client
+	// address and per client like sign-ins (auth.throttle): 429 with Retry-After.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/oauth/token (the `GenerateAccessToken` operationId).
+	GenerateAccessTokenWithFormdataBodyWithResponse(ctx context.Context, body GenerateAccessTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*GenerateAccessTokenResponse, error)
 
 	// GetOpenApiDocumentWithResponse This document
 	//
@@ -25308,6 +26552,727 @@ func (r PutMediaUploadResponse) ContentType() string {
 	return ""
 }
 
+type GetClientsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data      []OAuthClient       `json:"data"`
+		Metadata  OAuthClientMetadata `json:"metadata"`
+		RequestId string              `json:"requestId"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetClientsResponse) GetJSON200() *struct {
+	Data      []OAuthClient       `json:"data"`
+	Metadata  OAuthClientMetadata `json:"metadata"`
+	RequestId string              `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetClientsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetClientsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r GetClientsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetClientsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetClientsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetClientsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteClientResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		ClientId  string `json:"clientId"`
+		Message   string `json:"message"`
+		RequestId string `json:"requestId"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteClientResponse) GetJSON200() *struct {
+	ClientId  string `json:"clientId"`
+	Message   string `json:"message"`
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteClientResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteClientResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteClientResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteClientResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteClientResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteClientResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteClientResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetClientByIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data An OAuth client, never with its secret.
+		Data      OAuthClient `json:"data"`
+		RequestId string      `json:"requestId"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetClientByIdResponse) GetJSON200() *struct {
+	// Data An OAuth client, never with its secret.
+	Data      OAuthClient `json:"data"`
+	RequestId string      `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetClientByIdResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetClientByIdResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetClientByIdResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetClientByIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetClientByIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetClientByIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetClientByIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateClientResponse429Headers the declared response headers of an HTTP 429 response for UpdateClient
+type UpdateClientResponse429Headers struct {
+	RetryAfter *int
+}
+
+type UpdateClientResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			ClientId string `json:"clientId"`
+
+			// ClientName A name for the client, to tell integrations apart.
+			ClientName   *OAuthClientName                                `json:"clientName,omitempty"`
+			ClientStatus UpdateClient200JSONResponseBodyDataClientStatus `json:"clientStatus"`
+			CreatedAt    *time.Time                                      `json:"createdAt,omitempty"`
+			Enabled      *bool                                           `json:"enabled,omitempty"`
+
+			// EntityId The id of the partner or organization.
+			EntityId   string                                        `json:"entityId"`
+			EntityType UpdateClient200JSONResponseBodyDataEntityType `json:"entityType"`
+
+			// LastRefreshedAt When the secret was last set.
+			LastRefreshedAt *time.Time `json:"lastRefreshedAt,omitempty"`
+		} `json:"data"`
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateClientResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateClientResponse) GetJSON200() *struct {
+	Data struct {
+		ClientId string `json:"clientId"`
+
+		// ClientName A name for the client, to tell integrations apart.
+		ClientName   *OAuthClientName                                `json:"clientName,omitempty"`
+		ClientStatus UpdateClient200JSONResponseBodyDataClientStatus `json:"clientStatus"`
+		CreatedAt    *time.Time                                      `json:"createdAt,omitempty"`
+		Enabled      *bool                                           `json:"enabled,omitempty"`
+
+		// EntityId The id of the partner or organization.
+		EntityId   string                                        `json:"entityId"`
+		EntityType UpdateClient200JSONResponseBodyDataEntityType `json:"entityType"`
+
+		// LastRefreshedAt When the secret was last set.
+		LastRefreshedAt *time.Time `json:"lastRefreshedAt,omitempty"`
+	} `json:"data"`
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateClientResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateClientResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateClientResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateClientResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateClientResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateClientResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateClientResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateClientResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateClientResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RotateClientSecretResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A client with its secret, shown at creation and rotation only.
+		Data      OAuthClientWithSecret `json:"data"`
+		RequestId string                `json:"requestId"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RotateClientSecretResponse) GetJSON200() *struct {
+	// Data A client with its secret, shown at creation and rotation only.
+	Data      OAuthClientWithSecret `json:"data"`
+	RequestId string                `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RotateClientSecretResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RotateClientSecretResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RotateClientSecretResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r RotateClientSecretResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RotateClientSecretResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RotateClientSecretResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RotateClientSecretResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateClientResponse429Headers the declared response headers of an HTTP 429 response for CreateClient
+type CreateClientResponse429Headers struct {
+	RetryAfter *int
+}
+
+type CreateClientResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data A client with its secret, shown at creation and rotation only.
+		Data      OAuthClientWithSecret `json:"data"`
+		RequestId string                `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateClientResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateClientResponse) GetJSON201() *struct {
+	// Data A client with its secret, shown at creation and rotation only.
+	Data      OAuthClientWithSecret `json:"data"`
+	RequestId string                `json:"requestId"`
+} {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateClientResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateClientResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateClientResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateClientResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateClientResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateClientResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateClientResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateClientResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateClientResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// IntrospectTokenResponse401Headers the declared response headers of an HTTP 401 response for IntrospectToken
+type IntrospectTokenResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// IntrospectTokenResponse429Headers the declared response headers of an HTTP 429 response for IntrospectToken
+type IntrospectTokenResponse429Headers struct {
+	RetryAfter *int
+}
+
+type IntrospectTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		AccessLevel *string `json:"accessLevel,omitempty"`
+		Active      bool    `json:"active"`
+
+		// Azp The OAuth client the token was issued to.
+		Azp      *string `json:"azp,omitempty"`
+		ClientId *string `json:"clientId,omitempty"`
+		Email    *string `json:"email,omitempty"`
+		Exp      *int    `json:"exp,omitempty"`
+		Iat      *int    `json:"iat,omitempty"`
+
+		// Id The id of the partner, organization or user the token acts for.
+		Id   *int    `json:"id,omitempty"`
+		Iss  *string `json:"iss,omitempty"`
+		Jti  *string `json:"jti,omitempty"`
+		Name *string `json:"name,omitempty"`
+
+		// ParentResellerId The partner of an organization's token.
+		ParentResellerId *int                                      `json:"parentResellerId,omitempty"`
+		RequestId        string                                    `json:"requestId"`
+		Source           *IntrospectToken200JSONResponseBodySource `json:"source,omitempty"`
+		Sub              *string                                   `json:"sub,omitempty"`
+		TokenType        *string                                   `json:"tokenType,omitempty"`
+		Typ              *string                                   `json:"typ,omitempty"`
+		Type             *IntrospectToken200JSONResponseBodyType   `json:"type,omitempty"`
+		Username         *string                                   `json:"username,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OAuthBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OAuthInvalidClient
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *IntrospectTokenResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *IntrospectTokenResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r IntrospectTokenResponse) GetJSON200() *struct {
+	AccessLevel *string `json:"accessLevel,omitempty"`
+	Active      bool    `json:"active"`
+
+	// Azp The OAuth client the token was issued to.
+	Azp      *string `json:"azp,omitempty"`
+	ClientId *string `json:"clientId,omitempty"`
+	Email    *string `json:"email,omitempty"`
+	Exp      *int    `json:"exp,omitempty"`
+	Iat      *int    `json:"iat,omitempty"`
+
+	// Id The id of the partner, organization or user the token acts for.
+	Id   *int    `json:"id,omitempty"`
+	Iss  *string `json:"iss,omitempty"`
+	Jti  *string `json:"jti,omitempty"`
+	Name *string `json:"name,omitempty"`
+
+	// ParentResellerId The partner of an organization's token.
+	ParentResellerId *int                                      `json:"parentResellerId,omitempty"`
+	RequestId        string                                    `json:"requestId"`
+	Source           *IntrospectToken200JSONResponseBodySource `json:"source,omitempty"`
+	Sub              *string                                   `json:"sub,omitempty"`
+	TokenType        *string                                   `json:"tokenType,omitempty"`
+	Typ              *string                                   `json:"typ,omitempty"`
+	Type             *IntrospectToken200JSONResponseBodyType   `json:"type,omitempty"`
+	Username         *string                                   `json:"username,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r IntrospectTokenResponse) GetJSON400() *OAuthBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r IntrospectTokenResponse) GetJSON401() *OAuthInvalidClient {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r IntrospectTokenResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r IntrospectTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r IntrospectTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r IntrospectTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r IntrospectTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GenerateAccessTokenResponse401Headers the declared response headers of an HTTP 401 response for GenerateAccessToken
+type GenerateAccessTokenResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GenerateAccessTokenResponse429Headers the declared response headers of an HTTP 429 response for GenerateAccessToken
+type GenerateAccessTokenResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GenerateAccessTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		AccessToken    string `json:"accessToken"`
+		RFCAccessToken string `json:"access_token"`
+
+		// ExpiresIn Seconds the token is valid.
+		ExpiresIn       int  `json:"expiresIn"`
+		RFCExpiresIn    int  `json:"expires_in"`
+		NotBeforePolicy *int `json:"notBeforePolicy,omitempty"`
+
+		// RefreshExpiresIn Always 0; there is no refresh token.
+		RefreshExpiresIn *int                                            `json:"refreshExpiresIn,omitempty"`
+		RequestId        string                                          `json:"requestId"`
+		Scope            *string                                         `json:"scope,omitempty"`
+		TokenType        GenerateAccessToken200JSONResponseBodyTokenType `json:"tokenType"`
+
+		// RFCTokenType Bearer, as tokenType.
+		RFCTokenType string `json:"token_type"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OAuthBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OAuthInvalidClient
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GenerateAccessTokenResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GenerateAccessTokenResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GenerateAccessTokenResponse) GetJSON200() *struct {
+	AccessToken    string `json:"accessToken"`
+	RFCAccessToken string `json:"access_token"`
+
+	// ExpiresIn Seconds the token is valid.
+	ExpiresIn       int  `json:"expiresIn"`
+	RFCExpiresIn    int  `json:"expires_in"`
+	NotBeforePolicy *int `json:"notBeforePolicy,omitempty"`
+
+	// RefreshExpiresIn Always 0; there is no refresh token.
+	RefreshExpiresIn *int                                            `json:"refreshExpiresIn,omitempty"`
+	RequestId        string                                          `json:"requestId"`
+	Scope            *string                                         `json:"scope,omitempty"`
+	TokenType        GenerateAccessToken200JSONResponseBodyTokenType `json:"tokenType"`
+
+	// RFCTokenType Bearer, as tokenType.
+	RFCTokenType string `json:"token_type"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GenerateAccessTokenResponse) GetJSON400() *OAuthBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GenerateAccessTokenResponse) GetJSON401() *OAuthInvalidClient {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GenerateAccessTokenResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GenerateAccessTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GenerateAccessTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GenerateAccessTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GenerateAccessTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetOpenApiDocumentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31032,6 +32997,244 @@ func (c *ClientWithResponses) PutMediaUploadWithBodyWithResponse(ctx context.Con
 	return ParsePutMediaUploadResponse(rsp)
 }
 
+// GetClientsWithResponse List OAuth clients
+//
+// The OAuth clients the caller manages, in id order: for a partner user those of the
+// partner and of the organizations it created, for an organization's user those of the
+// organization. metadata counts them against the quota of enabled clients. Needs the
+// editor access level, like every call of OAuth clients.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/oauth/clients (the `GetClients` operationId).
+func (c *ClientWithResponses) GetClientsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetClientsResponse, error) {
+	rsp, err := c.GetClients(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetClientsResponse(rsp)
+}
+
+// DeleteClientWithResponse Delete an OAuth client
+//
+// The client is deleted and its tokens are refused at once. Audited.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v2/oauth/clients/{clientId} (the `DeleteClient` operationId).
+func (c *ClientWithResponses) DeleteClientWithResponse(ctx context.Context, clientId ClientId, reqEditors ...RequestEditorFn) (*DeleteClientResponse, error) {
+	rsp, err := c.DeleteClient(ctx, clientId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteClientResponse(rsp)
+}
+
+// GetClientByIdWithResponse One OAuth client
+//
+// The client, without its secret. Another tenant's client is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/oauth/clients/{clientId} (the `GetClientById` operationId).
+func (c *ClientWithResponses) GetClientByIdWithResponse(ctx context.Context, clientId ClientId, reqEditors ...RequestEditorFn) (*GetClientByIdResponse, error) {
+	rsp, err := c.GetClientById(ctx, clientId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetClientByIdResponse(rsp)
+}
+
+// UpdateClientWithBodyWithResponse Enable or disable an OAuth client
+//
+// A disabled client gets no token, and the tokens it holds are refused at once; enabling
+// it again counts against the quota of enabled clients (429 past it) and makes its
+// unexpired tokens work again. Audited.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v2/oauth/clients/{clientId} (the `UpdateClient` operationId).
+func (c *ClientWithResponses) UpdateClientWithBodyWithResponse(ctx context.Context, clientId ClientId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateClientResponse, error) {
+	rsp, err := c.UpdateClientWithBody(ctx, clientId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateClientResponse(rsp)
+}
+
+// UpdateClientWithResponse Enable or disable an OAuth client
+//
+// A disabled client gets no token, and the tokens it holds are refused at once; enabling
+// it again counts against the quota of enabled clients (429 past it) and makes its
+// unexpired tokens work again. Audited.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v2/oauth/clients/{clientId} (the `UpdateClient` operationId).
+func (c *ClientWithResponses) UpdateClientWithResponse(ctx context.Context, clientId ClientId, body UpdateClientJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateClientResponse, error) {
+	rsp, err := c.UpdateClient(ctx, clientId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateClientResponse(rsp)
+}
+
+// RotateClientSecretWithResponse Rotate an OAuth client's secret
+//
+// A new secret, in the answer and never again. The old secret and every token issued
+// under it stop working at once. Audited (without the secret).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/oauth/clients/{clientId}/secret (the `RotateClientSecret` operationId).
+func (c *ClientWithResponses) RotateClientSecretWithResponse(ctx context.Context, clientId ClientId, reqEditors ...RequestEditorFn) (*RotateClientSecretResponse, error) {
+	rsp, err := c.RotateClientSecret(ctx, clientId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateClientSecretResponse(rsp)
+}
+
+// CreateClientWithBodyWithResponse Create an OAuth client
+//
+// A new OAuth client (client credentials, for machine-to-machine integrations) of a
+// partner or of one organization. A partner client acts with the partner's rights over
+// its organizations, an organization client as that organization's administrator. The
+// partner's users create clients of the partner (entityId is the partner id) and of the
+// organizations it created; an organization's users create clients of their organization.
+// The caller needs the editor access level (a client's tokens have the editor's rights):
+// viewers and editorWithoutMediaAccess users get 403, as do a guest partner of a shared
+// organization and an OAuth client's own token. Another tenant's partner or organization
+// is 404. The answer carries the client secret once: only its digest is kept. A partner
+// and its organizations have at most 50 enabled clients together; one more is 429.
+// fleetcam's tenants are partners and organizations, so entityType is partner or
+// organization: the reference contract's subpartner and partnercontact are refused (400)
+// and it lacks organization, which fleetcam adds.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/oauth/clients/{entityType}/{entityId} (the `CreateClient` operationId).
+func (c *ClientWithResponses) CreateClientWithBodyWithResponse(ctx context.Context, entityType CreateClientParamsEntityType, entityId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateClientResponse, error) {
+	rsp, err := c.CreateClientWithBody(ctx, entityType, entityId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateClientResponse(rsp)
+}
+
+// CreateClientWithResponse Create an OAuth client
+//
+// A new OAuth client (client credentials, for machine-to-machine integrations) of a
+// partner or of one organization. A partner client acts with the partner's rights over
+// its organizations, an organization client as that organization's administrator. The
+// partner's users create clients of the partner (entityId is the partner id) and of the
+// organizations it created; an organization's users create clients of their organization.
+// The caller needs the editor access level (a client's tokens have the editor's rights):
+// viewers and editorWithoutMediaAccess users get 403, as do a guest partner of a shared
+// organization and an OAuth client's own token. Another tenant's partner or organization
+// is 404. The answer carries the client secret once: only its digest is kept. A partner
+// and its organizations have at most 50 enabled clients together; one more is 429.
+// fleetcam's tenants are partners and organizations, so entityType is partner or
+// organization: the reference contract's subpartner and partnercontact are refused (400)
+// and it lacks organization, which fleetcam adds.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/oauth/clients/{entityType}/{entityId} (the `CreateClient` operationId).
+func (c *ClientWithResponses) CreateClientWithResponse(ctx context.Context, entityType CreateClientParamsEntityType, entityId string, body CreateClientJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateClientResponse, error) {
+	rsp, err := c.CreateClient(ctx, entityType, entityId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateClientResponse(rsp)
+}
+
+// IntrospectTokenWithBodyWithResponse Introspect a token
+//
+// Token introspection (RFC 7662) for an OAuth client, authenticated with its own
+// credentials (form or HTTP Basic, as for the token). A token is active when the API
+// would accept it now (signature, lifetime, cloud, its user or client still there,
+// enabled and with the same secret) and it acts inside the asking client's partner or
+// organization; any other token, garbage included, is answered {"active": false}.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/oauth/introspect (the `IntrospectToken` operationId).
+func (c *ClientWithResponses) IntrospectTokenWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*IntrospectTokenResponse, error) {
+	rsp, err := c.IntrospectTokenWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIntrospectTokenResponse(rsp)
+}
+
+// IntrospectTokenWithFormdataBodyWithResponse Introspect a token
+//
+// Token introspection (RFC 7662) for an OAuth client, authenticated with its own
+// credentials (form or HTTP Basic, as for the token). A token is active when the API
+// would accept it now (signature, lifetime, cloud, its user or client still there,
+// enabled and with the same secret) and it acts inside the asking client's partner or
+// organization; any other token, garbage included, is answered {"active": false}.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/oauth/introspect (the `IntrospectToken` operationId).
+func (c *ClientWithResponses) IntrospectTokenWithFormdataBodyWithResponse(ctx context.Context, body IntrospectTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*IntrospectTokenResponse, error) {
+	rsp, err := c.IntrospectTokenWithFormdataBody(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIntrospectTokenResponse(rsp)
+}
+
+// GenerateAccessTokenWithBodyWithResponse Get a token with client credentials
+//
+// The OAuth 2.0 client credentials grant (RFC 6749 section 4.4). The form takes the
+// reference contract's member names (grantType, clientId, clientSecret) or the RFC's
+// (grant_type, client_id, client_secret); the client may instead authenticate with HTTP
+// Basic. The token acts for the client's partner or organization for auth.oauthTokenTTL
+// (1 hour by default), and is refused as soon as the client is deleted or disabled or its
+// secret rotated. The answer has the contract's members and the RFC's (access_token,
+// token_type, expires_in). Errors name the RFC 6749 error code (invalid_request,
+// invalid_client, unsupported_grant_type, invalid_scope); wrong credentials are 401
+// invalid_client whether or not the client exists. Attempts are braked per client
+// address and per client like sign-ins (auth.throttle): 429 with Retry-After.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/oauth/token (the `GenerateAccessToken` operationId).
+func (c *ClientWithResponses) GenerateAccessTokenWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GenerateAccessTokenResponse, error) {
+	rsp, err := c.GenerateAccessTokenWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGenerateAccessTokenResponse(rsp)
+}
+
+// GenerateAccessTokenWithFormdataBodyWithResponse Get a token with client credentials
+//
+// The OAuth 2.0 client credentials grant (RFC 6749 section 4.4). The form takes the
+// reference contract's member names (grantType, clientId, clientSecret) or the RFC's
+// (grant_type, client_id, client_secret); the client may instead authenticate with HTTP
+// Basic. The token acts for the client's partner or organization for auth.oauthTokenTTL
+// (1 hour by default), and is refused as soon as the client is deleted or disabled or its
+// secret rotated. The answer has the contract's members and the RFC's (access_token,
+// token_type, expires_in). Errors name the RFC 6749 error code (invalid_request,
+// invalid_client, unsupported_grant_type, invalid_scope); wrong credentials are 401
+// invalid_client whether or not the client exists. Attempts are braked per client
+// address and per client like sign-ins (auth.throttle): 429 with Retry-After.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/oauth/token (the `GenerateAccessToken` operationId).
+func (c *ClientWithResponses) GenerateAccessTokenWithFormdataBodyWithResponse(ctx context.Context, body GenerateAccessTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*GenerateAccessTokenResponse, error) {
+	rsp, err := c.GenerateAccessTokenWithFormdataBody(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGenerateAccessTokenResponse(rsp)
+}
+
 // GetOpenApiDocumentWithResponse This document
 //
 // Returns a wrapper object for the known response body format(s).
@@ -36043,6 +38246,556 @@ func ParsePutMediaUploadResponse(rsp *http.Response) (*PutMediaUploadResponse, e
 	case rsp.StatusCode == 413:
 		break // No content-type
 
+	}
+
+	return response, nil
+}
+
+// ParseGetClientsResponse parses an HTTP response from a GetClientsWithResponse call
+func ParseGetClientsResponse(rsp *http.Response) (*GetClientsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetClientsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data      []OAuthClient       `json:"data"`
+			Metadata  OAuthClientMetadata `json:"metadata"`
+			RequestId string              `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteClientResponse parses an HTTP response from a DeleteClientWithResponse call
+func ParseDeleteClientResponse(rsp *http.Response) (*DeleteClientResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteClientResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			ClientId  string `json:"clientId"`
+			Message   string `json:"message"`
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetClientByIdResponse parses an HTTP response from a GetClientByIdWithResponse call
+func ParseGetClientByIdResponse(rsp *http.Response) (*GetClientByIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetClientByIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data An OAuth client, never with its secret.
+			Data      OAuthClient `json:"data"`
+			RequestId string      `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUpdateClientResponse parses an HTTP response from a UpdateClientWithResponse call
+func ParseUpdateClientResponse(rsp *http.Response) (*UpdateClientResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateClientResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				ClientId string `json:"clientId"`
+
+				// ClientName A name for the client, to tell integrations apart.
+				ClientName   *OAuthClientName                                `json:"clientName,omitempty"`
+				ClientStatus UpdateClient200JSONResponseBodyDataClientStatus `json:"clientStatus"`
+				CreatedAt    *time.Time                                      `json:"createdAt,omitempty"`
+				Enabled      *bool                                           `json:"enabled,omitempty"`
+
+				// EntityId The id of the partner or organization.
+				EntityId   string                                        `json:"entityId"`
+				EntityType UpdateClient200JSONResponseBodyDataEntityType `json:"entityType"`
+
+				// LastRefreshedAt When the secret was last set.
+				LastRefreshedAt *time.Time `json:"lastRefreshedAt,omitempty"`
+			} `json:"data"`
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers UpdateClientResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRotateClientSecretResponse parses an HTTP response from a RotateClientSecretWithResponse call
+func ParseRotateClientSecretResponse(rsp *http.Response) (*RotateClientSecretResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RotateClientSecretResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A client with its secret, shown at creation and rotation only.
+			Data      OAuthClientWithSecret `json:"data"`
+			RequestId string                `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateClientResponse parses an HTTP response from a CreateClientWithResponse call
+func ParseCreateClientResponse(rsp *http.Response) (*CreateClientResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateClientResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data A client with its secret, shown at creation and rotation only.
+			Data      OAuthClientWithSecret `json:"data"`
+			RequestId string                `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers CreateClientResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseIntrospectTokenResponse parses an HTTP response from a IntrospectTokenWithResponse call
+func ParseIntrospectTokenResponse(rsp *http.Response) (*IntrospectTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &IntrospectTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			AccessLevel *string `json:"accessLevel,omitempty"`
+			Active      bool    `json:"active"`
+
+			// Azp The OAuth client the token was issued to.
+			Azp      *string `json:"azp,omitempty"`
+			ClientId *string `json:"clientId,omitempty"`
+			Email    *string `json:"email,omitempty"`
+			Exp      *int    `json:"exp,omitempty"`
+			Iat      *int    `json:"iat,omitempty"`
+
+			// Id The id of the partner, organization or user the token acts for.
+			Id   *int    `json:"id,omitempty"`
+			Iss  *string `json:"iss,omitempty"`
+			Jti  *string `json:"jti,omitempty"`
+			Name *string `json:"name,omitempty"`
+
+			// ParentResellerId The partner of an organization's token.
+			ParentResellerId *int                                      `json:"parentResellerId,omitempty"`
+			RequestId        string                                    `json:"requestId"`
+			Source           *IntrospectToken200JSONResponseBodySource `json:"source,omitempty"`
+			Sub              *string                                   `json:"sub,omitempty"`
+			TokenType        *string                                   `json:"tokenType,omitempty"`
+			Typ              *string                                   `json:"typ,omitempty"`
+			Type             *IntrospectToken200JSONResponseBodyType   `json:"type,omitempty"`
+			Username         *string                                   `json:"username,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest OAuthBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OAuthInvalidClient
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers IntrospectTokenResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers IntrospectTokenResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGenerateAccessTokenResponse parses an HTTP response from a GenerateAccessTokenWithResponse call
+func ParseGenerateAccessTokenResponse(rsp *http.Response) (*GenerateAccessTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GenerateAccessTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			AccessToken    string `json:"accessToken"`
+			RFCAccessToken string `json:"access_token"`
+
+			// ExpiresIn Seconds the token is valid.
+			ExpiresIn       int  `json:"expiresIn"`
+			RFCExpiresIn    int  `json:"expires_in"`
+			NotBeforePolicy *int `json:"notBeforePolicy,omitempty"`
+
+			// RefreshExpiresIn Always 0; there is no refresh token.
+			RefreshExpiresIn *int                                            `json:"refreshExpiresIn,omitempty"`
+			RequestId        string                                          `json:"requestId"`
+			Scope            *string                                         `json:"scope,omitempty"`
+			TokenType        GenerateAccessToken200JSONResponseBodyTokenType `json:"tokenType"`
+
+			// RFCTokenType Bearer, as tokenType.
+			RFCTokenType string `json:"token_type"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest OAuthBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OAuthInvalidClient
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GenerateAccessTokenResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GenerateAccessTokenResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

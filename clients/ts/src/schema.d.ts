@@ -1381,6 +1381,171 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/oauth/clients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List OAuth clients
+         * @description The OAuth clients the caller manages, in id order: for a partner user those of the
+         *     partner and of the organizations it created, for an organization's user those of the
+         *     organization. metadata counts them against the quota of enabled clients. Needs the
+         *     editor access level, like every call of OAuth clients.
+         */
+        get: operations["getClients"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/oauth/clients/{clientId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the OAuth client. */
+                clientId: components["parameters"]["clientId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One OAuth client
+         * @description The client, without its secret. Another tenant's client is 404.
+         */
+        get: operations["getClientById"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an OAuth client
+         * @description The client is deleted and its tokens are refused at once. Audited.
+         */
+        delete: operations["deleteClient"];
+        options?: never;
+        head?: never;
+        /**
+         * Enable or disable an OAuth client
+         * @description A disabled client gets no token, and the tokens it holds are refused at once; enabling
+         *     it again counts against the quota of enabled clients (429 past it) and makes its
+         *     unexpired tokens work again. Audited.
+         */
+        patch: operations["updateClient"];
+        trace?: never;
+    };
+    "/v2/oauth/clients/{clientId}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the OAuth client. */
+                clientId: components["parameters"]["clientId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Rotate an OAuth client's secret
+         * @description A new secret, in the answer and never again. The old secret and every token issued
+         *     under it stop working at once. Audited (without the secret).
+         */
+        put: operations["rotateClientSecret"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/oauth/clients/{entityType}/{entityId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an OAuth client
+         * @description A new OAuth client (client credentials, for machine-to-machine integrations) of a
+         *     partner or of one organization. A partner client acts with the partner's rights over
+         *     its organizations, an organization client as that organization's administrator. The
+         *     partner's users create clients of the partner (entityId is the partner id) and of the
+         *     organizations it created; an organization's users create clients of their organization.
+         *     The caller needs the editor access level (a client's tokens have the editor's rights):
+         *     viewers and editorWithoutMediaAccess users get 403, as do a guest partner of a shared
+         *     organization and an OAuth client's own token. Another tenant's partner or organization
+         *     is 404. The answer carries the client secret once: only its digest is kept. A partner
+         *     and its organizations have at most 50 enabled clients together; one more is 429.
+         *     fleetcam's tenants are partners and organizations, so entityType is partner or
+         *     organization: the reference contract's subpartner and partnercontact are refused (400)
+         *     and it lacks organization, which fleetcam adds.
+         */
+        post: operations["createClient"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/oauth/introspect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Introspect a token
+         * @description Token introspection (RFC 7662) for an OAuth client, authenticated with its own
+         *     credentials (form or HTTP Basic, as for the token). A token is active when the API
+         *     would accept it now (signature, lifetime, cloud, its user or client still there,
+         *     enabled and with the same secret) and it acts inside the asking client's partner or
+         *     organization; any other token, garbage included, is answered {"active": false}.
+         */
+        post: operations["introspectToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/oauth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a token with client credentials
+         * @description The OAuth 2.0 client credentials grant (RFC 6749 section 4.4). The form takes the
+         *     reference contract's member names (grantType, clientId, clientSecret) or the RFC's
+         *     (grant_type, client_id, client_secret); the client may instead authenticate with HTTP
+         *     Basic. The token acts for the client's partner or organization for auth.oauthTokenTTL
+         *     (1 hour by default), and is refused as soon as the client is deleted or disabled or its
+         *     secret rotated. The answer has the contract's members and the RFC's (access_token,
+         *     token_type, expires_in). Errors name the RFC 6749 error code (invalid_request,
+         *     invalid_client, unsupported_grant_type, invalid_scope); wrong credentials are 401
+         *     invalid_client whether or not the client exists. Attempts are braked per client
+         *     address and per client like sign-ins (auth.throttle): 429 with Retry-After.
+         */
+        post: operations["generateAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/openapi.json": {
         parameters: {
             query?: never;
@@ -3129,6 +3294,54 @@ export interface components {
             limit: number;
             offset: number;
         };
+        /** @description An OAuth client, never with its secret. */
+        OAuthClient: {
+            clientId: string;
+            clientName?: components["schemas"]["OAuthClientName"];
+            /** Format: date-time */
+            createdAt?: string;
+            enabled?: boolean;
+            /** @description The id of the partner or organization. */
+            entityId: string;
+            /** @enum {string} */
+            entityType: "partner" | "organization";
+            /**
+             * Format: date-time
+             * @description When the secret was last set.
+             */
+            lastRefreshedAt?: string;
+        };
+        OAuthClientMetadata: {
+            /** @description The most enabled clients a partner and its organizations may have. */
+            maxClientsQuota: number;
+            /** @description The enabled clients listed. */
+            totalActiveClients: number;
+            /** @description The clients listed, enabled or not. */
+            totalClientsIssued: number;
+        };
+        /** @description A name for the client, to tell integrations apart. */
+        OAuthClientName: string;
+        /** @description A client with its secret, shown at creation and rotation only. */
+        OAuthClientWithSecret: {
+            clientId: string;
+            clientName?: components["schemas"]["OAuthClientName"];
+            clientSecret: string;
+            /** Format: date-time */
+            createdAt?: string;
+            entityId: string;
+            /** @enum {string} */
+            entityType: "partner" | "organization";
+        };
+        OAuthError: {
+            /**
+             * @description The RFC 6749 error code.
+             * @enum {string}
+             */
+            error: "invalid_request" | "invalid_client" | "unsupported_grant_type" | "invalid_scope";
+            /** @description What is wrong. */
+            message: string;
+            requestId: string;
+        };
         Organization: components["schemas"]["Retention"] & {
             /** @description The organization's unread alarms the caller sees. */
             alarmsCount: number;
@@ -3751,6 +3964,26 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The request is malformed (invalid_request), names another grant (unsupported_grant_type) or another scope (invalid_scope). */
+        OAuthBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
+        /** @description The client credentials are not valid (invalid_client), whether or not the client exists. */
+        OAuthInvalidClient: {
+            headers: {
+                /** @description Given when the client authenticated with HTTP Basic. */
+                "WWW-Authenticate"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
         /** @description The request body exceeds the configured limit (PayloadTooLargeError). */
         PayloadTooLarge: {
             headers: {
@@ -3808,6 +4041,8 @@ export interface components {
     parameters: {
         alarmId: number;
         billingStatus: "pendingActivation" | "deactivated" | "suspended";
+        /** @description The id of the OAuth client. */
+        clientId: string;
         dataProfileId: string;
         /** @description The organization; required with a partner token on writes. */
         driverOrganizationId: string;
@@ -4110,7 +4345,7 @@ export interface operations {
                 /** @description Entries of this organization (one the caller sees). */
                 organizationId?: number;
                 /** @description Entries about entities of this type; account and address are sign-in lockouts. Another value, or an empty one, is a 400. */
-                entityType?: "account" | "address" | "alarm" | "device" | "driver" | "event" | "group" | "organization" | "partner" | "recipient" | "user" | "webhook" | "webhookDelivery" | "webhookEndpoint";
+                entityType?: "account" | "address" | "alarm" | "device" | "driver" | "event" | "group" | "oauthClient" | "organization" | "partner" | "recipient" | "user" | "webhook" | "webhookDelivery" | "webhookEndpoint";
                 /** @description IMEI for devices, numeric id otherwise. */
                 entityId?: string;
                 /** @description Shorthand for entityType=device and entityId=IMEI. */
@@ -6394,6 +6629,310 @@ export interface operations {
                 };
                 content?: never;
             };
+        };
+    };
+    getClients: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The clients, without their secrets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OAuthClient"][];
+                        metadata: components["schemas"]["OAuthClientMetadata"];
+                        requestId: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    getClientById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the OAuth client. */
+                clientId: components["parameters"]["clientId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OAuthClient"];
+                        requestId: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    deleteClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the OAuth client. */
+                clientId: components["parameters"]["clientId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client was deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        clientId: string;
+                        message: string;
+                        requestId: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    updateClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the OAuth client. */
+                clientId: components["parameters"]["clientId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    enabled: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The client after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OAuthClient"] & {
+                            /** @enum {string} */
+                            clientStatus: "enabled" | "disabled";
+                        };
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    rotateClientSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the OAuth client. */
+                clientId: components["parameters"]["clientId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client with its new secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OAuthClientWithSecret"];
+                        requestId: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    createClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Whose client it is. */
+                entityType: "partner" | "organization";
+                /** @description The id of the partner or of the organization. */
+                entityId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    clientName?: components["schemas"]["OAuthClientName"];
+                };
+            };
+        };
+        responses: {
+            /** @description The new client, with its secret. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OAuthClientWithSecret"];
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    introspectToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    clientId?: string;
+                    clientSecret?: string;
+                    client_id?: string;
+                    client_secret?: string;
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Whether the token is active and, when it is, its claims. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accessLevel?: string;
+                        active: boolean;
+                        /** @description The OAuth client the token was issued to. */
+                        azp?: string;
+                        clientId?: string;
+                        email?: string;
+                        exp?: number;
+                        iat?: number;
+                        /** @description The id of the partner, organization or user the token acts for. */
+                        id?: number;
+                        iss?: string;
+                        jti?: string;
+                        name?: string;
+                        /** @description The partner of an organization's token. */
+                        parentResellerId?: number;
+                        requestId: string;
+                        /** @enum {string} */
+                        source?: "oauth" | "sso" | "scoped" | "api";
+                        sub?: string;
+                        tokenType?: string;
+                        typ?: string;
+                        /** @enum {string} */
+                        type?: "partner" | "organization" | "user";
+                        username?: string;
+                    };
+                };
+            };
+            400: components["responses"]["OAuthBadRequest"];
+            401: components["responses"]["OAuthInvalidClient"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    generateAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    clientId?: string;
+                    clientSecret?: string;
+                    client_id?: string;
+                    client_secret?: string;
+                    /** @enum {string} */
+                    grantType?: "client_credentials";
+                    /** @description client_credentials, as grantType. */
+                    grant_type?: string;
+                    /** @description Only all, the client's whole rights, or nothing. */
+                    scope?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accessToken: string;
+                        access_token: string;
+                        /** @description Seconds the token is valid. */
+                        expiresIn: number;
+                        expires_in: number;
+                        notBeforePolicy?: number;
+                        /** @description Always 0; there is no refresh token. */
+                        refreshExpiresIn?: number;
+                        requestId: string;
+                        scope?: string;
+                        /** @enum {string} */
+                        tokenType: "Bearer";
+                        /** @description Bearer, as tokenType. */
+                        token_type: string;
+                    };
+                };
+            };
+            400: components["responses"]["OAuthBadRequest"];
+            401: components["responses"]["OAuthInvalidClient"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getOpenApiDocument: {

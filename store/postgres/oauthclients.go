@@ -1,0 +1,94 @@
+package postgres
+
+import (
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// oauthClients are the oauth_clients table.
+type oauthClients struct{ t *tx }
+
+// OAuthClients implements store.DirectoryRecords.
+func (t *tx) OAuthClients() store.OAuthClientRecords { return oauthClients{t} }
+
+// oauthClientColumns are the columns oauthClientFields scans.
+const oauthClientColumns = `id, name, partner_id, organization_id, enabled, secret_hash, secret_generation, created_at, refreshed_at`
+
+func oauthClientFields(c *store.OAuthClient) []any {
+	return []any{&c.ID, &c.Name, &c.PartnerID, zeroID{&c.OrganizationID}, &c.Enabled, &c.SecretHash,
+		&c.SecretGeneration, zeroTime{&c.CreatedAt}, zeroTime{&c.RefreshedAt}}
+}
+
+func oauthClientValues(c *store.OAuthClient) []any {
+	return []any{c.ID, c.Name, c.PartnerID, nullID(c.OrganizationID), c.Enabled, nonNilBytes(c.SecretHash),
+		c.SecretGeneration, c.CreatedAt, c.RefreshedAt}
+}
+
+// Get implements store.OAuthClientRecords.
+func (r oauthClients) Get(id string) (*store.OAuthClient, error) {
+	c := new(store.OAuthClient)
+	err := getOne(r.t, `SELECT `+oauthClientColumns+` FROM oauth_clients WHERE id = $1`, oauthClientFields(c), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, store.NotFound("OAuth client %s", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Insert implements store.OAuthClientRecords.
+func (r oauthClients) Insert(c *store.OAuthClient) error {
+	tag, err := r.t.exec(`INSERT INTO oauth_clients (`+oauthClientColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`, oauthClientValues(c)...)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return store.Conflict("OAuth client %s already exists", c.ID)
+	}
+	return nil
+}
+
+// Put implements store.OAuthClientRecords.
+func (r oauthClients) Put(c *store.OAuthClient) error {
+	tag, err := r.t.exec(`UPDATE oauth_clients SET name = $2, partner_id = $3, organization_id = $4, enabled = $5,
+		secret_hash = $6, secret_generation = $7, created_at = $8, refreshed_at = $9 WHERE id = $1`, oauthClientValues(c)...)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return store.NotFound("OAuth client %s", c.ID)
+	}
+	return nil
+}
+
+// Delete implements store.OAuthClientRecords.
+func (r oauthClients) Delete(id string) error {
+	tag, err := r.t.exec(`DELETE FROM oauth_clients WHERE id = $1`, id)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return store.NotFound("OAuth client %s", id)
+	}
+	return nil
+}
+
+// List implements store.OAuthClientRecords.
+func (r oauthClients) List(f store.OAuthClientFilter) ([]store.OAuthClient, error) {
+	rows, err := r.t.pg.Query(r.t.ctx, `SELECT `+oauthClientColumns+` FROM oauth_clients
+		WHERE ($1::bigint = 0 OR partner_id = $1) AND ($2::bigint = 0 OR organization_id = $2) ORDER BY id`, f.PartnerID, f.OrganizationID)
+	if err != nil {
+		return nil, classify(err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.OAuthClient, error) {
+		var c store.OAuthClient
+		err := row.Scan(oauthClientFields(&c)...)
+		return c, err
+	})
+	return out, classify(err)
+}
