@@ -135,24 +135,7 @@ func (e *clusterEnv) addDevice(imeiBody, name string) string {
 func (e *clusterEnv) simulate(i int, imei, dir string) (dev *devicesim.Device, stop func()) {
 	e.t.Helper()
 	master, _ := hex.DecodeString(e.nodes[i].cfg.Devices.FactoryMasterKey)
-	dev, err := devicesim.New(devicesim.Options{IMEI: imei, BrokerURL: "tcp://" + e.nodes[i].a.broker.Addr(),
-		FactoryMasterKey: master, StateDir: dir})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); dev.Run(ctx) }()
-	stopped := false
-	stop = func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			<-done
-		}
-	}
-	e.t.Cleanup(stop)
-	return dev, stop
+	return simulateAt(e.t, "tcp://"+e.nodes[i].a.broker.Addr(), imei, master, dir)
 }
 
 // rawDevice connects imei to node i's broker as MQTT 5 legacy firmware
