@@ -25,13 +25,16 @@ func (s *sentEvents) ack(a devicesim.Ack) {
 	if a.Topic != protocol.TopicEvent || !s.open.Load() {
 		return
 	}
-	msec, err := strconv.ParseInt(strings.TrimPrefix(a.Key, "L"), 10, 64)
-	if err != nil {
-		return
-	}
 	s.mu.Lock()
-	s.sent[eventKey{a.IMEI, msec / 1000}] = a.At.Add(-a.Latency)
+	s.sent[eventKeyOf(a)] = a.At.Add(-a.Latency)
 	s.mu.Unlock()
+}
+
+// eventKeyOf names the acknowledged event a as the receiver does: its
+// id is "L" and its time in unix milliseconds.
+func eventKeyOf(a devicesim.Ack) eventKey {
+	msec, _ := strconv.ParseInt(strings.TrimPrefix(a.Key, "L"), 10, 64)
+	return eventKey{a.IMEI, msec / 1000}
 }
 
 // webhook measures device publish → signed webhook delivery at a local
