@@ -262,25 +262,6 @@ func (b *bench) cluster(ctx context.Context) error {
 	return nil
 }
 
-// subscribeReceiver points the organization's event webhook at rcv.
-func subscribeReceiver(ctx context.Context, api *apiClient, orgID int64, rcv *receiver) error {
-	var out struct {
-		Data struct {
-			WebhookSecret string `json:"webhookSecret"`
-		} `json:"data"`
-	}
-	status, err := api.call(ctx, http.MethodPost, fmt.Sprintf("/v2/organizations/%d/webhook-settings", orgID),
-		map[string]any{"eventWebhookUrl": []string{rcv.url}, "allowInsecureWebhookUrls": true}, &out)
-	if err != nil {
-		return err
-	}
-	if status != http.StatusOK || out.Data.WebhookSecret == "" {
-		return fmt.Errorf("webhook settings answered %d without a secret", status)
-	}
-	rcv.setSecret(out.Data.WebhookSecret)
-	return nil
-}
-
 // command sends one command to imei through a node it is not on, other
 // than skip, and reports whether the device answered it. Load devices
 // answer every command "ok false" with a reason of their own, which the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -116,4 +117,23 @@ func (r *receiver) mixedIDs() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.mixed
+}
+
+// subscribeReceiver points the organization's event webhook at rcv.
+func subscribeReceiver(ctx context.Context, api *apiClient, orgID int64, rcv *receiver) error {
+	var out struct {
+		Data struct {
+			WebhookSecret string `json:"webhookSecret"`
+		} `json:"data"`
+	}
+	status, err := api.call(ctx, http.MethodPost, fmt.Sprintf("/v2/organizations/%d/webhook-settings", orgID),
+		map[string]any{"eventWebhookUrl": []string{rcv.url}, "allowInsecureWebhookUrls": true}, &out)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK || out.Data.WebhookSecret == "" {
+		return fmt.Errorf("webhook settings answered %d without a secret", status)
+	}
+	rcv.setSecret(out.Data.WebhookSecret)
+	return nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,21 +58,9 @@ func (b *bench) webhook(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var out struct {
-		Data struct {
-			WebhookSecret string `json:"webhookSecret"`
-		} `json:"data"`
-	}
-	status, err := api.call(ctx, http.MethodPost, fmt.Sprintf("/v2/organizations/%d/webhook-settings", fl.orgID),
-		// The receiver serves plain http on the bench host.
-		map[string]any{"eventWebhookUrl": []string{rcv.url}, "allowInsecureWebhookUrls": true}, &out)
-	if err != nil {
+	if err := subscribeReceiver(ctx, api, fl.orgID, rcv); err != nil {
 		return err
 	}
-	if status != http.StatusOK || out.Data.WebhookSecret == "" {
-		return fmt.Errorf("webhook settings answered %d without a secret", status)
-	}
-	rcv.setSecret(out.Data.WebhookSecret)
 
 	n := b.sc.webhookDevices
 	t := &table{title: fmt.Sprintf("3. Event → webhook: device publish to verified delivery, %d devices × 1 Hz GPS", n),
