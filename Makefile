@@ -9,7 +9,7 @@ LISTEN   ?= 127.0.0.1
 BENCHFLAGS ?=
 FUZZTIME   ?= 60s
 
-.PHONY: build run test lint fuzz bench bench-go bench-postgres sim clean
+.PHONY: build run test lint fuzz bench bench-go bench-postgres bench-cluster sim clean
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -134,6 +134,18 @@ bench: build bench-go
 bench-postgres: build
 	@$(MAKE) --no-print-directory test-deps-postgresql
 	$(BIN)/fleetbench -fleetcam $(BIN)/fleetcam -postgres auto -part hold,ingest,webhook,api,durability,purge $(BENCHFLAGS)
+
+# The cluster benchmark: three fleetcam nodes on a PostgreSQL server
+# fleetbench starts in its work directory and a NATS server in its own
+# process, 1,000 devices spread over them, a webhook receiver; connect
+# rate, durable closed loop, commands across nodes, publish → webhook, then
+# kill -9 of one node: time until its devices are reconnected and serving,
+# acknowledged messages and webhooks lost (docs/performance.md, Cluster).
+# About two minutes on two cores. Installs PostgreSQL when missing and
+# running as root.
+bench-cluster: build
+	@$(MAKE) --no-print-directory test-deps-postgresql
+	$(BIN)/fleetbench -fleetcam $(BIN)/fleetcam -cluster 3 $(BENCHFLAGS)
 
 # Go benchmarks of the hot paths only (payload decode, event ingest, group
 # commit, event pages, webhook signing), in seconds.

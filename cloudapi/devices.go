@@ -1,6 +1,7 @@
 package cloudapi
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -172,10 +173,15 @@ func (s *Server) addDevice(c *gin.Context) {
 		if err := checkDeviceGroup(tx, d); err != nil {
 			return err
 		}
-		if _, err := tx.Device(d.IMEI); err == nil {
+		switch _, err := tx.Device(d.IMEI); {
+		case err == nil:
 			// One answer for every IMEI already registered, the caller's
 			// or not, so it tells nothing of other tenants' devices.
 			return conflict("device %s cannot be added to organization %d", d.IMEI, o.ID)
+		case !errors.Is(err, store.ErrNotFound):
+			// A read that failed (on PostgreSQL, a serialisation conflict
+			// that makes the transaction run again) is no absent device.
+			return err
 		}
 		if err := tx.AddDevice(d); err != nil {
 			return err

@@ -34,6 +34,9 @@ type fakeCloud struct {
 	t    *testing.T
 	srv  *mqtt.Server
 	addr string
+	// stop closes the server, once: the end of the test, or a test's
+	// broker that goes away.
+	stop func()
 
 	mu       sync.Mutex
 	tokens   map[string]string // imei → current token
@@ -80,7 +83,8 @@ func newFakeCloud(t *testing.T) *fakeCloud {
 		t.Fatal(err)
 	}
 	c.addr = "tcp://" + l.Address()
-	t.Cleanup(func() { _ = c.srv.Close() })
+	c.stop = sync.OnceFunc(func() { _ = c.srv.Close() })
+	t.Cleanup(c.stop)
 	return c
 }
 

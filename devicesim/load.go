@@ -29,6 +29,12 @@ import (
 type LoadOptions struct {
 	// BrokerURL is tcp://, mqtt://, tls://, ssl:// or mqtts:// host:port.
 	BrokerURL string
+	// BrokerURLs, instead of BrokerURL, are the addresses of the nodes of a
+	// cluster, as a dashcam configured with several addresses holds them:
+	// device i connects first to BrokerURLs[i mod len] (the fleet spread
+	// evenly over the nodes) and, after a lost connection or a failed
+	// attempt, to the next address in the list.
+	BrokerURLs []string
 	// IMEIs are the devices, one connection each.
 	IMEIs []string
 	// FactoryMasterKey lets a device without a token bootstrap (firmware 3.12 and later).
@@ -86,6 +92,13 @@ type LoadOptions struct {
 	Stats *Stats
 	// OnAck is called after every acknowledged publish.
 	OnAck func(Ack)
+	// OnConnect is called after every connection is set up (and
+	// subscribed), with the broker URL it was made to.
+	OnConnect func(imei, brokerURL string)
+	// OnReceive is called for every message the broker sends a device,
+	// with its topic suffix (protocol.TopicCommand, TopicConfig, …) and
+	// payload, before the device answers it.
+	OnReceive func(imei, suffix string, payload []byte)
 	// Logger receives diagnostics; discarded when nil.
 	Logger *slog.Logger
 }
@@ -102,7 +115,7 @@ func LoadToken(seed []byte, imei string) string {
 // LoadFleet runs light simulated dashcams for load tests (see LoadOptions).
 type LoadFleet struct {
 	o       LoadOptions
-	url     *url.URL
+	urls    []*url.URL // BrokerURL, or BrokerURLs in order
 	log     *slog.Logger
 	stats   *Stats
 	devices []*loadDevice
@@ -128,9 +141,20 @@ func NewLoadFleet(o LoadOptions) (*LoadFleet, error) {
 	if len(o.IMEIs) == 0 {
 		return bad("a load fleet needs at least one imei")
 	}
-	u, err := parseBrokerURL(o.BrokerURL)
-	if err != nil {
-		return nil, err
+	addrs := o.BrokerURLs
+	switch {
+	case len(addrs) > 0 && o.BrokerURL != "":
+		return bad("brokerURL and brokerURLs exclude each other")
+	case len(addrs) == 0:
+		addrs = []string{o.BrokerURL}
+	}
+	urls := make([]*url.URL, len(addrs))
+	for i, a := range addrs {
+		u, err := parseBrokerURL(a)
+		if err != nil {
+			return nil, err
+		}
+		urls[i] = u
 	}
 	if o.Firmware == "" {
 		o.Firmware = DefaultFirmware
@@ -181,7 +205,7 @@ func NewLoadFleet(o LoadOptions) (*LoadFleet, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	f := &LoadFleet{o: o, url: u, log: o.Logger, stats: o.Stats, legacy: legacy,
+	f := &LoadFleet{o: o, urls: urls, log: o.Logger, stats: o.Stats, legacy: legacy,
 		devices: make([]*loadDevice, 0, len(o.IMEIs))}
 	seen := make(map[string]bool, len(o.IMEIs))
 	for _, imei := range o.IMEIs {
@@ -192,7 +216,7 @@ func NewLoadFleet(o LoadOptions) (*LoadFleet, error) {
 			return bad("imei %s appears twice in the fleet", imei)
 		}
 		seen[imei] = true
-		d := &loadDevice{f: f, imei: imei}
+		d := &loadDevice{f: f, imei: imei, addr: len(f.devices) % len(urls)}
 		h := fnv.New64a()
 		h.Write([]byte(imei))
 		d.seed = mix64(h.Sum64())

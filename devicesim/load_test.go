@@ -3,6 +3,7 @@ package devicesim
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -224,5 +225,67 @@ func TestLoadDevicesSpreadTheirPhases(t *testing.T) {
 		if n < 60 || n > 140 {
 			t.Fatalf("phase decile %d holds %d of 1000 devices: %v", i, n, buckets)
 		}
+	}
+}
+
+// TestLoadFleetFailsOverToTheNextAddress: a fleet given the addresses of
+// two brokers spreads over both; when one goes away its devices connect
+// to the next address in their list, and are served there.
+func TestLoadFleetFailsOverToTheNextAddress(t *testing.T) {
+	a, b := newFakeCloud(t), newFakeCloud(t)
+	imeis := []string{mustIMEI(t, 50), mustIMEI(t, 51), mustIMEI(t, 52), mustIMEI(t, 53)}
+	var mu sync.Mutex
+	at := map[string]string{}
+	got := map[string][]string{}
+	runLoad(t, LoadOptions{
+		BrokerURLs: []string{a.addr, b.addr}, IMEIs: imeis, Firmware: "3.10", ReconnectDelay: 20 * time.Millisecond,
+		OnConnect: func(imei, url string) { mu.Lock(); at[imei] = url; mu.Unlock() },
+		OnReceive: func(imei, suffix string, _ []byte) { mu.Lock(); got[imei] = append(got[imei], suffix); mu.Unlock() },
+	})
+	where := func(want map[string]string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for imei, url := range want {
+			if at[imei] != url {
+				return false
+			}
+		}
+		return true
+	}
+	spread := map[string]string{imeis[0]: a.addr, imeis[1]: b.addr, imeis[2]: a.addr, imeis[3]: b.addr}
+	deadline := time.Now().Add(10 * time.Second)
+	for !where(spread) {
+		if time.Now().After(deadline) {
+			t.Fatalf("devices at %v; want them spread over both addresses, %v", at, spread)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	a.stop()
+	failed := map[string]string{imeis[0]: b.addr, imeis[1]: b.addr, imeis[2]: b.addr, imeis[3]: b.addr}
+	deadline = time.Now().Add(10 * time.Second)
+	for !where(failed) {
+		if time.Now().After(deadline) {
+			t.Fatalf("devices at %v after %s went away; want every one at %s", at, a.addr, b.addr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.send(t, imeis[0], protocol.TopicConfig, protocol.DesiredConfig{Version: 9})
+	m := b.msg(t, imeis[0], protocol.TopicConfigAck, nil)
+	var ack protocol.ConfigAck
+	if err := json.Unmarshal(m.Payload, &ack); err != nil || ack.Version != 9 {
+		t.Fatalf("config ack at the second broker %s: %v", m.Payload, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got[imeis[0]]) == 0 || got[imeis[0]][len(got[imeis[0]])-1] != protocol.TopicConfig {
+		t.Fatalf("OnReceive saw %v for %s; want the configuration last", got[imeis[0]], imeis[0])
+	}
+}
+
+func TestLoadFleetRefusesBothBrokerURLAndBrokerURLs(t *testing.T) {
+	_, err := NewLoadFleet(LoadOptions{BrokerURL: "tcp://127.0.0.1:1", BrokerURLs: []string{"tcp://127.0.0.1:2"},
+		IMEIs: []string{mustIMEI(t, 60)}, Firmware: "3.10"})
+	if !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), "brokerURL and brokerURLs") {
+		t.Fatalf("got %v; want an error naming brokerURL and brokerURLs", err)
 	}
 }

@@ -22,6 +22,7 @@ type loadDevice struct {
 	factory []byte
 
 	mu       sync.Mutex
+	addr     int // the index in the fleet's URLs of the broker to connect to
 	token    string
 	gen      uint64 // connection generation; a callback of an older one is ignored
 	cli      *paho.Client
@@ -102,9 +103,14 @@ func (d *loadDevice) connect(held bool) {
 	d.mu.Lock()
 	d.attempts++
 	n := d.attempts
+	d.nextAddr()
 	d.mu.Unlock()
 	d.reconnectAfter(f.backoff(n, d.rand01()))
 }
+
+// nextAddr moves the device on to the next broker address of the fleet,
+// as a dashcam does after a lost connection or a failed attempt; d.mu is held.
+func (d *loadDevice) nextAddr() { d.addr = (d.addr + 1) % len(d.f.urls) }
 
 // reconnectAfter schedules the next connection attempt.
 func (d *loadDevice) reconnectAfter(delay time.Duration) {
@@ -121,7 +127,10 @@ func (d *loadDevice) dial() error {
 	defer cancel()
 	began := time.Now()
 	pass, bootstrap := d.password()
-	conn, err := dialNet(ctx, dialConfig{URL: f.url})
+	d.mu.Lock()
+	u := f.urls[d.addr]
+	d.mu.Unlock()
+	conn, err := dialNet(ctx, dialConfig{URL: u})
 	if err != nil {
 		return err
 	}
@@ -186,6 +195,9 @@ func (d *loadDevice) dial() error {
 	d.armed = true
 	d.mu.Unlock()
 	f.stats.connected(time.Since(began), first)
+	if f.o.OnConnect != nil {
+		f.o.OnConnect(d.imei, u.String())
+	}
 	if !f.o.NoStatus {
 		d.goPublish(func() { d.publishStatus(cli, alive) })
 	}
@@ -221,6 +233,7 @@ func (d *loadDevice) lost(gen uint64) {
 	d.cancel()
 	d.attempts++
 	n := d.attempts
+	d.nextAddr()
 	d.mu.Unlock()
 	d.f.stats.disconnected()
 	if d.f.stopping.Load() {
@@ -403,6 +416,9 @@ func (d *loadDevice) received(pr paho.PublishReceived) (bool, error) {
 	f := d.f
 	f.stats.received.Add(1)
 	_, suffix, _ := protocol.SplitTopic(pr.Packet.Topic)
+	if f.o.OnReceive != nil {
+		f.o.OnReceive(d.imei, suffix, pr.Packet.Payload)
+	}
 	cli := pr.Client
 	_, alive := d.current()
 	if alive == nil {

@@ -17,6 +17,11 @@
 //	            must be in the store after the restart
 //	purge       the retention purge of the oldest day of a store holding a
 //	            few days of GPS samples and events, timed in this process
+//	cluster     (-cluster N, alone) N fleetcam nodes on PostgreSQL and a NATS
+//	            server in this process, 1,000 devices spread over them:
+//	            connect rate, durable closed loop, commands across nodes,
+//	            publish → webhook, and kill -9 of one node: time until its
+//	            devices reconnected and serve, messages and webhooks lost
 //
 // fleetcam runs as a child process (its RSS is read from /proc), the
 // simulated devices (devicesim's load mode) and the webhook receiver run in
@@ -31,7 +36,7 @@
 // Usage:
 //
 //	fleetbench [-fleetcam bin/fleetcam] [-part all|hold,ingest,…] [-quick] [-runs 3]
-//	           [-postgres auto|URL] [-profile] [-work DIR] [-keep] [-json FILE] [-timeout 20m]
+//	           [-postgres auto|URL] [-cluster N] [-profile] [-work DIR] [-keep] [-json FILE] [-timeout 20m]
 package main
 
 import (
@@ -71,6 +76,8 @@ type options struct {
 	quick, keep, profile bool
 	runs                 int
 	timeout, commitDelay time.Duration
+	// cluster is -cluster: the nodes of the cluster part, 0 without it.
+	cluster int
 }
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
@@ -89,8 +96,18 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.timeout, "timeout", 20*time.Minute, "stop everything after this long (default 2h with -postgres, whose seeding is slow)")
 	fs.DurationVar(&o.commitDelay, "commit-delay", -1, "run fleetcam with this mqtt.commitDelay (default: its configured default)")
 	fs.StringVar(&o.postgres, "postgres", "", "also run every part on PostgreSQL: auto (start a server in the work directory) or the libpq URL of a server the bench may create databases on")
+	fs.IntVar(&o.cluster, "cluster", 0, "run only the cluster part with this many fleetcam nodes (2 to 9) on PostgreSQL (-postgres, default auto) and a NATS server in this process")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if o.cluster != 0 {
+		if o.cluster < 2 || o.cluster > 9 {
+			return nil, fmt.Errorf("-cluster %d must be from 2 to 9 nodes", o.cluster)
+		}
+		if o.postgres == "" {
+			o.postgres = "auto"
+		}
+		*part = "cluster"
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -113,6 +130,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		switch {
 		case p == "all":
 			o.parts = append(o.parts, allParts...)
+		case p == "cluster" && o.cluster != 0:
+			o.parts = append(o.parts, p)
 		case slices.Contains(allParts, p):
 			o.parts = append(o.parts, p)
 		default:
@@ -200,13 +219,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	failed := false
 	for _, p := range slices.Compact(o.parts) {
 		engines := b.engines
-		if p == "baseline" {
+		switch p {
+		case "baseline":
 			engines = []string{"mosquitto"}
+		case "cluster":
+			engines = []string{enginePostgres}
 		}
 		for _, e := range engines {
 			b.engine, b.rep.engine = e, e
 			what := p
-			if len(b.engines) > 1 && p != "baseline" {
+			if len(b.engines) > 1 && p != "baseline" && p != "cluster" {
 				what += " on " + engineTitle(e)
 			}
 			fmt.Fprintf(stderr, "fleetbench: part %s\n", what)
@@ -257,6 +279,8 @@ func (b *bench) part(ctx context.Context, p string) error {
 		return b.durability(ctx)
 	case "purge":
 		return b.purge(ctx)
+	case "cluster":
+		return b.cluster(ctx)
 	}
 	return fmt.Errorf("unknown part %q", p)
 }
@@ -273,8 +297,13 @@ func (b *bench) header(w io.Writer) {
 		memTotal(), strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
 	fmt.Fprintf(w, "  fleetcam  %s\n", b.o.fleetcam)
 	fmt.Fprintf(w, "  go        %s; windows per figure %d (median reported)\n", runtime.Version(), b.o.runs)
-	if b.pg != nil {
+	switch {
+	case b.o.cluster != 0:
+		fmt.Fprintf(w, "  engines   PostgreSQL, for the %d nodes of the cluster part\n", b.o.cluster)
+	case b.pg != nil:
 		fmt.Fprintf(w, "  engines   bbolt, then PostgreSQL for every part but the baseline\n")
+	}
+	if b.pg != nil {
 		fmt.Fprintf(w, "  postgres  %s\n", b.pg.describe())
 	}
 }

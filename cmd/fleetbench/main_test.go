@@ -183,6 +183,30 @@ func TestQuickBenchOnBboltAlone(t *testing.T) {
 	}
 }
 
+// TestQuickBenchCluster runs -cluster 3 against three real fleetcam
+// child processes on a PostgreSQL server of its own: every figure of the
+// part, nothing acknowledged lost, every webhook delivered, and the
+// moved devices reconnected and serving after the kill.
+func TestQuickBenchCluster(t *testing.T) {
+	q := runQuick(t, buildFleetcam(t), 3*time.Minute, "-cluster", "3")
+	q.between(t, "postgres/cluster/connect_per_s", 1, 1e6)
+	q.between(t, "postgres/cluster/closed_loop_msgs_per_s", 1, 1e7)
+	q.between(t, "postgres/cluster/command_p99", 0.01, 10_000)
+	q.between(t, "postgres/cluster/publish_to_webhook_p99", 0.01, 30_000)
+	q.between(t, "postgres/cluster/failover_reconnected_s", 0.001, 120)
+	q.between(t, "postgres/cluster/failover_serving_s", 0.001, 120)
+	q.between(t, "postgres/cluster/acked_lost", 0, 0)
+	q.between(t, "postgres/cluster/webhook_lost", 0, 0)
+	for key := range q.got {
+		if !strings.HasPrefix(key, "postgres/cluster/") {
+			t.Errorf("figure %s in a -cluster run", key)
+		}
+	}
+	if !strings.Contains(q.stdout, "8. Cluster: 3 nodes") {
+		t.Errorf("report lacks the cluster table:\n%s", q.stdout)
+	}
+}
+
 // engines returns a fresh storage on each engine: bbolt in a temporary
 // directory, PostgreSQL in a database of the test binary's server.
 func engines(t *testing.T) []storage {
@@ -322,6 +346,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{[]string{"-runs", "0"}, "-runs"},
 		{[]string{"-fleetcam", "/nonexistent/fleetcam"}, "make build"},
 		{[]string{"stray"}, "unexpected argument"},
+		{[]string{"-fleetcam", bin, "-cluster", "1"}, "-cluster 1 must be from 2 to 9 nodes"},
 		{[]string{"-fleetcam", bin, "-postgres", "mysql://root@127.0.0.1/bench"}, "-postgres \"mysql://root@127.0.0.1/bench\": must be auto or a libpq URL"},
 		{[]string{"-fleetcam", bin, "-postgres", "yes"}, "must be auto or a libpq URL"},
 		{[]string{"-fleetcam", bin, "-postgres", "postgres://bench:secret@127.0.0.1:0/x?sslmode=nonsense"}, "-postgres \"postgres://bench:xxxxx@"},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +22,8 @@ type receiver struct {
 	mu      sync.Mutex
 	secret  string
 	arrived map[eventKey]time.Time
+	ids     map[eventKey]string // the webhook-id each event first came with
+	mixed   int                 // events that came again under another webhook-id
 	bad     int
 	dupes   int
 	other   int
@@ -38,7 +41,7 @@ func startReceiver() (*receiver, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &receiver{arrived: map[eventKey]time.Time{}}
+	r := &receiver{arrived: map[eventKey]time.Time{}, ids: map[eventKey]string{}}
 	r.srv = &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 10 * time.Second}
 	r.url = fmt.Sprintf("http://%s/webhooks", ln.Addr())
 	go r.srv.Serve(ln)
@@ -80,10 +83,14 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	k := eventKey{m.Data.SerialNumber, m.Data.Time}
+	id := req.Header.Get(webhooks.HeaderID)
 	if _, ok := r.arrived[k]; ok {
 		r.dupes++
+		if r.ids[k] != id {
+			r.mixed++
+		}
 	} else {
-		r.arrived[k] = now
+		r.arrived[k], r.ids[k] = now, id
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -102,4 +109,31 @@ func (r *receiver) counts() (bad, dupes, other int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.bad, r.dupes, r.other
+}
+
+// mixedIDs counts the events that came again under another webhook-id
+// than the first time.
+func (r *receiver) mixedIDs() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.mixed
+}
+
+// subscribeReceiver points the organization's event webhook at rcv.
+func subscribeReceiver(ctx context.Context, api *apiClient, orgID int64, rcv *receiver) error {
+	var out struct {
+		Data struct {
+			WebhookSecret string `json:"webhookSecret"`
+		} `json:"data"`
+	}
+	status, err := api.call(ctx, http.MethodPost, fmt.Sprintf("/v2/organizations/%d/webhook-settings", orgID),
+		map[string]any{"eventWebhookUrl": []string{rcv.url}, "allowInsecureWebhookUrls": true}, &out)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK || out.Data.WebhookSecret == "" {
+		return fmt.Errorf("webhook settings answered %d without a secret", status)
+	}
+	rcv.setSecret(out.Data.WebhookSecret)
+	return nil
 }

@@ -35,6 +35,11 @@ type scale struct {
 	purgeDays         int
 	purgeGPSEvery     time.Duration // between a device's GPS samples
 	purgeEventsPerDay int           // per device
+	// cluster (-cluster): devices spread over the nodes, their events per
+	// second fleet-wide, and commands timed across nodes
+	clusterDevices   int
+	clusterEventRate float64
+	clusterCommands  int
 }
 
 var fullScale = scale{
@@ -47,6 +52,7 @@ var fullScale = scale{
 	// 1.44 million GPS samples and 40,000 events: a few minutes of seeding
 	// on PostgreSQL, whose engine stores a sample per statement.
 	purgeDevices: 1000, purgeDays: 2, purgeGPSEvery: 2 * time.Minute, purgeEventsPerDay: 20,
+	clusterDevices: 1000, clusterEventRate: 50, clusterCommands: 200,
 }
 
 var quickScale = scale{
@@ -59,4 +65,5 @@ var quickScale = scale{
 	apiEvents: 3000, apiDevices: 20, apiDays: 2, apiRate: 50, apiWindow: time.Second, apiIngestRate: 1,
 	durabilityRuns: 1, durabilityDevices: 10, durabilityLoad: 500 * time.Millisecond,
 	purgeDevices: 5, purgeDays: 2, purgeGPSEvery: 10 * time.Minute, purgeEventsPerDay: 20,
+	clusterDevices: 60, clusterEventRate: 20, clusterCommands: 20,
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -32,6 +33,10 @@ type server struct {
 	exited  chan struct{}
 	waitErr error
 	logf    *os.File
+	nodeID  string // in a cluster
+
+	mu   sync.Mutex
+	jobs map[string]bool // the jobs whose lock it logged taking
 }
 
 // serverOptions tune one fleetcam start.
@@ -45,6 +50,11 @@ type serverOptions struct {
 	pprof       bool
 	// commitDelay overrides mqtt.commitDelay when not negative.
 	commitDelay time.Duration
+	// natsURL and nodeID make fleetcam a node of a cluster; the cluster's
+	// jobs move to another node within a second of a node's death.
+	natsURL, nodeID string
+	// mediaDir is the media directory the nodes of a cluster share.
+	mediaDir string
 }
 
 // startServer writes a configuration, starts fleetcam and waits for its
@@ -77,6 +87,9 @@ webhooks:
 	if o.postgresURL != "" {
 		cfg += fmt.Sprintf("store:\n  postgresURL: %q\n", o.postgresURL)
 	}
+	if o.natsURL != "" {
+		cfg += fmt.Sprintf("cluster:\n  natsURL: %q\n  nodeId: %q\n  jobLockRetry: 1s\nmedia:\n  dir: %q\n", o.natsURL, o.nodeID, o.mediaDir)
+	}
 	cfgPath := filepath.Join(filepath.Dir(o.dataDir), filepath.Base(o.dataDir)+".yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err
@@ -93,7 +106,7 @@ webhooks:
 		return nil, err
 	}
 	cmd.Stdout = logf
-	s := &server{cmd: cmd, dataDir: o.dataDir, exited: make(chan struct{}), logf: logf}
+	s := &server{cmd: cmd, dataDir: o.dataDir, exited: make(chan struct{}), logf: logf, nodeID: o.nodeID, jobs: map[string]bool{}}
 	began := time.Now()
 	if err := cmd.Start(); err != nil {
 		logf.Close()
@@ -129,20 +142,43 @@ func (s *server) readLog(r io.Reader, ready chan<- struct{}) {
 	for sc.Scan() {
 		line := sc.Bytes()
 		s.logf.Write(append(line, '\n'))
-		if signalled {
-			continue
-		}
 		var m struct {
 			Msg   string `json:"msg"`
+			Job   string `json:"job"`
 			HTTP  string `json:"http"`
 			MQTT  string `json:"mqtt"`
 			Pprof string `json:"pprof"`
 		}
-		if json.Unmarshal(line, &m) == nil && m.Msg == "fleetcam started" {
+		if json.Unmarshal(line, &m) != nil {
+			continue
+		}
+		if m.Msg == "job lock taken; running the job on this node" {
+			s.mu.Lock()
+			s.jobs[m.Job] = true
+			s.mu.Unlock()
+		}
+		if !signalled && m.Msg == "fleetcam started" {
 			s.http, s.mqtt, s.pprof = m.HTTP, m.MQTT, m.Pprof
 			signalled = true
 			close(ready)
 		}
+	}
+}
+
+// took reports whether the node logged taking the lock of job.
+func (s *server) took(job string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.jobs[job]
+}
+
+// running reports whether the process has not exited.
+func (s *server) running() bool {
+	select {
+	case <-s.exited:
+		return false
+	default:
+		return true
 	}
 }
 

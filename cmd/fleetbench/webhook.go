@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,13 +24,16 @@ func (s *sentEvents) ack(a devicesim.Ack) {
 	if a.Topic != protocol.TopicEvent || !s.open.Load() {
 		return
 	}
-	msec, err := strconv.ParseInt(strings.TrimPrefix(a.Key, "L"), 10, 64)
-	if err != nil {
-		return
-	}
 	s.mu.Lock()
-	s.sent[eventKey{a.IMEI, msec / 1000}] = a.At.Add(-a.Latency)
+	s.sent[eventKeyOf(a)] = a.At.Add(-a.Latency)
 	s.mu.Unlock()
+}
+
+// eventKeyOf names the acknowledged event a as the receiver does: its
+// id is "L" and its time in unix milliseconds.
+func eventKeyOf(a devicesim.Ack) eventKey {
+	msec, _ := strconv.ParseInt(strings.TrimPrefix(a.Key, "L"), 10, 64)
+	return eventKey{a.IMEI, msec / 1000}
 }
 
 // webhook measures device publish → signed webhook delivery at a local
@@ -56,21 +58,9 @@ func (b *bench) webhook(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var out struct {
-		Data struct {
-			WebhookSecret string `json:"webhookSecret"`
-		} `json:"data"`
-	}
-	status, err := api.call(ctx, http.MethodPost, fmt.Sprintf("/v2/organizations/%d/webhook-settings", fl.orgID),
-		// The receiver serves plain http on the bench host.
-		map[string]any{"eventWebhookUrl": []string{rcv.url}, "allowInsecureWebhookUrls": true}, &out)
-	if err != nil {
+	if err := subscribeReceiver(ctx, api, fl.orgID, rcv); err != nil {
 		return err
 	}
-	if status != http.StatusOK || out.Data.WebhookSecret == "" {
-		return fmt.Errorf("webhook settings answered %d without a secret", status)
-	}
-	rcv.setSecret(out.Data.WebhookSecret)
 
 	n := b.sc.webhookDevices
 	t := &table{title: fmt.Sprintf("3. Event → webhook: device publish to verified delivery, %d devices × 1 Hz GPS", n),

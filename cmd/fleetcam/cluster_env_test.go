@@ -149,28 +149,7 @@ func (e *clusterEnv) simulate(i int, imei, dir string) (dev *devicesim.Device, s
 func (e *clusterEnv) simulateWith(i int, imei, dir string, tune func(*devicesim.Options)) (dev *devicesim.Device, stop func()) {
 	e.t.Helper()
 	master, _ := hex.DecodeString(e.nodes[i].cfg.Devices.FactoryMasterKey)
-	o := devicesim.Options{IMEI: imei, BrokerURL: "tcp://" + e.nodes[i].a.broker.Addr(),
-		FactoryMasterKey: master, StateDir: dir}
-	if tune != nil {
-		tune(&o)
-	}
-	dev, err := devicesim.New(o)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); dev.Run(ctx) }()
-	stopped := false
-	stop = func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			<-done
-		}
-	}
-	e.t.Cleanup(stop)
-	return dev, stop
+	return simulateAt(e.t, "tcp://"+e.nodes[i].a.broker.Addr(), imei, master, dir, tune)
 }
 
 // rawDevice connects imei to node i's broker as MQTT 5 legacy firmware

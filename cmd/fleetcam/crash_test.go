@@ -20,9 +20,11 @@ import (
 // test can kill it with SIGKILL. crashEnv makes that fleetcam kill itself
 // right after committing a change that queues a device command
 // (commandCommitted).
+// childConfigEnv names a configuration file the child reads (-config).
 const (
-	childEnv = "FLEETCAM_TEST_CHILD"
-	crashEnv = "FLEETCAM_TEST_CRASH_AFTER_COMMAND_COMMIT"
+	childEnv       = "FLEETCAM_TEST_CHILD"
+	crashEnv       = "FLEETCAM_TEST_CRASH_AFTER_COMMAND_COMMIT"
+	childConfigEnv = "FLEETCAM_TEST_CHILD_CONFIG"
 )
 
 func TestMain(m *testing.M) {
@@ -34,7 +36,11 @@ func TestMain(m *testing.M) {
 				select {}
 			}
 		}
-		os.Exit(runMain(nil))
+		var args []string
+		if cfg := os.Getenv(childConfigEnv); cfg != "" {
+			args = []string{"-config", cfg}
+		}
+		os.Exit(runMain(args))
 	}
 	code := m.Run()
 	pgtest.StopShared() // the end-to-end tests on PostgreSQL started it
@@ -60,6 +66,13 @@ type child struct {
 // its environment, and returns it once it logged its start.
 func runChild(t *testing.T, dir string, env ...string) child {
 	t.Helper()
+	return runChildLogged(t, dir, nil, env...)
+}
+
+// runChildLogged is runChild that also hands every line the child logs
+// to onLine (when not nil), from the goroutine that reads them.
+func runChildLogged(t *testing.T, dir string, onLine func([]byte), env ...string) child {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(append(os.Environ(), childEnv+"=1", "FLEETCAM_DATA_DIR="+dir,
 		"FLEETCAM_HTTP_ADDR=127.0.0.1:0", "FLEETCAM_MQTT_ADDR=127.0.0.1:0",
@@ -77,6 +90,9 @@ func runChild(t *testing.T, dir string, env ...string) child {
 	go func() {
 		sc := bufio.NewScanner(logs)
 		for sc.Scan() {
+			if onLine != nil {
+				onLine(sc.Bytes())
+			}
 			var line struct {
 				Msg  string `json:"msg"`
 				HTTP string `json:"http"`

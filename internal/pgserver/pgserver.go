@@ -123,7 +123,12 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		s.remove()
 		return nil, fmt.Errorf("pgserver: initdb in %s: %w: %s", dir, err, out)
 	}
-	settings := []string{"max_connections=200"}
+	// The nodes of a cluster commit batches of many devices' writes in
+	// SERIALIZABLE transactions at the same time: with the default 64
+	// predicate locks per transaction those locks soon cover whole pages
+	// and tables, and batches of different devices on different nodes
+	// abort each other (docs/cluster.md).
+	settings := []string{"max_connections=200", "max_pred_locks_per_transaction=1024"}
 	if o.Durable {
 		settings = append(settings, "shared_buffers=256MB")
 	} else {

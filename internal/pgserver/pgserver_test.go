@@ -42,7 +42,8 @@ func TestDurableServerKeepsCrashSafety(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(s.Dir())
-	for name, want := range map[string]string{"fsync": "on", "full_page_writes": "on", "synchronous_commit": "on", "work_mem": "8MB"} {
+	for name, want := range map[string]string{"fsync": "on", "full_page_writes": "on", "synchronous_commit": "on", "work_mem": "8MB",
+		"max_pred_locks_per_transaction": "1024"} {
 		if got := show(t, s, name); got != want {
 			t.Errorf("%s = %s, want %s", name, got, want)
 		}

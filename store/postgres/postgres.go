@@ -202,8 +202,11 @@ func (e *Engine) update(ctx context.Context, fn func(*tx) error) error {
 			return classify(err)
 		}
 		// Jittered backoff, so that the two losers of one conflict do not
-		// meet again at once.
-		backoff := time.Duration(rand.Int64N(int64(attempt) * int64(2*time.Millisecond)))
+		// meet again at once, doubling from 2 ms up to 200 ms: several
+		// writers at once (the nodes of a cluster, each with its group
+		// commit) keep meeting after a few milliseconds, and ten reruns
+		// must outlast the transactions they meet.
+		backoff := time.Duration(rand.Int64N(int64(min(2*time.Millisecond<<(attempt-1), 200*time.Millisecond))))
 		select {
 		case <-time.After(backoff):
 		case <-ctx.Done():
@@ -238,14 +241,16 @@ func (e *Engine) begin(ctx context.Context, o pgx.TxOptions) (*tx, error) {
 
 // retryable reports a serialisation failure or deadlock, after which the
 // transaction runs again. A commit that PostgreSQL turned into a rollback
-// counts too: a statement of the transaction failed and the store's rules
-// went on without its answer (a read whose absence they tolerate), and
-// under SERIALIZABLE that failure is a conflict of the same kind; a
-// transaction that failed for another reason fails again on each run and
-// reports the commit's error after the last.
+// counts too, and so does a statement refused because the transaction is
+// already aborted (25P02): a statement of the transaction failed and the
+// store's rules went on without its answer (a read whose absence they
+// tolerate), and under SERIALIZABLE that failure is a conflict of the
+// same kind; a transaction that failed for another reason fails again on
+// each run and reports its error after the last.
 func retryable(err error) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01") || errors.Is(err, pgx.ErrTxCommitRollback)
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01" || pe.Code == "25P02") ||
+		errors.Is(err, pgx.ErrTxCommitRollback)
 }
 
 // lostConnection reports an error of the connection rather than of the
