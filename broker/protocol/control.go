@@ -41,7 +41,8 @@ const (
 // device itself rather than what it records: operating mode, USB OTG,
 // tailgating alert mute, ADAS calibration, PIN codes and camera names.
 type ControlConfig struct {
-	// Mode is normal, demo or semiOnline.
+	// Mode is normal, demo or semiOnline; absent (a cloud that sends no
+	// control) is normal.
 	Mode string `json:"mode"`
 	// OTGEnabled switches the device's USB port (USB on-the-go).
 	OTGEnabled bool `json:"otgEnabled"`
@@ -115,7 +116,7 @@ func (p *PinCodeHashes) Matches(admin bool, pin string) bool {
 // broken rule is returned, naming its member.
 func (c *ControlConfig) Validate() error {
 	switch c.Mode {
-	case ModeNormal, ModeDemo, ModeSemiOnline:
+	case "", ModeNormal, ModeDemo, ModeSemiOnline:
 	default:
 		return fmt.Errorf("control.mode %q must be normal, demo or semiOnline", c.Mode)
 	}

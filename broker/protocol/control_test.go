@@ -23,7 +23,7 @@ func TestControlConfigValidate(t *testing.T) {
 		{"everything set", ControlConfig{Mode: ModeDemo, OTGEnabled: true, TailgatingCoolOffMinutes: 480,
 			ADAS: adas(func(*ADASMeasurements) {}), PinCodes: &PinCodeHashes{Salt: "s", AdminPinHash: PinHash("s", "1234")},
 			CameraNames: map[int]string{50: "Trailer"}}, ""},
-		{"no mode", ControlConfig{}, "control.mode"},
+		{"no control from an older cloud", ControlConfig{}, ""},
 		{"unknown mode", ControlConfig{Mode: "sleep"}, "control.mode"},
 		{"short mute", ControlConfig{Mode: ModeNormal, TailgatingCoolOffMinutes: 9}, "tailgatingCoolOffMinutes"},
 		{"long mute", ControlConfig{Mode: ModeNormal, TailgatingCoolOffMinutes: 481}, "tailgatingCoolOffMinutes"},
