@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"crypto/hmac"
+	"crypto/pbkdf2"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -91,13 +92,19 @@ type PinCodeHashes struct {
 	DriverPinHash string `json:"driverPinHash,omitempty"`
 }
 
+// PinHashIterations is the PBKDF2 iteration count of PinHash: a PIN has
+// few digits, so each guess is made costly.
+const PinHashIterations = 20000
+
 // PinHash is the hash of pin under salt that the cloud sends and the
-// device compares: hex HMAC-SHA256 keyed by the salt over "fleetcam-pin:"
-// and the PIN.
+// device compares: hex PBKDF2-HMAC-SHA256 of the PIN with the salt's
+// bytes, PinHashIterations iterations, 32 bytes.
 func PinHash(salt, pin string) string {
-	m := hmac.New(sha256.New, []byte(salt))
-	m.Write([]byte("fleetcam-pin:" + pin))
-	return hex.EncodeToString(m.Sum(nil))
+	key, err := pbkdf2.Key(sha256.New, pin, []byte(salt), PinHashIterations, sha256.Size)
+	if err != nil {
+		panic("protocol: PBKDF2 refused its fixed parameters: " + err.Error())
+	}
+	return hex.EncodeToString(key)
 }
 
 // Matches reports whether pin is the admin (admin true) or driver PIN.

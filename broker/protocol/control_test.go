@@ -68,3 +68,12 @@ func TestPinHashes(t *testing.T) {
 		t.Fatal("an unset PIN matches")
 	}
 }
+
+// TestPinHashVector pins the derivation down for device firmware: PBKDF2-HMAC-SHA256
+// of "1234" with the salt "fleetcam" over 20000 iterations.
+func TestPinHashVector(t *testing.T) {
+	const want = "667247981f0d6c90a9f0b2390c3ad3f60cb00788cc2f46b286e29e6974013677" // Python: hashlib.pbkdf2_hmac
+	if got := PinHash("fleetcam", "1234"); got != want {
+		t.Fatalf("PinHash = %s", got)
+	}
+}
