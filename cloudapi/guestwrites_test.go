@@ -67,6 +67,7 @@ var guestWrites = map[string]writeDecision{
 	"DELETE /v2/organizations/:orgId/webhooks/:webhookId":                    {rule: hostWrite, host: http.StatusNotFound},
 	"POST /v2/organizations/:orgId/webhook-deliveries/:deliveryId/redeliver": {rule: hostWrite, host: http.StatusNotFound},
 	"PUT /v2/organizations/:orgId/data-profile":                              {rule: hostWrite, body: map[string]any{"defaultDataProfileId": 7}},
+	"POST /v2/organizations/:orgId/default-settings/pin-codes":               {rule: hostWrite, body: map[string]any{"password": "Secret123"}},
 
 	// The organization named in the query or the body.
 	"POST /v2/drivers": {rule: hostWrite, path: "/v2/drivers?organizationId=:orgId", host: http.StatusCreated,
@@ -98,6 +99,7 @@ var guestWrites = map[string]writeDecision{
 	"POST /v2/organizations/:orgId/groups/:groupId/devices":            {rule: guestWrite, body: []string{testIMEI(2)}},
 	"PUT /v2/organizations/:orgId/devices/data-profile/:dataProfileId": {rule: guestWrite},
 	"POST /v2/organizations/:orgId/events":                             {rule: guestWrite, body: map[string]any{"start": "2026-03-01T00:00:00.000Z", "end": "2026-03-01T12:00:00.000Z"}},
+	"POST /v2/organizations/:orgId/devices/calibrate-accelerometer":    {rule: guestWrite, body: map[string]any{"ungrouped": true}},
 
 	// The guest's own answer; its scoped tokens reach its own devices only.
 	"POST /v2/partners/organization-invitations/:orgId/accept":  ownDevices,
@@ -139,12 +141,29 @@ var guestWrites = map[string]writeDecision{
 	"PUT /v2/devices/billing-status/:billingStatus":           ownDevices,
 	"PUT /v2/devices/:imei/data-profile/:dataProfileId":       ownDevices,
 	"PUT /v2/devices/data-profile/:dataProfileId":             ownDevices,
-	"POST /v2/authenticate":                                   noOrg,
-	"POST /v2/reset-password/:token":                          noOrg,
-	"POST /v2/organizations":                                  noOrg,
-	"POST /v2/partners/:partnerId/contacts":                   noOrg,
-	"PUT /v2/media/upload/:imei/:fileType/:cameraId/:fileId":  noOrg,
-	"POST /v2/media/live/:imei/:stream/frames":                noOrg,
+	// Device control and calibration; an organization's auto-calibration
+	// default is the host's (checked in the handler, the organization being
+	// named in the body).
+	"POST /v2/devices/:imei/reboot":                          ownDevices,
+	"POST /v2/devices/:imei/factory-reset":                   ownDevices,
+	"POST /v2/devices/:imei/wakeup":                          ownDevices,
+	"PUT /v2/devices/:imei/demo-mode":                        ownDevices,
+	"DELETE /v2/devices/:imei/demo-mode":                     ownDevices,
+	"PUT /v2/devices/:imei/semi-online":                      ownDevices,
+	"POST /v2/devices/:imei/otg-settings":                    ownDevices,
+	"POST /v2/devices/tailgating-event-mute/configure":       ownDevices,
+	"PATCH /v2/devices/:imei/cameras":                        ownDevices,
+	"POST /v2/devices/:imei/pin-codes":                       ownDevices,
+	"PUT /v2/devices/:imei/calibrate-adas":                   ownDevices,
+	"POST /v2/devices/:imei/calibrate-adas":                  ownDevices,
+	"POST /v2/devices/auto-calibration/config":               ownDevices,
+	"POST /v2/devices/auto-recalibrate":                      ownDevices,
+	"POST /v2/authenticate":                                  noOrg,
+	"POST /v2/reset-password/:token":                         noOrg,
+	"POST /v2/organizations":                                 noOrg,
+	"POST /v2/partners/:partnerId/contacts":                  noOrg,
+	"PUT /v2/media/upload/:imei/:fileType/:cameraId/:fileId": noOrg,
+	"POST /v2/media/live/:imei/:stream/frames":               noOrg,
 }
 
 // TestGuestPartnerWrites: every write route of the route table has a
