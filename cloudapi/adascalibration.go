@@ -162,20 +162,15 @@ func (s *Server) adasState(c *gin.Context) (*store.Device, store.DeviceControl, 
 // requested says a new calibration started now.
 func (s *Server) recordCalibration(c *gin.Context, imei, typ, state string, requested bool) error {
 	return s.update(c, func(tx *store.Tx) error {
-		ds, err := tx.DeviceSettings(imei)
-		if err != nil {
-			return err
-		}
-		if ds.Control == nil {
-			ds.Control = &store.DeviceControl{}
-		}
-		cal := ds.Control.Calibration
-		if requested || cal == nil {
-			cal = &store.CalibrationState{Type: typ, RequestedAt: s.now()}
-		}
-		cal.State, cal.UpdatedAt = state, s.now()
-		ds.Control.Calibration = cal
-		return tx.PutDeviceSettings(ds, "device.adasCalibration")
+		return updateControl(tx, imei, "device.adasCalibration", func(ctl *store.DeviceControl, _ int64) error {
+			cal := ctl.Calibration
+			if requested || cal == nil {
+				cal = &store.CalibrationState{Type: typ, RequestedAt: s.now()}
+			}
+			cal.State, cal.UpdatedAt = state, s.now()
+			ctl.Calibration = cal
+			return nil
+		})
 	})
 }
 
@@ -227,17 +222,12 @@ func (s *Server) putCalibrateADAS(c *gin.Context) {
 			return err
 		}
 		imei = d.IMEI
-		ds, err := tx.DeviceSettings(d.IMEI)
-		if err != nil {
-			return err
-		}
-		if ds.Control == nil {
-			ds.Control = &store.DeviceControl{}
-		}
-		ds.Control.ADAS = m
-		ds.Control.Calibration = &store.CalibrationState{Type: store.CalibrationManual, State: store.CalibrationPending,
-			Version: ds.Version + 1, RequestedAt: s.now(), UpdatedAt: s.now()}
-		return tx.PutDeviceSettings(ds, "device.adasMeasurements")
+		return updateControl(tx, d.IMEI, "device.adasMeasurements", func(ctl *store.DeviceControl, version int64) error {
+			ctl.ADAS = m
+			ctl.Calibration = &store.CalibrationState{Type: store.CalibrationManual, State: store.CalibrationPending,
+				Version: version, RequestedAt: s.now(), UpdatedAt: s.now()}
+			return nil
+		})
 	})
 	if err != nil {
 		s.fail(c, err)

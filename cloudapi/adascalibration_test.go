@@ -37,7 +37,9 @@ func (w *deviceWorld) ackConfig(imei string) {
 
 // calibrationReply scripts the device's answer to both calibration commands.
 func (w *deviceWorld) calibrationReply(state string) {
-	reply := func(string) (json.RawMessage, error) { return json.Marshal(protocol.AdasCalibrationResult{State: state}) }
+	reply := func(string) (json.RawMessage, error) {
+		return json.Marshal(protocol.AdasCalibrationResult{State: state})
+	}
 	w.cmd.reply(protocol.CmdAdasCalibrate, reply)
 	w.cmd.reply(protocol.CmdAdasCalibrationState, reply)
 }

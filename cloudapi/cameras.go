@@ -124,32 +124,28 @@ func (s *Server) patchCameras(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		ds, err := tx.DeviceSettings(d.IMEI)
+		err = updateControl(tx, d.IMEI, "device.cameraNames", func(ctl *store.DeviceControl, _ int64) error {
+			names := maps.Clone(ctl.CameraNames)
+			if names == nil {
+				names = map[int]string{}
+			}
+			for i, r := range req {
+				if !slices.ContainsFunc(aux, func(a store.AuxCamera) bool { return a.Paired && a.CameraID == *r.CameraID }) {
+					return badField(fmt.Sprintf("[%d].cameraId", i), fmt.Sprintf("names camera %d, which is not paired with device %s", *r.CameraID, d.IMEI))
+				}
+				if name, _ := r.name(""); name == nil {
+					delete(names, *r.CameraID)
+				} else {
+					names[*r.CameraID] = *name
+				}
+			}
+			ctl.CameraNames = names
+			if len(names) == 0 {
+				ctl.CameraNames = nil
+			}
+			return nil
+		})
 		if err != nil {
-			return err
-		}
-		if ds.Control == nil {
-			ds.Control = &store.DeviceControl{}
-		}
-		names := maps.Clone(ds.Control.CameraNames)
-		if names == nil {
-			names = map[int]string{}
-		}
-		for i, r := range req {
-			if !slices.ContainsFunc(aux, func(a store.AuxCamera) bool { return a.Paired && a.CameraID == *r.CameraID }) {
-				return badField(fmt.Sprintf("[%d].cameraId", i), fmt.Sprintf("names camera %d, which is not paired with device %s", *r.CameraID, d.IMEI))
-			}
-			if name, _ := r.name(""); name == nil {
-				delete(names, *r.CameraID)
-			} else {
-				names[*r.CameraID] = *name
-			}
-		}
-		ds.Control.CameraNames = names
-		if len(names) == 0 {
-			ds.Control.CameraNames = nil
-		}
-		if err := tx.PutDeviceSettings(ds, "device.cameraNames"); err != nil {
 			return err
 		}
 		all, err := deviceCameras(tx, d)

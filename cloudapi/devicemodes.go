@@ -21,18 +21,24 @@ import (
 func (s *Server) writeControl(c *gin.Context, resolve deviceResolver, action string,
 	change func(ctl *store.DeviceControl) error) (bulkWriteResult, error) {
 	return s.writeDevices(c, resolve, func(tx *store.Tx, imei string) error {
-		ds, err := tx.DeviceSettings(imei)
-		if err != nil {
-			return err
-		}
-		if ds.Control == nil {
-			ds.Control = &store.DeviceControl{}
-		}
-		if err := change(ds.Control); err != nil {
-			return err
-		}
-		return tx.PutDeviceSettings(ds, action)
+		return updateControl(tx, imei, action, func(ctl *store.DeviceControl, _ int64) error { return change(ctl) })
 	})
+}
+
+// updateControl changes the device's own control settings with change,
+// given the settings version the change is stored under, audited under action.
+func updateControl(tx *store.Tx, imei, action string, change func(ctl *store.DeviceControl, version int64) error) error {
+	ds, err := tx.DeviceSettings(imei)
+	if err != nil {
+		return err
+	}
+	if ds.Control == nil {
+		ds.Control = &store.DeviceControl{}
+	}
+	if err := change(ds.Control, ds.Version+1); err != nil {
+		return err
+	}
+	return tx.PutDeviceSettings(ds, action)
 }
 
 // setMode answers a call that puts the path's device in mode.

@@ -106,14 +106,18 @@ func (s *Server) confirmPassword(c *gin.Context) error {
 	return nil
 }
 
+// confirmedPins confirms the caller's password and draws new PINs.
+func (s *Server) confirmedPins(c *gin.Context) (pinCodesDTO, *store.PinCodes, error) {
+	if err := s.confirmPassword(c); err != nil {
+		return pinCodesDTO{}, nil, err
+	}
+	return s.issuePins()
+}
+
 // postDevicePinCodes handles POST /devices/{imei}/pin-codes: new PINs for
 // the device, delivered to it with its configuration.
 func (s *Server) postDevicePinCodes(c *gin.Context) {
-	if err := s.confirmPassword(c); err != nil {
-		s.fail(c, err)
-		return
-	}
-	out, rec, err := s.issuePins()
+	out, rec, err := s.confirmedPins(c)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -133,11 +137,7 @@ func (s *Server) postDevicePinCodes(c *gin.Context) {
 // new default PINs of the organization, which every device without PINs
 // of its own takes (with the organization profile enabled, every device).
 func (s *Server) postOrgPinCodes(c *gin.Context) {
-	if err := s.confirmPassword(c); err != nil {
-		s.fail(c, err)
-		return
-	}
-	out, rec, err := s.issuePins()
+	out, rec, err := s.confirmedPins(c)
 	if err != nil {
 		s.fail(c, err)
 		return
