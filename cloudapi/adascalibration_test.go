@@ -261,3 +261,22 @@ func TestCalibrateAccelerometer(t *testing.T) {
 	w.do("POST", orgPath(w.otherOrgID, "/devices/calibrate-accelerometer"), w.editor, map[string]any{"ungrouped": true}).
 		wantError(http.StatusNotFound, nameNotFound)
 }
+
+// TestAutoCalibrationGuestPartner: a guest partner of a shared organization
+// switches auto-calibration of its own device there, not the host's default.
+func TestAutoCalibrationGuestPartner(t *testing.T) {
+	e := newEnv(t)
+	_, tokB, org := e.sharedOrg()
+	devB := e.newDevice(tokB, org.id, testIMEI(2), "B van")
+	cfg := func(typ string, value any) map[string]any {
+		return map[string]any{"enabled": true, "entityType": typ, "entityValue": value}
+	}
+	e.do("POST", "/v2/devices/auto-calibration/config", tokB, cfg("organization", org.id)).wantError(http.StatusForbidden, nameForbidden)
+	e.do("POST", "/v2/devices/auto-calibration/config", tokB, cfg("device", devB)).want(http.StatusOK)
+	e.do("POST", "/v2/devices/auto-calibration/config", e.partnerToken, cfg("organization", org.id)).want(http.StatusOK)
+	var os *store.OrgSettings
+	e.db.View(t.Context(), func(tx *store.Tx) (err error) { os, err = tx.OrgSettings(org.id); return err })
+	if os.Control == nil || !store.Enabled(os.Control.AutoCalibration) {
+		t.Fatalf("host's default %+v", os.Control)
+	}
+}

@@ -113,8 +113,8 @@ func (s *Server) setOrgsAutoCalibration(c *gin.Context, level string, id int64, 
 			if err != nil {
 				return err
 			}
-			if err := checkHost(c, o); err != nil {
-				return err
+			if isGuest(principal(c), o) {
+				return forbidden("only the partner that created organization %d can change its settings", o.ID)
 			}
 			orgs = []store.Organization{*o}
 		} else {
