@@ -64,9 +64,32 @@ func DesiredFromSettings(e *store.Effective) protocol.DesiredConfig {
 	for _, c := range e.Drivers {
 		out.Drivers = append(out.Drivers, protocol.DriverCredential{DriverID: c.DriverID, PinCode: c.PinCode, QRCode: c.QRCode})
 	}
+	out.Control = controlConfig(e.Control)
 	if e.RetentionMinutes > 0 {
 		out.RetentionMinutes = e.RetentionMinutes
 		out.RetentionDays = (e.RetentionMinutes + 24*60 - 1) / (24 * 60)
+	}
+	return out
+}
+
+// controlConfig maps resolved control settings to the wire; the
+// calibration state stays in the cloud.
+func controlConfig(c store.DeviceControl) protocol.ControlConfig {
+	out := protocol.ControlConfig{Mode: c.Mode, OTGEnabled: store.Enabled(c.OTGEnabled),
+		TailgatingCoolOffMinutes: c.TailgatingCoolOffMinutes, AutoCalibration: store.Enabled(c.AutoCalibration),
+		CameraNames: maps.Clone(c.CameraNames)}
+	if out.Mode == "" {
+		out.Mode = protocol.ModeNormal
+	}
+	if a := c.ADAS; a != nil {
+		out.ADAS = &protocol.ADASMeasurements{CameraHeight: a.CameraHeight, CameraOffset: a.CameraOffset, VehicleWidth: a.VehicleWidth}
+		if a.Points != nil {
+			p := protocol.ADASPoints(*a.Points)
+			out.ADAS.Points = &p
+		}
+	}
+	if p := c.PinCodes; p != nil {
+		out.PinCodes = &protocol.PinCodeHashes{Salt: p.Salt, AdminPinHash: p.AdminPinHash, DriverPinHash: p.DriverPinHash}
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/eclipse/paho.golang/paho"
@@ -185,3 +186,29 @@ func TestDesiredCarriesGeofences(t *testing.T) {
 		t.Fatalf("geofences %+v", got)
 	}
 }
+
+func TestDesiredCarriesControl(t *testing.T) {
+	on := true
+	e := &store.Effective{Control: store.DeviceControl{Mode: store.ModeSemiOnline, OTGEnabled: &on, TailgatingCoolOffMinutes: 45,
+		ADAS:        &store.ADASMeasurements{CameraHeight: 150, CameraOffset: 5, VehicleWidth: 190, Points: &store.ADASPoints{LowestUsableRow: 610}},
+		PinCodes:    &store.PinCodes{Salt: "s", AdminPinHash: protocol.PinHash("s", "904512")},
+		CameraNames: map[int]string{50: "Trailer"},
+		Calibration: &store.CalibrationState{Type: store.CalibrationAuto, State: store.CalibrationPending}}}
+	c := DesiredFromSettings(e).Control
+	if c.Mode != protocol.ModeSemiOnline || !c.OTGEnabled || c.AutoCalibration || c.TailgatingCoolOffMinutes != 45 ||
+		c.ADAS == nil || c.ADAS.Points.LowestUsableRow != 610 || c.CameraNames[50] != "Trailer" || !c.PinCodes.Matches(true, "904512") {
+		t.Fatalf("control %+v", c)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("the cloud sends a control the protocol refuses: %v", err)
+	}
+	raw, _ := json.Marshal(c)
+	if json.Valid(raw) && (contains(raw, "calibration\"") || contains(raw, "904512")) {
+		t.Fatalf("control on the wire %s carries the calibration state or a PIN", raw)
+	}
+	if m := DesiredFromSettings(&store.Effective{}).Control.Mode; m != protocol.ModeNormal {
+		t.Fatalf("mode %q without settings, want normal", m)
+	}
+}
+
+func contains(raw []byte, s string) bool { return strings.Contains(string(raw), s) }

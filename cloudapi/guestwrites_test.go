@@ -70,6 +70,7 @@ var guestWrites = map[string]writeDecision{
 	// An organization's OAuth client acts as its administrator.
 	"POST /v2/oauth/clients/:entityType/:entityId": {rule: hostWrite, path: "/v2/oauth/clients/organization/:orgId",
 		body: map[string]any{}, host: http.StatusCreated},
+	"POST /v2/organizations/:orgId/default-settings/pin-codes": {rule: hostWrite, body: map[string]any{"password": "Secret123"}},
 
 	// The organization named in the query or the body.
 	"POST /v2/drivers": {rule: hostWrite, path: "/v2/drivers?organizationId=:orgId", host: http.StatusCreated,
@@ -101,6 +102,7 @@ var guestWrites = map[string]writeDecision{
 	"POST /v2/organizations/:orgId/groups/:groupId/devices":            {rule: guestWrite, body: []string{testIMEI(2)}},
 	"PUT /v2/organizations/:orgId/devices/data-profile/:dataProfileId": {rule: guestWrite},
 	"POST /v2/organizations/:orgId/events":                             {rule: guestWrite, body: map[string]any{"start": "2026-03-01T00:00:00.000Z", "end": "2026-03-01T12:00:00.000Z"}},
+	"POST /v2/organizations/:orgId/devices/calibrate-accelerometer":    {rule: guestWrite, body: map[string]any{"ungrouped": true}},
 
 	// The guest's own answer; its scoped tokens reach its own devices only.
 	"POST /v2/partners/organization-invitations/:orgId/accept":  ownDevices,
@@ -155,6 +157,23 @@ var guestWrites = map[string]writeDecision{
 	"PUT /v2/oauth/clients/:clientId/secret": noOrg,
 	"POST /v2/oauth/token":                   noOrg,
 	"POST /v2/oauth/introspect":              noOrg,
+	// Device control and calibration; an organization's auto-calibration
+	// default is the host's (checked in the handler, the organization being
+	// named in the body).
+	"POST /v2/devices/:imei/reboot":                    ownDevices,
+	"POST /v2/devices/:imei/factory-reset":             ownDevices,
+	"POST /v2/devices/:imei/wakeup":                    ownDevices,
+	"PUT /v2/devices/:imei/demo-mode":                  ownDevices,
+	"DELETE /v2/devices/:imei/demo-mode":               ownDevices,
+	"PUT /v2/devices/:imei/semi-online":                ownDevices,
+	"POST /v2/devices/:imei/otg-settings":              ownDevices,
+	"POST /v2/devices/tailgating-event-mute/configure": ownDevices,
+	"PATCH /v2/devices/:imei/cameras":                  ownDevices,
+	"POST /v2/devices/:imei/pin-codes":                 ownDevices,
+	"PUT /v2/devices/:imei/calibrate-adas":             ownDevices,
+	"POST /v2/devices/:imei/calibrate-adas":            ownDevices,
+	"POST /v2/devices/auto-calibration/config":         ownDevices,
+	"POST /v2/devices/auto-recalibrate":                ownDevices,
 }
 
 // TestGuestPartnerWrites: every write route of the route table has a

@@ -219,6 +219,36 @@ func (s *Server) routes(r *gin.Engine) {
 	// Partner statistics and device data usage.
 	v2.GET("/partners/operational-statistics", auth, partner, s.operationalStatistics)
 	v2.GET("/devices/:imei/data-usage", scoped(FeatureDeviceInfo), auth, s.deviceDataUsage)
+
+	// Device control. One-shot commands are immediate (the device must be
+	// online: 417); operating mode, USB OTG, tailgating mute, camera names
+	// and PIN codes are settings delivered with the configuration, so an
+	// offline device gets them when it connects. PIN codes are issued anew
+	// and shown once (only their hashes are kept).
+	v2.POST("/devices/:imei/reboot", auth, write, s.rebootDevice)
+	v2.POST("/devices/:imei/factory-reset", auth, write, s.factoryResetDevice)
+	v2.POST("/devices/:imei/wakeup", auth, write, s.wakeupDevice)
+	v2.PUT("/devices/:imei/demo-mode", auth, write, s.setMode(store.ModeDemo))
+	v2.DELETE("/devices/:imei/demo-mode", auth, write, s.setMode(store.ModeNormal))
+	v2.PUT("/devices/:imei/semi-online", auth, write, s.setMode(store.ModeSemiOnline))
+	v2.POST("/devices/:imei/otg-settings", auth, write, s.postOTGSettings)
+	v2.POST("/devices/tailgating-event-mute/configure", auth, write, s.configureTailgatingMute)
+	v2.GET("/devices/:imei/cameras", scoped(FeatureDeviceLiveStreaming), auth, s.getCameras)
+	v2.PATCH("/devices/:imei/cameras", auth, write, s.patchCameras)
+	v2.GET("/devices/:imei/cameras/:cameraId/snapshot", auth, media, s.cameraSnapshot)
+	v2.POST("/devices/:imei/pin-codes", auth, write, s.secrets, s.postDevicePinCodes)
+	v2.POST("/organizations/:orgId/default-settings/pin-codes", auth, write, host, s.secrets, s.postOrgPinCodes)
+
+	// ADAS calibration: measurements, calibration now and its state,
+	// auto-calibration, recalibration; accelerometer calibration.
+	v2.GET("/devices/:imei/calibrate-adas", auth, s.getCalibrateADAS)
+	v2.PUT("/devices/:imei/calibrate-adas", auth, write, s.putCalibrateADAS)
+	v2.POST("/devices/:imei/calibrate-adas", auth, write, s.postCalibrateADAS)
+	v2.GET("/devices/:imei/calibrate-adas/state", auth, s.getCalibrateADASState)
+	v2.POST("/devices/auto-calibration/config", auth, write, s.postAutoCalibrationConfig)
+	v2.GET("/devices/:imei/auto-calibration/status", auth, s.getAutoCalibrationStatus)
+	v2.POST("/devices/auto-recalibrate", auth, write, s.postAutoRecalibrate)
+	v2.POST("/organizations/:orgId/devices/calibrate-accelerometer", auth, write, s.postCalibrateAccelerometer)
 }
 
 // isoTime formats t as the API's ISO 8601 UTC timestamp with milliseconds.

@@ -126,6 +126,9 @@ func (d *Device) onCommand(ctx context.Context, m inbound) error {
 			return d.publishStatus(ctx)
 		}
 	default:
+		if handled, err := d.onControlCommand(ctx, cmd, reply); handled {
+			return err
+		}
 		reply(nil, fmt.Errorf("unknown command %q", cmd.Name))
 	}
 	return nil

@@ -93,6 +93,10 @@ func (d *Device) onConfig(ctx context.Context, raw []byte) error {
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return fmt.Errorf("devicesim: desired config is not valid JSON: %w", err)
 	}
+	if err := c.Control.Validate(); err != nil {
+		// Not applied and not acknowledged: the cloud keeps sending it.
+		return fmt.Errorf("devicesim: desired config %d refused: %w", c.Version, err)
+	}
 	d.mu.Lock()
 	hotspotBefore := d.st.HotspotOn
 	if d.st.Config == nil || c.Version >= d.st.Config.Version {

@@ -181,6 +181,7 @@ type Device struct {
 	fileOrder    []string
 	adasFiles    []protocol.File
 	adasDone     bool
+	control      controlState
 	live         map[int]*stream
 	fences       map[int64]bool
 	outbox       []pending

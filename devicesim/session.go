@@ -396,6 +396,7 @@ func (d *Device) FactoryReset() {
 	d.driver = nil
 	d.wrongPins = nil
 	d.adasFiles, d.adasDone = nil, false
+	d.control = controlState{}
 	d.fences = map[int64]bool{}
 	d.epoch = strconv.FormatInt(now.UnixNano(), 36)
 	d.offlineUntil = now.Add(d.o.RebootDelay)

@@ -200,7 +200,9 @@ func seedCopy(t *testing.T, db *DB, clock *storetest.Clock) copySeed {
 	})
 	// Settings, drivers, alarms and device state.
 	update(system, func(tx *Tx) error {
-		if err := tx.PutOrgSettings(&OrgSettings{OrganizationID: s.org, ForbidLegacyFirmware: true}, "test"); err != nil {
+		on := true
+		orgControl := &DeviceControl{AutoCalibration: &on, PinCodes: &PinCodes{Salt: "s", AdminPinHash: "a", DriverPinHash: "d"}}
+		if err := tx.PutOrgSettings(&OrgSettings{OrganizationID: s.org, ForbidLegacyFirmware: true, Control: orgControl}, "test"); err != nil {
 			return err
 		}
 		ds, err := tx.DeviceSettings(s.dev2.IMEI)
@@ -208,6 +210,8 @@ func seedCopy(t *testing.T, db *DB, clock *storetest.Clock) copySeed {
 			return err
 		}
 		ds.PrivacyMode = "off"
+		ds.Control = &DeviceControl{Mode: ModeDemo, OTGEnabled: &on, TailgatingCoolOffMinutes: 20,
+			ADAS: &ADASMeasurements{CameraHeight: 150, VehicleWidth: 180}, CameraNames: map[int]string{50: "Trailer"}}
 		if err := tx.PutDeviceSettings(ds, "test"); err != nil {
 			return err
 		}

@@ -221,7 +221,9 @@ type DeviceSettings struct {
 	PrivacyModeConfig *PrivacyModeConfig `json:"privacyModeConfig,omitempty"`
 	// Geofences are the device's own; organizations have none.
 	Geofences []Geofence `json:"geofences,omitempty"`
-	UpdatedAt time.Time  `json:"updatedAt"`
+	// Control is how the device itself runs (devicecontrol.go).
+	Control   *DeviceControl `json:"control,omitempty"`
+	UpdatedAt time.Time      `json:"updatedAt"`
 }
 
 // OrgSettings are an organization's defaults for current and future devices.
@@ -231,6 +233,9 @@ type OrgSettings struct {
 	Events            *EventConfig       `json:"events,omitempty"`
 	Privacy           *PrivacyConfig     `json:"privacy,omitempty"`
 	PrivacyModeConfig *PrivacyModeConfig `json:"privacyModeConfig,omitempty"`
+	// Control holds the organization's defaults of device control settings
+	// (auto-calibration, PIN codes).
+	Control *DeviceControl `json:"control,omitempty"`
 	// ForbidLegacyFirmware refuses devices below firmware 3.12 that connect without a token.
 	ForbidLegacyFirmware bool      `json:"forbidLegacyFirmware,omitempty"`
 	UpdatedAt            time.Time `json:"updatedAt"`
@@ -260,6 +265,9 @@ type Effective struct {
 	// RetentionMinutes bounds how long recordings stay on the SD card (0: until it is full);
 	// it is the organization's deviceRetentionMinutes.
 	RetentionMinutes int
+	// Control is the device's control settings, member by member its own,
+	// else its organization's, else the default.
+	Control DeviceControl
 }
 
 // Event returns the effective setting of one event type.
@@ -426,6 +434,7 @@ func (tx *Tx) EffectiveSettings(imei string) (*Effective, error) {
 	pick(&e.Privacy, ds.Privacy, os.Privacy)
 	e.Privacy = e.Privacy.clone()
 	pick(&e.PrivacyModeConfig, ds.PrivacyModeConfig, os.PrivacyModeConfig)
+	e.Control = EffectiveControl(ds.Control, os.Control)
 	if ds.PrivacyMode != "" {
 		e.PrivacyMode, e.PrivacyModeSet = ds.PrivacyMode, true
 	}

@@ -19,6 +19,15 @@ const (
 	CmdAuxSearch        = "auxSearch"        // AuxSearchArgs → AuxCamerasResult (cameras in range)
 	CmdAuxPair          = "auxPair"          // AuxPairArgs → AuxCamerasResult (cameras paired)
 	CmdAuxUnpair        = "auxUnpair"        // AuxUnpairArgs → none
+	// CmdWakeup brings a device in standby back to full operation.
+	CmdWakeup = "wakeup" // none → none
+	// CmdAdasCalibrate starts an ADAS calibration (control.go).
+	CmdAdasCalibrate = "adasCalibrate" // AdasCalibrateArgs → AdasCalibrationResult
+	// CmdAdasCalibrationState asks how the latest ADAS calibration went.
+	CmdAdasCalibrationState = "adasCalibrationState" // none → AdasCalibrationResult
+	// CmdCalibrateAccelerometer levels the accelerometer at the current
+	// position of the parked vehicle.
+	CmdCalibrateAccelerometer = "calibrateAccelerometer" // none → none
 )
 
 // Command asks a device to do something. ID is the correlation id: with MQTT

@@ -14,6 +14,8 @@ type DesiredConfig struct {
 	RetentionMinutes int `json:"retentionMinutes,omitempty"`
 	// AllowedDrivers are the PINs and QR codes that may check in.
 	Drivers []DriverCredential `json:"drivers,omitempty"`
+	// Control is how the device itself runs (control.go).
+	Control ControlConfig `json:"control"`
 }
 
 // DeviceConfig mirrors the device configuration parameters of the API.

@@ -20,10 +20,10 @@ type memo struct {
 // afresh for each reader (the store may change what it is given); found
 // is false when the organization has none.
 type orgSettingsRow struct {
-	found                          bool
-	forbidLegacy                   bool
-	device, events, privacy, modes []byte
-	updatedAt                      time.Time
+	found                                   bool
+	forbidLegacy                            bool
+	device, events, privacy, modes, control []byte
+	updatedAt                               time.Time
 }
 
 // receiverKey is an organization and a webhook type.

@@ -63,17 +63,17 @@ func (t *tx) DeviceSettings() store.DeviceSettingsRecords { return deviceSetting
 // Get implements store.DeviceSettingsRecords.
 func (r deviceSettings) Get(imei string) (*store.DeviceSettings, error) {
 	s := store.DeviceSettings{IMEI: imei}
-	var device, events, privacy, modeConfig, geofences []byte
+	var device, events, privacy, modeConfig, geofences, control []byte
 	var mode pgtype.Text
-	err := getOne(r.t, `SELECT version, device, events, privacy, privacy_mode, privacy_mode_config, geofences, updated_at
+	err := getOne(r.t, `SELECT version, device, events, privacy, privacy_mode, privacy_mode_config, geofences, control, updated_at
 		FROM device_settings WHERE imei = $1`,
-		[]any{&s.Version, &device, &events, &privacy, &mode, &modeConfig, &geofences, zeroTime{&s.UpdatedAt}}, imei)
+		[]any{&s.Version, &device, &events, &privacy, &mode, &modeConfig, &geofences, &control, zeroTime{&s.UpdatedAt}}, imei)
 	if err != nil {
 		return nil, err
 	}
 	s.PrivacyMode = mode.String
-	err = decodeDocuments("device "+imei, []*[]byte{&device, &events, &privacy, &modeConfig, &geofences},
-		[]any{&s.Device, &s.Events, &s.Privacy, &s.PrivacyModeConfig, &s.Geofences})
+	err = decodeDocuments("device "+imei, []*[]byte{&device, &events, &privacy, &modeConfig, &geofences, &control},
+		[]any{&s.Device, &s.Events, &s.Privacy, &s.PrivacyModeConfig, &s.Geofences, &s.Control})
 	if err != nil {
 		return nil, err
 	}
@@ -84,17 +84,17 @@ func (r deviceSettings) Get(imei string) (*store.DeviceSettings, error) {
 func (r deviceSettings) Put(s *store.DeviceSettings) error {
 	docs, err := documents(part{s.Device, s.Device == nil}, part{s.Events, s.Events == nil},
 		part{s.Privacy, s.Privacy == nil}, part{s.PrivacyModeConfig, s.PrivacyModeConfig == nil},
-		part{s.Geofences, len(s.Geofences) == 0})
+		part{s.Geofences, len(s.Geofences) == 0}, part{s.Control, s.Control == nil})
 	if err != nil {
 		return err
 	}
 	_, err = r.t.exec(`INSERT INTO device_settings (imei, version, privacy_mode, updated_at,
-			device, events, privacy, privacy_mode_config, geofences)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+			device, events, privacy, privacy_mode_config, geofences, control)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		ON CONFLICT (imei) DO UPDATE SET version = EXCLUDED.version, privacy_mode = EXCLUDED.privacy_mode,
 			updated_at = EXCLUDED.updated_at, device = EXCLUDED.device, events = EXCLUDED.events,
 			privacy = EXCLUDED.privacy, privacy_mode_config = EXCLUDED.privacy_mode_config,
-			geofences = EXCLUDED.geofences`,
+			geofences = EXCLUDED.geofences, control = EXCLUDED.control`,
 		append([]any{s.IMEI, s.Version, pgtype.Text{String: s.PrivacyMode, Valid: s.PrivacyMode != ""},
 			nullTime(s.UpdatedAt)}, docs...)...)
 	return err
@@ -121,9 +121,9 @@ func (r organizationSettings) Get(orgID int64) (*store.OrgSettings, error) {
 	row, ok := r.t.memo.orgSettings[orgID]
 	if !ok {
 		row.found = true
-		err := getOne(r.t, `SELECT forbid_legacy_firmware, device, events, privacy, privacy_mode_config, updated_at
+		err := getOne(r.t, `SELECT forbid_legacy_firmware, device, events, privacy, privacy_mode_config, control, updated_at
 			FROM organization_settings WHERE organization_id = $1`,
-			[]any{&row.forbidLegacy, &row.device, &row.events, &row.privacy, &row.modes, zeroTime{&row.updatedAt}}, orgID)
+			[]any{&row.forbidLegacy, &row.device, &row.events, &row.privacy, &row.modes, &row.control, zeroTime{&row.updatedAt}}, orgID)
 		if errors.Is(err, store.ErrNotFound) {
 			row = orgSettingsRow{}
 		} else if err != nil {
@@ -138,9 +138,9 @@ func (r organizationSettings) Get(orgID int64) (*store.OrgSettings, error) {
 		return nil, store.NotFound("settings of organization %d", orgID)
 	}
 	s := store.OrgSettings{OrganizationID: orgID, ForbidLegacyFirmware: row.forbidLegacy, UpdatedAt: row.updatedAt}
-	device, events, privacy, modes := row.device, row.events, row.privacy, row.modes
-	err := decodeDocuments(fmt.Sprintf("organization %d", orgID), []*[]byte{&device, &events, &privacy, &modes},
-		[]any{&s.Device, &s.Events, &s.Privacy, &s.PrivacyModeConfig})
+	device, events, privacy, modes, control := row.device, row.events, row.privacy, row.modes, row.control
+	err := decodeDocuments(fmt.Sprintf("organization %d", orgID), []*[]byte{&device, &events, &privacy, &modes, &control},
+		[]any{&s.Device, &s.Events, &s.Privacy, &s.PrivacyModeConfig, &s.Control})
 	if err != nil {
 		return nil, err
 	}
@@ -150,17 +150,19 @@ func (r organizationSettings) Get(orgID int64) (*store.OrgSettings, error) {
 // Put implements store.OrganizationSettingsRecords.
 func (r organizationSettings) Put(s *store.OrgSettings) error {
 	docs, err := documents(part{s.Device, s.Device == nil}, part{s.Events, s.Events == nil},
-		part{s.Privacy, s.Privacy == nil}, part{s.PrivacyModeConfig, s.PrivacyModeConfig == nil})
+		part{s.Privacy, s.Privacy == nil}, part{s.PrivacyModeConfig, s.PrivacyModeConfig == nil},
+		part{s.Control, s.Control == nil})
 	if err != nil {
 		return err
 	}
 	delete(r.t.memo.orgSettings, s.OrganizationID)
 	_, err = r.t.exec(`INSERT INTO organization_settings (organization_id, forbid_legacy_firmware, updated_at,
-			device, events, privacy, privacy_mode_config)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
+			device, events, privacy, privacy_mode_config, control)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (organization_id) DO UPDATE SET forbid_legacy_firmware = EXCLUDED.forbid_legacy_firmware,
 			updated_at = EXCLUDED.updated_at, device = EXCLUDED.device, events = EXCLUDED.events,
-			privacy = EXCLUDED.privacy, privacy_mode_config = EXCLUDED.privacy_mode_config`,
+			privacy = EXCLUDED.privacy, privacy_mode_config = EXCLUDED.privacy_mode_config,
+			control = EXCLUDED.control`,
 		append([]any{s.OrganizationID, s.ForbidLegacyFirmware, nullTime(s.UpdatedAt)}, docs...)...)
 	return err
 }

@@ -1918,6 +1918,27 @@ func (e PostAuxiliaryCamerasBillingJSONBodyBillingStatus) Valid() bool {
 	}
 }
 
+// Defines values for PostAutoCalibrationConfigJSONBodyEntityType.
+const (
+	PostAutoCalibrationConfigJSONBodyEntityTypeDevice       PostAutoCalibrationConfigJSONBodyEntityType = "device"
+	PostAutoCalibrationConfigJSONBodyEntityTypeOrganization PostAutoCalibrationConfigJSONBodyEntityType = "organization"
+	PostAutoCalibrationConfigJSONBodyEntityTypePartner      PostAutoCalibrationConfigJSONBodyEntityType = "partner"
+)
+
+// Valid indicates whether the value is a known member of the PostAutoCalibrationConfigJSONBodyEntityType enum.
+func (e PostAutoCalibrationConfigJSONBodyEntityType) Valid() bool {
+	switch e {
+	case PostAutoCalibrationConfigJSONBodyEntityTypeDevice:
+		return true
+	case PostAutoCalibrationConfigJSONBodyEntityTypeOrganization:
+		return true
+	case PostAutoCalibrationConfigJSONBodyEntityTypePartner:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostDeviceAuxiliaryCamerasBillingJSONBodyBillingStatus.
 const (
 	PostDeviceAuxiliaryCamerasBillingJSONBodyBillingStatusDisable PostDeviceAuxiliaryCamerasBillingJSONBodyBillingStatus = "disable"
@@ -2020,6 +2041,21 @@ func (e PostBulkDevicesPrivacyModeJSONBodyPrivacyMode) Valid() bool {
 	}
 }
 
+// Defines values for ConfigureMutePeriodJSONBodyEntityType.
+const (
+	ConfigureMutePeriodJSONBodyEntityTypeDevice ConfigureMutePeriodJSONBodyEntityType = "device"
+)
+
+// Valid indicates whether the value is a known member of the ConfigureMutePeriodJSONBodyEntityType enum.
+func (e ConfigureMutePeriodJSONBodyEntityType) Valid() bool {
+	switch e {
+	case ConfigureMutePeriodJSONBodyEntityTypeDevice:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PatchDeviceJSONBodyActivationStatus.
 const (
 	PatchDeviceJSONBodyActivationStatusActivated         PatchDeviceJSONBodyActivationStatus = "activated"
@@ -2046,13 +2082,13 @@ func (e PatchDeviceJSONBodyActivationStatus) Valid() bool {
 
 // Defines values for GetAdasCalibrationImagesParamsCalibrationType.
 const (
-	Auto GetAdasCalibrationImagesParamsCalibrationType = "auto"
+	GetAdasCalibrationImagesParamsCalibrationTypeAuto GetAdasCalibrationImagesParamsCalibrationType = "auto"
 )
 
 // Valid indicates whether the value is a known member of the GetAdasCalibrationImagesParamsCalibrationType enum.
 func (e GetAdasCalibrationImagesParamsCalibrationType) Valid() bool {
 	switch e {
-	case Auto:
+	case GetAdasCalibrationImagesParamsCalibrationTypeAuto:
 		return true
 	default:
 		return false
@@ -2077,6 +2113,51 @@ func (e GetAdasCalibrationImages200JSONResponseBodyDataState) Valid() bool {
 	}
 }
 
+// Defines values for GetAutoCalibrationStatus200JSONResponseBodyStatus.
+const (
+	GetAutoCalibrationStatus200JSONResponseBodyStatusCompleted  GetAutoCalibrationStatus200JSONResponseBodyStatus = "completed"
+	GetAutoCalibrationStatus200JSONResponseBodyStatusFailed     GetAutoCalibrationStatus200JSONResponseBodyStatus = "failed"
+	GetAutoCalibrationStatus200JSONResponseBodyStatusNotStarted GetAutoCalibrationStatus200JSONResponseBodyStatus = "notStarted"
+	GetAutoCalibrationStatus200JSONResponseBodyStatusPending    GetAutoCalibrationStatus200JSONResponseBodyStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the GetAutoCalibrationStatus200JSONResponseBodyStatus enum.
+func (e GetAutoCalibrationStatus200JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetAutoCalibrationStatus200JSONResponseBodyStatusCompleted:
+		return true
+	case GetAutoCalibrationStatus200JSONResponseBodyStatusFailed:
+		return true
+	case GetAutoCalibrationStatus200JSONResponseBodyStatusNotStarted:
+		return true
+	case GetAutoCalibrationStatus200JSONResponseBodyStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetAutoCalibrationStatus200JSONResponseBodyType.
+const (
+	GetAutoCalibrationStatus200JSONResponseBodyTypeAuto              GetAutoCalibrationStatus200JSONResponseBodyType = "auto"
+	GetAutoCalibrationStatus200JSONResponseBodyTypeAutoRecalibration GetAutoCalibrationStatus200JSONResponseBodyType = "auto_recalibration"
+	GetAutoCalibrationStatus200JSONResponseBodyTypeManual            GetAutoCalibrationStatus200JSONResponseBodyType = "manual"
+)
+
+// Valid indicates whether the value is a known member of the GetAutoCalibrationStatus200JSONResponseBodyType enum.
+func (e GetAutoCalibrationStatus200JSONResponseBodyType) Valid() bool {
+	switch e {
+	case GetAutoCalibrationStatus200JSONResponseBodyTypeAuto:
+		return true
+	case GetAutoCalibrationStatus200JSONResponseBodyTypeAutoRecalibration:
+		return true
+	case GetAutoCalibrationStatus200JSONResponseBodyTypeManual:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PutDeviceBillingStatusParamsBillingStatus.
 const (
 	PutDeviceBillingStatusParamsBillingStatusDeactivated       PutDeviceBillingStatusParamsBillingStatus = "deactivated"
@@ -2092,6 +2173,123 @@ func (e PutDeviceBillingStatusParamsBillingStatus) Valid() bool {
 	case PutDeviceBillingStatusParamsBillingStatusPendingActivation:
 		return true
 	case PutDeviceBillingStatusParamsBillingStatusSuspended:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesCriticalDistance.
+const (
+	GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesCriticalDistanceActive  GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesCriticalDistance = "active"
+	GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesCriticalDistancePending GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesCriticalDistance = "pending"
+)
+
+// Valid indicates whether the value is a known member of the GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesCriticalDistance enum.
+func (e GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesCriticalDistance) Valid() bool {
+	switch e {
+	case GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesCriticalDistanceActive:
+		return true
+	case GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesCriticalDistancePending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesFollowingDistance.
+const (
+	GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesFollowingDistanceActive  GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesFollowingDistance = "active"
+	GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesFollowingDistancePending GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesFollowingDistance = "pending"
+)
+
+// Valid indicates whether the value is a known member of the GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesFollowingDistance enum.
+func (e GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesFollowingDistance) Valid() bool {
+	switch e {
+	case GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesFollowingDistanceActive:
+		return true
+	case GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesFollowingDistancePending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesRollingStopDetection.
+const (
+	GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesRollingStopDetectionActive  GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesRollingStopDetection = "active"
+	GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesRollingStopDetectionPending GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesRollingStopDetection = "pending"
+)
+
+// Valid indicates whether the value is a known member of the GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesRollingStopDetection enum.
+func (e GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesRollingStopDetection) Valid() bool {
+	switch e {
+	case GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesRollingStopDetectionActive:
+		return true
+	case GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesRollingStopDetectionPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetNewCalibrateAdasStatus200JSONResponseBodyDataStatus.
+const (
+	GetNewCalibrateAdasStatus200JSONResponseBodyDataStatusCompleted GetNewCalibrateAdasStatus200JSONResponseBodyDataStatus = "completed"
+	GetNewCalibrateAdasStatus200JSONResponseBodyDataStatusNone      GetNewCalibrateAdasStatus200JSONResponseBodyDataStatus = "none"
+	GetNewCalibrateAdasStatus200JSONResponseBodyDataStatusReady     GetNewCalibrateAdasStatus200JSONResponseBodyDataStatus = "ready"
+)
+
+// Valid indicates whether the value is a known member of the GetNewCalibrateAdasStatus200JSONResponseBodyDataStatus enum.
+func (e GetNewCalibrateAdasStatus200JSONResponseBodyDataStatus) Valid() bool {
+	switch e {
+	case GetNewCalibrateAdasStatus200JSONResponseBodyDataStatusCompleted:
+		return true
+	case GetNewCalibrateAdasStatus200JSONResponseBodyDataStatusNone:
+		return true
+	case GetNewCalibrateAdasStatus200JSONResponseBodyDataStatusReady:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostAutoAdasCalibration200JSONResponseBodyDataState.
+const (
+	PostAutoAdasCalibration200JSONResponseBodyDataStateCompleted PostAutoAdasCalibration200JSONResponseBodyDataState = "completed"
+	PostAutoAdasCalibration200JSONResponseBodyDataStateFailed    PostAutoAdasCalibration200JSONResponseBodyDataState = "failed"
+	PostAutoAdasCalibration200JSONResponseBodyDataStatePending   PostAutoAdasCalibration200JSONResponseBodyDataState = "pending"
+)
+
+// Valid indicates whether the value is a known member of the PostAutoAdasCalibration200JSONResponseBodyDataState enum.
+func (e PostAutoAdasCalibration200JSONResponseBodyDataState) Valid() bool {
+	switch e {
+	case PostAutoAdasCalibration200JSONResponseBodyDataStateCompleted:
+		return true
+	case PostAutoAdasCalibration200JSONResponseBodyDataStateFailed:
+		return true
+	case PostAutoAdasCalibration200JSONResponseBodyDataStatePending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetAutoAdasCalibrationState200JSONResponseBodyData.
+const (
+	GetAutoAdasCalibrationState200JSONResponseBodyDataCompleted GetAutoAdasCalibrationState200JSONResponseBodyData = "completed"
+	GetAutoAdasCalibrationState200JSONResponseBodyDataFailed    GetAutoAdasCalibrationState200JSONResponseBodyData = "failed"
+	GetAutoAdasCalibrationState200JSONResponseBodyDataPending   GetAutoAdasCalibrationState200JSONResponseBodyData = "pending"
+)
+
+// Valid indicates whether the value is a known member of the GetAutoAdasCalibrationState200JSONResponseBodyData enum.
+func (e GetAutoAdasCalibrationState200JSONResponseBodyData) Valid() bool {
+	switch e {
+	case GetAutoAdasCalibrationState200JSONResponseBodyDataCompleted:
+		return true
+	case GetAutoAdasCalibrationState200JSONResponseBodyDataFailed:
+		return true
+	case GetAutoAdasCalibrationState200JSONResponseBodyDataPending:
 		return true
 	default:
 		return false
@@ -3117,6 +3315,15 @@ type DeviceBillingAuxBillingStatus string
 // DeviceBillingBillingStatus defines model for DeviceBilling.BillingStatus.
 type DeviceBillingBillingStatus string
 
+// DeviceCamera defines model for DeviceCamera.
+type DeviceCamera struct {
+	// CameraId 1 road-facing, 2 in-cab, 50 and above auxiliary.
+	CameraId *int `json:"cameraId,omitempty"`
+
+	// Name The name of an auxiliary camera, when it has one.
+	Name *string `json:"name,omitempty"`
+}
+
 // DeviceConfig The device configuration. Every parameter is an object; in a request a parameter not
 // named is reset (PUT) or kept (organization POST). Answers name every parameter.
 type DeviceConfig struct {
@@ -3588,6 +3795,18 @@ type OrganizationInvitationStatus string
 
 // Password At least 8 characters with an upper-case letter, a lower-case letter and a digit.
 type Password = string
+
+// PasswordConfirmation defines model for PasswordConfirmation.
+type PasswordConfirmation struct {
+	// Password The password of the calling user.
+	Password string `json:"password"`
+}
+
+// PinCode defines model for PinCode.
+type PinCode struct {
+	// Value Six digits.
+	Value string `json:"value"`
+}
 
 // PrivacyConfig What stays enabled while privacy mode is on; every member is disabled by default.
 type PrivacyConfig struct {
@@ -4353,6 +4572,18 @@ type PartnerId = int
 // RecipientId defines model for recipientId.
 type RecipientId = int
 
+// AcceptedRejected defines model for AcceptedRejected.
+type AcceptedRejected struct {
+	Data struct {
+		Accepted *[]string `json:"accepted,omitempty"`
+		Rejected *[]struct {
+			Imei   string `json:"imei"`
+			Reason string `json:"reason"`
+		} `json:"rejected,omitempty"`
+	} `json:"data"`
+	RequestId *string `json:"requestId,omitempty"`
+}
+
 // AdasDeleted defines model for AdasDeleted.
 type AdasDeleted struct {
 	Data *struct {
@@ -4366,6 +4597,18 @@ type BadRequest = Error
 
 // Conflict defines model for Conflict.
 type Conflict = Error
+
+// DeviceControlDone defines model for DeviceControlDone.
+type DeviceControlDone struct {
+	Data      *map[string]interface{} `json:"data,omitempty"`
+	RequestId string                  `json:"requestId"`
+}
+
+// DeviceControlWritten defines model for DeviceControlWritten.
+type DeviceControlWritten struct {
+	Data      *BulkWriteResult `json:"data,omitempty"`
+	RequestId string           `json:"requestId"`
+}
 
 // DevicePage defines model for DevicePage.
 type DevicePage struct {
@@ -4394,6 +4637,15 @@ type OAuthInvalidClient = OAuthError
 
 // PayloadTooLarge defines model for PayloadTooLarge.
 type PayloadTooLarge = Error
+
+// PinCodesIssued defines model for PinCodesIssued.
+type PinCodesIssued struct {
+	Data struct {
+		AdminPin  *PinCode `json:"adminPin,omitempty"`
+		DriverPin *PinCode `json:"driverPin,omitempty"`
+	} `json:"data"`
+	RequestId *string `json:"requestId,omitempty"`
+}
 
 // TooManyRequests defines model for TooManyRequests.
 type TooManyRequests = Error
@@ -4540,6 +4792,34 @@ type PostAuxiliaryCamerasBillingStatusJSONBody struct {
 	OrganizationId *int      `json:"organizationId,omitempty"`
 }
 
+// PostAutoCalibrationConfigJSONBody defines parameters for PostAutoCalibrationConfig.
+type PostAutoCalibrationConfigJSONBody struct {
+	Enabled    bool                                        `json:"enabled"`
+	EntityType PostAutoCalibrationConfigJSONBodyEntityType `json:"entityType"`
+
+	// EntityValue The partner id or organization id (number) or the IMEI (string).
+	EntityValue PostAutoCalibrationConfigJSONBody_EntityValue `json:"entityValue"`
+}
+
+// PostAutoCalibrationConfigJSONBodyEntityType defines parameters for PostAutoCalibrationConfig.
+type PostAutoCalibrationConfigJSONBodyEntityType string
+
+// PostAutoCalibrationConfigJSONBodyEntityValue0 defines parameters for PostAutoCalibrationConfig.
+type PostAutoCalibrationConfigJSONBodyEntityValue0 = float64
+
+// PostAutoCalibrationConfigJSONBodyEntityValue1 defines parameters for PostAutoCalibrationConfig.
+type PostAutoCalibrationConfigJSONBodyEntityValue1 = string
+
+// PostAutoCalibrationConfigJSONBody_EntityValue defines parameters for PostAutoCalibrationConfig.
+type PostAutoCalibrationConfigJSONBody_EntityValue struct {
+	union json.RawMessage
+}
+
+// PostAutoRecalibrationJSONBody defines parameters for PostAutoRecalibration.
+type PostAutoRecalibrationJSONBody struct {
+	Imeis []string `json:"imeis"`
+}
+
 // PostDeviceAuxiliaryCamerasBillingJSONBody defines parameters for PostDeviceAuxiliaryCamerasBilling.
 type PostDeviceAuxiliaryCamerasBillingJSONBody struct {
 	BillingStatus  PostDeviceAuxiliaryCamerasBillingJSONBodyBillingStatus `json:"billingStatus"`
@@ -4624,6 +4904,17 @@ type PostBulkDevicesPrivacyModeJSONBody struct {
 // PostBulkDevicesPrivacyModeJSONBodyPrivacyMode defines parameters for PostBulkDevicesPrivacyMode.
 type PostBulkDevicesPrivacyModeJSONBodyPrivacyMode string
 
+// ConfigureMutePeriodJSONBody defines parameters for ConfigureMutePeriod.
+type ConfigureMutePeriodJSONBody struct {
+	// CoolOffDuration Minutes.
+	CoolOffDuration int                                   `json:"coolOffDuration"`
+	EntityType      ConfigureMutePeriodJSONBodyEntityType `json:"entityType"`
+	EntityValues    []string                              `json:"entityValues"`
+}
+
+// ConfigureMutePeriodJSONBodyEntityType defines parameters for ConfigureMutePeriod.
+type ConfigureMutePeriodJSONBodyEntityType string
+
 // PostDeviceWifiPasswordJSONBody defines parameters for PostDeviceWifiPassword.
 type PostDeviceWifiPasswordJSONBody struct {
 	Imeis []string `json:"imeis"`
@@ -4658,6 +4949,12 @@ type PostSimulatedAlarmJSONBody struct {
 	Metadata          *string   `json:"metadata,omitempty"`
 }
 
+// GetAutoCalibrationStatus200JSONResponseBodyStatus defines parameters for GetAutoCalibrationStatus.
+type GetAutoCalibrationStatus200JSONResponseBodyStatus string
+
+// GetAutoCalibrationStatus200JSONResponseBodyType defines parameters for GetAutoCalibrationStatus.
+type GetAutoCalibrationStatus200JSONResponseBodyType string
+
 // PairDeviceAuxiliaryCamerasJSONBody defines parameters for PairDeviceAuxiliaryCameras.
 type PairDeviceAuxiliaryCamerasJSONBody struct {
 	AuxiliaryCameras []struct {
@@ -4680,6 +4977,55 @@ type UnpairDeviceAuxiliaryCamerasJSONBody struct {
 
 // PutDeviceBillingStatusParamsBillingStatus defines parameters for PutDeviceBillingStatus.
 type PutDeviceBillingStatusParamsBillingStatus string
+
+// GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesCriticalDistance defines parameters for GetNewCalibrateAdasStatus.
+type GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesCriticalDistance string
+
+// GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesFollowingDistance defines parameters for GetNewCalibrateAdasStatus.
+type GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesFollowingDistance string
+
+// GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesRollingStopDetection defines parameters for GetNewCalibrateAdasStatus.
+type GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesRollingStopDetection string
+
+// GetNewCalibrateAdasStatus200JSONResponseBodyDataStatus defines parameters for GetNewCalibrateAdasStatus.
+type GetNewCalibrateAdasStatus200JSONResponseBodyDataStatus string
+
+// PostAutoAdasCalibration200JSONResponseBodyDataState defines parameters for PostAutoAdasCalibration.
+type PostAutoAdasCalibration200JSONResponseBodyDataState string
+
+// PutCalibrateAdasJSONBody defines parameters for PutCalibrateAdas.
+type PutCalibrateAdasJSONBody struct {
+	CalpickBottomLeftCol  *int    `json:"calpickBottomLeftCol,omitempty"`
+	CalpickBottomLeftRow  *int    `json:"calpickBottomLeftRow,omitempty"`
+	CalpickBottomRightCol *int    `json:"calpickBottomRightCol,omitempty"`
+	CalpickBottomRightRow *int    `json:"calpickBottomRightRow,omitempty"`
+	CalpickTopLeftCol     *int    `json:"calpickTopLeftCol,omitempty"`
+	CalpickTopLeftRow     *int    `json:"calpickTopLeftRow,omitempty"`
+	CalpickTopRightCol    *int    `json:"calpickTopRightCol,omitempty"`
+	CalpickTopRightRow    *int    `json:"calpickTopRightRow,omitempty"`
+	CameraHeight          int     `json:"cameraHeight"`
+	CameraOffset          int     `json:"cameraOffset"`
+	LowestUsableRow       *int    `json:"lowestUsableRow,omitempty"`
+	VehicleWidth          float64 `json:"vehicleWidth"`
+}
+
+// GetAutoAdasCalibrationState200JSONResponseBodyData defines parameters for GetAutoAdasCalibrationState.
+type GetAutoAdasCalibrationState200JSONResponseBodyData string
+
+// PatchDeviceCamerasJSONBody defines parameters for PatchDeviceCameras.
+type PatchDeviceCamerasJSONBody = []struct {
+	CameraId int     `json:"cameraId"`
+	Name     *string `json:"name"`
+}
+
+// GetDeviceCameraSnapshotParams defines parameters for GetDeviceCameraSnapshot.
+type GetDeviceCameraSnapshotParams struct {
+	// CameraIds Not supported; see the description.
+	CameraIds *string `form:"cameraIds,omitempty" json:"cameraIds,omitempty"`
+
+	// Time ISO 8601, not in the future; now by default.
+	Time *time.Time `form:"time,omitempty" json:"time,omitempty"`
+}
 
 // PostDeviceConnectMediaParams defines parameters for PostDeviceConnectMedia.
 type PostDeviceConnectMediaParams struct {
@@ -4729,6 +5075,11 @@ type GetDeviceGpsParams struct {
 type PutDeviceHotspotJSONBody struct {
 	HotspotEnabled bool  `json:"hotspotEnabled"`
 	InternetAccess *bool `json:"internetAccess,omitempty"`
+}
+
+// PostDeviceOtgSettingsJSONBody defines parameters for PostDeviceOtgSettings.
+type PostDeviceOtgSettingsJSONBody struct {
+	Enabled bool `json:"enabled"`
 }
 
 // GetDevicePrivacyMode200JSONResponseBodyDataPrivacyMode defines parameters for GetDevicePrivacyMode.
@@ -5098,6 +5449,13 @@ type GetOrganizationDevicesBillingStatusParams struct {
 	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
 }
 
+// PostOrganizationDevicesCalibrateAccelerometerJSONBody defines parameters for PostOrganizationDevicesCalibrateAccelerometer.
+type PostOrganizationDevicesCalibrateAccelerometerJSONBody struct {
+	Groups    *[]int    `json:"groups,omitempty"`
+	Imeis     *[]string `json:"imeis,omitempty"`
+	Ungrouped *bool     `json:"ungrouped,omitempty"`
+}
+
 // PatchOrganizationEventSettingsJSONBody defines parameters for PatchOrganizationEventSettings.
 type PatchOrganizationEventSettingsJSONBody struct {
 	Events      []EventItem                                        `json:"events"`
@@ -5394,6 +5752,12 @@ type PostAuxiliaryCamerasBillingJSONRequestBody PostAuxiliaryCamerasBillingJSONB
 // PostAuxiliaryCamerasBillingStatusJSONRequestBody defines body for PostAuxiliaryCamerasBillingStatus for application/json ContentType.
 type PostAuxiliaryCamerasBillingStatusJSONRequestBody PostAuxiliaryCamerasBillingStatusJSONBody
 
+// PostAutoCalibrationConfigJSONRequestBody defines body for PostAutoCalibrationConfig for application/json ContentType.
+type PostAutoCalibrationConfigJSONRequestBody PostAutoCalibrationConfigJSONBody
+
+// PostAutoRecalibrationJSONRequestBody defines body for PostAutoRecalibration for application/json ContentType.
+type PostAutoRecalibrationJSONRequestBody PostAutoRecalibrationJSONBody
+
 // PostDeviceAuxiliaryCamerasBillingJSONRequestBody defines body for PostDeviceAuxiliaryCamerasBilling for application/json ContentType.
 type PostDeviceAuxiliaryCamerasBillingJSONRequestBody PostDeviceAuxiliaryCamerasBillingJSONBody
 
@@ -5421,6 +5785,9 @@ type PatchDeviceEventReviewStateJSONRequestBody PatchDeviceEventReviewStateJSONB
 // PostBulkDevicesPrivacyModeJSONRequestBody defines body for PostBulkDevicesPrivacyMode for application/json ContentType.
 type PostBulkDevicesPrivacyModeJSONRequestBody PostBulkDevicesPrivacyModeJSONBody
 
+// ConfigureMutePeriodJSONRequestBody defines body for ConfigureMutePeriod for application/json ContentType.
+type ConfigureMutePeriodJSONRequestBody ConfigureMutePeriodJSONBody
+
 // PostDeviceWifiPasswordJSONRequestBody defines body for PostDeviceWifiPassword for application/json ContentType.
 type PostDeviceWifiPasswordJSONRequestBody PostDeviceWifiPasswordJSONBody
 
@@ -5436,6 +5803,12 @@ type PairDeviceAuxiliaryCamerasJSONRequestBody PairDeviceAuxiliaryCamerasJSONBod
 // UnpairDeviceAuxiliaryCamerasJSONRequestBody defines body for UnpairDeviceAuxiliaryCameras for application/json ContentType.
 type UnpairDeviceAuxiliaryCamerasJSONRequestBody UnpairDeviceAuxiliaryCamerasJSONBody
 
+// PutCalibrateAdasJSONRequestBody defines body for PutCalibrateAdas for application/json ContentType.
+type PutCalibrateAdasJSONRequestBody PutCalibrateAdasJSONBody
+
+// PatchDeviceCamerasJSONRequestBody defines body for PatchDeviceCameras for application/json ContentType.
+type PatchDeviceCamerasJSONRequestBody = PatchDeviceCamerasJSONBody
+
 // PutDeviceConfigJSONRequestBody defines body for PutDeviceConfig for application/json ContentType.
 type PutDeviceConfigJSONRequestBody = DeviceConfig
 
@@ -5447,6 +5820,12 @@ type SetDeviceGeoFencesJSONRequestBody = SetDeviceGeoFencesJSONBody
 
 // PutDeviceHotspotJSONRequestBody defines body for PutDeviceHotspot for application/json ContentType.
 type PutDeviceHotspotJSONRequestBody PutDeviceHotspotJSONBody
+
+// PostDeviceOtgSettingsJSONRequestBody defines body for PostDeviceOtgSettings for application/json ContentType.
+type PostDeviceOtgSettingsJSONRequestBody PostDeviceOtgSettingsJSONBody
+
+// GetDevicePinCodesJSONRequestBody defines body for GetDevicePinCodes for application/json ContentType.
+type GetDevicePinCodesJSONRequestBody = PasswordConfirmation
 
 // PostVirtualEventJSONRequestBody defines body for PostVirtualEvent for application/json ContentType.
 type PostVirtualEventJSONRequestBody PostVirtualEventJSONBody
@@ -5490,11 +5869,17 @@ type PatchOrganizationJSONRequestBody PatchOrganizationJSONBody
 // PutOrganizationDevicesDefaultDataProfileJSONRequestBody defines body for PutOrganizationDevicesDefaultDataProfile for application/json ContentType.
 type PutOrganizationDevicesDefaultDataProfileJSONRequestBody PutOrganizationDevicesDefaultDataProfileJSONBody
 
+// GetOrganizationDefaultPinCodeSettingsJSONRequestBody defines body for GetOrganizationDefaultPinCodeSettings for application/json ContentType.
+type GetOrganizationDefaultPinCodeSettingsJSONRequestBody = PasswordConfirmation
+
 // PostOrganizationDeviceSettingsJSONRequestBody defines body for PostOrganizationDeviceSettings for application/json ContentType.
 type PostOrganizationDeviceSettingsJSONRequestBody = DeviceConfig
 
 // PostOrganizationDevicesJSONRequestBody defines body for PostOrganizationDevices for application/json ContentType.
 type PostOrganizationDevicesJSONRequestBody PostOrganizationDevicesJSONBody
+
+// PostOrganizationDevicesCalibrateAccelerometerJSONRequestBody defines body for PostOrganizationDevicesCalibrateAccelerometer for application/json ContentType.
+type PostOrganizationDevicesCalibrateAccelerometerJSONRequestBody PostOrganizationDevicesCalibrateAccelerometerJSONBody
 
 // PatchOrganizationEventSettingsJSONRequestBody defines body for PatchOrganizationEventSettings for application/json ContentType.
 type PatchOrganizationEventSettingsJSONRequestBody PatchOrganizationEventSettingsJSONBody
@@ -6074,6 +6459,68 @@ func (t *WebhookSystemMessage) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsPostAutoCalibrationConfigJSONBodyEntityValue0 returns the union data inside the PostAutoCalibrationConfigJSONBody_EntityValue as a PostAutoCalibrationConfigJSONBodyEntityValue0
+func (t PostAutoCalibrationConfigJSONBody_EntityValue) AsPostAutoCalibrationConfigJSONBodyEntityValue0() (PostAutoCalibrationConfigJSONBodyEntityValue0, error) {
+	var body PostAutoCalibrationConfigJSONBodyEntityValue0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostAutoCalibrationConfigJSONBodyEntityValue0 overwrites any union data inside the PostAutoCalibrationConfigJSONBody_EntityValue as the provided PostAutoCalibrationConfigJSONBodyEntityValue0
+func (t *PostAutoCalibrationConfigJSONBody_EntityValue) FromPostAutoCalibrationConfigJSONBodyEntityValue0(v PostAutoCalibrationConfigJSONBodyEntityValue0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostAutoCalibrationConfigJSONBodyEntityValue0 performs a merge with any union data inside the PostAutoCalibrationConfigJSONBody_EntityValue, using the provided PostAutoCalibrationConfigJSONBodyEntityValue0
+func (t *PostAutoCalibrationConfigJSONBody_EntityValue) MergePostAutoCalibrationConfigJSONBodyEntityValue0(v PostAutoCalibrationConfigJSONBodyEntityValue0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPostAutoCalibrationConfigJSONBodyEntityValue1 returns the union data inside the PostAutoCalibrationConfigJSONBody_EntityValue as a PostAutoCalibrationConfigJSONBodyEntityValue1
+func (t PostAutoCalibrationConfigJSONBody_EntityValue) AsPostAutoCalibrationConfigJSONBodyEntityValue1() (PostAutoCalibrationConfigJSONBodyEntityValue1, error) {
+	var body PostAutoCalibrationConfigJSONBodyEntityValue1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostAutoCalibrationConfigJSONBodyEntityValue1 overwrites any union data inside the PostAutoCalibrationConfigJSONBody_EntityValue as the provided PostAutoCalibrationConfigJSONBodyEntityValue1
+func (t *PostAutoCalibrationConfigJSONBody_EntityValue) FromPostAutoCalibrationConfigJSONBodyEntityValue1(v PostAutoCalibrationConfigJSONBodyEntityValue1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePostAutoCalibrationConfigJSONBodyEntityValue1 performs a merge with any union data inside the PostAutoCalibrationConfigJSONBody_EntityValue, using the provided PostAutoCalibrationConfigJSONBodyEntityValue1
+func (t *PostAutoCalibrationConfigJSONBody_EntityValue) MergePostAutoCalibrationConfigJSONBodyEntityValue1(v PostAutoCalibrationConfigJSONBodyEntityValue1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PostAutoCalibrationConfigJSONBody_EntityValue) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PostAutoCalibrationConfigJSONBody_EntityValue) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsPostScopedTokenJSONBodyEntitiesEntityId0 returns the union data inside the PostScopedTokenJSONBody_Entities_EntityId as a PostScopedTokenJSONBodyEntitiesEntityId0
 func (t PostScopedTokenJSONBody_Entities_EntityId) AsPostScopedTokenJSONBodyEntitiesEntityId0() (PostScopedTokenJSONBodyEntitiesEntityId0, error) {
 	var body PostScopedTokenJSONBodyEntitiesEntityId0
@@ -6374,6 +6821,56 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/cluster (the `GetCluster` operationId).
 	GetCluster(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostAutoCalibrationConfigWithBody Switch auto-calibration
+	//
+	// Auto-calibration (off by default) lets a device calibrate ADAS by itself. Set for a
+	// device, for an organization (the default of its devices without their own switch) or
+	// for a partner (the default of every organization the partner created; organizations
+	// created later start with it off). Another tenant's partner, organization or device is
+	// 404; a guest partner may not set a shared organization's default. Delivered with each
+	// device's configuration.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/devices/auto-calibration/config (the `PostAutoCalibrationConfig` operationId).
+	PostAutoCalibrationConfigWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAutoCalibrationConfig Switch auto-calibration
+	//
+	// Auto-calibration (off by default) lets a device calibrate ADAS by itself. Set for a
+	// device, for an organization (the default of its devices without their own switch) or
+	// for a partner (the default of every organization the partner created; organizations
+	// created later start with it off). Another tenant's partner, organization or device is
+	// 404; a guest partner may not set a shared organization's default. Delivered with each
+	// device's configuration.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/devices/auto-calibration/config (the `PostAutoCalibrationConfig` operationId).
+	PostAutoCalibrationConfig(ctx context.Context, body PostAutoCalibrationConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAutoRecalibrationWithBody Recalibrate ADAS on devices
+	//
+	// Each listed device calibrates ADAS again now. Accepted: the device started (or ended)
+	// the calibration. Rejected, with the reason: not the caller's device, offline,
+	// calibrating already, or the command failed.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/devices/auto-recalibrate (the `PostAutoRecalibration` operationId).
+	PostAutoRecalibrationWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAutoRecalibration Recalibrate ADAS on devices
+	//
+	// Each listed device calibrates ADAS again now. Accepted: the device started (or ended)
+	// the calibration. Rejected, with the reason: not the caller's device, offline,
+	// calibrating already, or the command failed.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/devices/auto-recalibrate (the `PostAutoRecalibration` operationId).
+	PostAutoRecalibration(ctx context.Context, body PostAutoRecalibrationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostDeviceAuxiliaryCamerasBillingWithBody Enable or disable auxiliary camera billing (reference path)
 	//
 	// Same as POST /v2/auxiliary-cameras/billing.
@@ -6562,6 +7059,30 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/devices/privacy-control (the `PostBulkDevicesPrivacyMode` operationId).
 	PostBulkDevicesPrivacyMode(ctx context.Context, body PostBulkDevicesPrivacyModeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ConfigureMutePeriodWithBody Mute repeated tailgating alerts
+	//
+	// After a tailgating alert the devices raise no other one for coolOffDuration minutes.
+	// Delivered with each device's configuration; the answer says per IMEI whether the device
+	// got it now (success), gets it when it connects (accepted) or was rejected (not the
+	// caller's, or not a device).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/devices/tailgating-event-mute/configure (the `ConfigureMutePeriod` operationId).
+	ConfigureMutePeriodWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ConfigureMutePeriod Mute repeated tailgating alerts
+	//
+	// After a tailgating alert the devices raise no other one for coolOffDuration minutes.
+	// Delivered with each device's configuration; the answer says per IMEI whether the device
+	// got it now (success), gets it when it connects (accepted) or was rejected (not the
+	// caller's, or not a device).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/devices/tailgating-event-mute/configure (the `ConfigureMutePeriod` operationId).
+	ConfigureMutePeriod(ctx context.Context, body ConfigureMutePeriodJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostDeviceWifiPasswordWithBody Read the hotspot passwords of many devices
 	//
 	// For partners and organization users who may change devices (not viewers); at most 100 IMEIs.
@@ -6658,6 +7179,16 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/devices/{imei}/alarm-simulator (the `PostSimulatedAlarm` operationId).
 	PostSimulatedAlarm(ctx context.Context, imei Imei, body PostSimulatedAlarmJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetAutoCalibrationStatus Read the auto-calibration status
+	//
+	// The state (notStarted before any) and type of the device's latest calibration: auto
+	// (POST .../calibrate-adas), auto_recalibration (POST /v2/devices/auto-recalibrate) or
+	// manual (PUT .../calibrate-adas). As in the reference contract, the members are at the
+	// top level.
+	//
+	// Corresponds with GET /v2/devices/{imei}/auto-calibration/status (the `GetAutoCalibrationStatus` operationId).
+	GetAutoCalibrationStatus(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetDeviceAuxiliaryCameras Auxiliary cameras of a device
 	//
 	// Cameras 50 and above the device paired or reported, with their connection. Partners only.
@@ -6722,6 +7253,108 @@ type ClientInterface interface {
 	// Corresponds with PUT /v2/devices/{imei}/billing-status/{billingStatus} (the `PutDeviceBillingStatus` operationId).
 	PutDeviceBillingStatus(ctx context.Context, imei Imei, billingStatus PutDeviceBillingStatusParamsBillingStatus, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetNewCalibrateAdasStatus Read a device's ADAS calibration
+	//
+	// The measurements set for the device (zero until set), its calibration status (none;
+	// ready: measurements set, no calibration completed; completed) and the features that
+	// wait for a completed calibration (pending, then active). The reference contract limits
+	// it to AI-14 firmware 14.4 and later; fleetcam answers it for every device. A
+	// calibration the device reported pending is asked about again when it is online.
+	//
+	// Corresponds with GET /v2/devices/{imei}/calibrate-adas (the `GetNewCalibrateAdasStatus` operationId).
+	GetNewCalibrateAdasStatus(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAutoAdasCalibration Calibrate ADAS now
+	//
+	// The device calibrates ADAS from its calibration images now (about ten minutes on a
+	// real device). It must be online (417) and not calibrating already (409). The answer
+	// carries the state the device reported; GET .../calibrate-adas/state follows it.
+	//
+	// Corresponds with POST /v2/devices/{imei}/calibrate-adas (the `PostAutoAdasCalibration` operationId).
+	PostAutoAdasCalibration(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutCalibrateAdasWithBody Set a device's ADAS calibration measurements
+	//
+	// The measurements replace the device's: a manual calibration, delivered with the
+	// configuration (now when the device is connected, else when it connects) and pending
+	// until the device acknowledges that configuration. Firmware before 14.4 also takes the
+	// lane points picked on a 1280×720 calibration image: all nine or none, each inside the
+	// image, top left at or right of bottom left, top right at or left of bottom right, top
+	// rows at or above bottom rows.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v2/devices/{imei}/calibrate-adas (the `PutCalibrateAdas` operationId).
+	PutCalibrateAdasWithBody(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutCalibrateAdas Set a device's ADAS calibration measurements
+	//
+	// The measurements replace the device's: a manual calibration, delivered with the
+	// configuration (now when the device is connected, else when it connects) and pending
+	// until the device acknowledges that configuration. Firmware before 14.4 also takes the
+	// lane points picked on a 1280×720 calibration image: all nine or none, each inside the
+	// image, top left at or right of bottom left, top right at or left of bottom right, top
+	// rows at or above bottom rows.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v2/devices/{imei}/calibrate-adas (the `PutCalibrateAdas` operationId).
+	PutCalibrateAdas(ctx context.Context, imei Imei, body PutCalibrateAdasJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAutoAdasCalibrationState Read the state of the latest ADAS calibration
+	//
+	// pending, completed or failed; 404 before any calibration. A pending calibration is
+	// asked about again when the device is online.
+	//
+	// Corresponds with GET /v2/devices/{imei}/calibrate-adas/state (the `GetAutoAdasCalibrationState` operationId).
+	GetAutoAdasCalibrationState(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDeviceCameras List the views of a device
+	//
+	// The views a live stream can show: 1 the road-facing lens, 2 the in-cab lens, 50 and
+	// above the paired auxiliary cameras (with their names). The device must be online (417
+	// otherwise). Scoped tokens with the deviceLiveStreaming feature may call it.
+	//
+	// Corresponds with GET /v2/devices/{imei}/cameras (the `GetDeviceCameras` operationId).
+	GetDeviceCameras(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchDeviceCamerasWithBody Name auxiliary cameras
+	//
+	// Names paired auxiliary cameras; a null name removes the name. Cameras the call does not
+	// list keep theirs. A camera below 50, or not paired with the device, is a 400. The
+	// names go to the device with its configuration. The answer lists the paired auxiliary
+	// cameras with their names.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v2/devices/{imei}/cameras (the `PatchDeviceCameras` operationId).
+	PatchDeviceCamerasWithBody(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchDeviceCameras Name auxiliary cameras
+	//
+	// Names paired auxiliary cameras; a null name removes the name. Cameras the call does not
+	// list keep theirs. A camera below 50, or not paired with the device, is a 400. The
+	// names go to the device with its configuration. The answer lists the paired auxiliary
+	// cameras with their names.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v2/devices/{imei}/cameras (the `PatchDeviceCameras` operationId).
+	PatchDeviceCameras(ctx context.Context, imei Imei, body PatchDeviceCamerasJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDeviceCameraSnapshot Take a snapshot
+	//
+	// The device takes a snapshot of one camera at time (now by default) and uploads the JPEG;
+	// the answer is a signed link to it, valid media.linkTTL, which serves the picture once
+	// the upload landed (seconds). The device must be online (417). The answer is one link,
+	// so one camera per call: cameraId 0 and cameraIds (all or several cameras in the
+	// reference contract) are a 400. A second the device holds no recording of is 404
+	// NoRecordingAvailableError. fleetcam's devices report no position with a snapshot:
+	// metadata carries the time only.
+	//
+	// Corresponds with GET /v2/devices/{imei}/cameras/{cameraId}/snapshot (the `GetDeviceCameraSnapshot` operationId).
+	GetDeviceCameraSnapshot(ctx context.Context, imei Imei, cameraId string, params *GetDeviceCameraSnapshotParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostDeviceConnectMedia Start a live stream
 	//
 	// Asks the device to stream a camera and waits for its first frame. The stream plays as MJPEG
@@ -6758,6 +7391,23 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v2/devices/{imei}/data-usage (the `GetDeviceDataUsage` operationId).
 	GetDeviceDataUsage(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteDeviceFromDemoMode Take a device out of demo mode
+	//
+	// The device returns to normal operation, from demo mode or from semi-online mode (the
+	// reference contract has no other call that ends semi-online mode). Delivered like PUT.
+	//
+	// Corresponds with DELETE /v2/devices/{imei}/demo-mode (the `DeleteDeviceFromDemoMode` operationId).
+	DeleteDeviceFromDemoMode(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutDeviceInDemoMode Put a device in demo mode
+	//
+	// In demo mode the device shows its features without recording or reporting. The mode is
+	// a setting delivered with the device's configuration: now when the device is connected
+	// (success), else when it connects (accepted).
+	//
+	// Corresponds with PUT /v2/devices/{imei}/demo-mode (the `PutDeviceInDemoMode` operationId).
+	PutDeviceInDemoMode(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetDeviceConfig Read a device's configuration
 	//
@@ -6895,6 +7545,21 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/devices/{imei}/events/{eventId} (the `GetDeviceEvent` operationId).
 	GetDeviceEvent(ctx context.Context, imei Imei, eventId int, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostFactoryReset Reset a device to factory settings
+	//
+	// The device reverts to its factory settings and connects again with its factory
+	// credentials: once it confirms, its token is revoked (it bootstraps again) and the cloud
+	// drops the settings a reset reverts, so that the device takes its organization's: its
+	// own device configuration and privacy settings, privacy mode, operating mode, USB OTG,
+	// tailgating mute, ADAS measurements and calibration state. PIN codes, camera names,
+	// event settings and geofences stay. Unlike the reference contract, which resets an
+	// offline device when it returns, fleetcam sends the reset only to a connected device
+	// (417 otherwise), so that the caller learns whether it happened. Viewers may not call
+	// it; the request is audited.
+	//
+	// Corresponds with POST /v2/devices/{imei}/factory-reset (the `PostFactoryReset` operationId).
+	PostFactoryReset(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetDeviceFormatStorage Format the device's SD card
 	//
 	// The device formats its SD card (and those of paired auxiliary cameras), answers with the
@@ -6973,6 +7638,60 @@ type ClientInterface interface {
 	// Corresponds with PUT /v2/devices/{imei}/hotspot (the `PutDeviceHotspot` operationId).
 	PutDeviceHotspot(ctx context.Context, imei Imei, body PutDeviceHotspotJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostDeviceOtgSettingsWithBody Switch USB on-the-go
+	//
+	// Turns the device's USB port (USB on-the-go) on or off. The reference contract gives the
+	// call no body; fleetcam takes the switch as `{"enabled": bool}`. It is a setting
+	// delivered with the configuration, so an offline device applies it when it connects
+	// rather than failing the call.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/devices/{imei}/otg-settings (the `PostDeviceOtgSettings` operationId).
+	PostDeviceOtgSettingsWithBody(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDeviceOtgSettings Switch USB on-the-go
+	//
+	// Turns the device's USB port (USB on-the-go) on or off. The reference contract gives the
+	// call no body; fleetcam takes the switch as `{"enabled": bool}`. It is a setting
+	// delivered with the configuration, so an offline device applies it when it connects
+	// rather than failing the call.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/devices/{imei}/otg-settings (the `PostDeviceOtgSettings` operationId).
+	PostDeviceOtgSettings(ctx context.Context, imei Imei, body PostDeviceOtgSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDevicePinCodesWithBody Issue a device's PIN codes
+	//
+	// PIN codes are secrets: fleetcam keeps only salted hashes of them, which the device
+	// verifies typed PINs against, so a PIN can be shown only when it is made. Where the
+	// reference contract retrieves the PINs, fleetcam issues new six-digit admin and driver
+	// PINs, shown once in this answer; the earlier PINs stop working when the device applies
+	// its new configuration (now when connected, else when it connects). The caller confirms
+	// with its own password (a wrong one, or a caller without a password, is 403). Viewers
+	// may not call it; it is audited without the PINs.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/devices/{imei}/pin-codes (the `GetDevicePinCodes` operationId).
+	GetDevicePinCodesWithBody(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDevicePinCodes Issue a device's PIN codes
+	//
+	// PIN codes are secrets: fleetcam keeps only salted hashes of them, which the device
+	// verifies typed PINs against, so a PIN can be shown only when it is made. Where the
+	// reference contract retrieves the PINs, fleetcam issues new six-digit admin and driver
+	// PINs, shown once in this answer; the earlier PINs stop working when the device applies
+	// its new configuration (now when connected, else when it connects). The caller confirms
+	// with its own password (a wrong one, or a caller without a password, is 403). Viewers
+	// may not call it; it is audited without the PINs.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/devices/{imei}/pin-codes (the `GetDevicePinCodes` operationId).
+	GetDevicePinCodes(ctx context.Context, imei Imei, body GetDevicePinCodesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetPrivacyConfig Read what privacy mode keeps enabled on a device
 	//
 	// Corresponds with GET /v2/devices/{imei}/privacy-config (the `GetPrivacyConfig` operationId).
@@ -6983,12 +7702,29 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/devices/{imei}/privacy-control (the `GetDevicePrivacyMode` operationId).
 	GetDevicePrivacyMode(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostDeviceReboot Reboot a device
+	//
+	// The device restarts and connects again. It must be online and answer in time (417
+	// otherwise). Viewers may not call it; the request is audited.
+	//
+	// Corresponds with POST /v2/devices/{imei}/reboot (the `PostDeviceReboot` operationId).
+	PostDeviceReboot(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetDeviceRecordingRanges List the recordings on the device
 	//
 	// Per camera, the intervals the SD card holds since the device left its previous organization (if it had one), clipped to start and end when given. The device must be online.
 	//
 	// Corresponds with GET /v2/devices/{imei}/recording-ranges (the `GetDeviceRecordingRanges` operationId).
 	GetDeviceRecordingRanges(ctx context.Context, imei Imei, params *GetDeviceRecordingRangesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutDeviceSemiOnline Put a device in semi-online mode
+	//
+	// In semi-online mode the device keeps its connection for commands and configuration but
+	// reports no events. Delivered with the configuration like demo mode; DELETE
+	// /v2/devices/{imei}/demo-mode returns the device to normal operation.
+	//
+	// Corresponds with PUT /v2/devices/{imei}/semi-online (the `PutDeviceSemiOnline` operationId).
+	PutDeviceSemiOnline(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostVirtualEventWithBody Create a virtual event from the recordings
 	//
@@ -7021,6 +7757,14 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v2/devices/{imei}/virtual-event (the `PostVirtualEvent` operationId).
 	PostVirtualEvent(ctx context.Context, imei Imei, body PostVirtualEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostWakeupDevice Wake a device up from standby
+	//
+	// A device in standby (connected while the vehicle is parked) returns to full operation.
+	// It must be online and answer in time (417 otherwise). The request is audited.
+	//
+	// Corresponds with POST /v2/devices/{imei}/wakeup (the `PostWakeupDevice` operationId).
+	PostWakeupDevice(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteDriversWithBody Delete inactive drivers
 	//
@@ -7559,6 +8303,30 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/organizations/{orgId}/default-settings (the `GetOrganizationDefaultSettings` operationId).
 	GetOrganizationDefaultSettings(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetOrganizationDefaultPinCodeSettingsWithBody Issue an organization's default PIN codes
+	//
+	// New default admin and driver PINs of the organization, shown once (see POST
+	// /v2/devices/{imei}/pin-codes): every device without PINs of its own takes them, and
+	// with the organization profile enabled every device. The host organization's users and
+	// partner only; the caller confirms with its password.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/default-settings/pin-codes (the `GetOrganizationDefaultPinCodeSettings` operationId).
+	GetOrganizationDefaultPinCodeSettingsWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOrganizationDefaultPinCodeSettings Issue an organization's default PIN codes
+	//
+	// New default admin and driver PINs of the organization, shown once (see POST
+	// /v2/devices/{imei}/pin-codes): every device without PINs of its own takes them, and
+	// with the organization profile enabled every device. The host organization's users and
+	// partner only; the caller confirms with its password.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/default-settings/pin-codes (the `GetOrganizationDefaultPinCodeSettings` operationId).
+	GetOrganizationDefaultPinCodeSettings(ctx context.Context, orgId OrgId, body GetOrganizationDefaultPinCodeSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOrganizationDeviceSettings Read the organization's default device configuration
 	//
 	// Corresponds with GET /v2/organizations/{orgId}/device-settings (the `GetOrganizationDeviceSettings` operationId).
@@ -7629,6 +8397,30 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v2/organizations/{orgId}/devices/billing-status (the `GetOrganizationDevicesBillingStatus` operationId).
 	GetOrganizationDevicesBillingStatus(ctx context.Context, orgId OrgId, params *GetOrganizationDevicesBillingStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrganizationDevicesCalibrateAccelerometerWithBody Calibrate accelerometers
+	//
+	// The devices named (by IMEI, by group, or those in no group; at least one of the three)
+	// level their accelerometers at the parked vehicle's position now. Each must be online.
+	// The answer says per device what happened: accepted, or rejected with the reason (not a
+	// device of the organization the caller may see, offline, the command failed).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/devices/calibrate-accelerometer (the `PostOrganizationDevicesCalibrateAccelerometer` operationId).
+	PostOrganizationDevicesCalibrateAccelerometerWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrganizationDevicesCalibrateAccelerometer Calibrate accelerometers
+	//
+	// The devices named (by IMEI, by group, or those in no group; at least one of the three)
+	// level their accelerometers at the parked vehicle's position now. Each must be online.
+	// The answer says per device what happened: accepted, or rejected with the reason (not a
+	// device of the organization the caller may see, offline, the command failed).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/devices/calibrate-accelerometer (the `PostOrganizationDevicesCalibrateAccelerometer` operationId).
+	PostOrganizationDevicesCalibrateAccelerometer(ctx context.Context, orgId OrgId, body PostOrganizationDevicesCalibrateAccelerometerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutOrganizationDevicesDataProfile Set the data profile of an organization's devices
 	//
@@ -8618,6 +9410,96 @@ func (c *Client) GetCluster(ctx context.Context, reqEditors ...RequestEditorFn) 
 	return c.Client.Do(req)
 }
 
+// PostAutoCalibrationConfigWithBody Switch auto-calibration
+//
+// Auto-calibration (off by default) lets a device calibrate ADAS by itself. Set for a
+// device, for an organization (the default of its devices without their own switch) or
+// for a partner (the default of every organization the partner created; organizations
+// created later start with it off). Another tenant's partner, organization or device is
+// 404; a guest partner may not set a shared organization's default. Delivered with each
+// device's configuration.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/devices/auto-calibration/config (the `PostAutoCalibrationConfig` operationId).
+func (c *Client) PostAutoCalibrationConfigWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAutoCalibrationConfigRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAutoCalibrationConfig Switch auto-calibration
+//
+// Auto-calibration (off by default) lets a device calibrate ADAS by itself. Set for a
+// device, for an organization (the default of its devices without their own switch) or
+// for a partner (the default of every organization the partner created; organizations
+// created later start with it off). Another tenant's partner, organization or device is
+// 404; a guest partner may not set a shared organization's default. Delivered with each
+// device's configuration.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/devices/auto-calibration/config (the `PostAutoCalibrationConfig` operationId).
+func (c *Client) PostAutoCalibrationConfig(ctx context.Context, body PostAutoCalibrationConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAutoCalibrationConfigRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAutoRecalibrationWithBody Recalibrate ADAS on devices
+//
+// Each listed device calibrates ADAS again now. Accepted: the device started (or ended)
+// the calibration. Rejected, with the reason: not the caller's device, offline,
+// calibrating already, or the command failed.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/devices/auto-recalibrate (the `PostAutoRecalibration` operationId).
+func (c *Client) PostAutoRecalibrationWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAutoRecalibrationRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAutoRecalibration Recalibrate ADAS on devices
+//
+// Each listed device calibrates ADAS again now. Accepted: the device started (or ended)
+// the calibration. Rejected, with the reason: not the caller's device, offline,
+// calibrating already, or the command failed.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/devices/auto-recalibrate (the `PostAutoRecalibration` operationId).
+func (c *Client) PostAutoRecalibration(ctx context.Context, body PostAutoRecalibrationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAutoRecalibrationRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostDeviceAuxiliaryCamerasBillingWithBody Enable or disable auxiliary camera billing (reference path)
 //
 // Same as POST /v2/auxiliary-cameras/billing.
@@ -8986,6 +9868,50 @@ func (c *Client) PostBulkDevicesPrivacyMode(ctx context.Context, body PostBulkDe
 	return c.Client.Do(req)
 }
 
+// ConfigureMutePeriodWithBody Mute repeated tailgating alerts
+//
+// After a tailgating alert the devices raise no other one for coolOffDuration minutes.
+// Delivered with each device's configuration; the answer says per IMEI whether the device
+// got it now (success), gets it when it connects (accepted) or was rejected (not the
+// caller's, or not a device).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/devices/tailgating-event-mute/configure (the `ConfigureMutePeriod` operationId).
+func (c *Client) ConfigureMutePeriodWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewConfigureMutePeriodRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ConfigureMutePeriod Mute repeated tailgating alerts
+//
+// After a tailgating alert the devices raise no other one for coolOffDuration minutes.
+// Delivered with each device's configuration; the answer says per IMEI whether the device
+// got it now (success), gets it when it connects (accepted) or was rejected (not the
+// caller's, or not a device).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/devices/tailgating-event-mute/configure (the `ConfigureMutePeriod` operationId).
+func (c *Client) ConfigureMutePeriod(ctx context.Context, body ConfigureMutePeriodJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewConfigureMutePeriodRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostDeviceWifiPasswordWithBody Read the hotspot passwords of many devices
 //
 // For partners and organization users who may change devices (not viewers); at most 100 IMEIs.
@@ -9182,6 +10108,26 @@ func (c *Client) PostSimulatedAlarm(ctx context.Context, imei Imei, body PostSim
 	return c.Client.Do(req)
 }
 
+// GetAutoCalibrationStatus Read the auto-calibration status
+//
+// The state (notStarted before any) and type of the device's latest calibration: auto
+// (POST .../calibrate-adas), auto_recalibration (POST /v2/devices/auto-recalibrate) or
+// manual (PUT .../calibrate-adas). As in the reference contract, the members are at the
+// top level.
+//
+// Corresponds with GET /v2/devices/{imei}/auto-calibration/status (the `GetAutoCalibrationStatus` operationId).
+func (c *Client) GetAutoCalibrationStatus(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAutoCalibrationStatusRequest(c.Server, imei)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetDeviceAuxiliaryCameras Auxiliary cameras of a device
 //
 // Cameras 50 and above the device paired or reported, with their connection. Partners only.
@@ -9326,6 +10272,198 @@ func (c *Client) PutDeviceBillingStatus(ctx context.Context, imei Imei, billingS
 	return c.Client.Do(req)
 }
 
+// GetNewCalibrateAdasStatus Read a device's ADAS calibration
+//
+// The measurements set for the device (zero until set), its calibration status (none;
+// ready: measurements set, no calibration completed; completed) and the features that
+// wait for a completed calibration (pending, then active). The reference contract limits
+// it to AI-14 firmware 14.4 and later; fleetcam answers it for every device. A
+// calibration the device reported pending is asked about again when it is online.
+//
+// Corresponds with GET /v2/devices/{imei}/calibrate-adas (the `GetNewCalibrateAdasStatus` operationId).
+func (c *Client) GetNewCalibrateAdasStatus(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetNewCalibrateAdasStatusRequest(c.Server, imei)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAutoAdasCalibration Calibrate ADAS now
+//
+// The device calibrates ADAS from its calibration images now (about ten minutes on a
+// real device). It must be online (417) and not calibrating already (409). The answer
+// carries the state the device reported; GET .../calibrate-adas/state follows it.
+//
+// Corresponds with POST /v2/devices/{imei}/calibrate-adas (the `PostAutoAdasCalibration` operationId).
+func (c *Client) PostAutoAdasCalibration(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAutoAdasCalibrationRequest(c.Server, imei)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutCalibrateAdasWithBody Set a device's ADAS calibration measurements
+//
+// The measurements replace the device's: a manual calibration, delivered with the
+// configuration (now when the device is connected, else when it connects) and pending
+// until the device acknowledges that configuration. Firmware before 14.4 also takes the
+// lane points picked on a 1280×720 calibration image: all nine or none, each inside the
+// image, top left at or right of bottom left, top right at or left of bottom right, top
+// rows at or above bottom rows.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v2/devices/{imei}/calibrate-adas (the `PutCalibrateAdas` operationId).
+func (c *Client) PutCalibrateAdasWithBody(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutCalibrateAdasRequestWithBody(c.Server, imei, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutCalibrateAdas Set a device's ADAS calibration measurements
+//
+// The measurements replace the device's: a manual calibration, delivered with the
+// configuration (now when the device is connected, else when it connects) and pending
+// until the device acknowledges that configuration. Firmware before 14.4 also takes the
+// lane points picked on a 1280×720 calibration image: all nine or none, each inside the
+// image, top left at or right of bottom left, top right at or left of bottom right, top
+// rows at or above bottom rows.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v2/devices/{imei}/calibrate-adas (the `PutCalibrateAdas` operationId).
+func (c *Client) PutCalibrateAdas(ctx context.Context, imei Imei, body PutCalibrateAdasJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutCalibrateAdasRequest(c.Server, imei, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAutoAdasCalibrationState Read the state of the latest ADAS calibration
+//
+// pending, completed or failed; 404 before any calibration. A pending calibration is
+// asked about again when the device is online.
+//
+// Corresponds with GET /v2/devices/{imei}/calibrate-adas/state (the `GetAutoAdasCalibrationState` operationId).
+func (c *Client) GetAutoAdasCalibrationState(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAutoAdasCalibrationStateRequest(c.Server, imei)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDeviceCameras List the views of a device
+//
+// The views a live stream can show: 1 the road-facing lens, 2 the in-cab lens, 50 and
+// above the paired auxiliary cameras (with their names). The device must be online (417
+// otherwise). Scoped tokens with the deviceLiveStreaming feature may call it.
+//
+// Corresponds with GET /v2/devices/{imei}/cameras (the `GetDeviceCameras` operationId).
+func (c *Client) GetDeviceCameras(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeviceCamerasRequest(c.Server, imei)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchDeviceCamerasWithBody Name auxiliary cameras
+//
+// Names paired auxiliary cameras; a null name removes the name. Cameras the call does not
+// list keep theirs. A camera below 50, or not paired with the device, is a 400. The
+// names go to the device with its configuration. The answer lists the paired auxiliary
+// cameras with their names.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v2/devices/{imei}/cameras (the `PatchDeviceCameras` operationId).
+func (c *Client) PatchDeviceCamerasWithBody(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchDeviceCamerasRequestWithBody(c.Server, imei, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchDeviceCameras Name auxiliary cameras
+//
+// Names paired auxiliary cameras; a null name removes the name. Cameras the call does not
+// list keep theirs. A camera below 50, or not paired with the device, is a 400. The
+// names go to the device with its configuration. The answer lists the paired auxiliary
+// cameras with their names.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v2/devices/{imei}/cameras (the `PatchDeviceCameras` operationId).
+func (c *Client) PatchDeviceCameras(ctx context.Context, imei Imei, body PatchDeviceCamerasJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchDeviceCamerasRequest(c.Server, imei, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDeviceCameraSnapshot Take a snapshot
+//
+// The device takes a snapshot of one camera at time (now by default) and uploads the JPEG;
+// the answer is a signed link to it, valid media.linkTTL, which serves the picture once
+// the upload landed (seconds). The device must be online (417). The answer is one link,
+// so one camera per call: cameraId 0 and cameraIds (all or several cameras in the
+// reference contract) are a 400. A second the device holds no recording of is 404
+// NoRecordingAvailableError. fleetcam's devices report no position with a snapshot:
+// metadata carries the time only.
+//
+// Corresponds with GET /v2/devices/{imei}/cameras/{cameraId}/snapshot (the `GetDeviceCameraSnapshot` operationId).
+func (c *Client) GetDeviceCameraSnapshot(ctx context.Context, imei Imei, cameraId string, params *GetDeviceCameraSnapshotParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeviceCameraSnapshotRequest(c.Server, imei, cameraId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostDeviceConnectMedia Start a live stream
 //
 // Asks the device to stream a camera and waits for its first frame. The stream plays as MJPEG
@@ -9383,6 +10521,43 @@ func (c *Client) PutDeviceDataProfile(ctx context.Context, imei Imei, dataProfil
 // Corresponds with GET /v2/devices/{imei}/data-usage (the `GetDeviceDataUsage` operationId).
 func (c *Client) GetDeviceDataUsage(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetDeviceDataUsageRequest(c.Server, imei)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteDeviceFromDemoMode Take a device out of demo mode
+//
+// The device returns to normal operation, from demo mode or from semi-online mode (the
+// reference contract has no other call that ends semi-online mode). Delivered like PUT.
+//
+// Corresponds with DELETE /v2/devices/{imei}/demo-mode (the `DeleteDeviceFromDemoMode` operationId).
+func (c *Client) DeleteDeviceFromDemoMode(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteDeviceFromDemoModeRequest(c.Server, imei)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutDeviceInDemoMode Put a device in demo mode
+//
+// In demo mode the device shows its features without recording or reporting. The mode is
+// a setting delivered with the device's configuration: now when the device is connected
+// (success), else when it connects (accepted).
+//
+// Corresponds with PUT /v2/devices/{imei}/demo-mode (the `PutDeviceInDemoMode` operationId).
+func (c *Client) PutDeviceInDemoMode(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutDeviceInDemoModeRequest(c.Server, imei)
 	if err != nil {
 		return nil, err
 	}
@@ -9639,6 +10814,31 @@ func (c *Client) GetDeviceEvent(ctx context.Context, imei Imei, eventId int, req
 	return c.Client.Do(req)
 }
 
+// PostFactoryReset Reset a device to factory settings
+//
+// The device reverts to its factory settings and connects again with its factory
+// credentials: once it confirms, its token is revoked (it bootstraps again) and the cloud
+// drops the settings a reset reverts, so that the device takes its organization's: its
+// own device configuration and privacy settings, privacy mode, operating mode, USB OTG,
+// tailgating mute, ADAS measurements and calibration state. PIN codes, camera names,
+// event settings and geofences stay. Unlike the reference contract, which resets an
+// offline device when it returns, fleetcam sends the reset only to a connected device
+// (417 otherwise), so that the caller learns whether it happened. Viewers may not call
+// it; the request is audited.
+//
+// Corresponds with POST /v2/devices/{imei}/factory-reset (the `PostFactoryReset` operationId).
+func (c *Client) PostFactoryReset(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostFactoryResetRequest(c.Server, imei)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetDeviceFormatStorage Format the device's SD card
 //
 // The device formats its SD card (and those of paired auxiliary cameras), answers with the
@@ -9797,6 +10997,100 @@ func (c *Client) PutDeviceHotspot(ctx context.Context, imei Imei, body PutDevice
 	return c.Client.Do(req)
 }
 
+// PostDeviceOtgSettingsWithBody Switch USB on-the-go
+//
+// Turns the device's USB port (USB on-the-go) on or off. The reference contract gives the
+// call no body; fleetcam takes the switch as `{"enabled": bool}`. It is a setting
+// delivered with the configuration, so an offline device applies it when it connects
+// rather than failing the call.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/devices/{imei}/otg-settings (the `PostDeviceOtgSettings` operationId).
+func (c *Client) PostDeviceOtgSettingsWithBody(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDeviceOtgSettingsRequestWithBody(c.Server, imei, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDeviceOtgSettings Switch USB on-the-go
+//
+// Turns the device's USB port (USB on-the-go) on or off. The reference contract gives the
+// call no body; fleetcam takes the switch as `{"enabled": bool}`. It is a setting
+// delivered with the configuration, so an offline device applies it when it connects
+// rather than failing the call.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/devices/{imei}/otg-settings (the `PostDeviceOtgSettings` operationId).
+func (c *Client) PostDeviceOtgSettings(ctx context.Context, imei Imei, body PostDeviceOtgSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDeviceOtgSettingsRequest(c.Server, imei, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDevicePinCodesWithBody Issue a device's PIN codes
+//
+// PIN codes are secrets: fleetcam keeps only salted hashes of them, which the device
+// verifies typed PINs against, so a PIN can be shown only when it is made. Where the
+// reference contract retrieves the PINs, fleetcam issues new six-digit admin and driver
+// PINs, shown once in this answer; the earlier PINs stop working when the device applies
+// its new configuration (now when connected, else when it connects). The caller confirms
+// with its own password (a wrong one, or a caller without a password, is 403). Viewers
+// may not call it; it is audited without the PINs.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/devices/{imei}/pin-codes (the `GetDevicePinCodes` operationId).
+func (c *Client) GetDevicePinCodesWithBody(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDevicePinCodesRequestWithBody(c.Server, imei, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDevicePinCodes Issue a device's PIN codes
+//
+// PIN codes are secrets: fleetcam keeps only salted hashes of them, which the device
+// verifies typed PINs against, so a PIN can be shown only when it is made. Where the
+// reference contract retrieves the PINs, fleetcam issues new six-digit admin and driver
+// PINs, shown once in this answer; the earlier PINs stop working when the device applies
+// its new configuration (now when connected, else when it connects). The caller confirms
+// with its own password (a wrong one, or a caller without a password, is 403). Viewers
+// may not call it; it is audited without the PINs.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/devices/{imei}/pin-codes (the `GetDevicePinCodes` operationId).
+func (c *Client) GetDevicePinCodes(ctx context.Context, imei Imei, body GetDevicePinCodesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDevicePinCodesRequest(c.Server, imei, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetPrivacyConfig Read what privacy mode keeps enabled on a device
 //
 // Corresponds with GET /v2/devices/{imei}/privacy-config (the `GetPrivacyConfig` operationId).
@@ -9827,6 +11121,24 @@ func (c *Client) GetDevicePrivacyMode(ctx context.Context, imei Imei, reqEditors
 	return c.Client.Do(req)
 }
 
+// PostDeviceReboot Reboot a device
+//
+// The device restarts and connects again. It must be online and answer in time (417
+// otherwise). Viewers may not call it; the request is audited.
+//
+// Corresponds with POST /v2/devices/{imei}/reboot (the `PostDeviceReboot` operationId).
+func (c *Client) PostDeviceReboot(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDeviceRebootRequest(c.Server, imei)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetDeviceRecordingRanges List the recordings on the device
 //
 // Per camera, the intervals the SD card holds since the device left its previous organization (if it had one), clipped to start and end when given. The device must be online.
@@ -9834,6 +11146,25 @@ func (c *Client) GetDevicePrivacyMode(ctx context.Context, imei Imei, reqEditors
 // Corresponds with GET /v2/devices/{imei}/recording-ranges (the `GetDeviceRecordingRanges` operationId).
 func (c *Client) GetDeviceRecordingRanges(ctx context.Context, imei Imei, params *GetDeviceRecordingRangesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetDeviceRecordingRangesRequest(c.Server, imei, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutDeviceSemiOnline Put a device in semi-online mode
+//
+// In semi-online mode the device keeps its connection for commands and configuration but
+// reports no events. Delivered with the configuration like demo mode; DELETE
+// /v2/devices/{imei}/demo-mode returns the device to normal operation.
+//
+// Corresponds with PUT /v2/devices/{imei}/semi-online (the `PutDeviceSemiOnline` operationId).
+func (c *Client) PutDeviceSemiOnline(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutDeviceSemiOnlineRequest(c.Server, imei)
 	if err != nil {
 		return nil, err
 	}
@@ -9886,6 +11217,24 @@ func (c *Client) PostVirtualEventWithBody(ctx context.Context, imei Imei, conten
 // Corresponds with POST /v2/devices/{imei}/virtual-event (the `PostVirtualEvent` operationId).
 func (c *Client) PostVirtualEvent(ctx context.Context, imei Imei, body PostVirtualEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostVirtualEventRequest(c.Server, imei, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostWakeupDevice Wake a device up from standby
+//
+// A device in standby (connected while the vehicle is parked) returns to full operation.
+// It must be online and answer in time (417 otherwise). The request is audited.
+//
+// Corresponds with POST /v2/devices/{imei}/wakeup (the `PostWakeupDevice` operationId).
+func (c *Client) PostWakeupDevice(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostWakeupDeviceRequest(c.Server, imei)
 	if err != nil {
 		return nil, err
 	}
@@ -10873,6 +12222,50 @@ func (c *Client) GetOrganizationDefaultSettings(ctx context.Context, orgId OrgId
 	return c.Client.Do(req)
 }
 
+// GetOrganizationDefaultPinCodeSettingsWithBody Issue an organization's default PIN codes
+//
+// New default admin and driver PINs of the organization, shown once (see POST
+// /v2/devices/{imei}/pin-codes): every device without PINs of its own takes them, and
+// with the organization profile enabled every device. The host organization's users and
+// partner only; the caller confirms with its password.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/organizations/{orgId}/default-settings/pin-codes (the `GetOrganizationDefaultPinCodeSettings` operationId).
+func (c *Client) GetOrganizationDefaultPinCodeSettingsWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOrganizationDefaultPinCodeSettingsRequestWithBody(c.Server, orgId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOrganizationDefaultPinCodeSettings Issue an organization's default PIN codes
+//
+// New default admin and driver PINs of the organization, shown once (see POST
+// /v2/devices/{imei}/pin-codes): every device without PINs of its own takes them, and
+// with the organization profile enabled every device. The host organization's users and
+// partner only; the caller confirms with its password.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/organizations/{orgId}/default-settings/pin-codes (the `GetOrganizationDefaultPinCodeSettings` operationId).
+func (c *Client) GetOrganizationDefaultPinCodeSettings(ctx context.Context, orgId OrgId, body GetOrganizationDefaultPinCodeSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOrganizationDefaultPinCodeSettingsRequest(c.Server, orgId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetOrganizationDeviceSettings Read the organization's default device configuration
 //
 // Corresponds with GET /v2/organizations/{orgId}/device-settings (the `GetOrganizationDeviceSettings` operationId).
@@ -11004,6 +12397,50 @@ func (c *Client) PostOrganizationDevices(ctx context.Context, orgId OrgId, body 
 // Corresponds with GET /v2/organizations/{orgId}/devices/billing-status (the `GetOrganizationDevicesBillingStatus` operationId).
 func (c *Client) GetOrganizationDevicesBillingStatus(ctx context.Context, orgId OrgId, params *GetOrganizationDevicesBillingStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOrganizationDevicesBillingStatusRequest(c.Server, orgId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrganizationDevicesCalibrateAccelerometerWithBody Calibrate accelerometers
+//
+// The devices named (by IMEI, by group, or those in no group; at least one of the three)
+// level their accelerometers at the parked vehicle's position now. Each must be online.
+// The answer says per device what happened: accepted, or rejected with the reason (not a
+// device of the organization the caller may see, offline, the command failed).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/organizations/{orgId}/devices/calibrate-accelerometer (the `PostOrganizationDevicesCalibrateAccelerometer` operationId).
+func (c *Client) PostOrganizationDevicesCalibrateAccelerometerWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrganizationDevicesCalibrateAccelerometerRequestWithBody(c.Server, orgId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrganizationDevicesCalibrateAccelerometer Calibrate accelerometers
+//
+// The devices named (by IMEI, by group, or those in no group; at least one of the three)
+// level their accelerometers at the parked vehicle's position now. Each must be online.
+// The answer says per device what happened: accepted, or rejected with the reason (not a
+// device of the organization the caller may see, offline, the command failed).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/organizations/{orgId}/devices/calibrate-accelerometer (the `PostOrganizationDevicesCalibrateAccelerometer` operationId).
+func (c *Client) PostOrganizationDevicesCalibrateAccelerometer(ctx context.Context, orgId OrgId, body PostOrganizationDevicesCalibrateAccelerometerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrganizationDevicesCalibrateAccelerometerRequest(c.Server, orgId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13028,6 +14465,86 @@ func NewGetClusterRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewPostAutoCalibrationConfigRequest calls the generic PostAutoCalibrationConfig builder with application/json body
+func NewPostAutoCalibrationConfigRequest(server string, body PostAutoCalibrationConfigJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostAutoCalibrationConfigRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostAutoCalibrationConfigRequestWithBody constructs an http.Request for the PostAutoCalibrationConfig method, with any body, and a specified content type
+func NewPostAutoCalibrationConfigRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/auto-calibration/config")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostAutoRecalibrationRequest calls the generic PostAutoRecalibration builder with application/json body
+func NewPostAutoRecalibrationRequest(server string, body PostAutoRecalibrationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostAutoRecalibrationRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostAutoRecalibrationRequestWithBody constructs an http.Request for the PostAutoRecalibration method, with any body, and a specified content type
+func NewPostAutoRecalibrationRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/auto-recalibrate")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewPostDeviceAuxiliaryCamerasBillingRequest calls the generic PostDeviceAuxiliaryCamerasBilling builder with application/json body
 func NewPostDeviceAuxiliaryCamerasBillingRequest(server string, body PostDeviceAuxiliaryCamerasBillingJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -13402,6 +14919,46 @@ func NewPostBulkDevicesPrivacyModeRequestWithBody(server string, contentType str
 	return req, nil
 }
 
+// NewConfigureMutePeriodRequest calls the generic ConfigureMutePeriod builder with application/json body
+func NewConfigureMutePeriodRequest(server string, body ConfigureMutePeriodJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewConfigureMutePeriodRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewConfigureMutePeriodRequestWithBody constructs an http.Request for the ConfigureMutePeriod method, with any body, and a specified content type
+func NewConfigureMutePeriodRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/tailgating-event-mute/configure")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewPostDeviceWifiPasswordRequest calls the generic PostDeviceWifiPassword builder with application/json body
 func NewPostDeviceWifiPasswordRequest(server string, body PostDeviceWifiPasswordJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -13711,6 +15268,40 @@ func NewPostSimulatedAlarmRequestWithBody(server string, imei Imei, contentType 
 	return req, nil
 }
 
+// NewGetAutoCalibrationStatusRequest constructs an http.Request for the GetAutoCalibrationStatus method
+func NewGetAutoCalibrationStatusRequest(server string, imei Imei) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/auto-calibration/status", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetDeviceAuxiliaryCamerasRequest constructs an http.Request for the GetDeviceAuxiliaryCameras method
 func NewGetDeviceAuxiliaryCamerasRequest(server string, imei Imei) (*http.Request, error) {
 	var err error
@@ -13975,6 +15566,316 @@ func NewPutDeviceBillingStatusRequest(server string, imei Imei, billingStatus Pu
 	return req, nil
 }
 
+// NewGetNewCalibrateAdasStatusRequest constructs an http.Request for the GetNewCalibrateAdasStatus method
+func NewGetNewCalibrateAdasStatusRequest(server string, imei Imei) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/calibrate-adas", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostAutoAdasCalibrationRequest constructs an http.Request for the PostAutoAdasCalibration method
+func NewPostAutoAdasCalibrationRequest(server string, imei Imei) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/calibrate-adas", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutCalibrateAdasRequest calls the generic PutCalibrateAdas builder with application/json body
+func NewPutCalibrateAdasRequest(server string, imei Imei, body PutCalibrateAdasJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutCalibrateAdasRequestWithBody(server, imei, "application/json", bodyReader)
+}
+
+// NewPutCalibrateAdasRequestWithBody constructs an http.Request for the PutCalibrateAdas method, with any body, and a specified content type
+func NewPutCalibrateAdasRequestWithBody(server string, imei Imei, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/calibrate-adas", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetAutoAdasCalibrationStateRequest constructs an http.Request for the GetAutoAdasCalibrationState method
+func NewGetAutoAdasCalibrationStateRequest(server string, imei Imei) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/calibrate-adas/state", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDeviceCamerasRequest constructs an http.Request for the GetDeviceCameras method
+func NewGetDeviceCamerasRequest(server string, imei Imei) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/cameras", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPatchDeviceCamerasRequest calls the generic PatchDeviceCameras builder with application/json body
+func NewPatchDeviceCamerasRequest(server string, imei Imei, body PatchDeviceCamerasJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchDeviceCamerasRequestWithBody(server, imei, "application/json", bodyReader)
+}
+
+// NewPatchDeviceCamerasRequestWithBody constructs an http.Request for the PatchDeviceCameras method, with any body, and a specified content type
+func NewPatchDeviceCamerasRequestWithBody(server string, imei Imei, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/cameras", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetDeviceCameraSnapshotRequest constructs an http.Request for the GetDeviceCameraSnapshot method
+func NewGetDeviceCameraSnapshotRequest(server string, imei Imei, cameraId string, params *GetDeviceCameraSnapshotParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "cameraId", cameraId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/cameras/%s/snapshot", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.CameraIds != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cameraIds", *params.CameraIds, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Time != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "time", *params.Time, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPostDeviceConnectMediaRequest constructs an http.Request for the PostDeviceConnectMedia method
 func NewPostDeviceConnectMediaRequest(server string, imei Imei, params *PostDeviceConnectMediaParams) (*http.Request, error) {
 	var err error
@@ -14104,6 +16005,74 @@ func NewGetDeviceDataUsageRequest(server string, imei Imei) (*http.Request, erro
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeleteDeviceFromDemoModeRequest constructs an http.Request for the DeleteDeviceFromDemoMode method
+func NewDeleteDeviceFromDemoModeRequest(server string, imei Imei) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/demo-mode", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutDeviceInDemoModeRequest constructs an http.Request for the PutDeviceInDemoMode method
+func NewPutDeviceInDemoModeRequest(server string, imei Imei) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/demo-mode", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -14563,6 +16532,40 @@ func NewGetDeviceEventRequest(server string, imei Imei, eventId int) (*http.Requ
 	return req, nil
 }
 
+// NewPostFactoryResetRequest constructs an http.Request for the PostFactoryReset method
+func NewPostFactoryResetRequest(server string, imei Imei) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/factory-reset", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetDeviceFormatStorageRequest constructs an http.Request for the GetDeviceFormatStorage method
 func NewGetDeviceFormatStorageRequest(server string, imei Imei) (*http.Request, error) {
 	var err error
@@ -14836,6 +16839,100 @@ func NewPutDeviceHotspotRequestWithBody(server string, imei Imei, contentType st
 	return req, nil
 }
 
+// NewPostDeviceOtgSettingsRequest calls the generic PostDeviceOtgSettings builder with application/json body
+func NewPostDeviceOtgSettingsRequest(server string, imei Imei, body PostDeviceOtgSettingsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostDeviceOtgSettingsRequestWithBody(server, imei, "application/json", bodyReader)
+}
+
+// NewPostDeviceOtgSettingsRequestWithBody constructs an http.Request for the PostDeviceOtgSettings method, with any body, and a specified content type
+func NewPostDeviceOtgSettingsRequestWithBody(server string, imei Imei, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/otg-settings", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetDevicePinCodesRequest calls the generic GetDevicePinCodes builder with application/json body
+func NewGetDevicePinCodesRequest(server string, imei Imei, body GetDevicePinCodesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewGetDevicePinCodesRequestWithBody(server, imei, "application/json", bodyReader)
+}
+
+// NewGetDevicePinCodesRequestWithBody constructs an http.Request for the GetDevicePinCodes method, with any body, and a specified content type
+func NewGetDevicePinCodesRequestWithBody(server string, imei Imei, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/pin-codes", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetPrivacyConfigRequest constructs an http.Request for the GetPrivacyConfig method
 func NewGetPrivacyConfigRequest(server string, imei Imei) (*http.Request, error) {
 	var err error
@@ -14897,6 +16994,40 @@ func NewGetDevicePrivacyModeRequest(server string, imei Imei) (*http.Request, er
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostDeviceRebootRequest constructs an http.Request for the PostDeviceReboot method
+func NewPostDeviceRebootRequest(server string, imei Imei) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/reboot", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -14977,6 +17108,40 @@ func NewGetDeviceRecordingRangesRequest(server string, imei Imei, params *GetDev
 	return req, nil
 }
 
+// NewPutDeviceSemiOnlineRequest constructs an http.Request for the PutDeviceSemiOnline method
+func NewPutDeviceSemiOnlineRequest(server string, imei Imei) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/semi-online", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPostVirtualEventRequest calls the generic PostVirtualEvent builder with application/json body
 func NewPostVirtualEventRequest(server string, imei Imei, body PostVirtualEventJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -15020,6 +17185,40 @@ func NewPostVirtualEventRequestWithBody(server string, imei Imei, contentType st
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostWakeupDeviceRequest constructs an http.Request for the PostWakeupDevice method
+func NewPostWakeupDeviceRequest(server string, imei Imei) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/wakeup", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -16767,6 +18966,53 @@ func NewGetOrganizationDefaultSettingsRequest(server string, orgId OrgId) (*http
 	return req, nil
 }
 
+// NewGetOrganizationDefaultPinCodeSettingsRequest calls the generic GetOrganizationDefaultPinCodeSettings builder with application/json body
+func NewGetOrganizationDefaultPinCodeSettingsRequest(server string, orgId OrgId, body GetOrganizationDefaultPinCodeSettingsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewGetOrganizationDefaultPinCodeSettingsRequestWithBody(server, orgId, "application/json", bodyReader)
+}
+
+// NewGetOrganizationDefaultPinCodeSettingsRequestWithBody constructs an http.Request for the GetOrganizationDefaultPinCodeSettings method, with any body, and a specified content type
+func NewGetOrganizationDefaultPinCodeSettingsRequestWithBody(server string, orgId OrgId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organizations/%s/default-settings/pin-codes", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetOrganizationDeviceSettingsRequest constructs an http.Request for the GetOrganizationDeviceSettings method
 func NewGetOrganizationDeviceSettingsRequest(server string, orgId OrgId) (*http.Request, error) {
 	var err error
@@ -17073,6 +19319,53 @@ func NewGetOrganizationDevicesBillingStatusRequest(server string, orgId OrgId, p
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewPostOrganizationDevicesCalibrateAccelerometerRequest calls the generic PostOrganizationDevicesCalibrateAccelerometer builder with application/json body
+func NewPostOrganizationDevicesCalibrateAccelerometerRequest(server string, orgId OrgId, body PostOrganizationDevicesCalibrateAccelerometerJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostOrganizationDevicesCalibrateAccelerometerRequestWithBody(server, orgId, "application/json", bodyReader)
+}
+
+// NewPostOrganizationDevicesCalibrateAccelerometerRequestWithBody constructs an http.Request for the PostOrganizationDevicesCalibrateAccelerometer method, with any body, and a specified content type
+func NewPostOrganizationDevicesCalibrateAccelerometerRequestWithBody(server string, orgId OrgId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organizations/%s/devices/calibrate-accelerometer", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -19521,6 +21814,56 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/cluster (the `GetCluster` operationId).
 	GetClusterWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetClusterResponse, error)
 
+	// PostAutoCalibrationConfigWithBodyWithResponse Switch auto-calibration
+	//
+	// Auto-calibration (off by default) lets a device calibrate ADAS by itself. Set for a
+	// device, for an organization (the default of its devices without their own switch) or
+	// for a partner (the default of every organization the partner created; organizations
+	// created later start with it off). Another tenant's partner, organization or device is
+	// 404; a guest partner may not set a shared organization's default. Delivered with each
+	// device's configuration.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/devices/auto-calibration/config (the `PostAutoCalibrationConfig` operationId).
+	PostAutoCalibrationConfigWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAutoCalibrationConfigResponse, error)
+
+	// PostAutoCalibrationConfigWithResponse Switch auto-calibration
+	//
+	// Auto-calibration (off by default) lets a device calibrate ADAS by itself. Set for a
+	// device, for an organization (the default of its devices without their own switch) or
+	// for a partner (the default of every organization the partner created; organizations
+	// created later start with it off). Another tenant's partner, organization or device is
+	// 404; a guest partner may not set a shared organization's default. Delivered with each
+	// device's configuration.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/devices/auto-calibration/config (the `PostAutoCalibrationConfig` operationId).
+	PostAutoCalibrationConfigWithResponse(ctx context.Context, body PostAutoCalibrationConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAutoCalibrationConfigResponse, error)
+
+	// PostAutoRecalibrationWithBodyWithResponse Recalibrate ADAS on devices
+	//
+	// Each listed device calibrates ADAS again now. Accepted: the device started (or ended)
+	// the calibration. Rejected, with the reason: not the caller's device, offline,
+	// calibrating already, or the command failed.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/devices/auto-recalibrate (the `PostAutoRecalibration` operationId).
+	PostAutoRecalibrationWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAutoRecalibrationResponse, error)
+
+	// PostAutoRecalibrationWithResponse Recalibrate ADAS on devices
+	//
+	// Each listed device calibrates ADAS again now. Accepted: the device started (or ended)
+	// the calibration. Rejected, with the reason: not the caller's device, offline,
+	// calibrating already, or the command failed.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/devices/auto-recalibrate (the `PostAutoRecalibration` operationId).
+	PostAutoRecalibrationWithResponse(ctx context.Context, body PostAutoRecalibrationJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAutoRecalibrationResponse, error)
+
 	// PostDeviceAuxiliaryCamerasBillingWithBodyWithResponse Enable or disable auxiliary camera billing (reference path)
 	//
 	// Same as POST /v2/auxiliary-cameras/billing.
@@ -19709,6 +22052,30 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/devices/privacy-control (the `PostBulkDevicesPrivacyMode` operationId).
 	PostBulkDevicesPrivacyModeWithResponse(ctx context.Context, body PostBulkDevicesPrivacyModeJSONRequestBody, reqEditors ...RequestEditorFn) (*PostBulkDevicesPrivacyModeResponse, error)
 
+	// ConfigureMutePeriodWithBodyWithResponse Mute repeated tailgating alerts
+	//
+	// After a tailgating alert the devices raise no other one for coolOffDuration minutes.
+	// Delivered with each device's configuration; the answer says per IMEI whether the device
+	// got it now (success), gets it when it connects (accepted) or was rejected (not the
+	// caller's, or not a device).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/devices/tailgating-event-mute/configure (the `ConfigureMutePeriod` operationId).
+	ConfigureMutePeriodWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ConfigureMutePeriodResponse, error)
+
+	// ConfigureMutePeriodWithResponse Mute repeated tailgating alerts
+	//
+	// After a tailgating alert the devices raise no other one for coolOffDuration minutes.
+	// Delivered with each device's configuration; the answer says per IMEI whether the device
+	// got it now (success), gets it when it connects (accepted) or was rejected (not the
+	// caller's, or not a device).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/devices/tailgating-event-mute/configure (the `ConfigureMutePeriod` operationId).
+	ConfigureMutePeriodWithResponse(ctx context.Context, body ConfigureMutePeriodJSONRequestBody, reqEditors ...RequestEditorFn) (*ConfigureMutePeriodResponse, error)
+
 	// PostDeviceWifiPasswordWithBodyWithResponse Read the hotspot passwords of many devices
 	//
 	// For partners and organization users who may change devices (not viewers); at most 100 IMEIs.
@@ -19813,6 +22180,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/devices/{imei}/alarm-simulator (the `PostSimulatedAlarm` operationId).
 	PostSimulatedAlarmWithResponse(ctx context.Context, imei Imei, body PostSimulatedAlarmJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSimulatedAlarmResponse, error)
 
+	// GetAutoCalibrationStatusWithResponse Read the auto-calibration status
+	//
+	// The state (notStarted before any) and type of the device's latest calibration: auto
+	// (POST .../calibrate-adas), auto_recalibration (POST /v2/devices/auto-recalibrate) or
+	// manual (PUT .../calibrate-adas). As in the reference contract, the members are at the
+	// top level.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/{imei}/auto-calibration/status (the `GetAutoCalibrationStatus` operationId).
+	GetAutoCalibrationStatusWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetAutoCalibrationStatusResponse, error)
+
 	// GetDeviceAuxiliaryCamerasWithResponse Auxiliary cameras of a device
 	//
 	// Cameras 50 and above the device paired or reported, with their connection. Partners only.
@@ -19885,6 +22264,118 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /v2/devices/{imei}/billing-status/{billingStatus} (the `PutDeviceBillingStatus` operationId).
 	PutDeviceBillingStatusWithResponse(ctx context.Context, imei Imei, billingStatus PutDeviceBillingStatusParamsBillingStatus, reqEditors ...RequestEditorFn) (*PutDeviceBillingStatusResponse, error)
 
+	// GetNewCalibrateAdasStatusWithResponse Read a device's ADAS calibration
+	//
+	// The measurements set for the device (zero until set), its calibration status (none;
+	// ready: measurements set, no calibration completed; completed) and the features that
+	// wait for a completed calibration (pending, then active). The reference contract limits
+	// it to AI-14 firmware 14.4 and later; fleetcam answers it for every device. A
+	// calibration the device reported pending is asked about again when it is online.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/{imei}/calibrate-adas (the `GetNewCalibrateAdasStatus` operationId).
+	GetNewCalibrateAdasStatusWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetNewCalibrateAdasStatusResponse, error)
+
+	// PostAutoAdasCalibrationWithResponse Calibrate ADAS now
+	//
+	// The device calibrates ADAS from its calibration images now (about ten minutes on a
+	// real device). It must be online (417) and not calibrating already (409). The answer
+	// carries the state the device reported; GET .../calibrate-adas/state follows it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/devices/{imei}/calibrate-adas (the `PostAutoAdasCalibration` operationId).
+	PostAutoAdasCalibrationWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*PostAutoAdasCalibrationResponse, error)
+
+	// PutCalibrateAdasWithBodyWithResponse Set a device's ADAS calibration measurements
+	//
+	// The measurements replace the device's: a manual calibration, delivered with the
+	// configuration (now when the device is connected, else when it connects) and pending
+	// until the device acknowledges that configuration. Firmware before 14.4 also takes the
+	// lane points picked on a 1280×720 calibration image: all nine or none, each inside the
+	// image, top left at or right of bottom left, top right at or left of bottom right, top
+	// rows at or above bottom rows.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/devices/{imei}/calibrate-adas (the `PutCalibrateAdas` operationId).
+	PutCalibrateAdasWithBodyWithResponse(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutCalibrateAdasResponse, error)
+
+	// PutCalibrateAdasWithResponse Set a device's ADAS calibration measurements
+	//
+	// The measurements replace the device's: a manual calibration, delivered with the
+	// configuration (now when the device is connected, else when it connects) and pending
+	// until the device acknowledges that configuration. Firmware before 14.4 also takes the
+	// lane points picked on a 1280×720 calibration image: all nine or none, each inside the
+	// image, top left at or right of bottom left, top right at or left of bottom right, top
+	// rows at or above bottom rows.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/devices/{imei}/calibrate-adas (the `PutCalibrateAdas` operationId).
+	PutCalibrateAdasWithResponse(ctx context.Context, imei Imei, body PutCalibrateAdasJSONRequestBody, reqEditors ...RequestEditorFn) (*PutCalibrateAdasResponse, error)
+
+	// GetAutoAdasCalibrationStateWithResponse Read the state of the latest ADAS calibration
+	//
+	// pending, completed or failed; 404 before any calibration. A pending calibration is
+	// asked about again when the device is online.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/{imei}/calibrate-adas/state (the `GetAutoAdasCalibrationState` operationId).
+	GetAutoAdasCalibrationStateWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetAutoAdasCalibrationStateResponse, error)
+
+	// GetDeviceCamerasWithResponse List the views of a device
+	//
+	// The views a live stream can show: 1 the road-facing lens, 2 the in-cab lens, 50 and
+	// above the paired auxiliary cameras (with their names). The device must be online (417
+	// otherwise). Scoped tokens with the deviceLiveStreaming feature may call it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/{imei}/cameras (the `GetDeviceCameras` operationId).
+	GetDeviceCamerasWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetDeviceCamerasResponse, error)
+
+	// PatchDeviceCamerasWithBodyWithResponse Name auxiliary cameras
+	//
+	// Names paired auxiliary cameras; a null name removes the name. Cameras the call does not
+	// list keep theirs. A camera below 50, or not paired with the device, is a 400. The
+	// names go to the device with its configuration. The answer lists the paired auxiliary
+	// cameras with their names.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v2/devices/{imei}/cameras (the `PatchDeviceCameras` operationId).
+	PatchDeviceCamerasWithBodyWithResponse(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchDeviceCamerasResponse, error)
+
+	// PatchDeviceCamerasWithResponse Name auxiliary cameras
+	//
+	// Names paired auxiliary cameras; a null name removes the name. Cameras the call does not
+	// list keep theirs. A camera below 50, or not paired with the device, is a 400. The
+	// names go to the device with its configuration. The answer lists the paired auxiliary
+	// cameras with their names.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v2/devices/{imei}/cameras (the `PatchDeviceCameras` operationId).
+	PatchDeviceCamerasWithResponse(ctx context.Context, imei Imei, body PatchDeviceCamerasJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchDeviceCamerasResponse, error)
+
+	// GetDeviceCameraSnapshotWithResponse Take a snapshot
+	//
+	// The device takes a snapshot of one camera at time (now by default) and uploads the JPEG;
+	// the answer is a signed link to it, valid media.linkTTL, which serves the picture once
+	// the upload landed (seconds). The device must be online (417). The answer is one link,
+	// so one camera per call: cameraId 0 and cameraIds (all or several cameras in the
+	// reference contract) are a 400. A second the device holds no recording of is 404
+	// NoRecordingAvailableError. fleetcam's devices report no position with a snapshot:
+	// metadata carries the time only.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/{imei}/cameras/{cameraId}/snapshot (the `GetDeviceCameraSnapshot` operationId).
+	GetDeviceCameraSnapshotWithResponse(ctx context.Context, imei Imei, cameraId string, params *GetDeviceCameraSnapshotParams, reqEditors ...RequestEditorFn) (*GetDeviceCameraSnapshotResponse, error)
+
 	// PostDeviceConnectMediaWithResponse Start a live stream
 	//
 	// Asks the device to stream a camera and waits for its first frame. The stream plays as MJPEG
@@ -19927,6 +22418,27 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v2/devices/{imei}/data-usage (the `GetDeviceDataUsage` operationId).
 	GetDeviceDataUsageWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetDeviceDataUsageResponse, error)
+
+	// DeleteDeviceFromDemoModeWithResponse Take a device out of demo mode
+	//
+	// The device returns to normal operation, from demo mode or from semi-online mode (the
+	// reference contract has no other call that ends semi-online mode). Delivered like PUT.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v2/devices/{imei}/demo-mode (the `DeleteDeviceFromDemoMode` operationId).
+	DeleteDeviceFromDemoModeWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*DeleteDeviceFromDemoModeResponse, error)
+
+	// PutDeviceInDemoModeWithResponse Put a device in demo mode
+	//
+	// In demo mode the device shows its features without recording or reporting. The mode is
+	// a setting delivered with the device's configuration: now when the device is connected
+	// (success), else when it connects (accepted).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/devices/{imei}/demo-mode (the `PutDeviceInDemoMode` operationId).
+	PutDeviceInDemoModeWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*PutDeviceInDemoModeResponse, error)
 
 	// GetDeviceConfigWithResponse Read a device's configuration
 	//
@@ -20078,6 +22590,23 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/devices/{imei}/events/{eventId} (the `GetDeviceEvent` operationId).
 	GetDeviceEventWithResponse(ctx context.Context, imei Imei, eventId int, reqEditors ...RequestEditorFn) (*GetDeviceEventResponse, error)
 
+	// PostFactoryResetWithResponse Reset a device to factory settings
+	//
+	// The device reverts to its factory settings and connects again with its factory
+	// credentials: once it confirms, its token is revoked (it bootstraps again) and the cloud
+	// drops the settings a reset reverts, so that the device takes its organization's: its
+	// own device configuration and privacy settings, privacy mode, operating mode, USB OTG,
+	// tailgating mute, ADAS measurements and calibration state. PIN codes, camera names,
+	// event settings and geofences stay. Unlike the reference contract, which resets an
+	// offline device when it returns, fleetcam sends the reset only to a connected device
+	// (417 otherwise), so that the caller learns whether it happened. Viewers may not call
+	// it; the request is audited.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/devices/{imei}/factory-reset (the `PostFactoryReset` operationId).
+	PostFactoryResetWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*PostFactoryResetResponse, error)
+
 	// GetDeviceFormatStorageWithResponse Format the device's SD card
 	//
 	// The device formats its SD card (and those of paired auxiliary cameras), answers with the
@@ -20164,6 +22693,60 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /v2/devices/{imei}/hotspot (the `PutDeviceHotspot` operationId).
 	PutDeviceHotspotWithResponse(ctx context.Context, imei Imei, body PutDeviceHotspotJSONRequestBody, reqEditors ...RequestEditorFn) (*PutDeviceHotspotResponse, error)
 
+	// PostDeviceOtgSettingsWithBodyWithResponse Switch USB on-the-go
+	//
+	// Turns the device's USB port (USB on-the-go) on or off. The reference contract gives the
+	// call no body; fleetcam takes the switch as `{"enabled": bool}`. It is a setting
+	// delivered with the configuration, so an offline device applies it when it connects
+	// rather than failing the call.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/devices/{imei}/otg-settings (the `PostDeviceOtgSettings` operationId).
+	PostDeviceOtgSettingsWithBodyWithResponse(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDeviceOtgSettingsResponse, error)
+
+	// PostDeviceOtgSettingsWithResponse Switch USB on-the-go
+	//
+	// Turns the device's USB port (USB on-the-go) on or off. The reference contract gives the
+	// call no body; fleetcam takes the switch as `{"enabled": bool}`. It is a setting
+	// delivered with the configuration, so an offline device applies it when it connects
+	// rather than failing the call.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/devices/{imei}/otg-settings (the `PostDeviceOtgSettings` operationId).
+	PostDeviceOtgSettingsWithResponse(ctx context.Context, imei Imei, body PostDeviceOtgSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDeviceOtgSettingsResponse, error)
+
+	// GetDevicePinCodesWithBodyWithResponse Issue a device's PIN codes
+	//
+	// PIN codes are secrets: fleetcam keeps only salted hashes of them, which the device
+	// verifies typed PINs against, so a PIN can be shown only when it is made. Where the
+	// reference contract retrieves the PINs, fleetcam issues new six-digit admin and driver
+	// PINs, shown once in this answer; the earlier PINs stop working when the device applies
+	// its new configuration (now when connected, else when it connects). The caller confirms
+	// with its own password (a wrong one, or a caller without a password, is 403). Viewers
+	// may not call it; it is audited without the PINs.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/devices/{imei}/pin-codes (the `GetDevicePinCodes` operationId).
+	GetDevicePinCodesWithBodyWithResponse(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GetDevicePinCodesResponse, error)
+
+	// GetDevicePinCodesWithResponse Issue a device's PIN codes
+	//
+	// PIN codes are secrets: fleetcam keeps only salted hashes of them, which the device
+	// verifies typed PINs against, so a PIN can be shown only when it is made. Where the
+	// reference contract retrieves the PINs, fleetcam issues new six-digit admin and driver
+	// PINs, shown once in this answer; the earlier PINs stop working when the device applies
+	// its new configuration (now when connected, else when it connects). The caller confirms
+	// with its own password (a wrong one, or a caller without a password, is 403). Viewers
+	// may not call it; it is audited without the PINs.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/devices/{imei}/pin-codes (the `GetDevicePinCodes` operationId).
+	GetDevicePinCodesWithResponse(ctx context.Context, imei Imei, body GetDevicePinCodesJSONRequestBody, reqEditors ...RequestEditorFn) (*GetDevicePinCodesResponse, error)
+
 	// GetPrivacyConfigWithResponse Read what privacy mode keeps enabled on a device
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -20178,6 +22761,16 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/devices/{imei}/privacy-control (the `GetDevicePrivacyMode` operationId).
 	GetDevicePrivacyModeWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetDevicePrivacyModeResponse, error)
 
+	// PostDeviceRebootWithResponse Reboot a device
+	//
+	// The device restarts and connects again. It must be online and answer in time (417
+	// otherwise). Viewers may not call it; the request is audited.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/devices/{imei}/reboot (the `PostDeviceReboot` operationId).
+	PostDeviceRebootWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*PostDeviceRebootResponse, error)
+
 	// GetDeviceRecordingRangesWithResponse List the recordings on the device
 	//
 	// Per camera, the intervals the SD card holds since the device left its previous organization (if it had one), clipped to start and end when given. The device must be online.
@@ -20186,6 +22779,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v2/devices/{imei}/recording-ranges (the `GetDeviceRecordingRanges` operationId).
 	GetDeviceRecordingRangesWithResponse(ctx context.Context, imei Imei, params *GetDeviceRecordingRangesParams, reqEditors ...RequestEditorFn) (*GetDeviceRecordingRangesResponse, error)
+
+	// PutDeviceSemiOnlineWithResponse Put a device in semi-online mode
+	//
+	// In semi-online mode the device keeps its connection for commands and configuration but
+	// reports no events. Delivered with the configuration like demo mode; DELETE
+	// /v2/devices/{imei}/demo-mode returns the device to normal operation.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/devices/{imei}/semi-online (the `PutDeviceSemiOnline` operationId).
+	PutDeviceSemiOnlineWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*PutDeviceSemiOnlineResponse, error)
 
 	// PostVirtualEventWithBodyWithResponse Create a virtual event from the recordings
 	//
@@ -20218,6 +22822,16 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v2/devices/{imei}/virtual-event (the `PostVirtualEvent` operationId).
 	PostVirtualEventWithResponse(ctx context.Context, imei Imei, body PostVirtualEventJSONRequestBody, reqEditors ...RequestEditorFn) (*PostVirtualEventResponse, error)
+
+	// PostWakeupDeviceWithResponse Wake a device up from standby
+	//
+	// A device in standby (connected while the vehicle is parked) returns to full operation.
+	// It must be online and answer in time (417 otherwise). The request is audited.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/devices/{imei}/wakeup (the `PostWakeupDevice` operationId).
+	PostWakeupDeviceWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*PostWakeupDeviceResponse, error)
 
 	// DeleteDriversWithBodyWithResponse Delete inactive drivers
 	//
@@ -20788,6 +23402,30 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/organizations/{orgId}/default-settings (the `GetOrganizationDefaultSettings` operationId).
 	GetOrganizationDefaultSettingsWithResponse(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*GetOrganizationDefaultSettingsResponse, error)
 
+	// GetOrganizationDefaultPinCodeSettingsWithBodyWithResponse Issue an organization's default PIN codes
+	//
+	// New default admin and driver PINs of the organization, shown once (see POST
+	// /v2/devices/{imei}/pin-codes): every device without PINs of its own takes them, and
+	// with the organization profile enabled every device. The host organization's users and
+	// partner only; the caller confirms with its password.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/default-settings/pin-codes (the `GetOrganizationDefaultPinCodeSettings` operationId).
+	GetOrganizationDefaultPinCodeSettingsWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GetOrganizationDefaultPinCodeSettingsResponse, error)
+
+	// GetOrganizationDefaultPinCodeSettingsWithResponse Issue an organization's default PIN codes
+	//
+	// New default admin and driver PINs of the organization, shown once (see POST
+	// /v2/devices/{imei}/pin-codes): every device without PINs of its own takes them, and
+	// with the organization profile enabled every device. The host organization's users and
+	// partner only; the caller confirms with its password.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/default-settings/pin-codes (the `GetOrganizationDefaultPinCodeSettings` operationId).
+	GetOrganizationDefaultPinCodeSettingsWithResponse(ctx context.Context, orgId OrgId, body GetOrganizationDefaultPinCodeSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*GetOrganizationDefaultPinCodeSettingsResponse, error)
+
 	// GetOrganizationDeviceSettingsWithResponse Read the organization's default device configuration
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -20864,6 +23502,30 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v2/organizations/{orgId}/devices/billing-status (the `GetOrganizationDevicesBillingStatus` operationId).
 	GetOrganizationDevicesBillingStatusWithResponse(ctx context.Context, orgId OrgId, params *GetOrganizationDevicesBillingStatusParams, reqEditors ...RequestEditorFn) (*GetOrganizationDevicesBillingStatusResponse, error)
+
+	// PostOrganizationDevicesCalibrateAccelerometerWithBodyWithResponse Calibrate accelerometers
+	//
+	// The devices named (by IMEI, by group, or those in no group; at least one of the three)
+	// level their accelerometers at the parked vehicle's position now. Each must be online.
+	// The answer says per device what happened: accepted, or rejected with the reason (not a
+	// device of the organization the caller may see, offline, the command failed).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/devices/calibrate-accelerometer (the `PostOrganizationDevicesCalibrateAccelerometer` operationId).
+	PostOrganizationDevicesCalibrateAccelerometerWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrganizationDevicesCalibrateAccelerometerResponse, error)
+
+	// PostOrganizationDevicesCalibrateAccelerometerWithResponse Calibrate accelerometers
+	//
+	// The devices named (by IMEI, by group, or those in no group; at least one of the three)
+	// level their accelerometers at the parked vehicle's position now. Each must be online.
+	// The answer says per device what happened: accepted, or rejected with the reason (not a
+	// device of the organization the caller may see, offline, the command failed).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/devices/calibrate-accelerometer (the `PostOrganizationDevicesCalibrateAccelerometer` operationId).
+	PostOrganizationDevicesCalibrateAccelerometerWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationDevicesCalibrateAccelerometerJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationDevicesCalibrateAccelerometerResponse, error)
 
 	// PutOrganizationDevicesDataProfileWithResponse Set the data profile of an organization's devices
 	//
@@ -22392,6 +25054,147 @@ func (r GetClusterResponse) ContentType() string {
 	return ""
 }
 
+type PostAutoCalibrationConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data *struct {
+			Enabled *bool `json:"enabled,omitempty"`
+		} `json:"data,omitempty"`
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostAutoCalibrationConfigResponse) GetJSON200() *struct {
+	Data *struct {
+		Enabled *bool `json:"enabled,omitempty"`
+	} `json:"data,omitempty"`
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostAutoCalibrationConfigResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostAutoCalibrationConfigResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostAutoCalibrationConfigResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostAutoCalibrationConfigResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PostAutoCalibrationConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostAutoCalibrationConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostAutoCalibrationConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostAutoCalibrationConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostAutoRecalibrationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AcceptedRejected
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostAutoRecalibrationResponse) GetJSON200() *AcceptedRejected {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostAutoRecalibrationResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostAutoRecalibrationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostAutoRecalibrationResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r PostAutoRecalibrationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostAutoRecalibrationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostAutoRecalibrationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostAutoRecalibrationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostDeviceAuxiliaryCamerasBillingResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -23038,6 +25841,68 @@ func (r PostBulkDevicesPrivacyModeResponse) ContentType() string {
 	return ""
 }
 
+type ConfigureMutePeriodResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeviceControlWritten
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ConfigureMutePeriodResponse) GetJSON200() *DeviceControlWritten {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ConfigureMutePeriodResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ConfigureMutePeriodResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ConfigureMutePeriodResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r ConfigureMutePeriodResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ConfigureMutePeriodResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ConfigureMutePeriodResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ConfigureMutePeriodResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostDeviceWifiPasswordResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -23534,6 +26399,76 @@ func (r PostSimulatedAlarmResponse) ContentType() string {
 	return ""
 }
 
+type GetAutoCalibrationStatusResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		RequestId *string                                           `json:"requestId,omitempty"`
+		Status    GetAutoCalibrationStatus200JSONResponseBodyStatus `json:"status"`
+		Type      *GetAutoCalibrationStatus200JSONResponseBodyType  `json:"type,omitempty"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAutoCalibrationStatusResponse) GetJSON200() *struct {
+	RequestId *string                                           `json:"requestId,omitempty"`
+	Status    GetAutoCalibrationStatus200JSONResponseBodyStatus `json:"status"`
+	Type      *GetAutoCalibrationStatus200JSONResponseBodyType  `json:"type,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAutoCalibrationStatusResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetAutoCalibrationStatusResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetAutoCalibrationStatusResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAutoCalibrationStatusResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAutoCalibrationStatusResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAutoCalibrationStatusResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAutoCalibrationStatusResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetDeviceAuxiliaryCamerasResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -23968,6 +26903,577 @@ func (r PutDeviceBillingStatusResponse) ContentType() string {
 	return ""
 }
 
+type GetNewCalibrateAdasStatusResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			FeatureStatuses struct {
+				CriticalDistance     *GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesCriticalDistance     `json:"criticalDistance,omitempty"`
+				FollowingDistance    *GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesFollowingDistance    `json:"followingDistance,omitempty"`
+				RollingStopDetection *GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesRollingStopDetection `json:"rollingStopDetection,omitempty"`
+			} `json:"featureStatuses"`
+			Measurements struct {
+				// CameraHeight Centimetres above the ground.
+				CameraHeight float64 `json:"cameraHeight"`
+
+				// CameraOffset Centimetres right (positive) or left (negative) of the windshield's centre.
+				CameraOffset float64 `json:"cameraOffset"`
+
+				// VehicleWidth Rear axle width with tires out, in centimetres.
+				VehicleWidth float64 `json:"vehicleWidth"`
+			} `json:"measurements"`
+			Status GetNewCalibrateAdasStatus200JSONResponseBodyDataStatus `json:"status"`
+		} `json:"data"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetNewCalibrateAdasStatusResponse) GetJSON200() *struct {
+	Data struct {
+		FeatureStatuses struct {
+			CriticalDistance     *GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesCriticalDistance     `json:"criticalDistance,omitempty"`
+			FollowingDistance    *GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesFollowingDistance    `json:"followingDistance,omitempty"`
+			RollingStopDetection *GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesRollingStopDetection `json:"rollingStopDetection,omitempty"`
+		} `json:"featureStatuses"`
+		Measurements struct {
+			// CameraHeight Centimetres above the ground.
+			CameraHeight float64 `json:"cameraHeight"`
+
+			// CameraOffset Centimetres right (positive) or left (negative) of the windshield's centre.
+			CameraOffset float64 `json:"cameraOffset"`
+
+			// VehicleWidth Rear axle width with tires out, in centimetres.
+			VehicleWidth float64 `json:"vehicleWidth"`
+		} `json:"measurements"`
+		Status GetNewCalibrateAdasStatus200JSONResponseBodyDataStatus `json:"status"`
+	} `json:"data"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetNewCalibrateAdasStatusResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetNewCalibrateAdasStatusResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetNewCalibrateAdasStatusResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetNewCalibrateAdasStatusResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetNewCalibrateAdasStatusResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetNewCalibrateAdasStatusResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetNewCalibrateAdasStatusResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostAutoAdasCalibrationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data *struct {
+			State *PostAutoAdasCalibration200JSONResponseBodyDataState `json:"state,omitempty"`
+		} `json:"data,omitempty"`
+		RequestId string `json:"requestId"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON417 the response for an HTTP 417 `application/json` response
+	JSON417 *ExpectationFailed
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostAutoAdasCalibrationResponse) GetJSON200() *struct {
+	Data *struct {
+		State *PostAutoAdasCalibration200JSONResponseBodyDataState `json:"state,omitempty"`
+	} `json:"data,omitempty"`
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostAutoAdasCalibrationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostAutoAdasCalibrationResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostAutoAdasCalibrationResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostAutoAdasCalibrationResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON417 returns the response for an HTTP 417 `application/json` response
+func (r PostAutoAdasCalibrationResponse) GetJSON417() *ExpectationFailed {
+	return r.JSON417
+}
+
+// GetBody returns the raw response body bytes
+func (r PostAutoAdasCalibrationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostAutoAdasCalibrationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostAutoAdasCalibrationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostAutoAdasCalibrationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutCalibrateAdasResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data      *map[string]interface{} `json:"data,omitempty"`
+		RequestId string                  `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutCalibrateAdasResponse) GetJSON200() *struct {
+	Data      *map[string]interface{} `json:"data,omitempty"`
+	RequestId string                  `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutCalibrateAdasResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutCalibrateAdasResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutCalibrateAdasResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutCalibrateAdasResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PutCalibrateAdasResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutCalibrateAdasResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutCalibrateAdasResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutCalibrateAdasResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAutoAdasCalibrationStateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data      GetAutoAdasCalibrationState200JSONResponseBodyData `json:"data"`
+		RequestId *string                                            `json:"requestId,omitempty"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAutoAdasCalibrationStateResponse) GetJSON200() *struct {
+	Data      GetAutoAdasCalibrationState200JSONResponseBodyData `json:"data"`
+	RequestId *string                                            `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAutoAdasCalibrationStateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetAutoAdasCalibrationStateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetAutoAdasCalibrationStateResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAutoAdasCalibrationStateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAutoAdasCalibrationStateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAutoAdasCalibrationStateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAutoAdasCalibrationStateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDeviceCamerasResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data      *[]DeviceCamera `json:"data,omitempty"`
+		RequestId *string         `json:"requestId,omitempty"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON417 the response for an HTTP 417 `application/json` response
+	JSON417 *ExpectationFailed
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeviceCamerasResponse) GetJSON200() *struct {
+	Data      *[]DeviceCamera `json:"data,omitempty"`
+	RequestId *string         `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDeviceCamerasResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetDeviceCamerasResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDeviceCamerasResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON417 returns the response for an HTTP 417 `application/json` response
+func (r GetDeviceCamerasResponse) GetJSON417() *ExpectationFailed {
+	return r.JSON417
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeviceCamerasResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeviceCamerasResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeviceCamerasResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeviceCamerasResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PatchDeviceCamerasResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data      *[]DeviceCamera `json:"data,omitempty"`
+		RequestId *string         `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchDeviceCamerasResponse) GetJSON200() *struct {
+	Data      *[]DeviceCamera `json:"data,omitempty"`
+	RequestId *string         `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PatchDeviceCamerasResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchDeviceCamerasResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PatchDeviceCamerasResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchDeviceCamerasResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchDeviceCamerasResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchDeviceCamerasResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchDeviceCamerasResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchDeviceCamerasResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDeviceCameraSnapshotResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data Signed link to the JPEG.
+		Data     string `json:"data"`
+		Metadata *struct {
+			Time *time.Time `json:"time,omitempty"`
+		} `json:"metadata,omitempty"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON417 the response for an HTTP 417 `application/json` response
+	JSON417 *ExpectationFailed
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeviceCameraSnapshotResponse) GetJSON200() *struct {
+	// Data Signed link to the JPEG.
+	Data     string `json:"data"`
+	Metadata *struct {
+		Time *time.Time `json:"time,omitempty"`
+	} `json:"metadata,omitempty"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDeviceCameraSnapshotResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDeviceCameraSnapshotResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetDeviceCameraSnapshotResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDeviceCameraSnapshotResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON417 returns the response for an HTTP 417 `application/json` response
+func (r GetDeviceCameraSnapshotResponse) GetJSON417() *ExpectationFailed {
+	return r.JSON417
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeviceCameraSnapshotResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeviceCameraSnapshotResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeviceCameraSnapshotResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeviceCameraSnapshotResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostDeviceConnectMediaResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -24222,6 +27728,130 @@ func (r GetDeviceDataUsageResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetDeviceDataUsageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteDeviceFromDemoModeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeviceControlWritten
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteDeviceFromDemoModeResponse) GetJSON200() *DeviceControlWritten {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteDeviceFromDemoModeResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteDeviceFromDemoModeResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteDeviceFromDemoModeResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteDeviceFromDemoModeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteDeviceFromDemoModeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteDeviceFromDemoModeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteDeviceFromDemoModeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutDeviceInDemoModeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeviceControlWritten
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutDeviceInDemoModeResponse) GetJSON200() *DeviceControlWritten {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutDeviceInDemoModeResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutDeviceInDemoModeResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutDeviceInDemoModeResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PutDeviceInDemoModeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutDeviceInDemoModeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutDeviceInDemoModeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutDeviceInDemoModeResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -24862,6 +28492,75 @@ func (r GetDeviceEventResponse) ContentType() string {
 	return ""
 }
 
+type PostFactoryResetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeviceControlDone
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON417 the response for an HTTP 417 `application/json` response
+	JSON417 *ExpectationFailed
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostFactoryResetResponse) GetJSON200() *DeviceControlDone {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostFactoryResetResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostFactoryResetResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostFactoryResetResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON417 returns the response for an HTTP 417 `application/json` response
+func (r PostFactoryResetResponse) GetJSON417() *ExpectationFailed {
+	return r.JSON417
+}
+
+// GetBody returns the raw response body bytes
+func (r PostFactoryResetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostFactoryResetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostFactoryResetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostFactoryResetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetDeviceFormatStorageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25311,6 +29010,150 @@ func (r PutDeviceHotspotResponse) ContentType() string {
 	return ""
 }
 
+type PostDeviceOtgSettingsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Enabled   bool    `json:"enabled"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostDeviceOtgSettingsResponse) GetJSON200() *struct {
+	Enabled   bool    `json:"enabled"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostDeviceOtgSettingsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostDeviceOtgSettingsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostDeviceOtgSettingsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostDeviceOtgSettingsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PostDeviceOtgSettingsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostDeviceOtgSettingsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostDeviceOtgSettingsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostDeviceOtgSettingsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDevicePinCodesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PinCodesIssued
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDevicePinCodesResponse) GetJSON200() *PinCodesIssued {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDevicePinCodesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDevicePinCodesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetDevicePinCodesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDevicePinCodesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDevicePinCodesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDevicePinCodesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDevicePinCodesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDevicePinCodesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetPrivacyConfigResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25445,6 +29288,75 @@ func (r GetDevicePrivacyModeResponse) ContentType() string {
 	return ""
 }
 
+type PostDeviceRebootResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeviceControlDone
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON417 the response for an HTTP 417 `application/json` response
+	JSON417 *ExpectationFailed
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostDeviceRebootResponse) GetJSON200() *DeviceControlDone {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostDeviceRebootResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostDeviceRebootResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostDeviceRebootResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON417 returns the response for an HTTP 417 `application/json` response
+func (r PostDeviceRebootResponse) GetJSON417() *ExpectationFailed {
+	return r.JSON417
+}
+
+// GetBody returns the raw response body bytes
+func (r PostDeviceRebootResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostDeviceRebootResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostDeviceRebootResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostDeviceRebootResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetDeviceRecordingRangesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25519,6 +29431,68 @@ func (r GetDeviceRecordingRangesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetDeviceRecordingRangesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutDeviceSemiOnlineResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeviceControlWritten
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutDeviceSemiOnlineResponse) GetJSON200() *DeviceControlWritten {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutDeviceSemiOnlineResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutDeviceSemiOnlineResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutDeviceSemiOnlineResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PutDeviceSemiOnlineResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutDeviceSemiOnlineResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutDeviceSemiOnlineResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutDeviceSemiOnlineResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -25609,6 +29583,75 @@ func (r PostVirtualEventResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostVirtualEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostWakeupDeviceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeviceControlDone
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON417 the response for an HTTP 417 `application/json` response
+	JSON417 *ExpectationFailed
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostWakeupDeviceResponse) GetJSON200() *DeviceControlDone {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostWakeupDeviceResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostWakeupDeviceResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostWakeupDeviceResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON417 returns the response for an HTTP 417 `application/json` response
+func (r PostWakeupDeviceResponse) GetJSON417() *ExpectationFailed {
+	return r.JSON417
+}
+
+// GetBody returns the raw response body bytes
+func (r PostWakeupDeviceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostWakeupDeviceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostWakeupDeviceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostWakeupDeviceResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -27883,6 +31926,75 @@ func (r GetOrganizationDefaultSettingsResponse) ContentType() string {
 	return ""
 }
 
+type GetOrganizationDefaultPinCodeSettingsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PinCodesIssued
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOrganizationDefaultPinCodeSettingsResponse) GetJSON200() *PinCodesIssued {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetOrganizationDefaultPinCodeSettingsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetOrganizationDefaultPinCodeSettingsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetOrganizationDefaultPinCodeSettingsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetOrganizationDefaultPinCodeSettingsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOrganizationDefaultPinCodeSettingsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOrganizationDefaultPinCodeSettingsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOrganizationDefaultPinCodeSettingsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOrganizationDefaultPinCodeSettingsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetOrganizationDeviceSettingsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28235,6 +32347,75 @@ func (r GetOrganizationDevicesBillingStatusResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetOrganizationDevicesBillingStatusResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostOrganizationDevicesCalibrateAccelerometerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AcceptedRejected
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostOrganizationDevicesCalibrateAccelerometerResponse) GetJSON200() *AcceptedRejected {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostOrganizationDevicesCalibrateAccelerometerResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostOrganizationDevicesCalibrateAccelerometerResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostOrganizationDevicesCalibrateAccelerometerResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostOrganizationDevicesCalibrateAccelerometerResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOrganizationDevicesCalibrateAccelerometerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOrganizationDevicesCalibrateAccelerometerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOrganizationDevicesCalibrateAccelerometerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOrganizationDevicesCalibrateAccelerometerResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -31577,6 +35758,80 @@ func (c *ClientWithResponses) GetClusterWithResponse(ctx context.Context, reqEdi
 	return ParseGetClusterResponse(rsp)
 }
 
+// PostAutoCalibrationConfigWithBodyWithResponse Switch auto-calibration
+//
+// Auto-calibration (off by default) lets a device calibrate ADAS by itself. Set for a
+// device, for an organization (the default of its devices without their own switch) or
+// for a partner (the default of every organization the partner created; organizations
+// created later start with it off). Another tenant's partner, organization or device is
+// 404; a guest partner may not set a shared organization's default. Delivered with each
+// device's configuration.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/devices/auto-calibration/config (the `PostAutoCalibrationConfig` operationId).
+func (c *ClientWithResponses) PostAutoCalibrationConfigWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAutoCalibrationConfigResponse, error) {
+	rsp, err := c.PostAutoCalibrationConfigWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAutoCalibrationConfigResponse(rsp)
+}
+
+// PostAutoCalibrationConfigWithResponse Switch auto-calibration
+//
+// Auto-calibration (off by default) lets a device calibrate ADAS by itself. Set for a
+// device, for an organization (the default of its devices without their own switch) or
+// for a partner (the default of every organization the partner created; organizations
+// created later start with it off). Another tenant's partner, organization or device is
+// 404; a guest partner may not set a shared organization's default. Delivered with each
+// device's configuration.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/devices/auto-calibration/config (the `PostAutoCalibrationConfig` operationId).
+func (c *ClientWithResponses) PostAutoCalibrationConfigWithResponse(ctx context.Context, body PostAutoCalibrationConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAutoCalibrationConfigResponse, error) {
+	rsp, err := c.PostAutoCalibrationConfig(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAutoCalibrationConfigResponse(rsp)
+}
+
+// PostAutoRecalibrationWithBodyWithResponse Recalibrate ADAS on devices
+//
+// Each listed device calibrates ADAS again now. Accepted: the device started (or ended)
+// the calibration. Rejected, with the reason: not the caller's device, offline,
+// calibrating already, or the command failed.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/devices/auto-recalibrate (the `PostAutoRecalibration` operationId).
+func (c *ClientWithResponses) PostAutoRecalibrationWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAutoRecalibrationResponse, error) {
+	rsp, err := c.PostAutoRecalibrationWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAutoRecalibrationResponse(rsp)
+}
+
+// PostAutoRecalibrationWithResponse Recalibrate ADAS on devices
+//
+// Each listed device calibrates ADAS again now. Accepted: the device started (or ended)
+// the calibration. Rejected, with the reason: not the caller's device, offline,
+// calibrating already, or the command failed.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/devices/auto-recalibrate (the `PostAutoRecalibration` operationId).
+func (c *ClientWithResponses) PostAutoRecalibrationWithResponse(ctx context.Context, body PostAutoRecalibrationJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAutoRecalibrationResponse, error) {
+	rsp, err := c.PostAutoRecalibration(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAutoRecalibrationResponse(rsp)
+}
+
 // PostDeviceAuxiliaryCamerasBillingWithBodyWithResponse Enable or disable auxiliary camera billing (reference path)
 //
 // Same as POST /v2/auxiliary-cameras/billing.
@@ -31873,6 +36128,42 @@ func (c *ClientWithResponses) PostBulkDevicesPrivacyModeWithResponse(ctx context
 	return ParsePostBulkDevicesPrivacyModeResponse(rsp)
 }
 
+// ConfigureMutePeriodWithBodyWithResponse Mute repeated tailgating alerts
+//
+// After a tailgating alert the devices raise no other one for coolOffDuration minutes.
+// Delivered with each device's configuration; the answer says per IMEI whether the device
+// got it now (success), gets it when it connects (accepted) or was rejected (not the
+// caller's, or not a device).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/devices/tailgating-event-mute/configure (the `ConfigureMutePeriod` operationId).
+func (c *ClientWithResponses) ConfigureMutePeriodWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ConfigureMutePeriodResponse, error) {
+	rsp, err := c.ConfigureMutePeriodWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfigureMutePeriodResponse(rsp)
+}
+
+// ConfigureMutePeriodWithResponse Mute repeated tailgating alerts
+//
+// After a tailgating alert the devices raise no other one for coolOffDuration minutes.
+// Delivered with each device's configuration; the answer says per IMEI whether the device
+// got it now (success), gets it when it connects (accepted) or was rejected (not the
+// caller's, or not a device).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/devices/tailgating-event-mute/configure (the `ConfigureMutePeriod` operationId).
+func (c *ClientWithResponses) ConfigureMutePeriodWithResponse(ctx context.Context, body ConfigureMutePeriodJSONRequestBody, reqEditors ...RequestEditorFn) (*ConfigureMutePeriodResponse, error) {
+	rsp, err := c.ConfigureMutePeriod(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfigureMutePeriodResponse(rsp)
+}
+
 // PostDeviceWifiPasswordWithBodyWithResponse Read the hotspot passwords of many devices
 //
 // For partners and organization users who may change devices (not viewers); at most 100 IMEIs.
@@ -32037,6 +36328,24 @@ func (c *ClientWithResponses) PostSimulatedAlarmWithResponse(ctx context.Context
 	return ParsePostSimulatedAlarmResponse(rsp)
 }
 
+// GetAutoCalibrationStatusWithResponse Read the auto-calibration status
+//
+// The state (notStarted before any) and type of the device's latest calibration: auto
+// (POST .../calibrate-adas), auto_recalibration (POST /v2/devices/auto-recalibrate) or
+// manual (PUT .../calibrate-adas). As in the reference contract, the members are at the
+// top level.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/{imei}/auto-calibration/status (the `GetAutoCalibrationStatus` operationId).
+func (c *ClientWithResponses) GetAutoCalibrationStatusWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetAutoCalibrationStatusResponse, error) {
+	rsp, err := c.GetAutoCalibrationStatus(ctx, imei, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAutoCalibrationStatusResponse(rsp)
+}
+
 // GetDeviceAuxiliaryCamerasWithResponse Auxiliary cameras of a device
 //
 // Cameras 50 and above the device paired or reported, with their connection. Partners only.
@@ -32157,6 +36466,172 @@ func (c *ClientWithResponses) PutDeviceBillingStatusWithResponse(ctx context.Con
 	return ParsePutDeviceBillingStatusResponse(rsp)
 }
 
+// GetNewCalibrateAdasStatusWithResponse Read a device's ADAS calibration
+//
+// The measurements set for the device (zero until set), its calibration status (none;
+// ready: measurements set, no calibration completed; completed) and the features that
+// wait for a completed calibration (pending, then active). The reference contract limits
+// it to AI-14 firmware 14.4 and later; fleetcam answers it for every device. A
+// calibration the device reported pending is asked about again when it is online.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/{imei}/calibrate-adas (the `GetNewCalibrateAdasStatus` operationId).
+func (c *ClientWithResponses) GetNewCalibrateAdasStatusWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetNewCalibrateAdasStatusResponse, error) {
+	rsp, err := c.GetNewCalibrateAdasStatus(ctx, imei, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetNewCalibrateAdasStatusResponse(rsp)
+}
+
+// PostAutoAdasCalibrationWithResponse Calibrate ADAS now
+//
+// The device calibrates ADAS from its calibration images now (about ten minutes on a
+// real device). It must be online (417) and not calibrating already (409). The answer
+// carries the state the device reported; GET .../calibrate-adas/state follows it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/devices/{imei}/calibrate-adas (the `PostAutoAdasCalibration` operationId).
+func (c *ClientWithResponses) PostAutoAdasCalibrationWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*PostAutoAdasCalibrationResponse, error) {
+	rsp, err := c.PostAutoAdasCalibration(ctx, imei, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAutoAdasCalibrationResponse(rsp)
+}
+
+// PutCalibrateAdasWithBodyWithResponse Set a device's ADAS calibration measurements
+//
+// The measurements replace the device's: a manual calibration, delivered with the
+// configuration (now when the device is connected, else when it connects) and pending
+// until the device acknowledges that configuration. Firmware before 14.4 also takes the
+// lane points picked on a 1280×720 calibration image: all nine or none, each inside the
+// image, top left at or right of bottom left, top right at or left of bottom right, top
+// rows at or above bottom rows.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/devices/{imei}/calibrate-adas (the `PutCalibrateAdas` operationId).
+func (c *ClientWithResponses) PutCalibrateAdasWithBodyWithResponse(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutCalibrateAdasResponse, error) {
+	rsp, err := c.PutCalibrateAdasWithBody(ctx, imei, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutCalibrateAdasResponse(rsp)
+}
+
+// PutCalibrateAdasWithResponse Set a device's ADAS calibration measurements
+//
+// The measurements replace the device's: a manual calibration, delivered with the
+// configuration (now when the device is connected, else when it connects) and pending
+// until the device acknowledges that configuration. Firmware before 14.4 also takes the
+// lane points picked on a 1280×720 calibration image: all nine or none, each inside the
+// image, top left at or right of bottom left, top right at or left of bottom right, top
+// rows at or above bottom rows.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/devices/{imei}/calibrate-adas (the `PutCalibrateAdas` operationId).
+func (c *ClientWithResponses) PutCalibrateAdasWithResponse(ctx context.Context, imei Imei, body PutCalibrateAdasJSONRequestBody, reqEditors ...RequestEditorFn) (*PutCalibrateAdasResponse, error) {
+	rsp, err := c.PutCalibrateAdas(ctx, imei, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutCalibrateAdasResponse(rsp)
+}
+
+// GetAutoAdasCalibrationStateWithResponse Read the state of the latest ADAS calibration
+//
+// pending, completed or failed; 404 before any calibration. A pending calibration is
+// asked about again when the device is online.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/{imei}/calibrate-adas/state (the `GetAutoAdasCalibrationState` operationId).
+func (c *ClientWithResponses) GetAutoAdasCalibrationStateWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetAutoAdasCalibrationStateResponse, error) {
+	rsp, err := c.GetAutoAdasCalibrationState(ctx, imei, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAutoAdasCalibrationStateResponse(rsp)
+}
+
+// GetDeviceCamerasWithResponse List the views of a device
+//
+// The views a live stream can show: 1 the road-facing lens, 2 the in-cab lens, 50 and
+// above the paired auxiliary cameras (with their names). The device must be online (417
+// otherwise). Scoped tokens with the deviceLiveStreaming feature may call it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/{imei}/cameras (the `GetDeviceCameras` operationId).
+func (c *ClientWithResponses) GetDeviceCamerasWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetDeviceCamerasResponse, error) {
+	rsp, err := c.GetDeviceCameras(ctx, imei, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeviceCamerasResponse(rsp)
+}
+
+// PatchDeviceCamerasWithBodyWithResponse Name auxiliary cameras
+//
+// Names paired auxiliary cameras; a null name removes the name. Cameras the call does not
+// list keep theirs. A camera below 50, or not paired with the device, is a 400. The
+// names go to the device with its configuration. The answer lists the paired auxiliary
+// cameras with their names.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v2/devices/{imei}/cameras (the `PatchDeviceCameras` operationId).
+func (c *ClientWithResponses) PatchDeviceCamerasWithBodyWithResponse(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchDeviceCamerasResponse, error) {
+	rsp, err := c.PatchDeviceCamerasWithBody(ctx, imei, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchDeviceCamerasResponse(rsp)
+}
+
+// PatchDeviceCamerasWithResponse Name auxiliary cameras
+//
+// Names paired auxiliary cameras; a null name removes the name. Cameras the call does not
+// list keep theirs. A camera below 50, or not paired with the device, is a 400. The
+// names go to the device with its configuration. The answer lists the paired auxiliary
+// cameras with their names.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v2/devices/{imei}/cameras (the `PatchDeviceCameras` operationId).
+func (c *ClientWithResponses) PatchDeviceCamerasWithResponse(ctx context.Context, imei Imei, body PatchDeviceCamerasJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchDeviceCamerasResponse, error) {
+	rsp, err := c.PatchDeviceCameras(ctx, imei, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchDeviceCamerasResponse(rsp)
+}
+
+// GetDeviceCameraSnapshotWithResponse Take a snapshot
+//
+// The device takes a snapshot of one camera at time (now by default) and uploads the JPEG;
+// the answer is a signed link to it, valid media.linkTTL, which serves the picture once
+// the upload landed (seconds). The device must be online (417). The answer is one link,
+// so one camera per call: cameraId 0 and cameraIds (all or several cameras in the
+// reference contract) are a 400. A second the device holds no recording of is 404
+// NoRecordingAvailableError. fleetcam's devices report no position with a snapshot:
+// metadata carries the time only.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/{imei}/cameras/{cameraId}/snapshot (the `GetDeviceCameraSnapshot` operationId).
+func (c *ClientWithResponses) GetDeviceCameraSnapshotWithResponse(ctx context.Context, imei Imei, cameraId string, params *GetDeviceCameraSnapshotParams, reqEditors ...RequestEditorFn) (*GetDeviceCameraSnapshotResponse, error) {
+	rsp, err := c.GetDeviceCameraSnapshot(ctx, imei, cameraId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeviceCameraSnapshotResponse(rsp)
+}
+
 // PostDeviceConnectMediaWithResponse Start a live stream
 //
 // Asks the device to stream a camera and waits for its first frame. The stream plays as MJPEG
@@ -32216,6 +36691,39 @@ func (c *ClientWithResponses) GetDeviceDataUsageWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseGetDeviceDataUsageResponse(rsp)
+}
+
+// DeleteDeviceFromDemoModeWithResponse Take a device out of demo mode
+//
+// The device returns to normal operation, from demo mode or from semi-online mode (the
+// reference contract has no other call that ends semi-online mode). Delivered like PUT.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v2/devices/{imei}/demo-mode (the `DeleteDeviceFromDemoMode` operationId).
+func (c *ClientWithResponses) DeleteDeviceFromDemoModeWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*DeleteDeviceFromDemoModeResponse, error) {
+	rsp, err := c.DeleteDeviceFromDemoMode(ctx, imei, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteDeviceFromDemoModeResponse(rsp)
+}
+
+// PutDeviceInDemoModeWithResponse Put a device in demo mode
+//
+// In demo mode the device shows its features without recording or reporting. The mode is
+// a setting delivered with the device's configuration: now when the device is connected
+// (success), else when it connects (accepted).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/devices/{imei}/demo-mode (the `PutDeviceInDemoMode` operationId).
+func (c *ClientWithResponses) PutDeviceInDemoModeWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*PutDeviceInDemoModeResponse, error) {
+	rsp, err := c.PutDeviceInDemoMode(ctx, imei, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutDeviceInDemoModeResponse(rsp)
 }
 
 // GetDeviceConfigWithResponse Read a device's configuration
@@ -32434,6 +36942,29 @@ func (c *ClientWithResponses) GetDeviceEventWithResponse(ctx context.Context, im
 	return ParseGetDeviceEventResponse(rsp)
 }
 
+// PostFactoryResetWithResponse Reset a device to factory settings
+//
+// The device reverts to its factory settings and connects again with its factory
+// credentials: once it confirms, its token is revoked (it bootstraps again) and the cloud
+// drops the settings a reset reverts, so that the device takes its organization's: its
+// own device configuration and privacy settings, privacy mode, operating mode, USB OTG,
+// tailgating mute, ADAS measurements and calibration state. PIN codes, camera names,
+// event settings and geofences stay. Unlike the reference contract, which resets an
+// offline device when it returns, fleetcam sends the reset only to a connected device
+// (417 otherwise), so that the caller learns whether it happened. Viewers may not call
+// it; the request is audited.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/devices/{imei}/factory-reset (the `PostFactoryReset` operationId).
+func (c *ClientWithResponses) PostFactoryResetWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*PostFactoryResetResponse, error) {
+	rsp, err := c.PostFactoryReset(ctx, imei, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostFactoryResetResponse(rsp)
+}
+
 // GetDeviceFormatStorageWithResponse Format the device's SD card
 //
 // The device formats its SD card (and those of paired auxiliary cameras), answers with the
@@ -32568,6 +37099,84 @@ func (c *ClientWithResponses) PutDeviceHotspotWithResponse(ctx context.Context, 
 	return ParsePutDeviceHotspotResponse(rsp)
 }
 
+// PostDeviceOtgSettingsWithBodyWithResponse Switch USB on-the-go
+//
+// Turns the device's USB port (USB on-the-go) on or off. The reference contract gives the
+// call no body; fleetcam takes the switch as `{"enabled": bool}`. It is a setting
+// delivered with the configuration, so an offline device applies it when it connects
+// rather than failing the call.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/devices/{imei}/otg-settings (the `PostDeviceOtgSettings` operationId).
+func (c *ClientWithResponses) PostDeviceOtgSettingsWithBodyWithResponse(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDeviceOtgSettingsResponse, error) {
+	rsp, err := c.PostDeviceOtgSettingsWithBody(ctx, imei, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDeviceOtgSettingsResponse(rsp)
+}
+
+// PostDeviceOtgSettingsWithResponse Switch USB on-the-go
+//
+// Turns the device's USB port (USB on-the-go) on or off. The reference contract gives the
+// call no body; fleetcam takes the switch as `{"enabled": bool}`. It is a setting
+// delivered with the configuration, so an offline device applies it when it connects
+// rather than failing the call.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/devices/{imei}/otg-settings (the `PostDeviceOtgSettings` operationId).
+func (c *ClientWithResponses) PostDeviceOtgSettingsWithResponse(ctx context.Context, imei Imei, body PostDeviceOtgSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDeviceOtgSettingsResponse, error) {
+	rsp, err := c.PostDeviceOtgSettings(ctx, imei, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDeviceOtgSettingsResponse(rsp)
+}
+
+// GetDevicePinCodesWithBodyWithResponse Issue a device's PIN codes
+//
+// PIN codes are secrets: fleetcam keeps only salted hashes of them, which the device
+// verifies typed PINs against, so a PIN can be shown only when it is made. Where the
+// reference contract retrieves the PINs, fleetcam issues new six-digit admin and driver
+// PINs, shown once in this answer; the earlier PINs stop working when the device applies
+// its new configuration (now when connected, else when it connects). The caller confirms
+// with its own password (a wrong one, or a caller without a password, is 403). Viewers
+// may not call it; it is audited without the PINs.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/devices/{imei}/pin-codes (the `GetDevicePinCodes` operationId).
+func (c *ClientWithResponses) GetDevicePinCodesWithBodyWithResponse(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GetDevicePinCodesResponse, error) {
+	rsp, err := c.GetDevicePinCodesWithBody(ctx, imei, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDevicePinCodesResponse(rsp)
+}
+
+// GetDevicePinCodesWithResponse Issue a device's PIN codes
+//
+// PIN codes are secrets: fleetcam keeps only salted hashes of them, which the device
+// verifies typed PINs against, so a PIN can be shown only when it is made. Where the
+// reference contract retrieves the PINs, fleetcam issues new six-digit admin and driver
+// PINs, shown once in this answer; the earlier PINs stop working when the device applies
+// its new configuration (now when connected, else when it connects). The caller confirms
+// with its own password (a wrong one, or a caller without a password, is 403). Viewers
+// may not call it; it is audited without the PINs.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/devices/{imei}/pin-codes (the `GetDevicePinCodes` operationId).
+func (c *ClientWithResponses) GetDevicePinCodesWithResponse(ctx context.Context, imei Imei, body GetDevicePinCodesJSONRequestBody, reqEditors ...RequestEditorFn) (*GetDevicePinCodesResponse, error) {
+	rsp, err := c.GetDevicePinCodes(ctx, imei, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDevicePinCodesResponse(rsp)
+}
+
 // GetPrivacyConfigWithResponse Read what privacy mode keeps enabled on a device
 //
 // Returns a wrapper object for the known response body format(s).
@@ -32594,6 +37203,22 @@ func (c *ClientWithResponses) GetDevicePrivacyModeWithResponse(ctx context.Conte
 	return ParseGetDevicePrivacyModeResponse(rsp)
 }
 
+// PostDeviceRebootWithResponse Reboot a device
+//
+// The device restarts and connects again. It must be online and answer in time (417
+// otherwise). Viewers may not call it; the request is audited.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/devices/{imei}/reboot (the `PostDeviceReboot` operationId).
+func (c *ClientWithResponses) PostDeviceRebootWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*PostDeviceRebootResponse, error) {
+	rsp, err := c.PostDeviceReboot(ctx, imei, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDeviceRebootResponse(rsp)
+}
+
 // GetDeviceRecordingRangesWithResponse List the recordings on the device
 //
 // Per camera, the intervals the SD card holds since the device left its previous organization (if it had one), clipped to start and end when given. The device must be online.
@@ -32607,6 +37232,23 @@ func (c *ClientWithResponses) GetDeviceRecordingRangesWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseGetDeviceRecordingRangesResponse(rsp)
+}
+
+// PutDeviceSemiOnlineWithResponse Put a device in semi-online mode
+//
+// In semi-online mode the device keeps its connection for commands and configuration but
+// reports no events. Delivered with the configuration like demo mode; DELETE
+// /v2/devices/{imei}/demo-mode returns the device to normal operation.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/devices/{imei}/semi-online (the `PutDeviceSemiOnline` operationId).
+func (c *ClientWithResponses) PutDeviceSemiOnlineWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*PutDeviceSemiOnlineResponse, error) {
+	rsp, err := c.PutDeviceSemiOnline(ctx, imei, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutDeviceSemiOnlineResponse(rsp)
 }
 
 // PostVirtualEventWithBodyWithResponse Create a virtual event from the recordings
@@ -32651,6 +37293,22 @@ func (c *ClientWithResponses) PostVirtualEventWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParsePostVirtualEventResponse(rsp)
+}
+
+// PostWakeupDeviceWithResponse Wake a device up from standby
+//
+// A device in standby (connected while the vehicle is parked) returns to full operation.
+// It must be online and answer in time (417 otherwise). The request is audited.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/devices/{imei}/wakeup (the `PostWakeupDevice` operationId).
+func (c *ClientWithResponses) PostWakeupDeviceWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*PostWakeupDeviceResponse, error) {
+	rsp, err := c.PostWakeupDevice(ctx, imei, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostWakeupDeviceResponse(rsp)
 }
 
 // DeleteDriversWithBodyWithResponse Delete inactive drivers
@@ -33486,6 +38144,42 @@ func (c *ClientWithResponses) GetOrganizationDefaultSettingsWithResponse(ctx con
 	return ParseGetOrganizationDefaultSettingsResponse(rsp)
 }
 
+// GetOrganizationDefaultPinCodeSettingsWithBodyWithResponse Issue an organization's default PIN codes
+//
+// New default admin and driver PINs of the organization, shown once (see POST
+// /v2/devices/{imei}/pin-codes): every device without PINs of its own takes them, and
+// with the organization profile enabled every device. The host organization's users and
+// partner only; the caller confirms with its password.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organizations/{orgId}/default-settings/pin-codes (the `GetOrganizationDefaultPinCodeSettings` operationId).
+func (c *ClientWithResponses) GetOrganizationDefaultPinCodeSettingsWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GetOrganizationDefaultPinCodeSettingsResponse, error) {
+	rsp, err := c.GetOrganizationDefaultPinCodeSettingsWithBody(ctx, orgId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOrganizationDefaultPinCodeSettingsResponse(rsp)
+}
+
+// GetOrganizationDefaultPinCodeSettingsWithResponse Issue an organization's default PIN codes
+//
+// New default admin and driver PINs of the organization, shown once (see POST
+// /v2/devices/{imei}/pin-codes): every device without PINs of its own takes them, and
+// with the organization profile enabled every device. The host organization's users and
+// partner only; the caller confirms with its password.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organizations/{orgId}/default-settings/pin-codes (the `GetOrganizationDefaultPinCodeSettings` operationId).
+func (c *ClientWithResponses) GetOrganizationDefaultPinCodeSettingsWithResponse(ctx context.Context, orgId OrgId, body GetOrganizationDefaultPinCodeSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*GetOrganizationDefaultPinCodeSettingsResponse, error) {
+	rsp, err := c.GetOrganizationDefaultPinCodeSettings(ctx, orgId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOrganizationDefaultPinCodeSettingsResponse(rsp)
+}
+
 // GetOrganizationDeviceSettingsWithResponse Read the organization's default device configuration
 //
 // Returns a wrapper object for the known response body format(s).
@@ -33603,6 +38297,42 @@ func (c *ClientWithResponses) GetOrganizationDevicesBillingStatusWithResponse(ct
 		return nil, err
 	}
 	return ParseGetOrganizationDevicesBillingStatusResponse(rsp)
+}
+
+// PostOrganizationDevicesCalibrateAccelerometerWithBodyWithResponse Calibrate accelerometers
+//
+// The devices named (by IMEI, by group, or those in no group; at least one of the three)
+// level their accelerometers at the parked vehicle's position now. Each must be online.
+// The answer says per device what happened: accepted, or rejected with the reason (not a
+// device of the organization the caller may see, offline, the command failed).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organizations/{orgId}/devices/calibrate-accelerometer (the `PostOrganizationDevicesCalibrateAccelerometer` operationId).
+func (c *ClientWithResponses) PostOrganizationDevicesCalibrateAccelerometerWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrganizationDevicesCalibrateAccelerometerResponse, error) {
+	rsp, err := c.PostOrganizationDevicesCalibrateAccelerometerWithBody(ctx, orgId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrganizationDevicesCalibrateAccelerometerResponse(rsp)
+}
+
+// PostOrganizationDevicesCalibrateAccelerometerWithResponse Calibrate accelerometers
+//
+// The devices named (by IMEI, by group, or those in no group; at least one of the three)
+// level their accelerometers at the parked vehicle's position now. Each must be online.
+// The answer says per device what happened: accepted, or rejected with the reason (not a
+// device of the organization the caller may see, offline, the command failed).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organizations/{orgId}/devices/calibrate-accelerometer (the `PostOrganizationDevicesCalibrateAccelerometer` operationId).
+func (c *ClientWithResponses) PostOrganizationDevicesCalibrateAccelerometerWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationDevicesCalibrateAccelerometerJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationDevicesCalibrateAccelerometerResponse, error) {
+	rsp, err := c.PostOrganizationDevicesCalibrateAccelerometer(ctx, orgId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrganizationDevicesCalibrateAccelerometerResponse(rsp)
 }
 
 // PutOrganizationDevicesDataProfileWithResponse Set the data profile of an organization's devices
@@ -35237,6 +39967,112 @@ func ParseGetClusterResponse(rsp *http.Response) (*GetClusterResponse, error) {
 	return response, nil
 }
 
+// ParsePostAutoCalibrationConfigResponse parses an HTTP response from a PostAutoCalibrationConfigWithResponse call
+func ParsePostAutoCalibrationConfigResponse(rsp *http.Response) (*PostAutoCalibrationConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostAutoCalibrationConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Enabled *bool `json:"enabled,omitempty"`
+			} `json:"data,omitempty"`
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostAutoRecalibrationResponse parses an HTTP response from a PostAutoRecalibrationWithResponse call
+func ParsePostAutoRecalibrationResponse(rsp *http.Response) (*PostAutoRecalibrationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostAutoRecalibrationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AcceptedRejected
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostDeviceAuxiliaryCamerasBillingResponse parses an HTTP response from a PostDeviceAuxiliaryCamerasBillingWithResponse call
 func ParsePostDeviceAuxiliaryCamerasBillingResponse(rsp *http.Response) (*PostDeviceAuxiliaryCamerasBillingResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -35711,6 +40547,53 @@ func ParsePostBulkDevicesPrivacyModeResponse(rsp *http.Response) (*PostBulkDevic
 	return response, nil
 }
 
+// ParseConfigureMutePeriodResponse parses an HTTP response from a ConfigureMutePeriodWithResponse call
+func ParseConfigureMutePeriodResponse(rsp *http.Response) (*ConfigureMutePeriodResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ConfigureMutePeriodResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeviceControlWritten
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostDeviceWifiPasswordResponse parses an HTTP response from a PostDeviceWifiPasswordWithResponse call
 func ParsePostDeviceWifiPasswordResponse(rsp *http.Response) (*PostDeviceWifiPasswordResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -36078,6 +40961,57 @@ func ParsePostSimulatedAlarmResponse(rsp *http.Response) (*PostSimulatedAlarmRes
 	return response, nil
 }
 
+// ParseGetAutoCalibrationStatusResponse parses an HTTP response from a GetAutoCalibrationStatusWithResponse call
+func ParseGetAutoCalibrationStatusResponse(rsp *http.Response) (*GetAutoCalibrationStatusResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAutoCalibrationStatusResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			RequestId *string                                           `json:"requestId,omitempty"`
+			Status    GetAutoCalibrationStatus200JSONResponseBodyStatus `json:"status"`
+			Type      *GetAutoCalibrationStatus200JSONResponseBodyType  `json:"type,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetDeviceAuxiliaryCamerasResponse parses an HTTP response from a GetDeviceAuxiliaryCamerasWithResponse call
 func ParseGetDeviceAuxiliaryCamerasResponse(rsp *http.Response) (*GetDeviceAuxiliaryCamerasResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -36398,6 +41332,428 @@ func ParsePutDeviceBillingStatusResponse(rsp *http.Response) (*PutDeviceBillingS
 	return response, nil
 }
 
+// ParseGetNewCalibrateAdasStatusResponse parses an HTTP response from a GetNewCalibrateAdasStatusWithResponse call
+func ParseGetNewCalibrateAdasStatusResponse(rsp *http.Response) (*GetNewCalibrateAdasStatusResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetNewCalibrateAdasStatusResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				FeatureStatuses struct {
+					CriticalDistance     *GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesCriticalDistance     `json:"criticalDistance,omitempty"`
+					FollowingDistance    *GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesFollowingDistance    `json:"followingDistance,omitempty"`
+					RollingStopDetection *GetNewCalibrateAdasStatus200JSONResponseBodyDataFeatureStatusesRollingStopDetection `json:"rollingStopDetection,omitempty"`
+				} `json:"featureStatuses"`
+				Measurements struct {
+					// CameraHeight Centimetres above the ground.
+					CameraHeight float64 `json:"cameraHeight"`
+
+					// CameraOffset Centimetres right (positive) or left (negative) of the windshield's centre.
+					CameraOffset float64 `json:"cameraOffset"`
+
+					// VehicleWidth Rear axle width with tires out, in centimetres.
+					VehicleWidth float64 `json:"vehicleWidth"`
+				} `json:"measurements"`
+				Status GetNewCalibrateAdasStatus200JSONResponseBodyDataStatus `json:"status"`
+			} `json:"data"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostAutoAdasCalibrationResponse parses an HTTP response from a PostAutoAdasCalibrationWithResponse call
+func ParsePostAutoAdasCalibrationResponse(rsp *http.Response) (*PostAutoAdasCalibrationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostAutoAdasCalibrationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				State *PostAutoAdasCalibration200JSONResponseBodyDataState `json:"state,omitempty"`
+			} `json:"data,omitempty"`
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 417:
+		var dest ExpectationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON417 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutCalibrateAdasResponse parses an HTTP response from a PutCalibrateAdasWithResponse call
+func ParsePutCalibrateAdasResponse(rsp *http.Response) (*PutCalibrateAdasResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutCalibrateAdasResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data      *map[string]interface{} `json:"data,omitempty"`
+			RequestId string                  `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAutoAdasCalibrationStateResponse parses an HTTP response from a GetAutoAdasCalibrationStateWithResponse call
+func ParseGetAutoAdasCalibrationStateResponse(rsp *http.Response) (*GetAutoAdasCalibrationStateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAutoAdasCalibrationStateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data      GetAutoAdasCalibrationState200JSONResponseBodyData `json:"data"`
+			RequestId *string                                            `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDeviceCamerasResponse parses an HTTP response from a GetDeviceCamerasWithResponse call
+func ParseGetDeviceCamerasResponse(rsp *http.Response) (*GetDeviceCamerasResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeviceCamerasResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data      *[]DeviceCamera `json:"data,omitempty"`
+			RequestId *string         `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 417:
+		var dest ExpectationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON417 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePatchDeviceCamerasResponse parses an HTTP response from a PatchDeviceCamerasWithResponse call
+func ParsePatchDeviceCamerasResponse(rsp *http.Response) (*PatchDeviceCamerasResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchDeviceCamerasResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data      *[]DeviceCamera `json:"data,omitempty"`
+			RequestId *string         `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDeviceCameraSnapshotResponse parses an HTTP response from a GetDeviceCameraSnapshotWithResponse call
+func ParseGetDeviceCameraSnapshotResponse(rsp *http.Response) (*GetDeviceCameraSnapshotResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeviceCameraSnapshotResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data Signed link to the JPEG.
+			Data     string `json:"data"`
+			Metadata *struct {
+				Time *time.Time `json:"time,omitempty"`
+			} `json:"metadata,omitempty"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 417:
+		var dest ExpectationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON417 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostDeviceConnectMediaResponse parses an HTTP response from a PostDeviceConnectMediaWithResponse call
 func ParsePostDeviceConnectMediaResponse(rsp *http.Response) (*PostDeviceConnectMediaResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -36563,6 +41919,100 @@ func ParseGetDeviceDataUsageResponse(rsp *http.Response) (*GetDeviceDataUsageRes
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteDeviceFromDemoModeResponse parses an HTTP response from a DeleteDeviceFromDemoModeWithResponse call
+func ParseDeleteDeviceFromDemoModeResponse(rsp *http.Response) (*DeleteDeviceFromDemoModeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteDeviceFromDemoModeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeviceControlWritten
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutDeviceInDemoModeResponse parses an HTTP response from a PutDeviceInDemoModeWithResponse call
+func ParsePutDeviceInDemoModeResponse(rsp *http.Response) (*PutDeviceInDemoModeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutDeviceInDemoModeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeviceControlWritten
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -37023,6 +42473,60 @@ func ParseGetDeviceEventResponse(rsp *http.Response) (*GetDeviceEventResponse, e
 	return response, nil
 }
 
+// ParsePostFactoryResetResponse parses an HTTP response from a PostFactoryResetWithResponse call
+func ParsePostFactoryResetResponse(rsp *http.Response) (*PostFactoryResetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostFactoryResetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeviceControlDone
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 417:
+		var dest ExpectationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON417 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetDeviceFormatStorageResponse parses an HTTP response from a GetDeviceFormatStorageWithResponse call
 func ParseGetDeviceFormatStorageResponse(rsp *http.Response) (*GetDeviceFormatStorageResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -37347,6 +42851,117 @@ func ParsePutDeviceHotspotResponse(rsp *http.Response) (*PutDeviceHotspotRespons
 	return response, nil
 }
 
+// ParsePostDeviceOtgSettingsResponse parses an HTTP response from a PostDeviceOtgSettingsWithResponse call
+func ParsePostDeviceOtgSettingsResponse(rsp *http.Response) (*PostDeviceOtgSettingsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostDeviceOtgSettingsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Enabled   bool    `json:"enabled"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDevicePinCodesResponse parses an HTTP response from a GetDevicePinCodesWithResponse call
+func ParseGetDevicePinCodesResponse(rsp *http.Response) (*GetDevicePinCodesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDevicePinCodesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PinCodesIssued
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetPrivacyConfigResponse parses an HTTP response from a GetPrivacyConfigWithResponse call
 func ParseGetPrivacyConfigResponse(rsp *http.Response) (*GetPrivacyConfigResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -37439,6 +43054,60 @@ func ParseGetDevicePrivacyModeResponse(rsp *http.Response) (*GetDevicePrivacyMod
 	return response, nil
 }
 
+// ParsePostDeviceRebootResponse parses an HTTP response from a PostDeviceRebootWithResponse call
+func ParsePostDeviceRebootResponse(rsp *http.Response) (*PostDeviceRebootResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostDeviceRebootResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeviceControlDone
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 417:
+		var dest ExpectationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON417 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetDeviceRecordingRangesResponse parses an HTTP response from a GetDeviceRecordingRangesWithResponse call
 func ParseGetDeviceRecordingRangesResponse(rsp *http.Response) (*GetDeviceRecordingRangesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -37489,6 +43158,53 @@ func ParseGetDeviceRecordingRangesResponse(rsp *http.Response) (*GetDeviceRecord
 			return nil, err
 		}
 		response.JSON417 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutDeviceSemiOnlineResponse parses an HTTP response from a PutDeviceSemiOnlineWithResponse call
+func ParsePutDeviceSemiOnlineResponse(rsp *http.Response) (*PutDeviceSemiOnlineResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutDeviceSemiOnlineResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeviceControlWritten
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	}
 
@@ -37557,6 +43273,60 @@ func ParsePostVirtualEventResponse(rsp *http.Response) (*PostVirtualEventRespons
 			return nil, err
 		}
 		response.JSON423 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostWakeupDeviceResponse parses an HTTP response from a PostWakeupDeviceWithResponse call
+func ParsePostWakeupDeviceResponse(rsp *http.Response) (*PostWakeupDeviceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostWakeupDeviceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeviceControlDone
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 417:
+		var dest ExpectationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON417 = &dest
 
 	}
 
@@ -39242,6 +45012,60 @@ func ParseGetOrganizationDefaultSettingsResponse(rsp *http.Response) (*GetOrgani
 	return response, nil
 }
 
+// ParseGetOrganizationDefaultPinCodeSettingsResponse parses an HTTP response from a GetOrganizationDefaultPinCodeSettingsWithResponse call
+func ParseGetOrganizationDefaultPinCodeSettingsResponse(rsp *http.Response) (*GetOrganizationDefaultPinCodeSettingsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOrganizationDefaultPinCodeSettingsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PinCodesIssued
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetOrganizationDeviceSettingsResponse parses an HTTP response from a GetOrganizationDeviceSettingsWithResponse call
 func ParseGetOrganizationDeviceSettingsResponse(rsp *http.Response) (*GetOrganizationDeviceSettingsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -39488,6 +45312,60 @@ func ParseGetOrganizationDevicesBillingStatusResponse(rsp *http.Response) (*GetO
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostOrganizationDevicesCalibrateAccelerometerResponse parses an HTTP response from a PostOrganizationDevicesCalibrateAccelerometerWithResponse call
+func ParsePostOrganizationDevicesCalibrateAccelerometerResponse(rsp *http.Response) (*PostOrganizationDevicesCalibrateAccelerometerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOrganizationDevicesCalibrateAccelerometerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AcceptedRejected
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Forbidden

@@ -270,6 +270,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/devices/auto-calibration/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Switch auto-calibration
+         * @description Auto-calibration (off by default) lets a device calibrate ADAS by itself. Set for a
+         *     device, for an organization (the default of its devices without their own switch) or
+         *     for a partner (the default of every organization the partner created; organizations
+         *     created later start with it off). Another tenant's partner, organization or device is
+         *     404; a guest partner may not set a shared organization's default. Delivered with each
+         *     device's configuration.
+         */
+        post: operations["postAutoCalibrationConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/devices/auto-recalibrate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Recalibrate ADAS on devices
+         * @description Each listed device calibrates ADAS again now. Accepted: the device started (or ended)
+         *     the calibration. Rejected, with the reason: not the caller's device, offline,
+         *     calibrating already, or the command failed.
+         */
+        post: operations["postAutoRecalibration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/devices/auxiliary-cameras/billing": {
         parameters: {
             query?: never;
@@ -463,6 +510,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/devices/tailgating-event-mute/configure": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mute repeated tailgating alerts
+         * @description After a tailgating alert the devices raise no other one for coolOffDuration minutes.
+         *     Delivered with each device's configuration; the answer says per IMEI whether the device
+         *     got it now (success), gets it when it connects (accepted) or was rejected (not the
+         *     caller's, or not a device).
+         */
+        post: operations["configureMutePeriod"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/devices/wifi-password": {
         parameters: {
             query?: never;
@@ -577,6 +647,32 @@ export interface paths {
          *     for delivery.
          */
         post: operations["postSimulatedAlarm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/devices/{imei}/auto-calibration/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read the auto-calibration status
+         * @description The state (notStarted before any) and type of the device's latest calibration: auto
+         *     (POST .../calibrate-adas), auto_recalibration (POST /v2/devices/auto-recalibrate) or
+         *     manual (PUT .../calibrate-adas). As in the reference contract, the members are at the
+         *     top level.
+         */
+        get: operations["getAutoCalibrationStatus"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -703,6 +799,135 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/devices/{imei}/calibrate-adas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a device's ADAS calibration
+         * @description The measurements set for the device (zero until set), its calibration status (none;
+         *     ready: measurements set, no calibration completed; completed) and the features that
+         *     wait for a completed calibration (pending, then active). The reference contract limits
+         *     it to AI-14 firmware 14.4 and later; fleetcam answers it for every device. A
+         *     calibration the device reported pending is asked about again when it is online.
+         */
+        get: operations["getNewCalibrateAdasStatus"];
+        /**
+         * Set a device's ADAS calibration measurements
+         * @description The measurements replace the device's: a manual calibration, delivered with the
+         *     configuration (now when the device is connected, else when it connects) and pending
+         *     until the device acknowledges that configuration. Firmware before 14.4 also takes the
+         *     lane points picked on a 1280×720 calibration image: all nine or none, each inside the
+         *     image, top left at or right of bottom left, top right at or left of bottom right, top
+         *     rows at or above bottom rows.
+         */
+        put: operations["putCalibrateAdas"];
+        /**
+         * Calibrate ADAS now
+         * @description The device calibrates ADAS from its calibration images now (about ten minutes on a
+         *     real device). It must be online (417) and not calibrating already (409). The answer
+         *     carries the state the device reported; GET .../calibrate-adas/state follows it.
+         */
+        post: operations["postAutoAdasCalibration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/devices/{imei}/calibrate-adas/state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read the state of the latest ADAS calibration
+         * @description pending, completed or failed; 404 before any calibration. A pending calibration is
+         *     asked about again when the device is online.
+         */
+        get: operations["getAutoAdasCalibrationState"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/devices/{imei}/cameras": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the views of a device
+         * @description The views a live stream can show: 1 the road-facing lens, 2 the in-cab lens, 50 and
+         *     above the paired auxiliary cameras (with their names). The device must be online (417
+         *     otherwise). Scoped tokens with the deviceLiveStreaming feature may call it.
+         */
+        get: operations["getDeviceCameras"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Name auxiliary cameras
+         * @description Names paired auxiliary cameras; a null name removes the name. Cameras the call does not
+         *     list keep theirs. A camera below 50, or not paired with the device, is a 400. The
+         *     names go to the device with its configuration. The answer lists the paired auxiliary
+         *     cameras with their names.
+         */
+        patch: operations["patchDeviceCameras"];
+        trace?: never;
+    };
+    "/v2/devices/{imei}/cameras/{cameraId}/snapshot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+                /** @description 1 (road-facing), 2 (in-cab) or a paired auxiliary camera (50 and above). */
+                cameraId: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Take a snapshot
+         * @description The device takes a snapshot of one camera at time (now by default) and uploads the JPEG;
+         *     the answer is a signed link to it, valid media.linkTTL, which serves the picture once
+         *     the upload landed (seconds). The device must be online (417). The answer is one link,
+         *     so one camera per call: cameraId 0 and cameraIds (all or several cameras in the
+         *     reference contract) are a 400. A second the device holds no recording of is 404
+         *     NoRecordingAvailableError. fleetcam's devices report no position with a snapshot:
+         *     metadata carries the time only.
+         */
+        get: operations["getDeviceCameraSnapshot"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/devices/{imei}/connect-media": {
         parameters: {
             query?: never;
@@ -774,6 +999,36 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/devices/{imei}/demo-mode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Put a device in demo mode
+         * @description In demo mode the device shows its features without recording or reporting. The mode is
+         *     a setting delivered with the device's configuration: now when the device is connected
+         *     (success), else when it connects (accepted).
+         */
+        put: operations["putDeviceInDemoMode"];
+        post?: never;
+        /**
+         * Take a device out of demo mode
+         * @description The device returns to normal operation, from demo mode or from semi-online mode (the
+         *     reference contract has no other call that ends semi-online mode). Delivered like PUT.
+         */
+        delete: operations["deleteDeviceFromDemoMode"];
         options?: never;
         head?: never;
         patch?: never;
@@ -957,6 +1212,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/devices/{imei}/factory-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset a device to factory settings
+         * @description The device reverts to its factory settings and connects again with its factory
+         *     credentials: once it confirms, its token is revoked (it bootstraps again) and the cloud
+         *     drops the settings a reset reverts, so that the device takes its organization's: its
+         *     own device configuration and privacy settings, privacy mode, operating mode, USB OTG,
+         *     tailgating mute, ADAS measurements and calibration state. PIN codes, camera names,
+         *     event settings and geofences stay. Unlike the reference contract, which resets an
+         *     offline device when it returns, fleetcam sends the reset only to a connected device
+         *     (417 otherwise), so that the caller learns whether it happened. Viewers may not call
+         *     it; the request is audited.
+         */
+        post: operations["postFactoryReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/devices/{imei}/format-storage": {
         parameters: {
             query?: never;
@@ -1066,6 +1352,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/devices/{imei}/otg-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Switch USB on-the-go
+         * @description Turns the device's USB port (USB on-the-go) on or off. The reference contract gives the
+         *     call no body; fleetcam takes the switch as `{"enabled": bool}`. It is a setting
+         *     delivered with the configuration, so an offline device applies it when it connects
+         *     rather than failing the call.
+         */
+        post: operations["postDeviceOtgSettings"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/devices/{imei}/pin-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue a device's PIN codes
+         * @description PIN codes are secrets: fleetcam keeps only salted hashes of them, which the device
+         *     verifies typed PINs against, so a PIN can be shown only when it is made. Where the
+         *     reference contract retrieves the PINs, fleetcam issues new six-digit admin and driver
+         *     PINs, shown once in this answer; the earlier PINs stop working when the device applies
+         *     its new configuration (now when connected, else when it connects). The caller confirms
+         *     with its own password (a wrong one, or a caller without a password, is 403). Viewers
+         *     may not call it; it is audited without the PINs.
+         */
+        post: operations["getDevicePinCodes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/devices/{imei}/privacy-config": {
         parameters: {
             query?: never;
@@ -1106,6 +1447,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/devices/{imei}/reboot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reboot a device
+         * @description The device restarts and connects again. It must be online and answer in time (417
+         *     otherwise). Viewers may not call it; the request is audited.
+         */
+        post: operations["postDeviceReboot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/devices/{imei}/recording-ranges": {
         parameters: {
             query?: never;
@@ -1119,6 +1484,31 @@ export interface paths {
          */
         get: operations["getDeviceRecordingRanges"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/devices/{imei}/semi-online": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Put a device in semi-online mode
+         * @description In semi-online mode the device keeps its connection for commands and configuration but
+         *     reports no events. Delivered with the configuration like demo mode; DELETE
+         *     /v2/devices/{imei}/demo-mode returns the device to normal operation.
+         */
+        put: operations["putDeviceSemiOnline"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1147,6 +1537,30 @@ export interface paths {
          *     its previous organization is 400: that part of the SD card is not this organization's.
          */
         post: operations["postVirtualEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/devices/{imei}/wakeup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Wake a device up from standby
+         * @description A device in standby (connected while the vehicle is parked) returns to full operation.
+         *     It must be online and answer in time (417 otherwise). The request is audited.
+         */
+        post: operations["postWakeupDevice"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1726,6 +2140,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/organizations/{orgId}/default-settings/pin-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue an organization's default PIN codes
+         * @description New default admin and driver PINs of the organization, shown once (see POST
+         *     /v2/devices/{imei}/pin-codes): every device without PINs of its own takes them, and
+         *     with the organization profile enabled every device. The host organization's users and
+         *     partner only; the caller confirms with its password.
+         */
+        post: operations["getOrganizationDefaultPinCodeSettings"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/organizations/{orgId}/device-settings": {
         parameters: {
             query?: never;
@@ -1799,6 +2239,32 @@ export interface paths {
         get: operations["getOrganizationDevicesBillingStatus"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/organizations/{orgId}/devices/calibrate-accelerometer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Calibrate accelerometers
+         * @description The devices named (by IMEI, by group, or those in no group; at least one of the three)
+         *     level their accelerometers at the parked vehicle's position now. Each must be online.
+         *     The answer says per device what happened: accepted, or rejected with the reason (not a
+         *     device of the organization the caller may see, offline, the command failed).
+         */
+        post: operations["postOrganizationDevicesCalibrateAccelerometer"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3009,6 +3475,12 @@ export interface components {
             imei?: string;
             refurbished?: boolean;
         };
+        DeviceCamera: {
+            /** @description 1 road-facing, 2 in-cab, 50 and above auxiliary. */
+            cameraId?: number;
+            /** @description The name of an auxiliary camera, when it has one. */
+            name?: string;
+        };
         /**
          * @description The device configuration. Every parameter is an object; in a request a parameter not
          *     named is reset (PUT) or kept (organization POST). Answers name every parameter.
@@ -3390,6 +3862,14 @@ export interface components {
          * @description At least 8 characters with an upper-case letter, a lower-case letter and a digit.
          */
         Password: string;
+        PasswordConfirmation: {
+            /** @description The password of the calling user. */
+            password: string;
+        };
+        PinCode: {
+            /** @description Six digits. */
+            value: string;
+        };
         /** @description What stays enabled while privacy mode is on; every member is disabled by default. */
         PrivacyConfig: {
             /** @enum {string} */
@@ -3883,6 +4363,24 @@ export interface components {
         WebhookURLList: string[];
     };
     responses: {
+        /** @description Per device, whether it accepted the command. */
+        AcceptedRejected: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: {
+                        accepted?: string[];
+                        rejected?: {
+                            imei: string;
+                            reason: string;
+                        }[];
+                    };
+                    requestId?: string;
+                };
+            };
+        };
         /** @description The images were deleted. */
         AdasDeleted: {
             headers: {
@@ -3913,6 +4411,30 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The device carried out the command. */
+        DeviceControlDone: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data?: Record<string, never>;
+                    requestId: string;
+                };
+            };
+        };
+        /** @description The setting is stored; per IMEI, whether the device got it now or gets it when it connects. */
+        DeviceControlWritten: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data?: components["schemas"]["BulkWriteResult"];
+                    requestId: string;
+                };
             };
         };
         /** @description A page of devices. */
@@ -3991,6 +4513,21 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The new PINs, shown this once. */
+        PinCodesIssued: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: {
+                        adminPin?: components["schemas"]["PinCode"];
+                        driverPin?: components["schemas"]["PinCode"];
+                    };
+                    requestId?: string;
+                };
             };
         };
         /** @description The caller's request budget is spent; retry after the Retry-After seconds. */
@@ -4535,6 +5072,66 @@ export interface operations {
             };
         };
     };
+    postAutoCalibrationConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    enabled: boolean;
+                    /** @enum {string} */
+                    entityType: "partner" | "organization" | "device";
+                    /** @description The partner id or organization id (number) or the IMEI (string). */
+                    entityValue: number | string;
+                };
+            };
+        };
+        responses: {
+            /** @description The switch is stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            enabled?: boolean;
+                        };
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    postAutoRecalibration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    imeis: string[];
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["AcceptedRejected"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
     postDeviceAuxiliaryCamerasBilling: {
         parameters: {
             query?: never;
@@ -4844,6 +5441,31 @@ export interface operations {
             403: components["responses"]["Forbidden"];
         };
     };
+    configureMutePeriod: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Minutes. */
+                    coolOffDuration: number;
+                    /** @enum {string} */
+                    entityType: "device";
+                    entityValues: string[];
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["DeviceControlWritten"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
     postDeviceWifiPassword: {
         parameters: {
             query?: never;
@@ -5061,6 +5683,38 @@ export interface operations {
             409: components["responses"]["Conflict"];
         };
     };
+    getAutoCalibrationStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The status. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        requestId?: string;
+                        /** @enum {string} */
+                        status: "pending" | "completed" | "failed" | "notStarted";
+                        /** @enum {string} */
+                        type?: "auto" | "auto_recalibration" | "manual";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
     getDeviceAuxiliaryCameras: {
         parameters: {
             query?: never;
@@ -5263,6 +5917,275 @@ export interface operations {
             409: components["responses"]["Conflict"];
         };
     };
+    getNewCalibrateAdasStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calibration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            featureStatuses: {
+                                /** @enum {string} */
+                                criticalDistance?: "pending" | "active";
+                                /** @enum {string} */
+                                followingDistance?: "pending" | "active";
+                                /** @enum {string} */
+                                rollingStopDetection?: "pending" | "active";
+                            };
+                            measurements: {
+                                /** @description Centimetres above the ground. */
+                                cameraHeight: number;
+                                /** @description Centimetres right (positive) or left (negative) of the windshield's centre. */
+                                cameraOffset: number;
+                                /** @description Rear axle width with tires out, in centimetres. */
+                                vehicleWidth: number;
+                            };
+                            /** @enum {string} */
+                            status: "none" | "ready" | "completed";
+                        };
+                        requestId?: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    putCalibrateAdas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    calpickBottomLeftCol?: number;
+                    calpickBottomLeftRow?: number;
+                    calpickBottomRightCol?: number;
+                    calpickBottomRightRow?: number;
+                    calpickTopLeftCol?: number;
+                    calpickTopLeftRow?: number;
+                    calpickTopRightCol?: number;
+                    calpickTopRightRow?: number;
+                    cameraHeight: number;
+                    cameraOffset: number;
+                    lowestUsableRow?: number;
+                    vehicleWidth: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The measurements are stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: Record<string, never>;
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    postAutoAdasCalibration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calibration started (or ended). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            /** @enum {string} */
+                            state?: "pending" | "completed" | "failed";
+                        };
+                        requestId: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            417: components["responses"]["ExpectationFailed"];
+        };
+    };
+    getAutoAdasCalibrationState: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        data: "pending" | "completed" | "failed";
+                        requestId?: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    getDeviceCameras: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cameras. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: components["schemas"]["DeviceCamera"][];
+                        requestId?: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            417: components["responses"]["ExpectationFailed"];
+        };
+    };
+    patchDeviceCameras: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    cameraId: number;
+                    name: string | null;
+                }[];
+            };
+        };
+        responses: {
+            /** @description The paired auxiliary cameras. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: components["schemas"]["DeviceCamera"][];
+                        requestId?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    getDeviceCameraSnapshot: {
+        parameters: {
+            query?: {
+                /** @description Not supported; see the description. */
+                cameraIds?: string;
+                /** @description ISO 8601, not in the future; now by default. */
+                time?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+                /** @description 1 (road-facing), 2 (in-cab) or a paired auxiliary camera (50 and above). */
+                cameraId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link to the snapshot. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Signed link to the JPEG. */
+                        data: string;
+                        metadata?: {
+                            /** Format: date-time */
+                            time?: string;
+                        };
+                        requestId?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            417: components["responses"]["ExpectationFailed"];
+        };
+    };
     postDeviceConnectMedia: {
         parameters: {
             query?: {
@@ -5384,6 +6307,42 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    putDeviceInDemoMode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DeviceControlWritten"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    deleteDeviceFromDemoMode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DeviceControlWritten"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -5693,6 +6652,25 @@ export interface operations {
             404: components["responses"]["NotFound"];
         };
     };
+    postFactoryReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DeviceControlDone"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            417: components["responses"]["ExpectationFailed"];
+        };
+    };
     getDeviceFormatStorage: {
         parameters: {
             query?: never;
@@ -5900,6 +6878,65 @@ export interface operations {
             404: components["responses"]["NotFound"];
         };
     };
+    postDeviceOtgSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    enabled: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The switch as set. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        enabled: boolean;
+                        requestId?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    getDevicePinCodes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordConfirmation"];
+            };
+        };
+        responses: {
+            200: components["responses"]["PinCodesIssued"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
     getPrivacyConfig: {
         parameters: {
             query?: never;
@@ -5963,6 +7000,25 @@ export interface operations {
             404: components["responses"]["NotFound"];
         };
     };
+    postDeviceReboot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DeviceControlDone"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            417: components["responses"]["ExpectationFailed"];
+        };
+    };
     getDeviceRecordingRanges: {
         parameters: {
             query?: {
@@ -6001,6 +7057,24 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             417: components["responses"]["ExpectationFailed"];
+        };
+    };
+    putDeviceSemiOnline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DeviceControlWritten"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     postVirtualEvent: {
@@ -6060,6 +7134,25 @@ export interface operations {
             404: components["responses"]["NotFound"];
             417: components["responses"]["ExpectationFailed"];
             423: components["responses"]["Locked"];
+        };
+    };
+    postWakeupDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DeviceControlDone"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            417: components["responses"]["ExpectationFailed"];
         };
     };
     getDrivers: {
@@ -7233,6 +8326,29 @@ export interface operations {
             404: components["responses"]["NotFound"];
         };
     };
+    getOrganizationDefaultPinCodeSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordConfirmation"];
+            };
+        };
+        responses: {
+            200: components["responses"]["PinCodesIssued"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
     getOrganizationDeviceSettings: {
         parameters: {
             query?: never;
@@ -7396,6 +8512,33 @@ export interface operations {
                     };
                 };
             };
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    postOrganizationDevicesCalibrateAccelerometer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    groups?: number[];
+                    imeis?: string[];
+                    ungrouped?: boolean;
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["AcceptedRejected"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
         };
