@@ -4,16 +4,18 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/fleetcam/fleetcam/devicesim"
 )
 
 // TestClusterCommandKinds: each kind of command the API sends, issued
 // through a node the device is not connected to, reaches it and is
 // answered with the device's reply: a clip for a virtual event, ADAS
-// calibration images, auxiliary camera search and pairing.
+// calibration images, auxiliary camera search and pairing, and a reboot.
 func TestClusterCommandKinds(t *testing.T) {
 	e := startCluster(t, 3, nil)
 	imei := e.addDevice("35693810002400", "Truck 24")
-	dev, _ := e.simulate(0, imei, stateDir(t))
+	dev, _ := e.simulateWith(0, imei, stateDir(t), func(o *devicesim.Options) { o.RebootDelay = 100 * time.Millisecond })
 	eventually(t, "the device connected to node-a", func() bool { return dev.Connected() && e.holder(imei) == "node-a" })
 	b, c := e.nodes[1].c, e.nodes[2].c
 
@@ -45,4 +47,23 @@ func TestClusterCommandKinds(t *testing.T) {
 	if cams := dev.AuxCameras(); len(cams) != 1 || cams[0].ID != 50 {
 		t.Fatalf("cameras paired at the device %+v", cams)
 	}
+
+	// A reboot through node-b: the device answers, goes away and comes back
+	// on a connection of its own.
+	conn := func() string {
+		l, err := e.nodes[0].a.broker.Presence(imei)
+		if err != nil {
+			return ""
+		}
+		return l.ConnectionID
+	}
+	before := conn()
+	status, out = b.call("POST", "/v2/devices/"+imei+"/reboot", e.tok, nil)
+	if status != http.StatusOK {
+		t.Fatalf("reboot through node-b: %d %v", status, out)
+	}
+	eventually(t, "the device back after its reboot", func() bool {
+		now := conn()
+		return dev.Connected() && now != "" && now != before
+	})
 }
