@@ -204,6 +204,13 @@ func (s *Server) routes(r *gin.Engine) {
 	// Partner statistics and device data usage.
 	v2.GET("/partners/operational-statistics", auth, partner, s.operationalStatistics)
 	v2.GET("/devices/:imei/data-usage", scoped(FeatureDeviceInfo), auth, s.deviceDataUsage)
+
+	// User, contact and organization management: bulk device adds (each
+	// device as POST /organizations/{orgId}/devices adds it) and the
+	// portal's white label, read before sign-in.
+	v2.POST("/organizations/:orgId/bulk-devices", auth, write, s.addBulkDevices)
+	v2.PUT("/organizations/:orgId/partner-bulk-devices", auth, partner, write, s.addBulkDevices)
+	v2.GET("/white-label-information/:whiteLabelDomainAddress", s.limitByAddress, s.whiteLabelInformation)
 }
 
 // isoTime formats t as the API's ISO 8601 UTC timestamp with milliseconds.
