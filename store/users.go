@@ -63,9 +63,15 @@ type User struct {
 	OrganizationID int64     `json:"organizationId,omitempty"`
 	AccessLevel    string    `json:"accessLevel"`
 	CreatedAt      time.Time `json:"createdAt"`
-	// InviteExpiresAt bounds the invitation token, whose hash is indexed in
-	// the invite_tokens bucket, while the user has no password yet.
+	// InviteExpiresAt bounds the user's open invitation or password reset
+	// tokens, whose hashes are indexed in the invite_tokens bucket.
 	InviteExpiresAt time.Time `json:"inviteExpiresAt,omitzero"`
+	// Settings are the user's regional settings for the portal.
+	Settings UserSettings `json:"settings,omitzero"`
+	// TokenGeneration is carried by every API token issued to the user; a
+	// password change or reset moves it on, which ends the user's other
+	// sessions (tokens of an older generation are refused).
+	TokenGeneration int64 `json:"tokenGeneration,omitempty"`
 }
 
 // IsPartnerUser reports whether u acts for a partner rather than one organization.
@@ -154,7 +160,8 @@ func (tx *Tx) SetInviteToken(u *User, token string, expires time.Time) error {
 }
 
 // RedeemInviteToken sets the password hash of the user the token was issued to
-// and forgets the token. An unknown or expired token is ErrNotFound.
+// (SetPassword: its tokens are forgotten, its sessions end). An unknown or
+// expired token is ErrNotFound.
 func (tx *Tx) RedeemInviteToken(token string, passwordHash []byte) (*User, error) {
 	h := sha256.Sum256([]byte(token))
 	u, err := tx.invitedUser(h)
@@ -167,12 +174,7 @@ func (tx *Tx) RedeemInviteToken(token string, passwordHash []byte) (*User, error
 	if tx.now.After(u.InviteExpiresAt) {
 		return nil, NotFound("invitation expired")
 	}
-	u.PasswordHash, u.InviteExpiresAt = passwordHash, time.Time{}
-	if err := tx.rec.Users().Put(u); err != nil {
-		return nil, err
-	}
-	return u, tx.Audit(AuditChange{Action: "user.setPassword", EntityType: "user", EntityID: strconv.FormatInt(u.ID, 10),
-		PartnerID: u.PartnerID, OrganizationID: u.OrganizationID})
+	return tx.SetPassword(u.ID, passwordHash, "user.setPassword")
 }
 
 // InvitedUser returns the user an invitation token was issued to, without
