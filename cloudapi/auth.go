@@ -20,6 +20,9 @@ type Principal struct {
 	OrganizationID int64
 	AccessLevel    string
 	Scope          *Scope
+	// TokenGeneration is the user's token generation the token was issued
+	// in (store.User.TokenGeneration).
+	TokenGeneration int64
 }
 
 // IsPartner reports whether the principal is a partner user (not bound to one organization).
@@ -56,7 +59,8 @@ func principal(c *gin.Context) Principal {
 }
 
 // authenticate requires a valid bearer token: signed by this server, not
-// expired, issued in this cloud, and for a user that still exists.
+// expired, issued in this cloud, and for a user that still exists and has
+// not changed its password since.
 func (s *Server) authenticate(c *gin.Context) {
 	token := bearer(c)
 	if token == "" {
@@ -76,7 +80,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		return
 	}
 	p := Principal{Kind: cl.Kind, UserID: cl.UserID, PartnerID: cl.PartnerID,
-		OrganizationID: cl.OrganizationID, AccessLevel: cl.AccessLevel, Scope: cl.Scope}
+		OrganizationID: cl.OrganizationID, AccessLevel: cl.AccessLevel, Scope: cl.Scope, TokenGeneration: cl.Generation}
 	if s.rateLimited(c, cl.Subject) {
 		return
 	}
@@ -85,6 +89,10 @@ func (s *Server) authenticate(c *gin.Context) {
 		err := s.store.View(c.Request.Context(), func(tx *store.Tx) error { u, err = tx.User(p.UserID); return err })
 		if err != nil {
 			s.fail(c, unauthorized("the token's user no longer exists"))
+			return
+		}
+		if u.TokenGeneration != p.TokenGeneration {
+			s.fail(c, unauthorized("the token was revoked when the user's password changed; authenticate again"))
 			return
 		}
 		p.Email, p.AccessLevel = u.Email, u.AccessLevel

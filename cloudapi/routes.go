@@ -206,11 +206,19 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.GET("/devices/:imei/data-usage", scoped(FeatureDeviceInfo), auth, s.deviceDataUsage)
 
 	// User, contact and organization management: bulk device adds (each
-	// device as POST /organizations/{orgId}/devices adds it) and the
-	// portal's white label, read before sign-in.
+	// device as POST /organizations/{orgId}/devices adds it), the portal's
+	// white label and password reset e-mails (before sign-in), each user's
+	// own password and settings (any access level), deleting users and
+	// editing partner contacts.
 	v2.POST("/organizations/:orgId/bulk-devices", auth, write, s.addBulkDevices)
 	v2.PUT("/organizations/:orgId/partner-bulk-devices", auth, partner, write, s.addBulkDevices)
 	v2.GET("/white-label-information/:whiteLabelDomainAddress", s.limitByAddress, s.whiteLabelInformation)
+	v2.POST("/forget-password/:email", s.limitByAddress, s.forgotPassword)
+	v2.POST("/users/:userId/change-password", auth, s.changePassword)
+	v2.PUT("/users/update-settings", auth, s.putUserSettings)
+	v2.DELETE("/users/:userId", auth, write, s.deleteUser)
+	v2.PATCH("/partners/:partnerId/contacts/:partnerContactId", auth, partner, write, s.patchPartnerContact)
+	v2.DELETE("/partners/:partnerId/contacts/:partnerContactId", auth, partner, write, s.deletePartnerContact)
 }
 
 // isoTime formats t as the API's ISO 8601 UTC timestamp with milliseconds.

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/fleetcam/fleetcam/configs"
@@ -89,6 +90,8 @@ type Server struct {
 	passwords *passwordChecker
 	// ssoUsed holds the SSO JWTs already exchanged, until they expire.
 	ssoUsed *usedTokens
+	// resets counts the password reset e-mails still being recorded and sent.
+	resets sync.WaitGroup
 	// metricsHandler serves /metrics from the injected registry; on the API
 	// listener unless metrics.addr gives it one of its own.
 	metricsHandler http.Handler

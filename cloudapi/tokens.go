@@ -43,6 +43,8 @@ type claims struct {
 	OrganizationID int64  `json:"oid,omitempty"`
 	AccessLevel    string `json:"lvl,omitempty"`
 	Scope          *Scope `json:"scope,omitempty"`
+	// Generation is the user's token generation when the token was issued.
+	Generation int64 `json:"gen,omitempty"`
 }
 
 const issuer = "fleetcam"
@@ -60,6 +62,7 @@ func (s *Server) issue(p Principal, ttl time.Duration) (string, time.Time, error
 		},
 		Cloud: s.cfg.Cloud, Kind: p.Kind, UserID: p.UserID, PartnerID: p.PartnerID,
 		OrganizationID: p.OrganizationID, AccessLevel: p.AccessLevel, Scope: p.Scope,
+		Generation: p.TokenGeneration,
 	}
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, cl).SignedString(s.key)
 	return tok, exp, err

@@ -132,7 +132,10 @@ type Auth struct {
 	ScopedTokenTTL time.Duration `yaml:"scopedTokenTTL"`
 	SSOJWTTTL      time.Duration `yaml:"ssoJWTTTL"`
 	InviteTTL      time.Duration `yaml:"inviteTTL"`
-	BcryptCost     int           `yaml:"bcryptCost"`
+	// PasswordResetTTL is how long the token e-mailed by POST
+	// /v2/forget-password/{email} may be redeemed.
+	PasswordResetTTL time.Duration `yaml:"passwordResetTTL"`
+	BcryptCost       int           `yaml:"bcryptCost"`
 	// Throttle brakes password, SSO and invitation guessing.
 	Throttle Throttle `yaml:"throttle"`
 }
@@ -245,7 +248,7 @@ func Default() Config {
 		},
 		Auth: Auth{
 			UserTokenTTL: 24 * time.Hour, AdminTokenTTL: 24 * time.Hour, ScopedTokenTTL: 24 * time.Hour,
-			SSOJWTTTL: 15 * time.Minute, InviteTTL: 7 * 24 * time.Hour, BcryptCost: 10,
+			SSOJWTTTL: 15 * time.Minute, InviteTTL: 7 * 24 * time.Hour, PasswordResetTTL: time.Hour, BcryptCost: 10,
 			Throttle: Throttle{AccountFreeAttempts: 5, AddressFreeAttempts: 20, InitialBackoff: time.Second,
 				MaxBackoff: 15 * time.Minute, MaxEntries: 100000, PasswordWait: time.Second},
 		},
@@ -408,6 +411,7 @@ func (c *Config) Validate() error {
 		check(c.MQTT.CommandTimeout > 0, "mqtt.commandTimeout", "must be positive"),
 		check(c.Auth.UserTokenTTL > 0 && c.Auth.AdminTokenTTL > 0 && c.Auth.ScopedTokenTTL > 0, "auth.*TokenTTL", "must be positive"),
 		check(c.Auth.SigningKey == "" || len(c.Auth.SigningKey) >= 32, "auth.signingKey", "must be at least 32 characters (or 64 hex digits), or empty"),
+		check(c.Auth.PasswordResetTTL > 0, "auth.passwordResetTTL", "must be positive"),
 		check(c.Auth.BcryptCost >= 4 && c.Auth.BcryptCost <= 31, "auth.bcryptCost", "must be from 4 to 31"),
 		check(c.Auth.Throttle.AccountFreeAttempts >= 1 && c.Auth.Throttle.AddressFreeAttempts >= 1,
 			"auth.throttle.accountFreeAttempts and addressFreeAttempts", "must be at least 1"),
