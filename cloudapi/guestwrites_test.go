@@ -67,6 +67,8 @@ var guestWrites = map[string]writeDecision{
 	"DELETE /v2/organizations/:orgId/webhooks/:webhookId":                    {rule: hostWrite, host: http.StatusNotFound},
 	"POST /v2/organizations/:orgId/webhook-deliveries/:deliveryId/redeliver": {rule: hostWrite, host: http.StatusNotFound},
 	"PUT /v2/organizations/:orgId/data-profile":                              {rule: hostWrite, body: map[string]any{"defaultDataProfileId": 7}},
+	"PUT /v2/organizations/:orgId/groups":                                    {rule: hostWrite, body: `{"groupId": :groupId, "name": "Day crew"}`},
+	"DELETE /v2/organizations/:orgId/groups":                                 {rule: hostWrite, body: map[string]any{"groupId": 999}, host: http.StatusNotFound},
 
 	// The organization named in the query or the body.
 	"POST /v2/drivers": {rule: hostWrite, path: "/v2/drivers?organizationId=:orgId", host: http.StatusCreated,
@@ -98,6 +100,8 @@ var guestWrites = map[string]writeDecision{
 	"POST /v2/organizations/:orgId/groups/:groupId/devices":            {rule: guestWrite, body: []string{testIMEI(2)}},
 	"PUT /v2/organizations/:orgId/devices/data-profile/:dataProfileId": {rule: guestWrite},
 	"POST /v2/organizations/:orgId/events":                             {rule: guestWrite, body: map[string]any{"start": "2026-03-01T00:00:00.000Z", "end": "2026-03-01T12:00:00.000Z"}},
+	"POST /v2/organizations/:orgId/bulk-devices":                       {rule: guestWrite, body: []map[string]any{{"imei": testIMEI(6), "name": "B3"}}},
+	"PUT /v2/organizations/:orgId/partner-bulk-devices":                {rule: guestWrite, body: []map[string]any{{"imei": testIMEI(7), "name": "B4"}}},
 
 	// The guest's own answer; its scoped tokens reach its own devices only.
 	"POST /v2/partners/organization-invitations/:orgId/accept":  ownDevices,
@@ -143,8 +147,16 @@ var guestWrites = map[string]writeDecision{
 	"POST /v2/reset-password/:token":                          noOrg,
 	"POST /v2/organizations":                                  noOrg,
 	"POST /v2/partners/:partnerId/contacts":                   noOrg,
-	"PUT /v2/media/upload/:imei/:fileType/:cameraId/:fileId":  noOrg,
-	"POST /v2/media/live/:imei/:stream/frames":                noOrg,
+	// Users: a guest partner manages no user of an organization it did
+	// not create (404, TestDeleteUser); its own contacts and itself.
+	"DELETE /v2/users/:userId":                                  noOrg,
+	"POST /v2/users/:userId/change-password":                    noOrg,
+	"PUT /v2/users/update-settings":                             noOrg,
+	"POST /v2/forget-password/:email":                           noOrg,
+	"PATCH /v2/partners/:partnerId/contacts/:partnerContactId":  noOrg,
+	"DELETE /v2/partners/:partnerId/contacts/:partnerContactId": noOrg,
+	"PUT /v2/media/upload/:imei/:fileType/:cameraId/:fileId":    noOrg,
+	"POST /v2/media/live/:imei/:stream/frames":                  noOrg,
 }
 
 // TestGuestPartnerWrites: every write route of the route table has a

@@ -78,6 +78,16 @@ func TestDeleteUser(t *testing.T) {
 	e.newUser(e.partnerToken, other.id, "ops@other.example", store.AccessEditor)
 }
 
+// TestDeleteUserGuestPartner: a guest partner of a shared organization
+// manages none of its users, which are the host's.
+func TestDeleteUserGuestPartner(t *testing.T) {
+	e := newEnv(t)
+	_, tokB, org := e.sharedOrg()
+	id, _ := e.newUser(e.partnerToken, org.id, "ops@shared.example", store.AccessEditor)
+	e.do("DELETE", "/v2/users/"+itoa(id), tokB, nil).wantError(http.StatusNotFound, nameNotFound, "user")
+	e.do("DELETE", "/v2/users/"+itoa(id), e.partnerToken, nil).want(http.StatusOK)
+}
+
 func TestPartnerContactEdit(t *testing.T) {
 	e := newEnv(t)
 	id, tok := e.newContact(e.partnerToken, e.partnerID, "sales@partner.example", store.AccessViewer)
