@@ -68,6 +68,7 @@ var guestWrites = map[string]writeDecision{
 	"POST /v2/organizations/:orgId/webhook-deliveries/:deliveryId/redeliver": {rule: hostWrite, host: http.StatusNotFound},
 	"PUT /v2/organizations/:orgId/data-profile":                              {rule: hostWrite, body: map[string]any{"defaultDataProfileId": 7}},
 	"PUT /v2/organizations/:orgId/groups":                                    {rule: hostWrite, body: `{"groupId": :groupId, "name": "Day crew"}`},
+	"PATCH /v2/users/:userId/organizations/:orgId/permissions":               {rule: hostWrite, path: "/v2/users/999/organizations/:orgId/permissions", body: map[string]any{"role": "user", "organizationAccessEdgeGroupIds": []int{-2}}, host: http.StatusNotFound},
 	"DELETE /v2/organizations/:orgId/groups":                                 {rule: hostWrite, body: map[string]any{"groupId": 999}, host: http.StatusNotFound},
 
 	// The organization named in the query or the body.

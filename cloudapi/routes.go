@@ -208,8 +208,9 @@ func (s *Server) routes(r *gin.Engine) {
 	// User, contact and organization management: bulk device adds (each
 	// device as POST /organizations/{orgId}/devices adds it), the portal's
 	// white label and password reset e-mails (before sign-in), each user's
-	// own password and settings (any access level), deleting users,
-	// editing partner contacts, renaming and deleting groups.
+	// own password and settings (any access level), deleting users and
+	// setting their permissions, editing partner contacts, renaming and
+	// deleting groups.
 	v2.POST("/organizations/:orgId/bulk-devices", auth, write, s.addBulkDevices)
 	v2.PUT("/organizations/:orgId/partner-bulk-devices", auth, partner, write, s.addBulkDevices)
 	v2.GET("/white-label-information/:whiteLabelDomainAddress", s.limitByAddress, s.whiteLabelInformation)
@@ -217,6 +218,7 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.POST("/users/:userId/change-password", auth, s.changePassword)
 	v2.PUT("/users/update-settings", auth, s.putUserSettings)
 	v2.DELETE("/users/:userId", auth, write, s.deleteUser)
+	v2.PATCH("/users/:userId/organizations/:orgId/permissions", auth, write, host, s.patchUserPermissions)
 	v2.PATCH("/partners/:partnerId/contacts/:partnerContactId", auth, partner, write, s.patchPartnerContact)
 	v2.DELETE("/partners/:partnerId/contacts/:partnerContactId", auth, partner, write, s.deletePartnerContact)
 	v2.PUT("/organizations/:orgId/groups", auth, write, host, s.updateGroup)
