@@ -67,9 +67,11 @@ var guestWrites = map[string]writeDecision{
 	"DELETE /v2/organizations/:orgId/webhooks/:webhookId":                    {rule: hostWrite, host: http.StatusNotFound},
 	"POST /v2/organizations/:orgId/webhook-deliveries/:deliveryId/redeliver": {rule: hostWrite, host: http.StatusNotFound},
 	"PUT /v2/organizations/:orgId/data-profile":                              {rule: hostWrite, body: map[string]any{"defaultDataProfileId": 7}},
-	"PUT /v2/organizations/:orgId/groups":                                    {rule: hostWrite, body: `{"groupId": :groupId, "name": "Day crew"}`},
-	"PATCH /v2/users/:userId/organizations/:orgId/permissions":               {rule: hostWrite, path: "/v2/users/999/organizations/:orgId/permissions", body: map[string]any{"role": "user", "organizationAccessEdgeGroupIds": []int{-2}}, host: http.StatusNotFound},
-	"DELETE /v2/organizations/:orgId/groups":                                 {rule: hostWrite, body: map[string]any{"groupId": 999}, host: http.StatusNotFound},
+	// The shared organization holds devices: the host is refused too.
+	"DELETE /v2/organizations/:orgId":                          {rule: hostWrite, host: http.StatusConflict},
+	"PUT /v2/organizations/:orgId/groups":                      {rule: hostWrite, body: `{"groupId": :groupId, "name": "Day crew"}`},
+	"PATCH /v2/users/:userId/organizations/:orgId/permissions": {rule: hostWrite, path: "/v2/users/999/organizations/:orgId/permissions", body: map[string]any{"role": "user", "organizationAccessEdgeGroupIds": []int{-2}}, host: http.StatusNotFound},
+	"DELETE /v2/organizations/:orgId/groups":                   {rule: hostWrite, body: map[string]any{"groupId": 999}, host: http.StatusNotFound},
 
 	// The organization named in the query or the body.
 	"POST /v2/drivers": {rule: hostWrite, path: "/v2/drivers?organizationId=:orgId", host: http.StatusCreated,

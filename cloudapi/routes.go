@@ -210,7 +210,7 @@ func (s *Server) routes(r *gin.Engine) {
 	// white label and password reset e-mails (before sign-in), each user's
 	// own password and settings (any access level), deleting users and
 	// setting their permissions, editing partner contacts, renaming and
-	// deleting groups.
+	// deleting groups, deleting organizations that hold no device.
 	v2.POST("/organizations/:orgId/bulk-devices", auth, write, s.addBulkDevices)
 	v2.PUT("/organizations/:orgId/partner-bulk-devices", auth, partner, write, s.addBulkDevices)
 	v2.GET("/white-label-information/:whiteLabelDomainAddress", s.limitByAddress, s.whiteLabelInformation)
@@ -221,6 +221,7 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.PATCH("/users/:userId/organizations/:orgId/permissions", auth, write, host, s.patchUserPermissions)
 	v2.PATCH("/partners/:partnerId/contacts/:partnerContactId", auth, partner, write, s.patchPartnerContact)
 	v2.DELETE("/partners/:partnerId/contacts/:partnerContactId", auth, partner, write, s.deletePartnerContact)
+	v2.DELETE("/organizations/:orgId", auth, partner, write, host, s.deleteOrganization)
 	v2.PUT("/organizations/:orgId/groups", auth, write, host, s.updateGroup)
 	v2.DELETE("/organizations/:orgId/groups", auth, write, host, s.deleteGroup)
 }
