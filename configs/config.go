@@ -202,7 +202,8 @@ type Media struct {
 	LiveStreamIdleTimeout time.Duration `yaml:"liveStreamIdleTimeout"`
 }
 
-// SMTP configures alarm e-mail; an empty Addr disables e-mail.
+// SMTP configures e-mail (alarm reports, password resets); an empty Addr
+// disables e-mail.
 type SMTP struct {
 	Addr     string `yaml:"addr"`
 	From     string `yaml:"from"`
