@@ -7344,6 +7344,24 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/organizations/sso (the `GetOrganizationSso` operationId).
 	GetOrganizationSso(ctx context.Context, params *GetOrganizationSsoParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteOrganization Delete an organization (partners only)
+	//
+	// By the partner that created the organization (a guest partner of a shared organization
+	// gets 403). An organization that still holds devices, of any partner, is 409
+	// ConflictError naming how many: remove them (DELETE
+	// /v2/organizations/{orgId}/devices/{imei}) or move them first, so that no device or its
+	// data goes by surprise. Otherwise the organization is deleted with its users (their tokens
+	// stop working and their e-mails can be used again), groups, drivers, alarm and health
+	// recipients and the invitations of other partners to share it; every deletion is in the
+	// audit log (organization.delete and one entry for each record). No call finds the
+	// organization or anything of it from then on, admin tokens included. What its former
+	// devices recorded there (events, media, GPS, trips, alarms) is purged by the retention
+	// purge as the organization's purge days say; its record is kept, marked deleted, so that
+	// the audit log keeps naming it.
+	//
+	// Corresponds with DELETE /v2/organizations/{orgId} (the `DeleteOrganization` operationId).
+	DeleteOrganization(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOrganization Get an organization
 	//
 	// The organization with counts of its users and of the devices the caller sees.
@@ -10560,6 +10578,34 @@ func (c *Client) PostOrganization(ctx context.Context, body PostOrganizationJSON
 // Corresponds with GET /v2/organizations/sso (the `GetOrganizationSso` operationId).
 func (c *Client) GetOrganizationSso(ctx context.Context, params *GetOrganizationSsoParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOrganizationSsoRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteOrganization Delete an organization (partners only)
+//
+// By the partner that created the organization (a guest partner of a shared organization
+// gets 403). An organization that still holds devices, of any partner, is 409
+// ConflictError naming how many: remove them (DELETE
+// /v2/organizations/{orgId}/devices/{imei}) or move them first, so that no device or its
+// data goes by surprise. Otherwise the organization is deleted with its users (their tokens
+// stop working and their e-mails can be used again), groups, drivers, alarm and health
+// recipients and the invitations of other partners to share it; every deletion is in the
+// audit log (organization.delete and one entry for each record). No call finds the
+// organization or anything of it from then on, admin tokens included. What its former
+// devices recorded there (events, media, GPS, trips, alarms) is purged by the retention
+// purge as the organization's purge days say; its record is kept, marked deleted, so that
+// the audit log keeps naming it.
+//
+// Corresponds with DELETE /v2/organizations/{orgId} (the `DeleteOrganization` operationId).
+func (c *Client) DeleteOrganization(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteOrganizationRequest(c.Server, orgId)
 	if err != nil {
 		return nil, err
 	}
@@ -16601,6 +16647,40 @@ func NewGetOrganizationSsoRequest(server string, params *GetOrganizationSsoParam
 	return req, nil
 }
 
+// NewDeleteOrganizationRequest constructs an http.Request for the DeleteOrganization method
+func NewDeleteOrganizationRequest(server string, orgId OrgId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organizations/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetOrganizationRequest constructs an http.Request for the GetOrganization method
 func NewGetOrganizationRequest(server string, orgId OrgId) (*http.Request, error) {
 	var err error
@@ -21040,6 +21120,26 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v2/organizations/sso (the `GetOrganizationSso` operationId).
 	GetOrganizationSsoWithResponse(ctx context.Context, params *GetOrganizationSsoParams, reqEditors ...RequestEditorFn) (*GetOrganizationSsoResponse, error)
+
+	// DeleteOrganizationWithResponse Delete an organization (partners only)
+	//
+	// By the partner that created the organization (a guest partner of a shared organization
+	// gets 403). An organization that still holds devices, of any partner, is 409
+	// ConflictError naming how many: remove them (DELETE
+	// /v2/organizations/{orgId}/devices/{imei}) or move them first, so that no device or its
+	// data goes by surprise. Otherwise the organization is deleted with its users (their tokens
+	// stop working and their e-mails can be used again), groups, drivers, alarm and health
+	// recipients and the invitations of other partners to share it; every deletion is in the
+	// audit log (organization.delete and one entry for each record). No call finds the
+	// organization or anything of it from then on, admin tokens included. What its former
+	// devices recorded there (events, media, GPS, trips, alarms) is purged by the retention
+	// purge as the organization's purge days say; its record is kept, marked deleted, so that
+	// the audit log keeps naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v2/organizations/{orgId} (the `DeleteOrganization` operationId).
+	DeleteOrganizationWithResponse(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*DeleteOrganizationResponse, error)
 
 	// GetOrganizationWithResponse Get an organization
 	//
@@ -27499,6 +27599,75 @@ func (r GetOrganizationSsoResponse) ContentType() string {
 	return ""
 }
 
+type DeleteOrganizationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RequestDone
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteOrganizationResponse) GetJSON200() *RequestDone {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteOrganizationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteOrganizationResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteOrganizationResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteOrganizationResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteOrganizationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteOrganizationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteOrganizationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteOrganizationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetOrganizationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33936,6 +34105,32 @@ func (c *ClientWithResponses) GetOrganizationSsoWithResponse(ctx context.Context
 	return ParseGetOrganizationSsoResponse(rsp)
 }
 
+// DeleteOrganizationWithResponse Delete an organization (partners only)
+//
+// By the partner that created the organization (a guest partner of a shared organization
+// gets 403). An organization that still holds devices, of any partner, is 409
+// ConflictError naming how many: remove them (DELETE
+// /v2/organizations/{orgId}/devices/{imei}) or move them first, so that no device or its
+// data goes by surprise. Otherwise the organization is deleted with its users (their tokens
+// stop working and their e-mails can be used again), groups, drivers, alarm and health
+// recipients and the invitations of other partners to share it; every deletion is in the
+// audit log (organization.delete and one entry for each record). No call finds the
+// organization or anything of it from then on, admin tokens included. What its former
+// devices recorded there (events, media, GPS, trips, alarms) is purged by the retention
+// purge as the organization's purge days say; its record is kept, marked deleted, so that
+// the audit log keeps naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v2/organizations/{orgId} (the `DeleteOrganization` operationId).
+func (c *ClientWithResponses) DeleteOrganizationWithResponse(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*DeleteOrganizationResponse, error) {
+	rsp, err := c.DeleteOrganization(ctx, orgId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteOrganizationResponse(rsp)
+}
+
 // GetOrganizationWithResponse Get an organization
 //
 // The organization with counts of its users and of the devices the caller sees.
@@ -39461,6 +39656,60 @@ func ParseGetOrganizationSsoResponse(rsp *http.Response) (*GetOrganizationSsoRes
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteOrganizationResponse parses an HTTP response from a DeleteOrganizationWithResponse call
+func ParseDeleteOrganizationResponse(rsp *http.Response) (*DeleteOrganizationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteOrganizationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RequestDone
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	}
 
 	return response, nil

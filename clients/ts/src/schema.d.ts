@@ -1503,7 +1503,22 @@ export interface paths {
         get: operations["getOrganization"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete an organization (partners only)
+         * @description By the partner that created the organization (a guest partner of a shared organization
+         *     gets 403). An organization that still holds devices, of any partner, is 409
+         *     ConflictError naming how many: remove them (DELETE
+         *     /v2/organizations/{orgId}/devices/{imei}) or move them first, so that no device or its
+         *     data goes by surprise. Otherwise the organization is deleted with its users (their tokens
+         *     stop working and their e-mails can be used again), groups, drivers, alarm and health
+         *     recipients and the invitations of other partners to share it; every deletion is in the
+         *     audit log (organization.delete and one entry for each record). No call finds the
+         *     organization or anything of it from then on, admin tokens included. What its former
+         *     devices recorded there (events, media, GPS, trips, alarms) is purged by the retention
+         *     purge as the organization's purge days say; its record is kept, marked deleted, so that
+         *     the audit log keeps naming it.
+         */
+        delete: operations["deleteOrganization"];
         options?: never;
         head?: never;
         /**
@@ -6897,6 +6912,25 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+        };
+    };
+    deleteOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["RequestDone"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
     patchOrganization: {
