@@ -2,7 +2,6 @@ package cloudapi
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
@@ -67,14 +66,8 @@ func (s *Server) updateGroup(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		groups, _, err := tx.Groups(o.ID, store.Page{})
-		if err != nil {
+		if err := checkGroupName(tx, o.ID, g.ID, name); err != nil {
 			return err
-		}
-		for _, other := range groups {
-			if other.ID != g.ID && strings.EqualFold(other.Name, name) {
-				return conflict("group %q already exists in organization %d (id %d)", name, o.ID, other.ID)
-			}
 		}
 		if g, err = tx.RenameGroup(g.ID, name); err != nil {
 			return err
