@@ -53,7 +53,7 @@ func newSigninGuard(cfg configs.Throttle, now func() time.Time, reg prometheus.R
 		addresses: newAttemptThrottle(cfg.AddressFreeAttempts, cfg.InitialBackoff, cfg.MaxBackoff, cfg.MaxEntries, now),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "fleetcam", Subsystem: "auth", Name: "failures_total",
-			Help: "Refused sign-ins by endpoint (authenticate, sso, reset_password, change_password) and reason (bad_credentials, throttled_account, throttled_address, busy, replayed).",
+			Help: "Refused sign-ins by endpoint (authenticate, sso, reset_password, change_password, forgot_password) and reason (bad_credentials, throttled_account, throttled_address, busy, replayed).",
 		}, []string{"endpoint", "reason"}),
 		lockouts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "fleetcam", Subsystem: "auth", Name: "lockouts_total",
