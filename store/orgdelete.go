@@ -5,8 +5,9 @@ import "strconv"
 // DeleteOrganization deletes organization id, which must hold no device
 // (ErrConflict naming how many it holds). What belongs to it alone goes
 // with it, each deletion audited: its users with their open tokens, its
-// groups, drivers and alarm recipients, and the invitations of other
-// partners to share it. Its record stays, marked deleted, so that the
+// external users (who stay in their own organizations), its groups,
+// drivers and alarm recipients, and the invitations of other partners to
+// share it. Its record stays, marked deleted, so that the
 // audit log keeps naming it and the retention purge still removes what its
 // former devices recorded there as its purge days say; no call finds it
 // again (Tx.Organization is ErrNotFound, Organizations leave it out), and
@@ -29,6 +30,15 @@ func (tx *Tx) DeleteOrganization(id int64) (*Organization, error) {
 	}
 	for _, u := range users {
 		if err := tx.DeleteUser(u.ID); err != nil {
+			return nil, err
+		}
+	}
+	externals, _, err := tx.Users(UserFilter{ExternalOrganizationID: id}, Page{})
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range externals {
+		if _, err := tx.RemoveExternalUser(u.ID, id); err != nil {
 			return nil, err
 		}
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"crypto/sha256"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,6 +73,9 @@ type User struct {
 	// password change or reset moves it on, which ends the user's other
 	// sessions (tokens of an older generation are refused).
 	TokenGeneration int64 `json:"tokenGeneration,omitempty"`
+	// ExternalOrganizationIDs are the other organizations the user was
+	// added to as an external user (externalusers.go), in the order added.
+	ExternalOrganizationIDs []int64 `json:"externalOrganizationIds,omitempty"`
 }
 
 // IsPartnerUser reports whether u acts for a partner rather than one organization.
@@ -206,11 +210,14 @@ type UserFilter struct {
 	OrganizationID int64
 	// PartnerUsersOnly keeps only partner users (no organization).
 	PartnerUsersOnly bool
+	// ExternalOrganizationID keeps the external users of this organization.
+	ExternalOrganizationID int64
 }
 
 // Match reports whether f selects u.
 func (f UserFilter) Match(u *User) bool {
-	return (f.PartnerID == 0 || u.PartnerID == f.PartnerID) &&
+	return (f.ExternalOrganizationID == 0 || slices.Contains(u.ExternalOrganizationIDs, f.ExternalOrganizationID)) &&
+		(f.PartnerID == 0 || u.PartnerID == f.PartnerID) &&
 		(f.OrganizationID == 0 || u.OrganizationID == f.OrganizationID) &&
 		(!f.PartnerUsersOnly || u.OrganizationID == 0)
 }
