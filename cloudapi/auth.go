@@ -23,6 +23,16 @@ type Principal struct {
 	// TokenGeneration is the user's token generation the token was issued
 	// in (store.User.TokenGeneration).
 	TokenGeneration int64
+	// ExternalOrgIDs are the other organizations an organization user was
+	// added to as an external user, read with the user on every call.
+	ExternalOrgIDs []int64
+}
+
+// inOrg reports whether p acts in organization id as an organization
+// user or admin token: its own organization or, for a user, one it is an
+// external user of.
+func (p Principal) inOrg(id int64) bool {
+	return id != 0 && (p.OrganizationID == id || slices.Contains(p.ExternalOrgIDs, id))
 }
 
 // IsPartner reports whether the principal is a partner user (not bound to one organization).
@@ -96,6 +106,9 @@ func (s *Server) authenticate(c *gin.Context) {
 			return
 		}
 		p.Email, p.AccessLevel = u.Email, u.AccessLevel
+		if p.Kind == kindUser && u.OrganizationID != 0 {
+			p.ExternalOrgIDs = u.ExternalOrganizationIDs
+		}
 	}
 	if err := checkScope(c, p); err != nil {
 		s.fail(c, err)

@@ -69,6 +69,8 @@ var guestWrites = map[string]writeDecision{
 	"PUT /v2/organizations/:orgId/data-profile":                              {rule: hostWrite, body: map[string]any{"defaultDataProfileId": 7}},
 	// The shared organization holds devices: the host is refused too.
 	"DELETE /v2/organizations/:orgId":                          {rule: hostWrite, host: http.StatusConflict},
+	"POST /v2/organizations/:orgId/external-users":             {rule: hostWrite, body: map[string]any{"email": "nobody@host.example"}, host: http.StatusNotFound},
+	"DELETE /v2/organizations/:orgId/external-users":           {rule: hostWrite, body: map[string]any{"email": "nobody@host.example"}, host: http.StatusNotFound},
 	"PUT /v2/organizations/:orgId/groups":                      {rule: hostWrite, body: `{"groupId": :groupId, "name": "Day crew"}`},
 	"PATCH /v2/users/:userId/organizations/:orgId/permissions": {rule: hostWrite, path: "/v2/users/999/organizations/:orgId/permissions", body: map[string]any{"role": "user", "organizationAccessEdgeGroupIds": []int{-2}}, host: http.StatusNotFound},
 	"DELETE /v2/organizations/:orgId/groups":                   {rule: hostWrite, body: map[string]any{"groupId": 999}, host: http.StatusNotFound},

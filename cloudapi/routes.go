@@ -209,8 +209,9 @@ func (s *Server) routes(r *gin.Engine) {
 	// device as POST /organizations/{orgId}/devices adds it), the portal's
 	// white label and password reset e-mails (before sign-in), each user's
 	// own password and settings (any access level), deleting users and
-	// setting their permissions, editing partner contacts, renaming and
-	// deleting groups, deleting organizations that hold no device.
+	// setting their permissions, external users of organizations, editing
+	// partner contacts, renaming and deleting groups, deleting
+	// organizations that hold no device.
 	v2.POST("/organizations/:orgId/bulk-devices", auth, write, s.addBulkDevices)
 	v2.PUT("/organizations/:orgId/partner-bulk-devices", auth, partner, write, s.addBulkDevices)
 	v2.GET("/white-label-information/:whiteLabelDomainAddress", s.limitByAddress, s.whiteLabelInformation)
@@ -222,6 +223,9 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.PATCH("/partners/:partnerId/contacts/:partnerContactId", auth, partner, write, s.patchPartnerContact)
 	v2.DELETE("/partners/:partnerId/contacts/:partnerContactId", auth, partner, write, s.deletePartnerContact)
 	v2.DELETE("/organizations/:orgId", auth, partner, write, host, s.deleteOrganization)
+	v2.GET("/organizations/:orgId/external-users", auth, host, s.listExternalUsers)
+	v2.POST("/organizations/:orgId/external-users", auth, write, host, s.addExternalUser)
+	v2.DELETE("/organizations/:orgId/external-users", auth, write, host, s.removeExternalUser)
 	v2.PUT("/organizations/:orgId/groups", auth, write, host, s.updateGroup)
 	v2.DELETE("/organizations/:orgId/groups", auth, write, host, s.deleteGroup)
 }
