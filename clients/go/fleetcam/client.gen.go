@@ -637,6 +637,21 @@ func (e EventItemDataType) Valid() bool {
 	}
 }
 
+// Defines values for ExternalUserRole.
+const (
+	ExternalUserRoleAdministrator ExternalUserRole = "administrator"
+)
+
+// Valid indicates whether the value is a known member of the ExternalUserRole enum.
+func (e ExternalUserRole) Valid() bool {
+	switch e {
+	case ExternalUserRoleAdministrator:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OrganizationInvitationStatus.
 const (
 	OrganizationInvitationStatusAccepted OrganizationInvitationStatus = "accepted"
@@ -3464,6 +3479,24 @@ type EventItem struct {
 // EventItemDataType Media attached; none for accOn, accOff and beep events.
 type EventItemDataType string
 
+// ExternalUser defines model for ExternalUser.
+type ExternalUser struct {
+	Email openapi_types.Email `json:"email"`
+	Id    int                 `json:"id"`
+
+	// OrganizationId The user's own organization.
+	OrganizationId int              `json:"organizationId"`
+	Role           ExternalUserRole `json:"role"`
+}
+
+// ExternalUserRole defines model for ExternalUser.Role.
+type ExternalUserRole string
+
+// ExternalUserRequest defines model for ExternalUserRequest.
+type ExternalUserRequest struct {
+	Email openapi_types.Email `json:"email"`
+}
+
 // Geofence defines model for Geofence.
 type Geofence struct {
 	Id   int     `json:"id"`
@@ -5525,6 +5558,12 @@ type PostOrganizationEventSettingsJSONRequestBody = EventConfig
 
 // GetOrganizationsEventsJSONRequestBody defines body for GetOrganizationsEvents for application/json ContentType.
 type GetOrganizationsEventsJSONRequestBody GetOrganizationsEventsJSONBody
+
+// DeleteOrganizationExternalUserJSONRequestBody defines body for DeleteOrganizationExternalUser for application/json ContentType.
+type DeleteOrganizationExternalUserJSONRequestBody = ExternalUserRequest
+
+// PostOrganizationExternalUserJSONRequestBody defines body for PostOrganizationExternalUser for application/json ContentType.
+type PostOrganizationExternalUserJSONRequestBody = ExternalUserRequest
 
 // DeleteOrganizationGroupsJSONRequestBody defines body for DeleteOrganizationGroups for application/json ContentType.
 type DeleteOrganizationGroupsJSONRequestBody DeleteOrganizationGroupsJSONBody
@@ -7683,6 +7722,71 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v2/organizations/{orgId}/events (the `GetOrganizationsEvents` operationId).
 	GetOrganizationsEvents(ctx context.Context, orgId OrgId, body GetOrganizationsEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteOrganizationExternalUserWithBody Remove an external user
+	//
+	// The user no longer acts in this organization, from its next call; it stays in its own.
+	// An address that is not one of the organization's external users is 404. Deleting the
+	// organization removes its external users too. Audited as
+	// organization.externalUser.remove.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with DELETE /v2/organizations/{orgId}/external-users (the `DeleteOrganizationExternalUser` operationId).
+	DeleteOrganizationExternalUserWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteOrganizationExternalUser Remove an external user
+	//
+	// The user no longer acts in this organization, from its next call; it stays in its own.
+	// An address that is not one of the organization's external users is 404. Deleting the
+	// organization removes its external users too. Audited as
+	// organization.externalUser.remove.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with DELETE /v2/organizations/{orgId}/external-users (the `DeleteOrganizationExternalUser` operationId).
+	DeleteOrganizationExternalUser(ctx context.Context, orgId OrgId, body DeleteOrganizationExternalUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOrganizationExternalUsers List an organization's external users
+	//
+	// The users of other organizations added to this one (POST), with the role administrator,
+	// in users (where the reference contract has them) and in data. A guest partner of a
+	// shared organization gets 403.
+	//
+	// Corresponds with GET /v2/organizations/{orgId}/external-users (the `GetOrganizationExternalUsers` operationId).
+	GetOrganizationExternalUsers(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrganizationExternalUserWithBody Add an external user
+	//
+	// A user of another organization of the same partner, with the editor access level there
+	// (the reference contract's administrator), also acts in this organization, with that
+	// access level, from its next call: it sees the organization, lists it among its own, and
+	// reads and changes its devices and records as a user of it does. Any other address,
+	// registered or not (another partner's user, a partner contact), is 404; a user of another
+	// access level is 400 naming email; adding a user twice, or to its own organization, is
+	// 409. By the partner that created the organization (a guest partner gets 403) or the
+	// organization's editors and admin tokens. Audited as organization.externalUser.add.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/external-users (the `PostOrganizationExternalUser` operationId).
+	PostOrganizationExternalUserWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrganizationExternalUser Add an external user
+	//
+	// A user of another organization of the same partner, with the editor access level there
+	// (the reference contract's administrator), also acts in this organization, with that
+	// access level, from its next call: it sees the organization, lists it among its own, and
+	// reads and changes its devices and records as a user of it does. Any other address,
+	// registered or not (another partner's user, a partner contact), is 404; a user of another
+	// access level is 400 naming email; adding a user twice, or to its own organization, is
+	// 409. By the partner that created the organization (a guest partner gets 403) or the
+	// organization's editors and admin tokens. Audited as organization.externalUser.add.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/external-users (the `PostOrganizationExternalUser` operationId).
+	PostOrganizationExternalUser(ctx context.Context, orgId OrgId, body PostOrganizationExternalUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteOrganizationGroupsWithBody Delete a group
 	//
@@ -11178,6 +11282,121 @@ func (c *Client) GetOrganizationsEventsWithBody(ctx context.Context, orgId OrgId
 // Corresponds with POST /v2/organizations/{orgId}/events (the `GetOrganizationsEvents` operationId).
 func (c *Client) GetOrganizationsEvents(ctx context.Context, orgId OrgId, body GetOrganizationsEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOrganizationsEventsRequest(c.Server, orgId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteOrganizationExternalUserWithBody Remove an external user
+//
+// The user no longer acts in this organization, from its next call; it stays in its own.
+// An address that is not one of the organization's external users is 404. Deleting the
+// organization removes its external users too. Audited as
+// organization.externalUser.remove.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with DELETE /v2/organizations/{orgId}/external-users (the `DeleteOrganizationExternalUser` operationId).
+func (c *Client) DeleteOrganizationExternalUserWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteOrganizationExternalUserRequestWithBody(c.Server, orgId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteOrganizationExternalUser Remove an external user
+//
+// The user no longer acts in this organization, from its next call; it stays in its own.
+// An address that is not one of the organization's external users is 404. Deleting the
+// organization removes its external users too. Audited as
+// organization.externalUser.remove.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with DELETE /v2/organizations/{orgId}/external-users (the `DeleteOrganizationExternalUser` operationId).
+func (c *Client) DeleteOrganizationExternalUser(ctx context.Context, orgId OrgId, body DeleteOrganizationExternalUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteOrganizationExternalUserRequest(c.Server, orgId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOrganizationExternalUsers List an organization's external users
+//
+// The users of other organizations added to this one (POST), with the role administrator,
+// in users (where the reference contract has them) and in data. A guest partner of a
+// shared organization gets 403.
+//
+// Corresponds with GET /v2/organizations/{orgId}/external-users (the `GetOrganizationExternalUsers` operationId).
+func (c *Client) GetOrganizationExternalUsers(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOrganizationExternalUsersRequest(c.Server, orgId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrganizationExternalUserWithBody Add an external user
+//
+// A user of another organization of the same partner, with the editor access level there
+// (the reference contract's administrator), also acts in this organization, with that
+// access level, from its next call: it sees the organization, lists it among its own, and
+// reads and changes its devices and records as a user of it does. Any other address,
+// registered or not (another partner's user, a partner contact), is 404; a user of another
+// access level is 400 naming email; adding a user twice, or to its own organization, is
+// 409. By the partner that created the organization (a guest partner gets 403) or the
+// organization's editors and admin tokens. Audited as organization.externalUser.add.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/organizations/{orgId}/external-users (the `PostOrganizationExternalUser` operationId).
+func (c *Client) PostOrganizationExternalUserWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrganizationExternalUserRequestWithBody(c.Server, orgId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrganizationExternalUser Add an external user
+//
+// A user of another organization of the same partner, with the editor access level there
+// (the reference contract's administrator), also acts in this organization, with that
+// access level, from its next call: it sees the organization, lists it among its own, and
+// reads and changes its devices and records as a user of it does. Any other address,
+// registered or not (another partner's user, a partner contact), is 404; a user of another
+// access level is 400 naming email; adding a user twice, or to its own organization, is
+// 409. By the partner that created the organization (a guest partner gets 403) or the
+// organization's editors and admin tokens. Audited as organization.externalUser.add.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/organizations/{orgId}/external-users (the `PostOrganizationExternalUser` operationId).
+func (c *Client) PostOrganizationExternalUser(ctx context.Context, orgId OrgId, body PostOrganizationExternalUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrganizationExternalUserRequest(c.Server, orgId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -17491,6 +17710,134 @@ func NewGetOrganizationsEventsRequestWithBody(server string, orgId OrgId, conten
 	return req, nil
 }
 
+// NewDeleteOrganizationExternalUserRequest calls the generic DeleteOrganizationExternalUser builder with application/json body
+func NewDeleteOrganizationExternalUserRequest(server string, orgId OrgId, body DeleteOrganizationExternalUserJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeleteOrganizationExternalUserRequestWithBody(server, orgId, "application/json", bodyReader)
+}
+
+// NewDeleteOrganizationExternalUserRequestWithBody constructs an http.Request for the DeleteOrganizationExternalUser method, with any body, and a specified content type
+func NewDeleteOrganizationExternalUserRequestWithBody(server string, orgId OrgId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organizations/%s/external-users", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetOrganizationExternalUsersRequest constructs an http.Request for the GetOrganizationExternalUsers method
+func NewGetOrganizationExternalUsersRequest(server string, orgId OrgId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organizations/%s/external-users", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostOrganizationExternalUserRequest calls the generic PostOrganizationExternalUser builder with application/json body
+func NewPostOrganizationExternalUserRequest(server string, orgId OrgId, body PostOrganizationExternalUserJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostOrganizationExternalUserRequestWithBody(server, orgId, "application/json", bodyReader)
+}
+
+// NewPostOrganizationExternalUserRequestWithBody constructs an http.Request for the PostOrganizationExternalUser method, with any body, and a specified content type
+func NewPostOrganizationExternalUserRequestWithBody(server string, orgId OrgId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organizations/%s/external-users", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewDeleteOrganizationGroupsRequest calls the generic DeleteOrganizationGroups builder with application/json body
 func NewDeleteOrganizationGroupsRequest(server string, orgId OrgId, body DeleteOrganizationGroupsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -21480,6 +21827,73 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v2/organizations/{orgId}/events (the `GetOrganizationsEvents` operationId).
 	GetOrganizationsEventsWithResponse(ctx context.Context, orgId OrgId, body GetOrganizationsEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*GetOrganizationsEventsResponse, error)
+
+	// DeleteOrganizationExternalUserWithBodyWithResponse Remove an external user
+	//
+	// The user no longer acts in this organization, from its next call; it stays in its own.
+	// An address that is not one of the organization's external users is 404. Deleting the
+	// organization removes its external users too. Audited as
+	// organization.externalUser.remove.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v2/organizations/{orgId}/external-users (the `DeleteOrganizationExternalUser` operationId).
+	DeleteOrganizationExternalUserWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteOrganizationExternalUserResponse, error)
+
+	// DeleteOrganizationExternalUserWithResponse Remove an external user
+	//
+	// The user no longer acts in this organization, from its next call; it stays in its own.
+	// An address that is not one of the organization's external users is 404. Deleting the
+	// organization removes its external users too. Audited as
+	// organization.externalUser.remove.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v2/organizations/{orgId}/external-users (the `DeleteOrganizationExternalUser` operationId).
+	DeleteOrganizationExternalUserWithResponse(ctx context.Context, orgId OrgId, body DeleteOrganizationExternalUserJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteOrganizationExternalUserResponse, error)
+
+	// GetOrganizationExternalUsersWithResponse List an organization's external users
+	//
+	// The users of other organizations added to this one (POST), with the role administrator,
+	// in users (where the reference contract has them) and in data. A guest partner of a
+	// shared organization gets 403.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/organizations/{orgId}/external-users (the `GetOrganizationExternalUsers` operationId).
+	GetOrganizationExternalUsersWithResponse(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*GetOrganizationExternalUsersResponse, error)
+
+	// PostOrganizationExternalUserWithBodyWithResponse Add an external user
+	//
+	// A user of another organization of the same partner, with the editor access level there
+	// (the reference contract's administrator), also acts in this organization, with that
+	// access level, from its next call: it sees the organization, lists it among its own, and
+	// reads and changes its devices and records as a user of it does. Any other address,
+	// registered or not (another partner's user, a partner contact), is 404; a user of another
+	// access level is 400 naming email; adding a user twice, or to its own organization, is
+	// 409. By the partner that created the organization (a guest partner gets 403) or the
+	// organization's editors and admin tokens. Audited as organization.externalUser.add.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/external-users (the `PostOrganizationExternalUser` operationId).
+	PostOrganizationExternalUserWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrganizationExternalUserResponse, error)
+
+	// PostOrganizationExternalUserWithResponse Add an external user
+	//
+	// A user of another organization of the same partner, with the editor access level there
+	// (the reference contract's administrator), also acts in this organization, with that
+	// access level, from its next call: it sees the organization, lists it among its own, and
+	// reads and changes its devices and records as a user of it does. Any other address,
+	// registered or not (another partner's user, a partner contact), is 404; a user of another
+	// access level is 400 naming email; adding a user twice, or to its own organization, is
+	// 409. By the partner that created the organization (a guest partner gets 403) or the
+	// organization's editors and admin tokens. Audited as organization.externalUser.add.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/external-users (the `PostOrganizationExternalUser` operationId).
+	PostOrganizationExternalUserWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationExternalUserJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationExternalUserResponse, error)
 
 	// DeleteOrganizationGroupsWithBodyWithResponse Delete a group
 	//
@@ -28866,6 +29280,221 @@ func (r GetOrganizationsEventsResponse) ContentType() string {
 	return ""
 }
 
+type DeleteOrganizationExternalUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RequestDone
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteOrganizationExternalUserResponse) GetJSON200() *RequestDone {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteOrganizationExternalUserResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteOrganizationExternalUserResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteOrganizationExternalUserResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteOrganizationExternalUserResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteOrganizationExternalUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteOrganizationExternalUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteOrganizationExternalUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteOrganizationExternalUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetOrganizationExternalUsersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data      []ExternalUser `json:"data"`
+		RequestId string         `json:"requestId"`
+		Users     []ExternalUser `json:"users"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOrganizationExternalUsersResponse) GetJSON200() *struct {
+	Data      []ExternalUser `json:"data"`
+	RequestId string         `json:"requestId"`
+	Users     []ExternalUser `json:"users"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetOrganizationExternalUsersResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetOrganizationExternalUsersResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetOrganizationExternalUsersResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOrganizationExternalUsersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOrganizationExternalUsersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOrganizationExternalUsersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOrganizationExternalUsersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostOrganizationExternalUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RequestDone
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostOrganizationExternalUserResponse) GetJSON200() *RequestDone {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostOrganizationExternalUserResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostOrganizationExternalUserResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostOrganizationExternalUserResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostOrganizationExternalUserResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostOrganizationExternalUserResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOrganizationExternalUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOrganizationExternalUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOrganizationExternalUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOrganizationExternalUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type DeleteOrganizationGroupsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34619,6 +35248,103 @@ func (c *ClientWithResponses) GetOrganizationsEventsWithResponse(ctx context.Con
 		return nil, err
 	}
 	return ParseGetOrganizationsEventsResponse(rsp)
+}
+
+// DeleteOrganizationExternalUserWithBodyWithResponse Remove an external user
+//
+// The user no longer acts in this organization, from its next call; it stays in its own.
+// An address that is not one of the organization's external users is 404. Deleting the
+// organization removes its external users too. Audited as
+// organization.externalUser.remove.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v2/organizations/{orgId}/external-users (the `DeleteOrganizationExternalUser` operationId).
+func (c *ClientWithResponses) DeleteOrganizationExternalUserWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteOrganizationExternalUserResponse, error) {
+	rsp, err := c.DeleteOrganizationExternalUserWithBody(ctx, orgId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteOrganizationExternalUserResponse(rsp)
+}
+
+// DeleteOrganizationExternalUserWithResponse Remove an external user
+//
+// The user no longer acts in this organization, from its next call; it stays in its own.
+// An address that is not one of the organization's external users is 404. Deleting the
+// organization removes its external users too. Audited as
+// organization.externalUser.remove.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v2/organizations/{orgId}/external-users (the `DeleteOrganizationExternalUser` operationId).
+func (c *ClientWithResponses) DeleteOrganizationExternalUserWithResponse(ctx context.Context, orgId OrgId, body DeleteOrganizationExternalUserJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteOrganizationExternalUserResponse, error) {
+	rsp, err := c.DeleteOrganizationExternalUser(ctx, orgId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteOrganizationExternalUserResponse(rsp)
+}
+
+// GetOrganizationExternalUsersWithResponse List an organization's external users
+//
+// The users of other organizations added to this one (POST), with the role administrator,
+// in users (where the reference contract has them) and in data. A guest partner of a
+// shared organization gets 403.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/organizations/{orgId}/external-users (the `GetOrganizationExternalUsers` operationId).
+func (c *ClientWithResponses) GetOrganizationExternalUsersWithResponse(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*GetOrganizationExternalUsersResponse, error) {
+	rsp, err := c.GetOrganizationExternalUsers(ctx, orgId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOrganizationExternalUsersResponse(rsp)
+}
+
+// PostOrganizationExternalUserWithBodyWithResponse Add an external user
+//
+// A user of another organization of the same partner, with the editor access level there
+// (the reference contract's administrator), also acts in this organization, with that
+// access level, from its next call: it sees the organization, lists it among its own, and
+// reads and changes its devices and records as a user of it does. Any other address,
+// registered or not (another partner's user, a partner contact), is 404; a user of another
+// access level is 400 naming email; adding a user twice, or to its own organization, is
+// 409. By the partner that created the organization (a guest partner gets 403) or the
+// organization's editors and admin tokens. Audited as organization.externalUser.add.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organizations/{orgId}/external-users (the `PostOrganizationExternalUser` operationId).
+func (c *ClientWithResponses) PostOrganizationExternalUserWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrganizationExternalUserResponse, error) {
+	rsp, err := c.PostOrganizationExternalUserWithBody(ctx, orgId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrganizationExternalUserResponse(rsp)
+}
+
+// PostOrganizationExternalUserWithResponse Add an external user
+//
+// A user of another organization of the same partner, with the editor access level there
+// (the reference contract's administrator), also acts in this organization, with that
+// access level, from its next call: it sees the organization, lists it among its own, and
+// reads and changes its devices and records as a user of it does. Any other address,
+// registered or not (another partner's user, a partner contact), is 404; a user of another
+// access level is 400 naming email; adding a user twice, or to its own organization, is
+// 409. By the partner that created the organization (a guest partner gets 403) or the
+// organization's editors and admin tokens. Audited as organization.externalUser.add.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organizations/{orgId}/external-users (the `PostOrganizationExternalUser` operationId).
+func (c *ClientWithResponses) PostOrganizationExternalUserWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationExternalUserJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationExternalUserResponse, error) {
+	rsp, err := c.PostOrganizationExternalUser(ctx, orgId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrganizationExternalUserResponse(rsp)
 }
 
 // DeleteOrganizationGroupsWithBodyWithResponse Delete a group
@@ -40587,6 +41313,172 @@ func ParseGetOrganizationsEventsResponse(rsp *http.Response) (*GetOrganizationsE
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteOrganizationExternalUserResponse parses an HTTP response from a DeleteOrganizationExternalUserWithResponse call
+func ParseDeleteOrganizationExternalUserResponse(rsp *http.Response) (*DeleteOrganizationExternalUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteOrganizationExternalUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RequestDone
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetOrganizationExternalUsersResponse parses an HTTP response from a GetOrganizationExternalUsersWithResponse call
+func ParseGetOrganizationExternalUsersResponse(rsp *http.Response) (*GetOrganizationExternalUsersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOrganizationExternalUsersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data      []ExternalUser `json:"data"`
+			RequestId string         `json:"requestId"`
+			Users     []ExternalUser `json:"users"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostOrganizationExternalUserResponse parses an HTTP response from a PostOrganizationExternalUserWithResponse call
+func ParsePostOrganizationExternalUserResponse(rsp *http.Response) (*PostOrganizationExternalUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOrganizationExternalUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RequestDone
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	}
 

@@ -1827,6 +1827,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/organizations/{orgId}/external-users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an organization's external users
+         * @description The users of other organizations added to this one (POST), with the role administrator,
+         *     in users (where the reference contract has them) and in data. A guest partner of a
+         *     shared organization gets 403.
+         */
+        get: operations["getOrganizationExternalUsers"];
+        put?: never;
+        /**
+         * Add an external user
+         * @description A user of another organization of the same partner, with the editor access level there
+         *     (the reference contract's administrator), also acts in this organization, with that
+         *     access level, from its next call: it sees the organization, lists it among its own, and
+         *     reads and changes its devices and records as a user of it does. Any other address,
+         *     registered or not (another partner's user, a partner contact), is 404; a user of another
+         *     access level is 400 naming email; adding a user twice, or to its own organization, is
+         *     409. By the partner that created the organization (a guest partner gets 403) or the
+         *     organization's editors and admin tokens. Audited as organization.externalUser.add.
+         */
+        post: operations["postOrganizationExternalUser"];
+        /**
+         * Remove an external user
+         * @description The user no longer acts in this organization, from its next call; it stays in its own.
+         *     An address that is not one of the organization's external users is 404. Deleting the
+         *     organization removes its external users too. Audited as
+         *     organization.externalUser.remove.
+         */
+        delete: operations["deleteOrganizationExternalUser"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/organizations/{orgId}/groups": {
         parameters: {
             query?: never;
@@ -3385,6 +3425,19 @@ export interface components {
             /** @description On by default. */
             visualAlert?: boolean;
             weight?: number;
+        };
+        ExternalUser: {
+            /** Format: email */
+            email: string;
+            id: number;
+            /** @description The user's own organization. */
+            organizationId: number;
+            /** @enum {string} */
+            role: "administrator";
+        };
+        ExternalUserRequest: {
+            /** Format: email */
+            email: string;
         };
         Geofence: {
             id: number;
@@ -7474,6 +7527,83 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    getOrganizationExternalUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The external users. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExternalUser"][];
+                        requestId: string;
+                        users: components["schemas"]["ExternalUser"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    postOrganizationExternalUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExternalUserRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["RequestDone"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    deleteOrganizationExternalUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExternalUserRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["RequestDone"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
         };
     };
