@@ -69,16 +69,7 @@ func externalCandidate(tx *store.Tx, o *store.Organization, email string) (*stor
 // another organization of the same partner also acts in this one, with
 // that access level.
 func (s *Server) addExternalUser(c *gin.Context) {
-	email, err := s.externalEmail(c)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	err = s.update(c, func(tx *store.Tx) error {
-		o, err := s.org(c, tx)
-		if err != nil {
-			return err
-		}
+	s.changeExternalUser(c, func(tx *store.Tx, o *store.Organization, email string) error {
 		u, err := externalCandidate(tx, o, email)
 		if err != nil {
 			return err
@@ -89,17 +80,30 @@ func (s *Server) addExternalUser(c *gin.Context) {
 		_, err = tx.AddExternalUser(u.ID, o.ID)
 		return err
 	})
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"requestId": requestID(c)})
 }
 
 // removeExternalUser handles DELETE /organizations/{orgId}/external-users:
 // the user stays in its own organization.
 func (s *Server) removeExternalUser(c *gin.Context) {
-	email, err := s.externalEmail(c)
+	s.changeExternalUser(c, func(tx *store.Tx, o *store.Organization, email string) error {
+		u, err := tx.UserByEmail(email)
+		if err != nil || !slices.Contains(u.ExternalOrganizationIDs, o.ID) {
+			return notFound("external user " + email)
+		}
+		_, err = tx.RemoveExternalUser(u.ID, o.ID)
+		return err
+	})
+}
+
+// changeExternalUser reads the e-mail of an external user request and runs
+// change with it and the path's organization in a write transaction.
+func (s *Server) changeExternalUser(c *gin.Context, change func(tx *store.Tx, o *store.Organization, email string) error) {
+	var req externalUserRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	email, err := checkEmail("email", req.Email)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -109,25 +113,11 @@ func (s *Server) removeExternalUser(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		u, err := tx.UserByEmail(email)
-		if err != nil || !slices.Contains(u.ExternalOrganizationIDs, o.ID) {
-			return notFound("external user " + email)
-		}
-		_, err = tx.RemoveExternalUser(u.ID, o.ID)
-		return err
+		return change(tx, o, email)
 	})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"requestId": requestID(c)})
-}
-
-// externalEmail reads the e-mail of an external user request.
-func (s *Server) externalEmail(c *gin.Context) (string, error) {
-	var req externalUserRequest
-	if err := decode(c, &req); err != nil {
-		return "", err
-	}
-	return checkEmail("email", req.Email)
 }
