@@ -114,7 +114,7 @@ func canSeeAlarm(p Principal, a *store.Alarm) bool {
 	if p.IsPartner() {
 		return a.PartnerID == p.PartnerID
 	}
-	return p.Kind != kindScoped && a.OrganizationID == p.OrganizationID
+	return p.Kind != kindScoped && p.inOrg(a.OrganizationID)
 }
 
 // alarm returns the alarm of the path parameter alarmId if the caller may see it.

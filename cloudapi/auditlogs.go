@@ -104,10 +104,12 @@ func (s *Server) auditFilter(c *gin.Context) (store.AuditFilter, error) {
 	if p.OrganizationID == 0 {
 		return f, forbidden("the audit log is for partners and organizations")
 	}
-	if f.OrganizationID != 0 && f.OrganizationID != p.OrganizationID {
+	if f.OrganizationID != 0 && !p.inOrg(f.OrganizationID) {
 		return f, notFound("organization")
 	}
-	f.OrganizationID = p.OrganizationID
+	if f.OrganizationID == 0 {
+		f.OrganizationID = p.OrganizationID
+	}
 	return f, nil
 }
 

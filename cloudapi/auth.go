@@ -20,10 +20,22 @@ type Principal struct {
 	OrganizationID int64
 	AccessLevel    string
 	Scope          *Scope
-	// ClientID is the OAuth client of a client token, and Generation the
-	// generation of the client's secret the token was issued under.
-	ClientID   string
+	// ClientID is the OAuth client of a client token.
+	ClientID string
+	// Generation is what the token was issued under: the user's token
+	// generation (store.User.TokenGeneration) for a user's token, the
+	// generation of the client's secret for an OAuth client's.
 	Generation int64
+	// ExternalOrgIDs are the other organizations an organization user was
+	// added to as an external user, read with the user on every call.
+	ExternalOrgIDs []int64
+}
+
+// inOrg reports whether p acts in organization id as an organization
+// user or admin token: its own organization or, for a user, one it is an
+// external user of.
+func (p Principal) inOrg(id int64) bool {
+	return id != 0 && (p.OrganizationID == id || slices.Contains(p.ExternalOrgIDs, id))
 }
 
 // IsPartner reports whether the principal is a partner user, or a
@@ -67,7 +79,8 @@ func principal(c *gin.Context) Principal {
 
 // authenticate requires a valid bearer token: signed by this server, not
 // expired, issued in this cloud, and for a user or an OAuth client that
-// still stands (resolve).
+// still stands (resolve): a user that has not changed its password since,
+// a client whose secret has not been rotated since.
 func (s *Server) authenticate(c *gin.Context) {
 	token := bearer(c)
 	if token == "" {
@@ -126,8 +139,13 @@ func (s *Server) resolve(c *gin.Context, cl *claims) (Principal, error) {
 		case err != nil:
 			// The store cannot say (an outage: 503): the token may be good.
 			return p, err
+		case u.TokenGeneration != p.Generation:
+			return p, unauthorized("the token was revoked when the user's password changed; authenticate again")
 		}
 		p.Email, p.AccessLevel = u.Email, u.AccessLevel
+		if p.Kind == kindUser && u.OrganizationID != 0 {
+			p.ExternalOrgIDs = u.ExternalOrganizationIDs
+		}
 	case p.Kind == kindClient:
 		var client *store.OAuthClient
 		err := s.view(c, func(tx *store.Tx) error {

@@ -142,48 +142,18 @@ func (s *Server) addDevice(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	req.IMEI = strings.TrimSpace(req.IMEI)
-	switch {
-	case req.IMEI == "":
-		s.fail(c, badField("imei", "is required"))
-		return
-	case !store.ValidIMEI(req.IMEI):
-		s.fail(c, badField("imei", store.RuleIMEI))
-		return
-	case req.GroupID < -1:
-		s.fail(c, badField("groupId", "must be a group id, or -1 for no group"))
-		return
-	}
-	name, err := requiredName("name", req.Name)
-	if err != nil {
+	if err := req.validate(""); err != nil {
 		s.fail(c, err)
 		return
 	}
-	p := principal(c)
 	var out deviceDTO
-	err = s.update(c, func(tx *store.Tx) error {
+	err := s.update(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
 		if err != nil {
 			return err
 		}
-		d := &store.Device{IMEI: req.IMEI, Name: name, OrganizationID: o.ID, PartnerID: o.PartnerID, GroupID: max(req.GroupID, 0)}
-		if p.IsPartner() {
-			d.PartnerID = p.PartnerID
-		}
-		if err := checkDeviceGroup(tx, d); err != nil {
-			return err
-		}
-		switch _, err := tx.Device(d.IMEI); {
-		case err == nil:
-			// One answer for every IMEI already registered, the caller's
-			// or not, so it tells nothing of other tenants' devices.
-			return conflict("device %s cannot be added to organization %d", d.IMEI, o.ID)
-		case !errors.Is(err, store.ErrNotFound):
-			// A read that failed (on PostgreSQL, a serialisation conflict
-			// that makes the transaction run again) is no absent device.
-			return err
-		}
-		if err := tx.AddDevice(d); err != nil {
+		d, err := s.placeDevice(c, tx, o, req)
+		if err != nil {
 			return err
 		}
 		out, err = s.toDeviceDTO(tx, d)
@@ -194,6 +164,52 @@ func (s *Server) addDevice(c *gin.Context) {
 		return
 	}
 	ok(c, out)
+}
+
+// validate checks an added device and trims its IMEI and name; field
+// prefixes the names of the fields in errors ("[3]." for an item of a list).
+func (req *addDeviceRequest) validate(field string) error {
+	req.IMEI = strings.TrimSpace(req.IMEI)
+	switch {
+	case req.IMEI == "":
+		return badField(field+"imei", "is required")
+	case !store.ValidIMEI(req.IMEI):
+		return badField(field+"imei", store.RuleIMEI)
+	case req.GroupID < -1:
+		return badField(field+"groupId", "must be a group id, or -1 for no group")
+	}
+	name, err := requiredName(field+"name", req.Name)
+	req.Name = name
+	return err
+}
+
+// placeDevice adds the device of a validated req to organization o in tx,
+// owned by the caller's partner (a partner user) or else by the partner
+// that created o. A group not of o is 404 and an IMEI registered anywhere
+// the same 409 for every caller, so it tells nothing of other tenants'
+// devices; nothing is written then.
+func (s *Server) placeDevice(c *gin.Context, tx *store.Tx, o *store.Organization, req addDeviceRequest) (*store.Device, error) {
+	d := &store.Device{IMEI: req.IMEI, Name: req.Name, OrganizationID: o.ID, PartnerID: o.PartnerID, GroupID: max(req.GroupID, 0)}
+	if p := principal(c); p.IsPartner() {
+		d.PartnerID = p.PartnerID
+	}
+	if err := checkDeviceGroup(tx, d); err != nil {
+		return nil, err
+	}
+	switch _, err := tx.Device(d.IMEI); {
+	case err == nil:
+		// One answer for every IMEI already registered, the caller's
+		// or not, so it tells nothing of other tenants' devices.
+		return nil, conflict("device %s cannot be added to organization %d", d.IMEI, o.ID)
+	case !errors.Is(err, store.ErrNotFound):
+		// A read that failed (on PostgreSQL, a serialisation conflict
+		// that makes the transaction run again) is no absent device.
+		return nil, err
+	}
+	if err := tx.AddDevice(d); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // checkDeviceGroup refuses, as not found, a group of the device that is

@@ -74,14 +74,8 @@ func (s *Server) createGroup(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		groups, _, err := tx.Groups(o.ID, store.Page{})
-		if err != nil {
+		if err := checkGroupName(tx, o.ID, 0, name); err != nil {
 			return err
-		}
-		for _, g := range groups {
-			if strings.EqualFold(g.Name, name) {
-				return conflict("group %q already exists in organization %d (id %d)", name, o.ID, g.ID)
-			}
 		}
 		g, err := tx.CreateGroup(o.ID, name)
 		if err != nil {
@@ -95,6 +89,21 @@ func (s *Server) createGroup(c *gin.Context) {
 		return
 	}
 	ok(c, out)
+}
+
+// checkGroupName refuses (409) a name another group of organization orgID
+// than group id has, whatever its case.
+func checkGroupName(tx *store.Tx, orgID, id int64, name string) error {
+	groups, _, err := tx.Groups(orgID, store.Page{})
+	if err != nil {
+		return err
+	}
+	for _, g := range groups {
+		if g.ID != id && strings.EqualFold(g.Name, name) {
+			return conflict("group %q already exists in organization %d (id %d)", name, orgID, g.ID)
+		}
+	}
+	return nil
 }
 
 // maxGroupAssign bounds the IMEIs of one group assignment.

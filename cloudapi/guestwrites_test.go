@@ -71,6 +71,13 @@ var guestWrites = map[string]writeDecision{
 	"POST /v2/oauth/clients/:entityType/:entityId": {rule: hostWrite, path: "/v2/oauth/clients/organization/:orgId",
 		body: map[string]any{}, host: http.StatusCreated},
 	"POST /v2/organizations/:orgId/default-settings/pin-codes": {rule: hostWrite, body: map[string]any{"password": "Secret123"}},
+	// The shared organization holds devices: the host is refused too.
+	"DELETE /v2/organizations/:orgId":                          {rule: hostWrite, host: http.StatusConflict},
+	"POST /v2/organizations/:orgId/external-users":             {rule: hostWrite, body: map[string]any{"email": "nobody@host.example"}, host: http.StatusNotFound},
+	"DELETE /v2/organizations/:orgId/external-users":           {rule: hostWrite, body: map[string]any{"email": "nobody@host.example"}, host: http.StatusNotFound},
+	"PUT /v2/organizations/:orgId/groups":                      {rule: hostWrite, body: `{"groupId": :groupId, "name": "Day crew"}`},
+	"PATCH /v2/users/:userId/organizations/:orgId/permissions": {rule: hostWrite, path: "/v2/users/999/organizations/:orgId/permissions", body: map[string]any{"role": "user", "organizationAccessEdgeGroupIds": []int{-2}}, host: http.StatusNotFound},
+	"DELETE /v2/organizations/:orgId/groups":                   {rule: hostWrite, body: map[string]any{"groupId": 999}, host: http.StatusNotFound},
 
 	// The organization named in the query or the body.
 	"POST /v2/drivers": {rule: hostWrite, path: "/v2/drivers?organizationId=:orgId", host: http.StatusCreated,
@@ -103,6 +110,8 @@ var guestWrites = map[string]writeDecision{
 	"PUT /v2/organizations/:orgId/devices/data-profile/:dataProfileId": {rule: guestWrite},
 	"POST /v2/organizations/:orgId/events":                             {rule: guestWrite, body: map[string]any{"start": "2026-03-01T00:00:00.000Z", "end": "2026-03-01T12:00:00.000Z"}},
 	"POST /v2/organizations/:orgId/devices/calibrate-accelerometer":    {rule: guestWrite, body: map[string]any{"ungrouped": true}},
+	"POST /v2/organizations/:orgId/bulk-devices":                       {rule: guestWrite, body: []map[string]any{{"imei": testIMEI(6), "name": "B3"}}},
+	"PUT /v2/organizations/:orgId/partner-bulk-devices":                {rule: guestWrite, body: []map[string]any{{"imei": testIMEI(7), "name": "B4"}}},
 
 	// The guest's own answer; its scoped tokens reach its own devices only.
 	"POST /v2/partners/organization-invitations/:orgId/accept":  ownDevices,
@@ -174,6 +183,14 @@ var guestWrites = map[string]writeDecision{
 	"POST /v2/devices/:imei/calibrate-adas":            ownDevices,
 	"POST /v2/devices/auto-calibration/config":         ownDevices,
 	"POST /v2/devices/auto-recalibrate":                ownDevices,
+	// Users: a guest partner manages no user of an organization it did
+	// not create (404, TestDeleteUser); its own contacts and itself.
+	"DELETE /v2/users/:userId":                                  noOrg,
+	"POST /v2/users/:userId/change-password":                    noOrg,
+	"PUT /v2/users/update-settings":                             noOrg,
+	"POST /v2/forget-password/:email":                           noOrg,
+	"PATCH /v2/partners/:partnerId/contacts/:partnerContactId":  noOrg,
+	"DELETE /v2/partners/:partnerId/contacts/:partnerContactId": noOrg,
 }
 
 // TestGuestPartnerWrites: every write route of the route table has a

@@ -177,6 +177,9 @@ func (s *Server) listOrganizations(c *gin.Context) {
 	f := store.OrganizationFilter{PartnerID: p.PartnerID}
 	if !p.IsPartner() {
 		f = store.OrganizationFilter{IDs: map[int64]bool{p.OrganizationID: true}}
+		for _, id := range p.ExternalOrgIDs {
+			f.IDs[id] = true
+		}
 	}
 	err = s.view(c, func(tx *store.Tx) error {
 		orgs, n, err := tx.Organizations(f, pg)

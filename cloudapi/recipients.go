@@ -51,7 +51,7 @@ func canSeeRecipient(p Principal, r *store.AlarmRecipient) bool {
 	if p.IsPartner() {
 		return r.PartnerID == p.PartnerID
 	}
-	return p.Kind != kindScoped && r.OrganizationID != 0 && r.OrganizationID == p.OrganizationID
+	return p.Kind != kindScoped && p.inOrg(r.OrganizationID)
 }
 
 // recipientRequest is the body of POST /recipients/alarms and /recipients/health.

@@ -249,6 +249,30 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.GET("/devices/:imei/auto-calibration/status", auth, s.getAutoCalibrationStatus)
 	v2.POST("/devices/auto-recalibrate", auth, write, s.postAutoRecalibrate)
 	v2.POST("/organizations/:orgId/devices/calibrate-accelerometer", auth, write, s.postCalibrateAccelerometer)
+
+	// User, contact and organization management: bulk device adds (each
+	// device as POST /organizations/{orgId}/devices adds it), the portal's
+	// white label and password reset e-mails (before sign-in), each user's
+	// own password and settings (any access level), deleting users and
+	// setting their permissions, external users of organizations, editing
+	// partner contacts, renaming and deleting groups, deleting
+	// organizations that hold no device.
+	v2.POST("/organizations/:orgId/bulk-devices", auth, write, s.addBulkDevices)
+	v2.PUT("/organizations/:orgId/partner-bulk-devices", auth, partner, write, s.addBulkDevices)
+	v2.GET("/white-label-information/:whiteLabelDomainAddress", s.limitByAddress, s.whiteLabelInformation)
+	v2.POST("/forget-password/:email", s.limitByAddress, s.forgotPassword)
+	v2.POST("/users/:userId/change-password", auth, s.changePassword)
+	v2.PUT("/users/update-settings", auth, s.putUserSettings)
+	v2.DELETE("/users/:userId", auth, write, s.deleteUser)
+	v2.PATCH("/users/:userId/organizations/:orgId/permissions", auth, write, host, s.patchUserPermissions)
+	v2.PATCH("/partners/:partnerId/contacts/:partnerContactId", auth, partner, write, s.patchPartnerContact)
+	v2.DELETE("/partners/:partnerId/contacts/:partnerContactId", auth, partner, write, s.deletePartnerContact)
+	v2.DELETE("/organizations/:orgId", auth, partner, write, host, s.deleteOrganization)
+	v2.GET("/organizations/:orgId/external-users", auth, host, s.listExternalUsers)
+	v2.POST("/organizations/:orgId/external-users", auth, write, host, s.addExternalUser)
+	v2.DELETE("/organizations/:orgId/external-users", auth, write, host, s.removeExternalUser)
+	v2.PUT("/organizations/:orgId/groups", auth, write, host, s.updateGroup)
+	v2.DELETE("/organizations/:orgId/groups", auth, write, host, s.deleteGroup)
 }
 
 // isoTime formats t as the API's ISO 8601 UTC timestamp with milliseconds.

@@ -142,7 +142,7 @@ func (s *Server) createScopedToken(c *gin.Context) {
 		sc.PartnerID = p.PartnerID
 	}
 	sp := Principal{Kind: kindScoped, UserID: p.UserID, PartnerID: p.PartnerID, OrganizationID: sc.OrganizationID,
-		AccessLevel: p.AccessLevel, Scope: sc}
+		AccessLevel: p.AccessLevel, Scope: sc, Generation: p.Generation}
 	tok, exp, err := s.issue(sp, s.cfg.Auth.ScopedTokenTTL)
 	if err != nil {
 		s.fail(c, err)

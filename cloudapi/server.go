@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/fleetcam/fleetcam/configs"
@@ -91,6 +92,8 @@ type Server struct {
 	passwords *passwordChecker
 	// ssoUsed holds the SSO JWTs already exchanged, until they expire.
 	ssoUsed *usedTokens
+	// resets counts the password reset e-mails still being recorded and sent.
+	resets sync.WaitGroup
 	// metricsHandler serves /metrics from the injected registry; on the API
 	// listener unless metrics.addr gives it one of its own.
 	metricsHandler http.Handler

@@ -74,7 +74,7 @@ func (s *Server) login(c *gin.Context) {
 	}
 	s.signinSucceeded(c, account)
 	p := Principal{Kind: kindUser, UserID: u.ID, Email: u.Email, PartnerID: u.PartnerID,
-		OrganizationID: u.OrganizationID, AccessLevel: u.AccessLevel}
+		OrganizationID: u.OrganizationID, AccessLevel: u.AccessLevel, Generation: u.TokenGeneration}
 	tok, exp, err := s.issue(p, s.cfg.Auth.UserTokenTTL)
 	if err != nil {
 		s.fail(c, err)
@@ -107,6 +107,10 @@ type meDetails struct {
 	// AlarmsCount is the number of unread alarms the caller sees; the
 	// reference contract gives it for a partner.
 	AlarmsCount *int `json:"alarmsCount,omitempty"`
+	// Measurement and TimeFormat are the user's regional settings (PUT
+	// /users/update-settings), absent until set.
+	Measurement int `json:"measurement,omitempty"`
+	TimeFormat  int `json:"timeFormat,omitempty"`
 }
 
 // me handles GET /me: who holds the token.
@@ -129,7 +133,7 @@ func (s *Server) me(c *gin.Context) {
 	err := s.view(c, func(tx *store.Tx) error {
 		if p.UserID != 0 {
 			if u, err := tx.User(p.UserID); err == nil {
-				d.Name = u.Name
+				d.Name, d.Measurement, d.TimeFormat = u.Name, u.Settings.Measurement, u.Settings.TimeFormat
 			}
 		}
 		if p.PartnerID != 0 {

@@ -21,9 +21,10 @@ import (
 
 // Sign-in endpoints, the endpoint label of the sign-in metrics.
 const (
-	endpointAuthenticate  = "authenticate"
-	endpointSSO           = "sso"
-	endpointResetPassword = "reset_password"
+	endpointAuthenticate   = "authenticate"
+	endpointSSO            = "sso"
+	endpointResetPassword  = "reset_password"
+	endpointChangePassword = "change_password"
 	// OAuth clients' secrets, checked by POST /oauth/token and /oauth/introspect.
 	endpointOAuthToken      = "oauth_token"
 	endpointOAuthIntrospect = "oauth_introspect"
@@ -55,7 +56,7 @@ func newSigninGuard(cfg configs.Throttle, now func() time.Time, reg prometheus.R
 		addresses: newAttemptThrottle(cfg.AddressFreeAttempts, cfg.InitialBackoff, cfg.MaxBackoff, cfg.MaxEntries, now),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "fleetcam", Subsystem: "auth", Name: "failures_total",
-			Help: "Refused sign-ins by endpoint (authenticate, sso, reset_password, oauth_token, oauth_introspect) and reason (bad_credentials, throttled_account, throttled_address, busy, replayed).",
+			Help: "Refused sign-ins by endpoint (authenticate, sso, reset_password, change_password, forgot_password, oauth_token, oauth_introspect) and reason (bad_credentials, throttled_account, throttled_address, busy, replayed).",
 		}, []string{"endpoint", "reason"}),
 		lockouts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "fleetcam", Subsystem: "auth", Name: "lockouts_total",

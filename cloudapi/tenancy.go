@@ -19,7 +19,7 @@ func canSeeOrg(p Principal, o *store.Organization) bool {
 	case p.Kind == kindScoped:
 		return p.OrganizationID == o.ID
 	default:
-		return p.OrganizationID == o.ID
+		return p.inOrg(o.ID)
 	}
 }
 
@@ -43,7 +43,7 @@ func canSeeDevice(tx *store.Tx, p Principal, d *store.Device) bool {
 		}
 		return p.Scope.OrganizationID == d.OrganizationID
 	default:
-		return p.OrganizationID == d.OrganizationID
+		return p.inOrg(d.OrganizationID)
 	}
 }
 

@@ -45,8 +45,9 @@ type claims struct {
 	OrganizationID int64  `json:"oid,omitempty"`
 	AccessLevel    string `json:"lvl,omitempty"`
 	Scope          *Scope `json:"scope,omitempty"`
-	// ClientID and Generation name the OAuth client of a client token and
-	// the generation of its secret the token was issued under.
+	// ClientID names the OAuth client of a client token; Generation is
+	// what the token was issued under: the user's token generation, or the
+	// generation of the client's secret.
 	ClientID   string `json:"cid,omitempty"`
 	Generation int64  `json:"gen,omitempty"`
 }

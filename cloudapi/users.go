@@ -67,13 +67,11 @@ var accessRank = map[string]int{store.AccessViewer: 1, store.AccessEditorWithout
 // validate checks the request and fills the default access level. The
 // creator cannot grant a higher access level than its own.
 func (req *createUserRequest) validate(creator Principal) error {
-	req.Email = strings.TrimSpace(req.Email)
-	if req.Email == "" {
-		return badField("email", "is required")
+	email, err := checkEmail("email", req.Email)
+	if err != nil {
+		return err
 	}
-	if a, err := mail.ParseAddress(req.Email); err != nil || a.Address != req.Email || !strings.Contains(req.Email[strings.LastIndex(req.Email, "@"):], ".") {
-		return badField("email", "must be an e-mail address such as name@example.com")
-	}
+	req.Email = email
 	req.Name = strings.TrimSpace(req.Name)
 	if len([]rune(req.Name)) > maxNameLength {
 		return badField("name", fmt.Sprintf("must be at most %d characters", maxNameLength))
@@ -91,6 +89,18 @@ func (req *createUserRequest) validate(creator Principal) error {
 		return checkPassword("password", req.Password)
 	}
 	return nil
+}
+
+// checkEmail trims v and checks, naming field, that it is an e-mail address.
+func checkEmail(field, v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return "", badField(field, "is required")
+	}
+	if a, err := mail.ParseAddress(v); err != nil || a.Address != v || !strings.Contains(v[strings.LastIndex(v, "@"):], ".") {
+		return "", badField(field, "must be an e-mail address such as name@example.com")
+	}
+	return v, nil
 }
 
 // checkPassword enforces the password rules (store.CheckPassword) on field.

@@ -143,7 +143,10 @@ type Auth struct {
 	// with its secret when one expires.
 	OAuthTokenTTL time.Duration `yaml:"oauthTokenTTL"`
 	InviteTTL     time.Duration `yaml:"inviteTTL"`
-	BcryptCost    int           `yaml:"bcryptCost"`
+	// PasswordResetTTL is how long the token e-mailed by POST
+	// /v2/forget-password/{email} may be redeemed.
+	PasswordResetTTL time.Duration `yaml:"passwordResetTTL"`
+	BcryptCost       int           `yaml:"bcryptCost"`
 	// Throttle brakes password, SSO and invitation guessing.
 	Throttle Throttle `yaml:"throttle"`
 }
@@ -223,7 +226,8 @@ type Media struct {
 	LiveStreamIdleTimeout time.Duration `yaml:"liveStreamIdleTimeout"`
 }
 
-// SMTP configures alarm e-mail; an empty Addr disables e-mail.
+// SMTP configures e-mail (alarm reports, password resets); an empty Addr
+// disables e-mail.
 type SMTP struct {
 	Addr     string `yaml:"addr"`
 	From     string `yaml:"from"`
@@ -269,7 +273,7 @@ func Default() Config {
 		},
 		Auth: Auth{
 			UserTokenTTL: 24 * time.Hour, AdminTokenTTL: 24 * time.Hour, ScopedTokenTTL: 24 * time.Hour,
-			SSOJWTTTL: 15 * time.Minute, OAuthTokenTTL: time.Hour, InviteTTL: 7 * 24 * time.Hour, BcryptCost: 10,
+			SSOJWTTTL: 15 * time.Minute, OAuthTokenTTL: time.Hour, InviteTTL: 7 * 24 * time.Hour, PasswordResetTTL: time.Hour, BcryptCost: 10,
 			Throttle: Throttle{AccountFreeAttempts: 5, AddressFreeAttempts: 20, InitialBackoff: time.Second,
 				MaxBackoff: 15 * time.Minute, MaxEntries: 100000, PasswordWait: time.Second},
 		},
@@ -435,6 +439,7 @@ func (c *Config) Validate() error {
 		check(c.Auth.UserTokenTTL > 0 && c.Auth.AdminTokenTTL > 0 && c.Auth.ScopedTokenTTL > 0, "auth.*TokenTTL", "must be positive"),
 		check(c.Auth.OAuthTokenTTL >= time.Minute && c.Auth.OAuthTokenTTL <= 24*time.Hour, "auth.oauthTokenTTL", "must be from 1m to 24h"),
 		check(c.Auth.SigningKey == "" || len(c.Auth.SigningKey) >= 32, "auth.signingKey", "must be at least 32 characters (or 64 hex digits), or empty"),
+		check(c.Auth.PasswordResetTTL > 0, "auth.passwordResetTTL", "must be positive"),
 		check(c.Auth.BcryptCost >= 4 && c.Auth.BcryptCost <= 31, "auth.bcryptCost", "must be from 4 to 31"),
 		check(c.Auth.Throttle.AccountFreeAttempts >= 1 && c.Auth.Throttle.AddressFreeAttempts >= 1,
 			"auth.throttle.accountFreeAttempts and addressFreeAttempts", "must be at least 1"),

@@ -44,6 +44,9 @@ type UserRecords interface {
 	// List returns the page p of the users f matches, in id order, and how
 	// many f matches in all.
 	List(f UserFilter, p Page) ([]User, int, error)
+	// Delete deletes the user id, its e-mail and its open invitation
+	// tokens; ErrNotFound when there is none.
+	Delete(id int64) error
 }
 
 // InviteTokenRecords map the SHA-256 hash of each open invitation token to
@@ -57,6 +60,8 @@ type InviteTokenRecords interface {
 	// Delete forgets the token of hash; forgetting one that is not recorded
 	// is no error.
 	Delete(hash [sha256.Size]byte) error
+	// DeleteUser forgets every token issued to user userID.
+	DeleteUser(userID int64) error
 }
 
 // OrganizationRecords are the organizations, by id.
@@ -83,6 +88,12 @@ type GroupRecords interface {
 	// List returns the page p of the groups of organization orgID, in id
 	// order, and how many it has in all.
 	List(orgID int64, p Page) ([]Group, int, error)
+	// Put replaces the stored group g.ID with g, which stays in its
+	// organization; ErrNotFound when there is none.
+	Put(g *Group) error
+	// Delete deletes the group id, which no device is in any more;
+	// ErrNotFound when there is none.
+	Delete(id int64) error
 }
 
 // DeviceRecords are the devices, by IMEI, and the devices of each

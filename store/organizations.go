@@ -35,6 +35,10 @@ type Organization struct {
 	// DefaultDataProfileID is assigned to devices added to the organization (0: none).
 	DefaultDataProfileID int64     `json:"defaultDataProfileId,omitempty"`
 	CreatedAt            time.Time `json:"createdAt"`
+	// DeletedAt is when the organization was deleted (orgdelete.go); zero
+	// while it exists. A deleted organization's record stays for the audit
+	// log and the retention purge, and is found by nothing else.
+	DeletedAt time.Time `json:"deletedAt,omitzero"`
 }
 
 // DefaultPurgeDays is the general cloud retention of a new organization.
@@ -113,11 +117,15 @@ func (o *Organization) public() Organization {
 	return c
 }
 
-// Organization returns the organization with id.
+// Organization returns the organization with id; a deleted one is
+// ErrNotFound.
 func (tx *Tx) Organization(id int64) (*Organization, error) {
 	o, err := tx.rec.Organizations().Get(id)
 	if err != nil {
 		return nil, missing(err, "organization %d", id)
+	}
+	if !o.DeletedAt.IsZero() {
+		return nil, NotFound("organization %d", id)
 	}
 	return o, nil
 }
@@ -187,11 +195,13 @@ type OrganizationFilter struct {
 	// InvitedPartnerID keeps the organizations that invite this partner to
 	// share them (invitations.go).
 	InvitedPartnerID int64
+	// WithDeleted admits deleted organizations too (the retention purge).
+	WithDeleted bool
 }
 
 // Match reports whether f selects o.
 func (f OrganizationFilter) Match(o *Organization) bool {
-	return (f.IDs == nil || f.IDs[o.ID]) &&
+	return (f.WithDeleted || o.DeletedAt.IsZero()) && (f.IDs == nil || f.IDs[o.ID]) &&
 		(f.PartnerID == 0 || o.HasPartner(f.PartnerID)) &&
 		(f.InvitedPartnerID == 0 || slices.Contains(o.InvitedPartnerIDs, f.InvitedPartnerID))
 }

@@ -164,7 +164,9 @@ func (db *DB) Purge(ctx context.Context, now time.Time, s PurgeSettings) (PurgeR
 	var orgs []Organization
 	if err := db.View(ctx, func(tx *Tx) error {
 		var err error
-		orgs, _, err = tx.Organizations(OrganizationFilter{}, Page{})
+		// A deleted organization's purge days still apply to what its
+		// former devices recorded there, until it is all purged.
+		orgs, _, err = tx.Organizations(OrganizationFilter{WithDeleted: true}, Page{})
 		return err
 	}); err != nil {
 		return res, err

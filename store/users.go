@@ -3,6 +3,7 @@ package store
 import (
 	"crypto/sha256"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -63,9 +64,18 @@ type User struct {
 	OrganizationID int64     `json:"organizationId,omitempty"`
 	AccessLevel    string    `json:"accessLevel"`
 	CreatedAt      time.Time `json:"createdAt"`
-	// InviteExpiresAt bounds the invitation token, whose hash is indexed in
-	// the invite_tokens bucket, while the user has no password yet.
+	// InviteExpiresAt bounds the user's open invitation or password reset
+	// tokens, whose hashes are indexed in the invite_tokens bucket.
 	InviteExpiresAt time.Time `json:"inviteExpiresAt,omitzero"`
+	// Settings are the user's regional settings for the portal.
+	Settings UserSettings `json:"settings,omitzero"`
+	// TokenGeneration is carried by every API token issued to the user; a
+	// password change or reset moves it on, which ends the user's other
+	// sessions (tokens of an older generation are refused).
+	TokenGeneration int64 `json:"tokenGeneration,omitempty"`
+	// ExternalOrganizationIDs are the other organizations the user was
+	// added to as an external user (externalusers.go), in the order added.
+	ExternalOrganizationIDs []int64 `json:"externalOrganizationIds,omitempty"`
 }
 
 // IsPartnerUser reports whether u acts for a partner rather than one organization.
@@ -154,7 +164,8 @@ func (tx *Tx) SetInviteToken(u *User, token string, expires time.Time) error {
 }
 
 // RedeemInviteToken sets the password hash of the user the token was issued to
-// and forgets the token. An unknown or expired token is ErrNotFound.
+// (SetPassword: its tokens are forgotten, its sessions end). An unknown or
+// expired token is ErrNotFound.
 func (tx *Tx) RedeemInviteToken(token string, passwordHash []byte) (*User, error) {
 	h := sha256.Sum256([]byte(token))
 	u, err := tx.invitedUser(h)
@@ -167,12 +178,7 @@ func (tx *Tx) RedeemInviteToken(token string, passwordHash []byte) (*User, error
 	if tx.now.After(u.InviteExpiresAt) {
 		return nil, NotFound("invitation expired")
 	}
-	u.PasswordHash, u.InviteExpiresAt = passwordHash, time.Time{}
-	if err := tx.rec.Users().Put(u); err != nil {
-		return nil, err
-	}
-	return u, tx.Audit(AuditChange{Action: "user.setPassword", EntityType: "user", EntityID: strconv.FormatInt(u.ID, 10),
-		PartnerID: u.PartnerID, OrganizationID: u.OrganizationID})
+	return tx.SetPassword(u.ID, passwordHash, "user.setPassword")
 }
 
 // InvitedUser returns the user an invitation token was issued to, without
@@ -204,11 +210,14 @@ type UserFilter struct {
 	OrganizationID int64
 	// PartnerUsersOnly keeps only partner users (no organization).
 	PartnerUsersOnly bool
+	// ExternalOrganizationID keeps the external users of this organization.
+	ExternalOrganizationID int64
 }
 
 // Match reports whether f selects u.
 func (f UserFilter) Match(u *User) bool {
-	return (f.PartnerID == 0 || u.PartnerID == f.PartnerID) &&
+	return (f.ExternalOrganizationID == 0 || slices.Contains(u.ExternalOrganizationIDs, f.ExternalOrganizationID)) &&
+		(f.PartnerID == 0 || u.PartnerID == f.PartnerID) &&
 		(f.OrganizationID == 0 || u.OrganizationID == f.OrganizationID) &&
 		(!f.PartnerUsersOnly || u.OrganizationID == 0)
 }

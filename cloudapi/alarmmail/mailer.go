@@ -168,19 +168,26 @@ func (m *Mailer) RunOnce(ctx context.Context) (int, error) {
 	return sent, errors.Join(errs...)
 }
 
-// send delivers one message over SMTP, with STARTTLS when the server offers
-// it and authentication when a username is configured.
-func (m *Mailer) send(to string, msg []byte) error {
-	cfg := m.o.SMTP
+// send delivers one message over SMTP.
+func (m *Mailer) send(to string, msg []byte) error { return Send(m.o.SMTP, m.o.Timeout, to, msg) }
+
+// Send delivers one message to to through the SMTP server of cfg, with
+// STARTTLS when the server offers it and authentication when a username is
+// configured; timeout bounds the whole conversation. It is how every
+// e-mail of fleetcam leaves (alarm reports, password resets).
+func Send(cfg configs.SMTP, timeout time.Duration, to string, msg []byte) error {
+	if cfg.Addr == "" {
+		return ErrDisabled
+	}
 	host, _, err := net.SplitHostPort(cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("smtp.addr %q: %w", cfg.Addr, err)
 	}
-	conn, err := net.DialTimeout("tcp", cfg.Addr, m.o.Timeout)
+	conn, err := net.DialTimeout("tcp", cfg.Addr, timeout)
 	if err != nil {
 		return err
 	}
-	conn.SetDeadline(time.Now().Add(m.o.Timeout))
+	conn.SetDeadline(time.Now().Add(timeout))
 	c, err := smtp.NewClient(conn, host)
 	if err != nil {
 		conn.Close()
@@ -227,16 +234,7 @@ func compose(from string, rep report, now time.Time) []byte {
 		subject = fmt.Sprintf("[fleetcam] %d new alarms", len(rep.alarms))
 	}
 	var b strings.Builder
-	header := func(k, v string) { fmt.Fprintf(&b, "%s: %s\r\n", k, v) }
-	header("From", from)
-	header("To", rep.recipient.Email)
-	header("Subject", clean(subject))
-	header("Date", now.Format(time.RFC1123Z))
-	header("Message-ID", "<"+randomID()+"@fleetcam>")
-	header("MIME-Version", "1.0")
-	header("Content-Type", "text/plain; charset=utf-8")
-	header("Content-Transfer-Encoding", "8bit")
-	b.WriteString("\r\n")
+	writeHeaders(&b, from, rep.recipient.Email, subject, now)
 	fmt.Fprintf(&b, "%d new alarm(s) since the last report.\r\n", len(rep.alarms))
 	for _, a := range rep.alarms {
 		def, _ := store.AlarmDefinitionByID(a.AlarmDefinitionID)
@@ -257,6 +255,30 @@ func compose(from string, rep report, now time.Time) []byte {
 		fmt.Fprintf(&b, "  What to do:   %s\r\n", def.Recommendation)
 	}
 	return []byte(b.String())
+}
+
+// Compose renders a plain-text message from from to to; the body's lines
+// end in "\n" and are sent as CRLF lines.
+func Compose(from, to, subject, body string, now time.Time) []byte {
+	var b strings.Builder
+	writeHeaders(&b, from, to, subject, now)
+	b.WriteString(strings.ReplaceAll(strings.ReplaceAll(body, "\r\n", "\n"), "\n", "\r\n"))
+	return []byte(b.String())
+}
+
+// writeHeaders writes the headers of a plain-text message and the blank
+// line after them.
+func writeHeaders(b *strings.Builder, from, to, subject string, now time.Time) {
+	header := func(k, v string) { fmt.Fprintf(b, "%s: %s\r\n", k, v) }
+	header("From", from)
+	header("To", clean(to))
+	header("Subject", clean(subject))
+	header("Date", now.Format(time.RFC1123Z))
+	header("Message-ID", "<"+randomID()+"@fleetcam>")
+	header("MIME-Version", "1.0")
+	header("Content-Type", "text/plain; charset=utf-8")
+	header("Content-Transfer-Encoding", "8bit")
+	b.WriteString("\r\n")
 }
 
 func deviceLabel(rep report, imei string) string {

@@ -37,3 +37,20 @@ func (r groups) put(g *store.Group) error {
 func (r groups) List(orgID int64, p store.Page) ([]store.Group, int, error) {
 	return filterJSON(r.t.bucket(bucketGroups), func(g *store.Group) bool { return g.OrganizationID == orgID }, p)
 }
+
+// Put implements store.GroupRecords.
+func (r groups) Put(g *store.Group) error {
+	if r.t.bucket(bucketGroups).Get(itob(g.ID)) == nil {
+		return store.NotFound("group %d", g.ID)
+	}
+	return r.put(g)
+}
+
+// Delete implements store.GroupRecords.
+func (r groups) Delete(id int64) error {
+	b := r.t.bucket(bucketGroups)
+	if b.Get(itob(id)) == nil {
+		return store.NotFound("group %d", id)
+	}
+	return b.Delete(itob(id))
+}

@@ -125,3 +125,40 @@ func (r inviteTokens) Put(hash [sha256.Size]byte, userID int64) error {
 func (r inviteTokens) Delete(hash [sha256.Size]byte) error {
 	return r.t.bucket(bucketInviteTokens).Delete(hash[:])
 }
+
+// Delete implements store.UserRecords.
+func (r users) Delete(id int64) error {
+	u, err := r.Get(id)
+	if err != nil {
+		return err
+	}
+	if err := (inviteTokens{r.t}).DeleteUser(id); err != nil {
+		return err
+	}
+	if err := r.t.bucket(bucketUserEmails).Delete([]byte(u.Email)); err != nil {
+		return err
+	}
+	return r.t.bucket(bucketUsers).Delete(itob(id))
+}
+
+// DeleteUser implements store.InviteTokenRecords. Tokens are not indexed by
+// user: it reads every open token.
+func (r inviteTokens) DeleteUser(userID int64) error {
+	b := r.t.bucket(bucketInviteTokens)
+	var hashes [][]byte
+	err := b.ForEach(func(k, v []byte) error {
+		if btoi(v) == userID {
+			hashes = append(hashes, append([]byte(nil), k...))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, h := range hashes {
+		if err := b.Delete(h); err != nil {
+			return err
+		}
+	}
+	return nil
+}

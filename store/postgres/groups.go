@@ -37,3 +37,21 @@ func (r groups) List(orgID int64, p store.Page) ([]store.Group, int, error) {
 	w.and("organization_id = " + w.arg(orgID))
 	return listPage(r.t, groupColumns, "groups", &w, "id", p, groupFields)
 }
+
+// Put implements store.GroupRecords.
+func (r groups) Put(g *store.Group) error {
+	tag, err := r.t.exec(`UPDATE groups SET name = $2 WHERE id = $1`, g.ID, g.Name)
+	if err == nil && tag.RowsAffected() == 0 {
+		return store.NotFound("group %d", g.ID)
+	}
+	return err
+}
+
+// Delete implements store.GroupRecords.
+func (r groups) Delete(id int64) error {
+	tag, err := r.t.exec(`DELETE FROM groups WHERE id = $1`, id)
+	if err == nil && tag.RowsAffected() == 0 {
+		return store.NotFound("group %d", id)
+	}
+	return err
+}

@@ -22,7 +22,8 @@ const organizationColumns = `o.id, o.name, o.partner_id,
 	(SELECT array_agg(i.partner_id ORDER BY i.position) FROM organization_invitations i WHERE i.organization_id = o.id),
 	o.is_organization_profile_enabled, o.exclusive_partner_only, o.sso_salt,
 	o.purge_days, o.purge_days_front_camera, o.purge_days_rear_camera, o.purge_days_auxiliary_cameras,
-	o.device_retention_minutes, o.live_video_timeout_seconds, o.default_data_profile_id, o.created_at`
+	o.device_retention_minutes, o.live_video_timeout_seconds, o.default_data_profile_id, o.created_at,
+	o.deleted_at`
 
 // organizationFields are the scan targets of organizationColumns in o. A
 // list without partners is NULL, and nil in o.
@@ -31,7 +32,7 @@ func organizationFields(o *store.Organization) []any {
 		&o.IsOrganizationProfileEnabled, &o.ExclusivePartnerOnly, &o.SSOSalt,
 		&o.Retention.PurgeDays, &o.Retention.PurgeDaysFrontCamera, &o.Retention.PurgeDaysRearCamera,
 		&o.Retention.PurgeDaysAuxiliaryCameras, &o.Retention.DeviceRetentionMinutes,
-		&o.LiveVideoTimeoutSeconds, &o.DefaultDataProfileID, zeroTime{&o.CreatedAt}}
+		&o.LiveVideoTimeoutSeconds, &o.DefaultDataProfileID, zeroTime{&o.CreatedAt}, zeroTime{&o.DeletedAt}}
 }
 
 // Get implements store.OrganizationRecords.
@@ -50,8 +51,8 @@ func (r organizations) Insert(o *store.Organization) error {
 	return getOne(r.t, `WITH o AS (
 			INSERT INTO organizations (name, partner_id, is_organization_profile_enabled, exclusive_partner_only,
 				sso_salt, purge_days, purge_days_front_camera, purge_days_rear_camera, purge_days_auxiliary_cameras,
-				device_retention_minutes, live_video_timeout_seconds, default_data_profile_id, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+				device_retention_minutes, live_video_timeout_seconds, default_data_profile_id, created_at, deleted_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $16)
 			RETURNING id
 		), admitted AS (
 			INSERT INTO organization_partners (organization_id, partner_id, position)
@@ -72,7 +73,7 @@ func (r organizations) Put(o *store.Organization) error {
 			UPDATE organizations SET name = $2, partner_id = $3, is_organization_profile_enabled = $4,
 				exclusive_partner_only = $5, sso_salt = $6, purge_days = $7, purge_days_front_camera = $8,
 				purge_days_rear_camera = $9, purge_days_auxiliary_cameras = $10, device_retention_minutes = $11,
-				live_video_timeout_seconds = $12, default_data_profile_id = $13, created_at = $14
+				live_video_timeout_seconds = $12, default_data_profile_id = $13, created_at = $14, deleted_at = $17
 			WHERE id = $1
 			RETURNING id
 		), unadmitted AS (
@@ -100,6 +101,9 @@ func (r organizations) Put(o *store.Organization) error {
 // and in those that admit it, each found by its index.
 func (r organizations) List(f store.OrganizationFilter, p store.Page) ([]store.Organization, int, error) {
 	var w where
+	if !f.WithDeleted {
+		w.and("o.deleted_at IS NULL")
+	}
 	if f.IDs != nil {
 		w.and("o.id = ANY (" + w.arg(trueKeys(f.IDs)) + ")")
 	}
@@ -117,13 +121,13 @@ func (r organizations) List(f store.OrganizationFilter, p store.Page) ([]store.O
 
 // organizationArgs are the parameters of Insert for o, and those of Put
 // after the id: the columns of organizations, then the partners admitted
-// and those invited.
+// and those invited, then deleted_at.
 func organizationArgs(o *store.Organization) []any {
 	return []any{o.Name, o.PartnerID, o.IsOrganizationProfileEnabled, o.ExclusivePartnerOnly, o.SSOSalt,
 		o.Retention.PurgeDays, o.Retention.PurgeDaysFrontCamera, o.Retention.PurgeDaysRearCamera,
 		o.Retention.PurgeDaysAuxiliaryCameras, o.Retention.DeviceRetentionMinutes,
 		o.LiveVideoTimeoutSeconds, o.DefaultDataProfileID, o.CreatedAt,
-		uniqueIDs(o.PartnerIDs), uniqueIDs(o.InvitedPartnerIDs)}
+		uniqueIDs(o.PartnerIDs), uniqueIDs(o.InvitedPartnerIDs), nullTime(o.DeletedAt)}
 }
 
 // uniqueIDs is ids without repetitions, in the order each first appears:

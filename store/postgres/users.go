@@ -15,12 +15,22 @@ func (t *tx) Users() store.UserRecords { return users{t} }
 
 // userColumns are the columns userFields scans.
 const userColumns = `id, email, name, password_hash, partner_id, organization_id, access_level,
-	created_at, invite_expires_at`
+	created_at, invite_expires_at, measurement, time_format, token_generation, external_organization_ids`
 
 // userFields are the scan targets of userColumns in u.
 func userFields(u *store.User) []any {
 	return []any{&u.ID, &u.Email, &u.Name, &u.PasswordHash, zeroID{&u.PartnerID}, zeroID{&u.OrganizationID},
-		&u.AccessLevel, zeroTime{&u.CreatedAt}, zeroTime{&u.InviteExpiresAt}}
+		&u.AccessLevel, zeroTime{&u.CreatedAt}, zeroTime{&u.InviteExpiresAt},
+		&u.Settings.Measurement, &u.Settings.TimeFormat, &u.TokenGeneration, &u.ExternalOrganizationIDs}
+}
+
+// externalIDs is ids as a parameter: NULL when there are none, which
+// reads back as nil.
+func externalIDs(ids []int64) []int64 {
+	if len(ids) == 0 {
+		return nil
+	}
+	return ids
 }
 
 // passwordHash is h as a parameter: NULL when there is none.
@@ -57,11 +67,12 @@ func (r users) ByEmail(email string) (*store.User, error) {
 // e-mail in use inserts nothing, which leaves the transaction usable.
 func (r users) Insert(u *store.User) error {
 	err := getOne(r.t, `INSERT INTO users (email, name, password_hash, partner_id, organization_id, access_level,
-			created_at, invite_expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+			created_at, invite_expires_at, measurement, time_format, token_generation, external_organization_ids)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT (email) DO NOTHING RETURNING id`,
 		[]any{&u.ID}, u.Email, u.Name, passwordHash(u.PasswordHash), nullID(u.PartnerID), nullID(u.OrganizationID),
-		u.AccessLevel, u.CreatedAt, nullTime(u.InviteExpiresAt))
+		u.AccessLevel, u.CreatedAt, nullTime(u.InviteExpiresAt), u.Settings.Measurement, u.Settings.TimeFormat, u.TokenGeneration,
+		externalIDs(u.ExternalOrganizationIDs))
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Conflict("user email %s already exists", u.Email)
 	}
@@ -72,10 +83,12 @@ func (r users) Insert(u *store.User) error {
 // ErrNotFound when there is no user u.ID.
 func (r users) Put(u *store.User) error {
 	tag, err := r.t.exec(`UPDATE users SET name = $2, password_hash = $3, partner_id = $4, organization_id = $5,
-			access_level = $6, created_at = $7, invite_expires_at = $8
+			access_level = $6, created_at = $7, invite_expires_at = $8, measurement = $9, time_format = $10,
+			token_generation = $11, external_organization_ids = $12
 		WHERE id = $1`,
 		u.ID, u.Name, passwordHash(u.PasswordHash), nullID(u.PartnerID), nullID(u.OrganizationID),
-		u.AccessLevel, u.CreatedAt, nullTime(u.InviteExpiresAt))
+		u.AccessLevel, u.CreatedAt, nullTime(u.InviteExpiresAt), u.Settings.Measurement, u.Settings.TimeFormat, u.TokenGeneration,
+		externalIDs(u.ExternalOrganizationIDs))
 	if err == nil && tag.RowsAffected() == 0 {
 		return store.NotFound("user %d", u.ID)
 	}
@@ -93,6 +106,9 @@ func (r users) List(f store.UserFilter, p store.Page) ([]store.User, int, error)
 	}
 	if f.PartnerUsersOnly {
 		w.and("organization_id IS NULL")
+	}
+	if f.ExternalOrganizationID != 0 {
+		w.and(w.arg(f.ExternalOrganizationID) + " = ANY (external_organization_ids)")
 	}
 	return listPage(r.t, userColumns, "users", &w, "id", p, userFields)
 }
@@ -120,5 +136,21 @@ func (r inviteTokens) Put(hash [sha256.Size]byte, userID int64) error {
 // Delete implements store.InviteTokenRecords.
 func (r inviteTokens) Delete(hash [sha256.Size]byte) error {
 	_, err := r.t.exec(`DELETE FROM invite_tokens WHERE token_hash = $1`, hash[:])
+	return err
+}
+
+// Delete implements store.UserRecords; the user's invitation tokens go
+// with it (ON DELETE CASCADE).
+func (r users) Delete(id int64) error {
+	tag, err := r.t.exec(`DELETE FROM users WHERE id = $1`, id)
+	if err == nil && tag.RowsAffected() == 0 {
+		return store.NotFound("user %d", id)
+	}
+	return err
+}
+
+// DeleteUser implements store.InviteTokenRecords.
+func (r inviteTokens) DeleteUser(userID int64) error {
+	_, err := r.t.exec(`DELETE FROM invite_tokens WHERE user_id = $1`, userID)
 	return err
 }

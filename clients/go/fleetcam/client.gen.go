@@ -637,6 +637,21 @@ func (e EventItemDataType) Valid() bool {
 	}
 }
 
+// Defines values for ExternalUserRole.
+const (
+	ExternalUserRoleAdministrator ExternalUserRole = "administrator"
+)
+
+// Valid indicates whether the value is a known member of the ExternalUserRole enum.
+func (e ExternalUserRole) Valid() bool {
+	switch e {
+	case ExternalUserRoleAdministrator:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OAuthClientEntityType.
 const (
 	OAuthClientEntityTypeOrganization OAuthClientEntityType = "organization"
@@ -936,13 +951,13 @@ func (e PrivacyConfigVoiceRecording) Valid() bool {
 
 // Defines values for RejectedIMEIErrorCode.
 const (
-	N1001 RejectedIMEIErrorCode = 1001
+	RejectedIMEIErrorCodeN1001 RejectedIMEIErrorCode = 1001
 )
 
 // Valid indicates whether the value is a known member of the RejectedIMEIErrorCode enum.
 func (e RejectedIMEIErrorCode) Valid() bool {
 	switch e {
-	case N1001:
+	case RejectedIMEIErrorCodeN1001:
 		return true
 	default:
 		return false
@@ -1714,6 +1729,24 @@ func (e MediaFileType) Valid() bool {
 	case MediaFileTypeSnapshot:
 		return true
 	case MediaFileTypeVideo:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BulkDevicesResultDataRejectedErrorCode.
+const (
+	BulkDevicesResultDataRejectedErrorCodeN1000 BulkDevicesResultDataRejectedErrorCode = 1000
+	BulkDevicesResultDataRejectedErrorCodeN1001 BulkDevicesResultDataRejectedErrorCode = 1001
+)
+
+// Valid indicates whether the value is a known member of the BulkDevicesResultDataRejectedErrorCode enum.
+func (e BulkDevicesResultDataRejectedErrorCode) Valid() bool {
+	switch e {
+	case BulkDevicesResultDataRejectedErrorCodeN1000:
+		return true
+	case BulkDevicesResultDataRejectedErrorCodeN1001:
 		return true
 	default:
 		return false
@@ -2521,6 +2554,24 @@ func (e GetMe200JSONResponseBodyDataMeAccessLevel) Valid() bool {
 	}
 }
 
+// Defines values for GetMe200JSONResponseBodyDataMeMeasurement.
+const (
+	GetMe200JSONResponseBodyDataMeMeasurementN1 GetMe200JSONResponseBodyDataMeMeasurement = 1
+	GetMe200JSONResponseBodyDataMeMeasurementN2 GetMe200JSONResponseBodyDataMeMeasurement = 2
+)
+
+// Valid indicates whether the value is a known member of the GetMe200JSONResponseBodyDataMeMeasurement enum.
+func (e GetMe200JSONResponseBodyDataMeMeasurement) Valid() bool {
+	switch e {
+	case GetMe200JSONResponseBodyDataMeMeasurementN1:
+		return true
+	case GetMe200JSONResponseBodyDataMeMeasurementN2:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetMe200JSONResponseBodyDataMeRole.
 const (
 	GetMe200JSONResponseBodyDataMeRoleAdministrator GetMe200JSONResponseBodyDataMeRole = "administrator"
@@ -2539,6 +2590,24 @@ func (e GetMe200JSONResponseBodyDataMeRole) Valid() bool {
 	case GetMe200JSONResponseBodyDataMeRoleRestricted:
 		return true
 	case GetMe200JSONResponseBodyDataMeRoleUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetMe200JSONResponseBodyDataMeTimeFormat.
+const (
+	GetMe200JSONResponseBodyDataMeTimeFormatN1 GetMe200JSONResponseBodyDataMeTimeFormat = 1
+	GetMe200JSONResponseBodyDataMeTimeFormatN2 GetMe200JSONResponseBodyDataMeTimeFormat = 2
+)
+
+// Valid indicates whether the value is a known member of the GetMe200JSONResponseBodyDataMeTimeFormat enum.
+func (e GetMe200JSONResponseBodyDataMeTimeFormat) Valid() bool {
+	switch e {
+	case GetMe200JSONResponseBodyDataMeTimeFormatN1:
+		return true
+	case GetMe200JSONResponseBodyDataMeTimeFormatN2:
 		return true
 	default:
 		return false
@@ -2716,6 +2785,24 @@ func (e GenerateAccessToken200JSONResponseBodyTokenType) Valid() bool {
 	}
 }
 
+// Defines values for PostBulkDevices200JSONResponseBodyDataRejectedErrorCode.
+const (
+	PostBulkDevices200JSONResponseBodyDataRejectedErrorCodeN1000 PostBulkDevices200JSONResponseBodyDataRejectedErrorCode = 1000
+	PostBulkDevices200JSONResponseBodyDataRejectedErrorCodeN1001 PostBulkDevices200JSONResponseBodyDataRejectedErrorCode = 1001
+)
+
+// Valid indicates whether the value is a known member of the PostBulkDevices200JSONResponseBodyDataRejectedErrorCode enum.
+func (e PostBulkDevices200JSONResponseBodyDataRejectedErrorCode) Valid() bool {
+	switch e {
+	case PostBulkDevices200JSONResponseBodyDataRejectedErrorCodeN1000:
+		return true
+	case PostBulkDevices200JSONResponseBodyDataRejectedErrorCodeN1001:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PatchOrganizationEventSettingsJSONBodyVehicleType.
 const (
 	PatchOrganizationEventSettingsJSONBodyVehicleTypePrivate PatchOrganizationEventSettingsJSONBodyVehicleType = "Private"
@@ -2731,6 +2818,24 @@ func (e PatchOrganizationEventSettingsJSONBodyVehicleType) Valid() bool {
 	case PatchOrganizationEventSettingsJSONBodyVehicleTypeTrailer:
 		return true
 	case PatchOrganizationEventSettingsJSONBodyVehicleTypeVan:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BulkAssignDevicesToOrganizationForPartner200JSONResponseBodyDataRejectedErrorCode.
+const (
+	BulkAssignDevicesToOrganizationForPartner200JSONResponseBodyDataRejectedErrorCodeN1000 BulkAssignDevicesToOrganizationForPartner200JSONResponseBodyDataRejectedErrorCode = 1000
+	BulkAssignDevicesToOrganizationForPartner200JSONResponseBodyDataRejectedErrorCodeN1001 BulkAssignDevicesToOrganizationForPartner200JSONResponseBodyDataRejectedErrorCode = 1001
+)
+
+// Valid indicates whether the value is a known member of the BulkAssignDevicesToOrganizationForPartner200JSONResponseBodyDataRejectedErrorCode enum.
+func (e BulkAssignDevicesToOrganizationForPartner200JSONResponseBodyDataRejectedErrorCode) Valid() bool {
+	switch e {
+	case BulkAssignDevicesToOrganizationForPartner200JSONResponseBodyDataRejectedErrorCodeN1000:
+		return true
+	case BulkAssignDevicesToOrganizationForPartner200JSONResponseBodyDataRejectedErrorCodeN1001:
 		return true
 	default:
 		return false
@@ -2863,6 +2968,27 @@ func (e PostPartnerContacts200JSONResponseBodyRole) Valid() bool {
 	}
 }
 
+// Defines values for PatchPartnerContactsJSONBodyAccessLevel.
+const (
+	PatchPartnerContactsJSONBodyAccessLevelEditor                   PatchPartnerContactsJSONBodyAccessLevel = "editor"
+	PatchPartnerContactsJSONBodyAccessLevelEditorWithoutMediaAccess PatchPartnerContactsJSONBodyAccessLevel = "editorWithoutMediaAccess"
+	PatchPartnerContactsJSONBodyAccessLevelViewer                   PatchPartnerContactsJSONBodyAccessLevel = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the PatchPartnerContactsJSONBodyAccessLevel enum.
+func (e PatchPartnerContactsJSONBodyAccessLevel) Valid() bool {
+	switch e {
+	case PatchPartnerContactsJSONBodyAccessLevelEditor:
+		return true
+	case PatchPartnerContactsJSONBodyAccessLevelEditorWithoutMediaAccess:
+		return true
+	case PatchPartnerContactsJSONBodyAccessLevelViewer:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostScopedTokenJSONBodyEntitiesEntityType.
 const (
 	PostScopedTokenJSONBodyEntitiesEntityTypeDevice       PostScopedTokenJSONBodyEntitiesEntityType = "device"
@@ -2908,6 +3034,120 @@ func (e PostScopedTokenJSONBodyEntitiesFeaturesFeatureType) Valid() bool {
 	case DeviceRecordingTimeline:
 		return true
 	case DeviceRecordings:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PutUserSettingsJSONBodyMeasurement.
+const (
+	PutUserSettingsJSONBodyMeasurementN1 PutUserSettingsJSONBodyMeasurement = 1
+	PutUserSettingsJSONBodyMeasurementN2 PutUserSettingsJSONBodyMeasurement = 2
+)
+
+// Valid indicates whether the value is a known member of the PutUserSettingsJSONBodyMeasurement enum.
+func (e PutUserSettingsJSONBodyMeasurement) Valid() bool {
+	switch e {
+	case PutUserSettingsJSONBodyMeasurementN1:
+		return true
+	case PutUserSettingsJSONBodyMeasurementN2:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PutUserSettingsJSONBodyTimeFormat.
+const (
+	PutUserSettingsJSONBodyTimeFormatN1 PutUserSettingsJSONBodyTimeFormat = 1
+	PutUserSettingsJSONBodyTimeFormatN2 PutUserSettingsJSONBodyTimeFormat = 2
+)
+
+// Valid indicates whether the value is a known member of the PutUserSettingsJSONBodyTimeFormat enum.
+func (e PutUserSettingsJSONBodyTimeFormat) Valid() bool {
+	switch e {
+	case PutUserSettingsJSONBodyTimeFormatN1:
+		return true
+	case PutUserSettingsJSONBodyTimeFormatN2:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PutUserSettings200JSONResponseBodyDataMeasurement.
+const (
+	PutUserSettings200JSONResponseBodyDataMeasurementN1 PutUserSettings200JSONResponseBodyDataMeasurement = 1
+	PutUserSettings200JSONResponseBodyDataMeasurementN2 PutUserSettings200JSONResponseBodyDataMeasurement = 2
+)
+
+// Valid indicates whether the value is a known member of the PutUserSettings200JSONResponseBodyDataMeasurement enum.
+func (e PutUserSettings200JSONResponseBodyDataMeasurement) Valid() bool {
+	switch e {
+	case PutUserSettings200JSONResponseBodyDataMeasurementN1:
+		return true
+	case PutUserSettings200JSONResponseBodyDataMeasurementN2:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PutUserSettings200JSONResponseBodyDataTimeFormat.
+const (
+	PutUserSettings200JSONResponseBodyDataTimeFormatN1 PutUserSettings200JSONResponseBodyDataTimeFormat = 1
+	PutUserSettings200JSONResponseBodyDataTimeFormatN2 PutUserSettings200JSONResponseBodyDataTimeFormat = 2
+)
+
+// Valid indicates whether the value is a known member of the PutUserSettings200JSONResponseBodyDataTimeFormat enum.
+func (e PutUserSettings200JSONResponseBodyDataTimeFormat) Valid() bool {
+	switch e {
+	case PutUserSettings200JSONResponseBodyDataTimeFormatN1:
+		return true
+	case PutUserSettings200JSONResponseBodyDataTimeFormatN2:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchUserOrganizationPermissionsJSONBodyOrganizationAccessEdgeGroupIds.
+const (
+	Minus2 PatchUserOrganizationPermissionsJSONBodyOrganizationAccessEdgeGroupIds = -2
+)
+
+// Valid indicates whether the value is a known member of the PatchUserOrganizationPermissionsJSONBodyOrganizationAccessEdgeGroupIds enum.
+func (e PatchUserOrganizationPermissionsJSONBodyOrganizationAccessEdgeGroupIds) Valid() bool {
+	switch e {
+	case Minus2:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchUserOrganizationPermissionsJSONBodyRole.
+const (
+	PatchUserOrganizationPermissionsJSONBodyRoleAdministrator PatchUserOrganizationPermissionsJSONBodyRole = "administrator"
+	PatchUserOrganizationPermissionsJSONBodyRoleRestricted    PatchUserOrganizationPermissionsJSONBodyRole = "restricted"
+	PatchUserOrganizationPermissionsJSONBodyRoleSupervisor    PatchUserOrganizationPermissionsJSONBodyRole = "supervisor"
+	PatchUserOrganizationPermissionsJSONBodyRoleUser          PatchUserOrganizationPermissionsJSONBodyRole = "user"
+	PatchUserOrganizationPermissionsJSONBodyRoleUsermapviewer PatchUserOrganizationPermissionsJSONBodyRole = "usermapviewer"
+)
+
+// Valid indicates whether the value is a known member of the PatchUserOrganizationPermissionsJSONBodyRole enum.
+func (e PatchUserOrganizationPermissionsJSONBodyRole) Valid() bool {
+	switch e {
+	case PatchUserOrganizationPermissionsJSONBodyRoleAdministrator:
+		return true
+	case PatchUserOrganizationPermissionsJSONBodyRoleRestricted:
+		return true
+	case PatchUserOrganizationPermissionsJSONBodyRoleSupervisor:
+		return true
+	case PatchUserOrganizationPermissionsJSONBodyRoleUser:
+		return true
+	case PatchUserOrganizationPermissionsJSONBodyRoleUsermapviewer:
 		return true
 	default:
 		return false
@@ -3100,6 +3340,14 @@ type BulkDeviceTarget struct {
 	GroupIds             *[]int    `json:"groupIds,omitempty"`
 	Imeis                *[]string `json:"imeis,omitempty"`
 	OrganizationId       *int      `json:"organizationId,omitempty"`
+}
+
+// BulkDevices defines model for BulkDevices.
+type BulkDevices = []struct {
+	// GroupId A group of the organization; -1 or absent: no group.
+	GroupId *int   `json:"groupId,omitempty"`
+	Imei    string `json:"imei"`
+	Name    string `json:"name"`
 }
 
 // BulkResult defines model for BulkResult.
@@ -3471,6 +3719,14 @@ type DriverAssignmentRequest struct {
 	StartTime          *time.Time `json:"startTime,omitempty"`
 }
 
+// EditedGroup defines model for EditedGroup.
+type EditedGroup struct {
+	CreatedAt      time.Time `json:"createdAt"`
+	Id             int       `json:"id"`
+	Name           string    `json:"name"`
+	OrganizationId int       `json:"organizationId"`
+}
+
 // Error defines model for Error.
 type Error struct {
 	// Error The error name.
@@ -3621,6 +3877,24 @@ type EventItem struct {
 
 // EventItemDataType Media attached; none for accOn, accOff and beep events.
 type EventItemDataType string
+
+// ExternalUser defines model for ExternalUser.
+type ExternalUser struct {
+	Email openapi_types.Email `json:"email"`
+	Id    int                 `json:"id"`
+
+	// OrganizationId The user's own organization.
+	OrganizationId int              `json:"organizationId"`
+	Role           ExternalUserRole `json:"role"`
+}
+
+// ExternalUserRole defines model for ExternalUser.Role.
+type ExternalUserRole string
+
+// ExternalUserRequest defines model for ExternalUserRequest.
+type ExternalUserRequest struct {
+	Email openapi_types.Email `json:"email"`
+}
 
 // Geofence defines model for Geofence.
 type Geofence struct {
@@ -4566,11 +4840,17 @@ type Offset = int
 // OrgId defines model for orgId.
 type OrgId = int
 
+// PartnerContactId defines model for partnerContactId.
+type PartnerContactId = int
+
 // PartnerId defines model for partnerId.
 type PartnerId = int
 
 // RecipientId defines model for recipientId.
 type RecipientId = int
+
+// UserId defines model for userId.
+type UserId = int
 
 // AcceptedRejected defines model for AcceptedRejected.
 type AcceptedRejected struct {
@@ -4594,6 +4874,32 @@ type AdasDeleted struct {
 
 // BadRequest defines model for BadRequest.
 type BadRequest = Error
+
+// BulkDevicesResult defines model for BulkDevicesResult.
+type BulkDevicesResult struct {
+	Data struct {
+		Accepted []struct {
+			// EdgeId The number of the device's stay in the organization.
+			EdgeId int64  `json:"edgeId"`
+			Imei   string `json:"imei"`
+			Name   string `json:"name"`
+
+			// SerialNumber The IMEI as a number.
+			SerialNumber int64 `json:"serialNumber"`
+		} `json:"accepted"`
+		Rejected []struct {
+			// ErrorCode 1000: group not found; 1001: device already assigned.
+			ErrorCode BulkDevicesResultDataRejectedErrorCode `json:"errorCode"`
+			Imei      string                                 `json:"imei"`
+			Name      string                                 `json:"name"`
+			Reason    string                                 `json:"reason"`
+		} `json:"rejected"`
+	} `json:"data"`
+	RequestId string `json:"requestId"`
+}
+
+// BulkDevicesResultDataRejectedErrorCode 1000: group not found; 1001: device already assigned.
+type BulkDevicesResultDataRejectedErrorCode int
 
 // Conflict defines model for Conflict.
 type Conflict = Error
@@ -4645,6 +4951,11 @@ type PinCodesIssued struct {
 		DriverPin *PinCode `json:"driverPin,omitempty"`
 	} `json:"data"`
 	RequestId *string `json:"requestId,omitempty"`
+}
+
+// RequestDone defines model for RequestDone.
+type RequestDone struct {
+	RequestId string `json:"requestId"`
 }
 
 // TooManyRequests defines model for TooManyRequests.
@@ -5266,8 +5577,14 @@ type GetMe200JSONResponseBodyDataEntity string
 // GetMe200JSONResponseBodyDataMeAccessLevel defines parameters for GetMe.
 type GetMe200JSONResponseBodyDataMeAccessLevel string
 
+// GetMe200JSONResponseBodyDataMeMeasurement defines parameters for GetMe.
+type GetMe200JSONResponseBodyDataMeMeasurement int
+
 // GetMe200JSONResponseBodyDataMeRole defines parameters for GetMe.
 type GetMe200JSONResponseBodyDataMeRole string
+
+// GetMe200JSONResponseBodyDataMeTimeFormat defines parameters for GetMe.
+type GetMe200JSONResponseBodyDataMeTimeFormat int
 
 // GetMediaFileParams defines parameters for GetMediaFile.
 type GetMediaFileParams struct {
@@ -5407,6 +5724,9 @@ type PatchOrganizationJSONBody struct {
 	PurgeDaysRearCamera       *int   `json:"purgeDaysRearCamera,omitempty"`
 }
 
+// PostBulkDevices200JSONResponseBodyDataRejectedErrorCode defines parameters for PostBulkDevices.
+type PostBulkDevices200JSONResponseBodyDataRejectedErrorCode int
+
 // PutOrganizationDevicesDefaultDataProfileJSONBody defines parameters for PutOrganizationDevicesDefaultDataProfile.
 type PutOrganizationDevicesDefaultDataProfileJSONBody struct {
 	DefaultDataProfileId int `json:"defaultDataProfileId"`
@@ -5476,6 +5796,11 @@ type GetOrganizationsEventsJSONBody struct {
 	Start      *time.Time `json:"start,omitempty"`
 }
 
+// DeleteOrganizationGroupsJSONBody defines parameters for DeleteOrganizationGroups.
+type DeleteOrganizationGroupsJSONBody struct {
+	GroupId int `json:"groupId"`
+}
+
 // GetOrganizationGroupsParams defines parameters for GetOrganizationGroups.
 type GetOrganizationGroupsParams struct {
 	// Limit Page size, from 1 to 1500 (default 100).
@@ -5490,8 +5815,17 @@ type PostOrganizationGroupsJSONBody struct {
 	Name string `json:"name"`
 }
 
+// UpdateOrganizationGroupsJSONBody defines parameters for UpdateOrganizationGroups.
+type UpdateOrganizationGroupsJSONBody struct {
+	GroupId int    `json:"groupId"`
+	Name    string `json:"name"`
+}
+
 // PostOrganizationGroupDevicesJSONBody defines parameters for PostOrganizationGroupDevices.
 type PostOrganizationGroupDevicesJSONBody = []string
+
+// BulkAssignDevicesToOrganizationForPartner200JSONResponseBodyDataRejectedErrorCode defines parameters for BulkAssignDevicesToOrganizationForPartner.
+type BulkAssignDevicesToOrganizationForPartner200JSONResponseBodyDataRejectedErrorCode int
 
 // GetOrganizationUsersParams defines parameters for GetOrganizationUsers.
 type GetOrganizationUsersParams struct {
@@ -5602,6 +5936,17 @@ type PostPartnerContacts200JSONResponseBodyAccessLevel string
 // PostPartnerContacts200JSONResponseBodyRole defines parameters for PostPartnerContacts.
 type PostPartnerContacts200JSONResponseBodyRole string
 
+// PatchPartnerContactsJSONBody defines parameters for PatchPartnerContacts.
+type PatchPartnerContactsJSONBody struct {
+	AccessLevel *PatchPartnerContactsJSONBodyAccessLevel `json:"accessLevel,omitempty"`
+	Email       *openapi_types.Email                     `json:"email,omitempty"`
+	Id          *int                                     `json:"id,omitempty"`
+	Name        *string                                  `json:"name,omitempty"`
+}
+
+// PatchPartnerContactsJSONBodyAccessLevel defines parameters for PatchPartnerContacts.
+type PatchPartnerContactsJSONBodyAccessLevel string
+
 // GetAlarmsRecipientsParams defines parameters for GetAlarmsRecipients.
 type GetAlarmsRecipientsParams struct {
 	// OrganizationId The organization; required with a partner token on writes.
@@ -5676,6 +6021,44 @@ type PostScopedTokenJSONBodyEntitiesEntityType string
 
 // PostScopedTokenJSONBodyEntitiesFeaturesFeatureType defines parameters for PostScopedToken.
 type PostScopedTokenJSONBodyEntitiesFeaturesFeatureType string
+
+// PutUserSettingsJSONBody defines parameters for PutUserSettings.
+type PutUserSettingsJSONBody struct {
+	Measurement PutUserSettingsJSONBodyMeasurement `json:"measurement"`
+	TimeFormat  PutUserSettingsJSONBodyTimeFormat  `json:"timeFormat"`
+}
+
+// PutUserSettingsJSONBodyMeasurement defines parameters for PutUserSettings.
+type PutUserSettingsJSONBodyMeasurement int
+
+// PutUserSettingsJSONBodyTimeFormat defines parameters for PutUserSettings.
+type PutUserSettingsJSONBodyTimeFormat int
+
+// PutUserSettings200JSONResponseBodyDataMeasurement defines parameters for PutUserSettings.
+type PutUserSettings200JSONResponseBodyDataMeasurement int
+
+// PutUserSettings200JSONResponseBodyDataTimeFormat defines parameters for PutUserSettings.
+type PutUserSettings200JSONResponseBodyDataTimeFormat int
+
+// PostChangePasswordJSONBody defines parameters for PostChangePassword.
+type PostChangePasswordJSONBody struct {
+	CurrentPassword string `json:"currentPassword"`
+
+	// NewPassword At least 8 characters with an upper-case letter, a lower-case letter and a digit.
+	NewPassword Password `json:"newPassword"`
+}
+
+// PatchUserOrganizationPermissionsJSONBody defines parameters for PatchUserOrganizationPermissions.
+type PatchUserOrganizationPermissionsJSONBody struct {
+	OrganizationAccessEdgeGroupIds []PatchUserOrganizationPermissionsJSONBodyOrganizationAccessEdgeGroupIds `json:"organizationAccessEdgeGroupIds"`
+	Role                           PatchUserOrganizationPermissionsJSONBodyRole                             `json:"role"`
+}
+
+// PatchUserOrganizationPermissionsJSONBodyOrganizationAccessEdgeGroupIds defines parameters for PatchUserOrganizationPermissions.
+type PatchUserOrganizationPermissionsJSONBodyOrganizationAccessEdgeGroupIds int
+
+// PatchUserOrganizationPermissionsJSONBodyRole defines parameters for PatchUserOrganizationPermissions.
+type PatchUserOrganizationPermissionsJSONBodyRole string
 
 // ActivationWebhookParams defines parameters for ActivationWebhook.
 type ActivationWebhookParams struct {
@@ -5866,6 +6249,9 @@ type PostOrganizationJSONRequestBody PostOrganizationJSONBody
 // PatchOrganizationJSONRequestBody defines body for PatchOrganization for application/json ContentType.
 type PatchOrganizationJSONRequestBody PatchOrganizationJSONBody
 
+// PostBulkDevicesJSONRequestBody defines body for PostBulkDevices for application/json ContentType.
+type PostBulkDevicesJSONRequestBody = BulkDevices
+
 // PutOrganizationDevicesDefaultDataProfileJSONRequestBody defines body for PutOrganizationDevicesDefaultDataProfile for application/json ContentType.
 type PutOrganizationDevicesDefaultDataProfileJSONRequestBody PutOrganizationDevicesDefaultDataProfileJSONBody
 
@@ -5890,11 +6276,26 @@ type PostOrganizationEventSettingsJSONRequestBody = EventConfig
 // GetOrganizationsEventsJSONRequestBody defines body for GetOrganizationsEvents for application/json ContentType.
 type GetOrganizationsEventsJSONRequestBody GetOrganizationsEventsJSONBody
 
+// DeleteOrganizationExternalUserJSONRequestBody defines body for DeleteOrganizationExternalUser for application/json ContentType.
+type DeleteOrganizationExternalUserJSONRequestBody = ExternalUserRequest
+
+// PostOrganizationExternalUserJSONRequestBody defines body for PostOrganizationExternalUser for application/json ContentType.
+type PostOrganizationExternalUserJSONRequestBody = ExternalUserRequest
+
+// DeleteOrganizationGroupsJSONRequestBody defines body for DeleteOrganizationGroups for application/json ContentType.
+type DeleteOrganizationGroupsJSONRequestBody DeleteOrganizationGroupsJSONBody
+
 // PostOrganizationGroupsJSONRequestBody defines body for PostOrganizationGroups for application/json ContentType.
 type PostOrganizationGroupsJSONRequestBody PostOrganizationGroupsJSONBody
 
+// UpdateOrganizationGroupsJSONRequestBody defines body for UpdateOrganizationGroups for application/json ContentType.
+type UpdateOrganizationGroupsJSONRequestBody UpdateOrganizationGroupsJSONBody
+
 // PostOrganizationGroupDevicesJSONRequestBody defines body for PostOrganizationGroupDevices for application/json ContentType.
 type PostOrganizationGroupDevicesJSONRequestBody = PostOrganizationGroupDevicesJSONBody
+
+// BulkAssignDevicesToOrganizationForPartnerJSONRequestBody defines body for BulkAssignDevicesToOrganizationForPartner for application/json ContentType.
+type BulkAssignDevicesToOrganizationForPartnerJSONRequestBody = BulkDevices
 
 // PatchOrganizationPrivacyConfigJSONRequestBody defines body for PatchOrganizationPrivacyConfig for application/json ContentType.
 type PatchOrganizationPrivacyConfigJSONRequestBody = PrivacyConfig
@@ -5917,6 +6318,9 @@ type PutOrganizationWebhooksJSONRequestBody = PutOrganizationWebhooksJSONBody
 // PostPartnerContactsJSONRequestBody defines body for PostPartnerContacts for application/json ContentType.
 type PostPartnerContactsJSONRequestBody = CreateUser
 
+// PatchPartnerContactsJSONRequestBody defines body for PatchPartnerContacts for application/json ContentType.
+type PatchPartnerContactsJSONRequestBody PatchPartnerContactsJSONBody
+
 // PostAlarmsRecipientJSONRequestBody defines body for PostAlarmsRecipient for application/json ContentType.
 type PostAlarmsRecipientJSONRequestBody = AlarmRecipientRequest
 
@@ -5931,6 +6335,15 @@ type PostResetPasswordJSONRequestBody PostResetPasswordJSONBody
 
 // PostScopedTokenJSONRequestBody defines body for PostScopedToken for application/json ContentType.
 type PostScopedTokenJSONRequestBody PostScopedTokenJSONBody
+
+// PutUserSettingsJSONRequestBody defines body for PutUserSettings for application/json ContentType.
+type PutUserSettingsJSONRequestBody PutUserSettingsJSONBody
+
+// PostChangePasswordJSONRequestBody defines body for PostChangePassword for application/json ContentType.
+type PostChangePasswordJSONRequestBody PostChangePasswordJSONBody
+
+// PatchUserOrganizationPermissionsJSONRequestBody defines body for PatchUserOrganizationPermissions for application/json ContentType.
+type PatchUserOrganizationPermissionsJSONRequestBody PatchUserOrganizationPermissionsJSONBody
 
 // ActivationWebhookJSONRequestBody defines body for ActivationWebhook for application/json ContentType.
 type ActivationWebhookJSONRequestBody = WebhookActivationMessage
@@ -7930,6 +8343,19 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/driving-history (the `GetDrivingHistory` operationId).
 	GetDrivingHistory(ctx context.Context, params *GetDrivingHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostForgotPassword E-mail a password reset token
+	//
+	// When a user has this e-mail, a reset token is e-mailed to it through the SMTP server of
+	// alarm e-mail (smtp.addr); POST /v2/reset-password/{token} redeems it once, within
+	// auth.passwordResetTTL (1 hour by default), and ends the user's sessions. Only the newest
+	// token of a user works; the store keeps its SHA-256 only. The answer is the same whether
+	// or not the address exists, and is given before the e-mail is sent. Requests for one
+	// address are braked like sign-ins of one account (auth.throttle; 429 with Retry-After),
+	// without braking its sign-ins.
+	//
+	// Corresponds with POST /v2/forget-password/{email} (the `PostForgotPassword` operationId).
+	PostForgotPassword(ctx context.Context, email openapi_types.Email, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetMe Who holds this token
 	//
 	// Any token answers, scoped tokens included (with their scope).
@@ -8191,6 +8617,24 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/organizations/sso (the `GetOrganizationSso` operationId).
 	GetOrganizationSso(ctx context.Context, params *GetOrganizationSsoParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteOrganization Delete an organization (partners only)
+	//
+	// By the partner that created the organization (a guest partner of a shared organization
+	// gets 403). An organization that still holds devices, of any partner, is 409
+	// ConflictError naming how many: remove them (DELETE
+	// /v2/organizations/{orgId}/devices/{imei}) or move them first, so that no device or its
+	// data goes by surprise. Otherwise the organization is deleted with its users (their tokens
+	// stop working and their e-mails can be used again), groups, drivers, alarm and health
+	// recipients and the invitations of other partners to share it; every deletion is in the
+	// audit log (organization.delete and one entry for each record). No call finds the
+	// organization or anything of it from then on, admin tokens included. What its former
+	// devices recorded there (events, media, GPS, trips, alarms) is purged by the retention
+	// purge as the organization's purge days say; its record is kept, marked deleted, so that
+	// the audit log keeps naming it.
+	//
+	// Corresponds with DELETE /v2/organizations/{orgId} (the `DeleteOrganization` operationId).
+	DeleteOrganization(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOrganization Get an organization
 	//
 	// The organization with counts of its users and of the devices the caller sees.
@@ -8265,6 +8709,36 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /v2/organizations/{orgId} (the `PatchOrganization` operationId).
 	PatchOrganization(ctx context.Context, orgId OrgId, body PatchOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostBulkDevicesWithBody Add devices in bulk
+	//
+	// Adds each device of the list as POST /v2/organizations/{orgId}/devices adds one, for the
+	// same callers. A list that is empty, longer than 500 or has an item breaking a rule is
+	// refused whole (400 naming the item, such as "[3].imei"). Otherwise every device is either
+	// accepted (added, in one transaction) or rejected with the reference contract's error code:
+	// 1000 when its group is not one of the organization's, 1001 when its IMEI is already
+	// registered (in any organization, or earlier in the same list). serialNumber is the IMEI
+	// as a number and edgeId the number of the device's stay in the organization.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/bulk-devices (the `PostBulkDevices` operationId).
+	PostBulkDevicesWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostBulkDevices Add devices in bulk
+	//
+	// Adds each device of the list as POST /v2/organizations/{orgId}/devices adds one, for the
+	// same callers. A list that is empty, longer than 500 or has an item breaking a rule is
+	// refused whole (400 naming the item, such as "[3].imei"). Otherwise every device is either
+	// accepted (added, in one transaction) or rejected with the reference contract's error code:
+	// 1000 when its group is not one of the organization's, 1001 when its IMEI is already
+	// registered (in any organization, or earlier in the same list). serialNumber is the IMEI
+	// as a number and edgeId the number of the device's stay in the organization.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/bulk-devices (the `PostBulkDevices` operationId).
+	PostBulkDevices(ctx context.Context, orgId OrgId, body PostBulkDevicesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOrganizationDevicesDefaultDataProfile An organization's default data profile
 	//
@@ -8531,6 +9005,95 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/organizations/{orgId}/events (the `GetOrganizationsEvents` operationId).
 	GetOrganizationsEvents(ctx context.Context, orgId OrgId, body GetOrganizationsEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteOrganizationExternalUserWithBody Remove an external user
+	//
+	// The user no longer acts in this organization, from its next call; it stays in its own.
+	// An address that is not one of the organization's external users is 404. Deleting the
+	// organization removes its external users too. Audited as
+	// organization.externalUser.remove.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with DELETE /v2/organizations/{orgId}/external-users (the `DeleteOrganizationExternalUser` operationId).
+	DeleteOrganizationExternalUserWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteOrganizationExternalUser Remove an external user
+	//
+	// The user no longer acts in this organization, from its next call; it stays in its own.
+	// An address that is not one of the organization's external users is 404. Deleting the
+	// organization removes its external users too. Audited as
+	// organization.externalUser.remove.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with DELETE /v2/organizations/{orgId}/external-users (the `DeleteOrganizationExternalUser` operationId).
+	DeleteOrganizationExternalUser(ctx context.Context, orgId OrgId, body DeleteOrganizationExternalUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOrganizationExternalUsers List an organization's external users
+	//
+	// The users of other organizations added to this one (POST), with the role administrator,
+	// in users (where the reference contract has them) and in data. A guest partner of a
+	// shared organization gets 403.
+	//
+	// Corresponds with GET /v2/organizations/{orgId}/external-users (the `GetOrganizationExternalUsers` operationId).
+	GetOrganizationExternalUsers(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrganizationExternalUserWithBody Add an external user
+	//
+	// A user of another organization of the same partner, with the editor access level there
+	// (the reference contract's administrator), also acts in this organization, with that
+	// access level, from its next call: it sees the organization, lists it among its own, and
+	// reads and changes its devices and records as a user of it does. Any other address,
+	// registered or not (another partner's user, a partner contact), is 404; a user of another
+	// access level is 400 naming email; adding a user twice, or to its own organization, is
+	// 409. By the partner that created the organization (a guest partner gets 403) or the
+	// organization's editors and admin tokens. Audited as organization.externalUser.add.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/external-users (the `PostOrganizationExternalUser` operationId).
+	PostOrganizationExternalUserWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrganizationExternalUser Add an external user
+	//
+	// A user of another organization of the same partner, with the editor access level there
+	// (the reference contract's administrator), also acts in this organization, with that
+	// access level, from its next call: it sees the organization, lists it among its own, and
+	// reads and changes its devices and records as a user of it does. Any other address,
+	// registered or not (another partner's user, a partner contact), is 404; a user of another
+	// access level is 400 naming email; adding a user twice, or to its own organization, is
+	// 409. By the partner that created the organization (a guest partner gets 403) or the
+	// organization's editors and admin tokens. Audited as organization.externalUser.add.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/external-users (the `PostOrganizationExternalUser` operationId).
+	PostOrganizationExternalUser(ctx context.Context, orgId OrgId, body PostOrganizationExternalUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteOrganizationGroupsWithBody Delete a group
+	//
+	// Deletes the group of groupId, one of the organization's. Its devices stay in the
+	// organization, in no group (each move audited as device.group); the answer lists their
+	// IMEIs. Scoped tokens minted for the group see no devices from then on. Not for a guest
+	// partner of a shared organization (403). Audited as group.delete.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with DELETE /v2/organizations/{orgId}/groups (the `DeleteOrganizationGroups` operationId).
+	DeleteOrganizationGroupsWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteOrganizationGroups Delete a group
+	//
+	// Deletes the group of groupId, one of the organization's. Its devices stay in the
+	// organization, in no group (each move audited as device.group); the answer lists their
+	// IMEIs. Scoped tokens minted for the group see no devices from then on. Not for a guest
+	// partner of a shared organization (403). Audited as group.delete.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with DELETE /v2/organizations/{orgId}/groups (the `DeleteOrganizationGroups` operationId).
+	DeleteOrganizationGroups(ctx context.Context, orgId OrgId, body DeleteOrganizationGroupsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOrganizationGroups List an organization's groups
 	//
 	// Corresponds with GET /v2/organizations/{orgId}/groups (the `GetOrganizationGroups` operationId).
@@ -8554,6 +9117,30 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/organizations/{orgId}/groups (the `PostOrganizationGroups` operationId).
 	PostOrganizationGroups(ctx context.Context, orgId OrgId, body PostOrganizationGroupsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// UpdateOrganizationGroupsWithBody Rename a group
+	//
+	// The group of groupId, one of the organization's, takes the name given: required, as PUT
+	// replaces, and unique within the organization whatever its case (409). Its devices stay.
+	// Like the other writes of an organization's records, not for a guest partner of a shared
+	// organization (403). Audited as group.update.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v2/organizations/{orgId}/groups (the `UpdateOrganizationGroups` operationId).
+	UpdateOrganizationGroupsWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateOrganizationGroups Rename a group
+	//
+	// The group of groupId, one of the organization's, takes the name given: required, as PUT
+	// replaces, and unique within the organization whatever its case (409). Its devices stay.
+	// Like the other writes of an organization's records, not for a guest partner of a shared
+	// organization (403). Audited as group.update.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v2/organizations/{orgId}/groups (the `UpdateOrganizationGroups` operationId).
+	UpdateOrganizationGroups(ctx context.Context, orgId OrgId, body UpdateOrganizationGroupsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostOrganizationGroupDevicesWithBody Move devices into a group
 	//
 	// The body is a JSON array of IMEIs of the organization's devices; each leaves its previous group. If any is not found, nothing changes.
@@ -8571,6 +9158,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v2/organizations/{orgId}/groups/{groupId}/devices (the `PostOrganizationGroupDevices` operationId).
 	PostOrganizationGroupDevices(ctx context.Context, orgId OrgId, groupId int, body PostOrganizationGroupDevicesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BulkAssignDevicesToOrganizationForPartnerWithBody Add devices in bulk (partners only)
+	//
+	// The partners' form of POST /v2/organizations/{orgId}/bulk-devices, with the same rules and
+	// answer. A device already in an organization is rejected (1001): it is neither moved nor
+	// renamed.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v2/organizations/{orgId}/partner-bulk-devices (the `BulkAssignDevicesToOrganizationForPartner` operationId).
+	BulkAssignDevicesToOrganizationForPartnerWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BulkAssignDevicesToOrganizationForPartner Add devices in bulk (partners only)
+	//
+	// The partners' form of POST /v2/organizations/{orgId}/bulk-devices, with the same rules and
+	// answer. A device already in an organization is rejected (1001): it is neither moved nor
+	// renamed.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v2/organizations/{orgId}/partner-bulk-devices (the `BulkAssignDevicesToOrganizationForPartner` operationId).
+	BulkAssignDevicesToOrganizationForPartner(ctx context.Context, orgId OrgId, body BulkAssignDevicesToOrganizationForPartnerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOrganizationPrivacyConfig Read the organization's default privacy-mode configuration
 	//
@@ -8929,6 +9538,42 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/partners/{partnerId}/contacts (the `PostPartnerContacts` operationId).
 	PostPartnerContacts(ctx context.Context, partnerId PartnerId, body PostPartnerContactsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeletePartnerContacts Delete a partner contact (partners only)
+	//
+	// DELETE /v2/users/{userId} for a contact of the caller's partner; organization users and
+	// other partners' contacts are 404. A contact cannot delete itself.
+	//
+	// Corresponds with DELETE /v2/partners/{partnerId}/contacts/{partnerContactId} (the `DeletePartnerContacts` operationId).
+	DeletePartnerContacts(ctx context.Context, partnerId PartnerId, partnerContactId PartnerContactId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchPartnerContactsWithBody Edit a partner contact (partners only)
+	//
+	// Changes the name and access level given; absent fields stay. A contact's e-mail is its
+	// sign-in and never changes: the body may repeat it (in any case), another one is 400. id,
+	// when given, must be the path's partnerContactId. Nobody grants or changes more than their
+	// own access level (403), and the partner's last contact with the editor access level keeps
+	// it (409). Another partner's contact and organization users are 404. Audited as
+	// user.update.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v2/partners/{partnerId}/contacts/{partnerContactId} (the `PatchPartnerContacts` operationId).
+	PatchPartnerContactsWithBody(ctx context.Context, partnerId PartnerId, partnerContactId PartnerContactId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchPartnerContacts Edit a partner contact (partners only)
+	//
+	// Changes the name and access level given; absent fields stay. A contact's e-mail is its
+	// sign-in and never changes: the body may repeat it (in any case), another one is 400. id,
+	// when given, must be the path's partnerContactId. Nobody grants or changes more than their
+	// own access level (403), and the partner's last contact with the editor access level keeps
+	// it (409). Another partner's contact and organization users are 404. Audited as
+	// user.update.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v2/partners/{partnerId}/contacts/{partnerContactId} (the `PatchPartnerContacts` operationId).
+	PatchPartnerContacts(ctx context.Context, partnerId PartnerId, partnerContactId PartnerContactId, body PatchPartnerContactsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetAlarmsRecipients Alarm e-mail recipients
 	//
 	// Corresponds with GET /v2/recipients/alarms (the `GetAlarmsRecipients` operationId).
@@ -9064,6 +9709,107 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v2/scoped-token (the `PostScopedToken` operationId).
 	PostScopedToken(ctx context.Context, body PostScopedTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutUserSettingsWithBody Set one's own regional settings
+	//
+	// The caller's measurement units (1 imperial, 2 metric) and time format (1 24 hours, 2
+	// am/pm), both required as PUT replaces; GET /v2/me shows them. Any access level may set its
+	// own; admin and scoped tokens, which belong to no user, get 403. Audited as user.settings.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v2/users/update-settings (the `PutUserSettings` operationId).
+	PutUserSettingsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutUserSettings Set one's own regional settings
+	//
+	// The caller's measurement units (1 imperial, 2 metric) and time format (1 24 hours, 2
+	// am/pm), both required as PUT replaces; GET /v2/me shows them. Any access level may set its
+	// own; admin and scoped tokens, which belong to no user, get 403. Audited as user.settings.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v2/users/update-settings (the `PutUserSettings` operationId).
+	PutUserSettings(ctx context.Context, body PutUserSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteUser Delete a user
+	//
+	// Deletes a partner contact (by its partner's users) or a user of an organization (by the
+	// partner that created it, or by the organization's own editors and admin tokens); any
+	// other user is 404. A user cannot delete itself (403), nor a user of a higher access level
+	// than its own (403). The user's tokens stop working at once and its e-mail can be used
+	// again. Audited as user.delete.
+	//
+	// Corresponds with DELETE /v2/users/{userId} (the `DeleteUser` operationId).
+	DeleteUser(ctx context.Context, userId UserId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostChangePasswordWithBody Change one's own password
+	//
+	// The caller changes its own password (another userId is 404; admin and scoped tokens, which
+	// belong to no user, get 403), at any access level. The current password must be given;
+	// wrong ones are braked like sign-ins (429 with Retry-After). Every token issued to the
+	// user before, this one included, stops working: the answer carries a new token for the
+	// caller. Audited as user.changePassword.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/users/{userId}/change-password (the `PostChangePassword` operationId).
+	PostChangePasswordWithBody(ctx context.Context, userId UserId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostChangePassword Change one's own password
+	//
+	// The caller changes its own password (another userId is 404; admin and scoped tokens, which
+	// belong to no user, get 403), at any access level. The current password must be given;
+	// wrong ones are braked like sign-ins (429 with Retry-After). Every token issued to the
+	// user before, this one included, stops working: the answer carries a new token for the
+	// caller. Audited as user.changePassword.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/users/{userId}/change-password (the `PostChangePassword` operationId).
+	PostChangePassword(ctx context.Context, userId UserId, body PostChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchUserOrganizationPermissionsWithBody Set a user's permissions in its organization
+	//
+	// The user, one of the organization's, gets the access level of the role given: editor for
+	// administrator and supervisor, editorWithoutMediaAccess for user, viewer for restricted and
+	// usermapviewer; its tokens carry the new level at once. fleetcam gives an organization's
+	// users access to all of its groups, so organizationAccessEdgeGroupIds must be [-2] (all
+	// groups); a list of groups is 400. Nobody grants more than their own access level, nor
+	// changes a user above it (403). By the partner that created the organization (a guest
+	// partner gets 403) or the organization's editors and admin tokens. Audited as
+	// user.permissions.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v2/users/{userId}/organizations/{orgId}/permissions (the `PatchUserOrganizationPermissions` operationId).
+	PatchUserOrganizationPermissionsWithBody(ctx context.Context, userId UserId, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchUserOrganizationPermissions Set a user's permissions in its organization
+	//
+	// The user, one of the organization's, gets the access level of the role given: editor for
+	// administrator and supervisor, editorWithoutMediaAccess for user, viewer for restricted and
+	// usermapviewer; its tokens carry the new level at once. fleetcam gives an organization's
+	// users access to all of its groups, so organizationAccessEdgeGroupIds must be [-2] (all
+	// groups); a list of groups is 400. Nobody grants more than their own access level, nor
+	// changes a user above it (403). By the partner that created the organization (a guest
+	// partner gets 403) or the organization's editors and admin tokens. Audited as
+	// user.permissions.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v2/users/{userId}/organizations/{orgId}/permissions (the `PatchUserOrganizationPermissions` operationId).
+	PatchUserOrganizationPermissions(ctx context.Context, userId UserId, orgId OrgId, body PatchUserOrganizationPermissionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWhiteLabelInformation White label details of the portal
+	//
+	// Read before sign-in, without a token. fleetcam serves one portal, its own, at the host of
+	// publicURL, and keeps no per-partner branding: that domain answers fleetcam's name and
+	// theme (blue, #2196f3) and the sender address of its e-mails; images, privacy policy and
+	// EULA URLs are not stored and are absent. Any other domain is 404.
+	//
+	// Corresponds with GET /v2/white-label-information/{whiteLabelDomainAddress} (the `GetWhiteLabelInformation` operationId).
+	GetWhiteLabelInformation(ctx context.Context, whiteLabelDomainAddress string, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetHealthz Liveness
@@ -11559,6 +12305,29 @@ func (c *Client) GetDrivingHistory(ctx context.Context, params *GetDrivingHistor
 	return c.Client.Do(req)
 }
 
+// PostForgotPassword E-mail a password reset token
+//
+// When a user has this e-mail, a reset token is e-mailed to it through the SMTP server of
+// alarm e-mail (smtp.addr); POST /v2/reset-password/{token} redeems it once, within
+// auth.passwordResetTTL (1 hour by default), and ends the user's sessions. Only the newest
+// token of a user works; the store keeps its SHA-256 only. The answer is the same whether
+// or not the address exists, and is given before the e-mail is sent. Requests for one
+// address are braked like sign-ins of one account (auth.throttle; 429 with Retry-After),
+// without braking its sign-ins.
+//
+// Corresponds with POST /v2/forget-password/{email} (the `PostForgotPassword` operationId).
+func (c *Client) PostForgotPassword(ctx context.Context, email openapi_types.Email, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostForgotPasswordRequest(c.Server, email)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetMe Who holds this token
 //
 // Any token answers, scoped tokens included (with their scope).
@@ -12040,6 +12809,34 @@ func (c *Client) GetOrganizationSso(ctx context.Context, params *GetOrganization
 	return c.Client.Do(req)
 }
 
+// DeleteOrganization Delete an organization (partners only)
+//
+// By the partner that created the organization (a guest partner of a shared organization
+// gets 403). An organization that still holds devices, of any partner, is 409
+// ConflictError naming how many: remove them (DELETE
+// /v2/organizations/{orgId}/devices/{imei}) or move them first, so that no device or its
+// data goes by surprise. Otherwise the organization is deleted with its users (their tokens
+// stop working and their e-mails can be used again), groups, drivers, alarm and health
+// recipients and the invitations of other partners to share it; every deletion is in the
+// audit log (organization.delete and one entry for each record). No call finds the
+// organization or anything of it from then on, admin tokens included. What its former
+// devices recorded there (events, media, GPS, trips, alarms) is purged by the retention
+// purge as the organization's purge days say; its record is kept, marked deleted, so that
+// the audit log keeps naming it.
+//
+// Corresponds with DELETE /v2/organizations/{orgId} (the `DeleteOrganization` operationId).
+func (c *Client) DeleteOrganization(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteOrganizationRequest(c.Server, orgId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetOrganization Get an organization
 //
 // The organization with counts of its users and of the devices the caller sees.
@@ -12135,6 +12932,56 @@ func (c *Client) PatchOrganizationWithBody(ctx context.Context, orgId OrgId, con
 // Corresponds with PATCH /v2/organizations/{orgId} (the `PatchOrganization` operationId).
 func (c *Client) PatchOrganization(ctx context.Context, orgId OrgId, body PatchOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPatchOrganizationRequest(c.Server, orgId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostBulkDevicesWithBody Add devices in bulk
+//
+// Adds each device of the list as POST /v2/organizations/{orgId}/devices adds one, for the
+// same callers. A list that is empty, longer than 500 or has an item breaking a rule is
+// refused whole (400 naming the item, such as "[3].imei"). Otherwise every device is either
+// accepted (added, in one transaction) or rejected with the reference contract's error code:
+// 1000 when its group is not one of the organization's, 1001 when its IMEI is already
+// registered (in any organization, or earlier in the same list). serialNumber is the IMEI
+// as a number and edgeId the number of the device's stay in the organization.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/organizations/{orgId}/bulk-devices (the `PostBulkDevices` operationId).
+func (c *Client) PostBulkDevicesWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostBulkDevicesRequestWithBody(c.Server, orgId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostBulkDevices Add devices in bulk
+//
+// Adds each device of the list as POST /v2/organizations/{orgId}/devices adds one, for the
+// same callers. A list that is empty, longer than 500 or has an item breaking a rule is
+// refused whole (400 naming the item, such as "[3].imei"). Otherwise every device is either
+// accepted (added, in one transaction) or rejected with the reference contract's error code:
+// 1000 when its group is not one of the organization's, 1001 when its IMEI is already
+// registered (in any organization, or earlier in the same list). serialNumber is the IMEI
+// as a number and edgeId the number of the device's stay in the organization.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/organizations/{orgId}/bulk-devices (the `PostBulkDevices` operationId).
+func (c *Client) PostBulkDevices(ctx context.Context, orgId OrgId, body PostBulkDevicesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostBulkDevicesRequest(c.Server, orgId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12650,6 +13497,165 @@ func (c *Client) GetOrganizationsEvents(ctx context.Context, orgId OrgId, body G
 	return c.Client.Do(req)
 }
 
+// DeleteOrganizationExternalUserWithBody Remove an external user
+//
+// The user no longer acts in this organization, from its next call; it stays in its own.
+// An address that is not one of the organization's external users is 404. Deleting the
+// organization removes its external users too. Audited as
+// organization.externalUser.remove.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with DELETE /v2/organizations/{orgId}/external-users (the `DeleteOrganizationExternalUser` operationId).
+func (c *Client) DeleteOrganizationExternalUserWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteOrganizationExternalUserRequestWithBody(c.Server, orgId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteOrganizationExternalUser Remove an external user
+//
+// The user no longer acts in this organization, from its next call; it stays in its own.
+// An address that is not one of the organization's external users is 404. Deleting the
+// organization removes its external users too. Audited as
+// organization.externalUser.remove.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with DELETE /v2/organizations/{orgId}/external-users (the `DeleteOrganizationExternalUser` operationId).
+func (c *Client) DeleteOrganizationExternalUser(ctx context.Context, orgId OrgId, body DeleteOrganizationExternalUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteOrganizationExternalUserRequest(c.Server, orgId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOrganizationExternalUsers List an organization's external users
+//
+// The users of other organizations added to this one (POST), with the role administrator,
+// in users (where the reference contract has them) and in data. A guest partner of a
+// shared organization gets 403.
+//
+// Corresponds with GET /v2/organizations/{orgId}/external-users (the `GetOrganizationExternalUsers` operationId).
+func (c *Client) GetOrganizationExternalUsers(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOrganizationExternalUsersRequest(c.Server, orgId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrganizationExternalUserWithBody Add an external user
+//
+// A user of another organization of the same partner, with the editor access level there
+// (the reference contract's administrator), also acts in this organization, with that
+// access level, from its next call: it sees the organization, lists it among its own, and
+// reads and changes its devices and records as a user of it does. Any other address,
+// registered or not (another partner's user, a partner contact), is 404; a user of another
+// access level is 400 naming email; adding a user twice, or to its own organization, is
+// 409. By the partner that created the organization (a guest partner gets 403) or the
+// organization's editors and admin tokens. Audited as organization.externalUser.add.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/organizations/{orgId}/external-users (the `PostOrganizationExternalUser` operationId).
+func (c *Client) PostOrganizationExternalUserWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrganizationExternalUserRequestWithBody(c.Server, orgId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrganizationExternalUser Add an external user
+//
+// A user of another organization of the same partner, with the editor access level there
+// (the reference contract's administrator), also acts in this organization, with that
+// access level, from its next call: it sees the organization, lists it among its own, and
+// reads and changes its devices and records as a user of it does. Any other address,
+// registered or not (another partner's user, a partner contact), is 404; a user of another
+// access level is 400 naming email; adding a user twice, or to its own organization, is
+// 409. By the partner that created the organization (a guest partner gets 403) or the
+// organization's editors and admin tokens. Audited as organization.externalUser.add.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/organizations/{orgId}/external-users (the `PostOrganizationExternalUser` operationId).
+func (c *Client) PostOrganizationExternalUser(ctx context.Context, orgId OrgId, body PostOrganizationExternalUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrganizationExternalUserRequest(c.Server, orgId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteOrganizationGroupsWithBody Delete a group
+//
+// Deletes the group of groupId, one of the organization's. Its devices stay in the
+// organization, in no group (each move audited as device.group); the answer lists their
+// IMEIs. Scoped tokens minted for the group see no devices from then on. Not for a guest
+// partner of a shared organization (403). Audited as group.delete.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with DELETE /v2/organizations/{orgId}/groups (the `DeleteOrganizationGroups` operationId).
+func (c *Client) DeleteOrganizationGroupsWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteOrganizationGroupsRequestWithBody(c.Server, orgId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteOrganizationGroups Delete a group
+//
+// Deletes the group of groupId, one of the organization's. Its devices stay in the
+// organization, in no group (each move audited as device.group); the answer lists their
+// IMEIs. Scoped tokens minted for the group see no devices from then on. Not for a guest
+// partner of a shared organization (403). Audited as group.delete.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with DELETE /v2/organizations/{orgId}/groups (the `DeleteOrganizationGroups` operationId).
+func (c *Client) DeleteOrganizationGroups(ctx context.Context, orgId OrgId, body DeleteOrganizationGroupsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteOrganizationGroupsRequest(c.Server, orgId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetOrganizationGroups List an organization's groups
 //
 // Corresponds with GET /v2/organizations/{orgId}/groups (the `GetOrganizationGroups` operationId).
@@ -12703,6 +13709,50 @@ func (c *Client) PostOrganizationGroups(ctx context.Context, orgId OrgId, body P
 	return c.Client.Do(req)
 }
 
+// UpdateOrganizationGroupsWithBody Rename a group
+//
+// The group of groupId, one of the organization's, takes the name given: required, as PUT
+// replaces, and unique within the organization whatever its case (409). Its devices stay.
+// Like the other writes of an organization's records, not for a guest partner of a shared
+// organization (403). Audited as group.update.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v2/organizations/{orgId}/groups (the `UpdateOrganizationGroups` operationId).
+func (c *Client) UpdateOrganizationGroupsWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateOrganizationGroupsRequestWithBody(c.Server, orgId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateOrganizationGroups Rename a group
+//
+// The group of groupId, one of the organization's, takes the name given: required, as PUT
+// replaces, and unique within the organization whatever its case (409). Its devices stay.
+// Like the other writes of an organization's records, not for a guest partner of a shared
+// organization (403). Audited as group.update.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v2/organizations/{orgId}/groups (the `UpdateOrganizationGroups` operationId).
+func (c *Client) UpdateOrganizationGroups(ctx context.Context, orgId OrgId, body UpdateOrganizationGroupsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateOrganizationGroupsRequest(c.Server, orgId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostOrganizationGroupDevicesWithBody Move devices into a group
 //
 // The body is a JSON array of IMEIs of the organization's devices; each leaves its previous group. If any is not found, nothing changes.
@@ -12731,6 +13781,48 @@ func (c *Client) PostOrganizationGroupDevicesWithBody(ctx context.Context, orgId
 // Corresponds with POST /v2/organizations/{orgId}/groups/{groupId}/devices (the `PostOrganizationGroupDevices` operationId).
 func (c *Client) PostOrganizationGroupDevices(ctx context.Context, orgId OrgId, groupId int, body PostOrganizationGroupDevicesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostOrganizationGroupDevicesRequest(c.Server, orgId, groupId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BulkAssignDevicesToOrganizationForPartnerWithBody Add devices in bulk (partners only)
+//
+// The partners' form of POST /v2/organizations/{orgId}/bulk-devices, with the same rules and
+// answer. A device already in an organization is rejected (1001): it is neither moved nor
+// renamed.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v2/organizations/{orgId}/partner-bulk-devices (the `BulkAssignDevicesToOrganizationForPartner` operationId).
+func (c *Client) BulkAssignDevicesToOrganizationForPartnerWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBulkAssignDevicesToOrganizationForPartnerRequestWithBody(c.Server, orgId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BulkAssignDevicesToOrganizationForPartner Add devices in bulk (partners only)
+//
+// The partners' form of POST /v2/organizations/{orgId}/bulk-devices, with the same rules and
+// answer. A device already in an organization is rejected (1001): it is neither moved nor
+// renamed.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v2/organizations/{orgId}/partner-bulk-devices (the `BulkAssignDevicesToOrganizationForPartner` operationId).
+func (c *Client) BulkAssignDevicesToOrganizationForPartner(ctx context.Context, orgId OrgId, body BulkAssignDevicesToOrganizationForPartnerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBulkAssignDevicesToOrganizationForPartnerRequest(c.Server, orgId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13410,6 +14502,72 @@ func (c *Client) PostPartnerContacts(ctx context.Context, partnerId PartnerId, b
 	return c.Client.Do(req)
 }
 
+// DeletePartnerContacts Delete a partner contact (partners only)
+//
+// DELETE /v2/users/{userId} for a contact of the caller's partner; organization users and
+// other partners' contacts are 404. A contact cannot delete itself.
+//
+// Corresponds with DELETE /v2/partners/{partnerId}/contacts/{partnerContactId} (the `DeletePartnerContacts` operationId).
+func (c *Client) DeletePartnerContacts(ctx context.Context, partnerId PartnerId, partnerContactId PartnerContactId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeletePartnerContactsRequest(c.Server, partnerId, partnerContactId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchPartnerContactsWithBody Edit a partner contact (partners only)
+//
+// Changes the name and access level given; absent fields stay. A contact's e-mail is its
+// sign-in and never changes: the body may repeat it (in any case), another one is 400. id,
+// when given, must be the path's partnerContactId. Nobody grants or changes more than their
+// own access level (403), and the partner's last contact with the editor access level keeps
+// it (409). Another partner's contact and organization users are 404. Audited as
+// user.update.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v2/partners/{partnerId}/contacts/{partnerContactId} (the `PatchPartnerContacts` operationId).
+func (c *Client) PatchPartnerContactsWithBody(ctx context.Context, partnerId PartnerId, partnerContactId PartnerContactId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchPartnerContactsRequestWithBody(c.Server, partnerId, partnerContactId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchPartnerContacts Edit a partner contact (partners only)
+//
+// Changes the name and access level given; absent fields stay. A contact's e-mail is its
+// sign-in and never changes: the body may repeat it (in any case), another one is 400. id,
+// when given, must be the path's partnerContactId. Nobody grants or changes more than their
+// own access level (403), and the partner's last contact with the editor access level keeps
+// it (409). Another partner's contact and organization users are 404. Audited as
+// user.update.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v2/partners/{partnerId}/contacts/{partnerContactId} (the `PatchPartnerContacts` operationId).
+func (c *Client) PatchPartnerContacts(ctx context.Context, partnerId PartnerId, partnerContactId PartnerContactId, body PatchPartnerContactsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchPartnerContactsRequest(c.Server, partnerId, partnerContactId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetAlarmsRecipients Alarm e-mail recipients
 //
 // Corresponds with GET /v2/recipients/alarms (the `GetAlarmsRecipients` operationId).
@@ -13676,6 +14834,187 @@ func (c *Client) PostScopedTokenWithBody(ctx context.Context, contentType string
 // Corresponds with POST /v2/scoped-token (the `PostScopedToken` operationId).
 func (c *Client) PostScopedToken(ctx context.Context, body PostScopedTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostScopedTokenRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutUserSettingsWithBody Set one's own regional settings
+//
+// The caller's measurement units (1 imperial, 2 metric) and time format (1 24 hours, 2
+// am/pm), both required as PUT replaces; GET /v2/me shows them. Any access level may set its
+// own; admin and scoped tokens, which belong to no user, get 403. Audited as user.settings.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v2/users/update-settings (the `PutUserSettings` operationId).
+func (c *Client) PutUserSettingsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutUserSettingsRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutUserSettings Set one's own regional settings
+//
+// The caller's measurement units (1 imperial, 2 metric) and time format (1 24 hours, 2
+// am/pm), both required as PUT replaces; GET /v2/me shows them. Any access level may set its
+// own; admin and scoped tokens, which belong to no user, get 403. Audited as user.settings.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v2/users/update-settings (the `PutUserSettings` operationId).
+func (c *Client) PutUserSettings(ctx context.Context, body PutUserSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutUserSettingsRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteUser Delete a user
+//
+// Deletes a partner contact (by its partner's users) or a user of an organization (by the
+// partner that created it, or by the organization's own editors and admin tokens); any
+// other user is 404. A user cannot delete itself (403), nor a user of a higher access level
+// than its own (403). The user's tokens stop working at once and its e-mail can be used
+// again. Audited as user.delete.
+//
+// Corresponds with DELETE /v2/users/{userId} (the `DeleteUser` operationId).
+func (c *Client) DeleteUser(ctx context.Context, userId UserId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteUserRequest(c.Server, userId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostChangePasswordWithBody Change one's own password
+//
+// The caller changes its own password (another userId is 404; admin and scoped tokens, which
+// belong to no user, get 403), at any access level. The current password must be given;
+// wrong ones are braked like sign-ins (429 with Retry-After). Every token issued to the
+// user before, this one included, stops working: the answer carries a new token for the
+// caller. Audited as user.changePassword.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/users/{userId}/change-password (the `PostChangePassword` operationId).
+func (c *Client) PostChangePasswordWithBody(ctx context.Context, userId UserId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostChangePasswordRequestWithBody(c.Server, userId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostChangePassword Change one's own password
+//
+// The caller changes its own password (another userId is 404; admin and scoped tokens, which
+// belong to no user, get 403), at any access level. The current password must be given;
+// wrong ones are braked like sign-ins (429 with Retry-After). Every token issued to the
+// user before, this one included, stops working: the answer carries a new token for the
+// caller. Audited as user.changePassword.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/users/{userId}/change-password (the `PostChangePassword` operationId).
+func (c *Client) PostChangePassword(ctx context.Context, userId UserId, body PostChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostChangePasswordRequest(c.Server, userId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchUserOrganizationPermissionsWithBody Set a user's permissions in its organization
+//
+// The user, one of the organization's, gets the access level of the role given: editor for
+// administrator and supervisor, editorWithoutMediaAccess for user, viewer for restricted and
+// usermapviewer; its tokens carry the new level at once. fleetcam gives an organization's
+// users access to all of its groups, so organizationAccessEdgeGroupIds must be [-2] (all
+// groups); a list of groups is 400. Nobody grants more than their own access level, nor
+// changes a user above it (403). By the partner that created the organization (a guest
+// partner gets 403) or the organization's editors and admin tokens. Audited as
+// user.permissions.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v2/users/{userId}/organizations/{orgId}/permissions (the `PatchUserOrganizationPermissions` operationId).
+func (c *Client) PatchUserOrganizationPermissionsWithBody(ctx context.Context, userId UserId, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchUserOrganizationPermissionsRequestWithBody(c.Server, userId, orgId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchUserOrganizationPermissions Set a user's permissions in its organization
+//
+// The user, one of the organization's, gets the access level of the role given: editor for
+// administrator and supervisor, editorWithoutMediaAccess for user, viewer for restricted and
+// usermapviewer; its tokens carry the new level at once. fleetcam gives an organization's
+// users access to all of its groups, so organizationAccessEdgeGroupIds must be [-2] (all
+// groups); a list of groups is 400. Nobody grants more than their own access level, nor
+// changes a user above it (403). By the partner that created the organization (a guest
+// partner gets 403) or the organization's editors and admin tokens. Audited as
+// user.permissions.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v2/users/{userId}/organizations/{orgId}/permissions (the `PatchUserOrganizationPermissions` operationId).
+func (c *Client) PatchUserOrganizationPermissions(ctx context.Context, userId UserId, orgId OrgId, body PatchUserOrganizationPermissionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchUserOrganizationPermissionsRequest(c.Server, userId, orgId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWhiteLabelInformation White label details of the portal
+//
+// Read before sign-in, without a token. fleetcam serves one portal, its own, at the host of
+// publicURL, and keeps no per-partner branding: that domain answers fleetcam's name and
+// theme (blue, #2196f3) and the sender address of its e-mails; images, privacy policy and
+// EULA URLs are not stored and are absent. Any other domain is 404.
+//
+// Corresponds with GET /v2/white-label-information/{whiteLabelDomainAddress} (the `GetWhiteLabelInformation` operationId).
+func (c *Client) GetWhiteLabelInformation(ctx context.Context, whiteLabelDomainAddress string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWhiteLabelInformationRequest(c.Server, whiteLabelDomainAddress)
 	if err != nil {
 		return nil, err
 	}
@@ -17944,6 +19283,40 @@ func NewGetDrivingHistoryRequest(server string, params *GetDrivingHistoryParams)
 	return req, nil
 }
 
+// NewPostForgotPasswordRequest constructs an http.Request for the PostForgotPassword method
+func NewPostForgotPasswordRequest(server string, email openapi_types.Email) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "email", email, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "email"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/forget-password/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetMeRequest constructs an http.Request for the GetMe method
 func NewGetMeRequest(server string) (*http.Request, error) {
 	var err error
@@ -18770,6 +20143,40 @@ func NewGetOrganizationSsoRequest(server string, params *GetOrganizationSsoParam
 	return req, nil
 }
 
+// NewDeleteOrganizationRequest constructs an http.Request for the DeleteOrganization method
+func NewDeleteOrganizationRequest(server string, orgId OrgId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organizations/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetOrganizationRequest constructs an http.Request for the GetOrganization method
 func NewGetOrganizationRequest(server string, orgId OrgId) (*http.Request, error) {
 	var err error
@@ -18842,6 +20249,53 @@ func NewPatchOrganizationRequestWithBody(server string, orgId OrgId, contentType
 	}
 
 	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostBulkDevicesRequest calls the generic PostBulkDevices builder with application/json body
+func NewPostBulkDevicesRequest(server string, orgId OrgId, body PostBulkDevicesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostBulkDevicesRequestWithBody(server, orgId, "application/json", bodyReader)
+}
+
+// NewPostBulkDevicesRequestWithBody constructs an http.Request for the PostBulkDevices method, with any body, and a specified content type
+func NewPostBulkDevicesRequestWithBody(server string, orgId OrgId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organizations/%s/bulk-devices", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -19627,6 +21081,181 @@ func NewGetOrganizationsEventsRequestWithBody(server string, orgId OrgId, conten
 	return req, nil
 }
 
+// NewDeleteOrganizationExternalUserRequest calls the generic DeleteOrganizationExternalUser builder with application/json body
+func NewDeleteOrganizationExternalUserRequest(server string, orgId OrgId, body DeleteOrganizationExternalUserJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeleteOrganizationExternalUserRequestWithBody(server, orgId, "application/json", bodyReader)
+}
+
+// NewDeleteOrganizationExternalUserRequestWithBody constructs an http.Request for the DeleteOrganizationExternalUser method, with any body, and a specified content type
+func NewDeleteOrganizationExternalUserRequestWithBody(server string, orgId OrgId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organizations/%s/external-users", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetOrganizationExternalUsersRequest constructs an http.Request for the GetOrganizationExternalUsers method
+func NewGetOrganizationExternalUsersRequest(server string, orgId OrgId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organizations/%s/external-users", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostOrganizationExternalUserRequest calls the generic PostOrganizationExternalUser builder with application/json body
+func NewPostOrganizationExternalUserRequest(server string, orgId OrgId, body PostOrganizationExternalUserJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostOrganizationExternalUserRequestWithBody(server, orgId, "application/json", bodyReader)
+}
+
+// NewPostOrganizationExternalUserRequestWithBody constructs an http.Request for the PostOrganizationExternalUser method, with any body, and a specified content type
+func NewPostOrganizationExternalUserRequestWithBody(server string, orgId OrgId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organizations/%s/external-users", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteOrganizationGroupsRequest calls the generic DeleteOrganizationGroups builder with application/json body
+func NewDeleteOrganizationGroupsRequest(server string, orgId OrgId, body DeleteOrganizationGroupsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeleteOrganizationGroupsRequestWithBody(server, orgId, "application/json", bodyReader)
+}
+
+// NewDeleteOrganizationGroupsRequestWithBody constructs an http.Request for the DeleteOrganizationGroups method, with any body, and a specified content type
+func NewDeleteOrganizationGroupsRequestWithBody(server string, orgId OrgId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organizations/%s/groups", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetOrganizationGroupsRequest constructs an http.Request for the GetOrganizationGroups method
 func NewGetOrganizationGroupsRequest(server string, orgId OrgId, params *GetOrganizationGroupsParams) (*http.Request, error) {
 	var err error
@@ -19747,6 +21376,53 @@ func NewPostOrganizationGroupsRequestWithBody(server string, orgId OrgId, conten
 	return req, nil
 }
 
+// NewUpdateOrganizationGroupsRequest calls the generic UpdateOrganizationGroups builder with application/json body
+func NewUpdateOrganizationGroupsRequest(server string, orgId OrgId, body UpdateOrganizationGroupsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateOrganizationGroupsRequestWithBody(server, orgId, "application/json", bodyReader)
+}
+
+// NewUpdateOrganizationGroupsRequestWithBody constructs an http.Request for the UpdateOrganizationGroups method, with any body, and a specified content type
+func NewUpdateOrganizationGroupsRequestWithBody(server string, orgId OrgId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organizations/%s/groups", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewPostOrganizationGroupDevicesRequest calls the generic PostOrganizationGroupDevices builder with application/json body
 func NewPostOrganizationGroupDevicesRequest(server string, orgId OrgId, groupId int, body PostOrganizationGroupDevicesJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -19792,6 +21468,53 @@ func NewPostOrganizationGroupDevicesRequestWithBody(server string, orgId OrgId, 
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewBulkAssignDevicesToOrganizationForPartnerRequest calls the generic BulkAssignDevicesToOrganizationForPartner builder with application/json body
+func NewBulkAssignDevicesToOrganizationForPartnerRequest(server string, orgId OrgId, body BulkAssignDevicesToOrganizationForPartnerJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewBulkAssignDevicesToOrganizationForPartnerRequestWithBody(server, orgId, "application/json", bodyReader)
+}
+
+// NewBulkAssignDevicesToOrganizationForPartnerRequestWithBody constructs an http.Request for the BulkAssignDevicesToOrganizationForPartner method, with any body, and a specified content type
+func NewBulkAssignDevicesToOrganizationForPartnerRequestWithBody(server string, orgId OrgId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organizations/%s/partner-bulk-devices", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -21146,6 +22869,101 @@ func NewPostPartnerContactsRequestWithBody(server string, partnerId PartnerId, c
 	return req, nil
 }
 
+// NewDeletePartnerContactsRequest constructs an http.Request for the DeletePartnerContacts method
+func NewDeletePartnerContactsRequest(server string, partnerId PartnerId, partnerContactId PartnerContactId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "partnerId", partnerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "partnerContactId", partnerContactId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/partners/%s/contacts/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPatchPartnerContactsRequest calls the generic PatchPartnerContacts builder with application/json body
+func NewPatchPartnerContactsRequest(server string, partnerId PartnerId, partnerContactId PartnerContactId, body PatchPartnerContactsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchPartnerContactsRequestWithBody(server, partnerId, partnerContactId, "application/json", bodyReader)
+}
+
+// NewPatchPartnerContactsRequestWithBody constructs an http.Request for the PatchPartnerContacts method, with any body, and a specified content type
+func NewPatchPartnerContactsRequestWithBody(server string, partnerId PartnerId, partnerContactId PartnerContactId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "partnerId", partnerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "partnerContactId", partnerContactId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/partners/%s/contacts/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetAlarmsRecipientsRequest constructs an http.Request for the GetAlarmsRecipients method
 func NewGetAlarmsRecipientsRequest(server string, params *GetAlarmsRecipientsParams) (*http.Request, error) {
 	var err error
@@ -21586,6 +23404,215 @@ func NewPostScopedTokenRequestWithBody(server string, contentType string, body i
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPutUserSettingsRequest calls the generic PutUserSettings builder with application/json body
+func NewPutUserSettingsRequest(server string, body PutUserSettingsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutUserSettingsRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPutUserSettingsRequestWithBody constructs an http.Request for the PutUserSettings method, with any body, and a specified content type
+func NewPutUserSettingsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/users/update-settings")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteUserRequest constructs an http.Request for the DeleteUser method
+func NewDeleteUserRequest(server string, userId UserId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "userId", userId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/users/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostChangePasswordRequest calls the generic PostChangePassword builder with application/json body
+func NewPostChangePasswordRequest(server string, userId UserId, body PostChangePasswordJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostChangePasswordRequestWithBody(server, userId, "application/json", bodyReader)
+}
+
+// NewPostChangePasswordRequestWithBody constructs an http.Request for the PostChangePassword method, with any body, and a specified content type
+func NewPostChangePasswordRequestWithBody(server string, userId UserId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "userId", userId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/users/%s/change-password", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPatchUserOrganizationPermissionsRequest calls the generic PatchUserOrganizationPermissions builder with application/json body
+func NewPatchUserOrganizationPermissionsRequest(server string, userId UserId, orgId OrgId, body PatchUserOrganizationPermissionsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchUserOrganizationPermissionsRequestWithBody(server, userId, orgId, "application/json", bodyReader)
+}
+
+// NewPatchUserOrganizationPermissionsRequestWithBody constructs an http.Request for the PatchUserOrganizationPermissions method, with any body, and a specified content type
+func NewPatchUserOrganizationPermissionsRequestWithBody(server string, userId UserId, orgId OrgId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "userId", userId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/users/%s/organizations/%s/permissions", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetWhiteLabelInformationRequest constructs an http.Request for the GetWhiteLabelInformation method
+func NewGetWhiteLabelInformationRequest(server string, whiteLabelDomainAddress string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "whiteLabelDomainAddress", whiteLabelDomainAddress, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/white-label-information/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -23003,6 +25030,21 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/driving-history (the `GetDrivingHistory` operationId).
 	GetDrivingHistoryWithResponse(ctx context.Context, params *GetDrivingHistoryParams, reqEditors ...RequestEditorFn) (*GetDrivingHistoryResponse, error)
 
+	// PostForgotPasswordWithResponse E-mail a password reset token
+	//
+	// When a user has this e-mail, a reset token is e-mailed to it through the SMTP server of
+	// alarm e-mail (smtp.addr); POST /v2/reset-password/{token} redeems it once, within
+	// auth.passwordResetTTL (1 hour by default), and ends the user's sessions. Only the newest
+	// token of a user works; the store keeps its SHA-256 only. The answer is the same whether
+	// or not the address exists, and is given before the e-mail is sent. Requests for one
+	// address are braked like sign-ins of one account (auth.throttle; 429 with Retry-After),
+	// without braking its sign-ins.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/forget-password/{email} (the `PostForgotPassword` operationId).
+	PostForgotPasswordWithResponse(ctx context.Context, email openapi_types.Email, reqEditors ...RequestEditorFn) (*PostForgotPasswordResponse, error)
+
 	// GetMeWithResponse Who holds this token
 	//
 	// Any token answers, scoped tokens included (with their scope).
@@ -23284,6 +25326,26 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/organizations/sso (the `GetOrganizationSso` operationId).
 	GetOrganizationSsoWithResponse(ctx context.Context, params *GetOrganizationSsoParams, reqEditors ...RequestEditorFn) (*GetOrganizationSsoResponse, error)
 
+	// DeleteOrganizationWithResponse Delete an organization (partners only)
+	//
+	// By the partner that created the organization (a guest partner of a shared organization
+	// gets 403). An organization that still holds devices, of any partner, is 409
+	// ConflictError naming how many: remove them (DELETE
+	// /v2/organizations/{orgId}/devices/{imei}) or move them first, so that no device or its
+	// data goes by surprise. Otherwise the organization is deleted with its users (their tokens
+	// stop working and their e-mails can be used again), groups, drivers, alarm and health
+	// recipients and the invitations of other partners to share it; every deletion is in the
+	// audit log (organization.delete and one entry for each record). No call finds the
+	// organization or anything of it from then on, admin tokens included. What its former
+	// devices recorded there (events, media, GPS, trips, alarms) is purged by the retention
+	// purge as the organization's purge days say; its record is kept, marked deleted, so that
+	// the audit log keeps naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v2/organizations/{orgId} (the `DeleteOrganization` operationId).
+	DeleteOrganizationWithResponse(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*DeleteOrganizationResponse, error)
+
 	// GetOrganizationWithResponse Get an organization
 	//
 	// The organization with counts of its users and of the devices the caller sees.
@@ -23360,6 +25422,36 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /v2/organizations/{orgId} (the `PatchOrganization` operationId).
 	PatchOrganizationWithResponse(ctx context.Context, orgId OrgId, body PatchOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchOrganizationResponse, error)
+
+	// PostBulkDevicesWithBodyWithResponse Add devices in bulk
+	//
+	// Adds each device of the list as POST /v2/organizations/{orgId}/devices adds one, for the
+	// same callers. A list that is empty, longer than 500 or has an item breaking a rule is
+	// refused whole (400 naming the item, such as "[3].imei"). Otherwise every device is either
+	// accepted (added, in one transaction) or rejected with the reference contract's error code:
+	// 1000 when its group is not one of the organization's, 1001 when its IMEI is already
+	// registered (in any organization, or earlier in the same list). serialNumber is the IMEI
+	// as a number and edgeId the number of the device's stay in the organization.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/bulk-devices (the `PostBulkDevices` operationId).
+	PostBulkDevicesWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostBulkDevicesResponse, error)
+
+	// PostBulkDevicesWithResponse Add devices in bulk
+	//
+	// Adds each device of the list as POST /v2/organizations/{orgId}/devices adds one, for the
+	// same callers. A list that is empty, longer than 500 or has an item breaking a rule is
+	// refused whole (400 naming the item, such as "[3].imei"). Otherwise every device is either
+	// accepted (added, in one transaction) or rejected with the reference contract's error code:
+	// 1000 when its group is not one of the organization's, 1001 when its IMEI is already
+	// registered (in any organization, or earlier in the same list). serialNumber is the IMEI
+	// as a number and edgeId the number of the device's stay in the organization.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/bulk-devices (the `PostBulkDevices` operationId).
+	PostBulkDevicesWithResponse(ctx context.Context, orgId OrgId, body PostBulkDevicesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostBulkDevicesResponse, error)
 
 	// GetOrganizationDevicesDefaultDataProfileWithResponse An organization's default data profile
 	//
@@ -23642,6 +25734,97 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/organizations/{orgId}/events (the `GetOrganizationsEvents` operationId).
 	GetOrganizationsEventsWithResponse(ctx context.Context, orgId OrgId, body GetOrganizationsEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*GetOrganizationsEventsResponse, error)
 
+	// DeleteOrganizationExternalUserWithBodyWithResponse Remove an external user
+	//
+	// The user no longer acts in this organization, from its next call; it stays in its own.
+	// An address that is not one of the organization's external users is 404. Deleting the
+	// organization removes its external users too. Audited as
+	// organization.externalUser.remove.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v2/organizations/{orgId}/external-users (the `DeleteOrganizationExternalUser` operationId).
+	DeleteOrganizationExternalUserWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteOrganizationExternalUserResponse, error)
+
+	// DeleteOrganizationExternalUserWithResponse Remove an external user
+	//
+	// The user no longer acts in this organization, from its next call; it stays in its own.
+	// An address that is not one of the organization's external users is 404. Deleting the
+	// organization removes its external users too. Audited as
+	// organization.externalUser.remove.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v2/organizations/{orgId}/external-users (the `DeleteOrganizationExternalUser` operationId).
+	DeleteOrganizationExternalUserWithResponse(ctx context.Context, orgId OrgId, body DeleteOrganizationExternalUserJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteOrganizationExternalUserResponse, error)
+
+	// GetOrganizationExternalUsersWithResponse List an organization's external users
+	//
+	// The users of other organizations added to this one (POST), with the role administrator,
+	// in users (where the reference contract has them) and in data. A guest partner of a
+	// shared organization gets 403.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/organizations/{orgId}/external-users (the `GetOrganizationExternalUsers` operationId).
+	GetOrganizationExternalUsersWithResponse(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*GetOrganizationExternalUsersResponse, error)
+
+	// PostOrganizationExternalUserWithBodyWithResponse Add an external user
+	//
+	// A user of another organization of the same partner, with the editor access level there
+	// (the reference contract's administrator), also acts in this organization, with that
+	// access level, from its next call: it sees the organization, lists it among its own, and
+	// reads and changes its devices and records as a user of it does. Any other address,
+	// registered or not (another partner's user, a partner contact), is 404; a user of another
+	// access level is 400 naming email; adding a user twice, or to its own organization, is
+	// 409. By the partner that created the organization (a guest partner gets 403) or the
+	// organization's editors and admin tokens. Audited as organization.externalUser.add.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/external-users (the `PostOrganizationExternalUser` operationId).
+	PostOrganizationExternalUserWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrganizationExternalUserResponse, error)
+
+	// PostOrganizationExternalUserWithResponse Add an external user
+	//
+	// A user of another organization of the same partner, with the editor access level there
+	// (the reference contract's administrator), also acts in this organization, with that
+	// access level, from its next call: it sees the organization, lists it among its own, and
+	// reads and changes its devices and records as a user of it does. Any other address,
+	// registered or not (another partner's user, a partner contact), is 404; a user of another
+	// access level is 400 naming email; adding a user twice, or to its own organization, is
+	// 409. By the partner that created the organization (a guest partner gets 403) or the
+	// organization's editors and admin tokens. Audited as organization.externalUser.add.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/external-users (the `PostOrganizationExternalUser` operationId).
+	PostOrganizationExternalUserWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationExternalUserJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationExternalUserResponse, error)
+
+	// DeleteOrganizationGroupsWithBodyWithResponse Delete a group
+	//
+	// Deletes the group of groupId, one of the organization's. Its devices stay in the
+	// organization, in no group (each move audited as device.group); the answer lists their
+	// IMEIs. Scoped tokens minted for the group see no devices from then on. Not for a guest
+	// partner of a shared organization (403). Audited as group.delete.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v2/organizations/{orgId}/groups (the `DeleteOrganizationGroups` operationId).
+	DeleteOrganizationGroupsWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteOrganizationGroupsResponse, error)
+
+	// DeleteOrganizationGroupsWithResponse Delete a group
+	//
+	// Deletes the group of groupId, one of the organization's. Its devices stay in the
+	// organization, in no group (each move audited as device.group); the answer lists their
+	// IMEIs. Scoped tokens minted for the group see no devices from then on. Not for a guest
+	// partner of a shared organization (403). Audited as group.delete.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v2/organizations/{orgId}/groups (the `DeleteOrganizationGroups` operationId).
+	DeleteOrganizationGroupsWithResponse(ctx context.Context, orgId OrgId, body DeleteOrganizationGroupsJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteOrganizationGroupsResponse, error)
+
 	// GetOrganizationGroupsWithResponse List an organization's groups
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -23667,6 +25850,30 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/organizations/{orgId}/groups (the `PostOrganizationGroups` operationId).
 	PostOrganizationGroupsWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationGroupsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationGroupsResponse, error)
 
+	// UpdateOrganizationGroupsWithBodyWithResponse Rename a group
+	//
+	// The group of groupId, one of the organization's, takes the name given: required, as PUT
+	// replaces, and unique within the organization whatever its case (409). Its devices stay.
+	// Like the other writes of an organization's records, not for a guest partner of a shared
+	// organization (403). Audited as group.update.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/organizations/{orgId}/groups (the `UpdateOrganizationGroups` operationId).
+	UpdateOrganizationGroupsWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateOrganizationGroupsResponse, error)
+
+	// UpdateOrganizationGroupsWithResponse Rename a group
+	//
+	// The group of groupId, one of the organization's, takes the name given: required, as PUT
+	// replaces, and unique within the organization whatever its case (409). Its devices stay.
+	// Like the other writes of an organization's records, not for a guest partner of a shared
+	// organization (403). Audited as group.update.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/organizations/{orgId}/groups (the `UpdateOrganizationGroups` operationId).
+	UpdateOrganizationGroupsWithResponse(ctx context.Context, orgId OrgId, body UpdateOrganizationGroupsJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateOrganizationGroupsResponse, error)
+
 	// PostOrganizationGroupDevicesWithBodyWithResponse Move devices into a group
 	//
 	// The body is a JSON array of IMEIs of the organization's devices; each leaves its previous group. If any is not found, nothing changes.
@@ -23684,6 +25891,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v2/organizations/{orgId}/groups/{groupId}/devices (the `PostOrganizationGroupDevices` operationId).
 	PostOrganizationGroupDevicesWithResponse(ctx context.Context, orgId OrgId, groupId int, body PostOrganizationGroupDevicesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationGroupDevicesResponse, error)
+
+	// BulkAssignDevicesToOrganizationForPartnerWithBodyWithResponse Add devices in bulk (partners only)
+	//
+	// The partners' form of POST /v2/organizations/{orgId}/bulk-devices, with the same rules and
+	// answer. A device already in an organization is rejected (1001): it is neither moved nor
+	// renamed.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/organizations/{orgId}/partner-bulk-devices (the `BulkAssignDevicesToOrganizationForPartner` operationId).
+	BulkAssignDevicesToOrganizationForPartnerWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BulkAssignDevicesToOrganizationForPartnerResponse, error)
+
+	// BulkAssignDevicesToOrganizationForPartnerWithResponse Add devices in bulk (partners only)
+	//
+	// The partners' form of POST /v2/organizations/{orgId}/bulk-devices, with the same rules and
+	// answer. A device already in an organization is rejected (1001): it is neither moved nor
+	// renamed.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/organizations/{orgId}/partner-bulk-devices (the `BulkAssignDevicesToOrganizationForPartner` operationId).
+	BulkAssignDevicesToOrganizationForPartnerWithResponse(ctx context.Context, orgId OrgId, body BulkAssignDevicesToOrganizationForPartnerJSONRequestBody, reqEditors ...RequestEditorFn) (*BulkAssignDevicesToOrganizationForPartnerResponse, error)
 
 	// GetOrganizationPrivacyConfigWithResponse Read the organization's default privacy-mode configuration
 	//
@@ -24076,6 +26305,44 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/partners/{partnerId}/contacts (the `PostPartnerContacts` operationId).
 	PostPartnerContactsWithResponse(ctx context.Context, partnerId PartnerId, body PostPartnerContactsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostPartnerContactsResponse, error)
 
+	// DeletePartnerContactsWithResponse Delete a partner contact (partners only)
+	//
+	// DELETE /v2/users/{userId} for a contact of the caller's partner; organization users and
+	// other partners' contacts are 404. A contact cannot delete itself.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v2/partners/{partnerId}/contacts/{partnerContactId} (the `DeletePartnerContacts` operationId).
+	DeletePartnerContactsWithResponse(ctx context.Context, partnerId PartnerId, partnerContactId PartnerContactId, reqEditors ...RequestEditorFn) (*DeletePartnerContactsResponse, error)
+
+	// PatchPartnerContactsWithBodyWithResponse Edit a partner contact (partners only)
+	//
+	// Changes the name and access level given; absent fields stay. A contact's e-mail is its
+	// sign-in and never changes: the body may repeat it (in any case), another one is 400. id,
+	// when given, must be the path's partnerContactId. Nobody grants or changes more than their
+	// own access level (403), and the partner's last contact with the editor access level keeps
+	// it (409). Another partner's contact and organization users are 404. Audited as
+	// user.update.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v2/partners/{partnerId}/contacts/{partnerContactId} (the `PatchPartnerContacts` operationId).
+	PatchPartnerContactsWithBodyWithResponse(ctx context.Context, partnerId PartnerId, partnerContactId PartnerContactId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchPartnerContactsResponse, error)
+
+	// PatchPartnerContactsWithResponse Edit a partner contact (partners only)
+	//
+	// Changes the name and access level given; absent fields stay. A contact's e-mail is its
+	// sign-in and never changes: the body may repeat it (in any case), another one is 400. id,
+	// when given, must be the path's partnerContactId. Nobody grants or changes more than their
+	// own access level (403), and the partner's last contact with the editor access level keeps
+	// it (409). Another partner's contact and organization users are 404. Audited as
+	// user.update.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v2/partners/{partnerId}/contacts/{partnerContactId} (the `PatchPartnerContacts` operationId).
+	PatchPartnerContactsWithResponse(ctx context.Context, partnerId PartnerId, partnerContactId PartnerContactId, body PatchPartnerContactsJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPartnerContactsResponse, error)
+
 	// GetAlarmsRecipientsWithResponse Alarm e-mail recipients
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -24219,6 +26486,111 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v2/scoped-token (the `PostScopedToken` operationId).
 	PostScopedTokenWithResponse(ctx context.Context, body PostScopedTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*PostScopedTokenResponse, error)
+
+	// PutUserSettingsWithBodyWithResponse Set one's own regional settings
+	//
+	// The caller's measurement units (1 imperial, 2 metric) and time format (1 24 hours, 2
+	// am/pm), both required as PUT replaces; GET /v2/me shows them. Any access level may set its
+	// own; admin and scoped tokens, which belong to no user, get 403. Audited as user.settings.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/users/update-settings (the `PutUserSettings` operationId).
+	PutUserSettingsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutUserSettingsResponse, error)
+
+	// PutUserSettingsWithResponse Set one's own regional settings
+	//
+	// The caller's measurement units (1 imperial, 2 metric) and time format (1 24 hours, 2
+	// am/pm), both required as PUT replaces; GET /v2/me shows them. Any access level may set its
+	// own; admin and scoped tokens, which belong to no user, get 403. Audited as user.settings.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/users/update-settings (the `PutUserSettings` operationId).
+	PutUserSettingsWithResponse(ctx context.Context, body PutUserSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*PutUserSettingsResponse, error)
+
+	// DeleteUserWithResponse Delete a user
+	//
+	// Deletes a partner contact (by its partner's users) or a user of an organization (by the
+	// partner that created it, or by the organization's own editors and admin tokens); any
+	// other user is 404. A user cannot delete itself (403), nor a user of a higher access level
+	// than its own (403). The user's tokens stop working at once and its e-mail can be used
+	// again. Audited as user.delete.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v2/users/{userId} (the `DeleteUser` operationId).
+	DeleteUserWithResponse(ctx context.Context, userId UserId, reqEditors ...RequestEditorFn) (*DeleteUserResponse, error)
+
+	// PostChangePasswordWithBodyWithResponse Change one's own password
+	//
+	// The caller changes its own password (another userId is 404; admin and scoped tokens, which
+	// belong to no user, get 403), at any access level. The current password must be given;
+	// wrong ones are braked like sign-ins (429 with Retry-After). Every token issued to the
+	// user before, this one included, stops working: the answer carries a new token for the
+	// caller. Audited as user.changePassword.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/users/{userId}/change-password (the `PostChangePassword` operationId).
+	PostChangePasswordWithBodyWithResponse(ctx context.Context, userId UserId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostChangePasswordResponse, error)
+
+	// PostChangePasswordWithResponse Change one's own password
+	//
+	// The caller changes its own password (another userId is 404; admin and scoped tokens, which
+	// belong to no user, get 403), at any access level. The current password must be given;
+	// wrong ones are braked like sign-ins (429 with Retry-After). Every token issued to the
+	// user before, this one included, stops working: the answer carries a new token for the
+	// caller. Audited as user.changePassword.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/users/{userId}/change-password (the `PostChangePassword` operationId).
+	PostChangePasswordWithResponse(ctx context.Context, userId UserId, body PostChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*PostChangePasswordResponse, error)
+
+	// PatchUserOrganizationPermissionsWithBodyWithResponse Set a user's permissions in its organization
+	//
+	// The user, one of the organization's, gets the access level of the role given: editor for
+	// administrator and supervisor, editorWithoutMediaAccess for user, viewer for restricted and
+	// usermapviewer; its tokens carry the new level at once. fleetcam gives an organization's
+	// users access to all of its groups, so organizationAccessEdgeGroupIds must be [-2] (all
+	// groups); a list of groups is 400. Nobody grants more than their own access level, nor
+	// changes a user above it (403). By the partner that created the organization (a guest
+	// partner gets 403) or the organization's editors and admin tokens. Audited as
+	// user.permissions.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v2/users/{userId}/organizations/{orgId}/permissions (the `PatchUserOrganizationPermissions` operationId).
+	PatchUserOrganizationPermissionsWithBodyWithResponse(ctx context.Context, userId UserId, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchUserOrganizationPermissionsResponse, error)
+
+	// PatchUserOrganizationPermissionsWithResponse Set a user's permissions in its organization
+	//
+	// The user, one of the organization's, gets the access level of the role given: editor for
+	// administrator and supervisor, editorWithoutMediaAccess for user, viewer for restricted and
+	// usermapviewer; its tokens carry the new level at once. fleetcam gives an organization's
+	// users access to all of its groups, so organizationAccessEdgeGroupIds must be [-2] (all
+	// groups); a list of groups is 400. Nobody grants more than their own access level, nor
+	// changes a user above it (403). By the partner that created the organization (a guest
+	// partner gets 403) or the organization's editors and admin tokens. Audited as
+	// user.permissions.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v2/users/{userId}/organizations/{orgId}/permissions (the `PatchUserOrganizationPermissions` operationId).
+	PatchUserOrganizationPermissionsWithResponse(ctx context.Context, userId UserId, orgId OrgId, body PatchUserOrganizationPermissionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUserOrganizationPermissionsResponse, error)
+
+	// GetWhiteLabelInformationWithResponse White label details of the portal
+	//
+	// Read before sign-in, without a token. fleetcam serves one portal, its own, at the host of
+	// publicURL, and keeps no per-partner branding: that domain answers fleetcam's name and
+	// theme (blue, #2196f3) and the sender address of its e-mails; images, privacy policy and
+	// EULA URLs are not stored and are absent. Any other domain is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/white-label-information/{whiteLabelDomainAddress} (the `GetWhiteLabelInformation` operationId).
+	GetWhiteLabelInformationWithResponse(ctx context.Context, whiteLabelDomainAddress string, reqEditors ...RequestEditorFn) (*GetWhiteLabelInformationResponse, error)
 }
 
 type GetHealthzResponse struct {
@@ -30313,6 +32685,68 @@ func (r GetDrivingHistoryResponse) ContentType() string {
 	return ""
 }
 
+// PostForgotPasswordResponse429Headers the declared response headers of an HTTP 429 response for PostForgotPassword
+type PostForgotPasswordResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostForgotPasswordResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RequestDone
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostForgotPasswordResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostForgotPasswordResponse) GetJSON200() *RequestDone {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostForgotPasswordResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostForgotPasswordResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r PostForgotPasswordResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostForgotPasswordResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostForgotPasswordResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostForgotPasswordResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetMeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30324,17 +32758,23 @@ type GetMeResponse struct {
 				AccessLevel *GetMe200JSONResponseBodyDataMeAccessLevel `json:"accessLevel,omitempty"`
 
 				// AlarmsCount A partner's unread alarms.
-				AlarmsCount      *int    `json:"alarmsCount,omitempty"`
-				Email            *string `json:"email,omitempty"`
-				Id               *int    `json:"id,omitempty"`
-				Name             *string `json:"name,omitempty"`
-				OrganizationId   *int    `json:"organizationId,omitempty"`
-				OrganizationName *string `json:"organizationName,omitempty"`
-				PartnerId        *int    `json:"partnerId,omitempty"`
-				PartnerName      *string `json:"partnerName,omitempty"`
+				AlarmsCount *int    `json:"alarmsCount,omitempty"`
+				Email       *string `json:"email,omitempty"`
+				Id          *int    `json:"id,omitempty"`
+
+				// Measurement The user's measurement units (PUT /v2/users/update-settings), absent until set.
+				Measurement      *GetMe200JSONResponseBodyDataMeMeasurement `json:"measurement,omitempty"`
+				Name             *string                                    `json:"name,omitempty"`
+				OrganizationId   *int                                       `json:"organizationId,omitempty"`
+				OrganizationName *string                                    `json:"organizationName,omitempty"`
+				PartnerId        *int                                       `json:"partnerId,omitempty"`
+				PartnerName      *string                                    `json:"partnerName,omitempty"`
 
 				// Role partner for a partner, user for an organization user, administrator for the SSO admin token, restricted for a scoped token (the reference contract's roles).
 				Role *GetMe200JSONResponseBodyDataMeRole `json:"role,omitempty"`
+
+				// TimeFormat The user's time format (PUT /v2/users/update-settings), absent until set.
+				TimeFormat *GetMe200JSONResponseBodyDataMeTimeFormat `json:"timeFormat,omitempty"`
 			} `json:"me,omitempty"`
 		} `json:"data,omitempty"`
 		RequestId *string `json:"requestId,omitempty"`
@@ -30351,17 +32791,23 @@ func (r GetMeResponse) GetJSON200() *struct {
 			AccessLevel *GetMe200JSONResponseBodyDataMeAccessLevel `json:"accessLevel,omitempty"`
 
 			// AlarmsCount A partner's unread alarms.
-			AlarmsCount      *int    `json:"alarmsCount,omitempty"`
-			Email            *string `json:"email,omitempty"`
-			Id               *int    `json:"id,omitempty"`
-			Name             *string `json:"name,omitempty"`
-			OrganizationId   *int    `json:"organizationId,omitempty"`
-			OrganizationName *string `json:"organizationName,omitempty"`
-			PartnerId        *int    `json:"partnerId,omitempty"`
-			PartnerName      *string `json:"partnerName,omitempty"`
+			AlarmsCount *int    `json:"alarmsCount,omitempty"`
+			Email       *string `json:"email,omitempty"`
+			Id          *int    `json:"id,omitempty"`
+
+			// Measurement The user's measurement units (PUT /v2/users/update-settings), absent until set.
+			Measurement      *GetMe200JSONResponseBodyDataMeMeasurement `json:"measurement,omitempty"`
+			Name             *string                                    `json:"name,omitempty"`
+			OrganizationId   *int                                       `json:"organizationId,omitempty"`
+			OrganizationName *string                                    `json:"organizationName,omitempty"`
+			PartnerId        *int                                       `json:"partnerId,omitempty"`
+			PartnerName      *string                                    `json:"partnerName,omitempty"`
 
 			// Role partner for a partner, user for an organization user, administrator for the SSO admin token, restricted for a scoped token (the reference contract's roles).
 			Role *GetMe200JSONResponseBodyDataMeRole `json:"role,omitempty"`
+
+			// TimeFormat The user's time format (PUT /v2/users/update-settings), absent until set.
+			TimeFormat *GetMe200JSONResponseBodyDataMeTimeFormat `json:"timeFormat,omitempty"`
 		} `json:"me,omitempty"`
 	} `json:"data,omitempty"`
 	RequestId *string `json:"requestId,omitempty"`
@@ -31575,6 +34021,75 @@ func (r GetOrganizationSsoResponse) ContentType() string {
 	return ""
 }
 
+type DeleteOrganizationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RequestDone
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteOrganizationResponse) GetJSON200() *RequestDone {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteOrganizationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteOrganizationResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteOrganizationResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteOrganizationResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteOrganizationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteOrganizationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteOrganizationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteOrganizationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetOrganizationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31712,6 +34227,75 @@ func (r PatchOrganizationResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PatchOrganizationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostBulkDevicesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BulkDevicesResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostBulkDevicesResponse) GetJSON200() *BulkDevicesResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostBulkDevicesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostBulkDevicesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostBulkDevicesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostBulkDevicesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PostBulkDevicesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostBulkDevicesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostBulkDevicesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostBulkDevicesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -32842,6 +35426,302 @@ func (r GetOrganizationsEventsResponse) ContentType() string {
 	return ""
 }
 
+type DeleteOrganizationExternalUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RequestDone
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteOrganizationExternalUserResponse) GetJSON200() *RequestDone {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteOrganizationExternalUserResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteOrganizationExternalUserResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteOrganizationExternalUserResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteOrganizationExternalUserResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteOrganizationExternalUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteOrganizationExternalUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteOrganizationExternalUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteOrganizationExternalUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetOrganizationExternalUsersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data      []ExternalUser `json:"data"`
+		RequestId string         `json:"requestId"`
+		Users     []ExternalUser `json:"users"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOrganizationExternalUsersResponse) GetJSON200() *struct {
+	Data      []ExternalUser `json:"data"`
+	RequestId string         `json:"requestId"`
+	Users     []ExternalUser `json:"users"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetOrganizationExternalUsersResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetOrganizationExternalUsersResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetOrganizationExternalUsersResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOrganizationExternalUsersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOrganizationExternalUsersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOrganizationExternalUsersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOrganizationExternalUsersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostOrganizationExternalUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RequestDone
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostOrganizationExternalUserResponse) GetJSON200() *RequestDone {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostOrganizationExternalUserResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostOrganizationExternalUserResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostOrganizationExternalUserResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostOrganizationExternalUserResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostOrganizationExternalUserResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOrganizationExternalUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOrganizationExternalUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOrganizationExternalUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOrganizationExternalUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteOrganizationGroupsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Group     EditedGroup `json:"group"`
+			Ungrouped []string    `json:"ungrouped"`
+		} `json:"data"`
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteOrganizationGroupsResponse) GetJSON200() *struct {
+	Data struct {
+		Group     EditedGroup `json:"group"`
+		Ungrouped []string    `json:"ungrouped"`
+	} `json:"data"`
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteOrganizationGroupsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteOrganizationGroupsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteOrganizationGroupsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteOrganizationGroupsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteOrganizationGroupsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteOrganizationGroupsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteOrganizationGroupsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteOrganizationGroupsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetOrganizationGroupsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32994,6 +35874,88 @@ func (r PostOrganizationGroupsResponse) ContentType() string {
 	return ""
 }
 
+type UpdateOrganizationGroupsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data      EditedGroup `json:"data"`
+		RequestId string      `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateOrganizationGroupsResponse) GetJSON200() *struct {
+	Data      EditedGroup `json:"data"`
+	RequestId string      `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateOrganizationGroupsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateOrganizationGroupsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateOrganizationGroupsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateOrganizationGroupsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateOrganizationGroupsResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateOrganizationGroupsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateOrganizationGroupsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateOrganizationGroupsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateOrganizationGroupsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostOrganizationGroupDevicesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33069,6 +36031,75 @@ func (r PostOrganizationGroupDevicesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostOrganizationGroupDevicesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type BulkAssignDevicesToOrganizationForPartnerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BulkDevicesResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BulkAssignDevicesToOrganizationForPartnerResponse) GetJSON200() *BulkDevicesResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r BulkAssignDevicesToOrganizationForPartnerResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r BulkAssignDevicesToOrganizationForPartnerResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r BulkAssignDevicesToOrganizationForPartnerResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r BulkAssignDevicesToOrganizationForPartnerResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r BulkAssignDevicesToOrganizationForPartnerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r BulkAssignDevicesToOrganizationForPartnerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r BulkAssignDevicesToOrganizationForPartnerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r BulkAssignDevicesToOrganizationForPartnerResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -34870,6 +37901,157 @@ func (r PostPartnerContactsResponse) ContentType() string {
 	return ""
 }
 
+type DeletePartnerContactsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RequestDone
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeletePartnerContactsResponse) GetJSON200() *RequestDone {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeletePartnerContactsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeletePartnerContactsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeletePartnerContactsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeletePartnerContactsResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r DeletePartnerContactsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeletePartnerContactsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeletePartnerContactsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeletePartnerContactsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PatchPartnerContactsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data      User   `json:"data"`
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchPartnerContactsResponse) GetJSON200() *struct {
+	Data      User   `json:"data"`
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PatchPartnerContactsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchPartnerContactsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PatchPartnerContactsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchPartnerContactsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PatchPartnerContactsResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchPartnerContactsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchPartnerContactsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchPartnerContactsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchPartnerContactsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetAlarmsRecipientsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -35464,6 +38646,414 @@ func (r PostScopedTokenResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostScopedTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutUserSettingsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Measurement *PutUserSettings200JSONResponseBodyDataMeasurement `json:"measurement,omitempty"`
+			TimeFormat  *PutUserSettings200JSONResponseBodyDataTimeFormat  `json:"timeFormat,omitempty"`
+		} `json:"data"`
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutUserSettingsResponse) GetJSON200() *struct {
+	Data struct {
+		Measurement *PutUserSettings200JSONResponseBodyDataMeasurement `json:"measurement,omitempty"`
+		TimeFormat  *PutUserSettings200JSONResponseBodyDataTimeFormat  `json:"timeFormat,omitempty"`
+	} `json:"data"`
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutUserSettingsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutUserSettingsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutUserSettingsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r PutUserSettingsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutUserSettingsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutUserSettingsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutUserSettingsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RequestDone
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteUserResponse) GetJSON200() *RequestDone {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteUserResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteUserResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteUserResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteUserResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostChangePasswordResponse429Headers the declared response headers of an HTTP 429 response for PostChangePassword
+type PostChangePasswordResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PostChangePasswordResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			ExpiresAt      time.Time `json:"expiresAt"`
+			OrganizationId *int      `json:"organizationId,omitempty"`
+			PartnerId      *int      `json:"partnerId,omitempty"`
+			Token          string    `json:"token"`
+		} `json:"data"`
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostChangePasswordResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostChangePasswordResponse) GetJSON200() *struct {
+	Data struct {
+		ExpiresAt      time.Time `json:"expiresAt"`
+		OrganizationId *int      `json:"organizationId,omitempty"`
+		PartnerId      *int      `json:"partnerId,omitempty"`
+		Token          string    `json:"token"`
+	} `json:"data"`
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostChangePasswordResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostChangePasswordResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostChangePasswordResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostChangePasswordResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostChangePasswordResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r PostChangePasswordResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostChangePasswordResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostChangePasswordResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostChangePasswordResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PatchUserOrganizationPermissionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data      User   `json:"data"`
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchUserOrganizationPermissionsResponse) GetJSON200() *struct {
+	Data      User   `json:"data"`
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PatchUserOrganizationPermissionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchUserOrganizationPermissionsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PatchUserOrganizationPermissionsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchUserOrganizationPermissionsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchUserOrganizationPermissionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchUserOrganizationPermissionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchUserOrganizationPermissionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchUserOrganizationPermissionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetWhiteLabelInformationResponse429Headers the declared response headers of an HTTP 429 response for GetWhiteLabelInformation
+type GetWhiteLabelInformationResponse429Headers struct {
+	RetryAfter *int
+}
+
+type GetWhiteLabelInformationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			WhiteLabelDomainAddress string `json:"whiteLabelDomainAddress"`
+
+			// WhiteLabelInfoEmail The sender address of the portal's e-mails.
+			WhiteLabelInfoEmail  *string `json:"whiteLabelInfoEmail,omitempty"`
+			WhiteLabelName       string  `json:"whiteLabelName"`
+			WhiteLabelThemeColor string  `json:"whiteLabelThemeColor"`
+			WhiteLabelThemeName  string  `json:"whiteLabelThemeName"`
+		} `json:"data"`
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWhiteLabelInformationResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWhiteLabelInformationResponse) GetJSON200() *struct {
+	Data struct {
+		WhiteLabelDomainAddress string `json:"whiteLabelDomainAddress"`
+
+		// WhiteLabelInfoEmail The sender address of the portal's e-mails.
+		WhiteLabelInfoEmail  *string `json:"whiteLabelInfoEmail,omitempty"`
+		WhiteLabelName       string  `json:"whiteLabelName"`
+		WhiteLabelThemeColor string  `json:"whiteLabelThemeColor"`
+		WhiteLabelThemeName  string  `json:"whiteLabelThemeName"`
+	} `json:"data"`
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetWhiteLabelInformationResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetWhiteLabelInformationResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWhiteLabelInformationResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWhiteLabelInformationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWhiteLabelInformationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWhiteLabelInformationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWhiteLabelInformationResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -37571,6 +41161,27 @@ func (c *ClientWithResponses) GetDrivingHistoryWithResponse(ctx context.Context,
 	return ParseGetDrivingHistoryResponse(rsp)
 }
 
+// PostForgotPasswordWithResponse E-mail a password reset token
+//
+// When a user has this e-mail, a reset token is e-mailed to it through the SMTP server of
+// alarm e-mail (smtp.addr); POST /v2/reset-password/{token} redeems it once, within
+// auth.passwordResetTTL (1 hour by default), and ends the user's sessions. Only the newest
+// token of a user works; the store keeps its SHA-256 only. The answer is the same whether
+// or not the address exists, and is given before the e-mail is sent. Requests for one
+// address are braked like sign-ins of one account (auth.throttle; 429 with Retry-After),
+// without braking its sign-ins.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/forget-password/{email} (the `PostForgotPassword` operationId).
+func (c *ClientWithResponses) PostForgotPasswordWithResponse(ctx context.Context, email openapi_types.Email, reqEditors ...RequestEditorFn) (*PostForgotPasswordResponse, error) {
+	rsp, err := c.PostForgotPassword(ctx, email, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostForgotPasswordResponse(rsp)
+}
+
 // GetMeWithResponse Who holds this token
 //
 // Any token answers, scoped tokens included (with their scope).
@@ -37984,6 +41595,32 @@ func (c *ClientWithResponses) GetOrganizationSsoWithResponse(ctx context.Context
 	return ParseGetOrganizationSsoResponse(rsp)
 }
 
+// DeleteOrganizationWithResponse Delete an organization (partners only)
+//
+// By the partner that created the organization (a guest partner of a shared organization
+// gets 403). An organization that still holds devices, of any partner, is 409
+// ConflictError naming how many: remove them (DELETE
+// /v2/organizations/{orgId}/devices/{imei}) or move them first, so that no device or its
+// data goes by surprise. Otherwise the organization is deleted with its users (their tokens
+// stop working and their e-mails can be used again), groups, drivers, alarm and health
+// recipients and the invitations of other partners to share it; every deletion is in the
+// audit log (organization.delete and one entry for each record). No call finds the
+// organization or anything of it from then on, admin tokens included. What its former
+// devices recorded there (events, media, GPS, trips, alarms) is purged by the retention
+// purge as the organization's purge days say; its record is kept, marked deleted, so that
+// the audit log keeps naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v2/organizations/{orgId} (the `DeleteOrganization` operationId).
+func (c *ClientWithResponses) DeleteOrganizationWithResponse(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*DeleteOrganizationResponse, error) {
+	rsp, err := c.DeleteOrganization(ctx, orgId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteOrganizationResponse(rsp)
+}
+
 // GetOrganizationWithResponse Get an organization
 //
 // The organization with counts of its users and of the devices the caller sees.
@@ -38077,6 +41714,48 @@ func (c *ClientWithResponses) PatchOrganizationWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParsePatchOrganizationResponse(rsp)
+}
+
+// PostBulkDevicesWithBodyWithResponse Add devices in bulk
+//
+// Adds each device of the list as POST /v2/organizations/{orgId}/devices adds one, for the
+// same callers. A list that is empty, longer than 500 or has an item breaking a rule is
+// refused whole (400 naming the item, such as "[3].imei"). Otherwise every device is either
+// accepted (added, in one transaction) or rejected with the reference contract's error code:
+// 1000 when its group is not one of the organization's, 1001 when its IMEI is already
+// registered (in any organization, or earlier in the same list). serialNumber is the IMEI
+// as a number and edgeId the number of the device's stay in the organization.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organizations/{orgId}/bulk-devices (the `PostBulkDevices` operationId).
+func (c *ClientWithResponses) PostBulkDevicesWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostBulkDevicesResponse, error) {
+	rsp, err := c.PostBulkDevicesWithBody(ctx, orgId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostBulkDevicesResponse(rsp)
+}
+
+// PostBulkDevicesWithResponse Add devices in bulk
+//
+// Adds each device of the list as POST /v2/organizations/{orgId}/devices adds one, for the
+// same callers. A list that is empty, longer than 500 or has an item breaking a rule is
+// refused whole (400 naming the item, such as "[3].imei"). Otherwise every device is either
+// accepted (added, in one transaction) or rejected with the reference contract's error code:
+// 1000 when its group is not one of the organization's, 1001 when its IMEI is already
+// registered (in any organization, or earlier in the same list). serialNumber is the IMEI
+// as a number and edgeId the number of the device's stay in the organization.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organizations/{orgId}/bulk-devices (the `PostBulkDevices` operationId).
+func (c *ClientWithResponses) PostBulkDevicesWithResponse(ctx context.Context, orgId OrgId, body PostBulkDevicesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostBulkDevicesResponse, error) {
+	rsp, err := c.PostBulkDevices(ctx, orgId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostBulkDevicesResponse(rsp)
 }
 
 // GetOrganizationDevicesDefaultDataProfileWithResponse An organization's default data profile
@@ -38504,6 +42183,139 @@ func (c *ClientWithResponses) GetOrganizationsEventsWithResponse(ctx context.Con
 	return ParseGetOrganizationsEventsResponse(rsp)
 }
 
+// DeleteOrganizationExternalUserWithBodyWithResponse Remove an external user
+//
+// The user no longer acts in this organization, from its next call; it stays in its own.
+// An address that is not one of the organization's external users is 404. Deleting the
+// organization removes its external users too. Audited as
+// organization.externalUser.remove.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v2/organizations/{orgId}/external-users (the `DeleteOrganizationExternalUser` operationId).
+func (c *ClientWithResponses) DeleteOrganizationExternalUserWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteOrganizationExternalUserResponse, error) {
+	rsp, err := c.DeleteOrganizationExternalUserWithBody(ctx, orgId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteOrganizationExternalUserResponse(rsp)
+}
+
+// DeleteOrganizationExternalUserWithResponse Remove an external user
+//
+// The user no longer acts in this organization, from its next call; it stays in its own.
+// An address that is not one of the organization's external users is 404. Deleting the
+// organization removes its external users too. Audited as
+// organization.externalUser.remove.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v2/organizations/{orgId}/external-users (the `DeleteOrganizationExternalUser` operationId).
+func (c *ClientWithResponses) DeleteOrganizationExternalUserWithResponse(ctx context.Context, orgId OrgId, body DeleteOrganizationExternalUserJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteOrganizationExternalUserResponse, error) {
+	rsp, err := c.DeleteOrganizationExternalUser(ctx, orgId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteOrganizationExternalUserResponse(rsp)
+}
+
+// GetOrganizationExternalUsersWithResponse List an organization's external users
+//
+// The users of other organizations added to this one (POST), with the role administrator,
+// in users (where the reference contract has them) and in data. A guest partner of a
+// shared organization gets 403.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/organizations/{orgId}/external-users (the `GetOrganizationExternalUsers` operationId).
+func (c *ClientWithResponses) GetOrganizationExternalUsersWithResponse(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*GetOrganizationExternalUsersResponse, error) {
+	rsp, err := c.GetOrganizationExternalUsers(ctx, orgId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOrganizationExternalUsersResponse(rsp)
+}
+
+// PostOrganizationExternalUserWithBodyWithResponse Add an external user
+//
+// A user of another organization of the same partner, with the editor access level there
+// (the reference contract's administrator), also acts in this organization, with that
+// access level, from its next call: it sees the organization, lists it among its own, and
+// reads and changes its devices and records as a user of it does. Any other address,
+// registered or not (another partner's user, a partner contact), is 404; a user of another
+// access level is 400 naming email; adding a user twice, or to its own organization, is
+// 409. By the partner that created the organization (a guest partner gets 403) or the
+// organization's editors and admin tokens. Audited as organization.externalUser.add.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organizations/{orgId}/external-users (the `PostOrganizationExternalUser` operationId).
+func (c *ClientWithResponses) PostOrganizationExternalUserWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrganizationExternalUserResponse, error) {
+	rsp, err := c.PostOrganizationExternalUserWithBody(ctx, orgId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrganizationExternalUserResponse(rsp)
+}
+
+// PostOrganizationExternalUserWithResponse Add an external user
+//
+// A user of another organization of the same partner, with the editor access level there
+// (the reference contract's administrator), also acts in this organization, with that
+// access level, from its next call: it sees the organization, lists it among its own, and
+// reads and changes its devices and records as a user of it does. Any other address,
+// registered or not (another partner's user, a partner contact), is 404; a user of another
+// access level is 400 naming email; adding a user twice, or to its own organization, is
+// 409. By the partner that created the organization (a guest partner gets 403) or the
+// organization's editors and admin tokens. Audited as organization.externalUser.add.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organizations/{orgId}/external-users (the `PostOrganizationExternalUser` operationId).
+func (c *ClientWithResponses) PostOrganizationExternalUserWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationExternalUserJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationExternalUserResponse, error) {
+	rsp, err := c.PostOrganizationExternalUser(ctx, orgId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrganizationExternalUserResponse(rsp)
+}
+
+// DeleteOrganizationGroupsWithBodyWithResponse Delete a group
+//
+// Deletes the group of groupId, one of the organization's. Its devices stay in the
+// organization, in no group (each move audited as device.group); the answer lists their
+// IMEIs. Scoped tokens minted for the group see no devices from then on. Not for a guest
+// partner of a shared organization (403). Audited as group.delete.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v2/organizations/{orgId}/groups (the `DeleteOrganizationGroups` operationId).
+func (c *ClientWithResponses) DeleteOrganizationGroupsWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteOrganizationGroupsResponse, error) {
+	rsp, err := c.DeleteOrganizationGroupsWithBody(ctx, orgId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteOrganizationGroupsResponse(rsp)
+}
+
+// DeleteOrganizationGroupsWithResponse Delete a group
+//
+// Deletes the group of groupId, one of the organization's. Its devices stay in the
+// organization, in no group (each move audited as device.group); the answer lists their
+// IMEIs. Scoped tokens minted for the group see no devices from then on. Not for a guest
+// partner of a shared organization (403). Audited as group.delete.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v2/organizations/{orgId}/groups (the `DeleteOrganizationGroups` operationId).
+func (c *ClientWithResponses) DeleteOrganizationGroupsWithResponse(ctx context.Context, orgId OrgId, body DeleteOrganizationGroupsJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteOrganizationGroupsResponse, error) {
+	rsp, err := c.DeleteOrganizationGroups(ctx, orgId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteOrganizationGroupsResponse(rsp)
+}
+
 // GetOrganizationGroupsWithResponse List an organization's groups
 //
 // Returns a wrapper object for the known response body format(s).
@@ -38547,6 +42359,42 @@ func (c *ClientWithResponses) PostOrganizationGroupsWithResponse(ctx context.Con
 	return ParsePostOrganizationGroupsResponse(rsp)
 }
 
+// UpdateOrganizationGroupsWithBodyWithResponse Rename a group
+//
+// The group of groupId, one of the organization's, takes the name given: required, as PUT
+// replaces, and unique within the organization whatever its case (409). Its devices stay.
+// Like the other writes of an organization's records, not for a guest partner of a shared
+// organization (403). Audited as group.update.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/organizations/{orgId}/groups (the `UpdateOrganizationGroups` operationId).
+func (c *ClientWithResponses) UpdateOrganizationGroupsWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateOrganizationGroupsResponse, error) {
+	rsp, err := c.UpdateOrganizationGroupsWithBody(ctx, orgId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateOrganizationGroupsResponse(rsp)
+}
+
+// UpdateOrganizationGroupsWithResponse Rename a group
+//
+// The group of groupId, one of the organization's, takes the name given: required, as PUT
+// replaces, and unique within the organization whatever its case (409). Its devices stay.
+// Like the other writes of an organization's records, not for a guest partner of a shared
+// organization (403). Audited as group.update.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/organizations/{orgId}/groups (the `UpdateOrganizationGroups` operationId).
+func (c *ClientWithResponses) UpdateOrganizationGroupsWithResponse(ctx context.Context, orgId OrgId, body UpdateOrganizationGroupsJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateOrganizationGroupsResponse, error) {
+	rsp, err := c.UpdateOrganizationGroups(ctx, orgId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateOrganizationGroupsResponse(rsp)
+}
+
 // PostOrganizationGroupDevicesWithBodyWithResponse Move devices into a group
 //
 // The body is a JSON array of IMEIs of the organization's devices; each leaves its previous group. If any is not found, nothing changes.
@@ -38575,6 +42423,40 @@ func (c *ClientWithResponses) PostOrganizationGroupDevicesWithResponse(ctx conte
 		return nil, err
 	}
 	return ParsePostOrganizationGroupDevicesResponse(rsp)
+}
+
+// BulkAssignDevicesToOrganizationForPartnerWithBodyWithResponse Add devices in bulk (partners only)
+//
+// The partners' form of POST /v2/organizations/{orgId}/bulk-devices, with the same rules and
+// answer. A device already in an organization is rejected (1001): it is neither moved nor
+// renamed.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/organizations/{orgId}/partner-bulk-devices (the `BulkAssignDevicesToOrganizationForPartner` operationId).
+func (c *ClientWithResponses) BulkAssignDevicesToOrganizationForPartnerWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BulkAssignDevicesToOrganizationForPartnerResponse, error) {
+	rsp, err := c.BulkAssignDevicesToOrganizationForPartnerWithBody(ctx, orgId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBulkAssignDevicesToOrganizationForPartnerResponse(rsp)
+}
+
+// BulkAssignDevicesToOrganizationForPartnerWithResponse Add devices in bulk (partners only)
+//
+// The partners' form of POST /v2/organizations/{orgId}/bulk-devices, with the same rules and
+// answer. A device already in an organization is rejected (1001): it is neither moved nor
+// renamed.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/organizations/{orgId}/partner-bulk-devices (the `BulkAssignDevicesToOrganizationForPartner` operationId).
+func (c *ClientWithResponses) BulkAssignDevicesToOrganizationForPartnerWithResponse(ctx context.Context, orgId OrgId, body BulkAssignDevicesToOrganizationForPartnerJSONRequestBody, reqEditors ...RequestEditorFn) (*BulkAssignDevicesToOrganizationForPartnerResponse, error) {
+	rsp, err := c.BulkAssignDevicesToOrganizationForPartner(ctx, orgId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBulkAssignDevicesToOrganizationForPartnerResponse(rsp)
 }
 
 // GetOrganizationPrivacyConfigWithResponse Read the organization's default privacy-mode configuration
@@ -39156,6 +43038,62 @@ func (c *ClientWithResponses) PostPartnerContactsWithResponse(ctx context.Contex
 	return ParsePostPartnerContactsResponse(rsp)
 }
 
+// DeletePartnerContactsWithResponse Delete a partner contact (partners only)
+//
+// DELETE /v2/users/{userId} for a contact of the caller's partner; organization users and
+// other partners' contacts are 404. A contact cannot delete itself.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v2/partners/{partnerId}/contacts/{partnerContactId} (the `DeletePartnerContacts` operationId).
+func (c *ClientWithResponses) DeletePartnerContactsWithResponse(ctx context.Context, partnerId PartnerId, partnerContactId PartnerContactId, reqEditors ...RequestEditorFn) (*DeletePartnerContactsResponse, error) {
+	rsp, err := c.DeletePartnerContacts(ctx, partnerId, partnerContactId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeletePartnerContactsResponse(rsp)
+}
+
+// PatchPartnerContactsWithBodyWithResponse Edit a partner contact (partners only)
+//
+// Changes the name and access level given; absent fields stay. A contact's e-mail is its
+// sign-in and never changes: the body may repeat it (in any case), another one is 400. id,
+// when given, must be the path's partnerContactId. Nobody grants or changes more than their
+// own access level (403), and the partner's last contact with the editor access level keeps
+// it (409). Another partner's contact and organization users are 404. Audited as
+// user.update.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v2/partners/{partnerId}/contacts/{partnerContactId} (the `PatchPartnerContacts` operationId).
+func (c *ClientWithResponses) PatchPartnerContactsWithBodyWithResponse(ctx context.Context, partnerId PartnerId, partnerContactId PartnerContactId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchPartnerContactsResponse, error) {
+	rsp, err := c.PatchPartnerContactsWithBody(ctx, partnerId, partnerContactId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchPartnerContactsResponse(rsp)
+}
+
+// PatchPartnerContactsWithResponse Edit a partner contact (partners only)
+//
+// Changes the name and access level given; absent fields stay. A contact's e-mail is its
+// sign-in and never changes: the body may repeat it (in any case), another one is 400. id,
+// when given, must be the path's partnerContactId. Nobody grants or changes more than their
+// own access level (403), and the partner's last contact with the editor access level keeps
+// it (409). Another partner's contact and organization users are 404. Audited as
+// user.update.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v2/partners/{partnerId}/contacts/{partnerContactId} (the `PatchPartnerContacts` operationId).
+func (c *ClientWithResponses) PatchPartnerContactsWithResponse(ctx context.Context, partnerId PartnerId, partnerContactId PartnerContactId, body PatchPartnerContactsJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchPartnerContactsResponse, error) {
+	rsp, err := c.PatchPartnerContacts(ctx, partnerId, partnerContactId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchPartnerContactsResponse(rsp)
+}
+
 // GetAlarmsRecipientsWithResponse Alarm e-mail recipients
 //
 // Returns a wrapper object for the known response body format(s).
@@ -39382,6 +43320,159 @@ func (c *ClientWithResponses) PostScopedTokenWithResponse(ctx context.Context, b
 		return nil, err
 	}
 	return ParsePostScopedTokenResponse(rsp)
+}
+
+// PutUserSettingsWithBodyWithResponse Set one's own regional settings
+//
+// The caller's measurement units (1 imperial, 2 metric) and time format (1 24 hours, 2
+// am/pm), both required as PUT replaces; GET /v2/me shows them. Any access level may set its
+// own; admin and scoped tokens, which belong to no user, get 403. Audited as user.settings.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/users/update-settings (the `PutUserSettings` operationId).
+func (c *ClientWithResponses) PutUserSettingsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutUserSettingsResponse, error) {
+	rsp, err := c.PutUserSettingsWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutUserSettingsResponse(rsp)
+}
+
+// PutUserSettingsWithResponse Set one's own regional settings
+//
+// The caller's measurement units (1 imperial, 2 metric) and time format (1 24 hours, 2
+// am/pm), both required as PUT replaces; GET /v2/me shows them. Any access level may set its
+// own; admin and scoped tokens, which belong to no user, get 403. Audited as user.settings.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/users/update-settings (the `PutUserSettings` operationId).
+func (c *ClientWithResponses) PutUserSettingsWithResponse(ctx context.Context, body PutUserSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*PutUserSettingsResponse, error) {
+	rsp, err := c.PutUserSettings(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutUserSettingsResponse(rsp)
+}
+
+// DeleteUserWithResponse Delete a user
+//
+// Deletes a partner contact (by its partner's users) or a user of an organization (by the
+// partner that created it, or by the organization's own editors and admin tokens); any
+// other user is 404. A user cannot delete itself (403), nor a user of a higher access level
+// than its own (403). The user's tokens stop working at once and its e-mail can be used
+// again. Audited as user.delete.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v2/users/{userId} (the `DeleteUser` operationId).
+func (c *ClientWithResponses) DeleteUserWithResponse(ctx context.Context, userId UserId, reqEditors ...RequestEditorFn) (*DeleteUserResponse, error) {
+	rsp, err := c.DeleteUser(ctx, userId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteUserResponse(rsp)
+}
+
+// PostChangePasswordWithBodyWithResponse Change one's own password
+//
+// The caller changes its own password (another userId is 404; admin and scoped tokens, which
+// belong to no user, get 403), at any access level. The current password must be given;
+// wrong ones are braked like sign-ins (429 with Retry-After). Every token issued to the
+// user before, this one included, stops working: the answer carries a new token for the
+// caller. Audited as user.changePassword.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/users/{userId}/change-password (the `PostChangePassword` operationId).
+func (c *ClientWithResponses) PostChangePasswordWithBodyWithResponse(ctx context.Context, userId UserId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostChangePasswordResponse, error) {
+	rsp, err := c.PostChangePasswordWithBody(ctx, userId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostChangePasswordResponse(rsp)
+}
+
+// PostChangePasswordWithResponse Change one's own password
+//
+// The caller changes its own password (another userId is 404; admin and scoped tokens, which
+// belong to no user, get 403), at any access level. The current password must be given;
+// wrong ones are braked like sign-ins (429 with Retry-After). Every token issued to the
+// user before, this one included, stops working: the answer carries a new token for the
+// caller. Audited as user.changePassword.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/users/{userId}/change-password (the `PostChangePassword` operationId).
+func (c *ClientWithResponses) PostChangePasswordWithResponse(ctx context.Context, userId UserId, body PostChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*PostChangePasswordResponse, error) {
+	rsp, err := c.PostChangePassword(ctx, userId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostChangePasswordResponse(rsp)
+}
+
+// PatchUserOrganizationPermissionsWithBodyWithResponse Set a user's permissions in its organization
+//
+// The user, one of the organization's, gets the access level of the role given: editor for
+// administrator and supervisor, editorWithoutMediaAccess for user, viewer for restricted and
+// usermapviewer; its tokens carry the new level at once. fleetcam gives an organization's
+// users access to all of its groups, so organizationAccessEdgeGroupIds must be [-2] (all
+// groups); a list of groups is 400. Nobody grants more than their own access level, nor
+// changes a user above it (403). By the partner that created the organization (a guest
+// partner gets 403) or the organization's editors and admin tokens. Audited as
+// user.permissions.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v2/users/{userId}/organizations/{orgId}/permissions (the `PatchUserOrganizationPermissions` operationId).
+func (c *ClientWithResponses) PatchUserOrganizationPermissionsWithBodyWithResponse(ctx context.Context, userId UserId, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchUserOrganizationPermissionsResponse, error) {
+	rsp, err := c.PatchUserOrganizationPermissionsWithBody(ctx, userId, orgId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchUserOrganizationPermissionsResponse(rsp)
+}
+
+// PatchUserOrganizationPermissionsWithResponse Set a user's permissions in its organization
+//
+// The user, one of the organization's, gets the access level of the role given: editor for
+// administrator and supervisor, editorWithoutMediaAccess for user, viewer for restricted and
+// usermapviewer; its tokens carry the new level at once. fleetcam gives an organization's
+// users access to all of its groups, so organizationAccessEdgeGroupIds must be [-2] (all
+// groups); a list of groups is 400. Nobody grants more than their own access level, nor
+// changes a user above it (403). By the partner that created the organization (a guest
+// partner gets 403) or the organization's editors and admin tokens. Audited as
+// user.permissions.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v2/users/{userId}/organizations/{orgId}/permissions (the `PatchUserOrganizationPermissions` operationId).
+func (c *ClientWithResponses) PatchUserOrganizationPermissionsWithResponse(ctx context.Context, userId UserId, orgId OrgId, body PatchUserOrganizationPermissionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchUserOrganizationPermissionsResponse, error) {
+	rsp, err := c.PatchUserOrganizationPermissions(ctx, userId, orgId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchUserOrganizationPermissionsResponse(rsp)
+}
+
+// GetWhiteLabelInformationWithResponse White label details of the portal
+//
+// Read before sign-in, without a token. fleetcam serves one portal, its own, at the host of
+// publicURL, and keeps no per-partner branding: that domain answers fleetcam's name and
+// theme (blue, #2196f3) and the sender address of its e-mails; images, privacy policy and
+// EULA URLs are not stored and are absent. Any other domain is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/white-label-information/{whiteLabelDomainAddress} (the `GetWhiteLabelInformation` operationId).
+func (c *ClientWithResponses) GetWhiteLabelInformationWithResponse(ctx context.Context, whiteLabelDomainAddress string, reqEditors ...RequestEditorFn) (*GetWhiteLabelInformationResponse, error) {
+	rsp, err := c.GetWhiteLabelInformation(ctx, whiteLabelDomainAddress, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWhiteLabelInformationResponse(rsp)
 }
 
 // ParseGetHealthzResponse parses an HTTP response from a GetHealthzWithResponse call
@@ -43820,6 +47911,59 @@ func ParseGetDrivingHistoryResponse(rsp *http.Response) (*GetDrivingHistoryRespo
 	return response, nil
 }
 
+// ParsePostForgotPasswordResponse parses an HTTP response from a PostForgotPasswordWithResponse call
+func ParsePostForgotPasswordResponse(rsp *http.Response) (*PostForgotPasswordResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostForgotPasswordResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RequestDone
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PostForgotPasswordResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetMeResponse parses an HTTP response from a GetMeWithResponse call
 func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -43842,17 +47986,23 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 					AccessLevel *GetMe200JSONResponseBodyDataMeAccessLevel `json:"accessLevel,omitempty"`
 
 					// AlarmsCount A partner's unread alarms.
-					AlarmsCount      *int    `json:"alarmsCount,omitempty"`
-					Email            *string `json:"email,omitempty"`
-					Id               *int    `json:"id,omitempty"`
-					Name             *string `json:"name,omitempty"`
-					OrganizationId   *int    `json:"organizationId,omitempty"`
-					OrganizationName *string `json:"organizationName,omitempty"`
-					PartnerId        *int    `json:"partnerId,omitempty"`
-					PartnerName      *string `json:"partnerName,omitempty"`
+					AlarmsCount *int    `json:"alarmsCount,omitempty"`
+					Email       *string `json:"email,omitempty"`
+					Id          *int    `json:"id,omitempty"`
+
+					// Measurement The user's measurement units (PUT /v2/users/update-settings), absent until set.
+					Measurement      *GetMe200JSONResponseBodyDataMeMeasurement `json:"measurement,omitempty"`
+					Name             *string                                    `json:"name,omitempty"`
+					OrganizationId   *int                                       `json:"organizationId,omitempty"`
+					OrganizationName *string                                    `json:"organizationName,omitempty"`
+					PartnerId        *int                                       `json:"partnerId,omitempty"`
+					PartnerName      *string                                    `json:"partnerName,omitempty"`
 
 					// Role partner for a partner, user for an organization user, administrator for the SSO admin token, restricted for a scoped token (the reference contract's roles).
 					Role *GetMe200JSONResponseBodyDataMeRole `json:"role,omitempty"`
+
+					// TimeFormat The user's time format (PUT /v2/users/update-settings), absent until set.
+					TimeFormat *GetMe200JSONResponseBodyDataMeTimeFormat `json:"timeFormat,omitempty"`
 				} `json:"me,omitempty"`
 			} `json:"data,omitempty"`
 			RequestId *string `json:"requestId,omitempty"`
@@ -44760,6 +48910,60 @@ func ParseGetOrganizationSsoResponse(rsp *http.Response) (*GetOrganizationSsoRes
 	return response, nil
 }
 
+// ParseDeleteOrganizationResponse parses an HTTP response from a DeleteOrganizationWithResponse call
+func ParseDeleteOrganizationResponse(rsp *http.Response) (*DeleteOrganizationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteOrganizationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RequestDone
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetOrganizationResponse parses an HTTP response from a GetOrganizationWithResponse call
 func ParseGetOrganizationResponse(rsp *http.Response) (*GetOrganizationResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -44861,6 +49065,60 @@ func ParsePatchOrganizationResponse(rsp *http.Response) (*PatchOrganizationRespo
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostBulkDevicesResponse parses an HTTP response from a PostBulkDevicesWithResponse call
+func ParsePostBulkDevicesResponse(rsp *http.Response) (*PostBulkDevicesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostBulkDevicesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BulkDevicesResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	}
 
@@ -45692,6 +49950,232 @@ func ParseGetOrganizationsEventsResponse(rsp *http.Response) (*GetOrganizationsE
 	return response, nil
 }
 
+// ParseDeleteOrganizationExternalUserResponse parses an HTTP response from a DeleteOrganizationExternalUserWithResponse call
+func ParseDeleteOrganizationExternalUserResponse(rsp *http.Response) (*DeleteOrganizationExternalUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteOrganizationExternalUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RequestDone
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetOrganizationExternalUsersResponse parses an HTTP response from a GetOrganizationExternalUsersWithResponse call
+func ParseGetOrganizationExternalUsersResponse(rsp *http.Response) (*GetOrganizationExternalUsersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOrganizationExternalUsersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data      []ExternalUser `json:"data"`
+			RequestId string         `json:"requestId"`
+			Users     []ExternalUser `json:"users"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostOrganizationExternalUserResponse parses an HTTP response from a PostOrganizationExternalUserWithResponse call
+func ParsePostOrganizationExternalUserResponse(rsp *http.Response) (*PostOrganizationExternalUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOrganizationExternalUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RequestDone
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteOrganizationGroupsResponse parses an HTTP response from a DeleteOrganizationGroupsWithResponse call
+func ParseDeleteOrganizationGroupsResponse(rsp *http.Response) (*DeleteOrganizationGroupsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteOrganizationGroupsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Group     EditedGroup `json:"group"`
+				Ungrouped []string    `json:"ungrouped"`
+			} `json:"data"`
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetOrganizationGroupsResponse parses an HTTP response from a GetOrganizationGroupsWithResponse call
 func ParseGetOrganizationGroupsResponse(rsp *http.Response) (*GetOrganizationGroupsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -45807,6 +50291,70 @@ func ParsePostOrganizationGroupsResponse(rsp *http.Response) (*PostOrganizationG
 	return response, nil
 }
 
+// ParseUpdateOrganizationGroupsResponse parses an HTTP response from a UpdateOrganizationGroupsWithResponse call
+func ParseUpdateOrganizationGroupsResponse(rsp *http.Response) (*UpdateOrganizationGroupsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateOrganizationGroupsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data      EditedGroup `json:"data"`
+			RequestId string      `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostOrganizationGroupDevicesResponse parses an HTTP response from a PostOrganizationGroupDevicesWithResponse call
 func ParsePostOrganizationGroupDevicesResponse(rsp *http.Response) (*PostOrganizationGroupDevicesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -45829,6 +50377,60 @@ func ParsePostOrganizationGroupDevicesResponse(rsp *http.Response) (*PostOrganiz
 			} `json:"data,omitempty"`
 			RequestId *string `json:"requestId,omitempty"`
 		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseBulkAssignDevicesToOrganizationForPartnerResponse parses an HTTP response from a BulkAssignDevicesToOrganizationForPartnerWithResponse call
+func ParseBulkAssignDevicesToOrganizationForPartnerResponse(rsp *http.Response) (*BulkAssignDevicesToOrganizationForPartnerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &BulkAssignDevicesToOrganizationForPartnerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BulkDevicesResult
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -47194,6 +51796,124 @@ func ParsePostPartnerContactsResponse(rsp *http.Response) (*PostPartnerContactsR
 	return response, nil
 }
 
+// ParseDeletePartnerContactsResponse parses an HTTP response from a DeletePartnerContactsWithResponse call
+func ParseDeletePartnerContactsResponse(rsp *http.Response) (*DeletePartnerContactsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeletePartnerContactsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RequestDone
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePatchPartnerContactsResponse parses an HTTP response from a PatchPartnerContactsWithResponse call
+func ParsePatchPartnerContactsResponse(rsp *http.Response) (*PatchPartnerContactsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchPartnerContactsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data      User   `json:"data"`
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetAlarmsRecipientsResponse parses an HTTP response from a GetAlarmsRecipientsWithResponse call
 func ParseGetAlarmsRecipientsResponse(rsp *http.Response) (*GetAlarmsRecipientsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -47631,6 +52351,323 @@ func ParsePostScopedTokenResponse(rsp *http.Response) (*PostScopedTokenResponse,
 		}
 		response.JSON404 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParsePutUserSettingsResponse parses an HTTP response from a PutUserSettingsWithResponse call
+func ParsePutUserSettingsResponse(rsp *http.Response) (*PutUserSettingsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutUserSettingsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Measurement *PutUserSettings200JSONResponseBodyDataMeasurement `json:"measurement,omitempty"`
+				TimeFormat  *PutUserSettings200JSONResponseBodyDataTimeFormat  `json:"timeFormat,omitempty"`
+			} `json:"data"`
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteUserResponse parses an HTTP response from a DeleteUserWithResponse call
+func ParseDeleteUserResponse(rsp *http.Response) (*DeleteUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RequestDone
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostChangePasswordResponse parses an HTTP response from a PostChangePasswordWithResponse call
+func ParsePostChangePasswordResponse(rsp *http.Response) (*PostChangePasswordResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostChangePasswordResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				ExpiresAt      time.Time `json:"expiresAt"`
+				OrganizationId *int      `json:"organizationId,omitempty"`
+				PartnerId      *int      `json:"partnerId,omitempty"`
+				Token          string    `json:"token"`
+			} `json:"data"`
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PostChangePasswordResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePatchUserOrganizationPermissionsResponse parses an HTTP response from a PatchUserOrganizationPermissionsWithResponse call
+func ParsePatchUserOrganizationPermissionsResponse(rsp *http.Response) (*PatchUserOrganizationPermissionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchUserOrganizationPermissionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data      User   `json:"data"`
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetWhiteLabelInformationResponse parses an HTTP response from a GetWhiteLabelInformationWithResponse call
+func ParseGetWhiteLabelInformationResponse(rsp *http.Response) (*GetWhiteLabelInformationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWhiteLabelInformationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				WhiteLabelDomainAddress string `json:"whiteLabelDomainAddress"`
+
+				// WhiteLabelInfoEmail The sender address of the portal's e-mails.
+				WhiteLabelInfoEmail  *string `json:"whiteLabelInfoEmail,omitempty"`
+				WhiteLabelName       string  `json:"whiteLabelName"`
+				WhiteLabelThemeColor string  `json:"whiteLabelThemeColor"`
+				WhiteLabelThemeName  string  `json:"whiteLabelThemeName"`
+			} `json:"data"`
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetWhiteLabelInformationResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

@@ -1688,6 +1688,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/forget-password/{email}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * E-mail a password reset token
+         * @description When a user has this e-mail, a reset token is e-mailed to it through the SMTP server of
+         *     alarm e-mail (smtp.addr); POST /v2/reset-password/{token} redeems it once, within
+         *     auth.passwordResetTTL (1 hour by default), and ends the user's sessions. Only the newest
+         *     token of a user works; the store keeps its SHA-256 only. The answer is the same whether
+         *     or not the address exists, and is given before the e-mail is sent. Requests for one
+         *     address are braked like sign-ins of one account (auth.throttle; 429 with Retry-After),
+         *     without braking its sign-ins.
+         */
+        post: operations["postForgotPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/me": {
         parameters: {
             query?: never;
@@ -2056,7 +2082,22 @@ export interface paths {
         get: operations["getOrganization"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete an organization (partners only)
+         * @description By the partner that created the organization (a guest partner of a shared organization
+         *     gets 403). An organization that still holds devices, of any partner, is 409
+         *     ConflictError naming how many: remove them (DELETE
+         *     /v2/organizations/{orgId}/devices/{imei}) or move them first, so that no device or its
+         *     data goes by surprise. Otherwise the organization is deleted with its users (their tokens
+         *     stop working and their e-mails can be used again), groups, drivers, alarm and health
+         *     recipients and the invitations of other partners to share it; every deletion is in the
+         *     audit log (organization.delete and one entry for each record). No call finds the
+         *     organization or anything of it from then on, admin tokens included. What its former
+         *     devices recorded there (events, media, GPS, trips, alarms) is purged by the retention
+         *     purge as the organization's purge days say; its record is kept, marked deleted, so that
+         *     the audit log keeps naming it.
+         */
+        delete: operations["deleteOrganization"];
         options?: never;
         head?: never;
         /**
@@ -2087,6 +2128,35 @@ export interface paths {
          *     alarm recipients.
          */
         patch: operations["patchOrganization"];
+        trace?: never;
+    };
+    "/v2/organizations/{orgId}/bulk-devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add devices in bulk
+         * @description Adds each device of the list as POST /v2/organizations/{orgId}/devices adds one, for the
+         *     same callers. A list that is empty, longer than 500 or has an item breaking a rule is
+         *     refused whole (400 naming the item, such as "[3].imei"). Otherwise every device is either
+         *     accepted (added, in one transaction) or rejected with the reference contract's error code:
+         *     1000 when its group is not one of the organization's, 1001 when its IMEI is already
+         *     registered (in any organization, or earlier in the same list). serialNumber is the IMEI
+         *     as a number and edgeId the number of the device's stay in the organization.
+         */
+        post: operations["postBulkDevices"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v2/organizations/{orgId}/data-profile": {
@@ -2388,6 +2458,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/organizations/{orgId}/external-users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an organization's external users
+         * @description The users of other organizations added to this one (POST), with the role administrator,
+         *     in users (where the reference contract has them) and in data. A guest partner of a
+         *     shared organization gets 403.
+         */
+        get: operations["getOrganizationExternalUsers"];
+        put?: never;
+        /**
+         * Add an external user
+         * @description A user of another organization of the same partner, with the editor access level there
+         *     (the reference contract's administrator), also acts in this organization, with that
+         *     access level, from its next call: it sees the organization, lists it among its own, and
+         *     reads and changes its devices and records as a user of it does. Any other address,
+         *     registered or not (another partner's user, a partner contact), is 404; a user of another
+         *     access level is 400 naming email; adding a user twice, or to its own organization, is
+         *     409. By the partner that created the organization (a guest partner gets 403) or the
+         *     organization's editors and admin tokens. Audited as organization.externalUser.add.
+         */
+        post: operations["postOrganizationExternalUser"];
+        /**
+         * Remove an external user
+         * @description The user no longer acts in this organization, from its next call; it stays in its own.
+         *     An address that is not one of the organization's external users is 404. Deleting the
+         *     organization removes its external users too. Audited as
+         *     organization.externalUser.remove.
+         */
+        delete: operations["deleteOrganizationExternalUser"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/organizations/{orgId}/groups": {
         parameters: {
             query?: never;
@@ -2400,13 +2510,27 @@ export interface paths {
         };
         /** List an organization's groups */
         get: operations["getOrganizationGroups"];
-        put?: never;
+        /**
+         * Rename a group
+         * @description The group of groupId, one of the organization's, takes the name given: required, as PUT
+         *     replaces, and unique within the organization whatever its case (409). Its devices stay.
+         *     Like the other writes of an organization's records, not for a guest partner of a shared
+         *     organization (403). Audited as group.update.
+         */
+        put: operations["updateOrganizationGroups"];
         /**
          * Create a group
          * @description Group names are unique within an organization, ignoring case (409 otherwise).
          */
         post: operations["postOrganizationGroups"];
-        delete?: never;
+        /**
+         * Delete a group
+         * @description Deletes the group of groupId, one of the organization's. Its devices stay in the
+         *     organization, in no group (each move audited as device.group); the answer lists their
+         *     IMEIs. Scoped tokens minted for the group see no devices from then on. Not for a guest
+         *     partner of a shared organization (403). Audited as group.delete.
+         */
+        delete: operations["deleteOrganizationGroups"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2430,6 +2554,31 @@ export interface paths {
          * @description The body is a JSON array of IMEIs of the organization's devices; each leaves its previous group. If any is not found, nothing changes.
          */
         post: operations["postOrganizationGroupDevices"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/organizations/{orgId}/partner-bulk-devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add devices in bulk (partners only)
+         * @description The partners' form of POST /v2/organizations/{orgId}/bulk-devices, with the same rules and
+         *     answer. A device already in an organization is rejected (1001): it is neither moved nor
+         *     renamed.
+         */
+        put: operations["bulkAssignDevicesToOrganizationForPartner"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2921,6 +3070,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/partners/{partnerId}/contacts/{partnerContactId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The caller's partner id (GET /v2/me). */
+                partnerId: components["parameters"]["partnerId"];
+                /** @description The user id of the partner contact (GET /v2/partner-contacts). */
+                partnerContactId: components["parameters"]["partnerContactId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a partner contact (partners only)
+         * @description DELETE /v2/users/{userId} for a contact of the caller's partner; organization users and
+         *     other partners' contacts are 404. A contact cannot delete itself.
+         */
+        delete: operations["deletePartnerContacts"];
+        options?: never;
+        head?: never;
+        /**
+         * Edit a partner contact (partners only)
+         * @description Changes the name and access level given; absent fields stay. A contact's e-mail is its
+         *     sign-in and never changes: the body may repeat it (in any case), another one is 400. id,
+         *     when given, must be the path's partnerContactId. Nobody grants or changes more than their
+         *     own access level (403), and the partner's last contact with the editor access level keeps
+         *     it (409). Another partner's contact and organization users are 404. Audited as
+         *     user.update.
+         */
+        patch: operations["patchPartnerContacts"];
+        trace?: never;
+    };
     "/v2/recipients/alarms": {
         parameters: {
             query?: never;
@@ -3047,6 +3231,137 @@ export interface paths {
          *     true) decides whether the feature reaches media.
          */
         post: operations["postScopedToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/users/update-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set one's own regional settings
+         * @description The caller's measurement units (1 imperial, 2 metric) and time format (1 24 hours, 2
+         *     am/pm), both required as PUT replaces; GET /v2/me shows them. Any access level may set its
+         *     own; admin and scoped tokens, which belong to no user, get 403. Audited as user.settings.
+         */
+        put: operations["putUserSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/users/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the user. */
+                userId: components["parameters"]["userId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a user
+         * @description Deletes a partner contact (by its partner's users) or a user of an organization (by the
+         *     partner that created it, or by the organization's own editors and admin tokens); any
+         *     other user is 404. A user cannot delete itself (403), nor a user of a higher access level
+         *     than its own (403). The user's tokens stop working at once and its e-mail can be used
+         *     again. Audited as user.delete.
+         */
+        delete: operations["deleteUser"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/users/{userId}/change-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the user. */
+                userId: components["parameters"]["userId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change one's own password
+         * @description The caller changes its own password (another userId is 404; admin and scoped tokens, which
+         *     belong to no user, get 403), at any access level. The current password must be given;
+         *     wrong ones are braked like sign-ins (429 with Retry-After). Every token issued to the
+         *     user before, this one included, stops working: the answer carries a new token for the
+         *     caller. Audited as user.changePassword.
+         */
+        post: operations["postChangePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/users/{userId}/organizations/{orgId}/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the user. */
+                userId: components["parameters"]["userId"];
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set a user's permissions in its organization
+         * @description The user, one of the organization's, gets the access level of the role given: editor for
+         *     administrator and supervisor, editorWithoutMediaAccess for user, viewer for restricted and
+         *     usermapviewer; its tokens carry the new level at once. fleetcam gives an organization's
+         *     users access to all of its groups, so organizationAccessEdgeGroupIds must be [-2] (all
+         *     groups); a list of groups is 400. Nobody grants more than their own access level, nor
+         *     changes a user above it (403). By the partner that created the organization (a guest
+         *     partner gets 403) or the organization's editors and admin tokens. Audited as
+         *     user.permissions.
+         */
+        patch: operations["patchUserOrganizationPermissions"];
+        trace?: never;
+    };
+    "/v2/white-label-information/{whiteLabelDomainAddress}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * White label details of the portal
+         * @description Read before sign-in, without a token. fleetcam serves one portal, its own, at the host of
+         *     publicURL, and keeps no per-partner branding: that domain answers fleetcam's name and
+         *     theme (blue, #2196f3) and the sender address of its e-mails; images, privacy policy and
+         *     EULA URLs are not stored and are absent. Any other domain is 404.
+         */
+        get: operations["getWhiteLabelInformation"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3331,6 +3646,12 @@ export interface components {
             imeis?: string[];
             organizationId?: number;
         };
+        BulkDevices: {
+            /** @description A group of the organization; -1 or absent: no group. */
+            groupId?: number;
+            imei: string;
+            name: string;
+        }[];
         BulkResult: {
             /** @description Offline devices that get the change when they reconnect. */
             accepted?: string[];
@@ -3610,6 +3931,13 @@ export interface components {
             /** Format: date-time */
             startTime?: string;
         };
+        EditedGroup: {
+            /** Format: date-time */
+            createdAt: string;
+            id: number;
+            name: string;
+            organizationId: number;
+        };
         Error: {
             /**
              * @description The error name.
@@ -3734,6 +4062,19 @@ export interface components {
             /** @description On by default. */
             visualAlert?: boolean;
             weight?: number;
+        };
+        ExternalUser: {
+            /** Format: email */
+            email: string;
+            id: number;
+            /** @description The user's own organization. */
+            organizationId: number;
+            /** @enum {string} */
+            role: "administrator";
+        };
+        ExternalUserRequest: {
+            /** Format: email */
+            email: string;
         };
         Geofence: {
             id: number;
@@ -4404,6 +4745,43 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Each device of the list, accepted or rejected. */
+        BulkDevicesResult: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: {
+                        accepted: {
+                            /**
+                             * Format: int64
+                             * @description The number of the device's stay in the organization.
+                             */
+                            edgeId: number;
+                            imei: string;
+                            name: string;
+                            /**
+                             * Format: int64
+                             * @description The IMEI as a number.
+                             */
+                            serialNumber: number;
+                        }[];
+                        rejected: {
+                            /**
+                             * @description 1000: group not found; 1001: device already assigned.
+                             * @enum {integer}
+                             */
+                            errorCode: 1000 | 1001;
+                            imei: string;
+                            name: string;
+                            reason: string;
+                        }[];
+                    };
+                    requestId: string;
+                };
+            };
+        };
         /** @description The write breaks a uniqueness rule. */
         Conflict: {
             headers: {
@@ -4530,6 +4908,17 @@ export interface components {
                 };
             };
         };
+        /** @description Done; the answer names the request. */
+        RequestDone: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    requestId: string;
+                };
+            };
+        };
         /** @description The caller's request budget is spent; retry after the Retry-After seconds. */
         TooManyRequests: {
             headers: {
@@ -4599,9 +4988,13 @@ export interface components {
         offset: number;
         /** @description The id of the organization (GET /v2/organizations). */
         orgId: number;
+        /** @description The user id of the partner contact (GET /v2/partner-contacts). */
+        partnerContactId: number;
         /** @description The caller's partner id (GET /v2/me). */
         partnerId: number;
         recipientId: number;
+        /** @description The id of the user. */
+        userId: number;
     };
     requestBodies: {
         AuxBillingChange: {
@@ -7520,6 +7913,22 @@ export interface operations {
             404: components["responses"]["NotFound"];
         };
     };
+    postForgotPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["RequestDone"];
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     getMe: {
         parameters: {
             query?: never;
@@ -7546,6 +7955,11 @@ export interface operations {
                                 alarmsCount?: number;
                                 email?: string;
                                 id?: number;
+                                /**
+                                 * @description The user's measurement units (PUT /v2/users/update-settings), absent until set.
+                                 * @enum {integer}
+                                 */
+                                measurement?: 1 | 2;
                                 name?: string;
                                 organizationId?: number;
                                 organizationName?: string;
@@ -7556,6 +7970,11 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 role?: "partner" | "user" | "administrator" | "restricted";
+                                /**
+                                 * @description The user's time format (PUT /v2/users/update-settings), absent until set.
+                                 * @enum {integer}
+                                 */
+                                timeFormat?: 1 | 2;
                             };
                         };
                         requestId?: string;
@@ -8180,6 +8599,25 @@ export interface operations {
             404: components["responses"]["NotFound"];
         };
     };
+    deleteOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["RequestDone"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
     patchOrganization: {
         parameters: {
             query?: never;
@@ -8229,6 +8667,29 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+        };
+    };
+    postBulkDevices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkDevices"];
+            };
+        };
+        responses: {
+            200: components["responses"]["BulkDevicesResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     getOrganizationDevicesDefaultDataProfile: {
@@ -8751,6 +9212,83 @@ export interface operations {
             404: components["responses"]["NotFound"];
         };
     };
+    getOrganizationExternalUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The external users. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExternalUser"][];
+                        requestId: string;
+                        users: components["schemas"]["ExternalUser"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    postOrganizationExternalUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExternalUserRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["RequestDone"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    deleteOrganizationExternalUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExternalUserRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["RequestDone"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
     getOrganizationGroups: {
         parameters: {
             query?: {
@@ -8784,6 +9322,44 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+        };
+    };
+    updateOrganizationGroups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    groupId: number;
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The group as renamed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EditedGroup"];
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
     postOrganizationGroups: {
@@ -8823,6 +9399,45 @@ export interface operations {
             409: components["responses"]["Conflict"];
         };
     };
+    deleteOrganizationGroups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    groupId: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The deleted group and the devices it held. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            group: components["schemas"]["EditedGroup"];
+                            ungrouped: string[];
+                        };
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
     postOrganizationGroupDevices: {
         parameters: {
             query?: never;
@@ -8855,6 +9470,29 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    bulkAssignDevicesToOrganizationForPartner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkDevices"];
+            };
+        };
+        responses: {
+            200: components["responses"]["BulkDevicesResult"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -9686,6 +10324,71 @@ export interface operations {
             409: components["responses"]["Conflict"];
         };
     };
+    deletePartnerContacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The caller's partner id (GET /v2/me). */
+                partnerId: components["parameters"]["partnerId"];
+                /** @description The user id of the partner contact (GET /v2/partner-contacts). */
+                partnerContactId: components["parameters"]["partnerContactId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["RequestDone"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    patchPartnerContacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The caller's partner id (GET /v2/me). */
+                partnerId: components["parameters"]["partnerId"];
+                /** @description The user id of the partner contact (GET /v2/partner-contacts). */
+                partnerContactId: components["parameters"]["partnerContactId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    accessLevel?: "viewer" | "editor" | "editorWithoutMediaAccess";
+                    /** Format: email */
+                    email?: string;
+                    id?: number;
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The contact as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["User"];
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
     getAlarmsRecipients: {
         parameters: {
             query?: {
@@ -9985,6 +10688,186 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+        };
+    };
+    putUserSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {integer} */
+                    measurement: 1 | 2;
+                    /** @enum {integer} */
+                    timeFormat: 1 | 2;
+                };
+            };
+        };
+        responses: {
+            /** @description The settings as stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {integer} */
+                            measurement?: 1 | 2;
+                            /** @enum {integer} */
+                            timeFormat?: 1 | 2;
+                        };
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    deleteUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the user. */
+                userId: components["parameters"]["userId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["RequestDone"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    postChangePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the user. */
+                userId: components["parameters"]["userId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: password */
+                    currentPassword: string;
+                    newPassword: components["schemas"]["Password"];
+                };
+            };
+        };
+        responses: {
+            /** @description The password is changed; data holds the caller's new token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            expiresAt: string;
+                            organizationId?: number;
+                            partnerId?: number;
+                            token: string;
+                        };
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    patchUserOrganizationPermissions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the user. */
+                userId: components["parameters"]["userId"];
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    organizationAccessEdgeGroupIds: -2[];
+                    /** @enum {string} */
+                    role: "restricted" | "user" | "administrator" | "supervisor" | "usermapviewer";
+                };
+            };
+        };
+        responses: {
+            /** @description The user with its new access level. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["User"];
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    getWhiteLabelInformation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The domain of the portal, such as fleet.example.com. */
+                whiteLabelDomainAddress: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The portal's details. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            whiteLabelDomainAddress: string;
+                            /** @description The sender address of the portal's e-mails. */
+                            whiteLabelInfoEmail?: string;
+                            whiteLabelName: string;
+                            whiteLabelThemeColor: string;
+                            whiteLabelThemeName: string;
+                        };
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     activationWebhook: {
