@@ -204,6 +204,22 @@ func (s *Server) routes(r *gin.Engine) {
 	// Partner statistics and device data usage.
 	v2.GET("/partners/operational-statistics", auth, partner, s.operationalStatistics)
 	v2.GET("/devices/:imei/data-usage", scoped(FeatureDeviceInfo), auth, s.deviceDataUsage)
+
+	// Device data: trips, telemetry and safety score, links to several
+	// event files, fleet reports of data usage and health, and recording
+	// encryption keys (credentials: not for viewers, every read audited).
+	v2.GET("/devices/:imei/trips", scoped(FeatureDeviceGPS), auth, s.getDeviceTrips)
+	v2.GET("/devices/:imei/score", event, auth, s.getDeviceScore)
+	v2.GET("/devices/:imei/telemetry", scoped(FeatureDeviceInfo), auth, s.getDeviceTelemetry)
+	v2.GET("/devices/:imei/:cameraId/telemetry", scoped(FeatureDeviceInfo), auth, s.getCameraTelemetry)
+	v2.GET("/devices/:imei/event-file-links", event, auth, media, s.eventFileLinks)
+	v2.GET("/device-data-usage", auth, s.dataUsageReport)
+	v2.POST("/devices/bulk-data-usage", auth, s.bulkDataUsage)
+	v2.GET("/organizations/:orgId/devices-data-usage", auth, s.organizationDataUsage)
+	v2.GET("/device-health", auth, s.deviceHealthReport)
+	v2.GET("/devices/:imei/recording-encryption-keys", auth, s.keyReaders, s.getRecordingKeys)
+	v2.POST("/organizations/:orgId/get-recording-encryption-keys", auth, s.keyReaders, s.orgRecordingKeys)
+	v2.PUT("/generate-encryption-key", auth, write, s.generateEncryptionKey)
 }
 
 // isoTime formats t as the API's ISO 8601 UTC timestamp with milliseconds.
