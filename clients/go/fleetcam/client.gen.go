@@ -874,6 +874,21 @@ func (e PrivacyConfigVoiceRecording) Valid() bool {
 	}
 }
 
+// Defines values for RecordingKeyAlgorithm.
+const (
+	AES128 RecordingKeyAlgorithm = "AES-128"
+)
+
+// Valid indicates whether the value is a known member of the RecordingKeyAlgorithm enum.
+func (e RecordingKeyAlgorithm) Valid() bool {
+	switch e {
+	case AES128:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RejectedIMEIErrorCode.
 const (
 	N1001 RejectedIMEIErrorCode = 1001
@@ -1029,22 +1044,22 @@ func (e WebhookAuxiliaryCameraDataConnectionType) Valid() bool {
 
 // Defines values for WebhookAuxiliaryCameraDataStatus.
 const (
-	Connected    WebhookAuxiliaryCameraDataStatus = "connected"
-	Disconnected WebhookAuxiliaryCameraDataStatus = "disconnected"
-	Paired       WebhookAuxiliaryCameraDataStatus = "paired"
-	Unpaired     WebhookAuxiliaryCameraDataStatus = "unpaired"
+	WebhookAuxiliaryCameraDataStatusConnected    WebhookAuxiliaryCameraDataStatus = "connected"
+	WebhookAuxiliaryCameraDataStatusDisconnected WebhookAuxiliaryCameraDataStatus = "disconnected"
+	WebhookAuxiliaryCameraDataStatusPaired       WebhookAuxiliaryCameraDataStatus = "paired"
+	WebhookAuxiliaryCameraDataStatusUnpaired     WebhookAuxiliaryCameraDataStatus = "unpaired"
 )
 
 // Valid indicates whether the value is a known member of the WebhookAuxiliaryCameraDataStatus enum.
 func (e WebhookAuxiliaryCameraDataStatus) Valid() bool {
 	switch e {
-	case Connected:
+	case WebhookAuxiliaryCameraDataStatusConnected:
 		return true
-	case Disconnected:
+	case WebhookAuxiliaryCameraDataStatusDisconnected:
 		return true
-	case Paired:
+	case WebhookAuxiliaryCameraDataStatusPaired:
 		return true
-	case Unpaired:
+	case WebhookAuxiliaryCameraDataStatusUnpaired:
 		return true
 	default:
 		return false
@@ -1855,6 +1870,99 @@ func (e PostAuxiliaryCamerasBillingJSONBodyBillingStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetDevicesHealthParamsLastRecordingHealth.
+const (
+	GetDevicesHealthParamsLastRecordingHealthMinus1 GetDevicesHealthParamsLastRecordingHealth = "-1"
+	GetDevicesHealthParamsLastRecordingHealthN0     GetDevicesHealthParamsLastRecordingHealth = "0"
+	GetDevicesHealthParamsLastRecordingHealthN1     GetDevicesHealthParamsLastRecordingHealth = "1"
+)
+
+// Valid indicates whether the value is a known member of the GetDevicesHealthParamsLastRecordingHealth enum.
+func (e GetDevicesHealthParamsLastRecordingHealth) Valid() bool {
+	switch e {
+	case GetDevicesHealthParamsLastRecordingHealthMinus1:
+		return true
+	case GetDevicesHealthParamsLastRecordingHealthN0:
+		return true
+	case GetDevicesHealthParamsLastRecordingHealthN1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDevicesHealthParamsBillingStatus.
+const (
+	GetDevicesHealthParamsBillingStatusActivated           GetDevicesHealthParamsBillingStatus = "activated"
+	GetDevicesHealthParamsBillingStatusBillingStatusNotSet GetDevicesHealthParamsBillingStatus = "billingStatusNotSet"
+	GetDevicesHealthParamsBillingStatusDeactivated         GetDevicesHealthParamsBillingStatus = "deactivated"
+	GetDevicesHealthParamsBillingStatusPendingActivation   GetDevicesHealthParamsBillingStatus = "pendingActivation"
+	GetDevicesHealthParamsBillingStatusSuspended           GetDevicesHealthParamsBillingStatus = "suspended"
+)
+
+// Valid indicates whether the value is a known member of the GetDevicesHealthParamsBillingStatus enum.
+func (e GetDevicesHealthParamsBillingStatus) Valid() bool {
+	switch e {
+	case GetDevicesHealthParamsBillingStatusActivated:
+		return true
+	case GetDevicesHealthParamsBillingStatusBillingStatusNotSet:
+		return true
+	case GetDevicesHealthParamsBillingStatusDeactivated:
+		return true
+	case GetDevicesHealthParamsBillingStatusPendingActivation:
+		return true
+	case GetDevicesHealthParamsBillingStatusSuspended:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDevicesHealthParamsSort.
+const (
+	GetDevicesHealthParamsSortImei                   GetDevicesHealthParamsSort = "imei"
+	GetDevicesHealthParamsSortLastConnectedAt        GetDevicesHealthParamsSort = "lastConnectedAt"
+	GetDevicesHealthParamsSortLastRecordingHealth    GetDevicesHealthParamsSort = "lastRecordingHealth"
+	GetDevicesHealthParamsSortLastRecordingUpdatedAt GetDevicesHealthParamsSort = "lastRecordingUpdatedAt"
+	GetDevicesHealthParamsSortName                   GetDevicesHealthParamsSort = "name"
+)
+
+// Valid indicates whether the value is a known member of the GetDevicesHealthParamsSort enum.
+func (e GetDevicesHealthParamsSort) Valid() bool {
+	switch e {
+	case GetDevicesHealthParamsSortImei:
+		return true
+	case GetDevicesHealthParamsSortLastConnectedAt:
+		return true
+	case GetDevicesHealthParamsSortLastRecordingHealth:
+		return true
+	case GetDevicesHealthParamsSortLastRecordingUpdatedAt:
+		return true
+	case GetDevicesHealthParamsSortName:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDevicesHealthParamsOrder.
+const (
+	GetDevicesHealthParamsOrderAsc  GetDevicesHealthParamsOrder = "asc"
+	GetDevicesHealthParamsOrderDesc GetDevicesHealthParamsOrder = "desc"
+)
+
+// Valid indicates whether the value is a known member of the GetDevicesHealthParamsOrder enum.
+func (e GetDevicesHealthParamsOrder) Valid() bool {
+	switch e {
+	case GetDevicesHealthParamsOrderAsc:
+		return true
+	case GetDevicesHealthParamsOrderDesc:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostDeviceAuxiliaryCamerasBillingJSONBodyBillingStatus.
 const (
 	PostDeviceAuxiliaryCamerasBillingJSONBodyBillingStatusDisable PostDeviceAuxiliaryCamerasBillingJSONBodyBillingStatus = "disable"
@@ -2053,6 +2161,24 @@ func (e GetDeviceEventFileLinkParamsFileType) Valid() bool {
 	}
 }
 
+// Defines values for GetDeviceEventManyFileLinksParamsFileType.
+const (
+	GetDeviceEventManyFileLinksParamsFileTypeSnapshot GetDeviceEventManyFileLinksParamsFileType = "snapshot"
+	GetDeviceEventManyFileLinksParamsFileTypeVideo    GetDeviceEventManyFileLinksParamsFileType = "video"
+)
+
+// Valid indicates whether the value is a known member of the GetDeviceEventManyFileLinksParamsFileType enum.
+func (e GetDeviceEventManyFileLinksParamsFileType) Valid() bool {
+	switch e {
+	case GetDeviceEventManyFileLinksParamsFileTypeSnapshot:
+		return true
+	case GetDeviceEventManyFileLinksParamsFileTypeVideo:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetDeviceEventsParamsStatus.
 const (
 	GetDeviceEventsParamsStatusNew      GetDeviceEventsParamsStatus = "new"
@@ -2107,6 +2233,78 @@ func (e GetDevicePrivacyMode200JSONResponseBodyPrivacyMode) Valid() bool {
 	}
 }
 
+// Defines values for GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState.
+const (
+	GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasStateConnected    GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState = "connected"
+	GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasStateNotConnected GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState = "notConnected"
+	GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasStateRecording    GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState = "recording"
+)
+
+// Valid indicates whether the value is a known member of the GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState enum.
+func (e GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState) Valid() bool {
+	switch e {
+	case GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasStateConnected:
+		return true
+	case GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasStateNotConnected:
+		return true
+	case GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasStateRecording:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDeviceTelemetry200JSONResponseBodyDataSimState.
+const (
+	Absent        GetDeviceTelemetry200JSONResponseBodyDataSimState = "absent"
+	NetworkLocked GetDeviceTelemetry200JSONResponseBodyDataSimState = "network locked"
+	PINRequired   GetDeviceTelemetry200JSONResponseBodyDataSimState = "PIN required"
+	PURRequired   GetDeviceTelemetry200JSONResponseBodyDataSimState = "PUR required"
+	Ready         GetDeviceTelemetry200JSONResponseBodyDataSimState = "ready"
+	Unknown       GetDeviceTelemetry200JSONResponseBodyDataSimState = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the GetDeviceTelemetry200JSONResponseBodyDataSimState enum.
+func (e GetDeviceTelemetry200JSONResponseBodyDataSimState) Valid() bool {
+	switch e {
+	case Absent:
+		return true
+	case NetworkLocked:
+		return true
+	case PINRequired:
+		return true
+	case PURRequired:
+		return true
+	case Ready:
+		return true
+	case Unknown:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDeviceTelemetry200JSONResponseBodyDataStatus.
+const (
+	GetDeviceTelemetry200JSONResponseBodyDataStatusOffline GetDeviceTelemetry200JSONResponseBodyDataStatus = "offline"
+	GetDeviceTelemetry200JSONResponseBodyDataStatusOnline  GetDeviceTelemetry200JSONResponseBodyDataStatus = "online"
+	GetDeviceTelemetry200JSONResponseBodyDataStatusStandby GetDeviceTelemetry200JSONResponseBodyDataStatus = "standby"
+)
+
+// Valid indicates whether the value is a known member of the GetDeviceTelemetry200JSONResponseBodyDataStatus enum.
+func (e GetDeviceTelemetry200JSONResponseBodyDataStatus) Valid() bool {
+	switch e {
+	case GetDeviceTelemetry200JSONResponseBodyDataStatusOffline:
+		return true
+	case GetDeviceTelemetry200JSONResponseBodyDataStatusOnline:
+		return true
+	case GetDeviceTelemetry200JSONResponseBodyDataStatusStandby:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostVirtualEventJSONBodyMediaType.
 const (
 	PostVirtualEventJSONBodyMediaTypeNone     PostVirtualEventJSONBodyMediaType = "none"
@@ -2140,6 +2338,33 @@ func (e PostVirtualEventJSONBodyQuality) Valid() bool {
 	case High:
 		return true
 	case Standard:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDeviceCameraTelemetry200JSONResponseBodyDataCode.
+const (
+	CODE1 GetDeviceCameraTelemetry200JSONResponseBodyDataCode = "CODE1"
+	CODE2 GetDeviceCameraTelemetry200JSONResponseBodyDataCode = "CODE2"
+	CODE3 GetDeviceCameraTelemetry200JSONResponseBodyDataCode = "CODE3"
+	CODE4 GetDeviceCameraTelemetry200JSONResponseBodyDataCode = "CODE4"
+	CODE5 GetDeviceCameraTelemetry200JSONResponseBodyDataCode = "CODE5"
+)
+
+// Valid indicates whether the value is a known member of the GetDeviceCameraTelemetry200JSONResponseBodyDataCode enum.
+func (e GetDeviceCameraTelemetry200JSONResponseBodyDataCode) Valid() bool {
+	switch e {
+	case CODE1:
+		return true
+	case CODE2:
+		return true
+	case CODE3:
+		return true
+	case CODE4:
+		return true
+	case CODE5:
 		return true
 	default:
 		return false
@@ -3027,6 +3252,32 @@ type DeviceConfigWriteResult struct {
 	Success *[]string `json:"success,omitempty"`
 }
 
+// DeviceDataUsage A device's cellular usage as it reports it with its health status: the current billing
+// period at the top level (mobileTx sent, mobileRx received, in bytes) and the periods
+// in periods, newest first. The breakdown by use is 0 (fleetcam's devices report bytes
+// only); receivedAt and periodStart are absent or null until the device first reports.
+type DeviceDataUsage struct {
+	EventsUsage          *int       `json:"eventsUsage,omitempty"`
+	Imei                 *string    `json:"imei,omitempty"`
+	LiveStreamUsageMilli *int       `json:"liveStreamUsageMilli,omitempty"`
+	LiveStreamingUsage   *int       `json:"liveStreamingUsage,omitempty"`
+	MobileRx             *int       `json:"mobileRx,omitempty"`
+	MobileTx             *int       `json:"mobileTx,omitempty"`
+	PeriodStart          *time.Time `json:"periodStart,omitempty"`
+	Periods              *[]struct {
+		MobileRx    *int       `json:"mobileRx,omitempty"`
+		MobileTx    *int       `json:"mobileTx,omitempty"`
+		PeriodStart *time.Time `json:"periodStart,omitempty"`
+		ReceivedAt  *time.Time `json:"receivedAt,omitempty"`
+	} `json:"periods,omitempty"`
+	ReceivedAt             *time.Time `json:"receivedAt,omitempty"`
+	RecordStreamUsageMilli *int       `json:"recordStreamUsageMilli,omitempty"`
+	RecordStreamingUsage   *int       `json:"recordStreamingUsage,omitempty"`
+	RecordingsUploadUsage  *int       `json:"recordingsUploadUsage,omitempty"`
+	UsageEventsTodayDay    *int       `json:"usageEventsTodayDay,omitempty"`
+	UsageEventsTodayMonth  *int       `json:"usageEventsTodayMonth,omitempty"`
+}
+
 // Driver defines model for Driver.
 type Driver struct {
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
@@ -3386,6 +3637,19 @@ type PrivacyConfigVirtualEvent string
 // PrivacyConfigVoiceRecording defines model for PrivacyConfig.VoiceRecording.
 type PrivacyConfigVoiceRecording string
 
+// RecordingKey defines model for RecordingKey.
+type RecordingKey struct {
+	Algorithm         *RecordingKeyAlgorithm `json:"algorithm,omitempty"`
+	ConfirmedByDevice *bool                  `json:"confirmedByDevice,omitempty"`
+	CreatedAt         *time.Time             `json:"createdAt,omitempty"`
+
+	// Key 32 hexadecimal characters.
+	Key *string `json:"key,omitempty"`
+}
+
+// RecordingKeyAlgorithm defines model for RecordingKey.Algorithm.
+type RecordingKeyAlgorithm string
+
 // RejectedIMEI defines model for RejectedIMEI.
 type RejectedIMEI struct {
 	// ErrorCode 1001: the device does not exist or is not the caller's.
@@ -3430,6 +3694,21 @@ type StatsWindow struct {
 	MonthsAgo *int       `json:"monthsAgo,omitempty"`
 	StartTime *time.Time `json:"startTime,omitempty"`
 	WeeksAgo  *int       `json:"weeksAgo,omitempty"`
+}
+
+// TripPoint defines model for TripPoint.
+type TripPoint struct {
+	// Accuracy Meters.
+	Accuracy *float64 `json:"accuracy,omitempty"`
+	Alt      *float64 `json:"alt,omitempty"`
+	Lat      float64  `json:"lat"`
+	Lon      float64  `json:"lon"`
+
+	// Speed Meters per second.
+	Speed float64 `json:"speed"`
+
+	// Time Seconds since the epoch.
+	Time float64 `json:"time"`
 }
 
 // User defines model for User.
@@ -4276,6 +4555,58 @@ type PostAuxiliaryCamerasBillingStatusJSONBody struct {
 	OrganizationId *int      `json:"organizationId,omitempty"`
 }
 
+// GetDeviceDataUsageReportParams defines parameters for GetDeviceDataUsageReport.
+type GetDeviceDataUsageReportParams struct {
+	OrganizationId *int    `form:"organizationId,omitempty" json:"organizationId,omitempty"`
+	Imei           *string `form:"imei,omitempty" json:"imei,omitempty"`
+
+	// Name Devices whose name contains this, ignoring case.
+	Name *string `form:"name,omitempty" json:"name,omitempty"`
+
+	// Limit Page size, from 1 to 1500 (default 100).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Results to skip.
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// GetDevicesHealthParams defines parameters for GetDevicesHealth.
+type GetDevicesHealthParams struct {
+	OrganizationId *int    `form:"organizationId,omitempty" json:"organizationId,omitempty"`
+	Imei           *string `form:"imei,omitempty" json:"imei,omitempty"`
+
+	// Name Devices whose name contains this, ignoring case.
+	Name                        *string    `form:"name,omitempty" json:"name,omitempty"`
+	LastConnectedAtStart        *time.Time `form:"lastConnectedAtStart,omitempty" json:"lastConnectedAtStart,omitempty"`
+	LastConnectedAtEnd          *time.Time `form:"lastConnectedAtEnd,omitempty" json:"lastConnectedAtEnd,omitempty"`
+	LastRecordingUpdatedAtStart *time.Time `form:"lastRecordingUpdatedAtStart,omitempty" json:"lastRecordingUpdatedAtStart,omitempty"`
+	LastRecordingUpdatedAtEnd   *time.Time `form:"lastRecordingUpdatedAtEnd,omitempty" json:"lastRecordingUpdatedAtEnd,omitempty"`
+
+	// LastRecordingHealth 1 passed, 0 failed, -1 not tested.
+	LastRecordingHealth *GetDevicesHealthParamsLastRecordingHealth `form:"lastRecordingHealth,omitempty" json:"lastRecordingHealth,omitempty"`
+	BillingStatus       *GetDevicesHealthParamsBillingStatus       `form:"billingStatus,omitempty" json:"billingStatus,omitempty"`
+	Sort                *GetDevicesHealthParamsSort                `form:"sort,omitempty" json:"sort,omitempty"`
+	Order               *GetDevicesHealthParamsOrder               `form:"order,omitempty" json:"order,omitempty"`
+
+	// Limit Page size, from 1 to 1500 (default 100).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Results to skip.
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// GetDevicesHealthParamsLastRecordingHealth defines parameters for GetDevicesHealth.
+type GetDevicesHealthParamsLastRecordingHealth string
+
+// GetDevicesHealthParamsBillingStatus defines parameters for GetDevicesHealth.
+type GetDevicesHealthParamsBillingStatus string
+
+// GetDevicesHealthParamsSort defines parameters for GetDevicesHealth.
+type GetDevicesHealthParamsSort string
+
+// GetDevicesHealthParamsOrder defines parameters for GetDevicesHealth.
+type GetDevicesHealthParamsOrder string
+
 // PostDeviceAuxiliaryCamerasBillingJSONBody defines parameters for PostDeviceAuxiliaryCamerasBilling.
 type PostDeviceAuxiliaryCamerasBillingJSONBody struct {
 	BillingStatus  PostDeviceAuxiliaryCamerasBillingJSONBodyBillingStatus `json:"billingStatus"`
@@ -4299,6 +4630,11 @@ type PutBulkDevicesBillingStatusJSONBody struct {
 
 // PutBulkDevicesBillingStatusParamsBillingStatus defines parameters for PutBulkDevicesBillingStatus.
 type PutBulkDevicesBillingStatusParamsBillingStatus string
+
+// GetDevicesDataUsageJSONBody defines parameters for GetDevicesDataUsage.
+type GetDevicesDataUsageJSONBody struct {
+	Imeis []string `json:"imeis"`
+}
 
 // BulkPatchPrivacyConfigJSONBody defines parameters for BulkPatchPrivacyConfig.
 type BulkPatchPrivacyConfigJSONBody struct {
@@ -4432,6 +4768,24 @@ type GetDeviceEventFileLinkParams struct {
 // GetDeviceEventFileLinkParamsFileType defines parameters for GetDeviceEventFileLink.
 type GetDeviceEventFileLinkParamsFileType string
 
+// GetDeviceEventManyFileLinksParams defines parameters for GetDeviceEventManyFileLinks.
+type GetDeviceEventManyFileLinksParams struct {
+	EventId *int `form:"eventId,omitempty" json:"eventId,omitempty"`
+
+	// FileId Required without eventId.
+	FileId *string `form:"fileId,omitempty" json:"fileId,omitempty"`
+
+	// FileType Required without eventId.
+	FileType *GetDeviceEventManyFileLinksParamsFileType `form:"fileType,omitempty" json:"fileType,omitempty"`
+
+	// CameraIds Camera ids separated by commas (1,2); required without eventId.
+	CameraIds *string `form:"cameraIds,omitempty" json:"cameraIds,omitempty"`
+	Conceal   *bool   `form:"conceal,omitempty" json:"conceal,omitempty"`
+}
+
+// GetDeviceEventManyFileLinksParamsFileType defines parameters for GetDeviceEventManyFileLinks.
+type GetDeviceEventManyFileLinksParamsFileType string
+
 // GetDeviceEventsParams defines parameters for GetDeviceEvents.
 type GetDeviceEventsParams struct {
 	Start  time.Time                    `form:"start" json:"start"`
@@ -4479,6 +4833,34 @@ type GetDeviceRecordingRangesParams struct {
 	End   *time.Time `form:"end,omitempty" json:"end,omitempty"`
 }
 
+// GetDeviceScoreParams defines parameters for GetDeviceScore.
+type GetDeviceScoreParams struct {
+	Start time.Time `form:"start" json:"start"`
+
+	// End At most 31 days after start.
+	End time.Time `form:"end" json:"end"`
+}
+
+// GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState defines parameters for GetDeviceTelemetry.
+type GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState string
+
+// GetDeviceTelemetry200JSONResponseBodyDataSimState defines parameters for GetDeviceTelemetry.
+type GetDeviceTelemetry200JSONResponseBodyDataSimState string
+
+// GetDeviceTelemetry200JSONResponseBodyDataStatus defines parameters for GetDeviceTelemetry.
+type GetDeviceTelemetry200JSONResponseBodyDataStatus string
+
+// GetDeviceTripsParams defines parameters for GetDeviceTrips.
+type GetDeviceTripsParams struct {
+	Start time.Time `form:"start" json:"start"`
+
+	// End At most 31 days after start.
+	End time.Time `form:"end" json:"end"`
+
+	// MinimumDistance Leave out trips shorter than this many miles.
+	MinimumDistance *float64 `form:"minimumDistance,omitempty" json:"minimumDistance,omitempty"`
+}
+
 // PostVirtualEventJSONBody defines parameters for PostVirtualEvent.
 type PostVirtualEventJSONBody struct {
 	AudioAlert *bool `json:"audioAlert,omitempty"`
@@ -4498,6 +4880,9 @@ type PostVirtualEventJSONBodyMediaType string
 
 // PostVirtualEventJSONBodyQuality defines parameters for PostVirtualEvent.
 type PostVirtualEventJSONBodyQuality string
+
+// GetDeviceCameraTelemetry200JSONResponseBodyDataCode defines parameters for GetDeviceCameraTelemetry.
+type GetDeviceCameraTelemetry200JSONResponseBodyDataCode string
 
 // DeleteDriversJSONBody defines parameters for DeleteDrivers.
 type DeleteDriversJSONBody struct {
@@ -4769,6 +5154,14 @@ type PostOrganizationDevicesJSONBody struct {
 	Name string `json:"name"`
 }
 
+// GetOrganizationDevicesDataUsageParams defines parameters for GetOrganizationDevicesDataUsage.
+type GetOrganizationDevicesDataUsageParams struct {
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Results to skip.
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
 // GetOrganizationDevicesBillingStatusParams defines parameters for GetOrganizationDevicesBillingStatus.
 type GetOrganizationDevicesBillingStatusParams struct {
 	// Limit Page size, from 1 to 1500 (default 100).
@@ -4796,6 +5189,11 @@ type GetOrganizationsEventsJSONBody struct {
 	Limit      *int       `json:"limit,omitempty"`
 	Offset     *int       `json:"offset,omitempty"`
 	Start      *time.Time `json:"start,omitempty"`
+}
+
+// PostOrganizationGetLatestRecordingEncryptionKeysJSONBody defines parameters for PostOrganizationGetLatestRecordingEncryptionKeys.
+type PostOrganizationGetLatestRecordingEncryptionKeysJSONBody struct {
+	Imeis *[]string `json:"imeis,omitempty"`
 }
 
 // GetOrganizationGroupsParams defines parameters for GetOrganizationGroups.
@@ -5083,6 +5481,9 @@ type GetDeviceAuxiliaryCamerasBillingStatusJSONRequestBody GetDeviceAuxiliaryCam
 // PutBulkDevicesBillingStatusJSONRequestBody defines body for PutBulkDevicesBillingStatus for application/json ContentType.
 type PutBulkDevicesBillingStatusJSONRequestBody PutBulkDevicesBillingStatusJSONBody
 
+// GetDevicesDataUsageJSONRequestBody defines body for GetDevicesDataUsage for application/json ContentType.
+type GetDevicesDataUsageJSONRequestBody GetDevicesDataUsageJSONBody
+
 // BulkPatchPrivacyConfigJSONRequestBody defines body for BulkPatchPrivacyConfig for application/json ContentType.
 type BulkPatchPrivacyConfigJSONRequestBody BulkPatchPrivacyConfigJSONBody
 
@@ -5172,6 +5573,9 @@ type PostOrganizationEventSettingsJSONRequestBody = EventConfig
 
 // GetOrganizationsEventsJSONRequestBody defines body for GetOrganizationsEvents for application/json ContentType.
 type GetOrganizationsEventsJSONRequestBody GetOrganizationsEventsJSONBody
+
+// PostOrganizationGetLatestRecordingEncryptionKeysJSONRequestBody defines body for PostOrganizationGetLatestRecordingEncryptionKeys for application/json ContentType.
+type PostOrganizationGetLatestRecordingEncryptionKeysJSONRequestBody PostOrganizationGetLatestRecordingEncryptionKeysJSONBody
 
 // PostOrganizationGroupsJSONRequestBody defines body for PostOrganizationGroups for application/json ContentType.
 type PostOrganizationGroupsJSONRequestBody PostOrganizationGroupsJSONBody
@@ -6042,6 +6446,36 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/cluster (the `GetCluster` operationId).
 	GetCluster(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetDeviceDataUsageReport Report the devices' data usage
+	//
+	// The cellular data each device the caller may see used in its current billing period, in
+	// IMEI order: of one organization with organizationId, else of all the partner's
+	// organizations (an organization user sees its own). dataUsageMegabytes is what the
+	// device reported sent and received, in megabytes (10^6 bytes); billingDate is the start
+	// of its billing period, left out until the device first reports (the contract requires
+	// it, which a silent device cannot give). fleetcam has no data usage notifications or
+	// thresholds and its devices report bytes only, so notificaitonEnabled and thresholdSet
+	// are false and the breakdown by use is 0.
+	//
+	// Corresponds with GET /v2/device-data-usage (the `GetDeviceDataUsageReport` operationId).
+	GetDeviceDataUsageReport(ctx context.Context, params *GetDeviceDataUsageReportParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDevicesHealth Report the devices' health
+	//
+	// Each device the caller may see (of one organization with organizationId, else of all
+	// the partner's organizations) with its last connection, its last recording test
+	// (lastRecordingHealth true when it passed), its open alarms (code is the alarm
+	// definition id, GET /v2/alarm-definitions), its ADAS calibration and its paired
+	// auxiliary cameras (lastConnectedAt while connected). lastConnectedAt is left out for a
+	// device that never connected, lastRecordingHealth and lastRecordingUpdatedAt until the
+	// device reports a recording test (the contract requires them, which such a device cannot
+	// give). Sorted by sort (imei by default), in order (desc by default), paginated. Each
+	// pair of time filters goes together: one without the other is 400. billingStatus is the
+	// device's activation status; every device has one, so billingStatusNotSet keeps none.
+	//
+	// Corresponds with GET /v2/device-health (the `GetDevicesHealth` operationId).
+	GetDevicesHealth(ctx context.Context, params *GetDevicesHealthParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostDeviceAuxiliaryCamerasBillingWithBody Enable or disable auxiliary camera billing (reference path)
 	//
 	// Same as POST /v2/auxiliary-cameras/billing.
@@ -6095,6 +6529,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /v2/devices/billing-status/{billingStatus} (the `PutBulkDevicesBillingStatus` operationId).
 	PutBulkDevicesBillingStatus(ctx context.Context, billingStatus PutBulkDevicesBillingStatusParamsBillingStatus, body PutBulkDevicesBillingStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDevicesDataUsageWithBody Get the data usage of several devices
+	//
+	// Each named device's usage as GET /v2/devices/{imei}/data-usage gives it, with the
+	// current billing period in periods. At most 1000 IMEIs; a device the caller cannot see
+	// is 404, naming it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/devices/bulk-data-usage (the `GetDevicesDataUsage` operationId).
+	GetDevicesDataUsageWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDevicesDataUsage Get the data usage of several devices
+	//
+	// Each named device's usage as GET /v2/devices/{imei}/data-usage gives it, with the
+	// current billing period in periods. At most 1000 IMEIs; a device the caller cannot see
+	// is 404, naming it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/devices/bulk-data-usage (the `GetDevicesDataUsage` operationId).
+	GetDevicesDataUsage(ctx context.Context, body GetDevicesDataUsageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// BulkPatchPrivacyConfigWithBody Change what privacy mode keeps enabled on many devices
 	//
@@ -6535,6 +6991,18 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/devices/{imei}/event-file-link (the `GetDeviceEventFileLink` operationId).
 	GetDeviceEventFileLink(ctx context.Context, imei Imei, params *GetDeviceEventFileLinkParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetDeviceEventManyFileLinks Get temporary links to several cameras' event files
+	//
+	// The links GET /v2/devices/{imei}/event-file-link gives, for several cameras at once:
+	// with eventId, every file of the event (narrowed by fileType and cameraIds when given;
+	// the snapshot of a video is its middle frame); without it, fileId of fileType on each
+	// of cameraIds. A camera whose file has no link carries the reason in error; when no
+	// camera has one, the answer is that reason (404). fleetcam keeps event files as
+	// recorded: conceal=true (a blurred version) is 400. Not for editorWithoutMediaAccess.
+	//
+	// Corresponds with GET /v2/devices/{imei}/event-file-links (the `GetDeviceEventManyFileLinks` operationId).
+	GetDeviceEventManyFileLinks(ctx context.Context, imei Imei, params *GetDeviceEventManyFileLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetDeviceEvents List a device's events
 	//
 	// Events of one device with a time from start to end (both inclusive, at most 31 days apart),
@@ -6651,12 +7119,70 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/devices/{imei}/privacy-control (the `GetDevicePrivacyMode` operationId).
 	GetDevicePrivacyMode(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetDeviceRecordingEncryptionKeys Get the device's recording encryption keys
+	//
+	// The device's active recording encryption key and its key history, at the top level as
+	// the contract has them. Keys are never stored: each is derived with HKDF-SHA256 from
+	// fleetcam's media key, the IMEI and the device's stay in its organization, so a device
+	// that moves to another organization gets a key its earlier owner never saw. The contract
+	// has no call to rotate a key, so the history holds the one key of the current stay,
+	// created when the device joined its organization. fleetcam's devices do not acknowledge
+	// keys: confirmedByDevice is false. Keys are credentials: viewers get 403, and every
+	// read is in the audit log (device.recordingKey.read).
+	//
+	// Corresponds with GET /v2/devices/{imei}/recording-encryption-keys (the `GetDeviceRecordingEncryptionKeys` operationId).
+	GetDeviceRecordingEncryptionKeys(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetDeviceRecordingRanges List the recordings on the device
 	//
 	// Per camera, the intervals the SD card holds since the device left its previous organization (if it had one), clipped to start and end when given. The device must be online.
 	//
 	// Corresponds with GET /v2/devices/{imei}/recording-ranges (the `GetDeviceRecordingRanges` operationId).
 	GetDeviceRecordingRanges(ctx context.Context, imei Imei, params *GetDeviceRecordingRangesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDeviceScore Get the device's safety score
+	//
+	// The device's safety score over the span from start to end (at most 31 days): its
+	// driving-behaviour events per 100 km driven, counting at least 100 km, rounded to
+	// hundredths; lower is better. score = events × 100 / max(distanceKm, 100), where events
+	// counts acceleration, deceleration, accident, sharpTurnLeft, sharpRightTurn, speedLimit,
+	// tailgating, laneWeaving, cellPhoneUse, distractedDriving, smoking, foodDrink,
+	// driverUnbelted, possibleFatigue and gsensorHigh, and distanceKm is the length of the
+	// device's GPS track in the span. Under 100 km the score is the number of events, so a
+	// short drive does not inflate it. events and distanceKm are given beside the score.
+	// Scoped tokens with deviceEvent may call it.
+	//
+	// Corresponds with GET /v2/devices/{imei}/score (the `GetDeviceScore` operationId).
+	GetDeviceScore(ctx context.Context, imei Imei, params *GetDeviceScoreParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDeviceTelemetry Get the device's telemetry
+	//
+	// What the cloud last learned of the device, also while it is offline (status says
+	// whether it is connected): its firmware, model and last connection, its last health
+	// report (the ADAS calibration, carried by both calibrationCompleted and
+	// adasCalibrationCompleted; sdCardInserted is false while an "SD card missing" alarm is
+	// open), its hotspot switch and its paired auxiliary cameras. fleetcam's devices do not
+	// report their SIM, modem version, SD card sizes or Wi-Fi signal: simNetworkType and
+	// simOperator are empty, simState is unknown, sdCardCapacityBytes and sdCardFreeBytes are
+	// 0, and modemVersion, simNumber, wifiConnected and wifiSignalLevel are left out. A device
+	// that never connected is 417. Scoped tokens with deviceInfo may call it.
+	//
+	// Corresponds with GET /v2/devices/{imei}/telemetry (the `GetDeviceTelemetry` operationId).
+	GetDeviceTelemetry(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDeviceTrips List the device's trips
+	//
+	// The device's trips (power on to power off) that overlap the span from start to end (at
+	// most 31 days), oldest first. start and end are the first and last GPS samples of the
+	// trip (time in seconds since the epoch, speed in meters per second); a trip during which
+	// the device reported no GPS has the trip's start and end times there at latitude and
+	// longitude 0. distance is in miles (the haversine length of the GPS track), duration in
+	// seconds, maxSpeed in meters per second; eventsCount counts the trip's events other than
+	// its power on and off. A trip still in progress has inProgress true and counts until now.
+	// Scoped tokens with deviceGps may call it.
+	//
+	// Corresponds with GET /v2/devices/{imei}/trips (the `GetDeviceTrips` operationId).
+	GetDeviceTrips(ctx context.Context, imei Imei, params *GetDeviceTripsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostVirtualEventWithBody Create a virtual event from the recordings
 	//
@@ -6689,6 +7215,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v2/devices/{imei}/virtual-event (the `PostVirtualEvent` operationId).
 	PostVirtualEvent(ctx context.Context, imei Imei, body PostVirtualEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDeviceCameraTelemetry Get the state of a camera's stream
+	//
+	// The state of the camera's live stream in the cloud: CODE1 once the device sent the first
+	// frame of a stream (POST /v2/devices/{imei}/connect-media), CODE2 while no stream runs
+	// or before its first frame. fleetcam streams live video only (recordings are uploaded
+	// as files), so CODE3 to CODE5 do not occur. Camera 0 asks about every camera of the
+	// device: CODE1 when any of them streams. Scoped tokens with deviceInfo may call it.
+	//
+	// Corresponds with GET /v2/devices/{imei}/{cameraId}/telemetry (the `GetDeviceCameraTelemetry` operationId).
+	GetDeviceCameraTelemetry(ctx context.Context, imei Imei, cameraId int, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteDriversWithBody Delete inactive drivers
 	//
@@ -6853,6 +7390,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v2/driving-history (the `GetDrivingHistory` operationId).
 	GetDrivingHistory(ctx context.Context, params *GetDrivingHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GenerateEncryptionKey Generate a random encryption key
+	//
+	// A strong random key of 32 hexadecimal characters (128 bits) from the system's
+	// cryptographic generator, for the caller's own use; fleetcam does not keep it. Not for
+	// viewers.
+	//
+	// Corresponds with PUT /v2/generate-encryption-key (the `GenerateEncryptionKey` operationId).
+	GenerateEncryptionKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMe Who holds this token
 	//
@@ -7133,6 +7679,15 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/organizations/{orgId}/devices (the `PostOrganizationDevices` operationId).
 	PostOrganizationDevices(ctx context.Context, orgId OrgId, body PostOrganizationDevicesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetOrganizationDevicesDataUsage Get the data usage of an organization's devices
+	//
+	// The usage of the organization's devices the caller may see, in IMEI order, as POST
+	// /v2/devices/bulk-data-usage gives it: 100 a page unless limit (at most 200) says
+	// otherwise.
+	//
+	// Corresponds with GET /v2/organizations/{orgId}/devices-data-usage (the `GetOrganizationDevicesDataUsage` operationId).
+	GetOrganizationDevicesDataUsage(ctx context.Context, orgId OrgId, params *GetOrganizationDevicesDataUsageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOrganizationDevicesBillingStatus Billing status of an organization's devices
 	//
 	// The partner's devices in the organization. Partners only.
@@ -7248,6 +7803,30 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v2/organizations/{orgId}/events (the `GetOrganizationsEvents` operationId).
 	GetOrganizationsEvents(ctx context.Context, orgId OrgId, body GetOrganizationsEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrganizationGetLatestRecordingEncryptionKeysWithBody Get the active recording keys of an organization's devices
+	//
+	// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
+	// derives it) of each device named in imeis, or of every device of the organization the
+	// caller may see when the body or imeis is left out. A named device that is not one of
+	// them is 404. Viewers get 403; every key read is audited.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/get-recording-encryption-keys (the `PostOrganizationGetLatestRecordingEncryptionKeys` operationId).
+	PostOrganizationGetLatestRecordingEncryptionKeysWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrganizationGetLatestRecordingEncryptionKeys Get the active recording keys of an organization's devices
+	//
+	// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
+	// derives it) of each device named in imeis, or of every device of the organization the
+	// caller may see when the body or imeis is left out. A named device that is not one of
+	// them is 404. Viewers get 403; every key read is audited.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/get-recording-encryption-keys (the `PostOrganizationGetLatestRecordingEncryptionKeys` operationId).
+	PostOrganizationGetLatestRecordingEncryptionKeys(ctx context.Context, orgId OrgId, body PostOrganizationGetLatestRecordingEncryptionKeysJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOrganizationGroups List an organization's groups
 	//
@@ -8128,6 +8707,56 @@ func (c *Client) GetCluster(ctx context.Context, reqEditors ...RequestEditorFn) 
 	return c.Client.Do(req)
 }
 
+// GetDeviceDataUsageReport Report the devices' data usage
+//
+// The cellular data each device the caller may see used in its current billing period, in
+// IMEI order: of one organization with organizationId, else of all the partner's
+// organizations (an organization user sees its own). dataUsageMegabytes is what the
+// device reported sent and received, in megabytes (10^6 bytes); billingDate is the start
+// of its billing period, left out until the device first reports (the contract requires
+// it, which a silent device cannot give). fleetcam has no data usage notifications or
+// thresholds and its devices report bytes only, so notificaitonEnabled and thresholdSet
+// are false and the breakdown by use is 0.
+//
+// Corresponds with GET /v2/device-data-usage (the `GetDeviceDataUsageReport` operationId).
+func (c *Client) GetDeviceDataUsageReport(ctx context.Context, params *GetDeviceDataUsageReportParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeviceDataUsageReportRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDevicesHealth Report the devices' health
+//
+// Each device the caller may see (of one organization with organizationId, else of all
+// the partner's organizations) with its last connection, its last recording test
+// (lastRecordingHealth true when it passed), its open alarms (code is the alarm
+// definition id, GET /v2/alarm-definitions), its ADAS calibration and its paired
+// auxiliary cameras (lastConnectedAt while connected). lastConnectedAt is left out for a
+// device that never connected, lastRecordingHealth and lastRecordingUpdatedAt until the
+// device reports a recording test (the contract requires them, which such a device cannot
+// give). Sorted by sort (imei by default), in order (desc by default), paginated. Each
+// pair of time filters goes together: one without the other is 400. billingStatus is the
+// device's activation status; every device has one, so billingStatusNotSet keeps none.
+//
+// Corresponds with GET /v2/device-health (the `GetDevicesHealth` operationId).
+func (c *Client) GetDevicesHealth(ctx context.Context, params *GetDevicesHealthParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDevicesHealthRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostDeviceAuxiliaryCamerasBillingWithBody Enable or disable auxiliary camera billing (reference path)
 //
 // Same as POST /v2/auxiliary-cameras/billing.
@@ -8232,6 +8861,48 @@ func (c *Client) PutBulkDevicesBillingStatusWithBody(ctx context.Context, billin
 // Corresponds with PUT /v2/devices/billing-status/{billingStatus} (the `PutBulkDevicesBillingStatus` operationId).
 func (c *Client) PutBulkDevicesBillingStatus(ctx context.Context, billingStatus PutBulkDevicesBillingStatusParamsBillingStatus, body PutBulkDevicesBillingStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutBulkDevicesBillingStatusRequest(c.Server, billingStatus, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDevicesDataUsageWithBody Get the data usage of several devices
+//
+// Each named device's usage as GET /v2/devices/{imei}/data-usage gives it, with the
+// current billing period in periods. At most 1000 IMEIs; a device the caller cannot see
+// is 404, naming it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/devices/bulk-data-usage (the `GetDevicesDataUsage` operationId).
+func (c *Client) GetDevicesDataUsageWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDevicesDataUsageRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDevicesDataUsage Get the data usage of several devices
+//
+// Each named device's usage as GET /v2/devices/{imei}/data-usage gives it, with the
+// current billing period in periods. At most 1000 IMEIs; a device the caller cannot see
+// is 404, naming it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/devices/bulk-data-usage (the `GetDevicesDataUsage` operationId).
+func (c *Client) GetDevicesDataUsage(ctx context.Context, body GetDevicesDataUsageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDevicesDataUsageRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9091,6 +9762,28 @@ func (c *Client) GetDeviceEventFileLink(ctx context.Context, imei Imei, params *
 	return c.Client.Do(req)
 }
 
+// GetDeviceEventManyFileLinks Get temporary links to several cameras' event files
+//
+// The links GET /v2/devices/{imei}/event-file-link gives, for several cameras at once:
+// with eventId, every file of the event (narrowed by fileType and cameraIds when given;
+// the snapshot of a video is its middle frame); without it, fileId of fileType on each
+// of cameraIds. A camera whose file has no link carries the reason in error; when no
+// camera has one, the answer is that reason (404). fleetcam keeps event files as
+// recorded: conceal=true (a blurred version) is 400. Not for editorWithoutMediaAccess.
+//
+// Corresponds with GET /v2/devices/{imei}/event-file-links (the `GetDeviceEventManyFileLinks` operationId).
+func (c *Client) GetDeviceEventManyFileLinks(ctx context.Context, imei Imei, params *GetDeviceEventManyFileLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeviceEventManyFileLinksRequest(c.Server, imei, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetDeviceEvents List a device's events
 //
 // Events of one device with a time from start to end (both inclusive, at most 31 days apart),
@@ -9337,6 +10030,30 @@ func (c *Client) GetDevicePrivacyMode(ctx context.Context, imei Imei, reqEditors
 	return c.Client.Do(req)
 }
 
+// GetDeviceRecordingEncryptionKeys Get the device's recording encryption keys
+//
+// The device's active recording encryption key and its key history, at the top level as
+// the contract has them. Keys are never stored: each is derived with HKDF-SHA256 from
+// fleetcam's media key, the IMEI and the device's stay in its organization, so a device
+// that moves to another organization gets a key its earlier owner never saw. The contract
+// has no call to rotate a key, so the history holds the one key of the current stay,
+// created when the device joined its organization. fleetcam's devices do not acknowledge
+// keys: confirmedByDevice is false. Keys are credentials: viewers get 403, and every
+// read is in the audit log (device.recordingKey.read).
+//
+// Corresponds with GET /v2/devices/{imei}/recording-encryption-keys (the `GetDeviceRecordingEncryptionKeys` operationId).
+func (c *Client) GetDeviceRecordingEncryptionKeys(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeviceRecordingEncryptionKeysRequest(c.Server, imei)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetDeviceRecordingRanges List the recordings on the device
 //
 // Per camera, the intervals the SD card holds since the device left its previous organization (if it had one), clipped to start and end when given. The device must be online.
@@ -9344,6 +10061,80 @@ func (c *Client) GetDevicePrivacyMode(ctx context.Context, imei Imei, reqEditors
 // Corresponds with GET /v2/devices/{imei}/recording-ranges (the `GetDeviceRecordingRanges` operationId).
 func (c *Client) GetDeviceRecordingRanges(ctx context.Context, imei Imei, params *GetDeviceRecordingRangesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetDeviceRecordingRangesRequest(c.Server, imei, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDeviceScore Get the device's safety score
+//
+// The device's safety score over the span from start to end (at most 31 days): its
+// driving-behaviour events per 100 km driven, counting at least 100 km, rounded to
+// hundredths; lower is better. score = events × 100 / max(distanceKm, 100), where events
+// counts acceleration, deceleration, accident, sharpTurnLeft, sharpRightTurn, speedLimit,
+// tailgating, laneWeaving, cellPhoneUse, distractedDriving, smoking, foodDrink,
+// driverUnbelted, possibleFatigue and gsensorHigh, and distanceKm is the length of the
+// device's GPS track in the span. Under 100 km the score is the number of events, so a
+// short drive does not inflate it. events and distanceKm are given beside the score.
+// Scoped tokens with deviceEvent may call it.
+//
+// Corresponds with GET /v2/devices/{imei}/score (the `GetDeviceScore` operationId).
+func (c *Client) GetDeviceScore(ctx context.Context, imei Imei, params *GetDeviceScoreParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeviceScoreRequest(c.Server, imei, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDeviceTelemetry Get the device's telemetry
+//
+// What the cloud last learned of the device, also while it is offline (status says
+// whether it is connected): its firmware, model and last connection, its last health
+// report (the ADAS calibration, carried by both calibrationCompleted and
+// adasCalibrationCompleted; sdCardInserted is false while an "SD card missing" alarm is
+// open), its hotspot switch and its paired auxiliary cameras. fleetcam's devices do not
+// report their SIM, modem version, SD card sizes or Wi-Fi signal: simNetworkType and
+// simOperator are empty, simState is unknown, sdCardCapacityBytes and sdCardFreeBytes are
+// 0, and modemVersion, simNumber, wifiConnected and wifiSignalLevel are left out. A device
+// that never connected is 417. Scoped tokens with deviceInfo may call it.
+//
+// Corresponds with GET /v2/devices/{imei}/telemetry (the `GetDeviceTelemetry` operationId).
+func (c *Client) GetDeviceTelemetry(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeviceTelemetryRequest(c.Server, imei)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDeviceTrips List the device's trips
+//
+// The device's trips (power on to power off) that overlap the span from start to end (at
+// most 31 days), oldest first. start and end are the first and last GPS samples of the
+// trip (time in seconds since the epoch, speed in meters per second); a trip during which
+// the device reported no GPS has the trip's start and end times there at latitude and
+// longitude 0. distance is in miles (the haversine length of the GPS track), duration in
+// seconds, maxSpeed in meters per second; eventsCount counts the trip's events other than
+// its power on and off. A trip still in progress has inProgress true and counts until now.
+// Scoped tokens with deviceGps may call it.
+//
+// Corresponds with GET /v2/devices/{imei}/trips (the `GetDeviceTrips` operationId).
+func (c *Client) GetDeviceTrips(ctx context.Context, imei Imei, params *GetDeviceTripsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeviceTripsRequest(c.Server, imei, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9396,6 +10187,27 @@ func (c *Client) PostVirtualEventWithBody(ctx context.Context, imei Imei, conten
 // Corresponds with POST /v2/devices/{imei}/virtual-event (the `PostVirtualEvent` operationId).
 func (c *Client) PostVirtualEvent(ctx context.Context, imei Imei, body PostVirtualEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostVirtualEventRequest(c.Server, imei, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDeviceCameraTelemetry Get the state of a camera's stream
+//
+// The state of the camera's live stream in the cloud: CODE1 once the device sent the first
+// frame of a stream (POST /v2/devices/{imei}/connect-media), CODE2 while no stream runs
+// or before its first frame. fleetcam streams live video only (recordings are uploaded
+// as files), so CODE3 to CODE5 do not occur. Camera 0 asks about every camera of the
+// device: CODE1 when any of them streams. Scoped tokens with deviceInfo may call it.
+//
+// Corresponds with GET /v2/devices/{imei}/{cameraId}/telemetry (the `GetDeviceCameraTelemetry` operationId).
+func (c *Client) GetDeviceCameraTelemetry(ctx context.Context, imei Imei, cameraId int, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeviceCameraTelemetryRequest(c.Server, imei, cameraId)
 	if err != nil {
 		return nil, err
 	}
@@ -9710,6 +10522,25 @@ func (c *Client) GetDriverQRcode(ctx context.Context, driverId string, params *G
 // Corresponds with GET /v2/driving-history (the `GetDrivingHistory` operationId).
 func (c *Client) GetDrivingHistory(ctx context.Context, params *GetDrivingHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetDrivingHistoryRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GenerateEncryptionKey Generate a random encryption key
+//
+// A strong random key of 32 hexadecimal characters (128 bits) from the system's
+// cryptographic generator, for the caller's own use; fleetcam does not keep it. Not for
+// viewers.
+//
+// Corresponds with PUT /v2/generate-encryption-key (the `GenerateEncryptionKey` operationId).
+func (c *Client) GenerateEncryptionKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGenerateEncryptionKeyRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -10229,6 +11060,25 @@ func (c *Client) PostOrganizationDevices(ctx context.Context, orgId OrgId, body 
 	return c.Client.Do(req)
 }
 
+// GetOrganizationDevicesDataUsage Get the data usage of an organization's devices
+//
+// The usage of the organization's devices the caller may see, in IMEI order, as POST
+// /v2/devices/bulk-data-usage gives it: 100 a page unless limit (at most 200) says
+// otherwise.
+//
+// Corresponds with GET /v2/organizations/{orgId}/devices-data-usage (the `GetOrganizationDevicesDataUsage` operationId).
+func (c *Client) GetOrganizationDevicesDataUsage(ctx context.Context, orgId OrgId, params *GetOrganizationDevicesDataUsageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOrganizationDevicesDataUsageRequest(c.Server, orgId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetOrganizationDevicesBillingStatus Billing status of an organization's devices
 //
 // The partner's devices in the organization. Partners only.
@@ -10435,6 +11285,50 @@ func (c *Client) GetOrganizationsEventsWithBody(ctx context.Context, orgId OrgId
 // Corresponds with POST /v2/organizations/{orgId}/events (the `GetOrganizationsEvents` operationId).
 func (c *Client) GetOrganizationsEvents(ctx context.Context, orgId OrgId, body GetOrganizationsEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOrganizationsEventsRequest(c.Server, orgId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrganizationGetLatestRecordingEncryptionKeysWithBody Get the active recording keys of an organization's devices
+//
+// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
+// derives it) of each device named in imeis, or of every device of the organization the
+// caller may see when the body or imeis is left out. A named device that is not one of
+// them is 404. Viewers get 403; every key read is audited.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/organizations/{orgId}/get-recording-encryption-keys (the `PostOrganizationGetLatestRecordingEncryptionKeys` operationId).
+func (c *Client) PostOrganizationGetLatestRecordingEncryptionKeysWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrganizationGetLatestRecordingEncryptionKeysRequestWithBody(c.Server, orgId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrganizationGetLatestRecordingEncryptionKeys Get the active recording keys of an organization's devices
+//
+// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
+// derives it) of each device named in imeis, or of every device of the organization the
+// caller may see when the body or imeis is left out. A named device that is not one of
+// them is 404. Viewers get 403; every key read is audited.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/organizations/{orgId}/get-recording-encryption-keys (the `PostOrganizationGetLatestRecordingEncryptionKeys` operationId).
+func (c *Client) PostOrganizationGetLatestRecordingEncryptionKeys(ctx context.Context, orgId OrgId, body PostOrganizationGetLatestRecordingEncryptionKeysJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrganizationGetLatestRecordingEncryptionKeysRequest(c.Server, orgId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12260,6 +13154,306 @@ func NewGetClusterRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetDeviceDataUsageReportRequest constructs an http.Request for the GetDeviceDataUsageReport method
+func NewGetDeviceDataUsageReportRequest(server string, params *GetDeviceDataUsageReportParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/device-data-usage")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.OrganizationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organizationId", *params.OrganizationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Imei != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "imei", *params.Imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Name != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "name", *params.Name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDevicesHealthRequest constructs an http.Request for the GetDevicesHealth method
+func NewGetDevicesHealthRequest(server string, params *GetDevicesHealthParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/device-health")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.OrganizationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organizationId", *params.OrganizationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Imei != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "imei", *params.Imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Name != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "name", *params.Name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LastConnectedAtStart != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastConnectedAtStart", *params.LastConnectedAtStart, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LastConnectedAtEnd != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastConnectedAtEnd", *params.LastConnectedAtEnd, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LastRecordingUpdatedAtStart != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastRecordingUpdatedAtStart", *params.LastRecordingUpdatedAtStart, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LastRecordingUpdatedAtEnd != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastRecordingUpdatedAtEnd", *params.LastRecordingUpdatedAtEnd, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LastRecordingHealth != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastRecordingHealth", *params.LastRecordingHealth, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.BillingStatus != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "billingStatus", *params.BillingStatus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Sort != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Order != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPostDeviceAuxiliaryCamerasBillingRequest calls the generic PostDeviceAuxiliaryCamerasBilling builder with application/json body
 func NewPostDeviceAuxiliaryCamerasBillingRequest(server string, body PostDeviceAuxiliaryCamerasBillingJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -12378,6 +13572,46 @@ func NewPutBulkDevicesBillingStatusRequestWithBody(server string, billingStatus 
 	}
 
 	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetDevicesDataUsageRequest calls the generic GetDevicesDataUsage builder with application/json body
+func NewGetDevicesDataUsageRequest(server string, body GetDevicesDataUsageJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewGetDevicesDataUsageRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewGetDevicesDataUsageRequestWithBody constructs an http.Request for the GetDevicesDataUsage method, with any body, and a specified content type
+func NewGetDevicesDataUsageRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/bulk-data-usage")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -13612,6 +14846,115 @@ func NewGetDeviceEventFileLinkRequest(server string, imei Imei, params *GetDevic
 	return req, nil
 }
 
+// NewGetDeviceEventManyFileLinksRequest constructs an http.Request for the GetDeviceEventManyFileLinks method
+func NewGetDeviceEventManyFileLinksRequest(server string, imei Imei, params *GetDeviceEventManyFileLinksParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/event-file-links", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EventId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "eventId", *params.EventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FileId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fileId", *params.FileId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FileType != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fileType", *params.FileType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CameraIds != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cameraIds", *params.CameraIds, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Conceal != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "conceal", *params.Conceal, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetDeviceEventsRequest constructs an http.Request for the GetDeviceEvents method
 func NewGetDeviceEventsRequest(server string, imei Imei, params *GetDeviceEventsParams) (*http.Request, error) {
 	var err error
@@ -14136,6 +15479,40 @@ func NewGetDevicePrivacyModeRequest(server string, imei Imei) (*http.Request, er
 	return req, nil
 }
 
+// NewGetDeviceRecordingEncryptionKeysRequest constructs an http.Request for the GetDeviceRecordingEncryptionKeys method
+func NewGetDeviceRecordingEncryptionKeysRequest(server string, imei Imei) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/recording-encryption-keys", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetDeviceRecordingRangesRequest constructs an http.Request for the GetDeviceRecordingRanges method
 func NewGetDeviceRecordingRangesRequest(server string, imei Imei, params *GetDeviceRecordingRangesParams) (*http.Request, error) {
 	var err error
@@ -14209,6 +15586,182 @@ func NewGetDeviceRecordingRangesRequest(server string, imei Imei, params *GetDev
 	return req, nil
 }
 
+// NewGetDeviceScoreRequest constructs an http.Request for the GetDeviceScore method
+func NewGetDeviceScoreRequest(server string, imei Imei, params *GetDeviceScoreParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/score", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "start", params.Start, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "end", params.End, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDeviceTelemetryRequest constructs an http.Request for the GetDeviceTelemetry method
+func NewGetDeviceTelemetryRequest(server string, imei Imei) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/telemetry", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDeviceTripsRequest constructs an http.Request for the GetDeviceTrips method
+func NewGetDeviceTripsRequest(server string, imei Imei, params *GetDeviceTripsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/trips", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "start", params.Start, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "end", params.End, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.MinimumDistance != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "minimumDistance", *params.MinimumDistance, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "number", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPostVirtualEventRequest calls the generic PostVirtualEvent builder with application/json body
 func NewPostVirtualEventRequest(server string, imei Imei, body PostVirtualEventJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -14252,6 +15805,47 @@ func NewPostVirtualEventRequestWithBody(server string, imei Imei, contentType st
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetDeviceCameraTelemetryRequest constructs an http.Request for the GetDeviceCameraTelemetry method
+func NewGetDeviceCameraTelemetryRequest(server string, imei Imei, cameraId int) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "cameraId", cameraId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/%s/telemetry", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -14970,6 +16564,33 @@ func NewGetDrivingHistoryRequest(server string, params *GetDrivingHistoryParams)
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGenerateEncryptionKeyRequest constructs an http.Request for the GenerateEncryptionKey method
+func NewGenerateEncryptionKeyRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/generate-encryption-key")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -15926,6 +17547,79 @@ func NewPostOrganizationDevicesRequestWithBody(server string, orgId OrgId, conte
 	return req, nil
 }
 
+// NewGetOrganizationDevicesDataUsageRequest constructs an http.Request for the GetOrganizationDevicesDataUsage method
+func NewGetOrganizationDevicesDataUsageRequest(server string, orgId OrgId, params *GetOrganizationDevicesDataUsageParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organizations/%s/devices-data-usage", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetOrganizationDevicesBillingStatusRequest constructs an http.Request for the GetOrganizationDevicesBillingStatus method
 func NewGetOrganizationDevicesBillingStatusRequest(server string, orgId OrgId, params *GetOrganizationDevicesBillingStatusParams) (*http.Request, error) {
 	var err error
@@ -16237,6 +17931,53 @@ func NewGetOrganizationsEventsRequestWithBody(server string, orgId OrgId, conten
 	}
 
 	operationPath := fmt.Sprintf("/v2/organizations/%s/events", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostOrganizationGetLatestRecordingEncryptionKeysRequest calls the generic PostOrganizationGetLatestRecordingEncryptionKeys builder with application/json body
+func NewPostOrganizationGetLatestRecordingEncryptionKeysRequest(server string, orgId OrgId, body PostOrganizationGetLatestRecordingEncryptionKeysJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostOrganizationGetLatestRecordingEncryptionKeysRequestWithBody(server, orgId, "application/json", bodyReader)
+}
+
+// NewPostOrganizationGetLatestRecordingEncryptionKeysRequestWithBody constructs an http.Request for the PostOrganizationGetLatestRecordingEncryptionKeys method, with any body, and a specified content type
+func NewPostOrganizationGetLatestRecordingEncryptionKeysRequestWithBody(server string, orgId OrgId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organizations/%s/get-recording-encryption-keys", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -18443,6 +20184,40 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/cluster (the `GetCluster` operationId).
 	GetClusterWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetClusterResponse, error)
 
+	// GetDeviceDataUsageReportWithResponse Report the devices' data usage
+	//
+	// The cellular data each device the caller may see used in its current billing period, in
+	// IMEI order: of one organization with organizationId, else of all the partner's
+	// organizations (an organization user sees its own). dataUsageMegabytes is what the
+	// device reported sent and received, in megabytes (10^6 bytes); billingDate is the start
+	// of its billing period, left out until the device first reports (the contract requires
+	// it, which a silent device cannot give). fleetcam has no data usage notifications or
+	// thresholds and its devices report bytes only, so notificaitonEnabled and thresholdSet
+	// are false and the breakdown by use is 0.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/device-data-usage (the `GetDeviceDataUsageReport` operationId).
+	GetDeviceDataUsageReportWithResponse(ctx context.Context, params *GetDeviceDataUsageReportParams, reqEditors ...RequestEditorFn) (*GetDeviceDataUsageReportResponse, error)
+
+	// GetDevicesHealthWithResponse Report the devices' health
+	//
+	// Each device the caller may see (of one organization with organizationId, else of all
+	// the partner's organizations) with its last connection, its last recording test
+	// (lastRecordingHealth true when it passed), its open alarms (code is the alarm
+	// definition id, GET /v2/alarm-definitions), its ADAS calibration and its paired
+	// auxiliary cameras (lastConnectedAt while connected). lastConnectedAt is left out for a
+	// device that never connected, lastRecordingHealth and lastRecordingUpdatedAt until the
+	// device reports a recording test (the contract requires them, which such a device cannot
+	// give). Sorted by sort (imei by default), in order (desc by default), paginated. Each
+	// pair of time filters goes together: one without the other is 400. billingStatus is the
+	// device's activation status; every device has one, so billingStatusNotSet keeps none.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/device-health (the `GetDevicesHealth` operationId).
+	GetDevicesHealthWithResponse(ctx context.Context, params *GetDevicesHealthParams, reqEditors ...RequestEditorFn) (*GetDevicesHealthResponse, error)
+
 	// PostDeviceAuxiliaryCamerasBillingWithBodyWithResponse Enable or disable auxiliary camera billing (reference path)
 	//
 	// Same as POST /v2/auxiliary-cameras/billing.
@@ -18496,6 +20271,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v2/devices/billing-status/{billingStatus} (the `PutBulkDevicesBillingStatus` operationId).
 	PutBulkDevicesBillingStatusWithResponse(ctx context.Context, billingStatus PutBulkDevicesBillingStatusParamsBillingStatus, body PutBulkDevicesBillingStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*PutBulkDevicesBillingStatusResponse, error)
+
+	// GetDevicesDataUsageWithBodyWithResponse Get the data usage of several devices
+	//
+	// Each named device's usage as GET /v2/devices/{imei}/data-usage gives it, with the
+	// current billing period in periods. At most 1000 IMEIs; a device the caller cannot see
+	// is 404, naming it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/devices/bulk-data-usage (the `GetDevicesDataUsage` operationId).
+	GetDevicesDataUsageWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GetDevicesDataUsageResponse, error)
+
+	// GetDevicesDataUsageWithResponse Get the data usage of several devices
+	//
+	// Each named device's usage as GET /v2/devices/{imei}/data-usage gives it, with the
+	// current billing period in periods. At most 1000 IMEIs; a device the caller cannot see
+	// is 404, naming it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/devices/bulk-data-usage (the `GetDevicesDataUsage` operationId).
+	GetDevicesDataUsageWithResponse(ctx context.Context, body GetDevicesDataUsageJSONRequestBody, reqEditors ...RequestEditorFn) (*GetDevicesDataUsageResponse, error)
 
 	// BulkPatchPrivacyConfigWithBodyWithResponse Change what privacy mode keeps enabled on many devices
 	//
@@ -18966,6 +20763,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/devices/{imei}/event-file-link (the `GetDeviceEventFileLink` operationId).
 	GetDeviceEventFileLinkWithResponse(ctx context.Context, imei Imei, params *GetDeviceEventFileLinkParams, reqEditors ...RequestEditorFn) (*GetDeviceEventFileLinkResponse, error)
 
+	// GetDeviceEventManyFileLinksWithResponse Get temporary links to several cameras' event files
+	//
+	// The links GET /v2/devices/{imei}/event-file-link gives, for several cameras at once:
+	// with eventId, every file of the event (narrowed by fileType and cameraIds when given;
+	// the snapshot of a video is its middle frame); without it, fileId of fileType on each
+	// of cameraIds. A camera whose file has no link carries the reason in error; when no
+	// camera has one, the answer is that reason (404). fleetcam keeps event files as
+	// recorded: conceal=true (a blurred version) is 400. Not for editorWithoutMediaAccess.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/{imei}/event-file-links (the `GetDeviceEventManyFileLinks` operationId).
+	GetDeviceEventManyFileLinksWithResponse(ctx context.Context, imei Imei, params *GetDeviceEventManyFileLinksParams, reqEditors ...RequestEditorFn) (*GetDeviceEventManyFileLinksResponse, error)
+
 	// GetDeviceEventsWithResponse List a device's events
 	//
 	// Events of one device with a time from start to end (both inclusive, at most 31 days apart),
@@ -19100,6 +20911,22 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/devices/{imei}/privacy-control (the `GetDevicePrivacyMode` operationId).
 	GetDevicePrivacyModeWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetDevicePrivacyModeResponse, error)
 
+	// GetDeviceRecordingEncryptionKeysWithResponse Get the device's recording encryption keys
+	//
+	// The device's active recording encryption key and its key history, at the top level as
+	// the contract has them. Keys are never stored: each is derived with HKDF-SHA256 from
+	// fleetcam's media key, the IMEI and the device's stay in its organization, so a device
+	// that moves to another organization gets a key its earlier owner never saw. The contract
+	// has no call to rotate a key, so the history holds the one key of the current stay,
+	// created when the device joined its organization. fleetcam's devices do not acknowledge
+	// keys: confirmedByDevice is false. Keys are credentials: viewers get 403, and every
+	// read is in the audit log (device.recordingKey.read).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/{imei}/recording-encryption-keys (the `GetDeviceRecordingEncryptionKeys` operationId).
+	GetDeviceRecordingEncryptionKeysWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetDeviceRecordingEncryptionKeysResponse, error)
+
 	// GetDeviceRecordingRangesWithResponse List the recordings on the device
 	//
 	// Per camera, the intervals the SD card holds since the device left its previous organization (if it had one), clipped to start and end when given. The device must be online.
@@ -19108,6 +20935,56 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v2/devices/{imei}/recording-ranges (the `GetDeviceRecordingRanges` operationId).
 	GetDeviceRecordingRangesWithResponse(ctx context.Context, imei Imei, params *GetDeviceRecordingRangesParams, reqEditors ...RequestEditorFn) (*GetDeviceRecordingRangesResponse, error)
+
+	// GetDeviceScoreWithResponse Get the device's safety score
+	//
+	// The device's safety score over the span from start to end (at most 31 days): its
+	// driving-behaviour events per 100 km driven, counting at least 100 km, rounded to
+	// hundredths; lower is better. score = events × 100 / max(distanceKm, 100), where events
+	// counts acceleration, deceleration, accident, sharpTurnLeft, sharpRightTurn, speedLimit,
+	// tailgating, laneWeaving, cellPhoneUse, distractedDriving, smoking, foodDrink,
+	// driverUnbelted, possibleFatigue and gsensorHigh, and distanceKm is the length of the
+	// device's GPS track in the span. Under 100 km the score is the number of events, so a
+	// short drive does not inflate it. events and distanceKm are given beside the score.
+	// Scoped tokens with deviceEvent may call it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/{imei}/score (the `GetDeviceScore` operationId).
+	GetDeviceScoreWithResponse(ctx context.Context, imei Imei, params *GetDeviceScoreParams, reqEditors ...RequestEditorFn) (*GetDeviceScoreResponse, error)
+
+	// GetDeviceTelemetryWithResponse Get the device's telemetry
+	//
+	// What the cloud last learned of the device, also while it is offline (status says
+	// whether it is connected): its firmware, model and last connection, its last health
+	// report (the ADAS calibration, carried by both calibrationCompleted and
+	// adasCalibrationCompleted; sdCardInserted is false while an "SD card missing" alarm is
+	// open), its hotspot switch and its paired auxiliary cameras. fleetcam's devices do not
+	// report their SIM, modem version, SD card sizes or Wi-Fi signal: simNetworkType and
+	// simOperator are empty, simState is unknown, sdCardCapacityBytes and sdCardFreeBytes are
+	// 0, and modemVersion, simNumber, wifiConnected and wifiSignalLevel are left out. A device
+	// that never connected is 417. Scoped tokens with deviceInfo may call it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/{imei}/telemetry (the `GetDeviceTelemetry` operationId).
+	GetDeviceTelemetryWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetDeviceTelemetryResponse, error)
+
+	// GetDeviceTripsWithResponse List the device's trips
+	//
+	// The device's trips (power on to power off) that overlap the span from start to end (at
+	// most 31 days), oldest first. start and end are the first and last GPS samples of the
+	// trip (time in seconds since the epoch, speed in meters per second); a trip during which
+	// the device reported no GPS has the trip's start and end times there at latitude and
+	// longitude 0. distance is in miles (the haversine length of the GPS track), duration in
+	// seconds, maxSpeed in meters per second; eventsCount counts the trip's events other than
+	// its power on and off. A trip still in progress has inProgress true and counts until now.
+	// Scoped tokens with deviceGps may call it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/{imei}/trips (the `GetDeviceTrips` operationId).
+	GetDeviceTripsWithResponse(ctx context.Context, imei Imei, params *GetDeviceTripsParams, reqEditors ...RequestEditorFn) (*GetDeviceTripsResponse, error)
 
 	// PostVirtualEventWithBodyWithResponse Create a virtual event from the recordings
 	//
@@ -19140,6 +21017,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v2/devices/{imei}/virtual-event (the `PostVirtualEvent` operationId).
 	PostVirtualEventWithResponse(ctx context.Context, imei Imei, body PostVirtualEventJSONRequestBody, reqEditors ...RequestEditorFn) (*PostVirtualEventResponse, error)
+
+	// GetDeviceCameraTelemetryWithResponse Get the state of a camera's stream
+	//
+	// The state of the camera's live stream in the cloud: CODE1 once the device sent the first
+	// frame of a stream (POST /v2/devices/{imei}/connect-media), CODE2 while no stream runs
+	// or before its first frame. fleetcam streams live video only (recordings are uploaded
+	// as files), so CODE3 to CODE5 do not occur. Camera 0 asks about every camera of the
+	// device: CODE1 when any of them streams. Scoped tokens with deviceInfo may call it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/{imei}/{cameraId}/telemetry (the `GetDeviceCameraTelemetry` operationId).
+	GetDeviceCameraTelemetryWithResponse(ctx context.Context, imei Imei, cameraId int, reqEditors ...RequestEditorFn) (*GetDeviceCameraTelemetryResponse, error)
 
 	// DeleteDriversWithBodyWithResponse Delete inactive drivers
 	//
@@ -19310,6 +21200,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v2/driving-history (the `GetDrivingHistory` operationId).
 	GetDrivingHistoryWithResponse(ctx context.Context, params *GetDrivingHistoryParams, reqEditors ...RequestEditorFn) (*GetDrivingHistoryResponse, error)
+
+	// GenerateEncryptionKeyWithResponse Generate a random encryption key
+	//
+	// A strong random key of 32 hexadecimal characters (128 bits) from the system's
+	// cryptographic generator, for the caller's own use; fleetcam does not keep it. Not for
+	// viewers.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/generate-encryption-key (the `GenerateEncryptionKey` operationId).
+	GenerateEncryptionKeyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GenerateEncryptionKeyResponse, error)
 
 	// GetMeWithResponse Who holds this token
 	//
@@ -19612,6 +21513,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/organizations/{orgId}/devices (the `PostOrganizationDevices` operationId).
 	PostOrganizationDevicesWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationDevicesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationDevicesResponse, error)
 
+	// GetOrganizationDevicesDataUsageWithResponse Get the data usage of an organization's devices
+	//
+	// The usage of the organization's devices the caller may see, in IMEI order, as POST
+	// /v2/devices/bulk-data-usage gives it: 100 a page unless limit (at most 200) says
+	// otherwise.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/organizations/{orgId}/devices-data-usage (the `GetOrganizationDevicesDataUsage` operationId).
+	GetOrganizationDevicesDataUsageWithResponse(ctx context.Context, orgId OrgId, params *GetOrganizationDevicesDataUsageParams, reqEditors ...RequestEditorFn) (*GetOrganizationDevicesDataUsageResponse, error)
+
 	// GetOrganizationDevicesBillingStatusWithResponse Billing status of an organization's devices
 	//
 	// The partner's devices in the organization. Partners only.
@@ -19735,6 +21647,30 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v2/organizations/{orgId}/events (the `GetOrganizationsEvents` operationId).
 	GetOrganizationsEventsWithResponse(ctx context.Context, orgId OrgId, body GetOrganizationsEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*GetOrganizationsEventsResponse, error)
+
+	// PostOrganizationGetLatestRecordingEncryptionKeysWithBodyWithResponse Get the active recording keys of an organization's devices
+	//
+	// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
+	// derives it) of each device named in imeis, or of every device of the organization the
+	// caller may see when the body or imeis is left out. A named device that is not one of
+	// them is 404. Viewers get 403; every key read is audited.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/get-recording-encryption-keys (the `PostOrganizationGetLatestRecordingEncryptionKeys` operationId).
+	PostOrganizationGetLatestRecordingEncryptionKeysWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrganizationGetLatestRecordingEncryptionKeysResponse, error)
+
+	// PostOrganizationGetLatestRecordingEncryptionKeysWithResponse Get the active recording keys of an organization's devices
+	//
+	// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
+	// derives it) of each device named in imeis, or of every device of the organization the
+	// caller may see when the body or imeis is left out. A named device that is not one of
+	// them is 404. Viewers get 403; every key read is audited.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/get-recording-encryption-keys (the `PostOrganizationGetLatestRecordingEncryptionKeys` operationId).
+	PostOrganizationGetLatestRecordingEncryptionKeysWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationGetLatestRecordingEncryptionKeysJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationGetLatestRecordingEncryptionKeysResponse, error)
 
 	// GetOrganizationGroupsWithResponse List an organization's groups
 	//
@@ -21148,6 +23084,210 @@ func (r GetClusterResponse) ContentType() string {
 	return ""
 }
 
+type GetDeviceDataUsageReportResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []struct {
+			BillingDate                *openapi_types.Date `json:"billingDate,omitempty"`
+			DataUsageMegabytes         *float64            `json:"dataUsageMegabytes,omitempty"`
+			FirmwareVersion            *string             `json:"firmwareVersion,omitempty"`
+			Imei                       *string             `json:"imei,omitempty"`
+			LiveVideoMegabytes         *float64            `json:"liveVideoMegabytes,omitempty"`
+			Name                       *string             `json:"name,omitempty"`
+			NotificaitonEnabled        *bool               `json:"notificaitonEnabled,omitempty"`
+			RecordStreamingMegabytes   *float64            `json:"recordStreamingMegabytes,omitempty"`
+			RecordingUploadedMegabytes *float64            `json:"recordingUploadedMegabytes,omitempty"`
+			ThresholdSet               *bool               `json:"thresholdSet,omitempty"`
+			VideoEventsMegabytes       *float64            `json:"videoEventsMegabytes,omitempty"`
+		} `json:"data"`
+		Metadata  Metadata `json:"metadata"`
+		RequestId *string  `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeviceDataUsageReportResponse) GetJSON200() *struct {
+	Data []struct {
+		BillingDate                *openapi_types.Date `json:"billingDate,omitempty"`
+		DataUsageMegabytes         *float64            `json:"dataUsageMegabytes,omitempty"`
+		FirmwareVersion            *string             `json:"firmwareVersion,omitempty"`
+		Imei                       *string             `json:"imei,omitempty"`
+		LiveVideoMegabytes         *float64            `json:"liveVideoMegabytes,omitempty"`
+		Name                       *string             `json:"name,omitempty"`
+		NotificaitonEnabled        *bool               `json:"notificaitonEnabled,omitempty"`
+		RecordStreamingMegabytes   *float64            `json:"recordStreamingMegabytes,omitempty"`
+		RecordingUploadedMegabytes *float64            `json:"recordingUploadedMegabytes,omitempty"`
+		ThresholdSet               *bool               `json:"thresholdSet,omitempty"`
+		VideoEventsMegabytes       *float64            `json:"videoEventsMegabytes,omitempty"`
+	} `json:"data"`
+	Metadata  Metadata `json:"metadata"`
+	RequestId *string  `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDeviceDataUsageReportResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDeviceDataUsageReportResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDeviceDataUsageReportResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeviceDataUsageReportResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeviceDataUsageReportResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeviceDataUsageReportResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeviceDataUsageReportResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDevicesHealthResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []struct {
+			Alarms []struct {
+				Code    string `json:"code"`
+				Details string `json:"details"`
+			} `json:"alarms"`
+			AuxNum           int `json:"auxNum"`
+			AuxiliaryCameras []struct {
+				AuxSerial       *string    `json:"auxSerial,omitempty"`
+				Id              *string    `json:"id,omitempty"`
+				LastConnectedAt *time.Time `json:"lastConnectedAt,omitempty"`
+			} `json:"auxiliaryCameras"`
+			BillingStatus          *string    `json:"billingStatus,omitempty"`
+			CalibrationCompleted   bool       `json:"calibrationCompleted"`
+			Imei                   string     `json:"imei"`
+			LastConnectedAt        *time.Time `json:"lastConnectedAt,omitempty"`
+			LastRecordingHealth    *bool      `json:"lastRecordingHealth,omitempty"`
+			LastRecordingUpdatedAt *time.Time `json:"lastRecordingUpdatedAt,omitempty"`
+			Name                   string     `json:"name"`
+			OrganizationId         int        `json:"organizationId"`
+			PartnerId              int        `json:"partnerId"`
+		} `json:"data"`
+		Metadata  Metadata `json:"metadata"`
+		RequestId *string  `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDevicesHealthResponse) GetJSON200() *struct {
+	Data []struct {
+		Alarms []struct {
+			Code    string `json:"code"`
+			Details string `json:"details"`
+		} `json:"alarms"`
+		AuxNum           int `json:"auxNum"`
+		AuxiliaryCameras []struct {
+			AuxSerial       *string    `json:"auxSerial,omitempty"`
+			Id              *string    `json:"id,omitempty"`
+			LastConnectedAt *time.Time `json:"lastConnectedAt,omitempty"`
+		} `json:"auxiliaryCameras"`
+		BillingStatus          *string    `json:"billingStatus,omitempty"`
+		CalibrationCompleted   bool       `json:"calibrationCompleted"`
+		Imei                   string     `json:"imei"`
+		LastConnectedAt        *time.Time `json:"lastConnectedAt,omitempty"`
+		LastRecordingHealth    *bool      `json:"lastRecordingHealth,omitempty"`
+		LastRecordingUpdatedAt *time.Time `json:"lastRecordingUpdatedAt,omitempty"`
+		Name                   string     `json:"name"`
+		OrganizationId         int        `json:"organizationId"`
+		PartnerId              int        `json:"partnerId"`
+	} `json:"data"`
+	Metadata  Metadata `json:"metadata"`
+	RequestId *string  `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDevicesHealthResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDevicesHealthResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDevicesHealthResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDevicesHealthResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDevicesHealthResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDevicesHealthResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDevicesHealthResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostDeviceAuxiliaryCamerasBillingResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21367,6 +23507,74 @@ func (r PutBulkDevicesBillingStatusResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PutBulkDevicesBillingStatusResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDevicesDataUsageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data      []DeviceDataUsage `json:"data"`
+		RequestId *string           `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDevicesDataUsageResponse) GetJSON200() *struct {
+	Data      []DeviceDataUsage `json:"data"`
+	RequestId *string           `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDevicesDataUsageResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDevicesDataUsageResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDevicesDataUsageResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDevicesDataUsageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDevicesDataUsageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDevicesDataUsageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDevicesDataUsageResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -23427,6 +25635,95 @@ func (r GetDeviceEventFileLinkResponse) ContentType() string {
 	return ""
 }
 
+type GetDeviceEventManyFileLinksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Urls []struct {
+				CameraId  int        `json:"cameraId"`
+				Error     *string    `json:"error,omitempty"`
+				ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+				Url       *string    `json:"url,omitempty"`
+			} `json:"urls"`
+		} `json:"data"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeviceEventManyFileLinksResponse) GetJSON200() *struct {
+	Data struct {
+		Urls []struct {
+			CameraId  int        `json:"cameraId"`
+			Error     *string    `json:"error,omitempty"`
+			ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+			Url       *string    `json:"url,omitempty"`
+		} `json:"urls"`
+	} `json:"data"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDeviceEventManyFileLinksResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDeviceEventManyFileLinksResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetDeviceEventManyFileLinksResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDeviceEventManyFileLinksResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeviceEventManyFileLinksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeviceEventManyFileLinksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeviceEventManyFileLinksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeviceEventManyFileLinksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetDeviceEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -24201,6 +26498,76 @@ func (r GetDevicePrivacyModeResponse) ContentType() string {
 	return ""
 }
 
+type GetDeviceRecordingEncryptionKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Active     RecordingKey   `json:"active"`
+		KeyHistory []RecordingKey `json:"keyHistory"`
+		RequestId  *string        `json:"requestId,omitempty"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeviceRecordingEncryptionKeysResponse) GetJSON200() *struct {
+	Active     RecordingKey   `json:"active"`
+	KeyHistory []RecordingKey `json:"keyHistory"`
+	RequestId  *string        `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDeviceRecordingEncryptionKeysResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetDeviceRecordingEncryptionKeysResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDeviceRecordingEncryptionKeysResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeviceRecordingEncryptionKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeviceRecordingEncryptionKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeviceRecordingEncryptionKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeviceRecordingEncryptionKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetDeviceRecordingRangesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -24275,6 +26642,286 @@ func (r GetDeviceRecordingRangesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetDeviceRecordingRangesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDeviceScoreResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			DistanceKm *float64 `json:"distanceKm,omitempty"`
+			Events     *int     `json:"events,omitempty"`
+			Score      *float64 `json:"score,omitempty"`
+		} `json:"data"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeviceScoreResponse) GetJSON200() *struct {
+	Data struct {
+		DistanceKm *float64 `json:"distanceKm,omitempty"`
+		Events     *int     `json:"events,omitempty"`
+		Score      *float64 `json:"score,omitempty"`
+	} `json:"data"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDeviceScoreResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDeviceScoreResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDeviceScoreResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeviceScoreResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeviceScoreResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeviceScoreResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeviceScoreResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDeviceTelemetryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			AdasCalibrationCompleted *bool `json:"adasCalibrationCompleted,omitempty"`
+			AuxCameras               *[]struct {
+				CameraId *int                                                      `json:"cameraId,omitempty"`
+				State    *GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState `json:"state,omitempty"`
+			} `json:"auxCameras,omitempty"`
+			CalibrationCompleted bool   `json:"calibrationCompleted"`
+			DeviceModel          string `json:"deviceModel"`
+			FirmwareVersion      string `json:"firmwareVersion"`
+
+			// HealthReportedAt The last health report; absent until the first.
+			HealthReportedAt    *time.Time                                        `json:"healthReportedAt,omitempty"`
+			LastSeenOnline      time.Time                                         `json:"lastSeenOnline"`
+			SdCardCapacityBytes int                                               `json:"sdCardCapacityBytes"`
+			SdCardFreeBytes     int                                               `json:"sdCardFreeBytes"`
+			SdCardInserted      bool                                              `json:"sdCardInserted"`
+			SimNetworkType      string                                            `json:"simNetworkType"`
+			SimOperator         string                                            `json:"simOperator"`
+			SimState            GetDeviceTelemetry200JSONResponseBodyDataSimState `json:"simState"`
+			Status              *GetDeviceTelemetry200JSONResponseBodyDataStatus  `json:"status,omitempty"`
+			WifiEnabled         *bool                                             `json:"wifiEnabled,omitempty"`
+		} `json:"data"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON417 the response for an HTTP 417 `application/json` response
+	JSON417 *ExpectationFailed
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeviceTelemetryResponse) GetJSON200() *struct {
+	Data struct {
+		AdasCalibrationCompleted *bool `json:"adasCalibrationCompleted,omitempty"`
+		AuxCameras               *[]struct {
+			CameraId *int                                                      `json:"cameraId,omitempty"`
+			State    *GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState `json:"state,omitempty"`
+		} `json:"auxCameras,omitempty"`
+		CalibrationCompleted bool   `json:"calibrationCompleted"`
+		DeviceModel          string `json:"deviceModel"`
+		FirmwareVersion      string `json:"firmwareVersion"`
+
+		// HealthReportedAt The last health report; absent until the first.
+		HealthReportedAt    *time.Time                                        `json:"healthReportedAt,omitempty"`
+		LastSeenOnline      time.Time                                         `json:"lastSeenOnline"`
+		SdCardCapacityBytes int                                               `json:"sdCardCapacityBytes"`
+		SdCardFreeBytes     int                                               `json:"sdCardFreeBytes"`
+		SdCardInserted      bool                                              `json:"sdCardInserted"`
+		SimNetworkType      string                                            `json:"simNetworkType"`
+		SimOperator         string                                            `json:"simOperator"`
+		SimState            GetDeviceTelemetry200JSONResponseBodyDataSimState `json:"simState"`
+		Status              *GetDeviceTelemetry200JSONResponseBodyDataStatus  `json:"status,omitempty"`
+		WifiEnabled         *bool                                             `json:"wifiEnabled,omitempty"`
+	} `json:"data"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDeviceTelemetryResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDeviceTelemetryResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON417 returns the response for an HTTP 417 `application/json` response
+func (r GetDeviceTelemetryResponse) GetJSON417() *ExpectationFailed {
+	return r.JSON417
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeviceTelemetryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeviceTelemetryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeviceTelemetryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeviceTelemetryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDeviceTripsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []struct {
+			// Distance Miles.
+			Distance float64 `json:"distance"`
+
+			// Duration Seconds.
+			Duration    int       `json:"duration"`
+			End         TripPoint `json:"end"`
+			EventsCount int       `json:"eventsCount"`
+			InProgress  *bool     `json:"inProgress,omitempty"`
+
+			// MaxSpeed Meters per second.
+			MaxSpeed float64   `json:"maxSpeed"`
+			Start    TripPoint `json:"start"`
+		} `json:"data"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeviceTripsResponse) GetJSON200() *struct {
+	Data []struct {
+		// Distance Miles.
+		Distance float64 `json:"distance"`
+
+		// Duration Seconds.
+		Duration    int       `json:"duration"`
+		End         TripPoint `json:"end"`
+		EventsCount int       `json:"eventsCount"`
+		InProgress  *bool     `json:"inProgress,omitempty"`
+
+		// MaxSpeed Meters per second.
+		MaxSpeed float64   `json:"maxSpeed"`
+		Start    TripPoint `json:"start"`
+	} `json:"data"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDeviceTripsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDeviceTripsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDeviceTripsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeviceTripsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeviceTripsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeviceTripsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeviceTripsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -24365,6 +27012,80 @@ func (r PostVirtualEventResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostVirtualEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDeviceCameraTelemetryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Code   GetDeviceCameraTelemetry200JSONResponseBodyDataCode `json:"code"`
+			Status string                                              `json:"status"`
+		} `json:"data"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeviceCameraTelemetryResponse) GetJSON200() *struct {
+	Data struct {
+		Code   GetDeviceCameraTelemetry200JSONResponseBodyDataCode `json:"code"`
+		Status string                                              `json:"status"`
+	} `json:"data"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDeviceCameraTelemetryResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDeviceCameraTelemetryResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDeviceCameraTelemetryResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeviceCameraTelemetryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeviceCameraTelemetryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeviceCameraTelemetryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeviceCameraTelemetryResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -25020,6 +27741,67 @@ func (r GetDrivingHistoryResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetDrivingHistoryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GenerateEncryptionKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		GeneratedKey string  `json:"generatedKey"`
+		RequestId    *string `json:"requestId,omitempty"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GenerateEncryptionKeyResponse) GetJSON200() *struct {
+	GeneratedKey string  `json:"generatedKey"`
+	RequestId    *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GenerateEncryptionKeyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GenerateEncryptionKeyResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r GenerateEncryptionKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GenerateEncryptionKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GenerateEncryptionKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GenerateEncryptionKeyResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -26213,6 +28995,76 @@ func (r PostOrganizationDevicesResponse) ContentType() string {
 	return ""
 }
 
+type GetOrganizationDevicesDataUsageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data      []DeviceDataUsage `json:"data"`
+		Metadata  Metadata          `json:"metadata"`
+		RequestId string            `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOrganizationDevicesDataUsageResponse) GetJSON200() *struct {
+	Data      []DeviceDataUsage `json:"data"`
+	Metadata  Metadata          `json:"metadata"`
+	RequestId string            `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetOrganizationDevicesDataUsageResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetOrganizationDevicesDataUsageResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetOrganizationDevicesDataUsageResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOrganizationDevicesDataUsageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOrganizationDevicesDataUsageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOrganizationDevicesDataUsageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOrganizationDevicesDataUsageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetOrganizationDevicesBillingStatusResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -26690,6 +29542,91 @@ func (r GetOrganizationsEventsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetOrganizationsEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostOrganizationGetLatestRecordingEncryptionKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Keys []struct {
+			ConfirmedByDevice *bool      `json:"confirmedByDevice,omitempty"`
+			CreatedAt         *time.Time `json:"createdAt,omitempty"`
+			Imei              *string    `json:"imei,omitempty"`
+			Key               *string    `json:"key,omitempty"`
+		} `json:"keys"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostOrganizationGetLatestRecordingEncryptionKeysResponse) GetJSON200() *struct {
+	Keys []struct {
+		ConfirmedByDevice *bool      `json:"confirmedByDevice,omitempty"`
+		CreatedAt         *time.Time `json:"createdAt,omitempty"`
+		Imei              *string    `json:"imei,omitempty"`
+		Key               *string    `json:"key,omitempty"`
+	} `json:"keys"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostOrganizationGetLatestRecordingEncryptionKeysResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostOrganizationGetLatestRecordingEncryptionKeysResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostOrganizationGetLatestRecordingEncryptionKeysResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostOrganizationGetLatestRecordingEncryptionKeysResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOrganizationGetLatestRecordingEncryptionKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOrganizationGetLatestRecordingEncryptionKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOrganizationGetLatestRecordingEncryptionKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOrganizationGetLatestRecordingEncryptionKeysResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -29612,6 +32549,52 @@ func (c *ClientWithResponses) GetClusterWithResponse(ctx context.Context, reqEdi
 	return ParseGetClusterResponse(rsp)
 }
 
+// GetDeviceDataUsageReportWithResponse Report the devices' data usage
+//
+// The cellular data each device the caller may see used in its current billing period, in
+// IMEI order: of one organization with organizationId, else of all the partner's
+// organizations (an organization user sees its own). dataUsageMegabytes is what the
+// device reported sent and received, in megabytes (10^6 bytes); billingDate is the start
+// of its billing period, left out until the device first reports (the contract requires
+// it, which a silent device cannot give). fleetcam has no data usage notifications or
+// thresholds and its devices report bytes only, so notificaitonEnabled and thresholdSet
+// are false and the breakdown by use is 0.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/device-data-usage (the `GetDeviceDataUsageReport` operationId).
+func (c *ClientWithResponses) GetDeviceDataUsageReportWithResponse(ctx context.Context, params *GetDeviceDataUsageReportParams, reqEditors ...RequestEditorFn) (*GetDeviceDataUsageReportResponse, error) {
+	rsp, err := c.GetDeviceDataUsageReport(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeviceDataUsageReportResponse(rsp)
+}
+
+// GetDevicesHealthWithResponse Report the devices' health
+//
+// Each device the caller may see (of one organization with organizationId, else of all
+// the partner's organizations) with its last connection, its last recording test
+// (lastRecordingHealth true when it passed), its open alarms (code is the alarm
+// definition id, GET /v2/alarm-definitions), its ADAS calibration and its paired
+// auxiliary cameras (lastConnectedAt while connected). lastConnectedAt is left out for a
+// device that never connected, lastRecordingHealth and lastRecordingUpdatedAt until the
+// device reports a recording test (the contract requires them, which such a device cannot
+// give). Sorted by sort (imei by default), in order (desc by default), paginated. Each
+// pair of time filters goes together: one without the other is 400. billingStatus is the
+// device's activation status; every device has one, so billingStatusNotSet keeps none.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/device-health (the `GetDevicesHealth` operationId).
+func (c *ClientWithResponses) GetDevicesHealthWithResponse(ctx context.Context, params *GetDevicesHealthParams, reqEditors ...RequestEditorFn) (*GetDevicesHealthResponse, error) {
+	rsp, err := c.GetDevicesHealth(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDevicesHealthResponse(rsp)
+}
+
 // PostDeviceAuxiliaryCamerasBillingWithBodyWithResponse Enable or disable auxiliary camera billing (reference path)
 //
 // Same as POST /v2/auxiliary-cameras/billing.
@@ -29700,6 +32683,40 @@ func (c *ClientWithResponses) PutBulkDevicesBillingStatusWithResponse(ctx contex
 		return nil, err
 	}
 	return ParsePutBulkDevicesBillingStatusResponse(rsp)
+}
+
+// GetDevicesDataUsageWithBodyWithResponse Get the data usage of several devices
+//
+// Each named device's usage as GET /v2/devices/{imei}/data-usage gives it, with the
+// current billing period in periods. At most 1000 IMEIs; a device the caller cannot see
+// is 404, naming it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/devices/bulk-data-usage (the `GetDevicesDataUsage` operationId).
+func (c *ClientWithResponses) GetDevicesDataUsageWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GetDevicesDataUsageResponse, error) {
+	rsp, err := c.GetDevicesDataUsageWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDevicesDataUsageResponse(rsp)
+}
+
+// GetDevicesDataUsageWithResponse Get the data usage of several devices
+//
+// Each named device's usage as GET /v2/devices/{imei}/data-usage gives it, with the
+// current billing period in periods. At most 1000 IMEIs; a device the caller cannot see
+// is 404, naming it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/devices/bulk-data-usage (the `GetDevicesDataUsage` operationId).
+func (c *ClientWithResponses) GetDevicesDataUsageWithResponse(ctx context.Context, body GetDevicesDataUsageJSONRequestBody, reqEditors ...RequestEditorFn) (*GetDevicesDataUsageResponse, error) {
+	rsp, err := c.GetDevicesDataUsage(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDevicesDataUsageResponse(rsp)
 }
 
 // BulkPatchPrivacyConfigWithBodyWithResponse Change what privacy mode keeps enabled on many devices
@@ -30417,6 +33434,26 @@ func (c *ClientWithResponses) GetDeviceEventFileLinkWithResponse(ctx context.Con
 	return ParseGetDeviceEventFileLinkResponse(rsp)
 }
 
+// GetDeviceEventManyFileLinksWithResponse Get temporary links to several cameras' event files
+//
+// The links GET /v2/devices/{imei}/event-file-link gives, for several cameras at once:
+// with eventId, every file of the event (narrowed by fileType and cameraIds when given;
+// the snapshot of a video is its middle frame); without it, fileId of fileType on each
+// of cameraIds. A camera whose file has no link carries the reason in error; when no
+// camera has one, the answer is that reason (404). fleetcam keeps event files as
+// recorded: conceal=true (a blurred version) is 400. Not for editorWithoutMediaAccess.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/{imei}/event-file-links (the `GetDeviceEventManyFileLinks` operationId).
+func (c *ClientWithResponses) GetDeviceEventManyFileLinksWithResponse(ctx context.Context, imei Imei, params *GetDeviceEventManyFileLinksParams, reqEditors ...RequestEditorFn) (*GetDeviceEventManyFileLinksResponse, error) {
+	rsp, err := c.GetDeviceEventManyFileLinks(ctx, imei, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeviceEventManyFileLinksResponse(rsp)
+}
+
 // GetDeviceEventsWithResponse List a device's events
 //
 // Events of one device with a time from start to end (both inclusive, at most 31 days apart),
@@ -30629,6 +33666,28 @@ func (c *ClientWithResponses) GetDevicePrivacyModeWithResponse(ctx context.Conte
 	return ParseGetDevicePrivacyModeResponse(rsp)
 }
 
+// GetDeviceRecordingEncryptionKeysWithResponse Get the device's recording encryption keys
+//
+// The device's active recording encryption key and its key history, at the top level as
+// the contract has them. Keys are never stored: each is derived with HKDF-SHA256 from
+// fleetcam's media key, the IMEI and the device's stay in its organization, so a device
+// that moves to another organization gets a key its earlier owner never saw. The contract
+// has no call to rotate a key, so the history holds the one key of the current stay,
+// created when the device joined its organization. fleetcam's devices do not acknowledge
+// keys: confirmedByDevice is false. Keys are credentials: viewers get 403, and every
+// read is in the audit log (device.recordingKey.read).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/{imei}/recording-encryption-keys (the `GetDeviceRecordingEncryptionKeys` operationId).
+func (c *ClientWithResponses) GetDeviceRecordingEncryptionKeysWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetDeviceRecordingEncryptionKeysResponse, error) {
+	rsp, err := c.GetDeviceRecordingEncryptionKeys(ctx, imei, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeviceRecordingEncryptionKeysResponse(rsp)
+}
+
 // GetDeviceRecordingRangesWithResponse List the recordings on the device
 //
 // Per camera, the intervals the SD card holds since the device left its previous organization (if it had one), clipped to start and end when given. The device must be online.
@@ -30642,6 +33701,74 @@ func (c *ClientWithResponses) GetDeviceRecordingRangesWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseGetDeviceRecordingRangesResponse(rsp)
+}
+
+// GetDeviceScoreWithResponse Get the device's safety score
+//
+// The device's safety score over the span from start to end (at most 31 days): its
+// driving-behaviour events per 100 km driven, counting at least 100 km, rounded to
+// hundredths; lower is better. score = events × 100 / max(distanceKm, 100), where events
+// counts acceleration, deceleration, accident, sharpTurnLeft, sharpRightTurn, speedLimit,
+// tailgating, laneWeaving, cellPhoneUse, distractedDriving, smoking, foodDrink,
+// driverUnbelted, possibleFatigue and gsensorHigh, and distanceKm is the length of the
+// device's GPS track in the span. Under 100 km the score is the number of events, so a
+// short drive does not inflate it. events and distanceKm are given beside the score.
+// Scoped tokens with deviceEvent may call it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/{imei}/score (the `GetDeviceScore` operationId).
+func (c *ClientWithResponses) GetDeviceScoreWithResponse(ctx context.Context, imei Imei, params *GetDeviceScoreParams, reqEditors ...RequestEditorFn) (*GetDeviceScoreResponse, error) {
+	rsp, err := c.GetDeviceScore(ctx, imei, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeviceScoreResponse(rsp)
+}
+
+// GetDeviceTelemetryWithResponse Get the device's telemetry
+//
+// What the cloud last learned of the device, also while it is offline (status says
+// whether it is connected): its firmware, model and last connection, its last health
+// report (the ADAS calibration, carried by both calibrationCompleted and
+// adasCalibrationCompleted; sdCardInserted is false while an "SD card missing" alarm is
+// open), its hotspot switch and its paired auxiliary cameras. fleetcam's devices do not
+// report their SIM, modem version, SD card sizes or Wi-Fi signal: simNetworkType and
+// simOperator are empty, simState is unknown, sdCardCapacityBytes and sdCardFreeBytes are
+// 0, and modemVersion, simNumber, wifiConnected and wifiSignalLevel are left out. A device
+// that never connected is 417. Scoped tokens with deviceInfo may call it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/{imei}/telemetry (the `GetDeviceTelemetry` operationId).
+func (c *ClientWithResponses) GetDeviceTelemetryWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetDeviceTelemetryResponse, error) {
+	rsp, err := c.GetDeviceTelemetry(ctx, imei, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeviceTelemetryResponse(rsp)
+}
+
+// GetDeviceTripsWithResponse List the device's trips
+//
+// The device's trips (power on to power off) that overlap the span from start to end (at
+// most 31 days), oldest first. start and end are the first and last GPS samples of the
+// trip (time in seconds since the epoch, speed in meters per second); a trip during which
+// the device reported no GPS has the trip's start and end times there at latitude and
+// longitude 0. distance is in miles (the haversine length of the GPS track), duration in
+// seconds, maxSpeed in meters per second; eventsCount counts the trip's events other than
+// its power on and off. A trip still in progress has inProgress true and counts until now.
+// Scoped tokens with deviceGps may call it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/{imei}/trips (the `GetDeviceTrips` operationId).
+func (c *ClientWithResponses) GetDeviceTripsWithResponse(ctx context.Context, imei Imei, params *GetDeviceTripsParams, reqEditors ...RequestEditorFn) (*GetDeviceTripsResponse, error) {
+	rsp, err := c.GetDeviceTrips(ctx, imei, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeviceTripsResponse(rsp)
 }
 
 // PostVirtualEventWithBodyWithResponse Create a virtual event from the recordings
@@ -30686,6 +33813,25 @@ func (c *ClientWithResponses) PostVirtualEventWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParsePostVirtualEventResponse(rsp)
+}
+
+// GetDeviceCameraTelemetryWithResponse Get the state of a camera's stream
+//
+// The state of the camera's live stream in the cloud: CODE1 once the device sent the first
+// frame of a stream (POST /v2/devices/{imei}/connect-media), CODE2 while no stream runs
+// or before its first frame. fleetcam streams live video only (recordings are uploaded
+// as files), so CODE3 to CODE5 do not occur. Camera 0 asks about every camera of the
+// device: CODE1 when any of them streams. Scoped tokens with deviceInfo may call it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/{imei}/{cameraId}/telemetry (the `GetDeviceCameraTelemetry` operationId).
+func (c *ClientWithResponses) GetDeviceCameraTelemetryWithResponse(ctx context.Context, imei Imei, cameraId int, reqEditors ...RequestEditorFn) (*GetDeviceCameraTelemetryResponse, error) {
+	rsp, err := c.GetDeviceCameraTelemetry(ctx, imei, cameraId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeviceCameraTelemetryResponse(rsp)
 }
 
 // DeleteDriversWithBodyWithResponse Delete inactive drivers
@@ -30946,6 +34092,23 @@ func (c *ClientWithResponses) GetDrivingHistoryWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseGetDrivingHistoryResponse(rsp)
+}
+
+// GenerateEncryptionKeyWithResponse Generate a random encryption key
+//
+// A strong random key of 32 hexadecimal characters (128 bits) from the system's
+// cryptographic generator, for the caller's own use; fleetcam does not keep it. Not for
+// viewers.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/generate-encryption-key (the `GenerateEncryptionKey` operationId).
+func (c *ClientWithResponses) GenerateEncryptionKeyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GenerateEncryptionKeyResponse, error) {
+	rsp, err := c.GenerateEncryptionKey(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGenerateEncryptionKeyResponse(rsp)
 }
 
 // GetMeWithResponse Who holds this token
@@ -31387,6 +34550,23 @@ func (c *ClientWithResponses) PostOrganizationDevicesWithResponse(ctx context.Co
 	return ParsePostOrganizationDevicesResponse(rsp)
 }
 
+// GetOrganizationDevicesDataUsageWithResponse Get the data usage of an organization's devices
+//
+// The usage of the organization's devices the caller may see, in IMEI order, as POST
+// /v2/devices/bulk-data-usage gives it: 100 a page unless limit (at most 200) says
+// otherwise.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/organizations/{orgId}/devices-data-usage (the `GetOrganizationDevicesDataUsage` operationId).
+func (c *ClientWithResponses) GetOrganizationDevicesDataUsageWithResponse(ctx context.Context, orgId OrgId, params *GetOrganizationDevicesDataUsageParams, reqEditors ...RequestEditorFn) (*GetOrganizationDevicesDataUsageResponse, error) {
+	rsp, err := c.GetOrganizationDevicesDataUsage(ctx, orgId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOrganizationDevicesDataUsageResponse(rsp)
+}
+
 // GetOrganizationDevicesBillingStatusWithResponse Billing status of an organization's devices
 //
 // The partner's devices in the organization. Partners only.
@@ -31569,6 +34749,42 @@ func (c *ClientWithResponses) GetOrganizationsEventsWithResponse(ctx context.Con
 		return nil, err
 	}
 	return ParseGetOrganizationsEventsResponse(rsp)
+}
+
+// PostOrganizationGetLatestRecordingEncryptionKeysWithBodyWithResponse Get the active recording keys of an organization's devices
+//
+// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
+// derives it) of each device named in imeis, or of every device of the organization the
+// caller may see when the body or imeis is left out. A named device that is not one of
+// them is 404. Viewers get 403; every key read is audited.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organizations/{orgId}/get-recording-encryption-keys (the `PostOrganizationGetLatestRecordingEncryptionKeys` operationId).
+func (c *ClientWithResponses) PostOrganizationGetLatestRecordingEncryptionKeysWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrganizationGetLatestRecordingEncryptionKeysResponse, error) {
+	rsp, err := c.PostOrganizationGetLatestRecordingEncryptionKeysWithBody(ctx, orgId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrganizationGetLatestRecordingEncryptionKeysResponse(rsp)
+}
+
+// PostOrganizationGetLatestRecordingEncryptionKeysWithResponse Get the active recording keys of an organization's devices
+//
+// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
+// derives it) of each device named in imeis, or of every device of the organization the
+// caller may see when the body or imeis is left out. A named device that is not one of
+// them is 404. Viewers get 403; every key read is audited.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organizations/{orgId}/get-recording-encryption-keys (the `PostOrganizationGetLatestRecordingEncryptionKeys` operationId).
+func (c *ClientWithResponses) PostOrganizationGetLatestRecordingEncryptionKeysWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationGetLatestRecordingEncryptionKeysJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationGetLatestRecordingEncryptionKeysResponse, error) {
+	rsp, err := c.PostOrganizationGetLatestRecordingEncryptionKeys(ctx, orgId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrganizationGetLatestRecordingEncryptionKeysResponse(rsp)
 }
 
 // GetOrganizationGroupsWithResponse List an organization's groups
@@ -33034,6 +36250,140 @@ func ParseGetClusterResponse(rsp *http.Response) (*GetClusterResponse, error) {
 	return response, nil
 }
 
+// ParseGetDeviceDataUsageReportResponse parses an HTTP response from a GetDeviceDataUsageReportWithResponse call
+func ParseGetDeviceDataUsageReportResponse(rsp *http.Response) (*GetDeviceDataUsageReportResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeviceDataUsageReportResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				BillingDate                *openapi_types.Date `json:"billingDate,omitempty"`
+				DataUsageMegabytes         *float64            `json:"dataUsageMegabytes,omitempty"`
+				FirmwareVersion            *string             `json:"firmwareVersion,omitempty"`
+				Imei                       *string             `json:"imei,omitempty"`
+				LiveVideoMegabytes         *float64            `json:"liveVideoMegabytes,omitempty"`
+				Name                       *string             `json:"name,omitempty"`
+				NotificaitonEnabled        *bool               `json:"notificaitonEnabled,omitempty"`
+				RecordStreamingMegabytes   *float64            `json:"recordStreamingMegabytes,omitempty"`
+				RecordingUploadedMegabytes *float64            `json:"recordingUploadedMegabytes,omitempty"`
+				ThresholdSet               *bool               `json:"thresholdSet,omitempty"`
+				VideoEventsMegabytes       *float64            `json:"videoEventsMegabytes,omitempty"`
+			} `json:"data"`
+			Metadata  Metadata `json:"metadata"`
+			RequestId *string  `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDevicesHealthResponse parses an HTTP response from a GetDevicesHealthWithResponse call
+func ParseGetDevicesHealthResponse(rsp *http.Response) (*GetDevicesHealthResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDevicesHealthResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				Alarms []struct {
+					Code    string `json:"code"`
+					Details string `json:"details"`
+				} `json:"alarms"`
+				AuxNum           int `json:"auxNum"`
+				AuxiliaryCameras []struct {
+					AuxSerial       *string    `json:"auxSerial,omitempty"`
+					Id              *string    `json:"id,omitempty"`
+					LastConnectedAt *time.Time `json:"lastConnectedAt,omitempty"`
+				} `json:"auxiliaryCameras"`
+				BillingStatus          *string    `json:"billingStatus,omitempty"`
+				CalibrationCompleted   bool       `json:"calibrationCompleted"`
+				Imei                   string     `json:"imei"`
+				LastConnectedAt        *time.Time `json:"lastConnectedAt,omitempty"`
+				LastRecordingHealth    *bool      `json:"lastRecordingHealth,omitempty"`
+				LastRecordingUpdatedAt *time.Time `json:"lastRecordingUpdatedAt,omitempty"`
+				Name                   string     `json:"name"`
+				OrganizationId         int        `json:"organizationId"`
+				PartnerId              int        `json:"partnerId"`
+			} `json:"data"`
+			Metadata  Metadata `json:"metadata"`
+			RequestId *string  `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostDeviceAuxiliaryCamerasBillingResponse parses an HTTP response from a PostDeviceAuxiliaryCamerasBillingWithResponse call
 func ParsePostDeviceAuxiliaryCamerasBillingResponse(rsp *http.Response) (*PostDeviceAuxiliaryCamerasBillingResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -33192,6 +36542,56 @@ func ParsePutBulkDevicesBillingStatusResponse(rsp *http.Response) (*PutBulkDevic
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDevicesDataUsageResponse parses an HTTP response from a GetDevicesDataUsageWithResponse call
+func ParseGetDevicesDataUsageResponse(rsp *http.Response) (*GetDevicesDataUsageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDevicesDataUsageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data      []DeviceDataUsage `json:"data"`
+			RequestId *string           `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	}
 
@@ -34687,6 +38087,70 @@ func ParseGetDeviceEventFileLinkResponse(rsp *http.Response) (*GetDeviceEventFil
 	return response, nil
 }
 
+// ParseGetDeviceEventManyFileLinksResponse parses an HTTP response from a GetDeviceEventManyFileLinksWithResponse call
+func ParseGetDeviceEventManyFileLinksResponse(rsp *http.Response) (*GetDeviceEventManyFileLinksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeviceEventManyFileLinksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Urls []struct {
+					CameraId  int        `json:"cameraId"`
+					Error     *string    `json:"error,omitempty"`
+					ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+					Url       *string    `json:"url,omitempty"`
+				} `json:"urls"`
+			} `json:"data"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetDeviceEventsResponse parses an HTTP response from a GetDeviceEventsWithResponse call
 func ParseGetDeviceEventsResponse(rsp *http.Response) (*GetDeviceEventsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -35236,6 +38700,57 @@ func ParseGetDevicePrivacyModeResponse(rsp *http.Response) (*GetDevicePrivacyMod
 	return response, nil
 }
 
+// ParseGetDeviceRecordingEncryptionKeysResponse parses an HTTP response from a GetDeviceRecordingEncryptionKeysWithResponse call
+func ParseGetDeviceRecordingEncryptionKeysResponse(rsp *http.Response) (*GetDeviceRecordingEncryptionKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeviceRecordingEncryptionKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Active     RecordingKey   `json:"active"`
+			KeyHistory []RecordingKey `json:"keyHistory"`
+			RequestId  *string        `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetDeviceRecordingRangesResponse parses an HTTP response from a GetDeviceRecordingRangesWithResponse call
 func ParseGetDeviceRecordingRangesResponse(rsp *http.Response) (*GetDeviceRecordingRangesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -35286,6 +38801,194 @@ func ParseGetDeviceRecordingRangesResponse(rsp *http.Response) (*GetDeviceRecord
 			return nil, err
 		}
 		response.JSON417 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDeviceScoreResponse parses an HTTP response from a GetDeviceScoreWithResponse call
+func ParseGetDeviceScoreResponse(rsp *http.Response) (*GetDeviceScoreResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeviceScoreResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				DistanceKm *float64 `json:"distanceKm,omitempty"`
+				Events     *int     `json:"events,omitempty"`
+				Score      *float64 `json:"score,omitempty"`
+			} `json:"data"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDeviceTelemetryResponse parses an HTTP response from a GetDeviceTelemetryWithResponse call
+func ParseGetDeviceTelemetryResponse(rsp *http.Response) (*GetDeviceTelemetryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeviceTelemetryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				AdasCalibrationCompleted *bool `json:"adasCalibrationCompleted,omitempty"`
+				AuxCameras               *[]struct {
+					CameraId *int                                                      `json:"cameraId,omitempty"`
+					State    *GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState `json:"state,omitempty"`
+				} `json:"auxCameras,omitempty"`
+				CalibrationCompleted bool   `json:"calibrationCompleted"`
+				DeviceModel          string `json:"deviceModel"`
+				FirmwareVersion      string `json:"firmwareVersion"`
+
+				// HealthReportedAt The last health report; absent until the first.
+				HealthReportedAt    *time.Time                                        `json:"healthReportedAt,omitempty"`
+				LastSeenOnline      time.Time                                         `json:"lastSeenOnline"`
+				SdCardCapacityBytes int                                               `json:"sdCardCapacityBytes"`
+				SdCardFreeBytes     int                                               `json:"sdCardFreeBytes"`
+				SdCardInserted      bool                                              `json:"sdCardInserted"`
+				SimNetworkType      string                                            `json:"simNetworkType"`
+				SimOperator         string                                            `json:"simOperator"`
+				SimState            GetDeviceTelemetry200JSONResponseBodyDataSimState `json:"simState"`
+				Status              *GetDeviceTelemetry200JSONResponseBodyDataStatus  `json:"status,omitempty"`
+				WifiEnabled         *bool                                             `json:"wifiEnabled,omitempty"`
+			} `json:"data"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 417:
+		var dest ExpectationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON417 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDeviceTripsResponse parses an HTTP response from a GetDeviceTripsWithResponse call
+func ParseGetDeviceTripsResponse(rsp *http.Response) (*GetDeviceTripsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeviceTripsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				// Distance Miles.
+				Distance float64 `json:"distance"`
+
+				// Duration Seconds.
+				Duration    int       `json:"duration"`
+				End         TripPoint `json:"end"`
+				EventsCount int       `json:"eventsCount"`
+				InProgress  *bool     `json:"inProgress,omitempty"`
+
+				// MaxSpeed Meters per second.
+				MaxSpeed float64   `json:"maxSpeed"`
+				Start    TripPoint `json:"start"`
+			} `json:"data"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	}
 
@@ -35354,6 +39057,59 @@ func ParsePostVirtualEventResponse(rsp *http.Response) (*PostVirtualEventRespons
 			return nil, err
 		}
 		response.JSON423 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDeviceCameraTelemetryResponse parses an HTTP response from a GetDeviceCameraTelemetryWithResponse call
+func ParseGetDeviceCameraTelemetryResponse(rsp *http.Response) (*GetDeviceCameraTelemetryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeviceCameraTelemetryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Code   GetDeviceCameraTelemetry200JSONResponseBodyDataCode `json:"code"`
+				Status string                                              `json:"status"`
+			} `json:"data"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	}
 
@@ -35841,6 +39597,49 @@ func ParseGetDrivingHistoryResponse(rsp *http.Response) (*GetDrivingHistoryRespo
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGenerateEncryptionKeyResponse parses an HTTP response from a GenerateEncryptionKeyWithResponse call
+func ParseGenerateEncryptionKeyResponse(rsp *http.Response) (*GenerateEncryptionKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GenerateEncryptionKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			GeneratedKey string  `json:"generatedKey"`
+			RequestId    *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	}
 
@@ -36711,6 +40510,57 @@ func ParsePostOrganizationDevicesResponse(rsp *http.Response) (*PostOrganization
 	return response, nil
 }
 
+// ParseGetOrganizationDevicesDataUsageResponse parses an HTTP response from a GetOrganizationDevicesDataUsageWithResponse call
+func ParseGetOrganizationDevicesDataUsageResponse(rsp *http.Response) (*GetOrganizationDevicesDataUsageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOrganizationDevicesDataUsageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data      []DeviceDataUsage `json:"data"`
+			Metadata  Metadata          `json:"metadata"`
+			RequestId string            `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetOrganizationDevicesBillingStatusResponse parses an HTTP response from a GetOrganizationDevicesBillingStatusWithResponse call
 func ParseGetOrganizationDevicesBillingStatusResponse(rsp *http.Response) (*GetOrganizationDevicesBillingStatusResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -37048,6 +40898,68 @@ func ParseGetOrganizationsEventsResponse(rsp *http.Response) (*GetOrganizationsE
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostOrganizationGetLatestRecordingEncryptionKeysResponse parses an HTTP response from a PostOrganizationGetLatestRecordingEncryptionKeysWithResponse call
+func ParsePostOrganizationGetLatestRecordingEncryptionKeysResponse(rsp *http.Response) (*PostOrganizationGetLatestRecordingEncryptionKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOrganizationGetLatestRecordingEncryptionKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Keys []struct {
+				ConfirmedByDevice *bool      `json:"confirmedByDevice,omitempty"`
+				CreatedAt         *time.Time `json:"createdAt,omitempty"`
+				Imei              *string    `json:"imei,omitempty"`
+				Key               *string    `json:"key,omitempty"`
+			} `json:"keys"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
