@@ -213,6 +213,8 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.GET("/devices/:imei/telemetry", scoped(FeatureDeviceInfo), auth, s.getDeviceTelemetry)
 	v2.GET("/devices/:imei/:cameraId/telemetry", scoped(FeatureDeviceInfo), auth, s.getCameraTelemetry)
 	v2.GET("/devices/:imei/event-file-links", event, auth, media, s.eventFileLinks)
+	v2.GET("/devices/:imei/retention-config", auth, s.getRetentionConfig)
+	v2.PUT("/devices/:imei/retention-config", auth, write, s.putRetentionConfig)
 	v2.GET("/device-data-usage", auth, s.dataUsageReport)
 	v2.POST("/devices/bulk-data-usage", auth, s.bulkDataUsage)
 	v2.GET("/organizations/:orgId/devices-data-usage", auth, s.organizationDataUsage)

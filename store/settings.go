@@ -221,7 +221,10 @@ type DeviceSettings struct {
 	PrivacyModeConfig *PrivacyModeConfig `json:"privacyModeConfig,omitempty"`
 	// Geofences are the device's own; organizations have none.
 	Geofences []Geofence `json:"geofences,omitempty"`
-	UpdatedAt time.Time  `json:"updatedAt"`
+	// CameraRetention is the device's own SD-card retention per camera
+	// (cameraretention.go); organizations have none.
+	CameraRetention []CameraRetention `json:"cameraRetention,omitempty"`
+	UpdatedAt       time.Time         `json:"updatedAt"`
 }
 
 // OrgSettings are an organization's defaults for current and future devices.
@@ -260,6 +263,9 @@ type Effective struct {
 	// RetentionMinutes bounds how long recordings stay on the SD card (0: until it is full);
 	// it is the organization's deviceRetentionMinutes.
 	RetentionMinutes int
+	// CameraRetention is the device's own retention of some cameras, which
+	// overrides RetentionMinutes for them.
+	CameraRetention []CameraRetention
 }
 
 // Event returns the effective setting of one event type.
@@ -419,7 +425,8 @@ func (tx *Tx) EffectiveSettings(imei string) (*Effective, error) {
 		return nil, err
 	}
 	e := &Effective{Version: ds.Version, Device: DefaultDeviceConfig(), Events: DefaultEventConfig(),
-		Privacy: DefaultPrivacyConfig(), PrivacyMode: PrivacyModeOff, Geofences: ds.Geofences}
+		Privacy: DefaultPrivacyConfig(), PrivacyMode: PrivacyModeOff, Geofences: ds.Geofences,
+		CameraRetention: ds.CameraRetention}
 	pick(&e.Device, ds.Device, os.Device)
 	pick(&e.Events, ds.Events, os.Events)
 	e.Events = e.Events.Clone()

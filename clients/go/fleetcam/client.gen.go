@@ -2958,6 +2958,13 @@ type BulkWriteResult struct {
 	Success *[]string `json:"success,omitempty"`
 }
 
+// CameraRetention defines model for CameraRetention.
+type CameraRetention struct {
+	// CameraId 1 road-facing; 2 in-cabin; 50 and above auxiliary.
+	CameraId         int `json:"cameraId"`
+	RetentionMinutes int `json:"retentionMinutes"`
+}
+
 // ClusterNode One live node of the cluster.
 type ClusterNode struct {
 	// Devices Devices connected to the node now.
@@ -4833,6 +4840,11 @@ type GetDeviceRecordingRangesParams struct {
 	End   *time.Time `form:"end,omitempty" json:"end,omitempty"`
 }
 
+// PutDeviceRetentionConfigJSONBody defines parameters for PutDeviceRetentionConfig.
+type PutDeviceRetentionConfigJSONBody struct {
+	Config []CameraRetention `json:"config"`
+}
+
 // GetDeviceScoreParams defines parameters for GetDeviceScore.
 type GetDeviceScoreParams struct {
 	Start time.Time `form:"start" json:"start"`
@@ -5528,6 +5540,9 @@ type SetDeviceGeoFencesJSONRequestBody = SetDeviceGeoFencesJSONBody
 
 // PutDeviceHotspotJSONRequestBody defines body for PutDeviceHotspot for application/json ContentType.
 type PutDeviceHotspotJSONRequestBody PutDeviceHotspotJSONBody
+
+// PutDeviceRetentionConfigJSONRequestBody defines body for PutDeviceRetentionConfig for application/json ContentType.
+type PutDeviceRetentionConfigJSONRequestBody PutDeviceRetentionConfigJSONBody
 
 // PostVirtualEventJSONRequestBody defines body for PostVirtualEvent for application/json ContentType.
 type PostVirtualEventJSONRequestBody PostVirtualEventJSONBody
@@ -7139,6 +7154,42 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v2/devices/{imei}/recording-ranges (the `GetDeviceRecordingRanges` operationId).
 	GetDeviceRecordingRanges(ctx context.Context, imei Imei, params *GetDeviceRecordingRangesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDeviceRetentionConfig Get the device's SD-card retention per camera
+	//
+	// How long each camera's recordings stay on the device's SD card before they are
+	// overwritten, in minutes: the device's own retention of the camera (PUT), else its
+	// organization's deviceRetentionMinutes (PATCH /v2/organizations/{orgId}). A camera with
+	// neither keeps its recordings until the card is full and is left out.
+	//
+	// Corresponds with GET /v2/devices/{imei}/retention-config (the `GetDeviceRetentionConfig` operationId).
+	GetDeviceRetentionConfig(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutDeviceRetentionConfigWithBody Set the device's SD-card retention per camera
+	//
+	// Replaces the device's own retention per camera: a camera left out (all of them with
+	// config []) follows its organization's deviceRetentionMinutes again. Each camera is 1,
+	// 2 or a paired auxiliary camera, named once; retentionMinutes is an integer from 4 to
+	// 527040 (a year). The change is in the audit log (device.retentionConfig) and reaches
+	// the device with its configuration (cameraRetentionMinutes, docs/device-protocol.md).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v2/devices/{imei}/retention-config (the `PutDeviceRetentionConfig` operationId).
+	PutDeviceRetentionConfigWithBody(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutDeviceRetentionConfig Set the device's SD-card retention per camera
+	//
+	// Replaces the device's own retention per camera: a camera left out (all of them with
+	// config []) follows its organization's deviceRetentionMinutes again. Each camera is 1,
+	// 2 or a paired auxiliary camera, named once; retentionMinutes is an integer from 4 to
+	// 527040 (a year). The change is in the audit log (device.retentionConfig) and reaches
+	// the device with its configuration (cameraRetentionMinutes, docs/device-protocol.md).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v2/devices/{imei}/retention-config (the `PutDeviceRetentionConfig` operationId).
+	PutDeviceRetentionConfig(ctx context.Context, imei Imei, body PutDeviceRetentionConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetDeviceScore Get the device's safety score
 	//
@@ -10061,6 +10112,72 @@ func (c *Client) GetDeviceRecordingEncryptionKeys(ctx context.Context, imei Imei
 // Corresponds with GET /v2/devices/{imei}/recording-ranges (the `GetDeviceRecordingRanges` operationId).
 func (c *Client) GetDeviceRecordingRanges(ctx context.Context, imei Imei, params *GetDeviceRecordingRangesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetDeviceRecordingRangesRequest(c.Server, imei, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDeviceRetentionConfig Get the device's SD-card retention per camera
+//
+// How long each camera's recordings stay on the device's SD card before they are
+// overwritten, in minutes: the device's own retention of the camera (PUT), else its
+// organization's deviceRetentionMinutes (PATCH /v2/organizations/{orgId}). A camera with
+// neither keeps its recordings until the card is full and is left out.
+//
+// Corresponds with GET /v2/devices/{imei}/retention-config (the `GetDeviceRetentionConfig` operationId).
+func (c *Client) GetDeviceRetentionConfig(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeviceRetentionConfigRequest(c.Server, imei)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutDeviceRetentionConfigWithBody Set the device's SD-card retention per camera
+//
+// Replaces the device's own retention per camera: a camera left out (all of them with
+// config []) follows its organization's deviceRetentionMinutes again. Each camera is 1,
+// 2 or a paired auxiliary camera, named once; retentionMinutes is an integer from 4 to
+// 527040 (a year). The change is in the audit log (device.retentionConfig) and reaches
+// the device with its configuration (cameraRetentionMinutes, docs/device-protocol.md).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v2/devices/{imei}/retention-config (the `PutDeviceRetentionConfig` operationId).
+func (c *Client) PutDeviceRetentionConfigWithBody(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutDeviceRetentionConfigRequestWithBody(c.Server, imei, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutDeviceRetentionConfig Set the device's SD-card retention per camera
+//
+// Replaces the device's own retention per camera: a camera left out (all of them with
+// config []) follows its organization's deviceRetentionMinutes again. Each camera is 1,
+// 2 or a paired auxiliary camera, named once; retentionMinutes is an integer from 4 to
+// 527040 (a year). The change is in the audit log (device.retentionConfig) and reaches
+// the device with its configuration (cameraRetentionMinutes, docs/device-protocol.md).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v2/devices/{imei}/retention-config (the `PutDeviceRetentionConfig` operationId).
+func (c *Client) PutDeviceRetentionConfig(ctx context.Context, imei Imei, body PutDeviceRetentionConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutDeviceRetentionConfigRequest(c.Server, imei, body)
 	if err != nil {
 		return nil, err
 	}
@@ -15586,6 +15703,87 @@ func NewGetDeviceRecordingRangesRequest(server string, imei Imei, params *GetDev
 	return req, nil
 }
 
+// NewGetDeviceRetentionConfigRequest constructs an http.Request for the GetDeviceRetentionConfig method
+func NewGetDeviceRetentionConfigRequest(server string, imei Imei) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/retention-config", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutDeviceRetentionConfigRequest calls the generic PutDeviceRetentionConfig builder with application/json body
+func NewPutDeviceRetentionConfigRequest(server string, imei Imei, body PutDeviceRetentionConfigJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutDeviceRetentionConfigRequestWithBody(server, imei, "application/json", bodyReader)
+}
+
+// NewPutDeviceRetentionConfigRequestWithBody constructs an http.Request for the PutDeviceRetentionConfig method, with any body, and a specified content type
+func NewPutDeviceRetentionConfigRequestWithBody(server string, imei Imei, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/retention-config", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetDeviceScoreRequest constructs an http.Request for the GetDeviceScore method
 func NewGetDeviceScoreRequest(server string, imei Imei, params *GetDeviceScoreParams) (*http.Request, error) {
 	var err error
@@ -20935,6 +21133,44 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v2/devices/{imei}/recording-ranges (the `GetDeviceRecordingRanges` operationId).
 	GetDeviceRecordingRangesWithResponse(ctx context.Context, imei Imei, params *GetDeviceRecordingRangesParams, reqEditors ...RequestEditorFn) (*GetDeviceRecordingRangesResponse, error)
+
+	// GetDeviceRetentionConfigWithResponse Get the device's SD-card retention per camera
+	//
+	// How long each camera's recordings stay on the device's SD card before they are
+	// overwritten, in minutes: the device's own retention of the camera (PUT), else its
+	// organization's deviceRetentionMinutes (PATCH /v2/organizations/{orgId}). A camera with
+	// neither keeps its recordings until the card is full and is left out.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/{imei}/retention-config (the `GetDeviceRetentionConfig` operationId).
+	GetDeviceRetentionConfigWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetDeviceRetentionConfigResponse, error)
+
+	// PutDeviceRetentionConfigWithBodyWithResponse Set the device's SD-card retention per camera
+	//
+	// Replaces the device's own retention per camera: a camera left out (all of them with
+	// config []) follows its organization's deviceRetentionMinutes again. Each camera is 1,
+	// 2 or a paired auxiliary camera, named once; retentionMinutes is an integer from 4 to
+	// 527040 (a year). The change is in the audit log (device.retentionConfig) and reaches
+	// the device with its configuration (cameraRetentionMinutes, docs/device-protocol.md).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/devices/{imei}/retention-config (the `PutDeviceRetentionConfig` operationId).
+	PutDeviceRetentionConfigWithBodyWithResponse(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutDeviceRetentionConfigResponse, error)
+
+	// PutDeviceRetentionConfigWithResponse Set the device's SD-card retention per camera
+	//
+	// Replaces the device's own retention per camera: a camera left out (all of them with
+	// config []) follows its organization's deviceRetentionMinutes again. Each camera is 1,
+	// 2 or a paired auxiliary camera, named once; retentionMinutes is an integer from 4 to
+	// 527040 (a year). The change is in the audit log (device.retentionConfig) and reaches
+	// the device with its configuration (cameraRetentionMinutes, docs/device-protocol.md).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/devices/{imei}/retention-config (the `PutDeviceRetentionConfig` operationId).
+	PutDeviceRetentionConfigWithResponse(ctx context.Context, imei Imei, body PutDeviceRetentionConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*PutDeviceRetentionConfigResponse, error)
 
 	// GetDeviceScoreWithResponse Get the device's safety score
 	//
@@ -26642,6 +26878,144 @@ func (r GetDeviceRecordingRangesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetDeviceRecordingRangesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDeviceRetentionConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data *struct {
+			Config []CameraRetention `json:"config"`
+		} `json:"data,omitempty"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeviceRetentionConfigResponse) GetJSON200() *struct {
+	Data *struct {
+		Config []CameraRetention `json:"config"`
+	} `json:"data,omitempty"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDeviceRetentionConfigResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDeviceRetentionConfigResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeviceRetentionConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeviceRetentionConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeviceRetentionConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeviceRetentionConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutDeviceRetentionConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutDeviceRetentionConfigResponse) GetJSON200() *struct {
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutDeviceRetentionConfigResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutDeviceRetentionConfigResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutDeviceRetentionConfigResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutDeviceRetentionConfigResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PutDeviceRetentionConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutDeviceRetentionConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutDeviceRetentionConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutDeviceRetentionConfigResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -33703,6 +34077,62 @@ func (c *ClientWithResponses) GetDeviceRecordingRangesWithResponse(ctx context.C
 	return ParseGetDeviceRecordingRangesResponse(rsp)
 }
 
+// GetDeviceRetentionConfigWithResponse Get the device's SD-card retention per camera
+//
+// How long each camera's recordings stay on the device's SD card before they are
+// overwritten, in minutes: the device's own retention of the camera (PUT), else its
+// organization's deviceRetentionMinutes (PATCH /v2/organizations/{orgId}). A camera with
+// neither keeps its recordings until the card is full and is left out.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/{imei}/retention-config (the `GetDeviceRetentionConfig` operationId).
+func (c *ClientWithResponses) GetDeviceRetentionConfigWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetDeviceRetentionConfigResponse, error) {
+	rsp, err := c.GetDeviceRetentionConfig(ctx, imei, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeviceRetentionConfigResponse(rsp)
+}
+
+// PutDeviceRetentionConfigWithBodyWithResponse Set the device's SD-card retention per camera
+//
+// Replaces the device's own retention per camera: a camera left out (all of them with
+// config []) follows its organization's deviceRetentionMinutes again. Each camera is 1,
+// 2 or a paired auxiliary camera, named once; retentionMinutes is an integer from 4 to
+// 527040 (a year). The change is in the audit log (device.retentionConfig) and reaches
+// the device with its configuration (cameraRetentionMinutes, docs/device-protocol.md).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/devices/{imei}/retention-config (the `PutDeviceRetentionConfig` operationId).
+func (c *ClientWithResponses) PutDeviceRetentionConfigWithBodyWithResponse(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutDeviceRetentionConfigResponse, error) {
+	rsp, err := c.PutDeviceRetentionConfigWithBody(ctx, imei, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutDeviceRetentionConfigResponse(rsp)
+}
+
+// PutDeviceRetentionConfigWithResponse Set the device's SD-card retention per camera
+//
+// Replaces the device's own retention per camera: a camera left out (all of them with
+// config []) follows its organization's deviceRetentionMinutes again. Each camera is 1,
+// 2 or a paired auxiliary camera, named once; retentionMinutes is an integer from 4 to
+// 527040 (a year). The change is in the audit log (device.retentionConfig) and reaches
+// the device with its configuration (cameraRetentionMinutes, docs/device-protocol.md).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/devices/{imei}/retention-config (the `PutDeviceRetentionConfig` operationId).
+func (c *ClientWithResponses) PutDeviceRetentionConfigWithResponse(ctx context.Context, imei Imei, body PutDeviceRetentionConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*PutDeviceRetentionConfigResponse, error) {
+	rsp, err := c.PutDeviceRetentionConfig(ctx, imei, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutDeviceRetentionConfigResponse(rsp)
+}
+
 // GetDeviceScoreWithResponse Get the device's safety score
 //
 // The device's safety score over the span from start to end (at most 31 days): its
@@ -38801,6 +39231,107 @@ func ParseGetDeviceRecordingRangesResponse(rsp *http.Response) (*GetDeviceRecord
 			return nil, err
 		}
 		response.JSON417 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDeviceRetentionConfigResponse parses an HTTP response from a GetDeviceRetentionConfigWithResponse call
+func ParseGetDeviceRetentionConfigResponse(rsp *http.Response) (*GetDeviceRetentionConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeviceRetentionConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Config []CameraRetention `json:"config"`
+			} `json:"data,omitempty"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutDeviceRetentionConfigResponse parses an HTTP response from a PutDeviceRetentionConfigWithResponse call
+func ParsePutDeviceRetentionConfigResponse(rsp *http.Response) (*PutDeviceRetentionConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutDeviceRetentionConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	}
 

@@ -1256,6 +1256,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/devices/{imei}/retention-config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the device's SD-card retention per camera
+         * @description How long each camera's recordings stay on the device's SD card before they are
+         *     overwritten, in minutes: the device's own retention of the camera (PUT), else its
+         *     organization's deviceRetentionMinutes (PATCH /v2/organizations/{orgId}). A camera with
+         *     neither keeps its recordings until the card is full and is left out.
+         */
+        get: operations["getDeviceRetentionConfig"];
+        /**
+         * Set the device's SD-card retention per camera
+         * @description Replaces the device's own retention per camera: a camera left out (all of them with
+         *     config []) follows its organization's deviceRetentionMinutes again. Each camera is 1,
+         *     2 or a paired auxiliary camera, named once; retentionMinutes is an integer from 4 to
+         *     527040 (a year). The change is in the audit log (device.retentionConfig) and reaches
+         *     the device with its configuration (cameraRetentionMinutes, docs/device-protocol.md).
+         */
+        put: operations["putDeviceRetentionConfig"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/devices/{imei}/score": {
         parameters: {
             query?: never;
@@ -3013,6 +3044,11 @@ export interface components {
         };
         BulkWriteResult: components["schemas"]["BulkResult"] & {
             effectedImeis?: string[];
+        };
+        CameraRetention: {
+            /** @description 1 road-facing; 2 in-cabin; 50 and above auxiliary. */
+            cameraId: number;
+            retentionMinutes: number;
         };
         /** @description One live node of the cluster. */
         ClusterNode: {
@@ -6347,6 +6383,71 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             417: components["responses"]["ExpectationFailed"];
+        };
+    };
+    getDeviceRetentionConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The retention per camera. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            config: components["schemas"]["CameraRetention"][];
+                        };
+                        requestId?: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    putDeviceRetentionConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    config: components["schemas"]["CameraRetention"][];
+                };
+            };
+        };
+        responses: {
+            /** @description The retention is set. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     getDeviceScore: {
