@@ -189,3 +189,18 @@ func TestDeviceHealthReport(t *testing.T) {
 	e.do("GET", "/v2/device-health?sort=speed", e.adminToken, nil).wantError(400, nameBadRequest, "sort")
 	e.do("GET", q("/v2/device-health", e.org.ID), e.rivalToken, nil).wantError(404, nameNotFound)
 }
+
+func TestAssociatedDevices(t *testing.T) {
+	e := newFleetEnv(t)
+	r := e.do("POST", "/v2/associated-devices", e.viewerToken, map[string]any{"imeis": []string{e.devices[1], e.devices[0], e.devices[1]}}).
+		want(http.StatusOK)
+	if got := imeis(r); !slices.Equal(got, []string{e.devices[1], e.devices[0]}) || r.get("data.0.associatedDevice") != nil {
+		t.Fatalf("associated devices: %s", r.raw)
+	}
+	if _, given := r.get("data.0").(map[string]any)["associatedDevice"]; !given {
+		t.Fatalf("associatedDevice left out: %s", r.raw)
+	}
+	e.do("POST", "/v2/associated-devices", e.adminToken, map[string]any{"imeis": []string{e.devices[0], e.rivalDevices[0]}}).
+		wantError(http.StatusNotFound, nameNotFound, e.rivalDevices[0])
+	e.do("POST", "/v2/associated-devices", e.partnerToken, map[string]any{"imeis": []string{}}).wantError(http.StatusBadRequest, nameBadRequest, "imeis")
+}

@@ -219,6 +219,7 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.POST("/devices/bulk-data-usage", auth, s.bulkDataUsage)
 	v2.GET("/organizations/:orgId/devices-data-usage", auth, s.organizationDataUsage)
 	v2.GET("/device-health", auth, s.deviceHealthReport)
+	v2.POST("/associated-devices", auth, s.associatedDevices)
 	v2.GET("/devices/:imei/recording-encryption-keys", auth, s.keyReaders, s.getRecordingKeys)
 	v2.POST("/organizations/:orgId/get-recording-encryption-keys", auth, s.keyReaders, s.orgRecordingKeys)
 	v2.PUT("/generate-encryption-key", auth, write, s.generateEncryptionKey)

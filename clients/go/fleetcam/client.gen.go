@@ -4508,6 +4508,11 @@ type PostAlarmCommentJSONBody struct {
 	Details string `json:"details"`
 }
 
+// PostAssociatedDevicesJSONBody defines parameters for PostAssociatedDevices.
+type PostAssociatedDevicesJSONBody struct {
+	Imeis []string `json:"imeis"`
+}
+
 // GetAuditLogsParams defines parameters for GetAuditLogs.
 type GetAuditLogsParams struct {
 	// Limit Page size, from 1 to 1500 (default 100).
@@ -5475,6 +5480,9 @@ type PostAlarmActionJSONRequestBody PostAlarmActionJSONBody
 // PostAlarmCommentJSONRequestBody defines body for PostAlarmComment for application/json ContentType.
 type PostAlarmCommentJSONRequestBody PostAlarmCommentJSONBody
 
+// PostAssociatedDevicesJSONRequestBody defines body for PostAssociatedDevices for application/json ContentType.
+type PostAssociatedDevicesJSONRequestBody PostAssociatedDevicesJSONBody
+
 // PostAuthenticateJSONRequestBody defines body for PostAuthenticate for application/json ContentType.
 type PostAuthenticateJSONRequestBody PostAuthenticateJSONBody
 
@@ -6365,6 +6373,30 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v2/alarms/{alarmId}/comments (the `PostAlarmComment` operationId).
 	PostAlarmComment(ctx context.Context, alarmId AlarmId, body PostAlarmCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAssociatedDevicesWithBody Get the third-party devices associated with devices
+	//
+	// The third-party device associated with each named device. fleetcam's devices pair with
+	// no third-party device other than auxiliary cameras (GET
+	// /v2/devices/{imei}/auxiliary-cameras), so associatedDevice and db are null for every
+	// device. At most 1000 IMEIs; a device the caller cannot see is 404, naming it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/associated-devices (the `PostAssociatedDevices` operationId).
+	PostAssociatedDevicesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAssociatedDevices Get the third-party devices associated with devices
+	//
+	// The third-party device associated with each named device. fleetcam's devices pair with
+	// no third-party device other than auxiliary cameras (GET
+	// /v2/devices/{imei}/auxiliary-cameras), so associatedDevice and db are null for every
+	// device. At most 1000 IMEIs; a device the caller cannot see is 404, naming it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/associated-devices (the `PostAssociatedDevices` operationId).
+	PostAssociatedDevices(ctx context.Context, body PostAssociatedDevicesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAuditLogs Audit log
 	//
@@ -8573,6 +8605,50 @@ func (c *Client) PostAlarmCommentWithBody(ctx context.Context, alarmId AlarmId, 
 // Corresponds with POST /v2/alarms/{alarmId}/comments (the `PostAlarmComment` operationId).
 func (c *Client) PostAlarmComment(ctx context.Context, alarmId AlarmId, body PostAlarmCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostAlarmCommentRequest(c.Server, alarmId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAssociatedDevicesWithBody Get the third-party devices associated with devices
+//
+// The third-party device associated with each named device. fleetcam's devices pair with
+// no third-party device other than auxiliary cameras (GET
+// /v2/devices/{imei}/auxiliary-cameras), so associatedDevice and db are null for every
+// device. At most 1000 IMEIs; a device the caller cannot see is 404, naming it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/associated-devices (the `PostAssociatedDevices` operationId).
+func (c *Client) PostAssociatedDevicesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAssociatedDevicesRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAssociatedDevices Get the third-party devices associated with devices
+//
+// The third-party device associated with each named device. fleetcam's devices pair with
+// no third-party device other than auxiliary cameras (GET
+// /v2/devices/{imei}/auxiliary-cameras), so associatedDevice and db are null for every
+// device. At most 1000 IMEIs; a device the caller cannot see is 404, naming it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/associated-devices (the `PostAssociatedDevices` operationId).
+func (c *Client) PostAssociatedDevices(ctx context.Context, body PostAssociatedDevicesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAssociatedDevicesRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12943,6 +13019,46 @@ func NewPostAlarmCommentRequestWithBody(server string, alarmId AlarmId, contentT
 	}
 
 	operationPath := fmt.Sprintf("/v2/alarms/%s/comments", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostAssociatedDevicesRequest calls the generic PostAssociatedDevices builder with application/json body
+func NewPostAssociatedDevicesRequest(server string, body PostAssociatedDevicesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostAssociatedDevicesRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostAssociatedDevicesRequestWithBody constructs an http.Request for the PostAssociatedDevices method, with any body, and a specified content type
+func NewPostAssociatedDevicesRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/associated-devices")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -20283,6 +20399,30 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/alarms/{alarmId}/comments (the `PostAlarmComment` operationId).
 	PostAlarmCommentWithResponse(ctx context.Context, alarmId AlarmId, body PostAlarmCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAlarmCommentResponse, error)
 
+	// PostAssociatedDevicesWithBodyWithResponse Get the third-party devices associated with devices
+	//
+	// The third-party device associated with each named device. fleetcam's devices pair with
+	// no third-party device other than auxiliary cameras (GET
+	// /v2/devices/{imei}/auxiliary-cameras), so associatedDevice and db are null for every
+	// device. At most 1000 IMEIs; a device the caller cannot see is 404, naming it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/associated-devices (the `PostAssociatedDevices` operationId).
+	PostAssociatedDevicesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAssociatedDevicesResponse, error)
+
+	// PostAssociatedDevicesWithResponse Get the third-party devices associated with devices
+	//
+	// The third-party device associated with each named device. fleetcam's devices pair with
+	// no third-party device other than auxiliary cameras (GET
+	// /v2/devices/{imei}/auxiliary-cameras), so associatedDevice and db are null for every
+	// device. At most 1000 IMEIs; a device the caller cannot see is 404, naming it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/associated-devices (the `PostAssociatedDevices` operationId).
+	PostAssociatedDevicesWithResponse(ctx context.Context, body PostAssociatedDevicesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAssociatedDevicesResponse, error)
+
 	// GetAuditLogsWithResponse Audit log
 	//
 	// Every create, update and delete, newest first, with the actor, the entity and its value
@@ -22914,6 +23054,82 @@ func (r PostAlarmCommentResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostAlarmCommentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostAssociatedDevicesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []struct {
+			AssociatedDevice *string `json:"associatedDevice"`
+			Db               *string `json:"db,omitempty"`
+			Imei             string  `json:"imei"`
+		} `json:"data"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostAssociatedDevicesResponse) GetJSON200() *struct {
+	Data []struct {
+		AssociatedDevice *string `json:"associatedDevice"`
+		Db               *string `json:"db,omitempty"`
+		Imei             string  `json:"imei"`
+	} `json:"data"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostAssociatedDevicesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostAssociatedDevicesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostAssociatedDevicesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PostAssociatedDevicesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostAssociatedDevicesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostAssociatedDevicesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostAssociatedDevicesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -32776,6 +32992,42 @@ func (c *ClientWithResponses) PostAlarmCommentWithResponse(ctx context.Context, 
 	return ParsePostAlarmCommentResponse(rsp)
 }
 
+// PostAssociatedDevicesWithBodyWithResponse Get the third-party devices associated with devices
+//
+// The third-party device associated with each named device. fleetcam's devices pair with
+// no third-party device other than auxiliary cameras (GET
+// /v2/devices/{imei}/auxiliary-cameras), so associatedDevice and db are null for every
+// device. At most 1000 IMEIs; a device the caller cannot see is 404, naming it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/associated-devices (the `PostAssociatedDevices` operationId).
+func (c *ClientWithResponses) PostAssociatedDevicesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAssociatedDevicesResponse, error) {
+	rsp, err := c.PostAssociatedDevicesWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAssociatedDevicesResponse(rsp)
+}
+
+// PostAssociatedDevicesWithResponse Get the third-party devices associated with devices
+//
+// The third-party device associated with each named device. fleetcam's devices pair with
+// no third-party device other than auxiliary cameras (GET
+// /v2/devices/{imei}/auxiliary-cameras), so associatedDevice and db are null for every
+// device. At most 1000 IMEIs; a device the caller cannot see is 404, naming it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/associated-devices (the `PostAssociatedDevices` operationId).
+func (c *ClientWithResponses) PostAssociatedDevicesWithResponse(ctx context.Context, body PostAssociatedDevicesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAssociatedDevicesResponse, error) {
+	rsp, err := c.PostAssociatedDevices(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAssociatedDevicesResponse(rsp)
+}
+
 // GetAuditLogsWithResponse Audit log
 //
 // Every create, update and delete, newest first, with the actor, the entity and its value
@@ -36367,6 +36619,60 @@ func ParsePostAlarmCommentResponse(rsp *http.Response) (*PostAlarmCommentRespons
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostAssociatedDevicesResponse parses an HTTP response from a PostAssociatedDevicesWithResponse call
+func ParsePostAssociatedDevicesResponse(rsp *http.Response) (*PostAssociatedDevicesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostAssociatedDevicesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				AssociatedDevice *string `json:"associatedDevice"`
+				Db               *string `json:"db,omitempty"`
+				Imei             string  `json:"imei"`
+			} `json:"data"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound

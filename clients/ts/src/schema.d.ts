@@ -152,6 +152,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/associated-devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get the third-party devices associated with devices
+         * @description The third-party device associated with each named device. fleetcam's devices pair with
+         *     no third-party device other than auxiliary cameras (GET
+         *     /v2/devices/{imei}/auxiliary-cameras), so associatedDevice and db are null for every
+         *     device. At most 1000 IMEIs; a device the caller cannot see is 404, naming it.
+         */
+        post: operations["postAssociatedDevices"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/audit-logs": {
         parameters: {
             query?: never;
@@ -4488,6 +4511,42 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    postAssociatedDevices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    imeis: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Each device with its associated device. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            associatedDevice: string | null;
+                            db?: string | null;
+                            imei: string;
+                        }[];
+                        requestId?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
         };
     };
