@@ -206,8 +206,9 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.GET("/devices/:imei/data-usage", scoped(FeatureDeviceInfo), auth, s.deviceDataUsage)
 
 	// Device data: trips, telemetry and safety score, links to several
-	// event files, fleet reports of data usage and health, and recording
-	// encryption keys (credentials: not for viewers, every read audited).
+	// event files, SD-card retention, fleet reports of data usage and
+	// health, recording encryption keys (credentials: not for viewers,
+	// every read audited) and the organization album of in-cabin snapshots.
 	v2.GET("/devices/:imei/trips", scoped(FeatureDeviceGPS), auth, s.getDeviceTrips)
 	v2.GET("/devices/:imei/score", event, auth, s.getDeviceScore)
 	v2.GET("/devices/:imei/telemetry", scoped(FeatureDeviceInfo), auth, s.getDeviceTelemetry)
@@ -223,6 +224,10 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.GET("/devices/:imei/recording-encryption-keys", auth, s.keyReaders, s.getRecordingKeys)
 	v2.POST("/organizations/:orgId/get-recording-encryption-keys", auth, s.keyReaders, s.orgRecordingKeys)
 	v2.PUT("/generate-encryption-key", auth, write, s.generateEncryptionKey)
+	v2.GET("/organization-album/:orgId/album", auth, media, s.albumImages)
+	v2.GET("/organization-album/:orgId/album/config", auth, s.getAlbumConfig)
+	v2.POST("/organization-album/:orgId/album/config", auth, write, host, s.postAlbumConfig)
+	v2.POST("/organization-album/:orgId/album/status", auth, write, host, s.postAlbumImageStatus)
 }
 
 // isoTime formats t as the API's ISO 8601 UTC timestamp with milliseconds.

@@ -115,3 +115,84 @@ func (tx *Tx) SetAlbumImageStatus(orgID int64, id, status string) error {
 	return tx.Audit(AuditChange{Action: "organization.album.image", EntityType: "albumImage", EntityID: id,
 		OrganizationID: orgID, Before: map[string]string{"status": before}, After: map[string]string{"status": status}})
 }
+
+// AlbumCamera is the camera whose snapshots make the album: the in-cabin one.
+const AlbumCamera = 2
+
+// AlbumImage is one image of an album: the in-cabin snapshot of an event's
+// file (of a video, its middle frame), which is in the cloud.
+type AlbumImage struct {
+	ID  string
+	Ref MediaRef
+	// EventID and Time are those of the newest event with the file.
+	EventID int64
+	Time    time.Time
+	Status  string
+}
+
+// AlbumImages lists the images of organization orgID's album among the
+// events q selects from the album's enabling on, newest first, each once.
+// ErrNotFound while the album is disabled.
+func (tx *Tx) AlbumImages(orgID int64, q EventQuery) ([]AlbumImage, error) {
+	a, err := tx.OrgAlbum(orgID)
+	if err != nil {
+		return nil, err
+	}
+	if q.Start.Before(a.EnabledAt) {
+		q.Start = a.EnabledAt
+	}
+	events, _, err := tx.OrgEvents(orgID, q, Page{})
+	if err != nil {
+		return nil, err
+	}
+	var out []AlbumImage
+	seen := map[string]bool{}
+	for i := len(events) - 1; i >= 0; i-- {
+		e := &events[i]
+		for _, f := range e.Files {
+			id := AlbumImageID(e.IMEI, f.FileID)
+			if f.CameraID != AlbumCamera || seen[id] {
+				continue
+			}
+			ref := MediaRef{IMEI: e.IMEI, CameraID: AlbumCamera, FileType: FileSnapshot, FileID: f.FileID}
+			m, err := tx.MediaFile(ref)
+			switch {
+			case isNotFound(err):
+				continue
+			case err != nil:
+				return nil, err
+			case m.State != MediaUploaded:
+				continue
+			}
+			seen[id] = true
+			out = append(out, AlbumImage{ID: id, Ref: ref, EventID: e.ID, Time: e.Time, Status: a.Status(id)})
+		}
+	}
+	return out, nil
+}
+
+// AlbumHasImage reports whether image id is in organization orgID's
+// album: an in-cabin file of an event of the organization from the album's
+// enabling on, of a device of partnerID when it is not 0.
+func (tx *Tx) AlbumHasImage(orgID int64, id string, partnerID int64) (bool, error) {
+	a, err := tx.OrgAlbum(orgID)
+	if err != nil {
+		return false, err
+	}
+	imei, fileID, ok := ParseAlbumImageID(id)
+	if !ok {
+		return false, nil
+	}
+	ref := MediaRef{IMEI: imei, CameraID: AlbumCamera, FileType: FileSnapshot, FileID: fileID}
+	ids, err := tx.rec.MediaEventRefs().EventIDs(ref)
+	if err != nil {
+		return false, err
+	}
+	for _, eid := range ids {
+		e, err := tx.Event(eid)
+		if err == nil && e.OrganizationID == orgID && !e.Time.Before(a.EnabledAt) && (partnerID == 0 || e.PartnerID == partnerID) {
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -2551,6 +2551,102 @@ func (e PutMediaUploadParamsFileType) Valid() bool {
 	}
 }
 
+// Defines values for GetOrganizationAlbumImagesParamsStatus.
+const (
+	GetOrganizationAlbumImagesParamsStatusFamiliar      GetOrganizationAlbumImagesParamsStatus = "familiar"
+	GetOrganizationAlbumImagesParamsStatusPendingReview GetOrganizationAlbumImagesParamsStatus = "pendingReview"
+	GetOrganizationAlbumImagesParamsStatusUnfamiliar    GetOrganizationAlbumImagesParamsStatus = "unfamiliar"
+)
+
+// Valid indicates whether the value is a known member of the GetOrganizationAlbumImagesParamsStatus enum.
+func (e GetOrganizationAlbumImagesParamsStatus) Valid() bool {
+	switch e {
+	case GetOrganizationAlbumImagesParamsStatusFamiliar:
+		return true
+	case GetOrganizationAlbumImagesParamsStatusPendingReview:
+		return true
+	case GetOrganizationAlbumImagesParamsStatusUnfamiliar:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetOrganizationAlbumImages200JSONResponseBodyDataStatus.
+const (
+	GetOrganizationAlbumImages200JSONResponseBodyDataStatusFamiliar      GetOrganizationAlbumImages200JSONResponseBodyDataStatus = "familiar"
+	GetOrganizationAlbumImages200JSONResponseBodyDataStatusPendingReview GetOrganizationAlbumImages200JSONResponseBodyDataStatus = "pendingReview"
+	GetOrganizationAlbumImages200JSONResponseBodyDataStatusUnfamiliar    GetOrganizationAlbumImages200JSONResponseBodyDataStatus = "unfamiliar"
+)
+
+// Valid indicates whether the value is a known member of the GetOrganizationAlbumImages200JSONResponseBodyDataStatus enum.
+func (e GetOrganizationAlbumImages200JSONResponseBodyDataStatus) Valid() bool {
+	switch e {
+	case GetOrganizationAlbumImages200JSONResponseBodyDataStatusFamiliar:
+		return true
+	case GetOrganizationAlbumImages200JSONResponseBodyDataStatusPendingReview:
+		return true
+	case GetOrganizationAlbumImages200JSONResponseBodyDataStatusUnfamiliar:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatus.
+const (
+	GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatusDisabled GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatus = "disabled"
+	GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatusEnabled  GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatus = "enabled"
+)
+
+// Valid indicates whether the value is a known member of the GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatus enum.
+func (e GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatus) Valid() bool {
+	switch e {
+	case GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatusDisabled:
+		return true
+	case GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatusEnabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostOrganizationAlbumConfigJSONBodyAlbumStatus.
+const (
+	PostOrganizationAlbumConfigJSONBodyAlbumStatusDisabled PostOrganizationAlbumConfigJSONBodyAlbumStatus = "disabled"
+	PostOrganizationAlbumConfigJSONBodyAlbumStatusEnabled  PostOrganizationAlbumConfigJSONBodyAlbumStatus = "enabled"
+)
+
+// Valid indicates whether the value is a known member of the PostOrganizationAlbumConfigJSONBodyAlbumStatus enum.
+func (e PostOrganizationAlbumConfigJSONBodyAlbumStatus) Valid() bool {
+	switch e {
+	case PostOrganizationAlbumConfigJSONBodyAlbumStatusDisabled:
+		return true
+	case PostOrganizationAlbumConfigJSONBodyAlbumStatusEnabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostOrganizationAlbumImageStatusJSONBodyStatus.
+const (
+	PostOrganizationAlbumImageStatusJSONBodyStatusFamiliar   PostOrganizationAlbumImageStatusJSONBodyStatus = "familiar"
+	PostOrganizationAlbumImageStatusJSONBodyStatusUnfamiliar PostOrganizationAlbumImageStatusJSONBodyStatus = "unfamiliar"
+)
+
+// Valid indicates whether the value is a known member of the PostOrganizationAlbumImageStatusJSONBodyStatus enum.
+func (e PostOrganizationAlbumImageStatusJSONBodyStatus) Valid() bool {
+	switch e {
+	case PostOrganizationAlbumImageStatusJSONBodyStatusFamiliar:
+		return true
+	case PostOrganizationAlbumImageStatusJSONBodyStatusUnfamiliar:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PatchOrganizationEventSettingsJSONBodyVehicleType.
 const (
 	PatchOrganizationEventSettingsJSONBodyVehicleTypePrivate PatchOrganizationEventSettingsJSONBodyVehicleType = "Private"
@@ -5094,6 +5190,44 @@ type PutMediaUploadParams struct {
 // PutMediaUploadParamsFileType defines parameters for PutMediaUpload.
 type PutMediaUploadParamsFileType string
 
+// GetOrganizationAlbumImagesParams defines parameters for GetOrganizationAlbumImages.
+type GetOrganizationAlbumImagesParams struct {
+	Status    *GetOrganizationAlbumImagesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Imei      *string                                 `form:"imei,omitempty" json:"imei,omitempty"`
+	StartTime *time.Time                              `form:"startTime,omitempty" json:"startTime,omitempty"`
+	EndTime   *time.Time                              `form:"endTime,omitempty" json:"endTime,omitempty"`
+	Limit     *int                                    `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Results to skip.
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// GetOrganizationAlbumImagesParamsStatus defines parameters for GetOrganizationAlbumImages.
+type GetOrganizationAlbumImagesParamsStatus string
+
+// GetOrganizationAlbumImages200JSONResponseBodyDataStatus defines parameters for GetOrganizationAlbumImages.
+type GetOrganizationAlbumImages200JSONResponseBodyDataStatus string
+
+// GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatus defines parameters for GetOrganizationAlbumConfig.
+type GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatus string
+
+// PostOrganizationAlbumConfigJSONBody defines parameters for PostOrganizationAlbumConfig.
+type PostOrganizationAlbumConfigJSONBody struct {
+	AlbumStatus PostOrganizationAlbumConfigJSONBodyAlbumStatus `json:"albumStatus"`
+}
+
+// PostOrganizationAlbumConfigJSONBodyAlbumStatus defines parameters for PostOrganizationAlbumConfig.
+type PostOrganizationAlbumConfigJSONBodyAlbumStatus string
+
+// PostOrganizationAlbumImageStatusJSONBody defines parameters for PostOrganizationAlbumImageStatus.
+type PostOrganizationAlbumImageStatusJSONBody struct {
+	ImageId string                                         `json:"imageId"`
+	Status  PostOrganizationAlbumImageStatusJSONBodyStatus `json:"status"`
+}
+
+// PostOrganizationAlbumImageStatusJSONBodyStatus defines parameters for PostOrganizationAlbumImageStatus.
+type PostOrganizationAlbumImageStatusJSONBodyStatus string
+
 // GetOrganizationsParams defines parameters for GetOrganizations.
 type GetOrganizationsParams struct {
 	// Limit Page size, from 1 to 1500 (default 100).
@@ -5572,6 +5706,12 @@ type RemoveDriversFromDevicesJSONRequestBody RemoveDriversFromDevicesJSONBody
 
 // AssociationDriversToDevicesJSONRequestBody defines body for AssociationDriversToDevices for application/json ContentType.
 type AssociationDriversToDevicesJSONRequestBody AssociationDriversToDevicesJSONBody
+
+// PostOrganizationAlbumConfigJSONRequestBody defines body for PostOrganizationAlbumConfig for application/json ContentType.
+type PostOrganizationAlbumConfigJSONRequestBody PostOrganizationAlbumConfigJSONBody
+
+// PostOrganizationAlbumImageStatusJSONRequestBody defines body for PostOrganizationAlbumImageStatus for application/json ContentType.
+type PostOrganizationAlbumImageStatusJSONRequestBody PostOrganizationAlbumImageStatusJSONBody
 
 // PostOrganizationJSONRequestBody defines body for PostOrganization for application/json ContentType.
 type PostOrganizationJSONRequestBody PostOrganizationJSONBody
@@ -7535,6 +7675,77 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v2/openapi.json (the `GetOpenApiDocument` operationId).
 	GetOpenApiDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOrganizationAlbumImages List the images of the organization's album
+	//
+	// The album is the in-cabin (camera 2) snapshots of the organization's events since the
+	// album was enabled (of a video, its middle frame), each once, newest first, with a
+	// temporary link (media.linkTTL) and its review: pendingReview until someone marks it
+	// familiar or unfamiliar (POST …/album/status). fleetcam does not recognise faces: every
+	// image starts pending review. Images are listed once in the cloud. A partner sees the
+	// images of its own devices. startTime and endTime bound the event times, at most 31 days
+	// apart (endTime defaults to now, startTime to 31 days before endTime).
+	// imageStatusCount counts the images of the device and span by status, whatever the
+	// status filter. While the album is disabled the answer is 404. Not for
+	// editorWithoutMediaAccess.
+	//
+	// Corresponds with GET /v2/organization-album/{orgId}/album (the `GetOrganizationAlbumImages` operationId).
+	GetOrganizationAlbumImages(ctx context.Context, orgId OrgId, params *GetOrganizationAlbumImagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOrganizationAlbumConfig Get whether the organization's album is enabled
+	//
+	// Corresponds with GET /v2/organization-album/{orgId}/album/config (the `GetOrganizationAlbumConfig` operationId).
+	GetOrganizationAlbumConfig(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrganizationAlbumConfigWithBody Enable or disable the organization's album
+	//
+	// enabled starts the album from now (an album already enabled stays as it is); disabled
+	// deletes the album and every review, which cannot be undone (enabled again, every image
+	// is pending review). Only the partner that created the organization and its
+	// organization's editors; audited (organization.album).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/organization-album/{orgId}/album/config (the `PostOrganizationAlbumConfig` operationId).
+	PostOrganizationAlbumConfigWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrganizationAlbumConfig Enable or disable the organization's album
+	//
+	// enabled starts the album from now (an album already enabled stays as it is); disabled
+	// deletes the album and every review, which cannot be undone (enabled again, every image
+	// is pending review). Only the partner that created the organization and its
+	// organization's editors; audited (organization.album).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/organization-album/{orgId}/album/config (the `PostOrganizationAlbumConfig` operationId).
+	PostOrganizationAlbumConfig(ctx context.Context, orgId OrgId, body PostOrganizationAlbumConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrganizationAlbumImageStatusWithBody Review an image of the organization's album
+	//
+	// Marks an image of the album familiar or unfamiliar; it may change between the two,
+	// and pendingReview (where every image starts) cannot be set. An image that is not in the
+	// album (of a device the caller cannot see, or from before the album was enabled) is 404,
+	// as is any image while the album is disabled. Only the partner that created the
+	// organization and its organization's editors; audited (organization.album.image).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/organization-album/{orgId}/album/status (the `PostOrganizationAlbumImageStatus` operationId).
+	PostOrganizationAlbumImageStatusWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrganizationAlbumImageStatus Review an image of the organization's album
+	//
+	// Marks an image of the album familiar or unfamiliar; it may change between the two,
+	// and pendingReview (where every image starts) cannot be set. An image that is not in the
+	// album (of a device the caller cannot see, or from before the album was enabled) is 404,
+	// as is any image while the album is disabled. Only the partner that created the
+	// organization and its organization's editors; audited (organization.album.image).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/organization-album/{orgId}/album/status (the `PostOrganizationAlbumImageStatus` operationId).
+	PostOrganizationAlbumImageStatus(ctx context.Context, orgId OrgId, body PostOrganizationAlbumImageStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOrganizations List organizations
 	//
@@ -10847,6 +11058,137 @@ func (c *Client) PutMediaUploadWithBody(ctx context.Context, imei MediaImei, fil
 // Corresponds with GET /v2/openapi.json (the `GetOpenApiDocument` operationId).
 func (c *Client) GetOpenApiDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOpenApiDocumentRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOrganizationAlbumImages List the images of the organization's album
+//
+// The album is the in-cabin (camera 2) snapshots of the organization's events since the
+// album was enabled (of a video, its middle frame), each once, newest first, with a
+// temporary link (media.linkTTL) and its review: pendingReview until someone marks it
+// familiar or unfamiliar (POST …/album/status). fleetcam does not recognise faces: every
+// image starts pending review. Images are listed once in the cloud. A partner sees the
+// images of its own devices. startTime and endTime bound the event times, at most 31 days
+// apart (endTime defaults to now, startTime to 31 days before endTime).
+// imageStatusCount counts the images of the device and span by status, whatever the
+// status filter. While the album is disabled the answer is 404. Not for
+// editorWithoutMediaAccess.
+//
+// Corresponds with GET /v2/organization-album/{orgId}/album (the `GetOrganizationAlbumImages` operationId).
+func (c *Client) GetOrganizationAlbumImages(ctx context.Context, orgId OrgId, params *GetOrganizationAlbumImagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOrganizationAlbumImagesRequest(c.Server, orgId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOrganizationAlbumConfig Get whether the organization's album is enabled
+//
+// Corresponds with GET /v2/organization-album/{orgId}/album/config (the `GetOrganizationAlbumConfig` operationId).
+func (c *Client) GetOrganizationAlbumConfig(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOrganizationAlbumConfigRequest(c.Server, orgId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrganizationAlbumConfigWithBody Enable or disable the organization's album
+//
+// enabled starts the album from now (an album already enabled stays as it is); disabled
+// deletes the album and every review, which cannot be undone (enabled again, every image
+// is pending review). Only the partner that created the organization and its
+// organization's editors; audited (organization.album).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/organization-album/{orgId}/album/config (the `PostOrganizationAlbumConfig` operationId).
+func (c *Client) PostOrganizationAlbumConfigWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrganizationAlbumConfigRequestWithBody(c.Server, orgId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrganizationAlbumConfig Enable or disable the organization's album
+//
+// enabled starts the album from now (an album already enabled stays as it is); disabled
+// deletes the album and every review, which cannot be undone (enabled again, every image
+// is pending review). Only the partner that created the organization and its
+// organization's editors; audited (organization.album).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/organization-album/{orgId}/album/config (the `PostOrganizationAlbumConfig` operationId).
+func (c *Client) PostOrganizationAlbumConfig(ctx context.Context, orgId OrgId, body PostOrganizationAlbumConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrganizationAlbumConfigRequest(c.Server, orgId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrganizationAlbumImageStatusWithBody Review an image of the organization's album
+//
+// Marks an image of the album familiar or unfamiliar; it may change between the two,
+// and pendingReview (where every image starts) cannot be set. An image that is not in the
+// album (of a device the caller cannot see, or from before the album was enabled) is 404,
+// as is any image while the album is disabled. Only the partner that created the
+// organization and its organization's editors; audited (organization.album.image).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/organization-album/{orgId}/album/status (the `PostOrganizationAlbumImageStatus` operationId).
+func (c *Client) PostOrganizationAlbumImageStatusWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrganizationAlbumImageStatusRequestWithBody(c.Server, orgId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrganizationAlbumImageStatus Review an image of the organization's album
+//
+// Marks an image of the album familiar or unfamiliar; it may change between the two,
+// and pendingReview (where every image starts) cannot be set. An image that is not in the
+// album (of a device the caller cannot see, or from before the album was enabled) is 404,
+// as is any image while the album is disabled. Only the partner that created the
+// organization and its organization's editors; audited (organization.album.image).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/organization-album/{orgId}/album/status (the `PostOrganizationAlbumImageStatus` operationId).
+func (c *Client) PostOrganizationAlbumImageStatus(ctx context.Context, orgId OrgId, body PostOrganizationAlbumImageStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrganizationAlbumImageStatusRequest(c.Server, orgId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -17282,6 +17624,255 @@ func NewGetOpenApiDocumentRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetOrganizationAlbumImagesRequest constructs an http.Request for the GetOrganizationAlbumImages method
+func NewGetOrganizationAlbumImagesRequest(server string, orgId OrgId, params *GetOrganizationAlbumImagesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organization-album/%s/album", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Imei != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "imei", *params.Imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartTime != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "startTime", *params.StartTime, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndTime != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "endTime", *params.EndTime, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetOrganizationAlbumConfigRequest constructs an http.Request for the GetOrganizationAlbumConfig method
+func NewGetOrganizationAlbumConfigRequest(server string, orgId OrgId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organization-album/%s/album/config", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostOrganizationAlbumConfigRequest calls the generic PostOrganizationAlbumConfig builder with application/json body
+func NewPostOrganizationAlbumConfigRequest(server string, orgId OrgId, body PostOrganizationAlbumConfigJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostOrganizationAlbumConfigRequestWithBody(server, orgId, "application/json", bodyReader)
+}
+
+// NewPostOrganizationAlbumConfigRequestWithBody constructs an http.Request for the PostOrganizationAlbumConfig method, with any body, and a specified content type
+func NewPostOrganizationAlbumConfigRequestWithBody(server string, orgId OrgId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organization-album/%s/album/config", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostOrganizationAlbumImageStatusRequest calls the generic PostOrganizationAlbumImageStatus builder with application/json body
+func NewPostOrganizationAlbumImageStatusRequest(server string, orgId OrgId, body PostOrganizationAlbumImageStatusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostOrganizationAlbumImageStatusRequestWithBody(server, orgId, "application/json", bodyReader)
+}
+
+// NewPostOrganizationAlbumImageStatusRequestWithBody constructs an http.Request for the PostOrganizationAlbumImageStatus method, with any body, and a specified content type
+func NewPostOrganizationAlbumImageStatusRequestWithBody(server string, orgId OrgId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organization-album/%s/album/status", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetOrganizationsRequest constructs an http.Request for the GetOrganizations method
 func NewGetOrganizationsRequest(server string, params *GetOrganizationsParams) (*http.Request, error) {
 	var err error
@@ -21648,6 +22239,81 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v2/openapi.json (the `GetOpenApiDocument` operationId).
 	GetOpenApiDocumentWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenApiDocumentResponse, error)
+
+	// GetOrganizationAlbumImagesWithResponse List the images of the organization's album
+	//
+	// The album is the in-cabin (camera 2) snapshots of the organization's events since the
+	// album was enabled (of a video, its middle frame), each once, newest first, with a
+	// temporary link (media.linkTTL) and its review: pendingReview until someone marks it
+	// familiar or unfamiliar (POST …/album/status). fleetcam does not recognise faces: every
+	// image starts pending review. Images are listed once in the cloud. A partner sees the
+	// images of its own devices. startTime and endTime bound the event times, at most 31 days
+	// apart (endTime defaults to now, startTime to 31 days before endTime).
+	// imageStatusCount counts the images of the device and span by status, whatever the
+	// status filter. While the album is disabled the answer is 404. Not for
+	// editorWithoutMediaAccess.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/organization-album/{orgId}/album (the `GetOrganizationAlbumImages` operationId).
+	GetOrganizationAlbumImagesWithResponse(ctx context.Context, orgId OrgId, params *GetOrganizationAlbumImagesParams, reqEditors ...RequestEditorFn) (*GetOrganizationAlbumImagesResponse, error)
+
+	// GetOrganizationAlbumConfigWithResponse Get whether the organization's album is enabled
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/organization-album/{orgId}/album/config (the `GetOrganizationAlbumConfig` operationId).
+	GetOrganizationAlbumConfigWithResponse(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*GetOrganizationAlbumConfigResponse, error)
+
+	// PostOrganizationAlbumConfigWithBodyWithResponse Enable or disable the organization's album
+	//
+	// enabled starts the album from now (an album already enabled stays as it is); disabled
+	// deletes the album and every review, which cannot be undone (enabled again, every image
+	// is pending review). Only the partner that created the organization and its
+	// organization's editors; audited (organization.album).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organization-album/{orgId}/album/config (the `PostOrganizationAlbumConfig` operationId).
+	PostOrganizationAlbumConfigWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrganizationAlbumConfigResponse, error)
+
+	// PostOrganizationAlbumConfigWithResponse Enable or disable the organization's album
+	//
+	// enabled starts the album from now (an album already enabled stays as it is); disabled
+	// deletes the album and every review, which cannot be undone (enabled again, every image
+	// is pending review). Only the partner that created the organization and its
+	// organization's editors; audited (organization.album).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organization-album/{orgId}/album/config (the `PostOrganizationAlbumConfig` operationId).
+	PostOrganizationAlbumConfigWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationAlbumConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationAlbumConfigResponse, error)
+
+	// PostOrganizationAlbumImageStatusWithBodyWithResponse Review an image of the organization's album
+	//
+	// Marks an image of the album familiar or unfamiliar; it may change between the two,
+	// and pendingReview (where every image starts) cannot be set. An image that is not in the
+	// album (of a device the caller cannot see, or from before the album was enabled) is 404,
+	// as is any image while the album is disabled. Only the partner that created the
+	// organization and its organization's editors; audited (organization.album.image).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organization-album/{orgId}/album/status (the `PostOrganizationAlbumImageStatus` operationId).
+	PostOrganizationAlbumImageStatusWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrganizationAlbumImageStatusResponse, error)
+
+	// PostOrganizationAlbumImageStatusWithResponse Review an image of the organization's album
+	//
+	// Marks an image of the album familiar or unfamiliar; it may change between the two,
+	// and pendingReview (where every image starts) cannot be set. An image that is not in the
+	// album (of a device the caller cannot see, or from before the album was enabled) is 404,
+	// as is any image while the album is disabled. Only the partner that created the
+	// organization and its organization's editors; audited (organization.album.image).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organization-album/{orgId}/album/status (the `PostOrganizationAlbumImageStatus` operationId).
+	PostOrganizationAlbumImageStatusWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationAlbumImageStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationAlbumImageStatusResponse, error)
 
 	// GetOrganizationsWithResponse List organizations
 	//
@@ -28721,6 +29387,332 @@ func (r GetOpenApiDocumentResponse) ContentType() string {
 	return ""
 }
 
+type GetOrganizationAlbumImagesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []struct {
+			// CreatedAt The time of the event.
+			CreatedAt *time.Time `json:"createdAt,omitempty"`
+			EventId   *int       `json:"eventId,omitempty"`
+			ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+			// Id The device's IMEI and the file id, joined by a dot.
+			Id     string                                                  `json:"id"`
+			Imei   *string                                                 `json:"imei,omitempty"`
+			Status GetOrganizationAlbumImages200JSONResponseBodyDataStatus `json:"status"`
+			Url    string                                                  `json:"url"`
+		} `json:"data"`
+		Metadata struct {
+			ImageStatusCount struct {
+				Familiar      int `json:"familiar"`
+				PendingReview int `json:"pendingReview"`
+				Unfamiliar    int `json:"unfamiliar"`
+			} `json:"imageStatusCount"`
+			Pagination Metadata `json:"pagination"`
+		} `json:"metadata"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOrganizationAlbumImagesResponse) GetJSON200() *struct {
+	Data []struct {
+		// CreatedAt The time of the event.
+		CreatedAt *time.Time `json:"createdAt,omitempty"`
+		EventId   *int       `json:"eventId,omitempty"`
+		ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+		// Id The device's IMEI and the file id, joined by a dot.
+		Id     string                                                  `json:"id"`
+		Imei   *string                                                 `json:"imei,omitempty"`
+		Status GetOrganizationAlbumImages200JSONResponseBodyDataStatus `json:"status"`
+		Url    string                                                  `json:"url"`
+	} `json:"data"`
+	Metadata struct {
+		ImageStatusCount struct {
+			Familiar      int `json:"familiar"`
+			PendingReview int `json:"pendingReview"`
+			Unfamiliar    int `json:"unfamiliar"`
+		} `json:"imageStatusCount"`
+		Pagination Metadata `json:"pagination"`
+	} `json:"metadata"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetOrganizationAlbumImagesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetOrganizationAlbumImagesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetOrganizationAlbumImagesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetOrganizationAlbumImagesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOrganizationAlbumImagesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOrganizationAlbumImagesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOrganizationAlbumImagesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOrganizationAlbumImagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetOrganizationAlbumConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		AlbumStatus GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatus `json:"albumStatus"`
+
+		// EnabledAt Absent while the album is disabled.
+		EnabledAt *time.Time `json:"enabledAt,omitempty"`
+		RequestId *string    `json:"requestId,omitempty"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOrganizationAlbumConfigResponse) GetJSON200() *struct {
+	AlbumStatus GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatus `json:"albumStatus"`
+
+	// EnabledAt Absent while the album is disabled.
+	EnabledAt *time.Time `json:"enabledAt,omitempty"`
+	RequestId *string    `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetOrganizationAlbumConfigResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetOrganizationAlbumConfigResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOrganizationAlbumConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOrganizationAlbumConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOrganizationAlbumConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOrganizationAlbumConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostOrganizationAlbumConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostOrganizationAlbumConfigResponse) GetJSON200() *struct {
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostOrganizationAlbumConfigResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostOrganizationAlbumConfigResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostOrganizationAlbumConfigResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostOrganizationAlbumConfigResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOrganizationAlbumConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOrganizationAlbumConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOrganizationAlbumConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOrganizationAlbumConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostOrganizationAlbumImageStatusResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostOrganizationAlbumImageStatusResponse) GetJSON200() *struct {
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostOrganizationAlbumImageStatusResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostOrganizationAlbumImageStatusResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostOrganizationAlbumImageStatusResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostOrganizationAlbumImageStatusResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOrganizationAlbumImageStatusResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOrganizationAlbumImageStatusResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOrganizationAlbumImageStatusResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOrganizationAlbumImageStatusResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetOrganizationsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34890,6 +35882,117 @@ func (c *ClientWithResponses) GetOpenApiDocumentWithResponse(ctx context.Context
 	return ParseGetOpenApiDocumentResponse(rsp)
 }
 
+// GetOrganizationAlbumImagesWithResponse List the images of the organization's album
+//
+// The album is the in-cabin (camera 2) snapshots of the organization's events since the
+// album was enabled (of a video, its middle frame), each once, newest first, with a
+// temporary link (media.linkTTL) and its review: pendingReview until someone marks it
+// familiar or unfamiliar (POST …/album/status). fleetcam does not recognise faces: every
+// image starts pending review. Images are listed once in the cloud. A partner sees the
+// images of its own devices. startTime and endTime bound the event times, at most 31 days
+// apart (endTime defaults to now, startTime to 31 days before endTime).
+// imageStatusCount counts the images of the device and span by status, whatever the
+// status filter. While the album is disabled the answer is 404. Not for
+// editorWithoutMediaAccess.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/organization-album/{orgId}/album (the `GetOrganizationAlbumImages` operationId).
+func (c *ClientWithResponses) GetOrganizationAlbumImagesWithResponse(ctx context.Context, orgId OrgId, params *GetOrganizationAlbumImagesParams, reqEditors ...RequestEditorFn) (*GetOrganizationAlbumImagesResponse, error) {
+	rsp, err := c.GetOrganizationAlbumImages(ctx, orgId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOrganizationAlbumImagesResponse(rsp)
+}
+
+// GetOrganizationAlbumConfigWithResponse Get whether the organization's album is enabled
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/organization-album/{orgId}/album/config (the `GetOrganizationAlbumConfig` operationId).
+func (c *ClientWithResponses) GetOrganizationAlbumConfigWithResponse(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*GetOrganizationAlbumConfigResponse, error) {
+	rsp, err := c.GetOrganizationAlbumConfig(ctx, orgId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOrganizationAlbumConfigResponse(rsp)
+}
+
+// PostOrganizationAlbumConfigWithBodyWithResponse Enable or disable the organization's album
+//
+// enabled starts the album from now (an album already enabled stays as it is); disabled
+// deletes the album and every review, which cannot be undone (enabled again, every image
+// is pending review). Only the partner that created the organization and its
+// organization's editors; audited (organization.album).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organization-album/{orgId}/album/config (the `PostOrganizationAlbumConfig` operationId).
+func (c *ClientWithResponses) PostOrganizationAlbumConfigWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrganizationAlbumConfigResponse, error) {
+	rsp, err := c.PostOrganizationAlbumConfigWithBody(ctx, orgId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrganizationAlbumConfigResponse(rsp)
+}
+
+// PostOrganizationAlbumConfigWithResponse Enable or disable the organization's album
+//
+// enabled starts the album from now (an album already enabled stays as it is); disabled
+// deletes the album and every review, which cannot be undone (enabled again, every image
+// is pending review). Only the partner that created the organization and its
+// organization's editors; audited (organization.album).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organization-album/{orgId}/album/config (the `PostOrganizationAlbumConfig` operationId).
+func (c *ClientWithResponses) PostOrganizationAlbumConfigWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationAlbumConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationAlbumConfigResponse, error) {
+	rsp, err := c.PostOrganizationAlbumConfig(ctx, orgId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrganizationAlbumConfigResponse(rsp)
+}
+
+// PostOrganizationAlbumImageStatusWithBodyWithResponse Review an image of the organization's album
+//
+// Marks an image of the album familiar or unfamiliar; it may change between the two,
+// and pendingReview (where every image starts) cannot be set. An image that is not in the
+// album (of a device the caller cannot see, or from before the album was enabled) is 404,
+// as is any image while the album is disabled. Only the partner that created the
+// organization and its organization's editors; audited (organization.album.image).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organization-album/{orgId}/album/status (the `PostOrganizationAlbumImageStatus` operationId).
+func (c *ClientWithResponses) PostOrganizationAlbumImageStatusWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrganizationAlbumImageStatusResponse, error) {
+	rsp, err := c.PostOrganizationAlbumImageStatusWithBody(ctx, orgId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrganizationAlbumImageStatusResponse(rsp)
+}
+
+// PostOrganizationAlbumImageStatusWithResponse Review an image of the organization's album
+//
+// Marks an image of the album familiar or unfamiliar; it may change between the two,
+// and pendingReview (where every image starts) cannot be set. An image that is not in the
+// album (of a device the caller cannot see, or from before the album was enabled) is 404,
+// as is any image while the album is disabled. Only the partner that created the
+// organization and its organization's editors; audited (organization.album.image).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organization-album/{orgId}/album/status (the `PostOrganizationAlbumImageStatus` operationId).
+func (c *ClientWithResponses) PostOrganizationAlbumImageStatusWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationAlbumImageStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationAlbumImageStatusResponse, error) {
+	rsp, err := c.PostOrganizationAlbumImageStatus(ctx, orgId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrganizationAlbumImageStatusResponse(rsp)
+}
+
 // GetOrganizationsWithResponse List organizations
 //
 // A partner gets its organizations, including those other partners share with it; an organization user or admin token gets its own organization.
@@ -40704,6 +41807,240 @@ func ParseGetOpenApiDocumentResponse(rsp *http.Response) (*GetOpenApiDocumentRes
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetOrganizationAlbumImagesResponse parses an HTTP response from a GetOrganizationAlbumImagesWithResponse call
+func ParseGetOrganizationAlbumImagesResponse(rsp *http.Response) (*GetOrganizationAlbumImagesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOrganizationAlbumImagesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				// CreatedAt The time of the event.
+				CreatedAt *time.Time `json:"createdAt,omitempty"`
+				EventId   *int       `json:"eventId,omitempty"`
+				ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+				// Id The device's IMEI and the file id, joined by a dot.
+				Id     string                                                  `json:"id"`
+				Imei   *string                                                 `json:"imei,omitempty"`
+				Status GetOrganizationAlbumImages200JSONResponseBodyDataStatus `json:"status"`
+				Url    string                                                  `json:"url"`
+			} `json:"data"`
+			Metadata struct {
+				ImageStatusCount struct {
+					Familiar      int `json:"familiar"`
+					PendingReview int `json:"pendingReview"`
+					Unfamiliar    int `json:"unfamiliar"`
+				} `json:"imageStatusCount"`
+				Pagination Metadata `json:"pagination"`
+			} `json:"metadata"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetOrganizationAlbumConfigResponse parses an HTTP response from a GetOrganizationAlbumConfigWithResponse call
+func ParseGetOrganizationAlbumConfigResponse(rsp *http.Response) (*GetOrganizationAlbumConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOrganizationAlbumConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			AlbumStatus GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatus `json:"albumStatus"`
+
+			// EnabledAt Absent while the album is disabled.
+			EnabledAt *time.Time `json:"enabledAt,omitempty"`
+			RequestId *string    `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostOrganizationAlbumConfigResponse parses an HTTP response from a PostOrganizationAlbumConfigWithResponse call
+func ParsePostOrganizationAlbumConfigResponse(rsp *http.Response) (*PostOrganizationAlbumConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOrganizationAlbumConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostOrganizationAlbumImageStatusResponse parses an HTTP response from a PostOrganizationAlbumImageStatusWithResponse call
+func ParsePostOrganizationAlbumImageStatusResponse(rsp *http.Response) (*PostOrganizationAlbumImageStatusResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOrganizationAlbumImageStatusResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	}
 

@@ -1711,6 +1711,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/organization-album/{orgId}/album": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the images of the organization's album
+         * @description The album is the in-cabin (camera 2) snapshots of the organization's events since the
+         *     album was enabled (of a video, its middle frame), each once, newest first, with a
+         *     temporary link (media.linkTTL) and its review: pendingReview until someone marks it
+         *     familiar or unfamiliar (POST …/album/status). fleetcam does not recognise faces: every
+         *     image starts pending review. Images are listed once in the cloud. A partner sees the
+         *     images of its own devices. startTime and endTime bound the event times, at most 31 days
+         *     apart (endTime defaults to now, startTime to 31 days before endTime).
+         *     imageStatusCount counts the images of the device and span by status, whatever the
+         *     status filter. While the album is disabled the answer is 404. Not for
+         *     editorWithoutMediaAccess.
+         */
+        get: operations["getOrganizationAlbumImages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/organization-album/{orgId}/album/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get whether the organization's album is enabled */
+        get: operations["getOrganizationAlbumConfig"];
+        put?: never;
+        /**
+         * Enable or disable the organization's album
+         * @description enabled starts the album from now (an album already enabled stays as it is); disabled
+         *     deletes the album and every review, which cannot be undone (enabled again, every image
+         *     is pending review). Only the partner that created the organization and its
+         *     organization's editors; audited (organization.album).
+         */
+        post: operations["postOrganizationAlbumConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/organization-album/{orgId}/album/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Review an image of the organization's album
+         * @description Marks an image of the album familiar or unfamiliar; it may change between the two,
+         *     and pendingReview (where every image starts) cannot be set. An image that is not in the
+         *     album (of a device the caller cannot see, or from before the album was enabled) is 404,
+         *     as is any image while the album is disabled. Only the partner that created the
+         *     organization and its organization's editors; audited (organization.album.image).
+         */
+        post: operations["postOrganizationAlbumImageStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/organizations": {
         parameters: {
             query?: never;
@@ -7354,6 +7431,175 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
+        };
+    };
+    getOrganizationAlbumImages: {
+        parameters: {
+            query?: {
+                status?: "familiar" | "unfamiliar" | "pendingReview";
+                imei?: string;
+                startTime?: string;
+                endTime?: string;
+                limit?: number;
+                /** @description Results to skip. */
+                offset?: components["parameters"]["offset"];
+            };
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of images. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @description The time of the event.
+                             */
+                            createdAt?: string;
+                            eventId?: number;
+                            /** Format: date-time */
+                            expiresAt?: string;
+                            /** @description The device's IMEI and the file id, joined by a dot. */
+                            id: string;
+                            imei?: string;
+                            /** @enum {string} */
+                            status: "familiar" | "unfamiliar" | "pendingReview";
+                            /** Format: uri */
+                            url: string;
+                        }[];
+                        metadata: {
+                            imageStatusCount: {
+                                familiar: number;
+                                pendingReview: number;
+                                unfamiliar: number;
+                            };
+                            pagination: components["schemas"]["Metadata"];
+                        };
+                        requestId?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    getOrganizationAlbumConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The album's switch. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        albumStatus: "enabled" | "disabled";
+                        /**
+                         * Format: date-time
+                         * @description Absent while the album is disabled.
+                         */
+                        enabledAt?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    postOrganizationAlbumConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    albumStatus: "enabled" | "disabled";
+                };
+            };
+        };
+        responses: {
+            /** @description The album is switched. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    postOrganizationAlbumImageStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    imageId: string;
+                    /** @enum {string} */
+                    status: "familiar" | "unfamiliar";
+                };
+            };
+        };
+        responses: {
+            /** @description The review is recorded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     getOrganizations: {
