@@ -71,7 +71,7 @@ func TestOrganizationAlbum(t *testing.T) {
 	if got := ids(e.do("GET", base+"?limit=1&offset=1", e.partnerToken, nil).want(http.StatusOK)); !slices.Equal(got, []string{imgA}) {
 		t.Fatalf("second page: %v", got)
 	}
-	window := "?startTime=" + isoTime(e.clock.Now().Add(-8*time.Minute - 30*time.Second)) + "&endTime=" + isoTime(e.clock.Now())
+	window := "?startTime=" + isoTime(e.clock.Now().Add(-8*time.Minute-30*time.Second)) + "&endTime=" + isoTime(e.clock.Now())
 	if got := ids(e.do("GET", base+window, e.partnerToken, nil).want(http.StatusOK)); !slices.Equal(got, []string{imgB}) {
 		t.Fatalf("images of the window: %v", got)
 	}
