@@ -35,26 +35,11 @@ func walkTrack(tx *store.Tx, d *store.Device, start, end time.Time, fn func(p st
 	return nil
 }
 
-// tripPointDTO is a position of a trip as the contract shapes GPS: time in
-// seconds since the epoch, speed in meters per second.
-type tripPointDTO struct {
-	Lat      float64 `json:"lat"`
-	Lon      float64 `json:"lon"`
-	Alt      float64 `json:"alt"`
-	Time     float64 `json:"time"`
-	Speed    float64 `json:"speed"`
-	Accuracy float64 `json:"accuracy"`
-}
-
-func toTripPoint(p store.GPSPoint) tripPointDTO {
-	return tripPointDTO{Lat: p.Lat, Lon: p.Lon, Alt: p.Alt, Time: float64(p.Time.UnixMilli()) / 1000,
-		Speed: p.Speed / 3.6, Accuracy: p.Accuracy}
-}
-
 // deviceTripDTO is one trip of GET /devices/{imei}/trips.
+// start and end are GPS samples as GET /devices/{imei}/gps gives them.
 type deviceTripDTO struct {
-	Start tripPointDTO `json:"start"`
-	End   tripPointDTO `json:"end"`
+	Start gpsSampleDTO `json:"start"`
+	End   gpsSampleDTO `json:"end"`
 	// Duration is in seconds; an open trip counts until now.
 	Duration int64 `json:"duration"`
 	// Distance is in miles.
@@ -135,14 +120,14 @@ func deviceTrip(tx *store.Tx, d *store.Device, t *store.Trip, now time.Time) (de
 		end = now
 	}
 	dto := deviceTripDTO{Duration: int64(t.Duration(now) / time.Second), InProgress: t.End.IsZero(),
-		Start: tripPointDTO{Time: float64(t.Start.UnixMilli()) / 1000}, End: tripPointDTO{Time: float64(end.UnixMilli()) / 1000}}
+		Start: gpsSampleDTO{Time: float64(t.Start.UnixMilli()) / 1000}, End: gpsSampleDTO{Time: float64(end.UnixMilli()) / 1000}}
 	n := 0
 	err := walkTrack(tx, d, t.Start, end, func(p store.GPSPoint) {
 		if n == 0 {
-			dto.Start = toTripPoint(p)
+			dto.Start = toGPSSample(p)
 		}
 		n++
-		dto.End = toTripPoint(p)
+		dto.End = toGPSSample(p)
 		dto.MaxSpeed = max(dto.MaxSpeed, p.Speed/3.6)
 	})
 	if err != nil {
