@@ -67,6 +67,10 @@ var guestWrites = map[string]writeDecision{
 	"DELETE /v2/organizations/:orgId/webhooks/:webhookId":                    {rule: hostWrite, host: http.StatusNotFound},
 	"POST /v2/organizations/:orgId/webhook-deliveries/:deliveryId/redeliver": {rule: hostWrite, host: http.StatusNotFound},
 	"PUT /v2/organizations/:orgId/data-profile":                              {rule: hostWrite, body: map[string]any{"defaultDataProfileId": 7}},
+	"POST /v2/organization-album/:orgId/album/config":                        {rule: hostWrite, body: map[string]any{"albumStatus": "enabled"}},
+	// The album holds no image of the host's here.
+	"POST /v2/organization-album/:orgId/album/status": {rule: hostWrite, host: http.StatusNotFound,
+		body: map[string]any{"imageId": testIMEI(1) + ".f1", "status": "familiar"}},
 
 	// The organization named in the query or the body.
 	"POST /v2/drivers": {rule: hostWrite, path: "/v2/drivers?organizationId=:orgId", host: http.StatusCreated,
@@ -139,12 +143,18 @@ var guestWrites = map[string]writeDecision{
 	"PUT /v2/devices/billing-status/:billingStatus":           ownDevices,
 	"PUT /v2/devices/:imei/data-profile/:dataProfileId":       ownDevices,
 	"PUT /v2/devices/data-profile/:dataProfileId":             ownDevices,
-	"POST /v2/authenticate":                                   noOrg,
-	"POST /v2/reset-password/:token":                          noOrg,
-	"POST /v2/organizations":                                  noOrg,
-	"POST /v2/partners/:partnerId/contacts":                   noOrg,
-	"PUT /v2/media/upload/:imei/:fileType/:cameraId/:fileId":  noOrg,
-	"POST /v2/media/live/:imei/:stream/frames":                noOrg,
+	"PUT /v2/devices/:imei/retention-config":                  ownDevices,
+	// Reads by POST: the devices named, or the guest's own devices of the organization.
+	"POST /v2/devices/bulk-data-usage":                            ownDevices,
+	"POST /v2/associated-devices":                                 ownDevices,
+	"POST /v2/organizations/:orgId/get-recording-encryption-keys": ownDevices,
+	"PUT /v2/generate-encryption-key":                             noOrg,
+	"POST /v2/authenticate":                                       noOrg,
+	"POST /v2/reset-password/:token":                              noOrg,
+	"POST /v2/organizations":                                      noOrg,
+	"POST /v2/partners/:partnerId/contacts":                       noOrg,
+	"PUT /v2/media/upload/:imei/:fileType/:cameraId/:fileId":      noOrg,
+	"POST /v2/media/live/:imei/:stream/frames":                    noOrg,
 }
 
 // TestGuestPartnerWrites: every write route of the route table has a

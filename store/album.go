@@ -112,8 +112,9 @@ func (tx *Tx) SetAlbumImageStatus(orgID int64, id, status string) error {
 	if err := tx.rec.Albums().Put(&next); err != nil {
 		return err
 	}
-	return tx.Audit(AuditChange{Action: "organization.album.image", EntityType: "albumImage", EntityID: id,
-		OrganizationID: orgID, Before: map[string]string{"status": before}, After: map[string]string{"status": status}})
+	return tx.Audit(AuditChange{Action: "organization.album.image", EntityType: "organization",
+		EntityID: strconv.FormatInt(orgID, 10), OrganizationID: orgID,
+		Before: map[string]string{"imageId": id, "status": before}, After: map[string]string{"imageId": id, "status": status}})
 }
 
 // AlbumCamera is the camera whose snapshots make the album: the in-cabin one.
