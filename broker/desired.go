@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strconv"
 
 	"github.com/mochi-mqtt/server/v2/packets"
 
@@ -68,6 +69,12 @@ func DesiredFromSettings(e *store.Effective) protocol.DesiredConfig {
 	if e.RetentionMinutes > 0 {
 		out.RetentionMinutes = e.RetentionMinutes
 		out.RetentionDays = (e.RetentionMinutes + 24*60 - 1) / (24 * 60)
+	}
+	if len(e.CameraRetention) > 0 {
+		out.CameraRetentionMinutes = map[string]int{}
+		for _, r := range e.CameraRetention {
+			out.CameraRetentionMinutes[strconv.Itoa(r.CameraID)] = r.RetentionMinutes
+		}
 	}
 	return out
 }

@@ -36,3 +36,15 @@ func TestDesiredCarriesDriversAndRetention(t *testing.T) {
 		})
 	}
 }
+
+func TestDesiredCarriesCameraRetention(t *testing.T) {
+	e := &store.Effective{Version: 3, RetentionMinutes: 600,
+		CameraRetention: []store.CameraRetention{{CameraID: 1, RetentionMinutes: 120}, {CameraID: 50, RetentionMinutes: 15}}}
+	d := DesiredFromSettings(e)
+	if d.RetentionMinutes != 600 || len(d.CameraRetentionMinutes) != 2 || d.CameraRetentionMinutes["1"] != 120 || d.CameraRetentionMinutes["50"] != 15 {
+		t.Fatalf("retention %d, per camera %v", d.RetentionMinutes, d.CameraRetentionMinutes)
+	}
+	if d := DesiredFromSettings(&store.Effective{Version: 1}); d.CameraRetentionMinutes != nil {
+		t.Fatalf("per camera retention without any: %v", d.CameraRetentionMinutes)
+	}
+}

@@ -269,8 +269,9 @@ var deviations = []deviation{{
 		s.OneOf = append(s.OneOf, admin.NewRef())
 	},
 }, {
-	operations: []string{"GET /devices/{imei}/data-usage"},
-	pointer:    "/components/schemas/deviceDataUsage",
+	operations: []string{"GET /devices/{imei}/data-usage", "POST /devices/bulk-data-usage",
+		"GET /organizations/{orgId}/devices-data-usage"},
+	pointer: "/components/schemas/deviceDataUsage",
 	reason: "contract defect: receivedAt, the time of the device's last usage report, is required " +
 		"(and not nullable), which a device that never reported cannot give; fleetcam leaves it out until then",
 	change: func(doc *openapi3.T, s *openapi3.Schema) {
@@ -284,6 +285,25 @@ var deviations = []deviation{{
 		`token, "Authentication" 2), not subpartners or partner contacts: an OAuth client belongs to a ` +
 		`partner or to one organization, which the contract's entityType lacks`,
 	change: func(doc *openapi3.T, s *openapi3.Schema) { s.Enum = append(s.Enum, "organization") },
+}, {
+	operations: []string{"GET /device-data-usage"},
+	pointer:    "/components/schemas/deviceDataUsageResponseObject",
+	reason: "contract defect: billingDate, the start of the device's billing period as the device reports it, " +
+		"is required, which a device that never reported cannot give; fleetcam leaves it out until then",
+	change: func(doc *openapi3.T, s *openapi3.Schema) {
+		s.Required = slices.DeleteFunc(s.Required, func(m string) bool { return m == "billingDate" })
+	},
+}, {
+	operations: []string{"GET /device-health"},
+	pointer:    "/components/schemas/deviceHealth",
+	reason: "contract defect: lastConnectedAt, lastRecordingHealth and lastRecordingUpdatedAt are required " +
+		"(and not nullable), which a device that never connected or never ran a recording test cannot give, " +
+		"while the contract's own lastRecordingHealth=-1 filter selects such devices; fleetcam leaves them out until then",
+	change: func(doc *openapi3.T, s *openapi3.Schema) {
+		s.Required = slices.DeleteFunc(s.Required, func(m string) bool {
+			return m == "lastConnectedAt" || m == "lastRecordingHealth" || m == "lastRecordingUpdatedAt"
+		})
+	},
 }}
 
 // amend applies the deviation to the loaded contract.

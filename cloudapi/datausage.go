@@ -57,33 +57,40 @@ func (s *Server) deviceDataUsage(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		periods, err := tx.DataUsage(d.IMEI, dataUsagePeriods)
-		if err != nil {
-			return err
-		}
-		out = dataUsageDTO{IMEI: d.IMEI, Periods: []usagePeriodDTO{}}
-		now := tx.Now().UTC()
-		day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
-		if out.UsageEventsTodayDay, err = eventsSince(tx, d, day); err != nil {
-			return err
-		}
-		if out.UsageEventsTodayMonth, err = eventsSince(tx, d, day.AddDate(0, 0, 1-day.Day())); err != nil {
-			return err
-		}
-		for _, p := range periods {
-			out.Periods = append(out.Periods, usagePeriodDTO{PeriodStart: isoTime(p.PeriodStart), MobileTx: p.BytesUp,
-				MobileRx: p.BytesDown, ReceivedAt: isoTime(p.ReceivedAt)})
-		}
-		if len(periods) > 0 {
-			cur := periods[0]
-			out.MobileTx, out.MobileRx = cur.BytesUp, cur.BytesDown
-			out.PeriodStart, out.ReceivedAt = isoTimeOrNull(cur.PeriodStart), isoTimeOrNull(cur.ReceivedAt)
-		}
-		return nil
+		out, err = deviceUsage(tx, d, dataUsagePeriods)
+		return err
 	})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	ok(c, out)
+}
+
+// deviceUsage is d's usage with its last n billing periods (at least the
+// current one, which the top level shows).
+func deviceUsage(tx *store.Tx, d *store.Device, n int) (dataUsageDTO, error) {
+	periods, err := tx.DataUsage(d.IMEI, max(n, 1))
+	if err != nil {
+		return dataUsageDTO{}, err
+	}
+	out := dataUsageDTO{IMEI: d.IMEI, Periods: []usagePeriodDTO{}}
+	now := tx.Now().UTC()
+	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	if out.UsageEventsTodayDay, err = eventsSince(tx, d, day); err != nil {
+		return out, err
+	}
+	if out.UsageEventsTodayMonth, err = eventsSince(tx, d, day.AddDate(0, 0, 1-day.Day())); err != nil {
+		return out, err
+	}
+	for _, p := range periods[:min(n, len(periods))] {
+		out.Periods = append(out.Periods, usagePeriodDTO{PeriodStart: isoTime(p.PeriodStart), MobileTx: p.BytesUp,
+			MobileRx: p.BytesDown, ReceivedAt: isoTime(p.ReceivedAt)})
+	}
+	if len(periods) > 0 {
+		cur := periods[0]
+		out.MobileTx, out.MobileRx = cur.BytesUp, cur.BytesDown
+		out.PeriodStart, out.ReceivedAt = isoTimeOrNull(cur.PeriodStart), isoTimeOrNull(cur.ReceivedAt)
+	}
+	return out, nil
 }

@@ -85,8 +85,14 @@ func (s *Server) getGPS(c *gin.Context) {
 	}
 	out := make([]gpsSampleDTO, len(points))
 	for i, p := range points {
-		out[i] = gpsSampleDTO{Lat: p.Lat, Lon: p.Lon, Alt: p.Alt, Time: float64(p.Time.UnixMilli()) / 1000,
-			Speed: p.Speed / 3.6, Accuracy: p.Accuracy}
+		out[i] = toGPSSample(p)
 	}
 	ok(c, out)
+}
+
+// toGPSSample shapes a stored GPS point as the contract does: time in
+// seconds, speed in meters per second.
+func toGPSSample(p store.GPSPoint) gpsSampleDTO {
+	return gpsSampleDTO{Lat: p.Lat, Lon: p.Lon, Alt: p.Alt, Time: float64(p.Time.UnixMilli()) / 1000,
+		Speed: p.Speed / 3.6, Accuracy: p.Accuracy}
 }

@@ -78,6 +78,10 @@ var guestWrites = map[string]writeDecision{
 	"PUT /v2/organizations/:orgId/groups":                      {rule: hostWrite, body: `{"groupId": :groupId, "name": "Day crew"}`},
 	"PATCH /v2/users/:userId/organizations/:orgId/permissions": {rule: hostWrite, path: "/v2/users/999/organizations/:orgId/permissions", body: map[string]any{"role": "user", "organizationAccessEdgeGroupIds": []int{-2}}, host: http.StatusNotFound},
 	"DELETE /v2/organizations/:orgId/groups":                   {rule: hostWrite, body: map[string]any{"groupId": 999}, host: http.StatusNotFound},
+	"POST /v2/organization-album/:orgId/album/config":          {rule: hostWrite, body: map[string]any{"albumStatus": "enabled"}},
+	// The album holds no image of the host's here.
+	"POST /v2/organization-album/:orgId/album/status": {rule: hostWrite, host: http.StatusNotFound,
+		body: map[string]any{"imageId": testIMEI(1) + ".f1", "status": "familiar"}},
 
 	// The organization named in the query or the body.
 	"POST /v2/drivers": {rule: hostWrite, path: "/v2/drivers?organizationId=:orgId", host: http.StatusCreated,
@@ -191,6 +195,12 @@ var guestWrites = map[string]writeDecision{
 	"POST /v2/forget-password/:email":                           noOrg,
 	"PATCH /v2/partners/:partnerId/contacts/:partnerContactId":  noOrg,
 	"DELETE /v2/partners/:partnerId/contacts/:partnerContactId": noOrg,
+	"PUT /v2/devices/:imei/retention-config":                    ownDevices,
+	// Reads by POST: the devices named, or the guest's own devices of the organization.
+	"POST /v2/devices/bulk-data-usage":                            ownDevices,
+	"POST /v2/associated-devices":                                 ownDevices,
+	"POST /v2/organizations/:orgId/get-recording-encryption-keys": ownDevices,
+	"PUT /v2/generate-encryption-key":                             noOrg,
 }
 
 // TestGuestPartnerWrites: every write route of the route table has a

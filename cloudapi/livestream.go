@@ -147,6 +147,20 @@ func (h *liveHub) endDevice(imei string) {
 	}
 }
 
+// state reports whether the camera has a stream running and whether its
+// first frame arrived (viewers can watch).
+func (h *liveHub) state(imei string, camera int) (running, ready bool) {
+	h.mu.Lock()
+	st := h.byCamera[cameraKey(imei, camera)]
+	h.mu.Unlock()
+	if st == nil {
+		return false, false
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return !st.ended, !st.ended && st.frame != nil
+}
+
 func (st *liveStream) isEnded() bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()

@@ -281,24 +281,31 @@ func (s *Server) eventFileLink(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		ref.IMEI = d.IMEI
-		m, err := tx.DeviceMediaFile(d, ref)
-		if err != nil {
-			return notFound(fmt.Sprintf("%s %s of camera %d on device %s (file ids are in GET /v2/devices/%s/events)",
-				ref.FileType, ref.FileID, cam, d.IMEI, d.IMEI))
-		}
-		if err := mediaNotReady(m); err != nil {
-			return err
-		}
-		u, exp := s.signedURL(mediaPath("files", ref), s.cfg.Media.LinkTTL)
-		link = fileLink{URL: u, ExpiresAt: isoTime(exp)}
-		return nil
+		link, err = s.eventFileURL(tx, d, ref)
+		return err
 	})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	ok(c, link)
+}
+
+// eventFileURL signs a temporary link to ref, a file of an event of d, or
+// says why there is none yet (a 404 naming the reason). It serves
+// GET /devices/{imei}/event-file-link and event-file-links alike.
+func (s *Server) eventFileURL(tx *store.Tx, d *store.Device, ref store.MediaRef) (fileLink, error) {
+	ref.IMEI = d.IMEI
+	m, err := tx.DeviceMediaFile(d, ref)
+	if err != nil {
+		return fileLink{}, notFound(fmt.Sprintf("%s %s of camera %d on device %s (file ids are in GET /v2/devices/%s/events)",
+			ref.FileType, ref.FileID, ref.CameraID, d.IMEI, d.IMEI))
+	}
+	if err := mediaNotReady(m); err != nil {
+		return fileLink{}, err
+	}
+	u, exp := s.signedURL(mediaPath("files", ref), s.cfg.Media.LinkTTL)
+	return fileLink{URL: u, ExpiresAt: isoTime(exp)}, nil
 }
 
 // mediaNotReady explains why a file has no link yet, or returns nil.

@@ -273,6 +273,30 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.DELETE("/organizations/:orgId/external-users", auth, write, host, s.removeExternalUser)
 	v2.PUT("/organizations/:orgId/groups", auth, write, host, s.updateGroup)
 	v2.DELETE("/organizations/:orgId/groups", auth, write, host, s.deleteGroup)
+
+	// Device data: trips, telemetry and safety score, links to several
+	// event files, SD-card retention, fleet reports of data usage and
+	// health, recording encryption keys (credentials: not for viewers,
+	// every read audited) and the organization album of in-cabin snapshots.
+	v2.GET("/devices/:imei/trips", scoped(FeatureDeviceGPS), auth, s.getDeviceTrips)
+	v2.GET("/devices/:imei/score", event, auth, s.getDeviceScore)
+	v2.GET("/devices/:imei/telemetry", scoped(FeatureDeviceInfo), auth, s.getDeviceTelemetry)
+	v2.GET("/devices/:imei/:cameraId/telemetry", scoped(FeatureDeviceInfo), auth, s.getCameraTelemetry)
+	v2.GET("/devices/:imei/event-file-links", event, auth, media, s.eventFileLinks)
+	v2.GET("/devices/:imei/retention-config", auth, s.getRetentionConfig)
+	v2.PUT("/devices/:imei/retention-config", auth, write, s.putRetentionConfig)
+	v2.GET("/device-data-usage", auth, s.dataUsageReport)
+	v2.POST("/devices/bulk-data-usage", auth, s.bulkDataUsage)
+	v2.GET("/organizations/:orgId/devices-data-usage", auth, s.organizationDataUsage)
+	v2.GET("/device-health", auth, s.deviceHealthReport)
+	v2.POST("/associated-devices", auth, s.associatedDevices)
+	v2.GET("/devices/:imei/recording-encryption-keys", auth, s.keyReaders, s.getRecordingKeys)
+	v2.POST("/organizations/:orgId/get-recording-encryption-keys", auth, s.keyReaders, s.orgRecordingKeys)
+	v2.PUT("/generate-encryption-key", auth, write, s.generateEncryptionKey)
+	v2.GET("/organization-album/:orgId/album", auth, media, s.albumImages)
+	v2.GET("/organization-album/:orgId/album/config", auth, s.getAlbumConfig)
+	v2.POST("/organization-album/:orgId/album/config", auth, write, host, s.postAlbumConfig)
+	v2.POST("/organization-album/:orgId/album/status", auth, write, host, s.postAlbumImageStatus)
 }
 
 // isoTime formats t as the API's ISO 8601 UTC timestamp with milliseconds.

@@ -32,6 +32,7 @@ const (
 	KindHotspots             Kind = "hotspots"              // *HotspotState
 	KindDeviceSettings       Kind = "device_settings"       // *DeviceSettings
 	KindOrgSettings          Kind = "organization_settings" // *OrgSettings
+	KindAlbums               Kind = "albums"                // *Album
 	KindDrivers              Kind = "drivers"               // *Driver
 	KindDriverSessions       Kind = "driver_sessions"       // *StoredDriverSession
 	KindDriverPinFailures    Kind = "driver_pin_failures"   // *DriverPinFailures
@@ -72,7 +73,7 @@ const (
 var Kinds = []Kind{
 	KindPartners, KindOrganizations, KindUsers, KindInviteTokens, KindGroups, KindDevices, KindDeviceOwnerships,
 	KindEvents, KindEventDeviceIDs,
-	KindGPSSamples, KindTrips, KindDeviceTracks, KindHotspots, KindDeviceSettings, KindOrgSettings,
+	KindGPSSamples, KindTrips, KindDeviceTracks, KindHotspots, KindDeviceSettings, KindOrgSettings, KindAlbums,
 	KindDrivers, KindDriverSessions, KindDriverPinFailures, KindDriverAssignments,
 	KindAlarms, KindAlarmTriples, KindOpenAlarms, KindHealthStates, KindAlarmRecipients,
 	KindMediaFiles, KindMediaEventRefs, KindMediaAges, KindMediaTrash, KindAuxCameras, KindDeviceBillings,

@@ -215,6 +215,15 @@ func seedCopy(t *testing.T, db *DB, clock *storetest.Clock) copySeed {
 		if err := tx.PutDeviceSettings(ds, "test"); err != nil {
 			return err
 		}
+		if err := tx.SetCameraRetention(s.dev2.IMEI, []CameraRetention{{CameraID: 2, RetentionMinutes: 90}}); err != nil {
+			return err
+		}
+		if err := tx.SetAlbumEnabled(s.org, true); err != nil {
+			return err
+		}
+		if err := tx.SetAlbumImageStatus(s.org, AlbumImageID(s.dev.IMEI, "cab1"), AlbumFamiliar); err != nil {
+			return err
+		}
 		d := &Driver{OrganizationID: s.org, ThirdPartyID: "drv-1", FirstName: "Ada", LastName: "Lovelace", IsActive: true}
 		if err := tx.CreateDriver(d); err != nil {
 			return err

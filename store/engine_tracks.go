@@ -18,6 +18,8 @@ type TrackRecords interface {
 	DeviceSettings() DeviceSettingsRecords
 	// OrganizationSettings are the default settings of each organization.
 	OrganizationSettings() OrganizationSettingsRecords
+	// Albums are the organizations' albums (album.go).
+	Albums() AlbumRecords
 }
 
 // GPSSampleRecords are the GPS samples of every device, by device and time
@@ -122,4 +124,17 @@ type OrganizationSettingsRecords interface {
 	// Put stores s as the settings of s.OrganizationID, over any stored
 	// before.
 	Put(s *OrgSettings) error
+}
+
+// AlbumRecords are the organizations' albums, one per organization whose
+// album is enabled.
+type AlbumRecords interface {
+	// Get returns the album of organization orgID; ErrNotFound when none
+	// is stored.
+	Get(orgID int64) (*Album, error)
+	// Put stores a as the album of a.OrganizationID, over any stored before.
+	Put(a *Album) error
+	// Delete removes the album of organization orgID; removing one that is
+	// not stored is no error.
+	Delete(orgID int64) error
 }

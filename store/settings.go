@@ -222,8 +222,11 @@ type DeviceSettings struct {
 	// Geofences are the device's own; organizations have none.
 	Geofences []Geofence `json:"geofences,omitempty"`
 	// Control is how the device itself runs (devicecontrol.go).
-	Control   *DeviceControl `json:"control,omitempty"`
-	UpdatedAt time.Time      `json:"updatedAt"`
+	Control *DeviceControl `json:"control,omitempty"`
+	// CameraRetention is the device's own SD-card retention per camera
+	// (cameraretention.go); organizations have none.
+	CameraRetention []CameraRetention `json:"cameraRetention,omitempty"`
+	UpdatedAt       time.Time         `json:"updatedAt"`
 }
 
 // OrgSettings are an organization's defaults for current and future devices.
@@ -268,6 +271,9 @@ type Effective struct {
 	// Control is the device's control settings, member by member its own,
 	// else its organization's, else the default.
 	Control DeviceControl
+	// CameraRetention is the device's own retention of some cameras, which
+	// overrides RetentionMinutes for them.
+	CameraRetention []CameraRetention
 }
 
 // Event returns the effective setting of one event type.
@@ -427,7 +433,8 @@ func (tx *Tx) EffectiveSettings(imei string) (*Effective, error) {
 		return nil, err
 	}
 	e := &Effective{Version: ds.Version, Device: DefaultDeviceConfig(), Events: DefaultEventConfig(),
-		Privacy: DefaultPrivacyConfig(), PrivacyMode: PrivacyModeOff, Geofences: ds.Geofences}
+		Privacy: DefaultPrivacyConfig(), PrivacyMode: PrivacyModeOff, Geofences: ds.Geofences,
+		CameraRetention: ds.CameraRetention}
 	pick(&e.Device, ds.Device, os.Device)
 	pick(&e.Events, ds.Events, os.Events)
 	e.Events = e.Events.Clone()

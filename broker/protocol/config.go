@@ -12,6 +12,9 @@ type DesiredConfig struct {
 	RetentionDays int `json:"retentionDays,omitempty"`
 	// RetentionMinutes is the same bound to the minute; RetentionDays is it rounded up.
 	RetentionMinutes int `json:"retentionMinutes,omitempty"`
+	// CameraRetentionMinutes maps a camera id to the device's own retention
+	// of that camera, in minutes, which overrides RetentionMinutes for it.
+	CameraRetentionMinutes map[string]int `json:"cameraRetentionMinutes,omitempty"`
 	// AllowedDrivers are the PINs and QR codes that may check in.
 	Drivers []DriverCredential `json:"drivers,omitempty"`
 	// Control is how the device itself runs (control.go).

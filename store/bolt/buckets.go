@@ -41,6 +41,7 @@ var (
 	bucketHotspot        = []byte("device_hotspot")
 	bucketDeviceSettings = []byte("device_settings")
 	bucketOrgSettings    = []byte("org_settings")
+	bucketAlbums         = []byte("albums")
 )
 
 // drivers
@@ -121,7 +122,7 @@ var buckets = []bucketSpec{
 	{name: bucketEvents, appends: true}, {name: bucketEventDeviceIDs}, {name: bucketDeviceEvents, appends: true},
 	{name: bucketOrgEvents, appends: true}, {name: bucketEventComments}, {name: bucketOrgEventHours},
 	{name: bucketGPS, appends: true}, {name: bucketDeviceTracks}, {name: bucketTrips}, {name: bucketTripOpen},
-	{name: bucketHotspot}, {name: bucketDeviceSettings}, {name: bucketOrgSettings},
+	{name: bucketHotspot}, {name: bucketDeviceSettings}, {name: bucketOrgSettings}, {name: bucketAlbums},
 	{name: bucketDrivers}, {name: bucketDriverCodes}, {name: bucketDriverThirdParty}, {name: bucketDriverQR},
 	{name: bucketDriverAssignments}, {name: bucketDriverAssignIDs}, {name: bucketDriverSessions},
 	{name: bucketDriverCurrent}, {name: bucketPinFailures},

@@ -222,6 +222,9 @@ var copyKinds = map[store.Kind]copyKind{
 			return store.OrgSettings{OrganizationID: btoi(k)}
 		}),
 		func(t *tx, s *store.OrgSettings) error { return organizationSettings{t}.Put(s) }),
+	store.KindAlbums: kindOf(bucketList(bucketAlbums),
+		jsonRecords(bucketAlbums, func(k []byte) store.Album { return store.Album{OrganizationID: btoi(k)} }),
+		func(t *tx, a *store.Album) error { return albums{t}.Put(a) }),
 
 	store.KindDrivers: kindOf(bucketList(bucketDrivers, bucketDriverCodes, bucketDriverThirdParty, bucketDriverQR),
 		jsonRecords(bucketDrivers, zero[store.Driver]),

@@ -101,6 +101,10 @@ var _ = register(map[store.Kind]copyKind{
 		byKey(`SELECT organization_id FROM organization_settings WHERE organization_id > $1 ORDER BY 1 LIMIT $2`,
 			func(t *tx, id int64) (*store.OrgSettings, error) { return organizationSettings{t}.Get(id) }),
 		each(func(t *tx, s *store.OrgSettings) error { return organizationSettings{t}.Put(s) })),
+	store.KindAlbums: kindOf(tableList("organization_albums"),
+		byKey(`SELECT organization_id FROM organization_albums WHERE organization_id > $1 ORDER BY 1 LIMIT $2`,
+			func(t *tx, id int64) (*store.Album, error) { return albums{t}.Get(id) }),
+		each(func(t *tx, a *store.Album) error { return albums{t}.Put(a) })),
 })
 
 // copyEvents writes a batch of events, their files and their comments by

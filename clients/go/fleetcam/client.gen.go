@@ -949,6 +949,21 @@ func (e PrivacyConfigVoiceRecording) Valid() bool {
 	}
 }
 
+// Defines values for RecordingKeyAlgorithm.
+const (
+	AES128 RecordingKeyAlgorithm = "AES-128"
+)
+
+// Valid indicates whether the value is a known member of the RecordingKeyAlgorithm enum.
+func (e RecordingKeyAlgorithm) Valid() bool {
+	switch e {
+	case AES128:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RejectedIMEIErrorCode.
 const (
 	RejectedIMEIErrorCodeN1001 RejectedIMEIErrorCode = 1001
@@ -1104,22 +1119,22 @@ func (e WebhookAuxiliaryCameraDataConnectionType) Valid() bool {
 
 // Defines values for WebhookAuxiliaryCameraDataStatus.
 const (
-	Connected    WebhookAuxiliaryCameraDataStatus = "connected"
-	Disconnected WebhookAuxiliaryCameraDataStatus = "disconnected"
-	Paired       WebhookAuxiliaryCameraDataStatus = "paired"
-	Unpaired     WebhookAuxiliaryCameraDataStatus = "unpaired"
+	WebhookAuxiliaryCameraDataStatusConnected    WebhookAuxiliaryCameraDataStatus = "connected"
+	WebhookAuxiliaryCameraDataStatusDisconnected WebhookAuxiliaryCameraDataStatus = "disconnected"
+	WebhookAuxiliaryCameraDataStatusPaired       WebhookAuxiliaryCameraDataStatus = "paired"
+	WebhookAuxiliaryCameraDataStatusUnpaired     WebhookAuxiliaryCameraDataStatus = "unpaired"
 )
 
 // Valid indicates whether the value is a known member of the WebhookAuxiliaryCameraDataStatus enum.
 func (e WebhookAuxiliaryCameraDataStatus) Valid() bool {
 	switch e {
-	case Connected:
+	case WebhookAuxiliaryCameraDataStatusConnected:
 		return true
-	case Disconnected:
+	case WebhookAuxiliaryCameraDataStatusDisconnected:
 		return true
-	case Paired:
+	case WebhookAuxiliaryCameraDataStatusPaired:
 		return true
-	case Unpaired:
+	case WebhookAuxiliaryCameraDataStatusUnpaired:
 		return true
 	default:
 		return false
@@ -1951,6 +1966,99 @@ func (e PostAuxiliaryCamerasBillingJSONBodyBillingStatus) Valid() bool {
 	}
 }
 
+// Defines values for GetDevicesHealthParamsLastRecordingHealth.
+const (
+	GetDevicesHealthParamsLastRecordingHealthMinus1 GetDevicesHealthParamsLastRecordingHealth = "-1"
+	GetDevicesHealthParamsLastRecordingHealthN0     GetDevicesHealthParamsLastRecordingHealth = "0"
+	GetDevicesHealthParamsLastRecordingHealthN1     GetDevicesHealthParamsLastRecordingHealth = "1"
+)
+
+// Valid indicates whether the value is a known member of the GetDevicesHealthParamsLastRecordingHealth enum.
+func (e GetDevicesHealthParamsLastRecordingHealth) Valid() bool {
+	switch e {
+	case GetDevicesHealthParamsLastRecordingHealthMinus1:
+		return true
+	case GetDevicesHealthParamsLastRecordingHealthN0:
+		return true
+	case GetDevicesHealthParamsLastRecordingHealthN1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDevicesHealthParamsBillingStatus.
+const (
+	GetDevicesHealthParamsBillingStatusActivated           GetDevicesHealthParamsBillingStatus = "activated"
+	GetDevicesHealthParamsBillingStatusBillingStatusNotSet GetDevicesHealthParamsBillingStatus = "billingStatusNotSet"
+	GetDevicesHealthParamsBillingStatusDeactivated         GetDevicesHealthParamsBillingStatus = "deactivated"
+	GetDevicesHealthParamsBillingStatusPendingActivation   GetDevicesHealthParamsBillingStatus = "pendingActivation"
+	GetDevicesHealthParamsBillingStatusSuspended           GetDevicesHealthParamsBillingStatus = "suspended"
+)
+
+// Valid indicates whether the value is a known member of the GetDevicesHealthParamsBillingStatus enum.
+func (e GetDevicesHealthParamsBillingStatus) Valid() bool {
+	switch e {
+	case GetDevicesHealthParamsBillingStatusActivated:
+		return true
+	case GetDevicesHealthParamsBillingStatusBillingStatusNotSet:
+		return true
+	case GetDevicesHealthParamsBillingStatusDeactivated:
+		return true
+	case GetDevicesHealthParamsBillingStatusPendingActivation:
+		return true
+	case GetDevicesHealthParamsBillingStatusSuspended:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDevicesHealthParamsSort.
+const (
+	GetDevicesHealthParamsSortImei                   GetDevicesHealthParamsSort = "imei"
+	GetDevicesHealthParamsSortLastConnectedAt        GetDevicesHealthParamsSort = "lastConnectedAt"
+	GetDevicesHealthParamsSortLastRecordingHealth    GetDevicesHealthParamsSort = "lastRecordingHealth"
+	GetDevicesHealthParamsSortLastRecordingUpdatedAt GetDevicesHealthParamsSort = "lastRecordingUpdatedAt"
+	GetDevicesHealthParamsSortName                   GetDevicesHealthParamsSort = "name"
+)
+
+// Valid indicates whether the value is a known member of the GetDevicesHealthParamsSort enum.
+func (e GetDevicesHealthParamsSort) Valid() bool {
+	switch e {
+	case GetDevicesHealthParamsSortImei:
+		return true
+	case GetDevicesHealthParamsSortLastConnectedAt:
+		return true
+	case GetDevicesHealthParamsSortLastRecordingHealth:
+		return true
+	case GetDevicesHealthParamsSortLastRecordingUpdatedAt:
+		return true
+	case GetDevicesHealthParamsSortName:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDevicesHealthParamsOrder.
+const (
+	GetDevicesHealthParamsOrderAsc  GetDevicesHealthParamsOrder = "asc"
+	GetDevicesHealthParamsOrderDesc GetDevicesHealthParamsOrder = "desc"
+)
+
+// Valid indicates whether the value is a known member of the GetDevicesHealthParamsOrder enum.
+func (e GetDevicesHealthParamsOrder) Valid() bool {
+	switch e {
+	case GetDevicesHealthParamsOrderAsc:
+		return true
+	case GetDevicesHealthParamsOrderDesc:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostAutoCalibrationConfigJSONBodyEntityType.
 const (
 	PostAutoCalibrationConfigJSONBodyEntityTypeDevice       PostAutoCalibrationConfigJSONBodyEntityType = "device"
@@ -2347,6 +2455,24 @@ func (e GetDeviceEventFileLinkParamsFileType) Valid() bool {
 	}
 }
 
+// Defines values for GetDeviceEventManyFileLinksParamsFileType.
+const (
+	GetDeviceEventManyFileLinksParamsFileTypeSnapshot GetDeviceEventManyFileLinksParamsFileType = "snapshot"
+	GetDeviceEventManyFileLinksParamsFileTypeVideo    GetDeviceEventManyFileLinksParamsFileType = "video"
+)
+
+// Valid indicates whether the value is a known member of the GetDeviceEventManyFileLinksParamsFileType enum.
+func (e GetDeviceEventManyFileLinksParamsFileType) Valid() bool {
+	switch e {
+	case GetDeviceEventManyFileLinksParamsFileTypeSnapshot:
+		return true
+	case GetDeviceEventManyFileLinksParamsFileTypeVideo:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetDeviceEventsParamsStatus.
 const (
 	GetDeviceEventsParamsStatusNew      GetDeviceEventsParamsStatus = "new"
@@ -2401,6 +2527,78 @@ func (e GetDevicePrivacyMode200JSONResponseBodyPrivacyMode) Valid() bool {
 	}
 }
 
+// Defines values for GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState.
+const (
+	GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasStateConnected    GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState = "connected"
+	GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasStateNotConnected GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState = "notConnected"
+	GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasStateRecording    GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState = "recording"
+)
+
+// Valid indicates whether the value is a known member of the GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState enum.
+func (e GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState) Valid() bool {
+	switch e {
+	case GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasStateConnected:
+		return true
+	case GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasStateNotConnected:
+		return true
+	case GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasStateRecording:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDeviceTelemetry200JSONResponseBodyDataSimState.
+const (
+	GetDeviceTelemetry200JSONResponseBodyDataSimStateAbsent        GetDeviceTelemetry200JSONResponseBodyDataSimState = "absent"
+	GetDeviceTelemetry200JSONResponseBodyDataSimStateNetworkLocked GetDeviceTelemetry200JSONResponseBodyDataSimState = "network locked"
+	GetDeviceTelemetry200JSONResponseBodyDataSimStatePINRequired   GetDeviceTelemetry200JSONResponseBodyDataSimState = "PIN required"
+	GetDeviceTelemetry200JSONResponseBodyDataSimStatePURRequired   GetDeviceTelemetry200JSONResponseBodyDataSimState = "PUR required"
+	GetDeviceTelemetry200JSONResponseBodyDataSimStateReady         GetDeviceTelemetry200JSONResponseBodyDataSimState = "ready"
+	GetDeviceTelemetry200JSONResponseBodyDataSimStateUnknown       GetDeviceTelemetry200JSONResponseBodyDataSimState = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the GetDeviceTelemetry200JSONResponseBodyDataSimState enum.
+func (e GetDeviceTelemetry200JSONResponseBodyDataSimState) Valid() bool {
+	switch e {
+	case GetDeviceTelemetry200JSONResponseBodyDataSimStateAbsent:
+		return true
+	case GetDeviceTelemetry200JSONResponseBodyDataSimStateNetworkLocked:
+		return true
+	case GetDeviceTelemetry200JSONResponseBodyDataSimStatePINRequired:
+		return true
+	case GetDeviceTelemetry200JSONResponseBodyDataSimStatePURRequired:
+		return true
+	case GetDeviceTelemetry200JSONResponseBodyDataSimStateReady:
+		return true
+	case GetDeviceTelemetry200JSONResponseBodyDataSimStateUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDeviceTelemetry200JSONResponseBodyDataStatus.
+const (
+	GetDeviceTelemetry200JSONResponseBodyDataStatusOffline GetDeviceTelemetry200JSONResponseBodyDataStatus = "offline"
+	GetDeviceTelemetry200JSONResponseBodyDataStatusOnline  GetDeviceTelemetry200JSONResponseBodyDataStatus = "online"
+	GetDeviceTelemetry200JSONResponseBodyDataStatusStandby GetDeviceTelemetry200JSONResponseBodyDataStatus = "standby"
+)
+
+// Valid indicates whether the value is a known member of the GetDeviceTelemetry200JSONResponseBodyDataStatus enum.
+func (e GetDeviceTelemetry200JSONResponseBodyDataStatus) Valid() bool {
+	switch e {
+	case GetDeviceTelemetry200JSONResponseBodyDataStatusOffline:
+		return true
+	case GetDeviceTelemetry200JSONResponseBodyDataStatusOnline:
+		return true
+	case GetDeviceTelemetry200JSONResponseBodyDataStatusStandby:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostVirtualEventJSONBodyMediaType.
 const (
 	PostVirtualEventJSONBodyMediaTypeNone     PostVirtualEventJSONBodyMediaType = "none"
@@ -2434,6 +2632,33 @@ func (e PostVirtualEventJSONBodyQuality) Valid() bool {
 	case High:
 		return true
 	case Standard:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDeviceCameraTelemetry200JSONResponseBodyDataCode.
+const (
+	CODE1 GetDeviceCameraTelemetry200JSONResponseBodyDataCode = "CODE1"
+	CODE2 GetDeviceCameraTelemetry200JSONResponseBodyDataCode = "CODE2"
+	CODE3 GetDeviceCameraTelemetry200JSONResponseBodyDataCode = "CODE3"
+	CODE4 GetDeviceCameraTelemetry200JSONResponseBodyDataCode = "CODE4"
+	CODE5 GetDeviceCameraTelemetry200JSONResponseBodyDataCode = "CODE5"
+)
+
+// Valid indicates whether the value is a known member of the GetDeviceCameraTelemetry200JSONResponseBodyDataCode enum.
+func (e GetDeviceCameraTelemetry200JSONResponseBodyDataCode) Valid() bool {
+	switch e {
+	case CODE1:
+		return true
+	case CODE2:
+		return true
+	case CODE3:
+		return true
+	case CODE4:
+		return true
+	case CODE5:
 		return true
 	default:
 		return false
@@ -2779,6 +3004,102 @@ const (
 func (e GenerateAccessToken200JSONResponseBodyTokenType) Valid() bool {
 	switch e {
 	case Bearer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetOrganizationAlbumImagesParamsStatus.
+const (
+	GetOrganizationAlbumImagesParamsStatusFamiliar      GetOrganizationAlbumImagesParamsStatus = "familiar"
+	GetOrganizationAlbumImagesParamsStatusPendingReview GetOrganizationAlbumImagesParamsStatus = "pendingReview"
+	GetOrganizationAlbumImagesParamsStatusUnfamiliar    GetOrganizationAlbumImagesParamsStatus = "unfamiliar"
+)
+
+// Valid indicates whether the value is a known member of the GetOrganizationAlbumImagesParamsStatus enum.
+func (e GetOrganizationAlbumImagesParamsStatus) Valid() bool {
+	switch e {
+	case GetOrganizationAlbumImagesParamsStatusFamiliar:
+		return true
+	case GetOrganizationAlbumImagesParamsStatusPendingReview:
+		return true
+	case GetOrganizationAlbumImagesParamsStatusUnfamiliar:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetOrganizationAlbumImages200JSONResponseBodyDataStatus.
+const (
+	GetOrganizationAlbumImages200JSONResponseBodyDataStatusFamiliar      GetOrganizationAlbumImages200JSONResponseBodyDataStatus = "familiar"
+	GetOrganizationAlbumImages200JSONResponseBodyDataStatusPendingReview GetOrganizationAlbumImages200JSONResponseBodyDataStatus = "pendingReview"
+	GetOrganizationAlbumImages200JSONResponseBodyDataStatusUnfamiliar    GetOrganizationAlbumImages200JSONResponseBodyDataStatus = "unfamiliar"
+)
+
+// Valid indicates whether the value is a known member of the GetOrganizationAlbumImages200JSONResponseBodyDataStatus enum.
+func (e GetOrganizationAlbumImages200JSONResponseBodyDataStatus) Valid() bool {
+	switch e {
+	case GetOrganizationAlbumImages200JSONResponseBodyDataStatusFamiliar:
+		return true
+	case GetOrganizationAlbumImages200JSONResponseBodyDataStatusPendingReview:
+		return true
+	case GetOrganizationAlbumImages200JSONResponseBodyDataStatusUnfamiliar:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatus.
+const (
+	GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatusDisabled GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatus = "disabled"
+	GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatusEnabled  GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatus = "enabled"
+)
+
+// Valid indicates whether the value is a known member of the GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatus enum.
+func (e GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatus) Valid() bool {
+	switch e {
+	case GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatusDisabled:
+		return true
+	case GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatusEnabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostOrganizationAlbumConfigJSONBodyAlbumStatus.
+const (
+	PostOrganizationAlbumConfigJSONBodyAlbumStatusDisabled PostOrganizationAlbumConfigJSONBodyAlbumStatus = "disabled"
+	PostOrganizationAlbumConfigJSONBodyAlbumStatusEnabled  PostOrganizationAlbumConfigJSONBodyAlbumStatus = "enabled"
+)
+
+// Valid indicates whether the value is a known member of the PostOrganizationAlbumConfigJSONBodyAlbumStatus enum.
+func (e PostOrganizationAlbumConfigJSONBodyAlbumStatus) Valid() bool {
+	switch e {
+	case PostOrganizationAlbumConfigJSONBodyAlbumStatusDisabled:
+		return true
+	case PostOrganizationAlbumConfigJSONBodyAlbumStatusEnabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostOrganizationAlbumImageStatusJSONBodyStatus.
+const (
+	PostOrganizationAlbumImageStatusJSONBodyStatusFamiliar   PostOrganizationAlbumImageStatusJSONBodyStatus = "familiar"
+	PostOrganizationAlbumImageStatusJSONBodyStatusUnfamiliar PostOrganizationAlbumImageStatusJSONBodyStatus = "unfamiliar"
+)
+
+// Valid indicates whether the value is a known member of the PostOrganizationAlbumImageStatusJSONBodyStatus enum.
+func (e PostOrganizationAlbumImageStatusJSONBodyStatus) Valid() bool {
+	switch e {
+	case PostOrganizationAlbumImageStatusJSONBodyStatusFamiliar:
+		return true
+	case PostOrganizationAlbumImageStatusJSONBodyStatusUnfamiliar:
 		return true
 	default:
 		return false
@@ -3371,6 +3692,13 @@ type BulkWriteResult struct {
 	Success *[]string `json:"success,omitempty"`
 }
 
+// CameraRetention defines model for CameraRetention.
+type CameraRetention struct {
+	// CameraId 1 road-facing; 2 in-cabin; 50 and above auxiliary.
+	CameraId         int `json:"cameraId"`
+	RetentionMinutes int `json:"retentionMinutes"`
+}
+
 // ClusterNode One live node of the cluster.
 type ClusterNode struct {
 	// Devices Devices connected to the node now.
@@ -3672,6 +4000,32 @@ type DeviceConfigWriteResult struct {
 
 	// Success Devices that got the change now.
 	Success *[]string `json:"success,omitempty"`
+}
+
+// DeviceDataUsage A device's cellular usage as it reports it with its health status: the current billing
+// period at the top level (mobileTx sent, mobileRx received, in bytes) and the periods
+// in periods, newest first. The breakdown by use is 0 (fleetcam's devices report bytes
+// only); receivedAt and periodStart are absent or null until the device first reports.
+type DeviceDataUsage struct {
+	EventsUsage          *int       `json:"eventsUsage,omitempty"`
+	Imei                 *string    `json:"imei,omitempty"`
+	LiveStreamUsageMilli *int       `json:"liveStreamUsageMilli,omitempty"`
+	LiveStreamingUsage   *int       `json:"liveStreamingUsage,omitempty"`
+	MobileRx             *int       `json:"mobileRx,omitempty"`
+	MobileTx             *int       `json:"mobileTx,omitempty"`
+	PeriodStart          *time.Time `json:"periodStart,omitempty"`
+	Periods              *[]struct {
+		MobileRx    *int       `json:"mobileRx,omitempty"`
+		MobileTx    *int       `json:"mobileTx,omitempty"`
+		PeriodStart *time.Time `json:"periodStart,omitempty"`
+		ReceivedAt  *time.Time `json:"receivedAt,omitempty"`
+	} `json:"periods,omitempty"`
+	ReceivedAt             *time.Time `json:"receivedAt,omitempty"`
+	RecordStreamUsageMilli *int       `json:"recordStreamUsageMilli,omitempty"`
+	RecordStreamingUsage   *int       `json:"recordStreamingUsage,omitempty"`
+	RecordingsUploadUsage  *int       `json:"recordingsUploadUsage,omitempty"`
+	UsageEventsTodayDay    *int       `json:"usageEventsTodayDay,omitempty"`
+	UsageEventsTodayMonth  *int       `json:"usageEventsTodayMonth,omitempty"`
 }
 
 // Driver defines model for Driver.
@@ -4134,6 +4488,19 @@ type PrivacyConfigVirtualEvent string
 // PrivacyConfigVoiceRecording defines model for PrivacyConfig.VoiceRecording.
 type PrivacyConfigVoiceRecording string
 
+// RecordingKey defines model for RecordingKey.
+type RecordingKey struct {
+	Algorithm         *RecordingKeyAlgorithm `json:"algorithm,omitempty"`
+	ConfirmedByDevice *bool                  `json:"confirmedByDevice,omitempty"`
+	CreatedAt         *time.Time             `json:"createdAt,omitempty"`
+
+	// Key 32 hexadecimal characters.
+	Key *string `json:"key,omitempty"`
+}
+
+// RecordingKeyAlgorithm defines model for RecordingKey.Algorithm.
+type RecordingKeyAlgorithm string
+
 // RejectedIMEI defines model for RejectedIMEI.
 type RejectedIMEI struct {
 	// ErrorCode 1001: the device does not exist or is not the caller's.
@@ -4178,6 +4545,21 @@ type StatsWindow struct {
 	MonthsAgo *int       `json:"monthsAgo,omitempty"`
 	StartTime *time.Time `json:"startTime,omitempty"`
 	WeeksAgo  *int       `json:"weeksAgo,omitempty"`
+}
+
+// TripPoint defines model for TripPoint.
+type TripPoint struct {
+	// Accuracy Meters.
+	Accuracy *float64 `json:"accuracy,omitempty"`
+	Alt      *float64 `json:"alt,omitempty"`
+	Lat      float64  `json:"lat"`
+	Lon      float64  `json:"lon"`
+
+	// Speed Meters per second.
+	Speed float64 `json:"speed"`
+
+	// Time Seconds since the epoch.
+	Time float64 `json:"time"`
 }
 
 // User defines model for User.
@@ -5049,6 +5431,11 @@ type PostAlarmCommentJSONBody struct {
 	Details string `json:"details"`
 }
 
+// PostAssociatedDevicesJSONBody defines parameters for PostAssociatedDevices.
+type PostAssociatedDevicesJSONBody struct {
+	Imeis []string `json:"imeis"`
+}
+
 // GetAuditLogsParams defines parameters for GetAuditLogs.
 type GetAuditLogsParams struct {
 	// Limit Page size, from 1 to 1500 (default 100).
@@ -5103,6 +5490,58 @@ type PostAuxiliaryCamerasBillingStatusJSONBody struct {
 	OrganizationId *int      `json:"organizationId,omitempty"`
 }
 
+// GetDeviceDataUsageReportParams defines parameters for GetDeviceDataUsageReport.
+type GetDeviceDataUsageReportParams struct {
+	OrganizationId *int    `form:"organizationId,omitempty" json:"organizationId,omitempty"`
+	Imei           *string `form:"imei,omitempty" json:"imei,omitempty"`
+
+	// Name Devices whose name contains this, ignoring case.
+	Name *string `form:"name,omitempty" json:"name,omitempty"`
+
+	// Limit Page size, from 1 to 1500 (default 100).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Results to skip.
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// GetDevicesHealthParams defines parameters for GetDevicesHealth.
+type GetDevicesHealthParams struct {
+	OrganizationId *int    `form:"organizationId,omitempty" json:"organizationId,omitempty"`
+	Imei           *string `form:"imei,omitempty" json:"imei,omitempty"`
+
+	// Name Devices whose name contains this, ignoring case.
+	Name                        *string    `form:"name,omitempty" json:"name,omitempty"`
+	LastConnectedAtStart        *time.Time `form:"lastConnectedAtStart,omitempty" json:"lastConnectedAtStart,omitempty"`
+	LastConnectedAtEnd          *time.Time `form:"lastConnectedAtEnd,omitempty" json:"lastConnectedAtEnd,omitempty"`
+	LastRecordingUpdatedAtStart *time.Time `form:"lastRecordingUpdatedAtStart,omitempty" json:"lastRecordingUpdatedAtStart,omitempty"`
+	LastRecordingUpdatedAtEnd   *time.Time `form:"lastRecordingUpdatedAtEnd,omitempty" json:"lastRecordingUpdatedAtEnd,omitempty"`
+
+	// LastRecordingHealth 1 passed, 0 failed, -1 not tested.
+	LastRecordingHealth *GetDevicesHealthParamsLastRecordingHealth `form:"lastRecordingHealth,omitempty" json:"lastRecordingHealth,omitempty"`
+	BillingStatus       *GetDevicesHealthParamsBillingStatus       `form:"billingStatus,omitempty" json:"billingStatus,omitempty"`
+	Sort                *GetDevicesHealthParamsSort                `form:"sort,omitempty" json:"sort,omitempty"`
+	Order               *GetDevicesHealthParamsOrder               `form:"order,omitempty" json:"order,omitempty"`
+
+	// Limit Page size, from 1 to 1500 (default 100).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Results to skip.
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// GetDevicesHealthParamsLastRecordingHealth defines parameters for GetDevicesHealth.
+type GetDevicesHealthParamsLastRecordingHealth string
+
+// GetDevicesHealthParamsBillingStatus defines parameters for GetDevicesHealth.
+type GetDevicesHealthParamsBillingStatus string
+
+// GetDevicesHealthParamsSort defines parameters for GetDevicesHealth.
+type GetDevicesHealthParamsSort string
+
+// GetDevicesHealthParamsOrder defines parameters for GetDevicesHealth.
+type GetDevicesHealthParamsOrder string
+
 // PostAutoCalibrationConfigJSONBody defines parameters for PostAutoCalibrationConfig.
 type PostAutoCalibrationConfigJSONBody struct {
 	Enabled    bool                                        `json:"enabled"`
@@ -5154,6 +5593,11 @@ type PutBulkDevicesBillingStatusJSONBody struct {
 
 // PutBulkDevicesBillingStatusParamsBillingStatus defines parameters for PutBulkDevicesBillingStatus.
 type PutBulkDevicesBillingStatusParamsBillingStatus string
+
+// GetDevicesDataUsageJSONBody defines parameters for GetDevicesDataUsage.
+type GetDevicesDataUsageJSONBody struct {
+	Imeis []string `json:"imeis"`
+}
 
 // BulkPatchPrivacyConfigJSONBody defines parameters for BulkPatchPrivacyConfig.
 type BulkPatchPrivacyConfigJSONBody struct {
@@ -5353,6 +5797,24 @@ type GetDeviceEventFileLinkParams struct {
 // GetDeviceEventFileLinkParamsFileType defines parameters for GetDeviceEventFileLink.
 type GetDeviceEventFileLinkParamsFileType string
 
+// GetDeviceEventManyFileLinksParams defines parameters for GetDeviceEventManyFileLinks.
+type GetDeviceEventManyFileLinksParams struct {
+	EventId *int `form:"eventId,omitempty" json:"eventId,omitempty"`
+
+	// FileId Required without eventId.
+	FileId *string `form:"fileId,omitempty" json:"fileId,omitempty"`
+
+	// FileType Required without eventId.
+	FileType *GetDeviceEventManyFileLinksParamsFileType `form:"fileType,omitempty" json:"fileType,omitempty"`
+
+	// CameraIds Camera ids separated by commas (1,2); required without eventId.
+	CameraIds *string `form:"cameraIds,omitempty" json:"cameraIds,omitempty"`
+	Conceal   *bool   `form:"conceal,omitempty" json:"conceal,omitempty"`
+}
+
+// GetDeviceEventManyFileLinksParamsFileType defines parameters for GetDeviceEventManyFileLinks.
+type GetDeviceEventManyFileLinksParamsFileType string
+
 // GetDeviceEventsParams defines parameters for GetDeviceEvents.
 type GetDeviceEventsParams struct {
 	Start  time.Time                    `form:"start" json:"start"`
@@ -5405,6 +5867,39 @@ type GetDeviceRecordingRangesParams struct {
 	End   *time.Time `form:"end,omitempty" json:"end,omitempty"`
 }
 
+// PutDeviceRetentionConfigJSONBody defines parameters for PutDeviceRetentionConfig.
+type PutDeviceRetentionConfigJSONBody struct {
+	Config []CameraRetention `json:"config"`
+}
+
+// GetDeviceScoreParams defines parameters for GetDeviceScore.
+type GetDeviceScoreParams struct {
+	Start time.Time `form:"start" json:"start"`
+
+	// End At most 31 days after start.
+	End time.Time `form:"end" json:"end"`
+}
+
+// GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState defines parameters for GetDeviceTelemetry.
+type GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState string
+
+// GetDeviceTelemetry200JSONResponseBodyDataSimState defines parameters for GetDeviceTelemetry.
+type GetDeviceTelemetry200JSONResponseBodyDataSimState string
+
+// GetDeviceTelemetry200JSONResponseBodyDataStatus defines parameters for GetDeviceTelemetry.
+type GetDeviceTelemetry200JSONResponseBodyDataStatus string
+
+// GetDeviceTripsParams defines parameters for GetDeviceTrips.
+type GetDeviceTripsParams struct {
+	Start time.Time `form:"start" json:"start"`
+
+	// End At most 31 days after start.
+	End time.Time `form:"end" json:"end"`
+
+	// MinimumDistance Leave out trips shorter than this many miles.
+	MinimumDistance *float64 `form:"minimumDistance,omitempty" json:"minimumDistance,omitempty"`
+}
+
 // PostVirtualEventJSONBody defines parameters for PostVirtualEvent.
 type PostVirtualEventJSONBody struct {
 	AudioAlert *bool `json:"audioAlert,omitempty"`
@@ -5424,6 +5919,9 @@ type PostVirtualEventJSONBodyMediaType string
 
 // PostVirtualEventJSONBodyQuality defines parameters for PostVirtualEvent.
 type PostVirtualEventJSONBodyQuality string
+
+// GetDeviceCameraTelemetry200JSONResponseBodyDataCode defines parameters for GetDeviceCameraTelemetry.
+type GetDeviceCameraTelemetry200JSONResponseBodyDataCode string
 
 // DeleteDriversJSONBody defines parameters for DeleteDrivers.
 type DeleteDriversJSONBody struct {
@@ -5680,6 +6178,44 @@ type GenerateAccessTokenFormdataBodyGrantType string
 // GenerateAccessToken200JSONResponseBodyTokenType defines parameters for GenerateAccessToken.
 type GenerateAccessToken200JSONResponseBodyTokenType string
 
+// GetOrganizationAlbumImagesParams defines parameters for GetOrganizationAlbumImages.
+type GetOrganizationAlbumImagesParams struct {
+	Status    *GetOrganizationAlbumImagesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	Imei      *string                                 `form:"imei,omitempty" json:"imei,omitempty"`
+	StartTime *time.Time                              `form:"startTime,omitempty" json:"startTime,omitempty"`
+	EndTime   *time.Time                              `form:"endTime,omitempty" json:"endTime,omitempty"`
+	Limit     *int                                    `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Results to skip.
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// GetOrganizationAlbumImagesParamsStatus defines parameters for GetOrganizationAlbumImages.
+type GetOrganizationAlbumImagesParamsStatus string
+
+// GetOrganizationAlbumImages200JSONResponseBodyDataStatus defines parameters for GetOrganizationAlbumImages.
+type GetOrganizationAlbumImages200JSONResponseBodyDataStatus string
+
+// GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatus defines parameters for GetOrganizationAlbumConfig.
+type GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatus string
+
+// PostOrganizationAlbumConfigJSONBody defines parameters for PostOrganizationAlbumConfig.
+type PostOrganizationAlbumConfigJSONBody struct {
+	AlbumStatus PostOrganizationAlbumConfigJSONBodyAlbumStatus `json:"albumStatus"`
+}
+
+// PostOrganizationAlbumConfigJSONBodyAlbumStatus defines parameters for PostOrganizationAlbumConfig.
+type PostOrganizationAlbumConfigJSONBodyAlbumStatus string
+
+// PostOrganizationAlbumImageStatusJSONBody defines parameters for PostOrganizationAlbumImageStatus.
+type PostOrganizationAlbumImageStatusJSONBody struct {
+	ImageId string                                         `json:"imageId"`
+	Status  PostOrganizationAlbumImageStatusJSONBodyStatus `json:"status"`
+}
+
+// PostOrganizationAlbumImageStatusJSONBodyStatus defines parameters for PostOrganizationAlbumImageStatus.
+type PostOrganizationAlbumImageStatusJSONBodyStatus string
+
 // GetOrganizationsParams defines parameters for GetOrganizations.
 type GetOrganizationsParams struct {
 	// Limit Page size, from 1 to 1500 (default 100).
@@ -5760,6 +6296,14 @@ type PostOrganizationDevicesJSONBody struct {
 	Name string `json:"name"`
 }
 
+// GetOrganizationDevicesDataUsageParams defines parameters for GetOrganizationDevicesDataUsage.
+type GetOrganizationDevicesDataUsageParams struct {
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Results to skip.
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
 // GetOrganizationDevicesBillingStatusParams defines parameters for GetOrganizationDevicesBillingStatus.
 type GetOrganizationDevicesBillingStatusParams struct {
 	// Limit Page size, from 1 to 1500 (default 100).
@@ -5794,6 +6338,11 @@ type GetOrganizationsEventsJSONBody struct {
 	Limit      *int       `json:"limit,omitempty"`
 	Offset     *int       `json:"offset,omitempty"`
 	Start      *time.Time `json:"start,omitempty"`
+}
+
+// PostOrganizationGetLatestRecordingEncryptionKeysJSONBody defines parameters for PostOrganizationGetLatestRecordingEncryptionKeys.
+type PostOrganizationGetLatestRecordingEncryptionKeysJSONBody struct {
+	Imeis *[]string `json:"imeis,omitempty"`
 }
 
 // DeleteOrganizationGroupsJSONBody defines parameters for DeleteOrganizationGroups.
@@ -6126,6 +6675,9 @@ type PostAlarmActionJSONRequestBody PostAlarmActionJSONBody
 // PostAlarmCommentJSONRequestBody defines body for PostAlarmComment for application/json ContentType.
 type PostAlarmCommentJSONRequestBody PostAlarmCommentJSONBody
 
+// PostAssociatedDevicesJSONRequestBody defines body for PostAssociatedDevices for application/json ContentType.
+type PostAssociatedDevicesJSONRequestBody PostAssociatedDevicesJSONBody
+
 // PostAuthenticateJSONRequestBody defines body for PostAuthenticate for application/json ContentType.
 type PostAuthenticateJSONRequestBody PostAuthenticateJSONBody
 
@@ -6149,6 +6701,9 @@ type GetDeviceAuxiliaryCamerasBillingStatusJSONRequestBody GetDeviceAuxiliaryCam
 
 // PutBulkDevicesBillingStatusJSONRequestBody defines body for PutBulkDevicesBillingStatus for application/json ContentType.
 type PutBulkDevicesBillingStatusJSONRequestBody PutBulkDevicesBillingStatusJSONBody
+
+// GetDevicesDataUsageJSONRequestBody defines body for GetDevicesDataUsage for application/json ContentType.
+type GetDevicesDataUsageJSONRequestBody GetDevicesDataUsageJSONBody
 
 // BulkPatchPrivacyConfigJSONRequestBody defines body for BulkPatchPrivacyConfig for application/json ContentType.
 type BulkPatchPrivacyConfigJSONRequestBody BulkPatchPrivacyConfigJSONBody
@@ -6210,6 +6765,9 @@ type PostDeviceOtgSettingsJSONRequestBody PostDeviceOtgSettingsJSONBody
 // GetDevicePinCodesJSONRequestBody defines body for GetDevicePinCodes for application/json ContentType.
 type GetDevicePinCodesJSONRequestBody = PasswordConfirmation
 
+// PutDeviceRetentionConfigJSONRequestBody defines body for PutDeviceRetentionConfig for application/json ContentType.
+type PutDeviceRetentionConfigJSONRequestBody PutDeviceRetentionConfigJSONBody
+
 // PostVirtualEventJSONRequestBody defines body for PostVirtualEvent for application/json ContentType.
 type PostVirtualEventJSONRequestBody PostVirtualEventJSONBody
 
@@ -6242,6 +6800,12 @@ type IntrospectTokenFormdataRequestBody IntrospectTokenFormdataBody
 
 // GenerateAccessTokenFormdataRequestBody defines body for GenerateAccessToken for application/x-www-form-urlencoded ContentType.
 type GenerateAccessTokenFormdataRequestBody GenerateAccessTokenFormdataBody
+
+// PostOrganizationAlbumConfigJSONRequestBody defines body for PostOrganizationAlbumConfig for application/json ContentType.
+type PostOrganizationAlbumConfigJSONRequestBody PostOrganizationAlbumConfigJSONBody
+
+// PostOrganizationAlbumImageStatusJSONRequestBody defines body for PostOrganizationAlbumImageStatus for application/json ContentType.
+type PostOrganizationAlbumImageStatusJSONRequestBody PostOrganizationAlbumImageStatusJSONBody
 
 // PostOrganizationJSONRequestBody defines body for PostOrganization for application/json ContentType.
 type PostOrganizationJSONRequestBody PostOrganizationJSONBody
@@ -6281,6 +6845,9 @@ type DeleteOrganizationExternalUserJSONRequestBody = ExternalUserRequest
 
 // PostOrganizationExternalUserJSONRequestBody defines body for PostOrganizationExternalUser for application/json ContentType.
 type PostOrganizationExternalUserJSONRequestBody = ExternalUserRequest
+
+// PostOrganizationGetLatestRecordingEncryptionKeysJSONRequestBody defines body for PostOrganizationGetLatestRecordingEncryptionKeys for application/json ContentType.
+type PostOrganizationGetLatestRecordingEncryptionKeysJSONRequestBody PostOrganizationGetLatestRecordingEncryptionKeysJSONBody
 
 // DeleteOrganizationGroupsJSONRequestBody defines body for DeleteOrganizationGroups for application/json ContentType.
 type DeleteOrganizationGroupsJSONRequestBody DeleteOrganizationGroupsJSONBody
@@ -7139,6 +7706,30 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/alarms/{alarmId}/comments (the `PostAlarmComment` operationId).
 	PostAlarmComment(ctx context.Context, alarmId AlarmId, body PostAlarmCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostAssociatedDevicesWithBody Get the third-party devices associated with devices
+	//
+	// The third-party device associated with each named device. fleetcam's devices pair with
+	// no third-party device other than auxiliary cameras (GET
+	// /v2/devices/{imei}/auxiliary-cameras), so associatedDevice and db are null for every
+	// device. At most 1000 IMEIs; a device the caller cannot see is 404, naming it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/associated-devices (the `PostAssociatedDevices` operationId).
+	PostAssociatedDevicesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAssociatedDevices Get the third-party devices associated with devices
+	//
+	// The third-party device associated with each named device. fleetcam's devices pair with
+	// no third-party device other than auxiliary cameras (GET
+	// /v2/devices/{imei}/auxiliary-cameras), so associatedDevice and db are null for every
+	// device. At most 1000 IMEIs; a device the caller cannot see is 404, naming it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/associated-devices (the `PostAssociatedDevices` operationId).
+	PostAssociatedDevices(ctx context.Context, body PostAssociatedDevicesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetAuditLogs Audit log
 	//
 	// Every create, update and delete, newest first, with the actor, the entity and its value
@@ -7233,6 +7824,36 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v2/cluster (the `GetCluster` operationId).
 	GetCluster(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDeviceDataUsageReport Report the devices' data usage
+	//
+	// The cellular data each device the caller may see used in its current billing period, in
+	// IMEI order: of one organization with organizationId, else of all the partner's
+	// organizations (an organization user sees its own). dataUsageMegabytes is what the
+	// device reported sent and received, in megabytes (10^6 bytes); billingDate is the start
+	// of its billing period, left out until the device first reports (the contract requires
+	// it, which a silent device cannot give). fleetcam has no data usage notifications or
+	// thresholds and its devices report bytes only, so notificaitonEnabled and thresholdSet
+	// are false and the breakdown by use is 0.
+	//
+	// Corresponds with GET /v2/device-data-usage (the `GetDeviceDataUsageReport` operationId).
+	GetDeviceDataUsageReport(ctx context.Context, params *GetDeviceDataUsageReportParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDevicesHealth Report the devices' health
+	//
+	// Each device the caller may see (of one organization with organizationId, else of all
+	// the partner's organizations) with its last connection, its last recording test
+	// (lastRecordingHealth true when it passed), its open alarms (code is the alarm
+	// definition id, GET /v2/alarm-definitions), its ADAS calibration and its paired
+	// auxiliary cameras (lastConnectedAt while connected). lastConnectedAt is left out for a
+	// device that never connected, lastRecordingHealth and lastRecordingUpdatedAt until the
+	// device reports a recording test (the contract requires them, which such a device cannot
+	// give). Sorted by sort (imei by default), in order (desc by default), paginated. Each
+	// pair of time filters goes together: one without the other is 400. billingStatus is the
+	// device's activation status; every device has one, so billingStatusNotSet keeps none.
+	//
+	// Corresponds with GET /v2/device-health (the `GetDevicesHealth` operationId).
+	GetDevicesHealth(ctx context.Context, params *GetDevicesHealthParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostAutoCalibrationConfigWithBody Switch auto-calibration
 	//
@@ -7337,6 +7958,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /v2/devices/billing-status/{billingStatus} (the `PutBulkDevicesBillingStatus` operationId).
 	PutBulkDevicesBillingStatus(ctx context.Context, billingStatus PutBulkDevicesBillingStatusParamsBillingStatus, body PutBulkDevicesBillingStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDevicesDataUsageWithBody Get the data usage of several devices
+	//
+	// Each named device's usage as GET /v2/devices/{imei}/data-usage gives it, with the
+	// current billing period in periods. At most 1000 IMEIs; a device the caller cannot see
+	// is 404, naming it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/devices/bulk-data-usage (the `GetDevicesDataUsage` operationId).
+	GetDevicesDataUsageWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDevicesDataUsage Get the data usage of several devices
+	//
+	// Each named device's usage as GET /v2/devices/{imei}/data-usage gives it, with the
+	// current billing period in periods. At most 1000 IMEIs; a device the caller cannot see
+	// is 404, naming it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/devices/bulk-data-usage (the `GetDevicesDataUsage` operationId).
+	GetDevicesDataUsage(ctx context.Context, body GetDevicesDataUsageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// BulkPatchPrivacyConfigWithBody Change what privacy mode keeps enabled on many devices
 	//
@@ -7930,6 +8573,18 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/devices/{imei}/event-file-link (the `GetDeviceEventFileLink` operationId).
 	GetDeviceEventFileLink(ctx context.Context, imei Imei, params *GetDeviceEventFileLinkParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetDeviceEventManyFileLinks Get temporary links to several cameras' event files
+	//
+	// The links GET /v2/devices/{imei}/event-file-link gives, for several cameras at once:
+	// with eventId, every file of the event (narrowed by fileType and cameraIds when given;
+	// the snapshot of a video is its middle frame); without it, fileId of fileType on each
+	// of cameraIds. A camera whose file has no link carries the reason in error; when no
+	// camera has one, the answer is that reason (404). fleetcam keeps event files as
+	// recorded: conceal=true (a blurred version) is 400. Not for editorWithoutMediaAccess.
+	//
+	// Corresponds with GET /v2/devices/{imei}/event-file-links (the `GetDeviceEventManyFileLinks` operationId).
+	GetDeviceEventManyFileLinks(ctx context.Context, imei Imei, params *GetDeviceEventManyFileLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetDeviceEvents List a device's events
 	//
 	// Events of one device with a time from start to end (both inclusive, at most 31 days apart),
@@ -8123,12 +8778,77 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/devices/{imei}/reboot (the `PostDeviceReboot` operationId).
 	PostDeviceReboot(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetDeviceRecordingEncryptionKeys Get the device's recording encryption keys
+	//
+	// The device's active recording encryption key and its key history, at the top level as
+	// the contract has them. Keys are never stored: each is derived with HKDF-SHA256 from
+	// fleetcam's media key, the IMEI and the device's stay in its organization, so a device
+	// that moves to another organization gets a key its earlier owner never saw. The contract
+	// has no call to rotate a key, so the history holds the one key of the current stay,
+	// created when the device joined its organization. fleetcam's devices do not acknowledge
+	// keys: confirmedByDevice is false. Keys are credentials: viewers get 403, and every
+	// read is in the audit log (device.recordingKey.read).
+	//
+	// Corresponds with GET /v2/devices/{imei}/recording-encryption-keys (the `GetDeviceRecordingEncryptionKeys` operationId).
+	GetDeviceRecordingEncryptionKeys(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetDeviceRecordingRanges List the recordings on the device
 	//
 	// Per camera, the intervals the SD card holds since the device left its previous organization (if it had one), clipped to start and end when given. The device must be online.
 	//
 	// Corresponds with GET /v2/devices/{imei}/recording-ranges (the `GetDeviceRecordingRanges` operationId).
 	GetDeviceRecordingRanges(ctx context.Context, imei Imei, params *GetDeviceRecordingRangesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDeviceRetentionConfig Get the device's SD-card retention per camera
+	//
+	// How long each camera's recordings stay on the device's SD card before they are
+	// overwritten, in minutes: the device's own retention of the camera (PUT), else its
+	// organization's deviceRetentionMinutes (PATCH /v2/organizations/{orgId}). A camera with
+	// neither keeps its recordings until the card is full and is left out.
+	//
+	// Corresponds with GET /v2/devices/{imei}/retention-config (the `GetDeviceRetentionConfig` operationId).
+	GetDeviceRetentionConfig(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutDeviceRetentionConfigWithBody Set the device's SD-card retention per camera
+	//
+	// Replaces the device's own retention per camera: a camera left out (all of them with
+	// config []) follows its organization's deviceRetentionMinutes again. Each camera is 1,
+	// 2 or a paired auxiliary camera, named once; retentionMinutes is an integer from 4 to
+	// 527040 (a year). The change is in the audit log (device.retentionConfig) and reaches
+	// the device with its configuration (cameraRetentionMinutes, docs/device-protocol.md).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v2/devices/{imei}/retention-config (the `PutDeviceRetentionConfig` operationId).
+	PutDeviceRetentionConfigWithBody(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutDeviceRetentionConfig Set the device's SD-card retention per camera
+	//
+	// Replaces the device's own retention per camera: a camera left out (all of them with
+	// config []) follows its organization's deviceRetentionMinutes again. Each camera is 1,
+	// 2 or a paired auxiliary camera, named once; retentionMinutes is an integer from 4 to
+	// 527040 (a year). The change is in the audit log (device.retentionConfig) and reaches
+	// the device with its configuration (cameraRetentionMinutes, docs/device-protocol.md).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v2/devices/{imei}/retention-config (the `PutDeviceRetentionConfig` operationId).
+	PutDeviceRetentionConfig(ctx context.Context, imei Imei, body PutDeviceRetentionConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDeviceScore Get the device's safety score
+	//
+	// The device's safety score over the span from start to end (at most 31 days): its
+	// driving-behaviour events per 100 km driven, counting at least 100 km, rounded to
+	// hundredths; lower is better. score = events × 100 / max(distanceKm, 100), where events
+	// counts acceleration, deceleration, accident, sharpTurnLeft, sharpRightTurn, speedLimit,
+	// tailgating, laneWeaving, cellPhoneUse, distractedDriving, smoking, foodDrink,
+	// driverUnbelted, possibleFatigue and gsensorHigh, and distanceKm is the length of the
+	// device's GPS track in the span. Under 100 km the score is the number of events, so a
+	// short drive does not inflate it. events and distanceKm are given beside the score.
+	// Scoped tokens with deviceEvent may call it.
+	//
+	// Corresponds with GET /v2/devices/{imei}/score (the `GetDeviceScore` operationId).
+	GetDeviceScore(ctx context.Context, imei Imei, params *GetDeviceScoreParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutDeviceSemiOnline Put a device in semi-online mode
 	//
@@ -8138,6 +8858,35 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /v2/devices/{imei}/semi-online (the `PutDeviceSemiOnline` operationId).
 	PutDeviceSemiOnline(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDeviceTelemetry Get the device's telemetry
+	//
+	// What the cloud last learned of the device, also while it is offline (status says
+	// whether it is connected): its firmware, model and last connection, its last health
+	// report (the ADAS calibration, carried by both calibrationCompleted and
+	// adasCalibrationCompleted; sdCardInserted is false while an "SD card missing" alarm is
+	// open), its hotspot switch and its paired auxiliary cameras. fleetcam's devices do not
+	// report their SIM, modem version, SD card sizes or Wi-Fi signal: simNetworkType and
+	// simOperator are empty, simState is unknown, sdCardCapacityBytes and sdCardFreeBytes are
+	// 0, and modemVersion, simNumber, wifiConnected and wifiSignalLevel are left out. A device
+	// that never connected is 417. Scoped tokens with deviceInfo may call it.
+	//
+	// Corresponds with GET /v2/devices/{imei}/telemetry (the `GetDeviceTelemetry` operationId).
+	GetDeviceTelemetry(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDeviceTrips List the device's trips
+	//
+	// The device's trips (power on to power off) that overlap the span from start to end (at
+	// most 31 days), oldest first. start and end are the first and last GPS samples of the
+	// trip (time in seconds since the epoch, speed in meters per second); a trip during which
+	// the device reported no GPS has the trip's start and end times there at latitude and
+	// longitude 0. distance is in miles (the haversine length of the GPS track), duration in
+	// seconds, maxSpeed in meters per second; eventsCount counts the trip's events other than
+	// its power on and off. A trip still in progress has inProgress true and counts until now.
+	// Scoped tokens with deviceGps may call it.
+	//
+	// Corresponds with GET /v2/devices/{imei}/trips (the `GetDeviceTrips` operationId).
+	GetDeviceTrips(ctx context.Context, imei Imei, params *GetDeviceTripsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostVirtualEventWithBody Create a virtual event from the recordings
 	//
@@ -8178,6 +8927,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v2/devices/{imei}/wakeup (the `PostWakeupDevice` operationId).
 	PostWakeupDevice(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDeviceCameraTelemetry Get the state of a camera's stream
+	//
+	// The state of the camera's live stream in the cloud: CODE1 once the device sent the first
+	// frame of a stream (POST /v2/devices/{imei}/connect-media), CODE2 while no stream runs
+	// or before its first frame. fleetcam streams live video only (recordings are uploaded
+	// as files), so CODE3 to CODE5 do not occur. Camera 0 asks about every camera of the
+	// device: CODE1 when any of them streams. Scoped tokens with deviceInfo may call it.
+	//
+	// Corresponds with GET /v2/devices/{imei}/{cameraId}/telemetry (the `GetDeviceCameraTelemetry` operationId).
+	GetDeviceCameraTelemetry(ctx context.Context, imei Imei, cameraId int, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteDriversWithBody Delete inactive drivers
 	//
@@ -8355,6 +9115,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v2/forget-password/{email} (the `PostForgotPassword` operationId).
 	PostForgotPassword(ctx context.Context, email openapi_types.Email, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GenerateEncryptionKey Generate a random encryption key
+	//
+	// A strong random key of 32 hexadecimal characters (128 bits) from the system's
+	// cryptographic generator, for the caller's own use; fleetcam does not keep it. Not for
+	// viewers.
+	//
+	// Corresponds with PUT /v2/generate-encryption-key (the `GenerateEncryptionKey` operationId).
+	GenerateEncryptionKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMe Who holds this token
 	//
@@ -8566,6 +9335,77 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v2/openapi.json (the `GetOpenApiDocument` operationId).
 	GetOpenApiDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOrganizationAlbumImages List the images of the organization's album
+	//
+	// The album is the in-cabin (camera 2) snapshots of the organization's events since the
+	// album was enabled (of a video, its middle frame), each once, newest first, with a
+	// temporary link (media.linkTTL) and its review: pendingReview until someone marks it
+	// familiar or unfamiliar (POST …/album/status). fleetcam does not recognise faces: every
+	// image starts pending review. Images are listed once in the cloud. A partner sees the
+	// images of its own devices. startTime and endTime bound the event times, at most 31 days
+	// apart (endTime defaults to now, startTime to 31 days before endTime).
+	// imageStatusCount counts the images of the device and span by status, whatever the
+	// status filter. While the album is disabled the answer is 404. Not for
+	// editorWithoutMediaAccess.
+	//
+	// Corresponds with GET /v2/organization-album/{orgId}/album (the `GetOrganizationAlbumImages` operationId).
+	GetOrganizationAlbumImages(ctx context.Context, orgId OrgId, params *GetOrganizationAlbumImagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOrganizationAlbumConfig Get whether the organization's album is enabled
+	//
+	// Corresponds with GET /v2/organization-album/{orgId}/album/config (the `GetOrganizationAlbumConfig` operationId).
+	GetOrganizationAlbumConfig(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrganizationAlbumConfigWithBody Enable or disable the organization's album
+	//
+	// enabled starts the album from now (an album already enabled stays as it is); disabled
+	// deletes the album and every review, which cannot be undone (enabled again, every image
+	// is pending review). Only the partner that created the organization and its
+	// organization's editors; audited (organization.album).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/organization-album/{orgId}/album/config (the `PostOrganizationAlbumConfig` operationId).
+	PostOrganizationAlbumConfigWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrganizationAlbumConfig Enable or disable the organization's album
+	//
+	// enabled starts the album from now (an album already enabled stays as it is); disabled
+	// deletes the album and every review, which cannot be undone (enabled again, every image
+	// is pending review). Only the partner that created the organization and its
+	// organization's editors; audited (organization.album).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/organization-album/{orgId}/album/config (the `PostOrganizationAlbumConfig` operationId).
+	PostOrganizationAlbumConfig(ctx context.Context, orgId OrgId, body PostOrganizationAlbumConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrganizationAlbumImageStatusWithBody Review an image of the organization's album
+	//
+	// Marks an image of the album familiar or unfamiliar; it may change between the two,
+	// and pendingReview (where every image starts) cannot be set. An image that is not in the
+	// album (of a device the caller cannot see, or from before the album was enabled) is 404,
+	// as is any image while the album is disabled. Only the partner that created the
+	// organization and its organization's editors; audited (organization.album.image).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/organization-album/{orgId}/album/status (the `PostOrganizationAlbumImageStatus` operationId).
+	PostOrganizationAlbumImageStatusWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrganizationAlbumImageStatus Review an image of the organization's album
+	//
+	// Marks an image of the album familiar or unfamiliar; it may change between the two,
+	// and pendingReview (where every image starts) cannot be set. An image that is not in the
+	// album (of a device the caller cannot see, or from before the album was enabled) is 404,
+	// as is any image while the album is disabled. Only the partner that created the
+	// organization and its organization's editors; audited (organization.album.image).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/organization-album/{orgId}/album/status (the `PostOrganizationAlbumImageStatus` operationId).
+	PostOrganizationAlbumImageStatus(ctx context.Context, orgId OrgId, body PostOrganizationAlbumImageStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOrganizations List organizations
 	//
@@ -8865,6 +9705,15 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/organizations/{orgId}/devices (the `PostOrganizationDevices` operationId).
 	PostOrganizationDevices(ctx context.Context, orgId OrgId, body PostOrganizationDevicesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetOrganizationDevicesDataUsage Get the data usage of an organization's devices
+	//
+	// The usage of the organization's devices the caller may see, in IMEI order, as POST
+	// /v2/devices/bulk-data-usage gives it: 100 a page unless limit (at most 200) says
+	// otherwise.
+	//
+	// Corresponds with GET /v2/organizations/{orgId}/devices-data-usage (the `GetOrganizationDevicesDataUsage` operationId).
+	GetOrganizationDevicesDataUsage(ctx context.Context, orgId OrgId, params *GetOrganizationDevicesDataUsageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOrganizationDevicesBillingStatus Billing status of an organization's devices
 	//
 	// The partner's devices in the organization. Partners only.
@@ -9069,6 +9918,30 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v2/organizations/{orgId}/external-users (the `PostOrganizationExternalUser` operationId).
 	PostOrganizationExternalUser(ctx context.Context, orgId OrgId, body PostOrganizationExternalUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrganizationGetLatestRecordingEncryptionKeysWithBody Get the active recording keys of an organization's devices
+	//
+	// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
+	// derives it) of each device named in imeis, or of every device of the organization the
+	// caller may see when the body or imeis is left out. A named device that is not one of
+	// them is 404. Viewers get 403; every key read is audited.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/get-recording-encryption-keys (the `PostOrganizationGetLatestRecordingEncryptionKeys` operationId).
+	PostOrganizationGetLatestRecordingEncryptionKeysWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrganizationGetLatestRecordingEncryptionKeys Get the active recording keys of an organization's devices
+	//
+	// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
+	// derives it) of each device named in imeis, or of every device of the organization the
+	// caller may see when the body or imeis is left out. A named device that is not one of
+	// them is 404. Viewers get 403; every key read is audited.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/get-recording-encryption-keys (the `PostOrganizationGetLatestRecordingEncryptionKeys` operationId).
+	PostOrganizationGetLatestRecordingEncryptionKeys(ctx context.Context, orgId OrgId, body PostOrganizationGetLatestRecordingEncryptionKeysJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteOrganizationGroupsWithBody Delete a group
 	//
@@ -9981,6 +10854,50 @@ func (c *Client) PostAlarmComment(ctx context.Context, alarmId AlarmId, body Pos
 	return c.Client.Do(req)
 }
 
+// PostAssociatedDevicesWithBody Get the third-party devices associated with devices
+//
+// The third-party device associated with each named device. fleetcam's devices pair with
+// no third-party device other than auxiliary cameras (GET
+// /v2/devices/{imei}/auxiliary-cameras), so associatedDevice and db are null for every
+// device. At most 1000 IMEIs; a device the caller cannot see is 404, naming it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/associated-devices (the `PostAssociatedDevices` operationId).
+func (c *Client) PostAssociatedDevicesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAssociatedDevicesRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAssociatedDevices Get the third-party devices associated with devices
+//
+// The third-party device associated with each named device. fleetcam's devices pair with
+// no third-party device other than auxiliary cameras (GET
+// /v2/devices/{imei}/auxiliary-cameras), so associatedDevice and db are null for every
+// device. At most 1000 IMEIs; a device the caller cannot see is 404, naming it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/associated-devices (the `PostAssociatedDevices` operationId).
+func (c *Client) PostAssociatedDevices(ctx context.Context, body PostAssociatedDevicesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAssociatedDevicesRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetAuditLogs Audit log
 //
 // Every create, update and delete, newest first, with the actor, the entity and its value
@@ -10146,6 +11063,56 @@ func (c *Client) PostAuxiliaryCamerasBillingStatus(ctx context.Context, body Pos
 // Corresponds with GET /v2/cluster (the `GetCluster` operationId).
 func (c *Client) GetCluster(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetClusterRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDeviceDataUsageReport Report the devices' data usage
+//
+// The cellular data each device the caller may see used in its current billing period, in
+// IMEI order: of one organization with organizationId, else of all the partner's
+// organizations (an organization user sees its own). dataUsageMegabytes is what the
+// device reported sent and received, in megabytes (10^6 bytes); billingDate is the start
+// of its billing period, left out until the device first reports (the contract requires
+// it, which a silent device cannot give). fleetcam has no data usage notifications or
+// thresholds and its devices report bytes only, so notificaitonEnabled and thresholdSet
+// are false and the breakdown by use is 0.
+//
+// Corresponds with GET /v2/device-data-usage (the `GetDeviceDataUsageReport` operationId).
+func (c *Client) GetDeviceDataUsageReport(ctx context.Context, params *GetDeviceDataUsageReportParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeviceDataUsageReportRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDevicesHealth Report the devices' health
+//
+// Each device the caller may see (of one organization with organizationId, else of all
+// the partner's organizations) with its last connection, its last recording test
+// (lastRecordingHealth true when it passed), its open alarms (code is the alarm
+// definition id, GET /v2/alarm-definitions), its ADAS calibration and its paired
+// auxiliary cameras (lastConnectedAt while connected). lastConnectedAt is left out for a
+// device that never connected, lastRecordingHealth and lastRecordingUpdatedAt until the
+// device reports a recording test (the contract requires them, which such a device cannot
+// give). Sorted by sort (imei by default), in order (desc by default), paginated. Each
+// pair of time filters goes together: one without the other is 400. billingStatus is the
+// device's activation status; every device has one, so billingStatusNotSet keeps none.
+//
+// Corresponds with GET /v2/device-health (the `GetDevicesHealth` operationId).
+func (c *Client) GetDevicesHealth(ctx context.Context, params *GetDevicesHealthParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDevicesHealthRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10350,6 +11317,48 @@ func (c *Client) PutBulkDevicesBillingStatusWithBody(ctx context.Context, billin
 // Corresponds with PUT /v2/devices/billing-status/{billingStatus} (the `PutBulkDevicesBillingStatus` operationId).
 func (c *Client) PutBulkDevicesBillingStatus(ctx context.Context, billingStatus PutBulkDevicesBillingStatusParamsBillingStatus, body PutBulkDevicesBillingStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutBulkDevicesBillingStatusRequest(c.Server, billingStatus, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDevicesDataUsageWithBody Get the data usage of several devices
+//
+// Each named device's usage as GET /v2/devices/{imei}/data-usage gives it, with the
+// current billing period in periods. At most 1000 IMEIs; a device the caller cannot see
+// is 404, naming it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/devices/bulk-data-usage (the `GetDevicesDataUsage` operationId).
+func (c *Client) GetDevicesDataUsageWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDevicesDataUsageRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDevicesDataUsage Get the data usage of several devices
+//
+// Each named device's usage as GET /v2/devices/{imei}/data-usage gives it, with the
+// current billing period in periods. At most 1000 IMEIs; a device the caller cannot see
+// is 404, naming it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/devices/bulk-data-usage (the `GetDevicesDataUsage` operationId).
+func (c *Client) GetDevicesDataUsage(ctx context.Context, body GetDevicesDataUsageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDevicesDataUsageRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11502,6 +12511,28 @@ func (c *Client) GetDeviceEventFileLink(ctx context.Context, imei Imei, params *
 	return c.Client.Do(req)
 }
 
+// GetDeviceEventManyFileLinks Get temporary links to several cameras' event files
+//
+// The links GET /v2/devices/{imei}/event-file-link gives, for several cameras at once:
+// with eventId, every file of the event (narrowed by fileType and cameraIds when given;
+// the snapshot of a video is its middle frame); without it, fileId of fileType on each
+// of cameraIds. A camera whose file has no link carries the reason in error; when no
+// camera has one, the answer is that reason (404). fleetcam keeps event files as
+// recorded: conceal=true (a blurred version) is 400. Not for editorWithoutMediaAccess.
+//
+// Corresponds with GET /v2/devices/{imei}/event-file-links (the `GetDeviceEventManyFileLinks` operationId).
+func (c *Client) GetDeviceEventManyFileLinks(ctx context.Context, imei Imei, params *GetDeviceEventManyFileLinksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeviceEventManyFileLinksRequest(c.Server, imei, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetDeviceEvents List a device's events
 //
 // Events of one device with a time from start to end (both inclusive, at most 31 days apart),
@@ -11885,6 +12916,30 @@ func (c *Client) PostDeviceReboot(ctx context.Context, imei Imei, reqEditors ...
 	return c.Client.Do(req)
 }
 
+// GetDeviceRecordingEncryptionKeys Get the device's recording encryption keys
+//
+// The device's active recording encryption key and its key history, at the top level as
+// the contract has them. Keys are never stored: each is derived with HKDF-SHA256 from
+// fleetcam's media key, the IMEI and the device's stay in its organization, so a device
+// that moves to another organization gets a key its earlier owner never saw. The contract
+// has no call to rotate a key, so the history holds the one key of the current stay,
+// created when the device joined its organization. fleetcam's devices do not acknowledge
+// keys: confirmedByDevice is false. Keys are credentials: viewers get 403, and every
+// read is in the audit log (device.recordingKey.read).
+//
+// Corresponds with GET /v2/devices/{imei}/recording-encryption-keys (the `GetDeviceRecordingEncryptionKeys` operationId).
+func (c *Client) GetDeviceRecordingEncryptionKeys(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeviceRecordingEncryptionKeysRequest(c.Server, imei)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetDeviceRecordingRanges List the recordings on the device
 //
 // Per camera, the intervals the SD card holds since the device left its previous organization (if it had one), clipped to start and end when given. The device must be online.
@@ -11892,6 +12947,97 @@ func (c *Client) PostDeviceReboot(ctx context.Context, imei Imei, reqEditors ...
 // Corresponds with GET /v2/devices/{imei}/recording-ranges (the `GetDeviceRecordingRanges` operationId).
 func (c *Client) GetDeviceRecordingRanges(ctx context.Context, imei Imei, params *GetDeviceRecordingRangesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetDeviceRecordingRangesRequest(c.Server, imei, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDeviceRetentionConfig Get the device's SD-card retention per camera
+//
+// How long each camera's recordings stay on the device's SD card before they are
+// overwritten, in minutes: the device's own retention of the camera (PUT), else its
+// organization's deviceRetentionMinutes (PATCH /v2/organizations/{orgId}). A camera with
+// neither keeps its recordings until the card is full and is left out.
+//
+// Corresponds with GET /v2/devices/{imei}/retention-config (the `GetDeviceRetentionConfig` operationId).
+func (c *Client) GetDeviceRetentionConfig(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeviceRetentionConfigRequest(c.Server, imei)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutDeviceRetentionConfigWithBody Set the device's SD-card retention per camera
+//
+// Replaces the device's own retention per camera: a camera left out (all of them with
+// config []) follows its organization's deviceRetentionMinutes again. Each camera is 1,
+// 2 or a paired auxiliary camera, named once; retentionMinutes is an integer from 4 to
+// 527040 (a year). The change is in the audit log (device.retentionConfig) and reaches
+// the device with its configuration (cameraRetentionMinutes, docs/device-protocol.md).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v2/devices/{imei}/retention-config (the `PutDeviceRetentionConfig` operationId).
+func (c *Client) PutDeviceRetentionConfigWithBody(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutDeviceRetentionConfigRequestWithBody(c.Server, imei, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutDeviceRetentionConfig Set the device's SD-card retention per camera
+//
+// Replaces the device's own retention per camera: a camera left out (all of them with
+// config []) follows its organization's deviceRetentionMinutes again. Each camera is 1,
+// 2 or a paired auxiliary camera, named once; retentionMinutes is an integer from 4 to
+// 527040 (a year). The change is in the audit log (device.retentionConfig) and reaches
+// the device with its configuration (cameraRetentionMinutes, docs/device-protocol.md).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v2/devices/{imei}/retention-config (the `PutDeviceRetentionConfig` operationId).
+func (c *Client) PutDeviceRetentionConfig(ctx context.Context, imei Imei, body PutDeviceRetentionConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutDeviceRetentionConfigRequest(c.Server, imei, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDeviceScore Get the device's safety score
+//
+// The device's safety score over the span from start to end (at most 31 days): its
+// driving-behaviour events per 100 km driven, counting at least 100 km, rounded to
+// hundredths; lower is better. score = events × 100 / max(distanceKm, 100), where events
+// counts acceleration, deceleration, accident, sharpTurnLeft, sharpRightTurn, speedLimit,
+// tailgating, laneWeaving, cellPhoneUse, distractedDriving, smoking, foodDrink,
+// driverUnbelted, possibleFatigue and gsensorHigh, and distanceKm is the length of the
+// device's GPS track in the span. Under 100 km the score is the number of events, so a
+// short drive does not inflate it. events and distanceKm are given beside the score.
+// Scoped tokens with deviceEvent may call it.
+//
+// Corresponds with GET /v2/devices/{imei}/score (the `GetDeviceScore` operationId).
+func (c *Client) GetDeviceScore(ctx context.Context, imei Imei, params *GetDeviceScoreParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeviceScoreRequest(c.Server, imei, params)
 	if err != nil {
 		return nil, err
 	}
@@ -11911,6 +13057,55 @@ func (c *Client) GetDeviceRecordingRanges(ctx context.Context, imei Imei, params
 // Corresponds with PUT /v2/devices/{imei}/semi-online (the `PutDeviceSemiOnline` operationId).
 func (c *Client) PutDeviceSemiOnline(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutDeviceSemiOnlineRequest(c.Server, imei)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDeviceTelemetry Get the device's telemetry
+//
+// What the cloud last learned of the device, also while it is offline (status says
+// whether it is connected): its firmware, model and last connection, its last health
+// report (the ADAS calibration, carried by both calibrationCompleted and
+// adasCalibrationCompleted; sdCardInserted is false while an "SD card missing" alarm is
+// open), its hotspot switch and its paired auxiliary cameras. fleetcam's devices do not
+// report their SIM, modem version, SD card sizes or Wi-Fi signal: simNetworkType and
+// simOperator are empty, simState is unknown, sdCardCapacityBytes and sdCardFreeBytes are
+// 0, and modemVersion, simNumber, wifiConnected and wifiSignalLevel are left out. A device
+// that never connected is 417. Scoped tokens with deviceInfo may call it.
+//
+// Corresponds with GET /v2/devices/{imei}/telemetry (the `GetDeviceTelemetry` operationId).
+func (c *Client) GetDeviceTelemetry(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeviceTelemetryRequest(c.Server, imei)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDeviceTrips List the device's trips
+//
+// The device's trips (power on to power off) that overlap the span from start to end (at
+// most 31 days), oldest first. start and end are the first and last GPS samples of the
+// trip (time in seconds since the epoch, speed in meters per second); a trip during which
+// the device reported no GPS has the trip's start and end times there at latitude and
+// longitude 0. distance is in miles (the haversine length of the GPS track), duration in
+// seconds, maxSpeed in meters per second; eventsCount counts the trip's events other than
+// its power on and off. A trip still in progress has inProgress true and counts until now.
+// Scoped tokens with deviceGps may call it.
+//
+// Corresponds with GET /v2/devices/{imei}/trips (the `GetDeviceTrips` operationId).
+func (c *Client) GetDeviceTrips(ctx context.Context, imei Imei, params *GetDeviceTripsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeviceTripsRequest(c.Server, imei, params)
 	if err != nil {
 		return nil, err
 	}
@@ -11981,6 +13176,27 @@ func (c *Client) PostVirtualEvent(ctx context.Context, imei Imei, body PostVirtu
 // Corresponds with POST /v2/devices/{imei}/wakeup (the `PostWakeupDevice` operationId).
 func (c *Client) PostWakeupDevice(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostWakeupDeviceRequest(c.Server, imei)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDeviceCameraTelemetry Get the state of a camera's stream
+//
+// The state of the camera's live stream in the cloud: CODE1 once the device sent the first
+// frame of a stream (POST /v2/devices/{imei}/connect-media), CODE2 while no stream runs
+// or before its first frame. fleetcam streams live video only (recordings are uploaded
+// as files), so CODE3 to CODE5 do not occur. Camera 0 asks about every camera of the
+// device: CODE1 when any of them streams. Scoped tokens with deviceInfo may call it.
+//
+// Corresponds with GET /v2/devices/{imei}/{cameraId}/telemetry (the `GetDeviceCameraTelemetry` operationId).
+func (c *Client) GetDeviceCameraTelemetry(ctx context.Context, imei Imei, cameraId int, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeviceCameraTelemetryRequest(c.Server, imei, cameraId)
 	if err != nil {
 		return nil, err
 	}
@@ -12318,6 +13534,25 @@ func (c *Client) GetDrivingHistory(ctx context.Context, params *GetDrivingHistor
 // Corresponds with POST /v2/forget-password/{email} (the `PostForgotPassword` operationId).
 func (c *Client) PostForgotPassword(ctx context.Context, email openapi_types.Email, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostForgotPasswordRequest(c.Server, email)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GenerateEncryptionKey Generate a random encryption key
+//
+// A strong random key of 32 hexadecimal characters (128 bits) from the system's
+// cryptographic generator, for the caller's own use; fleetcam does not keep it. Not for
+// viewers.
+//
+// Corresponds with PUT /v2/generate-encryption-key (the `GenerateEncryptionKey` operationId).
+func (c *Client) GenerateEncryptionKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGenerateEncryptionKeyRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -12709,6 +13944,137 @@ func (c *Client) GenerateAccessTokenWithFormdataBody(ctx context.Context, body G
 // Corresponds with GET /v2/openapi.json (the `GetOpenApiDocument` operationId).
 func (c *Client) GetOpenApiDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOpenApiDocumentRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOrganizationAlbumImages List the images of the organization's album
+//
+// The album is the in-cabin (camera 2) snapshots of the organization's events since the
+// album was enabled (of a video, its middle frame), each once, newest first, with a
+// temporary link (media.linkTTL) and its review: pendingReview until someone marks it
+// familiar or unfamiliar (POST …/album/status). fleetcam does not recognise faces: every
+// image starts pending review. Images are listed once in the cloud. A partner sees the
+// images of its own devices. startTime and endTime bound the event times, at most 31 days
+// apart (endTime defaults to now, startTime to 31 days before endTime).
+// imageStatusCount counts the images of the device and span by status, whatever the
+// status filter. While the album is disabled the answer is 404. Not for
+// editorWithoutMediaAccess.
+//
+// Corresponds with GET /v2/organization-album/{orgId}/album (the `GetOrganizationAlbumImages` operationId).
+func (c *Client) GetOrganizationAlbumImages(ctx context.Context, orgId OrgId, params *GetOrganizationAlbumImagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOrganizationAlbumImagesRequest(c.Server, orgId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOrganizationAlbumConfig Get whether the organization's album is enabled
+//
+// Corresponds with GET /v2/organization-album/{orgId}/album/config (the `GetOrganizationAlbumConfig` operationId).
+func (c *Client) GetOrganizationAlbumConfig(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOrganizationAlbumConfigRequest(c.Server, orgId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrganizationAlbumConfigWithBody Enable or disable the organization's album
+//
+// enabled starts the album from now (an album already enabled stays as it is); disabled
+// deletes the album and every review, which cannot be undone (enabled again, every image
+// is pending review). Only the partner that created the organization and its
+// organization's editors; audited (organization.album).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/organization-album/{orgId}/album/config (the `PostOrganizationAlbumConfig` operationId).
+func (c *Client) PostOrganizationAlbumConfigWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrganizationAlbumConfigRequestWithBody(c.Server, orgId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrganizationAlbumConfig Enable or disable the organization's album
+//
+// enabled starts the album from now (an album already enabled stays as it is); disabled
+// deletes the album and every review, which cannot be undone (enabled again, every image
+// is pending review). Only the partner that created the organization and its
+// organization's editors; audited (organization.album).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/organization-album/{orgId}/album/config (the `PostOrganizationAlbumConfig` operationId).
+func (c *Client) PostOrganizationAlbumConfig(ctx context.Context, orgId OrgId, body PostOrganizationAlbumConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrganizationAlbumConfigRequest(c.Server, orgId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrganizationAlbumImageStatusWithBody Review an image of the organization's album
+//
+// Marks an image of the album familiar or unfamiliar; it may change between the two,
+// and pendingReview (where every image starts) cannot be set. An image that is not in the
+// album (of a device the caller cannot see, or from before the album was enabled) is 404,
+// as is any image while the album is disabled. Only the partner that created the
+// organization and its organization's editors; audited (organization.album.image).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/organization-album/{orgId}/album/status (the `PostOrganizationAlbumImageStatus` operationId).
+func (c *Client) PostOrganizationAlbumImageStatusWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrganizationAlbumImageStatusRequestWithBody(c.Server, orgId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrganizationAlbumImageStatus Review an image of the organization's album
+//
+// Marks an image of the album familiar or unfamiliar; it may change between the two,
+// and pendingReview (where every image starts) cannot be set. An image that is not in the
+// album (of a device the caller cannot see, or from before the album was enabled) is 404,
+// as is any image while the album is disabled. Only the partner that created the
+// organization and its organization's editors; audited (organization.album.image).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/organization-album/{orgId}/album/status (the `PostOrganizationAlbumImageStatus` operationId).
+func (c *Client) PostOrganizationAlbumImageStatus(ctx context.Context, orgId OrgId, body PostOrganizationAlbumImageStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrganizationAlbumImageStatusRequest(c.Server, orgId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13237,6 +14603,25 @@ func (c *Client) PostOrganizationDevices(ctx context.Context, orgId OrgId, body 
 	return c.Client.Do(req)
 }
 
+// GetOrganizationDevicesDataUsage Get the data usage of an organization's devices
+//
+// The usage of the organization's devices the caller may see, in IMEI order, as POST
+// /v2/devices/bulk-data-usage gives it: 100 a page unless limit (at most 200) says
+// otherwise.
+//
+// Corresponds with GET /v2/organizations/{orgId}/devices-data-usage (the `GetOrganizationDevicesDataUsage` operationId).
+func (c *Client) GetOrganizationDevicesDataUsage(ctx context.Context, orgId OrgId, params *GetOrganizationDevicesDataUsageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOrganizationDevicesDataUsageRequest(c.Server, orgId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetOrganizationDevicesBillingStatus Billing status of an organization's devices
 //
 // The partner's devices in the organization. Partners only.
@@ -13602,6 +14987,50 @@ func (c *Client) PostOrganizationExternalUserWithBody(ctx context.Context, orgId
 // Corresponds with POST /v2/organizations/{orgId}/external-users (the `PostOrganizationExternalUser` operationId).
 func (c *Client) PostOrganizationExternalUser(ctx context.Context, orgId OrgId, body PostOrganizationExternalUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostOrganizationExternalUserRequest(c.Server, orgId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrganizationGetLatestRecordingEncryptionKeysWithBody Get the active recording keys of an organization's devices
+//
+// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
+// derives it) of each device named in imeis, or of every device of the organization the
+// caller may see when the body or imeis is left out. A named device that is not one of
+// them is 404. Viewers get 403; every key read is audited.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/organizations/{orgId}/get-recording-encryption-keys (the `PostOrganizationGetLatestRecordingEncryptionKeys` operationId).
+func (c *Client) PostOrganizationGetLatestRecordingEncryptionKeysWithBody(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrganizationGetLatestRecordingEncryptionKeysRequestWithBody(c.Server, orgId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrganizationGetLatestRecordingEncryptionKeys Get the active recording keys of an organization's devices
+//
+// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
+// derives it) of each device named in imeis, or of every device of the organization the
+// caller may see when the body or imeis is left out. A named device that is not one of
+// them is 404. Viewers get 403; every key read is audited.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/organizations/{orgId}/get-recording-encryption-keys (the `PostOrganizationGetLatestRecordingEncryptionKeys` operationId).
+func (c *Client) PostOrganizationGetLatestRecordingEncryptionKeys(ctx context.Context, orgId OrgId, body PostOrganizationGetLatestRecordingEncryptionKeysJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrganizationGetLatestRecordingEncryptionKeysRequest(c.Server, orgId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -15495,6 +16924,46 @@ func NewPostAlarmCommentRequestWithBody(server string, alarmId AlarmId, contentT
 	return req, nil
 }
 
+// NewPostAssociatedDevicesRequest calls the generic PostAssociatedDevices builder with application/json body
+func NewPostAssociatedDevicesRequest(server string, body PostAssociatedDevicesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostAssociatedDevicesRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostAssociatedDevicesRequestWithBody constructs an http.Request for the PostAssociatedDevices method, with any body, and a specified content type
+func NewPostAssociatedDevicesRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/associated-devices")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetAuditLogsRequest constructs an http.Request for the GetAuditLogs method
 func NewGetAuditLogsRequest(server string, params *GetAuditLogsParams) (*http.Request, error) {
 	var err error
@@ -15804,6 +17273,306 @@ func NewGetClusterRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetDeviceDataUsageReportRequest constructs an http.Request for the GetDeviceDataUsageReport method
+func NewGetDeviceDataUsageReportRequest(server string, params *GetDeviceDataUsageReportParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/device-data-usage")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.OrganizationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organizationId", *params.OrganizationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Imei != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "imei", *params.Imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Name != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "name", *params.Name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDevicesHealthRequest constructs an http.Request for the GetDevicesHealth method
+func NewGetDevicesHealthRequest(server string, params *GetDevicesHealthParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/device-health")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.OrganizationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organizationId", *params.OrganizationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Imei != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "imei", *params.Imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Name != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "name", *params.Name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LastConnectedAtStart != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastConnectedAtStart", *params.LastConnectedAtStart, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LastConnectedAtEnd != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastConnectedAtEnd", *params.LastConnectedAtEnd, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LastRecordingUpdatedAtStart != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastRecordingUpdatedAtStart", *params.LastRecordingUpdatedAtStart, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LastRecordingUpdatedAtEnd != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastRecordingUpdatedAtEnd", *params.LastRecordingUpdatedAtEnd, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LastRecordingHealth != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastRecordingHealth", *params.LastRecordingHealth, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.BillingStatus != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "billingStatus", *params.BillingStatus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Sort != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Order != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPostAutoCalibrationConfigRequest calls the generic PostAutoCalibrationConfig builder with application/json body
 func NewPostAutoCalibrationConfigRequest(server string, body PostAutoCalibrationConfigJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -16002,6 +17771,46 @@ func NewPutBulkDevicesBillingStatusRequestWithBody(server string, billingStatus 
 	}
 
 	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetDevicesDataUsageRequest calls the generic GetDevicesDataUsage builder with application/json body
+func NewGetDevicesDataUsageRequest(server string, body GetDevicesDataUsageJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewGetDevicesDataUsageRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewGetDevicesDataUsageRequestWithBody constructs an http.Request for the GetDevicesDataUsage method, with any body, and a specified content type
+func NewGetDevicesDataUsageRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/bulk-data-usage")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -17688,6 +19497,115 @@ func NewGetDeviceEventFileLinkRequest(server string, imei Imei, params *GetDevic
 	return req, nil
 }
 
+// NewGetDeviceEventManyFileLinksRequest constructs an http.Request for the GetDeviceEventManyFileLinks method
+func NewGetDeviceEventManyFileLinksRequest(server string, imei Imei, params *GetDeviceEventManyFileLinksParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/event-file-links", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EventId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "eventId", *params.EventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FileId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fileId", *params.FileId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FileType != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fileType", *params.FileType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CameraIds != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cameraIds", *params.CameraIds, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Conceal != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "conceal", *params.Conceal, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetDeviceEventsRequest constructs an http.Request for the GetDeviceEvents method
 func NewGetDeviceEventsRequest(server string, imei Imei, params *GetDeviceEventsParams) (*http.Request, error) {
 	var err error
@@ -18374,6 +20292,40 @@ func NewPostDeviceRebootRequest(server string, imei Imei) (*http.Request, error)
 	return req, nil
 }
 
+// NewGetDeviceRecordingEncryptionKeysRequest constructs an http.Request for the GetDeviceRecordingEncryptionKeys method
+func NewGetDeviceRecordingEncryptionKeysRequest(server string, imei Imei) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/recording-encryption-keys", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetDeviceRecordingRangesRequest constructs an http.Request for the GetDeviceRecordingRanges method
 func NewGetDeviceRecordingRangesRequest(server string, imei Imei, params *GetDeviceRecordingRangesParams) (*http.Request, error) {
 	var err error
@@ -18447,6 +20399,152 @@ func NewGetDeviceRecordingRangesRequest(server string, imei Imei, params *GetDev
 	return req, nil
 }
 
+// NewGetDeviceRetentionConfigRequest constructs an http.Request for the GetDeviceRetentionConfig method
+func NewGetDeviceRetentionConfigRequest(server string, imei Imei) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/retention-config", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutDeviceRetentionConfigRequest calls the generic PutDeviceRetentionConfig builder with application/json body
+func NewPutDeviceRetentionConfigRequest(server string, imei Imei, body PutDeviceRetentionConfigJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutDeviceRetentionConfigRequestWithBody(server, imei, "application/json", bodyReader)
+}
+
+// NewPutDeviceRetentionConfigRequestWithBody constructs an http.Request for the PutDeviceRetentionConfig method, with any body, and a specified content type
+func NewPutDeviceRetentionConfigRequestWithBody(server string, imei Imei, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/retention-config", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetDeviceScoreRequest constructs an http.Request for the GetDeviceScore method
+func NewGetDeviceScoreRequest(server string, imei Imei, params *GetDeviceScoreParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/score", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "start", params.Start, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "end", params.End, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPutDeviceSemiOnlineRequest constructs an http.Request for the PutDeviceSemiOnline method
 func NewPutDeviceSemiOnlineRequest(server string, imei Imei) (*http.Request, error) {
 	var err error
@@ -18474,6 +20572,117 @@ func NewPutDeviceSemiOnlineRequest(server string, imei Imei) (*http.Request, err
 	}
 
 	req, err := http.NewRequest(http.MethodPut, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDeviceTelemetryRequest constructs an http.Request for the GetDeviceTelemetry method
+func NewGetDeviceTelemetryRequest(server string, imei Imei) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/telemetry", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDeviceTripsRequest constructs an http.Request for the GetDeviceTrips method
+func NewGetDeviceTripsRequest(server string, imei Imei, params *GetDeviceTripsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/trips", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "start", params.Start, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "end", params.End, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.MinimumDistance != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "minimumDistance", *params.MinimumDistance, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "number", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -18555,6 +20764,47 @@ func NewPostWakeupDeviceRequest(server string, imei Imei) (*http.Request, error)
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDeviceCameraTelemetryRequest constructs an http.Request for the GetDeviceCameraTelemetry method
+func NewGetDeviceCameraTelemetryRequest(server string, imei Imei, cameraId int) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "cameraId", cameraId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/%s/telemetry", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -19317,6 +21567,33 @@ func NewPostForgotPasswordRequest(server string, email openapi_types.Email) (*ht
 	return req, nil
 }
 
+// NewGenerateEncryptionKeyRequest constructs an http.Request for the GenerateEncryptionKey method
+func NewGenerateEncryptionKeyRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/generate-encryption-key")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetMeRequest constructs an http.Request for the GetMe method
 func NewGetMeRequest(server string) (*http.Request, error) {
 	var err error
@@ -19993,6 +22270,255 @@ func NewGetOpenApiDocumentRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewGetOrganizationAlbumImagesRequest constructs an http.Request for the GetOrganizationAlbumImages method
+func NewGetOrganizationAlbumImagesRequest(server string, orgId OrgId, params *GetOrganizationAlbumImagesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organization-album/%s/album", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Imei != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "imei", *params.Imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartTime != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "startTime", *params.StartTime, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndTime != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "endTime", *params.EndTime, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetOrganizationAlbumConfigRequest constructs an http.Request for the GetOrganizationAlbumConfig method
+func NewGetOrganizationAlbumConfigRequest(server string, orgId OrgId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organization-album/%s/album/config", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostOrganizationAlbumConfigRequest calls the generic PostOrganizationAlbumConfig builder with application/json body
+func NewPostOrganizationAlbumConfigRequest(server string, orgId OrgId, body PostOrganizationAlbumConfigJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostOrganizationAlbumConfigRequestWithBody(server, orgId, "application/json", bodyReader)
+}
+
+// NewPostOrganizationAlbumConfigRequestWithBody constructs an http.Request for the PostOrganizationAlbumConfig method, with any body, and a specified content type
+func NewPostOrganizationAlbumConfigRequestWithBody(server string, orgId OrgId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organization-album/%s/album/config", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostOrganizationAlbumImageStatusRequest calls the generic PostOrganizationAlbumImageStatus builder with application/json body
+func NewPostOrganizationAlbumImageStatusRequest(server string, orgId OrgId, body PostOrganizationAlbumImageStatusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostOrganizationAlbumImageStatusRequestWithBody(server, orgId, "application/json", bodyReader)
+}
+
+// NewPostOrganizationAlbumImageStatusRequestWithBody constructs an http.Request for the PostOrganizationAlbumImageStatus method, with any body, and a specified content type
+func NewPostOrganizationAlbumImageStatusRequestWithBody(server string, orgId OrgId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organization-album/%s/album/status", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -20704,6 +23230,79 @@ func NewPostOrganizationDevicesRequestWithBody(server string, orgId OrgId, conte
 	return req, nil
 }
 
+// NewGetOrganizationDevicesDataUsageRequest constructs an http.Request for the GetOrganizationDevicesDataUsage method
+func NewGetOrganizationDevicesDataUsageRequest(server string, orgId OrgId, params *GetOrganizationDevicesDataUsageParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organizations/%s/devices-data-usage", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetOrganizationDevicesBillingStatusRequest constructs an http.Request for the GetOrganizationDevicesBillingStatus method
 func NewGetOrganizationDevicesBillingStatusRequest(server string, orgId OrgId, params *GetOrganizationDevicesBillingStatusParams) (*http.Request, error) {
 	var err error
@@ -21190,6 +23789,53 @@ func NewPostOrganizationExternalUserRequestWithBody(server string, orgId OrgId, 
 	}
 
 	operationPath := fmt.Sprintf("/v2/organizations/%s/external-users", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostOrganizationGetLatestRecordingEncryptionKeysRequest calls the generic PostOrganizationGetLatestRecordingEncryptionKeys builder with application/json body
+func NewPostOrganizationGetLatestRecordingEncryptionKeysRequest(server string, orgId OrgId, body PostOrganizationGetLatestRecordingEncryptionKeysJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostOrganizationGetLatestRecordingEncryptionKeysRequestWithBody(server, orgId, "application/json", bodyReader)
+}
+
+// NewPostOrganizationGetLatestRecordingEncryptionKeysRequestWithBody constructs an http.Request for the PostOrganizationGetLatestRecordingEncryptionKeys method, with any body, and a specified content type
+func NewPostOrganizationGetLatestRecordingEncryptionKeysRequestWithBody(server string, orgId OrgId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orgId", orgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/organizations/%s/get-recording-encryption-keys", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -23742,6 +26388,30 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/alarms/{alarmId}/comments (the `PostAlarmComment` operationId).
 	PostAlarmCommentWithResponse(ctx context.Context, alarmId AlarmId, body PostAlarmCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAlarmCommentResponse, error)
 
+	// PostAssociatedDevicesWithBodyWithResponse Get the third-party devices associated with devices
+	//
+	// The third-party device associated with each named device. fleetcam's devices pair with
+	// no third-party device other than auxiliary cameras (GET
+	// /v2/devices/{imei}/auxiliary-cameras), so associatedDevice and db are null for every
+	// device. At most 1000 IMEIs; a device the caller cannot see is 404, naming it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/associated-devices (the `PostAssociatedDevices` operationId).
+	PostAssociatedDevicesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAssociatedDevicesResponse, error)
+
+	// PostAssociatedDevicesWithResponse Get the third-party devices associated with devices
+	//
+	// The third-party device associated with each named device. fleetcam's devices pair with
+	// no third-party device other than auxiliary cameras (GET
+	// /v2/devices/{imei}/auxiliary-cameras), so associatedDevice and db are null for every
+	// device. At most 1000 IMEIs; a device the caller cannot see is 404, naming it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/associated-devices (the `PostAssociatedDevices` operationId).
+	PostAssociatedDevicesWithResponse(ctx context.Context, body PostAssociatedDevicesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAssociatedDevicesResponse, error)
+
 	// GetAuditLogsWithResponse Audit log
 	//
 	// Every create, update and delete, newest first, with the actor, the entity and its value
@@ -23840,6 +26510,40 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v2/cluster (the `GetCluster` operationId).
 	GetClusterWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetClusterResponse, error)
+
+	// GetDeviceDataUsageReportWithResponse Report the devices' data usage
+	//
+	// The cellular data each device the caller may see used in its current billing period, in
+	// IMEI order: of one organization with organizationId, else of all the partner's
+	// organizations (an organization user sees its own). dataUsageMegabytes is what the
+	// device reported sent and received, in megabytes (10^6 bytes); billingDate is the start
+	// of its billing period, left out until the device first reports (the contract requires
+	// it, which a silent device cannot give). fleetcam has no data usage notifications or
+	// thresholds and its devices report bytes only, so notificaitonEnabled and thresholdSet
+	// are false and the breakdown by use is 0.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/device-data-usage (the `GetDeviceDataUsageReport` operationId).
+	GetDeviceDataUsageReportWithResponse(ctx context.Context, params *GetDeviceDataUsageReportParams, reqEditors ...RequestEditorFn) (*GetDeviceDataUsageReportResponse, error)
+
+	// GetDevicesHealthWithResponse Report the devices' health
+	//
+	// Each device the caller may see (of one organization with organizationId, else of all
+	// the partner's organizations) with its last connection, its last recording test
+	// (lastRecordingHealth true when it passed), its open alarms (code is the alarm
+	// definition id, GET /v2/alarm-definitions), its ADAS calibration and its paired
+	// auxiliary cameras (lastConnectedAt while connected). lastConnectedAt is left out for a
+	// device that never connected, lastRecordingHealth and lastRecordingUpdatedAt until the
+	// device reports a recording test (the contract requires them, which such a device cannot
+	// give). Sorted by sort (imei by default), in order (desc by default), paginated. Each
+	// pair of time filters goes together: one without the other is 400. billingStatus is the
+	// device's activation status; every device has one, so billingStatusNotSet keeps none.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/device-health (the `GetDevicesHealth` operationId).
+	GetDevicesHealthWithResponse(ctx context.Context, params *GetDevicesHealthParams, reqEditors ...RequestEditorFn) (*GetDevicesHealthResponse, error)
 
 	// PostAutoCalibrationConfigWithBodyWithResponse Switch auto-calibration
 	//
@@ -23944,6 +26648,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v2/devices/billing-status/{billingStatus} (the `PutBulkDevicesBillingStatus` operationId).
 	PutBulkDevicesBillingStatusWithResponse(ctx context.Context, billingStatus PutBulkDevicesBillingStatusParamsBillingStatus, body PutBulkDevicesBillingStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*PutBulkDevicesBillingStatusResponse, error)
+
+	// GetDevicesDataUsageWithBodyWithResponse Get the data usage of several devices
+	//
+	// Each named device's usage as GET /v2/devices/{imei}/data-usage gives it, with the
+	// current billing period in periods. At most 1000 IMEIs; a device the caller cannot see
+	// is 404, naming it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/devices/bulk-data-usage (the `GetDevicesDataUsage` operationId).
+	GetDevicesDataUsageWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GetDevicesDataUsageResponse, error)
+
+	// GetDevicesDataUsageWithResponse Get the data usage of several devices
+	//
+	// Each named device's usage as GET /v2/devices/{imei}/data-usage gives it, with the
+	// current billing period in periods. At most 1000 IMEIs; a device the caller cannot see
+	// is 404, naming it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/devices/bulk-data-usage (the `GetDevicesDataUsage` operationId).
+	GetDevicesDataUsageWithResponse(ctx context.Context, body GetDevicesDataUsageJSONRequestBody, reqEditors ...RequestEditorFn) (*GetDevicesDataUsageResponse, error)
 
 	// BulkPatchPrivacyConfigWithBodyWithResponse Change what privacy mode keeps enabled on many devices
 	//
@@ -24583,6 +27309,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/devices/{imei}/event-file-link (the `GetDeviceEventFileLink` operationId).
 	GetDeviceEventFileLinkWithResponse(ctx context.Context, imei Imei, params *GetDeviceEventFileLinkParams, reqEditors ...RequestEditorFn) (*GetDeviceEventFileLinkResponse, error)
 
+	// GetDeviceEventManyFileLinksWithResponse Get temporary links to several cameras' event files
+	//
+	// The links GET /v2/devices/{imei}/event-file-link gives, for several cameras at once:
+	// with eventId, every file of the event (narrowed by fileType and cameraIds when given;
+	// the snapshot of a video is its middle frame); without it, fileId of fileType on each
+	// of cameraIds. A camera whose file has no link carries the reason in error; when no
+	// camera has one, the answer is that reason (404). fleetcam keeps event files as
+	// recorded: conceal=true (a blurred version) is 400. Not for editorWithoutMediaAccess.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/{imei}/event-file-links (the `GetDeviceEventManyFileLinks` operationId).
+	GetDeviceEventManyFileLinksWithResponse(ctx context.Context, imei Imei, params *GetDeviceEventManyFileLinksParams, reqEditors ...RequestEditorFn) (*GetDeviceEventManyFileLinksResponse, error)
+
 	// GetDeviceEventsWithResponse List a device's events
 	//
 	// Events of one device with a time from start to end (both inclusive, at most 31 days apart),
@@ -24798,6 +27538,22 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/devices/{imei}/reboot (the `PostDeviceReboot` operationId).
 	PostDeviceRebootWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*PostDeviceRebootResponse, error)
 
+	// GetDeviceRecordingEncryptionKeysWithResponse Get the device's recording encryption keys
+	//
+	// The device's active recording encryption key and its key history, at the top level as
+	// the contract has them. Keys are never stored: each is derived with HKDF-SHA256 from
+	// fleetcam's media key, the IMEI and the device's stay in its organization, so a device
+	// that moves to another organization gets a key its earlier owner never saw. The contract
+	// has no call to rotate a key, so the history holds the one key of the current stay,
+	// created when the device joined its organization. fleetcam's devices do not acknowledge
+	// keys: confirmedByDevice is false. Keys are credentials: viewers get 403, and every
+	// read is in the audit log (device.recordingKey.read).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/{imei}/recording-encryption-keys (the `GetDeviceRecordingEncryptionKeys` operationId).
+	GetDeviceRecordingEncryptionKeysWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetDeviceRecordingEncryptionKeysResponse, error)
+
 	// GetDeviceRecordingRangesWithResponse List the recordings on the device
 	//
 	// Per camera, the intervals the SD card holds since the device left its previous organization (if it had one), clipped to start and end when given. The device must be online.
@@ -24806,6 +27562,61 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v2/devices/{imei}/recording-ranges (the `GetDeviceRecordingRanges` operationId).
 	GetDeviceRecordingRangesWithResponse(ctx context.Context, imei Imei, params *GetDeviceRecordingRangesParams, reqEditors ...RequestEditorFn) (*GetDeviceRecordingRangesResponse, error)
+
+	// GetDeviceRetentionConfigWithResponse Get the device's SD-card retention per camera
+	//
+	// How long each camera's recordings stay on the device's SD card before they are
+	// overwritten, in minutes: the device's own retention of the camera (PUT), else its
+	// organization's deviceRetentionMinutes (PATCH /v2/organizations/{orgId}). A camera with
+	// neither keeps its recordings until the card is full and is left out.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/{imei}/retention-config (the `GetDeviceRetentionConfig` operationId).
+	GetDeviceRetentionConfigWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetDeviceRetentionConfigResponse, error)
+
+	// PutDeviceRetentionConfigWithBodyWithResponse Set the device's SD-card retention per camera
+	//
+	// Replaces the device's own retention per camera: a camera left out (all of them with
+	// config []) follows its organization's deviceRetentionMinutes again. Each camera is 1,
+	// 2 or a paired auxiliary camera, named once; retentionMinutes is an integer from 4 to
+	// 527040 (a year). The change is in the audit log (device.retentionConfig) and reaches
+	// the device with its configuration (cameraRetentionMinutes, docs/device-protocol.md).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/devices/{imei}/retention-config (the `PutDeviceRetentionConfig` operationId).
+	PutDeviceRetentionConfigWithBodyWithResponse(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutDeviceRetentionConfigResponse, error)
+
+	// PutDeviceRetentionConfigWithResponse Set the device's SD-card retention per camera
+	//
+	// Replaces the device's own retention per camera: a camera left out (all of them with
+	// config []) follows its organization's deviceRetentionMinutes again. Each camera is 1,
+	// 2 or a paired auxiliary camera, named once; retentionMinutes is an integer from 4 to
+	// 527040 (a year). The change is in the audit log (device.retentionConfig) and reaches
+	// the device with its configuration (cameraRetentionMinutes, docs/device-protocol.md).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/devices/{imei}/retention-config (the `PutDeviceRetentionConfig` operationId).
+	PutDeviceRetentionConfigWithResponse(ctx context.Context, imei Imei, body PutDeviceRetentionConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*PutDeviceRetentionConfigResponse, error)
+
+	// GetDeviceScoreWithResponse Get the device's safety score
+	//
+	// The device's safety score over the span from start to end (at most 31 days): its
+	// driving-behaviour events per 100 km driven, counting at least 100 km, rounded to
+	// hundredths; lower is better. score = events × 100 / max(distanceKm, 100), where events
+	// counts acceleration, deceleration, accident, sharpTurnLeft, sharpRightTurn, speedLimit,
+	// tailgating, laneWeaving, cellPhoneUse, distractedDriving, smoking, foodDrink,
+	// driverUnbelted, possibleFatigue and gsensorHigh, and distanceKm is the length of the
+	// device's GPS track in the span. Under 100 km the score is the number of events, so a
+	// short drive does not inflate it. events and distanceKm are given beside the score.
+	// Scoped tokens with deviceEvent may call it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/{imei}/score (the `GetDeviceScore` operationId).
+	GetDeviceScoreWithResponse(ctx context.Context, imei Imei, params *GetDeviceScoreParams, reqEditors ...RequestEditorFn) (*GetDeviceScoreResponse, error)
 
 	// PutDeviceSemiOnlineWithResponse Put a device in semi-online mode
 	//
@@ -24817,6 +27628,39 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v2/devices/{imei}/semi-online (the `PutDeviceSemiOnline` operationId).
 	PutDeviceSemiOnlineWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*PutDeviceSemiOnlineResponse, error)
+
+	// GetDeviceTelemetryWithResponse Get the device's telemetry
+	//
+	// What the cloud last learned of the device, also while it is offline (status says
+	// whether it is connected): its firmware, model and last connection, its last health
+	// report (the ADAS calibration, carried by both calibrationCompleted and
+	// adasCalibrationCompleted; sdCardInserted is false while an "SD card missing" alarm is
+	// open), its hotspot switch and its paired auxiliary cameras. fleetcam's devices do not
+	// report their SIM, modem version, SD card sizes or Wi-Fi signal: simNetworkType and
+	// simOperator are empty, simState is unknown, sdCardCapacityBytes and sdCardFreeBytes are
+	// 0, and modemVersion, simNumber, wifiConnected and wifiSignalLevel are left out. A device
+	// that never connected is 417. Scoped tokens with deviceInfo may call it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/{imei}/telemetry (the `GetDeviceTelemetry` operationId).
+	GetDeviceTelemetryWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetDeviceTelemetryResponse, error)
+
+	// GetDeviceTripsWithResponse List the device's trips
+	//
+	// The device's trips (power on to power off) that overlap the span from start to end (at
+	// most 31 days), oldest first. start and end are the first and last GPS samples of the
+	// trip (time in seconds since the epoch, speed in meters per second); a trip during which
+	// the device reported no GPS has the trip's start and end times there at latitude and
+	// longitude 0. distance is in miles (the haversine length of the GPS track), duration in
+	// seconds, maxSpeed in meters per second; eventsCount counts the trip's events other than
+	// its power on and off. A trip still in progress has inProgress true and counts until now.
+	// Scoped tokens with deviceGps may call it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/{imei}/trips (the `GetDeviceTrips` operationId).
+	GetDeviceTripsWithResponse(ctx context.Context, imei Imei, params *GetDeviceTripsParams, reqEditors ...RequestEditorFn) (*GetDeviceTripsResponse, error)
 
 	// PostVirtualEventWithBodyWithResponse Create a virtual event from the recordings
 	//
@@ -24859,6 +27703,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v2/devices/{imei}/wakeup (the `PostWakeupDevice` operationId).
 	PostWakeupDeviceWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*PostWakeupDeviceResponse, error)
+
+	// GetDeviceCameraTelemetryWithResponse Get the state of a camera's stream
+	//
+	// The state of the camera's live stream in the cloud: CODE1 once the device sent the first
+	// frame of a stream (POST /v2/devices/{imei}/connect-media), CODE2 while no stream runs
+	// or before its first frame. fleetcam streams live video only (recordings are uploaded
+	// as files), so CODE3 to CODE5 do not occur. Camera 0 asks about every camera of the
+	// device: CODE1 when any of them streams. Scoped tokens with deviceInfo may call it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/{imei}/{cameraId}/telemetry (the `GetDeviceCameraTelemetry` operationId).
+	GetDeviceCameraTelemetryWithResponse(ctx context.Context, imei Imei, cameraId int, reqEditors ...RequestEditorFn) (*GetDeviceCameraTelemetryResponse, error)
 
 	// DeleteDriversWithBodyWithResponse Delete inactive drivers
 	//
@@ -25044,6 +27901,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v2/forget-password/{email} (the `PostForgotPassword` operationId).
 	PostForgotPasswordWithResponse(ctx context.Context, email openapi_types.Email, reqEditors ...RequestEditorFn) (*PostForgotPasswordResponse, error)
+
+	// GenerateEncryptionKeyWithResponse Generate a random encryption key
+	//
+	// A strong random key of 32 hexadecimal characters (128 bits) from the system's
+	// cryptographic generator, for the caller's own use; fleetcam does not keep it. Not for
+	// viewers.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/generate-encryption-key (the `GenerateEncryptionKey` operationId).
+	GenerateEncryptionKeyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GenerateEncryptionKeyResponse, error)
 
 	// GetMeWithResponse Who holds this token
 	//
@@ -25271,6 +28139,81 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v2/openapi.json (the `GetOpenApiDocument` operationId).
 	GetOpenApiDocumentWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenApiDocumentResponse, error)
+
+	// GetOrganizationAlbumImagesWithResponse List the images of the organization's album
+	//
+	// The album is the in-cabin (camera 2) snapshots of the organization's events since the
+	// album was enabled (of a video, its middle frame), each once, newest first, with a
+	// temporary link (media.linkTTL) and its review: pendingReview until someone marks it
+	// familiar or unfamiliar (POST …/album/status). fleetcam does not recognise faces: every
+	// image starts pending review. Images are listed once in the cloud. A partner sees the
+	// images of its own devices. startTime and endTime bound the event times, at most 31 days
+	// apart (endTime defaults to now, startTime to 31 days before endTime).
+	// imageStatusCount counts the images of the device and span by status, whatever the
+	// status filter. While the album is disabled the answer is 404. Not for
+	// editorWithoutMediaAccess.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/organization-album/{orgId}/album (the `GetOrganizationAlbumImages` operationId).
+	GetOrganizationAlbumImagesWithResponse(ctx context.Context, orgId OrgId, params *GetOrganizationAlbumImagesParams, reqEditors ...RequestEditorFn) (*GetOrganizationAlbumImagesResponse, error)
+
+	// GetOrganizationAlbumConfigWithResponse Get whether the organization's album is enabled
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/organization-album/{orgId}/album/config (the `GetOrganizationAlbumConfig` operationId).
+	GetOrganizationAlbumConfigWithResponse(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*GetOrganizationAlbumConfigResponse, error)
+
+	// PostOrganizationAlbumConfigWithBodyWithResponse Enable or disable the organization's album
+	//
+	// enabled starts the album from now (an album already enabled stays as it is); disabled
+	// deletes the album and every review, which cannot be undone (enabled again, every image
+	// is pending review). Only the partner that created the organization and its
+	// organization's editors; audited (organization.album).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organization-album/{orgId}/album/config (the `PostOrganizationAlbumConfig` operationId).
+	PostOrganizationAlbumConfigWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrganizationAlbumConfigResponse, error)
+
+	// PostOrganizationAlbumConfigWithResponse Enable or disable the organization's album
+	//
+	// enabled starts the album from now (an album already enabled stays as it is); disabled
+	// deletes the album and every review, which cannot be undone (enabled again, every image
+	// is pending review). Only the partner that created the organization and its
+	// organization's editors; audited (organization.album).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organization-album/{orgId}/album/config (the `PostOrganizationAlbumConfig` operationId).
+	PostOrganizationAlbumConfigWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationAlbumConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationAlbumConfigResponse, error)
+
+	// PostOrganizationAlbumImageStatusWithBodyWithResponse Review an image of the organization's album
+	//
+	// Marks an image of the album familiar or unfamiliar; it may change between the two,
+	// and pendingReview (where every image starts) cannot be set. An image that is not in the
+	// album (of a device the caller cannot see, or from before the album was enabled) is 404,
+	// as is any image while the album is disabled. Only the partner that created the
+	// organization and its organization's editors; audited (organization.album.image).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organization-album/{orgId}/album/status (the `PostOrganizationAlbumImageStatus` operationId).
+	PostOrganizationAlbumImageStatusWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrganizationAlbumImageStatusResponse, error)
+
+	// PostOrganizationAlbumImageStatusWithResponse Review an image of the organization's album
+	//
+	// Marks an image of the album familiar or unfamiliar; it may change between the two,
+	// and pendingReview (where every image starts) cannot be set. An image that is not in the
+	// album (of a device the caller cannot see, or from before the album was enabled) is 404,
+	// as is any image while the album is disabled. Only the partner that created the
+	// organization and its organization's editors; audited (organization.album.image).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organization-album/{orgId}/album/status (the `PostOrganizationAlbumImageStatus` operationId).
+	PostOrganizationAlbumImageStatusWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationAlbumImageStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationAlbumImageStatusResponse, error)
 
 	// GetOrganizationsWithResponse List organizations
 	//
@@ -25586,6 +28529,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/organizations/{orgId}/devices (the `PostOrganizationDevices` operationId).
 	PostOrganizationDevicesWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationDevicesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationDevicesResponse, error)
 
+	// GetOrganizationDevicesDataUsageWithResponse Get the data usage of an organization's devices
+	//
+	// The usage of the organization's devices the caller may see, in IMEI order, as POST
+	// /v2/devices/bulk-data-usage gives it: 100 a page unless limit (at most 200) says
+	// otherwise.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/organizations/{orgId}/devices-data-usage (the `GetOrganizationDevicesDataUsage` operationId).
+	GetOrganizationDevicesDataUsageWithResponse(ctx context.Context, orgId OrgId, params *GetOrganizationDevicesDataUsageParams, reqEditors ...RequestEditorFn) (*GetOrganizationDevicesDataUsageResponse, error)
+
 	// GetOrganizationDevicesBillingStatusWithResponse Billing status of an organization's devices
 	//
 	// The partner's devices in the organization. Partners only.
@@ -25800,6 +28754,30 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v2/organizations/{orgId}/external-users (the `PostOrganizationExternalUser` operationId).
 	PostOrganizationExternalUserWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationExternalUserJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationExternalUserResponse, error)
+
+	// PostOrganizationGetLatestRecordingEncryptionKeysWithBodyWithResponse Get the active recording keys of an organization's devices
+	//
+	// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
+	// derives it) of each device named in imeis, or of every device of the organization the
+	// caller may see when the body or imeis is left out. A named device that is not one of
+	// them is 404. Viewers get 403; every key read is audited.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/get-recording-encryption-keys (the `PostOrganizationGetLatestRecordingEncryptionKeys` operationId).
+	PostOrganizationGetLatestRecordingEncryptionKeysWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrganizationGetLatestRecordingEncryptionKeysResponse, error)
+
+	// PostOrganizationGetLatestRecordingEncryptionKeysWithResponse Get the active recording keys of an organization's devices
+	//
+	// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
+	// derives it) of each device named in imeis, or of every device of the organization the
+	// caller may see when the body or imeis is left out. A named device that is not one of
+	// them is 404. Viewers get 403; every key read is audited.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/organizations/{orgId}/get-recording-encryption-keys (the `PostOrganizationGetLatestRecordingEncryptionKeys` operationId).
+	PostOrganizationGetLatestRecordingEncryptionKeysWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationGetLatestRecordingEncryptionKeysJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationGetLatestRecordingEncryptionKeysResponse, error)
 
 	// DeleteOrganizationGroupsWithBodyWithResponse Delete a group
 	//
@@ -27026,6 +30004,82 @@ func (r PostAlarmCommentResponse) ContentType() string {
 	return ""
 }
 
+type PostAssociatedDevicesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []struct {
+			AssociatedDevice *string `json:"associatedDevice"`
+			Db               *string `json:"db,omitempty"`
+			Imei             string  `json:"imei"`
+		} `json:"data"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostAssociatedDevicesResponse) GetJSON200() *struct {
+	Data []struct {
+		AssociatedDevice *string `json:"associatedDevice"`
+		Db               *string `json:"db,omitempty"`
+		Imei             string  `json:"imei"`
+	} `json:"data"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostAssociatedDevicesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostAssociatedDevicesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostAssociatedDevicesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PostAssociatedDevicesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostAssociatedDevicesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostAssociatedDevicesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostAssociatedDevicesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetAuditLogsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -27426,6 +30480,210 @@ func (r GetClusterResponse) ContentType() string {
 	return ""
 }
 
+type GetDeviceDataUsageReportResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []struct {
+			BillingDate                *openapi_types.Date `json:"billingDate,omitempty"`
+			DataUsageMegabytes         *float64            `json:"dataUsageMegabytes,omitempty"`
+			FirmwareVersion            *string             `json:"firmwareVersion,omitempty"`
+			Imei                       *string             `json:"imei,omitempty"`
+			LiveVideoMegabytes         *float64            `json:"liveVideoMegabytes,omitempty"`
+			Name                       *string             `json:"name,omitempty"`
+			NotificaitonEnabled        *bool               `json:"notificaitonEnabled,omitempty"`
+			RecordStreamingMegabytes   *float64            `json:"recordStreamingMegabytes,omitempty"`
+			RecordingUploadedMegabytes *float64            `json:"recordingUploadedMegabytes,omitempty"`
+			ThresholdSet               *bool               `json:"thresholdSet,omitempty"`
+			VideoEventsMegabytes       *float64            `json:"videoEventsMegabytes,omitempty"`
+		} `json:"data"`
+		Metadata  Metadata `json:"metadata"`
+		RequestId *string  `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeviceDataUsageReportResponse) GetJSON200() *struct {
+	Data []struct {
+		BillingDate                *openapi_types.Date `json:"billingDate,omitempty"`
+		DataUsageMegabytes         *float64            `json:"dataUsageMegabytes,omitempty"`
+		FirmwareVersion            *string             `json:"firmwareVersion,omitempty"`
+		Imei                       *string             `json:"imei,omitempty"`
+		LiveVideoMegabytes         *float64            `json:"liveVideoMegabytes,omitempty"`
+		Name                       *string             `json:"name,omitempty"`
+		NotificaitonEnabled        *bool               `json:"notificaitonEnabled,omitempty"`
+		RecordStreamingMegabytes   *float64            `json:"recordStreamingMegabytes,omitempty"`
+		RecordingUploadedMegabytes *float64            `json:"recordingUploadedMegabytes,omitempty"`
+		ThresholdSet               *bool               `json:"thresholdSet,omitempty"`
+		VideoEventsMegabytes       *float64            `json:"videoEventsMegabytes,omitempty"`
+	} `json:"data"`
+	Metadata  Metadata `json:"metadata"`
+	RequestId *string  `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDeviceDataUsageReportResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDeviceDataUsageReportResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDeviceDataUsageReportResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeviceDataUsageReportResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeviceDataUsageReportResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeviceDataUsageReportResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeviceDataUsageReportResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDevicesHealthResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []struct {
+			Alarms []struct {
+				Code    string `json:"code"`
+				Details string `json:"details"`
+			} `json:"alarms"`
+			AuxNum           int `json:"auxNum"`
+			AuxiliaryCameras []struct {
+				AuxSerial       *string    `json:"auxSerial,omitempty"`
+				Id              *string    `json:"id,omitempty"`
+				LastConnectedAt *time.Time `json:"lastConnectedAt,omitempty"`
+			} `json:"auxiliaryCameras"`
+			BillingStatus          *string    `json:"billingStatus,omitempty"`
+			CalibrationCompleted   bool       `json:"calibrationCompleted"`
+			Imei                   string     `json:"imei"`
+			LastConnectedAt        *time.Time `json:"lastConnectedAt,omitempty"`
+			LastRecordingHealth    *bool      `json:"lastRecordingHealth,omitempty"`
+			LastRecordingUpdatedAt *time.Time `json:"lastRecordingUpdatedAt,omitempty"`
+			Name                   string     `json:"name"`
+			OrganizationId         int        `json:"organizationId"`
+			PartnerId              int        `json:"partnerId"`
+		} `json:"data"`
+		Metadata  Metadata `json:"metadata"`
+		RequestId *string  `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDevicesHealthResponse) GetJSON200() *struct {
+	Data []struct {
+		Alarms []struct {
+			Code    string `json:"code"`
+			Details string `json:"details"`
+		} `json:"alarms"`
+		AuxNum           int `json:"auxNum"`
+		AuxiliaryCameras []struct {
+			AuxSerial       *string    `json:"auxSerial,omitempty"`
+			Id              *string    `json:"id,omitempty"`
+			LastConnectedAt *time.Time `json:"lastConnectedAt,omitempty"`
+		} `json:"auxiliaryCameras"`
+		BillingStatus          *string    `json:"billingStatus,omitempty"`
+		CalibrationCompleted   bool       `json:"calibrationCompleted"`
+		Imei                   string     `json:"imei"`
+		LastConnectedAt        *time.Time `json:"lastConnectedAt,omitempty"`
+		LastRecordingHealth    *bool      `json:"lastRecordingHealth,omitempty"`
+		LastRecordingUpdatedAt *time.Time `json:"lastRecordingUpdatedAt,omitempty"`
+		Name                   string     `json:"name"`
+		OrganizationId         int        `json:"organizationId"`
+		PartnerId              int        `json:"partnerId"`
+	} `json:"data"`
+	Metadata  Metadata `json:"metadata"`
+	RequestId *string  `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDevicesHealthResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDevicesHealthResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDevicesHealthResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDevicesHealthResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDevicesHealthResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDevicesHealthResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDevicesHealthResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostAutoCalibrationConfigResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -27786,6 +31044,74 @@ func (r PutBulkDevicesBillingStatusResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PutBulkDevicesBillingStatusResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDevicesDataUsageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data      []DeviceDataUsage `json:"data"`
+		RequestId *string           `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDevicesDataUsageResponse) GetJSON200() *struct {
+	Data      []DeviceDataUsage `json:"data"`
+	RequestId *string           `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDevicesDataUsageResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDevicesDataUsageResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDevicesDataUsageResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDevicesDataUsageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDevicesDataUsageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDevicesDataUsageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDevicesDataUsageResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -30673,6 +33999,95 @@ func (r GetDeviceEventFileLinkResponse) ContentType() string {
 	return ""
 }
 
+type GetDeviceEventManyFileLinksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Urls []struct {
+				CameraId  int        `json:"cameraId"`
+				Error     *string    `json:"error,omitempty"`
+				ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+				Url       *string    `json:"url,omitempty"`
+			} `json:"urls"`
+		} `json:"data"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeviceEventManyFileLinksResponse) GetJSON200() *struct {
+	Data struct {
+		Urls []struct {
+			CameraId  int        `json:"cameraId"`
+			Error     *string    `json:"error,omitempty"`
+			ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+			Url       *string    `json:"url,omitempty"`
+		} `json:"urls"`
+	} `json:"data"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDeviceEventManyFileLinksResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDeviceEventManyFileLinksResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetDeviceEventManyFileLinksResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDeviceEventManyFileLinksResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeviceEventManyFileLinksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeviceEventManyFileLinksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeviceEventManyFileLinksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeviceEventManyFileLinksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetDeviceEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31729,6 +35144,76 @@ func (r PostDeviceRebootResponse) ContentType() string {
 	return ""
 }
 
+type GetDeviceRecordingEncryptionKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Active     RecordingKey   `json:"active"`
+		KeyHistory []RecordingKey `json:"keyHistory"`
+		RequestId  *string        `json:"requestId,omitempty"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeviceRecordingEncryptionKeysResponse) GetJSON200() *struct {
+	Active     RecordingKey   `json:"active"`
+	KeyHistory []RecordingKey `json:"keyHistory"`
+	RequestId  *string        `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDeviceRecordingEncryptionKeysResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetDeviceRecordingEncryptionKeysResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDeviceRecordingEncryptionKeysResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeviceRecordingEncryptionKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeviceRecordingEncryptionKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeviceRecordingEncryptionKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeviceRecordingEncryptionKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetDeviceRecordingRangesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31809,6 +35294,220 @@ func (r GetDeviceRecordingRangesResponse) ContentType() string {
 	return ""
 }
 
+type GetDeviceRetentionConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data *struct {
+			Config []CameraRetention `json:"config"`
+		} `json:"data,omitempty"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeviceRetentionConfigResponse) GetJSON200() *struct {
+	Data *struct {
+		Config []CameraRetention `json:"config"`
+	} `json:"data,omitempty"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDeviceRetentionConfigResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDeviceRetentionConfigResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeviceRetentionConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeviceRetentionConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeviceRetentionConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeviceRetentionConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutDeviceRetentionConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutDeviceRetentionConfigResponse) GetJSON200() *struct {
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutDeviceRetentionConfigResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutDeviceRetentionConfigResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutDeviceRetentionConfigResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutDeviceRetentionConfigResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PutDeviceRetentionConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutDeviceRetentionConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutDeviceRetentionConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutDeviceRetentionConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDeviceScoreResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			DistanceKm *float64 `json:"distanceKm,omitempty"`
+			Events     *int     `json:"events,omitempty"`
+			Score      *float64 `json:"score,omitempty"`
+		} `json:"data"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeviceScoreResponse) GetJSON200() *struct {
+	Data struct {
+		DistanceKm *float64 `json:"distanceKm,omitempty"`
+		Events     *int     `json:"events,omitempty"`
+		Score      *float64 `json:"score,omitempty"`
+	} `json:"data"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDeviceScoreResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDeviceScoreResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDeviceScoreResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeviceScoreResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeviceScoreResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeviceScoreResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeviceScoreResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PutDeviceSemiOnlineResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31865,6 +35564,210 @@ func (r PutDeviceSemiOnlineResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PutDeviceSemiOnlineResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDeviceTelemetryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			AdasCalibrationCompleted *bool `json:"adasCalibrationCompleted,omitempty"`
+			AuxCameras               *[]struct {
+				CameraId *int                                                      `json:"cameraId,omitempty"`
+				State    *GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState `json:"state,omitempty"`
+			} `json:"auxCameras,omitempty"`
+			CalibrationCompleted bool   `json:"calibrationCompleted"`
+			DeviceModel          string `json:"deviceModel"`
+			FirmwareVersion      string `json:"firmwareVersion"`
+
+			// HealthReportedAt The last health report; absent until the first.
+			HealthReportedAt    *time.Time                                        `json:"healthReportedAt,omitempty"`
+			LastSeenOnline      time.Time                                         `json:"lastSeenOnline"`
+			SdCardCapacityBytes int                                               `json:"sdCardCapacityBytes"`
+			SdCardFreeBytes     int                                               `json:"sdCardFreeBytes"`
+			SdCardInserted      bool                                              `json:"sdCardInserted"`
+			SimNetworkType      string                                            `json:"simNetworkType"`
+			SimOperator         string                                            `json:"simOperator"`
+			SimState            GetDeviceTelemetry200JSONResponseBodyDataSimState `json:"simState"`
+			Status              *GetDeviceTelemetry200JSONResponseBodyDataStatus  `json:"status,omitempty"`
+			WifiEnabled         *bool                                             `json:"wifiEnabled,omitempty"`
+		} `json:"data"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON417 the response for an HTTP 417 `application/json` response
+	JSON417 *ExpectationFailed
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeviceTelemetryResponse) GetJSON200() *struct {
+	Data struct {
+		AdasCalibrationCompleted *bool `json:"adasCalibrationCompleted,omitempty"`
+		AuxCameras               *[]struct {
+			CameraId *int                                                      `json:"cameraId,omitempty"`
+			State    *GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState `json:"state,omitempty"`
+		} `json:"auxCameras,omitempty"`
+		CalibrationCompleted bool   `json:"calibrationCompleted"`
+		DeviceModel          string `json:"deviceModel"`
+		FirmwareVersion      string `json:"firmwareVersion"`
+
+		// HealthReportedAt The last health report; absent until the first.
+		HealthReportedAt    *time.Time                                        `json:"healthReportedAt,omitempty"`
+		LastSeenOnline      time.Time                                         `json:"lastSeenOnline"`
+		SdCardCapacityBytes int                                               `json:"sdCardCapacityBytes"`
+		SdCardFreeBytes     int                                               `json:"sdCardFreeBytes"`
+		SdCardInserted      bool                                              `json:"sdCardInserted"`
+		SimNetworkType      string                                            `json:"simNetworkType"`
+		SimOperator         string                                            `json:"simOperator"`
+		SimState            GetDeviceTelemetry200JSONResponseBodyDataSimState `json:"simState"`
+		Status              *GetDeviceTelemetry200JSONResponseBodyDataStatus  `json:"status,omitempty"`
+		WifiEnabled         *bool                                             `json:"wifiEnabled,omitempty"`
+	} `json:"data"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDeviceTelemetryResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDeviceTelemetryResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON417 returns the response for an HTTP 417 `application/json` response
+func (r GetDeviceTelemetryResponse) GetJSON417() *ExpectationFailed {
+	return r.JSON417
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeviceTelemetryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeviceTelemetryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeviceTelemetryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeviceTelemetryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDeviceTripsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []struct {
+			// Distance Miles.
+			Distance float64 `json:"distance"`
+
+			// Duration Seconds.
+			Duration    int       `json:"duration"`
+			End         TripPoint `json:"end"`
+			EventsCount int       `json:"eventsCount"`
+			InProgress  *bool     `json:"inProgress,omitempty"`
+
+			// MaxSpeed Meters per second.
+			MaxSpeed float64   `json:"maxSpeed"`
+			Start    TripPoint `json:"start"`
+		} `json:"data"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeviceTripsResponse) GetJSON200() *struct {
+	Data []struct {
+		// Distance Miles.
+		Distance float64 `json:"distance"`
+
+		// Duration Seconds.
+		Duration    int       `json:"duration"`
+		End         TripPoint `json:"end"`
+		EventsCount int       `json:"eventsCount"`
+		InProgress  *bool     `json:"inProgress,omitempty"`
+
+		// MaxSpeed Meters per second.
+		MaxSpeed float64   `json:"maxSpeed"`
+		Start    TripPoint `json:"start"`
+	} `json:"data"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDeviceTripsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDeviceTripsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDeviceTripsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeviceTripsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeviceTripsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeviceTripsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeviceTripsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -32024,6 +35927,80 @@ func (r PostWakeupDeviceResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostWakeupDeviceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDeviceCameraTelemetryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Code   GetDeviceCameraTelemetry200JSONResponseBodyDataCode `json:"code"`
+			Status string                                              `json:"status"`
+		} `json:"data"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeviceCameraTelemetryResponse) GetJSON200() *struct {
+	Data struct {
+		Code   GetDeviceCameraTelemetry200JSONResponseBodyDataCode `json:"code"`
+		Status string                                              `json:"status"`
+	} `json:"data"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDeviceCameraTelemetryResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDeviceCameraTelemetryResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDeviceCameraTelemetryResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeviceCameraTelemetryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeviceCameraTelemetryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeviceCameraTelemetryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeviceCameraTelemetryResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -32741,6 +36718,67 @@ func (r PostForgotPasswordResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostForgotPasswordResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GenerateEncryptionKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		GeneratedKey string  `json:"generatedKey"`
+		RequestId    *string `json:"requestId,omitempty"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GenerateEncryptionKeyResponse) GetJSON200() *struct {
+	GeneratedKey string  `json:"generatedKey"`
+	RequestId    *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GenerateEncryptionKeyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GenerateEncryptionKeyResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r GenerateEncryptionKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GenerateEncryptionKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GenerateEncryptionKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GenerateEncryptionKeyResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -33797,6 +37835,332 @@ func (r GetOpenApiDocumentResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetOpenApiDocumentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetOrganizationAlbumImagesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []struct {
+			// CreatedAt The time of the event.
+			CreatedAt *time.Time `json:"createdAt,omitempty"`
+			EventId   *int       `json:"eventId,omitempty"`
+			ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+			// Id The device's IMEI and the file id, joined by a dot.
+			Id     string                                                  `json:"id"`
+			Imei   *string                                                 `json:"imei,omitempty"`
+			Status GetOrganizationAlbumImages200JSONResponseBodyDataStatus `json:"status"`
+			Url    string                                                  `json:"url"`
+		} `json:"data"`
+		Metadata struct {
+			ImageStatusCount struct {
+				Familiar      int `json:"familiar"`
+				PendingReview int `json:"pendingReview"`
+				Unfamiliar    int `json:"unfamiliar"`
+			} `json:"imageStatusCount"`
+			Pagination Metadata `json:"pagination"`
+		} `json:"metadata"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOrganizationAlbumImagesResponse) GetJSON200() *struct {
+	Data []struct {
+		// CreatedAt The time of the event.
+		CreatedAt *time.Time `json:"createdAt,omitempty"`
+		EventId   *int       `json:"eventId,omitempty"`
+		ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+		// Id The device's IMEI and the file id, joined by a dot.
+		Id     string                                                  `json:"id"`
+		Imei   *string                                                 `json:"imei,omitempty"`
+		Status GetOrganizationAlbumImages200JSONResponseBodyDataStatus `json:"status"`
+		Url    string                                                  `json:"url"`
+	} `json:"data"`
+	Metadata struct {
+		ImageStatusCount struct {
+			Familiar      int `json:"familiar"`
+			PendingReview int `json:"pendingReview"`
+			Unfamiliar    int `json:"unfamiliar"`
+		} `json:"imageStatusCount"`
+		Pagination Metadata `json:"pagination"`
+	} `json:"metadata"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetOrganizationAlbumImagesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetOrganizationAlbumImagesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetOrganizationAlbumImagesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetOrganizationAlbumImagesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOrganizationAlbumImagesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOrganizationAlbumImagesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOrganizationAlbumImagesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOrganizationAlbumImagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetOrganizationAlbumConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		AlbumStatus GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatus `json:"albumStatus"`
+
+		// EnabledAt Absent while the album is disabled.
+		EnabledAt *time.Time `json:"enabledAt,omitempty"`
+		RequestId *string    `json:"requestId,omitempty"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOrganizationAlbumConfigResponse) GetJSON200() *struct {
+	AlbumStatus GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatus `json:"albumStatus"`
+
+	// EnabledAt Absent while the album is disabled.
+	EnabledAt *time.Time `json:"enabledAt,omitempty"`
+	RequestId *string    `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetOrganizationAlbumConfigResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetOrganizationAlbumConfigResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOrganizationAlbumConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOrganizationAlbumConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOrganizationAlbumConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOrganizationAlbumConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostOrganizationAlbumConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostOrganizationAlbumConfigResponse) GetJSON200() *struct {
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostOrganizationAlbumConfigResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostOrganizationAlbumConfigResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostOrganizationAlbumConfigResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostOrganizationAlbumConfigResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOrganizationAlbumConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOrganizationAlbumConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOrganizationAlbumConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOrganizationAlbumConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostOrganizationAlbumImageStatusResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostOrganizationAlbumImageStatusResponse) GetJSON200() *struct {
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostOrganizationAlbumImageStatusResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostOrganizationAlbumImageStatusResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostOrganizationAlbumImageStatusResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostOrganizationAlbumImageStatusResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOrganizationAlbumImageStatusResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOrganizationAlbumImageStatusResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOrganizationAlbumImageStatusResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOrganizationAlbumImageStatusResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -34874,6 +39238,76 @@ func (r PostOrganizationDevicesResponse) ContentType() string {
 	return ""
 }
 
+type GetOrganizationDevicesDataUsageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data      []DeviceDataUsage `json:"data"`
+		Metadata  Metadata          `json:"metadata"`
+		RequestId string            `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOrganizationDevicesDataUsageResponse) GetJSON200() *struct {
+	Data      []DeviceDataUsage `json:"data"`
+	Metadata  Metadata          `json:"metadata"`
+	RequestId string            `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetOrganizationDevicesDataUsageResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetOrganizationDevicesDataUsageResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetOrganizationDevicesDataUsageResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOrganizationDevicesDataUsageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOrganizationDevicesDataUsageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOrganizationDevicesDataUsageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOrganizationDevicesDataUsageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetOrganizationDevicesBillingStatusResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -35635,6 +40069,91 @@ func (r PostOrganizationExternalUserResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostOrganizationExternalUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostOrganizationGetLatestRecordingEncryptionKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Keys []struct {
+			ConfirmedByDevice *bool      `json:"confirmedByDevice,omitempty"`
+			CreatedAt         *time.Time `json:"createdAt,omitempty"`
+			Imei              *string    `json:"imei,omitempty"`
+			Key               *string    `json:"key,omitempty"`
+		} `json:"keys"`
+		RequestId *string `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostOrganizationGetLatestRecordingEncryptionKeysResponse) GetJSON200() *struct {
+	Keys []struct {
+		ConfirmedByDevice *bool      `json:"confirmedByDevice,omitempty"`
+		CreatedAt         *time.Time `json:"createdAt,omitempty"`
+		Imei              *string    `json:"imei,omitempty"`
+		Key               *string    `json:"key,omitempty"`
+	} `json:"keys"`
+	RequestId *string `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostOrganizationGetLatestRecordingEncryptionKeysResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostOrganizationGetLatestRecordingEncryptionKeysResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostOrganizationGetLatestRecordingEncryptionKeysResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostOrganizationGetLatestRecordingEncryptionKeysResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOrganizationGetLatestRecordingEncryptionKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOrganizationGetLatestRecordingEncryptionKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOrganizationGetLatestRecordingEncryptionKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOrganizationGetLatestRecordingEncryptionKeysResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -39201,6 +43720,42 @@ func (c *ClientWithResponses) PostAlarmCommentWithResponse(ctx context.Context, 
 	return ParsePostAlarmCommentResponse(rsp)
 }
 
+// PostAssociatedDevicesWithBodyWithResponse Get the third-party devices associated with devices
+//
+// The third-party device associated with each named device. fleetcam's devices pair with
+// no third-party device other than auxiliary cameras (GET
+// /v2/devices/{imei}/auxiliary-cameras), so associatedDevice and db are null for every
+// device. At most 1000 IMEIs; a device the caller cannot see is 404, naming it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/associated-devices (the `PostAssociatedDevices` operationId).
+func (c *ClientWithResponses) PostAssociatedDevicesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAssociatedDevicesResponse, error) {
+	rsp, err := c.PostAssociatedDevicesWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAssociatedDevicesResponse(rsp)
+}
+
+// PostAssociatedDevicesWithResponse Get the third-party devices associated with devices
+//
+// The third-party device associated with each named device. fleetcam's devices pair with
+// no third-party device other than auxiliary cameras (GET
+// /v2/devices/{imei}/auxiliary-cameras), so associatedDevice and db are null for every
+// device. At most 1000 IMEIs; a device the caller cannot see is 404, naming it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/associated-devices (the `PostAssociatedDevices` operationId).
+func (c *ClientWithResponses) PostAssociatedDevicesWithResponse(ctx context.Context, body PostAssociatedDevicesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAssociatedDevicesResponse, error) {
+	rsp, err := c.PostAssociatedDevices(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAssociatedDevicesResponse(rsp)
+}
+
 // GetAuditLogsWithResponse Audit log
 //
 // Every create, update and delete, newest first, with the actor, the entity and its value
@@ -39346,6 +43901,52 @@ func (c *ClientWithResponses) GetClusterWithResponse(ctx context.Context, reqEdi
 		return nil, err
 	}
 	return ParseGetClusterResponse(rsp)
+}
+
+// GetDeviceDataUsageReportWithResponse Report the devices' data usage
+//
+// The cellular data each device the caller may see used in its current billing period, in
+// IMEI order: of one organization with organizationId, else of all the partner's
+// organizations (an organization user sees its own). dataUsageMegabytes is what the
+// device reported sent and received, in megabytes (10^6 bytes); billingDate is the start
+// of its billing period, left out until the device first reports (the contract requires
+// it, which a silent device cannot give). fleetcam has no data usage notifications or
+// thresholds and its devices report bytes only, so notificaitonEnabled and thresholdSet
+// are false and the breakdown by use is 0.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/device-data-usage (the `GetDeviceDataUsageReport` operationId).
+func (c *ClientWithResponses) GetDeviceDataUsageReportWithResponse(ctx context.Context, params *GetDeviceDataUsageReportParams, reqEditors ...RequestEditorFn) (*GetDeviceDataUsageReportResponse, error) {
+	rsp, err := c.GetDeviceDataUsageReport(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeviceDataUsageReportResponse(rsp)
+}
+
+// GetDevicesHealthWithResponse Report the devices' health
+//
+// Each device the caller may see (of one organization with organizationId, else of all
+// the partner's organizations) with its last connection, its last recording test
+// (lastRecordingHealth true when it passed), its open alarms (code is the alarm
+// definition id, GET /v2/alarm-definitions), its ADAS calibration and its paired
+// auxiliary cameras (lastConnectedAt while connected). lastConnectedAt is left out for a
+// device that never connected, lastRecordingHealth and lastRecordingUpdatedAt until the
+// device reports a recording test (the contract requires them, which such a device cannot
+// give). Sorted by sort (imei by default), in order (desc by default), paginated. Each
+// pair of time filters goes together: one without the other is 400. billingStatus is the
+// device's activation status; every device has one, so billingStatusNotSet keeps none.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/device-health (the `GetDevicesHealth` operationId).
+func (c *ClientWithResponses) GetDevicesHealthWithResponse(ctx context.Context, params *GetDevicesHealthParams, reqEditors ...RequestEditorFn) (*GetDevicesHealthResponse, error) {
+	rsp, err := c.GetDevicesHealth(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDevicesHealthResponse(rsp)
 }
 
 // PostAutoCalibrationConfigWithBodyWithResponse Switch auto-calibration
@@ -39510,6 +44111,40 @@ func (c *ClientWithResponses) PutBulkDevicesBillingStatusWithResponse(ctx contex
 		return nil, err
 	}
 	return ParsePutBulkDevicesBillingStatusResponse(rsp)
+}
+
+// GetDevicesDataUsageWithBodyWithResponse Get the data usage of several devices
+//
+// Each named device's usage as GET /v2/devices/{imei}/data-usage gives it, with the
+// current billing period in periods. At most 1000 IMEIs; a device the caller cannot see
+// is 404, naming it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/devices/bulk-data-usage (the `GetDevicesDataUsage` operationId).
+func (c *ClientWithResponses) GetDevicesDataUsageWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GetDevicesDataUsageResponse, error) {
+	rsp, err := c.GetDevicesDataUsageWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDevicesDataUsageResponse(rsp)
+}
+
+// GetDevicesDataUsageWithResponse Get the data usage of several devices
+//
+// Each named device's usage as GET /v2/devices/{imei}/data-usage gives it, with the
+// current billing period in periods. At most 1000 IMEIs; a device the caller cannot see
+// is 404, naming it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/devices/bulk-data-usage (the `GetDevicesDataUsage` operationId).
+func (c *ClientWithResponses) GetDevicesDataUsageWithResponse(ctx context.Context, body GetDevicesDataUsageJSONRequestBody, reqEditors ...RequestEditorFn) (*GetDevicesDataUsageResponse, error) {
+	rsp, err := c.GetDevicesDataUsage(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDevicesDataUsageResponse(rsp)
 }
 
 // BulkPatchPrivacyConfigWithBodyWithResponse Change what privacy mode keeps enabled on many devices
@@ -40480,6 +45115,26 @@ func (c *ClientWithResponses) GetDeviceEventFileLinkWithResponse(ctx context.Con
 	return ParseGetDeviceEventFileLinkResponse(rsp)
 }
 
+// GetDeviceEventManyFileLinksWithResponse Get temporary links to several cameras' event files
+//
+// The links GET /v2/devices/{imei}/event-file-link gives, for several cameras at once:
+// with eventId, every file of the event (narrowed by fileType and cameraIds when given;
+// the snapshot of a video is its middle frame); without it, fileId of fileType on each
+// of cameraIds. A camera whose file has no link carries the reason in error; when no
+// camera has one, the answer is that reason (404). fleetcam keeps event files as
+// recorded: conceal=true (a blurred version) is 400. Not for editorWithoutMediaAccess.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/{imei}/event-file-links (the `GetDeviceEventManyFileLinks` operationId).
+func (c *ClientWithResponses) GetDeviceEventManyFileLinksWithResponse(ctx context.Context, imei Imei, params *GetDeviceEventManyFileLinksParams, reqEditors ...RequestEditorFn) (*GetDeviceEventManyFileLinksResponse, error) {
+	rsp, err := c.GetDeviceEventManyFileLinks(ctx, imei, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeviceEventManyFileLinksResponse(rsp)
+}
+
 // GetDeviceEventsWithResponse List a device's events
 //
 // Events of one device with a time from start to end (both inclusive, at most 31 days apart),
@@ -40809,6 +45464,28 @@ func (c *ClientWithResponses) PostDeviceRebootWithResponse(ctx context.Context, 
 	return ParsePostDeviceRebootResponse(rsp)
 }
 
+// GetDeviceRecordingEncryptionKeysWithResponse Get the device's recording encryption keys
+//
+// The device's active recording encryption key and its key history, at the top level as
+// the contract has them. Keys are never stored: each is derived with HKDF-SHA256 from
+// fleetcam's media key, the IMEI and the device's stay in its organization, so a device
+// that moves to another organization gets a key its earlier owner never saw. The contract
+// has no call to rotate a key, so the history holds the one key of the current stay,
+// created when the device joined its organization. fleetcam's devices do not acknowledge
+// keys: confirmedByDevice is false. Keys are credentials: viewers get 403, and every
+// read is in the audit log (device.recordingKey.read).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/{imei}/recording-encryption-keys (the `GetDeviceRecordingEncryptionKeys` operationId).
+func (c *ClientWithResponses) GetDeviceRecordingEncryptionKeysWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetDeviceRecordingEncryptionKeysResponse, error) {
+	rsp, err := c.GetDeviceRecordingEncryptionKeys(ctx, imei, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeviceRecordingEncryptionKeysResponse(rsp)
+}
+
 // GetDeviceRecordingRangesWithResponse List the recordings on the device
 //
 // Per camera, the intervals the SD card holds since the device left its previous organization (if it had one), clipped to start and end when given. The device must be online.
@@ -40822,6 +45499,85 @@ func (c *ClientWithResponses) GetDeviceRecordingRangesWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseGetDeviceRecordingRangesResponse(rsp)
+}
+
+// GetDeviceRetentionConfigWithResponse Get the device's SD-card retention per camera
+//
+// How long each camera's recordings stay on the device's SD card before they are
+// overwritten, in minutes: the device's own retention of the camera (PUT), else its
+// organization's deviceRetentionMinutes (PATCH /v2/organizations/{orgId}). A camera with
+// neither keeps its recordings until the card is full and is left out.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/{imei}/retention-config (the `GetDeviceRetentionConfig` operationId).
+func (c *ClientWithResponses) GetDeviceRetentionConfigWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetDeviceRetentionConfigResponse, error) {
+	rsp, err := c.GetDeviceRetentionConfig(ctx, imei, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeviceRetentionConfigResponse(rsp)
+}
+
+// PutDeviceRetentionConfigWithBodyWithResponse Set the device's SD-card retention per camera
+//
+// Replaces the device's own retention per camera: a camera left out (all of them with
+// config []) follows its organization's deviceRetentionMinutes again. Each camera is 1,
+// 2 or a paired auxiliary camera, named once; retentionMinutes is an integer from 4 to
+// 527040 (a year). The change is in the audit log (device.retentionConfig) and reaches
+// the device with its configuration (cameraRetentionMinutes, docs/device-protocol.md).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/devices/{imei}/retention-config (the `PutDeviceRetentionConfig` operationId).
+func (c *ClientWithResponses) PutDeviceRetentionConfigWithBodyWithResponse(ctx context.Context, imei Imei, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutDeviceRetentionConfigResponse, error) {
+	rsp, err := c.PutDeviceRetentionConfigWithBody(ctx, imei, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutDeviceRetentionConfigResponse(rsp)
+}
+
+// PutDeviceRetentionConfigWithResponse Set the device's SD-card retention per camera
+//
+// Replaces the device's own retention per camera: a camera left out (all of them with
+// config []) follows its organization's deviceRetentionMinutes again. Each camera is 1,
+// 2 or a paired auxiliary camera, named once; retentionMinutes is an integer from 4 to
+// 527040 (a year). The change is in the audit log (device.retentionConfig) and reaches
+// the device with its configuration (cameraRetentionMinutes, docs/device-protocol.md).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/devices/{imei}/retention-config (the `PutDeviceRetentionConfig` operationId).
+func (c *ClientWithResponses) PutDeviceRetentionConfigWithResponse(ctx context.Context, imei Imei, body PutDeviceRetentionConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*PutDeviceRetentionConfigResponse, error) {
+	rsp, err := c.PutDeviceRetentionConfig(ctx, imei, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutDeviceRetentionConfigResponse(rsp)
+}
+
+// GetDeviceScoreWithResponse Get the device's safety score
+//
+// The device's safety score over the span from start to end (at most 31 days): its
+// driving-behaviour events per 100 km driven, counting at least 100 km, rounded to
+// hundredths; lower is better. score = events × 100 / max(distanceKm, 100), where events
+// counts acceleration, deceleration, accident, sharpTurnLeft, sharpRightTurn, speedLimit,
+// tailgating, laneWeaving, cellPhoneUse, distractedDriving, smoking, foodDrink,
+// driverUnbelted, possibleFatigue and gsensorHigh, and distanceKm is the length of the
+// device's GPS track in the span. Under 100 km the score is the number of events, so a
+// short drive does not inflate it. events and distanceKm are given beside the score.
+// Scoped tokens with deviceEvent may call it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/{imei}/score (the `GetDeviceScore` operationId).
+func (c *ClientWithResponses) GetDeviceScoreWithResponse(ctx context.Context, imei Imei, params *GetDeviceScoreParams, reqEditors ...RequestEditorFn) (*GetDeviceScoreResponse, error) {
+	rsp, err := c.GetDeviceScore(ctx, imei, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeviceScoreResponse(rsp)
 }
 
 // PutDeviceSemiOnlineWithResponse Put a device in semi-online mode
@@ -40839,6 +45595,51 @@ func (c *ClientWithResponses) PutDeviceSemiOnlineWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParsePutDeviceSemiOnlineResponse(rsp)
+}
+
+// GetDeviceTelemetryWithResponse Get the device's telemetry
+//
+// What the cloud last learned of the device, also while it is offline (status says
+// whether it is connected): its firmware, model and last connection, its last health
+// report (the ADAS calibration, carried by both calibrationCompleted and
+// adasCalibrationCompleted; sdCardInserted is false while an "SD card missing" alarm is
+// open), its hotspot switch and its paired auxiliary cameras. fleetcam's devices do not
+// report their SIM, modem version, SD card sizes or Wi-Fi signal: simNetworkType and
+// simOperator are empty, simState is unknown, sdCardCapacityBytes and sdCardFreeBytes are
+// 0, and modemVersion, simNumber, wifiConnected and wifiSignalLevel are left out. A device
+// that never connected is 417. Scoped tokens with deviceInfo may call it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/{imei}/telemetry (the `GetDeviceTelemetry` operationId).
+func (c *ClientWithResponses) GetDeviceTelemetryWithResponse(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*GetDeviceTelemetryResponse, error) {
+	rsp, err := c.GetDeviceTelemetry(ctx, imei, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeviceTelemetryResponse(rsp)
+}
+
+// GetDeviceTripsWithResponse List the device's trips
+//
+// The device's trips (power on to power off) that overlap the span from start to end (at
+// most 31 days), oldest first. start and end are the first and last GPS samples of the
+// trip (time in seconds since the epoch, speed in meters per second); a trip during which
+// the device reported no GPS has the trip's start and end times there at latitude and
+// longitude 0. distance is in miles (the haversine length of the GPS track), duration in
+// seconds, maxSpeed in meters per second; eventsCount counts the trip's events other than
+// its power on and off. A trip still in progress has inProgress true and counts until now.
+// Scoped tokens with deviceGps may call it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/{imei}/trips (the `GetDeviceTrips` operationId).
+func (c *ClientWithResponses) GetDeviceTripsWithResponse(ctx context.Context, imei Imei, params *GetDeviceTripsParams, reqEditors ...RequestEditorFn) (*GetDeviceTripsResponse, error) {
+	rsp, err := c.GetDeviceTrips(ctx, imei, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeviceTripsResponse(rsp)
 }
 
 // PostVirtualEventWithBodyWithResponse Create a virtual event from the recordings
@@ -40899,6 +45700,25 @@ func (c *ClientWithResponses) PostWakeupDeviceWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParsePostWakeupDeviceResponse(rsp)
+}
+
+// GetDeviceCameraTelemetryWithResponse Get the state of a camera's stream
+//
+// The state of the camera's live stream in the cloud: CODE1 once the device sent the first
+// frame of a stream (POST /v2/devices/{imei}/connect-media), CODE2 while no stream runs
+// or before its first frame. fleetcam streams live video only (recordings are uploaded
+// as files), so CODE3 to CODE5 do not occur. Camera 0 asks about every camera of the
+// device: CODE1 when any of them streams. Scoped tokens with deviceInfo may call it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/{imei}/{cameraId}/telemetry (the `GetDeviceCameraTelemetry` operationId).
+func (c *ClientWithResponses) GetDeviceCameraTelemetryWithResponse(ctx context.Context, imei Imei, cameraId int, reqEditors ...RequestEditorFn) (*GetDeviceCameraTelemetryResponse, error) {
+	rsp, err := c.GetDeviceCameraTelemetry(ctx, imei, cameraId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeviceCameraTelemetryResponse(rsp)
 }
 
 // DeleteDriversWithBodyWithResponse Delete inactive drivers
@@ -41180,6 +46000,23 @@ func (c *ClientWithResponses) PostForgotPasswordWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParsePostForgotPasswordResponse(rsp)
+}
+
+// GenerateEncryptionKeyWithResponse Generate a random encryption key
+//
+// A strong random key of 32 hexadecimal characters (128 bits) from the system's
+// cryptographic generator, for the caller's own use; fleetcam does not keep it. Not for
+// viewers.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/generate-encryption-key (the `GenerateEncryptionKey` operationId).
+func (c *ClientWithResponses) GenerateEncryptionKeyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GenerateEncryptionKeyResponse, error) {
+	rsp, err := c.GenerateEncryptionKey(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGenerateEncryptionKeyResponse(rsp)
 }
 
 // GetMeWithResponse Who holds this token
@@ -41515,6 +46352,117 @@ func (c *ClientWithResponses) GetOpenApiDocumentWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseGetOpenApiDocumentResponse(rsp)
+}
+
+// GetOrganizationAlbumImagesWithResponse List the images of the organization's album
+//
+// The album is the in-cabin (camera 2) snapshots of the organization's events since the
+// album was enabled (of a video, its middle frame), each once, newest first, with a
+// temporary link (media.linkTTL) and its review: pendingReview until someone marks it
+// familiar or unfamiliar (POST …/album/status). fleetcam does not recognise faces: every
+// image starts pending review. Images are listed once in the cloud. A partner sees the
+// images of its own devices. startTime and endTime bound the event times, at most 31 days
+// apart (endTime defaults to now, startTime to 31 days before endTime).
+// imageStatusCount counts the images of the device and span by status, whatever the
+// status filter. While the album is disabled the answer is 404. Not for
+// editorWithoutMediaAccess.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/organization-album/{orgId}/album (the `GetOrganizationAlbumImages` operationId).
+func (c *ClientWithResponses) GetOrganizationAlbumImagesWithResponse(ctx context.Context, orgId OrgId, params *GetOrganizationAlbumImagesParams, reqEditors ...RequestEditorFn) (*GetOrganizationAlbumImagesResponse, error) {
+	rsp, err := c.GetOrganizationAlbumImages(ctx, orgId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOrganizationAlbumImagesResponse(rsp)
+}
+
+// GetOrganizationAlbumConfigWithResponse Get whether the organization's album is enabled
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/organization-album/{orgId}/album/config (the `GetOrganizationAlbumConfig` operationId).
+func (c *ClientWithResponses) GetOrganizationAlbumConfigWithResponse(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*GetOrganizationAlbumConfigResponse, error) {
+	rsp, err := c.GetOrganizationAlbumConfig(ctx, orgId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOrganizationAlbumConfigResponse(rsp)
+}
+
+// PostOrganizationAlbumConfigWithBodyWithResponse Enable or disable the organization's album
+//
+// enabled starts the album from now (an album already enabled stays as it is); disabled
+// deletes the album and every review, which cannot be undone (enabled again, every image
+// is pending review). Only the partner that created the organization and its
+// organization's editors; audited (organization.album).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organization-album/{orgId}/album/config (the `PostOrganizationAlbumConfig` operationId).
+func (c *ClientWithResponses) PostOrganizationAlbumConfigWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrganizationAlbumConfigResponse, error) {
+	rsp, err := c.PostOrganizationAlbumConfigWithBody(ctx, orgId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrganizationAlbumConfigResponse(rsp)
+}
+
+// PostOrganizationAlbumConfigWithResponse Enable or disable the organization's album
+//
+// enabled starts the album from now (an album already enabled stays as it is); disabled
+// deletes the album and every review, which cannot be undone (enabled again, every image
+// is pending review). Only the partner that created the organization and its
+// organization's editors; audited (organization.album).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organization-album/{orgId}/album/config (the `PostOrganizationAlbumConfig` operationId).
+func (c *ClientWithResponses) PostOrganizationAlbumConfigWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationAlbumConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationAlbumConfigResponse, error) {
+	rsp, err := c.PostOrganizationAlbumConfig(ctx, orgId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrganizationAlbumConfigResponse(rsp)
+}
+
+// PostOrganizationAlbumImageStatusWithBodyWithResponse Review an image of the organization's album
+//
+// Marks an image of the album familiar or unfamiliar; it may change between the two,
+// and pendingReview (where every image starts) cannot be set. An image that is not in the
+// album (of a device the caller cannot see, or from before the album was enabled) is 404,
+// as is any image while the album is disabled. Only the partner that created the
+// organization and its organization's editors; audited (organization.album.image).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organization-album/{orgId}/album/status (the `PostOrganizationAlbumImageStatus` operationId).
+func (c *ClientWithResponses) PostOrganizationAlbumImageStatusWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrganizationAlbumImageStatusResponse, error) {
+	rsp, err := c.PostOrganizationAlbumImageStatusWithBody(ctx, orgId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrganizationAlbumImageStatusResponse(rsp)
+}
+
+// PostOrganizationAlbumImageStatusWithResponse Review an image of the organization's album
+//
+// Marks an image of the album familiar or unfamiliar; it may change between the two,
+// and pendingReview (where every image starts) cannot be set. An image that is not in the
+// album (of a device the caller cannot see, or from before the album was enabled) is 404,
+// as is any image while the album is disabled. Only the partner that created the
+// organization and its organization's editors; audited (organization.album.image).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organization-album/{orgId}/album/status (the `PostOrganizationAlbumImageStatus` operationId).
+func (c *ClientWithResponses) PostOrganizationAlbumImageStatusWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationAlbumImageStatusJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationAlbumImageStatusResponse, error) {
+	rsp, err := c.PostOrganizationAlbumImageStatus(ctx, orgId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrganizationAlbumImageStatusResponse(rsp)
 }
 
 // GetOrganizationsWithResponse List organizations
@@ -41963,6 +46911,23 @@ func (c *ClientWithResponses) PostOrganizationDevicesWithResponse(ctx context.Co
 	return ParsePostOrganizationDevicesResponse(rsp)
 }
 
+// GetOrganizationDevicesDataUsageWithResponse Get the data usage of an organization's devices
+//
+// The usage of the organization's devices the caller may see, in IMEI order, as POST
+// /v2/devices/bulk-data-usage gives it: 100 a page unless limit (at most 200) says
+// otherwise.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/organizations/{orgId}/devices-data-usage (the `GetOrganizationDevicesDataUsage` operationId).
+func (c *ClientWithResponses) GetOrganizationDevicesDataUsageWithResponse(ctx context.Context, orgId OrgId, params *GetOrganizationDevicesDataUsageParams, reqEditors ...RequestEditorFn) (*GetOrganizationDevicesDataUsageResponse, error) {
+	rsp, err := c.GetOrganizationDevicesDataUsage(ctx, orgId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOrganizationDevicesDataUsageResponse(rsp)
+}
+
 // GetOrganizationDevicesBillingStatusWithResponse Billing status of an organization's devices
 //
 // The partner's devices in the organization. Partners only.
@@ -42278,6 +47243,42 @@ func (c *ClientWithResponses) PostOrganizationExternalUserWithResponse(ctx conte
 		return nil, err
 	}
 	return ParsePostOrganizationExternalUserResponse(rsp)
+}
+
+// PostOrganizationGetLatestRecordingEncryptionKeysWithBodyWithResponse Get the active recording keys of an organization's devices
+//
+// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
+// derives it) of each device named in imeis, or of every device of the organization the
+// caller may see when the body or imeis is left out. A named device that is not one of
+// them is 404. Viewers get 403; every key read is audited.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organizations/{orgId}/get-recording-encryption-keys (the `PostOrganizationGetLatestRecordingEncryptionKeys` operationId).
+func (c *ClientWithResponses) PostOrganizationGetLatestRecordingEncryptionKeysWithBodyWithResponse(ctx context.Context, orgId OrgId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrganizationGetLatestRecordingEncryptionKeysResponse, error) {
+	rsp, err := c.PostOrganizationGetLatestRecordingEncryptionKeysWithBody(ctx, orgId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrganizationGetLatestRecordingEncryptionKeysResponse(rsp)
+}
+
+// PostOrganizationGetLatestRecordingEncryptionKeysWithResponse Get the active recording keys of an organization's devices
+//
+// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
+// derives it) of each device named in imeis, or of every device of the organization the
+// caller may see when the body or imeis is left out. A named device that is not one of
+// them is 404. Viewers get 403; every key read is audited.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/organizations/{orgId}/get-recording-encryption-keys (the `PostOrganizationGetLatestRecordingEncryptionKeys` operationId).
+func (c *ClientWithResponses) PostOrganizationGetLatestRecordingEncryptionKeysWithResponse(ctx context.Context, orgId OrgId, body PostOrganizationGetLatestRecordingEncryptionKeysJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrganizationGetLatestRecordingEncryptionKeysResponse, error) {
+	rsp, err := c.PostOrganizationGetLatestRecordingEncryptionKeys(ctx, orgId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrganizationGetLatestRecordingEncryptionKeysResponse(rsp)
 }
 
 // DeleteOrganizationGroupsWithBodyWithResponse Delete a group
@@ -43758,6 +48759,60 @@ func ParsePostAlarmCommentResponse(rsp *http.Response) (*PostAlarmCommentRespons
 	return response, nil
 }
 
+// ParsePostAssociatedDevicesResponse parses an HTTP response from a PostAssociatedDevicesWithResponse call
+func ParsePostAssociatedDevicesResponse(rsp *http.Response) (*PostAssociatedDevicesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostAssociatedDevicesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				AssociatedDevice *string `json:"associatedDevice"`
+				Db               *string `json:"db,omitempty"`
+				Imei             string  `json:"imei"`
+			} `json:"data"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetAuditLogsResponse parses an HTTP response from a GetAuditLogsWithResponse call
 func ParseGetAuditLogsResponse(rsp *http.Response) (*GetAuditLogsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -44058,6 +49113,140 @@ func ParseGetClusterResponse(rsp *http.Response) (*GetClusterResponse, error) {
 	return response, nil
 }
 
+// ParseGetDeviceDataUsageReportResponse parses an HTTP response from a GetDeviceDataUsageReportWithResponse call
+func ParseGetDeviceDataUsageReportResponse(rsp *http.Response) (*GetDeviceDataUsageReportResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeviceDataUsageReportResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				BillingDate                *openapi_types.Date `json:"billingDate,omitempty"`
+				DataUsageMegabytes         *float64            `json:"dataUsageMegabytes,omitempty"`
+				FirmwareVersion            *string             `json:"firmwareVersion,omitempty"`
+				Imei                       *string             `json:"imei,omitempty"`
+				LiveVideoMegabytes         *float64            `json:"liveVideoMegabytes,omitempty"`
+				Name                       *string             `json:"name,omitempty"`
+				NotificaitonEnabled        *bool               `json:"notificaitonEnabled,omitempty"`
+				RecordStreamingMegabytes   *float64            `json:"recordStreamingMegabytes,omitempty"`
+				RecordingUploadedMegabytes *float64            `json:"recordingUploadedMegabytes,omitempty"`
+				ThresholdSet               *bool               `json:"thresholdSet,omitempty"`
+				VideoEventsMegabytes       *float64            `json:"videoEventsMegabytes,omitempty"`
+			} `json:"data"`
+			Metadata  Metadata `json:"metadata"`
+			RequestId *string  `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDevicesHealthResponse parses an HTTP response from a GetDevicesHealthWithResponse call
+func ParseGetDevicesHealthResponse(rsp *http.Response) (*GetDevicesHealthResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDevicesHealthResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				Alarms []struct {
+					Code    string `json:"code"`
+					Details string `json:"details"`
+				} `json:"alarms"`
+				AuxNum           int `json:"auxNum"`
+				AuxiliaryCameras []struct {
+					AuxSerial       *string    `json:"auxSerial,omitempty"`
+					Id              *string    `json:"id,omitempty"`
+					LastConnectedAt *time.Time `json:"lastConnectedAt,omitempty"`
+				} `json:"auxiliaryCameras"`
+				BillingStatus          *string    `json:"billingStatus,omitempty"`
+				CalibrationCompleted   bool       `json:"calibrationCompleted"`
+				Imei                   string     `json:"imei"`
+				LastConnectedAt        *time.Time `json:"lastConnectedAt,omitempty"`
+				LastRecordingHealth    *bool      `json:"lastRecordingHealth,omitempty"`
+				LastRecordingUpdatedAt *time.Time `json:"lastRecordingUpdatedAt,omitempty"`
+				Name                   string     `json:"name"`
+				OrganizationId         int        `json:"organizationId"`
+				PartnerId              int        `json:"partnerId"`
+			} `json:"data"`
+			Metadata  Metadata `json:"metadata"`
+			RequestId *string  `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostAutoCalibrationConfigResponse parses an HTTP response from a PostAutoCalibrationConfigWithResponse call
 func ParsePostAutoCalibrationConfigResponse(rsp *http.Response) (*PostAutoCalibrationConfigResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -44322,6 +49511,56 @@ func ParsePutBulkDevicesBillingStatusResponse(rsp *http.Response) (*PutBulkDevic
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDevicesDataUsageResponse parses an HTTP response from a GetDevicesDataUsageWithResponse call
+func ParseGetDevicesDataUsageResponse(rsp *http.Response) (*GetDevicesDataUsageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDevicesDataUsageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data      []DeviceDataUsage `json:"data"`
+			RequestId *string           `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	}
 
@@ -46431,6 +51670,70 @@ func ParseGetDeviceEventFileLinkResponse(rsp *http.Response) (*GetDeviceEventFil
 	return response, nil
 }
 
+// ParseGetDeviceEventManyFileLinksResponse parses an HTTP response from a GetDeviceEventManyFileLinksWithResponse call
+func ParseGetDeviceEventManyFileLinksResponse(rsp *http.Response) (*GetDeviceEventManyFileLinksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeviceEventManyFileLinksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Urls []struct {
+					CameraId  int        `json:"cameraId"`
+					Error     *string    `json:"error,omitempty"`
+					ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+					Url       *string    `json:"url,omitempty"`
+				} `json:"urls"`
+			} `json:"data"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetDeviceEventsResponse parses an HTTP response from a GetDeviceEventsWithResponse call
 func ParseGetDeviceEventsResponse(rsp *http.Response) (*GetDeviceEventsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -47199,6 +52502,57 @@ func ParsePostDeviceRebootResponse(rsp *http.Response) (*PostDeviceRebootRespons
 	return response, nil
 }
 
+// ParseGetDeviceRecordingEncryptionKeysResponse parses an HTTP response from a GetDeviceRecordingEncryptionKeysWithResponse call
+func ParseGetDeviceRecordingEncryptionKeysResponse(rsp *http.Response) (*GetDeviceRecordingEncryptionKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeviceRecordingEncryptionKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Active     RecordingKey   `json:"active"`
+			KeyHistory []RecordingKey `json:"keyHistory"`
+			RequestId  *string        `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetDeviceRecordingRangesResponse parses an HTTP response from a GetDeviceRecordingRangesWithResponse call
 func ParseGetDeviceRecordingRangesResponse(rsp *http.Response) (*GetDeviceRecordingRangesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -47255,6 +52609,161 @@ func ParseGetDeviceRecordingRangesResponse(rsp *http.Response) (*GetDeviceRecord
 	return response, nil
 }
 
+// ParseGetDeviceRetentionConfigResponse parses an HTTP response from a GetDeviceRetentionConfigWithResponse call
+func ParseGetDeviceRetentionConfigResponse(rsp *http.Response) (*GetDeviceRetentionConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeviceRetentionConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				Config []CameraRetention `json:"config"`
+			} `json:"data,omitempty"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutDeviceRetentionConfigResponse parses an HTTP response from a PutDeviceRetentionConfigWithResponse call
+func ParsePutDeviceRetentionConfigResponse(rsp *http.Response) (*PutDeviceRetentionConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutDeviceRetentionConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDeviceScoreResponse parses an HTTP response from a GetDeviceScoreWithResponse call
+func ParseGetDeviceScoreResponse(rsp *http.Response) (*GetDeviceScoreResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeviceScoreResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				DistanceKm *float64 `json:"distanceKm,omitempty"`
+				Events     *int     `json:"events,omitempty"`
+				Score      *float64 `json:"score,omitempty"`
+			} `json:"data"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePutDeviceSemiOnlineResponse parses an HTTP response from a PutDeviceSemiOnlineWithResponse call
 func ParsePutDeviceSemiOnlineResponse(rsp *http.Response) (*PutDeviceSemiOnlineResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -47289,6 +52798,140 @@ func ParsePutDeviceSemiOnlineResponse(rsp *http.Response) (*PutDeviceSemiOnlineR
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDeviceTelemetryResponse parses an HTTP response from a GetDeviceTelemetryWithResponse call
+func ParseGetDeviceTelemetryResponse(rsp *http.Response) (*GetDeviceTelemetryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeviceTelemetryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				AdasCalibrationCompleted *bool `json:"adasCalibrationCompleted,omitempty"`
+				AuxCameras               *[]struct {
+					CameraId *int                                                      `json:"cameraId,omitempty"`
+					State    *GetDeviceTelemetry200JSONResponseBodyDataAuxCamerasState `json:"state,omitempty"`
+				} `json:"auxCameras,omitempty"`
+				CalibrationCompleted bool   `json:"calibrationCompleted"`
+				DeviceModel          string `json:"deviceModel"`
+				FirmwareVersion      string `json:"firmwareVersion"`
+
+				// HealthReportedAt The last health report; absent until the first.
+				HealthReportedAt    *time.Time                                        `json:"healthReportedAt,omitempty"`
+				LastSeenOnline      time.Time                                         `json:"lastSeenOnline"`
+				SdCardCapacityBytes int                                               `json:"sdCardCapacityBytes"`
+				SdCardFreeBytes     int                                               `json:"sdCardFreeBytes"`
+				SdCardInserted      bool                                              `json:"sdCardInserted"`
+				SimNetworkType      string                                            `json:"simNetworkType"`
+				SimOperator         string                                            `json:"simOperator"`
+				SimState            GetDeviceTelemetry200JSONResponseBodyDataSimState `json:"simState"`
+				Status              *GetDeviceTelemetry200JSONResponseBodyDataStatus  `json:"status,omitempty"`
+				WifiEnabled         *bool                                             `json:"wifiEnabled,omitempty"`
+			} `json:"data"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 417:
+		var dest ExpectationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON417 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDeviceTripsResponse parses an HTTP response from a GetDeviceTripsWithResponse call
+func ParseGetDeviceTripsResponse(rsp *http.Response) (*GetDeviceTripsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeviceTripsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				// Distance Miles.
+				Distance float64 `json:"distance"`
+
+				// Duration Seconds.
+				Duration    int       `json:"duration"`
+				End         TripPoint `json:"end"`
+				EventsCount int       `json:"eventsCount"`
+				InProgress  *bool     `json:"inProgress,omitempty"`
+
+				// MaxSpeed Meters per second.
+				MaxSpeed float64   `json:"maxSpeed"`
+				Start    TripPoint `json:"start"`
+			} `json:"data"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -47418,6 +53061,59 @@ func ParsePostWakeupDeviceResponse(rsp *http.Response) (*PostWakeupDeviceRespons
 			return nil, err
 		}
 		response.JSON417 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDeviceCameraTelemetryResponse parses an HTTP response from a GetDeviceCameraTelemetryWithResponse call
+func ParseGetDeviceCameraTelemetryResponse(rsp *http.Response) (*GetDeviceCameraTelemetryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeviceCameraTelemetryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Code   GetDeviceCameraTelemetry200JSONResponseBodyDataCode `json:"code"`
+				Status string                                              `json:"status"`
+			} `json:"data"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	}
 
@@ -47959,6 +53655,49 @@ func ParsePostForgotPasswordResponse(rsp *http.Response) (*PostForgotPasswordRes
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGenerateEncryptionKeyResponse parses an HTTP response from a GenerateEncryptionKeyWithResponse call
+func ParseGenerateEncryptionKeyResponse(rsp *http.Response) (*GenerateEncryptionKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GenerateEncryptionKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			GeneratedKey string  `json:"generatedKey"`
+			RequestId    *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	}
 
 	return response, nil
@@ -48741,6 +54480,240 @@ func ParseGetOpenApiDocumentResponse(rsp *http.Response) (*GetOpenApiDocumentRes
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetOrganizationAlbumImagesResponse parses an HTTP response from a GetOrganizationAlbumImagesWithResponse call
+func ParseGetOrganizationAlbumImagesResponse(rsp *http.Response) (*GetOrganizationAlbumImagesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOrganizationAlbumImagesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				// CreatedAt The time of the event.
+				CreatedAt *time.Time `json:"createdAt,omitempty"`
+				EventId   *int       `json:"eventId,omitempty"`
+				ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+				// Id The device's IMEI and the file id, joined by a dot.
+				Id     string                                                  `json:"id"`
+				Imei   *string                                                 `json:"imei,omitempty"`
+				Status GetOrganizationAlbumImages200JSONResponseBodyDataStatus `json:"status"`
+				Url    string                                                  `json:"url"`
+			} `json:"data"`
+			Metadata struct {
+				ImageStatusCount struct {
+					Familiar      int `json:"familiar"`
+					PendingReview int `json:"pendingReview"`
+					Unfamiliar    int `json:"unfamiliar"`
+				} `json:"imageStatusCount"`
+				Pagination Metadata `json:"pagination"`
+			} `json:"metadata"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetOrganizationAlbumConfigResponse parses an HTTP response from a GetOrganizationAlbumConfigWithResponse call
+func ParseGetOrganizationAlbumConfigResponse(rsp *http.Response) (*GetOrganizationAlbumConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOrganizationAlbumConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			AlbumStatus GetOrganizationAlbumConfig200JSONResponseBodyAlbumStatus `json:"albumStatus"`
+
+			// EnabledAt Absent while the album is disabled.
+			EnabledAt *time.Time `json:"enabledAt,omitempty"`
+			RequestId *string    `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostOrganizationAlbumConfigResponse parses an HTTP response from a PostOrganizationAlbumConfigWithResponse call
+func ParsePostOrganizationAlbumConfigResponse(rsp *http.Response) (*PostOrganizationAlbumConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOrganizationAlbumConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostOrganizationAlbumImageStatusResponse parses an HTTP response from a PostOrganizationAlbumImageStatusWithResponse call
+func ParsePostOrganizationAlbumImageStatusResponse(rsp *http.Response) (*PostOrganizationAlbumImageStatusResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOrganizationAlbumImageStatusResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	}
 
@@ -49546,6 +55519,57 @@ func ParsePostOrganizationDevicesResponse(rsp *http.Response) (*PostOrganization
 	return response, nil
 }
 
+// ParseGetOrganizationDevicesDataUsageResponse parses an HTTP response from a GetOrganizationDevicesDataUsageWithResponse call
+func ParseGetOrganizationDevicesDataUsageResponse(rsp *http.Response) (*GetOrganizationDevicesDataUsageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOrganizationDevicesDataUsageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data      []DeviceDataUsage `json:"data"`
+			Metadata  Metadata          `json:"metadata"`
+			RequestId string            `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetOrganizationDevicesBillingStatusResponse parses an HTTP response from a GetOrganizationDevicesBillingStatusWithResponse call
 func ParseGetOrganizationDevicesBillingStatusResponse(rsp *http.Response) (*GetOrganizationDevicesBillingStatusResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -50110,6 +56134,68 @@ func ParsePostOrganizationExternalUserResponse(rsp *http.Response) (*PostOrganiz
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostOrganizationGetLatestRecordingEncryptionKeysResponse parses an HTTP response from a PostOrganizationGetLatestRecordingEncryptionKeysWithResponse call
+func ParsePostOrganizationGetLatestRecordingEncryptionKeysResponse(rsp *http.Response) (*PostOrganizationGetLatestRecordingEncryptionKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOrganizationGetLatestRecordingEncryptionKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Keys []struct {
+				ConfirmedByDevice *bool      `json:"confirmedByDevice,omitempty"`
+				CreatedAt         *time.Time `json:"createdAt,omitempty"`
+				Imei              *string    `json:"imei,omitempty"`
+				Key               *string    `json:"key,omitempty"`
+			} `json:"keys"`
+			RequestId *string `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	}
 

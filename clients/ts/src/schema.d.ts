@@ -152,6 +152,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/associated-devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get the third-party devices associated with devices
+         * @description The third-party device associated with each named device. fleetcam's devices pair with
+         *     no third-party device other than auxiliary cameras (GET
+         *     /v2/devices/{imei}/auxiliary-cameras), so associatedDevice and db are null for every
+         *     device. At most 1000 IMEIs; a device the caller cannot see is 404, naming it.
+         */
+        post: operations["postAssociatedDevices"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/audit-logs": {
         parameters: {
             query?: never;
@@ -270,6 +293,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/device-data-usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Report the devices' data usage
+         * @description The cellular data each device the caller may see used in its current billing period, in
+         *     IMEI order: of one organization with organizationId, else of all the partner's
+         *     organizations (an organization user sees its own). dataUsageMegabytes is what the
+         *     device reported sent and received, in megabytes (10^6 bytes); billingDate is the start
+         *     of its billing period, left out until the device first reports (the contract requires
+         *     it, which a silent device cannot give). fleetcam has no data usage notifications or
+         *     thresholds and its devices report bytes only, so notificaitonEnabled and thresholdSet
+         *     are false and the breakdown by use is 0.
+         */
+        get: operations["getDeviceDataUsageReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/device-health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Report the devices' health
+         * @description Each device the caller may see (of one organization with organizationId, else of all
+         *     the partner's organizations) with its last connection, its last recording test
+         *     (lastRecordingHealth true when it passed), its open alarms (code is the alarm
+         *     definition id, GET /v2/alarm-definitions), its ADAS calibration and its paired
+         *     auxiliary cameras (lastConnectedAt while connected). lastConnectedAt is left out for a
+         *     device that never connected, lastRecordingHealth and lastRecordingUpdatedAt until the
+         *     device reports a recording test (the contract requires them, which such a device cannot
+         *     give). Sorted by sort (imei by default), in order (desc by default), paginated. Each
+         *     pair of time filters goes together: one without the other is 400. billingStatus is the
+         *     device's activation status; every device has one, so billingStatusNotSet keeps none.
+         */
+        get: operations["getDevicesHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/devices/auto-calibration/config": {
         parameters: {
             query?: never;
@@ -371,6 +450,28 @@ export interface paths {
          */
         put: operations["putBulkDevicesBillingStatus"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/devices/bulk-data-usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get the data usage of several devices
+         * @description Each named device's usage as GET /v2/devices/{imei}/data-usage gives it, with the
+         *     current billing period in periods. At most 1000 IMEIs; a device the caller cannot see
+         *     is 404, naming it.
+         */
+        post: operations["getDevicesDataUsage"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1157,6 +1258,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/devices/{imei}/event-file-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get temporary links to several cameras' event files
+         * @description The links GET /v2/devices/{imei}/event-file-link gives, for several cameras at once:
+         *     with eventId, every file of the event (narrowed by fileType and cameraIds when given;
+         *     the snapshot of a video is its middle frame); without it, fileId of fileType on each
+         *     of cameraIds. A camera whose file has no link carries the reason in error; when no
+         *     camera has one, the answer is that reason (404). fleetcam keeps event files as
+         *     recorded: conceal=true (a blurred version) is 400. Not for editorWithoutMediaAccess.
+         */
+        get: operations["getDeviceEventManyFileLinks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/devices/{imei}/events": {
         parameters: {
             query?: never;
@@ -1471,6 +1597,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/devices/{imei}/recording-encryption-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the device's recording encryption keys
+         * @description The device's active recording encryption key and its key history, at the top level as
+         *     the contract has them. Keys are never stored: each is derived with HKDF-SHA256 from
+         *     fleetcam's media key, the IMEI and the device's stay in its organization, so a device
+         *     that moves to another organization gets a key its earlier owner never saw. The contract
+         *     has no call to rotate a key, so the history holds the one key of the current stay,
+         *     created when the device joined its organization. fleetcam's devices do not acknowledge
+         *     keys: confirmedByDevice is false. Keys are credentials: viewers get 403, and every
+         *     read is in the audit log (device.recordingKey.read).
+         */
+        get: operations["getDeviceRecordingEncryptionKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/devices/{imei}/recording-ranges": {
         parameters: {
             query?: never;
@@ -1483,6 +1636,65 @@ export interface paths {
          * @description Per camera, the intervals the SD card holds since the device left its previous organization (if it had one), clipped to start and end when given. The device must be online.
          */
         get: operations["getDeviceRecordingRanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/devices/{imei}/retention-config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the device's SD-card retention per camera
+         * @description How long each camera's recordings stay on the device's SD card before they are
+         *     overwritten, in minutes: the device's own retention of the camera (PUT), else its
+         *     organization's deviceRetentionMinutes (PATCH /v2/organizations/{orgId}). A camera with
+         *     neither keeps its recordings until the card is full and is left out.
+         */
+        get: operations["getDeviceRetentionConfig"];
+        /**
+         * Set the device's SD-card retention per camera
+         * @description Replaces the device's own retention per camera: a camera left out (all of them with
+         *     config []) follows its organization's deviceRetentionMinutes again. Each camera is 1,
+         *     2 or a paired auxiliary camera, named once; retentionMinutes is an integer from 4 to
+         *     527040 (a year). The change is in the audit log (device.retentionConfig) and reaches
+         *     the device with its configuration (cameraRetentionMinutes, docs/device-protocol.md).
+         */
+        put: operations["putDeviceRetentionConfig"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/devices/{imei}/score": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the device's safety score
+         * @description The device's safety score over the span from start to end (at most 31 days): its
+         *     driving-behaviour events per 100 km driven, counting at least 100 km, rounded to
+         *     hundredths; lower is better. score = events × 100 / max(distanceKm, 100), where events
+         *     counts acceleration, deceleration, accident, sharpTurnLeft, sharpRightTurn, speedLimit,
+         *     tailgating, laneWeaving, cellPhoneUse, distractedDriving, smoking, foodDrink,
+         *     driverUnbelted, possibleFatigue and gsensorHigh, and distanceKm is the length of the
+         *     device's GPS track in the span. Under 100 km the score is the number of events, so a
+         *     short drive does not inflate it. events and distanceKm are given beside the score.
+         *     Scoped tokens with deviceEvent may call it.
+         */
+        get: operations["getDeviceScore"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1509,6 +1721,61 @@ export interface paths {
          *     /v2/devices/{imei}/demo-mode returns the device to normal operation.
          */
         put: operations["putDeviceSemiOnline"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/devices/{imei}/telemetry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the device's telemetry
+         * @description What the cloud last learned of the device, also while it is offline (status says
+         *     whether it is connected): its firmware, model and last connection, its last health
+         *     report (the ADAS calibration, carried by both calibrationCompleted and
+         *     adasCalibrationCompleted; sdCardInserted is false while an "SD card missing" alarm is
+         *     open), its hotspot switch and its paired auxiliary cameras. fleetcam's devices do not
+         *     report their SIM, modem version, SD card sizes or Wi-Fi signal: simNetworkType and
+         *     simOperator are empty, simState is unknown, sdCardCapacityBytes and sdCardFreeBytes are
+         *     0, and modemVersion, simNumber, wifiConnected and wifiSignalLevel are left out. A device
+         *     that never connected is 417. Scoped tokens with deviceInfo may call it.
+         */
+        get: operations["getDeviceTelemetry"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/devices/{imei}/trips": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the device's trips
+         * @description The device's trips (power on to power off) that overlap the span from start to end (at
+         *     most 31 days), oldest first. start and end are the first and last GPS samples of the
+         *     trip (time in seconds since the epoch, speed in meters per second); a trip during which
+         *     the device reported no GPS has the trip's start and end times there at latitude and
+         *     longitude 0. distance is in miles (the haversine length of the GPS track), duration in
+         *     seconds, maxSpeed in meters per second; eventsCount counts the trip's events other than
+         *     its power on and off. A trip still in progress has inProgress true and counts until now.
+         *     Scoped tokens with deviceGps may call it.
+         */
+        get: operations["getDeviceTrips"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -1561,6 +1828,30 @@ export interface paths {
          *     It must be online and answer in time (417 otherwise). The request is audited.
          */
         post: operations["postWakeupDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/devices/{imei}/{cameraId}/telemetry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the state of a camera's stream
+         * @description The state of the camera's live stream in the cloud: CODE1 once the device sent the first
+         *     frame of a stream (POST /v2/devices/{imei}/connect-media), CODE2 while no stream runs
+         *     or before its first frame. fleetcam streams live video only (recordings are uploaded
+         *     as files), so CODE3 to CODE5 do not occur. Camera 0 asks about every camera of the
+         *     device: CODE1 when any of them streams. Scoped tokens with deviceInfo may call it.
+         */
+        get: operations["getDeviceCameraTelemetry"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1708,6 +1999,28 @@ export interface paths {
          *     without braking its sign-ins.
          */
         post: operations["postForgotPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/generate-encryption-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Generate a random encryption key
+         * @description A strong random key of 32 hexadecimal characters (128 bits) from the system's
+         *     cryptographic generator, for the caller's own use; fleetcam does not keep it. Not for
+         *     viewers.
+         */
+        put: operations["generateEncryptionKey"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1997,6 +2310,83 @@ export interface paths {
         get: operations["getOpenApiDocument"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/organization-album/{orgId}/album": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the images of the organization's album
+         * @description The album is the in-cabin (camera 2) snapshots of the organization's events since the
+         *     album was enabled (of a video, its middle frame), each once, newest first, with a
+         *     temporary link (media.linkTTL) and its review: pendingReview until someone marks it
+         *     familiar or unfamiliar (POST …/album/status). fleetcam does not recognise faces: every
+         *     image starts pending review. Images are listed once in the cloud. A partner sees the
+         *     images of its own devices. startTime and endTime bound the event times, at most 31 days
+         *     apart (endTime defaults to now, startTime to 31 days before endTime).
+         *     imageStatusCount counts the images of the device and span by status, whatever the
+         *     status filter. While the album is disabled the answer is 404. Not for
+         *     editorWithoutMediaAccess.
+         */
+        get: operations["getOrganizationAlbumImages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/organization-album/{orgId}/album/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get whether the organization's album is enabled */
+        get: operations["getOrganizationAlbumConfig"];
+        put?: never;
+        /**
+         * Enable or disable the organization's album
+         * @description enabled starts the album from now (an album already enabled stays as it is); disabled
+         *     deletes the album and every review, which cannot be undone (enabled again, every image
+         *     is pending review). Only the partner that created the organization and its
+         *     organization's editors; audited (organization.album).
+         */
+        post: operations["postOrganizationAlbumConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/organization-album/{orgId}/album/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Review an image of the organization's album
+         * @description Marks an image of the album familiar or unfamiliar; it may change between the two,
+         *     and pendingReview (where every image starts) cannot be set. An image that is not in the
+         *     album (of a device the caller cannot see, or from before the album was enabled) is 404,
+         *     as is any image while the album is disabled. Only the partner that created the
+         *     organization and its organization's editors; audited (organization.album.image).
+         */
+        post: operations["postOrganizationAlbumImageStatus"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2295,6 +2685,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/organizations/{orgId}/devices-data-usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the data usage of an organization's devices
+         * @description The usage of the organization's devices the caller may see, in IMEI order, as POST
+         *     /v2/devices/bulk-data-usage gives it: 100 a page unless limit (at most 200) says
+         *     otherwise.
+         */
+        get: operations["getOrganizationDevicesDataUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/organizations/{orgId}/devices/billing-status": {
         parameters: {
             query?: never;
@@ -2493,6 +2905,29 @@ export interface paths {
          *     organization.externalUser.remove.
          */
         delete: operations["deleteOrganizationExternalUser"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/organizations/{orgId}/get-recording-encryption-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get the active recording keys of an organization's devices
+         * @description The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
+         *     derives it) of each device named in imeis, or of every device of the organization the
+         *     caller may see when the body or imeis is left out. A named device that is not one of
+         *     them is 404. Viewers get 403; every key read is audited.
+         */
+        post: operations["postOrganizationGetLatestRecordingEncryptionKeys"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -3662,6 +4097,11 @@ export interface components {
         BulkWriteResult: components["schemas"]["BulkResult"] & {
             effectedImeis?: string[];
         };
+        CameraRetention: {
+            /** @description 1 road-facing; 2 in-cabin; 50 and above auxiliary. */
+            cameraId: number;
+            retentionMinutes: number;
+        };
         /** @description One live node of the cluster. */
         ClusterNode: {
             /** @description Devices connected to the node now. */
@@ -3885,6 +4325,37 @@ export interface components {
         };
         DeviceConfigWriteResult: components["schemas"]["BulkWriteResult"] & {
             config?: components["schemas"]["DeviceConfig"];
+        };
+        /**
+         * @description A device's cellular usage as it reports it with its health status: the current billing
+         *     period at the top level (mobileTx sent, mobileRx received, in bytes) and the periods
+         *     in periods, newest first. The breakdown by use is 0 (fleetcam's devices report bytes
+         *     only); receivedAt and periodStart are absent or null until the device first reports.
+         */
+        DeviceDataUsage: {
+            eventsUsage?: number;
+            imei?: string;
+            liveStreamUsageMilli?: number;
+            liveStreamingUsage?: number;
+            mobileRx?: number;
+            mobileTx?: number;
+            /** Format: date-time */
+            periodStart?: string | null;
+            periods?: {
+                mobileRx?: number;
+                mobileTx?: number;
+                /** Format: date-time */
+                periodStart?: string;
+                /** Format: date-time */
+                receivedAt?: string;
+            }[];
+            /** Format: date-time */
+            receivedAt?: string;
+            recordStreamUsageMilli?: number;
+            recordStreamingUsage?: number;
+            recordingsUploadUsage?: number;
+            usageEventsTodayDay?: number;
+            usageEventsTodayMonth?: number;
         };
         Driver: {
             /** Format: date-time */
@@ -4238,6 +4709,15 @@ export interface components {
             /** @enum {string} */
             voiceRecording?: "enabled" | "disabled";
         };
+        RecordingKey: {
+            /** @enum {string} */
+            algorithm?: "AES-128";
+            confirmedByDevice?: boolean;
+            /** Format: date-time */
+            createdAt?: string;
+            /** @description 32 hexadecimal characters. */
+            key?: string;
+        };
         RejectedIMEI: {
             /**
              * @description 1001: the device does not exist or is not the caller's.
@@ -4274,6 +4754,17 @@ export interface components {
             /** Format: date-time */
             startTime?: string;
             weeksAgo?: number;
+        };
+        TripPoint: {
+            /** @description Meters. */
+            accuracy?: number;
+            alt?: number;
+            lat: number;
+            lon: number;
+            /** @description Meters per second. */
+            speed: number;
+            /** @description Seconds since the epoch. */
+            time: number;
         };
         User: {
             /** @enum {string} */
@@ -5265,6 +5756,42 @@ export interface operations {
             404: components["responses"]["NotFound"];
         };
     };
+    postAssociatedDevices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    imeis: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Each device with its associated device. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            associatedDevice: string | null;
+                            db?: string | null;
+                            imei: string;
+                        }[];
+                        requestId?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+        };
+    };
     getAuditLogs: {
         parameters: {
             query?: {
@@ -5465,6 +5992,123 @@ export interface operations {
             };
         };
     };
+    getDeviceDataUsageReport: {
+        parameters: {
+            query?: {
+                organizationId?: number;
+                imei?: string;
+                /** @description Devices whose name contains this, ignoring case. */
+                name?: string;
+                /** @description Page size, from 1 to 1500 (default 100). */
+                limit?: components["parameters"]["limit"];
+                /** @description Results to skip. */
+                offset?: components["parameters"]["offset"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of devices. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date */
+                            billingDate?: string;
+                            dataUsageMegabytes?: number;
+                            firmwareVersion?: string;
+                            imei?: string;
+                            liveVideoMegabytes?: number;
+                            name?: string;
+                            notificaitonEnabled?: boolean;
+                            recordStreamingMegabytes?: number;
+                            recordingUploadedMegabytes?: number;
+                            thresholdSet?: boolean;
+                            videoEventsMegabytes?: number;
+                        }[];
+                        metadata: components["schemas"]["Metadata"];
+                        requestId?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    getDevicesHealth: {
+        parameters: {
+            query?: {
+                organizationId?: number;
+                imei?: string;
+                /** @description Devices whose name contains this, ignoring case. */
+                name?: string;
+                lastConnectedAtStart?: string;
+                lastConnectedAtEnd?: string;
+                lastRecordingUpdatedAtStart?: string;
+                lastRecordingUpdatedAtEnd?: string;
+                /** @description 1 passed, 0 failed, -1 not tested. */
+                lastRecordingHealth?: "1" | "0" | "-1";
+                billingStatus?: "pendingActivation" | "activated" | "deactivated" | "suspended" | "billingStatusNotSet";
+                sort?: "name" | "imei" | "lastConnectedAt" | "lastRecordingHealth" | "lastRecordingUpdatedAt";
+                order?: "asc" | "desc";
+                /** @description Page size, from 1 to 1500 (default 100). */
+                limit?: components["parameters"]["limit"];
+                /** @description Results to skip. */
+                offset?: components["parameters"]["offset"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of devices. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            alarms: {
+                                code: string;
+                                details: string;
+                            }[];
+                            auxNum: number;
+                            auxiliaryCameras: {
+                                auxSerial?: string;
+                                id?: string;
+                                /** Format: date-time */
+                                lastConnectedAt?: string;
+                            }[];
+                            billingStatus?: string;
+                            calibrationCompleted: boolean;
+                            imei: string;
+                            /** Format: date-time */
+                            lastConnectedAt?: string;
+                            lastRecordingHealth?: boolean;
+                            /** Format: date-time */
+                            lastRecordingUpdatedAt?: string;
+                            name: string;
+                            organizationId: number;
+                            partnerId: number;
+                        }[];
+                        metadata: components["schemas"]["Metadata"];
+                        requestId?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+        };
+    };
     postAutoCalibrationConfig: {
         parameters: {
             query?: never;
@@ -5627,6 +6271,38 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
+        };
+    };
+    getDevicesDataUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    imeis: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The usage of each device. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DeviceDataUsage"][];
+                        requestId?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
         };
     };
     bulkPatchPrivacyConfig: {
@@ -6946,6 +7622,53 @@ export interface operations {
             404: components["responses"]["NotFound"];
         };
     };
+    getDeviceEventManyFileLinks: {
+        parameters: {
+            query?: {
+                eventId?: number;
+                /** @description Required without eventId. */
+                fileId?: string;
+                /** @description Required without eventId. */
+                fileType?: "video" | "snapshot";
+                /** @description Camera ids separated by commas (1,2); required without eventId. */
+                cameraIds?: string;
+                conceal?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The links. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            urls: {
+                                cameraId: number;
+                                error?: string;
+                                /** Format: date-time */
+                                expiresAt?: string;
+                                url?: string;
+                            }[];
+                        };
+                        requestId?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
     getDeviceEvents: {
         parameters: {
             query: {
@@ -7412,6 +8135,36 @@ export interface operations {
             417: components["responses"]["ExpectationFailed"];
         };
     };
+    getDeviceRecordingEncryptionKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        active: components["schemas"]["RecordingKey"];
+                        keyHistory: components["schemas"]["RecordingKey"][];
+                        requestId?: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
     getDeviceRecordingRanges: {
         parameters: {
             query?: {
@@ -7452,6 +8205,108 @@ export interface operations {
             417: components["responses"]["ExpectationFailed"];
         };
     };
+    getDeviceRetentionConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The retention per camera. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            config: components["schemas"]["CameraRetention"][];
+                        };
+                        requestId?: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    putDeviceRetentionConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    config: components["schemas"]["CameraRetention"][];
+                };
+            };
+        };
+        responses: {
+            /** @description The retention is set. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    getDeviceScore: {
+        parameters: {
+            query: {
+                start: string;
+                /** @description At most 31 days after start. */
+                end: string;
+            };
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The score. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            distanceKm?: number;
+                            events?: number;
+                            score?: number;
+                        };
+                        requestId?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+        };
+    };
     putDeviceSemiOnline: {
         parameters: {
             query?: never;
@@ -7467,6 +8322,108 @@ export interface operations {
             200: components["responses"]["DeviceControlWritten"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    getDeviceTelemetry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The telemetry. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            adasCalibrationCompleted?: boolean;
+                            auxCameras?: {
+                                cameraId?: number;
+                                /** @enum {string} */
+                                state?: "connected" | "recording" | "notConnected";
+                            }[];
+                            calibrationCompleted: boolean;
+                            deviceModel: string;
+                            firmwareVersion: string;
+                            /**
+                             * Format: date-time
+                             * @description The last health report; absent until the first.
+                             */
+                            healthReportedAt?: string;
+                            /** Format: date-time */
+                            lastSeenOnline: string;
+                            sdCardCapacityBytes: number;
+                            sdCardFreeBytes: number;
+                            sdCardInserted: boolean;
+                            simNetworkType: string;
+                            simOperator: string;
+                            /** @enum {string} */
+                            simState: "ready" | "absent" | "unknown" | "network locked" | "PIN required" | "PUR required";
+                            /** @enum {string} */
+                            status?: "online" | "standby" | "offline";
+                            wifiEnabled?: boolean;
+                        };
+                        requestId?: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            417: components["responses"]["ExpectationFailed"];
+        };
+    };
+    getDeviceTrips: {
+        parameters: {
+            query: {
+                start: string;
+                /** @description At most 31 days after start. */
+                end: string;
+                /** @description Leave out trips shorter than this many miles. */
+                minimumDistance?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The trips. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Miles. */
+                            distance: number;
+                            /** @description Seconds. */
+                            duration: number;
+                            end: components["schemas"]["TripPoint"];
+                            eventsCount: number;
+                            inProgress?: boolean;
+                            /** @description Meters per second. */
+                            maxSpeed: number;
+                            start: components["schemas"]["TripPoint"];
+                        }[];
+                        requestId?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -7546,6 +8503,41 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             417: components["responses"]["ExpectationFailed"];
+        };
+    };
+    getDeviceCameraTelemetry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+                /** @description 1 road-facing, 2 in-cabin, 50 and above a paired auxiliary camera, 0 every camera. */
+                cameraId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            code: "CODE1" | "CODE2" | "CODE3" | "CODE4" | "CODE5";
+                            status: string;
+                        };
+                        requestId?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
         };
     };
     getDrivers: {
@@ -7927,6 +8919,31 @@ export interface operations {
             200: components["responses"]["RequestDone"];
             400: components["responses"]["BadRequest"];
             429: components["responses"]["TooManyRequests"];
+        };
+    };
+    generateEncryptionKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        generatedKey: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
     getMe: {
@@ -8467,6 +9484,175 @@ export interface operations {
             };
         };
     };
+    getOrganizationAlbumImages: {
+        parameters: {
+            query?: {
+                status?: "familiar" | "unfamiliar" | "pendingReview";
+                imei?: string;
+                startTime?: string;
+                endTime?: string;
+                limit?: number;
+                /** @description Results to skip. */
+                offset?: components["parameters"]["offset"];
+            };
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of images. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @description The time of the event.
+                             */
+                            createdAt?: string;
+                            eventId?: number;
+                            /** Format: date-time */
+                            expiresAt?: string;
+                            /** @description The device's IMEI and the file id, joined by a dot. */
+                            id: string;
+                            imei?: string;
+                            /** @enum {string} */
+                            status: "familiar" | "unfamiliar" | "pendingReview";
+                            /** Format: uri */
+                            url: string;
+                        }[];
+                        metadata: {
+                            imageStatusCount: {
+                                familiar: number;
+                                pendingReview: number;
+                                unfamiliar: number;
+                            };
+                            pagination: components["schemas"]["Metadata"];
+                        };
+                        requestId?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    getOrganizationAlbumConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The album's switch. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        albumStatus: "enabled" | "disabled";
+                        /**
+                         * Format: date-time
+                         * @description Absent while the album is disabled.
+                         */
+                        enabledAt?: string;
+                        requestId?: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    postOrganizationAlbumConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    albumStatus: "enabled" | "disabled";
+                };
+            };
+        };
+        responses: {
+            /** @description The album is switched. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    postOrganizationAlbumImageStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    imageId: string;
+                    /** @enum {string} */
+                    status: "familiar" | "unfamiliar";
+                };
+            };
+        };
+        responses: {
+            /** @description The review is recorded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
     getOrganizations: {
         parameters: {
             query?: {
@@ -8943,6 +10129,40 @@ export interface operations {
             409: components["responses"]["Conflict"];
         };
     };
+    getOrganizationDevicesDataUsage: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description Results to skip. */
+                offset?: components["parameters"]["offset"];
+            };
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of devices' usage. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DeviceDataUsage"][];
+                        metadata: components["schemas"]["Metadata"];
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+        };
+    };
     getOrganizationDevicesBillingStatus: {
         parameters: {
             query?: {
@@ -9283,6 +10503,48 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["RequestDone"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    postOrganizationGetLatestRecordingEncryptionKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the organization (GET /v2/organizations). */
+                orgId: components["parameters"]["orgId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    imeis?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        keys: {
+                            confirmedByDevice?: boolean;
+                            /** Format: date-time */
+                            createdAt?: string;
+                            imei?: string;
+                            key?: string;
+                        }[];
+                        requestId?: string;
+                    };
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

@@ -1,0 +1,109 @@
+package cloudapi
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/fleetcam/fleetcam/store"
+	"github.com/gin-gonic/gin"
+)
+
+// retentionConfigDTO is a device's SD-card retention per camera, as
+// GET and PUT /devices/{imei}/retention-config carry it.
+type retentionConfigDTO struct {
+	Config []store.CameraRetention `json:"config"`
+}
+
+// deviceCameraIDs lists the ids of d's cameras (deviceCameras): road-facing,
+// in-cabin and the paired auxiliary cameras.
+func deviceCameraIDs(tx *store.Tx, d *store.Device) ([]int, error) {
+	cams, err := deviceCameras(tx, d)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int, len(cams))
+	for i, c := range cams {
+		ids[i] = c.CameraID
+	}
+	return ids, nil
+}
+
+// getRetentionConfig handles GET /devices/{imei}/retention-config: each
+// camera's retention, the device's own or else its organization's
+// deviceRetentionMinutes; a camera with neither keeps its recordings until
+// the card is full and is left out.
+func (s *Server) getRetentionConfig(c *gin.Context) {
+	out := retentionConfigDTO{Config: []store.CameraRetention{}}
+	err := s.view(c, func(tx *store.Tx) error {
+		d, err := s.device(c, tx)
+		if err != nil {
+			return err
+		}
+		cams, err := deviceCameraIDs(tx, d)
+		if err != nil {
+			return err
+		}
+		e, err := tx.EffectiveSettings(d.IMEI)
+		if err != nil {
+			return err
+		}
+		out.Config = append(out.Config, e.CameraRetentionMinutes(cams)...)
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, out)
+}
+
+// retentionItem is one camera of a PUT body, its members required.
+type retentionItem struct {
+	CameraID         *int `json:"cameraId"`
+	RetentionMinutes *int `json:"retentionMinutes"`
+}
+
+// putRetentionConfig handles PUT /devices/{imei}/retention-config: config
+// replaces the device's own retention per camera ([] gives every camera
+// back to the organization's). The change is audited and delivered to the
+// device with its configuration.
+func (s *Server) putRetentionConfig(c *gin.Context) {
+	var req struct {
+		Config *[]retentionItem `json:"config"`
+	}
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if req.Config == nil {
+		s.fail(c, badField("config", "is required: a list of {cameraId, retentionMinutes} ([] for none)"))
+		return
+	}
+	list := make([]store.CameraRetention, 0, len(*req.Config))
+	for i, it := range *req.Config {
+		switch {
+		case it.CameraID == nil:
+			s.fail(c, badField(fmt.Sprintf("config[%d].cameraId", i), "is required"))
+			return
+		case it.RetentionMinutes == nil:
+			s.fail(c, badField(fmt.Sprintf("config[%d].retentionMinutes", i), "is required"))
+			return
+		}
+		list = append(list, store.CameraRetention{CameraID: *it.CameraID, RetentionMinutes: *it.RetentionMinutes})
+	}
+	var imei string
+	err := s.update(c, func(tx *store.Tx) error {
+		d, err := s.device(c, tx)
+		if err != nil {
+			return err
+		}
+		imei = d.IMEI
+		return tx.SetCameraRetention(d.IMEI, list)
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.pushConfig(imei)
+	c.JSON(http.StatusOK, gin.H{"requestId": requestID(c)})
+}
