@@ -192,6 +192,7 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.POST("/auxiliary-cameras/billing", auth, partner, write, s.setAuxBilling)
 	v2.POST("/devices/auxiliary-cameras/billing", auth, partner, write, s.setAuxBilling)
 	v2.GET("/devices/:imei/billing-status", auth, partner, s.deviceBillingStatus)
+	v2.GET("/devices/rma-devices", auth, s.rmaDevices)
 	v2.PUT("/devices/:imei/billing-status/:billingStatus", auth, partner, write, s.setDeviceBillingStatus)
 	v2.PUT("/devices/billing-status/:billingStatus", auth, partner, write, s.setBulkBillingStatus)
 	v2.GET("/organizations/:orgId/devices/billing-status", auth, partner, s.organizationBillingStatus)

@@ -28,6 +28,10 @@ type DeviceBilling struct {
 	// SubscriptionUpdatedAt is when the data profile last changed.
 	SubscriptionUpdatedAt time.Time `json:"subscriptionUpdatedAt,omitzero"`
 	Refurbished           bool      `json:"refurbished,omitempty"`
+	// RefurbishedAt is when the device was last marked refurbished (it came
+	// back through a return, RMA); zero when it is not, or was marked before
+	// the time was kept.
+	RefurbishedAt time.Time `json:"refurbishedAt,omitzero"`
 }
 
 // AutomaticFirmwareUpdates reports whether a subscription id lets the device update itself.
@@ -140,7 +144,10 @@ func (tx *Tx) SetRefurbished(imei string, on bool) error {
 		return err
 	}
 	prev := b.Refurbished
-	b.Refurbished = on
+	b.Refurbished, b.RefurbishedAt = on, time.Time{}
+	if on {
+		b.RefurbishedAt = tx.now
+	}
 	if err := tx.putBilling(b); err != nil {
 		return err
 	}

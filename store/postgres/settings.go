@@ -92,7 +92,7 @@ func (r deviceSettings) Put(s *store.DeviceSettings) error {
 	}
 	_, err = r.t.exec(`INSERT INTO device_settings (imei, version, privacy_mode, updated_at,
 			device, events, privacy, privacy_mode_config, geofences, control, camera_retention)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 		ON CONFLICT (imei) DO UPDATE SET version = EXCLUDED.version, privacy_mode = EXCLUDED.privacy_mode,
 			updated_at = EXCLUDED.updated_at, device = EXCLUDED.device, events = EXCLUDED.events,
 			privacy = EXCLUDED.privacy, privacy_mode_config = EXCLUDED.privacy_mode_config,

@@ -2182,6 +2182,48 @@ func (e PostBulkDevicesPrivacyModeJSONBodyPrivacyMode) Valid() bool {
 	}
 }
 
+// Defines values for GetRmaDevicesParamsSort.
+const (
+	GetRmaDevicesParamsSortDeviceName       GetRmaDevicesParamsSort = "deviceName"
+	GetRmaDevicesParamsSortImei             GetRmaDevicesParamsSort = "imei"
+	GetRmaDevicesParamsSortOrganizationName GetRmaDevicesParamsSort = "organizationName"
+	GetRmaDevicesParamsSortRmaUpdatedAt     GetRmaDevicesParamsSort = "rmaUpdatedAt"
+)
+
+// Valid indicates whether the value is a known member of the GetRmaDevicesParamsSort enum.
+func (e GetRmaDevicesParamsSort) Valid() bool {
+	switch e {
+	case GetRmaDevicesParamsSortDeviceName:
+		return true
+	case GetRmaDevicesParamsSortImei:
+		return true
+	case GetRmaDevicesParamsSortOrganizationName:
+		return true
+	case GetRmaDevicesParamsSortRmaUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetRmaDevicesParamsOrder.
+const (
+	GetRmaDevicesParamsOrderAsc  GetRmaDevicesParamsOrder = "asc"
+	GetRmaDevicesParamsOrderDesc GetRmaDevicesParamsOrder = "desc"
+)
+
+// Valid indicates whether the value is a known member of the GetRmaDevicesParamsOrder enum.
+func (e GetRmaDevicesParamsOrder) Valid() bool {
+	switch e {
+	case GetRmaDevicesParamsOrderAsc:
+		return true
+	case GetRmaDevicesParamsOrderDesc:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConfigureMutePeriodJSONBodyEntityType.
 const (
 	ConfigureMutePeriodJSONBodyEntityTypeDevice ConfigureMutePeriodJSONBodyEntityType = "device"
@@ -5659,6 +5701,29 @@ type PostBulkDevicesPrivacyModeJSONBody struct {
 // PostBulkDevicesPrivacyModeJSONBodyPrivacyMode defines parameters for PostBulkDevicesPrivacyMode.
 type PostBulkDevicesPrivacyModeJSONBodyPrivacyMode string
 
+// GetRmaDevicesParams defines parameters for GetRmaDevices.
+type GetRmaDevicesParams struct {
+	Imei              *string                   `form:"imei,omitempty" json:"imei,omitempty"`
+	DeviceName        *string                   `form:"deviceName,omitempty" json:"deviceName,omitempty"`
+	OrganizationName  *string                   `form:"organizationName,omitempty" json:"organizationName,omitempty"`
+	RmaUpdatedAtStart *time.Time                `form:"rmaUpdatedAtStart,omitempty" json:"rmaUpdatedAtStart,omitempty"`
+	RmaUpdatedAtEnd   *time.Time                `form:"rmaUpdatedAtEnd,omitempty" json:"rmaUpdatedAtEnd,omitempty"`
+	Sort              *GetRmaDevicesParamsSort  `form:"sort,omitempty" json:"sort,omitempty"`
+	Order             *GetRmaDevicesParamsOrder `form:"order,omitempty" json:"order,omitempty"`
+
+	// Limit Page size, from 1 to 1500 (default 100).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Results to skip.
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// GetRmaDevicesParamsSort defines parameters for GetRmaDevices.
+type GetRmaDevicesParamsSort string
+
+// GetRmaDevicesParamsOrder defines parameters for GetRmaDevices.
+type GetRmaDevicesParamsOrder string
+
 // ConfigureMutePeriodJSONBody defines parameters for ConfigureMutePeriod.
 type ConfigureMutePeriodJSONBody struct {
 	// CoolOffDuration Minutes.
@@ -8114,6 +8179,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v2/devices/privacy-control (the `PostBulkDevicesPrivacyMode` operationId).
 	PostBulkDevicesPrivacyMode(ctx context.Context, body PostBulkDevicesPrivacyModeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRmaDevices Report the devices that came back through a return (RMA)
+	//
+	// The refurbished devices the caller may see: a partner's devices, or an organization
+	// user's organization's. A device is refurbished by the operator command `fleetcam device
+	// refurbish` when it comes back through a return; a partner can then not change its
+	// billing status. rmaUpdatedAt is when it was last marked (left out for a device marked
+	// before fleetcam kept the time). imei, deviceName and organizationName keep the devices
+	// whose value contains them (names ignoring case); rmaUpdatedAtStart and rmaUpdatedAtEnd
+	// go together (one without the other is 400). Sorted by sort (rmaUpdatedAt by default) in
+	// order (desc by default), then by IMEI; paginated.
+	//
+	// Corresponds with GET /v2/devices/rma-devices (the `GetRmaDevices` operationId).
+	GetRmaDevices(ctx context.Context, params *GetRmaDevicesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ConfigureMutePeriodWithBody Mute repeated tailgating alerts
 	//
@@ -11613,6 +11692,30 @@ func (c *Client) PostBulkDevicesPrivacyModeWithBody(ctx context.Context, content
 // Corresponds with POST /v2/devices/privacy-control (the `PostBulkDevicesPrivacyMode` operationId).
 func (c *Client) PostBulkDevicesPrivacyMode(ctx context.Context, body PostBulkDevicesPrivacyModeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostBulkDevicesPrivacyModeRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRmaDevices Report the devices that came back through a return (RMA)
+//
+// The refurbished devices the caller may see: a partner's devices, or an organization
+// user's organization's. A device is refurbished by the operator command `fleetcam device
+// refurbish` when it comes back through a return; a partner can then not change its
+// billing status. rmaUpdatedAt is when it was last marked (left out for a device marked
+// before fleetcam kept the time). imei, deviceName and organizationName keep the devices
+// whose value contains them (names ignoring case); rmaUpdatedAtStart and rmaUpdatedAtEnd
+// go together (one without the other is 400). Sorted by sort (rmaUpdatedAt by default) in
+// order (desc by default), then by IMEI; paginated.
+//
+// Corresponds with GET /v2/devices/rma-devices (the `GetRmaDevices` operationId).
+func (c *Client) GetRmaDevices(ctx context.Context, params *GetRmaDevicesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRmaDevicesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -18063,6 +18166,156 @@ func NewPostBulkDevicesPrivacyModeRequestWithBody(server string, contentType str
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetRmaDevicesRequest constructs an http.Request for the GetRmaDevices method
+func NewGetRmaDevicesRequest(server string, params *GetRmaDevicesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/rma-devices")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Imei != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "imei", *params.Imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DeviceName != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "deviceName", *params.DeviceName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.OrganizationName != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organizationName", *params.OrganizationName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.RmaUpdatedAtStart != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "rmaUpdatedAtStart", *params.RmaUpdatedAtStart, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.RmaUpdatedAtEnd != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "rmaUpdatedAtEnd", *params.RmaUpdatedAtEnd, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Sort != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Order != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -26805,6 +27058,22 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/devices/privacy-control (the `PostBulkDevicesPrivacyMode` operationId).
 	PostBulkDevicesPrivacyModeWithResponse(ctx context.Context, body PostBulkDevicesPrivacyModeJSONRequestBody, reqEditors ...RequestEditorFn) (*PostBulkDevicesPrivacyModeResponse, error)
 
+	// GetRmaDevicesWithResponse Report the devices that came back through a return (RMA)
+	//
+	// The refurbished devices the caller may see: a partner's devices, or an organization
+	// user's organization's. A device is refurbished by the operator command `fleetcam device
+	// refurbish` when it comes back through a return; a partner can then not change its
+	// billing status. rmaUpdatedAt is when it was last marked (left out for a device marked
+	// before fleetcam kept the time). imei, deviceName and organizationName keep the devices
+	// whose value contains them (names ignoring case); rmaUpdatedAtStart and rmaUpdatedAtEnd
+	// go together (one without the other is 400). Sorted by sort (rmaUpdatedAt by default) in
+	// order (desc by default), then by IMEI; paginated.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/rma-devices (the `GetRmaDevices` operationId).
+	GetRmaDevicesWithResponse(ctx context.Context, params *GetRmaDevicesParams, reqEditors ...RequestEditorFn) (*GetRmaDevicesResponse, error)
+
 	// ConfigureMutePeriodWithBodyWithResponse Mute repeated tailgating alerts
 	//
 	// After a tailgating alert the devices raise no other one for coolOffDuration minutes.
@@ -31533,6 +31802,81 @@ func (r PostBulkDevicesPrivacyModeResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostBulkDevicesPrivacyModeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetRmaDevicesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []struct {
+			DeviceName       string     `json:"deviceName"`
+			Imei             string     `json:"imei"`
+			OrganizationId   int        `json:"organizationId"`
+			OrganizationName string     `json:"organizationName"`
+			RmaUpdatedAt     *time.Time `json:"rmaUpdatedAt,omitempty"`
+		} `json:"data"`
+		Metadata  Metadata `json:"metadata"`
+		RequestId *string  `json:"requestId,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRmaDevicesResponse) GetJSON200() *struct {
+	Data []struct {
+		DeviceName       string     `json:"deviceName"`
+		Imei             string     `json:"imei"`
+		OrganizationId   int        `json:"organizationId"`
+		OrganizationName string     `json:"organizationName"`
+		RmaUpdatedAt     *time.Time `json:"rmaUpdatedAt,omitempty"`
+	} `json:"data"`
+	Metadata  Metadata `json:"metadata"`
+	RequestId *string  `json:"requestId,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetRmaDevicesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetRmaDevicesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRmaDevicesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRmaDevicesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRmaDevicesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRmaDevicesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -44353,6 +44697,28 @@ func (c *ClientWithResponses) PostBulkDevicesPrivacyModeWithResponse(ctx context
 	return ParsePostBulkDevicesPrivacyModeResponse(rsp)
 }
 
+// GetRmaDevicesWithResponse Report the devices that came back through a return (RMA)
+//
+// The refurbished devices the caller may see: a partner's devices, or an organization
+// user's organization's. A device is refurbished by the operator command `fleetcam device
+// refurbish` when it comes back through a return; a partner can then not change its
+// billing status. rmaUpdatedAt is when it was last marked (left out for a device marked
+// before fleetcam kept the time). imei, deviceName and organizationName keep the devices
+// whose value contains them (names ignoring case); rmaUpdatedAtStart and rmaUpdatedAtEnd
+// go together (one without the other is 400). Sorted by sort (rmaUpdatedAt by default) in
+// order (desc by default), then by IMEI; paginated.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/rma-devices (the `GetRmaDevices` operationId).
+func (c *ClientWithResponses) GetRmaDevicesWithResponse(ctx context.Context, params *GetRmaDevicesParams, reqEditors ...RequestEditorFn) (*GetRmaDevicesResponse, error) {
+	rsp, err := c.GetRmaDevices(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRmaDevicesResponse(rsp)
+}
+
 // ConfigureMutePeriodWithBodyWithResponse Mute repeated tailgating alerts
 //
 // After a tailgating alert the devices raise no other one for coolOffDuration minutes.
@@ -49871,6 +50237,56 @@ func ParsePostBulkDevicesPrivacyModeResponse(rsp *http.Response) (*PostBulkDevic
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetRmaDevicesResponse parses an HTTP response from a GetRmaDevicesWithResponse call
+func ParseGetRmaDevicesResponse(rsp *http.Response) (*GetRmaDevicesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRmaDevicesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				DeviceName       string     `json:"deviceName"`
+				Imei             string     `json:"imei"`
+				OrganizationId   int        `json:"organizationId"`
+				OrganizationName string     `json:"organizationName"`
+				RmaUpdatedAt     *time.Time `json:"rmaUpdatedAt,omitempty"`
+			} `json:"data"`
+			Metadata  Metadata `json:"metadata"`
+			RequestId *string  `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
 
 	}
 

@@ -611,6 +611,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/devices/rma-devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Report the devices that came back through a return (RMA)
+         * @description The refurbished devices the caller may see: a partner's devices, or an organization
+         *     user's organization's. A device is refurbished by the operator command `fleetcam device
+         *     refurbish` when it comes back through a return; a partner can then not change its
+         *     billing status. rmaUpdatedAt is when it was last marked (left out for a device marked
+         *     before fleetcam kept the time). imei, deviceName and organizationName keep the devices
+         *     whose value contains them (names ignoring case); rmaUpdatedAtStart and rmaUpdatedAtEnd
+         *     go together (one without the other is 400). Sorted by sort (rmaUpdatedAt by default) in
+         *     order (desc by default), then by IMEI; paginated.
+         */
+        get: operations["getRmaDevices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/devices/tailgating-event-mute/configure": {
         parameters: {
             query?: never;
@@ -6508,6 +6535,51 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+        };
+    };
+    getRmaDevices: {
+        parameters: {
+            query?: {
+                imei?: string;
+                deviceName?: string;
+                organizationName?: string;
+                rmaUpdatedAtStart?: string;
+                rmaUpdatedAtEnd?: string;
+                sort?: "organizationName" | "imei" | "rmaUpdatedAt" | "deviceName";
+                order?: "asc" | "desc";
+                /** @description Page size, from 1 to 1500 (default 100). */
+                limit?: components["parameters"]["limit"];
+                /** @description Results to skip. */
+                offset?: components["parameters"]["offset"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of refurbished devices. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            deviceName: string;
+                            imei: string;
+                            organizationId: number;
+                            organizationName: string;
+                            /** Format: date-time */
+                            rmaUpdatedAt?: string;
+                        }[];
+                        metadata: components["schemas"]["Metadata"];
+                        requestId?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
         };
     };
     configureMutePeriod: {
