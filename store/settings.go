@@ -226,7 +226,11 @@ type DeviceSettings struct {
 	// CameraRetention is the device's own SD-card retention per camera
 	// (cameraretention.go); organizations have none.
 	CameraRetention []CameraRetention `json:"cameraRetention,omitempty"`
-	UpdatedAt       time.Time         `json:"updatedAt"`
+	// NotificationRecipients are the e-mail addresses told of each event
+	// type (API syntax) on the device (eventrecipients.go); organizations
+	// have none.
+	NotificationRecipients map[string][]string `json:"notificationRecipients,omitempty"`
+	UpdatedAt              time.Time           `json:"updatedAt"`
 }
 
 // OrgSettings are an organization's defaults for current and future devices.
