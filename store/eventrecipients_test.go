@@ -50,7 +50,9 @@ func TestEventRecipients(t *testing.T) {
 		}
 
 		// Replacing keeps only the new list; deleting from every type or one.
-		f.update(func(tx *Tx) error { return tx.SetEventRecipients(imei, "tailgating", []string{"a@example.com", "c@example.com"}) })
+		f.update(func(tx *Tx) error {
+			return tx.SetEventRecipients(imei, "tailgating", []string{"a@example.com", "c@example.com"})
+		})
 		f.update(func(tx *Tx) error { return tx.DeleteEventRecipient(imei, "c@example.com", "") })
 		if got := list(""); !slices.Equal(got, []EventRecipient{{Email: "a@example.com", EventType: "tailgating"}}) {
 			t.Fatalf("after delete %+v", got)
