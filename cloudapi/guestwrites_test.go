@@ -201,6 +201,12 @@ var guestWrites = map[string]writeDecision{
 	"POST /v2/associated-devices":                                 ownDevices,
 	"POST /v2/organizations/:orgId/get-recording-encryption-keys": ownDevices,
 	"PUT /v2/generate-encryption-key":                             noOrg,
+
+	// Notification recipients are device settings; the bulk call given an
+	// organization changes the caller's devices there only.
+	"DELETE /v2/devices/:imei/notification-recipients/:email":         ownDevices,
+	"PUT /v2/devices/:imei/events/:eventType/notification-recipients": ownDevices,
+	"PUT /v2/devices/events/:eventType/notification-recipients":       ownDevices,
 }
 
 // TestGuestPartnerWrites: every write route of the route table has a

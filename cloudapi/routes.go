@@ -298,6 +298,14 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.GET("/organization-album/:orgId/album/config", auth, s.getAlbumConfig)
 	v2.POST("/organization-album/:orgId/album/config", auth, write, host, s.postAlbumConfig)
 	v2.POST("/organization-album/:orgId/album/status", auth, write, host, s.postAlbumImageStatus)
+
+	// Event notification recipients: the e-mail addresses told of each
+	// event type on a device, kept in the device's settings; the bulk write
+	// changes the caller's devices of an organization or an IMEI list.
+	v2.GET("/devices/:imei/notification-recipients", auth, s.getEventRecipients)
+	v2.DELETE("/devices/:imei/notification-recipients/:email", auth, write, s.deleteEventRecipient)
+	v2.PUT("/devices/:imei/events/:eventType/notification-recipients", auth, write, s.putEventRecipients)
+	v2.PUT("/devices/events/:eventType/notification-recipients", auth, write, s.putBulkEventRecipients)
 }
 
 // isoTime formats t as the API's ISO 8601 UTC timestamp with milliseconds.

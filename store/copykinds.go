@@ -52,6 +52,7 @@ const (
 	KindDeviceLinks          Kind = "device_links"          // *DeviceLink
 	KindDeviceCredentials    Kind = "device_credentials"    // *DeviceCredential
 	KindQueuedCommands       Kind = "queued_commands"       // *QueuedCommand, each device's in queue order
+	KindEventMail            Kind = "event_mail"            // *EventMail
 	KindAuditEntries         Kind = "audit_log"             // *AuditEntry
 	KindMessages             Kind = "messages"              // *Message
 	KindWebhookOutbox        Kind = "webhook_outbox"        // *OutboxCounters, one record while either counter is not 0
@@ -78,6 +79,7 @@ var Kinds = []Kind{
 	KindAlarms, KindAlarmTriples, KindOpenAlarms, KindHealthStates, KindAlarmRecipients,
 	KindMediaFiles, KindMediaEventRefs, KindMediaAges, KindMediaTrash, KindAuxCameras, KindDeviceBillings,
 	KindDataUsage, KindDeviceLinks, KindDeviceCredentials, KindQueuedCommands,
+	KindEventMail,
 	KindAuditEntries, KindMessages, KindWebhookOutbox, KindDeliveries, KindWebhookSettings,
 	KindWebhookSubscriptions, KindWebhookSecrets, KindWebhookEndpoints, KindWebhookReceivers,
 	KindOAuthClients,

@@ -186,6 +186,7 @@ func readStore(t *testing.T, db *DB, s copySeed) map[string]string {
 		for _, id := range s.events {
 			read(fmt.Sprintf("event %d", id))(tx.Event(id))
 		}
+		read("event mail")(tx.QueuedEventMail())
 		return nil
 	})
 	if err != nil {

@@ -165,6 +165,10 @@ func seedCopy(t *testing.T, db *DB, clock *storetest.Clock) copySeed {
 		_, err := tx.AddGPS(s.dev2, []GPSPoint{{Time: at(15), Lat: 52.5, Lon: 13.4, Speed: 10, Accuracy: 3}})
 		return err
 	})
+	// The deceleration queues an e-mail to its recipient.
+	update(system, func(tx *Tx) error {
+		return tx.SetEventRecipients(s.dev.IMEI, "deceleration", []string{"safety@fleet.example"})
+	})
 	device := Actor{Source: "device"}
 	for i, in := range []EventInput{
 		{Type: "accOn", Time: at(30), Lat: 48.1, Lon: 11.5, DeviceEventID: "e-1"},

@@ -11,6 +11,24 @@ type EventRecords interface {
 	// EventDeviceIDs remember which event each device's own event id was
 	// stored as, for the deduplication of redeliveries.
 	EventDeviceIDs() EventDeviceIDSet
+	// EventMails are the e-mails queued to tell recipients of events
+	// (eventmail.go).
+	EventMails() EventMailSet
+}
+
+// EventMailSet is the durable queue of event notification e-mails, one job
+// per event and recipient.
+type EventMailSet interface {
+	// Put stores m under its event id and recipient, replacing the job
+	// stored there.
+	Put(m *EventMail) error
+	// Due returns up to limit jobs whose NextAttemptAt is at or before now,
+	// by event id then recipient.
+	Due(now time.Time, limit int) ([]EventMail, error)
+	// List returns every job, by event id then recipient.
+	List() ([]EventMail, error)
+	// Delete removes the job of eventID and recipient; none is no error.
+	Delete(eventID int64, recipient string) error
 }
 
 // EventSet is the events of every device, with what an engine keeps to

@@ -305,6 +305,10 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 	if kind.Beep {
 		return IngestResult{Event: e, Created: true}, nil
 	}
+	// What the webhooks are told of, the recipients are e-mailed.
+	if err := tx.queueEventMail(e, eff); err != nil {
+		return IngestResult{}, err
+	}
 	fact, err := tx.eventFact(e)
 	if err != nil {
 		return IngestResult{}, err

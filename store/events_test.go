@@ -106,6 +106,22 @@ func (f *eventFixture) ingest(dev *Device, in EventInput) IngestResult {
 }
 
 // settings changes the device's own settings, starting from its effective ones.
+// recipients makes emails the recipients of eventType on the fixture's device.
+func (f *eventFixture) recipients(eventType string, emails ...string) {
+	f.t.Helper()
+	f.update(func(tx *Tx) error { return tx.SetEventRecipients(f.dev.IMEI, eventType, emails) })
+}
+
+// eventMail returns the queued event e-mails.
+func (f *eventFixture) eventMail() []EventMail {
+	f.t.Helper()
+	var out []EventMail
+	if err := f.db.View(f.t.Context(), func(tx *Tx) (err error) { out, err = tx.QueuedEventMail(); return err }); err != nil {
+		f.t.Fatal(err)
+	}
+	return out
+}
+
 func (f *eventFixture) settings(dev *Device, fn func(*DeviceSettings)) {
 	f.t.Helper()
 	f.update(func(tx *Tx) error {
@@ -278,15 +294,27 @@ func TestIngestEventRules(t *testing.T) {
 				}
 				tc.in.DeviceEventID = fmt.Sprintf("ev-%d", i)
 				tc.in.Time = eventT0
+				// The recipients of its type are e-mailed exactly when the
+				// webhooks are told of the event.
+				f.recipients(tc.in.Type, "a@fleet.example", "b@fleet.example")
 				res := f.ingest(f.dev, tc.in)
 				if res.Dropped != tc.dropped {
 					t.Fatalf("dropped %q, want %q", res.Dropped, tc.dropped)
 				}
+				mails := f.eventMail()
 				if tc.dropped != "" {
-					if res.Created || f.eventCount(f.dev) != 0 || len(f.messages(MessageEvent)) != 0 {
-						t.Fatalf("a dropped event was stored or reported: %+v", res)
+					if res.Created || f.eventCount(f.dev) != 0 || len(f.messages(MessageEvent)) != 0 || len(mails) != 0 {
+						t.Fatalf("a dropped event was stored, reported or e-mailed: %+v %+v", res, mails)
 					}
 					return
+				}
+				if want := map[bool]int{true: 2}[tc.webhook]; len(mails) != want {
+					t.Fatalf("%d e-mails queued (%+v), want %d", len(mails), mails, want)
+				}
+				for _, m := range mails {
+					if m.EventID != res.Event.ID || m.IMEI != f.dev.IMEI || !m.NextAttemptAt.Equal(m.QueuedAt) {
+						t.Fatalf("queued e-mail %+v of event %d", m, res.Event.ID)
+					}
 				}
 				if !res.Created || len(res.Event.Files) != tc.files {
 					t.Fatalf("created %v with %d files, want %d", res.Created, len(res.Event.Files), tc.files)

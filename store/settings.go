@@ -226,7 +226,11 @@ type DeviceSettings struct {
 	// CameraRetention is the device's own SD-card retention per camera
 	// (cameraretention.go); organizations have none.
 	CameraRetention []CameraRetention `json:"cameraRetention,omitempty"`
-	UpdatedAt       time.Time         `json:"updatedAt"`
+	// NotificationRecipients are the e-mail addresses told of each event
+	// type (API syntax) on the device (eventrecipients.go); organizations
+	// have none.
+	NotificationRecipients map[string][]string `json:"notificationRecipients,omitempty"`
+	UpdatedAt              time.Time           `json:"updatedAt"`
 }
 
 // OrgSettings are an organization's defaults for current and future devices.
@@ -274,6 +278,9 @@ type Effective struct {
 	// CameraRetention is the device's own retention of some cameras, which
 	// overrides RetentionMinutes for them.
 	CameraRetention []CameraRetention
+	// NotificationRecipients are the device's e-mail recipients of each
+	// event type (eventrecipients.go).
+	NotificationRecipients map[string][]string
 }
 
 // Event returns the effective setting of one event type.
@@ -434,7 +441,7 @@ func (tx *Tx) EffectiveSettings(imei string) (*Effective, error) {
 	}
 	e := &Effective{Version: ds.Version, Device: DefaultDeviceConfig(), Events: DefaultEventConfig(),
 		Privacy: DefaultPrivacyConfig(), PrivacyMode: PrivacyModeOff, Geofences: ds.Geofences,
-		CameraRetention: ds.CameraRetention}
+		CameraRetention: ds.CameraRetention, NotificationRecipients: ds.NotificationRecipients}
 	pick(&e.Device, ds.Device, os.Device)
 	pick(&e.Events, ds.Events, os.Events)
 	e.Events = e.Events.Clone()

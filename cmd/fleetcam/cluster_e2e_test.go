@@ -235,7 +235,7 @@ func morePurges(t *testing.T, nodes []*member, n float64) {
 	})
 }
 
-// TestClusterSingletonJobs: the retention purge (like alarm mail, the
+// TestClusterSingletonJobs: the retention purge (like alarm and event mail, the
 // offline alarm watch and webhook delivery) runs on exactly one of three
 // nodes; once that node stops, another takes it over, and again only one.
 func TestClusterSingletonJobs(t *testing.T) {
@@ -258,8 +258,8 @@ func TestClusterSingletonJobs(t *testing.T) {
 		AND a.datname = current_database()`, &locks); err != nil {
 		t.Fatal(err)
 	}
-	if locks != 8 {
-		t.Fatalf("%d job locks held; want one for each of the five jobs and each node's life lock", locks)
+	if locks != 9 {
+		t.Fatalf("%d job locks held; want one for each of the six jobs and each node's life lock", locks)
 	}
 
 	var rest []*member

@@ -21,6 +21,7 @@ import (
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/cloudapi"
 	"github.com/fleetcam/fleetcam/cloudapi/alarmmail"
+	"github.com/fleetcam/fleetcam/cloudapi/eventmail"
 	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
@@ -229,9 +230,12 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	purger := store.NewPurger(db, store.PurgerOptions{Interval: cfg.Retention.Interval,
 		WebhookDeliveryDays: cfg.Retention.WebhookDeliveryDays, Logger: log, Registerer: metrics})
 	mailer := alarmmail.New(alarmmail.Options{Store: db, SMTP: cfg.SMTP, Logger: log, Registerer: metrics, Poll: cfg.SMTP.PollInterval})
+	eventMailer := eventmail.New(eventmail.Options{Store: db, SMTP: cfg.SMTP, PublicURL: cfg.PublicURL, Logger: log,
+		Registerer: metrics, Poll: cfg.SMTP.PollInterval})
 	jobs := []job{
 		{"retention", purger.Run},
 		{"alarm-mail", mailer.Run},
+		{"event-mail", eventMailer.Run},
 		{"offline-alarms", func(ctx context.Context) {
 			db.WatchOffline(ctx, cfg.Devices.OfflineAlarmAfter, min(cfg.Devices.OfflineAlarmAfter/4, 15*time.Minute), log)
 		}},

@@ -80,6 +80,7 @@ var (
 	bucketDeviceLinks       = []byte("device_links")
 	bucketDeviceCredentials = []byte("device_credentials")
 	bucketDeviceCommands    = []byte("device_commands")
+	bucketEventMail         = []byte("event_mail") // event id, 0, recipient → queued e-mail
 )
 
 // webhooks: audit log, messages, outbox, deliveries, webhook settings
@@ -131,6 +132,7 @@ var buckets = []bucketSpec{
 	{name: bucketMedia}, {name: bucketMediaPending}, {name: bucketMediaEvents}, {name: bucketMediaTrash},
 	{name: bucketMediaAge}, {name: bucketAuxCameras}, {name: bucketBilling}, {name: bucketDataUsage},
 	{name: bucketDeviceLinks}, {name: bucketDeviceCredentials}, {name: bucketDeviceCommands},
+	{name: bucketEventMail},
 	{name: bucketAudit, appends: true}, {name: bucketMessages, appends: true},
 	{name: bucketOutbox}, {name: bucketDeliveries}, {name: bucketQueue}, {name: bucketOrgDeliveries},
 	{name: bucketWebhookSettings}, {name: bucketWebhookSubs}, {name: bucketWebhookSecrets},

@@ -349,6 +349,8 @@ var copyKinds = map[store.Kind]copyKind{
 	store.KindDeviceCredentials: kindOf(bucketList(bucketDeviceCredentials),
 		jsonRecords(bucketDeviceCredentials, zero[store.DeviceCredential]),
 		func(t *tx, c *store.DeviceCredential) error { return deviceCredentials{t}.Put(c) }),
+	store.KindEventMail: kindOf(bucketList(bucketEventMail), jsonRecords(bucketEventMail, zero[store.EventMail]),
+		func(t *tx, m *store.EventMail) error { return eventMails{t}.Put(m) }),
 	store.KindQueuedCommands: kindOf(bucketList(bucketDeviceCommands),
 		jsonRecords(bucketDeviceCommands, zero[store.QueuedCommand]),
 		func(t *tx, c *store.QueuedCommand) error { return queuedCommands{t}.Add(c) }),

@@ -150,6 +150,14 @@ var _ = register(map[store.Kind]copyKind{
 		byKey(`SELECT imei FROM device_credentials WHERE imei > $1 ORDER BY imei LIMIT $2`,
 			func(t *tx, imei string) (*store.DeviceCredential, error) { return deviceCredentials{t}.Get(imei) }),
 		each(func(t *tx, c *store.DeviceCredential) error { return deviceCredentials{t}.Put(c) })),
+	store.KindEventMail: kindOf(tableList("event_mail"),
+		func(t *tx, yield func(*store.EventMail) bool) error {
+			list, err := eventMails{t}.List()
+			for i := 0; err == nil && i < len(list) && yield(&list[i]); i++ {
+			}
+			return err
+		},
+		each(func(t *tx, m *store.EventMail) error { return eventMails{t}.Put(m) })),
 	store.KindQueuedCommands: kindOf(tableList("queued_commands"),
 		selected(`SELECT `+queuedCommandColumns+` FROM queued_commands ORDER BY seq`,
 			func(row pgx.Row) (*store.QueuedCommand, error) {

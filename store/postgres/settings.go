@@ -63,18 +63,20 @@ func (t *tx) DeviceSettings() store.DeviceSettingsRecords { return deviceSetting
 // Get implements store.DeviceSettingsRecords.
 func (r deviceSettings) Get(imei string) (*store.DeviceSettings, error) {
 	s := store.DeviceSettings{IMEI: imei}
-	var device, events, privacy, modeConfig, geofences, control, retention []byte
+	var device, events, privacy, modeConfig, geofences, control, retention, recipients []byte
 	var mode pgtype.Text
 	err := getOne(r.t, `SELECT version, device, events, privacy, privacy_mode, privacy_mode_config, geofences, control,
-			camera_retention, updated_at
+			camera_retention, notification_recipients, updated_at
 		FROM device_settings WHERE imei = $1`,
-		[]any{&s.Version, &device, &events, &privacy, &mode, &modeConfig, &geofences, &control, &retention, zeroTime{&s.UpdatedAt}}, imei)
+		[]any{&s.Version, &device, &events, &privacy, &mode, &modeConfig, &geofences, &control, &retention, &recipients,
+			zeroTime{&s.UpdatedAt}}, imei)
 	if err != nil {
 		return nil, err
 	}
 	s.PrivacyMode = mode.String
-	err = decodeDocuments("device "+imei, []*[]byte{&device, &events, &privacy, &modeConfig, &geofences, &control, &retention},
-		[]any{&s.Device, &s.Events, &s.Privacy, &s.PrivacyModeConfig, &s.Geofences, &s.Control, &s.CameraRetention})
+	err = decodeDocuments("device "+imei, []*[]byte{&device, &events, &privacy, &modeConfig, &geofences, &control, &retention, &recipients},
+		[]any{&s.Device, &s.Events, &s.Privacy, &s.PrivacyModeConfig, &s.Geofences, &s.Control, &s.CameraRetention,
+			&s.NotificationRecipients})
 	if err != nil {
 		return nil, err
 	}
@@ -86,17 +88,19 @@ func (r deviceSettings) Put(s *store.DeviceSettings) error {
 	docs, err := documents(part{s.Device, s.Device == nil}, part{s.Events, s.Events == nil},
 		part{s.Privacy, s.Privacy == nil}, part{s.PrivacyModeConfig, s.PrivacyModeConfig == nil},
 		part{s.Geofences, len(s.Geofences) == 0}, part{s.Control, s.Control == nil},
-		part{s.CameraRetention, len(s.CameraRetention) == 0})
+		part{s.CameraRetention, len(s.CameraRetention) == 0},
+		part{s.NotificationRecipients, len(s.NotificationRecipients) == 0})
 	if err != nil {
 		return err
 	}
 	_, err = r.t.exec(`INSERT INTO device_settings (imei, version, privacy_mode, updated_at,
-			device, events, privacy, privacy_mode_config, geofences, control, camera_retention)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+			device, events, privacy, privacy_mode_config, geofences, control, camera_retention, notification_recipients)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT (imei) DO UPDATE SET version = EXCLUDED.version, privacy_mode = EXCLUDED.privacy_mode,
 			updated_at = EXCLUDED.updated_at, device = EXCLUDED.device, events = EXCLUDED.events,
 			privacy = EXCLUDED.privacy, privacy_mode_config = EXCLUDED.privacy_mode_config,
-			geofences = EXCLUDED.geofences, control = EXCLUDED.control, camera_retention = EXCLUDED.camera_retention`,
+			geofences = EXCLUDED.geofences, control = EXCLUDED.control, camera_retention = EXCLUDED.camera_retention,
+			notification_recipients = EXCLUDED.notification_recipients`,
 		append([]any{s.IMEI, s.Version, pgtype.Text{String: s.PrivacyMode, Valid: s.PrivacyMode != ""},
 			nullTime(s.UpdatedAt)}, docs...)...)
 	return err

@@ -949,6 +949,24 @@ func (e PrivacyConfigVoiceRecording) Valid() bool {
 	}
 }
 
+// Defines values for RecipientNotificationStatus.
+const (
+	RecipientNotificationStatusN0 RecipientNotificationStatus = 0
+	RecipientNotificationStatusN1 RecipientNotificationStatus = 1
+)
+
+// Valid indicates whether the value is a known member of the RecipientNotificationStatus enum.
+func (e RecipientNotificationStatus) Valid() bool {
+	switch e {
+	case RecipientNotificationStatusN0:
+		return true
+	case RecipientNotificationStatusN1:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RecordingKeyAlgorithm.
 const (
 	AES128 RecordingKeyAlgorithm = "AES-128"
@@ -4330,6 +4348,15 @@ type Metadata struct {
 	Offset int `json:"offset"`
 }
 
+// NotificationRecipientList The recipients' e-mail addresses, at most 20.
+type NotificationRecipientList = []openapi_types.Email
+
+// NotificationRecipients defines model for NotificationRecipients.
+type NotificationRecipients struct {
+	// NotificationRecipients The recipients' e-mail addresses, at most 20.
+	NotificationRecipients NotificationRecipientList `json:"notificationRecipients"`
+}
+
 // OAuthClient An OAuth client, never with its secret.
 type OAuthClient struct {
 	ClientId string `json:"clientId"`
@@ -4529,6 +4556,19 @@ type PrivacyConfigVirtualEvent string
 
 // PrivacyConfigVoiceRecording defines model for PrivacyConfig.VoiceRecording.
 type PrivacyConfigVoiceRecording string
+
+// RecipientNotification defines model for RecipientNotification.
+type RecipientNotification struct {
+	// EventType Event type in API syntax.
+	EventType string              `json:"eventType"`
+	Recipient openapi_types.Email `json:"recipient"`
+
+	// Status 1 while the recipient is told.
+	Status RecipientNotificationStatus `json:"status"`
+}
+
+// RecipientNotificationStatus 1 while the recipient is told.
+type RecipientNotificationStatus int
 
 // RecordingKey defines model for RecordingKey.
 type RecordingKey struct {
@@ -5258,6 +5298,12 @@ type MediaImei = string
 // MediaSig defines model for mediaSig.
 type MediaSig = string
 
+// NotificationEventTypePath defines model for notificationEventTypePath.
+type NotificationEventTypePath = string
+
+// NotificationEventTypeQuery defines model for notificationEventTypeQuery.
+type NotificationEventTypeQuery = string
+
 // Offset defines model for offset.
 type Offset = int
 
@@ -5692,6 +5738,28 @@ type PatchDeviceEventReviewStateJSONBodyEventReviewStateSeverity int
 // PatchDeviceEventReviewStateJSONBodyEventReviewStateStatus defines parameters for PatchDeviceEventReviewState.
 type PatchDeviceEventReviewStateJSONBodyEventReviewStateStatus string
 
+// PutBulkEventNotificationRecipientsJSONBody defines parameters for PutBulkEventNotificationRecipients.
+type PutBulkEventNotificationRecipientsJSONBody struct {
+	union json.RawMessage
+}
+
+// PutBulkEventNotificationRecipientsJSONBody0 defines parameters for PutBulkEventNotificationRecipients.
+type PutBulkEventNotificationRecipientsJSONBody0 struct {
+	GroupIds *[]int `json:"groupIds,omitempty"`
+
+	// NotificationRecipients The recipients' e-mail addresses, at most 20.
+	NotificationRecipients NotificationRecipientList `json:"notificationRecipients"`
+	OrganizationId         int                       `json:"organizationId"`
+}
+
+// PutBulkEventNotificationRecipientsJSONBody1 defines parameters for PutBulkEventNotificationRecipients.
+type PutBulkEventNotificationRecipientsJSONBody1 struct {
+	Imeis []string `json:"imeis"`
+
+	// NotificationRecipients The recipients' e-mail addresses, at most 20.
+	NotificationRecipients NotificationRecipientList `json:"notificationRecipients"`
+}
+
 // PostBulkDevicesPrivacyModeJSONBody defines parameters for PostBulkDevicesPrivacyMode.
 type PostBulkDevicesPrivacyModeJSONBody struct {
 	Imeis       []string                                      `json:"imeis"`
@@ -5913,6 +5981,18 @@ type GetDeviceGpsParams struct {
 type PutDeviceHotspotJSONBody struct {
 	HotspotEnabled bool  `json:"hotspotEnabled"`
 	InternetAccess *bool `json:"internetAccess,omitempty"`
+}
+
+// GetDeviceRecipientsParams defines parameters for GetDeviceRecipients.
+type GetDeviceRecipientsParams struct {
+	// EventType An event type in API syntax (e.g. cellPhoneUse).
+	EventType *NotificationEventTypeQuery `form:"eventType,omitempty" json:"eventType,omitempty"`
+}
+
+// DeleteDeviceNotificationRecipientParams defines parameters for DeleteDeviceNotificationRecipient.
+type DeleteDeviceNotificationRecipientParams struct {
+	// EventType An event type in API syntax (e.g. cellPhoneUse).
+	EventType *NotificationEventTypeQuery `form:"eventType,omitempty" json:"eventType,omitempty"`
 }
 
 // PostDeviceOtgSettingsJSONBody defines parameters for PostDeviceOtgSettings.
@@ -6785,6 +6865,9 @@ type PutBulkEventConfigJSONRequestBody PutBulkEventConfigJSONBody
 // PatchDeviceEventReviewStateJSONRequestBody defines body for PatchDeviceEventReviewState for application/json ContentType.
 type PatchDeviceEventReviewStateJSONRequestBody PatchDeviceEventReviewStateJSONBody
 
+// PutBulkEventNotificationRecipientsJSONRequestBody defines body for PutBulkEventNotificationRecipients for application/json ContentType.
+type PutBulkEventNotificationRecipientsJSONRequestBody PutBulkEventNotificationRecipientsJSONBody
+
 // PostBulkDevicesPrivacyModeJSONRequestBody defines body for PostBulkDevicesPrivacyMode for application/json ContentType.
 type PostBulkDevicesPrivacyModeJSONRequestBody PostBulkDevicesPrivacyModeJSONBody
 
@@ -6817,6 +6900,9 @@ type PutDeviceConfigJSONRequestBody = DeviceConfig
 
 // PutEventConfigJSONRequestBody defines body for PutEventConfig for application/json ContentType.
 type PutEventConfigJSONRequestBody = EventConfig
+
+// PutEventNotificationRecipientsJSONRequestBody defines body for PutEventNotificationRecipients for application/json ContentType.
+type PutEventNotificationRecipientsJSONRequestBody = NotificationRecipients
 
 // SetDeviceGeoFencesJSONRequestBody defines body for SetDeviceGeoFences for application/json ContentType.
 type SetDeviceGeoFencesJSONRequestBody = SetDeviceGeoFencesJSONBody
@@ -7566,6 +7652,68 @@ func (t *PostAutoCalibrationConfigJSONBody_EntityValue) UnmarshalJSON(b []byte) 
 	return err
 }
 
+// AsPutBulkEventNotificationRecipientsJSONBody0 returns the union data inside the PutBulkEventNotificationRecipientsJSONBody as a PutBulkEventNotificationRecipientsJSONBody0
+func (t PutBulkEventNotificationRecipientsJSONBody) AsPutBulkEventNotificationRecipientsJSONBody0() (PutBulkEventNotificationRecipientsJSONBody0, error) {
+	var body PutBulkEventNotificationRecipientsJSONBody0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPutBulkEventNotificationRecipientsJSONBody0 overwrites any union data inside the PutBulkEventNotificationRecipientsJSONBody as the provided PutBulkEventNotificationRecipientsJSONBody0
+func (t *PutBulkEventNotificationRecipientsJSONBody) FromPutBulkEventNotificationRecipientsJSONBody0(v PutBulkEventNotificationRecipientsJSONBody0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePutBulkEventNotificationRecipientsJSONBody0 performs a merge with any union data inside the PutBulkEventNotificationRecipientsJSONBody, using the provided PutBulkEventNotificationRecipientsJSONBody0
+func (t *PutBulkEventNotificationRecipientsJSONBody) MergePutBulkEventNotificationRecipientsJSONBody0(v PutBulkEventNotificationRecipientsJSONBody0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPutBulkEventNotificationRecipientsJSONBody1 returns the union data inside the PutBulkEventNotificationRecipientsJSONBody as a PutBulkEventNotificationRecipientsJSONBody1
+func (t PutBulkEventNotificationRecipientsJSONBody) AsPutBulkEventNotificationRecipientsJSONBody1() (PutBulkEventNotificationRecipientsJSONBody1, error) {
+	var body PutBulkEventNotificationRecipientsJSONBody1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPutBulkEventNotificationRecipientsJSONBody1 overwrites any union data inside the PutBulkEventNotificationRecipientsJSONBody as the provided PutBulkEventNotificationRecipientsJSONBody1
+func (t *PutBulkEventNotificationRecipientsJSONBody) FromPutBulkEventNotificationRecipientsJSONBody1(v PutBulkEventNotificationRecipientsJSONBody1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePutBulkEventNotificationRecipientsJSONBody1 performs a merge with any union data inside the PutBulkEventNotificationRecipientsJSONBody, using the provided PutBulkEventNotificationRecipientsJSONBody1
+func (t *PutBulkEventNotificationRecipientsJSONBody) MergePutBulkEventNotificationRecipientsJSONBody1(v PutBulkEventNotificationRecipientsJSONBody1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PutBulkEventNotificationRecipientsJSONBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PutBulkEventNotificationRecipientsJSONBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsPostScopedTokenJSONBodyEntitiesEntityId0 returns the union data inside the PostScopedTokenJSONBody_Entities_EntityId as a PostScopedTokenJSONBodyEntitiesEntityId0
 func (t PostScopedTokenJSONBody_Entities_EntityId) AsPostScopedTokenJSONBodyEntitiesEntityId0() (PostScopedTokenJSONBodyEntitiesEntityId0, error) {
 	var body PostScopedTokenJSONBodyEntitiesEntityId0
@@ -8154,6 +8302,32 @@ type ClientInterface interface {
 	// Corresponds with PATCH /v2/devices/event-review-state (the `PatchDeviceEventReviewState` operationId).
 	PatchDeviceEventReviewState(ctx context.Context, body PatchDeviceEventReviewStateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PutBulkEventNotificationRecipientsWithBody Set the recipients of an event type on many devices
+	//
+	// Replaces the addresses told of the event type ([] removes them all) on each device named
+	// by imeis, or on the caller's devices of an organization (narrowed to groupIds when given;
+	// -1 names the devices in no group). Of an IMEI list, a device the caller may not see is
+	// rejected as not found and the others are changed. Each device's change is in the audit
+	// log (device.notificationRecipients).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v2/devices/events/{eventType}/notification-recipients (the `PutBulkEventNotificationRecipients` operationId).
+	PutBulkEventNotificationRecipientsWithBody(ctx context.Context, eventType NotificationEventTypePath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutBulkEventNotificationRecipients Set the recipients of an event type on many devices
+	//
+	// Replaces the addresses told of the event type ([] removes them all) on each device named
+	// by imeis, or on the caller's devices of an organization (narrowed to groupIds when given;
+	// -1 names the devices in no group). Of an IMEI list, a device the caller may not see is
+	// rejected as not found and the others are changed. Each device's change is in the audit
+	// log (device.notificationRecipients).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v2/devices/events/{eventType}/notification-recipients (the `PutBulkEventNotificationRecipients` operationId).
+	PutBulkEventNotificationRecipients(ctx context.Context, eventType NotificationEventTypePath, body PutBulkEventNotificationRecipientsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostBulkDevicesPrivacyModeWithBody Switch privacy mode on one or many devices
 	//
 	// privacyMode general switches privacy mode on, disabled switches it off (on and off are
@@ -8692,6 +8866,28 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/devices/{imei}/events/{eventId} (the `GetDeviceEvent` operationId).
 	GetDeviceEvent(ctx context.Context, imei Imei, eventId int, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PutEventNotificationRecipientsWithBody Set the device's recipients of an event type
+	//
+	// Replaces the addresses told of the event type on the device ([] removes them all): at
+	// most 20 distinct e-mail addresses. The change is in the audit log
+	// (device.notificationRecipients).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v2/devices/{imei}/events/{eventType}/notification-recipients (the `PutEventNotificationRecipients` operationId).
+	PutEventNotificationRecipientsWithBody(ctx context.Context, imei Imei, eventType NotificationEventTypePath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutEventNotificationRecipients Set the device's recipients of an event type
+	//
+	// Replaces the addresses told of the event type on the device ([] removes them all): at
+	// most 20 distinct e-mail addresses. The change is in the audit log
+	// (device.notificationRecipients).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v2/devices/{imei}/events/{eventType}/notification-recipients (the `PutEventNotificationRecipients` operationId).
+	PutEventNotificationRecipients(ctx context.Context, imei Imei, eventType NotificationEventTypePath, body PutEventNotificationRecipientsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostFactoryReset Reset a device to factory settings
 	//
 	// The device reverts to its factory settings and connects again with its factory
@@ -8784,6 +8980,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /v2/devices/{imei}/hotspot (the `PutDeviceHotspot` operationId).
 	PutDeviceHotspot(ctx context.Context, imei Imei, body PutDeviceHotspotJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDeviceRecipients List the device's event notification recipients
+	//
+	// The e-mail addresses told when an event of a type happens on the device, one entry per
+	// address and event type, ordered by event type. With eventType, that type's only. Every
+	// listed recipient is told (status 1).
+	//
+	// Corresponds with GET /v2/devices/{imei}/notification-recipients (the `GetDeviceRecipients` operationId).
+	GetDeviceRecipients(ctx context.Context, imei Imei, params *GetDeviceRecipientsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteDeviceNotificationRecipient Remove an event notification recipient of the device
+	//
+	// The address is no longer told of the eventType's events on the device, or of any event
+	// type's when eventType is left out. An address that is no such recipient is 404. The change
+	// is in the audit log (device.notificationRecipients).
+	//
+	// Corresponds with DELETE /v2/devices/{imei}/notification-recipients/{email} (the `DeleteDeviceNotificationRecipient` operationId).
+	DeleteDeviceNotificationRecipient(ctx context.Context, imei Imei, email openapi_types.Email, params *DeleteDeviceNotificationRecipientParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostDeviceOtgSettingsWithBody Switch USB on-the-go
 	//
@@ -11656,6 +11870,52 @@ func (c *Client) PatchDeviceEventReviewState(ctx context.Context, body PatchDevi
 	return c.Client.Do(req)
 }
 
+// PutBulkEventNotificationRecipientsWithBody Set the recipients of an event type on many devices
+//
+// Replaces the addresses told of the event type ([] removes them all) on each device named
+// by imeis, or on the caller's devices of an organization (narrowed to groupIds when given;
+// -1 names the devices in no group). Of an IMEI list, a device the caller may not see is
+// rejected as not found and the others are changed. Each device's change is in the audit
+// log (device.notificationRecipients).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v2/devices/events/{eventType}/notification-recipients (the `PutBulkEventNotificationRecipients` operationId).
+func (c *Client) PutBulkEventNotificationRecipientsWithBody(ctx context.Context, eventType NotificationEventTypePath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutBulkEventNotificationRecipientsRequestWithBody(c.Server, eventType, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutBulkEventNotificationRecipients Set the recipients of an event type on many devices
+//
+// Replaces the addresses told of the event type ([] removes them all) on each device named
+// by imeis, or on the caller's devices of an organization (narrowed to groupIds when given;
+// -1 names the devices in no group). Of an IMEI list, a device the caller may not see is
+// rejected as not found and the others are changed. Each device's change is in the audit
+// log (device.notificationRecipients).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v2/devices/events/{eventType}/notification-recipients (the `PutBulkEventNotificationRecipients` operationId).
+func (c *Client) PutBulkEventNotificationRecipients(ctx context.Context, eventType NotificationEventTypePath, body PutBulkEventNotificationRecipientsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutBulkEventNotificationRecipientsRequest(c.Server, eventType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostBulkDevicesPrivacyModeWithBody Switch privacy mode on one or many devices
 //
 // privacyMode general switches privacy mode on, disabled switches it off (on and off are
@@ -12694,6 +12954,48 @@ func (c *Client) GetDeviceEvent(ctx context.Context, imei Imei, eventId int, req
 	return c.Client.Do(req)
 }
 
+// PutEventNotificationRecipientsWithBody Set the device's recipients of an event type
+//
+// Replaces the addresses told of the event type on the device ([] removes them all): at
+// most 20 distinct e-mail addresses. The change is in the audit log
+// (device.notificationRecipients).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v2/devices/{imei}/events/{eventType}/notification-recipients (the `PutEventNotificationRecipients` operationId).
+func (c *Client) PutEventNotificationRecipientsWithBody(ctx context.Context, imei Imei, eventType NotificationEventTypePath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutEventNotificationRecipientsRequestWithBody(c.Server, imei, eventType, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutEventNotificationRecipients Set the device's recipients of an event type
+//
+// Replaces the addresses told of the event type on the device ([] removes them all): at
+// most 20 distinct e-mail addresses. The change is in the audit log
+// (device.notificationRecipients).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v2/devices/{imei}/events/{eventType}/notification-recipients (the `PutEventNotificationRecipients` operationId).
+func (c *Client) PutEventNotificationRecipients(ctx context.Context, imei Imei, eventType NotificationEventTypePath, body PutEventNotificationRecipientsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutEventNotificationRecipientsRequest(c.Server, imei, eventType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostFactoryReset Reset a device to factory settings
 //
 // The device reverts to its factory settings and connects again with its factory
@@ -12867,6 +13169,44 @@ func (c *Client) PutDeviceHotspotWithBody(ctx context.Context, imei Imei, conten
 // Corresponds with PUT /v2/devices/{imei}/hotspot (the `PutDeviceHotspot` operationId).
 func (c *Client) PutDeviceHotspot(ctx context.Context, imei Imei, body PutDeviceHotspotJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutDeviceHotspotRequest(c.Server, imei, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDeviceRecipients List the device's event notification recipients
+//
+// The e-mail addresses told when an event of a type happens on the device, one entry per
+// address and event type, ordered by event type. With eventType, that type's only. Every
+// listed recipient is told (status 1).
+//
+// Corresponds with GET /v2/devices/{imei}/notification-recipients (the `GetDeviceRecipients` operationId).
+func (c *Client) GetDeviceRecipients(ctx context.Context, imei Imei, params *GetDeviceRecipientsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeviceRecipientsRequest(c.Server, imei, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteDeviceNotificationRecipient Remove an event notification recipient of the device
+//
+// The address is no longer told of the eventType's events on the device, or of any event
+// type's when eventType is left out. An address that is no such recipient is 404. The change
+// is in the audit log (device.notificationRecipients).
+//
+// Corresponds with DELETE /v2/devices/{imei}/notification-recipients/{email} (the `DeleteDeviceNotificationRecipient` operationId).
+func (c *Client) DeleteDeviceNotificationRecipient(ctx context.Context, imei Imei, email openapi_types.Email, params *DeleteDeviceNotificationRecipientParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteDeviceNotificationRecipientRequest(c.Server, imei, email, params)
 	if err != nil {
 		return nil, err
 	}
@@ -18130,6 +18470,53 @@ func NewPatchDeviceEventReviewStateRequestWithBody(server string, contentType st
 	return req, nil
 }
 
+// NewPutBulkEventNotificationRecipientsRequest calls the generic PutBulkEventNotificationRecipients builder with application/json body
+func NewPutBulkEventNotificationRecipientsRequest(server string, eventType NotificationEventTypePath, body PutBulkEventNotificationRecipientsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutBulkEventNotificationRecipientsRequestWithBody(server, eventType, "application/json", bodyReader)
+}
+
+// NewPutBulkEventNotificationRecipientsRequestWithBody constructs an http.Request for the PutBulkEventNotificationRecipients method, with any body, and a specified content type
+func NewPutBulkEventNotificationRecipientsRequestWithBody(server string, eventType NotificationEventTypePath, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "eventType", eventType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/events/%s/notification-recipients", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewPostBulkDevicesPrivacyModeRequest calls the generic PostBulkDevicesPrivacyMode builder with application/json body
 func NewPostBulkDevicesPrivacyModeRequest(server string, body PostBulkDevicesPrivacyModeJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -20042,6 +20429,60 @@ func NewGetDeviceEventRequest(server string, imei Imei, eventId int) (*http.Requ
 	return req, nil
 }
 
+// NewPutEventNotificationRecipientsRequest calls the generic PutEventNotificationRecipients builder with application/json body
+func NewPutEventNotificationRecipientsRequest(server string, imei Imei, eventType NotificationEventTypePath, body PutEventNotificationRecipientsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutEventNotificationRecipientsRequestWithBody(server, imei, eventType, "application/json", bodyReader)
+}
+
+// NewPutEventNotificationRecipientsRequestWithBody constructs an http.Request for the PutEventNotificationRecipients method, with any body, and a specified content type
+func NewPutEventNotificationRecipientsRequestWithBody(server string, imei Imei, eventType NotificationEventTypePath, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "eventType", eventType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/events/%s/notification-recipients", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewPostFactoryResetRequest constructs an http.Request for the PostFactoryReset method
 func NewPostFactoryResetRequest(server string, imei Imei) (*http.Request, error) {
 	var err error
@@ -20345,6 +20786,135 @@ func NewPutDeviceHotspotRequestWithBody(server string, imei Imei, contentType st
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetDeviceRecipientsRequest constructs an http.Request for the GetDeviceRecipients method
+func NewGetDeviceRecipientsRequest(server string, imei Imei, params *GetDeviceRecipientsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/notification-recipients", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EventType != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "eventType", *params.EventType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeleteDeviceNotificationRecipientRequest constructs an http.Request for the DeleteDeviceNotificationRecipient method
+func NewDeleteDeviceNotificationRecipientRequest(server string, imei Imei, email openapi_types.Email, params *DeleteDeviceNotificationRecipientParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "imei", imei, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "email", email, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "email"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/devices/%s/notification-recipients/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EventType != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "eventType", *params.EventType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -27032,6 +27602,32 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /v2/devices/event-review-state (the `PatchDeviceEventReviewState` operationId).
 	PatchDeviceEventReviewStateWithResponse(ctx context.Context, body PatchDeviceEventReviewStateJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchDeviceEventReviewStateResponse, error)
 
+	// PutBulkEventNotificationRecipientsWithBodyWithResponse Set the recipients of an event type on many devices
+	//
+	// Replaces the addresses told of the event type ([] removes them all) on each device named
+	// by imeis, or on the caller's devices of an organization (narrowed to groupIds when given;
+	// -1 names the devices in no group). Of an IMEI list, a device the caller may not see is
+	// rejected as not found and the others are changed. Each device's change is in the audit
+	// log (device.notificationRecipients).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/devices/events/{eventType}/notification-recipients (the `PutBulkEventNotificationRecipients` operationId).
+	PutBulkEventNotificationRecipientsWithBodyWithResponse(ctx context.Context, eventType NotificationEventTypePath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutBulkEventNotificationRecipientsResponse, error)
+
+	// PutBulkEventNotificationRecipientsWithResponse Set the recipients of an event type on many devices
+	//
+	// Replaces the addresses told of the event type ([] removes them all) on each device named
+	// by imeis, or on the caller's devices of an organization (narrowed to groupIds when given;
+	// -1 names the devices in no group). Of an IMEI list, a device the caller may not see is
+	// rejected as not found and the others are changed. Each device's change is in the audit
+	// log (device.notificationRecipients).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/devices/events/{eventType}/notification-recipients (the `PutBulkEventNotificationRecipients` operationId).
+	PutBulkEventNotificationRecipientsWithResponse(ctx context.Context, eventType NotificationEventTypePath, body PutBulkEventNotificationRecipientsJSONRequestBody, reqEditors ...RequestEditorFn) (*PutBulkEventNotificationRecipientsResponse, error)
+
 	// PostBulkDevicesPrivacyModeWithBodyWithResponse Switch privacy mode on one or many devices
 	//
 	// privacyMode general switches privacy mode on, disabled switches it off (on and off are
@@ -27626,6 +28222,28 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/devices/{imei}/events/{eventId} (the `GetDeviceEvent` operationId).
 	GetDeviceEventWithResponse(ctx context.Context, imei Imei, eventId int, reqEditors ...RequestEditorFn) (*GetDeviceEventResponse, error)
 
+	// PutEventNotificationRecipientsWithBodyWithResponse Set the device's recipients of an event type
+	//
+	// Replaces the addresses told of the event type on the device ([] removes them all): at
+	// most 20 distinct e-mail addresses. The change is in the audit log
+	// (device.notificationRecipients).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/devices/{imei}/events/{eventType}/notification-recipients (the `PutEventNotificationRecipients` operationId).
+	PutEventNotificationRecipientsWithBodyWithResponse(ctx context.Context, imei Imei, eventType NotificationEventTypePath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutEventNotificationRecipientsResponse, error)
+
+	// PutEventNotificationRecipientsWithResponse Set the device's recipients of an event type
+	//
+	// Replaces the addresses told of the event type on the device ([] removes them all): at
+	// most 20 distinct e-mail addresses. The change is in the audit log
+	// (device.notificationRecipients).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v2/devices/{imei}/events/{eventType}/notification-recipients (the `PutEventNotificationRecipients` operationId).
+	PutEventNotificationRecipientsWithResponse(ctx context.Context, imei Imei, eventType NotificationEventTypePath, body PutEventNotificationRecipientsJSONRequestBody, reqEditors ...RequestEditorFn) (*PutEventNotificationRecipientsResponse, error)
+
 	// PostFactoryResetWithResponse Reset a device to factory settings
 	//
 	// The device reverts to its factory settings and connects again with its factory
@@ -27728,6 +28346,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v2/devices/{imei}/hotspot (the `PutDeviceHotspot` operationId).
 	PutDeviceHotspotWithResponse(ctx context.Context, imei Imei, body PutDeviceHotspotJSONRequestBody, reqEditors ...RequestEditorFn) (*PutDeviceHotspotResponse, error)
+
+	// GetDeviceRecipientsWithResponse List the device's event notification recipients
+	//
+	// The e-mail addresses told when an event of a type happens on the device, one entry per
+	// address and event type, ordered by event type. With eventType, that type's only. Every
+	// listed recipient is told (status 1).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/devices/{imei}/notification-recipients (the `GetDeviceRecipients` operationId).
+	GetDeviceRecipientsWithResponse(ctx context.Context, imei Imei, params *GetDeviceRecipientsParams, reqEditors ...RequestEditorFn) (*GetDeviceRecipientsResponse, error)
+
+	// DeleteDeviceNotificationRecipientWithResponse Remove an event notification recipient of the device
+	//
+	// The address is no longer told of the eventType's events on the device, or of any event
+	// type's when eventType is left out. An address that is no such recipient is 404. The change
+	// is in the audit log (device.notificationRecipients).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v2/devices/{imei}/notification-recipients/{email} (the `DeleteDeviceNotificationRecipient` operationId).
+	DeleteDeviceNotificationRecipientWithResponse(ctx context.Context, imei Imei, email openapi_types.Email, params *DeleteDeviceNotificationRecipientParams, reqEditors ...RequestEditorFn) (*DeleteDeviceNotificationRecipientResponse, error)
 
 	// PostDeviceOtgSettingsWithBodyWithResponse Switch USB on-the-go
 	//
@@ -31740,6 +32380,95 @@ func (r PatchDeviceEventReviewStateResponse) ContentType() string {
 	return ""
 }
 
+type PutBulkEventNotificationRecipientsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Rejected []struct {
+			ErrorCode int    `json:"errorCode"`
+			Imei      string `json:"imei"`
+			Reason    string `json:"reason"`
+		} `json:"rejected"`
+		RequestId string `json:"requestId"`
+
+		// Success The IMEIs changed.
+		Success []string `json:"success"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutBulkEventNotificationRecipientsResponse) GetJSON200() *struct {
+	Rejected []struct {
+		ErrorCode int    `json:"errorCode"`
+		Imei      string `json:"imei"`
+		Reason    string `json:"reason"`
+	} `json:"rejected"`
+	RequestId string `json:"requestId"`
+
+	// Success The IMEIs changed.
+	Success []string `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutBulkEventNotificationRecipientsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutBulkEventNotificationRecipientsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutBulkEventNotificationRecipientsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutBulkEventNotificationRecipientsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PutBulkEventNotificationRecipientsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutBulkEventNotificationRecipientsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutBulkEventNotificationRecipientsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutBulkEventNotificationRecipientsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostBulkDevicesPrivacyModeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34623,6 +35352,79 @@ func (r GetDeviceEventResponse) ContentType() string {
 	return ""
 }
 
+type PutEventNotificationRecipientsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutEventNotificationRecipientsResponse) GetJSON200() *struct {
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutEventNotificationRecipientsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutEventNotificationRecipientsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutEventNotificationRecipientsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutEventNotificationRecipientsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PutEventNotificationRecipientsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutEventNotificationRecipientsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutEventNotificationRecipientsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutEventNotificationRecipientsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostFactoryResetResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -35135,6 +35937,147 @@ func (r PutDeviceHotspotResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PutDeviceHotspotResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDeviceRecipientsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Recipients []RecipientNotification `json:"recipients"`
+		RequestId  string                  `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeviceRecipientsResponse) GetJSON200() *struct {
+	Recipients []RecipientNotification `json:"recipients"`
+	RequestId  string                  `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDeviceRecipientsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDeviceRecipientsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDeviceRecipientsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeviceRecipientsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeviceRecipientsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeviceRecipientsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeviceRecipientsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteDeviceNotificationRecipientResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteDeviceNotificationRecipientResponse) GetJSON200() *struct {
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteDeviceNotificationRecipientResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteDeviceNotificationRecipientResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteDeviceNotificationRecipientResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteDeviceNotificationRecipientResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteDeviceNotificationRecipientResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteDeviceNotificationRecipientResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteDeviceNotificationRecipientResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteDeviceNotificationRecipientResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -44659,6 +45602,44 @@ func (c *ClientWithResponses) PatchDeviceEventReviewStateWithResponse(ctx contex
 	return ParsePatchDeviceEventReviewStateResponse(rsp)
 }
 
+// PutBulkEventNotificationRecipientsWithBodyWithResponse Set the recipients of an event type on many devices
+//
+// Replaces the addresses told of the event type ([] removes them all) on each device named
+// by imeis, or on the caller's devices of an organization (narrowed to groupIds when given;
+// -1 names the devices in no group). Of an IMEI list, a device the caller may not see is
+// rejected as not found and the others are changed. Each device's change is in the audit
+// log (device.notificationRecipients).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/devices/events/{eventType}/notification-recipients (the `PutBulkEventNotificationRecipients` operationId).
+func (c *ClientWithResponses) PutBulkEventNotificationRecipientsWithBodyWithResponse(ctx context.Context, eventType NotificationEventTypePath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutBulkEventNotificationRecipientsResponse, error) {
+	rsp, err := c.PutBulkEventNotificationRecipientsWithBody(ctx, eventType, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutBulkEventNotificationRecipientsResponse(rsp)
+}
+
+// PutBulkEventNotificationRecipientsWithResponse Set the recipients of an event type on many devices
+//
+// Replaces the addresses told of the event type ([] removes them all) on each device named
+// by imeis, or on the caller's devices of an organization (narrowed to groupIds when given;
+// -1 names the devices in no group). Of an IMEI list, a device the caller may not see is
+// rejected as not found and the others are changed. Each device's change is in the audit
+// log (device.notificationRecipients).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/devices/events/{eventType}/notification-recipients (the `PutBulkEventNotificationRecipients` operationId).
+func (c *ClientWithResponses) PutBulkEventNotificationRecipientsWithResponse(ctx context.Context, eventType NotificationEventTypePath, body PutBulkEventNotificationRecipientsJSONRequestBody, reqEditors ...RequestEditorFn) (*PutBulkEventNotificationRecipientsResponse, error) {
+	rsp, err := c.PutBulkEventNotificationRecipients(ctx, eventType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutBulkEventNotificationRecipientsResponse(rsp)
+}
+
 // PostBulkDevicesPrivacyModeWithBodyWithResponse Switch privacy mode on one or many devices
 //
 // privacyMode general switches privacy mode on, disabled switches it off (on and off are
@@ -45553,6 +46534,40 @@ func (c *ClientWithResponses) GetDeviceEventWithResponse(ctx context.Context, im
 	return ParseGetDeviceEventResponse(rsp)
 }
 
+// PutEventNotificationRecipientsWithBodyWithResponse Set the device's recipients of an event type
+//
+// Replaces the addresses told of the event type on the device ([] removes them all): at
+// most 20 distinct e-mail addresses. The change is in the audit log
+// (device.notificationRecipients).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/devices/{imei}/events/{eventType}/notification-recipients (the `PutEventNotificationRecipients` operationId).
+func (c *ClientWithResponses) PutEventNotificationRecipientsWithBodyWithResponse(ctx context.Context, imei Imei, eventType NotificationEventTypePath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutEventNotificationRecipientsResponse, error) {
+	rsp, err := c.PutEventNotificationRecipientsWithBody(ctx, imei, eventType, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutEventNotificationRecipientsResponse(rsp)
+}
+
+// PutEventNotificationRecipientsWithResponse Set the device's recipients of an event type
+//
+// Replaces the addresses told of the event type on the device ([] removes them all): at
+// most 20 distinct e-mail addresses. The change is in the audit log
+// (device.notificationRecipients).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v2/devices/{imei}/events/{eventType}/notification-recipients (the `PutEventNotificationRecipients` operationId).
+func (c *ClientWithResponses) PutEventNotificationRecipientsWithResponse(ctx context.Context, imei Imei, eventType NotificationEventTypePath, body PutEventNotificationRecipientsJSONRequestBody, reqEditors ...RequestEditorFn) (*PutEventNotificationRecipientsResponse, error) {
+	rsp, err := c.PutEventNotificationRecipients(ctx, imei, eventType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutEventNotificationRecipientsResponse(rsp)
+}
+
 // PostFactoryResetWithResponse Reset a device to factory settings
 //
 // The device reverts to its factory settings and connects again with its factory
@@ -45708,6 +46723,40 @@ func (c *ClientWithResponses) PutDeviceHotspotWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParsePutDeviceHotspotResponse(rsp)
+}
+
+// GetDeviceRecipientsWithResponse List the device's event notification recipients
+//
+// The e-mail addresses told when an event of a type happens on the device, one entry per
+// address and event type, ordered by event type. With eventType, that type's only. Every
+// listed recipient is told (status 1).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/devices/{imei}/notification-recipients (the `GetDeviceRecipients` operationId).
+func (c *ClientWithResponses) GetDeviceRecipientsWithResponse(ctx context.Context, imei Imei, params *GetDeviceRecipientsParams, reqEditors ...RequestEditorFn) (*GetDeviceRecipientsResponse, error) {
+	rsp, err := c.GetDeviceRecipients(ctx, imei, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeviceRecipientsResponse(rsp)
+}
+
+// DeleteDeviceNotificationRecipientWithResponse Remove an event notification recipient of the device
+//
+// The address is no longer told of the eventType's events on the device, or of any event
+// type's when eventType is left out. An address that is no such recipient is 404. The change
+// is in the audit log (device.notificationRecipients).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v2/devices/{imei}/notification-recipients/{email} (the `DeleteDeviceNotificationRecipient` operationId).
+func (c *ClientWithResponses) DeleteDeviceNotificationRecipientWithResponse(ctx context.Context, imei Imei, email openapi_types.Email, params *DeleteDeviceNotificationRecipientParams, reqEditors ...RequestEditorFn) (*DeleteDeviceNotificationRecipientResponse, error) {
+	rsp, err := c.DeleteDeviceNotificationRecipient(ctx, imei, email, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteDeviceNotificationRecipientResponse(rsp)
 }
 
 // PostDeviceOtgSettingsWithBodyWithResponse Switch USB on-the-go
@@ -50193,6 +51242,70 @@ func ParsePatchDeviceEventReviewStateResponse(rsp *http.Response) (*PatchDeviceE
 	return response, nil
 }
 
+// ParsePutBulkEventNotificationRecipientsResponse parses an HTTP response from a PutBulkEventNotificationRecipientsWithResponse call
+func ParsePutBulkEventNotificationRecipientsResponse(rsp *http.Response) (*PutBulkEventNotificationRecipientsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutBulkEventNotificationRecipientsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Rejected []struct {
+				ErrorCode int    `json:"errorCode"`
+				Imei      string `json:"imei"`
+				Reason    string `json:"reason"`
+			} `json:"rejected"`
+			RequestId string `json:"requestId"`
+
+			// Success The IMEIs changed.
+			Success []string `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostBulkDevicesPrivacyModeResponse parses an HTTP response from a PostBulkDevicesPrivacyModeWithResponse call
 func ParsePostBulkDevicesPrivacyModeResponse(rsp *http.Response) (*PostBulkDevicesPrivacyModeResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -52283,6 +53396,62 @@ func ParseGetDeviceEventResponse(rsp *http.Response) (*GetDeviceEventResponse, e
 	return response, nil
 }
 
+// ParsePutEventNotificationRecipientsResponse parses an HTTP response from a PutEventNotificationRecipientsWithResponse call
+func ParsePutEventNotificationRecipientsResponse(rsp *http.Response) (*PutEventNotificationRecipientsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutEventNotificationRecipientsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostFactoryResetResponse parses an HTTP response from a PostFactoryResetWithResponse call
 func ParsePostFactoryResetResponse(rsp *http.Response) (*PostFactoryResetResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -52622,6 +53791,112 @@ func ParsePutDeviceHotspotResponse(rsp *http.Response) (*PutDeviceHotspotRespons
 		var dest struct {
 			Data      *Hotspot `json:"data,omitempty"`
 			RequestId *string  `json:"requestId,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDeviceRecipientsResponse parses an HTTP response from a GetDeviceRecipientsWithResponse call
+func ParseGetDeviceRecipientsResponse(rsp *http.Response) (*GetDeviceRecipientsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeviceRecipientsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Recipients []RecipientNotification `json:"recipients"`
+			RequestId  string                  `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteDeviceNotificationRecipientResponse parses an HTTP response from a DeleteDeviceNotificationRecipientWithResponse call
+func ParseDeleteDeviceNotificationRecipientResponse(rsp *http.Response) (*DeleteDeviceNotificationRecipientResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteDeviceNotificationRecipientResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			RequestId string `json:"requestId"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err

@@ -587,6 +587,30 @@ export interface paths {
         patch: operations["patchDeviceEventReviewState"];
         trace?: never;
     };
+    "/v2/devices/events/{eventType}/notification-recipients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the recipients of an event type on many devices
+         * @description Replaces the addresses told of the event type ([] removes them all) on each device named
+         *     by imeis, or on the caller's devices of an organization (narrowed to groupIds when given;
+         *     -1 names the devices in no group). Of an IMEI list, a device the caller may not see is
+         *     rejected as not found and the others are changed. Each device's change is in the audit
+         *     log (device.notificationRecipients).
+         */
+        put: operations["putBulkEventNotificationRecipients"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/devices/privacy-control": {
         parameters: {
             query?: never;
@@ -1365,6 +1389,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/devices/{imei}/events/{eventType}/notification-recipients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the device's recipients of an event type
+         * @description Replaces the addresses told of the event type on the device ([] removes them all): at
+         *     most 20 distinct e-mail addresses. The change is in the audit log
+         *     (device.notificationRecipients).
+         */
+        put: operations["putEventNotificationRecipients"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/devices/{imei}/factory-reset": {
         parameters: {
             query?: never;
@@ -1500,6 +1546,50 @@ export interface paths {
         put: operations["putDeviceHotspot"];
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/devices/{imei}/notification-recipients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the device's event notification recipients
+         * @description The e-mail addresses told when an event of a type happens on the device, one entry per
+         *     address and event type, ordered by event type. With eventType, that type's only. Every
+         *     listed recipient is told (status 1).
+         */
+        get: operations["getDeviceRecipients"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/devices/{imei}/notification-recipients/{email}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove an event notification recipient of the device
+         * @description The address is no longer told of the eventType's events on the device, or of any event
+         *     type's when eventType is left out. An address that is no such recipient is 404. The change
+         *     is in the audit log (device.notificationRecipients).
+         */
+        delete: operations["deleteDeviceNotificationRecipient"];
         options?: never;
         head?: never;
         patch?: never;
@@ -4605,6 +4695,11 @@ export interface components {
             limit: number;
             offset: number;
         };
+        /** @description The recipients' e-mail addresses, at most 20. */
+        NotificationRecipientList: string[];
+        NotificationRecipients: {
+            notificationRecipients: components["schemas"]["NotificationRecipientList"];
+        };
         /** @description An OAuth client, never with its secret. */
         OAuthClient: {
             clientId: string;
@@ -4735,6 +4830,17 @@ export interface components {
             virtualEvent?: "enabled" | "disabled";
             /** @enum {string} */
             voiceRecording?: "enabled" | "disabled";
+        };
+        RecipientNotification: {
+            /** @description Event type in API syntax. */
+            eventType: string;
+            /** Format: email */
+            recipient: string;
+            /**
+             * @description 1 while the recipient is told.
+             * @enum {integer}
+             */
+            status: 0 | 1;
         };
         RecordingKey: {
             /** @enum {string} */
@@ -5502,6 +5608,10 @@ export interface components {
         mediaImei: string;
         /** @description Signature of path and expiry. */
         mediaSig: string;
+        /** @description An event type in API syntax (e.g. cellPhoneUse). */
+        notificationEventTypePath: string;
+        /** @description An event type in API syntax (e.g. cellPhoneUse). */
+        notificationEventTypeQuery: string;
         /** @description Results to skip. */
         offset: number;
         /** @description The id of the organization (GET /v2/organizations). */
@@ -6499,6 +6609,53 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    putBulkEventNotificationRecipients: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An event type in API syntax (e.g. cellPhoneUse). */
+                eventType: components["parameters"]["notificationEventTypePath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    groupIds?: number[];
+                    notificationRecipients: components["schemas"]["NotificationRecipientList"];
+                    organizationId: number;
+                } | {
+                    imeis: string[];
+                    notificationRecipients: components["schemas"]["NotificationRecipientList"];
+                };
+            };
+        };
+        responses: {
+            /** @description The devices changed and the IMEIs rejected. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        rejected: {
+                            errorCode: number;
+                            imei: string;
+                            reason: string;
+                        }[];
+                        requestId: string;
+                        /** @description The IMEIs changed. */
+                        success: string[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
         };
@@ -7840,6 +7997,41 @@ export interface operations {
             404: components["responses"]["NotFound"];
         };
     };
+    putEventNotificationRecipients: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+                /** @description An event type in API syntax (e.g. cellPhoneUse). */
+                eventType: components["parameters"]["notificationEventTypePath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NotificationRecipients"];
+            };
+        };
+        responses: {
+            /** @description The recipients are set. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
     postFactoryReset: {
         parameters: {
             query?: never;
@@ -8057,6 +8249,72 @@ export interface operations {
                     "application/json": {
                         data?: components["schemas"]["Hotspot"];
                         requestId?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    getDeviceRecipients: {
+        parameters: {
+            query?: {
+                /** @description An event type in API syntax (e.g. cellPhoneUse). */
+                eventType?: components["parameters"]["notificationEventTypeQuery"];
+            };
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recipients. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        recipients: components["schemas"]["RecipientNotification"][];
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    deleteDeviceNotificationRecipient: {
+        parameters: {
+            query?: {
+                /** @description An event type in API syntax (e.g. cellPhoneUse). */
+                eventType?: components["parameters"]["notificationEventTypeQuery"];
+            };
+            header?: never;
+            path: {
+                /** @description The IMEI of the device (15 digits). */
+                imei: components["parameters"]["imei"];
+                /** @description The recipient's e-mail address. */
+                email: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recipient is removed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        requestId: string;
                     };
                 };
             };
