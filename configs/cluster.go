@@ -23,7 +23,7 @@ type Cluster struct {
 	// character other than a letter, digit, '-' or '_' turned into '-'.
 	NodeID string `yaml:"nodeId"`
 	// JobLockRetry is how often a node tries to take a singleton job (the
-	// retention purge, offline alarms, alarm e-mail, webhook delivery)
+	// retention purge, offline alarms, alarm and event e-mail, webhook delivery)
 	// that another node runs, and checks that the connection holding its
 	// own job locks is alive.
 	JobLockRetry time.Duration `yaml:"jobLockRetry"`
