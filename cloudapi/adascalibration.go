@@ -215,13 +215,7 @@ func (s *Server) putCalibrateADAS(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	var imei string
-	err = s.update(c, func(tx *store.Tx) error {
-		d, err := s.device(c, tx)
-		if err != nil {
-			return err
-		}
-		imei = d.IMEI
+	err = s.updatePathDevice(c, func(tx *store.Tx, d *store.Device) error {
 		return updateControl(tx, d.IMEI, "device.adasMeasurements", func(ctl *store.DeviceControl, version int64) error {
 			ctl.ADAS = m
 			ctl.Calibration = &store.CalibrationState{Type: store.CalibrationManual, State: store.CalibrationPending,
@@ -233,7 +227,6 @@ func (s *Server) putCalibrateADAS(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.pushConfig(imei)
 	ok(c, gin.H{})
 }
 

@@ -186,6 +186,27 @@ func (s *Server) onlineSet(imeis []string) map[string]bool {
 
 // pushConfig asks the broker to deliver the current desired configuration
 // of each device: now when it is online, on reconnect otherwise.
+// updatePathDevice runs fn on the device the path names, in one write, and
+// once it is committed pushes the device its desired configuration: the
+// writes of one device's settings.
+func (s *Server) updatePathDevice(c *gin.Context, fn func(tx *store.Tx, d *store.Device) error) error {
+	var imei string
+	err := s.update(c, func(tx *store.Tx) error {
+		d, err := s.device(c, tx)
+		if err != nil {
+			return err
+		}
+		imei = d.IMEI
+		return fn(tx, d)
+	})
+	if err == nil {
+		s.pushConfig(imei)
+	}
+	return err
+}
+
+// pushConfig asks the broker to deliver the devices their desired
+// configurations now (wherever in the cluster they are connected).
 func (s *Server) pushConfig(imeis ...string) {
 	if s.commander == nil {
 		return

@@ -113,13 +113,7 @@ func (s *Server) patchCameras(c *gin.Context) {
 		return
 	}
 	var cams []cameraDTO
-	var imei string
-	err := s.update(c, func(tx *store.Tx) error {
-		d, err := s.device(c, tx)
-		if err != nil {
-			return err
-		}
-		imei = d.IMEI
+	err := s.updatePathDevice(c, func(tx *store.Tx, d *store.Device) error {
 		aux, err := tx.AuxCameras(d.IMEI)
 		if err != nil {
 			return err
@@ -160,7 +154,6 @@ func (s *Server) patchCameras(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.pushConfig(imei)
 	if cams == nil {
 		cams = []cameraDTO{}
 	}

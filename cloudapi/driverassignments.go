@@ -130,7 +130,7 @@ func (s *Server) assignDrivers(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.pushConfigs(imeis)
+	s.pushConfig(imeis...)
 	created(c, out)
 }
 
@@ -163,7 +163,7 @@ func (s *Server) unassignDrivers(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.pushConfigs(imeis)
+	s.pushConfig(imeis...)
 	noContent(c)
 }
 

@@ -255,7 +255,7 @@ func (s *Server) writeDrivers(c *gin.Context, allowed []string,
 		s.fail(c, err)
 		return
 	}
-	s.pushConfigs(imeis)
+	s.pushConfig(imeis...)
 	respond(c, out)
 }
 

@@ -47,21 +47,10 @@ func (s *Server) putGeofences(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	var imei string
-	err := s.update(c, func(tx *store.Tx) error {
-		d, err := s.device(c, tx)
-		if err != nil {
-			return err
-		}
-		imei = d.IMEI
-		return tx.SetGeofences(d.IMEI, fences)
-	})
+	err := s.updatePathDevice(c, func(tx *store.Tx, d *store.Device) error { return tx.SetGeofences(d.IMEI, fences) })
 	if err != nil {
 		s.fail(c, err)
 		return
-	}
-	if s.commander != nil {
-		s.commander.PushConfig(imei)
 	}
 	ok(c, fences)
 }

@@ -380,7 +380,7 @@ func (s *Server) updateOrganization(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.pushConfigs(pushed)
+	s.pushConfig(pushed...)
 	ok(c, out)
 }
 

@@ -101,13 +101,3 @@ func bodyOrg(c *gin.Context, o *store.Organization, field string, v *int64) erro
 
 // itemField names a member of the i-th item of a body's data array.
 func itemField(i int, name string) string { return fmt.Sprintf("data[%d].%s", i, name) }
-
-// pushConfigs asks the broker to deliver new desired configurations.
-func (s *Server) pushConfigs(imeis []string) {
-	if s.commander == nil {
-		return
-	}
-	for _, imei := range imeis {
-		s.commander.PushConfig(imei)
-	}
-}

@@ -91,19 +91,10 @@ func (s *Server) putRetentionConfig(c *gin.Context) {
 		}
 		list = append(list, store.CameraRetention{CameraID: *it.CameraID, RetentionMinutes: *it.RetentionMinutes})
 	}
-	var imei string
-	err := s.update(c, func(tx *store.Tx) error {
-		d, err := s.device(c, tx)
-		if err != nil {
-			return err
-		}
-		imei = d.IMEI
-		return tx.SetCameraRetention(d.IMEI, list)
-	})
+	err := s.updatePathDevice(c, func(tx *store.Tx, d *store.Device) error { return tx.SetCameraRetention(d.IMEI, list) })
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.pushConfig(imei)
 	c.JSON(http.StatusOK, gin.H{"requestId": requestID(c)})
 }
