@@ -81,11 +81,17 @@ func (m *Mailer) Run(ctx context.Context) {
 		m.o.Logger.Info("alarm e-mail disabled: smtp.addr is empty")
 		return
 	}
-	t := time.NewTicker(m.o.Poll)
+	Poll(ctx, m.o.Poll, m.o.Logger, "alarm e-mail", m.RunOnce)
+}
+
+// Poll calls runOnce every interval until ctx ends, logging its errors
+// under what: the loop of a mailer.
+func Poll(ctx context.Context, every time.Duration, log *slog.Logger, what string, runOnce func(context.Context) (int, error)) {
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		if _, err := m.RunOnce(ctx); err != nil && ctx.Err() == nil {
-			m.o.Logger.Warn("alarm e-mail", "err", err)
+		if _, err := runOnce(ctx); err != nil && ctx.Err() == nil {
+			log.Warn(what, "err", err)
 		}
 		select {
 		case <-ctx.Done():

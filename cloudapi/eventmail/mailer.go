@@ -81,18 +81,7 @@ func (m *Mailer) Run(ctx context.Context) {
 	if m.o.SMTP.Addr == "" {
 		m.o.Logger.Info("event e-mail disabled: smtp.addr is empty; queued event e-mails are dropped")
 	}
-	t := time.NewTicker(m.o.Poll)
-	defer t.Stop()
-	for {
-		if _, err := m.RunOnce(ctx); err != nil && ctx.Err() == nil {
-			m.o.Logger.Warn("event e-mail", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	alarmmail.Poll(ctx, m.o.Poll, m.o.Logger, "event e-mail", m.RunOnce)
 }
 
 // job is one due e-mail with what its message says; msg is nil when the
