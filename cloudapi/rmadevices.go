@@ -81,7 +81,7 @@ func (s *Server) rmaDevices(c *gin.Context) {
 			if v := c.Query("imei"); v != "" && !strings.Contains(d.IMEI, v) {
 				continue
 			}
-			b, err := tx.DeviceBilling(d.IMEI)
+			b, err := tx.BillingOf(d)
 			if err != nil {
 				return err
 			}

@@ -46,9 +46,16 @@ func dropBilling(tx *Tx, d *Device) error {
 
 // DeviceBilling returns imei's billing record; auxiliary billing starts disabled.
 func (tx *Tx) DeviceBilling(imei string) (*DeviceBilling, error) {
-	if _, err := tx.Device(imei); err != nil {
+	d, err := tx.Device(imei)
+	if err != nil {
 		return nil, err
 	}
+	return tx.BillingOf(d)
+}
+
+// BillingOf is DeviceBilling of a device the caller has read already.
+func (tx *Tx) BillingOf(d *Device) (*DeviceBilling, error) {
+	imei := d.IMEI
 	b, err := tx.rec.DeviceBillings().Get(imei)
 	switch {
 	case isNotFound(err):
