@@ -46,6 +46,12 @@ func newEnv(t *testing.T, tweak func(*configs.Config)) *env {
 // the broker is built and before it starts.
 func newEnvWith(t *testing.T, tweak func(*configs.Config), before func(*env)) *env {
 	t.Helper()
+	return newEnvOn(t, tweak, before, func(now func() time.Time) *store.DB { return storetest.Open(t, storetest.WithClock(now)) })
+}
+
+// newEnvOn is newEnvWith over the store open returns, given the test clock.
+func newEnvOn(t *testing.T, tweak func(*configs.Config), before func(*env), open func(now func() time.Time) *store.DB) *env {
+	t.Helper()
 	cfg := configs.Default()
 	cfg.MQTT.Addr = "127.0.0.1:0"
 	cfg.MQTT.CommitDelay = time.Millisecond
@@ -54,7 +60,7 @@ func newEnvWith(t *testing.T, tweak func(*configs.Config), before func(*env)) *e
 		tweak(&cfg)
 	}
 	clock := storetest.NewClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
-	db := storetest.Open(t, storetest.WithClock(clock.Now))
+	db := open(clock.Now)
 	e := &env{t: t, cfg: cfg, db: db, clock: clock, reg: prometheus.NewRegistry()}
 	e.master, _ = hex.DecodeString(cfg.Devices.FactoryMasterKey)
 	err := db.Update(t.Context(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {

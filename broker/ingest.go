@@ -35,7 +35,7 @@ func (h deviceHandler) Publish(c *mqttd.Conn, pk *packets.Packet) error {
 	topic := topicLabel(suffix)
 	job, after, code := s.ingestJob(l, suffix, pk)
 	if code == (packets.Code{}) {
-		err := s.commit(&l.dev, job)
+		err := s.commitMessage(c, l, job)
 		var bad packets.Code
 		switch {
 		case err == nil:
@@ -51,7 +51,9 @@ func (h deviceHandler) Publish(c *mqttd.Conn, pk *packets.Packet) error {
 			code = invalid("%s", storeReason(err))
 		default:
 			// Not acknowledged: the MQTT server disconnects the device,
-			// which keeps the message and sends it again on its next connection.
+			// which keeps the message and sends it again on its next
+			// connection. A transaction conflict gets here only once it
+			// outlasted the wait commitMessage allows it.
 			s.metrics.ingest.WithLabelValues(topic, "store_error").Inc()
 			s.log.Error("store device message; disconnecting the device", "imei", l.imei, "topic", suffix, "error", err)
 			return err

@@ -27,6 +27,7 @@ type metrics struct {
 	batchSeconds prometheus.Histogram
 	batchErrors  prometheus.Counter
 	batchSplits  prometheus.Counter
+	conflicts    *prometheus.CounterVec
 	// tlsExpiry is nil without a TLS listener.
 	tlsExpiry prometheus.Gauge
 }
@@ -53,6 +54,11 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 			Help: "Group-commit transactions that failed as a whole."}),
 		batchSplits: prometheus.NewCounter(prometheus.CounterOpts{Name: "fleetcam_store_commit_splits_total",
 			Help: "Group-commit transactions split in two after losing serialisation conflicts to other writers (the nodes of a cluster)."}),
+		conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetcam_store_commit_conflicts_total",
+			Help: "Device messages whose commit lost a transaction conflict to another writer, by result: retried (committed again after a pause) or expired (the message had waited as long as it may: the device is disconnected unacknowledged and sends it again)."}, []string{"result"}),
+	}
+	for _, result := range []string{"retried", "expired"} {
+		m.conflicts.WithLabelValues(result)
 	}
 	info := s.mqtt.Info()
 	gauge := func(name, help string, v *atomic.Int64) prometheus.Collector {
@@ -65,7 +71,7 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 	}
 	collectors := []prometheus.Collector{
 		m.connects, m.disconnects, m.bootstraps, m.ingest, m.commands, m.configPushes,
-		m.batchJobs, m.batchSeconds, m.batchErrors, m.batchSplits,
+		m.batchJobs, m.batchSeconds, m.batchErrors, m.batchSplits, m.conflicts,
 		gauge("fleetcam_mqtt_clients_connected", "Clients connected to the broker.", &info.ClientsConnected),
 		gauge("fleetcam_mqtt_inflight_messages", "QoS 1 messages awaiting acknowledgement.", &info.Inflight),
 		gauge("fleetcam_mqtt_subscriptions", "Active subscriptions.", &info.Subscriptions),

@@ -60,6 +60,10 @@ func (c *Conn) Remote() string { return c.remote }
 // Listener is the id of the listener that accepted the connection.
 func (c *Conn) Listener() string { return c.listener }
 
+// Keepalive is the keepalive interval the client asked for in its
+// CONNECT; 0 when it asked for none.
+func (c *Conn) Keepalive() time.Duration { return time.Duration(c.keepalive) * time.Second }
+
 // ProtocolVersion is 4 for MQTT 3.1.1 and 5 for MQTT 5.
 func (c *Conn) ProtocolVersion() byte { return c.version }
 
