@@ -67,6 +67,8 @@ type Server struct {
 	replies *replyWaiters
 	// queued holds devices whose queued commands were just committed.
 	queued *pendingDelivery
+	// unsaved holds ended connections whose offline record is not committed.
+	unsaved *unsavedOffline
 
 	mu        sync.Mutex
 	committer *store.Committer
@@ -117,7 +119,7 @@ func New(cfg configs.Config, db *store.DB, log *slog.Logger, reg prometheus.Regi
 	s := &Server{
 		cfg: m, devices: cfg.Devices, db: db, log: log.With("component", "broker"), now: now, master: master,
 		limiter: newIPLimiter(m.ConnectRatePerIP, m.ConnectBurstPerIP),
-		links:   newRegistry(), replies: newReplyWaiters(), queued: newPendingDelivery(),
+		links:   newRegistry(), replies: newReplyWaiters(), queued: newPendingDelivery(), unsaved: newUnsavedOffline(),
 		addrs: map[string]string{},
 	}
 	s.mqtt = mqttd.New(mqttd.Options{

@@ -191,7 +191,7 @@ func (h deviceHandler) Closed(c *mqttd.Conn) {
 	}
 	// Not waited for: the session is over and the write is ordered after
 	// the connect of any newer connection, whose id it checks.
-	s.committer.Submit(context.Background(), deviceActor(&l.dev), func(tx *store.Tx) error { return s.markOffline(tx, l) })
+	s.recordOffline(context.Background(), l)
 }
 
 // markOnline records the connection and activates a device on its first

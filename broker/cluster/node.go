@@ -18,6 +18,7 @@
 //	fleetcam.device.<imei>.queued      send the queued commands now
 //	fleetcam.device.<imei>.disconnect  end the connection (0x98, removed)
 //	fleetcam.node.<node>.takeover      a connection of this node was replaced
+//	fleetcam.node.<node>.ping          request: the node answers while it lives (Gone)
 //	fleetcam.device.<imei>.<verb>      request: a handler of the API (HandleHeld)
 //	fleetcam.nodes.status              request: every node answers its NodeStatus
 //	fleetcam.api.>                     the API's own subjects (Request, Publish, Subscribe)
@@ -91,6 +92,7 @@ type Node struct {
 	inbox    chan *nats.Msg
 	takeover *nats.Subscription
 	status   *nats.Subscription
+	ping     *nats.Subscription
 	started  time.Time
 
 	mu       sync.Mutex
@@ -146,6 +148,9 @@ func Connect(o Options) (*Node, error) {
 	if err == nil {
 		n.status, err = nc.Subscribe(statusSubject, n.answerStatus)
 	}
+	if err == nil {
+		n.ping, err = nc.Subscribe(nodeSubject(n.id, "ping"), func(m *nats.Msg) { _ = m.Respond([]byte(n.id)) })
+	}
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("cluster: subscribe: %w", err)
@@ -170,6 +175,7 @@ func (n *Node) Close() {
 	n.mu.Unlock()
 	_ = n.takeover.Unsubscribe()
 	_ = n.status.Unsubscribe()
+	_ = n.ping.Unsubscribe()
 	n.nc.Close()
 	close(n.stop)
 	n.workers.Wait()

@@ -47,6 +47,37 @@ func (n *Node) Status(ctx context.Context) ([]NodeStatus, error) {
 	return GatherStatus(ctx, n.nc, StatusWait)
 }
 
+// pingWait bounds the wait for a node's answer to a ping. A node that
+// lives answers at once; NATS itself answers "no responders" at once for
+// a node with no connection, so the bound only matters for a node that
+// is connected but too busy to answer, which counts as alive.
+const pingWait = 2 * time.Second
+
+// Gone reports whether no process of node answers on NATS: NATS knows of
+// no subscriber to the node's ping subject, so the node's NATS connection
+// is gone (closed by a process that ended, or given up by the NATS server
+// for a host that vanished). A node that answers, or that NATS says is
+// subscribed but does not answer in time, is not gone. It fails with
+// ErrUnavailable while this node cannot reach NATS, and with another
+// error when NATS cannot tell: then nothing may be concluded.
+func (n *Node) Gone(ctx context.Context, node string) (bool, error) {
+	if !n.nc.IsConnected() {
+		return false, ErrUnavailable
+	}
+	ctx, cancel := context.WithTimeout(ctx, pingWait)
+	defer cancel()
+	_, err := n.nc.RequestWithContext(ctx, nodeSubject(node, "ping"), nil)
+	switch {
+	case err == nil:
+		return false, nil
+	case errors.Is(err, nats.ErrNoResponders):
+		return true, nil
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout):
+		return false, nil
+	}
+	return false, fmt.Errorf("cluster: ping node %s: %w", node, err)
+}
+
 // Reachable reports whether this node reaches NATS, so the other nodes'
 // devices (GET /readyz).
 func (n *Node) Reachable() bool { return n.nc.IsConnected() }

@@ -93,7 +93,11 @@ func joinCluster(cfg configs.Config, b *broker.Server, log *slog.Logger) (*clust
 	taken := make(chan struct{})
 	var once sync.Once
 	go locks.Run(life, lifeLock(cfg.Cluster.NodeID), func(ctx context.Context) {
-		once.Do(func() { close(taken) })
+		first := false
+		once.Do(func() { close(taken); first = true })
+		if !first {
+			restorePresence(ctx, b, cfg.Cluster.JobLockRetry, log)
+		}
 		<-ctx.Done()
 	})
 	select {
@@ -114,6 +118,31 @@ func joinCluster(cfg configs.Config, b *broker.Server, log *slog.Logger) (*clust
 	return &clusterNode{node: node, locks: locks, leave: leave}, nil
 }
 
+// restorePresence runs when this node takes its life lock again after
+// losing it (PostgreSQL was away, or its lock connection was): while the
+// lock was free another node may have taken this one for dead and marked
+// its devices offline, and the offline records of the devices that left
+// meanwhile could not be written. It makes the store say again what this
+// node's connections are, trying every retry until it could or ctx ends.
+func restorePresence(ctx context.Context, b *broker.Server, retry time.Duration, log *slog.Logger) {
+	for {
+		n, err := b.RestorePresence(ctx)
+		if err == nil {
+			log.Info("life lock taken again: the presence of this node's devices restored", "restored", n, "devices", b.DevicesOnline())
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("restore the presence of this node's devices; trying again", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(retry):
+		}
+	}
+}
+
 // close leaves the cluster; the broker and the jobs have stopped.
 func (c *clusterNode) close() {
 	c.node.Close()
@@ -121,11 +150,22 @@ func (c *clusterNode) close() {
 	c.locks.Close()
 }
 
+// nodeGone tells whether a node is gone: no process of it answers on
+// NATS (cluster.Node.Gone).
+type nodeGone func(ctx context.Context, node string) (bool, error)
+
 // sweepDeadNodes marks offline, every interval until ctx ends, the device
-// links that claim a connection to a node that holds no life lock: a node
-// killed without its shutdown leaves its devices online in the store
-// until they reconnect elsewhere. It runs as a job of one node at a time.
-func sweepDeadNodes(ctx context.Context, db *store.DB, locks *postgres.JobLocks, self string, interval time.Duration, log *slog.Logger) {
+// links that claim a connection to a node that is gone: a node killed
+// without its shutdown leaves its devices online in the store until they
+// reconnect elsewhere. It runs as a job of one node at a time.
+//
+// A node is gone when both what PostgreSQL and what NATS know say so: it
+// holds no life lock, and no process of it answers on NATS. The lock
+// alone is not enough: every node loses it when PostgreSQL is away and
+// takes it again up to a retry after PostgreSQL is back, so a node
+// judging by the lock alone in that window would mark the devices of live
+// nodes offline. While this node cannot reach NATS it marks nothing.
+func sweepDeadNodes(ctx context.Context, db *store.DB, locks *postgres.JobLocks, gone nodeGone, self string, interval time.Duration, log *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -136,6 +176,12 @@ func sweepDeadNodes(ctx context.Context, db *store.DB, locks *postgres.JobLocks,
 		}
 		for _, node := range nodes {
 			if node == self {
+				continue
+			}
+			if g, err := gone(ctx, node); !g {
+				if err != nil && ctx.Err() == nil {
+					log.Info("cannot tell over NATS whether a node lives; its devices stay as they are", "node", node, "err", err)
+				}
 				continue
 			}
 			var marked int
@@ -149,7 +195,7 @@ func sweepDeadNodes(ctx context.Context, db *store.DB, locks *postgres.JobLocks,
 			case err != nil:
 				log.Warn("mark a dead node's devices offline; trying again", "node", node, "err", err)
 			case dead:
-				log.Info("a node holds no life lock: its devices marked offline", "node", node, "devices", marked)
+				log.Info("a node answers on NATS no more and holds no life lock: its devices marked offline", "node", node, "devices", marked)
 			}
 		}
 		select {

@@ -242,7 +242,7 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	}
 	if a.cluster != nil {
 		jobs = append(jobs, job{"dead-nodes", func(ctx context.Context) {
-			sweepDeadNodes(ctx, db, a.cluster.locks, cfg.Cluster.NodeID, cfg.Cluster.JobLockRetry, log)
+			sweepDeadNodes(ctx, db, a.cluster.locks, a.cluster.node.Gone, cfg.Cluster.NodeID, cfg.Cluster.JobLockRetry, log)
 		}})
 		// The dispatcher keeps its queue and cursor in memory: one node
 		// at a time fans out, delivers and prunes the outbox.

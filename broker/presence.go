@@ -1,0 +1,136 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// unsavedOffline holds the ended connections whose offline record is not
+// committed yet: a write that fails (the store unreachable when the
+// device went) leaves the device online in the store, and
+// RestorePresence writes it again.
+type unsavedOffline struct {
+	mu    sync.Mutex
+	links map[*link]struct{}
+}
+
+func newUnsavedOffline() *unsavedOffline { return &unsavedOffline{links: map[*link]struct{}{}} }
+
+func (u *unsavedOffline) add(l *link) {
+	u.mu.Lock()
+	u.links[l] = struct{}{}
+	u.mu.Unlock()
+}
+
+func (u *unsavedOffline) saved(l *link) {
+	u.mu.Lock()
+	delete(u.links, l)
+	u.mu.Unlock()
+}
+
+func (u *unsavedOffline) list() []*link {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := make([]*link, 0, len(u.links))
+	for l := range u.links {
+		out = append(out, l)
+	}
+	return out
+}
+
+// current lists the devices' current connections.
+func (r *registry) current() []*link {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*link, 0, len(r.devices))
+	for _, l := range r.devices {
+		out = append(out, l)
+	}
+	return out
+}
+
+// recordOffline submits the offline record of the ended connection l;
+// until it is committed, l is kept for RestorePresence.
+func (s *Server) recordOffline(ctx context.Context, l *link) <-chan error {
+	s.unsaved.add(l)
+	return s.committer.Submit(ctx, deviceActor(&l.dev), func(tx *store.Tx) error {
+		if err := s.markOffline(tx, l); err != nil {
+			return err
+		}
+		tx.OnCommit(func() { s.unsaved.saved(l) })
+		return nil
+	})
+}
+
+// RestorePresence makes the store say again what this broker's
+// connections are, after it may have stopped saying it: the devices this
+// broker holds are recorded online on their connections, and the
+// connections that ended while their offline record could not be
+// committed are recorded offline. A node of a cluster calls it when it
+// takes its life lock again after losing it (an outage of PostgreSQL),
+// since meanwhile another node may have taken it for dead and marked its
+// devices offline. A device whose link names a connection of another
+// node was taken over there while this node could not hear of it: its
+// connection here ends (TakenOver). It reports how many devices it
+// recorded online again.
+func (s *Server) RestorePresence(ctx context.Context) (int, error) {
+	s.mu.Lock()
+	running := s.running
+	s.mu.Unlock()
+	if !running {
+		return 0, nil
+	}
+	var waits []<-chan error
+	for _, l := range s.unsaved.list() {
+		waits = append(waits, s.recordOffline(ctx, l))
+	}
+	var mu sync.Mutex
+	restored := 0
+	for _, l := range s.links.current() {
+		waits = append(waits, s.committer.Submit(ctx, deviceActor(&l.dev), func(tx *store.Tx) error {
+			// Checked inside the commit: a connection that ends after
+			// this check has its offline record submitted after this
+			// job, so committed after it.
+			if s.links.byIMEI(l.imei) != l {
+				return nil
+			}
+			dl, err := tx.DeviceLink(l.imei)
+			if err != nil {
+				return err
+			}
+			if dl.ConnectionID == l.id && dl.Online() {
+				return nil
+			}
+			if node := NodeOf(dl.ConnectionID); dl.ConnectionID != "" && s.Cluster != nil && node != s.Cluster.NodeID() {
+				tx.OnCommit(func() { s.TakenOver(l.imei, l.id) })
+				return nil
+			}
+			was := dl.Presence
+			dl.Presence, dl.ConnectionID, dl.LastSeen = store.PresenceOnline, l.id, tx.Now()
+			if err := tx.PutDeviceLink(dl); err != nil {
+				return err
+			}
+			tx.OnCommit(func() {
+				mu.Lock()
+				restored++
+				mu.Unlock()
+			})
+			return emitPresence(tx, &l.dev, was, dl.Presence)
+		}))
+	}
+	var errs []error
+	for _, w := range waits {
+		if err := <-w; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs) > 0 {
+		return restored, fmt.Errorf("broker: restore presence: %d of %d writes failed: %w", len(errs), len(waits), errs[0])
+	}
+	return restored, nil
+}
