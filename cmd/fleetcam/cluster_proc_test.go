@@ -41,6 +41,8 @@ type procCluster struct {
 	tok   string // the partner's token, good on every node
 	orgID int64
 	org   string // the organization's API path
+	// lockRetry is the nodes' cluster.jobLockRetry.
+	lockRetry time.Duration
 }
 
 // procNode is one fleetcam process of a procCluster.
@@ -51,13 +53,21 @@ type procNode struct {
 
 	mu   sync.Mutex
 	jobs []string // the jobs whose lock the node logged taking, in order
+	lost []string // the jobs whose lock the node logged losing, in order
 }
 
 // startProcCluster starts n fleetcam processes in cluster mode (node-a,
 // node-b, …) and creates the organization through the first.
 func startProcCluster(t *testing.T, n int) *procCluster {
 	t.Helper()
-	pc := &procCluster{t: t, pg: pgtest.Database(t, ""), nats: natstest.Start(t), media: t.TempDir()}
+	return startProcClusterOn(t, n, pgtest.Database(t, ""), 200*time.Millisecond)
+}
+
+// startProcClusterOn starts n fleetcam processes as startProcCluster
+// does, over the database at pg, with cluster.jobLockRetry lockRetry.
+func startProcClusterOn(t *testing.T, n int, pg string, lockRetry time.Duration) *procCluster {
+	t.Helper()
+	pc := &procCluster{t: t, pg: pg, nats: natstest.Start(t), media: t.TempDir(), lockRetry: lockRetry}
 	for i := range n {
 		pc.nodes = append(pc.nodes, pc.startNode("node-"+string(rune('a'+i))))
 	}
@@ -71,9 +81,9 @@ func startProcCluster(t *testing.T, n int) *procCluster {
 	return pc
 }
 
-// startNode starts one node. Its job lock retry is short so that a job
-// moves to another node soon after a kill; every device connects from
-// 127.0.0.1, so the per-address connect limit is lifted.
+// startNode starts one node. Its job lock retry is pc.lockRetry, short so
+// that a job moves to another node soon after a kill; every device
+// connects from 127.0.0.1, so the per-address connect limit is lifted.
 func (pc *procCluster) startNode(id string) *procNode {
 	pc.t.Helper()
 	dir := pc.t.TempDir()
@@ -88,7 +98,7 @@ webhooks:
   initialBackoff: 100ms
   maxBackoff: 1s
 cluster:
-  jobLockRetry: 200ms
+  jobLockRetry: `+pc.lockRetry.String()+`
 `), 0o600)
 	if err != nil {
 		pc.t.Fatal(err)
@@ -112,11 +122,32 @@ func (pn *procNode) logged(line []byte) {
 		Msg string `json:"msg"`
 		Job string `json:"job"`
 	}
-	if json.Unmarshal(line, &m) == nil && m.Msg == "job lock taken; running the job on this node" {
+	if json.Unmarshal(line, &m) != nil {
+		return
+	}
+	switch m.Msg {
+	case "job lock taken; running the job on this node":
 		pn.mu.Lock()
 		pn.jobs = append(pn.jobs, m.Job)
 		pn.mu.Unlock()
+	case "job lock connection lost; the job stops here and another node may take it":
+		pn.mu.Lock()
+		pn.lost = append(pn.lost, m.Job)
+		pn.mu.Unlock()
 	}
+}
+
+// lostLock reports how often the node logged losing job's lock.
+func (pn *procNode) lostLock(job string) int {
+	pn.mu.Lock()
+	defer pn.mu.Unlock()
+	n := 0
+	for _, j := range pn.lost {
+		if j == job {
+			n++
+		}
+	}
+	return n
 }
 
 // took reports how often the node logged taking job's lock.
