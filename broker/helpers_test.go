@@ -165,7 +165,7 @@ func (e *env) connect(imei, password string, o connectOpts) (*dev, error) {
 	d := &dev{t: e.t, imei: imei, notify: make(chan struct{}, 1), reply: o.reply}
 	d.c = paho.NewClient(paho.ClientConfig{Conn: conn, OnPublishReceived: []func(paho.PublishReceived) (bool, error){d.receive}})
 	recvMax, expiry := uint16(32), uint32(o.expiry)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), exchangeWait)
 	defer cancel()
 	ack, err := d.c.Connect(ctx, &paho.Connect{
 		ClientID: imei, Username: imei, UsernameFlag: true, Password: []byte(password), PasswordFlag: password != "",
@@ -244,13 +244,13 @@ func (d *dev) publishReply(r protocol.Reply, cmd *paho.Publish) {
 		}
 		props.CorrelationData = cmd.Properties.CorrelationData
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), exchangeWait)
 	defer cancel()
 	_, _ = d.c.Publish(ctx, &paho.Publish{Topic: topic, QoS: 1, Payload: payload, Properties: props})
 }
 
 func (d *dev) subscribe(filter string) (*paho.Suback, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), exchangeWait)
 	defer cancel()
 	return d.c.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: filter, QoS: 1}}})
 }
@@ -261,7 +261,7 @@ func (d *dev) publish(suffix string, v any) (*paho.PublishResponse, error) {
 	if !ok {
 		payload, _ = json.Marshal(v)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), exchangeWait)
 	defer cancel()
 	return d.c.Publish(ctx, &paho.Publish{Topic: protocol.Topic(d.imei, suffix), QoS: 1, Payload: payload})
 }
@@ -302,10 +302,11 @@ func (d *dev) decode(p *paho.Publish, v any) {
 	}
 }
 
-// waitFor checks cond until it holds, for up to five seconds.
+// waitFor checks cond until it holds, for up to two minutes: it ends as
+// soon as cond holds, and the bound is for a machine busy with other work.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	storetest.Eventually(t, what, 5*time.Second, 5*time.Millisecond, cond)
+	storetest.Eventually(t, what, 2*time.Minute, 5*time.Millisecond, cond)
 }
 
 // link reads the stored link state of imei.
@@ -388,9 +389,14 @@ func (e *env) rawConnectWith(version byte, clientID, username, password string, 
 	})
 }
 
+// exchangeWait bounds one exchange with the broker (a CONNECT, a publish
+// and its PUBACK, a SUBSCRIBE): it ends with the answer, and the bound is
+// for a machine busy with other work.
+const exchangeWait = time.Minute
+
 // ctxT is a context that ends with a deadline well inside the test timeout.
 func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), exchangeWait)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -110,7 +110,7 @@ func TestWebhookDeliveryLogAndRedelivery(t *testing.T) {
 
 	log := fmt.Sprintf("/v2/organizations/%d/webhook-deliveries", org)
 	var l *response
-	storetest.Eventually(t, "the delivery logged as delivered", 5*time.Second, 5*time.Millisecond, func() bool {
+	storetest.Eventually(t, "the delivery logged as delivered", 2*time.Minute, 5*time.Millisecond, func() bool {
 		l = e.do("GET", log, e.partnerToken, nil).want(http.StatusOK)
 		return l.str("data.0.status") == "delivered"
 	})
@@ -141,7 +141,7 @@ func TestWebhookDeliveryLogAndRedelivery(t *testing.T) {
 	rc.wait(t, 3)
 	eps := fmt.Sprintf("/v2/organizations/%d/webhook-endpoints", org)
 	var ep *response
-	storetest.Eventually(t, "the endpoint disabled after 410", 5*time.Second, 5*time.Millisecond, func() bool {
+	storetest.Eventually(t, "the endpoint disabled after 410", 2*time.Minute, 5*time.Millisecond, func() bool {
 		ep = e.do("GET", eps, e.partnerToken, nil).want(http.StatusOK)
 		return ep.get("data.0.disabled") == true
 	})

@@ -201,7 +201,7 @@ func (c *fakeCloud) notifyLocked() {
 // accepts, waiting up to 10s for it.
 func waitFor[T any](t *testing.T, c *fakeCloud, list func() []T, match func(T) bool) T {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(2 * time.Minute)
 	for {
 		c.mu.Lock()
 		items := list()

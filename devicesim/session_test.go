@@ -16,7 +16,7 @@ import (
 // waitUntil checks cond until it holds, for up to ten seconds.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	storetest.Eventually(t, what, 10*time.Second, 5*time.Millisecond, cond)
+	storetest.Eventually(t, what, 2*time.Minute, 5*time.Millisecond, cond)
 }
 
 func TestBootstrapTokenReconnect(t *testing.T) {

@@ -226,7 +226,7 @@ func (e *env) deliveries(f store.DeliveryFilter) []store.Delivery {
 // waitFor checks cond until it holds, for up to five seconds.
 func (e *env) waitFor(what string, cond func() bool) {
 	e.t.Helper()
-	storetest.Eventually(e.t, what, 5*time.Second, 2*time.Millisecond, cond)
+	storetest.Eventually(e.t, what, 2*time.Minute, 2*time.Millisecond, cond)
 }
 
 // settle wakes the dispatcher and waits until a pass of its scheduler that

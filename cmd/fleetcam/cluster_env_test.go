@@ -196,7 +196,7 @@ func (e *clusterEnv) dialDevice(i int, imei string) error {
 	if _, err := conn.Write(rc.Encode(mqtttest.ConnectPacket(imei, legacyLogin(imei)))); err != nil {
 		return err
 	}
-	_, err = rc.ReadWithin(5 * time.Second)
+	_, err = rc.ReadWithin(patience)
 	return err
 }
 

@@ -134,12 +134,12 @@ func TestClusterKillNodeUnderLoad(t *testing.T) {
 	awayDir := stateDir(t)
 	dev, stopAway := simulateAt(t, victim.brokerURL(), away, master, awayDir, nil)
 
-	within(t, 60*time.Second, "every device connected", func() bool {
+	within(t, patience, "every device connected", func() bool {
 		log.mu.Lock()
 		defer log.mu.Unlock()
 		return len(log.at) == killFleet && dev.Connected()
 	})
-	within(t, 60*time.Second, "events acknowledged and webhooks delivered before the kill", func() bool {
+	within(t, patience, "events acknowledged and webhooks delivered before the kill", func() bool {
 		rcv.mu.Lock()
 		answered := len(rcv.answered)
 		rcv.mu.Unlock()
@@ -174,7 +174,7 @@ func TestClusterKillNodeUnderLoad(t *testing.T) {
 		t.Fatalf("device config while the device is away: %d %v", status, out)
 	}
 
-	within(t, 60*time.Second, "every device of the killed node reconnected to another node", func() bool {
+	within(t, patience, "every device of the killed node reconnected to another node", func() bool {
 		log.mu.Lock()
 		defer log.mu.Unlock()
 		for _, imei := range moved {
@@ -188,7 +188,7 @@ func TestClusterKillNodeUnderLoad(t *testing.T) {
 
 	// The away device comes back to the next node in its list.
 	dev, _ = simulateAt(t, live[0].brokerURL(), away, master, awayDir, nil)
-	within(t, 30*time.Second, "the queued privacy switch and the changed configuration at the device", func() bool {
+	within(t, patience, "the queued privacy switch and the changed configuration at the device", func() bool {
 		cfg := dev.AppliedConfig()
 		return dev.PrivacyMode() == "on" && cfg != nil && cfg.Device.Brightness == 66
 	})
@@ -224,9 +224,9 @@ func TestClusterKillNodeUnderLoad(t *testing.T) {
 			last = fmt.Sprintf("%d %s; %d commands received", status, msg, after-before)
 			return status == http.StatusExpectationFailed && strings.Contains(msg, "commands are not simulated in load mode") && after > before
 		}
-		for deadline := time.Now().Add(75 * time.Second); !answered(); {
+		for deadline := time.Now().Add(patience); !answered(); {
 			if time.Now().After(deadline) {
-				t.Fatalf("device %s did not answer a command through a node it is not on within 75s: %s", imei, last)
+				t.Fatalf("device %s did not answer a command through a node it is not on within %v: %s", imei, patience, last)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -234,7 +234,7 @@ func TestClusterKillNodeUnderLoad(t *testing.T) {
 
 	// Ingest goes on after the failover; then the fleet stops.
 	events := log.count(protocol.TopicEvent)
-	within(t, 60*time.Second, "more events acknowledged after the failover", func() bool {
+	within(t, patience, "more events acknowledged after the failover", func() bool {
 		return log.count(protocol.TopicEvent) >= events+20
 	})
 	stopFleet()
@@ -243,7 +243,7 @@ func TestClusterKillNodeUnderLoad(t *testing.T) {
 	if len(lost) > 0 {
 		t.Fatalf("%d of %d acknowledged messages are not in the store, e.g. %+v", len(lost), len(log.acks), lost[0])
 	}
-	checkWebhooks(t, pc, rcv, log.acks, 90*time.Second)
+	checkWebhooks(t, pc, rcv, log.acks, patience)
 	if n := victim.took("webhooks"); n != 1 {
 		t.Fatalf("the killed node took webhook delivery %d times", n)
 	}
@@ -367,16 +367,16 @@ func TestClusterWebhookNodeDiesMidDelivery(t *testing.T) {
 	log := newFleetLog()
 	stopFleet := runFleet(t, log.options(devicesim.LoadOptions{BrokerURLs: urls, IMEIs: imeis,
 		FactoryMasterKey: factoryMasterKey(t), EventInterval: 250 * time.Millisecond}))
-	within(t, 60*time.Second, "events acknowledged", func() bool { return log.count(protocol.TopicEvent) >= 5*devices })
+	within(t, patience, "events acknowledged", func() bool { return log.count(protocol.TopicEvent) >= 5*devices })
 	stopFleet()
-	within(t, 30*time.Second, "deliveries held open at the receiver", func() bool {
+	within(t, patience, "deliveries held open at the receiver", func() bool {
 		rcv.mu.Lock()
 		defer rcv.mu.Unlock()
 		return rcv.requests >= answered+2
 	})
 
 	dispatcher.kill()
-	within(t, 10*time.Second, "the receiver to see the held deliveries' connections end", func() bool {
+	within(t, patience, "the receiver to see the held deliveries' connections end", func() bool {
 		rcv.mu.Lock()
 		defer rcv.mu.Unlock()
 		return len(rcv.held) >= 2
@@ -388,7 +388,7 @@ func TestClusterWebhookNodeDiesMidDelivery(t *testing.T) {
 	rcv.releaseHeld()
 	t.Logf("killed %s with %d deliveries in flight", dispatcher.id, len(held))
 
-	checkWebhooks(t, pc, rcv, log.acks, 60*time.Second)
+	checkWebhooks(t, pc, rcv, log.acks, patience)
 	rcv.mu.Lock()
 	for _, id := range held {
 		if !rcv.answered[id] || rcv.seen[id] < 2 {

@@ -85,7 +85,7 @@ func TestClusterPostgresOutage(t *testing.T) {
 
 	// The event the device reports now cannot be committed: the node does
 	// not acknowledge it and ends the connection, and the device keeps it.
-	emitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	emitCtx, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
 	during, err := dev.Emit(emitCtx, devicesim.EventSpec{Type: "accOff"})
 	if err != nil && during.ID == "" {

@@ -107,8 +107,8 @@ func runChildLogged(t *testing.T, dir string, onLine func([]byte), env ...string
 	select {
 	case c := <-started:
 		return c
-	case <-time.After(30 * time.Second):
-		t.Fatal("fleetcam child did not start")
+	case <-time.After(patience):
+		t.Fatalf("fleetcam child did not start within %v", patience)
 	}
 	return child{}
 }
@@ -190,7 +190,7 @@ func TestKilledMidDeliveryLosesNoWebhook(t *testing.T) {
 	for i := 0; i <= answered; i++ {
 		select {
 		case <-arrived:
-		case <-time.After(20 * time.Second):
+		case <-time.After(patience):
 			t.Fatalf("%d of %d webhooks arrived before the kill", i, answered+1)
 		}
 	}

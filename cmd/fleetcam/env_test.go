@@ -280,10 +280,17 @@ func (e *fleetEnv) checkSignatures() {
 	}
 }
 
-// eventually checks cond until it holds, for up to twenty seconds.
+// patience bounds every wait of these tests for a condition: long enough
+// for a machine whose two cores are busy with other work as well as with
+// the tests under the race detector. A wait ends as soon as its condition
+// holds, so on a quiet machine the bound costs nothing; no test depends
+// on how fast the machine is.
+const patience = 3 * time.Minute
+
+// eventually checks cond until it holds, for up to patience.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	storetest.Eventually(t, what, 20*time.Second, 20*time.Millisecond, cond)
+	storetest.Eventually(t, what, patience, 20*time.Millisecond, cond)
 }
 
 // dig returns the value at keys in nested JSON objects, nil when absent.

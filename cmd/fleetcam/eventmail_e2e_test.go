@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fleetcam/fleetcam/devicesim"
 	"github.com/fleetcam/fleetcam/store"
@@ -28,7 +27,7 @@ func testEventMailEndToEnd(t *testing.T, engine envOption) {
 	if _, err := e.dev.Emit(t.Context(), devicesim.EventSpec{Type: "accOn"}); err != nil {
 		t.Fatal(err)
 	}
-	mail := e.smtp.Await(t, "the event e-mail", 20*time.Second)
+	mail := e.smtp.Await(t, "the event e-mail", patience)
 	if strings.Join(mail.To, ",") != "dispatch@northwind.example" ||
 		!strings.Contains(mail.Data, "Subject: [fleetcam] accOn on Truck 14 (IMEI "+e.imei+")") ||
 		!strings.Contains(mail.Data, "/v2/devices/"+e.imei+"/events/") {

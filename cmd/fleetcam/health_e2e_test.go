@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fleetcam/fleetcam/devicesim"
 	"github.com/fleetcam/fleetcam/store"
@@ -74,7 +73,7 @@ func testDeviceHealthEndToEnd(t *testing.T, engine envOption) {
 		return b["messageType"] == "created" && dig(b, "data", "id") == float64(alarmID) &&
 			dig(b, "data", "alarmDefinitionId") == float64(store.AlarmSDCardFailing) && dig(b, "data", "imei") == e.imei
 	})
-	mail := e.smtp.Await(t, "the alarm e-mail", 20*time.Second)
+	mail := e.smtp.Await(t, "the alarm e-mail", patience)
 	if strings.Join(mail.To, ",") != "fleet-manager@northwind.example" || !strings.Contains(mail.Data, "Subject: [fleetcam] Alarm: SD card failing on Truck 12 ("+e.imei+")") ||
 		!strings.Contains(mail.Data, fmt.Sprintf("Alarm %d: SD card failing", alarmID)) {
 		t.Fatalf("alarm e-mail to %v:\n%s", mail.To, mail.Data)

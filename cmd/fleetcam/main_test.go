@@ -86,7 +86,7 @@ func TestRunFirstStartAndShutdown(t *testing.T) {
 	case addr = <-logs.addr:
 	case code := <-exit:
 		t.Fatalf("run exited with %d: %s", code, logs)
-	case <-time.After(20 * time.Second):
+	case <-time.After(patience):
 		t.Fatalf("fleetcam did not start: %s", logs)
 	}
 
@@ -132,7 +132,7 @@ func TestRunFirstStartAndShutdown(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("run exited with %d: %s", code, logs)
 		}
-	case <-time.After(20 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("fleetcam did not shut down")
 	}
 	if _, err := http.Get(c.base + "/healthz"); err == nil {

@@ -197,7 +197,7 @@ func TestReadmeFirstHour(t *testing.T) {
 	case httpAddr = <-logs.addr:
 	case code := <-exit:
 		t.Fatalf("fleetcam exited with %d: %s", code, logs)
-	case <-time.After(30 * time.Second):
+	case <-time.After(patience):
 		t.Fatalf("fleetcam did not start: %s", logs)
 	}
 	mqttAddr := regexp.MustCompile(`"msg":"fleetcam started".*"mqtt":"([^"]+)"`).FindStringSubmatch(logs.String())
@@ -311,7 +311,7 @@ func TestReadmeFirstHour(t *testing.T) {
 // watchLive opens a live view URL as a browser does and reads one frame.
 func watchLive(t *testing.T, url string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
 	res, err := http.DefaultClient.Do(req)

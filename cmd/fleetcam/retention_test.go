@@ -153,12 +153,12 @@ func testServePurges(t *testing.T, engine string) {
 		})
 		return gps, events
 	}
-	storetest.Eventually(t, "the purge of the delivery that finished 20 days ago", 10*time.Second, 10*time.Millisecond,
+	storetest.Eventually(t, "the purge of the delivery that finished 20 days ago", patience, 10*time.Millisecond,
 		func() bool { return !found(old) })
 	if !found(recent) {
 		t.Fatal("the delivery that finished 5 days ago was purged")
 	}
-	storetest.Eventually(t, "the purge of the GPS fix and event of two days ago", 10*time.Second, 10*time.Millisecond,
+	storetest.Eventually(t, "the purge of the GPS fix and event of two days ago", patience, 10*time.Millisecond,
 		func() bool { gps, events := times(); return len(gps) == 1 && len(events) == 1 })
 	gps, events := times()
 	if !gps[0].Equal(recentFix.Truncate(time.Millisecond)) || !events[0].Equal(recentFix.Truncate(time.Millisecond)) {

@@ -85,7 +85,7 @@ func TestSignalStopsWithExitZero(t *testing.T) {
 				if err != nil {
 					t.Fatalf("fleetcam ended with %v", err)
 				}
-			case <-time.After(30 * time.Second):
+			case <-time.After(patience):
 				t.Fatal("fleetcam did not stop")
 			}
 		})
