@@ -13,6 +13,7 @@ import (
 // answered with the device's reply: a clip for a virtual event, ADAS
 // calibration images, auxiliary camera search and pairing, and a reboot.
 func TestClusterCommandKinds(t *testing.T) {
+	t.Parallel()
 	e := startCluster(t, 3, nil)
 	imei := e.addDevice("35693810002400", "Truck 24")
 	dev, _ := e.simulateWith(0, imei, stateDir(t), func(o *devicesim.Options) { o.RebootDelay = 100 * time.Millisecond })

@@ -40,6 +40,7 @@ func (e *clusterEnv) storedConnection(imei string) store.DeviceLink {
 // connects to node B; A ends the old one with DISCONNECT 0x8E within a
 // second, and the device is B's alone.
 func TestClusterTakeover(t *testing.T) {
+	t.Parallel()
 	e := startCluster(t, 3, nil)
 	imei := e.addDevice("35693810001000", "Truck 10")
 	old := e.rawDevice(0, imei)
@@ -61,6 +62,7 @@ func TestClusterTakeover(t *testing.T) {
 // TestClusterRemoval: removing a device through node C ends its
 // connection on node A with DISCONNECT 0x98.
 func TestClusterRemoval(t *testing.T) {
+	t.Parallel()
 	e := startCluster(t, 3, nil)
 	imei := e.addDevice("35693810001100", "Truck 11")
 	rc := e.rawDevice(0, imei)
@@ -79,6 +81,7 @@ func TestClusterRemoval(t *testing.T) {
 // NATS is down, node B answers 503 for the device on node A while node A
 // still reaches it, and B reaches it again once NATS is back.
 func TestClusterCommands(t *testing.T) {
+	t.Parallel()
 	e := startCluster(t, 3, nil)
 	imei := e.addDevice("35693810001200", "Truck 12")
 	absent := e.addDevice("35693810001300", "Truck 13")
@@ -127,6 +130,7 @@ func TestClusterCommands(t *testing.T) {
 // made through node C while the device is offline is queued, and sent by
 // node B when the device connects there.
 func TestClusterSettingsAndQueuedCommands(t *testing.T) {
+	t.Parallel()
 	e := startCluster(t, 3, nil)
 	imei := e.addDevice("35693810001400", "Truck 14")
 	dir := stateDir(t)
@@ -241,6 +245,7 @@ func morePurges(t *testing.T, nodes []*member, n float64) {
 // offline alarm watch and webhook delivery) runs on exactly one of three
 // nodes; once that node stops, another takes it over, and again only one.
 func TestClusterSingletonJobs(t *testing.T) {
+	t.Parallel()
 	smtp := smtptest.Start(t) // alarm mail runs only with a server to send to
 	e := startCluster(t, 3, func(c *configs.Config) {
 		c.Retention.Interval = 50 * time.Millisecond
@@ -286,6 +291,7 @@ func TestClusterSingletonJobs(t *testing.T) {
 // TestClusterKeysMustMatch: a node whose factory master key is not the
 // cluster's refuses to start, naming the key; with the same keys it joins.
 func TestClusterKeysMustMatch(t *testing.T) {
+	t.Parallel()
 	e := startCluster(t, 1, nil)
 	cfg := e.nodeConfig(1, func(c *configs.Config) {
 		c.Devices.FactoryMasterKey = strings.Repeat("ab", 32)
@@ -305,6 +311,7 @@ func TestClusterKeysMustMatch(t *testing.T) {
 // same moment, several times over; each time exactly one connection
 // survives, on the node whose connection the store recorded last.
 func TestClusterTakeoverRace(t *testing.T) {
+	t.Parallel()
 	e := startCluster(t, 3, nil)
 	for round := range 5 {
 		imei := e.addDevice("3569381000150"+strconv.Itoa(round), "Truck 15")

@@ -29,6 +29,12 @@ import (
 // one PostgreSQL database of the test binary's throwaway server
 // (store/pgtest) and one NATS server in the process (natstest), with the
 // bootstrap partner logged in and one organization.
+//
+// Every cluster test, here and with node processes (cluster_proc_test.go),
+// has a database, a NATS server and listeners of its own, so they run in
+// parallel with each other (t.Parallel): most of their time is spent
+// waiting for nodes, jobs and devices, not computing. A test that changes
+// a package variable (lifeWait) does not.
 
 // clusterSigningKey is the API signing key every node of the test cluster shares.
 const clusterSigningKey = "5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed"

@@ -116,6 +116,7 @@ func within(t *testing.T, d time.Duration, what string, cond func() bool) {
 // node takes webhook delivery and every stored delivery arrives, a
 // message repeated only under its own webhook-id.
 func TestClusterKillNodeUnderLoad(t *testing.T) {
+	t.Parallel()
 	pc := startProcCluster(t, 3)
 	rcv := startHookReceiver(t)
 	rcv.subscribe(pc, pc.nodes[0])
@@ -348,6 +349,7 @@ func checkWebhooks(t *testing.T, pc *procCluster, rcv *hookReceiver, acks []devi
 // what the dead node had in flight, under the same webhook-id, each
 // device's events in the order they were stored, and nothing is lost.
 func TestClusterWebhookNodeDiesMidDelivery(t *testing.T) {
+	t.Parallel()
 	const (
 		devices  = 12
 		answered = 3 // requests answered before the kill; later ones are held

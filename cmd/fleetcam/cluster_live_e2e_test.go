@@ -58,6 +58,7 @@ func (lb *roundRobin) framesAt(host string) int {
 // balancer picks, and a viewer on node C watches it. When the viewer
 // leaves, the device is told to stop.
 func TestClusterLiveStream(t *testing.T) {
+	t.Parallel()
 	lb := newRoundRobin(t)
 	e := startCluster(t, 3, func(c *configs.Config) {
 		c.PublicURL = lb.srv.URL

@@ -12,6 +12,7 @@ import (
 // uploaded to node A, is downloaded through node B: the nodes keep their
 // media in the one directory they share (media.dir).
 func TestClusterSharedMedia(t *testing.T) {
+	t.Parallel()
 	e := startCluster(t, 2, nil)
 	imei := e.addDevice("35693810002300", "Truck 23")
 	dev, _ := e.simulate(0, imei, stateDir(t))

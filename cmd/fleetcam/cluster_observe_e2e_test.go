@@ -25,6 +25,7 @@ func readyStatus(m *member) (int, string) {
 // TestClusterReadyz: a node is not ready while NATS is down, naming it,
 // and ready again once NATS is back.
 func TestClusterReadyz(t *testing.T) {
+	t.Parallel()
 	e := startCluster(t, 3, nil)
 	if status, s := readyStatus(e.nodes[1]); status != http.StatusOK || s != "ready" {
 		t.Fatalf("readyz with NATS up: %d %q", status, s)
@@ -44,6 +45,7 @@ func TestClusterReadyz(t *testing.T) {
 // TestClusterMetricsNodeLabel: every fleetcam_* series of a node carries
 // its node id.
 func TestClusterMetricsNodeLabel(t *testing.T) {
+	t.Parallel()
 	e := startCluster(t, 3, nil)
 	status, body := scrape(t, e.nodes[1].a.httpAddr.String())
 	if status != http.StatusOK {
@@ -88,6 +90,7 @@ func (e *clusterEnv) clusterNodes(m *member) map[string]int {
 // cluster status`, list the live nodes and the devices each holds; a
 // stopped node drops out.
 func TestClusterStatus(t *testing.T) {
+	t.Parallel()
 	e := startCluster(t, 3, nil)
 	imei := e.addDevice("35693810002000", "Truck 20")
 	e.rawDevice(0, imei)
@@ -125,6 +128,7 @@ func (m *member) kill() {
 // TestClusterDeadNodeDevices: a node killed without its shutdown leaves
 // its device online in the store; another node marks it offline.
 func TestClusterDeadNodeDevices(t *testing.T) {
+	t.Parallel()
 	e := startCluster(t, 3, nil)
 	imei := e.addDevice("35693810002100", "Truck 21")
 	e.rawDevice(0, imei)

@@ -21,6 +21,7 @@ import (
 // themselves: the device's kept event is stored and acknowledged, and the
 // same write succeeds.
 func TestClusterPostgresOutage(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	srv, err := pgserver.Start(ctx, pgserver.Options{})
 	if err != nil {

@@ -114,6 +114,7 @@ func (pc *procCluster) presenceTrue(live []*procNode, want []string) (bool, stri
 //
 // The subtests run in order on one cluster.
 func TestClusterPresenceAfterOutages(t *testing.T) {
+	t.Parallel()
 	const busy, idle = 18, 6
 	ctx := t.Context()
 	srv, err := pgserver.Start(ctx, pgserver.Options{Settings: map[string]string{"max_pred_locks_per_transaction": "1024"}})

@@ -10,6 +10,7 @@ import (
 // its organization's privacy defaults and device defaults, and its
 // geofences.
 func TestClusterSettingsPushKinds(t *testing.T) {
+	t.Parallel()
 	e := startCluster(t, 3, nil)
 	imei := e.addDevice("35693810002500", "Truck 25")
 	dev, _ := e.simulate(0, imei, stateDir(t))

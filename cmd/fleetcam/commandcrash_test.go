@@ -19,6 +19,7 @@ import (
 // and checks that the device, once connected, receives the privacy-mode
 // command: the command commits with the change or not at all.
 func TestKilledAfterCommitKeepsQueuedCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	first := runChild(t, dir, crashEnv+"=1")
 	e := openEnv(t, first.base)

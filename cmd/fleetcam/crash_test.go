@@ -118,6 +118,7 @@ func runChildLogged(t *testing.T, dir string, onLine func([]byte), env ...string
 // same data dir and checks that every message still arrives, signed, and
 // that a message delivered twice carries the same webhook-id both times.
 func TestKilledMidDeliveryLosesNoWebhook(t *testing.T) {
+	t.Parallel()
 	const (
 		devices  = 30
 		answered = 3 // requests answered before the kill; later ones are held
