@@ -250,6 +250,10 @@ func TestClusterSingletonJobs(t *testing.T) {
 	e := startCluster(t, 3, func(c *configs.Config) {
 		c.Retention.Interval = 50 * time.Millisecond
 		c.SMTP.Addr = smtp.Addr()
+		// The holder of a job lock checks its connection with a ping
+		// bounded by the retry: on a busy machine a bound of 100 ms can
+		// pass, and the job then moves although no node stopped.
+		c.Cluster.JobLockRetry = 2 * time.Second
 	})
 	none := map[string]float64{}
 	eventually(t, "a node to run the retention purge", func() bool { return len(purgers(t, e.nodes, none)) > 0 })
