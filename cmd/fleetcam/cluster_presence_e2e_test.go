@@ -23,14 +23,14 @@ import (
 // detector on a machine that may be busy with other work.
 const outageWait = 5 * time.Minute
 
-// lockRetry is the nodes' cluster.jobLockRetry in the outage tests, and
-// pgOutages how often PostgreSQL goes away in the first: each time, the
-// node that takes the dead-nodes job first may find the others still
-// without their life locks.
-const (
-	lockRetry = 2 * time.Second
-	pgOutages = 3
-)
+// lockRetries are the nodes' cluster.jobLockRetry in the outage tests:
+// node-b takes its locks again well after the others, so that when
+// PostgreSQL is back, the node that takes the dead-nodes job first finds
+// node-b, alive, without its life lock, as any node may be found for up
+// to its retry. pgOutages is how often PostgreSQL goes away in the first.
+var lockRetries = []time.Duration{time.Second, 10 * time.Second, time.Second}
+
+const pgOutages = 3
 
 // until checks cond every 100 ms until it holds, for up to d; cond says
 // what is still missing, which the failure names.
@@ -125,11 +125,7 @@ func TestClusterPresenceAfterOutages(t *testing.T) {
 	if err := srv.Exec(ctx, "postgres", "CREATE DATABASE fleetcam"); err != nil {
 		t.Fatal(err)
 	}
-	// A job lock retry long enough that the nodes take their life locks
-	// again at moments well apart after PostgreSQL is back, as in
-	// production (5 s by default): the window in which a node without its
-	// lock is alive.
-	pc := startProcClusterOn(t, 3, srv.URL("fleetcam"), lockRetry)
+	pc := startProcClusterOn(t, srv.URL("fleetcam"), lockRetries)
 	imeis := testIMEIs(t, "35693810300000", busy+idle+1)
 	lone, imeis := imeis[busy+idle], imeis[:busy+idle]
 	pc.addDevices(append(slices.Clone(imeis), lone))
@@ -182,8 +178,8 @@ func TestClusterPresenceAfterOutages(t *testing.T) {
 				return true, ""
 			})
 			until(t, outageWait, "every device connected again and shown online", func() (bool, string) { return pc.presenceTrue(live, imeis) })
-			t.Logf("round %d: PostgreSQL away for %s; every device connected and shown online %s after it was back (cluster.jobLockRetry %s)",
-				round+1, back.Sub(stopped).Round(time.Millisecond), time.Since(back).Round(time.Millisecond), lockRetry)
+			t.Logf("round %d: PostgreSQL away for %s; every device connected and shown online %s after it was back (cluster.jobLockRetry %v)",
+				round+1, back.Sub(stopped).Round(time.Millisecond), time.Since(back).Round(time.Millisecond), lockRetries)
 			until(t, outageWait, "messages acknowledged after the outage", func() (bool, string) {
 				n := len(log.snapshot())
 				return n > acked+busy, fmt.Sprintf("%d acknowledged since", n-acked)

@@ -41,8 +41,6 @@ type procCluster struct {
 	tok   string // the partner's token, good on every node
 	orgID int64
 	org   string // the organization's API path
-	// lockRetry is the nodes' cluster.jobLockRetry.
-	lockRetry time.Duration
 }
 
 // procNode is one fleetcam process of a procCluster.
@@ -60,16 +58,21 @@ type procNode struct {
 // node-b, …) and creates the organization through the first.
 func startProcCluster(t *testing.T, n int) *procCluster {
 	t.Helper()
-	return startProcClusterOn(t, n, pgtest.Database(t, ""), 200*time.Millisecond)
+	retries := make([]time.Duration, n)
+	for i := range retries {
+		retries[i] = 200 * time.Millisecond
+	}
+	return startProcClusterOn(t, pgtest.Database(t, ""), retries)
 }
 
-// startProcClusterOn starts n fleetcam processes as startProcCluster
-// does, over the database at pg, with cluster.jobLockRetry lockRetry.
-func startProcClusterOn(t *testing.T, n int, pg string, lockRetry time.Duration) *procCluster {
+// startProcClusterOn starts a fleetcam process for each of retries, as
+// startProcCluster does, over the database at pg, each with its
+// cluster.jobLockRetry.
+func startProcClusterOn(t *testing.T, pg string, retries []time.Duration) *procCluster {
 	t.Helper()
-	pc := &procCluster{t: t, pg: pg, nats: natstest.Start(t), media: t.TempDir(), lockRetry: lockRetry}
-	for i := range n {
-		pc.nodes = append(pc.nodes, pc.startNode("node-"+string(rune('a'+i))))
+	pc := &procCluster{t: t, pg: pg, nats: natstest.Start(t), media: t.TempDir()}
+	for i, retry := range retries {
+		pc.nodes = append(pc.nodes, pc.startNode("node-"+string(rune('a'+i)), retry))
 	}
 	pc.tok = pc.nodes[0].api.login(partnerEmail, partnerPassword)
 	status, out := pc.nodes[0].api.call("POST", "/v2/organizations", pc.tok, map[string]any{"name": "Northwind Haulage"})
@@ -81,10 +84,10 @@ func startProcClusterOn(t *testing.T, n int, pg string, lockRetry time.Duration)
 	return pc
 }
 
-// startNode starts one node. Its job lock retry is pc.lockRetry, short so
+// startNode starts one node with cluster.jobLockRetry retry, short so
 // that a job moves to another node soon after a kill; every device
 // connects from 127.0.0.1, so the per-address connect limit is lifted.
-func (pc *procCluster) startNode(id string) *procNode {
+func (pc *procCluster) startNode(id string, retry time.Duration) *procNode {
 	pc.t.Helper()
 	dir := pc.t.TempDir()
 	cfg := filepath.Join(dir, "fleetcam.yaml")
@@ -98,7 +101,7 @@ webhooks:
   initialBackoff: 100ms
   maxBackoff: 1s
 cluster:
-  jobLockRetry: `+pc.lockRetry.String()+`
+  jobLockRetry: `+retry.String()+`
 `), 0o600)
 	if err != nil {
 		pc.t.Fatal(err)
