@@ -180,7 +180,7 @@ func sweepDeadNodes(ctx context.Context, db *store.DB, locks *postgres.JobLocks,
 			}
 			if g, err := gone(ctx, node); !g {
 				if err != nil && ctx.Err() == nil {
-					log.Info("cannot tell over NATS whether a node lives; its devices stay as they are", "node", node, "err", err)
+					log.Debug("cannot tell over NATS whether a node lives; its devices stay as they are", "node", node, "err", err)
 				}
 				continue
 			}
