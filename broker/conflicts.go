@@ -39,17 +39,24 @@ func conflictWait(c *mqttd.Conn) time.Duration {
 // commitMessage commits a device message's job as commit does, trying
 // it again after a transaction conflict, with backoff, until it commits,
 // fails otherwise, the connection ends or the message has waited
-// conflictWait. Each conflict is counted.
+// conflictWait. Each conflict is counted. The record of a new connection
+// (Online) is committed so too.
 func (s *Server) commitMessage(c *mqttd.Conn, l *link, job func(*store.Tx) error) error {
-	deadline := time.Now().Add(conflictWait(c))
+	return s.throughConflicts(time.Now().Add(conflictWait(c)), c.Closed, func() error { return s.commit(&l.dev, job) })
+}
+
+// throughConflicts runs commit until it ends other than in a transaction
+// conflict, pausing between tries as long as deadline allows and gone
+// (when given) says the connection lives.
+func (s *Server) throughConflicts(deadline time.Time, gone func() bool, commit func() error) error {
 	pause := conflictBackoff
 	for {
-		err := s.commit(&l.dev, job)
+		err := commit()
 		if !errors.Is(err, store.ErrTxConflict) {
 			return err
 		}
 		wait := pause/2 + rand.N(pause/2+1)
-		if c.Closed() || time.Now().Add(wait).After(deadline) {
+		if (gone != nil && gone()) || time.Now().Add(wait).After(deadline) {
 			s.metrics.conflicts.WithLabelValues("expired").Inc()
 			return err
 		}

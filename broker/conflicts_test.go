@@ -24,11 +24,16 @@ type conflictingEngine struct {
 	// left is how many write transactions still lose; below 0 none does.
 	left atomic.Int64
 	lost atomic.Int64
+	// err, when set before left, is the error they fail with instead.
+	err error
 }
 
 func (e *conflictingEngine) Update(ctx context.Context, fn func(store.Records) error) error {
 	if e.left.Add(-1) >= 0 {
 		e.lost.Add(1)
+		if e.err != nil {
+			return e.err
+		}
 		return fmt.Errorf("%w: could not serialize access (simulated)", store.ErrTxConflict)
 	}
 	return e.Engine.Update(ctx, fn)
@@ -144,5 +149,33 @@ func TestCommitConflictOutlastingTheWait(t *testing.T) {
 	}
 	if n := e.metric("fleetcam_store_commit_conflicts_total", map[string]string{"result": "retried"}); n < 1 {
 		t.Fatalf("fleetcam_store_commit_conflicts_total{result=retried} = %v; want the tries before", n)
+	}
+}
+
+// TestConnectionRecordsThroughConflicts: the records of a connection, its
+// start and its end, are committed again after transaction conflicts, so
+// that the store says what the connection is.
+func TestConnectionRecordsThroughConflicts(t *testing.T) {
+	e, ce := newConflictEnv(t)
+	id := e.addDevice(1)
+	d, token := e.bootstrap(id)
+	d.close()
+	waitFor(t, "the device offline", func() bool { return e.link(id).Presence == store.PresenceOffline })
+
+	ce.left.Store(3)
+	d, err := e.connect(id, token, connectOpts{clean: true, subscribe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the connection recorded online through the conflicts", func() bool {
+		return e.link(id).Presence == store.PresenceOnline
+	})
+	ce.left.Store(3)
+	d.close()
+	waitFor(t, "the end of the connection recorded through the conflicts", func() bool {
+		return e.link(id).Presence == store.PresenceOffline
+	})
+	if n := e.metric("fleetcam_store_commit_conflicts_total", map[string]string{"result": "retried"}); n != 6 {
+		t.Fatalf("fleetcam_store_commit_conflicts_total{result=retried} = %v; want 6", n)
 	}
 }

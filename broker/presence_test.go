@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/fleetcam/fleetcam/store"
@@ -30,11 +31,13 @@ func TestRestorePresence(t *testing.T) {
 	if err != nil || e.link(stays).Presence != store.PresenceOffline {
 		t.Fatalf("mark offline: %v, %+v", err, e.link(stays))
 	}
-	// Leaves while the store cannot commit its offline record.
+	// Leaves while the store cannot be reached.
+	ce.err = store.Unavailable(errors.New("connection refused (simulated)"))
+	ce.lost.Store(0)
 	ce.left.Store(1 << 40)
 	d.close()
 	waitFor(t, "the broker to see the device leave", func() bool { return !e.srv.Online(leaves) })
-	waitFor(t, "the offline record to fail", func() bool { return len(e.srv.unsaved.list()) == 1 })
+	waitFor(t, "the offline record to fail", func() bool { return ce.lost.Load() > 0 && len(e.srv.unsaved.list()) == 1 })
 	ce.left.Store(-1 << 40)
 	if e.link(leaves).Presence != store.PresenceOnline {
 		t.Fatalf("the store says %+v of the device that left; want it still online, its offline record lost", e.link(leaves))

@@ -152,7 +152,7 @@ func (h deviceHandler) Online(c *mqttd.Conn) {
 	s.links.establish(l)
 	s.metrics.connects.WithLabelValues("accepted").Inc()
 	var prev string // the connection recorded before this one
-	if err := s.commit(&l.dev, func(tx *store.Tx) (err error) { prev, err = s.markOnline(tx, l); return err }); err != nil {
+	if err := s.commitMessage(c, l, func(tx *store.Tx) (err error) { prev, err = s.markOnline(tx, l); return err }); err != nil {
 		s.log.Error("record device online", "imei", l.imei, "error", err)
 	}
 	if s.Cluster != nil {
@@ -189,9 +189,10 @@ func (h deviceHandler) Closed(c *mqttd.Conn) {
 	if s.Cluster != nil {
 		s.Cluster.Disconnected(l.imei, l.id)
 	}
-	// Not waited for: the session is over and the write is ordered after
-	// the connect of any newer connection, whose id it checks.
-	s.recordOffline(context.Background(), l)
+	// Not waited for here: the session is over and the write is ordered
+	// after the connect of any newer connection, whose id it checks, so
+	// it may also be tried again after a conflict.
+	go s.throughConflicts(time.Now().Add(conflictWaitMax), nil, func() error { return <-s.recordOffline(context.Background(), l) })
 }
 
 // markOnline records the connection and activates a device on its first
