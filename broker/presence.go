@@ -4,14 +4,20 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/fleetcam/fleetcam/store"
 )
 
-// unsavedOffline holds the ended connections whose offline record is not
-// committed yet: a write that fails (the store unreachable when the
-// device went) leaves the device online in the store, and
-// RestorePresence writes it again.
+// presenceRepairEvery is how often the broker writes again the presence
+// records that could not be committed (repairPresence).
+const presenceRepairEvery = 5 * time.Second
+
+// unsavedOffline holds connections whose presence record is not
+// committed yet: an ended connection's offline record, or a live one's
+// online record, that failed (the store unreachable, or a pool connection
+// it lost, when the device came or went). The broker writes them again
+// (repairPresence, RestorePresence).
 type unsavedOffline struct {
 	mu    sync.Mutex
 	links map[*link]struct{}
@@ -90,35 +96,10 @@ func (s *Server) RestorePresence(ctx context.Context) (int, error) {
 	var mu sync.Mutex
 	restored := 0
 	for _, l := range s.links.current() {
-		waits = append(waits, s.committer.Submit(ctx, deviceActor(&l.dev), func(tx *store.Tx) error {
-			// Checked inside the commit: a connection that ends after
-			// this check has its offline record submitted after this
-			// job, so committed after it.
-			if s.links.byIMEI(l.imei) != l {
-				return nil
-			}
-			dl, err := tx.DeviceLink(l.imei)
-			if err != nil {
-				return err
-			}
-			if dl.ConnectionID == l.id && dl.Online() {
-				return nil
-			}
-			if node := NodeOf(dl.ConnectionID); dl.ConnectionID != "" && s.Cluster != nil && node != s.Cluster.NodeID() {
-				tx.OnCommit(func() { s.TakenOver(l.imei, l.id) })
-				return nil
-			}
-			was := dl.Presence
-			dl.Presence, dl.ConnectionID, dl.LastSeen = store.PresenceOnline, l.id, tx.Now()
-			if err := tx.PutDeviceLink(dl); err != nil {
-				return err
-			}
-			tx.OnCommit(func() {
-				mu.Lock()
-				restored++
-				mu.Unlock()
-			})
-			return emitPresence(tx, &l.dev, was, dl.Presence)
+		waits = append(waits, s.recordOnlineAgain(ctx, l, func() {
+			mu.Lock()
+			restored++
+			mu.Unlock()
 		}))
 	}
 	var errs []error
@@ -133,4 +114,64 @@ func (s *Server) RestorePresence(ctx context.Context) (int, error) {
 		return restored, fmt.Errorf("broker: restore presence: %d of %d writes failed: %w", len(errs), len(waits), errs[0])
 	}
 	return restored, nil
+}
+
+// recordOnlineAgain submits the online record of the live connection l,
+// unless the store already has it; changed, when given, runs once a
+// change is committed. A device whose link names a connection of another
+// node was taken over there: its connection here ends (TakenOver).
+func (s *Server) recordOnlineAgain(ctx context.Context, l *link, changed func()) <-chan error {
+	return s.committer.Submit(ctx, deviceActor(&l.dev), func(tx *store.Tx) error {
+		// Checked inside the commit: a connection that ends after this
+		// check has its offline record submitted after this job, so
+		// committed after it.
+		if s.links.byIMEI(l.imei) != l {
+			tx.OnCommit(func() { s.unrecorded.saved(l) })
+			return nil
+		}
+		dl, err := tx.DeviceLink(l.imei)
+		if err != nil {
+			return err
+		}
+		tx.OnCommit(func() { s.unrecorded.saved(l) })
+		if dl.ConnectionID == l.id && dl.Online() {
+			return nil
+		}
+		if node := NodeOf(dl.ConnectionID); dl.ConnectionID != "" && s.Cluster != nil && node != s.Cluster.NodeID() {
+			tx.OnCommit(func() { s.TakenOver(l.imei, l.id) })
+			return nil
+		}
+		was := dl.Presence
+		dl.Presence, dl.ConnectionID, dl.LastSeen = store.PresenceOnline, l.id, tx.Now()
+		if err := tx.PutDeviceLink(dl); err != nil {
+			return err
+		}
+		if changed != nil {
+			tx.OnCommit(changed)
+		}
+		return emitPresence(tx, &l.dev, was, dl.Presence)
+	})
+}
+
+// repairPresence writes again, every presenceRepairEvery until Close, the
+// presence records that could not be committed when their connection
+// began or ended, so that the store says what the connections are once it
+// can be written again.
+func (s *Server) repairPresence() {
+	defer s.wg.Done()
+	t := time.NewTicker(presenceRepairEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		for _, l := range s.unsaved.list() {
+			s.recordOffline(context.Background(), l)
+		}
+		for _, l := range s.unrecorded.list() {
+			s.recordOnlineAgain(context.Background(), l, nil)
+		}
+	}
 }

@@ -67,8 +67,9 @@ type Server struct {
 	replies *replyWaiters
 	// queued holds devices whose queued commands were just committed.
 	queued *pendingDelivery
-	// unsaved holds ended connections whose offline record is not committed.
-	unsaved *unsavedOffline
+	// unsaved holds ended connections whose offline record is not
+	// committed, unrecorded live ones whose online record failed.
+	unsaved, unrecorded *unsavedOffline
 
 	mu        sync.Mutex
 	committer *store.Committer
@@ -119,7 +120,7 @@ func New(cfg configs.Config, db *store.DB, log *slog.Logger, reg prometheus.Regi
 	s := &Server{
 		cfg: m, devices: cfg.Devices, db: db, log: log.With("component", "broker"), now: now, master: master,
 		limiter: newIPLimiter(m.ConnectRatePerIP, m.ConnectBurstPerIP),
-		links:   newRegistry(), replies: newReplyWaiters(), queued: newPendingDelivery(), unsaved: newUnsavedOffline(),
+		links:   newRegistry(), replies: newReplyWaiters(), queued: newPendingDelivery(), unsaved: newUnsavedOffline(), unrecorded: newUnsavedOffline(),
 		addrs: map[string]string{},
 	}
 	s.mqtt = mqttd.New(mqttd.Options{
@@ -153,9 +154,10 @@ func (s *Server) Start() error {
 		return err
 	}
 	s.stop = make(chan struct{})
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go s.sweep()
 	go s.deliverCommitted()
+	go s.repairPresence()
 	s.running = true
 	return nil
 }

@@ -153,7 +153,8 @@ func (h deviceHandler) Online(c *mqttd.Conn) {
 	s.metrics.connects.WithLabelValues("accepted").Inc()
 	var prev string // the connection recorded before this one
 	if err := s.commitMessage(c, l, func(tx *store.Tx) (err error) { prev, err = s.markOnline(tx, l); return err }); err != nil {
-		s.log.Error("record device online", "imei", l.imei, "error", err)
+		s.log.Error("record device online; trying again", "imei", l.imei, "error", err)
+		s.unrecorded.add(l)
 	}
 	if s.Cluster != nil {
 		s.Cluster.Connected(l.imei, l.id, prev)
