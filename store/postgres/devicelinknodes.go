@@ -50,7 +50,9 @@ func (r deviceLinks) MarkOffline(t time.Time, prefix string) (int, error) {
 	where := `presence <> 'offline' AND starts_with(connection_id, $2)`
 	if node, rest, found := strings.Cut(prefix, "/"); found && rest == "" {
 		where = linkOfANode + ` AND ` + linkNode + ` = $3 AND starts_with(connection_id, $2)`
-		tag, err := r.t.exec(`UPDATE device_links SET presence = 'offline', connection_id = '', disconnected_at = $1
+		r.t.forgetTable(tableDeviceLinks)
+		r.t.forgetTable(tableDeviceLinks)
+	tag, err := r.t.exec(`UPDATE device_links SET presence = 'offline', connection_id = '', disconnected_at = $1
 			WHERE `+where, t.UTC(), prefix, node)
 		return int(tag.RowsAffected()), err
 	}
