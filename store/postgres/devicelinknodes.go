@@ -52,7 +52,7 @@ func (r deviceLinks) MarkOffline(t time.Time, prefix string) (int, error) {
 		where = linkOfANode + ` AND ` + linkNode + ` = $3 AND starts_with(connection_id, $2)`
 		r.t.forgetTable(tableDeviceLinks)
 		r.t.forgetTable(tableDeviceLinks)
-	tag, err := r.t.exec(`UPDATE device_links SET presence = 'offline', connection_id = '', disconnected_at = $1
+		tag, err := r.t.exec(`UPDATE device_links SET presence = 'offline', connection_id = '', disconnected_at = $1
 			WHERE `+where, t.UTC(), prefix, node)
 		return int(tag.RowsAffected()), err
 	}
