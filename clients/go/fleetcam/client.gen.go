@@ -9079,8 +9079,10 @@ type ClientInterface interface {
 	// that moves to another organization gets a key its earlier owner never saw. The contract
 	// has no call to rotate a key, so the history holds the one key of the current stay,
 	// created when the device joined its organization. fleetcam's devices do not acknowledge
-	// keys: confirmedByDevice is false. Keys are credentials: viewers get 403, and every
-	// read is in the audit log (device.recordingKey.read).
+	// keys: confirmedByDevice is false. Keys are credentials that decrypt the device's
+	// recordings: viewers and the editorWithoutMediaAccess access level get 403, as on the
+	// media routes. Every read is in the audit log (device.recordingKey.read), and so is every
+	// refusal (device.recordingKey.refuse).
 	//
 	// Corresponds with GET /v2/devices/{imei}/recording-encryption-keys (the `GetDeviceRecordingEncryptionKeys` operationId).
 	GetDeviceRecordingEncryptionKeys(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -10217,7 +10219,9 @@ type ClientInterface interface {
 	// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
 	// derives it) of each device named in imeis, or of every device of the organization the
 	// caller may see when the body or imeis is left out. A named device that is not one of
-	// them is 404. Viewers get 403; every key read is audited.
+	// them is 404. Viewers and the editorWithoutMediaAccess access level get 403, as on the
+	// media routes; every key read (device.recordingKey.read of each device) and every refusal
+	// (device.recordingKey.refuse of the organization) is audited.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -10229,7 +10233,9 @@ type ClientInterface interface {
 	// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
 	// derives it) of each device named in imeis, or of every device of the organization the
 	// caller may see when the body or imeis is left out. A named device that is not one of
-	// them is 404. Viewers get 403; every key read is audited.
+	// them is 404. Viewers and the editorWithoutMediaAccess access level get 403, as on the
+	// media routes; every key read (device.recordingKey.read of each device) and every refusal
+	// (device.recordingKey.refuse of the organization) is audited.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -13367,8 +13373,10 @@ func (c *Client) PostDeviceReboot(ctx context.Context, imei Imei, reqEditors ...
 // that moves to another organization gets a key its earlier owner never saw. The contract
 // has no call to rotate a key, so the history holds the one key of the current stay,
 // created when the device joined its organization. fleetcam's devices do not acknowledge
-// keys: confirmedByDevice is false. Keys are credentials: viewers get 403, and every
-// read is in the audit log (device.recordingKey.read).
+// keys: confirmedByDevice is false. Keys are credentials that decrypt the device's
+// recordings: viewers and the editorWithoutMediaAccess access level get 403, as on the
+// media routes. Every read is in the audit log (device.recordingKey.read), and so is every
+// refusal (device.recordingKey.refuse).
 //
 // Corresponds with GET /v2/devices/{imei}/recording-encryption-keys (the `GetDeviceRecordingEncryptionKeys` operationId).
 func (c *Client) GetDeviceRecordingEncryptionKeys(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -15445,7 +15453,9 @@ func (c *Client) PostOrganizationExternalUser(ctx context.Context, orgId OrgId, 
 // The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
 // derives it) of each device named in imeis, or of every device of the organization the
 // caller may see when the body or imeis is left out. A named device that is not one of
-// them is 404. Viewers get 403; every key read is audited.
+// them is 404. Viewers and the editorWithoutMediaAccess access level get 403, as on the
+// media routes; every key read (device.recordingKey.read of each device) and every refusal
+// (device.recordingKey.refuse of the organization) is audited.
 //
 // Takes any type of body and a specified content type.
 //
@@ -15467,7 +15477,9 @@ func (c *Client) PostOrganizationGetLatestRecordingEncryptionKeysWithBody(ctx co
 // The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
 // derives it) of each device named in imeis, or of every device of the organization the
 // caller may see when the body or imeis is left out. A named device that is not one of
-// them is 404. Viewers get 403; every key read is audited.
+// them is 404. Viewers and the editorWithoutMediaAccess access level get 403, as on the
+// media routes; every key read (device.recordingKey.read of each device) and every refusal
+// (device.recordingKey.refuse of the organization) is audited.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -28455,8 +28467,10 @@ type ClientWithResponsesInterface interface {
 	// that moves to another organization gets a key its earlier owner never saw. The contract
 	// has no call to rotate a key, so the history holds the one key of the current stay,
 	// created when the device joined its organization. fleetcam's devices do not acknowledge
-	// keys: confirmedByDevice is false. Keys are credentials: viewers get 403, and every
-	// read is in the audit log (device.recordingKey.read).
+	// keys: confirmedByDevice is false. Keys are credentials that decrypt the device's
+	// recordings: viewers and the editorWithoutMediaAccess access level get 403, as on the
+	// media routes. Every read is in the audit log (device.recordingKey.read), and so is every
+	// refusal (device.recordingKey.refuse).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -29669,7 +29683,9 @@ type ClientWithResponsesInterface interface {
 	// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
 	// derives it) of each device named in imeis, or of every device of the organization the
 	// caller may see when the body or imeis is left out. A named device that is not one of
-	// them is 404. Viewers get 403; every key read is audited.
+	// them is 404. Viewers and the editorWithoutMediaAccess access level get 403, as on the
+	// media routes; every key read (device.recordingKey.read of each device) and every refusal
+	// (device.recordingKey.refuse of the organization) is audited.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -29681,7 +29697,9 @@ type ClientWithResponsesInterface interface {
 	// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
 	// derives it) of each device named in imeis, or of every device of the organization the
 	// caller may see when the body or imeis is left out. A named device that is not one of
-	// them is 404. Viewers get 403; every key read is audited.
+	// them is 404. Viewers and the editorWithoutMediaAccess access level get 403, as on the
+	// media routes; every key read (device.recordingKey.read of each device) and every refusal
+	// (device.recordingKey.refuse of the organization) is audited.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -46887,8 +46905,10 @@ func (c *ClientWithResponses) PostDeviceRebootWithResponse(ctx context.Context, 
 // that moves to another organization gets a key its earlier owner never saw. The contract
 // has no call to rotate a key, so the history holds the one key of the current stay,
 // created when the device joined its organization. fleetcam's devices do not acknowledge
-// keys: confirmedByDevice is false. Keys are credentials: viewers get 403, and every
-// read is in the audit log (device.recordingKey.read).
+// keys: confirmedByDevice is false. Keys are credentials that decrypt the device's
+// recordings: viewers and the editorWithoutMediaAccess access level get 403, as on the
+// media routes. Every read is in the audit log (device.recordingKey.read), and so is every
+// refusal (device.recordingKey.refuse).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -48665,7 +48685,9 @@ func (c *ClientWithResponses) PostOrganizationExternalUserWithResponse(ctx conte
 // The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
 // derives it) of each device named in imeis, or of every device of the organization the
 // caller may see when the body or imeis is left out. A named device that is not one of
-// them is 404. Viewers get 403; every key read is audited.
+// them is 404. Viewers and the editorWithoutMediaAccess access level get 403, as on the
+// media routes; every key read (device.recordingKey.read of each device) and every refusal
+// (device.recordingKey.refuse of the organization) is audited.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -48683,7 +48705,9 @@ func (c *ClientWithResponses) PostOrganizationGetLatestRecordingEncryptionKeysWi
 // The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
 // derives it) of each device named in imeis, or of every device of the organization the
 // caller may see when the body or imeis is left out. A named device that is not one of
-// them is 404. Viewers get 403; every key read is audited.
+// them is 404. Viewers and the editorWithoutMediaAccess access level get 403, as on the
+// media routes; every key read (device.recordingKey.read of each device) and every refusal
+// (device.recordingKey.refuse of the organization) is audited.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -1729,8 +1729,10 @@ export interface paths {
          *     that moves to another organization gets a key its earlier owner never saw. The contract
          *     has no call to rotate a key, so the history holds the one key of the current stay,
          *     created when the device joined its organization. fleetcam's devices do not acknowledge
-         *     keys: confirmedByDevice is false. Keys are credentials: viewers get 403, and every
-         *     read is in the audit log (device.recordingKey.read).
+         *     keys: confirmedByDevice is false. Keys are credentials that decrypt the device's
+         *     recordings: viewers and the editorWithoutMediaAccess access level get 403, as on the
+         *     media routes. Every read is in the audit log (device.recordingKey.read), and so is every
+         *     refusal (device.recordingKey.refuse).
          */
         get: operations["getDeviceRecordingEncryptionKeys"];
         put?: never;
@@ -3041,7 +3043,9 @@ export interface paths {
          * @description The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
          *     derives it) of each device named in imeis, or of every device of the organization the
          *     caller may see when the body or imeis is left out. A named device that is not one of
-         *     them is 404. Viewers get 403; every key read is audited.
+         *     them is 404. Viewers and the editorWithoutMediaAccess access level get 403, as on the
+         *     media routes; every key read (device.recordingKey.read of each device) and every refusal
+         *     (device.recordingKey.refuse of the organization) is audited.
          */
         post: operations["postOrganizationGetLatestRecordingEncryptionKeys"];
         delete?: never;
