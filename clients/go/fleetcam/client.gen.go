@@ -10188,10 +10188,14 @@ type ClientInterface interface {
 	// (the reference contract's administrator), also acts in this organization, with that
 	// access level, from its next call: it sees the organization, lists it among its own, and
 	// reads and changes its devices and records as a user of it does. Any other address,
-	// registered or not (another partner's user, a partner contact), is 404; a user of another
-	// access level is 400 naming email; adding a user twice, or to its own organization, is
-	// 409. By the partner that created the organization (a guest partner gets 403) or the
-	// organization's editors and admin tokens. Audited as organization.externalUser.add.
+	// registered or not (a user of another access level, another partner's user, a partner
+	// contact), is the same 404 as an unknown address, so the call tells nothing of who exists
+	// or at what access level; the refusal is audited as organization.externalUser.refuse, in
+	// this organization with no more than the answer says, and with the reason where only the
+	// refused user's organization and the partner read it. Adding a user twice, or to its own
+	// organization, is 409. By the partner that created the organization (a guest partner gets
+	// 403) or the organization's editors and admin tokens. Audited as
+	// organization.externalUser.add.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -10204,10 +10208,14 @@ type ClientInterface interface {
 	// (the reference contract's administrator), also acts in this organization, with that
 	// access level, from its next call: it sees the organization, lists it among its own, and
 	// reads and changes its devices and records as a user of it does. Any other address,
-	// registered or not (another partner's user, a partner contact), is 404; a user of another
-	// access level is 400 naming email; adding a user twice, or to its own organization, is
-	// 409. By the partner that created the organization (a guest partner gets 403) or the
-	// organization's editors and admin tokens. Audited as organization.externalUser.add.
+	// registered or not (a user of another access level, another partner's user, a partner
+	// contact), is the same 404 as an unknown address, so the call tells nothing of who exists
+	// or at what access level; the refusal is audited as organization.externalUser.refuse, in
+	// this organization with no more than the answer says, and with the reason where only the
+	// refused user's organization and the partner read it. Adding a user twice, or to its own
+	// organization, is 409. By the partner that created the organization (a guest partner gets
+	// 403) or the organization's editors and admin tokens. Audited as
+	// organization.externalUser.add.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -15402,10 +15410,14 @@ func (c *Client) GetOrganizationExternalUsers(ctx context.Context, orgId OrgId, 
 // (the reference contract's administrator), also acts in this organization, with that
 // access level, from its next call: it sees the organization, lists it among its own, and
 // reads and changes its devices and records as a user of it does. Any other address,
-// registered or not (another partner's user, a partner contact), is 404; a user of another
-// access level is 400 naming email; adding a user twice, or to its own organization, is
-// 409. By the partner that created the organization (a guest partner gets 403) or the
-// organization's editors and admin tokens. Audited as organization.externalUser.add.
+// registered or not (a user of another access level, another partner's user, a partner
+// contact), is the same 404 as an unknown address, so the call tells nothing of who exists
+// or at what access level; the refusal is audited as organization.externalUser.refuse, in
+// this organization with no more than the answer says, and with the reason where only the
+// refused user's organization and the partner read it. Adding a user twice, or to its own
+// organization, is 409. By the partner that created the organization (a guest partner gets
+// 403) or the organization's editors and admin tokens. Audited as
+// organization.externalUser.add.
 //
 // Takes any type of body and a specified content type.
 //
@@ -15428,10 +15440,14 @@ func (c *Client) PostOrganizationExternalUserWithBody(ctx context.Context, orgId
 // (the reference contract's administrator), also acts in this organization, with that
 // access level, from its next call: it sees the organization, lists it among its own, and
 // reads and changes its devices and records as a user of it does. Any other address,
-// registered or not (another partner's user, a partner contact), is 404; a user of another
-// access level is 400 naming email; adding a user twice, or to its own organization, is
-// 409. By the partner that created the organization (a guest partner gets 403) or the
-// organization's editors and admin tokens. Audited as organization.externalUser.add.
+// registered or not (a user of another access level, another partner's user, a partner
+// contact), is the same 404 as an unknown address, so the call tells nothing of who exists
+// or at what access level; the refusal is audited as organization.externalUser.refuse, in
+// this organization with no more than the answer says, and with the reason where only the
+// refused user's organization and the partner read it. Adding a user twice, or to its own
+// organization, is 409. By the partner that created the organization (a guest partner gets
+// 403) or the organization's editors and admin tokens. Audited as
+// organization.externalUser.add.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -29652,10 +29668,14 @@ type ClientWithResponsesInterface interface {
 	// (the reference contract's administrator), also acts in this organization, with that
 	// access level, from its next call: it sees the organization, lists it among its own, and
 	// reads and changes its devices and records as a user of it does. Any other address,
-	// registered or not (another partner's user, a partner contact), is 404; a user of another
-	// access level is 400 naming email; adding a user twice, or to its own organization, is
-	// 409. By the partner that created the organization (a guest partner gets 403) or the
-	// organization's editors and admin tokens. Audited as organization.externalUser.add.
+	// registered or not (a user of another access level, another partner's user, a partner
+	// contact), is the same 404 as an unknown address, so the call tells nothing of who exists
+	// or at what access level; the refusal is audited as organization.externalUser.refuse, in
+	// this organization with no more than the answer says, and with the reason where only the
+	// refused user's organization and the partner read it. Adding a user twice, or to its own
+	// organization, is 409. By the partner that created the organization (a guest partner gets
+	// 403) or the organization's editors and admin tokens. Audited as
+	// organization.externalUser.add.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -29668,10 +29688,14 @@ type ClientWithResponsesInterface interface {
 	// (the reference contract's administrator), also acts in this organization, with that
 	// access level, from its next call: it sees the organization, lists it among its own, and
 	// reads and changes its devices and records as a user of it does. Any other address,
-	// registered or not (another partner's user, a partner contact), is 404; a user of another
-	// access level is 400 naming email; adding a user twice, or to its own organization, is
-	// 409. By the partner that created the organization (a guest partner gets 403) or the
-	// organization's editors and admin tokens. Audited as organization.externalUser.add.
+	// registered or not (a user of another access level, another partner's user, a partner
+	// contact), is the same 404 as an unknown address, so the call tells nothing of who exists
+	// or at what access level; the refusal is audited as organization.externalUser.refuse, in
+	// this organization with no more than the answer says, and with the reason where only the
+	// refused user's organization and the partner read it. Adding a user twice, or to its own
+	// organization, is 409. By the partner that created the organization (a guest partner gets
+	// 403) or the organization's editors and admin tokens. Audited as
+	// organization.externalUser.add.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -48642,10 +48666,14 @@ func (c *ClientWithResponses) GetOrganizationExternalUsersWithResponse(ctx conte
 // (the reference contract's administrator), also acts in this organization, with that
 // access level, from its next call: it sees the organization, lists it among its own, and
 // reads and changes its devices and records as a user of it does. Any other address,
-// registered or not (another partner's user, a partner contact), is 404; a user of another
-// access level is 400 naming email; adding a user twice, or to its own organization, is
-// 409. By the partner that created the organization (a guest partner gets 403) or the
-// organization's editors and admin tokens. Audited as organization.externalUser.add.
+// registered or not (a user of another access level, another partner's user, a partner
+// contact), is the same 404 as an unknown address, so the call tells nothing of who exists
+// or at what access level; the refusal is audited as organization.externalUser.refuse, in
+// this organization with no more than the answer says, and with the reason where only the
+// refused user's organization and the partner read it. Adding a user twice, or to its own
+// organization, is 409. By the partner that created the organization (a guest partner gets
+// 403) or the organization's editors and admin tokens. Audited as
+// organization.externalUser.add.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -48664,10 +48692,14 @@ func (c *ClientWithResponses) PostOrganizationExternalUserWithBodyWithResponse(c
 // (the reference contract's administrator), also acts in this organization, with that
 // access level, from its next call: it sees the organization, lists it among its own, and
 // reads and changes its devices and records as a user of it does. Any other address,
-// registered or not (another partner's user, a partner contact), is 404; a user of another
-// access level is 400 naming email; adding a user twice, or to its own organization, is
-// 409. By the partner that created the organization (a guest partner gets 403) or the
-// organization's editors and admin tokens. Audited as organization.externalUser.add.
+// registered or not (a user of another access level, another partner's user, a partner
+// contact), is the same 404 as an unknown address, so the call tells nothing of who exists
+// or at what access level; the refusal is audited as organization.externalUser.refuse, in
+// this organization with no more than the answer says, and with the reason where only the
+// refused user's organization and the partner read it. Adding a user twice, or to its own
+// organization, is 409. By the partner that created the organization (a guest partner gets
+// 403) or the organization's editors and admin tokens. Audited as
+// organization.externalUser.add.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -3010,10 +3010,14 @@ export interface paths {
          *     (the reference contract's administrator), also acts in this organization, with that
          *     access level, from its next call: it sees the organization, lists it among its own, and
          *     reads and changes its devices and records as a user of it does. Any other address,
-         *     registered or not (another partner's user, a partner contact), is 404; a user of another
-         *     access level is 400 naming email; adding a user twice, or to its own organization, is
-         *     409. By the partner that created the organization (a guest partner gets 403) or the
-         *     organization's editors and admin tokens. Audited as organization.externalUser.add.
+         *     registered or not (a user of another access level, another partner's user, a partner
+         *     contact), is the same 404 as an unknown address, so the call tells nothing of who exists
+         *     or at what access level; the refusal is audited as organization.externalUser.refuse, in
+         *     this organization with no more than the answer says, and with the reason where only the
+         *     refused user's organization and the partner read it. Adding a user twice, or to its own
+         *     organization, is 409. By the partner that created the organization (a guest partner gets
+         *     403) or the organization's editors and admin tokens. Audited as
+         *     organization.externalUser.add.
          */
         post: operations["postOrganizationExternalUser"];
         /**
