@@ -3810,7 +3810,9 @@ type CreateUser struct {
 	Email       openapi_types.Email    `json:"email"`
 	Name        *string                `json:"name,omitempty"`
 
-	// Password At least 8 characters with an upper-case letter, a lower-case letter and a digit.
+	// Password At least 8 characters with an upper-case letter, a lower-case letter and a digit, and
+	// not one of the 10,000 most used passwords in any case of its letters (Passw0rd is
+	// refused: 400 naming the field, "is too common").
 	Password *Password `json:"password,omitempty"`
 }
 
@@ -4490,7 +4492,9 @@ type OrganizationInvitation struct {
 // OrganizationInvitationStatus defines model for OrganizationInvitation.Status.
 type OrganizationInvitationStatus string
 
-// Password At least 8 characters with an upper-case letter, a lower-case letter and a digit.
+// Password At least 8 characters with an upper-case letter, a lower-case letter and a digit, and
+// not one of the 10,000 most used passwords in any case of its letters (Passw0rd is
+// refused: 400 naming the field, "is too common").
 type Password = string
 
 // PasswordConfirmation defines model for PasswordConfirmation.
@@ -6682,7 +6686,9 @@ type PostHealthRecipientParams struct {
 
 // PostResetPasswordJSONBody defines parameters for PostResetPassword.
 type PostResetPasswordJSONBody struct {
-	// NewPassword At least 8 characters with an upper-case letter, a lower-case letter and a digit.
+	// NewPassword At least 8 characters with an upper-case letter, a lower-case letter and a digit, and
+	// not one of the 10,000 most used passwords in any case of its letters (Passw0rd is
+	// refused: 400 naming the field, "is too common").
 	NewPassword Password `json:"newPassword"`
 }
 
@@ -6738,7 +6744,9 @@ type PutUserSettings200JSONResponseBodyDataTimeFormat int
 type PostChangePasswordJSONBody struct {
 	CurrentPassword string `json:"currentPassword"`
 
-	// NewPassword At least 8 characters with an upper-case letter, a lower-case letter and a digit.
+	// NewPassword At least 8 characters with an upper-case letter, a lower-case letter and a digit, and
+	// not one of the 10,000 most used passwords in any case of its letters (Passw0rd is
+	// refused: 400 naming the field, "is too common").
 	NewPassword Password `json:"newPassword"`
 }
 

@@ -4801,7 +4801,9 @@ export interface components {
         };
         /**
          * Format: password
-         * @description At least 8 characters with an upper-case letter, a lower-case letter and a digit.
+         * @description At least 8 characters with an upper-case letter, a lower-case letter and a digit, and
+         *     not one of the 10,000 most used passwords in any case of its letters (Passw0rd is
+         *     refused: 400 naming the field, "is too common").
          */
         Password: string;
         PasswordConfirmation: {
