@@ -81,6 +81,8 @@ func TestInvalidSettingsNameTheSetting(t *testing.T) {
 			"bootstrap.partnerPassword (FLEETCAM_PARTNER_PASSWORD) must be at least 8 characters long"},
 		{"partner password without a capital", "", map[string]string{"FLEETCAM_PARTNER_PASSWORD": "guard-pass-123456"},
 			"bootstrap.partnerPassword (FLEETCAM_PARTNER_PASSWORD) must contain an upper-case letter, a lower-case letter and a digit"},
+		{"common partner password", "", map[string]string{"FLEETCAM_PARTNER_PASSWORD": "Passw0rd"},
+			"bootstrap.partnerPassword (FLEETCAM_PARTNER_PASSWORD) is too common"},
 		{"live stream idle timeout", "media:\n  liveStreamIdleTimeout: 0s\n", nil, "media.liveStreamIdleTimeout"},
 		{"postgres url of another scheme", "", map[string]string{"FLEETCAM_POSTGRES_URL": "mysql://db/fleetcam"}, "store.postgresURL must be a postgres:// or postgresql:// URL"},
 		{"postgres url without a host", "store:\n  postgresURL: postgres:///fleetcam\n", nil, "store.postgresURL must be a postgres://"},
