@@ -241,7 +241,7 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	bg, cancelBG := context.WithCancel(ctx)
 	a.stopBackground = cancelBG
 	purger := store.NewPurger(db, store.PurgerOptions{Interval: cfg.Retention.Interval,
-		WebhookDeliveryDays: cfg.Retention.WebhookDeliveryDays, Logger: log, Registerer: metrics})
+		WebhookDeliveryDays: cfg.Retention.WebhookDeliveryDays, Logger: log, Registerer: metrics, Purged: api.WakeMedia})
 	mailer := alarmmail.New(alarmmail.Options{Store: db, SMTP: cfg.SMTP, Logger: log, Registerer: metrics, Poll: cfg.SMTP.PollInterval})
 	eventMailer := eventmail.New(eventmail.Options{Store: db, SMTP: cfg.SMTP, PublicURL: cfg.PublicURL, Logger: log,
 		Registerer: metrics, Poll: cfg.SMTP.PollInterval})
