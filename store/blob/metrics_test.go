@@ -24,7 +24,8 @@ func TestObservedCountsByResult(t *testing.T) {
 	// A bucket at a port nothing listens on: every operation fails.
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	l.Close()
-	gone, err := blob.NewS3(blob.S3Options{Endpoint: "http://" + l.Addr().String(), Bucket: "media", Region: "us-east-1", PathStyle: true})
+	gone, err := blob.NewS3(blob.S3Options{Endpoint: "http://" + l.Addr().String(), Bucket: "media", Region: "us-east-1", PathStyle: true,
+		MaxRetries: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,6 +52,9 @@ type S3Options struct {
 	// 5 MiB; 0: DefaultPartSize. A blob no larger than one part is
 	// uploaded in one request.
 	PartSize uint64
+	// MaxRetries bounds the attempts of a request that failed on the way
+	// (connection refused, 5xx); 0: the client's default (10).
+	MaxRetries int
 }
 
 // DefaultPartSize is the part size of multipart uploads unless set.
@@ -88,7 +91,8 @@ func NewS3(o S3Options) (*S3, error) {
 	if o.InsecureSkipVerify {
 		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true}
 	}
-	opts := &minio.Options{Secure: u.Scheme == "https", Region: o.Region, Transport: tr, BucketLookup: minio.BucketLookupAuto}
+	opts := &minio.Options{Secure: u.Scheme == "https", Region: o.Region, Transport: tr, BucketLookup: minio.BucketLookupAuto,
+		MaxRetries: o.MaxRetries}
 	if o.PathStyle {
 		opts.BucketLookup = minio.BucketLookupPath
 	}
@@ -119,7 +123,7 @@ func (s *S3) object(key string) (string, error) {
 func (s *S3) Check(ctx context.Context) error {
 	ok, err := s.client.BucketExists(ctx, s.bucket)
 	if err != nil {
-		return fmt.Errorf("blob: %s cannot be reached: %w", s, err)
+		return fmt.Errorf("blob: %s cannot be reached or read: %w", s, err)
 	}
 	if !ok {
 		return fmt.Errorf("blob: %s does not exist; create it first", s)

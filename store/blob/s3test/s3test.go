@@ -10,7 +10,6 @@ package s3test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -179,20 +178,11 @@ func (s *Server) run(ctx context.Context, bin string) error {
 // LogPath is the server's log file.
 func (s *Server) LogPath() string { return filepath.Join(s.dir, "weed.log") }
 
-// Stop stops the server and removes its directory.
+// Stop stops the server and removes its directory. Its data is thrown
+// away, so it is killed rather than shut down (which takes seconds).
 func (s *Server) Stop() error {
-	var err error
-	if s.cmd != nil {
-		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-s.done:
-		case <-time.After(30 * time.Second):
-			s.kill()
-			err = errors.New("s3test: weed did not stop within 30s; killed")
-		}
-		s.cmd = nil
-	}
-	return errors.Join(err, os.RemoveAll(s.dir))
+	s.kill()
+	return os.RemoveAll(s.dir)
 }
 
 // kill ends the server at once.
