@@ -116,7 +116,7 @@ func (s *Server) run(ctx context.Context, bin string) error {
 	s.port = ports[0]
 	p := func(i int) string { return strconv.Itoa(ports[i]) }
 	args := []string{"server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-dir=" + data,
-		"-master.port=" + p(1), "-master.port.grpc=" + p(2), "-master.telemetry=false", "-master.volumeSizeLimitMB=64",
+		"-master.port=" + p(1), "-master.port.grpc=" + p(2), "-master.telemetry=false", "-master.volumeSizeLimitMB=1024",
 		"-volume.port=" + p(3), "-volume.port.grpc=" + p(4), "-volume.max=100",
 		"-filer.port=" + p(5), "-filer.port.grpc=" + p(6), "-filer.localSocket=" + filepath.Join(s.dir, "filer.sock"),
 		"-s3", "-s3.port=" + p(0), "-s3.port.grpc=" + p(7), "-s3.port.iceberg=0", "-s3.port.lance=0", "-s3.iam=false",
