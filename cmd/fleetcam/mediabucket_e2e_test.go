@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -185,19 +186,33 @@ func TestClusterMediaInBucket(t *testing.T) {
 	}
 }
 
-// TestMediaBucketProxy: with media.s3.proxy the download link answers with
-// the bytes, ranges included, as with a media directory.
+// TestMediaBucketProxy: the event's media-available webhook comes once
+// its files are objects in the bucket; with media.s3.proxy the download
+// link answers with the bytes, ranges included, as with a media directory.
 func TestMediaBucketProxy(t *testing.T) {
 	bucket := s3test.Bucket(t)
 	e := startEnv(t, withDevice("35693810002500", "Truck 25"), withConfig(func(c *configs.Config) {
 		withBucket(bucket)(c)
 		c.Media.S3.Proxy = true
+	}), withWebhooks(func(base string) map[string]any {
+		return map[string]any{"eventWebhookUrl": []string{base + "/events"}}
 	}))
 	e.connect(nil)
 	e.waitOnline()
 	ev, err := e.dev.Emit(t.Context(), devicesim.EventSpec{Type: "deceleration"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	e.webhook("the event's media-available webhook", "event", func(b map[string]any) bool { return b["mediaAvailable"] == true })
+	objects := bucketFiles(t, bucket)
+	for _, f := range ev.Files {
+		found := false
+		for k, size := range objects {
+			found = found || strings.HasPrefix(k, e.imei+"/"+f.FileType+"/"+strconv.Itoa(f.CameraID)+"/"+f.FileID+"/") && size > 0
+		}
+		if !found {
+			t.Fatalf("the webhook said the media is available, and the bucket lacks %s %s: %v", f.FileType, f.FileID, objects)
+		}
 	}
 	f := ev.Files[0]
 	link := fileLink(t, e.c, e.tok, e.imei, f.FileID, f.FileType, f.CameraID)
