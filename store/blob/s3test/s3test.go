@@ -81,7 +81,9 @@ const identities = `{"identities": [{"name": "fleetcam", "credentials": [{"acces
  "actions": ["Admin", "Read", "List", "Tagging", "Write"]}]}`
 
 // Start starts a server in a new temporary directory and waits until its
-// S3 gateway answers.
+// S3 gateway takes a write: about ten seconds, most of it the master
+// deferring its first volume allocation and the filer joining the lock
+// ring of a new cluster.
 func Start(ctx context.Context) (*Server, error) {
 	bin, err := Binary()
 	if err != nil {
@@ -129,6 +131,9 @@ func (s *Server) run(ctx context.Context, bin string) error {
 	}
 	defer log.Close()
 	cmd.Stdout, cmd.Stderr, cmd.Dir = log, log, s.dir
+	// weed keeps its log files and Unix sockets in the temporary
+	// directory: this server's own, removed with it.
+	cmd.Env = append(os.Environ(), "TMPDIR="+s.dir)
 	// The kernel stops the server if the test process dies without
 	// stopping it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
