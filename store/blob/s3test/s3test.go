@@ -62,6 +62,9 @@ func Binary() (string, error) {
 type Server struct {
 	dir  string
 	port int // the S3 port
+	// sockets are the Unix sockets weed makes in /tmp whatever TMPDIR
+	// says, one per gRPC port; removed with the directory.
+	sockets []string
 	cmd  *exec.Cmd
 	done chan error
 }
@@ -96,7 +99,7 @@ func Start(ctx context.Context) (*Server, error) {
 	}
 	s := &Server{dir: dir}
 	if err := s.run(ctx, bin); err != nil {
-		os.RemoveAll(dir)
+		s.Stop()
 		return nil, err
 	}
 	return s, nil
@@ -117,6 +120,9 @@ func (s *Server) run(ctx context.Context, bin string) error {
 	}
 	s.port = ports[0]
 	p := func(i int) string { return strconv.Itoa(ports[i]) }
+	for i, kind := range map[int]string{2: "master", 4: "volume", 6: "filer", 7: "s3"} {
+		s.sockets = append(s.sockets, "/tmp/seaweedfs-"+kind+"-grpc-"+p(i)+".sock")
+	}
 	args := []string{"server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-dir=" + data,
 		"-master.port=" + p(1), "-master.port.grpc=" + p(2), "-master.telemetry=false", "-master.volumeSizeLimitMB=1024",
 		"-volume.port=" + p(3), "-volume.port.grpc=" + p(4), "-volume.max=100",
@@ -187,6 +193,9 @@ func (s *Server) LogPath() string { return filepath.Join(s.dir, "weed.log") }
 // away, so it is killed rather than shut down (which takes seconds).
 func (s *Server) Stop() error {
 	s.kill()
+	for _, sock := range s.sockets {
+		os.Remove(sock)
+	}
 	return os.RemoveAll(s.dir)
 }
 
