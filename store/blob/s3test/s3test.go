@@ -65,8 +65,8 @@ type Server struct {
 	// sockets are the Unix sockets weed makes in /tmp whatever TMPDIR
 	// says, one per gRPC port; removed with the directory.
 	sockets []string
-	cmd  *exec.Cmd
-	done chan error
+	cmd     *exec.Cmd
+	done    chan error
 }
 
 // Endpoint is the URL of the S3 gateway.
