@@ -26,7 +26,8 @@ run:
 	$(if $(CONFIG),,FLEETCAM_HTTP_ADDR=$${FLEETCAM_HTTP_ADDR:-$(LISTEN):8080} FLEETCAM_MQTT_ADDR=$${FLEETCAM_MQTT_ADDR:-$(LISTEN):1883}) $(BIN)/fleetcam $(if $(CONFIG),-config $(CONFIG))
 
 # Every test, with the race detector (the store suite on both storage
-# engines), the API tests again on PostgreSQL, the OpenAPI document's lint
+# engines, the media store suite on a directory and on an S3 server), the
+# API tests again on PostgreSQL, the OpenAPI document's lint
 # and generated clients, then each fuzz target for 3 seconds.
 test:
 	$(GO) vet ./...
@@ -34,6 +35,7 @@ test:
 	$(MAKE) --no-print-directory openapi-check
 	$(MAKE) --no-print-directory test-deps-chromium
 	$(MAKE) --no-print-directory test-deps-postgresql
+	$(MAKE) --no-print-directory test-deps-seaweedfs
 	$(GO) test -race -count=1 ./...
 	FLEETCAM_TEST_ENGINE=postgres $(GO) test -race -count=1 ./cloudapi/...
 	GO=$(GO) .ci/fuzz 3s
@@ -56,6 +58,16 @@ test-deps-chromium:
 .PHONY: test-deps-postgresql
 test-deps-postgresql:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || test -n "$$FLEETCAM_PG_BIN" || { if [ "$$(id -u)" = 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql; }; else echo "make test-deps-postgresql: PostgreSQL is missing; install the Debian package postgresql (apt-get install postgresql)" >&2; exit 1; fi; }
+
+# The S3-compatible server of the tests of the media bucket (store/blob/s3test
+# starts a throwaway one on free loopback ports): SeaweedFS's weed, built
+# by .ci/seaweedfs from its Go module once per version into
+# $${XDG_CACHE_HOME:-~/.cache}/fleetcam/seaweedfs-VERSION (several minutes on
+# two cores, a 230 MB binary), and reused by every later run. Skipped when
+# FLEETCAM_SEAWEEDFS_BIN names a binary.
+.PHONY: test-deps-seaweedfs
+test-deps-seaweedfs:
+	@test -n "$$FLEETCAM_SEAWEEDFS_BIN" || GO=$(GO) .ci/seaweedfs >/dev/null
 
 # Node.js and npm for the OpenAPI lint and the TypeScript client (make
 # openapi-check): the Debian packages nodejs and npm, installed when missing

@@ -284,5 +284,5 @@ func (s *Server) commit(dev *store.Device, fn func(*store.Tx) error) error {
 }
 
 func deviceActor(dev *store.Device) store.Actor {
-	return store.Actor{Source: "device", OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID}
+	return store.Actor{Source: "device", OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID, IMEI: dev.IMEI}
 }

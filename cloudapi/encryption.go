@@ -19,8 +19,9 @@ import (
 // call to rotate a device's key, so every ownership has one key, created
 // when the device joined its organization. fleetcam's devices do not
 // acknowledge keys, so confirmedByDevice is false. Keys are read only by
-// those who may change the device (not viewers), and every read is in the
-// audit log.
+// those who may change the device and see its media (not viewers, not the
+// editorWithoutMediaAccess level), and every read and every refusal is in
+// the audit log.
 
 // recordingKeyAlgorithm names the cipher the keys are sized for.
 const recordingKeyAlgorithm = "AES-128"
@@ -46,18 +47,34 @@ func (s *Server) recordingKey(d *store.Device) (recordingKeyDTO, error) {
 	return recordingKeyDTO{Key: hex.EncodeToString(k), Algorithm: recordingKeyAlgorithm, CreatedAt: isoTime(d.CreatedAt)}, nil
 }
 
-// keyReaders refuses viewers the recording keys: they are credentials.
+// keyReaders refuses the recording keys to viewers and to the
+// editorWithoutMediaAccess level: a key is a credential, and it decrypts
+// the device's recordings, so for a caller without media access reading it
+// would be media access. Every refusal is in the audit log beside the
+// reads, as device.recordingKey.refuse of the path's device or organization.
 func (s *Server) keyReaders(c *gin.Context) {
-	if principal(c).AccessLevel == store.AccessViewer {
-		s.fail(c, forbidden("the viewer access level cannot read recording encryption keys"))
+	level := principal(c).AccessLevel
+	if level != store.AccessViewer && level != store.AccessEditorWithoutMediaAccess {
+		c.Next()
 		return
 	}
-	c.Next()
+	msg := "the " + level + " access level cannot read recording encryption keys"
+	entry := store.AuditChange{Action: actionKeyRefuse, EntityType: entityDevice, EntityID: c.Param("imei"), Reason: msg}
+	if entry.EntityID == "" {
+		entry.EntityType, entry.EntityID = entityOrganization, c.Param("orgId")
+	}
+	s.refuse(c, &refusal{answer: forbidden("%s", msg), entries: []store.AuditChange{entry}})
 }
+
+// Audit actions of recording keys.
+const (
+	actionKeyRead   = "device.recordingKey.read"
+	actionKeyRefuse = "device.recordingKey.refuse"
+)
 
 // auditKeyRead records that the caller read d's recording key.
 func auditKeyRead(tx *store.Tx, d *store.Device) error {
-	return tx.Audit(store.AuditChange{Action: "device.recordingKey.read", EntityType: "device", EntityID: d.IMEI,
+	return tx.Audit(store.AuditChange{Action: actionKeyRead, EntityType: entityDevice, EntityID: d.IMEI,
 		OrganizationID: d.OrganizationID, PartnerID: d.PartnerID})
 }
 

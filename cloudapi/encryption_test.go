@@ -3,6 +3,7 @@ package cloudapi
 import (
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/fleetcam/fleetcam/store"
@@ -13,7 +14,7 @@ var hexKey = regexp.MustCompile(`^[0-9a-f]{32}$`)
 // keyReads counts the audit entries of recording key reads of imei.
 func keyReads(e *fleetEnv, imei string) int {
 	e.t.Helper()
-	entries, _, err := e.db.AuditLog(e.t.Context(), store.AuditFilter{Action: "device.recordingKey.read", EntityID: imei}, store.Page{})
+	entries, _, err := e.db.AuditLog(e.t.Context(), store.AuditFilter{Action: actionKeyRead, EntityID: imei}, store.Page{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -78,6 +79,78 @@ func TestOrganizationRecordingKeys(t *testing.T) {
 	e.do("POST", path, e.viewerToken, nil).wantError(http.StatusForbidden, nameForbidden, "viewer")
 	e.do("POST", path, e.rivalToken, nil).wantError(http.StatusNotFound, nameNotFound)
 	e.do("POST", path, e.org2Token, nil).wantError(http.StatusNotFound, nameNotFound)
+}
+
+// keyRefusals counts the audit entries of refused recording key reads of entityID.
+func keyRefusals(e *fleetEnv, entityID string) int {
+	e.t.Helper()
+	entries, _, err := e.db.AuditLog(e.t.Context(), store.AuditFilter{Action: actionKeyRefuse, EntityID: entityID}, store.Page{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return len(entries)
+}
+
+// TestRecordingKeysByAccessLevel reads both key routes as every access
+// level of organization users and partner contacts: a recording key
+// decrypts recordings, so whoever may not see media may not read it, and
+// each refusal is audited as the reads are.
+func TestRecordingKeysByAccessLevel(t *testing.T) {
+	e := newFleetEnv(t)
+	e.addOrgUser(e.org.ID, "nomedia@one.example", "Secret123", store.AccessEditorWithoutMediaAccess)
+	_, contactEditor := e.newContact(e.partnerToken, e.partnerID, "editor@partner.example", store.AccessEditor)
+	_, contactNoMedia := e.newContact(e.partnerToken, e.partnerID, "nomedia@partner.example", store.AccessEditorWithoutMediaAccess)
+	_, contactViewer := e.newContact(e.partnerToken, e.partnerID, "viewer@partner.example", store.AccessViewer)
+	imei := e.devices[0]
+	orgID := itoa(e.org.ID)
+	tests := []struct {
+		name   string
+		token  string
+		status int
+		level  string
+	}{
+		{"organization editor", e.adminToken, http.StatusOK, ""},
+		{"organization editorWithoutMediaAccess", e.login("nomedia@one.example", "Secret123"), http.StatusForbidden, store.AccessEditorWithoutMediaAccess},
+		{"organization viewer", e.viewerToken, http.StatusForbidden, store.AccessViewer},
+		{"partner", e.partnerToken, http.StatusOK, ""},
+		{"partner contact editor", contactEditor, http.StatusOK, ""},
+		{"partner contact editorWithoutMediaAccess", contactNoMedia, http.StatusForbidden, store.AccessEditorWithoutMediaAccess},
+		{"partner contact viewer", contactViewer, http.StatusForbidden, store.AccessViewer},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			reads, devRefusals, orgRefusals := keyReads(e, imei), keyRefusals(e, imei), keyRefusals(e, orgID)
+			dev := e.do("GET", devPath(imei, "/recording-encryption-keys"), tc.token, nil)
+			org := e.do("POST", orgPath(e.org.ID, "/get-recording-encryption-keys"), tc.token, map[string]any{"imeis": []string{imei}})
+			if tc.status == http.StatusOK {
+				if !hexKey.MatchString(dev.want(http.StatusOK).str("active.key")) || !hexKey.MatchString(org.want(http.StatusOK).str("keys.0.key")) {
+					t.Fatalf("keys: %s; %s", dev.raw, org.raw)
+				}
+				if n := keyReads(e, imei); n != reads+2 || keyRefusals(e, imei) != devRefusals || keyRefusals(e, orgID) != orgRefusals {
+					t.Fatalf("%d audited reads, want %d, and no refusals", n, reads+2)
+				}
+				return
+			}
+			for _, r := range []*response{dev, org} {
+				r.wantError(http.StatusForbidden, nameForbidden, tc.level, "recording encryption keys")
+				if strings.Contains(string(r.raw), `"key"`) {
+					t.Fatalf("a refusal carries a key: %s", r.raw)
+				}
+			}
+			if n := keyReads(e, imei); n != reads {
+				t.Fatalf("%d audited reads after refusals, want %d", n, reads)
+			}
+			if keyRefusals(e, imei) != devRefusals+1 || keyRefusals(e, orgID) != orgRefusals+1 {
+				t.Fatalf("refusals audited: device %d (was %d), organization %d (was %d)",
+					keyRefusals(e, imei), devRefusals, keyRefusals(e, orgID), orgRefusals)
+			}
+		})
+	}
+	// The refusal is the caller's tenant's to read, with its reason.
+	r := e.do("GET", "/v2/audit-logs?action="+actionKeyRefuse+"&imei="+imei, e.adminToken, nil).want(http.StatusOK)
+	if !strings.Contains(string(r.raw), "editorWithoutMediaAccess access level cannot read recording encryption keys") {
+		t.Fatalf("the organization's audit log: %s", r.raw)
+	}
 }
 
 func TestGenerateEncryptionKey(t *testing.T) {

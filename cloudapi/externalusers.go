@@ -1,8 +1,10 @@
 package cloudapi
 
 import (
+	"errors"
 	"net/http"
 	"slices"
+	"strconv"
 
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
@@ -49,20 +51,51 @@ func (s *Server) listExternalUsers(c *gin.Context) {
 }
 
 // externalCandidate returns the user of email if it may be an external user
-// of organization o: a user of another organization of o's creating
-// partner. Any other address, registered or not, is the same 404, so the
-// call tells nothing of other tenants' users.
+// of organization o: a user with the editor access level of another
+// organization of o's creating partner (a user of o itself goes on to the
+// store, which answers that it is one already). Every other address,
+// registered or not, is the same refusal: a 404 as for an unknown address,
+// so the call tells nothing of which addresses exist or at what access
+// level, in o's partner or in another. Each refusal writes two audit
+// entries: one in o that says no more than the answer, and one the caller
+// cannot read (unless it may see the user anyway) with the reason: in the
+// organization of a refused user of o's partner, else in the partner alone.
+// The audit log so looks the same to the caller whatever the address was.
 func externalCandidate(tx *store.Tx, o *store.Organization, email string) (*store.User, error) {
+	refuse := func(detail store.AuditChange) error {
+		detail.Action = actionExternalRefuse
+		detail.Reason = "not added as an external user of organization " + strconv.FormatInt(o.ID, 10) + ": " + detail.Reason
+		return &refusal{answer: notFound("user " + email), entries: []store.AuditChange{{
+			Action: actionExternalRefuse, EntityType: entityOrganization, EntityID: strconv.FormatInt(o.ID, 10),
+			OrganizationID: o.ID, PartnerID: o.PartnerID,
+			Reason: email + " is not the e-mail of a user with the editor access level in another organization of this partner"},
+			detail}}
+	}
+	partnerOnly := store.AuditChange{EntityType: entityOrganization, EntityID: strconv.FormatInt(o.ID, 10), PartnerID: o.PartnerID, PartnerOnly: true}
 	u, err := tx.UserByEmail(email)
-	if err != nil || u.OrganizationID == 0 || u.PartnerID != o.PartnerID {
-		return nil, notFound("user " + email)
+	if err != nil || u.PartnerID != o.PartnerID {
+		partnerOnly.Reason = "no user of this partner has the e-mail " + email
+		return nil, refuse(partnerOnly)
+	}
+	if u.OrganizationID == 0 {
+		partnerOnly.Reason = email + " is a user of the partner, not of an organization"
+		return nil, refuse(partnerOnly)
 	}
 	own, err := tx.Organization(u.OrganizationID)
 	if err != nil || own.PartnerID != o.PartnerID {
-		return nil, notFound("user " + email)
+		partnerOnly.Reason = "no user of an organization of this partner has the e-mail " + email
+		return nil, refuse(partnerOnly)
+	}
+	if u.OrganizationID != o.ID && u.AccessLevel != store.AccessEditor {
+		return nil, refuse(store.AuditChange{EntityType: "user", EntityID: strconv.FormatInt(u.ID, 10),
+			OrganizationID: own.ID, PartnerID: own.PartnerID,
+			Reason: "an external user must have the editor access level in its own organization, and " + email + " has " + u.AccessLevel})
 	}
 	return u, nil
 }
+
+// actionExternalRefuse is the audit action of a refused external user.
+const actionExternalRefuse = "organization.externalUser.refuse"
 
 // addExternalUser handles POST /organizations/{orgId}/external-users: a
 // user with the editor access level (the contract's administrator) in
@@ -73,9 +106,6 @@ func (s *Server) addExternalUser(c *gin.Context) {
 		u, err := externalCandidate(tx, o, email)
 		if err != nil {
 			return err
-		}
-		if u.AccessLevel != store.AccessEditor {
-			return badField("email", "must be the e-mail of a user with the editor access level (an administrator) in its own organization")
 		}
 		_, err = tx.AddExternalUser(u.ID, o.ID)
 		return err
@@ -115,7 +145,12 @@ func (s *Server) changeExternalUser(c *gin.Context, change func(tx *store.Tx, o 
 		}
 		return change(tx, o, email)
 	})
-	if err != nil {
+	var refused *refusal
+	switch {
+	case errors.As(err, &refused):
+		s.refuse(c, refused)
+		return
+	case err != nil:
 		s.fail(c, err)
 		return
 	}

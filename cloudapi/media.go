@@ -2,6 +2,7 @@ package cloudapi
 
 import (
 	"bufio"
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -28,6 +29,13 @@ import (
 // URL path and its expiry, so a URL cannot be widened or extended. Media
 // routes live under /v2/media/, which streams instead of buffering and is
 // not bound by the API call timeout or body limit.
+
+// MediaLinker hands out links that read a blob directly from the store
+// that keeps it (a presigned GET of an S3 object), valid for ttl, answered
+// with contentType and as filename.
+type MediaLinker interface {
+	PresignGet(ctx context.Context, key string, ttl time.Duration, contentType, filename string) (*url.URL, error)
+}
 
 // Limits of media uploads.
 const (
@@ -211,7 +219,10 @@ func blobKey(r store.MediaRef) string {
 }
 
 // downloadMedia handles GET /v2/media/files/{imei}/{fileType}/{cameraId}/{fileId}:
-// the signed link of event-file-link. It supports range requests.
+// the signed link of event-file-link. It supports range requests. With a
+// MediaLinker it answers with a redirect to a direct link of the blob that
+// expires with the signed link, so the bytes (and the ranges) come from
+// the store.
 func (s *Server) downloadMedia(c *gin.Context) {
 	if err := s.checkSignature(c); err != nil {
 		s.fail(c, err)
@@ -227,6 +238,18 @@ func (s *Server) downloadMedia(c *gin.Context) {
 		s.fail(c, notFound("media file "+ref.FileID))
 		return
 	}
+	name := ref.FileID + extension(m.ContentType)
+	if s.links != nil {
+		exp, _ := strconv.ParseInt(c.Query("exp"), 10, 64) // checked by checkSignature
+		u, err := s.links.PresignGet(c.Request.Context(), m.Blob, time.Unix(exp, 0).Sub(s.now()), m.ContentType, name)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.Header("Cache-Control", "private, no-store")
+		c.Redirect(http.StatusTemporaryRedirect, u.String())
+		return
+	}
 	obj, err := s.blobs.Get(c.Request.Context(), m.Blob)
 	if errors.Is(err, blob.ErrNotFound) {
 		s.fail(c, notFound("media file "+ref.FileID))
@@ -239,7 +262,7 @@ func (s *Server) downloadMedia(c *gin.Context) {
 	defer obj.Close()
 	c.Header("Content-Type", m.ContentType)
 	c.Header("Cache-Control", "private, max-age=60")
-	http.ServeContent(c.Writer, c.Request, ref.FileID+extension(m.ContentType), m.UploadedAt, obj)
+	http.ServeContent(c.Writer, c.Request, name, m.UploadedAt, obj)
 }
 
 func extension(contentType string) string {

@@ -63,6 +63,10 @@ type Deps struct {
 	Presence Presence
 	// Blobs keeps media bytes; the directory media.dir names when nil.
 	Blobs blob.Store
+	// MediaLinks hands out direct links to the blobs of Blobs: downloads
+	// answer with a redirect to one instead of carrying the bytes. Nil:
+	// fleetcam serves the bytes itself.
+	MediaLinks MediaLinker
 	// Cluster lists the live nodes (GET /v2/cluster) and tells whether the
 	// other nodes can be reached (GET /readyz); nil: this node alone.
 	Cluster Cluster
@@ -99,6 +103,7 @@ type Server struct {
 	metricsHandler http.Handler
 	// Media: blob store, link signing key, upload requests, live streams.
 	blobs    blob.Store
+	links    MediaLinker
 	mediaKey []byte
 	mediaSvc *mediaService
 	live     *liveHub
@@ -142,8 +147,11 @@ func New(d Deps) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		d.Blobs = dir
+		if d.Blobs, err = blob.Observe(dir, "dir", d.Registerer); err != nil {
+			return nil, err
+		}
 	}
+	s.links = d.MediaLinks
 	s.blobs, s.mediaKey, s.mediaSvc, s.live = d.Blobs, deriveMediaKey(d.Key), newMediaService(s), newLiveHub()
 	if s.relay = d.Relay; s.relay != nil {
 		s.relay.HandleHeld(liveVerb, s.answerLiveOpen)

@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fleetcam/fleetcam/configs"
@@ -181,21 +183,51 @@ var errPasswordBusy = errors.New("cloudapi: every core is busy checking password
 // there are cores, so that sign-ins cannot take the CPU from device
 // ingest. A check waits up to wait for a core, then fails with
 // errPasswordBusy.
+//
+// Every check does the same bcrypt work, so that its time tells nothing of
+// whether the account exists: an unknown account (or one with no password
+// yet) is compared against a dummy hash, and a stored hash of a lower cost
+// than the others (made under an older auth.bcryptCost, or by a seeding
+// tool) is topped up with dummy comparisons to the same work. bcrypt's work
+// doubles with each step of cost, so a hash of cost h plus dummies of costs
+// h to c-1 is the work of one hash of cost c. c is auth.bcryptCost, raised
+// to the cost of any stored hash checked that is higher.
 type passwordChecker struct {
 	slots chan struct{}
 	wait  time.Duration
 	cost  int
-	// dummy is compared against for an unknown account, so that its check
-	// takes as long as a wrong password.
-	dummy []byte
+	// ceiling is the cost every check does the work of.
+	ceiling atomic.Int32
+	// dummies are hashes of a fixed password by cost, made on first use.
+	dummiesMu sync.Mutex
+	dummies   map[int][]byte
+	// compareHash is bcrypt.CompareHashAndPassword; tests count its work.
+	compareHash func(hash, password []byte) error
 }
 
 func newPasswordChecker(cost int, wait time.Duration) (*passwordChecker, error) {
-	dummy, err := bcrypt.GenerateFromPassword([]byte("fleetcam-timing-equaliser"), cost)
+	p := &passwordChecker{slots: make(chan struct{}, runtime.GOMAXPROCS(0)), wait: wait, cost: cost,
+		dummies: map[int][]byte{}, compareHash: bcrypt.CompareHashAndPassword}
+	p.ceiling.Store(int32(cost))
+	if _, err := p.dummy(cost); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// dummy returns the dummy hash of the given cost, made on first use.
+func (p *passwordChecker) dummy(cost int) ([]byte, error) {
+	p.dummiesMu.Lock()
+	defer p.dummiesMu.Unlock()
+	if h, ok := p.dummies[cost]; ok {
+		return h, nil
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte("fleetcam-timing-equaliser"), cost)
 	if err != nil {
 		return nil, err
 	}
-	return &passwordChecker{slots: make(chan struct{}, runtime.GOMAXPROCS(0)), wait: wait, cost: cost, dummy: dummy}, nil
+	p.dummies[cost] = h
+	return h, nil
 }
 
 // run runs fn on a free core.
@@ -215,17 +247,48 @@ func (p *passwordChecker) run(ctx context.Context, fn func()) error {
 }
 
 // compare reports whether password matches hash; a nil hash (unknown
-// account, or no password set yet) never matches but costs the same.
+// account, or no password set yet) never matches. Either way the check
+// does the work of one hash of the ceiling's cost.
 func (p *passwordChecker) compare(ctx context.Context, hash []byte, password string) (bool, error) {
 	match := false
+	var derr error
 	err := p.run(ctx, func() {
-		if hash == nil {
-			bcrypt.CompareHashAndPassword(p.dummy, []byte(password))
+		ceiling := int(p.ceiling.Load())
+		// The dummies to compare against: costs lo to hi-1.
+		lo, hi := ceiling, ceiling+1
+		if hash != nil {
+			match = p.compareHash(hash, []byte(password)) == nil
+			if cost, err := bcrypt.Cost(hash); err == nil {
+				if cost > ceiling {
+					// The next unknown account does as much work as this one.
+					p.raise(cost)
+				}
+				lo, hi = cost, ceiling
+			}
+		}
+		for c := lo; c < hi; c++ {
+			d, err := p.dummy(c)
+			if err != nil {
+				derr = err
+				return
+			}
+			p.compareHash(d, []byte(password))
+		}
+	})
+	if err == nil {
+		err = derr
+	}
+	return match, err
+}
+
+// raise lifts the ceiling to cost unless it is already as high.
+func (p *passwordChecker) raise(cost int) {
+	for {
+		c := p.ceiling.Load()
+		if int32(cost) <= c || p.ceiling.CompareAndSwap(c, int32(cost)) {
 			return
 		}
-		match = bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil
-	})
-	return match, err
+	}
 }
 
 // hash returns the bcrypt hash of password at the configured cost.

@@ -156,3 +156,40 @@ func TestOrganizationUsers(t *testing.T) {
 	e.shareOrg(org.id, idB, tokB)
 	e.do("POST", users, tokB, map[string]any{"email": "x@acme.example"}).wantError(http.StatusForbidden, nameForbidden, "only the partner that created")
 }
+
+// TestCommonPasswordsRefused sets one of the most used passwords, in other
+// letter cases, everywhere the API sets a password: each answer names the
+// field and says the password is too common, and nothing is set.
+func TestCommonPasswordsRefused(t *testing.T) {
+	e := newEnv(t)
+	org := e.newOrg(e.partnerToken, "Acme")
+	id, token := e.newUser(e.partnerToken, org.id, "ops@acme.example", store.AccessEditor)
+	invite := e.do("POST", "/v2/partners/"+itoa(e.partnerID)+"/contacts", e.partnerToken,
+		map[string]any{"email": "new@partner.example", "accessLevel": store.AccessViewer}).want(http.StatusOK).str("data.invitationToken")
+	for _, pw := range []string{"Passw0rd", "PASSw0rd", "Password1", "Qwerty123", "Trustno1"} {
+		tests := []struct {
+			name, method, path, token string
+			body                      map[string]any
+			field                     string
+		}{
+			{"organization user", "POST", orgPath(org.id, "/users"), e.partnerToken,
+				map[string]any{"email": "common@acme.example", "password": pw}, "password"},
+			{"partner contact", "POST", "/v2/partners/" + itoa(e.partnerID) + "/contacts", e.partnerToken,
+				map[string]any{"email": "common@partner.example", "password": pw}, "password"},
+			{"password change", "POST", "/v2/users/" + itoa(id) + "/change-password", token,
+				map[string]any{"currentPassword": "Secret123", "newPassword": pw}, "newPassword"},
+			{"invitation", "POST", "/v2/reset-password/" + invite, "", map[string]any{"newPassword": pw}, "newPassword"},
+		}
+		for _, tc := range tests {
+			t.Run(pw+"/"+tc.name, func(t *testing.T) {
+				e.do(tc.method, tc.path, tc.token, tc.body).wantError(http.StatusBadRequest, nameBadRequest, tc.field+" is too common")
+			})
+		}
+	}
+	// Nothing was set: the users do not exist, the password and the invitation stand.
+	e.login("ops@acme.example", "Secret123")
+	for _, email := range []string{"common@acme.example", "common@partner.example"} {
+		e.do("POST", "/v2/authenticate", "", map[string]any{"email": email, "password": "Passw0rd"}).wantError(http.StatusUnauthorized, nameUnauthorized)
+	}
+	e.do("POST", "/v2/reset-password/"+invite, "", map[string]any{"newPassword": "Uncommon7Lantern"}).want(http.StatusOK)
+}

@@ -81,8 +81,9 @@ func (c *Config) checkCluster() error {
 		return fmt.Errorf("config: cluster.nodeId must be 1 to 64 letters, digits, '-' or '_' (got %q)", cl.NodeID)
 	case c.Store.PostgresURL == "":
 		return fmt.Errorf("config: cluster.natsURL (FLEETCAM_NATS_URL) needs store.postgresURL (FLEETCAM_POSTGRES_URL): the nodes of a cluster share one PostgreSQL database")
-	case c.Media.Dir == "":
-		return fmt.Errorf("config: cluster.natsURL (FLEETCAM_NATS_URL) needs media.dir (FLEETCAM_MEDIA_DIR), storage every node shares (a network file system): a media directory in each node's data directory would hold only the files that node received")
+	case c.Media.Dir == "" && !c.Media.S3.Enabled():
+		return fmt.Errorf("config: cluster.natsURL (FLEETCAM_NATS_URL) needs media storage every node shares: a bucket (media.s3.endpoint and media.s3.bucket, FLEETCAM_MEDIA_S3_ENDPOINT and FLEETCAM_MEDIA_S3_BUCKET) " +
+			"or a directory on a network file system (media.dir, FLEETCAM_MEDIA_DIR); a media directory in each node's data directory would hold only the files that node received")
 	case c.Auth.SigningKey == "":
 		return fmt.Errorf("config: cluster.natsURL (FLEETCAM_NATS_URL) needs auth.signingKey (FLEETCAM_SIGNING_KEY), the same on every node: a key generated in each node's data directory would differ")
 	}

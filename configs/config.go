@@ -215,8 +215,11 @@ func (c Config) MediaDir() string {
 type Media struct {
 	// Dir keeps the media files (event videos and snapshots, ADAS images);
 	// empty: the directory media under DataDir. The nodes of a cluster
-	// must share it (docs/cluster.md).
-	Dir       string        `yaml:"dir"`
+	// must share it (docs/cluster.md), or keep media in S3 instead.
+	Dir string `yaml:"dir"`
+	// S3 keeps the media files in a bucket of an S3-compatible object
+	// store instead of Dir, when its endpoint is set.
+	S3        MediaS3       `yaml:"s3"`
 	LinkTTL   time.Duration `yaml:"linkTTL"`
 	UploadTTL time.Duration `yaml:"uploadTTL"`
 	// LiveStreamConnectTimeout is how long a new live stream waits for the first frame.
@@ -288,7 +291,8 @@ func Default() Config {
 			Workers: 8, RequestTimeout: 10 * time.Second, MaxRetryAge: 72 * time.Hour,
 			InitialBackoff: time.Second, MaxBackoff: 30 * time.Minute,
 		},
-		Media:     Media{LinkTTL: 5 * time.Minute, UploadTTL: 15 * time.Minute, LiveStreamConnectTimeout: 20 * time.Second, LiveStreamIdleTimeout: 10 * time.Second},
+		Media: Media{LinkTTL: 5 * time.Minute, UploadTTL: 15 * time.Minute, LiveStreamConnectTimeout: 20 * time.Second, LiveStreamIdleTimeout: 10 * time.Second,
+			S3: MediaS3{PartSizeMB: 16}},
 		SMTP:      SMTP{From: "alarms@fleetcam.local", PollInterval: 10 * time.Second},
 		Retention: Retention{Interval: time.Hour, WebhookDeliveryDays: 30},
 		Store:     Store{StatementTimeout: 30 * time.Second, MaxConns: 20},
@@ -329,7 +333,7 @@ func Load(path string, getenv func(string) string) (Config, error) {
 
 // env names every environment variable and the setting it overrides.
 func (c *Config) envTable() []envVar {
-	return []envVar{
+	return append([]envVar{
 		{"FLEETCAM_CLOUD", &c.Cloud},
 		{"FLEETCAM_DATA_DIR", &c.DataDir},
 		{"FLEETCAM_MEDIA_DIR", &c.Media.Dir},
@@ -354,7 +358,7 @@ func (c *Config) envTable() []envVar {
 		{"FLEETCAM_METRICS_ADDR", &c.Metrics.Addr},
 		{"FLEETCAM_NATS_URL", &c.Cluster.NATSURL},
 		{"FLEETCAM_NODE_ID", &c.Cluster.NodeID},
-	}
+	}, c.mediaEnv()...)
 }
 
 type envVar struct {
@@ -379,6 +383,7 @@ func (c *Config) applyEnv(getenv func(string) string) error {
 			*d = b
 		}
 	}
+	c.Media.S3.applyAWSEnv(getenv)
 	return nil
 }
 
@@ -459,6 +464,7 @@ func (c *Config) Validate() error {
 		check(c.SMTP.PollInterval > 0, "smtp.pollInterval", "must be positive"),
 		check(c.Retention.Interval > 0, "retention.interval", "must be positive"),
 		check(c.Retention.WebhookDeliveryDays >= 1, "retention.webhookDeliveryDays", "must be at least 1"),
+		c.checkMedia(),
 		c.checkCluster(),
 	} {
 		if err != nil {

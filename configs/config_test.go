@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -81,12 +82,28 @@ func TestInvalidSettingsNameTheSetting(t *testing.T) {
 			"bootstrap.partnerPassword (FLEETCAM_PARTNER_PASSWORD) must be at least 8 characters long"},
 		{"partner password without a capital", "", map[string]string{"FLEETCAM_PARTNER_PASSWORD": "guard-pass-123456"},
 			"bootstrap.partnerPassword (FLEETCAM_PARTNER_PASSWORD) must contain an upper-case letter, a lower-case letter and a digit"},
+		{"common partner password", "", map[string]string{"FLEETCAM_PARTNER_PASSWORD": "Passw0rd"},
+			"bootstrap.partnerPassword (FLEETCAM_PARTNER_PASSWORD) is too common"},
 		{"live stream idle timeout", "media:\n  liveStreamIdleTimeout: 0s\n", nil, "media.liveStreamIdleTimeout"},
 		{"postgres url of another scheme", "", map[string]string{"FLEETCAM_POSTGRES_URL": "mysql://db/fleetcam"}, "store.postgresURL must be a postgres:// or postgresql:// URL"},
 		{"postgres url without a host", "store:\n  postgresURL: postgres:///fleetcam\n", nil, "store.postgresURL must be a postgres://"},
 		{"statement timeout", "store:\n  statementTimeout: 10ms\n", nil, "store.statementTimeout must be from 1s to 10m"},
 		{"pool size", "store:\n  maxConns: 1\n", nil, "store.maxConns must be from 2 to 1000"},
 		{"job lock retry", "cluster:\n  jobLockRetry: 1ms\n", nil, "cluster.jobLockRetry must be from 100ms to 10m"},
+		{"s3 endpoint without scheme", "", map[string]string{"FLEETCAM_MEDIA_S3_ENDPOINT": "s3.example.com", "FLEETCAM_MEDIA_S3_BUCKET": "media"},
+			"media.s3.endpoint (FLEETCAM_MEDIA_S3_ENDPOINT) must be an http:// or https:// URL"},
+		{"s3 endpoint with a path", "media:\n  s3:\n    endpoint: https://s3.example.com/media\n    bucket: media\n", nil,
+			"media.s3.endpoint (FLEETCAM_MEDIA_S3_ENDPOINT) must be an http:// or https:// URL of a host without a path"},
+		{"s3 without bucket", "", map[string]string{"FLEETCAM_MEDIA_S3_ENDPOINT": "https://s3.example.com"}, "media.s3.bucket (FLEETCAM_MEDIA_S3_BUCKET) is required"},
+		{"s3 bucket name", "", map[string]string{"FLEETCAM_MEDIA_S3_ENDPOINT": "https://s3.example.com", "FLEETCAM_MEDIA_S3_BUCKET": "Media_Files"},
+			"media.s3.bucket must be 3 to 63 lower-case letters"},
+		{"s3 prefix", "media:\n  s3:\n    endpoint: https://s3.example.com\n    bucket: media\n    prefix: a/../b\n", nil, "media.s3.prefix must be words"},
+		{"s3 half the keys", "", map[string]string{"FLEETCAM_MEDIA_S3_ENDPOINT": "https://s3.example.com", "FLEETCAM_MEDIA_S3_BUCKET": "media",
+			"FLEETCAM_MEDIA_S3_ACCESS_KEY": "AKIA"}, "media.s3.accessKey and media.s3.secretKey"},
+		{"s3 part size", "media:\n  s3:\n    endpoint: https://s3.example.com\n    bucket: media\n    partSizeMB: 1\n", nil, "media.s3.partSizeMB must be from 5"},
+		{"s3 and a directory", "", map[string]string{"FLEETCAM_MEDIA_S3_ENDPOINT": "https://s3.example.com", "FLEETCAM_MEDIA_S3_BUCKET": "media",
+			"FLEETCAM_MEDIA_DIR": "/mnt/media"}, "media.dir (FLEETCAM_MEDIA_DIR) and media.s3.endpoint (FLEETCAM_MEDIA_S3_ENDPOINT) are both set"},
+		{"s3 path style", "", map[string]string{"FLEETCAM_MEDIA_S3_PATH_STYLE": "yes"}, "FLEETCAM_MEDIA_S3_PATH_STYLE"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -136,7 +153,10 @@ func TestClusterSettings(t *testing.T) {
 		{"without postgres", map[string]string{"FLEETCAM_NATS_URL": "nats://nats.example:4222", "FLEETCAM_SIGNING_KEY": key,
 			"FLEETCAM_MEDIA_DIR": media}, "cluster.natsURL (FLEETCAM_NATS_URL) needs store.postgresURL (FLEETCAM_POSTGRES_URL)"},
 		{"without shared media", map[string]string{"FLEETCAM_NATS_URL": "nats://nats.example:4222", "FLEETCAM_POSTGRES_URL": pg,
-			"FLEETCAM_SIGNING_KEY": key}, "needs media.dir (FLEETCAM_MEDIA_DIR), storage every node shares"},
+			"FLEETCAM_SIGNING_KEY": key}, "needs media storage every node shares: a bucket (media.s3.endpoint"},
+		{"media in a bucket", map[string]string{"FLEETCAM_NATS_URL": "nats://nats.example:4222", "FLEETCAM_POSTGRES_URL": pg,
+			"FLEETCAM_SIGNING_KEY": key, "FLEETCAM_NODE_ID": "node-a", "FLEETCAM_MEDIA_S3_ENDPOINT": "https://s3.example.com",
+			"FLEETCAM_MEDIA_S3_BUCKET": "fleet-media"}, ""},
 		{"without signing key", map[string]string{"FLEETCAM_NATS_URL": "nats://nats.example:4222", "FLEETCAM_POSTGRES_URL": pg,
 			"FLEETCAM_MEDIA_DIR": media}, "needs auth.signingKey (FLEETCAM_SIGNING_KEY)"},
 		{"not a nats url", map[string]string{"FLEETCAM_NATS_URL": "http://nats.example:4222", "FLEETCAM_POSTGRES_URL": pg,
@@ -177,6 +197,35 @@ func TestClusterSettings(t *testing.T) {
 			t.Fatalf("got %d characters", len(got))
 		}
 	})
+}
+
+// TestMediaS3Keys: the S3 keys come from the file or FLEETCAM_MEDIA_S3_*,
+// else from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+func TestMediaS3Keys(t *testing.T) {
+	base := map[string]string{"FLEETCAM_MEDIA_S3_ENDPOINT": "http://127.0.0.1:8333", "FLEETCAM_MEDIA_S3_BUCKET": "fleet-media",
+		"FLEETCAM_MEDIA_S3_PATH_STYLE": "true", "AWS_ACCESS_KEY_ID": "aws-id", "AWS_SECRET_ACCESS_KEY": "aws-secret"}
+	tests := []struct {
+		name                string
+		env                 map[string]string
+		wantKey, wantSecret string
+	}{
+		{"from the AWS variables", nil, "aws-id", "aws-secret"},
+		{"fleetcam's first", map[string]string{"FLEETCAM_MEDIA_S3_ACCESS_KEY": "fc-id", "FLEETCAM_MEDIA_S3_SECRET_KEY": "fc-secret"}, "fc-id", "fc-secret"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := maps.Clone(base)
+			maps.Copy(env, tc.env)
+			c, err := Load("", func(k string) string { return env[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := c.Media.S3
+			if !s.Enabled() || !s.PathStyle || s.AccessKey != tc.wantKey || s.SecretKey != tc.wantSecret || s.PartSizeMB != 16 {
+				t.Fatalf("got %+v", s)
+			}
+		})
+	}
 }
 
 // TestListSettings: list settings load from YAML lists.

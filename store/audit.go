@@ -36,9 +36,12 @@ type AuditChange struct {
 	OrganizationID int64
 	// PartnerID scopes the entry to the partner that owns the entity.
 	PartnerID int64
-	Reason    string
-	Before    any
-	After     any
+	// PartnerOnly keeps the entry from the actor's organization when
+	// OrganizationID is 0: only the partner reads it.
+	PartnerOnly bool
+	Reason      string
+	Before      any
+	After       any
 }
 
 // Audit appends an entry for change, attributed to the transaction's actor.
@@ -52,7 +55,7 @@ func (tx *Tx) Audit(c AuditChange) error {
 	if e.PartnerID == 0 {
 		e.PartnerID = tx.actor.PartnerID
 	}
-	if e.OrganizationID == 0 {
+	if e.OrganizationID == 0 && !c.PartnerOnly {
 		e.OrganizationID = tx.actor.OrganizationID
 	}
 	var err error

@@ -159,6 +159,58 @@ type Aborter interface {
 	Aborted() bool
 }
 
+// Pipeliner is what an engine's records offer when they hold writes back
+// and send them together with a later statement (PostgreSQL: one round
+// trip for many writes). A write that fails then fails after the job that
+// made it has returned; the records name that job in a *JobFailed, so
+// that the group commit charges it and no other.
+type Pipeliner interface {
+	// StartJob says that the writes from now on are those of job n.
+	StartJob(n int)
+}
+
+// Prefetcher is what an engine's records offer when reading many rows at
+// once costs less than reading them one by one (PostgreSQL: one round trip
+// instead of one each): a group commit hands them the devices its jobs
+// act for before it runs them, and the rules then find those devices' rows
+// (the device, its settings, link, track and organization) already read.
+type Prefetcher interface {
+	Prefetch(imeis []string) error
+}
+
+// JobFailed is the error of a statement that a job of a group commit
+// wrote and the engine sent later, with another job's statement or with
+// the commit (which then fails). Job is the job's number as given to
+// Pipeliner.StartJob.
+type JobFailed struct {
+	Job int
+	Err error
+}
+
+func (e *JobFailed) Error() string { return e.Err.Error() }
+func (e *JobFailed) Unwrap() error { return e.Err }
+
+// blame returns the job of pending (by its position n) that err is the
+// fault of, and that job's own error: the job a *JobFailed names, or the
+// job n that returned err.
+func blame(n int, err error) (int, error) {
+	var jf *JobFailed
+	if errors.As(err, &jf) {
+		return jf.Job, jf.Err
+	}
+	return n, err
+}
+
+// failedJob is the job of n that err, a commit's error, is the fault of,
+// or -1 when it is not one job's (a conflict, a lost connection).
+func failedJob(err error, n int) int {
+	var jf *JobFailed
+	if !errors.As(err, &jf) || errors.Is(err, ErrTxConflict) || errors.Is(err, ErrUnavailable) || jf.Job < 0 || jf.Job >= n {
+		return -1
+	}
+	return jf.Job
+}
+
 // errRerun aborts a transaction in which some jobs failed.
 var errRerun = errors.New("store: rerun batch without failed jobs")
 
@@ -195,8 +247,17 @@ func (c *Committer) commitJobs(batch []*commitJob, pending []int, results []erro
 		failed := make(map[int]error)
 		err := c.db.engine.Update(context.Background(), func(rec Records) error {
 			now := c.db.Now()
+			pipe, _ := rec.(Pipeliner)
+			if pf, ok := rec.(Prefetcher); ok {
+				if err := pf.Prefetch(c.devices(batch, pending)); err != nil {
+					return err
+				}
+			}
 			for n, i := range pending {
 				j := batch[i]
+				if pipe != nil {
+					pipe.StartJob(n)
+				}
 				if err := abandoned(j.ctx); err != nil {
 					failed[n] = err
 				} else if err := runJob(c.db.newTx(rec, j.ctx, j.actor, now), j.fn); err != nil {
@@ -205,7 +266,8 @@ func (c *Committer) commitJobs(batch []*commitJob, pending []int, results []erro
 						// again, every job in it.
 						return err
 					}
-					failed[n] = err
+					at, jerr := blame(n, err)
+					failed[at] = jerr
 					if a, ok := rec.(Aborter); ok && a.Aborted() {
 						// Nothing more can succeed in this transaction:
 						// the jobs after this one run in the next.
@@ -241,6 +303,13 @@ func (c *Committer) commitJobs(batch []*commitJob, pending []int, results []erro
 				}
 			}
 			pending = rest
+		case failedJob(err, len(pending)) >= 0:
+			// A write held back failed at the commit: its job fails,
+			// the others run again.
+			n, jerr := blame(-1, err)
+			results[pending[n]] = jerr
+			stats.Failed++
+			pending = append(pending[:n:n], pending[n+1:]...)
 		case errors.Is(err, ErrTxConflict) && len(pending) > 1:
 			stats.Splits++
 			half := len(pending) / 2
@@ -255,6 +324,17 @@ func (c *Committer) commitJobs(batch []*commitJob, pending []int, results []erro
 			pending = nil
 		}
 	}
+}
+
+// devices lists the devices the jobs of batch at pending act for.
+func (c *Committer) devices(batch []*commitJob, pending []int) []string {
+	var imeis []string
+	for _, i := range pending {
+		if imei := batch[i].actor.IMEI; imei != "" {
+			imeis = append(imeis, imei)
+		}
+	}
+	return imeis
 }
 
 // runJob runs one job, turning a panic into its error so that one bad job

@@ -20,7 +20,9 @@ type WebhookRecords interface {
 // AuditEntryRecords are the entries of the audit log. Every write of the
 // store appends one, so Append is on every write's path.
 type AuditEntryRecords interface {
-	// Append stores e under the next id of the log, which it sets in e.ID.
+	// Append stores e under the next id of the log, which it sets in e.ID;
+	// in a group commit (Pipeliner) the engine may draw it as late as the
+	// commit, and leave e.ID unset.
 	// Ids grow with every entry and are never reused.
 	Append(e *AuditEntry) error
 	// List returns the entries f matches (AuditFilter.Match), newest (highest
@@ -39,7 +41,9 @@ type AuditEntryRecords interface {
 // MessageRecords are the messages of the webhook outbox, in the order they
 // were recorded. Emit appends one in the transaction of many device writes.
 type MessageRecords interface {
-	// Append stores m under the next sequence, which it sets in m.Seq.
+	// Append stores m under the next sequence, which it sets in m.Seq; in
+	// a group commit (Pipeliner) the engine may draw it as late as the
+	// commit, and leave m.Seq unset.
 	// Sequences grow with every message and are never reused, also after
 	// the messages below them were deleted.
 	Append(m *Message) error

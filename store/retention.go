@@ -226,6 +226,10 @@ type PurgerOptions struct {
 	Logger              *slog.Logger
 	// Registerer receives the fleetcam_retention_* metrics; nil: not registered.
 	Registerer prometheus.Registerer
+	// Purged, when set, is called after a run that deleted something: the
+	// media trash it filled can be emptied now rather than at the media
+	// service's next sweep. It must not block.
+	Purged func()
 }
 
 // Purger runs Purge every interval and measures it.
@@ -291,6 +295,9 @@ func (r *Purger) RunOnce(ctx context.Context) (PurgeResult, error) {
 	r.runs.WithLabelValues("ok").Inc()
 	r.lastOK.Set(float64(r.db.Now().Unix()))
 	r.opts.Logger.Info("retention purge done", "deleted", res.Deleted, "transactions", res.Transactions)
+	if len(res.Deleted) > 0 && r.opts.Purged != nil {
+		r.opts.Purged()
+	}
 	return res, nil
 }
 

@@ -87,6 +87,9 @@ type Actor struct {
 	// Source names a non-user origin: "device", "system", "cli".
 	Source    string
 	RequestID string
+	// IMEI is the device acting, when Source is "device": a group commit
+	// reads what its jobs' devices need ahead, in one go (Prefetcher).
+	IMEI string
 }
 
 // Tx is one read-write or read-only transaction. Writes made through it and

@@ -25,8 +25,10 @@ func ValidAccessLevel(s string) bool {
 // CheckPassword enforces the password rules wherever a password is set (the
 // API, the operator commands and the first partner of a new data dir): at
 // least 8 characters with an upper-case letter, a lower-case letter and a
-// digit; at most 72 bytes (bcrypt). The error is the rule that failed, worded
-// to follow the name of the field or flag that carried the password.
+// digit; at most 72 bytes (bcrypt); not one of the 10,000 most used
+// passwords, whatever the case of its letters (IsCommonPassword). The error
+// is the rule that failed, worded to follow the name of the field or flag
+// that carried the password.
 func CheckPassword(pw string) error {
 	var upper, lower, digit bool
 	for _, r := range pw {
@@ -41,6 +43,8 @@ func CheckPassword(pw string) error {
 		return errors.New("must be at most 72 bytes long")
 	case !upper || !lower || !digit:
 		return errors.New("must contain an upper-case letter, a lower-case letter and a digit")
+	case IsCommonPassword(pw):
+		return ErrCommonPassword
 	}
 	return nil
 }

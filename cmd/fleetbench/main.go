@@ -17,6 +17,11 @@
 //	            must be in the store after the restart
 //	purge       the retention purge of the oldest day of a store holding a
 //	            few days of GPS samples and events, timed in this process
+//	media       100 devices upload 1 MB clips through fleetcam's upload
+//	            URLs, then every clip is downloaded by its link: throughput
+//	            and latency with media in a directory and in a bucket of a
+//	            SeaweedFS server it starts (make test-deps-seaweedfs builds
+//	            it), side by side
 //	cluster     (-cluster N, alone) N fleetcam nodes on PostgreSQL and a NATS
 //	            server in this process, 1,000 devices spread over them:
 //	            connect rate, durable closed loop, commands across nodes,
@@ -65,7 +70,7 @@ func main() {
 }
 
 // allParts lists the parts in the order they run.
-var allParts = []string{"hold", "ingest", "webhook", "api", "baseline", "durability", "purge"}
+var allParts = []string{"hold", "ingest", "webhook", "api", "baseline", "durability", "purge", "media"}
 
 // options are the command-line settings.
 type options struct {
@@ -224,6 +229,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			engines = []string{"mosquitto"}
 		case "cluster":
 			engines = []string{enginePostgres}
+		case "media":
+			engines = b.engines[:1] // the records' engine does not matter to media bytes
 		}
 		for _, e := range engines {
 			b.engine, b.rep.engine = e, e
@@ -281,6 +288,8 @@ func (b *bench) part(ctx context.Context, p string) error {
 		return b.purge(ctx)
 	case "cluster":
 		return b.cluster(ctx)
+	case "media":
+		return b.media(ctx)
 	}
 	return fmt.Errorf("unknown part %q", p)
 }

@@ -183,6 +183,24 @@ func TestQuickBenchOnBboltAlone(t *testing.T) {
 	}
 }
 
+// TestQuickBenchMedia runs the media part: every clip uploaded and
+// downloaded with media in a directory and in a bucket of a SeaweedFS
+// server the bench starts, the bucket's downloads by redirect.
+func TestQuickBenchMedia(t *testing.T) {
+	q := runQuick(t, buildFleetcam(t), 3*time.Minute, "-part", "media")
+	clips := float64(mediaQuick.devices * mediaQuick.clipsPerDevice)
+	for _, store := range []string{"dir", "s3"} {
+		q.between(t, "bbolt/media/"+store+"_clips", clips, clips)
+		q.between(t, "bbolt/media/"+store+"_upload_mb_per_s", 0.001, 1e6)
+		q.between(t, "bbolt/media/"+store+"_download_p99", 0.001, 60_000)
+	}
+	q.between(t, "bbolt/media/dir_redirected", 0, 0)
+	q.between(t, "bbolt/media/s3_redirected", clips, clips)
+	if !strings.Contains(q.stdout, "8. Media") || !strings.Contains(q.stdout, "S3 (SeaweedFS)") {
+		t.Errorf("report lacks the media table:\n%s", q.stdout)
+	}
+}
+
 // TestQuickBenchCluster runs -cluster 3 against three real fleetcam
 // child processes on a PostgreSQL server of its own: every figure of the
 // part, nothing acknowledged lost, every webhook delivered, and the

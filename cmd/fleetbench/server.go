@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/fleetcam/fleetcam/store/blob"
 )
 
 // benchSigningKey signs the API tokens of the benchmarked fleetcam; the
@@ -55,6 +57,8 @@ type serverOptions struct {
 	natsURL, nodeID string
 	// mediaDir is the media directory the nodes of a cluster share.
 	mediaDir string
+	// mediaS3 keeps media in a bucket instead of a directory.
+	mediaS3 *blob.S3Options
 }
 
 // startServer writes a configuration, starts fleetcam and waits for its
@@ -89,6 +93,10 @@ webhooks:
 	}
 	if o.natsURL != "" {
 		cfg += fmt.Sprintf("cluster:\n  natsURL: %q\n  nodeId: %q\n  jobLockRetry: 1s\nmedia:\n  dir: %q\n", o.natsURL, o.nodeID, o.mediaDir)
+	}
+	if s3 := o.mediaS3; s3 != nil {
+		cfg += fmt.Sprintf("media:\n  s3:\n    endpoint: %q\n    bucket: %q\n    region: %q\n    accessKey: %q\n    secretKey: %q\n    pathStyle: true\n",
+			s3.Endpoint, s3.Bucket, s3.Region, s3.AccessKey, s3.SecretKey)
 	}
 	cfgPath := filepath.Join(filepath.Dir(o.dataDir), filepath.Base(o.dataDir)+".yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {

@@ -15,6 +15,8 @@ func TestAdminPasswordRules(t *testing.T) {
 		{"a", "--password must be at least 8 characters long"},
 		{"guard-pass-123456", "--password must contain an upper-case letter, a lower-case letter and a digit"},
 		{"Aa1" + strings.Repeat("x", 70), "--password must be at most 72 bytes long"},
+		{"Passw0rd", "--password is too common"},
+		{"qWERTY123", "--password is too common"},
 	} {
 		code, out := runCmd(t, "partner", "add", "-data", dir, "--create", "--name", "Acme", "--email", "ops@acme.example", "--password", tc.password)
 		if code != 1 || !strings.Contains(out, tc.msg) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
+	"github.com/fleetcam/fleetcam/store/blob/s3test"
 	"github.com/fleetcam/fleetcam/store/pgtest"
 )
 
@@ -44,6 +45,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	pgtest.StopShared() // the end-to-end tests on PostgreSQL started it
+	s3test.StopShared() // the tests of media in a bucket started it
 	os.Exit(code)
 }
 

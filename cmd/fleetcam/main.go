@@ -33,7 +33,8 @@ const usage = `usage: fleetcam [COMMAND] [FLAGS]
 Commands:
   serve             start the server; the default when no command is given
   migrate           bring the store's schema up to date (PostgreSQL: store.postgresURL) and exit
-  store copy        copy every record of a store into an empty one: bbolt file to PostgreSQL or back
+  store copy        copy every record of a store into an empty one: bbolt file to PostgreSQL or back;
+                    with -media, the media files: a directory into a bucket or back
   partner add       create a partner and its first user
   user add          add a user to a partner or to an organization
   device refurbish  mark a device refurbished, after which its billing cannot change
@@ -64,6 +65,13 @@ the schema first). Stop the fleetcam using the source, and migrate it, first. It
 kind of record as it is copied and the counts of both sides, and exits 1, leaving nothing in
 the destination, if a count differs. Records only: media bytes stay in dataDir/media.
 
+  fleetcam store copy -media -from DIR|s3://BUCKET[/PREFIX] -to DIR|s3://BUCKET[/PREFIX] [-config FILE]
+copies the media files (event videos, snapshots, ADAS images) of a directory (dataDir/media)
+into a bucket, or back: the store's endpoint, region and keys are the media.s3 settings of
+FILE or FLEETCAM_MEDIA_S3_*. A file the destination holds with the same size is skipped, so
+a copy that stopped goes on when run again; a running fleetcam may keep serving meanwhile.
+It prints the files and bytes of both sides and exits 1 if the destination lacks any.
+
   fleetcam cluster status [-config FILE]
 asks every live node of the cluster on cluster.natsURL (FLEETCAM_NATS_URL; the configuration
 of a node, so FLEETCAM_POSTGRES_URL and FLEETCAM_SIGNING_KEY too) and prints one line per node:
@@ -78,6 +86,7 @@ Examples:
   fleetcam device refurbish -data ./data --imei 357660100000017
   fleetcam openapi > openapi.json            # the API's OpenAPI document, for a client generator
   fleetcam store copy -from ./data/fleetcam.db -to postgres://fleetcam@db.example/fleetcam
+  fleetcam store copy -media -config /etc/fleetcam.yaml -from ./data/media -to s3://fleet-media
   FLEETCAM_NATS_URL=nats://nats.example:4222 fleetcam cluster status -config /etc/fleetcam.yaml
 `
 
@@ -101,7 +110,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case cmd == "openapi":
 		err = printOpenAPI(args, stdout)
 	case cmd == "store":
-		err = storeCommand(ctx, args, stdout)
+		err = storeCommand(ctx, args, getenv, stdout)
 	case cmd == "cluster":
 		err = clusterCommand(ctx, args, getenv, stdout)
 	case isHelp(cmd):

@@ -17,7 +17,8 @@ const mediaScanEvery = time.Minute
 
 // registerProcessMetrics registers what the process is and the disk it
 // uses beside the store (store.DiskUsage): fleetcam_build_info and the
-// media directory's total file size.
+// media directory's total file size, when media is in a directory (mediaDir
+// not empty).
 func registerProcessMetrics(reg prometheus.Registerer, mediaDir string) error {
 	version, revision := buildVersion()
 	info := prometheus.NewGauge(prometheus.GaugeOpts{
@@ -26,17 +27,15 @@ func registerProcessMetrics(reg prometheus.Registerer, mediaDir string) error {
 		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": runtime.Version()},
 	})
 	info.Set(1)
+	if err := reg.Register(info); err != nil || mediaDir == "" {
+		return err
+	}
 	media := &dirSize{dir: mediaDir, every: mediaScanEvery, now: time.Now}
 	mediaBytes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Namespace: "fleetcam", Subsystem: "media", Name: "dir_bytes",
 		Help: "Total size in bytes of the files in the media directory, measured at most once a minute.",
 	}, media.bytes)
-	for _, c := range []prometheus.Collector{info, mediaBytes} {
-		if err := reg.Register(c); err != nil {
-			return err
-		}
-	}
-	return nil
+	return reg.Register(mediaBytes)
 }
 
 // buildVersion returns the module version and VCS revision the binary was

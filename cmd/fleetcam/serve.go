@@ -123,6 +123,11 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 		ln.Close()
 		return nil, err
 	}
+	bucket, err := openMediaBucket(ctx, cfg)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
 	db, err := openConfiguredStore(ctx, cfg)
 	if err != nil {
 		ln.Close()
@@ -154,8 +159,13 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	}
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		store.NewDiskUsage(db))
-	// The API keeps media under <dataDir>/media (cloudapi.Deps.Blobs).
-	if err := registerProcessMetrics(metrics, cfg.MediaDir()); err != nil {
+	// The API keeps media under <dataDir>/media (cloudapi.Deps.Blobs)
+	// unless it is in a bucket.
+	mediaDir := cfg.MediaDir()
+	if bucket != nil {
+		mediaDir = ""
+	}
+	if err := registerProcessMetrics(metrics, mediaDir); err != nil {
 		return fail(err)
 	}
 
@@ -186,6 +196,9 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 		Registerer: metrics, Ready: a.ready.Load, Commander: link, Presence: link, Cluster: nodes}
 	if a.cluster != nil {
 		deps.Relay = nodeRelay{a.cluster.node}
+	}
+	if err := withMediaBucket(&deps, bucket, cfg); err != nil {
+		return fail(err)
 	}
 	api, err := cloudapi.New(deps)
 	if err != nil {
@@ -228,7 +241,7 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	bg, cancelBG := context.WithCancel(ctx)
 	a.stopBackground = cancelBG
 	purger := store.NewPurger(db, store.PurgerOptions{Interval: cfg.Retention.Interval,
-		WebhookDeliveryDays: cfg.Retention.WebhookDeliveryDays, Logger: log, Registerer: metrics})
+		WebhookDeliveryDays: cfg.Retention.WebhookDeliveryDays, Logger: log, Registerer: metrics, Purged: api.WakeMedia})
 	mailer := alarmmail.New(alarmmail.Options{Store: db, SMTP: cfg.SMTP, Logger: log, Registerer: metrics, Poll: cfg.SMTP.PollInterval})
 	eventMailer := eventmail.New(eventmail.Options{Store: db, SMTP: cfg.SMTP, PublicURL: cfg.PublicURL, Logger: log,
 		Registerer: metrics, Poll: cfg.SMTP.PollInterval})

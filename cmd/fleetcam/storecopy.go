@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -18,12 +19,18 @@ import (
 )
 
 // storeCopyUsage is the one line of `fleetcam store copy`'s usage.
-const storeCopyUsage = "usage: fleetcam store copy -from FILE|URL -to FILE|URL"
+const storeCopyUsage = "usage: fleetcam store copy -from FILE|URL -to FILE|URL, or fleetcam store copy -media -from DIR|s3://BUCKET -to DIR|s3://BUCKET"
 
 // storeCommand runs `fleetcam store SUBCOMMAND`: copy is the one there is.
-func storeCommand(ctx context.Context, args []string, stdout io.Writer) error {
+func storeCommand(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 || args[0] != "copy" {
 		return errors.New(storeCopyUsage)
+	}
+	if slices.ContainsFunc(args[1:], func(a string) bool { return a == "-media" || a == "--media" || a == "-media=true" }) {
+		if err := mediaCommand(ctx, args[1:], getenv, stdout); err != nil {
+			return oneLine{err}
+		}
+		return nil
 	}
 	fs := flag.NewFlagSet("fleetcam store copy", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -183,7 +190,8 @@ func copyStore(ctx context.Context, src, dst storeLocation, stdout io.Writer) er
 		return err
 	}
 	fmt.Fprintf(stdout, "%s now holds every record of %s. Media bytes are not records: they stay in the media "+
-		"directory (dataDir/media), which the fleetcam using the copy must have as well.\n", dst, src)
+		"directory (dataDir/media), which the fleetcam using the copy must have as well (fleetcam store copy -media "+
+		"copies them into a bucket).\n", dst, src)
 	return nil
 }
 

@@ -1,7 +1,8 @@
 // Package blob keeps media bytes (event videos and snapshots, ADAS images)
-// outside the bbolt file. Store is the small interface the rest of fleetcam
-// uses, so S3-compatible storage can replace the directory later; Dir keeps
-// blobs as files under a directory of the data dir.
+// outside the storage engine. Store is the small interface the rest of
+// fleetcam uses; Dir keeps blobs as files under a directory (the data
+// dir's media, the default), S3 as objects in a bucket of an S3-compatible
+// object store, which the nodes of a cluster share.
 package blob
 
 import (
@@ -142,6 +143,41 @@ func (d *Dir) Delete(_ context.Context, key string) error {
 	}
 	return nil
 }
+
+// List calls fn with the key and size of every blob, directory by directory, until
+// fn returns an error. Files of uploads in progress are not blobs.
+func (d *Dir) List(ctx context.Context, fn func(key string, size int64) error) error {
+	return filepath.WalkDir(d.root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("blob: list %s: %w", d.root, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if e.IsDir() || strings.HasPrefix(e.Name(), ".upload-") {
+			return nil
+		}
+		rel, err := filepath.Rel(d.root, p)
+		if err != nil {
+			return err
+		}
+		key := filepath.ToSlash(rel)
+		if !ValidKey(key) {
+			return nil
+		}
+		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // deleted meanwhile
+		}
+		if err != nil {
+			return fmt.Errorf("blob: list %s: %w", d.root, err)
+		}
+		return fn(key, info.Size())
+	})
+}
+
+// String names the directory, for messages.
+func (d *Dir) String() string { return "directory " + d.root }
 
 type fileObject struct {
 	*os.File

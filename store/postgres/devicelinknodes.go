@@ -47,6 +47,7 @@ func (r deviceLinks) ConnectedNodes() ([]string, error) {
 // of the form "<node>/" reads only that node's links from
 // device_links_node.
 func (r deviceLinks) MarkOffline(t time.Time, prefix string) (int, error) {
+	r.t.forgetTable(tableDeviceLinks)
 	where := `presence <> 'offline' AND starts_with(connection_id, $2)`
 	if node, rest, found := strings.Cut(prefix, "/"); found && rest == "" {
 		where = linkOfANode + ` AND ` + linkNode + ` = $3 AND starts_with(connection_id, $2)`

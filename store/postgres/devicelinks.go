@@ -42,8 +42,8 @@ func scanDeviceLink(row pgx.Row) (*store.DeviceLink, error) {
 
 // Get implements store.DeviceLinkRecords.
 func (r deviceLinks) Get(imei string) (*store.DeviceLink, error) {
-	l, err := scanDeviceLink(r.t.pg.QueryRow(r.t.ctx, `SELECT `+deviceLinkColumns+` FROM device_links WHERE imei = $1`, imei))
-	if errors.Is(err, pgx.ErrNoRows) {
+	l, err := scanDeviceLink(memoRowOf{r.t, tableDeviceLinks, imei, `SELECT ` + deviceLinkColumns + ` FROM device_links WHERE imei = $1`})
+	if errors.Is(err, pgx.ErrNoRows) || errors.Is(err, store.ErrNotFound) {
 		return nil, store.NotFound("")
 	}
 	return l, classify(err)
@@ -59,7 +59,8 @@ func (r deviceLinks) Put(l *store.DeviceLink) error {
 		}
 		health = b
 	}
-	_, err := r.t.exec(`INSERT INTO device_links (`+deviceLinkColumns+`)
+	r.t.forget(tableDeviceLinks, l.IMEI)
+	return r.t.queue(`INSERT INTO device_links (`+deviceLinkColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 		ON CONFLICT (imei) DO UPDATE SET presence = EXCLUDED.presence, connection_id = EXCLUDED.connection_id,
 			connected_at = EXCLUDED.connected_at, disconnected_at = EXCLUDED.disconnected_at,
@@ -70,11 +71,11 @@ func (r deviceLinks) Put(l *store.DeviceLink) error {
 		l.IMEI, l.Presence, l.ConnectionID, nullTime(l.ConnectedAt), nullTime(l.DisconnectedAt), nullTime(l.LastSeen),
 		l.ProtocolVersion, l.RemoteAddr, l.Firmware, l.ProductType, l.Legacy, health, l.AckedConfigVersion,
 		nullTime(l.ConfigAckedAt), nullJSON(l.ReportedConfig))
-	return err
 }
 
 // Delete implements store.DeviceLinkRecords.
 func (r deviceLinks) Delete(imei string) error {
+	r.t.forget(tableDeviceLinks, imei)
 	_, err := r.t.exec(`DELETE FROM device_links WHERE imei = $1`, imei)
 	return err
 }

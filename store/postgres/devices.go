@@ -33,7 +33,7 @@ func foldName(name string) string { return string(bytes.ToLower([]byte(name))) }
 // Get implements store.DeviceRecords.
 func (r devices) Get(imei string) (*store.Device, error) {
 	var d store.Device
-	if err := getOne(r.t, `SELECT `+deviceColumns+` FROM devices WHERE imei = $1`, deviceFields(&d), imei); err != nil {
+	if err := getMemo(r.t, tableDevices, imei, `SELECT `+deviceColumns+` FROM devices WHERE imei = $1`, deviceFields(&d), imei); err != nil {
 		return nil, err
 	}
 	return &d, nil
@@ -56,6 +56,7 @@ func (r devices) Stamp(imei string) (uint64, error) {
 // Insert implements store.DeviceRecords. An IMEI already stored inserts
 // nothing, which leaves the transaction usable.
 func (r devices) Insert(d *store.Device) error {
+	r.t.forget(tableDevices, d.IMEI)
 	tag, err := r.t.exec(`INSERT INTO devices (imei, name, name_folded, organization_id, partner_id, group_id,
 			status, product_type, data_profile_id, created_at, activated_at, ownership, previous_owner_until)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
@@ -72,6 +73,7 @@ func (r devices) Insert(d *store.Device) error {
 // Put implements store.DeviceRecords. The organization stays the one the
 // device was inserted in.
 func (r devices) Put(d *store.Device) error {
+	r.t.forget(tableDevices, d.IMEI)
 	tag, err := r.t.exec(`UPDATE devices SET name = $2, name_folded = $3, partner_id = $4, group_id = $5,
 			status = $6, product_type = $7, data_profile_id = $8, created_at = $9, activated_at = $10,
 			ownership = $11, previous_owner_until = $12, revision = nextval('device_revisions')
@@ -86,6 +88,7 @@ func (r devices) Put(d *store.Device) error {
 
 // Delete implements store.DeviceRecords.
 func (r devices) Delete(imei string) error {
+	r.t.forgetDevice(imei)
 	tag, err := r.t.exec(`DELETE FROM devices WHERE imei = $1`, imei)
 	if err == nil && tag.RowsAffected() == 0 {
 		return store.NotFound("device %s", imei)

@@ -15,12 +15,15 @@ type deviceTracks struct{ t *tx }
 // DeviceTracks implements store.TrackRecords.
 func (t *tx) DeviceTracks() store.DeviceTrackRecords { return deviceTracks{t} }
 
+// deviceTrackColumns are the columns Get reads.
+const deviceTrackColumns = `over_limit, fences`
+
 // Get implements store.DeviceTrackRecords. A track without transitions has
 // nil Fences, as it was put.
 func (r deviceTracks) Get(imei string) (*store.DeviceTrack, error) {
 	var d store.DeviceTrack
 	var fences []byte
-	if err := getOne(r.t, `SELECT over_limit, fences FROM device_tracks WHERE imei = $1`,
+	if err := getMemo(r.t, tableDeviceTracks, imei, `SELECT `+deviceTrackColumns+` FROM device_tracks WHERE imei = $1`,
 		[]any{&d.OverLimit, &fences}, imei); err != nil {
 		return nil, err
 	}
@@ -43,14 +46,15 @@ func (r deviceTracks) Put(imei string, d *store.DeviceTrack) error {
 	if err != nil {
 		return fmt.Errorf("store: encode the track of %s: %w", imei, err)
 	}
-	_, err = r.t.exec(`INSERT INTO device_tracks (imei, over_limit, fences) VALUES ($1, $2, $3)
+	r.t.forget(tableDeviceTracks, imei)
+	return r.t.queue(`INSERT INTO device_tracks (imei, over_limit, fences) VALUES ($1, $2, $3)
 		ON CONFLICT (imei) DO UPDATE SET over_limit = EXCLUDED.over_limit, fences = EXCLUDED.fences`,
 		imei, d.OverLimit, string(doc))
-	return err
 }
 
 // Delete implements store.DeviceTrackRecords.
 func (r deviceTracks) Delete(imei string) error {
+	r.t.forget(tableDeviceTracks, imei)
 	_, err := r.t.exec(`DELETE FROM device_tracks WHERE imei = $1`, imei)
 	return err
 }

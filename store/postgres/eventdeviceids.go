@@ -35,10 +35,9 @@ func (s eventDeviceIDs) Get(imei, deviceEventID string) (store.EventDeviceID, er
 
 // Put implements store.EventDeviceIDSet.
 func (s eventDeviceIDs) Put(r store.EventDeviceID) error {
-	_, err := s.t.exec(`INSERT INTO event_device_ids (`+eventDeviceIDColumns+`) VALUES ($1, $2, $3, $4)
+	return s.t.queue(`INSERT INTO event_device_ids (`+eventDeviceIDColumns+`) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (imei, device_event_id) DO UPDATE SET event_id = excluded.event_id, ownership = excluded.ownership`,
 		eventDeviceIDArgs(&r)...)
-	return err
 }
 
 // eventDeviceIDColumns are the columns of an event_device_ids row, in

@@ -65,10 +65,15 @@ func (m messages) Append(msg *store.Message) error {
 	if err != nil {
 		return err
 	}
-	return insertInOrder(m.t, messageSeqLockID, `
-		INSERT INTO messages (`+messageRowColumns+`)
-		SELECT $2, $3, $4, $5::bigint, $6, $7::timestamptz, $8::jsonb, $9::json FROM serial
-		RETURNING seq`, &msg.Seq, args...)
+	const insert = `INSERT INTO messages (` + messageRowColumns + `)
+		SELECT $2, $3, $4, $5::bigint, $6, $7::timestamptz, $8::jsonb, $9::json FROM serial`
+	if p := groupPipe(m.t); p != nil {
+		// Held back to the commit, so that the lock is held only while
+		// the transaction commits; the sequence is drawn then.
+		return p.queueLast(`WITH serial AS MATERIALIZED (SELECT pg_advisory_xact_lock($1)) `+insert,
+			append([]any{messageSeqLockID}, args...)...)
+	}
+	return insertInOrder(m.t, messageSeqLockID, insert+` RETURNING seq`, &msg.Seq, args...)
 }
 
 // messageRowColumns are the columns of a message's row but its sequence,
@@ -104,6 +109,7 @@ func insertInOrder(t *tx, lockID int64, insert string, id *int64, args ...any) e
 
 // After implements store.MessageRecords: one range of the sequences.
 func (m messages) After(seq int64, limit int) ([]store.Message, error) {
+	m.flushLast()
 	rows, err := m.t.pg.Query(m.t.ctx, `SELECT seq, kind, sub_type, organization_id, partner_id, imei, occurred_at, fact, payload
 		FROM messages WHERE seq > $1 ORDER BY seq LIMIT $2`, seq, limitParam(limit))
 	if err != nil {
@@ -139,6 +145,7 @@ func (m messages) After(seq int64, limit int) ([]store.Message, error) {
 // DeleteThrough implements store.MessageRecords: the oldest limit
 // sequences at or below seq, and one more to tell whether any is left.
 func (m messages) DeleteThrough(seq int64, limit int) (n int, more bool, err error) {
+	m.flushLast()
 	if limit <= 0 {
 		tag, err := m.t.exec(`DELETE FROM messages WHERE seq <= $1`, seq)
 		return int(tag.RowsAffected()), false, err
@@ -150,4 +157,12 @@ func (m messages) DeleteThrough(seq int64, limit int) (n int, more bool, err err
 			WHERE m.seq = d.seq AND m.occurred_at = d.occurred_at RETURNING 1)
 		SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM doomed) > $2`, seq, limit).Scan(&n, &more)
 	return n, more, classify(err)
+}
+
+// flushLast sends the messages this transaction appended with its next
+// statement, for a statement that reads them.
+func (m messages) flushLast() {
+	if p := pipeOf(m.t); p != nil {
+		p.flushLast()
+	}
 }

@@ -3,6 +3,7 @@ package postgres
 import (
 	"errors"
 	"slices"
+	"strconv"
 
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -38,7 +39,8 @@ func organizationFields(o *store.Organization) []any {
 // Get implements store.OrganizationRecords.
 func (r organizations) Get(id int64) (*store.Organization, error) {
 	var o store.Organization
-	err := getOne(r.t, `SELECT `+organizationColumns+` FROM organizations o WHERE o.id = $1`, organizationFields(&o), id)
+	err := getMemo(r.t, tableOrganizations, strconv.FormatInt(id, 10),
+		`SELECT `+organizationColumns+` FROM organizations o WHERE o.id = $1`, organizationFields(&o), id)
 	if err != nil {
 		return nil, err
 	}
@@ -68,6 +70,7 @@ func (r organizations) Insert(o *store.Organization) error {
 // organization and replaces its lists (the partners that stay keep their
 // rows); ErrNotFound when there is no organization o.ID.
 func (r organizations) Put(o *store.Organization) error {
+	r.t.forget(tableOrganizations, strconv.FormatInt(o.ID, 10))
 	var id int64
 	err := getOne(r.t, `WITH o AS (
 			UPDATE organizations SET name = $2, partner_id = $3, is_organization_profile_enabled = $4,

@@ -232,11 +232,11 @@ func (e *Engine) view(ctx context.Context, fn func(*tx) error) error {
 }
 
 func (e *Engine) begin(ctx context.Context, o pgx.TxOptions) (*tx, error) {
-	pt, err := e.pool.BeginTx(ctx, o)
+	p, err := openPipe(ctx, e.pool, o)
 	if err != nil {
 		return nil, classify(err)
 	}
-	return &tx{ctx: ctx, pg: pt}, nil
+	return &tx{ctx: ctx, pg: p}, nil
 }
 
 // retryable reports a serialisation failure or deadlock, after which the

@@ -60,14 +60,16 @@ type deviceSettings struct{ t *tx }
 // DeviceSettings implements store.TrackRecords.
 func (t *tx) DeviceSettings() store.DeviceSettingsRecords { return deviceSettings{t} }
 
+// deviceSettingsColumns are the columns Get reads.
+const deviceSettingsColumns = `version, device, events, privacy, privacy_mode, privacy_mode_config, geofences, control,
+	camera_retention, notification_recipients, updated_at`
+
 // Get implements store.DeviceSettingsRecords.
 func (r deviceSettings) Get(imei string) (*store.DeviceSettings, error) {
 	s := store.DeviceSettings{IMEI: imei}
 	var device, events, privacy, modeConfig, geofences, control, retention, recipients []byte
 	var mode pgtype.Text
-	err := getOne(r.t, `SELECT version, device, events, privacy, privacy_mode, privacy_mode_config, geofences, control,
-			camera_retention, notification_recipients, updated_at
-		FROM device_settings WHERE imei = $1`,
+	err := getMemo(r.t, tableDeviceSettings, imei, `SELECT `+deviceSettingsColumns+` FROM device_settings WHERE imei = $1`,
 		[]any{&s.Version, &device, &events, &privacy, &mode, &modeConfig, &geofences, &control, &retention, &recipients,
 			zeroTime{&s.UpdatedAt}}, imei)
 	if err != nil {
@@ -93,6 +95,7 @@ func (r deviceSettings) Put(s *store.DeviceSettings) error {
 	if err != nil {
 		return err
 	}
+	r.t.forget(tableDeviceSettings, s.IMEI)
 	_, err = r.t.exec(`INSERT INTO device_settings (imei, version, privacy_mode, updated_at,
 			device, events, privacy, privacy_mode_config, geofences, control, camera_retention, notification_recipients)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
@@ -108,6 +111,7 @@ func (r deviceSettings) Put(s *store.DeviceSettings) error {
 
 // Delete implements store.DeviceSettingsRecords.
 func (r deviceSettings) Delete(imei string) error {
+	r.t.forget(tableDeviceSettings, imei)
 	_, err := r.t.exec(`DELETE FROM device_settings WHERE imei = $1`, imei)
 	return err
 }

@@ -23,7 +23,19 @@ type tx struct {
 
 // Aborted implements store.Aborter: a statement of the transaction failed,
 // and PostgreSQL refuses every later one.
-func (t *tx) Aborted() bool { return t.pg.Conn().PgConn().TxStatus() == 'E' }
+func (t *tx) Aborted() bool {
+	if p := pipeOf(t); p != nil {
+		return p.Aborted()
+	}
+	return t.pg.Conn().PgConn().TxStatus() == 'E'
+}
+
+// StartJob implements store.Pipeliner.
+func (t *tx) StartJob(n int) {
+	if p := pipeOf(t); p != nil {
+		p.StartJob(n)
+	}
+}
 
 // OnCommit implements store.Records: fn runs after the commit that counts
 // (a transaction run again after a serialisation conflict forgets what its

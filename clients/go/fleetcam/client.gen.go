@@ -3810,7 +3810,9 @@ type CreateUser struct {
 	Email       openapi_types.Email    `json:"email"`
 	Name        *string                `json:"name,omitempty"`
 
-	// Password At least 8 characters with an upper-case letter, a lower-case letter and a digit.
+	// Password At least 8 characters with an upper-case letter, a lower-case letter and a digit, and
+	// not one of the 10,000 most used passwords in any case of its letters (Passw0rd is
+	// refused: 400 naming the field, "is too common").
 	Password *Password `json:"password,omitempty"`
 }
 
@@ -4490,7 +4492,9 @@ type OrganizationInvitation struct {
 // OrganizationInvitationStatus defines model for OrganizationInvitation.Status.
 type OrganizationInvitationStatus string
 
-// Password At least 8 characters with an upper-case letter, a lower-case letter and a digit.
+// Password At least 8 characters with an upper-case letter, a lower-case letter and a digit, and
+// not one of the 10,000 most used passwords in any case of its letters (Passw0rd is
+// refused: 400 naming the field, "is too common").
 type Password = string
 
 // PasswordConfirmation defines model for PasswordConfirmation.
@@ -6682,7 +6686,9 @@ type PostHealthRecipientParams struct {
 
 // PostResetPasswordJSONBody defines parameters for PostResetPassword.
 type PostResetPasswordJSONBody struct {
-	// NewPassword At least 8 characters with an upper-case letter, a lower-case letter and a digit.
+	// NewPassword At least 8 characters with an upper-case letter, a lower-case letter and a digit, and
+	// not one of the 10,000 most used passwords in any case of its letters (Passw0rd is
+	// refused: 400 naming the field, "is too common").
 	NewPassword Password `json:"newPassword"`
 }
 
@@ -6738,7 +6744,9 @@ type PutUserSettings200JSONResponseBodyDataTimeFormat int
 type PostChangePasswordJSONBody struct {
 	CurrentPassword string `json:"currentPassword"`
 
-	// NewPassword At least 8 characters with an upper-case letter, a lower-case letter and a digit.
+	// NewPassword At least 8 characters with an upper-case letter, a lower-case letter and a digit, and
+	// not one of the 10,000 most used passwords in any case of its letters (Passw0rd is
+	// refused: 400 naming the field, "is too common").
 	NewPassword Password `json:"newPassword"`
 }
 
@@ -9079,8 +9087,10 @@ type ClientInterface interface {
 	// that moves to another organization gets a key its earlier owner never saw. The contract
 	// has no call to rotate a key, so the history holds the one key of the current stay,
 	// created when the device joined its organization. fleetcam's devices do not acknowledge
-	// keys: confirmedByDevice is false. Keys are credentials: viewers get 403, and every
-	// read is in the audit log (device.recordingKey.read).
+	// keys: confirmedByDevice is false. Keys are credentials that decrypt the device's
+	// recordings: viewers and the editorWithoutMediaAccess access level get 403, as on the
+	// media routes. Every read is in the audit log (device.recordingKey.read), and so is every
+	// refusal (device.recordingKey.refuse).
 	//
 	// Corresponds with GET /v2/devices/{imei}/recording-encryption-keys (the `GetDeviceRecordingEncryptionKeys` operationId).
 	GetDeviceRecordingEncryptionKeys(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -10186,10 +10196,14 @@ type ClientInterface interface {
 	// (the reference contract's administrator), also acts in this organization, with that
 	// access level, from its next call: it sees the organization, lists it among its own, and
 	// reads and changes its devices and records as a user of it does. Any other address,
-	// registered or not (another partner's user, a partner contact), is 404; a user of another
-	// access level is 400 naming email; adding a user twice, or to its own organization, is
-	// 409. By the partner that created the organization (a guest partner gets 403) or the
-	// organization's editors and admin tokens. Audited as organization.externalUser.add.
+	// registered or not (a user of another access level, another partner's user, a partner
+	// contact), is the same 404 as an unknown address, so the call tells nothing of who exists
+	// or at what access level; the refusal is audited as organization.externalUser.refuse, in
+	// this organization with no more than the answer says, and with the reason where only the
+	// refused user's organization and the partner read it. Adding a user twice, or to its own
+	// organization, is 409. By the partner that created the organization (a guest partner gets
+	// 403) or the organization's editors and admin tokens. Audited as
+	// organization.externalUser.add.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -10202,10 +10216,14 @@ type ClientInterface interface {
 	// (the reference contract's administrator), also acts in this organization, with that
 	// access level, from its next call: it sees the organization, lists it among its own, and
 	// reads and changes its devices and records as a user of it does. Any other address,
-	// registered or not (another partner's user, a partner contact), is 404; a user of another
-	// access level is 400 naming email; adding a user twice, or to its own organization, is
-	// 409. By the partner that created the organization (a guest partner gets 403) or the
-	// organization's editors and admin tokens. Audited as organization.externalUser.add.
+	// registered or not (a user of another access level, another partner's user, a partner
+	// contact), is the same 404 as an unknown address, so the call tells nothing of who exists
+	// or at what access level; the refusal is audited as organization.externalUser.refuse, in
+	// this organization with no more than the answer says, and with the reason where only the
+	// refused user's organization and the partner read it. Adding a user twice, or to its own
+	// organization, is 409. By the partner that created the organization (a guest partner gets
+	// 403) or the organization's editors and admin tokens. Audited as
+	// organization.externalUser.add.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -10217,7 +10235,9 @@ type ClientInterface interface {
 	// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
 	// derives it) of each device named in imeis, or of every device of the organization the
 	// caller may see when the body or imeis is left out. A named device that is not one of
-	// them is 404. Viewers get 403; every key read is audited.
+	// them is 404. Viewers and the editorWithoutMediaAccess access level get 403, as on the
+	// media routes; every key read (device.recordingKey.read of each device) and every refusal
+	// (device.recordingKey.refuse of the organization) is audited.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -10229,7 +10249,9 @@ type ClientInterface interface {
 	// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
 	// derives it) of each device named in imeis, or of every device of the organization the
 	// caller may see when the body or imeis is left out. A named device that is not one of
-	// them is 404. Viewers get 403; every key read is audited.
+	// them is 404. Viewers and the editorWithoutMediaAccess access level get 403, as on the
+	// media routes; every key read (device.recordingKey.read of each device) and every refusal
+	// (device.recordingKey.refuse of the organization) is audited.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -13367,8 +13389,10 @@ func (c *Client) PostDeviceReboot(ctx context.Context, imei Imei, reqEditors ...
 // that moves to another organization gets a key its earlier owner never saw. The contract
 // has no call to rotate a key, so the history holds the one key of the current stay,
 // created when the device joined its organization. fleetcam's devices do not acknowledge
-// keys: confirmedByDevice is false. Keys are credentials: viewers get 403, and every
-// read is in the audit log (device.recordingKey.read).
+// keys: confirmedByDevice is false. Keys are credentials that decrypt the device's
+// recordings: viewers and the editorWithoutMediaAccess access level get 403, as on the
+// media routes. Every read is in the audit log (device.recordingKey.read), and so is every
+// refusal (device.recordingKey.refuse).
 //
 // Corresponds with GET /v2/devices/{imei}/recording-encryption-keys (the `GetDeviceRecordingEncryptionKeys` operationId).
 func (c *Client) GetDeviceRecordingEncryptionKeys(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -15394,10 +15418,14 @@ func (c *Client) GetOrganizationExternalUsers(ctx context.Context, orgId OrgId, 
 // (the reference contract's administrator), also acts in this organization, with that
 // access level, from its next call: it sees the organization, lists it among its own, and
 // reads and changes its devices and records as a user of it does. Any other address,
-// registered or not (another partner's user, a partner contact), is 404; a user of another
-// access level is 400 naming email; adding a user twice, or to its own organization, is
-// 409. By the partner that created the organization (a guest partner gets 403) or the
-// organization's editors and admin tokens. Audited as organization.externalUser.add.
+// registered or not (a user of another access level, another partner's user, a partner
+// contact), is the same 404 as an unknown address, so the call tells nothing of who exists
+// or at what access level; the refusal is audited as organization.externalUser.refuse, in
+// this organization with no more than the answer says, and with the reason where only the
+// refused user's organization and the partner read it. Adding a user twice, or to its own
+// organization, is 409. By the partner that created the organization (a guest partner gets
+// 403) or the organization's editors and admin tokens. Audited as
+// organization.externalUser.add.
 //
 // Takes any type of body and a specified content type.
 //
@@ -15420,10 +15448,14 @@ func (c *Client) PostOrganizationExternalUserWithBody(ctx context.Context, orgId
 // (the reference contract's administrator), also acts in this organization, with that
 // access level, from its next call: it sees the organization, lists it among its own, and
 // reads and changes its devices and records as a user of it does. Any other address,
-// registered or not (another partner's user, a partner contact), is 404; a user of another
-// access level is 400 naming email; adding a user twice, or to its own organization, is
-// 409. By the partner that created the organization (a guest partner gets 403) or the
-// organization's editors and admin tokens. Audited as organization.externalUser.add.
+// registered or not (a user of another access level, another partner's user, a partner
+// contact), is the same 404 as an unknown address, so the call tells nothing of who exists
+// or at what access level; the refusal is audited as organization.externalUser.refuse, in
+// this organization with no more than the answer says, and with the reason where only the
+// refused user's organization and the partner read it. Adding a user twice, or to its own
+// organization, is 409. By the partner that created the organization (a guest partner gets
+// 403) or the organization's editors and admin tokens. Audited as
+// organization.externalUser.add.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -15445,7 +15477,9 @@ func (c *Client) PostOrganizationExternalUser(ctx context.Context, orgId OrgId, 
 // The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
 // derives it) of each device named in imeis, or of every device of the organization the
 // caller may see when the body or imeis is left out. A named device that is not one of
-// them is 404. Viewers get 403; every key read is audited.
+// them is 404. Viewers and the editorWithoutMediaAccess access level get 403, as on the
+// media routes; every key read (device.recordingKey.read of each device) and every refusal
+// (device.recordingKey.refuse of the organization) is audited.
 //
 // Takes any type of body and a specified content type.
 //
@@ -15467,7 +15501,9 @@ func (c *Client) PostOrganizationGetLatestRecordingEncryptionKeysWithBody(ctx co
 // The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
 // derives it) of each device named in imeis, or of every device of the organization the
 // caller may see when the body or imeis is left out. A named device that is not one of
-// them is 404. Viewers get 403; every key read is audited.
+// them is 404. Viewers and the editorWithoutMediaAccess access level get 403, as on the
+// media routes; every key read (device.recordingKey.read of each device) and every refusal
+// (device.recordingKey.refuse of the organization) is audited.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -28455,8 +28491,10 @@ type ClientWithResponsesInterface interface {
 	// that moves to another organization gets a key its earlier owner never saw. The contract
 	// has no call to rotate a key, so the history holds the one key of the current stay,
 	// created when the device joined its organization. fleetcam's devices do not acknowledge
-	// keys: confirmedByDevice is false. Keys are credentials: viewers get 403, and every
-	// read is in the audit log (device.recordingKey.read).
+	// keys: confirmedByDevice is false. Keys are credentials that decrypt the device's
+	// recordings: viewers and the editorWithoutMediaAccess access level get 403, as on the
+	// media routes. Every read is in the audit log (device.recordingKey.read), and so is every
+	// refusal (device.recordingKey.refuse).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -29638,10 +29676,14 @@ type ClientWithResponsesInterface interface {
 	// (the reference contract's administrator), also acts in this organization, with that
 	// access level, from its next call: it sees the organization, lists it among its own, and
 	// reads and changes its devices and records as a user of it does. Any other address,
-	// registered or not (another partner's user, a partner contact), is 404; a user of another
-	// access level is 400 naming email; adding a user twice, or to its own organization, is
-	// 409. By the partner that created the organization (a guest partner gets 403) or the
-	// organization's editors and admin tokens. Audited as organization.externalUser.add.
+	// registered or not (a user of another access level, another partner's user, a partner
+	// contact), is the same 404 as an unknown address, so the call tells nothing of who exists
+	// or at what access level; the refusal is audited as organization.externalUser.refuse, in
+	// this organization with no more than the answer says, and with the reason where only the
+	// refused user's organization and the partner read it. Adding a user twice, or to its own
+	// organization, is 409. By the partner that created the organization (a guest partner gets
+	// 403) or the organization's editors and admin tokens. Audited as
+	// organization.externalUser.add.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -29654,10 +29696,14 @@ type ClientWithResponsesInterface interface {
 	// (the reference contract's administrator), also acts in this organization, with that
 	// access level, from its next call: it sees the organization, lists it among its own, and
 	// reads and changes its devices and records as a user of it does. Any other address,
-	// registered or not (another partner's user, a partner contact), is 404; a user of another
-	// access level is 400 naming email; adding a user twice, or to its own organization, is
-	// 409. By the partner that created the organization (a guest partner gets 403) or the
-	// organization's editors and admin tokens. Audited as organization.externalUser.add.
+	// registered or not (a user of another access level, another partner's user, a partner
+	// contact), is the same 404 as an unknown address, so the call tells nothing of who exists
+	// or at what access level; the refusal is audited as organization.externalUser.refuse, in
+	// this organization with no more than the answer says, and with the reason where only the
+	// refused user's organization and the partner read it. Adding a user twice, or to its own
+	// organization, is 409. By the partner that created the organization (a guest partner gets
+	// 403) or the organization's editors and admin tokens. Audited as
+	// organization.externalUser.add.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -29669,7 +29715,9 @@ type ClientWithResponsesInterface interface {
 	// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
 	// derives it) of each device named in imeis, or of every device of the organization the
 	// caller may see when the body or imeis is left out. A named device that is not one of
-	// them is 404. Viewers get 403; every key read is audited.
+	// them is 404. Viewers and the editorWithoutMediaAccess access level get 403, as on the
+	// media routes; every key read (device.recordingKey.read of each device) and every refusal
+	// (device.recordingKey.refuse of the organization) is audited.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -29681,7 +29729,9 @@ type ClientWithResponsesInterface interface {
 	// The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
 	// derives it) of each device named in imeis, or of every device of the organization the
 	// caller may see when the body or imeis is left out. A named device that is not one of
-	// them is 404. Viewers get 403; every key read is audited.
+	// them is 404. Viewers and the editorWithoutMediaAccess access level get 403, as on the
+	// media routes; every key read (device.recordingKey.read of each device) and every refusal
+	// (device.recordingKey.refuse of the organization) is audited.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -46887,8 +46937,10 @@ func (c *ClientWithResponses) PostDeviceRebootWithResponse(ctx context.Context, 
 // that moves to another organization gets a key its earlier owner never saw. The contract
 // has no call to rotate a key, so the history holds the one key of the current stay,
 // created when the device joined its organization. fleetcam's devices do not acknowledge
-// keys: confirmedByDevice is false. Keys are credentials: viewers get 403, and every
-// read is in the audit log (device.recordingKey.read).
+// keys: confirmedByDevice is false. Keys are credentials that decrypt the device's
+// recordings: viewers and the editorWithoutMediaAccess access level get 403, as on the
+// media routes. Every read is in the audit log (device.recordingKey.read), and so is every
+// refusal (device.recordingKey.refuse).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -48622,10 +48674,14 @@ func (c *ClientWithResponses) GetOrganizationExternalUsersWithResponse(ctx conte
 // (the reference contract's administrator), also acts in this organization, with that
 // access level, from its next call: it sees the organization, lists it among its own, and
 // reads and changes its devices and records as a user of it does. Any other address,
-// registered or not (another partner's user, a partner contact), is 404; a user of another
-// access level is 400 naming email; adding a user twice, or to its own organization, is
-// 409. By the partner that created the organization (a guest partner gets 403) or the
-// organization's editors and admin tokens. Audited as organization.externalUser.add.
+// registered or not (a user of another access level, another partner's user, a partner
+// contact), is the same 404 as an unknown address, so the call tells nothing of who exists
+// or at what access level; the refusal is audited as organization.externalUser.refuse, in
+// this organization with no more than the answer says, and with the reason where only the
+// refused user's organization and the partner read it. Adding a user twice, or to its own
+// organization, is 409. By the partner that created the organization (a guest partner gets
+// 403) or the organization's editors and admin tokens. Audited as
+// organization.externalUser.add.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -48644,10 +48700,14 @@ func (c *ClientWithResponses) PostOrganizationExternalUserWithBodyWithResponse(c
 // (the reference contract's administrator), also acts in this organization, with that
 // access level, from its next call: it sees the organization, lists it among its own, and
 // reads and changes its devices and records as a user of it does. Any other address,
-// registered or not (another partner's user, a partner contact), is 404; a user of another
-// access level is 400 naming email; adding a user twice, or to its own organization, is
-// 409. By the partner that created the organization (a guest partner gets 403) or the
-// organization's editors and admin tokens. Audited as organization.externalUser.add.
+// registered or not (a user of another access level, another partner's user, a partner
+// contact), is the same 404 as an unknown address, so the call tells nothing of who exists
+// or at what access level; the refusal is audited as organization.externalUser.refuse, in
+// this organization with no more than the answer says, and with the reason where only the
+// refused user's organization and the partner read it. Adding a user twice, or to its own
+// organization, is 409. By the partner that created the organization (a guest partner gets
+// 403) or the organization's editors and admin tokens. Audited as
+// organization.externalUser.add.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -48665,7 +48725,9 @@ func (c *ClientWithResponses) PostOrganizationExternalUserWithResponse(ctx conte
 // The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
 // derives it) of each device named in imeis, or of every device of the organization the
 // caller may see when the body or imeis is left out. A named device that is not one of
-// them is 404. Viewers get 403; every key read is audited.
+// them is 404. Viewers and the editorWithoutMediaAccess access level get 403, as on the
+// media routes; every key read (device.recordingKey.read of each device) and every refusal
+// (device.recordingKey.refuse of the organization) is audited.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -48683,7 +48745,9 @@ func (c *ClientWithResponses) PostOrganizationGetLatestRecordingEncryptionKeysWi
 // The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
 // derives it) of each device named in imeis, or of every device of the organization the
 // caller may see when the body or imeis is left out. A named device that is not one of
-// them is 404. Viewers get 403; every key read is audited.
+// them is 404. Viewers and the editorWithoutMediaAccess access level get 403, as on the
+// media routes; every key read (device.recordingKey.read of each device) and every refusal
+// (device.recordingKey.refuse of the organization) is audited.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

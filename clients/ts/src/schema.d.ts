@@ -1729,8 +1729,10 @@ export interface paths {
          *     that moves to another organization gets a key its earlier owner never saw. The contract
          *     has no call to rotate a key, so the history holds the one key of the current stay,
          *     created when the device joined its organization. fleetcam's devices do not acknowledge
-         *     keys: confirmedByDevice is false. Keys are credentials: viewers get 403, and every
-         *     read is in the audit log (device.recordingKey.read).
+         *     keys: confirmedByDevice is false. Keys are credentials that decrypt the device's
+         *     recordings: viewers and the editorWithoutMediaAccess access level get 403, as on the
+         *     media routes. Every read is in the audit log (device.recordingKey.read), and so is every
+         *     refusal (device.recordingKey.refuse).
          */
         get: operations["getDeviceRecordingEncryptionKeys"];
         put?: never;
@@ -3008,10 +3010,14 @@ export interface paths {
          *     (the reference contract's administrator), also acts in this organization, with that
          *     access level, from its next call: it sees the organization, lists it among its own, and
          *     reads and changes its devices and records as a user of it does. Any other address,
-         *     registered or not (another partner's user, a partner contact), is 404; a user of another
-         *     access level is 400 naming email; adding a user twice, or to its own organization, is
-         *     409. By the partner that created the organization (a guest partner gets 403) or the
-         *     organization's editors and admin tokens. Audited as organization.externalUser.add.
+         *     registered or not (a user of another access level, another partner's user, a partner
+         *     contact), is the same 404 as an unknown address, so the call tells nothing of who exists
+         *     or at what access level; the refusal is audited as organization.externalUser.refuse, in
+         *     this organization with no more than the answer says, and with the reason where only the
+         *     refused user's organization and the partner read it. Adding a user twice, or to its own
+         *     organization, is 409. By the partner that created the organization (a guest partner gets
+         *     403) or the organization's editors and admin tokens. Audited as
+         *     organization.externalUser.add.
          */
         post: operations["postOrganizationExternalUser"];
         /**
@@ -3041,7 +3047,9 @@ export interface paths {
          * @description The active recording encryption key (as GET /v2/devices/{imei}/recording-encryption-keys
          *     derives it) of each device named in imeis, or of every device of the organization the
          *     caller may see when the body or imeis is left out. A named device that is not one of
-         *     them is 404. Viewers get 403; every key read is audited.
+         *     them is 404. Viewers and the editorWithoutMediaAccess access level get 403, as on the
+         *     media routes; every key read (device.recordingKey.read of each device) and every refusal
+         *     (device.recordingKey.refuse of the organization) is audited.
          */
         post: operations["postOrganizationGetLatestRecordingEncryptionKeys"];
         delete?: never;
@@ -4793,7 +4801,9 @@ export interface components {
         };
         /**
          * Format: password
-         * @description At least 8 characters with an upper-case letter, a lower-case letter and a digit.
+         * @description At least 8 characters with an upper-case letter, a lower-case letter and a digit, and
+         *     not one of the 10,000 most used passwords in any case of its letters (Passw0rd is
+         *     refused: 400 naming the field, "is too common").
          */
         Password: string;
         PasswordConfirmation: {

@@ -1,0 +1,32 @@
+package s3test
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// The build script of the Makefile (make test-deps-seaweedfs) builds the
+// version Binary looks for.
+func TestBuildScriptBuildsThisVersion(t *testing.T) {
+	raw, err := os.ReadFile("../../../.ci/seaweedfs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "VERSION=${SEAWEEDFS_VERSION:-" + Version + "}"; !strings.Contains(string(raw), want) {
+		t.Fatalf(".ci/seaweedfs does not build %s (want the line %s)", Version, want)
+	}
+}
+
+// A missing binary named by FLEETCAM_SEAWEEDFS_BIN is an error that names it.
+func TestBinaryNamesWhatIsMissing(t *testing.T) {
+	t.Setenv("FLEETCAM_SEAWEEDFS_BIN", "/nonexistent/weed")
+	if _, err := Binary(); err == nil || !strings.Contains(err.Error(), "FLEETCAM_SEAWEEDFS_BIN=/nonexistent/weed") {
+		t.Fatalf("got %v", err)
+	}
+	t.Setenv("FLEETCAM_SEAWEEDFS_BIN", "")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	if _, err := Binary(); err == nil || !strings.Contains(err.Error(), "make test-deps-seaweedfs") {
+		t.Fatalf("got %v", err)
+	}
+}

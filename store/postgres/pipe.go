@@ -1,0 +1,417 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// pipe is one transaction on one pooled connection that spends as few
+// round trips as its statements allow. Three things travel with the next
+// statement that needs an answer rather than on their own:
+//
+//   - the BEGIN, sent with the transaction's first statement;
+//   - the writes queued with queue, whose answer no rule waits for (an
+//     insert that returns nothing, an upsert): they go in order, in one
+//     pipeline, ahead of the next read, so a read still sees every write
+//     of its transaction before it;
+//   - the writes queued with queueLast (the webhook messages, whose
+//     sequence lock is then held only while the transaction commits), sent
+//     with the COMMIT or before a read of their own table (flushLast).
+//
+// The COMMIT goes with whatever is still queued. A queued write that fails
+// is reported to the statement that carried it, and to every later one, as
+// a *store.JobFailed naming the job that queued it (StartJob), so that a
+// group commit charges the job that wrote it and no other.
+//
+// pipe implements pgx.Tx, so that the records use it as they would
+// pgx's own transaction.
+type pipe struct {
+	conn    *pgxpool.Conn
+	begin   string // the BEGIN still to send; "" once sent
+	queued  []queuedStmt
+	last    []queuedStmt
+	job     int
+	jobs    bool  // a group commit runs jobs in it (StartJob)
+	failure error // sticky: the first queued write that failed
+	closed  bool
+	nested  int // savepoints taken
+}
+
+// queuedStmt is a write waiting for the next round trip.
+type queuedStmt struct {
+	sql  string
+	args []any
+	job  int
+}
+
+// beginSQL is the statement that opens a transaction of o.
+func beginSQL(o pgx.TxOptions) string {
+	s := "BEGIN"
+	switch o.IsoLevel {
+	case pgx.Serializable:
+		s += " ISOLATION LEVEL SERIALIZABLE"
+	case pgx.RepeatableRead:
+		s += " ISOLATION LEVEL REPEATABLE READ"
+	case pgx.ReadCommitted:
+		s += " ISOLATION LEVEL READ COMMITTED"
+	}
+	if o.AccessMode == pgx.ReadOnly {
+		s += " READ ONLY"
+	}
+	return s
+}
+
+// openPipe takes a connection of pool for a transaction of o; nothing is
+// sent until its first statement.
+func openPipe(ctx context.Context, pool *pgxpool.Pool, o pgx.TxOptions) (*pipe, error) {
+	c, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &pipe{conn: c, begin: beginSQL(o)}, nil
+}
+
+// StartJob says that the writes queued from now on are job n's.
+func (p *pipe) StartJob(n int) { p.job, p.jobs = n, true }
+
+// Aborted reports whether a statement of the transaction failed: the
+// server refuses every later one.
+func (p *pipe) Aborted() bool {
+	return p.failure != nil || p.conn.Conn().PgConn().TxStatus() == 'E'
+}
+
+// queue holds back a write whose answer nobody waits for.
+func (p *pipe) queue(sql string, args ...any) error {
+	if p.failure != nil {
+		return p.failure
+	}
+	p.queued = append(p.queued, queuedStmt{sql: sql, args: args, job: p.job})
+	return nil
+}
+
+// queueLast holds back a write until the commit.
+func (p *pipe) queueLast(sql string, args ...any) error {
+	if p.failure != nil {
+		return p.failure
+	}
+	p.last = append(p.last, queuedStmt{sql: sql, args: args, job: p.job})
+	return nil
+}
+
+// flushLast moves the writes held for the commit to the next round trip,
+// for a read of what they write.
+func (p *pipe) flushLast() {
+	p.queued = append(p.queued, p.last...)
+	p.last = nil
+}
+
+// send starts a round trip: the BEGIN when it is due, the queued writes,
+// then the statements of b. It reads the results of what it put before
+// b's and returns the batch positioned at b's first statement.
+func (p *pipe) send(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error) {
+	if p.failure != nil {
+		return nil, p.failure
+	}
+	if p.closed {
+		return nil, pgx.ErrTxClosed
+	}
+	all := &pgx.Batch{}
+	begin := p.begin != ""
+	if begin {
+		all.Queue(p.begin)
+	}
+	queued := p.queued
+	for _, q := range queued {
+		all.Queue(q.sql, q.args...)
+	}
+	if b != nil {
+		all.QueuedQueries = append(all.QueuedQueries, b.QueuedQueries...)
+	}
+	p.begin, p.queued = "", nil
+	br := p.conn.SendBatch(ctx, all)
+	if begin {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return nil, err
+		}
+	}
+	for _, q := range queued {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			p.failure = &store.JobFailed{Job: q.job, Err: classify(err)}
+			return nil, p.failure
+		}
+	}
+	return br, nil
+}
+
+// Exec implements pgx.Tx.
+func (p *pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	b := &pgx.Batch{}
+	b.Queue(sql, args...)
+	br, err := p.send(ctx, b)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return tag, err
+}
+
+// Query implements pgx.Tx.
+func (p *pipe) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	b := &pgx.Batch{}
+	b.Queue(sql, args...)
+	br, err := p.send(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		br.Close()
+		return nil, err
+	}
+	return &pipeRows{Rows: rows, br: br}, nil
+}
+
+// QueryRow implements pgx.Tx.
+func (p *pipe) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	rows, err := p.Query(ctx, sql, args...)
+	if err != nil {
+		return errRow{err}
+	}
+	return pipeRow{rows.(*pipeRows)}
+}
+
+// SendBatch implements pgx.Tx: b's statements go in the same round trip
+// as what is queued.
+func (p *pipe) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	br, err := p.send(ctx, b)
+	if err != nil {
+		return errBatch{err}
+	}
+	return br
+}
+
+// flush sends what is queued (and the BEGIN) on its own.
+func (p *pipe) flush(ctx context.Context) error {
+	if p.begin == "" && len(p.queued) == 0 {
+		return p.failure
+	}
+	br, err := p.send(ctx, nil)
+	if err != nil {
+		return err
+	}
+	return br.Close()
+}
+
+// CopyFrom implements pgx.Tx.
+func (p *pipe) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+	if err := p.flush(ctx); err != nil {
+		return 0, err
+	}
+	return p.conn.CopyFrom(ctx, table, columns, src)
+}
+
+// Prepare implements pgx.Tx.
+func (p *pipe) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
+	if err := p.flush(ctx); err != nil {
+		return nil, err
+	}
+	return p.conn.Conn().Prepare(ctx, name, sql)
+}
+
+// LargeObjects implements pgx.Tx; fleetcam keeps none.
+func (p *pipe) LargeObjects() pgx.LargeObjects {
+	panic("store/postgres: large objects are not used")
+}
+
+// Conn implements pgx.Tx.
+func (p *pipe) Conn() *pgx.Conn { return p.conn.Conn() }
+
+// Begin implements pgx.Tx: a savepoint.
+func (p *pipe) Begin(ctx context.Context) (pgx.Tx, error) {
+	p.nested++
+	sp := &savepoint{pipe: p, name: fmt.Sprintf("sp_%d", p.nested)}
+	if _, err := p.Exec(ctx, "SAVEPOINT "+sp.name); err != nil {
+		return nil, err
+	}
+	return sp, nil
+}
+
+// Commit implements pgx.Tx: what is queued, then COMMIT, in one round trip.
+// A transaction that never sent a statement has nothing to commit.
+func (p *pipe) Commit(ctx context.Context) error {
+	if p.closed {
+		return pgx.ErrTxClosed
+	}
+	p.flushLast()
+	if p.begin != "" && len(p.queued) == 0 {
+		p.end()
+		return nil
+	}
+	b := &pgx.Batch{}
+	b.Queue("COMMIT")
+	br, err := p.send(ctx, b)
+	if err != nil {
+		return err
+	}
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && tag.String() == "ROLLBACK" {
+		err = pgx.ErrTxCommitRollback
+	}
+	if err == nil {
+		p.end()
+	}
+	return err
+}
+
+// Rollback implements pgx.Tx: it ends the transaction and gives the
+// connection back. It may follow a Commit that failed.
+func (p *pipe) Rollback(ctx context.Context) error {
+	if p.closed {
+		return nil
+	}
+	var err error
+	if p.begin == "" {
+		_, err = p.conn.Exec(ctx, "ROLLBACK")
+	}
+	p.end()
+	return err
+}
+
+// end gives the connection back to the pool, which closes it when it is
+// still in a transaction (a rollback that could not be sent).
+func (p *pipe) end() {
+	p.closed = true
+	p.queued, p.last = nil, nil
+	p.conn.Release()
+}
+
+// savepoint is a transaction nested in a pipe.
+type savepoint struct {
+	*pipe
+	name string
+}
+
+// Commit implements pgx.Tx: the savepoint is released.
+func (s *savepoint) Commit(ctx context.Context) error {
+	_, err := s.pipe.Exec(ctx, "RELEASE SAVEPOINT "+s.name)
+	return err
+}
+
+// Rollback implements pgx.Tx: back to the savepoint, which clears a failure.
+func (s *savepoint) Rollback(ctx context.Context) error {
+	s.pipe.failure = nil
+	_, err := s.pipe.conn.Exec(ctx, "ROLLBACK TO SAVEPOINT "+s.name)
+	return err
+}
+
+// pipeRows are the rows of a query sent in a batch; closing them closes the batch.
+type pipeRows struct {
+	pgx.Rows
+	br  pgx.BatchResults
+	err error // of closing the batch
+}
+
+// Next implements pgx.Rows: past the last row the batch is closed too, as
+// pgx closes rows read to their end.
+func (r *pipeRows) Next() bool {
+	if r.Rows.Next() {
+		return true
+	}
+	r.Close()
+	return false
+}
+
+// Close implements pgx.Rows.
+func (r *pipeRows) Close() {
+	r.Rows.Close()
+	if err := r.br.Close(); err != nil && r.err == nil {
+		r.err = err
+	}
+}
+
+// Err implements pgx.Rows.
+func (r *pipeRows) Err() error {
+	if err := r.Rows.Err(); err != nil {
+		return err
+	}
+	return r.err
+}
+
+// pipeRow is the first row of a query sent in a batch.
+type pipeRow struct{ rows *pipeRows }
+
+// Scan implements pgx.Row as pgx's own: pgx.ErrNoRows without a row.
+func (r pipeRow) Scan(dest ...any) error {
+	rows := r.rows
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return pgx.ErrNoRows
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return err
+	}
+	rows.Close()
+	return rows.Err()
+}
+
+// errRow is a row whose query could not be sent.
+type errRow struct{ err error }
+
+// Scan implements pgx.Row.
+func (r errRow) Scan(...any) error { return r.err }
+
+// errBatch is a batch that could not be sent.
+type errBatch struct{ err error }
+
+func (b errBatch) Exec() (pgconn.CommandTag, error) { return pgconn.CommandTag{}, b.err }
+func (b errBatch) Query() (pgx.Rows, error)         { return nil, b.err }
+func (b errBatch) QueryRow() pgx.Row                { return errRow{b.err} }
+func (b errBatch) Close() error                     { return b.err }
+func (b errBatch) Tx() pgx.Tx                       { return nil }
+
+// pipeOf is t's pipe, nil when t runs on another pgx.Tx (tests that open
+// transactions of their own).
+func pipeOf(t *tx) *pipe {
+	p, _ := t.pg.(*pipe)
+	return p
+}
+
+// groupPipe is t's pipe when a group commit runs its jobs in it: the
+// appends whose identity nobody reads (audit entries, webhook messages)
+// are then held back too, and draw their identities when they go. Other
+// transactions draw them at once, and their callers find them set.
+func groupPipe(t *tx) *pipe {
+	if p := pipeOf(t); p != nil && p.jobs {
+		return p
+	}
+	return nil
+}
+
+// queue runs a write whose answer nobody waits for: held back for the next
+// round trip on a pipe, at once otherwise.
+func (t *tx) queue(sql string, args ...any) error {
+	if p := pipeOf(t); p != nil {
+		return p.queue(sql, args...)
+	}
+	_, err := t.exec(sql, args...)
+	return err
+}
+
+var _ pgx.Tx = (*pipe)(nil)
