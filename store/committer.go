@@ -173,9 +173,10 @@ type Pipeliner interface {
 // once costs less than reading them one by one (PostgreSQL: one round trip
 // instead of one each): a group commit hands them the devices its jobs
 // act for before it runs them, and the rules then find those devices' rows
-// (the device, its settings, link, track and organization) already read.
+// (the device, its settings, link, track and organization, its latest GPS
+// sample) already read. now is the batch's time.
 type Prefetcher interface {
-	Prefetch(imeis []string) error
+	Prefetch(imeis []string, now time.Time) error
 }
 
 // JobFailed is the error of a statement that a job of a group commit
@@ -249,7 +250,7 @@ func (c *Committer) commitJobs(batch []*commitJob, pending []int, results []erro
 			now := c.db.Now()
 			pipe, _ := rec.(Pipeliner)
 			if pf, ok := rec.(Prefetcher); ok {
-				if err := pf.Prefetch(c.devices(batch, pending)); err != nil {
+				if err := pf.Prefetch(c.devices(batch, pending), now); err != nil {
 					return err
 				}
 			}

@@ -30,10 +30,22 @@ func deviceFields(d *store.Device) []any {
 // name_folded column holds.
 func foldName(name string) string { return string(bytes.ToLower([]byte(name))) }
 
+// deviceMemoColumns are the columns of a device's row the memo keeps:
+// those of the device and its revision (Stamp).
+const deviceMemoColumns = deviceColumns + `, revision`
+
+// getDevice reads imei's row (deviceMemoColumns) into d and rev, once per
+// transaction (memo.go).
+func getDevice(t *tx, imei string, d *store.Device, rev *int64) error {
+	return getMemo(t, tableDevices, imei, `SELECT `+deviceMemoColumns+` FROM devices WHERE imei = $1`,
+		append(deviceFields(d), rev), imei)
+}
+
 // Get implements store.DeviceRecords.
 func (r devices) Get(imei string) (*store.Device, error) {
 	var d store.Device
-	if err := getMemo(r.t, tableDevices, imei, `SELECT `+deviceColumns+` FROM devices WHERE imei = $1`, deviceFields(&d), imei); err != nil {
+	var rev int64
+	if err := getDevice(r.t, imei, &d, &rev); err != nil {
 		return nil, err
 	}
 	return &d, nil
@@ -42,11 +54,11 @@ func (r devices) Get(imei string) (*store.Device, error) {
 // Stamp implements store.DeviceRecords: the row's revision, which every
 // write of it draws anew from the device_revisions sequence, so that no
 // two versions of any device's row share one (not even those of an IMEI
-// removed and added again). It reads one column by the primary key and
-// decodes nothing.
+// removed and added again). It is read with the row, once per transaction.
 func (r devices) Stamp(imei string) (uint64, error) {
+	var d store.Device
 	var rev int64
-	err := getOne(r.t, `SELECT revision FROM devices WHERE imei = $1`, []any{&rev}, imei)
+	err := getDevice(r.t, imei, &d, &rev)
 	if errors.Is(err, store.ErrNotFound) {
 		return 0, store.NotFound("device %s", imei)
 	}

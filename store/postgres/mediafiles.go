@@ -66,7 +66,7 @@ func (r mediaFiles) Get(ref store.MediaRef) (*store.MediaFile, error) {
 
 // Put implements store.MediaFileRecords.
 func (r mediaFiles) Put(m *store.MediaFile, pending bool) error {
-	_, err := r.t.exec(`INSERT INTO media_files (`+mediaFileColumns+`, pending)
+	err := r.t.queue(`INSERT INTO media_files (`+mediaFileColumns+`, pending)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 		ON CONFLICT (imei, file_type, camera_id, file_id) DO UPDATE SET
 			state = EXCLUDED.state, refs = EXCLUDED.refs, blob_key = EXCLUDED.blob_key, size = EXCLUDED.size,
@@ -80,7 +80,7 @@ func (r mediaFiles) Put(m *store.MediaFile, pending bool) error {
 // Delete implements store.MediaFileRecords; the file's event references go
 // with it.
 func (r mediaFiles) Delete(ref store.MediaRef) error {
-	_, err := r.t.exec(`DELETE FROM media_files WHERE imei = $1 AND file_type = $2 AND camera_id = $3 AND file_id = $4`,
+	err := r.t.queue(`DELETE FROM media_files WHERE imei = $1 AND file_type = $2 AND camera_id = $3 AND file_id = $4`,
 		ref.IMEI, ref.FileType, ref.CameraID, ref.FileID)
 	return err
 }
@@ -107,7 +107,7 @@ func (t *tx) MediaEventRefs() store.MediaEventRefRecords { return mediaEventRefs
 // Add implements store.MediaEventRefRecords. The file must be stored (the
 // store writes it first).
 func (r mediaEventRefs) Add(ref store.MediaRef, eventID int64) error {
-	_, err := r.t.exec(`INSERT INTO media_event_refs (`+mediaEventRefColumns+`)
+	err := r.t.queue(`INSERT INTO media_event_refs (`+mediaEventRefColumns+`)
 		VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, mediaEventRefArgs(ref, eventID)...)
 	return err
 }
@@ -124,7 +124,7 @@ func mediaEventRefArgs(ref store.MediaRef, eventID int64) []any {
 
 // Delete implements store.MediaEventRefRecords.
 func (r mediaEventRefs) Delete(ref store.MediaRef, eventID int64) error {
-	_, err := r.t.exec(`DELETE FROM media_event_refs
+	err := r.t.queue(`DELETE FROM media_event_refs
 		WHERE imei = $1 AND file_type = $2 AND camera_id = $3 AND file_id = $4 AND event_id = $5`,
 		ref.IMEI, ref.FileType, ref.CameraID, ref.FileID, eventID)
 	return err
