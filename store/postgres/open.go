@@ -30,6 +30,19 @@ func (e *Engine) Update(ctx context.Context, fn func(store.Records) error) error
 	return e.update(ctx, func(t *tx) error { return fn(t) })
 }
 
+// UpdateBatch implements store.BatchUpdater: a group commit's transaction
+// runs REPEATABLE READ. It reads one snapshot, as the rules and the row
+// memo need, and PostgreSQL still aborts it (as a serialisation failure,
+// run again) when it writes a row another transaction wrote since that
+// snapshot, or inserts a key another one inserted out of its sight
+// (INSERT … ON CONFLICT, and the GPS inserts queued as unseen). What it
+// does not do is SERIALIZABLE's predicate locking, which aborts the
+// group commits of two nodes that merely read and write neighbouring
+// index pages (the GPS samples of different devices).
+func (e *Engine) UpdateBatch(ctx context.Context, fn func(store.Records) error) error {
+	return e.updateAt(ctx, pgx.RepeatableRead, func(t *tx) error { return fn(t) })
+}
+
 // ViewDevice implements store.DeviceViewer: the view's transaction opens,
 // reads the device's records and ends in one round trip, and fn runs on
 // what it read. Should fn read anything else, it runs again in an ordinary

@@ -182,8 +182,13 @@ const maxAttempts = 10
 // store.ErrUnavailable: whether the commit happened is unknown, and the
 // caller (an API request, a device's unacknowledged message) retries.
 func (e *Engine) update(ctx context.Context, fn func(*tx) error) error {
+	return e.updateAt(ctx, pgx.Serializable, fn)
+}
+
+// updateAt is update at isolation level iso.
+func (e *Engine) updateAt(ctx context.Context, iso pgx.TxIsoLevel, fn func(*tx) error) error {
 	for attempt := 1; ; attempt++ {
-		t, err := e.begin(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
+		t, err := e.begin(ctx, pgx.TxOptions{IsoLevel: iso})
 		if err != nil {
 			return err
 		}
