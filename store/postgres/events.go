@@ -204,7 +204,7 @@ func (s events) Insert(e *store.Event) error {
 		return classify(err)
 	}
 	e.ID = id
-	return nil
+	return s.t.countEvent(e)
 }
 
 // Update implements store.EventSet: the row of e's id and time, which the
@@ -222,9 +222,10 @@ func (s events) Update(e *store.Event) error {
 }
 
 // Delete implements store.EventSet: its files and comments go with it (ON
-// DELETE CASCADE).
+// DELETE CASCADE), and its hour's count goes down in the same statement
+// when the row was there (eventcounts.go).
 func (s events) Delete(e *store.Event) error {
-	_, err := s.t.exec(`DELETE FROM events WHERE id = $1 AND time = $2`, e.ID, e.Time)
+	_, err := s.t.exec(deleteEventSQL, e.ID, e.Time, s.t.node)
 	return err
 }
 
@@ -235,9 +236,3 @@ func (s events) NextCommentID() (int64, error) {
 	err := s.t.pg.QueryRow(s.t.ctx, `SELECT nextval(pg_get_serial_sequence('event_comments', 'id'))`).Scan(&id)
 	return id, classify(err)
 }
-
-// BackfillHourlyCounts implements store.EventSet: this engine keeps no
-// hourly counts. An organization's page counts its window with an indexed
-// COUNT over events_organization, whose entries carry the type, partner
-// and device the filters read, so there is nothing to bring up to date.
-func (s events) BackfillHourlyCounts() error { return nil }
