@@ -12,13 +12,31 @@ import (
 )
 
 // The event pages of a device and of an organization: a window of one
-// index (events_device, events_organization) that the filters narrow,
-// counted and paged in one statement.
+// index (events_device, events_organization) that the filters narrow.
+//
+// An organization's page whose filters the hourly counts answer (time,
+// type, partner: no device set, no status) counts its window from the
+// counts of the whole hours inside it and only the partial hours at its
+// two ends from the index (eventcounts.go), and finds where its offset
+// lands by skipping whole hours by their counts: the page is then read
+// from the start of that hour with the offset that is left, which is less
+// than one hour's events, however deep the page. The other pages count
+// their window from the index, in the round trip of the page itself.
+//
+// Every statement bounds the event time by parameters, in the form the
+// planner prunes partitions with (time compared with a value, never an
+// expression of the column): only the partitions of the window are read,
+// whether the plan is made for the values or generic.
 
-// eventFilter is the WHERE clause of an event page and its arguments.
+// eventFilter is the WHERE clause of an event page and its arguments: the
+// conditions on what an event is (device, organization, type…) and its
+// window.
 type eventFilter struct {
 	conds []string
 	args  pgx.NamedArgs
+	// start and end are the window's bounds (both inclusive, zero when
+	// the window has none), as window set them.
+	start, end time.Time
 }
 
 func newEventFilter() *eventFilter { return &eventFilter{args: pgx.NamedArgs{}} }
@@ -30,13 +48,15 @@ func (f *eventFilter) add(cond, name string, v any) {
 }
 
 // window bounds the event time by start and end, both inclusive; a zero
-// time does not bound it.
+// time does not bound it. A stored time is a whole microsecond, and pgx
+// drops a bound's fraction of one as it dropped the stored time's.
 func (f *eventFilter) window(start, end time.Time) {
+	f.start, f.end = floorMicro(start), floorMicro(end)
 	if !start.IsZero() {
-		f.add(`time >= @start`, "start", start)
+		f.args["start"] = f.start
 	}
 	if !end.IsZero() {
-		f.add(`time <= @end`, "end", end)
+		f.args["end"] = f.end
 	}
 }
 
@@ -48,13 +68,42 @@ func (f *eventFilter) types(types map[string]bool) {
 	}
 }
 
-func (f *eventFilter) where() string { return strings.Join(f.conds, " AND ") }
+// where is the clause of the events w keeps with a time from lo on and
+// up to hi, each a condition on the column alone ("time >= @start"), which
+// is what prunes the partitions; an empty one does not bound the time.
+func (f *eventFilter) where(lo, hi string) string {
+	conds := slices.Clone(f.conds)
+	for _, c := range []string{lo, hi} {
+		if c != "" {
+			conds = append(conds, `time `+c)
+		}
+	}
+	return strings.Join(conds, " AND ")
+}
+
+// bounds are the conditions of where for the window itself.
+func (f *eventFilter) bounds() (lo, hi string) {
+	if !f.start.IsZero() {
+		lo = `>= @start`
+	}
+	if !f.end.IsZero() {
+		hi = `<= @end`
+	}
+	return lo, hi
+}
+
+// empty reports a window that ends before it starts.
+func (f *eventFilter) empty() bool {
+	return !f.start.IsZero() && !f.end.IsZero() && f.end.Before(f.start)
+}
 
 // ByDevice implements store.EventSet over events_device. A holder keeps
 // the events of Device.HoldsEvent: those of its ownership, and when that
 // is 0 (both from before ownership numbers) those of its organization
 // recorded since the device was created. (An event's organization is
 // never 0 here, so the rule's "the event does not say" case is absent.)
+// One device's window is narrow (a device reports a few hundred events a
+// day at most), so it is counted from the index.
 func (s events) ByDevice(imei string, f store.DeviceEventFilter, p store.Page) ([]store.Event, int, error) {
 	w := newEventFilter()
 	w.add(`imei = @imei`, "imei", imei)
@@ -73,13 +122,29 @@ func (s events) ByDevice(imei string, f store.DeviceEventFilter, p store.Page) (
 			w.add(`created_at >= @holder_since`, "holder_since", h.CreatedAt)
 		}
 	}
-	return s.page(w, p)
+	page, total, err := s.countedPage(w, p, false)
+	return plainEvents(page), total, err
 }
 
-// ByOrganization implements store.EventSet over events_organization: its
-// entries carry the type, partner and device, so that only the status
-// filter and the page read the rows.
+// ByOrganization implements store.EventSet over events_organization and
+// the hourly counts.
 func (s events) ByOrganization(org int64, f store.OrgEventFilter, p store.Page) ([]store.Event, int, error) {
+	page, total, err := s.byOrganization(org, f, p, false)
+	return plainEvents(page), total, err
+}
+
+// ByOrganizationNamed implements store.OrgEventNamer: ByOrganization with
+// the name each event's device has now, joined in the page's statement.
+func (s events) ByOrganizationNamed(org int64, f store.OrgEventFilter, p store.Page) ([]store.OrgEvent, int, error) {
+	return s.byOrganization(org, f, p, true)
+}
+
+var _ store.OrgEventNamer = events{}
+
+// byOrganization is ByOrganization, with the devices' names when named.
+// The index entries carry the type, partner and device, so that only the
+// status filter and the page read the rows.
+func (s events) byOrganization(org int64, f store.OrgEventFilter, p store.Page, named bool) ([]store.OrgEvent, int, error) {
 	w := newEventFilter()
 	w.add(`organization_id = @org`, "org", org)
 	w.window(f.Start, f.End)
@@ -87,55 +152,238 @@ func (s events) ByOrganization(org int64, f store.OrgEventFilter, p store.Page) 
 	if f.PartnerID != 0 {
 		w.add(`partner_id = @partner`, "partner", f.PartnerID)
 	}
+	if f.IMEIs == nil && f.Status == "" && p.Limit > 0 && !f.Start.IsZero() && !f.End.IsZero() {
+		return s.hourlyPage(w, org, f, p, named)
+	}
 	if f.IMEIs != nil {
 		w.add(`imei = ANY (@imeis)`, "imeis", slices.Sorted(maps.Keys(f.IMEIs)))
 	}
 	if f.Status != "" {
 		w.add(`status = @status`, "status", f.Status)
 	}
-	return s.page(w, p)
+	return s.countedPage(w, p, named)
 }
 
-// page returns the page p of the events w keeps, by time then id, and how
-// many it keeps: the page's ids and the count come from the index, then
-// only the page's rows are read. A page past the end returns no row to
-// carry the count, which is then counted alone.
-func (s events) page(w *eventFilter, p store.Page) ([]store.Event, int, error) {
+// pageSQL is the statement of the page of the events w keeps, by time then
+// id, from the time from on (w's start when zero), skipping offset and
+// keeping limit (all when 0): the page's ids are read from the index, then
+// only the page's rows, whose window bounds prune the partitions the rows
+// are looked up in. named adds the name of each event's device.
+func (w *eventFilter) pageSQL(from time.Time, p store.Page, named bool) (string, pgx.NamedArgs) {
 	args := maps.Clone(w.args)
+	lo, hi := w.bounds()
+	if !from.IsZero() && from.After(w.start) {
+		lo = `>= @from`
+		args["from"] = from
+	}
+	rowWindow := ""
+	if lo != "" {
+		rowWindow += ` AND e.time ` + lo
+	}
+	if hi != "" {
+		rowWindow += ` AND e.time ` + hi
+	}
 	args["offset"] = max(p.Offset, 0)
 	args["limit"] = nil // LIMIT NULL: all
 	if p.Limit > 0 {
 		args["limit"] = p.Limit
 	}
-	rows, err := s.t.pg.Query(s.t.ctx, `WITH page AS (
-		SELECT id, time, count(*) OVER () AS total FROM events WHERE `+w.where()+`
+	columns, join := eventColumns, ""
+	if named {
+		columns += `, coalesce(d.name, '')`
+		join = ` LEFT JOIN devices d ON d.imei = e.imei`
+	}
+	return `WITH page AS (
+		SELECT id, time FROM events WHERE ` + w.where(lo, hi) + `
 		 ORDER BY time, id LIMIT @limit OFFSET @offset)
-	SELECT `+eventColumns+`, page.total
-	  FROM page JOIN events e ON e.id = page.id AND e.time = page.time
-	 ORDER BY page.time, page.id`, args)
+	SELECT ` + columns + `
+	  FROM page JOIN events e ON e.id = page.id AND e.time = page.time` + rowWindow + join + `
+	 ORDER BY page.time, page.id`, args
+}
+
+// readPage scans the rows of a pageSQL statement.
+func readPage(rows pgx.Rows, named bool) ([]store.OrgEvent, error) {
+	defer rows.Close()
+	var out []store.OrgEvent
+	for rows.Next() {
+		var name string
+		var more []any
+		if named {
+			more = append(more, &name)
+		}
+		e, err := scanEvent(rows, more...)
+		if err != nil {
+			return nil, classify(err)
+		}
+		out = append(out, store.OrgEvent{Event: *e, DeviceName: name})
+	}
+	return out, classify(rows.Err())
+}
+
+// countedPage returns the page p of the events w keeps, by time then id,
+// and how many it keeps, counted from the index: both statements go in
+// one round trip.
+func (s events) countedPage(w *eventFilter, p store.Page, named bool) ([]store.OrgEvent, int, error) {
+	if w.empty() {
+		return nil, 0, nil
+	}
+	b := &pgx.Batch{}
+	b.Queue(`SELECT count(*) FROM events WHERE `+w.where(w.bounds()), w.args)
+	sql, args := w.pageSQL(time.Time{}, p, named)
+	b.Queue(sql, args)
+	br := s.t.pg.SendBatch(s.t.ctx, b)
+	defer br.Close()
+	var total int
+	if err := br.QueryRow().Scan(&total); err != nil {
+		return nil, 0, classify(err)
+	}
+	rows, err := br.Query()
 	if err != nil {
 		return nil, 0, classify(err)
 	}
-	defer rows.Close()
-	var out []store.Event
-	total := 0
-	for rows.Next() {
-		e, err := scanEvent(rows, &total)
-		if err != nil {
+	page, err := readPage(rows, named)
+	if err != nil {
+		return nil, 0, err
+	}
+	return page, total, classify(br.Close())
+}
+
+// hourCount is the count of the events of one whole hour of a window.
+type hourCount struct {
+	hour time.Time
+	n    int
+}
+
+// hourlyPage returns the page p (p.Limit > 0) of organization org's events
+// that w keeps (its window, types and partner: what the counts answer),
+// and how many it keeps. One round trip reads the counts of the window's
+// whole hours and counts its partial first and last hours from the index
+// (with the page itself when it starts at the window's start); a page
+// further in is read in a second one, from the hour its offset lands in.
+func (s events) hourlyPage(w *eventFilter, org int64, f store.OrgEventFilter, p store.Page, named bool) ([]store.OrgEvent, int, error) {
+	if w.empty() {
+		return nil, 0, nil
+	}
+	// Whole hours from first (the first hour that starts in the window)
+	// to last (exclusive: the hour the window's last microsecond is in).
+	first := w.start.Truncate(time.Hour)
+	if first.Before(w.start) {
+		first = first.Add(time.Hour)
+	}
+	last := w.end.Add(time.Microsecond).Truncate(time.Hour)
+	if !first.Before(last) {
+		// No whole hour: at most two partial ones, counted from the index.
+		return s.countedPage(w, p, named)
+	}
+	b := &pgx.Batch{}
+	edge := func(lo, hi string, bound string, at time.Time) {
+		args := maps.Clone(w.args)
+		args[bound] = at
+		b.Queue(`SELECT count(*) FROM events WHERE `+w.where(lo, hi), args)
+	}
+	lead := w.start.Before(first)
+	if lead {
+		edge(`>= @start`, `< @first`, "first", first)
+	}
+	trail := !w.end.Before(last)
+	if trail {
+		edge(`>= @last`, `<= @end`, "last", last)
+	}
+	hours := `SELECT hour, sum(events)::bigint FROM event_hours WHERE organization_id = @org AND hour >= @first AND hour < @last`
+	hourArgs := pgx.NamedArgs{"org": org, "first": first, "last": last}
+	if f.PartnerID != 0 {
+		hours += ` AND partner_id = @partner`
+		hourArgs["partner"] = f.PartnerID
+	}
+	if f.Types != nil {
+		hours += ` AND type = ANY (@types)`
+		hourArgs["types"] = w.args["types"]
+	}
+	b.Queue(hours+` GROUP BY hour HAVING sum(events) <> 0 ORDER BY hour`, hourArgs)
+	atStart := p.Offset <= 0
+	if atStart {
+		sql, args := w.pageSQL(time.Time{}, p, named)
+		b.Queue(sql, args)
+	}
+
+	br := s.t.pg.SendBatch(s.t.ctx, b)
+	defer br.Close()
+	var leadN, trailN int
+	if lead {
+		if err := br.QueryRow().Scan(&leadN); err != nil {
 			return nil, 0, classify(err)
 		}
-		out = append(out, *e)
 	}
-	if err := rows.Err(); err != nil {
+	if trail {
+		if err := br.QueryRow().Scan(&trailN); err != nil {
+			return nil, 0, classify(err)
+		}
+	}
+	rows, err := br.Query()
+	if err != nil {
 		return nil, 0, classify(err)
 	}
-	if len(out) == 0 && p.Offset > 0 {
-		err := s.t.pg.QueryRow(s.t.ctx, `SELECT count(*) FROM events WHERE `+w.where(), w.args).Scan(&total)
+	counts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (hourCount, error) {
+		var c hourCount
+		return c, r.Scan(&c.hour, &c.n)
+	})
+	if err != nil {
+		return nil, 0, classify(err)
+	}
+	total := leadN + trailN
+	for _, c := range counts {
+		total += c.n
+	}
+	var page []store.OrgEvent
+	if atStart {
+		rows, err := br.Query()
 		if err != nil {
 			return nil, 0, classify(err)
 		}
+		if page, err = readPage(rows, named); err != nil {
+			return nil, 0, err
+		}
 	}
-	return out, total, nil
+	if err := br.Close(); err != nil {
+		return nil, 0, classify(err)
+	}
+	if atStart || p.Offset >= total {
+		return page, total, nil
+	}
+
+	// Where the offset lands: in the partial first hour, in a whole hour,
+	// or in the partial last hour; the rest of it is skipped by the index.
+	from, rest := w.start, p.Offset
+	if rest >= leadN {
+		rest -= leadN
+		from = last
+		for _, c := range counts {
+			if rest < c.n {
+				from = c.hour
+				break
+			}
+			rest -= c.n
+		}
+	}
+	sql, args := w.pageSQL(from, store.Page{Limit: p.Limit, Offset: rest}, named)
+	rows, err = s.t.pg.Query(s.t.ctx, sql, args)
+	if err != nil {
+		return nil, 0, classify(err)
+	}
+	page, err = readPage(rows, named)
+	return page, total, err
+}
+
+// plainEvents returns the events of page without their devices' names.
+func plainEvents(page []store.OrgEvent) []store.Event {
+	if page == nil {
+		return nil
+	}
+	out := make([]store.Event, len(page))
+	for i := range page {
+		out[i] = page[i].Event
+	}
+	return out
 }
 
 // ByOrganizationBefore implements store.EventSet over events_organization.
