@@ -165,39 +165,47 @@ func (s events) byOrganization(org int64, f store.OrgEventFilter, p store.Page, 
 }
 
 // pageSQL is the statement of the page of the events w keeps, by time then
-// id, from the time from on (w's start when zero), skipping offset and
-// keeping limit (all when 0): the page's ids are read from the index, then
-// only the page's rows, whose window bounds prune the partitions the rows
-// are looked up in. named adds the name of each event's device.
-func (w *eventFilter) pageSQL(from time.Time, p store.Page, named bool) (string, pgx.NamedArgs) {
+// id, with a time from from on (w's start when zero) and before to (up to
+// w's end when zero), skipping offset and keeping limit (all when 0). The
+// page's ids are read from the index, then each of the page's rows by its
+// key (a lateral subquery, which the planner cannot make a join that
+// reads every row of the window), with its files and, when named, the
+// name of its device. The narrower from and to are, the fewer partitions
+// the statement names: a plan over a month's partitions of the events and
+// of their files takes longer than reading a page.
+func (w *eventFilter) pageSQL(from, to time.Time, p store.Page, named bool) (string, pgx.NamedArgs) {
 	args := maps.Clone(w.args)
 	lo, hi := w.bounds()
 	if !from.IsZero() && from.After(w.start) {
 		lo = `>= @from`
 		args["from"] = from
 	}
-	rowWindow := ""
-	if lo != "" {
-		rowWindow += ` AND e.time ` + lo
+	if !to.IsZero() && (w.end.IsZero() || !to.After(w.end)) {
+		hi = `< @to`
+		args["to"] = to
 	}
-	if hi != "" {
-		rowWindow += ` AND e.time ` + hi
+	rowWindow, fileWindow := "", ""
+	for _, c := range []string{lo, hi} {
+		if c != "" {
+			rowWindow += ` AND e.time ` + c
+			fileWindow += ` AND f.event_time ` + c
+		}
 	}
 	args["offset"] = max(p.Offset, 0)
 	args["limit"] = nil // LIMIT NULL: all
 	if p.Limit > 0 {
 		args["limit"] = p.Limit
 	}
-	columns, join := eventColumns, ""
+	columns := eventColumnsWithin(fileWindow)
 	if named {
-		columns += `, coalesce(d.name, '')`
-		join = ` LEFT JOIN devices d ON d.imei = e.imei`
+		columns += `, coalesce((SELECT d.name FROM devices d WHERE d.imei = e.imei), '')`
 	}
 	return `WITH page AS (
 		SELECT id, time FROM events WHERE ` + w.where(lo, hi) + `
 		 ORDER BY time, id LIMIT @limit OFFSET @offset)
-	SELECT ` + columns + `
-	  FROM page JOIN events e ON e.id = page.id AND e.time = page.time` + rowWindow + join + `
+	SELECT e.* FROM page CROSS JOIN LATERAL (
+		SELECT ` + columns + `
+		  FROM events e WHERE e.id = page.id AND e.time = page.time` + rowWindow + ` LIMIT 1) e
 	 ORDER BY page.time, page.id`, args
 }
 
@@ -229,7 +237,7 @@ func (s events) countedPage(w *eventFilter, p store.Page, named bool) ([]store.O
 	}
 	b := &pgx.Batch{}
 	b.Queue(`SELECT count(*) FROM events WHERE `+w.where(w.bounds()), w.args)
-	sql, args := w.pageSQL(time.Time{}, p, named)
+	sql, args := w.pageSQL(time.Time{}, time.Time{}, p, named)
 	b.Queue(sql, args)
 	br := s.t.pg.SendBatch(s.t.ctx, b)
 	defer br.Close()
@@ -248,18 +256,22 @@ func (s events) countedPage(w *eventFilter, p store.Page, named bool) ([]store.O
 	return page, total, classify(br.Close())
 }
 
-// hourCount is the count of the events of one whole hour of a window.
-type hourCount struct {
-	hour time.Time
-	n    int
+// span is a stretch of a window that the counts say how many events of
+// the page's filter hold: a whole hour, or one of the window's partial
+// first and last hours. It reaches from lo to the next span's lo, the
+// last one to the window's end.
+type span struct {
+	lo time.Time
+	n  int
 }
 
 // hourlyPage returns the page p (p.Limit > 0) of organization org's events
 // that w keeps (its window, types and partner: what the counts answer),
 // and how many it keeps. One round trip reads the counts of the window's
-// whole hours and counts its partial first and last hours from the index
-// (with the page itself when it starts at the window's start); a page
-// further in is read in a second one, from the hour its offset lands in.
+// whole hours and counts its partial first and last hours from the index;
+// a second reads the page from the span its offset lands in, skipping the
+// rest of the offset by the index, up to the end of the span its last
+// event is in.
 func (s events) hourlyPage(w *eventFilter, org int64, f store.OrgEventFilter, p store.Page, named bool) ([]store.OrgEvent, int, error) {
 	if w.empty() {
 		return nil, 0, nil
@@ -300,12 +312,8 @@ func (s events) hourlyPage(w *eventFilter, org int64, f store.OrgEventFilter, p 
 		hourArgs["types"] = w.args["types"]
 	}
 	b.Queue(hours+` GROUP BY hour HAVING sum(events) <> 0 ORDER BY hour`, hourArgs)
-	atStart := p.Offset <= 0
-	if atStart {
-		sql, args := w.pageSQL(time.Time{}, p, named)
-		b.Queue(sql, args)
-	}
 
+	var spans []span
 	br := s.t.pg.SendBatch(s.t.ctx, b)
 	defer br.Close()
 	var leadN, trailN int
@@ -313,6 +321,7 @@ func (s events) hourlyPage(w *eventFilter, org int64, f store.OrgEventFilter, p 
 		if err := br.QueryRow().Scan(&leadN); err != nil {
 			return nil, 0, classify(err)
 		}
+		spans = append(spans, span{w.start, leadN})
 	}
 	if trail {
 		if err := br.QueryRow().Scan(&trailN); err != nil {
@@ -323,54 +332,53 @@ func (s events) hourlyPage(w *eventFilter, org int64, f store.OrgEventFilter, p 
 	if err != nil {
 		return nil, 0, classify(err)
 	}
-	counts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (hourCount, error) {
-		var c hourCount
-		return c, r.Scan(&c.hour, &c.n)
+	var hour time.Time
+	var n int
+	_, err = pgx.ForEachRow(rows, []any{&hour, &n}, func() error {
+		spans = append(spans, span{hour, n})
+		return nil
 	})
 	if err != nil {
 		return nil, 0, classify(err)
 	}
-	total := leadN + trailN
-	for _, c := range counts {
-		total += c.n
-	}
-	var page []store.OrgEvent
-	if atStart {
-		rows, err := br.Query()
-		if err != nil {
-			return nil, 0, classify(err)
-		}
-		if page, err = readPage(rows, named); err != nil {
-			return nil, 0, err
-		}
-	}
 	if err := br.Close(); err != nil {
 		return nil, 0, classify(err)
 	}
-	if atStart || p.Offset >= total {
-		return page, total, nil
+	if trail {
+		spans = append(spans, span{last, trailN})
+	}
+	total := 0
+	for _, sp := range spans {
+		total += sp.n
+	}
+	if p.Offset >= total {
+		return nil, total, nil
 	}
 
-	// Where the offset lands: in the partial first hour, in a whole hour,
-	// or in the partial last hour; the rest of it is skipped by the index.
-	from, rest := w.start, p.Offset
-	if rest >= leadN {
-		rest -= leadN
-		from = last
-		for _, c := range counts {
-			if rest < c.n {
-				from = c.hour
-				break
-			}
-			rest -= c.n
-		}
+	// The span the offset lands in, and the one the page's last event is
+	// in: the page is read from the first up to the end of the second.
+	i, before := 0, 0
+	for before+spans[i].n <= p.Offset {
+		before += spans[i].n
+		i++
 	}
-	sql, args := w.pageSQL(from, store.Page{Limit: p.Limit, Offset: rest}, named)
+	from, rest := spans[i].lo, p.Offset-before
+	lastPos := min(p.Offset+p.Limit, total) - 1
+	j := i
+	for before+spans[j].n <= lastPos {
+		before += spans[j].n
+		j++
+	}
+	var to time.Time // none: the window's end
+	if j+1 < len(spans) {
+		to = spans[j+1].lo
+	}
+	sql, args := w.pageSQL(from, to, store.Page{Limit: p.Limit, Offset: rest}, named)
 	rows, err = s.t.pg.Query(s.t.ctx, sql, args)
 	if err != nil {
 		return nil, 0, classify(err)
 	}
-	page, err = readPage(rows, named)
+	page, err := readPage(rows, named)
 	return page, total, err
 }
 
