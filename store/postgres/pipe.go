@@ -41,6 +41,7 @@ type pipe struct {
 	failure error // sticky: the first queued write that failed
 	closed  bool
 	nested  int // savepoints taken
+	trips   int // round trips sent (send), which the tests count
 }
 
 // queuedStmt is a write waiting for the next round trip.
@@ -134,6 +135,7 @@ func (p *pipe) send(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error)
 		all.QueuedQueries = append(all.QueuedQueries, b.QueuedQueries...)
 	}
 	p.begin, p.queued = "", nil
+	p.trips++
 	br := p.conn.SendBatch(ctx, all)
 	if begin {
 		if _, err := br.Exec(); err != nil {
