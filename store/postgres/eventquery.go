@@ -20,13 +20,15 @@ import (
 // two ends from the index (eventcounts.go), and finds where its offset
 // lands by skipping whole hours by their counts: the page is then read
 // from the start of that hour with the offset that is left, which is less
-// than one hour's events, however deep the page. The other pages count
-// their window from the index, in the round trip of the page itself.
+// than one hour's events however deep the page, up to the end of the hour
+// its last event is in. The other pages count their window from the
+// index, in the round trip of the page itself.
 //
 // Every statement bounds the event time by parameters, in the form the
 // planner prunes partitions with (time compared with a value, never an
-// expression of the column): only the partitions of the window are read,
-// whether the plan is made for the values or generic.
+// expression of the column): only the partitions of the bounds are read,
+// whether the plan is made for the values or generic, and only those are
+// planned when it is made for the values.
 
 // eventFilter is the WHERE clause of an event page and its arguments: the
 // conditions on what an event is (device, organization, type…) and its
@@ -168,9 +170,9 @@ func (s events) byOrganization(org int64, f store.OrgEventFilter, p store.Page, 
 // id, with a time from from on (w's start when zero) and before to (up to
 // w's end when zero), skipping offset and keeping limit (all when 0). The
 // page's ids are read from the index, then each of the page's rows by its
-// key (a lateral subquery, which the planner cannot make a join that
-// reads every row of the window), with its files and, when named, the
-// name of its device. The narrower from and to are, the fewer partitions
+// key (a lateral subquery, whose LIMIT keeps the planner from making it a
+// join, which may hash every row of the window), with its files and, when
+// named, the name of its device. The narrower from and to are, the fewer partitions
 // the statement names: a plan over a month's partitions of the events and
 // of their files takes longer than reading a page.
 func (w *eventFilter) pageSQL(from, to time.Time, p store.Page, named bool) (string, pgx.NamedArgs) {
