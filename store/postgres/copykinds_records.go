@@ -58,7 +58,9 @@ var _ = register(map[store.Kind]copyKind{
 		selected(`SELECT `+oauthClientColumns+` FROM oauth_clients ORDER BY id`, scanned(oauthClientFields)),
 		each(func(t *tx, c *store.OAuthClient) error { return oauthClients{t}.Insert(c) })),
 
-	store.KindEvents: kindOf(tableList("events", "event_files", "event_comments"),
+	// The hourly counts of the events are not copied: each batch of
+	// events copied in adds its own (copyEvents).
+	store.KindEvents: kindOf(tableList("events", "event_files", "event_comments", "event_hours"),
 		selected(`SELECT `+eventColumns+` FROM events e ORDER BY e.id`,
 			func(row pgx.Row) (*store.Event, error) { return scanEvent(row) }),
 		batched(copyEvents)),
@@ -108,7 +110,8 @@ var _ = register(map[store.Kind]copyKind{
 })
 
 // copyEvents writes a batch of events, their files and their comments by
-// COPY, from the arguments eventArgs gives their rows.
+// COPY, from the arguments eventArgs gives their rows, and adds the
+// batch's hourly counts.
 func copyEvents(t *tx, batch []*store.Event) error {
 	columns := strings.Split(eventRowColumns, ",")
 	for i, c := range columns {
@@ -146,5 +149,5 @@ func copyEvents(t *tx, batch []*store.Event) error {
 			return err
 		}
 	}
-	return nil
+	return t.countEvents(batch)
 }

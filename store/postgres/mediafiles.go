@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -62,6 +63,42 @@ func (r mediaFiles) Get(ref store.MediaRef) (*store.MediaFile, error) {
 		return nil, classify(err)
 	}
 	return &m, nil
+}
+
+var _ store.MediaFileLookup = mediaFiles{}
+
+// GetMany implements store.MediaFileLookup: one statement for every ref.
+func (r mediaFiles) GetMany(refs []store.MediaRef) ([]*store.MediaFile, error) {
+	out := make([]*store.MediaFile, len(refs))
+	if len(refs) == 0 {
+		return out, nil
+	}
+	imeis, types, cameras, ids := make([]string, len(refs)), make([]string, len(refs)), make([]int32, len(refs)),
+		make([]string, len(refs))
+	for i, ref := range refs {
+		imeis[i], types[i], cameras[i], ids[i] = ref.IMEI, ref.FileType, int32(ref.CameraID), ref.FileID
+	}
+	rows, err := r.t.pg.Query(r.t.ctx, `SELECT `+mediaFileColumns+`, ref.n FROM media_files
+		JOIN unnest($1::text[], $2::text[], $3::integer[], $4::text[]) WITH ORDINALITY
+		     AS ref(ref_imei, ref_type, ref_camera, ref_file, n)
+		  ON imei = ref_imei AND file_type = ref_type AND camera_id = ref_camera AND file_id = ref_file`,
+		imeis, types, cameras, ids)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n int64
+		m, err := scanMediaFile(rows, &n)
+		if err != nil {
+			return nil, classify(err)
+		}
+		if n < 1 || int(n) > len(out) {
+			return nil, fmt.Errorf("store: postgres: media file of ref %d of %d", n, len(out))
+		}
+		out[n-1] = &m
+	}
+	return out, classify(rows.Err())
 }
 
 // Put implements store.MediaFileRecords.

@@ -45,6 +45,7 @@ type pipe struct {
 	// ahead is true once a view read all it may read and ended
 	// (readAheadView); missed is true when it then asked for more.
 	ahead, missed bool
+	trips   int // round trips sent (send), which the tests count
 }
 
 // queuedStmt is a write waiting for the next round trip.
@@ -158,6 +159,7 @@ func (p *pipe) send(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error)
 		all.QueuedQueries = append(all.QueuedQueries, b.QueuedQueries...)
 	}
 	p.begin, p.queued = "", nil
+	p.trips++
 	br := p.conn.SendBatch(ctx, all)
 	if begin {
 		if _, err := br.Exec(); err != nil {

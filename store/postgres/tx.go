@@ -19,6 +19,9 @@ type tx struct {
 	pg       pgx.Tx
 	onCommit []func()
 	memo     memo
+	// node is the engine's Options.Node, under which the transaction's
+	// hourly event counts are written.
+	node string
 }
 
 // Aborted implements store.Aborter: a statement of the transaction failed,
