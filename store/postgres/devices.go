@@ -84,14 +84,24 @@ func (r devices) Insert(d *store.Device) error {
 
 // Put implements store.DeviceRecords. The organization stays the one the
 // device was inserted in.
+//
+// In a group commit that has read the row, the update is held back: it
+// updates the row the transaction sees, or fails as a serialisation
+// failure should another transaction have changed or removed the row
+// since, so nobody needs its answer.
 func (r devices) Put(d *store.Device) error {
+	seen := r.t.memo.rows[memoKey{tableDevices, d.IMEI}].found
 	r.t.forget(tableDevices, d.IMEI)
-	tag, err := r.t.exec(`UPDATE devices SET name = $2, name_folded = $3, partner_id = $4, group_id = $5,
+	const update = `UPDATE devices SET name = $2, name_folded = $3, partner_id = $4, group_id = $5,
 			status = $6, product_type = $7, data_profile_id = $8, created_at = $9, activated_at = $10,
 			ownership = $11, previous_owner_until = $12, revision = nextval('device_revisions')
-		WHERE imei = $1`,
-		d.IMEI, d.Name, foldName(d.Name), d.PartnerID, nullID(d.GroupID), d.Status, d.ProductType,
-		d.DataProfileID, d.CreatedAt, nullTime(d.ActivatedAt), d.Ownership, nullTime(d.PreviousOwnerUntil))
+		WHERE imei = $1`
+	args := []any{d.IMEI, d.Name, foldName(d.Name), d.PartnerID, nullID(d.GroupID), d.Status, d.ProductType,
+		d.DataProfileID, d.CreatedAt, nullTime(d.ActivatedAt), d.Ownership, nullTime(d.PreviousOwnerUntil)}
+	if p := groupPipe(r.t); p != nil && seen {
+		return p.queue(update, args...)
+	}
+	tag, err := r.t.exec(update, args...)
 	if err == nil && tag.RowsAffected() == 0 {
 		return store.NotFound("device %s", d.IMEI)
 	}

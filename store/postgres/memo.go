@@ -26,6 +26,10 @@ type memo struct {
 	rows      map[memoKey]memoRow
 	gps       map[string]gpsMemo               // by IMEI (gpssamples.go)
 	queued    map[string][]store.QueuedCommand // by IMEI, read ahead (ViewDevice)
+	// open holds, by IMEI, every open system alarm of a device whose
+	// open_alarms rows were read ahead (Prefetch), by definition.
+	open map[string]map[int64]int64
+	aux  map[string]auxMemo // by IMEI, read ahead (Prefetch)
 }
 
 // The rows a transaction read by key. A device message's rules read the
@@ -57,10 +61,12 @@ const (
 	tableDeviceCredentials = "device_credentials"
 	tableOrganizations     = "organizations"
 	tableOrgSettings       = "organization_settings"
+	tableHealthStates      = "device_health_states"
 )
 
 // deviceTables are the tables keyed by a device's IMEI.
-var deviceTables = []string{tableDevices, tableDeviceHotspots, tableDeviceTracks, tableDeviceLinks, tableDeviceSettings, tableDeviceCredentials}
+var deviceTables = []string{tableDevices, tableDeviceHotspots, tableDeviceTracks, tableDeviceLinks, tableDeviceSettings,
+	tableDeviceCredentials, tableHealthStates}
 
 // getMemo scans into fields the row of table under key that sql (which
 // takes args) reads, from the memo when this transaction read it before;
@@ -146,6 +152,8 @@ func (t *tx) forgetDevice(imei string) {
 	}
 	delete(t.memo.gps, imei)
 	delete(t.memo.queued, imei)
+	delete(t.memo.open, imei)
+	delete(t.memo.aux, imei)
 }
 
 // prefetchSpec is how Prefetch reads the rows of one table for a set of
@@ -161,8 +169,9 @@ type prefetchSpec struct {
 	found bool
 }
 
-// The rows a group commit reads ahead for its devices.
-var prefetchSpecs = []prefetchSpec{
+// The rows of a device and its organization that both a group commit and
+// a device's own view read ahead.
+var deviceSpecs = []prefetchSpec{
 	{table: tableDevices, sql: `SELECT imei, ` + deviceMemoColumns + ` FROM devices WHERE imei = ANY($1)`, absent: true},
 	{table: tableDeviceHotspots, sql: `SELECT imei, ` + hotspotColumns + ` FROM device_hotspots WHERE imei = ANY($1)`, absent: true},
 	{table: tableDeviceTracks, sql: `SELECT imei, ` + deviceTrackColumns + ` FROM device_tracks WHERE imei = ANY($1)`, absent: true},
@@ -175,9 +184,14 @@ var prefetchSpecs = []prefetchSpec{
 		WHERE o.id IN (SELECT organization_id FROM devices WHERE imei = ANY($1))`, found: true},
 }
 
-// The rows a device's own view reads ahead (ViewDevice): those of a group
-// commit and the device's credential.
-var viewSpecs = append(slices.Clip(prefetchSpecs),
+// The rows a group commit reads ahead for its devices: a status report
+// also reads the device's health state.
+var prefetchSpecs = append(slices.Clip(deviceSpecs),
+	prefetchSpec{table: tableHealthStates, sql: `SELECT imei, ` + healthStateColumns + ` FROM device_health_states WHERE imei = ANY($1)`, absent: true})
+
+// The rows a device's own view reads ahead (ViewDevice): the device's and
+// its credential.
+var viewSpecs = append(slices.Clip(deviceSpecs),
 	prefetchSpec{table: tableDeviceCredentials, sql: `SELECT imei, ` + credentialColumns + ` FROM device_credentials WHERE imei = ANY($1)`, absent: true})
 
 // gpsAhead is how long before a group commit's time Prefetch looks for
@@ -200,8 +214,9 @@ const prefetchReceivers = `SELECT o.id, (SELECT ` + receiverTypes + ` FROM webho
 const prefetchQueued = `SELECT ` + queuedCommandColumns + ` FROM queued_commands WHERE imei = ANY($1) ORDER BY seq`
 
 // Prefetch implements store.Prefetcher: the rows of imeis' devices, their
-// settings, links, tracks and hotspots, their organizations and their
-// settings, and their latest GPS samples since gpsAhead before now, in one
+// settings, links, tracks, hotspots and health states, their organizations
+// and their settings, their open system alarms and auxiliary cameras, and
+// their latest GPS samples since gpsAhead before now, in one
 // round trip (with the transaction's BEGIN and whatever it holds back).
 func (t *tx) Prefetch(imeis []string, now time.Time) error {
 	want := t.unread(imeis)
@@ -212,6 +227,8 @@ func (t *tx) Prefetch(imeis []string, now time.Time) error {
 	queueSpecs(b, prefetchSpecs, want)
 	b.Queue(prefetchGPS, want, timeBound(now.Add(-gpsAhead)))
 	b.Queue(prefetchReceivers, want)
+	b.Queue(prefetchOpenAlarms, want)
+	b.Queue(prefetchAuxCameras, want)
 	br := t.pg.SendBatch(t.ctx, b)
 	defer br.Close()
 	if err := t.readSpecs(br, prefetchSpecs, want); err != nil {
@@ -221,6 +238,12 @@ func (t *tx) Prefetch(imeis []string, now time.Time) error {
 		return err
 	}
 	if err := t.readReceiversAhead(br); err != nil {
+		return err
+	}
+	if err := t.readOpenAlarmsAhead(br, want); err != nil {
+		return err
+	}
+	if err := t.readAuxCamerasAhead(br, want); err != nil {
 		return err
 	}
 	return classify(br.Close())

@@ -45,7 +45,7 @@ type pipe struct {
 	// ahead is true once a view read all it may read and ended
 	// (readAheadView); missed is true when it then asked for more.
 	ahead, missed bool
-	trips   int // round trips sent (send), which the tests count
+	trips         int // round trips sent (send), which the tests count
 }
 
 // queuedStmt is a write waiting for the next round trip.
