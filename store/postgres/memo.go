@@ -30,6 +30,16 @@ type memo struct {
 	// open_alarms rows were read ahead (Prefetch), by definition.
 	open map[string]map[int64]int64
 	aux  map[string]auxMemo // by IMEI, read ahead (Prefetch)
+	// assignments holds each device's driver assignments, read ahead.
+	assignments map[string][]store.DriverAssignment
+	// activeDrivers holds the active drivers of an organization, by id,
+	// read ahead for a device's configuration (ViewDriverCredentials).
+	activeDrivers map[int64][]store.Driver
+	// sessions holds each device's latest started driver session (nil:
+	// none), read ahead.
+	sessions map[string]*store.DriverSession
+	// subscriptions holds an organization's webhook subscriptions.
+	subscriptions map[int64][]store.WebhookSubscription
 }
 
 // The rows a transaction read by key. A device message's rules read the
@@ -62,6 +72,10 @@ const (
 	tableOrganizations     = "organizations"
 	tableOrgSettings       = "organization_settings"
 	tableHealthStates      = "device_health_states"
+	tableDrivers           = "drivers" // keyed by id
+	tableWebhookSettings   = "webhook_settings"
+	tableWebhookSecrets    = "webhook_secrets"
+	tableWebhookEndpoints  = "webhook_endpoints" // keyed by organization and URL (endpointKey)
 )
 
 // deviceTables are the tables keyed by a device's IMEI.
@@ -154,6 +168,8 @@ func (t *tx) forgetDevice(imei string) {
 	delete(t.memo.queued, imei)
 	delete(t.memo.open, imei)
 	delete(t.memo.aux, imei)
+	delete(t.memo.assignments, imei)
+	delete(t.memo.sessions, imei)
 }
 
 // prefetchSpec is how Prefetch reads the rows of one table for a set of
@@ -202,7 +218,7 @@ const gpsAhead = 48 * time.Hour
 
 // prefetchGPS reads the latest GPS sample since $2 of each device of $1.
 const prefetchGPS = `SELECT i.imei, s.* FROM unnest($1::text[]) AS i (imei)
-	CROSS JOIN LATERAL (SELECT ` + gpsColumns + ` FROM gps_samples g
+	CROSS JOIN LATERAL (SELECT ` + gpsColumns + `, ownership FROM gps_samples g
 		WHERE g.imei = i.imei AND g.sampled_at >= $2 ORDER BY g.sampled_at DESC LIMIT 1) s`
 
 // prefetchReceivers reads the webhook types the organizations of the
@@ -215,8 +231,9 @@ const prefetchQueued = `SELECT ` + queuedCommandColumns + ` FROM queued_commands
 
 // Prefetch implements store.Prefetcher: the rows of imeis' devices, their
 // settings, links, tracks, hotspots and health states, their organizations
-// and their settings, their open system alarms and auxiliary cameras, and
-// their latest GPS samples since gpsAhead before now, in one
+// and their settings, their open system alarms, auxiliary cameras and
+// driver assignments and latest driver sessions, and their latest GPS
+// samples since gpsAhead before now, in one
 // round trip (with the transaction's BEGIN and whatever it holds back).
 func (t *tx) Prefetch(imeis []string, now time.Time) error {
 	want := t.unread(imeis)
@@ -229,6 +246,8 @@ func (t *tx) Prefetch(imeis []string, now time.Time) error {
 	b.Queue(prefetchReceivers, want)
 	b.Queue(prefetchOpenAlarms, want)
 	b.Queue(prefetchAuxCameras, want)
+	b.Queue(prefetchAssignments, want)
+	b.Queue(prefetchSessions, want)
 	br := t.pg.SendBatch(t.ctx, b)
 	defer br.Close()
 	if err := t.readSpecs(br, prefetchSpecs, want); err != nil {
@@ -246,19 +265,33 @@ func (t *tx) Prefetch(imeis []string, now time.Time) error {
 	if err := t.readAuxCamerasAhead(br, want); err != nil {
 		return err
 	}
+	if err := t.readAssignmentsAhead(br, want); err != nil {
+		return err
+	}
+	if err := t.readSessionsAhead(br, want); err != nil {
+		return err
+	}
 	return classify(br.Close())
 }
 
 // readAheadView opens the transaction of a device's view, reads the
-// device's records (viewSpecs and its queued commands) and ends it, in
-// one round trip: what the view reads next is answered from the memo, or
-// not at all (pipe.missed).
-func (t *tx) readAheadView(imei string) error {
+// device's records (viewSpecs, its queued commands and driver
+// assignments, and what reads names) and ends it, in one round trip: what
+// the view reads next is answered from the memo, or not at all
+// (pipe.missed).
+func (t *tx) readAheadView(imei string, reads store.ViewReads) error {
 	p := pipeOf(t)
 	want := []string{imei}
 	b := &pgx.Batch{}
 	queueSpecs(b, viewSpecs, want)
 	b.Queue(prefetchQueued, want)
+	b.Queue(prefetchAssignments, want)
+	credentials := reads&store.ViewDriverCredentials != 0
+	if credentials {
+		queueSpecs(b, credentialSpecs, want)
+		b.Queue(prefetchActiveOrgs, want)
+		b.Queue(prefetchActiveDrivers, want)
+	}
 	b.Queue("COMMIT")
 	br, err := p.send(t.ctx, b)
 	if err != nil {
@@ -270,6 +303,17 @@ func (t *tx) readAheadView(imei string) error {
 	}
 	if err := t.readQueuedAhead(br, want); err != nil {
 		return err
+	}
+	if err := t.readAssignmentsAhead(br, want); err != nil {
+		return err
+	}
+	if credentials {
+		if err := t.readSpecs(br, credentialSpecs, want); err != nil {
+			return err
+		}
+		if err := t.readActiveDriversAhead(br); err != nil {
+			return err
+		}
 	}
 	if _, err := br.Exec(); err != nil {
 		return classify(err)
@@ -345,14 +389,15 @@ func (t *tx) readGPSAhead(br pgx.BatchResults) error {
 	for rows.Next() {
 		var imei string
 		var p store.GPSPoint
-		if err := rows.Scan(append([]any{&imei}, gpsFields(&p)...)...); err != nil {
+		var ownership int64
+		if err := rows.Scan(append(append([]any{&imei}, gpsFields(&p)...), &ownership)...); err != nil {
 			rows.Close()
 			return classify(err)
 		}
 		if t.memo.gps == nil {
 			t.memo.gps = map[string]gpsMemo{}
 		}
-		t.memo.gps[imei] = gpsMemo{latest: gpsKnown{at: p, ok: true}}
+		t.memo.gps[imei] = gpsMemo{latest: gpsKnown{at: p, ownership: ownership, ok: true}}
 	}
 	return classify(rows.Err())
 }
