@@ -487,3 +487,31 @@ func TestEventReadAhead(t *testing.T) {
 		return nil
 	})
 }
+
+// TestColumnCount counts the columns of select lists, commas inside
+// parentheses (subqueries, function calls) left out, and every list the
+// joined read-ahead splits its rows by.
+func TestColumnCount(t *testing.T) {
+	for list, want := range map[string]int{"a": 1, "a, b": 2, "a, (SELECT x, y FROM t), f(b, c), d": 4, organizationColumns: 17} {
+		if got := columnCount(list); got != want {
+			t.Errorf("columnCount(%q) = %d, want %d", list, got, want)
+		}
+	}
+	e := trackEngine(t)
+	for _, j := range []joinedRows{prefetchRows, viewRows} {
+		rows, err := e.pool.Query(t.Context(), j.sql, []string{"000000000000000"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows.Next()
+		got := len(rows.FieldDescriptions())
+		rows.Close()
+		want := 1
+		for _, w := range j.widths {
+			want += 1 + w
+		}
+		if got != want {
+			t.Errorf("%s answers %d columns, its widths say %d", j.sql, got, want)
+		}
+	}
+}
