@@ -129,6 +129,20 @@ func (s *Server) PushConfig(imei string) error {
 	return s.pushConfigLocked(l)
 }
 
+// pushConfigAfterAck pushes the desired configuration again after the
+// device acknowledged version, unless that is the version this connection
+// was sent: then nothing newer is due until the settings change, and a
+// change pushes again itself (PushConfig).
+func (s *Server) pushConfigAfterAck(l *link, version int64) {
+	l.mu.Lock()
+	sent := l.pushed
+	l.mu.Unlock()
+	if version == sent {
+		return
+	}
+	_ = s.PushConfig(l.imei)
+}
+
 // PushOrganizationConfig pushes the desired configuration to every connected
 // device of the organization, after a change of its default settings.
 func (s *Server) PushOrganizationConfig(orgID int64) error {
