@@ -303,16 +303,27 @@ func (p *pipe) end() {
 type savepoint struct {
 	*pipe
 	name string
+	done bool // released or rolled back
 }
 
 // Commit implements pgx.Tx: the savepoint is released.
 func (s *savepoint) Commit(ctx context.Context) error {
+	if s.done {
+		return pgx.ErrTxClosed
+	}
+	s.done = true
 	_, err := s.pipe.Exec(ctx, "RELEASE SAVEPOINT "+s.name)
 	return err
 }
 
-// Rollback implements pgx.Tx: back to the savepoint, which clears a failure.
+// Rollback implements pgx.Tx: back to the savepoint, which clears a
+// failure; once it is released or rolled back, pgx.ErrTxClosed (which
+// pgx.BeginFunc expects of the rollback it defers).
 func (s *savepoint) Rollback(ctx context.Context) error {
+	if s.done {
+		return pgx.ErrTxClosed
+	}
+	s.done = true
 	s.pipe.failure = nil
 	_, err := s.pipe.conn.Exec(ctx, "ROLLBACK TO SAVEPOINT "+s.name)
 	return err
