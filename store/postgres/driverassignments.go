@@ -43,6 +43,14 @@ func (s driverAssignments) Delete(id int64) error {
 
 // ByDevice implements store.DriverAssignmentSet.
 func (s driverAssignments) ByDevice(imei string) ([]store.DriverAssignment, error) {
+	if b := s.t.bulk; b != nil {
+		return b.deviceAssignments(imei)
+	}
+	return s.byDevice(imei)
+}
+
+// byDevice reads the assignments of imei.
+func (s driverAssignments) byDevice(imei string) ([]store.DriverAssignment, error) {
 	return s.list(`SELECT `+assignmentColumns+` FROM driver_assignments WHERE imei = $1 ORDER BY starts_at, id`, imei)
 }
 

@@ -111,6 +111,9 @@ func (s driverSessions) AllCurrent() ([]store.DriverSession, error) {
 
 // LastStarted implements store.DriverSessionSet.
 func (s driverSessions) LastStarted(imei string, at time.Time) (*store.DriverSession, error) {
+	if b := s.t.bulk; b != nil {
+		return b.lastStarted(imei, at)
+	}
 	return s.one(`SELECT `+sessionColumns+` FROM driver_sessions WHERE imei = $1 AND started_at < $2
 		ORDER BY started_at DESC LIMIT 1`, imei, sessionStart(at).Add(time.Millisecond))
 }

@@ -41,6 +41,9 @@ const insertGPS = `INSERT INTO gps_samples (` + gpsRowColumns + `)
 // Insert implements store.GPSSampleRecords: the points of one call in one
 // statement.
 func (r gpsSamples) Insert(imei string, ownership int64, points []store.GPSPoint) ([]bool, error) {
+	if b := r.t.bulk; b != nil {
+		return b.insertGPS(imei, ownership, points)
+	}
 	n := len(points)
 	at := make([]pgtype.Timestamptz, n)
 	cols := make([][]float64, 6)

@@ -27,7 +27,9 @@ import (
 // The COMMIT goes with whatever is still queued. A queued write that fails
 // is reported to the statement that carried it, and to every later one, as
 // a *store.JobFailed naming the job that queued it (StartJob), so that a
-// group commit charges the job that wrote it and no other.
+// group commit charges the job that wrote it and no other. The writes a
+// bulk transaction holds beyond the queue (heldWrites) go before any
+// statement of its own.
 //
 // pipe implements pgx.Tx, so that the records use it as they would
 // pgx's own transaction.
@@ -41,6 +43,27 @@ type pipe struct {
 	failure error // sticky: the first queued write that failed
 	closed  bool
 	nested  int // savepoints taken
+	// held are the writes a bulk transaction holds beyond the queue
+	// (bulk.go); quiet while it sends what is its own.
+	held  heldWrites
+	quiet bool
+}
+
+// heldWrites are writes a transaction holds back beyond the pipe's queue,
+// and rows it read ahead (a bulk transaction's, bulk.go). Before any
+// other statement of the transaction goes out, or is queued, the held
+// writes are sent, so that it comes after them as it was made after them,
+// and what was read ahead is forgotten, since the statement may change it.
+type heldWrites interface {
+	// pending reports whether writes are held.
+	pending() bool
+	// write sends the held writes.
+	write() error
+	// forget drops what was read ahead.
+	forget()
+	// discard drops the held writes: the savepoint taken before them was
+	// rolled back.
+	discard()
 }
 
 // queuedStmt is a write waiting for the next round trip.
@@ -88,8 +111,8 @@ func (p *pipe) Aborted() bool {
 
 // queue holds back a write whose answer nobody waits for.
 func (p *pipe) queue(sql string, args ...any) error {
-	if p.failure != nil {
-		return p.failure
+	if err := p.beforeOwn(); err != nil {
+		return err
 	}
 	p.queued = append(p.queued, queuedStmt{sql: sql, args: args, job: p.job})
 	return nil
@@ -97,8 +120,8 @@ func (p *pipe) queue(sql string, args ...any) error {
 
 // queueLast holds back a write until the commit.
 func (p *pipe) queueLast(sql string, args ...any) error {
-	if p.failure != nil {
-		return p.failure
+	if err := p.beforeOwn(); err != nil {
+		return err
 	}
 	p.last = append(p.last, queuedStmt{sql: sql, args: args, job: p.job})
 	return nil
@@ -111,12 +134,40 @@ func (p *pipe) flushLast() {
 	p.last = nil
 }
 
+// beforeOwn readies the pipe for a statement of the transaction's own:
+// the held writes go first, and what was read ahead with them is
+// forgotten. It returns the pipe's failure.
+func (p *pipe) beforeOwn() error {
+	if p.failure != nil {
+		return p.failure
+	}
+	if p.held == nil || p.quiet {
+		return nil
+	}
+	p.held.forget()
+	return p.writeHeld()
+}
+
+// writeHeld sends the held writes, if any; their failure is the pipe's.
+func (p *pipe) writeHeld() error {
+	if p.held == nil || !p.held.pending() {
+		return nil
+	}
+	p.quiet = true
+	err := p.held.write()
+	p.quiet = false
+	if err != nil && p.failure == nil {
+		p.failure = err
+	}
+	return err
+}
+
 // send starts a round trip: the BEGIN when it is due, the queued writes,
 // then the statements of b. It reads the results of what it put before
 // b's and returns the batch positioned at b's first statement.
 func (p *pipe) send(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error) {
-	if p.failure != nil {
-		return nil, p.failure
+	if err := p.beforeOwn(); err != nil {
+		return nil, err
 	}
 	if p.closed {
 		return nil, pgx.ErrTxClosed
@@ -253,6 +304,9 @@ func (p *pipe) Commit(ctx context.Context) error {
 	if p.closed {
 		return pgx.ErrTxClosed
 	}
+	if err := p.writeHeld(); err != nil {
+		return err
+	}
 	p.flushLast()
 	if p.begin != "" && len(p.queued) == 0 {
 		p.end()
@@ -325,6 +379,9 @@ func (s *savepoint) Rollback(ctx context.Context) error {
 	}
 	s.done = true
 	s.pipe.failure = nil
+	if s.pipe.held != nil && !s.pipe.quiet {
+		s.pipe.held.discard()
+	}
 	_, err := s.pipe.conn.Exec(ctx, "ROLLBACK TO SAVEPOINT "+s.name)
 	return err
 }

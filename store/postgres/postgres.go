@@ -182,10 +182,18 @@ const maxAttempts = 10
 // store.ErrUnavailable: whether the commit happened is unknown, and the
 // caller (an API request, a device's unacknowledged message) retries.
 func (e *Engine) update(ctx context.Context, fn func(*tx) error) error {
+	return e.updateTx(ctx, false, fn)
+}
+
+// updateTx is update, in a bulk transaction (bulk.go) when bulk is set.
+func (e *Engine) updateTx(ctx context.Context, bulk bool, fn func(*tx) error) error {
 	for attempt := 1; ; attempt++ {
 		t, err := e.begin(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
 		if err != nil {
 			return err
+		}
+		if bulk {
+			newBulk(t)
 		}
 		err = fn(t)
 		if err == nil {

@@ -19,6 +19,7 @@ type tx struct {
 	pg       pgx.Tx
 	onCommit []func()
 	memo     memo
+	bulk     *bulk // in a bulk transaction (bulk.go)
 }
 
 // Aborted implements store.Aborter: a statement of the transaction failed,

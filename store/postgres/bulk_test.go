@@ -1,0 +1,253 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// seedLike is a transaction as fleetbench seeds: events of devices in
+// turn, with device ids and accelerometer samples, then each device's GPS
+// in two calls that overlap.
+func seedLike(imeis []string, events int, start time.Time) func(tx *store.Tx) error {
+	return func(tx *store.Tx) error {
+		for i := range events {
+			dev, err := tx.Device(imeis[i%len(imeis)])
+			if err != nil {
+				return err
+			}
+			r, err := tx.IngestEvent(dev, store.EventInput{DeviceEventID: fmt.Sprintf("S%d", i), Type: "deceleration",
+				Time: start.Add(time.Duration(i) * 17 * time.Minute), Lat: 52.37, Lon: 4.89, Speed: 10, Accuracy: 4,
+				Samples: []store.MetadataSample{{X: -0.4, Y: -5.8, Z: 9.8, Time: start.Unix() + int64(i), Speed: 12}}})
+			if err != nil {
+				return err
+			}
+			if !r.Created {
+				return fmt.Errorf("event %d not created: %s", i, r.Dropped)
+			}
+		}
+		for d, imei := range imeis {
+			dev, err := tx.Device(imei)
+			if err != nil {
+				return err
+			}
+			var pts []store.GPSPoint
+			for k := range 200 {
+				pts = append(pts, store.GPSPoint{Time: start.Add(time.Duration(k)*15*time.Minute + time.Duration(d)*time.Second),
+					Lat: 52.3, Lon: 4.8 + float64(k)/1e4, Speed: float64(k % 120), Accuracy: 5})
+			}
+			for _, batch := range [][]store.GPSPoint{pts[:120], pts[100:]} {
+				if _, err := tx.AddGPS(dev, batch); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+}
+
+// A bulk transaction of many batches writes the records an ordinary one
+// writes, with the same ids and sequences, and makes the partitions of
+// the past days it writes, which the ordinary one leaves to the default
+// partition.
+func TestBulkWritesBatchesAndDayPartitions(t *testing.T) {
+	defer func(n int) { bulkBatch = n }(bulkBatch)
+	bulkBatch = 25
+	ctx := context.Background()
+	// Weeks back: days the engine keeps no partition ready for.
+	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -40)
+	now := func() time.Time { return start.AddDate(0, 0, 10) }
+	var dumps [2]map[store.Kind][]string
+	var seqs [2]map[store.Sequence]int64
+	var days [2][]string
+	for i, bulk := range []bool{false, true} {
+		e := openPrepared(t)
+		db, err := store.New(e, store.Options{Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var imeis []string
+		err = db.Update(ctx, store.Actor{Source: "test"}, func(tx *store.Tx) error {
+			p, err := tx.CreatePartner("Bench")
+			if err != nil {
+				return err
+			}
+			o, err := tx.CreateOrganization(p.ID, "Bench fleet", nil)
+			if err != nil {
+				return err
+			}
+			for n := range 3 {
+				imei := fmt.Sprintf("35693800000%03d%d", n, luhn(fmt.Sprintf("35693800000%03d", n)))
+				if err := tx.AddDevice(&store.Device{IMEI: imei, Name: imei, OrganizationID: o.ID, PartnerID: p.ID,
+					Status: store.DeviceActivated}); err != nil {
+					return err
+				}
+				imeis = append(imeis, imei)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		update := db.Update
+		if bulk {
+			update = db.BulkUpdate
+		}
+		if err := update(ctx, store.Actor{Source: "device"}, seedLike(imeis, 140, start)); err != nil {
+			t.Fatal(err)
+		}
+		dumps[i], seqs[i] = dumpAll(t, e)
+		read(t, e, func(t *tx) error {
+			rows, err := t.pg.Query(t.ctx, `SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+				WHERE i.inhparent::regclass::text IN ('events', 'event_files', 'gps_samples') ORDER BY 1`)
+			if err != nil {
+				return err
+			}
+			names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			for _, name := range names {
+				_, suffix, _ := strings.Cut(name, "_y")
+				if day, err := time.Parse("2006m01d02", suffix); err == nil && day.Before(start.AddDate(0, 0, 20)) {
+					days[i] = append(days[i], name)
+				}
+			}
+			return err
+		})
+		db.Close()
+	}
+	for _, k := range store.Kinds {
+		if !slices.Equal(dumps[1][k], dumps[0][k]) {
+			t.Errorf("the %s differ:\n bulk %s\nplain %s", k, strings.Join(dumps[1][k], "\n      "),
+				strings.Join(dumps[0][k], "\n      "))
+		}
+	}
+	if len(dumps[1][store.KindEvents]) != 140 || len(dumps[1][store.KindGPSSamples]) != 600 {
+		t.Errorf("%d events and %d GPS samples stored", len(dumps[1][store.KindEvents]), len(dumps[1][store.KindGPSSamples]))
+	}
+	if !maps.Equal(seqs[1], seqs[0]) {
+		t.Errorf("the sequences stand at %v after the bulk transaction, at %v after the ordinary one", seqs[1], seqs[0])
+	}
+	// 140 events 17 minutes apart: two days; GPS for 50 hours: three.
+	var want []string
+	for table, n := range map[string]int{"event_files": 2, "events": 2, "gps_samples": 3} {
+		for d := range n {
+			want = append(want, table+"_y"+start.AddDate(0, 0, d).Format("2006m01d02"))
+		}
+	}
+	slices.Sort(want)
+	if !slices.Equal(days[1], want) {
+		t.Errorf("after the bulk transaction the partitions of past days are %v, want %v", days[1], want)
+	}
+	if len(days[0]) != 0 {
+		t.Errorf("after the ordinary transaction the partitions of past days are %v, want none", days[0])
+	}
+}
+
+// dumpAll reads out every record of e, by kind, as sorted JSON, and the
+// sequences.
+func dumpAll(t *testing.T, e *Engine) (map[store.Kind][]string, map[store.Sequence]int64) {
+	t.Helper()
+	out := map[store.Kind][]string{}
+	var seqs map[store.Sequence]int64
+	err := e.Dump(context.Background(), func(d store.Dump) error {
+		for _, k := range store.Kinds {
+			for r, err := range d.Records(k) {
+				if err != nil {
+					return err
+				}
+				raw, err := json.Marshal(r)
+				if err != nil {
+					return err
+				}
+				out[k] = append(out[k], string(raw))
+			}
+			slices.Sort(out[k])
+		}
+		var err error
+		seqs, err = d.Sequences()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, seqs
+}
+
+// luhn is the check digit of an IMEI's first 14 digits.
+func luhn(body string) int {
+	sum := 0
+	for i, c := range body {
+		d := int(c - '0')
+		if i%2 == 1 {
+			if d *= 2; d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return (10 - sum%10) % 10
+}
+
+// What a bulk transaction held after a savepoint goes when the savepoint
+// is rolled back, the ids it gave staying given, as an ordinary
+// transaction's would; what it held before stays.
+func TestBulkSavepointRollback(t *testing.T) {
+	e := openPrepared(t)
+	at := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)
+	s := seeder{t: t, e: e, at: at}
+	org := s.organization(store.Organization{Name: "Fleet", PartnerID: s.partner("Partner").ID})
+	event := func(n int) *store.Event {
+		return &store.Event{IMEI: "356938035643809", OrganizationID: org.ID, PartnerID: org.PartnerID, Type: "button",
+			Time: at.Add(time.Duration(n) * time.Minute), Severity: 2, Status: store.EventStatusNew, CreatedAt: at}
+	}
+	err := e.BulkUpdate(context.Background(), func(r store.Records) error {
+		t := r.(*tx)
+		if err := r.Events().Insert(event(1)); err != nil {
+			return err
+		}
+		sp, err := t.pg.Begin(t.ctx)
+		if err != nil {
+			return err
+		}
+		if err := r.Events().Insert(event(2)); err != nil {
+			return err
+		}
+		if err := r.Messages().Append(&store.Message{Kind: store.MessageGPS, OrganizationID: org.ID, Time: at}); err != nil {
+			return err
+		}
+		if err := sp.Rollback(t.ctx); err != nil {
+			return err
+		}
+		return r.Events().Insert(event(3))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, e, func(t *tx) error { return t.Events().Insert(event(4)) })
+	read(t, e, func(t *tx) error {
+		rows, err := t.pg.Query(t.ctx, `SELECT id FROM events ORDER BY id`)
+		if err != nil {
+			return err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err == nil && !slices.Equal(ids, []int64{1, 3, 4}) {
+			err = fmt.Errorf("events %v stored, want 1, 3 and 4", ids)
+		}
+		var msgs int
+		if err == nil {
+			err = t.pg.QueryRow(t.ctx, `SELECT count(*) FROM messages`).Scan(&msgs)
+		}
+		if err == nil && msgs != 0 {
+			err = fmt.Errorf("%d messages stored, want none", msgs)
+		}
+		return err
+	})
+}
