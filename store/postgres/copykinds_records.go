@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"fmt"
+	"iter"
 	"strings"
 	"time"
 
@@ -61,7 +62,7 @@ var _ = register(map[store.Kind]copyKind{
 	store.KindEvents: kindOf(tableList("events", "event_files", "event_comments"),
 		selected(`SELECT `+eventColumns+` FROM events e ORDER BY e.id`,
 			func(row pgx.Row) (*store.Event, error) { return scanEvent(row) }),
-		batched(copyEvents)),
+		putEvents),
 	store.KindEventDeviceIDs: kindOf(tableList("event_device_ids"),
 		selected(`SELECT `+eventDeviceIDColumns+` FROM event_device_ids ORDER BY imei, device_event_id`,
 			scanned(eventDeviceIDFields)),
@@ -107,8 +108,25 @@ var _ = register(map[store.Kind]copyKind{
 		each(func(t *tx, a *store.Album) error { return albums{t}.Put(a) })),
 })
 
+// putEvents stores the copy's events, copyBatch at a time, then what the
+// engine derives from them.
+func putEvents(t *tx, k store.Kind, recs iter.Seq2[any, error]) (int64, error) {
+	n, err := batched(copyEvents)(t, k, recs)
+	if err != nil {
+		return n, err
+	}
+	return n, rebuildEventDerived(t)
+}
+
+// rebuildEventDerived rebuilds, once a copy has stored every event, the
+// tables the engine derives from the events alone. There are none yet: a
+// device's event ids (event_device_ids) are the rules' own record, which
+// outlives its event, and a kind of the copy of its own.
+func rebuildEventDerived(t *tx) error { return nil }
+
 // copyEvents writes a batch of events, their files and their comments by
-// COPY, from the arguments eventArgs gives their rows.
+// COPY, from the arguments eventArgs gives their rows: the one writer of
+// events by COPY, for a copy (putEvents) and a bulk transaction (bulk.go).
 func copyEvents(t *tx, batch []*store.Event) error {
 	columns := strings.Split(eventRowColumns, ",")
 	for i, c := range columns {

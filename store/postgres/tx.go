@@ -19,7 +19,8 @@ type tx struct {
 	pg       pgx.Tx
 	onCommit []func()
 	memo     memo
-	bulk     *bulk // in a bulk transaction (bulk.go)
+	bulk     *bulk    // in a bulk transaction (bulk.go)
+	loading  *loading // in a copy's Load (copy.go)
 }
 
 // Aborted implements store.Aborter: a statement of the transaction failed,
