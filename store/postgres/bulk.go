@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -69,6 +70,9 @@ type bulk struct {
 	messages  [][]any
 	gps       [][]any
 	gpsHeld   map[string]map[int64]bool // the milliseconds of each device's held samples
+
+	// inflight is the write on the connection, until settled.
+	inflight chan error
 
 	// lastEvent is the last event id given; eventsLocked once the events
 	// table is held and lastEvent drawn.
@@ -169,40 +173,37 @@ func (b *bulk) full() error {
 }
 
 // write implements heldWrites: each kind's held records by COPY, the
-// partitions of their days made first.
+// partitions of their days made first. The COPYs run on the connection
+// while the transaction's rules go on with the next records, which need
+// no round trip of their own until a batch is full again; whatever uses
+// the connection waits for them first (settle).
 func (b *bulk) write() error {
+	p := pipeOf(b.t)
+	if err := p.settle(); err != nil {
+		return err
+	}
 	t := b.t
-	if events := b.events; len(events) > 0 {
+	w := &bulkWrite{lastEvent: b.lastEvent}
+	if w.events = b.events; len(w.events) > 0 {
 		b.events = nil
-		days := make([]time.Time, len(events))
-		for i, e := range events {
+		days := make([]time.Time, len(w.events))
+		for i, e := range w.events {
 			days[i] = e.Time
 		}
 		if err := b.ensureDays(days, "events", "event_files"); err != nil {
 			return err
 		}
-		if err := copyEvents(t, events); err != nil {
-			return err
-		}
-		if _, err := t.exec(`SELECT setval(pg_get_serial_sequence('events', 'id'), $1)`, b.lastEvent); err != nil {
-			return err
-		}
 	}
-	if ids := b.deviceIDs; len(ids) > 0 {
+	if w.deviceIDs = b.deviceIDs; len(w.deviceIDs) > 0 {
 		b.deviceIDs = nil
 		clear(b.heldIDs)
-		err := copyInto(t, "event_device_ids", eventDeviceIDColumns, len(ids),
-			func(i int) ([]any, error) { return eventDeviceIDArgs(&ids[i]), nil })
-		if err != nil {
-			return err
-		}
-		for _, r := range ids {
+		for _, r := range w.deviceIDs {
 			if s := b.storedIDs[r.IMEI]; s != nil {
 				s.ids[r.DeviceEventID] = r
 			}
 		}
 	}
-	if msgs := b.messages; len(msgs) > 0 {
+	if w.messages = b.messages; len(w.messages) > 0 {
 		b.messages = nil
 		if !b.messagesLocked {
 			if _, err := t.exec(`SELECT pg_advisory_xact_lock($1)`, int64(messageSeqLockID)); err != nil {
@@ -210,27 +211,69 @@ func (b *bulk) write() error {
 			}
 			b.messagesLocked = true
 		}
-		err := copyInto(t, "messages", messageRowColumns, len(msgs), func(i int) ([]any, error) { return msgs[i], nil })
-		if err != nil {
-			return err
-		}
 	}
-	if rows := b.gps; len(rows) > 0 {
+	if w.gps = b.gps; len(w.gps) > 0 {
 		b.gps = nil
 		clear(b.gpsHeld)
-		days := make([]time.Time, len(rows))
-		for i, r := range rows {
+		days := make([]time.Time, len(w.gps))
+		for i, r := range w.gps {
 			days[i] = r[1].(pgtype.Timestamptz).Time
 		}
 		if err := b.ensureDays(days, "gps_samples"); err != nil {
 			return err
 		}
-		err := copyInto(t, "gps_samples", gpsRowColumns, len(rows), func(i int) ([]any, error) { return rows[i], nil })
-		if err != nil {
+	}
+	// The BEGIN and the writes queued before these go first.
+	if err := p.flush(t.ctx); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	b.inflight = done
+	go func() { done <- w.run(t.ctx, connCopier(t.ctx, p.conn), p.conn) }()
+	return nil
+}
+
+// settle implements heldWrites.
+func (b *bulk) settle() error {
+	if b.inflight == nil {
+		return nil
+	}
+	err := <-b.inflight
+	b.inflight = nil
+	return err
+}
+
+// bulkWrite is what one write of a bulk transaction sends.
+type bulkWrite struct {
+	events    []*store.Event
+	lastEvent int64
+	deviceIDs []store.EventDeviceID
+	messages  [][]any
+	gps       [][]any
+}
+
+// run sends w by copy on conn: each kind by COPY, and with the events the
+// identity set to the last id given.
+func (w *bulkWrite) run(ctx context.Context, copy copier, conn *pgxpool.Conn) error {
+	if len(w.events) > 0 {
+		if err := copyEvents(w.events, copy); err != nil {
 			return err
 		}
+		if _, err := conn.Exec(ctx, `SELECT setval(pg_get_serial_sequence('events', 'id'), $1)`, w.lastEvent); err != nil {
+			return classify(err)
+		}
 	}
-	return nil
+	ids := make([][]any, len(w.deviceIDs))
+	for i := range w.deviceIDs {
+		ids[i] = eventDeviceIDArgs(&w.deviceIDs[i])
+	}
+	if err := copy("event_device_ids", eventDeviceIDColumns, ids); err != nil {
+		return err
+	}
+	if err := copy("messages", messageRowColumns, w.messages); err != nil {
+		return err
+	}
+	return copy("gps_samples", gpsRowColumns, w.gps)
 }
 
 // ensureDays makes the partitions of each table for the UTC days of times

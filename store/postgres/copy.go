@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -333,11 +334,43 @@ func copyInto(t *tx, table, columns string, n int, row func(i int) ([]any, error
 			return err
 		}
 	}
+	copied, err := t.pg.CopyFrom(t.ctx, pgx.Identifier{table}, columnNames(columns), pgx.CopyFromSlice(n, row))
+	return copiedAll(table, n, copied, err)
+}
+
+// copier writes rows into table's columns (a comma-separated list) by
+// COPY.
+type copier func(table, columns string, rows [][]any) error
+
+// copyRows is the copier of t's own statements.
+func (t *tx) copyRows(table, columns string, rows [][]any) error {
+	return copyInto(t, table, columns, len(rows), func(i int) ([]any, error) { return rows[i], nil })
+}
+
+// connCopier is the copier of conn, whose transaction is a pipe's: for a
+// COPY that runs while the pipe waits (bulk.go).
+func connCopier(ctx context.Context, conn *pgxpool.Conn) copier {
+	return func(table, columns string, rows [][]any) error {
+		if len(rows) == 0 {
+			return nil
+		}
+		copied, err := conn.CopyFrom(ctx, pgx.Identifier{table}, columnNames(columns), pgx.CopyFromRows(rows))
+		return copiedAll(table, len(rows), copied, err)
+	}
+}
+
+// columnNames are the names of a comma-separated column list.
+func columnNames(columns string) []string {
 	names := strings.Split(columns, ",")
 	for i, c := range names {
 		names[i] = strings.TrimSpace(c)
 	}
-	copied, err := t.pg.CopyFrom(t.ctx, pgx.Identifier{table}, names, pgx.CopyFromSlice(n, row))
+	return names
+}
+
+// copiedAll is the error of a COPY of n rows into table that copied
+// copied of them.
+func copiedAll(table string, n int, copied int64, err error) error {
 	if err == nil && copied != int64(n) {
 		err = fmt.Errorf("store: postgres: %d of %d rows of %s copied", copied, n, table)
 	}

@@ -111,7 +111,7 @@ var _ = register(map[store.Kind]copyKind{
 // putEvents stores the copy's events, copyBatch at a time, then what the
 // engine derives from them.
 func putEvents(t *tx, k store.Kind, recs iter.Seq2[any, error]) (int64, error) {
-	n, err := batched(copyEvents)(t, k, recs)
+	n, err := batched(func(t *tx, batch []*store.Event) error { return copyEvents(batch, t.copyRows) })(t, k, recs)
 	if err != nil {
 		return n, err
 	}
@@ -125,9 +125,10 @@ func putEvents(t *tx, k store.Kind, recs iter.Seq2[any, error]) (int64, error) {
 func rebuildEventDerived(t *tx) error { return nil }
 
 // copyEvents writes a batch of events, their files and their comments by
-// COPY, from the arguments eventArgs gives their rows: the one writer of
-// events by COPY, for a copy (putEvents) and a bulk transaction (bulk.go).
-func copyEvents(t *tx, batch []*store.Event) error {
+// COPY with copy, from the arguments eventArgs gives their rows: the one
+// writer of events by COPY, for a copy (putEvents) and a bulk transaction
+// (bulk.go).
+func copyEvents(batch []*store.Event, copy copier) error {
 	columns := strings.Split(eventRowColumns, ",")
 	for i, c := range columns {
 		columns[i] = strings.TrimSpace(c)
@@ -159,8 +160,7 @@ func copyEvents(t *tx, batch []*store.Event) error {
 		{"event_files", "event_id, event_time, position, camera_id, file_id, file_type", files},
 		{"event_comments", "id, event_id, event_time, comment, audience, created_by_id, created_by_email, created_at", comments},
 	} {
-		err := copyInto(t, c.table, c.columns, len(c.rows), func(i int) ([]any, error) { return c.rows[i], nil })
-		if err != nil {
+		if err := copy(c.table, c.columns, c.rows); err != nil {
 			return err
 		}
 	}

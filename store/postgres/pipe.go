@@ -54,11 +54,16 @@ type pipe struct {
 // other statement of the transaction goes out, or is queued, the held
 // writes are sent, so that it comes after them as it was made after them,
 // and what was read ahead is forgotten, since the statement may change it.
+// The held writes may go on the connection while the transaction goes on
+// without it: whatever uses the connection settles them first.
 type heldWrites interface {
 	// pending reports whether writes are held.
 	pending() bool
-	// write sends the held writes.
+	// write sends the held writes, or starts to.
 	write() error
+	// settle waits until the writes write started are done, and returns
+	// their error.
+	settle() error
 	// forget drops what was read ahead.
 	forget()
 	// discard drops the held writes: the savepoint taken before them was
@@ -106,6 +111,7 @@ func (p *pipe) StartJob(n int) { p.job, p.jobs = n, true }
 // Aborted reports whether a statement of the transaction failed: the
 // server refuses every later one.
 func (p *pipe) Aborted() bool {
+	p.settle()
 	return p.failure != nil || p.conn.Conn().PgConn().TxStatus() == 'E'
 }
 
@@ -138,14 +144,29 @@ func (p *pipe) flushLast() {
 // the held writes go first, and what was read ahead with them is
 // forgotten. It returns the pipe's failure.
 func (p *pipe) beforeOwn() error {
-	if p.failure != nil {
-		return p.failure
+	if err := p.settle(); err != nil {
+		return err
 	}
 	if p.held == nil || p.quiet {
 		return nil
 	}
 	p.held.forget()
-	return p.writeHeld()
+	if err := p.writeHeld(); err != nil {
+		return err
+	}
+	return p.settle()
+}
+
+// settle waits for the held writes on their way on the connection, whose
+// failure becomes the pipe's, and returns the pipe's failure: whatever
+// uses the connection settles first.
+func (p *pipe) settle() error {
+	if p.held != nil {
+		if err := p.held.settle(); err != nil && p.failure == nil {
+			p.failure = err
+		}
+	}
+	return p.failure
 }
 
 // writeHeld sends the held writes, if any; their failure is the pipe's.
@@ -255,7 +276,7 @@ func (p *pipe) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 // flush sends what is queued (and the BEGIN) on its own.
 func (p *pipe) flush(ctx context.Context) error {
 	if p.begin == "" && len(p.queued) == 0 {
-		return p.failure
+		return p.settle()
 	}
 	br, err := p.send(ctx, nil)
 	if err != nil {
@@ -286,7 +307,10 @@ func (p *pipe) LargeObjects() pgx.LargeObjects {
 }
 
 // Conn implements pgx.Tx.
-func (p *pipe) Conn() *pgx.Conn { return p.conn.Conn() }
+func (p *pipe) Conn() *pgx.Conn {
+	p.settle()
+	return p.conn.Conn()
+}
 
 // Begin implements pgx.Tx: a savepoint.
 func (p *pipe) Begin(ctx context.Context) (pgx.Tx, error) {
@@ -337,6 +361,7 @@ func (p *pipe) Rollback(ctx context.Context) error {
 	if p.closed {
 		return nil
 	}
+	p.settle()
 	var err error
 	if p.begin == "" {
 		_, err = p.conn.Exec(ctx, "ROLLBACK")
@@ -378,6 +403,7 @@ func (s *savepoint) Rollback(ctx context.Context) error {
 		return pgx.ErrTxClosed
 	}
 	s.done = true
+	s.pipe.settle()
 	s.pipe.failure = nil
 	if s.pipe.held != nil && !s.pipe.quiet {
 		s.pipe.held.discard()
