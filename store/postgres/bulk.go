@@ -35,9 +35,13 @@ import (
 //     own the transaction sends (or queues) goes after the held writes
 //     (pipe.heldWrites). The few reads the event rules make for every
 //     event are answered without one: a device's event ids, driver
-//     sessions and driver assignments are read once per device and kept,
-//     with the held writes laid over them, until the transaction sends a
-//     statement of its own, which may change them.
+//     sessions and driver assignments, and the drivers, are read once
+//     per device (or driver) and kept, with the held writes laid over
+//     them, until the transaction sends a statement of its own, which may
+//     change them; the rows of the memo (memo.go), of tables it holds no
+//     writes for, are read without sending the held writes.
+//   - The COPYs run on the connection while the rules go on with the next
+//     records, which need no round trip until a batch is full again.
 //
 // What the transaction leaves is what the same rules leave in an ordinary
 // one; only the partitions of past days differ, which an ordinary write
@@ -73,6 +77,8 @@ type bulk struct {
 
 	// inflight is the write on the connection, until settled.
 	inflight chan error
+	// types scan the memo's rows while the connection may be busy.
+	types *pgtype.Map
 
 	// lastEvent is the last event id given; eventsLocked once the events
 	// table is held and lastEvent drawn.
@@ -123,7 +129,7 @@ type storedDeviceIDs struct {
 // newBulk makes t a bulk transaction.
 func newBulk(t *tx) *bulk {
 	b := &bulk{t: t, heldIDs: map[deviceEventKey]int{}, gpsHeld: map[string]map[int64]bool{},
-		days: map[string]map[time.Time]bool{}}
+		days: map[string]map[time.Time]bool{}, types: pgtype.NewMap()}
 	t.bulk = b
 	if p := pipeOf(t); p != nil {
 		p.held = b

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -80,20 +81,41 @@ func getMemo(t *tx, table, key, sql string, fields []any, args ...any) error {
 	k := memoKey{table, key}
 	r, ok := t.memo.rows[k]
 	if !ok {
-		rows, err := t.pg.Query(t.ctx, sql, args...)
-		if err != nil {
+		read := func() error {
+			rows, err := t.pg.Query(t.ctx, sql, args...)
+			if err != nil {
+				return classify(err)
+			}
+			r, err = readMemoRow(rows)
 			return classify(err)
 		}
-		r, err = readMemoRow(rows)
+		var err error
+		if b := t.bulk; b != nil {
+			// A read of none of the tables a bulk transaction holds
+			// writes for, which changes nothing it read ahead.
+			err = b.quietly(read)
+		} else {
+			err = read()
+		}
 		if err != nil {
-			return classify(err)
+			return err
 		}
 		t.remember(k, r)
 	}
 	if !r.found {
 		return store.NotFound("")
 	}
-	return classify(pgx.ScanRow(t.pg.Conn().TypeMap(), r.fields, r.values, fields...))
+	return classify(pgx.ScanRow(t.scanTypes(), r.fields, r.values, fields...))
+}
+
+// scanTypes is the type map rows of the memo are scanned with: the
+// connection's, or in a bulk transaction, whose COPYs may be using the
+// connection meanwhile, one of its own.
+func (t *tx) scanTypes() *pgtype.Map {
+	if b := t.bulk; b != nil {
+		return b.types
+	}
+	return t.pg.Conn().TypeMap()
 }
 
 // readMemoRow reads the first row of rows, the values copied out of the
