@@ -377,7 +377,10 @@ func (b *bulk) storedDeviceIDs(imei string) (*storedDeviceIDs, error) {
 	}
 	s := &storedDeviceIDs{ids: map[string]store.EventDeviceID{}}
 	err := b.quietly(func() error {
-		rows, err := b.t.pg.Query(b.t.ctx, `SELECT `+eventDeviceIDColumns+` FROM event_device_ids WHERE imei = $1 LIMIT $2`, imei, deviceIDsReadAhead+1)
+		// In key order: the primary key's index, whatever the planner
+		// knows of a table that grew in this transaction.
+		rows, err := b.t.pg.Query(b.t.ctx, `SELECT `+eventDeviceIDColumns+` FROM event_device_ids WHERE imei = $1
+			ORDER BY device_event_id LIMIT $2`, imei, deviceIDsReadAhead+1)
 		if err != nil {
 			return classify(err)
 		}
