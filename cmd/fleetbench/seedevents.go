@@ -15,10 +15,11 @@ var seedTypes = []string{"deceleration", "acceleration", "sharpTurnLeft", "sharp
 
 // seedEvents stores n events of f's devices, spread evenly over the days
 // before end, with the store's event ingest in bulk transactions of
-// 50,000 (store.DB.BulkUpdate: the rules and records of any transaction,
-// written by COPY on PostgreSQL), saying how far it got on progress (when
-// not nil) after each, and checks that the organization then has n events
-// in those days. Events go to the devices in turn, so every device has a
+// 250,000 (store.DB.BulkUpdate: the rules and records of any transaction,
+// written by COPY on PostgreSQL, where a transaction reads each device's
+// stored event ids once), saying how far it got on progress (when not
+// nil) after each, and checks that the organization then has n events in
+// those days. Events go to the devices in turn, so every device has a
 // time-ordered history. The webhook messages the events emit count as
 // delivered long ago: the webhook cursor is moved past them.
 func seedEvents(ctx context.Context, f *fleet, n, days int, end time.Time, progress io.Writer) error {
@@ -29,7 +30,7 @@ func seedEvents(ctx context.Context, f *fleet, n, days int, end time.Time, progr
 	defer db.Close()
 	start := end.Add(-time.Duration(days) * 24 * time.Hour)
 	step := end.Sub(start) / time.Duration(n)
-	const chunk = 50_000
+	const chunk = 250_000
 	for lo := 0; lo < n; lo += chunk {
 		hi := min(lo+chunk, n)
 		err := db.BulkUpdate(ctx, store.Actor{Source: "cli"}, func(tx *store.Tx) error {
