@@ -48,6 +48,9 @@ func (b *bench) purge(ctx context.Context) error {
 	samples := sc.purgeDevices * perDay * sc.purgeDays
 	fmt.Fprintf(b.log, "  seeded %d GPS samples in %s, %d events in %s\n", samples, gpsTook.Round(time.Millisecond),
 		events, eventsTook.Round(time.Millisecond))
+	if err := b.settleStore(ctx, fl.st); err != nil {
+		return err
+	}
 	if err := setPurgeDays(ctx, fl, sc.purgeDays-1); err != nil {
 		return err
 	}
