@@ -80,9 +80,10 @@ type bulk struct {
 	// types scan the memo's rows while the connection may be busy.
 	types *pgtype.Map
 
-	// lastEvent is the last event id given; eventsLocked once the events
-	// table is held and lastEvent drawn.
-	lastEvent      int64
+	// lastEvent is the last event id given, idsSet the last the identity
+	// was set to; eventsLocked once the events table is held and lastEvent
+	// drawn.
+	lastEvent, idsSet int64
 	eventsLocked   bool
 	messagesLocked bool
 	// days are the partitions made (or found) so far, by table.
@@ -149,9 +150,10 @@ func (b *bulk) quietly(fn func() error) error {
 	return fn()
 }
 
-// pending implements heldWrites.
+// pending implements heldWrites: records, or event ids given that the
+// identity has not passed yet.
 func (b *bulk) pending() bool {
-	return len(b.events)+len(b.deviceIDs)+len(b.messages)+len(b.gps) > 0
+	return len(b.events)+len(b.deviceIDs)+len(b.messages)+len(b.gps) > 0 || b.lastEvent > b.idsSet
 }
 
 // forget implements heldWrites.
@@ -189,7 +191,10 @@ func (b *bulk) write() error {
 		return err
 	}
 	t := b.t
-	w := &bulkWrite{lastEvent: b.lastEvent}
+	w := &bulkWrite{}
+	if b.lastEvent > b.idsSet {
+		w.lastEvent, b.idsSet = b.lastEvent, b.lastEvent
+	}
 	if w.events = b.events; len(w.events) > 0 {
 		b.events = nil
 		days := make([]time.Time, len(w.events))
@@ -252,20 +257,23 @@ func (b *bulk) settle() error {
 // bulkWrite is what one write of a bulk transaction sends.
 type bulkWrite struct {
 	events    []*store.Event
-	lastEvent int64
+	lastEvent int64 // the identity's new last value, 0 for none
 	deviceIDs []store.EventDeviceID
 	messages  [][]any
 	gps       [][]any
 }
 
-// run sends w by copy on conn: each kind by COPY, and with the events the
-// identity set to the last id given.
+// run sends w by copy on conn: each kind by COPY, and the events
+// identity past the last id given (never back: after a savepoint rolled
+// back with the lock, others may have drawn beyond it).
 func (w *bulkWrite) run(ctx context.Context, copy copier, conn *pgxpool.Conn) error {
-	if len(w.events) > 0 {
-		if err := copyEvents(w.events, copy); err != nil {
-			return err
-		}
-		if _, err := conn.Exec(ctx, `SELECT setval(pg_get_serial_sequence('events', 'id'), $1)`, w.lastEvent); err != nil {
+	if err := copyEvents(w.events, copy); err != nil {
+		return err
+	}
+	if w.lastEvent > 0 {
+		_, err := conn.Exec(ctx, `SELECT setval(s, greatest($1, coalesce(pg_sequence_last_value(s), 0)))
+			FROM (SELECT pg_get_serial_sequence('events', 'id')::regclass AS s) q`, w.lastEvent)
+		if err != nil {
 			return classify(err)
 		}
 	}

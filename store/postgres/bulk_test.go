@@ -232,14 +232,33 @@ func TestBulkSavepointRollback(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, e, func(t *tx) error { return t.Events().Insert(event(4)) })
+	// The last event given rolled back: its id stays given all the same.
+	err = e.BulkUpdate(context.Background(), func(r store.Records) error {
+		t := r.(*tx)
+		if err := r.Events().Insert(event(5)); err != nil {
+			return err
+		}
+		sp, err := t.pg.Begin(t.ctx)
+		if err != nil {
+			return err
+		}
+		if err := r.Events().Insert(event(6)); err != nil {
+			return err
+		}
+		return sp.Rollback(t.ctx)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, e, func(t *tx) error { return t.Events().Insert(event(7)) })
 	read(t, e, func(t *tx) error {
 		rows, err := t.pg.Query(t.ctx, `SELECT id FROM events ORDER BY id`)
 		if err != nil {
 			return err
 		}
 		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err == nil && !slices.Equal(ids, []int64{1, 3, 4}) {
-			err = fmt.Errorf("events %v stored, want 1, 3 and 4", ids)
+		if want := []int64{1, 3, 4, 5, 7}; err == nil && !slices.Equal(ids, want) {
+			err = fmt.Errorf("events %v stored, want %v", ids, want)
 		}
 		var msgs int
 		if err == nil {
