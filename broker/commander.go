@@ -227,7 +227,7 @@ func (s *Server) DeliverQueued(imei string) {
 // this connection, oldest first. The caller holds l.mu.
 func (s *Server) sendQueuedLocked(l *link) {
 	var cmds []store.QueuedCommand
-	if err := s.db.View(context.Background(), func(tx *store.Tx) error {
+	if err := s.db.ViewDevice(context.Background(), l.imei, func(tx *store.Tx) error {
 		var err error
 		cmds, err = tx.QueuedCommands(l.imei)
 		return err

@@ -159,7 +159,7 @@ func (s *Server) pushConfigLocked(l *link) error {
 		cfg  protocol.DesiredConfig
 		skip bool // acknowledged, or already sent on this connection
 	)
-	err := s.db.View(context.Background(), func(tx *store.Tx) error {
+	err := s.db.ViewDevice(context.Background(), l.imei, func(tx *store.Tx) error {
 		dl, err := tx.DeviceLink(l.imei)
 		if err != nil {
 			return err

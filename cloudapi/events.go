@@ -67,15 +67,35 @@ type eventView struct {
 
 // viewEvent renders e in the API form.
 func viewEvent(tx *store.Tx, e *store.Event) (eventView, error) {
+	avail, err := tx.EventMediaAvailable(e)
+	if err != nil {
+		return eventView{}, err
+	}
+	return eventViewOf(e, avail), nil
+}
+
+// viewEvents renders a page of events in the API form, reading whether
+// their files are in the cloud in one lookup for the page.
+func viewEvents(tx *store.Tx, events []*store.Event) ([]eventView, error) {
+	avail, err := tx.EventsMediaAvailable(events)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]eventView, len(events))
+	for i, e := range events {
+		out[i] = eventViewOf(e, avail[i])
+	}
+	return out, nil
+}
+
+// eventViewOf renders e in the API form, avail saying for each of its
+// files whether its bytes are in the cloud.
+func eventViewOf(e *store.Event, avail []bool) eventView {
 	v := eventView{ID: e.ID, IMEI: e.IMEI, EventType: e.Type, Time: isoTime(e.Time), Lat: e.Lat, Lon: e.Lon,
 		Speed: e.Speed, Accuracy: e.Accuracy, Status: e.Status, Severity: e.Severity, Metadata: e.Metadata,
 		Uniqueness: e.IMEI + "_" + e.Type + "_" + strconv.FormatInt(e.Time.Unix(), 10),
 		Files:      []eventFile{}, EventComments: []eventComment{}, GeoFenceID: e.GeoFenceID,
 		GeoFencePath: e.GeoFencePath, GeoFenceName: e.GeoFenceName, SDCard: e.SDCard, DriverID: e.DriverID, CameraID: e.CameraID}
-	avail, err := tx.EventMediaAvailable(e)
-	if err != nil {
-		return v, err
-	}
 	for i, f := range e.Files {
 		v.Files = append(v.Files, eventFile{CameraID: f.CameraID, FileID: f.FileID, FileType: f.FileType, MediaAvailable: avail[i]})
 	}
@@ -84,7 +104,7 @@ func viewEvent(tx *store.Tx, e *store.Event) (eventView, error) {
 			CreatedByAudienceName: audienceName(c.CreatedByAudienceName), CreatedByID: c.CreatedByID,
 			CreatedBy: eventCommentAuthor{ID: c.CreatedByID, Email: c.CreatedByEmail}, CreatedAt: isoTime(c.CreatedAt)})
 	}
-	return v, nil
+	return v
 }
 
 // eventWindow validates a start and end of an event query: both required,
@@ -147,14 +167,12 @@ func (s *Server) listDeviceEvents(c *gin.Context) {
 			return err
 		}
 		total = n
+		page := make([]*store.Event, len(events))
 		for i := range events {
-			v, err := viewEvent(tx, &events[i])
-			if err != nil {
-				return err
-			}
-			out = append(out, v)
+			page[i] = &events[i]
 		}
-		return nil
+		out, err = viewEvents(tx, page)
+		return err
 	})
 	if err != nil {
 		s.fail(c, err)
@@ -236,13 +254,15 @@ func (s *Server) listOrganizationEvents(c *gin.Context) {
 			return err
 		}
 		total = n
+		page := make([]*store.Event, len(events))
 		for i := range events {
-			v, err := viewEvent(tx, &events[i].Event)
-			if err != nil {
-				return err
-			}
-			v.DeviceName = events[i].DeviceName
-			out = append(out, v)
+			page[i] = &events[i].Event
+		}
+		if out, err = viewEvents(tx, page); err != nil {
+			return err
+		}
+		for i := range out {
+			out[i].DeviceName = events[i].DeviceName
 		}
 		return nil
 	})

@@ -169,13 +169,36 @@ type Pipeliner interface {
 	StartJob(n int)
 }
 
+// BatchUpdater is what an engine offers when a group commit's
+// transactions need less isolation than Update gives and cost less with
+// it. A device's messages reach the store through one node at a time, and
+// what two devices' messages share (the webhook sequence, the hourly
+// counts, a unique key) is ordered by locks and unique keys, so a group
+// commit needs one snapshot per transaction and a conflict on every row
+// two transactions both write, but not PostgreSQL's serialisable
+// checks, whose page-level predicate locks make the group commits of the
+// nodes of a cluster abort each other for rows they do not share.
+type BatchUpdater interface {
+	UpdateBatch(ctx context.Context, fn func(Records) error) error
+}
+
+// updateBatch runs a group commit's transaction: UpdateBatch when the
+// engine has it, Update otherwise.
+func (db *DB) updateBatch(ctx context.Context, fn func(Records) error) error {
+	if bu, ok := db.engine.(BatchUpdater); ok {
+		return bu.UpdateBatch(ctx, fn)
+	}
+	return db.engine.Update(ctx, fn)
+}
+
 // Prefetcher is what an engine's records offer when reading many rows at
 // once costs less than reading them one by one (PostgreSQL: one round trip
 // instead of one each): a group commit hands them the devices its jobs
 // act for before it runs them, and the rules then find those devices' rows
-// (the device, its settings, link, track and organization) already read.
+// (the device, its settings, link, track and organization, its latest GPS
+// sample) already read. now is the batch's time.
 type Prefetcher interface {
-	Prefetch(imeis []string) error
+	Prefetch(imeis []string, now time.Time) error
 }
 
 // JobFailed is the error of a statement that a job of a group commit
@@ -245,11 +268,11 @@ func (c *Committer) commitJobs(batch []*commitJob, pending []int, results []erro
 	for len(pending) > 0 {
 		stats.Attempts++
 		failed := make(map[int]error)
-		err := c.db.engine.Update(context.Background(), func(rec Records) error {
+		err := c.db.updateBatch(context.Background(), func(rec Records) error {
 			now := c.db.Now()
 			pipe, _ := rec.(Pipeliner)
 			if pf, ok := rec.(Prefetcher); ok {
-				if err := pf.Prefetch(c.devices(batch, pending)); err != nil {
+				if err := pf.Prefetch(c.devices(batch, pending), now); err != nil {
 					return err
 				}
 			}

@@ -37,6 +37,15 @@ type MediaFileRecords interface {
 	OfType(imei, fileType string) ([]MediaFile, error)
 }
 
+// MediaFileLookup is implemented by MediaFileRecords that read many files
+// in one lookup (an SQL engine: one statement); the store uses it for the
+// files of a page of events, and Get one file after the other otherwise.
+type MediaFileLookup interface {
+	// GetMany returns the file each of refs names, in the order of refs:
+	// nil for one that is not stored.
+	GetMany(refs []MediaRef) ([]*MediaFile, error)
+}
+
 // MediaEventRefRecords record which events reference which media file:
 // one entry per file and event id.
 type MediaEventRefRecords interface {

@@ -68,6 +68,17 @@ type EventSet interface {
 	BackfillHourlyCounts() error
 }
 
+// OrgEventNamer is implemented by an EventSet that answers an
+// organization's event page together with the name each event's device has
+// now, in one query (an SQL engine joins the devices). OrgEventList uses
+// it when the engine's EventSet has it, and looks the devices up itself
+// otherwise.
+type OrgEventNamer interface {
+	// ByOrganizationNamed is ByOrganization with the current name of
+	// each event's device, empty when the device is gone.
+	ByOrganizationNamed(org int64, f OrgEventFilter, p Page) ([]OrgEvent, int, error)
+}
+
 // DeviceEventFilter selects among one device's events. Zero members do not
 // filter.
 type DeviceEventFilter struct {

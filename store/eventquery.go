@@ -50,10 +50,20 @@ func (tx *Tx) deviceEvents(imei string, q EventQuery, owner *Device, p Page) ([]
 // oldest first, and their total count. A device filter is resolved to the
 // devices it selects now.
 func (tx *Tx) OrgEvents(org int64, q EventQuery, p Page) ([]Event, int, error) {
+	f, err := tx.orgEventFilter(q)
+	if err != nil {
+		return nil, 0, err
+	}
+	return tx.rec.Events().ByOrganization(org, f, p)
+}
+
+// orgEventFilter is the engine's filter of q: a device filter becomes the
+// set of the devices it selects now.
+func (tx *Tx) orgEventFilter(q EventQuery) (OrgEventFilter, error) {
 	if q.Devices != nil {
 		devs, _, err := tx.Devices(*q.Devices, Page{})
 		if err != nil {
-			return nil, 0, err
+			return OrgEventFilter{}, err
 		}
 		imeis := map[string]bool{}
 		for _, d := range devs {
@@ -63,8 +73,7 @@ func (tx *Tx) OrgEvents(org int64, q EventQuery, p Page) ([]Event, int, error) {
 		}
 		q.IMEIs, q.Devices = imeis, nil
 	}
-	f := OrgEventFilter{Start: q.Start, End: q.End, Types: q.Types, PartnerID: q.PartnerID, IMEIs: q.IMEIs, Status: q.Status}
-	return tx.rec.Events().ByOrganization(org, f, p)
+	return OrgEventFilter{Start: q.Start, End: q.End, Types: q.Types, PartnerID: q.PartnerID, IMEIs: q.IMEIs, Status: q.Status}, nil
 }
 
 // OrgEvent is an entry of an organization's event list: an event and the
@@ -75,10 +84,19 @@ type OrgEvent struct {
 	DeviceName string
 }
 
-// OrgEventList is OrgEvents with the name of each event's device (an SQL
-// engine joins the devices).
+// OrgEventList is OrgEvents with the name of each event's device: joined
+// by the engine's query when it can (OrgEventNamer), else each device of
+// the page read once.
 func (tx *Tx) OrgEventList(org int64, q EventQuery, p Page) ([]OrgEvent, int, error) {
-	events, total, err := tx.OrgEvents(org, q, p)
+	f, err := tx.orgEventFilter(q)
+	if err != nil {
+		return nil, 0, err
+	}
+	set := tx.rec.Events()
+	if namer, ok := set.(OrgEventNamer); ok {
+		return namer.ByOrganizationNamed(org, f, p)
+	}
+	events, total, err := set.ByOrganization(org, f, p)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -87,8 +105,12 @@ func (tx *Tx) OrgEventList(org int64, q EventQuery, p Page) ([]OrgEvent, int, er
 	for i, e := range events {
 		name, known := names[e.IMEI]
 		if !known {
-			if d, err := tx.Device(e.IMEI); err == nil {
+			d, err := tx.rec.Devices().Get(e.IMEI)
+			switch {
+			case err == nil:
 				name = d.Name
+			case !isNotFound(err):
+				return nil, 0, err
 			}
 			names[e.IMEI] = name
 		}

@@ -480,3 +480,112 @@ func TestPurgeEventsInBatchesAcrossOrganizations(t *testing.T) {
 		}
 	})
 }
+
+// TestOrgEventPagesAfterCopy: an organization's event pages and totals on
+// a PostgreSQL store filled by a copy, from either engine, are those of
+// the copied events, also after deletes on the copy: the copy brings what
+// the pages count whole hours from along with the events.
+func TestOrgEventPagesAfterCopy(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) {
+		f := newEventFixture(t)
+		rnd := rand.New(rand.NewPCG(31, 37))
+		types := []string{EventDeceleration, EventButton, EventCellPhoneUseBeep}
+		devs := []*Device{f.dev, f.dev2, f.foreign}
+		t0 := eventT0.Truncate(time.Hour)
+		var stored []Event
+		f.update(func(tx *Tx) error {
+			for i := range 800 {
+				at := t0.Add(time.Duration(rnd.Int64N(int64(24*time.Hour/time.Millisecond))) * time.Millisecond)
+				if i%40 == 0 {
+					at = t0.Add(time.Duration(rnd.IntN(24)) * time.Hour)
+				}
+				e := &Event{IMEI: devs[i%3].IMEI, OrganizationID: f.org.ID, PartnerID: devs[i%3].PartnerID,
+					Type: types[rnd.IntN(len(types))], Time: at, Severity: SeverityMedium, Status: EventStatusNew}
+				if err := tx.StoreEvent(e); err != nil {
+					return err
+				}
+				stored = append(stored, *e)
+			}
+			return nil
+		})
+		dst := openCopyPostgres(t, storetest.NewClock(copyT0))
+		copyStore(t, f.db, dst)
+		slices.SortFunc(stored, func(a, b Event) int { return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.ID, b.ID)) })
+		check := func(step string) {
+			t.Helper()
+			windows := [][2]time.Time{
+				{t0, t0.Add(24 * time.Hour)},
+				{t0.Add(time.Hour), t0.Add(5*time.Hour - time.Millisecond)},
+				{t0.Add(90 * time.Minute), t0.Add(20*time.Hour + 10*time.Minute)},
+			}
+			for _, w := range windows {
+				for _, q := range []EventQuery{
+					{Start: w[0], End: w[1]},
+					{Start: w[0], End: w[1], PartnerID: f.partner},
+					{Start: w[0], End: w[1], Types: map[string]bool{EventButton: true}},
+				} {
+					var kept []Event
+					for _, e := range stored {
+						if !e.Time.Before(q.Start) && !e.Time.After(q.End) && (q.PartnerID == 0 || e.PartnerID == q.PartnerID) &&
+							(q.Types == nil || q.Types[e.Type]) {
+							kept = append(kept, e)
+						}
+					}
+					for _, p := range []Page{{Limit: 50}, {Limit: 50, Offset: len(kept) / 2}, {Limit: 50, Offset: len(kept) - 10}} {
+						want, wantN := Paginate(kept, p)
+						err := dst.View(t.Context(), func(tx *Tx) error {
+							got, n, err := tx.OrgEvents(f.org.ID, q, p)
+							if err == nil && (n != wantN || !slices.Equal(eventIDs(got), eventIDs(want))) {
+								t.Errorf("%s: %s to %s, partner %d, types %v, page %+v: %d events %v, want %d %v", step,
+									q.Start, q.End, q.PartnerID, q.Types, p, n, eventIDs(got), wantN, eventIDs(want))
+							}
+							return err
+						})
+						if err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+		}
+		check("after the copy")
+		err := dst.Update(t.Context(), Actor{Source: "test"}, func(tx *Tx) error {
+			for _, e := range stored[100:250] {
+				if _, err := tx.DeleteEvent(e.ID); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored = slices.Delete(stored, 100, 250)
+		check("after deletes on the copy")
+	})
+}
+
+// TestOrgEventListOfRemovedDevice: the events of a removed device stay in
+// its organization's list, with no device name, and count as before.
+func TestOrgEventListOfRemovedDevice(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) {
+		f := newEventFixture(t)
+		f.seedEvents(4, f.dev, f.foreign)
+		f.update(func(tx *Tx) error { return tx.RemoveDevice(f.foreign.IMEI) })
+		f.update(func(tx *Tx) error {
+			got, total, err := tx.OrgEventList(f.org.ID, EventQuery{Start: eventT0, End: eventT0.Add(time.Hour)}, Page{Limit: 3, Offset: 2})
+			if err != nil {
+				return err
+			}
+			var names []string
+			for _, e := range got {
+				names = append(names, e.IMEI+" "+e.DeviceName)
+			}
+			want := []string{f.dev.IMEI + " Truck 1", f.foreign.IMEI + " ", f.dev.IMEI + " Truck 1"}
+			if total != 8 || !slices.Equal(names, want) {
+				t.Errorf("%d events %q, want 8 %q", total, names, want)
+			}
+			return nil
+		})
+	})
+}

@@ -235,7 +235,7 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 			return IngestResult{Event: prev}, nil
 		}
 	}
-	eff, err := tx.EffectiveSettings(dev.IMEI)
+	eff, err := tx.resolveSettings(dev)
 	if err != nil {
 		return IngestResult{}, err
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -246,12 +247,63 @@ func (tx *Tx) unrefEventMedia(e *Event) error {
 
 // EventMediaAvailable reports, per file of e, whether its bytes are in the cloud.
 func (tx *Tx) EventMediaAvailable(e *Event) ([]bool, error) {
-	out := make([]bool, len(e.Files))
-	for i, f := range e.Files {
-		m, err := tx.MediaFile(MediaRef{IMEI: e.IMEI, CameraID: f.CameraID, FileType: f.FileType, FileID: f.FileID})
-		out[i] = err == nil && m.State == MediaUploaded
+	avail, err := tx.EventsMediaAvailable([]*Event{e})
+	if err != nil {
+		return nil, err
+	}
+	return avail[0], nil
+}
+
+// EventsMediaAvailable reports, per file of each of events, whether its
+// bytes are in the cloud: the files of a page of events are read in one
+// lookup when the engine can (MediaFileLookup). A file that is not stored
+// is not available; an error reading one is returned.
+func (tx *Tx) EventsMediaAvailable(events []*Event) ([][]bool, error) {
+	var refs []MediaRef
+	for _, e := range events {
+		for _, f := range e.Files {
+			refs = append(refs, MediaRef{IMEI: e.IMEI, CameraID: f.CameraID, FileType: f.FileType, FileID: f.FileID})
+		}
+	}
+	files, err := tx.mediaFiles(refs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]bool, len(events))
+	for i, e := range events {
+		out[i] = make([]bool, len(e.Files))
+		for j := range e.Files {
+			out[i][j] = files[0] != nil && files[0].State == MediaUploaded
+			files = files[1:]
+		}
 	}
 	return out, nil
+}
+
+// mediaFiles returns the file each of refs names, nil for one not stored.
+func (tx *Tx) mediaFiles(refs []MediaRef) ([]*MediaFile, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	set := tx.rec.MediaFiles()
+	if l, ok := set.(MediaFileLookup); ok {
+		files, err := l.GetMany(refs)
+		if err == nil && len(files) != len(refs) {
+			err = fmt.Errorf("store: %d media files read for %d", len(files), len(refs))
+		}
+		return files, err
+	}
+	files := make([]*MediaFile, len(refs))
+	for i, r := range refs {
+		m, err := set.Get(r)
+		switch {
+		case err == nil:
+			files[i] = m
+		case !isNotFound(err):
+			return nil, missing(err, "media file %s", r.Key())
+		}
+	}
+	return files, nil
 }
 
 // MediaUpload is a finished upload of a file's bytes.

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -194,6 +195,59 @@ func TestUploadedFileIsWrittenOnce(t *testing.T) {
 		}
 		if got := f.trash(); len(got) != 0 {
 			t.Fatalf("trash %v: the first upload was replaced", got)
+		}
+	})
+}
+
+// TestEventsMediaAvailable: a page of events says for each file whether
+// its bytes are in the cloud, in the order of the events and their files:
+// a file two events share the same for both, a file never recorded (an
+// event stored without its media references) unavailable.
+func TestEventsMediaAvailable(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) {
+		f := newEventFixture(t)
+		shared := EventFile{CameraID: 1, FileID: "1772366400", FileType: FileVideo}
+		snap := EventFile{CameraID: 2, FileID: "1772366401", FileType: FileSnapshot}
+		clip := EventFile{CameraID: 1, FileID: "1772366402", FileType: FileVideo}
+		a := f.ingest(f.dev, EventInput{Type: EventVirtual, Time: eventT0, Files: []EventFile{shared, snap}}).Event
+		b := f.ingest(f.dev, EventInput{Type: EventVirtual, Time: eventT0, Files: []EventFile{shared}}).Event
+		c := f.ingest(f.dev2, EventInput{Type: EventVirtual, Time: eventT0, Files: []EventFile{clip, snap}}).Event
+		none := f.ingest(f.dev2, EventInput{Type: EventButton, Time: eventT0.Add(time.Minute)}).Event
+		unrecorded := &Event{IMEI: f.dev.IMEI, OrganizationID: f.org.ID, Type: EventVirtual, Time: eventT0,
+			Files: []EventFile{{CameraID: 1, FileID: "1772366499", FileType: FileVideo}, shared}}
+		f.update(func(tx *Tx) error {
+			for _, r := range []MediaRef{
+				{IMEI: f.dev.IMEI, CameraID: 1, FileType: FileVideo, FileID: shared.FileID},
+				{IMEI: f.dev2.IMEI, CameraID: 2, FileType: FileSnapshot, FileID: snap.FileID},
+			} {
+				if _, err := tx.CompleteUpload(MediaUpload{Ref: r, Blob: "b/" + r.FileID, Size: 10, ContentType: "video/mp4"}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		err := f.db.View(t.Context(), func(tx *Tx) error {
+			got, err := tx.EventsMediaAvailable([]*Event{a, b, none, c, unrecorded})
+			if err != nil {
+				return err
+			}
+			want := [][]bool{{true, false}, {true}, {}, {false, true}, {false, true}}
+			if len(got) != len(want) {
+				t.Fatalf("%d events' files, want %d", len(got), len(want))
+			}
+			for i := range want {
+				if !slices.Equal(got[i], want[i]) {
+					t.Errorf("event %d: %v, want %v", i, got[i], want[i])
+				}
+			}
+			one, err := tx.EventMediaAvailable(c)
+			if err == nil && !slices.Equal(one, []bool{false, true}) {
+				t.Errorf("one event: %v, want [false true]", one)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 	})
 }

@@ -105,7 +105,7 @@ func (tx *Tx) NotifyPrivacyConfig(imei string, pending bool) error {
 	if err != nil {
 		return err
 	}
-	e, err := tx.EffectiveSettings(imei)
+	e, err := tx.resolveSettings(d)
 	if err != nil {
 		return err
 	}

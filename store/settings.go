@@ -431,7 +431,27 @@ func (tx *Tx) EffectiveSettings(imei string) (*Effective, error) {
 	if err != nil {
 		return nil, err
 	}
-	ds, err := tx.DeviceSettings(imei)
+	e, err := tx.resolveSettings(d)
+	if err != nil {
+		return nil, err
+	}
+	if e.HotspotPassword, err = tx.HotspotPassword(imei); err != nil {
+		return nil, err
+	}
+	if e.Drivers, err = tx.DriverCredentials(imei); err != nil {
+		return nil, err
+	}
+	if o, err := tx.Organization(d.OrganizationID); err == nil {
+		e.RetentionMinutes = o.Retention.DeviceRetentionMinutes
+	}
+	return e, nil
+}
+
+// resolveSettings is EffectiveSettings of device d without what only the
+// device's configuration carries (its hotspot password, driver
+// credentials and retention): what the event rules apply to each event.
+func (tx *Tx) resolveSettings(d *Device) (*Effective, error) {
+	ds, err := tx.DeviceSettings(d.IMEI)
 	if err != nil {
 		return nil, err
 	}
@@ -451,15 +471,6 @@ func (tx *Tx) EffectiveSettings(imei string) (*Effective, error) {
 	e.Control = EffectiveControl(ds.Control, os.Control)
 	if ds.PrivacyMode != "" {
 		e.PrivacyMode, e.PrivacyModeSet = ds.PrivacyMode, true
-	}
-	if e.HotspotPassword, err = tx.HotspotPassword(imei); err != nil {
-		return nil, err
-	}
-	if e.Drivers, err = tx.DriverCredentials(imei); err != nil {
-		return nil, err
-	}
-	if o, err := tx.Organization(d.OrganizationID); err == nil {
-		e.RetentionMinutes = o.Retention.DeviceRetentionMinutes
 	}
 	return e, nil
 }

@@ -147,6 +147,30 @@ func (db *DB) View(ctx context.Context, fn func(*Tx) error) error {
 	})
 }
 
+// DeviceViewer is what an engine offers when it can read a device's own
+// records for a view ahead of the view, in one go (PostgreSQL: one round
+// trip): the device, its settings, link, track, hotspot, credential and
+// queued commands, its organization and the organization's settings. A
+// view that reads anything else is run again as an ordinary view.
+type DeviceViewer interface {
+	ViewDevice(ctx context.Context, imei string, fn func(Records) error) error
+}
+
+// ViewDevice is View for a view that reads the records of device imei
+// (DeviceViewer): a device connecting, and what it is sent then.
+func (db *DB) ViewDevice(ctx context.Context, imei string, fn func(*Tx) error) error {
+	if err := abandoned(ctx); err != nil {
+		return err
+	}
+	dv, ok := db.engine.(DeviceViewer)
+	if !ok {
+		return db.View(ctx, fn)
+	}
+	return dv.ViewDevice(ctx, imei, func(rec Records) error {
+		return fn(db.newTx(rec, ctx, Actor{}, db.Now()))
+	})
+}
+
 // abandoned returns ctx's error, wrapped, once ctx is done.
 func abandoned(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {

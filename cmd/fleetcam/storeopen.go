@@ -23,7 +23,8 @@ func openConfiguredStore(ctx context.Context, cfg configs.Config) (*store.DB, er
 }
 
 func postgresOptions(cfg configs.Config) postgres.Options {
-	return postgres.Options{StatementTimeout: cfg.Store.StatementTimeout, MaxConns: int32(cfg.Store.MaxConns)}
+	return postgres.Options{StatementTimeout: cfg.Store.StatementTimeout, MaxConns: int32(cfg.Store.MaxConns),
+		Node: cfg.Cluster.NodeID}
 }
 
 // migrate is `fleetcam migrate`: it brings the configured store up to date

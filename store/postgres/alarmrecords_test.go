@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -210,5 +212,132 @@ func TestAlarmRecipients(t *testing.T) {
 	})
 	if next.ID <= rs[2].ID {
 		t.Errorf("a recipient inserted after deletes has id %d; want more than %d", next.ID, rs[2].ID)
+	}
+}
+
+// TestStatusReadAhead runs what a status report reads and writes in a
+// group commit that read its devices ahead: the health state, the open
+// alarms and the auxiliary cameras are answered without a round trip, the
+// writes are held back, each read after a write sees it, and what the
+// transaction committed is what it wrote.
+func TestStatusReadAhead(t *testing.T) {
+	e := openPrepared(t)
+	fx := seedAlarms(t, e)
+	one, two := fx.imeis[0], fx.imeis[1]
+	var a *store.Alarm
+	cams := []store.AuxCamera{{CameraID: 51, SerialNumber: "S51", Kind: "wifi", Paired: true}}
+	write(t, e, func(r *tx) (err error) {
+		if a, err = newAlarm(r, one, fx.org, fx.p, store.AlarmSDCardMissing, alarmTime); err != nil {
+			return err
+		}
+		return errors.Join(r.Alarms().Insert(a), r.OpenAlarms().Put(one, store.AlarmSDCardMissing, a.ID),
+			r.DeviceHealthStates().Put(&store.HealthState{IMEI: one, RecordingTest: "failed", ReportedAt: alarmTime}),
+			r.AuxCameras().Put(one, cams))
+	})
+	later := alarmTime.Add(time.Minute)
+	write(t, e, func(r *tx) error {
+		p := pipeOf(r)
+		if err := r.Prefetch([]string{one, two}, later); err != nil {
+			return err
+		}
+		p.StartJob(1)
+		trips := p.trips
+		h, err := r.DeviceHealthStates().Get(one)
+		if err != nil || h.RecordingTest != "failed" || !h.ReportedAt.Equal(alarmTime) {
+			t.Errorf("health state read ahead: %+v, %v", h, err)
+		}
+		if _, err := r.DeviceHealthStates().Get(two); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("health state of a device that never reported: %v, want not found", err)
+		}
+		if id, err := r.OpenAlarms().Get(one, store.AlarmSDCardMissing); err != nil || id != a.ID {
+			t.Errorf("open alarm read ahead: %d, %v; want %d", id, err, a.ID)
+		}
+		if id, err := r.OpenAlarms().Get(two, store.AlarmSDCardMissing); err != nil || id != 0 {
+			t.Errorf("open alarm of a device with none: %d, %v", id, err)
+		}
+		if got, err := r.AuxCameras().Get(one); err != nil || !reflect.DeepEqual(got, cams) {
+			t.Errorf("cameras read ahead: %+v, %v; want %+v", got, err, cams)
+		}
+		if _, err := r.AuxCameras().Get(two); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("cameras of a device without a list: %v, want not found", err)
+		}
+		dev, err := r.Devices().Get(two)
+		if err != nil {
+			return err
+		}
+		dev.Name = "renamed in a group commit"
+		err = errors.Join(r.DeviceHealthStates().Put(&store.HealthState{IMEI: one, RecordingTest: "passed", ReportedAt: later}),
+			r.OpenAlarms().Delete(one, store.AlarmSDCardMissing),
+			r.OpenAlarms().Put(two, store.AlarmPowerDisconnected, a.ID),
+			r.Devices().Put(dev))
+		if err != nil {
+			return err
+		}
+		if id, err := r.OpenAlarms().Get(one, store.AlarmSDCardMissing); err != nil || id != 0 {
+			t.Errorf("open alarm after its delete: %d, %v", id, err)
+		}
+		if id, err := r.OpenAlarms().Get(two, store.AlarmPowerDisconnected); err != nil || id != a.ID {
+			t.Errorf("open alarm after its put: %d, %v; want %d", id, err, a.ID)
+		}
+		if p.trips != trips || len(p.queued) != 4 {
+			t.Errorf("%d round trips and %d writes queued for a status report read ahead; want 0 and 4", p.trips-trips, len(p.queued))
+		}
+		if h, err := r.DeviceHealthStates().Get(one); err != nil || h.RecordingTest != "passed" {
+			t.Errorf("health state read after its write: %+v, %v", h, err)
+		}
+		return nil
+	})
+	read(t, e, func(r *tx) error {
+		h, err := r.DeviceHealthStates().Get(one)
+		if err != nil || h.RecordingTest != "passed" || !h.ReportedAt.Equal(later) {
+			t.Errorf("health state committed: %+v, %v", h, err)
+		}
+		if id, err := r.OpenAlarms().Get(one, store.AlarmSDCardMissing); err != nil || id != 0 {
+			t.Errorf("open alarm deleted: %d, %v", id, err)
+		}
+		if id, err := r.OpenAlarms().Get(two, store.AlarmPowerDisconnected); err != nil || id != a.ID {
+			t.Errorf("open alarm put: %d, %v; want %d", id, err, a.ID)
+		}
+		if d, err := r.Devices().Get(two); err != nil || d.Name != "renamed in a group commit" {
+			t.Errorf("device put in a group commit: %+v, %v", d, err)
+		}
+		return nil
+	})
+}
+
+// TestQueuedDeviceUpdateLosesToAConcurrentRemoval: a group commit's held
+// back update of a device that another transaction removed after this one
+// read it fails the transaction as a serialisation conflict, never as an
+// update of nothing, and the transaction run again finds the device gone.
+func TestQueuedDeviceUpdateLosesToAConcurrentRemoval(t *testing.T) {
+	e := openPrepared(t)
+	fx := seedAlarms(t, e)
+	imei := fx.imeis[0]
+	ctx := context.Background()
+	attempts := 0
+	err := e.updateAt(ctx, pgx.RepeatableRead, func(r *tx) error {
+		attempts++
+		if err := r.Prefetch([]string{imei}, alarmTime); err != nil {
+			return err
+		}
+		pipeOf(r).StartJob(1)
+		dev, err := r.Devices().Get(imei)
+		if err != nil {
+			return err
+		}
+		if attempts == 1 {
+			if _, err := e.pool.Exec(ctx, `DELETE FROM devices WHERE imei = $1`, imei); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dev.Name = "gone meanwhile"
+		if err := r.Devices().Put(dev); err != nil {
+			t.Errorf("held back update: %v", err)
+		}
+		_, err = r.Devices().Get(fx.imeis[1])
+		return err
+	})
+	if attempts != 2 || !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("after a concurrent removal: %d attempts, %v; want 2, the second finding the device gone", attempts, err)
 	}
 }

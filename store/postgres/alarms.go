@@ -259,6 +259,7 @@ func (s alarms) Purge(p store.AlarmPurge) (int, []byte, error) {
 	if p.Limit > 0 {
 		limit = pgtype.Int8{Int64: int64(p.Limit), Valid: true}
 	}
+	s.t.memo.open = nil // their open records go by cascade
 	var n int
 	var last pgtype.Int8
 	err := s.t.pg.QueryRow(s.t.ctx, `WITH gone AS (

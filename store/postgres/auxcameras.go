@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,48 +18,100 @@ type auxCameras struct{ t *tx }
 func (t *tx) AuxCameras() store.AuxCameraRecords { return auxCameras{t} }
 
 // Get implements store.AuxCameraRecords: a list with no camera is an empty
-// slice, no list store.ErrNotFound.
+// slice, no list store.ErrNotFound. A group commit reads the lists of its
+// devices ahead (Prefetch).
 func (r auxCameras) Get(imei string) ([]store.AuxCamera, error) {
-	rows, err := r.t.pg.Query(r.t.ctx, `SELECT c.camera_id, c.serial_number, c.ssid, c.kind, c.paired, c.connected,
-			c.paired_at, c.changed_at
-		FROM aux_camera_lists l LEFT JOIN aux_cameras c ON c.imei = l.imei
-		WHERE l.imei = $1 ORDER BY c.position`, imei)
-	if err != nil {
-		return nil, classify(err)
+	m, ok := r.t.memo.aux[imei]
+	if !ok {
+		rows, err := r.t.pg.Query(r.t.ctx, `SELECT l.imei, `+auxCameraColumns+`
+			FROM aux_camera_lists l LEFT JOIN aux_cameras c ON c.imei = l.imei
+			WHERE l.imei = $1 ORDER BY c.position`, imei)
+		if err != nil {
+			return nil, classify(err)
+		}
+		lists, err := scanAuxCameras(rows)
+		if err != nil {
+			return nil, err
+		}
+		m = lists[imei]
 	}
+	if !m.listed {
+		return nil, store.NotFound("")
+	}
+	return slices.Clone(m.cams), nil
+}
+
+// auxMemo is a device's list of auxiliary cameras as read: listed is
+// false when it has none.
+type auxMemo struct {
+	listed bool
+	cams   []store.AuxCamera // not nil when listed
+}
+
+// auxCameraColumns are the columns of a list's cameras, of aux_cameras c
+// joined to aux_camera_lists l (NULL for a list without cameras).
+const auxCameraColumns = `c.camera_id, c.serial_number, c.ssid, c.kind, c.paired, c.connected, c.paired_at, c.changed_at`
+
+// prefetchAuxCameras reads the auxiliary camera lists of the devices of $1.
+const prefetchAuxCameras = `SELECT l.imei, ` + auxCameraColumns + `
+	FROM aux_camera_lists l LEFT JOIN aux_cameras c ON c.imei = l.imei
+	WHERE l.imei = ANY($1) ORDER BY l.imei, c.position`
+
+// scanAuxCameras reads rows of the IMEI and auxCameraColumns, by position
+// within each device, into the lists they show, and closes rows.
+func scanAuxCameras(rows pgx.Rows) (map[string]auxMemo, error) {
 	defer rows.Close()
-	var cams []store.AuxCamera
-	listed := false
+	lists := map[string]auxMemo{}
 	for rows.Next() {
-		listed = true
+		var imei string
 		var id *int
 		var serial, ssid, kind *string
 		var paired, connected *bool
 		var pairedAt, changedAt time.Time
-		if err := rows.Scan(&id, &serial, &ssid, &kind, &paired, &connected, zeroTime{&pairedAt}, zeroTime{&changedAt}); err != nil {
+		if err := rows.Scan(&imei, &id, &serial, &ssid, &kind, &paired, &connected, zeroTime{&pairedAt}, zeroTime{&changedAt}); err != nil {
 			return nil, classify(err)
 		}
-		if id == nil {
-			continue // the list is empty
+		m := lists[imei]
+		m.listed = true
+		if m.cams == nil {
+			m.cams = []store.AuxCamera{}
 		}
-		cams = append(cams, store.AuxCamera{CameraID: *id, SerialNumber: *serial, SSID: *ssid, Kind: *kind,
-			Paired: *paired, Connected: *connected, PairedAt: pairedAt, ChangedAt: changedAt})
+		if id != nil { // nil: the list is empty
+			m.cams = append(m.cams, store.AuxCamera{CameraID: *id, SerialNumber: *serial, SSID: *ssid, Kind: *kind,
+				Paired: *paired, Connected: *connected, PairedAt: pairedAt, ChangedAt: changedAt})
+		}
+		lists[imei] = m
 	}
 	if err := rows.Err(); err != nil {
 		return nil, classify(err)
 	}
-	if !listed {
-		return nil, store.NotFound("")
+	return lists, nil
+}
+
+// readAuxCamerasAhead keeps the lists prefetchAuxCameras answers for the
+// devices want.
+func (t *tx) readAuxCamerasAhead(br pgx.BatchResults, want []string) error {
+	rows, err := br.Query()
+	if err != nil {
+		return classify(err)
 	}
-	if cams == nil {
-		cams = []store.AuxCamera{}
+	lists, err := scanAuxCameras(rows)
+	if err != nil {
+		return err
 	}
-	return cams, nil
+	if t.memo.aux == nil {
+		t.memo.aux = map[string]auxMemo{}
+	}
+	for _, imei := range want {
+		t.memo.aux[imei] = lists[imei]
+	}
+	return nil
 }
 
 // Put implements store.AuxCameraRecords: the list row, then the cameras
 // replaced, in one round trip.
 func (r auxCameras) Put(imei string, cams []store.AuxCamera) error {
+	delete(r.t.memo.aux, imei)
 	b := &pgx.Batch{}
 	b.Queue(`INSERT INTO aux_camera_lists (imei) VALUES ($1) ON CONFLICT DO NOTHING`, imei)
 	b.Queue(`DELETE FROM aux_cameras WHERE imei = $1`, imei)
@@ -85,6 +138,7 @@ func (r auxCameras) Put(imei string, cams []store.AuxCamera) error {
 
 // Delete implements store.AuxCameraRecords; the cameras go with the list.
 func (r auxCameras) Delete(imei string) error {
+	delete(r.t.memo.aux, imei)
 	_, err := r.t.exec(`DELETE FROM aux_camera_lists WHERE imei = $1`, imei)
 	return err
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -20,6 +19,10 @@ import (
 // ids, webhook messages, GPS samples) are held and written by COPY, up to
 // bulkBatch of a kind at a time, instead of one statement each:
 //
+//   - The events go through copyEvents, as a copy's do, which adds each
+//     batch's hourly counts (eventcounts.go) under the engine's node in
+//     the same transaction: what the events' ordinary Insert counts one
+//     by one.
 //   - An event's id is the events identity's next value, as an INSERT
 //     would draw it: the transaction holds the events table against other
 //     writers (SHARE ROW EXCLUSIVE) from its first event to its end, draws
@@ -39,7 +42,9 @@ import (
 //     per device (or driver) and kept, with the held writes laid over
 //     them, until the transaction sends a statement of its own, which may
 //     change them; the rows of the memo (memo.go), of tables it holds no
-//     writes for, are read without sending the held writes.
+//     writes for, are read without sending the held writes, and decoded
+//     with a type map of their own (decodeTypes), since a COPY may be
+//     using the connection's.
 //   - The COPYs run on the connection while the rules go on with the next
 //     records, which need no round trip until a batch is full again.
 //
@@ -49,10 +54,14 @@ import (
 
 var _ store.BulkLoader = (*Engine)(nil)
 
-// BulkUpdate implements store.BulkLoader: Update, with the time series'
-// new records held and written by COPY.
+// BulkUpdate implements store.BulkLoader: Update (SERIALIZABLE, run again
+// after a conflict), with the time series' new records held and written by
+// COPY.
 func (e *Engine) BulkUpdate(ctx context.Context, fn func(store.Records) error) error {
-	return e.updateTx(ctx, true, func(t *tx) error { return fn(t) })
+	return e.updateAt(ctx, pgx.Serializable, func(t *tx) error {
+		newBulk(t)
+		return fn(t)
+	})
 }
 
 // bulkBatch is how many records of a kind a bulk transaction holds before
@@ -77,15 +86,13 @@ type bulk struct {
 
 	// inflight is the write on the connection, until settled.
 	inflight chan error
-	// types scan the memo's rows while the connection may be busy.
-	types *pgtype.Map
 
 	// lastEvent is the last event id given, idsSet the last the identity
 	// was set to; eventsLocked once the events table is held and lastEvent
 	// drawn.
 	lastEvent, idsSet int64
-	eventsLocked   bool
-	messagesLocked bool
+	eventsLocked      bool
+	messagesLocked    bool
 	// days are the partitions made (or found) so far, by table.
 	days             map[string]map[time.Time]bool
 	partitionsLocked bool
@@ -130,7 +137,7 @@ type storedDeviceIDs struct {
 // newBulk makes t a bulk transaction.
 func newBulk(t *tx) *bulk {
 	b := &bulk{t: t, heldIDs: map[deviceEventKey]int{}, gpsHeld: map[string]map[int64]bool{},
-		days: map[string]map[time.Time]bool{}, types: pgtype.NewMap()}
+		days: map[string]map[time.Time]bool{}}
 	t.bulk = b
 	if p := pipeOf(t); p != nil {
 		p.held = b
@@ -191,7 +198,7 @@ func (b *bulk) write() error {
 		return err
 	}
 	t := b.t
-	w := &bulkWrite{}
+	w := &bulkWrite{node: t.node}
 	if b.lastEvent > b.idsSet {
 		w.lastEvent, b.idsSet = b.lastEvent, b.lastEvent
 	}
@@ -240,7 +247,7 @@ func (b *bulk) write() error {
 	}
 	done := make(chan error, 1)
 	b.inflight = done
-	go func() { done <- w.run(t.ctx, connCopier(t.ctx, p.conn), p.conn) }()
+	go func() { done <- w.run(connCopier{t.ctx, p.conn}) }()
 	return nil
 }
 
@@ -256,6 +263,7 @@ func (b *bulk) settle() error {
 
 // bulkWrite is what one write of a bulk transaction sends.
 type bulkWrite struct {
+	node      string // the engine's node, which counts the events
 	events    []*store.Event
 	lastEvent int64 // the identity's new last value, 0 for none
 	deviceIDs []store.EventDeviceID
@@ -263,31 +271,32 @@ type bulkWrite struct {
 	gps       [][]any
 }
 
-// run sends w by copy on conn: each kind by COPY, and the events
-// identity past the last id given (never back: after a savepoint rolled
-// back with the lock, others may have drawn beyond it).
-func (w *bulkWrite) run(ctx context.Context, copy copier, conn *pgxpool.Conn) error {
-	if err := copyEvents(w.events, copy); err != nil {
+// run sends w with c: each kind by COPY, the events with their hourly
+// counts (copyEvents), and the events identity past the last id given
+// (never back: after a savepoint rolled back with the lock, others may
+// have drawn beyond it).
+func (w *bulkWrite) run(c copier) error {
+	if err := copyEvents(w.events, w.node, c); err != nil {
 		return err
 	}
 	if w.lastEvent > 0 {
-		_, err := conn.Exec(ctx, `SELECT setval(s, greatest($1, coalesce(pg_sequence_last_value(s), 0)))
+		err := c.run(`SELECT setval(s, greatest($1, coalesce(pg_sequence_last_value(s), 0)))
 			FROM (SELECT pg_get_serial_sequence('events', 'id')::regclass AS s) q`, w.lastEvent)
 		if err != nil {
-			return classify(err)
+			return err
 		}
 	}
 	ids := make([][]any, len(w.deviceIDs))
 	for i := range w.deviceIDs {
 		ids[i] = eventDeviceIDArgs(&w.deviceIDs[i])
 	}
-	if err := copy("event_device_ids", eventDeviceIDColumns, ids); err != nil {
+	if err := c.copyRows("event_device_ids", eventDeviceIDColumns, ids); err != nil {
 		return err
 	}
-	if err := copy("messages", messageRowColumns, w.messages); err != nil {
+	if err := c.copyRows("messages", messageRowColumns, w.messages); err != nil {
 		return err
 	}
-	return copy("gps_samples", gpsRowColumns, w.gps)
+	return c.copyRows("gps_samples", gpsRowColumns, w.gps)
 }
 
 // ensureDays makes the partitions of each table for the UTC days of times

@@ -96,6 +96,87 @@ func TestGroupCommitsOfTwoProcessesConflict(t *testing.T) {
 	}
 }
 
+// TestGroupCommitsOfTwoProcessesOnDifferentDevices: two processes store
+// GPS of two devices in their group commits at the same moment, each
+// reading its device's latest sample (the GPS samples' index pages both
+// read and write) before either writes. Neither transaction shares a row
+// with the other, so neither runs again: a group commit does not pay for
+// what another node's writes to neighbouring index entries look like.
+func TestGroupCommitsOfTwoProcessesOnDifferentDevices(t *testing.T) {
+	url := pgtest.Database(t, "")
+	ctx := context.Background()
+	var dbs [2]*store.DB
+	for i := range dbs {
+		db, err := postgres.Open(ctx, url, postgres.Options{}, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		dbs[i] = db
+	}
+	imeis := []string{storetest.IMEI("35693810009100"), storetest.IMEI("35693810009200")}
+	at := time.Date(2026, 3, 15, 9, 0, 0, 0, time.UTC)
+	err := dbs[0].Update(ctx, store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+		p, err := tx.CreatePartner("Partner")
+		if err != nil {
+			return err
+		}
+		o, err := tx.CreateOrganization(p.ID, "Fleet", []byte("salt"))
+		if err != nil {
+			return err
+		}
+		for _, imei := range imeis {
+			d := &store.Device{IMEI: imei, Name: "cam", OrganizationID: o.ID, PartnerID: p.ID}
+			if err := tx.AddDevice(d); err != nil {
+				return err
+			}
+			if _, err := tx.AddGPS(d, []store.GPSPoint{{Time: at, Lat: 52, Lon: 4}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var read sync.WaitGroup
+	read.Add(2)
+	runs := make([]int, 2)
+	errs := make([]error, 2)
+	var writers sync.WaitGroup
+	for i, db := range dbs {
+		c := db.NewCommitter(store.CommitterOptions{MaxBatch: 8})
+		defer c.Close()
+		writers.Go(func() {
+			errs[i] = c.Do(ctx, store.Actor{Source: "device"}, func(tx *store.Tx) error {
+				runs[i]++
+				dev, err := tx.Device(imeis[i])
+				if err != nil {
+					return err
+				}
+				if _, err := tx.GPS(imeis[i], at, at.Add(time.Hour), 0); err != nil {
+					return err
+				}
+				if runs[i] == 1 {
+					read.Done()
+					read.Wait()
+				}
+				_, err = tx.AddGPS(dev, []store.GPSPoint{{Time: at.Add(time.Second), Lat: 52, Lon: 4}})
+				return err
+			})
+		})
+	}
+	writers.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("writer %d: %v", i, err)
+		}
+	}
+	if runs[0] != 1 || runs[1] != 1 {
+		t.Errorf("the jobs ran %v times; want once each", runs)
+	}
+}
+
 // TestGroupCommitAfterAFailedStatement runs three jobs in one batch, the
 // second of which fails in the database (a device name with a NUL byte,
 // which text cannot hold): PostgreSQL refuses every later statement of that

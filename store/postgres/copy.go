@@ -338,25 +338,51 @@ func copyInto(t *tx, table, columns string, n int, row func(i int) ([]any, error
 	return copiedAll(table, n, copied, err)
 }
 
-// copier writes rows into table's columns (a comma-separated list) by
-// COPY.
-type copier func(table, columns string, rows [][]any) error
-
-// copyRows is the copier of t's own statements.
-func (t *tx) copyRows(table, columns string, rows [][]any) error {
-	return copyInto(t, table, columns, len(rows), func(i int) ([]any, error) { return rows[i], nil })
+// copier is where a path that writes events and the time series by COPY
+// writes: rows by COPY, and the statements that go with them (the hourly
+// counts of the events copied, copyEvents).
+type copier interface {
+	// copyRows writes rows into table's columns (a comma-separated list)
+	// by COPY.
+	copyRows(table, columns string, rows [][]any) error
+	// run runs a statement.
+	run(sql string, args ...any) error
 }
 
-// connCopier is the copier of conn, whose transaction is a pipe's: for a
-// COPY that runs while the pipe waits (bulk.go).
-func connCopier(ctx context.Context, conn *pgxpool.Conn) copier {
-	return func(table, columns string, rows [][]any) error {
-		if len(rows) == 0 {
-			return nil
-		}
-		copied, err := conn.CopyFrom(ctx, pgx.Identifier{table}, columnNames(columns), pgx.CopyFromRows(rows))
-		return copiedAll(table, len(rows), copied, err)
+// txCopier is the copier of t's own statements (a copy's Load).
+type txCopier struct{ t *tx }
+
+// copyRows implements copier.
+func (c txCopier) copyRows(table, columns string, rows [][]any) error {
+	return copyInto(c.t, table, columns, len(rows), func(i int) ([]any, error) { return rows[i], nil })
+}
+
+// run implements copier.
+func (c txCopier) run(sql string, args ...any) error {
+	_, err := c.t.exec(sql, args...)
+	return err
+}
+
+// connCopier is the copier of conn, whose transaction is a pipe's: for the
+// COPYs that run on it while the pipe waits (bulk.go).
+type connCopier struct {
+	ctx  context.Context
+	conn *pgxpool.Conn
+}
+
+// copyRows implements copier.
+func (c connCopier) copyRows(table, columns string, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
 	}
+	copied, err := c.conn.CopyFrom(c.ctx, pgx.Identifier{table}, columnNames(columns), pgx.CopyFromRows(rows))
+	return copiedAll(table, len(rows), copied, err)
+}
+
+// run implements copier.
+func (c connCopier) run(sql string, args ...any) error {
+	_, err := c.conn.Exec(c.ctx, sql, args...)
+	return classify(err)
 }
 
 // columnNames are the names of a comma-separated column list.

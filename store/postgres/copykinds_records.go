@@ -59,7 +59,10 @@ var _ = register(map[store.Kind]copyKind{
 		selected(`SELECT `+oauthClientColumns+` FROM oauth_clients ORDER BY id`, scanned(oauthClientFields)),
 		each(func(t *tx, c *store.OAuthClient) error { return oauthClients{t}.Insert(c) })),
 
-	store.KindEvents: kindOf(tableList("events", "event_files", "event_comments"),
+	// The hourly counts of the events are not copied: each batch of
+	// events copied in adds its own (copyEvents), under the destination's
+	// node.
+	store.KindEvents: kindOf(tableList("events", "event_files", "event_comments", "event_hours"),
 		selected(`SELECT `+eventColumns+` FROM events e ORDER BY e.id`,
 			func(row pgx.Row) (*store.Event, error) { return scanEvent(row) }),
 		putEvents),
@@ -108,27 +111,21 @@ var _ = register(map[store.Kind]copyKind{
 		each(func(t *tx, a *store.Album) error { return albums{t}.Put(a) })),
 })
 
-// putEvents stores the copy's events, copyBatch at a time, then what the
-// engine derives from them.
+// putEvents stores the copy's events, copyBatch at a time, each batch
+// with its hourly counts (copyEvents).
 func putEvents(t *tx, k store.Kind, recs iter.Seq2[any, error]) (int64, error) {
-	n, err := batched(func(t *tx, batch []*store.Event) error { return copyEvents(batch, t.copyRows) })(t, k, recs)
-	if err != nil {
-		return n, err
-	}
-	return n, rebuildEventDerived(t)
+	return batched(func(t *tx, batch []*store.Event) error { return copyEvents(batch, t.node, txCopier{t}) })(t, k, recs)
 }
 
-// rebuildEventDerived rebuilds, once a copy has stored every event, the
-// tables the engine derives from the events alone. There are none yet: a
-// device's event ids (event_device_ids) are the rules' own record, which
-// outlives its event, and a kind of the copy of its own.
-func rebuildEventDerived(t *tx) error { return nil }
-
 // copyEvents writes a batch of events, their files and their comments by
-// COPY with copy, from the arguments eventArgs gives their rows: the one
-// writer of events by COPY, for a copy (putEvents) and a bulk transaction
-// (bulk.go).
-func copyEvents(batch []*store.Event, copy copier) error {
+// COPY with w, from the arguments eventArgs gives their rows, and adds the
+// batch's hourly counts under node (eventcounts.go): the one writer of
+// events by COPY, for a copy (putEvents) and a bulk transaction (bulk.go),
+// so that every event either stores is counted in its transaction.
+func copyEvents(batch []*store.Event, node string, w copier) error {
+	if len(batch) == 0 {
+		return nil
+	}
 	columns := strings.Split(eventRowColumns, ",")
 	for i, c := range columns {
 		columns[i] = strings.TrimSpace(c)
@@ -152,17 +149,17 @@ func copyEvents(batch []*store.Event, copy copier) error {
 				nullZero(emails[i]), ats[i]})
 		}
 	}
-	for _, c := range []struct {
-		table, columns string
-		rows           [][]any
+	for _, table := range []struct {
+		name, columns string
+		rows          [][]any
 	}{
 		{"events", "id, " + eventRowColumns, events},
 		{"event_files", "event_id, event_time, position, camera_id, file_id, file_type", files},
 		{"event_comments", "id, event_id, event_time, comment, audience, created_by_id, created_by_email, created_at", comments},
 	} {
-		if err := copy(c.table, c.columns, c.rows); err != nil {
+		if err := w.copyRows(table.name, table.columns, table.rows); err != nil {
 			return err
 		}
 	}
-	return nil
+	return w.run(countEventsSQL, countEventsArgs(batch, node)...)
 }

@@ -119,17 +119,16 @@ func (t *tx) DeviceCredentials() store.DeviceCredentialRecords { return deviceCr
 // Get implements store.DeviceCredentialRecords.
 func (r deviceCredentials) Get(imei string) (*store.DeviceCredential, error) {
 	c := store.DeviceCredential{IMEI: imei}
-	err := r.t.pg.QueryRow(r.t.ctx, `SELECT token_hash, issued_at, generation, revoked_at, last_bootstrap
-		FROM device_credentials WHERE imei = $1`, imei).Scan(&c.TokenHash, zeroTime{&c.IssuedAt}, &c.Generation,
-		zeroTime{&c.RevokedAt}, &c.LastBootstrap)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, store.NotFound("")
-	}
+	err := getMemo(r.t, tableDeviceCredentials, imei, `SELECT `+credentialColumns+` FROM device_credentials WHERE imei = $1`,
+		[]any{&c.TokenHash, zeroTime{&c.IssuedAt}, &c.Generation, zeroTime{&c.RevokedAt}, &c.LastBootstrap}, imei)
 	if err != nil {
-		return nil, classify(err)
+		return nil, err
 	}
 	return &c, nil
 }
+
+// credentialColumns are the columns of a device's credential Get reads.
+const credentialColumns = `token_hash, issued_at, generation, revoked_at, last_bootstrap`
 
 // Put implements store.DeviceCredentialRecords; store.ErrNotFound when the
 // device is not in the inventory.
@@ -143,11 +142,13 @@ func (r deviceCredentials) Put(c *store.DeviceCredential) error {
 		ON CONFLICT (imei) DO UPDATE SET token_hash = EXCLUDED.token_hash, issued_at = EXCLUDED.issued_at,
 			generation = EXCLUDED.generation, revoked_at = EXCLUDED.revoked_at, last_bootstrap = EXCLUDED.last_bootstrap`,
 		c.IMEI, hash, nullTime(c.IssuedAt), c.Generation, nullTime(c.RevokedAt), c.LastBootstrap)
+	r.t.forget(tableDeviceCredentials, c.IMEI)
 	return missingDevice(err, c.IMEI)
 }
 
 // Delete implements store.DeviceCredentialRecords.
 func (r deviceCredentials) Delete(imei string) error {
+	r.t.forget(tableDeviceCredentials, imei)
 	_, err := r.t.exec(`DELETE FROM device_credentials WHERE imei = $1`, imei)
 	return err
 }

@@ -30,10 +30,22 @@ func deviceFields(d *store.Device) []any {
 // name_folded column holds.
 func foldName(name string) string { return string(bytes.ToLower([]byte(name))) }
 
+// deviceMemoColumns are the columns of a device's row the memo keeps:
+// those of the device and its revision (Stamp).
+const deviceMemoColumns = deviceColumns + `, revision`
+
+// getDevice reads imei's row (deviceMemoColumns) into d and rev, once per
+// transaction (memo.go).
+func getDevice(t *tx, imei string, d *store.Device, rev *int64) error {
+	return getMemo(t, tableDevices, imei, `SELECT `+deviceMemoColumns+` FROM devices WHERE imei = $1`,
+		append(deviceFields(d), rev), imei)
+}
+
 // Get implements store.DeviceRecords.
 func (r devices) Get(imei string) (*store.Device, error) {
 	var d store.Device
-	if err := getMemo(r.t, tableDevices, imei, `SELECT `+deviceColumns+` FROM devices WHERE imei = $1`, deviceFields(&d), imei); err != nil {
+	var rev int64
+	if err := getDevice(r.t, imei, &d, &rev); err != nil {
 		return nil, err
 	}
 	return &d, nil
@@ -42,11 +54,11 @@ func (r devices) Get(imei string) (*store.Device, error) {
 // Stamp implements store.DeviceRecords: the row's revision, which every
 // write of it draws anew from the device_revisions sequence, so that no
 // two versions of any device's row share one (not even those of an IMEI
-// removed and added again). It reads one column by the primary key and
-// decodes nothing.
+// removed and added again). It is read with the row, once per transaction.
 func (r devices) Stamp(imei string) (uint64, error) {
+	var d store.Device
 	var rev int64
-	err := getOne(r.t, `SELECT revision FROM devices WHERE imei = $1`, []any{&rev}, imei)
+	err := getDevice(r.t, imei, &d, &rev)
 	if errors.Is(err, store.ErrNotFound) {
 		return 0, store.NotFound("device %s", imei)
 	}
@@ -72,14 +84,24 @@ func (r devices) Insert(d *store.Device) error {
 
 // Put implements store.DeviceRecords. The organization stays the one the
 // device was inserted in.
+//
+// In a group commit that has read the row, the update is held back: it
+// updates the row the transaction sees, or fails as a serialisation
+// failure should another transaction have changed or removed the row
+// since, so nobody needs its answer.
 func (r devices) Put(d *store.Device) error {
+	seen := r.t.memo.rows[memoKey{tableDevices, d.IMEI}].found
 	r.t.forget(tableDevices, d.IMEI)
-	tag, err := r.t.exec(`UPDATE devices SET name = $2, name_folded = $3, partner_id = $4, group_id = $5,
+	const update = `UPDATE devices SET name = $2, name_folded = $3, partner_id = $4, group_id = $5,
 			status = $6, product_type = $7, data_profile_id = $8, created_at = $9, activated_at = $10,
 			ownership = $11, previous_owner_until = $12, revision = nextval('device_revisions')
-		WHERE imei = $1`,
-		d.IMEI, d.Name, foldName(d.Name), d.PartnerID, nullID(d.GroupID), d.Status, d.ProductType,
-		d.DataProfileID, d.CreatedAt, nullTime(d.ActivatedAt), d.Ownership, nullTime(d.PreviousOwnerUntil))
+		WHERE imei = $1`
+	args := []any{d.IMEI, d.Name, foldName(d.Name), d.PartnerID, nullID(d.GroupID), d.Status, d.ProductType,
+		d.DataProfileID, d.CreatedAt, nullTime(d.ActivatedAt), d.Ownership, nullTime(d.PreviousOwnerUntil)}
+	if p := groupPipe(r.t); p != nil && seen {
+		return p.queue(update, args...)
+	}
+	tag, err := r.t.exec(update, args...)
 	if err == nil && tag.RowsAffected() == 0 {
 		return store.NotFound("device %s", d.IMEI)
 	}

@@ -12,13 +12,33 @@ import (
 )
 
 // The event pages of a device and of an organization: a window of one
-// index (events_device, events_organization) that the filters narrow,
-// counted and paged in one statement.
+// index (events_device, events_organization) that the filters narrow.
+//
+// An organization's page whose filters the hourly counts answer (time,
+// type, partner: no device set, no status) counts its window from the
+// counts of the whole hours inside it and only the partial hours at its
+// two ends from the index (eventcounts.go), and finds where its offset
+// lands by skipping whole hours by their counts: the page is then read
+// from the start of that hour with the offset that is left, which is less
+// than one hour's events however deep the page, up to the end of the hour
+// its last event is in. The other pages count their window from the
+// index, in the round trip of the page itself.
+//
+// Every statement bounds the event time by parameters, in the form the
+// planner prunes partitions with (time compared with a value, never an
+// expression of the column): only the partitions of the bounds are read,
+// whether the plan is made for the values or generic, and only those are
+// planned when it is made for the values.
 
-// eventFilter is the WHERE clause of an event page and its arguments.
+// eventFilter is the WHERE clause of an event page and its arguments: the
+// conditions on what an event is (device, organization, type…) and its
+// window.
 type eventFilter struct {
 	conds []string
 	args  pgx.NamedArgs
+	// start and end are the window's bounds (both inclusive, zero when
+	// the window has none), as window set them.
+	start, end time.Time
 }
 
 func newEventFilter() *eventFilter { return &eventFilter{args: pgx.NamedArgs{}} }
@@ -30,13 +50,15 @@ func (f *eventFilter) add(cond, name string, v any) {
 }
 
 // window bounds the event time by start and end, both inclusive; a zero
-// time does not bound it.
+// time does not bound it. A stored time is a whole microsecond, and pgx
+// drops a bound's fraction of one as it dropped the stored time's.
 func (f *eventFilter) window(start, end time.Time) {
+	f.start, f.end = floorMicro(start), floorMicro(end)
 	if !start.IsZero() {
-		f.add(`time >= @start`, "start", start)
+		f.args["start"] = f.start
 	}
 	if !end.IsZero() {
-		f.add(`time <= @end`, "end", end)
+		f.args["end"] = f.end
 	}
 }
 
@@ -48,13 +70,42 @@ func (f *eventFilter) types(types map[string]bool) {
 	}
 }
 
-func (f *eventFilter) where() string { return strings.Join(f.conds, " AND ") }
+// where is the clause of the events w keeps with a time from lo on and
+// up to hi, each a condition on the column alone ("time >= @start"), which
+// is what prunes the partitions; an empty one does not bound the time.
+func (f *eventFilter) where(lo, hi string) string {
+	conds := slices.Clone(f.conds)
+	for _, c := range []string{lo, hi} {
+		if c != "" {
+			conds = append(conds, `time `+c)
+		}
+	}
+	return strings.Join(conds, " AND ")
+}
+
+// bounds are the conditions of where for the window itself.
+func (f *eventFilter) bounds() (lo, hi string) {
+	if !f.start.IsZero() {
+		lo = `>= @start`
+	}
+	if !f.end.IsZero() {
+		hi = `<= @end`
+	}
+	return lo, hi
+}
+
+// empty reports a window that ends before it starts.
+func (f *eventFilter) empty() bool {
+	return !f.start.IsZero() && !f.end.IsZero() && f.end.Before(f.start)
+}
 
 // ByDevice implements store.EventSet over events_device. A holder keeps
 // the events of Device.HoldsEvent: those of its ownership, and when that
 // is 0 (both from before ownership numbers) those of its organization
 // recorded since the device was created. (An event's organization is
 // never 0 here, so the rule's "the event does not say" case is absent.)
+// One device's window is narrow (a device reports a few hundred events a
+// day at most), so it is counted from the index.
 func (s events) ByDevice(imei string, f store.DeviceEventFilter, p store.Page) ([]store.Event, int, error) {
 	w := newEventFilter()
 	w.add(`imei = @imei`, "imei", imei)
@@ -73,13 +124,29 @@ func (s events) ByDevice(imei string, f store.DeviceEventFilter, p store.Page) (
 			w.add(`created_at >= @holder_since`, "holder_since", h.CreatedAt)
 		}
 	}
-	return s.page(w, p)
+	page, total, err := s.countedPage(w, p, false)
+	return plainEvents(page), total, err
 }
 
-// ByOrganization implements store.EventSet over events_organization: its
-// entries carry the type, partner and device, so that only the status
-// filter and the page read the rows.
+// ByOrganization implements store.EventSet over events_organization and
+// the hourly counts.
 func (s events) ByOrganization(org int64, f store.OrgEventFilter, p store.Page) ([]store.Event, int, error) {
+	page, total, err := s.byOrganization(org, f, p, false)
+	return plainEvents(page), total, err
+}
+
+// ByOrganizationNamed implements store.OrgEventNamer: ByOrganization with
+// the name each event's device has now, joined in the page's statement.
+func (s events) ByOrganizationNamed(org int64, f store.OrgEventFilter, p store.Page) ([]store.OrgEvent, int, error) {
+	return s.byOrganization(org, f, p, true)
+}
+
+var _ store.OrgEventNamer = events{}
+
+// byOrganization is ByOrganization, with the devices' names when named.
+// The index entries carry the type, partner and device, so that only the
+// status filter and the page read the rows.
+func (s events) byOrganization(org int64, f store.OrgEventFilter, p store.Page, named bool) ([]store.OrgEvent, int, error) {
 	w := newEventFilter()
 	w.add(`organization_id = @org`, "org", org)
 	w.window(f.Start, f.End)
@@ -87,55 +154,246 @@ func (s events) ByOrganization(org int64, f store.OrgEventFilter, p store.Page) 
 	if f.PartnerID != 0 {
 		w.add(`partner_id = @partner`, "partner", f.PartnerID)
 	}
+	if f.IMEIs == nil && f.Status == "" && p.Limit > 0 && !f.Start.IsZero() && !f.End.IsZero() {
+		return s.hourlyPage(w, org, f, p, named)
+	}
 	if f.IMEIs != nil {
 		w.add(`imei = ANY (@imeis)`, "imeis", slices.Sorted(maps.Keys(f.IMEIs)))
 	}
 	if f.Status != "" {
 		w.add(`status = @status`, "status", f.Status)
 	}
-	return s.page(w, p)
+	return s.countedPage(w, p, named)
 }
 
-// page returns the page p of the events w keeps, by time then id, and how
-// many it keeps: the page's ids and the count come from the index, then
-// only the page's rows are read. A page past the end returns no row to
-// carry the count, which is then counted alone.
-func (s events) page(w *eventFilter, p store.Page) ([]store.Event, int, error) {
+// pageSQL is the statement of the page of the events w keeps, by time then
+// id, with a time from from on (w's start when zero) and before to (up to
+// w's end when zero), skipping offset and keeping limit (all when 0). The
+// page's ids are read from the index, then each of the page's rows by its
+// key (a lateral subquery, whose LIMIT keeps the planner from making it a
+// join, which may hash every row of the window), with its files and, when
+// named, the name of its device. The narrower from and to are, the fewer partitions
+// the statement names: a plan over a month's partitions of the events and
+// of their files takes longer than reading a page.
+func (w *eventFilter) pageSQL(from, to time.Time, p store.Page, named bool) (string, pgx.NamedArgs) {
 	args := maps.Clone(w.args)
+	lo, hi := w.bounds()
+	if !from.IsZero() && from.After(w.start) {
+		lo = `>= @from`
+		args["from"] = from
+	}
+	if !to.IsZero() && (w.end.IsZero() || !to.After(w.end)) {
+		hi = `< @to`
+		args["to"] = to
+	}
+	rowWindow, fileWindow := "", ""
+	for _, c := range []string{lo, hi} {
+		if c != "" {
+			rowWindow += ` AND e.time ` + c
+			fileWindow += ` AND f.event_time ` + c
+		}
+	}
 	args["offset"] = max(p.Offset, 0)
 	args["limit"] = nil // LIMIT NULL: all
 	if p.Limit > 0 {
 		args["limit"] = p.Limit
 	}
-	rows, err := s.t.pg.Query(s.t.ctx, `WITH page AS (
-		SELECT id, time, count(*) OVER () AS total FROM events WHERE `+w.where()+`
+	columns := eventColumnsWithin(fileWindow)
+	if named {
+		columns += `, coalesce((SELECT d.name FROM devices d WHERE d.imei = e.imei), '')`
+	}
+	return `WITH page AS (
+		SELECT id, time FROM events WHERE ` + w.where(lo, hi) + `
 		 ORDER BY time, id LIMIT @limit OFFSET @offset)
-	SELECT `+eventColumns+`, page.total
-	  FROM page JOIN events e ON e.id = page.id AND e.time = page.time
-	 ORDER BY page.time, page.id`, args)
+	SELECT e.* FROM page CROSS JOIN LATERAL (
+		SELECT ` + columns + `
+		  FROM events e WHERE e.id = page.id AND e.time = page.time` + rowWindow + ` LIMIT 1) e
+	 ORDER BY page.time, page.id`, args
+}
+
+// readPage scans the rows of a pageSQL statement.
+func readPage(rows pgx.Rows, named bool) ([]store.OrgEvent, error) {
+	defer rows.Close()
+	var out []store.OrgEvent
+	for rows.Next() {
+		var name string
+		var more []any
+		if named {
+			more = append(more, &name)
+		}
+		e, err := scanEvent(rows, more...)
+		if err != nil {
+			return nil, classify(err)
+		}
+		out = append(out, store.OrgEvent{Event: *e, DeviceName: name})
+	}
+	return out, classify(rows.Err())
+}
+
+// countedPage returns the page p of the events w keeps, by time then id,
+// and how many it keeps, counted from the index: both statements go in
+// one round trip.
+func (s events) countedPage(w *eventFilter, p store.Page, named bool) ([]store.OrgEvent, int, error) {
+	if w.empty() {
+		return nil, 0, nil
+	}
+	b := &pgx.Batch{}
+	b.Queue(`SELECT count(*) FROM events WHERE `+w.where(w.bounds()), w.args)
+	sql, args := w.pageSQL(time.Time{}, time.Time{}, p, named)
+	b.Queue(sql, args)
+	br := s.t.pg.SendBatch(s.t.ctx, b)
+	defer br.Close()
+	var total int
+	if err := br.QueryRow().Scan(&total); err != nil {
+		return nil, 0, classify(err)
+	}
+	rows, err := br.Query()
 	if err != nil {
 		return nil, 0, classify(err)
 	}
-	defer rows.Close()
-	var out []store.Event
-	total := 0
-	for rows.Next() {
-		e, err := scanEvent(rows, &total)
-		if err != nil {
+	page, err := readPage(rows, named)
+	if err != nil {
+		return nil, 0, err
+	}
+	return page, total, classify(br.Close())
+}
+
+// span is a stretch of a window that the counts say how many events of
+// the page's filter hold: a whole hour, or one of the window's partial
+// first and last hours. It reaches from lo to the next span's lo, the
+// last one to the window's end.
+type span struct {
+	lo time.Time
+	n  int
+}
+
+// hourlyPage returns the page p (p.Limit > 0) of organization org's events
+// that w keeps (its window, types and partner: what the counts answer),
+// and how many it keeps. One round trip reads the counts of the window's
+// whole hours and counts its partial first and last hours from the index;
+// a second reads the page from the span its offset lands in, skipping the
+// rest of the offset by the index, up to the end of the span its last
+// event is in.
+func (s events) hourlyPage(w *eventFilter, org int64, f store.OrgEventFilter, p store.Page, named bool) ([]store.OrgEvent, int, error) {
+	if w.empty() {
+		return nil, 0, nil
+	}
+	// Whole hours from first (the first hour that starts in the window)
+	// to last (exclusive: the hour the window's last microsecond is in).
+	first := w.start.Truncate(time.Hour)
+	if first.Before(w.start) {
+		first = first.Add(time.Hour)
+	}
+	last := w.end.Add(time.Microsecond).Truncate(time.Hour)
+	if !first.Before(last) {
+		// No whole hour: at most two partial ones, counted from the index.
+		return s.countedPage(w, p, named)
+	}
+	b := &pgx.Batch{}
+	edge := func(lo, hi string, bound string, at time.Time) {
+		args := maps.Clone(w.args)
+		args[bound] = at
+		b.Queue(`SELECT count(*) FROM events WHERE `+w.where(lo, hi), args)
+	}
+	lead := w.start.Before(first)
+	if lead {
+		edge(`>= @start`, `< @first`, "first", first)
+	}
+	trail := !w.end.Before(last)
+	if trail {
+		edge(`>= @last`, `<= @end`, "last", last)
+	}
+	hours := `SELECT hour, sum(events)::bigint FROM event_hours WHERE organization_id = @org AND hour >= @first AND hour < @last`
+	hourArgs := pgx.NamedArgs{"org": org, "first": first, "last": last}
+	if f.PartnerID != 0 {
+		hours += ` AND partner_id = @partner`
+		hourArgs["partner"] = f.PartnerID
+	}
+	if f.Types != nil {
+		hours += ` AND type = ANY (@types)`
+		hourArgs["types"] = w.args["types"]
+	}
+	b.Queue(hours+` GROUP BY hour HAVING sum(events) <> 0 ORDER BY hour`, hourArgs)
+
+	var spans []span
+	br := s.t.pg.SendBatch(s.t.ctx, b)
+	defer br.Close()
+	var leadN, trailN int
+	if lead {
+		if err := br.QueryRow().Scan(&leadN); err != nil {
 			return nil, 0, classify(err)
 		}
-		out = append(out, *e)
+		spans = append(spans, span{w.start, leadN})
 	}
-	if err := rows.Err(); err != nil {
+	if trail {
+		if err := br.QueryRow().Scan(&trailN); err != nil {
+			return nil, 0, classify(err)
+		}
+	}
+	rows, err := br.Query()
+	if err != nil {
 		return nil, 0, classify(err)
 	}
-	if len(out) == 0 && p.Offset > 0 {
-		err := s.t.pg.QueryRow(s.t.ctx, `SELECT count(*) FROM events WHERE `+w.where(), w.args).Scan(&total)
-		if err != nil {
-			return nil, 0, classify(err)
-		}
+	var hour time.Time
+	var n int
+	_, err = pgx.ForEachRow(rows, []any{&hour, &n}, func() error {
+		spans = append(spans, span{hour, n})
+		return nil
+	})
+	if err != nil {
+		return nil, 0, classify(err)
 	}
-	return out, total, nil
+	if err := br.Close(); err != nil {
+		return nil, 0, classify(err)
+	}
+	if trail {
+		spans = append(spans, span{last, trailN})
+	}
+	total := 0
+	for _, sp := range spans {
+		total += sp.n
+	}
+	if p.Offset >= total {
+		return nil, total, nil
+	}
+
+	// The span the offset lands in, and the one the page's last event is
+	// in: the page is read from the first up to the end of the second.
+	i, before := 0, 0
+	for before+spans[i].n <= p.Offset {
+		before += spans[i].n
+		i++
+	}
+	from, rest := spans[i].lo, p.Offset-before
+	lastPos := min(p.Offset+p.Limit, total) - 1
+	j := i
+	for before+spans[j].n <= lastPos {
+		before += spans[j].n
+		j++
+	}
+	var to time.Time // none: the window's end
+	if j+1 < len(spans) {
+		to = spans[j+1].lo
+	}
+	sql, args := w.pageSQL(from, to, store.Page{Limit: p.Limit, Offset: rest}, named)
+	rows, err = s.t.pg.Query(s.t.ctx, sql, args)
+	if err != nil {
+		return nil, 0, classify(err)
+	}
+	page, err := readPage(rows, named)
+	return page, total, err
+}
+
+// plainEvents returns the events of page without their devices' names.
+func plainEvents(page []store.OrgEvent) []store.Event {
+	if page == nil {
+		return nil
+	}
+	out := make([]store.Event, len(page))
+	for i := range page {
+		out[i] = page[i].Event
+	}
+	return out
 }
 
 // ByOrganizationBefore implements store.EventSet over events_organization.

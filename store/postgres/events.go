@@ -25,17 +25,37 @@ type events struct{ t *tx }
 
 // eventColumns selects an event of the table aliased e, for scanEvent: its
 // columns, then its files and comments as JSON arrays (NULL when none).
-const eventColumns = `e.id, e.imei, e.organization_id, e.partner_id, e.type, e.time, e.lat, e.lon, e.alt, e.speed_kmh,
+const eventColumns = eventRowFields + `,
+	` + eventFilesOf + `),
+	` + eventCommentsOf
+
+// The parts of eventColumns: the row's own columns, and the subqueries of
+// its files (without the closing parenthesis, for eventColumnsWithin) and
+// of its comments.
+const (
+	eventRowFields = `e.id, e.imei, e.organization_id, e.partner_id, e.type, e.time, e.lat, e.lon, e.alt, e.speed_kmh,
 	e.accuracy, e.severity, e.status, e.metadata, e.geofence_id, e.geofence_path, e.geofence_name,
 	e.sd_card_uuid, e.sd_card_manufacturer, e.driver_id, e.camera_id, e.device_event_id, e.media_notified,
-	e.ownership, e.created_at,
-	(SELECT json_agg(json_build_object('cameraId', f.camera_id, 'fileId', f.file_id, 'fileType', f.file_type)
+	e.ownership, e.created_at`
+	eventFilesOf = `(SELECT json_agg(json_build_object('cameraId', f.camera_id, 'fileId', f.file_id, 'fileType', f.file_type)
 	        ORDER BY f.position)
-	   FROM event_files f WHERE f.event_id = e.id AND f.event_time = e.time),
-	(SELECT json_agg(json_build_object('id', c.id, 'comment', c.comment, 'createdByAudienceName', c.audience,
+	   FROM event_files f WHERE f.event_id = e.id AND f.event_time = e.time`
+	eventCommentsOf = `(SELECT json_agg(json_build_object('id', c.id, 'comment', c.comment, 'createdByAudienceName', c.audience,
 	        'createdById', coalesce(c.created_by_id, 0), 'createdByEmail', coalesce(c.created_by_email, ''),
 	        'createdAt', c.created_at) ORDER BY c.id)
 	   FROM event_comments c WHERE c.event_id = e.id AND c.event_time = e.time)`
+)
+
+// eventColumnsWithin is eventColumns for events whose time is within
+// bounds, conditions on f.event_time ("AND f.event_time >= @start"): the
+// files' subquery then names the partitions of event_files of that window
+// only, which the planner prunes to before it plans one (a plan over every
+// day's partition of the files takes longer than a page's execution).
+func eventColumnsWithin(bounds string) string {
+	return eventRowFields + `,
+	` + eventFilesOf + bounds + `),
+	` + eventCommentsOf
+}
 
 // scanEvent reads a row of eventColumns, followed by the columns of more.
 func scanEvent(row pgx.Row, more ...any) (*store.Event, error) {
@@ -207,7 +227,7 @@ func (s events) Insert(e *store.Event) error {
 		return classify(err)
 	}
 	e.ID = id
-	return nil
+	return s.t.countEvent(e)
 }
 
 // Update implements store.EventSet: the row of e's id and time, which the
@@ -225,9 +245,10 @@ func (s events) Update(e *store.Event) error {
 }
 
 // Delete implements store.EventSet: its files and comments go with it (ON
-// DELETE CASCADE).
+// DELETE CASCADE), and its hour's count goes down in the same statement
+// when the row was there (eventcounts.go).
 func (s events) Delete(e *store.Event) error {
-	_, err := s.t.exec(`DELETE FROM events WHERE id = $1 AND time = $2`, e.ID, e.Time)
+	_, err := s.t.exec(deleteEventSQL, e.ID, e.Time, s.t.node)
 	return err
 }
 
@@ -238,9 +259,3 @@ func (s events) NextCommentID() (int64, error) {
 	err := s.t.pg.QueryRow(s.t.ctx, `SELECT nextval(pg_get_serial_sequence('event_comments', 'id'))`).Scan(&id)
 	return id, classify(err)
 }
-
-// BackfillHourlyCounts implements store.EventSet: this engine keeps no
-// hourly counts. An organization's page counts its window with an indexed
-// COUNT over events_organization, whose entries carry the type, partner
-// and device the filters read, so there is nothing to bring up to date.
-func (s events) BackfillHourlyCounts() error { return nil }

@@ -496,12 +496,14 @@ func TestEventDeviceIDs(t *testing.T) {
 	})
 }
 
-// TestEventsBackfillHourlyCounts: the engine keeps no hourly counts, so
-// the backfill changes nothing and the pages count as before.
+// TestEventsBackfillHourlyCounts: the schema migration counted the events
+// and the writes keep the counts, so the store's backfill changes nothing
+// and the pages count as before.
 func TestEventsBackfillHourlyCounts(t *testing.T) {
 	f := seedEvents(t)
-	f.insert(t, newEvent(evIMEI, "button", 0), newEvent(evIMEI, "button", time.Hour))
+	evs := f.insert(t, newEvent(evIMEI, "button", 0), newEvent(evIMEI, "button", time.Hour))
 	f.update(t, func(tx *tx) error { return tx.Events().BackfillHourlyCounts() })
+	checkCounts(t, f.e, "after the backfill", countsOf(evs))
 	f.view(t, func(tx *tx) error {
 		_, n, err := tx.Events().ByOrganization(1, store.OrgEventFilter{Start: eventT0, End: eventT0.Add(time.Hour)}, store.Page{Limit: 1})
 		if err == nil && n != 2 {

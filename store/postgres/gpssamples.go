@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"errors"
+	"maps"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -39,22 +41,30 @@ const insertGPS = `INSERT INTO gps_samples (` + gpsRowColumns + `)
 	RETURNING sampled_at`
 
 // Insert implements store.GPSSampleRecords: the points of one call in one
-// statement.
+// statement. When the transaction knows the device's latest sample (read
+// ahead, or kept from its own earlier insert) and every point is later,
+// no point can be stored already: the statement is queued with no answer
+// to wait for, and the first point of each millisecond is the one stored.
+// (A point a concurrent transaction stored at the same millisecond, out of
+// this one's sight, fails the commit as a serialisation conflict, and the
+// group commit runs again.)
 func (r gpsSamples) Insert(imei string, ownership int64, points []store.GPSPoint) ([]bool, error) {
+	if len(points) == 0 {
+		return nil, nil
+	}
 	if b := r.t.bulk; b != nil {
 		return b.insertGPS(imei, ownership, points)
 	}
-	n := len(points)
-	at := make([]pgtype.Timestamptz, n)
-	cols := make([][]float64, 6)
-	for c := range cols {
-		cols[c] = make([]float64, n)
+	known := r.t.memo.gps[imei]
+	if known.latest.ok && allAfter(points, known.latest.at.Time) {
+		stored := firstOfEachMilli(points, nil)
+		if err := r.t.queueUnseen(insertGPSQueued, gpsArrays(imei, ownership, points, stored)...); err != nil {
+			return nil, err
+		}
+		r.t.learnGPS(imei, known, points, stored)
+		return stored, nil
 	}
-	for i, p := range points {
-		at[i] = timeBound(milli(p.Time))
-		cols[0][i], cols[1][i], cols[2][i], cols[3][i], cols[4][i], cols[5][i] = p.Lat, p.Lon, p.Alt, p.Speed, p.Accuracy, p.Heading
-	}
-	rows, err := r.t.pg.Query(r.t.ctx, insertGPS, imei, ownership, at, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5])
+	rows, err := r.t.pg.Query(r.t.ctx, insertGPS, gpsArrays(imei, ownership, points, nil)...)
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -67,14 +77,124 @@ func (r gpsSamples) Insert(imei string, ownership int64, points []store.GPSPoint
 	for _, t := range added {
 		fresh[t.UnixMilli()] = true
 	}
-	stored := make([]bool, n)
-	for i, p := range points {
-		ms := milli(p.Time).UnixMilli()
-		if fresh[ms] {
-			stored[i], fresh[ms] = true, false
-		}
+	stored := firstOfEachMilli(points, fresh)
+	if known.latest.ok {
+		r.t.learnGPS(imei, known, points, stored)
+	} else {
+		delete(r.t.memo.gps, imei)
 	}
 	return stored, nil
+}
+
+// insertGPSQueued is insertGPS for points none of which can be stored
+// yet, one per millisecond: no conflict to skip, nothing to return.
+const insertGPSQueued = `INSERT INTO gps_samples (` + gpsRowColumns + `)
+	SELECT $1, s.at, $2, s.lat, s.lon, s.alt, s.speed, s.accuracy, s.heading
+	FROM unnest($3::timestamptz[], $4::float8[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[])
+		AS s (at, lat, lon, alt, speed, accuracy, heading)`
+
+// gpsArrays are the arguments of insertGPS for imei's points (those keep
+// marks, or all), recorded for ownership: the columns as arrays.
+func gpsArrays(imei string, ownership int64, points []store.GPSPoint, keep []bool) []any {
+	var at []pgtype.Timestamptz
+	cols := make([][]float64, 6)
+	for i, p := range points {
+		if keep != nil && !keep[i] {
+			continue
+		}
+		at = append(at, timeBound(milli(p.Time)))
+		for c, v := range []float64{p.Lat, p.Lon, p.Alt, p.Speed, p.Accuracy, p.Heading} {
+			cols[c] = append(cols[c], v)
+		}
+	}
+	return []any{imei, ownership, at, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5]}
+}
+
+// allAfter reports whether every point is after the millisecond of t.
+func allAfter(points []store.GPSPoint, t time.Time) bool {
+	for _, p := range points {
+		if p.Time.UnixMilli() <= t.UnixMilli() {
+			return false
+		}
+	}
+	return true
+}
+
+// firstOfEachMilli marks the first point of each millisecond, of those in
+// fresh when fresh is not nil.
+func firstOfEachMilli(points []store.GPSPoint, fresh map[int64]bool) []bool {
+	seen := make(map[int64]bool, len(points))
+	stored := make([]bool, len(points))
+	for i, p := range points {
+		ms := p.Time.UnixMilli()
+		if !seen[ms] && (fresh == nil || fresh[ms]) {
+			stored[i] = true
+		}
+		seen[ms] = true
+	}
+	return stored
+}
+
+// The latest GPS sample of a device, as a transaction knows it. A GPS
+// message's rules ask for it right after storing the message's samples
+// (the latest before them: TrackGPS ignores a fix older than one already
+// seen), and a group commit holds many messages of the same devices: the
+// transaction reads the latest samples of its batch's devices ahead
+// (Prefetch), keeps each device's up to date as it stores more, and answers
+// "the latest but the ones just stored" from what it knew before them.
+
+// gpsMemo is what a transaction knows of a device's samples.
+type gpsMemo struct {
+	latest gpsKnown // the latest sample stored
+	// before is the latest sample before the last Insert, and added the
+	// milliseconds that Insert stored.
+	before gpsKnown
+	added  map[int64]bool
+}
+
+// gpsKnown is a sample known to be the latest of its kind: ok is false
+// when nothing is known.
+type gpsKnown struct {
+	at store.GPSPoint
+	ok bool
+}
+
+// learnGPS keeps what storing points (stored marks those stored) teaches
+// of imei's samples, known before them.
+func (t *tx) learnGPS(imei string, known gpsMemo, points []store.GPSPoint, stored []bool) {
+	m := gpsMemo{latest: known.latest, before: known.latest, added: map[int64]bool{}}
+	for i, p := range points {
+		if !stored[i] {
+			continue
+		}
+		ms := p.Time.UnixMilli()
+		m.added[ms] = true
+		if ms > m.latest.at.Time.UnixMilli() {
+			p.Time = time.UnixMilli(ms).UTC()
+			m.latest.at = p
+		}
+	}
+	if t.memo.gps == nil {
+		t.memo.gps = map[string]gpsMemo{}
+	}
+	t.memo.gps[imei] = m
+}
+
+// latestBefore answers Latest from the memo when it asks for imei's latest
+// sample of any ownership but those its last Insert stored.
+func (t *tx) latestBefore(imei string, start, end time.Time, f store.GPSFilter) (gpsKnown, bool) {
+	m, ok := t.memo.gps[imei]
+	if !ok || !m.before.ok || !start.IsZero() || end.UnixMilli() != math.MaxInt64 || f.Holder != nil || len(m.added) == 0 {
+		return gpsKnown{}, false
+	}
+	except := make(map[int64]bool, len(f.Except))
+	for _, p := range f.Except {
+		except[p.Time.UnixMilli()] = true
+	}
+	if !maps.Equal(except, m.added) {
+		return gpsKnown{}, false
+	}
+	return m.before, true
 }
 
 // gpsRowColumns are the columns of a sample's row, in gpsArgs' order.
@@ -140,6 +260,9 @@ func (r gpsSamples) Range(imei string, start, end time.Time, f store.GPSFilter, 
 // Latest implements store.GPSSampleRecords: the key range backwards, to
 // the first sample f keeps.
 func (r gpsSamples) Latest(imei string, start, end time.Time, f store.GPSFilter) (store.GPSPoint, bool, error) {
+	if k, ok := r.t.latestBefore(imei, start, end, f); ok {
+		return k.at, true, nil
+	}
 	w := gpsWhere(imei, start, end, f)
 	var p store.GPSPoint
 	err := r.t.pg.QueryRow(r.t.ctx, `SELECT `+gpsColumns+` FROM gps_samples`+w.String()+
@@ -158,5 +281,6 @@ var gpsSeries = deviceSeries{table: "gps_samples", at: "sampled_at"}
 
 // Purge implements store.GPSSampleRecords.
 func (r gpsSamples) Purge(p store.SeriesPurge) (int, []byte, error) {
+	r.t.memo.gps = nil
 	return gpsSeries.purge(r.t, p)
 }

@@ -19,7 +19,7 @@ func (t *tx) MediaAges() store.MediaAgeRecords { return mediaAges{t} }
 
 // Add implements store.MediaAgeRecords.
 func (r mediaAges) Add(a store.MediaAge) error {
-	_, err := r.t.exec(`INSERT INTO media_ages (`+mediaAgeColumns+`)
+	err := r.t.queue(`INSERT INTO media_ages (`+mediaAgeColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, mediaAgeArgs(a)...)
 	return err
 }
@@ -36,7 +36,7 @@ func mediaAgeArgs(a store.MediaAge) []any {
 
 // Delete implements store.MediaAgeRecords.
 func (r mediaAges) Delete(a store.MediaAge) error {
-	_, err := r.t.exec(`DELETE FROM media_ages WHERE class = $1 AND imei = $2 AND recorded_at = $3
+	err := r.t.queue(`DELETE FROM media_ages WHERE class = $1 AND imei = $2 AND recorded_at = $3
 		AND file_type = $4 AND camera_id = $5 AND file_id = $6`,
 		string(rune(a.Class)), a.Ref.IMEI, milli(a.RecordedAt), a.Ref.FileType, a.Ref.CameraID, a.Ref.FileID)
 	return err

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -64,9 +65,45 @@ func (r mediaFiles) Get(ref store.MediaRef) (*store.MediaFile, error) {
 	return &m, nil
 }
 
+var _ store.MediaFileLookup = mediaFiles{}
+
+// GetMany implements store.MediaFileLookup: one statement for every ref.
+func (r mediaFiles) GetMany(refs []store.MediaRef) ([]*store.MediaFile, error) {
+	out := make([]*store.MediaFile, len(refs))
+	if len(refs) == 0 {
+		return out, nil
+	}
+	imeis, types, cameras, ids := make([]string, len(refs)), make([]string, len(refs)), make([]int32, len(refs)),
+		make([]string, len(refs))
+	for i, ref := range refs {
+		imeis[i], types[i], cameras[i], ids[i] = ref.IMEI, ref.FileType, int32(ref.CameraID), ref.FileID
+	}
+	rows, err := r.t.pg.Query(r.t.ctx, `SELECT `+mediaFileColumns+`, ref.n FROM media_files
+		JOIN unnest($1::text[], $2::text[], $3::integer[], $4::text[]) WITH ORDINALITY
+		     AS ref(ref_imei, ref_type, ref_camera, ref_file, n)
+		  ON imei = ref_imei AND file_type = ref_type AND camera_id = ref_camera AND file_id = ref_file`,
+		imeis, types, cameras, ids)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n int64
+		m, err := scanMediaFile(rows, &n)
+		if err != nil {
+			return nil, classify(err)
+		}
+		if n < 1 || int(n) > len(out) {
+			return nil, fmt.Errorf("store: postgres: media file of ref %d of %d", n, len(out))
+		}
+		out[n-1] = &m
+	}
+	return out, classify(rows.Err())
+}
+
 // Put implements store.MediaFileRecords.
 func (r mediaFiles) Put(m *store.MediaFile, pending bool) error {
-	_, err := r.t.exec(`INSERT INTO media_files (`+mediaFileColumns+`, pending)
+	err := r.t.queue(`INSERT INTO media_files (`+mediaFileColumns+`, pending)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 		ON CONFLICT (imei, file_type, camera_id, file_id) DO UPDATE SET
 			state = EXCLUDED.state, refs = EXCLUDED.refs, blob_key = EXCLUDED.blob_key, size = EXCLUDED.size,
@@ -80,7 +117,7 @@ func (r mediaFiles) Put(m *store.MediaFile, pending bool) error {
 // Delete implements store.MediaFileRecords; the file's event references go
 // with it.
 func (r mediaFiles) Delete(ref store.MediaRef) error {
-	_, err := r.t.exec(`DELETE FROM media_files WHERE imei = $1 AND file_type = $2 AND camera_id = $3 AND file_id = $4`,
+	err := r.t.queue(`DELETE FROM media_files WHERE imei = $1 AND file_type = $2 AND camera_id = $3 AND file_id = $4`,
 		ref.IMEI, ref.FileType, ref.CameraID, ref.FileID)
 	return err
 }
@@ -107,7 +144,7 @@ func (t *tx) MediaEventRefs() store.MediaEventRefRecords { return mediaEventRefs
 // Add implements store.MediaEventRefRecords. The file must be stored (the
 // store writes it first).
 func (r mediaEventRefs) Add(ref store.MediaRef, eventID int64) error {
-	_, err := r.t.exec(`INSERT INTO media_event_refs (`+mediaEventRefColumns+`)
+	err := r.t.queue(`INSERT INTO media_event_refs (`+mediaEventRefColumns+`)
 		VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, mediaEventRefArgs(ref, eventID)...)
 	return err
 }
@@ -124,7 +161,7 @@ func mediaEventRefArgs(ref store.MediaRef, eventID int64) []any {
 
 // Delete implements store.MediaEventRefRecords.
 func (r mediaEventRefs) Delete(ref store.MediaRef, eventID int64) error {
-	_, err := r.t.exec(`DELETE FROM media_event_refs
+	err := r.t.queue(`DELETE FROM media_event_refs
 		WHERE imei = $1 AND file_type = $2 AND camera_id = $3 AND file_id = $4 AND event_id = $5`,
 		ref.IMEI, ref.FileType, ref.CameraID, ref.FileID, eventID)
 	return err

@@ -238,3 +238,50 @@ func TestMediaTrash(t *testing.T) {
 		t.Fatalf("List after a delete = %q; want %q", got, want)
 	}
 }
+
+// TestMediaFilesGetMany reads many files in one round trip, in the order
+// asked, each as Get reads it: a file asked for twice twice, one not
+// stored as nil.
+func TestMediaFilesGetMany(t *testing.T) {
+	f := seedDeviceState(t)
+	a, b := f.imeis[0], f.imeis[1]
+	at := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)
+	video := &store.MediaFile{IMEI: a, CameraID: 1, FileType: store.FileVideo, FileID: "f1", State: store.MediaUploaded,
+		Refs: 1, Blob: "blob/1", Size: 10, ContentType: "video/mp4", UpdatedAt: at, Ownership: 3}
+	snap := &store.MediaFile{IMEI: b, CameraID: 2, FileType: store.FileSnapshot, FileID: "f1", State: store.MediaPending,
+		UpdatedAt: at}
+	f.update(func(tx *tx) error {
+		for _, m := range []*store.MediaFile{video, snap} {
+			if err := tx.MediaFiles().Put(m, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	missing := store.MediaRef{IMEI: a, CameraID: 2, FileType: store.FileVideo, FileID: "f1"}
+	refs := []store.MediaRef{snap.Ref(), missing, video.Ref(), snap.Ref()}
+	f.view(func(tx *tx) error {
+		trips := pipeOf(tx).trips
+		got, err := tx.MediaFiles().(store.MediaFileLookup).GetMany(refs)
+		if err != nil {
+			return err
+		}
+		if n := pipeOf(tx).trips - trips; n != 1 {
+			t.Errorf("%d round trips for %d files, want 1", n, len(refs))
+		}
+		want := []*store.MediaFile{snap, nil, video, snap}
+		if len(got) != len(want) {
+			t.Fatalf("%d files for %d refs", len(got), len(refs))
+		}
+		for i := range want {
+			if !reflect.DeepEqual(got[i], want[i]) {
+				t.Errorf("file %d (%s): %+v, want %+v", i, refs[i].Key(), got[i], want[i])
+			}
+		}
+		none, err := tx.MediaFiles().(store.MediaFileLookup).GetMany(nil)
+		if err == nil && len(none) != 0 {
+			t.Errorf("no refs: %v", none)
+		}
+		return err
+	})
+}

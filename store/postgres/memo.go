@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,25 +22,14 @@ import (
 // every write of these records forgets what it kept: their Put methods do.
 // It is never shared between transactions.
 type memo struct {
-	orgSettings map[int64]orgSettingsRow
-	receivers   map[receiverKey]bool
-	rows        map[memoKey]memoRow
-}
-
-// orgSettingsRow is the row of an organization's settings as read, decoded
-// afresh for each reader (the store may change what it is given); found
-// is false when the organization has none.
-type orgSettingsRow struct {
-	found                                   bool
-	forbidLegacy                            bool
-	device, events, privacy, modes, control []byte
-	updatedAt                               time.Time
-}
-
-// receiverKey is an organization and a webhook type.
-type receiverKey struct {
-	org int64
-	typ string
+	receivers map[int64][]string // the webhook types each organization receives
+	rows      map[memoKey]memoRow
+	gps       map[string]gpsMemo               // by IMEI (gpssamples.go)
+	queued    map[string][]store.QueuedCommand // by IMEI, read ahead (ViewDevice)
+	// open holds, by IMEI, every open system alarm of a device whose
+	// open_alarms rows were read ahead (Prefetch), by definition.
+	open map[string]map[int64]int64
+	aux  map[string]auxMemo // by IMEI, read ahead (Prefetch)
 }
 
 // The rows a transaction read by key. A device message's rules read the
@@ -63,16 +53,20 @@ type memoRow struct {
 
 // The tables whose rows rowMemo keeps, and the columns each Get reads.
 const (
-	tableDevices        = "devices"
-	tableDeviceHotspots = "device_hotspots"
-	tableDeviceTracks   = "device_tracks"
-	tableDeviceLinks    = "device_links"
-	tableDeviceSettings = "device_settings"
-	tableOrganizations  = "organizations"
+	tableDevices           = "devices"
+	tableDeviceHotspots    = "device_hotspots"
+	tableDeviceTracks      = "device_tracks"
+	tableDeviceLinks       = "device_links"
+	tableDeviceSettings    = "device_settings"
+	tableDeviceCredentials = "device_credentials"
+	tableOrganizations     = "organizations"
+	tableOrgSettings       = "organization_settings"
+	tableHealthStates      = "device_health_states"
 )
 
 // deviceTables are the tables keyed by a device's IMEI.
-var deviceTables = []string{tableDevices, tableDeviceHotspots, tableDeviceTracks, tableDeviceLinks, tableDeviceSettings}
+var deviceTables = []string{tableDevices, tableDeviceHotspots, tableDeviceTracks, tableDeviceLinks, tableDeviceSettings,
+	tableDeviceCredentials, tableHealthStates}
 
 // getMemo scans into fields the row of table under key that sql (which
 // takes args) reads, from the memo when this transaction read it before;
@@ -105,18 +99,29 @@ func getMemo(t *tx, table, key, sql string, fields []any, args ...any) error {
 	if !r.found {
 		return store.NotFound("")
 	}
-	return classify(pgx.ScanRow(t.scanTypes(), r.fields, r.values, fields...))
+	m, release := t.decodeTypes()
+	defer release()
+	return classify(pgx.ScanRow(m, r.fields, r.values, fields...))
 }
 
-// scanTypes is the type map rows of the memo are scanned with: the
-// connection's, or in a bulk transaction, whose COPYs may be using the
-// connection meanwhile, one of its own.
-func (t *tx) scanTypes() *pgtype.Map {
-	if b := t.bulk; b != nil {
-		return b.types
+// decodeTypes is the type map the memo's rows are decoded with, and what
+// gives it back: the connection's while the transaction has the connection
+// to itself, otherwise one of typeMaps. A view that read ahead has given
+// its connection back (and its type map with it), and a bulk
+// transaction's COPYs may be encoding rows with the connection's type map
+// on their own goroutine meanwhile (bulk.go); a pgtype.Map is not safe
+// for use by two goroutines at once.
+func (t *tx) decodeTypes() (*pgtype.Map, func()) {
+	if p := pipeOf(t); t.bulk != nil || p != nil && p.closed {
+		m := typeMaps.Get().(*pgtype.Map)
+		return m, func() { typeMaps.Put(m) }
 	}
-	return t.pg.Conn().TypeMap()
+	return t.pg.Conn().TypeMap(), func() {}
 }
+
+// typeMaps decode the memo's rows off the connection (decodeTypes): the
+// engine uses PostgreSQL's own types only, which every new map knows.
+var typeMaps = sync.Pool{New: func() any { return pgtype.NewMap() }}
 
 // readMemoRow reads the first row of rows, the values copied out of the
 // connection's buffer, and closes rows.
@@ -167,6 +172,10 @@ func (t *tx) forgetDevice(imei string) {
 	for _, table := range deviceTables {
 		t.forget(table, imei)
 	}
+	delete(t.memo.gps, imei)
+	delete(t.memo.queued, imei)
+	delete(t.memo.open, imei)
+	delete(t.memo.aux, imei)
 }
 
 // prefetchSpec is how Prefetch reads the rows of one table for a set of
@@ -177,38 +186,145 @@ type prefetchSpec struct {
 	// absent is true when a device without a row reads as "none" (the
 	// row is keyed by the IMEI itself).
 	absent bool
+	// found is true when the query answers a key without a row too: its
+	// column after the key says whether the row exists.
+	found bool
 }
 
-var prefetchSpecs = []prefetchSpec{
-	{tableDevices, `SELECT imei, ` + deviceColumns + ` FROM devices WHERE imei = ANY($1)`, true},
-	{tableDeviceHotspots, `SELECT imei, ` + hotspotColumns + ` FROM device_hotspots WHERE imei = ANY($1)`, true},
-	{tableDeviceTracks, `SELECT imei, ` + deviceTrackColumns + ` FROM device_tracks WHERE imei = ANY($1)`, true},
-	{tableDeviceLinks, `SELECT imei, ` + deviceLinkColumns + ` FROM device_links WHERE imei = ANY($1)`, true},
-	{tableDeviceSettings, `SELECT imei, ` + deviceSettingsColumns + ` FROM device_settings WHERE imei = ANY($1)`, true},
-	{tableOrganizations, `SELECT o.id::text, ` + organizationColumns + ` FROM organizations o
-		WHERE o.id IN (SELECT organization_id FROM devices WHERE imei = ANY($1))`, false},
+// The rows of a device and its organization that both a group commit and
+// a device's own view read ahead.
+var deviceSpecs = []prefetchSpec{
+	{table: tableDevices, sql: `SELECT imei, ` + deviceMemoColumns + ` FROM devices WHERE imei = ANY($1)`, absent: true},
+	{table: tableDeviceHotspots, sql: `SELECT imei, ` + hotspotColumns + ` FROM device_hotspots WHERE imei = ANY($1)`, absent: true},
+	{table: tableDeviceTracks, sql: `SELECT imei, ` + deviceTrackColumns + ` FROM device_tracks WHERE imei = ANY($1)`, absent: true},
+	{table: tableDeviceLinks, sql: `SELECT imei, ` + deviceLinkColumns + ` FROM device_links WHERE imei = ANY($1)`, absent: true},
+	{table: tableDeviceSettings, sql: `SELECT imei, ` + deviceSettingsColumns + ` FROM device_settings WHERE imei = ANY($1)`, absent: true},
+	{table: tableOrganizations, sql: `SELECT o.id::text, ` + organizationColumns + ` FROM organizations o
+		WHERE o.id IN (SELECT organization_id FROM devices WHERE imei = ANY($1))`},
+	{table: tableOrgSettings, sql: `SELECT o.id::text, s.organization_id IS NOT NULL, ` + orgSettingsColumns + `
+		FROM organizations o LEFT JOIN organization_settings s ON s.organization_id = o.id
+		WHERE o.id IN (SELECT organization_id FROM devices WHERE imei = ANY($1))`, found: true},
 }
+
+// The rows a group commit reads ahead for its devices: a status report
+// also reads the device's health state.
+var prefetchSpecs = append(slices.Clip(deviceSpecs),
+	prefetchSpec{table: tableHealthStates, sql: `SELECT imei, ` + healthStateColumns + ` FROM device_health_states WHERE imei = ANY($1)`, absent: true})
+
+// The rows a device's own view reads ahead (ViewDevice): the device's and
+// its credential.
+var viewSpecs = append(slices.Clip(deviceSpecs),
+	prefetchSpec{table: tableDeviceCredentials, sql: `SELECT imei, ` + credentialColumns + ` FROM device_credentials WHERE imei = ANY($1)`, absent: true})
+
+// gpsAhead is how long before a group commit's time Prefetch looks for
+// its devices' latest GPS samples: a device that sends GPS sent some
+// within it, and the range keeps the read to the newest day partitions.
+// A device whose latest sample is older reads it when asked (Latest).
+const gpsAhead = 48 * time.Hour
+
+// prefetchGPS reads the latest GPS sample since $2 of each device of $1.
+const prefetchGPS = `SELECT i.imei, s.* FROM unnest($1::text[]) AS i (imei)
+	CROSS JOIN LATERAL (SELECT ` + gpsColumns + ` FROM gps_samples g
+		WHERE g.imei = i.imei AND g.sampled_at >= $2 ORDER BY g.sampled_at DESC LIMIT 1) s`
+
+// prefetchReceivers reads the webhook types the organizations of the
+// devices of $1 receive.
+const prefetchReceivers = `SELECT o.id, (SELECT ` + receiverTypes + ` FROM webhook_receivers r WHERE r.organization_id = o.id)
+	FROM organizations o WHERE o.id IN (SELECT organization_id FROM devices WHERE imei = ANY($1))`
+
+// prefetchQueued reads the queued commands of the devices of $1.
+const prefetchQueued = `SELECT ` + queuedCommandColumns + ` FROM queued_commands WHERE imei = ANY($1) ORDER BY seq`
 
 // Prefetch implements store.Prefetcher: the rows of imeis' devices, their
-// settings, links, tracks and hotspots and their organizations, in one
+// settings, links, tracks, hotspots and health states, their organizations
+// and their settings, their open system alarms and auxiliary cameras, and
+// their latest GPS samples since gpsAhead before now, in one
 // round trip (with the transaction's BEGIN and whatever it holds back).
-func (t *tx) Prefetch(imeis []string) error {
+func (t *tx) Prefetch(imeis []string, now time.Time) error {
+	want := t.unread(imeis)
+	if len(want) == 0 {
+		return nil
+	}
+	b := &pgx.Batch{}
+	queueSpecs(b, prefetchSpecs, want)
+	b.Queue(prefetchGPS, want, timeBound(now.Add(-gpsAhead)))
+	b.Queue(prefetchReceivers, want)
+	b.Queue(prefetchOpenAlarms, want)
+	b.Queue(prefetchAuxCameras, want)
+	br := t.pg.SendBatch(t.ctx, b)
+	defer br.Close()
+	if err := t.readSpecs(br, prefetchSpecs, want); err != nil {
+		return err
+	}
+	if err := t.readGPSAhead(br); err != nil {
+		return err
+	}
+	if err := t.readReceiversAhead(br); err != nil {
+		return err
+	}
+	if err := t.readOpenAlarmsAhead(br, want); err != nil {
+		return err
+	}
+	if err := t.readAuxCamerasAhead(br, want); err != nil {
+		return err
+	}
+	return classify(br.Close())
+}
+
+// readAheadView opens the transaction of a device's view, reads the
+// device's records (viewSpecs and its queued commands) and ends it, in
+// one round trip: what the view reads next is answered from the memo, or
+// not at all (pipe.missed).
+func (t *tx) readAheadView(imei string) error {
+	p := pipeOf(t)
+	want := []string{imei}
+	b := &pgx.Batch{}
+	queueSpecs(b, viewSpecs, want)
+	b.Queue(prefetchQueued, want)
+	b.Queue("COMMIT")
+	br, err := p.send(t.ctx, b)
+	if err != nil {
+		return err
+	}
+	defer br.Close()
+	if err := t.readSpecs(br, viewSpecs, want); err != nil {
+		return err
+	}
+	if err := t.readQueuedAhead(br, want); err != nil {
+		return err
+	}
+	if _, err := br.Exec(); err != nil {
+		return classify(err)
+	}
+	if err := br.Close(); err != nil {
+		return classify(err)
+	}
+	p.endAhead()
+	return nil
+}
+
+// unread lists the devices of imeis, once each, whose rows t has not read.
+func (t *tx) unread(imeis []string) []string {
 	var want []string
 	for _, imei := range imeis {
 		if _, ok := t.memo.rows[memoKey{tableDevices, imei}]; !ok && !slices.Contains(want, imei) {
 			want = append(want, imei)
 		}
 	}
-	if len(want) == 0 {
-		return nil
-	}
-	b := &pgx.Batch{}
-	for _, s := range prefetchSpecs {
+	return want
+}
+
+// queueSpecs queues the reads of specs for the devices want.
+func queueSpecs(b *pgx.Batch, specs []prefetchSpec, want []string) {
+	for _, s := range specs {
 		b.Queue(s.sql, want)
 	}
-	br := t.pg.SendBatch(t.ctx, b)
-	defer br.Close()
-	for _, s := range prefetchSpecs {
+}
+
+// readSpecs keeps the rows the reads of specs (queued by queueSpecs)
+// answer for the devices want.
+func (t *tx) readSpecs(br pgx.BatchResults, specs []prefetchSpec, want []string) error {
+	for _, s := range specs {
 		rows, err := br.Query()
 		if err != nil {
 			return classify(err)
@@ -218,8 +334,15 @@ func (t *tx) Prefetch(imeis []string) error {
 			raw := rows.RawValues()
 			key := string(raw[0])
 			seen[key] = true
-			t.remember(memoKey{s.table, key}, memoRow{found: true,
-				fields: slices.Clone(rows.FieldDescriptions()[1:]), values: copyValues(raw[1:])})
+			fields, values := rows.FieldDescriptions()[1:], raw[1:]
+			if s.found {
+				if string(values[0]) != "t" && !(len(values[0]) == 1 && values[0][0] == 1) {
+					t.remember(memoKey{s.table, key}, memoRow{})
+					continue
+				}
+				fields, values = fields[1:], values[1:]
+			}
+			t.remember(memoKey{s.table, key}, memoRow{found: true, fields: slices.Clone(fields), values: copyValues(values)})
 		}
 		if err := rows.Err(); err != nil {
 			return classify(err)
@@ -232,7 +355,71 @@ func (t *tx) Prefetch(imeis []string) error {
 			}
 		}
 	}
-	return classify(br.Close())
+	return nil
+}
+
+// readGPSAhead keeps the latest GPS samples prefetchGPS answers.
+func (t *tx) readGPSAhead(br pgx.BatchResults) error {
+	rows, err := br.Query()
+	if err != nil {
+		return classify(err)
+	}
+	for rows.Next() {
+		var imei string
+		var p store.GPSPoint
+		if err := rows.Scan(append([]any{&imei}, gpsFields(&p)...)...); err != nil {
+			rows.Close()
+			return classify(err)
+		}
+		if t.memo.gps == nil {
+			t.memo.gps = map[string]gpsMemo{}
+		}
+		t.memo.gps[imei] = gpsMemo{latest: gpsKnown{at: p, ok: true}}
+	}
+	return classify(rows.Err())
+}
+
+// readReceiversAhead keeps the webhook types prefetchReceivers answers.
+func (t *tx) readReceiversAhead(br pgx.BatchResults) error {
+	rows, err := br.Query()
+	if err != nil {
+		return classify(err)
+	}
+	for rows.Next() {
+		var org int64
+		var types []string
+		if err := rows.Scan(&org, &types); err != nil {
+			rows.Close()
+			return classify(err)
+		}
+		t.rememberReceivers(org, types)
+	}
+	return classify(rows.Err())
+}
+
+// readQueuedAhead keeps the queued commands prefetchQueued answers for
+// the devices want.
+func (t *tx) readQueuedAhead(br pgx.BatchResults, want []string) error {
+	rows, err := br.Query()
+	if err != nil {
+		return classify(err)
+	}
+	cmds, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.QueuedCommand, error) {
+		return scanQueuedCommand(row)
+	})
+	if err != nil {
+		return classify(err)
+	}
+	if t.memo.queued == nil {
+		t.memo.queued = map[string][]store.QueuedCommand{}
+	}
+	for _, imei := range want {
+		t.memo.queued[imei] = []store.QueuedCommand{}
+	}
+	for _, c := range cmds {
+		t.memo.queued[c.IMEI] = append(t.memo.queued[c.IMEI], c)
+	}
+	return nil
 }
 
 // memoRowOf is the row getMemo reads, as a pgx.Row for scanners that take one.

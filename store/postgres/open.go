@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -27,6 +28,39 @@ func Open(ctx context.Context, url string, o Options, so store.Options) (*store.
 // again from the start if PostgreSQL aborts it for a conflict with another.
 func (e *Engine) Update(ctx context.Context, fn func(store.Records) error) error {
 	return e.update(ctx, func(t *tx) error { return fn(t) })
+}
+
+// UpdateBatch implements store.BatchUpdater: a group commit's transaction
+// runs REPEATABLE READ. It reads one snapshot, as the rules and the row
+// memo need, and PostgreSQL still aborts it (as a serialisation failure,
+// run again) when it writes a row another transaction wrote since that
+// snapshot, or inserts a key another one inserted out of its sight
+// (INSERT … ON CONFLICT, and the GPS inserts queued as unseen). What it
+// does not do is SERIALIZABLE's predicate locking, which aborts the
+// group commits of two nodes that merely read and write neighbouring
+// index pages (the GPS samples of different devices).
+func (e *Engine) UpdateBatch(ctx context.Context, fn func(store.Records) error) error {
+	return e.updateAt(ctx, pgx.RepeatableRead, func(t *tx) error { return fn(t) })
+}
+
+// ViewDevice implements store.DeviceViewer: the view's transaction opens,
+// reads the device's records and ends in one round trip, and fn runs on
+// what it read. Should fn read anything else, it runs again in an ordinary
+// view (what it was given then is from one snapshot again).
+func (e *Engine) ViewDevice(ctx context.Context, imei string, fn func(store.Records) error) error {
+	t, err := e.begin(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return err
+	}
+	if err := t.readAheadView(imei); err != nil {
+		t.pg.Rollback(context.WithoutCancel(ctx))
+		return e.View(ctx, fn)
+	}
+	err = fn(t)
+	if pipeOf(t).missed {
+		return e.View(ctx, fn)
+	}
+	return classify(err)
 }
 
 // View implements store.Engine.

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -47,6 +48,10 @@ type pipe struct {
 	// (bulk.go); quiet while it sends what is its own.
 	held  heldWrites
 	quiet bool
+	// ahead is true once a view read all it may read and ended
+	// (readAheadView); missed is true when it then asked for more.
+	ahead, missed bool
+	trips         int // round trips sent (send), which the tests count
 }
 
 // heldWrites are writes a transaction holds back beyond the pipe's queue,
@@ -76,6 +81,9 @@ type queuedStmt struct {
 	sql  string
 	args []any
 	job  int
+	// unseen is true for an insert of keys the transaction saw absent:
+	// a duplicate key is then another transaction's, out of sight.
+	unseen bool
 }
 
 // beginSQL is the statement that opens a transaction of o.
@@ -121,6 +129,19 @@ func (p *pipe) queue(sql string, args ...any) error {
 		return err
 	}
 	p.queued = append(p.queued, queuedStmt{sql: sql, args: args, job: p.job})
+	return nil
+}
+
+// queueUnseen holds back an insert of keys the transaction read as
+// absent. Should another transaction, out of this one's sight, have stored
+// one of them meanwhile, the duplicate key is reported as the
+// serialisation failure it is (a conflict, run again) rather than a
+// refusal of the write.
+func (p *pipe) queueUnseen(sql string, args ...any) error {
+	if err := p.queue(sql, args...); err != nil {
+		return err
+	}
+	p.queued[len(p.queued)-1].unseen = true
 	return nil
 }
 
@@ -191,6 +212,10 @@ func (p *pipe) send(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error)
 		return nil, err
 	}
 	if p.closed {
+		if p.ahead {
+			p.missed = true
+			return nil, errNotReadAhead
+		}
 		return nil, pgx.ErrTxClosed
 	}
 	all := &pgx.Batch{}
@@ -206,6 +231,7 @@ func (p *pipe) send(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error)
 		all.QueuedQueries = append(all.QueuedQueries, b.QueuedQueries...)
 	}
 	p.begin, p.queued = "", nil
+	p.trips++
 	br := p.conn.SendBatch(ctx, all)
 	if begin {
 		if _, err := br.Exec(); err != nil {
@@ -216,6 +242,10 @@ func (p *pipe) send(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error)
 	for _, q := range queued {
 		if _, err := br.Exec(); err != nil {
 			br.Close()
+			var pe *pgconn.PgError
+			if q.unseen && errors.As(err, &pe) && pe.Code == "23505" {
+				err = &pgconn.PgError{Severity: "ERROR", Code: "40001", Message: "could not serialize access: " + pe.Message, Detail: pe.Detail}
+			}
 			p.failure = &store.JobFailed{Job: q.job, Err: classify(err)}
 			return nil, p.failure
 		}
@@ -370,6 +400,15 @@ func (p *pipe) Rollback(ctx context.Context) error {
 	return err
 }
 
+// errNotReadAhead answers a read of a view that ended after reading ahead.
+var errNotReadAhead = errors.New("store: postgres: read outside what the view read ahead")
+
+// endAhead ends a view that read ahead what it needs and committed.
+func (p *pipe) endAhead() {
+	p.end()
+	p.ahead = true
+}
+
 // end gives the connection back to the pool, which closes it when it is
 // still in a transaction (a rollback that could not be sent).
 func (p *pipe) end() {
@@ -503,6 +542,16 @@ func groupPipe(t *tx) *pipe {
 func (t *tx) queue(sql string, args ...any) error {
 	if p := pipeOf(t); p != nil {
 		return p.queue(sql, args...)
+	}
+	_, err := t.exec(sql, args...)
+	return err
+}
+
+// queueUnseen is queue for an insert of keys the transaction read as absent
+// (pipe.queueUnseen).
+func (t *tx) queueUnseen(sql string, args ...any) error {
+	if p := pipeOf(t); p != nil {
+		return p.queueUnseen(sql, args...)
 	}
 	_, err := t.exec(sql, args...)
 	return err

@@ -35,6 +35,15 @@ type Options struct {
 	StatementTimeout time.Duration
 	// MaxConns bounds the connection pool (pgxpool's default when 0).
 	MaxConns int32
+	// Node is this process's node id in a cluster (cluster.nodeId), ""
+	// for a server of its own. A transaction has no node id of its own:
+	// the engine writes its hourly event counts under this one
+	// (eventcounts.go), so that the nodes of a cluster never update one
+	// count row. It must be stable across restarts (a value per start
+	// would add rows per start) and differ between the nodes that write
+	// at once; nodes that share one are still correct, and only meet in
+	// conflicts their transactions run again after.
+	Node string
 }
 
 // DefaultStatementTimeout is the statement timeout when Options leave it 0:
@@ -44,6 +53,8 @@ const DefaultStatementTimeout = 30 * time.Second
 // Engine is the PostgreSQL storage engine over one connection pool.
 type Engine struct {
 	pool *pgxpool.Pool
+	// node is Options.Node.
+	node string
 }
 
 // OpenEngine connects to the database at url (a libpq URL or key=value
@@ -75,7 +86,7 @@ func OpenEngine(ctx context.Context, url string, o Options) (*Engine, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: postgres at %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
 	}
-	return &Engine{pool: pool}, nil
+	return &Engine{pool: pool, node: o.Node}, nil
 }
 
 // Ping implements store.Pinger: store.ErrUnavailable when no connection to
@@ -182,18 +193,15 @@ const maxAttempts = 10
 // store.ErrUnavailable: whether the commit happened is unknown, and the
 // caller (an API request, a device's unacknowledged message) retries.
 func (e *Engine) update(ctx context.Context, fn func(*tx) error) error {
-	return e.updateTx(ctx, false, fn)
+	return e.updateAt(ctx, pgx.Serializable, fn)
 }
 
-// updateTx is update, in a bulk transaction (bulk.go) when bulk is set.
-func (e *Engine) updateTx(ctx context.Context, bulk bool, fn func(*tx) error) error {
+// updateAt is update at isolation level iso.
+func (e *Engine) updateAt(ctx context.Context, iso pgx.TxIsoLevel, fn func(*tx) error) error {
 	for attempt := 1; ; attempt++ {
-		t, err := e.begin(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
+		t, err := e.begin(ctx, pgx.TxOptions{IsoLevel: iso})
 		if err != nil {
 			return err
-		}
-		if bulk {
-			newBulk(t)
 		}
 		err = fn(t)
 		if err == nil {
@@ -244,7 +252,7 @@ func (e *Engine) begin(ctx context.Context, o pgx.TxOptions) (*tx, error) {
 	if err != nil {
 		return nil, classify(err)
 	}
-	return &tx{ctx: ctx, pg: p}, nil
+	return &tx{ctx: ctx, pg: p, node: e.node}, nil
 }
 
 // retryable reports a serialisation failure or deadlock, after which the

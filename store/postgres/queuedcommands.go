@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -30,6 +31,7 @@ func scanQueuedCommand(row pgx.Row) (store.QueuedCommand, error) {
 // Add implements store.QueuedCommandRecords; store.ErrNotFound when the
 // device is not in the inventory.
 func (r queuedCommands) Add(c *store.QueuedCommand) error {
+	delete(r.t.memo.queued, c.IMEI)
 	_, err := r.t.pg.Exec(r.t.ctx, `INSERT INTO queued_commands (`+queuedCommandColumns+`) VALUES ($1, $2, $3, $4, $5)`,
 		c.ID, c.IMEI, c.Name, nullJSON(c.Args), c.QueuedAt.UTC())
 	return missingDevice(err, c.IMEI)
@@ -37,6 +39,9 @@ func (r queuedCommands) Add(c *store.QueuedCommand) error {
 
 // List implements store.QueuedCommandRecords.
 func (r queuedCommands) List(imei string) ([]store.QueuedCommand, error) {
+	if cmds, ok := r.t.memo.queued[imei]; ok {
+		return slices.Clone(cmds), nil
+	}
 	rows, err := r.t.pg.Query(r.t.ctx, `SELECT `+queuedCommandColumns+` FROM queued_commands
 		WHERE imei = $1 ORDER BY seq`, imei)
 	if err != nil {
@@ -63,6 +68,7 @@ func (r queuedCommands) Get(imei, id string) (*store.QueuedCommand, error) {
 
 // Delete implements store.QueuedCommandRecords.
 func (r queuedCommands) Delete(imei, id string) (bool, error) {
+	delete(r.t.memo.queued, imei)
 	tag, err := r.t.exec(`DELETE FROM queued_commands WHERE seq = (SELECT seq FROM queued_commands
 		WHERE imei = $1 AND command_id = $2 ORDER BY seq LIMIT 1)`, imei, id)
 	return tag.RowsAffected() > 0, err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -125,31 +126,24 @@ func (t *tx) OrganizationSettings() store.OrganizationSettingsRecords {
 	return organizationSettings{t}
 }
 
+// orgSettingsColumns are the columns of an organization's settings Get reads.
+const orgSettingsColumns = `s.forbid_legacy_firmware, s.device, s.events, s.privacy, s.privacy_mode_config, s.control, s.updated_at`
+
 // Get implements store.OrganizationSettingsRecords, once per organization
 // and transaction (memo.go).
 func (r organizationSettings) Get(orgID int64) (*store.OrgSettings, error) {
-	row, ok := r.t.memo.orgSettings[orgID]
-	if !ok {
-		row.found = true
-		err := getOne(r.t, `SELECT forbid_legacy_firmware, device, events, privacy, privacy_mode_config, control, updated_at
-			FROM organization_settings WHERE organization_id = $1`,
-			[]any{&row.forbidLegacy, &row.device, &row.events, &row.privacy, &row.modes, &row.control, zeroTime{&row.updatedAt}}, orgID)
-		if errors.Is(err, store.ErrNotFound) {
-			row = orgSettingsRow{}
-		} else if err != nil {
-			return nil, err
-		}
-		if r.t.memo.orgSettings == nil {
-			r.t.memo.orgSettings = map[int64]orgSettingsRow{}
-		}
-		r.t.memo.orgSettings[orgID] = row
-	}
-	if !row.found {
+	s := store.OrgSettings{OrganizationID: orgID}
+	var device, events, privacy, modes, control []byte
+	key := strconv.FormatInt(orgID, 10)
+	err := getMemo(r.t, tableOrgSettings, key, `SELECT `+orgSettingsColumns+` FROM organization_settings s WHERE s.organization_id = $1`,
+		[]any{&s.ForbidLegacyFirmware, &device, &events, &privacy, &modes, &control, zeroTime{&s.UpdatedAt}}, orgID)
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, store.NotFound("settings of organization %d", orgID)
 	}
-	s := store.OrgSettings{OrganizationID: orgID, ForbidLegacyFirmware: row.forbidLegacy, UpdatedAt: row.updatedAt}
-	device, events, privacy, modes, control := row.device, row.events, row.privacy, row.modes, row.control
-	err := decodeDocuments(fmt.Sprintf("organization %d", orgID), []*[]byte{&device, &events, &privacy, &modes, &control},
+	if err != nil {
+		return nil, err
+	}
+	err = decodeDocuments(fmt.Sprintf("organization %d", orgID), []*[]byte{&device, &events, &privacy, &modes, &control},
 		[]any{&s.Device, &s.Events, &s.Privacy, &s.PrivacyModeConfig, &s.Control})
 	if err != nil {
 		return nil, err
@@ -165,7 +159,7 @@ func (r organizationSettings) Put(s *store.OrgSettings) error {
 	if err != nil {
 		return err
 	}
-	delete(r.t.memo.orgSettings, s.OrganizationID)
+	r.t.forget(tableOrgSettings, strconv.FormatInt(s.OrganizationID, 10))
 	_, err = r.t.exec(`INSERT INTO organization_settings (organization_id, forbid_legacy_firmware, updated_at,
 			device, events, privacy, privacy_mode_config, control)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)

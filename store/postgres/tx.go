@@ -21,6 +21,9 @@ type tx struct {
 	memo     memo
 	bulk     *bulk    // in a bulk transaction (bulk.go)
 	loading  *loading // in a copy's Load (copy.go)
+	// node is the engine's Options.Node, under which the transaction's
+	// hourly event counts are written.
+	node string
 }
 
 // Aborted implements store.Aborter: a statement of the transaction failed,

@@ -1,11 +1,15 @@
 package postgres
 
-import "github.com/fleetcam/fleetcam/store"
+import (
+	"slices"
+
+	"github.com/fleetcam/fleetcam/store"
+)
 
 // The webhook receivers index: table webhook_receivers, one row per
 // organization and webhook type some URL of it receives. Has, which ingest
-// asks for every GPS write, is one lookup of the primary key, once per
-// organization, type and transaction (memo.go).
+// asks for every GPS write, reads the organization's types once per
+// transaction (memo.go), or with a group commit's read-ahead.
 
 // WebhookReceivers implements store.WebhookRecords.
 func (t *tx) WebhookReceivers() store.WebhookReceiverRecords { return webhookReceivers{t} }
@@ -14,21 +18,27 @@ type webhookReceivers struct{ t *tx }
 
 // Has implements store.WebhookReceiverRecords.
 func (r webhookReceivers) Has(orgID int64, typ string) (bool, error) {
-	k := receiverKey{orgID, typ}
-	if has, ok := r.t.memo.receivers[k]; ok {
-		return has, nil
+	types, ok := r.t.memo.receivers[orgID]
+	if !ok {
+		err := r.t.pg.QueryRow(r.t.ctx, `SELECT `+receiverTypes+` FROM webhook_receivers WHERE organization_id = $1`,
+			orgID).Scan(&types)
+		if err != nil {
+			return false, classify(err)
+		}
+		r.t.rememberReceivers(orgID, types)
 	}
-	var has bool
-	err := r.t.pg.QueryRow(r.t.ctx, `SELECT EXISTS (SELECT FROM webhook_receivers WHERE organization_id = $1 AND type = $2)`,
-		orgID, typ).Scan(&has)
-	if err != nil {
-		return false, classify(err)
+	return slices.Contains(types, typ), nil
+}
+
+// receiverTypes aggregates the types of an organization's receivers.
+const receiverTypes = `coalesce(array_agg(type), '{}')`
+
+// rememberReceivers keeps the webhook types organization org receives.
+func (t *tx) rememberReceivers(org int64, types []string) {
+	if t.memo.receivers == nil {
+		t.memo.receivers = map[int64][]string{}
 	}
-	if r.t.memo.receivers == nil {
-		r.t.memo.receivers = map[receiverKey]bool{}
-	}
-	r.t.memo.receivers[k] = has
-	return has, nil
+	t.memo.receivers[org] = types
 }
 
 // Put implements store.WebhookReceiverRecords: the rows of the types no
@@ -37,11 +47,7 @@ func (r webhookReceivers) Put(orgID int64, types []string) error {
 	if types == nil {
 		types = []string{}
 	}
-	for k := range r.t.memo.receivers {
-		if k.org == orgID {
-			delete(r.t.memo.receivers, k)
-		}
-	}
+	delete(r.t.memo.receivers, orgID)
 	_, err := r.t.exec(`WITH gone AS (
 			DELETE FROM webhook_receivers WHERE organization_id = $1 AND type <> ALL ($2::text[]))
 		INSERT INTO webhook_receivers (organization_id, type) SELECT $1, unnest($2::text[])
