@@ -69,8 +69,10 @@ func TestBulkWritesBatchesAndDayPartitions(t *testing.T) {
 	var dumps [2]map[store.Kind][]string
 	var seqs [2]map[store.Sequence]int64
 	var days [2][]string
+	var counts [2]map[hourKey]int64
 	for i, bulk := range []bool{false, true} {
 		e := openPrepared(t)
+		e.node = fmt.Sprintf("node-%d", i)
 		db, err := store.New(e, store.Options{Now: now})
 		if err != nil {
 			t.Fatal(err)
@@ -106,6 +108,7 @@ func TestBulkWritesBatchesAndDayPartitions(t *testing.T) {
 			t.Fatal(err)
 		}
 		dumps[i], seqs[i] = dumpAll(t, e)
+		counts[i] = checkCountsOfEvents(t, e, map[bool]string{false: "the ordinary transaction", true: "the bulk transaction"}[bulk])
 		read(t, e, func(t *tx) error {
 			rows, err := t.pg.Query(t.ctx, `SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
 				WHERE i.inhparent::regclass::text IN ('events', 'event_files', 'gps_samples') ORDER BY 1`)
@@ -132,6 +135,9 @@ func TestBulkWritesBatchesAndDayPartitions(t *testing.T) {
 	if len(dumps[1][store.KindEvents]) != 140 || len(dumps[1][store.KindGPSSamples]) != 600 {
 		t.Errorf("%d events and %d GPS samples stored", len(dumps[1][store.KindEvents]), len(dumps[1][store.KindGPSSamples]))
 	}
+	if len(counts[1]) < 2 || !maps.Equal(counts[1], counts[0]) {
+		t.Errorf("the bulk transaction counts %v, the ordinary one %v", counts[1], counts[0])
+	}
 	if !maps.Equal(seqs[1], seqs[0]) {
 		t.Errorf("the sequences stand at %v after the bulk transaction, at %v after the ordinary one", seqs[1], seqs[0])
 	}
@@ -149,6 +155,29 @@ func TestBulkWritesBatchesAndDayPartitions(t *testing.T) {
 	if len(days[0]) != 0 {
 		t.Errorf("after the ordinary transaction the partitions of past days are %v, want none", days[0])
 	}
+}
+
+// checkCountsOfEvents fails t unless e's hourly event counts (summed over
+// the nodes) are what a count(*) of the stored events by organization,
+// hour, partner and type gives, and every count row is e's node's; it
+// returns the counts.
+func checkCountsOfEvents(t *testing.T, e *Engine, after string) map[hourKey]int64 {
+	t.Helper()
+	rows := readCounts(t, e, `SELECT organization_id, date_trunc('hour', time, 'UTC'), coalesce(partner_id, 0), type, count(*)
+		FROM events GROUP BY 1, 2, 3, 4`)
+	kept := readCounts(t, e, `SELECT organization_id, hour, partner_id, type, sum(events)::bigint
+		FROM event_hours GROUP BY 1, 2, 3, 4`)
+	if !maps.Equal(kept, rows) {
+		t.Errorf("after %s the hourly counts are %v, the events count %v", after, kept, rows)
+	}
+	var others int
+	read(t, e, func(t *tx) error {
+		return t.pg.QueryRow(t.ctx, `SELECT count(*) FROM event_hours WHERE node <> $1`, e.node).Scan(&others)
+	})
+	if others != 0 {
+		t.Errorf("after %s %d count rows are not node %q's", after, others, e.node)
+	}
+	return kept
 }
 
 // dumpAll reads out every record of e, by kind, as sorted JSON, and the
@@ -269,4 +298,8 @@ func TestBulkSavepointRollback(t *testing.T) {
 		}
 		return err
 	})
+	// The events rolled back are not counted; those kept are, once each.
+	if counts := checkCountsOfEvents(t, e, "the savepoints"); counts[hourKey{org.ID, at, org.PartnerID, "button"}] != 5 {
+		t.Errorf("the hour counts %v, want 5 button events at %s", counts, at)
+	}
 }
