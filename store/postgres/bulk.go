@@ -174,6 +174,9 @@ func (b *bulk) discard() {
 	b.events, b.deviceIDs, b.messages, b.gps = nil, nil, nil, nil
 	clear(b.heldIDs)
 	clear(b.gpsHeld)
+	// What the memo learnt of the devices' latest samples may have been
+	// the samples dropped.
+	b.t.memo.gps = nil
 	b.eventsLocked, b.messagesLocked, b.partitionsLocked = false, false, false
 	b.days = map[string]map[time.Time]bool{}
 	b.forget()
@@ -454,51 +457,68 @@ func (b *bulk) appendMessage(msg *store.Message) error {
 
 // insertGPS holds imei's points that are new, the first of each
 // millisecond neither stored nor held, and says which they are, as
-// gpsSamples.Insert does.
+// gpsSamples.Insert does. It keeps the transaction's memo of the device's
+// latest sample as Insert does (gpssamples.go): when the device's latest
+// sample is known and every point is later, no point can be stored or
+// held already, and nothing is read; otherwise the stored samples of the
+// points' time range are read (without sending the held ones, which are
+// laid over them).
 func (b *bulk) insertGPS(imei string, ownership int64, points []store.GPSPoint) ([]bool, error) {
-	if len(points) == 0 {
-		return nil, nil
-	}
-	lo, hi := milli(points[0].Time), milli(points[0].Time)
-	for _, p := range points[1:] {
-		at := milli(p.Time)
-		if at.Before(lo) {
-			lo = at
-		}
-		if at.After(hi) {
-			hi = at
-		}
-	}
-	var stored []time.Time
-	err := b.quietly(func() error {
-		rows, err := b.t.pg.Query(b.t.ctx, `SELECT sampled_at FROM gps_samples WHERE imei = $1 AND sampled_at BETWEEN $2 AND $3`,
-			imei, timeBound(lo), timeBound(hi))
-		if err != nil {
-			return classify(err)
-		}
-		stored, err = pgx.CollectRows(rows, pgx.RowTo[time.Time])
-		return classify(err)
-	})
-	if err != nil {
-		return nil, err
-	}
+	known := b.t.memo.gps[imei]
 	held := b.gpsHeld[imei]
 	if held == nil {
 		held = map[int64]bool{}
 		b.gpsHeld[imei] = held
 	}
-	taken := make(map[int64]bool, len(stored))
-	for _, at := range stored {
-		taken[at.UnixMilli()] = true
-	}
-	added := make([]bool, len(points))
-	for i, p := range points {
-		ms := milli(p.Time).UnixMilli()
-		if taken[ms] || held[ms] {
-			continue
+	var added []bool
+	if known.latest.ok && allAfter(points, known.latest.at.Time) {
+		added = firstOfEachMilli(points, nil)
+	} else {
+		lo, hi := milli(points[0].Time), milli(points[0].Time)
+		for _, p := range points[1:] {
+			at := milli(p.Time)
+			if at.Before(lo) {
+				lo = at
+			}
+			if at.After(hi) {
+				hi = at
+			}
 		}
-		held[ms], added[i] = true, true
-		b.gps = append(b.gps, gpsArgs(imei, ownership, p))
+		var stored []time.Time
+		err := b.quietly(func() error {
+			rows, err := b.t.pg.Query(b.t.ctx, `SELECT sampled_at FROM gps_samples WHERE imei = $1 AND sampled_at BETWEEN $2 AND $3`,
+				imei, timeBound(lo), timeBound(hi))
+			if err != nil {
+				return classify(err)
+			}
+			stored, err = pgx.CollectRows(rows, pgx.RowTo[time.Time])
+			return classify(err)
+		})
+		if err != nil {
+			return nil, err
+		}
+		taken := make(map[int64]bool, len(stored))
+		for _, at := range stored {
+			taken[at.UnixMilli()] = true
+		}
+		fresh := make(map[int64]bool, len(points))
+		for _, p := range points {
+			if ms := p.Time.UnixMilli(); !taken[ms] && !held[ms] {
+				fresh[ms] = true
+			}
+		}
+		added = firstOfEachMilli(points, fresh)
+	}
+	for i, p := range points {
+		if added[i] {
+			held[p.Time.UnixMilli()] = true
+			b.gps = append(b.gps, gpsArgs(imei, ownership, p))
+		}
+	}
+	if known.latest.ok {
+		b.t.learnGPS(imei, known, points, added)
+	} else {
+		delete(b.t.memo.gps, imei)
 	}
 	return added, b.full()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -302,4 +303,101 @@ func TestBulkSavepointRollback(t *testing.T) {
 	if counts := checkCountsOfEvents(t, e, "the savepoints"); counts[hourKey{org.ID, at, org.PartnerID, "button"}] != 5 {
 		t.Errorf("the hour counts %v, want 5 button events at %s", counts, at)
 	}
+}
+
+// A bulk transaction keeps the memo of a device's latest GPS sample as an
+// ordinary one does: points after the latest sample read ahead are held
+// without a read, the latest sample but a batch's own is the one before
+// it without a round trip, a batch with a point at or before the latest
+// reads the stored ones of its range (and the held ones count), and a
+// savepoint rolled back forgets what the memo learnt.
+func TestBulkGPSReadAhead(t *testing.T) {
+	e := trackEngine(t)
+	f := seedTracks(t, e)
+	imei := f.imeis[0]
+	at := func(s int) time.Time { return trackNow.Add(time.Duration(s) * time.Second) }
+	pt := func(s int, lat float64) store.GPSPoint { return store.GPSPoint{Time: at(s), Lat: lat, Lon: 4} }
+	write(t, e, func(r *tx) error {
+		_, err := r.GPSSamples().Insert(imei, 1, []store.GPSPoint{pt(0, 50)})
+		return err
+	})
+	latestBut := func(r *tx, except []store.GPSPoint) time.Time {
+		t.Helper()
+		p, ok, err := r.GPSSamples().Latest(imei, time.Time{}, time.UnixMilli(math.MaxInt64), store.GPSFilter{Except: except})
+		if err != nil || !ok {
+			t.Fatalf("latest: %v, %v", ok, err)
+		}
+		return p.Time
+	}
+	err := e.BulkUpdate(context.Background(), func(rec store.Records) error {
+		r := rec.(*tx)
+		if err := r.Prefetch([]string{imei}, at(60)); err != nil {
+			return err
+		}
+		trips := pipeOf(r).trips
+		first := []store.GPSPoint{pt(1, 51), pt(1, 99), pt(2, 52)}
+		stored, err := r.GPSSamples().Insert(imei, 1, first)
+		if err != nil {
+			return err
+		}
+		if want := []bool{true, false, true}; !slices.Equal(stored, want) {
+			t.Errorf("stored %v, want %v", stored, want)
+		}
+		if got := latestBut(r, []store.GPSPoint{first[0], first[2]}); !got.Equal(at(0)) {
+			t.Errorf("latest but the first batch: %v, want %v", got, at(0))
+		}
+		if n := pipeOf(r).trips - trips; n != 0 {
+			t.Errorf("a batch after the latest sample and the latest but it took %d round trips, want none", n)
+		}
+		// A resent point, held, and one stored before the transaction.
+		second := []store.GPSPoint{pt(2, 77), pt(0, 78), pt(4, 54)}
+		if stored, err = r.GPSSamples().Insert(imei, 1, second); err != nil {
+			return err
+		}
+		if want := []bool{false, false, true}; !slices.Equal(stored, want) {
+			t.Errorf("stored %v of a batch with resent points, want %v", stored, want)
+		}
+		if got := latestBut(r, second[2:]); !got.Equal(at(2)) {
+			t.Errorf("latest but the second batch: %v, want %v", got, at(2))
+		}
+		// What a savepoint rolled back took with it is not known after it.
+		sp, err := r.pg.Begin(r.ctx)
+		if err != nil {
+			return err
+		}
+		if _, err := r.GPSSamples().Insert(imei, 1, []store.GPSPoint{pt(8, 88)}); err != nil {
+			return err
+		}
+		if err := sp.Rollback(r.ctx); err != nil {
+			return err
+		}
+		third := []store.GPSPoint{pt(9, 59)}
+		if stored, err = r.GPSSamples().Insert(imei, 1, third); err != nil {
+			return err
+		}
+		if !slices.Equal(stored, []bool{true}) {
+			t.Errorf("stored %v after the savepoint, want [true]", stored)
+		}
+		if got := latestBut(r, third); !got.Equal(at(4)) {
+			t.Errorf("latest but the batch after the savepoint: %v, want %v", got, at(4))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read(t, e, func(r *tx) error {
+		got, err := r.GPSSamples().Range(imei, at(0), at(10), store.GPSFilter{}, 0)
+		if err != nil {
+			return err
+		}
+		var lats []float64
+		for _, p := range got {
+			lats = append(lats, p.Lat)
+		}
+		if want := []float64{50, 51, 52, 54, 59}; !slices.Equal(lats, want) {
+			t.Errorf("stored samples %v, want %v", lats, want)
+		}
+		return nil
+	})
 }
