@@ -125,6 +125,42 @@ func TestCopyBetweenEngines(t *testing.T) {
 	}
 }
 
+// A store with a record of every kind, written on PostgreSQL and copied
+// into another database (the kinds that grow with the fleet by COPY, their
+// foreign keys checked once at the end), holds every record with its
+// identity, answers every read the same, and gives the records created
+// after the copy ids above the copied ones.
+func TestCopyPostgresToPostgres(t *testing.T) {
+	clock := storetest.NewClock(copyT0)
+	src := openCopyPostgres(t, clock)
+	seed := seedCopy(t, src, clock)
+	dst := openCopyPostgres(t, clock)
+	counts, _ := copyStore(t, src, dst)
+	for _, c := range counts {
+		if c.Source == 0 || c.Source != c.Destination {
+			t.Errorf("%s: %d copied of %d", c.Kind, c.Destination, c.Source)
+		}
+	}
+	want, got := dumpRecords(t, src), dumpRecords(t, dst)
+	for _, k := range Kinds {
+		if !slices.Equal(got[k], want[k]) {
+			t.Errorf("the %s differ:\n got %s\nwant %s", k, strings.Join(got[k], "\n     "), strings.Join(want[k], "\n     "))
+		}
+	}
+	wantAPI, gotAPI := readStore(t, src, seed), readStore(t, dst, seed)
+	for what, v := range wantAPI {
+		if gotAPI[what] != v {
+			t.Errorf("%s reads\n %s\nwant\n %s", what, gotAPI[what], v)
+		}
+	}
+	copied := highestIDs(t, src)
+	for seq, id := range addAfterCopy(t, dst, clock, seed) {
+		if id <= copied[seq] {
+			t.Errorf("a new %s got id %d, not above the copied %d", seq, id, copied[seq])
+		}
+	}
+}
+
 // highestIDs is the last value of each of db's sequences.
 func highestIDs(t *testing.T, db *DB) map[Sequence]int64 {
 	t.Helper()

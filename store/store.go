@@ -116,10 +116,16 @@ func (db *DB) newTx(rec Records, ctx context.Context, actor Actor, now time.Time
 // or context.DeadlineExceeded holds. A deadline that passes while the
 // commit is being written does not undo it.
 func (db *DB) Update(ctx context.Context, actor Actor, fn func(*Tx) error) error {
+	return db.update(ctx, actor, fn, db.engine.Update)
+}
+
+// update is Update through the engine transaction update runs.
+func (db *DB) update(ctx context.Context, actor Actor, fn func(*Tx) error,
+	update func(context.Context, func(Records) error) error) error {
 	if err := abandoned(ctx); err != nil {
 		return err
 	}
-	return db.engine.Update(context.WithoutCancel(ctx), func(rec Records) error {
+	return update(context.WithoutCancel(ctx), func(rec Records) error {
 		if err := abandoned(ctx); err != nil {
 			return err
 		}

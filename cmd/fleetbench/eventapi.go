@@ -44,6 +44,9 @@ func (b *bench) api(ctx context.Context) error {
 	}
 	seedTook := time.Since(t0)
 	fmt.Fprintf(b.log, "  seeded %d events in %s\n", sc.apiEvents, seedTook.Round(time.Millisecond))
+	if err := b.settleStore(ctx, fl.st); err != nil {
+		return err
+	}
 	srv, err := b.start(ctx, fl.st)
 	if err != nil {
 		return err

@@ -41,7 +41,7 @@
 // Usage:
 //
 //	fleetbench [-fleetcam bin/fleetcam] [-part all|hold,ingest,…] [-quick] [-runs 3]
-//	           [-postgres auto|URL] [-cluster N] [-profile] [-work DIR] [-keep] [-json FILE] [-timeout 20m]
+//	           [-postgres auto|URL] [-cluster N] [-events N] [-profile] [-work DIR] [-keep] [-json FILE] [-timeout 20m]
 package main
 
 import (
@@ -83,6 +83,8 @@ type options struct {
 	timeout, commitDelay time.Duration
 	// cluster is -cluster: the nodes of the cluster part, 0 without it.
 	cluster int
+	// events is -events: the events the api part seeds, 0 for its scale's.
+	events int
 }
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
@@ -101,6 +103,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.timeout, "timeout", 20*time.Minute, "stop everything after this long (default 2h with -postgres, whose seeding is slow)")
 	fs.DurationVar(&o.commitDelay, "commit-delay", -1, "run fleetcam with this mqtt.commitDelay (default: its configured default)")
 	fs.StringVar(&o.postgres, "postgres", "", "also run every part on PostgreSQL: auto (start a server in the work directory) or the libpq URL of a server the bench may create databases on")
+	fs.IntVar(&o.events, "events", 0, "events the api part seeds (default 1,000,000, 3,000 with -quick)")
 	fs.IntVar(&o.cluster, "cluster", 0, "run only the cluster part with this many fleetcam nodes (2 to 9) on PostgreSQL (-postgres, default auto) and a NATS server in this process")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -123,6 +126,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		if !timed {
 			o.timeout = 2 * time.Hour
 		}
+	}
+	if o.events < 0 {
+		return nil, fmt.Errorf("-events %d must not be negative", o.events)
 	}
 	if o.runs < 1 || o.runs > 20 {
 		return nil, fmt.Errorf("-runs %d must be from 1 to 20", o.runs)
@@ -206,6 +212,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		engines: []string{engineBolt}}
 	if o.quick {
 		b.sc = quickScale
+	}
+	if o.events > 0 {
+		b.sc.apiEvents = o.events
 	}
 	if o.postgres != "" {
 		if b.pg, err = startPostgres(ctx, o.postgres, work, o.keep, o.profile, stderr); err != nil {

@@ -362,6 +362,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 	}{
 		{[]string{"-part", "nap"}, "-part"},
 		{[]string{"-runs", "0"}, "-runs"},
+		{[]string{"-events", "-1"}, "-events -1 must not be negative"},
 		{[]string{"-fleetcam", "/nonexistent/fleetcam"}, "make build"},
 		{[]string{"stray"}, "unexpected argument"},
 		{[]string{"-fleetcam", bin, "-cluster", "1"}, "-cluster 1 must be from 2 to 9 nodes"},

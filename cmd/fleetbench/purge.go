@@ -48,6 +48,9 @@ func (b *bench) purge(ctx context.Context) error {
 	samples := sc.purgeDevices * perDay * sc.purgeDays
 	fmt.Fprintf(b.log, "  seeded %d GPS samples in %s, %d events in %s\n", samples, gpsTook.Round(time.Millisecond),
 		events, eventsTook.Round(time.Millisecond))
+	if err := b.settleStore(ctx, fl.st); err != nil {
+		return err
+	}
 	if err := setPurgeDays(ctx, fl, sc.purgeDays-1); err != nil {
 		return err
 	}
@@ -148,7 +151,9 @@ func (b *bench) profilePurge(ctx context.Context) func() {
 }
 
 // seedGPS stores a sample every every from start to end (exclusive) for
-// each device of f, a device at a time, in transactions of about 50,000.
+// each device of f, each device's in one call of the store's GPS ingest,
+// in bulk transactions (store.DB.BulkUpdate) of about 50,000 samples, and
+// checks that every sample was stored.
 func seedGPS(ctx context.Context, f *fleet, start, end time.Time, every time.Duration) error {
 	db, err := f.st.open(ctx, store.Options{})
 	if err != nil {
@@ -157,28 +162,34 @@ func seedGPS(ctx context.Context, f *fleet, start, end time.Time, every time.Dur
 	defer db.Close()
 	n := int(end.Sub(start) / every)
 	const chunk = 50_000
-	pts := make([]store.GPSPoint, 0, chunk)
-	for i, imei := range f.imeis {
-		for lo := 0; lo < n; lo += chunk {
-			pts = pts[:0]
-			for k := lo; k < min(lo+chunk, n); k++ {
-				pts = append(pts, store.GPSPoint{Time: start.Add(time.Duration(k) * every),
-					Lat: 52.3 + float64((i+k)%1000)/1e4, Lon: 4.8 + float64((i*7+k)%1000)/1e4, Speed: float64(k % 120), Accuracy: 5})
-			}
-			err := db.Update(ctx, store.Actor{Source: "device"}, func(tx *store.Tx) error {
-				dev, err := tx.Device(imei)
+	perTx := max(1, chunk/max(n, 1))
+	for lo := 0; lo < len(f.imeis); lo += perTx {
+		devices := lo
+		err := db.BulkUpdate(ctx, store.Actor{Source: "device"}, func(tx *store.Tx) error {
+			pts := make([]store.GPSPoint, 0, n)
+			for i := lo; i < min(lo+perTx, len(f.imeis)); i++ {
+				devices = i
+				dev, err := tx.Device(f.imeis[i])
 				if err != nil {
 					return err
+				}
+				pts = pts[:0]
+				for k := range n {
+					pts = append(pts, store.GPSPoint{Time: start.Add(time.Duration(k) * every),
+						Lat: 52.3 + float64((i+k)%1000)/1e4, Lon: 4.8 + float64((i*7+k)%1000)/1e4, Speed: float64(k % 120), Accuracy: 5})
 				}
 				added, err := tx.AddGPS(dev, pts)
 				if err == nil && len(added) != len(pts) {
 					err = fmt.Errorf("%d of %d samples stored", len(added), len(pts))
 				}
-				return err
-			})
-			if err != nil {
-				return fmt.Errorf("seed GPS of %s: %w", imei, err)
+				if err != nil {
+					return err
+				}
 			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("seed GPS of %s: %w", f.imeis[devices], err)
 		}
 	}
 	return nil

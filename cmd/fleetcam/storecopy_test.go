@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetcam/fleetcam/store"
 	boltstore "github.com/fleetcam/fleetcam/store/bolt"
@@ -229,5 +233,87 @@ func TestStoreCopyRefusals(t *testing.T) {
 	}
 	if got, _ := partners(t, fullDB); len(got) != 1 || got[1] != "Already here" {
 		t.Errorf("the refused destination database holds %v, want its own partner alone", got)
+	}
+}
+
+// fleetcam store copy into PostgreSQL leaves hourly event counts equal to
+// what the copied events themselves count, per organization, hour and
+// type, so that the organization pages' totals are those of the copy.
+func TestStoreCopyCountsEventsByHour(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "fleetcam.db")
+	db, err := boltstore.Open(src, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)
+	types := []string{"deceleration", "button", "acceleration"}
+	err = db.Update(context.Background(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		p, err := tx.CreatePartner("Acme Telematics")
+		if err != nil {
+			return err
+		}
+		for o, imei := range []string{"356938035643809", "356938035643817"} {
+			org, err := tx.CreateOrganization(p.ID, fmt.Sprintf("Fleet %d", o), nil)
+			if err != nil {
+				return err
+			}
+			dev := &store.Device{IMEI: imei, Name: imei, OrganizationID: org.ID, PartnerID: p.ID, Status: store.DeviceActivated}
+			if err := tx.AddDevice(dev); err != nil {
+				return err
+			}
+			for i := range 300 {
+				// 300 events 7 minutes 13 seconds apart: 36 hours, some
+				// in the hour's first second.
+				at := t0.Add(time.Duration(i) * (7*time.Minute + 13*time.Second))
+				if i%25 == 0 {
+					at = at.Truncate(time.Hour)
+				}
+				_, err := tx.IngestEvent(dev, store.EventInput{DeviceEventID: fmt.Sprint(i), Type: types[(i+o)%len(types)], Time: at})
+				if err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := pgtest.Database(t, "")
+	if code, stdout, stderr := runCopy(t, "-from", src, "-to", url); code != 0 || stderr != "" {
+		t.Fatalf("copy into PostgreSQL: exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
+	}
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	read := func(sql string) map[string]int64 {
+		rows, err := conn.Query(t.Context(), sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int64{}
+		var org, n int64
+		var hour time.Time
+		var typ string
+		_, err = pgx.ForEachRow(rows, []any{&org, &hour, &typ, &n}, func() error {
+			out[fmt.Sprintf("organization %d %s %s", org, hour.UTC().Format(time.RFC3339), typ)] = n
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	kept := read(`SELECT organization_id, hour, type, sum(events)::bigint FROM event_hours GROUP BY 1, 2, 3 HAVING sum(events) <> 0`)
+	stored := read(`SELECT organization_id, date_trunc('hour', time, 'UTC'), type, count(*) FROM events GROUP BY 1, 2, 3`)
+	var total int64
+	for _, n := range stored {
+		total += n
+	}
+	if total != 600 || !maps.Equal(kept, stored) {
+		t.Errorf("after the copy the hourly counts are %v, the %d copied events count %v", kept, total, stored)
 	}
 }

@@ -39,8 +39,9 @@ type Engine struct {
 }
 
 var (
-	_ store.Engine = (*Engine)(nil)
-	_ store.Filer  = (*Engine)(nil)
+	_ store.Engine     = (*Engine)(nil)
+	_ store.Filer      = (*Engine)(nil)
+	_ store.BulkLoader = (*Engine)(nil)
 )
 
 // OpenEngine opens (creating when missing) the bbolt file at path; the
@@ -92,6 +93,13 @@ func (e *Engine) Prepare(context.Context) error {
 // Update implements store.Engine. bbolt serialises writers itself.
 func (e *Engine) Update(_ context.Context, fn func(store.Records) error) error {
 	return e.db.Update(func(btx *bbolt.Tx) error { return fn(&tx{b: btx}) })
+}
+
+// BulkUpdate implements store.BulkLoader: bbolt changes its pages in
+// memory and writes them at the commit, so an ordinary transaction is its
+// bulk path already.
+func (e *Engine) BulkUpdate(ctx context.Context, fn func(store.Records) error) error {
+	return e.Update(ctx, fn)
 }
 
 // View implements store.Engine.

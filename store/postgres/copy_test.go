@@ -3,8 +3,11 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"iter"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -145,4 +148,118 @@ func TestCopySetsSequences(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// foreignKeys lists the foreign keys of the schema as defined (those a
+// partitioned table's key makes on each partition aside).
+func foreignKeys(t *testing.T, e *Engine) []string {
+	t.Helper()
+	var keys []string
+	read(t, e, func(t *tx) error {
+		rows, err := t.pg.Query(t.ctx, `SELECT conrelid::regclass::text || ' ' || conname || ' ' || pg_get_constraintdef(oid)
+			FROM pg_constraint WHERE contype = 'f' AND conparentid = 0 AND connamespace = current_schema()::regnamespace
+			ORDER BY 1`)
+		if err != nil {
+			return err
+		}
+		keys, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	return keys
+}
+
+// copiedEvent is an event of org with a file and a comment, as a copy
+// brings it: with its ids.
+func copiedEvent(id, org int64, at time.Time) *store.Event {
+	return &store.Event{ID: id, IMEI: "356938035643809", OrganizationID: org, Type: "button", Time: at, Lat: 52, Lon: 4,
+		Severity: 2, Status: store.EventStatusNew, CreatedAt: at, DeviceEventID: fmt.Sprintf("d-%d", id),
+		Files:    []store.EventFile{{CameraID: 1, FileID: fmt.Sprintf("clip-%d.mp4", id), FileType: store.FileVideo}},
+		Comments: []store.EventComment{{ID: id * 10, Comment: "seen", CreatedByAudienceName: "partner", CreatedAt: at}}}
+}
+
+// A copy fills the tables it writes by COPY without checking their
+// foreign keys row by row, and puts every key back when it is done: the
+// schema then has the keys it had. Right after the events' COPY their
+// identities give ids above the copied ones.
+func TestCopyPutsForeignKeysBack(t *testing.T) {
+	e := openPrepared(t)
+	want := foreignKeys(t, e)
+	at := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)
+	err := e.Load(context.Background(), func(l store.Load) error {
+		t := l.(load).t
+		p := &store.Partner{ID: 3, Name: "Partner", CreatedAt: at}
+		if _, err := l.Put(store.KindPartners, pairs([]any{p})); err != nil {
+			return err
+		}
+		org := &store.Organization{ID: 7, PartnerID: 3, Name: "Fleet", CreatedAt: at}
+		if _, err := l.Put(store.KindOrganizations, pairs([]any{org})); err != nil {
+			return err
+		}
+		events := []any{copiedEvent(41, 7, at), copiedEvent(42, 7, at.Add(time.Hour))}
+		if _, err := l.Put(store.KindEvents, pairs(events)); err != nil {
+			return err
+		}
+		for table, want := range map[string]int64{"events": 43, "event_comments": 421} {
+			var next int64
+			if err := t.pg.QueryRow(t.ctx, `SELECT nextval(pg_get_serial_sequence($1, 'id'))`, table).Scan(&next); err != nil {
+				return err
+			}
+			if next != want {
+				return fmt.Errorf("after the COPY the next %s id is %d, want %d", table, next, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := foreignKeys(t, e); !slices.Equal(got, want) {
+		t.Errorf("after the copy the foreign keys are\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
+	}
+	read(t, e, func(t *tx) error {
+		var files, comments int
+		err := t.pg.QueryRow(t.ctx, `SELECT (SELECT count(*) FROM event_files), (SELECT count(*) FROM event_comments)`).
+			Scan(&files, &comments)
+		if err == nil && (files != 2 || comments != 2) {
+			err = fmt.Errorf("%d event files and %d comments copied, want 2 and 2", files, comments)
+		}
+		return err
+	})
+}
+
+// A copy whose records break a foreign key fails when the key is put
+// back, and leaves nothing: no record, every key.
+func TestCopyBreakingAForeignKeyLeavesNothing(t *testing.T) {
+	e := openPrepared(t)
+	want := foreignKeys(t, e)
+	at := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)
+	err := e.Load(context.Background(), func(l store.Load) error {
+		_, err := l.Put(store.KindEvents, pairs([]any{copiedEvent(1, 99, at)})) // no organization 99
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "events_organization_id_fkey") {
+		t.Fatalf("a copy of an event of no organization: %v, want the key it breaks", err)
+	}
+	if got := foreignKeys(t, e); !slices.Equal(got, want) {
+		t.Errorf("after the failed copy the foreign keys are\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
+	}
+	read(t, e, func(t *tx) error {
+		var n int
+		err := t.pg.QueryRow(t.ctx, `SELECT count(*) FROM events`).Scan(&n)
+		if err == nil && n != 0 {
+			err = fmt.Errorf("%d events left by the failed copy", n)
+		}
+		return err
+	})
+}
+
+// pairs yields each of recs with a nil error, as a Dump's Records does.
+func pairs(recs []any) iter.Seq2[any, error] {
+	return func(yield func(any, error) bool) {
+		for _, r := range recs {
+			if !yield(r, nil) {
+				return
+			}
+		}
+	}
 }

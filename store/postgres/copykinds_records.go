@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"fmt"
+	"iter"
 	"strings"
 	"time"
 
@@ -59,11 +60,12 @@ var _ = register(map[store.Kind]copyKind{
 		each(func(t *tx, c *store.OAuthClient) error { return oauthClients{t}.Insert(c) })),
 
 	// The hourly counts of the events are not copied: each batch of
-	// events copied in adds its own (copyEvents).
+	// events copied in adds its own (copyEvents), under the destination's
+	// node.
 	store.KindEvents: kindOf(tableList("events", "event_files", "event_comments", "event_hours"),
 		selected(`SELECT `+eventColumns+` FROM events e ORDER BY e.id`,
 			func(row pgx.Row) (*store.Event, error) { return scanEvent(row) }),
-		batched(copyEvents)),
+		putEvents),
 	store.KindEventDeviceIDs: kindOf(tableList("event_device_ids"),
 		selected(`SELECT `+eventDeviceIDColumns+` FROM event_device_ids ORDER BY imei, device_event_id`,
 			scanned(eventDeviceIDFields)),
@@ -109,10 +111,21 @@ var _ = register(map[store.Kind]copyKind{
 		each(func(t *tx, a *store.Album) error { return albums{t}.Put(a) })),
 })
 
+// putEvents stores the copy's events, copyBatch at a time, each batch
+// with its hourly counts (copyEvents).
+func putEvents(t *tx, k store.Kind, recs iter.Seq2[any, error]) (int64, error) {
+	return batched(func(t *tx, batch []*store.Event) error { return copyEvents(batch, t.node, txCopier{t}) })(t, k, recs)
+}
+
 // copyEvents writes a batch of events, their files and their comments by
-// COPY, from the arguments eventArgs gives their rows, and adds the
-// batch's hourly counts.
-func copyEvents(t *tx, batch []*store.Event) error {
+// COPY with w, from the arguments eventArgs gives their rows, and adds the
+// batch's hourly counts under node (eventcounts.go): the one writer of
+// events by COPY, for a copy (putEvents) and a bulk transaction (bulk.go),
+// so that every event either stores is counted in its transaction.
+func copyEvents(batch []*store.Event, node string, w copier) error {
+	if len(batch) == 0 {
+		return nil
+	}
 	columns := strings.Split(eventRowColumns, ",")
 	for i, c := range columns {
 		columns[i] = strings.TrimSpace(c)
@@ -136,18 +149,17 @@ func copyEvents(t *tx, batch []*store.Event) error {
 				nullZero(emails[i]), ats[i]})
 		}
 	}
-	for _, c := range []struct {
-		table, columns string
-		rows           [][]any
+	for _, table := range []struct {
+		name, columns string
+		rows          [][]any
 	}{
 		{"events", "id, " + eventRowColumns, events},
 		{"event_files", "event_id, event_time, position, camera_id, file_id, file_type", files},
 		{"event_comments", "id, event_id, event_time, comment, audience, created_by_id, created_by_email, created_at", comments},
 	} {
-		err := copyInto(t, c.table, c.columns, len(c.rows), func(i int) ([]any, error) { return c.rows[i], nil })
-		if err != nil {
+		if err := w.copyRows(table.name, table.columns, table.rows); err != nil {
 			return err
 		}
 	}
-	return t.countEvents(batch)
+	return w.run(countEventsSQL, countEventsArgs(batch, node)...)
 }

@@ -48,6 +48,14 @@ func (s driverAssignments) Delete(id int64) error {
 
 // ByDevice implements store.DriverAssignmentSet.
 func (s driverAssignments) ByDevice(imei string) ([]store.DriverAssignment, error) {
+	if b := s.t.bulk; b != nil {
+		return b.deviceAssignments(imei)
+	}
+	return s.byDevice(imei)
+}
+
+// byDevice reads the assignments of imei: those read ahead, or the table's.
+func (s driverAssignments) byDevice(imei string) ([]store.DriverAssignment, error) {
 	if as, ok := s.t.memo.assignments[imei]; ok {
 		return slices.Clone(as), nil
 	}

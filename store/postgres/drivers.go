@@ -45,6 +45,14 @@ func scanDriver(row pgx.Row, extra ...any) (*store.Driver, error) {
 // Get implements store.DriverSet; a device's view reads the drivers its
 // assignments name ahead (driversahead.go).
 func (s drivers) Get(id int64) (*store.Driver, error) {
+	if b := s.t.bulk; b != nil {
+		return b.driver(id)
+	}
+	return s.get(id)
+}
+
+// get reads the driver with id: read ahead, or the table's.
+func (s drivers) get(id int64) (*store.Driver, error) {
 	d, err := scanDriver(driverRow{s.t, id})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, store.NotFound("driver %d", id)
@@ -140,6 +148,14 @@ var driverOrder = map[string]string{
 // that PostgreSQL cannot run as Go does is applied here, to the drivers the
 // rest of the filter selects.
 func (s drivers) List(f store.DriverFilter, o store.Sort, p store.Page) ([]store.Driver, int, error) {
+	if b := s.t.bulk; b != nil {
+		return b.driverList(f, o, p)
+	}
+	return s.list(f, o, p)
+}
+
+// list reads the page p of the drivers f selects in the order o.
+func (s drivers) list(f store.DriverFilter, o store.Sort, p store.Page) ([]store.Driver, int, error) {
 	by, ok := driverOrder[o.Key]
 	if !ok {
 		return store.SortDrivers(nil, o, p) // the error naming the keys there are

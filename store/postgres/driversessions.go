@@ -141,6 +141,9 @@ func (s driverSessions) AllCurrent() ([]store.DriverSession, error) {
 // LastStarted implements store.DriverSessionSet. A group commit reads each
 // device's latest session ahead, which answers for any time after its start.
 func (s driverSessions) LastStarted(imei string, at time.Time) (*store.DriverSession, error) {
+	if b := s.t.bulk; b != nil {
+		return b.lastStarted(imei, at)
+	}
 	bound := sessionStart(at).Add(time.Millisecond)
 	if latest, ok := s.t.memo.sessions[imei]; ok && (latest == nil || latest.Start.Before(bound)) {
 		if latest == nil {

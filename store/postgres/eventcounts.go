@@ -18,8 +18,9 @@ import (
 //     that was there only;
 //   - the retention purge's whole-day drop (partitiondrop.go) deletes the
 //     counts of the day's hours with the day's partition;
-//   - a copy into the database adds the counts of each batch it copies
-//     (copykinds_records.go);
+//   - every write of events by COPY, a copy into the database and a bulk
+//     transaction (bulk.go), adds the counts of each batch it writes in
+//     the same transaction (copyEvents, copykinds_records.go);
 //   - Update leaves what they count as it is (store.EventSet).
 //
 // The node is the engine's Options.Node: a transaction has no node id of
@@ -75,18 +76,15 @@ func (t *tx) countEvent(e *store.Event) error {
 	return t.queue(countEventSQL, e.OrganizationID, e.Time, e.PartnerID, e.Type, t.node, 1)
 }
 
-// countEvents adds the counts of batch, just copied in.
-func (t *tx) countEvents(batch []*store.Event) error {
-	if len(batch) == 0 {
-		return nil
-	}
+// countEventsArgs are the arguments of countEventsSQL for batch, counted
+// under node.
+func countEventsArgs(batch []*store.Event, node string) []any {
 	orgs, times, partners, types := make([]int64, len(batch)), make([]time.Time, len(batch)),
 		make([]int64, len(batch)), make([]string, len(batch))
 	for i, e := range batch {
 		orgs[i], times[i], partners[i], types[i] = e.OrganizationID, e.Time, e.PartnerID, e.Type
 	}
-	_, err := t.exec(countEventsSQL, orgs, times, partners, types, t.node)
-	return err
+	return []any{orgs, times, partners, types, node}
 }
 
 // BackfillHourlyCounts implements store.EventSet: the schema migration

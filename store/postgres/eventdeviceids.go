@@ -21,6 +21,18 @@ var errNoEventDeviceID = store.NotFound("device event id")
 
 // Get implements store.EventDeviceIDSet.
 func (s eventDeviceIDs) Get(imei, deviceEventID string) (store.EventDeviceID, error) {
+	if b := s.t.bulk; b != nil {
+		r, ok, err := b.deviceID(imei, deviceEventID)
+		if err == nil && !ok {
+			err = errNoEventDeviceID
+		}
+		return r, err
+	}
+	return s.get(imei, deviceEventID)
+}
+
+// get reads imei's device event id deviceEventID.
+func (s eventDeviceIDs) get(imei, deviceEventID string) (store.EventDeviceID, error) {
 	r := store.EventDeviceID{IMEI: imei, DeviceEventID: deviceEventID}
 	err := s.t.pg.QueryRow(s.t.ctx, `SELECT event_id, ownership FROM event_device_ids
 		WHERE imei = $1 AND device_event_id = $2`, imei, deviceEventID).Scan(&r.EventID, &r.Ownership)
@@ -35,6 +47,14 @@ func (s eventDeviceIDs) Get(imei, deviceEventID string) (store.EventDeviceID, er
 
 // Put implements store.EventDeviceIDSet.
 func (s eventDeviceIDs) Put(r store.EventDeviceID) error {
+	if b := s.t.bulk; b != nil {
+		return b.putDeviceID(r)
+	}
+	return s.upsert(r)
+}
+
+// upsert writes r over what its device and id were stored as.
+func (s eventDeviceIDs) upsert(r store.EventDeviceID) error {
 	return s.t.queue(`INSERT INTO event_device_ids (`+eventDeviceIDColumns+`) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (imei, device_event_id) DO UPDATE SET event_id = excluded.event_id, ownership = excluded.ownership`,
 		eventDeviceIDArgs(&r)...)

@@ -214,6 +214,9 @@ func (s events) Get(id int64) (*store.Event, error) {
 // event without files or comments, most of what devices report, is one
 // plain INSERT.
 func (s events) Insert(e *store.Event) error {
+	if b := s.t.bulk; b != nil {
+		return b.insertEvent(e)
+	}
 	sql := insertEvent
 	if len(e.Files) == 0 && len(e.Comments) == 0 {
 		sql = insertEventRow

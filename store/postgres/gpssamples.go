@@ -52,6 +52,9 @@ func (r gpsSamples) Insert(imei string, ownership int64, points []store.GPSPoint
 	if len(points) == 0 {
 		return nil, nil
 	}
+	if b := r.t.bulk; b != nil {
+		return b.insertGPS(imei, ownership, points)
+	}
 	known := r.t.memo.gps[imei]
 	if known.latest.ok && allAfter(points, known.latest.at.Time) {
 		stored := firstOfEachMilli(points, nil)

@@ -91,30 +91,52 @@ func getMemo(t *tx, table, key, sql string, fields []any, args ...any) error {
 	k := memoKey{table, key}
 	r, ok := t.memo.rows[k]
 	if !ok {
-		rows, err := t.pg.Query(t.ctx, sql, args...)
-		if err != nil {
+		read := func() error {
+			rows, err := t.pg.Query(t.ctx, sql, args...)
+			if err != nil {
+				return classify(err)
+			}
+			r, err = readMemoRow(rows)
 			return classify(err)
 		}
-		r, err = readMemoRow(rows)
+		var err error
+		if b := t.bulk; b != nil {
+			// A read of none of the tables a bulk transaction holds
+			// writes for, which changes nothing it read ahead.
+			err = b.quietly(read)
+		} else {
+			err = read()
+		}
 		if err != nil {
-			return classify(err)
+			return err
 		}
 		t.remember(k, r)
 	}
 	if !r.found {
 		return store.NotFound("")
 	}
-	if p := pipeOf(t); p != nil && p.closed {
-		// A view that read ahead has given its connection back.
-		m := typeMaps.Get().(*pgtype.Map)
-		defer typeMaps.Put(m)
-		return classify(pgx.ScanRow(m, r.fields, r.values, fields...))
-	}
-	return classify(pgx.ScanRow(t.pg.Conn().TypeMap(), r.fields, r.values, fields...))
+	m, release := t.decodeTypes()
+	defer release()
+	return classify(pgx.ScanRow(m, r.fields, r.values, fields...))
 }
 
-// typeMaps decode the rows of views that no longer hold a connection (and
-// its type map): the engine uses PostgreSQL's own types only.
+// decodeTypes is the type map the memo's rows are decoded with, and what
+// gives it back: the connection's while the transaction has the connection
+// to itself, otherwise one of typeMaps. A view that read ahead has given
+// its connection back (and its type map with it), and a bulk
+// transaction's COPYs may be encoding rows with the connection's type map
+// on their own goroutine meanwhile (bulk.go); a pgtype.Map is not safe
+// for use by two goroutines at once.
+func (t *tx) decodeTypes() (*pgtype.Map, func()) {
+	if p := pipeOf(t); t.bulk != nil || p != nil && p.closed {
+		m := typeMaps.Get().(*pgtype.Map)
+		return m, func() { typeMaps.Put(m) }
+	}
+	return t.pg.Conn().TypeMap(), func() {}
+}
+
+// typeMaps decode the memo's rows off the connection (decodeTypes): the
+// engine uses PostgreSQL's own types only, which every new map knows.
 var typeMaps = sync.Pool{New: func() any { return pgtype.NewMap() }}
 
 // readMemoRow reads the first row of rows, the values copied out of the

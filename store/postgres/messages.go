@@ -61,6 +61,9 @@ type messageFact struct {
 // statement (the lock is taken again, at no cost, by a transaction that
 // already holds it).
 func (m messages) Append(msg *store.Message) error {
+	if b := m.t.bulk; b != nil {
+		return b.appendMessage(msg)
+	}
 	args, err := messageArgs(msg)
 	if err != nil {
 		return err

@@ -102,7 +102,12 @@ func ensurePartitions(ctx context.Context, e *Engine, now time.Time, tables []pa
 // ensure creates the partitions of p around now that do not exist yet.
 func (p partitionedTable) ensure(ctx context.Context, t pgx.Tx, now time.Time) error {
 	first := p.unit.add(p.unit.start(now), -p.back)
-	end := p.unit.add(first, p.back+1+p.ahead)
+	return p.ensureRange(ctx, t, first, p.unit.add(first, p.back+1+p.ahead))
+}
+
+// ensureRange creates the partitions of p from first, the start of a
+// unit, to end that do not exist yet.
+func (p partitionedTable) ensureRange(ctx context.Context, t pgx.Tx, first, end time.Time) error {
 	if p.moveStrays {
 		return p.ensureMoving(ctx, t, first, end)
 	}
@@ -138,7 +143,9 @@ func (p partitionedTable) ensureMoving(ctx context.Context, t pgx.Tx, first, end
 		return err
 	}
 	if strays {
-		if _, err := t.Exec(ctx, `CREATE TEMPORARY TABLE `+moving+` (LIKE `+ident+`) ON COMMIT DROP`); err != nil {
+		// Made once per transaction (a bulk transaction may move the
+		// strays of several ranges), and emptied after each.
+		if _, err := t.Exec(ctx, `CREATE TEMPORARY TABLE IF NOT EXISTS `+moving+` (LIKE `+ident+`) ON COMMIT DROP`); err != nil {
 			return err
 		}
 		_, err := t.Exec(ctx, `WITH moved AS (DELETE FROM `+def+` WHERE `+col+` >= $1 AND `+col+` < $2 RETURNING *)
@@ -153,7 +160,7 @@ func (p partitionedTable) ensureMoving(ctx context.Context, t pgx.Tx, first, end
 		}
 	}
 	if strays {
-		if _, err := t.Exec(ctx, `INSERT INTO `+ident+` SELECT * FROM `+moving); err != nil {
+		if _, err := t.Exec(ctx, `WITH moved AS (DELETE FROM `+moving+` RETURNING *) INSERT INTO `+ident+` SELECT * FROM moved`); err != nil {
 			return err
 		}
 	}

@@ -28,7 +28,9 @@ import (
 // The COMMIT goes with whatever is still queued. A queued write that fails
 // is reported to the statement that carried it, and to every later one, as
 // a *store.JobFailed naming the job that queued it (StartJob), so that a
-// group commit charges the job that wrote it and no other.
+// group commit charges the job that wrote it and no other. The writes a
+// bulk transaction holds beyond the queue (heldWrites) go before any
+// statement of its own.
 //
 // pipe implements pgx.Tx, so that the records use it as they would
 // pgx's own transaction.
@@ -42,10 +44,36 @@ type pipe struct {
 	failure error // sticky: the first queued write that failed
 	closed  bool
 	nested  int // savepoints taken
+	// held are the writes a bulk transaction holds beyond the queue
+	// (bulk.go); quiet while it sends what is its own.
+	held  heldWrites
+	quiet bool
 	// ahead is true once a view read all it may read and ended
 	// (readAheadView); missed is true when it then asked for more.
 	ahead, missed bool
 	trips         int // round trips sent (send), which the tests count
+}
+
+// heldWrites are writes a transaction holds back beyond the pipe's queue,
+// and rows it read ahead (a bulk transaction's, bulk.go). Before any
+// other statement of the transaction goes out, or is queued, the held
+// writes are sent, so that it comes after them as it was made after them,
+// and what was read ahead is forgotten, since the statement may change it.
+// The held writes may go on the connection while the transaction goes on
+// without it: whatever uses the connection settles them first.
+type heldWrites interface {
+	// pending reports whether writes are held.
+	pending() bool
+	// write sends the held writes, or starts to.
+	write() error
+	// settle waits until the writes write started are done, and returns
+	// their error.
+	settle() error
+	// forget drops what was read ahead.
+	forget()
+	// discard drops the held writes: the savepoint taken before them was
+	// rolled back.
+	discard()
 }
 
 // queuedStmt is a write waiting for the next round trip.
@@ -91,13 +119,14 @@ func (p *pipe) StartJob(n int) { p.job, p.jobs = n, true }
 // Aborted reports whether a statement of the transaction failed: the
 // server refuses every later one.
 func (p *pipe) Aborted() bool {
+	p.settle()
 	return p.failure != nil || p.conn.Conn().PgConn().TxStatus() == 'E'
 }
 
 // queue holds back a write whose answer nobody waits for.
 func (p *pipe) queue(sql string, args ...any) error {
-	if p.failure != nil {
-		return p.failure
+	if err := p.beforeOwn(); err != nil {
+		return err
 	}
 	p.queued = append(p.queued, queuedStmt{sql: sql, args: args, job: p.job})
 	return nil
@@ -118,8 +147,8 @@ func (p *pipe) queueUnseen(sql string, args ...any) error {
 
 // queueLast holds back a write until the commit.
 func (p *pipe) queueLast(sql string, args ...any) error {
-	if p.failure != nil {
-		return p.failure
+	if err := p.beforeOwn(); err != nil {
+		return err
 	}
 	p.last = append(p.last, queuedStmt{sql: sql, args: args, job: p.job})
 	return nil
@@ -132,12 +161,55 @@ func (p *pipe) flushLast() {
 	p.last = nil
 }
 
+// beforeOwn readies the pipe for a statement of the transaction's own:
+// the held writes go first, and what was read ahead with them is
+// forgotten. It returns the pipe's failure.
+func (p *pipe) beforeOwn() error {
+	if err := p.settle(); err != nil {
+		return err
+	}
+	if p.held == nil || p.quiet {
+		return nil
+	}
+	p.held.forget()
+	if err := p.writeHeld(); err != nil {
+		return err
+	}
+	return p.settle()
+}
+
+// settle waits for the held writes on their way on the connection, whose
+// failure becomes the pipe's, and returns the pipe's failure: whatever
+// uses the connection settles first.
+func (p *pipe) settle() error {
+	if p.held != nil {
+		if err := p.held.settle(); err != nil && p.failure == nil {
+			p.failure = err
+		}
+	}
+	return p.failure
+}
+
+// writeHeld sends the held writes, if any; their failure is the pipe's.
+func (p *pipe) writeHeld() error {
+	if p.held == nil || !p.held.pending() {
+		return nil
+	}
+	p.quiet = true
+	err := p.held.write()
+	p.quiet = false
+	if err != nil && p.failure == nil {
+		p.failure = err
+	}
+	return err
+}
+
 // send starts a round trip: the BEGIN when it is due, the queued writes,
 // then the statements of b. It reads the results of what it put before
 // b's and returns the batch positioned at b's first statement.
 func (p *pipe) send(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error) {
-	if p.failure != nil {
-		return nil, p.failure
+	if err := p.beforeOwn(); err != nil {
+		return nil, err
 	}
 	if p.closed {
 		if p.ahead {
@@ -234,7 +306,7 @@ func (p *pipe) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 // flush sends what is queued (and the BEGIN) on its own.
 func (p *pipe) flush(ctx context.Context) error {
 	if p.begin == "" && len(p.queued) == 0 {
-		return p.failure
+		return p.settle()
 	}
 	br, err := p.send(ctx, nil)
 	if err != nil {
@@ -265,7 +337,10 @@ func (p *pipe) LargeObjects() pgx.LargeObjects {
 }
 
 // Conn implements pgx.Tx.
-func (p *pipe) Conn() *pgx.Conn { return p.conn.Conn() }
+func (p *pipe) Conn() *pgx.Conn {
+	p.settle()
+	return p.conn.Conn()
+}
 
 // Begin implements pgx.Tx: a savepoint.
 func (p *pipe) Begin(ctx context.Context) (pgx.Tx, error) {
@@ -282,6 +357,9 @@ func (p *pipe) Begin(ctx context.Context) (pgx.Tx, error) {
 func (p *pipe) Commit(ctx context.Context) error {
 	if p.closed {
 		return pgx.ErrTxClosed
+	}
+	if err := p.writeHeld(); err != nil {
+		return err
 	}
 	p.flushLast()
 	if p.begin != "" && len(p.queued) == 0 {
@@ -313,6 +391,7 @@ func (p *pipe) Rollback(ctx context.Context) error {
 	if p.closed {
 		return nil
 	}
+	p.settle()
 	var err error
 	if p.begin == "" {
 		_, err = p.conn.Exec(ctx, "ROLLBACK")
@@ -342,17 +421,32 @@ func (p *pipe) end() {
 type savepoint struct {
 	*pipe
 	name string
+	done bool // released or rolled back
 }
 
 // Commit implements pgx.Tx: the savepoint is released.
 func (s *savepoint) Commit(ctx context.Context) error {
+	if s.done {
+		return pgx.ErrTxClosed
+	}
+	s.done = true
 	_, err := s.pipe.Exec(ctx, "RELEASE SAVEPOINT "+s.name)
 	return err
 }
 
-// Rollback implements pgx.Tx: back to the savepoint, which clears a failure.
+// Rollback implements pgx.Tx: back to the savepoint, which clears a
+// failure; once it is released or rolled back, pgx.ErrTxClosed (which
+// pgx.BeginFunc expects of the rollback it defers).
 func (s *savepoint) Rollback(ctx context.Context) error {
+	if s.done {
+		return pgx.ErrTxClosed
+	}
+	s.done = true
+	s.pipe.settle()
 	s.pipe.failure = nil
+	if s.pipe.held != nil && !s.pipe.quiet {
+		s.pipe.held.discard()
+	}
 	_, err := s.pipe.conn.Exec(ctx, "ROLLBACK TO SAVEPOINT "+s.name)
 	return err
 }

@@ -19,6 +19,8 @@ type tx struct {
 	pg       pgx.Tx
 	onCommit []func()
 	memo     memo
+	bulk     *bulk    // in a bulk transaction (bulk.go)
+	loading  *loading // in a copy's Load (copy.go)
 	// node is the engine's Options.Node, under which the transaction's
 	// hourly event counts are written.
 	node string
