@@ -147,4 +147,3 @@ func openStore(dataDir, postgresURL string, create bool) (*store.DB, error) {
 	}
 	return db, nil
 }
-
