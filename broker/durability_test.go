@@ -34,7 +34,10 @@ func TestMain(m *testing.M) {
 		return
 	}
 	code := m.Run()
-	pgtest.StopShared()
+	if err := pgtest.StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	os.Exit(code)
 }
 
