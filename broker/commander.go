@@ -227,11 +227,17 @@ func (s *Server) DeliverQueued(imei string) {
 // this connection, oldest first. The caller holds l.mu.
 func (s *Server) sendQueuedLocked(l *link) {
 	var cmds []store.QueuedCommand
-	if err := s.db.ViewDevice(context.Background(), l.imei, func(tx *store.Tx) error {
-		var err error
+	err := s.db.ViewDevice(context.Background(), l.imei, 0, func(tx *store.Tx) (err error) {
 		cmds, err = tx.QueuedCommands(l.imei)
 		return err
-	}); err != nil {
+	})
+	s.publishQueuedLocked(l, cmds, err)
+}
+
+// publishQueuedLocked publishes those of cmds not yet sent on this
+// connection, unless they could not be read (err). The caller holds l.mu.
+func (s *Server) publishQueuedLocked(l *link, cmds []store.QueuedCommand, err error) {
+	if err != nil {
 		s.log.Error("read queued commands", "imei", l.imei, "error", err)
 		return
 	}

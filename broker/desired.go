@@ -129,6 +129,20 @@ func (s *Server) PushConfig(imei string) error {
 	return s.pushConfigLocked(l)
 }
 
+// pushConfigAfterAck pushes the desired configuration again after the
+// device acknowledged version, unless that is the version this connection
+// was sent: then nothing newer is due until the settings change, and a
+// change pushes again itself (PushConfig).
+func (s *Server) pushConfigAfterAck(l *link, version int64) {
+	l.mu.Lock()
+	sent := l.pushed
+	l.mu.Unlock()
+	if version == sent {
+		return
+	}
+	_ = s.PushConfig(l.imei)
+}
+
 // PushOrganizationConfig pushes the desired configuration to every connected
 // device of the organization, after a change of its default settings.
 func (s *Server) PushOrganizationConfig(orgID int64) error {
@@ -155,52 +169,68 @@ func (s *Server) PushOrganizationConfig(orgID int64) error {
 // acknowledged its version or it was already sent on this connection. The
 // caller holds l.mu.
 func (s *Server) pushConfigLocked(l *link) error {
-	var (
-		cfg  protocol.DesiredConfig
-		skip bool // acknowledged, or already sent on this connection
-	)
-	err := s.db.ViewDevice(context.Background(), l.imei, func(tx *store.Tx) error {
-		dl, err := tx.DeviceLink(l.imei)
-		if err != nil {
-			return err
-		}
-		due := func(version int64) bool {
-			acked := !dl.ConfigAckedAt.IsZero() && dl.AckedConfigVersion >= version
-			return !acked && l.pushed != version
-		}
-		if s.DesiredConfig == nil {
-			// The desired configuration's version is the device settings'
-			// version: most connections need no more to tell nothing is due.
-			ds, err := tx.DeviceSettings(l.imei)
-			if err != nil {
-				return err
-			}
-			if !due(ds.Version) {
-				skip = true
-				return nil
-			}
-		}
-		dev, err := tx.Device(l.imei)
-		if err != nil {
-			return err
-		}
-		if cfg, err = s.desired(tx, dev); err != nil {
-			return err
-		}
-		skip = !due(cfg.Version)
-		return nil
+	var d desiredDue
+	err := s.db.ViewDevice(context.Background(), l.imei, store.ViewDriverCredentials, func(tx *store.Tx) (err error) {
+		d, err = s.desiredDue(tx, l)
+		return err
 	})
+	return s.publishDesiredLocked(l, d, err)
+}
+
+// desiredDue is the desired configuration a connection is to be sent,
+// unless skip.
+type desiredDue struct {
+	cfg  protocol.DesiredConfig
+	skip bool // acknowledged, or already sent on this connection
+}
+
+// desiredDue reads in tx what l's device is to be sent of its desired
+// configuration. The caller holds l.mu.
+func (s *Server) desiredDue(tx *store.Tx, l *link) (desiredDue, error) {
+	dl, err := tx.DeviceLink(l.imei)
+	if err != nil {
+		return desiredDue{}, err
+	}
+	due := func(version int64) bool {
+		acked := !dl.ConfigAckedAt.IsZero() && dl.AckedConfigVersion >= version
+		return !acked && l.pushed != version
+	}
+	if s.DesiredConfig == nil {
+		// The desired configuration's version is the device settings'
+		// version: most connections need no more to tell nothing is due.
+		ds, err := tx.DeviceSettings(l.imei)
+		if err != nil {
+			return desiredDue{}, err
+		}
+		if !due(ds.Version) {
+			return desiredDue{skip: true}, nil
+		}
+	}
+	dev, err := tx.Device(l.imei)
+	if err != nil {
+		return desiredDue{}, err
+	}
+	cfg, err := s.desired(tx, dev)
+	if err != nil {
+		return desiredDue{}, err
+	}
+	return desiredDue{cfg: cfg, skip: !due(cfg.Version)}, nil
+}
+
+// publishDesiredLocked publishes d unless it is skipped or could not be
+// read (err). The caller holds l.mu.
+func (s *Server) publishDesiredLocked(l *link, d desiredDue, err error) error {
 	if err != nil {
 		s.log.Error("build desired configuration", "imei", l.imei, "error", err)
 		return fmt.Errorf("broker: desired configuration of %s: %w", l.imei, err)
 	}
-	if skip {
+	if d.skip {
 		return nil
 	}
-	if err := s.publishJSON(l.imei, protocol.TopicConfig, cfg, nil); err != nil {
+	if err := s.publishJSON(l.imei, protocol.TopicConfig, d.cfg, nil); err != nil {
 		return err
 	}
-	l.pushed = cfg.Version
+	l.pushed = d.cfg.Version
 	s.metrics.configPushes.Inc()
 	return nil
 }

@@ -132,7 +132,7 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 			return nil, nil, invalid("version must not be negative")
 		}
 		job := s.withDevice(l, func(tx *store.Tx, dev *store.Device) error { return IngestConfigAck(tx, dev, ack) })
-		return job, func() { _ = s.PushConfig(l.imei) }, none
+		return job, func() { s.pushConfigAfterAck(l, ack.Version) }, none
 	case protocol.TopicReply:
 		var r protocol.Reply
 		if c := decode(pk.Payload, &r); c != none {

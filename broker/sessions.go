@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -297,11 +298,36 @@ func (s *Server) deliver(l *link) {
 		}
 		l.token = nil
 	}
-	if s.subscribed(l.imei, protocol.Topic(l.imei, protocol.TopicConfig)) {
-		s.pushConfigLocked(l)
+	// The configuration and the queued commands are read in one view.
+	config := s.subscribed(l.imei, protocol.Topic(l.imei, protocol.TopicConfig))
+	commands := s.subscribed(l.imei, protocol.Topic(l.imei, protocol.TopicCommand))
+	if !config && !commands {
+		return
 	}
-	if s.subscribed(l.imei, protocol.Topic(l.imei, protocol.TopicCommand)) {
-		s.sendQueuedLocked(l)
+	var reads store.ViewReads
+	if config {
+		reads = store.ViewDriverCredentials
+	}
+	var (
+		desired    desiredDue
+		desiredErr error
+		cmds       []store.QueuedCommand
+	)
+	err := s.db.ViewDevice(context.Background(), l.imei, reads, func(tx *store.Tx) (err error) {
+		if config {
+			// Not the view's error: the commands go out all the same.
+			desired, desiredErr = s.desiredDue(tx, l)
+		}
+		if commands {
+			cmds, err = tx.QueuedCommands(l.imei)
+		}
+		return err
+	})
+	if config {
+		s.publishDesiredLocked(l, desired, errors.Join(desiredErr, err))
+	}
+	if commands {
+		s.publishQueuedLocked(l, cmds, err)
 	}
 }
 

@@ -180,8 +180,9 @@ func (tx *Tx) ApplyStatusReport(dev *Device, st DeviceHealth) ([]Alarm, error) {
 
 // RaiseOfflineAlarms raises the device-offline alarm of every device that
 // has been disconnected for longer than after, and returns how many it
-// raised. It reads every device's link in one read transaction and writes
-// each alarm in a short transaction of its own; it stops when ctx ends.
+// raised. It reads every device's link in one read transaction, the links
+// and open alarms of readAheadDevices devices at a time, and writes each
+// alarm in a short transaction of its own; it stops when ctx ends.
 func (db *DB) RaiseOfflineAlarms(ctx context.Context, after time.Duration) (int, error) {
 	type stale struct {
 		imei     string
@@ -194,7 +195,12 @@ func (db *DB) RaiseOfflineAlarms(ctx context.Context, after time.Duration) (int,
 		if err != nil {
 			return err
 		}
-		for _, d := range devices {
+		for i, d := range devices {
+			if i%readAheadDevices == 0 {
+				if err := tx.readAhead(devices[i:min(i+readAheadDevices, len(devices))]); err != nil {
+					return err
+				}
+			}
 			// A device that never connected has a link with zero times.
 			l, err := tx.DeviceLink(d.IMEI)
 			if err != nil {

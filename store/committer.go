@@ -201,6 +201,23 @@ type Prefetcher interface {
 	Prefetch(imeis []string, now time.Time) error
 }
 
+// readAheadDevices is how many devices a sweep over every device reads
+// ahead at a time (Prefetcher).
+const readAheadDevices = 500
+
+// readAhead has the engine read the rows of devs ahead, when it can.
+func (tx *Tx) readAhead(devs []Device) error {
+	pf, ok := tx.rec.(Prefetcher)
+	if !ok {
+		return nil
+	}
+	imeis := make([]string, len(devs))
+	for i, d := range devs {
+		imeis[i] = d.IMEI
+	}
+	return pf.Prefetch(imeis, tx.now)
+}
+
 // JobFailed is the error of a statement that a job of a group commit
 // wrote and the engine sent later, with another job's statement or with
 // the commit (which then fails). Job is the job's number as given to

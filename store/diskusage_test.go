@@ -11,6 +11,7 @@ import (
 )
 
 func TestDiskUsageMetrics(t *testing.T) {
+	storetest.Use(t, "bbolt") // the store's file
 	path := filepath.Join(t.TempDir(), "fleetcam.db")
 	db := storetest.Open(t, storetest.WithPath(path))
 	reg := prometheus.NewRegistry()

@@ -10,6 +10,7 @@ import (
 
 	. "github.com/fleetcam/fleetcam/store"
 	boltstore "github.com/fleetcam/fleetcam/store/bolt"
+	"github.com/fleetcam/fleetcam/store/storetest"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -113,6 +114,7 @@ func TestNewStoreRecordsTheLatestVersion(t *testing.T) {
 // A store written before migrations were versioned (no version, no hourly
 // event counts, no webhook receivers index) runs every migration once.
 func TestUnversionedStoreIsMigratedOnce(t *testing.T) {
+	storetest.Use(t, "bbolt") // the buckets of a store's file
 	f := newEventFixture(t)
 	f.ingest(f.dev, EventInput{Type: EventButton, Time: eventT0})
 	f.update(func(tx *Tx) error {

@@ -143,16 +143,29 @@ func (db *DB) View(ctx context.Context, fn func(*Tx) error) error {
 
 // DeviceViewer is what an engine offers when it can read a device's own
 // records for a view ahead of the view, in one go (PostgreSQL: one round
-// trip): the device, its settings, link, track, hotspot, credential and
-// queued commands, its organization and the organization's settings. A
-// view that reads anything else is run again as an ordinary view.
+// trip): the device, its settings, link, track, hotspot, credential,
+// driver assignments and queued commands, its organization and the
+// organization's settings, and what reads adds. A view that reads anything
+// else is run again as an ordinary view.
 type DeviceViewer interface {
-	ViewDevice(ctx context.Context, imei string, fn func(Records) error) error
+	ViewDevice(ctx context.Context, imei string, reads ViewReads, fn func(Records) error) error
 }
 
+// ViewReads names what a device's view reads beyond the device's own
+// records, for the engine to read ahead with them.
+type ViewReads uint8
+
+const (
+	// ViewDriverCredentials: the drivers whose credentials the device's
+	// configuration carries (DriverCredentials), when its configuration
+	// is due (not acknowledged at its settings' version).
+	ViewDriverCredentials ViewReads = 1 << iota
+)
+
 // ViewDevice is View for a view that reads the records of device imei
-// (DeviceViewer): a device connecting, and what it is sent then.
-func (db *DB) ViewDevice(ctx context.Context, imei string, fn func(*Tx) error) error {
+// (DeviceViewer) and those reads names: a device connecting, and what it
+// is sent then.
+func (db *DB) ViewDevice(ctx context.Context, imei string, reads ViewReads, fn func(*Tx) error) error {
 	if err := abandoned(ctx); err != nil {
 		return err
 	}
@@ -160,7 +173,7 @@ func (db *DB) ViewDevice(ctx context.Context, imei string, fn func(*Tx) error) e
 	if !ok {
 		return db.View(ctx, fn)
 	}
-	return dv.ViewDevice(ctx, imei, func(rec Records) error {
+	return dv.ViewDevice(ctx, imei, reads, func(rec Records) error {
 		return fn(db.newTx(rec, ctx, Actor{}, db.Now()))
 	})
 }

@@ -116,6 +116,10 @@ func (b *bench) hold(ctx context.Context) error {
 		return err
 	}
 	b.profile(ctx, srv, 3*time.Second, "hold-connect")
+	m0, err := srv.metrics()
+	if err != nil {
+		return err
+	}
 	cpu := startCPU(srv.cmd.Process.Pid)
 	fr, cf, err := b.connectAll(ctx, srv.brokerURL(), fl.imeis)
 	if err != nil {
@@ -158,6 +162,12 @@ func (b *bench) hold(ctx context.Context) error {
 	t.add("connect time per device p50 / p99", msf(cf.connect.P50)+" / "+msf(cf.connect.P99), "", "")
 	t.add("connect errors", strconv.FormatInt(cf.errors, 10), "", "")
 	t.add("CPU while connecting: fleetcam / simulator", fmt.Sprintf("%.2f / %.2f cores", srvCores, simCores), "", "")
+	if b.engine == enginePostgres {
+		trips, stmts := perUnit(m0, m, pgTripsMetric, float64(n)), perUnit(m0, m, pgStatementsMetric, float64(n))
+		b.rep.figure("hold", "pg_round_trips_per_device", trips, "round trips")
+		b.rep.figure("hold", "pg_statements_per_device", stmts, "statements")
+		t.add("PostgreSQL round trips / statements per device", "", fmt.Sprintf("%.1f / %.1f", trips, stmts), "")
+	}
 	t.add("server RSS (idle before: "+num(mib(idle.rss))+" MiB)", num(mib(fresh.rss))+" MiB", num(mib(settled.rss))+" MiB", "")
 	t.add("server RSS per device", num(per(float64(fresh.rss)))+" KiB", num(per(float64(settled.rss)))+" KiB",
 		b.rep.target("hold", "rss_per_device", per(float64(settled.rss)), "KiB", false, 32))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fleetcam/fleetcam/devicesim"
@@ -30,7 +31,25 @@ type loadResult struct {
 	simCores  float64
 	stored    float64 // messages the server counted as stored per second (fleetcam only)
 	batchJobs float64 // jobs per group-commit transaction (fleetcam only)
+	// trips and statements are PostgreSQL round trips and statements per
+	// message stored (fleetcam on PostgreSQL only).
+	trips, statements float64
 }
+
+// perUnit is what a counter of the server's metrics m0 and m1 grew by
+// between them, per unit of n; 0 when n is not positive.
+func perUnit(m0, m1 map[string]float64, name string, n float64) float64 {
+	if n <= 0 {
+		return 0
+	}
+	return (metricSum(m1, name) - metricSum(m0, name)) / n
+}
+
+// The PostgreSQL engine's counters of round trips and statements.
+const (
+	pgTripsMetric      = "fleetcam_store_postgres_round_trips_total"
+	pgStatementsMetric = "fleetcam_store_postgres_statements_total"
+)
 
 // specs returns the ingest loads of the scale.
 func (b *bench) specs() (sustained, batches, closed loadSpec) {
@@ -94,6 +113,8 @@ func (b *bench) runSpec(ctx context.Context, url string, pid int, srv *server, i
 		stored := metricSum(m1, "fleetcam_mqtt_ingest_messages_total", `result="stored"`) -
 			metricSum(m0, "fleetcam_mqtt_ingest_messages_total", `result="stored"`)
 		r.stored = stored / took.Seconds()
+		r.trips = perUnit(m0, m1, pgTripsMetric, stored)
+		r.statements = perUnit(m0, m1, pgStatementsMetric, stored)
 		jobs := metricSum(m1, "fleetcam_store_commit_batch_jobs_sum") - metricSum(m0, "fleetcam_store_commit_batch_jobs_sum")
 		txs := metricSum(m1, "fleetcam_store_commit_batch_jobs_count") - metricSum(m0, "fleetcam_store_commit_batch_jobs_count")
 		if txs > 0 {
@@ -183,6 +204,13 @@ func (b *bench) ingest(ctx context.Context) error {
 			fmt.Sprintf("%.2f cores", r.srvCores), strconv.FormatInt(r.errors, 10), verdict)
 		t.note("%s: %s; server stored %.0f msgs/s; load generator %.2f cores; %d skipped; backlog stored within %s after the load stopped",
 			spec.name, spec.describe(), r.stored, r.simCores, r.skipped, backlog.Round(100*time.Millisecond))
+		if b.engine == enginePostgres {
+			key := strings.ReplaceAll(spec.name, " ", "_")
+			b.rep.figure("ingest", key+"_pg_round_trips_per_msg", r.trips, "round trips")
+			b.rep.figure("ingest", key+"_pg_statements_per_msg", r.statements, "statements")
+			t.note("%s: %.2f PostgreSQL round trips and %.1f statements per message stored (every job of the server in the windows)",
+				spec.name, r.trips, r.statements)
+		}
 		if b.engine == engineBolt {
 			// The baseline compares mosquitto with fleetcam on its default engine.
 			b.ingestResults = append(b.ingestResults, r)

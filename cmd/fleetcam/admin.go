@@ -25,8 +25,7 @@ func admin(noun string, args []string, getenv func(string) string, stdout io.Wri
 	}
 	fs := flag.NewFlagSet("fleetcam "+noun+" add", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	def := configs.Default()
-	dataDir := fs.String("data", firstNonEmpty(getenv("FLEETCAM_DATA_DIR"), def.DataDir), "data directory")
+	where := addStoreFlags(fs)
 	name := fs.String("name", "", "partner name")
 	email := fs.String("email", "", "user e-mail")
 	password := fs.String("password", "", "password (generated and printed when empty)")
@@ -53,11 +52,15 @@ func admin(noun string, args []string, getenv func(string) string, stdout io.Wri
 	} else if err := store.CheckPassword(pw); err != nil {
 		return fmt.Errorf("--password %w", err)
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(pw), def.Auth.BcryptCost)
+	cfg, err := where.load(getenv)
 	if err != nil {
 		return err
 	}
-	db, err := openStore(*dataDir, getenv("FLEETCAM_POSTGRES_URL"), *create)
+	hash, err := bcrypt.GenerateFromPassword([]byte(pw), cfg.Auth.BcryptCost)
+	if err != nil {
+		return err
+	}
+	db, err := openStore(cfg.DataDir, cfg.Store.PostgresURL, *create)
 	if err != nil {
 		return err
 	}
@@ -99,6 +102,32 @@ func admin(noun string, args []string, getenv func(string) string, stdout io.Wri
 	return nil
 }
 
+// storeFlags are the flags that name the store of an operator command
+// and the settings it applies (a password's bcrypt cost): -config, a
+// configuration file as the server reads it, and -data, a data dir that
+// takes precedence over the file's.
+type storeFlags struct{ config, data *string }
+
+func addStoreFlags(fs *flag.FlagSet) storeFlags {
+	return storeFlags{
+		config: fs.String("config", "", "YAML configuration file, as the server reads it (its dataDir, store.postgresURL and auth.bcryptCost)"),
+		data:   fs.String("data", "", "data directory (default: the configuration's dataDir, ./data unless set)"),
+	}
+}
+
+// load reads the configuration of -config and the environment, with -data
+// as its data dir when given.
+func (f storeFlags) load(getenv func(string) string) (configs.Config, error) {
+	cfg, err := configs.Load(*f.config, getenv)
+	if err != nil {
+		return cfg, err
+	}
+	if *f.data != "" {
+		cfg.DataDir = *f.data
+	}
+	return cfg, nil
+}
+
 // openStore opens the store of an operator command: the PostgreSQL
 // database of postgresURL when it is set, else the bbolt file of dataDir.
 // A data dir without a store is refused unless create is set: a mistyped
@@ -119,11 +148,3 @@ func openStore(dataDir, postgresURL string, create bool) (*store.DB, error) {
 	return db, nil
 }
 
-func firstNonEmpty(v ...string) string {
-	for _, s := range v {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}

@@ -50,7 +50,8 @@ Server flags (fleetcam [serve] ...):
 
 The operator commands below work on a data directory while the server is stopped (or, with
 FLEETCAM_POSTGRES_URL set, on that PostgreSQL database, server running or not); they refuse a
-directory without a store unless --create is given:
+directory without a store unless --create is given. -config FILE reads the store's location
+and the password hashing cost (auth.bcryptCost) from the server's configuration file:
   fleetcam partner add -data DIR --name NAME --email EMAIL [--password PASSWORD] [--create]
   fleetcam user add -data DIR --email EMAIL (--partner ID | --organization ID)
                     [--access-level viewer|editor|editorWithoutMediaAccess] [--password PASSWORD]

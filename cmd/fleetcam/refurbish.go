@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -20,7 +19,7 @@ func deviceAdmin(args []string, getenv func(string) string, stdout io.Writer) er
 	}
 	fs := flag.NewFlagSet("fleetcam device refurbish", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	dataDir := fs.String("data", firstNonEmpty(getenv("FLEETCAM_DATA_DIR"), configs.Default().DataDir), "data directory")
+	where := addStoreFlags(fs)
 	imei := fs.String("imei", "", "device IMEI")
 	undo := fs.Bool("undo", false, "clear the refurbished mark")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -29,7 +28,11 @@ func deviceAdmin(args []string, getenv func(string) string, stdout io.Writer) er
 	if !store.ValidIMEI(*imei) {
 		return errors.New("--imei must be a 15-digit IMEI")
 	}
-	db, err := openStore(*dataDir, getenv("FLEETCAM_POSTGRES_URL"), false)
+	cfg, err := where.load(getenv)
+	if err != nil {
+		return err
+	}
+	db, err := openStore(cfg.DataDir, cfg.Store.PostgresURL, false)
 	if err != nil {
 		return err
 	}

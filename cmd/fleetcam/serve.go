@@ -159,6 +159,9 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	}
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		store.NewDiskUsage(db))
+	if c, ok := db.Engine().(prometheus.Collector); ok {
+		metrics.MustRegister(c) // PostgreSQL's round trips and statements
+	}
 	// The API keeps media under <dataDir>/media (cloudapi.Deps.Blobs)
 	// unless it is in a bucket.
 	mediaDir := cfg.MediaDir()

@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"slices"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -21,6 +23,7 @@ const assignmentColumns = `id, organization_id, driver_id, imei, starts_at, ends
 
 // Insert implements store.DriverAssignmentSet.
 func (s driverAssignments) Insert(a *store.DriverAssignment) error {
+	s.t.memo.assignments = nil
 	err := s.t.pg.QueryRow(s.t.ctx, `INSERT INTO driver_assignments (organization_id, driver_id, imei, starts_at,
 		ends_at, created_at, ownership) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
 		a.OrganizationID, a.DriverID, a.IMEI, a.Start.UTC(), nullTime(a.End), a.CreatedAt.UTC(), a.Ownership).Scan(&a.ID)
@@ -29,6 +32,7 @@ func (s driverAssignments) Insert(a *store.DriverAssignment) error {
 
 // Update implements store.DriverAssignmentSet.
 func (s driverAssignments) Update(a *store.DriverAssignment) error {
+	s.t.memo.assignments = nil
 	tag, err := s.t.exec(`UPDATE driver_assignments SET organization_id = $2, driver_id = $3, imei = $4,
 		starts_at = $5, ends_at = $6, created_at = $7, ownership = $8 WHERE id = $1`,
 		a.ID, a.OrganizationID, a.DriverID, a.IMEI, a.Start.UTC(), nullTime(a.End), a.CreatedAt.UTC(), a.Ownership)
@@ -37,12 +41,16 @@ func (s driverAssignments) Update(a *store.DriverAssignment) error {
 
 // Delete implements store.DriverAssignmentSet.
 func (s driverAssignments) Delete(id int64) error {
+	s.t.memo.assignments = nil
 	tag, err := s.t.exec(`DELETE FROM driver_assignments WHERE id = $1`, id)
 	return affected(tag, err, "driver assignment %d", id)
 }
 
 // ByDevice implements store.DriverAssignmentSet.
 func (s driverAssignments) ByDevice(imei string) ([]store.DriverAssignment, error) {
+	if as, ok := s.t.memo.assignments[imei]; ok {
+		return slices.Clone(as), nil
+	}
 	return s.list(`SELECT `+assignmentColumns+` FROM driver_assignments WHERE imei = $1 ORDER BY starts_at, id`, imei)
 }
 

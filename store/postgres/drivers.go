@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -41,17 +42,30 @@ func scanDriver(row pgx.Row, extra ...any) (*store.Driver, error) {
 	return &d, nil
 }
 
-// Get implements store.DriverSet.
+// Get implements store.DriverSet; a device's view reads the drivers its
+// assignments name ahead (driversahead.go).
 func (s drivers) Get(id int64) (*store.Driver, error) {
-	d, err := scanDriver(s.t.pg.QueryRow(s.t.ctx, `SELECT `+driverColumns+` FROM drivers WHERE id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
+	d, err := scanDriver(driverRow{s.t, id})
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, store.NotFound("driver %d", id)
 	}
 	return d, classify(err)
 }
 
+// driverRow is a driver's row as getMemo reads it, for scanDriver.
+type driverRow struct {
+	t  *tx
+	id int64
+}
+
+// Scan implements pgx.Row.
+func (r driverRow) Scan(dest ...any) error {
+	return getMemo(r.t, tableDrivers, strconv.FormatInt(r.id, 10), `SELECT `+driverColumns+` FROM drivers WHERE id = $1`, dest, r.id)
+}
+
 // Insert implements store.DriverSet.
 func (s drivers) Insert(d *store.Driver) error {
+	s.t.forgetDrivers(0)
 	err := s.t.pg.QueryRow(s.t.ctx, `INSERT INTO drivers (organization_id, third_party_id, first_name, last_name,
 		driving_license, code, qr_payload, is_active, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
@@ -62,6 +76,7 @@ func (s drivers) Insert(d *store.Driver) error {
 
 // Update implements store.DriverSet.
 func (s drivers) Update(d *store.Driver) error {
+	s.t.forgetDrivers(d.ID)
 	tag, err := s.t.exec(`UPDATE drivers SET organization_id = $2, third_party_id = $3, first_name = $4,
 		last_name = $5, driving_license = $6, code = $7, qr_payload = $8, is_active = $9, created_at = $10,
 		updated_at = $11 WHERE id = $1`,
@@ -72,6 +87,7 @@ func (s drivers) Update(d *store.Driver) error {
 
 // Delete implements store.DriverSet.
 func (s drivers) Delete(id int64) error {
+	s.t.forgetDrivers(id)
 	tag, err := s.t.exec(`DELETE FROM drivers WHERE id = $1`, id)
 	return affected(tag, err, "driver %d", id)
 }
@@ -127,6 +143,9 @@ func (s drivers) List(f store.DriverFilter, o store.Sort, p store.Page) ([]store
 	by, ok := driverOrder[o.Key]
 	if !ok {
 		return store.SortDrivers(nil, o, p) // the error naming the keys there are
+	}
+	if ds, total, ok, err := s.t.activeDriversAhead(f, o, p); ok {
+		return ds, total, err
 	}
 	var q driverQuery
 	q.filter(f)

@@ -32,6 +32,7 @@ type sessionPosition struct {
 
 // Purge implements store.DriverSessionSet.
 func (s driverSessions) Purge(p store.SeriesPurge) (int, []byte, error) {
+	s.t.memo.sessions = nil
 	limit := p.Limit
 	if limit <= 0 {
 		limit = store.DefaultPurgeBatch

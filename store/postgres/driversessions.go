@@ -68,6 +68,33 @@ func (s driverSessions) list(query string, args ...any) ([]store.DriverSession, 
 	return out, classify(rows.Err())
 }
 
+// prefetchSessions reads the latest started driver session of each device of $1.
+const prefetchSessions = `SELECT DISTINCT ON (imei) ` + sessionColumns + ` FROM driver_sessions
+	WHERE imei = ANY($1) ORDER BY imei, started_at DESC`
+
+// readSessionsAhead keeps the sessions prefetchSessions answers for the
+// devices want: nil for a device that never had one.
+func (t *tx) readSessionsAhead(br pgx.BatchResults, want []string) error {
+	rows, err := br.Query()
+	if err != nil {
+		return classify(err)
+	}
+	ss, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*store.DriverSession, error) { return scanSession(row) })
+	if err != nil {
+		return classify(err)
+	}
+	if t.memo.sessions == nil {
+		t.memo.sessions = map[string]*store.DriverSession{}
+	}
+	for _, imei := range want {
+		t.memo.sessions[imei] = nil
+	}
+	for _, s := range ss {
+		t.memo.sessions[s.IMEI] = s
+	}
+	return nil
+}
+
 // Current implements store.DriverSessionSet.
 func (s driverSessions) Current(imei string) (*store.DriverSession, error) {
 	return s.one(`SELECT `+sessionColumns+` FROM driver_sessions WHERE imei = $1 AND ended_at IS NULL`, imei)
@@ -76,6 +103,7 @@ func (s driverSessions) Current(imei string) (*store.DriverSession, error) {
 // Begin implements store.DriverSessionSet. A session that is open already
 // breaks driver_sessions_open: ErrConflict.
 func (s driverSessions) Begin(ds *store.DriverSession) error {
+	delete(s.t.memo.sessions, ds.IMEI)
 	_, err := s.t.exec(`INSERT INTO driver_sessions (`+sessionColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (imei, started_at) DO UPDATE SET organization_id = EXCLUDED.organization_id,
@@ -95,6 +123,7 @@ func sessionArgs(ds *store.DriverSession) []any {
 // End implements store.DriverSessionSet: the open row takes the fields of
 // ds, its start staying its key.
 func (s driverSessions) End(ds *store.DriverSession) error {
+	delete(s.t.memo.sessions, ds.IMEI)
 	if ds.End.IsZero() {
 		return fmt.Errorf("store: postgres: the session of device %s cannot end without an end time", ds.IMEI)
 	}
@@ -109,10 +138,19 @@ func (s driverSessions) AllCurrent() ([]store.DriverSession, error) {
 	return s.list(`SELECT ` + sessionColumns + ` FROM driver_sessions WHERE ended_at IS NULL ORDER BY imei`)
 }
 
-// LastStarted implements store.DriverSessionSet.
+// LastStarted implements store.DriverSessionSet. A group commit reads each
+// device's latest session ahead, which answers for any time after its start.
 func (s driverSessions) LastStarted(imei string, at time.Time) (*store.DriverSession, error) {
+	bound := sessionStart(at).Add(time.Millisecond)
+	if latest, ok := s.t.memo.sessions[imei]; ok && (latest == nil || latest.Start.Before(bound)) {
+		if latest == nil {
+			return nil, nil
+		}
+		c := *latest
+		return &c, nil
+	}
 	return s.one(`SELECT `+sessionColumns+` FROM driver_sessions WHERE imei = $1 AND started_at < $2
-		ORDER BY started_at DESC LIMIT 1`, imei, sessionStart(at).Add(time.Millisecond))
+		ORDER BY started_at DESC LIMIT 1`, imei, bound)
 }
 
 // StartedBy implements store.DriverSessionSet.

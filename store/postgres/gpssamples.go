@@ -58,7 +58,7 @@ func (r gpsSamples) Insert(imei string, ownership int64, points []store.GPSPoint
 		if err := r.t.queueUnseen(insertGPSQueued, gpsArrays(imei, ownership, points, stored)...); err != nil {
 			return nil, err
 		}
-		r.t.learnGPS(imei, known, points, stored)
+		r.t.learnGPS(imei, known, ownership, points, stored)
 		return stored, nil
 	}
 	rows, err := r.t.pg.Query(r.t.ctx, insertGPS, gpsArrays(imei, ownership, points, nil)...)
@@ -76,7 +76,7 @@ func (r gpsSamples) Insert(imei string, ownership int64, points []store.GPSPoint
 	}
 	stored := firstOfEachMilli(points, fresh)
 	if known.latest.ok {
-		r.t.learnGPS(imei, known, points, stored)
+		r.t.learnGPS(imei, known, ownership, points, stored)
 	} else {
 		delete(r.t.memo.gps, imei)
 	}
@@ -152,13 +152,14 @@ type gpsMemo struct {
 // gpsKnown is a sample known to be the latest of its kind: ok is false
 // when nothing is known.
 type gpsKnown struct {
-	at store.GPSPoint
-	ok bool
+	at        store.GPSPoint
+	ownership int64 // the ownership it was recorded for
+	ok        bool
 }
 
 // learnGPS keeps what storing points (stored marks those stored) teaches
 // of imei's samples, known before them.
-func (t *tx) learnGPS(imei string, known gpsMemo, points []store.GPSPoint, stored []bool) {
+func (t *tx) learnGPS(imei string, known gpsMemo, ownership int64, points []store.GPSPoint, stored []bool) {
 	m := gpsMemo{latest: known.latest, before: known.latest, added: map[int64]bool{}}
 	for i, p := range points {
 		if !stored[i] {
@@ -168,7 +169,7 @@ func (t *tx) learnGPS(imei string, known gpsMemo, points []store.GPSPoint, store
 		m.added[ms] = true
 		if ms > m.latest.at.Time.UnixMilli() {
 			p.Time = time.UnixMilli(ms).UTC()
-			m.latest.at = p
+			m.latest.at, m.latest.ownership = p, ownership
 		}
 	}
 	if t.memo.gps == nil {
@@ -192,6 +193,31 @@ func (t *tx) latestBefore(imei string, start, end time.Time, f store.GPSFilter) 
 		return gpsKnown{}, false
 	}
 	return m.before, true
+}
+
+// latestKnown answers Latest, when it excludes no sample, from imei's
+// latest sample the transaction knows: when that sample is before start,
+// there is none in the range; when it is in the range and of the holder's
+// ownership, it is the one. ok is false when it cannot tell.
+func (t *tx) latestKnown(imei string, start, end time.Time, f store.GPSFilter) (p store.GPSPoint, found, ok bool) {
+	m, known := t.memo.gps[imei]
+	if !known || !m.latest.ok || len(f.Except) > 0 {
+		return store.GPSPoint{}, false, false
+	}
+	l := m.latest
+	at := l.at.Time.UnixMilli()
+	switch {
+	case at < milli(start).UnixMilli():
+		return store.GPSPoint{}, false, true
+	case at > milli(end).UnixMilli():
+		return store.GPSPoint{}, false, false
+	}
+	if d := f.Holder; d != nil {
+		if l.ownership != d.Ownership || d.Ownership == 0 && l.at.Time.Before(ceilMicro(d.CreatedAt)) {
+			return store.GPSPoint{}, false, false
+		}
+	}
+	return l.at, true, true
 }
 
 // gpsRowColumns are the columns of a sample's row, in gpsArgs' order.
@@ -259,6 +285,9 @@ func (r gpsSamples) Range(imei string, start, end time.Time, f store.GPSFilter, 
 func (r gpsSamples) Latest(imei string, start, end time.Time, f store.GPSFilter) (store.GPSPoint, bool, error) {
 	if k, ok := r.t.latestBefore(imei, start, end, f); ok {
 		return k.at, true, nil
+	}
+	if p, found, ok := r.t.latestKnown(imei, start, end, f); ok {
+		return p, found, nil
 	}
 	w := gpsWhere(imei, start, end, f)
 	var p store.GPSPoint

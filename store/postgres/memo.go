@@ -1,7 +1,9 @@
 package postgres
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +32,16 @@ type memo struct {
 	// open_alarms rows were read ahead (Prefetch), by definition.
 	open map[string]map[int64]int64
 	aux  map[string]auxMemo // by IMEI, read ahead (Prefetch)
+	// assignments holds each device's driver assignments, read ahead.
+	assignments map[string][]store.DriverAssignment
+	// activeDrivers holds the active drivers of an organization, by id,
+	// read ahead for a device's configuration (ViewDriverCredentials).
+	activeDrivers map[int64][]store.Driver
+	// sessions holds each device's latest started driver session (nil:
+	// none), read ahead.
+	sessions map[string]*store.DriverSession
+	// subscriptions holds an organization's webhook subscriptions.
+	subscriptions map[int64][]store.WebhookSubscription
 }
 
 // The rows a transaction read by key. A device message's rules read the
@@ -62,6 +74,10 @@ const (
 	tableOrganizations     = "organizations"
 	tableOrgSettings       = "organization_settings"
 	tableHealthStates      = "device_health_states"
+	tableDrivers           = "drivers" // keyed by id
+	tableWebhookSettings   = "webhook_settings"
+	tableWebhookSecrets    = "webhook_secrets"
+	tableWebhookEndpoints  = "webhook_endpoints" // keyed by organization and URL (endpointKey)
 )
 
 // deviceTables are the tables keyed by a device's IMEI.
@@ -154,6 +170,8 @@ func (t *tx) forgetDevice(imei string) {
 	delete(t.memo.queued, imei)
 	delete(t.memo.open, imei)
 	delete(t.memo.aux, imei)
+	delete(t.memo.assignments, imei)
+	delete(t.memo.sessions, imei)
 }
 
 // prefetchSpec is how Prefetch reads the rows of one table for a set of
@@ -169,14 +187,9 @@ type prefetchSpec struct {
 	found bool
 }
 
-// The rows of a device and its organization that both a group commit and
-// a device's own view read ahead.
+// The rows of a device's organization that both a group commit and a
+// device's own view read ahead.
 var deviceSpecs = []prefetchSpec{
-	{table: tableDevices, sql: `SELECT imei, ` + deviceMemoColumns + ` FROM devices WHERE imei = ANY($1)`, absent: true},
-	{table: tableDeviceHotspots, sql: `SELECT imei, ` + hotspotColumns + ` FROM device_hotspots WHERE imei = ANY($1)`, absent: true},
-	{table: tableDeviceTracks, sql: `SELECT imei, ` + deviceTrackColumns + ` FROM device_tracks WHERE imei = ANY($1)`, absent: true},
-	{table: tableDeviceLinks, sql: `SELECT imei, ` + deviceLinkColumns + ` FROM device_links WHERE imei = ANY($1)`, absent: true},
-	{table: tableDeviceSettings, sql: `SELECT imei, ` + deviceSettingsColumns + ` FROM device_settings WHERE imei = ANY($1)`, absent: true},
 	{table: tableOrganizations, sql: `SELECT o.id::text, ` + organizationColumns + ` FROM organizations o
 		WHERE o.id IN (SELECT organization_id FROM devices WHERE imei = ANY($1))`},
 	{table: tableOrgSettings, sql: `SELECT o.id::text, s.organization_id IS NOT NULL, ` + orgSettingsColumns + `
@@ -184,15 +197,116 @@ var deviceSpecs = []prefetchSpec{
 		WHERE o.id IN (SELECT organization_id FROM devices WHERE imei = ANY($1))`, found: true},
 }
 
+// The rows keyed by a device's IMEI, at most one per table, that both read
+// ahead: the device and its revision, its hotspot, track, link and
+// settings.
+var deviceRows = []rowSpec{
+	{tableDevices, deviceMemoColumns},
+	{tableDeviceHotspots, hotspotColumns},
+	{tableDeviceTracks, deviceTrackColumns},
+	{tableDeviceLinks, deviceLinkColumns},
+	{tableDeviceSettings, deviceSettingsColumns},
+}
+
 // The rows a group commit reads ahead for its devices: a status report
 // also reads the device's health state.
-var prefetchSpecs = append(slices.Clip(deviceSpecs),
-	prefetchSpec{table: tableHealthStates, sql: `SELECT imei, ` + healthStateColumns + ` FROM device_health_states WHERE imei = ANY($1)`, absent: true})
+var (
+	prefetchSpecs = deviceSpecs
+	prefetchRows  = joinRows(append(slices.Clip(deviceRows), rowSpec{tableHealthStates, healthStateColumns}))
+)
 
 // The rows a device's own view reads ahead (ViewDevice): the device's and
 // its credential.
-var viewSpecs = append(slices.Clip(deviceSpecs),
-	prefetchSpec{table: tableDeviceCredentials, sql: `SELECT imei, ` + credentialColumns + ` FROM device_credentials WHERE imei = ANY($1)`, absent: true})
+var (
+	viewSpecs = deviceSpecs
+	viewRows  = joinRows(append(slices.Clip(deviceRows), rowSpec{tableDeviceCredentials, credentialColumns}))
+)
+
+// rowSpec is a table with at most one row per device, keyed by its IMEI
+// (column imei), and the columns its Get reads.
+type rowSpec struct {
+	table, columns string
+}
+
+// joinedRows reads the rows of several rowSpecs of each device in one
+// statement: $1 is the IMEIs, and each row of the answer is an IMEI
+// followed, table by table, by a flag that says whether the table has a
+// row for it (NULL when not) and the row's columns.
+type joinedRows struct {
+	specs []rowSpec
+	sql   string
+	// widths are the number of columns of each spec.
+	widths []int
+}
+
+// joinRows is the joinedRows of specs.
+func joinRows(specs []rowSpec) joinedRows {
+	j := joinedRows{specs: specs}
+	var b strings.Builder
+	b.WriteString(`SELECT i.imei`)
+	for n := range specs {
+		fmt.Fprintf(&b, `, r%d.*`, n)
+	}
+	b.WriteString(` FROM unnest($1::text[]) AS i (imei)`)
+	for n, s := range specs {
+		fmt.Fprintf(&b, ` LEFT JOIN LATERAL (SELECT true AS found, %s FROM %s WHERE imei = i.imei) r%d ON true`,
+			s.columns, s.table, n)
+		j.widths = append(j.widths, columnCount(s.columns))
+	}
+	j.sql = b.String()
+	return j
+}
+
+// columnCount is the number of columns of a select list: its commas
+// outside parentheses, and one.
+func columnCount(list string) int {
+	n, depth := 1, 0
+	for _, c := range list {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// read keeps the rows the statement of j answers for the devices it
+// was asked about.
+func (j joinedRows) read(t *tx, br pgx.BatchResults) error {
+	rows, err := br.Query()
+	if err != nil {
+		return classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		raw, fields := rows.RawValues(), rows.FieldDescriptions()
+		want := 1
+		for _, w := range j.widths {
+			want += 1 + w
+		}
+		if len(raw) != want {
+			return fmt.Errorf("store: postgres: the read-ahead of %d columns answered %d", want, len(raw))
+		}
+		imei := string(raw[0])
+		at := 1
+		for n, s := range j.specs {
+			found, w := raw[at] != nil, j.widths[n]
+			r := memoRow{}
+			if found {
+				r = memoRow{found: true, fields: slices.Clone(fields[at+1 : at+1+w]), values: copyValues(raw[at+1 : at+1+w])}
+			}
+			t.remember(memoKey{s.table, imei}, r)
+			at += 1 + w
+		}
+	}
+	return classify(rows.Err())
+}
 
 // gpsAhead is how long before a group commit's time Prefetch looks for
 // its devices' latest GPS samples: a device that sends GPS sent some
@@ -202,7 +316,7 @@ const gpsAhead = 48 * time.Hour
 
 // prefetchGPS reads the latest GPS sample since $2 of each device of $1.
 const prefetchGPS = `SELECT i.imei, s.* FROM unnest($1::text[]) AS i (imei)
-	CROSS JOIN LATERAL (SELECT ` + gpsColumns + ` FROM gps_samples g
+	CROSS JOIN LATERAL (SELECT ` + gpsColumns + `, ownership FROM gps_samples g
 		WHERE g.imei = i.imei AND g.sampled_at >= $2 ORDER BY g.sampled_at DESC LIMIT 1) s`
 
 // prefetchReceivers reads the webhook types the organizations of the
@@ -215,8 +329,9 @@ const prefetchQueued = `SELECT ` + queuedCommandColumns + ` FROM queued_commands
 
 // Prefetch implements store.Prefetcher: the rows of imeis' devices, their
 // settings, links, tracks, hotspots and health states, their organizations
-// and their settings, their open system alarms and auxiliary cameras, and
-// their latest GPS samples since gpsAhead before now, in one
+// and their settings, their open system alarms, auxiliary cameras and
+// driver assignments and latest driver sessions, and their latest GPS
+// samples since gpsAhead before now, in one
 // round trip (with the transaction's BEGIN and whatever it holds back).
 func (t *tx) Prefetch(imeis []string, now time.Time) error {
 	want := t.unread(imeis)
@@ -224,13 +339,19 @@ func (t *tx) Prefetch(imeis []string, now time.Time) error {
 		return nil
 	}
 	b := &pgx.Batch{}
+	b.Queue(prefetchRows.sql, want)
 	queueSpecs(b, prefetchSpecs, want)
 	b.Queue(prefetchGPS, want, timeBound(now.Add(-gpsAhead)))
 	b.Queue(prefetchReceivers, want)
 	b.Queue(prefetchOpenAlarms, want)
 	b.Queue(prefetchAuxCameras, want)
+	b.Queue(prefetchAssignments, want)
+	b.Queue(prefetchSessions, want)
 	br := t.pg.SendBatch(t.ctx, b)
 	defer br.Close()
+	if err := prefetchRows.read(t, br); err != nil {
+		return err
+	}
 	if err := t.readSpecs(br, prefetchSpecs, want); err != nil {
 		return err
 	}
@@ -246,30 +367,59 @@ func (t *tx) Prefetch(imeis []string, now time.Time) error {
 	if err := t.readAuxCamerasAhead(br, want); err != nil {
 		return err
 	}
+	if err := t.readAssignmentsAhead(br, want); err != nil {
+		return err
+	}
+	if err := t.readSessionsAhead(br, want); err != nil {
+		return err
+	}
 	return classify(br.Close())
 }
 
 // readAheadView opens the transaction of a device's view, reads the
-// device's records (viewSpecs and its queued commands) and ends it, in
-// one round trip: what the view reads next is answered from the memo, or
-// not at all (pipe.missed).
-func (t *tx) readAheadView(imei string) error {
+// device's records (viewSpecs, its queued commands and driver
+// assignments, and what reads names) and ends it, in one round trip: what
+// the view reads next is answered from the memo, or not at all
+// (pipe.missed).
+func (t *tx) readAheadView(imei string, reads store.ViewReads) error {
 	p := pipeOf(t)
 	want := []string{imei}
 	b := &pgx.Batch{}
+	b.Queue(viewRows.sql, want)
 	queueSpecs(b, viewSpecs, want)
 	b.Queue(prefetchQueued, want)
+	b.Queue(prefetchAssignments, want)
+	credentials := reads&store.ViewDriverCredentials != 0
+	if credentials {
+		queueSpecs(b, credentialSpecs, want)
+		b.Queue(prefetchActiveOrgs, want)
+		b.Queue(prefetchActiveDrivers, want)
+	}
 	b.Queue("COMMIT")
 	br, err := p.send(t.ctx, b)
 	if err != nil {
 		return err
 	}
 	defer br.Close()
+	if err := viewRows.read(t, br); err != nil {
+		return err
+	}
 	if err := t.readSpecs(br, viewSpecs, want); err != nil {
 		return err
 	}
 	if err := t.readQueuedAhead(br, want); err != nil {
 		return err
+	}
+	if err := t.readAssignmentsAhead(br, want); err != nil {
+		return err
+	}
+	if credentials {
+		if err := t.readSpecs(br, credentialSpecs, want); err != nil {
+			return err
+		}
+		if err := t.readActiveDriversAhead(br); err != nil {
+			return err
+		}
 	}
 	if _, err := br.Exec(); err != nil {
 		return classify(err)
@@ -345,14 +495,15 @@ func (t *tx) readGPSAhead(br pgx.BatchResults) error {
 	for rows.Next() {
 		var imei string
 		var p store.GPSPoint
-		if err := rows.Scan(append([]any{&imei}, gpsFields(&p)...)...); err != nil {
+		var ownership int64
+		if err := rows.Scan(append(append([]any{&imei}, gpsFields(&p)...), &ownership)...); err != nil {
 			rows.Close()
 			return classify(err)
 		}
 		if t.memo.gps == nil {
 			t.memo.gps = map[string]gpsMemo{}
 		}
-		t.memo.gps[imei] = gpsMemo{latest: gpsKnown{at: p, ok: true}}
+		t.memo.gps[imei] = gpsMemo{latest: gpsKnown{at: p, ownership: ownership, ok: true}}
 	}
 	return classify(rows.Err())
 }

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -228,7 +229,7 @@ func TestViewDevice(t *testing.T) {
 	}
 	runs := 0
 	var got seen
-	err := e.ViewDevice(t.Context(), imei, func(r store.Records) error {
+	err := e.ViewDevice(t.Context(), imei, 0, func(r store.Records) error {
 		runs++
 		var err error
 		got, err = look(r)
@@ -244,7 +245,7 @@ func TestViewDevice(t *testing.T) {
 	// More than was read ahead: the view runs again, as an ordinary one.
 	runs = 0
 	var events []store.Event
-	err = e.ViewDevice(t.Context(), imei, func(r store.Records) error {
+	err = e.ViewDevice(t.Context(), imei, 0, func(r store.Records) error {
 		runs++
 		var err error
 		if got, err = look(r); err != nil {
@@ -258,11 +259,259 @@ func TestViewDevice(t *testing.T) {
 	}
 
 	// A device that is not there reads as absent.
-	err = e.ViewDevice(t.Context(), "359999999999999", func(r store.Records) error {
+	err = e.ViewDevice(t.Context(), "359999999999999", 0, func(r store.Records) error {
 		_, err := r.Devices().Get("359999999999999")
 		return err
 	})
 	if !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("unknown device: %v, want not found", err)
+	}
+}
+
+// TestViewDeviceReadsDriverCredentialsAhead reads what a device's
+// configuration carries of its drivers in views that read them ahead
+// (ViewDriverCredentials): a device without assignments gets its
+// organization's active drivers, one with assignments the drivers they
+// name, each in one run; a device whose configuration is acknowledged at
+// its settings' version is not given its organization's drivers, and a
+// view that lists them then runs again.
+func TestViewDeviceReadsDriverCredentialsAhead(t *testing.T) {
+	e := trackEngine(t)
+	f := seedTracks(t, e)
+	free, assigned := f.imeis[0], f.imeis[1]
+	var ds []*store.Driver
+	write(t, e, func(r *tx) error {
+		for i, active := range []bool{true, false, true} {
+			d := &store.Driver{OrganizationID: f.orgA, ThirdPartyID: fmt.Sprint("t", i), Code: fmt.Sprintf("1000%d", i),
+				QRPayload: fmt.Sprint("qr", i), IsActive: active, CreatedAt: trackNow, UpdatedAt: trackNow}
+			if err := r.Drivers().Insert(d); err != nil {
+				return err
+			}
+			ds = append(ds, d)
+		}
+		return r.DriverAssignments().Insert(&store.DriverAssignment{OrganizationID: f.orgA, DriverID: ds[1].ID,
+			IMEI: assigned, Start: trackNow, CreatedAt: trackNow})
+	})
+	active := true
+	activeOfOrg := store.DriverFilter{OrganizationIDs: map[int64]bool{f.orgA: true}, IsActive: &active}
+	view := func(imei string, look func(r store.Records) error) int {
+		t.Helper()
+		runs := 0
+		err := e.ViewDevice(t.Context(), imei, store.ViewDriverCredentials, func(r store.Records) error {
+			runs++
+			return look(r)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return runs
+	}
+	var ids []int64
+	listActive := func(r store.Records) error {
+		as, err := r.DriverAssignments().ByDevice(free)
+		if err != nil || len(as) != 0 {
+			return fmt.Errorf("assignments of the free device: %v, %v", as, err)
+		}
+		got, total, err := r.Drivers().List(activeOfOrg, store.Sort{}, store.Page{})
+		ids = ids[:0]
+		for _, d := range got {
+			ids = append(ids, d.ID)
+		}
+		if err == nil && total != len(got) {
+			err = fmt.Errorf("total %d of %d drivers", total, len(got))
+		}
+		return err
+	}
+	if runs := view(free, listActive); runs != 1 || !slices.Equal(ids, []int64{ds[0].ID, ds[2].ID}) {
+		t.Errorf("active drivers of a device without assignments: %d runs, %v; want 1 run, %d and %d", runs, ids, ds[0].ID, ds[2].ID)
+	}
+	var named *store.Driver
+	runs := view(assigned, func(r store.Records) error {
+		as, err := r.DriverAssignments().ByDevice(assigned)
+		if err != nil || len(as) != 1 {
+			return fmt.Errorf("assignments: %v, %v", as, err)
+		}
+		named, err = r.Drivers().Get(as[0].DriverID)
+		return err
+	})
+	if runs != 1 || named.ID != ds[1].ID || named.QRPayload != "qr1" || named.IsActive {
+		t.Errorf("the assigned driver: %d runs, %+v; want 1 run and driver %d", runs, named, ds[1].ID)
+	}
+
+	// Acknowledged at its settings' version: nothing is due, and the
+	// organization's drivers are not read ahead.
+	write(t, e, func(r *tx) error {
+		if err := r.DeviceSettings().Put(&store.DeviceSettings{IMEI: free, Version: 3}); err != nil {
+			return err
+		}
+		return r.DeviceLinks().Put(&store.DeviceLink{IMEI: free, AckedConfigVersion: 3, ConfigAckedAt: trackNow})
+	})
+	if runs := view(free, listActive); runs != 2 || !slices.Equal(ids, []int64{ds[0].ID, ds[2].ID}) {
+		t.Errorf("active drivers of a device whose configuration is acknowledged: %d runs, %v; want 2 runs, the same drivers", runs, ids)
+	}
+}
+
+// TestWebhookRoutingMemo reads an organization's webhook settings, secret,
+// endpoints and subscriptions twice in one transaction around writes of
+// them: the second read costs no round trip, and a read after a write
+// sees it.
+func TestWebhookRoutingMemo(t *testing.T) {
+	e := trackEngine(t)
+	f := seedTracks(t, e)
+	org, imei := f.orgA, f.imeis[0]
+	const url = "https://example.com/hook"
+	write(t, e, func(r *tx) error {
+		p := pipeOf(r)
+		readAll := func() (*store.WebhookSettings, []store.WebhookSubscription, error) {
+			s, err := r.WebhookSettings().Get(org)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return nil, nil, err
+			}
+			if _, err := r.WebhookSecrets().Get(org); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return nil, nil, err
+			}
+			if _, err := r.WebhookEndpoints().Get(org, url); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return nil, nil, err
+			}
+			subs, err := r.WebhookSubscriptions().List(org, imei)
+			return s, subs, err
+		}
+		if _, _, err := readAll(); err != nil {
+			return err
+		}
+		trips := p.trips
+		if _, _, err := readAll(); err != nil {
+			return err
+		}
+		if p.trips != trips {
+			t.Errorf("%d round trips to read the webhook records again", p.trips-trips)
+		}
+		settings := store.DefaultWebhookSettings(org)
+		settings.GPSURLs = []string{url}
+		sub := &store.WebhookSubscription{OrganizationID: org, IMEI: imei, URL: url, Type: store.WebhookTypeEvent,
+			CreatedAt: trackNow, UpdatedAt: trackNow}
+		err := errors.Join(r.WebhookSettings().Put(settings), r.WebhookSubscriptions().Insert(sub),
+			r.WebhookSecrets().Put(&store.WebhookSecret{OrganizationID: org, Salt: []byte("salt"), CreatedAt: trackNow}),
+			r.WebhookEndpoints().Put(&store.WebhookEndpoint{OrganizationID: org, URL: url, Disabled: true}))
+		if err != nil {
+			return err
+		}
+		s, subs, err := readAll()
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(s.GPSURLs, []string{url}) || len(subs) != 1 || subs[0].ID != sub.ID {
+			t.Errorf("read after the writes: settings %+v, subscriptions %+v", s, subs)
+		}
+		if others, err := r.WebhookSubscriptions().List(org, f.imeis[1]); err != nil || len(others) != 0 {
+			t.Errorf("another device's subscriptions: %+v, %v", others, err)
+		}
+		if ep, err := r.WebhookEndpoints().Get(org, url); err != nil || !ep.Disabled {
+			t.Errorf("endpoint after its write: %+v, %v", ep, err)
+		}
+		if sec, err := r.WebhookSecrets().Get(org); err != nil || string(sec.Salt) != "salt" {
+			t.Errorf("secret after its write: %+v, %v", sec, err)
+		}
+		return nil
+	})
+}
+
+// TestEventReadAhead asks what an event's rules ask of a device whose rows
+// a group commit read ahead: the device's GPS position at the event's time
+// and its driver session then are answered without a round trip when the
+// latest sample and session read ahead tell, and by the server otherwise,
+// with the same answers an ordinary transaction gives.
+func TestEventReadAhead(t *testing.T) {
+	e := trackEngine(t)
+	f := seedTracks(t, e)
+	imei, quiet := f.imeis[0], f.imeis[1]
+	at := func(s int) time.Time { return trackNow.Add(time.Duration(s) * time.Second) }
+	write(t, e, func(r *tx) error {
+		// Recorded for the device's ownership (seedTracks: 1).
+		if _, err := r.GPSSamples().Insert(imei, 1, []store.GPSPoint{{Time: at(0), Lat: 50, Lon: 4}, {Time: at(10), Lat: 51, Lon: 4}}); err != nil {
+			return err
+		}
+		return r.DriverSessions().Begin(&store.DriverSession{IMEI: imei, OrganizationID: f.orgA, DriverID: 7,
+			Start: at(5), Method: "pin"})
+	})
+	type answers struct {
+		pos                  []float64
+		session, sessionLate *store.DriverSession
+	}
+	ask := func(r *tx) (answers, error) {
+		var a answers
+		dev, err := r.Devices().Get(imei)
+		if err != nil {
+			return a, err
+		}
+		mine := store.GPSFilter{Holder: dev}
+		for _, q := range [][2]time.Time{{at(-60), at(20)}, {at(-60), at(5)}, {at(20), at(30)}} {
+			p, ok, err := r.GPSSamples().Latest(imei, q[0], q[1], mine)
+			if err != nil {
+				return a, err
+			}
+			if !ok {
+				p.Lat = -1
+			}
+			a.pos = append(a.pos, p.Lat)
+		}
+		if a.session, err = r.DriverSessions().LastStarted(imei, at(20)); err != nil {
+			return a, err
+		}
+		a.sessionLate, err = r.DriverSessions().LastStarted(quiet, at(20))
+		return a, err
+	}
+	var want answers
+	read(t, e, func(r *tx) (err error) { want, err = ask(r); return err })
+	if !slices.Equal(want.pos, []float64{51, 50, -1}) || want.session == nil || want.session.DriverID != 7 || want.sessionLate != nil {
+		t.Fatalf("an ordinary transaction answers %+v", want)
+	}
+	write(t, e, func(r *tx) error {
+		if err := r.Prefetch([]string{imei, quiet}, at(30)); err != nil {
+			return err
+		}
+		p := pipeOf(r)
+		trips := p.trips
+		got, err := ask(r)
+		if err != nil {
+			return err
+		}
+		// The one question the latest sample cannot answer: a range
+		// that ends before it.
+		if p.trips-trips != 1 {
+			t.Errorf("%d round trips for an event's questions read ahead, want 1", p.trips-trips)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("read ahead: %+v; want %+v", got, want)
+		}
+		return nil
+	})
+}
+
+// TestColumnCount counts the columns of select lists, commas inside
+// parentheses (subqueries, function calls) left out, and every list the
+// joined read-ahead splits its rows by.
+func TestColumnCount(t *testing.T) {
+	for list, want := range map[string]int{"a": 1, "a, b": 2, "a, (SELECT x, y FROM t), f(b, c), d": 4, organizationColumns: 17} {
+		if got := columnCount(list); got != want {
+			t.Errorf("columnCount(%q) = %d, want %d", list, got, want)
+		}
+	}
+	e := trackEngine(t)
+	for _, j := range []joinedRows{prefetchRows, viewRows} {
+		rows, err := e.pool.Query(t.Context(), j.sql, []string{"000000000000000"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows.Next()
+		got := len(rows.FieldDescriptions())
+		rows.Close()
+		want := 1
+		for _, w := range j.widths {
+			want += 1 + w
+		}
+		if got != want {
+			t.Errorf("%s answers %d columns, its widths say %d", j.sql, got, want)
+		}
 	}
 }

@@ -47,12 +47,12 @@ func (e *Engine) UpdateBatch(ctx context.Context, fn func(store.Records) error) 
 // reads the device's records and ends in one round trip, and fn runs on
 // what it read. Should fn read anything else, it runs again in an ordinary
 // view (what it was given then is from one snapshot again).
-func (e *Engine) ViewDevice(ctx context.Context, imei string, fn func(store.Records) error) error {
+func (e *Engine) ViewDevice(ctx context.Context, imei string, reads store.ViewReads, fn func(store.Records) error) error {
 	t, err := e.begin(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return err
 	}
-	if err := t.readAheadView(imei); err != nil {
+	if err := t.readAheadView(imei, reads); err != nil {
 		t.pg.Rollback(context.WithoutCancel(ctx))
 		return e.View(ctx, fn)
 	}

@@ -55,6 +55,9 @@ type Engine struct {
 	pool *pgxpool.Pool
 	// node is Options.Node.
 	node string
+	// sent counts the round trips and statements of the pool's
+	// connections (roundtrips.go).
+	sent *roundTrips
 }
 
 // OpenEngine connects to the database at url (a libpq URL or key=value
@@ -75,6 +78,8 @@ func OpenEngine(ctx context.Context, url string, o Options) (*Engine, error) {
 	// A commit returns once it is durable, whatever the server's default:
 	// a device's PUBACK and an API answer mean the write survives a crash.
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
+	sent := &roundTrips{}
+	cfg.ConnConfig.Tracer = sent
 	if o.MaxConns > 0 {
 		cfg.MaxConns = o.MaxConns
 	}
@@ -86,7 +91,7 @@ func OpenEngine(ctx context.Context, url string, o Options) (*Engine, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: postgres at %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
 	}
-	return &Engine{pool: pool, node: o.Node}, nil
+	return &Engine{pool: pool, node: o.Node, sent: sent}, nil
 }
 
 // Ping implements store.Pinger: store.ErrUnavailable when no connection to

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -24,11 +25,12 @@ func (t *tx) WebhookSettings() store.WebhookSettingsRecords { return webhookSett
 type webhookSettings struct{ t *tx }
 
 // Get implements store.WebhookSettingsRecords. The columns' defaults are
-// those of store.DefaultWebhookSettings.
+// those of store.DefaultWebhookSettings. A transaction reads an
+// organization's once (the webhook fan-out routes many of its messages).
 func (r webhookSettings) Get(orgID int64) (*store.WebhookSettings, error) {
 	s := store.DefaultWebhookSettings(orgID)
 	var system []byte
-	err := getOne(r.t, `SELECT gps_urls, event_urls, alarm_urls, activation_urls, notify_media_available,
+	err := getMemo(r.t, tableWebhookSettings, strconv.FormatInt(orgID, 10), `SELECT gps_urls, event_urls, alarm_urls, activation_urls, notify_media_available,
 			subscribe_for_alarm_updates, system_messages, allow_insecure_urls, updated_at
 		FROM webhook_settings WHERE organization_id = $1`,
 		[]any{&s.GPSURLs, &s.EventURLs, &s.AlarmURLs, &s.ActivationURLs, &s.NotifyMediaAvailable,
@@ -55,6 +57,7 @@ func (r webhookSettings) Get(orgID int64) (*store.WebhookSettings, error) {
 
 // Put implements store.WebhookSettingsRecords.
 func (r webhookSettings) Put(s *store.WebhookSettings) error {
+	r.t.forget(tableWebhookSettings, strconv.FormatInt(s.OrganizationID, 10))
 	system := []byte("[]")
 	if len(s.SystemMessages) > 0 {
 		var err error
@@ -116,10 +119,34 @@ func (r *subscriptionRow) subscription() (store.WebhookSubscription, error) {
 	return r.s, nil
 }
 
-// List implements store.WebhookSubscriptionRecords.
+// List implements store.WebhookSubscriptionRecords. A transaction reads an
+// organization's subscriptions once, and answers those of each of its
+// devices from them (the webhook fan-out routes messages of many).
 func (r webhookSubscriptions) List(orgID int64, imei string) ([]store.WebhookSubscription, error) {
+	all, ok := r.t.memo.subscriptions[orgID]
+	if !ok {
+		var err error
+		if all, err = r.read(orgID); err != nil {
+			return nil, err
+		}
+		if r.t.memo.subscriptions == nil {
+			r.t.memo.subscriptions = map[int64][]store.WebhookSubscription{}
+		}
+		r.t.memo.subscriptions[orgID] = all
+	}
+	var out []store.WebhookSubscription
+	for _, s := range all {
+		if imei == "" || s.IMEI == imei {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// read reads the subscriptions of organization orgID, in id order.
+func (r webhookSubscriptions) read(orgID int64) ([]store.WebhookSubscription, error) {
 	rows, err := r.t.pg.Query(r.t.ctx, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions
-		WHERE organization_id = $1 AND ($2 = '' OR imei = $2) ORDER BY id`, orgID, imei)
+		WHERE organization_id = $1 ORDER BY id`, orgID)
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -157,6 +184,7 @@ func (r webhookSubscriptions) Get(orgID, id int64) (*store.WebhookSubscription, 
 // Insert implements store.WebhookSubscriptionRecords. A second
 // subscription of the same device, type and URL is store.ErrConflict.
 func (r webhookSubscriptions) Insert(s *store.WebhookSubscription) error {
+	delete(r.t.memo.subscriptions, s.OrganizationID)
 	system, err := json.Marshal(s.System)
 	if err != nil {
 		return fmt.Errorf("store: encode system message types: %w", err)
@@ -173,6 +201,7 @@ func (r webhookSubscriptions) Insert(s *store.WebhookSubscription) error {
 // s.OrganizationID replaced, or stored under that id when there is none;
 // store.ErrNotFound when the id is another organization's.
 func (r webhookSubscriptions) Put(s *store.WebhookSubscription) error {
+	delete(r.t.memo.subscriptions, s.OrganizationID)
 	system, err := json.Marshal(s.System)
 	if err != nil {
 		return fmt.Errorf("store: encode system message types: %w", err)
@@ -196,6 +225,7 @@ func (r webhookSubscriptions) Put(s *store.WebhookSubscription) error {
 
 // Delete implements store.WebhookSubscriptionRecords.
 func (r webhookSubscriptions) Delete(orgID, id int64) error {
+	delete(r.t.memo.subscriptions, orgID)
 	_, err := r.t.exec(`DELETE FROM webhook_subscriptions WHERE organization_id = $1 AND id = $2`, orgID, id)
 	return err
 }
@@ -208,7 +238,7 @@ type webhookSecrets struct{ t *tx }
 // Get implements store.WebhookSecretRecords.
 func (r webhookSecrets) Get(orgID int64) (*store.WebhookSecret, error) {
 	s := &store.WebhookSecret{OrganizationID: orgID}
-	err := getOne(r.t, `SELECT salt, previous_salt, previous_until, created_at, rotated_at
+	err := getMemo(r.t, tableWebhookSecrets, strconv.FormatInt(orgID, 10), `SELECT salt, previous_salt, previous_until, created_at, rotated_at
 		FROM webhook_secrets WHERE organization_id = $1`,
 		[]any{&s.Salt, &s.PreviousSalt, zeroTime{&s.PreviousUntil}, zeroTime{&s.CreatedAt}, zeroTime{&s.RotatedAt}}, orgID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -222,6 +252,7 @@ func (r webhookSecrets) Get(orgID int64) (*store.WebhookSecret, error) {
 
 // Put implements store.WebhookSecretRecords.
 func (r webhookSecrets) Put(s *store.WebhookSecret) error {
+	r.t.forget(tableWebhookSecrets, strconv.FormatInt(s.OrganizationID, 10))
 	var previous []byte
 	if len(s.PreviousSalt) > 0 {
 		previous = s.PreviousSalt
@@ -258,7 +289,8 @@ func endpointFields(e *store.WebhookEndpoint) []any {
 // Get implements store.WebhookEndpointRecords.
 func (r webhookEndpoints) Get(orgID int64, url string) (*store.WebhookEndpoint, error) {
 	var e store.WebhookEndpoint
-	err := getOne(r.t, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE organization_id = $1 AND url = $2`,
+	err := getMemo(r.t, tableWebhookEndpoints, endpointKey(orgID, url),
+		`SELECT `+endpointColumns+` FROM webhook_endpoints WHERE organization_id = $1 AND url = $2`,
 		endpointFields(&e), orgID, url)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, store.NotFound("webhook endpoint")
@@ -269,8 +301,12 @@ func (r webhookEndpoints) Get(orgID int64, url string) (*store.WebhookEndpoint, 
 	return &e, nil
 }
 
+// endpointKey is the memo's key of an organization's endpoint url.
+func endpointKey(orgID int64, url string) string { return strconv.FormatInt(orgID, 10) + " " + url }
+
 // Put implements store.WebhookEndpointRecords.
 func (r webhookEndpoints) Put(e *store.WebhookEndpoint) error {
+	r.t.forget(tableWebhookEndpoints, endpointKey(e.OrganizationID, e.URL))
 	_, err := r.t.exec(`INSERT INTO webhook_endpoints (`+endpointColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		ON CONFLICT (organization_id, url) DO UPDATE SET disabled = EXCLUDED.disabled,

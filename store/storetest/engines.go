@@ -72,6 +72,21 @@ func Run(t *testing.T, fn func(t *testing.T)) {
 	}
 }
 
+// Use makes Open within t, and within its subtests, open the store of the
+// engine named name whatever FLEETCAM_TEST_ENGINE says: for a test of what
+// one engine alone does (its file, its migrations).
+func Use(t *testing.T, name string) {
+	t.Helper()
+	for _, e := range Engines {
+		if e.Name == name {
+			running.Store(t.Name(), e)
+			t.Cleanup(func() { running.Delete(t.Name()) })
+			return
+		}
+	}
+	t.Fatalf("%s is none of the storage engines", name)
+}
+
 // running maps the name of each subtest Run started to its engine.
 var running sync.Map
 

@@ -36,10 +36,17 @@ func TestRunOpensEachEngine(t *testing.T) {
 	if !slices.Equal(opened, want) {
 		t.Fatalf("opened %v, want %v", opened, want)
 	}
-	// Outside Run, Open uses the first engine.
+	// Outside Run, with no engine named in the environment, Open uses the
+	// first engine; Use names another.
+	t.Setenv("FLEETCAM_TEST_ENGINE", "")
 	Open(t)
 	if last := opened[len(opened)-1]; last != "first for "+n {
 		t.Fatalf("outside Run opened %q", last)
+	}
+	Use(t, "second")
+	Open(t)
+	if last := opened[len(opened)-1]; last != "second for "+n {
+		t.Fatalf("after Use opened %q", last)
 	}
 }
 

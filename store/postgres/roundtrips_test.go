@@ -1,0 +1,61 @@
+package postgres
+
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// TestRoundTripsCounted: the engine's metrics count one round trip for a
+// statement sent on its own and one for a device view's batch, and every
+// statement in each.
+func TestRoundTripsCounted(t *testing.T) {
+	e := trackEngine(t)
+	f := seedTracks(t, e)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(e)
+	counts := func() (trips, statements float64) {
+		t.Helper()
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			v := mf.GetMetric()[0].GetCounter().GetValue()
+			switch mf.GetName() {
+			case "fleetcam_store_postgres_round_trips_total":
+				trips = v
+			case "fleetcam_store_postgres_statements_total":
+				statements = v
+			}
+			if mf.GetType() != dto.MetricType_COUNTER {
+				t.Errorf("%s is a %v, want a counter", mf.GetName(), mf.GetType())
+			}
+		}
+		return trips, statements
+	}
+	trips0, stmts0 := counts()
+	if _, err := e.pool.Exec(t.Context(), `SELECT 1`); err != nil {
+		t.Fatal(err)
+	}
+	trips1, stmts1 := counts()
+	if trips1-trips0 != 1 || stmts1-stmts0 != 1 {
+		t.Errorf("a statement on its own counted %v round trips and %v statements, want 1 and 1", trips1-trips0, stmts1-stmts0)
+	}
+	err := e.ViewDevice(t.Context(), f.imeis[0], 0, func(r store.Records) error {
+		_, err := r.Devices().Get(f.imeis[0])
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trips2, stmts2 := counts()
+	// BEGIN, the device's rows in one statement and its organization's in two, its queued
+	// commands and assignments, COMMIT.
+	if want := float64(len(viewSpecs) + 5); trips2-trips1 != 1 || stmts2-stmts1 != want {
+		t.Errorf("a device view counted %v round trips and %v statements, want 1 and %v", trips2-trips1, stmts2-stmts1, want)
+	}
+}
