@@ -29,6 +29,18 @@ run:
 # engines, the media store suite on a directory and on an S3 server), the
 # API tests again on PostgreSQL, the OpenAPI document's lint
 # and generated clients, then each fuzz target for 3 seconds.
+#
+# The API tests on PostgreSQL run beside the others, without the race
+# detector: the API's code runs under it in the first run, on bbolt, and
+# the PostgreSQL engine's in its own tests, the store suite on PostgreSQL
+# and the end-to-end tests on it. Their output follows the first run's.
+# The packages whose tests take longest are named first, so that go test
+# starts them first and the short ones fill the end of the run. Every wait
+# in the tests is for a condition and ends when it holds; TESTTIMEOUT only
+# stops a test binary that hangs (go test's own default, 10 minutes, is
+# within reach of the largest packages on a busy two-core machine).
+TESTTIMEOUT ?= 30m
+TESTPKGS    ?= ./store/postgres ./store ./cmd/fleetcam ./cloudapi ./cmd/fleetbench ./...
 test:
 	$(GO) vet ./...
 	$(MAKE) --no-print-directory check-rules
@@ -36,8 +48,13 @@ test:
 	$(MAKE) --no-print-directory test-deps-chromium
 	$(MAKE) --no-print-directory test-deps-postgresql
 	$(MAKE) --no-print-directory test-deps-seaweedfs
-	$(GO) test -race -count=1 ./...
-	FLEETCAM_TEST_ENGINE=postgres $(GO) test -race -count=1 ./cloudapi/...
+	@log=$$(mktemp) && trap 'rm -f "$$log"' EXIT && \
+	  { FLEETCAM_TEST_ENGINE=postgres $(GO) test -count=1 -timeout $(TESTTIMEOUT) ./cloudapi/... >"$$log" 2>&1 & api=$$!; } && \
+	  echo "$(GO) test -race -count=1 -timeout $(TESTTIMEOUT) $(TESTPKGS)" && \
+	  { $(GO) test -race -count=1 -timeout $(TESTTIMEOUT) $(TESTPKGS); race=$$?; } ; \
+	  wait $$api; api=$$?; \
+	  echo "FLEETCAM_TEST_ENGINE=postgres $(GO) test -count=1 -timeout $(TESTTIMEOUT) ./cloudapi/..." && cat "$$log" && \
+	  test $$race = 0 && test $$api = 0
 	GO=$(GO) .ci/fuzz 3s
 
 # Each fuzz target (MQTT packets, device payloads) for FUZZTIME, in turn.

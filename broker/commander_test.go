@@ -149,7 +149,7 @@ func TestQueuedCommandDeliveredOnReconnect(t *testing.T) {
 		if c.ID != cmd.ID || json.Unmarshal(c.Args, &args) != nil || args.Mode != "on" {
 			t.Fatalf("redelivered %+v, first %+v", c, cmd)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(2 * time.Minute):
 		t.Fatal("queued command not delivered on reconnect")
 	}
 	waitFor(t, "queue emptied by the reply", func() bool { return len(queued()) == 0 })
@@ -161,7 +161,7 @@ func TestQueuedCommandDeliveredOnReconnect(t *testing.T) {
 		if !strings.Contains(string(c.Args), `"off"`) {
 			t.Fatalf("got %s", c.Args)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(2 * time.Minute):
 		t.Fatal("command queued while online not delivered")
 	}
 	waitFor(t, "queue emptied", func() bool { return len(queued()) == 0 })
@@ -263,7 +263,7 @@ func TestDisconnectDevice(t *testing.T) {
 	}
 	select {
 	case <-d.c.Done():
-	case <-time.After(5 * time.Second):
+	case <-time.After(2 * time.Minute):
 		t.Fatal("client still connected")
 	}
 	waitFor(t, "offline", func() bool { return !e.srv.Online(id) && e.link(id).Presence == store.PresenceOffline })

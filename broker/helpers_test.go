@@ -282,7 +282,7 @@ func (d *dev) received(suffix string) []*paho.Publish {
 // next waits for the n-th message (from 1) on suffix.
 func (d *dev) next(suffix string, n int) *paho.Publish {
 	d.t.Helper()
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(2 * time.Minute)
 	for {
 		if got := d.received(suffix); len(got) >= n {
 			return got[n-1]

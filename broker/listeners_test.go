@@ -215,8 +215,8 @@ func TestWebSocketWritesKeepTheirDeadline(t *testing.T) {
 		if !errors.As(err, &ne) || !ne.Timeout() {
 			t.Errorf("write ended with %v, want a timeout", err)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a write to a client that reads nothing outlived its 200 ms deadline by 5 s")
+	case <-time.After(2 * time.Minute):
+		t.Fatal("a write to a client that reads nothing outlived its 200 ms deadline by 2 minutes")
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"net"
 	"net/netip"
 	"testing"
-	"time"
 
 	"github.com/mochi-mqtt/server/v2/packets"
 	"github.com/pires/go-proxyproto"
@@ -49,7 +48,7 @@ func connectAs(rc *mqtttest.Client, imei, password string) int {
 	}))); err != nil {
 		return -1
 	}
-	pk, err := rc.ReadWithin(5 * time.Second)
+	pk, err := rc.ReadWithin(mqtttest.Patience)
 	if err != nil || pk.FixedHeader.Type != packets.Connack {
 		return -1
 	}

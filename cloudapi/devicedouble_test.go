@@ -105,7 +105,7 @@ func (c *testCommander) signalSent() {
 // and returns them.
 func (c *testCommander) waitCommands(name string, n int) []sentCommand {
 	c.t.Helper()
-	timeout := time.NewTimer(5 * time.Second)
+	timeout := time.NewTimer(2 * time.Minute)
 	defer timeout.Stop()
 	for {
 		if cmds := c.commands(name); len(cmds) >= n {

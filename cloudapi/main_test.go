@@ -22,7 +22,10 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
-	pgtest.StopShared()
+	if err := pgtest.StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	s3test.StopShared()
 	os.Exit(code)
 }

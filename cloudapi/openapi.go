@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -34,6 +35,12 @@ func OpenAPIDocument() ([]byte, error) {
 	out.WriteByte('\n')
 	return out.Bytes(), nil
 }
+
+// servedOpenAPI is the document every Server serves, built once per process
+// from the embedded fragments, which never change while it runs: a server
+// shares it, read-only, rather than parsing the YAML again (tens of
+// milliseconds each time, more under the race detector).
+var servedOpenAPI = sync.OnceValues(buildOpenAPI)
 
 func buildOpenAPI() ([]byte, error) {
 	names, err := fs.Glob(openapiFS, "openapi/*.yaml")

@@ -39,7 +39,7 @@ func TestForgotPassword(t *testing.T) {
 	if r.str("requestId") == "" || len(r.body) != 1 {
 		t.Fatalf("answer %s", r.raw)
 	}
-	m := mail.Await(t, "the reset e-mail", 10*time.Second)
+	m := mail.Await(t, "the reset e-mail", 2*time.Minute)
 	mail.Take()
 	if len(m.To) != 1 || m.To[0] != "ops@acme.example" || m.From != e.cfg.SMTP.From ||
 		!strings.Contains(m.Data, "Subject: [fleetcam] Reset your password") || !strings.Contains(m.Data, e.cfg.PublicURL+"/v2/reset-password/") {
@@ -75,7 +75,7 @@ func TestForgotPassword(t *testing.T) {
 
 	// A token expires.
 	e.do("POST", "/v2/forget-password/ops@acme.example", "", nil).want(http.StatusOK)
-	token = resetToken(t, mail.Await(t, "the second reset e-mail", 10*time.Second))
+	token = resetToken(t, mail.Await(t, "the second reset e-mail", 2*time.Minute))
 	mail.Take()
 	e.clock.Advance(e.cfg.Auth.PasswordResetTTL + time.Second)
 	e.do("POST", "/v2/reset-password/"+token, "", map[string]any{"newPassword": "Other7890"}).want(http.StatusNotFound)

@@ -156,7 +156,7 @@ func New(d Deps) (*Server, error) {
 	if s.relay = d.Relay; s.relay != nil {
 		s.relay.HandleHeld(liveVerb, s.answerLiveOpen)
 	}
-	doc, err := buildOpenAPI()
+	doc, err := servedOpenAPI()
 	if err != nil {
 		return nil, err
 	}

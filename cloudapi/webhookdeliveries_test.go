@@ -45,10 +45,10 @@ func newHookReceiver(t *testing.T, status int) *hookReceiver {
 	return h
 }
 
-// wait waits up to five seconds until the receiver got n deliveries.
+// wait waits up to two minutes until the receiver got n deliveries.
 func (h *hookReceiver) wait(t *testing.T, n int) ([]*http.Request, [][]byte) {
 	t.Helper()
-	timeout := time.NewTimer(5 * time.Second)
+	timeout := time.NewTimer(2 * time.Minute)
 	defer timeout.Stop()
 	for {
 		h.mu.Lock()

@@ -344,7 +344,7 @@ func startDevice(t *testing.T, o Options) *Device {
 		cancel()
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(2 * time.Minute):
 			t.Error("device did not stop")
 		}
 	})

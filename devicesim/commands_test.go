@@ -62,10 +62,10 @@ func (m *mediaServer) count(path string) int {
 	return n
 }
 
-// await returns the n-th request to path, waiting up to 10s.
+// await returns the n-th request to path, waiting up to 2 minutes.
 func (m *mediaServer) await(t *testing.T, path string, n int) upload {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(2 * time.Minute)
 	for {
 		m.mu.Lock()
 		seen := 0

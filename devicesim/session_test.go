@@ -376,7 +376,7 @@ func TestOfflineStepDuringPublishIsNoError(t *testing.T) {
 		if err != nil {
 			t.Fatalf("emit cut short by the offline step: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(2 * time.Minute):
 		t.Fatal("the publish did not end with the connection")
 	}
 	if err := d.LastError(); err != nil {

@@ -163,7 +163,7 @@ func TestCommitterWakesOutboxWatchers(t *testing.T) {
 		}
 		select {
 		case <-sig:
-		case <-time.After(5 * time.Second):
+		case <-time.After(2 * time.Minute):
 			t.Fatal("a group commit that emitted a message did not wake the outbox watchers")
 		}
 	})

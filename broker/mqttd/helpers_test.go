@@ -18,8 +18,17 @@ import (
 	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
-// patience bounds every wait of the tests.
-const patience = 5 * time.Second
+// patience bounds every wait of the tests for a condition: long enough for
+// a machine whose two cores are busy with other work as well as with the
+// tests under the race detector. A wait ends as soon as its condition
+// holds, so on a quiet machine the bound costs nothing.
+const patience = time.Minute
+
+// blockedWriteTimeout is the write timeout of the tests whose client stops
+// reading. What they check, that Close or another client does not wait
+// for such a write, takes a small fraction of it on any machine; waiting
+// for the write would take all of it.
+const blockedWriteTimeout = 5 * time.Minute
 
 // start is the test clock's first reading.
 var start = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)

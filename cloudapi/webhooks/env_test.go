@@ -237,7 +237,8 @@ func (e *env) waitFor(what string, cond func() bool) {
 func (e *env) settle() {
 	e.t.Helper()
 	done := make(chan struct{})
-	timeout := time.NewTimer(5 * time.Second)
+	// A pass ends as soon as it is done; a busy machine may take a while.
+	timeout := time.NewTimer(2 * time.Minute)
 	defer timeout.Stop()
 	select {
 	case e.d.settle <- done:
@@ -336,7 +337,7 @@ func (rc *receiver) requests() []received {
 // returns them.
 func (rc *receiver) wait(e *env, n int) []received {
 	e.t.Helper()
-	timeout := time.NewTimer(5 * time.Second)
+	timeout := time.NewTimer(2 * time.Minute)
 	defer timeout.Stop()
 	for {
 		if rs := rc.requests(); len(rs) >= n {

@@ -87,7 +87,7 @@ func TestRunFleetUntilInterrupted(t *testing.T) {
 			"-state-dir", "", "-gps-rate", "50", "-gps-batch", "5", "-load", "-progress", "0", "-ack-log", ackLog}, &stdout, &stderr)
 	}()
 	// Interrupt once every device delivered two GPS batches.
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(2 * time.Minute)
 	for {
 		b.mu.Lock()
 		n, ch := 0, b.changed
@@ -112,7 +112,7 @@ func TestRunFleetUntilInterrupted(t *testing.T) {
 		if c != 0 {
 			t.Fatalf("exit %d; stderr: %s", c, stderr.String())
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(2 * time.Minute):
 		t.Fatal("run did not return after the interrupt")
 	}
 	out := stdout.String()

@@ -34,6 +34,25 @@ func (l *ackLog) record(a devicesim.Ack) {
 	fmt.Fprintf(l.w, "%d %s %s %s %d\n", a.At.UnixMilli(), a.IMEI, a.Topic, a.Key, a.Latency.Microseconds())
 }
 
+// waitAcked waits, up to within, until n messages are acknowledged.
+func (l *ackLog) waitAcked(ctx context.Context, n int, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		l.mu.Lock()
+		got := len(l.acks)
+		l.mu.Unlock()
+		if got >= n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d messages acknowledged within %s", got, n, within)
+		}
+		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
 // durability kills fleetcam with SIGKILL under load, durabilityRuns times,
 // and checks after each kill that every acknowledged message is in the store.
 func (b *bench) durability(ctx context.Context) error {
@@ -78,6 +97,12 @@ func (b *bench) durability(ctx context.Context) error {
 		}
 		if err := gpsRun.waitConnected(ctx, n, time.Minute, b.log); err == nil {
 			err = evRun.waitConnected(ctx, n, time.Minute, b.log)
+		}
+		if err == nil {
+			// Under load before the kill timer starts, whatever the
+			// machine's speed: a check of no acknowledged messages would
+			// prove nothing.
+			err = log.waitAcked(ctx, 2*n, time.Minute)
 		}
 		if err != nil {
 			gpsRun.stop()

@@ -314,10 +314,11 @@ func lostAcks(t *testing.T, url string, acks []devicesim.Ack) []devicesim.Ack {
 func checkWebhooks(t *testing.T, pc *procCluster, rcv *hookReceiver, acks []devicesim.Ack, d time.Duration) {
 	t.Helper()
 	var missing []string
-	within(t, d, "every stored webhook delivery answered by the receiver", func() bool {
+	until(t, d, "every stored webhook delivery answered by the receiver", func() (bool, string) {
 		var done bool
-		done, missing = rcv.deliveredAll(pc)
-		return done
+		var why string
+		done, missing, why = rcv.deliveredAll(pc)
+		return done, why
 	})
 	rcv.mu.Lock()
 	defer rcv.mu.Unlock()

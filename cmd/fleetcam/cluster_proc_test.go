@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -343,18 +344,23 @@ func (r *hookReceiver) subscribe(pc *procCluster, pn *procNode) {
 // deliveredAll reports whether the outbox is drained, every delivery in
 // the store is delivered and the receiver answered every one of them
 // 2xx; missing lists the stored webhook-ids it never answered.
-func (r *hookReceiver) deliveredAll(pc *procCluster) (done bool, missing []string) {
+func (r *hookReceiver) deliveredAll(pc *procCluster) (done bool, missing []string, why string) {
 	var cursor, last int64
 	var pending int
 	err := pgQuery(r.t, pc.pg, `SELECT (SELECT cursor_seq FROM webhook_outbox),
 		(SELECT coalesce(max(seq), 0) FROM messages),
 		(SELECT count(*) FROM webhook_deliveries WHERE status <> 'delivered')`, &cursor, &last, &pending)
-	if err != nil || cursor < last || pending > 0 {
-		return false, nil
+	switch {
+	case err != nil:
+		return false, nil, err.Error()
+	case cursor < last || pending > 0:
+		var statuses []string
+		statuses, _ = pgStrings(r.t, pc.pg, `SELECT status || ' ' || count(*) FROM webhook_deliveries GROUP BY status ORDER BY status`)
+		return false, nil, fmt.Sprintf("outbox cursor at message %d of %d; %d deliveries not delivered (by status: %v)", cursor, last, pending, statuses)
 	}
 	ids, err := pgStrings(r.t, pc.pg, `SELECT webhook_id FROM webhook_deliveries`)
 	if err != nil {
-		return false, nil
+		return false, nil, err.Error()
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -363,7 +369,7 @@ func (r *hookReceiver) deliveredAll(pc *procCluster) (done bool, missing []strin
 			missing = append(missing, id)
 		}
 	}
-	return len(missing) == 0, missing
+	return len(missing) == 0, missing, fmt.Sprintf("%d of %d stored deliveries not answered", len(missing), len(ids))
 }
 
 // pgStrings runs a query of one text column on the database at url.

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -44,7 +45,11 @@ func TestMain(m *testing.M) {
 		os.Exit(runMain(args))
 	}
 	code := m.Run()
-	pgtest.StopShared() // the end-to-end tests on PostgreSQL started it
+	// The end-to-end tests on PostgreSQL started it.
+	if err := pgtest.StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	s3test.StopShared() // the tests of media in a bucket started it
 	os.Exit(code)
 }

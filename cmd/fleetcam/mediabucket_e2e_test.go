@@ -169,7 +169,7 @@ func TestClusterMediaInBucket(t *testing.T) {
 	if status, out := e.nodes[0].c.call("PATCH", e.org, e.tok, map[string]any{"purgeDaysFrontCamera": 1}); status != http.StatusOK {
 		t.Fatalf("set the purge days: %d %v", status, out)
 	}
-	storetest.Eventually(t, "the video purged and its object deleted from the bucket", time.Minute, 100*time.Millisecond, func() bool {
+	storetest.Eventually(t, "the video purged and its object deleted from the bucket", patience, 100*time.Millisecond, func() bool {
 		for k := range bucketFiles(t, bucket) {
 			if strings.Contains(k, "/video/1/"+fileID+"/") {
 				return false

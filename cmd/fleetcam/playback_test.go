@@ -112,8 +112,8 @@ func TestEventVideoPlaysInChromium(t *testing.T) {
 	case err := <-exited:
 		exited <- err
 		t.Fatalf("chromium exited before the page reported (%v): %s", err, tail(stderr.String(), 2000))
-	case <-time.After(90 * time.Second):
-		t.Fatalf("the page reported nothing within 90s: %s", tail(stderr.String(), 2000))
+	case <-time.After(patience):
+		t.Fatalf("the page reported nothing within %v: %s", patience, tail(stderr.String(), 2000))
 	}
 	if got.Stage != "seeked" || got.Error != "" || got.ReadyState < 2 || got.Duration < 9 || got.Width != 320 || got.Height != 180 ||
 		got.Time < 4 {

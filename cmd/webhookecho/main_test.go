@@ -53,8 +53,8 @@ func next(t *testing.T, lines <-chan string) string {
 			t.Fatal("webhookecho ended its output")
 		}
 		return l
-	case <-time.After(10 * time.Second):
-		t.Fatal("webhookecho printed no line in 10 s")
+	case <-time.After(2 * time.Minute):
+		t.Fatal("webhookecho printed no line in 2 minutes")
 	}
 	return ""
 }

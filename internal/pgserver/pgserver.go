@@ -299,6 +299,25 @@ func (s *Server) Exec(ctx context.Context, db, stmt string) error {
 	return nil
 }
 
+// VersionNum is the server's version as PostgreSQL numbers it
+// (server_version_num: 150004 for 15.4).
+func (s *Server) VersionNum(ctx context.Context) (int, error) {
+	conn, err := pgx.Connect(ctx, s.URL("postgres"))
+	if err != nil {
+		return 0, fmt.Errorf("pgserver: connect: %w", err)
+	}
+	defer conn.Close(ctx)
+	var v string
+	if err := conn.QueryRow(ctx, "SHOW server_version_num").Scan(&v); err != nil {
+		return 0, fmt.Errorf("pgserver: server version: %w", err)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("pgserver: server version %q: %w", v, err)
+	}
+	return n, nil
+}
+
 // Stop shuts the server down (fast shutdown: open sessions are ended) and
 // removes its directory unless Options.Keep said otherwise.
 func (s *Server) Stop() error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -95,6 +96,9 @@ func TestThrowawayServerIsRemoved(t *testing.T) {
 	}
 	if got := show(t, s, "fsync"); got != "off" {
 		t.Errorf("fsync = %s on a throwaway server, want off", got)
+	}
+	if v, err := s.VersionNum(context.Background()); err != nil || strconv.Itoa(v) != show(t, s, "server_version_num") {
+		t.Errorf("VersionNum = %d, %v; want the server's server_version_num %s", v, err, show(t, s, "server_version_num"))
 	}
 	if err := s.Exec(context.Background(), "postgres", "SELECT nonsense FROM nowhere"); err == nil {
 		t.Error("a failing statement returned no error")

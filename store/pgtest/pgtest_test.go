@@ -2,7 +2,10 @@ package pgtest_test
 
 import (
 	"context"
+	"net/url"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -72,6 +75,37 @@ func TestTemplateCopies(t *testing.T) {
 	}
 	if runs != 1 {
 		t.Fatalf("prepare ran %d times; want once", runs)
+	}
+}
+
+// TestDatabaseIsDroppedAfterItsTest: a test's database goes once the test
+// has ended, in the background.
+func TestDatabaseIsDroppedAfterItsTest(t *testing.T) {
+	ctx := context.Background()
+	var name string
+	t.Run("user", func(t *testing.T) {
+		u, err := url.Parse(pgtest.Database(t, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		name = strings.TrimPrefix(u.Path, "/")
+	})
+	conn, err := pgx.Connect(ctx, pgtest.Shared(t).URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		var exists bool
+		if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+			t.Fatal(err)
+		}
+		if !exists {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("database %s still exists a minute after its test ended", name)
+		}
 	}
 }
 

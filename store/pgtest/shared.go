@@ -2,6 +2,7 @@ package pgtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -12,34 +13,61 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// One server serves every test of a test binary: starting one takes about
-// a second, a database on it a few milliseconds.
+// One server serves every test of a test binary: starting one takes a
+// second or more, a database on it a fraction of that. A test's database
+// is a copy, of a template or of an empty one, made while an earlier test
+// ran (a spare), and it is dropped in the background once its test ends:
+// copying a database is mostly waiting for the file system, which the
+// tests need not do.
 var shared struct {
 	once   sync.Once
 	server *Server
 	err    error
 
+	// fileCopy: the server copies a database file by file (CREATE
+	// DATABASE … STRATEGY FILE_COPY, PostgreSQL 15 and later) rather than
+	// through the write-ahead log, its default: a test server's data
+	// needs no crash safety, and a copy then takes a fraction of the time.
+	fileCopy bool
+
 	mu        sync.Mutex
-	templates map[string]error // prepared template databases
+	templates map[string]error       // prepared template databases
+	spares    map[string]chan string // template ("" for none) → databases copied ahead
+	copying   map[string]int         // template → spares being copied
+	dropErrs  []error                // drops that failed, reported by StopShared
 	next      atomic.Int64
+	// background counts the copies and drops under way.
+	background sync.WaitGroup
 }
+
+// sparesPerTemplate is how many copies of a template are kept ready.
+const sparesPerTemplate = 1
 
 // Main runs the tests of a package that uses the shared server and stops
 // the server after them: call it from the package's TestMain.
 func Main(m *testing.M) {
 	code := m.Run()
-	StopShared()
+	if err := StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	os.Exit(code)
 }
 
-// StopShared stops the test binary's server, if one was started: for a
-// TestMain that does more than Main.
-func StopShared() {
-	if shared.server != nil {
-		if err := shared.server.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
+// StopShared stops the test binary's server, if one was started, once the
+// copies and drops under way are done: for a TestMain that does more than
+// Main. Its error names a test database that could not be dropped (a
+// connection a test left open that DROP DATABASE … WITH (FORCE) could not
+// end, say) and a server that did not stop cleanly.
+func StopShared() error {
+	if shared.server == nil {
+		return nil
 	}
+	shared.background.Wait()
+	shared.mu.Lock()
+	errs := shared.dropErrs
+	shared.mu.Unlock()
+	return errors.Join(append(errs, shared.server.Stop())...)
 }
 
 // Shared returns the test binary's server, starting it on first use. A
@@ -50,6 +78,11 @@ func Shared(tb testing.TB) *Server {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		shared.server, shared.err = Start(ctx)
+		if shared.err == nil {
+			var version int
+			version, shared.err = shared.server.VersionNum(ctx)
+			shared.fileCopy = version >= 150000
+		}
 	})
 	if shared.err != nil {
 		tb.Fatal(shared.err)
@@ -63,21 +96,89 @@ func Shared(tb testing.TB) *Server {
 func Database(tb testing.TB, template string) string {
 	tb.Helper()
 	s := Shared(tb)
+	var name string
+	select {
+	case name = <-spares(template):
+	default:
+		var err error
+		if name, err = copyDatabase(s, template); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	copyAhead(s, template)
+	tb.Cleanup(func() { dropLater(s, name) })
+	return s.URL(name)
+}
+
+// spares is the channel of template's spare copies.
+func spares(template string) chan string {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	ch, ok := shared.spares[template]
+	if !ok {
+		if shared.spares == nil {
+			shared.spares, shared.copying = map[string]chan string{}, map[string]int{}
+		}
+		ch = make(chan string, sparesPerTemplate)
+		shared.spares[template] = ch
+	}
+	return ch
+}
+
+// copyAhead starts copying template in the background unless enough
+// copies are ready or under way. A copy that fails is not kept: the test
+// that would have taken it makes its own and reports the error.
+func copyAhead(s *Server, template string) {
+	ch := spares(template)
+	shared.mu.Lock()
+	if len(ch)+shared.copying[template] >= cap(ch) {
+		shared.mu.Unlock()
+		return
+	}
+	shared.copying[template]++
+	shared.background.Add(1)
+	shared.mu.Unlock()
+	go func() {
+		defer shared.background.Done()
+		name, err := copyDatabase(s, template)
+		shared.mu.Lock()
+		shared.copying[template]--
+		shared.mu.Unlock()
+		if err == nil {
+			ch <- name // room was counted above
+		}
+	}()
+}
+
+// copyDatabase creates a database, a copy of template when it is not "".
+func copyDatabase(s *Server, template string) (string, error) {
 	name := fmt.Sprintf("t%d_%d", os.Getpid(), shared.next.Add(1))
 	stmt := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
 	if template != "" {
 		stmt += " TEMPLATE " + pgx.Identifier{template}.Sanitize()
 	}
-	if err := s.Exec(context.Background(), "postgres", stmt); err != nil {
-		tb.Fatal(err)
+	if shared.fileCopy {
+		stmt += " STRATEGY FILE_COPY"
 	}
-	tb.Cleanup(func() {
+	if err := s.Exec(context.Background(), "postgres", stmt); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// dropLater drops the database name in the background; StopShared waits
+// for it and reports its failure.
+func dropLater(s *Server, name string) {
+	shared.background.Add(1)
+	go func() {
+		defer shared.background.Done()
 		err := s.Exec(context.Background(), "postgres", "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
 		if err != nil {
-			tb.Errorf("pgtest: drop %s: %v", name, err)
+			shared.mu.Lock()
+			shared.dropErrs = append(shared.dropErrs, fmt.Errorf("pgtest: drop %s: %w", name, err))
+			shared.mu.Unlock()
 		}
-	})
-	return s.URL(name)
+	}()
 }
 
 // Template creates, once per test binary, the database name on the shared

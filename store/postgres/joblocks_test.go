@@ -108,13 +108,13 @@ func TestJobRunsOnOneProcessAndMovesWhenItStops(t *testing.T) {
 	runs := &jobRuns{running: map[int]bool{}}
 	nodes := startJobNodes(t, url, 3, runs)
 	first := -1
-	storetest.Eventually(t, "one process to run the job", 10*time.Second, 10*time.Millisecond, func() bool {
+	storetest.Eventually(t, "one process to run the job", 2*time.Minute, 10*time.Millisecond, func() bool {
 		first = runs.holder()
 		return first >= 0
 	})
 	// Thirty rounds of work, about six of the others' tries: the job stays
 	// where it is.
-	storetest.Eventually(t, "thirty rounds of work", 10*time.Second, 10*time.Millisecond, func() bool { return runs.workDone() >= 30 })
+	storetest.Eventually(t, "thirty rounds of work", 2*time.Minute, 10*time.Millisecond, func() bool { return runs.workDone() >= 30 })
 	if most, starts := runs.snapshot(); most != 1 || starts != 1 || runs.holder() != first {
 		t.Fatalf("the job ran on %d processes at once and started %d times; want once on one", most, starts)
 	}
@@ -124,7 +124,7 @@ func TestJobRunsOnOneProcessAndMovesWhenItStops(t *testing.T) {
 	<-nodes[first].done
 	nodes[first].locks.Close()
 	second := -1
-	storetest.Eventually(t, "another process to take the job over", 10*time.Second, 10*time.Millisecond, func() bool {
+	storetest.Eventually(t, "another process to take the job over", 2*time.Minute, 10*time.Millisecond, func() bool {
 		second = runs.holder()
 		return second >= 0
 	})
@@ -145,7 +145,7 @@ func TestJobStopsWhenItsLockConnectionIsLost(t *testing.T) {
 	runs := &jobRuns{running: map[int]bool{}}
 	startJobNodes(t, url, 2, runs)
 	first := -1
-	storetest.Eventually(t, "one process to run the job", 10*time.Second, 10*time.Millisecond, func() bool {
+	storetest.Eventually(t, "one process to run the job", 2*time.Minute, 10*time.Millisecond, func() bool {
 		first = runs.holder()
 		return first >= 0
 	})
@@ -155,7 +155,7 @@ func TestJobStopsWhenItsLockConnectionIsLost(t *testing.T) {
 	if err := pgtest.Shared(t).Exec(context.Background(), "postgres", kill); err != nil {
 		t.Fatal(err)
 	}
-	storetest.Eventually(t, "the job to start again after the lost connection", 10*time.Second, 10*time.Millisecond, func() bool {
+	storetest.Eventually(t, "the job to start again after the lost connection", 2*time.Minute, 10*time.Millisecond, func() bool {
 		_, starts := runs.snapshot()
 		return starts == 2 && runs.holder() >= 0
 	})
@@ -178,7 +178,7 @@ func TestJobThatEndsByItselfReleasesItsLock(t *testing.T) {
 	}
 	runs := &jobRuns{running: map[int]bool{}}
 	startJobNodes(t, url, 1, runs)
-	storetest.Eventually(t, "another process to take the released lock", 10*time.Second, 10*time.Millisecond, func() bool {
+	storetest.Eventually(t, "another process to take the released lock", 2*time.Minute, 10*time.Millisecond, func() bool {
 		return runs.holder() == 0
 	})
 }

@@ -129,21 +129,21 @@ func openBolt(tb testing.TB, o Options) *store.DB {
 }
 
 // openPostgres opens a store in a new database of the test binary's
-// PostgreSQL server (pgtest), copied from a template that holds the
-// migrated schema. A package whose tests use it stops the server through
-// pgtest.Main in its TestMain. Options.Path names the database: opening
-// the same path again opens the same database.
+// PostgreSQL server (pgtest), copied from a template that an Open of the
+// store prepared: the migrated schema, the partitions around now and the
+// store's own migrations, which each Open would otherwise make again (a
+// second or more under -race). A package whose tests use it stops the
+// server through pgtest.Main in its TestMain. Options.Path names the
+// database: opening the same path again opens the same database.
 func openPostgres(tb testing.TB, o Options) *store.DB {
 	tb.Helper()
 	ctx := context.Background()
 	pgtest.Template(tb, "fleetcam_template", func(url string) error {
-		e, err := postgres.OpenEngine(ctx, url, postgres.Options{MaxConns: 2})
+		db, err := postgres.Open(ctx, url, postgres.Options{MaxConns: 2}, store.Options{})
 		if err != nil {
 			return err
 		}
-		defer e.Close()
-		_, err = e.Migrate(ctx)
-		return err
+		return db.Close()
 	})
 	// A test that reopens its store names a path: the same path opens the
 	// same database again, as the same file does with bbolt.
