@@ -60,7 +60,7 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	}
 	cfg.PublicURL = "http://" + ln.Addr().String()
 	d := Deps{Config: cfg, Store: db, Key: bytes.Repeat([]byte("k"), 32), Now: clock.Now,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		Logger: slog.New(slog.NewTextHandler(failureLog(t), &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	for _, o := range opts {
 		o(&d.Config, &d)
 	}
@@ -80,6 +80,39 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	e.partnerID = e.addPartner("First partner", "partner@example.com", "Secret123")
 	e.partnerToken = e.login("partner@example.com", "Secret123")
 	return e
+}
+
+// failureLog is where the API logs its warnings and errors in a test: they
+// are shown when the test fails (a 500 names no cause in its answer; the
+// log does), and dropped otherwise.
+func failureLog(t *testing.T) io.Writer {
+	l := &lockedBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			if s := l.String(); s != "" {
+				t.Logf("the API's log:\n%s", s)
+			}
+		}
+	})
+	return l
+}
+
+// lockedBuffer is a bytes.Buffer that several goroutines may write.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
 
 // addPartner creates a partner with one user directly in the store.

@@ -105,6 +105,11 @@ func statusOf(err error) *APIError {
 	case errors.Is(err, ErrNodesUnreachable):
 		return apiErr(http.StatusServiceUnavailable, nameUnavailable,
 			"the other nodes of the cluster cannot be reached now; retry shortly")
+	case errors.Is(err, store.ErrTxConflict):
+		// Other writes of the same records kept winning for the whole
+		// retry window: the server is busy, the request itself is sound.
+		return apiErr(http.StatusServiceUnavailable, nameUnavailable,
+			"other writes to the same records kept the store busy; retry shortly")
 	case errors.Is(err, errPasswordBusy):
 		return apiErr(http.StatusTooManyRequests, nameTooManyRequests, "the server is busy checking other passwords; retry in a second")
 	case errors.Is(err, context.DeadlineExceeded):

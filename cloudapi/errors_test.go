@@ -39,6 +39,8 @@ func TestStatusOfStoreErrors(t *testing.T) {
 		{"plain error", errors.New("disk on fire"), http.StatusInternalServerError, nameUnknown, "unknown error has occurred"},
 		{"device on an unreachable node", fmt.Errorf("reboot: %w", ErrDeviceUnreachable), http.StatusServiceUnavailable, nameUnavailable,
 			"the device is not connected to this node and the other nodes of the cluster cannot be reached now; retry shortly"},
+		{"conflict outlasting its retries", fmt.Errorf("%w: could not serialize access (SQLSTATE 40001)", store.ErrTxConflict),
+			http.StatusServiceUnavailable, nameUnavailable, "other writes to the same records kept the store busy; retry shortly"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

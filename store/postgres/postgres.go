@@ -186,9 +186,17 @@ func (e *Engine) provider() (*goose.Provider, *sql.DB, error) {
 	return p, db, nil
 }
 
-// maxAttempts bounds how often a transaction that lost a serialisation
-// conflict runs again.
-const maxAttempts = 10
+// A transaction that lost a serialisation conflict runs again at least
+// minAttempts times, and for at least retryWindow since its first run: a
+// caller never pays for the server's own contention. Several callers that
+// write one organization at once (a partner's import in parallel, the
+// nodes of a cluster) abort one another over and over on a busy machine,
+// where a run takes long, and each round one of them wins; a window of
+// seconds rather than a number of attempts outlasts them.
+const (
+	minAttempts = 10
+	retryWindow = 10 * time.Second
+)
 
 // update runs fn in one SERIALIZABLE read-write transaction. PostgreSQL
 // aborts one of two transactions whose reads and writes overlap; the loser
@@ -203,6 +211,7 @@ func (e *Engine) update(ctx context.Context, fn func(*tx) error) error {
 
 // updateAt is update at isolation level iso.
 func (e *Engine) updateAt(ctx context.Context, iso pgx.TxIsoLevel, fn func(*tx) error) error {
+	start := time.Now()
 	for attempt := 1; ; attempt++ {
 		t, err := e.begin(ctx, pgx.TxOptions{IsoLevel: iso})
 		if err != nil {
@@ -219,14 +228,13 @@ func (e *Engine) updateAt(ctx context.Context, iso pgx.TxIsoLevel, fn func(*tx) 
 			return nil
 		}
 		t.pg.Rollback(context.WithoutCancel(ctx))
-		if !retryable(err) || attempt == maxAttempts {
+		if !retryable(err) || attempt >= minAttempts && time.Since(start) >= retryWindow {
 			return classify(err)
 		}
 		// Jittered backoff, so that the two losers of one conflict do not
 		// meet again at once, doubling from 2 ms up to 200 ms: several
 		// writers at once (the nodes of a cluster, each with its group
-		// commit) keep meeting after a few milliseconds, and ten reruns
-		// must outlast the transactions they meet.
+		// commit) keep meeting after a few milliseconds.
 		backoff := time.Duration(rand.Int64N(int64(min(2*time.Millisecond<<(attempt-1), 200*time.Millisecond))))
 		select {
 		case <-time.After(backoff):
