@@ -23,7 +23,7 @@ import (
 func TestClusterPostgresOutage(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	srv, err := pgserver.Start(ctx, pgserver.Options{})
+	srv, err := pgserver.Start(ctx, pgserver.Options{Parent: pgserver.MemoryDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,7 +117,7 @@ func TestClusterPresenceAfterOutages(t *testing.T) {
 	t.Parallel()
 	const busy, idle = 18, 6
 	ctx := t.Context()
-	srv, err := pgserver.Start(ctx, pgserver.Options{Settings: map[string]string{"max_pred_locks_per_transaction": "1024"}})
+	srv, err := pgserver.Start(ctx, pgserver.Options{Parent: pgserver.MemoryDir(), Settings: map[string]string{"max_pred_locks_per_transaction": "1024"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -149,5 +150,34 @@ func TestPauseAndResumeKeepData(t *testing.T) {
 	}
 	if err := s.Resume(ctx); err == nil {
 		t.Error("resuming a running server is no error")
+	}
+}
+
+// MemoryDir names a memory file system only when it has room to spare, and
+// a server starts under whatever it names, leaving nothing behind there.
+func TestServerInMemoryDir(t *testing.T) {
+	parent := MemoryDir()
+	if parent != "" {
+		var fs syscall.Statfs_t
+		if err := syscall.Statfs(parent, &fs); err != nil {
+			t.Fatal(err)
+		}
+		if int64(fs.Type) != tmpfsMagic || uint64(fs.Bavail)*uint64(fs.Bsize) < memoryDirRoom {
+			t.Fatalf("MemoryDir chose %s: type %#x, %d bytes free", parent, fs.Type, uint64(fs.Bavail)*uint64(fs.Bsize))
+		}
+	}
+	s, err := Start(context.Background(), Options{Parent: parent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := s.Dir()
+	if parent != "" && filepath.Dir(dir) != parent {
+		t.Errorf("the server's directory %s is not in %s", dir, parent)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s is left after Stop: %v", dir, err)
 	}
 }
