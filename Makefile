@@ -28,33 +28,50 @@ run:
 # Every test, with the race detector (the store suite on both storage
 # engines, the media store suite on a directory and on an S3 server), the
 # API tests again on PostgreSQL, the OpenAPI document's lint
-# and generated clients, then each fuzz target for 3 seconds.
+# and generated clients, and each fuzz target for 3 seconds.
 #
-# The API tests on PostgreSQL run beside the others, without the race
-# detector: the API's code runs under it in the first run, on bbolt, and
-# the PostgreSQL engine's in its own tests, the store suite on PostgreSQL
-# and the end-to-end tests on it. Their output follows the first run's.
-# The packages whose tests take longest are named first, so that go test
-# starts them first and the short ones fill the end of the run. Every wait
-# in the tests is for a condition and ends when it holds; TESTTIMEOUT only
-# stops a test binary that hangs (go test's own default, 10 minutes, is
-# within reach of the largest packages on a busy two-core machine).
-TESTTIMEOUT ?= 30m
-TESTPKGS    ?= ./store/postgres ./store ./cmd/fleetcam ./cloudapi ./cmd/fleetbench ./...
+# go vet and the alert rules' tests come first. Then three runs go side by
+# side, for most tests wait on a server or a child process rather than use
+# a core: the race-detected run (test-race); the API tests on PostgreSQL
+# without the race detector (test-api: the API's code runs under it in the
+# first run, on bbolt, and the PostgreSQL engine's in its own tests, the
+# store suite on PostgreSQL and the end-to-end tests on it); and the
+# OpenAPI checks followed by the fuzz targets (test-checks). The two beside
+# the first print their output in one piece when they end.
 test:
 	$(GO) vet ./...
 	$(MAKE) --no-print-directory check-rules
-	$(MAKE) --no-print-directory openapi-check
 	$(MAKE) --no-print-directory test-deps-chromium
 	$(MAKE) --no-print-directory test-deps-postgresql
 	$(MAKE) --no-print-directory test-deps-seaweedfs
-	@log=$$(mktemp) && trap 'rm -f "$$log"' EXIT && \
-	  { FLEETCAM_TEST_ENGINE=postgres $(GO) test -count=1 -timeout $(TESTTIMEOUT) ./cloudapi/... >"$$log" 2>&1 & api=$$!; } && \
-	  echo "$(GO) test -race -count=1 -timeout $(TESTTIMEOUT) $(TESTPKGS)" && \
-	  { $(GO) test -race -count=1 -timeout $(TESTTIMEOUT) $(TESTPKGS); race=$$?; } ; \
-	  wait $$api; api=$$?; \
-	  echo "FLEETCAM_TEST_ENGINE=postgres $(GO) test -count=1 -timeout $(TESTTIMEOUT) ./cloudapi/..." && cat "$$log" && \
-	  test $$race = 0 && test $$api = 0
+	$(MAKE) --no-print-directory test-deps-node
+	$(MAKE) --no-print-directory -j3 test-race test-api test-checks
+
+# TESTP test binaries of the race-detected run go at once; the packages
+# whose tests take longest are named first, so that go test starts them
+# first and the short ones fill the end of the run. Every wait in the tests
+# is for a condition and ends when it holds; TESTTIMEOUT only stops a test
+# binary that hangs (go test's own default, 10 minutes, is within reach of
+# the largest packages on a busy two-core machine).
+TESTTIMEOUT ?= 30m
+TESTP       ?= 3
+TESTPKGS    ?= ./cmd/fleetcam ./store/postgres ./store ./cmd/fleetbench ./cloudapi ./...
+.PHONY: test-race test-api test-checks
+test-race:
+	$(GO) test -race -count=1 -p $(TESTP) -timeout $(TESTTIMEOUT) $(TESTPKGS)
+
+# Runs a command into a log and prints the log in one piece when it ends,
+# headed by the command.
+logged = log=$$(mktemp) && { $(1) >"$$log" 2>&1; rc=$$?; } ; echo '$(1)' && cat "$$log" && rm -f "$$log" && exit $$rc
+
+test-api:
+	@$(call logged,FLEETCAM_TEST_ENGINE=postgres $(GO) test -count=1 -timeout $(TESTTIMEOUT) ./cloudapi/...)
+
+test-checks:
+	@$(call logged,$(MAKE) --no-print-directory test-checks-run)
+
+.PHONY: test-checks-run
+test-checks-run: openapi-check
 	GO=$(GO) .ci/fuzz 3s
 
 # Each fuzz target (MQTT packets, device payloads) for FUZZTIME, in turn.
