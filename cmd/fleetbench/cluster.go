@@ -202,14 +202,26 @@ func (b *bench) cluster(ctx context.Context) error {
 	killed := time.Now()
 	c.nodes[victim].kill()
 	fmt.Fprintf(b.log, "    killed %s with %d devices and webhook delivery\n", c.nodes[victim].nodeID, len(moved))
+	// Each moved device is tried from the moment it reconnects, beside
+	// the wait for the others.
+	type result struct {
+		at  time.Duration
+		err error
+	}
+	served := make(chan result, 1)
+	go func() {
+		at, err := c.serving(ctx, moved, victim, killed, 2*time.Minute)
+		served <- result{at, err}
+	}()
 	reconnected, err := c.waitMoved(ctx, moved, victim, killed, 2*time.Minute)
 	if err != nil {
 		return err
 	}
-	serving, err := c.serving(ctx, moved, victim, killed, 2*time.Minute)
-	if err != nil {
-		return err
+	sv := <-served
+	if sv.err != nil {
+		return sv.err
 	}
+	serving := sv.at
 	if err := sleep(ctx, sc.webhookWindow); err != nil {
 		return err
 	}
@@ -361,47 +373,76 @@ func (c *clusterRun) waitMoved(ctx context.Context, moved []string, victim int, 
 	}
 }
 
-// serving sends each device of moved a command through a node it is not
-// on, again until it answers, and returns how long after the kill the
-// last answered.
+// moved reports whether imei's last connection is a new one, set up
+// after killed on a node other than victim.
+func (c *clusterRun) moved(imei string, victim int, killed time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.at[imei] != c.urls[victim] && !c.since[imei].Before(killed)
+}
+
+// servingProbes bounds the commands the failover measurement has in
+// flight at once, so that its own requests do not load the nodes.
+const servingProbes = 64
+
+// serving measures when each device of moved serves again: from the
+// moment it has reconnected, a command through a node it is not on, again
+// until it answers. It returns how long after the kill the last answered.
+// Every device is probed on its own, so the figure is when the last
+// device could be reached, not how long a few workers took to go through
+// them all.
 func (c *clusterRun) serving(ctx context.Context, moved []string, victim int, killed time.Time, limit time.Duration) (time.Duration, error) {
-	work := make(chan string)
+	slots := make(chan struct{}, servingProbes)
 	errs := make(chan error, 1)
+	var mu sync.Mutex
+	var last time.Time
 	var wg sync.WaitGroup
-	for range 8 {
+	for _, imei := range moved {
 		wg.Go(func() {
-			for imei := range work {
-				for {
+			for {
+				if c.moved(imei, victim, killed) {
+					slots <- struct{}{}
 					ok, err := c.command(ctx, imei, victim)
+					<-slots
 					if ok {
-						break
-					}
-					if err == nil && time.Since(killed) > limit {
-						err = fmt.Errorf("device %s not serving %s after the kill", imei, limit)
+						mu.Lock()
+						if now := time.Now(); now.After(last) {
+							last = now
+						}
+						mu.Unlock()
+						return
 					}
 					if err != nil {
 						select {
 						case errs <- err:
 						default:
 						}
-						break
+						return
 					}
-					sleep(ctx, 100*time.Millisecond)
+				}
+				if time.Since(killed) > limit {
+					select {
+					case errs <- fmt.Errorf("device %s not serving %s after the kill", imei, limit):
+					default:
+					}
+					return
+				}
+				if sleep(ctx, 20*time.Millisecond) != nil {
+					return
 				}
 			}
 		})
 	}
-	for _, imei := range moved {
-		work <- imei
-	}
-	close(work)
 	wg.Wait()
 	select {
 	case err := <-errs:
 		return 0, err
 	default:
 	}
-	return time.Since(killed), nil
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return last.Sub(killed), nil
 }
 
 // webhooksDrained waits up to limit until the outbox is fanned out and no
