@@ -47,25 +47,28 @@ test:
 	$(MAKE) --no-print-directory test-deps-node
 	$(MAKE) --no-print-directory -j3 test-race test-api test-checks
 
-# TESTP test binaries of the race-detected run go at once; the packages
-# whose tests take longest are named first, so that go test starts them
-# first and the short ones fill the end of the run. Every wait in the tests
+# TESTP test binaries of the race-detected run go at once, each with up to
+# TESTPARALLEL of its parallel tests (most tests wait on a server, a child
+# process or a database copy far more than they compute); the packages whose tests take
+# longest are named first, so that go test starts them first and the short
+# ones fill the end of the run. Every wait in the tests
 # is for a condition and ends when it holds; TESTTIMEOUT only stops a test
 # binary that hangs (go test's own default, 10 minutes, is within reach of
 # the largest packages on a busy two-core machine).
-TESTTIMEOUT ?= 30m
-TESTP       ?= 3
-TESTPKGS    ?= ./cmd/fleetcam ./store/postgres ./store ./cmd/fleetbench ./cloudapi ./...
+TESTTIMEOUT  ?= 30m
+TESTP        ?= 3
+TESTPARALLEL ?= 4
+TESTPKGS     ?= ./cmd/fleetcam ./store/postgres ./store ./cmd/fleetbench ./cloudapi ./...
 .PHONY: test-race test-api test-checks
 test-race:
-	$(GO) test -race -count=1 -p $(TESTP) -timeout $(TESTTIMEOUT) $(TESTPKGS)
+	$(GO) test -race -count=1 -p $(TESTP) -parallel $(TESTPARALLEL) -timeout $(TESTTIMEOUT) $(TESTPKGS)
 
 # Runs a command into a log and prints the log in one piece when it ends,
 # headed by the command.
 logged = log=$$(mktemp) && { $(1) >"$$log" 2>&1; rc=$$?; } ; echo '$(1)' && cat "$$log" && rm -f "$$log" && exit $$rc
 
 test-api:
-	@$(call logged,FLEETCAM_TEST_ENGINE=postgres $(GO) test -count=1 -timeout $(TESTTIMEOUT) ./cloudapi/...)
+	@$(call logged,FLEETCAM_TEST_ENGINE=postgres $(GO) test -count=1 -parallel $(TESTPARALLEL) -timeout $(TESTTIMEOUT) ./cloudapi/...)
 
 test-checks:
 	@$(call logged,$(MAKE) --no-print-directory test-checks-run)

@@ -45,6 +45,7 @@ func (w *deviceWorld) calibrationReply(state string) {
 }
 
 func TestManualADASCalibration(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 1)
 	imei := w.imeis[0]
 	r := w.do("GET", devPath(imei, "/calibrate-adas"), w.viewer, nil).want(http.StatusOK)
@@ -117,6 +118,7 @@ func TestManualADASCalibration(t *testing.T) {
 }
 
 func TestADASCalibrationNow(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 2)
 	online, offline := w.imeis[0], w.imeis[1]
 	w.cmd.setOnline(online, true)
@@ -160,6 +162,7 @@ func TestADASCalibrationNow(t *testing.T) {
 }
 
 func TestAutoRecalibrate(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 3)
 	online, offline, failing := w.imeis[0], w.imeis[1], w.imeis[2]
 	w.cmd.setOnline(online, true)
@@ -193,6 +196,7 @@ func TestAutoRecalibrate(t *testing.T) {
 }
 
 func TestAutoCalibrationConfig(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 2)
 	own, inherits := w.imeis[0], w.imeis[1]
 	auto := func(imei string) bool { _, e := w.settings(imei); return store.Enabled(e.Control.AutoCalibration) }
@@ -231,6 +235,7 @@ func TestAutoCalibrationConfig(t *testing.T) {
 }
 
 func TestCalibrateAccelerometer(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 3)
 	grouped, ungrouped, offline := w.imeis[0], w.imeis[1], w.imeis[2]
 	for _, imei := range []string{grouped, ungrouped} {
@@ -265,6 +270,7 @@ func TestCalibrateAccelerometer(t *testing.T) {
 // TestAutoCalibrationGuestPartner: a guest partner of a shared organization
 // switches auto-calibration of its own device there, not the host's default.
 func TestAutoCalibrationGuestPartner(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, tokB, org := e.sharedOrg()
 	devB := e.newDevice(tokB, org.id, testIMEI(2), "B van")

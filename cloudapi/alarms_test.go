@@ -9,6 +9,7 @@ import (
 )
 
 func TestAlarmSimulatorAndDetails(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	dev := e.devices[0]
 	path := "/v2/devices/" + dev + "/alarm-simulator"
@@ -91,6 +92,7 @@ func TestAlarmSimulatorAndDetails(t *testing.T) {
 }
 
 func TestAlarmReportActionsAndComments(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	// Real alarms from health reports on two devices of org one and one of org two.
 	for i, st := range []store.DeviceHealth{
@@ -199,6 +201,7 @@ func TestAlarmReportActionsAndComments(t *testing.T) {
 func boolPtr(b bool) *bool { return &b }
 
 func TestAlarmRecipients(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	r := e.do("POST", "/v2/recipients/alarms", e.adminToken, map[string]any{"email": "ops@one.example",
 		"alarmDefinitions": []map[string]any{{"id": 1001}}}).want(http.StatusOK)

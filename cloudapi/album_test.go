@@ -11,6 +11,7 @@ import (
 )
 
 func TestOrganizationAlbum(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	base := "/v2/organization-album/" + itoa(e.org.ID) + "/album"
 	viewer := e.orgUser(e.org.ID, "viewer@fleet.example", store.AccessViewer)

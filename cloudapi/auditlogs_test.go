@@ -16,6 +16,7 @@ import (
 )
 
 func TestAuditLog(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	created := e.do("POST", "/v2/organizations", e.partnerToken, map[string]any{"name": "Acme"}).want(http.StatusOK)
 	org := created.id("data.organizationId")
@@ -100,6 +101,7 @@ func TestAuditLog(t *testing.T) {
 
 // TestAuditIsAtomic: a refused write leaves no audit entry.
 func TestAuditIsAtomic(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	imei := e.newDevice(e.partnerToken, org.id, testIMEI(1), "Truck")
@@ -119,6 +121,7 @@ func TestAuditIsAtomic(t *testing.T) {
 // written with, by the store or the API (EntityType: "…", and the sign-in
 // brake's lockout scopes), is one GET /audit-logs?entityType takes.
 func TestAuditEntityTypesAreListed(t *testing.T) {
+	t.Parallel()
 	written := regexp.MustCompile(`EntityType:\s*"(\w+)"|s\.lockout\(c, "(\w+)"`)
 	found := map[string]bool{}
 	for _, dir := range []string{".", "../store"} {

@@ -32,6 +32,7 @@ func auxDevice(imei, name string, args any) (json.RawMessage, error) {
 }
 
 func TestAuxiliaryCameraPairing(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	dev := e.devices[0]
 	base := "/v2/devices/" + dev + "/auxiliary-cameras"
@@ -96,6 +97,7 @@ func TestAuxiliaryCameraPairing(t *testing.T) {
 }
 
 func TestAuxiliaryBilling(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	withCam, noCam, refurb := e.devices[0], e.devices[1], e.devices[2]
 	e.fleetUpdate(func(tx *store.Tx) error {
@@ -153,6 +155,7 @@ func TestAuxiliaryBilling(t *testing.T) {
 }
 
 func TestDeviceBillingStatusAndDataProfile(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	dev, refurb := e.devices[0], e.devices[2]
 	e.fleetUpdate(func(tx *store.Tx) error { return tx.SetRefurbished(refurb, true) })
@@ -219,6 +222,7 @@ func TestDeviceBillingStatusAndDataProfile(t *testing.T) {
 // answers: IMEIs not found or not the partner's first, in list order, then
 // the devices the change refused, each with its code and reason.
 func TestBulkBillingAnswers(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	dev, noCam, refurb, rival := e.devices[0], e.devices[1], e.devices[2], e.rivalDevices[0]
 	unknown := "357660100000999"
@@ -282,6 +286,7 @@ func TestBulkBillingAnswers(t *testing.T) {
 // TestSingleDeviceBillingAnswers holds the one-device billing writes to the
 // same answer: the device's billing record after the change.
 func TestSingleDeviceBillingAnswers(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	dev, refurb := e.devices[0], e.devices[2]
 	e.fleetUpdate(func(tx *store.Tx) error { return tx.SetRefurbished(refurb, true) })

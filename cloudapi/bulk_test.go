@@ -36,6 +36,7 @@ func dataWithout(r *response, names ...string) map[string]any {
 // IMEI, an unknown IMEI, an offline device and a repeat is answered per
 // IMEI in list order, and only the caller's devices change.
 func TestBulkPerIMEIAnswers(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, method, path, action string
 		body                       map[string]any
@@ -85,6 +86,7 @@ func TestBulkPerIMEIAnswers(t *testing.T) {
 // TestSingleDeviceConfigAnswer holds the one-device configuration writes to
 // the per-IMEI answer of the bulk calls.
 func TestSingleDeviceConfigAnswer(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, path, action string
 		body               any

@@ -34,6 +34,7 @@ func withCluster(c Cluster) envOption {
 // a partner viewer and an organization user are refused; while the other
 // nodes cannot be reached the call answers 503.
 func TestClusterNodes(t *testing.T) {
+	t.Parallel()
 	started := time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC)
 	f := &fakeCluster{nodes: []ClusterNode{{NodeID: "node-a", Devices: 3, StartedAt: started}, {NodeID: "node-b", Devices: 0, StartedAt: started}}}
 	f.reachable.Store(true)
@@ -57,6 +58,7 @@ func TestClusterNodes(t *testing.T) {
 // TestReadyzNamesNATS: /readyz answers 503 natsUnavailable while the
 // other nodes cannot be reached, and 200 again once they can.
 func TestReadyzNamesNATS(t *testing.T) {
+	t.Parallel()
 	f := &fakeCluster{}
 	e := newEnv(t, withCluster(f))
 	r := e.do("GET", "/readyz", "", nil)
@@ -72,6 +74,7 @@ func TestReadyzNamesNATS(t *testing.T) {
 
 // TestClusterNodesAlone: without a cluster the API answers its one node.
 func TestClusterNodesAlone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.do("GET", "/v2/cluster", e.partnerToken, nil)
 	r.want(http.StatusOK)

@@ -11,6 +11,7 @@ import (
 // not the error envelope are violations; an undeclared error status with the
 // shared error body is not.
 func TestContractCheck(t *testing.T) {
+	t.Parallel()
 	check := func(method, path string, status int, body string) (string, error) {
 		req, err := http.NewRequest(method, "http://127.0.0.1/v2"+path, nil)
 		if err != nil {

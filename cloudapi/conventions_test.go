@@ -16,6 +16,7 @@ import (
 // TestRequestIDEverywhere: every answer, success or error, carries the
 // request id in the X-Request-Id header and, for JSON, in the body.
 func TestRequestIDEverywhere(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	tests := []struct {
@@ -51,6 +52,7 @@ func TestRequestIDEverywhere(t *testing.T) {
 }
 
 func TestReadyz(t *testing.T) {
+	t.Parallel()
 	ready := false
 	e := newEnv(t, func(_ *configs.Config, d *Deps) { d.Ready = func() bool { return ready } })
 	e.do("GET", "/readyz", "", nil).want(http.StatusServiceUnavailable)
@@ -60,6 +62,7 @@ func TestReadyz(t *testing.T) {
 }
 
 func TestBodyLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *configs.Config, _ *Deps) { c.HTTP.MaxBodyBytes = 1024 })
 	big := `{"name":"` + strings.Repeat("x", 4096) + `"}`
 	e.do("POST", "/v2/organizations", e.partnerToken, big).wantError(http.StatusRequestEntityTooLarge, nameTooLarge, "1024 bytes")
@@ -125,6 +128,7 @@ func TestTimedOutWriteIsNotCommitted(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.do("GET", "/v2/me", e.partnerToken, nil).want(http.StatusOK)
 	e.do("GET", "/v2/me", "", nil).want(http.StatusUnauthorized)
@@ -147,6 +151,7 @@ func TestMetrics(t *testing.T) {
 // TestAccessRules: viewers cannot write, non-partners cannot call
 // partner-only operations, and another partner's organization or device is 404.
 func TestAccessRules(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	imei := e.newDevice(e.partnerToken, org.id, testIMEI(1), "Truck")

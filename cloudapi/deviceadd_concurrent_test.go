@@ -17,6 +17,7 @@ import (
 // its rules went on without (PostgreSQL then refuses every later
 // statement, 25P02) runs again like any other that lost a conflict.
 func TestAddDevicesConcurrently(t *testing.T) {
+	t.Parallel()
 	const callers, each = 4, 50
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")

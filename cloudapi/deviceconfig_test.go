@@ -13,6 +13,7 @@ import (
 func v(x any) map[string]any { return map[string]any{"value": x} }
 
 func TestDeviceConfigValidation(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 1)
 	path := "/v2/devices/" + w.imeis[0] + "/device-config"
 	prompt := func(extra map[string]any) map[string]any {
@@ -100,6 +101,7 @@ func TestDeviceConfigValidation(t *testing.T) {
 }
 
 func TestDeviceConfigPutReplaces(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 2)
 	online, offline := w.imeis[0], w.imeis[1]
 	w.cmd.setOnline(online, true)
@@ -143,6 +145,7 @@ func TestDeviceConfigPutReplaces(t *testing.T) {
 }
 
 func TestOrgDeviceSettingsPostKeeps(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 2)
 	own, inherits := w.imeis[0], w.imeis[1]
 	org := "/v2/organizations/" + idStr(w.orgID) + "/device-settings"
@@ -191,6 +194,7 @@ func TestOrgDeviceSettingsPostKeeps(t *testing.T) {
 }
 
 func TestBulkDeviceConfig(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 3)
 	w.cmd.setOnline(w.imeis[0], true)
 	unknown := worldIMEI(777)
@@ -286,6 +290,7 @@ func TestBulkDeviceConfig(t *testing.T) {
 }
 
 func TestSettingsAccess(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 1)
 	mine := "/v2/devices/" + w.imeis[0]
 	theirs := "/v2/devices/" + w.otherIMEI
@@ -335,6 +340,7 @@ func TestSettingsAccess(t *testing.T) {
 }
 
 func TestConfigMetadataStatus(t *testing.T) {
+	t.Parallel()
 	pres := &fakePresence{m: map[string]DeviceConnection{}}
 	w := newDeviceWorld(t, 1, func(_ *configs.Config, d *Deps) { d.Presence = pres })
 	imei := w.imeis[0]

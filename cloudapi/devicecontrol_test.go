@@ -13,6 +13,7 @@ import (
 )
 
 func TestDeviceCommandCalls(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		path, command, action string
 	}{
@@ -54,6 +55,7 @@ func TestDeviceCommandCalls(t *testing.T) {
 }
 
 func TestFactoryResetDropsResetSettings(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 1)
 	imei := w.imeis[0]
 	w.cmd.setOnline(imei, true)
@@ -82,6 +84,7 @@ func protocolPins(p *store.PinCodes) *protocol.PinCodeHashes {
 }
 
 func TestDeviceModes(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 2)
 	online, offline := w.imeis[0], w.imeis[1]
 	w.cmd.setOnline(online, true)
@@ -112,6 +115,7 @@ func TestDeviceModes(t *testing.T) {
 }
 
 func TestOTGSettings(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 1)
 	imei := w.imeis[0]
 	r := w.do("POST", devPath(imei, "/otg-settings"), w.editor, map[string]any{"enabled": true}).want(http.StatusOK)
@@ -131,6 +135,7 @@ func TestOTGSettings(t *testing.T) {
 }
 
 func TestTailgatingMute(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 2)
 	online, offline := w.imeis[0], w.imeis[1]
 	w.cmd.setOnline(online, true)
@@ -179,6 +184,7 @@ func (w *deviceWorld) pairAux(imei string, ids ...int) {
 }
 
 func TestDeviceCameras(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 2)
 	online, offline := w.imeis[0], w.imeis[1]
 	w.cmd.setOnline(online, true)
@@ -231,6 +237,7 @@ func TestDeviceCameras(t *testing.T) {
 }
 
 func TestCameraSnapshot(t *testing.T) {
+	t.Parallel()
 	m := newMediaEnv(t)
 	now := m.clock.Now()
 	m.cmd.set(m.dev.IMEI, func(d *fakeDevice) {

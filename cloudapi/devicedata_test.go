@@ -56,6 +56,7 @@ func newDataEnv(t *testing.T) *dataEnv {
 }
 
 func TestDeviceTelemetry(t *testing.T) {
+	t.Parallel()
 	e := newDataEnv(t)
 	r := e.do("GET", devPath(e.devices[0], "/telemetry"), e.viewerToken, nil).want(http.StatusOK)
 	if r.str("data.firmwareVersion") != "3.14.2" || r.str("data.lastSeenOnline") != isoTime(e.t0) || r.str("data.status") != ConnectionOnline ||
@@ -73,6 +74,7 @@ func TestDeviceTelemetry(t *testing.T) {
 }
 
 func TestCameraTelemetry(t *testing.T) {
+	t.Parallel()
 	e := newDataEnv(t)
 	imei := e.devices[0]
 	code := func(camera string) string {
@@ -103,6 +105,7 @@ func TestCameraTelemetry(t *testing.T) {
 }
 
 func TestDataUsageReport(t *testing.T) {
+	t.Parallel()
 	e := newDataEnv(t)
 	r := e.do("GET", "/v2/device-data-usage", e.adminToken, nil).want(http.StatusOK)
 	if r.num("metadata.count") != 3 || r.str("data.0.imei") != e.devices[0] || r.num("data.0.dataUsageMegabytes") != 3.75 ||
@@ -130,6 +133,7 @@ func TestDataUsageReport(t *testing.T) {
 }
 
 func TestBulkAndOrganizationDataUsage(t *testing.T) {
+	t.Parallel()
 	e := newDataEnv(t)
 	r := e.do("POST", "/v2/devices/bulk-data-usage", e.viewerToken, map[string]any{"imeis": []string{e.devices[0], e.devices[1]}}).want(http.StatusOK)
 	if len(r.list("data")) != 2 || r.num("data.0.mobileTx") != 1_500_000 || r.num("data.0.mobileRx") != 2_250_000 ||
@@ -155,6 +159,7 @@ func TestBulkAndOrganizationDataUsage(t *testing.T) {
 }
 
 func TestDeviceHealthReport(t *testing.T) {
+	t.Parallel()
 	e := newDataEnv(t)
 	r := e.do("GET", "/v2/device-health?sort=imei&order=asc", e.adminToken, nil).want(http.StatusOK)
 	if r.num("metadata.count") != 3 || r.str("data.0.imei") != e.devices[0] || r.str("data.0.lastConnectedAt") != isoTime(e.t0) ||
@@ -191,6 +196,7 @@ func TestDeviceHealthReport(t *testing.T) {
 }
 
 func TestAssociatedDevices(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	r := e.do("POST", "/v2/associated-devices", e.viewerToken, map[string]any{"imeis": []string{e.devices[1], e.devices[0], e.devices[1]}}).
 		want(http.StatusOK)

@@ -35,6 +35,7 @@ type moveTarget struct {
 // before the move included), and the old owner keeps its events but no
 // longer watches the live stream.
 func TestDeviceMoveLeavesThePastBehind(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		to   func(m *mediaEnv) moveTarget

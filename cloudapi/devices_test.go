@@ -12,6 +12,7 @@ import (
 )
 
 func TestAddDevice(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	imei := testIMEI(1)
@@ -74,6 +75,7 @@ func TestAddDevice(t *testing.T) {
 }
 
 func TestListDevicesPagination(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	for i := range 5 {
@@ -118,6 +120,7 @@ func TestListDevicesPagination(t *testing.T) {
 }
 
 func TestPartnerDevices(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	o1 := e.newOrg(e.partnerToken, "One")
 	o2 := e.newOrg(e.partnerToken, "Two")
@@ -162,6 +165,7 @@ func (f *fakePresence) set(imei string, c DeviceConnection) {
 }
 
 func TestGetDeviceConnection(t *testing.T) {
+	t.Parallel()
 	pres := &fakePresence{m: map[string]DeviceConnection{}}
 	e := newEnv(t, func(_ *configs.Config, d *Deps) { d.Presence = pres })
 	org := e.newOrg(e.partnerToken, "Acme")
@@ -203,6 +207,7 @@ func TestGetDeviceConnection(t *testing.T) {
 }
 
 func TestUpdateDevice(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	imei := e.newDevice(e.partnerToken, org.id, testIMEI(1), "Truck")
@@ -273,6 +278,7 @@ func TestUpdateDevice(t *testing.T) {
 }
 
 func TestRemoveDevice(t *testing.T) {
+	t.Parallel()
 	cmd := newRecordingCommander()
 	e := newEnv(t, func(_ *configs.Config, d *Deps) { d.Commander = cmd })
 	org := e.newOrg(e.partnerToken, "Acme")
@@ -313,6 +319,7 @@ func TestRemoveDevice(t *testing.T) {
 }
 
 func TestGroups(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	other := e.newOrg(e.partnerToken, "Other")

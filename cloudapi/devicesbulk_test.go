@@ -19,6 +19,7 @@ func (e *testEnv) auditActions(action string) int {
 }
 
 func TestBulkDevices(t *testing.T) {
+	t.Parallel()
 	for _, path := range []string{"/bulk-devices", "/partner-bulk-devices"} {
 		t.Run(path, func(t *testing.T) {
 			e := newEnv(t)
@@ -106,6 +107,7 @@ func TestBulkDevices(t *testing.T) {
 }
 
 func TestBulkDevicesPartnersOnly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	user := e.orgUser(org.id, "ops@acme.example", store.AccessEditor)
@@ -119,6 +121,7 @@ func TestBulkDevicesPartnersOnly(t *testing.T) {
 }
 
 func TestWhiteLabelInformation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	host := e.srv.Listener.Addr().String()
 	r := e.do("GET", "/v2/white-label-information/"+host, "", nil).want(http.StatusOK)

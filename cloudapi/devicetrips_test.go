@@ -51,6 +51,7 @@ func driveFixture(e *fleetEnv, imei string, t0 time.Time) []store.GPSPoint {
 }
 
 func TestDeviceTrips(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	t0 := e.clock.Now()
 	track := driveFixture(e, e.devices[0], t0)
@@ -97,6 +98,7 @@ func trackPoints(pts []store.GPSPoint) []store.TrackPoint {
 }
 
 func TestDeviceScore(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	t0 := e.clock.Now()
 	track := driveFixture(e, e.devices[0], t0)
@@ -123,6 +125,7 @@ func TestDeviceScore(t *testing.T) {
 }
 
 func TestSafetyScore(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		events int
 		km     float64

@@ -33,6 +33,7 @@ func driverItem(org int64, thirdParty string, extra ...string) map[string]any {
 func data(items ...map[string]any) map[string]any { return map[string]any{"data": items} }
 
 func TestCreateDriversOrganizationRules(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	org := e.org.ID
 	tests := []struct {
@@ -84,6 +85,7 @@ func TestCreateDriversOrganizationRules(t *testing.T) {
 }
 
 func TestListAndChangeDrivers(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	e.do("POST", "/v2/drivers", e.adminToken, data(driverItem(0, "a", "firstName", "Zoe"), driverItem(0, "b", "firstName", "adam"),
 		driverItem(0, "c", "firstName", "Bob"))).want(http.StatusCreated)
@@ -157,6 +159,7 @@ func decodeQR(t *testing.T, raw []byte) string {
 }
 
 func TestDriverQRCode(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	created := e.do("POST", "/v2/drivers", e.adminToken, data(driverItem(0, "qr"))).want(http.StatusCreated)
 	id := created.str("data.0.id")
@@ -213,6 +216,7 @@ func TestDriverQRCode(t *testing.T) {
 }
 
 func TestDriverAssignmentsAndCheckout(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	e.do("POST", "/v2/drivers", e.adminToken, data(driverItem(0, "a"), driverItem(0, "b"))).want(http.StatusCreated)
 	dev, dev2 := e.devices[0], e.devices[1]

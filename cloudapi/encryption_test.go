@@ -22,6 +22,7 @@ func keyReads(e *fleetEnv, imei string) int {
 }
 
 func TestDeviceRecordingKeys(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	path := devPath(e.devices[0], "/recording-encryption-keys")
 	r := e.do("GET", path, e.adminToken, nil).want(http.StatusOK)
@@ -59,6 +60,7 @@ func TestDeviceRecordingKeys(t *testing.T) {
 }
 
 func TestOrganizationRecordingKeys(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	path := orgPath(e.org.ID, "/get-recording-encryption-keys")
 	single := e.do("GET", devPath(e.devices[1], "/recording-encryption-keys"), e.adminToken, nil).want(http.StatusOK).str("active.key")
@@ -96,6 +98,7 @@ func keyRefusals(e *fleetEnv, entityID string) int {
 // decrypts recordings, so whoever may not see media may not read it, and
 // each refusal is audited as the reads are.
 func TestRecordingKeysByAccessLevel(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	e.addOrgUser(e.org.ID, "nomedia@one.example", "Secret123", store.AccessEditorWithoutMediaAccess)
 	_, contactEditor := e.newContact(e.partnerToken, e.partnerID, "editor@partner.example", store.AccessEditor)
@@ -154,6 +157,7 @@ func TestRecordingKeysByAccessLevel(t *testing.T) {
 }
 
 func TestGenerateEncryptionKey(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	a := e.do("PUT", "/v2/generate-encryption-key", e.adminToken, nil).want(http.StatusOK).str("generatedKey")
 	b := e.do("PUT", "/v2/generate-encryption-key", e.partnerToken, nil).want(http.StatusOK).str("generatedKey")

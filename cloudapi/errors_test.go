@@ -21,6 +21,7 @@ import (
 // A store error answers the status and name of its kind and its message,
 // however it is wrapped; webhook validation answers a 400 naming the field.
 func TestStatusOfStoreErrors(t *testing.T) {
+	t.Parallel()
 	badWebhook := webhooks.ValidateSettings(&store.WebhookSettings{GPSURLs: []string{"ftp://x"}}, false)
 	tests := []struct {
 		name    string
@@ -57,6 +58,7 @@ func TestStatusOfStoreErrors(t *testing.T) {
 // since nothing is wrong with the server. The same errors from an inner
 // operation of a call that is still live stay errors.
 func TestFailOnAbandonedCall(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t)
 	cancelled, cancel := context.WithCancel(t.Context())
 	cancel()

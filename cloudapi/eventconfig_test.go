@@ -26,6 +26,7 @@ func events(items ...map[string]any) map[string]any {
 }
 
 func TestEventConfigValidation(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 1)
 	path := "/v2/devices/" + w.imeis[0] + "/event-config"
 	lane := func(times, secs any) map[string]any {
@@ -127,6 +128,7 @@ func item(r *response, path, eventType string) map[string]any {
 }
 
 func TestEventConfigPutReplaces(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 1)
 	imei := w.imeis[0]
 	path := "/v2/devices/" + imei + "/event-config"
@@ -180,6 +182,7 @@ func TestEventConfigPutReplaces(t *testing.T) {
 }
 
 func TestOrgEventSettings(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 2)
 	own, inherits := w.imeis[0], w.imeis[1]
 	org := "/v2/organizations/" + idStr(w.orgID) + "/event-settings"
@@ -262,6 +265,7 @@ func TestOrgEventSettings(t *testing.T) {
 }
 
 func TestBulkEventConfig(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 2)
 	w.cmd.setOnline(w.imeis[1], true)
 	r := w.do("PUT", "/v2/devices/event-config", w.partnerToken, map[string]any{

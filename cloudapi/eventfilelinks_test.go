@@ -10,6 +10,7 @@ import (
 )
 
 func TestEventFileLinks(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	id := e.report(e.dev, protocol.Event{ID: "acc", Type: "accident", Time: evTime(0), Files: twoCameraFiles("1706745600")})
 	byFile := devPath(e.dev.IMEI, "/event-file-links?fileId=1706745600&fileType=video&cameraIds=1,2")

@@ -15,6 +15,7 @@ import (
 // A recipient set through the API is e-mailed an event stored through the
 // API's ingest (a virtual event), and the queue is empty afterwards.
 func TestEventRecipientGetsEmail(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	srv := smtptest.Start(t)
 	e.do("PUT", devPath(e.dev.IMEI, "/events/virtualEvent/notification-recipients"), e.partnerToken,

@@ -24,6 +24,7 @@ func (e *fleetEnv) recipientsOf(imei, query, token string) []string {
 }
 
 func TestEventRecipients(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	imei := e.devices[0]
 	put := devPath(imei, "/events/tailgating/notification-recipients")
@@ -94,6 +95,7 @@ func TestEventRecipients(t *testing.T) {
 }
 
 func TestBulkEventRecipients(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	path := "/v2/devices/events/tailgating/notification-recipients"
 	list := []string{"ops@one.example"}

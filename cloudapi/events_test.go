@@ -22,6 +22,7 @@ func window(start, end time.Time) string {
 }
 
 func TestDeviceEventsWindowAndPaging(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	for day := 0; day < 40; day++ {
 		e.report(e.dev, protocol.Event{ID: fmt.Sprint("d", day), Type: "deceleration", Time: evTime(time.Duration(day) * 24 * time.Hour),
@@ -77,6 +78,7 @@ func TestDeviceEventsWindowAndPaging(t *testing.T) {
 }
 
 func TestOrganizationEvents(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	for i, typ := range []string{"cellPhoneUseBeep", "cellPhoneUseBeep", "cellPhoneUse", "accOn"} {
 		for _, d := range []*store.Device{e.dev, e.dev2, e.foreign} {
@@ -143,6 +145,7 @@ func TestOrganizationEvents(t *testing.T) {
 func orgEventsPath(id int64) string { return fmt.Sprintf("/v2/organizations/%d/events", id) }
 
 func TestEventDetailReviewAndDelete(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	id := e.report(e.dev, protocol.Event{ID: "a", Type: "qrCode", QRCode: "DRIVER-9", Time: evTime(0)})
 	id2 := e.report(e.dev2, protocol.Event{ID: "b", Type: "sdCardFormatted", Time: evTime(time.Second),
@@ -220,6 +223,7 @@ func (m *mediaEnv) scopedToken(scope Scope) string {
 }
 
 func TestEventsWithScopedTokens(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	e.report(e.dev, protocol.Event{ID: "1", Type: "button", Time: evTime(0)})
 	e.report(e.dev2, protocol.Event{ID: "1", Type: "button", Time: evTime(0)})
@@ -238,6 +242,7 @@ func TestEventsWithScopedTokens(t *testing.T) {
 }
 
 func TestDeviceEventRulesThroughTheHook(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	// A redelivery is stored once.
 	ev := protocol.Event{ID: "dup", Type: "accident", Time: evTime(0), Files: []protocol.File{{CameraID: 1, FileID: "f1", FileType: "video"}}}
@@ -272,6 +277,7 @@ func TestDeviceEventRulesThroughTheHook(t *testing.T) {
 }
 
 func TestEventsTenancy(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	id := e.report(e.dev, protocol.Event{ID: "1", Type: "button", Time: evTime(0)})
 	for _, req := range []struct{ method, path string }{

@@ -10,6 +10,7 @@ import (
 )
 
 func TestExternalUsers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	home := e.newOrg(e.partnerToken, "Home")
 	away := e.newOrg(e.partnerToken, "Away")
@@ -90,6 +91,7 @@ func TestExternalUsers(t *testing.T) {
 // address, and the reason is in the audit log of the user's own
 // organization, not in the caller's.
 func TestExternalUserRefusalsTellNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	home := e.newOrg(e.partnerToken, "Home")
 	away := e.newOrg(e.partnerToken, "Away")

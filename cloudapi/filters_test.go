@@ -9,6 +9,7 @@ import (
 // takes a fixed set of values an empty and an unknown value: each is a 400
 // naming the filter and listing what it takes, and a known value passes.
 func TestListFiltersRefuseEmptyAndUnknownValues(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	dev := e.devices[0]
 	events := "/v2/devices/" + dev + "/events?start=2026-02-28T00:00:00Z&end=2026-03-01T00:00:00Z&"

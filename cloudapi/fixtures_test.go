@@ -78,6 +78,7 @@ func imeis(r *response) []string {
 }
 
 func TestTestIMEIIsValid(t *testing.T) {
+	t.Parallel()
 	for n := range 50 {
 		if s := testIMEI(n); len(s) != 15 || !store.ValidIMEI(s) {
 			t.Fatalf("testIMEI(%d) = %q", n, s)

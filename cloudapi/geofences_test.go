@@ -11,6 +11,7 @@ import (
 )
 
 func TestGeofencesReplaceAndPush(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	path := devPath(e.dev.IMEI, "/geofences")
 	r := e.do("GET", path, e.partnerToken, nil).want(200)
@@ -67,6 +68,7 @@ func TestGeofencesReplaceAndPush(t *testing.T) {
 }
 
 func TestGeofenceEventsThroughDeviceHooks(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	e.do("PUT", devPath(e.dev.IMEI, "/geofences"), e.partnerToken,
 		[]map[string]any{{"id": 5, "name": "Depot", "lat": 32.0, "lon": 34.8, "radius": 500}}).want(200)
@@ -110,6 +112,7 @@ func TestGeofenceEventsThroughDeviceHooks(t *testing.T) {
 }
 
 func TestSpeedLimitFromGPS(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	err := e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		ds, _ := tx.DeviceSettings(e.dev.IMEI)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestGPS(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 2)
 	imei := w.imeis[0]
 	t0 := time.Date(2026, 2, 10, 8, 0, 0, 0, time.UTC)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestGroupEdit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	trucks := e.newGroup(e.partnerToken, org.id, "Trucks")

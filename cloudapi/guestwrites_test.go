@@ -216,6 +216,7 @@ var guestWrites = map[string]writeDecision{
 // the path, the query or the body, while the host makes them; the guest
 // still manages its own devices.
 func TestGuestPartnerWrites(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	idB, tokB, org := e.sharedOrg()
 	devA := e.newDevice(e.partnerToken, org.id, testIMEI(1), "A truck")

@@ -6,6 +6,7 @@ import (
 )
 
 func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	login := e.do("POST", "/v2/authenticate", "", map[string]any{"email": "partner@example.com", "password": "Secret123"}).want(http.StatusOK)
 	denied := e.do("GET", "/v2/me", "", nil).want(http.StatusUnauthorized)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestHotspotPasswords(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 1)
 	imei := w.imeis[0]
 	path := "/v2/devices/" + imei + "/hotspot"
@@ -90,6 +91,7 @@ func TestHotspotPasswords(t *testing.T) {
 }
 
 func TestWifiPassword(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 2)
 	on := w.do("PUT", "/v2/devices/"+w.imeis[0]+"/hotspot", w.partnerToken, map[string]any{"hotspotEnabled": true}).want(http.StatusOK).str("data.password")
 	r := w.do("POST", "/v2/devices/wifi-password", w.editor, map[string]any{"imeis": []string{w.imeis[0], w.imeis[1], w.otherIMEI}}).want(http.StatusOK)

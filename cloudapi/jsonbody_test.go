@@ -14,6 +14,7 @@ import (
 // subscriptions: each is a 400 naming the body or the member, and what
 // was stored before stays as it was.
 func TestNullOrRepeatedBodyChangesNothing(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 1)
 	imei := w.imeis[0]
 	org := fmt.Sprintf("/v2/organizations/%d", w.orgID)
@@ -63,6 +64,7 @@ func TestNullOrRepeatedBodyChangesNothing(t *testing.T) {
 }
 
 func TestCheckBody(t *testing.T) {
+	t.Parallel()
 	type inner struct {
 		Name *string `json:"name"`
 	}

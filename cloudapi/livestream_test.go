@@ -22,6 +22,7 @@ import (
 )
 
 func TestLiveStreamMJPEG(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	r := e.do("POST", devPath(e.dev.IMEI, "/connect-media?cameraId=2"), e.partnerToken, nil).want(200)
 	addr, tok, watch := r.str("data.address"), r.str("data.mediaToken"), r.str("data.url")
@@ -81,6 +82,7 @@ func TestLiveStreamFirstConnectionTimeout(t *testing.T) {
 }
 
 func TestLiveStreamRefusals(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	e.cmd.set(e.dev2.IMEI, func(d *fakeDevice) { d.online = false })
 	e.do("POST", devPath(e.dev2.IMEI, "/connect-media"), e.partnerToken, nil).wantError(417, nameExpectationFailed)
@@ -104,6 +106,7 @@ func TestLiveStreamRefusals(t *testing.T) {
 }
 
 func TestRecordingRanges(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	base := evT0.Unix()
 	e.cmd.set(e.dev.IMEI, func(d *fakeDevice) {
@@ -127,6 +130,7 @@ func TestRecordingRanges(t *testing.T) {
 }
 
 func TestADASCalibrationImages(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	path := devPath(e.dev.IMEI, "/adas-calibration-images")
 	r := e.do("GET", path+"?max=3", e.partnerToken, nil).want(200)
@@ -194,6 +198,7 @@ func watchFrames(client *http.Client, url string, n int) error {
 }
 
 func TestLiveStreamStopsWhenNobodyWatches(t *testing.T) {
+	t.Parallel()
 	const idle = 300 * time.Millisecond // ample for the viewer to connect on a loaded machine
 	e := newMediaEnv(t, func(c *configs.Config, _ *Deps) { c.Media.LiveStreamIdleTimeout = idle })
 	liveCommands := func(want int) []protocol.LiveStreamArgs {
@@ -253,6 +258,7 @@ func TestLiveStreamStopsWhenNobodyWatches(t *testing.T) {
 // TestStreamIDs: stream ids are what rand.Text makes; anything else (a
 // NATS wildcard or separator above all) is no stream's.
 func TestStreamIDs(t *testing.T) {
+	t.Parallel()
 	for range 100 {
 		if id := rand.Text(); !validStreamID(id) {
 			t.Fatalf("rand.Text gave %q, which validStreamID refuses", id)

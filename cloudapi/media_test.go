@@ -23,6 +23,7 @@ func twoCameraFiles(id string) []protocol.File {
 }
 
 func TestEventMediaUploadedAndLinked(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	id := e.report(e.dev, protocol.Event{ID: "acc", Type: "accident", Time: evTime(0), Files: twoCameraFiles("1706745600")})
 	// Before the media service ran, nothing is in the cloud yet.
@@ -81,6 +82,7 @@ func TestEventMediaUploadedAndLinked(t *testing.T) {
 }
 
 func TestMediaLinkExpiresAndCannotBeForged(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	e.report(e.dev, protocol.Event{ID: "b", Type: "button", Time: evTime(0),
 		Files: []protocol.File{{CameraID: 1, FileID: "snap1", FileType: "snapshot"}}})
@@ -116,6 +118,7 @@ func TestMediaLinkExpiresAndCannotBeForged(t *testing.T) {
 }
 
 func TestMediaNeverUploadedPointsToRecordingByTimestamp(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	e.cmd.set(e.dev.IMEI, func(d *fakeDevice) { d.online = false })
 	e.report(e.dev, protocol.Event{ID: "x", Type: "jolt", Time: evTime(0), Files: twoCameraFiles("44")})
@@ -144,6 +147,7 @@ func TestMediaNeverUploadedPointsToRecordingByTimestamp(t *testing.T) {
 }
 
 func TestUploadOvertakingItsRequestAndRetries(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	e.cmd.set(e.dev.IMEI, func(d *fakeDevice) { d.holdUploads = true })
 	e.report(e.dev, protocol.Event{ID: "h", Type: "button", Time: evTime(0),
@@ -170,6 +174,7 @@ func TestUploadOvertakingItsRequestAndRetries(t *testing.T) {
 }
 
 func TestDeletingAnEventDeletesItsBlobs(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	id := e.report(e.dev, protocol.Event{ID: "d", Type: "button", Time: evTime(0), Files: twoCameraFiles("9")})
 	e.sweep()
@@ -184,6 +189,7 @@ func TestDeletingAnEventDeletesItsBlobs(t *testing.T) {
 }
 
 func TestEditorWithoutMediaAccess(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	e.report(e.dev, protocol.Event{ID: "1", Type: "button", Time: evTime(0), Files: twoCameraFiles("5")})
 	e.sweep()
@@ -228,6 +234,7 @@ func (m *mediaEnv) tryPut(url string, body []byte) (*response, error) {
 }
 
 func TestMediaFileIsWrittenOnce(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	e.report(e.dev, protocol.Event{ID: "btn", Type: "button", Time: evTime(0),
 		Files: []protocol.File{{CameraID: 1, FileID: "1706745600", FileType: "snapshot"}}})
@@ -246,6 +253,7 @@ func TestMediaFileIsWrittenOnce(t *testing.T) {
 }
 
 func TestMediaUploadsAtOnceKeepOne(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	ref := store.MediaRef{IMEI: e.dev.IMEI, CameraID: 1, FileType: store.FileSnapshot, FileID: "1706745601"}
 	upload, _ := e.api.uploadURL(ref)
@@ -289,6 +297,7 @@ func TestMediaUploadsAtOnceKeepOne(t *testing.T) {
 }
 
 func TestUploadMustBeMP4VideoOrJPEGAndServesRanges(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	e.cmd.set(e.dev.IMEI, func(d *fakeDevice) { d.holdUploads = true })
 	e.report(e.dev, protocol.Event{ID: "f", Type: "button", Time: evTime(0),

@@ -14,6 +14,7 @@ import (
 // download link is dead, the event and the in-cabin camera's file stay,
 // and the media service does not ask the device for the file again.
 func TestPurgedMediaExplainsItself(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	id := e.report(e.dev, protocol.Event{ID: "acc", Type: "accident", Time: evTime(0), Files: twoCameraFiles("1706745600")})
 	e.sweep()

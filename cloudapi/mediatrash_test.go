@@ -33,6 +33,7 @@ func (r *refusingDeletes) Delete(ctx context.Context, key string) error {
 // purged at once; a blob whose delete fails stays in the media trash and
 // is deleted by a later sweep, on a bucket of a real S3-compatible server.
 func TestMediaTrashKeepsFailedDeletes(t *testing.T) {
+	t.Parallel()
 	bucket := &refusingDeletes{Store: s3test.Store(t)}
 	e := newEnv(t, func(_ *configs.Config, d *Deps) { d.Blobs = bucket })
 	ctx := t.Context()

@@ -13,6 +13,7 @@ import (
 // TestMetricLabelsAreBounded: no request, authenticated or not, can add
 // series beyond the closed sets of routes, methods and status codes.
 func TestMetricLabelsAreBounded(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	e := newEnv(t, func(_ *configs.Config, d *Deps) { d.Registry = reg })
 	for i := range 200 {

@@ -49,6 +49,7 @@ func (e *testEnv) oauthAudit() []string {
 // the answers of creation and rotation only, and every write is audited
 // without it.
 func TestOAuthClientLifecycle(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 
@@ -124,6 +125,7 @@ func TestOAuthClientLifecycle(t *testing.T) {
 // TestOAuthClientTenancy: another partner's and another organization's
 // clients, partners and organizations are not found.
 func TestOAuthClientTenancy(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	org2 := e.newOrg(e.partnerToken, "Bolt")
@@ -171,6 +173,7 @@ func TestOAuthClientTenancy(t *testing.T) {
 // TestOAuthClientAccess: read-only and media-less users, and client
 // tokens, cannot manage clients.
 func TestOAuthClientAccess(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	orgClient, secret := e.newOAuthClient(e.partnerToken, "organization", org.id)
@@ -215,6 +218,7 @@ func TestOAuthClientAccess(t *testing.T) {
 
 // TestOAuthClientBadInput: each rule broken is a 400 naming the field.
 func TestOAuthClientBadInput(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	id, _ := e.newOAuthClient(e.partnerToken, "organization", org.id)
@@ -243,6 +247,7 @@ func TestOAuthClientBadInput(t *testing.T) {
 // MaxOAuthClientsPerPartner enabled clients; a disabled one does not count
 // until it is enabled again.
 func TestOAuthClientQuota(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	var first string

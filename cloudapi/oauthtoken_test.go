@@ -51,6 +51,7 @@ func (e *testEnv) introspect(id, secret, token string) *response {
 // reaches another tenant's records, and the tokens stop working at once
 // when the client is disabled, its secret rotated or the client deleted.
 func TestOAuthTokenActsForItsEntity(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	org2 := e.newOrg(e.partnerToken, "Bolt")
@@ -126,6 +127,7 @@ func TestOAuthTokenActsForItsEntity(t *testing.T) {
 
 // TestOAuthTokenExpires: a client token lasts auth.oauthTokenTTL.
 func TestOAuthTokenExpires(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *configs.Config, _ *Deps) { c.Auth.OAuthTokenTTL = 10 * time.Minute })
 	org := e.newOrg(e.partnerToken, "Acme")
 	id, secret := e.newOAuthClient(e.partnerToken, "organization", org.id)
@@ -144,6 +146,7 @@ func TestOAuthTokenExpires(t *testing.T) {
 // naming what is wrong, and wrong credentials read the same whether or not
 // the client exists.
 func TestOAuthTokenRequestErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id, secret := e.newOAuthClient(e.partnerToken, "partner", e.partnerID)
 	grant := "client_credentials"
@@ -186,6 +189,7 @@ func TestOAuthTokenRequestErrors(t *testing.T) {
 // its claims; an expired, revoked, foreign or garbage token is not; the
 // asking client must authenticate.
 func TestOAuthIntrospect(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	org2 := e.newOrg(e.partnerToken, "Bolt")
@@ -246,6 +250,7 @@ func TestOAuthIntrospect(t *testing.T) {
 // client address like passwords, before any secret is checked, and
 // requests are rate-limited per address like POST /authenticate.
 func TestOAuthTokenBruteForce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id, secret := e.newOAuthClient(e.partnerToken, "partner", e.partnerID)
 	free := e.cfg.Auth.Throttle.AccountFreeAttempts
@@ -272,6 +277,7 @@ func TestOAuthTokenBruteForce(t *testing.T) {
 // TestOAuthTokenRateLimitByAddress: POST /oauth/token spends the address's
 // request budget like POST /authenticate.
 func TestOAuthTokenRateLimitByAddress(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *configs.Config, _ *Deps) { c.HTTP.RateLimit, c.HTTP.RateBurst = 1, 3 })
 	id, secret := e.newOAuthClient(e.partnerToken, "partner", e.partnerID)
 	// newEnv logged in once already from this address.

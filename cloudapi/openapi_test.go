@@ -16,6 +16,7 @@ import (
 // TestOpenAPICoversRoutes fails when a route is missing from the OpenAPI
 // document or the document names an operation that is not routed.
 func TestOpenAPICoversRoutes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.do("GET", "/v2/openapi.json", "", nil).want(http.StatusOK)
 	var doc struct {
@@ -76,6 +77,7 @@ func ginToOpenAPI(p string) string {
 // TestOpenAPIRefsResolve fails when a $ref of the document names a component
 // no fragment defines.
 func TestOpenAPIRefsResolve(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.do("GET", "/v2/openapi.json", "", nil).want(http.StatusOK)
 	var doc map[string]any
@@ -143,6 +145,7 @@ func loadOpenAPI(t *testing.T) *openapi3.T {
 // key, such as "2 medium" of "1 high, 2 medium, 3 low"), or nullable, which
 // 3.1 replaced by a type that includes "null".
 func TestOpenAPIIsValid(t *testing.T) {
+	t.Parallel()
 	doc := loadOpenAPI(t)
 	if !doc.IsOpenAPI31OrLater() {
 		t.Fatalf("openapi %q, want 3.1", doc.OpenAPI)
@@ -187,6 +190,7 @@ var operationIDForm = regexp.MustCompile(`^[a-z][A-Za-z0-9]*$`)
 // contract's operationId, so code written against a client of the contract
 // reads the same.)
 func TestOpenAPIOperationIDs(t *testing.T) {
+	t.Parallel()
 	doc := loadOpenAPI(t)
 	seen := map[string]string{}
 	check := func(where string, item *openapi3.PathItem) {

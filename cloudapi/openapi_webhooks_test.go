@@ -37,6 +37,7 @@ func webhookBodySchema(t *testing.T, doc *openapi3.T, typ string) *openapi3.Sche
 // WebhookMessage, the body the delivery log shows; and when a body that
 // breaks the schema passes.
 func TestOpenAPIWebhookBodies(t *testing.T) {
+	t.Parallel()
 	doc := loadOpenAPI(t)
 	message := doc.Components.Schemas["WebhookMessage"]
 	if message == nil {

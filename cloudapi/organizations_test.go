@@ -10,6 +10,7 @@ import (
 )
 
 func TestCreateOrganization(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.do("POST", "/v2/organizations", e.partnerToken, map[string]any{"name": " Acme Fleet "}).want(http.StatusOK)
 	id, secret := r.id("data.organizationId"), r.str("data.ssoSecret")
@@ -43,6 +44,7 @@ func TestCreateOrganization(t *testing.T) {
 }
 
 func TestCreateOrganizationNotExclusive(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.do("POST", "/v2/organizations", e.partnerToken, map[string]any{"name": "Shared", "exclusivePartnerOnly": false}).want(http.StatusOK)
 	g := e.do("GET", orgPath(r.id("data.organizationId"), ""), e.partnerToken, nil).want(http.StatusOK)
@@ -52,6 +54,7 @@ func TestCreateOrganizationNotExclusive(t *testing.T) {
 }
 
 func TestCreateOrganizationRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	orgEditor := e.orgUser(org.id, "ed@acme.example", store.AccessEditor)
@@ -83,6 +86,7 @@ func TestCreateOrganizationRefusals(t *testing.T) {
 }
 
 func TestListOrganizationsTenancy(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	a1 := e.newOrg(e.partnerToken, "A1")
 	a2 := e.newOrg(e.partnerToken, "A2")
@@ -128,6 +132,7 @@ func TestListOrganizationsTenancy(t *testing.T) {
 }
 
 func TestUpdateOrganization(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	r := e.do("PATCH", orgPath(org.id, ""), e.partnerToken, map[string]any{
@@ -159,6 +164,7 @@ func TestUpdateOrganization(t *testing.T) {
 }
 
 func TestUpdateOrganizationValidation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	tests := []struct {
@@ -198,6 +204,7 @@ func TestUpdateOrganizationValidation(t *testing.T) {
 // invites another, which shares the organization once it accepts; each
 // partner sees and manages only its own devices there.
 func TestSharedOrganization(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	idB, tokB := e.newPartner("Partner B", "b@other.example")
 	org := e.newOrg(e.partnerToken, "Shared fleet")
@@ -248,6 +255,7 @@ func TestSharedOrganization(t *testing.T) {
 }
 
 func TestDefaultSettings(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	r := e.do("GET", orgPath(org.id, "/default-settings"), e.partnerToken, nil).want(http.StatusOK)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestDeleteOrganization(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	keep := e.newOrg(e.partnerToken, "Keep")
@@ -65,6 +66,7 @@ func TestDeleteOrganization(t *testing.T) {
 // TestDeleteSharedOrganization: only the partner that created a shared
 // organization deletes it, once neither partner has a device there.
 func TestDeleteSharedOrganization(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, tokB, org := e.sharedOrg()
 	imei := e.newDevice(tokB, org.id, testIMEI(2), "B van")

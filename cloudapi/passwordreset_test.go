@@ -30,6 +30,7 @@ func resetToken(t *testing.T, m smtptest.Mail) string {
 }
 
 func TestForgotPassword(t *testing.T) {
+	t.Parallel()
 	mail := smtptest.Start(t)
 	e := newEnv(t, withSMTP(mail))
 	org := e.newOrg(e.partnerToken, "Acme")
@@ -87,6 +88,7 @@ func TestForgotPassword(t *testing.T) {
 // TestForgotPasswordBraked: requests for one address are braked whether
 // or not it exists, with the same answer.
 func TestForgotPasswordBraked(t *testing.T) {
+	t.Parallel()
 	mail := smtptest.Start(t)
 	e := newEnv(t, withSMTP(mail))
 	for _, addr := range []string{"partner@example.com", "nobody@example.com"} {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestUserPermissions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	other := e.newOrg(e.partnerToken, "Other")

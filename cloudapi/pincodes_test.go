@@ -14,6 +14,7 @@ import (
 var sixDigits = regexp.MustCompile(`^[0-9]{6}$`)
 
 func TestDevicePinCodes(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 2)
 	imei := w.imeis[0]
 	pw := map[string]any{"password": "Secret123"}
@@ -50,6 +51,7 @@ func TestDevicePinCodes(t *testing.T) {
 }
 
 func TestOrganizationPinCodes(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 2)
 	own, inherits := w.imeis[0], w.imeis[1]
 	pw := map[string]any{"password": "Secret123"}

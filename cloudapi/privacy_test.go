@@ -36,6 +36,7 @@ type privacyMessage struct {
 }
 
 func TestPrivacyControl(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 3)
 	online, offline, silent := w.imeis[0], w.imeis[1], w.imeis[2]
 	w.cmd.setOnline(online, true)
@@ -136,6 +137,7 @@ func compareStrings(a, b string) int {
 }
 
 func TestPrivacyControlValidation(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 1)
 	many := make([]string, maxBulkPrivacyIMEIs+1)
 	for i := range many {
@@ -163,6 +165,7 @@ func TestPrivacyControlValidation(t *testing.T) {
 }
 
 func TestBulkPrivacyConfig(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 2)
 	w.cmd.setOnline(w.imeis[0], true)
 	r := w.do("GET", "/v2/devices/"+w.imeis[0]+"/privacy-config", w.viewer, nil).want(http.StatusOK)
@@ -212,6 +215,7 @@ func TestBulkPrivacyConfig(t *testing.T) {
 }
 
 func TestOrgPrivacyConfig(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 2)
 	own, inherits := w.imeis[0], w.imeis[1]
 	w.cmd.setOnline(own, true)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestRateLimitPerCaller(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *configs.Config, _ *Deps) { c.HTTP.RateLimit, c.HTTP.RateBurst = 2, 3 })
 	e.addPartner("Other partner", "other@example.com", "Secret123")
 	otherToken := e.login("other@example.com", "Secret123")
@@ -30,6 +31,7 @@ func TestRateLimitPerCaller(t *testing.T) {
 }
 
 func TestRateLimitOnLoginByAddress(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *configs.Config, _ *Deps) { c.HTTP.RateLimit, c.HTTP.RateBurst = 1, 2 })
 	// newEnv logged in once already from this address.
 	e.do("POST", "/v2/authenticate", "", map[string]any{"email": "partner@example.com", "password": "wrong"}).

@@ -12,6 +12,7 @@ import (
 // retention becomes part of its devices' desired configuration and is
 // pushed to them.
 func TestRetentionReachesDevices(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	e.do("PATCH", orgPath(e.org.ID, ""), e.partnerToken, map[string]any{"deviceRetentionMinutes": 2880}).want(http.StatusOK)
 	_, _, pushed := e.cmd.snapshot()

@@ -9,6 +9,7 @@ import (
 )
 
 func TestRetentionConfig(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	imei := e.devices[0]
 	path := devPath(imei, "/retention-config")

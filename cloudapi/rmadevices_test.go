@@ -14,6 +14,7 @@ import (
 // are not in it, an organization user sees its organization's only, and a
 // device whose mark was cleared drops out.
 func TestRMADevices(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	first, second, other := e.devices[0], e.devices[2], e.devices[3] // org, org, org2
 	e.fleetUpdate(func(tx *store.Tx) error { return tx.SetRefurbished(first, true) })

@@ -41,6 +41,7 @@ func newScopedFleet(e *testEnv) scopedFleet {
 }
 
 func TestScopedTokenDevice(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	f := newScopedFleet(e)
 	r := e.do("POST", "/v2/scoped-token", e.partnerToken, scopedBody("device", f.d1, FeatureDeviceEvent)).want(http.StatusOK)
@@ -88,6 +89,7 @@ func TestScopedTokenDevice(t *testing.T) {
 }
 
 func TestScopedTokenGroupAndOrganization(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	f := newScopedFleet(e)
 	group := e.scopedToken(e.partnerToken, scopedBody("group", f.g, FeatureDeviceLiveStreaming))
@@ -117,6 +119,7 @@ func TestScopedTokenGroupAndOrganization(t *testing.T) {
 // TestScopedTokenSharedOrganization: a partner's scoped token for a shared
 // organization reaches only that partner's devices.
 func TestScopedTokenSharedOrganization(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	idB, tokB := e.newPartner("Partner B", "b@other.example")
 	org := e.newOrg(e.partnerToken, "Shared")
@@ -132,6 +135,7 @@ func TestScopedTokenSharedOrganization(t *testing.T) {
 }
 
 func TestScopedTokenValidation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	f := newScopedFleet(e)
 	_, tokB := e.newPartner("Partner B", "b@other.example")
@@ -169,6 +173,7 @@ func TestScopedTokenValidation(t *testing.T) {
 // TestScopedFeatureAndMediaGates drives the scope middleware through two
 // routes that declare features the way media endpoints will.
 func TestScopedFeatureAndMediaGates(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	f := newScopedFleet(e)
 	handler := func(c *gin.Context) {

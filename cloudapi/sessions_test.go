@@ -9,6 +9,7 @@ import (
 )
 
 func TestAuthenticate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tests := []struct {
 		name   string
@@ -42,6 +43,7 @@ func TestAuthenticate(t *testing.T) {
 }
 
 func TestTokenChecks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	other := newEnv(t, func(c *configs.Config, d *Deps) { c.Cloud = "eu" })
 	euToken := other.partnerToken
@@ -75,6 +77,7 @@ func TestTokenChecks(t *testing.T) {
 }
 
 func TestMe(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.do("GET", "/v2/me", e.partnerToken, nil).want(http.StatusOK)
 	if r.str("data.entity") != "partner" || r.str("data.me.email") != "partner@example.com" ||
@@ -87,6 +90,7 @@ func TestMe(t *testing.T) {
 }
 
 func TestUnknownRouteIsJSON404(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.do("GET", "/v2/nothing-here", e.partnerToken, nil).wantError(http.StatusNotFound, nameNotFound, "route")
 }

@@ -39,6 +39,7 @@ func invitationPath(orgID int64, rest string) string {
 // sees only the deliveries of messages about its own devices, sent since they
 // joined; counts and pages cover just those. The host sees all.
 func TestGuestPartnerWebhookDeliveries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, tokB, org := e.sharedOrg()
 	devA := e.newDevice(e.partnerToken, org.id, testIMEI(1), "A truck")
@@ -91,6 +92,7 @@ func TestGuestPartnerWebhookDeliveries(t *testing.T) {
 // organization is shared only once the invited partner accepts, and a
 // declined invitation shares nothing. Every step is audited.
 func TestOrganizationSharingInvitation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	idB, tokB := e.newPartner("Partner B", "b@other.example")
 	_, tokC := e.newPartner("Partner C", "c@other.example")
@@ -188,6 +190,7 @@ func TestOrganizationSharingInvitation(t *testing.T) {
 // in a shared organization, answers exactly as adding one's own registered
 // IMEI: the answer does not say why, nor whose it is.
 func TestAddDeviceOfAnotherPartner(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, tokB, org := e.sharedOrg()
 	hosts := e.newDevice(e.partnerToken, org.id, testIMEI(1), "A truck")
@@ -222,6 +225,7 @@ func TestAddDeviceOfAnotherPartner(t *testing.T) {
 // settings leave out the webhooks, and its audit log shows the host's
 // changes to its devices without who made them.
 func TestGuestPartnerReads(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	idB, tokB, org := e.sharedOrg()
 	devA := e.newDevice(e.partnerToken, org.id, testIMEI(1), "A truck")

@@ -66,6 +66,7 @@ func (e *testEnv) throttleAudit() []store.AuditEntry {
 }
 
 func TestLoginThrottlePerAccount(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, email := range []string{"partner@example.com", "nobody@example.com"} {
 		for i := range 5 {
@@ -129,6 +130,7 @@ func TestLoginThrottlePerAccount(t *testing.T) {
 }
 
 func TestLoginThrottlePerAddress(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// A guesser spreading its attempts over e-mails, and naming other
 	// client addresses, is still one address.
@@ -152,6 +154,7 @@ func TestLoginThrottlePerAddress(t *testing.T) {
 }
 
 func TestLoginThrottleBehindTrustedProxy(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *configs.Config, _ *Deps) { c.HTTP.TrustedProxies = []string{"127.0.0.1/32"} })
 	for i := range 20 {
 		e.tryLogin(fmt.Sprintf("guess%d@example.com", i), "Wrong1", "X-Forwarded-For", "198.51.100.7").
@@ -179,6 +182,7 @@ func (e *testEnv) holdPasswordCores() (release func()) {
 }
 
 func TestPasswordChecksAreBounded(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *configs.Config, _ *Deps) { c.Auth.Throttle.PasswordWait = 20 * time.Millisecond })
 	if n, cores := cap(e.api.passwords.slots), runtime.GOMAXPROCS(0); n != cores {
 		t.Fatalf("%d passwords are checked at once, want one per core (%d)", n, cores)
@@ -205,6 +209,7 @@ func TestPasswordChecksAreBounded(t *testing.T) {
 }
 
 func TestResetPasswordChecksTokenFirst(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *configs.Config, _ *Deps) { c.Auth.Throttle.PasswordWait = 20 * time.Millisecond })
 	invite := e.do("POST", "/v2/partners/"+itoa(e.partnerID)+"/contacts", e.partnerToken,
 		map[string]any{"email": "new@partner.example"}).want(http.StatusOK).str("data.invitationToken")
@@ -229,6 +234,7 @@ func TestResetPasswordChecksTokenFirst(t *testing.T) {
 }
 
 func TestSSOThrottleAndReplay(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	other := e.newOrg(e.partnerToken, "Other")
@@ -293,6 +299,7 @@ func TestAttemptThrottleMemoryIsBounded(t *testing.T) {
 }
 
 func TestClientAddressOfIPv6IsItsNetwork(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ remote, want string }{
 		{"198.51.100.7:5000", "198.51.100.7"},
 		{"[::ffff:198.51.100.7]:5000", "198.51.100.7"},

@@ -29,6 +29,7 @@ func ssoClaimsAt(orgID int64, ts time.Time) jwt.MapClaims {
 }
 
 func TestSSOAdminToken(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	r := e.do("GET", "/v2/organizations/sso", ssoJWT(t, jwt.SigningMethodHS256, org.secret, ssoClaimsAt(org.id, e.clock.Now())), nil).want(http.StatusOK)
@@ -58,6 +59,7 @@ func TestSSOAdminToken(t *testing.T) {
 }
 
 func TestSSOExpiresAfter15Minutes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	at := e.clock.Now()
@@ -75,6 +77,7 @@ func TestSSOExpiresAfter15Minutes(t *testing.T) {
 }
 
 func TestSSORefusals(t *testing.T) {
+	t.Parallel()
 	// Every case is refused for what it is, not for the refusals before it.
 	e := newEnv(t, func(c *configs.Config, _ *Deps) {
 		c.Auth.Throttle.AccountFreeAttempts, c.Auth.Throttle.AddressFreeAttempts = 100, 100

@@ -16,6 +16,7 @@ import (
 // hand from the seeded fleet: the partner's org one (3 devices) and org two
 // (1 device), all created on Sunday 2026-03-01, and the rival's device.
 func TestOperationalStatistics(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	adas := true
 	e.fleetUpdate(func(tx *store.Tx) error {
@@ -102,6 +103,7 @@ func TestOperationalStatistics(t *testing.T) {
 }
 
 func TestDeviceDataUsage(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	dev := e.devices[0]
 	r := e.do("GET", "/v2/devices/"+dev+"/data-usage", e.viewerToken, nil).want(http.StatusOK)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestFormatStorage(t *testing.T) {
+	t.Parallel()
 	w := newDeviceWorld(t, 3)
 	online, offline, failing := w.imeis[0], w.imeis[1], w.imeis[2]
 	w.cmd.setOnline(online, true)

@@ -10,6 +10,7 @@ import (
 // parameter and time member, and an end before its start to every call
 // that takes a range: each is a 400 naming the parameter.
 func TestEveryTimeFollowsOneRule(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	e.do("POST", "/v2/drivers", e.adminToken, data(driverItem(0, "a"))).want(http.StatusCreated)
 	dev := e.devices[0]

@@ -11,6 +11,7 @@ import (
 )
 
 func TestDrivingHistory(t *testing.T) {
+	t.Parallel()
 	e := newFleetEnv(t)
 	e.do("POST", "/v2/drivers", e.adminToken, data(driverItem(0, "a", "firstName", "Ann"), driverItem(0, "b"))).want(http.StatusCreated)
 	t0 := e.clock.Now()

@@ -25,6 +25,7 @@ func (e *testEnv) newContact(token string, partnerID int64, email, level string)
 }
 
 func TestDeleteUser(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	other := e.newOrg(e.partnerToken, "Other")
@@ -81,6 +82,7 @@ func TestDeleteUser(t *testing.T) {
 // TestDeleteUserGuestPartner: a guest partner of a shared organization
 // manages none of its users, which are the host's.
 func TestDeleteUserGuestPartner(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, tokB, org := e.sharedOrg()
 	id, _ := e.newUser(e.partnerToken, org.id, "ops@shared.example", store.AccessEditor)
@@ -89,6 +91,7 @@ func TestDeleteUserGuestPartner(t *testing.T) {
 }
 
 func TestPartnerContactEdit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id, tok := e.newContact(e.partnerToken, e.partnerID, "sales@partner.example", store.AccessViewer)
 	path := "/v2/partners/" + itoa(e.partnerID) + "/contacts/" + itoa(id)
@@ -149,6 +152,7 @@ func TestPartnerContactEdit(t *testing.T) {
 }
 
 func TestUserSettings(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	_, viewer := e.newUser(e.partnerToken, org.id, "viewer@acme.example", store.AccessViewer)
@@ -189,6 +193,7 @@ func TestUserSettings(t *testing.T) {
 }
 
 func TestChangePassword(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	id, first := e.newUser(e.partnerToken, org.id, "viewer@acme.example", store.AccessViewer)
@@ -240,6 +245,7 @@ func TestChangePassword(t *testing.T) {
 
 // TestChangePasswordBraked: wrong current passwords are braked like sign-ins.
 func TestChangePasswordBraked(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	path := "/v2/users/1/change-password"
 	for i := 0; i < e.cfg.Auth.Throttle.AccountFreeAttempts; i++ {

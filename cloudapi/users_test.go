@@ -10,6 +10,7 @@ import (
 )
 
 func TestCreatePartnerContact(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	path := "/v2/partners/" + itoa(e.partnerID) + "/contacts"
 	r := e.do("POST", path, e.partnerToken, map[string]any{"name": "Dana", "email": "Dana@Partner.example", "password": "Passw0rdX"}).want(http.StatusOK)
@@ -48,6 +49,7 @@ func TestCreatePartnerContact(t *testing.T) {
 }
 
 func TestPartnerContactRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	idB, tokB := e.newPartner("Partner B", "b@other.example")
 	org := e.newOrg(e.partnerToken, "Acme")
@@ -89,6 +91,7 @@ func TestPartnerContactRefusals(t *testing.T) {
 }
 
 func TestInvitation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	path := "/v2/partners/" + itoa(e.partnerID) + "/contacts"
 	r := e.do("POST", path, e.partnerToken, map[string]any{"email": "new@partner.example", "accessLevel": "viewer"}).want(http.StatusOK)
@@ -123,6 +126,7 @@ func TestInvitation(t *testing.T) {
 }
 
 func TestOrganizationUsers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	other := e.newOrg(e.partnerToken, "Other")
@@ -161,6 +165,7 @@ func TestOrganizationUsers(t *testing.T) {
 // letter cases, everywhere the API sets a password: each answer names the
 // field and says the password is too common, and nothing is set.
 func TestCommonPasswordsRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.newOrg(e.partnerToken, "Acme")
 	id, token := e.newUser(e.partnerToken, org.id, "ops@acme.example", store.AccessEditor)

@@ -26,6 +26,7 @@ func (m *mediaEnv) recordAround(at time.Time) {
 }
 
 func TestVirtualEventRecordingRules(t *testing.T) {
+	t.Parallel()
 	at := evT0.Add(10 * time.Minute)
 	all := func(cam int) map[string]any {
 		return map[string]any{"time": isoTime(at), "mediaType": "video", "durationSeconds": 20, "quality": "high",
@@ -97,6 +98,7 @@ func TestVirtualEventRecordingRules(t *testing.T) {
 }
 
 func TestVirtualEventsShareTheFileOfTheirSecond(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	at := evT0.Add(time.Hour)
 	e.recordAround(at)
@@ -142,6 +144,7 @@ func TestVirtualEventsShareTheFileOfTheirSecond(t *testing.T) {
 }
 
 func TestVirtualEventValidation(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	now := isoTime(evT0)
 	tests := []struct {
@@ -175,6 +178,7 @@ func TestVirtualEventValidation(t *testing.T) {
 }
 
 func TestVirtualEventRefusedByPrivacy(t *testing.T) {
+	t.Parallel()
 	e := newMediaEnv(t)
 	at := isoTime(evT0)
 	setPrivacy := func(fn func(p *store.PrivacyConfig)) {

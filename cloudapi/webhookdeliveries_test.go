@@ -83,6 +83,7 @@ func (e *testEnv) startDispatcher() *webhooks.Dispatcher {
 // delivers an event to a real receiver that verifies it with the secret the
 // API showed, reads the delivery log and redelivers.
 func TestWebhookDeliveryLogAndRedelivery(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, allowPrivate)
 	e.startDispatcher()
 	org := e.addOrg(e.partnerID, "Fleet")
@@ -161,6 +162,7 @@ func TestWebhookDeliveryLogAndRedelivery(t *testing.T) {
 // delivery stays whatever its age, and redelivering a purged delivery
 // answers 404.
 func TestDeliveryLogAfterRetention(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.addOrg(e.partnerID, "Fleet")
 	start := e.clock.Now()

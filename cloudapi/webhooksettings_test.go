@@ -52,6 +52,7 @@ func luhnIMEI(n int) string { return storetest.IMEI(fmt.Sprintf("3576601010%04d"
 func allowPrivate(c *configs.Config, _ *Deps) { c.Webhooks.AllowPrivateTargets = true }
 
 func TestWebhookSettingsPostReplacesPatchKeeps(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.addOrg(e.partnerID, "Fleet")
 	path := fmt.Sprintf("/v2/organizations/%d/webhook-settings", org)
@@ -108,6 +109,7 @@ func mustJSON(t *testing.T, v any) []byte {
 }
 
 func TestWebhookSettingsRules(t *testing.T) {
+	t.Parallel()
 	urls := func(n int) []string {
 		var out []string
 		for i := range n {
@@ -172,6 +174,7 @@ func TestWebhookSettingsRules(t *testing.T) {
 }
 
 func TestWebhookSettingsAccess(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.addOrg(e.partnerID, "Fleet")
 	otherPartner := e.addPartner("Other", "other@example.com", "Secret123")
@@ -193,6 +196,7 @@ func TestWebhookSettingsAccess(t *testing.T) {
 }
 
 func TestWebhookSettingsInDefaultSettings(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.addOrg(e.partnerID, "Fleet")
 	e.do("POST", fmt.Sprintf("/v2/organizations/%d/webhook-settings", org), e.partnerToken,
@@ -206,6 +210,7 @@ func TestWebhookSettingsInDefaultSettings(t *testing.T) {
 }
 
 func TestWebhookSecretRotation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.addOrg(e.partnerID, "Fleet")
 	rotate := fmt.Sprintf("/v2/organizations/%d/webhook-secret/rotate", org)
@@ -235,6 +240,7 @@ func TestWebhookSecretRotation(t *testing.T) {
 // TestOpenAPIDocumentsWebhookPayloads checks that every webhook type is in
 // the document's webhooks section, signed, with examples in envelope form.
 func TestOpenAPIDocumentsWebhookPayloads(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.do("GET", "/v2/openapi.json", "", nil).want(http.StatusOK)
 	var doc struct {
@@ -289,6 +295,7 @@ func TestOpenAPIDocumentsWebhookPayloads(t *testing.T) {
 }
 
 func TestWebhookURLsAreHTTPSUnlessTheOrganizationOptsIn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.addOrg(e.partnerID, "Fleet")
 	dev := e.addDevice(org, 1)
@@ -321,6 +328,7 @@ func TestWebhookURLsAreHTTPSUnlessTheOrganizationOptsIn(t *testing.T) {
 }
 
 func TestWebhookURLsRefuseIPv6FormsOfInternalAddresses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.addOrg(e.partnerID, "Fleet")
 	dev := e.addDevice(org, 1)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestWebhookSubscriptions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.addOrg(e.partnerID, "Fleet")
 	dev := e.addDevice(org, 1)

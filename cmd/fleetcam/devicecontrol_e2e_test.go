@@ -12,7 +12,10 @@ import (
 // offline (operating mode, USB OTG, PIN codes, ADAS measurements) reach it
 // when it connects, and the control commands (wake-up, calibrations, a
 // live snapshot, reboot, factory reset) reach it over the real broker.
-func TestDeviceControlEndToEnd(t *testing.T) { onEveryEngine(t, testDeviceControlEndToEnd) }
+func TestDeviceControlEndToEnd(t *testing.T) {
+	t.Parallel()
+	onEveryEngine(t, testDeviceControlEndToEnd)
+}
 
 func testDeviceControlEndToEnd(t *testing.T, engine envOption) {
 	e := startEnv(t, engine, withDevice("35693811000000", "Control truck"))

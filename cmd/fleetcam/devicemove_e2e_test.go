@@ -17,6 +17,7 @@ import (
 // and connects again, and the device endpoints show the new organization
 // only what the dashcam records from then on.
 func TestDeviceMoveEndToEnd(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, withDevice("35693810000500", "Truck 5"))
 	c, tok, imei := e.c, e.tok, e.imei
 	ctx := context.Background()

@@ -18,7 +18,10 @@ import (
 // webhook delivery) with a simulated dashcam and a partner's webhook
 // receiver: activation, configuration push, an event delivered as a signed
 // webhook, a privacy switch and a command with a reply.
-func TestEndToEnd(t *testing.T) { onEveryEngine(t, testEndToEnd) }
+func TestEndToEnd(t *testing.T) {
+	t.Parallel()
+	onEveryEngine(t, testEndToEnd)
+}
 
 func testEndToEnd(t *testing.T, engine envOption) {
 	e := startEnv(t, engine, withDevice("35693810000000", "Truck 7"), withWebhooks(func(base string) map[string]any {

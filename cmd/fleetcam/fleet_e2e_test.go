@@ -19,7 +19,10 @@ import (
 // trip attributed to the driver with the distance of its GPS track, the
 // status report's data usage is readable, and a check-out through the API
 // reaches the device.
-func TestFleetEndToEnd(t *testing.T) { onEveryEngine(t, testFleetEndToEnd) }
+func TestFleetEndToEnd(t *testing.T) {
+	t.Parallel()
+	onEveryEngine(t, testFleetEndToEnd)
+}
 
 func testFleetEndToEnd(t *testing.T, engine envOption) {
 	e := startEnv(t, engine, withDevice("35693810000100", "Truck 9"))

@@ -31,7 +31,10 @@ func (e *fleetEnv) alarms() []map[string]any {
 // signed alarm webhook and e-mailed to the organization's alarm recipient
 // through the configured SMTP server) and closes it automatically when the
 // device reports the card healthy again.
-func TestDeviceHealthEndToEnd(t *testing.T) { onEveryEngine(t, testDeviceHealthEndToEnd) }
+func TestDeviceHealthEndToEnd(t *testing.T) {
+	t.Parallel()
+	onEveryEngine(t, testDeviceHealthEndToEnd)
+}
 
 func testDeviceHealthEndToEnd(t *testing.T, engine envOption) {
 	e := startEnv(t, engine, withSMTP(), withDevice("35693810000200", "Truck 12"), withWebhooks(func(base string) map[string]any {

@@ -72,6 +72,7 @@ func (l *logSink) String() string {
 }
 
 func TestRunFirstStartAndShutdown(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	e := testEnv(dir)
 	e["FLEETCAM_PARTNER_EMAIL"] = "ops@fleet.example"
@@ -194,6 +195,7 @@ func runCmd(t *testing.T, args ...string) (int, string) {
 var createdRE = regexp.MustCompile(`created user (\d+) \(([^)]+)\) for partner (\d+)`)
 
 func TestAdminSubcommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out := runCmd(t, "partner", "add", "-data", dir, "--create", "--name", "Acme Telematics", "--email", "ops@acme.example", "--password", "Passw0rdA")
 	m := createdRE.FindStringSubmatch(out)

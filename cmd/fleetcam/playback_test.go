@@ -56,6 +56,7 @@ type playback struct {
 // TestEventVideoPlaysInChromium plays an event video a simulated dashcam
 // uploaded, through its event-file-link, in headless Chromium's <video>.
 func TestEventVideoPlaysInChromium(t *testing.T) {
+	t.Parallel()
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Fatalf("headless Chromium is needed to check playback: install the Debian package %s (make test-deps-chromium): %v", chromiumPackage, err)

@@ -176,6 +176,7 @@ var readmeScale = map[string]string{
 // GPS, live view, then ten thousand (here twenty) load devices added by
 // the simulator. A command that breaks fails it.
 func TestReadmeFirstHour(t *testing.T) {
+	t.Parallel()
 	const blockTimeout = 3 * time.Minute // go run and make sim compile on a loaded machine
 	blocks := readmeBlocks(t)
 	if len(blocks) == 0 || blocks[0].kind != "server" {

@@ -72,6 +72,7 @@ func TestPortInUseCreatesNoDataDir(t *testing.T) {
 // Ctrl-C and SIGTERM stop the server with exit status 0: make run reports
 // any other status as a failure.
 func TestSignalStopsWithExitZero(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			cmd, _ := startChild(t, t.TempDir(), "")

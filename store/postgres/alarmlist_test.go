@@ -74,6 +74,7 @@ func seedAlarmList(t *testing.T, e *Engine, f alarmFixture) []store.Alarm {
 // every order, a page at a time, and compares each page and total with
 // what AlarmFilter.Match, AlarmOrder and Paginate make of every alarm.
 func TestAlarmListAsMatchAndOrder(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	fx := seedAlarms(t, e)
 	inserted := seedAlarmList(t, e, fx)
@@ -175,6 +176,7 @@ func TestAlarmListAsMatchAndOrder(t *testing.T) {
 // TestAlarmListNamesAreCurrent renames and removes directory rows: the
 // list sorts and filters by the names as they are now.
 func TestAlarmListNamesAreCurrent(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	f := seedAlarms(t, e)
 	seedAlarmList(t, e, f)

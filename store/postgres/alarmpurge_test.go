@@ -14,6 +14,7 @@ import (
 // before it to the nanosecond. Their notes and open records go with them;
 // their triples stay.
 func TestAlarmPurge(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	fx := seedAlarms(t, e)
 	all := seedAlarmList(t, e, fx)

@@ -15,6 +15,7 @@ import (
 // TestOpenAlarms records, replaces and forgets open alarms by device and
 // definition; a device's records go with the device.
 func TestOpenAlarms(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	fx := seedAlarms(t, e)
 	var a, b, c *store.Alarm
@@ -81,6 +82,7 @@ func TestOpenAlarms(t *testing.T) {
 
 // TestDeviceHealthStates stores, replaces and deletes health states.
 func TestDeviceHealthStates(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	fx := seedAlarms(t, e)
 	ctx := context.Background()
@@ -132,6 +134,7 @@ func TestDeviceHealthStates(t *testing.T) {
 // TestAlarmRecipients inserts, reads, replaces, lists and deletes
 // recipients.
 func TestAlarmRecipients(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	fx := seedAlarms(t, e)
 	ctx := context.Background()
@@ -221,6 +224,7 @@ func TestAlarmRecipients(t *testing.T) {
 // writes are held back, each read after a write sees it, and what the
 // transaction committed is what it wrote.
 func TestStatusReadAhead(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	fx := seedAlarms(t, e)
 	one, two := fx.imeis[0], fx.imeis[1]
@@ -310,6 +314,7 @@ func TestStatusReadAhead(t *testing.T) {
 // read it fails the transaction as a serialisation conflict, never as an
 // update of nothing, and the transaction run again finds the device gone.
 func TestQueuedDeviceUpdateLosesToAConcurrentRemoval(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	fx := seedAlarms(t, e)
 	imei := fx.imeis[0]

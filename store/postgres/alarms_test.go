@@ -76,6 +76,7 @@ func newAlarm(t *tx, imei string, org, partner, def int64, at time.Time) (*store
 // TestAlarmInsertGetPut stores an alarm with its notes, reads it back
 // whole, replaces it (new, changed and dropped notes) and reads that back.
 func TestAlarmInsertGetPut(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	f := seedAlarms(t, e)
 	var a *store.Alarm
@@ -155,6 +156,7 @@ func TestAlarmInsertGetPut(t *testing.T) {
 // LastID the greatest drawn even in a transaction that did not commit, and
 // comments and actions from one sequence.
 func TestAlarmIDs(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	read(t, e, func(t *tx) error {
 		if last, err := t.Alarms().LastID(); err != nil || last != 0 {
@@ -207,6 +209,7 @@ func TestAlarmIDs(t *testing.T) {
 // TestAlarmTriples checks triples to the millisecond, their take-over by a
 // second alarm and that they outlive a purge.
 func TestAlarmTriples(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	f := seedAlarms(t, e)
 	imei, def := f.imeis[1], store.AlarmCameraDisconnected

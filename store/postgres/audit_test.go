@@ -46,6 +46,7 @@ func sameEntries(t *testing.T, got, want []store.AuditEntry) bool {
 }
 
 func TestAuditAppendAndList(t *testing.T) {
+	t.Parallel()
 	e, f := webhookEngine(t)
 	var es []*store.AuditEntry
 	for i := range 15 {
@@ -121,6 +122,7 @@ func TestAuditAppendAndList(t *testing.T) {
 }
 
 func TestAuditPurge(t *testing.T) {
+	t.Parallel()
 	e, f := webhookEngine(t)
 	day := 24 * time.Hour
 	// Twelve entries a day apart, org, org2 and a partner's own in turn.

@@ -14,6 +14,7 @@ import (
 // keeps a list left empty apart from one never stored, and drops the list
 // with the device.
 func TestAuxCameras(t *testing.T) {
+	t.Parallel()
 	f := seedDeviceState(t)
 	a, b := f.imeis[0], f.imeis[1]
 	at := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)

@@ -14,6 +14,7 @@ import (
 // device not in the inventory has none, and a removed device's goes with
 // it.
 func TestDeviceBillings(t *testing.T) {
+	t.Parallel()
 	f := seedDeviceState(t)
 	a, b := f.imeis[0], f.imeis[1]
 	at := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)

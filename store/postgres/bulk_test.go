@@ -61,6 +61,7 @@ func seedLike(imeis []string, events int, start time.Time) func(tx *store.Tx) er
 // the past days it writes, which the ordinary one leaves to the default
 // partition.
 func TestBulkWritesBatchesAndDayPartitions(t *testing.T) {
+	// Not parallel: it sets the package's batch size for its run.
 	defer func(n int) { bulkBatch = n }(bulkBatch)
 	bulkBatch = 25
 	ctx := context.Background()
@@ -230,6 +231,7 @@ func luhn(body string) int {
 // is rolled back, the ids it gave staying given, as an ordinary
 // transaction's would; what it held before stays.
 func TestBulkSavepointRollback(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	at := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)
 	s := seeder{t: t, e: e, at: at}
@@ -312,6 +314,7 @@ func TestBulkSavepointRollback(t *testing.T) {
 // reads the stored ones of its range (and the held ones count), and a
 // savepoint rolled back forgets what the memo learnt.
 func TestBulkGPSReadAhead(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	imei := f.imeis[0]
@@ -422,6 +425,7 @@ func (c tripCounter) BulkUpdate(ctx context.Context, fn func(store.Records) erro
 // transaction of three devices' events as fleetbench seeds them (and
 // their GPS) takes as many round trips for 900 events as for 300.
 func TestBulkEventsCostNoRoundTripEach(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -40)
 	trips := map[int]int{}

@@ -20,6 +20,7 @@ import (
 // other's connection and commits after it, and neither writer sees an
 // error.
 func TestGroupCommitsOfTwoProcessesConflict(t *testing.T) {
+	t.Parallel()
 	url := pgtest.Database(t, "")
 	ctx := context.Background()
 	var dbs [2]*store.DB
@@ -103,6 +104,7 @@ func TestGroupCommitsOfTwoProcessesConflict(t *testing.T) {
 // with the other, so neither runs again: a group commit does not pay for
 // what another node's writes to neighbouring index entries look like.
 func TestGroupCommitsOfTwoProcessesOnDifferentDevices(t *testing.T) {
+	t.Parallel()
 	url := pgtest.Database(t, "")
 	ctx := context.Background()
 	var dbs [2]*store.DB
@@ -183,6 +185,7 @@ func TestGroupCommitsOfTwoProcessesOnDifferentDevices(t *testing.T) {
 // transaction, yet only the second writer gets an error, and the first and
 // third jobs are committed.
 func TestGroupCommitAfterAFailedStatement(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := postgres.Open(ctx, pgtest.Database(t, ""), postgres.Options{}, store.Options{})
 	if err != nil {

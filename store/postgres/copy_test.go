@@ -26,6 +26,7 @@ var ownTables = []string{"fleetcam_meta", "fleetcam_schema_migrations", "cluster
 // revisions, which stamp rows and identify nothing): a table or an
 // identity added without its kind fails here.
 func TestCopyCoversEveryTable(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	var tables, sequences []string
 	read(t, e, func(t *tx) error {
@@ -101,6 +102,7 @@ func TestCopyCoversEveryTable(t *testing.T) {
 // A copy into the database runs without the statement timeout the engine
 // sets: a COPY of a fleet's history is one statement.
 func TestCopyTransactionsHaveNoStatementTimeout(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	for name, begin := range map[string]func(ctx context.Context, fn func(*tx) error) error{
 		"dump": func(ctx context.Context, fn func(*tx) error) error {
@@ -129,6 +131,7 @@ func TestCopyTransactionsHaveNoStatementTimeout(t *testing.T) {
 // The sequences a copy sets give next the value after the copied one,
 // beyond 32 bits too; one that gave nothing gives 1 next.
 func TestCopySetsSequences(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	err := e.Load(context.Background(), func(l store.Load) error {
 		return l.SetSequences(map[store.Sequence]int64{store.SeqEvents: 5_000_000_000, store.SeqPartners: 0, store.SeqAlarms: 7})
@@ -182,6 +185,7 @@ func copiedEvent(id, org int64, at time.Time) *store.Event {
 // schema then has the keys it had. Right after the events' COPY their
 // identities give ids above the copied ones.
 func TestCopyPutsForeignKeysBack(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	want := foreignKeys(t, e)
 	at := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)
@@ -230,6 +234,7 @@ func TestCopyPutsForeignKeysBack(t *testing.T) {
 // A copy whose records break a foreign key fails when the key is put
 // back, and leaves nothing: no record, every key.
 func TestCopyBreakingAForeignKeyLeavesNothing(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	want := foreignKeys(t, e)
 	at := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)

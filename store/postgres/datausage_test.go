@@ -13,6 +13,7 @@ import (
 // start the same to the millisecond), lists each device's latest first and
 // deletes one device's.
 func TestDataUsagePeriods(t *testing.T) {
+	t.Parallel()
 	f := seedDeviceState(t)
 	a, b := f.imeis[0], f.imeis[1]
 	month := func(m time.Month) time.Time { return time.Date(2026, m, 1, 0, 0, 0, 0, time.UTC) }
@@ -73,6 +74,7 @@ func TestDataUsagePeriods(t *testing.T) {
 // of each device's organization, device by device, from the resume
 // position of the batch before, and leaves devices without a cutoff alone.
 func TestDataUsagePurge(t *testing.T) {
+	t.Parallel()
 	f := seedDeviceState(t)
 	a, b, c := f.imeis[0], f.imeis[1], f.imeis[2]
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -31,6 +31,7 @@ func pendingDelivery(org int64, url, imei string, created time.Time) *store.Deli
 }
 
 func TestDeliveriesInsertGetPut(t *testing.T) {
+	t.Parallel()
 	e, f := webhookEngine(t)
 	d := &store.Delivery{OrganizationID: f.org, URL: "https://r.example.com/e", MessageSeq: 42, WebhookID: "msg_42",
 		Type: store.WebhookTypeEvent, MessageType: "harshBraking", IMEI: "490154203237518",
@@ -90,6 +91,7 @@ func TestDeliveriesInsertGetPut(t *testing.T) {
 }
 
 func TestDeliveriesPending(t *testing.T) {
+	t.Parallel()
 	e, f := webhookEngine(t)
 	const dev1, dev2 = "357660101000016", "490154203237518"
 	// URLs in byte order: upper case before lower, "/" before letters.
@@ -146,6 +148,7 @@ func TestDeliveriesPending(t *testing.T) {
 }
 
 func TestDeliveriesList(t *testing.T) {
+	t.Parallel()
 	e, f := webhookEngine(t)
 	const dev1, dev2 = "357660101000016", "490154203237518"
 	urls := []string{"https://a.example.com", "https://b.example.com"}
@@ -205,6 +208,7 @@ func TestDeliveriesList(t *testing.T) {
 }
 
 func TestDeliveriesPurgeFinished(t *testing.T) {
+	t.Parallel()
 	e, f := webhookEngine(t)
 	day := 24 * time.Hour
 	// Nine deliveries a day apart, alternating between org and org2, every

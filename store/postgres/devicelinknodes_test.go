@@ -9,6 +9,7 @@ import (
 // TestDeviceLinkNodesUseTheirIndex: listing the nodes and marking one
 // node's links offline read device_links_node, not every link.
 func TestDeviceLinkNodesUseTheirIndex(t *testing.T) {
+	t.Parallel()
 	f := seedDeviceState(t)
 	f.view(func(tx *tx) error {
 		if _, err := tx.exec(`SET LOCAL enable_seqscan = off`); err != nil {

@@ -16,6 +16,7 @@ import (
 // reported configuration byte for byte), of inventory devices and of any
 // IMEI the broker saw, replaces and deletes them.
 func TestDeviceLinks(t *testing.T) {
+	t.Parallel()
 	f := seedDeviceState(t)
 	a := f.imeis[0]
 	at := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)
@@ -74,6 +75,7 @@ func TestDeviceLinks(t *testing.T) {
 // (byte) order, lets the visit read other records, and stops at the
 // visit's first error.
 func TestDeviceLinksEach(t *testing.T) {
+	t.Parallel()
 	f := seedDeviceState(t)
 	const n = 2*linksPerQuery + 7
 	var want []string
@@ -122,6 +124,7 @@ func TestDeviceLinksEach(t *testing.T) {
 // schema refuses a hash that is not a SHA-256, a device not in the
 // inventory has none, and a removed device's goes with it.
 func TestDeviceCredentials(t *testing.T) {
+	t.Parallel()
 	f := seedDeviceState(t)
 	a, b := f.imeis[0], f.imeis[1]
 	at := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)

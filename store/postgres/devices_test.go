@@ -16,6 +16,7 @@ func testIMEI(n int) string { return fmt.Sprintf("35%013d", n) }
 // second time in a transaction that goes on, replaces it in its
 // organization and deletes it.
 func TestDevices(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	d := seedDirectory(t, e)
 	dev := &store.Device{IMEI: testIMEI(1), Name: "Truck 1", OrganizationID: d.org.ID, PartnerID: d.q.ID,
@@ -85,6 +86,7 @@ func TestDevices(t *testing.T) {
 // and added again: it changes with every write and with nothing else, and
 // no two versions of the row share one.
 func TestDeviceStamp(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	d := seedDirectory(t, e)
 	dev := &store.Device{IMEI: testIMEI(1), Name: "Truck", OrganizationID: d.org.ID, PartnerID: d.p.ID,
@@ -143,6 +145,7 @@ func TestDeviceStamp(t *testing.T) {
 // TestDevicesList lists devices of two organizations as DeviceFilter.Match
 // selects them, in IMEI order.
 func TestDevicesList(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	d := seedDirectory(t, e)
 	other := &store.Organization{Name: "Other", PartnerID: d.q.ID, PartnerIDs: []int64{d.q.ID}, CreatedAt: testTime}
@@ -238,6 +241,7 @@ func TestDevicesList(t *testing.T) {
 // TestDeviceGroupOfItsOrganization: the schema keeps a device out of
 // another organization's group, as the store's rules do.
 func TestDeviceGroupOfItsOrganization(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	d := seedDirectory(t, e)
 	var other *store.Organization

@@ -59,6 +59,7 @@ func wantEqual(t *testing.T, what string, got, want any) {
 }
 
 func TestPartners(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	var ids []int64
 	write(t, e, func(t *tx) error {

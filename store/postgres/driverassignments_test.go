@@ -21,6 +21,7 @@ func assignmentIDs(as []store.DriverAssignment) []int64 {
 // TestDriverAssignmentsByDeviceAndDriver inserts, reads, moves and deletes
 // assignments, in the orders DriverAssignmentSet promises.
 func TestDriverAssignmentsByDeviceAndDriver(t *testing.T) {
+	t.Parallel()
 	s := seedDrivers(t)
 	t0 := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)
 	d1, d2 := driver(s.org1, 1, "Ann", "", "", true, t0), driver(s.org1, 2, "Bob", "", "", true, t0)

@@ -30,6 +30,7 @@ var driverPatterns = []string{
 // TestDriverRegexpsMatchAsGo runs each translated name expression in
 // PostgreSQL over every name and expects the names Go's regexp matches.
 func TestDriverRegexpsMatchAsGo(t *testing.T) {
+	t.Parallel()
 	e := openEngine(t, pgtest.Database(t, ""))
 	ctx := context.Background()
 	for _, p := range driverPatterns {
@@ -65,6 +66,7 @@ func TestDriverRegexpsMatchAsGo(t *testing.T) {
 // TestDriverRegexpsPostgreSQLCannotRun are Go expressions with no
 // translation: counts beyond PostgreSQL's limit.
 func TestDriverRegexpsPostgreSQLCannotRun(t *testing.T) {
+	t.Parallel()
 	for _, expr := range []string{"a{300}", "(?i)b{2,256}", "a{256,}"} {
 		if pg, ok := pgRegexp(regexp.MustCompile(expr).String()); ok {
 			t.Errorf("%q translated to %q; want no translation", expr, pg)

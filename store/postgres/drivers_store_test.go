@@ -171,6 +171,7 @@ func (ds *driverStore) sessionCount(imei string, ownership int64) int {
 // expects each session deleted exactly when its organization's cutoff has
 // passed its start, and every open session kept.
 func TestDriverSessionPurgeFollowsRetention(t *testing.T) {
+	t.Parallel()
 	ds := newDriverStore(t)
 	day0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	month, forever, tenDays := ds.organization("Month", 30), ds.organization("Forever", 0), ds.organization("Ten days", 10)
@@ -260,6 +261,7 @@ func TestDriverSessionPurgeFollowsRetention(t *testing.T) {
 // by PIN and QR code, wrong PINs, check-outs, assignments, the driver of a
 // moment, and a driver deleted with its assignments.
 func TestStoreDriverRulesOverTheseRecords(t *testing.T) {
+	t.Parallel()
 	ds := newDriverStore(t)
 	org, other := ds.organization("Fleet", 0), ds.organization("Other", 0)
 	dev := ds.device(1, org)

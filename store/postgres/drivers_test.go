@@ -66,6 +66,7 @@ func sameDriver(a, b *store.Driver) bool {
 // and deletes drivers, and expects NotFound and Conflict where DriverSet
 // promises them.
 func TestDriverSetKeepsDriversAndTheirLookups(t *testing.T) {
+	t.Parallel()
 	s := seedDrivers(t)
 	at := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)
 	a, b := driver(s.org1, 1, "Ann", "Lee", "L1", true, at), driver(s.org1, 2, "Bob", "Ray", "", false, at)
@@ -193,6 +194,7 @@ func second(_ int64, err error) error { return err }
 // sort key and direction, and pages, and expects what the store's own
 // rules (DriverFilter.Match, SortDrivers) make of all the drivers.
 func TestDriverListAnswersAsTheStoreOrders(t *testing.T) {
+	t.Parallel()
 	s := seedDrivers(t)
 	at := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)
 	all := []*store.Driver{
@@ -280,6 +282,7 @@ func TestDriverListAnswersAsTheStoreOrders(t *testing.T) {
 // expression that translates but that PostgreSQL finds too complex: the
 // list filters it after the query, and the transaction carries on.
 func TestDriverListWhenPostgreSQLRefusesAnExpression(t *testing.T) {
+	t.Parallel()
 	s := seedDrivers(t)
 	at := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)
 	s.update(t, func(t *tx) error {

@@ -42,6 +42,7 @@ func sessionStarts(ss []store.DriverSession) []time.Time {
 // TestDriverSessionsOpenAndEnd begins, ends and replaces sessions of two
 // devices and reads them back by every method of DriverSessionSet.
 func TestDriverSessionsOpenAndEnd(t *testing.T) {
+	t.Parallel()
 	s := seedDrivers(t)
 	t0 := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)
 	// The start is kept to the millisecond.
@@ -184,6 +185,7 @@ func TestDriverSessionsOpenAndEnd(t *testing.T) {
 // TestDriverPinFailuresAreKeptPerDevice puts, reads and forgets the wrong
 // PINs of two devices.
 func TestDriverPinFailuresAreKeptPerDevice(t *testing.T) {
+	t.Parallel()
 	s := seedDrivers(t)
 	t0 := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)
 	times := []time.Time{t0.Add(time.Minute), t0, t0.Add(time.Second)} // as the store keeps them

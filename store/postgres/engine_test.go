@@ -29,6 +29,7 @@ func openEngine(t *testing.T, url string) *Engine {
 // from four engines at once: every migration is applied by exactly one of
 // them, and each finds the schema complete.
 func TestMigrationsApplyOnceWhenProcessesStartTogether(t *testing.T) {
+	t.Parallel()
 	url := pgtest.Database(t, "")
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -72,6 +73,7 @@ func migrationCount() (int, error) {
 // TestNewerSchemaIsRefused records a migration this build does not know
 // and expects Prepare to refuse the database, naming both versions.
 func TestNewerSchemaIsRefused(t *testing.T) {
+	t.Parallel()
 	url := pgtest.Database(t, "")
 	e := openEngine(t, url)
 	ctx := context.Background()
@@ -91,6 +93,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 // increment one counter: under SERIALIZABLE the losers of each conflict run
 // again, so no increment is lost, and each OnCommit runs once per commit.
 func TestConflictingWritesBothCommit(t *testing.T) {
+	t.Parallel()
 	url := pgtest.Database(t, "")
 	e := openEngine(t, url)
 	ctx := context.Background()
@@ -132,6 +135,7 @@ func TestConflictingWritesBothCommit(t *testing.T) {
 // TestFailedWriteLeavesNothing returns an error after writing: nothing is
 // committed and OnCommit does not run.
 func TestFailedWriteLeavesNothing(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	ctx := context.Background()
 	boom := errors.New("boom")
@@ -163,6 +167,7 @@ func TestFailedWriteLeavesNothing(t *testing.T) {
 // TestLostServerIsUnavailable stops the server under an engine: reads and
 // writes answer store.ErrUnavailable, not a panic or a generic error.
 func TestLostServerIsUnavailable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, err := pgtest.Start(ctx)
 	if err != nil {
@@ -193,6 +198,7 @@ func TestLostServerIsUnavailable(t *testing.T) {
 // schema at all: the store finds no version, the engine applies its
 // migrations, and the store records its own.
 func TestNewDatabaseGetsTheStore(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := Open(ctx, pgtest.Database(t, ""), Options{}, store.Options{})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -120,6 +121,7 @@ func hourEvents(rnd *rand.Rand, start time.Time, hours, n int) []*store.Event {
 // before), updates, writers of two nodes, the retention purge's dropped
 // day and a copy into the database.
 func TestEventHourCounts(t *testing.T) {
+	t.Parallel()
 	f := seedEvents(t)
 	rnd := rand.New(rand.NewPCG(3, 5))
 	day := eventT0.Truncate(24 * time.Hour) // 2026-03-01, which has a partition of its own
@@ -227,6 +229,7 @@ func TestEventHourCounts(t *testing.T) {
 // TestEventHourCountsMigration: migration 00018 counts the events stored
 // before it.
 func TestEventHourCountsMigration(t *testing.T) {
+	t.Parallel()
 	f := seedEvents(t)
 	rnd := rand.New(rand.NewPCG(13, 17))
 	live := f.insert(t, hourEvents(rnd, eventT0.Add(-30*time.Hour), 60, 300)...)
@@ -286,6 +289,7 @@ func naivePage(evs []*store.Event, org int64, c pageCase) ([]int64, int) {
 // window's first partial hour, on each whole hour's first and last event,
 // in its last partial hour and past the end, with every filter.
 func TestOrgEventPagesAtEveryOffset(t *testing.T) {
+	t.Parallel()
 	f := seedEvents(t)
 	rnd := rand.New(rand.NewPCG(23, 29))
 	h0 := eventT0.Add(-12 * time.Hour)
@@ -351,19 +355,36 @@ func TestOrgEventPagesAtEveryOffset(t *testing.T) {
 			}
 		}
 	}
-	f.view(t, func(tx *tx) error {
-		for _, c := range cases {
-			want, wantN := naivePage(evs, 1, c)
-			got, n, err := tx.Events().ByOrganization(1, c.f, c.p)
-			if err != nil {
-				return fmt.Errorf("%s: %w", c, err)
-			}
-			if n != wantN || !slices.Equal(eventIDs(got), want) {
-				t.Fatalf("%s: %d events %v, want %d %v", c, n, eventIDs(got), wantN, want)
-			}
+	// Several views read the pages at once, each every readers-th case:
+	// the events no longer change.
+	const readers = 4
+	errs := make(chan error, readers)
+	var wg sync.WaitGroup
+	for r := range readers {
+		wg.Go(func() {
+			errs <- f.e.view(t.Context(), func(tx *tx) error {
+				for i := r; i < len(cases); i += readers {
+					c := cases[i]
+					want, wantN := naivePage(evs, 1, c)
+					got, n, err := tx.Events().ByOrganization(1, c.f, c.p)
+					if err != nil {
+						return fmt.Errorf("%s: %w", c, err)
+					}
+					if n != wantN || !slices.Equal(eventIDs(got), want) {
+						return fmt.Errorf("%s: %d events %v, want %d %v", c, n, eventIDs(got), wantN, want)
+					}
+				}
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	})
+	}
 	t.Logf("%d pages", len(cases))
 }
 
@@ -379,6 +400,7 @@ func withWindow(f store.OrgEventFilter, start, end time.Time) store.OrgEventFilt
 // and only the partitions of its window; a page costs one round trip at
 // the window's start and two further in, with the devices' names.
 func TestOrgEventPageReadsItsHoursOnly(t *testing.T) {
+	t.Parallel()
 	f := seedEvents(t)
 	s := seeder{t, f.e, eventT0}
 	s.device(store.Device{IMEI: evIMEI, Name: "Truck 1", OrganizationID: 1, PartnerID: 1})
@@ -475,6 +497,7 @@ func readStats(tx *tx) (map[string][2]int, error) {
 // joins the devices as they are now: a renamed device by its new name, a
 // device gone or moved to another organization as the join finds it.
 func TestOrgEventsNamed(t *testing.T) {
+	t.Parallel()
 	f := seedEvents(t)
 	s := seeder{t, f.e, eventT0}
 	s.device(store.Device{IMEI: evIMEI, Name: "Truck 1", OrganizationID: 1, PartnerID: 1})

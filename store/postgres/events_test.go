@@ -96,6 +96,7 @@ func idsOf(es ...*store.Event) []int64 {
 }
 
 func TestEventsRoundTrip(t *testing.T) {
+	t.Parallel()
 	f := seedEvents(t)
 	full := &store.Event{IMEI: evIMEI, OrganizationID: 1, PartnerID: 2, Type: store.EventGeoFence,
 		Time: eventT0.Add(123 * time.Millisecond), Lat: -33.9, Lon: 151.2, Alt: 12.5, Speed: 61.5, Accuracy: 4,
@@ -153,6 +154,7 @@ func TestEventsRoundTrip(t *testing.T) {
 // one changed, one gone) and its files, and comment ids come from their
 // own sequence.
 func TestEventsUpdate(t *testing.T) {
+	t.Parallel()
 	f := seedEvents(t)
 	ev := newEvent(evIMEI, "button", 0)
 	ev.Files = []store.EventFile{{CameraID: 1, FileID: "a", FileType: store.FileVideo}, {CameraID: 2, FileID: "b", FileType: store.FileVideo}}
@@ -223,6 +225,7 @@ func TestEventsUpdate(t *testing.T) {
 // TestEventsDelete deletes an event with its files and comments, from
 // every query; deleting it again is no error.
 func TestEventsDelete(t *testing.T) {
+	t.Parallel()
 	f := seedEvents(t)
 	ev := newEvent(evIMEI, "button", 0)
 	ev.Files = []store.EventFile{{CameraID: 1, FileID: "a", FileType: store.FileVideo}}
@@ -262,6 +265,7 @@ func TestEventsDelete(t *testing.T) {
 // TestEventsByDevice pages a device's events by time then id, within an
 // inclusive window, with each filter, and with a holder.
 func TestEventsByDevice(t *testing.T) {
+	t.Parallel()
 	f := seedEvents(t)
 	a := newEvent(evIMEI, "button", 0)
 	b := newEvent(evIMEI, "deceleration", time.Minute)
@@ -341,6 +345,7 @@ func TestEventsByDevice(t *testing.T) {
 // TestEventsByOrganization pages an organization's events with each of its
 // filters.
 func TestEventsByOrganization(t *testing.T) {
+	t.Parallel()
 	f := seedEvents(t)
 	a := newEvent(evIMEI, "button", 0)
 	b := newEvent(evIMEI2, "deceleration", time.Minute)
@@ -400,6 +405,7 @@ func TestEventsByOrganization(t *testing.T) {
 // first, and the purge deletes batch after batch until nothing is left
 // before the cutoff.
 func TestEventsByOrganizationBefore(t *testing.T) {
+	t.Parallel()
 	f := seedEvents(t)
 	var older []*store.Event
 	for i := range 5 {
@@ -465,6 +471,7 @@ func TestEventsByOrganizationBefore(t *testing.T) {
 // TestEventDeviceIDs records which event a device's own ids were stored
 // as, replaces an entry, and finds nothing for an id never stored.
 func TestEventDeviceIDs(t *testing.T) {
+	t.Parallel()
 	f := seedEvents(t)
 	a := store.EventDeviceID{IMEI: evIMEI, DeviceEventID: "a", EventID: 1}
 	b := store.EventDeviceID{IMEI: evIMEI, DeviceEventID: "b", EventID: 2, Ownership: 4}
@@ -500,6 +507,7 @@ func TestEventDeviceIDs(t *testing.T) {
 // and the writes keep the counts, so the store's backfill changes nothing
 // and the pages count as before.
 func TestEventsBackfillHourlyCounts(t *testing.T) {
+	t.Parallel()
 	f := seedEvents(t)
 	evs := f.insert(t, newEvent(evIMEI, "button", 0), newEvent(evIMEI, "button", time.Hour))
 	f.update(t, func(tx *tx) error { return tx.Events().BackfillHourlyCounts() })

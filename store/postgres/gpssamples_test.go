@@ -32,6 +32,7 @@ func gpsTimes(base time.Time, points []store.GPSPoint) []int {
 // nanoseconds, then another in its millisecond, which is not stored, and
 // reads back the first, at its millisecond.
 func TestGPSInsertKeepsOneSamplePerMillisecond(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	imei := f.imeis[0]
@@ -76,6 +77,7 @@ func TestGPSInsertKeepsOneSamplePerMillisecond(t *testing.T) {
 // both counted to the millisecond, with and without a limit, a holder and
 // points to leave out, and the latest of them.
 func TestGPSRangeAndLatest(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	imei, other := f.imeis[0], f.imeis[1]
@@ -170,6 +172,7 @@ func TestGPSRangeAndLatest(t *testing.T) {
 // gone exactly those the devices' cutoffs say are due, interleaved with
 // those of an ownership whose organization keeps them longer.
 func TestGPSPurge(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	base := trackNow.AddDate(0, -2, 0)

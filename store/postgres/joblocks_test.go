@@ -104,6 +104,7 @@ func startJobNodes(t *testing.T, url string, n int, runs *jobRuns) []*jobNode {
 // TestJobRunsOnOneProcessAndMovesWhenItStops: three processes want one
 // job; exactly one runs it, and when that one stops another takes over.
 func TestJobRunsOnOneProcessAndMovesWhenItStops(t *testing.T) {
+	t.Parallel()
 	url := pgtest.Database(t, "")
 	runs := &jobRuns{running: map[int]bool{}}
 	nodes := startJobNodes(t, url, 3, runs)
@@ -141,6 +142,7 @@ func TestJobRunsOnOneProcessAndMovesWhenItStops(t *testing.T) {
 // fails); the holder's job is cancelled, and the job runs again on one
 // process once the lock is taken anew.
 func TestJobStopsWhenItsLockConnectionIsLost(t *testing.T) {
+	t.Parallel()
 	url := pgtest.Database(t, "")
 	runs := &jobRuns{running: map[int]bool{}}
 	startJobNodes(t, url, 2, runs)
@@ -165,6 +167,7 @@ func TestJobStopsWhenItsLockConnectionIsLost(t *testing.T) {
 // context is live (one its configuration disables) ends Run and leaves
 // the lock to others.
 func TestJobThatEndsByItselfReleasesItsLock(t *testing.T) {
+	t.Parallel()
 	url := pgtest.Database(t, "")
 	l, err := postgres.NewJobLocks(url, 50*time.Millisecond, nil)
 	if err != nil {
@@ -187,6 +190,7 @@ func TestJobThatEndsByItselfReleasesItsLock(t *testing.T) {
 // a node with the same keys starts, one with another key is refused by
 // the name of the setting.
 func TestClusterKeysMustMatch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, err := postgres.OpenEngine(ctx, pgtest.Database(t, ""), postgres.Options{})
 	if err != nil {

@@ -40,6 +40,7 @@ func (f *deviceStateFixture) ageRows(day0 time.Time) []string {
 // gone, which goes alone), none at or after a device's latest cutoff, and
 // none of another class.
 func TestMediaAgesTakeDue(t *testing.T) {
+	t.Parallel()
 	f := seedDeviceState(t)
 	a, b, c := f.imeis[0], f.imeis[1], f.imeis[2]
 	day0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -154,6 +155,7 @@ func TestMediaAgesTakeDue(t *testing.T) {
 // more entries than one read returns, among them entries of an ownership
 // that is not due: in batches of 90, then all in one batch.
 func TestMediaAgesTakeDueManyEntries(t *testing.T) {
+	t.Parallel()
 	f := seedDeviceState(t)
 	a := f.imeis[0]
 	day0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

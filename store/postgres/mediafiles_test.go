@@ -26,6 +26,7 @@ func mediaKeys(files []store.MediaFile) []string {
 // (camera ids as text); a Put that is not pending, and a Delete, take a
 // file off the pending list, and a Delete takes its event references.
 func TestMediaFiles(t *testing.T) {
+	t.Parallel()
 	f := seedDeviceState(t)
 	a, b := f.imeis[0], f.imeis[1]
 	at := time.Date(2026, 3, 11, 10, 0, 0, 123456000, time.UTC)
@@ -131,6 +132,7 @@ func TestMediaFiles(t *testing.T) {
 // TestMediaPendingUsesItsIndex reads the pending list through the partial
 // index, in its order, without sorting.
 func TestMediaPendingUsesItsIndex(t *testing.T) {
+	t.Parallel()
 	f := seedDeviceState(t)
 	f.view(func(tx *tx) error {
 		if _, err := tx.exec(`SET LOCAL enable_seqscan = off`); err != nil {
@@ -161,6 +163,7 @@ func TestMediaPendingUsesItsIndex(t *testing.T) {
 // in ascending order and forgets them; forgetting one not recorded is no
 // error.
 func TestMediaEventRefs(t *testing.T) {
+	t.Parallel()
 	f := seedDeviceState(t)
 	m := &store.MediaFile{IMEI: f.imeis[0], CameraID: 1, FileType: store.FileVideo, FileID: "f1", State: store.MediaPending,
 		UpdatedAt: time.Now()}
@@ -207,6 +210,7 @@ func TestMediaEventRefs(t *testing.T) {
 
 // TestMediaTrash keeps each blob key once and lists them in byte order.
 func TestMediaTrash(t *testing.T) {
+	t.Parallel()
 	f := seedDeviceState(t)
 	f.update(func(tx *tx) error {
 		for _, k := range []string{"b/2", "a/1", "b/2", "B/3", "a/1/x"} {
@@ -243,6 +247,7 @@ func TestMediaTrash(t *testing.T) {
 // asked, each as Get reads it: a file asked for twice twice, one not
 // stored as nil.
 func TestMediaFilesGetMany(t *testing.T) {
+	t.Parallel()
 	f := seedDeviceState(t)
 	a, b := f.imeis[0], f.imeis[1]
 	at := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)

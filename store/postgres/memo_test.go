@@ -18,6 +18,7 @@ import (
 // what a reader changes in the settings it was given is not what the next
 // reader gets.
 func TestMemo(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	ds := fullDeviceSettings("")
@@ -59,6 +60,7 @@ func TestMemo(t *testing.T) {
 // a batch's own is the one before it, and a batch with a point at or
 // before the latest goes to the server and is answered by it.
 func TestGPSReadAhead(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	imei := f.imeis[0]
@@ -136,6 +138,7 @@ func TestGPSReadAhead(t *testing.T) {
 // latest sample ahead, makes the commit a serialisation conflict, and the
 // transaction run again stores nothing over it.
 func TestGPSReadAheadLosesToAConcurrentWriter(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	imei := f.imeis[0]
@@ -181,6 +184,7 @@ func TestGPSReadAheadLosesToAConcurrentWriter(t *testing.T) {
 // view answers it, and a view that asks for more runs again as an
 // ordinary view.
 func TestViewDevice(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	imei := f.imeis[0]
@@ -276,6 +280,7 @@ func TestViewDevice(t *testing.T) {
 // its settings' version is not given its organization's drivers, and a
 // view that lists them then runs again.
 func TestViewDeviceReadsDriverCredentialsAhead(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	free, assigned := f.imeis[0], f.imeis[1]
@@ -356,6 +361,7 @@ func TestViewDeviceReadsDriverCredentialsAhead(t *testing.T) {
 // them: the second read costs no round trip, and a read after a write
 // sees it.
 func TestWebhookRoutingMemo(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	org, imei := f.orgA, f.imeis[0]
@@ -422,6 +428,7 @@ func TestWebhookRoutingMemo(t *testing.T) {
 // latest sample and session read ahead tell, and by the server otherwise,
 // with the same answers an ordinary transaction gives.
 func TestEventReadAhead(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	imei, quiet := f.imeis[0], f.imeis[1]
@@ -492,6 +499,7 @@ func TestEventReadAhead(t *testing.T) {
 // parentheses (subqueries, function calls) left out, and every list the
 // joined read-ahead splits its rows by.
 func TestColumnCount(t *testing.T) {
+	t.Parallel()
 	for list, want := range map[string]int{"a": 1, "a, b": 2, "a, (SELECT x, y FROM t), f(b, c), d": 4, organizationColumns: 17} {
 		if got := columnCount(list); got != want {
 			t.Errorf("columnCount(%q) = %d, want %d", list, got, want)

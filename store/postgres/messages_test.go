@@ -41,6 +41,7 @@ func messagesAfter(t *testing.T, e *Engine, seq int64, limit int) []store.Messag
 // TestMessagesKeepTheirFacts appends a message of every kind of fact, and
 // one with an already rendered payload, and reads each back as it was.
 func TestMessagesKeepTheirFacts(t *testing.T) {
+	t.Parallel()
 	e, f := webhookEngine(t)
 	const imei = "490154203237518"
 	msgs := appendMessages(t, e,
@@ -105,6 +106,7 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 }
 
 func TestMessagesAfterAndDeleteThrough(t *testing.T) {
+	t.Parallel()
 	e, f := webhookEngine(t)
 	var batch []store.Message
 	for range 10 {
@@ -172,6 +174,7 @@ func TestMessagesAfterAndDeleteThrough(t *testing.T) {
 // sequence while another that drew one has not ended: a second appender
 // waits for the first, then draws a higher sequence.
 func TestMessageSequencesFollowCommits(t *testing.T) {
+	t.Parallel()
 	e, f := webhookEngine(t)
 	ctx := context.Background()
 	begin := func() *tx {
@@ -255,6 +258,7 @@ func waitForAdvisoryWaiter(t *testing.T, e *Engine) {
 // reader moves a cursor as the webhook dispatcher does, past the highest
 // sequence it read: it still reads every message.
 func TestConcurrentAppendersAreNotSkipped(t *testing.T) {
+	t.Parallel()
 	e, f := webhookEngine(t)
 	ctx := context.Background()
 	const writers, each = 8, 25

@@ -11,6 +11,7 @@ import (
 // partners and invitations in an order that is not the ids', reads it back
 // as stored, and replaces its lists.
 func TestOrganizations(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	d := seedDirectory(t, e)
 	var r *store.Partner
@@ -93,6 +94,7 @@ func TestOrganizations(t *testing.T) {
 //	3  p        q            -
 //	4  q        -            -
 func TestOrganizationsList(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	d := seedDirectory(t, e)
 	p, q := d.p.ID, d.q.ID
@@ -156,6 +158,7 @@ func TestOrganizationsList(t *testing.T) {
 
 // TestGroups stores groups of two organizations and lists each's.
 func TestGroups(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	d := seedDirectory(t, e)
 	other := &store.Organization{Name: "Other", PartnerID: d.q.ID, PartnerIDs: []int64{d.q.ID}, CreatedAt: testTime}

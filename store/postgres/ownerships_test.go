@@ -10,6 +10,7 @@ import (
 // TestDeviceOwnerships logs ownerships of two IMEIs, ends one, records a
 // stay from before ownership numbers, and reads each IMEI's log.
 func TestDeviceOwnerships(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	d := seedDirectory(t, e)
 	a, b := testIMEI(1), testIMEI(2)

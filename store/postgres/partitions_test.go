@@ -21,6 +21,7 @@ import (
 // that has a partition gets none, and rows land in the partition of their
 // range or in the default partition.
 func TestEnsurePartition(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	ctx := context.Background()
 	_, err := e.pool.Exec(ctx, `CREATE TABLE samples (at timestamptz NOT NULL) PARTITION BY RANGE (at);
@@ -175,6 +176,7 @@ func wantPartitions(p partitionedTable, first, last time.Time) []string {
 // day is then left to the default partitions without failing the others;
 // rows outside the span stay in the default partitions.
 func TestPartitionsAroundNow(t *testing.T) {
+	t.Parallel()
 	url := pgtest.Database(t, "")
 	e := openEngine(t, url)
 	ctx := context.Background()

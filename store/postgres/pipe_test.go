@@ -14,6 +14,7 @@ import (
 // goes, and the transaction goes on either way (pgx rolls back the
 // savepoint it released, which must find it closed).
 func TestSavepointsUnderBeginFunc(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	failed := errors.New("refused")
 	write(t, e, func(t *tx) error {

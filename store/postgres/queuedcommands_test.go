@@ -16,6 +16,7 @@ import (
 // oldest with that id, the arguments come back byte for byte, a device not
 // in the inventory has no queue and a removed device's goes with it.
 func TestQueuedCommands(t *testing.T) {
+	t.Parallel()
 	f := seedDeviceState(t)
 	a, b := f.imeis[0], f.imeis[1]
 	at := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)

@@ -13,6 +13,7 @@ import (
 // statement sent on its own and one for a device view's batch, and every
 // statement in each.
 func TestRoundTripsCounted(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	reg := prometheus.NewPedanticRegistry()

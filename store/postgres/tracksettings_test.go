@@ -13,6 +13,7 @@ import (
 // TestDeviceTracks stores, replaces and forgets device tracks; a track
 // without transitions reads back as it was put, without them.
 func TestDeviceTracks(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	imei := f.imeis[0]
@@ -65,6 +66,7 @@ func TestDeviceTracks(t *testing.T) {
 // TestHotspots stores, replaces and forgets hotspot states; the factory
 // default password is NULL.
 func TestHotspots(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	imei := f.imeis[0]
@@ -130,6 +132,7 @@ func fullDeviceSettings(imei string) *store.DeviceSettings {
 // TestDeviceSettings stores, replaces and forgets device settings, every
 // part of them and none.
 func TestDeviceSettings(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	imei := f.imeis[0]
@@ -173,6 +176,7 @@ func TestDeviceSettings(t *testing.T) {
 
 // TestOrganizationSettings stores and replaces organizations' settings.
 func TestOrganizationSettings(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	ds := fullDeviceSettings("")
@@ -201,6 +205,7 @@ func TestOrganizationSettings(t *testing.T) {
 // TestTrackRecordsOfRemovedDevice removes a device: its track, hotspot
 // state and settings go with it, its GPS samples and trips stay.
 func TestTrackRecordsOfRemovedDevice(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	imei := f.imeis[0]

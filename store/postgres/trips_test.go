@@ -24,6 +24,7 @@ func tripIDs(trips []store.Trip) []int64 {
 // second trip of a device in one millisecond (leaving the transaction
 // usable), finds each by its start's millisecond and replaces one.
 func TestTripsInsertAtPut(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	imei := f.imeis[0]
@@ -94,6 +95,7 @@ func TestTripsInsertAtPut(t *testing.T) {
 // TestTripsOpen opens, moves and clears the open trip of a device: it is
 // one of its stored trips, at most one at a time, and the trips stay.
 func TestTripsOpen(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	imei := f.imeis[0]
@@ -166,6 +168,7 @@ func TestTripsOpen(t *testing.T) {
 // span, to the nanosecond at its ends, an open trip ending never, and the
 // devices that have trips.
 func TestTripsByDeviceAndIMEIs(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	imei := f.imeis[1]
@@ -235,6 +238,7 @@ func TestTripsByDeviceAndIMEIs(t *testing.T) {
 // TestTripsPurge purges trips in batches: gone are those the devices'
 // cutoffs say are due, except each device's open trip.
 func TestTripsPurge(t *testing.T) {
+	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	base := trackNow.AddDate(0, -2, 0)

@@ -15,6 +15,7 @@ import (
 // id and e-mail, refuses a second user with the same e-mail in a
 // transaction that goes on, and replaces one.
 func TestUsers(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	d := seedDirectory(t, e)
 	partnerUser := &store.User{Email: "ann@example.com", Name: "Ann", PasswordHash: []byte("$2a$hash"),
@@ -80,6 +81,7 @@ func TestUsers(t *testing.T) {
 // TestUsersList lists four users, 1 and 3 of the partner, 2 and 4 of the
 // organization, as UserFilter.Match selects them, in id order.
 func TestUsersList(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	d := seedDirectory(t, e)
 	var ids []int64
@@ -139,6 +141,7 @@ func TestUsersList(t *testing.T) {
 
 // TestInviteTokens records, replaces and forgets a token's user.
 func TestInviteTokens(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	d := seedDirectory(t, e)
 	users := []*store.User{{Email: "ann@example.com"}, {Email: "bob@example.com"}}
@@ -184,6 +187,7 @@ func TestInviteTokens(t *testing.T) {
 // once: one inserts it, and each of the others, run again after losing the
 // race, finds it taken.
 func TestUsersSameEmailAtOnce(t *testing.T) {
+	t.Parallel()
 	e := openPrepared(t)
 	d := seedDirectory(t, e)
 	const writers = 8

@@ -8,6 +8,7 @@ import (
 )
 
 func TestWithoutNUL(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		`{"a":"x"}`:                 `{"a":"x"}`,
 		`{"a":"x\u0000y\u0000"}`:    `{"a":"x\ufffdy\ufffd"}`,
@@ -26,6 +27,7 @@ func TestWithoutNUL(t *testing.T) {
 // or a receiver may send it: the writes succeed, with U+FFFD in its place,
 // and a delivery's body keeps it as it is.
 func TestNULCharactersAreStored(t *testing.T) {
+	t.Parallel()
 	e, f := webhookEngine(t)
 	msg := store.Message{Kind: store.MessageEvent, OrganizationID: f.org, Time: webhookTime,
 		Event: &store.EventFact{ID: 1, Type: "x", Metadata: "a\x00b"}}

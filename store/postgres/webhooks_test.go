@@ -43,6 +43,7 @@ func seedWebhooks(t *testing.T, e *Engine) webhookFixture {
 }
 
 func TestWebhookSettings(t *testing.T) {
+	t.Parallel()
 	e, f := webhookEngine(t)
 	read(t, e, func(t2 *tx) error {
 		if _, err := t2.WebhookSettings().Get(f.org); !errors.Is(err, store.ErrNotFound) {
@@ -98,6 +99,7 @@ func TestWebhookSettings(t *testing.T) {
 }
 
 func TestWebhookSubscriptions(t *testing.T) {
+	t.Parallel()
 	e, f := webhookEngine(t)
 	const dev1, dev2 = "490154203237518", "357660101000016"
 	subs := []*store.WebhookSubscription{
@@ -194,6 +196,7 @@ func TestWebhookSubscriptions(t *testing.T) {
 }
 
 func TestWebhookSecrets(t *testing.T) {
+	t.Parallel()
 	e, f := webhookEngine(t)
 	created := &store.WebhookSecret{OrganizationID: f.org, Salt: []byte{1, 2, 3}, CreatedAt: webhookTime}
 	write(t, e, func(t2 *tx) error {
@@ -225,6 +228,7 @@ func TestWebhookSecrets(t *testing.T) {
 }
 
 func TestWebhookEndpoints(t *testing.T) {
+	t.Parallel()
 	e, f := webhookEngine(t)
 	// URLs in byte order: "Z" before "a", "/" before "0".
 	eps := []*store.WebhookEndpoint{
@@ -269,6 +273,7 @@ func TestWebhookEndpoints(t *testing.T) {
 }
 
 func TestWebhookReceivers(t *testing.T) {
+	t.Parallel()
 	e, f := webhookEngine(t)
 	write(t, e, func(t2 *tx) error {
 		if err := t2.WebhookReceivers().Put(f.org, []string{store.WebhookTypeEvent, store.WebhookTypeGPS}); err != nil {
@@ -336,6 +341,7 @@ func TestWebhookReceivers(t *testing.T) {
 }
 
 func TestWebhookOutboxCounters(t *testing.T) {
+	t.Parallel()
 	e, _ := webhookEngine(t)
 	read(t, e, func(t2 *tx) error {
 		c, err1 := t2.WebhookOutbox().Cursor()
