@@ -76,6 +76,7 @@ func alarmIDs(as []Alarm) []int64 {
 }
 
 func TestAlarmsList(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newAlarmListFixture(t)
 		tests := []struct {

@@ -26,6 +26,7 @@ func (f *fleetFixture) openAlarms(imei string) map[int64]Alarm {
 }
 
 func TestHealthAlarms(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		dev := f.addDevice(1, f.org, f.partner.ID)
@@ -106,6 +107,7 @@ func TestHealthAlarms(t *testing.T) {
 }
 
 func TestOfflineAlarm(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		dev := f.addDevice(1, f.org, f.partner.ID)
@@ -136,6 +138,7 @@ func TestOfflineAlarm(t *testing.T) {
 }
 
 func TestSimulatedAlarmAndActions(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		dev := f.addDevice(1, f.org, f.partner.ID)
@@ -194,6 +197,7 @@ func TestSimulatedAlarmAndActions(t *testing.T) {
 }
 
 func TestRaiseOfflineAlarms(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		gone := f.addDevice(1, f.org, f.partner.ID)
@@ -230,6 +234,7 @@ func TestRaiseOfflineAlarms(t *testing.T) {
 }
 
 func TestApplyStatusReport(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		dev := f.addDevice(1, f.org, f.partner.ID)

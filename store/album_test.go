@@ -9,6 +9,7 @@ import (
 )
 
 func TestAlbumImageID(t *testing.T) {
+	t.Parallel()
 	imei := settingsIMEI(1)
 	id := AlbumImageID(imei, "1706745600.a_b")
 	if got, file, ok := ParseAlbumImageID(id); !ok || got != imei || file != "1706745600.a_b" {
@@ -22,6 +23,7 @@ func TestAlbumImageID(t *testing.T) {
 }
 
 func TestAlbum(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newSettingsFixture(t, 1)
 		org := f.org.ID

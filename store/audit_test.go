@@ -10,6 +10,7 @@ import (
 )
 
 func TestAuditInTransaction(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db, clock := openTest(t)
 		pid, oid := seed(t, db)

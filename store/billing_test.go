@@ -10,6 +10,7 @@ import (
 )
 
 func TestAuxCameraStatusMessages(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		dev := f.addDevice(1, f.org, f.partner.ID)
@@ -63,6 +64,7 @@ func TestAuxCameraStatusMessages(t *testing.T) {
 }
 
 func TestBilling(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		dev := f.addDevice(1, f.org, f.partner.ID)
@@ -167,6 +169,7 @@ func TestBilling(t *testing.T) {
 }
 
 func TestDataUsage(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		dev := f.addDevice(1, f.org, f.partner.ID)

@@ -235,6 +235,7 @@ func readBulk(t *testing.T, db *DB, f bulkFleet) map[string]string {
 // from every rule and leaves the same records of every kind (read out as a
 // copy reads them: ids, sequences, indexes' answers) on every engine.
 func TestBulkUpdateWritesWhatUpdateWrites(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		clock := storetest.NewClock(bulkT0)
 		var got [2]map[Kind][]string
@@ -287,6 +288,7 @@ func TestBulkUpdateWritesWhatUpdateWrites(t *testing.T) {
 
 // A bulk transaction that fails leaves nothing of what it wrote.
 func TestBulkUpdateFailureLeavesNothing(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		clock := storetest.NewClock(bulkT0)
 		db := storetest.Open(t, storetest.WithClock(clock.Now))

@@ -11,6 +11,7 @@ import (
 )
 
 func TestCameraRetention(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newSettingsFixture(t, 1)
 		imei := f.imeis[0]

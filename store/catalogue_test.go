@@ -7,6 +7,7 @@ import (
 )
 
 func TestEventCatalogue(t *testing.T) {
+	t.Parallel()
 	kinds := EventKinds()
 	if len(kinds) != 40 {
 		t.Fatalf("%d event kinds, the spec lists 40", len(kinds))

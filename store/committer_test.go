@@ -35,6 +35,7 @@ func linkExists(t *testing.T, db *DB, imei string) bool {
 }
 
 func TestCommitterBatchesConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db := openTestDB(t)
 		var mu sync.Mutex
@@ -77,6 +78,7 @@ func TestCommitterBatchesConcurrentWriters(t *testing.T) {
 }
 
 func TestCommitterFailedJobDoesNotFailItsBatch(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db := openTestDB(t)
 		var stats BatchStats
@@ -137,6 +139,7 @@ func TestCommitterFailedJobDoesNotFailItsBatch(t *testing.T) {
 }
 
 func TestCommitterWakesOutboxWatchers(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db := openTestDB(t)
 		sig, stop := db.OutboxSignal()
@@ -172,6 +175,7 @@ func TestCommitterWakesOutboxWatchers(t *testing.T) {
 // A writer whose context ends before its batch commits finds its write
 // left out, and the rest of the batch committed.
 func TestCommitterLeavesOutJobsOfDoneContexts(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db := openTestDB(t)
 		c := db.NewCommitter(CommitterOptions{MaxBatch: 8})
@@ -224,6 +228,7 @@ func TestCommitterLeavesOutJobsOfDoneContexts(t *testing.T) {
 // nodes meeting on the same pages do) is split until the two are apart;
 // every job commits, in order, and none fails.
 func TestCommitterSplitsABatchThatKeepsConflicting(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db := openTestDB(t)
 		var stats BatchStats

@@ -7,6 +7,7 @@ import (
 )
 
 func TestCommonPasswordList(t *testing.T) {
+	t.Parallel()
 	lines := strings.Split(strings.TrimSpace(commonPasswordList), "\n")
 	if len(lines) != CommonPasswordCount || len(commonPasswords()) != CommonPasswordCount {
 		t.Fatalf("%d lines, %d distinct, want %d", len(lines), len(commonPasswords()), CommonPasswordCount)
@@ -23,6 +24,7 @@ func TestCommonPasswordList(t *testing.T) {
 }
 
 func TestCheckPasswordRefusesCommonOnes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		pw     string
 		common bool

@@ -12,6 +12,7 @@ import (
 // A transaction whose caller gave up while it ran is rolled back, and the
 // caller learns why.
 func TestUpdateDoesNotCommitForADoneContext(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db, _ := openTest(t)
 		tests := []struct {

@@ -66,6 +66,7 @@ func copyStore(t *testing.T, src, dst *DB) ([]CopyCount, []Kind) {
 // every read of the store the same, and gives the records created after
 // the copy ids above the copied ones.
 func TestCopyBetweenEngines(t *testing.T) {
+	t.Parallel()
 	clock := storetest.NewClock(copyT0)
 	src := openCopyBolt(t, filepath.Join(t.TempDir(), "fleetcam.db"), clock)
 	seed := seedCopy(t, src, clock)
@@ -131,6 +132,7 @@ func TestCopyBetweenEngines(t *testing.T) {
 // identity, answers every read the same, and gives the records created
 // after the copy ids above the copied ones.
 func TestCopyPostgresToPostgres(t *testing.T) {
+	t.Parallel()
 	clock := storetest.NewClock(copyT0)
 	src := openCopyPostgres(t, clock)
 	seed := seedCopy(t, src, clock)
@@ -282,6 +284,7 @@ func addAfterCopy(t *testing.T, db *DB, clock *storetest.Clock, s copySeed) map[
 // A destination that holds records is refused and left as it was; so is
 // a source of an older version.
 func TestCopyRefusals(t *testing.T) {
+	t.Parallel()
 	clock := storetest.NewClock(copyT0)
 	src := openCopyBolt(t, filepath.Join(t.TempDir(), "src.db"), clock)
 	if err := src.Update(t.Context(), Actor{Source: "test"}, func(tx *Tx) error {
@@ -341,6 +344,7 @@ func TestCopyRefusals(t *testing.T) {
 // copied the events, leaves the destination without a record: the
 // PostgreSQL transaction rolls back, and the bbolt file is never made.
 func TestCopyFailureLeavesNothing(t *testing.T) {
+	t.Parallel()
 	clock := storetest.NewClock(copyT0)
 	src := openCopyBolt(t, filepath.Join(t.TempDir(), "fleetcam.db"), clock)
 	seedCopy(t, src, clock)

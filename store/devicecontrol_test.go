@@ -10,6 +10,7 @@ import (
 )
 
 func TestDeviceControlSettings(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newSettingsFixture(t, 2)
 		own, inherits := f.imeis[0], f.imeis[1]

@@ -41,6 +41,7 @@ func seedDevice(t *testing.T, db *DB, imeis ...string) *Organization {
 }
 
 func TestDeviceTokenIssueAndRevoke(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db := openTestDB(t)
 		seedDevice(t, db, testIMEI)
@@ -89,6 +90,7 @@ func TestDeviceTokenIssueAndRevoke(t *testing.T) {
 }
 
 func TestQueuedCommandsAndDeviceRemoval(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db := openTestDB(t)
 		seedDevice(t, db, testIMEI, testIMEI2)
@@ -142,6 +144,7 @@ func TestQueuedCommandsAndDeviceRemoval(t *testing.T) {
 }
 
 func TestMarkAllOfflineAndOrganizationDevices(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db := openTestDB(t)
 		org := seedDevice(t, db, testIMEI, testIMEI2)
@@ -174,6 +177,7 @@ func TestMarkAllOfflineAndOrganizationDevices(t *testing.T) {
 // connections it recorded; another node's stay online; the nodes links
 // claim connections to are those of the links online.
 func TestMarkOfflineByNode(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db := openTestDB(t)
 		seedDevice(t, db, testIMEI, testIMEI2, testIMEI3, testIMEI4)
@@ -215,6 +219,7 @@ func TestMarkOfflineByNode(t *testing.T) {
 }
 
 func TestGPSRangeAndRedelivery(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db := openTestDB(t)
 		t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -258,6 +263,7 @@ func TestGPSRangeAndRedelivery(t *testing.T) {
 // millisecond keeps the first point that had it, and the points added are
 // the others, in the message's order.
 func TestAddGPSKeepsTheFirstOfEachMillisecond(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db := openTestDB(t)
 		t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)

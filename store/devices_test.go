@@ -9,6 +9,7 @@ import (
 )
 
 func TestValidIMEI(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		imei string
 		ok   bool
@@ -29,6 +30,7 @@ func TestValidIMEI(t *testing.T) {
 }
 
 func TestDevicesInventory(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db, _ := openTest(t)
 		pid, oid := seed(t, db)
@@ -94,6 +96,7 @@ func TestDevicesInventory(t *testing.T) {
 }
 
 func TestRemoveDeviceEmitsMessage(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db, _ := openTest(t)
 		pid, oid := seed(t, db)
@@ -124,6 +127,7 @@ func TestRemoveDeviceEmitsMessage(t *testing.T) {
 }
 
 func TestUpdateDeviceChecks(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db, _ := openTest(t)
 		pid, oid := seed(t, db)

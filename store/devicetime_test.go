@@ -12,6 +12,7 @@ import (
 // (JSON and PostgreSQL stop at the year 9999) is invalid input, not a
 // write that fails and is sent again for ever.
 func TestDeviceTimesBeyondTheYear9999AreRefused(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		at   time.Time
 		want bool

@@ -11,6 +11,7 @@ import (
 )
 
 func TestDiskUsageMetrics(t *testing.T) {
+	t.Parallel()
 	storetest.Use(t, "bbolt") // the store's file
 	path := filepath.Join(t.TempDir(), "fleetcam.db")
 	db := storetest.Open(t, storetest.WithPath(path))

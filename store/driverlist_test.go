@@ -26,6 +26,7 @@ func driverIDs(ds []Driver) []int64 {
 //	3  dee          two   Aaron  adams   L3       yes
 //	4  eve          one   anna   Bates   L2       yes
 func TestDriversList(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		var two *Organization

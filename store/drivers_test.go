@@ -19,6 +19,7 @@ func (f *fleetFixture) addDriver(org *Organization, thirdParty string) *Driver {
 }
 
 func TestCreateDriver(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		dev := f.addDevice(1, f.org, f.partner.ID)
@@ -75,6 +76,7 @@ func TestCreateDriver(t *testing.T) {
 }
 
 func TestUpdateAndDeleteDriver(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		a := f.addDriver(f.org, "a")
@@ -126,6 +128,7 @@ func TestUpdateAndDeleteDriver(t *testing.T) {
 }
 
 func TestDriverAssignments(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		dev1 := f.addDevice(1, f.org, f.partner.ID)
@@ -185,6 +188,7 @@ func TestDriverAssignments(t *testing.T) {
 }
 
 func TestDriverStateMachine(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		dev := f.addDevice(1, f.org, f.partner.ID)
@@ -299,6 +303,7 @@ func TestDriverStateMachine(t *testing.T) {
 }
 
 func TestDriverEventsRecorded(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		dev := f.addDevice(1, f.org, f.partner.ID)

@@ -13,6 +13,7 @@ import (
 // Every store error matches its own sentinel and no other, through any
 // wrapping, and reads as before: the message, then the sentinel's text.
 func TestErrorKindsAndTexts(t *testing.T) {
+	t.Parallel()
 	sentinels := []error{ErrNotFound, ErrConflict, ErrInvalid}
 	tests := []struct {
 		name    string
@@ -61,6 +62,7 @@ func TestErrorKindsAndTexts(t *testing.T) {
 // The store's own lookups and checks answer typed errors that name what is
 // missing and which field breaks which rule.
 func TestStoreAnswersTypedErrors(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db, clock := openTest(t)
 		partnerID, orgID := seed(t, db)

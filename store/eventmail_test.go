@@ -17,6 +17,7 @@ func (f *eventFixture) advance(d time.Duration) {
 }
 
 func TestEventMailQueue(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		f.recipients(EventTailgating, "a@fleet.example", "b@fleet.example")

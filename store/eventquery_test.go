@@ -37,6 +37,7 @@ func (f *eventFixture) seedEvents(n int, devs ...*Device) {
 }
 
 func TestDeviceEventsPageAndCount(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		f.seedEvents(10, f.dev, f.dev2)
@@ -62,6 +63,7 @@ func TestDeviceEventsPageAndCount(t *testing.T) {
 }
 
 func TestOrgEventsFilters(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		f.seedEvents(6, f.dev, f.dev2, f.foreign)
@@ -112,6 +114,7 @@ func TestOrgEventsFilters(t *testing.T) {
 }
 
 func TestDeleteEventUnindexes(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		f.seedEvents(3, f.dev)
@@ -141,6 +144,7 @@ func TestDeleteEventUnindexes(t *testing.T) {
 }
 
 func TestPurgeEvents(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		f.update(func(tx *Tx) error {
@@ -245,6 +249,7 @@ func BenchmarkEventPage(b *testing.B) {
 // device's current name and can keep the events of the devices a device
 // filter selects now.
 func TestOrgEventList(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		f.seedEvents(2, f.dev, f.dev2, f.foreign)
@@ -330,6 +335,7 @@ func eventIDs(es []Event) []int64 {
 // hour boundaries, partner and type filters, pages before, inside and
 // after the events, and after deletes and a purge.
 func TestOrgEventsPagesEveryWindow(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		rnd := rand.New(rand.NewPCG(7, 11))
@@ -432,6 +438,7 @@ func TestOrgEventsPagesEveryWindow(t *testing.T) {
 // each organization's due events in batches that run on from one
 // organization into the next, and keeps the rest.
 func TestPurgeEventsInBatchesAcrossOrganizations(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		var second *Device
@@ -486,6 +493,7 @@ func TestPurgeEventsInBatchesAcrossOrganizations(t *testing.T) {
 // the copied events, also after deletes on the copy: the copy brings what
 // the pages count whole hours from along with the events.
 func TestOrgEventPagesAfterCopy(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		rnd := rand.New(rand.NewPCG(31, 37))
@@ -568,6 +576,7 @@ func TestOrgEventPagesAfterCopy(t *testing.T) {
 // TestOrgEventListOfRemovedDevice: the events of a removed device stay in
 // its organization's list, with no device name, and count as before.
 func TestOrgEventListOfRemovedDevice(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		f.seedEvents(4, f.dev, f.foreign)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestEventRecipients(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newSettingsFixture(t, 2)
 		imei := f.imeis[0]

@@ -168,6 +168,7 @@ func twoFiles(id string) []EventFile {
 }
 
 func TestIngestEventRules(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		off := false
 		tests := []struct {
@@ -339,6 +340,7 @@ func TestIngestEventRules(t *testing.T) {
 }
 
 func TestIngestEventRefusesBadInput(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		tests := []struct {
 			name, want string
@@ -366,6 +368,7 @@ func TestIngestEventRefusesBadInput(t *testing.T) {
 }
 
 func TestIngestEventRedeliveryStoredOnce(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		in := EventInput{DeviceEventID: "dev-7", Type: EventButton, Time: eventT0, Files: twoFiles("7")}
@@ -402,6 +405,7 @@ func TestIngestEventRedeliveryStoredOnce(t *testing.T) {
 }
 
 func TestReviewEvent(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		e := f.ingest(f.dev, EventInput{Type: EventButton, Time: eventT0}).Event

@@ -14,6 +14,7 @@ import (
 // as their external user, keeps them across other changes, and leaves
 // them when removed or when the organization is deleted.
 func TestExternalUsers(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		var two, three *Organization

@@ -34,6 +34,7 @@ func (f *eventFixture) track(dev *Device, fixes ...GPSPoint) []*Event {
 }
 
 func TestValidateGeofences(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, want string
 		fs         []Geofence
@@ -62,6 +63,7 @@ func TestValidateGeofences(t *testing.T) {
 }
 
 func TestGeofencesBumpConfigVersion(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		var before, after int64
@@ -85,6 +87,7 @@ func TestGeofencesBumpConfigVersion(t *testing.T) {
 }
 
 func TestGeofenceEnteredOnlyOnCrossingIn(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		entered := func(id string, t time.Time) EventInput {
 			return EventInput{DeviceEventID: id, Type: EventGeoFence, Time: t, GeoFenceID: home.ID, GeoFencePath: GeofenceEntered}
@@ -148,6 +151,7 @@ func TestGeofenceEnteredOnlyOnCrossingIn(t *testing.T) {
 }
 
 func TestSpeedLimitOncePerExcursion(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		f.settings(f.dev, func(s *DeviceSettings) { s.Events.SpeedLimitKmh = 90 })
@@ -181,6 +185,7 @@ func TestSpeedLimitOncePerExcursion(t *testing.T) {
 // A fix older than one already stored, even from an earlier batch, arrived
 // out of order: it starts no excursion.
 func TestSpeedLimitIgnoresOutOfOrderFix(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		f.settings(f.dev, func(s *DeviceSettings) { s.Events.SpeedLimitKmh = 90 })
@@ -195,6 +200,7 @@ func TestSpeedLimitIgnoresOutOfOrderFix(t *testing.T) {
 }
 
 func TestVirtualEventTakesLastPosition(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		f.track(f.dev, at(outside, eventT0, 33))
@@ -218,6 +224,7 @@ func TestVirtualEventTakesLastPosition(t *testing.T) {
 // A speed limit set for the organization applies to devices without
 // event settings of their own, as in the effective settings.
 func TestSpeedLimitFromOrganizationDefaults(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		f.update(func(tx *Tx) error {

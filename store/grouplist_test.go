@@ -11,6 +11,7 @@ import (
 
 // TestGroupsList lists an organization's groups, not another's.
 func TestGroupsList(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		var other *Organization

@@ -12,6 +12,7 @@ import (
 )
 
 func TestNewHotspotPassword(t *testing.T) {
+	t.Parallel()
 	const n = 20000
 	counts := map[byte]int{}
 	seen := map[string]bool{}
@@ -67,6 +68,7 @@ func TestNewHotspotPassword(t *testing.T) {
 }
 
 func TestValidHotspotPassword(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		p    string
@@ -90,6 +92,7 @@ func TestValidHotspotPassword(t *testing.T) {
 }
 
 func TestHotspotPasswordLifecycle(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newSettingsFixture(t, 1)
 		imei := f.imeis[0]
@@ -180,6 +183,7 @@ func TestHotspotPasswordLifecycle(t *testing.T) {
 }
 
 func TestHotspotFromOrganizationDefault(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newSettingsFixture(t, 2)
 		cfg := DefaultDeviceConfig()

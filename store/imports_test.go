@@ -13,6 +13,7 @@ import (
 // file of the package imports the device wire types, the broker or the
 // API. Callers map their payloads to the store's inputs.
 func TestStoreKnowsNoWireOrAPITypes(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 // TestOrganizationInvitations: an invitation names any id, holds nothing
 // until the invited partner accepts, and only that partner can answer it.
 func TestOrganizationInvitations(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db, _ := openTest(t)
 		pid, oid := seed(t, db)

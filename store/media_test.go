@@ -31,6 +31,7 @@ func (f *eventFixture) trash() []string {
 }
 
 func TestSharedMediaSurvivesDeletingOneEvent(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		file := []EventFile{{CameraID: 1, FileID: "1772366400", FileType: FileVideo}}
@@ -62,6 +63,7 @@ func TestSharedMediaSurvivesDeletingOneEvent(t *testing.T) {
 }
 
 func TestMediaAvailableOnceAllFilesUploaded(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		e := f.ingest(f.dev, EventInput{DeviceEventID: "x", Type: EventAccident, Time: eventT0, Files: twoFiles("55")}).Event
@@ -100,6 +102,7 @@ func TestMediaAvailableOnceAllFilesUploaded(t *testing.T) {
 }
 
 func TestUnsettledMediaLifecycle(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		f.ingest(f.dev, EventInput{DeviceEventID: "x", Type: EventButton, Time: eventT0,
@@ -139,6 +142,7 @@ func TestUnsettledMediaLifecycle(t *testing.T) {
 }
 
 func TestADASImages(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		for i, id := range []string{"auto-1", "manual-1", "auto-2"} {
@@ -173,6 +177,7 @@ func TestADASImages(t *testing.T) {
 }
 
 func TestUploadedFileIsWrittenOnce(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		file := []EventFile{{CameraID: 1, FileID: "1772366400", FileType: FileVideo}}
@@ -204,6 +209,7 @@ func TestUploadedFileIsWrittenOnce(t *testing.T) {
 // a file two events share the same for both, a file never recorded (an
 // event stored without its media references) unavailable.
 func TestEventsMediaAvailable(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newEventFixture(t)
 		shared := EventFile{CameraID: 1, FileID: "1772366400", FileType: FileVideo}

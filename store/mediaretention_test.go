@@ -15,6 +15,7 @@ import (
 // purge days. ADAS calibration images, which no event references, go after
 // the general purge days. Everything runs on an injected clock.
 func TestMediaRetention(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		start := f.clock.Now()

@@ -38,6 +38,7 @@ func emitGPS(t *testing.T, db *DB, n int) {
 }
 
 func TestMessagesAfter(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db, _ := openTest(t)
 		emitGPS(t, db, 10)
@@ -70,6 +71,7 @@ func TestMessagesAfter(t *testing.T) {
 // Pruning deletes only what the stored cursor has passed, oldest first, in
 // transactions of at most the limit, and sequences carry on after it.
 func TestPruneMessages(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db, _ := openTest(t)
 		emitGPS(t, db, 1000)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestMetricLabel(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"trips":             "trips",
 		"auditLogs":         "audit_logs",

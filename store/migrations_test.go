@@ -91,6 +91,7 @@ func counted(list []Migration, runs map[int]int) []Migration {
 }
 
 func TestMigrationsAreNumberedFromOneInOrder(t *testing.T) {
+	t.Parallel()
 	for i, m := range Migrations() {
 		if m.Version != i+1 || m.Name == "" || m.Up == nil {
 			t.Fatalf("migration %d is {version %d, name %q, up set %v}; want version %d with a name and a function",
@@ -100,6 +101,7 @@ func TestMigrationsAreNumberedFromOneInOrder(t *testing.T) {
 }
 
 func TestNewStoreRecordsTheLatestVersion(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "fleetcam.db")
 	db, err := Open(path, Options{})
 	if err != nil {
@@ -114,6 +116,7 @@ func TestNewStoreRecordsTheLatestVersion(t *testing.T) {
 // A store written before migrations were versioned (no version, no hourly
 // event counts, no webhook receivers index) runs every migration once.
 func TestUnversionedStoreIsMigratedOnce(t *testing.T) {
+	t.Parallel()
 	storetest.Use(t, "bbolt") // the buckets of a store's file
 	f := newEventFixture(t)
 	f.ingest(f.dev, EventInput{Type: EventButton, Time: eventT0})
@@ -168,6 +171,7 @@ func TestUnversionedStoreIsMigratedOnce(t *testing.T) {
 // A store whose recorded version is below the latest runs only the
 // migrations above it.
 func TestStoreRunsOnlyTheMigrationsItHasNotRecorded(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "fleetcam.db")
 	db, err := Open(path, Options{})
 	if err != nil {
@@ -189,6 +193,7 @@ func TestStoreRunsOnlyTheMigrationsItHasNotRecorded(t *testing.T) {
 }
 
 func TestStoreFromANewerVersionDoesNotOpen(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "fleetcam.db")
 	db, err := Open(path, Options{})
 	if err != nil {
@@ -226,6 +231,7 @@ func TestStoreFromANewerVersionDoesNotOpen(t *testing.T) {
 // A failing migration leaves its writes and its version unrecorded, says
 // which migration failed, and the next open tries it again.
 func TestFailingMigrationIsRolledBack(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "fleetcam.db")
 	db, err := Open(path, Options{})
 	if err != nil {

@@ -21,6 +21,7 @@ const (
 // other, a rotation moves the generation on and ends the old secret, and
 // the audit log never holds the secret or its digest.
 func TestOAuthClients(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db, clock := openTest(t)
 		pid, oid := seed(t, db)

@@ -16,6 +16,7 @@ import (
 //	3  p        q            -
 //	4  q        -            -
 func TestOrganizationsList(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		p := f.partner.ID

@@ -9,6 +9,7 @@ import (
 )
 
 func TestCreateOrganizationDefaults(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db, _ := openTest(t)
 		pid, oid := seed(t, db)
@@ -34,6 +35,7 @@ func TestCreateOrganizationDefaults(t *testing.T) {
 }
 
 func TestRetentionMediaPurgeDays(t *testing.T) {
+	t.Parallel()
 	r := Retention{PurgeDays: 31, PurgeDaysRearCamera: 7, PurgeDaysAuxiliaryCameras: 90}
 	for cam, want := range map[int]int{1: 31, 2: 7, 3: 31, 50: 90, 61: 90} {
 		if got := r.MediaPurgeDays(cam); got != want {
@@ -43,6 +45,7 @@ func TestRetentionMediaPurgeDays(t *testing.T) {
 }
 
 func TestUpdateOrganizationPartners(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db, _ := openTest(t)
 		pid, oid := seed(t, db)

@@ -13,6 +13,7 @@ import (
 // once empty it goes with its users, groups, drivers, recipients and
 // invitations, and only the retention purge still finds its record.
 func TestDeleteOrganization(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		var other *Partner

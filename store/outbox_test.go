@@ -11,6 +11,7 @@ import (
 )
 
 func TestOutbox(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db, clock := openTest(t)
 		sig, stop := db.OutboxSignal()
@@ -127,6 +128,7 @@ func TestOutbox(t *testing.T) {
 // with their index entries, in batches; younger and pending ones stay, and
 // a redelivery does not need the delivery it repeats.
 func TestPurgeDeliveries(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		db, clock := openTest(t)
 		start := clock.Now()

@@ -11,6 +11,7 @@ import (
 // TestUpdateDeviceKeepsItsOwnership: changing a device does not start a
 // new ownership nor move its start.
 func TestUpdateDeviceKeepsItsOwnership(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		dev := f.addDevice(1, f.org, f.partner.ID)
@@ -35,6 +36,7 @@ func TestUpdateDeviceKeepsItsOwnership(t *testing.T) {
 // under the new owner is stored, not taken for a redelivery of the old
 // owner's, while a redelivery within the ownership still is one.
 func TestDeviceEventIDsAreUniquePerOwnership(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		dev := f.addDevice(1, f.org, f.partner.ID)

@@ -21,6 +21,7 @@ import (
 // record of the organization that keeps everything, whose due records the
 // record-by-record purge deletes.
 func TestPurgeByPartition(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		start := f.clock.Now() // 2026-03-11 10:00 UTC

@@ -12,6 +12,7 @@ import (
 )
 
 func TestPurge(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		start := f.clock.Now()
@@ -149,6 +150,7 @@ func TestPurge(t *testing.T) {
 }
 
 func TestDeviceRetentionReachesDevices(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		dev := f.addDevice(1, f.org, f.partner.ID)

@@ -79,6 +79,7 @@ func (f *settingsFixture) audit(action string) []AuditEntry {
 }
 
 func TestEffectiveSettingsLayers(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newSettingsFixture(t, 2)
 		own, inherits := f.imeis[0], f.imeis[1]
@@ -105,6 +106,7 @@ func TestEffectiveSettingsLayers(t *testing.T) {
 }
 
 func TestUpdateOrgDeviceSettings(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newSettingsFixture(t, 3)
 		var changed []string
@@ -132,6 +134,7 @@ func TestUpdateOrgDeviceSettings(t *testing.T) {
 }
 
 func TestEventSettingDefaults(t *testing.T) {
+	t.Parallel()
 	off, on, speed := false, true, 40
 	c := DefaultEventConfig()
 	c.Events = map[string]EventSetting{
@@ -167,6 +170,7 @@ func TestEventSettingDefaults(t *testing.T) {
 }
 
 func TestSetPrivacyMode(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newSettingsFixture(t, 1)
 		imei := f.imeis[0]
@@ -217,6 +221,7 @@ func TestSetPrivacyMode(t *testing.T) {
 }
 
 func TestRemovedDeviceForgetsSettings(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newSettingsFixture(t, 1)
 		imei := f.imeis[0]

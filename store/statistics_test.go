@@ -14,6 +14,7 @@ import (
 // The clock is Wednesday 2026-03-11 10:00 UTC: the current month starts
 // 2026-03-01, the current ISO week 2026-03-09.
 func TestPartnerStatistics(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t) // org1 "Fleet one" created 2026-03-11
 		day := func(m time.Month, d int) time.Time { return time.Date(2026, m, d, 8, 0, 0, 0, time.UTC) }

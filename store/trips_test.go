@@ -10,6 +10,7 @@ import (
 )
 
 func TestHaversine(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name                   string
 		lat1, lon1, lat2, lon2 float64
@@ -29,6 +30,7 @@ func TestHaversine(t *testing.T) {
 }
 
 func TestTrips(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		dev := f.addDevice(1, f.org, f.partner.ID)
@@ -113,6 +115,7 @@ func TestTrips(t *testing.T) {
 // The retention purge keeps a trip still in progress however old it is, and
 // the trip closes afterwards as any other.
 func TestPurgeKeepsOpenTrip(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		dev := f.addDevice(1, f.org, f.partner.ID)

@@ -12,6 +12,7 @@ import (
 // TestUsersList lists four users: 1 and 3 of the partner, 2 and 4 of the
 // organization.
 func TestUsersList(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		f.update(func(tx *Tx) error {

@@ -14,6 +14,7 @@ import (
 // replaces the older ones, works once and expires; a deleted user frees
 // its e-mail and its tokens.
 func TestUserManagement(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		u := &User{Email: "ops@example.com", Name: "Ops", PasswordHash: []byte("old"), PartnerID: f.partner.ID,
@@ -148,6 +149,7 @@ func TestUserManagement(t *testing.T) {
 // TestGroupEdit: a renamed group keeps its devices; a deleted group's
 // devices stay in the organization in no group.
 func TestGroupEdit(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) {
 		f := newFleetFixture(t)
 		var g, keep *Group

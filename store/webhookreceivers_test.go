@@ -7,6 +7,7 @@ import (
 )
 
 func TestWebhookReceiversFollowSettingsAndSubscriptions(t *testing.T) {
+	t.Parallel()
 	f := newEventFixture(t)
 	has := func(typ string) bool {
 		var ok bool
