@@ -230,6 +230,43 @@ func TestMediaBucketProxy(t *testing.T) {
 	}
 }
 
+// TestMediaBucketPublicEndpoint: fleetcam reaches the store at
+// 127.0.0.1 and partners at localhost (media.s3.publicEndpoint, the same
+// server): the download's redirect leads to localhost, and following it
+// returns the video, whole and by a range request.
+func TestMediaBucketPublicEndpoint(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	public := strings.Replace(bucket.Endpoint, "http://127.0.0.1:", "http://localhost:", 1)
+	if public == bucket.Endpoint {
+		t.Fatalf("the endpoint %s is not on 127.0.0.1", bucket.Endpoint)
+	}
+	e := startEnv(t, withDevice("35693810002600", "Truck 26"), withConfig(func(c *configs.Config) {
+		withBucket(bucket)(c)
+		c.Media.S3.PublicEndpoint = public
+	}))
+	e.connect(nil)
+	e.waitOnline()
+	ev, err := e.dev.Emit(t.Context(), devicesim.EventSpec{Type: "deceleration"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := ev.Files[0]
+	link := fileLink(t, e.c, e.tok, e.imei, f.FileID, f.FileType, f.CameraID)
+	partner := newRedirects()
+	status, whole := partner.getRange(t, link, "")
+	if status != http.StatusOK || len(whole) == 0 {
+		t.Fatalf("download: %d, %d bytes", status, len(whole))
+	}
+	if len(partner.hops) != 1 || !strings.HasPrefix(partner.hops[0].URL.String(), public+"/"+bucket.Bucket+"/") {
+		t.Fatalf("the download was not redirected to the public endpoint %s: %v", public, partner.hops)
+	}
+	partner.hops = nil
+	status, part := partner.getRange(t, link, "bytes=4-11")
+	if status != http.StatusPartialContent || !bytes.Equal(part, whole[4:12]) || len(partner.hops) != 1 {
+		t.Fatalf("range: %d %q, redirects %v", status, part, partner.hops)
+	}
+}
+
 // TestStartRefusesUnusableBucket: a bucket fleetcam cannot use stops
 // start-up with the settings named, before the data directory is made.
 func TestStartRefusesUnusableBucket(t *testing.T) {
