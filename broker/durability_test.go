@@ -19,6 +19,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/configs"
+	"github.com/fleetcam/fleetcam/internal/testshared"
 	"github.com/fleetcam/fleetcam/store"
 	boltstore "github.com/fleetcam/fleetcam/store/bolt"
 	"github.com/fleetcam/fleetcam/store/pgtest"
@@ -33,12 +34,7 @@ func TestMain(m *testing.M) {
 		runChildBroker(where)
 		return
 	}
-	code := m.Run()
-	if err := pgtest.StopShared(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
+	testshared.Main(m, pgtest.StopShared)
 }
 
 // openStoreAt opens the store at where: a PostgreSQL URL, or the path of a

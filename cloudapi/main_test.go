@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/fleetcam/fleetcam/internal/testshared"
 	"github.com/fleetcam/fleetcam/store/blob/s3test"
 	"github.com/fleetcam/fleetcam/store/pgtest"
 )
@@ -22,10 +23,5 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
-	if err := pgtest.StopShared(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	s3test.StopShared()
-	os.Exit(code)
+	os.Exit(testshared.StopAll(code, pgtest.StopShared, s3test.StopShared))
 }

@@ -104,6 +104,14 @@ func TestInvalidSettingsNameTheSetting(t *testing.T) {
 		{"s3 and a directory", "", map[string]string{"FLEETCAM_MEDIA_S3_ENDPOINT": "https://s3.example.com", "FLEETCAM_MEDIA_S3_BUCKET": "media",
 			"FLEETCAM_MEDIA_DIR": "/mnt/media"}, "media.dir (FLEETCAM_MEDIA_DIR) and media.s3.endpoint (FLEETCAM_MEDIA_S3_ENDPOINT) are both set"},
 		{"s3 path style", "", map[string]string{"FLEETCAM_MEDIA_S3_PATH_STYLE": "yes"}, "FLEETCAM_MEDIA_S3_PATH_STYLE"},
+		{"s3 public endpoint without scheme", "", map[string]string{"FLEETCAM_MEDIA_S3_ENDPOINT": "http://seaweedfs.internal:8333",
+			"FLEETCAM_MEDIA_S3_BUCKET": "media", "FLEETCAM_MEDIA_S3_PUBLIC_ENDPOINT": "media.example.com"},
+			`media.s3.publicEndpoint (FLEETCAM_MEDIA_S3_PUBLIC_ENDPOINT) must be an http:// or https:// URL of a host without a path, e.g. https://media.example.com (got "media.example.com")`},
+		{"s3 public endpoint with a path", "media:\n  s3:\n    endpoint: http://seaweedfs.internal:8333\n    bucket: media\n    publicEndpoint: https://example.com/media\n", nil,
+			`media.s3.publicEndpoint (FLEETCAM_MEDIA_S3_PUBLIC_ENDPOINT) must be an http:// or https:// URL of a host without a path, e.g. https://media.example.com (got "https://example.com/media")`},
+		{"s3 public endpoint and proxy", "", map[string]string{"FLEETCAM_MEDIA_S3_ENDPOINT": "http://seaweedfs.internal:8333",
+			"FLEETCAM_MEDIA_S3_BUCKET": "media", "FLEETCAM_MEDIA_S3_PUBLIC_ENDPOINT": "https://media.example.com", "FLEETCAM_MEDIA_S3_PROXY": "true"},
+			"media.s3.publicEndpoint (FLEETCAM_MEDIA_S3_PUBLIC_ENDPOINT) names the store's address in download links, and media.s3.proxy"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -200,7 +208,8 @@ func TestClusterSettings(t *testing.T) {
 }
 
 // TestMediaS3Keys: the S3 keys come from the file or FLEETCAM_MEDIA_S3_*,
-// else from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+// else from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; the public
+// endpoint from FLEETCAM_MEDIA_S3_PUBLIC_ENDPOINT.
 func TestMediaS3Keys(t *testing.T) {
 	base := map[string]string{"FLEETCAM_MEDIA_S3_ENDPOINT": "http://127.0.0.1:8333", "FLEETCAM_MEDIA_S3_BUCKET": "fleet-media",
 		"FLEETCAM_MEDIA_S3_PATH_STYLE": "true", "AWS_ACCESS_KEY_ID": "aws-id", "AWS_SECRET_ACCESS_KEY": "aws-secret"}
@@ -208,9 +217,11 @@ func TestMediaS3Keys(t *testing.T) {
 		name                string
 		env                 map[string]string
 		wantKey, wantSecret string
+		wantPublic          string
 	}{
-		{"from the AWS variables", nil, "aws-id", "aws-secret"},
-		{"fleetcam's first", map[string]string{"FLEETCAM_MEDIA_S3_ACCESS_KEY": "fc-id", "FLEETCAM_MEDIA_S3_SECRET_KEY": "fc-secret"}, "fc-id", "fc-secret"},
+		{"from the AWS variables", nil, "aws-id", "aws-secret", ""},
+		{"fleetcam's first", map[string]string{"FLEETCAM_MEDIA_S3_ACCESS_KEY": "fc-id", "FLEETCAM_MEDIA_S3_SECRET_KEY": "fc-secret"}, "fc-id", "fc-secret", ""},
+		{"a public endpoint", map[string]string{"FLEETCAM_MEDIA_S3_PUBLIC_ENDPOINT": "https://media.example.com"}, "aws-id", "aws-secret", "https://media.example.com"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -221,7 +232,7 @@ func TestMediaS3Keys(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := c.Media.S3
-			if !s.Enabled() || !s.PathStyle || s.AccessKey != tc.wantKey || s.SecretKey != tc.wantSecret || s.PartSizeMB != 16 {
+			if !s.Enabled() || !s.PathStyle || s.AccessKey != tc.wantKey || s.SecretKey != tc.wantSecret || s.PartSizeMB != 16 || s.PublicEndpoint != tc.wantPublic {
 				t.Fatalf("got %+v", s)
 			}
 		})

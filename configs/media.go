@@ -38,6 +38,11 @@ type MediaS3 struct {
 	// of redirecting partners to a presigned link of the object: for stores
 	// partners cannot reach.
 	Proxy bool `yaml:"proxy"`
+	// PublicEndpoint is the store's URL in presigned links, when partners
+	// reach it at another address than fleetcam does (Endpoint an internal
+	// name, this a public one). fleetcam sends it no request: links are
+	// signed for its host in the bucket's region. Empty: Endpoint.
+	PublicEndpoint string `yaml:"publicEndpoint"`
 	// PartSizeMB is the part size of multipart uploads in MiB; a file no
 	// larger than a part is uploaded in one request. Each upload in
 	// progress holds up to two parts in memory.
@@ -60,6 +65,7 @@ func (c *Config) mediaEnv() []envVar {
 		{"FLEETCAM_MEDIA_S3_PATH_STYLE", &s.PathStyle},
 		{"FLEETCAM_MEDIA_S3_TLS_INSECURE_SKIP_VERIFY", &s.TLSInsecureSkipVerify},
 		{"FLEETCAM_MEDIA_S3_PROXY", &s.Proxy},
+		{"FLEETCAM_MEDIA_S3_PUBLIC_ENDPOINT", &s.PublicEndpoint},
 	}
 }
 
@@ -78,11 +84,16 @@ func (c *Config) checkMedia() error {
 	if !s.Enabled() {
 		return nil
 	}
-	u, err := url.Parse(s.Endpoint)
 	switch {
-	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "":
+	case !hostURL(s.Endpoint):
 		return fmt.Errorf("config: media.s3.endpoint (FLEETCAM_MEDIA_S3_ENDPOINT) must be an http:// or https:// URL of a host without a path, "+
 			"e.g. https://s3.eu-central-1.amazonaws.com (got %q)", s.Endpoint)
+	case s.PublicEndpoint != "" && !hostURL(s.PublicEndpoint):
+		return fmt.Errorf("config: media.s3.publicEndpoint (FLEETCAM_MEDIA_S3_PUBLIC_ENDPOINT) must be an http:// or https:// URL of a host without a path, "+
+			"e.g. https://media.example.com (got %q)", s.PublicEndpoint)
+	case s.PublicEndpoint != "" && s.Proxy:
+		return fmt.Errorf("config: media.s3.publicEndpoint (FLEETCAM_MEDIA_S3_PUBLIC_ENDPOINT) names the store's address in download links, " +
+			"and media.s3.proxy (FLEETCAM_MEDIA_S3_PROXY) serves downloads through fleetcam instead: set one of them")
 	case s.Bucket == "":
 		return fmt.Errorf("config: media.s3.bucket (FLEETCAM_MEDIA_S3_BUCKET) is required with media.s3.endpoint")
 	case !validBucket(s.Bucket):
@@ -98,6 +109,13 @@ func (c *Config) checkMedia() error {
 			"fleetcam store copy -media moves it from the directory to the bucket")
 	}
 	return nil
+}
+
+// hostURL reports whether u is an http:// or https:// URL of a host,
+// without a path or a query.
+func hostURL(u string) bool {
+	p, err := url.Parse(u)
+	return err == nil && (p.Scheme == "http" || p.Scheme == "https") && p.Host != "" && (p.Path == "" || p.Path == "/") && p.RawQuery == ""
 }
 
 // validBucket reports whether b is an S3 bucket name.

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
+	"github.com/fleetcam/fleetcam/internal/testshared"
 	"github.com/fleetcam/fleetcam/store/pgtest"
 )
 
@@ -15,9 +15,5 @@ func TestMain(m *testing.M) {
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}
-	if err := pgtest.StopShared(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
+	os.Exit(testshared.StopAll(code, pgtest.StopShared))
 }

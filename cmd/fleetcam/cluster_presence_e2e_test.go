@@ -125,7 +125,7 @@ func TestClusterPresenceAfterOutages(t *testing.T) {
 	if err := srv.Exec(ctx, "postgres", "CREATE DATABASE fleetcam"); err != nil {
 		t.Fatal(err)
 	}
-	pc := startProcClusterOn(t, srv.URL("fleetcam"), lockRetries)
+	pc := startProcClusterOn(t, srv.URL("fleetcam"), lockRetries, procSetup{media: sharedMediaDir(t.TempDir())})
 	imeis := testIMEIs(t, "35693810300000", busy+idle+1)
 	lone, imeis := imeis[busy+idle], imeis[:busy+idle]
 	pc.addDevices(append(slices.Clone(imeis), lone))

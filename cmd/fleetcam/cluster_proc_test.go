@@ -22,6 +22,7 @@ import (
 	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/blob"
 	"github.com/fleetcam/fleetcam/store/pgtest"
 	"github.com/fleetcam/fleetcam/store/postgres"
 )
@@ -30,23 +31,48 @@ import (
 // (the test binary itself, see TestMain), so that a test can kill one
 // with SIGKILL, over one PostgreSQL database of the test binary's
 // throwaway server and one NATS server in this process. Each node has its
-// own data directory and listeners on loopback; they share the keys.
+// own data directory and listeners on loopback; they share the keys and
+// the media storage.
 
 // procCluster is a running cluster of fleetcam processes.
 type procCluster struct {
 	t     *testing.T
 	pg    string
 	nats  *natstest.Server
-	media string // the media directory every node shares
+	setup procSetup
 	nodes []*procNode
 	tok   string // the partner's token, good on every node
 	orgID int64
 	org   string // the organization's API path
 }
 
+// procSetup is what every node of a procCluster is given besides the
+// database, NATS and the settings of startNode.
+type procSetup struct {
+	// media is the environment that says where the nodes keep media: a
+	// directory they share (sharedMediaDir) or a bucket (bucketEnv).
+	media []string
+	// config is YAML added to every node's configuration file: settings
+	// that startNode's file does not hold.
+	config string
+}
+
+// sharedMediaDir is the environment of nodes that keep media in the one
+// directory dir.
+func sharedMediaDir(dir string) []string { return []string{"FLEETCAM_MEDIA_DIR=" + dir} }
+
+// bucketEnv is the environment of nodes that keep media in the bucket of o,
+// with no media directory.
+func bucketEnv(o blob.S3Options) []string {
+	return []string{"FLEETCAM_MEDIA_S3_ENDPOINT=" + o.Endpoint, "FLEETCAM_MEDIA_S3_BUCKET=" + o.Bucket,
+		"FLEETCAM_MEDIA_S3_REGION=" + o.Region, "FLEETCAM_MEDIA_S3_ACCESS_KEY=" + o.AccessKey,
+		"FLEETCAM_MEDIA_S3_SECRET_KEY=" + o.SecretKey, "FLEETCAM_MEDIA_S3_PATH_STYLE=" + strconv.FormatBool(o.PathStyle)}
+}
+
 // procNode is one fleetcam process of a procCluster.
 type procNode struct {
 	id  string
+	dir string // its data directory
 	c   child
 	api client
 
@@ -56,22 +82,30 @@ type procNode struct {
 }
 
 // startProcCluster starts n fleetcam processes in cluster mode (node-a,
-// node-b, …) and creates the organization through the first.
+// node-b, …) that share a media directory, and creates the organization
+// through the first.
 func startProcCluster(t *testing.T, n int) *procCluster {
+	t.Helper()
+	return startProcClusterWith(t, n, procSetup{media: sharedMediaDir(t.TempDir())})
+}
+
+// startProcClusterWith starts n fleetcam processes as startProcCluster
+// does, each given setup.
+func startProcClusterWith(t *testing.T, n int, setup procSetup) *procCluster {
 	t.Helper()
 	retries := make([]time.Duration, n)
 	for i := range retries {
 		retries[i] = 200 * time.Millisecond
 	}
-	return startProcClusterOn(t, pgtest.Database(t, ""), retries)
+	return startProcClusterOn(t, pgtest.Database(t, ""), retries, setup)
 }
 
 // startProcClusterOn starts a fleetcam process for each of retries, as
 // startProcCluster does, over the database at pg, each with its
-// cluster.jobLockRetry.
-func startProcClusterOn(t *testing.T, pg string, retries []time.Duration) *procCluster {
+// cluster.jobLockRetry and given setup.
+func startProcClusterOn(t *testing.T, pg string, retries []time.Duration, setup procSetup) *procCluster {
 	t.Helper()
-	pc := &procCluster{t: t, pg: pg, nats: natstest.Start(t), media: t.TempDir()}
+	pc := &procCluster{t: t, pg: pg, nats: natstest.Start(t), setup: setup}
 	for i, retry := range retries {
 		pc.nodes = append(pc.nodes, pc.startNode("node-"+string(rune('a'+i)), retry))
 	}
@@ -103,14 +137,14 @@ webhooks:
   maxBackoff: 1s
 cluster:
   jobLockRetry: `+retry.String()+`
-`), 0o600)
+`+pc.setup.config), 0o600)
 	if err != nil {
 		pc.t.Fatal(err)
 	}
-	pn := &procNode{id: id}
-	pn.c = runChildLogged(pc.t, dir, pn.logged, childConfigEnv+"="+cfg, "FLEETCAM_POSTGRES_URL="+pc.pg,
-		"FLEETCAM_NATS_URL="+pc.nats.URL(), "FLEETCAM_NODE_ID="+id, "FLEETCAM_SIGNING_KEY="+clusterSigningKey,
-		"FLEETCAM_MEDIA_DIR="+pc.media)
+	pn := &procNode{id: id, dir: dir}
+	env := append([]string{childConfigEnv + "=" + cfg, "FLEETCAM_POSTGRES_URL=" + pc.pg, "FLEETCAM_NATS_URL=" + pc.nats.URL(),
+		"FLEETCAM_NODE_ID=" + id, "FLEETCAM_SIGNING_KEY=" + clusterSigningKey}, pc.setup.media...)
+	pn.c = runChildLogged(pc.t, dir, pn.logged, env...)
 	pn.api = client{t: pc.t, base: pn.c.base}
 	return pn
 }

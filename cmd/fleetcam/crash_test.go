@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
+	"github.com/fleetcam/fleetcam/internal/testshared"
 	"github.com/fleetcam/fleetcam/store/blob/s3test"
 	"github.com/fleetcam/fleetcam/store/pgtest"
 )
@@ -44,14 +44,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(runMain(args))
 	}
-	code := m.Run()
-	// The end-to-end tests on PostgreSQL started it.
-	if err := pgtest.StopShared(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	s3test.StopShared() // the tests of media in a bucket started it
-	os.Exit(code)
+	// The end-to-end tests on PostgreSQL and the tests of media in a
+	// bucket start the servers.
+	testshared.Main(m, pgtest.StopShared, s3test.StopShared)
 }
 
 // startChild runs fleetcam in a child process over dir and returns it with

@@ -104,80 +104,133 @@ func TestClusterMediaInBucket(t *testing.T) {
 	imei := e.addDevice("35693810002400", "Truck 24")
 	dev, _ := e.simulate(0, imei, stateDir(t))
 	eventually(t, "the device connected to node-a", func() bool { return dev.Connected() && e.holder(imei) == "node-a" })
-	ev, err := dev.Emit(t.Context(), devicesim.EventSpec{Type: "deceleration"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const camera = 1
-	fileID := ""
-	for _, file := range ev.Files {
-		if file.FileType == "video" && file.CameraID == camera {
-			fileID = file.FileID
-		}
-	}
-	if fileID == "" {
-		t.Fatalf("the simulated event carries no video of the road-facing camera: %+v", ev.Files)
-	}
+	fileID := emitRoadVideo(t, dev)
 
 	b := e.nodes[1].c
 	b.t = t
-	link := fileLink(t, b, e.tok, imei, fileID, "video", camera)
-	if u, err := url.Parse(link); err != nil || "http://"+u.Host != b.base {
-		t.Fatalf("the link %s does not lead to node-b (%s)", link, b.base)
-	}
-	partner := newRedirects()
-	status, video := partner.getRange(t, link, "")
-	if status != http.StatusOK {
-		t.Fatalf("download through node-b: %d %s", status, video)
-	}
-	if len(partner.hops) != 1 || !strings.HasPrefix(partner.hops[0].URL.String(), bucket.Endpoint+"/"+bucket.Bucket+"/") {
-		t.Fatalf("the download was not redirected to the bucket at %s: %v", bucket.Endpoint, partner.hops)
-	}
-	if info, err := mp4.Probe(video); err != nil || info.Frames == 0 {
-		t.Fatalf("the video downloaded through node-b: %+v %v", info, err)
-	}
-	partner.hops = nil
-	status, part := partner.getRange(t, link, "bytes=8-1031")
-	if status != http.StatusPartialContent || !bytes.Equal(part, video[8:1032]) {
-		t.Fatalf("range request through node-b: %d, %d bytes (equal %v)", status, len(part), bytes.Equal(part, video[8:min(len(video), 1032)]))
-	}
-	if len(partner.hops) != 1 || partner.hops[0].Header.Get("Range") != "bytes=8-1031" {
-		t.Fatalf("the range did not follow the redirect: %v", partner.hops)
-	}
+	link, video := downloadFromBucket(t, b, e.tok, imei, fileID, bucket)
 	c := e.nodes[2].c
 	c.t = t
-	if _, again := newRedirects().getRange(t, fileLink(t, c, e.tok, imei, fileID, "video", camera), ""); !bytes.Equal(again, video) {
+	if _, again := newRedirects().getRange(t, fileLink(t, c, e.tok, imei, fileID, "video", roadCamera), ""); !bytes.Equal(again, video) {
 		t.Fatal("node-c's link leads to other bytes than node-b's")
-	}
-	if files := bucketFiles(t, bucket); len(files) == 0 {
-		t.Fatal("the bucket holds no object")
 	}
 	for _, n := range e.nodes {
 		if _, err := os.Stat(filepath.Join(n.cfg.DataDir, "media")); !errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("%s has a media directory: %v", n.id, err)
 		}
 	}
+	a := e.nodes[0].c
+	a.t = t
+	purgeFromBucket(t, e.pg, a, e.org, e.tok, imei, fileID, link, bucket)
+}
 
-	// Three days pass for the clip (its age in the store is set back), and
-	// the organization keeps the road camera's media for one day.
+// TestClusterProcessesMediaInBucket: TestClusterMediaInBucket on two
+// fleetcam processes that are given the bucket in their environment, as a
+// deployment gives it, and share no directory: a dashcam uploads an
+// event's clip through node-a, a partner downloads it through node-b,
+// whole and by a range request, following the redirect to a presigned
+// link, and the retention purge removes the object, after which the link
+// answers 404.
+func TestClusterProcessesMediaInBucket(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	pc := startProcClusterWith(t, 2, procSetup{media: bucketEnv(bucket), config: "retention:\n  interval: 200ms\n"})
+	imei := testIMEIs(t, "35693810002700", 1)[0]
+	pc.addDevices([]string{imei})
+	a, b := pc.nodes[0], pc.nodes[1]
+	dev, _ := simulateAt(t, a.brokerURL(), imei, factoryMasterKey(t), stateDir(t), nil)
+	eventually(t, "the device connected to node-a", dev.Connected)
+	fileID := emitRoadVideo(t, dev)
+
+	link, _ := downloadFromBucket(t, b.api, pc.tok, imei, fileID, bucket)
+	for _, pn := range pc.nodes {
+		if _, err := os.Stat(filepath.Join(pn.dir, "media")); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("%s has a media directory: %v", pn.id, err)
+		}
+	}
+	purgeFromBucket(t, pc.pg, a.api, pc.org, pc.tok, imei, fileID, link, bucket)
+}
+
+// roadCamera is the camera whose media the purge days of the cluster
+// tests cover (purgeDaysFrontCamera).
+const roadCamera = 1
+
+// emitRoadVideo has dev report an event, whose files it uploads, and
+// returns the id of its video of the road camera.
+func emitRoadVideo(t *testing.T, dev *devicesim.Device) string {
+	t.Helper()
+	ev, err := dev.Emit(t.Context(), devicesim.EventSpec{Type: "deceleration"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range ev.Files {
+		if file.FileType == "video" && file.CameraID == roadCamera {
+			return file.FileID
+		}
+	}
+	t.Fatalf("the simulated event carries no video of the road-facing camera: %+v", ev.Files)
+	return ""
+}
+
+// downloadFromBucket gets the link of the road video fileID through c and
+// downloads it as a partner does, whole and by a range request, checking
+// that each follows a redirect to a presigned link of the object in
+// bucket; it returns the link and the video.
+func downloadFromBucket(t *testing.T, c client, tok, imei, fileID string, bucket blob.S3Options) (string, []byte) {
+	t.Helper()
+	link := fileLink(t, c, tok, imei, fileID, "video", roadCamera)
+	if u, err := url.Parse(link); err != nil || "http://"+u.Host != c.base {
+		t.Fatalf("the link %s does not lead to the node asked (%s)", link, c.base)
+	}
+	partner := newRedirects()
+	status, video := partner.getRange(t, link, "")
+	if status != http.StatusOK {
+		t.Fatalf("download through %s: %d %s", c.base, status, video)
+	}
+	if len(partner.hops) != 1 || !strings.HasPrefix(partner.hops[0].URL.String(), bucket.Endpoint+"/"+bucket.Bucket+"/") {
+		t.Fatalf("the download was not redirected to the bucket at %s: %v", bucket.Endpoint, partner.hops)
+	}
+	if info, err := mp4.Probe(video); err != nil || info.Frames == 0 {
+		t.Fatalf("the video downloaded through %s: %+v %v", c.base, info, err)
+	}
+	partner.hops = nil
+	status, part := partner.getRange(t, link, "bytes=8-1031")
+	if status != http.StatusPartialContent || !bytes.Equal(part, video[8:1032]) {
+		t.Fatalf("range request through %s: %d, %d bytes (equal %v)", c.base, status, len(part), bytes.Equal(part, video[8:min(len(video), 1032)]))
+	}
+	if len(partner.hops) != 1 || partner.hops[0].Header.Get("Range") != "bytes=8-1031" {
+		t.Fatalf("the range did not follow the redirect: %v", partner.hops)
+	}
+	if files := bucketFiles(t, bucket); len(files) == 0 {
+		t.Fatal("the bucket holds no object")
+	}
+	return link, video
+}
+
+// purgeFromBucket lets three days pass for the road video fileID (its age
+// in the store at pg is set back) while the organization at org keeps the
+// road camera's media for one day (set through c), waits until the
+// retention purge has deleted its object from bucket, and checks that the
+// file's link and the partner's old link then answer 404.
+func purgeFromBucket(t *testing.T, pg string, c client, org, tok, imei, fileID, link string, bucket blob.S3Options) {
+	t.Helper()
 	for _, table := range []string{"media_files", "media_ages"} {
-		if err := pgExec(t, e.pg, "UPDATE "+table+" SET recorded_at = recorded_at - interval '3 days' WHERE imei = $1 AND file_id = $2",
+		if err := pgExec(t, pg, "UPDATE "+table+" SET recorded_at = recorded_at - interval '3 days' WHERE imei = $1 AND file_id = $2",
 			imei, fileID); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if status, out := e.nodes[0].c.call("PATCH", e.org, e.tok, map[string]any{"purgeDaysFrontCamera": 1}); status != http.StatusOK {
+	if status, out := c.call("PATCH", org, tok, map[string]any{"purgeDaysFrontCamera": 1}); status != http.StatusOK {
 		t.Fatalf("set the purge days: %d %v", status, out)
 	}
 	storetest.Eventually(t, "the video purged and its object deleted from the bucket", patience, 100*time.Millisecond, func() bool {
 		for k := range bucketFiles(t, bucket) {
-			if strings.Contains(k, "/video/1/"+fileID+"/") {
+			if strings.Contains(k, "/video/"+strconv.Itoa(roadCamera)+"/"+fileID+"/") {
 				return false
 			}
 		}
 		return true
 	})
-	status, out := b.call("GET", "/v2/devices/"+imei+"/event-file-link?fileId="+fileID+"&fileType=video&cameraId=1", e.tok, nil)
+	status, out := c.call("GET", "/v2/devices/"+imei+"/event-file-link?fileId="+fileID+"&fileType=video&cameraId="+strconv.Itoa(roadCamera), tok, nil)
 	if msg, _ := dig(out, "message").(string); status != http.StatusNotFound || !strings.Contains(msg, "purge days") {
 		t.Fatalf("the purged video's link: %d %v", status, out)
 	}
@@ -227,6 +280,43 @@ func TestMediaBucketProxy(t *testing.T) {
 	}
 	if string(part[:4]) != "ftyp" {
 		t.Fatalf("the video's bytes 4-7 are %q, not its ftyp box", part[:4])
+	}
+}
+
+// TestMediaBucketPublicEndpoint: fleetcam reaches the store at
+// 127.0.0.1 and partners at localhost (media.s3.publicEndpoint, the same
+// server): the download's redirect leads to localhost, and following it
+// returns the video, whole and by a range request.
+func TestMediaBucketPublicEndpoint(t *testing.T) {
+	bucket := s3test.Bucket(t)
+	public := strings.Replace(bucket.Endpoint, "http://127.0.0.1:", "http://localhost:", 1)
+	if public == bucket.Endpoint {
+		t.Fatalf("the endpoint %s is not on 127.0.0.1", bucket.Endpoint)
+	}
+	e := startEnv(t, withDevice("35693810002600", "Truck 26"), withConfig(func(c *configs.Config) {
+		withBucket(bucket)(c)
+		c.Media.S3.PublicEndpoint = public
+	}))
+	e.connect(nil)
+	e.waitOnline()
+	ev, err := e.dev.Emit(t.Context(), devicesim.EventSpec{Type: "deceleration"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := ev.Files[0]
+	link := fileLink(t, e.c, e.tok, e.imei, f.FileID, f.FileType, f.CameraID)
+	partner := newRedirects()
+	status, whole := partner.getRange(t, link, "")
+	if status != http.StatusOK || len(whole) == 0 {
+		t.Fatalf("download: %d, %d bytes", status, len(whole))
+	}
+	if len(partner.hops) != 1 || !strings.HasPrefix(partner.hops[0].URL.String(), public+"/"+bucket.Bucket+"/") {
+		t.Fatalf("the download was not redirected to the public endpoint %s: %v", public, partner.hops)
+	}
+	partner.hops = nil
+	status, part := partner.getRange(t, link, "bytes=4-11")
+	if status != http.StatusPartialContent || !bytes.Equal(part, whole[4:12]) || len(partner.hops) != 1 {
+		t.Fatalf("range: %d %q, redirects %v", status, part, partner.hops)
 	}
 }
 

@@ -15,7 +15,7 @@ const mediaCheckTimeout = 30 * time.Second
 
 // s3Options are the settings of the media bucket for blob.NewS3.
 func s3Options(s configs.MediaS3) blob.S3Options {
-	return blob.S3Options{Endpoint: s.Endpoint, Bucket: s.Bucket, Region: s.Region, Prefix: s.Prefix,
+	return blob.S3Options{Endpoint: s.Endpoint, PublicEndpoint: s.PublicEndpoint, Bucket: s.Bucket, Region: s.Region, Prefix: s.Prefix,
 		AccessKey: s.AccessKey, SecretKey: s.SecretKey, PathStyle: s.PathStyle, InsecureSkipVerify: s.TLSInsecureSkipVerify,
 		PartSize: uint64(s.PartSizeMB) << 20}
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -28,6 +29,15 @@ type S3 struct {
 	prefix   string // "" or ending in "/"
 	endpoint string // for messages
 	partSize uint64
+
+	// linkOpts are the settings of a client of the public endpoint, nil
+	// when presigned links use the endpoint itself. Its client, links, is
+	// made once the bucket's region is known: SigV4 signs the region and
+	// the host, and minio-go asks the host for a region it is not given.
+	linkOpts *minio.Options
+	linkHost string
+	linksMu  sync.Mutex
+	links    *minio.Client
 }
 
 // S3Options configures an S3 store.
@@ -35,7 +45,12 @@ type S3Options struct {
 	// Endpoint is the store's URL, e.g. https://s3.eu-central-1.amazonaws.com
 	// or http://seaweedfs:8333; its scheme chooses TLS.
 	Endpoint string
-	Bucket   string
+	// PublicEndpoint is the store's URL for those who follow presigned
+	// links, when they reach it at another address than Endpoint (an
+	// internal name for fleetcam, a public one for partners); empty:
+	// Endpoint. No request is sent to it.
+	PublicEndpoint string
+	Bucket         string
 	// Region is the bucket's region; empty asks the store.
 	Region string
 	// Prefix is put before every key, so that fleetcam can share a bucket.
@@ -66,9 +81,9 @@ const minPartSize = 5 << 20
 // NewS3 returns the Store of the bucket o names. It sends no request: Check
 // tells whether the bucket can be reached and written.
 func NewS3(o S3Options) (*S3, error) {
-	u, err := url.Parse(o.Endpoint)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
-		return nil, fmt.Errorf("blob: the S3 endpoint must be an http:// or https:// URL of a host, without a path (got %q)", o.Endpoint)
+	u, err := endpointURL(o.Endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("blob: the S3 endpoint %w", err)
 	}
 	if o.Bucket == "" {
 		return nil, errors.New("blob: the S3 bucket is required")
@@ -103,7 +118,53 @@ func NewS3(o S3Options) (*S3, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blob: S3 endpoint %s: %w", o.Endpoint, err)
 	}
-	return &S3{client: client, bucket: o.Bucket, prefix: prefix, endpoint: o.Endpoint, partSize: o.PartSize}, nil
+	s := &S3{client: client, bucket: o.Bucket, prefix: prefix, endpoint: o.Endpoint, partSize: o.PartSize}
+	if o.PublicEndpoint != "" {
+		pu, err := endpointURL(o.PublicEndpoint)
+		if err != nil {
+			return nil, fmt.Errorf("blob: the S3 public endpoint %w", err)
+		}
+		linkOpts := *opts
+		linkOpts.Secure = pu.Scheme == "https"
+		s.linkOpts, s.linkHost = &linkOpts, pu.Host
+	}
+	return s, nil
+}
+
+// endpointURL parses the URL of an S3 endpoint: http:// or https:// and a
+// host, without a path.
+func endpointURL(endpoint string) (*url.URL, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+		return nil, fmt.Errorf("must be an http:// or https:// URL of a host, without a path (got %q)", endpoint)
+	}
+	return u, nil
+}
+
+// linkClient is the client that presigns links: the store's own, or one of
+// the public endpoint in the bucket's region, learnt from the store at the
+// endpoint when S3Options.Region is empty.
+func (s *S3) linkClient(ctx context.Context) (*minio.Client, error) {
+	if s.linkOpts == nil {
+		return s.client, nil
+	}
+	s.linksMu.Lock()
+	defer s.linksMu.Unlock()
+	if s.links != nil {
+		return s.links, nil
+	}
+	region, err := s.client.GetBucketLocation(ctx, s.bucket)
+	if err != nil {
+		return nil, fmt.Errorf("blob: the region of %s, for links to its public endpoint: %w", s, err)
+	}
+	opts := *s.linkOpts
+	opts.Region = region
+	links, err := minio.New(s.linkHost, &opts)
+	if err != nil {
+		return nil, fmt.Errorf("blob: S3 public endpoint %s: %w", s.linkHost, err)
+	}
+	s.links = links
+	return links, nil
 }
 
 // String names the bucket and the prefix, for messages.
@@ -118,8 +179,9 @@ func (s *S3) object(key string) (string, error) {
 	return s.prefix + key, nil
 }
 
-// Check makes sure the bucket exists and takes a write and a delete, so
-// that a store that cannot be used stops fleetcam before it starts.
+// Check makes sure the bucket exists and takes a write and a delete, and
+// learns its region for links to a public endpoint, so that a store that
+// cannot be used stops fleetcam before it starts.
 func (s *S3) Check(ctx context.Context) error {
 	ok, err := s.client.BucketExists(ctx, s.bucket)
 	if err != nil {
@@ -137,7 +199,8 @@ func (s *S3) Check(ctx context.Context) error {
 	if err := s.Delete(ctx, key); err != nil {
 		return fmt.Errorf("blob: %s: a written object cannot be deleted: %w", s, err)
 	}
-	return nil
+	_, err = s.linkClient(ctx)
+	return err
 }
 
 // Put uploads the bytes of r. A blob that fits in one part goes in one
@@ -215,7 +278,11 @@ func (s *S3) PresignGet(ctx context.Context, key string, ttl time.Duration, cont
 	if filename != "" {
 		q.Set("response-content-disposition", `inline; filename="`+filename+`"`)
 	}
-	u, err := s.client.PresignedGetObject(ctx, s.bucket, name, max(ttl, time.Second), q)
+	links, err := s.linkClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	u, err := links.PresignedGetObject(ctx, s.bucket, name, max(ttl, time.Second), q)
 	if err != nil {
 		return nil, fmt.Errorf("blob: presign %s: %w", key, err)
 	}

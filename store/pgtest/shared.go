@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/fleetcam/fleetcam/internal/testshared"
 )
 
 // One server serves every test of a test binary: starting one takes a
@@ -19,15 +21,15 @@ import (
 // ran (a spare), and it is dropped in the background once its test ends:
 // copying a database is mostly waiting for the file system, which the
 // tests need not do.
-var shared struct {
-	once   sync.Once
-	server *Server
-	err    error
+var server = testshared.Server[*Server]{Start: startShared, Timeout: time.Minute}
 
+// shared is what the tests of the binary keep on its server.
+var shared struct {
 	// fileCopy: the server copies a database file by file (CREATE
 	// DATABASE … STRATEGY FILE_COPY, PostgreSQL 15 and later) rather than
 	// through the write-ahead log, its default: a test server's data
 	// needs no crash safety, and a copy then takes a fraction of the time.
+	// Set once as the server starts.
 	fileCopy bool
 
 	mu        sync.Mutex
@@ -43,51 +45,43 @@ var shared struct {
 // sparesPerTemplate is how many copies of a template are kept ready.
 const sparesPerTemplate = 1
 
+// startShared starts the shared server and learns whether it copies
+// databases file by file.
+func startShared(ctx context.Context) (*Server, error) {
+	s, err := Start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	version, err := s.VersionNum(ctx)
+	if err != nil {
+		return nil, errors.Join(err, s.Stop())
+	}
+	shared.fileCopy = version >= 150000
+	return s, nil
+}
+
 // Main runs the tests of a package that uses the shared server and stops
 // the server after them: call it from the package's TestMain.
-func Main(m *testing.M) {
-	code := m.Run()
-	if err := StopShared(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func Main(m *testing.M) { testshared.Main(m, StopShared) }
 
 // StopShared stops the test binary's server, if one was started, once the
 // copies and drops under way are done: for a TestMain that does more than
-// Main. Its error names a test database that could not be dropped (a
-// connection a test left open that DROP DATABASE … WITH (FORCE) could not
-// end, say) and a server that did not stop cleanly.
+// Main (testshared.StopAll). Its error names a test database that could
+// not be dropped (a connection a test left open that DROP DATABASE … WITH
+// (FORCE) could not end, say) and a server that did not stop cleanly.
 func StopShared() error {
-	if shared.server == nil {
-		return nil
-	}
 	shared.background.Wait()
 	shared.mu.Lock()
 	errs := shared.dropErrs
 	shared.mu.Unlock()
-	return errors.Join(append(errs, shared.server.Stop())...)
+	return errors.Join(append(errs, server.Stop())...)
 }
 
 // Shared returns the test binary's server, starting it on first use. A
 // package that uses it stops it through Main.
 func Shared(tb testing.TB) *Server {
 	tb.Helper()
-	shared.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		shared.server, shared.err = Start(ctx)
-		if shared.err == nil {
-			var version int
-			version, shared.err = shared.server.VersionNum(ctx)
-			shared.fileCopy = version >= 150000
-		}
-	})
-	if shared.err != nil {
-		tb.Fatal(shared.err)
-	}
-	return shared.server
+	return server.Get(tb)
 }
 
 // Database creates a new, empty database on the shared server for tb and

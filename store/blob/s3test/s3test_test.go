@@ -30,3 +30,22 @@ func TestBinaryNamesWhatIsMissing(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// The server's ports are free, distinct and below the ephemeral range, so
+// that no connection opened while weed starts can take one of them.
+func TestFreePortsBelowEphemeralRange(t *testing.T) {
+	ports, err := freePorts(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, p := range ports {
+		if p < 10000 || p >= ephemeralFloor() || seen[p] {
+			t.Fatalf("ports %v: %d is below 10000, in the ephemeral range from %d or twice", ports, p, ephemeralFloor())
+		}
+		seen[p] = true
+	}
+	if len(ports) != 10 {
+		t.Fatalf("got %d ports, want 10", len(ports))
+	}
+}

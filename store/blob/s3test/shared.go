@@ -4,54 +4,34 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/fleetcam/fleetcam/internal/testshared"
 	"github.com/fleetcam/fleetcam/store/blob"
 )
 
 // One server serves every test of a test binary: starting one takes a few
 // seconds, a bucket on it milliseconds.
-var shared struct {
-	once   sync.Once
-	server *Server
-	err    error
-	next   atomic.Int64
-}
+var shared = testshared.Server[*Server]{Start: Start, Timeout: 3 * time.Minute}
+
+// buckets counts the buckets made on the shared server, to name them.
+var buckets atomic.Int64
 
 // Main runs the tests of a package that uses the shared server and stops
 // the server after them: call it from the package's TestMain.
-func Main(m *testing.M) {
-	code := m.Run()
-	StopShared()
-	os.Exit(code)
-}
+func Main(m *testing.M) { testshared.Main(m, StopShared) }
 
 // StopShared stops the test binary's server, if one was started: for a
-// TestMain that does more than Main.
-func StopShared() {
-	if shared.server != nil {
-		if err := shared.server.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}
-}
+// TestMain that does more than Main (testshared.StopAll).
+func StopShared() error { return shared.Stop() }
 
 // Shared returns the test binary's server, starting it on first use. A
 // package that uses it stops it through Main.
 func Shared(tb testing.TB) *Server {
 	tb.Helper()
-	shared.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		shared.server, shared.err = Start(ctx)
-	})
-	if shared.err != nil {
-		tb.Fatal(shared.err)
-	}
-	return shared.server
+	return shared.Get(tb)
 }
 
 // Bucket creates a new, empty bucket on the shared server for tb and
@@ -59,7 +39,7 @@ func Shared(tb testing.TB) *Server {
 func Bucket(tb testing.TB) blob.S3Options {
 	tb.Helper()
 	s := Shared(tb)
-	o := s.Options(fmt.Sprintf("t%d-%d", os.Getpid(), shared.next.Add(1)))
+	o := s.Options(fmt.Sprintf("t%d-%d", os.Getpid(), buckets.Add(1)))
 	st, err := blob.NewS3(o)
 	if err != nil {
 		tb.Fatal(err)
