@@ -385,8 +385,9 @@ func (d *Device) Reboot() {
 	}
 }
 
-// FactoryReset drops the token and every setting (the SD card and its
-// recordings stay), disconnects, and bootstraps again on the next connection.
+// FactoryReset drops the token, every setting and the messages not sent
+// yet (the SD card and its recordings stay), disconnects, and bootstraps
+// again on the next connection.
 func (d *Device) FactoryReset() {
 	now := d.now()
 	d.mu.Lock()
@@ -398,6 +399,9 @@ func (d *Device) FactoryReset() {
 	d.adasFiles, d.adasDone = nil, false
 	d.control = controlState{}
 	d.fences = map[int64]bool{}
+	// The reset wipes what the dashcam had not sent yet: fixes and events
+	// recorded before it are no new owner's.
+	d.outbox = nil
 	d.epoch = strconv.FormatInt(now.UnixNano(), 36)
 	d.offlineUntil = now.Add(d.o.RebootDelay)
 	l := d.link

@@ -389,3 +389,28 @@ func TestOfflineStepDuringPublishIsNoError(t *testing.T) {
 		t.Fatalf("pending %d, want the cut-short event", d.Pending())
 	}
 }
+
+// A factory reset wipes the messages the dashcam had not sent: what it
+// recorded before the reset is no new owner's.
+func TestFactoryResetDropsUnsentMessages(t *testing.T) {
+	cloud := newFakeCloud(t)
+	o := testOptions(cloud, mustIMEI(t, 9))
+	o.StateDir = t.TempDir()
+	d, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.enqueue(pending{Suffix: protocol.TopicGPS, Payload: []byte(`{"samples":[]}`), Key: "1"})
+	d.mu.Lock()
+	queued := len(d.outbox)
+	d.mu.Unlock()
+	if queued != 1 {
+		t.Fatalf("%d messages queued offline, want 1", queued)
+	}
+	d.FactoryReset()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.outbox) != 0 {
+		t.Fatalf("%d messages still queued after the reset", len(d.outbox))
+	}
+}

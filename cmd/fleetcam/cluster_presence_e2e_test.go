@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
+	"regexp"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -101,7 +104,8 @@ func (pc *procCluster) presenceTrue(live []*procNode, want []string) (bool, stri
 // publishing and idle devices. After each of these faults, once the
 // devices are connected again, every connected device reads online
 // through every node, the other devices read offline and GET /v2/cluster
-// counts exactly the connections, and no acknowledged message is lost:
+// counts exactly the connections, no acknowledged message is lost, and no
+// node disconnected a device over commit conflicts:
 //
 //   - PostgreSQL stopped until every node lost its life lock, then
 //     started again: no node may take another for dead in the window
@@ -185,7 +189,7 @@ func TestClusterPresenceAfterOutages(t *testing.T) {
 				return n > acked+busy, fmt.Sprintf("%d acknowledged since", n-acked)
 			})
 		}
-		checkNoLostAcks(t, pc, log)
+		checkNoLostAcks(t, pc, live, log)
 	})
 
 	t.Run("nats outage", func(t *testing.T) {
@@ -197,7 +201,7 @@ func TestClusterPresenceAfterOutages(t *testing.T) {
 		})
 		pc.nats.Restart()
 		until(t, outageWait, "every device shown online once NATS is back", func() (bool, string) { return pc.presenceTrue(live, imeis) })
-		checkNoLostAcks(t, pc, log)
+		checkNoLostAcks(t, pc, live, log)
 	})
 
 	t.Run("node killed while postgres is away", func(t *testing.T) {
@@ -233,7 +237,7 @@ func TestClusterPresenceAfterOutages(t *testing.T) {
 		until(t, outageWait, "the killed node's devices connected elsewhere and every device shown as it is", func() (bool, string) {
 			return pc.presenceTrue(live, imeis)
 		})
-		checkNoLostAcks(t, pc, log)
+		checkNoLostAcks(t, pc, live, log)
 	})
 }
 
@@ -245,9 +249,16 @@ func (l *fleetLog) snapshot() []devicesim.Ack {
 }
 
 // checkNoLostAcks fails the test if the store lacks an acknowledged
-// message, and logs how many there were.
-func checkNoLostAcks(t *testing.T, pc *procCluster, log *fleetLog) {
+// message, or a node of live disconnected a device because its message
+// lost commit conflicts for as long as it could wait, and logs how many
+// messages there were.
+func checkNoLostAcks(t *testing.T, pc *procCluster, live []*procNode, log *fleetLog) {
 	t.Helper()
+	for _, pn := range live {
+		if n := conflictsExpired(t, pn); n != 0 {
+			t.Errorf("%s disconnected devices %v times over commit conflicts (fleetcam_store_commit_conflicts_total{result=\"expired\"})", pn.id, n)
+		}
+	}
 	acks := log.snapshot()
 	if lost := lostAcks(t, pc.pg, acks); len(lost) > 0 {
 		t.Fatalf("%d of %d acknowledged messages are not in the store, e.g. %+v", len(lost), len(acks), lost[0])
@@ -259,4 +270,32 @@ func checkNoLostAcks(t *testing.T, pc *procCluster, log *fleetLog) {
 		}
 	}
 	t.Logf("%d messages acknowledged (%d events), all stored", len(acks), events)
+}
+
+// expiredConflicts is the sample of the devices a node disconnected over
+// commit conflicts (labelled with the node in a cluster).
+var expiredConflicts = regexp.MustCompile(`(?m)^fleetcam_store_commit_conflicts_total\{[^}]*result="expired"[^}]*\} (\S+)$`)
+
+// conflictsExpired reads from pn's /metrics how many device messages it
+// gave up committing through conflicts.
+func conflictsExpired(t *testing.T, pn *procNode) float64 {
+	t.Helper()
+	res, err := http.Get(pn.c.base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := expiredConflicts.FindSubmatch(body)
+	if m == nil {
+		t.Fatalf("%s's /metrics has no fleetcam_store_commit_conflicts_total{result=\"expired\"}", pn.id)
+	}
+	n, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -143,7 +143,7 @@ func (j *JobLocks) try(ctx context.Context, name string, key int64) (int, bool) 
 			return 0, false
 		}
 	}
-	qctx, cancel := context.WithTimeout(ctx, j.retry)
+	qctx, cancel := context.WithTimeout(ctx, j.patience())
 	defer cancel()
 	var ok bool
 	if err := j.conn.QueryRow(qctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&ok); err != nil {
@@ -163,7 +163,7 @@ func (j *JobLocks) connectLocked(ctx context.Context) error {
 	for k, v := range jobKeepalive {
 		cfg.RuntimeParams[k] = v
 	}
-	cctx, cancel := context.WithTimeout(ctx, max(j.retry, 5*time.Second))
+	cctx, cancel := context.WithTimeout(ctx, j.patience())
 	defer cancel()
 	conn, err := pgx.ConnectConfig(cctx, cfg)
 	if err != nil {
@@ -174,6 +174,15 @@ func (j *JobLocks) connectLocked(ctx context.Context) error {
 	return nil
 }
 
+// patience is how long a statement on the lock connection may take before
+// the connection is taken for lost: at least 5 s, however short the retry.
+// A loaded server or machine answers late, and dropping the connection
+// drops every lock this process holds, its life lock too, for others to
+// take. Waiting opens no window for two holders: the server frees the
+// locks of a connection only once it is closed, or its peer found gone
+// (jobKeepalive, about 25 s).
+func (j *JobLocks) patience() time.Duration { return max(j.retry, 5*time.Second) }
+
 // alive reports whether connection gen is still the one open and answers.
 func (j *JobLocks) alive(gen int) bool {
 	j.mu.Lock()
@@ -181,7 +190,7 @@ func (j *JobLocks) alive(gen int) bool {
 	if j.conn == nil || j.gen != gen {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), j.retry)
+	ctx, cancel := context.WithTimeout(context.Background(), j.patience())
 	defer cancel()
 	if err := j.conn.Ping(ctx); err != nil {
 		j.dropLocked()
@@ -197,7 +206,7 @@ func (j *JobLocks) unlock(name string, key int64, gen int) {
 	if j.conn == nil || j.gen != gen {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), j.retry)
+	ctx, cancel := context.WithTimeout(context.Background(), j.patience())
 	defer cancel()
 	if _, err := j.conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, key); err != nil {
 		j.log.Warn("job locks: release the lock; closing its connection instead", "job", name, "err", err)
