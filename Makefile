@@ -30,16 +30,18 @@ run:
 # API tests again on PostgreSQL, the OpenAPI document's lint
 # and generated clients, and each fuzz target for 3 seconds.
 #
-# go vet and the alert rules' tests come first. Then three runs go side by
-# side, for most tests wait on a server or a child process rather than use
-# a core: the race-detected run (test-race); the API tests on PostgreSQL
-# without the race detector (test-api: the API's code runs under it in the
-# first run, on bbolt, and the PostgreSQL engine's in its own tests, the
-# store suite on PostgreSQL and the end-to-end tests on it); and the
-# OpenAPI checks followed by the fuzz targets (test-checks). The two beside
-# the first print their output in one piece when they end.
+# The alert rules' tests come first. Then three runs go side by side, for
+# most tests wait on a server or a child process rather than use a core:
+# the race-detected run (test-race); the API tests on PostgreSQL without
+# the race detector (test-api: the API's code runs under it in the first
+# run, on bbolt, and the PostgreSQL engine's in its own tests, the store
+# suite on PostgreSQL and the end-to-end tests on it); and the OpenAPI
+# checks followed by the fuzz targets (test-checks). The two beside the
+# first print their output in one piece when they end. go vet runs within
+# the test runs, with every analyzer (-vet=all), on the packages as they
+# are built for them: a separate go vet ./... would build every package
+# once more without the race detector, minutes on a new machine.
 test:
-	$(GO) vet ./...
 	$(MAKE) --no-print-directory check-rules
 	$(MAKE) --no-print-directory test-deps-chromium
 	$(MAKE) --no-print-directory test-deps-postgresql
@@ -48,27 +50,31 @@ test:
 	$(MAKE) --no-print-directory -j3 test-race test-api test-checks
 
 # TESTP test binaries of the race-detected run go at once, each with up to
-# TESTPARALLEL of its parallel tests (most tests wait on a server, a child
-# process or a database copy far more than they compute); the packages whose tests take
-# longest are named first, so that go test starts them first and the short
-# ones fill the end of the run. Every wait in the tests
-# is for a condition and ends when it holds; TESTTIMEOUT only stops a test
-# binary that hangs (go test's own default, 10 minutes, is within reach of
-# the largest packages on a busy two-core machine).
-TESTTIMEOUT  ?= 30m
-TESTP        ?= 3
-TESTPARALLEL ?= 4
-TESTPKGS     ?= ./cmd/fleetcam ./store/postgres ./store ./cmd/fleetbench ./cloudapi ./...
+# TESTPARALLEL of its parallel tests, and the API tests on PostgreSQL run
+# TESTAPIPARALLEL at a time: most tests wait on a server, a child process
+# or a database copy far more than they compute, and the race detector's
+# work grows with the goroutines of its process, so its run keeps to fewer
+# at once. The packages whose tests take longest are named first, so that
+# go test starts them first and the short ones fill the end of the run.
+# Every wait in the tests is for a condition and ends when it holds;
+# TESTTIMEOUT only stops a test binary that hangs (go test's own default,
+# 10 minutes, is within reach of the largest packages on a busy two-core
+# machine).
+TESTTIMEOUT     ?= 30m
+TESTP           ?= 3
+TESTPARALLEL    ?= 2
+TESTAPIPARALLEL ?= 4
+TESTPKGS        ?= ./cmd/fleetcam ./store/postgres ./store ./cmd/fleetbench ./cloudapi ./...
 .PHONY: test-race test-api test-checks
 test-race:
-	$(GO) test -race -count=1 -p $(TESTP) -parallel $(TESTPARALLEL) -timeout $(TESTTIMEOUT) $(TESTPKGS)
+	$(GO) test -race -vet=all -count=1 -p $(TESTP) -parallel $(TESTPARALLEL) -timeout $(TESTTIMEOUT) $(TESTPKGS)
 
 # Runs a command into a log and prints the log in one piece when it ends,
 # headed by the command.
 logged = log=$$(mktemp) && { $(1) >"$$log" 2>&1; rc=$$?; } ; echo '$(1)' && cat "$$log" && rm -f "$$log" && exit $$rc
 
 test-api:
-	@$(call logged,FLEETCAM_TEST_ENGINE=postgres $(GO) test -count=1 -parallel $(TESTPARALLEL) -timeout $(TESTTIMEOUT) ./cloudapi/...)
+	@$(call logged,FLEETCAM_TEST_ENGINE=postgres $(GO) test -vet=all -count=1 -parallel $(TESTAPIPARALLEL) -timeout $(TESTTIMEOUT) ./cloudapi/...)
 
 test-checks:
 	@$(call logged,$(MAKE) --no-print-directory test-checks-run)
