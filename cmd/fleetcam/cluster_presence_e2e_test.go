@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -280,20 +280,12 @@ var expiredConflicts = regexp.MustCompile(`(?m)^fleetcam_store_commit_conflicts_
 // gave up committing through conflicts.
 func conflictsExpired(t *testing.T, pn *procNode) float64 {
 	t.Helper()
-	res, err := http.Get(pn.c.base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := expiredConflicts.FindSubmatch(body)
-	if m == nil {
+	status, body := scrape(t, strings.TrimPrefix(pn.c.base, "http://"))
+	m := expiredConflicts.FindStringSubmatch(body)
+	if status != http.StatusOK || m == nil {
 		t.Fatalf("%s's /metrics has no fleetcam_store_commit_conflicts_total{result=\"expired\"}", pn.id)
 	}
-	n, err := strconv.ParseFloat(string(m[1]), 64)
+	n, err := strconv.ParseFloat(m[1], 64)
 	if err != nil {
 		t.Fatal(err)
 	}
