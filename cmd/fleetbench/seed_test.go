@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 // Seeding stores every event and GPS sample it makes, on either engine,
@@ -102,37 +102,10 @@ func TestSeedStoresEveryRecord(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Errorf("the seeded days' partitions are %v, want %v", got, want)
 			}
-			kept, stored := hourCounts(t, conn)
+			kept, stored := storetest.PostgresHourCounts(t, conn)
 			if len(stored) == 0 || !maps.Equal(kept, stored) {
 				t.Errorf("the hourly event counts are %v, the seeded events count %v", kept, stored)
 			}
 		})
 	}
-}
-
-// hourCounts reads the hourly event counts of a PostgreSQL store by
-// organization, UTC hour and type (summed over partners and nodes, those
-// of 0 left out), and the same counted from the events themselves.
-func hourCounts(t *testing.T, conn *pgx.Conn) (kept, stored map[string]int64) {
-	t.Helper()
-	read := func(sql string) map[string]int64 {
-		rows, err := conn.Query(t.Context(), sql)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]int64{}
-		var org, n int64
-		var hour time.Time
-		var typ string
-		_, err = pgx.ForEachRow(rows, []any{&org, &hour, &typ, &n}, func() error {
-			out[fmt.Sprintf("organization %d %s %s", org, hour.UTC().Format(time.RFC3339), typ)] = n
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
-	return read(`SELECT organization_id, hour, type, sum(events)::bigint FROM event_hours GROUP BY 1, 2, 3 HAVING sum(events) <> 0`),
-		read(`SELECT organization_id, date_trunc('hour', time, 'UTC'), type, count(*) FROM events GROUP BY 1, 2, 3`)
 }

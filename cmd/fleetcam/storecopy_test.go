@@ -18,6 +18,7 @@ import (
 	boltstore "github.com/fleetcam/fleetcam/store/bolt"
 	"github.com/fleetcam/fleetcam/store/pgtest"
 	"github.com/fleetcam/fleetcam/store/postgres"
+	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
 // runCopy runs fleetcam store copy with args and returns its exit code,
@@ -289,26 +290,7 @@ func TestStoreCopyCountsEventsByHour(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	read := func(sql string) map[string]int64 {
-		rows, err := conn.Query(t.Context(), sql)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]int64{}
-		var org, n int64
-		var hour time.Time
-		var typ string
-		_, err = pgx.ForEachRow(rows, []any{&org, &hour, &typ, &n}, func() error {
-			out[fmt.Sprintf("organization %d %s %s", org, hour.UTC().Format(time.RFC3339), typ)] = n
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
-	kept := read(`SELECT organization_id, hour, type, sum(events)::bigint FROM event_hours GROUP BY 1, 2, 3 HAVING sum(events) <> 0`)
-	stored := read(`SELECT organization_id, date_trunc('hour', time, 'UTC'), type, count(*) FROM events GROUP BY 1, 2, 3`)
+	kept, stored := storetest.PostgresHourCounts(t, conn)
 	var total int64
 	for _, n := range stored {
 		total += n
