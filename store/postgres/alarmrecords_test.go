@@ -320,7 +320,7 @@ func TestQueuedDeviceUpdateLosesToAConcurrentRemoval(t *testing.T) {
 	imei := fx.imeis[0]
 	ctx := context.Background()
 	attempts := 0
-	err := e.updateAt(ctx, pgx.RepeatableRead, func(r *tx) error {
+	err := e.updateAt(ctx, pgx.RepeatableRead, 0, func(r *tx) error {
 		attempts++
 		if err := r.Prefetch([]string{imei}, alarmTime); err != nil {
 			return err

@@ -58,7 +58,7 @@ var _ store.BulkLoader = (*Engine)(nil)
 // after a conflict), with the time series' new records held and written by
 // COPY.
 func (e *Engine) BulkUpdate(ctx context.Context, fn func(store.Records) error) error {
-	return e.updateAt(ctx, pgx.Serializable, func(t *tx) error {
+	return e.updateAt(ctx, pgx.Serializable, retryWindow, func(t *tx) error {
 		newBulk(t)
 		return fn(t)
 	})

@@ -40,7 +40,7 @@ func (e *Engine) Update(ctx context.Context, fn func(store.Records) error) error
 // group commits of two nodes that merely read and write neighbouring
 // index pages (the GPS samples of different devices).
 func (e *Engine) UpdateBatch(ctx context.Context, fn func(store.Records) error) error {
-	return e.updateAt(ctx, pgx.RepeatableRead, func(t *tx) error { return fn(t) })
+	return e.updateAt(ctx, pgx.RepeatableRead, 0, func(t *tx) error { return fn(t) })
 }
 
 // ViewDevice implements store.DeviceViewer: the view's transaction opens,

@@ -187,12 +187,16 @@ func (e *Engine) provider() (*goose.Provider, *sql.DB, error) {
 }
 
 // A transaction that lost a serialisation conflict runs again at least
-// minAttempts times, and for at least retryWindow since its first run: a
-// caller never pays for the server's own contention. Several callers that
-// write one organization at once (a partner's import in parallel, the
-// nodes of a cluster) abort one another over and over on a busy machine,
-// where a run takes long, and each round one of them wins; a window of
-// seconds rather than a number of attempts outlasts them.
+// minAttempts times. An update runs again for at least retryWindow since
+// its first run as well: its caller (an API request) has nothing else to
+// fall back on, and never pays for the server's own contention. Several
+// callers that write one organization at once (a partner's import in
+// parallel, the nodes of a cluster) abort one another over and over on a
+// busy machine, where a run takes long, and each round one of them wins;
+// a window of seconds rather than a number of attempts outlasts them. A
+// group commit's batch does not wait that long: after its attempts it is
+// split in halves (store.Committer), and a device's message that still
+// loses is tried again by the broker for as long as it may wait.
 const (
 	minAttempts = 10
 	retryWindow = 10 * time.Second
@@ -206,11 +210,12 @@ const (
 // store.ErrUnavailable: whether the commit happened is unknown, and the
 // caller (an API request, a device's unacknowledged message) retries.
 func (e *Engine) update(ctx context.Context, fn func(*tx) error) error {
-	return e.updateAt(ctx, pgx.Serializable, fn)
+	return e.updateAt(ctx, pgx.Serializable, retryWindow, fn)
 }
 
-// updateAt is update at isolation level iso.
-func (e *Engine) updateAt(ctx context.Context, iso pgx.TxIsoLevel, fn func(*tx) error) error {
+// updateAt is update at isolation level iso, run again after conflicts
+// minAttempts times and for at least window.
+func (e *Engine) updateAt(ctx context.Context, iso pgx.TxIsoLevel, window time.Duration, fn func(*tx) error) error {
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
 		t, err := e.begin(ctx, pgx.TxOptions{IsoLevel: iso})
@@ -228,7 +233,7 @@ func (e *Engine) updateAt(ctx context.Context, iso pgx.TxIsoLevel, fn func(*tx) 
 			return nil
 		}
 		t.pg.Rollback(context.WithoutCancel(ctx))
-		if !retryable(err) || attempt >= minAttempts && time.Since(start) >= retryWindow {
+		if !retryable(err) || attempt >= minAttempts && time.Since(start) >= window {
 			return classify(err)
 		}
 		// Jittered backoff, so that the two losers of one conflict do not
