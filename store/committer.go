@@ -21,11 +21,12 @@ var ErrCommitterClosed = errors.New("store: committer closed")
 // once and must write only through the Tx it is given. A job whose context
 // is done before its batch commits counts as failed with the context's error.
 type Committer struct {
-	db      *DB
-	jobs    chan *commitJob
-	max     int
-	delay   time.Duration
-	onBatch func(BatchStats)
+	db       *DB
+	jobs     chan *commitJob
+	max      int
+	delay    time.Duration
+	parallel int
+	onBatch  func(BatchStats)
 
 	mu     sync.RWMutex
 	closed bool
@@ -39,8 +40,22 @@ type CommitterOptions struct {
 	// Delay is how long a batch waits for more jobs after its first one
 	// arrived; 0 commits whatever is queued at once.
 	Delay time.Duration
-	// OnBatch, when set, is told about every committed or failed transaction.
+	// OnBatch, when set, is told about every committed or failed
+	// transaction; with Parallel above 1, from several goroutines at once.
 	OnBatch func(BatchStats)
+	// Parallel is how many batches may commit at once; 0 takes the
+	// engine's ParallelBatches, or 1.
+	Parallel int
+}
+
+// ParallelBatcher is what an engine tells of its writes when more than one
+// transaction at a time makes it faster: PostgreSQL runs the transactions
+// of several connections at once, and one batch's statements go while
+// another waits for its commit to be flushed. A Committer on it commits up
+// to ParallelBatches batches at once (bbolt has one writer: it does not
+// offer it).
+type ParallelBatcher interface {
+	ParallelBatches() int
 }
 
 // BatchStats describes one transaction of a Committer.
@@ -65,9 +80,15 @@ func (db *DB) NewCommitter(o CommitterOptions) *Committer {
 	if o.MaxBatch < 1 {
 		o.MaxBatch = 1
 	}
+	if o.Parallel < 1 {
+		o.Parallel = 1
+		if pb, ok := db.engine.(ParallelBatcher); ok {
+			o.Parallel = max(1, pb.ParallelBatches())
+		}
+	}
 	c := &Committer{
 		db: db, jobs: make(chan *commitJob, 2*o.MaxBatch), max: o.MaxBatch, delay: o.Delay,
-		onBatch: o.OnBatch, done: make(chan struct{}),
+		parallel: o.Parallel, onBatch: o.OnBatch, done: make(chan struct{}),
 	}
 	go c.loop()
 	return c
@@ -108,11 +129,88 @@ func (c *Committer) Close() {
 	<-c.done
 }
 
+// loop collects batches and commits them, up to c.parallel at once. Jobs
+// still commit in the order they were handed in wherever the order can be
+// seen: a batch that has a job of a device with a job in a batch still
+// committing starts only once that batch has committed, and a batch with
+// a job that acts for no device waits for every batch before it and holds
+// back every batch after it. Batches of different devices commit in
+// either order, as the writes of different connections always could.
 func (c *Committer) loop() {
 	defer close(c.done)
-	for first := range c.jobs {
-		c.commit(c.collect(first))
+	if c.parallel <= 1 {
+		for first := range c.jobs {
+			c.commit(c.collect(first))
+		}
+		return
 	}
+	slots := make(chan struct{}, c.parallel)
+	var flying []*flight
+	for first := range c.jobs {
+		batch := c.collect(first)
+		slots <- struct{}{}
+		f := newFlight(batch)
+		live := flying[:0]
+		for _, g := range flying {
+			select {
+			case <-g.done:
+				continue
+			default:
+			}
+			if f.after(g) {
+				<-g.done
+				continue
+			}
+			live = append(live, g)
+		}
+		flying = append(live, f)
+		go func() {
+			defer func() { <-slots }()
+			defer close(f.done)
+			c.commit(batch)
+		}()
+	}
+	for range c.parallel {
+		slots <- struct{}{}
+	}
+}
+
+// flight is a batch committing beside others (Committer.loop).
+type flight struct {
+	devices map[string]bool
+	// serial is true when a job acts for no device: the batch is ordered
+	// against every other.
+	serial bool
+	done   chan struct{}
+}
+
+func newFlight(batch []*commitJob) *flight {
+	f := &flight{devices: make(map[string]bool, len(batch)), done: make(chan struct{})}
+	for _, j := range batch {
+		if j.actor.IMEI == "" {
+			f.serial = true
+		}
+		f.devices[j.actor.IMEI] = true
+	}
+	return f
+}
+
+// after reports whether f must commit after g, which was collected
+// before it: either is serial, or they share a device.
+func (f *flight) after(g *flight) bool {
+	if f.serial || g.serial {
+		return true
+	}
+	small, large := f.devices, g.devices
+	if len(small) > len(large) {
+		small, large = large, small
+	}
+	for d := range small {
+		if large[d] {
+			return true
+		}
+	}
+	return false
 }
 
 // collect gathers up to max jobs, waiting at most delay after first.

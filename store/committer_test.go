@@ -279,3 +279,66 @@ func TestCommitterSplitsABatchThatKeepsConflicting(t *testing.T) {
 		}
 	})
 }
+
+// TestCommitterParallelKeepsOrder: with two batches committing at once,
+// each device's jobs still commit in the order they were handed in, and a
+// job that acts for no device commits after every job handed in before it
+// and before every job handed in after it.
+func TestCommitterParallelKeepsOrder(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T) {
+		db := openTestDB(t)
+		c := db.NewCommitter(CommitterOptions{MaxBatch: 3, Parallel: 2})
+		var mu sync.Mutex
+		var committed []string // "<device> <n>", in commit order
+		submit := func(actor Actor, name string) <-chan error {
+			return c.Submit(t.Context(), actor, func(tx *Tx) error {
+				tx.OnCommit(func() {
+					mu.Lock()
+					committed = append(committed, name)
+					mu.Unlock()
+				})
+				return tx.PutDeviceLink(&DeviceLink{IMEI: name[:5], Presence: PresenceOnline})
+			})
+		}
+		const devices, rounds = 5, 12
+		var done []<-chan error
+		for r := range rounds {
+			for d := range devices {
+				imei := fmt.Sprintf("dev-%d", d)
+				done = append(done, submit(Actor{Source: "device", IMEI: imei}, fmt.Sprintf("%s %02d", imei, r)))
+			}
+			if r == rounds/2 {
+				done = append(done, submit(Actor{Source: "system"}, "sys-0 barrier"))
+			}
+		}
+		for _, ch := range done {
+			if err := <-ch; err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(committed) != len(done) {
+			t.Fatalf("%d jobs committed, want %d", len(committed), len(done))
+		}
+		last := map[string]string{}
+		barrier := -1
+		for i, name := range committed {
+			dev := name[:5]
+			if dev == "sys-0" {
+				barrier = i
+				continue
+			}
+			if prev, ok := last[dev]; ok && prev > name {
+				t.Errorf("%q committed after %q", name, prev)
+			}
+			last[dev] = name
+			round := name[6:]
+			if before := round <= fmt.Sprintf("%02d", rounds/2); before != (barrier < 0) {
+				t.Errorf("%q committed on the wrong side of the job without a device (at %d of %v)", name, barrier, committed)
+			}
+		}
+	})
+}

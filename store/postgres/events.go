@@ -164,6 +164,17 @@ const (
 	comments AS (` + insertEventComments + `)
 	SELECT id, time FROM e`
 
+	// insertEventRowWithID and insertEventWithID are insertEventRow and
+	// insertEvent for an event whose id was drawn ahead (eventids.go).
+	insertEventRowWithID = `INSERT INTO events (id, ` + eventRowColumns + `)
+	VALUES (@id, @imei, @organization_id, @partner_id, @type, @time, @lat, @lon, @alt, @speed_kmh,
+		@accuracy, @severity, @status, @metadata, @geofence_id, @geofence_path, @geofence_name, @sd_card_uuid,
+		@sd_card_manufacturer, @driver_id, @camera_id, @device_event_id, @media_notified, @ownership, @created_at)`
+	insertEventWithID = `WITH e AS (` + insertEventRowWithID + ` RETURNING id, time),
+	files AS (` + insertEventFiles + `),
+	comments AS (` + insertEventComments + `)
+	SELECT id FROM e`
+
 	// updateEvent rewrites the row of (id, time) and makes its files and
 	// comments those of the event, writing only those that changed.
 	updateEvent = `WITH e AS (
@@ -212,10 +223,24 @@ func (s events) Get(id int64) (*store.Event, error) {
 
 // Insert implements store.EventSet: the events identity gives the id. An
 // event without files or comments, most of what devices report, is one
-// plain INSERT.
+// plain INSERT. With an id drawn ahead (eventids.go) the INSERT is queued
+// and goes with the transaction's next statement; otherwise it returns
+// the id drawn for it.
 func (s events) Insert(e *store.Event) error {
 	if b := s.t.bulk; b != nil {
 		return b.insertEvent(e)
+	}
+	if id, ok := s.t.eventIDs.take(); ok {
+		sql := insertEventWithID
+		if len(e.Files) == 0 && len(e.Comments) == 0 {
+			sql = insertEventRowWithID
+		}
+		e.ID = id
+		if err := s.t.queue(sql, eventArgs(e)); err != nil {
+			e.ID = 0
+			return err
+		}
+		return s.t.countEvent(e)
 	}
 	sql := insertEvent
 	if len(e.Files) == 0 && len(e.Comments) == 0 {

@@ -355,12 +355,26 @@ const prefetchQueued = `SELECT ` + queuedCommandColumns + ` FROM queued_commands
 // driver assignments and latest driver sessions, and their latest GPS
 // samples since gpsAhead before now, in one
 // round trip (with the transaction's BEGIN and whatever it holds back).
+// The same round trip draws the event ids the batch may need
+// (eventids.go).
 func (t *tx) Prefetch(imeis []string, now time.Time) error {
 	want := t.unread(imeis)
-	if len(want) == 0 {
+	draw := t.eventIDs.shortfall(len(imeis))
+	if len(want) == 0 && draw == 0 {
 		return nil
 	}
 	b := &pgx.Batch{}
+	if draw > 0 {
+		queueEventIDs(b, draw)
+	}
+	if len(want) == 0 {
+		br := t.pg.SendBatch(t.ctx, b)
+		defer br.Close()
+		if err := t.readEventIDs(br); err != nil {
+			return err
+		}
+		return classify(br.Close())
+	}
 	b.Queue(prefetchRows.sql, want)
 	queueSpecs(b, prefetchSpecs, want)
 	b.Queue(prefetchGPS, want, timeBound(now.Add(-gpsAhead)))
@@ -371,6 +385,11 @@ func (t *tx) Prefetch(imeis []string, now time.Time) error {
 	b.Queue(prefetchSessions, want)
 	br := t.pg.SendBatch(t.ctx, b)
 	defer br.Close()
+	if draw > 0 {
+		if err := t.readEventIDs(br); err != nil {
+			return err
+		}
+	}
 	if err := prefetchRows.read(t, br); err != nil {
 		return err
 	}

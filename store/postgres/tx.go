@@ -24,6 +24,8 @@ type tx struct {
 	// node is the engine's Options.Node, under which the transaction's
 	// hourly event counts are written.
 	node string
+	// eventIDs are the engine's event ids drawn ahead (eventids.go).
+	eventIDs *idPool
 }
 
 // Aborted implements store.Aborter: a statement of the transaction failed,

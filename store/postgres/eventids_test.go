@@ -1,0 +1,161 @@
+package postgres
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// TestEventIDsDrawnAhead: after a batch that asked for event ids, the next
+// read-ahead draws them with its other reads, and an event given one costs
+// no round trip of its own: its INSERT goes with the commit.
+func TestEventIDsDrawnAhead(t *testing.T) {
+	t.Parallel()
+	e := trackEngine(t)
+	f := seedTracks(t, e)
+	var ids []int64
+	write(t, e, func(r *tx) error {
+		// The first event finds no id drawn ahead and returns its own.
+		ev := newEvent(f.imeis[0], "distractedDriving", 0)
+		ev.OrganizationID = f.orgA
+		if err := r.Events().Insert(ev); err != nil {
+			return err
+		}
+		ids = append(ids, ev.ID)
+		return nil
+	})
+	write(t, e, func(r *tx) error {
+		if err := r.Prefetch([]string{f.imeis[0], f.imeis[1], f.imeis[0]}, trackNow); err != nil {
+			return err
+		}
+		p := pipeOf(r)
+		trips := p.trips
+		for i := range 3 {
+			ev := newEvent(f.imeis[i%2], "distractedDriving", time.Duration(i+1)*time.Second)
+			ev.OrganizationID = f.orgA
+			if i == 2 {
+				ev.Files = []store.EventFile{{CameraID: 1, FileID: "clip", FileType: "video"}}
+			}
+			if err := r.Events().Insert(ev); err != nil {
+				return err
+			}
+			ids = append(ids, ev.ID)
+		}
+		if p.trips != trips {
+			t.Errorf("3 events with ids drawn ahead took %d round trips, want none before the commit", p.trips-trips)
+		}
+		return nil
+	})
+	if !slices.IsSorted(ids) || len(slices.Compact(slices.Clone(ids))) != len(ids) || ids[0] == 0 {
+		t.Fatalf("event ids %v, want unique and rising", ids)
+	}
+	read(t, e, func(r *tx) error {
+		for n, id := range ids {
+			ev, err := r.Events().Get(id)
+			if err != nil {
+				return fmt.Errorf("event %d (id %d): %w", n, id, err)
+			}
+			if want := eventT0.Add(time.Duration(n) * time.Second); !ev.Time.Equal(want) || len(ev.Files) != min(n/3, 1) {
+				t.Errorf("event %d: at %v with files %+v; want at %v", id, ev.Time, ev.Files, want)
+			}
+		}
+		return nil
+	})
+}
+
+// TestGroupCommitEventIDs: events ingested through group commits, the
+// first drawing their ids one by one and the later ones ahead, get unique
+// ids that rise in the order ingested, and each event with its file and
+// its device event id is stored under its id.
+func TestGroupCommitEventIDs(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	e := openPrepared(t)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	db, err := store.New(e, store.Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	var devs []*store.Device
+	err = db.Update(ctx, store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+		p, err := tx.CreatePartner("Partner")
+		if err != nil {
+			return err
+		}
+		o, err := tx.CreateOrganization(p.ID, "Fleet", []byte("salt"))
+		if err != nil {
+			return err
+		}
+		for i := range 9 {
+			body := fmt.Sprintf("3569381001%04d", i)
+			d := &store.Device{IMEI: fmt.Sprintf("%s%d", body, luhn(body)), Name: "cam",
+				OrganizationID: o.ID, PartnerID: p.ID, Status: store.DeviceActivated}
+			if err := tx.AddDevice(d); err != nil {
+				return err
+			}
+			devs = append(devs, d)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := 0
+	// batch ingests an event of each of devs in one group commit and
+	// returns the events' ids.
+	batch := func(devs []*store.Device) []int64 {
+		t.Helper()
+		c := db.NewCommitter(store.CommitterOptions{MaxBatch: len(devs), Delay: time.Hour})
+		defer c.Close()
+		ids := make([]int64, len(devs))
+		var done []<-chan error
+		for i, d := range devs {
+			seq++
+			in := store.EventInput{DeviceEventID: fmt.Sprintf("ev-%d", seq), Type: "distractedDriving",
+				Time: now.Add(-time.Duration(seq) * time.Second), Lat: 50, Lon: 4,
+				Files: []store.EventFile{{CameraID: 1, FileID: fmt.Sprint(seq), FileType: "video"}}}
+			done = append(done, c.Submit(ctx, store.Actor{Source: "device", IMEI: d.IMEI}, func(tx *store.Tx) error {
+				r, err := tx.IngestEvent(d, in)
+				if err == nil && r.Event != nil {
+					ids[i] = r.Event.ID
+				}
+				return err
+			}))
+		}
+		for i, ch := range done {
+			if err := <-ch; err != nil {
+				t.Fatalf("event of device %d: %v", i, err)
+			}
+		}
+		return ids
+	}
+	var all []int64
+	for _, n := range []int{3, 3, 9, 9} {
+		all = append(all, batch(devs[:n])...)
+	}
+	if !slices.IsSorted(all) || len(slices.Compact(slices.Clone(all))) != len(all) || all[0] == 0 {
+		t.Errorf("event ids %v, want unique and rising", all)
+	}
+	if left := len(e.eventIDs.ids); left == 0 {
+		t.Errorf("no event ids drawn ahead after %d events in group commits", len(all))
+	}
+	err = db.View(ctx, func(tx *store.Tx) error {
+		for n, id := range all {
+			ev, err := tx.Event(id)
+			if err != nil {
+				return fmt.Errorf("event %d (id %d): %w", n, id, err)
+			}
+			if want := fmt.Sprintf("ev-%d", n+1); ev.DeviceEventID != want || len(ev.Files) != 1 || ev.Files[0].FileID != fmt.Sprint(n+1) {
+				t.Errorf("event %d: device event id %q, files %+v; want %q with its file", id, ev.DeviceEventID, ev.Files, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
