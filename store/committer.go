@@ -21,12 +21,11 @@ var ErrCommitterClosed = errors.New("store: committer closed")
 // once and must write only through the Tx it is given. A job whose context
 // is done before its batch commits counts as failed with the context's error.
 type Committer struct {
-	db       *DB
-	jobs     chan *commitJob
-	max      int
-	delay    time.Duration
-	parallel int
-	onBatch  func(BatchStats)
+	db      *DB
+	jobs    chan *commitJob
+	max     int
+	delay   time.Duration
+	onBatch func(BatchStats)
 
 	mu     sync.RWMutex
 	closed bool
@@ -40,22 +39,8 @@ type CommitterOptions struct {
 	// Delay is how long a batch waits for more jobs after its first one
 	// arrived; 0 commits whatever is queued at once.
 	Delay time.Duration
-	// OnBatch, when set, is told about every committed or failed
-	// transaction; with Parallel above 1, from several goroutines at once.
+	// OnBatch, when set, is told about every committed or failed transaction.
 	OnBatch func(BatchStats)
-	// Parallel is how many batches may commit at once; 0 takes the
-	// engine's ParallelBatches, or 1.
-	Parallel int
-}
-
-// ParallelBatcher is what an engine tells of its writes when more than one
-// transaction at a time makes it faster: PostgreSQL runs the transactions
-// of several connections at once, and one batch's statements go while
-// another waits for its commit to be flushed. A Committer on it commits up
-// to ParallelBatches batches at once (bbolt has one writer: it does not
-// offer it).
-type ParallelBatcher interface {
-	ParallelBatches() int
 }
 
 // BatchStats describes one transaction of a Committer.
@@ -80,15 +65,9 @@ func (db *DB) NewCommitter(o CommitterOptions) *Committer {
 	if o.MaxBatch < 1 {
 		o.MaxBatch = 1
 	}
-	if o.Parallel < 1 {
-		o.Parallel = 1
-		if pb, ok := db.engine.(ParallelBatcher); ok {
-			o.Parallel = max(1, pb.ParallelBatches())
-		}
-	}
 	c := &Committer{
 		db: db, jobs: make(chan *commitJob, 2*o.MaxBatch), max: o.MaxBatch, delay: o.Delay,
-		parallel: o.Parallel, onBatch: o.OnBatch, done: make(chan struct{}),
+		onBatch: o.OnBatch, done: make(chan struct{}),
 	}
 	go c.loop()
 	return c
@@ -129,88 +108,11 @@ func (c *Committer) Close() {
 	<-c.done
 }
 
-// loop collects batches and commits them, up to c.parallel at once. Jobs
-// still commit in the order they were handed in wherever the order can be
-// seen: a batch that has a job of a device with a job in a batch still
-// committing starts only once that batch has committed, and a batch with
-// a job that acts for no device waits for every batch before it and holds
-// back every batch after it. Batches of different devices commit in
-// either order, as the writes of different connections always could.
 func (c *Committer) loop() {
 	defer close(c.done)
-	if c.parallel <= 1 {
-		for first := range c.jobs {
-			c.commit(c.collect(first))
-		}
-		return
-	}
-	slots := make(chan struct{}, c.parallel)
-	var flying []*flight
 	for first := range c.jobs {
-		batch := c.collect(first)
-		slots <- struct{}{}
-		f := newFlight(batch)
-		live := flying[:0]
-		for _, g := range flying {
-			select {
-			case <-g.done:
-				continue
-			default:
-			}
-			if f.after(g) {
-				<-g.done
-				continue
-			}
-			live = append(live, g)
-		}
-		flying = append(live, f)
-		go func() {
-			defer func() { <-slots }()
-			defer close(f.done)
-			c.commit(batch)
-		}()
+		c.commit(c.collect(first))
 	}
-	for range c.parallel {
-		slots <- struct{}{}
-	}
-}
-
-// flight is a batch committing beside others (Committer.loop).
-type flight struct {
-	devices map[string]bool
-	// serial is true when a job acts for no device: the batch is ordered
-	// against every other.
-	serial bool
-	done   chan struct{}
-}
-
-func newFlight(batch []*commitJob) *flight {
-	f := &flight{devices: make(map[string]bool, len(batch)), done: make(chan struct{})}
-	for _, j := range batch {
-		if j.actor.IMEI == "" {
-			f.serial = true
-		}
-		f.devices[j.actor.IMEI] = true
-	}
-	return f
-}
-
-// after reports whether f must commit after g, which was collected
-// before it: either is serial, or they share a device.
-func (f *flight) after(g *flight) bool {
-	if f.serial || g.serial {
-		return true
-	}
-	small, large := f.devices, g.devices
-	if len(small) > len(large) {
-		small, large = large, small
-	}
-	for d := range small {
-		if large[d] {
-			return true
-		}
-	}
-	return false
 }
 
 // collect gathers up to max jobs, waiting at most delay after first.
@@ -291,12 +193,29 @@ func (db *DB) updateBatch(ctx context.Context, fn func(Records) error) error {
 
 // Prefetcher is what an engine's records offer when reading many rows at
 // once costs less than reading them one by one (PostgreSQL: one round trip
-// instead of one each): a group commit hands them the devices its jobs
-// act for before it runs them, and the rules then find those devices' rows
-// (the device, its settings, link, track and organization, its latest GPS
-// sample) already read. now is the batch's time.
+// instead of one each): a group commit tells them what its jobs will read
+// before it runs them, and the rules then find those devices' rows (the
+// device, its settings, link, track and organization, its latest GPS
+// sample) already read.
 type Prefetcher interface {
-	Prefetch(imeis []string, now time.Time) error
+	Prefetch(ReadAhead) error
+}
+
+// ReadAhead is what a group commit's jobs will read, as far as it is known
+// before they run.
+type ReadAhead struct {
+	// IMEIs are the devices the jobs act for, one per job: a device with
+	// two jobs in the batch is named twice.
+	IMEIs []string
+	// Organizations are the organizations of those devices, as the jobs'
+	// actors name them, once each. An engine may read their rows by these
+	// ids rather than through the devices: a device is moved to another
+	// organization only with its connection ended, and should one be
+	// named for an organization it has left, the rules read its own when
+	// they ask for it.
+	Organizations []int64
+	// Now is the batch's time.
+	Now time.Time
 }
 
 // readAheadDevices is how many devices a sweep over every device reads
@@ -309,11 +228,16 @@ func (tx *Tx) readAhead(devs []Device) error {
 	if !ok {
 		return nil
 	}
-	imeis := make([]string, len(devs))
+	a := ReadAhead{IMEIs: make([]string, len(devs)), Now: tx.now}
+	seen := map[int64]bool{}
 	for i, d := range devs {
-		imeis[i] = d.IMEI
+		a.IMEIs[i] = d.IMEI
+		if org := d.OrganizationID; org != 0 && !seen[org] {
+			seen[org] = true
+			a.Organizations = append(a.Organizations, org)
+		}
 	}
-	return pf.Prefetch(imeis, tx.now)
+	return pf.Prefetch(a)
 }
 
 // JobFailed is the error of a statement that a job of a group commit
@@ -387,7 +311,7 @@ func (c *Committer) commitJobs(batch []*commitJob, pending []int, results []erro
 			now := c.db.Now()
 			pipe, _ := rec.(Pipeliner)
 			if pf, ok := rec.(Prefetcher); ok {
-				if err := pf.Prefetch(c.devices(batch, pending), now); err != nil {
+				if err := pf.Prefetch(c.readAhead(batch, pending, now)); err != nil {
 					return err
 				}
 			}
@@ -464,15 +388,23 @@ func (c *Committer) commitJobs(batch []*commitJob, pending []int, results []erro
 	}
 }
 
-// devices lists the devices the jobs of batch at pending act for.
-func (c *Committer) devices(batch []*commitJob, pending []int) []string {
-	var imeis []string
+// readAhead is what the jobs of batch at pending will read: the devices
+// they act for and those devices' organizations.
+func (c *Committer) readAhead(batch []*commitJob, pending []int, now time.Time) ReadAhead {
+	a := ReadAhead{Now: now}
+	seen := map[int64]bool{}
 	for _, i := range pending {
-		if imei := batch[i].actor.IMEI; imei != "" {
-			imeis = append(imeis, imei)
+		actor := batch[i].actor
+		if actor.IMEI == "" {
+			continue
+		}
+		a.IMEIs = append(a.IMEIs, actor.IMEI)
+		if org := actor.OrganizationID; org != 0 && !seen[org] {
+			seen[org] = true
+			a.Organizations = append(a.Organizations, org)
 		}
 	}
-	return imeis
+	return a
 }
 
 // runJob runs one job, turning a panic into its error so that one bad job

@@ -241,7 +241,7 @@ func TestStatusReadAhead(t *testing.T) {
 	later := alarmTime.Add(time.Minute)
 	write(t, e, func(r *tx) error {
 		p := pipeOf(r)
-		if err := r.Prefetch([]string{one, two}, later); err != nil {
+		if err := r.Prefetch(store.ReadAhead{IMEIs: []string{one, two}, Now: later}); err != nil {
 			return err
 		}
 		p.StartJob(1)
@@ -322,7 +322,7 @@ func TestQueuedDeviceUpdateLosesToAConcurrentRemoval(t *testing.T) {
 	attempts := 0
 	err := e.updateAt(ctx, pgx.RepeatableRead, 0, func(r *tx) error {
 		attempts++
-		if err := r.Prefetch([]string{imei}, alarmTime); err != nil {
+		if err := r.Prefetch(store.ReadAhead{IMEIs: []string{imei}, Now: alarmTime}); err != nil {
 			return err
 		}
 		pipeOf(r).StartJob(1)

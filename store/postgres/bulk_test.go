@@ -334,7 +334,7 @@ func TestBulkGPSReadAhead(t *testing.T) {
 	}
 	err := e.BulkUpdate(context.Background(), func(rec store.Records) error {
 		r := rec.(*tx)
-		if err := r.Prefetch([]string{imei}, at(60)); err != nil {
+		if err := r.Prefetch(store.ReadAhead{IMEIs: []string{imei}, Now: at(60)}); err != nil {
 			return err
 		}
 		trips := pipeOf(r).trips

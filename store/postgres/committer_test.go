@@ -3,13 +3,9 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"maps"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/pgtest"
@@ -244,127 +240,6 @@ func TestGroupCommitAfterAFailedStatement(t *testing.T) {
 			if _, err := tx.Device(imei); (err == nil) != (i != 1) {
 				t.Errorf("device %d: %v", i, err)
 			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestGroupCommitsSideBySide: on PostgreSQL a node's group commit runs two
-// batches at once. A batch whose job holds it open does not hold up the
-// next batch of other devices, and the two, storing events of the same
-// organization, hour and type, count them in rows of their own lanes, so
-// neither aborts the other: each job runs once, and the hour's count is
-// every event.
-func TestGroupCommitsSideBySide(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	now := time.Now().UTC().Truncate(time.Hour).Add(30 * time.Minute)
-	url := pgtest.Database(t, "")
-	db, err := postgres.Open(ctx, url, postgres.Options{}, store.Options{Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	var devs []*store.Device
-	var org int64
-	err = db.Update(ctx, store.Actor{Source: "cli"}, func(tx *store.Tx) error {
-		p, err := tx.CreatePartner("Partner")
-		if err != nil {
-			return err
-		}
-		o, err := tx.CreateOrganization(p.ID, "Fleet", []byte("salt"))
-		if err != nil {
-			return err
-		}
-		org = o.ID
-		for _, body := range []string{"35693810009400", "35693810009500"} {
-			d := &store.Device{IMEI: storetest.IMEI(body), Name: "cam", OrganizationID: o.ID, PartnerID: p.ID,
-				Status: store.DeviceActivated}
-			if err := tx.AddDevice(d); err != nil {
-				return err
-			}
-			devs = append(devs, d)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var batches []store.BatchStats
-	c := db.NewCommitter(store.CommitterOptions{MaxBatch: 8, OnBatch: func(s store.BatchStats) {
-		mu.Lock()
-		batches = append(batches, s)
-		mu.Unlock()
-	}})
-	defer c.Close()
-	runs := map[int]int{} // by event, the times its job ran
-	ingest := func(d *store.Device, n int, hold func()) func(*store.Tx) error {
-		return func(tx *store.Tx) error {
-			mu.Lock()
-			runs[n]++
-			mu.Unlock()
-			_, err := tx.IngestEvent(d, store.EventInput{DeviceEventID: fmt.Sprintf("e%d", n), Type: "distractedDriving",
-				Time: now.Add(-time.Duration(n) * time.Minute), Lat: 50, Lon: 4})
-			if err == nil && hold != nil {
-				hold()
-			}
-			return err
-		}
-	}
-	// The hour has an event already, so its count's row is there.
-	if err := c.Do(ctx, store.Actor{Source: "device", IMEI: devs[1].IMEI}, ingest(devs[1], 3, nil)); err != nil {
-		t.Fatal(err)
-	}
-	started, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	held := c.Submit(ctx, store.Actor{Source: "device", IMEI: devs[0].IMEI}, ingest(devs[0], 1, func() {
-		once.Do(func() {
-			close(started)
-			<-release
-		})
-	}))
-	<-started
-	// The first batch is open, its job waiting: the second commits beside it.
-	if err := c.Do(ctx, store.Actor{Source: "device", IMEI: devs[1].IMEI}, ingest(devs[1], 2, nil)); err != nil {
-		t.Fatal(err)
-	}
-	close(release)
-	if err := <-held; err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	for n, r := range runs {
-		if r != 1 {
-			t.Errorf("the job of event %d ran %d times, want once", n, r)
-		}
-	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if kept, stored := storetest.PostgresHourCounts(t, conn); !maps.Equal(kept, stored) {
-		t.Errorf("hourly counts %v, counted from the events %v", kept, stored)
-	}
-	for _, b := range batches {
-		if b.Attempts != 1 || b.Jobs != 1 {
-			t.Errorf("batch %+v; want one job at its first attempt", b)
-		}
-	}
-	mu.Unlock()
-	err = db.View(ctx, func(tx *store.Tx) error {
-		// A window of whole hours: the total comes from the hours' counts.
-		from := now.Truncate(time.Hour).Add(-time.Hour)
-		evs, total, err := tx.OrgEvents(org, store.EventQuery{Start: from, End: from.Add(3 * time.Hour)}, store.Page{Limit: 10})
-		if err != nil {
-			return err
-		}
-		if total != 3 || len(evs) != 3 {
-			t.Errorf("the hours hold %d events (%d on the page), want 3", total, len(evs))
 		}
 		return nil
 	})

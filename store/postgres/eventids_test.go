@@ -28,7 +28,7 @@ func TestEventIDsDrawnAhead(t *testing.T) {
 		return nil
 	})
 	write(t, e, func(r *tx) error {
-		if err := r.Prefetch([]string{f.imeis[0], f.imeis[1], f.imeis[0]}, trackNow); err != nil {
+		if err := r.Prefetch(store.ReadAhead{IMEIs: []string{f.imeis[0], f.imeis[1], f.imeis[0]}, Now: trackNow}); err != nil {
 			return err
 		}
 		p := pipeOf(r)

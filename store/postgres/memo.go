@@ -210,14 +210,24 @@ type prefetchSpec struct {
 }
 
 // The rows of a device's organization that both a group commit and a
-// device's own view read ahead.
-var deviceSpecs = []prefetchSpec{
-	{table: tableOrganizations, sql: `SELECT o.id::text, ` + organizationColumns + ` FROM organizations o
-		WHERE o.id IN (SELECT organization_id FROM devices WHERE imei = ANY($1))`},
-	{table: tableOrgSettings, sql: `SELECT o.id::text, s.organization_id IS NOT NULL, ` + orgSettingsColumns + `
-		FROM organizations o LEFT JOIN organization_settings s ON s.organization_id = o.id
-		WHERE o.id IN (SELECT organization_id FROM devices WHERE imei = ANY($1))`, found: true},
+// device's own view read ahead, found through the devices ($1 the IMEIs).
+var deviceSpecs = orgSpecs(`IN (SELECT organization_id FROM devices WHERE imei = ANY($1))`)
+
+// orgSpecs reads the rows of the organizations whose id is as where says:
+// the organization and its settings.
+func orgSpecs(where string) []prefetchSpec {
+	return []prefetchSpec{
+		{table: tableOrganizations, sql: `SELECT o.id::text, ` + organizationColumns + ` FROM organizations o
+			WHERE o.id ` + where},
+		{table: tableOrgSettings, sql: `SELECT o.id::text, s.organization_id IS NOT NULL, ` + orgSettingsColumns + `
+			FROM organizations o LEFT JOIN organization_settings s ON s.organization_id = o.id
+			WHERE o.id ` + where, found: true},
+	}
 }
+
+// The rows of the organizations a group commit names (store.ReadAhead),
+// by their ids ($1), which cost no lookup of the devices.
+var prefetchOrgSpecs = orgSpecs(`= ANY($1::bigint[])`)
 
 // The rows keyed by a device's IMEI, at most one per table, that both read
 // ahead: the device and its revision, its hotspot, track, link and
@@ -332,9 +342,10 @@ func (j joinedRows) read(t *tx, br pgx.BatchResults) error {
 
 // gpsAhead is how long before a group commit's time Prefetch looks for
 // its devices' latest GPS samples: a device that sends GPS sent some
-// within it, and the range keeps the read to the newest day partitions.
-// A device whose latest sample is older reads it when asked (Latest).
-const gpsAhead = 48 * time.Hour
+// within it, and the range keeps the read to the newest day partitions
+// (today's and yesterday's, the days ready ahead, and the default). A
+// device whose latest sample is older reads it when asked (Latest).
+const gpsAhead = 24 * time.Hour
 
 // prefetchGPS reads the latest GPS sample since $2 of each device of $1.
 const prefetchGPS = `SELECT i.imei, s.* FROM unnest($1::text[]) AS i (imei)
@@ -342,24 +353,29 @@ const prefetchGPS = `SELECT i.imei, s.* FROM unnest($1::text[]) AS i (imei)
 		WHERE g.imei = i.imei AND g.sampled_at >= $2 ORDER BY g.sampled_at DESC LIMIT 1) s`
 
 // prefetchReceivers reads the webhook types the organizations of the
-// devices of $1 receive.
-const prefetchReceivers = `SELECT o.id, (SELECT ` + receiverTypes + ` FROM webhook_receivers r WHERE r.organization_id = o.id)
+// devices of $1 receive; prefetchOrgReceivers those of the organizations
+// of $1.
+const (
+	prefetchReceivers = `SELECT o.id, (SELECT ` + receiverTypes + ` FROM webhook_receivers r WHERE r.organization_id = o.id)
 	FROM organizations o WHERE o.id IN (SELECT organization_id FROM devices WHERE imei = ANY($1))`
+	prefetchOrgReceivers = `SELECT o.id, (SELECT ` + receiverTypes + ` FROM webhook_receivers r WHERE r.organization_id = o.id)
+	FROM organizations o WHERE o.id = ANY($1::bigint[])`
+)
 
 // prefetchQueued reads the queued commands of the devices of $1.
 const prefetchQueued = `SELECT ` + queuedCommandColumns + ` FROM queued_commands WHERE imei = ANY($1) ORDER BY seq`
 
-// Prefetch implements store.Prefetcher: the rows of imeis' devices, their
-// settings, links, tracks, hotspots and health states, their organizations
-// and their settings, their open system alarms, auxiliary cameras and
-// driver assignments and latest driver sessions, and their latest GPS
-// samples since gpsAhead before now, in one
-// round trip (with the transaction's BEGIN and whatever it holds back).
-// The same round trip draws the event ids the batch may need
-// (eventids.go).
-func (t *tx) Prefetch(imeis []string, now time.Time) error {
-	want := t.unread(imeis)
-	draw := t.eventIDs.shortfall(len(imeis))
+// Prefetch implements store.Prefetcher: the rows of the devices a.IMEIs
+// names, their settings, links, tracks, hotspots and health states, their
+// organizations and their settings (by the ids a.Organizations gives, when
+// it does), their open system alarms, auxiliary cameras and driver
+// assignments and latest driver sessions, and their latest GPS samples
+// since gpsAhead before a.Now, in one round trip (with the transaction's
+// BEGIN and whatever it holds back). The same round trip draws the event
+// ids the batch may need (eventids.go).
+func (t *tx) Prefetch(a store.ReadAhead) error {
+	want := t.unread(a.IMEIs)
+	draw := t.eventIDs.shortfall(len(a.IMEIs))
 	if len(want) == 0 && draw == 0 {
 		return nil
 	}
@@ -375,10 +391,16 @@ func (t *tx) Prefetch(imeis []string, now time.Time) error {
 		}
 		return classify(br.Close())
 	}
+	specs, receivers, key := prefetchSpecs, prefetchReceivers, any(want)
+	if len(a.Organizations) > 0 {
+		specs, receivers, key = prefetchOrgSpecs, prefetchOrgReceivers, a.Organizations
+	}
 	b.Queue(prefetchRows.sql, want)
-	queueSpecs(b, prefetchSpecs, want)
-	b.Queue(prefetchGPS, want, timeBound(now.Add(-gpsAhead)))
-	b.Queue(prefetchReceivers, want)
+	for _, s := range specs {
+		b.Queue(s.sql, key)
+	}
+	b.Queue(prefetchGPS, want, timeBound(a.Now.Add(-gpsAhead)))
+	b.Queue(receivers, key)
 	b.Queue(prefetchOpenAlarms, want)
 	b.Queue(prefetchAuxCameras, want)
 	b.Queue(prefetchAssignments, want)
@@ -393,7 +415,7 @@ func (t *tx) Prefetch(imeis []string, now time.Time) error {
 	if err := prefetchRows.read(t, br); err != nil {
 		return err
 	}
-	if err := t.readSpecs(br, prefetchSpecs, want); err != nil {
+	if err := t.readSpecs(br, specs, nil); err != nil {
 		return err
 	}
 	if err := t.readGPSAhead(br); err != nil {

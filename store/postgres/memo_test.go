@@ -79,7 +79,7 @@ func TestGPSReadAhead(t *testing.T) {
 		return p.Time
 	}
 	write(t, e, func(r *tx) error {
-		if err := r.Prefetch([]string{imei, f.imeis[1]}, at(60)); err != nil {
+		if err := r.Prefetch(store.ReadAhead{IMEIs: []string{imei, f.imeis[1]}, Now: at(60)}); err != nil {
 			return err
 		}
 		first := []store.GPSPoint{pt(1, 51), pt(1, 99), pt(2, 52)}
@@ -151,7 +151,7 @@ func TestGPSReadAheadLosesToAConcurrentWriter(t *testing.T) {
 	var stored []bool
 	err := e.update(context.Background(), func(r *tx) error {
 		attempts++
-		if err := r.Prefetch([]string{imei}, at(60)); err != nil {
+		if err := r.Prefetch(store.ReadAhead{IMEIs: []string{imei}, Now: at(60)}); err != nil {
 			return err
 		}
 		if attempts == 1 {
@@ -474,7 +474,7 @@ func TestEventReadAhead(t *testing.T) {
 		t.Fatalf("an ordinary transaction answers %+v", want)
 	}
 	write(t, e, func(r *tx) error {
-		if err := r.Prefetch([]string{imei, quiet}, at(30)); err != nil {
+		if err := r.Prefetch(store.ReadAhead{IMEIs: []string{imei, quiet}, Now: at(30)}); err != nil {
 			return err
 		}
 		p := pipeOf(r)
@@ -522,4 +522,47 @@ func TestColumnCount(t *testing.T) {
 			t.Errorf("%s answers %d columns, its widths say %d", j.sql, got, want)
 		}
 	}
+}
+
+// TestPrefetchOrganizationsByID: a read-ahead that names the devices'
+// organizations reads them, their settings and their webhook types by id,
+// and the rules then read them without a round trip; a device named with
+// an organization it is not in reads its own when asked.
+func TestPrefetchOrganizationsByID(t *testing.T) {
+	t.Parallel()
+	e := trackEngine(t)
+	f := seedTracks(t, e)
+	write(t, e, func(r *tx) error {
+		// Device 2 is of organization B, which the read-ahead does not name.
+		if err := r.Prefetch(store.ReadAhead{IMEIs: []string{f.imeis[0], f.imeis[2]}, Organizations: []int64{f.orgA},
+			Now: trackNow}); err != nil {
+			return err
+		}
+		p := pipeOf(r)
+		trips := p.trips
+		for _, imei := range []string{f.imeis[0], f.imeis[2]} {
+			dev, err := r.Devices().Get(imei)
+			if err != nil {
+				return err
+			}
+			org, err := r.Organizations().Get(dev.OrganizationID)
+			if err != nil {
+				return err
+			}
+			if org.ID != dev.OrganizationID {
+				t.Errorf("organization %d of device %s read as %d", dev.OrganizationID, imei, org.ID)
+			}
+			if _, err := r.OrganizationSettings().Get(dev.OrganizationID); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			if _, err := r.WebhookReceivers().Has(dev.OrganizationID, "events"); err != nil {
+				return err
+			}
+			if want := map[string]int{f.imeis[0]: 0, f.imeis[2]: 3}[imei]; p.trips-trips != want {
+				t.Errorf("device %s: %d round trips for its organization's rows, want %d", imei, p.trips-trips, want)
+			}
+			trips = p.trips
+		}
+		return nil
+	})
 }

@@ -2,9 +2,6 @@ package postgres
 
 import (
 	"context"
-	"strconv"
-	"sync"
-
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetcam/fleetcam/store"
@@ -42,63 +39,8 @@ func (e *Engine) Update(ctx context.Context, fn func(store.Records) error) error
 // does not do is SERIALIZABLE's predicate locking, which aborts the
 // group commits of two nodes that merely read and write neighbouring
 // index pages (the GPS samples of different devices).
-//
-// Group commits run side by side (ParallelBatches), each in a lane of its
-// own: its hourly event counts go to rows of the node and the lane, so
-// that two batches of one node that store events of the same organization,
-// hour and type do not update one row (which would abort one of them),
-// as two nodes' do not.
 func (e *Engine) UpdateBatch(ctx context.Context, fn func(store.Records) error) error {
-	lane := e.lanes.take()
-	defer e.lanes.give(lane)
-	node := laneNode(e.node, lane)
-	return e.updateAt(ctx, pgx.RepeatableRead, 0, func(t *tx) error {
-		t.node = node
-		return fn(t)
-	})
-}
-
-// parallelBatches is how many group commits run at once on PostgreSQL:
-// while one waits for its commit to be flushed, the next sends its
-// statements.
-const parallelBatches = 2
-
-// ParallelBatches implements store.ParallelBatcher.
-func (e *Engine) ParallelBatches() int { return parallelBatches }
-
-// lanes hands out the lowest lane number no running group commit holds.
-type lanes struct {
-	mu   sync.Mutex
-	used []bool
-}
-
-func (l *lanes) take() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for i, u := range l.used {
-		if !u {
-			l.used[i] = true
-			return i
-		}
-	}
-	l.used = append(l.used, true)
-	return len(l.used) - 1
-}
-
-func (l *lanes) give(i int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.used[i] = false
-}
-
-// laneNode is the node name the hourly event counts of lane are written
-// under: the node's own for lane 0, which is also every other
-// transaction's, and "<node>#<lane>" for the others.
-func laneNode(node string, lane int) string {
-	if lane == 0 {
-		return node
-	}
-	return node + "#" + strconv.Itoa(lane)
+	return e.updateAt(ctx, pgx.RepeatableRead, 0, func(t *tx) error { return fn(t) })
 }
 
 // ViewDevice implements store.DeviceViewer: the view's transaction opens,

@@ -66,11 +66,16 @@ type partitionedTable struct {
 // Days: the two days before today are ready for a device that reports its
 // GPS and events late; what a device kept for longer goes to the default
 // partition, which the purge empties record by record. (A longer span back
-// would recreate, empty, the days the purge of a short retention drops.) The audit log and the deliveries are
+// would recreate, empty, the days the purge of a short retention drops.)
+// GPS samples are ready two days ahead (the retention purge makes the next
+// ones hourly, and a server makes them at start): every group commit reads
+// its devices' latest samples from now back (memo.go, gpsAhead), and each
+// partition in that range, empty or not, costs every device an index
+// probe. Events, read by window, are ready a week ahead. The audit log and the deliveries are
 // written at the time of the transaction, messages at the time of their
 // fact; all three are pruned by id or age and stay monthly.
 var partitionedTables = []partitionedTable{
-	{table: "gps_samples", column: "sampled_at", unit: day, back: 2, ahead: 7, moveStrays: true},
+	{table: "gps_samples", column: "sampled_at", unit: day, back: 2, ahead: 2, moveStrays: true},
 	{table: "events", column: "time", unit: day, back: 2, ahead: 7},
 	{table: "event_files", column: "event_time", unit: day, back: 2, ahead: 7},
 	{table: "audit_log", column: "logged_at", unit: month, back: 2, ahead: 3, moveStrays: true},

@@ -60,8 +60,6 @@ type Engine struct {
 	sent *roundTrips
 	// eventIDs are the event ids drawn ahead (eventids.go).
 	eventIDs *idPool
-	// lanes are the group commits' (UpdateBatch).
-	lanes lanes
 }
 
 // OpenEngine connects to the database at url (a libpq URL or key=value
