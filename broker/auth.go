@@ -81,7 +81,7 @@ func (s *Server) authenticate(c *mqttd.Conn, pk *packets.Packet) (*link, refusal
 		cred   *store.DeviceCredential
 		forbid bool
 	)
-	err := s.db.ViewDevice(context.Background(), imei, 0, func(tx *store.Tx) error {
+	err := s.db.ViewDevice(context.Background(), imei, store.ViewAuthentication, func(tx *store.Tx) error {
 		var err error
 		if dev, err = tx.Device(imei); err != nil {
 			return err

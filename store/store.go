@@ -166,6 +166,10 @@ const (
 	// configuration carries (DriverCredentials), when its configuration
 	// is due (not acknowledged at its settings' version).
 	ViewDriverCredentials ViewReads = 1 << iota
+	// ViewAuthentication: the view authenticates the device, and reads
+	// only the device, its credential and its organization's settings,
+	// so nothing else is read ahead for it.
+	ViewAuthentication
 )
 
 // ViewDevice is View for a view that reads the records of device imei

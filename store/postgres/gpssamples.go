@@ -58,7 +58,12 @@ func (r gpsSamples) Insert(imei string, ownership int64, points []store.GPSPoint
 	known := r.t.memo.gps[imei]
 	if known.latest.ok && allAfter(points, known.latest.at.Time) {
 		stored := firstOfEachMilli(points, nil)
-		if err := r.t.queueUnseen(insertGPSQueued, gpsArrays(imei, ownership, points, stored)...); err != nil {
+		args := gpsArrays(imei, ownership, points, stored)
+		rows := &gpsRows{imei: imei, ownership: ownership, at: args[2].([]pgtype.Timestamptz)}
+		for _, c := range args[3:] {
+			rows.cols = append(rows.cols, c.([]float64))
+		}
+		if err := r.t.queueRows(rows, insertGPSQueued, args...); err != nil {
 			return nil, err
 		}
 		r.t.learnGPS(imei, known, ownership, points, stored)
@@ -87,7 +92,9 @@ func (r gpsSamples) Insert(imei string, ownership int64, points []store.GPSPoint
 }
 
 // insertGPSQueued is insertGPS for points none of which can be stored
-// yet, one per millisecond: no conflict to skip, nothing to return.
+// yet, one per millisecond: no conflict to skip, nothing to return. The
+// queued inserts of neighbouring jobs go as one statement
+// (insertGPSRows).
 const insertGPSQueued = `INSERT INTO gps_samples (` + gpsRowColumns + `)
 	SELECT $1, s.at, $2, s.lat, s.lon, s.alt, s.speed, s.accuracy, s.heading
 	FROM unnest($3::timestamptz[], $4::float8[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[])

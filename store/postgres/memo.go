@@ -439,12 +439,22 @@ func (t *tx) Prefetch(a store.ReadAhead) error {
 	return classify(br.Close())
 }
 
+// What an authentication's view reads ahead (store.ViewAuthentication):
+// the device and its credential, and its organization's settings.
+var (
+	authRows  = joinRows([]rowSpec{{tableDevices, deviceMemoColumns}, {tableDeviceCredentials, credentialColumns}})
+	authSpecs = deviceSpecs[1:]
+)
+
 // readAheadView opens the transaction of a device's view, reads the
 // device's records (viewSpecs, its queued commands and driver
-// assignments, and what reads names) and ends it, in one round trip: what
-// the view reads next is answered from the memo, or not at all
-// (pipe.missed).
+// assignments, and what reads names; an authentication's only what it
+// reads) and ends it, in one round trip: what the view reads next is
+// answered from the memo, or not at all (pipe.missed).
 func (t *tx) readAheadView(imei string, reads store.ViewReads) error {
+	if reads&store.ViewAuthentication != 0 {
+		return t.readAheadAuth(imei)
+	}
 	p := pipeOf(t)
 	want := []string{imei}
 	b := &pgx.Batch{}
@@ -483,6 +493,35 @@ func (t *tx) readAheadView(imei string, reads store.ViewReads) error {
 		if err := t.readActiveDriversAhead(br); err != nil {
 			return err
 		}
+	}
+	if _, err := br.Exec(); err != nil {
+		return classify(err)
+	}
+	if err := br.Close(); err != nil {
+		return classify(err)
+	}
+	p.endAhead()
+	return nil
+}
+
+// readAheadAuth is readAheadView for an authentication.
+func (t *tx) readAheadAuth(imei string) error {
+	p := pipeOf(t)
+	want := []string{imei}
+	b := &pgx.Batch{}
+	b.Queue(authRows.sql, want)
+	queueSpecs(b, authSpecs, want)
+	b.Queue("COMMIT")
+	br, err := p.send(t.ctx, b)
+	if err != nil {
+		return err
+	}
+	defer br.Close()
+	if err := authRows.read(t, br); err != nil {
+		return err
+	}
+	if err := t.readSpecs(br, authSpecs, want); err != nil {
+		return err
 	}
 	if _, err := br.Exec(); err != nil {
 		return classify(err)

@@ -84,6 +84,10 @@ type queuedStmt struct {
 	// unseen is true for an insert of keys the transaction saw absent:
 	// a duplicate key is then another transaction's, out of sight.
 	unseen bool
+	// rows, when set, are the insert's rows, which may go in one
+	// statement with those of the inserts queued next to it
+	// (pipemerge.go).
+	rows mergedRows
 }
 
 // beginSQL is the statement that opens a transaction of o.
@@ -142,6 +146,16 @@ func (p *pipe) queueUnseen(sql string, args ...any) error {
 		return err
 	}
 	p.queued[len(p.queued)-1].unseen = true
+	return nil
+}
+
+// queueRows is queueUnseen for an insert whose rows may go in one
+// statement with those of its neighbours (pipemerge.go).
+func (p *pipe) queueRows(rows mergedRows, sql string, args ...any) error {
+	if err := p.queueUnseen(sql, args...); err != nil {
+		return err
+	}
+	p.queued[len(p.queued)-1].rows = rows
 	return nil
 }
 
@@ -223,10 +237,7 @@ func (p *pipe) send(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error)
 	if begin {
 		all.Queue(p.begin)
 	}
-	queued := p.queued
-	for _, q := range queued {
-		all.Queue(q.sql, q.args...)
-	}
+	queued := mergeQueued(all, p.queued)
 	if b != nil {
 		all.QueuedQueries = append(all.QueuedQueries, b.QueuedQueries...)
 	}
@@ -243,8 +254,12 @@ func (p *pipe) send(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error)
 		if _, err := br.Exec(); err != nil {
 			br.Close()
 			var pe *pgconn.PgError
-			if q.unseen && errors.As(err, &pe) && pe.Code == "23505" {
+			switch {
+			case q.unseen && errors.As(err, &pe) && pe.Code == "23505":
 				err = &pgconn.PgError{Severity: "ERROR", Code: "40001", Message: "could not serialize access: " + pe.Message, Detail: pe.Detail}
+			case q.merged > 1:
+				err = &pgconn.PgError{Severity: "ERROR", Code: "40001",
+					Message: fmt.Sprintf("could not serialize access: an insert of %d jobs' rows failed: %v", q.merged, err)}
 			}
 			p.failure = &store.JobFailed{Job: q.job, Err: classify(err)}
 			return nil, p.failure
@@ -552,6 +567,16 @@ func (t *tx) queue(sql string, args ...any) error {
 func (t *tx) queueUnseen(sql string, args ...any) error {
 	if p := pipeOf(t); p != nil {
 		return p.queueUnseen(sql, args...)
+	}
+	_, err := t.exec(sql, args...)
+	return err
+}
+
+// queueRows is queueUnseen for an insert of rows that may go in one
+// statement with those of its neighbours (pipe.queueRows).
+func (t *tx) queueRows(rows mergedRows, sql string, args ...any) error {
+	if p := pipeOf(t); p != nil {
+		return p.queueRows(rows, sql, args...)
 	}
 	_, err := t.exec(sql, args...)
 	return err

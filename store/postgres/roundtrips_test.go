@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,5 +59,29 @@ func TestRoundTripsCounted(t *testing.T) {
 	// commands and assignments, COMMIT.
 	if want := float64(len(viewSpecs) + 5); trips2-trips1 != 1 || stmts2-stmts1 != want {
 		t.Errorf("a device view counted %v round trips and %v statements, want 1 and %v", trips2-trips1, stmts2-stmts1, want)
+	}
+	// An authentication reads the device, its credential and its
+	// organization's settings: BEGIN, the device's two rows in one
+	// statement, the settings, COMMIT.
+	err = e.ViewDevice(t.Context(), f.imeis[0], store.ViewAuthentication, func(r store.Records) error {
+		dev, err := r.Devices().Get(f.imeis[0])
+		if err != nil {
+			return err
+		}
+		if _, err := r.DeviceCredentials().Get(f.imeis[0]); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		_, err = r.OrganizationSettings().Get(dev.OrganizationID)
+		if errors.Is(err, store.ErrNotFound) {
+			err = nil
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trips3, stmts3 := counts()
+	if trips3-trips2 != 1 || stmts3-stmts2 != 4 {
+		t.Errorf("an authentication's view counted %v round trips and %v statements, want 1 and 4", trips3-trips2, stmts3-stmts2)
 	}
 }

@@ -1,0 +1,174 @@
+package postgres
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fleetcam/fleetcam/store"
+)
+
+// gpsFleet opens a store of n devices of one organization, each with a GPS
+// sample a minute before now, so that a group commit knows their latest
+// samples and queues their GPS inserts.
+func gpsFleet(t *testing.T, n int, now time.Time) (*Engine, *store.DB, []*store.Device) {
+	t.Helper()
+	e := openPrepared(t)
+	ensureAround(t, e, now, "gps_samples")
+	db, err := store.New(e, store.Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	var devs []*store.Device
+	err = db.Update(t.Context(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+		p, err := tx.CreatePartner("Partner")
+		if err != nil {
+			return err
+		}
+		o, err := tx.CreateOrganization(p.ID, "Fleet", []byte("salt"))
+		if err != nil {
+			return err
+		}
+		for i := range n {
+			body := fmt.Sprintf("3569381002%04d", i)
+			d := &store.Device{IMEI: fmt.Sprintf("%s%d", body, luhn(body)), Name: "cam",
+				OrganizationID: o.ID, PartnerID: p.ID, Status: store.DeviceActivated}
+			if err := tx.AddDevice(d); err != nil {
+				return err
+			}
+			if _, err := tx.AddGPS(d, []store.GPSPoint{{Time: now.Add(-time.Minute), Lat: 50, Lon: 4}}); err != nil {
+				return err
+			}
+			devs = append(devs, d)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, db, devs
+}
+
+// gpsBatch stores a GPS message of each of devs, at, with latitude lat, in
+// one group commit, and returns each job's error.
+func gpsBatch(t *testing.T, db *store.DB, devs []*store.Device, at time.Time, lat func(i int) float64) []error {
+	t.Helper()
+	c := db.NewCommitter(store.CommitterOptions{MaxBatch: len(devs), Delay: time.Hour})
+	defer c.Close()
+	var done []<-chan error
+	for i, d := range devs {
+		done = append(done, c.Submit(t.Context(), store.Actor{Source: "device", IMEI: d.IMEI, OrganizationID: d.OrganizationID},
+			func(tx *store.Tx) error {
+				_, err := tx.AddGPS(d, []store.GPSPoint{{Time: at, Lat: lat(i), Lon: 4}, {Time: at.Add(time.Second), Lat: lat(i), Lon: 4}})
+				return err
+			}))
+	}
+	errs := make([]error, len(done))
+	for i, ch := range done {
+		errs[i] = <-ch
+	}
+	return errs
+}
+
+// TestGPSInsertsMerged: the GPS inserts a group commit queues go as one
+// statement, so a batch of nine messages sends as many statements as a
+// batch of three, and every sample is stored.
+func TestGPSInsertsMerged(t *testing.T) {
+	t.Parallel()
+	now := time.Now().UTC().Truncate(time.Second)
+	e, db, devs := gpsFleet(t, 9, now)
+	gpsBatch(t, db, devs, now.Add(-50*time.Second), func(int) float64 { return 51 }) // a batch as warm-up
+	statements := map[int]uint64{}
+	for k, n := range []int{3, 9} {
+		before := e.sent.statements.Load()
+		for i, err := range gpsBatch(t, db, devs[:n], now.Add(time.Duration(10*k-40)*time.Second), func(int) float64 { return 52 }) {
+			if err != nil {
+				t.Fatalf("batch of %d, message %d: %v", n, i, err)
+			}
+		}
+		statements[n] = e.sent.statements.Load() - before
+	}
+	if statements[9] != statements[3] {
+		t.Errorf("statements sent for a batch of GPS messages: %v by batch size, want as many for 9 as for 3", statements)
+	}
+	err := db.View(t.Context(), func(tx *store.Tx) error {
+		for _, d := range devs {
+			pts, err := tx.GPS(d.IMEI, now.Add(-time.Hour), now, 0)
+			if err != nil {
+				return err
+			}
+			// The first sample, the warm-up's two, and two of each batch the device was in.
+			want := 3 + 2 + map[bool]int{true: 2, false: 0}[d == devs[0] || d == devs[1] || d == devs[2]]
+			if len(pts) != want {
+				t.Errorf("device %s: %d samples stored, want %d", d.IMEI, len(pts), want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMergedInsertFailure: a merged GPS insert that fails on one job's
+// row fails its transaction as a conflict, which the group commit splits
+// until the row's job is alone; an insert of that job alone fails as that
+// job's. (The row breaks a check the rules would not let through: the
+// records queue it directly.)
+func TestMergedInsertFailure(t *testing.T) {
+	t.Parallel()
+	now := time.Now().UTC().Truncate(time.Second)
+	e, _, devs := gpsFleet(t, 3, now)
+	batch := func(devs []*store.Device, bad int) error {
+		return e.UpdateBatch(t.Context(), func(rec store.Records) error {
+			r := rec.(*tx)
+			a := store.ReadAhead{Now: now}
+			for _, d := range devs {
+				a.IMEIs = append(a.IMEIs, d.IMEI)
+			}
+			if err := r.Prefetch(a); err != nil {
+				return err
+			}
+			for n, d := range devs {
+				r.StartJob(n)
+				lat := 52.0
+				if n == bad {
+					lat = 95 // beyond the table's check
+				}
+				if _, err := r.GPSSamples().Insert(d.IMEI, d.Ownership, []store.GPSPoint{{Time: now, Lat: lat, Lon: 4}}); err != nil {
+					return err
+				}
+			}
+			if q := len(pipeOf(r).queued); q != len(devs) {
+				t.Errorf("%d statements queued for %d GPS messages, want one each", q, len(devs))
+			}
+			return nil
+		})
+	}
+	err := batch(devs, 1)
+	if !errors.Is(err, store.ErrTxConflict) {
+		t.Errorf("a merged insert with a bad row: %v, want a conflict", err)
+	}
+	err = batch(devs[1:2], 0)
+	var jf *store.JobFailed
+	if !errors.As(err, &jf) || jf.Job != 0 || errors.Is(err, store.ErrTxConflict) {
+		t.Errorf("the bad row's job alone: %v, want its own failure", err)
+	}
+	if err := batch([]*store.Device{devs[0], devs[2]}, -1); err != nil {
+		t.Fatal(err)
+	}
+	read(t, e, func(r *tx) error {
+		for i, d := range devs {
+			p, ok, err := r.GPSSamples().Latest(d.IMEI, now, now, store.GPSFilter{})
+			if err != nil {
+				return err
+			}
+			if ok != (i != 1) || ok && p.Lat != 52 {
+				t.Errorf("device %d: latest at now %+v (%v), want one stored for the good rows only", i, p, ok)
+			}
+		}
+		return nil
+	})
+}
