@@ -1,7 +1,7 @@
 package postgres
 
 import (
-	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -10,22 +10,23 @@ import (
 // sequence. Drawn by the INSERT itself (RETURNING id), each event would
 // cost a round trip of its own in a group commit, since the rules need the
 // id at once (the webhook message, the device's own event id, the answer
-// to the caller carry it). Instead an engine keeps a few ids drawn ahead:
-// a group commit's read-ahead (Prefetch) tops them up in its one round
-// trip, and an event takes the next one and queues its INSERT with the id
-// given, so that it goes with the transaction's next statement.
+// to the caller carry it). Instead a group commit's read-ahead (Prefetch)
+// draws the ids its events will take, in its one round trip, and an event
+// takes the next one and queues its INSERT with the id given, so that it
+// goes with the transaction's next statement.
 //
-// An id drawn is never given again, whatever happens to the transaction
-// that drew it (nextval is not rolled back); one taken by a transaction
-// that then failed is simply not used, as with RETURNING. The ids one
-// engine gives rise in the order it gives them; the nodes of a cluster
-// draw from the one sequence, so ids stay unique but do not follow the
-// events' order across nodes (they never did: two transactions commit in
-// either order). What a node held when it stopped is never used.
-
-// eventIDsAhead is how many ids a top-up draws beyond what the batch may
-// use, so that a run of small batches does not draw each time.
-const eventIDsAhead = 32
+// The ids are drawn at the start of the transaction that gives them, and
+// what it does not give is dropped with it, so ids rise as events are
+// stored, as when each INSERT drew its own: a device's later event, stored
+// by a later transaction on whichever node, has a greater id. An id drawn
+// is never given again (nextval is not rolled back); one not given is
+// simply not used.
+//
+// How many to draw the transaction cannot know before its jobs run: it
+// draws twice as many as the engine's transactions asked for since the
+// last draw (an event takes one), at most one per job. A load of GPS alone
+// draws none; the first events after a quiet spell draw their own ids,
+// and the batches after them draw ahead.
 
 // drawEventIDs draws $1 ids of the events' identity sequence, after
 // lockEventsForIDs: a bulk transaction (bulk.go) gives the ids past the
@@ -37,56 +38,31 @@ const (
 	drawEventIDs     = `SELECT nextval(pg_get_serial_sequence('events', 'id')) FROM generate_series(1, $1)`
 )
 
-// idPool holds the event ids an engine drew ahead, in the order drawn.
-// asked counts the ids asked for since the last top-up, given or not,
-// which sizes the next.
-type idPool struct {
-	mu    sync.Mutex
-	ids   []int64
-	asked int
+// eventDemand counts the event ids an engine's transactions asked for
+// since its last draw, given or not, which sizes the next.
+type eventDemand struct{ asked atomic.Int64 }
+
+// toDraw is how many ids a transaction of jobs jobs draws, and starts the
+// count again.
+func (d *eventDemand) toDraw(jobs int) int {
+	if d == nil {
+		return 0
+	}
+	return min(jobs, 2*int(d.asked.Swap(0)))
 }
 
-// take returns the next id drawn ahead, if one is left.
-func (p *idPool) take() (int64, bool) {
-	if p == nil {
+// takeEventID returns the next event id t drew ahead, if one is left; it
+// counts the ask either way.
+func (t *tx) takeEventID() (int64, bool) {
+	if t.demand != nil {
+		t.demand.asked.Add(1)
+	}
+	if len(t.eventIDs) == 0 {
 		return 0, false
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.asked++
-	if len(p.ids) == 0 {
-		return 0, false
-	}
-	id := p.ids[0]
-	p.ids = p.ids[1:]
+	id := t.eventIDs[0]
+	t.eventIDs = t.eventIDs[1:]
 	return id, true
-}
-
-// shortfall is how many ids to draw before a batch of jobs jobs: none
-// while the ids left cover twice what was asked since the last top-up
-// (bounded by jobs: a device's message ingests one event at most), else
-// enough to cover that with eventIDsAhead to spare. A load of GPS alone
-// draws none; the first events after a quiet spell draw their ids one by
-// one, and the next batch draws ahead for them.
-func (p *idPool) shortfall(jobs int) int {
-	if p == nil {
-		return 0
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	want := min(jobs, 2*p.asked)
-	p.asked = 0
-	if len(p.ids) >= want || want == 0 {
-		return 0
-	}
-	return want - len(p.ids) + eventIDsAhead
-}
-
-// add keeps the ids a top-up drew.
-func (p *idPool) add(ids []int64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.ids = append(p.ids, ids...)
 }
 
 // queueEventIDs queues the draw of n ids.
@@ -108,6 +84,6 @@ func (t *tx) readEventIDs(br pgx.BatchResults) error {
 	if err != nil {
 		return classify(err)
 	}
-	t.eventIDs.add(ids)
+	t.eventIDs = append(t.eventIDs, ids...)
 	return nil
 }

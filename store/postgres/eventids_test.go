@@ -7,24 +7,28 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/store"
+	"github.com/fleetcam/fleetcam/store/pgtest"
 )
 
-// TestEventIDsDrawnAhead: after a batch that asked for event ids, the next
-// read-ahead draws them with its other reads, and an event given one costs
-// no round trip of its own: its INSERT goes with the commit.
+// TestEventIDsDrawnAhead: after a transaction that asked for two event
+// ids, the next read-ahead of a batch of three draws three with its other
+// reads, and an event given one costs no round trip of its own: its INSERT
+// goes with the commit.
 func TestEventIDsDrawnAhead(t *testing.T) {
 	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
 	var ids []int64
 	write(t, e, func(r *tx) error {
-		// The first event finds no id drawn ahead and returns its own.
-		ev := newEvent(f.imeis[0], "distractedDriving", 0)
-		ev.OrganizationID = f.orgA
-		if err := r.Events().Insert(ev); err != nil {
-			return err
+		// The first events find no id drawn ahead and return their own.
+		for i := range 2 {
+			ev := newEvent(f.imeis[0], "distractedDriving", time.Duration(i)*time.Second)
+			ev.OrganizationID = f.orgA
+			if err := r.Events().Insert(ev); err != nil {
+				return err
+			}
+			ids = append(ids, ev.ID)
 		}
-		ids = append(ids, ev.ID)
 		return nil
 	})
 	write(t, e, func(r *tx) error {
@@ -34,7 +38,7 @@ func TestEventIDsDrawnAhead(t *testing.T) {
 		p := pipeOf(r)
 		trips := p.trips
 		for i := range 3 {
-			ev := newEvent(f.imeis[i%2], "distractedDriving", time.Duration(i+1)*time.Second)
+			ev := newEvent(f.imeis[i%2], "distractedDriving", time.Duration(i+2)*time.Second)
 			ev.OrganizationID = f.orgA
 			if i == 2 {
 				ev.Files = []store.EventFile{{CameraID: 1, FileID: "clip", FileType: "video"}}
@@ -58,7 +62,7 @@ func TestEventIDsDrawnAhead(t *testing.T) {
 			if err != nil {
 				return fmt.Errorf("event %d (id %d): %w", n, id, err)
 			}
-			if want := eventT0.Add(time.Duration(n) * time.Second); !ev.Time.Equal(want) || len(ev.Files) != min(n/3, 1) {
+			if want := eventT0.Add(time.Duration(n) * time.Second); !ev.Time.Equal(want) || len(ev.Files) != n/4 {
 				t.Errorf("event %d: at %v with files %+v; want at %v", id, ev.Time, ev.Files, want)
 			}
 		}
@@ -140,9 +144,6 @@ func TestGroupCommitEventIDs(t *testing.T) {
 	if !slices.IsSorted(all) || len(slices.Compact(slices.Clone(all))) != len(all) || all[0] == 0 {
 		t.Errorf("event ids %v, want unique and rising", all)
 	}
-	if left := len(e.eventIDs.ids); left == 0 {
-		t.Errorf("no event ids drawn ahead after %d events in group commits", len(all))
-	}
 	err = db.View(ctx, func(tx *store.Tx) error {
 		for n, id := range all {
 			ev, err := tx.Event(id)
@@ -157,5 +158,48 @@ func TestGroupCommitEventIDs(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestEventIDsRiseAcrossNodes: two nodes store a device's events in turn,
+// each drawing ids ahead in its group commits; every event gets a greater
+// id than the one stored before it, whichever node stored either, since
+// a transaction keeps none of its ids for the next.
+func TestEventIDsRiseAcrossNodes(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	url := pgtest.Database(t, "")
+	nodes := []*Engine{openEngine(t, url), openEngine(t, url)}
+	if err := nodes[0].Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ensureAround(t, nodes[0], eventT0, "events")
+	f := seedTracks(t, nodes[0])
+	imei := f.imeis[0]
+	var ids []int64
+	store1 := func(e *Engine, n int) {
+		t.Helper()
+		err := e.UpdateBatch(ctx, func(rec store.Records) error {
+			r := rec.(*tx)
+			if err := r.Prefetch(store.ReadAhead{IMEIs: []string{imei, imei, imei, imei}, Now: eventT0}); err != nil {
+				return err
+			}
+			ev := newEvent(imei, "distractedDriving", time.Duration(n)*time.Second)
+			ev.OrganizationID = f.orgA
+			if err := r.Events().Insert(ev); err != nil {
+				return err
+			}
+			ids = append(ids, ev.ID)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for n, node := range []int{0, 0, 1, 1, 0, 1, 0, 0, 1} {
+		store1(nodes[node], n)
+	}
+	if !slices.IsSorted(ids) || len(slices.Compact(slices.Clone(ids))) != len(ids) {
+		t.Errorf("ids of the device's events in the order stored: %v, want rising", ids)
 	}
 }

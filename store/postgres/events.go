@@ -230,7 +230,7 @@ func (s events) Insert(e *store.Event) error {
 	if b := s.t.bulk; b != nil {
 		return b.insertEvent(e)
 	}
-	if id, ok := s.t.eventIDs.take(); ok {
+	if id, ok := s.t.takeEventID(); ok {
 		sql := insertEventWithID
 		if len(e.Files) == 0 && len(e.Comments) == 0 {
 			sql = insertEventRowWithID

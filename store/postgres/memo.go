@@ -375,7 +375,7 @@ const prefetchQueued = `SELECT ` + queuedCommandColumns + ` FROM queued_commands
 // ids the batch may need (eventids.go).
 func (t *tx) Prefetch(a store.ReadAhead) error {
 	want := t.unread(a.IMEIs)
-	draw := t.eventIDs.shortfall(len(a.IMEIs))
+	draw := t.demand.toDraw(len(a.IMEIs))
 	if len(want) == 0 && draw == 0 {
 		return nil
 	}

@@ -58,8 +58,9 @@ type Engine struct {
 	// sent counts the round trips and statements of the pool's
 	// connections (roundtrips.go).
 	sent *roundTrips
-	// eventIDs are the event ids drawn ahead (eventids.go).
-	eventIDs *idPool
+	// demand counts the event ids asked for since the last draw
+	// (eventids.go).
+	demand *eventDemand
 }
 
 // OpenEngine connects to the database at url (a libpq URL or key=value
@@ -93,7 +94,7 @@ func OpenEngine(ctx context.Context, url string, o Options) (*Engine, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: postgres at %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
 	}
-	return &Engine{pool: pool, node: o.Node, sent: sent, eventIDs: &idPool{}}, nil
+	return &Engine{pool: pool, node: o.Node, sent: sent, demand: &eventDemand{}}, nil
 }
 
 // Ping implements store.Pinger: store.ErrUnavailable when no connection to
@@ -272,7 +273,7 @@ func (e *Engine) begin(ctx context.Context, o pgx.TxOptions) (*tx, error) {
 	if err != nil {
 		return nil, classify(err)
 	}
-	return &tx{ctx: ctx, pg: p, node: e.node, eventIDs: e.eventIDs}, nil
+	return &tx{ctx: ctx, pg: p, node: e.node, demand: e.demand}, nil
 }
 
 // retryable reports a serialisation failure or deadlock, after which the

@@ -24,8 +24,11 @@ type tx struct {
 	// node is the engine's Options.Node, under which the transaction's
 	// hourly event counts are written.
 	node string
-	// eventIDs are the engine's event ids drawn ahead (eventids.go).
-	eventIDs *idPool
+	// eventIDs are the event ids the transaction drew ahead and has not
+	// given yet; demand is the engine's count of ids asked for
+	// (eventids.go).
+	eventIDs []int64
+	demand   *eventDemand
 }
 
 // Aborted implements store.Aborter: a statement of the transaction failed,
