@@ -199,6 +199,12 @@ func (b *bench) cluster(ctx context.Context) error {
 			moved = append(moved, imei)
 		}
 	}
+	// The victim's counts of conflicts end with it: read them first.
+	before, err := c.nodes[victim].metrics()
+	if err != nil {
+		return fmt.Errorf("metrics of %s: %w", c.nodes[victim].nodeID, err)
+	}
+	conflicts := conflictCounts(before)
 	killed := time.Now()
 	c.nodes[victim].kill()
 	fmt.Fprintf(b.log, "    killed %s with %d devices and webhook delivery\n", c.nodes[victim].nodeID, len(moved))
@@ -259,12 +265,28 @@ func (b *bench) cluster(ctx context.Context) error {
 			}
 		}
 	}
+	for i, srv := range c.nodes {
+		if i == victim {
+			continue
+		}
+		m, err := srv.metrics()
+		if err != nil {
+			return fmt.Errorf("metrics of %s: %w", srv.nodeID, err)
+		}
+		conflicts = conflicts.add(conflictCounts(m))
+	}
+	b.rep.figure("cluster", "conflicts_retried", conflicts.retried, "messages")
+	b.rep.figure("cluster", "conflicts_expired", conflicts.expired, "messages")
+	b.rep.figure("cluster", "store_errors", conflicts.storeErrors, "messages")
 	bad, dupes, _ := rcv.counts()
 	mixed := rcv.mixedIDs()
 	b.rep.figure("cluster", "webhook_lost", float64(hookLost), "events")
 	b.rep.figure("cluster", "webhook_duplicates", float64(dupes), "deliveries")
 	t.add("webhook messages lost", fmt.Sprintf("%d of %d", hookLost, events), fmt.Sprintf("outbox drained: %v", drained))
 	t.add("webhook duplicates", strconv.Itoa(dupes), fmt.Sprintf("under another webhook-id: %d; bad signatures: %d", mixed, bad))
+	t.add("devices disconnected by commit conflicts", fmt.Sprintf("%.0f", conflicts.expired),
+		fmt.Sprintf("messages committed again after a conflict: %.0f; messages not stored for any store error: %.0f (every node, the killed one until the kill)",
+			conflicts.retried, conflicts.storeErrors))
 	t.note("%d shared cores for PostgreSQL, NATS, %d fleetcam processes, the devices and the receiver", runtime.NumCPU(), b.o.cluster)
 	t.note("job lock retry 1s: another node takes webhook delivery within about a second of the kill")
 	b.rep.table(t)
@@ -273,6 +295,24 @@ func (b *bench) cluster(ctx context.Context) error {
 			lost, hookLost, mixed, bad, drained)
 	}
 	return nil
+}
+
+// commitConflicts are a node's counts of device messages whose commit lost
+// a transaction conflict (fleetcam_store_commit_conflicts_total) and of
+// messages not stored for a store error, which disconnects the device.
+type commitConflicts struct{ retried, expired, storeErrors float64 }
+
+// conflictCounts reads commitConflicts from a node's metrics.
+func conflictCounts(m map[string]float64) commitConflicts {
+	return commitConflicts{
+		retried:     metricSum(m, "fleetcam_store_commit_conflicts_total", `result="retried"`),
+		expired:     metricSum(m, "fleetcam_store_commit_conflicts_total", `result="expired"`),
+		storeErrors: metricSum(m, "fleetcam_mqtt_ingest_messages_total", `result="store_error"`),
+	}
+}
+
+func (c commitConflicts) add(o commitConflicts) commitConflicts {
+	return commitConflicts{c.retried + o.retried, c.expired + o.expired, c.storeErrors + o.storeErrors}
 }
 
 // command sends one command to imei through a node it is not on, other
