@@ -77,37 +77,8 @@ func TestEventIDsDrawnAhead(t *testing.T) {
 func TestGroupCommitEventIDs(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	e := openPrepared(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	db, err := store.New(e, store.Options{Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	var devs []*store.Device
-	err = db.Update(ctx, store.Actor{Source: "cli"}, func(tx *store.Tx) error {
-		p, err := tx.CreatePartner("Partner")
-		if err != nil {
-			return err
-		}
-		o, err := tx.CreateOrganization(p.ID, "Fleet", []byte("salt"))
-		if err != nil {
-			return err
-		}
-		for i := range 9 {
-			body := fmt.Sprintf("3569381001%04d", i)
-			d := &store.Device{IMEI: fmt.Sprintf("%s%d", body, luhn(body)), Name: "cam",
-				OrganizationID: o.ID, PartnerID: p.ID, Status: store.DeviceActivated}
-			if err := tx.AddDevice(d); err != nil {
-				return err
-			}
-			devs = append(devs, d)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, db, devs := fleetOf(t, 9, now)
 	seq := 0
 	// batch ingests an event of each of devs in one group commit and
 	// returns the events' ids.
@@ -144,7 +115,7 @@ func TestGroupCommitEventIDs(t *testing.T) {
 	if !slices.IsSorted(all) || len(slices.Compact(slices.Clone(all))) != len(all) || all[0] == 0 {
 		t.Errorf("event ids %v, want unique and rising", all)
 	}
-	err = db.View(ctx, func(tx *store.Tx) error {
+	err := db.View(ctx, func(tx *store.Tx) error {
 		for n, id := range all {
 			ev, err := tx.Event(id)
 			if err != nil {

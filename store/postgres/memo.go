@@ -452,12 +452,18 @@ var (
 // reads) and ends it, in one round trip: what the view reads next is
 // answered from the memo, or not at all (pipe.missed).
 func (t *tx) readAheadView(imei string, reads store.ViewReads) error {
-	if reads&store.ViewAuthentication != 0 {
-		return t.readAheadAuth(imei)
-	}
-	p := pipeOf(t)
 	want := []string{imei}
 	b := &pgx.Batch{}
+	if reads&store.ViewAuthentication != 0 {
+		b.Queue(authRows.sql, want)
+		queueSpecs(b, authSpecs, want)
+		return t.endView(b, func(br pgx.BatchResults) error {
+			if err := authRows.read(t, br); err != nil {
+				return err
+			}
+			return t.readSpecs(br, authSpecs, want)
+		})
+	}
 	b.Queue(viewRows.sql, want)
 	queueSpecs(b, viewSpecs, want)
 	b.Queue(prefetchQueued, want)
@@ -468,59 +474,40 @@ func (t *tx) readAheadView(imei string, reads store.ViewReads) error {
 		b.Queue(prefetchActiveOrgs, want)
 		b.Queue(prefetchActiveDrivers, want)
 	}
-	b.Queue("COMMIT")
-	br, err := p.send(t.ctx, b)
-	if err != nil {
-		return err
-	}
-	defer br.Close()
-	if err := viewRows.read(t, br); err != nil {
-		return err
-	}
-	if err := t.readSpecs(br, viewSpecs, want); err != nil {
-		return err
-	}
-	if err := t.readQueuedAhead(br, want); err != nil {
-		return err
-	}
-	if err := t.readAssignmentsAhead(br, want); err != nil {
-		return err
-	}
-	if credentials {
+	return t.endView(b, func(br pgx.BatchResults) error {
+		if err := viewRows.read(t, br); err != nil {
+			return err
+		}
+		if err := t.readSpecs(br, viewSpecs, want); err != nil {
+			return err
+		}
+		if err := t.readQueuedAhead(br, want); err != nil {
+			return err
+		}
+		if err := t.readAssignmentsAhead(br, want); err != nil {
+			return err
+		}
+		if !credentials {
+			return nil
+		}
 		if err := t.readSpecs(br, credentialSpecs, want); err != nil {
 			return err
 		}
-		if err := t.readActiveDriversAhead(br); err != nil {
-			return err
-		}
-	}
-	if _, err := br.Exec(); err != nil {
-		return classify(err)
-	}
-	if err := br.Close(); err != nil {
-		return classify(err)
-	}
-	p.endAhead()
-	return nil
+		return t.readActiveDriversAhead(br)
+	})
 }
 
-// readAheadAuth is readAheadView for an authentication.
-func (t *tx) readAheadAuth(imei string) error {
+// endView sends the reads of b with the view's BEGIN and its COMMIT, in
+// one round trip, keeps their answers with read, and ends the view.
+func (t *tx) endView(b *pgx.Batch, read func(pgx.BatchResults) error) error {
 	p := pipeOf(t)
-	want := []string{imei}
-	b := &pgx.Batch{}
-	b.Queue(authRows.sql, want)
-	queueSpecs(b, authSpecs, want)
 	b.Queue("COMMIT")
 	br, err := p.send(t.ctx, b)
 	if err != nil {
 		return err
 	}
 	defer br.Close()
-	if err := authRows.read(t, br); err != nil {
-		return err
-	}
-	if err := t.readSpecs(br, authSpecs, want); err != nil {
+	if err := read(br); err != nil {
 		return err
 	}
 	if _, err := br.Exec(); err != nil {

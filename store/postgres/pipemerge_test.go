@@ -9,10 +9,10 @@ import (
 	"github.com/fleetcam/fleetcam/store"
 )
 
-// gpsFleet opens a store of n devices of one organization, each with a GPS
-// sample a minute before now, so that a group commit knows their latest
-// samples and queues their GPS inserts.
-func gpsFleet(t *testing.T, n int, now time.Time) (*Engine, *store.DB, []*store.Device) {
+// fleetOf opens a store at now of n devices of one organization, each
+// with a GPS sample a minute before now, so that a group commit knows
+// their latest samples and queues their GPS inserts.
+func fleetOf(t *testing.T, n int, now time.Time) (*Engine, *store.DB, []*store.Device) {
 	t.Helper()
 	e := openPrepared(t)
 	ensureAround(t, e, now, "gps_samples")
@@ -78,7 +78,7 @@ func gpsBatch(t *testing.T, db *store.DB, devs []*store.Device, at time.Time, la
 func TestGPSInsertsMerged(t *testing.T) {
 	t.Parallel()
 	now := time.Now().UTC().Truncate(time.Second)
-	e, db, devs := gpsFleet(t, 9, now)
+	e, db, devs := fleetOf(t, 9, now)
 	gpsBatch(t, db, devs, now.Add(-50*time.Second), func(int) float64 { return 51 }) // a batch as warm-up
 	statements := map[int]uint64{}
 	for k, n := range []int{3, 9} {
@@ -120,7 +120,7 @@ func TestGPSInsertsMerged(t *testing.T) {
 func TestMergedInsertFailure(t *testing.T) {
 	t.Parallel()
 	now := time.Now().UTC().Truncate(time.Second)
-	e, _, devs := gpsFleet(t, 3, now)
+	e, _, devs := fleetOf(t, 3, now)
 	batch := func(devs []*store.Device, bad int) error {
 		return e.UpdateBatch(t.Context(), func(rec store.Records) error {
 			r := rec.(*tx)
