@@ -218,6 +218,16 @@ type ReadAhead struct {
 	Now time.Time
 }
 
+// add names device imei of organization org (0: not known); seen holds
+// the organizations named so far.
+func (a *ReadAhead) add(imei string, org int64, seen map[int64]bool) {
+	a.IMEIs = append(a.IMEIs, imei)
+	if org != 0 && !seen[org] {
+		seen[org] = true
+		a.Organizations = append(a.Organizations, org)
+	}
+}
+
 // readAheadDevices is how many devices a sweep over every device reads
 // ahead at a time (Prefetcher).
 const readAheadDevices = 500
@@ -228,14 +238,10 @@ func (tx *Tx) readAhead(devs []Device) error {
 	if !ok {
 		return nil
 	}
-	a := ReadAhead{IMEIs: make([]string, len(devs)), Now: tx.now}
+	a := ReadAhead{Now: tx.now}
 	seen := map[int64]bool{}
-	for i, d := range devs {
-		a.IMEIs[i] = d.IMEI
-		if org := d.OrganizationID; org != 0 && !seen[org] {
-			seen[org] = true
-			a.Organizations = append(a.Organizations, org)
-		}
+	for _, d := range devs {
+		a.add(d.IMEI, d.OrganizationID, seen)
 	}
 	return pf.Prefetch(a)
 }
@@ -394,14 +400,8 @@ func (c *Committer) readAhead(batch []*commitJob, pending []int, now time.Time) 
 	a := ReadAhead{Now: now}
 	seen := map[int64]bool{}
 	for _, i := range pending {
-		actor := batch[i].actor
-		if actor.IMEI == "" {
-			continue
-		}
-		a.IMEIs = append(a.IMEIs, actor.IMEI)
-		if org := actor.OrganizationID; org != 0 && !seen[org] {
-			seen[org] = true
-			a.Organizations = append(a.Organizations, org)
+		if actor := batch[i].actor; actor.IMEI != "" {
+			a.add(actor.IMEI, actor.OrganizationID, seen)
 		}
 	}
 	return a

@@ -140,10 +140,12 @@ const (
 		accuracy, severity, status, metadata, geofence_id, geofence_path, geofence_name, sd_card_uuid,
 		sd_card_manufacturer, driver_id, camera_id, device_event_id, media_notified, ownership, created_at`
 
-	insertEventRow = `INSERT INTO events (` + eventRowColumns + `)
-	VALUES (@imei, @organization_id, @partner_id, @type, @time, @lat, @lon, @alt, @speed_kmh,
+	// eventRowValues are the values of eventRowColumns.
+	eventRowValues = `@imei, @organization_id, @partner_id, @type, @time, @lat, @lon, @alt, @speed_kmh,
 		@accuracy, @severity, @status, @metadata, @geofence_id, @geofence_path, @geofence_name, @sd_card_uuid,
-		@sd_card_manufacturer, @driver_id, @camera_id, @device_event_id, @media_notified, @ownership, @created_at)
+		@sd_card_manufacturer, @driver_id, @camera_id, @device_event_id, @media_notified, @ownership, @created_at`
+
+	insertEventRow = `INSERT INTO events (` + eventRowColumns + `) VALUES (` + eventRowValues + `)
 	RETURNING id, time`
 
 	insertEventFiles = `INSERT INTO event_files (event_id, event_time, position, camera_id, file_id, file_type)
@@ -166,11 +168,8 @@ const (
 
 	// insertEventRowWithID and insertEventWithID are insertEventRow and
 	// insertEvent for an event whose id was drawn ahead (eventids.go).
-	insertEventRowWithID = `INSERT INTO events (id, ` + eventRowColumns + `)
-	VALUES (@id, @imei, @organization_id, @partner_id, @type, @time, @lat, @lon, @alt, @speed_kmh,
-		@accuracy, @severity, @status, @metadata, @geofence_id, @geofence_path, @geofence_name, @sd_card_uuid,
-		@sd_card_manufacturer, @driver_id, @camera_id, @device_event_id, @media_notified, @ownership, @created_at)`
-	insertEventWithID = `WITH e AS (` + insertEventRowWithID + ` RETURNING id, time),
+	insertEventRowWithID = `INSERT INTO events (id, ` + eventRowColumns + `) VALUES (@id, ` + eventRowValues + `)`
+	insertEventWithID    = `WITH e AS (` + insertEventRowWithID + ` RETURNING id, time),
 	files AS (` + insertEventFiles + `),
 	comments AS (` + insertEventComments + `)
 	SELECT id FROM e`

@@ -58,18 +58,13 @@ func (r gpsSamples) Insert(imei string, ownership int64, points []store.GPSPoint
 	known := r.t.memo.gps[imei]
 	if known.latest.ok && allAfter(points, known.latest.at.Time) {
 		stored := firstOfEachMilli(points, nil)
-		args := gpsArrays(imei, ownership, points, stored)
-		rows := &gpsRows{imei: imei, ownership: ownership, at: args[2].([]pgtype.Timestamptz)}
-		for _, c := range args[3:] {
-			rows.cols = append(rows.cols, c.([]float64))
-		}
-		if err := r.t.queueRows(rows, insertGPSQueued, args...); err != nil {
+		if err := r.t.queueGPS(gpsArrays(imei, ownership, points, stored)); err != nil {
 			return nil, err
 		}
 		r.t.learnGPS(imei, known, ownership, points, stored)
 		return stored, nil
 	}
-	rows, err := r.t.pg.Query(r.t.ctx, insertGPS, gpsArrays(imei, ownership, points, nil)...)
+	rows, err := r.t.pg.Query(r.t.ctx, insertGPS, gpsArrays(imei, ownership, points, nil).args()...)
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -100,21 +95,33 @@ const insertGPSQueued = `INSERT INTO gps_samples (` + gpsRowColumns + `)
 	FROM unnest($3::timestamptz[], $4::float8[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[])
 		AS s (at, lat, lon, alt, speed, accuracy, heading)`
 
-// gpsArrays are the arguments of insertGPS for imei's points (those keep
-// marks, or all), recorded for ownership: the columns as arrays.
-func gpsArrays(imei string, ownership int64, points []store.GPSPoint, keep []bool) []any {
-	var at []pgtype.Timestamptz
-	cols := make([][]float64, 6)
+// gpsArrays are imei's points (those keep marks, or all), recorded for
+// ownership, as the columns of insertGPS and insertGPSQueued.
+func gpsArrays(imei string, ownership int64, points []store.GPSPoint, keep []bool) *gpsRows {
+	g := &gpsRows{imei: imei, ownership: ownership}
 	for i, p := range points {
 		if keep != nil && !keep[i] {
 			continue
 		}
-		at = append(at, timeBound(milli(p.Time)))
+		g.at = append(g.at, timeBound(milli(p.Time)))
 		for c, v := range []float64{p.Lat, p.Lon, p.Alt, p.Speed, p.Accuracy, p.Heading} {
-			cols[c] = append(cols[c], v)
+			g.cols[c] = append(g.cols[c], v)
 		}
 	}
-	return []any{imei, ownership, at, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5]}
+	return g
+}
+
+// gpsRows are the samples of one device, as columns.
+type gpsRows struct {
+	imei      string
+	ownership int64
+	at        []pgtype.Timestamptz
+	cols      [6][]float64 // lat, lon, alt, speed, accuracy, heading
+}
+
+// args are the arguments of insertGPS and insertGPSQueued for g.
+func (g *gpsRows) args() []any {
+	return []any{g.imei, g.ownership, g.at, g.cols[0], g.cols[1], g.cols[2], g.cols[3], g.cols[4], g.cols[5]}
 }
 
 // allAfter reports whether every point is after the millisecond of t.

@@ -383,18 +383,37 @@ func (t *tx) Prefetch(a store.ReadAhead) error {
 	if draw > 0 {
 		queueEventIDs(b, draw)
 	}
-	if len(want) == 0 {
-		br := t.pg.SendBatch(t.ctx, b)
-		defer br.Close()
+	if len(want) > 0 {
+		queueDeviceReads(b, a, want)
+	}
+	br := t.pg.SendBatch(t.ctx, b)
+	defer br.Close()
+	if draw > 0 {
 		if err := t.readEventIDs(br); err != nil {
 			return err
 		}
-		return classify(br.Close())
 	}
-	specs, receivers, key := prefetchSpecs, prefetchReceivers, any(want)
+	if len(want) > 0 {
+		if err := t.readDeviceReads(br, a, want); err != nil {
+			return err
+		}
+	}
+	return classify(br.Close())
+}
+
+// orgReads are the statements that read the organizations of a group
+// commit's devices: by the ids a names, when it does, else through the
+// devices want; and what $1 is for them.
+func orgReads(a store.ReadAhead, want []string) (specs []prefetchSpec, receivers string, key any) {
 	if len(a.Organizations) > 0 {
-		specs, receivers, key = prefetchOrgSpecs, prefetchOrgReceivers, a.Organizations
+		return prefetchOrgSpecs, prefetchOrgReceivers, a.Organizations
 	}
+	return prefetchSpecs, prefetchReceivers, want
+}
+
+// queueDeviceReads queues Prefetch's reads of the devices want.
+func queueDeviceReads(b *pgx.Batch, a store.ReadAhead, want []string) {
+	specs, receivers, key := orgReads(a, want)
 	b.Queue(prefetchRows.sql, want)
 	for _, s := range specs {
 		b.Queue(s.sql, key)
@@ -405,13 +424,11 @@ func (t *tx) Prefetch(a store.ReadAhead) error {
 	b.Queue(prefetchAuxCameras, want)
 	b.Queue(prefetchAssignments, want)
 	b.Queue(prefetchSessions, want)
-	br := t.pg.SendBatch(t.ctx, b)
-	defer br.Close()
-	if draw > 0 {
-		if err := t.readEventIDs(br); err != nil {
-			return err
-		}
-	}
+}
+
+// readDeviceReads keeps the answers to queueDeviceReads' reads.
+func (t *tx) readDeviceReads(br pgx.BatchResults, a store.ReadAhead, want []string) error {
+	specs, _, _ := orgReads(a, want)
 	if err := prefetchRows.read(t, br); err != nil {
 		return err
 	}
@@ -433,10 +450,7 @@ func (t *tx) Prefetch(a store.ReadAhead) error {
 	if err := t.readAssignmentsAhead(br, want); err != nil {
 		return err
 	}
-	if err := t.readSessionsAhead(br, want); err != nil {
-		return err
-	}
-	return classify(br.Close())
+	return t.readSessionsAhead(br, want)
 }
 
 // What an authentication's view reads ahead (store.ViewAuthentication):

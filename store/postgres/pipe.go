@@ -84,10 +84,10 @@ type queuedStmt struct {
 	// unseen is true for an insert of keys the transaction saw absent:
 	// a duplicate key is then another transaction's, out of sight.
 	unseen bool
-	// rows, when set, are the insert's rows, which may go in one
-	// statement with those of the inserts queued next to it
+	// gps, when set, are the rows of a GPS insert, which go in one
+	// statement with those of the GPS inserts queued next to it
 	// (pipemerge.go).
-	rows mergedRows
+	gps *gpsRows
 }
 
 // beginSQL is the statement that opens a transaction of o.
@@ -149,13 +149,14 @@ func (p *pipe) queueUnseen(sql string, args ...any) error {
 	return nil
 }
 
-// queueRows is queueUnseen for an insert whose rows may go in one
-// statement with those of its neighbours (pipemerge.go).
-func (p *pipe) queueRows(rows mergedRows, sql string, args ...any) error {
-	if err := p.queueUnseen(sql, args...); err != nil {
+// queueGPS queues the insert of g, none of whose samples the transaction
+// saw stored (queueUnseen), which goes in one statement with the GPS
+// inserts queued next to it (pipemerge.go).
+func (p *pipe) queueGPS(g *gpsRows) error {
+	if err := p.queueUnseen(insertGPSQueued, g.args()...); err != nil {
 		return err
 	}
-	p.queued[len(p.queued)-1].rows = rows
+	p.queued[len(p.queued)-1].gps = g
 	return nil
 }
 
@@ -572,13 +573,13 @@ func (t *tx) queueUnseen(sql string, args ...any) error {
 	return err
 }
 
-// queueRows is queueUnseen for an insert of rows that may go in one
-// statement with those of its neighbours (pipe.queueRows).
-func (t *tx) queueRows(rows mergedRows, sql string, args ...any) error {
+// queueGPS queues the insert of g (pipe.queueGPS), or runs it at once
+// outside a pipe.
+func (t *tx) queueGPS(g *gpsRows) error {
 	if p := pipeOf(t); p != nil {
-		return p.queueRows(rows, sql, args...)
+		return p.queueGPS(g)
 	}
-	_, err := t.exec(sql, args...)
+	_, err := t.exec(insertGPSQueued, g.args()...)
 	return err
 }
 
