@@ -127,6 +127,10 @@ func (b *bench) hold(ctx context.Context) error {
 	}
 	defer fr.stop()
 	srvCores, simCores := cpu.cores()
+	mc, err := srv.metrics()
+	if err != nil {
+		return err
+	}
 	if err := sleep(ctx, b.sc.holdSettle); err != nil {
 		return err
 	}
@@ -162,6 +166,14 @@ func (b *bench) hold(ctx context.Context) error {
 	t.add("connect time per device p50 / p99", msf(cf.connect.P50)+" / "+msf(cf.connect.P99), "", "")
 	t.add("connect errors", strconv.FormatInt(cf.errors, 10), "", "")
 	t.add("CPU while connecting: fleetcam / simulator", fmt.Sprintf("%.2f / %.2f cores", srvCores, simCores), "", "")
+	if commits := metricSum(mc, "fleetcam_store_commit_seconds_count") - metricSum(m0, "fleetcam_store_commit_seconds_count"); commits > 0 {
+		jobs := metricSum(mc, "fleetcam_store_commit_batch_jobs_sum") - metricSum(m0, "fleetcam_store_commit_batch_jobs_sum")
+		secs := metricSum(mc, "fleetcam_store_commit_seconds_sum") - metricSum(m0, "fleetcam_store_commit_seconds_sum")
+		b.rep.figure("hold", "commit_jobs_while_connecting", jobs/commits, "jobs")
+		b.rep.figure("hold", "commit_ms_while_connecting", secs/commits*1000, "ms")
+		t.add("group commits while connecting: count, jobs and mean time each",
+			fmt.Sprintf("%.0f, %.1f jobs, %s", commits, jobs/commits, msf(time.Duration(secs/commits*float64(time.Second)))), "", "")
+	}
 	if b.engine == enginePostgres {
 		trips, stmts := perUnit(m0, m, pgTripsMetric, float64(n)), perUnit(m0, m, pgStatementsMetric, float64(n))
 		b.rep.figure("hold", "pg_round_trips_per_device", trips, "round trips")

@@ -15,9 +15,10 @@ import (
 // pgStatsSettings load the statement statistics and time the WAL's writes
 // and flushes, for -postgres auto -profile.
 var pgStatsSettings = map[string]string{
-	"shared_preload_libraries": "pg_stat_statements",
-	"track_io_timing":          "on",
-	"track_wal_io_timing":      "on",
+	"shared_preload_libraries":          "pg_stat_statements",
+	"pg_stat_statements.track_planning": "on",
+	"track_io_timing":                   "on",
+	"track_wal_io_timing":               "on",
 }
 
 // statements resets PostgreSQL's statement and WAL statistics, waits d and
@@ -44,7 +45,8 @@ func (p *pgServer) resetStats(ctx context.Context) error {
 	return p.exec(ctx, `SELECT pg_stat_statements_reset(), pg_stat_reset_shared('wal')`)
 }
 
-// writeStats writes into path the statements by total execution time
+// writeStats writes into path the statements by total execution time,
+// with the plans made for them and the time spent making them
 // (pg_stat_statements) and the WAL's writes and flushes (pg_stat_wal)
 // since resetStats, took ago.
 func (p *pgServer) writeStats(ctx context.Context, took time.Duration, path string, log io.Writer) {
@@ -64,7 +66,7 @@ func (p *pgServer) writeStats(ctx context.Context, took time.Duration, path stri
 		fmt.Fprintf(&out, "WAL: %d records (%d full-page images), %.1f MiB, %d writes (%.0f ms), %d flushes (%.0f ms, %.2f ms each, %.0f%% of the window)\n\n",
 			records, fpi, float64(bytes)/(1<<20), writes, writeMS, syncs, syncMS, syncMS/max(float64(syncs), 1), 100*syncMS/float64(max(took.Milliseconds(), 1)))
 	}
-	rows, err := conn.Query(ctx, `SELECT d.datname, s.calls, s.total_exec_time, s.mean_exec_time, s.rows,
+	rows, err := conn.Query(ctx, `SELECT d.datname, s.calls, s.total_exec_time, s.mean_exec_time, s.plans, s.total_plan_time, s.rows,
 			s.shared_blks_hit, s.shared_blks_read, regexp_replace(s.query, '\s+', ' ', 'g')
 		FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
 		ORDER BY s.total_exec_time DESC LIMIT 40`)
@@ -74,17 +76,17 @@ func (p *pgServer) writeStats(ctx context.Context, took time.Duration, path stri
 	}
 	tw := tabwriter.NewWriter(&out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// The statement, last, is not a cell: it is not padded.
-	fmt.Fprintln(tw, "database\tcalls\ttotal ms\tmean ms\trows\tblocks hit\tblocks read\t statement")
+	fmt.Fprintln(tw, "database\tcalls\ttotal ms\tmean ms\tplans\tplanning ms\trows\tblocks hit\tblocks read\t statement")
 	for rows.Next() {
 		var db, query string
-		var calls, n, hit, read int64
-		var total, mean float64
-		if err := rows.Scan(&db, &calls, &total, &mean, &n, &hit, &read, &query); err != nil {
+		var calls, plans, n, hit, read int64
+		var total, mean, planning float64
+		if err := rows.Scan(&db, &calls, &total, &mean, &plans, &planning, &n, &hit, &read, &query); err != nil {
 			rows.Close()
 			fmt.Fprintf(log, "fleetbench: statement statistics: %v\n", oneLine(err))
 			return
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.3f\t%d\t%d\t%d\t %s\n", db, calls, total, mean, n, hit, read, query)
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.3f\t%d\t%.0f\t%d\t%d\t%d\t %s\n", db, calls, total, mean, plans, planning, n, hit, read, query)
 	}
 	rows.Close()
 	tw.Flush()
