@@ -14,30 +14,35 @@ import (
 // drivers they name, and, for a device without assignments, its
 // organization's active drivers (store.ViewDriverCredentials).
 
-// prefetchAssignments reads the driver assignments of the devices of $1.
-const prefetchAssignments = `SELECT ` + assignmentColumns + ` FROM driver_assignments
+// prefetchAssignments reads the driver assignments of the devices of $1;
+// viewAssignments those of the device $1 (oneDevice, memo.go).
+const (
+	prefetchAssignments = `SELECT ` + assignmentColumns + ` FROM driver_assignments
 	WHERE imei = ANY($1) ORDER BY imei, starts_at, id`
+	viewAssignments = `SELECT ` + assignmentColumns + ` FROM driver_assignments
+	WHERE imei = $1 ORDER BY starts_at, id`
+)
 
-// credentialSpecs read the drivers the assignments of the devices of $1 name.
+// credentialSpecs read the drivers the assignments of the device $1 name.
 var credentialSpecs = []prefetchSpec{
 	{table: tableDrivers, sql: `SELECT id::text, ` + driverColumns + ` FROM drivers
-		WHERE id IN (SELECT driver_id FROM driver_assignments WHERE imei = ANY($1))`},
+		WHERE id IN (SELECT driver_id FROM driver_assignments WHERE imei = $1)`},
 }
 
-// prefetchActiveOrgs lists the organizations of the devices of $1 whose
-// configuration is due (never acknowledged, or at a version before their
-// settings') and that have no driver assignment: the configuration of
-// such a device carries its organization's active drivers.
-const prefetchActiveOrgs = `SELECT DISTINCT v.organization_id FROM devices v
-	WHERE v.imei = ANY($1)
+// viewActiveOrgs lists the organization of the device $1 when its
+// configuration is due (never acknowledged, or at a version before its
+// settings') and it has no driver assignment: the configuration of such a
+// device carries its organization's active drivers.
+const viewActiveOrgs = `SELECT DISTINCT v.organization_id FROM devices v
+	WHERE v.imei = $1
 		AND NOT EXISTS (SELECT 1 FROM driver_assignments a WHERE a.imei = v.imei)
 		AND NOT EXISTS (SELECT 1 FROM device_links l WHERE l.imei = v.imei AND l.config_acked_at IS NOT NULL
 			AND l.acked_config_version >= coalesce((SELECT s.version FROM device_settings s WHERE s.imei = v.imei), 0))`
 
-// prefetchActiveDrivers reads the active drivers of the organizations
-// prefetchActiveOrgs lists.
-const prefetchActiveDrivers = `SELECT ` + driverColumns + ` FROM drivers
-	WHERE is_active AND organization_id IN (` + prefetchActiveOrgs + `) ORDER BY id`
+// viewActiveDrivers reads the active drivers of the organization
+// viewActiveOrgs lists.
+const viewActiveDrivers = `SELECT ` + driverColumns + ` FROM drivers
+	WHERE is_active AND organization_id IN (` + viewActiveOrgs + `) ORDER BY id`
 
 // readAssignmentsAhead keeps the assignments prefetchAssignments answers
 // for the devices want, each device's complete.
@@ -64,8 +69,8 @@ func (t *tx) readAssignmentsAhead(br pgx.BatchResults, want []string) error {
 	return nil
 }
 
-// readActiveDriversAhead keeps the organizations prefetchActiveOrgs lists
-// and the active drivers prefetchActiveDrivers reads of them.
+// readActiveDriversAhead keeps the organizations viewActiveOrgs lists
+// and the active drivers viewActiveDrivers reads of them.
 func (t *tx) readActiveDriversAhead(br pgx.BatchResults) error {
 	rows, err := br.Query()
 	if err != nil {

@@ -233,37 +233,62 @@ var prefetchOrgSpecs = orgSpecs(`= ANY($1::bigint[])`)
 // ahead: the device and its revision, its hotspot, track, link and
 // settings.
 var deviceRows = []rowSpec{
-	{tableDevices, deviceMemoColumns},
-	{tableDeviceHotspots, hotspotColumns},
-	{tableDeviceTracks, deviceTrackColumns},
-	{tableDeviceLinks, deviceLinkColumns},
-	{tableDeviceSettings, deviceSettingsColumns},
+	{table: tableDevices, columns: deviceMemoColumns},
+	{table: tableDeviceHotspots, columns: hotspotColumns},
+	{table: tableDeviceTracks, columns: deviceTrackColumns},
+	{table: tableDeviceLinks, columns: deviceLinkColumns},
+	{table: tableDeviceSettings, columns: deviceSettingsColumns},
 }
 
 // The rows a group commit reads ahead for its devices: a status report
 // also reads the device's health state.
 var (
 	prefetchSpecs = deviceSpecs
-	prefetchRows  = joinRows(append(slices.Clip(deviceRows), rowSpec{tableHealthStates, healthStateColumns}))
+	prefetchRows  = joinRows(devicesOfArray, append(slices.Clip(deviceRows), rowSpec{table: tableHealthStates, columns: healthStateColumns}))
 )
 
-// The rows a device's own view reads ahead (ViewDevice): the device's and
-// its credential.
-var (
-	viewSpecs = deviceSpecs
-	viewRows  = joinRows(append(slices.Clip(deviceRows), rowSpec{tableDeviceCredentials, credentialColumns}))
-)
+// The rows a device's own view reads ahead (ViewDevice): the device's,
+// its credential, and its organization and the organization's settings.
+var viewRows = joinRows(oneDevice, append(slices.Clip(deviceRows), rowSpec{table: tableDeviceCredentials, columns: credentialColumns},
+	orgRowOrganization, orgRowSettings))
 
 // rowSpec is a table with at most one row per device, keyed by its IMEI
-// (column imei), and the columns its Get reads.
+// (column imei), and the columns its Get reads; or, when org is set, a
+// row of the device's organization, keyed by the organization's id.
 type rowSpec struct {
 	table, columns string
+	// org, when set, reads the row of the organization of the joined
+	// devices row (which must come first): from is the lateral's FROM
+	// clause over organizations o, and found says whether the row is
+	// there (the organization's settings may not be).
+	org *orgRow
 }
+
+// orgRow is how a joined read finds a row of a device's organization.
+type orgRow struct{ from, found string }
+
+// The rows of a device's organization a joined read may carry: the
+// organization and its settings, as orgSpecs reads them.
+var (
+	orgRowOrganization = rowSpec{table: tableOrganizations, columns: organizationColumns,
+		org: &orgRow{from: `organizations o`, found: `true`}}
+	orgRowSettings = rowSpec{table: tableOrgSettings, columns: orgSettingsColumns,
+		org: &orgRow{from: `organizations o LEFT JOIN organization_settings s ON s.organization_id = o.id`,
+			found: `s.organization_id IS NOT NULL`}}
+)
 
 // joinedRows reads the rows of several rowSpecs of each device in one
 // statement: $1 is the IMEIs, and each row of the answer is an IMEI
 // followed, table by table, by a flag that says whether the table has a
-// row for it (NULL when not) and the row's columns.
+// row for it (NULL when not) and the row's columns. An organization's row
+// is preceded by the organization's id (NULL when the device is not
+// there) and its flag says whether the row is there.
+//
+// Each lateral subquery ends in LIMIT 1 (a key has one row at most), which
+// keeps the planner from flattening it into a join: flattened, a batch of
+// a hundred devices was planned as hash joins over every row of each
+// table, which grows with the fleet, where one index probe per device
+// and table grows with the batch.
 type joinedRows struct {
 	specs []rowSpec
 	sql   string
@@ -271,22 +296,54 @@ type joinedRows struct {
 	widths []int
 }
 
-// joinRows is the joinedRows of specs.
-func joinRows(specs []rowSpec) joinedRows {
+// The devices a read is of: those of the array $1 (a group commit's), or
+// the one device $1, a text (a device's own view).
+//
+// PostgreSQL plans a prepared statement for its values at each of its
+// first five executions, and from then on keeps one generic plan only
+// when that is estimated to cost no more than the plans made for the
+// values. It estimates an array parameter at many elements, so the
+// generic plan of a read over an array always looks dearer than the plans
+// for one device, and such a statement is planned again at every
+// execution: under a connection storm the joined read of a device's view
+// spent four times as long being planned as being run. A view's reads
+// therefore take the one device as a text, whose generic plan is the plan
+// for one device, and is kept.
+const (
+	devicesOfArray = `unnest($1::text[])`
+	oneDevice      = `(VALUES ($1::text))`
+)
+
+// joinRows is the joinedRows of specs for the devices of source.
+func joinRows(source string, specs []rowSpec) joinedRows {
 	j := joinedRows{specs: specs}
 	var b strings.Builder
 	b.WriteString(`SELECT i.imei`)
 	for n := range specs {
 		fmt.Fprintf(&b, `, r%d.*`, n)
 	}
-	b.WriteString(` FROM unnest($1::text[]) AS i (imei)`)
+	b.WriteString(` FROM ` + source + ` AS i (imei)`)
 	for n, s := range specs {
-		fmt.Fprintf(&b, ` LEFT JOIN LATERAL (SELECT true AS found, %s FROM %s WHERE imei = i.imei) r%d ON true`,
-			s.columns, s.table, n)
+		if o := s.org; o != nil {
+			fmt.Fprintf(&b, ` LEFT JOIN LATERAL (SELECT o.id::text AS key, %s AS found, %s FROM %s WHERE o.id = r0.organization_id LIMIT 1) r%d ON true`,
+				o.found, s.columns, o.from, n)
+		} else {
+			fmt.Fprintf(&b, ` LEFT JOIN LATERAL (SELECT true AS found, %s FROM %s WHERE imei = i.imei LIMIT 1) r%d ON true`,
+				s.columns, s.table, n)
+		}
 		j.widths = append(j.widths, columnCount(s.columns))
 	}
 	j.sql = b.String()
 	return j
+}
+
+// lead is the number of columns before spec s's own in each row of a
+// joined read: its flag, and an organization's row's key before it.
+func (s rowSpec) lead() int {
+	if s.org != nil {
+		return 2
+	}
+	return 1
 }
 
 // columnCount is the number of columns of a select list: its commas
@@ -316,28 +373,50 @@ func (j joinedRows) read(t *tx, br pgx.BatchResults) error {
 		return classify(err)
 	}
 	defer rows.Close()
+	want := j.columns()
 	for rows.Next() {
 		raw, fields := rows.RawValues(), rows.FieldDescriptions()
-		want := 1
-		for _, w := range j.widths {
-			want += 1 + w
-		}
 		if len(raw) != want {
 			return fmt.Errorf("store: postgres: the read-ahead of %d columns answered %d", want, len(raw))
 		}
 		imei := string(raw[0])
 		at := 1
 		for n, s := range j.specs {
-			found, w := raw[at] != nil, j.widths[n]
+			key, flag, w := imei, raw[at], j.widths[n]
+			found := flag != nil
+			if s.org != nil {
+				if raw[at] == nil {
+					// No device, so no organization to name.
+					at += s.lead() + w
+					continue
+				}
+				key, flag = string(raw[at]), raw[at+1]
+				found = isTrue(flag)
+			}
 			r := memoRow{}
 			if found {
-				r = memoRow{found: true, fields: slices.Clone(fields[at+1 : at+1+w]), values: copyValues(raw[at+1 : at+1+w])}
+				from := at + s.lead()
+				r = memoRow{found: true, fields: slices.Clone(fields[from : from+w]), values: copyValues(raw[from : from+w])}
 			}
-			t.remember(memoKey{s.table, imei}, r)
-			at += 1 + w
+			t.remember(memoKey{s.table, key}, r)
+			at += s.lead() + w
 		}
 	}
 	return classify(rows.Err())
+}
+
+// columns is the number of columns of each row j's statement answers.
+func (j joinedRows) columns() int {
+	n := 1
+	for i, s := range j.specs {
+		n += s.lead() + j.widths[i]
+	}
+	return n
+}
+
+// isTrue reports whether raw is a boolean true, in either format.
+func isTrue(raw []byte) bool {
+	return string(raw) == "t" || len(raw) == 1 && raw[0] == 1
 }
 
 // gpsAhead is how long before a group commit's time Prefetch looks for
@@ -362,8 +441,8 @@ const (
 	FROM organizations o WHERE o.id = ANY($1::bigint[])`
 )
 
-// prefetchQueued reads the queued commands of the devices of $1.
-const prefetchQueued = `SELECT ` + queuedCommandColumns + ` FROM queued_commands WHERE imei = ANY($1) ORDER BY seq`
+// viewQueued reads the queued commands of the device $1 (oneDevice).
+const viewQueued = `SELECT ` + queuedCommandColumns + ` FROM queued_commands WHERE imei = $1 ORDER BY seq`
 
 // Prefetch implements store.Prefetcher: the rows of the devices a.IMEIs
 // names, their settings, links, tracks, hotspots and health states, their
@@ -453,12 +532,11 @@ func (t *tx) readDeviceReads(br pgx.BatchResults, a store.ReadAhead, want []stri
 	return t.readSessionsAhead(br, want)
 }
 
-// What an authentication's view reads ahead (store.ViewAuthentication):
-// the device and its credential, and its organization's settings.
-var (
-	authRows  = joinRows([]rowSpec{{tableDevices, deviceMemoColumns}, {tableDeviceCredentials, credentialColumns}})
-	authSpecs = deviceSpecs[1:]
-)
+// What an authentication's view reads ahead (store.ViewAuthentication),
+// in one statement: the device and its credential, and its
+// organization's settings.
+var authRows = joinRows(oneDevice, []rowSpec{{table: tableDevices, columns: deviceMemoColumns},
+	{table: tableDeviceCredentials, columns: credentialColumns}, orgRowSettings})
 
 // readAheadView opens the transaction of a device's view, reads the
 // device's records (viewSpecs, its queued commands and driver
@@ -469,30 +547,22 @@ func (t *tx) readAheadView(imei string, reads store.ViewReads) error {
 	want := []string{imei}
 	b := &pgx.Batch{}
 	if reads&store.ViewAuthentication != 0 {
-		b.Queue(authRows.sql, want)
-		queueSpecs(b, authSpecs, want)
-		return t.endView(b, func(br pgx.BatchResults) error {
-			if err := authRows.read(t, br); err != nil {
-				return err
-			}
-			return t.readSpecs(br, authSpecs, want)
-		})
+		b.Queue(authRows.sql, imei)
+		return t.endView(b, func(br pgx.BatchResults) error { return authRows.read(t, br) })
 	}
-	b.Queue(viewRows.sql, want)
-	queueSpecs(b, viewSpecs, want)
-	b.Queue(prefetchQueued, want)
-	b.Queue(prefetchAssignments, want)
+	b.Queue(viewRows.sql, imei)
+	b.Queue(viewQueued, imei)
+	b.Queue(viewAssignments, imei)
 	credentials := reads&store.ViewDriverCredentials != 0
 	if credentials {
-		queueSpecs(b, credentialSpecs, want)
-		b.Queue(prefetchActiveOrgs, want)
-		b.Queue(prefetchActiveDrivers, want)
+		for _, s := range credentialSpecs {
+			b.Queue(s.sql, imei)
+		}
+		b.Queue(viewActiveOrgs, imei)
+		b.Queue(viewActiveDrivers, imei)
 	}
 	return t.endView(b, func(br pgx.BatchResults) error {
 		if err := viewRows.read(t, br); err != nil {
-			return err
-		}
-		if err := t.readSpecs(br, viewSpecs, want); err != nil {
 			return err
 		}
 		if err := t.readQueuedAhead(br, want); err != nil {
@@ -512,10 +582,17 @@ func (t *tx) readAheadView(imei string, reads store.ViewReads) error {
 }
 
 // endView sends the reads of b with the view's BEGIN and its COMMIT, in
-// one round trip, keeps their answers with read, and ends the view.
+// one round trip, keeps their answers with read, and ends the view. A view
+// of one statement goes without them: a statement reads from one snapshot
+// of its own, which is all the view's transaction would give it.
 func (t *tx) endView(b *pgx.Batch, read func(pgx.BatchResults) error) error {
 	p := pipeOf(t)
-	b.Queue("COMMIT")
+	alone := b.Len() == 1 && p.begin != "" && len(p.queued) == 0
+	if alone {
+		p.begin = ""
+	} else {
+		b.Queue("COMMIT")
+	}
 	br, err := p.send(t.ctx, b)
 	if err != nil {
 		return err
@@ -524,8 +601,10 @@ func (t *tx) endView(b *pgx.Batch, read func(pgx.BatchResults) error) error {
 	if err := read(br); err != nil {
 		return err
 	}
-	if _, err := br.Exec(); err != nil {
-		return classify(err)
+	if !alone {
+		if _, err := br.Exec(); err != nil {
+			return classify(err)
+		}
 	}
 	if err := br.Close(); err != nil {
 		return classify(err)
@@ -567,7 +646,7 @@ func (t *tx) readSpecs(br pgx.BatchResults, specs []prefetchSpec, want []string)
 			seen[key] = true
 			fields, values := rows.FieldDescriptions()[1:], raw[1:]
 			if s.found {
-				if string(values[0]) != "t" && !(len(values[0]) == 1 && values[0][0] == 1) {
+				if !isTrue(values[0]) {
 					t.remember(memoKey{s.table, key}, memoRow{})
 					continue
 				}
@@ -629,7 +708,7 @@ func (t *tx) readReceiversAhead(br pgx.BatchResults) error {
 	return classify(rows.Err())
 }
 
-// readQueuedAhead keeps the queued commands prefetchQueued answers for
+// readQueuedAhead keeps the queued commands viewQueued answers for
 // the devices want.
 func (t *tx) readQueuedAhead(br pgx.BatchResults, want []string) error {
 	rows, err := br.Query()

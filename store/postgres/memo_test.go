@@ -506,20 +506,56 @@ func TestColumnCount(t *testing.T) {
 		}
 	}
 	e := trackEngine(t)
-	for _, j := range []joinedRows{prefetchRows, viewRows} {
-		rows, err := e.pool.Query(t.Context(), j.sql, []string{"000000000000000"})
+	for j, arg := range map[*joinedRows]any{&prefetchRows: []string{"000000000000000"}, &viewRows: "000000000000000", &authRows: "000000000000000"} {
+		rows, err := e.pool.Query(t.Context(), j.sql, arg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		rows.Next()
 		got := len(rows.FieldDescriptions())
 		rows.Close()
-		want := 1
-		for _, w := range j.widths {
-			want += 1 + w
+		if want := j.columns(); got != want {
+			t.Errorf("%s answers %d columns, its widths say %d", j.sql, got, j.columns())
 		}
-		if got != want {
-			t.Errorf("%s answers %d columns, its widths say %d", j.sql, got, want)
+	}
+}
+
+// TestViewReadsKeepGenericPlans: the reads of a device's own view are
+// planned once per connection, not at every execution. PostgreSQL keeps a
+// prepared statement's generic plan from its sixth execution when the
+// plan is estimated to cost no more than the plans made for the values,
+// which a read over an array of devices never is.
+func TestViewReadsKeepGenericPlans(t *testing.T) {
+	t.Parallel()
+	e := trackEngine(t)
+	f := seedTracks(t, e)
+	conn, err := e.pool.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	reads := []string{authRows.sql, viewRows.sql, viewQueued, viewAssignments, viewActiveOrgs, viewActiveDrivers}
+	for _, s := range credentialSpecs {
+		reads = append(reads, s.sql)
+	}
+	for _, sql := range reads {
+		for range 8 {
+			rows, err := conn.Query(t.Context(), sql, f.imeis[0])
+			if err != nil {
+				t.Fatalf("%s: %v", sql, err)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				t.Fatalf("%s: %v", sql, err)
+			}
+		}
+		var generic, custom int64
+		if err := conn.QueryRow(t.Context(), `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1`,
+			sql).Scan(&generic, &custom); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		if generic == 0 || custom > 5 {
+			t.Errorf("after 8 executions, %d generic and %d custom plans, want the generic plan kept from the sixth: %s", generic, custom, sql)
 		}
 	}
 }
