@@ -72,8 +72,10 @@ func (m messages) Append(msg *store.Message) error {
 		SELECT $2, $3, $4, $5::bigint, $6, $7::timestamptz, $8::jsonb, $9::json FROM serial`
 	if p := groupPipe(m.t); p != nil {
 		// Held back to the commit, so that the lock is held only while
-		// the transaction commits; the sequence is drawn then.
-		return p.queueLast(`WITH serial AS MATERIALIZED (SELECT pg_advisory_xact_lock($1)) `+insert,
+		// the transaction commits; the sequence is drawn then. The
+		// messages of a group commit go there in one statement
+		// (pipemerge.go).
+		return p.queueLastMerged(messageRow(args), `WITH serial AS MATERIALIZED (SELECT pg_advisory_xact_lock($1)) `+insert,
 			append([]any{messageSeqLockID}, args...)...)
 	}
 	return insertInOrder(m.t, messageSeqLockID, insert+` RETURNING seq`, &msg.Seq, args...)
@@ -82,6 +84,42 @@ func (m messages) Append(msg *store.Message) error {
 // messageRowColumns are the columns of a message's row but its sequence,
 // in messageArgs' order.
 const messageRowColumns = `kind, sub_type, organization_id, partner_id, imei, occurred_at, fact, payload`
+
+// appendMessagesSQL appends the messages of the arrays $2… under the lock
+// $1, in the arrays' order, which is the order of their sequence numbers.
+const appendMessagesSQL = `WITH serial AS MATERIALIZED (SELECT pg_advisory_xact_lock($1))
+	INSERT INTO messages (` + messageRowColumns + `)
+	SELECT m.kind, m.sub_type, m.org, m.partner, m.imei, m.at, m.fact, m.payload
+	  FROM serial, unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::timestamptz[], $8::jsonb[],
+		$9::json[]) WITH ORDINALITY AS m (kind, sub_type, org, partner, imei, at, fact, payload, n)
+	 ORDER BY m.n`
+
+// messageRow is a message's messageArgs, queued to be appended.
+type messageRow []any
+
+// messageKind merges the appends of messages.
+var messageKind = &mergeKind{sql: appendMessagesSQL, args: func(all []mergeable) []any {
+	n := len(all)
+	kinds, subTypes, imeis := make([]string, n), make([]string, n), make([]string, n)
+	orgs, partners, at := make([]int64, n), make([]pgtype.Int8, n), make([]pgtype.Timestamptz, n)
+	facts, payloads := make([]*string, n), make([]*string, n)
+	text := func(v any) *string {
+		if v == nil {
+			return nil
+		}
+		s := v.(string)
+		return &s
+	}
+	for i, m := range all {
+		r := m.(messageRow)
+		kinds[i], subTypes[i], orgs[i], partners[i] = r[0].(string), r[1].(string), r[2].(int64), r[3].(pgtype.Int8)
+		imeis[i], at[i], facts[i], payloads[i] = r[4].(string), r[5].(pgtype.Timestamptz), text(r[6]), text(r[7])
+	}
+	return []any{messageSeqLockID, kinds, subTypes, orgs, partners, imeis, at, facts, payloads}
+}}
+
+func (r messageRow) kind() *mergeKind { return messageKind }
+func (r messageRow) key() string      { return "" }
 
 // messageArgs are the values of messageRowColumns for msg: its fact, the
 // one fact field set, as the fact column holds it.

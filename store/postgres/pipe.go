@@ -84,10 +84,10 @@ type queuedStmt struct {
 	// unseen is true for an insert of keys the transaction saw absent:
 	// a duplicate key is then another transaction's, out of sight.
 	unseen bool
-	// gps, when set, are the rows of a GPS insert, which go in one
-	// statement with those of the GPS inserts queued next to it
+	// merge, when set, are the rows of the write, which go in one
+	// statement with those of the writes of its kind queued next to it
 	// (pipemerge.go).
-	gps *gpsRows
+	merge mergeable
 }
 
 // beginSQL is the statement that opens a transaction of o.
@@ -156,7 +156,18 @@ func (p *pipe) queueGPS(g *gpsRows) error {
 	if err := p.queueUnseen(insertGPSQueued, g.args()...); err != nil {
 		return err
 	}
-	p.queued[len(p.queued)-1].gps = g
+	p.queued[len(p.queued)-1].merge = g
+	return nil
+}
+
+// queueMerged queues the write sql of args, whose rows m are, and which
+// goes in one statement with the writes of m's kind queued next to it
+// (pipemerge.go).
+func (p *pipe) queueMerged(m mergeable, sql string, args ...any) error {
+	if err := p.queue(sql, args...); err != nil {
+		return err
+	}
+	p.queued[len(p.queued)-1].merge = m
 	return nil
 }
 
@@ -166,6 +177,17 @@ func (p *pipe) queueLast(sql string, args ...any) error {
 		return err
 	}
 	p.last = append(p.last, queuedStmt{sql: sql, args: args, job: p.job})
+	return nil
+}
+
+// queueLastMerged is queueLast for a write whose rows are m, which goes
+// in one statement with the writes of m's kind held next to it
+// (pipemerge.go).
+func (p *pipe) queueLastMerged(m mergeable, sql string, args ...any) error {
+	if err := p.queueLast(sql, args...); err != nil {
+		return err
+	}
+	p.last[len(p.last)-1].merge = m
 	return nil
 }
 
@@ -580,6 +602,15 @@ func (t *tx) queueGPS(g *gpsRows) error {
 		return p.queueGPS(g)
 	}
 	_, err := t.exec(insertGPSQueued, g.args()...)
+	return err
+}
+
+// queueMerged is queue for a write whose rows are m (pipe.queueMerged).
+func (t *tx) queueMerged(m mergeable, sql string, args ...any) error {
+	if p := pipeOf(t); p != nil {
+		return p.queueMerged(m, sql, args...)
+	}
+	_, err := t.exec(sql, args...)
 	return err
 }
 

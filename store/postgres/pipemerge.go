@@ -5,19 +5,52 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// A group commit's GPS inserts, one statement for many jobs. A group
-// commit of GPS messages queues one insert per message; sent as they were
-// queued, each is a statement the server parses, plans and runs, and the
-// per-statement work outweighs the few rows each writes. A queued GPS
-// insert (queuedStmt.gps) goes, with the GPS inserts queued right after
-// it, as one statement of all their rows. The order of the transaction's
-// statements is kept: only neighbours merge.
+// Neighbouring writes of one kind, one statement for many jobs. A group
+// commit of GPS messages queues one insert per message, and a connection
+// storm's group commits one device_links upsert per connection and status
+// report; sent as they were queued, each is a statement the server parses,
+// plans and runs, and the per-statement work outweighs the row or few each
+// writes. A queued write that says what its rows are (queuedStmt.merge)
+// goes, with the writes of its kind queued right after it, as one
+// statement of all their rows. The order of the transaction's statements
+// is kept: only neighbours merge. Two upserts of one row never share a
+// statement (the server refuses to change a row twice in one): a write
+// whose key an earlier write of the run has starts a new statement.
 //
 // Whose row a merged statement failed on, the server does not say. So a
 // merged statement that fails is reported as a serialisation failure: the
 // group commit runs its batch again, and splits it when it keeps failing
 // (store.Committer), until the statement holds one job's rows, whose
 // failure is that job's.
+
+// mergeable is the rows of a queued write that may merge with its
+// neighbours of the same kind.
+type mergeable interface {
+	// kind is the kind of the write: writes merge with their own kind.
+	kind() *mergeKind
+	// key names the row the write changes when another write of its kind
+	// may change it too, and is "" when none may (an insert of new rows).
+	key() string
+}
+
+// mergeKind is a kind of write that merges: args gives the arguments of
+// sql, its statement for the rows of all, each of the kind.
+type mergeKind struct {
+	sql  string
+	args func(all []mergeable) []any
+}
+
+// gpsKind merges GPS inserts.
+var gpsKind = &mergeKind{sql: insertGPSRows, args: func(all []mergeable) []any {
+	rows := make([]*gpsRows, len(all))
+	for i, m := range all {
+		rows[i] = m.(*gpsRows)
+	}
+	return mergeGPS(rows)
+}}
+
+func (g *gpsRows) kind() *mergeKind { return gpsKind }
+func (g *gpsRows) key() string      { return "" }
 
 // insertGPSRows inserts the samples of several devices: each column as an
 // array.
@@ -55,24 +88,38 @@ type sentStmt struct {
 	merged int
 }
 
-// mergeQueued puts the queued statements into b, neighbouring GPS inserts
-// as one statement, and returns what each statement of b stands for.
+// mergeQueued puts the queued statements into b, neighbouring writes of
+// one kind as one statement, and returns what each statement of b stands
+// for.
 func mergeQueued(b *pgx.Batch, queued []queuedStmt) []sentStmt {
 	sent := make([]sentStmt, 0, len(queued))
 	for i := 0; i < len(queued); {
 		q := queued[i]
 		j := i + 1
-		for q.gps != nil && j < len(queued) && queued[j].gps != nil {
-			j++
+		if q.merge != nil {
+			kind, keys := q.merge.kind(), map[string]bool{q.merge.key(): true}
+			for ; j < len(queued); j++ {
+				m := queued[j].merge
+				if m == nil || m.kind() != kind {
+					break
+				}
+				if k := m.key(); k != "" {
+					if keys[k] {
+						break
+					}
+					keys[k] = true
+				}
+			}
 		}
 		if j-i == 1 {
 			b.Queue(q.sql, q.args...)
 		} else {
-			all := make([]*gpsRows, j-i)
+			all := make([]mergeable, j-i)
 			for k := range all {
-				all[k] = queued[i+k].gps
+				all[k] = queued[i+k].merge
 			}
-			b.Queue(insertGPSRows, mergeGPS(all)...)
+			kind := q.merge.kind()
+			b.Queue(kind.sql, kind.args(all)...)
 		}
 		sent = append(sent, sentStmt{queuedStmt: q, merged: j - i})
 		i = j

@@ -1,8 +1,10 @@
 package postgres
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -171,4 +173,140 @@ func TestMergedInsertFailure(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestDeviceLinksMerged: the device_links upserts a group commit queues
+// go as one statement (as many statements for nine devices as for three),
+// two upserts of one device never share one (the later wins), and every
+// column reads back as written, NULLs included.
+func TestDeviceLinksMerged(t *testing.T) {
+	t.Parallel()
+	now := time.Now().UTC().Truncate(time.Second)
+	e, _, devs := fleetOf(t, 9, now)
+	link := func(d *store.Device, n int) *store.DeviceLink {
+		l := &store.DeviceLink{IMEI: d.IMEI, Presence: store.PresenceOnline, ConnectionID: fmt.Sprintf("c%d", n),
+			ConnectedAt: now, LastSeen: now.Add(time.Duration(n) * time.Second), ProtocolVersion: 5,
+			RemoteAddr: "192.0.2.1:4000", Firmware: "3.14", ProductType: "AI-14", AckedConfigVersion: int64(n)}
+		if n%2 == 1 {
+			l.Health = &store.DeviceHealth{RecordingTest: "pass", ReportedAt: now}
+			l.ReportedConfig = json.RawMessage(`{"events":{"speeding":true}}`) // kept as sent
+			l.ConfigAckedAt, l.DisconnectedAt, l.Legacy = now, now.Add(-time.Hour), true
+		}
+		return l
+	}
+	batch := func(links []*store.DeviceLink) uint64 {
+		before := e.sent.statements.Load()
+		err := e.UpdateBatch(t.Context(), func(rec store.Records) error {
+			r := rec.(*tx)
+			for n, l := range links {
+				r.StartJob(n)
+				if err := r.DeviceLinks().Put(l); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.sent.statements.Load() - before
+	}
+	var three, nine []*store.DeviceLink
+	for i, d := range devs {
+		if i < 3 {
+			three = append(three, link(d, i))
+		}
+		nine = append(nine, link(d, i+10))
+	}
+	if s3, s9 := batch(three), batch(nine); s3 != s9 {
+		t.Errorf("statements for device link upserts: %d for 3 devices, %d for 9, want as many", s3, s9)
+	}
+	// Device 0 twice in a row, then device 1: three upserts, two statements.
+	if s := batch([]*store.DeviceLink{link(devs[0], 20), link(devs[0], 21), link(devs[1], 22)}); s != 4 {
+		t.Errorf("%d statements for two upserts of one device and one of another, want 4 (BEGIN, two, COMMIT)", s)
+	}
+	want := map[string]*store.DeviceLink{devs[0].IMEI: link(devs[0], 21), devs[1].IMEI: link(devs[1], 22)}
+	for i, d := range devs[2:] {
+		want[d.IMEI] = link(d, i+12)
+	}
+	read(t, e, func(r *tx) error {
+		for imei, w := range want {
+			got, err := r.DeviceLinks().Get(imei)
+			if err != nil {
+				return err
+			}
+			if !reflect.DeepEqual(got, w) {
+				t.Errorf("device %s: read back %+v, want %+v", imei, got, w)
+			}
+		}
+		return nil
+	})
+}
+
+// TestMessagesMerged: the messages of a group commit are appended in one
+// statement at its commit (as many statements for nine as for three), in
+// the order the jobs appended them, each read back as written.
+func TestMessagesMerged(t *testing.T) {
+	t.Parallel()
+	now := time.Now().UTC().Truncate(time.Second)
+	e, _, devs := fleetOf(t, 9, now)
+	msg := func(d *store.Device, n int) store.Message {
+		m := store.Message{Kind: store.MessageEvent, SubType: "speeding", OrganizationID: d.OrganizationID, IMEI: d.IMEI,
+			Time: now.Add(time.Duration(n) * time.Second),
+			Event: &store.EventFact{ID: int64(n), Type: "speeding", Time: now, Lat: 50.5}}
+		if n%2 == 1 {
+			m.PartnerID, m.SubType = d.PartnerID, ""
+			m.Event, m.Presence = nil, &store.PresenceFact{Status: store.PresenceOnline, Previous: store.PresenceOffline}
+		}
+		return m
+	}
+	var last int64
+	batch := func(msgs []store.Message) uint64 {
+		before := e.sent.statements.Load()
+		err := e.UpdateBatch(t.Context(), func(rec store.Records) error {
+			r := rec.(*tx)
+			for n := range msgs {
+				r.StartJob(n)
+				if err := r.Messages().Append(&msgs[n]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := e.sent.statements.Load() - before
+		read(t, e, func(r *tx) error {
+			got, err := r.Messages().After(last, 0)
+			if err != nil {
+				return err
+			}
+			if len(got) != len(msgs) {
+				t.Fatalf("%d messages read back, want %d", len(got), len(msgs))
+			}
+			for i := range got {
+				if got[i].Seq <= last {
+					t.Errorf("message %d: sequence %d after %d", i, got[i].Seq, last)
+				}
+				last = got[i].Seq
+				got[i].Seq, got[i].Time = 0, got[i].Time.UTC()
+				if !reflect.DeepEqual(got[i], msgs[i]) {
+					t.Errorf("message %d read back %+v, want %+v", i, got[i], msgs[i])
+				}
+			}
+			return nil
+		})
+		return sent
+	}
+	var three, nine []store.Message
+	for i, d := range devs {
+		if i < 3 {
+			three = append(three, msg(d, i))
+		}
+		nine = append(nine, msg(d, 10+i))
+	}
+	if s3, s9 := batch(three), batch(nine); s3 != s9 {
+		t.Errorf("statements for appending messages: %d for 3, %d for 9, want as many", s3, s9)
+	}
 }
