@@ -252,7 +252,7 @@ func TestMessagesMerged(t *testing.T) {
 	e, _, devs := fleetOf(t, 9, now)
 	msg := func(d *store.Device, n int) store.Message {
 		m := store.Message{Kind: store.MessageEvent, SubType: "speeding", OrganizationID: d.OrganizationID, IMEI: d.IMEI,
-			Time: now.Add(time.Duration(n) * time.Second),
+			Time:  now.Add(time.Duration(n) * time.Second),
 			Event: &store.EventFact{ID: int64(n), Type: "speeding", Time: now, Lat: 50.5}}
 		if n%2 == 1 {
 			m.PartnerID, m.SubType = d.PartnerID, ""
