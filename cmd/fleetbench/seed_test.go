@@ -106,6 +106,10 @@ func TestSeedStoresEveryRecord(t *testing.T) {
 			if len(stored) == 0 || !maps.Equal(kept, stored) {
 				t.Errorf("the hourly event counts are %v, the seeded events count %v", kept, stored)
 			}
+			kept, stored = storetest.PostgresDeviceDayCounts(t, conn)
+			if len(stored) == 0 || !maps.Equal(kept, stored) {
+				t.Errorf("the devices' daily event counts are %v, the seeded events count %v", kept, stored)
+			}
 		})
 	}
 }

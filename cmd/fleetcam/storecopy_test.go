@@ -298,4 +298,7 @@ func TestStoreCopyCountsEventsByHour(t *testing.T) {
 	if total != 600 || !maps.Equal(kept, stored) {
 		t.Errorf("after the copy the hourly counts are %v, the %d copied events count %v", kept, total, stored)
 	}
+	if kept, stored := storetest.PostgresDeviceDayCounts(t, conn); len(stored) == 0 || !maps.Equal(kept, stored) {
+		t.Errorf("after the copy the devices' daily counts are %v, the copied events count %v", kept, stored)
+	}
 }

@@ -20,9 +20,9 @@ import (
 // bulkBatch of a kind at a time, instead of one statement each:
 //
 //   - The events go through copyEvents, as a copy's do, which adds each
-//     batch's hourly counts (eventcounts.go) under the engine's node in
-//     the same transaction: what the events' ordinary Insert counts one
-//     by one.
+//     batch's hourly and daily counts (eventcounts.go) under the engine's
+//     node in the same transaction: what the events' ordinary Insert
+//     counts one by one.
 //   - An event's id is the events identity's next value, as an INSERT
 //     would draw it: the transaction holds the events table against other
 //     writers (SHARE ROW EXCLUSIVE) from its first event to its end, draws
@@ -274,8 +274,8 @@ type bulkWrite struct {
 	gps       [][]any
 }
 
-// run sends w with c: each kind by COPY, the events with their hourly
-// counts (copyEvents), and the events identity past the last id given
+// run sends w with c: each kind by COPY, the events with their counts
+// (copyEvents), and the events identity past the last id given
 // (never back: after a savepoint rolled back with the lock, others may
 // have drawn beyond it).
 func (w *bulkWrite) run(c copier) error {

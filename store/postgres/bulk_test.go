@@ -161,8 +161,9 @@ func TestBulkWritesBatchesAndDayPartitions(t *testing.T) {
 
 // checkCountsOfEvents fails t unless e's hourly event counts (summed over
 // the nodes) are what a count(*) of the stored events by organization,
-// hour, partner and type gives, and every count row is e's node's; it
-// returns the counts.
+// hour, partner and type gives, its daily counts what one by device,
+// ownership, day and type gives, and every count row is e's node's; it
+// returns the hourly counts.
 func checkCountsOfEvents(t *testing.T, e *Engine, after string) map[hourKey]int64 {
 	t.Helper()
 	rows := readCounts(t, e, `SELECT organization_id, date_trunc('hour', time, 'UTC'), coalesce(partner_id, 0), type, count(*)
@@ -172,9 +173,13 @@ func checkCountsOfEvents(t *testing.T, e *Engine, after string) map[hourKey]int6
 	if !maps.Equal(kept, rows) {
 		t.Errorf("after %s the hourly counts are %v, the events count %v", after, kept, rows)
 	}
+	if kept, rows := keptDayCounts(t, e), storedDayCounts(t, e); !maps.Equal(kept, rows) {
+		t.Errorf("after %s the daily counts are %v, the events count %v", after, kept, rows)
+	}
 	var others int
 	read(t, e, func(t *tx) error {
-		return t.pg.QueryRow(t.ctx, `SELECT count(*) FROM event_hours WHERE node <> $1`, e.node).Scan(&others)
+		return t.pg.QueryRow(t.ctx, `SELECT (SELECT count(*) FROM event_hours WHERE node <> $1)
+			+ (SELECT count(*) FROM device_event_days WHERE node <> $1)`, e.node).Scan(&others)
 	})
 	if others != 0 {
 		t.Errorf("after %s %d count rows are not node %q's", after, others, e.node)

@@ -339,8 +339,8 @@ func copyInto(t *tx, table, columns string, n int, row func(i int) ([]any, error
 }
 
 // copier is where a path that writes events and the time series by COPY
-// writes: rows by COPY, and the statements that go with them (the hourly
-// counts of the events copied, copyEvents).
+// writes: rows by COPY, and the statements that go with them (the counts
+// of the events copied, copyEvents).
 type copier interface {
 	// copyRows writes rows into table's columns (a comma-separated list)
 	// by COPY.

@@ -59,10 +59,10 @@ var _ = register(map[store.Kind]copyKind{
 		selected(`SELECT `+oauthClientColumns+` FROM oauth_clients ORDER BY id`, scanned(oauthClientFields)),
 		each(func(t *tx, c *store.OAuthClient) error { return oauthClients{t}.Insert(c) })),
 
-	// The hourly counts of the events are not copied: each batch of
-	// events copied in adds its own (copyEvents), under the destination's
-	// node.
-	store.KindEvents: kindOf(tableList("events", "event_files", "event_comments", "event_hours"),
+	// The hourly and daily counts of the events are not copied: each
+	// batch of events copied in adds its own (copyEvents), under the
+	// destination's node.
+	store.KindEvents: kindOf(tableList("events", "event_files", "event_comments", "event_hours", "device_event_days"),
 		selected(`SELECT `+eventColumns+` FROM events e ORDER BY e.id`,
 			func(row pgx.Row) (*store.Event, error) { return scanEvent(row) }),
 		putEvents),
@@ -112,16 +112,17 @@ var _ = register(map[store.Kind]copyKind{
 })
 
 // putEvents stores the copy's events, copyBatch at a time, each batch
-// with its hourly counts (copyEvents).
+// with its counts (copyEvents).
 func putEvents(t *tx, k store.Kind, recs iter.Seq2[any, error]) (int64, error) {
 	return batched(func(t *tx, batch []*store.Event) error { return copyEvents(batch, t.node, txCopier{t}) })(t, k, recs)
 }
 
 // copyEvents writes a batch of events, their files and their comments by
 // COPY with w, from the arguments eventArgs gives their rows, and adds the
-// batch's hourly counts under node (eventcounts.go): the one writer of
-// events by COPY, for a copy (putEvents) and a bulk transaction (bulk.go),
-// so that every event either stores is counted in its transaction.
+// batch's hourly and daily counts under node (eventcounts.go): the one
+// writer of events by COPY, for a copy (putEvents) and a bulk transaction
+// (bulk.go), so that every event either stores is counted in its
+// transaction.
 func copyEvents(batch []*store.Event, node string, w copier) error {
 	if len(batch) == 0 {
 		return nil

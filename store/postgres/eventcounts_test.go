@@ -64,9 +64,12 @@ func readCounts(t *testing.T, e *Engine, sql string) map[hourKey]int64 {
 }
 
 // checkCounts fails t unless the engine's hourly counts, summed over the
-// nodes, are want, and are what the event rows themselves add up to.
-func checkCounts(t *testing.T, e *Engine, step string, want map[hourKey]int64) {
+// nodes, are those of evs, and are what the event rows themselves add up
+// to; and likewise its daily counts of the devices.
+func checkCounts(t *testing.T, e *Engine, step string, evs []*store.Event) {
 	t.Helper()
+	checkDayCounts(t, e, step, dayCountsOf(evs))
+	want := countsOf(evs)
 	kept := readCounts(t, e, `SELECT organization_id, hour, partner_id, type, sum(events)::bigint
 		FROM event_hours GROUP BY 1, 2, 3, 4`)
 	rows := readCounts(t, e, `SELECT organization_id, date_trunc('hour', time, 'UTC'), coalesce(partner_id, 0), type, count(*)
@@ -90,8 +93,9 @@ func checkCounts(t *testing.T, e *Engine, step string, want map[hourKey]int64) {
 }
 
 // hourEvents returns n events of organizations 1 and 2 from rnd, spread
-// over the hours from start on: partners 1, 2 and none, three types, some
-// exactly on an hour and some in an hour's last microsecond.
+// over the hours from start on: partners 1, 2 and none, three devices of
+// ownerships 3, 1 and 0, three types, some exactly on an hour and some in
+// an hour's last microsecond.
 func hourEvents(rnd *rand.Rand, start time.Time, hours, n int) []*store.Event {
 	types := []string{"button", "deceleration", "cellPhoneUseBeep"}
 	imeis := []string{evIMEI, evIMEI2, "352045100000037"}
@@ -108,6 +112,7 @@ func hourEvents(rnd *rand.Rand, start time.Time, hours, n int) []*store.Event {
 		}
 		e := newEvent(imeis[i%3], types[rnd.IntN(len(types))], at.Sub(eventT0))
 		e.PartnerID = []int64{1, 2, 0}[i%3]
+		e.Ownership = []int64{3, 1, 0}[i/3%3]
 		if rnd.IntN(5) == 0 {
 			e.OrganizationID = 2
 		}
@@ -116,17 +121,17 @@ func hourEvents(rnd *rand.Rand, start time.Time, hours, n int) []*store.Event {
 	return out
 }
 
-// TestEventHourCounts: the hourly counts follow the events through
-// inserts (also one rolled back), deletes (also of an event deleted
-// before), updates, writers of two nodes, the retention purge's dropped
-// day and a copy into the database.
+// TestEventHourCounts: the hourly counts, and the devices' daily counts,
+// follow the events through inserts (also one rolled back), deletes (also
+// of an event deleted before), updates, writers of two nodes, the
+// retention purge's dropped day and a copy into the database.
 func TestEventHourCounts(t *testing.T) {
 	t.Parallel()
 	f := seedEvents(t)
 	rnd := rand.New(rand.NewPCG(3, 5))
 	day := eventT0.Truncate(24 * time.Hour) // 2026-03-01, which has a partition of its own
 	live := f.insert(t, hourEvents(rnd, day, 48, 600)...)
-	checkCounts(t, f.e, "after the inserts", countsOf(live))
+	checkCounts(t, f.e, "after the inserts", live)
 
 	failed := errors.New("rolled back")
 	err := f.e.update(f.ctx, func(tx *tx) error {
@@ -140,7 +145,7 @@ func TestEventHourCounts(t *testing.T) {
 	if !errors.Is(err, failed) {
 		t.Fatalf("a transaction that failed: %v", err)
 	}
-	checkCounts(t, f.e, "after a rolled back transaction", countsOf(live))
+	checkCounts(t, f.e, "after a rolled back transaction", live)
 
 	f.update(t, func(tx *tx) error {
 		for _, e := range live[:100] {
@@ -151,7 +156,7 @@ func TestEventHourCounts(t *testing.T) {
 		return tx.Events().Delete(live[0]) // no longer stored
 	})
 	live = live[100:]
-	checkCounts(t, f.e, "after the deletes", countsOf(live))
+	checkCounts(t, f.e, "after the deletes", live)
 
 	f.update(t, func(tx *tx) error {
 		e := *live[0]
@@ -159,7 +164,7 @@ func TestEventHourCounts(t *testing.T) {
 		e.Comments = []store.EventComment{{ID: 1, Comment: "seen", CreatedByAudienceName: "partner", CreatedAt: eventT0}}
 		return tx.Events().Update(&e)
 	})
-	checkCounts(t, f.e, "after an update", countsOf(live))
+	checkCounts(t, f.e, "after an update", live)
 
 	// A second node writes its own rows: its deletes of the first node's
 	// events count below zero there.
@@ -179,7 +184,7 @@ func TestEventHourCounts(t *testing.T) {
 		return nil
 	})
 	live = append(live[50:], more...)
-	checkCounts(t, f.e, "after a second node's writes", countsOf(live))
+	checkCounts(t, f.e, "after a second node's writes", live)
 	var nodes []string
 	var negative bool
 	err = f.e.pool.QueryRow(f.ctx, `SELECT array_agg(DISTINCT node ORDER BY node), bool_or(events < 0) FROM event_hours`).
@@ -202,7 +207,7 @@ func TestEventHourCounts(t *testing.T) {
 		return err
 	})
 	live = slices.DeleteFunc(live, func(e *store.Event) bool { return e.Time.Before(day.Add(24 * time.Hour)) })
-	checkCounts(t, f.e, "after the first day's partition was dropped", countsOf(live))
+	checkCounts(t, f.e, "after the first day's partition was dropped", live)
 
 	// A copy into the database adds the counts of what it copies.
 	copied := hourEvents(rnd, day.Add(-24*time.Hour), 72, 7000)
@@ -223,11 +228,12 @@ func TestEventHourCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	live = append(live, copied...)
-	checkCounts(t, f.e, "after a copy", countsOf(live))
+	checkCounts(t, f.e, "after a copy", live)
 }
 
-// TestEventHourCountsMigration: migration 00018 counts the events stored
-// before it.
+// TestEventHourCountsMigration: migrations 00018 and 00019 count the
+// events stored before them, by organization and hour and by device and
+// day.
 func TestEventHourCountsMigration(t *testing.T) {
 	t.Parallel()
 	f := seedEvents(t)
@@ -245,7 +251,7 @@ func TestEventHourCountsMigration(t *testing.T) {
 	if _, err := p.Up(ctx); err != nil {
 		t.Fatal(err)
 	}
-	checkCounts(t, f.e, "after the migration", countsOf(live))
+	checkCounts(t, f.e, "after the migration", live)
 }
 
 // pageCase is an organization page the tests ask for.

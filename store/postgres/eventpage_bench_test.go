@@ -19,13 +19,14 @@ import (
 // bulk-inserted with INSERT … SELECT generate_series into a database of
 // schema version 17, in the partitions of their days, which is then
 // migrated to this version's schema (as a database that ran an older
-// fleetcam is), vacuumed and analysed.
+// fleetcam is: the migrations count the events by hour and by device and
+// day), vacuumed and analysed.
 func BenchmarkEventPages(b *testing.B) {
 	n := 1_000_000
 	if v, err := strconv.Atoi(os.Getenv("FLEETCAM_BENCH_EVENTS")); err == nil && v > 0 {
 		n = v
 	}
-	db, org, imeis, start := seedEventPages(b, n)
+	db, _, org, imeis, start := seedEventPages(b, n, 100)
 	const days = 30
 	month := store.EventQuery{Start: start, End: start.AddDate(0, 0, days).Add(-time.Millisecond)}
 	day := store.EventQuery{Start: start.AddDate(0, 0, 10), End: start.AddDate(0, 0, 11).Add(-time.Millisecond)}
@@ -64,27 +65,47 @@ func BenchmarkEventPages(b *testing.B) {
 			}
 		})
 	}
-	b.Run("device/30days-offset100", func(b *testing.B) {
-		for b.Loop() {
-			err := db.View(b.Context(), func(tx *store.Tx) error {
-				page, total, err := tx.DeviceEvents(imeis[7], month.Start, month.End, store.Page{Limit: 100, Offset: 100})
-				if err == nil && (len(page) != 100 || total == 0) {
-					err = fmt.Errorf("page of %d of %d", len(page), total)
-				}
+	// A device's pages: every ownership's events (DeviceEvents, as an
+	// administrator sees them), and those of the device's owner of now
+	// (QueryDeviceEvents, as the API asks for an organization's device).
+	owner := &store.Device{IMEI: imeis[7], OrganizationID: org, Ownership: 1, CreatedAt: start}
+	ownerTyped := store.EventQuery{Start: month.Start, End: month.End, Types: map[string]bool{"deceleration": true}}
+	for _, bc := range []struct {
+		name string
+		page func(tx *store.Tx) ([]store.Event, int, error)
+	}{
+		{"device/30days", func(tx *store.Tx) ([]store.Event, int, error) {
+			return tx.DeviceEvents(imeis[7], month.Start, month.End, store.Page{Limit: 100})
+		}},
+		{"device/30days-offset100", func(tx *store.Tx) ([]store.Event, int, error) {
+			return tx.DeviceEvents(imeis[7], month.Start, month.End, store.Page{Limit: 100, Offset: 100})
+		}},
+		{"device/30days-owner-typed", func(tx *store.Tx) ([]store.Event, int, error) {
+			return tx.QueryDeviceEvents(owner, ownerTyped, store.Page{Limit: 100})
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				err := db.View(b.Context(), func(tx *store.Tx) error {
+					page, total, err := bc.page(tx)
+					if err == nil && (len(page) != 100 || total == 0) {
+						err = fmt.Errorf("page of %d of %d", len(page), total)
+					}
+					if err != nil {
+						return err
+					}
+					events := make([]*store.Event, len(page))
+					for i := range page {
+						events[i] = &page[i]
+					}
+					return pageMedia(tx, events)
+				})
 				if err != nil {
-					return err
+					b.Fatal(err)
 				}
-				events := make([]*store.Event, len(page))
-				for i := range page {
-					events[i] = &page[i]
-				}
-				return pageMedia(tx, events)
-			})
-			if err != nil {
-				b.Fatal(err)
 			}
-		}
-	})
+		})
+	}
 }
 
 // pageMedia reads whether the files of a page's events are in the cloud,
@@ -95,9 +116,10 @@ func pageMedia(tx *store.Tx, events []*store.Event) error {
 }
 
 // seedEventPages returns a store over a new database holding n events of
-// one organization's 100 devices, evenly over the 30 days from the start
-// it returns, with the organization and the devices' IMEIs.
-func seedEventPages(b testing.TB, n int) (*store.DB, int64, []string, time.Time) {
+// one organization's devices (as many as devices), evenly over the 30 days
+// from the start it returns, with its engine, the organization and the
+// devices' IMEIs.
+func seedEventPages(b testing.TB, n, devices int) (*store.DB, *Engine, int64, []string, time.Time) {
 	b.Helper()
 	ctx := context.Background()
 	e, err := OpenEngine(ctx, pgtest.Database(b, ""), Options{StatementTimeout: time.Hour})
@@ -133,7 +155,7 @@ func seedEventPages(b testing.TB, n int) (*store.DB, int64, []string, time.Time)
 			return err
 		}
 		org, partner = o.ID, p.ID
-		for i := range 100 {
+		for i := range devices {
 			d := &store.Device{IMEI: fmt.Sprintf("3520451%08d", i), Name: fmt.Sprint("Bench ", i), OrganizationID: o.ID,
 				PartnerID: p.ID, Status: store.DeviceActivated, CreatedAt: start}
 			if err := t.Devices().Insert(d); err != nil {
@@ -150,10 +172,10 @@ func seedEventPages(b testing.TB, n int) (*store.DB, int64, []string, time.Time)
 	step := 30 * 24 * time.Hour / time.Duration(n)
 	_, err = e.pool.Exec(ctx, `INSERT INTO events (imei, organization_id, partner_id, type, time, lat, lon, severity,
 			status, ownership, created_at)
-		SELECT '3520451' || lpad((i % 100)::text, 8, '0'), $1, $2,
+		SELECT '3520451' || lpad((i % $6)::text, 8, '0'), $1, $2,
 		       (ARRAY['deceleration', 'button', 'cellPhoneUseBeep'])[1 + i % 3],
 		       $3::timestamptz + i * $4::interval, 52.37, 4.89, 2, 'new', 1, $3::timestamptz + i * $4::interval
-		  FROM generate_series(0, $5::integer - 1) AS i`, org, partner, start, step, n)
+		  FROM generate_series(0, $5::integer - 1) AS i`, org, partner, start, step, n, devices)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -175,5 +197,5 @@ func seedEventPages(b testing.TB, n int) (*store.DB, int64, []string, time.Time)
 	}
 	b.Cleanup(func() { db.Close() })
 	b.Logf("%d events seeded, migrated (%v) and vacuumed in %s", n, applied, time.Since(began).Round(time.Second))
-	return db, org, imeis, start
+	return db, e, org, imeis, start
 }

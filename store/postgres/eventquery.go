@@ -21,8 +21,12 @@ import (
 // lands by skipping whole hours by their counts: the page is then read
 // from the start of that hour with the offset that is left, which is less
 // than one hour's events however deep the page, up to the end of the hour
-// its last event is in. The other pages count their window from the
-// index, in the round trip of the page itself.
+// its last event is in. A device's page whose filters the daily counts
+// answer (time, type, ownership: no status, no holder of ownership 0) is
+// read the same way by days (spannedPage serves both): a device reports a
+// few hundred events a day at most, and a day is one partition of the
+// events. The other pages count their window from the index, in the round
+// trip of the page itself.
 //
 // Every statement bounds the event time by parameters, in the form the
 // planner prunes partitions with (time compared with a value, never an
@@ -99,30 +103,44 @@ func (f *eventFilter) empty() bool {
 	return !f.start.IsZero() && !f.end.IsZero() && f.end.Before(f.start)
 }
 
-// ByDevice implements store.EventSet over events_device. A holder keeps
-// the events of Device.HoldsEvent: those of its ownership, and when that
-// is 0 (both from before ownership numbers) those of its organization
-// recorded since the device was created. (An event's organization is
-// never 0 here, so the rule's "the event does not say" case is absent.)
-// One device's window is narrow (a device reports a few hundred events a
-// day at most), so it is counted from the index.
+// ByDevice implements store.EventSet over events_device and the daily
+// counts. A holder keeps the events of Device.HoldsEvent: those of its
+// ownership, and when that is 0 (both from before ownership numbers)
+// those of its organization recorded since the device was created. (An
+// event's organization is never 0 here, so the rule's "the event does not
+// say" case is absent.) The daily counts answer the time, type and
+// ownership filters; the other pages (a status filter, a holder of
+// ownership 0, whose organization and creation the counts do not keep, no
+// limit or a window open at one end) count their window from the index.
 func (s events) ByDevice(imei string, f store.DeviceEventFilter, p store.Page) ([]store.Event, int, error) {
 	w := newEventFilter()
 	w.add(`imei = @imei`, "imei", imei)
 	w.window(f.Start, f.End)
 	w.types(f.Types)
+	c := newUnitCounts(24*time.Hour, "device_event_days", "day")
+	c.add(`imei = @imei`, "imei", imei)
+	if f.Types != nil {
+		c.add(`type = ANY (@types)`, "types", w.args["types"])
+	}
 	if f.Status != "" {
 		w.add(`status = @status`, "status", f.Status)
 	}
+	legacy := false
 	if h := f.Holder; h != nil {
 		if h.IMEI != imei {
 			return nil, 0, nil
 		}
 		w.add(`ownership = @ownership`, "ownership", h.Ownership)
+		c.add(`ownership = @ownership`, "ownership", h.Ownership)
 		if h.Ownership == 0 {
 			w.add(`organization_id = @holder_org`, "holder_org", h.OrganizationID)
 			w.add(`created_at >= @holder_since`, "holder_since", h.CreatedAt)
+			legacy = true
 		}
+	}
+	if f.Status == "" && !legacy && p.Limit > 0 && !f.Start.IsZero() && !f.End.IsZero() {
+		page, total, err := s.spannedPage(w, c, p, false)
+		return plainEvents(page), total, err
 	}
 	page, total, err := s.countedPage(w, p, false)
 	return plainEvents(page), total, err
@@ -155,7 +173,15 @@ func (s events) byOrganization(org int64, f store.OrgEventFilter, p store.Page, 
 		w.add(`partner_id = @partner`, "partner", f.PartnerID)
 	}
 	if f.IMEIs == nil && f.Status == "" && p.Limit > 0 && !f.Start.IsZero() && !f.End.IsZero() {
-		return s.hourlyPage(w, org, f, p, named)
+		c := newUnitCounts(time.Hour, "event_hours", "hour")
+		c.add(`organization_id = @org`, "org", org)
+		if f.PartnerID != 0 {
+			c.add(`partner_id = @partner`, "partner", f.PartnerID)
+		}
+		if f.Types != nil {
+			c.add(`type = ANY (@types)`, "types", w.args["types"])
+		}
+		return s.spannedPage(w, c, p, named)
 	}
 	if f.IMEIs != nil {
 		w.add(`imei = ANY (@imeis)`, "imeis", slices.Sorted(maps.Keys(f.IMEIs)))
@@ -258,35 +284,68 @@ func (s events) countedPage(w *eventFilter, p store.Page, named bool) ([]store.O
 	return page, total, classify(br.Close())
 }
 
-// span is a stretch of a window that the counts say how many events of
-// the page's filter hold: a whole hour, or one of the window's partial
-// first and last hours. It reaches from lo to the next span's lo, the
-// last one to the window's end.
-type span struct {
-	lo time.Time
-	n  int
+// unitCounts are the counts kept of the events a page's filter keeps, by
+// a unit of time: the hours of an organization (event_hours), the days of
+// a device (device_event_days). Each row holds a count of one unit, whose
+// start is in column, under the conditions conds (with args); the rows of
+// a unit are summed.
+type unitCounts struct {
+	unit          time.Duration
+	table, column string
+	conds         []string
+	args          pgx.NamedArgs
 }
 
-// hourlyPage returns the page p (p.Limit > 0) of organization org's events
-// that w keeps (its window, types and partner: what the counts answer),
-// and how many it keeps. One round trip reads the counts of the window's
-// whole hours and counts its partial first and last hours from the index;
-// a second reads the page from the span its offset lands in, skipping the
-// rest of the offset by the index, up to the end of the span its last
-// event is in.
-func (s events) hourlyPage(w *eventFilter, org int64, f store.OrgEventFilter, p store.Page, named bool) ([]store.OrgEvent, int, error) {
+// newUnitCounts are the counts of table, whose rows count by unit from
+// their column.
+func newUnitCounts(unit time.Duration, table, column string) *unitCounts {
+	return &unitCounts{unit: unit, table: table, column: column, args: pgx.NamedArgs{}}
+}
+
+// add adds cond, which names the argument name, set to v.
+func (c *unitCounts) add(cond, name string, v any) {
+	c.conds = append(c.conds, cond)
+	c.args[name] = v
+}
+
+// sql is the statement of the counts of the units from @first to @last
+// (exclusive) that are not 0, in order: each unit's start and count.
+func (c *unitCounts) sql() string {
+	conds := append(slices.Clone(c.conds), c.column+` >= @first`, c.column+` < @last`)
+	return `SELECT ` + c.column + `, sum(events)::bigint FROM ` + c.table + ` WHERE ` + strings.Join(conds, " AND ") +
+		` GROUP BY 1 HAVING sum(events) <> 0 ORDER BY 1`
+}
+
+// span is a stretch of a window that the counts say how many events of
+// the page's filter hold: a whole unit, or one of the window's partial
+// first and last units. It reaches from lo to hi (exclusive), the last
+// partial unit to the window's end (hi zero).
+type span struct {
+	lo, hi time.Time
+	n      int
+}
+
+// spannedPage returns the page p (p.Limit > 0) of the events that w keeps,
+// whose number c counts by unit, and how many it keeps. One round trip
+// reads the counts of the window's whole units and counts its partial
+// first and last units from the index; a second reads the page from the
+// span its offset lands in, skipping the rest of the offset by the index,
+// up to the end of the span its last event is in. A unit divides a day
+// (an hour, a day): units then start at UTC times, since Truncate counts
+// from the zero time, which is a UTC midnight.
+func (s events) spannedPage(w *eventFilter, c *unitCounts, p store.Page, named bool) ([]store.OrgEvent, int, error) {
 	if w.empty() {
 		return nil, 0, nil
 	}
-	// Whole hours from first (the first hour that starts in the window)
-	// to last (exclusive: the hour the window's last microsecond is in).
-	first := w.start.Truncate(time.Hour)
+	// Whole units from first (the first unit that starts in the window)
+	// to last (exclusive: the unit the window's last microsecond is in).
+	first := w.start.Truncate(c.unit)
 	if first.Before(w.start) {
-		first = first.Add(time.Hour)
+		first = first.Add(c.unit)
 	}
-	last := w.end.Add(time.Microsecond).Truncate(time.Hour)
+	last := w.end.Add(time.Microsecond).Truncate(c.unit)
 	if !first.Before(last) {
-		// No whole hour: at most two partial ones, counted from the index.
+		// No whole unit: at most two partial ones, counted from the index.
 		return s.countedPage(w, p, named)
 	}
 	b := &pgx.Batch{}
@@ -303,17 +362,9 @@ func (s events) hourlyPage(w *eventFilter, org int64, f store.OrgEventFilter, p 
 	if trail {
 		edge(`>= @last`, `<= @end`, "last", last)
 	}
-	hours := `SELECT hour, sum(events)::bigint FROM event_hours WHERE organization_id = @org AND hour >= @first AND hour < @last`
-	hourArgs := pgx.NamedArgs{"org": org, "first": first, "last": last}
-	if f.PartnerID != 0 {
-		hours += ` AND partner_id = @partner`
-		hourArgs["partner"] = f.PartnerID
-	}
-	if f.Types != nil {
-		hours += ` AND type = ANY (@types)`
-		hourArgs["types"] = w.args["types"]
-	}
-	b.Queue(hours+` GROUP BY hour HAVING sum(events) <> 0 ORDER BY hour`, hourArgs)
+	args := maps.Clone(c.args)
+	args["first"], args["last"] = first, last
+	b.Queue(c.sql(), args)
 
 	var spans []span
 	br := s.t.pg.SendBatch(s.t.ctx, b)
@@ -323,7 +374,7 @@ func (s events) hourlyPage(w *eventFilter, org int64, f store.OrgEventFilter, p 
 		if err := br.QueryRow().Scan(&leadN); err != nil {
 			return nil, 0, classify(err)
 		}
-		spans = append(spans, span{w.start, leadN})
+		spans = append(spans, span{w.start, first, leadN})
 	}
 	if trail {
 		if err := br.QueryRow().Scan(&trailN); err != nil {
@@ -334,10 +385,10 @@ func (s events) hourlyPage(w *eventFilter, org int64, f store.OrgEventFilter, p 
 	if err != nil {
 		return nil, 0, classify(err)
 	}
-	var hour time.Time
+	var at time.Time
 	var n int
-	_, err = pgx.ForEachRow(rows, []any{&hour, &n}, func() error {
-		spans = append(spans, span{hour, n})
+	_, err = pgx.ForEachRow(rows, []any{&at, &n}, func() error {
+		spans = append(spans, span{at, at.Add(c.unit), n})
 		return nil
 	})
 	if err != nil {
@@ -347,7 +398,7 @@ func (s events) hourlyPage(w *eventFilter, org int64, f store.OrgEventFilter, p 
 		return nil, 0, classify(err)
 	}
 	if trail {
-		spans = append(spans, span{last, trailN})
+		spans = append(spans, span{last, time.Time{}, trailN})
 	}
 	total := 0
 	for _, sp := range spans {
@@ -358,7 +409,9 @@ func (s events) hourlyPage(w *eventFilter, org int64, f store.OrgEventFilter, p 
 	}
 
 	// The span the offset lands in, and the one the page's last event is
-	// in: the page is read from the first up to the end of the second.
+	// in: the page is read from the first up to the end of the second,
+	// which leaves out the partitions of the units with no event after
+	// it.
 	i, before := 0, 0
 	for before+spans[i].n <= p.Offset {
 		before += spans[i].n
@@ -371,12 +424,8 @@ func (s events) hourlyPage(w *eventFilter, org int64, f store.OrgEventFilter, p 
 		before += spans[j].n
 		j++
 	}
-	var to time.Time // none: the window's end
-	if j+1 < len(spans) {
-		to = spans[j+1].lo
-	}
-	sql, args := w.pageSQL(from, to, store.Page{Limit: p.Limit, Offset: rest}, named)
-	rows, err = s.t.pg.Query(s.t.ctx, sql, args)
+	sql, pageArgs := w.pageSQL(from, spans[j].hi, store.Page{Limit: p.Limit, Offset: rest}, named)
+	rows, err = s.t.pg.Query(s.t.ctx, sql, pageArgs)
 	if err != nil {
 		return nil, 0, classify(err)
 	}

@@ -269,8 +269,8 @@ func (s events) Update(e *store.Event) error {
 }
 
 // Delete implements store.EventSet: its files and comments go with it (ON
-// DELETE CASCADE), and its hour's count goes down in the same statement
-// when the row was there (eventcounts.go).
+// DELETE CASCADE), and its hour's and its device's day's counts go down in
+// the same statement when the row was there (eventcounts.go).
 func (s events) Delete(e *store.Event) error {
 	_, err := s.t.exec(deleteEventSQL, e.ID, e.Time, s.t.node)
 	return err

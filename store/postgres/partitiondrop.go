@@ -169,9 +169,9 @@ func (s events) WithFiles(p store.SeriesPartition, limit int) ([]store.Event, er
 // Drop implements store.EventPartitions: the comments of the partition's
 // events go first, then the partition of their files of the same range
 // (empty: the store released every event's files), then the partition,
-// and with it the hourly counts of its range (eventcounts.go): every event
-// of those hours is in the partition, since a range with a partition has
-// none in the default partition.
+// and with it the hourly and daily counts of its range (eventcounts.go):
+// every event of those hours and days is in the partition, since a range
+// with a partition has none in the default partition.
 func (s events) Drop(p store.SeriesPartition) (int, error) {
 	if _, err := partitionIdent("events", p); err != nil {
 		return 0, err
@@ -179,7 +179,7 @@ func (s events) Drop(p store.SeriesPartition) (int, error) {
 	if _, err := s.t.exec(`DELETE FROM event_comments WHERE event_time >= $1 AND event_time < $2`, p.Start, p.End); err != nil {
 		return 0, err
 	}
-	if err := s.t.queue(dropEventHoursSQL, p.Start, p.End); err != nil {
+	if err := s.t.queue(dropEventCountsSQL, p.Start, p.End); err != nil {
 		return 0, err
 	}
 	files := store.SeriesPartition{Name: "event_files" + p.Name[len("events"):], Start: p.Start, End: p.End}
