@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -23,8 +25,10 @@ func (a auditEntries) Append(e *store.AuditEntry) error {
 	const insert = `INSERT INTO audit_log (` + auditRowColumns + `)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
 	if p := groupPipe(a.t); p != nil {
-		// The id is drawn when the write goes, with the next statement.
-		return p.queue(insert, auditArgs(e)...)
+		// The id is drawn when the write goes, with the next statement,
+		// and the entries of neighbouring jobs go in one (pipemerge.go).
+		args := auditArgs(e)
+		return p.queueMerged(auditRow(args), insert, args...)
 	}
 	return classify(a.t.pg.QueryRow(a.t.ctx, insert+` RETURNING id`, auditArgs(e)...).Scan(&e.ID))
 }
@@ -32,6 +36,43 @@ func (a auditEntries) Append(e *store.AuditEntry) error {
 // auditRowColumns are auditColumns but the id, in auditArgs' order.
 const auditRowColumns = `logged_at, user_id, user_email, partner_id, organization_id, source, action, entity_type,
 	entity_id, reason, before, after, request_id`
+
+// appendAuditSQL appends the entries of the arrays $1…, in their order.
+const appendAuditSQL = `INSERT INTO audit_log (` + auditRowColumns + `)
+	SELECT a.at, a.user_id, a.email, a.partner, a.org, a.source, a.action, a.entity_type, a.entity_id, a.reason,
+		a.before, a.after, a.request_id
+	  FROM unnest($1::timestamptz[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[],
+		$8::text[], $9::text[], $10::text[], $11::json[], $12::json[], $13::text[])
+		WITH ORDINALITY AS a (at, user_id, email, partner, org, source, action, entity_type, entity_id, reason,
+			before, after, request_id, n)
+	 ORDER BY a.n`
+
+// auditRow is an entry's auditArgs, queued to be appended.
+type auditRow []any
+
+// auditKind merges the appends of audit entries.
+var auditKind = &mergeKind{sql: appendAuditSQL, args: func(all []mergeable) []any {
+	n := len(all)
+	at := make([]pgtype.Timestamptz, n)
+	users, partners, orgs := make([]pgtype.Int8, n), make([]pgtype.Int8, n), make([]pgtype.Int8, n)
+	var texts [6][]string // user_email, source, action, entity_type, entity_id, reason
+	for c := range texts {
+		texts[c] = make([]string, n)
+	}
+	before, after, requests := make([]*string, n), make([]*string, n), make([]string, n)
+	for i, m := range all {
+		r := m.(auditRow)
+		at[i], users[i], partners[i], orgs[i] = r[0].(pgtype.Timestamptz), r[1].(pgtype.Int8), r[3].(pgtype.Int8), r[4].(pgtype.Int8)
+		for c, col := range []int{2, 5, 6, 7, 8, 9} {
+			texts[c][i] = r[col].(string)
+		}
+		before[i], after[i], requests[i] = optionalText(r[10]), optionalText(r[11]), r[12].(string)
+	}
+	return []any{at, users, texts[0], partners, orgs, texts[1], texts[2], texts[3], texts[4], texts[5], before, after, requests}
+}}
+
+func (r auditRow) kind() *mergeKind { return auditKind }
+func (r auditRow) key() string      { return "" }
 
 // auditArgs are the values of auditRowColumns for e.
 func auditArgs(e *store.AuditEntry) []any {

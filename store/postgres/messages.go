@@ -103,17 +103,10 @@ var messageKind = &mergeKind{sql: appendMessagesSQL, args: func(all []mergeable)
 	kinds, subTypes, imeis := make([]string, n), make([]string, n), make([]string, n)
 	orgs, partners, at := make([]int64, n), make([]pgtype.Int8, n), make([]pgtype.Timestamptz, n)
 	facts, payloads := make([]*string, n), make([]*string, n)
-	text := func(v any) *string {
-		if v == nil {
-			return nil
-		}
-		s := v.(string)
-		return &s
-	}
 	for i, m := range all {
 		r := m.(messageRow)
 		kinds[i], subTypes[i], orgs[i], partners[i] = r[0].(string), r[1].(string), r[2].(int64), r[3].(pgtype.Int8)
-		imeis[i], at[i], facts[i], payloads[i] = r[4].(string), r[5].(pgtype.Timestamptz), text(r[6]), text(r[7])
+		imeis[i], at[i], facts[i], payloads[i] = r[4].(string), r[5].(pgtype.Timestamptz), optionalText(r[6]), optionalText(r[7])
 	}
 	return []any{messageSeqLockID, kinds, subTypes, orgs, partners, imeis, at, facts, payloads}
 }}

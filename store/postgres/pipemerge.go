@@ -7,15 +7,15 @@ import (
 
 // Neighbouring writes of one kind, one statement for many jobs. A group
 // commit of GPS messages queues one insert per message, and a connection
-// storm's group commits one device_links upsert per connection and status
-// report; sent as they were queued, each is a statement the server parses,
-// plans and runs, and the per-statement work outweighs the row or few each
-// writes. A queued write that says what its rows are (queuedStmt.merge)
-// goes, with the writes of its kind queued right after it, as one
-// statement of all their rows. The order of the transaction's statements
-// is kept: only neighbours merge. Two upserts of one row never share a
+// storm's group commits a device_links upsert, a health state and an audit
+// entry per connection and status report; sent as they were queued, each
+// is a statement the server parses, plans and runs, and the per-statement
+// work outweighs the row or few each writes. A queued write that says what
+// its rows are (queuedStmt.merge) goes, with the writes of its kind in the
+// same run of such writes, as one statement of all their rows (see
+// mergeQueued for the order kept). Two upserts of one row never share a
 // statement (the server refuses to change a row twice in one): a write
-// whose key an earlier write of the run has starts a new statement.
+// whose key an earlier write of its statement has starts a new statement.
 //
 // Whose row a merged statement failed on, the server does not say. So a
 // merged statement that fails is reported as a serialisation failure: the
@@ -88,41 +88,86 @@ type sentStmt struct {
 	merged int
 }
 
-// mergeQueued puts the queued statements into b, neighbouring writes of
-// one kind as one statement, and returns what each statement of b stands
-// for.
+// mergeQueued puts the queued statements into b, the writes of each kind
+// in a run of mergeable writes as few statements as their keys allow, and
+// returns what each statement of b stands for.
+//
+// Within a run of neighbouring mergeable writes (one not mergeable ends
+// it) the writes are put in statements by kind, the kinds in the order
+// they first appear and each kind's writes in their own order: the kinds
+// write tables none of them reads or refers to (GPS samples, device links
+// and health states, audit entries, webhook messages), so writes of
+// different kinds change nothing for each other whatever their order, and
+// each table sees its writes in the order they were made. A kind's writes
+// go in one statement until a key repeats, which starts the next.
 func mergeQueued(b *pgx.Batch, queued []queuedStmt) []sentStmt {
 	sent := make([]sentStmt, 0, len(queued))
-	for i := 0; i < len(queued); {
-		q := queued[i]
-		j := i + 1
-		if q.merge != nil {
-			kind, keys := q.merge.kind(), map[string]bool{q.merge.key(): true}
-			for ; j < len(queued); j++ {
-				m := queued[j].merge
-				if m == nil || m.kind() != kind {
-					break
-				}
-				if k := m.key(); k != "" {
-					if keys[k] {
-						break
-					}
-					keys[k] = true
-				}
-			}
-		}
-		if j-i == 1 {
+	put := func(group []queuedStmt) {
+		q := group[0]
+		if len(group) == 1 {
 			b.Queue(q.sql, q.args...)
 		} else {
-			all := make([]mergeable, j-i)
+			all := make([]mergeable, len(group))
 			for k := range all {
-				all[k] = queued[i+k].merge
+				all[k] = group[k].merge
 			}
 			kind := q.merge.kind()
 			b.Queue(kind.sql, kind.args(all)...)
 		}
-		sent = append(sent, sentStmt{queuedStmt: q, merged: j - i})
+		sent = append(sent, sentStmt{queuedStmt: q, merged: len(group)})
+	}
+	for i := 0; i < len(queued); {
+		if queued[i].merge == nil {
+			put(queued[i : i+1])
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(queued) && queued[j].merge != nil {
+			j++
+		}
+		var kinds []*mergeKind
+		byKind := map[*mergeKind][]queuedStmt{}
+		for _, q := range queued[i:j] {
+			k := q.merge.kind()
+			if _, ok := byKind[k]; !ok {
+				kinds = append(kinds, k)
+			}
+			byKind[k] = append(byKind[k], q)
+		}
+		for _, k := range kinds {
+			for group := byKind[k]; len(group) > 0; {
+				n := untilKeyRepeats(group)
+				put(group[:n])
+				group = group[n:]
+			}
+		}
 		i = j
 	}
 	return sent
+}
+
+// untilKeyRepeats is how many of the writes of group, from its first,
+// change no row twice.
+func untilKeyRepeats(group []queuedStmt) int {
+	keys := map[string]bool{}
+	for n, q := range group {
+		if k := q.merge.key(); k != "" {
+			if keys[k] {
+				return n
+			}
+			keys[k] = true
+		}
+	}
+	return len(group)
+}
+
+// optionalText is a text argument (jsonbParam's) as an array element: nil
+// for NULL.
+func optionalText(v any) *string {
+	if v == nil {
+		return nil
+	}
+	s := v.(string)
+	return &s
 }

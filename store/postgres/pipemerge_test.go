@@ -310,3 +310,96 @@ func TestMessagesMerged(t *testing.T) {
 		t.Errorf("statements for appending messages: %d for 3, %d for 9, want as many", s3, s9)
 	}
 }
+
+// TestWritesMergedByKind: jobs that each write a device link, a health
+// state and an audit entry send one statement of each kind, however many
+// jobs there are, and a write that does not merge (an event's device id)
+// ends the run the kinds regroup in: the writes after it go in
+// statements of their own. Every row reads back as written, the audit
+// entries in the jobs' order.
+func TestWritesMergedByKind(t *testing.T) {
+	t.Parallel()
+	now := time.Now().UTC().Truncate(time.Second)
+	e, _, devs := fleetOf(t, 9, now)
+	job := func(r *tx, d *store.Device, n int) error {
+		if err := r.DeviceLinks().Put(&store.DeviceLink{IMEI: d.IMEI, Presence: store.PresenceOnline,
+			ConnectionID: fmt.Sprintf("c%d", n), LastSeen: now}); err != nil {
+			return err
+		}
+		if err := r.DeviceHealthStates().Put(&store.HealthState{IMEI: d.IMEI, RecordingTest: "passed",
+			AdasCalibrated: n%2 == 0, ReportedAt: now.Add(time.Duration(n) * time.Second)}); err != nil {
+			return err
+		}
+		return r.AuditEntries().Append(&store.AuditEntry{Time: now, OrganizationID: d.OrganizationID, Source: "device",
+			Action: "device.productType.report", EntityType: "device", EntityID: d.IMEI, Reason: fmt.Sprint(n),
+			After: json.RawMessage(`{"n":` + fmt.Sprint(n) + `}`)})
+	}
+	batch := func(devs []*store.Device, first int, between func(r *tx) error) uint64 {
+		before := e.sent.statements.Load()
+		err := e.UpdateBatch(t.Context(), func(rec store.Records) error {
+			r := rec.(*tx)
+			for i, d := range devs {
+				r.StartJob(i)
+				if i == len(devs)/2 && between != nil {
+					if err := between(r); err != nil {
+						return err
+					}
+				}
+				if err := job(r, d, first+i); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.sent.statements.Load() - before
+	}
+	if s3, s9 := batch(devs[:3], 0, nil), batch(devs, 10, nil); s3 != 5 || s9 != 5 {
+		t.Errorf("statements for 3 and 9 jobs: %d and %d, want 5 each (BEGIN, one of each kind, COMMIT)", s3, s9)
+	}
+	// An event's device id between job 4 and 5: two runs of three kinds.
+	split := batch(devs, 20, func(r *tx) error {
+		return r.queue(`INSERT INTO event_device_ids (imei, device_event_id, event_id, ownership) VALUES ($1, 'x', 1, 0)`, devs[0].IMEI)
+	})
+	if split != 9 {
+		t.Errorf("statements with a write between the jobs: %d, want 9 (BEGIN, 3, the write, 3, COMMIT)", split)
+	}
+	read(t, e, func(r *tx) error {
+		for i, d := range devs {
+			h, err := r.DeviceHealthStates().Get(d.IMEI)
+			if err != nil {
+				return err
+			}
+			if want := now.Add(time.Duration(20+i) * time.Second); !h.ReportedAt.Equal(want) || h.AdasCalibrated != (i%2 == 0) || h.RecordingTest != "passed" {
+				t.Errorf("device %d: health %+v, want reported at %v", i, h, want)
+			}
+			l, err := r.DeviceLinks().Get(d.IMEI)
+			if err != nil {
+				return err
+			}
+			if l.ConnectionID != fmt.Sprintf("c%d", 20+i) {
+				t.Errorf("device %d: link of connection %q, want c%d", i, l.ConnectionID, 20+i)
+			}
+		}
+		entries, _, err := r.AuditEntries().List(t.Context(), store.AuditFilter{Action: "device.productType.report"}, store.Page{})
+		if err != nil {
+			return err
+		}
+		if len(entries) != 21 {
+			t.Errorf("%d audit entries, want 21", len(entries))
+			return nil
+		}
+		// Newest first: ids rise in the order the jobs appended them.
+		for i := range entries[1:] {
+			if entries[i].ID <= entries[i+1].ID {
+				t.Errorf("audit entries %d and %d: ids %d and %d, want falling", i, i+1, entries[i].ID, entries[i+1].ID)
+			}
+		}
+		if e := entries[0]; e.Reason != "28" || string(e.After) != `{"n":28}` || e.OrganizationID != devs[8].OrganizationID {
+			t.Errorf("the last audit entry: %+v", e)
+		}
+		return nil
+	})
+}
