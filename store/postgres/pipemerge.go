@@ -94,12 +94,14 @@ type sentStmt struct {
 //
 // Within a run of neighbouring mergeable writes (one not mergeable ends
 // it) the writes are put in statements by kind, the kinds in the order
-// they first appear and each kind's writes in their own order: the kinds
-// write tables none of them reads or refers to (GPS samples, device links
-// and health states, audit entries, webhook messages), so writes of
-// different kinds change nothing for each other whatever their order, and
-// each table sees its writes in the order they were made. A kind's writes
-// go in one statement until a key repeats, which starts the next.
+// they first appear and each kind's writes in their own order. The kinds
+// (GPS samples, device links and health states, audit entries, webhook
+// messages, updates of device rows) change nothing for each other whatever
+// their order: none reads what another writes, and the only references
+// between them are to a device's or an organization's key, which an update
+// of a device row leaves as it is. Each table sees its writes in the order
+// they were made. A kind's writes go in one statement until a key
+// repeats, which starts the next.
 func mergeQueued(b *pgx.Batch, queued []queuedStmt) []sentStmt {
 	sent := make([]sentStmt, 0, len(queued))
 	put := func(group []queuedStmt) {
