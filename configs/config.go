@@ -54,7 +54,9 @@ type Store struct {
 	PostgresURL string `yaml:"postgresURL"`
 	// StatementTimeout bounds each PostgreSQL statement on the server.
 	StatementTimeout time.Duration `yaml:"statementTimeout"`
-	// MaxConns bounds the PostgreSQL connection pool of this process.
+	// MaxConns bounds the PostgreSQL connection pool of this process; the
+	// views of connecting devices have a pool of a quarter as many (at
+	// least 2) of their own.
 	MaxConns int `yaml:"maxConns"`
 }
 

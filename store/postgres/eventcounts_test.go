@@ -168,7 +168,7 @@ func TestEventHourCounts(t *testing.T) {
 
 	// A second node writes its own rows: its deletes of the first node's
 	// events count below zero there.
-	other := &Engine{pool: f.e.pool, node: "node-b"}
+	other := &Engine{pool: f.e.pool, views: f.e.views, node: "node-b"}
 	more := hourEvents(rnd, day, 48, 100)
 	write(t, other, func(tx *tx) error {
 		for _, e := range more {

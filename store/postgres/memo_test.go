@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -524,22 +526,19 @@ func TestColumnCount(t *testing.T) {
 // planned once per connection, not at every execution. PostgreSQL keeps a
 // prepared statement's generic plan from its sixth execution when the
 // plan is estimated to cost no more than the plans made for the values,
-// which a read over an array of devices never is.
+// which a read over an array of devices never is; on the connections of
+// the views' own pool the generic plan is used from the first.
 func TestViewReadsKeepGenericPlans(t *testing.T) {
 	t.Parallel()
 	e := trackEngine(t)
 	f := seedTracks(t, e)
-	conn, err := e.pool.Acquire(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
 	reads := []string{authRows.sql, viewRows.sql, viewQueued, viewAssignments, viewActiveOrgs, viewActiveDrivers}
 	for _, s := range credentialSpecs {
 		reads = append(reads, s.sql)
 	}
-	for _, sql := range reads {
-		for range 8 {
+	plans := func(conn *pgxpool.Conn, sql string, runs int) (generic, custom int64) {
+		t.Helper()
+		for range runs {
 			rows, err := conn.Query(t.Context(), sql, f.imeis[0])
 			if err != nil {
 				t.Fatalf("%s: %v", sql, err)
@@ -549,12 +548,29 @@ func TestViewReadsKeepGenericPlans(t *testing.T) {
 				t.Fatalf("%s: %v", sql, err)
 			}
 		}
-		var generic, custom int64
 		if err := conn.QueryRow(t.Context(), `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1`,
 			sql).Scan(&generic, &custom); err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}
-		if generic == 0 || custom > 5 {
+		return generic, custom
+	}
+	views, err := e.views.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer views.Release()
+	for _, sql := range reads {
+		if generic, custom := plans(views, sql, 2); generic != 2 || custom != 0 {
+			t.Errorf("on the views' pool, %d generic and %d custom plans for 2 executions, want 2 generic: %s", generic, custom, sql)
+		}
+	}
+	conn, err := e.pool.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	for _, sql := range reads {
+		if generic, custom := plans(conn, sql, 8); generic == 0 || custom > 5 {
 			t.Errorf("after 8 executions, %d generic and %d custom plans, want the generic plan kept from the sixth: %s", generic, custom, sql)
 		}
 	}

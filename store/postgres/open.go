@@ -48,7 +48,7 @@ func (e *Engine) UpdateBatch(ctx context.Context, fn func(store.Records) error) 
 // what it read. Should fn read anything else, it runs again in an ordinary
 // view (what it was given then is from one snapshot again).
 func (e *Engine) ViewDevice(ctx context.Context, imei string, reads store.ViewReads, fn func(store.Records) error) error {
-	t, err := e.begin(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	t, err := e.beginOn(ctx, e.views, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return err
 	}

@@ -50,9 +50,13 @@ type Options struct {
 // the API's own request timeout, so that no statement outlives its call.
 const DefaultStatementTimeout = 30 * time.Second
 
-// Engine is the PostgreSQL storage engine over one connection pool.
+// Engine is the PostgreSQL storage engine over a connection pool, and a
+// smaller one for the views of connecting devices.
 type Engine struct {
 	pool *pgxpool.Pool
+	// views holds the connections a device's own view reads on
+	// (ViewDevice): see viewPoolConfig.
+	views *pgxpool.Pool
 	// node is Options.Node.
 	node string
 	// sent counts the round trips and statements of the pool's
@@ -94,7 +98,33 @@ func OpenEngine(ctx context.Context, url string, o Options) (*Engine, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: postgres at %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
 	}
-	return &Engine{pool: pool, node: o.Node, sent: sent, demand: &eventDemand{}}, nil
+	views, err := pgxpool.NewWithConfig(ctx, viewPoolConfig(cfg))
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store: postgres: %w", err)
+	}
+	return &Engine{pool: pool, views: views, node: o.Node, sent: sent, demand: &eventDemand{}}, nil
+}
+
+// viewPoolConfig is the configuration of the pool the views of connecting
+// devices read on, from the engine's: a quarter of its connections (at
+// least two), each planning every statement once, for any device.
+//
+// A connection storm (a node's devices reconnecting after a restart or a
+// failover) is thousands of such views, two per device, each one round
+// trip of a few index lookups. On the engine's own pool they took every
+// connection, and the group commit that records the devices online waited
+// for the server behind them; and each new connection planned each of the
+// views' statements for its values five times over before it kept a
+// generic plan, which in a storm on a fresh pool cost more than running
+// them. The views' reads are of one device by its key, whose plan is the
+// same whatever the device (memo.go, oneDevice), so these connections use
+// the generic plan from the first execution (plan_cache_mode).
+func viewPoolConfig(cfg *pgxpool.Config) *pgxpool.Config {
+	v := cfg.Copy()
+	v.MaxConns = max(2, cfg.MaxConns/4)
+	v.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	return v
 }
 
 // Ping implements store.Pinger: store.ErrUnavailable when no connection to
@@ -106,8 +136,9 @@ func (e *Engine) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the pool; no transaction may run beside it.
+// Close closes the pools; no transaction may run beside it.
 func (e *Engine) Close() error {
+	e.views.Close()
 	e.pool.Close()
 	return nil
 }
@@ -269,7 +300,12 @@ func (e *Engine) view(ctx context.Context, fn func(*tx) error) error {
 }
 
 func (e *Engine) begin(ctx context.Context, o pgx.TxOptions) (*tx, error) {
-	p, err := openPipe(ctx, e.pool, o)
+	return e.beginOn(ctx, e.pool, o)
+}
+
+// beginOn is begin on a connection of pool.
+func (e *Engine) beginOn(ctx context.Context, pool *pgxpool.Pool, o pgx.TxOptions) (*tx, error) {
+	p, err := openPipe(ctx, pool, o)
 	if err != nil {
 		return nil, classify(err)
 	}
