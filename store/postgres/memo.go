@@ -581,18 +581,14 @@ func (t *tx) readAheadView(imei string, reads store.ViewReads) error {
 	})
 }
 
-// endView sends the reads of b with the view's BEGIN and its COMMIT, in
-// one round trip, keeps their answers with read, and ends the view. A view
-// of one statement goes without them: a statement reads from one snapshot
-// of its own, which is all the view's transaction would give it.
+// endView sends the reads of b in one round trip, keeps their answers
+// with read, and ends the view. The view's connection (the views' pool,
+// viewPoolConfig) runs the statements of one round trip in one implicit
+// REPEATABLE READ transaction, ended by the batch's Sync: they read from
+// one snapshot with neither a BEGIN nor a COMMIT sent.
 func (t *tx) endView(b *pgx.Batch, read func(pgx.BatchResults) error) error {
 	p := pipeOf(t)
-	alone := b.Len() == 1 && p.begin != "" && len(p.queued) == 0
-	if alone {
-		p.begin = ""
-	} else {
-		b.Queue("COMMIT")
-	}
+	p.begin = ""
 	br, err := p.send(t.ctx, b)
 	if err != nil {
 		return err
@@ -600,11 +596,6 @@ func (t *tx) endView(b *pgx.Batch, read func(pgx.BatchResults) error) error {
 	defer br.Close()
 	if err := read(br); err != nil {
 		return err
-	}
-	if !alone {
-		if _, err := br.Exec(); err != nil {
-			return classify(err)
-		}
 	}
 	if err := br.Close(); err != nil {
 		return classify(err)

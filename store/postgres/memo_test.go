@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fleetcam/fleetcam/store"
@@ -519,6 +520,50 @@ func TestColumnCount(t *testing.T) {
 		if want := j.columns(); got != want {
 			t.Errorf("%s answers %d columns, its widths say %d", j.sql, got, j.columns())
 		}
+	}
+}
+
+// TestViewRoundTripOneTransaction: what one round trip sends on a
+// connection of the views' pool runs as one read-only REPEATABLE READ
+// transaction, ended with the round trip: its statements read from one
+// snapshot without a BEGIN, and the next round trip is a transaction of
+// its own.
+func TestViewRoundTripOneTransaction(t *testing.T) {
+	t.Parallel()
+	e := trackEngine(t)
+	conn, err := e.views.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	trip := func() (first, second time.Time) {
+		t.Helper()
+		b := &pgx.Batch{}
+		const q = `SELECT transaction_timestamp(), current_setting('transaction_isolation'), current_setting('transaction_read_only'),
+			pg_sleep(0.01)::text`
+		b.Queue(q)
+		b.Queue(q)
+		br := conn.SendBatch(t.Context(), b)
+		defer br.Close()
+		var at [2]time.Time
+		for i := range at {
+			var iso, ro, slept string
+			if err := br.QueryRow().Scan(&at[i], &iso, &ro, &slept); err != nil {
+				t.Fatal(err)
+			}
+			if iso != "repeatable read" || ro != "on" {
+				t.Errorf("statement %d ran %s, read only %s; want repeatable read, read only", i, iso, ro)
+			}
+		}
+		return at[0], at[1]
+	}
+	a1, a2 := trip()
+	b1, _ := trip()
+	if !a1.Equal(a2) {
+		t.Errorf("the statements of one round trip ran in transactions begun at %v and %v, want one", a1, a2)
+	}
+	if !b1.After(a2) {
+		t.Errorf("the next round trip's transaction began at %v, not after the first's %v", b1, a2)
 	}
 }
 

@@ -108,7 +108,9 @@ func OpenEngine(ctx context.Context, url string, o Options) (*Engine, error) {
 
 // viewPoolConfig is the configuration of the pool the views of connecting
 // devices read on, from the engine's: a quarter of its connections (at
-// least two), each planning every statement once, for any device.
+// least two), each planning every statement once, for any device, and
+// each running what one round trip sends as one read-only REPEATABLE READ
+// transaction of its own.
 //
 // A connection storm (a node's devices reconnecting after a restart or a
 // failover) is thousands of such views, two per device, each one round
@@ -120,10 +122,18 @@ func OpenEngine(ctx context.Context, url string, o Options) (*Engine, error) {
 // them. The views' reads are of one device by its key, whose plan is the
 // same whatever the device (memo.go, oneDevice), so these connections use
 // the generic plan from the first execution (plan_cache_mode).
+//
+// A view sends its reads in one round trip, a pipeline ended by one Sync,
+// which the server runs as one implicit transaction; with these
+// connections' default isolation that transaction reads from one snapshot,
+// as BEGIN ISOLATION LEVEL REPEATABLE READ would have it, without the BEGIN
+// and the COMMIT that were two of a view's statements (memo.go, endView).
 func viewPoolConfig(cfg *pgxpool.Config) *pgxpool.Config {
 	v := cfg.Copy()
 	v.MaxConns = max(2, cfg.MaxConns/4)
 	v.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	v.ConnConfig.RuntimeParams["default_transaction_isolation"] = "repeatable read"
+	v.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
 	return v
 }
 
