@@ -28,7 +28,7 @@ func (a auditEntries) Append(e *store.AuditEntry) error {
 		// The id is drawn when the write goes, with the next statement,
 		// and the entries of neighbouring jobs go in one (pipemerge.go).
 		args := auditArgs(e)
-		return p.queueMerged(auditRow(args), insert, args...)
+		return p.queueMerged(&argsRow{of: auditKind, args: args}, insert, args...)
 	}
 	return classify(a.t.pg.QueryRow(a.t.ctx, insert+` RETURNING id`, auditArgs(e)...).Scan(&e.ID))
 }
@@ -47,32 +47,13 @@ const appendAuditSQL = `INSERT INTO audit_log (` + auditRowColumns + `)
 			before, after, request_id, n)
 	 ORDER BY a.n`
 
-// auditRow is an entry's auditArgs, queued to be appended.
-type auditRow []any
-
-// auditKind merges the appends of audit entries.
+// auditKind merges the appends of audit entries (auditArgs).
 var auditKind = &mergeKind{sql: appendAuditSQL, args: func(all []mergeable) []any {
-	n := len(all)
-	at := make([]pgtype.Timestamptz, n)
-	users, partners, orgs := make([]pgtype.Int8, n), make([]pgtype.Int8, n), make([]pgtype.Int8, n)
-	var texts [6][]string // user_email, source, action, entity_type, entity_id, reason
-	for c := range texts {
-		texts[c] = make([]string, n)
-	}
-	before, after, requests := make([]*string, n), make([]*string, n), make([]string, n)
-	for i, m := range all {
-		r := m.(auditRow)
-		at[i], users[i], partners[i], orgs[i] = r[0].(pgtype.Timestamptz), r[1].(pgtype.Int8), r[3].(pgtype.Int8), r[4].(pgtype.Int8)
-		for c, col := range []int{2, 5, 6, 7, 8, 9} {
-			texts[c][i] = r[col].(string)
-		}
-		before[i], after[i], requests[i] = optionalText(r[10]), optionalText(r[11]), r[12].(string)
-	}
-	return []any{at, users, texts[0], partners, orgs, texts[1], texts[2], texts[3], texts[4], texts[5], before, after, requests}
+	return []any{column[pgtype.Timestamptz](all, 0), column[pgtype.Int8](all, 1), column[string](all, 2),
+		column[pgtype.Int8](all, 3), column[pgtype.Int8](all, 4), column[string](all, 5), column[string](all, 6),
+		column[string](all, 7), column[string](all, 8), column[string](all, 9), jsonColumn(all, 10), jsonColumn(all, 11),
+		column[string](all, 12)}
 }}
-
-func (r auditRow) kind() *mergeKind { return auditKind }
-func (r auditRow) key() string      { return "" }
 
 // auditArgs are the values of auditRowColumns for e.
 func auditArgs(e *store.AuditEntry) []any {

@@ -53,7 +53,7 @@ func (r deviceLinks) Get(imei string) (*store.DeviceLink, error) {
 // Put implements store.DeviceLinkRecords. Its upsert goes in one
 // statement with the link upserts queued next to it (pipemerge.go).
 func (r deviceLinks) Put(l *store.DeviceLink) error {
-	var health []byte
+	var health any
 	if l.Health != nil {
 		b, err := json.Marshal(l.Health)
 		if err != nil {
@@ -62,14 +62,11 @@ func (r deviceLinks) Put(l *store.DeviceLink) error {
 		health = b
 	}
 	r.t.forget(tableDeviceLinks, l.IMEI)
-	row := &linkRow{imei: l.IMEI, presence: l.Presence, connection: l.ConnectionID, connected: nullTime(l.ConnectedAt),
-		disconnected: nullTime(l.DisconnectedAt), seen: nullTime(l.LastSeen), protocol: int32(l.ProtocolVersion),
-		remote: l.RemoteAddr, firmware: l.Firmware, product: l.ProductType, legacy: l.Legacy, health: health,
-		acked: l.AckedConfigVersion, ackedAt: nullTime(l.ConfigAckedAt), reported: []byte(l.ReportedConfig)}
-	if len(row.reported) == 0 {
-		row.reported = nil
-	}
-	return r.t.queueMerged(row, upsertLinkSQL, row.args()...)
+	return r.t.queueRow(linkKind, l.IMEI, `INSERT INTO device_links (`+deviceLinkColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`+upsertLinkSet,
+		l.IMEI, l.Presence, l.ConnectionID, nullTime(l.ConnectedAt), nullTime(l.DisconnectedAt), nullTime(l.LastSeen),
+		l.ProtocolVersion, l.RemoteAddr, l.Firmware, l.ProductType, l.Legacy, health, l.AckedConfigVersion,
+		nullTime(l.ConfigAckedAt), nullJSON(l.ReportedConfig))
 }
 
 // upsertLinkSet is what an upsert of a device_links row sets when the row
@@ -81,78 +78,20 @@ const upsertLinkSet = ` ON CONFLICT (imei) DO UPDATE SET presence = EXCLUDED.pre
 	legacy = EXCLUDED.legacy, health = EXCLUDED.health, acked_config_version = EXCLUDED.acked_config_version,
 	config_acked_at = EXCLUDED.config_acked_at, reported_config = EXCLUDED.reported_config`
 
-// upsertLinkSQL writes one device_links row; upsertLinksSQL the rows of
-// several devices, each column an array.
-const (
-	upsertLinkSQL = `INSERT INTO device_links (` + deviceLinkColumns + `)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)` + upsertLinkSet
-	upsertLinksSQL = `INSERT INTO device_links (` + deviceLinkColumns + `)
+// linkKind merges device_links upserts (Put's arguments); a row is the
+// device's.
+var linkKind = &mergeKind{
+	sql: `INSERT INTO device_links (` + deviceLinkColumns + `)
 	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[],
 		$7::integer[], $8::text[], $9::text[], $10::text[], $11::boolean[], $12::jsonb[], $13::bigint[],
-		$14::timestamptz[], $15::json[])` + upsertLinkSet
-)
-
-// linkRow is a device_links row as written.
-type linkRow struct {
-	imei, presence, connection    string
-	connected, disconnected, seen pgtype.Timestamptz
-	protocol                      int32
-	remote, firmware, product     string
-	legacy                        bool
-	health                        []byte // JSON, nil for NULL
-	acked                         int64
-	ackedAt                       pgtype.Timestamptz
-	reported                      []byte // JSON, nil for NULL
-}
-
-// args are the arguments of upsertLinkSQL for l.
-func (l *linkRow) args() []any {
-	return []any{l.imei, l.presence, l.connection, l.connected, l.disconnected, l.seen, l.protocol, l.remote,
-		l.firmware, l.product, l.legacy, jsonArg(l.health), l.acked, l.ackedAt, jsonArg(l.reported)}
-}
-
-// jsonArg is raw JSON as an argument: NULL for none.
-func jsonArg(raw []byte) any {
-	if raw == nil {
-		return nil
-	}
-	return raw
-}
-
-// linkKind merges device_links upserts; a row is the device's.
-var linkKind = &mergeKind{sql: upsertLinksSQL, args: func(all []mergeable) []any {
-	n := len(all)
-	var (
-		imeis, presences, connections, remotes, firmwares, products = make([]string, n), make([]string, n),
-			make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		connected, disconnected, seen, ackedAt = make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n),
-			make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n)
-		protocols        = make([]int32, n)
-		legacies         = make([]bool, n)
-		healths, reports = make([]*string, n), make([]*string, n)
-		acked            = make([]int64, n)
-	)
-	text := func(raw []byte) *string {
-		if raw == nil {
-			return nil
-		}
-		s := string(raw)
-		return &s
-	}
-	for i, m := range all {
-		l := m.(*linkRow)
-		imeis[i], presences[i], connections[i], remotes[i], firmwares[i], products[i] = l.imei, l.presence,
-			l.connection, l.remote, l.firmware, l.product
-		connected[i], disconnected[i], seen[i], ackedAt[i] = l.connected, l.disconnected, l.seen, l.ackedAt
-		protocols[i], legacies[i], acked[i] = l.protocol, l.legacy, l.acked
-		healths[i], reports[i] = text(l.health), text(l.reported)
-	}
-	return []any{imeis, presences, connections, connected, disconnected, seen, protocols, remotes, firmwares,
-		products, legacies, healths, acked, ackedAt, reports}
-}}
-
-func (l *linkRow) kind() *mergeKind { return linkKind }
-func (l *linkRow) key() string      { return l.imei }
+		$14::timestamptz[], $15::json[])` + upsertLinkSet,
+	args: func(all []mergeable) []any {
+		return []any{column[string](all, 0), column[string](all, 1), column[string](all, 2),
+			column[pgtype.Timestamptz](all, 3), column[pgtype.Timestamptz](all, 4), column[pgtype.Timestamptz](all, 5),
+			column[int](all, 6), column[string](all, 7), column[string](all, 8), column[string](all, 9),
+			column[bool](all, 10), jsonColumn(all, 11), column[int64](all, 12), column[pgtype.Timestamptz](all, 13),
+			jsonColumn(all, 14)}
+	}}
 
 // Delete implements store.DeviceLinkRecords.
 func (r deviceLinks) Delete(imei string) error {

@@ -101,7 +101,7 @@ func (r devices) Put(d *store.Device) error {
 	args := []any{d.IMEI, d.Name, foldName(d.Name), d.PartnerID, nullID(d.GroupID), d.Status, d.ProductType,
 		d.DataProfileID, d.CreatedAt, nullTime(d.ActivatedAt), d.Ownership, nullTime(d.PreviousOwnerUntil)}
 	if p := groupPipe(r.t); p != nil && seen {
-		return p.queueMerged(deviceUpdate(args), update, args...)
+		return p.queueMerged(&argsRow{of: deviceUpdateKind, id: d.IMEI, args: args}, update, args...)
 	}
 	tag, err := r.t.exec(update, args...)
 	if err == nil && tag.RowsAffected() == 0 {
@@ -110,12 +110,8 @@ func (r devices) Put(d *store.Device) error {
 	return err
 }
 
-// deviceUpdate is the arguments of a queued update of a device row (Put),
-// which goes in one statement with those of neighbouring jobs
-// (pipemerge.go).
-type deviceUpdate []any
-
-// deviceUpdateKind merges queued device updates; a row is the device's.
+// deviceUpdateKind merges the queued updates of device rows (Put's
+// arguments); a row is the device's.
 var deviceUpdateKind = &mergeKind{
 	sql: `UPDATE devices d SET name = u.name, name_folded = u.folded, partner_id = u.partner, group_id = u.grp,
 		status = u.status, product_type = u.product, data_profile_id = u.profile, created_at = u.created,
@@ -126,28 +122,11 @@ var deviceUpdateKind = &mergeKind{
 		AS u (imei, name, folded, partner, grp, status, product, profile, created, activated, ownership, previous)
 	 WHERE d.imei = u.imei`,
 	args: func(all []mergeable) []any {
-		n := len(all)
-		var texts [5][]string // imei, name, name_folded, status, product_type
-		for c := range texts {
-			texts[c] = make([]string, n)
-		}
-		partners, profiles, owners := make([]int64, n), make([]int64, n), make([]int64, n)
-		groups, created := make([]pgtype.Int8, n), make([]time.Time, n)
-		activated, previous := make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n)
-		for i, m := range all {
-			u := m.(deviceUpdate)
-			for c, col := range []int{0, 1, 2, 5, 6} {
-				texts[c][i] = u[col].(string)
-			}
-			partners[i], groups[i], profiles[i], created[i] = u[3].(int64), u[4].(pgtype.Int8), u[7].(int64), u[8].(time.Time)
-			activated[i], owners[i], previous[i] = u[9].(pgtype.Timestamptz), u[10].(int64), u[11].(pgtype.Timestamptz)
-		}
-		return []any{texts[0], texts[1], texts[2], partners, groups, texts[3], texts[4], profiles, created, activated,
-			owners, previous}
+		return []any{column[string](all, 0), column[string](all, 1), column[string](all, 2), column[int64](all, 3),
+			column[pgtype.Int8](all, 4), column[string](all, 5), column[string](all, 6), column[int64](all, 7),
+			column[time.Time](all, 8), column[pgtype.Timestamptz](all, 9), column[int64](all, 10),
+			column[pgtype.Timestamptz](all, 11)}
 	}}
-
-func (u deviceUpdate) kind() *mergeKind { return deviceUpdateKind }
-func (u deviceUpdate) key() string      { return u[0].(string) }
 
 // Delete implements store.DeviceRecords.
 func (r devices) Delete(imei string) error {

@@ -37,10 +37,9 @@ func (s healthStates) Get(imei string) (*store.HealthState, error) {
 // (pipemerge.go).
 func (s healthStates) Put(h *store.HealthState) error {
 	s.t.forget(tableHealthStates, h.IMEI)
-	r := &healthRow{imei: h.IMEI, test: pgtype.Text{String: h.RecordingTest, Valid: h.RecordingTest != ""},
-		adas: h.AdasCalibrated, at: h.ReportedAt}
-	return s.t.queueMerged(r, `INSERT INTO device_health_states (imei, recording_test, adas_calibrated, reported_at)
-		VALUES ($1, $2, $3, $4)`+upsertHealthSet, r.imei, r.test, r.adas, r.at)
+	return s.t.queueRow(healthKind, h.IMEI, `INSERT INTO device_health_states (imei, recording_test, adas_calibrated, reported_at)
+		VALUES ($1, $2, $3, $4)`+upsertHealthSet,
+		h.IMEI, pgtype.Text{String: h.RecordingTest, Valid: h.RecordingTest != ""}, h.AdasCalibrated, h.ReportedAt)
 }
 
 // upsertHealthSet is what an upsert of a health state sets when the row is
@@ -48,30 +47,14 @@ func (s healthStates) Put(h *store.HealthState) error {
 const upsertHealthSet = ` ON CONFLICT (imei) DO UPDATE SET recording_test = EXCLUDED.recording_test,
 	adas_calibrated = EXCLUDED.adas_calibrated, reported_at = EXCLUDED.reported_at`
 
-// healthRow is a device_health_states row as written.
-type healthRow struct {
-	imei string
-	test pgtype.Text
-	adas bool
-	at   time.Time
-}
-
-// healthKind merges health state upserts; a row is the device's.
+// healthKind merges health state upserts (Put's arguments); a row is the
+// device's.
 var healthKind = &mergeKind{
 	sql: `INSERT INTO device_health_states (imei, recording_test, adas_calibrated, reported_at)
 	SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[], $4::timestamptz[])` + upsertHealthSet,
 	args: func(all []mergeable) []any {
-		imeis, tests, adas, at := make([]string, len(all)), make([]pgtype.Text, len(all)), make([]bool, len(all)),
-			make([]time.Time, len(all))
-		for i, m := range all {
-			r := m.(*healthRow)
-			imeis[i], tests[i], adas[i], at[i] = r.imei, r.test, r.adas, r.at
-		}
-		return []any{imeis, tests, adas, at}
+		return []any{column[string](all, 0), column[pgtype.Text](all, 1), column[bool](all, 2), column[time.Time](all, 3)}
 	}}
-
-func (r *healthRow) kind() *mergeKind { return healthKind }
-func (r *healthRow) key() string      { return r.imei }
 
 // Delete implements store.DeviceHealthStateSet.
 func (s healthStates) Delete(imei string) error {

@@ -75,7 +75,7 @@ func (m messages) Append(msg *store.Message) error {
 		// the transaction commits; the sequence is drawn then. The
 		// messages of a group commit go there in one statement
 		// (pipemerge.go).
-		return p.queueLastMerged(messageRow(args), `WITH serial AS MATERIALIZED (SELECT pg_advisory_xact_lock($1)) `+insert,
+		return p.queueLastMerged(&argsRow{of: messageKind, args: args}, `WITH serial AS MATERIALIZED (SELECT pg_advisory_xact_lock($1)) `+insert,
 			append([]any{messageSeqLockID}, args...)...)
 	}
 	return insertInOrder(m.t, messageSeqLockID, insert+` RETURNING seq`, &msg.Seq, args...)
@@ -94,25 +94,12 @@ const appendMessagesSQL = `WITH serial AS MATERIALIZED (SELECT pg_advisory_xact_
 		$9::json[]) WITH ORDINALITY AS m (kind, sub_type, org, partner, imei, at, fact, payload, n)
 	 ORDER BY m.n`
 
-// messageRow is a message's messageArgs, queued to be appended.
-type messageRow []any
-
-// messageKind merges the appends of messages.
+// messageKind merges the appends of messages (messageArgs).
 var messageKind = &mergeKind{sql: appendMessagesSQL, args: func(all []mergeable) []any {
-	n := len(all)
-	kinds, subTypes, imeis := make([]string, n), make([]string, n), make([]string, n)
-	orgs, partners, at := make([]int64, n), make([]pgtype.Int8, n), make([]pgtype.Timestamptz, n)
-	facts, payloads := make([]*string, n), make([]*string, n)
-	for i, m := range all {
-		r := m.(messageRow)
-		kinds[i], subTypes[i], orgs[i], partners[i] = r[0].(string), r[1].(string), r[2].(int64), r[3].(pgtype.Int8)
-		imeis[i], at[i], facts[i], payloads[i] = r[4].(string), r[5].(pgtype.Timestamptz), optionalText(r[6]), optionalText(r[7])
-	}
-	return []any{messageSeqLockID, kinds, subTypes, orgs, partners, imeis, at, facts, payloads}
+	return []any{messageSeqLockID, column[string](all, 0), column[string](all, 1), column[int64](all, 2),
+		column[pgtype.Int8](all, 3), column[string](all, 4), column[pgtype.Timestamptz](all, 5), jsonColumn(all, 6),
+		jsonColumn(all, 7)}
 }}
-
-func (r messageRow) kind() *mergeKind { return messageKind }
-func (r messageRow) key() string      { return "" }
 
 // messageArgs are the values of messageRowColumns for msg: its fact, the
 // one fact field set, as the fact column holds it.

@@ -605,6 +605,13 @@ func (t *tx) queueGPS(g *gpsRows) error {
 	return err
 }
 
+// queueRow is queue for a write of one row by args that merges with the
+// writes of kind (whose statement takes args as columns) queued next to
+// it, unless they change the row key names too.
+func (t *tx) queueRow(kind *mergeKind, key, sql string, args ...any) error {
+	return t.queueMerged(&argsRow{of: kind, id: key, args: args}, sql, args...)
+}
+
 // queueMerged is queue for a write whose rows are m (pipe.queueMerged).
 func (t *tx) queueMerged(m mergeable, sql string, args ...any) error {
 	if p := pipeOf(t); p != nil {

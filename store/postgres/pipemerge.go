@@ -40,6 +40,46 @@ type mergeKind struct {
 	args func(all []mergeable) []any
 }
 
+// argsRow is a queued write of one row by its arguments, of a kind whose
+// statement takes each argument as an array of the rows' (column); key is
+// what mergeable.key says.
+type argsRow struct {
+	of   *mergeKind
+	id   string
+	args []any
+}
+
+func (r *argsRow) kind() *mergeKind { return r.of }
+func (r *argsRow) key() string      { return r.id }
+
+// column is argument col of each of all (argsRows), which is a T.
+func column[T any](all []mergeable, col int) []T {
+	out := make([]T, len(all))
+	for i, m := range all {
+		out[i] = m.(*argsRow).args[col].(T)
+	}
+	return out
+}
+
+// jsonColumn is argument col of each of all (argsRows), raw JSON as text
+// or bytes, or nil for NULL, as the elements of a json or jsonb array.
+func jsonColumn(all []mergeable, col int) []*string {
+	out := make([]*string, len(all))
+	for i, m := range all {
+		var s string
+		switch v := m.(*argsRow).args[col].(type) {
+		case nil:
+			continue
+		case string:
+			s = v
+		case []byte:
+			s = string(v)
+		}
+		out[i] = &s
+	}
+	return out
+}
+
 // gpsKind merges GPS inserts.
 var gpsKind = &mergeKind{sql: insertGPSRows, args: func(all []mergeable) []any {
 	rows := make([]*gpsRows, len(all))
@@ -162,14 +202,4 @@ func untilKeyRepeats(group []queuedStmt) int {
 		}
 	}
 	return len(group)
-}
-
-// optionalText is a text argument (jsonbParam's) as an array element: nil
-// for NULL.
-func optionalText(v any) *string {
-	if v == nil {
-		return nil
-	}
-	s := v.(string)
-	return &s
 }
