@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -40,24 +38,7 @@ func dayCountsOf(evs []*store.Event) map[dayKey]int64 {
 // day, type, count), leaving out those of 0.
 func readDayCounts(t *testing.T, e *Engine, sql string, args ...any) map[dayKey]int64 {
 	t.Helper()
-	out := map[dayKey]int64{}
-	read(t, e, func(tx *tx) error {
-		rows, err := tx.pg.Query(tx.ctx, sql, args...)
-		if err != nil {
-			return err
-		}
-		var k dayKey
-		var n int64
-		_, err = pgx.ForEachRow(rows, []any{&k.imei, &k.ownership, &k.day, &k.typ, &n}, func() error {
-			k.day = k.day.UTC()
-			if n != 0 {
-				out[k] = n
-			}
-			return nil
-		})
-		return err
-	})
-	return out
+	return readKeyedCounts(t, e, sql, args, func(k *dayKey) []any { return []any{&k.imei, &k.ownership, &k.day, &k.typ} })
 }
 
 // keptDayCounts are the engine's daily counts, summed over the nodes.

@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -19,10 +17,7 @@ import (
 // database holds FLEETCAM_BENCH_EVENTS events (200,000 by default) of 20
 // devices, 10,000 each at the default, as a busy device has in a month.
 func BenchmarkDevicePageCounts(b *testing.B) {
-	n := 200_000
-	if v, err := strconv.Atoi(os.Getenv("FLEETCAM_BENCH_EVENTS")); err == nil && v > 0 {
-		n = v
-	}
+	n := benchEvents(200_000)
 	_, e, _, imeis, start := seedEventPages(b, n, 20)
 	f := store.DeviceEventFilter{Start: start, End: start.AddDate(0, 0, 30).Add(-time.Millisecond)}
 	for _, offset := range []int{0, n / 20 / 2} {

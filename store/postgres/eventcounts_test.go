@@ -43,16 +43,28 @@ func countsOf(evs []*store.Event) map[hourKey]int64 {
 // type, count), leaving out those of 0.
 func readCounts(t *testing.T, e *Engine, sql string) map[hourKey]int64 {
 	t.Helper()
-	out := map[hourKey]int64{}
+	return readKeyedCounts(t, e, sql, nil, func(k *hourKey) []any { return []any{&k.org, &k.hour, &k.partner, &k.typ} })
+}
+
+// readKeyedCounts reads the counts of sql's rows (of args): the columns
+// fields gives the places of, then the count, leaving out those of 0. A
+// key's time is in UTC.
+func readKeyedCounts[K comparable](t *testing.T, e *Engine, sql string, args []any, fields func(k *K) []any) map[K]int64 {
+	t.Helper()
+	out := map[K]int64{}
 	read(t, e, func(tx *tx) error {
-		rows, err := tx.pg.Query(tx.ctx, sql)
+		rows, err := tx.pg.Query(tx.ctx, sql, args...)
 		if err != nil {
 			return err
 		}
-		var k hourKey
+		var k K
 		var n int64
-		_, err = pgx.ForEachRow(rows, []any{&k.org, &k.hour, &k.partner, &k.typ, &n}, func() error {
-			k.hour = k.hour.UTC()
+		_, err = pgx.ForEachRow(rows, append(fields(&k), &n), func() error {
+			for _, f := range fields(&k) {
+				if at, ok := f.(*time.Time); ok {
+					*at = at.UTC()
+				}
+			}
 			if n != 0 {
 				out[k] = n
 			}

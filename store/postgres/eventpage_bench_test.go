@@ -22,10 +22,7 @@ import (
 // fleetcam is: the migrations count the events by hour and by device and
 // day), vacuumed and analysed.
 func BenchmarkEventPages(b *testing.B) {
-	n := 1_000_000
-	if v, err := strconv.Atoi(os.Getenv("FLEETCAM_BENCH_EVENTS")); err == nil && v > 0 {
-		n = v
-	}
+	n := benchEvents(1_000_000)
 	db, _, org, imeis, start := seedEventPages(b, n, 100)
 	const days = 30
 	month := store.EventQuery{Start: start, End: start.AddDate(0, 0, days).Add(-time.Millisecond)}
@@ -198,4 +195,13 @@ func seedEventPages(b testing.TB, n, devices int) (*store.DB, *Engine, int64, []
 	b.Cleanup(func() { db.Close() })
 	b.Logf("%d events seeded, migrated (%v) and vacuumed in %s", n, applied, time.Since(began).Round(time.Second))
 	return db, e, org, imeis, start
+}
+
+// benchEvents is how many events a benchmark seeds: FLEETCAM_BENCH_EVENTS,
+// or def when that is not a positive number.
+func benchEvents(def int) int {
+	if v, err := strconv.Atoi(os.Getenv("FLEETCAM_BENCH_EVENTS")); err == nil && v > 0 {
+		return v
+	}
+	return def
 }

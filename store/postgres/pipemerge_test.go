@@ -74,6 +74,33 @@ func gpsBatch(t *testing.T, db *store.DB, devs []*store.Device, at time.Time, la
 	return errs
 }
 
+// groupStatements runs job for each of n jobs in one group commit's
+// transaction of e, which reads ahead the devices of imeis first (when
+// there are any), and returns how many statements the transaction sent.
+func groupStatements(t *testing.T, e *Engine, now time.Time, imeis []string, n int, job func(r *tx, n int) error) uint64 {
+	t.Helper()
+	before := e.sent.statements.Load()
+	err := e.UpdateBatch(t.Context(), func(rec store.Records) error {
+		r := rec.(*tx)
+		if len(imeis) > 0 {
+			if err := r.Prefetch(store.ReadAhead{IMEIs: imeis, Now: now}); err != nil {
+				return err
+			}
+		}
+		for i := range n {
+			r.StartJob(i)
+			if err := job(r, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.sent.statements.Load() - before
+}
+
 // TestGPSInsertsMerged: the GPS inserts a group commit queues go as one
 // statement, so a batch of nine messages sends as many statements as a
 // batch of three, and every sample is stored.
@@ -195,21 +222,7 @@ func TestDeviceLinksMerged(t *testing.T) {
 		return l
 	}
 	batch := func(links []*store.DeviceLink) uint64 {
-		before := e.sent.statements.Load()
-		err := e.UpdateBatch(t.Context(), func(rec store.Records) error {
-			r := rec.(*tx)
-			for n, l := range links {
-				r.StartJob(n)
-				if err := r.DeviceLinks().Put(l); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e.sent.statements.Load() - before
+		return groupStatements(t, e, now, nil, len(links), func(r *tx, n int) error { return r.DeviceLinks().Put(links[n]) })
 	}
 	var three, nine []*store.DeviceLink
 	for i, d := range devs {
@@ -262,21 +275,7 @@ func TestMessagesMerged(t *testing.T) {
 	}
 	var last int64
 	batch := func(msgs []store.Message) uint64 {
-		before := e.sent.statements.Load()
-		err := e.UpdateBatch(t.Context(), func(rec store.Records) error {
-			r := rec.(*tx)
-			for n := range msgs {
-				r.StartJob(n)
-				if err := r.Messages().Append(&msgs[n]); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sent := e.sent.statements.Load() - before
+		sent := groupStatements(t, e, now, nil, len(msgs), func(r *tx, n int) error { return r.Messages().Append(&msgs[n]) })
 		read(t, e, func(r *tx) error {
 			got, err := r.Messages().After(last, 0)
 			if err != nil {
@@ -344,33 +343,18 @@ func TestWritesMergedByKind(t *testing.T) {
 			After: json.RawMessage(`{"n":` + fmt.Sprint(n) + `}`)})
 	}
 	batch := func(devs []*store.Device, first int, between func(r *tx) error) uint64 {
-		before := e.sent.statements.Load()
-		err := e.UpdateBatch(t.Context(), func(rec store.Records) error {
-			r := rec.(*tx)
-			a := store.ReadAhead{Now: now}
-			for _, d := range devs {
-				a.IMEIs = append(a.IMEIs, d.IMEI)
-			}
-			if err := r.Prefetch(a); err != nil {
-				return err
-			}
-			for i, d := range devs {
-				r.StartJob(i)
-				if i == len(devs)/2 && between != nil {
-					if err := between(r); err != nil {
-						return err
-					}
-				}
-				if err := job(r, d, first+i); err != nil {
+		var imeis []string
+		for _, d := range devs {
+			imeis = append(imeis, d.IMEI)
+		}
+		return groupStatements(t, e, now, imeis, len(devs), func(r *tx, i int) error {
+			if i == len(devs)/2 && between != nil {
+				if err := between(r); err != nil {
 					return err
 				}
 			}
-			return nil
+			return job(r, devs[i], first+i)
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e.sent.statements.Load() - before
 	}
 	s3, s9 := batch(devs[:3], 0, nil), batch(devs, 10, nil)
 	if s3 != s9 {

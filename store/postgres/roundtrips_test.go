@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,73 +40,71 @@ func TestRoundTripsCounted(t *testing.T) {
 		}
 		return trips, statements
 	}
-	trips0, stmts0 := counts()
-	if _, err := e.pool.Exec(t.Context(), `SELECT 1`); err != nil {
-		t.Fatal(err)
-	}
-	trips1, stmts1 := counts()
-	if trips1-trips0 != 1 || stmts1-stmts0 != 1 {
-		t.Errorf("a statement on its own counted %v round trips and %v statements, want 1 and 1", trips1-trips0, stmts1-stmts0)
-	}
-	err := e.ViewDevice(t.Context(), f.imeis[0], 0, func(r store.Records) error {
-		dev, err := r.Devices().Get(f.imeis[0])
-		if err != nil {
-			return err
+	// sends checks that what runs sends trips round trips of stmts
+	// statements in all.
+	sends := func(what string, trips, stmts float64, run func() error) {
+		t.Helper()
+		trips0, stmts0 := counts()
+		if err := run(); err != nil {
+			t.Fatalf("%s: %v", what, err)
 		}
-		if _, err := r.Organizations().Get(dev.OrganizationID); err != nil {
-			return err
+		trips1, stmts1 := counts()
+		if trips1-trips0 != trips || stmts1-stmts0 != stmts {
+			t.Errorf("%s counted %v round trips and %v statements, want %v and %v", what, trips1-trips0, stmts1-stmts0, trips, stmts)
 		}
-		_, err = r.OrganizationSettings().Get(dev.OrganizationID)
+	}
+	// absent is err, but nil for a row that is not there.
+	absent := func(err error) error {
 		if errors.Is(err, store.ErrNotFound) {
-			err = nil
+			return nil
 		}
 		return err
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
-	trips2, stmts2 := counts()
+	sends("a statement on its own", 1, 1, func() error {
+		_, err := e.pool.Exec(t.Context(), `SELECT 1`)
+		return err
+	})
 	// The device's rows and its organization's in one statement, its
 	// queued commands and assignments, in one implicit transaction: a
 	// read the view did not read ahead would run the view again, with
 	// more statements.
-	if trips2-trips1 != 1 || stmts2-stmts1 != 3 {
-		t.Errorf("a device view counted %v round trips and %v statements, want 1 and 3", trips2-trips1, stmts2-stmts1)
-	}
+	sends("a device view", 1, 3, func() error {
+		return e.ViewDevice(t.Context(), f.imeis[0], 0, func(r store.Records) error {
+			dev, err := r.Devices().Get(f.imeis[0])
+			if err != nil {
+				return err
+			}
+			if _, err := r.Organizations().Get(dev.OrganizationID); err != nil {
+				return err
+			}
+			_, err = r.OrganizationSettings().Get(dev.OrganizationID)
+			return absent(err)
+		})
+	})
 	// An authentication reads the device, its credential and its
-	// organization's settings in one statement, which needs no
-	// transaction of its own.
-	err = e.ViewDevice(t.Context(), f.imeis[0], store.ViewAuthentication, func(r store.Records) error {
-		dev, err := r.Devices().Get(f.imeis[0])
-		if err != nil {
-			return err
-		}
-		if _, err := r.DeviceCredentials().Get(f.imeis[0]); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-		_, err = r.OrganizationSettings().Get(dev.OrganizationID)
-		if errors.Is(err, store.ErrNotFound) {
-			err = nil
-		}
-		return err
+	// organization's settings in one statement.
+	sends("an authentication's view", 1, 1, func() error {
+		return e.ViewDevice(t.Context(), f.imeis[0], store.ViewAuthentication, func(r store.Records) error {
+			dev, err := r.Devices().Get(f.imeis[0])
+			if err != nil {
+				return err
+			}
+			if _, err := r.DeviceCredentials().Get(f.imeis[0]); absent(err) != nil {
+				return err
+			}
+			_, err = r.OrganizationSettings().Get(dev.OrganizationID)
+			return absent(err)
+		})
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	trips3, stmts3 := counts()
-	if trips3-trips2 != 1 || stmts3-stmts2 != 1 {
-		t.Errorf("an authentication's view counted %v round trips and %v statements, want 1 and 1", trips3-trips2, stmts3-stmts2)
-	}
 	// A device not in the inventory reads as none from the same statement.
-	err = e.ViewDevice(t.Context(), "000000000000000", store.ViewAuthentication, func(r store.Records) error {
-		_, err := r.Devices().Get("000000000000000")
-		return err
+	sends("an unknown device's authentication", 1, 1, func() error {
+		err := e.ViewDevice(t.Context(), "000000000000000", store.ViewAuthentication, func(r store.Records) error {
+			_, err := r.Devices().Get("000000000000000")
+			return err
+		})
+		if !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("%v, want not found", err)
+		}
+		return nil
 	})
-	if !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("authentication of a device not in the inventory: %v, want not found", err)
-	}
-	trips4, stmts4 := counts()
-	if trips4-trips3 != 1 || stmts4-stmts3 != 1 {
-		t.Errorf("an unknown device's authentication counted %v round trips and %v statements, want 1 and 1", trips4-trips3, stmts4-stmts3)
-	}
 }

@@ -14,26 +14,13 @@ import (
 // events themselves: after any write path the two are equal.
 func PostgresHourCounts(tb testing.TB, conn *pgx.Conn) (kept, stored map[string]int64) {
 	tb.Helper()
-	read := func(sql string) map[string]int64 {
-		rows, err := conn.Query(tb.Context(), sql)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		out := map[string]int64{}
-		var org, n int64
-		var hour time.Time
-		var typ string
-		_, err = pgx.ForEachRow(rows, []any{&org, &hour, &typ, &n}, func() error {
-			out[fmt.Sprintf("organization %d %s %s", org, hour.UTC().Format(time.RFC3339), typ)] = n
-			return nil
-		})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return out
+	key := func(v []any) string {
+		return fmt.Sprintf("organization %d %s %s", v[0], v[1].(time.Time).UTC().Format(time.RFC3339), v[2])
 	}
-	return read(`SELECT organization_id, hour, type, sum(events)::bigint FROM event_hours GROUP BY 1, 2, 3 HAVING sum(events) <> 0`),
-		read(`SELECT organization_id, date_trunc('hour', time, 'UTC'), type, count(*) FROM events GROUP BY 1, 2, 3`)
+	return readCounts(tb, conn, `SELECT organization_id, hour, type, sum(events)::bigint FROM event_hours
+			GROUP BY 1, 2, 3 HAVING sum(events) <> 0`, key),
+		readCounts(tb, conn, `SELECT organization_id, date_trunc('hour', time, 'UTC'), type, count(*) FROM events
+			GROUP BY 1, 2, 3`, key)
 }
 
 // PostgresDeviceDayCounts reads the daily event counts of the devices a
@@ -43,24 +30,34 @@ func PostgresHourCounts(tb testing.TB, conn *pgx.Conn) (kept, stored map[string]
 // equal.
 func PostgresDeviceDayCounts(tb testing.TB, conn *pgx.Conn) (kept, stored map[string]int64) {
 	tb.Helper()
-	read := func(sql string) map[string]int64 {
-		rows, err := conn.Query(tb.Context(), sql)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		out := map[string]int64{}
-		var imei, typ string
-		var ownership, n int64
-		var day time.Time
-		_, err = pgx.ForEachRow(rows, []any{&imei, &ownership, &day, &typ, &n}, func() error {
-			out[fmt.Sprintf("device %s ownership %d %s %s", imei, ownership, day.UTC().Format(time.DateOnly), typ)] = n
-			return nil
-		})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return out
+	key := func(v []any) string {
+		return fmt.Sprintf("device %s ownership %d %s %s", v[0], v[1], v[2].(time.Time).UTC().Format(time.DateOnly), v[3])
 	}
-	return read(`SELECT imei, ownership, day, type, sum(events)::bigint FROM device_event_days GROUP BY 1, 2, 3, 4 HAVING sum(events) <> 0`),
-		read(`SELECT imei, ownership, date_trunc('day', time, 'UTC'), type, count(*) FROM events GROUP BY 1, 2, 3, 4`)
+	return readCounts(tb, conn, `SELECT imei, ownership, day, type, sum(events)::bigint FROM device_event_days
+			GROUP BY 1, 2, 3, 4 HAVING sum(events) <> 0`, key),
+		readCounts(tb, conn, `SELECT imei, ownership, date_trunc('day', time, 'UTC'), type, count(*) FROM events
+			GROUP BY 1, 2, 3, 4`, key)
+}
+
+// readCounts reads the counts sql selects, each row's last column, under
+// the key that key makes of its other columns.
+func readCounts(tb testing.TB, conn *pgx.Conn, sql string, key func(v []any) string) map[string]int64 {
+	tb.Helper()
+	rows, err := conn.Query(tb.Context(), sql)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		v, err := rows.Values()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out[key(v[:len(v)-1])] = v[len(v)-1].(int64)
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return out
 }
