@@ -538,17 +538,14 @@ func (t *tx) readDeviceReads(br pgx.BatchResults, a store.ReadAhead, want []stri
 var authRows = joinRows(oneDevice, []rowSpec{{table: tableDevices, columns: deviceMemoColumns},
 	{table: tableDeviceCredentials, columns: credentialColumns}, orgRowSettings})
 
-// readAheadView opens the transaction of a device's view, reads the
-// device's records (viewSpecs, its queued commands and driver
-// assignments, and what reads names; an authentication's only what it
-// reads) and ends it, in one round trip: what the view reads next is
-// answered from the memo, or not at all (pipe.missed).
-func (t *tx) readAheadView(imei string, reads store.ViewReads) error {
-	want := []string{imei}
-	b := &pgx.Batch{}
+// queueView queues the reads of device imei's view (viewSpecs, its queued
+// commands and driver assignments, and what reads names; an
+// authentication's only what it reads) and returns what keeps their
+// answers in the memo of the view's transaction.
+func queueView(b *pgx.Batch, imei string, reads store.ViewReads) func(*tx, pgx.BatchResults) error {
 	if reads&store.ViewAuthentication != 0 {
 		b.Queue(authRows.sql, imei)
-		return t.endView(b, func(br pgx.BatchResults) error { return authRows.read(t, br) })
+		return func(t *tx, br pgx.BatchResults) error { return authRows.read(t, br) }
 	}
 	b.Queue(viewRows.sql, imei)
 	b.Queue(viewQueued, imei)
@@ -561,7 +558,8 @@ func (t *tx) readAheadView(imei string, reads store.ViewReads) error {
 		b.Queue(viewActiveOrgs, imei)
 		b.Queue(viewActiveDrivers, imei)
 	}
-	return t.endView(b, func(br pgx.BatchResults) error {
+	return func(t *tx, br pgx.BatchResults) error {
+		want := []string{imei}
 		if err := viewRows.read(t, br); err != nil {
 			return err
 		}
@@ -578,30 +576,7 @@ func (t *tx) readAheadView(imei string, reads store.ViewReads) error {
 			return err
 		}
 		return t.readActiveDriversAhead(br)
-	})
-}
-
-// endView sends the reads of b in one round trip, keeps their answers
-// with read, and ends the view. The view's connection (the views' pool,
-// viewPoolConfig) runs the statements of one round trip in one implicit
-// REPEATABLE READ transaction, ended by the batch's Sync: they read from
-// one snapshot with neither a BEGIN nor a COMMIT sent.
-func (t *tx) endView(b *pgx.Batch, read func(pgx.BatchResults) error) error {
-	p := pipeOf(t)
-	p.begin = ""
-	br, err := p.send(t.ctx, b)
-	if err != nil {
-		return err
 	}
-	defer br.Close()
-	if err := read(br); err != nil {
-		return err
-	}
-	if err := br.Close(); err != nil {
-		return classify(err)
-	}
-	p.endAhead()
-	return nil
 }
 
 // unread lists the devices of imeis, once each, whose rows t has not read.

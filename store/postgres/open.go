@@ -43,17 +43,17 @@ func (e *Engine) UpdateBatch(ctx context.Context, fn func(store.Records) error) 
 	return e.updateAt(ctx, pgx.RepeatableRead, 0, func(t *tx) error { return fn(t) })
 }
 
-// ViewDevice implements store.DeviceViewer: the view's transaction opens,
-// reads the device's records and ends in one round trip, and fn runs on
-// what it read. Should fn read anything else, it runs again in an ordinary
-// view (what it was given then is from one snapshot again).
+// ViewDevice implements store.DeviceViewer: the device's records are read
+// in one round trip, shared with the views that start beside it
+// (viewGather), and fn runs on what was read. Should fn read anything
+// else, it runs again in an ordinary view (what it was given then is from
+// one snapshot again).
 func (e *Engine) ViewDevice(ctx context.Context, imei string, reads store.ViewReads, fn func(store.Records) error) error {
-	t, err := e.beginOn(ctx, e.views, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	t, err := e.gather.readAhead(ctx, imei, reads)
 	if err != nil {
-		return err
-	}
-	if err := t.readAheadView(imei, reads); err != nil {
-		t.pg.Rollback(context.WithoutCancel(ctx))
+		if ctx.Err() != nil {
+			return err
+		}
 		return e.View(ctx, fn)
 	}
 	err = fn(t)

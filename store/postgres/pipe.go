@@ -49,7 +49,7 @@ type pipe struct {
 	held  heldWrites
 	quiet bool
 	// ahead is true once a view read all it may read and ended
-	// (readAheadView); missed is true when it then asked for more.
+	// (viewGather); missed is true when it then asked for more.
 	ahead, missed bool
 	trips         int // round trips sent (send), which the tests count
 }

@@ -57,6 +57,9 @@ type Engine struct {
 	// views holds the connections a device's own view reads on
 	// (ViewDevice): see viewPoolConfig.
 	views *pgxpool.Pool
+	// gather sends the views' reads, those of views that start at once
+	// together (viewgather.go).
+	gather *viewGather
 	// node is Options.Node.
 	node string
 	// sent counts the round trips and statements of the pool's
@@ -103,7 +106,9 @@ func OpenEngine(ctx context.Context, url string, o Options) (*Engine, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: postgres: %w", err)
 	}
-	return &Engine{pool: pool, views: views, node: o.Node, sent: sent, demand: &eventDemand{}}, nil
+	e := &Engine{pool: pool, views: views, node: o.Node, sent: sent, demand: &eventDemand{}}
+	e.gather = &viewGather{e: e, most: int(views.Config().MaxConns)}
+	return e, nil
 }
 
 // viewPoolConfig is the configuration of the pool the views of connecting
@@ -127,7 +132,7 @@ func OpenEngine(ctx context.Context, url string, o Options) (*Engine, error) {
 // which the server runs as one implicit transaction; with these
 // connections' default isolation that transaction reads from one snapshot,
 // as BEGIN ISOLATION LEVEL REPEATABLE READ would have it, without the BEGIN
-// and the COMMIT that were two of a view's statements (memo.go, endView).
+// and the COMMIT that were two of a view's statements (viewgather.go).
 func viewPoolConfig(cfg *pgxpool.Config) *pgxpool.Config {
 	v := cfg.Copy()
 	v.MaxConns = max(2, cfg.MaxConns/4)
