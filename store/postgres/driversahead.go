@@ -14,35 +14,29 @@ import (
 // drivers they name, and, for a device without assignments, its
 // organization's active drivers (store.ViewDriverCredentials).
 
-// prefetchAssignments reads the driver assignments of the devices of $1;
-// viewAssignments those of the device $1 (oneDevice, memo.go).
-const (
-	prefetchAssignments = `SELECT ` + assignmentColumns + ` FROM driver_assignments
+// prefetchAssignments reads the driver assignments of the devices of $1.
+const prefetchAssignments = `SELECT ` + assignmentColumns + ` FROM driver_assignments
 	WHERE imei = ANY($1) ORDER BY imei, starts_at, id`
-	viewAssignments = `SELECT ` + assignmentColumns + ` FROM driver_assignments
-	WHERE imei = $1 ORDER BY starts_at, id`
-)
 
-// credentialSpecs read the drivers the assignments of the device $1 name.
-var credentialSpecs = []prefetchSpec{
-	{table: tableDrivers, sql: `SELECT id::text, ` + driverColumns + ` FROM drivers
-		WHERE id IN (SELECT driver_id FROM driver_assignments WHERE imei = $1)`},
-}
+// viewCredentials reads the drivers the assignments of the devices $1
+// name.
+var viewCredentials = prefetchSpec{table: tableDrivers, sql: `SELECT id::text, ` + driverColumns + ` FROM drivers
+	WHERE id IN (SELECT driver_id FROM driver_assignments WHERE imei = ANY($1))`}
 
-// viewActiveOrgs lists the organization of the device $1 when its
-// configuration is due (never acknowledged, or at a version before its
-// settings') and it has no driver assignment: the configuration of such a
-// device carries its organization's active drivers.
-const viewActiveOrgs = `SELECT DISTINCT v.organization_id FROM devices v
-	WHERE v.imei = $1
+// viewActiveOrgs lists each device of $1 whose configuration is due
+// (never acknowledged, or at a version before its settings') and that has
+// no driver assignment, with its organization: the configuration of such
+// a device carries its organization's active drivers.
+const viewActiveOrgs = `SELECT v.imei, v.organization_id FROM devices v
+	WHERE v.imei = ANY($1)
 		AND NOT EXISTS (SELECT 1 FROM driver_assignments a WHERE a.imei = v.imei)
 		AND NOT EXISTS (SELECT 1 FROM device_links l WHERE l.imei = v.imei AND l.config_acked_at IS NOT NULL
 			AND l.acked_config_version >= coalesce((SELECT s.version FROM device_settings s WHERE s.imei = v.imei), 0))`
 
-// viewActiveDrivers reads the active drivers of the organization
+// viewActiveDrivers reads the active drivers of the organizations
 // viewActiveOrgs lists.
 const viewActiveDrivers = `SELECT ` + driverColumns + ` FROM drivers
-	WHERE is_active AND organization_id IN (` + viewActiveOrgs + `) ORDER BY id`
+	WHERE is_active AND organization_id IN (SELECT organization_id FROM (` + viewActiveOrgs + `) d) ORDER BY id`
 
 // readAssignmentsAhead keeps the assignments prefetchAssignments answers
 // for the devices want, each device's complete.
@@ -69,20 +63,26 @@ func (t *tx) readAssignmentsAhead(br pgx.BatchResults, want []string) error {
 	return nil
 }
 
-// readActiveDriversAhead keeps the organizations viewActiveOrgs lists
-// and the active drivers viewActiveDrivers reads of them.
-func (t *tx) readActiveDriversAhead(br pgx.BatchResults) error {
+// readActiveDriversAhead reads what viewActiveOrgs and viewActiveDrivers
+// answer: the organization of each device whose configuration carries
+// its organization's active drivers, and those drivers by organization.
+func readActiveDriversAhead(br pgx.BatchResults) (due map[string]int64, drivers map[int64][]store.Driver, err error) {
 	rows, err := br.Query()
 	if err != nil {
-		return classify(err)
+		return nil, nil, classify(err)
 	}
-	orgs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return classify(err)
+	due = map[string]int64{}
+	var imei string
+	var org int64
+	if _, err := pgx.ForEachRow(rows, []any{&imei, &org}, func() error {
+		due[imei] = org
+		return nil
+	}); err != nil {
+		return nil, nil, classify(err)
 	}
 	rows, err = br.Query()
 	if err != nil {
-		return classify(err)
+		return nil, nil, classify(err)
 	}
 	ds, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Driver, error) {
 		d, err := scanDriver(row)
@@ -92,18 +92,13 @@ func (t *tx) readActiveDriversAhead(br pgx.BatchResults) error {
 		return *d, nil
 	})
 	if err != nil {
-		return classify(err)
+		return nil, nil, classify(err)
 	}
-	if t.memo.activeDrivers == nil {
-		t.memo.activeDrivers = map[int64][]store.Driver{}
-	}
-	for _, org := range orgs {
-		t.memo.activeDrivers[org] = []store.Driver{}
-	}
+	drivers = map[int64][]store.Driver{}
 	for _, d := range ds {
-		t.memo.activeDrivers[d.OrganizationID] = append(t.memo.activeDrivers[d.OrganizationID], d)
+		drivers[d.OrganizationID] = append(drivers[d.OrganizationID], d)
 	}
-	return nil
+	return due, drivers, nil
 }
 
 // activeDriversAhead answers List of f, o and p from the active drivers

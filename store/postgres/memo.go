@@ -247,9 +247,10 @@ var (
 	prefetchRows  = joinRows(devicesOfArray, append(slices.Clip(deviceRows), rowSpec{table: tableHealthStates, columns: healthStateColumns}))
 )
 
-// The rows a device's own view reads ahead (ViewDevice): the device's,
-// its credential, and its organization and the organization's settings.
-var viewRows = joinRows(oneDevice, append(slices.Clip(deviceRows), rowSpec{table: tableDeviceCredentials, columns: credentialColumns},
+// The rows the views of devices read ahead (ViewDevice, viewgather.go):
+// the device's, its credential, and its organization and the
+// organization's settings.
+var viewRows = joinRows(devicesOfArray, append(slices.Clip(deviceRows), rowSpec{table: tableDeviceCredentials, columns: credentialColumns},
 	orgRowOrganization, orgRowSettings))
 
 // rowSpec is a table with at most one row per device, keyed by its IMEI
@@ -296,23 +297,13 @@ type joinedRows struct {
 	widths []int
 }
 
-// The devices a read is of: those of the array $1 (a group commit's), or
-// the one device $1, a text (a device's own view).
-//
-// PostgreSQL plans a prepared statement for its values at each of its
-// first five executions, and from then on keeps one generic plan only
-// when that is estimated to cost no more than the plans made for the
-// values. It estimates an array parameter at many elements, so the
-// generic plan of a read over an array always looks dearer than the plans
-// for one device, and such a statement is planned again at every
-// execution: under a connection storm the joined read of a device's view
-// spent four times as long being planned as being run. A view's reads
-// therefore take the one device as a text, whose generic plan is the plan
-// for one device, and is kept.
-const (
-	devicesOfArray = `unnest($1::text[])`
-	oneDevice      = `(VALUES ($1::text))`
-)
+// The devices a joined read is of: those of the array $1. A group
+// commit's reads it on the engine's pool, where PostgreSQL plans it for
+// its values at every execution (the generic plan of a read over an array
+// is estimated dearer than the plans for its values, so it is never
+// kept); the views' on their own pool, whose connections run the generic
+// plan from the first execution (viewPoolConfig).
+const devicesOfArray = `unnest($1::text[])`
 
 // joinRows is the joinedRows of specs for the devices of source.
 func joinRows(source string, specs []rowSpec) joinedRows {
@@ -368,6 +359,12 @@ func columnCount(list string) int {
 // read keeps the rows the statement of j answers for the devices it
 // was asked about.
 func (j joinedRows) read(t *tx, br pgx.BatchResults) error {
+	return j.each(br, func(_ string, k memoKey, r memoRow) { t.remember(k, r) })
+}
+
+// each calls keep with each row the statement of j answers, and the
+// device it was read for.
+func (j joinedRows) each(br pgx.BatchResults, keep func(imei string, k memoKey, r memoRow)) error {
 	rows, err := br.Query()
 	if err != nil {
 		return classify(err)
@@ -398,7 +395,7 @@ func (j joinedRows) read(t *tx, br pgx.BatchResults) error {
 				from := at + s.lead()
 				r = memoRow{found: true, fields: slices.Clone(fields[from : from+w]), values: copyValues(raw[from : from+w])}
 			}
-			t.remember(memoKey{s.table, key}, r)
+			keep(imei, memoKey{s.table, key}, r)
 			at += s.lead() + w
 		}
 	}
@@ -441,8 +438,8 @@ const (
 	FROM organizations o WHERE o.id = ANY($1::bigint[])`
 )
 
-// viewQueued reads the queued commands of the device $1 (oneDevice).
-const viewQueued = `SELECT ` + queuedCommandColumns + ` FROM queued_commands WHERE imei = $1 ORDER BY seq`
+// viewQueued reads the queued commands of the devices $1.
+const viewQueued = `SELECT ` + queuedCommandColumns + ` FROM queued_commands WHERE imei = ANY($1) ORDER BY imei, seq`
 
 // Prefetch implements store.Prefetcher: the rows of the devices a.IMEIs
 // names, their settings, links, tracks, hotspots and health states, their
@@ -535,49 +532,8 @@ func (t *tx) readDeviceReads(br pgx.BatchResults, a store.ReadAhead, want []stri
 // What an authentication's view reads ahead (store.ViewAuthentication),
 // in one statement: the device and its credential, and its
 // organization's settings.
-var authRows = joinRows(oneDevice, []rowSpec{{table: tableDevices, columns: deviceMemoColumns},
+var authRows = joinRows(devicesOfArray, []rowSpec{{table: tableDevices, columns: deviceMemoColumns},
 	{table: tableDeviceCredentials, columns: credentialColumns}, orgRowSettings})
-
-// queueView queues the reads of device imei's view (viewSpecs, its queued
-// commands and driver assignments, and what reads names; an
-// authentication's only what it reads) and returns what keeps their
-// answers in the memo of the view's transaction.
-func queueView(b *pgx.Batch, imei string, reads store.ViewReads) func(*tx, pgx.BatchResults) error {
-	if reads&store.ViewAuthentication != 0 {
-		b.Queue(authRows.sql, imei)
-		return func(t *tx, br pgx.BatchResults) error { return authRows.read(t, br) }
-	}
-	b.Queue(viewRows.sql, imei)
-	b.Queue(viewQueued, imei)
-	b.Queue(viewAssignments, imei)
-	credentials := reads&store.ViewDriverCredentials != 0
-	if credentials {
-		for _, s := range credentialSpecs {
-			b.Queue(s.sql, imei)
-		}
-		b.Queue(viewActiveOrgs, imei)
-		b.Queue(viewActiveDrivers, imei)
-	}
-	return func(t *tx, br pgx.BatchResults) error {
-		want := []string{imei}
-		if err := viewRows.read(t, br); err != nil {
-			return err
-		}
-		if err := t.readQueuedAhead(br, want); err != nil {
-			return err
-		}
-		if err := t.readAssignmentsAhead(br, want); err != nil {
-			return err
-		}
-		if !credentials {
-			return nil
-		}
-		if err := t.readSpecs(br, credentialSpecs, want); err != nil {
-			return err
-		}
-		return t.readActiveDriversAhead(br)
-	}
-}
 
 // unread lists the devices of imeis, once each, whose rows t has not read.
 func (t *tx) unread(imeis []string) []string {

@@ -124,9 +124,11 @@ func OpenEngine(ctx context.Context, url string, o Options) (*Engine, error) {
 // for the server behind them; and each new connection planned each of the
 // views' statements for its values five times over before it kept a
 // generic plan, which in a storm on a fresh pool cost more than running
-// them. The views' reads are of one device by its key, whose plan is the
-// same whatever the device (memo.go, oneDevice), so these connections use
-// the generic plan from the first execution (plan_cache_mode).
+// them. The views' reads are of a few devices by their keys, one index
+// probe each, whose plan is the same whatever the devices, so these
+// connections use the generic plan from the first execution
+// (plan_cache_mode): planned for their values, reads over an array of
+// devices are planned again at every execution (memo.go, devicesOfArray).
 //
 // A view sends its reads in one round trip, a pipeline ended by one Sync,
 // which the server runs as one implicit transaction; with these
