@@ -70,6 +70,36 @@ func TestEventIDsDrawnAhead(t *testing.T) {
 	})
 }
 
+// TestViewReadsAheadWithoutDrawing: a view that reads devices ahead while
+// event ids are asked for (as the offline alarms' scan of every device
+// does beside the group commits) reads them and draws no ids, which its
+// read-only transaction could not; the next writing read-ahead draws.
+func TestViewReadsAheadWithoutDrawing(t *testing.T) {
+	t.Parallel()
+	e := trackEngine(t)
+	f := seedTracks(t, e)
+	e.demand.asked.Store(2)
+	read(t, e, func(r *tx) error {
+		if err := r.Prefetch(store.ReadAhead{IMEIs: f.imeis, Now: trackNow}); err != nil {
+			return err
+		}
+		if len(r.eventIDs) != 0 {
+			t.Errorf("a view drew event ids %v", r.eventIDs)
+		}
+		_, err := r.Devices().Get(f.imeis[0])
+		return err
+	})
+	write(t, e, func(r *tx) error {
+		if err := r.Prefetch(store.ReadAhead{IMEIs: f.imeis[:2], Now: trackNow}); err != nil {
+			return err
+		}
+		if len(r.eventIDs) != 2 {
+			t.Errorf("a writing read-ahead after the view drew %d event ids, want 2", len(r.eventIDs))
+		}
+		return nil
+	})
+}
+
 // TestGroupCommitEventIDs: events ingested through group commits, the
 // first drawing their ids one by one and the later ones ahead, get unique
 // ids that rise in the order ingested, and each event with its file and

@@ -448,10 +448,15 @@ const viewQueued = `SELECT ` + queuedCommandColumns + ` FROM queued_commands WHE
 // assignments and latest driver sessions, and their latest GPS samples
 // since gpsAhead before a.Now, in one round trip (with the transaction's
 // BEGIN and whatever it holds back). The same round trip draws the event
-// ids the batch may need (eventids.go).
+// ids the batch may need (eventids.go), unless the transaction is
+// read-only: a view reads ahead too (store.Tx.readAhead), and a draw,
+// which advances the events' sequence, would fail it.
 func (t *tx) Prefetch(a store.ReadAhead) error {
 	want := t.unread(a.IMEIs)
-	draw := t.demand.toDraw(len(a.IMEIs))
+	draw := 0
+	if p := pipeOf(t); p == nil || !p.readOnly {
+		draw = t.demand.toDraw(len(a.IMEIs))
+	}
 	if len(want) == 0 && draw == 0 {
 		return nil
 	}

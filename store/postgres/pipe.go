@@ -43,7 +43,9 @@ type pipe struct {
 	jobs    bool  // a group commit runs jobs in it (StartJob)
 	failure error // sticky: the first queued write that failed
 	closed  bool
-	nested  int // savepoints taken
+	// readOnly is true for a read-only transaction, which draws no ids.
+	readOnly bool
+	nested   int // savepoints taken
 	// held are the writes a bulk transaction holds beyond the queue
 	// (bulk.go); quiet while it sends what is its own.
 	held  heldWrites
@@ -114,7 +116,7 @@ func openPipe(ctx context.Context, pool *pgxpool.Pool, o pgx.TxOptions) (*pipe, 
 	if err != nil {
 		return nil, err
 	}
-	return &pipe{conn: c, begin: beginSQL(o)}, nil
+	return &pipe{conn: c, begin: beginSQL(o), readOnly: o.AccessMode == pgx.ReadOnly}, nil
 }
 
 // StartJob says that the writes queued from now on are job n's.
