@@ -45,17 +45,20 @@ func (r deviceLinks) ConnectedNodes() ([]string, error) {
 
 // MarkOffline implements store.DeviceLinkNodes in one statement; a prefix
 // of the form "<node>/" reads only that node's links from
-// device_links_node.
+// device_links_node. The links are locked in the order of their devices,
+// the order in which a group commit writes links too (inKeyOrder), so
+// that marking a node's devices offline while they reconnect through
+// other nodes waits for those nodes' commits, or they for it, and never
+// deadlocks.
 func (r deviceLinks) MarkOffline(t time.Time, prefix string) (int, error) {
 	r.t.forgetTable(tableDeviceLinks)
 	where := `presence <> 'offline' AND starts_with(connection_id, $2)`
+	args := []any{t.UTC(), prefix}
 	if node, rest, found := strings.Cut(prefix, "/"); found && rest == "" {
 		where = linkOfANode + ` AND ` + linkNode + ` = $3 AND starts_with(connection_id, $2)`
-		tag, err := r.t.exec(`UPDATE device_links SET presence = 'offline', connection_id = '', disconnected_at = $1
-			WHERE `+where, t.UTC(), prefix, node)
-		return int(tag.RowsAffected()), err
+		args = append(args, node)
 	}
 	tag, err := r.t.exec(`UPDATE device_links SET presence = 'offline', connection_id = '', disconnected_at = $1
-		WHERE `+where, t.UTC(), prefix)
+		WHERE imei IN (SELECT imei FROM device_links WHERE `+where+` ORDER BY imei FOR UPDATE)`, args...)
 	return int(tag.RowsAffected()), err
 }

@@ -1,6 +1,9 @@
 package postgres
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -153,6 +156,7 @@ func mergeQueued(b *pgx.Batch, queued []queuedStmt) []sentStmt {
 			for k := range all {
 				all[k] = group[k].merge
 			}
+			inKeyOrder(all)
 			kind := q.merge.kind()
 			b.Queue(kind.sql, kind.args(all)...)
 		}
@@ -187,6 +191,20 @@ func mergeQueued(b *pgx.Batch, queued []queuedStmt) []sentStmt {
 		i = j
 	}
 	return sent
+}
+
+// inKeyOrder sorts all by key when each names the row it changes, so that
+// every transaction that changes several rows of a kind locks them in one
+// order: two that locked the same rows in opposite orders would wait for
+// each other until the server's deadlock check (a second) aborted one.
+// Writes that add new rows (no key) keep their order.
+func inKeyOrder(all []mergeable) {
+	for _, m := range all {
+		if m.key() == "" {
+			return
+		}
+	}
+	slices.SortFunc(all, func(a, b mergeable) int { return strings.Compare(a.key(), b.key()) })
 }
 
 // untilKeyRepeats is how many of the writes of group, from its first,

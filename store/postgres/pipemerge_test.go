@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -410,4 +413,31 @@ func TestWritesMergedByKind(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestMergedRowsInKeyOrder: the rows of a merged write that each name the
+// row they change go in the order of their keys, so that every
+// transaction locks such rows in one order; inserts of new rows keep the
+// order they were queued in.
+func TestMergedRowsInKeyOrder(t *testing.T) {
+	t.Parallel()
+	keyed := &mergeKind{sql: "keyed", args: func(all []mergeable) []any { return []any{column[string](all, 0)} }}
+	added := &mergeKind{sql: "added", args: func(all []mergeable) []any { return []any{column[string](all, 0)} }}
+	var queued []queuedStmt
+	for _, k := range []string{"c", "a", "b"} {
+		queued = append(queued, queuedStmt{sql: "one keyed", args: []any{k}, merge: &argsRow{of: keyed, id: k, args: []any{k}}},
+			queuedStmt{sql: "one added", args: []any{k}, merge: &argsRow{of: added, args: []any{k}}})
+	}
+	b := &pgx.Batch{}
+	mergeQueued(b, queued)
+	got := map[string][]string{}
+	for _, q := range b.QueuedQueries {
+		got[q.SQL] = q.Arguments[0].([]string)
+	}
+	if want := []string{"a", "b", "c"}; !slices.Equal(got["keyed"], want) {
+		t.Errorf("keyed rows merged as %v, want %v", got["keyed"], want)
+	}
+	if want := []string{"c", "a", "b"}; !slices.Equal(got["added"], want) {
+		t.Errorf("added rows merged as %v, want %v", got["added"], want)
+	}
 }
