@@ -128,7 +128,7 @@ var copyKinds = map[store.Kind]copyKind{
 	store.KindPartners: kindOf(bucketList(bucketPartners), jsonRecords(bucketPartners, zero[store.Partner]),
 		func(t *tx, p *store.Partner) error { return partners{t}.put(p) }),
 	store.KindOrganizations: kindOf(bucketList(bucketOrgs), jsonRecords(bucketOrgs, zero[store.Organization]),
-		func(t *tx, o *store.Organization) error { return organizations{t}.Put(o) }),
+		func(t *tx, o *store.Organization) error { return organizations{t}.put(o) }),
 	store.KindUsers: kindOf(bucketList(bucketUsers, bucketUserEmails), jsonRecords(bucketUsers, zero[store.User]),
 		func(t *tx, u *store.User) error { return users{t}.put(u) }),
 	store.KindInviteTokens: kindOf(bucketList(bucketInviteTokens),
