@@ -57,36 +57,3 @@ func wantEqual(t *testing.T, what string, got, want any) {
 		t.Errorf("%s:\n got %+v\nwant %+v", what, got, want)
 	}
 }
-
-func TestPartners(t *testing.T) {
-	t.Parallel()
-	e := openPrepared(t)
-	var ids []int64
-	write(t, e, func(t *tx) error {
-		for _, name := range []string{"A", "B", "C"} {
-			p := &store.Partner{Name: name, CreatedAt: testTime}
-			if err := t.Partners().Insert(p); err != nil {
-				return err
-			}
-			ids = append(ids, p.ID)
-		}
-		return nil
-	})
-	if !increasing(ids) {
-		t.Fatalf("partner ids %v; want increasing", ids)
-	}
-	read(t, e, func(tx *tx) error {
-		p, err := tx.Partners().Get(ids[1])
-		if err != nil {
-			return err
-		}
-		wantEqual(t, "partner", p, &store.Partner{ID: ids[1], Name: "B", CreatedAt: testTime})
-		_, err = tx.Partners().Get(ids[2] + 1)
-		wantErr(t, "an unknown partner", err, store.ErrNotFound)
-		n, err := tx.Partners().Count()
-		if err != nil || n != 3 {
-			t.Errorf("Count = %d, %v; want 3", n, err)
-		}
-		return nil
-	})
-}
