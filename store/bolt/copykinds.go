@@ -283,7 +283,7 @@ var copyKinds = map[store.Kind]copyKind{
 	store.KindHealthStates: kindOf(bucketList(bucketHealthState), jsonRecords(bucketHealthState, zero[store.HealthState]),
 		func(t *tx, h *store.HealthState) error { return healthStates{t}.Put(h) }),
 	store.KindAlarmRecipients: kindOf(bucketList(bucketRecipients), jsonRecords(bucketRecipients, zero[store.AlarmRecipient]),
-		func(t *tx, r *store.AlarmRecipient) error { return alarmRecipients{t}.Put(r) }),
+		func(t *tx, r *store.AlarmRecipient) error { return alarmRecipients{t}.put(r) }),
 
 	store.KindMediaFiles: kindOf(bucketList(bucketMedia, bucketMediaPending),
 		func(t *tx, yield func(*store.StoredMediaFile) bool) error {
