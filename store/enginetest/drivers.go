@@ -316,15 +316,6 @@ func testDriverList(t *testing.T, e store.Engine) {
 	})
 }
 
-// pageOf is the page p of ids.
-func pageOf(ids []int64, p store.Page) []int64 {
-	ids = ids[min(p.Offset, len(ids)):]
-	if p.Limit > 0 {
-		ids = ids[:min(p.Limit, len(ids))]
-	}
-	return ids
-}
-
 // sameSession reports whether two sessions are equal, their times compared
 // as instants.
 func sameSession(a, b *store.DriverSession) bool {

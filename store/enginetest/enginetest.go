@@ -52,7 +52,7 @@ type test struct {
 }
 
 // suite lists the tests Run runs, by group of record types.
-var suite = slices.Concat(directoryTests, eventTests, driverTests)
+var suite = slices.Concat(directoryTests, eventTests, driverTests, alarmTests)
 
 // testTime is a time with microseconds, the precision every engine keeps.
 var testTime = time.Date(2026, 3, 1, 12, 30, 45, 123456000, time.UTC)
@@ -168,4 +168,13 @@ func seedDirectory(t *testing.T, e store.Engine) directory {
 	d.group = &store.Group{OrganizationID: d.org.ID, Name: "North", CreatedAt: testTime}
 	write(t, e, func(r store.Records) error { return r.Groups().Insert(d.group) })
 	return d
+}
+
+// pageOf is the page p of ids.
+func pageOf(ids []int64, p store.Page) []int64 {
+	ids = ids[min(p.Offset, len(ids)):]
+	if p.Limit > 0 {
+		ids = ids[:min(p.Limit, len(ids))]
+	}
+	return ids
 }
