@@ -281,11 +281,7 @@ func testAlarmRecipients(t *testing.T, e store.Engine) {
 
 // alarmIDs are the ids of list, in its order.
 func alarmIDs(list []store.Alarm) []int64 {
-	ids := []int64{}
-	for _, a := range list {
-		ids = append(ids, a.ID)
-	}
-	return ids
+	return idList(list, func(a *store.Alarm) int64 { return a.ID })
 }
 
 // recordNames are the names of the directory records as a transaction
@@ -525,29 +521,10 @@ func testAlarmPurge(t *testing.T, e store.Engine) {
 		t.Fatal(err)
 	}
 	fleet := store.Cutoffs{fx.org: edge.CreatedAt.Add(time.Nanosecond)}
-	var batches []int
-	var from []byte
-	for {
-		var n int
-		write(t, e, func(r store.Records) error {
-			var err error
-			n, from, err = r.Alarms().Purge(store.AlarmPurge{Cutoffs: fleet, From: from, Limit: 1})
-			return err
-		})
-		batches = append(batches, n)
-		if from == nil || len(batches) > len(all) {
-			break
-		}
-	}
-	total := 0
-	for _, n := range batches {
-		if n > 1 {
-			t.Errorf("a batch of limit 1 deleted %d", n)
-		}
-		total += n
-	}
-	if total != 2 || from != nil {
-		t.Errorf("purged %v alarms a batch (resuming at %x at the end); want 2 in batches of one", batches, from)
+	if total, _ := purgeAll(t, e, 1, func(r store.Records, from []byte) (int, []byte, error) {
+		return r.Alarms().Purge(store.AlarmPurge{Cutoffs: fleet, From: from, Limit: 1})
+	}); total != 2 {
+		t.Errorf("purged %d alarms; want 2", total)
 	}
 	write(t, e, func(r store.Records) error {
 		for _, p := range []store.AlarmPurge{{Limit: 10}, {Cutoffs: store.Cutoffs{fx.org2: time.Unix(0, 0)}, Limit: 10}} {

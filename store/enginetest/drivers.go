@@ -78,12 +78,9 @@ func sameDriver(a, b *store.Driver) bool {
 // second is the error of a lookup.
 func second(_ int64, err error) error { return err }
 
+// driverIDList are the ids of ds, in their order.
 func driverIDList(ds []store.Driver) []int64 {
-	ids := []int64{}
-	for _, d := range ds {
-		ids = append(ids, d.ID)
-	}
-	return ids
+	return idList(ds, func(d *store.Driver) int64 { return d.ID })
 }
 
 // testDriverSetKeepsDriversAndTheirLookups inserts, reads, finds, updates
@@ -515,12 +512,9 @@ func testDriverPinFailuresAreKeptPerDevice(t *testing.T, e store.Engine) {
 	})
 }
 
+// assignmentIDs are the ids of as, in their order.
 func assignmentIDs(as []store.DriverAssignment) []int64 {
-	ids := []int64{}
-	for _, a := range as {
-		ids = append(ids, a.ID)
-	}
-	return ids
+	return idList(as, func(a *store.DriverAssignment) int64 { return a.ID })
 }
 
 // testDriverAssignmentsByDeviceAndDriver inserts, reads, moves and deletes

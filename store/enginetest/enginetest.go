@@ -170,11 +170,42 @@ func seedDirectory(t *testing.T, e store.Engine) directory {
 	return d
 }
 
-// pageOf is the page p of ids.
-func pageOf(ids []int64, p store.Page) []int64 {
-	ids = ids[min(p.Offset, len(ids)):]
+// pageOf is the page p of list.
+func pageOf[T any](list []T, p store.Page) []T {
+	list = list[min(p.Offset, len(list)):]
 	if p.Limit > 0 {
-		ids = ids[:min(p.Limit, len(ids))]
+		list = list[:min(p.Limit, len(list))]
+	}
+	return list
+}
+
+// idList is the id of each record of list, in its order.
+func idList[T any](list []T, id func(*T) int64) []int64 {
+	ids := []int64{}
+	for i := range list {
+		ids = append(ids, id(&list[i]))
 	}
 	return ids
+}
+
+// purgeAll runs purge, one batch a transaction from where the batch before
+// ended, until it ends, fails the test when a batch deletes more than
+// limit, and returns how many it deleted in how many batches.
+func purgeAll(t *testing.T, e store.Engine, limit int, purge func(r store.Records, from []byte) (int, []byte, error)) (deleted, batches int) {
+	t.Helper()
+	var from []byte
+	for {
+		var n int
+		write(t, e, func(r store.Records) (err error) { n, from, err = purge(r, from); return err })
+		deleted, batches = deleted+n, batches+1
+		if n > limit {
+			t.Fatalf("a batch of limit %d deleted %d", limit, n)
+		}
+		if from == nil {
+			return deleted, batches
+		}
+		if batches > 100 {
+			t.Fatal("the purge does not end")
+		}
+	}
 }

@@ -67,20 +67,14 @@ func newEvent(imei, typ string, d time.Duration) *store.Event {
 		Severity: store.SeverityMedium, Status: store.EventStatusNew, Ownership: 3, CreatedAt: eventT0.Add(d + time.Second)}
 }
 
+// eventIDs are the ids of es, in their order.
 func eventIDs(es []store.Event) []int64 {
-	out := []int64{}
-	for _, e := range es {
-		out = append(out, e.ID)
-	}
-	return out
+	return idList(es, func(e *store.Event) int64 { return e.ID })
 }
 
+// idsOf are the ids of es, in their order.
 func idsOf(es ...*store.Event) []int64 {
-	out := []int64{}
-	for _, e := range es {
-		out = append(out, e.ID)
-	}
-	return out
+	return idList(es, func(e **store.Event) int64 { return (*e).ID })
 }
 
 func testEventsRoundTrip(t *testing.T, e store.Engine) {

@@ -149,10 +149,7 @@ func testAuditAppendAndList(t *testing.T, e store.Engine) {
 			want = append(want, *es[j])
 		}
 		for _, p := range pages {
-			wantPage := want[min(p.Offset, len(want)):]
-			if p.Limit > 0 {
-				wantPage = wantPage[:min(p.Limit, len(wantPage))]
-			}
+			wantPage := pageOf(want, p)
 			var got []store.AuditEntry
 			var total int
 			read(t, e, func(t2 store.Records) (err error) {
@@ -198,19 +195,9 @@ func testAuditPurge(t *testing.T, e store.Engine) {
 	for _, i := range []int{2, 5, 7, 8, 9, 10, 11} {
 		want = append(want, es[i].ID)
 	}
-	var from []byte
-	total, batches := 0, 0
-	for {
-		var n int
-		write(t, e, func(t2 store.Records) (err error) { n, from, err = t2.AuditEntries().Purge(cut, from, 2); return err })
-		total, batches = total+n, batches+1
-		if from == nil {
-			break
-		}
-		if batches > 10 {
-			t.Fatal("the purge does not end")
-		}
-	}
+	total, batches := purgeAll(t, e, 2, func(r store.Records, from []byte) (int, []byte, error) {
+		return r.AuditEntries().Purge(cut, from, 2)
+	})
 	if total != 5 || batches != 3 {
 		t.Errorf("purged %d in %d batches; want 5 in 3", total, batches)
 	}
@@ -417,10 +404,7 @@ func testDeliveriesList(t *testing.T, e store.Engine) {
 			want = append(want, *ds[j])
 		}
 		for _, p := range pages {
-			wantPage := want[min(p.Offset, len(want)):]
-			if p.Limit > 0 {
-				wantPage = wantPage[:min(p.Limit, len(wantPage))]
-			}
+			wantPage := pageOf(want, p)
 			var got []store.Delivery
 			var total int
 			read(t, e, func(t2 store.Records) (err error) { got, total, err = t2.Deliveries().List(f.org, c.f, p); return err })
@@ -467,25 +451,9 @@ func testDeliveriesPurgeFinished(t *testing.T, e store.Engine) {
 		want = append(want, ds[i].ID)
 	}
 	want = append(want, old.ID)
-	var from []byte
-	total, batches := 0, 0
-	for {
-		var n int
-		write(t, e, func(t2 store.Records) (err error) {
-			n, from, err = t2.Deliveries().PurgeFinished(cut, from, 3)
-			return err
-		})
-		total, batches = total+n, batches+1
-		if n > 3 {
-			t.Fatalf("a batch of 3 deleted %d", n)
-		}
-		if from == nil {
-			break
-		}
-		if batches > 10 {
-			t.Fatal("the purge does not end")
-		}
-	}
+	total, batches := purgeAll(t, e, 3, func(r store.Records, from []byte) (int, []byte, error) {
+		return r.Deliveries().PurgeFinished(cut, from, 3)
+	})
 	if total != 4 || batches != 2 {
 		t.Errorf("purged %d in %d batches; want 4 in 2", total, batches)
 	}

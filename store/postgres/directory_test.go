@@ -1,8 +1,6 @@
 package postgres
 
 import (
-	"errors"
-	"reflect"
 	"testing"
 	"time"
 
@@ -30,30 +28,4 @@ func seedDirectory(t *testing.T, e *Engine) directory {
 	d.group = &store.Group{OrganizationID: d.org.ID, Name: "North", CreatedAt: testTime}
 	write(t, e, func(t *tx) error { return t.Groups().Insert(d.group) })
 	return d
-}
-
-// increasing reports whether ids are each greater than the one before.
-func increasing(ids []int64) bool {
-	for i := 1; i < len(ids); i++ {
-		if ids[i] <= ids[i-1] {
-			return false
-		}
-	}
-	return true
-}
-
-// wantErr fails the test unless err is target.
-func wantErr(t *testing.T, what string, err, target error) {
-	t.Helper()
-	if !errors.Is(err, target) {
-		t.Errorf("%s: %v; want %v", what, err, target)
-	}
-}
-
-// wantEqual fails the test unless got and want are deeply equal.
-func wantEqual(t *testing.T, what string, got, want any) {
-	t.Helper()
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("%s:\n got %+v\nwant %+v", what, got, want)
-	}
 }
