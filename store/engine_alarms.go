@@ -32,7 +32,8 @@ type AlarmSet interface {
 	// records its triple, taking it over from any alarm that held it.
 	Insert(a *Alarm) error
 	// Put replaces the stored alarm a.ID with a, whose device, definition
-	// and createdAt are those it was inserted with.
+	// and createdAt are those it was inserted with; ErrNotFound when there
+	// is none.
 	Put(a *Alarm) error
 	// TripleTaken reports whether an alarm of imei and definition def was
 	// ever inserted with createdAt at, to the millisecond, even one
@@ -109,7 +110,8 @@ type AlarmRecipientSet interface {
 	// Insert stores the new recipient r under a new id, greater than every
 	// recipient id given before, which it sets in r.ID.
 	Insert(r *AlarmRecipient) error
-	// Put replaces the stored recipient r.ID with r.
+	// Put replaces the stored recipient r.ID with r; ErrNotFound when there
+	// is none.
 	Put(r *AlarmRecipient) error
 	// Delete deletes recipient id; one not stored is no error.
 	Delete(id int64) error

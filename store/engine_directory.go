@@ -39,7 +39,7 @@ type UserRecords interface {
 	// ErrConflict.
 	Insert(u *User) error
 	// Put replaces the stored user u.ID with u, whose Email is the one it
-	// was inserted with.
+	// was inserted with; ErrNotFound when there is none.
 	Put(u *User) error
 	// List returns the page p of the users f matches, in id order, and how
 	// many f matches in all.
@@ -69,9 +69,12 @@ type OrganizationRecords interface {
 	// Get returns the organization with id; ErrNotFound when there is none.
 	Get(id int64) (*Organization, error)
 	// Insert stores the new organization o under a new id, greater than
-	// every organization id given before, which it sets in o.ID.
+	// every organization id given before, which it sets in o.ID. A partner
+	// named twice in PartnerIDs is kept once, at its first place, and an
+	// empty PartnerIDs reads as nil.
 	Insert(o *Organization) error
-	// Put replaces the stored organization o.ID with o.
+	// Put replaces the stored organization o.ID with o, its PartnerIDs as
+	// Insert keeps them; ErrNotFound when there is none.
 	Put(o *Organization) error
 	// List returns the page p of the organizations f matches, in id order,
 	// and how many f matches in all.

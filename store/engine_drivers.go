@@ -55,9 +55,10 @@ type DriverSessionSet interface {
 	// Current returns the open session of imei, or nil when nobody is
 	// checked in there.
 	Current(imei string) (*DriverSession, error)
-	// Begin stores s as the open session of s.IMEI. The device has none
-	// open (the store ends it first); a session of the device with the same
-	// start, to the millisecond, is replaced.
+	// Begin stores s as the open session of s.IMEI, its start kept to the
+	// millisecond. The device has none open (the store ends it first); a
+	// session of the device with the same start, to the millisecond, is
+	// replaced.
 	Begin(s *DriverSession) error
 	// End stores s, the open session of s.IMEI with its end set, and leaves
 	// the device with no open session; ErrNotFound when none is open.

@@ -41,8 +41,9 @@ type EventSet interface {
 	// before (ids are never reused), and stores it.
 	Insert(e *Event) error
 	// Update stores e over the stored event of its id, which the caller
-	// read in this transaction. What the queries select on (device,
-	// organization, partner, type, time, ownership) must be as stored.
+	// read in this transaction; store.ErrNotFound when none is stored.
+	// What the queries select on (device, organization, partner, type,
+	// time, ownership) must be as stored.
 	Update(e *Event) error
 	// Delete removes e, as read in this transaction, from the events and
 	// from every query; an event no longer stored is no error.

@@ -31,11 +31,19 @@ func (s alarmRecipients) Insert(r *store.AlarmRecipient) error {
 		return err
 	}
 	r.ID = id
-	return putJSON(s.t.bucket(bucketRecipients), itob(id), r)
+	return s.put(r)
 }
 
 // Put implements store.AlarmRecipientSet.
 func (s alarmRecipients) Put(r *store.AlarmRecipient) error {
+	if s.t.bucket(bucketRecipients).Get(itob(r.ID)) == nil {
+		return store.NotFound("alarm recipient %d", r.ID)
+	}
+	return s.put(r)
+}
+
+// put stores r under its id.
+func (s alarmRecipients) put(r *store.AlarmRecipient) error {
 	return putJSON(s.t.bucket(bucketRecipients), itob(r.ID), r)
 }
 

@@ -58,7 +58,13 @@ func (s alarms) putTriple(tr store.AlarmTriple) error {
 }
 
 // Put implements store.AlarmSet.
-func (s alarms) Put(a *store.Alarm) error { return putJSON(s.t.bucket(bucketAlarms), itob(a.ID), a) }
+func (s alarms) Put(a *store.Alarm) error {
+	b := s.t.bucket(bucketAlarms)
+	if b.Get(itob(a.ID)) == nil {
+		return store.NotFound("alarm %d", a.ID)
+	}
+	return putJSON(b, itob(a.ID), a)
+}
 
 // TripleTaken implements store.AlarmSet.
 func (s alarms) TripleTaken(imei string, def int64, at time.Time) (bool, error) {

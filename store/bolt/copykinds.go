@@ -128,7 +128,7 @@ var copyKinds = map[store.Kind]copyKind{
 	store.KindPartners: kindOf(bucketList(bucketPartners), jsonRecords(bucketPartners, zero[store.Partner]),
 		func(t *tx, p *store.Partner) error { return partners{t}.put(p) }),
 	store.KindOrganizations: kindOf(bucketList(bucketOrgs), jsonRecords(bucketOrgs, zero[store.Organization]),
-		func(t *tx, o *store.Organization) error { return organizations{t}.Put(o) }),
+		func(t *tx, o *store.Organization) error { return organizations{t}.put(o) }),
 	store.KindUsers: kindOf(bucketList(bucketUsers, bucketUserEmails), jsonRecords(bucketUsers, zero[store.User]),
 		func(t *tx, u *store.User) error { return users{t}.put(u) }),
 	store.KindInviteTokens: kindOf(bucketList(bucketInviteTokens),
@@ -283,7 +283,7 @@ var copyKinds = map[store.Kind]copyKind{
 	store.KindHealthStates: kindOf(bucketList(bucketHealthState), jsonRecords(bucketHealthState, zero[store.HealthState]),
 		func(t *tx, h *store.HealthState) error { return healthStates{t}.Put(h) }),
 	store.KindAlarmRecipients: kindOf(bucketList(bucketRecipients), jsonRecords(bucketRecipients, zero[store.AlarmRecipient]),
-		func(t *tx, r *store.AlarmRecipient) error { return alarmRecipients{t}.Put(r) }),
+		func(t *tx, r *store.AlarmRecipient) error { return alarmRecipients{t}.put(r) }),
 
 	store.KindMediaFiles: kindOf(bucketList(bucketMedia, bucketMediaPending),
 		func(t *tx, yield func(*store.StoredMediaFile) bool) error {

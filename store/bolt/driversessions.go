@@ -57,10 +57,13 @@ func (s driverSessions) Begin(ds *store.DriverSession) error {
 	return s.t.bucket(bucketDriverCurrent).Put([]byte(ds.IMEI), k)
 }
 
-// put stores ds under its device and start and returns its key.
+// put stores ds under its device and start, its start kept to the
+// millisecond as its key is, and returns its key.
 func (s driverSessions) put(ds *store.DriverSession) ([]byte, error) {
 	k := driverSessionKey(ds.IMEI, ds.Start)
-	return k, putJSON(s.t.bucket(bucketDriverSessions), k, ds)
+	c := *ds
+	c.Start = ds.Start.Truncate(time.Millisecond)
+	return k, putJSON(s.t.bucket(bucketDriverSessions), k, &c)
 }
 
 // End implements store.DriverSessionSet: it stores ds under the key the
@@ -71,7 +74,9 @@ func (s driverSessions) End(ds *store.DriverSession) error {
 	if k == nil {
 		return store.NotFound("open driver session on device %s", ds.IMEI)
 	}
-	if err := putJSON(s.t.bucket(bucketDriverSessions), bytes.Clone(k), ds); err != nil {
+	c := *ds
+	c.Start = ds.Start.Truncate(time.Millisecond)
+	if err := putJSON(s.t.bucket(bucketDriverSessions), bytes.Clone(k), &c); err != nil {
 		return err
 	}
 	return cur.Delete([]byte(ds.IMEI))

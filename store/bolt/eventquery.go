@@ -3,6 +3,8 @@ package bolt
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -17,6 +19,10 @@ import (
 // holder, an entry of its ownership counts from the index alone; both from
 // before ownership numbers, the record says more.
 func (s events) ByDevice(imei string, f store.DeviceEventFilter, p store.Page) ([]store.Event, int, error) {
+	if f.Holder != nil && f.Holder.IMEI != imei {
+		return nil, 0, nil // holds none of imei's events
+	}
+	f.End = windowEnd(f.End)
 	prefix := deviceEventPrefix(imei)
 	from := deviceEventKey(imei, f.Start, 0)
 	to := append(deviceEventKey(imei, f.End, 0)[:len(prefix)+8], bytes.Repeat([]byte{0xff}, 8)...)
@@ -47,11 +53,22 @@ func (s events) ByDevice(imei string, f store.DeviceEventFilter, p store.Page) (
 // Without a device or status filter and with a bounded page the window is
 // counted by the hour.
 func (s events) ByOrganization(org int64, f store.OrgEventFilter, p store.Page) ([]store.Event, int, error) {
+	f.End = windowEnd(f.End)
 	match := orgEventMatch(f)
 	if f.Status == "" && f.IMEIs == nil && p.Limit > 0 {
 		return s.orgEventsByHour(org, f, match, p)
 	}
 	return s.walkOrg(org, f, match, p)
+}
+
+// windowEnd is the end of a window that ends at end, or, when end is zero
+// (a window with no end), an instant later than any event's time (with
+// room to count hours past it without overflow).
+func windowEnd(end time.Time) time.Time {
+	if end.IsZero() {
+		return time.UnixMilli(math.MaxInt64 / 2)
+	}
+	return end
 }
 
 // walkOrg is ByOrganization walking every index entry of the window.

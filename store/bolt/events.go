@@ -94,7 +94,7 @@ func (s events) Insert(e *store.Event) error {
 // put stores the new event e under its id, with both index entries and
 // its hourly count.
 func (s events) put(e *store.Event) error {
-	if err := s.Update(e); err != nil {
+	if err := putJSON(s.t.bucket(bucketEvents), itob(e.ID), e); err != nil {
 		return err
 	}
 	if err := s.t.bucket(bucketDeviceEvents).Put(deviceEventKey(e.IMEI, e.Time, e.ID), deviceEventValue(e)); err != nil {
@@ -108,7 +108,11 @@ func (s events) put(e *store.Event) error {
 
 // Update implements store.EventSet: the indexes stay as they are.
 func (s events) Update(e *store.Event) error {
-	return putJSON(s.t.bucket(bucketEvents), itob(e.ID), e)
+	b := s.t.bucket(bucketEvents)
+	if b.Get(itob(e.ID)) == nil {
+		return store.NotFound("event %d", e.ID)
+	}
+	return putJSON(b, itob(e.ID), e)
 }
 
 // Delete implements store.EventSet. The hourly count goes down only with

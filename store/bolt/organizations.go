@@ -3,6 +3,7 @@ package bolt
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -32,12 +33,28 @@ func (r organizations) Insert(o *store.Organization) error {
 		return err
 	}
 	o.ID = id
-	return r.Put(o)
+	return r.put(o)
 }
 
 // Put implements store.OrganizationRecords.
 func (r organizations) Put(o *store.Organization) error {
-	return putJSON(r.t.bucket(bucketOrgs), itob(o.ID), o)
+	if r.t.bucket(bucketOrgs).Get(itob(o.ID)) == nil {
+		return store.NotFound("organization %d", o.ID)
+	}
+	return r.put(o)
+}
+
+// put stores o under its id: a partner named twice in PartnerIDs is kept
+// at its first place, and an empty list is stored as none.
+func (r organizations) put(o *store.Organization) error {
+	c := *o
+	c.PartnerIDs = nil
+	for _, id := range o.PartnerIDs {
+		if !slices.Contains(c.PartnerIDs, id) {
+			c.PartnerIDs = append(c.PartnerIDs, id)
+		}
+	}
+	return putJSON(r.t.bucket(bucketOrgs), itob(o.ID), &c)
 }
 
 // List implements store.OrganizationRecords. It decodes every

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"reflect"
 	"testing"
 	"time"
 
@@ -73,130 +72,55 @@ func newAlarm(t *tx, imei string, org, partner, def int64, at time.Time) (*store
 			CreatedByAudienceName: store.AudienceSystem, CreatedAt: at, UpdatedAt: at}}}, nil
 }
 
-// TestAlarmInsertGetPut stores an alarm with its notes, reads it back
-// whole, replaces it (new, changed and dropped notes) and reads that back.
-func TestAlarmInsertGetPut(t *testing.T) {
+// TestAlarmRows: what the schema keeps beyond the contract (the engine
+// suite tests the alarms themselves): an alarm id inserted twice and a
+// second recipient of one kind, address, partner and organization are
+// conflicts, LastID counts an id drawn in a transaction that failed, a
+// purge refuses a malformed resume position, and a purged alarm's notes
+// go with it.
+func TestAlarmRows(t *testing.T) {
 	t.Parallel()
 	e := openPrepared(t)
 	f := seedAlarms(t, e)
-	var a *store.Alarm
-	write(t, e, func(t *tx) error {
-		var err error
-		if a, err = newAlarm(t, f.imeis[0], f.org, f.p, store.AlarmSDCardMissing, alarmTime); err != nil {
-			return err
-		}
-		a.UserID = 7
-		note, err := t.Alarms().NextNoteID()
-		if err != nil {
-			return err
-		}
-		a.Comments = append(a.Comments, store.AlarmComment{ID: note, AlarmID: a.ID, Details: "Simulated alarm",
-			CreatedByAudienceName: store.AudienceOrganization, CreatedByID: 7, CommentorName: "Ann", CreatedAt: alarmTime})
-		return t.Alarms().Insert(a)
-	})
-	get := func() *store.Alarm {
-		t.Helper()
-		var got *store.Alarm
-		read(t, e, func(t *tx) error {
-			var err error
-			got, err = t.Alarms().Get(a.ID)
-			return err
-		})
-		return got
-	}
-	if got := get(); !reflect.DeepEqual(got, a) {
-		t.Fatalf("Get after Insert:\n got %+v\nwant %+v", got, a)
-	}
-
-	later := alarmTime.Add(time.Hour)
-	write(t, e, func(t *tx) error {
-		note, err := t.Alarms().NextNoteID()
-		if err != nil {
-			return err
-		}
-		a.Open, a.LastCloseAt, a.AutoClosed, a.Read, a.LastReadAt = false, later, true, true, later
-		a.Details = "closed"
-		a.Actions = append(a.Actions, store.AlarmAction{ID: note, AlarmID: a.ID, Type: store.AlarmActionClose,
-			CreatedByAudienceName: store.AudiencePartner, CreatedByID: 3, CreatedAt: later, UpdatedAt: later})
-		a.Comments[0].Details = "edited"
-		return t.Alarms().Put(a)
-	})
-	if got := get(); !reflect.DeepEqual(got, a) {
-		t.Fatalf("Get after Put:\n got %+v\nwant %+v", got, a)
-	}
-	write(t, e, func(t *tx) error {
-		a.Comments = []store.AlarmComment{}
-		a.Actions = a.Actions[1:]
-		return t.Alarms().Put(a)
-	})
-	if got := get(); !reflect.DeepEqual(got, a) {
-		t.Fatalf("Get after a Put dropping notes:\n got %+v\nwant %+v", got, a)
-	}
-
 	ctx := context.Background()
-	err := e.view(ctx, func(t *tx) error { _, err := t.Alarms().Get(a.ID + 100); return err })
-	if !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("Get of an alarm never stored: %v; want ErrNotFound", err)
-	}
-	err = e.update(ctx, func(t *tx) error {
-		b := *a
-		b.ID += 100
-		return t.Alarms().Put(&b)
-	})
-	if !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("Put of an alarm never stored: %v; want ErrNotFound", err)
-	}
-	err = e.update(ctx, func(t *tx) error { return t.Alarms().Insert(a) })
-	if !errors.Is(err, store.ErrConflict) {
-		t.Errorf("Insert of an id stored: %v; want ErrConflict", err)
-	}
-}
-
-// TestAlarmIDs draws alarm and note ids: each greater than the one before,
-// LastID the greatest drawn even in a transaction that did not commit, and
-// comments and actions from one sequence.
-func TestAlarmIDs(t *testing.T) {
-	t.Parallel()
-	e := openPrepared(t)
-	read(t, e, func(t *tx) error {
-		if last, err := t.Alarms().LastID(); err != nil || last != 0 {
-			return errors.Join(err, errors.New("LastID of a new database is not 0"))
+	var a *store.Alarm
+	recipient := &store.AlarmRecipient{Kind: store.RecipientHealth, Email: "b@example.com", PartnerID: f.q,
+		CreatedByAudienceName: store.AudiencePartner, CreatedAt: alarmTime}
+	write(t, e, func(r *tx) (err error) {
+		if a, err = newAlarm(r, f.imeis[0], f.org, f.p, store.AlarmSDCardMissing, alarmTime); err != nil {
+			return err
 		}
-		return nil
-	})
-	var ids, notes []int64
-	write(t, e, func(t *tx) error {
-		ids, notes = nil, nil
-		for range 3 {
-			id, err := t.Alarms().NextID()
-			if err != nil {
-				return err
-			}
-			note, err := t.Alarms().NextNoteID()
-			if err != nil {
-				return err
-			}
-			ids, notes = append(ids, id), append(notes, note)
+		a.Open = false
+		note, err := r.Alarms().NextNoteID()
+		if err != nil {
+			return err
 		}
-		return nil
+		a.Comments = []store.AlarmComment{{ID: note, AlarmID: a.ID, Details: "x",
+			CreatedByAudienceName: store.AudienceSystem, CreatedAt: alarmTime}}
+		if err := r.Alarms().Insert(a); err != nil {
+			return err
+		}
+		return r.AlarmRecipients().Insert(recipient)
 	})
+	for name, fn := range map[string]func(r *tx) error{
+		"an alarm id inserted twice": func(r *tx) error { return r.Alarms().Insert(a) },
+		"a second recipient of one kind, address, partner and organization": func(r *tx) error {
+			dup := *recipient
+			return r.AlarmRecipients().Insert(&dup)
+		},
+	} {
+		if err := e.update(ctx, fn); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("%s: %v; want ErrConflict", name, err)
+		}
+	}
 	boom := errors.New("boom")
 	var dropped int64
-	err := e.update(context.Background(), func(t *tx) error {
-		var err error
-		dropped, err = t.Alarms().NextID()
+	err := e.update(ctx, func(r *tx) (err error) {
+		dropped, err = r.Alarms().NextID()
 		return errors.Join(err, boom)
 	})
 	if !errors.Is(err, boom) {
 		t.Fatal(err)
-	}
-	for i := 1; i < 3; i++ {
-		if ids[i] <= ids[i-1] || notes[i] <= notes[i-1] {
-			t.Fatalf("ids %v, note ids %v; want each greater than the one before", ids, notes)
-		}
-	}
-	if dropped <= ids[2] {
-		t.Fatalf("NextID after %v gave %d", ids, dropped)
 	}
 	read(t, e, func(r *tx) error {
 		if last, err := r.Alarms().LastID(); err != nil || last != dropped {
@@ -204,6 +128,25 @@ func TestAlarmIDs(t *testing.T) {
 		}
 		return nil
 	})
+	cut := store.Cutoffs{f.org: alarmTime.Add(time.Hour)}
+	err = e.update(ctx, func(r *tx) error {
+		_, _, err := r.Alarms().Purge(store.AlarmPurge{Cutoffs: cut, From: []byte("x"), Limit: 3})
+		return err
+	})
+	if !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("Purge from a malformed position: %v; want ErrInvalid", err)
+	}
+	write(t, e, func(r *tx) error {
+		n, _, err := r.Alarms().Purge(store.AlarmPurge{Cutoffs: cut, Limit: 3})
+		if err == nil && n != 1 {
+			t.Errorf("purged %d alarms; want 1", n)
+		}
+		return err
+	})
+	var notes int
+	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM alarm_notes`).Scan(&notes); err != nil || notes != 0 {
+		t.Errorf("%d notes of the purged alarm remain (%v)", notes, err)
+	}
 }
 
 // TestAlarmTriples checks triples to the millisecond, their take-over by a

@@ -1,8 +1,6 @@
 package postgres
 
 import (
-	"errors"
-	"reflect"
 	"testing"
 	"time"
 
@@ -30,63 +28,4 @@ func seedDirectory(t *testing.T, e *Engine) directory {
 	d.group = &store.Group{OrganizationID: d.org.ID, Name: "North", CreatedAt: testTime}
 	write(t, e, func(t *tx) error { return t.Groups().Insert(d.group) })
 	return d
-}
-
-// increasing reports whether ids are each greater than the one before.
-func increasing(ids []int64) bool {
-	for i := 1; i < len(ids); i++ {
-		if ids[i] <= ids[i-1] {
-			return false
-		}
-	}
-	return true
-}
-
-// wantErr fails the test unless err is target.
-func wantErr(t *testing.T, what string, err, target error) {
-	t.Helper()
-	if !errors.Is(err, target) {
-		t.Errorf("%s: %v; want %v", what, err, target)
-	}
-}
-
-// wantEqual fails the test unless got and want are deeply equal.
-func wantEqual(t *testing.T, what string, got, want any) {
-	t.Helper()
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("%s:\n got %+v\nwant %+v", what, got, want)
-	}
-}
-
-func TestPartners(t *testing.T) {
-	t.Parallel()
-	e := openPrepared(t)
-	var ids []int64
-	write(t, e, func(t *tx) error {
-		for _, name := range []string{"A", "B", "C"} {
-			p := &store.Partner{Name: name, CreatedAt: testTime}
-			if err := t.Partners().Insert(p); err != nil {
-				return err
-			}
-			ids = append(ids, p.ID)
-		}
-		return nil
-	})
-	if !increasing(ids) {
-		t.Fatalf("partner ids %v; want increasing", ids)
-	}
-	read(t, e, func(tx *tx) error {
-		p, err := tx.Partners().Get(ids[1])
-		if err != nil {
-			return err
-		}
-		wantEqual(t, "partner", p, &store.Partner{ID: ids[1], Name: "B", CreatedAt: testTime})
-		_, err = tx.Partners().Get(ids[2] + 1)
-		wantErr(t, "an unknown partner", err, store.ErrNotFound)
-		n, err := tx.Partners().Count()
-		if err != nil || n != 3 {
-			t.Errorf("Count = %d, %v; want 3", n, err)
-		}
-		return nil
-	})
 }

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -40,6 +41,31 @@ func seedWebhooks(t *testing.T, e *Engine) webhookFixture {
 		*id = s.organization(store.Organization{Name: "O", PartnerID: f.partner, Retention: store.Retention{PurgeDays: 31}}).ID
 	}
 	return f
+}
+
+// pendingDelivery is a new delivery as the store enqueues it.
+func pendingDelivery(org int64, url, imei string, created time.Time) *store.Delivery {
+	return &store.Delivery{OrganizationID: org, URL: url, IMEI: imei, MessageSeq: 1, WebhookID: "msg_1",
+		Type: store.WebhookTypeEvent, MessageTime: created, CreatedAt: created, Status: store.DeliveryPending,
+		NextAttemptAt: created, Body: []byte(`{}`)}
+}
+
+// TestDeliveryBodyByteForByte: a delivery's body is kept as it was
+// rendered, its spacing too (json, not jsonb).
+func TestDeliveryBodyByteForByte(t *testing.T) {
+	t.Parallel()
+	e, f := webhookEngine(t)
+	body := `{"type": "event", "data": {"z": 1, "a": [1.50, 2]}}`
+	d := pendingDelivery(f.org, "https://r.example.com/e", "", webhookTime)
+	d.Body = []byte(body)
+	write(t, e, func(t *tx) error { return t.Deliveries().Insert(d) })
+	read(t, e, func(t *tx) error {
+		got, err := t.Deliveries().Get(d.ID)
+		if err == nil && string(got.Body) != body {
+			return fmt.Errorf("body %s; want it byte for byte %s", got.Body, body)
+		}
+		return err
+	})
 }
 
 func TestWebhookSettings(t *testing.T) {
