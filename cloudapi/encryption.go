@@ -63,7 +63,7 @@ func (s *Server) keyReaders(c *gin.Context) {
 	if entry.EntityID == "" {
 		entry.EntityType, entry.EntityID = entityOrganization, c.Param("orgId")
 	}
-	s.refuse(c, &refusal{answer: forbidden("%s", msg), entries: []store.AuditChange{entry}})
+	s.fail(c, s.refuse(c, &refusal{answer: forbidden("%s", msg), entries: []store.AuditChange{entry}}))
 }
 
 // Audit actions of recording keys.

@@ -11,8 +11,8 @@ import (
 // chain reads left to right: scope declaration (scoped tokens allowed),
 // authentication, access checks, handler.
 func (s *Server) routes(r *gin.Engine) {
-	r.GET("/healthz", s.healthz)
-	r.GET("/readyz", s.readyz)
+	r.GET("/healthz", s.handle(s.healthz))
+	r.GET("/readyz", s.handle(s.readyz))
 	if s.cfg.Metrics.Addr == "" {
 		r.GET("/metrics", gin.WrapH(s.metricsHandler))
 	}
@@ -32,17 +32,17 @@ func (s *Server) routes(r *gin.Engine) {
 	// devices of its scope.
 	anyScope := scoped(allFeatures...)
 
-	v2.GET("/openapi.json", s.openapiDoc)
+	v2.GET("/openapi.json", s.handle(s.openapiDoc))
 
 	// Sessions and identity.
-	v2.POST("/authenticate", s.limitByAddress, s.login)
-	v2.GET("/me", anyScope, auth, s.me)
-	v2.POST("/scoped-token", auth, s.createScopedToken)
-	v2.POST("/reset-password/:token", s.resetPassword)
+	v2.POST("/authenticate", s.limitByAddress, s.handle(s.login))
+	v2.GET("/me", anyScope, auth, s.handle(s.me))
+	v2.POST("/scoped-token", auth, s.handle(s.createScopedToken))
+	v2.POST("/reset-password/:token", s.handle(s.resetPassword))
 
 	// Organizations. GET /organizations/sso authenticates with the
 	// organization's own SSO JWT, not an API token.
-	v2.GET("/organizations/sso", s.sso)
+	v2.GET("/organizations/sso", s.handle(s.sso))
 	v2.POST("/organizations", auth, partner, write, s.createOrganization)
 	v2.GET("/organizations", auth, s.listOrganizations)
 	v2.GET("/organizations/:orgId", auth, s.getOrganization)
@@ -51,34 +51,34 @@ func (s *Server) routes(r *gin.Engine) {
 
 	// Sharing an organization takes the other partner's consent: the creating
 	// partner invites with PATCH partnerIds, the invited partner answers.
-	v2.GET("/partners/organization-invitations", auth, partner, s.listOrganizationInvitations)
-	v2.POST("/partners/organization-invitations/:orgId/accept", auth, partner, write, s.acceptOrganizationInvitation)
-	v2.POST("/partners/organization-invitations/:orgId/decline", auth, partner, write, s.declineOrganizationInvitation)
+	v2.GET("/partners/organization-invitations", auth, partner, s.handle(s.listOrganizationInvitations))
+	v2.POST("/partners/organization-invitations/:orgId/accept", auth, partner, write, s.handle(s.acceptOrganizationInvitation))
+	v2.POST("/partners/organization-invitations/:orgId/decline", auth, partner, write, s.handle(s.declineOrganizationInvitation))
 
 	// Users: partner contacts and organization users.
-	v2.POST("/partners/:partnerId/contacts", auth, partner, write, s.createPartnerContact)
-	v2.GET("/partners/:partnerId/contacts", auth, partner, s.listPartnerContacts)
-	v2.GET("/partner-contacts", auth, partner, s.listPartnerContacts)
-	v2.POST("/organizations/:orgId/users", auth, write, host, s.createOrganizationUser)
-	v2.GET("/organizations/:orgId/users", auth, host, s.listOrganizationUsers)
+	v2.POST("/partners/:partnerId/contacts", auth, partner, write, s.handle(s.createPartnerContact))
+	v2.GET("/partners/:partnerId/contacts", auth, partner, s.handle(s.listPartnerContacts))
+	v2.GET("/partner-contacts", auth, partner, s.handle(s.listPartnerContacts))
+	v2.POST("/organizations/:orgId/users", auth, write, host, s.handle(s.createOrganizationUser))
+	v2.GET("/organizations/:orgId/users", auth, host, s.handle(s.listOrganizationUsers))
 
 	// Device inventory and groups.
-	v2.POST("/organizations/:orgId/devices", auth, write, s.addDevice)
-	v2.GET("/organizations/:orgId/devices", anyScope, auth, s.listOrganizationDevices)
-	v2.DELETE("/organizations/:orgId/devices/:imei", auth, write, s.removeDevice)
-	v2.GET("/partners/devices", auth, partner, s.listPartnerDevices)
-	v2.GET("/partner-devices", auth, partner, s.listPartnerDevices)
-	v2.GET("/devices/:imei", anyScope, auth, s.getDevice)
-	v2.PATCH("/devices/:imei", auth, write, s.updateDevice)
-	v2.GET("/organizations/:orgId/groups", auth, s.listGroups)
-	v2.POST("/organizations/:orgId/groups", auth, write, host, s.createGroup)
-	v2.POST("/organizations/:orgId/groups/:groupId/devices", auth, write, s.assignGroupDevices)
+	v2.POST("/organizations/:orgId/devices", auth, write, s.handle(s.addDevice))
+	v2.GET("/organizations/:orgId/devices", anyScope, auth, s.handle(s.listOrganizationDevices))
+	v2.DELETE("/organizations/:orgId/devices/:imei", auth, write, s.handle(s.removeDevice))
+	v2.GET("/partners/devices", auth, partner, s.handle(s.listPartnerDevices))
+	v2.GET("/partner-devices", auth, partner, s.handle(s.listPartnerDevices))
+	v2.GET("/devices/:imei", anyScope, auth, s.handle(s.getDevice))
+	v2.PATCH("/devices/:imei", auth, write, s.handle(s.updateDevice))
+	v2.GET("/organizations/:orgId/groups", auth, s.handle(s.listGroups))
+	v2.POST("/organizations/:orgId/groups", auth, write, host, s.handle(s.createGroup))
+	v2.POST("/organizations/:orgId/groups/:groupId/devices", auth, write, s.handle(s.assignGroupDevices))
 
 	// The nodes of the cluster, for the partner's administrators.
-	v2.GET("/cluster", auth, partner, s.partnerEditor, s.clusterNodes)
+	v2.GET("/cluster", auth, partner, s.partnerEditor, s.handle(s.clusterNodes))
 
 	// Audit log.
-	v2.GET("/audit-logs", auth, s.listAuditLogs)
+	v2.GET("/audit-logs", auth, s.handle(s.listAuditLogs))
 
 	// Device configuration: PUT replaces, the organization POST sets what it names.
 	v2.GET("/devices/:imei/device-config", auth, s.getDeviceConfig)
@@ -214,8 +214,8 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.PATCH("/oauth/clients/:clientId", auth, write, oauth, s.updateOAuthClient)
 	v2.DELETE("/oauth/clients/:clientId", auth, write, oauth, s.deleteOAuthClient)
 	v2.PUT("/oauth/clients/:clientId/secret", auth, write, oauth, s.rotateOAuthClientSecret)
-	v2.POST("/oauth/token", s.limitByAddress, s.oauthToken)
-	v2.POST("/oauth/introspect", s.limitByAddress, s.introspectOAuthToken)
+	v2.POST("/oauth/token", s.limitByAddress, s.handle(s.oauthToken))
+	v2.POST("/oauth/introspect", s.limitByAddress, s.handle(s.introspectOAuthToken))
 
 	// Partner statistics and device data usage.
 	v2.GET("/partners/operational-statistics", auth, partner, s.operationalStatistics)
@@ -258,22 +258,22 @@ func (s *Server) routes(r *gin.Engine) {
 	// setting their permissions, external users of organizations, editing
 	// partner contacts, renaming and deleting groups, deleting
 	// organizations that hold no device.
-	v2.POST("/organizations/:orgId/bulk-devices", auth, write, s.addBulkDevices)
-	v2.PUT("/organizations/:orgId/partner-bulk-devices", auth, partner, write, s.addBulkDevices)
-	v2.GET("/white-label-information/:whiteLabelDomainAddress", s.limitByAddress, s.whiteLabelInformation)
-	v2.POST("/forget-password/:email", s.limitByAddress, s.forgotPassword)
-	v2.POST("/users/:userId/change-password", auth, s.changePassword)
-	v2.PUT("/users/update-settings", auth, s.putUserSettings)
-	v2.DELETE("/users/:userId", auth, write, s.deleteUser)
+	v2.POST("/organizations/:orgId/bulk-devices", auth, write, s.handle(s.addBulkDevices))
+	v2.PUT("/organizations/:orgId/partner-bulk-devices", auth, partner, write, s.handle(s.addBulkDevices))
+	v2.GET("/white-label-information/:whiteLabelDomainAddress", s.limitByAddress, s.handle(s.whiteLabelInformation))
+	v2.POST("/forget-password/:email", s.limitByAddress, s.handle(s.forgotPassword))
+	v2.POST("/users/:userId/change-password", auth, s.handle(s.changePassword))
+	v2.PUT("/users/update-settings", auth, s.handle(s.putUserSettings))
+	v2.DELETE("/users/:userId", auth, write, s.handle(s.deleteUser))
 	v2.PATCH("/users/:userId/organizations/:orgId/permissions", auth, write, host, s.patchUserPermissions)
-	v2.PATCH("/partners/:partnerId/contacts/:partnerContactId", auth, partner, write, s.patchPartnerContact)
-	v2.DELETE("/partners/:partnerId/contacts/:partnerContactId", auth, partner, write, s.deletePartnerContact)
-	v2.DELETE("/organizations/:orgId", auth, partner, write, host, s.deleteOrganization)
-	v2.GET("/organizations/:orgId/external-users", auth, host, s.listExternalUsers)
-	v2.POST("/organizations/:orgId/external-users", auth, write, host, s.addExternalUser)
-	v2.DELETE("/organizations/:orgId/external-users", auth, write, host, s.removeExternalUser)
-	v2.PUT("/organizations/:orgId/groups", auth, write, host, s.updateGroup)
-	v2.DELETE("/organizations/:orgId/groups", auth, write, host, s.deleteGroup)
+	v2.PATCH("/partners/:partnerId/contacts/:partnerContactId", auth, partner, write, s.handle(s.patchPartnerContact))
+	v2.DELETE("/partners/:partnerId/contacts/:partnerContactId", auth, partner, write, s.handle(s.deletePartnerContact))
+	v2.DELETE("/organizations/:orgId", auth, partner, write, host, s.handle(s.deleteOrganization))
+	v2.GET("/organizations/:orgId/external-users", auth, host, s.handle(s.listExternalUsers))
+	v2.POST("/organizations/:orgId/external-users", auth, write, host, s.handle(s.addExternalUser))
+	v2.DELETE("/organizations/:orgId/external-users", auth, write, host, s.handle(s.removeExternalUser))
+	v2.PUT("/organizations/:orgId/groups", auth, write, host, s.handle(s.updateGroup))
+	v2.DELETE("/organizations/:orgId/groups", auth, write, host, s.handle(s.deleteGroup))
 
 	// Device data: trips, telemetry and safety score, links to several
 	// event files, SD-card retention, fleet reports of data usage and
