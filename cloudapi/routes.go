@@ -81,36 +81,36 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.GET("/audit-logs", auth, s.handle(s.listAuditLogs))
 
 	// Device configuration: PUT replaces, the organization POST sets what it names.
-	v2.GET("/devices/:imei/device-config", auth, s.getDeviceConfig)
-	v2.PUT("/devices/:imei/device-config", auth, write, s.putDeviceConfig)
-	v2.PUT("/devices/device-config", auth, write, s.putDevicesConfig)
-	v2.GET("/organizations/:orgId/device-settings", auth, s.getOrgDeviceSettings)
-	v2.POST("/organizations/:orgId/device-settings", auth, write, host, s.postOrgDeviceSettings)
+	v2.GET("/devices/:imei/device-config", auth, s.handle(s.getDeviceConfig))
+	v2.PUT("/devices/:imei/device-config", auth, write, s.handle(s.putDeviceConfig))
+	v2.PUT("/devices/device-config", auth, write, s.handle(s.putDevicesConfig))
+	v2.GET("/organizations/:orgId/device-settings", auth, s.handle(s.getOrgDeviceSettings))
+	v2.POST("/organizations/:orgId/device-settings", auth, write, host, s.handle(s.postOrgDeviceSettings))
 
 	// Event configuration: PUT and the organization POST replace, PATCH changes what it names.
-	v2.GET("/devices/:imei/event-config", auth, s.getEventConfig)
-	v2.PUT("/devices/:imei/event-config", auth, write, s.putDeviceEventConfig)
-	v2.PUT("/devices/event-config", auth, write, s.putDevicesEventConfig)
-	v2.GET("/organizations/:orgId/event-settings", auth, s.getOrgEventSettings)
-	v2.POST("/organizations/:orgId/event-settings", auth, write, host, s.postOrgEventSettings)
-	v2.PATCH("/organizations/:orgId/event-settings", auth, write, host, s.patchOrgEventSettings)
+	v2.GET("/devices/:imei/event-config", auth, s.handle(s.getEventConfig))
+	v2.PUT("/devices/:imei/event-config", auth, write, s.handle(s.putDeviceEventConfig))
+	v2.PUT("/devices/event-config", auth, write, s.handle(s.putDevicesEventConfig))
+	v2.GET("/organizations/:orgId/event-settings", auth, s.handle(s.getOrgEventSettings))
+	v2.POST("/organizations/:orgId/event-settings", auth, write, host, s.handle(s.postOrgEventSettings))
+	v2.PATCH("/organizations/:orgId/event-settings", auth, write, host, s.handle(s.patchOrgEventSettings))
 
 	// Privacy mode and what it keeps enabled.
-	v2.POST("/devices/privacy-control", auth, write, s.postPrivacyControl)
-	v2.GET("/devices/:imei/privacy-control", auth, s.getPrivacyControl)
-	v2.GET("/devices/:imei/privacy-config", auth, s.getPrivacyConfig)
-	v2.PATCH("/devices/bulk/privacy-config", auth, write, s.patchBulkPrivacyConfig)
-	v2.GET("/organizations/:orgId/privacy-config", auth, s.getOrgPrivacyConfig)
-	v2.PATCH("/organizations/:orgId/privacy-config", auth, write, host, s.patchOrgPrivacyConfig)
+	v2.POST("/devices/privacy-control", auth, write, s.handle(s.postPrivacyControl))
+	v2.GET("/devices/:imei/privacy-control", auth, s.handle(s.getPrivacyControl))
+	v2.GET("/devices/:imei/privacy-config", auth, s.handle(s.getPrivacyConfig))
+	v2.PATCH("/devices/bulk/privacy-config", auth, write, s.handle(s.patchBulkPrivacyConfig))
+	v2.GET("/organizations/:orgId/privacy-config", auth, s.handle(s.getOrgPrivacyConfig))
+	v2.PATCH("/organizations/:orgId/privacy-config", auth, write, host, s.handle(s.patchOrgPrivacyConfig))
 
 	// Wi-Fi hotspot (AI-12): switch, and passwords for drivers.
-	v2.GET("/devices/:imei/hotspot", auth, s.secrets, s.getHotspot)
-	v2.PUT("/devices/:imei/hotspot", auth, write, s.putHotspot)
-	v2.POST("/devices/wifi-password", auth, s.secrets, s.postWifiPassword)
+	v2.GET("/devices/:imei/hotspot", auth, s.secrets, s.handle(s.getHotspot))
+	v2.PUT("/devices/:imei/hotspot", auth, write, s.handle(s.putHotspot))
+	v2.POST("/devices/wifi-password", auth, s.secrets, s.handle(s.postWifiPassword))
 
 	// Commands and data that reach the device.
-	v2.GET("/devices/:imei/format-storage", auth, write, s.formatStorage)
-	v2.GET("/devices/:imei/gps", scoped(FeatureDeviceGPS), auth, s.getGPS)
+	v2.GET("/devices/:imei/format-storage", auth, write, s.handle(s.formatStorage))
+	v2.GET("/devices/:imei/gps", scoped(FeatureDeviceGPS), auth, s.handle(s.getGPS))
 
 	// Webhooks: organization settings, device subscriptions, signing secret,
 	// delivery log and endpoint state.
@@ -134,19 +134,19 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.DELETE("/devices/:imei/events/:eventId", auth, write, s.deleteDeviceEvent)
 	v2.PATCH("/devices/event-review-state", auth, write, s.reviewEvents)
 	v2.POST("/organizations/:orgId/events", event, auth, s.listOrganizationEvents)
-	v2.POST("/devices/:imei/virtual-event", auth, write, s.createVirtualEvent)
+	v2.POST("/devices/:imei/virtual-event", auth, write, s.handle(s.createVirtualEvent))
 
 	// Geofences, delivered to the device with its configuration.
-	v2.PUT("/devices/:imei/geofences", auth, write, s.putGeofences)
-	v2.GET("/devices/:imei/geofences", auth, s.getGeofences)
+	v2.PUT("/devices/:imei/geofences", auth, write, s.handle(s.putGeofences))
+	v2.GET("/devices/:imei/geofences", auth, s.handle(s.getGeofences))
 
 	// Media: event files, recordings, live video, ADAS calibration images.
 	v2.GET("/devices/:imei/event-file-link", event, auth, media, s.eventFileLink)
 	v2.GET("/devices/:imei/recording-ranges", scoped(FeatureDeviceRecordingTimeline), auth, media, s.recordingRanges)
 	v2.POST("/devices/:imei/connect-media", scoped(FeatureDeviceLiveStreaming), auth, media, s.connectMedia)
-	v2.GET("/devices/:imei/adas-calibration-images", auth, media, s.adasCalibrationImages)
-	v2.DELETE("/devices/:imei/adas-delete-calibration-images", auth, write, media, s.deleteADASImages)
-	v2.GET("/devices/:imei/adas-delete-calibration-images", auth, write, media, s.deleteADASImages)
+	v2.GET("/devices/:imei/adas-calibration-images", auth, media, s.handle(s.adasCalibrationImages))
+	v2.DELETE("/devices/:imei/adas-delete-calibration-images", auth, write, media, s.handle(s.deleteADASImages))
+	v2.GET("/devices/:imei/adas-delete-calibration-images", auth, write, media, s.handle(s.deleteADASImages))
 
 	// Signed media URLs (no bearer token): device uploads and live frames,
 	// downloads and live viewing. They stream, outside the call timeout.
@@ -226,30 +226,30 @@ func (s *Server) routes(r *gin.Engine) {
 	// and PIN codes are settings delivered with the configuration, so an
 	// offline device gets them when it connects. PIN codes are issued anew
 	// and shown once (only their hashes are kept).
-	v2.POST("/devices/:imei/reboot", auth, write, s.rebootDevice)
-	v2.POST("/devices/:imei/factory-reset", auth, write, s.factoryResetDevice)
-	v2.POST("/devices/:imei/wakeup", auth, write, s.wakeupDevice)
-	v2.PUT("/devices/:imei/demo-mode", auth, write, s.setMode(store.ModeDemo))
-	v2.DELETE("/devices/:imei/demo-mode", auth, write, s.setMode(store.ModeNormal))
-	v2.PUT("/devices/:imei/semi-online", auth, write, s.setMode(store.ModeSemiOnline))
-	v2.POST("/devices/:imei/otg-settings", auth, write, s.postOTGSettings)
-	v2.POST("/devices/tailgating-event-mute/configure", auth, write, s.configureTailgatingMute)
-	v2.GET("/devices/:imei/cameras", scoped(FeatureDeviceLiveStreaming), auth, s.getCameras)
-	v2.PATCH("/devices/:imei/cameras", auth, write, s.patchCameras)
-	v2.GET("/devices/:imei/cameras/:cameraId/snapshot", auth, media, s.cameraSnapshot)
-	v2.POST("/devices/:imei/pin-codes", auth, write, s.secrets, s.postDevicePinCodes)
-	v2.POST("/organizations/:orgId/default-settings/pin-codes", auth, write, host, s.secrets, s.postOrgPinCodes)
+	v2.POST("/devices/:imei/reboot", auth, write, s.handle(s.rebootDevice))
+	v2.POST("/devices/:imei/factory-reset", auth, write, s.handle(s.factoryResetDevice))
+	v2.POST("/devices/:imei/wakeup", auth, write, s.handle(s.wakeupDevice))
+	v2.PUT("/devices/:imei/demo-mode", auth, write, s.handle(s.setMode(store.ModeDemo)))
+	v2.DELETE("/devices/:imei/demo-mode", auth, write, s.handle(s.setMode(store.ModeNormal)))
+	v2.PUT("/devices/:imei/semi-online", auth, write, s.handle(s.setMode(store.ModeSemiOnline)))
+	v2.POST("/devices/:imei/otg-settings", auth, write, s.handle(s.postOTGSettings))
+	v2.POST("/devices/tailgating-event-mute/configure", auth, write, s.handle(s.configureTailgatingMute))
+	v2.GET("/devices/:imei/cameras", scoped(FeatureDeviceLiveStreaming), auth, s.handle(s.getCameras))
+	v2.PATCH("/devices/:imei/cameras", auth, write, s.handle(s.patchCameras))
+	v2.GET("/devices/:imei/cameras/:cameraId/snapshot", auth, media, s.handle(s.cameraSnapshot))
+	v2.POST("/devices/:imei/pin-codes", auth, write, s.secrets, s.handle(s.postDevicePinCodes))
+	v2.POST("/organizations/:orgId/default-settings/pin-codes", auth, write, host, s.secrets, s.handle(s.postOrgPinCodes))
 
 	// ADAS calibration: measurements, calibration now and its state,
 	// auto-calibration, recalibration; accelerometer calibration.
-	v2.GET("/devices/:imei/calibrate-adas", auth, s.getCalibrateADAS)
-	v2.PUT("/devices/:imei/calibrate-adas", auth, write, s.putCalibrateADAS)
-	v2.POST("/devices/:imei/calibrate-adas", auth, write, s.postCalibrateADAS)
-	v2.GET("/devices/:imei/calibrate-adas/state", auth, s.getCalibrateADASState)
-	v2.POST("/devices/auto-calibration/config", auth, write, s.postAutoCalibrationConfig)
-	v2.GET("/devices/:imei/auto-calibration/status", auth, s.getAutoCalibrationStatus)
-	v2.POST("/devices/auto-recalibrate", auth, write, s.postAutoRecalibrate)
-	v2.POST("/organizations/:orgId/devices/calibrate-accelerometer", auth, write, s.postCalibrateAccelerometer)
+	v2.GET("/devices/:imei/calibrate-adas", auth, s.handle(s.getCalibrateADAS))
+	v2.PUT("/devices/:imei/calibrate-adas", auth, write, s.handle(s.putCalibrateADAS))
+	v2.POST("/devices/:imei/calibrate-adas", auth, write, s.handle(s.postCalibrateADAS))
+	v2.GET("/devices/:imei/calibrate-adas/state", auth, s.handle(s.getCalibrateADASState))
+	v2.POST("/devices/auto-calibration/config", auth, write, s.handle(s.postAutoCalibrationConfig))
+	v2.GET("/devices/:imei/auto-calibration/status", auth, s.handle(s.getAutoCalibrationStatus))
+	v2.POST("/devices/auto-recalibrate", auth, write, s.handle(s.postAutoRecalibrate))
+	v2.POST("/organizations/:orgId/devices/calibrate-accelerometer", auth, write, s.handle(s.postCalibrateAccelerometer))
 
 	// User, contact and organization management: bulk device adds (each
 	// device as POST /organizations/{orgId}/devices adds it), the portal's
