@@ -114,26 +114,26 @@ func (s *Server) routes(r *gin.Engine) {
 
 	// Webhooks: organization settings, device subscriptions, signing secret,
 	// delivery log and endpoint state.
-	v2.GET("/organizations/:orgId/webhook-settings", auth, host, s.getWebhookSettings)
-	v2.POST("/organizations/:orgId/webhook-settings", auth, write, host, s.replaceWebhookSettings)
-	v2.PATCH("/organizations/:orgId/webhook-settings", auth, write, host, s.patchWebhookSettings)
-	v2.POST("/organizations/:orgId/webhook-secret/rotate", auth, write, host, s.rotateWebhookSecret)
-	v2.GET("/organizations/:orgId/webhooks", auth, host, s.listWebhooks)
-	v2.POST("/organizations/:orgId/webhooks", auth, write, host, s.addWebhook)
-	v2.PUT("/organizations/:orgId/webhooks", auth, write, host, s.replaceWebhooks)
-	v2.DELETE("/organizations/:orgId/webhooks/:webhookId", auth, write, host, s.deleteWebhook)
-	v2.GET("/organizations/:orgId/webhook-endpoints", auth, host, s.listWebhookEndpoints)
-	v2.GET("/organizations/:orgId/webhook-deliveries", auth, s.listWebhookDeliveries)
-	v2.POST("/organizations/:orgId/webhook-deliveries/:deliveryId/redeliver", auth, write, host, s.redeliverWebhook)
+	v2.GET("/organizations/:orgId/webhook-settings", auth, host, s.handle(s.getWebhookSettings))
+	v2.POST("/organizations/:orgId/webhook-settings", auth, write, host, s.handle(s.replaceWebhookSettings))
+	v2.PATCH("/organizations/:orgId/webhook-settings", auth, write, host, s.handle(s.patchWebhookSettings))
+	v2.POST("/organizations/:orgId/webhook-secret/rotate", auth, write, host, s.handle(s.rotateWebhookSecret))
+	v2.GET("/organizations/:orgId/webhooks", auth, host, s.handle(s.listWebhooks))
+	v2.POST("/organizations/:orgId/webhooks", auth, write, host, s.handle(s.addWebhook))
+	v2.PUT("/organizations/:orgId/webhooks", auth, write, host, s.handle(s.replaceWebhooks))
+	v2.DELETE("/organizations/:orgId/webhooks/:webhookId", auth, write, host, s.handle(s.deleteWebhook))
+	v2.GET("/organizations/:orgId/webhook-endpoints", auth, host, s.handle(s.listWebhookEndpoints))
+	v2.GET("/organizations/:orgId/webhook-deliveries", auth, s.handle(s.listWebhookDeliveries))
+	v2.POST("/organizations/:orgId/webhook-deliveries/:deliveryId/redeliver", auth, write, host, s.handle(s.redeliverWebhook))
 
 	// Events: device and organization queries, review, deletion.
 	event := scoped(FeatureDeviceEvent)
 	media := s.media
-	v2.GET("/devices/:imei/events", event, auth, s.listDeviceEvents)
-	v2.GET("/devices/:imei/events/:eventId", event, auth, s.getDeviceEvent)
-	v2.DELETE("/devices/:imei/events/:eventId", auth, write, s.deleteDeviceEvent)
-	v2.PATCH("/devices/event-review-state", auth, write, s.reviewEvents)
-	v2.POST("/organizations/:orgId/events", event, auth, s.listOrganizationEvents)
+	v2.GET("/devices/:imei/events", event, auth, s.handle(s.listDeviceEvents))
+	v2.GET("/devices/:imei/events/:eventId", event, auth, s.handle(s.getDeviceEvent))
+	v2.DELETE("/devices/:imei/events/:eventId", auth, write, s.handle(s.deleteDeviceEvent))
+	v2.PATCH("/devices/event-review-state", auth, write, s.handle(s.reviewEvents))
+	v2.POST("/organizations/:orgId/events", event, auth, s.handle(s.listOrganizationEvents))
 	v2.POST("/devices/:imei/virtual-event", auth, write, s.handle(s.createVirtualEvent))
 
 	// Geofences, delivered to the device with its configuration.
@@ -156,31 +156,31 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.GET("/media/live/:imei/:stream", s.watchLive)
 
 	// Drivers: profiles, QR codes, assignments to devices, check-out and driving history.
-	v2.GET("/drivers", auth, s.listDrivers)
-	v2.POST("/drivers", auth, write, host, s.createDrivers)
-	v2.PATCH("/drivers", auth, write, host, s.updateDrivers)
-	v2.PUT("/drivers", auth, write, host, s.setDriversActive)
-	v2.DELETE("/drivers", auth, write, host, s.deleteDrivers)
-	v2.GET("/drivers/:driverId/qr-code", auth, s.driverQRCode)
-	v2.POST("/drivers/devices", auth, write, host, s.assignDrivers)
-	v2.DELETE("/drivers/devices", auth, write, host, s.unassignDrivers)
-	v2.POST("/devices/:imei/driver-checkout", auth, write, s.checkoutDriver)
+	v2.GET("/drivers", auth, s.handle(s.listDrivers))
+	v2.POST("/drivers", auth, write, host, s.handle(s.createDrivers))
+	v2.PATCH("/drivers", auth, write, host, s.handle(s.updateDrivers))
+	v2.PUT("/drivers", auth, write, host, s.handle(s.setDriversActive))
+	v2.DELETE("/drivers", auth, write, host, s.handle(s.deleteDrivers))
+	v2.GET("/drivers/:driverId/qr-code", auth, s.handle(s.driverQRCode))
+	v2.POST("/drivers/devices", auth, write, host, s.handle(s.assignDrivers))
+	v2.DELETE("/drivers/devices", auth, write, host, s.handle(s.unassignDrivers))
+	v2.POST("/devices/:imei/driver-checkout", auth, write, s.handle(s.checkoutDriver))
 	v2.GET("/driving-history", auth, s.listDrivingHistory)
 
 	// Alarms: the report, details, actions, comments, simulation and e-mail recipients.
-	v2.GET("/alarm-definitions", auth, s.listAlarmDefinitions)
-	v2.GET("/alarms", auth, s.listAlarms)
-	v2.GET("/alarms/:alarmId", auth, s.getAlarm)
-	v2.POST("/alarms/:alarmId/actions", auth, write, s.actOnAlarm)
-	v2.POST("/alarms/:alarmId/comments", auth, write, s.commentOnAlarm)
-	v2.POST("/devices/:imei/alarm-simulator", auth, write, s.simulateAlarm)
-	v2.GET("/recipients/alarms", auth, s.listRecipients(store.RecipientAlarms))
-	v2.POST("/recipients/alarms", auth, write, host, s.addRecipient(store.RecipientAlarms))
-	v2.PATCH("/recipients/alarms/:recipientId", auth, write, host, s.updateRecipient)
-	v2.DELETE("/recipients/alarms/:recipientId", auth, write, host, s.deleteRecipient(store.RecipientAlarms))
-	v2.GET("/recipients/health", auth, s.listRecipients(store.RecipientHealth))
-	v2.POST("/recipients/health", auth, write, host, s.addRecipient(store.RecipientHealth))
-	v2.DELETE("/recipients/health/:recipientId", auth, write, host, s.deleteRecipient(store.RecipientHealth))
+	v2.GET("/alarm-definitions", auth, s.handle(s.listAlarmDefinitions))
+	v2.GET("/alarms", auth, s.handle(s.listAlarms))
+	v2.GET("/alarms/:alarmId", auth, s.handle(s.getAlarm))
+	v2.POST("/alarms/:alarmId/actions", auth, write, s.handle(s.actOnAlarm))
+	v2.POST("/alarms/:alarmId/comments", auth, write, s.handle(s.commentOnAlarm))
+	v2.POST("/devices/:imei/alarm-simulator", auth, write, s.handle(s.simulateAlarm))
+	v2.GET("/recipients/alarms", auth, s.handle(s.listRecipients(store.RecipientAlarms)))
+	v2.POST("/recipients/alarms", auth, write, host, s.handle(s.addRecipient(store.RecipientAlarms)))
+	v2.PATCH("/recipients/alarms/:recipientId", auth, write, host, s.handle(s.updateRecipient))
+	v2.DELETE("/recipients/alarms/:recipientId", auth, write, host, s.handle(s.deleteRecipient(store.RecipientAlarms)))
+	v2.GET("/recipients/health", auth, s.handle(s.listRecipients(store.RecipientHealth)))
+	v2.POST("/recipients/health", auth, write, host, s.handle(s.addRecipient(store.RecipientHealth)))
+	v2.DELETE("/recipients/health/:recipientId", auth, write, host, s.handle(s.deleteRecipient(store.RecipientHealth)))
 
 	// Auxiliary cameras and billing (partners only).
 	v2.GET("/devices/:imei/auxiliary-cameras", auth, partner, s.listAuxCameras)
@@ -283,7 +283,7 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.GET("/devices/:imei/score", event, auth, s.getDeviceScore)
 	v2.GET("/devices/:imei/telemetry", scoped(FeatureDeviceInfo), auth, s.getDeviceTelemetry)
 	v2.GET("/devices/:imei/:cameraId/telemetry", scoped(FeatureDeviceInfo), auth, s.getCameraTelemetry)
-	v2.GET("/devices/:imei/event-file-links", event, auth, media, s.eventFileLinks)
+	v2.GET("/devices/:imei/event-file-links", event, auth, media, s.handle(s.eventFileLinks))
 	v2.GET("/devices/:imei/retention-config", auth, s.getRetentionConfig)
 	v2.PUT("/devices/:imei/retention-config", auth, write, s.putRetentionConfig)
 	v2.GET("/device-data-usage", auth, s.dataUsageReport)
@@ -302,10 +302,10 @@ func (s *Server) routes(r *gin.Engine) {
 	// Event notification recipients: the e-mail addresses told of each
 	// event type on a device, kept in the device's settings; the bulk write
 	// changes the caller's devices of an organization or an IMEI list.
-	v2.GET("/devices/:imei/notification-recipients", auth, s.getEventRecipients)
-	v2.DELETE("/devices/:imei/notification-recipients/:email", auth, write, s.deleteEventRecipient)
-	v2.PUT("/devices/:imei/events/:eventType/notification-recipients", auth, write, s.putEventRecipients)
-	v2.PUT("/devices/events/:eventType/notification-recipients", auth, write, s.putBulkEventRecipients)
+	v2.GET("/devices/:imei/notification-recipients", auth, s.handle(s.getEventRecipients))
+	v2.DELETE("/devices/:imei/notification-recipients/:email", auth, write, s.handle(s.deleteEventRecipient))
+	v2.PUT("/devices/:imei/events/:eventType/notification-recipients", auth, write, s.handle(s.putEventRecipients))
+	v2.PUT("/devices/events/:eventType/notification-recipients", auth, write, s.handle(s.putBulkEventRecipients))
 }
 
 // isoTime formats t as the API's ISO 8601 UTC timestamp with milliseconds.
