@@ -165,7 +165,7 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.POST("/drivers/devices", auth, write, host, s.handle(s.assignDrivers))
 	v2.DELETE("/drivers/devices", auth, write, host, s.handle(s.unassignDrivers))
 	v2.POST("/devices/:imei/driver-checkout", auth, write, s.handle(s.checkoutDriver))
-	v2.GET("/driving-history", auth, s.listDrivingHistory)
+	v2.GET("/driving-history", auth, s.handle(s.listDrivingHistory))
 
 	// Alarms: the report, details, actions, comments, simulation and e-mail recipients.
 	v2.GET("/alarm-definitions", auth, s.handle(s.listAlarmDefinitions))
@@ -183,24 +183,24 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.DELETE("/recipients/health/:recipientId", auth, write, host, s.handle(s.deleteRecipient(store.RecipientHealth)))
 
 	// Auxiliary cameras and billing (partners only).
-	v2.GET("/devices/:imei/auxiliary-cameras", auth, partner, s.listAuxCameras)
-	v2.GET("/devices/:imei/auxiliary-cameras/search", auth, partner, write, s.searchAuxCameras)
-	v2.POST("/devices/:imei/auxiliary-cameras/pair", auth, partner, write, s.pairAuxCameras)
-	v2.POST("/devices/:imei/auxiliary-cameras/unpair", auth, partner, write, s.unpairAuxCameras)
-	v2.POST("/auxiliary-cameras/billing-status", auth, partner, s.auxBillingStatus)
-	v2.POST("/devices/auxiliary-cameras/billing-status", auth, partner, s.auxBillingStatus)
-	v2.POST("/auxiliary-cameras/billing", auth, partner, write, s.setAuxBilling)
-	v2.POST("/devices/auxiliary-cameras/billing", auth, partner, write, s.setAuxBilling)
-	v2.GET("/devices/:imei/billing-status", auth, partner, s.deviceBillingStatus)
-	v2.GET("/devices/rma-devices", auth, s.rmaDevices)
-	v2.PUT("/devices/:imei/billing-status/:billingStatus", auth, partner, write, s.setDeviceBillingStatus)
-	v2.PUT("/devices/billing-status/:billingStatus", auth, partner, write, s.setBulkBillingStatus)
-	v2.GET("/organizations/:orgId/devices/billing-status", auth, partner, s.organizationBillingStatus)
-	v2.PUT("/devices/:imei/data-profile/:dataProfileId", auth, partner, write, s.setDeviceDataProfile)
-	v2.PUT("/devices/data-profile/:dataProfileId", auth, partner, write, s.setBulkDataProfile)
-	v2.PUT("/organizations/:orgId/devices/data-profile/:dataProfileId", auth, partner, write, s.setOrganizationDevicesDataProfile)
-	v2.GET("/organizations/:orgId/data-profile", auth, partner, s.organizationDataProfile)
-	v2.PUT("/organizations/:orgId/data-profile", auth, partner, write, host, s.setOrganizationDataProfile)
+	v2.GET("/devices/:imei/auxiliary-cameras", auth, partner, s.handle(s.listAuxCameras))
+	v2.GET("/devices/:imei/auxiliary-cameras/search", auth, partner, write, s.handle(s.searchAuxCameras))
+	v2.POST("/devices/:imei/auxiliary-cameras/pair", auth, partner, write, s.handle(s.pairAuxCameras))
+	v2.POST("/devices/:imei/auxiliary-cameras/unpair", auth, partner, write, s.handle(s.unpairAuxCameras))
+	v2.POST("/auxiliary-cameras/billing-status", auth, partner, s.handle(s.auxBillingStatus))
+	v2.POST("/devices/auxiliary-cameras/billing-status", auth, partner, s.handle(s.auxBillingStatus))
+	v2.POST("/auxiliary-cameras/billing", auth, partner, write, s.handle(s.setAuxBilling))
+	v2.POST("/devices/auxiliary-cameras/billing", auth, partner, write, s.handle(s.setAuxBilling))
+	v2.GET("/devices/:imei/billing-status", auth, partner, s.handle(s.deviceBillingStatus))
+	v2.GET("/devices/rma-devices", auth, s.handle(s.rmaDevices))
+	v2.PUT("/devices/:imei/billing-status/:billingStatus", auth, partner, write, s.handle(s.setDeviceBillingStatus))
+	v2.PUT("/devices/billing-status/:billingStatus", auth, partner, write, s.handle(s.setBulkBillingStatus))
+	v2.GET("/organizations/:orgId/devices/billing-status", auth, partner, s.handle(s.organizationBillingStatus))
+	v2.PUT("/devices/:imei/data-profile/:dataProfileId", auth, partner, write, s.handle(s.setDeviceDataProfile))
+	v2.PUT("/devices/data-profile/:dataProfileId", auth, partner, write, s.handle(s.setBulkDataProfile))
+	v2.PUT("/organizations/:orgId/devices/data-profile/:dataProfileId", auth, partner, write, s.handle(s.setOrganizationDevicesDataProfile))
+	v2.GET("/organizations/:orgId/data-profile", auth, partner, s.handle(s.organizationDataProfile))
+	v2.PUT("/organizations/:orgId/data-profile", auth, partner, write, host, s.handle(s.setOrganizationDataProfile))
 
 	// OAuth 2.0 client credentials for machine-to-machine integrations: a
 	// partner's or an organization's editors manage its clients (a guest
@@ -208,18 +208,18 @@ func (s *Server) routes(r *gin.Engine) {
 	// with its secret and introspects tokens, both braked per client
 	// address and per client like sign-ins.
 	oauth := s.oauthManager
-	v2.POST("/oauth/clients/:entityType/:entityId", auth, write, host, oauth, s.createOAuthClient)
-	v2.GET("/oauth/clients", auth, oauth, s.listOAuthClients)
-	v2.GET("/oauth/clients/:clientId", auth, oauth, s.getOAuthClient)
-	v2.PATCH("/oauth/clients/:clientId", auth, write, oauth, s.updateOAuthClient)
-	v2.DELETE("/oauth/clients/:clientId", auth, write, oauth, s.deleteOAuthClient)
-	v2.PUT("/oauth/clients/:clientId/secret", auth, write, oauth, s.rotateOAuthClientSecret)
+	v2.POST("/oauth/clients/:entityType/:entityId", auth, write, host, oauth, s.handle(s.createOAuthClient))
+	v2.GET("/oauth/clients", auth, oauth, s.handle(s.listOAuthClients))
+	v2.GET("/oauth/clients/:clientId", auth, oauth, s.handle(s.getOAuthClient))
+	v2.PATCH("/oauth/clients/:clientId", auth, write, oauth, s.handle(s.updateOAuthClient))
+	v2.DELETE("/oauth/clients/:clientId", auth, write, oauth, s.handle(s.deleteOAuthClient))
+	v2.PUT("/oauth/clients/:clientId/secret", auth, write, oauth, s.handle(s.rotateOAuthClientSecret))
 	v2.POST("/oauth/token", s.limitByAddress, s.handle(s.oauthToken))
 	v2.POST("/oauth/introspect", s.limitByAddress, s.handle(s.introspectOAuthToken))
 
 	// Partner statistics and device data usage.
-	v2.GET("/partners/operational-statistics", auth, partner, s.operationalStatistics)
-	v2.GET("/devices/:imei/data-usage", scoped(FeatureDeviceInfo), auth, s.deviceDataUsage)
+	v2.GET("/partners/operational-statistics", auth, partner, s.handle(s.operationalStatistics))
+	v2.GET("/devices/:imei/data-usage", scoped(FeatureDeviceInfo), auth, s.handle(s.deviceDataUsage))
 
 	// Device control. One-shot commands are immediate (the device must be
 	// online: 417); operating mode, USB OTG, tailgating mute, camera names
@@ -279,25 +279,25 @@ func (s *Server) routes(r *gin.Engine) {
 	// event files, SD-card retention, fleet reports of data usage and
 	// health, recording encryption keys (credentials: not for viewers,
 	// every read audited) and the organization album of in-cabin snapshots.
-	v2.GET("/devices/:imei/trips", scoped(FeatureDeviceGPS), auth, s.getDeviceTrips)
-	v2.GET("/devices/:imei/score", event, auth, s.getDeviceScore)
-	v2.GET("/devices/:imei/telemetry", scoped(FeatureDeviceInfo), auth, s.getDeviceTelemetry)
-	v2.GET("/devices/:imei/:cameraId/telemetry", scoped(FeatureDeviceInfo), auth, s.getCameraTelemetry)
+	v2.GET("/devices/:imei/trips", scoped(FeatureDeviceGPS), auth, s.handle(s.getDeviceTrips))
+	v2.GET("/devices/:imei/score", event, auth, s.handle(s.getDeviceScore))
+	v2.GET("/devices/:imei/telemetry", scoped(FeatureDeviceInfo), auth, s.handle(s.getDeviceTelemetry))
+	v2.GET("/devices/:imei/:cameraId/telemetry", scoped(FeatureDeviceInfo), auth, s.handle(s.getCameraTelemetry))
 	v2.GET("/devices/:imei/event-file-links", event, auth, media, s.handle(s.eventFileLinks))
-	v2.GET("/devices/:imei/retention-config", auth, s.getRetentionConfig)
-	v2.PUT("/devices/:imei/retention-config", auth, write, s.putRetentionConfig)
-	v2.GET("/device-data-usage", auth, s.dataUsageReport)
-	v2.POST("/devices/bulk-data-usage", auth, s.bulkDataUsage)
-	v2.GET("/organizations/:orgId/devices-data-usage", auth, s.organizationDataUsage)
-	v2.GET("/device-health", auth, s.deviceHealthReport)
-	v2.POST("/associated-devices", auth, s.associatedDevices)
-	v2.GET("/devices/:imei/recording-encryption-keys", auth, s.keyReaders, s.getRecordingKeys)
-	v2.POST("/organizations/:orgId/get-recording-encryption-keys", auth, s.keyReaders, s.orgRecordingKeys)
-	v2.PUT("/generate-encryption-key", auth, write, s.generateEncryptionKey)
-	v2.GET("/organization-album/:orgId/album", auth, media, s.albumImages)
-	v2.GET("/organization-album/:orgId/album/config", auth, s.getAlbumConfig)
-	v2.POST("/organization-album/:orgId/album/config", auth, write, host, s.postAlbumConfig)
-	v2.POST("/organization-album/:orgId/album/status", auth, write, host, s.postAlbumImageStatus)
+	v2.GET("/devices/:imei/retention-config", auth, s.handle(s.getRetentionConfig))
+	v2.PUT("/devices/:imei/retention-config", auth, write, s.handle(s.putRetentionConfig))
+	v2.GET("/device-data-usage", auth, s.handle(s.dataUsageReport))
+	v2.POST("/devices/bulk-data-usage", auth, s.handle(s.bulkDataUsage))
+	v2.GET("/organizations/:orgId/devices-data-usage", auth, s.handle(s.organizationDataUsage))
+	v2.GET("/device-health", auth, s.handle(s.deviceHealthReport))
+	v2.POST("/associated-devices", auth, s.handle(s.associatedDevices))
+	v2.GET("/devices/:imei/recording-encryption-keys", auth, s.keyReaders, s.handle(s.getRecordingKeys))
+	v2.POST("/organizations/:orgId/get-recording-encryption-keys", auth, s.keyReaders, s.handle(s.orgRecordingKeys))
+	v2.PUT("/generate-encryption-key", auth, write, s.handle(s.generateEncryptionKey))
+	v2.GET("/organization-album/:orgId/album", auth, media, s.handle(s.albumImages))
+	v2.GET("/organization-album/:orgId/album/config", auth, s.handle(s.getAlbumConfig))
+	v2.POST("/organization-album/:orgId/album/config", auth, write, host, s.handle(s.postAlbumConfig))
+	v2.POST("/organization-album/:orgId/album/status", auth, write, host, s.handle(s.postAlbumImageStatus))
 
 	// Event notification recipients: the e-mail addresses told of each
 	// event type on a device, kept in the device's settings; the bulk write
