@@ -248,13 +248,12 @@ type connectMediaResponse struct {
 // joins) the live stream of a camera (query cameraId, default 1). When the
 // device sends no frame within media.liveStreamConnectTimeout the answer is
 // 404 and the caller retries.
-func (s *Server) connectMedia(c *gin.Context) {
+func (s *Server) connectMedia(c *gin.Context) error {
 	camera := 1
 	if v := c.Query("cameraId"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || !store.ValidCameraID(n) {
-			s.fail(c, badField("cameraId", store.RuleCameraID))
-			return
+			return badField("cameraId", store.RuleCameraID)
 		}
 		camera = n
 	}
@@ -277,12 +276,10 @@ func (s *Server) connectMedia(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if s.commander == nil || !s.commander.Online(dev.IMEI) {
-		s.fail(c, fmt.Errorf("live stream of %s: %w", dev.IMEI, ErrDeviceOffline))
-		return
+		return fmt.Errorf("live stream of %s: %w", dev.IMEI, ErrDeviceOffline)
 	}
 	open := s.openLive
 	if s.relay != nil {
@@ -290,13 +287,12 @@ func (s *Server) connectMedia(c *gin.Context) {
 	}
 	opened, err := open(c.Request.Context(), dev.IMEI, camera)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	st := &liveStream{id: opened.ID, imei: dev.IMEI, expires: opened.Expires}
 	tok := s.mediaToken(st)
 	addr := s.publicURL() + livePath(dev.IMEI, st.id)
-	ok(c, connectMediaResponse{Address: addr, MediaToken: tok, URL: addr + "?mediaToken=" + tok, CameraID: camera,
+	return ok(c, connectMediaResponse{Address: addr, MediaToken: tok, URL: addr + "?mediaToken=" + tok, CameraID: camera,
 		ExpiresAt: isoTime(st.expires)})
 }
 
@@ -377,48 +373,40 @@ func (s *Server) stopLiveStream(st *liveStream) {
 
 // liveFrame handles POST /v2/media/live/{imei}/{stream}/frames: one JPEG
 // frame from the device. A stream that ended answers 410 Gone.
-func (s *Server) liveFrame(c *gin.Context) {
+func (s *Server) liveFrame(c *gin.Context) error {
 	if err := s.checkSignature(c); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if !validStreamID(c.Param("stream")) {
-		s.fail(c, errStreamGone)
-		return
+		return errStreamGone
 	}
 	st := s.live.get(c.Param("stream"))
 	if s.relay == nil && (st == nil || st.imei != c.Param("imei") || st.isEnded()) {
-		s.fail(c, errStreamGone)
-		return
+		return errStreamGone
 	}
 	frame, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxFrameBytes))
 	switch {
 	case err != nil:
-		s.fail(c, apiErr(http.StatusRequestEntityTooLarge, nameTooLarge, "a frame may be at most %d bytes", maxFrameBytes))
-		return
+		return apiErr(http.StatusRequestEntityTooLarge, nameTooLarge, "a frame may be at most %d bytes", maxFrameBytes)
 	case len(frame) < 4 || frame[0] != 0xff || frame[1] != 0xd8:
-		s.fail(c, badRequest("a frame must be one JPEG image"))
-		return
+		return badRequest("a frame must be one JPEG image")
 	}
 	if st == nil && s.relay != nil {
 		// The stream lives on another node (or nowhere any more).
 		if err := s.frameToHome(c.Request.Context(), c.Param("stream"), c.Param("imei"), frame); err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
-		c.Status(http.StatusNoContent)
-		return
+		return noContent(c)
 	}
 	if err := s.takeFrame(st, c.Param("imei"), frame); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	c.Status(http.StatusNoContent)
+	return noContent(c)
 }
 
 // watchLive handles GET /v2/media/live/{imei}/{stream}: the stream as
 // MJPEG, authorized by its mediaToken (query mediaToken or bearer).
-func (s *Server) watchLive(c *gin.Context) {
+func (s *Server) watchLive(c *gin.Context) error {
 	tok := c.Query("mediaToken")
 	if tok == "" {
 		tok, _ = strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
@@ -427,36 +415,32 @@ func (s *Server) watchLive(c *gin.Context) {
 	exp, err := strconv.ParseInt(expText, 10, 64)
 	path := livePath(c.Param("imei"), c.Param("stream"))
 	if err != nil || !hmac.Equal([]byte(sig), []byte(s.mediaSignature(path, exp))) {
-		s.fail(c, forbidden("the mediaToken is not valid for this stream; call connect-media again"))
-		return
+		return forbidden("the mediaToken is not valid for this stream; call connect-media again")
 	}
 	if s.now().Unix() > exp {
-		s.fail(c, forbidden("the mediaToken expired; call connect-media again"))
-		return
+		return forbidden("the mediaToken expired; call connect-media again")
 	}
 	if !validStreamID(c.Param("stream")) {
-		s.fail(c, notFound("live stream (it ended); call connect-media again"))
-		return
+		return notFound("live stream (it ended); call connect-media again")
 	}
 	st := s.live.get(c.Param("stream"))
 	if st == nil && s.relay != nil {
 		// The stream lives on another node: watch a mirror of it.
 		mirror, leave, err := s.watchRemote(c.Request.Context(), c.Param("stream"), c.Param("imei"))
 		if err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
 		defer leave()
 		serveMJPEG(c, mirror)
-		return
+		return nil
 	}
 	if st == nil || st.isEnded() {
-		s.fail(c, notFound("live stream (it ended); call connect-media again"))
-		return
+		return notFound("live stream (it ended); call connect-media again")
 	}
 	st.join()
 	defer func() { st.leave(); s.stopWhenUnwatched(st) }()
 	serveMJPEG(c, st)
+	return nil
 }
 
 // serveMJPEG writes the frames of st as MJPEG until it ends or the viewer
@@ -506,41 +490,34 @@ type cameraRecordings struct {
 // recordingRanges handles GET /devices/{imei}/recording-ranges: per camera,
 // the intervals the device's SD card holds since it left its previous
 // organization (if it had one), clipped to start and end when given.
-func (s *Server) recordingRanges(c *gin.Context) {
+func (s *Server) recordingRanges(c *gin.Context) error {
 	var from, to time.Time
 	if c.Query("start") != "" || c.Query("end") != "" {
 		var err error
 		if from, err = parseAPITime("start", c.Query("start")); err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
 		if to, err = parseAPITime("end", c.Query("end")); err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
 		if err = checkOrder(from, to); err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
 	}
 	var dev *store.Device
 	if err := s.view(c, func(tx *store.Tx) error { var err error; dev, err = s.device(c, tx); return err }); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if s.commander == nil || !s.commander.Online(dev.IMEI) {
-		s.fail(c, fmt.Errorf("recording ranges of %s: %w", dev.IMEI, ErrDeviceOffline))
-		return
+		return fmt.Errorf("recording ranges of %s: %w", dev.IMEI, ErrDeviceOffline)
 	}
 	raw, err := s.commander.Send(c.Request.Context(), dev.IMEI, protocol.CmdRecordingRanges, nil)
 	if err != nil {
-		s.fail(c, commandFailed("list its recordings", err))
-		return
+		return commandFailed("list its recordings", err)
 	}
 	var rr protocol.RecordingRanges
 	if err := json.Unmarshal(raw, &rr); err != nil {
-		s.fail(c, fmt.Errorf("recording ranges of %s: the device answered %w", dev.IMEI, err))
-		return
+		return fmt.Errorf("recording ranges of %s: the device answered %w", dev.IMEI, err)
 	}
 	out := []cameraRecordings{}
 	for _, cam := range rr.Cameras {
@@ -563,7 +540,7 @@ func (s *Server) recordingRanges(c *gin.Context) {
 		}
 		out = append(out, cr)
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 func later(a, b time.Time) time.Time {

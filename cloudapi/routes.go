@@ -141,19 +141,19 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.GET("/devices/:imei/geofences", auth, s.handle(s.getGeofences))
 
 	// Media: event files, recordings, live video, ADAS calibration images.
-	v2.GET("/devices/:imei/event-file-link", event, auth, media, s.eventFileLink)
-	v2.GET("/devices/:imei/recording-ranges", scoped(FeatureDeviceRecordingTimeline), auth, media, s.recordingRanges)
-	v2.POST("/devices/:imei/connect-media", scoped(FeatureDeviceLiveStreaming), auth, media, s.connectMedia)
+	v2.GET("/devices/:imei/event-file-link", event, auth, media, s.handle(s.eventFileLink))
+	v2.GET("/devices/:imei/recording-ranges", scoped(FeatureDeviceRecordingTimeline), auth, media, s.handle(s.recordingRanges))
+	v2.POST("/devices/:imei/connect-media", scoped(FeatureDeviceLiveStreaming), auth, media, s.handle(s.connectMedia))
 	v2.GET("/devices/:imei/adas-calibration-images", auth, media, s.handle(s.adasCalibrationImages))
 	v2.DELETE("/devices/:imei/adas-delete-calibration-images", auth, write, media, s.handle(s.deleteADASImages))
 	v2.GET("/devices/:imei/adas-delete-calibration-images", auth, write, media, s.handle(s.deleteADASImages))
 
 	// Signed media URLs (no bearer token): device uploads and live frames,
 	// downloads and live viewing. They stream, outside the call timeout.
-	v2.PUT("/media/upload/:imei/:fileType/:cameraId/:fileId", s.uploadMedia)
-	v2.GET("/media/files/:imei/:fileType/:cameraId/:fileId", s.downloadMedia)
-	v2.POST("/media/live/:imei/:stream/frames", s.liveFrame)
-	v2.GET("/media/live/:imei/:stream", s.watchLive)
+	v2.PUT("/media/upload/:imei/:fileType/:cameraId/:fileId", s.handle(s.uploadMedia))
+	v2.GET("/media/files/:imei/:fileType/:cameraId/:fileId", s.handle(s.downloadMedia))
+	v2.POST("/media/live/:imei/:stream/frames", s.handle(s.liveFrame))
+	v2.GET("/media/live/:imei/:stream", s.handle(s.watchLive))
 
 	// Drivers: profiles, QR codes, assignments to devices, check-out and driving history.
 	v2.GET("/drivers", auth, s.handle(s.listDrivers))
