@@ -425,7 +425,7 @@ func (s *Server) removeDevice(c *gin.Context) error {
 	// A device out of the inventory may not stay connected: its next
 	// connection is refused (docs/device-protocol.md, section 2). Its live
 	// streams end: their viewers are of the organization it left.
-	s.live.endDevice(c.Param("imei"))
+	s.live.EndDevice(c.Param("imei"))
 	if s.commander != nil {
 		s.commander.Disconnect(c.Param("imei"))
 	}

@@ -165,7 +165,7 @@ func (s *Server) getCameraTelemetry(c *gin.Context) error {
 	}
 	out := cameraTelemetryDTO{Status: "no live stream in progress", Code: codeLiveNotReady}
 	for _, id := range cams {
-		switch running, ready := s.live.state(c.Param("imei"), id); {
+		switch running, ready := s.live.State(c.Param("imei"), id); {
 		case ready:
 			out = cameraTelemetryDTO{Status: "live stream of camera " + strconv.Itoa(id) + " is ready", Code: codeLiveReady}
 		case running && out.Code != codeLiveReady:
