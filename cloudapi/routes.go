@@ -9,7 +9,8 @@ import (
 
 // routes is the API's index: every route of fleetcam, top to bottom. Each
 // chain reads left to right: scope declaration (scoped tokens allowed),
-// authentication, access checks, handler.
+// authentication, access checks, handler. s.handle runs a handler that
+// returns its error and answers that error (errors.go).
 func (s *Server) routes(r *gin.Engine) {
 	r.GET("/healthz", s.handle(s.healthz))
 	r.GET("/readyz", s.handle(s.readyz))
