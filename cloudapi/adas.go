@@ -33,16 +33,14 @@ const (
 // requested); with calibrationType=auto the latest auto-calibration images
 // are listed, fetched from the device first when the cloud has none;
 // without either the last 10 uploaded images are listed.
-func (s *Server) adasCalibrationImages(c *gin.Context) {
+func (s *Server) adasCalibrationImages(c *gin.Context) error {
 	q := c.Request.URL.Query()
 	ctype := q.Get("calibrationType")
 	if q.Has("max") && q.Has("calibrationType") {
-		s.fail(c, badRequest("max and calibrationType cannot be used together"))
-		return
+		return badRequest("max and calibrationType cannot be used together")
 	}
 	if q.Has("calibrationType") && ctype != "auto" {
-		s.fail(c, badField("calibrationType", "must be auto"))
-		return
+		return badField("calibrationType", "must be auto")
 	}
 	max := 0
 	if q.Has("max") {
@@ -50,8 +48,7 @@ func (s *Server) adasCalibrationImages(c *gin.Context) {
 		if v := q.Get("max"); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 || n > maxADASRequest {
-				s.fail(c, badField("max", fmt.Sprintf("must be an integer from 1 to %d", maxADASRequest)))
-				return
+				return badField("max", fmt.Sprintf("must be an integer from 1 to %d", maxADASRequest))
 			}
 			max = n
 		}
@@ -73,25 +70,20 @@ func (s *Server) adasCalibrationImages(c *gin.Context) {
 		})
 	}
 	if err := list(); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	switch {
 	case max > 0:
 		if err := s.requestADASImages(c, dev, "manual", max); err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
-		ok(c, adasImages{State: "requested", Images: []string{}})
-		return
+		return ok(c, adasImages{State: "requested", Images: []string{}})
 	case ctype == "auto" && len(images) == 0 && s.commander != nil && s.commander.Online(dev.IMEI):
 		if err := s.requestADASImages(c, dev, "auto", 1); err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
 		if err := list(); err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
 	}
 	out := adasImages{State: "available", Images: []string{}}
@@ -102,7 +94,7 @@ func (s *Server) adasCalibrationImages(c *gin.Context) {
 		u, _ := s.signedURL(mediaPath("files", m.Ref()), s.cfg.Media.LinkTTL)
 		out.Images = append(out.Images, u)
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // requestADASImages asks the device for n calibration images of
@@ -143,19 +135,16 @@ func (s *Server) requestADASImages(c *gin.Context, dev *store.Device, calibratio
 // deleteADASImages handles DELETE (and GET) /devices/{imei}/adas-delete-calibration-images:
 // the device deletes its calibration images and the cloud drops its copies.
 // New images are taken the next time the vehicle drives above 75 km/h.
-func (s *Server) deleteADASImages(c *gin.Context) {
+func (s *Server) deleteADASImages(c *gin.Context) error {
 	var dev *store.Device
 	if err := s.view(c, func(tx *store.Tx) error { var err error; dev, err = s.device(c, tx); return err }); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if s.commander == nil || !s.commander.Online(dev.IMEI) {
-		s.fail(c, fmt.Errorf("ADAS images of %s: %w", dev.IMEI, ErrDeviceOffline))
-		return
+		return fmt.Errorf("ADAS images of %s: %w", dev.IMEI, ErrDeviceOffline)
 	}
 	if _, err := s.commander.Send(c.Request.Context(), dev.IMEI, protocol.CmdAdasDeleteImages, nil); err != nil {
-		s.fail(c, commandFailed("delete its ADAS calibration images", err))
-		return
+		return commandFailed("delete its ADAS calibration images", err)
 	}
 	var n int
 	err := s.update(c, func(tx *store.Tx) error {
@@ -165,8 +154,7 @@ func (s *Server) deleteADASImages(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, gin.H{"deleted": n})
+	return ok(c, gin.H{"deleted": n})
 }

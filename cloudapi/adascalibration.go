@@ -179,11 +179,10 @@ func (s *Server) recordCalibration(c *gin.Context, imei, typ, state string, requ
 // calibration completed) / completed, and the features that wait for it.
 // The contract limits it to AI-14 firmware 14.4; fleetcam answers it for
 // every device.
-func (s *Server) getCalibrateADAS(c *gin.Context) {
+func (s *Server) getCalibrateADAS(c *gin.Context) error {
 	_, ctl, cal, err := s.adasState(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	out := adasStatusDTO{Status: "none", FeatureStatuses: map[string]string{}}
 	if a := ctl.ADAS; a != nil {
@@ -197,23 +196,21 @@ func (s *Server) getCalibrateADAS(c *gin.Context) {
 	for _, f := range adasFeatures {
 		out.FeatureStatuses[f] = feature
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // putCalibrateADAS handles PUT /devices/{imei}/calibrate-adas: the
 // measurements replace the device's (a manual calibration), delivered with
 // its configuration; the calibration is pending until the device
 // acknowledges that configuration.
-func (s *Server) putCalibrateADAS(c *gin.Context) {
+func (s *Server) putCalibrateADAS(c *gin.Context) error {
 	var dto adasMeasurementsDTO
 	if err := decode(c, &dto); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	m, err := dto.record()
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	err = s.updatePathDevice(c, func(tx *store.Tx, d *store.Device) error {
 		return updateControl(tx, d.IMEI, "device.adasMeasurements", func(ctl *store.DeviceControl, version int64) error {
@@ -224,10 +221,9 @@ func (s *Server) putCalibrateADAS(c *gin.Context) {
 		})
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, gin.H{})
+	return ok(c, gin.H{})
 }
 
 // calibrateNow runs a calibration of type typ (protocol) on d, which must
@@ -255,34 +251,30 @@ func (s *Server) calibrateNow(c *gin.Context, d *store.Device, cal *store.Calibr
 // postCalibrateADAS handles POST /devices/{imei}/calibrate-adas: the device
 // calibrates from its calibration images now. It must be online (417) and
 // not calibrating already (409). The answer carries the state it reported.
-func (s *Server) postCalibrateADAS(c *gin.Context) {
+func (s *Server) postCalibrateADAS(c *gin.Context) error {
 	d, _, cal, err := s.adasState(c)
 	if err == nil && !s.online(d.IMEI) {
 		err = ErrDeviceOffline
 	}
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	state, err := s.calibrateNow(c, d, cal, protocol.CalibrationAuto)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, gin.H{"state": state})
+	return ok(c, gin.H{"state": state})
 }
 
 // getCalibrateADASState handles GET /devices/{imei}/calibrate-adas/state:
 // the state of the latest calibration (404 before any).
-func (s *Server) getCalibrateADASState(c *gin.Context) {
+func (s *Server) getCalibrateADASState(c *gin.Context) error {
 	d, _, cal, err := s.adasState(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if cal == nil {
-		s.fail(c, notFound("ADAS calibration of device "+d.IMEI))
-		return
+		return notFound("ADAS calibration of device " + d.IMEI)
 	}
-	ok(c, cal.State)
+	return ok(c, cal.State)
 }

@@ -145,32 +145,26 @@ const maxAlarmText = 2000
 // (imei, alarmDefinitionId, createdAt) can be used once, even after close.
 // isWebhookSent reports that the alarm webhook message was recorded for
 // delivery in the same transaction.
-func (s *Server) simulateAlarm(c *gin.Context) {
+func (s *Server) simulateAlarm(c *gin.Context) error {
 	var req simulateAlarmRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if req.AlarmDefinitionID == nil {
-		s.fail(c, badField("alarmDefinitionId", "is required"))
-		return
+		return badField("alarmDefinitionId", "is required")
 	}
 	if _, found := store.AlarmDefinitionByID(*req.AlarmDefinitionID); !found {
-		s.fail(c, badField("alarmDefinitionId", "must be one of "+alarmDefinitionIDs()+" (GET /v2/alarm-definitions)"))
-		return
+		return badField("alarmDefinitionId", "must be one of "+alarmDefinitionIDs()+" (GET /v2/alarm-definitions)")
 	}
 	if req.CreatedAt == nil {
-		s.fail(c, badField("createdAt", "is required"))
-		return
+		return badField("createdAt", "is required")
 	}
 	at, err := parseAPITime("createdAt", *req.CreatedAt)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if req.Metadata != nil && len(*req.Metadata) > maxAlarmText {
-		s.fail(c, badField("metadata", fmt.Sprintf("must be at most %d characters", maxAlarmText)))
-		return
+		return badField("metadata", fmt.Sprintf("must be at most %d characters", maxAlarmText))
 	}
 	var id int64
 	err = s.update(c, func(tx *store.Tx) error {
@@ -186,10 +180,9 @@ func (s *Server) simulateAlarm(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, gin.H{"alarmId": id, "isWebhookSent": true})
+	return ok(c, gin.H{"alarmId": id, "isWebhookSent": true})
 }
 
 func alarmDefinitionIDs() string {
@@ -201,7 +194,7 @@ func alarmDefinitionIDs() string {
 }
 
 // getAlarm handles GET /alarms/{alarmId}.
-func (s *Server) getAlarm(c *gin.Context) {
+func (s *Server) getAlarm(c *gin.Context) error {
 	var out alarmDTO
 	err := s.view(c, func(tx *store.Tx) error {
 		a, err := s.alarm(c, tx)
@@ -212,10 +205,9 @@ func (s *Server) getAlarm(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // alarmSorts maps the sort keys of GET /alarms to the store's.
@@ -279,27 +271,23 @@ func alarmFilter(c *gin.Context) (store.AlarmFilter, error) {
 }
 
 // listAlarms handles GET /alarms: the alarm report, filtered, sorted and paginated.
-func (s *Server) listAlarms(c *gin.Context) {
+func (s *Server) listAlarms(c *gin.Context) error {
 	p, err := s.page(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	f, err := alarmFilter(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	sortBy := c.DefaultQuery("sort", "createdAt")
 	key, found := alarmSorts[sortBy]
 	if !found {
-		s.fail(c, badField("sort", "must be one of name, imei, organizationName, partnerName, alarmDefinitionSeverity, alarmDefinitionName, createdAt"))
-		return
+		return badField("sort", "must be one of name, imei, organizationName, partnerName, alarmDefinitionSeverity, alarmDefinitionName, createdAt")
 	}
 	desc, err := queryOrder(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	pr := principal(c)
 	var out []alarmDTO
@@ -324,10 +312,9 @@ func (s *Server) listAlarms(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	okPage(c, out, total, p)
+	return okPage(c, out, total, p)
 }
 
 // alarmActionRequest is the body of POST /alarms/{alarmId}/actions.
@@ -336,15 +323,13 @@ type alarmActionRequest struct {
 }
 
 // actOnAlarm handles POST /alarms/{alarmId}/actions: open, close, read or unread.
-func (s *Server) actOnAlarm(c *gin.Context) {
+func (s *Server) actOnAlarm(c *gin.Context) error {
 	var req alarmActionRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if !store.ValidAlarmAction(req.Type) {
-		s.fail(c, badField("type", "must be one of open, close, read, unread"))
-		return
+		return badField("type", "must be one of open, close, read, unread")
 	}
 	var out alarmActionDTO
 	err := s.update(c, func(tx *store.Tx) error {
@@ -360,10 +345,9 @@ func (s *Server) actOnAlarm(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // alarmCommentRequest is the body of POST /alarms/{alarmId}/comments.
@@ -372,19 +356,16 @@ type alarmCommentRequest struct {
 }
 
 // commentOnAlarm handles POST /alarms/{alarmId}/comments.
-func (s *Server) commentOnAlarm(c *gin.Context) {
+func (s *Server) commentOnAlarm(c *gin.Context) error {
 	var req alarmCommentRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	switch {
 	case strings.TrimSpace(req.Details) == "":
-		s.fail(c, badField("details", "is required"))
-		return
+		return badField("details", "is required")
 	case len(req.Details) > maxAlarmText:
-		s.fail(c, badField("details", fmt.Sprintf("must be at most %d characters", maxAlarmText)))
-		return
+		return badField("details", fmt.Sprintf("must be at most %d characters", maxAlarmText))
 	}
 	var out alarmCommentDTO
 	err := s.update(c, func(tx *store.Tx) error {
@@ -400,10 +381,9 @@ func (s *Server) commentOnAlarm(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // alarmDefinitionDTO is one kind of alarm; severity runs from 10 (least) to 60 (most severe).
@@ -415,10 +395,10 @@ type alarmDefinitionDTO struct {
 }
 
 // listAlarmDefinitions handles GET /alarm-definitions: the alarm catalogue.
-func (s *Server) listAlarmDefinitions(c *gin.Context) {
+func (s *Server) listAlarmDefinitions(c *gin.Context) error {
 	var out []alarmDefinitionDTO
 	for _, d := range store.AlarmDefinitions() {
 		out = append(out, alarmDefinitionDTO{ID: d.ID, Name: d.Name, Severity: d.Severity, Recommendation: d.Recommendation})
 	}
-	ok(c, out)
+	return ok(c, out)
 }

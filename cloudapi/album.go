@@ -102,11 +102,10 @@ func (s *Server) albumQuery(c *gin.Context) (p store.Page, status string, start,
 // images newest first, with temporary links, filtered by device, span and
 // status; imageStatusCount counts the images of the device and span by
 // status.
-func (s *Server) albumImages(c *gin.Context) {
+func (s *Server) albumImages(c *gin.Context) error {
 	p, status, start, end, err := s.albumQuery(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var images []store.AlbumImage
 	err = s.view(c, func(tx *store.Tx) error {
@@ -132,8 +131,7 @@ func (s *Server) albumImages(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	out := albumPage{Data: []albumImageDTO{}, RequestID: requestID(c)}
 	var kept []store.AlbumImage
@@ -157,7 +155,7 @@ func (s *Server) albumImages(c *gin.Context) {
 			IMEI: img.Ref.IMEI, EventID: img.EventID, CreatedAt: isoTime(img.Time)})
 	}
 	out.Metadata.Pagination = Metadata{Count: total, Limit: p.Limit, Offset: p.Offset}
-	c.JSON(http.StatusOK, out)
+	return okBody(c, out)
 }
 
 // albumConfigDTO is the album's switch.
@@ -169,7 +167,7 @@ type albumConfigDTO struct {
 }
 
 // getAlbumConfig handles GET /organization-album/{orgId}/album/config.
-func (s *Server) getAlbumConfig(c *gin.Context) {
+func (s *Server) getAlbumConfig(c *gin.Context) error {
 	out := albumConfigDTO{AlbumStatus: "disabled"}
 	err := s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
@@ -187,27 +185,24 @@ func (s *Server) getAlbumConfig(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	out.RequestID = requestID(c)
-	c.JSON(http.StatusOK, out)
+	return okBody(c, out)
 }
 
 // postAlbumConfig handles POST /organization-album/{orgId}/album/config:
 // albumStatus enabled starts the album from now (an enabled album stays as
 // it is); disabled deletes it with every review, which cannot be undone.
-func (s *Server) postAlbumConfig(c *gin.Context) {
+func (s *Server) postAlbumConfig(c *gin.Context) error {
 	var req struct {
 		AlbumStatus string `json:"albumStatus"`
 	}
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if req.AlbumStatus != "enabled" && req.AlbumStatus != "disabled" {
-		s.fail(c, badField("albumStatus", "is required: enabled or disabled"))
-		return
+		return badField("albumStatus", "is required: enabled or disabled")
 	}
 	err := s.update(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
@@ -217,32 +212,28 @@ func (s *Server) postAlbumConfig(c *gin.Context) {
 		return tx.SetAlbumEnabled(o.ID, req.AlbumStatus == "enabled")
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"requestId": requestID(c)})
+	return okBody(c, gin.H{"requestId": requestID(c)})
 }
 
 // postAlbumImageStatus handles POST /organization-album/{orgId}/album/status:
 // the review of one image of the album, familiar or unfamiliar (pending
 // review is where an image starts, not a review). An image that is not in
 // the album, or of a device the caller cannot see, is 404.
-func (s *Server) postAlbumImageStatus(c *gin.Context) {
+func (s *Server) postAlbumImageStatus(c *gin.Context) error {
 	var req struct {
 		Status  string `json:"status"`
 		ImageID string `json:"imageId"`
 	}
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	switch {
 	case req.Status != store.AlbumFamiliar && req.Status != store.AlbumUnfamiliar:
-		s.fail(c, badField("status", "is required: familiar or unfamiliar (pendingReview cannot be set)"))
-		return
+		return badField("status", "is required: familiar or unfamiliar (pendingReview cannot be set)")
 	case req.ImageID == "":
-		s.fail(c, badField("imageId", "is required: the id of an image of GET /v2/organization-album/{orgId}/album"))
-		return
+		return badField("imageId", "is required: the id of an image of GET /v2/organization-album/{orgId}/album")
 	}
 	err := s.update(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
@@ -265,8 +256,7 @@ func (s *Server) postAlbumImageStatus(c *gin.Context) {
 		return tx.SetAlbumImageStatus(o.ID, req.ImageID, req.Status)
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"requestId": requestID(c)})
+	return okBody(c, gin.H{"requestId": requestID(c)})
 }

@@ -20,18 +20,16 @@ type associatedDeviceDTO struct {
 // no third-party device other than auxiliary cameras (GET
 // /devices/{imei}/auxiliary-cameras), so associatedDevice and db are null
 // for every device; a device the caller cannot see is 404, naming it.
-func (s *Server) associatedDevices(c *gin.Context) {
+func (s *Server) associatedDevices(c *gin.Context) error {
 	var req struct {
 		IMEIs []string `json:"imeis"`
 	}
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	imeis, err := checkIMEIList(req.IMEIs, maxAssociatedIMEIs)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	out := make([]associatedDeviceDTO, 0, len(imeis))
 	err = s.view(c, func(tx *store.Tx) error {
@@ -45,8 +43,7 @@ func (s *Server) associatedDevices(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }

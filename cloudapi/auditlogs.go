@@ -114,21 +114,18 @@ func (s *Server) auditFilter(c *gin.Context) (store.AuditFilter, error) {
 }
 
 // listAuditLogs handles GET /audit-logs, newest entries first.
-func (s *Server) listAuditLogs(c *gin.Context) {
+func (s *Server) listAuditLogs(c *gin.Context) error {
 	pg, err := s.page(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	f, err := s.auditFilter(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	entries, total, err := s.store.AuditLog(c.Request.Context(), f, pg)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	out := make([]auditEntryDTO, 0, len(entries))
 	for i := range entries {
@@ -136,11 +133,10 @@ func (s *Server) listAuditLogs(c *gin.Context) {
 	}
 	if p := principal(c); p.IsPartner() {
 		if err := s.view(c, func(tx *store.Tx) error { hideOtherPartnersUsers(tx, p, out); return nil }); err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
 	}
-	okPage(c, out, total, pg)
+	return okPage(c, out, total, pg)
 }
 
 // hideOtherPartnersUsers leaves out who made an entry when it is not a user

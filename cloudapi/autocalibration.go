@@ -3,7 +3,6 @@ package cloudapi
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,28 +50,24 @@ type autoCalibrationConfigRequest struct {
 // of its devices without their own switch) or a partner (the default of
 // every organization the partner created; organizations created later
 // start disabled). Another tenant's partner, organization or device is 404.
-func (s *Server) postAutoCalibrationConfig(c *gin.Context) {
+func (s *Server) postAutoCalibrationConfig(c *gin.Context) error {
 	var req autoCalibrationConfigRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if req.Enabled == nil {
-		s.fail(c, badField("enabled", "is required"))
-		return
+		return badField("enabled", "is required")
 	}
 	value := strings.Trim(strings.TrimSpace(string(req.EntityValue)), `"`)
 	if value == "" || value == "null" {
-		s.fail(c, badField("entityValue", "is required: a partner id, an organization id or an IMEI"))
-		return
+		return badField("entityValue", "is required: a partner id, an organization id or an IMEI")
 	}
 	enabled := *req.Enabled
 	var err error
 	switch req.EntityType {
 	case "device":
 		if !s.canSeeIMEI(c, value) {
-			s.fail(c, notFound("device "+value))
-			return
+			return notFound("device " + value)
 		}
 		_, err = s.writeControl(c, s.listedDevices(c, []string{value}), "device.autoCalibration", func(ctl *store.DeviceControl) error {
 			ctl.AutoCalibration = ptrOf(enabled)
@@ -81,19 +76,16 @@ func (s *Server) postAutoCalibrationConfig(c *gin.Context) {
 	case "organization", "partner":
 		id, perr := strconv.ParseInt(value, 10, 64)
 		if perr != nil || id <= 0 {
-			s.fail(c, badField("entityValue", "must be the id of the "+req.EntityType))
-			return
+			return badField("entityValue", "must be the id of the "+req.EntityType)
 		}
 		err = s.setOrgsAutoCalibration(c, req.EntityType, id, enabled)
 	default:
-		s.fail(c, badField("entityType", "must be partner, organization or device"))
-		return
+		return badField("entityType", "must be partner, organization or device")
 	}
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, gin.H{"enabled": enabled})
+	return ok(c, gin.H{"enabled": enabled})
 }
 
 // canSeeIMEI reports whether the caller may see device imei.
@@ -167,17 +159,16 @@ type autoCalibrationStatus struct {
 
 // getAutoCalibrationStatus handles GET /devices/{imei}/auto-calibration/status:
 // the state and type of the device's latest calibration (notStarted before any).
-func (s *Server) getAutoCalibrationStatus(c *gin.Context) {
+func (s *Server) getAutoCalibrationStatus(c *gin.Context) error {
 	_, _, cal, err := s.adasState(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	out := autoCalibrationStatus{Status: "notStarted", RequestID: requestID(c)}
 	if cal != nil {
 		out.Status, out.Type = cal.State, cal.Type
 	}
-	c.JSON(http.StatusOK, out)
+	return okBody(c, out)
 }
 
 // autoRecalibrateRequest is the body of POST /devices/auto-recalibrate.
@@ -192,16 +183,14 @@ const maxRecalibrate = 100
 // device calibrates ADAS again now. A device is accepted when it started
 // (or finished) the calibration, rejected when it is not the caller's,
 // offline, calibrating already or failed.
-func (s *Server) postAutoRecalibrate(c *gin.Context) {
+func (s *Server) postAutoRecalibrate(c *gin.Context) error {
 	var req autoRecalibrateRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	imeis, err := checkIMEIList(req.IMEIs, maxRecalibrate)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	out := newAcceptedRejected()
 	for _, imei := range imeis {
@@ -228,7 +217,7 @@ func (s *Server) postAutoRecalibrate(c *gin.Context) {
 		}
 		out.Accepted = append(out.Accepted, imei)
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // accelerometerRequest is the body of the accelerometer calibration.
@@ -242,20 +231,17 @@ type accelerometerRequest struct {
 // the devices named (by IMEI, by group, or those in no group) level their
 // accelerometers now; each must be online. A device outside the
 // organization, or that the caller may not see, is rejected as not found.
-func (s *Server) postCalibrateAccelerometer(c *gin.Context) {
+func (s *Server) postCalibrateAccelerometer(c *gin.Context) error {
 	var req accelerometerRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	ungrouped := req.Ungrouped != nil && *req.Ungrouped
 	if len(req.IMEIs) == 0 && len(req.Groups) == 0 && !ungrouped {
-		s.fail(c, badRequest("name the devices: imeis, groups or ungrouped true"))
-		return
+		return badRequest("name the devices: imeis, groups or ungrouped true")
 	}
 	if len(req.IMEIs) > maxBulkConfigIMEIs {
-		s.fail(c, badField("imeis", fmt.Sprintf("must hold at most %d IMEIs", maxBulkConfigIMEIs)))
-		return
+		return badField("imeis", fmt.Sprintf("must hold at most %d IMEIs", maxBulkConfigIMEIs))
 	}
 	out := newAcceptedRejected()
 	var targets []*store.Device
@@ -291,8 +277,7 @@ func (s *Server) postCalibrateAccelerometer(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	for _, d := range targets {
 		_, err := s.deviceCommand(c, d, immediate{name: protocol.CmdCalibrateAccelerometer,
@@ -303,5 +288,5 @@ func (s *Server) postCalibrateAccelerometer(c *gin.Context) {
 		}
 		out.Accepted = append(out.Accepted, d.IMEI)
 	}
-	ok(c, out)
+	return ok(c, out)
 }

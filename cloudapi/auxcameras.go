@@ -71,7 +71,7 @@ func fromInfo(in []protocol.AuxCameraInfo) []store.AuxCamera {
 }
 
 // listAuxCameras handles GET /devices/{imei}/auxiliary-cameras: the cameras paired or reported.
-func (s *Server) listAuxCameras(c *gin.Context) {
+func (s *Server) listAuxCameras(c *gin.Context) error {
 	out := []auxCameraDTO{}
 	err := s.view(c, func(tx *store.Tx) error {
 		dev, err := s.device(c, tx)
@@ -85,47 +85,42 @@ func (s *Server) listAuxCameras(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // searchAuxCameras handles GET /devices/{imei}/auxiliary-cameras/search:
 // the device looks for cameras in range (limit 1 to 8, default 4).
-func (s *Server) searchAuxCameras(c *gin.Context) {
+func (s *Server) searchAuxCameras(c *gin.Context) error {
 	limit := 4
 	if v, has := c.GetQuery("limit"); has {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxAuxCameras {
-			s.fail(c, badField("limit", fmt.Sprintf("must be an integer from 1 to %d", maxAuxCameras)))
-			return
+			return badField("limit", fmt.Sprintf("must be an integer from 1 to %d", maxAuxCameras))
 		}
 		limit = n
 	}
 	dev, err := s.auxDevice(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var res protocol.AuxCamerasResult
 	if err := s.sendAux(c, dev.IMEI, protocol.CmdAuxSearch, protocol.AuxSearchArgs{Limit: limit}, &res); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	found := fromInfo(res.Cameras)
 	if len(found) > limit {
 		found = found[:limit]
 	}
 	if err := s.update(c, func(tx *store.Tx) error { return tx.RecordAuxSearch(dev, found) }); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	out := []auxCameraDTO{}
 	for _, cam := range found {
 		out = append(out, toAuxCameraDTO(cam))
 	}
-	ok(c, gin.H{"auxiliaryCameras": out})
+	return ok(c, gin.H{"auxiliaryCameras": out})
 }
 
 // auxCamerasBody is the body of the pair and unpair calls.
@@ -149,50 +144,44 @@ func decodeAuxCameras(c *gin.Context) (auxCamerasBody, error) {
 }
 
 // pairAuxCameras handles POST /devices/{imei}/auxiliary-cameras/pair.
-func (s *Server) pairAuxCameras(c *gin.Context) {
+func (s *Server) pairAuxCameras(c *gin.Context) error {
 	body, err := decodeAuxCameras(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var ssids []string
 	for i, cam := range body.AuxiliaryCameras {
 		if cam.SSID == "" || cam.SerialNumber != "" || cam.CameraID != 0 {
-			s.fail(c, badField(fmt.Sprintf("auxiliaryCameras[%d].ssid", i), "is required, and is the only member when pairing"))
-			return
+			return badField(fmt.Sprintf("auxiliaryCameras[%d].ssid", i), "is required, and is the only member when pairing")
 		}
 		ssids = append(ssids, cam.SSID)
 	}
 	dev, err := s.auxDevice(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var res protocol.AuxCamerasResult
 	if err := s.sendAux(c, dev.IMEI, protocol.CmdAuxPair, protocol.AuxPairArgs{SSIDs: ssids}, &res); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	paired := fromInfo(res.Cameras)
 	if err := s.update(c, func(tx *store.Tx) error { return tx.RecordAuxPairing(dev, paired) }); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	out := []auxCameraDTO{}
 	for _, cam := range paired {
 		cam.Paired = true
 		out = append(out, toAuxCameraDTO(cam))
 	}
-	ok(c, gin.H{"auxiliaryCameras": out})
+	return ok(c, gin.H{"auxiliaryCameras": out})
 }
 
 // unpairAuxCameras handles POST /devices/{imei}/auxiliary-cameras/unpair:
 // cameras are named by serial number or camera id.
-func (s *Server) unpairAuxCameras(c *gin.Context) {
+func (s *Server) unpairAuxCameras(c *gin.Context) error {
 	body, err := decodeAuxCameras(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var dev *store.Device
 	var ids []int
@@ -227,16 +216,13 @@ func (s *Server) unpairAuxCameras(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if err := s.sendAux(c, dev.IMEI, protocol.CmdAuxUnpair, protocol.AuxUnpairArgs{CameraIDs: ids}, nil); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if err := s.update(c, func(tx *store.Tx) error { return tx.RecordAuxUnpairing(dev, ids) }); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, gin.H{"unpaired": ids})
+	return ok(c, gin.H{"unpaired": ids})
 }

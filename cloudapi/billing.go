@@ -70,15 +70,13 @@ type auxBillingDTO struct {
 // /devices/auxiliary-cameras/billing-status): the status of the IMEIs given,
 // leaving out those not found or not the partner's; 404 when none is left.
 // The list is in data and, as in the reference contract, in devices.
-func (s *Server) auxBillingStatus(c *gin.Context) {
+func (s *Server) auxBillingStatus(c *gin.Context) error {
 	var q billingQuery
 	if err := decode(c, &q); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if q.BillingStatus != nil {
-		s.fail(c, badField("billingStatus", "is not accepted when reading the status (POST /v2/auxiliary-cameras/billing sets it)"))
-		return
+		return badField("billingStatus", "is not accepted when reading the status (POST /v2/auxiliary-cameras/billing sets it)")
 	}
 	out := []auxBillingDTO{}
 	err := s.view(c, func(tx *store.Tx) error {
@@ -100,10 +98,9 @@ func (s *Server) auxBillingStatus(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"data": out, "devices": out, "requestId": requestID(c)})
+	return okBody(c, gin.H{"data": out, "devices": out, "requestId": requestID(c)})
 }
 
 // rejection is an IMEI a bulk billing change left alone, and why.
@@ -118,24 +115,21 @@ type rejection struct {
 // billing per device. IMEIs it cannot change are rejected with a code: 404
 // not found or not the partner's, 400 no auxiliary camera (enable only),
 // 409 refurbished device.
-func (s *Server) setAuxBilling(c *gin.Context) {
+func (s *Server) setAuxBilling(c *gin.Context) error {
 	var q billingQuery
 	if err := decode(c, &q); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if q.BillingStatus == nil || *q.BillingStatus != store.AuxBillingEnable && *q.BillingStatus != store.AuxBillingDisable {
-		s.fail(c, badField("billingStatus", "must be enable or disable"))
-		return
+		return badField("billingStatus", "must be enable or disable")
 	}
 	success, rejected, err := s.changeBilling(c, q, auxBillingCodes, func(tx *store.Tx, imei string) error {
 		return tx.SetAuxBilling(imei, *q.BillingStatus)
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, gin.H{"success": success, "rejected": rejected})
+	return ok(c, gin.H{"success": success, "rejected": rejected})
 }
 
 // billingCodes are the rejection codes of a bulk billing call: an IMEI not
@@ -209,7 +203,7 @@ func toDeviceBillingDTO(tx *store.Tx, d *store.Device) (deviceBillingDTO, error)
 }
 
 // deviceBillingStatus handles GET /devices/{imei}/billing-status; data is an object.
-func (s *Server) deviceBillingStatus(c *gin.Context) {
+func (s *Server) deviceBillingStatus(c *gin.Context) error {
 	var out deviceBillingDTO
 	err := s.view(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
@@ -220,10 +214,9 @@ func (s *Server) deviceBillingStatus(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // settableBillingStatus checks the billingStatus path parameter of the PUT calls.
@@ -237,18 +230,17 @@ func settableBillingStatus(c *gin.Context) (string, error) {
 }
 
 // setDeviceBillingStatus handles PUT /devices/{imei}/billing-status/{billingStatus}.
-func (s *Server) setDeviceBillingStatus(c *gin.Context) {
+func (s *Server) setDeviceBillingStatus(c *gin.Context) error {
 	status, err := settableBillingStatus(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	s.changeDeviceBilling(c, func(tx *store.Tx, imei string) error { return tx.SetBillingStatus(imei, status) })
+	return s.changeDeviceBilling(c, func(tx *store.Tx, imei string) error { return tx.SetBillingStatus(imei, status) })
 }
 
 // changeDeviceBilling applies change to the device the path names and
 // answers its billing record after the change.
-func (s *Server) changeDeviceBilling(c *gin.Context, change func(tx *store.Tx, imei string) error) {
+func (s *Server) changeDeviceBilling(c *gin.Context, change func(tx *store.Tx, imei string) error) error {
 	var out deviceBillingDTO
 	err := s.update(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
@@ -265,10 +257,9 @@ func (s *Server) changeDeviceBilling(c *gin.Context, change func(tx *store.Tx, i
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // rejectRefurbished is the rejection code of a refurbished device in the
@@ -282,36 +273,32 @@ type imeisBody struct {
 
 // bulkDevices runs change on each IMEI of the body the caller owns and
 // reports which were accepted and which rejected.
-func (s *Server) bulkDevices(c *gin.Context, change func(tx *store.Tx, imei string) error) {
+func (s *Server) bulkDevices(c *gin.Context, change func(tx *store.Tx, imei string) error) error {
 	var body imeisBody
 	if err := decode(c, &body); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	accepted, rejected, err := s.changeBilling(c, billingQuery{IMEIs: body.IMEIs}, deviceBillingCodes, change)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, gin.H{"accepted": accepted, "rejected": rejected})
+	return ok(c, gin.H{"accepted": accepted, "rejected": rejected})
 }
 
 // setBulkBillingStatus handles PUT /devices/billing-status/{billingStatus}.
-func (s *Server) setBulkBillingStatus(c *gin.Context) {
+func (s *Server) setBulkBillingStatus(c *gin.Context) error {
 	status, err := settableBillingStatus(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	s.bulkDevices(c, func(tx *store.Tx, imei string) error { return tx.SetBillingStatus(imei, status) })
+	return s.bulkDevices(c, func(tx *store.Tx, imei string) error { return tx.SetBillingStatus(imei, status) })
 }
 
 // organizationBillingStatus handles GET /organizations/{orgId}/devices/billing-status.
-func (s *Server) organizationBillingStatus(c *gin.Context) {
+func (s *Server) organizationBillingStatus(c *gin.Context) error {
 	p, err := s.page(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var out []deviceBillingDTO
 	var total int
@@ -335,10 +322,9 @@ func (s *Server) organizationBillingStatus(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	okPage(c, out, total, p)
+	return okPage(c, out, total, p)
 }
 
 // dataProfileParam reads the dataProfileId path parameter.
@@ -352,25 +338,23 @@ func dataProfileParam(c *gin.Context) (int64, error) {
 
 // setDeviceDataProfile handles PUT /devices/{imei}/data-profile/{dataProfileId}:
 // sets the subscription id and audits it with its source.
-func (s *Server) setDeviceDataProfile(c *gin.Context) {
+func (s *Server) setDeviceDataProfile(c *gin.Context) error {
 	id, err := dataProfileParam(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	s.changeDeviceBilling(c, func(tx *store.Tx, imei string) error {
+	return s.changeDeviceBilling(c, func(tx *store.Tx, imei string) error {
 		return tx.SetSubscription(imei, id, "PUT /v2/devices/{imei}/data-profile/{dataProfileId}")
 	})
 }
 
 // setBulkDataProfile handles PUT /devices/data-profile/{dataProfileId}.
-func (s *Server) setBulkDataProfile(c *gin.Context) {
+func (s *Server) setBulkDataProfile(c *gin.Context) error {
 	id, err := dataProfileParam(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	s.bulkDevices(c, func(tx *store.Tx, imei string) error {
+	return s.bulkDevices(c, func(tx *store.Tx, imei string) error {
 		return tx.SetSubscription(imei, id, "PUT /v2/devices/data-profile/{dataProfileId}")
 	})
 }
@@ -378,11 +362,10 @@ func (s *Server) setBulkDataProfile(c *gin.Context) {
 // setOrganizationDevicesDataProfile handles PUT
 // /organizations/{orgId}/devices/data-profile/{dataProfileId}: every device
 // of the partner in the organization.
-func (s *Server) setOrganizationDevicesDataProfile(c *gin.Context) {
+func (s *Server) setOrganizationDevicesDataProfile(c *gin.Context) error {
 	id, err := dataProfileParam(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var n int
 	err = s.update(c, func(tx *store.Tx) error {
@@ -403,10 +386,9 @@ func (s *Server) setOrganizationDevicesDataProfile(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, gin.H{"updated": n})
+	return ok(c, gin.H{"updated": n})
 }
 
 // defaultDataProfileDTO is an organization's default data profile.
@@ -415,7 +397,7 @@ type defaultDataProfileDTO struct {
 }
 
 // organizationDataProfile handles GET /organizations/{orgId}/data-profile.
-func (s *Server) organizationDataProfile(c *gin.Context) {
+func (s *Server) organizationDataProfile(c *gin.Context) error {
 	var out defaultDataProfileDTO
 	err := s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
@@ -426,26 +408,23 @@ func (s *Server) organizationDataProfile(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // setOrganizationDataProfile handles PUT /organizations/{orgId}/data-profile:
 // the data profile of devices added later, and with the organization
 // profile enabled of every device now.
-func (s *Server) setOrganizationDataProfile(c *gin.Context) {
+func (s *Server) setOrganizationDataProfile(c *gin.Context) error {
 	var req struct {
 		DefaultDataProfileID *int64 `json:"defaultDataProfileId"`
 	}
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if req.DefaultDataProfileID == nil || *req.DefaultDataProfileID < 1 {
-		s.fail(c, badField("defaultDataProfileId", "is required and must be a positive integer"))
-		return
+		return badField("defaultDataProfileId", "is required and must be a positive integer")
 	}
 	err := s.update(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
@@ -455,8 +434,7 @@ func (s *Server) setOrganizationDataProfile(c *gin.Context) {
 		return tx.SetDefaultDataProfile(o.ID, *req.DefaultDataProfileID, "PUT /v2/organizations/{orgId}/data-profile")
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, defaultDataProfileDTO{DefaultDataProfileID: *req.DefaultDataProfileID})
+	return ok(c, defaultDataProfileDTO{DefaultDataProfileID: *req.DefaultDataProfileID})
 }

@@ -53,7 +53,7 @@ func deviceCameras(tx *store.Tx, d *store.Device) ([]cameraDTO, error) {
 
 // getCameras handles GET /devices/{imei}/cameras: the views a live stream
 // can show. The device must be online (417), as the contract says.
-func (s *Server) getCameras(c *gin.Context) {
+func (s *Server) getCameras(c *gin.Context) error {
 	var cams []cameraDTO
 	err := s.view(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
@@ -67,10 +67,9 @@ func (s *Server) getCameras(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, cams)
+	return ok(c, cams)
 }
 
 // cameraNameDTO is one member of the PATCH /devices/{imei}/cameras body; a
@@ -102,15 +101,13 @@ const maxCameraNames = 10
 // unnames) paired auxiliary cameras; cameras not named in the call keep
 // their names. The names go to the device with its configuration. The
 // answer lists the paired auxiliary cameras with their names.
-func (s *Server) patchCameras(c *gin.Context) {
+func (s *Server) patchCameras(c *gin.Context) error {
 	var req []cameraNameDTO
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if err := checkCameraNames(req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var cams []cameraDTO
 	err := s.updatePathDevice(c, func(tx *store.Tx, d *store.Device) error {
@@ -151,13 +148,12 @@ func (s *Server) patchCameras(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if cams == nil {
 		cams = []cameraDTO{}
 	}
-	ok(c, cams)
+	return ok(c, cams)
 }
 
 // checkCameraNames checks the body of PATCH /devices/{imei}/cameras.
@@ -203,22 +199,19 @@ type snapshotBody struct {
 // device must be online (417). The answer is one link, so one camera per
 // call: cameraId 0 (all cameras) is refused. A second that the device
 // holds no recording of is 404 NoRecordingAvailableError.
-func (s *Server) cameraSnapshot(c *gin.Context) {
+func (s *Server) cameraSnapshot(c *gin.Context) error {
 	cam, err := strconv.Atoi(c.Param("cameraId"))
 	switch {
 	case err != nil || cam < 0:
-		s.fail(c, badField("cameraId", "must be 1 (road-facing), 2 (in-cab) or an auxiliary camera (50 and above)"))
-		return
+		return badField("cameraId", "must be 1 (road-facing), 2 (in-cab) or an auxiliary camera (50 and above)")
 	case cam == 0 || c.Query("cameraIds") != "":
-		s.fail(c, badField("cameraId", "must name one camera: the answer is one link, so cameraId 0 and cameraIds are not supported"))
-		return
+		return badField("cameraId", "must name one camera: the answer is one link, so cameraId 0 and cameraIds are not supported")
 	}
 	at := s.now()
 	if v := c.Query("time"); v != "" {
 		t, err := time.Parse(time.RFC3339, v)
 		if err != nil || t.After(at) {
-			s.fail(c, badField("time", "must be an ISO 8601 time, not in the future"))
-			return
+			return badField("time", "must be an ISO 8601 time, not in the future")
 		}
 		at = t
 	}
@@ -238,16 +231,14 @@ func (s *Server) cameraSnapshot(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	ref := store.MediaRef{IMEI: d.IMEI, CameraID: cam, FileType: store.FileSnapshot, FileID: strconv.FormatInt(at.Unix(), 10)}
 	if err := s.takeSnapshot(c, d, ref, at); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	link, _ := s.signedURL(mediaPath("files", ref), s.cfg.Media.LinkTTL)
-	c.JSON(http.StatusOK, snapshotBody{Data: link, Metadata: snapshotMetadata{Time: isoTime(at)}, RequestID: requestID(c)})
+	return okBody(c, snapshotBody{Data: link, Metadata: snapshotMetadata{Time: isoTime(at)}, RequestID: requestID(c)})
 }
 
 // takeSnapshot asks the device for the snapshot file ref of second at,

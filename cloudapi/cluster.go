@@ -52,37 +52,36 @@ func (s *Server) partnerEditor(c *gin.Context) {
 }
 
 // clusterNodes answers the live nodes of the cluster and the devices each holds.
-func (s *Server) clusterNodes(c *gin.Context) {
+func (s *Server) clusterNodes(c *gin.Context) error {
 	nodes, err := s.cluster.Nodes(c.Request.Context())
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if nodes == nil {
 		nodes = []ClusterNode{}
 	}
-	ok(c, clusterBody{Nodes: nodes})
+	return ok(c, clusterBody{Nodes: nodes})
 }
 
 // readyz answers 200 once every component has started, the store can be
 // reached and, in a cluster, so can NATS; else 503 naming what is down,
 // so that a load balancer sends the traffic to another node meanwhile.
-func (s *Server) readyz(c *gin.Context) {
+func (s *Server) readyz(c *gin.Context) error {
 	if !s.ready() {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "starting", "requestId": requestID(c)})
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.store.Ping(ctx); err != nil {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "storeUnavailable", "requestId": requestID(c)})
-		return
+		return nil
 	}
 	if !s.cluster.Reachable() {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "natsUnavailable", "requestId": requestID(c)})
-		return
+		return nil
 	}
-	c.JSON(http.StatusOK, gin.H{"status": "ready", "requestId": requestID(c)})
+	return okBody(c, gin.H{"status": "ready", "requestId": requestID(c)})
 }
 
 // alone is the Cluster of an API given none: the one node, named by

@@ -50,7 +50,7 @@ func eventsSince(tx *store.Tx, d *store.Device, start time.Time) (int, error) {
 
 // deviceDataUsage handles GET /devices/{imei}/data-usage: what the device
 // reported with its health status, per billing period, newest first.
-func (s *Server) deviceDataUsage(c *gin.Context) {
+func (s *Server) deviceDataUsage(c *gin.Context) error {
 	var out dataUsageDTO
 	err := s.view(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
@@ -61,10 +61,9 @@ func (s *Server) deviceDataUsage(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // deviceUsage is d's usage with its last n billing periods (at least the

@@ -76,11 +76,10 @@ func megabytes(n int64) float64 { return math.Round(float64(n)/1e3) / 1e3 }
 
 // dataUsageReport handles GET /device-data-usage: each device's usage of
 // its current billing period, in IMEI order, paginated.
-func (s *Server) dataUsageReport(c *gin.Context) {
+func (s *Server) dataUsageReport(c *gin.Context) error {
 	p, err := s.page(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var out []usageReportDTO
 	var total int
@@ -115,10 +114,9 @@ func (s *Server) dataUsageReport(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	okPage(c, out, total, p)
+	return okPage(c, out, total, p)
 }
 
 // bulkUsageRequest is the body of POST /devices/bulk-data-usage.
@@ -129,16 +127,14 @@ type bulkUsageRequest struct {
 // bulkDataUsage handles POST /devices/bulk-data-usage: the usage of each
 // device named, as GET /devices/{imei}/data-usage gives it with the current
 // period in periods. A device the caller cannot see is 404, naming it.
-func (s *Server) bulkDataUsage(c *gin.Context) {
+func (s *Server) bulkDataUsage(c *gin.Context) error {
 	var req bulkUsageRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	imeis, err := checkIMEIList(req.IMEIs, maxBulkUsageIMEIs)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	out := make([]dataUsageDTO, 0, len(imeis))
 	err = s.view(c, func(tx *store.Tx) error {
@@ -156,28 +152,25 @@ func (s *Server) bulkDataUsage(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // organizationDataUsage handles GET /organizations/{orgId}/devices-data-usage:
 // the usage of the organization's devices the caller may see, in IMEI
 // order, 100 a page unless limit (at most 200) says otherwise.
-func (s *Server) organizationDataUsage(c *gin.Context) {
+func (s *Server) organizationDataUsage(c *gin.Context) error {
 	q := c.Request.URL.Query()
 	p, err := s.pageFrom(c.Query("limit"), c.Query("offset"), q.Has("limit"), q.Has("offset"))
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if !q.Has("limit") {
 		p.Limit = orgUsageDefaultLimit
 	}
 	if p.Limit > orgUsageMaxLimit {
-		s.fail(c, badField("limit", "must be an integer from 1 to 200"))
-		return
+		return badField("limit", "must be an integer from 1 to 200")
 	}
 	var out []dataUsageDTO
 	var total int
@@ -201,8 +194,7 @@ func (s *Server) organizationDataUsage(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	okPage(c, out, total, p)
+	return okPage(c, out, total, p)
 }

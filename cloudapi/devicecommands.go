@@ -48,22 +48,20 @@ func (s *Server) deviceCommand(c *gin.Context, d *store.Device, cmd immediate) (
 }
 
 // rebootDevice handles POST /devices/{imei}/reboot.
-func (s *Server) rebootDevice(c *gin.Context) {
+func (s *Server) rebootDevice(c *gin.Context) error {
 	if _, _, err := s.pathDeviceCommand(c, immediate{name: protocol.CmdReboot, action: "device.reboot", reason: "reboot requested"}); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, gin.H{})
+	return ok(c, gin.H{})
 }
 
 // wakeupDevice handles POST /devices/{imei}/wakeup: a device in standby
 // (connected, vehicle parked) returns to full operation.
-func (s *Server) wakeupDevice(c *gin.Context) {
+func (s *Server) wakeupDevice(c *gin.Context) error {
 	if _, _, err := s.pathDeviceCommand(c, immediate{name: protocol.CmdWakeup, action: "device.wakeup", reason: "wake-up requested"}); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, gin.H{})
+	return ok(c, gin.H{})
 }
 
 // factoryResetDevice handles POST /devices/{imei}/factory-reset. Once the
@@ -74,11 +72,10 @@ func (s *Server) wakeupDevice(c *gin.Context) {
 // ADAS measurements and calibration state); it then takes its
 // organization's settings. PIN codes, camera names, event settings and
 // geofences stay.
-func (s *Server) factoryResetDevice(c *gin.Context) {
+func (s *Server) factoryResetDevice(c *gin.Context) error {
 	d, _, err := s.pathDeviceCommand(c, immediate{name: protocol.CmdFactoryReset, action: "device.factoryReset", reason: "factory reset requested"})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	err = s.update(c, func(tx *store.Tx) error {
 		ds, err := tx.DeviceSettings(d.IMEI)
@@ -92,9 +89,8 @@ func (s *Server) factoryResetDevice(c *gin.Context) {
 		return tx.PutDeviceSettings(ds, "device.factoryResetSettings")
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	s.pushConfig(d.IMEI)
-	ok(c, gin.H{})
+	return ok(c, gin.H{})
 }

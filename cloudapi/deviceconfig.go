@@ -416,6 +416,7 @@ func (s *Server) configMetadata(c *gin.Context, imei string, updated time.Time) 
 }
 
 // okConfig answers a device's configuration with its metadata.
-func okConfig(c *gin.Context, data any, m configMetadata) {
+func okConfig(c *gin.Context, data any, m configMetadata) error {
 	c.JSON(http.StatusOK, configBody{Data: data, Metadata: m, RequestID: requestID(c)})
+	return nil
 }

@@ -84,15 +84,15 @@ func TestCameraTelemetry(t *testing.T) {
 	if c := code("1"); c != codeLiveNotReady {
 		t.Fatalf("camera 1 without a stream: %s", c)
 	}
-	st, _ := e.api.live.open(imei, 2, e.clock.Now().Add(time.Minute))
+	st, _ := e.api.live.Begin(imei, 2)
 	if c := code("2"); c != codeLiveNotReady {
 		t.Fatalf("camera 2 before its first frame: %s", c)
 	}
-	st.publish([]byte("frame"))
+	st.Publish([]byte("frame"))
 	if c2, c0, c1 := code("2"), code("0"), code("1"); c2 != codeLiveReady || c0 != codeLiveReady || c1 != codeLiveNotReady {
 		t.Fatalf("streaming camera 2: camera 2 %s, every camera %s, camera 1 %s", c2, c0, c1)
 	}
-	e.api.live.end(st)
+	e.api.live.End(st)
 	if c := code("2"); c != codeLiveNotReady {
 		t.Fatalf("camera 2 after its stream ended: %s", c)
 	}

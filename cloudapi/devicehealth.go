@@ -142,26 +142,22 @@ var healthSorts = map[string]func(a, b *deviceHealthDTO) int{
 // see (of one organization with organizationId) with its connection, last
 // recording test, open alarms and auxiliary cameras, filtered, sorted
 // (by IMEI unless sort says otherwise; order desc by default) and paginated.
-func (s *Server) deviceHealthReport(c *gin.Context) {
+func (s *Server) deviceHealthReport(c *gin.Context) error {
 	p, err := s.page(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	f, err := readHealthFilter(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	sortBy, err := queryEnumOr(c, "sort", "imei", "name", "imei", "lastConnectedAt", "lastRecordingHealth", "lastRecordingUpdatedAt")
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	desc, err := queryOrder(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var rows []deviceHealthDTO
 	err = s.view(c, func(tx *store.Tx) error {
@@ -185,8 +181,7 @@ func (s *Server) deviceHealthReport(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	slices.SortStableFunc(rows, func(a, b deviceHealthDTO) int {
 		c := healthSorts[sortBy](&a, &b)
@@ -199,7 +194,7 @@ func (s *Server) deviceHealthReport(c *gin.Context) {
 		return c
 	})
 	page, total := store.Paginate(rows, p)
-	okPage(c, page, total, p)
+	return okPage(c, page, total, p)
 }
 
 // deviceHealthRow builds d's row of the health report.

@@ -2,7 +2,6 @@ package cloudapi
 
 import (
 	"fmt"
-	"net/http"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/store"
@@ -42,17 +41,16 @@ func updateControl(tx *store.Tx, imei, action string, change func(ctl *store.Dev
 }
 
 // setMode answers a call that puts the path's device in mode.
-func (s *Server) setMode(mode string) gin.HandlerFunc {
-	return func(c *gin.Context) {
+func (s *Server) setMode(mode string) func(c *gin.Context) error {
+	return func(c *gin.Context) error {
 		res, err := s.writeControl(c, s.pathDevice(c), "device.mode", func(ctl *store.DeviceControl) error {
 			ctl.Mode = mode
 			return nil
 		})
 		if err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
-		ok(c, res)
+		return ok(c, res)
 	}
 }
 
@@ -64,25 +62,22 @@ type otgRequest struct {
 // postOTGSettings handles POST /devices/{imei}/otg-settings: USB on-the-go
 // on or off. The contract answers only {"enabled"}; the setting reaches an
 // offline device when it connects.
-func (s *Server) postOTGSettings(c *gin.Context) {
+func (s *Server) postOTGSettings(c *gin.Context) error {
 	var req otgRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if req.Enabled == nil {
-		s.fail(c, badField("enabled", "is required: true turns USB OTG on, false off"))
-		return
+		return badField("enabled", "is required: true turns USB OTG on, false off")
 	}
 	_, err := s.writeControl(c, s.pathDevice(c), "device.otg", func(ctl *store.DeviceControl) error {
 		ctl.OTGEnabled = ptrOf(*req.Enabled)
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"enabled": *req.Enabled, "requestId": requestID(c)})
+	return okBody(c, gin.H{"enabled": *req.Enabled, "requestId": requestID(c)})
 }
 
 // tailgatingMuteRequest is the body of POST /devices/tailgating-event-mute/configure.
@@ -98,37 +93,31 @@ const maxTailgatingDevices = 100
 // configureTailgatingMute handles POST /devices/tailgating-event-mute/configure:
 // after a tailgating alert the devices raise no other for coolOffDuration
 // minutes. Devices the caller may not see are rejected, per IMEI.
-func (s *Server) configureTailgatingMute(c *gin.Context) {
+func (s *Server) configureTailgatingMute(c *gin.Context) error {
 	var req tailgatingMuteRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if req.EntityType != "device" {
-		s.fail(c, badField("entityType", "must be device"))
-		return
+		return badField("entityType", "must be device")
 	}
 	if m := req.CoolOffDuration; m == nil || *m < protocol.MinTailgatingCoolOff || *m > protocol.MaxTailgatingCoolOff {
-		s.fail(c, badField("coolOffDuration", fmt.Sprintf("is required, in minutes from %d to %d",
-			protocol.MinTailgatingCoolOff, protocol.MaxTailgatingCoolOff)))
-		return
+		return badField("coolOffDuration", fmt.Sprintf("is required, in minutes from %d to %d",
+			protocol.MinTailgatingCoolOff, protocol.MaxTailgatingCoolOff))
 	}
 	if n := len(req.EntityValues); n == 0 || n > maxTailgatingDevices {
-		s.fail(c, badField("entityValues", fmt.Sprintf("must hold from 1 to %d IMEIs", maxTailgatingDevices)))
-		return
+		return badField("entityValues", fmt.Sprintf("must hold from 1 to %d IMEIs", maxTailgatingDevices))
 	}
 	imeis, err := checkIMEIList(req.EntityValues, maxTailgatingDevices)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	res, err := s.writeControl(c, s.listedDevices(c, imeis), "device.tailgatingMute", func(ctl *store.DeviceControl) error {
 		ctl.TailgatingCoolOffMinutes = *req.CoolOffDuration
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, res)
+	return ok(c, res)
 }

@@ -136,15 +136,13 @@ type addDeviceRequest struct {
 // to the caller's partner; organization users and admin tokens add devices
 // of the partner that created the organization. An IMEI already registered
 // anywhere gets the same 409, without saying where.
-func (s *Server) addDevice(c *gin.Context) {
+func (s *Server) addDevice(c *gin.Context) error {
 	var req addDeviceRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if err := req.validate(""); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var out deviceDTO
 	err := s.update(c, func(tx *store.Tx) error {
@@ -160,10 +158,9 @@ func (s *Server) addDevice(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // validate checks an added device and trims its IMEI and name; field
@@ -227,8 +224,8 @@ func checkDeviceGroup(tx *store.Tx, d *store.Device) error {
 // listOrganizationDevices handles GET /organizations/{orgId}/devices with
 // the filters groupId, name (part of the name) and imei. A partner sees only
 // its own devices in a shared organization; a scoped token only its scope.
-func (s *Server) listOrganizationDevices(c *gin.Context) {
-	s.listDevices(c, func(tx *store.Tx) (store.DeviceFilter, error) {
+func (s *Server) listOrganizationDevices(c *gin.Context) error {
+	return s.listDevices(c, func(tx *store.Tx) (store.DeviceFilter, error) {
 		o, err := s.org(c, tx)
 		if err != nil {
 			return store.DeviceFilter{}, err
@@ -239,11 +236,10 @@ func (s *Server) listOrganizationDevices(c *gin.Context) {
 
 // listDevices answers a page of the devices the caller's filter (given by
 // scope) and the query filters select.
-func (s *Server) listDevices(c *gin.Context, scope func(tx *store.Tx) (store.DeviceFilter, error)) {
+func (s *Server) listDevices(c *gin.Context, scope func(tx *store.Tx) (store.DeviceFilter, error)) error {
 	pg, err := s.page(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var out []deviceDTO
 	var total int
@@ -264,10 +260,9 @@ func (s *Server) listDevices(c *gin.Context, scope func(tx *store.Tx) (store.Dev
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	okPage(c, out, total, pg)
+	return okPage(c, out, total, pg)
 }
 
 // narrowDevices adds the query filters to the caller's device filter; a
@@ -297,14 +292,14 @@ func narrowDevices(c *gin.Context, f store.DeviceFilter) (store.DeviceFilter, er
 // listPartnerDevices handles GET /partners/devices and its alias
 // GET /partner-devices (partners only): the partner's devices in every
 // organization.
-func (s *Server) listPartnerDevices(c *gin.Context) {
-	s.listDevices(c, func(*store.Tx) (store.DeviceFilter, error) {
+func (s *Server) listPartnerDevices(c *gin.Context) error {
+	return s.listDevices(c, func(*store.Tx) (store.DeviceFilter, error) {
 		return store.DeviceFilter{PartnerID: principal(c).PartnerID}, nil
 	})
 }
 
 // getDevice handles GET /devices/{imei}.
-func (s *Server) getDevice(c *gin.Context) {
+func (s *Server) getDevice(c *gin.Context) error {
 	var out deviceDTO
 	err := s.view(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
@@ -315,10 +310,9 @@ func (s *Server) getDevice(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 type updateDeviceRequest struct {
@@ -351,23 +345,19 @@ func canMoveTo(from, to string) bool {
 
 // updateDevice handles PATCH /devices/{imei}: rename, move to a group (-1
 // or 0: none) and, for the device's partner only, change its status.
-func (s *Server) updateDevice(c *gin.Context) {
+func (s *Server) updateDevice(c *gin.Context) error {
 	var req updateDeviceRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if req == (updateDeviceRequest{}) {
-		s.fail(c, badRequest("the request body must name at least one of name, groupId, activationStatus"))
-		return
+		return badRequest("the request body must name at least one of name, groupId, activationStatus")
 	}
 	if req.ActivationStatus != nil && !store.ValidDeviceStatus(*req.ActivationStatus) {
-		s.fail(c, badField("activationStatus", "must be one of pendingActivation, activated, deactivated, suspended"))
-		return
+		return badField("activationStatus", "must be one of pendingActivation, activated, deactivated, suspended")
 	}
 	if req.GroupID != nil && *req.GroupID < -1 {
-		s.fail(c, badField("groupId", "must be a group id, or -1 for no group"))
-		return
+		return badField("groupId", "must be a group id, or -1 for no group")
 	}
 	p := principal(c)
 	var out deviceDTO
@@ -406,16 +396,15 @@ func (s *Server) updateDevice(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // removeDevice handles DELETE /organizations/{orgId}/devices/{imei}. The
 // store records the deviceRemoved system message in the same transaction;
 // a connected device is disconnected.
-func (s *Server) removeDevice(c *gin.Context) {
+func (s *Server) removeDevice(c *gin.Context) error {
 	err := s.update(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
 		if err != nil {
@@ -431,15 +420,14 @@ func (s *Server) removeDevice(c *gin.Context) {
 		return tx.RemoveDevice(d.IMEI)
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	// A device out of the inventory may not stay connected: its next
 	// connection is refused (docs/device-protocol.md, section 2). Its live
 	// streams end: their viewers are of the organization it left.
-	s.live.endDevice(c.Param("imei"))
+	s.live.EndDevice(c.Param("imei"))
 	if s.commander != nil {
 		s.commander.Disconnect(c.Param("imei"))
 	}
-	ok(c, gin.H{"imei": c.Param("imei"), "removed": true})
+	return ok(c, gin.H{"imei": c.Param("imei"), "removed": true})
 }

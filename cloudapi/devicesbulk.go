@@ -53,24 +53,20 @@ type bulkDevicesDTO struct {
 // otherwise the answer lists each device as accepted or rejected (its group
 // is not the organization's, or its IMEI is registered already), and the
 // accepted ones are added in one transaction.
-func (s *Server) addBulkDevices(c *gin.Context) {
+func (s *Server) addBulkDevices(c *gin.Context) error {
 	var reqs []addDeviceRequest
 	if err := decode(c, &reqs); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	switch {
 	case len(reqs) == 0:
-		s.fail(c, badRequest("the request body must be a non-empty array of devices"))
-		return
+		return badRequest("the request body must be a non-empty array of devices")
 	case len(reqs) > maxBulkDevices:
-		s.fail(c, badRequest("the request body may name at most %d devices", maxBulkDevices))
-		return
+		return badRequest("the request body may name at most %d devices", maxBulkDevices)
 	}
 	for i := range reqs {
 		if err := reqs[i].validate(fmt.Sprintf("[%d].", i)); err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
 	}
 	var out bulkDevicesDTO
@@ -102,10 +98,9 @@ func (s *Server) addBulkDevices(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // bulkReject is the reject code and reason of a device placeDevice

@@ -19,13 +19,12 @@ type deviceConfigResult struct {
 // getDeviceConfig handles GET /devices/{imei}/device-config: the
 // configuration the device runs (its own, else its organization's, else
 // the defaults).
-func (s *Server) getDeviceConfig(c *gin.Context) {
+func (s *Server) getDeviceConfig(c *gin.Context) error {
 	e, ds, err := s.pathSettings(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	okConfig(c, toDeviceConfigDTO(e.Device, e.Privacy), s.configMetadata(c, ds.IMEI, ds.UpdatedAt))
+	return okConfig(c, toDeviceConfigDTO(e.Device, e.Privacy), s.configMetadata(c, ds.IMEI, ds.UpdatedAt))
 }
 
 // pathSettings reads the settings of the device the path names, if the
@@ -58,13 +57,12 @@ func replacedConfig(dto *deviceConfigDTO) (store.DeviceConfig, store.PrivacyConf
 
 // putDeviceConfig handles PUT /devices/{imei}/device-config: the device's
 // configuration is replaced; what the call does not name takes its default.
-func (s *Server) putDeviceConfig(c *gin.Context) {
+func (s *Server) putDeviceConfig(c *gin.Context) error {
 	var dto deviceConfigDTO
 	if err := decode(c, &dto); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	s.replaceDeviceConfigs(c, s.pathDevice(c), &dto, "")
+	return s.replaceDeviceConfigs(c, s.pathDevice(c), &dto, "")
 }
 
 func putDeviceConfig(tx *store.Tx, imei string, cfg store.DeviceConfig, priv store.PrivacyConfig) error {
@@ -80,32 +78,29 @@ func putDeviceConfig(tx *store.Tx, imei string, cfg store.DeviceConfig, priv sto
 // putDevicesConfig handles PUT /devices/device-config: the same replacing
 // configuration on many devices, named by IMEI or by organization and
 // groups. The answer is per IMEI.
-func (s *Server) putDevicesConfig(c *gin.Context) {
+func (s *Server) putDevicesConfig(c *gin.Context) error {
 	t, dto, err := decodeBulkConfig[deviceConfigDTO](c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	s.replaceDeviceConfigs(c, s.targetDevices(c, t), dto, "config.")
+	return s.replaceDeviceConfigs(c, s.targetDevices(c, t), dto, "config.")
 }
 
 // replaceDeviceConfigs replaces the configuration of the devices resolve
 // names with the one dto asks for and answers per IMEI with it; field
 // prefixes the members a broken rule names.
-func (s *Server) replaceDeviceConfigs(c *gin.Context, resolve deviceResolver, dto *deviceConfigDTO, field string) {
+func (s *Server) replaceDeviceConfigs(c *gin.Context, resolve deviceResolver, dto *deviceConfigDTO, field string) error {
 	cfg, priv, err := replacedConfig(dto)
 	if err != nil {
-		s.fail(c, prefixField(err, field))
-		return
+		return prefixField(err, field)
 	}
 	res, err := s.writeDevices(c, resolve, func(tx *store.Tx, imei string) error {
 		return putDeviceConfig(tx, imei, cfg, priv)
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, deviceConfigResult{bulkWriteResult: res, Config: toDeviceConfigDTO(cfg, priv)})
+	return ok(c, deviceConfigResult{bulkWriteResult: res, Config: toDeviceConfigDTO(cfg, priv)})
 }
 
 // orgDeviceConfig returns an organization's device configuration and privacy
@@ -136,24 +131,22 @@ func (s *Server) orgSettings(c *gin.Context) (*store.OrgSettings, error) {
 }
 
 // getOrgDeviceSettings handles GET /organizations/{orgId}/device-settings.
-func (s *Server) getOrgDeviceSettings(c *gin.Context) {
+func (s *Server) getOrgDeviceSettings(c *gin.Context) error {
 	os, err := s.orgSettings(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, toDeviceConfigDTO(orgDeviceConfig(os)))
+	return ok(c, toDeviceConfigDTO(orgDeviceConfig(os)))
 }
 
 // postOrgDeviceSettings handles POST /organizations/{orgId}/device-settings:
 // the named parameters of the organization's default change, the others
 // stay. Devices without their own configuration follow the default; with the
 // organization profile enabled every current device takes it as well.
-func (s *Server) postOrgDeviceSettings(c *gin.Context) {
+func (s *Server) postOrgDeviceSettings(c *gin.Context) error {
 	var dto deviceConfigDTO
 	if err := decode(c, &dto); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var (
 		cfg  store.DeviceConfig
@@ -180,10 +173,9 @@ func (s *Server) postOrgDeviceSettings(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, toDeviceConfigDTO(cfg, priv))
+	return ok(c, toDeviceConfigDTO(cfg, priv))
 }
 
 // writeOrgSettings changes the settings of the path's organization with

@@ -67,17 +67,15 @@ var tripEventTypes = func() map[string]bool {
 // the device's trips (power on to power off) that overlap the span, oldest
 // first. start and end are the first and last GPS samples of the trip; a
 // trip without GPS has the trip's start and end times there, at 0,0.
-func (s *Server) getDeviceTrips(c *gin.Context) {
+func (s *Server) getDeviceTrips(c *gin.Context) error {
 	start, end, err := timeSpan(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var minMiles float64
 	if v, given := c.GetQuery("minimumDistance"); given {
 		if minMiles, err = strconv.ParseFloat(v, 64); err != nil || minMiles < 0 || math.IsInf(minMiles, 0) {
-			s.fail(c, badField("minimumDistance", "must be a number of miles, 0 or more"))
-			return
+			return badField("minimumDistance", "must be a number of miles, 0 or more")
 		}
 	}
 	out := []deviceTripDTO{}
@@ -107,10 +105,9 @@ func (s *Server) getDeviceTrips(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // deviceTrip renders trip t of d from its GPS track and events.
@@ -167,11 +164,10 @@ type scoreDTO struct {
 // getDeviceScore handles GET /devices/{imei}/score?start&end: the device's
 // safety score over the span, safetyScore of its driving-behaviour events
 // and the length of its GPS track in the span.
-func (s *Server) getDeviceScore(c *gin.Context) {
+func (s *Server) getDeviceScore(c *gin.Context) error {
 	start, end, err := timeSpan(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var out scoreDTO
 	err = s.view(c, func(tx *store.Tx) error {
@@ -198,8 +194,7 @@ func (s *Server) getDeviceScore(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }

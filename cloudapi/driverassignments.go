@@ -92,11 +92,10 @@ func decodeAssignments(c *gin.Context) ([]assignmentRequest, error) {
 
 // assignDrivers handles POST /drivers/devices: each driver is assigned to
 // one device from startTime (default now) to endTime (default open).
-func (s *Server) assignDrivers(c *gin.Context) {
+func (s *Server) assignDrivers(c *gin.Context) error {
 	items, err := decodeAssignments(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var out []assignmentDTO
 	var imeis []string
@@ -127,20 +126,18 @@ func (s *Server) assignDrivers(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	s.pushConfig(imeis...)
-	created(c, out)
+	return created(c, out)
 }
 
 // unassignDrivers handles DELETE /drivers/devices: ends the current and
 // future assignments of each driver to each device.
-func (s *Server) unassignDrivers(c *gin.Context) {
+func (s *Server) unassignDrivers(c *gin.Context) error {
 	items, err := decodeAssignments(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var imeis []string
 	err = s.update(c, func(tx *store.Tx) error {
@@ -160,11 +157,10 @@ func (s *Server) unassignDrivers(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	s.pushConfig(imeis...)
-	noContent(c)
+	return noContent(c)
 }
 
 // checkoutDTO answers a check-out through the API.
@@ -181,7 +177,7 @@ type checkoutDTO struct {
 // driver's session in the cloud and queues the command telling the device
 // in the same transaction; it is sent once committed, or when the device
 // reconnects.
-func (s *Server) checkoutDriver(c *gin.Context) {
+func (s *Server) checkoutDriver(c *gin.Context) error {
 	var out checkoutDTO
 	err := s.update(c, func(tx *store.Tx) error {
 		dev, err := s.device(c, tx)
@@ -203,8 +199,7 @@ func (s *Server) checkoutDriver(c *gin.Context) {
 		return s.commander.Enqueue(tx, dev.IMEI, protocol.CmdDriverCheckout, nil)
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }

@@ -127,8 +127,8 @@ func itemError(i int, err error) error {
 }
 
 // createDrivers handles POST /drivers: adds drivers to one organization.
-func (s *Server) createDrivers(c *gin.Context) {
-	s.writeDrivers(c, []string{"driverThirdPartyId", "drivingLicense", "firstName", "lastName", "driverCode"},
+func (s *Server) createDrivers(c *gin.Context) error {
+	return s.writeDrivers(c, []string{"driverThirdPartyId", "drivingLicense", "firstName", "lastName", "driverCode"},
 		func(tx *store.Tx, o *store.Organization, i int, r driverRequest) (*store.Driver, error) {
 			if r.DriverThirdPartyID == nil {
 				return nil, badField(itemField(i, "driverThirdPartyId"), "is required")
@@ -139,7 +139,7 @@ func (s *Server) createDrivers(c *gin.Context) {
 				return nil, itemError(i, err)
 			}
 			return d, nil
-		}, func(c *gin.Context, out []driverDTO) { created(c, out) })
+		}, func(c *gin.Context, out []driverDTO) error { return created(c, out) })
 }
 
 func deref[T any](p *T) T {
@@ -152,12 +152,12 @@ func deref[T any](p *T) T {
 
 // updateDrivers handles PATCH /drivers: partial updates; members left out
 // are kept. It answers 204, as the reference contract says.
-func (s *Server) updateDrivers(c *gin.Context) {
-	s.changeDrivers(c, []string{"id", "driverThirdPartyId", "drivingLicense", "firstName", "lastName", "driverCode"},
+func (s *Server) updateDrivers(c *gin.Context) error {
+	return s.changeDrivers(c, []string{"id", "driverThirdPartyId", "drivingLicense", "firstName", "lastName", "driverCode"},
 		func(tx *store.Tx, d *store.Driver, r driverRequest) (*store.Driver, error) {
 			return tx.UpdateDriver(d.ID, store.DriverPatch{ThirdPartyID: r.DriverThirdPartyID, FirstName: r.FirstName,
 				LastName: r.LastName, DrivingLicense: r.DrivingLicense, Code: r.DriverCode})
-		}, func(c *gin.Context, _ []driverDTO) { noContent(c) })
+		}, func(c *gin.Context, _ []driverDTO) error { return noContent(c) })
 }
 
 // activeCounts is the answer of PUT /drivers: the reference contract gives
@@ -169,14 +169,14 @@ type activeCounts struct {
 }
 
 // setDriversActive handles PUT /drivers: activates or deactivates drivers.
-func (s *Server) setDriversActive(c *gin.Context) {
-	s.changeDrivers(c, []string{"id", "isActive"},
+func (s *Server) setDriversActive(c *gin.Context) error {
+	return s.changeDrivers(c, []string{"id", "isActive"},
 		func(tx *store.Tx, d *store.Driver, r driverRequest) (*store.Driver, error) {
 			if r.IsActive == nil {
 				return nil, badField("isActive", "is required")
 			}
 			return tx.UpdateDriver(d.ID, store.DriverPatch{IsActive: r.IsActive})
-		}, func(c *gin.Context, out []driverDTO) {
+		}, func(c *gin.Context, out []driverDTO) error {
 			n := activeCounts{RequestID: requestID(c)}
 			for _, d := range out {
 				if d.IsActive {
@@ -185,22 +185,22 @@ func (s *Server) setDriversActive(c *gin.Context) {
 					n.InactiveCount++
 				}
 			}
-			ok(c, n)
+			return ok(c, n)
 		})
 }
 
 // deleteDrivers handles DELETE /drivers: removes inactive drivers; 204.
-func (s *Server) deleteDrivers(c *gin.Context) {
-	s.changeDrivers(c, []string{"id"},
+func (s *Server) deleteDrivers(c *gin.Context) error {
+	return s.changeDrivers(c, []string{"id"},
 		func(tx *store.Tx, d *store.Driver, _ driverRequest) (*store.Driver, error) {
 			return d, tx.DeleteDriver(d.ID)
-		}, func(c *gin.Context, _ []driverDTO) { noContent(c) })
+		}, func(c *gin.Context, _ []driverDTO) error { return noContent(c) })
 }
 
 // changeDrivers runs fn on every driver a body names by id, in one transaction.
 func (s *Server) changeDrivers(c *gin.Context, allowed []string,
-	fn func(*store.Tx, *store.Driver, driverRequest) (*store.Driver, error), respond func(*gin.Context, []driverDTO)) {
-	s.writeDrivers(c, allowed, func(tx *store.Tx, o *store.Organization, i int, r driverRequest) (*store.Driver, error) {
+	fn func(*store.Tx, *store.Driver, driverRequest) (*store.Driver, error), respond func(*gin.Context, []driverDTO) error) error {
+	return s.writeDrivers(c, allowed, func(tx *store.Tx, o *store.Organization, i int, r driverRequest) (*store.Driver, error) {
 		if r.ID == nil {
 			return nil, badField(itemField(i, "id"), "is required")
 		}
@@ -222,11 +222,10 @@ func (s *Server) changeDrivers(c *gin.Context, allowed []string,
 // drivers written are answered with respond.
 func (s *Server) writeDrivers(c *gin.Context, allowed []string,
 	write func(tx *store.Tx, o *store.Organization, i int, r driverRequest) (*store.Driver, error),
-	respond func(*gin.Context, []driverDTO)) {
+	respond func(*gin.Context, []driverDTO) error) error {
 	items, err := decodeDrivers(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var out []driverDTO
 	var imeis []string
@@ -252,11 +251,10 @@ func (s *Server) writeDrivers(c *gin.Context, allowed []string,
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	s.pushConfig(imeis...)
-	respond(c, out)
+	return respond(c, out)
 }
 
 // driverSorts maps the sort keys of GET /drivers to the store's.
@@ -289,46 +287,39 @@ func queryOrder(c *gin.Context) (bool, error) {
 }
 
 // listDrivers handles GET /drivers.
-func (s *Server) listDrivers(c *gin.Context) {
+func (s *Server) listDrivers(c *gin.Context) error {
 	p, err := s.page(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	sortBy := c.DefaultQuery("sort", "createdAt")
 	key, found := driverSorts[sortBy]
 	if !found {
-		s.fail(c, badField("sort", "must be one of createdAt, drivingLicense, firstName, lastName"))
-		return
+		return badField("sort", "must be one of createdAt, drivingLicense, firstName, lastName")
 	}
 	desc, err := queryOrder(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	first, err := nameRegexp("driverFirstName", c.Query("driverFirstName"))
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	last, err := nameRegexp("driverLastName", c.Query("driverLastName"))
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	f := store.DriverFilter{ThirdPartyID: c.Query("driverThirdPartyId"), FirstName: first, LastName: last}
 	if v := c.Query("driverId"); v != "" {
 		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || id < 1 {
-			s.fail(c, badField("driverId", "must be a driver id (a positive integer)"))
-			return
+			return badField("driverId", "must be a driver id (a positive integer)")
 		}
 		f.ID = id
 	}
 	active, err := queryEnum(c, "driverIsActive", "true", "false")
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if active != "" {
 		b := active == "true"
@@ -357,10 +348,9 @@ func (s *Server) listDrivers(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	okPage(c, out, total, p)
+	return okPage(c, out, total, p)
 }
 
 // qrCodeSize is the side of a driver's QR code image, in pixels.
@@ -369,11 +359,10 @@ const qrCodeSize = 256
 // driverQRCode handles GET /drivers/{driverId}/qr-code: the driver's QR
 // code as a PNG, inline as a base64 data URL in data, or as the image
 // itself when the caller accepts image/png.
-func (s *Server) driverQRCode(c *gin.Context) {
+func (s *Server) driverQRCode(c *gin.Context) error {
 	id, err := pathInt(c, "driverId")
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var payload string
 	err = s.view(c, func(tx *store.Tx) error {
@@ -389,17 +378,15 @@ func (s *Server) driverQRCode(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	png, err := qrcode.Encode(payload, qrcode.Medium, qrCodeSize)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if c.NegotiateFormat(gin.MIMEJSON, "image/png") == "image/png" && strings.Contains(c.GetHeader("Accept"), "image/png") {
 		c.Data(http.StatusOK, "image/png", png)
-		return
+		return nil
 	}
-	ok(c, "data:image/png;base64,"+base64.StdEncoding.EncodeToString(png))
+	return ok(c, "data:image/png;base64,"+base64.StdEncoding.EncodeToString(png))
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"net/http"
 	"strconv"
 
 	"github.com/fleetcam/fleetcam/store"
@@ -63,7 +62,7 @@ func (s *Server) keyReaders(c *gin.Context) {
 	if entry.EntityID == "" {
 		entry.EntityType, entry.EntityID = entityOrganization, c.Param("orgId")
 	}
-	s.refuse(c, &refusal{answer: forbidden("%s", msg), entries: []store.AuditChange{entry}})
+	s.fail(c, s.refuse(c, &refusal{answer: forbidden("%s", msg), entries: []store.AuditChange{entry}}))
 }
 
 // Audit actions of recording keys.
@@ -88,7 +87,7 @@ type deviceKeysDTO struct {
 // getRecordingKeys handles GET /devices/{imei}/recording-encryption-keys:
 // the device's active key and its history (the keys of its current
 // ownership, newest first).
-func (s *Server) getRecordingKeys(c *gin.Context) {
+func (s *Server) getRecordingKeys(c *gin.Context) error {
 	var out deviceKeysDTO
 	err := s.update(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
@@ -102,11 +101,10 @@ func (s *Server) getRecordingKeys(c *gin.Context) {
 		return auditKeyRead(tx, d)
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	out.RequestID = requestID(c)
-	c.JSON(http.StatusOK, out)
+	return okBody(c, out)
 }
 
 // orgKeysRequest is the body of POST /organizations/{orgId}/get-recording-encryption-keys.
@@ -135,20 +133,18 @@ const maxKeyIMEIs = 1000
 // the active key of each device named in imeis, or of every device of the
 // organization the caller may see when the body is empty or has no imeis.
 // A named device that is not one of them is 404.
-func (s *Server) orgRecordingKeys(c *gin.Context) {
+func (s *Server) orgRecordingKeys(c *gin.Context) error {
 	var req orgKeysRequest
 	if c.Request.ContentLength != 0 {
 		if err := decode(c, &req); err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
 	}
 	var imeis []string
 	if len(req.IMEIs) > 0 {
 		var err error
 		if imeis, err = checkIMEIList(req.IMEIs, maxKeyIMEIs); err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
 	}
 	out := orgKeysDTO{Keys: []orgKeyDTO{}}
@@ -184,11 +180,10 @@ func (s *Server) orgRecordingKeys(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	out.RequestID = requestID(c)
-	c.JSON(http.StatusOK, out)
+	return okBody(c, out)
 }
 
 // generatedKeyDTO answers PUT /generate-encryption-key.
@@ -200,8 +195,8 @@ type generatedKeyDTO struct {
 // generateEncryptionKey handles PUT /generate-encryption-key: a strong
 // random key of 32 hexadecimal characters (128 bits) from the system's
 // cryptographic generator, for the caller's own use. It is not stored.
-func (s *Server) generateEncryptionKey(c *gin.Context) {
+func (s *Server) generateEncryptionKey(c *gin.Context) error {
 	b := make([]byte, recordingKeyBytes)
 	rand.Read(b)
-	c.JSON(http.StatusOK, generatedKeyDTO{GeneratedKey: hex.EncodeToString(b), RequestID: requestID(c)})
+	return okBody(c, generatedKeyDTO{GeneratedKey: hex.EncodeToString(b), RequestID: requestID(c)})
 }

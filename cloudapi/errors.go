@@ -154,6 +154,19 @@ type errorBody struct {
 	RequestID string `json:"requestId"`
 }
 
+// handle adapts a handler to gin. A handler reads the request, validates
+// it, calls the store or the device and answers with one of the answer
+// helpers (ok, created, okPage...); an error it returns is answered here,
+// by fail, so that a route's handler says what it does and the mapping of
+// errors to answers stays in one place.
+func (s *Server) handle(h func(c *gin.Context) error) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := h(c); err != nil {
+			s.fail(c, err)
+		}
+	}
+}
+
 // fail answers err and stops the handler chain. Unknown errors are logged
 // with the request id; their text never reaches the caller. A call that
 // failed because its own context ended (the client went away, or the call

@@ -31,47 +31,39 @@ type fileLinksDTO struct {
 // has no link yet carries the reason in error; when no camera has a link
 // the answer is that reason itself (404). fleetcam keeps the files as the
 // devices recorded them: a concealed (blurred) version does not exist.
-func (s *Server) eventFileLinks(c *gin.Context) {
+func (s *Server) eventFileLinks(c *gin.Context) error {
 	if v, given := c.GetQuery("conceal"); given {
 		switch v {
 		case "false":
 		case "true":
-			s.fail(c, badField("conceal", "cannot be true: fleetcam keeps event files as recorded, without a blurred version"))
-			return
+			return badField("conceal", "cannot be true: fleetcam keeps event files as recorded, without a blurred version")
 		default:
-			s.fail(c, badField("conceal", "must be true or false"))
-			return
+			return badField("conceal", "must be true or false")
 		}
 	}
 	fileType := c.Query("fileType")
 	if fileType != "" && fileType != store.FileVideo && fileType != store.FileSnapshot {
-		s.fail(c, badField("fileType", "must be video or snapshot"))
-		return
+		return badField("fileType", "must be video or snapshot")
 	}
 	cameras, err := queryCameraIDs(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var eventID int64
 	if v, given := c.GetQuery("eventId"); given {
 		if eventID, err = strconv.ParseInt(v, 10, 64); err != nil || eventID < 1 {
-			s.fail(c, badField("eventId", "must be a positive integer, the id of an event of the device"))
-			return
+			return badField("eventId", "must be a positive integer, the id of an event of the device")
 		}
 	}
 	fileID := c.Query("fileId")
 	if eventID == 0 {
 		switch {
 		case !store.ValidFileID(fileID):
-			s.fail(c, badField("fileId", "is required without eventId: the file id of the event (1 to 128 letters, digits, '.', '_' or '-')"))
-			return
+			return badField("fileId", "is required without eventId: the file id of the event (1 to 128 letters, digits, '.', '_' or '-')")
 		case fileType == "":
-			s.fail(c, badField("fileType", "is required without eventId: video or snapshot"))
-			return
+			return badField("fileType", "is required without eventId: video or snapshot")
 		case cameras == nil:
-			s.fail(c, badField("cameraIds", "is required without eventId: camera ids separated by commas, such as 1,2"))
-			return
+			return badField("cameraIds", "is required without eventId: camera ids separated by commas, such as 1,2")
 		}
 	}
 	var out fileLinksDTO
@@ -104,10 +96,9 @@ func (s *Server) eventFileLinks(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // linkRefs names the files event-file-links answers for: those of event

@@ -1,8 +1,6 @@
 package cloudapi
 
 import (
-	"net/http"
-
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
 )
@@ -36,11 +34,10 @@ func queryEventType(c *gin.Context) (string, error) {
 
 // getEventRecipients handles GET /devices/{imei}/notification-recipients:
 // the device's recipients, of the eventType query only when given.
-func (s *Server) getEventRecipients(c *gin.Context) {
+func (s *Server) getEventRecipients(c *gin.Context) error {
 	eventType, err := queryEventType(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	out := []eventRecipientDTO{}
 	err = s.view(c, func(tx *store.Tx) error {
@@ -55,26 +52,23 @@ func (s *Server) getEventRecipients(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"recipients": out, "requestId": requestID(c)})
+	return okBody(c, gin.H{"recipients": out, "requestId": requestID(c)})
 }
 
 // deleteEventRecipient handles DELETE
 // /devices/{imei}/notification-recipients/{email}: the address stops being
 // told of the eventType query's events, or of every event type when the
 // query is left out. An address that is no such recipient is 404.
-func (s *Server) deleteEventRecipient(c *gin.Context) {
+func (s *Server) deleteEventRecipient(c *gin.Context) error {
 	email, err := checkEmail("email", c.Param("email"))
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	eventType, err := queryEventType(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	err = s.update(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
@@ -84,10 +78,9 @@ func (s *Server) deleteEventRecipient(c *gin.Context) {
 		return tx.DeleteEventRecipient(d.IMEI, email, eventType)
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"requestId": requestID(c)})
+	return okBody(c, gin.H{"requestId": requestID(c)})
 }
 
 // recipientsRequest is the body of the PUT calls: the replacing list,
@@ -106,21 +99,18 @@ func (r recipientsRequest) list() ([]string, error) {
 // putEventRecipients handles PUT
 // /devices/{imei}/events/{eventType}/notification-recipients: the list
 // replaces the device's recipients of the event type.
-func (s *Server) putEventRecipients(c *gin.Context) {
+func (s *Server) putEventRecipients(c *gin.Context) error {
 	eventType, err := store.CheckEventType("eventType", c.Param("eventType"))
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var req recipientsRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	emails, err := req.list()
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	err = s.update(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
@@ -130,10 +120,9 @@ func (s *Server) putEventRecipients(c *gin.Context) {
 		return tx.SetEventRecipients(d.IMEI, eventType, emails)
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"requestId": requestID(c)})
+	return okBody(c, gin.H{"requestId": requestID(c)})
 }
 
 // bulkRecipientsResult answers the bulk write: the devices changed and the
@@ -148,28 +137,24 @@ type bulkRecipientsResult struct {
 // /devices/events/{eventType}/notification-recipients: the list replaces
 // the recipients of the event type on each device named by imeis, or of an
 // organization (narrowed to groupIds when given), the caller's devices only.
-func (s *Server) putBulkEventRecipients(c *gin.Context) {
+func (s *Server) putBulkEventRecipients(c *gin.Context) error {
 	eventType, err := store.CheckEventType("eventType", c.Param("eventType"))
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var req struct {
 		deviceTarget
 		recipientsRequest
 	}
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	emails, err := req.list()
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if req.OrganizationID == nil && req.IMEIs == nil && req.GroupIDs == nil {
-		s.fail(c, badField("imeis", "is required unless organizationId is given"))
-		return
+		return badField("imeis", "is required unless organizationId is given")
 	}
 	res := newBulkResult()
 	var imeis []string
@@ -187,11 +172,10 @@ func (s *Server) putBulkEventRecipients(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if imeis == nil {
 		imeis = []string{}
 	}
-	c.JSON(http.StatusOK, bulkRecipientsResult{Success: imeis, Rejected: res.Rejected, RequestID: requestID(c)})
+	return okBody(c, bulkRecipientsResult{Success: imeis, Rejected: res.Rejected, RequestID: requestID(c)})
 }

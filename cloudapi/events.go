@@ -139,21 +139,18 @@ func spanText(d time.Duration) string {
 
 // listDeviceEvents handles GET /devices/{imei}/events: one device's events
 // from start to end (at most 31 days), oldest first, paginated.
-func (s *Server) listDeviceEvents(c *gin.Context) {
+func (s *Server) listDeviceEvents(c *gin.Context) error {
 	p, err := s.page(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	start, end, err := eventWindow(c.Query("start"), c.Query("end"))
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	q := store.EventQuery{Start: start, End: end}
 	if q.Status, err = queryEnum(c, "status", store.EventStatusNew, store.EventStatusResolved); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var out []eventView
 	var total int
@@ -175,10 +172,9 @@ func (s *Server) listDeviceEvents(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	okPage(c, out, total, p)
+	return okPage(c, out, total, p)
 }
 
 // orgEventsRequest is the body of POST /organizations/{orgId}/events.
@@ -195,11 +191,10 @@ type orgEventsRequest struct {
 // end (at most 31 days), oldest first, optionally of the named types.
 // Beep events come only when named or when no types are named. The
 // members may also be given as query parameters, as older clients do.
-func (s *Server) listOrganizationEvents(c *gin.Context) {
+func (s *Server) listOrganizationEvents(c *gin.Context) error {
 	var req orgEventsRequest
 	if err := decodeOptional(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	query := c.Request.URL.Query()
 	if req.Start == "" {
@@ -216,13 +211,11 @@ func (s *Server) listOrganizationEvents(c *gin.Context) {
 		p, err = s.page(c)
 	}
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	start, end, err := eventWindow(req.Start, req.End)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	q := store.EventQuery{Start: start, End: end}
 	if len(req.EventTypes) > 0 {
@@ -230,8 +223,7 @@ func (s *Server) listOrganizationEvents(c *gin.Context) {
 		for i, name := range req.EventTypes {
 			k, ok := store.LookupEvent(name)
 			if !ok {
-				s.fail(c, badField(fmt.Sprintf("eventTypes[%d]", i), fmt.Sprintf("must be an event type in API syntax; %q is not one", name)))
-				return
+				return badField(fmt.Sprintf("eventTypes[%d]", i), fmt.Sprintf("must be an event type in API syntax; %q is not one", name))
 			}
 			q.Types[k.API] = true
 		}
@@ -267,10 +259,9 @@ func (s *Server) listOrganizationEvents(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	okPage(c, out, total, p)
+	return okPage(c, out, total, p)
 }
 
 // decodeOptional decodes a JSON body strictly like decode, but an absent
@@ -310,7 +301,7 @@ func (s *Server) deviceEvent(c *gin.Context, tx *store.Tx) (*store.Event, error)
 }
 
 // getDeviceEvent handles GET /devices/{imei}/events/{eventId}.
-func (s *Server) getDeviceEvent(c *gin.Context) {
+func (s *Server) getDeviceEvent(c *gin.Context) error {
 	var v eventView
 	err := s.view(c, func(tx *store.Tx) error {
 		e, err := s.deviceEvent(c, tx)
@@ -321,10 +312,9 @@ func (s *Server) getDeviceEvent(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, v)
+	return ok(c, v)
 }
 
 type deletedEvent struct {
@@ -334,7 +324,7 @@ type deletedEvent struct {
 
 // deleteDeviceEvent handles DELETE /devices/{imei}/events/{eventId}. Media
 // shared with other events (virtual events of the same second) stays.
-func (s *Server) deleteDeviceEvent(c *gin.Context) {
+func (s *Server) deleteDeviceEvent(c *gin.Context) error {
 	var out deletedEvent
 	err := s.update(c, func(tx *store.Tx) error {
 		e, err := s.deviceEvent(c, tx)
@@ -349,10 +339,9 @@ func (s *Server) deleteDeviceEvent(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // reviewRequest is the body of PATCH /devices/event-review-state.
@@ -372,35 +361,27 @@ const maxReviewEvents = 500
 
 // reviewEvents handles PATCH /devices/event-review-state: sets the status
 // and severity of events and adds a comment to each. Members left out stay.
-func (s *Server) reviewEvents(c *gin.Context) {
+func (s *Server) reviewEvents(c *gin.Context) error {
 	var req reviewRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	st := req.EventReviewState
 	switch {
 	case len(req.EventIDs) == 0:
-		s.fail(c, badField("eventIds", "is required: a non-empty array of event ids"))
-		return
+		return badField("eventIds", "is required: a non-empty array of event ids")
 	case len(req.EventIDs) > maxReviewEvents:
-		s.fail(c, badField("eventIds", fmt.Sprintf("may name at most %d events", maxReviewEvents)))
-		return
+		return badField("eventIds", fmt.Sprintf("may name at most %d events", maxReviewEvents))
 	case st == nil:
-		s.fail(c, badField("eventReviewState", "is required"))
-		return
+		return badField("eventReviewState", "is required")
 	case st.Status == nil && st.Severity == nil && st.Comment == nil:
-		s.fail(c, badField("eventReviewState", "must set status, severity or comment"))
-		return
+		return badField("eventReviewState", "must set status, severity or comment")
 	case st.Status != nil && *st.Status != store.EventStatusNew && *st.Status != store.EventStatusResolved:
-		s.fail(c, badField("eventReviewState.status", "must be new or resolved"))
-		return
+		return badField("eventReviewState.status", "must be new or resolved")
 	case st.Severity != nil && (*st.Severity < 1 || *st.Severity > 3):
-		s.fail(c, badField("eventReviewState.severity", "must be 1 (high), 2 (medium) or 3 (low)"))
-		return
+		return badField("eventReviewState.severity", "must be 1 (high), 2 (medium) or 3 (low)")
 	case st.Comment != nil && (strings.TrimSpace(*st.Comment) == "" || len([]rune(*st.Comment)) > 255):
-		s.fail(c, badField("eventReviewState.comment", "must be 1 to 255 characters"))
-		return
+		return badField("eventReviewState.comment", "must be 1 to 255 characters")
 	}
 	pr := principal(c)
 	review := store.EventReview{Status: st.Status, Severity: st.Severity, AudienceName: "organization"}
@@ -432,8 +413,7 @@ func (s *Server) reviewEvents(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }

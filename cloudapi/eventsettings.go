@@ -10,13 +10,12 @@ import (
 
 // getEventConfig handles GET /devices/{imei}/event-config: the enabled
 // events of the configuration the device runs, defaults filled in.
-func (s *Server) getEventConfig(c *gin.Context) {
+func (s *Server) getEventConfig(c *gin.Context) error {
 	e, ds, err := s.pathSettings(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	okConfig(c, toEventConfigDTO(e.Events, e.Device.AudioAlarms), s.configMetadata(c, ds.IMEI, ds.UpdatedAt))
+	return okConfig(c, toEventConfigDTO(e.Events, e.Device.AudioAlarms), s.configMetadata(c, ds.IMEI, ds.UpdatedAt))
 }
 
 func putEventConfig(tx *store.Tx, imei string, cfg store.EventConfig) error {
@@ -31,11 +30,10 @@ func putEventConfig(tx *store.Tx, imei string, cfg store.EventConfig) error {
 
 // putDeviceEventConfig handles PUT /devices/{imei}/event-config: the
 // device's event configuration is replaced; event types not listed are disabled.
-func (s *Server) putDeviceEventConfig(c *gin.Context) {
+func (s *Server) putDeviceEventConfig(c *gin.Context) error {
 	cfg, err := decodeReplacedEvents(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var audioAlarms bool
 	res, err := s.writeDevices(c, s.pathDevice(c), func(tx *store.Tx, imei string) error {
@@ -47,10 +45,9 @@ func (s *Server) putDeviceEventConfig(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, eventConfigResult{bulkWriteResult: res, Config: toEventConfigDTO(cfg, audioAlarms)})
+	return ok(c, eventConfigResult{bulkWriteResult: res, Config: toEventConfigDTO(cfg, audioAlarms)})
 }
 
 // decodeReplacedEvents decodes an event configuration body that replaces
@@ -71,25 +68,22 @@ type eventConfigResult struct {
 
 // putDevicesEventConfig handles PUT /devices/event-config: the same
 // replacing event configuration on many devices; the answer is per IMEI.
-func (s *Server) putDevicesEventConfig(c *gin.Context) {
+func (s *Server) putDevicesEventConfig(c *gin.Context) error {
 	t, dto, err := decodeBulkConfig[eventConfigDTO](c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	cfg, err := dto.replacedEvents()
 	if err != nil {
-		s.fail(c, prefixField(err, "config."))
-		return
+		return prefixField(err, "config.")
 	}
 	res, err := s.writeDevices(c, s.targetDevices(c, t), func(tx *store.Tx, imei string) error {
 		return putEventConfig(tx, imei, cfg)
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, res)
+	return ok(c, res)
 }
 
 // orgEventConfig returns an organization's event configuration and the
@@ -104,26 +98,24 @@ func orgEventConfig(os *store.OrgSettings) (store.EventConfig, bool) {
 }
 
 // getOrgEventSettings handles GET /organizations/{orgId}/event-settings.
-func (s *Server) getOrgEventSettings(c *gin.Context) {
+func (s *Server) getOrgEventSettings(c *gin.Context) error {
 	os, err := s.orgSettings(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, toEventConfigDTO(orgEventConfig(os)))
+	return ok(c, toEventConfigDTO(orgEventConfig(os)))
 }
 
 // postOrgEventSettings handles POST /organizations/{orgId}/event-settings:
 // the organization's event settings are replaced. With the organization
 // profile enabled the event settings of every device of the organization
 // are replaced by them too.
-func (s *Server) postOrgEventSettings(c *gin.Context) {
+func (s *Server) postOrgEventSettings(c *gin.Context) error {
 	cfg, err := decodeReplacedEvents(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	s.writeOrgEvents(c, func(store.EventConfig) (store.EventConfig, error) { return cfg, nil },
+	return s.writeOrgEvents(c, func(store.EventConfig) (store.EventConfig, error) { return cfg, nil },
 		func(ds *store.DeviceSettings) error {
 			c := cfg.Clone()
 			ds.Events = &c
@@ -135,13 +127,12 @@ func (s *Server) postOrgEventSettings(c *gin.Context) {
 // only the events listed (and vehicleType when given) change. With the
 // organization profile enabled they change on every device of the
 // organization too; what the call does not name stays as each device has it.
-func (s *Server) patchOrgEventSettings(c *gin.Context) {
+func (s *Server) patchOrgEventSettings(c *gin.Context) error {
 	var dto eventConfigDTO
 	if err := decode(c, &dto); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	s.writeOrgEvents(c, dto.patchedEvents, func(ds *store.DeviceSettings) error {
+	return s.writeOrgEvents(c, dto.patchedEvents, func(ds *store.DeviceSettings) error {
 		if ds.Events == nil {
 			return nil // it follows the organization's settings already
 		}
@@ -158,7 +149,7 @@ func (s *Server) patchOrgEventSettings(c *gin.Context) {
 // with the organization profile enabled, every device's with perDevice;
 // then it pushes the configuration and answers the organization's settings.
 func (s *Server) writeOrgEvents(c *gin.Context, change func(store.EventConfig) (store.EventConfig, error),
-	perDevice func(*store.DeviceSettings) error) {
+	perDevice func(*store.DeviceSettings) error) error {
 	var (
 		cfg         store.EventConfig
 		audioAlarms bool
@@ -174,8 +165,7 @@ func (s *Server) writeOrgEvents(c *gin.Context, change func(store.EventConfig) (
 		return nil
 	}, "device.events", perDevice)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, toEventConfigDTO(cfg, audioAlarms))
+	return ok(c, toEventConfigDTO(cfg, audioAlarms))
 }

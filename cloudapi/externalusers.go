@@ -2,7 +2,6 @@ package cloudapi
 
 import (
 	"errors"
-	"net/http"
 	"slices"
 	"strconv"
 
@@ -30,7 +29,7 @@ type externalUserRequest struct {
 }
 
 // listExternalUsers handles GET /organizations/{orgId}/external-users.
-func (s *Server) listExternalUsers(c *gin.Context) {
+func (s *Server) listExternalUsers(c *gin.Context) error {
 	out := []externalUserDTO{}
 	err := s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
@@ -44,10 +43,9 @@ func (s *Server) listExternalUsers(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"users": out, "data": out, "requestId": requestID(c)})
+	return okBody(c, gin.H{"users": out, "data": out, "requestId": requestID(c)})
 }
 
 // externalCandidate returns the user of email if it may be an external user
@@ -101,8 +99,8 @@ const actionExternalRefuse = "organization.externalUser.refuse"
 // user with the editor access level (the contract's administrator) in
 // another organization of the same partner also acts in this one, with
 // that access level.
-func (s *Server) addExternalUser(c *gin.Context) {
-	s.changeExternalUser(c, func(tx *store.Tx, o *store.Organization, email string) error {
+func (s *Server) addExternalUser(c *gin.Context) error {
+	return s.changeExternalUser(c, func(tx *store.Tx, o *store.Organization, email string) error {
 		u, err := externalCandidate(tx, o, email)
 		if err != nil {
 			return err
@@ -114,8 +112,8 @@ func (s *Server) addExternalUser(c *gin.Context) {
 
 // removeExternalUser handles DELETE /organizations/{orgId}/external-users:
 // the user stays in its own organization.
-func (s *Server) removeExternalUser(c *gin.Context) {
-	s.changeExternalUser(c, func(tx *store.Tx, o *store.Organization, email string) error {
+func (s *Server) removeExternalUser(c *gin.Context) error {
+	return s.changeExternalUser(c, func(tx *store.Tx, o *store.Organization, email string) error {
 		u, err := tx.UserByEmail(email)
 		if err != nil || !slices.Contains(u.ExternalOrganizationIDs, o.ID) {
 			return notFound("external user " + email)
@@ -127,16 +125,14 @@ func (s *Server) removeExternalUser(c *gin.Context) {
 
 // changeExternalUser reads the e-mail of an external user request and runs
 // change with it and the path's organization in a write transaction.
-func (s *Server) changeExternalUser(c *gin.Context, change func(tx *store.Tx, o *store.Organization, email string) error) {
+func (s *Server) changeExternalUser(c *gin.Context, change func(tx *store.Tx, o *store.Organization, email string) error) error {
 	var req externalUserRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	email, err := checkEmail("email", req.Email)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	err = s.update(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
@@ -148,11 +144,9 @@ func (s *Server) changeExternalUser(c *gin.Context, change func(tx *store.Tx, o 
 	var refused *refusal
 	switch {
 	case errors.As(err, &refused):
-		s.refuse(c, refused)
-		return
+		return s.refuse(c, refused)
 	case err != nil:
-		s.fail(c, err)
-		return
+		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"requestId": requestID(c)})
+	return okBody(c, gin.H{"requestId": requestID(c)})
 }

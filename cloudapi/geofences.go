@@ -20,15 +20,13 @@ type geofenceBody struct {
 // putGeofences handles PUT /devices/{imei}/geofences: replaces the device's
 // geofences (up to 99 circles) and pushes them to the device with its
 // configuration. Geofences left out are deleted.
-func (s *Server) putGeofences(c *gin.Context) {
+func (s *Server) putGeofences(c *gin.Context) error {
 	var body []geofenceBody
 	if err := decode(c, &body); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if body == nil {
-		s.fail(c, badRequest("the request body must be an array of geofences ([] deletes them all)"))
-		return
+		return badRequest("the request body must be an array of geofences ([] deletes them all)")
 	}
 	fences := make([]store.Geofence, 0, len(body))
 	for i, g := range body {
@@ -37,26 +35,23 @@ func (s *Server) putGeofences(c *gin.Context) {
 			missing bool
 		}{{"id", g.ID == nil}, {"name", g.Name == nil}, {"lat", g.Lat == nil}, {"lon", g.Lon == nil}, {"radius", g.Radius == nil}} {
 			if m.missing {
-				s.fail(c, badField(fmt.Sprintf("[%d].%s", i, m.name), "is required"))
-				return
+				return badField(fmt.Sprintf("[%d].%s", i, m.name), "is required")
 			}
 		}
 		fences = append(fences, store.Geofence{ID: *g.ID, Name: *g.Name, Lat: *g.Lat, Lon: *g.Lon, Radius: *g.Radius})
 	}
 	if err := store.ValidateGeofences(fences); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	err := s.updatePathDevice(c, func(tx *store.Tx, d *store.Device) error { return tx.SetGeofences(d.IMEI, fences) })
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, fences)
+	return ok(c, fences)
 }
 
 // getGeofences handles GET /devices/{imei}/geofences.
-func (s *Server) getGeofences(c *gin.Context) {
+func (s *Server) getGeofences(c *gin.Context) error {
 	var fences []store.Geofence
 	err := s.view(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
@@ -67,11 +62,10 @@ func (s *Server) getGeofences(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if fences == nil {
 		fences = []store.Geofence{}
 	}
-	ok(c, fences)
+	return ok(c, fences)
 }

@@ -55,18 +55,16 @@ type gpsSampleDTO struct {
 // device reported in the span, oldest first, at most limit (10,000 by
 // default and at most). To read on, ask again from just after the last
 // sample's time. It recovers what GPS webhooks missed.
-func (s *Server) getGPS(c *gin.Context) {
+func (s *Server) getGPS(c *gin.Context) error {
 	start, end, err := timeSpan(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	limit := maxGPSSamples
 	if v, given := c.GetQuery("limit"); given {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxGPSSamples {
-			s.fail(c, badField("limit", fmt.Sprintf("must be an integer from 1 to %d", maxGPSSamples)))
-			return
+			return badField("limit", fmt.Sprintf("must be an integer from 1 to %d", maxGPSSamples))
 		}
 		limit = n
 	}
@@ -80,14 +78,13 @@ func (s *Server) getGPS(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	out := make([]gpsSampleDTO, len(points))
 	for i, p := range points {
 		out[i] = toGPSSample(p)
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // toGPSSample shapes a stored GPS point as the contract does: time in

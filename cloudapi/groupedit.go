@@ -45,20 +45,17 @@ func decodeGroupRequest(c *gin.Context) (groupRequest, error) {
 // updateGroup handles PUT /organizations/{orgId}/groups: the group of
 // groupId takes the name given, unique within the organization
 // (case-insensitive) as when groups are created. Its devices stay.
-func (s *Server) updateGroup(c *gin.Context) {
+func (s *Server) updateGroup(c *gin.Context) error {
 	req, err := decodeGroupRequest(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if req.Name == nil {
-		s.fail(c, badField("name", "is required"))
-		return
+		return badField("name", "is required")
 	}
 	name, err := requiredName("name", *req.Name)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var out groupDTO
 	err = s.update(c, func(tx *store.Tx) error {
@@ -76,24 +73,21 @@ func (s *Server) updateGroup(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // deleteGroup handles DELETE /organizations/{orgId}/groups: the group of
 // groupId is deleted; its devices stay in the organization, in no group
 // (each move audited as device.group). The answer lists them.
-func (s *Server) deleteGroup(c *gin.Context) {
+func (s *Server) deleteGroup(c *gin.Context) error {
 	req, err := decodeGroupRequest(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if req.Name != nil {
-		s.fail(c, badField("name", "is not a member of a group deletion"))
-		return
+		return badField("name", "is not a member of a group deletion")
 	}
 	var out groupDTO
 	var moved []string
@@ -107,8 +101,7 @@ func (s *Server) deleteGroup(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, gin.H{"group": out, "ungrouped": moved})
+	return ok(c, gin.H{"group": out, "ungrouped": moved})
 }

@@ -21,11 +21,10 @@ func toGroupDTO(g *store.Group) groupDTO {
 }
 
 // listGroups handles GET /organizations/{orgId}/groups.
-func (s *Server) listGroups(c *gin.Context) {
+func (s *Server) listGroups(c *gin.Context) error {
 	pg, err := s.page(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var out []groupDTO
 	var total int
@@ -45,10 +44,9 @@ func (s *Server) listGroups(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	okPage(c, out, total, pg)
+	return okPage(c, out, total, pg)
 }
 
 type createGroupRequest struct {
@@ -57,16 +55,14 @@ type createGroupRequest struct {
 
 // createGroup handles POST /organizations/{orgId}/groups. Group names are
 // unique within an organization (case-insensitive).
-func (s *Server) createGroup(c *gin.Context) {
+func (s *Server) createGroup(c *gin.Context) error {
 	var req createGroupRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	name, err := requiredName("name", req.Name)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var out groupDTO
 	err = s.update(c, func(tx *store.Tx) error {
@@ -85,10 +81,9 @@ func (s *Server) createGroup(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // checkGroupName refuses (409) a name another group of organization orgID
@@ -113,24 +108,20 @@ const maxGroupAssign = 1500
 // the body is a JSON array of IMEIs that move into the group (out of any
 // other). Every device must be one of the organization's that the caller
 // sees, else nothing changes and the answer is 404 naming the IMEI.
-func (s *Server) assignGroupDevices(c *gin.Context) {
+func (s *Server) assignGroupDevices(c *gin.Context) error {
 	var imeis []string
 	if err := decode(c, &imeis); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	switch {
 	case len(imeis) == 0:
-		s.fail(c, badRequest("the request body must be a non-empty array of IMEIs"))
-		return
+		return badRequest("the request body must be a non-empty array of IMEIs")
 	case len(imeis) > maxGroupAssign:
-		s.fail(c, badRequest("the request body may name at most %d IMEIs", maxGroupAssign))
-		return
+		return badRequest("the request body may name at most %d IMEIs", maxGroupAssign)
 	}
 	for i, imei := range imeis {
 		if !store.ValidIMEI(imei) {
-			s.fail(c, badField(fmt.Sprintf("[%d]", i), "is not an IMEI: "+store.RuleIMEI))
-			return
+			return badField(fmt.Sprintf("[%d]", i), "is not an IMEI: "+store.RuleIMEI)
 		}
 	}
 	var out groupDTO
@@ -169,11 +160,10 @@ func (s *Server) assignGroupDevices(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if moved == nil {
 		moved = []string{}
 	}
-	ok(c, gin.H{"group": out, "moved": moved})
+	return ok(c, gin.H{"group": out, "moved": moved})
 }

@@ -53,7 +53,7 @@ func (s *Server) secrets(c *gin.Context) {
 }
 
 // getHotspot handles GET /devices/{imei}/hotspot.
-func (s *Server) getHotspot(c *gin.Context) {
+func (s *Server) getHotspot(c *gin.Context) error {
 	var out hotspotDTO
 	err := s.view(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
@@ -64,10 +64,9 @@ func (s *Server) getHotspot(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 type hotspotRequest struct {
@@ -79,15 +78,13 @@ type hotspotRequest struct {
 // (and optionally internet access over Wi-Fi) and answers the hotspot with
 // its password. The rest of the device configuration stays as the device
 // runs it.
-func (s *Server) putHotspot(c *gin.Context) {
+func (s *Server) putHotspot(c *gin.Context) error {
 	var req hotspotRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if req.HotspotEnabled == nil {
-		s.fail(c, badField("hotspotEnabled", "is required"))
-		return
+		return badField("hotspotEnabled", "is required")
 	}
 	var out hotspotDTO
 	err := s.update(c, func(tx *store.Tx) error {
@@ -116,11 +113,10 @@ func (s *Server) putHotspot(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	s.pushConfig(out.IMEI)
-	ok(c, out)
+	return ok(c, out)
 }
 
 // maxWifiPasswordIMEIs bounds the imeis list of POST /devices/wifi-password.
@@ -138,16 +134,14 @@ type wifiPasswordResult struct {
 
 // postWifiPassword handles POST /devices/wifi-password: the hotspot
 // passwords of up to 100 devices.
-func (s *Server) postWifiPassword(c *gin.Context) {
+func (s *Server) postWifiPassword(c *gin.Context) error {
 	var req wifiPasswordRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	imeis, err := checkIMEIList(req.IMEIs, maxWifiPasswordIMEIs)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	out := wifiPasswordResult{Devices: []hotspotDTO{}}
 	err = s.view(c, func(tx *store.Tx) error {
@@ -164,8 +158,7 @@ func (s *Server) postWifiPassword(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }

@@ -38,11 +38,10 @@ func toInvitationDTO(tx *store.Tx, o *store.Organization, status string) invitat
 
 // listOrganizationInvitations handles GET /partners/organization-invitations
 // (partners only): the invitations of the caller's partner not answered yet.
-func (s *Server) listOrganizationInvitations(c *gin.Context) {
+func (s *Server) listOrganizationInvitations(c *gin.Context) error {
 	pg, err := s.page(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var out []invitationDTO
 	var total int
@@ -58,27 +57,26 @@ func (s *Server) listOrganizationInvitations(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	okPage(c, out, total, pg)
+	return okPage(c, out, total, pg)
 }
 
 // acceptOrganizationInvitation handles POST
 // /partners/organization-invitations/{orgId}/accept: the organization is
 // shared with the caller's partner from now on.
-func (s *Server) acceptOrganizationInvitation(c *gin.Context) {
-	s.answerOrganizationInvitation(c, true)
+func (s *Server) acceptOrganizationInvitation(c *gin.Context) error {
+	return s.answerOrganizationInvitation(c, true)
 }
 
 // declineOrganizationInvitation handles POST
 // /partners/organization-invitations/{orgId}/decline: the invitation is gone
 // and nothing is shared.
-func (s *Server) declineOrganizationInvitation(c *gin.Context) {
-	s.answerOrganizationInvitation(c, false)
+func (s *Server) declineOrganizationInvitation(c *gin.Context) error {
+	return s.answerOrganizationInvitation(c, false)
 }
 
-func (s *Server) answerOrganizationInvitation(c *gin.Context, accept bool) {
+func (s *Server) answerOrganizationInvitation(c *gin.Context, accept bool) error {
 	status := invitationDeclined
 	if accept {
 		status = invitationAccepted
@@ -97,8 +95,7 @@ func (s *Server) answerOrganizationInvitation(c *gin.Context, accept bool) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }

@@ -126,15 +126,13 @@ func mediaRefParam(c *gin.Context) (store.MediaRef, error) {
 // written once: another upload to the same URL is 409 and the stored bytes
 // stay (each upload writes its own blob, and the store records only the
 // first, so two uploads at once cannot mix either).
-func (s *Server) uploadMedia(c *gin.Context) {
+func (s *Server) uploadMedia(c *gin.Context) error {
 	if err := s.checkSignature(c); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	ref, err := mediaRefParam(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var dev *store.Device
 	err = s.view(c, func(tx *store.Tx) error {
@@ -149,25 +147,21 @@ func (s *Server) uploadMedia(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	body := bufio.NewReader(http.MaxBytesReader(c.Writer, c.Request.Body, maxUploadBytes))
 	ctype, err := uploadContentType(ref.FileType, c.ContentType(), body)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	key := blobKey(ref)
 	n, err := s.blobs.Put(c.Request.Context(), key, body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			s.fail(c, apiErr(http.StatusRequestEntityTooLarge, nameTooLarge, "a media file may be at most %d bytes", maxUploadBytes))
-			return
+			return apiErr(http.StatusRequestEntityTooLarge, nameTooLarge, "a media file may be at most %d bytes", maxUploadBytes)
 		}
-		s.fail(c, err)
-		return
+		return err
 	}
 	actor := store.Actor{Source: "device", OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID}
 	err = s.store.Update(c.Request.Context(), actor, func(tx *store.Tx) error {
@@ -177,10 +171,9 @@ func (s *Server) uploadMedia(c *gin.Context) {
 	})
 	if err != nil {
 		s.blobs.Delete(c.Request.Context(), key)
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, gin.H{"fileId": ref.FileID, "fileType": ref.FileType, "cameraId": ref.CameraID, "size": n})
+	return ok(c, gin.H{"fileId": ref.FileID, "fileType": ref.FileType, "cameraId": ref.CameraID, "size": n})
 }
 
 func defaultContentType(fileType string) string {
@@ -223,46 +216,41 @@ func blobKey(r store.MediaRef) string {
 // MediaLinker it answers with a redirect to a direct link of the blob that
 // expires with the signed link, so the bytes (and the ranges) come from
 // the store.
-func (s *Server) downloadMedia(c *gin.Context) {
+func (s *Server) downloadMedia(c *gin.Context) error {
 	if err := s.checkSignature(c); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	ref, err := mediaRefParam(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var m *store.MediaFile
 	if err := s.view(c, func(tx *store.Tx) error { m, err = tx.MediaFile(ref); return err }); err != nil || m.State != store.MediaUploaded {
-		s.fail(c, notFound("media file "+ref.FileID))
-		return
+		return notFound("media file " + ref.FileID)
 	}
 	name := ref.FileID + extension(m.ContentType)
 	if s.links != nil {
 		exp, _ := strconv.ParseInt(c.Query("exp"), 10, 64) // checked by checkSignature
 		u, err := s.links.PresignGet(c.Request.Context(), m.Blob, time.Unix(exp, 0).Sub(s.now()), m.ContentType, name)
 		if err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
 		c.Header("Cache-Control", "private, no-store")
 		c.Redirect(http.StatusTemporaryRedirect, u.String())
-		return
+		return nil
 	}
 	obj, err := s.blobs.Get(c.Request.Context(), m.Blob)
 	if errors.Is(err, blob.ErrNotFound) {
-		s.fail(c, notFound("media file "+ref.FileID))
-		return
+		return notFound("media file " + ref.FileID)
 	}
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	defer obj.Close()
 	c.Header("Content-Type", m.ContentType)
 	c.Header("Cache-Control", "private, max-age=60")
 	http.ServeContent(c.Writer, c.Request, name, m.UploadedAt, obj)
+	return nil
 }
 
 func extension(contentType string) string {
@@ -283,19 +271,16 @@ type fileLink struct {
 
 // eventFileLink handles GET /devices/{imei}/event-file-link: a temporary
 // link to an event file. A snapshot of a video event is its middle frame.
-func (s *Server) eventFileLink(c *gin.Context) {
+func (s *Server) eventFileLink(c *gin.Context) error {
 	ref := store.MediaRef{FileID: c.Query("fileId"), FileType: c.Query("fileType")}
 	cam, err := strconv.Atoi(c.Query("cameraId"))
 	switch {
 	case !store.ValidFileID(ref.FileID):
-		s.fail(c, badField("fileId", "is required: the file id of the event (1 to 128 letters, digits, '.', '_' or '-')"))
-		return
+		return badField("fileId", "is required: the file id of the event (1 to 128 letters, digits, '.', '_' or '-')")
 	case ref.FileType != store.FileVideo && ref.FileType != store.FileSnapshot:
-		s.fail(c, badField("fileType", "must be video or snapshot"))
-		return
+		return badField("fileType", "must be video or snapshot")
 	case err != nil || !store.ValidCameraID(cam):
-		s.fail(c, badField("cameraId", store.RuleCameraID))
-		return
+		return badField("cameraId", store.RuleCameraID)
 	}
 	ref.CameraID = cam
 	var link fileLink
@@ -308,10 +293,9 @@ func (s *Server) eventFileLink(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, link)
+	return ok(c, link)
 }
 
 // eventFileURL signs a temporary link to ref, a file of an event of d, or

@@ -143,30 +143,26 @@ type createOAuthClientRequest struct {
 // new client of the caller's partner, or of an organization the caller's
 // partner created or the caller administers. Its secret is in the answer
 // and never again.
-func (s *Server) createOAuthClient(c *gin.Context) {
+func (s *Server) createOAuthClient(c *gin.Context) error {
 	var req createOAuthClientRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	client := &store.OAuthClient{ID: newOAuthClientID()}
 	if req.ClientName != nil {
 		name := strings.TrimSpace(*req.ClientName)
 		if name == "" || utf8.RuneCountInString(name) > store.MaxOAuthClientName {
-			s.fail(c, badField("clientName", "must be from 1 to 255 characters"))
-			return
+			return badField("clientName", "must be from 1 to 255 characters")
 		}
 		client.Name = name
 	}
 	entityType := c.Param("entityType")
 	entityID, err := strconv.ParseInt(c.Param("entityId"), 10, 64)
 	if entityType != oauthEntityPartner && entityType != oauthEntityOrganization {
-		s.fail(c, badField("entityType", "must be partner or organization"))
-		return
+		return badField("entityType", "must be partner or organization")
 	}
 	if err != nil || entityID <= 0 {
-		s.fail(c, badField("entityId", "must be a positive integer id of the "+entityType))
-		return
+		return badField("entityId", "must be a positive integer id of the "+entityType)
 	}
 	p := principal(c)
 	secret := newOAuthSecret()
@@ -190,17 +186,16 @@ func (s *Server) createOAuthClient(c *gin.Context) {
 		return tx.CreateOAuthClient(client, secret)
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	v := viewOAuthClient(client)
 	v.ClientSecret, v.Enabled, v.LastRefreshedAt = secret, nil, ""
-	created(c, v)
+	return created(c, v)
 }
 
 // listOAuthClients handles GET /oauth/clients: the clients the caller
 // manages, in id order, with how many are enabled against the quota.
-func (s *Server) listOAuthClients(c *gin.Context) {
+func (s *Server) listOAuthClients(c *gin.Context) error {
 	var list []store.OAuthClient
 	err := s.view(c, func(tx *store.Tx) error {
 		f, bound := oauthClientFilter(principal(c))
@@ -212,8 +207,7 @@ func (s *Server) listOAuthClients(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	views := make([]oauthClientView, 0, len(list))
 	meta := oauthClientMetadata{TotalClientsIssued: len(list), MaxClientsQuota: store.MaxOAuthClientsPerPartner}
@@ -223,11 +217,11 @@ func (s *Server) listOAuthClients(c *gin.Context) {
 			meta.TotalActiveClients++
 		}
 	}
-	c.JSON(http.StatusOK, gin.H{"data": views, "metadata": meta, "requestId": requestID(c)})
+	return okBody(c, gin.H{"data": views, "metadata": meta, "requestId": requestID(c)})
 }
 
 // getOAuthClient handles GET /oauth/clients/{clientId}.
-func (s *Server) getOAuthClient(c *gin.Context) {
+func (s *Server) getOAuthClient(c *gin.Context) error {
 	var client *store.OAuthClient
 	err := s.view(c, func(tx *store.Tx) error {
 		var err error
@@ -235,10 +229,9 @@ func (s *Server) getOAuthClient(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, viewOAuthClient(client))
+	return ok(c, viewOAuthClient(client))
 }
 
 type updateOAuthClientRequest struct {
@@ -248,15 +241,13 @@ type updateOAuthClientRequest struct {
 // updateOAuthClient handles PATCH /oauth/clients/{clientId}: enables or
 // disables the client. A disabled client gets no token and its tokens are
 // refused; enabling one counts against the quota.
-func (s *Server) updateOAuthClient(c *gin.Context) {
+func (s *Server) updateOAuthClient(c *gin.Context) error {
 	var req updateOAuthClientRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if req.Enabled == nil {
-		s.fail(c, badField("enabled", "is required (true or false)"))
-		return
+		return badField("enabled", "is required (true or false)")
 	}
 	var client *store.OAuthClient
 	err := s.update(c, func(tx *store.Tx) error {
@@ -273,20 +264,19 @@ func (s *Server) updateOAuthClient(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	v := viewOAuthClient(client)
 	v.ClientStatus, v.LastRefreshedAt = "disabled", ""
 	if client.Enabled {
 		v.ClientStatus = "enabled"
 	}
-	ok(c, v)
+	return ok(c, v)
 }
 
 // deleteOAuthClient handles DELETE /oauth/clients/{clientId}; the client's
 // tokens stop working at once.
-func (s *Server) deleteOAuthClient(c *gin.Context) {
+func (s *Server) deleteOAuthClient(c *gin.Context) error {
 	var id string
 	err := s.update(c, func(tx *store.Tx) error {
 		client, err := s.oauthClient(c, tx)
@@ -297,16 +287,15 @@ func (s *Server) deleteOAuthClient(c *gin.Context) {
 		return tx.DeleteOAuthClient(id)
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"message": "Client deleted successfully", "clientId": id, "requestId": requestID(c)})
+	return okBody(c, gin.H{"message": "Client deleted successfully", "clientId": id, "requestId": requestID(c)})
 }
 
 // rotateOAuthClientSecret handles PUT /oauth/clients/{clientId}/secret: a
 // new secret, in the answer and never again. The old secret and every
 // token issued under it stop working at once.
-func (s *Server) rotateOAuthClientSecret(c *gin.Context) {
+func (s *Server) rotateOAuthClientSecret(c *gin.Context) error {
 	secret := newOAuthSecret()
 	var client *store.OAuthClient
 	err := s.update(c, func(tx *store.Tx) error {
@@ -318,10 +307,9 @@ func (s *Server) rotateOAuthClientSecret(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	v := viewOAuthClient(client)
 	v.ClientSecret, v.Enabled, v.LastRefreshedAt = secret, nil, ""
-	ok(c, v)
+	return ok(c, v)
 }

@@ -98,17 +98,15 @@ func (f *oauthForm) credentials() (id, secret string, err error) {
 }
 
 // authenticateClient checks the client credentials of the form, once the
-// sign-in brake admits the attempt; it answers the refusal itself and then
-// returns nil.
-func (s *Server) authenticateClient(c *gin.Context, f *oauthForm, endpoint string) *store.OAuthClient {
+// sign-in brake admits the attempt.
+func (s *Server) authenticateClient(c *gin.Context, f *oauthForm, endpoint string) (*store.OAuthClient, error) {
 	id, secret, err := f.credentials()
 	if err != nil {
-		s.fail(c, err)
-		return nil
+		return nil, err
 	}
 	account := "oauthClient:" + id
-	if !s.admitSignin(c, endpoint, account) {
-		return nil
+	if err := s.admitSignin(c, endpoint, account); err != nil {
+		return nil, err
 	}
 	var client *store.OAuthClient
 	err = s.view(c, func(tx *store.Tx) error {
@@ -118,8 +116,7 @@ func (s *Server) authenticateClient(c *gin.Context, f *oauthForm, endpoint strin
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		s.signinUnchecked(c, account)
-		s.fail(c, err)
-		return nil
+		return nil, err
 	}
 	if client == nil {
 		// An unknown id costs what a wrong secret costs.
@@ -130,11 +127,10 @@ func (s *Server) authenticateClient(c *gin.Context, f *oauthForm, endpoint strin
 		if f.basic {
 			c.Header("WWW-Authenticate", `Basic realm="fleetcam"`)
 		}
-		s.fail(c, apiErr(http.StatusUnauthorized, oauthInvalidClient, "the client credentials are not valid"))
-		return nil
+		return nil, apiErr(http.StatusUnauthorized, oauthInvalidClient, "the client credentials are not valid")
 	}
 	s.signinSucceeded(c, account)
-	return client
+	return client, nil
 }
 
 // oauthTokenResponse is the token of the client credentials grant, with
@@ -157,53 +153,46 @@ type oauthTokenResponse struct {
 // token acts for the client's entity (oauthclients.go) for
 // auth.oauthTokenTTL, and stops working as soon as the client is deleted
 // or disabled or its secret rotated.
-func (s *Server) oauthToken(c *gin.Context) {
+func (s *Server) oauthToken(c *gin.Context) error {
 	f, err := readOAuthForm(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	grant, err := f.value("grantType", "grant_type")
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	switch grant {
 	case "":
-		s.fail(c, apiErr(http.StatusBadRequest, oauthInvalidRequest, "grantType is required (client_credentials)"))
-		return
+		return apiErr(http.StatusBadRequest, oauthInvalidRequest, "grantType is required (client_credentials)")
 	case "client_credentials":
 	default:
-		s.fail(c, apiErr(http.StatusBadRequest, oauthUnsupportedGrantType, "grantType must be client_credentials"))
-		return
+		return apiErr(http.StatusBadRequest, oauthUnsupportedGrantType, "grantType must be client_credentials")
 	}
 	scope, err := f.value("scope")
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	for _, sc := range strings.Fields(scope) {
 		if sc != oauthScope {
-			s.fail(c, apiErr(http.StatusBadRequest, oauthInvalidScope, "scope must be %s (or left out)", oauthScope))
-			return
+			return apiErr(http.StatusBadRequest, oauthInvalidScope, "scope must be %s (or left out)", oauthScope)
 		}
 	}
-	client := s.authenticateClient(c, f, endpointOAuthToken)
-	if client == nil {
-		return
+	client, err := s.authenticateClient(c, f, endpointOAuthToken)
+	if err != nil {
+		return err
 	}
 	p := Principal{Kind: kindClient, ClientID: client.ID, Generation: client.SecretGeneration,
 		PartnerID: client.PartnerID, OrganizationID: client.OrganizationID, AccessLevel: store.AccessEditor}
 	ttl := s.cfg.Auth.OAuthTokenTTL
 	tok, _, err := s.issue(p, ttl)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	c.Header("Cache-Control", "no-store")
 	c.Header("Pragma", "no-cache")
 	secs := int64(ttl.Seconds())
-	c.JSON(http.StatusOK, oauthTokenResponse{AccessToken: tok, TokenType: "Bearer", ExpiresIn: secs, Scope: oauthScope,
+	return okBody(c, oauthTokenResponse{AccessToken: tok, TokenType: "Bearer", ExpiresIn: secs, Scope: oauthScope,
 		RFCAccessToken: tok, RFCTokenType: "Bearer", RFCExpiresIn: secs, RequestID: requestID(c)})
 }
 
@@ -238,49 +227,42 @@ type introspection struct {
 // cloud, and resolve: its user or client still stands) and it acts inside
 // the asking client's entity; any other token, garbage included, is
 // {"active": false}.
-func (s *Server) introspectOAuthToken(c *gin.Context) {
+func (s *Server) introspectOAuthToken(c *gin.Context) error {
 	f, err := readOAuthForm(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	token, err := f.value("token")
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if token == "" {
-		s.fail(c, apiErr(http.StatusBadRequest, oauthInvalidRequest, "token is required"))
-		return
+		return apiErr(http.StatusBadRequest, oauthInvalidRequest, "token is required")
 	}
-	client := s.authenticateClient(c, f, endpointOAuthIntrospect)
-	if client == nil {
-		return
+	client, err := s.authenticateClient(c, f, endpointOAuthIntrospect)
+	if err != nil {
+		return err
 	}
 	c.Header("Cache-Control", "no-store")
 	inactive := introspection{RequestID: requestID(c)}
 	cl, err := s.parse(token)
 	if err != nil {
-		c.JSON(http.StatusOK, inactive)
-		return
+		return okBody(c, inactive)
 	}
 	p, err := s.resolve(c, cl)
 	var ae *APIError
 	switch {
 	case errors.As(err, &ae):
-		c.JSON(http.StatusOK, inactive)
-		return
+		return okBody(c, inactive)
 	case err != nil:
-		s.fail(c, err)
-		return
+		return err
 	}
 	inside := p.PartnerID == client.PartnerID
 	if client.OrganizationID != 0 {
 		inside = p.OrganizationID == client.OrganizationID
 	}
 	if !inside {
-		c.JSON(http.StatusOK, inactive)
-		return
+		return okBody(c, inactive)
 	}
 	out := introspection{Active: true, Jti: cl.ID, Iss: cl.Issuer, Sub: cl.Subject, Typ: "Bearer", TokenType: "Bearer",
 		AccessLevel: p.AccessLevel, Source: "api", Email: p.Email, Username: p.Email, RequestID: requestID(c)}
@@ -306,5 +288,5 @@ func (s *Server) introspectOAuthToken(c *gin.Context) {
 		}
 	}
 	out.Name = out.Username
-	c.JSON(http.StatusOK, out)
+	return okBody(c, out)
 }

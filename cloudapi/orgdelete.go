@@ -1,8 +1,6 @@
 package cloudapi
 
 import (
-	"net/http"
-
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
 )
@@ -14,7 +12,7 @@ import (
 // groups, drivers and recipients (store.DeleteOrganization); what its
 // former devices recorded there is purged by retention as its purge days
 // say, and no call finds any of it from then on.
-func (s *Server) deleteOrganization(c *gin.Context) {
+func (s *Server) deleteOrganization(c *gin.Context) error {
 	err := s.update(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
 		if err != nil {
@@ -24,8 +22,7 @@ func (s *Server) deleteOrganization(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"requestId": requestID(c)})
+	return okBody(c, gin.H{"requestId": requestID(c)})
 }

@@ -31,15 +31,14 @@ const resetMailTimeout = 30 * time.Second
 // redeems it once. The answer is the same, and given before the store is
 // read, whether or not the address exists; requests for one address are
 // braked like sign-ins of one account.
-func (s *Server) forgotPassword(c *gin.Context) {
+func (s *Server) forgotPassword(c *gin.Context) error {
 	email, err := checkEmail("email", c.Param("email"))
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	email = store.NormalizeEmail(email)
-	if !s.admitReset(c, email) {
-		return
+	if err := s.admitReset(c, email); err != nil {
+		return err
 	}
 	rid := requestID(c)
 	s.resets.Add(1)
@@ -47,26 +46,26 @@ func (s *Server) forgotPassword(c *gin.Context) {
 		defer s.resets.Done()
 		s.mailReset(email, rid)
 	}()
-	c.JSON(http.StatusOK, gin.H{"requestId": rid})
+	return okBody(c, gin.H{"requestId": rid})
 }
 
 // admitReset counts a reset request for email; past the free attempts of
-// an account (auth.throttle) each must wait, answered 429 with Retry-After.
-func (s *Server) admitReset(c *gin.Context, email string) bool {
+// an account (auth.throttle) each must wait: it returns the 429 to answer,
+// with Retry-After set.
+func (s *Server) admitReset(c *gin.Context, email string) error {
 	key := "reset:" + email
 	wait, engaged := s.guard.accounts.admit(key)
 	if engaged {
 		s.lockout(c, "account", key)
 	}
 	if wait <= 0 {
-		return true
+		return nil
 	}
 	s.guard.failures.WithLabelValues(endpointForgotPassword, reasonThrottledAccount).Inc()
 	secs := int(math.Ceil(wait.Seconds()))
 	c.Header("Retry-After", strconv.Itoa(secs))
-	s.fail(c, apiErr(http.StatusTooManyRequests, nameTooManyRequests,
-		"too many password reset requests for this e-mail address; retry after %d s", secs))
-	return false
+	return apiErr(http.StatusTooManyRequests, nameTooManyRequests,
+		"too many password reset requests for this e-mail address; retry after %d s", secs)
 }
 
 // mailReset records a reset token for the user of email, if there is one,

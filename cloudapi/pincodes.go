@@ -116,31 +116,28 @@ func (s *Server) confirmedPins(c *gin.Context) (pinCodesDTO, *store.PinCodes, er
 
 // postDevicePinCodes handles POST /devices/{imei}/pin-codes: new PINs for
 // the device, delivered to it with its configuration.
-func (s *Server) postDevicePinCodes(c *gin.Context) {
+func (s *Server) postDevicePinCodes(c *gin.Context) error {
 	out, rec, err := s.confirmedPins(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	_, err = s.writeControl(c, s.pathDevice(c), "device.pinCodes", func(ctl *store.DeviceControl) error {
 		ctl.PinCodes = rec
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // postOrgPinCodes handles POST /organizations/{orgId}/default-settings/pin-codes:
 // new default PINs of the organization, which every device without PINs
 // of its own takes (with the organization profile enabled, every device).
-func (s *Server) postOrgPinCodes(c *gin.Context) {
+func (s *Server) postOrgPinCodes(c *gin.Context) error {
 	out, rec, err := s.confirmedPins(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	err = s.writeOrgSettings(c, "organization.pinCodes", func(os *store.OrgSettings) error {
 		if os.Control == nil {
@@ -155,8 +152,7 @@ func (s *Server) postOrgPinCodes(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }

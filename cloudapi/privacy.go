@@ -2,7 +2,6 @@ package cloudapi
 
 import (
 	"fmt"
-	"net/http"
 	"slices"
 	"sync"
 
@@ -66,21 +65,18 @@ type privacyControlRequest struct {
 // the desired configuration carries it as well. An offline device gets the
 // command queued in the same transaction; an online device gets it at once
 // and, if it does not confirm in time, queued like an offline one.
-func (s *Server) postPrivacyControl(c *gin.Context) {
+func (s *Server) postPrivacyControl(c *gin.Context) error {
 	var req privacyControlRequest
 	imeis, err := decodeIMEIList(c, &req)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if req.PrivacyMode == nil {
-		s.fail(c, badField("privacyMode", "is required (general or disabled)"))
-		return
+		return badField("privacyMode", "is required (general or disabled)")
 	}
 	mode, valid := privacyModeFromAPI(*req.PrivacyMode)
 	if !valid {
-		s.fail(c, badField("privacyMode", "must be general (privacy mode on) or disabled (privacy mode off)"))
-		return
+		return badField("privacyMode", "must be general (privacy mode on) or disabled (privacy mode off)")
 	}
 	online := s.onlineSet(imeis)
 	args := protocol.PrivacyModeArgs{Mode: mode}
@@ -96,10 +92,9 @@ func (s *Server) postPrivacyControl(c *gin.Context) {
 		return s.sendPrivacyMode(c, changed, online, args)
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, res)
+	return ok(c, res)
 }
 
 // sendPrivacyMode sends the committed privacy-mode switch to the devices
@@ -139,16 +134,15 @@ func (s *Server) sendPrivacyMode(c *gin.Context, imeis []string, online map[stri
 }
 
 // getPrivacyControl handles GET /devices/{imei}/privacy-control.
-func (s *Server) getPrivacyControl(c *gin.Context) {
+func (s *Server) getPrivacyControl(c *gin.Context) error {
 	e, _, err := s.pathSettings(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	// The reference contract requires privacyMode at the top level as well
 	// as in data.
 	mode := privacyModeToAPI(e.PrivacyMode)
-	c.JSON(http.StatusOK, gin.H{"data": gin.H{"privacyMode": mode}, "privacyMode": mode, "requestId": requestID(c)})
+	return okBody(c, gin.H{"data": gin.H{"privacyMode": mode}, "privacyMode": mode, "requestId": requestID(c)})
 }
 
 // privacyConfigDTO is what privacy mode keeps enabled, as enabled or
@@ -229,13 +223,12 @@ func toPrivacyConfigDTO(cfg store.PrivacyModeConfig) privacyConfigDTO {
 }
 
 // getPrivacyConfig handles GET /devices/{imei}/privacy-config.
-func (s *Server) getPrivacyConfig(c *gin.Context) {
+func (s *Server) getPrivacyConfig(c *gin.Context) error {
 	e, _, err := s.pathSettings(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, gin.H{"privacyConfig": toPrivacyConfigDTO(e.PrivacyModeConfig)})
+	return ok(c, gin.H{"privacyConfig": toPrivacyConfigDTO(e.PrivacyModeConfig)})
 }
 
 type bulkPrivacyConfigRequest struct {
@@ -246,20 +239,17 @@ type bulkPrivacyConfigRequest struct {
 // patchBulkPrivacyConfig handles PATCH /devices/bulk/privacy-config: the
 // named members change on every listed device, the others stay. Connected
 // devices get the new configuration now, the others on reconnect.
-func (s *Server) patchBulkPrivacyConfig(c *gin.Context) {
+func (s *Server) patchBulkPrivacyConfig(c *gin.Context) error {
 	var req bulkPrivacyConfigRequest
 	imeis, err := decodeIMEIList(c, &req)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if req.PrivacyConfig == nil {
-		s.fail(c, badField("privacyConfig", "is required"))
-		return
+		return badField("privacyConfig", "is required")
 	}
 	if err := req.PrivacyConfig.check("privacyConfig."); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	online := s.onlineSet(imeis)
 	res, _, err := s.writeEach(c, s.listedDevices(c, imeis), func(tx *store.Tx, imei string) error {
@@ -270,24 +260,22 @@ func (s *Server) patchBulkPrivacyConfig(c *gin.Context) {
 		return tx.SetPrivacyModeConfig(imei, req.PrivacyConfig.patch(e.PrivacyModeConfig), !online[imei])
 	}, func([]string) map[string]bool { return online })
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, res)
+	return ok(c, res)
 }
 
 // getOrgPrivacyConfig handles GET /organizations/{orgId}/privacy-config.
-func (s *Server) getOrgPrivacyConfig(c *gin.Context) {
+func (s *Server) getOrgPrivacyConfig(c *gin.Context) error {
 	os, err := s.orgSettings(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var cfg store.PrivacyModeConfig
 	if os.PrivacyModeConfig != nil {
 		cfg = *os.PrivacyModeConfig
 	}
-	ok(c, toPrivacyConfigDTO(cfg))
+	return ok(c, toPrivacyConfigDTO(cfg))
 }
 
 // patchOrgPrivacyConfig handles PATCH /organizations/{orgId}/privacy-config:
@@ -295,15 +283,13 @@ func (s *Server) getOrgPrivacyConfig(c *gin.Context) {
 // their own privacy configuration follow it; with the organization profile
 // enabled the named members change on every device of the organization.
 // Connected devices get it at once, offline ones when they reconnect.
-func (s *Server) patchOrgPrivacyConfig(c *gin.Context) {
+func (s *Server) patchOrgPrivacyConfig(c *gin.Context) error {
 	var dto privacyConfigDTO
 	if err := decode(c, &dto); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if err := dto.check(""); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var (
 		cfg   store.PrivacyModeConfig
@@ -322,8 +308,7 @@ func (s *Server) patchOrgPrivacyConfig(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	err = s.update(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
@@ -368,9 +353,8 @@ func (s *Server) patchOrgPrivacyConfig(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	s.pushConfig(imeis...)
-	ok(c, toPrivacyConfigDTO(cfg))
+	return ok(c, toPrivacyConfigDTO(cfg))
 }

@@ -74,12 +74,11 @@ func definitionIDs(refs []alarmDefinitionRef) ([]int64, error) {
 }
 
 // listRecipients handles GET /recipients/alarms and /recipients/health.
-func (s *Server) listRecipients(kind string) gin.HandlerFunc {
-	return func(c *gin.Context) {
+func (s *Server) listRecipients(kind string) func(c *gin.Context) error {
+	return func(c *gin.Context) error {
 		q, err := queryOrgID(c)
 		if err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
 		p := principal(c)
 		out := []recipientDTO{}
@@ -98,46 +97,38 @@ func (s *Server) listRecipients(kind string) gin.HandlerFunc {
 			return err
 		})
 		if err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
-		ok(c, out)
+		return ok(c, out)
 	}
 }
 
 // addRecipient handles POST /recipients/alarms and /recipients/health.
-func (s *Server) addRecipient(kind string) gin.HandlerFunc {
-	return func(c *gin.Context) {
+func (s *Server) addRecipient(kind string) func(c *gin.Context) error {
+	return func(c *gin.Context) error {
 		var req recipientRequest
 		if err := decode(c, &req); err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
 		if req.Email == "" {
-			s.fail(c, badField("email", "is required"))
-			return
+			return badField("email", "is required")
 		}
 		if req.ReportIntervalSeconds == nil && kind == store.RecipientHealth {
-			s.fail(c, badField("reportIntervalSeconds", "is required"))
-			return
+			return badField("reportIntervalSeconds", "is required")
 		}
 		if kind == store.RecipientHealth && req.AlarmDefinitions != nil {
-			s.fail(c, badField("alarmDefinitions", "is for alarm recipients (/recipients/alarms) only"))
-			return
+			return badField("alarmDefinitions", "is for alarm recipients (/recipients/alarms) only")
 		}
 		defs, err := definitionIDs(req.AlarmDefinitions)
 		if err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
 		q, err := queryOrgID(c)
 		if err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
 		if req.OrganizationID != nil && q != 0 && *req.OrganizationID != q {
-			s.fail(c, badField("organizationId", fmt.Sprintf("must equal the organizationId query parameter (%d)", q)))
-			return
+			return badField("organizationId", fmt.Sprintf("must equal the organizationId query parameter (%d)", q))
 		}
 		if req.OrganizationID != nil {
 			q = *req.OrganizationID
@@ -162,10 +153,9 @@ func (s *Server) addRecipient(kind string) gin.HandlerFunc {
 			return tx.AddAlarmRecipient(r)
 		})
 		if err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
-		ok(c, toRecipientDTO(r))
+		return ok(c, toRecipientDTO(r))
 	}
 }
 
@@ -194,18 +184,16 @@ type recipientPatch struct {
 }
 
 // updateRecipient handles PATCH /recipients/alarms/{recipientId}.
-func (s *Server) updateRecipient(c *gin.Context) {
+func (s *Server) updateRecipient(c *gin.Context) error {
 	var req recipientPatch
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var defs []int64
 	if req.AlarmDefinitions != nil {
 		var err error
 		if defs, err = definitionIDs(*req.AlarmDefinitions); err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
 	}
 	var out recipientDTO
@@ -227,15 +215,14 @@ func (s *Server) updateRecipient(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // deleteRecipient handles DELETE /recipients/alarms/{recipientId} and /recipients/health/{recipientId}.
-func (s *Server) deleteRecipient(kind string) gin.HandlerFunc {
-	return func(c *gin.Context) {
+func (s *Server) deleteRecipient(kind string) func(c *gin.Context) error {
+	return func(c *gin.Context) error {
 		err := s.update(c, func(tx *store.Tx) error {
 			r, err := s.recipient(c, tx, kind)
 			if err != nil {
@@ -244,9 +231,8 @@ func (s *Server) deleteRecipient(kind string) gin.HandlerFunc {
 			return tx.DeleteAlarmRecipient(r.ID)
 		})
 		if err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
-		ok(c, gin.H{"deleted": true})
+		return ok(c, gin.H{"deleted": true})
 	}
 }

@@ -22,9 +22,9 @@ func (r *refusal) Unwrap() error { return r.answer }
 
 // refuse writes r's audit entries, attributed to the caller, in a
 // transaction of their own (the call's own changes, if any, are not
-// made), and answers r. A caller that went away does not stop the entries;
-// entries that cannot be written are logged and the answer stays.
-func (s *Server) refuse(c *gin.Context, r *refusal) {
+// made), and returns r's answer. A caller that went away does not stop the
+// entries; entries that cannot be written are logged and the answer stays.
+func (s *Server) refuse(c *gin.Context, r *refusal) error {
 	ctx := context.WithoutCancel(c.Request.Context())
 	err := s.store.Update(ctx, principal(c).actor(requestID(c)), func(tx *store.Tx) error {
 		for _, e := range r.entries {
@@ -37,5 +37,5 @@ func (s *Server) refuse(c *gin.Context, r *refusal) {
 	if err != nil {
 		s.log.Error("audit of a refused call failed", "requestId", requestID(c), "route", c.FullPath(), "err", err)
 	}
-	s.fail(c, r.answer)
+	return r.answer
 }

@@ -34,29 +34,43 @@ type pageBody struct {
 	RequestID string   `json:"requestId"`
 }
 
+// The answer helpers below write a handler's answer and return nil, so
+// that a handler (see handle) ends with return ok(c, out).
+
 // ok answers {"data": data}.
-func ok(c *gin.Context, data any) {
+func ok(c *gin.Context, data any) error {
 	c.JSON(http.StatusOK, dataBody{Data: data, RequestID: requestID(c)})
+	return nil
+}
+
+// okBody answers 200 with body as it is: a body of the reference
+// contract's own shape, which carries the requestId itself.
+func okBody(c *gin.Context, body any) error {
+	c.JSON(http.StatusOK, body)
+	return nil
 }
 
 // created answers 201 {"data": data}.
-func created(c *gin.Context, data any) {
+func created(c *gin.Context, data any) error {
 	c.JSON(http.StatusCreated, dataBody{Data: data, RequestID: requestID(c)})
+	return nil
 }
 
 // noContent answers 204 without a body, where the reference contract
 // answers a change that has nothing to tell so.
-func noContent(c *gin.Context) {
+func noContent(c *gin.Context) error {
 	c.Status(http.StatusNoContent)
+	return nil
 }
 
 // okPage answers a page of a paginated call. items must be a slice; a nil
 // slice is sent as [].
-func okPage[T any](c *gin.Context, items []T, total int, p store.Page) {
+func okPage[T any](c *gin.Context, items []T, total int, p store.Page) error {
 	if items == nil {
 		items = []T{}
 	}
 	c.JSON(http.StatusOK, pageBody{Data: items, Metadata: Metadata{Count: total, Limit: p.Limit, Offset: p.Offset}, RequestID: requestID(c)})
+	return nil
 }
 
 // page reads limit and offset from the query: limit defaults to the

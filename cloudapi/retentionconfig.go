@@ -2,7 +2,6 @@ package cloudapi
 
 import (
 	"fmt"
-	"net/http"
 
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
@@ -32,7 +31,7 @@ func deviceCameraIDs(tx *store.Tx, d *store.Device) ([]int, error) {
 // camera's retention, the device's own or else its organization's
 // deviceRetentionMinutes; a camera with neither keeps its recordings until
 // the card is full and is left out.
-func (s *Server) getRetentionConfig(c *gin.Context) {
+func (s *Server) getRetentionConfig(c *gin.Context) error {
 	out := retentionConfigDTO{Config: []store.CameraRetention{}}
 	err := s.view(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
@@ -51,10 +50,9 @@ func (s *Server) getRetentionConfig(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // retentionItem is one camera of a PUT body, its members required.
@@ -67,34 +65,29 @@ type retentionItem struct {
 // replaces the device's own retention per camera ([] gives every camera
 // back to the organization's). The change is audited and delivered to the
 // device with its configuration.
-func (s *Server) putRetentionConfig(c *gin.Context) {
+func (s *Server) putRetentionConfig(c *gin.Context) error {
 	var req struct {
 		Config *[]retentionItem `json:"config"`
 	}
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if req.Config == nil {
-		s.fail(c, badField("config", "is required: a list of {cameraId, retentionMinutes} ([] for none)"))
-		return
+		return badField("config", "is required: a list of {cameraId, retentionMinutes} ([] for none)")
 	}
 	list := make([]store.CameraRetention, 0, len(*req.Config))
 	for i, it := range *req.Config {
 		switch {
 		case it.CameraID == nil:
-			s.fail(c, badField(fmt.Sprintf("config[%d].cameraId", i), "is required"))
-			return
+			return badField(fmt.Sprintf("config[%d].cameraId", i), "is required")
 		case it.RetentionMinutes == nil:
-			s.fail(c, badField(fmt.Sprintf("config[%d].retentionMinutes", i), "is required"))
-			return
+			return badField(fmt.Sprintf("config[%d].retentionMinutes", i), "is required")
 		}
 		list = append(list, store.CameraRetention{CameraID: *it.CameraID, RetentionMinutes: *it.RetentionMinutes})
 	}
 	err := s.updatePathDevice(c, func(tx *store.Tx, d *store.Device) error { return tx.SetCameraRetention(d.IMEI, list) })
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"requestId": requestID(c)})
+	return okBody(c, gin.H{"requestId": requestID(c)})
 }

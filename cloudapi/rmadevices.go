@@ -41,26 +41,22 @@ var rmaSorts = map[string]func(a, b *rmaDeviceDTO) int{
 // and by when they were marked (rmaUpdatedAtStart and rmaUpdatedAtEnd
 // together), sorted by sort (rmaUpdatedAt by default) in order (desc by
 // default), paginated.
-func (s *Server) rmaDevices(c *gin.Context) {
+func (s *Server) rmaDevices(c *gin.Context) error {
 	p, err := s.page(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	from, to, err := pairedRange(c, "rmaUpdatedAtStart", "rmaUpdatedAtEnd")
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	sortBy, err := queryEnumOr(c, "sort", "rmaUpdatedAt", "organizationName", "imei", "rmaUpdatedAt", "deviceName")
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	desc, err := queryOrder(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	orgName := strings.ToLower(c.Query("organizationName"))
 	var rows []rmaDeviceDTO
@@ -104,8 +100,7 @@ func (s *Server) rmaDevices(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	slices.SortStableFunc(rows, func(a, b rmaDeviceDTO) int {
 		r := cmp.Or(rmaSorts[sortBy](&a, &b), strings.Compare(a.IMEI, b.IMEI))
@@ -115,5 +110,5 @@ func (s *Server) rmaDevices(c *gin.Context) {
 		return r
 	})
 	page, total := store.Paginate(rows, p)
-	okPage(c, page, total, p)
+	return okPage(c, page, total, p)
 }

@@ -98,16 +98,14 @@ func (req *scopedTokenRequest) scope() (*Scope, string, error) {
 // createScopedToken handles POST /scoped-token: from the caller's token, a
 // 24-hour token limited to one entity the caller sees and to named features.
 // Scoped tokens cannot call it (the route declares no feature).
-func (s *Server) createScopedToken(c *gin.Context) {
+func (s *Server) createScopedToken(c *gin.Context) error {
 	var req scopedTokenRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	sc, kind, err := req.scope()
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	p := principal(c)
 	err = s.view(c, func(tx *store.Tx) error {
@@ -135,8 +133,7 @@ func (s *Server) createScopedToken(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if p.IsPartner() {
 		sc.PartnerID = p.PartnerID
@@ -145,8 +142,7 @@ func (s *Server) createScopedToken(c *gin.Context) {
 		AccessLevel: p.AccessLevel, Scope: sc, Generation: p.Generation}
 	tok, exp, err := s.issue(sp, s.cfg.Auth.ScopedTokenTTL)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, scopedTokenResult{Token: tok, ExpiresAt: isoTime(exp), Scope: sc})
+	return ok(c, scopedTokenResult{Token: tok, ExpiresAt: isoTime(exp), Scope: sc})
 }

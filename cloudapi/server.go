@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fleetcam/fleetcam/cloudapi/live"
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/blob"
@@ -106,7 +107,7 @@ type Server struct {
 	links    MediaLinker
 	mediaKey []byte
 	mediaSvc *mediaService
-	live     *liveHub
+	live     *live.Hub
 	relay    Relay
 }
 
@@ -152,8 +153,9 @@ func New(d Deps) (*Server, error) {
 		}
 	}
 	s.links = d.MediaLinks
-	s.blobs, s.mediaKey, s.mediaSvc, s.live = d.Blobs, deriveMediaKey(d.Key), newMediaService(s), newLiveHub()
-	if s.relay = d.Relay; s.relay != nil {
+	s.blobs, s.mediaKey, s.mediaSvc, s.relay = d.Blobs, deriveMediaKey(d.Key), newMediaService(s), d.Relay
+	s.live = s.newLiveHub()
+	if s.relay != nil {
 		s.relay.HandleHeld(liveVerb, s.answerLiveOpen)
 	}
 	doc, err := servedOpenAPI()

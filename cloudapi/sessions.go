@@ -26,23 +26,20 @@ type authenticateResponse struct {
 // password is checked (signin.go), and an unknown e-mail costs the same
 // bcrypt work as a wrong password, so the answers reveal nothing about
 // which e-mail addresses exist.
-func (s *Server) login(c *gin.Context) {
+func (s *Server) login(c *gin.Context) error {
 	var req authenticateRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if strings.TrimSpace(req.Email) == "" {
-		s.fail(c, badField("email", "is required"))
-		return
+		return badField("email", "is required")
 	}
 	if req.Password == "" {
-		s.fail(c, badField("password", "is required"))
-		return
+		return badField("password", "is required")
 	}
 	account := "email:" + store.NormalizeEmail(req.Email)
-	if !s.admitSignin(c, endpointAuthenticate, account) {
-		return
+	if err := s.admitSignin(c, endpointAuthenticate, account); err != nil {
+		return err
 	}
 	var u *store.User
 	err := s.view(c, func(tx *store.Tx) error {
@@ -53,8 +50,7 @@ func (s *Server) login(c *gin.Context) {
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		// The store cannot say (an outage: 503); the guess is not counted.
 		s.signinUnchecked(c, account)
-		s.fail(c, err)
-		return
+		return err
 	}
 	var hash []byte
 	if err == nil && len(u.PasswordHash) > 0 {
@@ -64,23 +60,20 @@ func (s *Server) login(c *gin.Context) {
 	if err != nil {
 		s.signinFailed(endpointAuthenticate, reasonBusy)
 		s.signinUnchecked(c, account)
-		s.fail(c, err)
-		return
+		return err
 	}
 	if !match {
 		s.signinFailed(endpointAuthenticate, reasonBadCredentials)
-		s.fail(c, unauthorized("the e-mail or password is wrong"))
-		return
+		return unauthorized("the e-mail or password is wrong")
 	}
 	s.signinSucceeded(c, account)
 	p := Principal{Kind: kindUser, UserID: u.ID, Email: u.Email, PartnerID: u.PartnerID,
 		OrganizationID: u.OrganizationID, AccessLevel: u.AccessLevel, Generation: u.TokenGeneration}
 	tok, exp, err := s.issue(p, s.cfg.Auth.UserTokenTTL)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, authenticateResponse{Token: tok, OrganizationID: u.OrganizationID, PartnerID: u.PartnerID, ExpiresAt: isoTime(exp)})
+	return ok(c, authenticateResponse{Token: tok, OrganizationID: u.OrganizationID, PartnerID: u.PartnerID, ExpiresAt: isoTime(exp)})
 }
 
 type meResponse struct {
@@ -114,7 +107,7 @@ type meDetails struct {
 }
 
 // me handles GET /me: who holds the token.
-func (s *Server) me(c *gin.Context) {
+func (s *Server) me(c *gin.Context) error {
 	p := principal(c)
 	d := meDetails{ID: p.UserID, Email: p.Email, PartnerID: p.PartnerID, OrganizationID: p.OrganizationID,
 		AccessLevel: p.AccessLevel, Scope: p.Scope}
@@ -157,18 +150,18 @@ func (s *Server) me(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, meResponse{Me: d, Entity: entity})
+	return ok(c, meResponse{Me: d, Entity: entity})
 }
 
 // healthz answers while the process serves HTTP.
-func (s *Server) healthz(c *gin.Context) {
-	c.JSON(http.StatusOK, gin.H{"status": "ok", "requestId": requestID(c)})
+func (s *Server) healthz(c *gin.Context) error {
+	return okBody(c, gin.H{"status": "ok", "requestId": requestID(c)})
 }
 
 // openapiDoc serves the OpenAPI document of the whole /v2 API.
-func (s *Server) openapiDoc(c *gin.Context) {
+func (s *Server) openapiDoc(c *gin.Context) error {
 	c.Data(http.StatusOK, "application/json; charset=utf-8", s.openapi)
+	return nil
 }

@@ -70,21 +70,20 @@ func newSigninGuard(cfg configs.Throttle, now func() time.Time, reg prometheus.R
 }
 
 // admitSignin counts a sign-in attempt for the client's address and, when
-// account is not empty, for the account, before any secret is checked. It
-// answers 429 TooManyRequestsError with Retry-After and returns false when
-// either must wait; the answer does not depend on whether the account exists.
-func (s *Server) admitSignin(c *gin.Context, endpoint, account string) bool {
+// account is not empty, for the account, before any secret is checked. When
+// either must wait it returns the 429 TooManyRequestsError to answer, with
+// Retry-After set; the answer does not depend on whether the account exists.
+func (s *Server) admitSignin(c *gin.Context, endpoint, account string) error {
 	addr := clientAddress(c)
 	wait, engaged := s.guard.addresses.admit(addr)
 	if engaged {
 		s.lockout(c, "address", addr)
 	}
 	if wait > 0 {
-		s.refuseSignin(c, endpoint, reasonThrottledAddress, wait)
-		return false
+		return s.refuseSignin(c, endpoint, reasonThrottledAddress, wait)
 	}
 	if account == "" {
-		return true
+		return nil
 	}
 	wait, engaged = s.guard.accounts.admit(account)
 	if engaged {
@@ -93,18 +92,18 @@ func (s *Server) admitSignin(c *gin.Context, endpoint, account string) bool {
 	if wait > 0 {
 		// Refused without a check: not an attempt of this address.
 		s.guard.addresses.refund(addr)
-		s.refuseSignin(c, endpoint, reasonThrottledAccount, wait)
-		return false
+		return s.refuseSignin(c, endpoint, reasonThrottledAccount, wait)
 	}
-	return true
+	return nil
 }
 
-func (s *Server) refuseSignin(c *gin.Context, endpoint, reason string, wait time.Duration) {
+// refuseSignin counts a sign-in refused for waiting and returns its 429,
+// with Retry-After set.
+func (s *Server) refuseSignin(c *gin.Context, endpoint, reason string, wait time.Duration) error {
 	s.guard.failures.WithLabelValues(endpoint, reason).Inc()
 	secs := int(math.Ceil(wait.Seconds()))
 	c.Header("Retry-After", strconv.Itoa(secs))
-	s.fail(c, apiErr(http.StatusTooManyRequests, nameTooManyRequests,
-		"too many failed sign-in attempts; retry after %d s", secs))
+	return apiErr(http.StatusTooManyRequests, nameTooManyRequests, "too many failed sign-in attempts; retry after %d s", secs)
 }
 
 // signinFailed counts a refused sign-in; its attempt stays counted.

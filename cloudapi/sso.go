@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -44,40 +43,36 @@ type ssoBody struct {
 // Every refusal reads the same, so the call reveals nothing about
 // organizations or secrets. Guessing is braked per client address and per
 // organization like password sign-ins, and each JWT is accepted once.
-func (s *Server) sso(c *gin.Context) {
+func (s *Server) sso(c *gin.Context) error {
 	token := bearer(c)
 	if token == "" {
-		s.fail(c, unauthorized("the Authorization header must carry a bearer JWT signed with the organization's ssoSecret"))
-		return
+		return unauthorized("the Authorization header must carry a bearer JWT signed with the organization's ssoSecret")
 	}
 	account := ""
 	var unverified ssoClaims
 	if _, _, err := jwt.NewParser().ParseUnverified(token, &unverified); err == nil && unverified.OrganizationID > 0 {
 		account = "organization:" + strconv.FormatInt(int64(unverified.OrganizationID), 10)
 	}
-	if !s.admitSignin(c, endpointSSO, account) {
-		return
+	if err := s.admitSignin(c, endpointSSO, account); err != nil {
+		return err
 	}
 	o, use, err := s.verifySSO(c, token)
 	if err != nil {
 		s.log.Info("sso refused", "requestId", requestID(c), "reason", err)
 		s.signinFailed(endpointSSO, reasonBadCredentials)
-		s.fail(c, unauthorized("the SSO token is not valid"))
-		return
+		return unauthorized("the SSO token is not valid")
 	}
 	if !s.ssoUsed.use(use.key, use.until, s.now()) {
 		s.signinFailed(endpointSSO, reasonReplayed)
-		s.fail(c, unauthorized("the SSO token was already used; sign a new one (a fresh timestamp or jti) for every exchange"))
-		return
+		return unauthorized("the SSO token was already used; sign a new one (a fresh timestamp or jti) for every exchange")
 	}
 	s.signinSucceeded(c, account)
 	p := Principal{Kind: kindAdmin, PartnerID: o.PartnerID, OrganizationID: o.ID, AccessLevel: store.AccessEditor}
 	tok, exp, err := s.issue(p, s.cfg.Auth.AdminTokenTTL)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	c.JSON(http.StatusOK, ssoBody{Data: ssoResult{Token: tok, ExpiresAt: isoTime(exp)}, Token: tok, RequestID: requestID(c)})
+	return okBody(c, ssoBody{Data: ssoResult{Token: tok, ExpiresAt: isoTime(exp)}, Token: tok, RequestID: requestID(c)})
 }
 
 // ssoUse names an accepted SSO JWT and how long it would stay acceptable.

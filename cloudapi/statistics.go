@@ -133,16 +133,14 @@ func queryCount(c *gin.Context, name string, def, max int) (int, error) {
 // operationalStatistics handles GET /partners/operational-statistics: the
 // partner's devices, organizations, recording health, alarms and ADAS
 // calibration, with trends over the current and the previous months and weeks.
-func (s *Server) operationalStatistics(c *gin.Context) {
+func (s *Server) operationalStatistics(c *gin.Context) error {
 	months, err := queryCount(c, "months", 1, maxStatsMonths)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	weeks, err := queryCount(c, "weeks", 1, maxStatsWeeks)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var out statisticsDTO
 	err = s.view(c, func(tx *store.Tx) error {
@@ -154,8 +152,7 @@ func (s *Server) operationalStatistics(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }

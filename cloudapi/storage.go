@@ -21,33 +21,28 @@ type sdCardDTO struct {
 // sdCardFormatted event. The device must be online (417 otherwise). The
 // method is GET, as in the reference contract, but the call erases
 // recordings, so viewers may not make it and it is audited.
-func (s *Server) formatStorage(c *gin.Context) {
+func (s *Server) formatStorage(c *gin.Context) error {
 	var d *store.Device
 	if err := s.view(c, func(tx *store.Tx) (err error) { d, err = s.device(c, tx); return err }); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if !s.online(d.IMEI) {
-		s.fail(c, ErrDeviceOffline)
-		return
+		return ErrDeviceOffline
 	}
 	err := s.update(c, func(tx *store.Tx) error {
 		return tx.Audit(store.AuditChange{Action: "device.formatStorage", EntityType: "device", EntityID: d.IMEI,
 			OrganizationID: d.OrganizationID, PartnerID: d.PartnerID, Reason: "SD card format requested"})
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	raw, err := s.commander.Send(c.Request.Context(), d.IMEI, protocol.CmdFormatStorage, nil)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var card protocol.SDCard
 	if err := json.Unmarshal(raw, &card); err != nil {
-		s.fail(c, fmt.Errorf("cloudapi: format-storage reply of %s: %w", d.IMEI, err))
-		return
+		return fmt.Errorf("cloudapi: format-storage reply of %s: %w", d.IMEI, err)
 	}
-	ok(c, gin.H{"sdCard": sdCardDTO{UUID: card.UUID, Manufacturer: card.Manufacturer}})
+	return ok(c, gin.H{"sdCard": sdCardDTO{UUID: card.UUID, Manufacturer: card.Manufacturer}})
 }

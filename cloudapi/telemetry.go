@@ -55,7 +55,7 @@ func neverConnected(imei string) error {
 
 // getDeviceTelemetry handles GET /devices/{imei}/telemetry: the last state
 // the device reported, also while it is offline; 417 until it first connects.
-func (s *Server) getDeviceTelemetry(c *gin.Context) {
+func (s *Server) getDeviceTelemetry(c *gin.Context) error {
 	var out telemetryDTO
 	err := s.view(c, func(tx *store.Tx) error {
 		d, err := s.device(c, tx)
@@ -106,10 +106,9 @@ func (s *Server) getDeviceTelemetry(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // Camera stream codes of the contract; fleetcam's cloud streams live
@@ -130,11 +129,10 @@ type cameraTelemetryDTO struct {
 // state of the camera's live stream in the cloud (CODE1 once the first
 // frame arrived, CODE2 otherwise). Camera 0 asks about every camera: CODE1
 // when any of them streams.
-func (s *Server) getCameraTelemetry(c *gin.Context) {
+func (s *Server) getCameraTelemetry(c *gin.Context) error {
 	cam, err := strconv.Atoi(c.Param("cameraId"))
 	if err != nil || cam != 0 && !store.ValidCameraID(cam) {
-		s.fail(c, badField("cameraId", "must be 0 (every camera) or a camera id that "+store.RuleCameraID))
-		return
+		return badField("cameraId", "must be 0 (every camera) or a camera id that "+store.RuleCameraID)
 	}
 	var cams []int
 	err = s.view(c, func(tx *store.Tx) error {
@@ -163,17 +161,16 @@ func (s *Server) getCameraTelemetry(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	out := cameraTelemetryDTO{Status: "no live stream in progress", Code: codeLiveNotReady}
 	for _, id := range cams {
-		switch running, ready := s.live.state(c.Param("imei"), id); {
+		switch running, ready := s.live.State(c.Param("imei"), id); {
 		case ready:
 			out = cameraTelemetryDTO{Status: "live stream of camera " + strconv.Itoa(id) + " is ready", Code: codeLiveReady}
 		case running && out.Code != codeLiveReady:
 			out.Status = "live stream of camera " + strconv.Itoa(id) + " is starting: the device has sent no frame yet"
 		}
 	}
-	ok(c, out)
+	return ok(c, out)
 }

@@ -33,31 +33,26 @@ type tripDTO struct {
 
 // listDrivingHistory handles GET /driving-history: trips filtered by
 // organization (required with a partner token), device, driver and time.
-func (s *Server) listDrivingHistory(c *gin.Context) {
+func (s *Server) listDrivingHistory(c *gin.Context) error {
 	p, err := s.page(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	desc, err := queryOrder(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if v := c.DefaultQuery("sort", "createdAt"); v != "createdAt" {
-		s.fail(c, badField("sort", "must be createdAt"))
-		return
+		return badField("sort", "must be createdAt")
 	}
 	f := store.TripFilter{Descending: desc}
 	if f.Start, f.End, err = queryRange(c); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	pr := principal(c)
 	if pr.IsPartner() {
 		if id, err := queryOrgID(c); err != nil || id == 0 {
-			s.fail(c, badField("organizationId", "is required as a query parameter with a partner token"))
-			return
+			return badField("organizationId", "is required as a query parameter with a partner token")
 		}
 		f.PartnerID = pr.PartnerID
 	}
@@ -126,8 +121,7 @@ func (s *Server) listDrivingHistory(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	okPage(c, out, total, p)
+	return okPage(c, out, total, p)
 }

@@ -2,7 +2,6 @@ package cloudapi
 
 import (
 	"fmt"
-	"net/http"
 
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
@@ -66,7 +65,7 @@ func checkLastEditor(tx *store.Tx, u *store.User) error {
 // removeUser deletes user id after the rules every deletion follows: the
 // caller may manage it (visibleUser, checkManage, and only if keep accepts
 // it), a user does not delete itself, and a partner keeps an editor.
-func (s *Server) removeUser(c *gin.Context, id int64, keep func(u *store.User) bool) {
+func (s *Server) removeUser(c *gin.Context, id int64, keep func(u *store.User) bool) error {
 	p := principal(c)
 	err := s.update(c, func(tx *store.Tx) error {
 		u, err := visibleUser(c, tx, id)
@@ -88,21 +87,19 @@ func (s *Server) removeUser(c *gin.Context, id int64, keep func(u *store.User) b
 		return tx.DeleteUser(u.ID)
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"requestId": requestID(c)})
+	return okBody(c, gin.H{"requestId": requestID(c)})
 }
 
 // deleteUser handles DELETE /users/{userId}: a partner contact, or a user of
 // an organization the caller manages. Its tokens stop working at once.
-func (s *Server) deleteUser(c *gin.Context) {
+func (s *Server) deleteUser(c *gin.Context) error {
 	id, err := pathInt(c, "userId")
 	if err != nil {
-		s.fail(c, notFound("user"))
-		return
+		return notFound("user")
 	}
-	s.removeUser(c, id, func(*store.User) bool { return true })
+	return s.removeUser(c, id, func(*store.User) bool { return true })
 }
 
 // contactID returns the partnerContactId of the path if partnerId is the
@@ -120,13 +117,12 @@ func contactID(c *gin.Context) (int64, error) {
 
 // deletePartnerContact handles DELETE
 // /partners/{partnerId}/contacts/{partnerContactId} (partners only).
-func (s *Server) deletePartnerContact(c *gin.Context) {
+func (s *Server) deletePartnerContact(c *gin.Context) error {
 	id, err := contactID(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	s.removeUser(c, id, (*store.User).IsPartnerUser)
+	return s.removeUser(c, id, (*store.User).IsPartnerUser)
 }
 
 // patchContactRequest is the body of PATCH
@@ -142,34 +138,28 @@ type patchContactRequest struct {
 // /partners/{partnerId}/contacts/{partnerContactId} (partners only): the
 // contact's name and access level. A contact's e-mail is its sign-in and
 // never changes; the body may repeat it.
-func (s *Server) patchPartnerContact(c *gin.Context) {
+func (s *Server) patchPartnerContact(c *gin.Context) error {
 	id, err := contactID(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var req patchContactRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	p := principal(c)
 	switch {
 	case req.ID != nil && *req.ID != id:
-		s.fail(c, badField("id", "must be the partnerContactId of the path"))
-		return
+		return badField("id", "must be the partnerContactId of the path")
 	case req.AccessLevel != nil && !store.ValidAccessLevel(*req.AccessLevel):
-		s.fail(c, badField("accessLevel", "must be one of viewer, editor, editorWithoutMediaAccess"))
-		return
+		return badField("accessLevel", "must be one of viewer, editor, editorWithoutMediaAccess")
 	case req.AccessLevel != nil && accessRank[*req.AccessLevel] > accessRank[p.AccessLevel]:
-		s.fail(c, forbidden("a %s cannot grant the %s access level", p.AccessLevel, *req.AccessLevel))
-		return
+		return forbidden("a %s cannot grant the %s access level", p.AccessLevel, *req.AccessLevel)
 	}
 	var name string
 	if req.Name != nil {
 		if name, err = requiredName("name", *req.Name); err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
 	}
 	var out userDTO
@@ -200,10 +190,9 @@ func (s *Server) patchPartnerContact(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // ownUser refuses tokens that belong to no user (admin and scoped tokens),
@@ -224,16 +213,14 @@ type settingsRequest struct {
 // putUserSettings handles PUT /users/update-settings: the caller's own
 // measurement units and time format, both required (PUT replaces). Any
 // access level may set its own settings.
-func (s *Server) putUserSettings(c *gin.Context) {
+func (s *Server) putUserSettings(c *gin.Context) error {
 	p := principal(c)
 	if err := ownUser(p); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var req settingsRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	for _, f := range []struct {
 		name string
@@ -241,11 +228,9 @@ func (s *Server) putUserSettings(c *gin.Context) {
 	}{{"measurement", req.Measurement}, {"timeFormat", req.TimeFormat}} {
 		switch {
 		case f.v == nil:
-			s.fail(c, badField(f.name, "is required"))
-			return
+			return badField(f.name, "is required")
 		case *f.v != 1 && *f.v != 2:
-			s.fail(c, badField(f.name, "must be 1 or 2"))
-			return
+			return badField(f.name, "must be 1 or 2")
 		}
 	}
 	settings := store.UserSettings{Measurement: *req.Measurement, TimeFormat: *req.TimeFormat}
@@ -258,10 +243,9 @@ func (s *Server) putUserSettings(c *gin.Context) {
 		return tx.UpdateUser(u, "user.settings")
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, settingsDTO{Measurement: settings.Measurement, TimeFormat: settings.TimeFormat})
+	return ok(c, settingsDTO{Measurement: settings.Measurement, TimeFormat: settings.TimeFormat})
 }
 
 // settingsDTO are a user's regional settings as the API shows them.
@@ -280,39 +264,32 @@ type changePasswordRequest struct {
 // changes its own password (another userId is 404), giving the current
 // one, which is braked like a sign-in. Every token issued to the user
 // before stops working; the answer carries a new token for the caller.
-func (s *Server) changePassword(c *gin.Context) {
+func (s *Server) changePassword(c *gin.Context) error {
 	p := principal(c)
 	if err := ownUser(p); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if id, err := pathInt(c, "userId"); err != nil || id != p.UserID {
-		s.fail(c, notFound("user"))
-		return
+		return notFound("user")
 	}
 	var req changePasswordRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	switch {
 	case req.CurrentPassword == "":
-		s.fail(c, badField("currentPassword", "is required"))
-		return
+		return badField("currentPassword", "is required")
 	case req.NewPassword == "":
-		s.fail(c, badField("newPassword", "is required"))
-		return
+		return badField("newPassword", "is required")
 	case req.NewPassword == req.CurrentPassword:
-		s.fail(c, badField("newPassword", "must differ from currentPassword"))
-		return
+		return badField("newPassword", "must differ from currentPassword")
 	}
 	if err := checkPassword("newPassword", req.NewPassword); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	account := "email:" + p.Email
-	if !s.admitSignin(c, endpointChangePassword, account) {
-		return
+	if err := s.admitSignin(c, endpointChangePassword, account); err != nil {
+		return err
 	}
 	var hash []byte
 	if err := s.view(c, func(tx *store.Tx) error {
@@ -323,26 +300,22 @@ func (s *Server) changePassword(c *gin.Context) {
 		return err
 	}); err != nil {
 		s.signinUnchecked(c, account)
-		s.fail(c, err)
-		return
+		return err
 	}
 	match, err := s.passwords.compare(c.Request.Context(), hash, req.CurrentPassword)
 	if err != nil {
 		s.signinFailed(endpointChangePassword, reasonBusy)
 		s.signinUnchecked(c, account)
-		s.fail(c, err)
-		return
+		return err
 	}
 	if !match {
 		s.signinFailed(endpointChangePassword, reasonBadCredentials)
-		s.fail(c, badField("currentPassword", "is wrong"))
-		return
+		return badField("currentPassword", "is wrong")
 	}
 	s.signinSucceeded(c, account)
 	newHash, err := s.passwords.hash(c.Request.Context(), req.NewPassword)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var u *store.User
 	err = s.update(c, func(tx *store.Tx) error {
@@ -350,14 +323,12 @@ func (s *Server) changePassword(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	p.Generation = u.TokenGeneration
 	tok, exp, err := s.issue(p, s.cfg.Auth.UserTokenTTL)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, authenticateResponse{Token: tok, OrganizationID: u.OrganizationID, PartnerID: u.PartnerID, ExpiresAt: isoTime(exp)})
+	return ok(c, authenticateResponse{Token: tok, OrganizationID: u.OrganizationID, PartnerID: u.PartnerID, ExpiresAt: isoTime(exp)})
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/mail"
 	"strings"
 
@@ -155,35 +154,30 @@ func (s *Server) addUser(c *gin.Context, u *store.User, invite string, check fun
 
 // createPartnerContact handles POST /partners/{partnerId}/contacts (partners
 // only, for their own partner id).
-func (s *Server) createPartnerContact(c *gin.Context) {
+func (s *Server) createPartnerContact(c *gin.Context) error {
 	p := principal(c)
 	if id, err := pathInt(c, "partnerId"); err != nil || id != p.PartnerID {
-		s.fail(c, notFound("partner"))
-		return
+		return notFound("partner")
 	}
 	var req createUserRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if err := req.validate(p); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	u, invite, err := s.newUser(c, req)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	u.PartnerID = p.PartnerID
 	out, err := s.addUser(c, u, invite, func(*store.Tx) error { return nil })
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	// The reference contract gives the contact at the top level; data
 	// carries it too, as every data call of the API does.
-	c.JSON(http.StatusOK, struct {
+	return okBody(c, struct {
 		userDTO
 		Data      createdUserDTO `json:"data"`
 		RequestID string         `json:"requestId"`
@@ -192,34 +186,30 @@ func (s *Server) createPartnerContact(c *gin.Context) {
 
 // listPartnerContacts handles GET /partners/{partnerId}/contacts and its
 // alias GET /partner-contacts: the users of the caller's partner.
-func (s *Server) listPartnerContacts(c *gin.Context) {
+func (s *Server) listPartnerContacts(c *gin.Context) error {
 	p := principal(c)
 	if c.Param("partnerId") != "" {
 		if id, err := pathInt(c, "partnerId"); err != nil || id != p.PartnerID {
-			s.fail(c, notFound("partner"))
-			return
+			return notFound("partner")
 		}
 	}
-	s.listUsers(c, store.UserFilter{PartnerID: p.PartnerID, PartnerUsersOnly: true}, false)
+	return s.listUsers(c, store.UserFilter{PartnerID: p.PartnerID, PartnerUsersOnly: true}, false)
 }
 
 // createOrganizationUser handles POST /organizations/{orgId}/users. Another
 // partner sharing the organization cannot add its users.
-func (s *Server) createOrganizationUser(c *gin.Context) {
+func (s *Server) createOrganizationUser(c *gin.Context) error {
 	var req createUserRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	p := principal(c)
 	if err := req.validate(p); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	u, invite, err := s.newUser(c, req)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	out, err := s.addUser(c, u, invite, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
@@ -233,11 +223,10 @@ func (s *Server) createOrganizationUser(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	// The reference contract gives the new user's id at the top level.
-	c.JSON(http.StatusOK, struct {
+	return okBody(c, struct {
 		UserID    int64          `json:"userId"`
 		Data      createdUserDTO `json:"data"`
 		RequestID string         `json:"requestId"`
@@ -245,7 +234,7 @@ func (s *Server) createOrganizationUser(c *gin.Context) {
 }
 
 // listOrganizationUsers handles GET /organizations/{orgId}/users.
-func (s *Server) listOrganizationUsers(c *gin.Context) {
+func (s *Server) listOrganizationUsers(c *gin.Context) error {
 	var orgID int64
 	err := s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
@@ -255,35 +244,31 @@ func (s *Server) listOrganizationUsers(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	s.listUsers(c, store.UserFilter{OrganizationID: orgID}, true)
+	return s.listUsers(c, store.UserFilter{OrganizationID: orgID}, true)
 }
 
 // listUsers answers a page of the users f keeps; withUsers repeats them
 // under "users", where the reference contract lists an organization's users.
-func (s *Server) listUsers(c *gin.Context, f store.UserFilter, withUsers bool) {
+func (s *Server) listUsers(c *gin.Context, f store.UserFilter, withUsers bool) error {
 	pg, err := s.page(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var users []store.User
 	var total int
 	if err := s.view(c, func(tx *store.Tx) error { users, total, err = tx.Users(f, pg); return err }); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	out := make([]userDTO, 0, len(users))
 	for i := range users {
 		out = append(out, toUserDTO(&users[i]))
 	}
 	if !withUsers {
-		okPage(c, out, total, pg)
-		return
+		return okPage(c, out, total, pg)
 	}
-	c.JSON(http.StatusOK, struct {
+	return okBody(c, struct {
 		pageBody
 		Users []userDTO `json:"users"`
 	}{pageBody{Data: out, Metadata: Metadata{Count: total, Limit: pg.Limit, Offset: pg.Offset}, RequestID: requestID(c)}, out})
@@ -297,40 +282,34 @@ type resetPasswordRequest struct {
 // sets its user's password once. Unknown, used and expired tokens are 404,
 // found before any password is hashed so that the time taken tells
 // nothing; guessing is braked per client address like sign-ins.
-func (s *Server) resetPassword(c *gin.Context) {
+func (s *Server) resetPassword(c *gin.Context) error {
 	var req resetPasswordRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if req.NewPassword == "" {
-		s.fail(c, badField("newPassword", "is required"))
-		return
+		return badField("newPassword", "is required")
 	}
-	if !s.admitSignin(c, endpointResetPassword, "") {
-		return
+	if err := s.admitSignin(c, endpointResetPassword, ""); err != nil {
+		return err
 	}
 	token := c.Param("token")
 	err := s.view(c, func(tx *store.Tx) error { _, err := tx.InvitedUser(token); return err })
 	if errors.Is(err, store.ErrNotFound) {
 		s.signinFailed(endpointResetPassword, reasonBadCredentials)
-		s.fail(c, notFound("invitation token"))
-		return
+		return notFound("invitation token")
 	}
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	// The token is right: what follows is not a guess.
 	s.signinSucceeded(c, "")
 	if err := checkPassword("newPassword", req.NewPassword); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	hash, err := s.passwords.hash(c.Request.Context(), req.NewPassword)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var u *store.User
 	actor := store.Actor{Source: "api:invitation", RequestID: requestID(c)}
@@ -339,12 +318,10 @@ func (s *Server) resetPassword(c *gin.Context) {
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		s.fail(c, notFound("invitation token"))
-		return
+		return notFound("invitation token")
 	}
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, gin.H{"userId": u.ID, "email": u.Email})
+	return ok(c, gin.H{"userId": u.ID, "email": u.Email})
 }

@@ -121,20 +121,17 @@ type virtualEventResult struct {
 // (417). Requests for the same second share one file per camera, the first
 // one uploaded (a file is written once). Privacy settings that disable events answer
 // 423 LockedError.
-func (s *Server) createVirtualEvent(c *gin.Context) {
+func (s *Server) createVirtualEvent(c *gin.Context) error {
 	var req virtualEventRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	v, err := s.parseVirtualEvent(req)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if v.mediaType != "none" && principal(c).AccessLevel == store.AccessEditorWithoutMediaAccess {
-		s.fail(c, forbidden("the editorWithoutMediaAccess access level has no access to media; use mediaType none"))
-		return
+		return forbidden("the editorWithoutMediaAccess access level has no access to media; use mediaType none")
 	}
 	var dev *store.Device
 	var cameras []int
@@ -181,14 +178,12 @@ func (s *Server) createVirtualEvent(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var files []store.EventFile
 	if v.mediaType != "none" {
 		if files, err = s.requestClips(c, dev, v, cameras); err != nil {
-			s.fail(c, err)
-			return
+			return err
 		}
 	}
 	var e *store.Event
@@ -209,13 +204,12 @@ func (s *Server) createVirtualEvent(c *gin.Context) {
 			EntityID: strconv.FormatInt(e.ID, 10), OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID, After: e})
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if e.Files == nil {
 		e.Files = []store.EventFile{}
 	}
-	ok(c, virtualEventResult{EventID: e.ID, Files: e.Files})
+	return ok(c, virtualEventResult{EventID: e.ID, Files: e.Files})
 }
 
 // requestClips asks the device for the recording of each camera at v.time,

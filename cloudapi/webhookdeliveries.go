@@ -76,20 +76,17 @@ var deliveryStatuses = []string{store.DeliveryPending, store.DeliveryDelivered, 
 // shared organization sees only the deliveries of messages about its own
 // devices, sent since they joined the organization, without the host's
 // URLs.
-func (s *Server) listWebhookDeliveries(c *gin.Context) {
+func (s *Server) listWebhookDeliveries(c *gin.Context) error {
 	p, err := s.page(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	f := store.DeliveryFilter{URL: c.Query("url"), IMEI: c.Query("imei")}
 	if f.Status, err = queryEnum(c, "status", deliveryStatuses...); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	if f.Type, err = queryEnum(c, "type", webhooks.SubscriptionTypes...); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var items []deliveryData
 	var total int
@@ -119,10 +116,9 @@ func (s *Server) listWebhookDeliveries(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	okPage(c, items, total, p)
+	return okPage(c, items, total, p)
 }
 
 // guestDevices maps the devices guest p holds in organization o to when
@@ -142,7 +138,7 @@ func guestDevices(tx *store.Tx, p Principal, o *store.Organization) (map[string]
 // redeliverWebhook handles POST
 // /organizations/{orgId}/webhook-deliveries/{deliveryId}/redeliver: the
 // message is queued again for the same URL, with the same webhook-id.
-func (s *Server) redeliverWebhook(c *gin.Context) {
+func (s *Server) redeliverWebhook(c *gin.Context) error {
 	var out deliveryData
 	err := s.update(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
@@ -164,10 +160,9 @@ func (s *Server) redeliverWebhook(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	created(c, out)
+	return created(c, out)
 }
 
 // endpointData is the delivery state of one URL.
@@ -187,7 +182,7 @@ type endpointData struct {
 // listWebhookEndpoints handles GET /organizations/{orgId}/webhook-endpoints:
 // every URL of the settings and subscriptions, and every URL still being
 // delivered to, with its state.
-func (s *Server) listWebhookEndpoints(c *gin.Context) {
+func (s *Server) listWebhookEndpoints(c *gin.Context) error {
 	out := []endpointData{}
 	err := s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
@@ -231,8 +226,7 @@ func (s *Server) listWebhookEndpoints(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }

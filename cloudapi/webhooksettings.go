@@ -238,7 +238,7 @@ func (s *Server) webhookURLPolicy(tx *store.Tx, orgID int64) (webhooks.URLPolicy
 }
 
 // getWebhookSettings handles GET /organizations/{orgId}/webhook-settings.
-func (s *Server) getWebhookSettings(c *gin.Context) {
+func (s *Server) getWebhookSettings(c *gin.Context) error {
 	var out *webhookSettingsData
 	err := s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
@@ -250,23 +250,21 @@ func (s *Server) getWebhookSettings(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // replaceWebhookSettings handles POST /organizations/{orgId}/webhook-settings.
-func (s *Server) replaceWebhookSettings(c *gin.Context) { s.saveWebhookSettings(c, true) }
+func (s *Server) replaceWebhookSettings(c *gin.Context) error { return s.saveWebhookSettings(c, true) }
 
 // patchWebhookSettings handles PATCH /organizations/{orgId}/webhook-settings.
-func (s *Server) patchWebhookSettings(c *gin.Context) { s.saveWebhookSettings(c, false) }
+func (s *Server) patchWebhookSettings(c *gin.Context) error { return s.saveWebhookSettings(c, false) }
 
-func (s *Server) saveWebhookSettings(c *gin.Context, replace bool) {
+func (s *Server) saveWebhookSettings(c *gin.Context, replace bool) error {
 	var body webhookSettingsBody
 	if err := decode(c, &body); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var out *webhookSettingsData
 	err := s.update(c, func(tx *store.Tx) error {
@@ -294,11 +292,10 @@ func (s *Server) saveWebhookSettings(c *gin.Context, replace bool) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	noStoreIfSecret(c, out.WebhookSecret)
-	ok(c, out)
+	return ok(c, out)
 }
 
 // newWebhookSecret creates the organization's webhook secret if it has none
@@ -326,7 +323,7 @@ type rotatedSecretData struct {
 }
 
 // rotateWebhookSecret handles POST /organizations/{orgId}/webhook-secret/rotate.
-func (s *Server) rotateWebhookSecret(c *gin.Context) {
+func (s *Server) rotateWebhookSecret(c *gin.Context) error {
 	var out rotatedSecretData
 	err := s.update(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
@@ -341,9 +338,8 @@ func (s *Server) rotateWebhookSecret(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	noStoreIfSecret(c, out.WebhookSecret)
-	ok(c, out)
+	return ok(c, out)
 }

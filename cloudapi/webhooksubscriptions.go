@@ -2,7 +2,6 @@ package cloudapi
 
 import (
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -126,7 +125,7 @@ func (s *Server) subscribedDevice(c *gin.Context, tx *store.Tx, sub *store.Webho
 }
 
 // listWebhooks handles GET /organizations/{orgId}/webhooks (?imei= filters).
-func (s *Server) listWebhooks(c *gin.Context) {
+func (s *Server) listWebhooks(c *gin.Context) error {
 	out := []webhookData{}
 	err := s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
@@ -140,18 +139,16 @@ func (s *Server) listWebhooks(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // addWebhook handles POST /organizations/{orgId}/webhooks.
-func (s *Server) addWebhook(c *gin.Context) {
+func (s *Server) addWebhook(c *gin.Context) error {
 	var body webhookBody
 	if err := decode(c, &body); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	var out webhookData
 	err := s.update(c, func(tx *store.Tx) error {
@@ -187,20 +184,18 @@ func (s *Server) addWebhook(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	noStoreIfSecret(c, out.WebhookSecret)
-	c.JSON(http.StatusOK, gin.H{"data": out, "webhookId": out.ID, "requestId": requestID(c)})
+	return okBody(c, gin.H{"data": out, "webhookId": out.ID, "requestId": requestID(c)})
 }
 
 // replaceWebhooks handles PUT /organizations/{orgId}/webhooks: the body is
 // the complete list; subscriptions of the caller's devices not in it are deleted.
-func (s *Server) replaceWebhooks(c *gin.Context) {
+func (s *Server) replaceWebhooks(c *gin.Context) error {
 	var body []webhookBody
 	if err := decode(c, &body); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	out := []webhookData{}
 	var secret string
@@ -264,19 +259,18 @@ func (s *Server) replaceWebhooks(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	noStoreIfSecret(c, secret)
 	body2 := gin.H{"data": out, "requestId": requestID(c)}
 	if secret != "" {
 		body2["webhookSecret"] = secret
 	}
-	c.JSON(http.StatusOK, body2)
+	return okBody(c, body2)
 }
 
 // deleteWebhook handles DELETE /organizations/{orgId}/webhooks/{webhookId}.
-func (s *Server) deleteWebhook(c *gin.Context) {
+func (s *Server) deleteWebhook(c *gin.Context) error {
 	err := s.update(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
 		if err != nil {
@@ -296,8 +290,7 @@ func (s *Server) deleteWebhook(c *gin.Context) {
 		return tx.DeleteWebhookSubscription(o.ID, id)
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"requestId": requestID(c)})
+	return okBody(c, gin.H{"requestId": requestID(c)})
 }

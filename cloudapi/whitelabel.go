@@ -28,17 +28,15 @@ type whiteLabelDTO struct {
 // whiteLabelInformation handles GET /white-label-information/{domain},
 // which the sign-in page reads before anyone is signed in. The only portal
 // is fleetcam's own at the host of publicURL; any other domain is 404.
-func (s *Server) whiteLabelInformation(c *gin.Context) {
+func (s *Server) whiteLabelInformation(c *gin.Context) error {
 	domain := strings.ToLower(strings.TrimSpace(c.Param("whiteLabelDomainAddress")))
 	if domain == "" || strings.ContainsAny(domain, "/@ ") {
-		s.fail(c, badField("whiteLabelDomainAddress", "must be a domain name such as fleet.example.com"))
-		return
+		return badField("whiteLabelDomainAddress", "must be a domain name such as fleet.example.com")
 	}
 	u, err := url.Parse(s.cfg.PublicURL)
 	if err != nil || s.cfg.PublicURL == "" || !strings.EqualFold(u.Host, domain) && !strings.EqualFold(u.Hostname(), domain) {
-		s.fail(c, notFound("white label portal "+domain))
-		return
+		return notFound("white label portal " + domain)
 	}
-	ok(c, whiteLabelDTO{Name: whiteLabelName, DomainAddress: domain, InfoEmail: s.cfg.SMTP.From,
+	return ok(c, whiteLabelDTO{Name: whiteLabelName, DomainAddress: domain, InfoEmail: s.cfg.SMTP.From,
 		ThemeName: whiteLabelThemeName, ThemeColor: whiteLabelThemeColor})
 }
