@@ -58,7 +58,7 @@ func (s *Server) rmaDevices(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	orgName := strings.ToLower(c.Query("organizationName"))
+	orgName := c.Query("organizationName")
 	var rows []rmaDeviceDTO
 	err = s.view(c, func(tx *store.Tx) error {
 		pr := principal(c)
@@ -91,7 +91,7 @@ func (s *Server) rmaDevices(c *gin.Context) error {
 				}
 				orgs[d.OrganizationID] = o
 			}
-			if orgName != "" && !strings.Contains(strings.ToLower(o.Name), orgName) {
+			if orgName != "" && !store.ContainsFold(o.Name, orgName) {
 				continue
 			}
 			rows = append(rows, rmaDeviceDTO{IMEI: d.IMEI, DeviceName: d.Name, OrganizationID: o.ID,

@@ -19,10 +19,12 @@ type AlarmFilter struct {
 	PartnerID    int64
 	IMEI         string
 	DefinitionID int64
-	// DefinitionName keeps definitions whose name contains it, ignoring case.
+	// DefinitionName keeps definitions whose name contains it, ignoring
+	// case (ContainsFold).
 	DefinitionName string
 	// DeviceName keeps alarms of devices whose current name contains it,
-	// ignoring case; an alarm of a removed device has no name.
+	// ignoring case (ContainsFold); an alarm of a removed device has no
+	// name.
 	DeviceName string
 	Severity   int
 	Open       *bool
@@ -41,14 +43,14 @@ func (f AlarmFilter) Match(a *Alarm, names AlarmNames) bool {
 		(f.PartnerID == 0 || a.PartnerID == f.PartnerID) &&
 		(f.IMEI == "" || a.IMEI == f.IMEI) &&
 		(f.DefinitionID == 0 || a.AlarmDefinitionID == f.DefinitionID) &&
-		(f.DefinitionName == "" || strings.Contains(strings.ToLower(def.Name), strings.ToLower(f.DefinitionName))) &&
+		(f.DefinitionName == "" || ContainsFold(def.Name, f.DefinitionName)) &&
 		(f.Severity == 0 || def.Severity == f.Severity) &&
 		(f.Open == nil || a.Open == *f.Open) &&
 		(f.Read == nil || a.Read == *f.Read) &&
 		(f.Start.IsZero() || !a.CreatedAt.Before(f.Start)) &&
 		(f.End.IsZero() || !a.CreatedAt.After(f.End)) &&
 		a.ID > f.AfterID &&
-		(f.DeviceName == "" || strings.Contains(strings.ToLower(names.DeviceName(a.IMEI)), strings.ToLower(f.DeviceName)))
+		(f.DeviceName == "" || ContainsFold(names.DeviceName(a.IMEI), f.DeviceName))
 }
 
 // Alarm sort keys. Names are those of the alarm's device, organization and

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"errors"
 	"strconv"
 	"time"
@@ -232,7 +231,9 @@ type DeviceFilter struct {
 	PartnerID int64
 	GroupID   int64
 	IMEI      string
-	Name      string
+	// Name keeps devices whose name contains it, ignoring case
+	// (ContainsFold).
+	Name string
 	// IMEIs, when not nil, keeps only these devices (scoped tokens).
 	IMEIs map[string]bool
 }
@@ -243,7 +244,7 @@ func (f DeviceFilter) Match(d *Device) bool {
 		(f.PartnerID == 0 || d.PartnerID == f.PartnerID) &&
 		(f.GroupID == 0 || d.GroupID == f.GroupID) &&
 		(f.IMEI == "" || d.IMEI == f.IMEI) &&
-		(f.Name == "" || bytes.Contains(bytes.ToLower([]byte(d.Name)), bytes.ToLower([]byte(f.Name)))) &&
+		(f.Name == "" || ContainsFold(d.Name, f.Name)) &&
 		(f.IMEIs == nil || f.IMEIs[d.IMEI])
 }
 

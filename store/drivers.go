@@ -293,8 +293,8 @@ func (f DriverFilter) Match(d *Driver) bool {
 		(f.IsActive == nil || d.IsActive == *f.IsActive)
 }
 
-// Driver sort keys. Names compare ignoring case; createdAt is creation
-// order, which is id order.
+// Driver sort keys. Names compare ignoring case (CompareFold); createdAt
+// is creation order, which is id order.
 const (
 	DriverByCreatedAt      = "createdAt"
 	DriverByDrivingLicense = "drivingLicense"
@@ -305,12 +305,8 @@ const (
 var driverSortKeys = sortKeys[Driver]{
 	DriverByCreatedAt:      func(a, b *Driver) int { return cmp.Compare(a.ID, b.ID) },
 	DriverByDrivingLicense: func(a, b *Driver) int { return strings.Compare(a.DrivingLicense, b.DrivingLicense) },
-	DriverByFirstName: func(a, b *Driver) int {
-		return strings.Compare(strings.ToLower(a.FirstName), strings.ToLower(b.FirstName))
-	},
-	DriverByLastName: func(a, b *Driver) int {
-		return strings.Compare(strings.ToLower(a.LastName), strings.ToLower(b.LastName))
-	},
+	DriverByFirstName:      func(a, b *Driver) int { return CompareFold(a.FirstName, b.FirstName) },
+	DriverByLastName:       func(a, b *Driver) int { return CompareFold(a.LastName, b.LastName) },
 }
 
 // Drivers returns the page p of the drivers matching f in the order s (by

@@ -18,12 +18,10 @@ import (
 // device's, organization's and partner's rows as they are now; a row that
 // is gone is the empty name), compared byte by byte (COLLATE "C") as Go's
 // strings.Compare does, so the AlarmNames the store passes are not needed.
-// A device name filter is matched in Go: lower() depends on the database's
-// locale (the C locale folds ASCII only) and strings.ToLower does not, so
-// the list reads the names of the devices the other conditions leave and
-// keeps the IMEIs whose name contains the text, ignoring case, as
-// AlarmFilter.Match does. The alarm definitions are the code's catalogue:
-// their names and severities become lists of definition ids.
+// A device name filter matches the devices' name_folded keys
+// (store.FoldCase), as AlarmFilter.Match compares names ignoring case. The
+// alarm definitions are the code's catalogue: their names and severities
+// become lists of definition ids.
 
 // List implements store.AlarmSet.
 func (s alarms) List(f store.AlarmFilter, o store.Sort, p store.Page, names store.AlarmNames) ([]store.Alarm, int, error) {
@@ -33,11 +31,9 @@ func (s alarms) List(f store.AlarmFilter, o store.Sort, p store.Page, names stor
 	w := &where{}
 	alarmConditions(w, f)
 	if f.DeviceName != "" {
-		imeis, err := s.namedDevices(w, f.DeviceName)
-		if err != nil {
-			return nil, 0, err
-		}
-		w.and("a.imei = ANY (" + w.arg(imeis) + ")")
+		// A removed device has no name, which contains no text.
+		w.and("a.imei IN (SELECT d.imei FROM devices d WHERE strpos(d.name_folded, " +
+			w.arg(store.FoldCase(f.DeviceName)) + ") > 0)")
 	}
 	from, key := alarmOrderBy(o.Key)
 	dir := ""
@@ -106,10 +102,9 @@ func alarmConditions(w *where, f store.AlarmFilter) {
 	if f.DefinitionName != "" || f.Severity != 0 {
 		// Definitions outside the catalogue have no name and severity 0,
 		// which these conditions never keep.
-		name := strings.ToLower(f.DefinitionName)
 		defs := []int64{}
 		for _, d := range store.AlarmDefinitions() {
-			if strings.Contains(strings.ToLower(d.Name), name) && (f.Severity == 0 || d.Severity == f.Severity) {
+			if store.ContainsFold(d.Name, f.DefinitionName) && (f.Severity == 0 || d.Severity == f.Severity) {
 				defs = append(defs, d.ID)
 			}
 		}
@@ -128,30 +123,6 @@ func alarmConditions(w *where, f store.AlarmFilter) {
 		w.and("a.created_at <= " + w.arg(floorMicro(f.End)))
 	}
 	w.and("a.id > " + w.arg(f.AfterID))
-}
-
-// namedDevices returns the IMEIs of the alarms w keeps whose device's name
-// contains text, ignoring case as strings.ToLower does. A removed device
-// has no name, which contains no text.
-func (s alarms) namedDevices(w *where, text string) ([]string, error) {
-	rows, err := s.t.pg.Query(s.t.ctx, `SELECT d.imei, d.name FROM devices d
-		WHERE d.name <> '' AND d.imei IN (SELECT a.imei FROM alarms a`+w.String()+`)`, w.args...)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	text = strings.ToLower(text)
-	imeis := []string{}
-	for rows.Next() {
-		var imei, name string
-		if err := rows.Scan(&imei, &name); err != nil {
-			return nil, classify(err)
-		}
-		if strings.Contains(strings.ToLower(name), text) {
-			imeis = append(imeis, imei)
-		}
-	}
-	return imeis, classify(rows.Err())
 }
 
 // alarmOrderBy returns the FROM of the alarm list sorted by key (alarms a

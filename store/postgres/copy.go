@@ -283,13 +283,16 @@ func (t *tx) appliedMigration() (int64, error) {
 }
 
 // latestMigration is the version of the last migration of this fleetcam's
-// schema: the number its file name starts with.
+// schema: the number its file name starts with, or a Go migration's.
 func latestMigration() (int64, error) {
 	files, err := fs.ReadDir(migrationFiles, "migrations")
 	if err != nil {
 		return 0, err
 	}
 	var latest int64
+	for _, m := range goMigrations {
+		latest = max(latest, m.version)
+	}
 	for _, f := range files {
 		prefix, _, _ := strings.Cut(f.Name(), "_")
 		v, err := strconv.ParseInt(prefix, 10, 64)

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"errors"
 	"time"
 
@@ -27,10 +26,6 @@ func deviceFields(d *store.Device) []any {
 		&d.DataProfileID, zeroTime{&d.CreatedAt}, zeroTime{&d.ActivatedAt}, &d.Ownership,
 		zeroTime{&d.PreviousOwnerUntil}}
 }
-
-// foldName is name as DeviceFilter.Match compares it, which the
-// name_folded column holds.
-func foldName(name string) string { return string(bytes.ToLower([]byte(name))) }
 
 // deviceMemoColumns are the columns of a device's row the memo keeps:
 // those of the device and its revision (Stamp).
@@ -75,7 +70,7 @@ func (r devices) Insert(d *store.Device) error {
 			status, product_type, data_profile_id, created_at, activated_at, ownership, previous_owner_until)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 		ON CONFLICT (imei) DO NOTHING`,
-		d.IMEI, d.Name, foldName(d.Name), d.OrganizationID, d.PartnerID, nullID(d.GroupID), d.Status,
+		d.IMEI, d.Name, store.FoldCase(d.Name), d.OrganizationID, d.PartnerID, nullID(d.GroupID), d.Status,
 		d.ProductType, d.DataProfileID, d.CreatedAt, nullTime(d.ActivatedAt), d.Ownership,
 		nullTime(d.PreviousOwnerUntil))
 	if err == nil && tag.RowsAffected() == 0 {
@@ -98,7 +93,7 @@ func (r devices) Put(d *store.Device) error {
 			status = $6, product_type = $7, data_profile_id = $8, created_at = $9, activated_at = $10,
 			ownership = $11, previous_owner_until = $12, revision = nextval('device_revisions')
 		WHERE imei = $1`
-	args := []any{d.IMEI, d.Name, foldName(d.Name), d.PartnerID, nullID(d.GroupID), d.Status, d.ProductType,
+	args := []any{d.IMEI, d.Name, store.FoldCase(d.Name), d.PartnerID, nullID(d.GroupID), d.Status, d.ProductType,
 		d.DataProfileID, d.CreatedAt, nullTime(d.ActivatedAt), d.Ownership, nullTime(d.PreviousOwnerUntil)}
 	if p := groupPipe(r.t); p != nil && seen {
 		return p.queueMerged(&argsRow{of: deviceUpdateKind, id: d.IMEI, args: args}, update, args...)
@@ -139,8 +134,8 @@ func (r devices) Delete(imei string) error {
 }
 
 // List implements store.DeviceRecords: DeviceFilter.Match as a WHERE
-// clause. The name matches as a substring of name_folded, both folded by
-// Go as Match folds them.
+// clause. The name matches as a substring of name_folded, the name's
+// store.FoldCase key, as Match compares them.
 func (r devices) List(f store.DeviceFilter, p store.Page) ([]store.Device, int, error) {
 	var w where
 	if f.OrganizationID != 0 {
@@ -156,7 +151,7 @@ func (r devices) List(f store.DeviceFilter, p store.Page) ([]store.Device, int, 
 		w.and("imei = " + w.arg(f.IMEI))
 	}
 	if f.Name != "" {
-		w.and("strpos(name_folded, " + w.arg(foldName(f.Name)) + ") > 0")
+		w.and("strpos(name_folded, " + w.arg(store.FoldCase(f.Name)) + ") > 0")
 	}
 	if f.IMEIs != nil {
 		w.and("imei = ANY (" + w.arg(trueKeys(f.IMEIs)) + ")")

@@ -75,10 +75,10 @@ func (r driverRow) Scan(dest ...any) error {
 func (s drivers) Insert(d *store.Driver) error {
 	s.t.forgetDrivers(0)
 	err := s.t.pg.QueryRow(s.t.ctx, `INSERT INTO drivers (organization_id, third_party_id, first_name, last_name,
-		driving_license, code, qr_payload, is_active, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
+		driving_license, code, qr_payload, is_active, created_at, updated_at, first_name_folded, last_name_folded)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
 		d.OrganizationID, d.ThirdPartyID, d.FirstName, d.LastName, d.DrivingLicense, d.Code, d.QRPayload,
-		d.IsActive, d.CreatedAt.UTC(), d.UpdatedAt.UTC()).Scan(&d.ID)
+		d.IsActive, d.CreatedAt.UTC(), d.UpdatedAt.UTC(), store.FoldCase(d.FirstName), store.FoldCase(d.LastName)).Scan(&d.ID)
 	return classify(err)
 }
 
@@ -87,9 +87,9 @@ func (s drivers) Update(d *store.Driver) error {
 	s.t.forgetDrivers(d.ID)
 	tag, err := s.t.exec(`UPDATE drivers SET organization_id = $2, third_party_id = $3, first_name = $4,
 		last_name = $5, driving_license = $6, code = $7, qr_payload = $8, is_active = $9, created_at = $10,
-		updated_at = $11 WHERE id = $1`,
+		updated_at = $11, first_name_folded = $12, last_name_folded = $13 WHERE id = $1`,
 		d.ID, d.OrganizationID, d.ThirdPartyID, d.FirstName, d.LastName, d.DrivingLicense, d.Code, d.QRPayload,
-		d.IsActive, d.CreatedAt.UTC(), d.UpdatedAt.UTC())
+		d.IsActive, d.CreatedAt.UTC(), d.UpdatedAt.UTC(), store.FoldCase(d.FirstName), store.FoldCase(d.LastName))
 	return affected(tag, err, "driver %d", d.ID)
 }
 
@@ -131,15 +131,15 @@ func (s drivers) lookup(query string, args ...any) (int64, error) {
 }
 
 // driverOrder is the ORDER BY expression of each driver sort key; ties go
-// by id. Names compare lower-cased (by the database's case mapping) and
-// every text compares by code point, as the store's comparisons of Go
-// strings do.
+// by id. Names compare by their store.FoldCase keys, which the rows hold
+// (first_name_folded, last_name_folded), and every text compares by code
+// point (COLLATE "C"), as the store's comparisons of Go strings do.
 var driverOrder = map[string]string{
 	"":                           "",
 	store.DriverByCreatedAt:      "",
 	store.DriverByDrivingLicense: `driving_license COLLATE "C"`,
-	store.DriverByFirstName:      `lower(first_name) COLLATE "C"`,
-	store.DriverByLastName:       `lower(last_name) COLLATE "C"`,
+	store.DriverByFirstName:      `first_name_folded COLLATE "C"`,
+	store.DriverByLastName:       `last_name_folded COLLATE "C"`,
 }
 
 // List implements store.DriverSet: the filter is the WHERE clause, the

@@ -64,10 +64,11 @@ func TestMigrationsApplyOnceWhenProcessesStartTogether(t *testing.T) {
 	}
 }
 
-// migrationCount is the number of embedded migration files.
+// migrationCount is the number of migrations: the embedded files and the
+// Go migrations.
 func migrationCount() (int, error) {
 	entries, err := migrationFiles.ReadDir("migrations")
-	return len(entries), err
+	return len(entries) + len(goMigrations), err
 }
 
 // TestNewerSchemaIsRefused records a migration this build does not know

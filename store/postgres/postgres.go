@@ -212,12 +212,17 @@ func (e *Engine) Migrate(ctx context.Context) ([]string, error) {
 	}
 	var applied []string
 	for _, r := range results {
-		applied = append(applied, fmt.Sprintf("%d %s", r.Source.Version, r.Source.Path))
+		name := r.Source.Path
+		if name == "" {
+			name = goMigrationName(r.Source.Version)
+		}
+		applied = append(applied, fmt.Sprintf("%d %s", r.Source.Version, name))
 	}
 	return applied, nil
 }
 
-// provider is goose over the engine's pool, with the migration lock.
+// provider is goose over the engine's pool, with the migration lock: the
+// SQL files of migrations/ and the Go migrations (gomigrations.go).
 func (e *Engine) provider() (*goose.Provider, *sql.DB, error) {
 	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(migrationLockID))
 	if err != nil {
@@ -229,7 +234,8 @@ func (e *Engine) provider() (*goose.Provider, *sql.DB, error) {
 	}
 	db := stdlib.OpenDBFromPool(e.pool)
 	p, err := goose.NewProvider(goose.DialectPostgres, db, dir,
-		goose.WithSessionLocker(locker), goose.WithTableName("fleetcam_schema_migrations"))
+		goose.WithSessionLocker(locker), goose.WithTableName("fleetcam_schema_migrations"),
+		goose.WithDisableGlobalRegistry(true), goose.WithGoMigrations(gooseGoMigrations()...))
 	if err != nil {
 		db.Close()
 		return nil, nil, fmt.Errorf("store: postgres migrations: %w", err)
