@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
@@ -56,23 +55,6 @@ type alarmDTO struct {
 	IsSimulated             bool              `json:"isSimulated"`
 	Comments                []alarmCommentDTO `json:"comments"`
 	Actions                 []alarmActionDTO  `json:"actions"`
-}
-
-func isoTimeOrNull(t time.Time) *string {
-	if t.IsZero() {
-		return nil
-	}
-	s := isoTime(t)
-	return &s
-}
-
-// audienceName is the API's name of an audience: the reference contract
-// names the platform itself (store.AudienceSystem) "surfsight".
-func audienceName(a string) string {
-	if a == store.AudienceSystem {
-		return "surfsight"
-	}
-	return a
 }
 
 func toCommentDTO(c store.AlarmComment) alarmCommentDTO {

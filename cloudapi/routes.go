@@ -1,8 +1,6 @@
 package cloudapi
 
 import (
-	"time"
-
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
 )
@@ -307,12 +305,4 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.DELETE("/devices/:imei/notification-recipients/:email", auth, write, s.handle(s.deleteEventRecipient))
 	v2.PUT("/devices/:imei/events/:eventType/notification-recipients", auth, write, s.handle(s.putEventRecipients))
 	v2.PUT("/devices/events/:eventType/notification-recipients", auth, write, s.handle(s.putBulkEventRecipients))
-}
-
-// isoTime formats t as the API's ISO 8601 UTC timestamp with milliseconds.
-func isoTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }
