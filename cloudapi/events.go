@@ -2,6 +2,7 @@ package cloudapi
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -294,6 +295,9 @@ func (s *Server) deviceEvent(c *gin.Context, tx *store.Tx) (*store.Event, error)
 		return nil, err
 	}
 	e, err := tx.Event(id)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
 	if err != nil || !d.HoldsEvent(e) {
 		return nil, notFound("event " + c.Param("eventId") + " of device " + d.IMEI)
 	}
@@ -393,24 +397,26 @@ func (s *Server) reviewEvents(c *gin.Context) error {
 	}
 	var out []eventView
 	err := s.update(c, func(tx *store.Tx) error {
+		reviewed := make([]*store.Event, 0, len(req.EventIDs))
 		for i, id := range req.EventIDs {
+			missing := notFound(fmt.Sprintf("event %d (eventIds[%d])", id, i))
 			e, err := tx.Event(id)
-			if err != nil {
-				return notFound(fmt.Sprintf("event %d (eventIds[%d])", id, i))
+			if errors.Is(err, store.ErrNotFound) {
+				return missing
+			} else if err != nil {
+				return err
 			}
 			if d, err := s.deviceByIMEI(c, tx, e.IMEI); err != nil || !d.HoldsEvent(e) {
-				return notFound(fmt.Sprintf("event %d (eventIds[%d])", id, i))
+				return missing
 			}
 			if e, err = tx.ReviewEvent(id, review); err != nil {
 				return err
 			}
-			v, err := viewEvent(tx, e)
-			if err != nil {
-				return err
-			}
-			out = append(out, v)
+			reviewed = append(reviewed, e)
 		}
-		return nil
+		var err error
+		out, err = viewEvents(tx, reviewed)
+		return err
 	})
 	if err != nil {
 		return err

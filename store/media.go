@@ -352,7 +352,12 @@ func (tx *Tx) notifyMediaAvailable(r MediaRef) error {
 	}
 	for _, id := range ids {
 		e, err := tx.Event(id)
-		if err != nil || e.MediaNotified || e.Kind().Beep {
+		if isNotFound(err) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		if e.MediaNotified || e.Kind().Beep {
 			continue
 		}
 		avail, err := tx.EventMediaAvailable(e)

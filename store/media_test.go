@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -256,4 +257,35 @@ func TestEventsMediaAvailable(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestEventMediaAvailableReportsAFailedLookup: on PostgreSQL the files of a
+// page are one statement; when it fails (here the caller gave up, its
+// context cancelled) EventMediaAvailable and EventsMediaAvailable return
+// the error instead of reporting the files as not in the cloud.
+func TestEventMediaAvailableReportsAFailedLookup(t *testing.T) {
+	t.Parallel()
+	storetest.Use(t, "postgres")
+	f := newEventFixture(t)
+	e := f.ingest(f.dev, EventInput{Type: EventVirtual, Time: eventT0,
+		Files: []EventFile{{CameraID: 1, FileID: "1772366400", FileType: FileVideo}}}).Event
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	ran := false
+	// The view's own answer is the cancellation; what is asked within it is
+	// the test.
+	_ = f.db.View(ctx, func(tx *Tx) error {
+		ran = true
+		cancel()
+		if avail, err := tx.EventMediaAvailable(e); !errors.Is(err, context.Canceled) {
+			t.Errorf("a cancelled lookup: %v, %v; want context.Canceled", avail, err)
+		}
+		if avail, err := tx.EventsMediaAvailable([]*Event{e}); !errors.Is(err, context.Canceled) {
+			t.Errorf("a cancelled lookup of a page: %v, %v; want context.Canceled", avail, err)
+		}
+		return nil
+	})
+	if !ran {
+		t.Fatal("the view did not run")
+	}
 }

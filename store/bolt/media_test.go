@@ -109,3 +109,47 @@ func TestMediaKeys(t *testing.T) {
 		t.Errorf("trash after forgetting it %q", got)
 	}
 }
+
+// TestEventMediaAvailableReportsUnreadableFiles: a media file record that
+// cannot be read is an error of EventMediaAvailable and of the page's
+// EventsMediaAvailable, not a file reported as not in the cloud, and so is
+// the upload whose mediaAvailable message has to read it.
+func TestEventMediaAvailableReportsUnreadableFiles(t *testing.T) {
+	f := newDeviceFixture(t)
+	video := store.MediaRef{IMEI: f.dev.IMEI, CameraID: 1, FileType: store.FileVideo, FileID: "f1"}
+	snap := store.MediaRef{IMEI: f.dev.IMEI, CameraID: 2, FileType: store.FileSnapshot, FileID: "f1"}
+	var ev *store.Event
+	f.update(func(tx *store.Tx) error {
+		res, err := tx.IngestEvent(f.dev, store.EventInput{DeviceEventID: "e1", Type: "deceleration", Time: f.clock.Now(),
+			Files: []store.EventFile{{CameraID: 1, FileID: "f1", FileType: store.FileVideo}, {CameraID: 2, FileID: "f1", FileType: store.FileSnapshot}}})
+		ev = res.Event
+		return err
+	})
+	f.view(func(tx *store.Tx) error {
+		avail, err := tx.EventMediaAvailable(ev)
+		if err != nil || !slices.Equal(avail, []bool{false, false}) {
+			t.Errorf("before any upload: %v, %v; want [false false]", avail, err)
+		}
+		return nil
+	})
+	f.put("media", []byte(snap.Key()), []byte(`{"imei":`)) // cut short
+	err := f.db.View(t.Context(), func(tx *store.Tx) error {
+		if avail, err := tx.EventMediaAvailable(ev); err == nil {
+			t.Errorf("an unreadable file record answered %v and no error", avail)
+		}
+		if avail, err := tx.EventsMediaAvailable([]*store.Event{ev, ev}); err == nil {
+			t.Errorf("a page with an unreadable file record answered %v and no error", avail)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		_, err := tx.CompleteUpload(store.MediaUpload{Ref: video, Blob: "blob-1", Size: 10, ContentType: "video/mp4"})
+		return err
+	})
+	if err == nil {
+		t.Error("an upload whose event has an unreadable file record stored no error")
+	}
+}
