@@ -82,8 +82,12 @@ func unreadAlarmsByOrg(tx *store.Tx, p Principal, orgs []store.Organization) map
 	return counts
 }
 
-// retentionDTO is an organization's purge days and retention times; camera
-// purge days read as the general purge days unless set apart.
+// retentionDTO is an organization's purge days and retention times, as
+// every answer that shows an organization or its default settings gives
+// them: camera purge days read as the general purge days unless set apart,
+// and deviceRetentionMinutes is the retention the organization's devices
+// are given, store.DefaultDeviceRetentionMinutes for an organization that
+// never set one (store.Retention.DeviceMinutes).
 type retentionDTO struct {
 	PurgeDays                 int `json:"purgeDays"`
 	PurgeDaysFrontCamera      int `json:"purgeDaysFrontCamera"`
@@ -95,7 +99,7 @@ type retentionDTO struct {
 func toRetentionDTO(r store.Retention) retentionDTO {
 	return retentionDTO{PurgeDays: r.PurgeDays, PurgeDaysFrontCamera: r.MediaPurgeDays(1),
 		PurgeDaysRearCamera: r.MediaPurgeDays(2), PurgeDaysAuxiliaryCameras: r.MediaPurgeDays(50),
-		DeviceRetentionMinutes: r.DeviceRetentionMinutes}
+		DeviceRetentionMinutes: r.DeviceMinutes()}
 }
 
 // toOrganizationDTO renders o for p; unread is its unread alarms p sees.
@@ -246,8 +250,8 @@ type updateOrganizationRequest struct {
 // Bounds of organization settings.
 const (
 	maxPurgeDays              = 366
-	minDeviceRetentionMinutes = 4
-	maxDeviceRetentionMinutes = 366 * 24 * 60
+	minDeviceRetentionMinutes = store.MinCameraRetentionMinutes
+	maxDeviceRetentionMinutes = store.MaxCameraRetentionMinutes
 	minLiveVideoTimeout       = 30
 	maxLiveVideoTimeout       = 3600
 	maxNameLength             = 100

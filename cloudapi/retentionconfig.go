@@ -29,8 +29,7 @@ func deviceCameraIDs(tx *store.Tx, d *store.Device) ([]int, error) {
 
 // getRetentionConfig handles GET /devices/{imei}/retention-config: each
 // camera's retention, the device's own or else its organization's
-// deviceRetentionMinutes; a camera with neither keeps its recordings until
-// the card is full and is left out.
+// (store.Retention.DeviceMinutes).
 func (s *Server) getRetentionConfig(c *gin.Context) error {
 	out := retentionConfigDTO{Config: []store.CameraRetention{}}
 	err := s.view(c, func(tx *store.Tx) error {

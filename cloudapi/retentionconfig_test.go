@@ -23,9 +23,11 @@ func TestRetentionConfig(t *testing.T) {
 		}
 		return out
 	}
-	// Neither the device nor its organization bounds the retention.
-	if got := config(e.viewerToken); got != nil {
-		t.Fatalf("retention without any: %v", got)
+	// Neither the device nor its organization set one: every camera has
+	// the default the device is given.
+	def := float64(store.DefaultDeviceRetentionMinutes)
+	if got := config(e.viewerToken); !slices.Equal(got, []cam{{1, def}, {2, def}}) {
+		t.Fatalf("retention without any set: %v", got)
 	}
 	e.fleetUpdate(func(tx *store.Tx) error {
 		e.org.Retention.DeviceRetentionMinutes = 600
@@ -72,4 +74,46 @@ func TestRetentionConfig(t *testing.T) {
 	if got := config(e.adminToken); !slices.Equal(got, []cam{{1, 600}, {2, 600}}) {
 		t.Fatalf("refused writes changed the retention: %v", got)
 	}
+}
+
+// TestDeviceRetentionIsWhatDevicesApply: every answer that shows an
+// organization or its default settings gives deviceRetentionMinutes as
+// the retention its devices are given, a value the reference contract
+// admits (at least 4): store.DefaultDeviceRetentionMinutes for an
+// organization that never set one, else the one it set.
+func TestDeviceRetentionIsWhatDevicesApply(t *testing.T) {
+	t.Parallel()
+	e := newFleetEnv(t)
+	check := func(want int) {
+		t.Helper()
+		shown := map[string]float64{
+			"GET /organizations/{orgId}":                  e.do("GET", orgPath(e.org.ID, ""), e.adminToken, nil).want(http.StatusOK).num("data.deviceRetentionMinutes"),
+			"GET /organizations/{orgId}/default-settings": e.do("GET", orgPath(e.org.ID, "/default-settings"), e.adminToken, nil).want(http.StatusOK).num("data.deviceRetentionMinutes"),
+		}
+		list := e.do("GET", "/v2/organizations", e.partnerToken, nil).want(http.StatusOK)
+		for i := range list.list("data") {
+			at := "data." + itoa(int64(i))
+			if int64(list.num(at+".id")) == e.org.ID {
+				shown["GET /organizations"] = list.num(at + ".deviceRetentionMinutes")
+			}
+		}
+		if len(shown) != 3 {
+			t.Fatalf("the organization list does not show organization %d: %s", e.org.ID, list.raw)
+		}
+		for op, got := range shown {
+			if got != float64(want) {
+				t.Errorf("%s: deviceRetentionMinutes %v, want %d", op, got, want)
+			}
+		}
+		e.fleetView(func(tx *store.Tx) error {
+			eff, err := tx.EffectiveSettings(e.devices[0])
+			if err == nil && eff.RetentionMinutes != want {
+				t.Errorf("the device is given %d minutes, want %d", eff.RetentionMinutes, want)
+			}
+			return err
+		})
+	}
+	check(store.DefaultDeviceRetentionMinutes)
+	e.do("PATCH", orgPath(e.org.ID, ""), e.partnerToken, map[string]any{"deviceRetentionMinutes": 240}).want(http.StatusOK)
+	check(240)
 }

@@ -7,10 +7,9 @@ import (
 
 // Camera retention: how long each camera's recordings stay on the device's
 // SD card before they are overwritten, per device. A camera the device's
-// list leaves out keeps the organization's deviceRetentionMinutes (or, with
-// none, its recordings until the card is full). The list is part of the
-// device's settings, so a change reaches the device with its next
-// configuration version.
+// list leaves out keeps the organization's (Retention.DeviceMinutes). The
+// list is part of the device's settings, so a change reaches the device
+// with its next configuration version.
 
 // CameraRetention is one camera's retention on the SD card.
 type CameraRetention struct {
@@ -18,7 +17,8 @@ type CameraRetention struct {
 	RetentionMinutes int `json:"retentionMinutes"`
 }
 
-// Bounds of a camera's retention: at least 4 minutes, at most a year.
+// Bounds of an SD-card retention, a camera's or an organization's: at
+// least 4 minutes, at most a year.
 const (
 	MinCameraRetentionMinutes = 4
 	MaxCameraRetentionMinutes = 366 * 24 * 60

@@ -54,8 +54,27 @@ type Retention struct {
 	PurgeDaysFrontCamera      int `json:"purgeDaysFrontCamera,omitempty"`
 	PurgeDaysRearCamera       int `json:"purgeDaysRearCamera,omitempty"`
 	PurgeDaysAuxiliaryCameras int `json:"purgeDaysAuxiliaryCameras,omitempty"`
-	// DeviceRetentionMinutes is how long recordings stay on the SD card (0: until it is full).
+	// DeviceRetentionMinutes is how long recordings stay on the SD card, as
+	// the organization set it (0: never set; see DeviceMinutes).
 	DeviceRetentionMinutes int `json:"deviceRetentionMinutes,omitempty"`
+}
+
+// DefaultDeviceRetentionMinutes is the SD-card retention of the devices of
+// an organization that never set one: the longest that may be set (366
+// days), so that a device keeps its recordings until its card is full,
+// and never longer than a year.
+const DefaultDeviceRetentionMinutes = MaxCameraRetentionMinutes
+
+// DeviceMinutes is how long the organization's devices keep recordings on
+// their SD card, in minutes: DeviceRetentionMinutes, or
+// DefaultDeviceRetentionMinutes for an organization that never set one.
+// It is what the devices are given (Effective.RetentionMinutes) and what
+// the API shows.
+func (r Retention) DeviceMinutes() int {
+	if r.DeviceRetentionMinutes == 0 {
+		return DefaultDeviceRetentionMinutes
+	}
+	return r.DeviceRetentionMinutes
 }
 
 // MediaPurgeDays is the cloud retention of media from cameraID, in days.

@@ -269,8 +269,8 @@ type Effective struct {
 	Geofences []Geofence
 	// Drivers are the credentials the device accepts at check-in (driverassignments.go).
 	Drivers []DriverCredential
-	// RetentionMinutes bounds how long recordings stay on the SD card (0: until it is full);
-	// it is the organization's deviceRetentionMinutes.
+	// RetentionMinutes bounds how long recordings stay on the SD card: the
+	// organization's Retention.DeviceMinutes.
 	RetentionMinutes int
 	// Control is the device's control settings, member by member its own,
 	// else its organization's, else the default.
@@ -442,7 +442,7 @@ func (tx *Tx) EffectiveSettings(imei string) (*Effective, error) {
 		return nil, err
 	}
 	if o, err := tx.Organization(d.OrganizationID); err == nil {
-		e.RetentionMinutes = o.Retention.DeviceRetentionMinutes
+		e.RetentionMinutes = o.Retention.DeviceMinutes()
 	}
 	return e, nil
 }

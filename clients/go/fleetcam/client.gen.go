@@ -3866,7 +3866,11 @@ type DefaultSettings struct {
 	// named is reset (PUT) or kept (organization POST). Answers name every parameter.
 	Device *DeviceConfig `json:"device,omitempty"`
 
-	// DeviceRetentionMinutes SD card retention in minutes; 0 keeps recordings until the card is full.
+	// DeviceRetentionMinutes How long the organization's devices keep recordings on their SD card before they are
+	// overwritten, in minutes, as they are given it: 527040 (366 days, the longest that may be
+	// set) for an organization that never set one, so that recordings stay until the card is
+	// full and never longer than a year. The same in every answer that shows the organization
+	// or its default settings.
 	DeviceRetentionMinutes *int `json:"deviceRetentionMinutes,omitempty"`
 
 	// EventWebhookConfig The event webhook configuration as JSON text ({"notifyMediaAvailable":{"isEnabled":true}}).
@@ -4170,14 +4174,16 @@ type Event struct {
 		CreatedAt *time.Time `json:"createdAt,omitempty"`
 		CreatedBy *struct {
 			Email *string `json:"email,omitempty"`
-			Id    *int    `json:"id,omitempty"`
+
+			// Id A user or partner id (the reference contract's oneOf of the two, both numbers, is read as anyOf).
+			Id *int `json:"id,omitempty"`
 		} `json:"createdBy,omitempty"`
 		CreatedByAudienceName *EventEventCommentsCreatedByAudienceName `json:"createdByAudienceName,omitempty"`
 		CreatedById           *int                                     `json:"createdById,omitempty"`
 		Id                    *int                                     `json:"id,omitempty"`
 	} `json:"eventComments,omitempty"`
 
-	// EventType Event type in API syntax.
+	// EventType Event type in API syntax (sharpRightTurn for a violent right turn, which the reference contract spells sharpTurnRight).
 	EventType string `json:"eventType"`
 	Files     []struct {
 		CameraId *int                `json:"cameraId,omitempty"`
@@ -4234,7 +4240,12 @@ type EventStatus string
 
 // EventConfig defines model for EventConfig.
 type EventConfig struct {
-	// Events The enabled events; any type not listed is disabled.
+	// Events The enabled events; any type not listed is disabled. Every event kind can be listed,
+	// since any event can be disabled: the beep events (cellPhoneUseBeep …) and virtualEvent,
+	// which the reference contract calls unmodifiable and leaves out of its modifiableEvents,
+	// and sharpRightTurn, which it spells sharpTurnRight (accepted as an alias). The same in
+	// every answer that shows an event configuration: a device's, an organization's event
+	// settings and its default settings.
 	Events []EventItem `json:"events"`
 
 	// VehicleType Motion-sensor sensitivity.
@@ -4432,7 +4443,11 @@ type Organization struct {
 	DeIdAnalyticsAllowed bool `json:"deIdAnalyticsAllowed"`
 	DefaultDataProfileId *int `json:"defaultDataProfileId,omitempty"`
 
-	// DeviceRetentionMinutes SD card retention in minutes; 0 keeps recordings until the card is full.
+	// DeviceRetentionMinutes How long the organization's devices keep recordings on their SD card before they are
+	// overwritten, in minutes, as they are given it: 527040 (366 days, the longest that may be
+	// set) for an organization that never set one, so that recordings stay until the card is
+	// full and never longer than a year. The same in every answer that shows the organization
+	// or its default settings.
 	DeviceRetentionMinutes *int `json:"deviceRetentionMinutes,omitempty"`
 
 	// DevicesCount GET /organizations/{orgId} only; the devices the caller sees.
@@ -4563,7 +4578,7 @@ type PrivacyConfigVoiceRecording string
 
 // RecipientNotification defines model for RecipientNotification.
 type RecipientNotification struct {
-	// EventType Event type in API syntax.
+	// EventType Event type in API syntax, any event kind (sharpRightTurn for a violent right turn, which the reference contract spells sharpTurnRight).
 	EventType string              `json:"eventType"`
 	Recipient openapi_types.Email `json:"recipient"`
 
@@ -4600,7 +4615,11 @@ type RejectedIMEIErrorCode int
 
 // Retention defines model for Retention.
 type Retention struct {
-	// DeviceRetentionMinutes SD card retention in minutes; 0 keeps recordings until the card is full.
+	// DeviceRetentionMinutes How long the organization's devices keep recordings on their SD card before they are
+	// overwritten, in minutes, as they are given it: 527040 (366 days, the longest that may be
+	// set) for an organization that never set one, so that recordings stay until the card is
+	// full and never longer than a year. The same in every answer that shows the organization
+	// or its default settings.
 	DeviceRetentionMinutes *int `json:"deviceRetentionMinutes,omitempty"`
 
 	// PurgeDays Cloud retention of events, GPS and media, in days (default 31).
@@ -9106,8 +9125,8 @@ type ClientInterface interface {
 	//
 	// How long each camera's recordings stay on the device's SD card before they are
 	// overwritten, in minutes: the device's own retention of the camera (PUT), else its
-	// organization's deviceRetentionMinutes (PATCH /v2/organizations/{orgId}). A camera with
-	// neither keeps its recordings until the card is full and is left out.
+	// organization's deviceRetentionMinutes (PATCH /v2/organizations/{orgId}; 527040, 366 days,
+	// for an organization that never set one). Every camera of the device is listed.
 	//
 	// Corresponds with GET /v2/devices/{imei}/retention-config (the `GetDeviceRetentionConfig` operationId).
 	GetDeviceRetentionConfig(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -9782,9 +9801,9 @@ type ClientInterface interface {
 	//
 	// The organization with counts of its users and of the devices the caller sees.
 	// alarmsCount is the number of unread alarms the caller sees; deIdAnalyticsAllowed and
-	// hasGeotabUserSetup are always false (fleetcam has neither). deviceRetentionMinutes is 0
-	// for an organization that never set it, where the reference contract wants at least 4 and
-	// gives no value for that case.
+	// hasGeotabUserSetup are always false (fleetcam has neither). deviceRetentionMinutes is the
+	// SD-card retention the organization's devices are given: 527040 (366 days, the longest
+	// that may be set) for an organization that never set one.
 	//
 	// Corresponds with GET /v2/organizations/{orgId} (the `GetOrganization` operationId).
 	GetOrganization(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -9909,6 +9928,9 @@ type ClientInterface interface {
 	// GetOrganizationDefaultSettings All organization default settings
 	//
 	// Webhook settings, device settings (with privacy), event settings and the purge days and retention times, which apply to every current and future device of the organization. A guest partner of a shared organization gets them without the webhook settings, which are the creating (host) partner's.
+	// The event settings are those GET /v2/organizations/{orgId}/event-settings answers, every
+	// event kind among them (EventConfig), and deviceRetentionMinutes is the one
+	// GET /v2/organizations/{orgId} answers.
 	// The webhook URL lists and configurations (gpsWebhookUrl, eventWebhookUrl,
 	// eventWebhookConfig, alarmsWebhookUrl, alarmsWebhookConfig, systemMessagesWebhook) are JSON
 	// text in a string, as the reference contract gives them. The configuration read back names
@@ -13428,8 +13450,8 @@ func (c *Client) GetDeviceRecordingRanges(ctx context.Context, imei Imei, params
 //
 // How long each camera's recordings stay on the device's SD card before they are
 // overwritten, in minutes: the device's own retention of the camera (PUT), else its
-// organization's deviceRetentionMinutes (PATCH /v2/organizations/{orgId}). A camera with
-// neither keeps its recordings until the card is full and is left out.
+// organization's deviceRetentionMinutes (PATCH /v2/organizations/{orgId}; 527040, 366 days,
+// for an organization that never set one). Every camera of the device is listed.
 //
 // Corresponds with GET /v2/devices/{imei}/retention-config (the `GetDeviceRetentionConfig` operationId).
 func (c *Client) GetDeviceRetentionConfig(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -14674,9 +14696,9 @@ func (c *Client) DeleteOrganization(ctx context.Context, orgId OrgId, reqEditors
 //
 // The organization with counts of its users and of the devices the caller sees.
 // alarmsCount is the number of unread alarms the caller sees; deIdAnalyticsAllowed and
-// hasGeotabUserSetup are always false (fleetcam has neither). deviceRetentionMinutes is 0
-// for an organization that never set it, where the reference contract wants at least 4 and
-// gives no value for that case.
+// hasGeotabUserSetup are always false (fleetcam has neither). deviceRetentionMinutes is the
+// SD-card retention the organization's devices are given: 527040 (366 days, the longest
+// that may be set) for an organization that never set one.
 //
 // Corresponds with GET /v2/organizations/{orgId} (the `GetOrganization` operationId).
 func (c *Client) GetOrganization(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -14881,6 +14903,9 @@ func (c *Client) PutOrganizationDevicesDefaultDataProfile(ctx context.Context, o
 // GetOrganizationDefaultSettings All organization default settings
 //
 // Webhook settings, device settings (with privacy), event settings and the purge days and retention times, which apply to every current and future device of the organization. A guest partner of a shared organization gets them without the webhook settings, which are the creating (host) partner's.
+// The event settings are those GET /v2/organizations/{orgId}/event-settings answers, every
+// event kind among them (EventConfig), and deviceRetentionMinutes is the one
+// GET /v2/organizations/{orgId} answers.
 // The webhook URL lists and configurations (gpsWebhookUrl, eventWebhookUrl,
 // eventWebhookConfig, alarmsWebhookUrl, alarmsWebhookConfig, systemMessagesWebhook) are JSON
 // text in a string, as the reference contract gives them. The configuration read back names
@@ -28514,8 +28539,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// How long each camera's recordings stay on the device's SD card before they are
 	// overwritten, in minutes: the device's own retention of the camera (PUT), else its
-	// organization's deviceRetentionMinutes (PATCH /v2/organizations/{orgId}). A camera with
-	// neither keeps its recordings until the card is full and is left out.
+	// organization's deviceRetentionMinutes (PATCH /v2/organizations/{orgId}; 527040, 366 days,
+	// for an organization that never set one). Every camera of the device is listed.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -29240,9 +29265,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// The organization with counts of its users and of the devices the caller sees.
 	// alarmsCount is the number of unread alarms the caller sees; deIdAnalyticsAllowed and
-	// hasGeotabUserSetup are always false (fleetcam has neither). deviceRetentionMinutes is 0
-	// for an organization that never set it, where the reference contract wants at least 4 and
-	// gives no value for that case.
+	// hasGeotabUserSetup are always false (fleetcam has neither). deviceRetentionMinutes is the
+	// SD-card retention the organization's devices are given: 527040 (366 days, the longest
+	// that may be set) for an organization that never set one.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -29371,6 +29396,9 @@ type ClientWithResponsesInterface interface {
 	// GetOrganizationDefaultSettingsWithResponse All organization default settings
 	//
 	// Webhook settings, device settings (with privacy), event settings and the purge days and retention times, which apply to every current and future device of the organization. A guest partner of a shared organization gets them without the webhook settings, which are the creating (host) partner's.
+	// The event settings are those GET /v2/organizations/{orgId}/event-settings answers, every
+	// event kind among them (EventConfig), and deviceRetentionMinutes is the one
+	// GET /v2/organizations/{orgId} answers.
 	// The webhook URL lists and configurations (gpsWebhookUrl, eventWebhookUrl,
 	// eventWebhookConfig, alarmsWebhookUrl, alarmsWebhookConfig, systemMessagesWebhook) are JSON
 	// text in a string, as the reference contract gives them. The configuration read back names
@@ -46972,8 +47000,8 @@ func (c *ClientWithResponses) GetDeviceRecordingRangesWithResponse(ctx context.C
 //
 // How long each camera's recordings stay on the device's SD card before they are
 // overwritten, in minutes: the device's own retention of the camera (PUT), else its
-// organization's deviceRetentionMinutes (PATCH /v2/organizations/{orgId}). A camera with
-// neither keeps its recordings until the card is full and is left out.
+// organization's deviceRetentionMinutes (PATCH /v2/organizations/{orgId}; 527040, 366 days,
+// for an organization that never set one). Every camera of the device is listed.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -48040,9 +48068,9 @@ func (c *ClientWithResponses) DeleteOrganizationWithResponse(ctx context.Context
 //
 // The organization with counts of its users and of the devices the caller sees.
 // alarmsCount is the number of unread alarms the caller sees; deIdAnalyticsAllowed and
-// hasGeotabUserSetup are always false (fleetcam has neither). deviceRetentionMinutes is 0
-// for an organization that never set it, where the reference contract wants at least 4 and
-// gives no value for that case.
+// hasGeotabUserSetup are always false (fleetcam has neither). deviceRetentionMinutes is the
+// SD-card retention the organization's devices are given: 527040 (366 days, the longest
+// that may be set) for an organization that never set one.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -48219,6 +48247,9 @@ func (c *ClientWithResponses) PutOrganizationDevicesDefaultDataProfileWithRespon
 // GetOrganizationDefaultSettingsWithResponse All organization default settings
 //
 // Webhook settings, device settings (with privacy), event settings and the purge days and retention times, which apply to every current and future device of the organization. A guest partner of a shared organization gets them without the webhook settings, which are the creating (host) partner's.
+// The event settings are those GET /v2/organizations/{orgId}/event-settings answers, every
+// event kind among them (EventConfig), and deviceRetentionMinutes is the one
+// GET /v2/organizations/{orgId} answers.
 // The webhook URL lists and configurations (gpsWebhookUrl, eventWebhookUrl,
 // eventWebhookConfig, alarmsWebhookUrl, alarmsWebhookConfig, systemMessagesWebhook) are JSON
 // text in a string, as the reference contract gives them. The configuration read back names

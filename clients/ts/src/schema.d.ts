@@ -1774,8 +1774,8 @@ export interface paths {
          * Get the device's SD-card retention per camera
          * @description How long each camera's recordings stay on the device's SD card before they are
          *     overwritten, in minutes: the device's own retention of the camera (PUT), else its
-         *     organization's deviceRetentionMinutes (PATCH /v2/organizations/{orgId}). A camera with
-         *     neither keeps its recordings until the card is full and is left out.
+         *     organization's deviceRetentionMinutes (PATCH /v2/organizations/{orgId}; 527040, 366 days,
+         *     for an organization that never set one). Every camera of the device is listed.
          */
         get: operations["getDeviceRetentionConfig"];
         /**
@@ -2584,9 +2584,9 @@ export interface paths {
          * Get an organization
          * @description The organization with counts of its users and of the devices the caller sees.
          *     alarmsCount is the number of unread alarms the caller sees; deIdAnalyticsAllowed and
-         *     hasGeotabUserSetup are always false (fleetcam has neither). deviceRetentionMinutes is 0
-         *     for an organization that never set it, where the reference contract wants at least 4 and
-         *     gives no value for that case.
+         *     hasGeotabUserSetup are always false (fleetcam has neither). deviceRetentionMinutes is the
+         *     SD-card retention the organization's devices are given: 527040 (366 days, the longest
+         *     that may be set) for an organization that never set one.
          */
         get: operations["getOrganization"];
         put?: never;
@@ -2702,6 +2702,9 @@ export interface paths {
         /**
          * All organization default settings
          * @description Webhook settings, device settings (with privacy), event settings and the purge days and retention times, which apply to every current and future device of the organization. A guest partner of a shared organization gets them without the webhook settings, which are the creating (host) partner's.
+         *     The event settings are those GET /v2/organizations/{orgId}/event-settings answers, every
+         *     event kind among them (EventConfig), and deviceRetentionMinutes is the one
+         *     GET /v2/organizations/{orgId} answers.
          *     The webhook URL lists and configurations (gpsWebhookUrl, eventWebhookUrl,
          *     eventWebhookConfig, alarmsWebhookUrl, alarmsWebhookConfig, systemMessagesWebhook) are JSON
          *     text in a string, as the reference contract gives them. The configuration read back names
@@ -4557,6 +4560,7 @@ export interface components {
                 createdAt?: string;
                 createdBy?: {
                     email?: string;
+                    /** @description A user or partner id (the reference contract's oneOf of the two, both numbers, is read as anyOf). */
                     id?: number;
                 };
                 /** @enum {string} */
@@ -4564,7 +4568,7 @@ export interface components {
                 createdById?: number;
                 id?: number;
             }[];
-            /** @description Event type in API syntax. */
+            /** @description Event type in API syntax (sharpRightTurn for a violent right turn, which the reference contract spells sharpTurnRight). */
             eventType: string;
             files: {
                 cameraId?: number;
@@ -4605,7 +4609,14 @@ export interface components {
             uniqueness?: string;
         };
         EventConfig: {
-            /** @description The enabled events; any type not listed is disabled. */
+            /**
+             * @description The enabled events; any type not listed is disabled. Every event kind can be listed,
+             *     since any event can be disabled: the beep events (cellPhoneUseBeep …) and virtualEvent,
+             *     which the reference contract calls unmodifiable and leaves out of its modifiableEvents,
+             *     and sharpRightTurn, which it spells sharpTurnRight (accepted as an alias). The same in
+             *     every answer that shows an event configuration: a device's, an organization's event
+             *     settings and its default settings.
+             */
             events: components["schemas"]["EventItem"][];
             /**
              * @description Motion-sensor sensitivity.
@@ -4842,7 +4853,7 @@ export interface components {
             voiceRecording?: "enabled" | "disabled";
         };
         RecipientNotification: {
-            /** @description Event type in API syntax. */
+            /** @description Event type in API syntax, any event kind (sharpRightTurn for a violent right turn, which the reference contract spells sharpTurnRight). */
             eventType: string;
             /** Format: email */
             recipient: string;
@@ -4871,7 +4882,13 @@ export interface components {
             reason?: string;
         };
         Retention: {
-            /** @description SD card retention in minutes; 0 keeps recordings until the card is full. */
+            /**
+             * @description How long the organization's devices keep recordings on their SD card before they are
+             *     overwritten, in minutes, as they are given it: 527040 (366 days, the longest that may be
+             *     set) for an organization that never set one, so that recordings stay until the card is
+             *     full and never longer than a year. The same in every answer that shows the organization
+             *     or its default settings.
+             */
             deviceRetentionMinutes?: number;
             /** @description Cloud retention of events, GPS and media, in days (default 31). */
             purgeDays?: number;
