@@ -18,13 +18,14 @@ import (
 	legacyrouter "github.com/getkin/kin-openapi/routers/legacy"
 )
 
-// The reference contract (testdata/reference/surfsight-openapi-gateway.json)
-// judges every answer an API test receives: testEnv.trySend hands each one to
-// checkContract, and a violation fails the test that received it.
+// The reference contract (testdata/reference/surfsight-openapi-gateway.json,
+// its facts without its prose; docs/api.md) judges every answer an API test
+// receives: testEnv.trySend hands each one to checkContract, and a violation
+// fails the test that received it.
 //
 // The contract declares only some error statuses per operation, while fleetcam
-// answers the error conventions of DESIGN.md on every operation (401, 403, 404,
-// 409, 417, 429 …). The rule: an error status the operation does not declare
+// answers its error conventions (docs/api.md: 401, 403, 404, 409, 417, 429 …)
+// on every operation where they apply. The rule: an error status the operation does not declare
 // is validated against the contract's shared response for that status
 // (components/responses, see sharedErrors); a status with no shared response
 // at all (413 PayloadTooLargeError, 503) must still be the API's error
@@ -34,9 +35,10 @@ import (
 // Examples in the contract contradict its schemas, so only schemas are
 // validated.
 //
-// Where the contract contradicts SPEC.md, SPEC wins; those places, and the
-// contract's own defects, are the deviations below, amended in the loaded
-// contract before any answer is checked.
+// Where the contract contradicts one of the API's rules (docs/api.md), the
+// rule wins; those places, and the contract's own defects, are the
+// deviations below, amended in the loaded contract before any answer is
+// checked.
 
 // sharedErrors names the shared error response of the contract for each error status.
 var sharedErrors = map[int]string{
@@ -185,7 +187,8 @@ func conciseSchemaError(err error) string {
 }
 
 // deviation is one place where fleetcam answers otherwise than the reference
-// contract on purpose: SPEC.md says otherwise, or the contract is defective.
+// contract on purpose: one of the API's rules says otherwise, or the
+// contract is defective.
 // The operations it concerns say so in their OpenAPI description, or in that
 // of the schema they answer with.
 type deviation struct {
@@ -207,17 +210,16 @@ var deviations = []deviation{{
 		"GET /devices/{imei}/notification-recipients", "GET /organizations/{orgId}/default-settings",
 		"POST /organizations/{orgId}/event-settings", "PATCH /organizations/{orgId}/event-settings"},
 	pointer: "/components/schemas/modifiableEvents",
-	reason: `SPEC.md "Event kinds": "Violent right turn | sharpRightTurn" in API syntax, where ` +
-		`the contract's enum says sharpTurnRight (fleetcam accepts sharpTurnRight as an alias)`,
+	reason: "fleetcam's event kinds (store/catalogue.go) name a violent right turn sharpRightTurn in API " +
+		"syntax, where the contract's enum says sharpTurnRight (fleetcam accepts sharpTurnRight as an alias)",
 	change: func(doc *openapi3.T, s *openapi3.Schema) { s.Enum = append(s.Enum, "sharpRightTurn") },
 }, {
 	operations: []string{"GET /devices/{imei}/event-config", "GET /organizations/{orgId}/default-settings",
 		"POST /organizations/{orgId}/event-settings", "PATCH /organizations/{orgId}/event-settings"},
 	pointer: "/components/schemas/eventSettingObject",
-	reason: `SPEC.md "Event rules": "An event disabled in the portal is not reported by the API ` +
-		`service", and "Per-event audio and visual alert switches" apply to every event, so the ` +
-		`event configuration lists every event of "Event kinds", the beep events and virtualEvent ` +
-		`too, which the contract calls unmodifiable and leaves out of modifiableEvents`,
+	reason: "any event kind can be disabled (a disabled event is neither created nor reported) and has " +
+		"its visual and audio alert switches, so an event configuration lists every event kind, the beep " +
+		"events and virtualEvent too, which the contract calls unmodifiable and leaves out of modifiableEvents",
 	change: func(doc *openapi3.T, s *openapi3.Schema) {
 		all := openapi3.NewStringSchema()
 		for _, name := range []string{"modifiableEvents", "unmodifiableEvents"} {
@@ -229,7 +231,7 @@ var deviations = []deviation{{
 	operations: []string{"GET /devices/{imei}/device-config", "PUT /devices/{imei}/device-config",
 		"PUT /devices/device-config", "GET /organizations/{orgId}/default-settings"},
 	pointer: "/components/schemas/deviceConfigResponse",
-	reason: `contract defect, and SPEC.md "Device configuration parameters" lists driverIdentification ` +
+	reason: `contract defect, and fleetcam's device configuration has driverIdentification ` +
 		`(with driverPrompt, audioAlert, driverPromptDurationSeconds) among the parameters PUT ` +
 		`device-config sets: the contract's response configuration (additionalProperties: false) ` +
 		`lacks six parameters its own request configuration (deviceConfig) sets — driverIdentification, ` +
@@ -254,9 +256,9 @@ var deviations = []deviation{{
 }, {
 	operations: []string{"GET /me"},
 	pointer:    "/components/responses/getMe/content/application~1json/schema/properties/data/properties/me",
-	reason: `SPEC.md "Authentication" 2.4: the admin token "authorizes organization-level calls without a role for ` +
-		`the user": it belongs to no user, so it has neither the user object's id nor its email; ` +
-		`GET /me answers id 0 and role administrator for it`,
+	reason: "the admin token a partner gets for an organization acts on its calls as an administrator " +
+		"and belongs to no user, so it has neither the user object's id nor its email; " +
+		"GET /me answers id 0 and role administrator for it",
 	change: func(doc *openapi3.T, s *openapi3.Schema) {
 		admin := openapi3.NewObjectSchema().
 			WithProperty("id", &openapi3.Schema{Type: &openapi3.Types{openapi3.TypeNumber}, Enum: []any{0.0}}).
@@ -277,9 +279,9 @@ var deviations = []deviation{{
 	operations: []string{"POST /oauth/clients/{entityType}/{entityId}", "GET /oauth/clients",
 		"GET /oauth/clients/{clientId}", "PATCH /oauth/clients/{clientId}", "PUT /oauth/clients/{clientId}/secret"},
 	pointer: "/components/schemas/oAuthEntityType",
-	reason: `SPEC.md's tenants are partners and their organizations (an organization administrator's ` +
-		`token, "Authentication" 2), not subpartners or partner contacts: an OAuth client belongs to a ` +
-		`partner or to one organization, which the contract's entityType lacks`,
+	reason: "fleetcam's tenants are partners and their organizations, not subpartners or partner " +
+		"contacts: an OAuth client belongs to a partner or to one organization (with an organization " +
+		"administrator's rights), which the contract's entityType lacks",
 	change: func(doc *openapi3.T, s *openapi3.Schema) { s.Enum = append(s.Enum, "organization") },
 }, {
 	operations: []string{"GET /device-data-usage"},

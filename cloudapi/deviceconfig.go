@@ -239,7 +239,7 @@ func (d *deviceConfigDTO) apply(cfg *store.DeviceConfig, priv *store.PrivacyConf
 }
 
 // applyDriverIdentification applies the driver identification parameters
-// and checks the rules of the spec: pinCodeDi and qrDi not both on,
+// and checks their rules: pinCodeDi and qrDi not both on,
 // driverIdentification only with one of them, driverPrompt only with
 // driverIdentification, driverPromptDurationSeconds from 10 to 60 and
 // required with driverPrompt (and not sent without it), audioAlert only

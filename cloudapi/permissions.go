@@ -8,8 +8,9 @@ import (
 )
 
 // roleAccess maps the roles of the reference contract onto fleetcam's
-// access levels (DESIGN.md): administrators and supervisors edit,
-// users edit without media, restricted users and map viewers only read.
+// access levels (store.AccessEditor …; docs/api.md): administrators and
+// supervisors edit, users edit without media, restricted users and map
+// viewers only read.
 var roleAccess = map[string]string{
 	"administrator": store.AccessEditor,
 	"supervisor":    store.AccessEditor,

@@ -76,8 +76,8 @@ func TestPrivacyControl(t *testing.T) {
 		t.Fatal("another partner's device switched")
 	}
 
-	// The audit entry of the spec: device, initiating user, before and after (named as
-	// the privacy-control API names them), time.
+	// The privacy mode's own audit entry: device, initiating user, before and after
+	// (named as the privacy-control API names them), time.
 	entries := w.audit("device.privacyMode")
 	if len(entries) != 3 {
 		t.Fatalf("%d audit entries", len(entries))

@@ -170,8 +170,8 @@ type SubscriptionChange struct {
 }
 
 // SetSubscription sets imei's subscription id (its data profile) and writes
-// the audit entry the spec names: reason or source, time, initiating user,
-// and the previous and new subscription id.
+// its audit entry, which names the reason or source, the time, the
+// initiating user, and the previous and new subscription id.
 func (tx *Tx) SetSubscription(imei string, id int64, reason string) error {
 	if id < 1 {
 		return Invalid("dataProfileId", "must be a positive integer")

@@ -30,7 +30,8 @@ type EventKind struct {
 	Aliases []string
 }
 
-// eventCatalogue lists every event kind, in the order of the spec.
+// eventCatalogue lists every event kind, in the order the API lists them
+// (an event configuration's events, for one).
 var eventCatalogue = []EventKind{
 	{API: "acceleration", Webhook: "acceleration", Name: "Acceleration", HasMedia: true},
 	{API: "accident", Webhook: "accident", Name: "Possible accident", HasMedia: true, Aliases: []string{"possibleAccident"}},
@@ -91,7 +92,7 @@ func indexEventCatalogue() (byAPI, byWebhook map[string]int) {
 	return byAPI, byWebhook
 }
 
-// EventKinds returns the catalogue, in the order of the spec.
+// EventKinds returns the catalogue, in its order.
 func EventKinds() []EventKind {
 	out := slices.Clone(eventCatalogue)
 	for i := range out {

@@ -12,7 +12,7 @@ import (
 // stored retrievably, delivered with the desired configuration, and never
 // written to the audit log or any other log.
 //
-// Rules of the spec: when the hotspot is first enabled, and each time it
+// The hotspot's rules: when the hotspot is first enabled, and each time it
 // goes from Off to On, a new 20-character password is generated with at
 // least one uppercase letter, one lowercase letter and one digit; after a
 // factory reset the password reverts to a fixed default; a firmware update

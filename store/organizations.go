@@ -99,8 +99,9 @@ func (o *Organization) HasPartner(id int64) bool {
 	return o.PartnerID == id || slices.Contains(o.PartnerIDs, id)
 }
 
-// CreateOrganization adds an organization for partnerID with the defaults of
-// the spec: profile disabled, exclusive to its partner.
+// CreateOrganization adds an organization for partnerID with the defaults
+// of a new organization: organization profile disabled, exclusive to its
+// partner.
 func (tx *Tx) CreateOrganization(partnerID int64, name string, ssoSalt []byte) (*Organization, error) {
 	o := &Organization{Name: name, PartnerID: partnerID, ExclusivePartnerOnly: true, SSOSalt: ssoSalt}
 	return o, tx.AddOrganization(o)

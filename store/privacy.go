@@ -1,9 +1,8 @@
 package store
 
-// Privacy mode. Switching it is the one settings change the spec wants in
-// the audit log with its own content (device id, initiating user id, state
-// before and after, timestamp) and reported to webhooks as a privacyMode
-// system message.
+// Privacy mode. Switching it is the one settings change audited with an
+// entry of its own (device id, initiating user id, state before and after,
+// timestamp) and reported to webhooks as a privacyMode system message.
 
 // Privacy mode values as stored and put on the wire.
 const (

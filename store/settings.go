@@ -10,7 +10,8 @@ import (
 // turns a device's effective settings into the desired configuration it
 // pushes. Each change bumps the device's config version.
 
-// DeviceConfig is the device configuration parameters of the spec.
+// DeviceConfig is a device's configuration parameters, as the API's
+// device-config calls and the desired configuration carry them.
 type DeviceConfig struct {
 	AudioAlarms                 bool `json:"audioAlarms"`
 	VoiceRecording              bool `json:"voiceRecording"`
@@ -117,7 +118,8 @@ type EventSetting struct {
 	Weight int `json:"weight,omitempty"`
 }
 
-// EventConfig is the event configuration parameters of the spec.
+// EventConfig is a device's event configuration parameters, as the API's
+// event-config calls carry them.
 type EventConfig struct {
 	// VehicleType sets the motion sensor's sensitivity: Private, Van or Trailer.
 	VehicleType string `json:"vehicleType"`
@@ -139,7 +141,10 @@ const (
 	VehicleTrailer = "Trailer"
 )
 
-// DefaultEventConfig carries the spec's defaults.
+// DefaultEventConfig is the event configuration of a device and an
+// organization that never set one: vehicle type Private, lane weaving 3
+// times in 30 seconds, possible fatigue after 8 hours of driving, MV+AI
+// events from 5 km/h.
 func DefaultEventConfig() EventConfig {
 	return EventConfig{VehicleType: VehiclePrivate, LaneWeavingTimes: 3, LaneWeavingDurationSeconds: 30,
 		DrivingDurationHours: 8, MvaiMinSpeedKmh: 5}

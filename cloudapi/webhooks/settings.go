@@ -10,8 +10,8 @@ import (
 
 // Limits of an organization's webhook settings.
 const (
-	// MaxURLsPerType is how many URLs an organization holds per webhook type
-	// (three for GPS and three for events, by the spec; the same for the rest).
+	// MaxURLsPerType is how many URLs an organization holds per webhook type:
+	// three, for GPS, events and every other type alike.
 	MaxURLsPerType = 3
 	// MaxSubscriptionsPerDevice is how many URLs one device subscribes per type.
 	MaxSubscriptionsPerDevice = 3

@@ -8266,8 +8266,8 @@ type ClientInterface interface {
 	// is not the caller's). Viewers may not call it.
 	// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
 	// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-	// and ledEnabled, which the specification and the reference contract's request configuration
-	// set; the contract's response configuration (additionalProperties false) lacks them.
+	// and ledEnabled, which fleetcam's device configuration and the reference contract's request
+	// configuration set; the contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -8283,8 +8283,8 @@ type ClientInterface interface {
 	// is not the caller's). Viewers may not call it.
 	// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
 	// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-	// and ledEnabled, which the specification and the reference contract's request configuration
-	// set; the contract's response configuration (additionalProperties false) lacks them.
+	// and ledEnabled, which fleetcam's device configuration and the reference contract's request
+	// configuration set; the contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8751,8 +8751,8 @@ type ClientInterface interface {
 	// default, else the built-in defaults. metadata.status tells whether the device is connected.
 	// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
 	// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-	// and ledEnabled, which the specification and the reference contract's request configuration
-	// set; the contract's response configuration (additionalProperties false) lacks them.
+	// and ledEnabled, which fleetcam's device configuration and the reference contract's request
+	// configuration set; the contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Corresponds with GET /v2/devices/{imei}/device-config (the `GetDeviceConfig` operationId).
 	GetDeviceConfig(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8769,8 +8769,8 @@ type ClientInterface interface {
 	// Viewers may not call it.
 	// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
 	// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-	// and ledEnabled, which the specification and the reference contract's request configuration
-	// set; the contract's response configuration (additionalProperties false) lacks them.
+	// and ledEnabled, which fleetcam's device configuration and the reference contract's request
+	// configuration set; the contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -8789,8 +8789,8 @@ type ClientInterface interface {
 	// Viewers may not call it.
 	// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
 	// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-	// and ledEnabled, which the specification and the reference contract's request configuration
-	// set; the contract's response configuration (additionalProperties false) lacks them.
+	// and ledEnabled, which fleetcam's device configuration and the reference contract's request
+	// configuration set; the contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8810,9 +8810,9 @@ type ClientInterface interface {
 	// GetEventConfig Read a device's event configuration
 	//
 	// The enabled events of the configuration the device runs, with every default filled in; a type not listed is disabled.
-	// The events listed are every event kind of the specification, the beep events
-	// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-	// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+	// The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+	// and virtualEvent included, since any event can be disabled; the reference contract calls
+	// those unmodifiable and leaves them out of its modifiableEvents.
 	//
 	// Corresponds with GET /v2/devices/{imei}/event-config (the `GetEventConfig` operationId).
 	GetEventConfig(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8821,9 +8821,9 @@ type ClientInterface interface {
 	//
 	// The events listed are enabled with their settings; every event type not listed is
 	// disabled. Thresholds take their defaults unless an item sets them. Viewers may not call it.
-	// The events listed are every event kind of the specification, the beep events
-	// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-	// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+	// The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+	// and virtualEvent included, since any event can be disabled; the reference contract calls
+	// those unmodifiable and leaves them out of its modifiableEvents.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -8834,9 +8834,9 @@ type ClientInterface interface {
 	//
 	// The events listed are enabled with their settings; every event type not listed is
 	// disabled. Thresholds take their defaults unless an item sets them. Viewers may not call it.
-	// The events listed are every event kind of the specification, the beep events
-	// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-	// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+	// The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+	// and virtualEvent included, since any event can be disabled; the reference contract calls
+	// those unmodifiable and leaves them out of its modifiableEvents.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8870,8 +8870,8 @@ type ClientInterface interface {
 	// Events of one device with a time from start to end (both inclusive, at most 31 days apart),
 	// oldest first, recorded since the device was added to its organization (an earlier owner's
 	// events are not listed). Scoped tokens need the deviceEvent feature.
-	// Event types follow the specification's Event kinds in API syntax, among them
-	// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+	// Event types are fleetcam's event kinds in API syntax, among them sharpRightTurn, which
+	// the reference contract spells sharpTurnRight (accepted as an alias).
 	//
 	// Corresponds with GET /v2/devices/{imei}/events (the `GetDeviceEvents` operationId).
 	GetDeviceEvents(ctx context.Context, imei Imei, params *GetDeviceEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8885,8 +8885,8 @@ type ClientInterface interface {
 
 	// GetDeviceEvent Get one event
 	//
-	// Event types follow the specification's Event kinds in API syntax, among them
-	// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+	// Event types are fleetcam's event kinds in API syntax, among them sharpRightTurn, which
+	// the reference contract spells sharpTurnRight (accepted as an alias).
 	// A comment's createdBy.id is a user or partner id; the reference contract's oneOf of the
 	// two (both numbers) is read as anyOf.
 	//
@@ -9452,8 +9452,8 @@ type ClientInterface interface {
 	// Any token answers, scoped tokens included (with their scope).
 	// A partner is the reference contract's partner object (name, alarmsCount: its unread
 	// alarms); others are its user object, with role user, administrator (the SSO admin token)
-	// or restricted (a scoped token). The admin token belongs to no user, as the specification
-	// says, so its id is 0 and it has no email.
+	// or restricted (a scoped token). The admin token belongs to no user, so its id is 0 and it
+	// has no email.
 	//
 	// Corresponds with GET /v2/me (the `GetMe` operationId).
 	GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -9935,9 +9935,9 @@ type ClientInterface interface {
 	// eventWebhookConfig, alarmsWebhookUrl, alarmsWebhookConfig, systemMessagesWebhook) are JSON
 	// text in a string, as the reference contract gives them. The configuration read back names
 	// driverIdentification (with driverPrompt, audioAlert, driverPromptDurationSeconds),
-	// virtualIgnition, screenTimeout, passengerLimit, wakeupMsg and ledEnabled, which the
-	// specification and the reference contract's request configuration set; the contract's
-	// response configuration (additionalProperties false) lacks them.
+	// virtualIgnition, screenTimeout, passengerLimit, wakeupMsg and ledEnabled, which fleetcam's
+	// device configuration and the reference contract's request configuration set; the
+	// contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Corresponds with GET /v2/organizations/{orgId}/default-settings (the `GetOrganizationDefaultSettings` operationId).
 	GetOrganizationDefaultSettings(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -10106,9 +10106,9 @@ type ClientInterface interface {
 	// Only the events listed change (an item may say "enabled": false to disable its type);
 	// vehicleType changes when given. With the organization profile enabled, the listed events
 	// change the same way on every device; what the call does not name stays as each device has it.
-	// The events listed are every event kind of the specification, the beep events
-	// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-	// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+	// The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+	// and virtualEvent included, since any event can be disabled; the reference contract calls
+	// those unmodifiable and leaves them out of its modifiableEvents.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -10120,9 +10120,9 @@ type ClientInterface interface {
 	// Only the events listed change (an item may say "enabled": false to disable its type);
 	// vehicleType changes when given. With the organization profile enabled, the listed events
 	// change the same way on every device; what the call does not name stays as each device has it.
-	// The events listed are every event kind of the specification, the beep events
-	// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-	// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+	// The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+	// and virtualEvent included, since any event can be disabled; the reference contract calls
+	// those unmodifiable and leaves them out of its modifiableEvents.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -10157,8 +10157,8 @@ type ClientInterface interface {
 	// in a shared organization), from start to end (at most 31 days apart), oldest first, with the
 	// device name next to the IMEI. Beep events are returned when named in eventTypes or when
 	// eventTypes is left out. The members may also be given as query parameters.
-	// Event types follow the specification's Event kinds in API syntax, among them
-	// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+	// Event types are fleetcam's event kinds in API syntax, among them sharpRightTurn, which
+	// the reference contract spells sharpTurnRight (accepted as an alias).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -10171,8 +10171,8 @@ type ClientInterface interface {
 	// in a shared organization), from start to end (at most 31 days apart), oldest first, with the
 	// device name next to the IMEI. Beep events are returned when named in eventTypes or when
 	// eventTypes is left out. The members may also be given as query parameters.
-	// Event types follow the specification's Event kinds in API syntax, among them
-	// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+	// Event types are fleetcam's event kinds in API syntax, among them sharpRightTurn, which
+	// the reference contract spells sharpTurnRight (accepted as an alias).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -11791,8 +11791,8 @@ func (c *Client) PutBulkDevicesDataProfile(ctx context.Context, dataProfileId Da
 // is not the caller's). Viewers may not call it.
 // The configuration read back names driverIdentification (with driverPrompt, audioAlert,
 // driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-// and ledEnabled, which the specification and the reference contract's request configuration
-// set; the contract's response configuration (additionalProperties false) lacks them.
+// and ledEnabled, which fleetcam's device configuration and the reference contract's request
+// configuration set; the contract's response configuration (additionalProperties false) lacks them.
 //
 // Takes any type of body and a specified content type.
 //
@@ -11818,8 +11818,8 @@ func (c *Client) PutBulkDeviceConfigWithBody(ctx context.Context, contentType st
 // is not the caller's). Viewers may not call it.
 // The configuration read back names driverIdentification (with driverPrompt, audioAlert,
 // driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-// and ledEnabled, which the specification and the reference contract's request configuration
-// set; the contract's response configuration (additionalProperties false) lacks them.
+// and ledEnabled, which fleetcam's device configuration and the reference contract's request
+// configuration set; the contract's response configuration (additionalProperties false) lacks them.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12736,8 +12736,8 @@ func (c *Client) PutDeviceInDemoMode(ctx context.Context, imei Imei, reqEditors 
 // default, else the built-in defaults. metadata.status tells whether the device is connected.
 // The configuration read back names driverIdentification (with driverPrompt, audioAlert,
 // driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-// and ledEnabled, which the specification and the reference contract's request configuration
-// set; the contract's response configuration (additionalProperties false) lacks them.
+// and ledEnabled, which fleetcam's device configuration and the reference contract's request
+// configuration set; the contract's response configuration (additionalProperties false) lacks them.
 //
 // Corresponds with GET /v2/devices/{imei}/device-config (the `GetDeviceConfig` operationId).
 func (c *Client) GetDeviceConfig(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -12764,8 +12764,8 @@ func (c *Client) GetDeviceConfig(ctx context.Context, imei Imei, reqEditors ...R
 // Viewers may not call it.
 // The configuration read back names driverIdentification (with driverPrompt, audioAlert,
 // driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-// and ledEnabled, which the specification and the reference contract's request configuration
-// set; the contract's response configuration (additionalProperties false) lacks them.
+// and ledEnabled, which fleetcam's device configuration and the reference contract's request
+// configuration set; the contract's response configuration (additionalProperties false) lacks them.
 //
 // Takes any type of body and a specified content type.
 //
@@ -12794,8 +12794,8 @@ func (c *Client) PutDeviceConfigWithBody(ctx context.Context, imei Imei, content
 // Viewers may not call it.
 // The configuration read back names driverIdentification (with driverPrompt, audioAlert,
 // driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-// and ledEnabled, which the specification and the reference contract's request configuration
-// set; the contract's response configuration (additionalProperties false) lacks them.
+// and ledEnabled, which fleetcam's device configuration and the reference contract's request
+// configuration set; the contract's response configuration (additionalProperties false) lacks them.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12835,9 +12835,9 @@ func (c *Client) PostDeviceDriverCheckout(ctx context.Context, imei Imei, reqEdi
 // GetEventConfig Read a device's event configuration
 //
 // The enabled events of the configuration the device runs, with every default filled in; a type not listed is disabled.
-// The events listed are every event kind of the specification, the beep events
-// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+// The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+// and virtualEvent included, since any event can be disabled; the reference contract calls
+// those unmodifiable and leaves them out of its modifiableEvents.
 //
 // Corresponds with GET /v2/devices/{imei}/event-config (the `GetEventConfig` operationId).
 func (c *Client) GetEventConfig(ctx context.Context, imei Imei, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -12856,9 +12856,9 @@ func (c *Client) GetEventConfig(ctx context.Context, imei Imei, reqEditors ...Re
 //
 // The events listed are enabled with their settings; every event type not listed is
 // disabled. Thresholds take their defaults unless an item sets them. Viewers may not call it.
-// The events listed are every event kind of the specification, the beep events
-// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+// The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+// and virtualEvent included, since any event can be disabled; the reference contract calls
+// those unmodifiable and leaves them out of its modifiableEvents.
 //
 // Takes any type of body and a specified content type.
 //
@@ -12879,9 +12879,9 @@ func (c *Client) PutEventConfigWithBody(ctx context.Context, imei Imei, contentT
 //
 // The events listed are enabled with their settings; every event type not listed is
 // disabled. Thresholds take their defaults unless an item sets them. Viewers may not call it.
-// The events listed are every event kind of the specification, the beep events
-// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+// The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+// and virtualEvent included, since any event can be disabled; the reference contract calls
+// those unmodifiable and leaves them out of its modifiableEvents.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12945,8 +12945,8 @@ func (c *Client) GetDeviceEventManyFileLinks(ctx context.Context, imei Imei, par
 // Events of one device with a time from start to end (both inclusive, at most 31 days apart),
 // oldest first, recorded since the device was added to its organization (an earlier owner's
 // events are not listed). Scoped tokens need the deviceEvent feature.
-// Event types follow the specification's Event kinds in API syntax, among them
-// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+// Event types are fleetcam's event kinds in API syntax, among them sharpRightTurn, which
+// the reference contract spells sharpTurnRight (accepted as an alias).
 //
 // Corresponds with GET /v2/devices/{imei}/events (the `GetDeviceEvents` operationId).
 func (c *Client) GetDeviceEvents(ctx context.Context, imei Imei, params *GetDeviceEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -12980,8 +12980,8 @@ func (c *Client) DeleteDeviceEvent(ctx context.Context, imei Imei, eventId int, 
 
 // GetDeviceEvent Get one event
 //
-// Event types follow the specification's Event kinds in API syntax, among them
-// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+// Event types are fleetcam's event kinds in API syntax, among them sharpRightTurn, which
+// the reference contract spells sharpTurnRight (accepted as an alias).
 // A comment's createdBy.id is a user or partner id; the reference contract's oneOf of the
 // two (both numbers) is read as anyOf.
 //
@@ -14057,8 +14057,8 @@ func (c *Client) GenerateEncryptionKey(ctx context.Context, reqEditors ...Reques
 // Any token answers, scoped tokens included (with their scope).
 // A partner is the reference contract's partner object (name, alarmsCount: its unread
 // alarms); others are its user object, with role user, administrator (the SSO admin token)
-// or restricted (a scoped token). The admin token belongs to no user, as the specification
-// says, so its id is 0 and it has no email.
+// or restricted (a scoped token). The admin token belongs to no user, so its id is 0 and it
+// has no email.
 //
 // Corresponds with GET /v2/me (the `GetMe` operationId).
 func (c *Client) GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -14910,9 +14910,9 @@ func (c *Client) PutOrganizationDevicesDefaultDataProfile(ctx context.Context, o
 // eventWebhookConfig, alarmsWebhookUrl, alarmsWebhookConfig, systemMessagesWebhook) are JSON
 // text in a string, as the reference contract gives them. The configuration read back names
 // driverIdentification (with driverPrompt, audioAlert, driverPromptDurationSeconds),
-// virtualIgnition, screenTimeout, passengerLimit, wakeupMsg and ledEnabled, which the
-// specification and the reference contract's request configuration set; the contract's
-// response configuration (additionalProperties false) lacks them.
+// virtualIgnition, screenTimeout, passengerLimit, wakeupMsg and ledEnabled, which fleetcam's
+// device configuration and the reference contract's request configuration set; the
+// contract's response configuration (additionalProperties false) lacks them.
 //
 // Corresponds with GET /v2/organizations/{orgId}/default-settings (the `GetOrganizationDefaultSettings` operationId).
 func (c *Client) GetOrganizationDefaultSettings(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -15241,9 +15241,9 @@ func (c *Client) GetOrganizationEventSettings(ctx context.Context, orgId OrgId, 
 // Only the events listed change (an item may say "enabled": false to disable its type);
 // vehicleType changes when given. With the organization profile enabled, the listed events
 // change the same way on every device; what the call does not name stays as each device has it.
-// The events listed are every event kind of the specification, the beep events
-// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+// The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+// and virtualEvent included, since any event can be disabled; the reference contract calls
+// those unmodifiable and leaves them out of its modifiableEvents.
 //
 // Takes any type of body and a specified content type.
 //
@@ -15265,9 +15265,9 @@ func (c *Client) PatchOrganizationEventSettingsWithBody(ctx context.Context, org
 // Only the events listed change (an item may say "enabled": false to disable its type);
 // vehicleType changes when given. With the organization profile enabled, the listed events
 // change the same way on every device; what the call does not name stays as each device has it.
-// The events listed are every event kind of the specification, the beep events
-// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+// The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+// and virtualEvent included, since any event can be disabled; the reference contract calls
+// those unmodifiable and leaves them out of its modifiableEvents.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -15332,8 +15332,8 @@ func (c *Client) PostOrganizationEventSettings(ctx context.Context, orgId OrgId,
 // in a shared organization), from start to end (at most 31 days apart), oldest first, with the
 // device name next to the IMEI. Beep events are returned when named in eventTypes or when
 // eventTypes is left out. The members may also be given as query parameters.
-// Event types follow the specification's Event kinds in API syntax, among them
-// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+// Event types are fleetcam's event kinds in API syntax, among them sharpRightTurn, which
+// the reference contract spells sharpTurnRight (accepted as an alias).
 //
 // Takes any type of body and a specified content type.
 //
@@ -15356,8 +15356,8 @@ func (c *Client) GetOrganizationsEventsWithBody(ctx context.Context, orgId OrgId
 // in a shared organization), from start to end (at most 31 days apart), oldest first, with the
 // device name next to the IMEI. Beep events are returned when named in eventTypes or when
 // eventTypes is left out. The members may also be given as query parameters.
-// Event types follow the specification's Event kinds in API syntax, among them
-// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+// Event types are fleetcam's event kinds in API syntax, among them sharpRightTurn, which
+// the reference contract spells sharpTurnRight (accepted as an alias).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -27600,8 +27600,8 @@ type ClientWithResponsesInterface interface {
 	// is not the caller's). Viewers may not call it.
 	// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
 	// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-	// and ledEnabled, which the specification and the reference contract's request configuration
-	// set; the contract's response configuration (additionalProperties false) lacks them.
+	// and ledEnabled, which fleetcam's device configuration and the reference contract's request
+	// configuration set; the contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -27617,8 +27617,8 @@ type ClientWithResponsesInterface interface {
 	// is not the caller's). Viewers may not call it.
 	// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
 	// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-	// and ledEnabled, which the specification and the reference contract's request configuration
-	// set; the contract's response configuration (additionalProperties false) lacks them.
+	// and ledEnabled, which fleetcam's device configuration and the reference contract's request
+	// configuration set; the contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -28125,8 +28125,8 @@ type ClientWithResponsesInterface interface {
 	// default, else the built-in defaults. metadata.status tells whether the device is connected.
 	// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
 	// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-	// and ledEnabled, which the specification and the reference contract's request configuration
-	// set; the contract's response configuration (additionalProperties false) lacks them.
+	// and ledEnabled, which fleetcam's device configuration and the reference contract's request
+	// configuration set; the contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -28145,8 +28145,8 @@ type ClientWithResponsesInterface interface {
 	// Viewers may not call it.
 	// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
 	// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-	// and ledEnabled, which the specification and the reference contract's request configuration
-	// set; the contract's response configuration (additionalProperties false) lacks them.
+	// and ledEnabled, which fleetcam's device configuration and the reference contract's request
+	// configuration set; the contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -28165,8 +28165,8 @@ type ClientWithResponsesInterface interface {
 	// Viewers may not call it.
 	// The configuration read back names driverIdentification (with driverPrompt, audioAlert,
 	// driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-	// and ledEnabled, which the specification and the reference contract's request configuration
-	// set; the contract's response configuration (additionalProperties false) lacks them.
+	// and ledEnabled, which fleetcam's device configuration and the reference contract's request
+	// configuration set; the contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -28188,9 +28188,9 @@ type ClientWithResponsesInterface interface {
 	// GetEventConfigWithResponse Read a device's event configuration
 	//
 	// The enabled events of the configuration the device runs, with every default filled in; a type not listed is disabled.
-	// The events listed are every event kind of the specification, the beep events
-	// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-	// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+	// The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+	// and virtualEvent included, since any event can be disabled; the reference contract calls
+	// those unmodifiable and leaves them out of its modifiableEvents.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -28201,9 +28201,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// The events listed are enabled with their settings; every event type not listed is
 	// disabled. Thresholds take their defaults unless an item sets them. Viewers may not call it.
-	// The events listed are every event kind of the specification, the beep events
-	// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-	// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+	// The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+	// and virtualEvent included, since any event can be disabled; the reference contract calls
+	// those unmodifiable and leaves them out of its modifiableEvents.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -28214,9 +28214,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// The events listed are enabled with their settings; every event type not listed is
 	// disabled. Thresholds take their defaults unless an item sets them. Viewers may not call it.
-	// The events listed are every event kind of the specification, the beep events
-	// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-	// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+	// The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+	// and virtualEvent included, since any event can be disabled; the reference contract calls
+	// those unmodifiable and leaves them out of its modifiableEvents.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -28254,8 +28254,8 @@ type ClientWithResponsesInterface interface {
 	// Events of one device with a time from start to end (both inclusive, at most 31 days apart),
 	// oldest first, recorded since the device was added to its organization (an earlier owner's
 	// events are not listed). Scoped tokens need the deviceEvent feature.
-	// Event types follow the specification's Event kinds in API syntax, among them
-	// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+	// Event types are fleetcam's event kinds in API syntax, among them sharpRightTurn, which
+	// the reference contract spells sharpTurnRight (accepted as an alias).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -28273,8 +28273,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetDeviceEventWithResponse Get one event
 	//
-	// Event types follow the specification's Event kinds in API syntax, among them
-	// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+	// Event types are fleetcam's event kinds in API syntax, among them sharpRightTurn, which
+	// the reference contract spells sharpTurnRight (accepted as an alias).
 	// A comment's createdBy.id is a user or partner id; the reference contract's oneOf of the
 	// two (both numbers) is read as anyOf.
 	//
@@ -28890,8 +28890,8 @@ type ClientWithResponsesInterface interface {
 	// Any token answers, scoped tokens included (with their scope).
 	// A partner is the reference contract's partner object (name, alarmsCount: its unread
 	// alarms); others are its user object, with role user, administrator (the SSO admin token)
-	// or restricted (a scoped token). The admin token belongs to no user, as the specification
-	// says, so its id is 0 and it has no email.
+	// or restricted (a scoped token). The admin token belongs to no user, so its id is 0 and it
+	// has no email.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -29403,9 +29403,9 @@ type ClientWithResponsesInterface interface {
 	// eventWebhookConfig, alarmsWebhookUrl, alarmsWebhookConfig, systemMessagesWebhook) are JSON
 	// text in a string, as the reference contract gives them. The configuration read back names
 	// driverIdentification (with driverPrompt, audioAlert, driverPromptDurationSeconds),
-	// virtualIgnition, screenTimeout, passengerLimit, wakeupMsg and ledEnabled, which the
-	// specification and the reference contract's request configuration set; the contract's
-	// response configuration (additionalProperties false) lacks them.
+	// virtualIgnition, screenTimeout, passengerLimit, wakeupMsg and ledEnabled, which fleetcam's
+	// device configuration and the reference contract's request configuration set; the
+	// contract's response configuration (additionalProperties false) lacks them.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -29590,9 +29590,9 @@ type ClientWithResponsesInterface interface {
 	// Only the events listed change (an item may say "enabled": false to disable its type);
 	// vehicleType changes when given. With the organization profile enabled, the listed events
 	// change the same way on every device; what the call does not name stays as each device has it.
-	// The events listed are every event kind of the specification, the beep events
-	// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-	// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+	// The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+	// and virtualEvent included, since any event can be disabled; the reference contract calls
+	// those unmodifiable and leaves them out of its modifiableEvents.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -29604,9 +29604,9 @@ type ClientWithResponsesInterface interface {
 	// Only the events listed change (an item may say "enabled": false to disable its type);
 	// vehicleType changes when given. With the organization profile enabled, the listed events
 	// change the same way on every device; what the call does not name stays as each device has it.
-	// The events listed are every event kind of the specification, the beep events
-	// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-	// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+	// The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+	// and virtualEvent included, since any event can be disabled; the reference contract calls
+	// those unmodifiable and leaves them out of its modifiableEvents.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -29641,8 +29641,8 @@ type ClientWithResponsesInterface interface {
 	// in a shared organization), from start to end (at most 31 days apart), oldest first, with the
 	// device name next to the IMEI. Beep events are returned when named in eventTypes or when
 	// eventTypes is left out. The members may also be given as query parameters.
-	// Event types follow the specification's Event kinds in API syntax, among them
-	// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+	// Event types are fleetcam's event kinds in API syntax, among them sharpRightTurn, which
+	// the reference contract spells sharpTurnRight (accepted as an alias).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -29655,8 +29655,8 @@ type ClientWithResponsesInterface interface {
 	// in a shared organization), from start to end (at most 31 days apart), oldest first, with the
 	// device name next to the IMEI. Beep events are returned when named in eventTypes or when
 	// eventTypes is left out. The members may also be given as query parameters.
-	// Event types follow the specification's Event kinds in API syntax, among them
-	// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+	// Event types are fleetcam's event kinds in API syntax, among them sharpRightTurn, which
+	// the reference contract spells sharpTurnRight (accepted as an alias).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -45581,8 +45581,8 @@ func (c *ClientWithResponses) PutBulkDevicesDataProfileWithResponse(ctx context.
 // is not the caller's). Viewers may not call it.
 // The configuration read back names driverIdentification (with driverPrompt, audioAlert,
 // driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-// and ledEnabled, which the specification and the reference contract's request configuration
-// set; the contract's response configuration (additionalProperties false) lacks them.
+// and ledEnabled, which fleetcam's device configuration and the reference contract's request
+// configuration set; the contract's response configuration (additionalProperties false) lacks them.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -45604,8 +45604,8 @@ func (c *ClientWithResponses) PutBulkDeviceConfigWithBodyWithResponse(ctx contex
 // is not the caller's). Viewers may not call it.
 // The configuration read back names driverIdentification (with driverPrompt, audioAlert,
 // driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-// and ledEnabled, which the specification and the reference contract's request configuration
-// set; the contract's response configuration (additionalProperties false) lacks them.
+// and ledEnabled, which fleetcam's device configuration and the reference contract's request
+// configuration set; the contract's response configuration (additionalProperties false) lacks them.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -46382,8 +46382,8 @@ func (c *ClientWithResponses) PutDeviceInDemoModeWithResponse(ctx context.Contex
 // default, else the built-in defaults. metadata.status tells whether the device is connected.
 // The configuration read back names driverIdentification (with driverPrompt, audioAlert,
 // driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-// and ledEnabled, which the specification and the reference contract's request configuration
-// set; the contract's response configuration (additionalProperties false) lacks them.
+// and ledEnabled, which fleetcam's device configuration and the reference contract's request
+// configuration set; the contract's response configuration (additionalProperties false) lacks them.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -46408,8 +46408,8 @@ func (c *ClientWithResponses) GetDeviceConfigWithResponse(ctx context.Context, i
 // Viewers may not call it.
 // The configuration read back names driverIdentification (with driverPrompt, audioAlert,
 // driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-// and ledEnabled, which the specification and the reference contract's request configuration
-// set; the contract's response configuration (additionalProperties false) lacks them.
+// and ledEnabled, which fleetcam's device configuration and the reference contract's request
+// configuration set; the contract's response configuration (additionalProperties false) lacks them.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -46434,8 +46434,8 @@ func (c *ClientWithResponses) PutDeviceConfigWithBodyWithResponse(ctx context.Co
 // Viewers may not call it.
 // The configuration read back names driverIdentification (with driverPrompt, audioAlert,
 // driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-// and ledEnabled, which the specification and the reference contract's request configuration
-// set; the contract's response configuration (additionalProperties false) lacks them.
+// and ledEnabled, which fleetcam's device configuration and the reference contract's request
+// configuration set; the contract's response configuration (additionalProperties false) lacks them.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -46469,9 +46469,9 @@ func (c *ClientWithResponses) PostDeviceDriverCheckoutWithResponse(ctx context.C
 // GetEventConfigWithResponse Read a device's event configuration
 //
 // The enabled events of the configuration the device runs, with every default filled in; a type not listed is disabled.
-// The events listed are every event kind of the specification, the beep events
-// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+// The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+// and virtualEvent included, since any event can be disabled; the reference contract calls
+// those unmodifiable and leaves them out of its modifiableEvents.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -46488,9 +46488,9 @@ func (c *ClientWithResponses) GetEventConfigWithResponse(ctx context.Context, im
 //
 // The events listed are enabled with their settings; every event type not listed is
 // disabled. Thresholds take their defaults unless an item sets them. Viewers may not call it.
-// The events listed are every event kind of the specification, the beep events
-// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+// The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+// and virtualEvent included, since any event can be disabled; the reference contract calls
+// those unmodifiable and leaves them out of its modifiableEvents.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -46507,9 +46507,9 @@ func (c *ClientWithResponses) PutEventConfigWithBodyWithResponse(ctx context.Con
 //
 // The events listed are enabled with their settings; every event type not listed is
 // disabled. Thresholds take their defaults unless an item sets them. Viewers may not call it.
-// The events listed are every event kind of the specification, the beep events
-// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+// The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+// and virtualEvent included, since any event can be disabled; the reference contract calls
+// those unmodifiable and leaves them out of its modifiableEvents.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -46565,8 +46565,8 @@ func (c *ClientWithResponses) GetDeviceEventManyFileLinksWithResponse(ctx contex
 // Events of one device with a time from start to end (both inclusive, at most 31 days apart),
 // oldest first, recorded since the device was added to its organization (an earlier owner's
 // events are not listed). Scoped tokens need the deviceEvent feature.
-// Event types follow the specification's Event kinds in API syntax, among them
-// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+// Event types are fleetcam's event kinds in API syntax, among them sharpRightTurn, which
+// the reference contract spells sharpTurnRight (accepted as an alias).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -46596,8 +46596,8 @@ func (c *ClientWithResponses) DeleteDeviceEventWithResponse(ctx context.Context,
 
 // GetDeviceEventWithResponse Get one event
 //
-// Event types follow the specification's Event kinds in API syntax, among them
-// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+// Event types are fleetcam's event kinds in API syntax, among them sharpRightTurn, which
+// the reference contract spells sharpTurnRight (accepted as an alias).
 // A comment's createdBy.id is a user or partner id; the reference contract's oneOf of the
 // two (both numbers) is read as anyOf.
 //
@@ -47519,8 +47519,8 @@ func (c *ClientWithResponses) GenerateEncryptionKeyWithResponse(ctx context.Cont
 // Any token answers, scoped tokens included (with their scope).
 // A partner is the reference contract's partner object (name, alarmsCount: its unread
 // alarms); others are its user object, with role user, administrator (the SSO admin token)
-// or restricted (a scoped token). The admin token belongs to no user, as the specification
-// says, so its id is 0 and it has no email.
+// or restricted (a scoped token). The admin token belongs to no user, so its id is 0 and it
+// has no email.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -48254,9 +48254,9 @@ func (c *ClientWithResponses) PutOrganizationDevicesDefaultDataProfileWithRespon
 // eventWebhookConfig, alarmsWebhookUrl, alarmsWebhookConfig, systemMessagesWebhook) are JSON
 // text in a string, as the reference contract gives them. The configuration read back names
 // driverIdentification (with driverPrompt, audioAlert, driverPromptDurationSeconds),
-// virtualIgnition, screenTimeout, passengerLimit, wakeupMsg and ledEnabled, which the
-// specification and the reference contract's request configuration set; the contract's
-// response configuration (additionalProperties false) lacks them.
+// virtualIgnition, screenTimeout, passengerLimit, wakeupMsg and ledEnabled, which fleetcam's
+// device configuration and the reference contract's request configuration set; the
+// contract's response configuration (additionalProperties false) lacks them.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -48537,9 +48537,9 @@ func (c *ClientWithResponses) GetOrganizationEventSettingsWithResponse(ctx conte
 // Only the events listed change (an item may say "enabled": false to disable its type);
 // vehicleType changes when given. With the organization profile enabled, the listed events
 // change the same way on every device; what the call does not name stays as each device has it.
-// The events listed are every event kind of the specification, the beep events
-// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+// The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+// and virtualEvent included, since any event can be disabled; the reference contract calls
+// those unmodifiable and leaves them out of its modifiableEvents.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -48557,9 +48557,9 @@ func (c *ClientWithResponses) PatchOrganizationEventSettingsWithBodyWithResponse
 // Only the events listed change (an item may say "enabled": false to disable its type);
 // vehicleType changes when given. With the organization profile enabled, the listed events
 // change the same way on every device; what the call does not name stays as each device has it.
-// The events listed are every event kind of the specification, the beep events
-// (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-// reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+// The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+// and virtualEvent included, since any event can be disabled; the reference contract calls
+// those unmodifiable and leaves them out of its modifiableEvents.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -48612,8 +48612,8 @@ func (c *ClientWithResponses) PostOrganizationEventSettingsWithResponse(ctx cont
 // in a shared organization), from start to end (at most 31 days apart), oldest first, with the
 // device name next to the IMEI. Beep events are returned when named in eventTypes or when
 // eventTypes is left out. The members may also be given as query parameters.
-// Event types follow the specification's Event kinds in API syntax, among them
-// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+// Event types are fleetcam's event kinds in API syntax, among them sharpRightTurn, which
+// the reference contract spells sharpTurnRight (accepted as an alias).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -48632,8 +48632,8 @@ func (c *ClientWithResponses) GetOrganizationsEventsWithBodyWithResponse(ctx con
 // in a shared organization), from start to end (at most 31 days apart), oldest first, with the
 // device name next to the IMEI. Beep events are returned when named in eventTypes or when
 // eventTypes is left out. The members may also be given as query parameters.
-// Event types follow the specification's Event kinds in API syntax, among them
-// sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+// Event types are fleetcam's event kinds in API syntax, among them sharpRightTurn, which
+// the reference contract spells sharpTurnRight (accepted as an alias).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -535,8 +535,8 @@ export interface paths {
          *     is not the caller's). Viewers may not call it.
          *     The configuration read back names driverIdentification (with driverPrompt, audioAlert,
          *     driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-         *     and ledEnabled, which the specification and the reference contract's request configuration
-         *     set; the contract's response configuration (additionalProperties false) lacks them.
+         *     and ledEnabled, which fleetcam's device configuration and the reference contract's request
+         *     configuration set; the contract's response configuration (additionalProperties false) lacks them.
          */
         put: operations["putBulkDeviceConfig"];
         post?: never;
@@ -1202,8 +1202,8 @@ export interface paths {
          *     default, else the built-in defaults. metadata.status tells whether the device is connected.
          *     The configuration read back names driverIdentification (with driverPrompt, audioAlert,
          *     driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-         *     and ledEnabled, which the specification and the reference contract's request configuration
-         *     set; the contract's response configuration (additionalProperties false) lacks them.
+         *     and ledEnabled, which fleetcam's device configuration and the reference contract's request
+         *     configuration set; the contract's response configuration (additionalProperties false) lacks them.
          */
         get: operations["getDeviceConfig"];
         /**
@@ -1218,8 +1218,8 @@ export interface paths {
          *     Viewers may not call it.
          *     The configuration read back names driverIdentification (with driverPrompt, audioAlert,
          *     driverPromptDurationSeconds), virtualIgnition, screenTimeout, passengerLimit, wakeupMsg
-         *     and ledEnabled, which the specification and the reference contract's request configuration
-         *     set; the contract's response configuration (additionalProperties false) lacks them.
+         *     and ledEnabled, which fleetcam's device configuration and the reference contract's request
+         *     configuration set; the contract's response configuration (additionalProperties false) lacks them.
          */
         put: operations["putDeviceConfig"];
         post?: never;
@@ -1265,18 +1265,18 @@ export interface paths {
         /**
          * Read a device's event configuration
          * @description The enabled events of the configuration the device runs, with every default filled in; a type not listed is disabled.
-         *     The events listed are every event kind of the specification, the beep events
-         *     (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-         *     reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+         *     The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+         *     and virtualEvent included, since any event can be disabled; the reference contract calls
+         *     those unmodifiable and leaves them out of its modifiableEvents.
          */
         get: operations["getEventConfig"];
         /**
          * Replace a device's event configuration
          * @description The events listed are enabled with their settings; every event type not listed is
          *     disabled. Thresholds take their defaults unless an item sets them. Viewers may not call it.
-         *     The events listed are every event kind of the specification, the beep events
-         *     (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-         *     reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+         *     The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+         *     and virtualEvent included, since any event can be disabled; the reference contract calls
+         *     those unmodifiable and leaves them out of its modifiableEvents.
          */
         put: operations["putEventConfig"];
         post?: never;
@@ -1346,8 +1346,8 @@ export interface paths {
          * @description Events of one device with a time from start to end (both inclusive, at most 31 days apart),
          *     oldest first, recorded since the device was added to its organization (an earlier owner's
          *     events are not listed). Scoped tokens need the deviceEvent feature.
-         *     Event types follow the specification's Event kinds in API syntax, among them
-         *     sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+         *     Event types are fleetcam's event kinds in API syntax, among them sharpRightTurn, which
+         *     the reference contract spells sharpTurnRight (accepted as an alias).
          */
         get: operations["getDeviceEvents"];
         put?: never;
@@ -1371,8 +1371,8 @@ export interface paths {
         };
         /**
          * Get one event
-         * @description Event types follow the specification's Event kinds in API syntax, among them
-         *     sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+         * @description Event types are fleetcam's event kinds in API syntax, among them sharpRightTurn, which
+         *     the reference contract spells sharpTurnRight (accepted as an alias).
          *     A comment's createdBy.id is a user or partner id; the reference contract's oneOf of the
          *     two (both numbers) is read as anyOf.
          */
@@ -2158,8 +2158,8 @@ export interface paths {
          * @description Any token answers, scoped tokens included (with their scope).
          *     A partner is the reference contract's partner object (name, alarmsCount: its unread
          *     alarms); others are its user object, with role user, administrator (the SSO admin token)
-         *     or restricted (a scoped token). The admin token belongs to no user, as the specification
-         *     says, so its id is 0 and it has no email.
+         *     or restricted (a scoped token). The admin token belongs to no user, so its id is 0 and it
+         *     has no email.
          */
         get: operations["getMe"];
         put?: never;
@@ -2709,9 +2709,9 @@ export interface paths {
          *     eventWebhookConfig, alarmsWebhookUrl, alarmsWebhookConfig, systemMessagesWebhook) are JSON
          *     text in a string, as the reference contract gives them. The configuration read back names
          *     driverIdentification (with driverPrompt, audioAlert, driverPromptDurationSeconds),
-         *     virtualIgnition, screenTimeout, passengerLimit, wakeupMsg and ledEnabled, which the
-         *     specification and the reference contract's request configuration set; the contract's
-         *     response configuration (additionalProperties false) lacks them.
+         *     virtualIgnition, screenTimeout, passengerLimit, wakeupMsg and ledEnabled, which fleetcam's
+         *     device configuration and the reference contract's request configuration set; the
+         *     contract's response configuration (additionalProperties false) lacks them.
          */
         get: operations["getOrganizationDefaultSettings"];
         put?: never;
@@ -2960,9 +2960,9 @@ export interface paths {
          * @description Only the events listed change (an item may say "enabled": false to disable its type);
          *     vehicleType changes when given. With the organization profile enabled, the listed events
          *     change the same way on every device; what the call does not name stays as each device has it.
-         *     The events listed are every event kind of the specification, the beep events
-         *     (cellPhoneUseBeep …) and virtualEvent included, since any event can be disabled; the
-         *     reference contract calls those unmodifiable and leaves them out of its modifiableEvents.
+         *     The events listed are any of fleetcam's event kinds, the beep events (cellPhoneUseBeep …)
+         *     and virtualEvent included, since any event can be disabled; the reference contract calls
+         *     those unmodifiable and leaves them out of its modifiableEvents.
          */
         patch: operations["patchOrganizationEventSettings"];
         trace?: never;
@@ -2982,8 +2982,8 @@ export interface paths {
          *     in a shared organization), from start to end (at most 31 days apart), oldest first, with the
          *     device name next to the IMEI. Beep events are returned when named in eventTypes or when
          *     eventTypes is left out. The members may also be given as query parameters.
-         *     Event types follow the specification's Event kinds in API syntax, among them
-         *     sharpRightTurn, which the reference contract spells sharpTurnRight (accepted as an alias).
+         *     Event types are fleetcam's event kinds in API syntax, among them sharpRightTurn, which
+         *     the reference contract spells sharpTurnRight (accepted as an alias).
          */
         post: operations["getOrganizationsEvents"];
         delete?: never;
