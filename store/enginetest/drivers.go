@@ -22,6 +22,7 @@ const (
 var driverTests = []test{
 	{"DriverSetKeepsDriversAndTheirLookups", testDriverSetKeepsDriversAndTheirLookups},
 	{"DriverList", testDriverList},
+	{"DriverListIgnoresCaseBeyondASCII", testDriverListIgnoresCaseBeyondASCII},
 	{"DriverSessionsOpenAndEnd", testDriverSessionsOpenAndEnd},
 	{"DriverPinFailuresAreKeptPerDevice", testDriverPinFailuresAreKeptPerDevice},
 	{"DriverAssignmentsByDeviceAndDriver", testDriverAssignmentsByDeviceAndDriver},
@@ -63,6 +64,27 @@ func driver(org int64, n int, first, last, license string, active bool, at time.
 	return &store.Driver{OrganizationID: org, ThirdPartyID: fmt.Sprintf("tp-%d", n), FirstName: first, LastName: last,
 		DrivingLicense: license, Code: fmt.Sprintf("%05d", n), QRPayload: fmt.Sprintf("FCDRV1-%d", n), IsActive: active,
 		CreatedAt: at, UpdatedAt: at.Add(time.Minute)}
+}
+
+// insertDrivers inserts all, in one transaction, and returns ids, which
+// gives the ids of drivers numbered from 1 as in all.
+func (s driverSeed) insertDrivers(t *testing.T, all []*store.Driver) (ids func(ns ...int) []int64) {
+	t.Helper()
+	s.update(t, func(t store.Records) error {
+		for _, d := range all {
+			if err := t.Drivers().Insert(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return func(ns ...int) []int64 {
+		out := []int64{}
+		for _, n := range ns {
+			out = append(out, all[n-1].ID)
+		}
+		return out
+	}
 }
 
 // sameDriver reports whether two drivers are equal, their times compared as instants.
@@ -203,8 +225,7 @@ func testDriverSetKeepsDriversAndTheirLookups(t *testing.T, e store.Engine) {
 }
 
 // testDriverList lists drivers with every filter, sort key and direction,
-// and pages of each order. (The order of first names that begin with a
-// letter beyond ASCII is left out: the engines do not agree on it yet.)
+// and pages of each order.
 func testDriverList(t *testing.T, e store.Engine) {
 	s := seedDrivers(t, e)
 	at := time.Date(2026, 3, 11, 10, 0, 0, 0, time.UTC)
@@ -217,22 +238,7 @@ func testDriverList(t *testing.T, e store.Engine) {
 		driver(s.org1, 6, "", "", "", false, at),
 		driver(s.org1, 7, "Zoë", "O'Neil", "L1", true, at),
 	}
-	s.update(t, func(t store.Records) error {
-		for _, d := range all {
-			if err := t.Drivers().Insert(d); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	// ids are the ids of drivers n, numbered from 1 as in all.
-	ids := func(ns ...int) []int64 {
-		out := []int64{}
-		for _, n := range ns {
-			out = append(out, all[n-1].ID)
-		}
-		return out
-	}
+	ids := s.insertDrivers(t, all)
 	yes, no := true, false
 	org1 := map[int64]bool{s.org1: true}
 	filters := []struct {
@@ -270,6 +276,8 @@ func testDriverList(t *testing.T, e store.Engine) {
 		{store.DriverByDrivingLicense, store.DriverFilter{}, ids(6, 5, 2, 7, 1, 3, 4)},
 		// In any case: "" < "anna" = "Anna" < "bob" < "zoë".
 		{store.DriverByFirstName, store.DriverFilter{OrganizationIDs: org1}, ids(6, 2, 4, 1, 7)},
+		// In any case, by code point: "" < "aaron" < "anna" = "Anna" < "bob" < "zoë" < "émile".
+		{store.DriverByFirstName, store.DriverFilter{}, ids(6, 3, 2, 4, 1, 7, 5)},
 		// In any case: "" < "adams" < "bates" < "o'neil" < "young" = "Young" < "zola".
 		{store.DriverByLastName, store.DriverFilter{}, ids(6, 3, 4, 7, 1, 2, 5)},
 	}
@@ -308,6 +316,50 @@ func testDriverList(t *testing.T, e store.Engine) {
 		}
 		if _, _, err := tx.Drivers().List(store.DriverFilter{}, store.Sort{Key: "age"}, store.Page{}); !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("List by an unknown key: %v; want ErrInvalid", err)
+		}
+		return nil
+	})
+}
+
+// testDriverListIgnoresCaseBeyondASCII sorts drivers whose names differ in
+// the case of letters beyond ASCII: they sort together, equal ones in id
+// order, as store.FoldCase keys them (final sigma is sigma, é is no e).
+func testDriverListIgnoresCaseBeyondASCII(t *testing.T, e store.Engine) {
+	s := seedDrivers(t, e)
+	all := []*store.Driver{
+		driver(s.org1, 1, "ölaf", "ΟΔΥΣΣΕΥΣ", "", true, testTime),
+		driver(s.org1, 2, "Émile", "οδυσσευς", "", true, testTime),
+		driver(s.org1, 3, "Zoë", "Adams", "", true, testTime),
+		driver(s.org1, 4, "Ölaf", "Οδυσσευσ", "", true, testTime),
+		driver(s.org1, 5, "émile", "adams", "", true, testTime),
+		driver(s.org1, 6, "zoe", "Émile", "", true, testTime),
+	}
+	ids := s.insertDrivers(t, all)
+	orders := []struct {
+		key  string
+		want []int64
+	}{
+		// "zoe" < "zoë" < "émile" = "Émile" < "ölaf" = "Ölaf".
+		{store.DriverByFirstName, ids(6, 3, 2, 5, 1, 4)},
+		// "adams" = "Adams" < "émile" < "οδυσσευσ" (every spelling).
+		{store.DriverByLastName, ids(3, 5, 6, 1, 2, 4)},
+	}
+	s.view(t, func(tx store.Records) error {
+		for _, c := range orders {
+			for _, desc := range []bool{false, true} {
+				want := slices.Clone(c.want)
+				if desc {
+					slices.Reverse(want)
+				}
+				o := store.Sort{Key: c.key, Desc: desc}
+				got, _, err := tx.Drivers().List(store.DriverFilter{}, o, store.Page{})
+				if err != nil {
+					t.Fatalf("%+v: %v", o, err)
+				}
+				if !slices.Equal(driverIDList(got), want) {
+					t.Errorf("%+v: %v; want %v", o, driverIDList(got), want)
+				}
+			}
 		}
 		return nil
 	})
