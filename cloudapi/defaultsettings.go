@@ -59,7 +59,7 @@ func jsonText(v any) string {
 }
 
 // defaultSettings handles GET /organizations/{orgId}/default-settings.
-func (s *Server) defaultSettings(c *gin.Context) {
+func (s *Server) defaultSettings(c *gin.Context) error {
 	var out defaultSettingsDTO
 	err := s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
@@ -83,8 +83,7 @@ func (s *Server) defaultSettings(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }

@@ -3,7 +3,6 @@ package cloudapi
 import (
 	"crypto/rand"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -138,21 +137,18 @@ type createOrganizationBody struct {
 
 // createOrganization handles POST /organizations (partners only): a new
 // organization of the caller's partner and its ssoSecret, shown once.
-func (s *Server) createOrganization(c *gin.Context) {
+func (s *Server) createOrganization(c *gin.Context) error {
 	var req createOrganizationRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	name, err := requiredName("name", req.Name)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	salt := make([]byte, 32)
 	if _, err := rand.Read(salt); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	p := principal(c)
 	o := &store.Organization{Name: name, PartnerID: p.PartnerID, ExclusivePartnerOnly: true, SSOSalt: salt}
@@ -160,20 +156,18 @@ func (s *Server) createOrganization(c *gin.Context) {
 		o.ExclusivePartnerOnly = *req.ExclusivePartnerOnly
 	}
 	if err := s.update(c, func(tx *store.Tx) error { return tx.AddOrganization(o) }); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	res := createOrganizationResult{OrganizationID: o.ID, SSOSecret: s.ssoSecret(o.ID, salt)}
-	c.JSON(http.StatusOK, createOrganizationBody{Data: res, createOrganizationResult: res, RequestID: requestID(c)})
+	return okBody(c, createOrganizationBody{Data: res, createOrganizationResult: res, RequestID: requestID(c)})
 }
 
 // listOrganizations handles GET /organizations: a partner's organizations
 // (also those shared with it), or the caller's own organization.
-func (s *Server) listOrganizations(c *gin.Context) {
+func (s *Server) listOrganizations(c *gin.Context) error {
 	pg, err := s.page(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	p := principal(c)
 	var out []organizationDTO
@@ -198,14 +192,13 @@ func (s *Server) listOrganizations(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	okPage(c, out, total, pg)
+	return okPage(c, out, total, pg)
 }
 
 // getOrganization handles GET /organizations/{orgId}.
-func (s *Server) getOrganization(c *gin.Context) {
+func (s *Server) getOrganization(c *gin.Context) error {
 	var out organizationDTO
 	err := s.view(c, func(tx *store.Tx) error {
 		o, err := s.org(c, tx)
@@ -225,10 +218,9 @@ func (s *Server) getOrganization(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }
 
 // updateOrganizationRequest is PATCH /organizations/{orgId}: members left
@@ -353,11 +345,10 @@ func (req *updateOrganizationRequest) apply(p Principal, o *store.Organization) 
 
 // updateOrganization handles PATCH /organizations/{orgId}; a guest partner
 // of a shared organization is refused by the route table (hostOnly).
-func (s *Server) updateOrganization(c *gin.Context) {
+func (s *Server) updateOrganization(c *gin.Context) error {
 	var req updateOrganizationRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	p := principal(c)
 	var out organizationDTO
@@ -381,11 +372,10 @@ func (s *Server) updateOrganization(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	s.pushConfig(pushed...)
-	ok(c, out)
+	return ok(c, out)
 }
 
 // requiredName trims v and checks it is a non-empty name of at most maxNameLength characters.

@@ -52,21 +52,18 @@ func (req permissionsRequest) validate() (string, error) {
 // /users/{userId}/organizations/{orgId}/permissions: the user, one of the
 // organization's, gets the access level of the role given. Nobody grants
 // more than their own access level, nor changes a user above it.
-func (s *Server) patchUserPermissions(c *gin.Context) {
+func (s *Server) patchUserPermissions(c *gin.Context) error {
 	var req permissionsRequest
 	if err := decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	level, err := req.validate()
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
 	p := principal(c)
 	if p.Kind == kindUser && accessRank[level] > accessRank[p.AccessLevel] {
-		s.fail(c, forbidden("a %s cannot grant the %s access level", p.AccessLevel, level))
-		return
+		return forbidden("a %s cannot grant the %s access level", p.AccessLevel, level)
 	}
 	var out userDTO
 	err = s.update(c, func(tx *store.Tx) error {
@@ -93,8 +90,7 @@ func (s *Server) patchUserPermissions(c *gin.Context) {
 		return nil
 	})
 	if err != nil {
-		s.fail(c, err)
-		return
+		return err
 	}
-	ok(c, out)
+	return ok(c, out)
 }

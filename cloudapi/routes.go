@@ -42,11 +42,11 @@ func (s *Server) routes(r *gin.Engine) {
 	// Organizations. GET /organizations/sso authenticates with the
 	// organization's own SSO JWT, not an API token.
 	v2.GET("/organizations/sso", s.handle(s.sso))
-	v2.POST("/organizations", auth, partner, write, s.createOrganization)
-	v2.GET("/organizations", auth, s.listOrganizations)
-	v2.GET("/organizations/:orgId", auth, s.getOrganization)
-	v2.PATCH("/organizations/:orgId", auth, write, host, s.updateOrganization)
-	v2.GET("/organizations/:orgId/default-settings", auth, s.defaultSettings)
+	v2.POST("/organizations", auth, partner, write, s.handle(s.createOrganization))
+	v2.GET("/organizations", auth, s.handle(s.listOrganizations))
+	v2.GET("/organizations/:orgId", auth, s.handle(s.getOrganization))
+	v2.PATCH("/organizations/:orgId", auth, write, host, s.handle(s.updateOrganization))
+	v2.GET("/organizations/:orgId/default-settings", auth, s.handle(s.defaultSettings))
 
 	// Sharing an organization takes the other partner's consent: the creating
 	// partner invites with PATCH partnerIds, the invited partner answers.
@@ -264,7 +264,7 @@ func (s *Server) routes(r *gin.Engine) {
 	v2.POST("/users/:userId/change-password", auth, s.handle(s.changePassword))
 	v2.PUT("/users/update-settings", auth, s.handle(s.putUserSettings))
 	v2.DELETE("/users/:userId", auth, write, s.handle(s.deleteUser))
-	v2.PATCH("/users/:userId/organizations/:orgId/permissions", auth, write, host, s.patchUserPermissions)
+	v2.PATCH("/users/:userId/organizations/:orgId/permissions", auth, write, host, s.handle(s.patchUserPermissions))
 	v2.PATCH("/partners/:partnerId/contacts/:partnerContactId", auth, partner, write, s.handle(s.patchPartnerContact))
 	v2.DELETE("/partners/:partnerId/contacts/:partnerContactId", auth, partner, write, s.handle(s.deletePartnerContact))
 	v2.DELETE("/organizations/:orgId", auth, partner, write, host, s.handle(s.deleteOrganization))
