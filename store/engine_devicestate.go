@@ -110,8 +110,9 @@ type MediaTrashRecords interface {
 // AuxCameraRecords are the auxiliary cameras known for each device, one
 // list per device.
 type AuxCameraRecords interface {
-	// Get returns the cameras stored for imei, in the order they were put;
-	// ErrNotFound when none were ever put.
+	// Get returns the cameras stored for imei, in the order they were put,
+	// an empty list (not nil) when the list put was empty; ErrNotFound
+	// when none was ever put.
 	Get(imei string) ([]AuxCamera, error)
 	// Put stores cams, in their order, as imei's cameras, replacing those
 	// stored before.

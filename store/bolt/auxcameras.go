@@ -15,6 +15,9 @@ func (r auxCameras) Get(imei string) ([]store.AuxCamera, error) {
 	if err := getJSON(r.t.bucket(bucketAuxCameras), []byte(imei), &cams); err != nil {
 		return nil, err
 	}
+	if cams == nil {
+		cams = []store.AuxCamera{} // a list put empty ("null")
+	}
 	return cams, nil
 }
 
