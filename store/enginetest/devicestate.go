@@ -2,6 +2,8 @@ package enginetest
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -14,6 +16,9 @@ var deviceStateTests = []test{
 	{"QueuedCommands", testQueuedCommands},
 	{"AuxCameras", testAuxCameras},
 	{"DeviceBillings", testDeviceBillings},
+	{"DeviceLinks", testDeviceLinks},
+	{"DeviceLinksEach", testDeviceLinksEach},
+	{"DeviceCredentials", testDeviceCredentials},
 }
 
 // seedDevices inserts the devices testIMEI(1) to testIMEI(n) in the
@@ -168,4 +173,134 @@ func testQueuedCommands(t *testing.T, e store.Engine) {
 		}
 		return nil
 	})
+}
+
+// testDeviceLinks stores link states whole (health as a document, the
+// reported configuration as sent), of inventory devices and of any IMEI
+// the broker saw, replaces and deletes them.
+func testDeviceLinks(t *testing.T, e store.Engine) {
+	a := seedDevices(t, e, 1)[0]
+	at := testTime
+	on := true
+	full := &store.DeviceLink{IMEI: a, Presence: store.PresenceOnline, ConnectionID: "c1", ConnectedAt: at,
+		DisconnectedAt: at.Add(-time.Hour), LastSeen: at.Add(time.Minute), ProtocolVersion: 5, RemoteAddr: "10.0.0.1:4000",
+		Firmware: "3.12.4", ProductType: "dc200", Legacy: true,
+		Health: &store.DeviceHealth{SDCard: &store.SDCardHealth{Present: true, Healthy: true, UUID: "u"}, RecordingTest: "passed",
+			PowerConnected: &on, Cameras: []store.CameraHealth{{ID: 1, Connected: true}, {ID: 51, Kind: "wired", SerialNumber: "S"}},
+			DataUsage: &store.DataUsage{PeriodStart: at.AddDate(0, 0, -10), BytesUp: 1, BytesDown: 2}, ReportedAt: at},
+		AckedConfigVersion: 7, ConfigAckedAt: at, ReportedConfig: json.RawMessage(`{"brightness":128,"firmware":"3.12.4"}`)}
+	stranger := &store.DeviceLink{IMEI: "dev-01", Presence: store.PresenceOffline}
+	get := func(imei string) (*store.DeviceLink, error) {
+		t.Helper()
+		var got *store.DeviceLink
+		err := e.View(t.Context(), func(r store.Records) (err error) { got, err = r.DeviceLinks().Get(imei); return err })
+		return got, err
+	}
+	_, err := get(a)
+	wantErr(t, "link never stored", err, store.ErrNotFound)
+	write(t, e, func(r store.Records) error {
+		if err := r.DeviceLinks().Put(full); err != nil {
+			return err
+		}
+		return r.DeviceLinks().Put(stranger)
+	})
+	for _, want := range []*store.DeviceLink{full, stranger} {
+		got, err := get(want.IMEI)
+		wantErr(t, "Get "+want.IMEI, err, nil)
+		wantEqual(t, "Get "+want.IMEI, got, want)
+	}
+	offline := *full
+	offline.Presence, offline.ConnectionID, offline.Health, offline.ReportedConfig = store.PresenceOffline, "", nil, nil
+	write(t, e, func(r store.Records) error { return r.DeviceLinks().Put(&offline) })
+	got, err := get(a)
+	wantErr(t, "Get after a replace", err, nil)
+	wantEqual(t, "Get after a replace", got, &offline)
+	write(t, e, func(r store.Records) error {
+		if err := r.DeviceLinks().Delete("dev-01"); err != nil {
+			return err
+		}
+		return r.DeviceLinks().Delete("dev-02") // none stored
+	})
+	_, err = get("dev-01")
+	wantErr(t, "link after Delete", err, store.ErrNotFound)
+}
+
+// testDeviceLinksEach visits more links than an engine reads at once
+// (PostgreSQL: 500) in IMEI (byte) order, lets the visit read other
+// records, and stops at the visit's first error.
+func testDeviceLinksEach(t *testing.T, e store.Engine) {
+	const n = 1107
+	var want []string
+	for i := range n {
+		want = append(want, fmt.Sprintf("dev-%04d", i))
+	}
+	want = append(want, "Dev-x") // before every dev- in byte order
+	write(t, e, func(r store.Records) error {
+		for i := len(want) - 1; i >= 0; i-- {
+			if err := r.DeviceLinks().Put(&store.DeviceLink{IMEI: want[i], Presence: store.PresenceOnline}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	want = append([]string{"Dev-x"}, want[:n]...)
+	var got []string
+	read(t, e, func(r store.Records) error {
+		return r.DeviceLinks().Each(func(l *store.DeviceLink) error {
+			got = append(got, l.IMEI)
+			if _, err := r.DeviceCredentials().Get(l.IMEI); !errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("credential read during Each: %v", err)
+			}
+			return nil
+		})
+	})
+	if !slices.Equal(got, want) {
+		t.Fatalf("Each visited %d links, first %q; want %d in byte order", len(got), got[:min(3, len(got))], len(want))
+	}
+	stop := errors.New("stop")
+	visits := 0
+	err := e.View(t.Context(), func(r store.Records) error {
+		return r.DeviceLinks().Each(func(*store.DeviceLink) error {
+			if visits++; visits == 3 {
+				return stop
+			}
+			return nil
+		})
+	})
+	if !errors.Is(err, stop) || visits != 3 {
+		t.Fatalf("Each after the visit failed: %v after %d visits; want stop after 3", err, visits)
+	}
+}
+
+// testDeviceCredentials stores, revokes and deletes credentials.
+func testDeviceCredentials(t *testing.T, e store.Engine) {
+	imeis := seedDevices(t, e, 2)
+	a := imeis[0]
+	get := func(imei string) (*store.DeviceCredential, error) {
+		t.Helper()
+		var got *store.DeviceCredential
+		err := e.View(t.Context(), func(r store.Records) (err error) { got, err = r.DeviceCredentials().Get(imei); return err })
+		return got, err
+	}
+	_, err := get(a)
+	wantErr(t, "credential never stored", err, store.ErrNotFound)
+	hash := make([]byte, 32)
+	hash[0], hash[31] = 1, 0xff
+	issued := &store.DeviceCredential{IMEI: a, TokenHash: hash, IssuedAt: testTime, Generation: 2, LastBootstrap: testTime.Unix()}
+	revoked := &store.DeviceCredential{IMEI: a, IssuedAt: testTime, Generation: 2, RevokedAt: testTime.Add(time.Hour),
+		LastBootstrap: testTime.Unix()}
+	for _, want := range []*store.DeviceCredential{issued, revoked} {
+		write(t, e, func(r store.Records) error { return r.DeviceCredentials().Put(want) })
+		got, err := get(a)
+		wantErr(t, "Get", err, nil)
+		wantEqual(t, "Get", got, want)
+	}
+	write(t, e, func(r store.Records) error {
+		if err := r.DeviceCredentials().Delete(a); err != nil {
+			return err
+		}
+		return r.DeviceCredentials().Delete(imeis[1]) // none stored
+	})
+	_, err = get(a)
+	wantErr(t, "credential after Delete", err, store.ErrNotFound)
 }
