@@ -19,6 +19,7 @@ var deviceStateTests = []test{
 	{"DeviceLinks", testDeviceLinks},
 	{"DeviceLinksEach", testDeviceLinksEach},
 	{"DeviceCredentials", testDeviceCredentials},
+	{"DataUsagePeriods", testDataUsagePeriods},
 }
 
 // seedDevices inserts the devices testIMEI(1) to testIMEI(n) in the
@@ -303,4 +304,53 @@ func testDeviceCredentials(t *testing.T, e store.Engine) {
 	})
 	_, err = get(a)
 	wantErr(t, "credential after Delete", err, store.ErrNotFound)
+}
+
+// testDataUsagePeriods stores periods of two devices, replaces one (its
+// start the same to the millisecond), lists each device's latest first and
+// deletes one device's.
+func testDataUsagePeriods(t *testing.T, e store.Engine) {
+	imeis := seedDevices(t, e, 2)
+	a, b := imeis[0], imeis[1]
+	month := func(m time.Month) time.Time { return time.Date(2026, m, 1, 0, 0, 0, 0, time.UTC) }
+	write(t, e, func(r store.Records) error {
+		for _, p := range []store.DataUsagePeriod{
+			{IMEI: a, PeriodStart: month(2), BytesUp: 10, BytesDown: 20, ReceivedAt: month(3).Add(-time.Hour)},
+			{IMEI: a, PeriodStart: month(3), BytesUp: 1, BytesDown: 2, ReceivedAt: month(3)},
+			{IMEI: a, PeriodStart: month(1), BytesUp: 5, BytesDown: 6, ReceivedAt: month(2)},
+			{IMEI: b, PeriodStart: month(3), BytesUp: 7, BytesDown: 8, ReceivedAt: month(3)},
+			// The same period as a's March, to the millisecond: its running total.
+			{IMEI: a, PeriodStart: month(3).Add(400 * time.Microsecond), BytesUp: 3, BytesDown: 4, ReceivedAt: month(3).Add(time.Hour)},
+		} {
+			if err := r.DataUsagePeriods().Put(&p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	latest := func(imei string, n int) []string {
+		t.Helper()
+		var out []string
+		read(t, e, func(r store.Records) error {
+			ps, err := r.DataUsagePeriods().Latest(imei, n)
+			for _, p := range ps {
+				out = append(out, fmt.Sprintf("%s %s %d/%d %s", p.IMEI, p.PeriodStart.Format(time.DateOnly), p.BytesUp, p.BytesDown,
+					p.ReceivedAt.Format(time.RFC3339)))
+			}
+			return err
+		})
+		return out
+	}
+	want := []string{
+		a + " 2026-03-01 3/4 2026-03-01T01:00:00Z",
+		a + " 2026-02-01 10/20 2026-02-28T23:00:00Z",
+		a + " 2026-01-01 5/6 2026-02-01T00:00:00Z",
+	}
+	wantEqual(t, "Latest(a, 0)", latest(a, 0), want)
+	wantEqual(t, "Latest(a, 2)", latest(a, 2), want[:2])
+	write(t, e, func(r store.Records) error { return r.DataUsagePeriods().DeleteDevice(a) })
+	if got := latest(a, 0); len(got) != 0 {
+		t.Fatalf("periods after DeleteDevice %q", got)
+	}
+	wantEqual(t, "the other device's periods after DeleteDevice", latest(b, 0), []string{b + " 2026-03-01 7/8 2026-03-01T00:00:00Z"})
 }
