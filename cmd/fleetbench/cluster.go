@@ -122,6 +122,10 @@ func (b *bench) cluster(ctx context.Context) error {
 
 	// Connect: the whole fleet at once, GPS every 5 s, the events of the
 	// webhook rate.
+	m0, err := c.commitMetrics()
+	if err != nil {
+		return err
+	}
 	began := time.Now()
 	fr, err := startFleet(ctx, devicesim.LoadOptions{BrokerURLs: c.urls, IMEIs: fl.imeis[:n], TokenSeed: benchTokenSeed,
 		ConnectConcurrency: 256, KeepAlive: 300 * time.Second, GPSInterval: 5 * time.Second, PublishTimeout: 30 * time.Second,
@@ -137,6 +141,17 @@ func (b *bench) cluster(ctx context.Context) error {
 	connectRate := float64(n) / time.Since(began).Seconds()
 	b.rep.figure("cluster", "connect_per_s", connectRate, "devices/s")
 	t.add("connect", fmt.Sprintf("%s devices/s", num(connectRate)), "token auth, every node at once")
+	mc, err := c.commitMetrics()
+	if err != nil {
+		return err
+	}
+	if commits := mc.commits - m0.commits; commits > 0 {
+		jobs, ms := (mc.jobs-m0.jobs)/commits, (mc.seconds-m0.seconds)/commits*1000
+		b.rep.figure("cluster", "commit_jobs_while_connecting", jobs, "jobs")
+		b.rep.figure("cluster", "commit_ms_while_connecting", ms, "ms")
+		t.add("group commits while connecting", fmt.Sprintf("%.0f, %.1f jobs, %.1f ms", commits, jobs, ms),
+			"every node's: count, jobs and mean time each")
+	}
 
 	// Durable ingest, closed loop: devices of their own, spread too.
 	if err := sleep(ctx, sc.warmup); err != nil {
@@ -516,3 +531,22 @@ func webhooksDrained(ctx context.Context, url string, limit time.Duration) (bool
 
 // discardWriter is an ack log's file when the acks are kept in memory only.
 func discardWriter() *bufio.Writer { return bufio.NewWriter(io.Discard) }
+
+// commitCounts are the group commits of every node of a cluster: how
+// many, their jobs and their seconds, as the nodes' metrics count them.
+type commitCounts struct{ commits, jobs, seconds float64 }
+
+// commitMetrics reads the group commits of every node.
+func (c *clusterRun) commitMetrics() (commitCounts, error) {
+	var cc commitCounts
+	for _, srv := range c.nodes {
+		m, err := srv.metrics()
+		if err != nil {
+			return cc, fmt.Errorf("metrics of %s: %w", srv.nodeID, err)
+		}
+		cc.commits += metricSum(m, "fleetcam_store_commit_seconds_count")
+		cc.jobs += metricSum(m, "fleetcam_store_commit_batch_jobs_sum")
+		cc.seconds += metricSum(m, "fleetcam_store_commit_seconds_sum")
+	}
+	return cc, nil
+}
