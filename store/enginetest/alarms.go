@@ -32,15 +32,15 @@ type alarmFixture struct {
 	imeis     []string
 }
 
-// alarmTime is a time with microseconds, which every engine keeps.
-var alarmTime = time.Date(2026, 3, 1, 12, 30, 45, 123456000, time.UTC)
+// AlarmTime is a time with microseconds, which every engine keeps.
+var AlarmTime = time.Date(2026, 3, 1, 12, 30, 45, 123456000, time.UTC)
 
 // seedAlarms inserts the directory records alarms refer to: partners P and
 // Q, organizations Fleet (of P) and Ärger (of Q), and five devices, one
 // without a name and two named alike.
 func seedAlarms(t *testing.T, e store.Engine) alarmFixture {
 	t.Helper()
-	s := seeder{t, e, alarmTime}
+	s := seeder{t, e, AlarmTime}
 	f := alarmFixture{partners: map[int64]string{}, orgs: map[int64]string{}, devices: map[string]string{}}
 	partner := func(name string) int64 {
 		id := s.partner(name).ID
@@ -67,9 +67,9 @@ func seedAlarms(t *testing.T, e store.Engine) alarmFixture {
 	return f
 }
 
-// newAlarm makes a new alarm of imei in org with an open action, as the
+// NewAlarm makes a new alarm of imei in org with an open action, as the
 // store does, taking its ids from the engine.
-func newAlarm(t store.Records, imei string, org, partner, def int64, at time.Time) (*store.Alarm, error) {
+func NewAlarm(t store.Records, imei string, org, partner, def int64, at time.Time) (*store.Alarm, error) {
 	id, err := t.Alarms().NextID()
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func testAlarmInsertGetPut(t *testing.T, e store.Engine) {
 	var a *store.Alarm
 	write(t, e, func(t store.Records) error {
 		var err error
-		if a, err = newAlarm(t, f.imeis[0], f.org, f.p, store.AlarmSDCardMissing, alarmTime); err != nil {
+		if a, err = NewAlarm(t, f.imeis[0], f.org, f.p, store.AlarmSDCardMissing, AlarmTime); err != nil {
 			return err
 		}
 		a.UserID = 7
@@ -100,7 +100,7 @@ func testAlarmInsertGetPut(t *testing.T, e store.Engine) {
 			return err
 		}
 		a.Comments = append(a.Comments, store.AlarmComment{ID: note, AlarmID: a.ID, Details: "Simulated alarm",
-			CreatedByAudienceName: store.AudienceOrganization, CreatedByID: 7, CommentorName: "Ann", CreatedAt: alarmTime})
+			CreatedByAudienceName: store.AudienceOrganization, CreatedByID: 7, CommentorName: "Ann", CreatedAt: AlarmTime})
 		return t.Alarms().Insert(a)
 	})
 	get := func() *store.Alarm {
@@ -117,7 +117,7 @@ func testAlarmInsertGetPut(t *testing.T, e store.Engine) {
 		t.Fatalf("Get after Insert:\n got %+v\nwant %+v", got, a)
 	}
 
-	later := alarmTime.Add(time.Hour)
+	later := AlarmTime.Add(time.Hour)
 	write(t, e, func(t store.Records) error {
 		note, err := t.Alarms().NextNoteID()
 		if err != nil {
@@ -209,12 +209,12 @@ func testAlarmRecipients(t *testing.T, e store.Engine) {
 	rs := []*store.AlarmRecipient{
 		{Kind: store.RecipientAlarms, Email: "a@example.com", ReportIntervalSeconds: 60, PartnerID: fx.p,
 			OrganizationID: fx.org, AlarmDefinitions: []int64{store.AlarmSDCardMissing, store.AlarmRecordingFailed},
-			CreatedByAudienceName: store.AudienceOrganization, CreatedByID: 4, LastAlarmID: 12, CreatedAt: alarmTime},
+			CreatedByAudienceName: store.AudienceOrganization, CreatedByID: 4, LastAlarmID: 12, CreatedAt: AlarmTime},
 		// partner-wide, every definition
 		{Kind: store.RecipientHealth, Email: "b@example.com", ReportIntervalSeconds: 3600, PartnerID: fx.q,
-			CreatedByAudienceName: store.AudiencePartner, CreatedAt: alarmTime},
+			CreatedByAudienceName: store.AudiencePartner, CreatedAt: AlarmTime},
 		{Kind: store.RecipientAlarms, Email: "a@example.com", PartnerID: fx.p, CreatedByAudienceName: store.AudienceSystem,
-			CreatedAt: alarmTime},
+			CreatedAt: AlarmTime},
 	}
 	write(t, e, func(r store.Records) error {
 		for _, rc := range rs {
@@ -240,7 +240,7 @@ func testAlarmRecipients(t *testing.T, e store.Engine) {
 	if got, want := list(), []store.AlarmRecipient{*rs[0], *rs[1], *rs[2]}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("List:\n got %+v\nwant %+v", got, want)
 	}
-	rs[0].AlarmDefinitions, rs[0].LastAlarmID, rs[0].LastReportAt = nil, 40, alarmTime.Add(time.Hour)
+	rs[0].AlarmDefinitions, rs[0].LastAlarmID, rs[0].LastReportAt = nil, 40, AlarmTime.Add(time.Hour)
 	write(t, e, func(r store.Records) error { return r.AlarmRecipients().Put(rs[0]) })
 	read(t, e, func(r store.Records) error {
 		got, err := r.AlarmRecipients().Get(rs[0].ID)
@@ -271,7 +271,7 @@ func testAlarmRecipients(t *testing.T, e store.Engine) {
 	var next *store.AlarmRecipient
 	write(t, e, func(r store.Records) error {
 		next = &store.AlarmRecipient{Kind: store.RecipientHealth, Email: "c@example.com", PartnerID: fx.p,
-			CreatedByAudienceName: store.AudiencePartner, CreatedAt: alarmTime}
+			CreatedByAudienceName: store.AudiencePartner, CreatedAt: AlarmTime}
 		return r.AlarmRecipients().Insert(next)
 	})
 	if next.ID <= rs[2].ID {
@@ -316,7 +316,7 @@ const goneIMEI = "350000000000099"
 // seedAlarmList inserts ten alarms over the fixture's devices and one that
 // is gone, and returns them in id order:
 //
-//	   device           org    partner  definition (severity)  open  read  created at alarmTime plus
+//	   device           org    partner  definition (severity)  open  read  created at AlarmTime plus
 //	1  1 Truck ÄRGER    Fleet  P        recording failed (60)  yes   no    3µs
 //	2  2 van            Fleet  P        SD card failing (50)   yes   yes   2µs
 //	3  3 (no name)      Fleet  Q        camera (40)            no    yes   1µs
@@ -356,8 +356,8 @@ func seedAlarmList(t *testing.T, e store.Engine, f alarmFixture) []store.Alarm {
 	write(t, e, func(r store.Records) error {
 		all = nil
 		for i, row := range rows {
-			at := alarmTime.Add(row.at)
-			a, err := newAlarm(r, row.imei, owner[row.imei][0], owner[row.imei][1], row.def, at)
+			at := AlarmTime.Add(row.at)
+			a, err := NewAlarm(r, row.imei, owner[row.imei][0], owner[row.imei][1], row.def, at)
 			if err != nil {
 				return err
 			}
@@ -395,7 +395,7 @@ func testAlarmList(t *testing.T, e store.Engine) {
 		return out
 	}
 	yes, no := true, false
-	probe := inserted[1].CreatedAt // alarmTime + 2µs
+	probe := inserted[1].CreatedAt // AlarmTime + 2µs
 	fleet := map[int64]bool{fx.org: true}
 	filters := []struct {
 		f    store.AlarmFilter

@@ -137,7 +137,7 @@ func testQueuedCommands(t *testing.T, e store.Engine) {
 		return q
 	}
 	equal := func(a, b store.QueuedCommand) bool {
-		return a.ID == b.ID && a.IMEI == b.IMEI && a.Name == b.Name && jsonEqual(t, a.Args, b.Args) && a.QueuedAt.Equal(b.QueuedAt)
+		return a.ID == b.ID && a.IMEI == b.IMEI && a.Name == b.Name && JSONEqual(t, a.Args, b.Args) && a.QueuedAt.Equal(b.QueuedAt)
 	}
 	if got, want := list(a), []store.QueuedCommand{cmds[0], cmds[2], cmds[3]}; !slices.EqualFunc(got, want, equal) {
 		t.Fatalf("queue of a = %+v\nwant %+v", got, want)

@@ -10,7 +10,8 @@ import (
 	"github.com/fleetcam/fleetcam/store"
 )
 
-var eventT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+// EventT0 is the time the events of the tests are made around (NewEvent).
+var EventT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 const (
 	evIMEI  = "352045100000011"
@@ -30,13 +31,13 @@ var eventTests = []test{
 
 // seedEvents inserts the partners and organizations the events of the
 // tests reference, partners 1 and 2 and organizations 1 and 2 of partner
-// 1, and makes the engine's partitions around eventT0.
+// 1, and makes the engine's partitions around EventT0.
 func seedEvents(t *testing.T, e store.Engine) {
 	t.Helper()
-	maintain(t, e, eventT0)
+	maintain(t, e, EventT0)
 	// The events of the tests name partner 1 and organization 1: the first
 	// ids of a new engine.
-	s := seeder{t, e, eventT0}
+	s := seeder{t, e, EventT0}
 	p1, p2 := s.partner("one"), s.partner("two")
 	o1 := s.organization(store.Organization{Name: "first", PartnerID: p1.ID, SSOSalt: []byte{}, Retention: store.Retention{PurgeDays: 30}})
 	o2 := s.organization(store.Organization{Name: "second", PartnerID: p1.ID, SSOSalt: []byte{}, Retention: store.Retention{PurgeDays: 30}})
@@ -60,15 +61,15 @@ func insertEvents(t *testing.T, e store.Engine, evs ...*store.Event) []*store.Ev
 	return evs
 }
 
-// newEvent is a new event of organization 1 and partner 1 at eventT0 plus
+// NewEvent is a new event of organization 1 and partner 1 at EventT0 plus
 // d, of type typ.
-func newEvent(imei, typ string, d time.Duration) *store.Event {
-	return &store.Event{IMEI: imei, OrganizationID: 1, PartnerID: 1, Type: typ, Time: eventT0.Add(d), Lat: 52.37, Lon: 4.89,
-		Severity: store.SeverityMedium, Status: store.EventStatusNew, Ownership: 3, CreatedAt: eventT0.Add(d + time.Second)}
+func NewEvent(imei, typ string, d time.Duration) *store.Event {
+	return &store.Event{IMEI: imei, OrganizationID: 1, PartnerID: 1, Type: typ, Time: EventT0.Add(d), Lat: 52.37, Lon: 4.89,
+		Severity: store.SeverityMedium, Status: store.EventStatusNew, Ownership: 3, CreatedAt: EventT0.Add(d + time.Second)}
 }
 
-// eventIDs are the ids of es, in their order.
-func eventIDs(es []store.Event) []int64 {
+// EventIDs are the ids of es, in their order.
+func EventIDs(es []store.Event) []int64 {
 	return idList(es, func(e *store.Event) int64 { return e.ID })
 }
 
@@ -80,17 +81,17 @@ func idsOf(es ...*store.Event) []int64 {
 func testEventsRoundTrip(t *testing.T, e store.Engine) {
 	seedEvents(t, e)
 	full := &store.Event{IMEI: evIMEI, OrganizationID: 1, PartnerID: 2, Type: store.EventGeoFence,
-		Time: eventT0.Add(123 * time.Millisecond), Lat: -33.9, Lon: 151.2, Alt: 12.5, Speed: 61.5, Accuracy: 4,
+		Time: EventT0.Add(123 * time.Millisecond), Lat: -33.9, Lon: 151.2, Alt: 12.5, Speed: 61.5, Accuracy: 4,
 		Severity: store.SeverityHigh, Status: store.EventStatusNew, Metadata: `[{"x":1.5,"y":0,"z":9.81,"time":1772366400,"speed":3}]`,
 		Files: []store.EventFile{{CameraID: 2, FileID: "b.mp4", FileType: store.FileVideo},
 			{CameraID: 1, FileID: "a.jpg", FileType: store.FileSnapshot}, {CameraID: 50, FileID: "aux", FileType: store.FileVideo}},
 		GeoFenceID: 9, GeoFencePath: store.GeofenceEntered, GeoFenceName: "depot", SDCard: &store.SDCardInfo{UUID: "u-1", Manufacturer: "acme"},
 		DriverID: 17, CameraID: 51, DeviceEventID: "dev-1", MediaNotified: true, Ownership: 4,
 		Comments: []store.EventComment{{ID: 100, Comment: "seen", CreatedByAudienceName: "partner", CreatedByID: 5,
-			CreatedByEmail: "a@example.com", CreatedAt: eventT0.Add(time.Hour + time.Microsecond)}},
-		CreatedAt: eventT0.Add(time.Second + 7*time.Microsecond)}
-	bare := &store.Event{IMEI: evIMEI2, OrganizationID: 2, Type: "button", Time: eventT0, Severity: store.SeverityLow,
-		Status: store.EventStatusResolved, SDCard: &store.SDCardInfo{}, CreatedAt: eventT0}
+			CreatedByEmail: "a@example.com", CreatedAt: EventT0.Add(time.Hour + time.Microsecond)}},
+		CreatedAt: EventT0.Add(time.Second + 7*time.Microsecond)}
+	bare := &store.Event{IMEI: evIMEI2, OrganizationID: 2, Type: "button", Time: EventT0, Severity: store.SeverityLow,
+		Status: store.EventStatusResolved, SDCard: &store.SDCardInfo{}, CreatedAt: EventT0}
 	insertEvents(t, e, full, bare)
 	if full.ID <= 0 || bare.ID <= full.ID {
 		t.Fatalf("ids %d, %d: want increasing ids", full.ID, bare.ID)
@@ -112,7 +113,7 @@ func testEventsRoundTrip(t *testing.T, e store.Engine) {
 	})
 
 	// A transaction that fails leaves none of its events.
-	rolledBack := newEvent(evIMEI, "button", time.Minute)
+	rolledBack := NewEvent(evIMEI, "button", time.Minute)
 	failed := errors.New("rolled back")
 	err := e.Update(t.Context(), func(tx store.Records) error {
 		if err := tx.Events().Insert(rolledBack); err != nil {
@@ -123,14 +124,14 @@ func testEventsRoundTrip(t *testing.T, e store.Engine) {
 	if !errors.Is(err, failed) {
 		t.Fatalf("a transaction that failed: %v", err)
 	}
-	next := insertEvents(t, e, newEvent(evIMEI, "button", time.Minute))[0]
+	next := insertEvents(t, e, NewEvent(evIMEI, "button", time.Minute))[0]
 	if next.ID <= bare.ID {
 		t.Errorf("the event after a rolled back one has id %d; want more than %d", next.ID, bare.ID)
 	}
 	read(t, e, func(tx store.Records) error {
-		got, n, err := tx.Events().ByDevice(evIMEI, store.DeviceEventFilter{Start: eventT0.Add(time.Minute), End: eventT0.Add(time.Minute)}, store.Page{})
+		got, n, err := tx.Events().ByDevice(evIMEI, store.DeviceEventFilter{Start: EventT0.Add(time.Minute), End: EventT0.Add(time.Minute)}, store.Page{})
 		if err == nil && (n != 1 || len(got) != 1 || got[0].ID != next.ID) {
-			t.Errorf("the events of a minute with a rolled back one: %v of %d, want %d alone", eventIDs(got), n, next.ID)
+			t.Errorf("the events of a minute with a rolled back one: %v of %d, want %d alone", EventIDs(got), n, next.ID)
 		}
 		return err
 	})
@@ -141,9 +142,9 @@ func testEventsRoundTrip(t *testing.T, e store.Engine) {
 // own sequence.
 func testEventsUpdate(t *testing.T, e store.Engine) {
 	seedEvents(t, e)
-	ev := newEvent(evIMEI, "button", 0)
+	ev := NewEvent(evIMEI, "button", 0)
 	ev.Files = []store.EventFile{{CameraID: 1, FileID: "a", FileType: store.FileVideo}, {CameraID: 2, FileID: "b", FileType: store.FileVideo}}
-	other := newEvent(evIMEI, "button", time.Minute)
+	other := NewEvent(evIMEI, "button", time.Minute)
 	insertEvents(t, e, ev, other)
 	var c1, c2, c3 int64
 	write(t, e, func(tx store.Records) (err error) {
@@ -155,8 +156,8 @@ func testEventsUpdate(t *testing.T, e store.Engine) {
 		}
 		ev.Status, ev.Severity, ev.MediaNotified = store.EventStatusResolved, store.SeverityHigh, true
 		ev.Comments = []store.EventComment{
-			{ID: c1, Comment: "one", CreatedByAudienceName: "partner", CreatedByID: 5, CreatedAt: eventT0.Add(time.Hour)},
-			{ID: c2, Comment: "two", CreatedByAudienceName: "organization", CreatedByEmail: "b@example.com", CreatedAt: eventT0.Add(2 * time.Hour)},
+			{ID: c1, Comment: "one", CreatedByAudienceName: "partner", CreatedByID: 5, CreatedAt: EventT0.Add(time.Hour)},
+			{ID: c2, Comment: "two", CreatedByAudienceName: "organization", CreatedByEmail: "b@example.com", CreatedAt: EventT0.Add(2 * time.Hour)},
 		}
 		return tx.Events().Update(ev)
 	})
@@ -168,8 +169,8 @@ func testEventsUpdate(t *testing.T, e store.Engine) {
 			return err
 		}
 		ev.Comments = []store.EventComment{
-			{ID: c2, Comment: "two, edited", CreatedByAudienceName: "organization", CreatedAt: eventT0.Add(2 * time.Hour)},
-			{ID: c3, Comment: "three", CreatedByAudienceName: "partner", CreatedAt: eventT0.Add(3 * time.Hour)},
+			{ID: c2, Comment: "two, edited", CreatedByAudienceName: "organization", CreatedAt: EventT0.Add(2 * time.Hour)},
+			{ID: c3, Comment: "three", CreatedByAudienceName: "partner", CreatedAt: EventT0.Add(3 * time.Hour)},
 		}
 		ev.Files = []store.EventFile{{CameraID: 2, FileID: "c", FileType: store.FileSnapshot}}
 		return tx.Events().Update(ev)
@@ -201,7 +202,7 @@ func testEventsUpdate(t *testing.T, e store.Engine) {
 		}
 		return err
 	})
-	missing := newEvent(evIMEI, "button", 0)
+	missing := NewEvent(evIMEI, "button", 0)
 	missing.ID = other.ID + 10
 	err := e.Update(t.Context(), func(tx store.Records) error { return tx.Events().Update(missing) })
 	if !errors.Is(err, store.ErrNotFound) {
@@ -213,10 +214,10 @@ func testEventsUpdate(t *testing.T, e store.Engine) {
 // every query; deleting it again is no error.
 func testEventsDelete(t *testing.T, e store.Engine) {
 	seedEvents(t, e)
-	ev := newEvent(evIMEI, "button", 0)
+	ev := NewEvent(evIMEI, "button", 0)
 	ev.Files = []store.EventFile{{CameraID: 1, FileID: "a", FileType: store.FileVideo}}
-	ev.Comments = []store.EventComment{{ID: 1, Comment: "x", CreatedByAudienceName: "partner", CreatedAt: eventT0}}
-	kept := newEvent(evIMEI, "button", time.Minute)
+	ev.Comments = []store.EventComment{{ID: 1, Comment: "x", CreatedByAudienceName: "partner", CreatedAt: EventT0}}
+	kept := NewEvent(evIMEI, "button", time.Minute)
 	insertEvents(t, e, ev, kept)
 	for range 2 {
 		write(t, e, func(tx store.Records) error { return tx.Events().Delete(ev) })
@@ -229,15 +230,15 @@ func testEventsDelete(t *testing.T, e store.Engine) {
 		if err != nil {
 			return err
 		}
-		if !slices.Equal(eventIDs(got), idsOf(kept)) || n != 1 {
-			t.Errorf("device events after a delete: %v of %d, want %v", eventIDs(got), n, idsOf(kept))
+		if !slices.Equal(EventIDs(got), idsOf(kept)) || n != 1 {
+			t.Errorf("device events after a delete: %v of %d, want %v", EventIDs(got), n, idsOf(kept))
 		}
 		got, n, err = tx.Events().ByOrganization(1, store.OrgEventFilter{}, store.Page{Limit: 10})
 		if err != nil {
 			return err
 		}
-		if !slices.Equal(eventIDs(got), idsOf(kept)) || n != 1 {
-			t.Errorf("organization events after a delete: %v of %d, want %v", eventIDs(got), n, idsOf(kept))
+		if !slices.Equal(EventIDs(got), idsOf(kept)) || n != 1 {
+			t.Errorf("organization events after a delete: %v of %d, want %v", EventIDs(got), n, idsOf(kept))
 		}
 		return nil
 	})
@@ -247,35 +248,35 @@ func testEventsDelete(t *testing.T, e store.Engine) {
 // inclusive window, with each filter, and with a holder.
 func testEventsByDevice(t *testing.T, e store.Engine) {
 	seedEvents(t, e)
-	a := newEvent(evIMEI, "button", 0)
-	b := newEvent(evIMEI, "deceleration", time.Minute)
-	c := newEvent(evIMEI, "button", time.Minute) // same time as b, later id
-	d := newEvent(evIMEI, "button", 2*time.Minute)
+	a := NewEvent(evIMEI, "button", 0)
+	b := NewEvent(evIMEI, "deceleration", time.Minute)
+	c := NewEvent(evIMEI, "button", time.Minute) // same time as b, later id
+	d := NewEvent(evIMEI, "button", 2*time.Minute)
 	d.Status = store.EventStatusResolved
-	elsewhere := newEvent(evIMEI2, "button", time.Minute)
+	elsewhere := NewEvent(evIMEI2, "button", time.Minute)
 	// From before ownership numbers: of organization 1, recorded at
-	// eventT0+3m1s (created 1s after its time), and of organization 2.
-	legacy := newEvent(evIMEI, "button", 3*time.Minute)
+	// EventT0+3m1s (created 1s after its time), and of organization 2.
+	legacy := NewEvent(evIMEI, "button", 3*time.Minute)
 	legacy.Ownership = 0
-	legacyOther := newEvent(evIMEI, "button", 4*time.Minute)
+	legacyOther := NewEvent(evIMEI, "button", 4*time.Minute)
 	legacyOther.Ownership, legacyOther.OrganizationID = 0, 2
 	// An earlier owner's, in the default partition.
-	old := newEvent(evIMEI, "button", -400*24*time.Hour)
+	old := NewEvent(evIMEI, "button", -400*24*time.Hour)
 	old.Ownership = 2
 	// Inserted out of time order: the page is by time, not by id.
 	insertEvents(t, e, d, c, a, b, elsewhere, legacy, legacyOther, old)
 	if c.ID >= b.ID {
 		t.Fatalf("ids %d, %d", c.ID, b.ID)
 	}
-	window := store.DeviceEventFilter{Start: eventT0, End: eventT0.Add(2 * time.Minute)}
+	window := store.DeviceEventFilter{Start: EventT0, End: EventT0.Add(2 * time.Minute)}
 	with := func(change func(*store.DeviceEventFilter)) store.DeviceEventFilter {
 		f := window
 		change(&f)
 		return f
 	}
 	holder := &store.Device{IMEI: evIMEI, OrganizationID: 1, Ownership: 3}
-	legacyHolder := &store.Device{IMEI: evIMEI, OrganizationID: 1, CreatedAt: eventT0.Add(3*time.Minute + time.Second)}
-	lateHolder := &store.Device{IMEI: evIMEI, OrganizationID: 1, CreatedAt: eventT0.Add(3*time.Minute + 2*time.Second)}
+	legacyHolder := &store.Device{IMEI: evIMEI, OrganizationID: 1, CreatedAt: EventT0.Add(3*time.Minute + time.Second)}
+	lateHolder := &store.Device{IMEI: evIMEI, OrganizationID: 1, CreatedAt: EventT0.Add(3*time.Minute + 2*time.Second)}
 	tests := []struct {
 		name  string
 		f     store.DeviceEventFilter
@@ -285,8 +286,8 @@ func testEventsByDevice(t *testing.T, e store.Engine) {
 	}{
 		{"the window, by time then id", window, store.Page{}, []*store.Event{a, c, b, d}, 4},
 		{"no window", store.DeviceEventFilter{}, store.Page{}, []*store.Event{old, a, c, b, d, legacy, legacyOther}, 7},
-		{"from a start", store.DeviceEventFilter{Start: eventT0.Add(3 * time.Minute)}, store.Page{}, []*store.Event{legacy, legacyOther}, 2},
-		{"to an end", store.DeviceEventFilter{End: eventT0}, store.Page{}, []*store.Event{old, a}, 2},
+		{"from a start", store.DeviceEventFilter{Start: EventT0.Add(3 * time.Minute)}, store.Page{}, []*store.Event{legacy, legacyOther}, 2},
+		{"to an end", store.DeviceEventFilter{End: EventT0}, store.Page{}, []*store.Event{old, a}, 2},
 		{"a page", window, store.Page{Limit: 2, Offset: 1}, []*store.Event{c, b}, 4},
 		{"the last page", window, store.Page{Limit: 3, Offset: 3}, []*store.Event{d}, 4},
 		{"past the end", window, store.Page{Limit: 2, Offset: 9}, nil, 4},
@@ -305,8 +306,8 @@ func testEventsByDevice(t *testing.T, e store.Engine) {
 			if err != nil {
 				return err
 			}
-			if !slices.Equal(eventIDs(got), idsOf(tc.want...)) || n != tc.total {
-				t.Errorf("%s: %v of %d, want %v of %d", tc.name, eventIDs(got), n, idsOf(tc.want...), tc.total)
+			if !slices.Equal(EventIDs(got), idsOf(tc.want...)) || n != tc.total {
+				t.Errorf("%s: %v of %d, want %v of %d", tc.name, EventIDs(got), n, idsOf(tc.want...), tc.total)
 			}
 			for i := range min(len(got), len(tc.want)) {
 				if tc.f.Holder != nil && !tc.f.Holder.HoldsEvent(&got[i]) {
@@ -326,16 +327,16 @@ func testEventsByDevice(t *testing.T, e store.Engine) {
 // filters.
 func testEventsByOrganization(t *testing.T, e store.Engine) {
 	seedEvents(t, e)
-	a := newEvent(evIMEI, "button", 0)
-	b := newEvent(evIMEI2, "deceleration", time.Minute)
+	a := NewEvent(evIMEI, "button", 0)
+	b := NewEvent(evIMEI2, "deceleration", time.Minute)
 	b.PartnerID = 2
-	c := newEvent(evIMEI2, "button", time.Minute)
+	c := NewEvent(evIMEI2, "button", time.Minute)
 	c.Status = store.EventStatusResolved
-	d := newEvent(evIMEI, "button", time.Hour)
-	otherOrg := newEvent(evIMEI, "button", time.Minute)
+	d := NewEvent(evIMEI, "button", time.Hour)
+	otherOrg := NewEvent(evIMEI, "button", time.Minute)
 	otherOrg.OrganizationID = 2
 	insertEvents(t, e, d, c, b, a, otherOrg)
-	window := store.OrgEventFilter{Start: eventT0, End: eventT0.Add(time.Hour)}
+	window := store.OrgEventFilter{Start: EventT0, End: EventT0.Add(time.Hour)}
 	with := func(change func(*store.OrgEventFilter)) store.OrgEventFilter {
 		f := window
 		change(&f)
@@ -349,7 +350,7 @@ func testEventsByOrganization(t *testing.T, e store.Engine) {
 		total int
 	}{
 		{"the window, by time then id", window, store.Page{}, []*store.Event{a, c, b, d}, 4},
-		{"a shorter window", store.OrgEventFilter{Start: eventT0.Add(time.Minute), End: eventT0.Add(time.Hour - time.Millisecond)}, store.Page{}, []*store.Event{c, b}, 2},
+		{"a shorter window", store.OrgEventFilter{Start: EventT0.Add(time.Minute), End: EventT0.Add(time.Hour - time.Millisecond)}, store.Page{}, []*store.Event{c, b}, 2},
 		{"a page", window, store.Page{Limit: 2, Offset: 2}, []*store.Event{b, d}, 4},
 		{"past the end", window, store.Page{Limit: 2, Offset: 4}, nil, 4},
 		{"types", with(func(f *store.OrgEventFilter) { f.Types = map[string]bool{"deceleration": true, "ignitionOn": true} }), store.Page{}, []*store.Event{b}, 1},
@@ -368,13 +369,13 @@ func testEventsByOrganization(t *testing.T, e store.Engine) {
 			if err != nil {
 				return err
 			}
-			if !slices.Equal(eventIDs(got), idsOf(tc.want...)) || n != tc.total {
-				t.Errorf("%s: %v of %d, want %v of %d", tc.name, eventIDs(got), n, idsOf(tc.want...), tc.total)
+			if !slices.Equal(EventIDs(got), idsOf(tc.want...)) || n != tc.total {
+				t.Errorf("%s: %v of %d, want %v of %d", tc.name, EventIDs(got), n, idsOf(tc.want...), tc.total)
 			}
 		}
 		got, n, err := tx.Events().ByOrganization(2, store.OrgEventFilter{}, store.Page{Limit: 10})
-		if err == nil && (!slices.Equal(eventIDs(got), idsOf(otherOrg)) || n != 1) {
-			t.Errorf("organization 2: %v of %d, want %v", eventIDs(got), n, idsOf(otherOrg))
+		if err == nil && (!slices.Equal(EventIDs(got), idsOf(otherOrg)) || n != 1) {
+			t.Errorf("organization 2: %v of %d, want %v", EventIDs(got), n, idsOf(otherOrg))
 		}
 		return err
 	})
@@ -387,28 +388,28 @@ func testEventsByOrganizationBefore(t *testing.T, e store.Engine) {
 	seedEvents(t, e)
 	var older []*store.Event
 	for i := range 5 {
-		ev := newEvent(evIMEI, "button", time.Duration(4-i)*time.Hour-60*24*time.Hour) // January, newest first
+		ev := NewEvent(evIMEI, "button", time.Duration(4-i)*time.Hour-60*24*time.Hour) // January, newest first
 		ev.Files = []store.EventFile{{CameraID: 1, FileID: "f", FileType: store.FileVideo}}
 		older = append(older, ev)
 	}
-	atCutoff := newEvent(evIMEI, "button", 0)
-	otherOrg := newEvent(evIMEI, "button", -90*24*time.Hour)
+	atCutoff := NewEvent(evIMEI, "button", 0)
+	otherOrg := NewEvent(evIMEI, "button", -90*24*time.Hour)
 	otherOrg.OrganizationID = 2
 	insertEvents(t, e, append(older, atCutoff, otherOrg)...)
 	slices.Reverse(older) // oldest first
 	read(t, e, func(tx store.Records) error {
-		got, err := tx.Events().ByOrganizationBefore(1, eventT0, 3)
+		got, err := tx.Events().ByOrganizationBefore(1, EventT0, 3)
 		if err != nil {
 			return err
 		}
-		if !slices.Equal(eventIDs(got), idsOf(older[:3]...)) {
-			t.Errorf("the first batch %v, want %v", eventIDs(got), idsOf(older[:3]...))
+		if !slices.Equal(EventIDs(got), idsOf(older[:3]...)) {
+			t.Errorf("the first batch %v, want %v", EventIDs(got), idsOf(older[:3]...))
 		}
 		if len(got) > 0 && !reflect.DeepEqual(&got[0], older[0]) {
 			t.Errorf("a batch's event reads %+v, want %+v", got[0], older[0])
 		}
-		if got, err = tx.Events().ByOrganizationBefore(1, eventT0, 0); err != nil || len(got) != 0 {
-			t.Errorf("a batch of 0: %v, %v", eventIDs(got), err)
+		if got, err = tx.Events().ByOrganizationBefore(1, EventT0, 0); err != nil || len(got) != 0 {
+			t.Errorf("a batch of 0: %v, %v", EventIDs(got), err)
 		}
 		return err
 	})
@@ -416,7 +417,7 @@ func testEventsByOrganizationBefore(t *testing.T, e store.Engine) {
 	for {
 		n := 0
 		write(t, e, func(tx store.Records) error {
-			batch, err := tx.Events().ByOrganizationBefore(1, eventT0, 2)
+			batch, err := tx.Events().ByOrganizationBefore(1, EventT0, 2)
 			if err != nil {
 				return err
 			}

@@ -47,8 +47,8 @@ func seedWebhooks(t *testing.T, e store.Engine) webhookFixture {
 	return f
 }
 
-// jsonEqual reports whether a and b are the same JSON value (or both none).
-func jsonEqual(t *testing.T, a, b []byte) bool {
+// JSONEqual reports whether a and b are the same JSON value (or both none).
+func JSONEqual(t *testing.T, a, b []byte) bool {
 	t.Helper()
 	if len(a) == 0 || len(b) == 0 {
 		return len(a) == len(b)
@@ -85,7 +85,7 @@ func sameEntries(t *testing.T, got, want []store.AuditEntry) bool {
 	}
 	for i := range got {
 		g, w := got[i], want[i]
-		if !jsonEqual(t, g.Before, w.Before) || !jsonEqual(t, g.After, w.After) {
+		if !JSONEqual(t, g.Before, w.Before) || !JSONEqual(t, g.After, w.After) {
 			return false
 		}
 		g.Before, g.After, w.Before, w.After = nil, nil, nil, nil

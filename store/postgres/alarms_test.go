@@ -20,9 +20,6 @@ type alarmFixture struct {
 	imeis     []string
 }
 
-// alarmTime is a time with microseconds, which timestamptz keeps.
-var alarmTime = time.Date(2026, 3, 1, 12, 30, 45, 123456000, time.UTC)
-
 // seedAlarms inserts the directory rows alarms refer to: partners P and
 // Q, organizations Fleet (of P) and Ärger (of Q), and five devices, one
 // without a name and two named alike.
@@ -53,23 +50,6 @@ func seedAlarms(t *testing.T, e *Engine) alarmFixture {
 		f.imeis = append(f.imeis, imei)
 	}
 	return f
-}
-
-// newAlarm makes a new alarm of imei in org with an open action, as the
-// store does, taking its ids from the engine.
-func newAlarm(t *tx, imei string, org, partner, def int64, at time.Time) (*store.Alarm, error) {
-	id, err := t.Alarms().NextID()
-	if err != nil {
-		return nil, err
-	}
-	note, err := t.Alarms().NextNoteID()
-	if err != nil {
-		return nil, err
-	}
-	return &store.Alarm{ID: id, IMEI: imei, OrganizationID: org, PartnerID: partner, AlarmDefinitionID: def,
-		Details: "details", CreatedAt: at, Open: true, Comments: []store.AlarmComment{},
-		Actions: []store.AlarmAction{{ID: note, AlarmID: id, Type: store.AlarmActionOpen,
-			CreatedByAudienceName: store.AudienceSystem, CreatedAt: at, UpdatedAt: at}}}, nil
 }
 
 // TestAlarmRows: what the schema keeps beyond the contract (the engine

@@ -9,8 +9,6 @@ import (
 	"github.com/fleetcam/fleetcam/store"
 )
 
-var eventT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-
 const (
 	evIMEI  = "352045100000011"
 	evIMEI2 = "352045100000029"
@@ -68,21 +66,6 @@ func (f *eventFixture) insert(t *testing.T, evs ...*store.Event) []*store.Event 
 		return nil
 	})
 	return evs
-}
-
-// newEvent is a new event of organization 1 and partner 1 at eventT0 plus
-// d, of type typ.
-func newEvent(imei, typ string, d time.Duration) *store.Event {
-	return &store.Event{IMEI: imei, OrganizationID: 1, PartnerID: 1, Type: typ, Time: eventT0.Add(d), Lat: 52.37, Lon: 4.89,
-		Severity: store.SeverityMedium, Status: store.EventStatusNew, Ownership: 3, CreatedAt: eventT0.Add(d + time.Second)}
-}
-
-func eventIDs(es []store.Event) []int64 {
-	out := []int64{}
-	for _, e := range es {
-		out = append(out, e.ID)
-	}
-	return out
 }
 
 func idsOf(es ...*store.Event) []int64 {

@@ -89,22 +89,6 @@ func TestMessagesKeepTheirFacts(t *testing.T) {
 	}
 }
 
-// jsonEqual reports whether a and b are the same JSON value (or both none).
-func jsonEqual(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	if len(a) == 0 || len(b) == 0 {
-		return len(a) == len(b)
-	}
-	var va, vb any
-	if err := json.Unmarshal(a, &va); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &vb); err != nil {
-		t.Fatal(err)
-	}
-	return reflect.DeepEqual(va, vb)
-}
-
 func TestMessagesAfterAndDeleteThrough(t *testing.T) {
 	t.Parallel()
 	e, f := webhookEngine(t)

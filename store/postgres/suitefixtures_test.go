@@ -1,0 +1,13 @@
+package postgres
+
+import "github.com/fleetcam/fleetcam/store/enginetest"
+
+// The fixtures PostgreSQL's own tests share with the engine suite.
+var (
+	eventT0   = enginetest.EventT0
+	newEvent  = enginetest.NewEvent
+	eventIDs  = enginetest.EventIDs
+	alarmTime = enginetest.AlarmTime
+	newAlarm  = enginetest.NewAlarm
+	jsonEqual = enginetest.JSONEqual
+)
