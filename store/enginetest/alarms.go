@@ -21,48 +21,48 @@ var alarmTests = []test{
 	{"AlarmListNamesAreCurrent", testAlarmListNamesAreCurrent},
 }
 
-// alarmFixture is the directory seedAlarms inserts: two partners, an
+// AlarmFixture is the directory SeedAlarms inserts: two partners, an
 // organization of each, and devices of both, with their names.
-type alarmFixture struct {
-	partners  map[int64]string
-	orgs      map[int64]string
-	devices   map[string]string
-	p, q      int64 // partners
-	org, org2 int64
-	imeis     []string
+type AlarmFixture struct {
+	Partners  map[int64]string  // names by id
+	Orgs      map[int64]string  // names by id
+	Devices   map[string]string // names by IMEI
+	P, Q      int64             // partners
+	Org, Org2 int64
+	IMEIs     []string
 }
 
 // AlarmTime is a time with microseconds, which every engine keeps.
 var AlarmTime = time.Date(2026, 3, 1, 12, 30, 45, 123456000, time.UTC)
 
-// seedAlarms inserts the directory records alarms refer to: partners P and
+// SeedAlarms inserts the directory records alarms refer to: partners P and
 // Q, organizations Fleet (of P) and Ärger (of Q), and five devices, one
 // without a name and two named alike.
-func seedAlarms(t *testing.T, e store.Engine) alarmFixture {
+func SeedAlarms(t *testing.T, e store.Engine) AlarmFixture {
 	t.Helper()
 	s := seeder{t, e, AlarmTime}
-	f := alarmFixture{partners: map[int64]string{}, orgs: map[int64]string{}, devices: map[string]string{}}
+	f := AlarmFixture{Partners: map[int64]string{}, Orgs: map[int64]string{}, Devices: map[string]string{}}
 	partner := func(name string) int64 {
 		id := s.partner(name).ID
-		f.partners[id] = name
+		f.Partners[id] = name
 		return id
 	}
 	org := func(name string, partner int64) int64 {
 		id := s.organization(store.Organization{Name: name, PartnerID: partner, SSOSalt: []byte{0},
 			Retention: store.Retention{PurgeDays: 31}}).ID
-		f.orgs[id] = name
+		f.Orgs[id] = name
 		return id
 	}
-	f.p, f.q = partner("P"), partner("Q")
-	f.org, f.org2 = org("Fleet", f.p), org("Ärger", f.q)
+	f.P, f.Q = partner("P"), partner("Q")
+	f.Org, f.Org2 = org("Fleet", f.P), org("Ärger", f.Q)
 	for i, d := range []struct {
 		name     string
 		org, ptn int64
-	}{{"Truck ÄRGER", f.org, f.p}, {"van", f.org, f.p}, {"", f.org, f.q}, {"Van", f.org2, f.q}, {"\u212Aelvin bus", f.org2, f.q}} {
+	}{{"Truck ÄRGER", f.Org, f.P}, {"van", f.Org, f.P}, {"", f.Org, f.Q}, {"Van", f.Org2, f.Q}, {"\u212Aelvin bus", f.Org2, f.Q}} {
 		imei := "35000000000000" + string(rune('1'+i))
 		s.device(store.Device{IMEI: imei, Name: d.name, OrganizationID: d.org, PartnerID: d.ptn, Ownership: 1})
-		f.devices[imei] = d.name
-		f.imeis = append(f.imeis, imei)
+		f.Devices[imei] = d.name
+		f.IMEIs = append(f.IMEIs, imei)
 	}
 	return f
 }
@@ -87,11 +87,11 @@ func NewAlarm(t store.Records, imei string, org, partner, def int64, at time.Tim
 // testAlarmInsertGetPut stores an alarm with its notes, reads it back
 // whole, replaces it (new, changed and dropped notes) and reads that back.
 func testAlarmInsertGetPut(t *testing.T, e store.Engine) {
-	f := seedAlarms(t, e)
+	f := SeedAlarms(t, e)
 	var a *store.Alarm
 	write(t, e, func(t store.Records) error {
 		var err error
-		if a, err = NewAlarm(t, f.imeis[0], f.org, f.p, store.AlarmSDCardMissing, AlarmTime); err != nil {
+		if a, err = NewAlarm(t, f.IMEIs[0], f.Org, f.P, store.AlarmSDCardMissing, AlarmTime); err != nil {
 			return err
 		}
 		a.UserID = 7
@@ -204,16 +204,16 @@ func testAlarmIDs(t *testing.T, e store.Engine) {
 // testAlarmRecipients inserts, reads, replaces, lists and deletes
 // recipients.
 func testAlarmRecipients(t *testing.T, e store.Engine) {
-	fx := seedAlarms(t, e)
+	fx := SeedAlarms(t, e)
 	ctx := t.Context()
 	rs := []*store.AlarmRecipient{
-		{Kind: store.RecipientAlarms, Email: "a@example.com", ReportIntervalSeconds: 60, PartnerID: fx.p,
-			OrganizationID: fx.org, AlarmDefinitions: []int64{store.AlarmSDCardMissing, store.AlarmRecordingFailed},
+		{Kind: store.RecipientAlarms, Email: "a@example.com", ReportIntervalSeconds: 60, PartnerID: fx.P,
+			OrganizationID: fx.Org, AlarmDefinitions: []int64{store.AlarmSDCardMissing, store.AlarmRecordingFailed},
 			CreatedByAudienceName: store.AudienceOrganization, CreatedByID: 4, LastAlarmID: 12, CreatedAt: AlarmTime},
 		// partner-wide, every definition
-		{Kind: store.RecipientHealth, Email: "b@example.com", ReportIntervalSeconds: 3600, PartnerID: fx.q,
+		{Kind: store.RecipientHealth, Email: "b@example.com", ReportIntervalSeconds: 3600, PartnerID: fx.Q,
 			CreatedByAudienceName: store.AudiencePartner, CreatedAt: AlarmTime},
-		{Kind: store.RecipientAlarms, Email: "a@example.com", PartnerID: fx.p, CreatedByAudienceName: store.AudienceSystem,
+		{Kind: store.RecipientAlarms, Email: "a@example.com", PartnerID: fx.P, CreatedByAudienceName: store.AudienceSystem,
 			CreatedAt: AlarmTime},
 	}
 	write(t, e, func(r store.Records) error {
@@ -270,7 +270,7 @@ func testAlarmRecipients(t *testing.T, e store.Engine) {
 	}
 	var next *store.AlarmRecipient
 	write(t, e, func(r store.Records) error {
-		next = &store.AlarmRecipient{Kind: store.RecipientHealth, Email: "c@example.com", PartnerID: fx.p,
+		next = &store.AlarmRecipient{Kind: store.RecipientHealth, Email: "c@example.com", PartnerID: fx.P,
 			CreatedByAudienceName: store.AudiencePartner, CreatedAt: AlarmTime}
 		return r.AlarmRecipients().Insert(next)
 	})
@@ -331,7 +331,7 @@ const goneIMEI = "350000000000099"
 // Alarms 1 to 4 share a millisecond in the reverse of their id order, as
 // do 6 and 8; "Kelvin" begins with the Kelvin sign (U+212A), whose lower
 // case is k. Alarms 1 and 6 have a comment.
-func seedAlarmList(t *testing.T, e store.Engine, f alarmFixture) []store.Alarm {
+func seedAlarmList(t *testing.T, e store.Engine, f AlarmFixture) []store.Alarm {
 	t.Helper()
 	rows := []struct {
 		imei       string
@@ -339,19 +339,19 @@ func seedAlarmList(t *testing.T, e store.Engine, f alarmFixture) []store.Alarm {
 		open, read bool
 		at         time.Duration
 	}{
-		{f.imeis[0], store.AlarmRecordingFailed, true, false, 3 * time.Microsecond},
-		{f.imeis[1], store.AlarmSDCardFailing, true, true, 2 * time.Microsecond},
-		{f.imeis[2], store.AlarmCameraDisconnected, false, true, time.Microsecond},
-		{f.imeis[3], store.AlarmPowerDisconnected, true, false, 0},
-		{f.imeis[4], store.AlarmDeviceOffline, false, false, time.Millisecond},
+		{f.IMEIs[0], store.AlarmRecordingFailed, true, false, 3 * time.Microsecond},
+		{f.IMEIs[1], store.AlarmSDCardFailing, true, true, 2 * time.Microsecond},
+		{f.IMEIs[2], store.AlarmCameraDisconnected, false, true, time.Microsecond},
+		{f.IMEIs[3], store.AlarmPowerDisconnected, true, false, 0},
+		{f.IMEIs[4], store.AlarmDeviceOffline, false, false, time.Millisecond},
 		{goneIMEI, store.AlarmSDCardMissing, true, false, 2 * time.Millisecond},
-		{f.imeis[0], store.AlarmSDCardFailing, false, false, -time.Hour},
-		{f.imeis[1], store.AlarmPowerDisconnected, true, true, 2*time.Millisecond + time.Microsecond},
-		{f.imeis[3], store.AlarmSDCardMissing, true, false, 3 * time.Millisecond},
-		{f.imeis[2], store.AlarmDeviceOffline, true, false, time.Hour},
+		{f.IMEIs[0], store.AlarmSDCardFailing, false, false, -time.Hour},
+		{f.IMEIs[1], store.AlarmPowerDisconnected, true, true, 2*time.Millisecond + time.Microsecond},
+		{f.IMEIs[3], store.AlarmSDCardMissing, true, false, 3 * time.Millisecond},
+		{f.IMEIs[2], store.AlarmDeviceOffline, true, false, time.Hour},
 	}
-	owner := map[string][2]int64{f.imeis[0]: {f.org, f.p}, f.imeis[1]: {f.org, f.p}, f.imeis[2]: {f.org, f.q},
-		f.imeis[3]: {f.org2, f.q}, f.imeis[4]: {f.org2, f.q}, goneIMEI: {f.org2, f.q}}
+	owner := map[string][2]int64{f.IMEIs[0]: {f.Org, f.P}, f.IMEIs[1]: {f.Org, f.P}, f.IMEIs[2]: {f.Org, f.Q},
+		f.IMEIs[3]: {f.Org2, f.Q}, f.IMEIs[4]: {f.Org2, f.Q}, goneIMEI: {f.Org2, f.Q}}
 	var all []store.Alarm
 	write(t, e, func(r store.Records) error {
 		all = nil
@@ -384,7 +384,7 @@ func seedAlarmList(t *testing.T, e store.Engine, f alarmFixture) []store.Alarm {
 // in every order and a page at a time, and expects the alarms the table
 // above says.
 func testAlarmList(t *testing.T, e store.Engine) {
-	fx := seedAlarms(t, e)
+	fx := SeedAlarms(t, e)
 	inserted := seedAlarmList(t, e, fx)
 	// ids are the ids of alarms n, numbered from 1 as in the table.
 	ids := func(ns ...int) []int64 {
@@ -396,18 +396,18 @@ func testAlarmList(t *testing.T, e store.Engine) {
 	}
 	yes, no := true, false
 	probe := inserted[1].CreatedAt // AlarmTime + 2µs
-	fleet := map[int64]bool{fx.org: true}
+	fleet := map[int64]bool{fx.Org: true}
 	filters := []struct {
 		f    store.AlarmFilter
 		want []int64
 	}{
 		{store.AlarmFilter{}, ids(1, 2, 3, 4, 5, 6, 7, 8, 9, 10)},
 		{store.AlarmFilter{OrganizationIDs: fleet}, ids(1, 2, 3, 7, 8, 10)},
-		{store.AlarmFilter{OrganizationIDs: map[int64]bool{fx.org: false, fx.org2: true}}, ids(4, 5, 6, 9)},
+		{store.AlarmFilter{OrganizationIDs: map[int64]bool{fx.Org: false, fx.Org2: true}}, ids(4, 5, 6, 9)},
 		{store.AlarmFilter{OrganizationIDs: map[int64]bool{}}, ids()},
-		{store.AlarmFilter{PartnerID: fx.q}, ids(3, 4, 5, 6, 9, 10)},
-		{store.AlarmFilter{PartnerID: fx.q, OrganizationIDs: fleet}, ids(3, 10)},
-		{store.AlarmFilter{IMEI: fx.imeis[1]}, ids(2, 8)},
+		{store.AlarmFilter{PartnerID: fx.Q}, ids(3, 4, 5, 6, 9, 10)},
+		{store.AlarmFilter{PartnerID: fx.Q, OrganizationIDs: fleet}, ids(3, 10)},
+		{store.AlarmFilter{IMEI: fx.IMEIs[1]}, ids(2, 8)},
 		{store.AlarmFilter{IMEI: goneIMEI}, ids(6)},
 		{store.AlarmFilter{DefinitionID: store.AlarmSDCardFailing}, ids(2, 7)},
 		{store.AlarmFilter{DefinitionName: "sd CARD"}, ids(2, 6, 7, 9)},
@@ -480,7 +480,7 @@ func testAlarmList(t *testing.T, e store.Engine) {
 			}
 		}
 		// A filter, an order and a page together.
-		got, total, err := r.Alarms().List(store.AlarmFilter{PartnerID: fx.q}, store.Sort{Key: store.AlarmByDeviceName, Desc: true},
+		got, total, err := r.Alarms().List(store.AlarmFilter{PartnerID: fx.Q}, store.Sort{Key: store.AlarmByDeviceName, Desc: true},
 			store.Page{Limit: 3, Offset: 1}, names)
 		if err != nil || !slices.Equal(alarmIDs(got), ids(9, 4, 10)) || total != 6 {
 			t.Errorf("partner Q's by device name, descending, the second to fourth: %v of %d, %v; want %v of 6", alarmIDs(got), total, err, ids(9, 4, 10))
@@ -504,12 +504,12 @@ func testAlarmList(t *testing.T, e store.Engine) {
 // nanosecond, go (alarms 3 and 7 of Fleet, 5 of Ärger); their triples
 // stay.
 func testAlarmPurge(t *testing.T, e store.Engine) {
-	fx := seedAlarms(t, e)
+	fx := SeedAlarms(t, e)
 	all := seedAlarmList(t, e, fx)
 	edge := all[2] // alarm 3: closed, of Fleet
 	undo := errors.New("undo")
 	err := e.Update(t.Context(), func(r store.Records) error {
-		if _, _, err := r.Alarms().Purge(store.AlarmPurge{Cutoffs: store.Cutoffs{fx.org: edge.CreatedAt}, Limit: 10}); err != nil {
+		if _, _, err := r.Alarms().Purge(store.AlarmPurge{Cutoffs: store.Cutoffs{fx.Org: edge.CreatedAt}, Limit: 10}); err != nil {
 			return err
 		}
 		if _, err := r.Alarms().Get(edge.ID); err != nil {
@@ -520,19 +520,19 @@ func testAlarmPurge(t *testing.T, e store.Engine) {
 	if !errors.Is(err, undo) {
 		t.Fatal(err)
 	}
-	fleet := store.Cutoffs{fx.org: edge.CreatedAt.Add(time.Nanosecond)}
+	fleet := store.Cutoffs{fx.Org: edge.CreatedAt.Add(time.Nanosecond)}
 	if total, _ := purgeAll(t, e, 1, func(r store.Records, from []byte) (int, []byte, error) {
 		return r.Alarms().Purge(store.AlarmPurge{Cutoffs: fleet, From: from, Limit: 1})
 	}); total != 2 {
 		t.Errorf("purged %d alarms; want 2", total)
 	}
 	write(t, e, func(r store.Records) error {
-		for _, p := range []store.AlarmPurge{{Limit: 10}, {Cutoffs: store.Cutoffs{fx.org2: time.Unix(0, 0)}, Limit: 10}} {
+		for _, p := range []store.AlarmPurge{{Limit: 10}, {Cutoffs: store.Cutoffs{fx.Org2: time.Unix(0, 0)}, Limit: 10}} {
 			if n, next, err := r.Alarms().Purge(p); err != nil || n != 0 || next != nil {
 				t.Errorf("Purge(%+v) = %d, %x, %v; want nothing", p, n, next, err)
 			}
 		}
-		n, next, err := r.Alarms().Purge(store.AlarmPurge{Cutoffs: store.Cutoffs{fx.org2: all[4].CreatedAt.Add(time.Hour)}, Limit: 10})
+		n, next, err := r.Alarms().Purge(store.AlarmPurge{Cutoffs: store.Cutoffs{fx.Org2: all[4].CreatedAt.Add(time.Hour)}, Limit: 10})
 		if err != nil || n != 1 || next != nil {
 			t.Errorf("Purge of Ärger's = %d, %x, %v; want alarm 5", n, next, err)
 		}
@@ -556,10 +556,10 @@ func testAlarmPurge(t *testing.T, e store.Engine) {
 // testAlarmListNamesAreCurrent renames and removes directory records: the
 // list sorts and filters by the names as they are now.
 func testAlarmListNamesAreCurrent(t *testing.T, e store.Engine) {
-	f := seedAlarms(t, e)
+	f := SeedAlarms(t, e)
 	inserted := seedAlarmList(t, e, f)
 	write(t, e, func(r store.Records) error {
-		d, err := r.Devices().Get(f.imeis[1])
+		d, err := r.Devices().Get(f.IMEIs[1])
 		if err != nil {
 			return err
 		}
@@ -567,10 +567,10 @@ func testAlarmListNamesAreCurrent(t *testing.T, e store.Engine) {
 		if err := r.Devices().Put(d); err != nil {
 			return err
 		}
-		if err := r.Devices().Delete(f.imeis[0]); err != nil {
+		if err := r.Devices().Delete(f.IMEIs[0]); err != nil {
 			return err
 		}
-		o, err := r.Organizations().Get(f.org2)
+		o, err := r.Organizations().Get(f.Org2)
 		if err != nil {
 			return err
 		}
@@ -587,7 +587,7 @@ func testAlarmListNamesAreCurrent(t *testing.T, e store.Engine) {
 			{store.AlarmFilter{DeviceName: "ZEB"}, store.Sort{}, []int64{inserted[1].ID, inserted[7].ID}},
 			{store.AlarmFilter{DeviceName: "ärger"}, store.Sort{}, []int64{}},
 			// Alarms 1 and 7 of the removed device have no name now.
-			{store.AlarmFilter{DeviceName: "", OrganizationIDs: map[int64]bool{f.org: true}}, store.Sort{Key: store.AlarmByDeviceName},
+			{store.AlarmFilter{DeviceName: "", OrganizationIDs: map[int64]bool{f.Org: true}}, store.Sort{Key: store.AlarmByDeviceName},
 				[]int64{inserted[0].ID, inserted[2].ID, inserted[6].ID, inserted[9].ID, inserted[1].ID, inserted[7].ID}},
 			// "Aardvark" < "Fleet".
 			{store.AlarmFilter{}, store.Sort{Key: store.AlarmByOrganizationName}, []int64{inserted[3].ID, inserted[4].ID,

@@ -22,7 +22,7 @@ func TestOpenAlarms(t *testing.T) {
 	write(t, e, func(r *tx) error {
 		for i, p := range []**store.Alarm{&a, &b, &c} {
 			var err error
-			if *p, err = newAlarm(r, fx.imeis[i%2], fx.org, fx.p, store.AlarmSDCardMissing, alarmTime.Add(time.Duration(i)*time.Second)); err != nil {
+			if *p, err = newAlarm(r, fx.IMEIs[i%2], fx.Org, fx.P, store.AlarmSDCardMissing, alarmTime.Add(time.Duration(i)*time.Second)); err != nil {
 				return err
 			}
 			if err := r.Alarms().Insert(*p); err != nil {
@@ -41,7 +41,7 @@ func TestOpenAlarms(t *testing.T) {
 		})
 		return id
 	}
-	one, two := fx.imeis[0], fx.imeis[1]
+	one, two := fx.IMEIs[0], fx.IMEIs[1]
 	if id := get(one, store.AlarmSDCardMissing); id != 0 {
 		t.Fatalf("Get of nothing recorded = %d; want 0", id)
 	}
@@ -86,7 +86,7 @@ func TestDeviceHealthStates(t *testing.T) {
 	e := openPrepared(t)
 	fx := seedAlarms(t, e)
 	ctx := context.Background()
-	imei := fx.imeis[0]
+	imei := fx.IMEIs[0]
 	err := e.view(ctx, func(r *tx) error { _, err := r.DeviceHealthStates().Get(imei); return err })
 	if !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Get of a state never stored: %v; want ErrNotFound", err)
@@ -118,7 +118,7 @@ func TestDeviceHealthStates(t *testing.T) {
 	if !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Get after Delete: %v; want ErrNotFound", err)
 	}
-	other := fx.imeis[1]
+	other := fx.IMEIs[1]
 	write(t, e, func(r *tx) error {
 		return r.DeviceHealthStates().Put(&store.HealthState{IMEI: other, ReportedAt: alarmTime})
 	})
@@ -140,11 +140,11 @@ func TestStatusReadAhead(t *testing.T) {
 	t.Parallel()
 	e := openPrepared(t)
 	fx := seedAlarms(t, e)
-	one, two := fx.imeis[0], fx.imeis[1]
+	one, two := fx.IMEIs[0], fx.IMEIs[1]
 	var a *store.Alarm
 	cams := []store.AuxCamera{{CameraID: 51, SerialNumber: "S51", Kind: "wifi", Paired: true}}
 	write(t, e, func(r *tx) (err error) {
-		if a, err = newAlarm(r, one, fx.org, fx.p, store.AlarmSDCardMissing, alarmTime); err != nil {
+		if a, err = newAlarm(r, one, fx.Org, fx.P, store.AlarmSDCardMissing, alarmTime); err != nil {
 			return err
 		}
 		return errors.Join(r.Alarms().Insert(a), r.OpenAlarms().Put(one, store.AlarmSDCardMissing, a.ID),
@@ -230,7 +230,7 @@ func TestQueuedDeviceUpdateLosesToAConcurrentRemoval(t *testing.T) {
 	t.Parallel()
 	e := openPrepared(t)
 	fx := seedAlarms(t, e)
-	imei := fx.imeis[0]
+	imei := fx.IMEIs[0]
 	ctx := context.Background()
 	attempts := 0
 	err := e.updateAt(ctx, pgx.RepeatableRead, 0, func(r *tx) error {
@@ -252,7 +252,7 @@ func TestQueuedDeviceUpdateLosesToAConcurrentRemoval(t *testing.T) {
 		if err := r.Devices().Put(dev); err != nil {
 			t.Errorf("held back update: %v", err)
 		}
-		_, err = r.Devices().Get(fx.imeis[1])
+		_, err = r.Devices().Get(fx.IMEIs[1])
 		return err
 	})
 	if attempts != 2 || !errors.Is(err, store.ErrNotFound) {

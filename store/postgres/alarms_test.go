@@ -9,49 +9,6 @@ import (
 	"github.com/fleetcam/fleetcam/store"
 )
 
-// alarmFixture is the directory seedAlarms inserts: two partners, an
-// organization of each, and devices of both, with their names.
-type alarmFixture struct {
-	partners  map[int64]string
-	orgs      map[int64]string
-	devices   map[string]string
-	p, q      int64 // partners
-	org, org2 int64
-	imeis     []string
-}
-
-// seedAlarms inserts the directory rows alarms refer to: partners P and
-// Q, organizations Fleet (of P) and Ärger (of Q), and five devices, one
-// without a name and two named alike.
-func seedAlarms(t *testing.T, e *Engine) alarmFixture {
-	t.Helper()
-	s := seeder{t, e, alarmTime}
-	f := alarmFixture{partners: map[int64]string{}, orgs: map[int64]string{}, devices: map[string]string{}}
-	partner := func(name string) int64 {
-		id := s.partner(name).ID
-		f.partners[id] = name
-		return id
-	}
-	org := func(name string, partner int64) int64 {
-		id := s.organization(store.Organization{Name: name, PartnerID: partner, SSOSalt: []byte{0},
-			Retention: store.Retention{PurgeDays: 31}}).ID
-		f.orgs[id] = name
-		return id
-	}
-	f.p, f.q = partner("P"), partner("Q")
-	f.org, f.org2 = org("Fleet", f.p), org("Ärger", f.q)
-	for i, d := range []struct {
-		name     string
-		org, ptn int64
-	}{{"Truck ÄRGER", f.org, f.p}, {"van", f.org, f.p}, {"", f.org, f.q}, {"Van", f.org2, f.q}, {"\u212Aelvin bus", f.org2, f.q}} {
-		imei := "35000000000000" + string(rune('1'+i))
-		s.device(store.Device{IMEI: imei, Name: d.name, OrganizationID: d.org, PartnerID: d.ptn, Ownership: 1})
-		f.devices[imei] = d.name
-		f.imeis = append(f.imeis, imei)
-	}
-	return f
-}
-
 // TestAlarmRows: what the schema keeps beyond the contract (the engine
 // suite tests the alarms themselves): an alarm id inserted twice and a
 // second recipient of one kind, address, partner and organization are
@@ -64,10 +21,10 @@ func TestAlarmRows(t *testing.T) {
 	f := seedAlarms(t, e)
 	ctx := context.Background()
 	var a *store.Alarm
-	recipient := &store.AlarmRecipient{Kind: store.RecipientHealth, Email: "b@example.com", PartnerID: f.q,
+	recipient := &store.AlarmRecipient{Kind: store.RecipientHealth, Email: "b@example.com", PartnerID: f.Q,
 		CreatedByAudienceName: store.AudiencePartner, CreatedAt: alarmTime}
 	write(t, e, func(r *tx) (err error) {
-		if a, err = newAlarm(r, f.imeis[0], f.org, f.p, store.AlarmSDCardMissing, alarmTime); err != nil {
+		if a, err = newAlarm(r, f.IMEIs[0], f.Org, f.P, store.AlarmSDCardMissing, alarmTime); err != nil {
 			return err
 		}
 		a.Open = false
@@ -108,7 +65,7 @@ func TestAlarmRows(t *testing.T) {
 		}
 		return nil
 	})
-	cut := store.Cutoffs{f.org: alarmTime.Add(time.Hour)}
+	cut := store.Cutoffs{f.Org: alarmTime.Add(time.Hour)}
 	err = e.update(ctx, func(r *tx) error {
 		_, _, err := r.Alarms().Purge(store.AlarmPurge{Cutoffs: cut, From: []byte("x"), Limit: 3})
 		return err
@@ -135,7 +92,7 @@ func TestAlarmTriples(t *testing.T) {
 	t.Parallel()
 	e := openPrepared(t)
 	f := seedAlarms(t, e)
-	imei, def := f.imeis[1], store.AlarmCameraDisconnected
+	imei, def := f.IMEIs[1], store.AlarmCameraDisconnected
 	taken := func(at time.Time) bool {
 		t.Helper()
 		var ok bool
@@ -153,7 +110,7 @@ func TestAlarmTriples(t *testing.T) {
 	var first, second *store.Alarm
 	write(t, e, func(t *tx) error {
 		var err error
-		if first, err = newAlarm(t, imei, f.org, f.p, def, at); err != nil {
+		if first, err = newAlarm(t, imei, f.Org, f.P, def, at); err != nil {
 			return err
 		}
 		first.Open = false
@@ -187,7 +144,7 @@ func TestAlarmTriples(t *testing.T) {
 	}
 	write(t, e, func(t *tx) error {
 		var err error
-		if second, err = newAlarm(t, imei, f.org, f.p, def, at.Add(time.Microsecond)); err != nil {
+		if second, err = newAlarm(t, imei, f.Org, f.P, def, at.Add(time.Microsecond)); err != nil {
 			return err
 		}
 		return t.Alarms().Insert(second)
@@ -201,7 +158,7 @@ func TestAlarmTriples(t *testing.T) {
 		if err := r.Alarms().Put(second); err != nil {
 			return err
 		}
-		n, _, err := r.Alarms().Purge(store.AlarmPurge{Cutoffs: store.Cutoffs{f.org: at.Add(time.Hour)}, Limit: 10})
+		n, _, err := r.Alarms().Purge(store.AlarmPurge{Cutoffs: store.Cutoffs{f.Org: at.Add(time.Hour)}, Limit: 10})
 		if err == nil && n != 2 {
 			t.Errorf("purged %d alarms; want 2", n)
 		}

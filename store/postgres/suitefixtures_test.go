@@ -1,6 +1,10 @@
 package postgres
 
-import "github.com/fleetcam/fleetcam/store/enginetest"
+import (
+	"testing"
+
+	"github.com/fleetcam/fleetcam/store/enginetest"
+)
 
 // The fixtures PostgreSQL's own tests share with the engine suite.
 var (
@@ -11,3 +15,7 @@ var (
 	newAlarm  = enginetest.NewAlarm
 	jsonEqual = enginetest.JSONEqual
 )
+
+// seedAlarms inserts the directory records alarms refer to
+// (enginetest.SeedAlarms).
+func seedAlarms(t *testing.T, e *Engine) enginetest.AlarmFixture { return enginetest.SeedAlarms(t, e) }
