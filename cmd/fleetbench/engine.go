@@ -205,6 +205,16 @@ func (p *pgServer) describe() string {
 	return p.admin.Redacted()
 }
 
+// pid is the postmaster's process id of a server -postgres auto started,
+// and 0 for one it did not start (whose processes may not be on this
+// machine).
+func (p *pgServer) pid() int {
+	if p == nil || p.started == nil {
+		return 0
+	}
+	return p.started.PID()
+}
+
 // databaseURL is the URL of database name on the server.
 func (p *pgServer) databaseURL(name string) string {
 	u := *p.admin

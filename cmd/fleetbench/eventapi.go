@@ -102,13 +102,23 @@ func (b *bench) api(ctx context.Context) error {
 	if err := sleep(ctx, sc.warmup); err != nil {
 		return err
 	}
+	// The pages are warmed up as the ingest was: the first requests on
+	// each connection of the server's pool build its plans and caches,
+	// which a running server has long done; the window measures after.
+	if _, err := b.queryLoad(ctx, []eventQuery{device, org}, sc.apiRate, sc.warmup); err != nil {
+		return err
+	}
 	b.profile(ctx, srv, sc.apiWindow, "api")
 	cpu := startCPU(srv.cmd.Process.Pid)
+	if fl.st.engine == enginePostgres {
+		cpu.alsoTree(b.pg.pid())
+	}
 	res, err := b.queryLoad(ctx, []eventQuery{device, org}, sc.apiRate, sc.apiWindow)
 	if err != nil {
 		return err
 	}
-	srvCores, _ := cpu.cores()
+	srvCores, localCores := cpu.cores()
+	pgCores, pgMeasured := cpu.treeCores()
 	// The widest window, sequentially: its count walks every stored event.
 	wide, err := b.queryLoad(ctx, []eventQuery{orgAll}, 0, min(sc.apiWindow/4, 5*time.Second))
 	if err != nil {
@@ -135,8 +145,13 @@ func (b *bench) api(ctx context.Context) error {
 	}
 	b.rep.figure("api", "startup_seconds", srv.startup.Seconds(), "s")
 	t.note("start-up with this store: %s (process start to listening); events seeded in %s", srv.startup.Round(time.Millisecond), seedTook.Round(time.Millisecond))
-	t.note("ingest meanwhile: %d devices × %g GPS messages/s, %d acknowledged in all; fleetcam CPU %.2f cores during the paced load",
-		len(fl.imeis), sc.apiIngestRate, ingest.Published, srvCores)
+	t.note("ingest meanwhile: %d devices × %g GPS messages/s, %d acknowledged in all", len(fl.imeis), sc.apiIngestRate, ingest.Published)
+	cpuNote := fmt.Sprintf("CPU during the paced load: fleetcam %.2f cores, fleetbench (devices and requests) %.2f", srvCores, localCores)
+	if pgMeasured {
+		cpuNote += fmt.Sprintf(", PostgreSQL %.2f", pgCores)
+		b.rep.figure("api", "postgres_cores", pgCores, "cores")
+	}
+	t.note("%s", cpuNote)
 	t.note("device pages cover the whole %d days (their count walks the device's index entries); organization pages one random day, then all %d days (counted from hourly counts)", sc.apiDays, sc.apiDays)
 	b.rep.table(t)
 	return nil

@@ -45,6 +45,41 @@ func procCPU(pid int) (time.Duration, error) {
 	return time.Duration(utime+stime) * time.Second / clkTck, nil
 }
 
+// procTreeCPU reads the user plus system CPU time process pid and its
+// children used so far: for a PostgreSQL postmaster, the whole server
+// (its backends are its children). A child that ended before the read is
+// not counted, so over an interval the figure covers the processes that
+// lived through it; a server's backends are its pool's connections.
+func procTreeCPU(pid int) (time.Duration, error) {
+	total, err := procCPU(pid)
+	if err != nil {
+		return 0, err
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil || child == pid {
+			continue
+		}
+		raw, err := os.ReadFile(procPath(child, "stat"))
+		if err != nil {
+			continue // ended meanwhile
+		}
+		s := string(raw)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 2 || f[1] != strconv.Itoa(pid) {
+			continue
+		}
+		if d, err := procCPU(child); err == nil {
+			total += d
+		}
+	}
+	return total, nil
+}
+
 func procPath(pid int, name string) string {
 	if pid == 0 {
 		return "/proc/self/" + name
@@ -52,11 +87,14 @@ func procPath(pid int, name string) string {
 	return fmt.Sprintf("/proc/%d/%s", pid, name)
 }
 
-// cpuMeter measures the cores two processes use over an interval.
+// cpuMeter measures the cores two processes use over an interval, and
+// those of a third process and its children when tree is set.
 type cpuMeter struct {
 	pid        int
 	began      time.Time
 	srv, local time.Duration
+	tree       int
+	treeStart  time.Duration
 }
 
 func startCPU(pid int) *cpuMeter {
@@ -64,6 +102,29 @@ func startCPU(pid int) *cpuMeter {
 	m.srv, _ = procCPU(pid)
 	m.local, _ = procCPU(0)
 	return m
+}
+
+// alsoTree measures the process pid and its children too (none when pid
+// is 0).
+func (m *cpuMeter) alsoTree(pid int) *cpuMeter {
+	m.tree = pid
+	if pid != 0 {
+		m.treeStart, _ = procTreeCPU(pid)
+	}
+	return m
+}
+
+// treeCores returns the CPU cores the tree of alsoTree used since start,
+// and false when there is none.
+func (m *cpuMeter) treeCores() (float64, bool) {
+	if m.tree == 0 {
+		return 0, false
+	}
+	d, err := procTreeCPU(m.tree)
+	if err != nil {
+		return 0, false
+	}
+	return (d - m.treeStart).Seconds() / time.Since(m.began).Seconds(), true
 }
 
 // cores returns the CPU cores the server and this process used since start.

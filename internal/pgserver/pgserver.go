@@ -318,6 +318,16 @@ func (s *Server) VersionNum(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// PID is the process id of the running server's postmaster, whose
+// children are its backends and background workers; 0 when it is not
+// running.
+func (s *Server) PID() int {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // Stop shuts the server down (fast shutdown: open sessions are ended) and
 // removes its directory unless Options.Keep said otherwise.
 func (s *Server) Stop() error {
