@@ -563,3 +563,79 @@ func TestOrgEventsNamed(t *testing.T) {
 		})
 	}
 }
+
+// TestEventPagesPlanGenericWithoutWorkers: the statements of the event
+// pages run on generic plans from their first execution, without parallel
+// workers, in a read transaction; a write transaction keeps the server's
+// settings.
+func TestEventPagesPlanGenericWithoutWorkers(t *testing.T) {
+	t.Parallel()
+	f := seedEvents(t)
+	s := seeder{t, f.e, eventT0}
+	s.device(store.Device{IMEI: evIMEI, Name: "Truck 1", OrganizationID: 1, PartnerID: 1})
+	start := eventT0.Truncate(24 * time.Hour)
+	var evs []*store.Event
+	for i := range 48 {
+		evs = append(evs, newEvent(evIMEI, "button", start.Add(time.Duration(i)*time.Hour).Sub(eventT0)))
+	}
+	f.insert(t, evs...)
+	window := store.OrgEventFilter{Start: start.Add(90 * time.Minute), End: start.Add(40*time.Hour + 30*time.Minute)}
+	devWindow := store.DeviceEventFilter{Start: window.Start, End: window.End}
+	f.view(t, func(tx *tx) error {
+		for range 2 {
+			if _, _, err := tx.Events().(store.OrgEventNamer).ByOrganizationNamed(1, window, store.Page{Limit: 10, Offset: 20}); err != nil {
+				return err
+			}
+			if _, _, err := tx.Events().ByDevice(evIMEI, devWindow, store.Page{Limit: 10, Offset: 20}); err != nil {
+				return err
+			}
+		}
+		var workers string
+		if err := tx.pg.QueryRow(tx.ctx, `SELECT current_setting('max_parallel_workers_per_gather')`).Scan(&workers); err != nil {
+			return err
+		}
+		if workers != "0" {
+			t.Errorf("max_parallel_workers_per_gather %s in a read of pages, want 0", workers)
+		}
+		rows, err := tx.pg.Query(tx.ctx, `SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements
+			WHERE statement LIKE 'WITH page AS%' OR statement LIKE 'SELECT count(*) FROM events%'
+				OR statement LIKE 'SELECT hour, sum(events)%' OR statement LIKE 'SELECT day, sum(events)%'`)
+		if err != nil {
+			return err
+		}
+		var sql string
+		var generic, custom int64
+		seen := 0
+		_, err = pgx.ForEachRow(rows, []any{&sql, &generic, &custom}, func() error {
+			seen++
+			if custom != 0 || generic == 0 {
+				t.Errorf("%d generic and %d custom plans, want only generic ones: %s", generic, custom, sql)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		// The organization's page: two edge counts, the hours' counts and
+		// the page; the device's, whose window holds no whole day: the
+		// count and the page.
+		if seen < 6 {
+			t.Errorf("%d statements of the pages prepared, want at least 6", seen)
+		}
+		return nil
+	})
+	f.update(t, func(tx *tx) error {
+		if _, _, err := tx.Events().ByDevice(evIMEI, devWindow, store.Page{Limit: 10}); err != nil {
+			return err
+		}
+		var mode, workers string
+		if err := tx.pg.QueryRow(tx.ctx, `SELECT current_setting('plan_cache_mode'), current_setting('max_parallel_workers_per_gather')`).
+			Scan(&mode, &workers); err != nil {
+			return err
+		}
+		if mode != "auto" || workers == "0" {
+			t.Errorf("plan_cache_mode %s, max_parallel_workers_per_gather %s in a write transaction, want the server's auto and 2", mode, workers)
+		}
+		return nil
+	})
+}

@@ -263,6 +263,9 @@ func (s events) countedPage(w *eventFilter, p store.Page, named bool) ([]store.O
 	if w.empty() {
 		return nil, 0, nil
 	}
+	if err := s.t.planPages(); err != nil {
+		return nil, 0, err
+	}
 	b := &pgx.Batch{}
 	b.Queue(`SELECT count(*) FROM events WHERE `+w.where(w.bounds()), w.args)
 	sql, args := w.pageSQL(time.Time{}, time.Time{}, p, named)
@@ -347,6 +350,9 @@ func (s events) spannedPage(w *eventFilter, c *unitCounts, p store.Page, named b
 	if !first.Before(last) {
 		// No whole unit: at most two partial ones, counted from the index.
 		return s.countedPage(w, p, named)
+	}
+	if err := s.t.planPages(); err != nil {
+		return nil, 0, err
 	}
 	b := &pgx.Batch{}
 	edge := func(lo, hi string, bound string, at time.Time) {

@@ -424,6 +424,11 @@ func isTrue(raw []byte) bool {
 const gpsAhead = 24 * time.Hour
 
 // prefetchGPS reads the latest GPS sample since $2 of each device of $1.
+// It runs with sequential scans off (queueDeviceReads): the newest day
+// partitions start empty, and a plan made while today's was (a generic
+// plan, which the connection keeps until the partition is next analysed)
+// scans the whole partition for every device once it has filled, where
+// the index finds each device's latest sample in a few pages at any size.
 const prefetchGPS = `SELECT i.imei, s.* FROM unnest($1::text[]) AS i (imei)
 	CROSS JOIN LATERAL (SELECT ` + gpsColumns + `, ownership FROM gps_samples g
 		WHERE g.imei = i.imei AND g.sampled_at >= $2 ORDER BY g.sampled_at DESC LIMIT 1) s`
@@ -499,7 +504,9 @@ func queueDeviceReads(b *pgx.Batch, a store.ReadAhead, want []string) {
 	for _, s := range specs {
 		b.Queue(s.sql, key)
 	}
+	b.Queue(`SET LOCAL enable_seqscan = off`)
 	b.Queue(prefetchGPS, want, timeBound(a.Now.Add(-gpsAhead)))
+	b.Queue(`SET LOCAL enable_seqscan TO DEFAULT`)
 	b.Queue(receivers, key)
 	b.Queue(prefetchOpenAlarms, want)
 	b.Queue(prefetchAuxCameras, want)
@@ -516,8 +523,14 @@ func (t *tx) readDeviceReads(br pgx.BatchResults, a store.ReadAhead, want []stri
 	if err := t.readSpecs(br, specs, nil); err != nil {
 		return err
 	}
+	if _, err := br.Exec(); err != nil {
+		return classify(err)
+	}
 	if err := t.readGPSAhead(br); err != nil {
 		return err
+	}
+	if _, err := br.Exec(); err != nil {
+		return classify(err)
 	}
 	if err := t.readReceiversAhead(br); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -646,4 +647,75 @@ func TestPrefetchOrganizationsByID(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestPrefetchGPSKeepsToTheIndex: a group commit's read of its devices'
+// latest GPS samples finds them by the index even on a connection that
+// chose its generic plan while the partitions were empty and vacuumed as
+// such (as a VACUUM (ANALYZE) of the database leaves those made ahead),
+// and keeps it: once today's partition has filled, it is not scanned
+// again for every device.
+func TestPrefetchGPSKeepsToTheIndex(t *testing.T) {
+	t.Parallel()
+	e := trackEngine(t)
+	f := seedTracks(t, e)
+	ctx := t.Context()
+	// One connection, which keeps the generic plan of its first execution
+	// (as any keeps one from its sixth, when it looks no dearer).
+	cfg := e.pool.Config()
+	cfg.MaxConns, cfg.MinConns = 1, 0
+	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	one, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	today := "gps_samples_" + trackNow.Format("y2006m01d02")
+	if _, err := one.Exec(ctx, `VACUUM (ANALYZE) gps_samples`); err != nil { // and its partitions
+		t.Fatal(err)
+	}
+	prefetch := func() (seqScans int64, latest time.Time) {
+		t.Helper()
+		tx, err := e.beginOn(ctx, one, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.pg.Rollback(context.WithoutCancel(ctx))
+		// The backend's counts not yet reported, which may hold earlier
+		// transactions' too: what the read-ahead adds to them.
+		count := func() (n int64) {
+			t.Helper()
+			if err := tx.pg.QueryRow(ctx, `SELECT coalesce(sum(seq_scan), 0) FROM pg_stat_xact_user_tables WHERE relname = $1`,
+				today).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		before := count()
+		if err := tx.Prefetch(store.ReadAhead{IMEIs: f.imeis, Now: trackNow}); err != nil {
+			t.Fatal(err)
+		}
+		seqScans = count() - before
+		p, ok, err := tx.GPSSamples().Latest(f.imeis[0], trackNow.Add(-gpsAhead), trackNow, store.GPSFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			latest = p.Time
+		}
+		return seqScans, latest
+	}
+	prefetch() // planned while the partition is empty
+	if _, err := one.Exec(ctx, `INSERT INTO gps_samples (imei, sampled_at, ownership, lat, lon, alt, speed, accuracy, heading)
+		SELECT $1, $2::timestamptz - make_interval(secs => g), 1, 52, 4, 0, 0, 5, 0 FROM generate_series(1, 3000) g`,
+		f.imeis[0], trackNow); err != nil {
+		t.Fatal(err)
+	}
+	scans, latest := prefetch()
+	if scans != 0 {
+		t.Errorf("%s scanned %d times by the read-ahead of %d devices, want none (by the index)", today, scans, len(f.imeis))
+	}
+	if want := trackNow.Add(-time.Second); !latest.Equal(want) {
+		t.Errorf("latest sample of %s at %s, want %s", f.imeis[0], latest, want)
+	}
 }

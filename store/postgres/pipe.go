@@ -45,7 +45,9 @@ type pipe struct {
 	closed  bool
 	// readOnly is true for a read-only transaction, which draws no ids.
 	readOnly bool
-	nested   int // savepoints taken
+	// paged is true once planPages set the pages' planner settings.
+	paged  bool
+	nested int // savepoints taken
 	// held are the writes a bulk transaction holds beyond the queue
 	// (bulk.go); quiet while it sends what is its own.
 	held  heldWrites
@@ -136,6 +138,31 @@ func (p *pipe) queue(sql string, args ...any) error {
 	}
 	p.queued = append(p.queued, queuedStmt{sql: sql, args: args, job: p.job})
 	return nil
+}
+
+// planPages has the rest of a read-only transaction run its statements
+// as the event pages want them, with the settings travelling ahead of the
+// next read. A read-write transaction keeps the server's choices.
+//
+// Generic plans (plan_cache_mode), from a statement's first execution on
+// a connection: a page's statements and their counts read the partitions
+// of the events, and planned for its values such a statement is planned
+// again at every execution (the planner estimates a plan over every
+// partition dearer than one over the few its values name), which costs
+// about as much as reading the page; the generic plan leaves out the
+// partitions outside its bounds when it starts to run (initial pruning).
+//
+// No parallel workers (max_parallel_workers_per_gather): a page reads a
+// hundred events, and a plan that starts worker processes to sort the
+// window's index entries starts them at every page.
+func (t *tx) planPages() error {
+	p := pipeOf(t)
+	if p == nil || !p.readOnly || p.paged {
+		return nil
+	}
+	p.paged = true
+	return p.queue(`SELECT set_config('plan_cache_mode', 'force_generic_plan', true),
+		set_config('max_parallel_workers_per_gather', '0', true)`)
 }
 
 // queueUnseen holds back an insert of keys the transaction read as
