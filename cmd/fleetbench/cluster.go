@@ -126,6 +126,12 @@ func (b *bench) cluster(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	waits := sampleWaits(ctx, fl.st.pgURL)
+	var cpus []*cpuMeter
+	for _, srv := range c.nodes {
+		cpus = append(cpus, startCPU(srv.cmd.Process.Pid))
+	}
+	pgCPU := startCPU(0).alsoTree(b.pg.pid())
 	began := time.Now()
 	fr, err := startFleet(ctx, devicesim.LoadOptions{BrokerURLs: c.urls, IMEIs: fl.imeis[:n], TokenSeed: benchTokenSeed,
 		ConnectConcurrency: 256, KeepAlive: 300 * time.Second, GPSInterval: 5 * time.Second, PublishTimeout: 30 * time.Second,
@@ -139,6 +145,14 @@ func (b *bench) cluster(ctx context.Context) error {
 		return err
 	}
 	connectRate := float64(n) / time.Since(began).Seconds()
+	waited := waits.summary()
+	var nodeCores []string
+	for _, m := range cpus {
+		srv, _ := m.cores()
+		nodeCores = append(nodeCores, fmt.Sprintf("%.2f", srv))
+	}
+	pgCores, pgMeasured := pgCPU.treeCores()
+	_, localCores := pgCPU.cores()
 	b.rep.figure("cluster", "connect_per_s", connectRate, "devices/s")
 	t.add("connect", fmt.Sprintf("%s devices/s", num(connectRate)), "token auth, every node at once")
 	mc, err := c.commitMetrics()
@@ -151,6 +165,14 @@ func (b *bench) cluster(ctx context.Context) error {
 		b.rep.figure("cluster", "commit_ms_while_connecting", ms, "ms")
 		t.add("group commits while connecting", fmt.Sprintf("%.0f, %.1f jobs, %.1f ms", commits, jobs, ms),
 			"every node's: count, jobs and mean time each")
+	}
+	cpuNote := fmt.Sprintf("fleetcam nodes %s, fleetbench (devices, NATS, receiver) %.2f", strings.Join(nodeCores, " + "), localCores)
+	if pgMeasured {
+		cpuNote += fmt.Sprintf(", PostgreSQL %.2f", pgCores)
+	}
+	t.add("CPU while connecting", cpuNote, "cores, from the processes' CPU times")
+	if waited != "" {
+		t.add("PostgreSQL's backends while connecting", waited, "mean backends running a statement (active), between statements of a transaction (idle in transaction) or waiting (type:event), from pg_stat_activity")
 	}
 
 	// Durable ingest, closed loop: devices of their own, spread too.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -95,4 +96,91 @@ func (p *pgServer) writeStats(ctx context.Context, took time.Duration, path stri
 		return
 	}
 	fmt.Fprintf(log, "fleetbench: PostgreSQL statement statistics %s\n", path)
+}
+
+// waitSampler samples what the backends of one database are doing
+// (pg_stat_activity: running, or waiting and on what) every few
+// milliseconds until stopped: where a load's statements spend their time
+// on the server, beside its own CPU. Its own backend is not counted.
+type waitSampler struct {
+	stop    context.CancelFunc
+	done    chan struct{}
+	samples int
+	// states counts the backends seen in each state ("idle in
+	// transaction", "Lock:transactionid (UPDATE …)"), those running or
+	// waiting with the start of their statement.
+	states map[string]int
+}
+
+// sampleWaits starts a sampler of the database at url; nil when it cannot
+// connect (the figure is then left out).
+func sampleWaits(ctx context.Context, url string) *waitSampler {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil
+	}
+	ctx, stop := context.WithCancel(ctx)
+	w := &waitSampler{stop: stop, done: make(chan struct{}), states: map[string]int{}}
+	go func() {
+		defer close(w.done)
+		defer conn.Close(context.WithoutCancel(ctx))
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			rows, err := conn.Query(ctx, `SELECT CASE WHEN wait_event IS NULL THEN state WHEN wait_event = 'ClientRead' THEN state || ', waiting for the client'
+					ELSE wait_event_type || ':' || wait_event END
+					|| CASE WHEN state = 'active' THEN ' (' || left(regexp_replace(query, '\s+', ' ', 'g'), 40) || '…)' ELSE '' END
+				FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`)
+			if err != nil {
+				return
+			}
+			var s string
+			_, err = pgx.ForEachRow(rows, []any{&s}, func() error {
+				w.states[s]++
+				return nil
+			})
+			if err != nil {
+				return
+			}
+			w.samples++
+		}
+	}()
+	return w
+}
+
+// summary stops the sampler and says, for the six most frequent states,
+// how many backends were in each on average, and how many samples it
+// took: "active (SELECT …) 1.90, idle in transaction 1.20, …; 412
+// samples" (idle backends left out). A machine whose cores are all busy
+// takes fewer samples than one every 5 ms.
+func (w *waitSampler) summary() string {
+	if w == nil {
+		return ""
+	}
+	w.stop()
+	<-w.done
+	if w.samples == 0 {
+		return ""
+	}
+	type state struct {
+		name string
+		n    int
+	}
+	var all []state
+	for name, n := range w.states {
+		if name != "idle" {
+			all = append(all, state{name, n})
+		}
+	}
+	slices.SortFunc(all, func(a, b state) int { return b.n - a.n })
+	var parts []string
+	for _, s := range all[:min(len(all), 6)] {
+		parts = append(parts, fmt.Sprintf("%s %.2f", s.name, float64(s.n)/float64(w.samples)))
+	}
+	return fmt.Sprintf("%s; %d samples", strings.Join(parts, ", "), w.samples)
 }
