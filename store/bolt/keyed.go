@@ -20,15 +20,15 @@ type keyedBucket[K store.Key, T any] struct {
 
 // The buckets of the simple keyed record types.
 var (
-	hotspotBucket         = keyedBucket[string, store.HotspotState]{store.KeyedHotspots, bucketHotspot}
-	deviceSettingsBucket  = keyedBucket[string, store.DeviceSettings]{store.KeyedDeviceSettings, bucketDeviceSettings}
-	orgSettingsBucket     = keyedBucket[int64, store.OrgSettings]{store.KeyedOrgSettings, bucketOrgSettings}
-	albumBucket           = keyedBucket[int64, store.Album]{store.KeyedAlbums, bucketAlbums}
-	healthStateBucket     = keyedBucket[string, store.HealthState]{store.KeyedHealthStates, bucketHealthState}
-	billingBucket         = keyedBucket[string, store.DeviceBilling]{store.KeyedDeviceBillings, bucketBilling}
-	credentialBucket      = keyedBucket[string, store.DeviceCredential]{store.KeyedDeviceCredentials, bucketDeviceCredentials}
-	webhookSettingsBucket = keyedBucket[int64, store.WebhookSettings]{store.KeyedWebhookSettings, bucketWebhookSettings}
-	webhookSecretsBucket  = keyedBucket[int64, store.WebhookSecret]{store.KeyedWebhookSecrets, bucketWebhookSecrets}
+	hotspotBucket         = &keyedBucket[string, store.HotspotState]{store.KeyedHotspots, bucketHotspot}
+	deviceSettingsBucket  = &keyedBucket[string, store.DeviceSettings]{store.KeyedDeviceSettings, bucketDeviceSettings}
+	orgSettingsBucket     = &keyedBucket[int64, store.OrgSettings]{store.KeyedOrgSettings, bucketOrgSettings}
+	albumBucket           = &keyedBucket[int64, store.Album]{store.KeyedAlbums, bucketAlbums}
+	healthStateBucket     = &keyedBucket[string, store.HealthState]{store.KeyedHealthStates, bucketHealthState}
+	billingBucket         = &keyedBucket[string, store.DeviceBilling]{store.KeyedDeviceBillings, bucketBilling}
+	credentialBucket      = &keyedBucket[string, store.DeviceCredential]{store.KeyedDeviceCredentials, bucketDeviceCredentials}
+	webhookSettingsBucket = &keyedBucket[int64, store.WebhookSettings]{store.KeyedWebhookSettings, bucketWebhookSettings}
+	webhookSecretsBucket  = &keyedBucket[int64, store.WebhookSecret]{store.KeyedWebhookSecrets, bucketWebhookSecrets}
 )
 
 // keyedBuckets are the buckets of every simple keyed record type.
@@ -44,80 +44,140 @@ func init() {
 	}
 }
 
+// A transaction's records of a keyed bucket hold the transaction alone, the
+// bucket named by a type of no size, so that an accessor returns them as
+// an interface without allocating (every GPS message asks for its device's
+// and its organization's settings).
+type (
+	hotspots             struct{}
+	deviceSettings       struct{}
+	organizationSettings struct{}
+	albums               struct{}
+	healthStates         struct{}
+	deviceBillings       struct{}
+	deviceCredentials    struct{}
+	webhookSettings      struct{}
+	webhookSecrets       struct{}
+)
+
+func (hotspots) bucket() *keyedBucket[string, store.HotspotState] {
+	return hotspotBucket
+}
+
+func (deviceSettings) bucket() *keyedBucket[string, store.DeviceSettings] {
+	return deviceSettingsBucket
+}
+
+func (organizationSettings) bucket() *keyedBucket[int64, store.OrgSettings] {
+	return orgSettingsBucket
+}
+
+func (albums) bucket() *keyedBucket[int64, store.Album] {
+	return albumBucket
+}
+
+func (healthStates) bucket() *keyedBucket[string, store.HealthState] {
+	return healthStateBucket
+}
+
+func (deviceBillings) bucket() *keyedBucket[string, store.DeviceBilling] {
+	return billingBucket
+}
+
+func (deviceCredentials) bucket() *keyedBucket[string, store.DeviceCredential] {
+	return credentialBucket
+}
+
+func (webhookSettings) bucket() *keyedBucket[int64, store.WebhookSettings] {
+	return webhookSettingsBucket
+}
+
+func (webhookSecrets) bucket() *keyedBucket[int64, store.WebhookSecret] {
+	return webhookSecretsBucket
+}
+
 // Hotspots implements store.TrackRecords.
-func (t *tx) Hotspots() store.KeyedRecords[string, store.HotspotState] { return hotspotBucket.in(t) }
+func (t *tx) Hotspots() store.KeyedRecords[string, store.HotspotState] {
+	return keyedRecords[string, store.HotspotState, hotspots]{t}
+}
 
 // DeviceSettings implements store.TrackRecords.
 func (t *tx) DeviceSettings() store.KeyedRecords[string, store.DeviceSettings] {
-	return deviceSettingsBucket.in(t)
+	return keyedRecords[string, store.DeviceSettings, deviceSettings]{t}
 }
 
 // OrganizationSettings implements store.TrackRecords.
 func (t *tx) OrganizationSettings() store.KeyedRecords[int64, store.OrgSettings] {
-	return orgSettingsBucket.in(t)
+	return keyedRecords[int64, store.OrgSettings, organizationSettings]{t}
 }
 
 // Albums implements store.TrackRecords.
-func (t *tx) Albums() store.KeyedRecords[int64, store.Album] { return albumBucket.in(t) }
+func (t *tx) Albums() store.KeyedRecords[int64, store.Album] {
+	return keyedRecords[int64, store.Album, albums]{t}
+}
 
 // DeviceHealthStates implements store.AlarmRecords.
 func (t *tx) DeviceHealthStates() store.KeyedRecords[string, store.HealthState] {
-	return healthStateBucket.in(t)
+	return keyedRecords[string, store.HealthState, healthStates]{t}
 }
 
 // DeviceBillings implements store.DeviceStateRecords.
 func (t *tx) DeviceBillings() store.KeyedRecords[string, store.DeviceBilling] {
-	return billingBucket.in(t)
+	return keyedRecords[string, store.DeviceBilling, deviceBillings]{t}
 }
 
 // DeviceCredentials implements store.DeviceStateRecords.
 func (t *tx) DeviceCredentials() store.KeyedRecords[string, store.DeviceCredential] {
-	return credentialBucket.in(t)
+	return keyedRecords[string, store.DeviceCredential, deviceCredentials]{t}
 }
 
 // WebhookSettings implements store.WebhookRecords.
 func (t *tx) WebhookSettings() store.KeyedRecords[int64, store.WebhookSettings] {
-	return webhookSettingsBucket.in(t)
+	return keyedRecords[int64, store.WebhookSettings, webhookSettings]{t}
 }
 
 // WebhookSecrets implements store.WebhookRecords.
 func (t *tx) WebhookSecrets() store.KeyedRecords[int64, store.WebhookSecret] {
-	return webhookSecretsBucket.in(t)
+	return keyedRecords[int64, store.WebhookSecret, webhookSecrets]{t}
 }
 
-// keyedRecords are the records of b in the transaction t.
-type keyedRecords[K store.Key, T any] struct {
-	t *tx
-	b keyedBucket[K, T]
-}
+// keyedRecords are the records in t of the keyed bucket B names.
+type keyedRecords[K store.Key, T any, B interface{ bucket() *keyedBucket[K, T] }] struct{ t *tx }
 
-// in is the records of b in t.
-func (b keyedBucket[K, T]) in(t *tx) keyedRecords[K, T] { return keyedRecords[K, T]{t, b} }
+// Get implements store.KeyedRecords.
+func (r keyedRecords[K, T, B]) Get(k K) (*T, error) { var b B; return b.bucket().get(r.t, k) }
 
-// Get implements store.KeyedRecords. A stored record is decoded over a new
-// one of its key: one that does not name its key is of the key it is
-// stored under. Nothing is allocated for a record that is not there (every
-// GPS message reads its organization's settings, which most do not have).
-func (r keyedRecords[K, T]) Get(k K) (*T, error) {
+// Put implements store.KeyedRecords.
+func (r keyedRecords[K, T, B]) Put(rec *T) error { var b B; return b.bucket().put(r.t, rec) }
+
+// Delete implements store.KeyedRecords.
+func (r keyedRecords[K, T, B]) Delete(k K) error { var b B; return b.bucket().del(r.t, k) }
+
+// get returns the record of key k in t; store.ErrNotFound when there is
+// none. A stored record is decoded over a new one of its key: one that
+// does not name its key is of the key it is stored under. Nothing is
+// decoded for a record that is not there (every GPS message reads its
+// organization's settings, which most do not have).
+func (b *keyedBucket[K, T]) get(t *tx, k K) (*T, error) {
 	key := keyBytes(k)
-	raw := r.t.bucket(r.b.name).Get(key)
+	raw := t.bucket(b.name).Get(key)
 	if raw == nil {
 		return nil, store.NotFound("")
 	}
-	return r.b.decode(k, key, raw)
+	return b.decode(k, key, raw)
 }
 
-// Put implements store.KeyedRecords.
-func (r keyedRecords[K, T]) Put(rec *T) error {
-	return putJSON(r.t.bucket(r.b.name), keyBytes(r.b.decl.Key(rec)), rec)
+// put stores r in t under its key.
+func (b *keyedBucket[K, T]) put(t *tx, r *T) error {
+	return putJSON(t.bucket(b.name), keyBytes(b.decl.Key(r)), r)
 }
 
-// Delete implements store.KeyedRecords.
-func (r keyedRecords[K, T]) Delete(k K) error { return r.t.bucket(r.b.name).Delete(keyBytes(k)) }
+// del deletes the record of key k in t.
+func (b *keyedBucket[K, T]) del(t *tx, k K) error { return t.bucket(b.name).Delete(keyBytes(k)) }
 
 // decode decodes raw, the record stored under key, which is k's, over a
 // new record of k.
-func (b keyedBucket[K, T]) decode(k K, key, raw []byte) (*T, error) {
+func (b *keyedBucket[K, T]) decode(k K, key, raw []byte) (*T, error) {
 	rec := b.decl.New(k)
 	if err := json.Unmarshal(raw, rec); err != nil {
 		return nil, fmt.Errorf("store: decode %s: %w", key, err)
@@ -156,7 +216,7 @@ type keyedKind interface{ copyKind() (store.Kind, copyKind) }
 
 // copyKind is the kind of record of b's records: its bucket, each record
 // read over a new one of its key.
-func (b keyedBucket[K, T]) copyKind() (store.Kind, copyKind) {
+func (b *keyedBucket[K, T]) copyKind() (store.Kind, copyKind) {
 	return b.decl.Kind, kindOf(bucketList(b.name),
 		records(b.name, func(key, raw []byte) (*T, error) {
 			k, err := parseKey[K](b.name, key)
@@ -165,5 +225,5 @@ func (b keyedBucket[K, T]) copyKind() (store.Kind, copyKind) {
 			}
 			return b.decode(k, key, raw)
 		}),
-		func(t *tx, r *T) error { return b.in(t).Put(r) })
+		b.put)
 }

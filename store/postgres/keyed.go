@@ -29,8 +29,8 @@ type keyedTable[K store.Key, T any] struct {
 	// read; list is their select list.
 	columns []keyedColumn[T]
 	list    string
-	// get, put and del are the statements of Get, Put and Delete.
-	get, put, del string
+	// getSQL, putSQL and delSQL are the statements of get, put and del.
+	getSQL, putSQL, delSQL string
 }
 
 // keyed is the table of decl's records, from its name, its key column and
@@ -44,10 +44,10 @@ func keyed[K store.Key, T any](decl *store.Keyed[K, T], table, key string, colum
 	}
 	list := strings.Join(names, ", ")
 	return &keyedTable[K, T]{decl: decl, table: table, key: key, columns: columns, list: list,
-		get: `SELECT ` + list + ` FROM ` + table + ` WHERE ` + key + ` = $1`,
-		put: `INSERT INTO ` + table + ` (` + key + `, ` + list + `) VALUES (` + strings.Join(params, ", ") + `)
+		getSQL: `SELECT ` + list + ` FROM ` + table + ` WHERE ` + key + ` = $1`,
+		putSQL: `INSERT INTO ` + table + ` (` + key + `, ` + list + `) VALUES (` + strings.Join(params, ", ") + `)
 			ON CONFLICT (` + key + `) DO UPDATE SET ` + strings.Join(set, ", "),
-		del: `DELETE FROM ` + table + ` WHERE ` + key + ` = $1`}
+		delSQL: `DELETE FROM ` + table + ` WHERE ` + key + ` = $1`}
 }
 
 // fields are the scan targets of the columns in r.
@@ -95,43 +95,49 @@ func (k *keyedTable[K, T]) listAs(as string) string {
 // (memo.go).
 func (k *keyedTable[K, T]) rowSpec() rowSpec { return rowSpec{table: k.table, columns: k.list} }
 
-// keyedRows are the rows of a keyed table in the transaction t.
-type keyedRows[K store.Key, T any] struct {
-	t   *tx
-	tab *keyedTable[K, T]
-}
+// keyedRows are the rows in t of the keyed table B names: the transaction
+// alone, the table named by a type of no size (keyedtables.go), so that an
+// accessor returns them as an interface without allocating (every device
+// message asks for its device's and its organization's settings).
+type keyedRows[K store.Key, T any, B interface{ table() *keyedTable[K, T] }] struct{ t *tx }
 
-// in is the rows of k in t.
-func (k *keyedTable[K, T]) in(t *tx) keyedRows[K, T] { return keyedRows[K, T]{t, k} }
+// Get implements store.KeyedRecords.
+func (r keyedRows[K, T, B]) Get(k K) (*T, error) { var b B; return b.table().get(r.t, k) }
 
-// Get implements store.KeyedRecords, once per key and transaction (or with
-// a read-ahead).
-func (r keyedRows[K, T]) Get(k K) (*T, error) {
-	rec := r.tab.decl.New(k)
-	if err := getMemo(r.t, r.tab.table, keyText(k), r.tab.get, r.tab.fields(rec), k); err != nil {
+// Put implements store.KeyedRecords.
+func (r keyedRows[K, T, B]) Put(rec *T) error { var b B; return b.table().put(r.t, rec) }
+
+// Delete implements store.KeyedRecords.
+func (r keyedRows[K, T, B]) Delete(k K) error { var b B; return b.table().del(r.t, k) }
+
+// get returns the row of key k in t as a record, once per key and
+// transaction (or with a read-ahead); store.ErrNotFound when there is none.
+func (k *keyedTable[K, T]) get(t *tx, key K) (*T, error) {
+	rec := k.decl.New(key)
+	if err := getMemo(t, k.table, keyText(key), k.getSQL, k.fields(rec), key); err != nil {
 		return nil, err
 	}
-	r.tab.finish(rec)
+	k.finish(rec)
 	return rec, nil
 }
 
-// Put implements store.KeyedRecords: an upsert. A key whose device or
-// organization is not stored is store.ErrNotFound.
-func (r keyedRows[K, T]) Put(rec *T) error {
-	args, err := r.tab.args(rec)
+// put upserts the row of r in t. A key whose device or organization is not
+// stored is store.ErrNotFound.
+func (k *keyedTable[K, T]) put(t *tx, r *T) error {
+	args, err := k.args(r)
 	if err != nil {
 		return err
 	}
-	k := r.tab.decl.Key(rec)
-	r.t.forget(r.tab.table, keyText(k))
-	_, err = r.t.pg.Exec(r.t.ctx, r.tab.put, args...)
-	return missingKey(err, r.tab.key, k)
+	key := k.decl.Key(r)
+	t.forget(k.table, keyText(key))
+	_, err = t.pg.Exec(t.ctx, k.putSQL, args...)
+	return missingKey(err, k.key, key)
 }
 
-// Delete implements store.KeyedRecords.
-func (r keyedRows[K, T]) Delete(k K) error {
-	r.t.forget(r.tab.table, keyText(k))
-	_, err := r.t.exec(r.tab.del, k)
+// del deletes the row of key k in t.
+func (k *keyedTable[K, T]) del(t *tx, key K) error {
+	t.forget(k.table, keyText(key))
+	_, err := t.exec(k.delSQL, key)
 	return err
 }
 
@@ -177,5 +183,5 @@ func (k *keyedTable[K, T]) copyKind() (store.Kind, copyKind) {
 				k.finish(rec)
 				return rec, nil
 			}),
-		each(func(t *tx, r *T) error { return k.in(t).Put(r) }))
+		each(k.put))
 }

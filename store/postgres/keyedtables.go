@@ -90,40 +90,93 @@ var _ = func() bool {
 	return true
 }()
 
+// The names of the keyed tables as types of no size (keyedRows).
+type (
+	hotspots             struct{}
+	deviceSettings       struct{}
+	organizationSettings struct{}
+	albums               struct{}
+	healthStateRows      struct{}
+	deviceBillings       struct{}
+	deviceCredentials    struct{}
+	webhookSettings      struct{}
+	webhookSecrets       struct{}
+)
+
+func (hotspots) table() *keyedTable[string, store.HotspotState] {
+	return hotspotTable
+}
+
+func (deviceSettings) table() *keyedTable[string, store.DeviceSettings] {
+	return deviceSettingsTable
+}
+
+func (organizationSettings) table() *keyedTable[int64, store.OrgSettings] {
+	return orgSettingsTable
+}
+
+func (albums) table() *keyedTable[int64, store.Album] {
+	return albumTable
+}
+
+func (healthStateRows) table() *keyedTable[string, store.HealthState] {
+	return healthStateTable
+}
+
+func (deviceBillings) table() *keyedTable[string, store.DeviceBilling] {
+	return billingTable
+}
+
+func (deviceCredentials) table() *keyedTable[string, store.DeviceCredential] {
+	return credentialTable
+}
+
+func (webhookSettings) table() *keyedTable[int64, store.WebhookSettings] {
+	return webhookSettingsTable
+}
+
+func (webhookSecrets) table() *keyedTable[int64, store.WebhookSecret] {
+	return webhookSecretTable
+}
+
 // Hotspots implements store.TrackRecords.
-func (t *tx) Hotspots() store.KeyedRecords[string, store.HotspotState] { return hotspotTable.in(t) }
+func (t *tx) Hotspots() store.KeyedRecords[string, store.HotspotState] {
+	return keyedRows[string, store.HotspotState, hotspots]{t}
+}
 
 // DeviceSettings implements store.TrackRecords.
 func (t *tx) DeviceSettings() store.KeyedRecords[string, store.DeviceSettings] {
-	return deviceSettingsTable.in(t)
+	return keyedRows[string, store.DeviceSettings, deviceSettings]{t}
 }
 
 // OrganizationSettings implements store.TrackRecords.
 func (t *tx) OrganizationSettings() store.KeyedRecords[int64, store.OrgSettings] {
-	return orgSettingsTable.in(t)
+	return keyedRows[int64, store.OrgSettings, organizationSettings]{t}
 }
 
 // Albums implements store.TrackRecords.
-func (t *tx) Albums() store.KeyedRecords[int64, store.Album] { return albumTable.in(t) }
+func (t *tx) Albums() store.KeyedRecords[int64, store.Album] {
+	return keyedRows[int64, store.Album, albums]{t}
+}
 
 // DeviceBillings implements store.DeviceStateRecords.
 func (t *tx) DeviceBillings() store.KeyedRecords[string, store.DeviceBilling] {
-	return billingTable.in(t)
+	return keyedRows[string, store.DeviceBilling, deviceBillings]{t}
 }
 
 // DeviceCredentials implements store.DeviceStateRecords.
 func (t *tx) DeviceCredentials() store.KeyedRecords[string, store.DeviceCredential] {
-	return credentialTable.in(t)
+	return keyedRows[string, store.DeviceCredential, deviceCredentials]{t}
 }
 
 // WebhookSettings implements store.WebhookRecords.
 func (t *tx) WebhookSettings() store.KeyedRecords[int64, store.WebhookSettings] {
-	return webhookSettingsTable.in(t)
+	return keyedRows[int64, store.WebhookSettings, webhookSettings]{t}
 }
 
 // WebhookSecrets implements store.WebhookRecords.
 func (t *tx) WebhookSecrets() store.KeyedRecords[int64, store.WebhookSecret] {
-	return webhookSecretTable.in(t)
+	return keyedRows[int64, store.WebhookSecret, webhookSecrets]{t}
 }
 
 // keyedColumn is a column of a keyed table: its name, the scan target of it in
