@@ -51,6 +51,18 @@ type Records interface {
 	WebhookRecords
 }
 
+// KeyedRecords are the records of a type Keyed declares, by key.
+type KeyedRecords[K Key, T any] interface {
+	// Get returns the record of key k; ErrNotFound when none is stored.
+	Get(k K) (*T, error)
+	// Put stores r under its key, replacing any record stored there. An
+	// engine that keeps references may refuse a record whose key names a
+	// device or organization it does not have (ErrNotFound).
+	Put(r *T) error
+	// Delete removes the record of key k; removing none is no error.
+	Delete(k K) error
+}
+
 // Filer is implemented by engines that keep the store in one local file:
 // its size and the free space beside it are then exported as metrics.
 type Filer interface {

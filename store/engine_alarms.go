@@ -10,7 +10,7 @@ type AlarmRecords interface {
 	// OpenAlarms say which system alarm holds each device and definition.
 	OpenAlarms() OpenAlarmSet
 	// DeviceHealthStates are the devices' last health states.
-	DeviceHealthStates() DeviceHealthStateSet
+	DeviceHealthStates() KeyedRecords[string, HealthState]
 	// AlarmRecipients are the e-mail recipients of alarm reports.
 	AlarmRecipients() AlarmRecipientSet
 }
@@ -90,17 +90,6 @@ type OpenAlarmSet interface {
 	Delete(imei string, def int64) error
 	// DeleteDevice forgets the alarms recorded for imei and any definition.
 	DeleteDevice(imei string) error
-}
-
-// DeviceHealthStateSet is each device's last health state, by IMEI.
-type DeviceHealthStateSet interface {
-	// Get returns the health state of imei; ErrNotFound when none was
-	// stored.
-	Get(imei string) (*HealthState, error)
-	// Put stores h as the health state of h.IMEI, replacing any.
-	Put(h *HealthState) error
-	// Delete deletes the health state of imei; none stored is no error.
-	Delete(imei string) error
 }
 
 // AlarmRecipientSet is the alarm report recipients, by id.

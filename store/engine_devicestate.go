@@ -10,10 +10,10 @@ type DeviceStateRecords interface {
 	MediaAges() MediaAgeRecords
 	MediaTrash() MediaTrashRecords
 	AuxCameras() AuxCameraRecords
-	DeviceBillings() DeviceBillingRecords
+	DeviceBillings() KeyedRecords[string, DeviceBilling]
 	DataUsagePeriods() DataUsagePeriodRecords
 	DeviceLinks() DeviceLinkRecords
-	DeviceCredentials() DeviceCredentialRecords
+	DeviceCredentials() KeyedRecords[string, DeviceCredential]
 	QueuedCommands() QueuedCommandRecords
 }
 
@@ -121,16 +121,6 @@ type AuxCameraRecords interface {
 	Delete(imei string) error
 }
 
-// DeviceBillingRecords are the devices' billing records, by IMEI.
-type DeviceBillingRecords interface {
-	// Get returns imei's billing record; ErrNotFound when there is none.
-	Get(imei string) (*DeviceBilling, error)
-	// Put stores b as b.IMEI's billing record, replacing any earlier one.
-	Put(b *DeviceBilling) error
-	// Delete removes imei's billing record; removing none is no error.
-	Delete(imei string) error
-}
-
 // DataUsagePeriodRecords are the devices' data usage periods, by device and
 // period start (to the millisecond): a time series of each device.
 type DataUsagePeriodRecords interface {
@@ -162,16 +152,6 @@ type DeviceLinkRecords interface {
 	// stops at the first error visit returns, which it returns. visit must
 	// not write link states.
 	Each(visit func(l *DeviceLink) error) error
-}
-
-// DeviceCredentialRecords are the devices' credentials, by IMEI.
-type DeviceCredentialRecords interface {
-	// Get returns imei's credential; ErrNotFound when none was stored.
-	Get(imei string) (*DeviceCredential, error)
-	// Put stores c as c.IMEI's credential, replacing any earlier one.
-	Put(c *DeviceCredential) error
-	// Delete removes imei's credential; removing none is no error.
-	Delete(imei string) error
 }
 
 // QueuedCommandRecords are the commands queued for each device, in the

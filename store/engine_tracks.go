@@ -13,13 +13,15 @@ type TrackRecords interface {
 	// Trips are the trips of every device and the open trip of each.
 	Trips() TripRecords
 	// Hotspots are the Wi-Fi hotspot states of the devices.
-	Hotspots() HotspotRecords
-	// DeviceSettings are the settings of each device.
-	DeviceSettings() DeviceSettingsRecords
+	Hotspots() KeyedRecords[string, HotspotState]
+	// DeviceSettings are the settings of each device, stored as they are:
+	// the store sets the version.
+	DeviceSettings() KeyedRecords[string, DeviceSettings]
 	// OrganizationSettings are the default settings of each organization.
-	OrganizationSettings() OrganizationSettingsRecords
-	// Albums are the organizations' albums (album.go).
-	Albums() AlbumRecords
+	OrganizationSettings() KeyedRecords[int64, OrgSettings]
+	// Albums are the organizations' albums (album.go), one per
+	// organization whose album is enabled.
+	Albums() KeyedRecords[int64, Album]
 }
 
 // GPSSampleRecords are the GPS samples of every device, by device and time
@@ -92,49 +94,4 @@ type TripRecords interface {
 	// Purge runs one batch p of the retention purge of the trips; it keeps
 	// each device's open trip.
 	Purge(p SeriesPurge) (int, []byte, error)
-}
-
-// HotspotRecords are the hotspot states, by IMEI.
-type HotspotRecords interface {
-	// Get returns the hotspot state of imei; ErrNotFound when none is stored.
-	Get(imei string) (*HotspotState, error)
-	// Put stores h as the hotspot state of h.IMEI, over any stored before.
-	Put(h *HotspotState) error
-	// Delete forgets the hotspot state of imei; forgetting none is no error.
-	Delete(imei string) error
-}
-
-// DeviceSettingsRecords are the device settings, by IMEI.
-type DeviceSettingsRecords interface {
-	// Get returns the settings of imei; ErrNotFound when none are stored.
-	Get(imei string) (*DeviceSettings, error)
-	// Put stores s as the settings of s.IMEI, over any stored before, as
-	// they are: the store sets the version.
-	Put(s *DeviceSettings) error
-	// Delete forgets the settings of imei; forgetting none is no error.
-	Delete(imei string) error
-}
-
-// OrganizationSettingsRecords are the organizations' default settings, by
-// organization id.
-type OrganizationSettingsRecords interface {
-	// Get returns the settings of organization orgID; ErrNotFound when none
-	// are stored.
-	Get(orgID int64) (*OrgSettings, error)
-	// Put stores s as the settings of s.OrganizationID, over any stored
-	// before.
-	Put(s *OrgSettings) error
-}
-
-// AlbumRecords are the organizations' albums, one per organization whose
-// album is enabled.
-type AlbumRecords interface {
-	// Get returns the album of organization orgID; ErrNotFound when none
-	// is stored.
-	Get(orgID int64) (*Album, error)
-	// Put stores a as the album of a.OrganizationID, over any stored before.
-	Put(a *Album) error
-	// Delete removes the album of organization orgID; removing one that is
-	// not stored is no error.
-	Delete(orgID int64) error
 }

@@ -10,9 +10,9 @@ type WebhookRecords interface {
 	Messages() MessageRecords
 	WebhookOutbox() WebhookOutboxRecords
 	Deliveries() DeliveryRecords
-	WebhookSettings() WebhookSettingsRecords
+	WebhookSettings() KeyedRecords[int64, WebhookSettings]
 	WebhookSubscriptions() WebhookSubscriptionRecords
-	WebhookSecrets() WebhookSecretRecords
+	WebhookSecrets() KeyedRecords[int64, WebhookSecret]
 	WebhookEndpoints() WebhookEndpointRecords
 	WebhookReceivers() WebhookReceiverRecords
 }
@@ -101,17 +101,6 @@ type DeliveryRecords interface {
 	PurgeFinished(cut Cutoffs, from []byte, limit int) (int, []byte, error)
 }
 
-// WebhookSettingsRecords are organizations' webhook settings, one record
-// per organization.
-type WebhookSettingsRecords interface {
-	// Get returns an organization's settings; ErrNotFound when it never
-	// saved any. Fields a stored record lacks read as in
-	// DefaultWebhookSettings.
-	Get(orgID int64) (*WebhookSettings, error)
-	// Put stores s as the settings of s.OrganizationID.
-	Put(s *WebhookSettings) error
-}
-
 // WebhookSubscriptionRecords are device webhook subscriptions, each of one
 // organization.
 type WebhookSubscriptionRecords interface {
@@ -129,16 +118,6 @@ type WebhookSubscriptionRecords interface {
 	// Delete removes subscription id of an organization; deleting one that
 	// is not there is no error.
 	Delete(orgID, id int64) error
-}
-
-// WebhookSecretRecords are what organizations' signing secrets are derived
-// from, one record per organization.
-type WebhookSecretRecords interface {
-	// Get returns an organization's secret record; ErrNotFound when none was
-	// created.
-	Get(orgID int64) (*WebhookSecret, error)
-	// Put stores s as the secret record of s.OrganizationID.
-	Put(s *WebhookSecret) error
 }
 
 // WebhookEndpointRecords are the delivery states of the URLs deliveries go

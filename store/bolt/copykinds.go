@@ -211,20 +211,6 @@ var copyKinds = map[store.Kind]copyKind{
 			return &store.StoredDeviceTrack{IMEI: string(k), Track: *track}, nil
 		}),
 		func(t *tx, r *store.StoredDeviceTrack) error { return deviceTracks{t}.Put(r.IMEI, &r.Track) }),
-	store.KindHotspots: kindOf(bucketList(bucketHotspot),
-		jsonRecords(bucketHotspot, func(k []byte) store.HotspotState { return store.HotspotState{IMEI: string(k)} }),
-		func(t *tx, h *store.HotspotState) error { return hotspots{t}.Put(h) }),
-	store.KindDeviceSettings: kindOf(bucketList(bucketDeviceSettings),
-		jsonRecords(bucketDeviceSettings, func(k []byte) store.DeviceSettings { return store.DeviceSettings{IMEI: string(k)} }),
-		func(t *tx, s *store.DeviceSettings) error { return deviceSettings{t}.Put(s) }),
-	store.KindOrgSettings: kindOf(bucketList(bucketOrgSettings),
-		jsonRecords(bucketOrgSettings, func(k []byte) store.OrgSettings {
-			return store.OrgSettings{OrganizationID: btoi(k)}
-		}),
-		func(t *tx, s *store.OrgSettings) error { return organizationSettings{t}.Put(s) }),
-	store.KindAlbums: kindOf(bucketList(bucketAlbums),
-		jsonRecords(bucketAlbums, func(k []byte) store.Album { return store.Album{OrganizationID: btoi(k)} }),
-		func(t *tx, a *store.Album) error { return albums{t}.Put(a) }),
 
 	store.KindDrivers: kindOf(bucketList(bucketDrivers, bucketDriverCodes, bucketDriverThirdParty, bucketDriverQR),
 		jsonRecords(bucketDrivers, zero[store.Driver]),
@@ -280,8 +266,6 @@ var copyKinds = map[store.Kind]copyKind{
 			return &store.OpenAlarm{IMEI: imei, DefinitionID: btoi(def), AlarmID: btoi(v)}, nil
 		}),
 		func(t *tx, r *store.OpenAlarm) error { return openAlarms{t}.Put(r.IMEI, r.DefinitionID, r.AlarmID) }),
-	store.KindHealthStates: kindOf(bucketList(bucketHealthState), jsonRecords(bucketHealthState, zero[store.HealthState]),
-		func(t *tx, h *store.HealthState) error { return healthStates{t}.Put(h) }),
 	store.KindAlarmRecipients: kindOf(bucketList(bucketRecipients), jsonRecords(bucketRecipients, zero[store.AlarmRecipient]),
 		func(t *tx, r *store.AlarmRecipient) error { return alarmRecipients{t}.put(r) }),
 
@@ -340,15 +324,10 @@ var copyKinds = map[store.Kind]copyKind{
 			return &store.AuxCameraList{IMEI: string(k), Cameras: *cams}, nil
 		}),
 		func(t *tx, r *store.AuxCameraList) error { return auxCameras{t}.Put(r.IMEI, r.Cameras) }),
-	store.KindDeviceBillings: kindOf(bucketList(bucketBilling), jsonRecords(bucketBilling, zero[store.DeviceBilling]),
-		func(t *tx, b *store.DeviceBilling) error { return deviceBillings{t}.Put(b) }),
 	store.KindDataUsage: kindOf(bucketList(bucketDataUsage), jsonRecords(bucketDataUsage, zero[store.DataUsagePeriod]),
 		func(t *tx, p *store.DataUsagePeriod) error { return dataUsagePeriods{t}.Put(p) }),
 	store.KindDeviceLinks: kindOf(bucketList(bucketDeviceLinks), jsonRecords(bucketDeviceLinks, zero[store.DeviceLink]),
 		func(t *tx, l *store.DeviceLink) error { return deviceLinks{t}.Put(l) }),
-	store.KindDeviceCredentials: kindOf(bucketList(bucketDeviceCredentials),
-		jsonRecords(bucketDeviceCredentials, zero[store.DeviceCredential]),
-		func(t *tx, c *store.DeviceCredential) error { return deviceCredentials{t}.Put(c) }),
 	store.KindEventMail: kindOf(bucketList(bucketEventMail), jsonRecords(bucketEventMail, zero[store.EventMail]),
 		func(t *tx, m *store.EventMail) error { return eventMails{t}.Put(m) }),
 	store.KindQueuedCommands: kindOf(bucketList(bucketDeviceCommands),
@@ -363,20 +342,9 @@ var copyKinds = map[store.Kind]copyKind{
 	store.KindDeliveries: kindOf(bucketList(bucketDeliveries, bucketQueue, bucketOrgDeliveries),
 		jsonRecords(bucketDeliveries, zero[store.Delivery]),
 		func(t *tx, d *store.Delivery) error { return deliveries{t}.put(d) }),
-	store.KindWebhookSettings: kindOf(bucketList(bucketWebhookSettings),
-		records(bucketWebhookSettings, func(k, v []byte) (*store.WebhookSettings, error) {
-			if len(k) != 8 {
-				return nil, fmt.Errorf("store: %s key %x is not of its layout", bucketWebhookSettings, k)
-			}
-			return decodeWebhookSettings(btoi(k), v)
-		}),
-		func(t *tx, s *store.WebhookSettings) error { return webhookSettings{t}.Put(s) }),
 	store.KindWebhookSubscriptions: kindOf(bucketList(bucketWebhookSubs),
 		jsonRecords(bucketWebhookSubs, zero[store.WebhookSubscription]),
 		func(t *tx, s *store.WebhookSubscription) error { return webhookSubscriptions{t}.Put(s) }),
-	store.KindWebhookSecrets: kindOf(bucketList(bucketWebhookSecrets),
-		jsonRecords(bucketWebhookSecrets, zero[store.WebhookSecret]),
-		func(t *tx, s *store.WebhookSecret) error { return webhookSecrets{t}.Put(s) }),
 	store.KindWebhookEndpoints: kindOf(bucketList(bucketWebhookEndpts),
 		records(bucketWebhookEndpts, func(k, v []byte) (*store.WebhookEndpoint, error) {
 			if len(k) < 9 || k[8] != 0 {

@@ -40,25 +40,3 @@ func (r deviceLinks) Each(visit func(l *store.DeviceLink) error) error {
 		return visit(&l)
 	})
 }
-
-// deviceCredentials are the device_credentials records, JSON under the
-// device's IMEI.
-type deviceCredentials struct{ t *tx }
-
-// DeviceCredentials implements store.DeviceStateRecords.
-func (t *tx) DeviceCredentials() store.DeviceCredentialRecords { return deviceCredentials{t} }
-
-// Get implements store.DeviceCredentialRecords.
-func (r deviceCredentials) Get(imei string) (*store.DeviceCredential, error) {
-	return lookupJSON(r.t.bucket(bucketDeviceCredentials), []byte(imei), store.DeviceCredential{})
-}
-
-// Put implements store.DeviceCredentialRecords.
-func (r deviceCredentials) Put(c *store.DeviceCredential) error {
-	return putJSON(r.t.bucket(bucketDeviceCredentials), []byte(c.IMEI), c)
-}
-
-// Delete implements store.DeviceCredentialRecords.
-func (r deviceCredentials) Delete(imei string) error {
-	return r.t.bucket(bucketDeviceCredentials).Delete([]byte(imei))
-}

@@ -9,42 +9,11 @@ import (
 	"github.com/fleetcam/fleetcam/store"
 )
 
-// Webhook settings, subscriptions, secrets and endpoint states:
+// Webhook subscriptions and endpoint states (the settings and secrets,
+// one record per organization, are keyed records: keyed.go):
 //
-//	webhook_settings       org → WebhookSettings
 //	webhook_subscriptions  org, id → WebhookSubscription (ids from the bucket's sequence)
-//	webhook_secrets        org → WebhookSecret
 //	webhook_endpoints      org, 0, url → WebhookEndpoint
-
-// WebhookSettings implements store.WebhookRecords.
-func (t *tx) WebhookSettings() store.WebhookSettingsRecords { return webhookSettings{t} }
-
-type webhookSettings struct{ t *tx }
-
-// Get implements store.WebhookSettingsRecords. The record is decoded over
-// the defaults, so a field it lacks keeps its default.
-func (r webhookSettings) Get(orgID int64) (*store.WebhookSettings, error) {
-	raw := r.t.bucket(bucketWebhookSettings).Get(itob(orgID))
-	if raw == nil {
-		return nil, store.NotFound("webhook settings")
-	}
-	return decodeWebhookSettings(orgID, raw)
-}
-
-// decodeWebhookSettings decodes the settings raw of organization orgID
-// over the defaults.
-func decodeWebhookSettings(orgID int64, raw []byte) (*store.WebhookSettings, error) {
-	s := store.DefaultWebhookSettings(orgID)
-	if err := json.Unmarshal(raw, s); err != nil {
-		return nil, fmt.Errorf("store: decode webhook settings of organization %d: %w", orgID, err)
-	}
-	return s, nil
-}
-
-// Put implements store.WebhookSettingsRecords.
-func (r webhookSettings) Put(s *store.WebhookSettings) error {
-	return putJSON(r.t.bucket(bucketWebhookSettings), itob(s.OrganizationID), s)
-}
 
 // WebhookSubscriptions implements store.WebhookRecords.
 func (t *tx) WebhookSubscriptions() store.WebhookSubscriptionRecords {
@@ -101,28 +70,6 @@ func (r webhookSubscriptions) Put(s *store.WebhookSubscription) error {
 // Delete implements store.WebhookSubscriptionRecords.
 func (r webhookSubscriptions) Delete(orgID, id int64) error {
 	return r.t.bucket(bucketWebhookSubs).Delete(compositeKey(orgID, id))
-}
-
-// WebhookSecrets implements store.WebhookRecords.
-func (t *tx) WebhookSecrets() store.WebhookSecretRecords { return webhookSecrets{t} }
-
-type webhookSecrets struct{ t *tx }
-
-// Get implements store.WebhookSecretRecords.
-func (r webhookSecrets) Get(orgID int64) (*store.WebhookSecret, error) {
-	var s store.WebhookSecret
-	if err := getJSON(r.t.bucket(bucketWebhookSecrets), itob(orgID), &s); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, store.NotFound("webhook secret of organization %d", orgID)
-		}
-		return nil, err
-	}
-	return &s, nil
-}
-
-// Put implements store.WebhookSecretRecords.
-func (r webhookSecrets) Put(s *store.WebhookSecret) error {
-	return putJSON(r.t.bucket(bucketWebhookSecrets), itob(s.OrganizationID), s)
 }
 
 // WebhookEndpoints implements store.WebhookRecords.

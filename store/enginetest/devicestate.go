@@ -15,10 +15,8 @@ import (
 var deviceStateTests = []test{
 	{"QueuedCommands", testQueuedCommands},
 	{"AuxCameras", testAuxCameras},
-	{"DeviceBillings", testDeviceBillings},
 	{"DeviceLinks", testDeviceLinks},
 	{"DeviceLinksEach", testDeviceLinksEach},
-	{"DeviceCredentials", testDeviceCredentials},
 	{"DataUsagePeriods", testDataUsagePeriods},
 }
 
@@ -75,37 +73,6 @@ func testAuxCameras(t *testing.T, e store.Engine) {
 	})
 	_, err = get(a)
 	wantErr(t, "cameras after Delete", err, store.ErrNotFound)
-}
-
-// testDeviceBillings stores, replaces and deletes billing records.
-func testDeviceBillings(t *testing.T, e store.Engine) {
-	imeis := seedDevices(t, e, 2)
-	a := imeis[0]
-	get := func(imei string) (*store.DeviceBilling, error) {
-		t.Helper()
-		var got *store.DeviceBilling
-		err := e.View(t.Context(), func(r store.Records) (err error) { got, err = r.DeviceBillings().Get(imei); return err })
-		return got, err
-	}
-	_, err := get(a)
-	wantErr(t, "billing never stored", err, store.ErrNotFound)
-	first := &store.DeviceBilling{IMEI: a, AuxBillingStatus: store.AuxBillingDisable, SubscriptionUpdatedAt: testTime}
-	second := &store.DeviceBilling{IMEI: a, AuxBillingStatus: store.AuxBillingEnable, AuxBillingUpdatedAt: testTime.Add(time.Hour),
-		Refurbished: true}
-	for _, want := range []*store.DeviceBilling{first, second} {
-		write(t, e, func(r store.Records) error { return r.DeviceBillings().Put(want) })
-		got, err := get(a)
-		wantEqual(t, "Get", got, want)
-		wantErr(t, "Get", err, nil)
-	}
-	write(t, e, func(r store.Records) error {
-		if err := r.DeviceBillings().Delete(a); err != nil {
-			return err
-		}
-		return r.DeviceBillings().Delete(imeis[1]) // none stored
-	})
-	_, err = get(a)
-	wantErr(t, "billing after Delete", err, store.ErrNotFound)
 }
 
 // testQueuedCommands queues commands of two devices, one id twice: each
@@ -271,39 +238,6 @@ func testDeviceLinksEach(t *testing.T, e store.Engine) {
 	if !errors.Is(err, stop) || visits != 3 {
 		t.Fatalf("Each after the visit failed: %v after %d visits; want stop after 3", err, visits)
 	}
-}
-
-// testDeviceCredentials stores, revokes and deletes credentials.
-func testDeviceCredentials(t *testing.T, e store.Engine) {
-	imeis := seedDevices(t, e, 2)
-	a := imeis[0]
-	get := func(imei string) (*store.DeviceCredential, error) {
-		t.Helper()
-		var got *store.DeviceCredential
-		err := e.View(t.Context(), func(r store.Records) (err error) { got, err = r.DeviceCredentials().Get(imei); return err })
-		return got, err
-	}
-	_, err := get(a)
-	wantErr(t, "credential never stored", err, store.ErrNotFound)
-	hash := make([]byte, 32)
-	hash[0], hash[31] = 1, 0xff
-	issued := &store.DeviceCredential{IMEI: a, TokenHash: hash, IssuedAt: testTime, Generation: 2, LastBootstrap: testTime.Unix()}
-	revoked := &store.DeviceCredential{IMEI: a, IssuedAt: testTime, Generation: 2, RevokedAt: testTime.Add(time.Hour),
-		LastBootstrap: testTime.Unix()}
-	for _, want := range []*store.DeviceCredential{issued, revoked} {
-		write(t, e, func(r store.Records) error { return r.DeviceCredentials().Put(want) })
-		got, err := get(a)
-		wantErr(t, "Get", err, nil)
-		wantEqual(t, "Get", got, want)
-	}
-	write(t, e, func(r store.Records) error {
-		if err := r.DeviceCredentials().Delete(a); err != nil {
-			return err
-		}
-		return r.DeviceCredentials().Delete(imeis[1]) // none stored
-	})
-	_, err = get(a)
-	wantErr(t, "credential after Delete", err, store.ErrNotFound)
 }
 
 // testDataUsagePeriods stores periods of two devices, replaces one (its

@@ -93,22 +93,6 @@ var _ = register(map[store.Kind]copyKind{
 				return &store.StoredDeviceTrack{IMEI: imei, Track: *track}, nil
 			}),
 		each(func(t *tx, r *store.StoredDeviceTrack) error { return deviceTracks{t}.Put(r.IMEI, &r.Track) })),
-	store.KindHotspots: kindOf(tableList("device_hotspots"),
-		byKey(`SELECT imei FROM device_hotspots WHERE imei > $1 ORDER BY imei LIMIT $2`,
-			func(t *tx, imei string) (*store.HotspotState, error) { return hotspots{t}.Get(imei) }),
-		each(func(t *tx, h *store.HotspotState) error { return hotspots{t}.Put(h) })),
-	store.KindDeviceSettings: kindOf(tableList("device_settings"),
-		byKey(`SELECT imei FROM device_settings WHERE imei > $1 ORDER BY imei LIMIT $2`,
-			func(t *tx, imei string) (*store.DeviceSettings, error) { return deviceSettings{t}.Get(imei) }),
-		each(func(t *tx, s *store.DeviceSettings) error { return deviceSettings{t}.Put(s) })),
-	store.KindOrgSettings: kindOf(tableList("organization_settings"),
-		byKey(`SELECT organization_id FROM organization_settings WHERE organization_id > $1 ORDER BY 1 LIMIT $2`,
-			func(t *tx, id int64) (*store.OrgSettings, error) { return organizationSettings{t}.Get(id) }),
-		each(func(t *tx, s *store.OrgSettings) error { return organizationSettings{t}.Put(s) })),
-	store.KindAlbums: kindOf(tableList("organization_albums"),
-		byKey(`SELECT organization_id FROM organization_albums WHERE organization_id > $1 ORDER BY 1 LIMIT $2`,
-			func(t *tx, id int64) (*store.Album, error) { return albums{t}.Get(id) }),
-		each(func(t *tx, a *store.Album) error { return albums{t}.Put(a) })),
 })
 
 // putEvents stores the copy's events, copyBatch at a time, each batch

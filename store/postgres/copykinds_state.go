@@ -60,10 +60,6 @@ var _ = register(map[store.Kind]copyKind{
 		selected(`SELECT imei, definition_id, alarm_id FROM open_alarms ORDER BY imei, definition_id`,
 			scanned(func(r *store.OpenAlarm) []any { return []any{&r.IMEI, &r.DefinitionID, &r.AlarmID} })),
 		each(func(t *tx, r *store.OpenAlarm) error { return openAlarms{t}.Put(r.IMEI, r.DefinitionID, r.AlarmID) })),
-	store.KindHealthStates: kindOf(tableList("device_health_states"),
-		byKey(`SELECT imei FROM device_health_states WHERE imei > $1 ORDER BY imei LIMIT $2`,
-			func(t *tx, imei string) (*store.HealthState, error) { return healthStates{t}.Get(imei) }),
-		each(func(t *tx, h *store.HealthState) error { return healthStates{t}.Put(h) })),
 	store.KindAlarmRecipients: kindOf(tableList("alarm_recipients"),
 		func(t *tx, yield func(*store.AlarmRecipient) bool) error {
 			list, err := alarmRecipients{t}.List()
@@ -121,10 +117,6 @@ var _ = register(map[store.Kind]copyKind{
 				return &store.AuxCameraList{IMEI: imei, Cameras: cams}, err
 			}),
 		each(func(t *tx, r *store.AuxCameraList) error { return auxCameras{t}.Put(r.IMEI, r.Cameras) })),
-	store.KindDeviceBillings: kindOf(tableList("device_billing"),
-		byKey(`SELECT imei FROM device_billing WHERE imei > $1 ORDER BY imei LIMIT $2`,
-			func(t *tx, imei string) (*store.DeviceBilling, error) { return deviceBillings{t}.Get(imei) }),
-		each(func(t *tx, b *store.DeviceBilling) error { return deviceBillings{t}.Put(b) })),
 	store.KindDataUsage: kindOf(tableList("data_usage_periods"),
 		selected(`SELECT imei, `+dataUsageColumns+` FROM data_usage_periods ORDER BY imei, period_start`,
 			func(row pgx.Row) (*store.DataUsagePeriod, error) {
@@ -146,10 +138,6 @@ var _ = register(map[store.Kind]copyKind{
 			return err
 		},
 		each(func(t *tx, l *store.DeviceLink) error { return deviceLinks{t}.Put(l) })),
-	store.KindDeviceCredentials: kindOf(tableList("device_credentials"),
-		byKey(`SELECT imei FROM device_credentials WHERE imei > $1 ORDER BY imei LIMIT $2`,
-			func(t *tx, imei string) (*store.DeviceCredential, error) { return deviceCredentials{t}.Get(imei) }),
-		each(func(t *tx, c *store.DeviceCredential) error { return deviceCredentials{t}.Put(c) })),
 	store.KindEventMail: kindOf(tableList("event_mail"),
 		func(t *tx, yield func(*store.EventMail) bool) error {
 			list, err := eventMails{t}.List()
@@ -213,10 +201,6 @@ var _ = register(map[store.Kind]copyKind{
 			values, err := deliveryValues(d)
 			return append([]any{d.ID}, values...), err
 		})),
-	store.KindWebhookSettings: kindOf(tableList("webhook_settings"),
-		byKey(`SELECT organization_id FROM webhook_settings WHERE organization_id > $1 ORDER BY 1 LIMIT $2`,
-			func(t *tx, id int64) (*store.WebhookSettings, error) { return webhookSettings{t}.Get(id) }),
-		each(func(t *tx, s *store.WebhookSettings) error { return webhookSettings{t}.Put(s) })),
 	store.KindWebhookSubscriptions: kindOf(tableList("webhook_subscriptions"),
 		selected(`SELECT `+subscriptionColumns+` FROM webhook_subscriptions ORDER BY id`,
 			func(row pgx.Row) (*store.WebhookSubscription, error) {
@@ -228,10 +212,6 @@ var _ = register(map[store.Kind]copyKind{
 				return &s, err
 			}),
 		each(func(t *tx, s *store.WebhookSubscription) error { return webhookSubscriptions{t}.Put(s) })),
-	store.KindWebhookSecrets: kindOf(tableList("webhook_secrets"),
-		byKey(`SELECT organization_id FROM webhook_secrets WHERE organization_id > $1 ORDER BY 1 LIMIT $2`,
-			func(t *tx, id int64) (*store.WebhookSecret, error) { return webhookSecrets{t}.Get(id) }),
-		each(func(t *tx, s *store.WebhookSecret) error { return webhookSecrets{t}.Put(s) })),
 	store.KindWebhookEndpoints: kindOf(tableList("webhook_endpoints"),
 		selected(`SELECT `+endpointColumns+` FROM webhook_endpoints ORDER BY organization_id, url`, scanned(endpointFields)),
 		each(func(t *tx, e *store.WebhookEndpoint) error { return webhookEndpoints{t}.Put(e) })),

@@ -8,33 +8,21 @@ import (
 	"github.com/fleetcam/fleetcam/store"
 )
 
-// healthStates is the device health state set of a transaction: table
-// device_health_states, one row per device, which goes with the device.
-type healthStates struct{ t *tx }
-
-// DeviceHealthStates implements store.AlarmRecords.
-func (t *tx) DeviceHealthStates() store.DeviceHealthStateSet { return healthStates{t} }
-
-// healthStateColumns are the columns Get reads, in order.
-const healthStateColumns = `recording_test, adas_calibrated, reported_at`
-
-// Get implements store.DeviceHealthStateSet; a group commit reads the
-// states of its devices ahead (Prefetch).
-func (s healthStates) Get(imei string) (*store.HealthState, error) {
-	h := store.HealthState{IMEI: imei}
-	var test pgtype.Text
-	err := getMemo(s.t, tableHealthStates, imei, `SELECT `+healthStateColumns+` FROM device_health_states WHERE imei = $1`,
-		[]any{&test, &h.AdasCalibrated, zeroTime{&h.ReportedAt}}, imei)
-	if err != nil {
-		return nil, err
-	}
-	h.RecordingTest = test.String
-	return &h, nil
+// healthStates is the device health state set of a transaction: a keyed
+// table (healthStateTable) whose Put, on the path of every status report,
+// is written by hand.
+type healthStates struct {
+	keyedRows[string, store.HealthState, healthStateRows]
 }
 
-// Put implements store.DeviceHealthStateSet: an upsert nobody waits for,
-// which goes in one statement with those of neighbouring jobs
-// (pipemerge.go).
+// DeviceHealthStates implements store.AlarmRecords; a group commit reads
+// the states of its devices ahead (Prefetch).
+func (t *tx) DeviceHealthStates() store.KeyedRecords[string, store.HealthState] {
+	return healthStates{keyedRows[string, store.HealthState, healthStateRows]{t}}
+}
+
+// Put implements store.KeyedRecords: an upsert nobody waits for, which
+// goes in one statement with those of neighbouring jobs (pipemerge.go).
 func (s healthStates) Put(h *store.HealthState) error {
 	s.t.forget(tableHealthStates, h.IMEI)
 	return s.t.queueRow(healthKind, h.IMEI, `INSERT INTO device_health_states (imei, recording_test, adas_calibrated, reported_at)
@@ -55,10 +43,3 @@ var healthKind = &mergeKind{
 	args: func(all []mergeable) []any {
 		return []any{column[string](all, 0), column[pgtype.Text](all, 1), column[bool](all, 2), column[time.Time](all, 3)}
 	}}
-
-// Delete implements store.DeviceHealthStateSet.
-func (s healthStates) Delete(imei string) error {
-	s.t.forget(tableHealthStates, imei)
-	_, err := s.t.exec(`DELETE FROM device_health_states WHERE imei = $1`, imei)
-	return err
-}

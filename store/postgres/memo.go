@@ -71,6 +71,7 @@ const (
 	tableDeviceLinks       = "device_links"
 	tableDeviceSettings    = "device_settings"
 	tableDeviceCredentials = "device_credentials"
+	tableDeviceBilling     = "device_billing"
 	tableOrganizations     = "organizations"
 	tableOrgSettings       = "organization_settings"
 	tableHealthStates      = "device_health_states"
@@ -82,7 +83,7 @@ const (
 
 // deviceTables are the tables keyed by a device's IMEI.
 var deviceTables = []string{tableDevices, tableDeviceHotspots, tableDeviceTracks, tableDeviceLinks, tableDeviceSettings,
-	tableDeviceCredentials, tableHealthStates}
+	tableDeviceCredentials, tableDeviceBilling, tableHealthStates}
 
 // getMemo scans into fields the row of table under key that sql (which
 // takes args) reads, from the memo when this transaction read it before;
@@ -219,7 +220,7 @@ func orgSpecs(where string) []prefetchSpec {
 	return []prefetchSpec{
 		{table: tableOrganizations, sql: `SELECT o.id::text, ` + organizationColumns + ` FROM organizations o
 			WHERE o.id ` + where},
-		{table: tableOrgSettings, sql: `SELECT o.id::text, s.organization_id IS NOT NULL, ` + orgSettingsColumns + `
+		{table: tableOrgSettings, sql: `SELECT o.id::text, s.organization_id IS NOT NULL, ` + orgSettingsTable.listAs("s") + `
 			FROM organizations o LEFT JOIN organization_settings s ON s.organization_id = o.id
 			WHERE o.id ` + where, found: true},
 	}
@@ -234,23 +235,23 @@ var prefetchOrgSpecs = orgSpecs(`= ANY($1::bigint[])`)
 // settings.
 var deviceRows = []rowSpec{
 	{table: tableDevices, columns: deviceMemoColumns},
-	{table: tableDeviceHotspots, columns: hotspotColumns},
+	hotspotTable.rowSpec(),
 	{table: tableDeviceTracks, columns: deviceTrackColumns},
 	{table: tableDeviceLinks, columns: deviceLinkColumns},
-	{table: tableDeviceSettings, columns: deviceSettingsColumns},
+	deviceSettingsTable.rowSpec(),
 }
 
 // The rows a group commit reads ahead for its devices: a status report
 // also reads the device's health state.
 var (
 	prefetchSpecs = deviceSpecs
-	prefetchRows  = joinRows(devicesOfArray, append(slices.Clip(deviceRows), rowSpec{table: tableHealthStates, columns: healthStateColumns}))
+	prefetchRows  = joinRows(devicesOfArray, append(slices.Clip(deviceRows), healthStateTable.rowSpec()))
 )
 
 // The rows the views of devices read ahead (ViewDevice, viewgather.go):
 // the device's, its credential, and its organization and the
 // organization's settings.
-var viewRows = joinRows(devicesOfArray, append(slices.Clip(deviceRows), rowSpec{table: tableDeviceCredentials, columns: credentialColumns},
+var viewRows = joinRows(devicesOfArray, append(slices.Clip(deviceRows), credentialTable.rowSpec(),
 	orgRowOrganization, orgRowSettings))
 
 // rowSpec is a table with at most one row per device, keyed by its IMEI
@@ -273,7 +274,7 @@ type orgRow struct{ from, found string }
 var (
 	orgRowOrganization = rowSpec{table: tableOrganizations, columns: organizationColumns,
 		org: &orgRow{from: `organizations o`, found: `true`}}
-	orgRowSettings = rowSpec{table: tableOrgSettings, columns: orgSettingsColumns,
+	orgRowSettings = rowSpec{table: tableOrgSettings, columns: orgSettingsTable.listAs("s"),
 		org: &orgRow{from: `organizations o LEFT JOIN organization_settings s ON s.organization_id = o.id`,
 			found: `s.organization_id IS NOT NULL`}}
 )
@@ -551,7 +552,7 @@ func (t *tx) readDeviceReads(br pgx.BatchResults, a store.ReadAhead, want []stri
 // in one statement: the device and its credential, and its
 // organization's settings.
 var authRows = joinRows(devicesOfArray, []rowSpec{{table: tableDevices, columns: deviceMemoColumns},
-	{table: tableDeviceCredentials, columns: credentialColumns}, orgRowSettings})
+	credentialTable.rowSpec(), orgRowSettings})
 
 // unread lists the devices of imeis, once each, whose rows t has not read.
 func (t *tx) unread(imeis []string) []string {

@@ -19,76 +19,6 @@ import (
 // messages.go, outbox.go, deliveries.go and webhookreceivers.go.
 var _ store.WebhookRecords = (*tx)(nil)
 
-// WebhookSettings implements store.WebhookRecords.
-func (t *tx) WebhookSettings() store.WebhookSettingsRecords { return webhookSettings{t} }
-
-type webhookSettings struct{ t *tx }
-
-// Get implements store.WebhookSettingsRecords. The columns' defaults are
-// those of store.DefaultWebhookSettings. A transaction reads an
-// organization's once (the webhook fan-out routes many of its messages).
-func (r webhookSettings) Get(orgID int64) (*store.WebhookSettings, error) {
-	s := store.DefaultWebhookSettings(orgID)
-	var system []byte
-	err := getMemo(r.t, tableWebhookSettings, strconv.FormatInt(orgID, 10), `SELECT gps_urls, event_urls, alarm_urls, activation_urls, notify_media_available,
-			subscribe_for_alarm_updates, system_messages, allow_insecure_urls, updated_at
-		FROM webhook_settings WHERE organization_id = $1`,
-		[]any{&s.GPSURLs, &s.EventURLs, &s.AlarmURLs, &s.ActivationURLs, &s.NotifyMediaAvailable,
-			&s.SubscribeForAlarmUpdates, &system, &s.AllowInsecureURLs, zeroTime{&s.UpdatedAt}}, orgID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, store.NotFound("webhook settings")
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(system, &s.SystemMessages); err != nil {
-		return nil, fmt.Errorf("store: decode the system-messages webhooks of organization %d: %w", orgID, err)
-	}
-	for _, urls := range []*[]string{&s.GPSURLs, &s.EventURLs, &s.AlarmURLs, &s.ActivationURLs} {
-		if len(*urls) == 0 {
-			*urls = nil
-		}
-	}
-	if len(s.SystemMessages) == 0 {
-		s.SystemMessages = nil
-	}
-	return s, nil
-}
-
-// Put implements store.WebhookSettingsRecords.
-func (r webhookSettings) Put(s *store.WebhookSettings) error {
-	r.t.forget(tableWebhookSettings, strconv.FormatInt(s.OrganizationID, 10))
-	system := []byte("[]")
-	if len(s.SystemMessages) > 0 {
-		var err error
-		if system, err = json.Marshal(s.SystemMessages); err != nil {
-			return fmt.Errorf("store: encode system-messages webhooks: %w", err)
-		}
-	}
-	_, err := r.t.exec(`INSERT INTO webhook_settings (organization_id, gps_urls, event_urls, alarm_urls,
-			activation_urls, notify_media_available, subscribe_for_alarm_updates, system_messages,
-			allow_insecure_urls, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-		ON CONFLICT (organization_id) DO UPDATE SET gps_urls = EXCLUDED.gps_urls, event_urls = EXCLUDED.event_urls,
-			alarm_urls = EXCLUDED.alarm_urls, activation_urls = EXCLUDED.activation_urls,
-			notify_media_available = EXCLUDED.notify_media_available,
-			subscribe_for_alarm_updates = EXCLUDED.subscribe_for_alarm_updates,
-			system_messages = EXCLUDED.system_messages, allow_insecure_urls = EXCLUDED.allow_insecure_urls,
-			updated_at = EXCLUDED.updated_at`,
-		s.OrganizationID, textArray(s.GPSURLs), textArray(s.EventURLs), textArray(s.AlarmURLs),
-		textArray(s.ActivationURLs), s.NotifyMediaAvailable, s.SubscribeForAlarmUpdates, string(system),
-		s.AllowInsecureURLs, nullTime(s.UpdatedAt))
-	return err
-}
-
-// textArray is urls as a text[] parameter: empty, not NULL, for none.
-func textArray(urls []string) []string {
-	if urls == nil {
-		return []string{}
-	}
-	return urls
-}
-
 // WebhookSubscriptions implements store.WebhookRecords.
 func (t *tx) WebhookSubscriptions() store.WebhookSubscriptionRecords {
 	return webhookSubscriptions{t}
@@ -227,41 +157,6 @@ func (r webhookSubscriptions) Put(s *store.WebhookSubscription) error {
 func (r webhookSubscriptions) Delete(orgID, id int64) error {
 	delete(r.t.memo.subscriptions, orgID)
 	_, err := r.t.exec(`DELETE FROM webhook_subscriptions WHERE organization_id = $1 AND id = $2`, orgID, id)
-	return err
-}
-
-// WebhookSecrets implements store.WebhookRecords.
-func (t *tx) WebhookSecrets() store.WebhookSecretRecords { return webhookSecrets{t} }
-
-type webhookSecrets struct{ t *tx }
-
-// Get implements store.WebhookSecretRecords.
-func (r webhookSecrets) Get(orgID int64) (*store.WebhookSecret, error) {
-	s := &store.WebhookSecret{OrganizationID: orgID}
-	err := getMemo(r.t, tableWebhookSecrets, strconv.FormatInt(orgID, 10), `SELECT salt, previous_salt, previous_until, created_at, rotated_at
-		FROM webhook_secrets WHERE organization_id = $1`,
-		[]any{&s.Salt, &s.PreviousSalt, zeroTime{&s.PreviousUntil}, zeroTime{&s.CreatedAt}, zeroTime{&s.RotatedAt}}, orgID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, store.NotFound("webhook secret of organization %d", orgID)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// Put implements store.WebhookSecretRecords.
-func (r webhookSecrets) Put(s *store.WebhookSecret) error {
-	r.t.forget(tableWebhookSecrets, strconv.FormatInt(s.OrganizationID, 10))
-	var previous []byte
-	if len(s.PreviousSalt) > 0 {
-		previous = s.PreviousSalt
-	}
-	_, err := r.t.exec(`INSERT INTO webhook_secrets (organization_id, salt, previous_salt, previous_until, created_at, rotated_at)
-		VALUES ($1, $2, $3, $4, $5, $6)
-		ON CONFLICT (organization_id) DO UPDATE SET salt = EXCLUDED.salt, previous_salt = EXCLUDED.previous_salt,
-			previous_until = EXCLUDED.previous_until, created_at = EXCLUDED.created_at, rotated_at = EXCLUDED.rotated_at`,
-		s.OrganizationID, nonNilBytes(s.Salt), previous, nullTime(s.PreviousUntil), nullTime(s.CreatedAt), nullTime(s.RotatedAt))
 	return err
 }
 
