@@ -131,7 +131,9 @@ func (b *bench) cluster(ctx context.Context) error {
 	for _, srv := range c.nodes {
 		cpus = append(cpus, startCPU(srv.cmd.Process.Pid))
 	}
-	pgCPU := startCPU(0).alsoTree(b.pg.pid())
+	// This process (the devices, NATS, the receiver) and the PostgreSQL
+	// server the bench started.
+	bench := startCPU(0).alsoTree(b.pg.pid())
 	began := time.Now()
 	fr, err := startFleet(ctx, devicesim.LoadOptions{BrokerURLs: c.urls, IMEIs: fl.imeis[:n], TokenSeed: benchTokenSeed,
 		ConnectConcurrency: 256, KeepAlive: 300 * time.Second, GPSInterval: 5 * time.Second, PublishTimeout: 30 * time.Second,
@@ -151,8 +153,8 @@ func (b *bench) cluster(ctx context.Context) error {
 		srv, _ := m.cores()
 		nodeCores = append(nodeCores, fmt.Sprintf("%.2f", srv))
 	}
-	pgCores, pgMeasured := pgCPU.treeCores()
-	_, localCores := pgCPU.cores()
+	pgCores, pgMeasured := bench.treeCores()
+	_, localCores := bench.cores()
 	b.rep.figure("cluster", "connect_per_s", connectRate, "devices/s")
 	t.add("connect", fmt.Sprintf("%s devices/s", num(connectRate)), "token auth, every node at once")
 	mc, err := c.commitMetrics()
