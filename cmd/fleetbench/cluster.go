@@ -133,7 +133,7 @@ func (b *bench) cluster(ctx context.Context) error {
 	}
 	// This process (the devices, NATS, the receiver) and the PostgreSQL
 	// server the bench started.
-	bench := startCPU(0).alsoTree(b.pg.pid())
+	here := startCPU(0).alsoTree(b.pg.pid())
 	began := time.Now()
 	fr, err := startFleet(ctx, devicesim.LoadOptions{BrokerURLs: c.urls, IMEIs: fl.imeis[:n], TokenSeed: benchTokenSeed,
 		ConnectConcurrency: 256, KeepAlive: 300 * time.Second, GPSInterval: 5 * time.Second, PublishTimeout: 30 * time.Second,
@@ -153,8 +153,8 @@ func (b *bench) cluster(ctx context.Context) error {
 		srv, _ := m.cores()
 		nodeCores = append(nodeCores, fmt.Sprintf("%.2f", srv))
 	}
-	pgCores, pgMeasured := bench.treeCores()
-	_, localCores := bench.cores()
+	pgCores, pgMeasured := here.treeCores()
+	_, localCores := here.cores()
 	b.rep.figure("cluster", "connect_per_s", connectRate, "devices/s")
 	t.add("connect", fmt.Sprintf("%s devices/s", num(connectRate)), "token auth, every node at once")
 	mc, err := c.commitMetrics()
