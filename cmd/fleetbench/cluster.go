@@ -127,6 +127,7 @@ func (b *bench) cluster(ctx context.Context) error {
 		return err
 	}
 	waits := sampleWaits(ctx, fl.st.pgURL)
+	stats := b.o.profile && b.pg.stats && b.pg.resetStats(ctx) == nil
 	var cpus []*cpuMeter
 	for _, srv := range c.nodes {
 		cpus = append(cpus, startCPU(srv.cmd.Process.Pid))
@@ -148,6 +149,9 @@ func (b *bench) cluster(ctx context.Context) error {
 	}
 	connectRate := float64(n) / time.Since(began).Seconds()
 	waited := waits.summary()
+	if stats {
+		b.pg.writeStats(ctx, time.Since(began), filepath.Join(b.work, "cluster-connect-statements.txt"), b.log)
+	}
 	var nodeCores []string
 	for _, m := range cpus {
 		srv, _ := m.cores()
