@@ -14,10 +14,13 @@ import (
 
 // openConfiguredStore opens the store the configuration names: PostgreSQL
 // when store.postgresURL is set, applying its schema migrations, else the
-// bbolt file in the data dir.
+// bbolt file in the data dir. A server's PostgreSQL pools start warm: its
+// first devices may arrive at once.
 func openConfiguredStore(ctx context.Context, cfg configs.Config) (*store.DB, error) {
 	if cfg.Store.PostgresURL != "" {
-		return postgres.Open(ctx, cfg.Store.PostgresURL, postgresOptions(cfg), store.Options{})
+		o := postgresOptions(cfg)
+		o.Warm = true
+		return postgres.Open(ctx, cfg.Store.PostgresURL, o, store.Options{})
 	}
 	return boltstore.Open(filepath.Join(cfg.DataDir, storeFile), store.Options{})
 }

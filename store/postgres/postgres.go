@@ -15,6 +15,8 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"net"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -44,6 +46,11 @@ type Options struct {
 	// at once; nodes that share one are still correct, and only meet in
 	// conflicts their transactions run again after.
 	Node string
+	// Warm keeps connections of both pools open from the start, each
+	// ready for the reads it serves most (warm.go): a
+	// server's, which may take a fleet the moment it starts. Tests and
+	// one-off commands leave it off.
+	Warm bool
 }
 
 // DefaultStatementTimeout is the statement timeout when Options leave it 0:
@@ -68,6 +75,12 @@ type Engine struct {
 	// demand counts the event ids asked for since the last draw
 	// (eventids.go).
 	demand *eventDemand
+	// warmUp is Options.Warm; warm is set once the schema is there and
+	// new connections can be warmed (warm.go).
+	// warmed holds the connections warmed.
+	warmUp bool
+	warm   atomic.Bool
+	warmed sync.Map
 }
 
 // OpenEngine connects to the database at url (a libpq URL or key=value
@@ -93,6 +106,12 @@ func OpenEngine(ctx context.Context, url string, o Options) (*Engine, error) {
 	if o.MaxConns > 0 {
 		cfg.MaxConns = o.MaxConns
 	}
+	e := &Engine{node: o.Node, sent: sent, demand: &eventDemand{}, warmUp: o.Warm}
+	vcfg := viewPoolConfig(cfg)
+	if o.Warm {
+		e.warmConfig(cfg, max(2, cfg.MaxConns/4), warmCommits)
+		e.warmConfig(vcfg, vcfg.MaxConns, warmViews)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: postgres: %w", err)
@@ -101,12 +120,12 @@ func OpenEngine(ctx context.Context, url string, o Options) (*Engine, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: postgres at %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
 	}
-	views, err := pgxpool.NewWithConfig(ctx, viewPoolConfig(cfg))
+	views, err := pgxpool.NewWithConfig(ctx, vcfg)
 	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("store: postgres: %w", err)
 	}
-	e := &Engine{pool: pool, views: views, node: o.Node, sent: sent, demand: &eventDemand{}}
+	e.pool, e.views = pool, views
 	e.gather = &viewGather{e: e, most: int(views.Config().MaxConns)}
 	return e, nil
 }
@@ -172,12 +191,19 @@ const migrationLockID = 0x666c656574636d
 // order, each in its own transaction, while holding an advisory lock: a
 // second process starting at the same time waits, then finds nothing to do.
 // A database migrated by a newer version is refused. Then it creates the
-// partitions of the time series around now.
+// partitions of the time series around now, and a warm engine warms its
+// pools (warm.go).
 func (e *Engine) Prepare(ctx context.Context) error {
 	if _, err := e.Migrate(ctx); err != nil {
 		return err
 	}
-	return e.Maintain(ctx, time.Now())
+	if err := e.Maintain(ctx, time.Now()); err != nil {
+		return err
+	}
+	if e.warmUp {
+		return e.warmPools(ctx)
+	}
+	return nil
 }
 
 // Maintain implements store.Maintainer: it creates the partitions of the
