@@ -94,7 +94,7 @@ func (b *bench) cluster(ctx context.Context) error {
 		id := "node-" + string(rune('a'+i))
 		srv, err := startServer(ctx, serverOptions{bin: b.o.fleetcam, dataDir: b.dir("cluster-" + id), postgresURL: fl.st.pgURL,
 			logPath: filepath.Join(b.work, "cluster-"+id+".log"), commitDelay: b.o.commitDelay,
-			natsURL: ns.ClientURL(), nodeID: id, mediaDir: media})
+			natsURL: ns.ClientURL(), nodeID: id, mediaDir: media, pprof: b.o.profile})
 		if err != nil {
 			return err
 		}
@@ -128,6 +128,17 @@ func (b *bench) cluster(ctx context.Context) error {
 	}
 	waits := sampleWaits(ctx, fl.st.pgURL)
 	stats := b.o.profile && b.pg.stats && b.pg.resetStats(ctx) == nil
+	if b.o.profile {
+		// The storm takes seconds: each node's CPU over the first three.
+		for i, srv := range c.nodes {
+			go func() {
+				path := filepath.Join(b.work, fmt.Sprintf("cluster-connect-node-%c.pprof", 'a'+i))
+				if err := srv.profile(ctx, 3*time.Second, path); err != nil {
+					fmt.Fprintf(b.log, "fleetbench: profile %s: %v\n", path, err)
+				}
+			}()
+		}
+	}
 	var cpus []*cpuMeter
 	for _, srv := range c.nodes {
 		cpus = append(cpus, startCPU(srv.cmd.Process.Pid))
