@@ -122,6 +122,13 @@ func (b *bench) cluster(ctx context.Context) error {
 
 	// Connect: the whole fleet at once, GPS every 5 s, the events of the
 	// webhook rate.
+	storm := devicesim.LoadOptions{IMEIs: fl.imeis[:n], TokenSeed: benchTokenSeed,
+		ConnectConcurrency: 256, KeepAlive: 300 * time.Second, GPSInterval: 5 * time.Second, PublishTimeout: 30 * time.Second,
+		EventInterval: time.Duration(float64(n) / sc.clusterEventRate * float64(time.Second)), ReconnectDelay: 500 * time.Millisecond}
+	oneNode, err := b.oneNodeConnect(ctx, storm)
+	if err != nil {
+		return err
+	}
 	m0, err := c.commitMetrics()
 	if err != nil {
 		return err
@@ -147,10 +154,9 @@ func (b *bench) cluster(ctx context.Context) error {
 	// server the bench started.
 	here := startCPU(0).alsoTree(b.pg.pid())
 	began := time.Now()
-	fr, err := startFleet(ctx, devicesim.LoadOptions{BrokerURLs: c.urls, IMEIs: fl.imeis[:n], TokenSeed: benchTokenSeed,
-		ConnectConcurrency: 256, KeepAlive: 300 * time.Second, GPSInterval: 5 * time.Second, PublishTimeout: 30 * time.Second,
-		EventInterval: time.Duration(float64(n) / sc.clusterEventRate * float64(time.Second)), ReconnectDelay: 500 * time.Millisecond,
-		OnConnect: c.connected, OnAck: c.acked})
+	clustered := storm
+	clustered.BrokerURLs, clustered.OnConnect, clustered.OnAck = c.urls, c.connected, c.acked
+	fr, err := startFleet(ctx, clustered)
 	if err != nil {
 		return err
 	}
@@ -172,6 +178,10 @@ func (b *bench) cluster(ctx context.Context) error {
 	_, localCores := here.cores()
 	b.rep.figure("cluster", "connect_per_s", connectRate, "devices/s")
 	t.add("connect", fmt.Sprintf("%s devices/s", num(connectRate)), "token auth, every node at once")
+	b.rep.figure("cluster", "connect_one_bbolt_node_per_s", oneNode, "devices/s")
+	b.rep.figure("cluster", "connect_vs_one_bbolt_node", connectRate/oneNode, "×")
+	t.add("connect, one node on bbolt", fmt.Sprintf("%s devices/s (cluster %.2f×)", num(oneNode), connectRate/oneNode),
+		"the same devices and load, one fleetcam on bbolt, earlier in this run")
 	mc, err := c.commitMetrics()
 	if err != nil {
 		return err
@@ -588,4 +598,35 @@ func (c *clusterRun) commitMetrics() (commitCounts, error) {
 		cc.seconds += metricSum(m, "fleetcam_store_commit_seconds_sum")
 	}
 	return cc, nil
+}
+
+// oneNodeConnect connects the devices of storm, with its load, to one
+// fleetcam on bbolt, and returns the devices connected per second: what
+// the cluster's connect rate is compared with, on the same machine in the
+// same run and with the same fleet (a storm of a thousand devices pays
+// more of its start-up per device than the hold part's ten thousand).
+func (b *bench) oneNodeConnect(ctx context.Context, storm devicesim.LoadOptions) (float64, error) {
+	engine := b.engine
+	b.engine = engineBolt
+	fl, err := b.seeded(ctx, "cluster-one-node", len(storm.IMEIs))
+	b.engine = engine
+	if err != nil {
+		return 0, err
+	}
+	srv, err := b.startWith(ctx, fl.st, false)
+	if err != nil {
+		return 0, err
+	}
+	defer srv.stop()
+	storm.BrokerURLs = []string{srv.brokerURL()}
+	began := time.Now()
+	fr, err := startFleet(ctx, storm)
+	if err != nil {
+		return 0, err
+	}
+	defer fr.stop()
+	if err := fr.waitConnected(ctx, len(storm.IMEIs), 3*time.Minute, b.log); err != nil {
+		return 0, err
+	}
+	return float64(len(storm.IMEIs)) / time.Since(began).Seconds(), nil
 }

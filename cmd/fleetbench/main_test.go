@@ -251,6 +251,8 @@ func TestQuickBenchMedia(t *testing.T) {
 func TestQuickBenchCluster(t *testing.T) {
 	q := runQuick(t, buildFleetcam(t), quickPatience, "-cluster", "3")
 	q.measured(t, "postgres/cluster/connect_per_s")
+	q.measured(t, "postgres/cluster/connect_one_bbolt_node_per_s")
+	q.measured(t, "postgres/cluster/connect_vs_one_bbolt_node")
 	q.measured(t, "postgres/cluster/closed_loop_msgs_per_s")
 	q.measured(t, "postgres/cluster/command_p99")
 	q.measured(t, "postgres/cluster/publish_to_webhook_p99")
