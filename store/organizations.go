@@ -1,8 +1,6 @@
 package store
 
 import (
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -230,12 +228,4 @@ func (f OrganizationFilter) Match(o *Organization) bool {
 // order, and their total count.
 func (tx *Tx) Organizations(f OrganizationFilter, p Page) ([]Organization, int, error) {
 	return tx.rec.Organizations().List(f, p)
-}
-
-// jsonUnmarshal decodes a JSON record of the store.
-func jsonUnmarshal(raw []byte, v any) error {
-	if err := json.Unmarshal(raw, v); err != nil {
-		return fmt.Errorf("store: decode: %w", err)
-	}
-	return nil
 }

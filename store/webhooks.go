@@ -20,15 +20,6 @@ const (
 	WebhookTypeActivation     = "activation"
 )
 
-// ValidWebhookType reports whether t names a webhook type.
-func ValidWebhookType(t string) bool {
-	switch t {
-	case WebhookTypeEvent, WebhookTypeGPS, WebhookTypeAlarms, WebhookTypeSystemMessages, WebhookTypeActivation:
-		return true
-	}
-	return false
-}
-
 // SystemMessagesConfig selects the system message types a URL receives.
 // Every type is opt-in.
 type SystemMessagesConfig struct {

@@ -68,9 +68,8 @@ func (w *window) stop() measured {
 	defer w.mu.Unlock()
 	w.stopped = true
 	w.took = time.Since(w.began)
-	m := measured{took: w.took, fixes: w.fixes, count: map[string]int{}}
-	for k, v := range w.count {
-		m.count[k] = v
+	m := measured{took: w.took, fixes: w.fixes}
+	for _, v := range w.count {
 		m.msgs += v
 	}
 	m.lat = percentiles(w.lat)
@@ -82,13 +81,11 @@ type measured struct {
 	took  time.Duration
 	msgs  int
 	fixes int
-	count map[string]int
 	lat   latency
 }
 
-func (m measured) rate() float64              { return float64(m.msgs) / m.took.Seconds() }
-func (m measured) fixRate() float64           { return float64(m.fixes) / m.took.Seconds() }
-func (m measured) topicRate(t string) float64 { return float64(m.count[t]) / m.took.Seconds() }
+func (m measured) rate() float64    { return float64(m.msgs) / m.took.Seconds() }
+func (m measured) fixRate() float64 { return float64(m.fixes) / m.took.Seconds() }
 
 // latency holds exact percentiles of a sample.
 type latency struct {

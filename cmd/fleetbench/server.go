@@ -216,9 +216,6 @@ func (s *server) kill() {
 	<-s.exited
 }
 
-// rss is the child's resident set size in bytes (/proc/<pid>/status VmRSS).
-func (s *server) rss() (int64, error) { return procRSS(s.cmd.Process.Pid) }
-
 // metrics scrapes the child's Prometheus metrics: name{labels} → value.
 func (s *server) metrics() (map[string]float64, error) {
 	resp, err := http.Get("http://" + s.http + "/metrics")

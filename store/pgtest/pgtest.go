@@ -15,10 +15,6 @@ import (
 // Server is one PostgreSQL server started for tests.
 type Server = pgserver.Server
 
-// BinDir finds the directory of initdb and postgres: FLEETCAM_PG_BIN when
-// set, else the newest /usr/lib/postgresql/<version>/bin, else the PATH.
-func BinDir() (string, error) { return pgserver.BinDir() }
-
 // Start initialises a cluster in a new temporary directory and starts a
 // server on it, listening on 127.0.0.1 only, with the superuser fleetcam
 // and trust authentication (nothing but this machine reaches it). Durability

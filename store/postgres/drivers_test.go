@@ -37,12 +37,6 @@ func (s driverSeed) update(t *testing.T, fn func(t *tx) error) {
 	write(t, s.e, fn)
 }
 
-// view runs fn in a read transaction and fails the test on its error.
-func (s driverSeed) view(t *testing.T, fn func(t *tx) error) {
-	t.Helper()
-	read(t, s.e, fn)
-}
-
 // driver is a driver of org, created at, with its code, third-party id and
 // QR payload made from n.
 func driver(org int64, n int, first, last, license string, active bool, at time.Time) *store.Driver {

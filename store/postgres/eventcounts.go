@@ -38,10 +38,6 @@ import (
 // window from the daily rows, and each only the partial hours or days at
 // its window's ends from the index.
 
-// eventHour is the hour an event at time counts in: the UTC hour, as
-// date_trunc('hour', time, 'UTC') has it.
-func eventHour(at time.Time) time.Time { return at.UTC().Truncate(time.Hour) }
-
 // The statements that change the counts. The hour and the day are computed
 // by the server from the event's time in every one of them, so that the
 // rows a statement adds to and the rows another subtracts from are the

@@ -565,15 +565,8 @@ func (t *tx) unread(imeis []string) []string {
 	return want
 }
 
-// queueSpecs queues the reads of specs for the devices want.
-func queueSpecs(b *pgx.Batch, specs []prefetchSpec, want []string) {
-	for _, s := range specs {
-		b.Queue(s.sql, want)
-	}
-}
-
-// readSpecs keeps the rows the reads of specs (queued by queueSpecs)
-// answer for the devices want.
+// readSpecs keeps the rows the reads of specs, each queued with its key
+// argument, answer for the devices want.
 func (t *tx) readSpecs(br pgx.BatchResults, specs []prefetchSpec, want []string) error {
 	for _, s := range specs {
 		rows, err := br.Query()

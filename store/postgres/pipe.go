@@ -470,12 +470,6 @@ func (p *pipe) Rollback(ctx context.Context) error {
 // errNotReadAhead answers a read of a view that ended after reading ahead.
 var errNotReadAhead = errors.New("store: postgres: read outside what the view read ahead")
 
-// endAhead ends a view that read ahead what it needs and committed.
-func (p *pipe) endAhead() {
-	p.end()
-	p.ahead = true
-}
-
 // end gives the connection back to the pool, which closes it when it is
 // still in a transaction (a rollback that could not be sent).
 func (p *pipe) end() {
@@ -609,16 +603,6 @@ func groupPipe(t *tx) *pipe {
 func (t *tx) queue(sql string, args ...any) error {
 	if p := pipeOf(t); p != nil {
 		return p.queue(sql, args...)
-	}
-	_, err := t.exec(sql, args...)
-	return err
-}
-
-// queueUnseen is queue for an insert of keys the transaction read as absent
-// (pipe.queueUnseen).
-func (t *tx) queueUnseen(sql string, args ...any) error {
-	if p := pipeOf(t); p != nil {
-		return p.queueUnseen(sql, args...)
 	}
 	_, err := t.exec(sql, args...)
 	return err

@@ -47,9 +47,6 @@ func New(tb testing.TB, conn net.Conn, version byte) *Client {
 // Conn is the client's connection, for its addresses or to drop it.
 func (c *Client) Conn() net.Conn { return c.conn }
 
-// Version is the protocol version the client speaks.
-func (c *Client) Version() byte { return c.version }
-
 // Sent is the number of bytes written to the server so far.
 func (c *Client) Sent() int { return c.sent }
 
