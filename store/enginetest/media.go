@@ -359,9 +359,10 @@ func testMediaAgesTakeDueManyEntries(t *testing.T, e store.Engine) {
 	if len(due) != 200 || n != 200 || next != nil {
 		t.Errorf("one batch took %d files, %d entries, resume %q; want 200, 200, none", len(due), n, next)
 	}
-	// Left: the 200 of the earlier ownership.
+	// Left: the 200 of the earlier ownership, all taken by a batch without
+	// a limit.
 	all := map[string]*store.OwnerCutoffs{a: OwnerCutoffs(t, store.Cutoffs{10: day0.AddDate(0, 0, 1)}, map[int64]int64{1: 10, 2: 10})}
-	due, n, next = takeDue(t, e, class, SeriesPurge(all, nil, 1000))
+	due, n, next = takeDue(t, e, class, SeriesPurge(all, nil, 0))
 	if len(due) != 200 || n != 200 || next != nil || due[0].FileID != "s002" || due[199].FileID != "s599" {
 		t.Errorf("the entries left: %d files, %d entries, resume %q; want 200 from s002 to s599, none", len(due), n, next)
 	}
