@@ -66,9 +66,10 @@ type AlarmNames interface {
 
 // AlarmPurge is one batch of the purge of closed alarms, as the store asks
 // an engine for it: From is the opaque resume position the previous batch
-// returned (nil: the start), Limit bounds the alarms deleted, and Cutoffs
-// gives each organization's time before which its closed alarms go
-// (Due). An organization Cutoffs leaves out keeps its alarms.
+// returned (nil: the start), Limit bounds the alarms deleted (0 or less:
+// no bound), and Cutoffs gives each organization's time before which its
+// closed alarms go (Due). An organization Cutoffs leaves out keeps its
+// alarms.
 type AlarmPurge struct {
 	Cutoffs Cutoffs
 	From    []byte

@@ -80,7 +80,8 @@ type TripRecords interface {
 	Put(t *Trip) error
 	// Open returns the open trip of imei; ErrNotFound when it has none.
 	Open(imei string) (*Trip, error)
-	// SetOpen makes the stored trip t the open trip of t.IMEI.
+	// SetOpen makes the stored trip t the open trip of t.IMEI; ErrNotFound,
+	// changing nothing, when t is not stored.
 	SetOpen(t *Trip) error
 	// ClearOpen leaves imei without an open trip; the trip itself stays.
 	// Clearing none is no error.

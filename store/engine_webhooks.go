@@ -113,7 +113,9 @@ type WebhookSubscriptionRecords interface {
 	// Insert stores the new subscription s under the next id, which it sets
 	// in s.ID. Ids are never reused.
 	Insert(s *WebhookSubscription) error
-	// Put replaces subscription s.ID of s.OrganizationID with s.
+	// Put replaces subscription s.ID of s.OrganizationID with s, or stores
+	// s under that id when no subscription has it; ErrNotFound when the id
+	// is another organization's.
 	Put(s *WebhookSubscription) error
 	// Delete removes subscription id of an organization; deleting one that
 	// is not there is no error.

@@ -115,8 +115,9 @@ func (oc *OwnerCutoffs) Purgeable(ownership int64, at time.Time) bool {
 // SeriesPurge is one batch of a purge of a device series (GPS, trips,
 // driver sessions, data usage) as the store asks an engine for it: the
 // engine walks the series device by device from From, deletes each record
-// that Owners says is due, at most Limit of them, and returns how many it
-// deleted and where to resume (nil when it reached the end).
+// that Owners says is due, at most Limit of them (every one when Limit is
+// 0 or less), and returns how many it deleted and where to resume (nil
+// when it reached the end).
 type SeriesPurge struct {
 	From  []byte
 	Limit int

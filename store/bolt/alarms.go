@@ -108,7 +108,7 @@ func (s alarms) Purge(p store.AlarmPurge) (int, []byte, error) {
 	}
 	var doomed [][]byte
 	for ; k != nil; k, v = c.Next() {
-		if len(doomed) >= p.Limit {
+		if p.Limit > 0 && len(doomed) >= p.Limit {
 			return deleteKeys(b, doomed, k)
 		}
 		var a store.Alarm

@@ -89,7 +89,7 @@ func (r mediaAges) TakeDue(class store.MediaClass, p store.SeriesPurge) ([]store
 			k, _ = c.Next()
 			continue
 		}
-		if len(doomed) >= p.Limit {
+		if p.Limit > 0 && len(doomed) >= p.Limit {
 			resume = bytes.Clone(k)
 			break
 		}

@@ -22,7 +22,7 @@ func purgeSeries(b *bbolt.Bucket, p store.SeriesPurge, ownership func(v []byte) 
 	}
 	var doomed [][]byte
 	for k != nil {
-		if len(doomed) >= p.Limit {
+		if p.Limit > 0 && len(doomed) >= p.Limit {
 			return deleteKeys(b, doomed, k)
 		}
 		sep := bytes.IndexByte(k, 0)

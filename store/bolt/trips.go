@@ -87,9 +87,14 @@ func (r trips) Open(imei string) (*store.Trip, error) {
 	return t, err
 }
 
-// SetOpen implements store.TripRecords.
+// SetOpen implements store.TripRecords: a trip that is not stored is
+// store.ErrNotFound, and changes nothing.
 func (r trips) SetOpen(t *store.Trip) error {
-	return r.t.bucket(bucketTripOpen).Put([]byte(t.IMEI), tripKey(t.IMEI, t.Start))
+	key := tripKey(t.IMEI, t.Start)
+	if r.t.bucket(bucketTrips).Get(key) == nil {
+		return store.NotFound("trip of %s starting at %s", t.IMEI, t.Start.UTC().Format(time.RFC3339Nano))
+	}
+	return r.t.bucket(bucketTripOpen).Put([]byte(t.IMEI), key)
 }
 
 // ClearOpen implements store.TripRecords.

@@ -62,9 +62,23 @@ func (r webhookSubscriptions) Insert(s *store.WebhookSubscription) error {
 	return r.Put(s)
 }
 
-// Put implements store.WebhookSubscriptionRecords.
+// Put implements store.WebhookSubscriptionRecords. A subscription not
+// stored under its organization and id is looked for under every other
+// organization (keys end with the id), so that no id becomes two
+// organizations'.
 func (r webhookSubscriptions) Put(s *store.WebhookSubscription) error {
-	return putJSON(r.t.bucket(bucketWebhookSubs), compositeKey(s.OrganizationID, s.ID), s)
+	b := r.t.bucket(bucketWebhookSubs)
+	key := compositeKey(s.OrganizationID, s.ID)
+	if b.Get(key) == nil {
+		id := itob(s.ID)
+		c := b.Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if len(k) == 16 && bytes.Equal(k[8:], id) {
+				return store.NotFound("webhook %d", s.ID) // another organization's
+			}
+		}
+	}
+	return putJSON(b, key, s)
 }
 
 // Delete implements store.WebhookSubscriptionRecords.

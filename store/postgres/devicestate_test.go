@@ -69,7 +69,7 @@ func (f *deviceStateFixture) count(sql string, args ...any) int {
 	return n
 }
 
-// deviceStatePurge is seriesPurge (tracks_test.go) recording the devices
+// deviceStatePurge is seriesPurge (enginetest.SeriesPurge) recording the devices
 // it was asked about.
 func deviceStatePurge(owners map[string]*store.OwnerCutoffs, asked *[]string, from []byte, limit int) store.SeriesPurge {
 	return store.SeriesPurge{From: from, Limit: limit, Owners: func(imei string) (*store.OwnerCutoffs, error) {

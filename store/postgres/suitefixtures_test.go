@@ -8,12 +8,16 @@ import (
 
 // The fixtures PostgreSQL's own tests share with the engine suite.
 var (
-	eventT0   = enginetest.EventT0
-	newEvent  = enginetest.NewEvent
-	eventIDs  = enginetest.EventIDs
-	alarmTime = enginetest.AlarmTime
-	newAlarm  = enginetest.NewAlarm
-	jsonEqual = enginetest.JSONEqual
+	eventT0            = enginetest.EventT0
+	newEvent           = enginetest.NewEvent
+	eventIDs           = enginetest.EventIDs
+	alarmTime          = enginetest.AlarmTime
+	newAlarm           = enginetest.NewAlarm
+	jsonEqual          = enginetest.JSONEqual
+	ownerCutoffs       = enginetest.OwnerCutoffs
+	seriesPurge        = enginetest.SeriesPurge
+	gpsAt              = enginetest.GPSAt
+	fullDeviceSettings = enginetest.FullDeviceSettings
 )
 
 // seedAlarms inserts the directory records alarms refer to
