@@ -52,14 +52,15 @@ func (r webhookSubscriptions) Get(orgID, id int64) (*store.WebhookSubscription, 
 	return &s, nil
 }
 
-// Insert implements store.WebhookSubscriptionRecords.
+// Insert implements store.WebhookSubscriptionRecords. A new id is no
+// organization's yet: it is stored without Put's look for it.
 func (r webhookSubscriptions) Insert(s *store.WebhookSubscription) error {
 	id, err := r.t.nextID(bucketWebhookSubs)
 	if err != nil {
 		return err
 	}
 	s.ID = id
-	return r.Put(s)
+	return putJSON(r.t.bucket(bucketWebhookSubs), compositeKey(s.OrganizationID, s.ID), s)
 }
 
 // Put implements store.WebhookSubscriptionRecords. A subscription not
