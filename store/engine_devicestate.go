@@ -26,8 +26,10 @@ type MediaFileRecords interface {
 	// whether the media service still has work on m: Pending lists m until
 	// a Put with pending false or a Delete.
 	Put(m *MediaFile, pending bool) error
-	// Delete removes the file r names and its pending entry; removing one
-	// that is not stored is no error.
+	// Delete removes the file r names, its pending entry and the events'
+	// references to it (MediaEventRefRecords), so that a file stored again
+	// under r starts with none; removing one that is not stored is no
+	// error.
 	Delete(r MediaRef) error
 	// Pending returns the pending files in the order of their keys
 	// (MediaRef.Key, bytewise), at most limit of them (all when limit <= 0).

@@ -34,13 +34,29 @@ func (r mediaFiles) Put(m *store.MediaFile, pending bool) error {
 	return r.t.bucket(bucketMediaPending).Delete(key)
 }
 
-// Delete implements store.MediaFileRecords.
+// Delete implements store.MediaFileRecords: the file's event references
+// are one range of the media_events bucket.
 func (r mediaFiles) Delete(ref store.MediaRef) error {
 	key := []byte(ref.Key())
 	if err := r.t.bucket(bucketMedia).Delete(key); err != nil {
 		return err
 	}
-	return r.t.bucket(bucketMediaPending).Delete(key)
+	if err := r.t.bucket(bucketMediaPending).Delete(key); err != nil {
+		return err
+	}
+	refs := r.t.bucket(bucketMediaEvents)
+	prefix := append(key, 0)
+	var doomed [][]byte
+	c := refs.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		doomed = append(doomed, bytes.Clone(k))
+	}
+	for _, k := range doomed {
+		if err := refs.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Pending implements store.MediaFileRecords.
