@@ -3,6 +3,7 @@ package enginetest
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"testing"
@@ -24,6 +25,7 @@ var driverTests = []test{
 	{"DriverList", testDriverList},
 	{"DriverListIgnoresCaseBeyondASCII", testDriverListIgnoresCaseBeyondASCII},
 	{"DriverSessionsOpenAndEnd", testDriverSessionsOpenAndEnd},
+	{"DriverSessionsPurge", testDriverSessionsPurge},
 	{"DriverPinFailuresAreKeptPerDevice", testDriverPinFailuresAreKeptPerDevice},
 	{"DriverAssignmentsByDeviceAndDriver", testDriverAssignmentsByDeviceAndDriver},
 }
@@ -386,6 +388,68 @@ func sessionStarts(ss []store.DriverSession) []time.Time {
 		out = append(out, s.Start)
 	}
 	return out
+}
+
+// testDriverSessionsPurge purges the ended sessions of a device that its
+// cutoffs make due, in batches of the limit, and never its open session
+// however old; a purge without a limit deletes every due session in one
+// batch, more than a default batch of them.
+func testDriverSessionsPurge(t *testing.T, e store.Engine) {
+	s := seedDrivers(t, e)
+	base := time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)
+	const ended = store.DefaultPurgeBatch + 100
+	// Sessions a minute apart, each ended after 30 s, then an open one.
+	s.update(t, func(r store.Records) error {
+		for i := range ended + 1 {
+			ds := &store.DriverSession{IMEI: sessionIMEI1, OrganizationID: s.org1, DriverID: 7,
+				Start: base.Add(time.Duration(i) * time.Minute), Method: "pin", Ownership: 1}
+			if err := r.DriverSessions().Begin(ds); err != nil {
+				return err
+			}
+			if i == ended {
+				break
+			}
+			ds.End, ds.EndedBy = ds.Start.Add(30*time.Second), "device"
+			if err := r.DriverSessions().End(ds); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	owners := func(cut time.Time) map[string]*store.OwnerCutoffs {
+		return map[string]*store.OwnerCutoffs{sessionIMEI1: OwnerCutoffs(t, store.Cutoffs{s.org1: cut}, map[int64]int64{1: s.org1})}
+	}
+	left := func() int {
+		t.Helper()
+		var ss []store.DriverSession
+		s.view(t, func(r store.Records) (err error) {
+			ss, err = r.DriverSessions().StartedBy(sessionIMEI1, base.AddDate(1, 0, 0))
+			return err
+		})
+		return len(ss)
+	}
+	// The first ten sessions are due, in batches of four.
+	ten := owners(base.Add(10 * time.Minute))
+	deleted, batches := purgeAll(t, e, 4, func(r store.Records, from []byte) (int, []byte, error) {
+		return r.DriverSessions().Purge(SeriesPurge(ten, from, 4))
+	})
+	if deleted != 10 || batches < 3 {
+		t.Errorf("purged %d sessions in %d batches; want 10 in batches of 4", deleted, batches)
+	}
+	if n := left(); n != ended+1-10 {
+		t.Errorf("%d sessions left; want %d", n, ended+1-10)
+	}
+	// Every session is due: without a limit, every ended one goes in one
+	// batch, and the open one stays.
+	all := owners(base.AddDate(0, 6, 0))
+	if deleted, batches := purgeAll(t, e, math.MaxInt, func(r store.Records, from []byte) (int, []byte, error) {
+		return r.DriverSessions().Purge(SeriesPurge(all, from, 0))
+	}); deleted != ended-10 || batches != 1 {
+		t.Errorf("a purge without a limit deleted %d in %d batches; want %d in one", deleted, batches, ended-10)
+	}
+	if n := left(); n != 1 {
+		t.Errorf("%d sessions left; want the open one", n)
+	}
 }
 
 // testDriverSessionsOpenAndEnd begins, ends and replaces sessions of two

@@ -33,10 +33,7 @@ type sessionPosition struct {
 // Purge implements store.DriverSessionSet.
 func (s driverSessions) Purge(p store.SeriesPurge) (int, []byte, error) {
 	s.t.memo.sessions = nil
-	limit := p.Limit
-	if limit <= 0 {
-		limit = store.DefaultPurgeBatch
-	}
+	limit := p.Limit // 0 or less: no bound
 	var pos sessionPosition
 	if p.From != nil {
 		if err := json.Unmarshal(p.From, &pos); err != nil {
@@ -76,7 +73,10 @@ walk:
 			from.start = pgtype.Timestamptz{Time: pos.After.UTC(), Valid: true}
 		}
 		for len(imeis) > 0 {
-			chunk := max(limit, sessionPurgeRows)
+			chunk := sessionPurgeRows
+			if limit > 0 {
+				chunk = max(limit, sessionPurgeRows)
+			}
 			candidates, err := s.purgeCandidates(imeis, latest, from, chunk)
 			if err != nil {
 				return 0, nil, err
@@ -86,7 +86,7 @@ walk:
 					continue
 				}
 				doomed.imeis, doomed.starts = append(doomed.imeis, c.imei), append(doomed.starts, c.start.Time)
-				if len(doomed.imeis) == limit {
+				if limit > 0 && len(doomed.imeis) == limit {
 					if resume, err = json.Marshal(sessionPosition{IMEI: c.imei, After: c.start.Time}); err != nil {
 						return 0, nil, err
 					}
