@@ -29,10 +29,11 @@ type AuditEntryRecords interface {
 	// id) first: the page p of them and how many match in all. It stops with
 	// ctx's error once ctx ends.
 	List(ctx context.Context, f AuditFilter, p Page) ([]AuditEntry, int, error)
-	// Purge deletes, oldest first, up to limit entries whose organization
-	// has a cutoff in cut that their time precedes, starting at the resume
-	// position from (nil: the oldest). It returns how many it deleted and
-	// where to resume, nil once no entry is left to look at. Entries are
+	// Purge deletes, oldest first, up to limit entries (every one when
+	// limit is 0 or less) whose organization has a cutoff in cut that their
+	// time precedes, starting at the resume position from (nil: the
+	// oldest). It returns how many it deleted and where to resume, nil
+	// once no entry is left to look at. Entries are
 	// appended in time order, so the walk may end at the first entry not
 	// older than the latest cutoff.
 	Purge(cut Cutoffs, from []byte, limit int) (int, []byte, error)
@@ -91,9 +92,10 @@ type DeliveryRecords interface {
 	// (DeliveryFilter.Match), newest (highest id) first: the page p of them
 	// and how many match in all.
 	List(orgID int64, f DeliveryFilter, p Page) ([]Delivery, int, error)
-	// PurgeFinished deletes, oldest first, up to limit deliveries that are
-	// no longer pending and finished before the cutoff cut has for their
-	// organization, starting at the resume position from (nil: the oldest).
+	// PurgeFinished deletes, oldest first, up to limit deliveries (every
+	// one when limit is 0 or less) that are no longer pending and finished
+	// before the cutoff cut has for their organization, starting at the
+	// resume position from (nil: the oldest).
 	// Pending deliveries stay whatever their age. It returns how many it
 	// deleted and where to resume, nil once no delivery is left to look at.
 	// Ids grow with creation time, so the walk may end at the first delivery

@@ -71,7 +71,7 @@ func (a auditEntries) Purge(cut store.Cutoffs, from []byte, limit int) (int, []b
 	}
 	var doomed [][]byte
 	for ; k != nil; k, v = c.Next() {
-		if len(doomed) >= limit {
+		if limit > 0 && len(doomed) >= limit {
 			return deleteKeys(b, doomed, k)
 		}
 		var e struct {

@@ -137,7 +137,7 @@ func (r deliveries) PurgeFinished(cut store.Cutoffs, from []byte, limit int) (in
 	var doomed [][2]int64 // organization, delivery
 	var resume []byte
 	for ; k != nil; k, v = c.Next() {
-		if len(doomed) >= limit {
+		if limit > 0 && len(doomed) >= limit {
 			resume = bytes.Clone(k)
 			break
 		}

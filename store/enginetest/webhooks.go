@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"testing"
@@ -221,6 +222,14 @@ func testAuditPurge(t *testing.T, e store.Engine) {
 		}
 		return nil
 	})
+	// Without a limit every due entry goes in one batch: org's 9 and
+	// org2's 7 and 10; the partner's own stay.
+	late := store.Cutoffs{f.org: webhookTime.Add(30 * day), f.org2: webhookTime.Add(30 * day)}
+	if total, batches := purgeAll(t, e, math.MaxInt, func(r store.Records, from []byte) (int, []byte, error) {
+		return r.AuditEntries().Purge(late, from, 0)
+	}); total != 3 || batches != 1 {
+		t.Errorf("a purge without a limit deleted %d in %d batches; want 3 in one", total, batches)
+	}
 }
 
 // insertDeliveries inserts ds in one transaction, setting their ids.
@@ -481,4 +490,12 @@ func testDeliveriesPurgeFinished(t *testing.T, e store.Engine) {
 		}
 		return nil
 	})
+	// Without a limit every finished delivery due goes in one batch: org2's
+	// 3 and 7 and org3's; the pending ones stay whatever their age.
+	late := store.Cutoffs{f.org: webhookTime.Add(30 * day), f.org2: webhookTime.Add(30 * day), f.org3: webhookTime.Add(30 * day)}
+	if total, batches := purgeAll(t, e, math.MaxInt, func(r store.Records, from []byte) (int, []byte, error) {
+		return r.Deliveries().PurgeFinished(late, from, 0)
+	}); total != 3 || batches != 1 {
+		t.Errorf("a purge without a limit deleted %d in %d batches; want 3 in one", total, batches)
+	}
 }
