@@ -113,11 +113,13 @@ type WebhookSubscriptionRecords interface {
 	// organization has none of that id.
 	Get(orgID, id int64) (*WebhookSubscription, error)
 	// Insert stores the new subscription s under the next id, which it sets
-	// in s.ID. Ids are never reused.
+	// in s.ID. Ids are never reused. An organization subscribes a URL to
+	// one type of one device's webhooks once: ErrConflict when another of
+	// its subscriptions has s's IMEI, type and URL.
 	Insert(s *WebhookSubscription) error
 	// Put replaces subscription s.ID of s.OrganizationID with s, or stores
 	// s under that id when no subscription has it; ErrNotFound when the id
-	// is another organization's.
+	// is another organization's, ErrConflict as for Insert.
 	Put(s *WebhookSubscription) error
 	// Delete removes subscription id of an organization; deleting one that
 	// is not there is no error.

@@ -60,7 +60,30 @@ func (r webhookSubscriptions) Insert(s *store.WebhookSubscription) error {
 		return err
 	}
 	s.ID = id
+	if err := r.unique(s); err != nil {
+		return err
+	}
 	return putJSON(r.t.bucket(bucketWebhookSubs), compositeKey(s.OrganizationID, s.ID), s)
+}
+
+// unique is store.ErrConflict when another subscription of s's
+// organization has s's device, type and URL: an organization subscribes a
+// URL to one type of one device's webhooks once. The organization's
+// subscriptions are one range of keys.
+func (r webhookSubscriptions) unique(s *store.WebhookSubscription) error {
+	prefix := itob(s.OrganizationID)
+	c := r.t.bucket(bucketWebhookSubs).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var o store.WebhookSubscription
+		if err := json.Unmarshal(v, &o); err != nil {
+			return fmt.Errorf("store: decode: %w", err)
+		}
+		if o.ID != s.ID && o.IMEI == s.IMEI && o.Type == s.Type && o.URL == s.URL {
+			return store.Conflict("organization %d already subscribes %s to %s webhooks of %q (subscription %d)",
+				s.OrganizationID, s.URL, s.Type, s.IMEI, o.ID)
+		}
+	}
+	return nil
 }
 
 // Put implements store.WebhookSubscriptionRecords. A subscription not
@@ -70,6 +93,9 @@ func (r webhookSubscriptions) Insert(s *store.WebhookSubscription) error {
 func (r webhookSubscriptions) Put(s *store.WebhookSubscription) error {
 	b := r.t.bucket(bucketWebhookSubs)
 	key := compositeKey(s.OrganizationID, s.ID)
+	if err := r.unique(s); err != nil {
+		return err
+	}
 	if b.Get(key) == nil {
 		id := itob(s.ID)
 		c := b.Cursor()

@@ -105,6 +105,21 @@ func testWebhookSubscriptions(t *testing.T, e store.Engine) {
 	_, err = get(f.org, subs[2].ID)
 	wantErr(t, "Get of another organization's subscription", err, store.ErrNotFound)
 
+	// An organization subscribes a URL to one type of one device's
+	// webhooks once: a second Insert, or a Put that makes one the twin of
+	// another, is a conflict and stores nothing.
+	twin := *subs[1]
+	twin.ID = 0
+	wantErr(t, "Insert of a twin", e.Update(t.Context(), func(r store.Records) error {
+		return r.WebhookSubscriptions().Insert(&twin)
+	}), store.ErrConflict)
+	twin = *subs[0]
+	twin.IMEI, twin.Type, twin.URL = subs[1].IMEI, subs[1].Type, subs[1].URL
+	wantErr(t, "Put of a twin", e.Update(t.Context(), func(r store.Records) error {
+		return r.WebhookSubscriptions().Put(&twin)
+	}), store.ErrConflict)
+	wantEqual(t, "the organization's subscriptions after the twins", list(f.org, ""), []store.WebhookSubscription{*subs[0], *subs[1], *subs[3]})
+
 	// Put replaces; another organization's id is not found; Delete removes,
 	// and deleting again is no error.
 	write(t, e, func(r store.Records) error {
