@@ -52,7 +52,7 @@ type test struct {
 }
 
 // suite lists the tests Run runs, by group of record types.
-var suite = slices.Concat(directoryTests, eventTests, driverTests, alarmTests, webhookTests, webhookConfigTests, deviceStateTests, mediaTests, dataUsageTests, trackTests, keyedTests)
+var suite = slices.Concat(directoryTests, eventTests, driverTests, alarmTests, webhookTests, webhookConfigTests, messageTests, deviceStateTests, mediaTests, dataUsageTests, trackTests, keyedTests)
 
 // testTime is a time with microseconds, the precision every engine keeps.
 var testTime = time.Date(2026, 3, 1, 12, 30, 45, 123456000, time.UTC)
