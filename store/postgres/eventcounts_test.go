@@ -412,6 +412,22 @@ func withWindow(f store.OrgEventFilter, start, end time.Time) store.OrgEventFilt
 	return f
 }
 
+// seedTruckEvents stores device evIMEI ("Truck 1" of organization 1) and
+// n of its button events, every apart from the start of eventT0's day;
+// it returns that start and the events.
+func seedTruckEvents(t *testing.T, f *eventFixture, n int, every time.Duration) (time.Time, []*store.Event) {
+	t.Helper()
+	s := seeder{t, f.e, eventT0}
+	s.device(store.Device{IMEI: evIMEI, Name: "Truck 1", OrganizationID: 1, PartnerID: 1})
+	start := eventT0.Truncate(24 * time.Hour)
+	var evs []*store.Event
+	for i := range n {
+		evs = append(evs, newEvent(evIMEI, "button", start.Add(time.Duration(i)*every).Sub(eventT0)))
+	}
+	f.insert(t, evs...)
+	return start, evs
+}
+
 // TestOrgEventPageReadsItsHoursOnly: an organization's page counts whole
 // hours from their counts, reads only the index entries of its window's
 // partial edge hours, of the hour its offset lands in and of the page,
@@ -420,15 +436,8 @@ func withWindow(f store.OrgEventFilter, start, end time.Time) store.OrgEventFilt
 func TestOrgEventPageReadsItsHoursOnly(t *testing.T) {
 	t.Parallel()
 	f := seedEvents(t)
-	s := seeder{t, f.e, eventT0}
-	s.device(store.Device{IMEI: evIMEI, Name: "Truck 1", OrganizationID: 1, PartnerID: 1})
 	// 60 events an hour for two days, one a minute.
-	start := eventT0.Truncate(24 * time.Hour)
-	var evs []*store.Event
-	for i := range 48 * 60 {
-		evs = append(evs, newEvent(evIMEI, "button", start.Add(time.Duration(i)*time.Minute).Sub(eventT0)))
-	}
-	f.insert(t, evs...)
+	start, evs := seedTruckEvents(t, f, 48*60, time.Minute)
 	window := store.OrgEventFilter{Start: start.Add(3*time.Hour + 30*time.Minute), End: start.Add(43*time.Hour + 29*time.Minute)}
 	for _, tc := range []struct {
 		name       string
@@ -571,14 +580,7 @@ func TestOrgEventsNamed(t *testing.T) {
 func TestEventPagesPlanGenericWithoutWorkers(t *testing.T) {
 	t.Parallel()
 	f := seedEvents(t)
-	s := seeder{t, f.e, eventT0}
-	s.device(store.Device{IMEI: evIMEI, Name: "Truck 1", OrganizationID: 1, PartnerID: 1})
-	start := eventT0.Truncate(24 * time.Hour)
-	var evs []*store.Event
-	for i := range 48 {
-		evs = append(evs, newEvent(evIMEI, "button", start.Add(time.Duration(i)*time.Hour).Sub(eventT0)))
-	}
-	f.insert(t, evs...)
+	start, _ := seedTruckEvents(t, f, 48, time.Hour)
 	window := store.OrgEventFilter{Start: start.Add(90 * time.Minute), End: start.Add(40*time.Hour + 30*time.Minute)}
 	devWindow := store.DeviceEventFilter{Start: window.Start, End: window.End}
 	f.view(t, func(tx *tx) error {
