@@ -28,13 +28,13 @@ import (
 // So a warm engine keeps connections open from the start (pgxpool's
 // MinConns, opened and kept in the background): the views' pool in full,
 // it is a quarter of the engine's already, and a quarter of the engine's
-// pool (at least two), about what a node's group commit, webhook
-// delivery and API use at once. Each new connection runs the reads its pool sends
-// most, for no device, before it is first used. A read for no device
-// finds nothing and writes nothing: it only prepares the statements,
-// reads the catalog and, on the views' pool, makes the generic plans
-// the connection keeps (viewPoolConfig). Connections opened before the
-// schema is there are warmed once Prepare has applied it.
+// pool (at least two), about what a node's group commit, webhook delivery
+// and API use at once. Each new connection runs the reads its pool sends
+// most, for no device, before it is first used. A read for no device finds
+// nothing and writes nothing: it only prepares the statements, reads the
+// catalog and, on the views' pool, makes the generic plans the connection
+// keeps (viewPoolConfig). Connections opened before the schema is there
+// are warmed once Prepare has applied it.
 
 // warmConfig makes the pool of cfg keep keep connections open and warm
 // each connection with warm once e.warm is set: as it opens, or, when it
