@@ -281,7 +281,8 @@ func encodeArgs(args any) (json.RawMessage, error) {
 	return raw, nil
 }
 
-// replied hands a committed reply to the Send waiting for it.
+// replied hands a reply to the Send waiting for it: once committed, or at
+// once when committing it stores nothing (replyWrites).
 func (s *Server) replied(imei string, r protocol.Reply) {
 	if w := s.replies.get(r.ID, imei); w != nil {
 		select {

@@ -69,6 +69,58 @@ func TestSendFailedReply(t *testing.T) {
 	}
 }
 
+// A reply that stores nothing reaches the waiting Send without waiting for
+// a commit: here the store's writer is held for the whole command. (The
+// device's next message waits for the reply's commit, as each does for
+// the one before it.)
+func TestSendReplyNotHeldByCommits(t *testing.T) {
+	e := newEnv(t, nil)
+	id := e.addDevice(1)
+	_, token := e.bootstrap(id)
+	if _, err := e.connect(id, token, connectOpts{clean: true, subscribe: true,
+		reply: func(cmd protocol.Command, _ *paho.Publish) *protocol.Reply {
+			return &protocol.Reply{ID: cmd.ID, OK: cmd.Name == protocol.CmdRecordingRanges, Error: "not here"}
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		command string
+		want    error
+	}{{protocol.CmdRecordingRanges, nil}, {protocol.CmdFormatStorage, ErrCommandFailed}} {
+		stored := func() float64 {
+			return e.metric("fleetcam_mqtt_ingest_messages_total", map[string]string{"topic": protocol.TopicReply, "result": "stored"})
+		}
+		before := stored()
+		release := holdWriter(t, e.db)
+		_, err := e.srv.Send(context.Background(), id, tc.command, nil)
+		release()
+		if !errors.Is(err, tc.want) {
+			t.Fatalf("%s while a write is open: %v, want %v", tc.command, err, tc.want)
+		}
+		waitFor(t, "the reply committed", func() bool { return stored() > before })
+	}
+}
+
+// holdWriter opens a write transaction of db and keeps it open until the
+// returned release is called.
+func holdWriter(t *testing.T, db *store.DB) (release func()) {
+	held, end, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- db.Update(context.Background(), store.Actor{Source: "cli"}, func(*store.Tx) error {
+			close(held)
+			<-end
+			return nil
+		})
+	}()
+	<-held
+	return func() {
+		close(end)
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 func TestSendTimeout(t *testing.T) {
 	e := newEnv(t, func(c *configs.Config) { c.MQTT.CommandTimeout = 200 * time.Millisecond })
 	id := e.addDevice(1)

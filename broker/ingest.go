@@ -144,13 +144,18 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 		if r.ID == "" {
 			return nil, nil, invalid("id must carry the command id (or use MQTT 5 correlation data)")
 		}
-		job := s.withDevice(l, func(tx *store.Tx, dev *store.Device) error {
-			sent := ""
-			if w := s.replies.get(r.ID, dev.IMEI); w != nil {
-				sent = w.name
-			}
-			return IngestReply(tx, dev, r, sent)
-		})
+		sent := ""
+		w := s.replies.get(r.ID, l.imei)
+		if w != nil {
+			sent = w.name
+		}
+		job := s.withDevice(l, func(tx *store.Tx, dev *store.Device) error { return IngestReply(tx, dev, r, sent) })
+		if w != nil && !replyWrites(r, sent) {
+			// Nothing of it is stored: the Send waiting for it need not
+			// wait for the commit as well (the PUBACK still does).
+			s.replied(l.imei, r)
+			return job, nil, none
+		}
 		return job, func() { s.replied(l.imei, r) }, none
 	case protocol.TopicMedia:
 		var m protocol.MediaReady

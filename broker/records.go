@@ -199,6 +199,13 @@ func IngestReply(tx *store.Tx, dev *store.Device, r protocol.Reply, sent string)
 	return nil
 }
 
+// replyWrites reports whether IngestReply stores anything for a reply to
+// an immediate command named sent (one Send is waiting for, which is never
+// a queued one): only a factory reset's success does.
+func replyWrites(r protocol.Reply, sent string) bool {
+	return r.OK && sent == protocol.CmdFactoryReset
+}
+
 // privacyApplied records a queued privacy switch that the device confirmed
 // after reconnecting.
 func privacyApplied(tx *store.Tx, imei string, args json.RawMessage) error {
