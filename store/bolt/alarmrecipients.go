@@ -17,20 +17,14 @@ func (t *tx) AlarmRecipients() store.AlarmRecipientSet { return alarmRecipients{
 
 // Get implements store.AlarmRecipientSet.
 func (s alarmRecipients) Get(id int64) (*store.AlarmRecipient, error) {
-	var r store.AlarmRecipient
-	if err := getJSON(s.t.bucket(bucketRecipients), itob(id), &r); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return lookupJSON(s.t.bucket(bucketRecipients), itob(id), store.AlarmRecipient{})
 }
 
 // Insert implements store.AlarmRecipientSet.
 func (s alarmRecipients) Insert(r *store.AlarmRecipient) error {
-	id, err := s.t.nextID(bucketRecipients)
-	if err != nil {
+	if err := s.t.drawID(bucketRecipients, &r.ID); err != nil {
 		return err
 	}
-	r.ID = id
 	return s.put(r)
 }
 

@@ -18,21 +18,15 @@ func (t *tx) Organizations() store.OrganizationRecords { return organizations{t}
 
 // Get implements store.OrganizationRecords.
 func (r organizations) Get(id int64) (*store.Organization, error) {
-	var o store.Organization
-	if err := getJSON(r.t.bucket(bucketOrgs), itob(id), &o); err != nil {
-		return nil, err
-	}
-	return &o, nil
+	return lookupJSON(r.t.bucket(bucketOrgs), itob(id), store.Organization{})
 }
 
 // Insert implements store.OrganizationRecords: ids are the bucket's
 // sequence.
 func (r organizations) Insert(o *store.Organization) error {
-	id, err := r.t.nextID(bucketOrgs)
-	if err != nil {
+	if err := r.t.drawID(bucketOrgs, &o.ID); err != nil {
 		return err
 	}
-	o.ID = id
 	return r.put(o)
 }
 

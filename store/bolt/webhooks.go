@@ -3,7 +3,6 @@ package bolt
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/fleetcam/fleetcam/store"
@@ -42,24 +41,16 @@ func (r webhookSubscriptions) List(orgID int64, imei string) ([]store.WebhookSub
 
 // Get implements store.WebhookSubscriptionRecords.
 func (r webhookSubscriptions) Get(orgID, id int64) (*store.WebhookSubscription, error) {
-	var s store.WebhookSubscription
-	if err := getJSON(r.t.bucket(bucketWebhookSubs), compositeKey(orgID, id), &s); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, store.NotFound("webhook %d", id)
-		}
-		return nil, err
-	}
-	return &s, nil
+	s, err := lookupJSON(r.t.bucket(bucketWebhookSubs), compositeKey(orgID, id), store.WebhookSubscription{})
+	return s, store.NotFoundAs(err, "webhook %d", id)
 }
 
 // Insert implements store.WebhookSubscriptionRecords. A new id is no
 // organization's yet: it is stored without Put's look for it.
 func (r webhookSubscriptions) Insert(s *store.WebhookSubscription) error {
-	id, err := r.t.nextID(bucketWebhookSubs)
-	if err != nil {
+	if err := r.t.drawID(bucketWebhookSubs, &s.ID); err != nil {
 		return err
 	}
-	s.ID = id
 	if err := r.unique(s); err != nil {
 		return err
 	}
