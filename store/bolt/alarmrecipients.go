@@ -1,9 +1,6 @@
 package bolt
 
 import (
-	"encoding/json"
-	"fmt"
-
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -48,14 +45,5 @@ func (s alarmRecipients) Delete(id int64) error {
 
 // List implements store.AlarmRecipientSet.
 func (s alarmRecipients) List() ([]store.AlarmRecipient, error) {
-	var out []store.AlarmRecipient
-	err := s.t.bucket(bucketRecipients).ForEach(func(k, v []byte) error {
-		var r store.AlarmRecipient
-		if err := json.Unmarshal(v, &r); err != nil {
-			return fmt.Errorf("store: decode recipient %d: %w", btoi(k), err)
-		}
-		out = append(out, r)
-		return nil
-	})
-	return out, err
+	return listJSON[store.AlarmRecipient](s.t.bucket(bucketRecipients), nil, nil)
 }
