@@ -69,6 +69,17 @@ func NotFound(what string, args ...any) error {
 	return &Error{Kind: ErrNotFound, What: sprintf(what, args)}
 }
 
+// NotFoundAs is err, or the ErrNotFound of the record the format names
+// when err is an ErrNotFound: for an engine's lookup that does not name
+// what it missed. Its arguments are made on every call, found or not: not
+// for the lookups of device ingest.
+func NotFoundAs(err error, what string, args ...any) error {
+	if errors.Is(err, ErrNotFound) {
+		return NotFound(what, args...)
+	}
+	return err
+}
+
 // Conflict is the ErrConflict the format describes.
 func Conflict(rule string, args ...any) error {
 	return &Error{Kind: ErrConflict, Rule: sprintf(rule, args)}

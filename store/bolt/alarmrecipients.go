@@ -1,9 +1,6 @@
 package bolt
 
 import (
-	"encoding/json"
-	"fmt"
-
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -17,20 +14,14 @@ func (t *tx) AlarmRecipients() store.AlarmRecipientSet { return alarmRecipients{
 
 // Get implements store.AlarmRecipientSet.
 func (s alarmRecipients) Get(id int64) (*store.AlarmRecipient, error) {
-	var r store.AlarmRecipient
-	if err := getJSON(s.t.bucket(bucketRecipients), itob(id), &r); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return lookupJSON(s.t.bucket(bucketRecipients), itob(id), store.AlarmRecipient{})
 }
 
 // Insert implements store.AlarmRecipientSet.
 func (s alarmRecipients) Insert(r *store.AlarmRecipient) error {
-	id, err := s.t.nextID(bucketRecipients)
-	if err != nil {
+	if err := s.t.drawID(bucketRecipients, &r.ID); err != nil {
 		return err
 	}
-	r.ID = id
 	return s.put(r)
 }
 
@@ -54,14 +45,5 @@ func (s alarmRecipients) Delete(id int64) error {
 
 // List implements store.AlarmRecipientSet.
 func (s alarmRecipients) List() ([]store.AlarmRecipient, error) {
-	var out []store.AlarmRecipient
-	err := s.t.bucket(bucketRecipients).ForEach(func(k, v []byte) error {
-		var r store.AlarmRecipient
-		if err := json.Unmarshal(v, &r); err != nil {
-			return fmt.Errorf("store: decode recipient %d: %w", btoi(k), err)
-		}
-		out = append(out, r)
-		return nil
-	})
-	return out, err
+	return listJSON[store.AlarmRecipient](s.t.bucket(bucketRecipients), nil, nil)
 }

@@ -30,11 +30,7 @@ func alarmTripleKey(imei string, def int64, at time.Time) []byte {
 
 // Get implements store.AlarmSet.
 func (s alarms) Get(id int64) (*store.Alarm, error) {
-	var a store.Alarm
-	if err := getJSON(s.t.bucket(bucketAlarms), itob(id), &a); err != nil {
-		return nil, err
-	}
-	return &a, nil
+	return lookupJSON(s.t.bucket(bucketAlarms), itob(id), store.Alarm{})
 }
 
 // NextID implements store.AlarmSet.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -28,11 +27,9 @@ type deliveries struct{ t *tx }
 
 // Insert implements store.DeliveryRecords.
 func (r deliveries) Insert(d *store.Delivery) error {
-	id, err := r.t.nextID(bucketDeliveries)
-	if err != nil {
+	if err := r.t.drawID(bucketDeliveries, &d.ID); err != nil {
 		return err
 	}
-	d.ID = id
 	return r.put(d)
 }
 
@@ -47,14 +44,8 @@ func (r deliveries) put(d *store.Delivery) error {
 
 // Get implements store.DeliveryRecords.
 func (r deliveries) Get(id int64) (*store.Delivery, error) {
-	var d store.Delivery
-	if err := getJSON(r.t.bucket(bucketDeliveries), itob(id), &d); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, store.NotFound("delivery %d", id)
-		}
-		return nil, err
-	}
-	return &d, nil
+	d, err := lookupJSON(r.t.bucket(bucketDeliveries), itob(id), store.Delivery{})
+	return d, store.NotFoundAs(err, "delivery %d", id)
 }
 
 // Put implements store.DeliveryRecords.

@@ -79,17 +79,7 @@ func (s driverAssignments) Delete(id int64) error {
 
 // ByDevice implements store.DriverAssignmentSet.
 func (s driverAssignments) ByDevice(imei string) ([]store.DriverAssignment, error) {
-	var out []store.DriverAssignment
-	prefix := compositeKey(imei, "")
-	c := s.t.bucket(bucketDriverAssignments).Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		var a store.DriverAssignment
-		if err := json.Unmarshal(v, &a); err != nil {
-			return nil, fmt.Errorf("store: decode: %w", err)
-		}
-		out = append(out, a)
-	}
-	return out, nil
+	return listJSON[store.DriverAssignment](s.t.bucket(bucketDriverAssignments), compositeKey(imei, ""), nil)
 }
 
 // ByDriver implements store.DriverAssignmentSet. It reads every assignment:

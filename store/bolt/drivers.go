@@ -32,20 +32,14 @@ var driverIndexBuckets = [3][]byte{bucketDriverCodes, bucketDriverThirdParty, bu
 
 // Get implements store.DriverSet.
 func (s drivers) Get(id int64) (*store.Driver, error) {
-	var d store.Driver
-	if err := getJSON(s.t.bucket(bucketDrivers), itob(id), &d); err != nil {
-		return nil, err
-	}
-	return &d, nil
+	return lookupJSON(s.t.bucket(bucketDrivers), itob(id), store.Driver{})
 }
 
 // Insert implements store.DriverSet.
 func (s drivers) Insert(d *store.Driver) error {
-	id, err := s.t.nextID(bucketDrivers)
-	if err != nil {
+	if err := s.t.drawID(bucketDrivers, &d.ID); err != nil {
 		return err
 	}
-	d.ID = id
 	return s.put(d, nil)
 }
 

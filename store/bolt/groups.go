@@ -10,20 +10,14 @@ func (t *tx) Groups() store.GroupRecords { return groups{t} }
 
 // Get implements store.GroupRecords.
 func (r groups) Get(id int64) (*store.Group, error) {
-	var g store.Group
-	if err := getJSON(r.t.bucket(bucketGroups), itob(id), &g); err != nil {
-		return nil, err
-	}
-	return &g, nil
+	return lookupJSON(r.t.bucket(bucketGroups), itob(id), store.Group{})
 }
 
 // Insert implements store.GroupRecords: ids are the bucket's sequence.
 func (r groups) Insert(g *store.Group) error {
-	id, err := r.t.nextID(bucketGroups)
-	if err != nil {
+	if err := r.t.drawID(bucketGroups, &g.ID); err != nil {
 		return err
 	}
-	g.ID = id
 	return r.put(g)
 }
 

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -71,6 +72,24 @@ func lookupJSON[T any](b *bbolt.Bucket, key []byte, init T) (*T, error) {
 		return nil, store.NotFound("")
 	}
 	return decodeJSON(key, raw, init)
+}
+
+// listJSON decodes the JSON records of b whose keys start with prefix
+// (every record of b when prefix is empty), in key order, and returns
+// those keep admits (every one when keep is nil).
+func listJSON[T any](b *bbolt.Bucket, prefix []byte, keep func(*T) bool) ([]T, error) {
+	var out []T
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var r T
+		if err := json.Unmarshal(v, &r); err != nil {
+			return nil, fmt.Errorf("store: decode %s: %w", k, err)
+		}
+		if keep == nil || keep(&r) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // decodeJSON decodes raw, the JSON record at key, over a copy of init.

@@ -1,8 +1,6 @@
 package bolt
 
 import (
-	"errors"
-
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -15,14 +13,8 @@ func (t *tx) OAuthClients() store.OAuthClientRecords { return oauthClients{t} }
 
 // Get implements store.OAuthClientRecords.
 func (r oauthClients) Get(id string) (*store.OAuthClient, error) {
-	var c store.OAuthClient
-	if err := getJSON(r.t.bucket(bucketOAuthClients), []byte(id), &c); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, store.NotFound("OAuth client %s", id)
-		}
-		return nil, err
-	}
-	return &c, nil
+	c, err := lookupJSON(r.t.bucket(bucketOAuthClients), []byte(id), store.OAuthClient{})
+	return c, store.NotFoundAs(err, "OAuth client %s", id)
 }
 
 // Insert implements store.OAuthClientRecords.

@@ -1,8 +1,6 @@
 package bolt
 
 import (
-	"encoding/json"
-	"fmt"
 	"slices"
 
 	bbolt "go.etcd.io/bbolt"
@@ -18,21 +16,15 @@ func (t *tx) Organizations() store.OrganizationRecords { return organizations{t}
 
 // Get implements store.OrganizationRecords.
 func (r organizations) Get(id int64) (*store.Organization, error) {
-	var o store.Organization
-	if err := getJSON(r.t.bucket(bucketOrgs), itob(id), &o); err != nil {
-		return nil, err
-	}
-	return &o, nil
+	return lookupJSON(r.t.bucket(bucketOrgs), itob(id), store.Organization{})
 }
 
 // Insert implements store.OrganizationRecords: ids are the bucket's
 // sequence.
 func (r organizations) Insert(o *store.Organization) error {
-	id, err := r.t.nextID(bucketOrgs)
-	if err != nil {
+	if err := r.t.drawID(bucketOrgs, &o.ID); err != nil {
 		return err
 	}
-	o.ID = id
 	return r.put(o)
 }
 
@@ -66,17 +58,7 @@ func (r organizations) List(f store.OrganizationFilter, p store.Page) ([]store.O
 // filterJSON decodes every record of b, in key order, and returns the page
 // p of those keep admits and how many it admits.
 func filterJSON[T any](b *bbolt.Bucket, keep func(*T) bool, p store.Page) ([]T, int, error) {
-	var all []T
-	err := b.ForEach(func(_, v []byte) error {
-		var r T
-		if err := json.Unmarshal(v, &r); err != nil {
-			return fmt.Errorf("store: decode: %w", err)
-		}
-		if keep(&r) {
-			all = append(all, r)
-		}
-		return nil
-	})
+	all, err := listJSON(b, nil, keep)
 	if err != nil {
 		return nil, 0, err
 	}

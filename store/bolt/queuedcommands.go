@@ -27,12 +27,7 @@ func (r queuedCommands) Add(c *store.QueuedCommand) error {
 
 // List implements store.QueuedCommandRecords.
 func (r queuedCommands) List(imei string) ([]store.QueuedCommand, error) {
-	var out []store.QueuedCommand
-	err := r.scan(imei, func(_ []byte, c *store.QueuedCommand) bool {
-		out = append(out, *c)
-		return true
-	})
-	return out, err
+	return listJSON[store.QueuedCommand](r.t.bucket(bucketDeviceCommands), compositeKey(imei, ""), nil)
 }
 
 // Get implements store.QueuedCommandRecords.

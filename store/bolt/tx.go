@@ -60,3 +60,13 @@ func (t *tx) nextID(name []byte) (int64, error) {
 	seq, err := t.bucket(name).NextSequence()
 	return int64(seq), err
 }
+
+// drawID sets *id, the id of a new record, to the next of bucket name's
+// sequence.
+func (t *tx) drawID(name []byte, id *int64) error {
+	next, err := t.nextID(name)
+	if err == nil {
+		*id = next
+	}
+	return err
+}

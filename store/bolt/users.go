@@ -14,20 +14,14 @@ func (t *tx) Partners() store.PartnerRecords { return partners{t} }
 
 // Get implements store.PartnerRecords.
 func (r partners) Get(id int64) (*store.Partner, error) {
-	var p store.Partner
-	if err := getJSON(r.t.bucket(bucketPartners), itob(id), &p); err != nil {
-		return nil, err
-	}
-	return &p, nil
+	return lookupJSON(r.t.bucket(bucketPartners), itob(id), store.Partner{})
 }
 
 // Insert implements store.PartnerRecords: ids are the bucket's sequence.
 func (r partners) Insert(p *store.Partner) error {
-	id, err := r.t.nextID(bucketPartners)
-	if err != nil {
+	if err := r.t.drawID(bucketPartners, &p.ID); err != nil {
 		return err
 	}
-	p.ID = id
 	return r.put(p)
 }
 
@@ -48,11 +42,7 @@ func (t *tx) Users() store.UserRecords { return users{t} }
 
 // Get implements store.UserRecords.
 func (r users) Get(id int64) (*store.User, error) {
-	var u store.User
-	if err := getJSON(r.t.bucket(bucketUsers), itob(id), &u); err != nil {
-		return nil, err
-	}
-	return &u, nil
+	return lookupJSON(r.t.bucket(bucketUsers), itob(id), store.User{})
 }
 
 // ByEmail implements store.UserRecords.
@@ -69,11 +59,9 @@ func (r users) Insert(u *store.User) error {
 	if r.t.bucket(bucketUserEmails).Get([]byte(u.Email)) != nil {
 		return store.Conflict("user email %s already exists", u.Email)
 	}
-	id, err := r.t.nextID(bucketUsers)
-	if err != nil {
+	if err := r.t.drawID(bucketUsers, &u.ID); err != nil {
 		return err
 	}
-	u.ID = id
 	return r.put(u)
 }
 

@@ -3,7 +3,6 @@ package bolt
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/fleetcam/fleetcam/store"
@@ -25,41 +24,23 @@ type webhookSubscriptions struct{ t *tx }
 // List implements store.WebhookSubscriptionRecords: the organization's
 // range, filtered by device.
 func (r webhookSubscriptions) List(orgID int64, imei string) ([]store.WebhookSubscription, error) {
-	var out []store.WebhookSubscription
-	prefix := itob(orgID)
-	c := r.t.bucket(bucketWebhookSubs).Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		var s store.WebhookSubscription
-		if err := json.Unmarshal(v, &s); err != nil {
-			return nil, fmt.Errorf("store: decode: %w", err)
-		}
-		if imei == "" || s.IMEI == imei {
-			out = append(out, s)
-		}
-	}
-	return out, nil
+	return listJSON(r.t.bucket(bucketWebhookSubs), itob(orgID), func(s *store.WebhookSubscription) bool {
+		return imei == "" || s.IMEI == imei
+	})
 }
 
 // Get implements store.WebhookSubscriptionRecords.
 func (r webhookSubscriptions) Get(orgID, id int64) (*store.WebhookSubscription, error) {
-	var s store.WebhookSubscription
-	if err := getJSON(r.t.bucket(bucketWebhookSubs), compositeKey(orgID, id), &s); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, store.NotFound("webhook %d", id)
-		}
-		return nil, err
-	}
-	return &s, nil
+	s, err := lookupJSON(r.t.bucket(bucketWebhookSubs), compositeKey(orgID, id), store.WebhookSubscription{})
+	return s, store.NotFoundAs(err, "webhook %d", id)
 }
 
 // Insert implements store.WebhookSubscriptionRecords. A new id is no
 // organization's yet: it is stored without Put's look for it.
 func (r webhookSubscriptions) Insert(s *store.WebhookSubscription) error {
-	id, err := r.t.nextID(bucketWebhookSubs)
-	if err != nil {
+	if err := r.t.drawID(bucketWebhookSubs, &s.ID); err != nil {
 		return err
 	}
-	s.ID = id
 	if err := r.unique(s); err != nil {
 		return err
 	}
@@ -148,15 +129,5 @@ func (r webhookEndpoints) Put(e *store.WebhookEndpoint) error {
 
 // List implements store.WebhookEndpointRecords: the organization's range.
 func (r webhookEndpoints) List(orgID int64) ([]store.WebhookEndpoint, error) {
-	var out []store.WebhookEndpoint
-	prefix := itob(orgID)
-	c := r.t.bucket(bucketWebhookEndpts).Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		var e store.WebhookEndpoint
-		if err := json.Unmarshal(v, &e); err != nil {
-			return nil, fmt.Errorf("store: decode: %w", err)
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return listJSON[store.WebhookEndpoint](r.t.bucket(bucketWebhookEndpts), itob(orgID), nil)
 }

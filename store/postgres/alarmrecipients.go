@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"github.com/jackc/pgx/v5"
+
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -46,10 +48,8 @@ func scanRecipient(r *store.AlarmRecipient) {
 // Get implements store.AlarmRecipientSet.
 func (s alarmRecipients) Get(id int64) (*store.AlarmRecipient, error) {
 	var r store.AlarmRecipient
-	err := s.t.pg.QueryRow(s.t.ctx, `SELECT `+recipientColumns+` FROM alarm_recipients WHERE id = $1`, id).
-		Scan(recipientFields(&r)...)
-	if err != nil {
-		return nil, classify(err)
+	if err := getOne(s.t, `SELECT `+recipientColumns+` FROM alarm_recipients WHERE id = $1`, recipientFields(&r), id); err != nil {
+		return nil, err
 	}
 	scanRecipient(&r)
 	return &r, nil
@@ -71,13 +71,7 @@ func (s alarmRecipients) Put(r *store.AlarmRecipient) error {
 			partner_id = $4, organization_id = $5, alarm_definitions = $6, created_by_audience = $7,
 			created_by_id = $8, last_alarm_id = $9, last_report_at = $10, created_at = $11
 		WHERE id = $12`, append(recipientArgs(r), r.ID)...)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return store.NotFound("recipient %d", r.ID)
-	}
-	return nil
+	return affected(tag, err, "recipient %d", r.ID)
 }
 
 // Delete implements store.AlarmRecipientSet.
@@ -88,19 +82,10 @@ func (s alarmRecipients) Delete(id int64) error {
 
 // List implements store.AlarmRecipientSet.
 func (s alarmRecipients) List() ([]store.AlarmRecipient, error) {
-	rows, err := s.t.pg.Query(s.t.ctx, `SELECT `+recipientColumns+` FROM alarm_recipients ORDER BY id`)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	var out []store.AlarmRecipient
-	for rows.Next() {
+	return collect(s.t, func(row pgx.CollectableRow) (store.AlarmRecipient, error) {
 		var r store.AlarmRecipient
-		if err := rows.Scan(recipientFields(&r)...); err != nil {
-			return nil, classify(err)
-		}
+		err := row.Scan(recipientFields(&r)...)
 		scanRecipient(&r)
-		out = append(out, r)
-	}
-	return out, classify(rows.Err())
+		return r, err
+	}, `SELECT `+recipientColumns+` FROM alarm_recipients ORDER BY id`)
 }

@@ -76,17 +76,13 @@ func (l *loading) uncheck(t *tx, table string) error {
 	if l.unchecked[table] {
 		return nil
 	}
-	rows, err := t.pg.Query(t.ctx, `SELECT conname::text, pg_get_constraintdef(oid) FROM pg_constraint
-		WHERE conrelid = $1::regclass AND contype = 'f' AND conparentid = 0 ORDER BY conname`, table)
-	if err != nil {
-		return classify(err)
-	}
-	keys, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (foreignKey, error) {
+	keys, err := collect(t, func(row pgx.CollectableRow) (foreignKey, error) {
 		k := foreignKey{table: table}
 		return k, row.Scan(&k.name, &k.def)
-	})
+	}, `SELECT conname::text, pg_get_constraintdef(oid) FROM pg_constraint
+		WHERE conrelid = $1::regclass AND contype = 'f' AND conparentid = 0 ORDER BY conname`, table)
 	if err != nil {
-		return classify(err)
+		return err
 	}
 	for _, k := range keys {
 		if _, err := t.exec(`ALTER TABLE ` + pgx.Identifier{table}.Sanitize() + ` DROP CONSTRAINT ` +

@@ -115,13 +115,9 @@ func byKey[K any, T any](keys string, get func(t *tx, key K) (*T, error)) func(t
 	return func(t *tx, yield func(*T) bool) error {
 		var after K
 		for {
-			rs, err := t.pg.Query(t.ctx, keys, after, keysPerQuery)
+			page, err := collect(t, pgx.RowTo[K], keys, after, keysPerQuery)
 			if err != nil {
-				return classify(err)
-			}
-			page, err := pgx.CollectRows(rs, pgx.RowTo[K])
-			if err != nil {
-				return classify(err)
+				return err
 			}
 			for _, key := range page {
 				r, err := get(t, key)

@@ -229,17 +229,10 @@ var _ = register(map[store.Kind]copyKind{
 // alarms' rows are read).
 func dumpAlarms(t *tx, yield func(*store.Alarm) bool) error {
 	return paged(func(after int64) ([]store.Alarm, error) {
-		rs, err := t.pg.Query(t.ctx, `SELECT `+alarmColumns+` FROM alarms a WHERE a.id > $1 ORDER BY a.id LIMIT $2`,
+		page, err := collect(t, scanFields(alarmFields), `SELECT `+alarmColumns+` FROM alarms a WHERE a.id > $1 ORDER BY a.id LIMIT $2`,
 			after, recordsPerQuery)
 		if err != nil {
-			return nil, classify(err)
-		}
-		page, err := pgx.CollectRows(rs, func(row pgx.CollectableRow) (store.Alarm, error) {
-			var a store.Alarm
-			return a, row.Scan(alarmFields(&a)...)
-		})
-		if err != nil {
-			return nil, classify(err)
+			return nil, err
 		}
 		return page, loadAlarmNotes(t, page)
 	}, func(a *store.Alarm) int64 { return a.ID }, yield)

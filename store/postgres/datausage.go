@@ -176,13 +176,9 @@ func (r dataUsagePeriods) periodsBefore(imei string, before, start time.Time, op
 		sql += ` AND period_start ` + op + ` $4`
 		args = append(args, start)
 	}
-	rows, err := r.t.pg.Query(r.t.ctx, sql+` ORDER BY period_start LIMIT $3`, args...)
-	if err != nil {
-		return nil, classify(err)
-	}
-	starts, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
+	starts, err := collect(r.t, pgx.RowTo[time.Time], sql+` ORDER BY period_start LIMIT $3`, args...)
 	for i := range starts {
 		starts[i] = starts[i].UTC()
 	}
-	return starts, classify(err)
+	return starts, err
 }

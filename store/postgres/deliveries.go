@@ -146,22 +146,10 @@ func (r deliveries) Pending(orgID int64, url string) ([]store.QueueEntry, error)
 			w.and("url = " + w.arg(url))
 		}
 	}
-	rows, err := r.t.pg.Query(r.t.ctx, `SELECT organization_id, url, imei, id, next_attempt_at, created_at
+	return collect(r.t, scanFields(func(q *store.QueueEntry) []any {
+		return []any{&q.OrganizationID, &q.URL, &q.IMEI, &q.DeliveryID, zeroTime{&q.NextAttemptAt}, zeroTime{&q.CreatedAt}}
+	}), `SELECT organization_id, url, imei, id, next_attempt_at, created_at
 		FROM webhook_deliveries`+w.String()+` ORDER BY organization_id, url, imei, id`, w.args...)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	var out []store.QueueEntry
-	for rows.Next() {
-		var q store.QueueEntry
-		if err := rows.Scan(&q.OrganizationID, &q.URL, &q.IMEI, &q.DeliveryID,
-			zeroTime{&q.NextAttemptAt}, zeroTime{&q.CreatedAt}); err != nil {
-			return nil, classify(err)
-		}
-		out = append(out, q)
-	}
-	return out, classify(rows.Err())
 }
 
 // List implements store.DeliveryRecords: the filter as WHERE clauses,

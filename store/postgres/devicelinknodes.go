@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fleetcam/fleetcam/store"
+	"github.com/jackc/pgx/v5"
 )
 
 var _ store.DeviceLinkNodes = deviceLinks{}
@@ -27,20 +28,7 @@ const (
 // ConnectedNodes implements store.DeviceLinkNodes: a loose index scan of
 // device_links_node, one index probe per node, however many links each has.
 func (r deviceLinks) ConnectedNodes() ([]string, error) {
-	rows, err := r.t.pg.Query(r.t.ctx, connectedNodesSQL)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	var nodes []string
-	for rows.Next() {
-		var node string
-		if err := rows.Scan(&node); err != nil {
-			return nil, classify(err)
-		}
-		nodes = append(nodes, node)
-	}
-	return nodes, classify(rows.Err())
+	return collect(r.t, pgx.RowTo[string], connectedNodesSQL)
 }
 
 // MarkOffline implements store.DeviceLinkNodes in one statement; a prefix

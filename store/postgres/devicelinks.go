@@ -109,14 +109,10 @@ const linksPerQuery = 500
 func (r deviceLinks) Each(visit func(l *store.DeviceLink) error) error {
 	after, op := "", ">="
 	for {
-		rows, err := r.t.pg.Query(r.t.ctx, `SELECT `+deviceLinkColumns+` FROM device_links
-			WHERE imei `+op+` $1 ORDER BY imei LIMIT $2`, after, linksPerQuery)
+		links, err := collect(r.t, func(row pgx.CollectableRow) (*store.DeviceLink, error) { return scanDeviceLink(row) },
+			`SELECT `+deviceLinkColumns+` FROM device_links WHERE imei `+op+` $1 ORDER BY imei LIMIT $2`, after, linksPerQuery)
 		if err != nil {
-			return classify(err)
-		}
-		links, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*store.DeviceLink, error) { return scanDeviceLink(row) })
-		if err != nil {
-			return classify(err)
+			return err
 		}
 		for _, l := range links {
 			if err := visit(l); err != nil {

@@ -127,10 +127,7 @@ var deviceUpdateKind = &mergeKind{
 func (r devices) Delete(imei string) error {
 	r.t.forgetDevice(imei)
 	tag, err := r.t.exec(`DELETE FROM devices WHERE imei = $1`, imei)
-	if err == nil && tag.RowsAffected() == 0 {
-		return store.NotFound("device %s", imei)
-	}
-	return err
+	return affected(tag, err, "device %s", imei)
 }
 
 // List implements store.DeviceRecords: DeviceFilter.Match as a WHERE

@@ -70,20 +70,7 @@ func (s driverAssignments) ByDriver(driverID int64) ([]store.DriverAssignment, e
 
 // list reads the assignments query answers.
 func (s driverAssignments) list(query string, args ...any) ([]store.DriverAssignment, error) {
-	rows, err := s.t.pg.Query(s.t.ctx, query, args...)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	var out []store.DriverAssignment
-	for rows.Next() {
-		a, err := scanAssignment(rows)
-		if err != nil {
-			return nil, classify(err)
-		}
-		out = append(out, a)
-	}
-	return out, classify(rows.Err())
+	return collect(s.t, func(row pgx.CollectableRow) (store.DriverAssignment, error) { return scanAssignment(row) }, query, args...)
 }
 
 // scanAssignment reads one row of assignmentColumns.

@@ -100,14 +100,6 @@ func (s drivers) Delete(id int64) error {
 	return affected(tag, err, "driver %d", id)
 }
 
-// affected is err, or ErrNotFound of what when the statement changed no row.
-func affected(tag pgconn.CommandTag, err error, what string, args ...any) error {
-	if err == nil && tag.RowsAffected() == 0 {
-		return store.NotFound(what, args...)
-	}
-	return err
-}
-
 // IDByCode implements store.DriverSet.
 func (s drivers) IDByCode(orgID int64, code string) (int64, error) {
 	return s.lookup(`SELECT id FROM drivers WHERE organization_id = $1 AND code = $2`, orgID, code)

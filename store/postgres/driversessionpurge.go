@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/fleetcam/fleetcam/store"
@@ -119,25 +120,12 @@ func (s driverSessions) devicesFrom(imei string, inclusive bool) ([]string, erro
 	if inclusive {
 		op = ">="
 	}
-	rows, err := s.t.pg.Query(s.t.ctx, `WITH RECURSIVE d(imei) AS (
+	return collect(s.t, pgx.RowTo[string], `WITH RECURSIVE d(imei) AS (
 			(SELECT imei FROM driver_sessions WHERE imei `+op+` $1 ORDER BY imei LIMIT 1)
 			UNION ALL
 			SELECT (SELECT s.imei FROM driver_sessions s WHERE s.imei > d.imei ORDER BY s.imei LIMIT 1)
 			FROM d WHERE d.imei IS NOT NULL)
 		SELECT imei FROM d WHERE imei IS NOT NULL LIMIT $2`, imei, sessionPurgeDevices)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var imei string
-		if err := rows.Scan(&imei); err != nil {
-			return nil, classify(err)
-		}
-		out = append(out, imei)
-	}
-	return out, classify(rows.Err())
 }
 
 // sessionKey is the key of a session; the start may be -infinity (before
@@ -157,23 +145,14 @@ type purgeCandidate struct {
 // devices imeis that started before the device's latest cutoff, by device
 // and start.
 func (s driverSessions) purgeCandidates(imeis []string, latest []time.Time, from sessionKey, n int) ([]purgeCandidate, error) {
-	rows, err := s.t.pg.Query(s.t.ctx, `SELECT s.imei, s.started_at, s.ownership
+	return collect(s.t, func(row pgx.CollectableRow) (purgeCandidate, error) {
+		var c purgeCandidate
+		err := row.Scan(&c.imei, &c.start, &c.ownership)
+		c.start.Time = c.start.Time.UTC()
+		return c, err
+	}, `SELECT s.imei, s.started_at, s.ownership
 		FROM unnest($1::text[], $2::timestamptz[]) AS d(imei, latest)
 		JOIN driver_sessions s ON s.imei = d.imei AND s.started_at < d.latest
 		WHERE s.ended_at IS NOT NULL AND (s.imei, s.started_at) > ($3, $4)
 		ORDER BY s.imei, s.started_at LIMIT $5`, imeis, latest, from.imei, from.start, n)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	var out []purgeCandidate
-	for rows.Next() {
-		var c purgeCandidate
-		if err := rows.Scan(&c.imei, &c.start, &c.ownership); err != nil {
-			return nil, classify(err)
-		}
-		c.start.Time = c.start.Time.UTC()
-		out = append(out, c)
-	}
-	return out, classify(rows.Err())
 }

@@ -52,20 +52,7 @@ func (s driverSessions) one(query string, args ...any) (*store.DriverSession, er
 
 // list reads the sessions query answers.
 func (s driverSessions) list(query string, args ...any) ([]store.DriverSession, error) {
-	rows, err := s.t.pg.Query(s.t.ctx, query, args...)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	var out []store.DriverSession
-	for rows.Next() {
-		ds, err := scanSession(rows)
-		if err != nil {
-			return nil, classify(err)
-		}
-		out = append(out, *ds)
-	}
-	return out, classify(rows.Err())
+	return collect(s.t, scanValue(scanSession), query, args...)
 }
 
 // prefetchSessions reads the latest started driver session of each device of $1.

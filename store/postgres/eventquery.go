@@ -462,18 +462,5 @@ func (s events) ByOrganizationBefore(org int64, before time.Time, limit int) ([]
 
 // list returns the events a query of eventColumns selects.
 func (s events) list(sql string, args ...any) ([]store.Event, error) {
-	rows, err := s.t.pg.Query(s.t.ctx, sql, args...)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	var out []store.Event
-	for rows.Next() {
-		e, err := scanEvent(rows)
-		if err != nil {
-			return nil, classify(err)
-		}
-		out = append(out, *e)
-	}
-	return out, classify(rows.Err())
+	return collect(s.t, scanValue(func(row pgx.Row) (*store.Event, error) { return scanEvent(row) }), sql, args...)
 }

@@ -18,11 +18,7 @@ func groupFields(g *store.Group) []any {
 
 // Get implements store.GroupRecords.
 func (r groups) Get(id int64) (*store.Group, error) {
-	var g store.Group
-	if err := getOne(r.t, `SELECT `+groupColumns+` FROM groups WHERE id = $1`, groupFields(&g), id); err != nil {
-		return nil, err
-	}
-	return &g, nil
+	return getRecord(r.t, `SELECT `+groupColumns+` FROM groups WHERE id = $1`, groupFields, id)
 }
 
 // Insert implements store.GroupRecords: ids are the table's identity.
@@ -41,17 +37,11 @@ func (r groups) List(orgID int64, p store.Page) ([]store.Group, int, error) {
 // Put implements store.GroupRecords.
 func (r groups) Put(g *store.Group) error {
 	tag, err := r.t.exec(`UPDATE groups SET name = $2 WHERE id = $1`, g.ID, g.Name)
-	if err == nil && tag.RowsAffected() == 0 {
-		return store.NotFound("group %d", g.ID)
-	}
-	return err
+	return affected(tag, err, "group %d", g.ID)
 }
 
 // Delete implements store.GroupRecords.
 func (r groups) Delete(id int64) error {
 	tag, err := r.t.exec(`DELETE FROM groups WHERE id = $1`, id)
-	if err == nil && tag.RowsAffected() == 0 {
-		return store.NotFound("group %d", id)
-	}
-	return err
+	return affected(tag, err, "group %d", id)
 }

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -188,16 +186,8 @@ type purgeDevice struct {
 
 // purgeDevices runs a query of devices and their oldest record's time.
 func (t *tx) purgeDevices(sql string, args ...any) ([]purgeDevice, error) {
-	rows, err := t.pg.Query(t.ctx, sql, append(args, purgeDevicesPerQuery)...)
-	if err != nil {
-		return nil, classify(err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (purgeDevice, error) {
-		var d purgeDevice
-		err := row.Scan(&d.imei, &d.oldest)
-		return d, err
-	})
-	return out, classify(err)
+	return collect(t, scanFields(func(d *purgeDevice) []any { return []any{&d.imei, &d.oldest} }),
+		sql, append(args, purgeDevicesPerQuery)...)
 }
 
 // entries reads up to n entries of class of the device imei older than

@@ -1,8 +1,6 @@
 package postgres
 
 import (
-	"errors"
-
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetcam/fleetcam/store"
@@ -29,15 +27,8 @@ func oauthClientValues(c *store.OAuthClient) []any {
 
 // Get implements store.OAuthClientRecords.
 func (r oauthClients) Get(id string) (*store.OAuthClient, error) {
-	c := new(store.OAuthClient)
-	err := getOne(r.t, `SELECT `+oauthClientColumns+` FROM oauth_clients WHERE id = $1`, oauthClientFields(c), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, store.NotFound("OAuth client %s", id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
+	c, err := getRecord(r.t, `SELECT `+oauthClientColumns+` FROM oauth_clients WHERE id = $1`, oauthClientFields, id)
+	return c, store.NotFoundAs(err, "OAuth client %s", id)
 }
 
 // Insert implements store.OAuthClientRecords.
@@ -57,25 +48,13 @@ func (r oauthClients) Insert(c *store.OAuthClient) error {
 func (r oauthClients) Put(c *store.OAuthClient) error {
 	tag, err := r.t.exec(`UPDATE oauth_clients SET name = $2, partner_id = $3, organization_id = $4, enabled = $5,
 		secret_hash = $6, secret_generation = $7, created_at = $8, refreshed_at = $9 WHERE id = $1`, oauthClientValues(c)...)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return store.NotFound("OAuth client %s", c.ID)
-	}
-	return nil
+	return affected(tag, err, "OAuth client %s", c.ID)
 }
 
 // Delete implements store.OAuthClientRecords.
 func (r oauthClients) Delete(id string) error {
 	tag, err := r.t.exec(`DELETE FROM oauth_clients WHERE id = $1`, id)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return store.NotFound("OAuth client %s", id)
-	}
-	return nil
+	return affected(tag, err, "OAuth client %s", id)
 }
 
 // List implements store.OAuthClientRecords.

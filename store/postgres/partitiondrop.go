@@ -29,14 +29,10 @@ var partitionName = regexp.MustCompile(`_y([0-9]{4})m([0-9]{2})(?:d([0-9]{2}))?$
 // or before before, oldest first. Their names say their ranges: every one
 // is made by fleetcam_ensure_partition.
 func timePartitions(t *tx, table string, before time.Time) ([]store.SeriesPartition, error) {
-	rows, err := t.pg.Query(t.ctx, `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+	names, err := collect(t, pgx.RowTo[string], `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
 		WHERE i.inhparent = $1::regclass`, table)
 	if err != nil {
-		return nil, classify(err)
-	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, classify(err)
+		return nil, err
 	}
 	var out []store.SeriesPartition
 	for _, name := range names {
@@ -103,16 +99,11 @@ func distinct[T any](t *tx, table string, p store.SeriesPartition, column string
 		return nil, err
 	}
 	col := pgx.Identifier{column}.Sanitize()
-	rows, err := t.pg.Query(t.ctx, `WITH RECURSIVE d (v) AS (
+	return collect(t, pgx.RowTo[T], `WITH RECURSIVE d (v) AS (
 			SELECT min(`+col+`) FROM `+ident+`
 			UNION ALL
 			SELECT (SELECT min(`+col+`) FROM `+ident+` WHERE `+col+` > d.v) FROM d WHERE d.v IS NOT NULL)
 		SELECT v FROM d WHERE v IS NOT NULL`)
-	if err != nil {
-		return nil, classify(err)
-	}
-	vs, err := pgx.CollectRows(rows, pgx.RowTo[T])
-	return vs, classify(err)
 }
 
 // Partitions implements store.GPSPartitions.

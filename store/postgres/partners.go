@@ -18,12 +18,7 @@ func partnerFields(p *store.Partner) []any { return []any{&p.ID, &p.Name, zeroTi
 
 // Get implements store.PartnerRecords.
 func (r partners) Get(id int64) (*store.Partner, error) {
-	var p store.Partner
-	err := getOne(r.t, `SELECT `+partnerColumns+` FROM partners WHERE id = $1`, partnerFields(&p), id)
-	if err != nil {
-		return nil, err
-	}
-	return &p, nil
+	return getRecord(r.t, `SELECT `+partnerColumns+` FROM partners WHERE id = $1`, partnerFields, id)
 }
 
 // Insert implements store.PartnerRecords: ids are the table's identity.

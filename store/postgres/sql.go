@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/fleetcam/fleetcam/store"
@@ -134,6 +136,60 @@ func listPage[T any](t *tx, columns, from string, w *where, order string, p stor
 // there is none.
 func getOne(t *tx, sql string, fields []any, args ...any) error {
 	return classify(t.pg.QueryRow(t.ctx, sql, args...).Scan(fields...))
+}
+
+// getRecord is the record the single row of sql holds, scanned into the
+// fields fields gives; store.ErrNotFound when there is none.
+func getRecord[T any](t *tx, sql string, fields func(*T) []any, args ...any) (*T, error) {
+	r := new(T)
+	if err := getOne(t, sql, fields(r), args...); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// collect is the records of the rows sql selects, in its order, each read
+// by scan; nil when there is none.
+func collect[T any](t *tx, scan pgx.RowToFunc[T], sql string, args ...any) ([]T, error) {
+	rows, err := t.pg.Query(t.ctx, sql, args...)
+	if err != nil {
+		return nil, classify(err)
+	}
+	out, err := pgx.AppendRows([]T(nil), rows, scan)
+	return out, classify(err)
+}
+
+// scanFields is the scan of collect for the fields fields gives of a
+// record.
+func scanFields[T any](fields func(*T) []any) pgx.RowToFunc[T] {
+	return func(row pgx.CollectableRow) (T, error) {
+		var r T
+		err := row.Scan(fields(&r)...)
+		return r, err
+	}
+}
+
+// scanValue is the scan of collect for a pointer scan: the record it
+// read.
+func scanValue[T any](scan func(pgx.Row) (*T, error)) pgx.RowToFunc[T] {
+	return func(row pgx.CollectableRow) (T, error) {
+		r, err := scan(row)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return *r, nil
+	}
+}
+
+// affected is err, or ErrNotFound of what when the statement changed no row.
+// Its arguments are made on every call, found or not: not for the writes
+// of device ingest.
+func affected(tag pgconn.CommandTag, err error, what string, args ...any) error {
+	if err == nil && tag.RowsAffected() == 0 {
+		return store.NotFound(what, args...)
+	}
+	return err
 }
 
 // A timestamptz keeps microseconds, a time.Time nanoseconds. A stored time

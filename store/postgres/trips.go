@@ -28,11 +28,7 @@ func tripFields(t *store.Trip) []any {
 
 // trip returns the one trip of sql; store.ErrNotFound when there is none.
 func (r trips) trip(sql string, args ...any) (*store.Trip, error) {
-	var t store.Trip
-	if err := getOne(r.t, `SELECT `+tripColumns+` FROM trips WHERE `+sql, tripFields(&t), args...); err != nil {
-		return nil, err
-	}
-	return &t, nil
+	return getRecord(r.t, `SELECT `+tripColumns+` FROM trips WHERE `+sql, tripFields, args...)
 }
 
 // At implements store.TripRecords.
@@ -124,21 +120,8 @@ func (r trips) ByDevice(imei string, start, end time.Time) ([]store.Trip, error)
 	if !start.IsZero() {
 		w.and("(ended_at IS NULL OR ended_at >= " + w.arg(timeBound(ceilMicro(start))) + ")")
 	}
-	rows, err := r.t.pg.Query(r.t.ctx, `SELECT `+tripColumns+` FROM trips`+w.String()+` ORDER BY started_at_ms`,
+	return collect(r.t, scanFields(tripFields), `SELECT `+tripColumns+` FROM trips`+w.String()+` ORDER BY started_at_ms`,
 		w.args...)
-	if err != nil {
-		return nil, classify(err)
-	}
-	var out []store.Trip
-	for rows.Next() {
-		var t store.Trip
-		if err := rows.Scan(tripFields(&t)...); err != nil {
-			rows.Close()
-			return nil, classify(err)
-		}
-		out = append(out, t)
-	}
-	return out, classify(rows.Err())
 }
 
 // IMEIs implements store.TripRecords: a skip scan of the index on (imei,

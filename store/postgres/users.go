@@ -43,24 +43,13 @@ func passwordHash(h []byte) []byte {
 
 // Get implements store.UserRecords.
 func (r users) Get(id int64) (*store.User, error) {
-	var u store.User
-	if err := getOne(r.t, `SELECT `+userColumns+` FROM users WHERE id = $1`, userFields(&u), id); err != nil {
-		return nil, err
-	}
-	return &u, nil
+	return getRecord(r.t, `SELECT `+userColumns+` FROM users WHERE id = $1`, userFields, id)
 }
 
 // ByEmail implements store.UserRecords.
 func (r users) ByEmail(email string) (*store.User, error) {
-	var u store.User
-	err := getOne(r.t, `SELECT `+userColumns+` FROM users WHERE email = $1`, userFields(&u), email)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, store.NotFound("user %s", email)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &u, nil
+	u, err := getRecord(r.t, `SELECT `+userColumns+` FROM users WHERE email = $1`, userFields, email)
+	return u, store.NotFoundAs(err, "user %s", email)
 }
 
 // Insert implements store.UserRecords: ids are the table's identity. An
@@ -89,10 +78,7 @@ func (r users) Put(u *store.User) error {
 		u.ID, u.Name, passwordHash(u.PasswordHash), nullID(u.PartnerID), nullID(u.OrganizationID),
 		u.AccessLevel, u.CreatedAt, nullTime(u.InviteExpiresAt), u.Settings.Measurement, u.Settings.TimeFormat, u.TokenGeneration,
 		externalIDs(u.ExternalOrganizationIDs))
-	if err == nil && tag.RowsAffected() == 0 {
-		return store.NotFound("user %d", u.ID)
-	}
-	return err
+	return affected(tag, err, "user %d", u.ID)
 }
 
 // List implements store.UserRecords.
@@ -143,10 +129,7 @@ func (r inviteTokens) Delete(hash [sha256.Size]byte) error {
 // with it (ON DELETE CASCADE).
 func (r users) Delete(id int64) error {
 	tag, err := r.t.exec(`DELETE FROM users WHERE id = $1`, id)
-	if err == nil && tag.RowsAffected() == 0 {
-		return store.NotFound("user %d", id)
-	}
-	return err
+	return affected(tag, err, "user %d", id)
 }
 
 // DeleteUser implements store.InviteTokenRecords.

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/fleetcam/fleetcam/store"
+	"github.com/jackc/pgx/v5"
 )
 
 // The webhook receivers index: table webhook_receivers, one row per
@@ -57,21 +58,8 @@ func (r webhookReceivers) Put(orgID int64, types []string) error {
 
 // Organizations implements store.WebhookReceiverRecords.
 func (r webhookReceivers) Organizations() ([]int64, error) {
-	rows, err := r.t.pg.Query(r.t.ctx, `SELECT organization_id FROM webhook_settings
+	return collect(r.t, pgx.RowTo[int64], `SELECT organization_id FROM webhook_settings
 		UNION SELECT organization_id FROM webhook_subscriptions
 		UNION SELECT organization_id FROM webhook_receivers
 		ORDER BY organization_id`)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, classify(err)
-		}
-		out = append(out, id)
-	}
-	return out, classify(rows.Err())
 }

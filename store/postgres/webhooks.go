@@ -217,19 +217,6 @@ func (r webhookEndpoints) Put(e *store.WebhookEndpoint) error {
 // List implements store.WebhookEndpointRecords: URLs in byte order, as
 // the column's collation sorts them.
 func (r webhookEndpoints) List(orgID int64) ([]store.WebhookEndpoint, error) {
-	rows, err := r.t.pg.Query(r.t.ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
+	return collect(r.t, scanFields(endpointFields), `SELECT `+endpointColumns+` FROM webhook_endpoints
 		WHERE organization_id = $1 ORDER BY url`, orgID)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	var out []store.WebhookEndpoint
-	for rows.Next() {
-		var e store.WebhookEndpoint
-		if err := rows.Scan(endpointFields(&e)...); err != nil {
-			return nil, classify(err)
-		}
-		out = append(out, e)
-	}
-	return out, classify(rows.Err())
 }
