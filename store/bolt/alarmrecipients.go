@@ -27,10 +27,7 @@ func (s alarmRecipients) Insert(r *store.AlarmRecipient) error {
 
 // Put implements store.AlarmRecipientSet.
 func (s alarmRecipients) Put(r *store.AlarmRecipient) error {
-	if s.t.bucket(bucketRecipients).Get(itob(r.ID)) == nil {
-		return store.NotFound("alarm recipient %d", r.ID)
-	}
-	return s.put(r)
+	return replaceJSON(s.t.bucket(bucketRecipients), itob(r.ID), r, "alarm recipient %d", r.ID)
 }
 
 // put stores r under its id.

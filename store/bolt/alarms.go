@@ -55,11 +55,7 @@ func (s alarms) putTriple(tr store.AlarmTriple) error {
 
 // Put implements store.AlarmSet.
 func (s alarms) Put(a *store.Alarm) error {
-	b := s.t.bucket(bucketAlarms)
-	if b.Get(itob(a.ID)) == nil {
-		return store.NotFound("alarm %d", a.ID)
-	}
-	return putJSON(b, itob(a.ID), a)
+	return replaceJSON(s.t.bucket(bucketAlarms), itob(a.ID), a, "alarm %d", a.ID)
 }
 
 // TripleTaken implements store.AlarmSet.
@@ -154,12 +150,5 @@ func (s openAlarms) Delete(imei string, def int64) error {
 
 // DeleteDevice implements store.OpenAlarmSet.
 func (s openAlarms) DeleteDevice(imei string) error {
-	c := s.t.bucket(bucketAlarmOpen).Cursor()
-	prefix := compositeKey(imei, "")
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
-		if err := c.Delete(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return deletePrefix(s.t.bucket(bucketAlarmOpen), compositeKey(imei, ""))
 }

@@ -41,37 +41,18 @@ func kindOf[T any](buckets [][]byte, dump func(t *tx, yield func(*T) bool) error
 // bucketList lists bucket names.
 func bucketList(names ...[]byte) [][]byte { return names }
 
-// walk calls visit with each key and value of bucket name in key order,
-// until visit returns false or an error.
-func walk(t *tx, name []byte, visit func(k, v []byte) (bool, error)) error {
-	c := t.bucket(name).Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		more, err := visit(k, v)
-		if err != nil || !more {
-			return err
-		}
-	}
-	return nil
-}
-
-// jsonRecords dumps the JSON records of bucket name, each decoded over
-// init(key).
-func jsonRecords[T any](name []byte, init func(k []byte) T) func(t *tx, yield func(*T) bool) error {
-	return func(t *tx, yield func(*T) bool) error {
-		return walk(t, name, func(k, v []byte) (bool, error) {
-			r, err := decodeJSON(k, v, init(k))
-			if err != nil {
-				return false, err
-			}
-			return yield(r), nil
-		})
-	}
+// jsonKind is the copyKind of records of type T kept as JSON, one under
+// each key of the first of buckets.
+func jsonKind[T any](buckets [][]byte, put func(t *tx, r *T) error) copyKind {
+	return kindOf(buckets, func(t *tx, yield func(*T) bool) error {
+		return eachJSON(t.bucket(buckets[0]), nil, func(_ []byte, r *T) (bool, error) { return yield(r), nil })
+	}, put)
 }
 
 // records dumps bucket name, each entry decoded by decode.
 func records[T any](name []byte, decode func(k, v []byte) (*T, error)) func(t *tx, yield func(*T) bool) error {
 	return func(t *tx, yield func(*T) bool) error {
-		return walk(t, name, func(k, v []byte) (bool, error) {
+		return walk(t.bucket(name), nil, func(k, v []byte) (bool, error) {
 			r, err := decode(k, v)
 			if err != nil {
 				return false, err
@@ -87,7 +68,7 @@ func records[T any](name []byte, decode func(k, v []byte) (*T, error)) func(t *t
 func openSeries[T, R any](name, open []byte, wrap func(r *T, open bool) *R) func(t *tx, yield func(*R) bool) error {
 	return func(t *tx, yield func(*R) bool) error {
 		pointers := t.bucket(open)
-		return walk(t, name, func(k, v []byte) (bool, error) {
+		return walk(t.bucket(name), nil, func(k, v []byte) (bool, error) {
 			imei, _, err := splitIMEI(name, k, 8)
 			if err != nil {
 				return false, err
@@ -100,12 +81,6 @@ func openSeries[T, R any](name, open []byte, wrap func(r *T, open bool) *R) func
 			return yield(wrap(r, bytes.Equal(pointers.Get([]byte(imei)), k))), nil
 		})
 	}
-}
-
-// zero is the zero T, whatever the key: records that hold their key.
-func zero[T any]([]byte) T {
-	var z T
-	return z
 }
 
 // splitIMEI splits a key that starts with an IMEI and a 0 byte, of which
@@ -125,11 +100,11 @@ func badValue(bucket, k []byte) error {
 
 // copyKinds is the file's side of every kind of store.Kinds.
 var copyKinds = map[store.Kind]copyKind{
-	store.KindPartners: kindOf(bucketList(bucketPartners), jsonRecords(bucketPartners, zero[store.Partner]),
+	store.KindPartners: jsonKind(bucketList(bucketPartners),
 		func(t *tx, p *store.Partner) error { return partners{t}.put(p) }),
-	store.KindOrganizations: kindOf(bucketList(bucketOrgs), jsonRecords(bucketOrgs, zero[store.Organization]),
+	store.KindOrganizations: jsonKind(bucketList(bucketOrgs),
 		func(t *tx, o *store.Organization) error { return organizations{t}.put(o) }),
-	store.KindUsers: kindOf(bucketList(bucketUsers, bucketUserEmails), jsonRecords(bucketUsers, zero[store.User]),
+	store.KindUsers: jsonKind(bucketList(bucketUsers, bucketUserEmails),
 		func(t *tx, u *store.User) error { return users{t}.put(u) }),
 	store.KindInviteTokens: kindOf(bucketList(bucketInviteTokens),
 		records(bucketInviteTokens, func(k, v []byte) (*store.InviteToken, error) {
@@ -139,9 +114,9 @@ var copyKinds = map[store.Kind]copyKind{
 			return &store.InviteToken{Hash: [32]byte(k), UserID: btoi(v)}, nil
 		}),
 		func(t *tx, r *store.InviteToken) error { return inviteTokens{t}.Put(r.Hash, r.UserID) }),
-	store.KindGroups: kindOf(bucketList(bucketGroups), jsonRecords(bucketGroups, zero[store.Group]),
+	store.KindGroups: jsonKind(bucketList(bucketGroups),
 		func(t *tx, g *store.Group) error { return groups{t}.put(g) }),
-	store.KindDevices: kindOf(bucketList(bucketDevices, bucketOrgDevices), jsonRecords(bucketDevices, zero[store.Device]),
+	store.KindDevices: jsonKind(bucketList(bucketDevices, bucketOrgDevices),
 		func(t *tx, d *store.Device) error { return devices{t}.Insert(d) }),
 	store.KindDeviceOwnerships: kindOf(bucketList(bucketOwnerships),
 		records(bucketOwnerships, func(k, v []byte) (*store.DeviceOwnership, error) {
@@ -156,8 +131,7 @@ var copyKinds = map[store.Kind]copyKind{
 		}),
 		func(t *tx, o *store.DeviceOwnership) error { return deviceOwnerships{t}.Put(o) }),
 
-	store.KindEvents: kindOf(bucketList(bucketEvents, bucketDeviceEvents, bucketOrgEvents, bucketOrgEventHours, bucketEventComments),
-		jsonRecords(bucketEvents, zero[store.Event]),
+	store.KindEvents: jsonKind(bucketList(bucketEvents, bucketDeviceEvents, bucketOrgEvents, bucketOrgEventHours, bucketEventComments),
 		func(t *tx, e *store.Event) error { return events{t}.put(e) }),
 	store.KindEventDeviceIDs: kindOf(bucketList(bucketEventDeviceIDs),
 		records(bucketEventDeviceIDs, func(k, v []byte) (*store.EventDeviceID, error) {
@@ -212,8 +186,7 @@ var copyKinds = map[store.Kind]copyKind{
 		}),
 		func(t *tx, r *store.StoredDeviceTrack) error { return deviceTracks{t}.Put(r.IMEI, &r.Track) }),
 
-	store.KindDrivers: kindOf(bucketList(bucketDrivers, bucketDriverCodes, bucketDriverThirdParty, bucketDriverQR),
-		jsonRecords(bucketDrivers, zero[store.Driver]),
+	store.KindDrivers: jsonKind(bucketList(bucketDrivers, bucketDriverCodes, bucketDriverThirdParty, bucketDriverQR),
 		func(t *tx, d *store.Driver) error { return drivers{t}.put(d, nil) }),
 	store.KindDriverSessions: kindOf(bucketList(bucketDriverSessions, bucketDriverCurrent),
 		openSeries(bucketDriverSessions, bucketDriverCurrent, func(s *store.DriverSession, open bool) *store.StoredDriverSession {
@@ -235,11 +208,10 @@ var copyKinds = map[store.Kind]copyKind{
 			return &store.DriverPinFailures{IMEI: string(k), Times: *times}, nil
 		}),
 		func(t *tx, r *store.DriverPinFailures) error { return driverPinFailures{t}.Put(r.IMEI, r.Times) }),
-	store.KindDriverAssignments: kindOf(bucketList(bucketDriverAssignments, bucketDriverAssignIDs),
-		jsonRecords(bucketDriverAssignments, zero[store.DriverAssignment]),
+	store.KindDriverAssignments: jsonKind(bucketList(bucketDriverAssignments, bucketDriverAssignIDs),
 		func(t *tx, a *store.DriverAssignment) error { return driverAssignments{t}.put(a) }),
 
-	store.KindAlarms: kindOf(bucketList(bucketAlarms, bucketAlarmNotes), jsonRecords(bucketAlarms, zero[store.Alarm]),
+	store.KindAlarms: jsonKind(bucketList(bucketAlarms, bucketAlarmNotes),
 		func(t *tx, a *store.Alarm) error { return alarms{t}.Insert(a) }),
 	store.KindAlarmTriples: kindOf(bucketList(bucketAlarmTriples),
 		records(bucketAlarmTriples, func(k, v []byte) (*store.AlarmTriple, error) {
@@ -266,13 +238,13 @@ var copyKinds = map[store.Kind]copyKind{
 			return &store.OpenAlarm{IMEI: imei, DefinitionID: btoi(def), AlarmID: btoi(v)}, nil
 		}),
 		func(t *tx, r *store.OpenAlarm) error { return openAlarms{t}.Put(r.IMEI, r.DefinitionID, r.AlarmID) }),
-	store.KindAlarmRecipients: kindOf(bucketList(bucketRecipients), jsonRecords(bucketRecipients, zero[store.AlarmRecipient]),
+	store.KindAlarmRecipients: jsonKind(bucketList(bucketRecipients),
 		func(t *tx, r *store.AlarmRecipient) error { return alarmRecipients{t}.put(r) }),
 
 	store.KindMediaFiles: kindOf(bucketList(bucketMedia, bucketMediaPending),
 		func(t *tx, yield func(*store.StoredMediaFile) bool) error {
 			pending := t.bucket(bucketMediaPending)
-			return walk(t, bucketMedia, func(k, v []byte) (bool, error) {
+			return walk(t.bucket(bucketMedia), nil, func(k, v []byte) (bool, error) {
 				m, err := decodeJSON(k, v, store.MediaFile{})
 				if err != nil {
 					return false, err
@@ -324,26 +296,23 @@ var copyKinds = map[store.Kind]copyKind{
 			return &store.AuxCameraList{IMEI: string(k), Cameras: *cams}, nil
 		}),
 		func(t *tx, r *store.AuxCameraList) error { return auxCameras{t}.Put(r.IMEI, r.Cameras) }),
-	store.KindDataUsage: kindOf(bucketList(bucketDataUsage), jsonRecords(bucketDataUsage, zero[store.DataUsagePeriod]),
+	store.KindDataUsage: jsonKind(bucketList(bucketDataUsage),
 		func(t *tx, p *store.DataUsagePeriod) error { return dataUsagePeriods{t}.Put(p) }),
-	store.KindDeviceLinks: kindOf(bucketList(bucketDeviceLinks), jsonRecords(bucketDeviceLinks, zero[store.DeviceLink]),
+	store.KindDeviceLinks: jsonKind(bucketList(bucketDeviceLinks),
 		func(t *tx, l *store.DeviceLink) error { return deviceLinks{t}.Put(l) }),
-	store.KindEventMail: kindOf(bucketList(bucketEventMail), jsonRecords(bucketEventMail, zero[store.EventMail]),
+	store.KindEventMail: jsonKind(bucketList(bucketEventMail),
 		func(t *tx, m *store.EventMail) error { return eventMails{t}.Put(m) }),
-	store.KindQueuedCommands: kindOf(bucketList(bucketDeviceCommands),
-		jsonRecords(bucketDeviceCommands, zero[store.QueuedCommand]),
+	store.KindQueuedCommands: jsonKind(bucketList(bucketDeviceCommands),
 		func(t *tx, c *store.QueuedCommand) error { return queuedCommands{t}.Add(c) }),
 
-	store.KindAuditEntries: kindOf(bucketList(bucketAudit), jsonRecords(bucketAudit, zero[store.AuditEntry]),
+	store.KindAuditEntries: jsonKind(bucketList(bucketAudit),
 		func(t *tx, e *store.AuditEntry) error { return auditEntries{t}.put(e) }),
-	store.KindMessages: kindOf(bucketList(bucketMessages), jsonRecords(bucketMessages, zero[store.Message]),
+	store.KindMessages: jsonKind(bucketList(bucketMessages),
 		func(t *tx, m *store.Message) error { return messages{t}.put(m) }),
 	store.KindWebhookOutbox: outboxKind,
-	store.KindDeliveries: kindOf(bucketList(bucketDeliveries, bucketQueue, bucketOrgDeliveries),
-		jsonRecords(bucketDeliveries, zero[store.Delivery]),
+	store.KindDeliveries: jsonKind(bucketList(bucketDeliveries, bucketQueue, bucketOrgDeliveries),
 		func(t *tx, d *store.Delivery) error { return deliveries{t}.put(d) }),
-	store.KindWebhookSubscriptions: kindOf(bucketList(bucketWebhookSubs),
-		jsonRecords(bucketWebhookSubs, zero[store.WebhookSubscription]),
+	store.KindWebhookSubscriptions: jsonKind(bucketList(bucketWebhookSubs),
 		func(t *tx, s *store.WebhookSubscription) error { return webhookSubscriptions{t}.Put(s) }),
 	store.KindWebhookEndpoints: kindOf(bucketList(bucketWebhookEndpts),
 		records(bucketWebhookEndpts, func(k, v []byte) (*store.WebhookEndpoint, error) {
@@ -363,8 +332,7 @@ var copyKinds = map[store.Kind]copyKind{
 		func(t *tx, r *store.WebhookReceiverTypes) error {
 			return webhookReceivers{t}.Put(r.OrganizationID, r.Types)
 		}),
-	store.KindOAuthClients: kindOf(bucketList(bucketOAuthClients),
-		jsonRecords(bucketOAuthClients, zero[store.OAuthClient]),
+	store.KindOAuthClients: jsonKind(bucketList(bucketOAuthClients),
 		func(t *tx, c *store.OAuthClient) error { return oauthClients{t}.put(c) }),
 }
 

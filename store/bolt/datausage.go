@@ -46,14 +46,7 @@ func (r dataUsagePeriods) Latest(imei string, n int) ([]store.DataUsagePeriod, e
 
 // DeleteDevice implements store.DataUsagePeriodRecords.
 func (r dataUsagePeriods) DeleteDevice(imei string) error {
-	prefix := compositeKey(imei, "")
-	c := r.t.bucket(bucketDataUsage).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
-		if err := c.Delete(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return deletePrefix(r.t.bucket(bucketDataUsage), compositeKey(imei, ""))
 }
 
 // Purge implements store.DataUsagePeriodRecords.

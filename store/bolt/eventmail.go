@@ -1,8 +1,6 @@
 package bolt
 
 import (
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/fleetcam/fleetcam/store"
@@ -25,31 +23,25 @@ func (r eventMails) Put(m *store.EventMail) error {
 
 // Due implements store.EventMailSet.
 func (r eventMails) Due(now time.Time, limit int) ([]store.EventMail, error) {
-	return r.scan(func(m *store.EventMail) bool { return !m.NextAttemptAt.After(now) }, limit)
+	var out []store.EventMail
+	err := eachJSON(r.t.bucket(bucketEventMail), nil, func(_ []byte, m *store.EventMail) (bool, error) {
+		if limit != 0 && len(out) >= limit {
+			return false, nil
+		}
+		if !m.NextAttemptAt.After(now) {
+			out = append(out, *m)
+		}
+		return true, nil
+	})
+	return out, err
 }
 
 // List implements store.EventMailSet.
 func (r eventMails) List() ([]store.EventMail, error) {
-	return r.scan(func(*store.EventMail) bool { return true }, 0)
+	return listJSON[store.EventMail](r.t.bucket(bucketEventMail), nil, nil)
 }
 
 // Delete implements store.EventMailSet.
 func (r eventMails) Delete(eventID int64, recipient string) error {
 	return r.t.bucket(bucketEventMail).Delete(eventMailKey(eventID, recipient))
-}
-
-// scan returns up to limit (0: all) jobs keep keeps, in key order.
-func (r eventMails) scan(keep func(*store.EventMail) bool, limit int) ([]store.EventMail, error) {
-	var out []store.EventMail
-	c := r.t.bucket(bucketEventMail).Cursor()
-	for k, v := c.First(); k != nil && (limit == 0 || len(out) < limit); k, v = c.Next() {
-		var m store.EventMail
-		if err := json.Unmarshal(v, &m); err != nil {
-			return nil, fmt.Errorf("store: decode %x: %w", k, err)
-		}
-		if keep(&m) {
-			out = append(out, m)
-		}
-	}
-	return out, nil
 }

@@ -34,17 +34,10 @@ func (r groups) List(orgID int64, p store.Page) ([]store.Group, int, error) {
 
 // Put implements store.GroupRecords.
 func (r groups) Put(g *store.Group) error {
-	if r.t.bucket(bucketGroups).Get(itob(g.ID)) == nil {
-		return store.NotFound("group %d", g.ID)
-	}
-	return r.put(g)
+	return replaceJSON(r.t.bucket(bucketGroups), itob(g.ID), g, "group %d", g.ID)
 }
 
 // Delete implements store.GroupRecords.
 func (r groups) Delete(id int64) error {
-	b := r.t.bucket(bucketGroups)
-	if b.Get(itob(id)) == nil {
-		return store.NotFound("group %d", id)
-	}
-	return b.Delete(itob(id))
+	return deleteStored(r.t.bucket(bucketGroups), itob(id), "group %d", id)
 }

@@ -61,6 +61,25 @@ func putJSON(b *bbolt.Bucket, key []byte, v any) error {
 	return b.Put(key, raw)
 }
 
+// replaceJSON stores v at key of b as JSON in place of the record there;
+// store.ErrNotFound of what when there is none. Its arguments are made on
+// every call: not for the writes of device ingest.
+func replaceJSON(b *bbolt.Bucket, key []byte, v any, what string, args ...any) error {
+	if b.Get(key) == nil {
+		return store.NotFound(what, args...)
+	}
+	return putJSON(b, key, v)
+}
+
+// deleteStored deletes key of b; store.ErrNotFound of what when b has no
+// such key.
+func deleteStored(b *bbolt.Bucket, key []byte, what string, args ...any) error {
+	if b.Get(key) == nil {
+		return store.NotFound(what, args...)
+	}
+	return b.Delete(key)
+}
+
 // lookupJSON decodes the JSON record at key of b over a copy of init and
 // returns it; store.ErrNotFound, unnamed as getJSON's, when there is none.
 // Unlike getJSON it allocates nothing for a record that is not there: every
@@ -79,17 +98,54 @@ func lookupJSON[T any](b *bbolt.Bucket, key []byte, init T) (*T, error) {
 // those keep admits (every one when keep is nil).
 func listJSON[T any](b *bbolt.Bucket, prefix []byte, keep func(*T) bool) ([]T, error) {
 	var out []T
-	c := b.Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		var r T
-		if err := json.Unmarshal(v, &r); err != nil {
-			return nil, fmt.Errorf("store: decode %s: %w", k, err)
+	err := eachJSON(b, prefix, func(_ []byte, r *T) (bool, error) {
+		if keep == nil || keep(r) {
+			out = append(out, *r)
 		}
-		if keep == nil || keep(&r) {
-			out = append(out, r)
-		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// eachJSON decodes the JSON records of b whose keys start with prefix
+// (every record of b when prefix is empty), in key order, and visits each
+// with its key until visit returns false or an error.
+func eachJSON[T any](b *bbolt.Bucket, prefix []byte, visit func(k []byte, r *T) (bool, error)) error {
+	var zero T
+	return walk(b, prefix, func(k, v []byte) (bool, error) {
+		r, err := decodeJSON(k, v, zero)
+		if err != nil {
+			return false, err
+		}
+		return visit(k, r)
+	})
+}
+
+// deletePrefix deletes every key of b that starts with prefix.
+func deletePrefix(b *bbolt.Bucket, prefix []byte) error {
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
+		if err := c.Delete(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walk calls visit with each key and value of b that starts with prefix
+// (every one when prefix is empty), in key order, until visit returns
+// false or an error.
+func walk(b *bbolt.Bucket, prefix []byte, visit func(k, v []byte) (bool, error)) error {
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if more, err := visit(k, v); err != nil || !more {
+			return err
+		}
+	}
+	return nil
 }
 
 // decodeJSON decodes raw, the JSON record at key, over a copy of init.

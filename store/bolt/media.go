@@ -2,8 +2,6 @@ package bolt
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
 
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -44,19 +42,7 @@ func (r mediaFiles) Delete(ref store.MediaRef) error {
 	if err := r.t.bucket(bucketMediaPending).Delete(key); err != nil {
 		return err
 	}
-	refs := r.t.bucket(bucketMediaEvents)
-	prefix := append(key, 0)
-	var doomed [][]byte
-	c := refs.Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		doomed = append(doomed, bytes.Clone(k))
-	}
-	for _, k := range doomed {
-		if err := refs.Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
+	return deletePrefix(r.t.bucket(bucketMediaEvents), append(key, 0))
 }
 
 // Pending implements store.MediaFileRecords.
@@ -77,17 +63,7 @@ func (r mediaFiles) Pending(limit int) ([]store.MediaFile, error) {
 // OfType implements store.MediaFileRecords: the keys of a device's files of
 // one type are one range.
 func (r mediaFiles) OfType(imei, fileType string) ([]store.MediaFile, error) {
-	p := []byte(imei + "/" + fileType + "/")
-	var out []store.MediaFile
-	c := r.t.bucket(bucketMedia).Cursor()
-	for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
-		var m store.MediaFile
-		if err := json.Unmarshal(v, &m); err != nil {
-			return nil, fmt.Errorf("store: decode %s: %w", k, err)
-		}
-		out = append(out, m)
-	}
-	return out, nil
+	return listJSON[store.MediaFile](r.t.bucket(bucketMedia), []byte(imei+"/"+fileType+"/"), nil)
 }
 
 // mediaEventRefs are the media_events entries: an empty value under

@@ -27,10 +27,7 @@ func (r oauthClients) Insert(c *store.OAuthClient) error {
 
 // Put implements store.OAuthClientRecords.
 func (r oauthClients) Put(c *store.OAuthClient) error {
-	if r.t.bucket(bucketOAuthClients).Get([]byte(c.ID)) == nil {
-		return store.NotFound("OAuth client %s", c.ID)
-	}
-	return r.put(c)
+	return replaceJSON(r.t.bucket(bucketOAuthClients), []byte(c.ID), c, "OAuth client %s", c.ID)
 }
 
 func (r oauthClients) put(c *store.OAuthClient) error {
@@ -39,25 +36,10 @@ func (r oauthClients) put(c *store.OAuthClient) error {
 
 // Delete implements store.OAuthClientRecords.
 func (r oauthClients) Delete(id string) error {
-	b := r.t.bucket(bucketOAuthClients)
-	if b.Get([]byte(id)) == nil {
-		return store.NotFound("OAuth client %s", id)
-	}
-	return b.Delete([]byte(id))
+	return deleteStored(r.t.bucket(bucketOAuthClients), []byte(id), "OAuth client %s", id)
 }
 
 // List implements store.OAuthClientRecords.
 func (r oauthClients) List(f store.OAuthClientFilter) ([]store.OAuthClient, error) {
-	var out []store.OAuthClient
-	err := walk(r.t, bucketOAuthClients, func(k, v []byte) (bool, error) {
-		c, err := decodeJSON(k, v, store.OAuthClient{})
-		if err != nil {
-			return false, err
-		}
-		if f.Match(c) {
-			out = append(out, *c)
-		}
-		return true, nil
-	})
-	return out, err
+	return listJSON(r.t.bucket(bucketOAuthClients), nil, f.Match)
 }

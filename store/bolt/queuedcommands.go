@@ -2,8 +2,6 @@ package bolt
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
 
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -32,51 +30,30 @@ func (r queuedCommands) List(imei string) ([]store.QueuedCommand, error) {
 
 // Get implements store.QueuedCommandRecords.
 func (r queuedCommands) Get(imei, id string) (*store.QueuedCommand, error) {
-	var found *store.QueuedCommand
-	err := r.scan(imei, func(_ []byte, c *store.QueuedCommand) bool {
-		if c.ID == id {
-			found = c
-			return false
-		}
-		return true
-	})
-	if err != nil {
-		return nil, err
+	_, c, err := r.find(imei, id)
+	if err == nil && c == nil {
+		err = store.NotFound("queued command %s of device %s", id, imei)
 	}
-	if found == nil {
-		return nil, store.NotFound("queued command %s of device %s", id, imei)
-	}
-	return found, nil
+	return c, err
 }
 
 // Delete implements store.QueuedCommandRecords.
 func (r queuedCommands) Delete(imei, id string) (bool, error) {
-	var key []byte
-	err := r.scan(imei, func(k []byte, c *store.QueuedCommand) bool {
-		if c.ID == id {
-			key = bytes.Clone(k)
-			return false
-		}
-		return true
-	})
+	key, _, err := r.find(imei, id)
 	if err != nil || key == nil {
 		return false, err
 	}
 	return true, r.t.bucket(bucketDeviceCommands).Delete(key)
 }
 
-// scan visits imei's commands oldest first until visit returns false.
-func (r queuedCommands) scan(imei string, visit func(k []byte, c *store.QueuedCommand) bool) error {
-	prefix := compositeKey(imei, "")
-	c := r.t.bucket(bucketDeviceCommands).Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		var qc store.QueuedCommand
-		if err := json.Unmarshal(v, &qc); err != nil {
-			return fmt.Errorf("store: decode %s: %w", k, err)
+// find is the key and the record of imei's command id; nil and nil when
+// the device has none of that id.
+func (r queuedCommands) find(imei, id string) (key []byte, found *store.QueuedCommand, err error) {
+	err = eachJSON(r.t.bucket(bucketDeviceCommands), compositeKey(imei, ""), func(k []byte, c *store.QueuedCommand) (bool, error) {
+		if c.ID == id {
+			key, found = bytes.Clone(k), c
 		}
-		if !visit(k, &qc) {
-			return nil
-		}
-	}
-	return nil
+		return found == nil, nil
+	})
+	return key, found, err
 }

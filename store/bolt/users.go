@@ -80,11 +80,7 @@ func (r users) put(u *store.User) error {
 
 // Put implements store.UserRecords.
 func (r users) Put(u *store.User) error {
-	b := r.t.bucket(bucketUsers)
-	if b.Get(itob(u.ID)) == nil {
-		return store.NotFound("user %d", u.ID)
-	}
-	return putJSON(b, itob(u.ID), u)
+	return replaceJSON(r.t.bucket(bucketUsers), itob(u.ID), u, "user %d", u.ID)
 }
 
 // List implements store.UserRecords. It decodes every user.

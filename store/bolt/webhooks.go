@@ -52,19 +52,13 @@ func (r webhookSubscriptions) Insert(s *store.WebhookSubscription) error {
 // URL to one type of one device's webhooks once. The organization's
 // subscriptions are one range of keys.
 func (r webhookSubscriptions) unique(s *store.WebhookSubscription) error {
-	prefix := itob(s.OrganizationID)
-	c := r.t.bucket(bucketWebhookSubs).Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		var o store.WebhookSubscription
-		if err := json.Unmarshal(v, &o); err != nil {
-			return fmt.Errorf("store: decode: %w", err)
-		}
+	return eachJSON(r.t.bucket(bucketWebhookSubs), itob(s.OrganizationID), func(_ []byte, o *store.WebhookSubscription) (bool, error) {
 		if o.ID != s.ID && o.IMEI == s.IMEI && o.Type == s.Type && o.URL == s.URL {
-			return store.Conflict("organization %d already subscribes %s to %s webhooks of %q (subscription %d)",
+			return false, store.Conflict("organization %d already subscribes %s to %s webhooks of %q (subscription %d)",
 				s.OrganizationID, s.URL, s.Type, s.IMEI, o.ID)
 		}
-	}
-	return nil
+		return true, nil
+	})
 }
 
 // Put implements store.WebhookSubscriptionRecords. A subscription not

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5/pgtype"
-
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -44,36 +42,9 @@ func (s alarms) List(f store.AlarmFilter, o store.Sort, p store.Page, names stor
 	if key != "" {
 		order = key + dir + ", " + order
 	}
-	filterArgs := len(w.args)
-	var limit pgtype.Int8 // NULL: no limit
-	if p.Limit > 0 {
-		limit = pgtype.Int8{Int64: int64(p.Limit), Valid: true}
-	}
-	sql := `SELECT count(*) OVER (), ` + alarmColumns + ` FROM ` + from + w.String() +
-		` ORDER BY ` + order + ` LIMIT ` + w.arg(limit) + ` OFFSET ` + w.arg(max(p.Offset, 0))
-	rows, err := s.t.pg.Query(s.t.ctx, sql, w.args...)
+	page, total, err := listPage(s.t, alarmColumns, from, w, order, p, alarmFields)
 	if err != nil {
-		return nil, 0, classify(err)
-	}
-	var page []store.Alarm
-	total := 0
-	for rows.Next() {
-		var a store.Alarm
-		if err := rows.Scan(append([]any{&total}, alarmFields(&a)...)...); err != nil {
-			rows.Close()
-			return nil, 0, classify(err)
-		}
-		page = append(page, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, classify(err)
-	}
-	if len(page) == 0 && p.Offset > 0 {
-		// A page past the end has no row to carry the count.
-		err := s.t.pg.QueryRow(s.t.ctx, `SELECT count(*) FROM alarms a`+w.String(), w.args[:filterArgs]...).Scan(&total)
-		if err != nil {
-			return nil, 0, classify(err)
-		}
+		return nil, 0, err
 	}
 	return page, total, loadAlarmNotes(s.t, page)
 }

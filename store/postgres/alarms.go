@@ -55,25 +55,19 @@ func (s alarms) Get(id int64) (*store.Alarm, error) {
 
 // NextID implements store.AlarmSet: the next value of the alarms' identity.
 func (s alarms) NextID() (int64, error) {
-	var id int64
-	err := s.t.pg.QueryRow(s.t.ctx, `SELECT nextval('alarms_id_seq')`).Scan(&id)
-	return id, classify(err)
+	return queryValue[int64](s.t, `SELECT nextval('alarms_id_seq')`)
 }
 
 // LastID implements store.AlarmSet: the last value of the alarms' identity,
 // which no transaction rolls back.
 func (s alarms) LastID() (int64, error) {
-	var id int64
-	err := s.t.pg.QueryRow(s.t.ctx, `SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM alarms_id_seq`).Scan(&id)
-	return id, classify(err)
+	return queryValue[int64](s.t, `SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM alarms_id_seq`)
 }
 
 // NextNoteID implements store.AlarmSet: the next value of the notes'
 // identity, which comments and actions share.
 func (s alarms) NextNoteID() (int64, error) {
-	var id int64
-	err := s.t.pg.QueryRow(s.t.ctx, `SELECT nextval('alarm_notes_id_seq')`).Scan(&id)
-	return id, classify(err)
+	return queryValue[int64](s.t, `SELECT nextval('alarm_notes_id_seq')`)
 }
 
 // noteValues is the SELECT of an alarm's notes from the parameters $15 to
@@ -183,10 +177,8 @@ func (s alarms) putTriple(tr store.AlarmTriple) error {
 
 // TripleTaken implements store.AlarmSet.
 func (s alarms) TripleTaken(imei string, def int64, at time.Time) (bool, error) {
-	var taken bool
-	err := s.t.pg.QueryRow(s.t.ctx, `SELECT EXISTS (SELECT FROM alarm_triples
-		WHERE imei = $1 AND definition_id = $2 AND created_at = $3)`, imei, def, at.Truncate(time.Millisecond)).Scan(&taken)
-	return taken, classify(err)
+	return queryValue[bool](s.t, `SELECT EXISTS (SELECT FROM alarm_triples
+		WHERE imei = $1 AND definition_id = $2 AND created_at = $3)`, imei, def, at.Truncate(time.Millisecond))
 }
 
 // loadAlarmNotes reads the comments and actions of list's alarms, each

@@ -259,9 +259,7 @@ func (t *tx) countKind(k store.Kind) (int64, error) {
 	if sql == "" {
 		sql = `SELECT count(*) FROM ` + pgx.Identifier{ck.tables[0]}.Sanitize()
 	}
-	var n int64
-	err := t.pg.QueryRow(t.ctx, sql).Scan(&n)
-	return n, classify(err)
+	return queryValue[int64](t, sql)
 }
 
 func unknownKind(k store.Kind) error { return fmt.Errorf("store: the postgres engine keeps no %s", k) }
@@ -269,13 +267,11 @@ func unknownKind(k store.Kind) error { return fmt.Errorf("store: the postgres en
 // appliedMigration is the version of the last schema migration the
 // database records (0 for a database without the schema).
 func (t *tx) appliedMigration() (int64, error) {
-	var exists bool
-	if err := t.pg.QueryRow(t.ctx, `SELECT to_regclass('fleetcam_schema_migrations') IS NOT NULL`).Scan(&exists); err != nil || !exists {
-		return 0, classify(err)
+	exists, err := queryValue[bool](t, `SELECT to_regclass('fleetcam_schema_migrations') IS NOT NULL`)
+	if err != nil || !exists {
+		return 0, err
 	}
-	var v int64
-	err := t.pg.QueryRow(t.ctx, `SELECT coalesce(max(version_id), 0) FROM fleetcam_schema_migrations WHERE is_applied`).Scan(&v)
-	return v, classify(err)
+	return queryValue[int64](t, `SELECT coalesce(max(version_id), 0) FROM fleetcam_schema_migrations WHERE is_applied`)
 }
 
 // latestMigration is the version of the last migration of this fleetcam's

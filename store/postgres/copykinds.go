@@ -108,6 +108,17 @@ func scanned[T any](fields func(r *T) []any) func(row pgx.Row) (*T, error) {
 	}
 }
 
+// listed dumps the records list reads, in its order: for the kinds of few
+// records.
+func listed[T any](list func(t *tx) ([]T, error)) func(t *tx, yield func(*T) bool) error {
+	return func(t *tx, yield func(*T) bool) error {
+		records, err := list(t)
+		for i := 0; err == nil && i < len(records) && yield(&records[i]); i++ {
+		}
+		return err
+	}
+}
+
 // byKey dumps one record per key that keys selects ($1: the key after
 // which, $2: how many), each read by get, the engine's reader of one
 // record: for the kinds of one record per device or organization.

@@ -61,12 +61,7 @@ var _ = register(map[store.Kind]copyKind{
 			scanned(func(r *store.OpenAlarm) []any { return []any{&r.IMEI, &r.DefinitionID, &r.AlarmID} })),
 		each(func(t *tx, r *store.OpenAlarm) error { return openAlarms{t}.Put(r.IMEI, r.DefinitionID, r.AlarmID) })),
 	store.KindAlarmRecipients: kindOf(tableList("alarm_recipients"),
-		func(t *tx, yield func(*store.AlarmRecipient) bool) error {
-			list, err := alarmRecipients{t}.List()
-			for i := 0; err == nil && i < len(list) && yield(&list[i]); i++ {
-			}
-			return err
-		},
+		listed(func(t *tx) ([]store.AlarmRecipient, error) { return alarmRecipients{t}.List() }),
 		each(func(t *tx, r *store.AlarmRecipient) error {
 			return t.insertAs("alarm_recipients", "id", &r.ID, func() error { return alarmRecipients{t}.Insert(r) })
 		})),
@@ -139,12 +134,7 @@ var _ = register(map[store.Kind]copyKind{
 		},
 		each(func(t *tx, l *store.DeviceLink) error { return deviceLinks{t}.Put(l) })),
 	store.KindEventMail: kindOf(tableList("event_mail"),
-		func(t *tx, yield func(*store.EventMail) bool) error {
-			list, err := eventMails{t}.List()
-			for i := 0; err == nil && i < len(list) && yield(&list[i]); i++ {
-			}
-			return err
-		},
+		listed(func(t *tx) ([]store.EventMail, error) { return eventMails{t}.List() }),
 		each(func(t *tx, m *store.EventMail) error { return eventMails{t}.Put(m) })),
 	store.KindQueuedCommands: kindOf(tableList("queued_commands"),
 		selected(`SELECT `+queuedCommandColumns+` FROM queued_commands ORDER BY seq`,
@@ -188,29 +178,13 @@ var _ = register(map[store.Kind]copyKind{
 		}),
 	},
 	store.KindDeliveries: kindOf(tableList("webhook_deliveries"),
-		selected(`SELECT `+deliveryColumns+` FROM webhook_deliveries ORDER BY id`,
-			func(row pgx.Row) (*store.Delivery, error) {
-				var r deliveryRow
-				if err := row.Scan(r.fields()...); err != nil {
-					return nil, err
-				}
-				d, err := r.delivery()
-				return &d, err
-			}),
+		selected(`SELECT `+deliveryColumns+` FROM webhook_deliveries ORDER BY id`, scanRecord[store.Delivery, deliveryRow]),
 		copied("webhook_deliveries", deliveryColumns, func(d *store.Delivery) ([]any, error) {
 			values, err := deliveryValues(d)
 			return append([]any{d.ID}, values...), err
 		})),
 	store.KindWebhookSubscriptions: kindOf(tableList("webhook_subscriptions"),
-		selected(`SELECT `+subscriptionColumns+` FROM webhook_subscriptions ORDER BY id`,
-			func(row pgx.Row) (*store.WebhookSubscription, error) {
-				var r subscriptionRow
-				if err := row.Scan(r.fields()...); err != nil {
-					return nil, err
-				}
-				s, err := r.subscription()
-				return &s, err
-			}),
+		selected(`SELECT `+subscriptionColumns+` FROM webhook_subscriptions ORDER BY id`, scanRecord[store.WebhookSubscription, subscriptionRow]),
 		each(func(t *tx, s *store.WebhookSubscription) error { return webhookSubscriptions{t}.Put(s) })),
 	store.KindWebhookEndpoints: kindOf(tableList("webhook_endpoints"),
 		selected(`SELECT `+endpointColumns+` FROM webhook_endpoints ORDER BY organization_id, url`, scanned(endpointFields)),

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -53,8 +52,8 @@ func (r *deliveryRow) fields() []any {
 		zeroTime{&d.FinishedAt}, zeroID{&d.RedeliveryOf}, &r.log, &d.Body}
 }
 
-// delivery decodes the attempt log into the delivery.
-func (r *deliveryRow) delivery() (store.Delivery, error) {
+// record decodes the attempt log into the delivery.
+func (r *deliveryRow) record() (store.Delivery, error) {
 	if r.log != nil {
 		if err := json.Unmarshal(r.log, &r.d.Log); err != nil {
 			return store.Delivery{}, fmt.Errorf("store: decode the attempts of delivery %d: %w", r.d.ID, err)
@@ -98,15 +97,11 @@ func (r deliveries) Insert(d *store.Delivery) error {
 
 // Get implements store.DeliveryRecords.
 func (r deliveries) Get(id int64) (*store.Delivery, error) {
-	var row deliveryRow
-	err := getOne(r.t, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE id = $1`, row.fields(), id)
+	row, err := getRecord(r.t, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE id = $1`, (*deliveryRow).fields, id)
 	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, store.NotFound("delivery %d", id)
-		}
-		return nil, err
+		return nil, store.NotFoundAs(err, "delivery %d", id)
 	}
-	d, err := row.delivery()
+	d, err := row.record()
 	return &d, err
 }
 
@@ -187,7 +182,7 @@ func (r deliveries) List(orgID int64, f store.DeliveryFilter, p store.Page) ([]s
 	}
 	out := make([]store.Delivery, len(rows))
 	for i := range rows {
-		if out[i], err = rows[i].delivery(); err != nil {
+		if out[i], err = rows[i].record(); err != nil {
 			return nil, 0, err
 		}
 	}

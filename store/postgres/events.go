@@ -279,7 +279,5 @@ func (s events) Delete(e *store.Event) error {
 // NextCommentID implements store.EventSet: the identity sequence of the
 // comments, drawn before the comment is stored with the event.
 func (s events) NextCommentID() (int64, error) {
-	var id int64
-	err := s.t.pg.QueryRow(s.t.ctx, `SELECT nextval(pg_get_serial_sequence('event_comments', 'id'))`).Scan(&id)
-	return id, classify(err)
+	return queryValue[int64](s.t, `SELECT nextval(pg_get_serial_sequence('event_comments', 'id'))`)
 }

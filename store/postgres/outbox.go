@@ -12,9 +12,7 @@ type webhookOutbox struct{ t *tx }
 
 // Cursor implements store.WebhookOutboxRecords.
 func (o webhookOutbox) Cursor() (int64, error) {
-	var seq int64
-	err := o.t.pg.QueryRow(o.t.ctx, `SELECT cursor_seq FROM webhook_outbox WHERE id = 1`).Scan(&seq)
-	return seq, classify(err)
+	return queryValue[int64](o.t, `SELECT cursor_seq FROM webhook_outbox WHERE id = 1`)
 }
 
 // SetCursor implements store.WebhookOutboxRecords.
@@ -25,9 +23,7 @@ func (o webhookOutbox) SetCursor(seq int64) error {
 
 // Generation implements store.WebhookOutboxRecords.
 func (o webhookOutbox) Generation() (int64, error) {
-	var g int64
-	err := o.t.pg.QueryRow(o.t.ctx, `SELECT generation FROM webhook_outbox WHERE id = 1`).Scan(&g)
-	return g, classify(err)
+	return queryValue[int64](o.t, `SELECT generation FROM webhook_outbox WHERE id = 1`)
 }
 
 // setGeneration stores g as the generation.

@@ -138,6 +138,14 @@ func getOne(t *tx, sql string, fields []any, args ...any) error {
 	return classify(t.pg.QueryRow(t.ctx, sql, args...).Scan(fields...))
 }
 
+// queryValue is the one value of the single row of sql; store.ErrNotFound
+// when there is no row.
+func queryValue[T any](t *tx, sql string, args ...any) (T, error) {
+	var v T
+	err := getOne(t, sql, []any{&v}, args...)
+	return v, err
+}
+
 // getRecord is the record the single row of sql holds, scanned into the
 // fields fields gives; store.ErrNotFound when there is none.
 func getRecord[T any](t *tx, sql string, fields func(*T) []any, args ...any) (*T, error) {
@@ -146,6 +154,21 @@ func getRecord[T any](t *tx, sql string, fields func(*T) []any, args ...any) (*T
 		return nil, err
 	}
 	return r, nil
+}
+
+// scanRecord reads a row into the scan destinations of a row type R and
+// returns the record R decodes of them.
+func scanRecord[T, R any, P interface {
+	*R
+	fields() []any
+	record() (T, error)
+}](row pgx.Row) (*T, error) {
+	var r R
+	if err := row.Scan(P(&r).fields()...); err != nil {
+		return nil, err
+	}
+	rec, err := P(&r).record()
+	return &rec, err
 }
 
 // collect is the records of the rows sql selects, in its order, each read

@@ -56,9 +56,8 @@ func (t *tx) OnCommit(fn func()) { t.onCommit = append(t.onCommit, fn) }
 // migration recorded in fleetcam_meta (0 when none is).
 func (t *tx) SchemaVersion() (int, error) {
 	// Before the first Prepare the database has no schema at all.
-	var exists bool
-	if err := t.pg.QueryRow(t.ctx, `SELECT to_regclass('fleetcam_meta') IS NOT NULL`).Scan(&exists); err != nil || !exists {
-		return 0, classify(err)
+	if exists, err := queryValue[bool](t, `SELECT to_regclass('fleetcam_meta') IS NOT NULL`); err != nil || !exists {
+		return 0, err
 	}
 	var v int
 	err := t.pg.QueryRow(t.ctx, `SELECT store_version FROM fleetcam_meta WHERE id = 1`).Scan(&v)

@@ -42,7 +42,8 @@ func (r *subscriptionRow) fields() []any {
 		&s.SubscribeForAlarmUpdates, &r.system, zeroTime{&s.CreatedAt}, zeroTime{&s.UpdatedAt}}
 }
 
-func (r *subscriptionRow) subscription() (store.WebhookSubscription, error) {
+// record decodes the system message types into the subscription.
+func (r *subscriptionRow) record() (store.WebhookSubscription, error) {
 	if err := json.Unmarshal(r.system, &r.s.System); err != nil {
 		return store.WebhookSubscription{}, fmt.Errorf("store: decode the system message types of webhook %d: %w", r.s.ID, err)
 	}
@@ -75,39 +76,18 @@ func (r webhookSubscriptions) List(orgID int64, imei string) ([]store.WebhookSub
 
 // read reads the subscriptions of organization orgID, in id order.
 func (r webhookSubscriptions) read(orgID int64) ([]store.WebhookSubscription, error) {
-	rows, err := r.t.pg.Query(r.t.ctx, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions
-		WHERE organization_id = $1 ORDER BY id`, orgID)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	var out []store.WebhookSubscription
-	for rows.Next() {
-		var row subscriptionRow
-		if err := rows.Scan(row.fields()...); err != nil {
-			return nil, classify(err)
-		}
-		s, err := row.subscription()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, classify(rows.Err())
+	return collect(r.t, scanValue(scanRecord[store.WebhookSubscription, subscriptionRow]),
+		`SELECT `+subscriptionColumns+` FROM webhook_subscriptions WHERE organization_id = $1 ORDER BY id`, orgID)
 }
 
 // Get implements store.WebhookSubscriptionRecords.
 func (r webhookSubscriptions) Get(orgID, id int64) (*store.WebhookSubscription, error) {
-	var row subscriptionRow
-	err := getOne(r.t, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions
-		WHERE organization_id = $1 AND id = $2`, row.fields(), orgID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, store.NotFound("webhook %d", id)
-	}
+	row, err := getRecord(r.t, `SELECT `+subscriptionColumns+` FROM webhook_subscriptions
+		WHERE organization_id = $1 AND id = $2`, (*subscriptionRow).fields, orgID, id)
 	if err != nil {
-		return nil, err
+		return nil, store.NotFoundAs(err, "webhook %d", id)
 	}
-	s, err := row.subscription()
+	s, err := row.record()
 	return &s, err
 }
 
