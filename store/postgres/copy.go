@@ -296,21 +296,23 @@ func latestMigration() (int64, error) {
 	return latest, nil
 }
 
-// insertAs runs insert, which stores a record whose id the identity of
-// table's column gives and sets it in *id, so that the record gets the id
-// *id holds now.
-func (t *tx) insertAs(table, column string, id *int64, insert func() error) error {
-	want := *id
-	if _, err := t.exec(`SELECT setval(pg_get_serial_sequence($1, $2), $3, false)`, table, column, want); err != nil {
-		return err
-	}
-	if err := insert(); err != nil {
-		return err
-	}
-	if *id != want {
-		return fmt.Errorf("store: postgres: %s %d was stored as %d", table, want, *id)
-	}
-	return nil
+// insertedAs stores each record with insert, which gives it the id the
+// identity of table's id column gives, so that the record gets the id
+// *id(r) holds now.
+func insertedAs[T any](table string, id func(r *T) *int64, insert func(t *tx, r *T) error) putFunc {
+	return each(func(t *tx, r *T) error {
+		want := *id(r)
+		if _, err := t.exec(`SELECT setval(pg_get_serial_sequence($1, 'id'), $2, false)`, table, want); err != nil {
+			return err
+		}
+		if err := insert(t, r); err != nil {
+			return err
+		}
+		if got := *id(r); got != want {
+			return fmt.Errorf("store: postgres: %s %d was stored as %d", table, want, got)
+		}
+		return nil
+	})
 }
 
 // copyRows writes the rows of recs into table's columns (a comma-separated

@@ -16,19 +16,16 @@ import (
 var _ = register(map[store.Kind]copyKind{
 	store.KindPartners: kindOf(tableList("partners"),
 		selected(`SELECT `+partnerColumns+` FROM partners ORDER BY id`, scanned(partnerFields)),
-		each(func(t *tx, p *store.Partner) error {
-			return t.insertAs("partners", "id", &p.ID, func() error { return partners{t}.Insert(p) })
-		})),
+		insertedAs("partners", func(p *store.Partner) *int64 { return &p.ID },
+			func(t *tx, p *store.Partner) error { return partners{t}.Insert(p) })),
 	store.KindOrganizations: kindOf(tableList("organizations", "organization_partners", "organization_invitations"),
 		selected(`SELECT `+organizationColumns+` FROM organizations o ORDER BY o.id`, scanned(organizationFields)),
-		each(func(t *tx, o *store.Organization) error {
-			return t.insertAs("organizations", "id", &o.ID, func() error { return organizations{t}.Insert(o) })
-		})),
+		insertedAs("organizations", func(o *store.Organization) *int64 { return &o.ID },
+			func(t *tx, o *store.Organization) error { return organizations{t}.Insert(o) })),
 	store.KindUsers: kindOf(tableList("users"),
 		selected(`SELECT `+userColumns+` FROM users ORDER BY id`, scanned(userFields)),
-		each(func(t *tx, u *store.User) error {
-			return t.insertAs("users", "id", &u.ID, func() error { return users{t}.Insert(u) })
-		})),
+		insertedAs("users", func(u *store.User) *int64 { return &u.ID },
+			func(t *tx, u *store.User) error { return users{t}.Insert(u) })),
 	store.KindInviteTokens: kindOf(tableList("invite_tokens"),
 		selected(`SELECT token_hash, user_id FROM invite_tokens ORDER BY token_hash`,
 			func(row pgx.Row) (*store.InviteToken, error) {
@@ -46,9 +43,8 @@ var _ = register(map[store.Kind]copyKind{
 		each(func(t *tx, r *store.InviteToken) error { return inviteTokens{t}.Put(r.Hash, r.UserID) })),
 	store.KindGroups: kindOf(tableList("groups"),
 		selected(`SELECT `+groupColumns+` FROM groups ORDER BY id`, scanned(groupFields)),
-		each(func(t *tx, g *store.Group) error {
-			return t.insertAs("groups", "id", &g.ID, func() error { return groups{t}.Insert(g) })
-		})),
+		insertedAs("groups", func(g *store.Group) *int64 { return &g.ID },
+			func(t *tx, g *store.Group) error { return groups{t}.Insert(g) })),
 	store.KindDevices: kindOf(tableList("devices"),
 		selected(`SELECT `+deviceColumns+` FROM devices ORDER BY imei`, scanned(deviceFields)),
 		each(func(t *tx, d *store.Device) error { return devices{t}.Insert(d) })),

@@ -15,9 +15,8 @@ var _ = register(map[store.Kind]copyKind{
 	store.KindDrivers: kindOf(tableList("drivers"),
 		selected(`SELECT `+driverColumns+` FROM drivers ORDER BY id`,
 			func(row pgx.Row) (*store.Driver, error) { return scanDriver(row) }),
-		each(func(t *tx, d *store.Driver) error {
-			return t.insertAs("drivers", "id", &d.ID, func() error { return drivers{t}.Insert(d) })
-		})),
+		insertedAs("drivers", func(d *store.Driver) *int64 { return &d.ID },
+			func(t *tx, d *store.Driver) error { return drivers{t}.Insert(d) })),
 	store.KindDriverSessions: kindOf(tableList("driver_sessions"),
 		selected(`SELECT `+sessionColumns+` FROM driver_sessions ORDER BY imei, started_at`,
 			func(row pgx.Row) (*store.StoredDriverSession, error) {
@@ -44,9 +43,8 @@ var _ = register(map[store.Kind]copyKind{
 				a, err := scanAssignment(row)
 				return &a, err
 			}),
-		each(func(t *tx, a *store.DriverAssignment) error {
-			return t.insertAs("driver_assignments", "id", &a.ID, func() error { return driverAssignments{t}.Insert(a) })
-		})),
+		insertedAs("driver_assignments", func(a *store.DriverAssignment) *int64 { return &a.ID },
+			func(t *tx, a *store.DriverAssignment) error { return driverAssignments{t}.Insert(a) })),
 
 	store.KindAlarms: kindOf(tableList("alarms", "alarm_notes"), dumpAlarms,
 		each(func(t *tx, a *store.Alarm) error { return alarms{t}.Insert(a) })),
@@ -62,9 +60,8 @@ var _ = register(map[store.Kind]copyKind{
 		each(func(t *tx, r *store.OpenAlarm) error { return openAlarms{t}.Put(r.IMEI, r.DefinitionID, r.AlarmID) })),
 	store.KindAlarmRecipients: kindOf(tableList("alarm_recipients"),
 		listed(func(t *tx) ([]store.AlarmRecipient, error) { return alarmRecipients{t}.List() }),
-		each(func(t *tx, r *store.AlarmRecipient) error {
-			return t.insertAs("alarm_recipients", "id", &r.ID, func() error { return alarmRecipients{t}.Insert(r) })
-		})),
+		insertedAs("alarm_recipients", func(r *store.AlarmRecipient) *int64 { return &r.ID },
+			func(t *tx, r *store.AlarmRecipient) error { return alarmRecipients{t}.Insert(r) })),
 
 	store.KindMediaFiles: kindOf(tableList("media_files"),
 		selected(`SELECT `+mediaFileColumns+`, pending FROM media_files ORDER BY `+mediaKeyOrder,

@@ -296,23 +296,16 @@ func (s drivers) page(db pgx.Tx, q driverQuery, by string, desc bool, p store.Pa
 // listMatching reads the drivers q selects and filters, orders and pages
 // them with the store's rules.
 func (s drivers) listMatching(q driverQuery, f store.DriverFilter, o store.Sort, p store.Page) ([]store.Driver, int, error) {
-	rows, err := s.t.pg.Query(s.t.ctx, `SELECT `+driverColumns+` FROM drivers`+q.whereClause(), q.args...)
+	read, err := collect(s.t, scanValue(func(row pgx.Row) (*store.Driver, error) { return scanDriver(row) }),
+		`SELECT `+driverColumns+` FROM drivers`+q.whereClause(), q.args...)
 	if err != nil {
-		return nil, 0, classify(err)
+		return nil, 0, err
 	}
 	var all []store.Driver
-	for rows.Next() {
-		d, err := scanDriver(rows)
-		if err != nil {
-			rows.Close()
-			return nil, 0, classify(err)
+	for _, d := range read {
+		if f.Match(&d) {
+			all = append(all, d)
 		}
-		if f.Match(d) {
-			all = append(all, *d)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, classify(err)
 	}
 	return store.SortDrivers(all, o, p)
 }
