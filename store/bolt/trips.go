@@ -2,7 +2,6 @@ package bolt
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -104,21 +103,18 @@ func (r trips) ClearOpen(imei string) error {
 
 // ByDevice implements store.TripRecords.
 func (r trips) ByDevice(imei string, start, end time.Time) ([]store.Trip, error) {
-	prefix := compositeKey(imei, "")
 	var out []store.Trip
-	c := r.t.bucket(bucketTrips).Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		var t store.Trip
-		if err := json.Unmarshal(v, &t); err != nil {
-			return nil, fmt.Errorf("store: decode trip %x: %w", k, err)
-		}
+	err := eachJSON(r.t.bucket(bucketTrips), compositeKey(imei, ""), func(_ []byte, t *store.Trip) (bool, error) {
 		if !end.IsZero() && t.Start.After(end) {
-			break
+			return false, nil
 		}
-		if !start.IsZero() && !t.End.IsZero() && t.End.Before(start) {
-			continue
+		if start.IsZero() || t.End.IsZero() || !t.End.Before(start) {
+			out = append(out, *t)
 		}
-		out = append(out, t)
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
