@@ -44,114 +44,75 @@ func init() {
 	}
 }
 
-// A transaction's records of a keyed bucket hold the transaction alone, the
-// bucket named by a type of no size, so that an accessor returns them as
-// an interface without allocating (every GPS message asks for its device's
-// and its organization's settings).
-type (
-	hotspots             struct{}
-	deviceSettings       struct{}
-	organizationSettings struct{}
-	albums               struct{}
-	healthStates         struct{}
-	deviceBillings       struct{}
-	deviceCredentials    struct{}
-	webhookSettings      struct{}
-	webhookSecrets       struct{}
-)
-
-func (hotspots) bucket() *keyedBucket[string, store.HotspotState] {
-	return hotspotBucket
-}
-
-func (deviceSettings) bucket() *keyedBucket[string, store.DeviceSettings] {
-	return deviceSettingsBucket
-}
-
-func (organizationSettings) bucket() *keyedBucket[int64, store.OrgSettings] {
-	return orgSettingsBucket
-}
-
-func (albums) bucket() *keyedBucket[int64, store.Album] {
-	return albumBucket
-}
-
-func (healthStates) bucket() *keyedBucket[string, store.HealthState] {
-	return healthStateBucket
-}
-
-func (deviceBillings) bucket() *keyedBucket[string, store.DeviceBilling] {
-	return billingBucket
-}
-
-func (deviceCredentials) bucket() *keyedBucket[string, store.DeviceCredential] {
-	return credentialBucket
-}
-
-func (webhookSettings) bucket() *keyedBucket[int64, store.WebhookSettings] {
-	return webhookSettingsBucket
-}
-
-func (webhookSecrets) bucket() *keyedBucket[int64, store.WebhookSecret] {
-	return webhookSecretsBucket
-}
-
 // Hotspots implements store.TrackRecords.
 func (t *tx) Hotspots() store.KeyedRecords[string, store.HotspotState] {
-	return keyedRecords[string, store.HotspotState, hotspots]{t}
+	return keyedRecords[string, store.HotspotState]{t}
 }
 
 // DeviceSettings implements store.TrackRecords.
 func (t *tx) DeviceSettings() store.KeyedRecords[string, store.DeviceSettings] {
-	return keyedRecords[string, store.DeviceSettings, deviceSettings]{t}
+	return keyedRecords[string, store.DeviceSettings]{t}
 }
 
 // OrganizationSettings implements store.TrackRecords.
 func (t *tx) OrganizationSettings() store.KeyedRecords[int64, store.OrgSettings] {
-	return keyedRecords[int64, store.OrgSettings, organizationSettings]{t}
+	return keyedRecords[int64, store.OrgSettings]{t}
 }
 
 // Albums implements store.TrackRecords.
 func (t *tx) Albums() store.KeyedRecords[int64, store.Album] {
-	return keyedRecords[int64, store.Album, albums]{t}
+	return keyedRecords[int64, store.Album]{t}
 }
 
 // DeviceHealthStates implements store.AlarmRecords.
 func (t *tx) DeviceHealthStates() store.KeyedRecords[string, store.HealthState] {
-	return keyedRecords[string, store.HealthState, healthStates]{t}
+	return keyedRecords[string, store.HealthState]{t}
 }
 
 // DeviceBillings implements store.DeviceStateRecords.
 func (t *tx) DeviceBillings() store.KeyedRecords[string, store.DeviceBilling] {
-	return keyedRecords[string, store.DeviceBilling, deviceBillings]{t}
+	return keyedRecords[string, store.DeviceBilling]{t}
 }
 
 // DeviceCredentials implements store.DeviceStateRecords.
 func (t *tx) DeviceCredentials() store.KeyedRecords[string, store.DeviceCredential] {
-	return keyedRecords[string, store.DeviceCredential, deviceCredentials]{t}
+	return keyedRecords[string, store.DeviceCredential]{t}
 }
 
 // WebhookSettings implements store.WebhookRecords.
 func (t *tx) WebhookSettings() store.KeyedRecords[int64, store.WebhookSettings] {
-	return keyedRecords[int64, store.WebhookSettings, webhookSettings]{t}
+	return keyedRecords[int64, store.WebhookSettings]{t}
 }
 
 // WebhookSecrets implements store.WebhookRecords.
 func (t *tx) WebhookSecrets() store.KeyedRecords[int64, store.WebhookSecret] {
-	return keyedRecords[int64, store.WebhookSecret, webhookSecrets]{t}
+	return keyedRecords[int64, store.WebhookSecret]{t}
 }
 
-// keyedRecords are the records in t of the keyed bucket B names.
-type keyedRecords[K store.Key, T any, B interface{ bucket() *keyedBucket[K, T] }] struct{ t *tx }
+// keyedRecords are the records in t of the keyed bucket of T. They hold
+// the transaction alone, so that an accessor returns them as an interface
+// without allocating (every GPS message asks for its device's and its
+// organization's settings).
+type keyedRecords[K store.Key, T any] struct{ t *tx }
+
+// bucket is the keyed bucket of T's records, which keyedBuckets lists.
+func (r keyedRecords[K, T]) bucket() *keyedBucket[K, T] {
+	for _, b := range keyedBuckets {
+		if b, ok := b.(*keyedBucket[K, T]); ok {
+			return b
+		}
+	}
+	panic(fmt.Sprintf("store: no keyed bucket of %T", (*T)(nil)))
+}
 
 // Get implements store.KeyedRecords.
-func (r keyedRecords[K, T, B]) Get(k K) (*T, error) { var b B; return b.bucket().get(r.t, k) }
+func (r keyedRecords[K, T]) Get(k K) (*T, error) { return r.bucket().get(r.t, k) }
 
 // Put implements store.KeyedRecords.
-func (r keyedRecords[K, T, B]) Put(rec *T) error { var b B; return b.bucket().put(r.t, rec) }
+func (r keyedRecords[K, T]) Put(rec *T) error { return r.bucket().put(r.t, rec) }
 
 // Delete implements store.KeyedRecords.
-func (r keyedRecords[K, T, B]) Delete(k K) error { var b B; return b.bucket().del(r.t, k) }
+func (r keyedRecords[K, T]) Delete(k K) error { return r.bucket().del(r.t, k) }
 
 // get returns the record of key k in t; store.ErrNotFound when there is
 // none. A stored record is decoded over a new one of its key: one that

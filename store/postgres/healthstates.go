@@ -12,13 +12,13 @@ import (
 // table (healthStateTable) whose Put, on the path of every status report,
 // is written by hand.
 type healthStates struct {
-	keyedRows[string, store.HealthState, healthStateRows]
+	keyedRows[string, store.HealthState]
 }
 
 // DeviceHealthStates implements store.AlarmRecords; a group commit reads
 // the states of its devices ahead (Prefetch).
 func (t *tx) DeviceHealthStates() store.KeyedRecords[string, store.HealthState] {
-	return healthStates{keyedRows[string, store.HealthState, healthStateRows]{t}}
+	return healthStates{keyedRows[string, store.HealthState]{t}}
 }
 
 // Put implements store.KeyedRecords: an upsert nobody waits for, which

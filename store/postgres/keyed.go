@@ -95,20 +95,30 @@ func (k *keyedTable[K, T]) listAs(as string) string {
 // (memo.go).
 func (k *keyedTable[K, T]) rowSpec() rowSpec { return rowSpec{table: k.table, columns: k.list} }
 
-// keyedRows are the rows in t of the keyed table B names: the transaction
-// alone, the table named by a type of no size (keyedtables.go), so that an
-// accessor returns them as an interface without allocating (every device
-// message asks for its device's and its organization's settings).
-type keyedRows[K store.Key, T any, B interface{ table() *keyedTable[K, T] }] struct{ t *tx }
+// keyedRows are the rows in t of the keyed table of T. They hold the
+// transaction alone, so that an accessor returns them as an interface
+// without allocating (every device message asks for its device's and its
+// organization's settings).
+type keyedRows[K store.Key, T any] struct{ t *tx }
+
+// table is the keyed table of T's records, which keyedTables lists.
+func (r keyedRows[K, T]) table() *keyedTable[K, T] {
+	for _, k := range keyedTables {
+		if k, ok := k.(*keyedTable[K, T]); ok {
+			return k
+		}
+	}
+	panic(fmt.Sprintf("store: no keyed table of %T", (*T)(nil)))
+}
 
 // Get implements store.KeyedRecords.
-func (r keyedRows[K, T, B]) Get(k K) (*T, error) { var b B; return b.table().get(r.t, k) }
+func (r keyedRows[K, T]) Get(k K) (*T, error) { return r.table().get(r.t, k) }
 
 // Put implements store.KeyedRecords.
-func (r keyedRows[K, T, B]) Put(rec *T) error { var b B; return b.table().put(r.t, rec) }
+func (r keyedRows[K, T]) Put(rec *T) error { return r.table().put(r.t, rec) }
 
 // Delete implements store.KeyedRecords.
-func (r keyedRows[K, T, B]) Delete(k K) error { var b B; return b.table().del(r.t, k) }
+func (r keyedRows[K, T]) Delete(k K) error { return r.table().del(r.t, k) }
 
 // get returns the row of key k in t as a record, once per key and
 // transaction (or with a read-ahead); store.ErrNotFound when there is none.

@@ -90,93 +90,44 @@ var _ = func() bool {
 	return true
 }()
 
-// The names of the keyed tables as types of no size (keyedRows).
-type (
-	hotspots             struct{}
-	deviceSettings       struct{}
-	organizationSettings struct{}
-	albums               struct{}
-	healthStateRows      struct{}
-	deviceBillings       struct{}
-	deviceCredentials    struct{}
-	webhookSettings      struct{}
-	webhookSecrets       struct{}
-)
-
-func (hotspots) table() *keyedTable[string, store.HotspotState] {
-	return hotspotTable
-}
-
-func (deviceSettings) table() *keyedTable[string, store.DeviceSettings] {
-	return deviceSettingsTable
-}
-
-func (organizationSettings) table() *keyedTable[int64, store.OrgSettings] {
-	return orgSettingsTable
-}
-
-func (albums) table() *keyedTable[int64, store.Album] {
-	return albumTable
-}
-
-func (healthStateRows) table() *keyedTable[string, store.HealthState] {
-	return healthStateTable
-}
-
-func (deviceBillings) table() *keyedTable[string, store.DeviceBilling] {
-	return billingTable
-}
-
-func (deviceCredentials) table() *keyedTable[string, store.DeviceCredential] {
-	return credentialTable
-}
-
-func (webhookSettings) table() *keyedTable[int64, store.WebhookSettings] {
-	return webhookSettingsTable
-}
-
-func (webhookSecrets) table() *keyedTable[int64, store.WebhookSecret] {
-	return webhookSecretTable
-}
-
 // Hotspots implements store.TrackRecords.
 func (t *tx) Hotspots() store.KeyedRecords[string, store.HotspotState] {
-	return keyedRows[string, store.HotspotState, hotspots]{t}
+	return keyedRows[string, store.HotspotState]{t}
 }
 
 // DeviceSettings implements store.TrackRecords.
 func (t *tx) DeviceSettings() store.KeyedRecords[string, store.DeviceSettings] {
-	return keyedRows[string, store.DeviceSettings, deviceSettings]{t}
+	return keyedRows[string, store.DeviceSettings]{t}
 }
 
 // OrganizationSettings implements store.TrackRecords.
 func (t *tx) OrganizationSettings() store.KeyedRecords[int64, store.OrgSettings] {
-	return keyedRows[int64, store.OrgSettings, organizationSettings]{t}
+	return keyedRows[int64, store.OrgSettings]{t}
 }
 
 // Albums implements store.TrackRecords.
 func (t *tx) Albums() store.KeyedRecords[int64, store.Album] {
-	return keyedRows[int64, store.Album, albums]{t}
+	return keyedRows[int64, store.Album]{t}
 }
 
 // DeviceBillings implements store.DeviceStateRecords.
 func (t *tx) DeviceBillings() store.KeyedRecords[string, store.DeviceBilling] {
-	return keyedRows[string, store.DeviceBilling, deviceBillings]{t}
+	return keyedRows[string, store.DeviceBilling]{t}
 }
 
 // DeviceCredentials implements store.DeviceStateRecords.
 func (t *tx) DeviceCredentials() store.KeyedRecords[string, store.DeviceCredential] {
-	return keyedRows[string, store.DeviceCredential, deviceCredentials]{t}
+	return keyedRows[string, store.DeviceCredential]{t}
 }
 
 // WebhookSettings implements store.WebhookRecords.
 func (t *tx) WebhookSettings() store.KeyedRecords[int64, store.WebhookSettings] {
-	return keyedRows[int64, store.WebhookSettings, webhookSettings]{t}
+	return keyedRows[int64, store.WebhookSettings]{t}
 }
 
 // WebhookSecrets implements store.WebhookRecords.
 func (t *tx) WebhookSecrets() store.KeyedRecords[int64, store.WebhookSecret] {
-	return keyedRows[int64, store.WebhookSecret, webhookSecrets]{t}
+	return keyedRows[int64, store.WebhookSecret]{t}
 }
 
 // keyedColumn is a column of a keyed table: its name, the scan target of it in
