@@ -78,21 +78,27 @@ func (oc *OwnerCutoffs) dueThrough(end time.Time) (due []int64, all bool) {
 	return due, all
 }
 
-// partitionsFrom returns the partitions of s that end by the latest cutoff
-// and start at or after the resume position from (the start, in unix
-// milliseconds, of the partition a batch stopped at).
-func partitionsFrom(s PartitionedSeries, cut Cutoffs, from []byte) ([]SeriesPartition, error) {
+// firstDue returns the first partition of s that ends by the latest
+// cutoff, starts at or after the resume position from (the start, in unix
+// milliseconds, of the partition a batch stopped at) and that due admits;
+// nil when there is none.
+func firstDue(s PartitionedSeries, cut Cutoffs, from []byte, due func(SeriesPartition) (bool, error)) (*SeriesPartition, error) {
 	parts, err := s.Partitions(cut.Latest())
-	if err != nil || from == nil {
-		return parts, err
-	}
-	at, err := decodeMilli(from)
 	if err != nil {
 		return nil, err
 	}
-	for i, p := range parts {
-		if !p.Start.Before(at) {
-			return parts[i:], nil
+	var at time.Time
+	if from != nil {
+		if at, err = decodeMilli(from); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range parts {
+		if from != nil && p.Start.Before(at) {
+			continue
+		}
+		if ok, err := due(p); err != nil || ok {
+			return &p, err
 		}
 	}
 	return nil, nil
@@ -105,26 +111,16 @@ func dropGPSPartitions(tx *Tx, cut Cutoffs, from []byte, _ int) (int, []byte, er
 	if !ok {
 		return 0, nil, nil
 	}
-	parts, err := partitionsFrom(s, cut, from)
+	owners := seriesPurge(tx, cut, nil, 0).Owners
+	p, err := firstDue(s, cut, from, func(p SeriesPartition) (bool, error) { return gpsPartitionDue(s, p, owners) })
+	if err != nil || p == nil {
+		return 0, nil, err
+	}
+	n, err := s.Drop(*p)
 	if err != nil {
 		return 0, nil, err
 	}
-	owners := seriesPurge(tx, cut, nil, 0).Owners
-	for _, p := range parts {
-		due, err := gpsPartitionDue(s, p, owners)
-		if err != nil {
-			return 0, nil, err
-		}
-		if !due {
-			continue
-		}
-		n, err := s.Drop(p)
-		if err != nil {
-			return 0, nil, err
-		}
-		return n, encodeMilli(p.Start), nil
-	}
-	return 0, nil, nil
+	return n, encodeMilli(p.Start), nil
 }
 
 // gpsPartitionDue reports whether every sample of p is due.
@@ -158,42 +154,35 @@ func dropEventPartitions(tx *Tx, cut Cutoffs, from []byte, limit int) (int, []by
 	if !ok {
 		return 0, nil, nil
 	}
-	parts, err := partitionsFrom(s, cut, from)
+	p, err := firstDue(s, cut, from, func(p SeriesPartition) (bool, error) {
+		orgs, err := s.Organizations(p)
+		return err == nil && cut.allThrough(orgs, p.End), err
+	})
+	if err != nil || p == nil {
+		return 0, nil, err
+	}
+	withFiles, err := s.WithFiles(*p, limit)
 	if err != nil {
 		return 0, nil, err
 	}
-	for _, p := range parts {
-		orgs, err := s.Organizations(p)
-		if err != nil {
+	for i := range withFiles {
+		e := &withFiles[i]
+		if err := tx.unrefEventMedia(e); err != nil {
 			return 0, nil, err
 		}
-		if !cut.allThrough(orgs, p.End) {
-			continue
-		}
-		withFiles, err := s.WithFiles(p, limit)
-		if err != nil {
+		e.Files = nil
+		if err := tx.rec.Events().Update(e); err != nil {
 			return 0, nil, err
 		}
-		for i := range withFiles {
-			e := &withFiles[i]
-			if err := tx.unrefEventMedia(e); err != nil {
-				return 0, nil, err
-			}
-			e.Files = nil
-			if err := tx.rec.Events().Update(e); err != nil {
-				return 0, nil, err
-			}
-		}
-		if len(withFiles) > 0 {
-			return 0, encodeMilli(p.Start), nil
-		}
-		n, err := s.Drop(p)
-		if err != nil {
-			return 0, nil, err
-		}
-		return n, encodeMilli(p.Start), nil
 	}
-	return 0, nil, nil
+	if len(withFiles) > 0 {
+		return 0, encodeMilli(p.Start), nil
+	}
+	n, err := s.Drop(*p)
+	if err != nil {
+		return 0, nil, err
+	}
+	return n, encodeMilli(p.Start), nil
 }
 
 // allThrough reports whether every record of the organizations orgs made
