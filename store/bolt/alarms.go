@@ -1,7 +1,6 @@
 package bolt
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -92,26 +91,11 @@ func (s alarms) List(f store.AlarmFilter, o store.Sort, p store.Page, names stor
 // Purge implements store.AlarmSet: it walks the alarms in id order; the
 // resume position is the key of the first alarm the batch did not reach.
 func (s alarms) Purge(p store.AlarmPurge) (int, []byte, error) {
-	b := s.t.bucket(bucketAlarms)
-	c := b.Cursor()
-	k, v := c.First()
-	if p.From != nil {
-		k, v = c.Seek(p.From)
-	}
-	var doomed [][]byte
-	for ; k != nil; k, v = c.Next() {
-		if p.Limit > 0 && len(doomed) >= p.Limit {
-			return deleteKeys(b, doomed, k)
-		}
+	return purgeFrom(s.t.bucket(bucketAlarms), p.From, p.Limit, func(k, v []byte) (bool, bool, error) {
 		var a store.Alarm
-		if err := decodeAlarm(k, v, &a); err != nil {
-			return 0, nil, err
-		}
-		if p.Due(&a) {
-			doomed = append(doomed, bytes.Clone(k))
-		}
-	}
-	return deleteKeys(b, doomed, nil)
+		err := decodeAlarm(k, v, &a)
+		return err == nil && p.Due(&a), true, err
+	})
 }
 
 // decodeAlarm decodes the alarm v stored at key k.

@@ -1,7 +1,6 @@
 package bolt
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -63,30 +62,18 @@ func (a auditEntries) List(ctx context.Context, f store.AuditFilter, p store.Pag
 // stops at the first entry that is not older than the latest cutoff.
 func (a auditEntries) Purge(cut store.Cutoffs, from []byte, limit int) (int, []byte, error) {
 	latest := cut.Latest()
-	b := a.t.bucket(bucketAudit)
-	c := b.Cursor()
-	k, v := c.First()
-	if from != nil {
-		k, v = c.Seek(from)
-	}
-	var doomed [][]byte
-	for ; k != nil; k, v = c.Next() {
-		if limit > 0 && len(doomed) >= limit {
-			return deleteKeys(b, doomed, k)
-		}
+	return purgeFrom(a.t.bucket(bucketAudit), from, limit, func(_, v []byte) (bool, bool, error) {
 		var e struct {
 			OrganizationID int64     `json:"organizationId"`
 			Time           time.Time `json:"time"`
 		}
 		if err := json.Unmarshal(v, &e); err != nil {
-			return 0, nil, fmt.Errorf("store: decode: %w", err)
+			return false, false, fmt.Errorf("store: decode: %w", err)
 		}
 		if !e.Time.Before(latest) {
-			break
+			return false, false, nil
 		}
-		if t, ok := cut[e.OrganizationID]; ok && e.Time.Before(t) {
-			doomed = append(doomed, bytes.Clone(k))
-		}
-	}
-	return deleteKeys(b, doomed, nil)
+		t, ok := cut[e.OrganizationID]
+		return ok && e.Time.Before(t), true, nil
+	})
 }

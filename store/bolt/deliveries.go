@@ -120,18 +120,8 @@ func (r deliveries) List(orgID int64, f store.DeliveryFilter, p store.Page) ([]s
 // created after the latest cutoff, which cannot have finished before it.
 func (r deliveries) PurgeFinished(cut store.Cutoffs, from []byte, limit int) (int, []byte, error) {
 	latest := cut.Latest()
-	c := r.t.bucket(bucketDeliveries).Cursor()
-	k, v := c.First()
-	if from != nil {
-		k, v = c.Seek(from)
-	}
-	var doomed [][2]int64 // organization, delivery
-	var resume []byte
-	for ; k != nil; k, v = c.Next() {
-		if limit > 0 && len(doomed) >= limit {
-			resume = bytes.Clone(k)
-			break
-		}
+	var index [][]byte // the organization's index entries of the doomed
+	_, resume, err := purgeFrom(r.t.bucket(bucketDeliveries), from, limit, func(k, v []byte) (bool, bool, error) {
 		var d struct {
 			OrganizationID int64     `json:"organizationId"`
 			Status         string    `json:"status"`
@@ -139,24 +129,22 @@ func (r deliveries) PurgeFinished(cut store.Cutoffs, from []byte, limit int) (in
 			FinishedAt     time.Time `json:"finishedAt"`
 		}
 		if err := json.Unmarshal(v, &d); err != nil {
-			return 0, nil, fmt.Errorf("store: decode: %w", err)
+			return false, false, fmt.Errorf("store: decode: %w", err)
 		}
 		if !d.CreatedAt.Before(latest) {
-			break
+			return false, false, nil
 		}
-		if t, ok := cut[d.OrganizationID]; ok && d.Status != store.DeliveryPending && d.FinishedAt.Before(t) {
-			doomed = append(doomed, [2]int64{d.OrganizationID, btoi(k)})
+		t, ok := cut[d.OrganizationID]
+		doom := ok && d.Status != store.DeliveryPending && d.FinishedAt.Before(t)
+		if doom {
+			index = append(index, compositeKey(d.OrganizationID, btoi(k)))
 		}
+		return doom, true, nil
+	})
+	if err != nil {
+		return 0, nil, err
 	}
-	for _, g := range doomed {
-		if err := r.t.bucket(bucketDeliveries).Delete(itob(g[1])); err != nil {
-			return 0, nil, err
-		}
-		if err := r.t.bucket(bucketOrgDeliveries).Delete(compositeKey(g[0], g[1])); err != nil {
-			return 0, nil, err
-		}
-	}
-	return len(doomed), resume, nil
+	return deleteKeys(r.t.bucket(bucketOrgDeliveries), index, resume)
 }
 
 // queueKey is the queue key of a delivery: org, 0, url, 0, imei, id.

@@ -139,8 +139,14 @@ func deletePrefix(b *bbolt.Bucket, prefix []byte) error {
 // (every one when prefix is empty), in key order, until visit returns
 // false or an error.
 func walk(b *bbolt.Bucket, prefix []byte, visit func(k, v []byte) (bool, error)) error {
+	return walkFrom(b, prefix, prefix, visit)
+}
+
+// walkFrom is walk from the first key of b at or after start (the first
+// key of b when start is empty).
+func walkFrom(b *bbolt.Bucket, start, prefix []byte, visit func(k, v []byte) (bool, error)) error {
 	c := b.Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+	for k, v := c.Seek(start); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		if more, err := visit(k, v); err != nil || !more {
 			return err
 		}

@@ -48,6 +48,31 @@ func purgeSeries(b *bbolt.Bucket, p store.SeriesPurge, ownership func(v []byte) 
 	return deleteKeys(b, doomed, nil)
 }
 
+// purgeFrom runs one batch of a purge of b: it walks b in key order from
+// the resume position from (its first key when from is nil) and deletes
+// the records due dooms, until due says to stop or limit records are
+// doomed (no bound when limit is 0). The batch resumes at the key of the
+// first record it did not reach, nil when the walk ended.
+func purgeFrom(b *bbolt.Bucket, from []byte, limit int, due func(k, v []byte) (doom, more bool, err error)) (int, []byte, error) {
+	var doomed [][]byte
+	var resume []byte
+	err := walkFrom(b, from, nil, func(k, v []byte) (bool, error) {
+		if limit > 0 && len(doomed) >= limit {
+			resume = k
+			return false, nil
+		}
+		doom, more, err := due(k, v)
+		if doom {
+			doomed = append(doomed, bytes.Clone(k))
+		}
+		return more, err
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return deleteKeys(b, doomed, resume)
+}
+
 // deleteKeys deletes keys from b and passes resume through.
 func deleteKeys(b *bbolt.Bucket, keys [][]byte, resume []byte) (int, []byte, error) {
 	resume = bytes.Clone(resume)
