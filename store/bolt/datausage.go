@@ -3,8 +3,6 @@ package bolt
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
-	"fmt"
 
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -28,18 +26,13 @@ func (r dataUsagePeriods) Latest(imei string, n int) ([]store.DataUsagePeriod, e
 	var out []store.DataUsagePeriod
 	prefix := compositeKey(imei, "")
 	c := r.t.bucket(bucketDataUsage).Cursor()
-	k, v := c.Seek(append(bytes.Clone(prefix), 0xff))
-	if k == nil {
-		k, v = c.Last()
-	} else {
-		k, v = c.Prev()
-	}
-	for ; k != nil && bytes.HasPrefix(k, prefix) && (n <= 0 || len(out) < n); k, v = c.Prev() {
-		var p store.DataUsagePeriod
-		if err := json.Unmarshal(v, &p); err != nil {
-			return nil, fmt.Errorf("store: decode %s: %w", k, err)
+	end := append(bytes.Clone(prefix), 0xff)
+	for k, v := seekBefore(c, end); k != nil && bytes.HasPrefix(k, prefix) && (n <= 0 || len(out) < n); k, v = c.Prev() {
+		p, err := decodeJSON(k, v, store.DataUsagePeriod{})
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, p)
+		out = append(out, *p)
 	}
 	return out, nil
 }

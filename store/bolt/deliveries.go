@@ -88,13 +88,7 @@ func (r deliveries) List(orgID int64, f store.DeliveryFilter, p store.Page) ([]s
 	all := f.IsZero()
 	prefix := itob(orgID)
 	c := r.t.bucket(bucketOrgDeliveries).Cursor()
-	k, _ := c.Seek(itob(orgID + 1))
-	if k == nil {
-		k, _ = c.Last()
-	} else {
-		k, _ = c.Prev()
-	}
-	for ; k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
+	for k, _ := seekBefore(c, itob(orgID+1)); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
 		inPage := total >= p.Offset && (p.Limit <= 0 || len(out) < p.Limit)
 		if all && !inPage {
 			total++

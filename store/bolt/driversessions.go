@@ -100,12 +100,7 @@ func (s driverSessions) AllCurrent() ([]store.DriverSession, error) {
 // LastStarted implements store.DriverSessionSet.
 func (s driverSessions) LastStarted(imei string, at time.Time) (*store.DriverSession, error) {
 	c := s.t.bucket(bucketDriverSessions).Cursor()
-	k, v := c.Seek(driverSessionKey(imei, at.Add(time.Millisecond)))
-	if k == nil {
-		k, v = c.Last()
-	} else {
-		k, v = c.Prev()
-	}
+	k, v := seekBefore(c, driverSessionKey(imei, at.Add(time.Millisecond)))
 	if k == nil || !bytes.HasPrefix(k, compositeKey(imei, "")) {
 		return nil, nil
 	}
@@ -115,17 +110,15 @@ func (s driverSessions) LastStarted(imei string, at time.Time) (*store.DriverSes
 // StartedBy implements store.DriverSessionSet.
 func (s driverSessions) StartedBy(imei string, until time.Time) ([]store.DriverSession, error) {
 	var out []store.DriverSession
-	prefix := compositeKey(imei, "")
-	c := s.t.bucket(bucketDriverSessions).Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		ds, err := decodeDriverSession(v)
-		if err != nil {
-			return nil, err
-		}
+	err := eachJSON(s.t.bucket(bucketDriverSessions), compositeKey(imei, ""), func(_ []byte, ds *store.DriverSession) (bool, error) {
 		if ds.Start.After(until) {
-			break
+			return false, nil
 		}
 		out = append(out, *ds)
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -154,6 +154,15 @@ func walkFrom(b *bbolt.Bucket, start, prefix []byte, visit func(k, v []byte) (bo
 	return nil
 }
 
+// seekBefore moves c to the last key before seek and returns it (nil when
+// there is none).
+func seekBefore(c *bbolt.Cursor, seek []byte) (k, v []byte) {
+	if k, _ = c.Seek(seek); k == nil {
+		return c.Last()
+	}
+	return c.Prev()
+}
+
 // decodeJSON decodes raw, the JSON record at key, over a copy of init.
 func decodeJSON[T any](key, raw []byte, init T) (*T, error) {
 	v := new(T)

@@ -47,12 +47,7 @@ func (r deviceOwnerships) Last(imei string) (*store.DeviceOwnership, error) {
 	prefix := ownershipPrefix(imei)
 	c := r.t.bucket(bucketOwnerships).Cursor()
 	// The IMEI's last ownership is the last entry before its next prefix.
-	k, v := c.Seek(append(bytes.Clone(prefix), 0xff))
-	if k == nil {
-		k, v = c.Last()
-	} else {
-		k, v = c.Prev()
-	}
+	k, v := seekBefore(c, append(bytes.Clone(prefix), 0xff))
 	if k == nil || !bytes.HasPrefix(k, prefix) {
 		return nil, store.NotFound("")
 	}
