@@ -158,10 +158,5 @@ func (r devices) List(f store.DeviceFilter, p store.Page) ([]store.Device, int, 
 
 // OrganizationIMEIs implements store.DeviceRecords.
 func (r devices) OrganizationIMEIs(orgID int64) ([]string, error) {
-	rows, err := r.t.pg.Query(r.t.ctx, `SELECT imei FROM devices WHERE organization_id = $1 ORDER BY imei`, orgID)
-	if err != nil {
-		return nil, classify(err)
-	}
-	imeis, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	return imeis, classify(err)
+	return collect(r.t, pgx.RowTo[string], `SELECT imei FROM devices WHERE organization_id = $1 ORDER BY imei`, orgID)
 }

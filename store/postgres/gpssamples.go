@@ -281,20 +281,7 @@ func (r gpsSamples) Range(imei string, start, end time.Time, f store.GPSFilter, 
 	if limit > 0 {
 		sql += ` LIMIT ` + w.arg(limit)
 	}
-	rows, err := r.t.pg.Query(r.t.ctx, sql, w.args...)
-	if err != nil {
-		return nil, classify(err)
-	}
-	var out []store.GPSPoint
-	for rows.Next() {
-		var p store.GPSPoint
-		if err := rows.Scan(gpsFields(&p)...); err != nil {
-			rows.Close()
-			return nil, classify(err)
-		}
-		out = append(out, p)
-	}
-	return out, classify(rows.Err())
+	return collect(r.t, scanFields(gpsFields), sql, w.args...)
 }
 
 // Latest implements store.GPSSampleRecords: the key range backwards, to

@@ -169,14 +169,9 @@ func (r mediaEventRefs) Delete(ref store.MediaRef, eventID int64) error {
 
 // EventIDs implements store.MediaEventRefRecords.
 func (r mediaEventRefs) EventIDs(ref store.MediaRef) ([]int64, error) {
-	rows, err := r.t.pg.Query(r.t.ctx, `SELECT event_id FROM media_event_refs
+	return collect(r.t, pgx.RowTo[int64], `SELECT event_id FROM media_event_refs
 		WHERE imei = $1 AND file_type = $2 AND camera_id = $3 AND file_id = $4 ORDER BY event_id`,
 		ref.IMEI, ref.FileType, ref.CameraID, ref.FileID)
-	if err != nil {
-		return nil, classify(err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	return ids, classify(err)
 }
 
 // mediaTrash is the media_trash table.
@@ -193,12 +188,7 @@ func (r mediaTrash) Add(blob string) error {
 
 // List implements store.MediaTrashRecords.
 func (r mediaTrash) List(limit int) ([]string, error) {
-	rows, err := r.t.pg.Query(r.t.ctx, `SELECT blob_key FROM media_trash ORDER BY blob_key LIMIT $1`, limitArg(limit))
-	if err != nil {
-		return nil, classify(err)
-	}
-	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	return keys, classify(err)
+	return collect(r.t, pgx.RowTo[string], `SELECT blob_key FROM media_trash ORDER BY blob_key LIMIT $1`, limitArg(limit))
 }
 
 // Delete implements store.MediaTrashRecords.

@@ -3,8 +3,6 @@ package postgres
 import (
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -57,15 +55,6 @@ func (r deviceOwnerships) Last(imei string) (*store.DeviceOwnership, error) {
 
 // List implements store.DeviceOwnershipRecords.
 func (r deviceOwnerships) List(imei string) ([]store.DeviceOwnership, error) {
-	rows, err := r.t.pg.Query(r.t.ctx, `SELECT `+ownershipColumns+` FROM device_ownerships WHERE imei = $1
+	return collect(r.t, scanFields(ownershipFields), `SELECT `+ownershipColumns+` FROM device_ownerships WHERE imei = $1
 		ORDER BY ownership`, imei)
-	if err != nil {
-		return nil, classify(err)
-	}
-	log, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.DeviceOwnership, error) {
-		var o store.DeviceOwnership
-		err := row.Scan(ownershipFields(&o)...)
-		return o, err
-	})
-	return log, classify(err)
 }

@@ -127,16 +127,11 @@ func (r trips) ByDevice(imei string, start, end time.Time) ([]store.Trip, error)
 // IMEIs implements store.TripRecords: a skip scan of the index on (imei,
 // started_at_ms), one probe per device rather than a read of every trip.
 func (r trips) IMEIs() ([]string, error) {
-	rows, err := r.t.pg.Query(r.t.ctx, `WITH RECURSIVE device (imei) AS (
+	return collect(r.t, pgx.RowTo[string], `WITH RECURSIVE device (imei) AS (
 			SELECT min(imei) FROM trips
 			UNION ALL
 			SELECT (SELECT min(imei) FROM trips WHERE imei > device.imei) FROM device WHERE device.imei IS NOT NULL)
 		SELECT imei FROM device WHERE imei IS NOT NULL`)
-	if err != nil {
-		return nil, classify(err)
-	}
-	imeis, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	return imeis, classify(err)
 }
 
 // tripSeries is trips as the retention purge walks it: a device's open
