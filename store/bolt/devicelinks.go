@@ -1,9 +1,6 @@
 package bolt
 
 import (
-	"encoding/json"
-	"fmt"
-
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -32,11 +29,7 @@ func (r deviceLinks) Delete(imei string) error {
 
 // Each implements store.DeviceLinkRecords.
 func (r deviceLinks) Each(visit func(l *store.DeviceLink) error) error {
-	return r.t.bucket(bucketDeviceLinks).ForEach(func(k, v []byte) error {
-		var l store.DeviceLink
-		if err := json.Unmarshal(v, &l); err != nil {
-			return fmt.Errorf("store: decode %s: %w", k, err)
-		}
-		return visit(&l)
+	return eachJSON(r.t.bucket(bucketDeviceLinks), nil, func(_ []byte, l *store.DeviceLink) (bool, error) {
+		return true, visit(l)
 	})
 }

@@ -2,8 +2,6 @@ package bolt
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
 
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -85,16 +83,5 @@ func (s driverAssignments) ByDevice(imei string) ([]store.DriverAssignment, erro
 // ByDriver implements store.DriverAssignmentSet. It reads every assignment:
 // none of the keys leads to a driver's.
 func (s driverAssignments) ByDriver(driverID int64) ([]store.DriverAssignment, error) {
-	var out []store.DriverAssignment
-	err := s.t.bucket(bucketDriverAssignments).ForEach(func(_, v []byte) error {
-		var a store.DriverAssignment
-		if err := json.Unmarshal(v, &a); err != nil {
-			return fmt.Errorf("store: decode: %w", err)
-		}
-		if a.DriverID == driverID {
-			out = append(out, a)
-		}
-		return nil
-	})
-	return out, err
+	return listJSON(s.t.bucket(bucketDriverAssignments), nil, func(a *store.DriverAssignment) bool { return a.DriverID == driverID })
 }

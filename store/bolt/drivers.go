@@ -2,8 +2,6 @@ package bolt
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
 
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -114,17 +112,7 @@ func (s drivers) lookup(name, key []byte) (int64, error) {
 // List implements store.DriverSet. It reads every driver: none of the
 // indexes orders them by a sort key.
 func (s drivers) List(f store.DriverFilter, o store.Sort, p store.Page) ([]store.Driver, int, error) {
-	var all []store.Driver
-	err := s.t.bucket(bucketDrivers).ForEach(func(_, v []byte) error {
-		var d store.Driver
-		if err := json.Unmarshal(v, &d); err != nil {
-			return fmt.Errorf("store: decode: %w", err)
-		}
-		if f.Match(&d) {
-			all = append(all, d)
-		}
-		return nil
-	})
+	all, err := listJSON(s.t.bucket(bucketDrivers), nil, f.Match)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -143,10 +143,6 @@ func (r inviteTokens) DeleteUser(userID int64) error {
 	if err != nil {
 		return err
 	}
-	for _, h := range hashes {
-		if err := b.Delete(h); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, _, err = deleteKeys(b, hashes, nil)
+	return err
 }
