@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"errors"
 	"slices"
 	"strconv"
 
@@ -93,10 +92,7 @@ func (r organizations) Put(o *store.Organization) error {
 			ON CONFLICT (organization_id, partner_id) DO UPDATE SET position = EXCLUDED.position
 		)
 		SELECT id FROM o`, []any{&id}, append([]any{o.ID}, organizationArgs(o)...)...)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.NotFound("organization %d", o.ID)
-	}
-	return err
+	return store.NotFoundAs(err, "organization %d", o.ID)
 }
 
 // List implements store.OrganizationRecords: OrganizationFilter.Match as
