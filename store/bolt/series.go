@@ -51,8 +51,8 @@ func purgeSeries(b *bbolt.Bucket, p store.SeriesPurge, ownership func(v []byte) 
 // purgeFrom runs one batch of a purge of b: it walks b in key order from
 // the resume position from (its first key when from is nil) and deletes
 // the records due dooms, until due says to stop or limit records are
-// doomed (no bound when limit is 0). The batch resumes at the key of the
-// first record it did not reach, nil when the walk ended.
+// doomed (no bound when limit is 0). When the limit stops it, the batch
+// resumes at the key of the first record it did not reach; else at nil.
 func purgeFrom(b *bbolt.Bucket, from []byte, limit int, due func(k, v []byte) (doom, more bool, err error)) (int, []byte, error) {
 	var doomed [][]byte
 	var resume []byte
