@@ -39,13 +39,15 @@ type MediaFileRecords interface {
 	OfType(imei, fileType string) ([]MediaFile, error)
 }
 
-// MediaFileLookup is implemented by MediaFileRecords that read many files
-// in one lookup (an SQL engine: one statement); the store uses it for the
-// files of a page of events, and Get one file after the other otherwise.
-type MediaFileLookup interface {
-	// GetMany returns the file each of refs names, in the order of refs:
-	// nil for one that is not stored.
-	GetMany(refs []MediaRef) ([]*MediaFile, error)
+// MediaUploadedLookup is implemented by MediaFileRecords that tell whether
+// many files are uploaded in one lookup, or none (an SQL engine: one
+// statement, or what the page of events it read said of them); the store
+// uses it for the files of a page of events, and Get one file after the
+// other otherwise.
+type MediaUploadedLookup interface {
+	// Uploaded reports, for each of refs in order, whether the file is
+	// stored and its bytes are uploaded.
+	Uploaded(refs []MediaRef) ([]bool, error)
 }
 
 // MediaEventRefRecords record which events reference which media file:

@@ -255,9 +255,9 @@ func (tx *Tx) EventMediaAvailable(e *Event) ([]bool, error) {
 }
 
 // EventsMediaAvailable reports, per file of each of events, whether its
-// bytes are in the cloud: the files of a page of events are read in one
-// lookup when the engine can (MediaFileLookup). A file that is not stored
-// is not available; an error reading one is returned.
+// bytes are in the cloud: the files of a page of events are looked up at
+// once when the engine can (MediaUploadedLookup). A file that is not
+// stored is not available; an error reading one is returned.
 func (tx *Tx) EventsMediaAvailable(events []*Event) ([][]bool, error) {
 	var refs []MediaRef
 	for _, e := range events {
@@ -265,45 +265,42 @@ func (tx *Tx) EventsMediaAvailable(events []*Event) ([][]bool, error) {
 			refs = append(refs, MediaRef{IMEI: e.IMEI, CameraID: f.CameraID, FileType: f.FileType, FileID: f.FileID})
 		}
 	}
-	files, err := tx.mediaFiles(refs)
+	uploaded, err := tx.mediaUploaded(refs)
 	if err != nil {
 		return nil, err
 	}
 	out := make([][]bool, len(events))
 	for i, e := range events {
-		out[i] = make([]bool, len(e.Files))
-		for j := range e.Files {
-			out[i][j] = files[0] != nil && files[0].State == MediaUploaded
-			files = files[1:]
-		}
+		out[i], uploaded = uploaded[:len(e.Files):len(e.Files)], uploaded[len(e.Files):]
 	}
 	return out, nil
 }
 
-// mediaFiles returns the file each of refs names, nil for one not stored.
-func (tx *Tx) mediaFiles(refs []MediaRef) ([]*MediaFile, error) {
+// mediaUploaded reports, for each of refs, whether the file is stored and
+// its bytes are uploaded.
+func (tx *Tx) mediaUploaded(refs []MediaRef) ([]bool, error) {
 	if len(refs) == 0 {
 		return nil, nil
 	}
-	set := tx.rec.MediaFiles()
-	if l, ok := set.(MediaFileLookup); ok {
-		files, err := l.GetMany(refs)
-		if err == nil && len(files) != len(refs) {
-			err = fmt.Errorf("store: %d media files read for %d", len(files), len(refs))
+	if l, ok := tx.rec.MediaFiles().(MediaUploadedLookup); ok {
+		out, err := l.Uploaded(refs)
+		if err == nil && len(out) != len(refs) {
+			err = fmt.Errorf("store: %d media files told of for %d", len(out), len(refs))
 		}
-		return files, err
+		return out, err
 	}
-	files := make([]*MediaFile, len(refs))
+	set := tx.rec.MediaFiles()
+	out := make([]bool, len(refs))
 	for i, r := range refs {
 		m, err := set.Get(r)
 		switch {
 		case err == nil:
-			files[i] = m
+			out[i] = m.State == MediaUploaded
 		case !isNotFound(err):
 			return nil, missing(err, "media file %s", r.Key())
 		}
 	}
-	return files, nil
+	return out, nil
 }
 
 // MediaUpload is a finished upload of a file's bytes.

@@ -256,6 +256,36 @@ func TestEventsMediaAvailable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The same files as a page of the organization's events shows them,
+		// read in a view and in a transaction that may write.
+		byID := map[int64][]bool{a.ID: {true, false}, b.ID: {true}, c.ID: {false, true}, none.ID: {}}
+		page := func(tx *Tx) error {
+			events, n, err := tx.OrgEventList(f.org.ID, EventQuery{Start: eventT0.Add(-time.Hour), End: eventT0.Add(time.Hour)}, Page{Limit: 10})
+			if err != nil {
+				return err
+			}
+			if n != len(byID) || len(events) != len(byID) {
+				t.Fatalf("a page of %d of %d events, want all %d", len(events), n, len(byID))
+			}
+			list := make([]*Event, len(events))
+			for i := range events {
+				list[i] = &events[i].Event
+			}
+			got, err := tx.EventsMediaAvailable(list)
+			if err != nil {
+				return err
+			}
+			for i, e := range list {
+				if !slices.Equal(got[i], byID[e.ID]) {
+					t.Errorf("event %d of the page: %v, want %v", e.ID, got[i], byID[e.ID])
+				}
+			}
+			return nil
+		}
+		if err := f.db.View(t.Context(), page); err != nil {
+			t.Fatal(err)
+		}
+		f.update(page)
 	})
 }
 

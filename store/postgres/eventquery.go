@@ -237,9 +237,16 @@ func (w *eventFilter) pageSQL(from, to time.Time, p store.Page, named bool) (str
 	 ORDER BY page.time, page.id`, args
 }
 
-// readPage scans the rows of a pageSQL statement.
-func readPage(rows pgx.Rows, named bool) ([]store.OrgEvent, error) {
+// readPage scans the rows of a pageSQL statement. In a read-only
+// transaction, which writes no media file, it keeps whether each file of
+// the page is uploaded, for mediaFiles.Uploaded to answer without another
+// round trip.
+func (s events) readPage(rows pgx.Rows, named bool) ([]store.OrgEvent, error) {
 	defer rows.Close()
+	keep := false
+	if p := pipeOf(s.t); p != nil && p.readOnly {
+		keep = true
+	}
 	var out []store.OrgEvent
 	for rows.Next() {
 		var name string
@@ -247,9 +254,12 @@ func readPage(rows pgx.Rows, named bool) ([]store.OrgEvent, error) {
 		if named {
 			more = append(more, &name)
 		}
-		e, err := scanEvent(rows, more...)
+		e, uploaded, err := scanPageEvent(rows, more...)
 		if err != nil {
 			return nil, classify(err)
+		}
+		if keep && uploaded != nil {
+			s.t.keepUploaded(e, uploaded)
 		}
 		out = append(out, store.OrgEvent{Event: *e, DeviceName: name})
 	}
@@ -280,7 +290,7 @@ func (s events) countedPage(w *eventFilter, p store.Page, named bool) ([]store.O
 	if err != nil {
 		return nil, 0, classify(err)
 	}
-	page, err := readPage(rows, named)
+	page, err := s.readPage(rows, named)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -435,7 +445,7 @@ func (s events) spannedPage(w *eventFilter, c *unitCounts, p store.Page, named b
 	if err != nil {
 		return nil, 0, classify(err)
 	}
-	page, err := readPage(rows, named)
+	page, err := s.readPage(rows, named)
 	return page, total, err
 }
 

@@ -46,19 +46,44 @@ const (
 	   FROM event_comments c WHERE c.event_id = e.id AND c.event_time = e.time)`
 )
 
-// eventColumnsWithin is eventColumns for events whose time is within
-// bounds, conditions on f.event_time ("AND f.event_time >= @start"): the
-// files' subquery then names the partitions of event_files of that window
-// only, which the planner prunes to before it plans one (a plan over every
-// day's partition of the files takes longer than a page's execution).
+// eventColumnsWithin is eventColumns for a page of events whose time is
+// within bounds, conditions on f.event_time ("AND f.event_time >=
+// @start"): the files' subquery then names the partitions of event_files
+// of that window only, which the planner prunes to before it plans one (a
+// plan over every day's partition of the files takes longer than a page's
+// execution). Each file also says whether its bytes are uploaded, read by
+// its key in media_files, which the API shows with every event of a page
+// (mediaFiles.Uploaded).
 func eventColumnsWithin(bounds string) string {
 	return eventRowFields + `,
-	` + eventFilesOf + bounds + `),
+	` + pageFilesOf + bounds + `),
 	` + eventCommentsOf
 }
 
+// pageFilesOf is eventFilesOf with, for each file, whether it is uploaded.
+const pageFilesOf = `(SELECT json_agg(json_build_object('cameraId', f.camera_id, 'fileId', f.file_id, 'fileType', f.file_type,
+	        'uploaded', EXISTS (SELECT FROM media_files m WHERE m.imei = e.imei AND m.file_type = f.file_type
+	                              AND m.camera_id = f.camera_id AND m.file_id = f.file_id AND m.state = '` + store.MediaUploaded + `'))
+	        ORDER BY f.position)
+	   FROM event_files f WHERE f.event_id = e.id AND f.event_time = e.time`
+
 // scanEvent reads a row of eventColumns, followed by the columns of more.
 func scanEvent(row pgx.Row, more ...any) (*store.Event, error) {
+	e, _, err := scanPageEvent(row, more...)
+	return e, err
+}
+
+// pageFile is a file of an event as a page's statement reads it
+// (pageFilesOf): Uploaded is nil where the statement does not say.
+type pageFile struct {
+	store.EventFile
+	Uploaded *bool `json:"uploaded"`
+}
+
+// scanPageEvent is scanEvent, which also returns whether each of the
+// event's files is uploaded, as a row of eventColumnsWithin says (nil for a
+// row of eventColumns, which does not).
+func scanPageEvent(row pgx.Row, more ...any) (*store.Event, []bool, error) {
 	var (
 		e                                            store.Event
 		partner, geofence, driver                    *int64
@@ -71,7 +96,7 @@ func scanEvent(row pgx.Row, more ...any) (*store.Event, error) {
 		&sdUUID, &sdMaker, &driver, &camera, &devID, &e.MediaNotified,
 		&e.Ownership, &e.CreatedAt, &files, &comments}, more...)
 	if err := row.Scan(dest...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	e.PartnerID, e.GeoFenceID, e.DriverID = zeroNull(partner), zeroNull(geofence), zeroNull(driver)
 	e.Metadata, e.GeoFencePath, e.GeoFenceName = zeroNull(metadata), zeroNull(path), zeroNull(name)
@@ -80,20 +105,32 @@ func scanEvent(row pgx.Row, more ...any) (*store.Event, error) {
 	if sdUUID != nil {
 		e.SDCard = &store.SDCardInfo{UUID: *sdUUID, Manufacturer: zeroNull(sdMaker)}
 	}
+	var uploaded []bool
 	if files != nil {
-		if err := json.Unmarshal(files, &e.Files); err != nil {
-			return nil, fmt.Errorf("store: files of event %d: %w", e.ID, err)
+		var read []pageFile
+		if err := json.Unmarshal(files, &read); err != nil {
+			return nil, nil, fmt.Errorf("store: files of event %d: %w", e.ID, err)
+		}
+		e.Files = make([]store.EventFile, len(read))
+		for i, f := range read {
+			e.Files[i] = f.EventFile
+			if f.Uploaded != nil {
+				if uploaded == nil {
+					uploaded = make([]bool, len(read))
+				}
+				uploaded[i] = *f.Uploaded
+			}
 		}
 	}
 	if comments != nil {
 		if err := json.Unmarshal(comments, &e.Comments); err != nil {
-			return nil, fmt.Errorf("store: comments of event %d: %w", e.ID, err)
+			return nil, nil, fmt.Errorf("store: comments of event %d: %w", e.ID, err)
 		}
 		for i := range e.Comments {
 			e.Comments[i].CreatedAt = e.Comments[i].CreatedAt.UTC()
 		}
 	}
-	return &e, nil
+	return &e, uploaded, nil
 }
 
 // eventArgs are the arguments of e's columns and of its files and comments

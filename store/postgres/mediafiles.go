@@ -65,10 +65,9 @@ func (r mediaFiles) Get(ref store.MediaRef) (*store.MediaFile, error) {
 	return &m, nil
 }
 
-var _ store.MediaFileLookup = mediaFiles{}
-
-// GetMany implements store.MediaFileLookup: one statement for every ref.
-func (r mediaFiles) GetMany(refs []store.MediaRef) ([]*store.MediaFile, error) {
+// getMany returns the file each of refs names, in the order of refs (nil
+// for one that is not stored), in one statement.
+func (r mediaFiles) getMany(refs []store.MediaRef) ([]*store.MediaFile, error) {
 	out := make([]*store.MediaFile, len(refs))
 	if len(refs) == 0 {
 		return out, nil
@@ -99,6 +98,36 @@ func (r mediaFiles) GetMany(refs []store.MediaRef) ([]*store.MediaFile, error) {
 		out[n-1] = &m
 	}
 	return out, classify(rows.Err())
+}
+
+var _ store.MediaUploadedLookup = mediaFiles{}
+
+// Uploaded implements store.MediaUploadedLookup: what a page of events of
+// the transaction read of its files (readPage) answers for them, and the
+// rest are read in one statement.
+func (r mediaFiles) Uploaded(refs []store.MediaRef) ([]bool, error) {
+	out := make([]bool, len(refs))
+	var unread []store.MediaRef
+	var at []int
+	for i, ref := range refs {
+		if u, ok := r.t.memo.uploaded[ref]; ok {
+			out[i] = u
+			continue
+		}
+		unread = append(unread, ref)
+		at = append(at, i)
+	}
+	if len(unread) == 0 {
+		return out, nil
+	}
+	files, err := r.getMany(unread)
+	if err != nil {
+		return nil, err
+	}
+	for k, m := range files {
+		out[at[k]] = m != nil && m.State == store.MediaUploaded
+	}
+	return out, nil
 }
 
 // Put implements store.MediaFileRecords.

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,7 +92,7 @@ func TestMediaFilesGetMany(t *testing.T) {
 	refs := []store.MediaRef{snap.Ref(), missing, video.Ref(), snap.Ref()}
 	f.view(func(tx *tx) error {
 		trips := pipeOf(tx).trips
-		got, err := tx.MediaFiles().(store.MediaFileLookup).GetMany(refs)
+		got, err := tx.MediaFiles().(mediaFiles).getMany(refs)
 		if err != nil {
 			return err
 		}
@@ -107,10 +108,78 @@ func TestMediaFilesGetMany(t *testing.T) {
 				t.Errorf("file %d (%s): %+v, want %+v", i, refs[i].Key(), got[i], want[i])
 			}
 		}
-		none, err := tx.MediaFiles().(store.MediaFileLookup).GetMany(nil)
+		none, err := tx.MediaFiles().(mediaFiles).getMany(nil)
 		if err == nil && len(none) != 0 {
 			t.Errorf("no refs: %v", none)
 		}
 		return err
 	})
+}
+
+// TestPageTellsItsFilesUploaded: a page of events read in a read-only
+// transaction says whether each of its files is uploaded, and Uploaded
+// answers for the page's files from that, without a round trip; a file the
+// page did not read is read. A transaction that may write reads them all.
+func TestPageTellsItsFilesUploaded(t *testing.T) {
+	t.Parallel()
+	f := seedEvents(t)
+	clip := store.EventFile{CameraID: 1, FileID: "1772366400", FileType: store.FileVideo}
+	snap := store.EventFile{CameraID: 2, FileID: "1772366401", FileType: store.FileSnapshot}
+	a, b, bare := newEvent(evIMEI, "button", 0), newEvent(evIMEI, "button", time.Minute), newEvent(evIMEI, "button", 2*time.Minute)
+	a.Files, b.Files = []store.EventFile{clip, snap}, []store.EventFile{snap}
+	f.insert(t, a, b, bare)
+	ref := func(f store.EventFile) store.MediaRef {
+		return store.MediaRef{IMEI: evIMEI, CameraID: f.CameraID, FileType: f.FileType, FileID: f.FileID}
+	}
+	f.update(t, func(tx *tx) error {
+		for _, m := range []*store.MediaFile{
+			{IMEI: evIMEI, CameraID: clip.CameraID, FileType: clip.FileType, FileID: clip.FileID, State: store.MediaUploaded,
+				Refs: 1, Blob: "b/1", Size: 10, UpdatedAt: eventT0},
+			{IMEI: evIMEI, CameraID: snap.CameraID, FileType: snap.FileType, FileID: snap.FileID, State: store.MediaRequested,
+				Refs: 2, UpdatedAt: eventT0},
+		} {
+			if err := tx.MediaFiles().Put(m, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	elsewhere := store.MediaRef{IMEI: evIMEI, CameraID: 1, FileType: store.FileVideo, FileID: "1772366499"}
+	refs := []store.MediaRef{ref(clip), ref(snap), elsewhere}
+	want := []bool{true, false, false}
+	check := func(tx *tx, what string, wantTrips int) error {
+		page, n, err := tx.Events().ByOrganization(1, store.OrgEventFilter{Start: eventT0.Add(-time.Hour), End: eventT0.Add(time.Hour)},
+			store.Page{Limit: 10})
+		if err != nil {
+			return err
+		}
+		if n != 3 || len(page) != 3 || len(page[0].Files) != 2 || len(page[1].Files) != 1 || len(page[2].Files) != 0 {
+			t.Fatalf("%s: a page of %d of %d events, want all 3 with their files: %+v", what, len(page), n, page)
+		}
+		lookup := tx.MediaFiles().(store.MediaUploadedLookup)
+		trips := pipeOf(tx).trips
+		got, err := lookup.Uploaded(refs[:2])
+		if err != nil {
+			return err
+		}
+		if n := pipeOf(tx).trips - trips; n != wantTrips {
+			t.Errorf("%s: the page's files took %d round trips, want %d", what, n, wantTrips)
+		}
+		if !slices.Equal(got, want[:2]) {
+			t.Errorf("%s: the page's files uploaded %v, want %v", what, got, want[:2])
+		}
+		trips = pipeOf(tx).trips
+		if got, err = lookup.Uploaded(refs); err != nil {
+			return err
+		}
+		if n := pipeOf(tx).trips - trips; n != 1 {
+			t.Errorf("%s: with a file the page did not read, %d round trips, want 1", what, n)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: with a file the page did not read, uploaded %v, want %v", what, got, want)
+		}
+		return nil
+	}
+	f.view(t, func(tx *tx) error { return check(tx, "a read", 0) })
+	f.update(t, func(tx *tx) error { return check(tx, "a transaction that may write", 1) })
 }

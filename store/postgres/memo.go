@@ -42,6 +42,19 @@ type memo struct {
 	sessions map[string]*store.DriverSession
 	// subscriptions holds an organization's webhook subscriptions.
 	subscriptions map[int64][]store.WebhookSubscription
+	// uploaded holds whether each file of the event pages a read-only
+	// transaction read is uploaded (readPage).
+	uploaded map[store.MediaRef]bool
+}
+
+// keepUploaded keeps whether each file of e is uploaded.
+func (t *tx) keepUploaded(e *store.Event, uploaded []bool) {
+	if t.memo.uploaded == nil {
+		t.memo.uploaded = map[store.MediaRef]bool{}
+	}
+	for i, f := range e.Files {
+		t.memo.uploaded[store.MediaRef{IMEI: e.IMEI, CameraID: f.CameraID, FileType: f.FileType, FileID: f.FileID}] = uploaded[i]
+	}
 }
 
 // The rows a transaction read by key. A device message's rules read the

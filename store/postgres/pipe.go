@@ -467,6 +467,33 @@ func (p *pipe) Rollback(ctx context.Context) error {
 	return err
 }
 
+// endRead ends a read-only transaction without waiting for the server.
+// Nothing it did is kept either way, so the caller goes on at once: its
+// ROLLBACK goes out, and the connection goes back to the pool with the
+// answer, as Rollback would give it back. On a busy server each round
+// trip a request waits for costs a wake-up of its backend and of the
+// goroutine waiting for it, so a read's answer should not wait for its
+// end as well. A transaction that sent nothing ends at once.
+func (p *pipe) endRead() {
+	if p.closed {
+		return
+	}
+	p.settle()
+	if p.begin != "" {
+		p.end()
+		return
+	}
+	p.closed = true
+	p.queued, p.last = nil, nil
+	conn := p.conn
+	go func() {
+		// A rollback that cannot be sent leaves the connection in its
+		// transaction, and the pool closes it when it comes back.
+		_, _ = conn.Exec(context.Background(), "ROLLBACK")
+		conn.Release()
+	}()
+}
+
 // errNotReadAhead answers a read of a view that ended after reading ahead.
 var errNotReadAhead = errors.New("store: postgres: read outside what the view read ahead")
 

@@ -339,7 +339,7 @@ func (e *Engine) view(ctx context.Context, fn func(*tx) error) error {
 		t, err := e.begin(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 		if err == nil {
 			err = fn(t)
-			t.pg.Rollback(context.WithoutCancel(ctx))
+			pipeOf(t).endRead()
 		}
 		err = classify(err)
 		if err == nil || attempt == 2 || !errors.Is(err, store.ErrUnavailable) || ctx.Err() != nil {
