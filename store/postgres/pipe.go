@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -487,12 +488,20 @@ func (p *pipe) endRead() {
 	p.queued, p.last = nil, nil
 	conn := p.conn
 	go func() {
-		// A rollback that cannot be sent leaves the connection in its
-		// transaction, and the pool closes it when it comes back.
-		_, _ = conn.Exec(context.Background(), "ROLLBACK")
+		// A rollback that cannot be sent, or is not answered within
+		// readEndWait, leaves the connection in its transaction (or
+		// closed), and the pool closes it when it comes back.
+		ctx, cancel := context.WithTimeout(context.Background(), readEndWait)
+		_, _ = conn.Exec(ctx, "ROLLBACK")
+		cancel()
 		conn.Release()
 	}()
 }
+
+// readEndWait bounds the wait for a read's ROLLBACK, which nobody waits
+// for (endRead): a server that stopped answering cannot keep a connection
+// out of the pool for longer.
+const readEndWait = 30 * time.Second
 
 // errNotReadAhead answers a read of a view that ended after reading ahead.
 var errNotReadAhead = errors.New("store: postgres: read outside what the view read ahead")
