@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -475,7 +476,9 @@ func (p *pipe) Rollback(ctx context.Context) error {
 // trip a request waits for costs a wake-up of its backend and of the
 // goroutine waiting for it, so a read's answer should not wait for its
 // end as well. A transaction that sent nothing ends at once.
-func (p *pipe) endRead() {
+//
+// ends counts the ROLLBACKs on their way (Engine.readEnds).
+func (p *pipe) endRead(ends *atomic.Int64) {
 	if p.closed {
 		return
 	}
@@ -487,7 +490,9 @@ func (p *pipe) endRead() {
 	p.closed = true
 	p.queued, p.last = nil, nil
 	conn := p.conn
+	ends.Add(1)
 	go func() {
+		defer ends.Add(-1)
 		// A rollback that cannot be sent, or is not answered within
 		// readEndWait, leaves the connection in its transaction (or
 		// closed), and the pool closes it when it comes back.

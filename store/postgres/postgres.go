@@ -72,6 +72,8 @@ type Engine struct {
 	// sent counts the round trips and statements of the pool's
 	// connections (roundtrips.go).
 	sent *roundTrips
+	// readEnds counts the reads whose ROLLBACK is on its way (endRead).
+	readEnds atomic.Int64
 	// demand counts the event ids asked for since the last draw
 	// (eventids.go).
 	demand *eventDemand
@@ -339,7 +341,7 @@ func (e *Engine) view(ctx context.Context, fn func(*tx) error) error {
 		t, err := e.begin(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 		if err == nil {
 			err = fn(t)
-			pipeOf(t).endRead()
+			pipeOf(t).endRead(&e.readEnds)
 		}
 		err = classify(err)
 		if err == nil || attempt == 2 || !errors.Is(err, store.ErrUnavailable) || ctx.Err() != nil {

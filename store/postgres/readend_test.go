@@ -147,3 +147,10 @@ func TestReadEndsWithoutWaitingForTheServer(t *testing.T) {
 		t.Fatalf("a read after: %v", err)
 	}
 }
+
+// readsEnded waits until every read of e has had its ROLLBACK answered, so
+// that what e counts it sent is what was sent before.
+func readsEnded(t *testing.T, e *Engine) {
+	t.Helper()
+	waitFor(t, "every read's ROLLBACK answered", func() bool { return e.readEnds.Load() == 0 })
+}
