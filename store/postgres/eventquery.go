@@ -243,10 +243,8 @@ func (w *eventFilter) pageSQL(from, to time.Time, p store.Page, named bool) (str
 // round trip.
 func (s events) readPage(rows pgx.Rows, named bool) ([]store.OrgEvent, error) {
 	defer rows.Close()
-	keep := false
-	if p := pipeOf(s.t); p != nil && p.readOnly {
-		keep = true
-	}
+	p := pipeOf(s.t)
+	keep := p != nil && p.readOnly
 	var out []store.OrgEvent
 	for rows.Next() {
 		var name string
@@ -254,7 +252,7 @@ func (s events) readPage(rows pgx.Rows, named bool) ([]store.OrgEvent, error) {
 		if named {
 			more = append(more, &name)
 		}
-		e, uploaded, err := scanPageEvent(rows, more...)
+		e, uploaded, err := scanEvent(rows, more...)
 		if err != nil {
 			return nil, classify(err)
 		}
@@ -472,5 +470,8 @@ func (s events) ByOrganizationBefore(org int64, before time.Time, limit int) ([]
 
 // list returns the events a query of eventColumns selects.
 func (s events) list(sql string, args ...any) ([]store.Event, error) {
-	return collect(s.t, scanValue(func(row pgx.Row) (*store.Event, error) { return scanEvent(row) }), sql, args...)
+	return collect(s.t, scanValue(func(row pgx.Row) (*store.Event, error) {
+		e, _, err := scanEvent(row)
+		return e, err
+	}), sql, args...)
 }

@@ -61,17 +61,9 @@ func eventColumnsWithin(bounds string) string {
 }
 
 // pageFilesOf is eventFilesOf with, for each file, whether it is uploaded.
-const pageFilesOf = `(SELECT json_agg(json_build_object('cameraId', f.camera_id, 'fileId', f.file_id, 'fileType', f.file_type,
-	        'uploaded', EXISTS (SELECT FROM media_files m WHERE m.imei = e.imei AND m.file_type = f.file_type
-	                              AND m.camera_id = f.camera_id AND m.file_id = f.file_id AND m.state = '` + store.MediaUploaded + `'))
-	        ORDER BY f.position)
+var pageFilesOf = `(SELECT json_agg(json_build_object('cameraId', f.camera_id, 'fileId', f.file_id, 'fileType', f.file_type,
+	        'uploaded', ` + uploadedSQL("e.imei") + `) ORDER BY f.position)
 	   FROM event_files f WHERE f.event_id = e.id AND f.event_time = e.time`
-
-// scanEvent reads a row of eventColumns, followed by the columns of more.
-func scanEvent(row pgx.Row, more ...any) (*store.Event, error) {
-	e, _, err := scanPageEvent(row, more...)
-	return e, err
-}
 
 // pageFile is a file of an event as a page's statement reads it
 // (pageFilesOf): Uploaded is nil where the statement does not say.
@@ -80,10 +72,10 @@ type pageFile struct {
 	Uploaded *bool `json:"uploaded"`
 }
 
-// scanPageEvent is scanEvent, which also returns whether each of the
-// event's files is uploaded, as a row of eventColumnsWithin says (nil for a
-// row of eventColumns, which does not).
-func scanPageEvent(row pgx.Row, more ...any) (*store.Event, []bool, error) {
+// scanEvent reads a row of eventColumns, followed by the columns of more,
+// and whether each of the event's files is uploaded where the row says
+// (eventColumnsWithin; nil otherwise).
+func scanEvent(row pgx.Row, more ...any) (*store.Event, []bool, error) {
 	var (
 		e                                            store.Event
 		partner, geofence, driver                    *int64
@@ -247,7 +239,7 @@ const (
 
 // Get implements store.EventSet.
 func (s events) Get(id int64) (*store.Event, error) {
-	e, err := scanEvent(s.t.pg.QueryRow(s.t.ctx, `SELECT `+eventColumns+` FROM events e WHERE e.id = $1`, id))
+	e, _, err := scanEvent(s.t.pg.QueryRow(s.t.ctx, `SELECT `+eventColumns+` FROM events e WHERE e.id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, store.NotFound("event %d", id)
 	}

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -65,67 +64,47 @@ func (r mediaFiles) Get(ref store.MediaRef) (*store.MediaFile, error) {
 	return &m, nil
 }
 
-// getMany returns the file each of refs names, in the order of refs (nil
-// for one that is not stored), in one statement.
-func (r mediaFiles) getMany(refs []store.MediaRef) ([]*store.MediaFile, error) {
-	out := make([]*store.MediaFile, len(refs))
-	if len(refs) == 0 {
-		return out, nil
-	}
-	imeis, types, cameras, ids := make([]string, len(refs)), make([]string, len(refs)), make([]int32, len(refs)),
-		make([]string, len(refs))
-	for i, ref := range refs {
-		imeis[i], types[i], cameras[i], ids[i] = ref.IMEI, ref.FileType, int32(ref.CameraID), ref.FileID
-	}
-	rows, err := r.t.pg.Query(r.t.ctx, `SELECT `+mediaFileColumns+`, ref.n FROM media_files
-		JOIN unnest($1::text[], $2::text[], $3::integer[], $4::text[]) WITH ORDINALITY
-		     AS ref(ref_imei, ref_type, ref_camera, ref_file, n)
-		  ON imei = ref_imei AND file_type = ref_type AND camera_id = ref_camera AND file_id = ref_file`,
-		imeis, types, cameras, ids)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var n int64
-		m, err := scanMediaFile(rows, &n)
-		if err != nil {
-			return nil, classify(err)
-		}
-		if n < 1 || int(n) > len(out) {
-			return nil, fmt.Errorf("store: postgres: media file of ref %d of %d", n, len(out))
-		}
-		out[n-1] = &m
-	}
-	return out, classify(rows.Err())
+// uploadedSQL is true where the file of media_files named by the
+// columns file_type, camera_id and file_id, and the device imei, is
+// uploaded: an index probe by key.
+func uploadedSQL(imei string) string {
+	return `EXISTS (SELECT FROM media_files m WHERE m.imei = ` + imei + ` AND m.file_type = f.file_type
+		AND m.camera_id = f.camera_id AND m.file_id = f.file_id AND m.state = '` + store.MediaUploaded + `')`
 }
 
 var _ store.MediaUploadedLookup = mediaFiles{}
 
 // Uploaded implements store.MediaUploadedLookup: what a page of events of
-// the transaction read of its files (readPage) answers for them, and the
-// rest are read in one statement.
+// the read-only transaction read of its files (readPage) answers for them,
+// and the rest are asked in one statement.
 func (r mediaFiles) Uploaded(refs []store.MediaRef) ([]bool, error) {
 	out := make([]bool, len(refs))
-	var unread []store.MediaRef
-	var at []int
+	var imeis, types, ids []string
+	var cameras []int32
+	var at []int // the index in refs of each file asked
 	for i, ref := range refs {
 		if u, ok := r.t.memo.uploaded[ref]; ok {
 			out[i] = u
 			continue
 		}
-		unread = append(unread, ref)
+		imeis, types, cameras, ids = append(imeis, ref.IMEI), append(types, ref.FileType), append(cameras, int32(ref.CameraID)),
+			append(ids, ref.FileID)
 		at = append(at, i)
 	}
-	if len(unread) == 0 {
+	if len(at) == 0 {
 		return out, nil
 	}
-	files, err := r.getMany(unread)
+	rows, err := r.t.pg.Query(r.t.ctx, `SELECT f.n FROM unnest($1::text[], $2::text[], $3::integer[], $4::text[])
+		WITH ORDINALITY AS f(imei, file_type, camera_id, file_id, n) WHERE `+uploadedSQL("f.imei"), imeis, types, cameras, ids)
 	if err != nil {
-		return nil, err
+		return nil, classify(err)
 	}
-	for k, m := range files {
-		out[at[k]] = m != nil && m.State == store.MediaUploaded
+	asked, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, classify(err)
+	}
+	for _, n := range asked {
+		out[at[n-1]] = true
 	}
 	return out, nil
 }

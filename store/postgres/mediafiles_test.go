@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -68,10 +67,10 @@ func TestMediaPendingUsesItsIndex(t *testing.T) {
 	})
 }
 
-// TestMediaFilesGetMany reads many files in one round trip, in the order
-// asked, each as Get reads it: a file asked for twice twice, one not
-// stored as nil.
-func TestMediaFilesGetMany(t *testing.T) {
+// TestMediaFilesUploaded tells of many files in one round trip, in the
+// order asked: uploaded only where the file is stored and uploaded, a file
+// asked for twice twice.
+func TestMediaFilesUploaded(t *testing.T) {
 	t.Parallel()
 	f := seedDeviceState(t)
 	a, b := f.imeis[0], f.imeis[1]
@@ -89,26 +88,21 @@ func TestMediaFilesGetMany(t *testing.T) {
 		return nil
 	})
 	missing := store.MediaRef{IMEI: a, CameraID: 2, FileType: store.FileVideo, FileID: "f1"}
-	refs := []store.MediaRef{snap.Ref(), missing, video.Ref(), snap.Ref()}
+	refs := []store.MediaRef{snap.Ref(), missing, video.Ref(), snap.Ref(), video.Ref()}
 	f.view(func(tx *tx) error {
+		lookup := tx.MediaFiles().(store.MediaUploadedLookup)
 		trips := pipeOf(tx).trips
-		got, err := tx.MediaFiles().(mediaFiles).getMany(refs)
+		got, err := lookup.Uploaded(refs)
 		if err != nil {
 			return err
 		}
 		if n := pipeOf(tx).trips - trips; n != 1 {
 			t.Errorf("%d round trips for %d files, want 1", n, len(refs))
 		}
-		want := []*store.MediaFile{snap, nil, video, snap}
-		if len(got) != len(want) {
-			t.Fatalf("%d files for %d refs", len(got), len(refs))
+		if want := []bool{false, false, true, false, true}; !slices.Equal(got, want) {
+			t.Errorf("uploaded %v, want %v", got, want)
 		}
-		for i := range want {
-			if !reflect.DeepEqual(got[i], want[i]) {
-				t.Errorf("file %d (%s): %+v, want %+v", i, refs[i].Key(), got[i], want[i])
-			}
-		}
-		none, err := tx.MediaFiles().(mediaFiles).getMany(nil)
+		none, err := lookup.Uploaded(nil)
 		if err == nil && len(none) != 0 {
 			t.Errorf("no refs: %v", none)
 		}
