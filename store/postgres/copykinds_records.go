@@ -60,10 +60,7 @@ var _ = register(map[store.Kind]copyKind{
 	// destination's node.
 	store.KindEvents: kindOf(tableList("events", "event_files", "event_comments", "event_hours", "device_event_days"),
 		selected(`SELECT `+eventColumns+` FROM events e ORDER BY e.id`,
-			func(row pgx.Row) (*store.Event, error) {
-				e, _, err := scanEvent(row)
-				return e, err
-			}),
+			func(row pgx.Row) (*store.Event, error) { return scanEvent(row) }),
 		putEvents),
 	store.KindEventDeviceIDs: kindOf(tableList("event_device_ids"),
 		selected(`SELECT `+eventDeviceIDColumns+` FROM event_device_ids ORDER BY imei, device_event_id`,

@@ -252,11 +252,11 @@ func (s events) readPage(rows pgx.Rows, named bool) ([]store.OrgEvent, error) {
 		if named {
 			more = append(more, &name)
 		}
-		e, uploaded, err := scanEvent(rows, more...)
+		e, uploaded, err := scanPageEvent(rows, keep, more...)
 		if err != nil {
 			return nil, classify(err)
 		}
-		if keep && uploaded != nil {
+		if uploaded != nil {
 			s.t.keepUploaded(e, uploaded)
 		}
 		out = append(out, store.OrgEvent{Event: *e, DeviceName: name})
@@ -470,8 +470,5 @@ func (s events) ByOrganizationBefore(org int64, before time.Time, limit int) ([]
 
 // list returns the events a query of eventColumns selects.
 func (s events) list(sql string, args ...any) ([]store.Event, error) {
-	return collect(s.t, scanValue(func(row pgx.Row) (*store.Event, error) {
-		e, _, err := scanEvent(row)
-		return e, err
-	}), sql, args...)
+	return collect(s.t, scanValue(func(row pgx.Row) (*store.Event, error) { return scanEvent(row) }), sql, args...)
 }

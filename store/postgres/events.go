@@ -72,10 +72,16 @@ type pageFile struct {
 	Uploaded *bool `json:"uploaded"`
 }
 
-// scanEvent reads a row of eventColumns, followed by the columns of more,
-// and whether each of the event's files is uploaded where the row says
-// (eventColumnsWithin; nil otherwise).
-func scanEvent(row pgx.Row, more ...any) (*store.Event, []bool, error) {
+// scanEvent reads a row of eventColumns, followed by the columns of more.
+func scanEvent(row pgx.Row, more ...any) (*store.Event, error) {
+	e, _, err := scanPageEvent(row, false, more...)
+	return e, err
+}
+
+// scanPageEvent is scanEvent which, when told, also returns whether each
+// of the event's files is uploaded, as a row of eventColumnsWithin says
+// (nil where the row does not say).
+func scanPageEvent(row pgx.Row, told bool, more ...any) (*store.Event, []bool, error) {
 	var (
 		e                                            store.Event
 		partner, geofence, driver                    *int64
@@ -98,7 +104,11 @@ func scanEvent(row pgx.Row, more ...any) (*store.Event, []bool, error) {
 		e.SDCard = &store.SDCardInfo{UUID: *sdUUID, Manufacturer: zeroNull(sdMaker)}
 	}
 	var uploaded []bool
-	if files != nil {
+	if files != nil && !told {
+		if err := json.Unmarshal(files, &e.Files); err != nil {
+			return nil, nil, fmt.Errorf("store: files of event %d: %w", e.ID, err)
+		}
+	} else if files != nil {
 		var read []pageFile
 		if err := json.Unmarshal(files, &read); err != nil {
 			return nil, nil, fmt.Errorf("store: files of event %d: %w", e.ID, err)
@@ -239,7 +249,7 @@ const (
 
 // Get implements store.EventSet.
 func (s events) Get(id int64) (*store.Event, error) {
-	e, _, err := scanEvent(s.t.pg.QueryRow(s.t.ctx, `SELECT `+eventColumns+` FROM events e WHERE e.id = $1`, id))
+	e, err := scanEvent(s.t.pg.QueryRow(s.t.ctx, `SELECT `+eventColumns+` FROM events e WHERE e.id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, store.NotFound("event %d", id)
 	}
