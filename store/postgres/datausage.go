@@ -46,7 +46,7 @@ func scanDataUsage(row pgx.Row, p *store.DataUsagePeriod, before ...any) error {
 // backwards.
 func (r dataUsagePeriods) Latest(imei string, n int) ([]store.DataUsagePeriod, error) {
 	rows, err := r.t.pg.Query(r.t.ctx, `SELECT `+dataUsageColumns+` FROM data_usage_periods
-		WHERE imei = $1 ORDER BY period_start DESC LIMIT $2`, imei, limitArg(n))
+		WHERE imei = $1 ORDER BY period_start DESC LIMIT $2`, imei, limitParam(n))
 	if err != nil {
 		return nil, classify(err)
 	}

@@ -134,7 +134,7 @@ func (r mediaFiles) Delete(ref store.MediaRef) error {
 // index, in its order.
 func (r mediaFiles) Pending(limit int) ([]store.MediaFile, error) {
 	return r.t.queryMediaFiles(`SELECT `+mediaFileColumns+` FROM media_files WHERE pending
-		ORDER BY `+mediaKeyOrder+` LIMIT $1`, limitArg(limit))
+		ORDER BY `+mediaKeyOrder+` LIMIT $1`, limitParam(limit))
 }
 
 // OfType implements store.MediaFileRecords: a range of the primary key.
@@ -196,7 +196,7 @@ func (r mediaTrash) Add(blob string) error {
 
 // List implements store.MediaTrashRecords.
 func (r mediaTrash) List(limit int) ([]string, error) {
-	return collect(r.t, pgx.RowTo[string], `SELECT blob_key FROM media_trash ORDER BY blob_key LIMIT $1`, limitArg(limit))
+	return collect(r.t, pgx.RowTo[string], `SELECT blob_key FROM media_trash ORDER BY blob_key LIMIT $1`, limitParam(limit))
 }
 
 // Delete implements store.MediaTrashRecords.
