@@ -42,12 +42,7 @@ func mediaFileArgs(m *store.MediaFile, pending bool) []any {
 
 // queryMediaFiles returns the files sql selects (with mediaFileColumns).
 func (t *tx) queryMediaFiles(sql string, args ...any) ([]store.MediaFile, error) {
-	rows, err := t.pg.Query(t.ctx, sql, args...)
-	if err != nil {
-		return nil, classify(err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.MediaFile, error) { return scanMediaFile(row) })
-	return out, classify(err)
+	return collect(t, func(row pgx.CollectableRow) (store.MediaFile, error) { return scanMediaFile(row) }, sql, args...)
 }
 
 // Get implements store.MediaFileRecords.
