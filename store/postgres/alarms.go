@@ -41,9 +41,8 @@ func alarmArgs(a *store.Alarm) []any {
 // Get implements store.AlarmSet.
 func (s alarms) Get(id int64) (*store.Alarm, error) {
 	var a store.Alarm
-	err := s.t.pg.QueryRow(s.t.ctx, `SELECT `+alarmColumns+` FROM alarms a WHERE a.id = $1`, id).Scan(alarmFields(&a)...)
-	if err != nil {
-		return nil, classify(err)
+	if err := getOne(s.t, `SELECT `+alarmColumns+` FROM alarms a WHERE a.id = $1`, alarmFields(&a), id); err != nil {
+		return nil, err
 	}
 	list := []store.Alarm{a}
 	if err := loadAlarmNotes(s.t, list); err != nil {

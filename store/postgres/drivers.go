@@ -58,12 +58,11 @@ func (s drivers) get(id int64) (*store.Driver, error) {
 // Insert implements store.DriverSet.
 func (s drivers) Insert(d *store.Driver) error {
 	s.t.forgetDrivers(0)
-	err := s.t.pg.QueryRow(s.t.ctx, `INSERT INTO drivers (organization_id, third_party_id, first_name, last_name,
+	return getOne(s.t, `INSERT INTO drivers (organization_id, third_party_id, first_name, last_name,
 		driving_license, code, qr_payload, is_active, created_at, updated_at, first_name_folded, last_name_folded)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`, []any{&d.ID},
 		d.OrganizationID, d.ThirdPartyID, d.FirstName, d.LastName, d.DrivingLicense, d.Code, d.QRPayload,
-		d.IsActive, d.CreatedAt.UTC(), d.UpdatedAt.UTC(), store.FoldCase(d.FirstName), store.FoldCase(d.LastName)).Scan(&d.ID)
-	return classify(err)
+		d.IsActive, d.CreatedAt.UTC(), d.UpdatedAt.UTC(), store.FoldCase(d.FirstName), store.FoldCase(d.LastName))
 }
 
 // Update implements store.DriverSet.
