@@ -216,14 +216,5 @@ func (tx *Tx) SetDefaultDataProfile(orgID, id int64, reason string) error {
 	if !o.IsOrganizationProfileEnabled {
 		return nil
 	}
-	imeis, err := tx.orgIMEIs(orgID)
-	if err != nil {
-		return err
-	}
-	for _, imei := range imeis {
-		if err := tx.SetSubscription(imei, id, reason); err != nil {
-			return err
-		}
-	}
-	return nil
+	return tx.eachOrgDevice(orgID, func(imei string) error { return tx.SetSubscription(imei, id, reason) })
 }

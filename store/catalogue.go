@@ -75,21 +75,21 @@ var eventCatalogue = []EventKind{
 	{API: "wrongPinCode", Webhook: "wrong_pin_code", Name: "Wrong PIN code", HasMedia: true},
 }
 
-// Indexes of the catalogue by API name (and alias) and by webhook name,
-// built once from it.
-var eventsByAPI, eventsByWebhook = indexEventCatalogue()
+// eventsByAPI indexes the catalogue by API name (and alias), built once
+// from it.
+var eventsByAPI = indexEventCatalogue()
 
-// indexEventCatalogue maps each name of the catalogue to its position.
-func indexEventCatalogue() (byAPI, byWebhook map[string]int) {
-	byAPI, byWebhook = map[string]int{}, map[string]int{}
+// indexEventCatalogue maps each API name and alias of the catalogue to its
+// position.
+func indexEventCatalogue() map[string]int {
+	byAPI := map[string]int{}
 	for i, k := range eventCatalogue {
 		byAPI[k.API] = i
-		byWebhook[k.Webhook] = i
 		for _, a := range k.Aliases {
 			byAPI[a] = i
 		}
 	}
-	return byAPI, byWebhook
+	return byAPI
 }
 
 // EventKinds returns the catalogue, in its order.
@@ -104,15 +104,6 @@ func EventKinds() []EventKind {
 // LookupEvent finds an event kind by its API syntax or one of its aliases.
 func LookupEvent(name string) (EventKind, bool) {
 	i, ok := eventsByAPI[name]
-	if !ok {
-		return EventKind{}, false
-	}
-	return eventCatalogue[i], true
-}
-
-// LookupWebhookEvent finds an event kind by its webhook syntax.
-func LookupWebhookEvent(name string) (EventKind, bool) {
-	i, ok := eventsByWebhook[name]
 	if !ok {
 		return EventKind{}, false
 	}

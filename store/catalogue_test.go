@@ -27,9 +27,6 @@ func TestEventCatalogue(t *testing.T) {
 		if got, ok := LookupEvent(k.API); !ok || got.API != k.API {
 			t.Errorf("LookupEvent(%s) = %+v, %v", k.API, got, ok)
 		}
-		if got, ok := LookupWebhookEvent(k.Webhook); !ok || got.API != k.API {
-			t.Errorf("LookupWebhookEvent(%s) = %+v, %v", k.Webhook, got, ok)
-		}
 	}
 	tests := []struct {
 		name, lookup, api, webhook string

@@ -331,16 +331,7 @@ func SortDrivers(ds []Driver, s Sort, p Page) ([]Driver, int, error) {
 // of an organization so that the broker delivers what changed (driver
 // credentials, SD-card retention).
 func (tx *Tx) touchOrganizationConfigs(orgID int64) error {
-	imeis, err := tx.orgIMEIs(orgID)
-	if err != nil {
-		return err
-	}
-	for _, imei := range imeis {
-		if err := tx.touchDeviceConfig(imei); err != nil {
-			return err
-		}
-	}
-	return nil
+	return tx.eachOrgDevice(orgID, tx.touchDeviceConfig)
 }
 
 // touchDeviceConfig bumps one device's configuration version without

@@ -366,24 +366,12 @@ func (tx *Tx) PutOrgSettings(s *OrgSettings, action string) error {
 		OrganizationID: o.ID, PartnerID: o.PartnerID, Before: prev, After: s}); err != nil {
 		return err
 	}
-	imeis, err := tx.orgIMEIs(o.ID)
-	if err != nil {
-		return err
-	}
-	for _, imei := range imeis {
-		ds, err := tx.DeviceSettings(imei)
-		if err != nil {
+	return tx.eachOrgDevice(o.ID, func(imei string) error {
+		if err := tx.touchDeviceConfig(imei); err != nil {
 			return err
 		}
-		ds.Version++
-		if err := tx.rec.DeviceSettings().Put(ds); err != nil {
-			return err
-		}
-		if err := tx.syncHotspot(imei); err != nil {
-			return err
-		}
-	}
-	return nil
+		return tx.syncHotspot(imei)
+	})
 }
 
 // UpdateOrgDeviceSettings applies fn to the settings of every device of the
@@ -427,6 +415,21 @@ func (tx *Tx) orgIMEIs(orgID int64) ([]string, error) {
 		out = append(out, d.IMEI)
 	}
 	return out, nil
+}
+
+// eachOrgDevice calls fn with the IMEI of every device of an organization,
+// in IMEI order, and stops at the first error.
+func (tx *Tx) eachOrgDevice(orgID int64, fn func(imei string) error) error {
+	imeis, err := tx.orgIMEIs(orgID)
+	if err != nil {
+		return err
+	}
+	for _, imei := range imeis {
+		if err := fn(imei); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // EffectiveSettings resolves a device's settings: its own, else its

@@ -200,32 +200,27 @@ func (tx *Tx) Trips(f TripFilter, p Page) ([]TripView, int, error) {
 		}
 		return nil
 	}
+	var imeis []string
 	switch {
 	case f.IMEI != "":
-		if err := visitDevice(f.IMEI); err != nil {
-			return nil, 0, err
-		}
+		imeis = []string{f.IMEI}
 	case f.OrganizationIDs != nil:
 		for org := range f.OrganizationIDs {
-			imeis, err := tx.orgIMEIs(org)
+			orgIMEIs, err := tx.orgIMEIs(org)
 			if err != nil {
 				return nil, 0, err
 			}
-			for _, imei := range imeis {
-				if err := visitDevice(imei); err != nil {
-					return nil, 0, err
-				}
-			}
+			imeis = append(imeis, orgIMEIs...)
 		}
 	default:
-		imeis, err := tx.rec.Trips().IMEIs()
-		if err != nil {
+		var err error
+		if imeis, err = tx.rec.Trips().IMEIs(); err != nil {
 			return nil, 0, err
 		}
-		for _, imei := range imeis {
-			if err := visitDevice(imei); err != nil {
-				return nil, 0, err
-			}
+	}
+	for _, imei := range imeis {
+		if err := visitDevice(imei); err != nil {
+			return nil, 0, err
 		}
 	}
 	slices.SortFunc(all, func(a, b TripView) int {

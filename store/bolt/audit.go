@@ -19,12 +19,9 @@ type auditEntries struct{ t *tx }
 
 // Append implements store.AuditEntryRecords.
 func (a auditEntries) Append(e *store.AuditEntry) error {
-	b := a.t.bucket(bucketAudit)
-	seq, err := b.NextSequence()
-	if err != nil {
+	if err := a.t.drawID(bucketAudit, &e.ID); err != nil {
 		return err
 	}
-	e.ID = int64(seq)
 	return a.put(e)
 }
 

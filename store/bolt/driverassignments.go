@@ -24,11 +24,9 @@ func (t *tx) DriverAssignments() store.DriverAssignmentSet { return driverAssign
 
 // Insert implements store.DriverAssignmentSet.
 func (s driverAssignments) Insert(a *store.DriverAssignment) error {
-	id, err := s.t.nextID(bucketDriverAssignments)
-	if err != nil {
+	if err := s.t.drawID(bucketDriverAssignments, &a.ID); err != nil {
 		return err
 	}
-	a.ID = id
 	return s.put(a)
 }
 

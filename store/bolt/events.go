@@ -83,11 +83,9 @@ func (s events) Get(id int64) (*store.Event, error) {
 // Insert implements store.EventSet: the record, both indexes and the
 // hourly count.
 func (s events) Insert(e *store.Event) error {
-	id, err := s.t.nextID(bucketEvents)
-	if err != nil {
+	if err := s.t.drawID(bucketEvents, &e.ID); err != nil {
 		return err
 	}
-	e.ID = id
 	return s.put(e)
 }
 

@@ -19,12 +19,9 @@ type messages struct{ t *tx }
 
 // Append implements store.MessageRecords.
 func (m messages) Append(msg *store.Message) error {
-	b := m.t.bucket(bucketMessages)
-	seq, err := b.NextSequence()
-	if err != nil {
+	if err := m.t.drawID(bucketMessages, &msg.Seq); err != nil {
 		return err
 	}
-	msg.Seq = int64(seq)
 	return m.put(msg)
 }
 

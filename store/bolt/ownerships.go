@@ -25,11 +25,9 @@ func ownershipPrefix(imei string) []byte { return compositeKey(imei, "") }
 
 // Insert implements store.DeviceOwnershipRecords.
 func (r deviceOwnerships) Insert(o *store.DeviceOwnership) error {
-	n, err := r.t.nextID(bucketDevices)
-	if err != nil {
+	if err := r.t.drawID(bucketDevices, &o.Ownership); err != nil {
 		return err
 	}
-	o.Ownership = n
 	return r.Put(o)
 }
 

@@ -39,11 +39,9 @@ func (r trips) Insert(t *store.Trip) error {
 	if r.t.bucket(bucketTrips).Get(tripKey(t.IMEI, t.Start)) != nil {
 		return r.conflict(t)
 	}
-	id, err := r.t.nextID(bucketTrips)
-	if err != nil {
+	if err := r.t.drawID(bucketTrips, &t.ID); err != nil {
 		return err
 	}
-	t.ID = id
 	return r.put(t)
 }
 

@@ -57,11 +57,10 @@ func (s alarmRecipients) Get(id int64) (*store.AlarmRecipient, error) {
 
 // Insert implements store.AlarmRecipientSet.
 func (s alarmRecipients) Insert(r *store.AlarmRecipient) error {
-	err := s.t.pg.QueryRow(s.t.ctx, `INSERT INTO alarm_recipients (kind, email, report_interval_seconds, partner_id,
+	return getOne(s.t, `INSERT INTO alarm_recipients (kind, email, report_interval_seconds, partner_id,
 			organization_id, alarm_definitions, created_by_audience, created_by_id, last_alarm_id, last_report_at,
 			created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`, recipientArgs(r)...).Scan(&r.ID)
-	return classify(err)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`, []any{&r.ID}, recipientArgs(r)...)
 }
 
 // Put implements store.AlarmRecipientSet; a recipient not stored is

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -42,9 +41,8 @@ func alarmArgs(a *store.Alarm) []any {
 // Get implements store.AlarmSet.
 func (s alarms) Get(id int64) (*store.Alarm, error) {
 	var a store.Alarm
-	err := s.t.pg.QueryRow(s.t.ctx, `SELECT `+alarmColumns+` FROM alarms a WHERE a.id = $1`, id).Scan(alarmFields(&a)...)
-	if err != nil {
-		return nil, classify(err)
+	if err := getOne(s.t, `SELECT `+alarmColumns+` FROM alarms a WHERE a.id = $1`, alarmFields(&a), id); err != nil {
+		return nil, err
 	}
 	list := []store.Alarm{a}
 	if err := loadAlarmNotes(s.t, list); err != nil {
@@ -231,43 +229,14 @@ func loadAlarmNotes(t *tx, list []store.Alarm) error {
 // deleted (8 bytes, big-endian), nil when the batch deleted fewer than
 // p.Limit; a Limit of 0 or less deletes every due alarm at once.
 func (s alarms) Purge(p store.AlarmPurge) (int, []byte, error) {
-	var from int64
-	if p.From != nil {
-		if len(p.From) != 8 {
-			return 0, nil, fmt.Errorf("store: alarm purge position %x: %w", p.From, store.ErrInvalid)
-		}
-		from = int64(binary.BigEndian.Uint64(p.From))
-	}
-	if len(p.Cutoffs) == 0 {
-		return 0, nil, nil
-	}
-	orgs := make([]int64, 0, len(p.Cutoffs))
-	cutoffs := make([]time.Time, 0, len(p.Cutoffs))
-	for org, cut := range p.Cutoffs {
-		// created_at < cut, for a created_at in whole microseconds
-		orgs, cutoffs = append(orgs, org), append(cutoffs, ceilMicro(cut))
-	}
-	var limit pgtype.Int8 // NULL: no limit
-	if p.Limit > 0 {
-		limit = pgtype.Int8{Int64: int64(p.Limit), Valid: true}
+	if p.From != nil && len(p.From) != 8 {
+		return 0, nil, fmt.Errorf("store: alarm purge position %x: %w", p.From, store.ErrInvalid)
 	}
 	s.t.memo.open = nil // their open records go by cascade
-	var n int
-	var last pgtype.Int8
-	err := s.t.pg.QueryRow(s.t.ctx, `WITH gone AS (
-		DELETE FROM alarms WHERE id IN (
+	return purgeByCutoffs(s.t, `DELETE FROM alarms WHERE id IN (
 			SELECT a.id FROM alarms a
 			JOIN unnest($1::bigint[], $2::timestamptz[]) AS c (organization_id, cutoff) USING (organization_id)
-			WHERE a.id >= $3 AND NOT a.is_open AND a.created_at < c.cutoff
-			ORDER BY a.id LIMIT $4)
-		RETURNING id
-	)
-	SELECT count(*), max(id) FROM gone`, orgs, cutoffs, from, limit).Scan(&n, &last)
-	if err != nil {
-		return 0, nil, classify(err)
-	}
-	if p.Limit <= 0 || n < p.Limit {
-		return n, nil, nil
-	}
-	return n, binary.BigEndian.AppendUint64(nil, uint64(last.Int64+1)), nil
+			WHERE a.id >= $3 AND NOT a.is_open AND a.created_at < $4 AND a.created_at < c.cutoff
+			ORDER BY a.id LIMIT $5)
+		RETURNING id`, p.Cutoffs, p.From, p.Limit)
 }

@@ -13,8 +13,7 @@ import (
 
 var _ = register(map[store.Kind]copyKind{
 	store.KindDrivers: kindOf(tableList("drivers"),
-		selected(`SELECT `+driverColumns+` FROM drivers ORDER BY id`,
-			func(row pgx.Row) (*store.Driver, error) { return scanDriver(row) }),
+		selected(`SELECT `+driverColumns+` FROM drivers ORDER BY id`, scanned(driverFields)),
 		insertedAs("drivers", func(d *store.Driver) *int64 { return &d.ID },
 			func(t *tx, d *store.Driver) error { return drivers{t}.Insert(d) })),
 	store.KindDriverSessions: kindOf(tableList("driver_sessions"),

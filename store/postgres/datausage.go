@@ -45,16 +45,11 @@ func scanDataUsage(row pgx.Row, p *store.DataUsagePeriod, before ...any) error {
 // Latest implements store.DataUsagePeriodRecords: the primary key read
 // backwards.
 func (r dataUsagePeriods) Latest(imei string, n int) ([]store.DataUsagePeriod, error) {
-	rows, err := r.t.pg.Query(r.t.ctx, `SELECT `+dataUsageColumns+` FROM data_usage_periods
-		WHERE imei = $1 ORDER BY period_start DESC LIMIT $2`, imei, limitArg(n))
-	if err != nil {
-		return nil, classify(err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.DataUsagePeriod, error) {
+	return collect(r.t, func(row pgx.CollectableRow) (store.DataUsagePeriod, error) {
 		p := store.DataUsagePeriod{IMEI: imei}
 		return p, scanDataUsage(row, &p)
-	})
-	return out, classify(err)
+	}, `SELECT `+dataUsageColumns+` FROM data_usage_periods
+		WHERE imei = $1 ORDER BY period_start DESC LIMIT $2`, imei, limitParam(n))
 }
 
 // DeleteDevice implements store.DataUsagePeriodRecords.

@@ -13,19 +13,10 @@ import (
 )
 
 // What the device state record types share beside sql.go: JSON documents
-// that may be absent, LIMIT NULL, a missing device, batches of statements
-// and the purges' resume positions.
+// that may be absent, a missing device, batches of statements and the
+// purges' resume positions.
 
 var _ store.DeviceStateRecords = (*tx)(nil)
-
-// limitArg is the argument of a LIMIT for at most n rows, all when n <= 0
-// (LIMIT NULL).
-func limitArg(n int) any {
-	if n <= 0 {
-		return nil
-	}
-	return n
-}
 
 // nullJSON is the column value of a JSON document: NULL when empty.
 func nullJSON(raw json.RawMessage) any {

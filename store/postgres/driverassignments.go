@@ -24,10 +24,9 @@ const assignmentColumns = `id, organization_id, driver_id, imei, starts_at, ends
 // Insert implements store.DriverAssignmentSet.
 func (s driverAssignments) Insert(a *store.DriverAssignment) error {
 	s.t.memo.assignments = nil
-	err := s.t.pg.QueryRow(s.t.ctx, `INSERT INTO driver_assignments (organization_id, driver_id, imei, starts_at,
-		ends_at, created_at, ownership) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-		a.OrganizationID, a.DriverID, a.IMEI, a.Start.UTC(), nullTime(a.End), a.CreatedAt.UTC(), a.Ownership).Scan(&a.ID)
-	return classify(err)
+	return getOne(s.t, `INSERT INTO driver_assignments (organization_id, driver_id, imei, starts_at,
+		ends_at, created_at, ownership) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`, []any{&a.ID},
+		a.OrganizationID, a.DriverID, a.IMEI, a.Start.UTC(), nullTime(a.End), a.CreatedAt.UTC(), a.Ownership)
 }
 
 // Update implements store.DriverAssignmentSet.

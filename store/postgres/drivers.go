@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -26,20 +25,14 @@ type drivers struct{ t *tx }
 // Drivers implements store.DriverRecords.
 func (t *tx) Drivers() store.DriverSet { return drivers{t} }
 
-// driverColumns are the columns scanDriver reads, in its order.
+// driverColumns are the columns driverFields scans.
 const driverColumns = `id, organization_id, third_party_id, first_name, last_name, driving_license,
 	code, qr_payload, is_active, created_at, updated_at`
 
-// scanDriver reads one row of driverColumns, and extra columns after them.
-func scanDriver(row pgx.Row, extra ...any) (*store.Driver, error) {
-	var d store.Driver
-	err := row.Scan(append([]any{&d.ID, &d.OrganizationID, &d.ThirdPartyID, &d.FirstName, &d.LastName,
-		&d.DrivingLicense, &d.Code, &d.QRPayload, &d.IsActive, &d.CreatedAt, &d.UpdatedAt}, extra...)...)
-	if err != nil {
-		return nil, err
-	}
-	d.CreatedAt, d.UpdatedAt = d.CreatedAt.UTC(), d.UpdatedAt.UTC()
-	return &d, nil
+// driverFields are the scan targets of driverColumns in d.
+func driverFields(d *store.Driver) []any {
+	return []any{&d.ID, &d.OrganizationID, &d.ThirdPartyID, &d.FirstName, &d.LastName, &d.DrivingLicense,
+		&d.Code, &d.QRPayload, &d.IsActive, zeroTime{&d.CreatedAt}, zeroTime{&d.UpdatedAt}}
 }
 
 // Get implements store.DriverSet; a device's view reads the drivers its
@@ -53,33 +46,23 @@ func (s drivers) Get(id int64) (*store.Driver, error) {
 
 // get reads the driver with id: read ahead, or the table's.
 func (s drivers) get(id int64) (*store.Driver, error) {
-	d, err := scanDriver(driverRow{s.t, id})
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, store.NotFound("driver %d", id)
+	var d store.Driver
+	err := getMemo(s.t, tableDrivers, strconv.FormatInt(id, 10), `SELECT `+driverColumns+` FROM drivers WHERE id = $1`,
+		driverFields(&d), id)
+	if err != nil {
+		return nil, store.NotFoundAs(err, "driver %d", id)
 	}
-	return d, classify(err)
-}
-
-// driverRow is a driver's row as getMemo reads it, for scanDriver.
-type driverRow struct {
-	t  *tx
-	id int64
-}
-
-// Scan implements pgx.Row.
-func (r driverRow) Scan(dest ...any) error {
-	return getMemo(r.t, tableDrivers, strconv.FormatInt(r.id, 10), `SELECT `+driverColumns+` FROM drivers WHERE id = $1`, dest, r.id)
+	return &d, nil
 }
 
 // Insert implements store.DriverSet.
 func (s drivers) Insert(d *store.Driver) error {
 	s.t.forgetDrivers(0)
-	err := s.t.pg.QueryRow(s.t.ctx, `INSERT INTO drivers (organization_id, third_party_id, first_name, last_name,
+	return getOne(s.t, `INSERT INTO drivers (organization_id, third_party_id, first_name, last_name,
 		driving_license, code, qr_payload, is_active, created_at, updated_at, first_name_folded, last_name_folded)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`, []any{&d.ID},
 		d.OrganizationID, d.ThirdPartyID, d.FirstName, d.LastName, d.DrivingLicense, d.Code, d.QRPayload,
-		d.IsActive, d.CreatedAt.UTC(), d.UpdatedAt.UTC(), store.FoldCase(d.FirstName), store.FoldCase(d.LastName)).Scan(&d.ID)
-	return classify(err)
+		d.IsActive, d.CreatedAt.UTC(), d.UpdatedAt.UTC(), store.FoldCase(d.FirstName), store.FoldCase(d.LastName))
 }
 
 // Update implements store.DriverSet.
@@ -102,24 +85,17 @@ func (s drivers) Delete(id int64) error {
 
 // IDByCode implements store.DriverSet.
 func (s drivers) IDByCode(orgID int64, code string) (int64, error) {
-	return s.lookup(`SELECT id FROM drivers WHERE organization_id = $1 AND code = $2`, orgID, code)
+	return queryValue[int64](s.t, `SELECT id FROM drivers WHERE organization_id = $1 AND code = $2`, orgID, code)
 }
 
 // IDByThirdPartyID implements store.DriverSet.
 func (s drivers) IDByThirdPartyID(orgID int64, thirdPartyID string) (int64, error) {
-	return s.lookup(`SELECT id FROM drivers WHERE organization_id = $1 AND third_party_id = $2`, orgID, thirdPartyID)
+	return queryValue[int64](s.t, `SELECT id FROM drivers WHERE organization_id = $1 AND third_party_id = $2`, orgID, thirdPartyID)
 }
 
 // IDByQR implements store.DriverSet.
 func (s drivers) IDByQR(payload string) (int64, error) {
-	return s.lookup(`SELECT id FROM drivers WHERE qr_payload = $1`, payload)
-}
-
-// lookup reads the one driver id query answers; ErrNotFound when none.
-func (s drivers) lookup(query string, args ...any) (int64, error) {
-	var id int64
-	err := s.t.pg.QueryRow(s.t.ctx, query, args...).Scan(&id)
-	return id, classify(err)
+	return queryValue[int64](s.t, `SELECT id FROM drivers WHERE qr_payload = $1`, payload)
 }
 
 // driverOrder is the ORDER BY expression of each driver sort key; ties go
@@ -155,17 +131,16 @@ func (s drivers) list(f store.DriverFilter, o store.Sort, p store.Page) ([]store
 	if ds, total, ok, err := s.t.activeDriversAhead(f, o, p); ok {
 		return ds, total, err
 	}
-	var q driverQuery
-	q.filter(f)
-	plain := q // without the name expressions
-	firstOK := q.regexp("first_name", f.FirstName)
-	lastOK := q.regexp("last_name", f.LastName)
+	var w where
+	filterDrivers(&w, f)
+	plain := w // without the name expressions
+	firstOK := matchRegexp(&w, "first_name", f.FirstName)
+	lastOK := matchRegexp(&w, "last_name", f.LastName)
 	if !firstOK || !lastOK {
-		return s.listMatching(q, f, o, p)
+		return s.listMatching(w, f, o, p)
 	}
 	if f.FirstName == nil && f.LastName == nil {
-		ds, total, err := s.page(s.t.pg, q, by, o.Desc, p)
-		return ds, total, classify(err)
+		return s.page(s.t.pg, w, by, o.Desc, p)
 	}
 	// PostgreSQL may still refuse a translated expression (too complex, a
 	// character the database's encoding lacks): the query runs in a
@@ -174,7 +149,7 @@ func (s drivers) list(f store.DriverFilter, o store.Sort, p store.Page) ([]store
 	if err != nil {
 		return nil, 0, classify(err)
 	}
-	ds, total, err := s.page(sp, q, by, o.Desc, p)
+	ds, total, err := s.page(sp, w, by, o.Desc, p)
 	if err == nil {
 		return ds, total, classify(sp.Commit(s.t.ctx))
 	}
@@ -191,66 +166,41 @@ func refusedRegexp(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "2201B" || strings.HasPrefix(pe.Code, "54"))
 }
 
-// driverQuery is the WHERE clause of a driver list and its arguments.
-type driverQuery struct {
-	where []string
-	args  []any
-}
-
-// add appends the condition cond, whose %d is the placeholder of v.
-func (q *driverQuery) add(cond string, v any) {
-	q.args = append(q.args, v)
-	q.where = append(q.where, fmt.Sprintf(cond, len(q.args)))
-}
-
-// filter adds the conditions of f but its name expressions.
-func (q *driverQuery) filter(f store.DriverFilter) {
+// filterDrivers adds to w the conditions of f but its name expressions.
+func filterDrivers(w *where, f store.DriverFilter) {
 	if f.OrganizationIDs != nil {
-		ids := []int64{}
-		for id, in := range f.OrganizationIDs {
-			if in {
-				ids = append(ids, id)
-			}
-		}
+		ids := trueKeys(f.OrganizationIDs)
 		slices.Sort(ids)
-		q.add("organization_id = ANY($%d)", ids)
+		w.and("organization_id = ANY(" + w.arg(ids) + ")")
 	}
 	if f.ID != 0 {
-		q.add("id = $%d", f.ID)
+		w.and("id = " + w.arg(f.ID))
 	}
 	if f.ThirdPartyID != "" {
-		q.add("third_party_id = $%d", f.ThirdPartyID)
+		w.and("third_party_id = " + w.arg(f.ThirdPartyID))
 	}
 	if f.IsActive != nil {
-		q.add("is_active = $%d", *f.IsActive)
+		w.and("is_active = " + w.arg(*f.IsActive))
 	}
 }
 
-// regexp adds the condition that column matches re; false when re has no
-// PostgreSQL equivalent.
-func (q *driverQuery) regexp(column string, re *regexp.Regexp) bool {
+// matchRegexp adds to w the condition that column matches re; false when
+// re has no PostgreSQL equivalent.
+func matchRegexp(w *where, column string, re *regexp.Regexp) bool {
 	if re == nil {
 		return true
 	}
 	pattern, ok := pgRegexp(re.String())
 	if ok {
-		q.add(column+" ~ $%d", pattern)
+		w.and(column + " ~ " + w.arg(pattern))
 	}
 	return ok
 }
 
-// whereClause is the WHERE clause of q, or nothing.
-func (q *driverQuery) whereClause() string {
-	if len(q.where) == 0 {
-		return ""
-	}
-	return " WHERE " + strings.Join(q.where, " AND ")
-}
-
-// page runs q in db (the transaction or a savepoint of it) ordered by the
-// expression by, then id, and returns the page p of the drivers and how
-// many q matches.
-func (s drivers) page(db pgx.Tx, q driverQuery, by string, desc bool, p store.Page) ([]store.Driver, int, error) {
+// page runs the query w in db (the transaction or a savepoint of it)
+// ordered by the expression by, then id, and returns the page p of the
+// drivers and how many w matches.
+func (s drivers) page(db pgx.Tx, w where, by string, desc bool, p store.Page) ([]store.Driver, int, error) {
 	dir := ""
 	if desc {
 		dir = " DESC"
@@ -259,45 +209,13 @@ func (s drivers) page(db pgx.Tx, q driverQuery, by string, desc bool, p store.Pa
 	if by != "" {
 		order = by + dir + ", " + order
 	}
-	sql := `SELECT ` + driverColumns + `, count(*) OVER () FROM drivers` + q.whereClause() + ` ORDER BY ` + order
-	args := q.args
-	if p.Limit > 0 {
-		args = append(slices.Clip(args), p.Limit)
-		sql += fmt.Sprintf(" LIMIT $%d", len(args))
-	}
-	if p.Offset > 0 {
-		args = append(slices.Clip(args), p.Offset)
-		sql += fmt.Sprintf(" OFFSET $%d", len(args))
-	}
-	rows, err := db.Query(s.t.ctx, sql, args...)
-	if err != nil {
-		return nil, 0, err
-	}
-	var out []store.Driver
-	total := 0
-	for rows.Next() {
-		d, err := scanDriver(rows, &total)
-		if err != nil {
-			rows.Close()
-			return nil, 0, err
-		}
-		out = append(out, *d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, err
-	}
-	if len(out) == 0 && p.Offset > 0 {
-		// A page past the end has no row to carry the count.
-		err = db.QueryRow(s.t.ctx, `SELECT count(*) FROM drivers`+q.whereClause(), q.args...).Scan(&total)
-	}
-	return out, total, err
+	return listPage(&tx{ctx: s.t.ctx, pg: db}, driverColumns, "drivers", &w, order, p, driverFields)
 }
 
-// listMatching reads the drivers q selects and filters, orders and pages
+// listMatching reads the drivers w selects and filters, orders and pages
 // them with the store's rules.
-func (s drivers) listMatching(q driverQuery, f store.DriverFilter, o store.Sort, p store.Page) ([]store.Driver, int, error) {
-	read, err := collect(s.t, scanValue(func(row pgx.Row) (*store.Driver, error) { return scanDriver(row) }),
-		`SELECT `+driverColumns+` FROM drivers`+q.whereClause(), q.args...)
+func (s drivers) listMatching(w where, f store.DriverFilter, o store.Sort, p store.Page) ([]store.Driver, int, error) {
+	read, err := collect(s.t, scanFields(driverFields), `SELECT `+driverColumns+` FROM drivers`+w.String(), w.args...)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -84,13 +84,7 @@ func readActiveDriversAhead(br pgx.BatchResults) (due map[string]int64, drivers 
 	if err != nil {
 		return nil, nil, classify(err)
 	}
-	ds, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Driver, error) {
-		d, err := scanDriver(row)
-		if err != nil {
-			return store.Driver{}, err
-		}
-		return *d, nil
-	})
+	ds, err := pgx.CollectRows(rows, scanFields(driverFields))
 	if err != nil {
 		return nil, nil, classify(err)
 	}

@@ -36,26 +36,17 @@ func (r eventMails) Put(m *store.EventMail) error {
 
 // Due implements store.EventMailSet.
 func (r eventMails) Due(now time.Time, limit int) ([]store.EventMail, error) {
-	return r.query(`SELECT `+eventMailColumns+` FROM event_mail WHERE next_attempt_at <= $1
+	return collect(r.t, scanEventMail, `SELECT `+eventMailColumns+` FROM event_mail WHERE next_attempt_at <= $1
 		ORDER BY event_id, recipient LIMIT $2`, now.UTC(), limit)
 }
 
 // List implements store.EventMailSet.
 func (r eventMails) List() ([]store.EventMail, error) {
-	return r.query(`SELECT ` + eventMailColumns + ` FROM event_mail ORDER BY event_id, recipient`)
+	return collect(r.t, scanEventMail, `SELECT `+eventMailColumns+` FROM event_mail ORDER BY event_id, recipient`)
 }
 
 // Delete implements store.EventMailSet.
 func (r eventMails) Delete(eventID int64, recipient string) error {
 	_, err := r.t.exec(`DELETE FROM event_mail WHERE event_id = $1 AND recipient = $2`, eventID, recipient)
 	return err
-}
-
-func (r eventMails) query(sql string, args ...any) ([]store.EventMail, error) {
-	rows, err := r.t.pg.Query(r.t.ctx, sql, args...)
-	if err != nil {
-		return nil, classify(err)
-	}
-	out, err := pgx.CollectRows(rows, scanEventMail)
-	return out, classify(err)
 }

@@ -42,12 +42,7 @@ func mediaFileArgs(m *store.MediaFile, pending bool) []any {
 
 // queryMediaFiles returns the files sql selects (with mediaFileColumns).
 func (t *tx) queryMediaFiles(sql string, args ...any) ([]store.MediaFile, error) {
-	rows, err := t.pg.Query(t.ctx, sql, args...)
-	if err != nil {
-		return nil, classify(err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.MediaFile, error) { return scanMediaFile(row) })
-	return out, classify(err)
+	return collect(t, func(row pgx.CollectableRow) (store.MediaFile, error) { return scanMediaFile(row) }, sql, args...)
 }
 
 // Get implements store.MediaFileRecords.
@@ -134,7 +129,7 @@ func (r mediaFiles) Delete(ref store.MediaRef) error {
 // index, in its order.
 func (r mediaFiles) Pending(limit int) ([]store.MediaFile, error) {
 	return r.t.queryMediaFiles(`SELECT `+mediaFileColumns+` FROM media_files WHERE pending
-		ORDER BY `+mediaKeyOrder+` LIMIT $1`, limitArg(limit))
+		ORDER BY `+mediaKeyOrder+` LIMIT $1`, limitParam(limit))
 }
 
 // OfType implements store.MediaFileRecords: a range of the primary key.
@@ -196,7 +191,7 @@ func (r mediaTrash) Add(blob string) error {
 
 // List implements store.MediaTrashRecords.
 func (r mediaTrash) List(limit int) ([]string, error) {
-	return collect(r.t, pgx.RowTo[string], `SELECT blob_key FROM media_trash ORDER BY blob_key LIMIT $1`, limitArg(limit))
+	return collect(r.t, pgx.RowTo[string], `SELECT blob_key FROM media_trash ORDER BY blob_key LIMIT $1`, limitParam(limit))
 }
 
 // Delete implements store.MediaTrashRecords.

@@ -1,10 +1,6 @@
 package postgres
 
-import (
-	"github.com/jackc/pgx/v5"
-
-	"github.com/fleetcam/fleetcam/store"
-)
+import "github.com/fleetcam/fleetcam/store"
 
 // oauthClients are the oauth_clients table.
 type oauthClients struct{ t *tx }
@@ -59,15 +55,6 @@ func (r oauthClients) Delete(id string) error {
 
 // List implements store.OAuthClientRecords.
 func (r oauthClients) List(f store.OAuthClientFilter) ([]store.OAuthClient, error) {
-	rows, err := r.t.pg.Query(r.t.ctx, `SELECT `+oauthClientColumns+` FROM oauth_clients
+	return collect(r.t, scanFields(oauthClientFields), `SELECT `+oauthClientColumns+` FROM oauth_clients
 		WHERE ($1::bigint = 0 OR partner_id = $1) AND ($2::bigint = 0 OR organization_id = $2) ORDER BY id`, f.PartnerID, f.OrganizationID)
-	if err != nil {
-		return nil, classify(err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.OAuthClient, error) {
-		var c store.OAuthClient
-		err := row.Scan(oauthClientFields(&c)...)
-		return c, err
-	})
-	return out, classify(err)
 }

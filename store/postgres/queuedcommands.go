@@ -42,15 +42,8 @@ func (r queuedCommands) List(imei string) ([]store.QueuedCommand, error) {
 	if cmds, ok := r.t.memo.queued[imei]; ok {
 		return slices.Clone(cmds), nil
 	}
-	rows, err := r.t.pg.Query(r.t.ctx, `SELECT `+queuedCommandColumns+` FROM queued_commands
-		WHERE imei = $1 ORDER BY seq`, imei)
-	if err != nil {
-		return nil, classify(err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.QueuedCommand, error) {
-		return scanQueuedCommand(row)
-	})
-	return out, classify(err)
+	return collect(r.t, func(row pgx.CollectableRow) (store.QueuedCommand, error) { return scanQueuedCommand(row) },
+		`SELECT `+queuedCommandColumns+` FROM queued_commands WHERE imei = $1 ORDER BY seq`, imei)
 }
 
 // Get implements store.QueuedCommandRecords.

@@ -100,12 +100,8 @@ func trueKeys[K comparable](set map[K]bool) []K {
 // then counts.
 func listPage[T any](t *tx, columns, from string, w *where, order string, p store.Page, fields func(*T) []any) ([]T, int, error) {
 	filterArgs := len(w.args)
-	var limit pgtype.Int8 // NULL: no limit
-	if p.Limit > 0 {
-		limit = pgtype.Int8{Int64: int64(p.Limit), Valid: true}
-	}
 	sql := "SELECT count(*) OVER (), " + columns + " FROM " + from + w.String() +
-		" ORDER BY " + order + " LIMIT " + w.arg(limit) + " OFFSET " + w.arg(max(p.Offset, 0))
+		" ORDER BY " + order + " LIMIT " + w.arg(limitParam(p.Limit)) + " OFFSET " + w.arg(max(p.Offset, 0))
 	rows, err := t.pg.Query(t.ctx, sql, w.args...)
 	if err != nil {
 		return nil, 0, classify(err)
@@ -130,6 +126,12 @@ func listPage[T any](t *tx, columns, from string, w *where, order string, p stor
 		}
 	}
 	return page, total, nil
+}
+
+// limitParam is a limit as a LIMIT parameter: NULL (no limit) for 0 or
+// less.
+func limitParam(limit int) pgtype.Int8 {
+	return pgtype.Int8{Int64: int64(limit), Valid: limit > 0}
 }
 
 // getOne scans the single row of sql into fields; store.ErrNotFound when

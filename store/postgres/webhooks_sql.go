@@ -79,12 +79,6 @@ func purged(rows pgx.Rows, limit int) (int, []byte, error) {
 	return n, nil, nil
 }
 
-// limitParam is a batch limit as a LIMIT parameter: NULL (no limit) for 0
-// or less.
-func limitParam(limit int) pgtype.Int8 {
-	return pgtype.Int8{Int64: int64(limit), Valid: limit > 0}
-}
-
 // jsonParam is a JSON document as a json parameter, its text as it is:
 // NULL when there is none.
 func jsonParam(raw []byte) any {
