@@ -19,24 +19,35 @@ const prefetchAssignments = `SELECT ` + assignmentColumns + ` FROM driver_assign
 	WHERE imei = ANY($1) ORDER BY imei, starts_at, id`
 
 // viewCredentials reads the drivers the assignments of the devices $1
-// name.
-var viewCredentials = prefetchSpec{table: tableDrivers, sql: `SELECT id::text, ` + driverColumns + ` FROM drivers
-	WHERE id IN (SELECT driver_id FROM driver_assignments WHERE imei = ANY($1))`}
+// name: each device's assignments by its index (OFFSET 0 keeps the
+// subquery from being flattened into a join, which may be planned as a
+// walk of both tables' whole indexes), then each driver by its id.
+var viewCredentials = prefetchSpec{table: tableDrivers, sql: `SELECT d.* FROM (SELECT DISTINCT a.driver_id
+		FROM unnest($1::text[]) AS i (imei)
+		CROSS JOIN LATERAL (SELECT driver_id FROM driver_assignments WHERE imei = i.imei OFFSET 0) a) x
+	CROSS JOIN LATERAL (SELECT id::text AS key, ` + driverColumns + ` FROM drivers WHERE id = x.driver_id LIMIT 1) d`}
 
 // viewActiveOrgs lists each device of $1 whose configuration is due
 // (never acknowledged, or at a version before its settings') and that has
 // no driver assignment, with its organization: the configuration of such
-// a device carries its organization's active drivers.
-const viewActiveOrgs = `SELECT v.imei, v.organization_id FROM devices v
-	WHERE v.imei = ANY($1)
-		AND NOT EXISTS (SELECT 1 FROM driver_assignments a WHERE a.imei = v.imei)
-		AND NOT EXISTS (SELECT 1 FROM device_links l WHERE l.imei = v.imei AND l.config_acked_at IS NOT NULL
-			AND l.acked_config_version >= coalesce((SELECT s.version FROM device_settings s WHERE s.imei = v.imei), 0))`
+// a device carries its organization's active drivers. Each table is
+// probed by device, as in the views' joined reads (joinRows): flattened
+// into anti-joins, the reads were planned as scans of every device's
+// link.
+const viewActiveOrgs = `SELECT i.imei, v.organization_id FROM unnest($1::text[]) AS i (imei)
+	CROSS JOIN LATERAL (SELECT organization_id FROM devices WHERE imei = i.imei LIMIT 1) v
+	LEFT JOIN LATERAL (SELECT true AS found FROM driver_assignments WHERE imei = i.imei LIMIT 1) a ON true
+	LEFT JOIN LATERAL (SELECT config_acked_at, acked_config_version FROM device_links WHERE imei = i.imei LIMIT 1) l ON true
+	LEFT JOIN LATERAL (SELECT version FROM device_settings WHERE imei = i.imei LIMIT 1) s ON true
+	WHERE a.found IS NULL
+		AND (l.config_acked_at IS NOT NULL AND l.acked_config_version >= coalesce(s.version, 0)) IS NOT TRUE`
 
 // viewActiveDrivers reads the active drivers of the organizations
-// viewActiveOrgs lists.
-const viewActiveDrivers = `SELECT ` + driverColumns + ` FROM drivers
-	WHERE is_active AND organization_id IN (SELECT organization_id FROM (` + viewActiveOrgs + `) d) ORDER BY id`
+// viewActiveOrgs lists, each organization's by its index.
+const viewActiveDrivers = `SELECT d.* FROM (SELECT DISTINCT organization_id FROM (` + viewActiveOrgs + `) due) o
+	CROSS JOIN LATERAL (SELECT ` + driverColumns + ` FROM drivers
+		WHERE organization_id = o.organization_id AND is_active ORDER BY id) d
+	ORDER BY d.id`
 
 // readAssignmentsAhead keeps the assignments prefetchAssignments answers
 // for the devices want, each device's complete.

@@ -160,6 +160,11 @@ func viewPoolConfig(cfg *pgxpool.Config) *pgxpool.Config {
 	v := cfg.Copy()
 	v.MaxConns = max(2, cfg.MaxConns/4)
 	v.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	// Every read of a view finds its rows by key, and its connection keeps
+	// the plan of its first execution, made perhaps while a table was
+	// empty: a scan of the whole table planned then reads every row of
+	// it at each view once the fleet has filled it.
+	v.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
 	v.ConnConfig.RuntimeParams["default_transaction_isolation"] = "repeatable read"
 	v.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
 	return v
