@@ -22,8 +22,8 @@ type EventMailSet interface {
 	// Put stores m under its event id and recipient, replacing the job
 	// stored there.
 	Put(m *EventMail) error
-	// Due returns up to limit jobs whose NextAttemptAt is at or before now,
-	// by event id then recipient.
+	// Due returns up to limit jobs whose NextAttemptAt is at or before now
+	// (every one when limit is 0 or less), by event id then recipient.
 	Due(now time.Time, limit int) ([]EventMail, error)
 	// List returns every job, by event id then recipient.
 	List() ([]EventMail, error)

@@ -25,7 +25,7 @@ func (r eventMails) Put(m *store.EventMail) error {
 func (r eventMails) Due(now time.Time, limit int) ([]store.EventMail, error) {
 	var out []store.EventMail
 	err := eachJSON(r.t.bucket(bucketEventMail), nil, func(_ []byte, m *store.EventMail) (bool, error) {
-		if limit != 0 && len(out) >= limit {
+		if limit > 0 && len(out) >= limit {
 			return false, nil
 		}
 		if !m.NextAttemptAt.After(now) {

@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
@@ -27,6 +28,7 @@ var eventTests = []test{
 	{"EventsByOrganization", testEventsByOrganization},
 	{"EventsByOrganizationBefore", testEventsByOrganizationBefore},
 	{"EventDeviceIDs", testEventDeviceIDs},
+	{"EventMailDue", testEventMailDue},
 }
 
 // seedEvents inserts the partners and organizations the events of the
@@ -479,4 +481,50 @@ func testEventDeviceIDs(t *testing.T, e store.Engine) {
 		}
 		return nil
 	})
+}
+
+// The e-mail jobs due at a time come by event id then recipient, up to a
+// limit, and every one of them when the limit is 0 or less.
+func testEventMailDue(t *testing.T, e store.Engine) {
+	at := testTime
+	jobs := []store.EventMail{
+		{EventID: 2, Recipient: "b@example.com", IMEI: testIMEI(1), QueuedAt: at, NextAttemptAt: at},
+		{EventID: 1, Recipient: "z@example.com", IMEI: testIMEI(1), QueuedAt: at, NextAttemptAt: at.Add(time.Second)},
+		{EventID: 1, Recipient: "a@example.com", IMEI: testIMEI(1), QueuedAt: at, Attempts: 2, NextAttemptAt: at.Add(-time.Hour)},
+		{EventID: 3, Recipient: "c@example.com", IMEI: testIMEI(2), QueuedAt: at, NextAttemptAt: at.Add(time.Hour)},
+	}
+	write(t, e, func(tx store.Records) error {
+		for i := range jobs {
+			if err := tx.EventMails().Put(&jobs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for _, c := range []struct {
+		limit int
+		want  []string
+	}{
+		{0, []string{"1 a@example.com", "1 z@example.com", "2 b@example.com"}},
+		{-1, []string{"1 a@example.com", "1 z@example.com", "2 b@example.com"}},
+		{2, []string{"1 a@example.com", "1 z@example.com"}},
+	} {
+		read(t, e, func(tx store.Records) error {
+			due, err := tx.EventMails().Due(at.Add(time.Second), c.limit)
+			if err != nil {
+				return err
+			}
+			got := []string{}
+			for _, m := range due {
+				got = append(got, fmt.Sprintf("%d %s", m.EventID, m.Recipient))
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("Due with limit %d: %v, want %v", c.limit, got, c.want)
+			}
+			if len(due) > 0 && (due[0].Attempts != 2 || !due[0].NextAttemptAt.Equal(at.Add(-time.Hour)) || due[0].IMEI != testIMEI(1)) {
+				t.Errorf("first job due: %+v, want the one stored", due[0])
+			}
+			return nil
+		})
+	}
 }

@@ -43,7 +43,9 @@ const viewActiveOrgs = `SELECT i.imei, v.organization_id FROM unnest($1::text[])
 		AND (l.config_acked_at IS NOT NULL AND l.acked_config_version >= coalesce(s.version, 0)) IS NOT TRUE`
 
 // viewActiveDrivers reads the active drivers of the organizations
-// viewActiveOrgs lists, each organization's by its index.
+// viewActiveOrgs lists, each organization's by its index: ordered by id
+// within the organization, which the index gives, rather than a walk of
+// every driver in id order.
 const viewActiveDrivers = `SELECT d.* FROM (SELECT DISTINCT organization_id FROM (` + viewActiveOrgs + `) due) o
 	CROSS JOIN LATERAL (SELECT ` + driverColumns + ` FROM drivers
 		WHERE organization_id = o.organization_id AND is_active ORDER BY id) d

@@ -37,7 +37,7 @@ func (r eventMails) Put(m *store.EventMail) error {
 // Due implements store.EventMailSet.
 func (r eventMails) Due(now time.Time, limit int) ([]store.EventMail, error) {
 	return collect(r.t, scanEventMail, `SELECT `+eventMailColumns+` FROM event_mail WHERE next_attempt_at <= $1
-		ORDER BY event_id, recipient LIMIT $2`, now.UTC(), limit)
+		ORDER BY event_id, recipient LIMIT $2`, now.UTC(), limitParam(limit))
 }
 
 // List implements store.EventMailSet.
