@@ -311,12 +311,12 @@ type joinedRows struct {
 	widths []int
 }
 
-// The devices a joined read is of: those of the array $1. A group
-// commit's reads it on the engine's pool, where PostgreSQL plans it for
-// its values at every execution (the generic plan of a read over an array
-// is estimated dearer than the plans for its values, so it is never
-// kept); the views' on their own pool, whose connections run the generic
-// plan from the first execution (viewPoolConfig).
+// The devices a joined read is of: those of the array $1. Left to itself
+// PostgreSQL would plan such a read for its values at every execution
+// (the generic plan of a read over an array is estimated dearer than the
+// plans for its values, so it is never kept): a group commit's read-ahead
+// (queueDeviceReads) and the views' connections (viewPoolConfig) run the
+// generic plan from the first execution.
 const devicesOfArray = `unnest($1::text[])`
 
 // joinRows is the joinedRows of specs for the devices of source.
@@ -512,15 +512,31 @@ func orgReads(a store.ReadAhead, want []string) (specs []prefetchSpec, receivers
 }
 
 // queueDeviceReads queues Prefetch's reads of the devices want.
+//
+// The two reads over the array of devices, their rows and their latest
+// GPS samples, run on generic plans, made at their first execution on a
+// connection and kept (plan_cache_mode), with sequential scans off.
+// Planned for its values, a read over an array was planned again at every
+// group commit (its generic plan is estimated dearer than the plans for
+// its values, whatever they are), which cost the server several times
+// what running it did. Each of the two finds its rows by key, one index
+// probe per device and table, and with sequential scans off a generic
+// plan made while a table was empty still probes the index
+// (TestReadAheadKeepsToTheIndex), as the latest GPS sample of each device
+// does in today's day partition as it fills. The other reads, of the
+// devices' organizations and of rows by IMEI = ANY, are planned as the
+// server chooses, which keeps a generic plan for them after a few
+// executions.
 func queueDeviceReads(b *pgx.Batch, a store.ReadAhead, want []string) {
 	specs, receivers, key := orgReads(a, want)
+	b.Queue(readAheadPlans)
 	b.Queue(prefetchRows.sql, want)
+	b.Queue(prefetchGPS, want, timeBound(a.Now.Add(-gpsAhead)))
+	b.Queue(`SET LOCAL plan_cache_mode TO DEFAULT`)
+	b.Queue(`SET LOCAL enable_seqscan TO DEFAULT`)
 	for _, s := range specs {
 		b.Queue(s.sql, key)
 	}
-	b.Queue(`SET LOCAL enable_seqscan = off`)
-	b.Queue(prefetchGPS, want, timeBound(a.Now.Add(-gpsAhead)))
-	b.Queue(`SET LOCAL enable_seqscan TO DEFAULT`)
 	b.Queue(receivers, key)
 	b.Queue(prefetchOpenAlarms, want)
 	b.Queue(prefetchAuxCameras, want)
@@ -528,23 +544,29 @@ func queueDeviceReads(b *pgx.Batch, a store.ReadAhead, want []string) {
 	b.Queue(prefetchSessions, want)
 }
 
+// readAheadPlans sets what queueDeviceReads' reads over an array of
+// devices run with, up to the two SET LOCALs that follow them.
+const readAheadPlans = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)`
+
 // readDeviceReads keeps the answers to queueDeviceReads' reads.
 func (t *tx) readDeviceReads(br pgx.BatchResults, a store.ReadAhead, want []string) error {
 	specs, _, _ := orgReads(a, want)
-	if err := prefetchRows.read(t, br); err != nil {
-		return err
-	}
-	if err := t.readSpecs(br, specs, nil); err != nil {
-		return err
-	}
 	if _, err := br.Exec(); err != nil {
 		return classify(err)
+	}
+	if err := prefetchRows.read(t, br); err != nil {
+		return err
 	}
 	if err := t.readGPSAhead(br); err != nil {
 		return err
 	}
-	if _, err := br.Exec(); err != nil {
-		return classify(err)
+	for range 2 {
+		if _, err := br.Exec(); err != nil {
+			return classify(err)
+		}
+	}
+	if err := t.readSpecs(br, specs, nil); err != nil {
+		return err
 	}
 	if err := t.readReceiversAhead(br); err != nil {
 		return err

@@ -18,9 +18,48 @@ import (
 func TestViewsKeepToTheIndex(t *testing.T) {
 	t.Parallel()
 	e := openPrepared(t)
+	keepsToTheIndex(t, viewPoolConfig(e.pool.Config()), "", []keyedRead{
+		{"authRows", authRows.sql, planIMEIs},
+		{"viewRows", viewRows.sql, planIMEIs},
+		{"viewQueued", viewQueued, planIMEIs},
+		{"prefetchAssignments", prefetchAssignments, planIMEIs},
+		{"viewCredentials", viewCredentials.sql, planIMEIs},
+		{"viewActiveOrgs", viewActiveOrgs, planIMEIs},
+		{"viewActiveDrivers", viewActiveDrivers, planIMEIs},
+	})
+}
+
+// The same holds for a group commit's reads ahead over the array of its
+// devices, on the engine's pool with the settings they run with
+// (readAheadPlans), which keep their generic plans.
+func TestReadAheadKeepsToTheIndex(t *testing.T) {
+	t.Parallel()
+	e := openPrepared(t)
+	keepsToTheIndex(t, e.pool.Config(), readAheadPlans, []keyedRead{
+		{"prefetchRows", prefetchRows.sql, planIMEIs},
+		{"prefetchGPS", prefetchGPS, planIMEIs + `, '2026-11-01T00:00:00Z'::timestamptz`},
+	})
+}
+
+// A keyedRead is a statement and the arguments of an execution of it, as
+// EXECUTE takes them.
+type keyedRead struct{ name, sql, args string }
+
+// Arguments for keyedRead: two devices, two organizations.
+const (
+	planIMEIs  = `'{356938000000001,356938000000002}'::text[]`
+	planOrgIDs = `'{1,2}'::bigint[]`
+)
+
+// keepsToTheIndex plans each read on one connection of cfg, with the
+// tables analysed empty and, when settings is set, that statement run
+// first in the read's transaction; and fails the test for every scan of
+// a plan that does not find its rows by key.
+func keepsToTheIndex(t *testing.T, cfg *pgxpool.Config, settings string, reads []keyedRead) {
 	ctx := t.Context()
-	cfg := viewPoolConfig(e.pool.Config())
+	cfg = cfg.Copy()
 	cfg.MaxConns, cfg.MinConns = 1, 0
+	cfg.AfterConnect, cfg.PrepareConn = nil, nil
 	one, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -32,26 +71,28 @@ func TestViewsKeepToTheIndex(t *testing.T) {
 	}
 	defer conn.Release()
 	// Analysed empty, as the planner then takes them to be.
-	if _, err := conn.Exec(ctx, `VACUUM (ANALYZE) devices, device_links, device_settings, driver_assignments, drivers,
-		queued_commands, device_credentials, organizations`); err != nil {
+	if _, err := conn.Exec(ctx, `VACUUM (ANALYZE)`); err != nil {
 		t.Fatal(err)
 	}
-	for name, sql := range map[string]string{
-		"authRows":            authRows.sql,
-		"viewRows":            viewRows.sql,
-		"viewQueued":          viewQueued,
-		"prefetchAssignments": prefetchAssignments,
-		"viewCredentials":     viewCredentials.sql,
-		"viewActiveOrgs":      viewActiveOrgs,
-		"viewActiveDrivers":   viewActiveDrivers,
-	} {
-		t.Run(name, func(t *testing.T) {
-			if _, err := conn.Exec(ctx, `PREPARE `+name+` (text[]) AS `+sql); err != nil {
+	for _, r := range reads {
+		t.Run(r.name, func(t *testing.T) {
+			tx, err := conn.Begin(ctx)
+			if err != nil {
 				t.Fatal(err)
 			}
-			// The connection's generic plan, as its views run it.
+			defer tx.Rollback(ctx)
+			if settings != "" {
+				if _, err := tx.Exec(ctx, settings); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// PREPARE takes the parameters' types from the statement's
+			// casts, and EXECUTE plans it as the connection then keeps it.
+			if _, err := tx.Exec(ctx, `PREPARE `+r.name+` AS `+r.sql); err != nil {
+				t.Fatal(err)
+			}
 			var plan []byte
-			if err := conn.QueryRow(ctx, `EXPLAIN (FORMAT JSON) EXECUTE `+name+` ('{356938000000001,356938000000002}')`,
+			if err := tx.QueryRow(ctx, `EXPLAIN (FORMAT JSON) EXECUTE `+r.name+` (`+r.args+`)`,
 				pgx.QueryExecModeSimpleProtocol).Scan(&plan); err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +101,7 @@ func TestViewsKeepToTheIndex(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, bad := range nodes[0].Plan.unkeyed() {
-				t.Errorf("%s reads %s", name, bad)
+				t.Errorf("%s reads %s", r.name, bad)
 			}
 		})
 	}
