@@ -194,11 +194,13 @@ func (s events) byOrganization(org int64, f store.OrgEventFilter, p store.Page, 
 
 // pageSQL is the statement of the page of the events w keeps, by time then
 // id, with a time from from on (w's start when zero) and before to (up to
-// w's end when zero), skipping offset and keeping limit (all when 0). The
-// page's ids are read from the index, then each of the page's rows by its
-// key (a lateral subquery, whose LIMIT keeps the planner from making it a
-// join, which may hash every row of the window), with its files and, when
-// named, the name of its device. The narrower from and to are, the fewer partitions
+// w's end when zero), skipping offset and keeping limit (all when 0). A
+// page whose offset is at most its limit is read in order from the index,
+// rows and all; a page further on reads its ids from the index, then each
+// of its rows by its key (a lateral subquery, whose LIMIT keeps the
+// planner from making it a join, which may hash every row of the window),
+// so that the rows it skips are not read. Each row comes with its files
+// and, when named, the name of its device. The narrower from and to are, the fewer partitions
 // the statement names: a plan over a month's partitions of the events and
 // of their files takes longer than reading a page.
 func (w *eventFilter) pageSQL(from, to time.Time, p store.Page, named bool) (string, pgx.NamedArgs) {
@@ -227,6 +229,15 @@ func (w *eventFilter) pageSQL(from, to time.Time, p store.Page, named bool) (str
 	columns := eventColumnsWithin(fileWindow)
 	if named {
 		columns += `, coalesce((SELECT d.name FROM devices d WHERE d.imei = e.imei), '')`
+	}
+	if p.Limit > 0 && p.Offset <= p.Limit {
+		// Near the window's start the rows are read in order from the
+		// index as it is walked: the few skipped cost less than looking
+		// each of the page's rows up again by its key.
+		return `SELECT ` + columns + ` FROM (
+		SELECT * FROM events WHERE ` + w.where(lo, hi) + `
+		 ORDER BY time, id LIMIT @limit OFFSET @offset) e
+	 ORDER BY e.time, e.id`, args
 	}
 	return `WITH page AS (
 		SELECT id, time FROM events WHERE ` + w.where(lo, hi) + `
