@@ -200,9 +200,10 @@ func (s events) byOrganization(org int64, f store.OrgEventFilter, p store.Page, 
 // of its rows by its key (a lateral subquery, whose LIMIT keeps the
 // planner from making it a join, which may hash every row of the window),
 // so that the rows it skips are not read. Each row comes with its files
-// and, when named, the name of its device. The narrower from and to are, the fewer partitions
-// the statement names: a plan over a month's partitions of the events and
-// of their files takes longer than reading a page.
+// and, when named, the name of its device. The narrower from and to are,
+// the fewer partitions the statement names: a plan over a month's
+// partitions of the events and of their files takes longer than reading a
+// page.
 func (w *eventFilter) pageSQL(from, to time.Time, p store.Page, named bool) (string, pgx.NamedArgs) {
 	args := maps.Clone(w.args)
 	lo, hi := w.bounds()

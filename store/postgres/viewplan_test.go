@@ -45,11 +45,8 @@ func TestReadAheadKeepsToTheIndex(t *testing.T) {
 // EXECUTE takes them.
 type keyedRead struct{ name, sql, args string }
 
-// Arguments for keyedRead: two devices, two organizations.
-const (
-	planIMEIs  = `'{356938000000001,356938000000002}'::text[]`
-	planOrgIDs = `'{1,2}'::bigint[]`
-)
+// planIMEIs are the devices a keyedRead's execution reads.
+const planIMEIs = `'{356938000000001,356938000000002}'::text[]`
 
 // keepsToTheIndex plans each read on one connection of cfg, with the
 // tables analysed empty and, when settings is set, that statement run
