@@ -42,7 +42,7 @@ func conflictWait(c *mqttd.Conn) time.Duration {
 // conflictWait. Each conflict is counted. The record of a new connection
 // (Online) is committed so too.
 func (s *Server) commitMessage(c *mqttd.Conn, l *link, job func(*store.Tx) error) error {
-	return s.throughConflicts(time.Now().Add(conflictWait(c)), c.Closed, func() error { return s.commit(&l.dev, job) })
+	return s.throughConflicts(time.Now().Add(conflictWait(c)), c.Closed, func() error { return s.commitLinked(l, job) })
 }
 
 // throughConflicts runs commit until it ends other than in a transaction

@@ -39,13 +39,23 @@ func (e *conflictingEngine) Update(ctx context.Context, fn func(store.Records) e
 	return e.Engine.Update(ctx, fn)
 }
 
-// newConflictEnv starts a broker over a conflictingEngine, not yet armed.
+// newConflictEnv starts a broker over a conflictingEngine on bbolt, not
+// yet armed.
 func newConflictEnv(t *testing.T) (*env, *conflictingEngine) {
+	t.Helper()
+	return newConflictEnvOver(t, func() (store.Engine, error) {
+		return boltstore.OpenEngine(filepath.Join(t.TempDir(), "fleetcam.db"), time.Second)
+	})
+}
+
+// newConflictEnvOver starts a broker over a conflictingEngine on the
+// engine open returns, not yet armed.
+func newConflictEnvOver(t *testing.T, open func() (store.Engine, error)) (*env, *conflictingEngine) {
 	t.Helper()
 	ce := &conflictingEngine{}
 	ce.left.Store(-1 << 40)
 	e := newEnvOn(t, nil, nil, func(now func() time.Time) *store.DB {
-		eng, err := boltstore.OpenEngine(filepath.Join(t.TempDir(), "fleetcam.db"), time.Second)
+		eng, err := open()
 		if err != nil {
 			t.Fatal(err)
 		}

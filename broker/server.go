@@ -283,6 +283,30 @@ func (s *Server) commit(dev *store.Device, fn func(*store.Tx) error) error {
 	return s.committer.Do(context.Background(), deviceActor(dev), fn)
 }
 
+// commitLinked is commit for a job of connection l. The group commit is
+// given the device's latest stored GPS sample as l knows it, from its
+// last committed job (store.Committer.DoKnowing), and l learns the next
+// from this job's transaction; a job that fails leaves l knowing none,
+// and its next job's transaction reads it.
+func (s *Server) commitLinked(l *link, job func(*store.Tx) error) error {
+	var next *store.LatestGPS
+	err := s.committer.DoKnowing(context.Background(), deviceActor(&l.dev), l.knownGPS(), func(tx *store.Tx) error {
+		if err := job(tx); err != nil {
+			return err
+		}
+		next = nil
+		if k, ok := tx.KnownLatestGPS(l.imei); ok {
+			next = &k
+		}
+		return nil
+	})
+	if err != nil {
+		next = nil
+	}
+	l.learnGPS(next)
+	return err
+}
+
 func deviceActor(dev *store.Device) store.Actor {
 	return store.Actor{Source: "device", OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID, IMEI: dev.IMEI}
 }

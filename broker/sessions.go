@@ -36,10 +36,29 @@ type link struct {
 	// lastSeenEvery; Presence reports this one for a connected device.
 	seen atomic.Int64
 
+	// gps is the device's latest stored GPS sample, as the last job
+	// committed for this connection knew it (commitLinked); nil when none
+	// is known.
+	gps *store.LatestGPS
+
 	// Used only inside commit jobs, which the Committer runs one at a time.
 	jobDev    store.Device // the inventory entry as of jobStamp
 	jobStamp  uint64       // store.DeviceStamp of jobDev's record (0: none decoded)
 	seenSaved time.Time    // the LastSeen last committed for this connection
+}
+
+// knownGPS is the device's latest stored GPS sample as l knows it, or nil.
+func (l *link) knownGPS() *store.LatestGPS {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.gps
+}
+
+// learnGPS keeps gps as the device's latest stored GPS sample (nil: none known).
+func (l *link) learnGPS(gps *store.LatestGPS) {
+	l.mu.Lock()
+	l.gps = gps
+	l.mu.Unlock()
 }
 
 // lastSeenEvery bounds how stale a connected device's stored LastSeen may

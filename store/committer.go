@@ -56,6 +56,7 @@ type BatchStats struct {
 type commitJob struct {
 	ctx   context.Context
 	actor Actor
+	gps   *LatestGPS // the actor device's latest GPS sample, when its connection knows it
 	fn    func(*Tx) error
 	done  chan error
 }
@@ -79,7 +80,12 @@ func (db *DB) NewCommitter(o CommitterOptions) *Committer {
 // and the channel receives ctx's error, when ctx is done before the batch
 // commits.
 func (c *Committer) Submit(ctx context.Context, actor Actor, fn func(*Tx) error) <-chan error {
-	j := &commitJob{ctx: ctx, actor: actor, fn: fn, done: make(chan error, 1)}
+	return c.submit(&commitJob{ctx: ctx, actor: actor, fn: fn})
+}
+
+// submit queues j and returns the channel that receives its result.
+func (c *Committer) submit(j *commitJob) <-chan error {
+	j.done = make(chan error, 1)
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.closed {
@@ -95,6 +101,16 @@ func (c *Committer) Submit(ctx context.Context, actor Actor, fn func(*Tx) error)
 // write was committed (nil) or it was not (an error).
 func (c *Committer) Do(ctx context.Context, actor Actor, fn func(*Tx) error) error {
 	return <-c.Submit(ctx, actor, fn)
+}
+
+// DoKnowing is Do for a job of the device actor names, given by the
+// connection that holds the device: gps, when not nil, is the device's
+// latest stored GPS sample as the connection knows it, and the group
+// commit's engine may take it for that sample rather than read it
+// (ReadAhead.LatestGPS). fn learns the sample to give the next job of the
+// connection from Tx.KnownLatestGPS.
+func (c *Committer) DoKnowing(ctx context.Context, actor Actor, gps *LatestGPS, fn func(*Tx) error) error {
+	return <-c.submit(&commitJob{ctx: ctx, actor: actor, gps: gps, fn: fn})
 }
 
 // Close commits the jobs already queued, then stops. Later jobs get ErrCommitterClosed.
@@ -216,6 +232,40 @@ type ReadAhead struct {
 	Organizations []int64
 	// Now is the batch's time.
 	Now time.Time
+	// LatestGPS are the latest stored GPS samples of some of those
+	// devices, as the connections holding them know them
+	// (Committer.DoKnowing). The connection a device's messages arrive on
+	// is the one writer of its samples, and the retention purge deletes
+	// none within a day, so an engine may take one of a day or newer for
+	// the device's latest sample rather than read it. It is given on a
+	// batch's first transaction only.
+	LatestGPS map[string]LatestGPS
+}
+
+// LatestGPS is a device's latest stored GPS sample and the ownership it
+// was recorded for.
+type LatestGPS struct {
+	Point     GPSPoint
+	Ownership int64
+}
+
+// GPSKnower is what an engine's records offer when they keep the latest
+// GPS samples of the devices whose samples they read or wrote.
+type GPSKnower interface {
+	// KnownLatestGPS is the latest stored sample of imei the records
+	// know, with what they wrote; ok is false when they know none.
+	KnownLatestGPS(imei string) (LatestGPS, bool)
+}
+
+// KnownLatestGPS is imei's latest stored GPS sample as the transaction
+// knows it, its own samples included, without reading: what the device's
+// connection gives its next job (Committer.DoKnowing). ok is false when
+// the engine keeps none, or knows none for imei.
+func (tx *Tx) KnownLatestGPS(imei string) (LatestGPS, bool) {
+	if k, ok := tx.rec.(GPSKnower); ok {
+		return k.KnownLatestGPS(imei)
+	}
+	return LatestGPS{}, false
 }
 
 // add names device imei of organization org (0: not known); seen holds
@@ -313,14 +363,19 @@ func (c *Committer) commitJobs(batch []*commitJob, pending []int, results []erro
 	for len(pending) > 0 {
 		stats.Attempts++
 		failed := make(map[int]error)
+		tried := false // whether the engine ran the transaction before
 		err := c.db.updateBatch(context.Background(), func(rec Records) error {
 			now := c.db.Now()
 			pipe, _ := rec.(Pipeliner)
 			if pf, ok := rec.(Prefetcher); ok {
-				if err := pf.Prefetch(c.readAhead(batch, pending, now)); err != nil {
+				// What the connections know is taken on a batch's first
+				// transaction only: one run again for any reason reads
+				// it, should a conflict have come from it.
+				if err := pf.Prefetch(c.readAhead(batch, pending, now, stats.Attempts == 1 && !tried)); err != nil {
 					return err
 				}
 			}
+			tried = true
 			for n, i := range pending {
 				j := batch[i]
 				if pipe != nil {
@@ -395,13 +450,22 @@ func (c *Committer) commitJobs(batch []*commitJob, pending []int, results []erro
 }
 
 // readAhead is what the jobs of batch at pending will read: the devices
-// they act for and those devices' organizations.
-func (c *Committer) readAhead(batch []*commitJob, pending []int, now time.Time) ReadAhead {
+// they act for and those devices' organizations, and, with known, the
+// latest GPS samples their connections know.
+func (c *Committer) readAhead(batch []*commitJob, pending []int, now time.Time, known bool) ReadAhead {
 	a := ReadAhead{Now: now}
 	seen := map[int64]bool{}
 	for _, i := range pending {
-		if actor := batch[i].actor; actor.IMEI != "" {
-			a.add(actor.IMEI, actor.OrganizationID, seen)
+		j := batch[i]
+		if j.actor.IMEI == "" {
+			continue
+		}
+		a.add(j.actor.IMEI, j.actor.OrganizationID, seen)
+		if known && j.gps != nil {
+			if a.LatestGPS == nil {
+				a.LatestGPS = map[string]LatestGPS{}
+			}
+			a.LatestGPS[j.actor.IMEI] = *j.gps
 		}
 	}
 	return a

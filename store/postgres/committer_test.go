@@ -3,6 +3,8 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -21,17 +23,8 @@ import (
 // error.
 func TestGroupCommitsOfTwoProcessesConflict(t *testing.T) {
 	t.Parallel()
-	url := pgtest.Database(t, "")
 	ctx := context.Background()
-	var dbs [2]*store.DB
-	for i := range dbs {
-		db, err := postgres.Open(ctx, url, postgres.Options{}, store.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		dbs[i] = db
-	}
+	dbs := twoProcesses(t, store.Options{})
 	imei := storetest.IMEI("35693810009000")
 	err := dbs[0].Update(ctx, store.Actor{Source: "cli"}, func(tx *store.Tx) error {
 		p, err := tx.CreatePartner("Partner")
@@ -97,6 +90,101 @@ func TestGroupCommitsOfTwoProcessesConflict(t *testing.T) {
 	}
 }
 
+// twoProcesses opens two stores on one new database, as two nodes of a
+// cluster do.
+func twoProcesses(t *testing.T, o store.Options) [2]*store.DB {
+	t.Helper()
+	url := pgtest.Database(t, "")
+	var dbs [2]*store.DB
+	for i := range dbs {
+		db, err := postgres.Open(context.Background(), url, postgres.Options{}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		dbs[i] = db
+	}
+	return dbs
+}
+
+// TestGroupCommitTakesTheKnownLatestGPSOnItsFirstTryOnly: two processes'
+// group commits each run a job of one device whose connection knows a
+// latest GPS sample (Committer.DoKnowing), one the database does not hold.
+// Both read and write the device's link, so PostgreSQL aborts one of
+// them. A first transaction takes the known sample for the latest; the
+// one run again reads the stored one, for the conflict might have come
+// from what the connection knew.
+func TestGroupCommitTakesTheKnownLatestGPSOnItsFirstTryOnly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	at := time.Date(2026, 3, 15, 9, 0, 0, 0, time.UTC)
+	dbs := twoProcesses(t, store.Options{Now: func() time.Time { return at.Add(time.Hour) }})
+	imei := storetest.IMEI("35693810009300")
+	var dev store.Device
+	err := dbs[0].Update(ctx, store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+		p, err := tx.CreatePartner("Partner")
+		if err != nil {
+			return err
+		}
+		o, err := tx.CreateOrganization(p.ID, "Fleet", []byte("salt"))
+		if err != nil {
+			return err
+		}
+		dev = store.Device{IMEI: imei, Name: "cam", OrganizationID: o.ID, PartnerID: p.ID}
+		if err := tx.AddDevice(&dev); err != nil {
+			return err
+		}
+		_, err = tx.AddGPS(&dev, []store.GPSPoint{{Time: at, Lat: 52, Lon: 4}})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := &store.LatestGPS{Point: store.GPSPoint{Time: at.Add(-time.Minute), Lat: 1, Lon: 4}, Ownership: dev.Ownership}
+	actor := store.Actor{Source: "device", IMEI: imei, OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID}
+	var read sync.WaitGroup
+	read.Add(2)
+	lats := make([][]float64, 2) // the known latest sample's latitude, by run
+	errs := make([]error, 2)
+	var writers sync.WaitGroup
+	for i, db := range dbs {
+		c := db.NewCommitter(store.CommitterOptions{MaxBatch: 8})
+		defer c.Close()
+		writers.Go(func() {
+			errs[i] = c.DoKnowing(ctx, actor, known, func(tx *store.Tx) error {
+				dl, err := tx.DeviceLink(imei)
+				if err != nil {
+					return err
+				}
+				k, ok := tx.KnownLatestGPS(imei)
+				if !ok {
+					return errors.New("no latest GPS sample known")
+				}
+				lats[i] = append(lats[i], k.Point.Lat)
+				if len(lats[i]) == 1 {
+					read.Done()
+					read.Wait()
+				}
+				dl.Presence, dl.ConnectionID = store.PresenceOnline, fmt.Sprintf("node-%d/1", i)
+				return tx.PutDeviceLink(dl)
+			})
+		})
+	}
+	writers.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("writer %d: %v", i, err)
+		}
+	}
+	once, twice := lats[0], lats[1]
+	if len(once) > len(twice) {
+		once, twice = twice, once
+	}
+	if !slices.Equal(once, []float64{1}) || !slices.Equal(twice, []float64{1, 52}) {
+		t.Errorf("known latest samples by run %v; want one job's single run to take the known one (lat 1), the other's second run to read the stored one (lat 52)", lats)
+	}
+}
+
 // TestGroupCommitsOfTwoProcessesOnDifferentDevices: two processes store
 // GPS of two devices in their group commits at the same moment, each
 // reading its device's latest sample (the GPS samples' index pages both
@@ -105,17 +193,8 @@ func TestGroupCommitsOfTwoProcessesConflict(t *testing.T) {
 // what another node's writes to neighbouring index entries look like.
 func TestGroupCommitsOfTwoProcessesOnDifferentDevices(t *testing.T) {
 	t.Parallel()
-	url := pgtest.Database(t, "")
 	ctx := context.Background()
-	var dbs [2]*store.DB
-	for i := range dbs {
-		db, err := postgres.Open(ctx, url, postgres.Options{}, store.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		dbs[i] = db
-	}
+	dbs := twoProcesses(t, store.Options{})
 	imeis := []string{storetest.IMEI("35693810009100"), storetest.IMEI("35693810009200")}
 	at := time.Date(2026, 3, 15, 9, 0, 0, 0, time.UTC)
 	err := dbs[0].Update(ctx, store.Actor{Source: "cli"}, func(tx *store.Tx) error {

@@ -484,7 +484,7 @@ func (t *tx) Prefetch(a store.ReadAhead) error {
 		queueEventIDs(b, draw)
 	}
 	if len(want) > 0 {
-		queueDeviceReads(b, a, want)
+		queueDeviceReads(b, a, want, t.takeKnownGPS(a, want))
 	}
 	br := t.pg.SendBatch(t.ctx, b)
 	defer br.Close()
@@ -511,7 +511,8 @@ func orgReads(a store.ReadAhead, want []string) (specs []prefetchSpec, receivers
 	return prefetchSpecs, prefetchReceivers, want
 }
 
-// queueDeviceReads queues Prefetch's reads of the devices want.
+// queueDeviceReads queues Prefetch's reads of the devices want, and of
+// the latest GPS samples of the devices gps.
 //
 // The two reads over the array of devices, their rows and their latest
 // GPS samples, run on generic plans, made at their first execution on a
@@ -527,11 +528,11 @@ func orgReads(a store.ReadAhead, want []string) (specs []prefetchSpec, receivers
 // devices' organizations and of rows by IMEI = ANY, are planned as the
 // server chooses, which keeps a generic plan for them after a few
 // executions.
-func queueDeviceReads(b *pgx.Batch, a store.ReadAhead, want []string) {
+func queueDeviceReads(b *pgx.Batch, a store.ReadAhead, want, gps []string) {
 	specs, receivers, key := orgReads(a, want)
 	b.Queue(readAheadPlans)
 	b.Queue(prefetchRows.sql, want)
-	b.Queue(prefetchGPS, want, timeBound(a.Now.Add(-gpsAhead)))
+	b.Queue(prefetchGPS, gps, timeBound(a.Now.Add(-gpsAhead)))
 	b.Queue(`SET LOCAL plan_cache_mode TO DEFAULT`)
 	b.Queue(`SET LOCAL enable_seqscan TO DEFAULT`)
 	for _, s := range specs {
@@ -635,6 +636,49 @@ func (t *tx) readSpecs(br pgx.BatchResults, specs []prefetchSpec, want []string)
 		}
 	}
 	return nil
+}
+
+// knownGPSAhead is how old a latest GPS sample that a device's connection
+// knows (store.ReadAhead.LatestGPS) may be for Prefetch to take it: half
+// the shortest retention, so that no purge, on a node whose clock is a
+// little ahead, can have deleted it.
+const knownGPSAhead = 12 * time.Hour
+
+// takeKnownGPS keeps the latest GPS samples that the connections of the
+// devices want know (a.LatestGPS), those of knownGPSAhead or newer, and
+// returns the devices of want whose latest samples are still to read.
+// The connection a device's messages arrive on writes its samples, and
+// nothing else does while it holds the device, so the sample it knows is
+// the latest stored; a rerun transaction is not given them (Committer).
+func (t *tx) takeKnownGPS(a store.ReadAhead, want []string) []string {
+	if len(a.LatestGPS) == 0 {
+		return want
+	}
+	since := a.Now.Add(-knownGPSAhead)
+	read := make([]string, 0, len(want))
+	for _, imei := range want {
+		k, ok := a.LatestGPS[imei]
+		if _, memo := t.memo.gps[imei]; memo || !ok || k.Point.Time.Before(since) {
+			read = append(read, imei)
+			continue
+		}
+		p := k.Point
+		p.Time = milli(p.Time)
+		if t.memo.gps == nil {
+			t.memo.gps = map[string]gpsMemo{}
+		}
+		t.memo.gps[imei] = gpsMemo{latest: gpsKnown{at: p, ownership: k.Ownership, ok: true}}
+	}
+	return read
+}
+
+// KnownLatestGPS implements store.GPSKnower.
+func (t *tx) KnownLatestGPS(imei string) (store.LatestGPS, bool) {
+	m, ok := t.memo.gps[imei]
+	if !ok || !m.latest.ok {
+		return store.LatestGPS{}, false
+	}
+	return store.LatestGPS{Point: m.latest.at, Ownership: m.latest.ownership}, true
 }
 
 // readGPSAhead keeps the latest GPS samples prefetchGPS answers.

@@ -182,6 +182,68 @@ func TestGPSReadAheadLosesToAConcurrentWriter(t *testing.T) {
 	})
 }
 
+// TestPrefetchTakesTheKnownLatestGPS: a group commit given the latest
+// GPS sample a device's connection knows takes it for the device's latest
+// sample rather than read it, so that a sample the database holds but the
+// connection's differs from is not what the transaction answers; one
+// older than knownGPSAhead is read, as is the sample of a device whose
+// connection knows none; and what the transaction stores after it is what
+// it then knows.
+func TestPrefetchTakesTheKnownLatestGPS(t *testing.T) {
+	t.Parallel()
+	e := trackEngine(t)
+	f := seedTracks(t, e)
+	known, old, unknown := f.imeis[0], f.imeis[1], f.imeis[2]
+	at := func(s int) time.Time { return trackNow.Add(time.Duration(s) * time.Second) }
+	now := at(3600)
+	write(t, e, func(r *tx) error {
+		for _, imei := range []string{known, old, unknown} {
+			if _, err := r.GPSSamples().Insert(imei, 1, []store.GPSPoint{{Time: at(10), Lat: 10}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	latest := func(r *tx, imei string) store.GPSPoint {
+		t.Helper()
+		p, ok, err := r.GPSSamples().Latest(imei, time.Time{}, time.UnixMilli(math.MaxInt64), store.GPSFilter{})
+		if err != nil || !ok {
+			t.Fatalf("latest sample of %s: %v, %v", imei, ok, err)
+		}
+		return p
+	}
+	write(t, e, func(r *tx) error {
+		err := r.Prefetch(store.ReadAhead{IMEIs: []string{known, old, unknown}, Now: now, LatestGPS: map[string]store.LatestGPS{
+			known: {Point: store.GPSPoint{Time: at(5), Lat: 5}, Ownership: 1},
+			old:   {Point: store.GPSPoint{Time: now.Add(-knownGPSAhead - time.Second), Lat: 5}, Ownership: 1},
+		}})
+		if err != nil {
+			return err
+		}
+		if p := latest(r, known); p.Lat != 5 || !p.Time.Equal(at(5)) {
+			t.Errorf("latest sample of the device whose connection knows one: %+v, want the known one (lat 5 at %v)", p, at(5))
+		}
+		for _, imei := range []string{old, unknown} {
+			if p := latest(r, imei); p.Lat != 10 {
+				t.Errorf("latest sample of %s: %+v, want the stored one (lat 10)", imei, p)
+			}
+		}
+		if _, err := r.GPSSamples().Insert(known, 1, []store.GPSPoint{{Time: at(20), Lat: 20}}); err != nil {
+			return err
+		}
+		if k, ok := r.KnownLatestGPS(known); !ok || k.Point.Lat != 20 || !k.Point.Time.Equal(at(20)) || k.Ownership != 1 {
+			t.Errorf("known latest sample after an insert: %+v, %v; want lat 20 at %v of ownership 1", k, ok, at(20))
+		}
+		return nil
+	})
+	read(t, e, func(r *tx) error {
+		if k, ok := r.KnownLatestGPS(known); ok {
+			t.Errorf("a transaction that read nothing knows a latest sample: %+v", k)
+		}
+		return nil
+	})
+}
+
 // TestViewDevice reads a device's records in a view that read them ahead:
 // what it asks for is answered from the one round trip, as an ordinary
 // view answers it, and a view that asks for more runs again as an

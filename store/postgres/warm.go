@@ -96,8 +96,8 @@ func warmCommits(ctx context.Context, conn *pgx.Conn) error {
 	now := time.Now()
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN READ ONLY`)
-	queueDeviceReads(b, store.ReadAhead{Now: now}, []string{})
-	queueDeviceReads(b, store.ReadAhead{Now: now, Organizations: []int64{0}}, []string{})
+	queueDeviceReads(b, store.ReadAhead{Now: now}, []string{}, []string{})
+	queueDeviceReads(b, store.ReadAhead{Now: now, Organizations: []int64{0}}, []string{}, []string{})
 	b.Queue(`COMMIT`)
 	return conn.SendBatch(ctx, b).Close()
 }
