@@ -236,8 +236,8 @@ type ReadAhead struct {
 	// devices, as the connections holding them know them
 	// (Committer.DoKnowing). The connection a device's messages arrive on
 	// is the one writer of its samples, and the retention purge deletes
-	// none within a day, so an engine may take one of a day or newer for
-	// the device's latest sample rather than read it. It is given on a
+	// none younger than a day, so an engine may take a recent one for the
+	// device's latest sample rather than read it. It is given on a
 	// batch's first transaction only.
 	LatestGPS map[string]LatestGPS
 }
@@ -247,6 +247,12 @@ type ReadAhead struct {
 type LatestGPS struct {
 	Point     GPSPoint
 	Ownership int64
+}
+
+// same reports whether k and o are the same sample: a device has one a
+// millisecond.
+func (k LatestGPS) same(o LatestGPS) bool {
+	return k.Point.Time.UnixMilli() == o.Point.Time.UnixMilli() && k.Ownership == o.Ownership
 }
 
 // GPSKnower is what an engine's records offer when they keep the latest
@@ -451,22 +457,32 @@ func (c *Committer) commitJobs(batch []*commitJob, pending []int, results []erro
 
 // readAhead is what the jobs of batch at pending will read: the devices
 // they act for and those devices' organizations, and, with known, the
-// latest GPS samples their connections know.
+// latest GPS samples their connections know. A device whose jobs know two
+// different ones (two connections of it, the earlier one ending) is given
+// none.
 func (c *Committer) readAhead(batch []*commitJob, pending []int, now time.Time, known bool) ReadAhead {
 	a := ReadAhead{Now: now}
 	seen := map[int64]bool{}
+	var differ map[string]bool
 	for _, i := range pending {
 		j := batch[i]
 		if j.actor.IMEI == "" {
 			continue
 		}
 		a.add(j.actor.IMEI, j.actor.OrganizationID, seen)
-		if known && j.gps != nil {
-			if a.LatestGPS == nil {
-				a.LatestGPS = map[string]LatestGPS{}
-			}
-			a.LatestGPS[j.actor.IMEI] = *j.gps
+		if !known || j.gps == nil {
+			continue
 		}
+		if a.LatestGPS == nil {
+			a.LatestGPS, differ = map[string]LatestGPS{}, map[string]bool{}
+		}
+		if k, ok := a.LatestGPS[j.actor.IMEI]; ok && !k.same(*j.gps) {
+			differ[j.actor.IMEI] = true
+		}
+		a.LatestGPS[j.actor.IMEI] = *j.gps
+	}
+	for imei := range differ {
+		delete(a.LatestGPS, imei)
 	}
 	return a
 }

@@ -185,6 +185,78 @@ func TestGroupCommitTakesTheKnownLatestGPSOnItsFirstTryOnly(t *testing.T) {
 	}
 }
 
+// TestGroupCommitOfTwoConnectionsOfADevice: two jobs of one device in one
+// batch, from two connections of it (the earlier one ending), that know
+// different latest GPS samples give the engine neither, and it reads the
+// stored one; two that know the same give it that one.
+func TestGroupCommitOfTwoConnectionsOfADevice(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	at := time.Date(2026, 3, 15, 9, 0, 0, 0, time.UTC)
+	db, err := postgres.Open(ctx, pgtest.Database(t, ""), postgres.Options{}, store.Options{Now: func() time.Time { return at.Add(time.Hour) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	imei := storetest.IMEI("35693810009400")
+	var dev store.Device
+	err = db.Update(ctx, store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+		p, err := tx.CreatePartner("Partner")
+		if err != nil {
+			return err
+		}
+		o, err := tx.CreateOrganization(p.ID, "Fleet", []byte("salt"))
+		if err != nil {
+			return err
+		}
+		dev = store.Device{IMEI: imei, Name: "cam", OrganizationID: o.ID, PartnerID: p.ID}
+		if err := tx.AddDevice(&dev); err != nil {
+			return err
+		}
+		_, err = tx.AddGPS(&dev, []store.GPSPoint{{Time: at, Lat: 52, Lon: 4}})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	actor := store.Actor{Source: "device", IMEI: imei, OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID}
+	knows := func(lat float64, min int) *store.LatestGPS {
+		return &store.LatestGPS{Point: store.GPSPoint{Time: at.Add(time.Duration(-min) * time.Minute), Lat: lat, Lon: 4}, Ownership: dev.Ownership}
+	}
+	for _, c := range []struct {
+		name  string
+		known [2]*store.LatestGPS
+		want  float64
+	}{
+		{"different", [2]*store.LatestGPS{knows(1, 1), knows(2, 2)}, 52},
+		{"the same", [2]*store.LatestGPS{knows(1, 1), knows(1, 1)}, 1},
+	} {
+		// A batch of two: the committer waits for the second job.
+		cm := db.NewCommitter(store.CommitterOptions{MaxBatch: 2, Delay: time.Hour})
+		var lats [2]float64
+		var errs [2]error
+		var jobs sync.WaitGroup
+		for i, k := range c.known {
+			jobs.Go(func() {
+				errs[i] = cm.DoKnowing(ctx, actor, k, func(tx *store.Tx) error {
+					if got, ok := tx.KnownLatestGPS(imei); ok {
+						lats[i] = got.Point.Lat
+					}
+					return nil
+				})
+			})
+		}
+		jobs.Wait()
+		cm.Close()
+		if errs[0] != nil || errs[1] != nil {
+			t.Fatalf("%s: %v", c.name, errs)
+		}
+		if lats != [2]float64{c.want, c.want} {
+			t.Errorf("%s: the jobs knew latest samples of lat %v; want %v", c.name, lats, c.want)
+		}
+	}
+}
+
 // TestGroupCommitsOfTwoProcessesOnDifferentDevices: two processes store
 // GPS of two devices in their group commits at the same moment, each
 // reading its device's latest sample (the GPS samples' index pages both
