@@ -249,32 +249,44 @@ func (w *eventFilter) pageSQL(from, to time.Time, p store.Page, named bool) (str
 	 ORDER BY page.time, page.id`, args
 }
 
-// readPage scans the rows of a pageSQL statement. In a read-only
+// readPage scans the rows of a pageSQL statement, of which there are
+// at most limit (0: not known). In a read-only
 // transaction, which writes no media file, it keeps whether each file of
 // the page is uploaded, for mediaFiles.Uploaded to answer without another
 // round trip.
-func (s events) readPage(rows pgx.Rows, named bool) ([]store.OrgEvent, error) {
+func (s events) readPage(rows pgx.Rows, named bool, limit int) ([]store.OrgEvent, error) {
 	defer rows.Close()
 	p := pipeOf(s.t)
 	keep := p != nil && p.readOnly
-	var out []store.OrgEvent
+	var name string
+	var more []any
+	if named {
+		more = append(more, &name)
+	}
+	scan := newEventScanner(more...)
+	out := make([]store.OrgEvent, 0, min(max(limit, 0), maxPageAhead))
 	for rows.Next() {
-		var name string
-		var more []any
-		if named {
-			more = append(more, &name)
-		}
-		e, uploaded, err := scanPageEvent(rows, keep, more...)
+		name = ""
+		out = append(out, store.OrgEvent{})
+		o := &out[len(out)-1]
+		uploaded, err := scan.scan(rows, &o.Event, keep)
 		if err != nil {
 			return nil, classify(err)
 		}
 		if uploaded != nil {
-			s.t.keepUploaded(e, uploaded)
+			s.t.keepUploaded(&o.Event, uploaded)
 		}
-		out = append(out, store.OrgEvent{Event: *e, DeviceName: name})
+		o.DeviceName = name
+	}
+	if len(out) == 0 {
+		out = nil
 	}
 	return out, classify(rows.Err())
 }
+
+// maxPageAhead bounds the events readPage makes room for before it reads
+// them.
+const maxPageAhead = 1000
 
 // countedPage returns the page p of the events w keeps, by time then id,
 // and how many it keeps, counted from the index: both statements go in
@@ -300,7 +312,7 @@ func (s events) countedPage(w *eventFilter, p store.Page, named bool) ([]store.O
 	if err != nil {
 		return nil, 0, classify(err)
 	}
-	page, err := s.readPage(rows, named)
+	page, err := s.readPage(rows, named, p.Limit)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -455,7 +467,7 @@ func (s events) spannedPage(w *eventFilter, c *unitCounts, p store.Page, named b
 	if err != nil {
 		return nil, 0, classify(err)
 	}
-	page, err := s.readPage(rows, named)
+	page, err := s.readPage(rows, named, min(p.Limit, total-p.Offset))
 	return page, total, err
 }
 

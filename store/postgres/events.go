@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -74,44 +75,61 @@ type pageFile struct {
 
 // scanEvent reads a row of eventColumns, followed by the columns of more.
 func scanEvent(row pgx.Row, more ...any) (*store.Event, error) {
-	e, _, err := scanPageEvent(row, false, more...)
+	e := &store.Event{}
+	_, err := newEventScanner(more...).scan(row, e, false)
 	return e, err
 }
 
-// scanPageEvent is scanEvent which, when told, also returns whether each
-// of the event's files is uploaded, as a row of eventColumnsWithin says
-// (nil where the row does not say).
-func scanPageEvent(row pgx.Row, told bool, more ...any) (*store.Event, []bool, error) {
-	var (
-		e                                            store.Event
-		partner, geofence, driver                    *int64
-		metadata, path, name, sdUUID, sdMaker, devID *string
-		camera                                       *int
-		files, comments                              []byte
-	)
-	dest := append([]any{&e.ID, &e.IMEI, &e.OrganizationID, &partner, &e.Type, &e.Time, &e.Lat, &e.Lon, &e.Alt, &e.Speed,
-		&e.Accuracy, &e.Severity, &e.Status, &metadata, &geofence, &path, &name,
-		&sdUUID, &sdMaker, &driver, &camera, &devID, &e.MediaNotified,
-		&e.Ownership, &e.CreatedAt, &files, &comments}, more...)
-	if err := row.Scan(dest...); err != nil {
-		return nil, nil, err
+// eventScanner reads rows of eventColumns or eventColumnsWithin,
+// followed by the columns of more, into events. Its scan targets, and the
+// list of them the driver is given, are made once for all the rows of a
+// statement: a page of events then allocates what its events hold, not
+// a target for each nullable column of each row.
+type eventScanner struct {
+	e                                            store.Event
+	partner, geofence, driver                    pgtype.Int8
+	metadata, path, name, sdUUID, sdMaker, devID pgtype.Text
+	camera                                       pgtype.Int4
+	files, comments                              []byte
+	dest                                         []any
+}
+
+// newEventScanner is an eventScanner of rows followed by the columns of more.
+func newEventScanner(more ...any) *eventScanner {
+	s := &eventScanner{}
+	e := &s.e
+	s.dest = append([]any{&e.ID, &e.IMEI, &e.OrganizationID, &s.partner, &e.Type, &e.Time, &e.Lat, &e.Lon, &e.Alt,
+		&e.Speed, &e.Accuracy, &e.Severity, &e.Status, &s.metadata, &s.geofence, &s.path, &s.name,
+		&s.sdUUID, &s.sdMaker, &s.driver, &s.camera, &s.devID, &e.MediaNotified,
+		&e.Ownership, &e.CreatedAt, &s.files, &s.comments}, more...)
+	return s
+}
+
+// scan reads row into e. With told it also returns whether each of the
+// event's files is uploaded, as a row of eventColumnsWithin says (nil
+// where the row does not say).
+func (s *eventScanner) scan(row pgx.Row, e *store.Event, told bool) ([]bool, error) {
+	s.e, s.files, s.comments = store.Event{}, nil, nil
+	if err := row.Scan(s.dest...); err != nil {
+		return nil, err
 	}
-	e.PartnerID, e.GeoFenceID, e.DriverID = zeroNull(partner), zeroNull(geofence), zeroNull(driver)
-	e.Metadata, e.GeoFencePath, e.GeoFenceName = zeroNull(metadata), zeroNull(path), zeroNull(name)
-	e.CameraID, e.DeviceEventID = zeroNull(camera), zeroNull(devID)
+	*e = s.e
+	e.PartnerID, e.GeoFenceID, e.DriverID = s.partner.Int64, s.geofence.Int64, s.driver.Int64
+	e.Metadata, e.GeoFencePath, e.GeoFenceName = s.metadata.String, s.path.String, s.name.String
+	e.CameraID, e.DeviceEventID = int(s.camera.Int32), s.devID.String
 	e.Time, e.CreatedAt = e.Time.UTC(), e.CreatedAt.UTC()
-	if sdUUID != nil {
-		e.SDCard = &store.SDCardInfo{UUID: *sdUUID, Manufacturer: zeroNull(sdMaker)}
+	if s.sdUUID.Valid {
+		e.SDCard = &store.SDCardInfo{UUID: s.sdUUID.String, Manufacturer: s.sdMaker.String}
 	}
 	var uploaded []bool
-	if files != nil && !told {
-		if err := json.Unmarshal(files, &e.Files); err != nil {
-			return nil, nil, fmt.Errorf("store: files of event %d: %w", e.ID, err)
+	if s.files != nil && !told {
+		if err := json.Unmarshal(s.files, &e.Files); err != nil {
+			return nil, fmt.Errorf("store: files of event %d: %w", e.ID, err)
 		}
-	} else if files != nil {
+	} else if s.files != nil {
 		var read []pageFile
-		if err := json.Unmarshal(files, &read); err != nil {
-			return nil, nil, fmt.Errorf("store: files of event %d: %w", e.ID, err)
+		if err := json.Unmarshal(s.files, &read); err != nil {
+			return nil, fmt.Errorf("store: files of event %d: %w", e.ID, err)
 		}
 		e.Files = make([]store.EventFile, len(read))
 		for i, f := range read {
@@ -124,15 +142,15 @@ func scanPageEvent(row pgx.Row, told bool, more ...any) (*store.Event, []bool, e
 			}
 		}
 	}
-	if comments != nil {
-		if err := json.Unmarshal(comments, &e.Comments); err != nil {
-			return nil, nil, fmt.Errorf("store: comments of event %d: %w", e.ID, err)
+	if s.comments != nil {
+		if err := json.Unmarshal(s.comments, &e.Comments); err != nil {
+			return nil, fmt.Errorf("store: comments of event %d: %w", e.ID, err)
 		}
 		for i := range e.Comments {
 			e.Comments[i].CreatedAt = e.Comments[i].CreatedAt.UTC()
 		}
 	}
-	return &e, uploaded, nil
+	return uploaded, nil
 }
 
 // eventArgs are the arguments of e's columns and of its files and comments
