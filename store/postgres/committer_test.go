@@ -107,6 +107,33 @@ func twoProcesses(t *testing.T, o store.Options) [2]*store.DB {
 	return dbs
 }
 
+// deviceAt adds device imei to a new organization of db, with its GPS
+// sample p stored, and returns it.
+func deviceAt(t *testing.T, db *store.DB, imei string, p store.GPSPoint) store.Device {
+	t.Helper()
+	var dev store.Device
+	err := db.Update(context.Background(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+		partner, err := tx.CreatePartner("Partner")
+		if err != nil {
+			return err
+		}
+		o, err := tx.CreateOrganization(partner.ID, "Fleet", []byte("salt"))
+		if err != nil {
+			return err
+		}
+		dev = store.Device{IMEI: imei, Name: "cam", OrganizationID: o.ID, PartnerID: partner.ID}
+		if err := tx.AddDevice(&dev); err != nil {
+			return err
+		}
+		_, err = tx.AddGPS(&dev, []store.GPSPoint{p})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dev
+}
+
 // TestGroupCommitTakesTheKnownLatestGPSOnItsFirstTryOnly: two processes'
 // group commits each run a job of one device whose connection knows a
 // latest GPS sample (Committer.DoKnowing), one the database does not hold.
@@ -120,26 +147,7 @@ func TestGroupCommitTakesTheKnownLatestGPSOnItsFirstTryOnly(t *testing.T) {
 	at := time.Date(2026, 3, 15, 9, 0, 0, 0, time.UTC)
 	dbs := twoProcesses(t, store.Options{Now: func() time.Time { return at.Add(time.Hour) }})
 	imei := storetest.IMEI("35693810009300")
-	var dev store.Device
-	err := dbs[0].Update(ctx, store.Actor{Source: "cli"}, func(tx *store.Tx) error {
-		p, err := tx.CreatePartner("Partner")
-		if err != nil {
-			return err
-		}
-		o, err := tx.CreateOrganization(p.ID, "Fleet", []byte("salt"))
-		if err != nil {
-			return err
-		}
-		dev = store.Device{IMEI: imei, Name: "cam", OrganizationID: o.ID, PartnerID: p.ID}
-		if err := tx.AddDevice(&dev); err != nil {
-			return err
-		}
-		_, err = tx.AddGPS(&dev, []store.GPSPoint{{Time: at, Lat: 52, Lon: 4}})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dev := deviceAt(t, dbs[0], imei, store.GPSPoint{Time: at, Lat: 52, Lon: 4})
 	known := &store.LatestGPS{Point: store.GPSPoint{Time: at.Add(-time.Minute), Lat: 1, Lon: 4}, Ownership: dev.Ownership}
 	actor := store.Actor{Source: "device", IMEI: imei, OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID}
 	var read sync.WaitGroup
@@ -199,26 +207,7 @@ func TestGroupCommitOfTwoConnectionsOfADevice(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	imei := storetest.IMEI("35693810009400")
-	var dev store.Device
-	err = db.Update(ctx, store.Actor{Source: "cli"}, func(tx *store.Tx) error {
-		p, err := tx.CreatePartner("Partner")
-		if err != nil {
-			return err
-		}
-		o, err := tx.CreateOrganization(p.ID, "Fleet", []byte("salt"))
-		if err != nil {
-			return err
-		}
-		dev = store.Device{IMEI: imei, Name: "cam", OrganizationID: o.ID, PartnerID: p.ID}
-		if err := tx.AddDevice(&dev); err != nil {
-			return err
-		}
-		_, err = tx.AddGPS(&dev, []store.GPSPoint{{Time: at, Lat: 52, Lon: 4}})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dev := deviceAt(t, db, imei, store.GPSPoint{Time: at, Lat: 52, Lon: 4})
 	actor := store.Actor{Source: "device", IMEI: imei, OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID}
 	knows := func(lat float64, min int) *store.LatestGPS {
 		return &store.LatestGPS{Point: store.GPSPoint{Time: at.Add(time.Duration(-min) * time.Minute), Lat: lat, Lon: 4}, Ownership: dev.Ownership}
