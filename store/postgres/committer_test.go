@@ -15,6 +15,39 @@ import (
 	"github.com/fleetcam/fleetcam/store/storetest"
 )
 
+// addDevices adds the devices imeis to a new organization of db, each
+// with its GPS sample at, when given, and returns them.
+func addDevices(t *testing.T, db *store.DB, at *store.GPSPoint, imeis ...string) []store.Device {
+	t.Helper()
+	devs := make([]store.Device, len(imeis))
+	err := db.Update(context.Background(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
+		p, err := tx.CreatePartner("Partner")
+		if err != nil {
+			return err
+		}
+		o, err := tx.CreateOrganization(p.ID, "Fleet", []byte("salt"))
+		if err != nil {
+			return err
+		}
+		for i, imei := range imeis {
+			devs[i] = store.Device{IMEI: imei, Name: "cam", OrganizationID: o.ID, PartnerID: p.ID}
+			if err := tx.AddDevice(&devs[i]); err != nil {
+				return err
+			}
+			if at != nil {
+				if _, err := tx.AddGPS(&devs[i], []store.GPSPoint{*at}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return devs
+}
+
 // TestGroupCommitsOfTwoProcessesConflict: two processes (two nodes of a
 // cluster) record a new connection of one device in their group commits
 // at the same moment, each after reading the one before. PostgreSQL aborts
@@ -26,20 +59,7 @@ func TestGroupCommitsOfTwoProcessesConflict(t *testing.T) {
 	ctx := context.Background()
 	dbs := twoProcesses(t, store.Options{})
 	imei := storetest.IMEI("35693810009000")
-	err := dbs[0].Update(ctx, store.Actor{Source: "cli"}, func(tx *store.Tx) error {
-		p, err := tx.CreatePartner("Partner")
-		if err != nil {
-			return err
-		}
-		o, err := tx.CreateOrganization(p.ID, "Fleet", []byte("salt"))
-		if err != nil {
-			return err
-		}
-		return tx.AddDevice(&store.Device{IMEI: imei, Name: "cam", OrganizationID: o.ID, PartnerID: p.ID})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	addDevices(t, dbs[0], nil, imei)
 	// Each job reads the link, then waits until both have read before it
 	// writes, the first time it runs.
 	var read sync.WaitGroup
@@ -107,33 +127,6 @@ func twoProcesses(t *testing.T, o store.Options) [2]*store.DB {
 	return dbs
 }
 
-// deviceAt adds device imei to a new organization of db, with its GPS
-// sample p stored, and returns it.
-func deviceAt(t *testing.T, db *store.DB, imei string, p store.GPSPoint) store.Device {
-	t.Helper()
-	var dev store.Device
-	err := db.Update(context.Background(), store.Actor{Source: "cli"}, func(tx *store.Tx) error {
-		partner, err := tx.CreatePartner("Partner")
-		if err != nil {
-			return err
-		}
-		o, err := tx.CreateOrganization(partner.ID, "Fleet", []byte("salt"))
-		if err != nil {
-			return err
-		}
-		dev = store.Device{IMEI: imei, Name: "cam", OrganizationID: o.ID, PartnerID: partner.ID}
-		if err := tx.AddDevice(&dev); err != nil {
-			return err
-		}
-		_, err = tx.AddGPS(&dev, []store.GPSPoint{p})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dev
-}
-
 // TestGroupCommitTakesTheKnownLatestGPSOnItsFirstTryOnly: two processes'
 // group commits each run a job of one device whose connection knows a
 // latest GPS sample (Committer.DoKnowing), one the database does not hold.
@@ -147,7 +140,7 @@ func TestGroupCommitTakesTheKnownLatestGPSOnItsFirstTryOnly(t *testing.T) {
 	at := time.Date(2026, 3, 15, 9, 0, 0, 0, time.UTC)
 	dbs := twoProcesses(t, store.Options{Now: func() time.Time { return at.Add(time.Hour) }})
 	imei := storetest.IMEI("35693810009300")
-	dev := deviceAt(t, dbs[0], imei, store.GPSPoint{Time: at, Lat: 52, Lon: 4})
+	dev := addDevices(t, dbs[0], &store.GPSPoint{Time: at, Lat: 52, Lon: 4}, imei)[0]
 	known := &store.LatestGPS{Point: store.GPSPoint{Time: at.Add(-time.Minute), Lat: 1, Lon: 4}, Ownership: dev.Ownership}
 	actor := store.Actor{Source: "device", IMEI: imei, OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID}
 	var read sync.WaitGroup
@@ -207,7 +200,7 @@ func TestGroupCommitOfTwoConnectionsOfADevice(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	imei := storetest.IMEI("35693810009400")
-	dev := deviceAt(t, db, imei, store.GPSPoint{Time: at, Lat: 52, Lon: 4})
+	dev := addDevices(t, db, &store.GPSPoint{Time: at, Lat: 52, Lon: 4}, imei)[0]
 	actor := store.Actor{Source: "device", IMEI: imei, OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID}
 	knows := func(lat float64, min int) *store.LatestGPS {
 		return &store.LatestGPS{Point: store.GPSPoint{Time: at.Add(time.Duration(-min) * time.Minute), Lat: lat, Lon: 4}, Ownership: dev.Ownership}
@@ -258,29 +251,7 @@ func TestGroupCommitsOfTwoProcessesOnDifferentDevices(t *testing.T) {
 	dbs := twoProcesses(t, store.Options{})
 	imeis := []string{storetest.IMEI("35693810009100"), storetest.IMEI("35693810009200")}
 	at := time.Date(2026, 3, 15, 9, 0, 0, 0, time.UTC)
-	err := dbs[0].Update(ctx, store.Actor{Source: "cli"}, func(tx *store.Tx) error {
-		p, err := tx.CreatePartner("Partner")
-		if err != nil {
-			return err
-		}
-		o, err := tx.CreateOrganization(p.ID, "Fleet", []byte("salt"))
-		if err != nil {
-			return err
-		}
-		for _, imei := range imeis {
-			d := &store.Device{IMEI: imei, Name: "cam", OrganizationID: o.ID, PartnerID: p.ID}
-			if err := tx.AddDevice(d); err != nil {
-				return err
-			}
-			if _, err := tx.AddGPS(d, []store.GPSPoint{{Time: at, Lat: 52, Lon: 4}}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	addDevices(t, dbs[0], &store.GPSPoint{Time: at, Lat: 52, Lon: 4}, imeis...)
 	var read sync.WaitGroup
 	read.Add(2)
 	runs := make([]int, 2)
