@@ -15,7 +15,7 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // openEngine connects an engine to a new, empty database.
-func openEngine(t *testing.T, url string) *Engine {
+func openEngine(t testing.TB, url string) *Engine {
 	t.Helper()
 	e, err := OpenEngine(context.Background(), url, Options{})
 	if err != nil {

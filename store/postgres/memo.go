@@ -165,15 +165,38 @@ func readMemoRow(rows pgx.Rows) (memoRow, error) {
 	return r, rows.Err()
 }
 
-// copyValues copies raw row values, NULLs (nil) kept.
+// copyValues copies raw row values, NULLs (nil) kept, into one buffer.
 func copyValues(raw [][]byte) [][]byte {
+	n := 0
+	for _, v := range raw {
+		n += len(v)
+	}
+	buf := make([]byte, 0, n)
 	out := make([][]byte, len(raw))
 	for i, v := range raw {
 		if v != nil {
-			out[i] = slices.Clone(v)
+			at := len(buf)
+			buf = append(buf, v...)
+			out[i] = buf[at:len(buf):len(buf)]
 		}
 	}
 	return out
+}
+
+// sharedFields clones the field descriptions of one statement's rows
+// once, for the memo rows of all of them (memoRow.fields is only read).
+type sharedFields struct {
+	from, to int
+	fields   []pgconn.FieldDescription
+}
+
+// of returns the rows' fields from from to to, cloned at the first call
+// for that span.
+func (f *sharedFields) of(fields []pgconn.FieldDescription, from, to int) []pgconn.FieldDescription {
+	if f.fields == nil || f.from != from || f.to != to {
+		f.from, f.to, f.fields = from, to, slices.Clone(fields[from:to])
+	}
+	return f.fields
 }
 
 // remember keeps r under k.
@@ -385,6 +408,7 @@ func (j joinedRows) each(br pgx.BatchResults, keep func(imei string, k memoKey, 
 	}
 	defer rows.Close()
 	want := j.columns()
+	var shared []sharedFields
 	for rows.Next() {
 		raw, fields := rows.RawValues(), rows.FieldDescriptions()
 		if len(raw) != want {
@@ -392,6 +416,9 @@ func (j joinedRows) each(br pgx.BatchResults, keep func(imei string, k memoKey, 
 		}
 		imei := string(raw[0])
 		at := 1
+		if shared == nil {
+			shared = make([]sharedFields, len(j.specs))
+		}
 		for n, s := range j.specs {
 			key, flag, w := imei, raw[at], j.widths[n]
 			found := flag != nil
@@ -407,7 +434,7 @@ func (j joinedRows) each(br pgx.BatchResults, keep func(imei string, k memoKey, 
 			r := memoRow{}
 			if found {
 				from := at + s.lead()
-				r = memoRow{found: true, fields: slices.Clone(fields[from : from+w]), values: copyValues(raw[from : from+w])}
+				r = memoRow{found: true, fields: shared[n].of(fields, from, from+w), values: copyValues(raw[from : from+w])}
 			}
 			keep(imei, memoKey{s.table, key}, r)
 			at += s.lead() + w
@@ -610,19 +637,21 @@ func (t *tx) readSpecs(br pgx.BatchResults, specs []prefetchSpec, want []string)
 			return classify(err)
 		}
 		seen := map[string]bool{}
+		var shared sharedFields
 		for rows.Next() {
 			raw := rows.RawValues()
 			key := string(raw[0])
 			seen[key] = true
-			fields, values := rows.FieldDescriptions()[1:], raw[1:]
+			from, values := 1, raw[1:]
 			if s.found {
 				if !isTrue(values[0]) {
 					t.remember(memoKey{s.table, key}, memoRow{})
 					continue
 				}
-				fields, values = fields[1:], values[1:]
+				from, values = 2, values[1:]
 			}
-			t.remember(memoKey{s.table, key}, memoRow{found: true, fields: slices.Clone(fields), values: copyValues(values)})
+			fields := shared.of(rows.FieldDescriptions(), from, len(raw))
+			t.remember(memoKey{s.table, key}, memoRow{found: true, fields: fields, values: copyValues(values)})
 		}
 		if err := rows.Err(); err != nil {
 			return classify(err)

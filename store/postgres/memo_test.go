@@ -781,3 +781,20 @@ func TestPrefetchGPSKeepsToTheIndex(t *testing.T) {
 		t.Errorf("latest sample of %s at %s, want %s", f.imeis[0], latest, want)
 	}
 }
+
+// TestCopyValues: a row's values copied into one buffer keep NULL (nil)
+// apart from an empty value, no longer share the connection's buffer,
+// and cannot grow into each other.
+func TestCopyValues(t *testing.T) {
+	raw := [][]byte{nil, {}, []byte("ab"), nil, []byte("c")}
+	out := copyValues(raw)
+	if len(out) != len(raw) || out[0] != nil || out[3] != nil || out[1] == nil || len(out[1]) != 0 ||
+		string(out[2]) != "ab" || string(out[4]) != "c" {
+		t.Fatalf("copied %q; want NULL, empty, ab, NULL, c", out)
+	}
+	raw[2][0] = 'x'
+	out[1] = append(out[1], 'z')
+	if string(out[2]) != "ab" || string(out[4]) != "c" {
+		t.Fatalf("after writes to the source and to a copy: %q; want ab and c unchanged", out)
+	}
+}

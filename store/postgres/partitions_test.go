@@ -74,7 +74,7 @@ var timePartition = regexp.MustCompile(`_y[0-9]{4}m[0-9]{2}(d[0-9]{2})?$`)
 // dropTimePartitions drops every day and month partition Prepare made for
 // the time around today, so that a test of partitions around a time of
 // its own starts with only the default partitions.
-func dropTimePartitions(t *testing.T, e *Engine) {
+func dropTimePartitions(t testing.TB, e *Engine) {
 	t.Helper()
 	ctx := context.Background()
 	rows, err := e.pool.Query(ctx, `SELECT inhrelid::regclass::text, inhparent::regclass::text FROM pg_inherits`)
@@ -113,7 +113,7 @@ func dropTimePartitions(t *testing.T, e *Engine) {
 
 // ensureAround drops the partitions Prepare made and creates those around
 // now of the tables named (all when none is).
-func ensureAround(t *testing.T, e *Engine, now time.Time, tables ...string) {
+func ensureAround(t testing.TB, e *Engine, now time.Time, tables ...string) {
 	t.Helper()
 	dropTimePartitions(t, e)
 	if err := ensurePartitions(context.Background(), e, now, partitionsOf(tables...)); err != nil {

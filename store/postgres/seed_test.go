@@ -11,7 +11,7 @@ import (
 
 // openPrepared returns an engine on a new database with the schema
 // applied and the monthly partitions around now, as the store starts one.
-func openPrepared(t *testing.T) *Engine {
+func openPrepared(t testing.TB) *Engine {
 	t.Helper()
 	// A copy of a database prepared once per test binary: migrating a
 	// new one takes seconds under -race, copying it a fraction of that.
@@ -32,7 +32,7 @@ func openPrepared(t *testing.T) *Engine {
 
 // write runs fn in a read-write transaction and fails the test on its
 // error.
-func write(t *testing.T, e *Engine, fn func(*tx) error) {
+func write(t testing.TB, e *Engine, fn func(*tx) error) {
 	t.Helper()
 	if err := e.update(context.Background(), fn); err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func write(t *testing.T, e *Engine, fn func(*tx) error) {
 }
 
 // read runs fn in a read-only transaction and fails the test on its error.
-func read(t *testing.T, e *Engine, fn func(*tx) error) {
+func read(t testing.TB, e *Engine, fn func(*tx) error) {
 	t.Helper()
 	if err := e.view(context.Background(), fn); err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func read(t *testing.T, e *Engine, fn func(*tx) error) {
 // group starts from rows as the store writes them. Each row is created at
 // at and goes in a transaction of its own; an error fails the test.
 type seeder struct {
-	t  *testing.T
+	t  testing.TB
 	e  *Engine
 	at time.Time
 }

@@ -13,7 +13,7 @@ var trackNow = time.Date(2026, 3, 15, 9, 0, 0, 0, time.UTC)
 
 // trackEngine returns an engine on a new database with the schema applied
 // and the partitions of gps_samples around trackNow.
-func trackEngine(t *testing.T) *Engine {
+func trackEngine(t testing.TB) *Engine {
 	t.Helper()
 	e := openPrepared(t)
 	ensureAround(t, e, trackNow, "gps_samples")
