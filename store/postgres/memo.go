@@ -531,11 +531,36 @@ func (t *tx) Prefetch(a store.ReadAhead) error {
 // orgReads are the statements that read the organizations of a group
 // commit's devices: by the ids a names, when it does, else through the
 // devices want; and what $1 is for them.
-func orgReads(a store.ReadAhead, want []string) (specs []prefetchSpec, receivers string, key any) {
+func orgReads(a store.ReadAhead, want any) (specs []prefetchSpec, receivers string, key any) {
 	if len(a.Organizations) > 0 {
 		return prefetchOrgSpecs, prefetchOrgReceivers, a.Organizations
 	}
 	return prefetchSpecs, prefetchReceivers, want
+}
+
+// textArray is the text form of a text[] value of items, which the server
+// parses: a batch that passes one list of devices to several statements
+// encodes it once, where pgx would encode a []string anew for each,
+// boxing every element.
+func textArray(items []string) string {
+	var b strings.Builder
+	b.Grow(2 + 20*len(items))
+	b.WriteByte('{')
+	for i, s := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		for _, c := range []byte(s) {
+			if c == '"' || c == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(c)
+		}
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String()
 }
 
 // queueDeviceReads queues Prefetch's reads of the devices want, and of
@@ -556,20 +581,21 @@ func orgReads(a store.ReadAhead, want []string) (specs []prefetchSpec, receivers
 // server chooses, which keeps a generic plan for them after a few
 // executions.
 func queueDeviceReads(b *pgx.Batch, a store.ReadAhead, want, gps []string) {
-	specs, receivers, key := orgReads(a, want)
+	devices := textArray(want)
+	specs, receivers, key := orgReads(a, devices)
 	b.Queue(readAheadPlans)
-	b.Queue(prefetchRows.sql, want)
-	b.Queue(prefetchGPS, gps, timeBound(a.Now.Add(-gpsAhead)))
+	b.Queue(prefetchRows.sql, devices)
+	b.Queue(prefetchGPS, textArray(gps), timeBound(a.Now.Add(-gpsAhead)))
 	b.Queue(`SET LOCAL plan_cache_mode TO DEFAULT`)
 	b.Queue(`SET LOCAL enable_seqscan TO DEFAULT`)
 	for _, s := range specs {
 		b.Queue(s.sql, key)
 	}
 	b.Queue(receivers, key)
-	b.Queue(prefetchOpenAlarms, want)
-	b.Queue(prefetchAuxCameras, want)
-	b.Queue(prefetchAssignments, want)
-	b.Queue(prefetchSessions, want)
+	b.Queue(prefetchOpenAlarms, devices)
+	b.Queue(prefetchAuxCameras, devices)
+	b.Queue(prefetchAssignments, devices)
+	b.Queue(prefetchSessions, devices)
 }
 
 // readAheadPlans sets what queueDeviceReads' reads over an array of

@@ -798,3 +798,21 @@ func TestCopyValues(t *testing.T) {
 		t.Fatalf("after writes to the source and to a copy: %q; want ab and c unchanged", out)
 	}
 }
+
+// TestTextArray: the server reads textArray's text back as the items it
+// was made of, whatever characters they hold, and none as an empty array.
+func TestTextArray(t *testing.T) {
+	t.Parallel()
+	e := openPrepared(t)
+	for _, items := range [][]string{
+		{},
+		{"356938100090001"},
+		{"", `a"b`, `c\d`, "e,f", "{g}", "NULL", " h ", "ü"},
+	} {
+		var got []string
+		err := e.pool.QueryRow(context.Background(), `SELECT $1::text[]`, textArray(items)).Scan(&got)
+		if err != nil || !slices.Equal(got, items) {
+			t.Errorf("%q read back as %q, %v", items, got, err)
+		}
+	}
+}
