@@ -474,9 +474,12 @@ func (c *Committer) readAhead(batch []*commitJob, pending []int, now time.Time, 
 			continue
 		}
 		if a.LatestGPS == nil {
-			a.LatestGPS, differ = map[string]LatestGPS{}, map[string]bool{}
+			a.LatestGPS = map[string]LatestGPS{}
 		}
 		if k, ok := a.LatestGPS[j.actor.IMEI]; ok && !k.same(*j.gps) {
+			if differ == nil {
+				differ = map[string]bool{}
+			}
 			differ[j.actor.IMEI] = true
 		}
 		a.LatestGPS[j.actor.IMEI] = *j.gps
