@@ -58,6 +58,7 @@ func buildFleetcam(t *testing.T) string {
 type quickReport struct {
 	raw     []byte
 	stdout  string
+	stderr  string             // the progress
 	got     map[string]float64 // engine/part/name → value
 	skipped map[string]string
 }
@@ -99,7 +100,7 @@ func runQuick(t *testing.T, bin string, limit time.Duration, args ...string) *qu
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)
 	}
-	q := &quickReport{raw: raw, stdout: stdout.String(), got: map[string]float64{}, skipped: rep.Skipped}
+	q := &quickReport{raw: raw, stdout: stdout.String(), stderr: stderr.String(), got: map[string]float64{}, skipped: rep.Skipped}
 	for _, r := range rep.Results {
 		if r.Engine == "" {
 			t.Errorf("figure %s/%s names no engine", r.Part, r.Name)
@@ -207,6 +208,11 @@ func TestQuickBenchReportsBothEngines(t *testing.T) {
 	}
 	if !strings.Contains(q.stdout, "postgres  postgres://fleetcam@127.0.0.1:") {
 		t.Errorf("report header does not name the PostgreSQL server:\n%s", q.stdout)
+	}
+	// The seeded stores of the event pages and the purge are settled
+	// before they are measured, checkpoint and all.
+	if n := strings.Count(q.stderr, "vacuumed, analysed and checkpointed the seeded store"); n != 2 {
+		t.Errorf("%d seeded stores settled with a checkpoint, want 2 (api, purge):\n%s", n, q.stderr)
 	}
 }
 
