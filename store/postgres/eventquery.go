@@ -215,11 +215,10 @@ func (w *eventFilter) pageSQL(from, to time.Time, p store.Page, named bool) (str
 		hi = `< @to`
 		args["to"] = to
 	}
-	rowWindow, fileWindow := "", ""
+	rowWindow := ""
 	for _, c := range []string{lo, hi} {
 		if c != "" {
 			rowWindow += ` AND e.time ` + c
-			fileWindow += ` AND f.event_time ` + c
 		}
 	}
 	args["offset"] = max(p.Offset, 0)
@@ -227,7 +226,7 @@ func (w *eventFilter) pageSQL(from, to time.Time, p store.Page, named bool) (str
 	if p.Limit > 0 {
 		args["limit"] = p.Limit
 	}
-	columns := eventColumnsWithin(fileWindow)
+	columns := eventColumnsWithin(lo, hi)
 	if named {
 		columns += `, coalesce((SELECT d.name FROM devices d WHERE d.imei = e.imei), '')`
 	}

@@ -48,17 +48,35 @@ const (
 )
 
 // eventColumnsWithin is eventColumns for a page of events whose time is
-// within bounds, conditions on f.event_time ("AND f.event_time >=
-// @start"): the files' subquery then names the partitions of event_files
-// of that window only, which the planner prunes to before it plans one (a
-// plan over every day's partition of the files takes longer than a page's
-// execution). Each file also says whether its bytes are uploaded, read by
-// its key in media_files, which the API shows with every event of a page
-// (mediaFiles.Uploaded).
-func eventColumnsWithin(bounds string) string {
+// within the conditions lo and hi on it (">= @start", "< @to"; "" where
+// the window has no bound):
+//
+//   - The files' subquery names the partitions of event_files of that
+//     window only, which the planner prunes to before it plans one (a plan
+//     over every day's partition of the files takes longer than a page's
+//     execution). Each file also says whether its bytes are uploaded, read
+//     by its key in media_files, which the API shows with every event of a
+//     page (mediaFiles.Uploaded).
+//   - Few events have comments, and a window without any is the rule: one
+//     look into the comments' times, made once for the statement, spares
+//     each row of such a page its own lookup (a subquery per row costs as
+//     much as a third of the page's time on the server, rows or none).
+func eventColumnsWithin(lo, hi string) string {
+	files, comments := "", ""
+	for _, c := range []string{lo, hi} {
+		if c == "" {
+			continue
+		}
+		files += ` AND f.event_time ` + c
+		if comments == "" {
+			comments = ` WHERE k.event_time ` + c
+		} else {
+			comments += ` AND k.event_time ` + c
+		}
+	}
 	return eventRowFields + `,
-	` + pageFilesOf + bounds + `),
-	` + eventCommentsOf
+	` + pageFilesOf + files + `),
+	CASE WHEN EXISTS (SELECT FROM event_comments k` + comments + `) THEN ` + eventCommentsOf + ` END`
 }
 
 // pageFilesOf is eventFilesOf with, for each file, whether it is uploaded.

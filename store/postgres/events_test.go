@@ -140,3 +140,65 @@ func TestEventsBackfillHourlyCounts(t *testing.T) {
 		return err
 	})
 }
+
+// TestPagesReadCommentsOfTheirWindow: a page looks its events' comments
+// up only when its window holds a comment (eventColumnsWithin), so each
+// window, its inclusive end and a page read past its limit (whose rows are
+// looked up by key) show every comment of their events, and none of
+// another window's.
+func TestPagesReadCommentsOfTheirWindow(t *testing.T) {
+	t.Parallel()
+	f := seedEvents(t)
+	commented := func(d time.Duration, id int64, text string) *store.Event {
+		ev := newEvent(evIMEI, "button", d)
+		ev.Comments = []store.EventComment{{ID: id, Comment: text, CreatedByAudienceName: "partner", CreatedAt: eventT0}}
+		return ev
+	}
+	a, b := commented(0, 1, "first"), newEvent(evIMEI, "button", time.Hour)
+	c, d := newEvent(evIMEI, "button", 25*time.Hour), commented(26*time.Hour, 2, "second")
+	f.insert(t, a, b, c, d)
+	want := map[int64]string{a.ID: "first", d.ID: "second"}
+	check := func(name string, page []store.Event, err error, ids ...int64) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(page) != len(ids) {
+			t.Fatalf("%s: %d events, want %d", name, len(page), len(ids))
+		}
+		for i, ev := range page {
+			text, has := want[ev.ID]
+			switch {
+			case ev.ID != ids[i]:
+				t.Errorf("%s: event %d is %d, want %d", name, i, ev.ID, ids[i])
+			case has && (len(ev.Comments) != 1 || ev.Comments[0].Comment != text):
+				t.Errorf("%s: event %d has comments %+v, want %q", name, ev.ID, ev.Comments, text)
+			case !has && len(ev.Comments) != 0:
+				t.Errorf("%s: event %d has comments %+v, want none", name, ev.ID, ev.Comments)
+			}
+		}
+	}
+	f.view(t, func(tx *tx) error {
+		org := func(from, to time.Duration, p store.Page) ([]store.Event, error) {
+			page, _, err := tx.Events().ByOrganization(1, store.OrgEventFilter{Start: eventT0.Add(from), End: eventT0.Add(to)}, p)
+			return page, err
+		}
+		dev := func(from, to time.Duration, p store.Page) ([]store.Event, error) {
+			page, _, err := tx.Events().ByDevice(evIMEI, store.DeviceEventFilter{Start: eventT0.Add(from), End: eventT0.Add(to)}, p)
+			return page, err
+		}
+		page, err := org(0, 2*time.Hour, store.Page{Limit: 10})
+		check("the first day's hours", page, err, a.ID, b.ID)
+		page, err = org(2*time.Hour, 25*time.Hour, store.Page{Limit: 10})
+		check("a window without comments, ending at an event", page, err, c.ID)
+		page, err = org(25*time.Hour, 26*time.Hour, store.Page{Limit: 10})
+		check("a window whose end is a commented event", page, err, c.ID, d.ID)
+		page, err = dev(time.Hour, 26*time.Hour, store.Page{Limit: 10})
+		check("a device's days", page, err, b.ID, c.ID, d.ID)
+		page, err = dev(0, 30*time.Hour, store.Page{Limit: 1, Offset: 3})
+		check("a page past its limit", page, err, d.ID)
+		page, err = dev(0, 30*time.Hour, store.Page{})
+		check("every event of the window", page, err, a.ID, b.ID, c.ID, d.ID)
+		return nil
+	})
+}
