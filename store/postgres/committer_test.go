@@ -127,6 +127,34 @@ func twoProcesses(t *testing.T, o store.Options) [2]*store.DB {
 	return dbs
 }
 
+// readTogether runs one job on the group commit of each of two processes
+// at once, through submit, and fails the test on a job's error. A job
+// calls read once it has read what it writes: the first time, read waits
+// until the other job has read too, so that both read before either
+// writes; later (a run again) it returns at once.
+func readTogether(t *testing.T, dbs [2]*store.DB, submit func(i int, c *store.Committer, read func()) error) {
+	t.Helper()
+	var read sync.WaitGroup
+	read.Add(len(dbs))
+	var errs [2]error
+	var writers sync.WaitGroup
+	for i, db := range dbs {
+		c := db.NewCommitter(store.CommitterOptions{MaxBatch: 8})
+		defer c.Close()
+		first := sync.OnceFunc(func() {
+			read.Done()
+			read.Wait()
+		})
+		writers.Go(func() { errs[i] = submit(i, c, first) })
+	}
+	writers.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("writer %d: %v", i, err)
+		}
+	}
+}
+
 // TestGroupCommitTakesTheKnownLatestGPSOnItsFirstTryOnly: two processes'
 // group commits each run a job of one device whose connection knows a
 // latest GPS sample (Committer.DoKnowing), one the database does not hold.
@@ -143,40 +171,23 @@ func TestGroupCommitTakesTheKnownLatestGPSOnItsFirstTryOnly(t *testing.T) {
 	dev := addDevices(t, dbs[0], &store.GPSPoint{Time: at, Lat: 52, Lon: 4}, imei)[0]
 	known := &store.LatestGPS{Point: store.GPSPoint{Time: at.Add(-time.Minute), Lat: 1, Lon: 4}, Ownership: dev.Ownership}
 	actor := store.Actor{Source: "device", IMEI: imei, OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID}
-	var read sync.WaitGroup
-	read.Add(2)
 	lats := make([][]float64, 2) // the known latest sample's latitude, by run
-	errs := make([]error, 2)
-	var writers sync.WaitGroup
-	for i, db := range dbs {
-		c := db.NewCommitter(store.CommitterOptions{MaxBatch: 8})
-		defer c.Close()
-		writers.Go(func() {
-			errs[i] = c.DoKnowing(ctx, actor, known, func(tx *store.Tx) error {
-				dl, err := tx.DeviceLink(imei)
-				if err != nil {
-					return err
-				}
-				k, ok := tx.KnownLatestGPS(imei)
-				if !ok {
-					return errors.New("no latest GPS sample known")
-				}
-				lats[i] = append(lats[i], k.Point.Lat)
-				if len(lats[i]) == 1 {
-					read.Done()
-					read.Wait()
-				}
-				dl.Presence, dl.ConnectionID = store.PresenceOnline, fmt.Sprintf("node-%d/1", i)
-				return tx.PutDeviceLink(dl)
-			})
+	readTogether(t, dbs, func(i int, c *store.Committer, read func()) error {
+		return c.DoKnowing(ctx, actor, known, func(tx *store.Tx) error {
+			dl, err := tx.DeviceLink(imei)
+			if err != nil {
+				return err
+			}
+			k, ok := tx.KnownLatestGPS(imei)
+			if !ok {
+				return errors.New("no latest GPS sample known")
+			}
+			lats[i] = append(lats[i], k.Point.Lat)
+			read()
+			dl.Presence, dl.ConnectionID = store.PresenceOnline, fmt.Sprintf("node-%d/1", i)
+			return tx.PutDeviceLink(dl)
 		})
-	}
-	writers.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("writer %d: %v", i, err)
-		}
-	}
+	})
 	once, twice := lats[0], lats[1]
 	if len(once) > len(twice) {
 		once, twice = twice, once
@@ -252,39 +263,22 @@ func TestGroupCommitsOfTwoProcessesOnDifferentDevices(t *testing.T) {
 	imeis := []string{storetest.IMEI("35693810009100"), storetest.IMEI("35693810009200")}
 	at := time.Date(2026, 3, 15, 9, 0, 0, 0, time.UTC)
 	addDevices(t, dbs[0], &store.GPSPoint{Time: at, Lat: 52, Lon: 4}, imeis...)
-	var read sync.WaitGroup
-	read.Add(2)
 	runs := make([]int, 2)
-	errs := make([]error, 2)
-	var writers sync.WaitGroup
-	for i, db := range dbs {
-		c := db.NewCommitter(store.CommitterOptions{MaxBatch: 8})
-		defer c.Close()
-		writers.Go(func() {
-			errs[i] = c.Do(ctx, store.Actor{Source: "device"}, func(tx *store.Tx) error {
-				runs[i]++
-				dev, err := tx.Device(imeis[i])
-				if err != nil {
-					return err
-				}
-				if _, err := tx.GPS(imeis[i], at, at.Add(time.Hour), 0); err != nil {
-					return err
-				}
-				if runs[i] == 1 {
-					read.Done()
-					read.Wait()
-				}
-				_, err = tx.AddGPS(dev, []store.GPSPoint{{Time: at.Add(time.Second), Lat: 52, Lon: 4}})
+	readTogether(t, dbs, func(i int, c *store.Committer, read func()) error {
+		return c.Do(ctx, store.Actor{Source: "device"}, func(tx *store.Tx) error {
+			runs[i]++
+			dev, err := tx.Device(imeis[i])
+			if err != nil {
 				return err
-			})
+			}
+			if _, err := tx.GPS(imeis[i], at, at.Add(time.Hour), 0); err != nil {
+				return err
+			}
+			read()
+			_, err = tx.AddGPS(dev, []store.GPSPoint{{Time: at.Add(time.Second), Lat: 52, Lon: 4}})
+			return err
 		})
-	}
-	writers.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("writer %d: %v", i, err)
-		}
-	}
+	})
 	if runs[0] != 1 || runs[1] != 1 {
 		t.Errorf("the jobs ran %v times; want once each", runs)
 	}
