@@ -45,7 +45,7 @@ test:
 	$(MAKE) --no-print-directory check-rules
 	$(MAKE) --no-print-directory test-deps-chromium
 	$(MAKE) --no-print-directory test-deps-postgresql
-	$(MAKE) --no-print-directory test-deps-seaweedfs
+	$(MAKE) --no-print-directory test-deps-versitygw
 	$(MAKE) --no-print-directory test-deps-node
 	$(MAKE) --no-print-directory -j3 test-race test-api test-checks
 
@@ -103,14 +103,14 @@ test-deps-postgresql:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || test -n "$$FLEETCAM_PG_BIN" || { if [ "$$(id -u)" = 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql; }; else echo "make test-deps-postgresql: PostgreSQL is missing; install the Debian package postgresql (apt-get install postgresql)" >&2; exit 1; fi; }
 
 # The S3-compatible server of the tests of the media bucket (store/blob/s3test
-# starts a throwaway one on free loopback ports): SeaweedFS's weed, built
-# by .ci/seaweedfs from its Go module once per version into
-# $${XDG_CACHE_HOME:-~/.cache}/fleetcam/seaweedfs-VERSION (several minutes on
-# two cores, a 230 MB binary), and reused by every later run. Skipped when
-# FLEETCAM_SEAWEEDFS_BIN names a binary.
-.PHONY: test-deps-seaweedfs
-test-deps-seaweedfs:
-	@test -n "$$FLEETCAM_SEAWEEDFS_BIN" || GO=$(GO) .ci/seaweedfs >/dev/null
+# starts a throwaway one on a free loopback port): the Versity S3 Gateway,
+# built by .ci/versitygw from its Go module once per version into
+# $${XDG_CACHE_HOME:-~/.cache}/fleetcam/versitygw-VERSION (about two minutes
+# on two cores), and reused by every later run. Skipped when
+# FLEETCAM_VERSITYGW_BIN names a binary.
+.PHONY: test-deps-versitygw
+test-deps-versitygw:
+	@test -n "$$FLEETCAM_VERSITYGW_BIN" || GO=$(GO) .ci/versitygw >/dev/null
 
 # Node.js and npm for the OpenAPI lint and the TypeScript client (make
 # openapi-check): the Debian packages nodejs and npm, installed when missing

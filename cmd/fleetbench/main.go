@@ -20,7 +20,7 @@
 //	media       100 devices upload 1 MB clips through fleetcam's upload
 //	            URLs, then every clip is downloaded by its link: throughput
 //	            and latency with media in a directory and in a bucket of a
-//	            SeaweedFS server it starts (make test-deps-seaweedfs builds
+//	            versitygw server it starts (make test-deps-versitygw builds
 //	            it), side by side
 //	cluster     (-cluster N, alone) N fleetcam nodes on PostgreSQL and a NATS
 //	            server in this process, 1,000 devices spread over them:

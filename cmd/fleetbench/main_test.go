@@ -233,7 +233,7 @@ func TestQuickBenchOnBboltAlone(t *testing.T) {
 }
 
 // TestQuickBenchMedia runs the media part: every clip uploaded and
-// downloaded with media in a directory and in a bucket of a SeaweedFS
+// downloaded with media in a directory and in a bucket of a versitygw
 // server the bench starts, the bucket's downloads by redirect.
 func TestQuickBenchMedia(t *testing.T) {
 	q := runQuick(t, buildFleetcam(t), quickPatience, "-part", "media")
@@ -245,7 +245,7 @@ func TestQuickBenchMedia(t *testing.T) {
 	}
 	q.between(t, "bbolt/media/dir_redirected", 0, 0)
 	q.between(t, "bbolt/media/s3_redirected", clips, clips)
-	if !strings.Contains(q.stdout, "8. Media") || !strings.Contains(q.stdout, "S3 (SeaweedFS)") {
+	if !strings.Contains(q.stdout, "8. Media") || !strings.Contains(q.stdout, "S3 (versitygw)") {
 		t.Errorf("report lacks the media table:\n%s", q.stdout)
 	}
 }

@@ -24,7 +24,7 @@ import (
 // The media part: devices upload clips through fleetcam's signed upload
 // URL, then partners download them through signed file links, once with
 // media in a directory (the default) and once in a bucket of an
-// S3-compatible server (SeaweedFS, started by store/blob/s3test), where a
+// S3-compatible server (versitygw, started by store/blob/s3test), where a
 // download is a redirect to a presigned link of the object. Every device
 // uploads its clips one after the other, all devices at once; then every
 // clip is downloaded, as many at once as there are devices.
@@ -66,12 +66,12 @@ func (b *bench) media(ctx context.Context) error {
 		return err
 	}
 	runs = append(runs, dirRun)
-	weed, err := s3test.Start(ctx)
+	gw, err := s3test.Start(ctx)
 	if err != nil {
 		t.note("S3: not measured: %v", err)
 	} else {
-		defer weed.Stop()
-		o := weed.Options("fleetbench-media")
+		defer gw.Stop()
+		o := gw.Options("fleetbench-media")
 		s3, err := blob.NewS3(o)
 		if err == nil {
 			err = s3.CreateBucket(ctx)
@@ -79,7 +79,7 @@ func (b *bench) media(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s3Run, err := b.mediaOn(ctx, fl, sc, "S3 (SeaweedFS)", "s3", &o)
+		s3Run, err := b.mediaOn(ctx, fl, sc, "S3 (versitygw)", "s3", &o)
 		if err != nil {
 			return err
 		}
@@ -99,7 +99,7 @@ func (b *bench) media(ctx context.Context) error {
 	}
 	t.note("an upload is one PUT of a clip to its signed upload URL until fleetcam answered (stored and recorded);")
 	t.note("a download is one GET of the clip's signed link, following a redirect to the store when there is one, until the last byte")
-	t.note("fleetcam, SeaweedFS and the clients share this machine's cores")
+	t.note("fleetcam, the S3 gateway and the clients share this machine's cores")
 	b.rep.table(t)
 	return nil
 }

@@ -27,7 +27,7 @@ import (
 )
 
 // Media in a bucket of an S3-compatible object store (media.s3): a real
-// SeaweedFS server of the test binary (store/blob/s3test), a new bucket
+// versitygw server of the test binary (store/blob/s3test), a new bucket
 // for each test.
 
 // withBucket keeps media in the bucket of o instead of a directory.

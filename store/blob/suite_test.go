@@ -21,7 +21,7 @@ import (
 	"github.com/fleetcam/fleetcam/store/blob/s3test"
 )
 
-// One S3-compatible server (SeaweedFS) serves the package's tests; each
+// One S3-compatible server (versitygw) serves the package's tests; each
 // test gets a bucket of its own.
 func TestMain(m *testing.M) { s3test.Main(m) }
 

@@ -1,11 +1,12 @@
 // Package s3test runs a throwaway S3-compatible server for tests: the
-// SeaweedFS server (weed, Apache-2.0), built once per version by
-// .ci/seaweedfs (make test-deps-seaweedfs) into a cache directory outside
-// the repository, started on free loopback ports in a temporary directory
-// with one identity whose keys sign every request. Nothing has to be
-// running beforehand and nothing is left running: the server is stopped
-// by Stop, and by the kernel if the test process dies. A test without the
-// binary fails and says how to build it; it never skips.
+// Versity S3 Gateway (versitygw, Apache-2.0) over a POSIX directory, built
+// once per version by .ci/versitygw (make test-deps-versitygw) into a
+// cache directory outside the repository, started on a free loopback port
+// in a temporary directory with one identity whose keys sign every
+// request. Nothing has to be running beforehand and nothing is left
+// running: the server is stopped by Stop, and by the kernel if the test
+// process dies. A test without the binary fails and says how to build it;
+// it never skips.
 package s3test
 
 import (
@@ -26,22 +27,27 @@ import (
 	"github.com/fleetcam/fleetcam/store/blob"
 )
 
-// Version is the SeaweedFS module version the tests run; .ci/seaweedfs
+// Version is the versitygw module version the tests run; .ci/versitygw
 // builds the same one.
-const Version = "v0.0.0-20261109003541-7506e5f91cd6"
+const Version = "v1.8.0"
 
-// The identity every request of the tests signs with.
+// binEnv names a versitygw binary to run instead of the one built into the
+// cache directory.
+const binEnv = "FLEETCAM_VERSITYGW_BIN"
+
+// The identity every request of the tests signs with: the gateway's root
+// account.
 const (
 	AccessKey = "fleetcam-test"
 	SecretKey = "fleetcam-test-secret-key-0123456789"
 )
 
-// Binary finds the weed binary: FLEETCAM_SEAWEEDFS_BIN when set, else the
-// one .ci/seaweedfs builds into the cache directory.
+// Binary finds the versitygw binary: FLEETCAM_VERSITYGW_BIN when set, else
+// the one .ci/versitygw builds into the cache directory.
 func Binary() (string, error) {
-	if p := os.Getenv("FLEETCAM_SEAWEEDFS_BIN"); p != "" {
+	if p := os.Getenv(binEnv); p != "" {
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("s3test: FLEETCAM_SEAWEEDFS_BIN=%s: %w", p, err)
+			return "", fmt.Errorf("s3test: %s=%s: %w", binEnv, p, err)
 		}
 		return p, nil
 	}
@@ -49,31 +55,28 @@ func Binary() (string, error) {
 	if cache == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "", fmt.Errorf("s3test: no cache directory for the SeaweedFS binary: %w", err)
+			return "", fmt.Errorf("s3test: no cache directory for the versitygw binary: %w", err)
 		}
 		cache = filepath.Join(home, ".cache")
 	}
-	p := filepath.Join(cache, "fleetcam", "seaweedfs-"+Version, "weed")
+	p := filepath.Join(cache, "fleetcam", "versitygw-"+Version, "versitygw")
 	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("s3test: the SeaweedFS server for the S3 tests is missing (%s): build it once with "+
-			"`make test-deps-seaweedfs` (several minutes), or set FLEETCAM_SEAWEEDFS_BIN to a weed binary", p)
+		return "", fmt.Errorf("s3test: the S3 server of the tests is missing (%s): build it once with "+
+			"`make test-deps-versitygw` (about two minutes), or set %s to a versitygw binary", p, binEnv)
 	}
 	return p, nil
 }
 
-// Server is one running SeaweedFS server with its S3 gateway.
+// Server is one running gateway.
 type Server struct {
 	dir  string
-	port int // the S3 port
-	// sockets are the Unix sockets weed makes in /tmp whatever TMPDIR
-	// says, one per gRPC port; removed with the directory.
-	sockets []string
-	cmd     *exec.Cmd
-	done    chan struct{} // closed when weed has exited
-	exit    error         // how weed exited, once done is closed
+	port int
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the gateway has exited
+	exit error         // how it exited, once done is closed
 }
 
-// Endpoint is the URL of the S3 gateway.
+// Endpoint is the URL of the gateway.
 func (s *Server) Endpoint() string { return "http://127.0.0.1:" + strconv.Itoa(s.port) }
 
 // Options are the settings of a store in bucket on the server, signed with
@@ -82,23 +85,8 @@ func (s *Server) Options(bucket string) blob.S3Options {
 	return blob.S3Options{Endpoint: s.Endpoint(), Bucket: bucket, Region: "us-east-1", AccessKey: AccessKey, SecretKey: SecretKey, PathStyle: true}
 }
 
-// identities is the S3 configuration of the server: the test identity may
-// do anything, anonymous requests nothing.
-const identities = `{"identities": [{"name": "fleetcam", "credentials": [{"accessKey": "` + AccessKey + `", "secretKey": "` + SecretKey + `"}],
- "actions": ["Admin", "Read", "List", "Tagging", "Write"]}]}`
-
-// Start starts a server in a new temporary directory and waits until its
-// S3 gateway takes a write: about five seconds, most of it the filer's wait
-// for the master's list of filers to settle (3 s, fixed in weed) and the
-// lock ring's stabilization (1 s).
-//
-// The server is weed mini, not weed server: mini pins its own volume server
-// as the cluster's only one, so the first write of a bucket grows volumes
-// at once instead of after the hold that weed server keeps for volume
-// servers of an earlier cluster (5 s), and its filer announces itself
-// without waiting to confirm that no other filer exists (3 s). Its admin
-// server and maintenance worker come with it; WebDAV and the admin UI are
-// switched off.
+// Start starts a server in a new temporary directory and waits until it
+// takes a write (a fraction of a second).
 func Start(ctx context.Context) (*Server, error) {
 	bin, err := Binary()
 	if err != nil {
@@ -112,18 +100,17 @@ func Start(ctx context.Context) (*Server, error) {
 	}
 }
 
-// startAttempts bounds the starts of a server whose ports were taken.
+// startAttempts bounds the starts of a server whose port was taken.
 const startAttempts = 3
 
-// errPortTaken: weed could not bind a port that was free when chosen;
-// another process took it in between, and a start on other ports may
-// succeed.
-var errPortTaken = errors.New("s3test: a port of the server was taken before weed bound it")
+// errPortTaken: the gateway could not bind a port that was free when
+// chosen; another process took it in between, and a start on another port
+// may succeed.
+var errPortTaken = errors.New("s3test: the server's port was taken before the gateway bound it")
 
 // start starts a server in a new temporary directory.
 func start(ctx context.Context, bin string) (*Server, error) {
-	// A short path: the server's Unix sockets live here too.
-	dir, err := os.MkdirTemp("", "weed")
+	dir, err := os.MkdirTemp("", "s3test")
 	if err != nil {
 		return nil, fmt.Errorf("s3test: %w", err)
 	}
@@ -136,43 +123,34 @@ func start(ctx context.Context, bin string) (*Server, error) {
 }
 
 func (s *Server) run(ctx context.Context, bin string) error {
-	config := filepath.Join(s.dir, "s3.json")
-	if err := os.WriteFile(config, []byte(identities), 0o600); err != nil {
-		return fmt.Errorf("s3test: %w", err)
+	// The buckets are directories of data; each object's metadata (its
+	// type, ETag, user metadata) is kept in a directory beside it rather
+	// than in extended attributes, which not every file system of a test
+	// machine keeps.
+	data, meta := filepath.Join(s.dir, "data"), filepath.Join(s.dir, "meta")
+	for _, d := range []string{data, meta} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return fmt.Errorf("s3test: %w", err)
+		}
 	}
-	data := filepath.Join(s.dir, "data")
-	if err := os.Mkdir(data, 0o700); err != nil {
-		return fmt.Errorf("s3test: %w", err)
-	}
-	ports, err := freePorts(10)
+	ports, err := freePorts(1)
 	if err != nil {
 		return err
 	}
 	s.port = ports[0]
-	p := func(i int) string { return strconv.Itoa(ports[i]) }
-	for i, kind := range map[int]string{2: "master", 4: "volume", 6: "filer", 7: "s3", 9: "admin"} {
-		s.sockets = append(s.sockets, "/tmp/seaweedfs-"+kind+"-grpc-"+p(i)+".sock")
-	}
-	// Every port is named: mini's defaults are fixed ports, and its admin
-	// gRPC port would otherwise be the admin port plus 10000.
-	args := []string{"mini", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-dir=" + data,
-		"-master.port=" + p(1), "-master.port.grpc=" + p(2), "-master.telemetry=false", "-master.volumeSizeLimitMB=1024",
-		"-volume.port=" + p(3), "-volume.port.grpc=" + p(4), "-volume.max=100",
-		"-filer.port=" + p(5), "-filer.port.grpc=" + p(6), "-filer.localSocket=" + filepath.Join(s.dir, "filer.sock"),
-		"-s3.port=" + p(0), "-s3.port.grpc=" + p(7), "-s3.port.iceberg=0", "-s3.port.lance=0", "-s3.iam=false",
-		"-s3.autoCreateBucket=false", "-s3.config=" + config, "-s3.localSocket=" + filepath.Join(s.dir, "s3.sock"),
-		"-webdav=false", "-admin.ui=false", "-admin.port=" + p(8), "-admin.port.grpc=" + p(9), "-admin.port.legacy=0",
-	}
-	cmd := exec.Command(bin, args...)
+	cmd := exec.Command(bin, "--port", "127.0.0.1:"+strconv.Itoa(s.port), "--access", AccessKey, "--secret", SecretKey,
+		"--region", "us-east-1", "--quiet", "posix", "--sidecar", meta, data)
 	log, err := os.Create(s.LogPath())
 	if err != nil {
 		return fmt.Errorf("s3test: %w", err)
 	}
 	defer log.Close()
 	cmd.Stdout, cmd.Stderr, cmd.Dir = log, log, s.dir
-	// weed keeps its log files and Unix sockets in the temporary
-	// directory: this server's own, removed with it.
-	cmd.Env = append(os.Environ(), "TMPDIR="+s.dir)
+	// The root account comes from the flags alone, never from the
+	// environment of the test process.
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "ROOT_") || strings.HasPrefix(kv, "VGW_")
+	})
 	// The kernel stops the server if the test process dies without
 	// stopping it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
@@ -181,8 +159,8 @@ func (s *Server) run(ctx context.Context, bin string) error {
 	}
 	s.cmd, s.done = cmd, make(chan struct{})
 	go func() { s.exit = cmd.Wait(); close(s.done) }()
-	// A probe in flight ends when weed exits, rather than wait out its
-	// timeout.
+	// A probe in flight ends when the gateway exits, rather than wait out
+	// its timeout.
 	running, stop := context.WithCancel(ctx)
 	defer stop()
 	go func() {
@@ -192,10 +170,9 @@ func (s *Server) run(ctx context.Context, bin string) error {
 		}
 		stop()
 	}()
-	// The gateway answers once the filer and a volume server are up;
-	// writable means a volume could be grown: a probe object is written.
-	// A probe that fails is not retried by the client: the loop below
-	// tries again sooner than the client's backoff would.
+	// Ready means a bucket is made and an object written in it. A probe
+	// that fails is not retried by the client: the loop below tries again
+	// sooner than the client's backoff would.
 	o := s.Options("s3test-ready")
 	o.MaxRetries = 1
 	probe, err := blob.NewS3(o)
@@ -205,7 +182,7 @@ func (s *Server) run(ctx context.Context, bin string) error {
 	}
 	deadline := time.NewTimer(2 * time.Minute)
 	defer deadline.Stop()
-	tick := time.NewTicker(100 * time.Millisecond)
+	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		actx, cancel := context.WithTimeout(running, 10*time.Second)
@@ -221,16 +198,14 @@ func (s *Server) run(ctx context.Context, bin string) error {
 		case <-s.done:
 			out, _ := os.ReadFile(s.LogPath())
 			s.cmd = nil
-			// weed mini checks its ports as it starts and binds them as each
-			// service starts.
-			if line := lineWith(string(out), "is not available on", "address already in use"); line != "" {
+			if line := lineWith(string(out), "address already in use"); line != "" {
 				return fmt.Errorf("%w: %s", errPortTaken, line)
 			}
-			return fmt.Errorf("s3test: weed exited: %v: %s\n%s", s.exit, fatalLine(string(out)), lastLines(string(out), 15))
+			return fmt.Errorf("s3test: versitygw exited: %v\n%s", s.exit, lastLines(string(out), 15))
 		case <-deadline.C:
 			s.kill()
 			out, _ := os.ReadFile(s.LogPath())
-			return fmt.Errorf("s3test: the S3 gateway did not take a write within 2m: %v\n%s", err, lastLines(string(out), 15))
+			return fmt.Errorf("s3test: the gateway did not take a write within 2m: %v\n%s", err, lastLines(string(out), 15))
 		case <-ctx.Done():
 			s.kill()
 			return ctx.Err()
@@ -240,15 +215,12 @@ func (s *Server) run(ctx context.Context, bin string) error {
 }
 
 // LogPath is the server's log file.
-func (s *Server) LogPath() string { return filepath.Join(s.dir, "weed.log") }
+func (s *Server) LogPath() string { return filepath.Join(s.dir, "versitygw.log") }
 
 // Stop stops the server and removes its directory. Its data is thrown
-// away, so it is killed rather than shut down (which takes seconds).
+// away, so it is killed rather than shut down.
 func (s *Server) Stop() error {
 	s.kill()
-	for _, sock := range s.sockets {
-		os.Remove(sock)
-	}
 	return os.RemoveAll(s.dir)
 }
 
@@ -262,10 +234,9 @@ func (s *Server) kill() {
 }
 
 // freePorts returns n distinct loopback TCP ports nothing listens on,
-// chosen at random below the kernel's range of ephemeral ports: weed mini
-// binds its services one after another over seconds, and meanwhile a port
-// of that range can become the local end of a connection that weed, or
-// any process on the machine, opens.
+// chosen at random below the kernel's range of ephemeral ports: between
+// the choice and the gateway's bind, a port of that range can become the
+// local end of a connection that any process on the machine opens.
 func freePorts(n int) ([]int, error) {
 	const lowest = 10000 // above the ports of well-known services
 	floor := ephemeralFloor()
@@ -305,17 +276,6 @@ func ephemeralFloor() int {
 		}
 	}
 	return linuxDefault
-}
-
-// fatalLine is the first line of weed's log that says why it stopped: a
-// fatal log line (F and the date, as glog writes it) or a panic.
-func fatalLine(log string) string {
-	for _, line := range strings.Split(log, "\n") {
-		if len(line) > 1 && line[0] == 'F' && line[1] >= '0' && line[1] <= '9' || strings.HasPrefix(line, "panic:") {
-			return line
-		}
-	}
-	return ""
 }
 
 // lineWith is the first line of log that contains one of subs.

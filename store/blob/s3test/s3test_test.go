@@ -6,33 +6,33 @@ import (
 	"testing"
 )
 
-// The build script of the Makefile (make test-deps-seaweedfs) builds the
+// The build script of the Makefile (make test-deps-versitygw) builds the
 // version Binary looks for.
 func TestBuildScriptBuildsThisVersion(t *testing.T) {
-	raw, err := os.ReadFile("../../../.ci/seaweedfs")
+	raw, err := os.ReadFile("../../../.ci/versitygw")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "VERSION=${SEAWEEDFS_VERSION:-" + Version + "}"; !strings.Contains(string(raw), want) {
-		t.Fatalf(".ci/seaweedfs does not build %s (want the line %s)", Version, want)
+	if want := "VERSION=${VERSITYGW_VERSION:-" + Version + "}"; !strings.Contains(string(raw), want) {
+		t.Fatalf(".ci/versitygw does not build %s (want the line %s)", Version, want)
 	}
 }
 
-// A missing binary named by FLEETCAM_SEAWEEDFS_BIN is an error that names it.
+// A missing binary named by FLEETCAM_VERSITYGW_BIN is an error that names it.
 func TestBinaryNamesWhatIsMissing(t *testing.T) {
-	t.Setenv("FLEETCAM_SEAWEEDFS_BIN", "/nonexistent/weed")
-	if _, err := Binary(); err == nil || !strings.Contains(err.Error(), "FLEETCAM_SEAWEEDFS_BIN=/nonexistent/weed") {
+	t.Setenv(binEnv, "/nonexistent/versitygw")
+	if _, err := Binary(); err == nil || !strings.Contains(err.Error(), binEnv+"=/nonexistent/versitygw") {
 		t.Fatalf("got %v", err)
 	}
-	t.Setenv("FLEETCAM_SEAWEEDFS_BIN", "")
+	t.Setenv(binEnv, "")
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	if _, err := Binary(); err == nil || !strings.Contains(err.Error(), "make test-deps-seaweedfs") {
+	if _, err := Binary(); err == nil || !strings.Contains(err.Error(), "make test-deps-versitygw") {
 		t.Fatalf("got %v", err)
 	}
 }
 
 // The server's ports are free, distinct and below the ephemeral range, so
-// that no connection opened while weed starts can take one of them.
+// that no connection opened while the gateway starts can take one of them.
 func TestFreePortsBelowEphemeralRange(t *testing.T) {
 	ports, err := freePorts(10)
 	if err != nil {
