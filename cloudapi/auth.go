@@ -112,6 +112,9 @@ func (s *Server) authenticate(c *gin.Context) {
 		return
 	}
 	c.Set(principalKey, p)
+	// The request's writes are tracked from here, so that its views take
+	// the rows its authentication read only until it writes (pathRows).
+	c.Request = c.Request.WithContext(store.TrackWrites(c.Request.Context()))
 	c.Next()
 }
 
@@ -129,9 +132,13 @@ func (s *Server) resolve(c *gin.Context, cl *claims) (Principal, error) {
 	case p.UserID != 0:
 		var u *store.User
 		err := s.view(c, func(tx *store.Tx) error {
+			along := pathReads(c)
+			tx.ReadAlong(along)
 			var err error
-			u, err = tx.User(p.UserID)
-			return err
+			if u, err = tx.User(p.UserID); err != nil {
+				return err
+			}
+			return keepPathRows(c, tx, along)
 		})
 		switch {
 		case errors.Is(err, store.ErrNotFound):
@@ -149,9 +156,13 @@ func (s *Server) resolve(c *gin.Context, cl *claims) (Principal, error) {
 	case p.Kind == kindClient:
 		var client *store.OAuthClient
 		err := s.view(c, func(tx *store.Tx) error {
+			along := pathReads(c)
+			tx.ReadAlong(along)
 			var err error
-			client, err = tx.OAuthClient(p.ClientID)
-			return err
+			if client, err = tx.OAuthClient(p.ClientID); err != nil {
+				return err
+			}
+			return keepPathRows(c, tx, along)
 		})
 		switch {
 		case errors.Is(err, store.ErrNotFound):

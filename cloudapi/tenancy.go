@@ -59,7 +59,7 @@ func (s *Server) org(c *gin.Context, tx *store.Tx) (*store.Organization, error) 
 // orgByID returns organization id if the caller may see it, and on a route
 // marked host only if the caller may change it.
 func (s *Server) orgByID(c *gin.Context, tx *store.Tx, id int64) (*store.Organization, error) {
-	o, err := tx.Organization(id)
+	o, err := readOrg(c, tx, id)
 	if err != nil || !canSeeOrg(principal(c), o) {
 		return nil, notFound("organization")
 	}
@@ -121,7 +121,7 @@ func (s *Server) device(c *gin.Context, tx *store.Tx) (*store.Device, error) {
 
 // deviceByIMEI returns the device with imei if the caller may see it.
 func (s *Server) deviceByIMEI(c *gin.Context, tx *store.Tx, imei string) (*store.Device, error) {
-	d, err := tx.Device(imei)
+	d, err := readDevice(c, tx, imei)
 	if err != nil || !canSeeDevice(tx, principal(c), d) {
 		return nil, notFound("device " + imei)
 	}

@@ -8,6 +8,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -102,11 +103,37 @@ type Tx struct {
 	now   time.Time
 	// signalled is set once the commit is due to wake outbox watchers.
 	signalled bool
+	// readOnly is set for a view's transaction (View, ViewDevice).
+	readOnly bool
 }
 
-// newTx is the store transaction over one engine transaction.
+// newTx is the store transaction over one engine transaction that may
+// write: ctx's writes are marked (TrackWrites).
 func (db *DB) newTx(rec Records, ctx context.Context, actor Actor, now time.Time) *Tx {
+	if m, ok := ctx.Value(writeMarkKey{}).(*writeMark); ok {
+		m.wrote.Store(true)
+	}
 	return &Tx{rec: rec, db: db, ctx: ctx, actor: actor, now: now}
+}
+
+// writeMark records that a transaction that may write ran for a context
+// (TrackWrites).
+type writeMark struct{ wrote atomic.Bool }
+
+type writeMarkKey struct{}
+
+// TrackWrites returns ctx, under which every transaction that may write
+// (Update, a group commit's job, a migration) is remembered: Wrote then
+// reports it, for ctx and every context made from it.
+func TrackWrites(ctx context.Context) context.Context {
+	return context.WithValue(ctx, writeMarkKey{}, &writeMark{})
+}
+
+// Wrote reports whether a transaction that may write has run for ctx
+// since TrackWrites; false for a context TrackWrites did not make.
+func Wrote(ctx context.Context) bool {
+	m, ok := ctx.Value(writeMarkKey{}).(*writeMark)
+	return ok && m.wrote.Load()
 }
 
 // Update runs fn in one read-write transaction on behalf of actor. The
@@ -143,8 +170,43 @@ func (db *DB) View(ctx context.Context, fn func(*Tx) error) error {
 		return err
 	}
 	return db.engine.View(ctx, func(rec Records) error {
-		return fn(db.newTx(rec, ctx, Actor{}, db.Now()))
+		return fn(db.newView(rec, ctx))
 	})
+}
+
+// newView is the store transaction over one engine transaction of a view.
+func (db *DB) newView(rec Records, ctx context.Context) *Tx {
+	return &Tx{rec: rec, db: db, ctx: ctx, now: db.Now(), readOnly: true}
+}
+
+// ReadOnly reports whether tx is a view's transaction, which writes
+// nothing.
+func (tx *Tx) ReadOnly() bool { return tx.readOnly }
+
+// AlongReads names rows a transaction is about to read, by their keys.
+type AlongReads struct {
+	Organizations []int64
+	Devices       []string // by IMEI
+}
+
+// AlongReader is what an engine's records offer when the rows a
+// transaction will read can travel with the statement it sends next
+// (PostgreSQL: in its round trip), rather than each in one of its own.
+type AlongReader interface {
+	// ReadAlong has the rows of r read with the transaction's next
+	// statement; the record methods (Organizations().Get, Devices().Get)
+	// then answer them without a statement. A row that is not there is
+	// answered as one read on its own would be.
+	ReadAlong(r AlongReads)
+}
+
+// ReadAlong tells the engine which organizations and devices tx reads
+// next to whatever it reads first (AlongReader): on an engine where
+// reads are local, it does nothing.
+func (tx *Tx) ReadAlong(r AlongReads) {
+	if a, ok := tx.rec.(AlongReader); ok {
+		a.ReadAlong(r)
+	}
 }
 
 // DeviceViewer is what an engine offers when it can read a device's own
@@ -184,7 +246,7 @@ func (db *DB) ViewDevice(ctx context.Context, imei string, reads ViewReads, fn f
 		return db.View(ctx, fn)
 	}
 	return dv.ViewDevice(ctx, imei, reads, func(rec Records) error {
-		return fn(db.newTx(rec, ctx, Actor{}, db.Now()))
+		return fn(db.newView(rec, ctx))
 	})
 }
 

@@ -31,11 +31,13 @@ func deviceFields(d *store.Device) []any {
 // those of the device and its revision (Stamp).
 const deviceMemoColumns = deviceColumns + `, revision`
 
+// getDeviceSQL reads the memo's row of the device $1.
+const getDeviceSQL = `SELECT ` + deviceMemoColumns + ` FROM devices WHERE imei = $1`
+
 // getDevice reads imei's row (deviceMemoColumns) into d and rev, once per
 // transaction (memo.go).
 func getDevice(t *tx, imei string, d *store.Device, rev *int64) error {
-	return getMemo(t, tableDevices, imei, `SELECT `+deviceMemoColumns+` FROM devices WHERE imei = $1`,
-		append(deviceFields(d), rev), imei)
+	return getMemo(t, tableDevices, imei, getDeviceSQL, append(deviceFields(d), rev), imei)
 }
 
 // Get implements store.DeviceRecords.

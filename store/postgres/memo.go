@@ -3,6 +3,7 @@ package postgres
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -133,6 +134,40 @@ func getMemo(t *tx, table, key, sql string, fields []any, args ...any) error {
 	defer release()
 	return classify(pgx.ScanRow(m, r.fields, r.values, fields...))
 }
+
+// ReadAlong implements store.AlongReader: the rows of r that the
+// transaction has not read go, one statement each, in the round trip of
+// its next statement, and into the memo, where the record methods find
+// them (getMemo). An API request reads the user its token names and, in
+// the same round trip, the organization or device its path names. The
+// statements are those of the Get methods, so a row reads the same either
+// way.
+func (t *tx) ReadAlong(r store.AlongReads) {
+	p := pipeOf(t)
+	if p == nil || p.closed || t.bulk != nil {
+		return
+	}
+	along := func(table, key, sql string, arg any) {
+		k := memoKey{table, key}
+		if _, ok := t.memo.rows[k]; ok {
+			return
+		}
+		for _, a := range p.along {
+			if a.sql == sql && a.args[0] == arg {
+				return
+			}
+		}
+		p.along = append(p.along, alongRead{sql: sql, args: []any{arg}, keep: func(r memoRow) { t.remember(k, r) }})
+	}
+	for _, id := range r.Organizations {
+		along(tableOrganizations, strconv.FormatInt(id, 10), getOrganizationSQL, id)
+	}
+	for _, imei := range r.Devices {
+		along(tableDevices, imei, getDeviceSQL, imei)
+	}
+}
+
+var _ store.AlongReader = (*tx)(nil)
 
 // decodeTypes is the type map the memo's rows are decoded with, and what
 // gives it back: the connection's while the transaction has the connection

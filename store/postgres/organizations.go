@@ -35,11 +35,13 @@ func organizationFields(o *store.Organization) []any {
 		&o.LiveVideoTimeoutSeconds, &o.DefaultDataProfileID, zeroTime{&o.CreatedAt}, zeroTime{&o.DeletedAt}}
 }
 
+// getOrganizationSQL reads the memo's row of the organization $1.
+const getOrganizationSQL = `SELECT ` + organizationColumns + ` FROM organizations o WHERE o.id = $1`
+
 // Get implements store.OrganizationRecords.
 func (r organizations) Get(id int64) (*store.Organization, error) {
 	var o store.Organization
-	err := getMemo(r.t, tableOrganizations, strconv.FormatInt(id, 10),
-		`SELECT `+organizationColumns+` FROM organizations o WHERE o.id = $1`, organizationFields(&o), id)
+	err := getMemo(r.t, tableOrganizations, strconv.FormatInt(id, 10), getOrganizationSQL, organizationFields(&o), id)
 	if err != nil {
 		return nil, err
 	}

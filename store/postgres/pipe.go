@@ -58,6 +58,16 @@ type pipe struct {
 	// (viewGather); missed is true when it then asked for more.
 	ahead, missed bool
 	trips         int // round trips sent (send), which the tests count
+	// along are reads of rows that go with the next statement (readAlong).
+	along []alongRead
+}
+
+// alongRead is the read of one row that travels with the transaction's
+// next statement, after its queued writes: keep takes the row as read.
+type alongRead struct {
+	sql  string
+	args []any
+	keep func(memoRow)
 }
 
 // heldWrites are writes a transaction holds back beyond the pipe's queue,
@@ -292,10 +302,14 @@ func (p *pipe) send(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error)
 		all.Queue(p.begin)
 	}
 	queued := mergeQueued(all, p.queued)
+	along := p.along
+	for _, a := range along {
+		all.Queue(a.sql, a.args...)
+	}
 	if b != nil {
 		all.QueuedQueries = append(all.QueuedQueries, b.QueuedQueries...)
 	}
-	p.begin, p.queued = "", nil
+	p.begin, p.queued, p.along = "", nil, nil
 	p.trips++
 	br := p.conn.SendBatch(ctx, all)
 	if begin {
@@ -318,6 +332,18 @@ func (p *pipe) send(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error)
 			p.failure = &store.JobFailed{Job: q.job, Err: classify(err)}
 			return nil, p.failure
 		}
+	}
+	for _, a := range along {
+		rows, err := br.Query()
+		if err == nil {
+			var r memoRow
+			if r, err = readMemoRow(rows); err == nil {
+				a.keep(r)
+				continue
+			}
+		}
+		br.Close()
+		return nil, err
 	}
 	return br, nil
 }
@@ -488,7 +514,7 @@ func (p *pipe) endRead(ends *atomic.Int64) {
 		return
 	}
 	p.closed = true
-	p.queued, p.last = nil, nil
+	p.queued, p.last, p.along = nil, nil, nil
 	conn := p.conn
 	ends.Add(1)
 	go func() {
@@ -515,7 +541,7 @@ var errNotReadAhead = errors.New("store: postgres: read outside what the view re
 // still in a transaction (a rollback that could not be sent).
 func (p *pipe) end() {
 	p.closed = true
-	p.queued, p.last = nil, nil
+	p.queued, p.last, p.along = nil, nil, nil
 	p.conn.Release()
 }
 
