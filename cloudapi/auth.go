@@ -131,14 +131,10 @@ func (s *Server) resolve(c *gin.Context, cl *claims) (Principal, error) {
 	switch {
 	case p.UserID != 0:
 		var u *store.User
-		err := s.view(c, func(tx *store.Tx) error {
-			along := pathReads(c)
-			tx.ReadAlong(along)
+		err := s.authView(c, func(tx *store.Tx) error {
 			var err error
-			if u, err = tx.User(p.UserID); err != nil {
-				return err
-			}
-			return keepPathRows(c, tx, along)
+			u, err = tx.User(p.UserID)
+			return err
 		})
 		switch {
 		case errors.Is(err, store.ErrNotFound):
@@ -155,14 +151,10 @@ func (s *Server) resolve(c *gin.Context, cl *claims) (Principal, error) {
 		}
 	case p.Kind == kindClient:
 		var client *store.OAuthClient
-		err := s.view(c, func(tx *store.Tx) error {
-			along := pathReads(c)
-			tx.ReadAlong(along)
+		err := s.authView(c, func(tx *store.Tx) error {
 			var err error
-			if client, err = tx.OAuthClient(p.ClientID); err != nil {
-				return err
-			}
-			return keepPathRows(c, tx, along)
+			client, err = tx.OAuthClient(p.ClientID)
+			return err
 		})
 		switch {
 		case errors.Is(err, store.ErrNotFound):

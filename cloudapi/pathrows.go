@@ -30,7 +30,8 @@ type pathRows struct {
 
 const pathRowsKey = "fleetcam.pathRows"
 
-// pathReads names the rows of the request's path.
+// pathReads names the rows of the request's path: its organization and
+// its device, each when it names one.
 func pathReads(c *gin.Context) store.AlongReads {
 	var r store.AlongReads
 	if c.Param("orgId") != "" {
@@ -44,36 +45,45 @@ func pathReads(c *gin.Context) store.AlongReads {
 	return r
 }
 
-// keepPathRows reads in tx the rows r names, and keeps those it finds for
-// the request's views. A row that is not there is left for the view to
-// find missing.
-func keepPathRows(c *gin.Context, tx *store.Tx, r store.AlongReads) error {
-	var rows pathRows
-	for _, id := range r.Organizations {
-		o, err := tx.Organization(id)
-		switch {
-		case err == nil:
-			rows.org = o
-		case !errors.Is(err, store.ErrNotFound):
+// authView runs read, the authentication's read of its token's user or
+// OAuth client, in a view that reads the rows of the request's path in the
+// same round trip, and keeps those it finds for the request's views. A
+// row that is not there is left for the view to find missing.
+func (s *Server) authView(c *gin.Context, read func(tx *store.Tx) error) error {
+	return s.view(c, func(tx *store.Tx) error {
+		along := pathReads(c)
+		tx.ReadAlong(along)
+		if err := read(tx); err != nil {
 			return err
 		}
-	}
-	for _, imei := range r.Devices {
-		d, err := tx.Device(imei)
-		switch {
-		case err == nil:
-			rows.device = d
-		case !errors.Is(err, store.ErrNotFound):
-			return err
+		var rows pathRows
+		var err error
+		if len(along.Organizations) > 0 {
+			if rows.org, err = found(tx.Organization(along.Organizations[0])); err != nil {
+				return err
+			}
 		}
-	}
-	if rows.org != nil || rows.device != nil {
-		c.Set(pathRowsKey, rows)
-	}
-	return nil
+		if len(along.Devices) > 0 {
+			if rows.device, err = found(tx.Device(along.Devices[0])); err != nil {
+				return err
+			}
+		}
+		if rows.org != nil || rows.device != nil {
+			c.Set(pathRowsKey, rows)
+		}
+		return nil
+	})
 }
 
-// keptPathRows are the rows keepPathRows kept, for a view's tx of a
+// found is a read's row, nil without an error when there is none.
+func found[T any](row *T, err error) (*T, error) {
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return row, err
+}
+
+// keptPathRows are the rows authView kept, for a view's tx of a
 // request that has not written since its authentication; none for a
 // transaction that writes, or once one ran (store.TrackWrites), whose
 // changes the rows would not show.

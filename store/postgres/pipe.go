@@ -58,7 +58,8 @@ type pipe struct {
 	// (viewGather); missed is true when it then asked for more.
 	ahead, missed bool
 	trips         int // round trips sent (send), which the tests count
-	// along are reads of rows that go with the next statement (readAlong).
+	// along are reads of rows that go with the next statement
+	// (tx.ReadAlong).
 	along []alongRead
 }
 
