@@ -55,14 +55,18 @@ func (f *eventFilter) add(cond, name string, v any) {
 
 // window bounds the event time by start and end, both inclusive; a zero
 // time does not bound it. A stored time is a whole microsecond, and pgx
-// drops a bound's fraction of one as it dropped the stored time's.
+// drops a bound's fraction of one as it dropped the stored time's. The
+// end goes to the statements as the microsecond after it (until), an
+// exclusive bound: every upper bound of the time is then "<", so that a
+// page's statement is one text whether its window's end or a unit's
+// start bounds it, and a connection prepares and plans it once.
 func (f *eventFilter) window(start, end time.Time) {
 	f.start, f.end = floorMicro(start), floorMicro(end)
 	if !start.IsZero() {
 		f.args["start"] = f.start
 	}
 	if !end.IsZero() {
-		f.args["end"] = f.end
+		f.args["until"] = f.end.Add(time.Microsecond)
 	}
 }
 
@@ -93,7 +97,7 @@ func (f *eventFilter) bounds() (lo, hi string) {
 		lo = `>= @start`
 	}
 	if !f.end.IsZero() {
-		hi = `<= @end`
+		hi = `< @until`
 	}
 	return lo, hi
 }
@@ -113,6 +117,22 @@ func (f *eventFilter) empty() bool {
 // ownership 0, whose organization and creation the counts do not keep, no
 // limit or a window open at one end) count their window from the index.
 func (s events) ByDevice(imei string, f store.DeviceEventFilter, p store.Page) ([]store.Event, int, error) {
+	if h := f.Holder; h != nil && h.IMEI != imei {
+		return nil, 0, nil
+	}
+	w, c := deviceEventFilter(imei, f)
+	if c != nil && p.Limit > 0 {
+		page, total, err := s.spannedPage(w, c, p, false)
+		return plainEvents(page), total, err
+	}
+	page, total, err := s.countedPage(w, p, false)
+	return plainEvents(page), total, err
+}
+
+// deviceEventFilter is the filter of ByDevice's events (the holder, if
+// any, is imei), and the daily counts that answer it, nil where they do
+// not.
+func deviceEventFilter(imei string, f store.DeviceEventFilter) (*eventFilter, *unitCounts) {
 	w := newEventFilter()
 	w.add(`imei = @imei`, "imei", imei)
 	w.window(f.Start, f.End)
@@ -127,9 +147,6 @@ func (s events) ByDevice(imei string, f store.DeviceEventFilter, p store.Page) (
 	}
 	legacy := false
 	if h := f.Holder; h != nil {
-		if h.IMEI != imei {
-			return nil, 0, nil
-		}
 		w.add(`ownership = @ownership`, "ownership", h.Ownership)
 		c.add(`ownership = @ownership`, "ownership", h.Ownership)
 		if h.Ownership == 0 {
@@ -138,12 +155,10 @@ func (s events) ByDevice(imei string, f store.DeviceEventFilter, p store.Page) (
 			legacy = true
 		}
 	}
-	if f.Status == "" && !legacy && p.Limit > 0 && !f.Start.IsZero() && !f.End.IsZero() {
-		page, total, err := s.spannedPage(w, c, p, false)
-		return plainEvents(page), total, err
+	if f.Status != "" || legacy || f.Start.IsZero() || f.End.IsZero() {
+		return w, nil
 	}
-	page, total, err := s.countedPage(w, p, false)
-	return plainEvents(page), total, err
+	return w, c
 }
 
 // ByOrganization implements store.EventSet over events_organization and
@@ -165,6 +180,17 @@ var _ store.OrgEventNamer = events{}
 // The index entries carry the type, partner and device, so that only the
 // status filter and the page read the rows.
 func (s events) byOrganization(org int64, f store.OrgEventFilter, p store.Page, named bool) ([]store.OrgEvent, int, error) {
+	w, c := orgEventFilter(org, f)
+	if c != nil && p.Limit > 0 {
+		return s.spannedPage(w, c, p, named)
+	}
+	return s.countedPage(w, p, named)
+}
+
+// orgEventFilter is the filter of org's events under f, and the hourly
+// counts that answer it, nil where they do not (a set of devices, a
+// status, a window open at one end).
+func orgEventFilter(org int64, f store.OrgEventFilter) (*eventFilter, *unitCounts) {
 	w := newEventFilter()
 	w.add(`organization_id = @org`, "org", org)
 	w.window(f.Start, f.End)
@@ -172,7 +198,7 @@ func (s events) byOrganization(org int64, f store.OrgEventFilter, p store.Page, 
 	if f.PartnerID != 0 {
 		w.add(`partner_id = @partner`, "partner", f.PartnerID)
 	}
-	if f.IMEIs == nil && f.Status == "" && p.Limit > 0 && !f.Start.IsZero() && !f.End.IsZero() {
+	if f.IMEIs == nil && f.Status == "" && !f.Start.IsZero() && !f.End.IsZero() {
 		c := newUnitCounts(time.Hour, "event_hours", "hour")
 		c.add(`organization_id = @org`, "org", org)
 		if f.PartnerID != 0 {
@@ -181,7 +207,7 @@ func (s events) byOrganization(org int64, f store.OrgEventFilter, p store.Page, 
 		if f.Types != nil {
 			c.add(`type = ANY (@types)`, "types", w.args["types"])
 		}
-		return s.spannedPage(w, c, p, named)
+		return w, c
 	}
 	if f.IMEIs != nil {
 		w.add(`imei = ANY (@imeis)`, "imeis", slices.Sorted(maps.Keys(f.IMEIs)))
@@ -189,7 +215,7 @@ func (s events) byOrganization(org int64, f store.OrgEventFilter, p store.Page, 
 	if f.Status != "" {
 		w.add(`status = @status`, "status", f.Status)
 	}
-	return s.countedPage(w, p, named)
+	return w, nil
 }
 
 // pageSQL is the statement of the page of the events w keeps, by time then
@@ -359,6 +385,73 @@ type span struct {
 	n      int
 }
 
+// queuePageWarmers queues on b the statements of the first page of the
+// event lists read most, built as those pages build them: a device's
+// (its owner's events: an ownership other than 0) and an organization's
+// with its devices' names, with a partner and without, over a window with
+// partial units at both ends. The window is long before any event, so
+// that run on a new connection (warmPages) they read nothing: initial
+// pruning leaves out every partition.
+func queuePageWarmers(b *pgx.Batch) {
+	start := time.Date(2000, 1, 1, 0, 30, 0, 0, time.UTC)
+	end := start.Add(30 * 24 * time.Hour)
+	first := func(w *eventFilter, c *unitCounts, named bool) {
+		q, _ := w.unitCounts(c)
+		q.queue(b)
+		sql, args := w.pageSQL(time.Time{}, q.first.Add(c.unit), store.Page{Limit: 100}, named)
+		b.Queue(sql, args)
+	}
+	w, c := deviceEventFilter("", store.DeviceEventFilter{Start: start, End: end, Holder: &store.Device{Ownership: 1}})
+	first(w, c, false)
+	for _, partner := range []int64{0, 1} {
+		w, c := orgEventFilter(0, store.OrgEventFilter{Start: start, End: end, PartnerID: partner})
+		first(w, c, true)
+	}
+}
+
+// countsRead is the first round trip of spannedPage: the counts of a
+// window's whole units, from first to last (exclusive), and of its partial
+// first (lead) and last (trail) units from the index.
+type countsRead struct {
+	w           *eventFilter
+	c           *unitCounts
+	first, last time.Time
+	lead, trail bool
+}
+
+// unitCounts is the counts' read of w's window by c's units; whole is
+// false when the window holds no whole unit.
+func (w *eventFilter) unitCounts(c *unitCounts) (q countsRead, whole bool) {
+	// Whole units from first (the first unit that starts in the window)
+	// to last (exclusive: the unit the window's last microsecond is in).
+	first := w.start.Truncate(c.unit)
+	if first.Before(w.start) {
+		first = first.Add(c.unit)
+	}
+	last := w.end.Add(time.Microsecond).Truncate(c.unit)
+	q = countsRead{w: w, c: c, first: first, last: last, lead: w.start.Before(first), trail: !w.end.Before(last)}
+	return q, first.Before(last)
+}
+
+// queue queues the read's statements on b: the lead's count, the trail's,
+// then the units' counts.
+func (q countsRead) queue(b *pgx.Batch) {
+	edge := func(lo, hi string, bound string, at time.Time) {
+		args := maps.Clone(q.w.args)
+		args[bound] = at
+		b.Queue(`SELECT count(*) FROM events WHERE `+q.w.where(lo, hi), args)
+	}
+	if q.lead {
+		edge(`>= @start`, `< @first`, "first", q.first)
+	}
+	if q.trail {
+		edge(`>= @last`, `< @until`, "last", q.last)
+	}
+	args := maps.Clone(q.c.args)
+	args["first"], args["last"] = q.first, q.last
+	b.Queue(q.c.sql(), args)
+}
+
 // spannedPage returns the page p (p.Limit > 0) of the events that w keeps,
 // whose number c counts by unit, and how many it keeps. One round trip
 // reads the counts of the window's whole units and counts its partial
@@ -371,14 +464,8 @@ func (s events) spannedPage(w *eventFilter, c *unitCounts, p store.Page, named b
 	if w.empty() {
 		return nil, 0, nil
 	}
-	// Whole units from first (the first unit that starts in the window)
-	// to last (exclusive: the unit the window's last microsecond is in).
-	first := w.start.Truncate(c.unit)
-	if first.Before(w.start) {
-		first = first.Add(c.unit)
-	}
-	last := w.end.Add(time.Microsecond).Truncate(c.unit)
-	if !first.Before(last) {
+	q, whole := w.unitCounts(c)
+	if !whole {
 		// No whole unit: at most two partial ones, counted from the index.
 		return s.countedPage(w, p, named)
 	}
@@ -386,22 +473,8 @@ func (s events) spannedPage(w *eventFilter, c *unitCounts, p store.Page, named b
 		return nil, 0, err
 	}
 	b := &pgx.Batch{}
-	edge := func(lo, hi string, bound string, at time.Time) {
-		args := maps.Clone(w.args)
-		args[bound] = at
-		b.Queue(`SELECT count(*) FROM events WHERE `+w.where(lo, hi), args)
-	}
-	lead := w.start.Before(first)
-	if lead {
-		edge(`>= @start`, `< @first`, "first", first)
-	}
-	trail := !w.end.Before(last)
-	if trail {
-		edge(`>= @last`, `<= @end`, "last", last)
-	}
-	args := maps.Clone(c.args)
-	args["first"], args["last"] = first, last
-	b.Queue(c.sql(), args)
+	q.queue(b)
+	first, last, lead, trail := q.first, q.last, q.lead, q.trail
 
 	var spans []span
 	br := s.t.pg.SendBatch(s.t.ctx, b)

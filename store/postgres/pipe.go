@@ -174,9 +174,13 @@ func (t *tx) planPages() error {
 		return nil
 	}
 	p.paged = true
-	return p.queue(`SELECT set_config('plan_cache_mode', 'force_generic_plan', true),
-		set_config('max_parallel_workers_per_gather', '0', true)`)
+	return p.queue(pagePlanSettings)
 }
+
+// pagePlanSettings are the planner settings of a read of pages
+// (planPages), for the rest of its transaction.
+const pagePlanSettings = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true),
+		set_config('max_parallel_workers_per_gather', '0', true)`
 
 // queueUnseen holds back an insert of keys the transaction read as
 // absent. Should another transaction, out of this one's sight, have stored

@@ -46,7 +46,7 @@ type Options struct {
 	// at once; nodes that share one are still correct, and only meet in
 	// conflicts their transactions run again after.
 	Node string
-	// Warm keeps connections of both pools open from the start, each
+	// Warm keeps both pools open in full from the start, each connection
 	// ready for the reads it serves most (warm.go): a
 	// server's, which may take a fleet the moment it starts. Tests and
 	// one-off commands leave it off.
@@ -108,10 +108,13 @@ func OpenEngine(ctx context.Context, url string, o Options) (*Engine, error) {
 	if o.MaxConns > 0 {
 		cfg.MaxConns = o.MaxConns
 	}
+	// Connections opened together (a warm pool's, at the start) end their
+	// lifetime at different times, and are opened again one by one.
+	cfg.MaxConnLifetimeJitter = cfg.MaxConnLifetime / 4
 	e := &Engine{node: o.Node, sent: sent, demand: &eventDemand{}, warmUp: o.Warm}
 	vcfg := viewPoolConfig(cfg)
 	if o.Warm {
-		e.warmConfig(cfg, max(2, cfg.MaxConns/4), warmCommits)
+		e.warmConfig(cfg, cfg.MaxConns, warmEngineConn)
 		e.warmConfig(vcfg, vcfg.MaxConns, warmViews)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

@@ -25,16 +25,27 @@ import (
 // under load, when the server's cores were shortest; in a three-node
 // cluster's connect storm it was a third of the server's time.
 //
-// So a warm engine keeps connections open from the start (pgxpool's
-// MinConns, opened and kept in the background): the views' pool in full,
-// it is a quarter of the engine's already, and a quarter of the engine's
-// pool (at least two), about what a node's group commit, webhook delivery
-// and API use at once. Each new connection runs the reads its pool sends
-// most, for no device, before it is first used. A read for no device finds
-// nothing and writes nothing: it only prepares the statements, reads the
-// catalog and, on the views' pool, makes the generic plans the connection
-// keeps (viewPoolConfig). Connections opened before the schema is there
-// are warmed once Prepare has applied it.
+// So a warm engine keeps both pools open in full from the start
+// (pgxpool's MinConns, opened and kept in the background), and each new
+// connection runs the reads its pool sends most before it is first used:
+// for no device, and on the engine's pool also the first page of the
+// event lists read most, for a window with no event. A read for no device
+// finds nothing and writes nothing: it only prepares the statements,
+// reads the catalog and makes the generic plans the connection keeps
+// (viewPoolConfig, planPages). Connections opened before the schema is
+// there are warmed once Prepare has applied it.
+//
+// The engine's pool was kept open at a quarter once, about what a node's
+// group commit, webhook delivery and API use at once. But a burst of
+// requests then grew it under load: each connection it opened was warmed
+// (or, unwarmed, planned each page's statements at its first pages) while
+// the request that opened it waited, the requests behind it waited for
+// more connections, and a second of page requests queued behind the
+// warming of a dozen connections. Kept open in full, the pool opens a
+// connection under load only after one was lost, and the connections
+// reach the end of their lifetime at different times (the jitter of
+// OpenEngine), so that they are opened again one at a time, in the
+// background.
 
 // warmConfig makes the pool of cfg keep keep connections open and warm
 // each connection with warm once e.warm is set: as it opens, or, when it
@@ -102,6 +113,32 @@ func warmCommits(ctx context.Context, conn *pgx.Conn) error {
 	return conn.SendBatch(ctx, b).Close()
 }
 
+// warmEngineConn warms a connection of the engine's pool, which runs the
+// group commits and the API's reads: the group commit's read-ahead
+// (warmCommits) and the first page of the event lists read most
+// (warmPages).
+func warmEngineConn(ctx context.Context, conn *pgx.Conn) error {
+	return errors.Join(warmCommits(ctx, conn), warmPages(ctx, conn))
+}
+
+// warmPages makes on conn the generic plans of the statements of the
+// event pages read most (queuePageWarmers), under the planner settings of
+// a read of pages (planPages), in a read-only transaction. Such a plan
+// covers every partition of the events and of their files: on a new
+// server process the first one costs tens of milliseconds, mostly reading
+// the partitions' catalog entries, and each further statement a few more.
+// Unwarmed, the first pages a connection served paid that: while a burst
+// of requests grew the pool, each of its new connections did, and the
+// requests queued behind them.
+func warmPages(ctx context.Context, conn *pgx.Conn) error {
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN READ ONLY`)
+	b.Queue(pagePlanSettings)
+	queuePageWarmers(b)
+	b.Queue(`COMMIT`)
+	return conn.SendBatch(ctx, b).Close()
+}
+
 // warmPools warms the connections each pool keeps open, once the schema
 // is there: those opened before, and any it opens to have them all.
 // Connections opened from then on are warmed as they open.
@@ -118,14 +155,23 @@ func (e *Engine) warmPools(ctx context.Context) error {
 				}
 			}()
 			held = append(held, pool.AcquireAllIdle(ctx)...)
-			for len(held) < int(pool.Config().MinConns) {
-				c, err := pool.Acquire(ctx)
-				if err != nil {
-					errs[i] = classify(err)
-					return
-				}
-				held = append(held, c)
+			// The rest at once: each connection is opened and warmed
+			// while the others are.
+			var mu sync.Mutex
+			var opening sync.WaitGroup
+			for range int(pool.Config().MinConns) - len(held) {
+				opening.Go(func() {
+					c, err := pool.Acquire(ctx)
+					mu.Lock()
+					defer mu.Unlock()
+					if err != nil {
+						errs[i] = classify(err)
+						return
+					}
+					held = append(held, c)
+				})
 			}
+			opening.Wait()
 		})
 	}
 	wg.Wait()
