@@ -94,7 +94,7 @@ func (e *clusterEnv) nodeConfig(i int, tune func(*configs.Config)) configs.Confi
 	cfg.Bootstrap.PartnerEmail, cfg.Bootstrap.PartnerPassword = partnerEmail, partnerPassword
 	cfg.Auth.BcryptCost = 4
 	cfg.Auth.SigningKey = clusterSigningKey
-	cfg.Store.PostgresURL = e.pg
+	cfg.Store.PostgresURL, cfg.Store.MaxConns = e.pg, testMaxConns
 	cfg.Cluster.NATSURL = e.nats.URL()
 	cfg.Media.Dir = e.media
 	cfg.Cluster.NodeID = "node-" + string(rune('a'+i))

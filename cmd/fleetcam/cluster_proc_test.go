@@ -137,6 +137,8 @@ webhooks:
   maxBackoff: 1s
 cluster:
   jobLockRetry: `+retry.String()+`
+store:
+  maxConns: `+strconv.Itoa(testMaxConns)+`
 `+pc.setup.config), 0o600)
 	if err != nil {
 		pc.t.Fatal(err)

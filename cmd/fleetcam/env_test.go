@@ -70,8 +70,15 @@ func onEveryEngine(t *testing.T, fn func(t *testing.T, engine envOption)) {
 // binary's PostgreSQL server (store/pgtest), as store.postgresURL does in
 // production.
 func withPostgres() envOption {
-	return func(e *fleetEnv) { e.cfg.Store.PostgresURL = pgtest.Database(e.t, "") }
+	return func(e *fleetEnv) { e.cfg.Store.PostgresURL, e.cfg.Store.MaxConns = pgtest.Database(e.t, ""), testMaxConns }
 }
+
+// testMaxConns is store.maxConns of the servers the tests start on
+// PostgreSQL: a server opens and warms its pools in full as it starts
+// (store/postgres/warm.go), and the tests' loads are served as well by
+// six connections as by the twenty of the default, for a third of the
+// start.
+const testMaxConns = 6
 
 func withConfig(tune func(*configs.Config)) envOption {
 	return func(e *fleetEnv) { tune(&e.cfg) }
