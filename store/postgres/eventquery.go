@@ -396,7 +396,7 @@ func queuePageWarmers(b *pgx.Batch) {
 	start := time.Date(2000, 1, 1, 0, 30, 0, 0, time.UTC)
 	end := start.Add(30 * 24 * time.Hour)
 	first := func(w *eventFilter, c *unitCounts, named bool) {
-		q, _ := w.unitCounts(c)
+		q, _ := w.countsBy(c)
 		q.queue(b)
 		sql, args := w.pageSQL(time.Time{}, q.first.Add(c.unit), store.Page{Limit: 100}, named)
 		b.Queue(sql, args)
@@ -419,9 +419,9 @@ type countsRead struct {
 	lead, trail bool
 }
 
-// unitCounts is the counts' read of w's window by c's units; whole is
+// countsBy is the counts' read of w's window by c's units; whole is
 // false when the window holds no whole unit.
-func (w *eventFilter) unitCounts(c *unitCounts) (q countsRead, whole bool) {
+func (w *eventFilter) countsBy(c *unitCounts) (q countsRead, whole bool) {
 	// Whole units from first (the first unit that starts in the window)
 	// to last (exclusive: the unit the window's last microsecond is in).
 	first := w.start.Truncate(c.unit)
@@ -464,7 +464,7 @@ func (s events) spannedPage(w *eventFilter, c *unitCounts, p store.Page, named b
 	if w.empty() {
 		return nil, 0, nil
 	}
-	q, whole := w.unitCounts(c)
+	q, whole := w.countsBy(c)
 	if !whole {
 		// No whole unit: at most two partial ones, counted from the index.
 		return s.countedPage(w, p, named)
