@@ -70,7 +70,9 @@ func onEveryEngine(t *testing.T, fn func(t *testing.T, engine envOption)) {
 // binary's PostgreSQL server (store/pgtest), as store.postgresURL does in
 // production.
 func withPostgres() envOption {
-	return func(e *fleetEnv) { e.cfg.Store.PostgresURL, e.cfg.Store.MaxConns = pgtest.Database(e.t, ""), testMaxConns }
+	return func(e *fleetEnv) {
+		e.cfg.Store.PostgresURL, e.cfg.Store.MaxConns = pgtest.Database(e.t, ""), testMaxConns
+	}
 }
 
 // testMaxConns is store.maxConns of the servers the tests start on
