@@ -2,7 +2,6 @@ package cloudapi
 
 import (
 	"errors"
-	"slices"
 
 	"github.com/gin-gonic/gin"
 
@@ -100,11 +99,7 @@ func keptPathRows(c *gin.Context, tx *store.Tx) pathRows {
 // caller may change.
 func readOrg(c *gin.Context, tx *store.Tx, id int64) (*store.Organization, error) {
 	if o := keptPathRows(c, tx).org; o != nil && o.ID == id {
-		cp := *o
-		cp.PartnerIDs = slices.Clone(o.PartnerIDs)
-		cp.InvitedPartnerIDs = slices.Clone(o.InvitedPartnerIDs)
-		cp.SSOSalt = slices.Clone(o.SSOSalt)
-		return &cp, nil
+		return o.Copy(), nil
 	}
 	return tx.Organization(id)
 }

@@ -129,6 +129,15 @@ func (tx *Tx) AddOrganization(o *Organization) error {
 		EntityID: strconv.FormatInt(o.ID, 10), OrganizationID: o.ID, PartnerID: o.PartnerID, After: o.public()})
 }
 
+// Copy is a copy of o that shares nothing with it.
+func (o *Organization) Copy() *Organization {
+	c := *o
+	c.PartnerIDs = slices.Clone(o.PartnerIDs)
+	c.InvitedPartnerIDs = slices.Clone(o.InvitedPartnerIDs)
+	c.SSOSalt = slices.Clone(o.SSOSalt)
+	return &c
+}
+
 func (o *Organization) public() Organization {
 	c := *o
 	c.SSOSalt = nil
