@@ -20,8 +20,8 @@
 //	media       100 devices upload 1 MB clips through fleetcam's upload
 //	            URLs, then every clip is downloaded by its link: throughput
 //	            and latency with media in a directory and in a bucket of a
-//	            versitygw server it starts (make test-deps-versitygw builds
-//	            it), side by side
+//	            versitygw server it starts (tools/s3gateway, which make
+//	            test-deps-versitygw builds), side by side
 //	cluster     (-cluster N, alone) N fleetcam nodes on PostgreSQL and a NATS
 //	            server in this process, 1,000 devices spread over them:
 //	            connect rate, durable closed loop, commands across nodes,

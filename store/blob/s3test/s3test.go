@@ -1,16 +1,18 @@
 // Package s3test runs a throwaway S3-compatible server for tests: the
-// Versity S3 Gateway (versitygw, Apache-2.0) over a POSIX directory, built
-// once per version by .ci/versitygw (make test-deps-versitygw) into a
-// cache directory outside the repository, started on a free loopback port
-// in a temporary directory with one identity whose keys sign every
-// request. Nothing has to be running beforehand and nothing is left
-// running: the server is stopped by Stop, and by the kernel if the test
-// process dies. A test without the binary fails and says how to build it;
-// it never skips.
+// Versity S3 Gateway (versitygw, Apache-2.0) over a POSIX directory, as
+// tools/s3gateway runs it, built once per content of that module by
+// .ci/versitygw (make test-deps-versitygw) into a cache directory outside
+// the repository, started on a free loopback port in a temporary
+// directory with one identity whose keys sign every request. Nothing has
+// to be running beforehand and nothing is left running: the server is
+// stopped by Stop, and by the kernel if the test process dies. A test
+// without the binary fails and says how to build it; it never skips.
 package s3test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -27,13 +29,14 @@ import (
 	"github.com/fleetcam/fleetcam/store/blob"
 )
 
-// Version is the versitygw module version the tests run; .ci/versitygw
-// builds the same one.
-const Version = "v1.8.0"
-
-// binEnv names a versitygw binary to run instead of the one built into the
-// cache directory.
+// binEnv names a binary to run instead of the one built into the cache
+// directory: tools/s3gateway's, or a versitygw binary, which takes the
+// same arguments.
 const binEnv = "FLEETCAM_VERSITYGW_BIN"
+
+// gatewayDir is the module of the gateway's program, from the repository's
+// root.
+const gatewayDir = "tools/s3gateway"
 
 // The identity every request of the tests signs with: the gateway's root
 // account.
@@ -42,8 +45,11 @@ const (
 	SecretKey = "fleetcam-test-secret-key-0123456789"
 )
 
-// Binary finds the versitygw binary: FLEETCAM_VERSITYGW_BIN when set, else
-// the one .ci/versitygw builds into the cache directory.
+// Binary finds the gateway's binary: FLEETCAM_VERSITYGW_BIN when set, else
+// the one .ci/versitygw built into the cache directory from the
+// tools/s3gateway of the repository the tests run in (found from the
+// working directory up), named by the digest of its go.mod, go.sum and
+// main.go, so that a changed program is never run from an older build.
 func Binary() (string, error) {
 	if p := os.Getenv(binEnv); p != "" {
 		if _, err := os.Stat(p); err != nil {
@@ -51,20 +57,62 @@ func Binary() (string, error) {
 		}
 		return p, nil
 	}
+	src, err := findGateway()
+	if err != nil {
+		return "", err
+	}
+	key, err := gatewayKey(src)
+	if err != nil {
+		return "", err
+	}
 	cache := os.Getenv("XDG_CACHE_HOME")
 	if cache == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "", fmt.Errorf("s3test: no cache directory for the versitygw binary: %w", err)
+			return "", fmt.Errorf("s3test: no cache directory for the S3 server's binary: %w", err)
 		}
 		cache = filepath.Join(home, ".cache")
 	}
-	p := filepath.Join(cache, "fleetcam", "versitygw-"+Version, "versitygw")
+	p := filepath.Join(cache, "fleetcam", "s3gateway-"+key, "s3gateway")
 	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("s3test: the S3 server of the tests is missing (%s): build it once with "+
-			"`make test-deps-versitygw` (about two minutes), or set %s to a versitygw binary", p, binEnv)
+		return "", fmt.Errorf("s3test: the S3 server of the tests is not built for this %s (%s): build it once with "+
+			"`make test-deps-versitygw` (about a minute), or set %s to a versitygw binary", gatewayDir, p, binEnv)
 	}
 	return p, nil
+}
+
+// findGateway looks for tools/s3gateway in the working directory and each
+// directory above it.
+func findGateway() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("s3test: %w", err)
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		src := filepath.Join(dir, filepath.FromSlash(gatewayDir))
+		if _, err := os.Stat(filepath.Join(src, "go.mod")); err == nil {
+			return src, nil
+		}
+		if filepath.Dir(dir) == dir {
+			return "", fmt.Errorf("s3test: no %s in %s or above it; run the tests in the repository, "+
+				"or set %s to a versitygw binary", gatewayDir, wd, binEnv)
+		}
+	}
+}
+
+// gatewayKey is what .ci/versitygw names a build of the gateway's module
+// src by: the first 16 hex digits of the SHA-256 of its go.mod, go.sum and
+// main.go, one after the other.
+func gatewayKey(src string) (string, error) {
+	h := sha256.New()
+	for _, name := range []string{"go.mod", "go.sum", "main.go"} {
+		raw, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			return "", fmt.Errorf("s3test: %w", err)
+		}
+		h.Write(raw)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
 // Server is one running gateway.
@@ -201,7 +249,7 @@ func (s *Server) run(ctx context.Context, bin string) error {
 			if line := lineWith(string(out), "address already in use"); line != "" {
 				return fmt.Errorf("%w: %s", errPortTaken, line)
 			}
-			return fmt.Errorf("s3test: versitygw exited: %v\n%s", s.exit, lastLines(string(out), 15))
+			return fmt.Errorf("s3test: the S3 server exited: %v\n%s", s.exit, lastLines(string(out), 15))
 		case <-deadline.C:
 			s.kill()
 			out, _ := os.ReadFile(s.LogPath())
@@ -215,7 +263,7 @@ func (s *Server) run(ctx context.Context, bin string) error {
 }
 
 // LogPath is the server's log file.
-func (s *Server) LogPath() string { return filepath.Join(s.dir, "versitygw.log") }
+func (s *Server) LogPath() string { return filepath.Join(s.dir, "s3gateway.log") }
 
 // Stop stops the server and removes its directory. Its data is thrown
 // away, so it is killed rather than shut down.
