@@ -1,4 +1,4 @@
-package fleetcam
+package fleetcam_test
 
 import (
 	"bytes"
