@@ -172,7 +172,7 @@ openapi-lint: clients/ts/node_modules/.package-lock.json
 	@# with none of the lint's exceptions, so it runs in clients/ts.
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd clients/ts && \
 	  node_modules/.bin/openapi-typescript ../openapi.json -o "$$tmp/schema.d.ts" >/dev/null && \
-	  if ! cmp -s "$$tmp/schema.d.ts" src/schema.d.ts; then echo "make openapi-check: clients/ts/src/schema.d.ts is not what openapi-typescript generates from clients/openapi.json; run make openapi-client and commit the result" >&2; exit 1; fi
+	  if ! cmp -s "$$tmp/schema.d.ts" src/schema.d.ts; then echo "make openapi-lint: clients/ts/src/schema.d.ts is not what openapi-typescript generates from clients/openapi.json; run make openapi-client and commit the result" >&2; exit 1; fi
 	cd clients/ts && node_modules/.bin/tsc --noEmit
 	cd clients/ts && $(REDOCLY_ENV) node --test redocly/
 

@@ -16,8 +16,16 @@ func TestBuildScriptNamesTheBuildAsBinaryDoes(t *testing.T) {
 	if _, err := exec.LookPath("sha256sum"); err != nil {
 		t.Fatal(err)
 	}
+	src, err := findGateway()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := gatewayKey(src)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cache := t.TempDir()
-	bin := filepath.Join(cache, "fleetcam", "s3gateway-"+mustKey(t), "s3gateway")
+	bin := filepath.Join(cache, "fleetcam", "s3gateway-"+key, "s3gateway")
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -75,19 +83,6 @@ func TestKeyFollowsEveryFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-}
-
-func mustKey(t *testing.T) string {
-	t.Helper()
-	src, err := findGateway()
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := gatewayKey(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key
 }
 
 // A missing binary, named by FLEETCAM_VERSITYGW_BIN or not built yet, is an
