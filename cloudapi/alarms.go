@@ -125,8 +125,10 @@ const maxAlarmText = 2000
 // simulateAlarm handles POST /devices/{imei}/alarm-simulator: an alarm like
 // one the system raises, with metadata as the customer comment. The triple
 // (imei, alarmDefinitionId, createdAt) can be used once, even after close.
-// isWebhookSent reports that the alarm webhook message was recorded for
-// delivery in the same transaction.
+// isWebhookSent reports whether the alarm webhook message was recorded for
+// delivery in the same transaction: false when no URL of the organization
+// (settings or subscription) receives alarm webhooks. createdAt may be in the
+// past, as a replayed alarm is, but not ahead of the server's clock.
 func (s *Server) simulateAlarm(c *gin.Context) error {
 	var req simulateAlarmRequest
 	if err := decode(c, &req); err != nil {
@@ -145,10 +147,14 @@ func (s *Server) simulateAlarm(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	if at.After(s.now().Add(maxClockSkew)) {
+		return badField("createdAt", "must not be in the future")
+	}
 	if req.Metadata != nil && len(*req.Metadata) > maxAlarmText {
 		return badField("metadata", fmt.Sprintf("must be at most %d characters", maxAlarmText))
 	}
 	var id int64
+	var sent bool
 	err = s.update(c, func(tx *store.Tx) error {
 		dev, err := s.device(c, tx)
 		if err != nil {
@@ -159,12 +165,13 @@ func (s *Server) simulateAlarm(c *gin.Context) error {
 			return err
 		}
 		id = a.ID
+		sent = tx.HasWebhookReceivers(a.OrganizationID, store.WebhookTypeAlarms)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return ok(c, gin.H{"alarmId": id, "isWebhookSent": true})
+	return ok(c, gin.H{"alarmId": id, "isWebhookSent": sent})
 }
 
 func alarmDefinitionIDs() string {

@@ -30,6 +30,7 @@ func TestAlarmSimulatorAndDetails(t *testing.T) {
 		{"unknown definition", e.adminToken, path, map[string]any{"alarmDefinitionId": 7, "createdAt": "2026-02-28T10:00:00Z"}, 400, nameBadRequest, []string{"alarmDefinitionId", "1001"}},
 		{"missing createdAt", e.adminToken, path, map[string]any{"alarmDefinitionId": 1002}, 400, nameBadRequest, []string{"createdAt", "required"}},
 		{"bad createdAt", e.adminToken, path, map[string]any{"alarmDefinitionId": 1002, "createdAt": "28/02/2026"}, 400, nameBadRequest, []string{"createdAt", "ISO 8601"}},
+		{"createdAt in the future", e.adminToken, path, map[string]any{"alarmDefinitionId": 1002, "createdAt": "2099-02-28T10:00:00Z"}, 400, nameBadRequest, []string{"createdAt", "future"}},
 		{"metadata not a string", e.adminToken, path, map[string]any{"alarmDefinitionId": 1002, "createdAt": "2026-02-28T10:00:00Z", "metadata": 5}, 400, nameBadRequest, []string{"metadata"}},
 	}
 	for _, tt := range tests {
@@ -39,7 +40,8 @@ func TestAlarmSimulatorAndDetails(t *testing.T) {
 	}
 	r := e.do("POST", path, e.partnerToken, body).want(http.StatusOK)
 	id := r.id("data.alarmId")
-	if id == 0 || r.get("data.isWebhookSent") != true {
+	// No URL of the organization receives alarm webhooks yet: none is sent.
+	if id == 0 || r.get("data.isWebhookSent") != false {
 		t.Fatalf("simulator answer %s", r.raw)
 	}
 	msgs := allMessages(t, e.db)
@@ -84,7 +86,11 @@ func TestAlarmSimulatorAndDetails(t *testing.T) {
 	e.do("POST", fmt.Sprintf("/v2/alarms/%d/actions", id), e.adminToken, map[string]any{"type": "close"}).want(http.StatusOK)
 	e.do("POST", path, e.adminToken, body).wantError(409, nameConflict, dev, "1002", "2026-02-28T10:00:00.000Z")
 	body["createdAt"] = "2026-02-28T10:00:01Z"
-	e.do("POST", path, e.adminToken, body).want(http.StatusOK)
+	e.do("POST", orgPath(e.org.ID, "/webhook-settings"), e.adminToken,
+		map[string]any{"alarmsWebhookUrl": []string{"https://alarms.example.com/in"}}).want(http.StatusOK)
+	if r := e.do("POST", path, e.adminToken, body).want(http.StatusOK); r.get("data.isWebhookSent") != true {
+		t.Fatalf("simulator answer with an alarm webhook URL: %s", r.raw)
+	}
 
 	e.do("GET", fmt.Sprintf("/v2/alarms/%d", id), e.rivalToken, nil).wantError(404, nameNotFound)
 	e.do("GET", fmt.Sprintf("/v2/alarms/%d", id), e.org2Token, nil).wantError(404, nameNotFound)

@@ -80,7 +80,7 @@ func TestDeviceMoveLeavesThePastBehind(t *testing.T) {
 			m.recordGPS(imei, at(time.Minute), 25)
 			m.sweep()
 			m.do("POST", devPath(imei, "/alarm-simulator"), m.partnerToken, map[string]any{
-				"alarmDefinitionId": 1002, "createdAt": isoTime(at(3 * time.Minute))}).want(http.StatusOK)
+				"alarmDefinitionId": 1002, "createdAt": isoTime(at(-3 * time.Minute))}).want(http.StatusOK)
 			m.storeUpdate(func(tx *store.Tx) error {
 				return tx.EnqueueDelivery(&store.Delivery{OrganizationID: m.org.ID, URL: "https://hooks.example.com/", IMEI: imei,
 					Type: store.WebhookTypeEvent, Body: []byte(`{"type":"event"}`)})

@@ -31,6 +31,18 @@ func driveFixture(e *fleetEnv, imei string, t0 time.Time) []store.GPSPoint {
 		if err != nil {
 			return err
 		}
+		// speedLimit events count once the configuration sets a limit: 120
+		// km/h, above the drive's fastest fix, so the cloud adds none of its own.
+		ds, err := tx.DeviceSettings(imei)
+		if err != nil {
+			return err
+		}
+		ev := store.DefaultEventConfig()
+		ev.SpeedLimitKmh = 120
+		ds.Events = &ev
+		if err := tx.PutDeviceSettings(ds, "test.events"); err != nil {
+			return err
+		}
 		for _, ev := range []protocol.Event{
 			{ID: "on1", Type: "accOn", Time: at(time.Minute)},
 			{ID: "acc", Type: "acceleration", Time: at(5 * time.Minute)},

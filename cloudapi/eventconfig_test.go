@@ -2,7 +2,9 @@ package cloudapi
 
 import (
 	"net/http"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fleetcam/fleetcam/store"
@@ -133,8 +135,9 @@ func TestEventConfigPutReplaces(t *testing.T) {
 	imei := w.imeis[0]
 	path := "/v2/devices/" + imei + "/event-config"
 	r := w.do("GET", path, w.viewer, nil).want(http.StatusOK)
-	if n := len(r.list("data.events")); n != len(store.EventKinds()) {
-		t.Fatalf("a new device has %d enabled events", n)
+	// Every event is on by default but speedLimit, which waits for a limit.
+	if n := len(r.list("data.events")); n != len(store.EventKinds())-1 || item(r, "data.events", "speedLimit") != nil {
+		t.Fatalf("a new device has %d enabled events: %s", n, r.raw)
 	}
 	lw := item(r, "data.events", "laneWeaving")
 	if cfg := lw["config"].(map[string]any); cfg["laneWeavingTimes"] != 3.0 || cfg["laneWeavingDurationSeconds"] != 30.0 {
@@ -178,6 +181,34 @@ func TestEventConfigPutReplaces(t *testing.T) {
 	}
 	if n := len(w.audit("device.events")); n != 2 {
 		t.Fatalf("%d audit entries", n)
+	}
+}
+
+// An event configuration as GET answers it can be written back unchanged,
+// on a device and on an organization: a partner's read-modify-write.
+func TestEventConfigRoundTrip(t *testing.T) {
+	t.Parallel()
+	w := newDeviceWorld(t, 1)
+	for _, path := range []string{"/v2/devices/" + w.imeis[0] + "/event-config",
+		"/v2/organizations/" + idStr(w.orgID) + "/event-settings"} {
+		write := "PUT"
+		if strings.HasPrefix(path, "/v2/organizations/") {
+			write = "POST"
+		}
+		before := w.do("GET", path, w.viewer, nil).want(http.StatusOK)
+		body := before.body["data"].(map[string]any)
+		w.do(write, path, w.editor, body).want(http.StatusOK)
+		after := w.do("GET", path, w.viewer, nil).want(http.StatusOK)
+		if !reflect.DeepEqual(after.body["data"], body) {
+			t.Fatalf("%s written back as read: before %s, after %s", path, before.raw, after.raw)
+		}
+		// With a limit, speedLimit is on and reads back with it.
+		body["events"] = append(body["events"].([]any), ev("speedLimit", "video", "speedLimit", 90))
+		w.do(write, path, w.editor, body).want(http.StatusOK)
+		r := w.do("GET", path, w.viewer, nil).want(http.StatusOK)
+		if it := item(r, "data.events", "speedLimit"); it == nil || it["speedLimit"] != 90.0 {
+			t.Fatalf("%s speedLimit with a limit: %s", path, r.raw)
+		}
 	}
 }
 

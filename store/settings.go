@@ -186,9 +186,19 @@ type ResolvedEvent struct {
 
 // Setting returns the effective setting of eventType given audioAlarms:
 // visual alerts are on unless switched off, audio alerts follow audioAlarms
-// unless the event says otherwise.
+// unless the event says otherwise. speedLimit events are off while the
+// configuration sets no speed limit: there is nothing to exceed, and the API
+// enables them only together with a limit.
 func (c EventConfig) Setting(eventType string, audioAlarms bool) ResolvedEvent {
 	kind, _ := LookupEvent(eventType)
+	r := c.setting(eventType, kind, audioAlarms)
+	if kind.API == EventSpeedLimit && c.SpeedLimitKmh <= 0 {
+		r.Enabled = false
+	}
+	return r
+}
+
+func (c EventConfig) setting(eventType string, kind EventKind, audioAlarms bool) ResolvedEvent {
 	r := ResolvedEvent{Enabled: true, DataType: kind.DefaultDataType(), VisualAlert: true, AudioAlert: audioAlarms}
 	if kind.MVAI {
 		r.MinimumSpeedKmh = c.MvaiMinSpeedKmh
