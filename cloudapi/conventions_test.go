@@ -51,6 +51,50 @@ func TestRequestIDEverywhere(t *testing.T) {
 	}
 }
 
+// TestHeadAndWrongMethods: HEAD answers as GET does, without a body; a
+// method a route does not take is 405 MethodNotAllowedError naming it, with
+// the route's methods in Allow.
+func TestHeadAndWrongMethods(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, tc := range []struct {
+		path, token string
+		status      int
+	}{
+		{"/healthz", "", http.StatusOK},
+		{"/v2/openapi.json", "", http.StatusOK},
+		{"/v2/organizations", e.partnerToken, http.StatusOK},
+		{"/v2/organizations", "", http.StatusUnauthorized},
+		{"/v2/nowhere", e.partnerToken, http.StatusNotFound},
+	} {
+		get := e.do("GET", tc.path, tc.token, nil).want(tc.status)
+		head := e.do("HEAD", tc.path, tc.token, nil).want(tc.status)
+		if len(head.raw) != 0 || head.header.Get("Content-Type") != get.header.Get("Content-Type") || head.header.Get("X-Request-Id") == "" {
+			t.Errorf("HEAD %s: %d bytes of body, headers %v; GET's Content-Type %q", tc.path, len(head.raw), head.header, get.header.Get("Content-Type"))
+		}
+	}
+	for _, tc := range []struct {
+		method, path, allow string
+	}{
+		{"PUT", "/v2/organizations", "GET, POST, HEAD"},
+		{"PROPFIND", "/v2/organizations", "GET, POST, HEAD"},
+		{"TRACE", "/healthz", "GET, HEAD"},
+		{"HEAD", "/v2/authenticate", "POST"},
+	} {
+		r := e.do(tc.method, tc.path, e.partnerToken, nil)
+		if tc.method == "HEAD" {
+			if r.status != http.StatusMethodNotAllowed || len(r.raw) != 0 || r.header.Get("Allow") != tc.allow {
+				t.Errorf("HEAD %s: %d, Allow %q, %d bytes", tc.path, r.status, r.header.Get("Allow"), len(r.raw))
+			}
+			continue
+		}
+		r.wantError(http.StatusMethodNotAllowed, nameMethodNotAllowed, "method "+tc.method, tc.path)
+		if got := r.header.Get("Allow"); got != tc.allow {
+			t.Errorf("%s %s: Allow %q, want %q", tc.method, tc.path, got, tc.allow)
+		}
+	}
+}
+
 func TestReadyz(t *testing.T) {
 	t.Parallel()
 	ready := false

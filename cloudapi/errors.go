@@ -16,6 +16,7 @@ const (
 	nameUnauthorized      = "UnauthorizedError"
 	nameForbidden         = "ForbiddenError"
 	nameNotFound          = "NotFoundError"
+	nameMethodNotAllowed  = "MethodNotAllowedError"
 	nameConflict          = "ConflictError"
 	nameExpectationFailed = "ExpectationFailedError"
 	nameTooManyRequests   = "TooManyRequestsError"

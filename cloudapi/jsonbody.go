@@ -8,9 +8,11 @@ import (
 	"strings"
 )
 
-// Request bodies are read by decode, which checks two rules encoding/json
-// does not: a member given twice in one object is refused (encoding/json
-// keeps the last one silently), and null is refused where the body's type
+// Request bodies are read by decode, which checks rules encoding/json
+// does not: a body must be valid UTF-8 (encoding/json replaces bad bytes
+// silently), a member name must match exactly (encoding/json also takes one
+// that differs in case), a member given twice in one object is refused
+// (encoding/json keeps the last one silently), and null is refused where the body's type
 // has no null (encoding/json reads it as "leave as is", so a null body or
 // list would empty what a replace call stores). A struct field tagged
 // `nullable:"true"` accepts null; json.RawMessage and interface members
@@ -116,6 +118,10 @@ func (w *bodyWalker) object(t reflect.Type, path string) error {
 			f, known := lookupField(fields, key)
 			if !known {
 				return nil // decode has refused unknown members already
+			}
+			if f.name != key {
+				// encoding/json also takes a name that differs only in case.
+				return badField(joinPath(path, key), "is not a known field (member names are case-sensitive: "+f.name+")")
 			}
 			name, member, nullable = f.name, f.typ, f.nullable
 		}

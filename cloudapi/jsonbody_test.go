@@ -63,6 +63,38 @@ func TestNullOrRepeatedBodyChangesNothing(t *testing.T) {
 	}
 }
 
+// TestBodyNamesAndTextAreExact: a member name that differs from the
+// operation's only in case, and text that is not valid UTF-8, are 400s
+// naming what is wrong, and nothing stored changes.
+func TestBodyNamesAndTextAreExact(t *testing.T) {
+	t.Parallel()
+	w := newDeviceWorld(t, 1)
+	imei := w.imeis[0]
+	org := fmt.Sprintf("/v2/organizations/%d", w.orgID)
+	for _, tc := range []struct {
+		method, path, read, body string
+		msg                      []string
+	}{
+		{"PATCH", "/v2/devices/" + imei, "/v2/devices/" + imei, `{"nAmE":"Truck X"}`,
+			[]string{"nAmE is not a known field", "case-sensitive: name"}},
+		{"PUT", "/v2/devices/" + imei + "/device-config", "/v2/devices/" + imei + "/device-config", `{"brightness":{"VALUE":7}}`,
+			[]string{"brightness.VALUE is not a known field", "case-sensitive: value"}},
+		{"PATCH", org, org, "{\"name\":\"\xff\xfe\"}", []string{"not valid UTF-8", "offset 9"}},
+		{"PATCH", "/v2/devices/" + imei, "/v2/devices/" + imei, "{\"name\":\"ok\xc3\"}", []string{"not valid UTF-8", "offset 11"}},
+	} {
+		before := w.do("GET", tc.read, w.partnerToken, nil).want(http.StatusOK).get("data")
+		w.do(tc.method, tc.path, w.partnerToken, tc.body).wantError(http.StatusBadRequest, nameBadRequest, tc.msg...)
+		if after := w.do("GET", tc.read, w.partnerToken, nil).want(http.StatusOK).get("data"); !reflect.DeepEqual(before, after) {
+			t.Fatalf("%s %s %q changed stored data: before %v after %v", tc.method, tc.path, tc.body, before, after)
+		}
+	}
+	// Valid UTF-8 beyond ASCII, and the replacement character itself, are text like any other.
+	w.do("PATCH", org, w.partnerToken, `{"name":"Flotte Größe \ufffd 東京"}`).want(http.StatusOK)
+	if got := w.do("GET", org, w.partnerToken, nil).want(http.StatusOK).str("data.name"); got != "Flotte Größe \ufffd 東京" {
+		t.Fatalf("name %q", got)
+	}
+}
+
 func TestCheckBody(t *testing.T) {
 	t.Parallel()
 	type inner struct {
@@ -92,7 +124,8 @@ func TestCheckBody(t *testing.T) {
 		{"nullable member", `{"optional":null}`, ""},
 		{"raw and any take null", `{"raw":null,"any":{"x":null}}`, ""},
 		{"repeated member", `{"items":[],"imeis":[],"items":[]}`, "items is given more than once"},
-		{"repeated in another case", `{"items":[],"Items":[]}`, "Items is given more than once"},
+		{"another case", `{"items":[],"Items":[]}`, "Items is not a known field (member names are case-sensitive: items)"},
+		{"only in another case", `{"Items":[]}`, "Items is not a known field"},
 		{"repeated in an item", `{"items":[{"name":"a","name":"b"}]}`, "items[0].name is given more than once"},
 		{"repeated map key", `{"nested":{"k":[{"name":"a"}],"k":[]}}`, "nested.k is given more than once"},
 		{"repeated inside any", `{"any":{"x":1,"x":2}}`, "any.x is given more than once"},

@@ -17,7 +17,33 @@ import (
 
 type ctxKey int
 
-const requestIDKey ctxKey = iota
+const (
+	requestIDKey ctxKey = iota
+	headKey             // set on a HEAD request answered as GET
+)
+
+// headAsGet answers HEAD as GET, as HTTP asks of every server (RFC 9110,
+// 9.3.2): the route's GET handler runs and net/http, which still sees the
+// request as HEAD, sends its headers and drops its body. Error answers name
+// the method the client sent (requestMethod).
+func headAsGet(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			r = r.WithContext(context.WithValue(r.Context(), headKey, true))
+			r.Method = http.MethodGet
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requestMethod is the method the client sent: HEAD for a HEAD request
+// headAsGet answers as GET.
+func requestMethod(r *http.Request) string {
+	if head, _ := r.Context().Value(headKey).(bool); head {
+		return http.MethodHead
+	}
+	return r.Method
+}
 
 // newRequestID returns a random UUID-shaped id.
 func newRequestID() string {

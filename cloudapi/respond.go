@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
@@ -125,6 +126,9 @@ func decode(c *gin.Context, dst any) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return badRequest("the request body must be a JSON object")
 	}
+	if !utf8.Valid(raw) {
+		return badRequest("the request body is not valid UTF-8 (offset %d)", invalidUTF8At(raw))
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
@@ -134,6 +138,18 @@ func decode(c *gin.Context, dst any) error {
 		return badRequest("the request body must hold one JSON value")
 	}
 	return checkBody(raw, reflect.TypeOf(dst))
+}
+
+// invalidUTF8At is the offset of the first byte of b that is not valid UTF-8.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 // jsonError turns a decoding error into a 400 that names the field.

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -171,9 +173,14 @@ func New(d Deps) (*Server, error) {
 	if err := s.engine.SetTrustedProxies(d.Config.HTTP.TrustedProxies); err != nil {
 		return nil, fmt.Errorf("cloudapi: http.trustedProxies: %w", err)
 	}
-	s.engine.NoRoute(func(c *gin.Context) { s.fail(c, notFound("route "+c.Request.Method+" "+c.Request.URL.Path)) })
+	s.engine.NoRoute(func(c *gin.Context) { s.fail(c, notFound("route "+requestMethod(c.Request)+" "+c.Request.URL.Path)) })
 	s.engine.NoMethod(func(c *gin.Context) {
-		s.fail(c, apiErr(http.StatusMethodNotAllowed, nameBadRequest, "method %s is not allowed on %s", c.Request.Method, c.Request.URL.Path))
+		// gin lists the route's methods in Allow; a GET route answers HEAD too.
+		if allow := c.Writer.Header().Get("Allow"); slices.Contains(strings.Split(allow, ", "), http.MethodGet) {
+			c.Header("Allow", allow+", "+http.MethodHead)
+		}
+		s.fail(c, apiErr(http.StatusMethodNotAllowed, nameMethodNotAllowed, "method %s is not allowed on %s",
+			requestMethod(c.Request), c.Request.URL.Path))
 	})
 	s.engine.Use(s.recover, s.observe, s.limitBody)
 	s.routes(s.engine)
@@ -183,7 +190,7 @@ func New(d Deps) (*Server, error) {
 // Handler is the HTTP handler of the whole API, with the request timeout
 // and the security headers applied.
 func (s *Server) Handler() http.Handler {
-	return withSecurityHeaders(s.withTimeout(s.engine, s.cfg.HTTP.RequestTimeout))
+	return withSecurityHeaders(headAsGet(s.withTimeout(s.engine, s.cfg.HTTP.RequestTimeout)))
 }
 
 // HTTPServer is the http.Server to serve Handler with: a request whose
