@@ -62,8 +62,40 @@ func buildOpenAPI() ([]byte, error) {
 			return nil, err
 		}
 	}
+	addUnauthorized(doc)
 	return json.Marshal(doc)
 }
+
+// addUnauthorized gives every operation that needs a token (one that does
+// not set security to an empty list) the shared 401 answer, so that no
+// fragment has to repeat it.
+func addUnauthorized(doc map[string]any) {
+	paths, _ := doc["paths"].(map[string]any)
+	for _, item := range paths {
+		ops, _ := item.(map[string]any)
+		for method, op := range ops {
+			o, isOp := op.(map[string]any)
+			if !isOp || !httpMethods[method] {
+				continue
+			}
+			if sec, set := o["security"].([]any); set && len(sec) == 0 {
+				continue
+			}
+			responses, _ := o["responses"].(map[string]any)
+			if responses == nil {
+				responses = map[string]any{}
+				o["responses"] = responses
+			}
+			if _, listed := responses["401"]; !listed {
+				responses["401"] = map[string]any{"$ref": "#/components/responses/Unauthorized"}
+			}
+		}
+	}
+}
+
+// httpMethods are the members of an OpenAPI path item that are operations.
+var httpMethods = map[string]bool{"get": true, "put": true, "post": true, "delete": true,
+	"options": true, "head": true, "patch": true, "trace": true}
 
 // mergeDoc adds frag into doc; maps merge recursively and any other value
 // defined twice is an error, so two fragments cannot silently disagree.

@@ -63,6 +63,47 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 	}
 }
 
+// TestOpenAPIUnauthorized calls every operation that the document says needs
+// a token without one: each answers 401 UnauthorizedError, and each lists 401.
+func TestOpenAPIUnauthorized(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(e.do("GET", "/v2/openapi.json", "", nil).want(http.StatusOK).raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	params := strings.NewReplacer("{imei}", testIMEI(1), "{", "", "}", "")
+	checked := 0
+	for path, ops := range doc.Paths {
+		for method, raw := range ops {
+			if method == "parameters" {
+				continue
+			}
+			var op struct {
+				Security  *[]any                     `json:"security"`
+				Responses map[string]json.RawMessage `json:"responses"`
+			}
+			if err := json.Unmarshal(raw, &op); err != nil {
+				t.Fatalf("%s %s: %v", method, path, err)
+			}
+			if op.Security != nil && len(*op.Security) == 0 {
+				continue
+			}
+			checked++
+			if _, listed := op.Responses["401"]; !listed {
+				t.Errorf("%s %s needs a token but does not list 401", strings.ToUpper(method), path)
+			}
+			// A path parameter's own name stands in for its value: 401 comes first.
+			e.do(strings.ToUpper(method), params.Replace(path), "", nil).wantError(http.StatusUnauthorized, nameUnauthorized)
+		}
+	}
+	if checked < 100 {
+		t.Fatalf("only %d operations need a token", checked)
+	}
+}
+
 // ginToOpenAPI turns /v2/devices/:imei into /v2/devices/{imei}.
 func ginToOpenAPI(p string) string {
 	parts := strings.Split(p, "/")
