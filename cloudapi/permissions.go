@@ -19,6 +19,9 @@ var roleAccess = map[string]string{
 	"usermapviewer": store.AccessViewer,
 }
 
+// roleNames lists the roles roleAccess knows, for error messages.
+const roleNames = "restricted, user, administrator, supervisor, usermapviewer"
+
 // allGroups is the group id that grants access to every group.
 const allGroups = -2
 
@@ -36,7 +39,7 @@ func (req permissionsRequest) validate() (string, error) {
 	}
 	level, known := roleAccess[*req.Role]
 	if !known {
-		return "", badField("role", "must be one of restricted, user, administrator, supervisor, usermapviewer")
+		return "", badField("role", "must be one of "+roleNames)
 	}
 	switch {
 	case req.GroupIDs == nil:

@@ -26,14 +26,19 @@ type userDTO struct {
 	CreatedAt   string `json:"createdAt"`
 }
 
-// Roles of users as the API names them.
-const (
-	rolePartnerContact   = "partnerContact"
-	roleOrganizationUser = "user"
-)
+// rolePartnerContact is the role of a partner's own users.
+const rolePartnerContact = "partnerContact"
+
+// levelRole is the reference contract's role an organization user is shown
+// with: the first role of roleAccess with the user's access level.
+var levelRole = map[string]string{
+	store.AccessEditor:                   roleAdministrator,
+	store.AccessEditorWithoutMediaAccess: "user",
+	store.AccessViewer:                   "restricted",
+}
 
 func toUserDTO(u *store.User) userDTO {
-	role := roleOrganizationUser
+	role := levelRole[u.AccessLevel]
 	if u.IsPartnerUser() {
 		role = rolePartnerContact
 	}
@@ -49,6 +54,10 @@ type createUserRequest struct {
 	Email       string `json:"email"`
 	Password    string `json:"password"`
 	AccessLevel string `json:"accessLevel"`
+	// Role is the reference contract's spelling of the access level
+	// (roleAccess); GroupIDs its groups, which are all of them (-2).
+	Role     string  `json:"role"`
+	GroupIDs []int64 `json:"groupIds"`
 }
 
 // createdUserDTO is a new user; without a password it carries the
@@ -74,6 +83,19 @@ func (req *createUserRequest) validate(creator Principal) error {
 	req.Name = strings.TrimSpace(req.Name)
 	if len([]rune(req.Name)) > maxNameLength {
 		return badField("name", fmt.Sprintf("must be at most %d characters", maxNameLength))
+	}
+	if req.Role != "" {
+		level, known := roleAccess[req.Role]
+		switch {
+		case !known:
+			return badField("role", "must be one of "+roleNames)
+		case req.AccessLevel != "" && req.AccessLevel != level:
+			return badField("role", fmt.Sprintf("%s is the %s access level, not %s: give role or accessLevel", req.Role, level, req.AccessLevel))
+		}
+		req.AccessLevel = level
+	}
+	if req.GroupIDs != nil && (len(req.GroupIDs) != 1 || req.GroupIDs[0] != allGroups) {
+		return badField("groupIds", fmt.Sprintf("must be [%d] or left out: a user has access to all of the organization's groups", allGroups))
 	}
 	if req.AccessLevel == "" {
 		req.AccessLevel = store.AccessEditor

@@ -75,7 +75,8 @@ func TestPartnerContactRefusals(t *testing.T) {
 		{"no digit", e.partnerToken, own, map[string]any{"email": "x@y.example", "password": "Abcdefgh"}, 400, "password must contain an upper-case letter, a lower-case letter and a digit"},
 		{"no upper case", e.partnerToken, own, map[string]any{"email": "x@y.example", "password": "abcdefg1"}, 400, "password must contain"},
 		{"bad access level", e.partnerToken, own, map[string]any{"email": "x@y.example", "accessLevel": "admin"}, 400, "accessLevel must be one of viewer, editor, editorWithoutMediaAccess"},
-		{"unknown field", e.partnerToken, own, map[string]any{"email": "x@y.example", "role": "partner"}, 400, "role is not a known field"},
+		{"unknown field", e.partnerToken, own, map[string]any{"email": "x@y.example", "admin": true}, 400, "admin is not a known field"},
+		{"unknown role", e.partnerToken, own, map[string]any{"email": "x@y.example", "role": "partner"}, 400, "role must be one of"},
 		{"granting more than held", noMedia, own, map[string]any{"email": "x@y.example", "accessLevel": "editor"}, 403, "cannot grant the editor access level"},
 	}
 	for _, tc := range tests {
@@ -132,9 +133,41 @@ func TestOrganizationUsers(t *testing.T) {
 	other := e.newOrg(e.partnerToken, "Other")
 	users := orgPath(org.id, "/users")
 	r := e.do("POST", users, e.partnerToken, map[string]any{"email": "ops@acme.example", "password": "Passw0rdX"}).want(http.StatusOK)
-	if r.id("data.organizationId") != org.id || r.id("data.partnerId") != e.partnerID || r.str("data.role") != roleOrganizationUser ||
+	if r.id("data.organizationId") != org.id || r.id("data.partnerId") != e.partnerID || r.str("data.role") != roleAdministrator ||
 		r.str("data.accessLevel") != store.AccessEditor {
 		t.Fatalf("organization user %s", r.raw)
+	}
+	// The reference contract's body: a role (roleAccess) and all groups.
+	var byRole []int64
+	for _, tc := range []struct{ role, level, shown string }{
+		{"administrator", store.AccessEditor, "administrator"},
+		{"supervisor", store.AccessEditor, "administrator"},
+		{"user", store.AccessEditorWithoutMediaAccess, "user"},
+		{"restricted", store.AccessViewer, "restricted"},
+		{"usermapviewer", store.AccessViewer, "restricted"},
+	} {
+		r := e.do("POST", users, e.partnerToken, map[string]any{"email": tc.role + "@acme.example", "password": "Ref7-user-Pass",
+			"role": tc.role, "groupIds": []int{-2}}).want(http.StatusOK)
+		if r.str("data.accessLevel") != tc.level || r.str("data.role") != tc.shown {
+			t.Fatalf("role %s: %s", tc.role, r.raw)
+		}
+		byRole = append(byRole, r.id("data.id"))
+	}
+	for _, tc := range []struct {
+		body map[string]any
+		msg  string
+	}{
+		{map[string]any{"email": "x@acme.example", "role": "owner"}, "role must be one of restricted, user, administrator"},
+		{map[string]any{"email": "x@acme.example", "role": "restricted", "accessLevel": "editor"}, "role restricted is the viewer access level, not editor"},
+		{map[string]any{"email": "x@acme.example", "role": "user", "groupIds": []int{3}}, "groupIds must be [-2] or left out"},
+	} {
+		e.do("POST", users, e.partnerToken, tc.body).wantError(http.StatusBadRequest, nameBadRequest, tc.msg)
+	}
+	if n := e.do("GET", users, e.partnerToken, nil).want(http.StatusOK).num("metadata.count"); n != 6 {
+		t.Fatalf("%v users after the refused ones", n)
+	}
+	for _, id := range byRole {
+		e.do("DELETE", "/v2/users/"+itoa(id), e.partnerToken, nil).want(http.StatusOK)
 	}
 	ops := e.login("ops@acme.example", "Passw0rdX")
 	if me := e.do("GET", "/v2/me", ops, nil).want(http.StatusOK); me.id("data.me.organizationId") != org.id || me.str("data.me.role") != "user" {

@@ -232,6 +232,33 @@ func (e CreateUserAccessLevel) Valid() bool {
 	}
 }
 
+// Defines values for CreateUserRole.
+const (
+	CreateUserRoleAdministrator CreateUserRole = "administrator"
+	CreateUserRoleRestricted    CreateUserRole = "restricted"
+	CreateUserRoleSupervisor    CreateUserRole = "supervisor"
+	CreateUserRoleUser          CreateUserRole = "user"
+	CreateUserRoleUsermapviewer CreateUserRole = "usermapviewer"
+)
+
+// Valid indicates whether the value is a known member of the CreateUserRole enum.
+func (e CreateUserRole) Valid() bool {
+	switch e {
+	case CreateUserRoleAdministrator:
+		return true
+	case CreateUserRoleRestricted:
+		return true
+	case CreateUserRoleSupervisor:
+		return true
+	case CreateUserRoleUser:
+		return true
+	case CreateUserRoleUsermapviewer:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreatedUserAccessLevel.
 const (
 	CreatedUserAccessLevelEditor                   CreatedUserAccessLevel = "editor"
@@ -255,14 +282,20 @@ func (e CreatedUserAccessLevel) Valid() bool {
 
 // Defines values for CreatedUserRole.
 const (
+	CreatedUserRoleAdministrator  CreatedUserRole = "administrator"
 	CreatedUserRolePartnerContact CreatedUserRole = "partnerContact"
+	CreatedUserRoleRestricted     CreatedUserRole = "restricted"
 	CreatedUserRoleUser           CreatedUserRole = "user"
 )
 
 // Valid indicates whether the value is a known member of the CreatedUserRole enum.
 func (e CreatedUserRole) Valid() bool {
 	switch e {
+	case CreatedUserRoleAdministrator:
+		return true
 	case CreatedUserRolePartnerContact:
+		return true
+	case CreatedUserRoleRestricted:
 		return true
 	case CreatedUserRoleUser:
 		return true
@@ -1023,14 +1056,20 @@ func (e UserAccessLevel) Valid() bool {
 
 // Defines values for UserRole.
 const (
+	UserRoleAdministrator  UserRole = "administrator"
 	UserRolePartnerContact UserRole = "partnerContact"
+	UserRoleRestricted     UserRole = "restricted"
 	UserRoleUser           UserRole = "user"
 )
 
 // Valid indicates whether the value is a known member of the UserRole enum.
 func (e UserRole) Valid() bool {
 	switch e {
+	case UserRoleAdministrator:
+		return true
 	case UserRolePartnerContact:
+		return true
+	case UserRoleRestricted:
 		return true
 	case UserRoleUser:
 		return true
@@ -3336,14 +3375,20 @@ func (e PostPartnerContacts200JSONResponseBodyAccessLevel) Valid() bool {
 
 // Defines values for PostPartnerContacts200JSONResponseBodyRole.
 const (
+	PostPartnerContacts200JSONResponseBodyRoleAdministrator  PostPartnerContacts200JSONResponseBodyRole = "administrator"
 	PostPartnerContacts200JSONResponseBodyRolePartnerContact PostPartnerContacts200JSONResponseBodyRole = "partnerContact"
+	PostPartnerContacts200JSONResponseBodyRoleRestricted     PostPartnerContacts200JSONResponseBodyRole = "restricted"
 	PostPartnerContacts200JSONResponseBodyRoleUser           PostPartnerContacts200JSONResponseBodyRole = "user"
 )
 
 // Valid indicates whether the value is a known member of the PostPartnerContacts200JSONResponseBodyRole enum.
 func (e PostPartnerContacts200JSONResponseBodyRole) Valid() bool {
 	switch e {
+	case PostPartnerContacts200JSONResponseBodyRoleAdministrator:
+		return true
 	case PostPartnerContacts200JSONResponseBodyRolePartnerContact:
+		return true
+	case PostPartnerContacts200JSONResponseBodyRoleRestricted:
 		return true
 	case PostPartnerContacts200JSONResponseBodyRoleUser:
 		return true
@@ -3811,16 +3856,25 @@ type ConnectionStatus string
 type CreateUser struct {
 	AccessLevel *CreateUserAccessLevel `json:"accessLevel,omitempty"`
 	Email       openapi_types.Email    `json:"email"`
-	Name        *string                `json:"name,omitempty"`
+
+	// GroupIds [-2] (all groups) or left out: a user has access to all of the organization's groups.
+	GroupIds *[]int  `json:"groupIds,omitempty"`
+	Name     *string `json:"name,omitempty"`
 
 	// Password At least 8 characters with an upper-case letter, a lower-case letter and a digit, and
 	// not one of the 10,000 most used passwords in any case of its letters (Passw0rd is
 	// refused: 400 naming the field, "is too common").
 	Password *Password `json:"password,omitempty"`
+
+	// Role The reference contract's spelling of the access level: administrator and supervisor are editor, user is editorWithoutMediaAccess, restricted and usermapviewer are viewer. Given with accessLevel, the two must agree.
+	Role *CreateUserRole `json:"role,omitempty"`
 }
 
 // CreateUserAccessLevel defines model for CreateUser.AccessLevel.
 type CreateUserAccessLevel string
+
+// CreateUserRole The reference contract's spelling of the access level: administrator and supervisor are editor, user is editorWithoutMediaAccess, restricted and usermapviewer are viewer. Given with accessLevel, the two must agree.
+type CreateUserRole string
 
 // CreatedUser defines model for CreatedUser.
 type CreatedUser struct {
@@ -3837,8 +3891,10 @@ type CreatedUser struct {
 	PartnerId       *int    `json:"partnerId,omitempty"`
 
 	// PasswordSet False until an invitation is redeemed.
-	PasswordSet bool            `json:"passwordSet"`
-	Role        CreatedUserRole `json:"role"`
+	PasswordSet bool `json:"passwordSet"`
+
+	// Role partnerContact for a partner's own user; for an organization user the reference contract's role of its access level: administrator (editor), user (editorWithoutMediaAccess) or restricted (viewer).
+	Role CreatedUserRole `json:"role"`
 
 	// UserId Same as id.
 	UserId *int `json:"userId,omitempty"`
@@ -3847,7 +3903,7 @@ type CreatedUser struct {
 // CreatedUserAccessLevel defines model for CreatedUser.AccessLevel.
 type CreatedUserAccessLevel string
 
-// CreatedUserRole defines model for CreatedUser.Role.
+// CreatedUserRole partnerContact for a partner's own user; for an organization user the reference contract's role of its access level: administrator (editor), user (editorWithoutMediaAccess) or restricted (viewer).
 type CreatedUserRole string
 
 // DefaultSettings Every organization default in one object: the webhook settings at the top level (the
@@ -4681,14 +4737,16 @@ type User struct {
 	PartnerId      *int            `json:"partnerId,omitempty"`
 
 	// PasswordSet False until an invitation is redeemed.
-	PasswordSet bool     `json:"passwordSet"`
-	Role        UserRole `json:"role"`
+	PasswordSet bool `json:"passwordSet"`
+
+	// Role partnerContact for a partner's own user; for an organization user the reference contract's role of its access level: administrator (editor), user (editorWithoutMediaAccess) or restricted (viewer).
+	Role UserRole `json:"role"`
 }
 
 // UserAccessLevel defines model for User.AccessLevel.
 type UserAccessLevel string
 
-// UserRole defines model for User.Role.
+// UserRole partnerContact for a partner's own user; for an organization user the reference contract's role of its access level: administrator (editor), user (editorWithoutMediaAccess) or restricted (viewer).
 type UserRole string
 
 // WebhookActivationAuxiliaryCameraMessage defines model for WebhookActivationAuxiliaryCameraMessage.
@@ -43971,9 +44029,11 @@ type PostPartnerContactsResponse struct {
 		PartnerId      *int                                              `json:"partnerId,omitempty"`
 
 		// PasswordSet False until an invitation is redeemed.
-		PasswordSet bool                                       `json:"passwordSet"`
-		RequestId   string                                     `json:"requestId"`
-		Role        PostPartnerContacts200JSONResponseBodyRole `json:"role"`
+		PasswordSet bool   `json:"passwordSet"`
+		RequestId   string `json:"requestId"`
+
+		// Role partnerContact for a partner's own user; for an organization user the reference contract's role of its access level: administrator (editor), user (editorWithoutMediaAccess) or restricted (viewer).
+		Role PostPartnerContacts200JSONResponseBodyRole `json:"role"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
@@ -43999,9 +44059,11 @@ func (r PostPartnerContactsResponse) GetJSON200() *struct {
 	PartnerId      *int                                              `json:"partnerId,omitempty"`
 
 	// PasswordSet False until an invitation is redeemed.
-	PasswordSet bool                                       `json:"passwordSet"`
-	RequestId   string                                     `json:"requestId"`
-	Role        PostPartnerContacts200JSONResponseBodyRole `json:"role"`
+	PasswordSet bool   `json:"passwordSet"`
+	RequestId   string `json:"requestId"`
+
+	// Role partnerContact for a partner's own user; for an organization user the reference contract's role of its access level: administrator (editor), user (editorWithoutMediaAccess) or restricted (viewer).
+	Role PostPartnerContacts200JSONResponseBodyRole `json:"role"`
 } {
 	return r.JSON200
 }
@@ -60211,9 +60273,11 @@ func ParsePostPartnerContactsResponse(rsp *http.Response) (*PostPartnerContactsR
 			PartnerId      *int                                              `json:"partnerId,omitempty"`
 
 			// PasswordSet False until an invitation is redeemed.
-			PasswordSet bool                                       `json:"passwordSet"`
-			RequestId   string                                     `json:"requestId"`
-			Role        PostPartnerContacts200JSONResponseBodyRole `json:"role"`
+			PasswordSet bool   `json:"passwordSet"`
+			RequestId   string `json:"requestId"`
+
+			// Role partnerContact for a partner's own user; for an organization user the reference contract's role of its access level: administrator (editor), user (editorWithoutMediaAccess) or restricted (viewer).
+			Role PostPartnerContacts200JSONResponseBodyRole `json:"role"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err

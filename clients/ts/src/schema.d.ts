@@ -4275,8 +4275,15 @@ export interface components {
             accessLevel: "viewer" | "editor" | "editorWithoutMediaAccess";
             /** Format: email */
             email: string;
+            /** @description [-2] (all groups) or left out: a user has access to all of the organization's groups. */
+            groupIds?: number[];
             name?: string;
             password?: components["schemas"]["Password"];
+            /**
+             * @description The reference contract's spelling of the access level: administrator and supervisor are editor, user is editorWithoutMediaAccess, restricted and usermapviewer are viewer. Given with accessLevel, the two must agree.
+             * @enum {string}
+             */
+            role?: "restricted" | "user" | "administrator" | "supervisor" | "usermapviewer";
         };
         CreatedUser: components["schemas"]["User"] & {
             /** Format: date-time */
@@ -4939,8 +4946,11 @@ export interface components {
             partnerId?: number;
             /** @description False until an invitation is redeemed. */
             passwordSet: boolean;
-            /** @enum {string} */
-            role: "partnerContact" | "user";
+            /**
+             * @description partnerContact for a partner's own user; for an organization user the reference contract's role of its access level: administrator (editor), user (editorWithoutMediaAccess) or restricted (viewer).
+             * @enum {string}
+             */
+            role: "partnerContact" | "administrator" | "user" | "restricted";
         };
         WebhookActivationAuxiliaryCameraMessage: {
             data: components["schemas"]["WebhookAuxiliaryCameraData"];
