@@ -94,9 +94,28 @@ func TestDeviceModes(t *testing.T) {
 	if got := strs(r.list("data.success")); !slices.Equal(got, []string{online}) || mode(online) != store.ModeDemo {
 		t.Fatalf("demo mode: success %v, mode %q", got, mode(online))
 	}
+	if d := w.do("GET", "/v2/devices/"+offline, w.viewer, nil).want(http.StatusOK); d.get("data.isSemiOnline") != false {
+		t.Fatalf("before semi-online: %s", d.raw)
+	}
 	r = w.do("PUT", devPath(offline, "/semi-online"), w.editor, nil).want(http.StatusOK)
 	if got := strs(r.list("data.accepted")); !slices.Equal(got, []string{offline}) || mode(offline) != store.ModeSemiOnline {
 		t.Fatalf("semi-online: accepted %v, mode %q", got, mode(offline))
+	}
+	for _, path := range []string{"/v2/devices/" + offline, fmt.Sprintf("/v2/organizations/%d/devices", w.orgID)} {
+		d := w.do("GET", path, w.viewer, nil).want(http.StatusOK)
+		if got := d.get("data.isSemiOnline"); path != "/v2/devices/"+offline {
+			got = nil
+			for _, it := range d.list("data") {
+				if m := it.(map[string]any); m["imei"] == offline {
+					got = m["isSemiOnline"]
+				}
+			}
+			if got != true {
+				t.Fatalf("device list after semi-online: %s", d.raw)
+			}
+		} else if got != true {
+			t.Fatalf("device after semi-online: %s", d.raw)
+		}
 	}
 	if _, _, pushed := w.cmd.take(); !slices.Equal(pushed, []string{online, offline}) {
 		t.Fatalf("pushed %v", pushed)

@@ -84,7 +84,7 @@ func TestCameraTelemetry(t *testing.T) {
 	if c := code("1"); c != codeLiveNotReady {
 		t.Fatalf("camera 1 without a stream: %s", c)
 	}
-	st, _ := e.api.live.Begin(imei, 2)
+	st, _ := e.api.live.Begin(imei, 2, 0)
 	if c := code("2"); c != codeLiveNotReady {
 		t.Fatalf("camera 2 before its first frame: %s", c)
 	}

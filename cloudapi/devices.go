@@ -72,6 +72,43 @@ type deviceDTO struct {
 	// Cameras are the road-facing (1) and in-cabin (2) cameras and the
 	// paired auxiliary cameras (50 and above).
 	Cameras []deviceCameraDTO `json:"cameras"`
+	// DeviceModel is the reference contract's name for ProductType.
+	DeviceModel string `json:"deviceModel,omitempty"`
+	// IsSemiOnline is whether the device runs in semi-online mode.
+	IsSemiOnline bool `json:"isSemiOnline"`
+	deviceDetailDTO
+}
+
+// deviceDetailDTO is what GET /devices/{imei} adds to a device (the
+// reference contract's extendedDevice): how long its live streams last,
+// and its last position, absent before its first GPS sample.
+type deviceDetailDTO struct {
+	LiveVideoTimeoutSeconds int      `json:"liveVideoTimeoutSeconds,omitempty"`
+	Lat                     *float64 `json:"lat,omitempty"`
+	Lon                     *float64 `json:"lon,omitempty"`
+	Alt                     *float64 `json:"alt,omitempty"`
+	// Speed is in meters per second.
+	Speed    *float64 `json:"speed,omitempty"`
+	Accuracy *float64 `json:"accuracy,omitempty"`
+	// PositionTime is when the device was there.
+	PositionTime string `json:"positionTime,omitempty"`
+}
+
+// deviceDetail returns what GET /devices/{imei} adds to d.
+func deviceDetail(tx *store.Tx, d *store.Device) (deviceDetailDTO, error) {
+	ttl, err := liveVideoTimeout(tx, d)
+	if err != nil {
+		return deviceDetailDTO{}, err
+	}
+	out := deviceDetailDTO{LiveVideoTimeoutSeconds: int(ttl / time.Second)}
+	p, found, err := tx.LastPosition(d)
+	if err != nil || !found {
+		return out, err
+	}
+	speed := p.Speed / 3.6
+	out.Lat, out.Lon, out.Alt, out.Speed, out.Accuracy = &p.Lat, &p.Lon, &p.Alt, &speed, &p.Accuracy
+	out.PositionTime = isoTime(p.Time)
+	return out, nil
 }
 
 // deviceCameraDTO is one camera of a device.
@@ -90,6 +127,7 @@ func (s *Server) toDeviceDTO(tx *store.Tx, d *store.Device) (deviceDTO, error) {
 		return out, err
 	}
 	out.VehicleType = ds.Events.VehicleType
+	out.DeviceModel, out.IsSemiOnline = d.ProductType, ds.Control.Mode == store.ModeSemiOnline
 	aux, err := tx.AuxCameras(d.IMEI)
 	if err != nil {
 		return out, err
@@ -154,7 +192,10 @@ func (s *Server) addDevice(c *gin.Context) error {
 		if err != nil {
 			return err
 		}
-		out, err = s.toDeviceDTO(tx, d)
+		if out, err = s.toDeviceDTO(tx, d); err != nil {
+			return err
+		}
+		out.deviceDetailDTO, err = deviceDetail(tx, d)
 		return err
 	})
 	if err != nil {
@@ -306,7 +347,10 @@ func (s *Server) getDevice(c *gin.Context) error {
 		if err != nil {
 			return err
 		}
-		out, err = s.toDeviceDTO(tx, d)
+		if out, err = s.toDeviceDTO(tx, d); err != nil {
+			return err
+		}
+		out.deviceDetailDTO, err = deviceDetail(tx, d)
 		return err
 	})
 	if err != nil {
@@ -392,7 +436,10 @@ func (s *Server) updateDevice(c *gin.Context) error {
 		if err := tx.UpdateDevice(d, "device.update"); err != nil {
 			return err
 		}
-		out, err = s.toDeviceDTO(tx, d)
+		if out, err = s.toDeviceDTO(tx, d); err != nil {
+			return err
+		}
+		out.deviceDetailDTO, err = deviceDetail(tx, d)
 		return err
 	})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/fleetcam/fleetcam/cloudapi/live"
 )
@@ -41,6 +42,8 @@ const liveVerb = "live"
 // liveOpenRequest asks the device's node to open a camera's stream.
 type liveOpenRequest struct {
 	Camera int `json:"camera"`
+	// TTL is how long a new stream lasts (0: liveStreamTTL).
+	TTL time.Duration `json:"ttl,omitempty"`
 }
 
 // liveOpenAnswer is the device's node's answer: the stream, or why not.
@@ -50,8 +53,8 @@ type liveOpenAnswer struct {
 }
 
 // openLiveOnHolder opens the stream on the node that holds the device.
-func (s *Server) openLiveOnHolder(ctx context.Context, imei string, camera int) (live.Opened, error) {
-	req, _ := json.Marshal(liveOpenRequest{Camera: camera})
+func (s *Server) openLiveOnHolder(ctx context.Context, imei string, camera int, ttl time.Duration) (live.Opened, error) {
+	req, _ := json.Marshal(liveOpenRequest{Camera: camera, TTL: ttl})
 	raw, err := s.relay.AskHolder(ctx, imei, liveVerb, req)
 	if err != nil {
 		return live.Opened{}, fmt.Errorf("live stream of %s: %w", imei, err)
@@ -75,7 +78,7 @@ func (s *Server) answerLiveOpen(ctx context.Context, imei string, data []byte) (
 	if err := json.Unmarshal(data, &req); err != nil {
 		return nil, fmt.Errorf("malformed request to open a live stream: %w", err)
 	}
-	opened, err := s.openLive(ctx, imei, req.Camera)
+	opened, err := s.openLive(ctx, imei, req.Camera, req.TTL)
 	if err != nil {
 		ae := statusOf(err)
 		if ae.Status >= 500 {

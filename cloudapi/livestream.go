@@ -92,9 +92,13 @@ func (s *Server) connectMedia(c *gin.Context) error {
 		camera = n
 	}
 	var dev *store.Device
+	var ttl time.Duration
 	err := s.view(c, func(tx *store.Tx) error {
 		var err error
 		if dev, err = s.device(c, tx); err != nil {
+			return err
+		}
+		if ttl, err = liveVideoTimeout(tx, dev); err != nil {
 			return err
 		}
 		eff, err := tx.EffectiveSettings(dev.IMEI)
@@ -119,7 +123,7 @@ func (s *Server) connectMedia(c *gin.Context) error {
 	if s.relay != nil {
 		open = s.openLiveOnHolder
 	}
-	opened, err := open(c.Request.Context(), dev.IMEI, camera)
+	opened, err := open(c.Request.Context(), dev.IMEI, camera, ttl)
 	if err != nil {
 		return err
 	}
@@ -129,12 +133,25 @@ func (s *Server) connectMedia(c *gin.Context) error {
 		ExpiresAt: isoTime(opened.Expires)})
 }
 
+// liveVideoTimeout is how long a live stream of dev lasts: its
+// organization's liveVideoTimeoutSeconds, else liveStreamTTL.
+func liveVideoTimeout(tx *store.Tx, dev *store.Device) (time.Duration, error) {
+	o, err := tx.Organization(dev.OrganizationID)
+	if err != nil {
+		return 0, err
+	}
+	if o.LiveVideoTimeoutSeconds > 0 {
+		return time.Duration(o.LiveVideoTimeoutSeconds) * time.Second, nil
+	}
+	return liveStreamTTL, nil
+}
+
 // openLive starts (or joins) the live stream of a camera of a device this
-// node holds, and waits for its first frame: when the device sends none
-// within media.liveStreamConnectTimeout the answer is 404 and the caller
-// retries.
-func (s *Server) openLive(ctx context.Context, imei string, camera int) (live.Opened, error) {
-	opened, err := s.live.Open(ctx, imei, camera)
+// node holds, lasting ttl, and waits for its first frame: when the device
+// sends none within media.liveStreamConnectTimeout the answer is 404 and
+// the caller retries.
+func (s *Server) openLive(ctx context.Context, imei string, camera int, ttl time.Duration) (live.Opened, error) {
+	opened, err := s.live.Open(ctx, imei, camera, ttl)
 	switch {
 	case errors.Is(err, live.ErrEnded):
 		return opened, notFound("live stream of device " + imei + " (it ended); try again")

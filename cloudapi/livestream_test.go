@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image/jpeg"
 	"io"
+	"math"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -59,6 +60,41 @@ func TestLiveStreamMJPEG(t *testing.T) {
 	e.clock.Advance(liveStreamTTL + time.Second)
 	if status, _, _ := e.fetch(watch); status != 403 {
 		t.Fatalf("expired token: %d", status)
+	}
+}
+
+// TestLiveStreamLastsTheOrganizationsTimeout: a stream lasts the
+// organization's liveVideoTimeoutSeconds, which the device's answer shows.
+func TestLiveStreamLastsTheOrganizationsTimeout(t *testing.T) {
+	t.Parallel()
+	e := newMediaEnv(t)
+	r := e.do("GET", "/v2/devices/"+e.dev.IMEI, e.partnerToken, nil).want(http.StatusOK)
+	if r.num("data.liveVideoTimeoutSeconds") != liveStreamTTL.Seconds() {
+		t.Fatalf("default live video timeout: %s", r.raw)
+	}
+	if r.get("data.lat") != nil || r.get("data.positionTime") != nil {
+		t.Fatalf("a position before the first GPS sample: %s", r.raw)
+	}
+	// The last GPS sample is the device's position, speed in meters per second.
+	at := e.clock.Now().Add(-time.Minute).Truncate(time.Second)
+	e.recordGPS(e.dev.IMEI, at, 3)
+	r = e.do("GET", "/v2/devices/"+e.dev.IMEI, e.partnerToken, nil).want(http.StatusOK)
+	if r.num("data.lat") != 52.002 || r.num("data.lon") != 4 || math.Abs(r.num("data.speed")-40/3.6) > 1e-9 ||
+		r.str("data.positionTime") != isoTime(at.Add(20*time.Second)) {
+		t.Fatalf("last position: %s", r.raw)
+	}
+	e.do("PATCH", orgPath(e.org.ID, ""), e.partnerToken, map[string]any{"liveVideoTimeoutSeconds": 60}).want(http.StatusOK)
+	if r := e.do("GET", "/v2/devices/"+e.dev.IMEI, e.partnerToken, nil).want(http.StatusOK); r.num("data.liveVideoTimeoutSeconds") != 60 {
+		t.Fatalf("live video timeout: %s", r.raw)
+	}
+	r = e.do("POST", devPath(e.dev.IMEI, "/connect-media"), e.partnerToken, nil).want(http.StatusOK)
+	if want := isoTime(e.clock.Now().Add(time.Minute)); r.str("data.expiresAt") != want {
+		t.Fatalf("expiresAt %s, want %s", r.str("data.expiresAt"), want)
+	}
+	// Past it, the media token no longer opens the stream.
+	e.clock.Advance(time.Minute + time.Second)
+	if status, _, _ := e.fetch(r.str("data.url")); status != http.StatusForbidden {
+		t.Fatalf("after the timeout: %d", status)
 	}
 }
 

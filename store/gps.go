@@ -58,6 +58,12 @@ func (tx *Tx) DeviceGPS(d *Device, start, end time.Time, limit int) ([]GPSPoint,
 	return tx.gps(d.IMEI, d, start, end, limit)
 }
 
+// LastPosition is the latest GPS sample of d's current ownership; found
+// is false before its first.
+func (tx *Tx) LastPosition(d *Device) (p GPSPoint, found bool, err error) {
+	return tx.rec.GPSSamples().Latest(d.IMEI, time.Time{}, endOfTime, GPSFilter{Holder: d})
+}
+
 // gps returns imei's points; with owner set, only those of owner's current ownership.
 func (tx *Tx) gps(imei string, owner *Device, start, end time.Time, limit int) ([]GPSPoint, error) {
 	return tx.rec.GPSSamples().Range(imei, start, end, GPSFilter{Holder: owner}, limit)

@@ -80,9 +80,10 @@ func cameraKey(imei string, camera int) string { return imei + "/" + strconv.Ito
 
 // Open starts (or joins) the live stream of a camera of a device this node
 // holds, and waits for its first frame: ErrNoFrame when the device sends
-// none within the connect timeout, ErrEnded when the stream ends first.
-func (h *Hub) Open(ctx context.Context, imei string, camera int) (Opened, error) {
-	st, fresh := h.Begin(imei, camera)
+// none within the connect timeout, ErrEnded when the stream ends first. A
+// new stream lasts ttl (0: the configured TTL); a joined one keeps its own.
+func (h *Hub) Open(ctx context.Context, imei string, camera int, ttl time.Duration) (Opened, error) {
+	st, fresh := h.Begin(imei, camera, ttl)
 	if fresh {
 		if h.relay != nil {
 			if err := h.serveRemote(st); err != nil {
@@ -94,7 +95,7 @@ func (h *Hub) Open(ctx context.Context, imei string, camera int) (Opened, error)
 			h.End(st)
 			return Opened{}, err
 		}
-		time.AfterFunc(h.cfg.TTL, func() { h.stop(st) })
+		time.AfterFunc(st.expires.Sub(h.cfg.Now()), func() { h.stop(st) })
 	}
 	// From the answer (or a caller gone before it), the caller has the
 	// idle timeout to start watching.
@@ -115,14 +116,18 @@ func (h *Hub) Open(ctx context.Context, imei string, camera int) (Opened, error)
 }
 
 // Begin returns the running stream of the camera, or a new one (fresh)
-// that lasts the TTL. It does not tell the device: Open does.
-func (h *Hub) Begin(imei string, camera int) (st *Stream, fresh bool) {
+// that lasts ttl (0: the configured TTL). It does not tell the device: Open
+// does.
+func (h *Hub) Begin(imei string, camera int, ttl time.Duration) (st *Stream, fresh bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if st := h.byCamera[cameraKey(imei, camera)]; st != nil && !st.isEnded() {
 		return st, false
 	}
-	st = newStream(newID(), imei, camera, h.cfg.Now().Add(h.cfg.TTL))
+	if ttl <= 0 {
+		ttl = h.cfg.TTL
+	}
+	st = newStream(newID(), imei, camera, h.cfg.Now().Add(ttl))
 	h.streams[st.id] = st
 	h.byCamera[cameraKey(imei, camera)] = st
 	return st, true

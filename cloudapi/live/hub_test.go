@@ -94,7 +94,7 @@ func nextFrame(t *testing.T, st *Stream, last []byte) []byte {
 func TestOpenWatchAndIdle(t *testing.T) {
 	t.Parallel()
 	h, dev := newTestHub(testConfig(), nil)
-	opened, err := h.Open(t.Context(), "imei1", 2)
+	opened, err := h.Open(t.Context(), "imei1", 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestOpenWatchAndIdle(t *testing.T) {
 		t.Fatalf("state after the first frame: running %v, ready %v", running, ready)
 	}
 	// A second caller joins the running stream.
-	again, err := h.Open(t.Context(), "imei1", 2)
+	again, err := h.Open(t.Context(), "imei1", 2, 0)
 	if err != nil || again.ID != opened.ID || len(dev.started) != 1 {
 		t.Fatalf("second open: %+v %v, %d starts", again, err, len(dev.started))
 	}
@@ -134,6 +134,40 @@ func TestOpenWatchAndIdle(t *testing.T) {
 	}
 }
 
+// TestStreamLifetime: a stream lasts the ttl Open gives it, even watched;
+// a caller who joins it gets its expiry, not a new one.
+func TestStreamLifetime(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	cfg := testConfig()
+	cfg.Now = func() time.Time { return now }
+	h, dev := newTestHub(cfg, nil)
+	const ttl = 300 * time.Millisecond
+	opened, err := h.Open(t.Context(), "imei1", 1, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !opened.Expires.Equal(now.Add(ttl)) {
+		t.Fatalf("expires %s, want %s", opened.Expires, now.Add(ttl))
+	}
+	if again, err := h.Open(t.Context(), "imei1", 1, time.Hour); err != nil || !again.Expires.Equal(opened.Expires) {
+		t.Fatalf("joined: %+v %v", again, err)
+	}
+	_, leave, err := h.Watch(t.Context(), opened.ID, "imei1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leave()
+	dev.waitStop(t)
+	if running, _ := h.State("imei1", 1); running {
+		t.Fatal("the stream runs past its lifetime")
+	}
+	// Without a ttl of its own, a stream lasts the configured TTL.
+	if opened, err := h.Open(t.Context(), "imei2", 1, 0); err != nil || !opened.Expires.Equal(now.Add(cfg.TTL)) {
+		t.Fatalf("default lifetime: %+v %v", opened, err)
+	}
+}
+
 func TestOpenRefusals(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig()
@@ -141,7 +175,7 @@ func TestOpenRefusals(t *testing.T) {
 	h, dev := newTestHub(cfg, nil)
 	// The device refuses: Open says why, and nothing runs.
 	dev.refuse = errors.New("no camera 2")
-	if _, err := h.Open(t.Context(), "imei1", 2); err != dev.refuse {
+	if _, err := h.Open(t.Context(), "imei1", 2, 0); err != dev.refuse {
 		t.Fatalf("refused start: %v", err)
 	}
 	if running, _ := h.State("imei1", 2); running {
@@ -149,13 +183,13 @@ func TestOpenRefusals(t *testing.T) {
 	}
 	// The device sends nothing: ErrNoFrame, and it is told to stop.
 	dev.refuse, dev.silent = nil, true
-	if _, err := h.Open(t.Context(), "imei1", 2); !errors.Is(err, ErrNoFrame) {
+	if _, err := h.Open(t.Context(), "imei1", 2, 0); !errors.Is(err, ErrNoFrame) {
 		t.Fatalf("silent device: %v", err)
 	}
 	dev.waitStop(t)
 	// A device removed from its organization streams to nobody.
 	h, _ = newTestHub(testConfig(), nil)
-	opened, err := h.Open(t.Context(), "imei1", 1)
+	opened, err := h.Open(t.Context(), "imei1", 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +279,7 @@ func TestRemoteViewersAndFrames(t *testing.T) {
 	home, dev := newTestHub(testConfig(), relay)
 	other, _ := newTestHub(testConfig(), relay)
 	dev.hub = other // the device's frames reach the other node
-	opened, err := home.Open(t.Context(), "imei1", 1)
+	opened, err := home.Open(t.Context(), "imei1", 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +312,7 @@ func TestRemoteViewersAndFrames(t *testing.T) {
 		t.Fatalf("watching after the end: %v", err)
 	}
 	// A stream that ends at its home ends its viewers elsewhere.
-	opened, err = home.Open(t.Context(), "imei1", 1)
+	opened, err = home.Open(t.Context(), "imei1", 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

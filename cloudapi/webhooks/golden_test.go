@@ -54,6 +54,17 @@ func newGoldenWorld(t *testing.T) *goldenWorld {
 		if err := tx.SetGeofences(w.dev.IMEI, []store.Geofence{{ID: 3, Name: "Depot", Lat: 32.08, Lon: 34.78, Radius: 500}}); err != nil {
 			return err
 		}
+		// Every catalogued event is on: speedLimit once a limit is set.
+		ds, err := tx.DeviceSettings(w.dev.IMEI)
+		if err != nil {
+			return err
+		}
+		ev := store.DefaultEventConfig()
+		ev.SpeedLimitKmh = 100
+		ds.Events = &ev
+		if err := tx.PutDeviceSettings(ds, "test.events"); err != nil {
+			return err
+		}
 		all := store.SystemMessagesConfig{DeviceStatus: true, DeviceRemoved: true, AuxiliaryCamerasConnectionStatus: true,
 			AuxiliaryCamerasPairingStatus: true, PrivacyMode: true}
 		return tx.PutWebhookSettings(&store.WebhookSettings{OrganizationID: o.ID, GPSURLs: []string{goldenURL},

@@ -3956,10 +3956,13 @@ type DefaultSettings struct {
 
 // Device defines model for Device.
 type Device struct {
+	// Accuracy Meters.
+	Accuracy    *float64   `json:"accuracy,omitempty"`
 	ActivatedAt *time.Time `json:"activatedAt,omitempty"`
 
 	// ActivationStatus Where the device is in the inventory lifecycle; it becomes activated on its first connection.
 	ActivationStatus DeviceActivationStatus `json:"activationStatus"`
+	Alt              *float64               `json:"alt,omitempty"`
 
 	// Cameras The road-facing (1) and in-cabin (2) cameras and the paired auxiliary cameras (50 and above).
 	Cameras []struct {
@@ -3969,19 +3972,38 @@ type Device struct {
 	CreatedAt  time.Time  `json:"createdAt"`
 
 	// DataProfileId 0 when the device has no data profile.
-	DataProfileId   int     `json:"dataProfileId"`
+	DataProfileId int `json:"dataProfileId"`
+
+	// DeviceModel The same as productType (the reference contract's name).
+	DeviceModel     *string `json:"deviceModel,omitempty"`
 	FirmwareVersion *string `json:"firmwareVersion,omitempty"`
 
 	// GroupId Absent for a device in no group.
-	GroupId        *int       `json:"groupId,omitempty"`
-	Imei           string     `json:"imei"`
+	GroupId *int   `json:"groupId,omitempty"`
+	Imei    string `json:"imei"`
+
+	// IsSemiOnline Whether the device runs in semi-online mode (PUT /v2/devices/{imei}/semi-online).
+	IsSemiOnline   *bool      `json:"isSemiOnline,omitempty"`
 	LastSeenOnline *time.Time `json:"lastSeenOnline,omitempty"`
-	Name           string     `json:"name"`
-	OrganizationId int        `json:"organizationId"`
+
+	// Lat GET /v2/devices/{imei} only, from the device's last GPS sample, as are lon, alt, speed, accuracy and positionTime; absent before its first.
+	Lat *float64 `json:"lat,omitempty"`
+
+	// LiveVideoTimeoutSeconds GET /v2/devices/{imei} only: how long a live stream of the device lasts, its organization's liveVideoTimeoutSeconds or 1800.
+	LiveVideoTimeoutSeconds *int     `json:"liveVideoTimeoutSeconds,omitempty"`
+	Lon                     *float64 `json:"lon,omitempty"`
+	Name                    string   `json:"name"`
+	OrganizationId          int      `json:"organizationId"`
 
 	// PartnerId The partner that owns the device.
-	PartnerId   int     `json:"partnerId"`
-	ProductType *string `json:"productType,omitempty"`
+	PartnerId int `json:"partnerId"`
+
+	// PositionTime When the device was at lat and lon.
+	PositionTime *time.Time `json:"positionTime,omitempty"`
+	ProductType  *string    `json:"productType,omitempty"`
+
+	// Speed Meters per second.
+	Speed *float64 `json:"speed,omitempty"`
 
 	// Status The connection status.
 	Status DeviceStatus `json:"status"`
@@ -6476,10 +6498,12 @@ type PatchOrganizationJSONBody struct {
 	DeviceRetentionMinutes *int `json:"deviceRetentionMinutes,omitempty"`
 
 	// ExclusivePartnerOnly Creating partner only.
-	ExclusivePartnerOnly         *bool   `json:"exclusivePartnerOnly,omitempty"`
-	IsOrganizationProfileEnabled *bool   `json:"isOrganizationProfileEnabled,omitempty"`
-	LiveVideoTimeoutSeconds      *int    `json:"liveVideoTimeoutSeconds,omitempty"`
-	Name                         *string `json:"name,omitempty"`
+	ExclusivePartnerOnly         *bool `json:"exclusivePartnerOnly,omitempty"`
+	IsOrganizationProfileEnabled *bool `json:"isOrganizationProfileEnabled,omitempty"`
+
+	// LiveVideoTimeoutSeconds How long a live stream of the organization's devices lasts (POST /v2/devices/{imei}/connect-media); 1800 when not set.
+	LiveVideoTimeoutSeconds *int    `json:"liveVideoTimeoutSeconds,omitempty"`
+	Name                    *string `json:"name,omitempty"`
 
 	// PartnerIds Partners the organization is shared with or invited to share it (creating partner only; needs exclusivePartnerOnly false).
 	PartnerIds                *[]int `json:"partnerIds,omitempty"`

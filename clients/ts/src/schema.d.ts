@@ -4322,6 +4322,8 @@ export interface components {
             organizationId?: number;
         };
         Device: {
+            /** @description Meters. */
+            accuracy?: number;
             /** Format: date-time */
             activatedAt?: string;
             /**
@@ -4329,6 +4331,7 @@ export interface components {
              * @enum {string}
              */
             activationStatus: "pendingActivation" | "activated" | "deactivated" | "suspended";
+            alt?: number;
             /** @description The road-facing (1) and in-cabin (2) cameras and the paired auxiliary cameras (50 and above). */
             cameras: {
                 cameraId: number;
@@ -4338,17 +4341,33 @@ export interface components {
             createdAt: string;
             /** @description 0 when the device has no data profile. */
             dataProfileId: number;
+            /** @description The same as productType (the reference contract's name). */
+            deviceModel?: string;
             firmwareVersion?: string;
             /** @description Absent for a device in no group. */
             groupId?: number;
             imei: string;
+            /** @description Whether the device runs in semi-online mode (PUT /v2/devices/{imei}/semi-online). */
+            isSemiOnline?: boolean;
             /** Format: date-time */
             lastSeenOnline?: string;
+            /** @description GET /v2/devices/{imei} only, from the device's last GPS sample, as are lon, alt, speed, accuracy and positionTime; absent before its first. */
+            lat?: number;
+            /** @description GET /v2/devices/{imei} only: how long a live stream of the device lasts, its organization's liveVideoTimeoutSeconds or 1800. */
+            liveVideoTimeoutSeconds?: number;
+            lon?: number;
             name: string;
             organizationId: number;
             /** @description The partner that owns the device. */
             partnerId: number;
+            /**
+             * Format: date-time
+             * @description When the device was at lat and lon.
+             */
+            positionTime?: string;
             productType?: string;
+            /** @description Meters per second. */
+            speed?: number;
             /**
              * @description The connection status.
              * @enum {string}
@@ -10225,6 +10244,7 @@ export interface operations {
                     /** @description Creating partner only. */
                     exclusivePartnerOnly?: boolean;
                     isOrganizationProfileEnabled?: boolean;
+                    /** @description How long a live stream of the organization's devices lasts (POST /v2/devices/{imei}/connect-media); 1800 when not set. */
                     liveVideoTimeoutSeconds?: number;
                     name?: string;
                     /** @description Partners the organization is shared with or invited to share it (creating partner only; needs exclusivePartnerOnly false). */
