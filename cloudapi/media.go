@@ -74,8 +74,25 @@ func (s *Server) publicURL() string {
 
 // signedURL returns the absolute URL of path signed until now+ttl.
 func (s *Server) signedURL(path string, ttl time.Duration) (string, time.Time) {
+	return s.signedClipURL(path, ttl, 0)
+}
+
+// clipParam is the query parameter of a virtual event's clip upload URL
+// that numbers its request (store.MediaUpload.ClipRequest); the signature
+// covers it with the path.
+const clipParam = "clip"
+
+// signedClipURL is signedURL for the upload of the clip of virtual-event
+// request clip (0: none).
+func (s *Server) signedClipURL(path string, ttl time.Duration, clip int64) (string, time.Time) {
 	exp := s.now().Add(ttl).Truncate(time.Second)
-	q := url.Values{"exp": {strconv.FormatInt(exp.Unix(), 10)}, "sig": {s.mediaSignature(path, exp.Unix())}}
+	q := url.Values{"exp": {strconv.FormatInt(exp.Unix(), 10)}}
+	signed := path
+	if clip != 0 {
+		q.Set(clipParam, strconv.FormatInt(clip, 10))
+		signed += "?" + clipParam + "=" + q.Get(clipParam)
+	}
+	q.Set("sig", s.mediaSignature(signed, exp.Unix()))
 	return s.publicURL() + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode(), exp
 }
 
@@ -85,7 +102,11 @@ func (s *Server) checkSignature(c *gin.Context) error {
 	if err != nil {
 		return forbidden("the media URL must carry exp and sig; request a new link")
 	}
-	want := s.mediaSignature(c.Request.URL.Path, exp)
+	signed := c.Request.URL.Path
+	if clip, given := c.GetQuery(clipParam); given {
+		signed += "?" + clipParam + "=" + clip
+	}
+	want := s.mediaSignature(signed, exp)
 	if !hmac.Equal([]byte(want), []byte(c.Query("sig"))) {
 		return forbidden("the media URL signature is not valid; request a new link")
 	}
@@ -125,7 +146,9 @@ func mediaRefParam(c *gin.Context) (store.MediaRef, error) {
 // a device uploads a file's bytes to the signed URL it was given. A file is
 // written once: another upload to the same URL is 409 and the stored bytes
 // stay (each upload writes its own blob, and the store records only the
-// first, so two uploads at once cannot mix either).
+// first, so two uploads at once cannot mix either). The clip of a later
+// virtual-event request for the same second (its URL's clip parameter)
+// replaces the file instead.
 func (s *Server) uploadMedia(c *gin.Context) error {
 	if err := s.checkSignature(c); err != nil {
 		return err
@@ -134,15 +157,21 @@ func (s *Server) uploadMedia(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	var clip int64
+	if v, given := c.GetQuery(clipParam); given {
+		if clip, err = strconv.ParseInt(v, 10, 64); err != nil || clip <= 0 {
+			return badField(clipParam, "must be a positive integer")
+		}
+	}
 	var dev *store.Device
 	err = s.view(c, func(tx *store.Tx) error {
 		if dev, err = tx.Device(ref.IMEI); err != nil {
 			return err
 		}
 		// Checked again when the upload is recorded, in the same
-		// transaction; this spares reading the bytes of a second upload.
-		if m, err := tx.MediaFile(ref); err == nil && m.State == store.MediaUploaded {
-			return conflict("media file %s was uploaded already; a file is written once", ref.FileID)
+		// transaction; this spares reading the bytes of a refused upload.
+		if m, err := tx.MediaFile(ref); err == nil {
+			return m.Replaceable(clip)
 		}
 		return nil
 	})
@@ -165,7 +194,7 @@ func (s *Server) uploadMedia(c *gin.Context) error {
 	}
 	actor := store.Actor{Source: "device", OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID}
 	err = s.store.Update(c.Request.Context(), actor, func(tx *store.Tx) error {
-		_, err := tx.CompleteUpload(store.MediaUpload{Ref: ref, Blob: key, Size: n, ContentType: ctype})
+		_, err := tx.CompleteUpload(store.MediaUpload{Ref: ref, Blob: key, Size: n, ContentType: ctype, ClipRequest: clip})
 		tx.OnCommit(s.mediaSvc.wake)
 		return err
 	})

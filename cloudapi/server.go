@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fleetcam/fleetcam/cloudapi/live"
@@ -92,6 +93,9 @@ type Server struct {
 	openapi   []byte
 	presence  Presence
 	cluster   Cluster
+	// clipRequests is the number of the last virtual-event clip request
+	// (nextClipRequest).
+	clipRequests atomic.Int64
 	// limits holds the per-caller request budgets; nil when rate limiting is off.
 	limits *callerLimits
 	// guard brakes sign-in guessing; passwords bounds the bcrypt work.

@@ -48,6 +48,20 @@ type virtualEvent struct {
 	strict bool
 }
 
+// nextClipRequest numbers a virtual-event clip request: microseconds of
+// the server's clock, and above every number this server gave before, so
+// that requests are numbered in the order they were made, across restarts
+// and across the nodes of a cluster as far as their clocks agree.
+func (s *Server) nextClipRequest() int64 {
+	for {
+		last := s.clipRequests.Load()
+		next := max(s.now().UnixMicro(), last+1)
+		if s.clipRequests.CompareAndSwap(last, next) {
+			return next
+		}
+	}
+}
+
 // Virtual-event limits.
 const (
 	maxVirtualMetadata = 2000
@@ -118,9 +132,9 @@ type virtualEventResult struct {
 // event is created with the files the device has (possibly none). Naming
 // the recording (durationSeconds, quality or cameraId) makes a missing
 // recording 404 NoRecordingAvailableError. Media needs the device online
-// (417). Requests for the same second share one file per camera, the first
-// one uploaded (a file is written once). Privacy settings that disable events answer
-// 423 LockedError.
+// (417). Requests for the same second share one file per camera, the clip
+// of the last request (requestClips). Privacy settings that disable events
+// answer 423 LockedError.
 func (s *Server) createVirtualEvent(c *gin.Context) error {
 	var req virtualEventRequest
 	if err := decode(c, &req); err != nil {
@@ -213,10 +227,14 @@ func (s *Server) createVirtualEvent(c *gin.Context) error {
 }
 
 // requestClips asks the device for the recording of each camera at v.time,
-// uploaded to the file of that second, and returns the files it has. A
-// file is written once, so a camera whose file of that second is in the
-// cloud already is not asked again: the events of one second share it. A
-// strict request with no recording is NoRecordingAvailableError.
+// uploaded to the file of that second, and returns the files it has. The
+// events of one second share the file, which holds the clip of the last
+// request: each request is numbered (nextClipRequest) and its upload URL
+// carries the number, so that its clip replaces one of an earlier request
+// and is refused after one of a later (store.MediaFile.Replaceable). A
+// camera whose recording the device no longer has keeps the file an
+// earlier request stored. A strict request with no recording is
+// NoRecordingAvailableError.
 func (s *Server) requestClips(c *gin.Context, dev *store.Device, v virtualEvent, cameras []int) ([]store.EventFile, error) {
 	if s.commander == nil || !s.commander.Online(dev.IMEI) {
 		return nil, fmt.Errorf("virtual event media of %s: %w", dev.IMEI, ErrDeviceOffline)
@@ -225,20 +243,7 @@ func (s *Server) requestClips(c *gin.Context, dev *store.Device, v virtualEvent,
 	var files []store.EventFile
 	for _, cam := range cameras {
 		ref := store.MediaRef{IMEI: dev.IMEI, CameraID: cam, FileType: v.mediaType, FileID: fileID}
-		var stored bool
-		err := s.view(c, func(tx *store.Tx) error {
-			m, err := tx.MediaFile(ref)
-			stored = err == nil && m.State == store.MediaUploaded
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		if stored {
-			files = append(files, store.EventFile{CameraID: cam, FileID: fileID, FileType: v.mediaType})
-			continue
-		}
-		u, exp := s.uploadURL(ref)
+		u, exp := s.signedClipURL(mediaPath("upload", ref), s.cfg.Media.UploadTTL, s.nextClipRequest())
 		args := protocol.ClipArgs{Time: v.time.Unix(), DurationSeconds: v.duration, CameraID: cam, MediaType: v.mediaType,
 			Quality: v.quality, FileID: fileID, URL: u, Expires: exp.Unix()}
 		raw, err := s.commander.Send(c.Request.Context(), dev.IMEI, protocol.CmdClip, args)
@@ -246,7 +251,18 @@ func (s *Server) requestClips(c *gin.Context, dev *store.Device, v virtualEvent,
 			return nil, err
 		}
 		var res protocol.ClipResult
-		if err == nil && json.Unmarshal(raw, &res) == nil && res.Available {
+		available := err == nil && json.Unmarshal(raw, &res) == nil && res.Available
+		if !available {
+			err := s.view(c, func(tx *store.Tx) error {
+				m, err := tx.MediaFile(ref)
+				available = err == nil && m.State == store.MediaUploaded
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		if available {
 			files = append(files, store.EventFile{CameraID: cam, FileID: fileID, FileType: v.mediaType})
 		}
 	}

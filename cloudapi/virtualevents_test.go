@@ -3,6 +3,7 @@ package cloudapi
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -120,21 +121,39 @@ func TestVirtualEventsShareTheFileOfTheirSecond(t *testing.T) {
 		}
 		return string(body)
 	}
-	// A file is written once: the second request of the second is not
-	// sent to the device, and both events show the first one's upload.
-	if n := len(e.cmd.commands(protocol.CmdClip)); n != 2 {
-		t.Fatalf("%d clip requests, want 2", n)
+	// Each request asks the device, and the file of a second holds the clip
+	// of its last request: both events show the second one's upload.
+	clips := e.cmd.commands(protocol.CmdClip)
+	if len(clips) != 3 {
+		t.Fatalf("%d clip requests, want 3", len(clips))
 	}
-	if got := download(f1); !strings.HasSuffix(got, "#1") {
-		t.Fatalf("shared file %q, want the first request's upload", got)
+	if got := download(f1); !strings.HasSuffix(got, "#2") {
+		t.Fatalf("shared file %q, want the last request's upload", got)
 	}
-	if got := download(f3); !strings.HasSuffix(got, "#2") {
+	// An earlier request's clip arriving late is refused, and the upload of
+	// the last one is written once.
+	url := func(i int) string {
+		var a protocol.ClipArgs
+		if err := json.Unmarshal(clips[i].args, &a); err != nil {
+			t.Fatal(err)
+		}
+		return a.URL
+	}
+	e.put(url(0), mediaBytes(e.dev.IMEI, 1, "video", f1, 9)).wantError(http.StatusConflict, nameConflict, "later request")
+	e.put(url(1), mediaBytes(e.dev.IMEI, 1, "video", f1, 9)).wantError(http.StatusConflict, nameConflict, "written once")
+	// The clip number is signed with the path.
+	forged := strings.Replace(url(1), "clip=", "clip=9", 1)
+	e.put(forged, mediaBytes(e.dev.IMEI, 1, "video", f1, 9)).wantError(http.StatusForbidden, nameForbidden, "signature")
+	if got := download(f1); !strings.HasSuffix(got, "#2") {
+		t.Fatalf("shared file after refused uploads %q", got)
+	}
+	if got := download(f3); !strings.HasSuffix(got, "#3") {
 		t.Fatalf("separate file %q", got)
 	}
 	// Deleting one of the same-second events leaves the file for the other.
 	e.do("DELETE", devPath(e.dev.IMEI, fmt.Sprintf("/events/%d", first.strID("data.eventId"))), e.partnerToken, nil).want(200)
 	e.sweep()
-	if got := download(f1); !strings.HasSuffix(got, "#1") {
+	if got := download(f1); !strings.HasSuffix(got, "#2") {
 		t.Fatalf("after deleting one event: %q", got)
 	}
 	e.do("DELETE", devPath(e.dev.IMEI, fmt.Sprintf("/events/%d", second.strID("data.eventId"))), e.partnerToken, nil).want(200)

@@ -66,6 +66,9 @@ type MediaFile struct {
 	// Ownership is the device's ownership the file was recorded for
 	// (ownership.go); the media purge applies its organization's days.
 	Ownership int64 `json:"ownership,omitempty"`
+	// ClipRequest is the virtual-event request whose clip the stored
+	// bytes are (MediaUpload.ClipRequest); 0 for any other upload.
+	ClipRequest int64 `json:"clipRequest,omitempty"`
 }
 
 // MediaRef names a media file.
@@ -309,11 +312,19 @@ type MediaUpload struct {
 	Blob        string
 	Size        int64
 	ContentType string
+	// ClipRequest, when not 0, is the virtual-event request the upload
+	// answers: requests are numbered in the order they were made, and the
+	// clip of a later request replaces an uploaded file (the virtual events
+	// of one second share the file of the last request), where an earlier
+	// one's is refused.
+	ClipRequest int64
 }
 
 // CompleteUpload records that u's bytes are stored under u.Blob. A file is
 // written once: a second upload of an uploaded file is ErrConflict and
-// changes nothing (the caller drops its blob); a purged file may be
+// changes nothing (the caller drops its blob), unless it is the clip of a
+// later virtual-event request than the stored bytes (ClipRequest), which
+// replaces them; a purged file may be
 // uploaded again, as a new copy. A file no event references yet (an upload
 // that overtook its event) is kept with no references until one does.
 // Every event whose files are now all in the cloud gets its mediaAvailable
@@ -327,17 +338,31 @@ func (tx *Tx) CompleteUpload(u MediaUpload) (*MediaFile, error) {
 			return nil, err
 		}
 	}
-	if m.State == MediaUploaded {
-		return nil, Conflict("media file %s was uploaded already; a file is written once", u.Ref.FileID)
+	if err := m.Replaceable(u.ClipRequest); err != nil {
+		return nil, err
 	}
 	if err := tx.trashBlob(m.Blob); err != nil {
 		return nil, err
 	}
 	m.Blob, m.Size, m.ContentType, m.State, m.UploadedAt, m.Error = u.Blob, u.Size, u.ContentType, MediaUploaded, tx.now, ""
+	m.ClipRequest = u.ClipRequest
 	if err := tx.putMedia(m); err != nil {
 		return nil, err
 	}
 	return m, tx.notifyMediaAvailable(u.Ref)
+}
+
+// Replaceable reports, as an ErrConflict, why an upload answering the
+// virtual-event request clip (0: none) may not store its bytes as m: m is
+// uploaded, and the upload is not the clip of a later request.
+func (m *MediaFile) Replaceable(clip int64) error {
+	switch {
+	case m.State != MediaUploaded || clip > m.ClipRequest:
+		return nil
+	case clip != 0 && clip < m.ClipRequest:
+		return Conflict("media file %s holds the clip of a later request for its second, which replaces this one", m.FileID)
+	}
+	return Conflict("media file %s was uploaded already; a file is written once", m.FileID)
 }
 
 // notifyMediaAvailable emits the mediaAvailable message of every event

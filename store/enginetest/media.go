@@ -40,7 +40,7 @@ func testMediaFiles(t *testing.T, e store.Engine) {
 	}
 	full := &store.MediaFile{IMEI: a, CameraID: 1, FileType: store.FileVideo, FileID: "f1", State: store.MediaUploaded,
 		Refs: 2, Blob: "blob/1", Size: 1 << 40, ContentType: "video/mp4", Attempts: 2, Error: "late",
-		RequestedAt: at.Add(-time.Minute), UploadedAt: at, UpdatedAt: at, RecordedAt: at.Add(-time.Hour), Ownership: 3}
+		RequestedAt: at.Add(-time.Minute), UploadedAt: at, UpdatedAt: at, RecordedAt: at.Add(-time.Hour), Ownership: 3, ClipRequest: 1796036317000001}
 	files := []*store.MediaFile{
 		file(b, 1, store.FileVideo, "x"),
 		file(a, 2, store.FileVideo, "f1"),

@@ -17,7 +17,7 @@ func (t *tx) MediaFiles() store.MediaFileRecords { return mediaFiles{t} }
 
 // mediaFileColumns are the columns scanMediaFile reads, in its order.
 const mediaFileColumns = `imei, file_type, camera_id, file_id, state, refs, blob_key, size, content_type,
-	attempts, error, requested_at, uploaded_at, updated_at, recorded_at, ownership`
+	attempts, error, requested_at, uploaded_at, updated_at, recorded_at, ownership, clip_request`
 
 // mediaKeyOrder orders media files by their key (store.MediaRef.Key,
 // bytewise): the camera id compares as text.
@@ -29,7 +29,7 @@ func scanMediaFile(row pgx.Row, more ...any) (store.MediaFile, error) {
 	var m store.MediaFile
 	err := row.Scan(append([]any{&m.IMEI, &m.FileType, &m.CameraID, &m.FileID, &m.State, &m.Refs, &m.Blob, &m.Size,
 		&m.ContentType, &m.Attempts, &m.Error, zeroTime{&m.RequestedAt}, zeroTime{&m.UploadedAt},
-		zeroTime{&m.UpdatedAt}, zeroTime{&m.RecordedAt}, &m.Ownership}, more...)...)
+		zeroTime{&m.UpdatedAt}, zeroTime{&m.RecordedAt}, &m.Ownership, &m.ClipRequest}, more...)...)
 	return m, err
 }
 
@@ -37,7 +37,7 @@ func scanMediaFile(row pgx.Row, more ...any) (store.MediaFile, error) {
 func mediaFileArgs(m *store.MediaFile, pending bool) []any {
 	return []any{m.IMEI, m.FileType, m.CameraID, m.FileID, m.State, m.Refs, m.Blob, m.Size, m.ContentType,
 		m.Attempts, m.Error, nullTime(m.RequestedAt), nullTime(m.UploadedAt), m.UpdatedAt, nullTime(m.RecordedAt),
-		m.Ownership, pending}
+		m.Ownership, m.ClipRequest, pending}
 }
 
 // queryMediaFiles returns the files sql selects (with mediaFileColumns).
@@ -107,12 +107,13 @@ func (r mediaFiles) Uploaded(refs []store.MediaRef) ([]bool, error) {
 // Put implements store.MediaFileRecords.
 func (r mediaFiles) Put(m *store.MediaFile, pending bool) error {
 	err := r.t.queue(`INSERT INTO media_files (`+mediaFileColumns+`, pending)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
 		ON CONFLICT (imei, file_type, camera_id, file_id) DO UPDATE SET
 			state = EXCLUDED.state, refs = EXCLUDED.refs, blob_key = EXCLUDED.blob_key, size = EXCLUDED.size,
 			content_type = EXCLUDED.content_type, attempts = EXCLUDED.attempts, error = EXCLUDED.error,
 			requested_at = EXCLUDED.requested_at, uploaded_at = EXCLUDED.uploaded_at, updated_at = EXCLUDED.updated_at,
-			recorded_at = EXCLUDED.recorded_at, ownership = EXCLUDED.ownership, pending = EXCLUDED.pending`,
+			recorded_at = EXCLUDED.recorded_at, ownership = EXCLUDED.ownership, clip_request = EXCLUDED.clip_request,
+			pending = EXCLUDED.pending`,
 		mediaFileArgs(m, pending)...)
 	return err
 }

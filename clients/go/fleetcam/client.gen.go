@@ -8782,7 +8782,9 @@ type ClientInterface interface {
 	//
 	// Asks the device to stream a camera and waits for its first frame. The stream plays as MJPEG
 	// (multipart/x-mixed-replace) at `url` (or at `address` with the mediaToken as query
-	// parameter mediaToken or bearer token) for 30 minutes. No first frame within
+	// parameter mediaToken or bearer token) until expiresAt: the organization's
+	// liveVideoTimeoutSeconds (30 minutes when not set) after a new stream started; a caller
+	// who joins a running stream gets its expiresAt. No first frame within
 	// media.liveStreamConnectTimeout is 404: call again. A stream nobody watches ends early:
 	// open `url` within media.liveStreamIdleTimeout (10 s by default) of the answer; once the
 	// last viewer has closed it for that long, the device is told to stop and a later viewer
@@ -9303,8 +9305,9 @@ type ClientInterface interface {
 	// files the device has, possibly none. Naming the recording (durationSeconds, quality or
 	// cameraId) makes a missing recording 404 NoRecordingAvailableError. Media needs the device
 	// online (417). Without cameraId the road-facing and in-cabin cameras are asked. Events of the
-	// same second share one file per camera, the first one uploaded (a file is written once);
-	// file ids are the event's unix second. Privacy settings that disable events answer 423
+	// same second share one file per camera, which holds the clip of the last request (every
+	// request asks the device; a camera whose recording the device no longer has keeps the
+	// file an earlier request stored); file ids are the event's unix second. Privacy settings that disable events answer 423
 	// LockedError. A webhook is sent even with mediaType none. A time not after the device left
 	// its previous organization is 400: that part of the SD card is not this organization's.
 	//
@@ -9319,8 +9322,9 @@ type ClientInterface interface {
 	// files the device has, possibly none. Naming the recording (durationSeconds, quality or
 	// cameraId) makes a missing recording 404 NoRecordingAvailableError. Media needs the device
 	// online (417). Without cameraId the road-facing and in-cabin cameras are asked. Events of the
-	// same second share one file per camera, the first one uploaded (a file is written once);
-	// file ids are the event's unix second. Privacy settings that disable events answer 423
+	// same second share one file per camera, which holds the clip of the last request (every
+	// request asks the device; a camera whose recording the device no longer has keeps the
+	// file an earlier request stored); file ids are the event's unix second. Privacy settings that disable events answer 423
 	// LockedError. A webhook is sent even with mediaType none. A time not after the device left
 	// its previous organization is 400: that part of the SD card is not this organization's.
 	//
@@ -12719,7 +12723,9 @@ func (c *Client) GetDeviceCameraSnapshot(ctx context.Context, imei Imei, cameraI
 //
 // Asks the device to stream a camera and waits for its first frame. The stream plays as MJPEG
 // (multipart/x-mixed-replace) at `url` (or at `address` with the mediaToken as query
-// parameter mediaToken or bearer token) for 30 minutes. No first frame within
+// parameter mediaToken or bearer token) until expiresAt: the organization's
+// liveVideoTimeoutSeconds (30 minutes when not set) after a new stream started; a caller
+// who joins a running stream gets its expiresAt. No first frame within
 // media.liveStreamConnectTimeout is 404: call again. A stream nobody watches ends early:
 // open `url` within media.liveStreamIdleTimeout (10 s by default) of the answer; once the
 // last viewer has closed it for that long, the device is told to stop and a later viewer
@@ -13700,8 +13706,9 @@ func (c *Client) GetDeviceTrips(ctx context.Context, imei Imei, params *GetDevic
 // files the device has, possibly none. Naming the recording (durationSeconds, quality or
 // cameraId) makes a missing recording 404 NoRecordingAvailableError. Media needs the device
 // online (417). Without cameraId the road-facing and in-cabin cameras are asked. Events of the
-// same second share one file per camera, the first one uploaded (a file is written once);
-// file ids are the event's unix second. Privacy settings that disable events answer 423
+// same second share one file per camera, which holds the clip of the last request (every
+// request asks the device; a camera whose recording the device no longer has keeps the
+// file an earlier request stored); file ids are the event's unix second. Privacy settings that disable events answer 423
 // LockedError. A webhook is sent even with mediaType none. A time not after the device left
 // its previous organization is 400: that part of the SD card is not this organization's.
 //
@@ -13726,8 +13733,9 @@ func (c *Client) PostVirtualEventWithBody(ctx context.Context, imei Imei, conten
 // files the device has, possibly none. Naming the recording (durationSeconds, quality or
 // cameraId) makes a missing recording 404 NoRecordingAvailableError. Media needs the device
 // online (417). Without cameraId the road-facing and in-cabin cameras are asked. Events of the
-// same second share one file per camera, the first one uploaded (a file is written once);
-// file ids are the event's unix second. Privacy settings that disable events answer 423
+// same second share one file per camera, which holds the clip of the last request (every
+// request asks the device; a camera whose recording the device no longer has keeps the
+// file an earlier request stored); file ids are the event's unix second. Privacy settings that disable events answer 423
 // LockedError. A webhook is sent even with mediaType none. A time not after the device left
 // its previous organization is 400: that part of the SD card is not this organization's.
 //
@@ -28150,7 +28158,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Asks the device to stream a camera and waits for its first frame. The stream plays as MJPEG
 	// (multipart/x-mixed-replace) at `url` (or at `address` with the mediaToken as query
-	// parameter mediaToken or bearer token) for 30 minutes. No first frame within
+	// parameter mediaToken or bearer token) until expiresAt: the organization's
+	// liveVideoTimeoutSeconds (30 minutes when not set) after a new stream started; a caller
+	// who joins a running stream gets its expiresAt. No first frame within
 	// media.liveStreamConnectTimeout is 404: call again. A stream nobody watches ends early:
 	// open `url` within media.liveStreamIdleTimeout (10 s by default) of the answer; once the
 	// last viewer has closed it for that long, the device is told to stop and a later viewer
@@ -28731,8 +28741,9 @@ type ClientWithResponsesInterface interface {
 	// files the device has, possibly none. Naming the recording (durationSeconds, quality or
 	// cameraId) makes a missing recording 404 NoRecordingAvailableError. Media needs the device
 	// online (417). Without cameraId the road-facing and in-cabin cameras are asked. Events of the
-	// same second share one file per camera, the first one uploaded (a file is written once);
-	// file ids are the event's unix second. Privacy settings that disable events answer 423
+	// same second share one file per camera, which holds the clip of the last request (every
+	// request asks the device; a camera whose recording the device no longer has keeps the
+	// file an earlier request stored); file ids are the event's unix second. Privacy settings that disable events answer 423
 	// LockedError. A webhook is sent even with mediaType none. A time not after the device left
 	// its previous organization is 400: that part of the SD card is not this organization's.
 	//
@@ -28747,8 +28758,9 @@ type ClientWithResponsesInterface interface {
 	// files the device has, possibly none. Naming the recording (durationSeconds, quality or
 	// cameraId) makes a missing recording 404 NoRecordingAvailableError. Media needs the device
 	// online (417). Without cameraId the road-facing and in-cabin cameras are asked. Events of the
-	// same second share one file per camera, the first one uploaded (a file is written once);
-	// file ids are the event's unix second. Privacy settings that disable events answer 423
+	// same second share one file per camera, which holds the clip of the last request (every
+	// request asks the device; a camera whose recording the device no longer has keeps the
+	// file an earlier request stored); file ids are the event's unix second. Privacy settings that disable events answer 423
 	// LockedError. A webhook is sent even with mediaType none. A time not after the device left
 	// its previous organization is 400: that part of the SD card is not this organization's.
 	//
@@ -46698,7 +46710,9 @@ func (c *ClientWithResponses) GetDeviceCameraSnapshotWithResponse(ctx context.Co
 //
 // Asks the device to stream a camera and waits for its first frame. The stream plays as MJPEG
 // (multipart/x-mixed-replace) at `url` (or at `address` with the mediaToken as query
-// parameter mediaToken or bearer token) for 30 minutes. No first frame within
+// parameter mediaToken or bearer token) until expiresAt: the organization's
+// liveVideoTimeoutSeconds (30 minutes when not set) after a new stream started; a caller
+// who joins a running stream gets its expiresAt. No first frame within
 // media.liveStreamConnectTimeout is 404: call again. A stream nobody watches ends early:
 // open `url` within media.liveStreamIdleTimeout (10 s by default) of the answer; once the
 // last viewer has closed it for that long, the device is told to stop and a later viewer
@@ -47555,8 +47569,9 @@ func (c *ClientWithResponses) GetDeviceTripsWithResponse(ctx context.Context, im
 // files the device has, possibly none. Naming the recording (durationSeconds, quality or
 // cameraId) makes a missing recording 404 NoRecordingAvailableError. Media needs the device
 // online (417). Without cameraId the road-facing and in-cabin cameras are asked. Events of the
-// same second share one file per camera, the first one uploaded (a file is written once);
-// file ids are the event's unix second. Privacy settings that disable events answer 423
+// same second share one file per camera, which holds the clip of the last request (every
+// request asks the device; a camera whose recording the device no longer has keeps the
+// file an earlier request stored); file ids are the event's unix second. Privacy settings that disable events answer 423
 // LockedError. A webhook is sent even with mediaType none. A time not after the device left
 // its previous organization is 400: that part of the SD card is not this organization's.
 //
@@ -47577,8 +47592,9 @@ func (c *ClientWithResponses) PostVirtualEventWithBodyWithResponse(ctx context.C
 // files the device has, possibly none. Naming the recording (durationSeconds, quality or
 // cameraId) makes a missing recording 404 NoRecordingAvailableError. Media needs the device
 // online (417). Without cameraId the road-facing and in-cabin cameras are asked. Events of the
-// same second share one file per camera, the first one uploaded (a file is written once);
-// file ids are the event's unix second. Privacy settings that disable events answer 423
+// same second share one file per camera, which holds the clip of the last request (every
+// request asks the device; a camera whose recording the device no longer has keeps the
+// file an earlier request stored); file ids are the event's unix second. Privacy settings that disable events answer 423
 // LockedError. A webhook is sent even with mediaType none. A time not after the device left
 // its previous organization is 400: that part of the SD card is not this organization's.
 //
