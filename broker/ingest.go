@@ -80,6 +80,11 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 		if st.State != "" && st.State != store.PresenceOnline && st.State != store.PresenceStandby {
 			return nil, nil, invalid("state must be online or standby")
 		}
+		if u := st.DataUsage; u != nil {
+			if c := deviceTime("dataUsage.periodStart", u.PeriodStart, time.Second); c != none {
+				return nil, nil, c
+			}
+		}
 		return s.withDevice(l, func(tx *store.Tx, dev *store.Device) error { return IngestStatus(tx, dev, l.id, st) }), nil, none
 	case protocol.TopicGPS:
 		var b protocol.GPSBatch
@@ -110,8 +115,9 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 			return nil, nil, invalid("type must name the event type")
 		case !knownEvent(ev.Type):
 			return nil, nil, invalid("type %q is not a known event type (API syntax)", ev.Type)
-		case ev.Time <= 0:
-			return nil, nil, invalid("time must be a positive unix time in milliseconds")
+		}
+		if c := deviceTime("time", ev.Time, time.Millisecond); c != none {
+			return nil, nil, c
 		}
 		var stored store.Device
 		job := s.withDevice(l, func(tx *store.Tx, dev *store.Device) error {
@@ -178,6 +184,20 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 		}, none
 	}
 	return nil, nil, packets.Code{Code: packets.ErrTopicNameInvalid.Code, Reason: "unknown topic up/" + suffix}
+}
+
+// deviceTime refuses a time a device reported in member, as n seconds or
+// milliseconds (unit) since the unix epoch, unless it follows
+// store.RuleDeviceTime, the rule of every time a device reports.
+func deviceTime(member string, n int64, unit time.Duration) packets.Code {
+	if _, ok := store.UnixDeviceTime(n, unit); ok {
+		return packets.Code{}
+	}
+	what := "unix seconds"
+	if unit == time.Millisecond {
+		what = "unix milliseconds"
+	}
+	return invalid("%s (%s) %s", member, what, store.RuleDeviceTime)
 }
 
 // storeReason is the message of a store error ("lat must be from -90 to

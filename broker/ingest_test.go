@@ -251,6 +251,19 @@ func TestInvalidDeviceMessagesRefused(t *testing.T) {
 		{"event latitude", protocol.TopicEvent, protocol.Event{ID: "e", Type: "button", Time: now, Lat: -95}, 0x99, "lat must be from -90 to 90"},
 		{"status without firmware", protocol.TopicStatus, protocol.Status{State: "online"}, 0x99, "firmware"},
 		{"status with unknown state", protocol.TopicStatus, protocol.Status{Firmware: "3.12", State: "asleep"}, 0x99, "state must be online or standby"},
+		{"data usage beyond the year 9999", protocol.TopicStatus, []byte(`{"firmware":"3.12.4","dataUsage":{"periodStart":300000000000,"bytesUp":5,"bytesDown":6}}`),
+			0x99, "dataUsage.periodStart (unix seconds) must be a positive unix time before the year 10000"},
+		{"negative data usage period", protocol.TopicStatus, protocol.Status{Firmware: "3.12.4", DataUsage: &protocol.DataUsage{PeriodStart: -1}},
+			0x99, "dataUsage.periodStart"},
+		{"event at time 0", protocol.TopicEvent, protocol.Event{ID: "e", Type: "button"}, 0x99, "time (unix milliseconds) must be a positive"},
+		{"event in the year 10000", protocol.TopicEvent, protocol.Event{ID: "e", Type: "button", Time: 253402300800000}, 0x99, "time (unix milliseconds)"},
+		{"event sample at time 0", protocol.TopicEvent, protocol.Event{ID: "e", Type: "button", Time: now, Samples: []protocol.Sample{{}}},
+			0x99, "samples[0].time (unix seconds) must be a positive unix time before the year 10000"},
+		{"event sample in the year 10000", protocol.TopicEvent, protocol.Event{ID: "e", Type: "button", Time: now,
+			Samples: []protocol.Sample{{Time: now / 1000}, {Time: 253402300800}}}, 0x99, "samples[1].time"},
+		{"event sample speed", protocol.TopicEvent, protocol.Event{ID: "e", Type: "button", Time: now,
+			Samples: []protocol.Sample{{Time: now / 1000, Speed: -1}}}, 0x99, "samples[0].speed must not be negative"},
+		{"event accuracy", protocol.TopicEvent, protocol.Event{ID: "e", Type: "button", Time: now, Accuracy: -1}, 0x99, "accuracy must not be negative"},
 		{"reply without id", protocol.TopicReply, protocol.Reply{OK: true}, 0x99, "id must"},
 		{"NUL in a string", protocol.TopicEvent, protocol.Event{ID: "e\x00", Type: "button", Time: now}, 0x99, "NUL character"},
 		{"NUL in a member name", protocol.TopicStatus, []byte(`{"firmware":"3.12.1","x\u0000":1}`), 0x99, "NUL character"},
@@ -267,9 +280,24 @@ func TestInvalidDeviceMessagesRefused(t *testing.T) {
 			}
 		})
 	}
-	// The connection survives refusals.
+	// The connection survives refusals, and nothing refused was stored.
 	if pr, err := d.publish(protocol.TopicStatus, protocol.Status{Firmware: "3.12.1", State: "online"}); err != nil || pr.ReasonCode != 0 {
 		t.Fatalf("valid status after refusals: %v %+v", err, pr)
+	}
+	err := e.db.View(t.Context(), func(tx *store.Tx) error {
+		usage, err := tx.DataUsage(id, 10)
+		if err == nil && len(usage) != 0 {
+			err = fmt.Errorf("data usage %+v stored, want none", usage)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range e.messages(store.MessageEvent) {
+		if m.Event.Type != store.EventDeviceActivation {
+			t.Fatalf("a refused event was stored: %+v", m.Event)
+		}
 	}
 }
 
