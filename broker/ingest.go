@@ -137,7 +137,16 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 		if ack.Version < 0 {
 			return nil, nil, invalid("version must not be negative")
 		}
-		job := s.withDevice(l, func(tx *store.Tx, dev *store.Device) error { return IngestConfigAck(tx, dev, ack) })
+		if r := bytes.TrimSpace(ack.Reported); len(r) > 0 && r[0] != '{' && !bytes.Equal(r, jsonNull) {
+			return nil, nil, invalid("reported must be a JSON object, the configuration as the device applied it")
+		}
+		job := s.withDevice(l, func(tx *store.Tx, dev *store.Device) error {
+			issued, err := s.desiredVersion(tx, dev)
+			if err != nil {
+				return err
+			}
+			return IngestConfigAck(tx, dev, ack, issued)
+		})
 		return job, func() { s.pushConfigAfterAck(l, ack.Version) }, none
 	case protocol.TopicReply:
 		var r protocol.Reply
@@ -223,6 +232,9 @@ func decode(payload []byte, v any) packets.Code {
 	}
 	return packets.Code{}
 }
+
+// jsonNull is the JSON null, which stands for a member left out.
+var jsonNull = []byte("null")
 
 // hasNUL reports whether a string or member name of the JSON document
 // payload contains the NUL character.
