@@ -87,13 +87,19 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 		}
 		return s.withDevice(l, func(tx *store.Tx, dev *store.Device) error { return IngestStatus(tx, dev, l.id, st) }), nil, none
 	case protocol.TopicGPS:
-		var b protocol.GPSBatch
+		var b wireGPSBatch
 		if c := decode(pk.Payload, &b); c != none {
 			return nil, nil, c
 		}
 		points := make([]store.GPSPoint, len(b.Samples))
 		for i, g := range b.Samples {
-			points[i] = store.GPSPoint{Time: time.UnixMilli(g.Time).UTC(), Lat: g.Lat, Lon: g.Lon, Alt: g.Alt,
+			switch {
+			case g.Lat == nil:
+				return nil, nil, invalid("samples[%d].lat is required", i)
+			case g.Lon == nil:
+				return nil, nil, invalid("samples[%d].lon is required", i)
+			}
+			points[i] = store.GPSPoint{Time: time.UnixMilli(g.Time).UTC(), Lat: *g.Lat, Lon: *g.Lon, Alt: g.Alt,
 				Speed: g.Speed, Accuracy: g.Accuracy, Heading: g.Heading}
 			if err := store.ValidGPSPoint(points[i]); err != nil {
 				return nil, nil, invalid("samples[%d]: %s", i, storeReason(err))
@@ -193,6 +199,16 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 		}, none
 	}
 	return nil, nil, packets.Code{Code: packets.ErrTopicNameInvalid.Code, Reason: "unknown topic up/" + suffix}
+}
+
+// wireGPSBatch is a protocol.GPSBatch as it arrives, telling a position left
+// out or null from 0,0: a sample without one is refused, not stored at 0,0.
+type wireGPSBatch struct {
+	Samples []struct {
+		protocol.GPSSample
+		Lat *float64 `json:"lat"`
+		Lon *float64 `json:"lon"`
+	} `json:"samples"`
 }
 
 // deviceTime refuses a time a device reported in member, as n seconds or

@@ -245,6 +245,13 @@ func TestInvalidDeviceMessagesRefused(t *testing.T) {
 		{"data after the object", protocol.TopicStatus, []byte(`{"firmware":"3.12.1"} {"firmware":"x"}`), 0x99, "JSON"},
 		{"latitude out of range", protocol.TopicGPS, protocol.GPSBatch{Samples: []protocol.GPSSample{{Time: now, Lat: 91}}}, 0x99, "samples[0]: lat must be from -90 to 90"},
 		{"sample without time", protocol.TopicGPS, protocol.GPSBatch{Samples: []protocol.GPSSample{{Lat: 1}}}, 0x99, "samples[0]: time"},
+		{"sample without a position", protocol.TopicGPS, []byte(fmt.Sprintf(`{"samples":[{"time":%d}]}`, now)), 0x99, "samples[0].lat is required"},
+		{"sample with a null position", protocol.TopicGPS, []byte(fmt.Sprintf(`{"samples":[{"time":%d,"lat":null,"lon":null}]}`, now)),
+			0x99, "samples[0].lat is required"},
+		{"sample without lon", protocol.TopicGPS, []byte(fmt.Sprintf(`{"samples":[{"time":%d,"lat":52.1,"lon":null}]}`, now)),
+			0x99, "samples[0].lon is required"},
+		{"second sample without a position", protocol.TopicGPS,
+			[]byte(fmt.Sprintf(`{"samples":[{"time":%d,"lat":52.1,"lon":4.8},{"time":%d,"speed":3}]}`, now, now+1000)), 0x99, "samples[1].lat is required"},
 		{"event without id", protocol.TopicEvent, protocol.Event{Type: "button", Time: now}, 0x99, "id must"},
 		{"event without type", protocol.TopicEvent, protocol.Event{ID: "e", Time: now}, 0x99, "type must"},
 		{"unknown event type", protocol.TopicEvent, protocol.Event{ID: "e", Type: "de_acceleration", Time: now}, 0x99, "not a known event type"},
@@ -288,6 +295,20 @@ func TestInvalidDeviceMessagesRefused(t *testing.T) {
 		usage, err := tx.DataUsage(id, 10)
 		if err == nil && len(usage) != 0 {
 			err = fmt.Errorf("data usage %+v stored, want none", usage)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A position at 0,0 that the device sent is one (in the Gulf of Guinea).
+	if pr, err := d.publish(protocol.TopicGPS, []byte(fmt.Sprintf(`{"samples":[{"time":%d,"lat":0,"lon":0}]}`, now))); err != nil || pr.ReasonCode != 0 {
+		t.Fatalf("sample at 0,0: %v %+v", err, pr)
+	}
+	err = e.db.View(t.Context(), func(tx *store.Tx) error {
+		points, err := tx.GPS(id, time.UnixMilli(now), time.UnixMilli(now+1000), 0)
+		if err == nil && (len(points) != 1 || points[0].Lat != 0 || points[0].Lon != 0) {
+			err = fmt.Errorf("stored samples %+v, want the one at 0,0", points)
 		}
 		return err
 	})
