@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mochi-mqtt/server/v2/packets"
 
@@ -165,6 +166,9 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 		if r.ID == "" {
 			return nil, nil, invalid("id must carry the command id (or use MQTT 5 correlation data)")
 		}
+		if utf8.RuneCountInString(r.ID) > maxReplyID {
+			return nil, nil, invalid("id must be at most %d characters, as the command ids are", maxReplyID)
+		}
 		sent := ""
 		w := s.replies.get(r.ID, l.imei)
 		if w != nil {
@@ -198,7 +202,7 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 			}
 		}, none
 	}
-	return nil, nil, packets.Code{Code: packets.ErrTopicNameInvalid.Code, Reason: "unknown topic up/" + suffix}
+	return nil, nil, packets.Code{Code: packets.ErrTopicNameInvalid.Code, Reason: "unknown topic " + suffix}
 }
 
 // wireGPSBatch is a protocol.GPSBatch as it arrives, telling a position left
@@ -248,6 +252,10 @@ func decode(payload []byte, v any) packets.Code {
 	}
 	return packets.Code{}
 }
+
+// maxReplyID bounds the id of a reply (or its correlation data): a command
+// id is an opaque string of at most 64 characters.
+const maxReplyID = 64
 
 // jsonNull is the JSON null, which stands for a member left out.
 var jsonNull = []byte("null")

@@ -272,9 +272,10 @@ func TestInvalidDeviceMessagesRefused(t *testing.T) {
 			Samples: []protocol.Sample{{Time: now / 1000, Speed: -1}}}, 0x99, "samples[0].speed must not be negative"},
 		{"event accuracy", protocol.TopicEvent, protocol.Event{ID: "e", Type: "button", Time: now, Accuracy: -1}, 0x99, "accuracy must not be negative"},
 		{"reply without id", protocol.TopicReply, protocol.Reply{OK: true}, 0x99, "id must"},
+		{"reply id of 65 characters", protocol.TopicReply, protocol.Reply{ID: strings.Repeat("é", 65), OK: true}, 0x99, "id must be at most 64 characters"},
 		{"NUL in a string", protocol.TopicEvent, protocol.Event{ID: "e\x00", Type: "button", Time: now}, 0x99, "NUL character"},
 		{"NUL in a member name", protocol.TopicStatus, []byte(`{"firmware":"3.12.1","x\u0000":1}`), 0x99, "NUL character"},
-		{"unknown topic", "up/whatever", protocol.Status{}, 0x90, "unknown topic"},
+		{"unknown topic", "up/whatever", protocol.Status{}, 0x90, "unknown topic up/whatever"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -286,6 +287,10 @@ func TestInvalidDeviceMessagesRefused(t *testing.T) {
 				t.Fatalf("reason %q does not contain %q", pr.Properties.ReasonString, tc.reason)
 			}
 		})
+	}
+	// An id of 64 characters is one.
+	if pr, err := d.publish(protocol.TopicReply, protocol.Reply{ID: strings.Repeat("é", 64), OK: true}); err != nil || pr.ReasonCode != 0 {
+		t.Fatalf("reply id of 64 characters: %v %+v", err, pr)
 	}
 	// The connection survives refusals, and nothing refused was stored.
 	if pr, err := d.publish(protocol.TopicStatus, protocol.Status{Firmware: "3.12.1", State: "online"}); err != nil || pr.ReasonCode != 0 {
