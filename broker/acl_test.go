@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
+	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/store"
@@ -121,5 +122,33 @@ func TestWillOutsideOwnTopicsRefused(t *testing.T) {
 	}
 	if n := len(victim.received(protocol.TopicCommand)); n != 0 {
 		t.Fatalf("victim received %d commands", n)
+	}
+}
+
+// TestWillOnAnUnknownUpTopicRefused: a will may name only one of the
+// device's own up/ topics of the contract, in MQTT 5 (0x87) and 3.1.1
+// (0x05); one of them is accepted.
+func TestWillOnAnUnknownUpTopicRefused(t *testing.T) {
+	e := newEnv(t, nil)
+	id := e.addDevice(1)
+	for _, tc := range []struct {
+		suffix  string
+		version byte
+		want    byte
+	}{
+		{"up/nope", 5, 0x87},
+		{"up/nope", 4, 0x05},
+		{"up/status/x", 5, 0x87},
+		{"up/", 4, 0x05},
+		{protocol.TopicStatus, 5, 0x00},
+		{protocol.TopicStatus, 4, 0x00},
+	} {
+		_, ack := e.rawConnectWith(tc.version, id, id, e.bootstrapPassword(id), func(pk *packets.Packet) {
+			pk.Connect.WillFlag, pk.Connect.WillQos = true, 1
+			pk.Connect.WillTopic, pk.Connect.WillPayload = protocol.Prefix+"/"+id+"/"+tc.suffix, []byte("x")
+		})
+		if ack.ReasonCode != tc.want {
+			t.Errorf("will on %s, MQTT version %d: CONNACK 0x%02X, want 0x%02X", tc.suffix, tc.version, ack.ReasonCode, tc.want)
+		}
 	}
 }

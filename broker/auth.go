@@ -72,9 +72,10 @@ func (s *Server) authenticate(c *mqttd.Conn, pk *packets.Packet) (*link, refusal
 		return nil, refuseCredentials, "username differs from the client id"
 	}
 	// A will is published without the ACL check of a PUBLISH: it may only
-	// name the device's own up topics, where it reaches nobody.
-	if pk.Connect.WillFlag && !topicAllowed(imei, pk.Connect.WillTopic, true) {
-		return nil, refuseNotAuthorized, "will topic outside the device's up topics"
+	// name one of the device's own up topics, where it reaches nobody.
+	if _, suffix, _ := protocol.SplitTopic(pk.Connect.WillTopic); pk.Connect.WillFlag &&
+		(!topicAllowed(imei, pk.Connect.WillTopic, true) || !protocol.IsUpTopic(suffix)) {
+		return nil, refuseNotAuthorized, "will topic is not one of the device's up topics"
 	}
 	var (
 		dev    *store.Device

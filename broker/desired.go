@@ -192,7 +192,10 @@ func (s *Server) desiredDue(tx *store.Tx, l *link) (desiredDue, error) {
 		return desiredDue{}, err
 	}
 	due := func(version int64) bool {
-		acked := !dl.ConfigAckedAt.IsZero() && dl.AckedConfigVersion >= version
+		// An acknowledgement above version acknowledged a version never
+		// issued (one stored before acknowledgements were checked): it
+		// acknowledges nothing.
+		acked := !dl.ConfigAckedAt.IsZero() && dl.AckedConfigVersion == version
 		return !acked && l.pushed != version
 	}
 	if s.DesiredConfig == nil {
@@ -215,6 +218,19 @@ func (s *Server) desiredDue(tx *store.Tx, l *link) (desiredDue, error) {
 		return desiredDue{}, err
 	}
 	return desiredDue{cfg: cfg, skip: !due(cfg.Version)}, nil
+}
+
+// desiredVersion is the version of the desired configuration dev is sent now.
+func (s *Server) desiredVersion(tx *store.Tx, dev *store.Device) (int64, error) {
+	if s.DesiredConfig == nil {
+		ds, err := tx.DeviceSettings(dev.IMEI)
+		if err != nil {
+			return 0, err
+		}
+		return ds.Version, nil
+	}
+	cfg, err := s.desired(tx, dev)
+	return cfg.Version, err
 }
 
 // publishDesiredLocked publishes d unless it is skipped or could not be

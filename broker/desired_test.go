@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -119,6 +120,72 @@ func TestConfigAckStopsRedelivery(t *testing.T) {
 	d2.decode(d2.next(protocol.TopicConfig, 1), &next)
 	if next.Version != cfg.Version+1 || next.Device.Brightness != 7 {
 		t.Fatalf("pushed %+v", next)
+	}
+}
+
+// TestConfigAckOfAVersionNeverIssuedRefused: an acknowledgement above the
+// version the cloud issued, or one whose reported configuration is not an
+// object, is refused and changes nothing, so the configuration is still
+// delivered; an acknowledgement stored above it before this check gives
+// way to the device's next one.
+func TestConfigAckOfAVersionNeverIssuedRefused(t *testing.T) {
+	e := newEnv(t, nil)
+	id := e.addDevice(1)
+	e.setBrightness(id, 42)
+	boot, token := e.bootstrap(id)
+	var cfg protocol.DesiredConfig
+	boot.decode(boot.next(protocol.TopicConfig, 1), &cfg)
+	boot.close()
+
+	d := e.mustConnect(id, token)
+	d.next(protocol.TopicConfig, 1)
+	for _, tc := range []struct {
+		name, payload, reason string
+	}{
+		{"a version never issued", fmt.Sprintf(`{"version":%d}`, cfg.Version+1),
+			fmt.Sprintf("version %d was never issued: the latest configuration version is %d", cfg.Version+1, cfg.Version)},
+		{"a far later version", `{"version":999999}`, "version 999999 was never issued"},
+		{"reported not an object", fmt.Sprintf(`{"version":%d,"reported":[1]}`, cfg.Version), "reported must be a JSON object"},
+		{"reported a string", fmt.Sprintf(`{"version":%d,"reported":"x"}`, cfg.Version), "reported must be a JSON object"},
+	} {
+		pr, err := d.publish(protocol.TopicConfigAck, []byte(tc.payload))
+		if err == nil || pr == nil || pr.ReasonCode != 0x99 || pr.Properties == nil || !strings.Contains(pr.Properties.ReasonString, tc.reason) {
+			t.Fatalf("%s: err %v response %+v, want 0x99 naming %q", tc.name, err, pr, tc.reason)
+		}
+		if l := e.link(id); !l.ConfigAckedAt.IsZero() || l.AckedConfigVersion != 0 || l.ReportedConfig != nil {
+			t.Fatalf("%s: refused acknowledgement stored: %+v", tc.name, l)
+		}
+	}
+	d.close()
+	d = e.mustConnect(id, token)
+	var again protocol.DesiredConfig
+	d.decode(d.next(protocol.TopicConfig, 1), &again)
+	if again.Version != cfg.Version {
+		t.Fatalf("delivered version %d after refused acknowledgements, want %d", again.Version, cfg.Version)
+	}
+	d.close()
+
+	// An acknowledgement of a version never issued, stored earlier,
+	// acknowledges nothing: the configuration goes out, and the device's
+	// acknowledgement of it replaces the stored one.
+	err := e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		dl, err := tx.DeviceLink(id)
+		if err != nil {
+			return err
+		}
+		dl.AckedConfigVersion, dl.ConfigAckedAt = 999999, e.clock.Now()
+		return tx.PutDeviceLink(dl)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = e.mustConnect(id, token)
+	d.decode(d.next(protocol.TopicConfig, 1), &again)
+	if pr, err := d.publish(protocol.TopicConfigAck, protocol.ConfigAck{Version: again.Version}); err != nil || pr.ReasonCode != 0 {
+		t.Fatalf("acknowledge version %d: %v %+v", again.Version, err, pr)
+	}
+	if l := e.link(id); l.AckedConfigVersion != cfg.Version {
+		t.Fatalf("acknowledged version %d, want %d", l.AckedConfigVersion, cfg.Version)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mochi-mqtt/server/v2/packets"
 
@@ -80,15 +81,26 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 		if st.State != "" && st.State != store.PresenceOnline && st.State != store.PresenceStandby {
 			return nil, nil, invalid("state must be online or standby")
 		}
+		if u := st.DataUsage; u != nil {
+			if c := deviceTime("dataUsage.periodStart", u.PeriodStart, time.Second); c != none {
+				return nil, nil, c
+			}
+		}
 		return s.withDevice(l, func(tx *store.Tx, dev *store.Device) error { return IngestStatus(tx, dev, l.id, st) }), nil, none
 	case protocol.TopicGPS:
-		var b protocol.GPSBatch
+		var b wireGPSBatch
 		if c := decode(pk.Payload, &b); c != none {
 			return nil, nil, c
 		}
 		points := make([]store.GPSPoint, len(b.Samples))
 		for i, g := range b.Samples {
-			points[i] = store.GPSPoint{Time: time.UnixMilli(g.Time).UTC(), Lat: g.Lat, Lon: g.Lon, Alt: g.Alt,
+			switch {
+			case g.Lat == nil:
+				return nil, nil, invalid("samples[%d].lat is required", i)
+			case g.Lon == nil:
+				return nil, nil, invalid("samples[%d].lon is required", i)
+			}
+			points[i] = store.GPSPoint{Time: time.UnixMilli(g.Time).UTC(), Lat: *g.Lat, Lon: *g.Lon, Alt: g.Alt,
 				Speed: g.Speed, Accuracy: g.Accuracy, Heading: g.Heading}
 			if err := store.ValidGPSPoint(points[i]); err != nil {
 				return nil, nil, invalid("samples[%d]: %s", i, storeReason(err))
@@ -110,8 +122,9 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 			return nil, nil, invalid("type must name the event type")
 		case !knownEvent(ev.Type):
 			return nil, nil, invalid("type %q is not a known event type (API syntax)", ev.Type)
-		case ev.Time <= 0:
-			return nil, nil, invalid("time must be a positive unix time in milliseconds")
+		}
+		if c := deviceTime("time", ev.Time, time.Millisecond); c != none {
+			return nil, nil, c
 		}
 		var stored store.Device
 		job := s.withDevice(l, func(tx *store.Tx, dev *store.Device) error {
@@ -131,7 +144,16 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 		if ack.Version < 0 {
 			return nil, nil, invalid("version must not be negative")
 		}
-		job := s.withDevice(l, func(tx *store.Tx, dev *store.Device) error { return IngestConfigAck(tx, dev, ack) })
+		if r := bytes.TrimSpace(ack.Reported); len(r) > 0 && r[0] != '{' && !bytes.Equal(r, jsonNull) {
+			return nil, nil, invalid("reported must be a JSON object, the configuration as the device applied it")
+		}
+		job := s.withDevice(l, func(tx *store.Tx, dev *store.Device) error {
+			issued, err := s.desiredVersion(tx, dev)
+			if err != nil {
+				return err
+			}
+			return IngestConfigAck(tx, dev, ack, issued)
+		})
 		return job, func() { s.pushConfigAfterAck(l, ack.Version) }, none
 	case protocol.TopicReply:
 		var r protocol.Reply
@@ -143,6 +165,9 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 		}
 		if r.ID == "" {
 			return nil, nil, invalid("id must carry the command id (or use MQTT 5 correlation data)")
+		}
+		if utf8.RuneCountInString(r.ID) > maxReplyID {
+			return nil, nil, invalid("id must be at most %d characters, as the command ids are", maxReplyID)
 		}
 		sent := ""
 		w := s.replies.get(r.ID, l.imei)
@@ -177,7 +202,31 @@ func (s *Server) ingestJob(l *link, suffix string, pk *packets.Packet) (func(*st
 			}
 		}, none
 	}
-	return nil, nil, packets.Code{Code: packets.ErrTopicNameInvalid.Code, Reason: "unknown topic up/" + suffix}
+	return nil, nil, packets.Code{Code: packets.ErrTopicNameInvalid.Code, Reason: "unknown topic " + suffix}
+}
+
+// wireGPSBatch is a protocol.GPSBatch as it arrives, telling a position left
+// out or null from 0,0: a sample without one is refused, not stored at 0,0.
+type wireGPSBatch struct {
+	Samples []struct {
+		protocol.GPSSample
+		Lat *float64 `json:"lat"`
+		Lon *float64 `json:"lon"`
+	} `json:"samples"`
+}
+
+// deviceTime refuses a time a device reported in member, as n seconds or
+// milliseconds (unit) since the unix epoch, unless it follows
+// store.RuleDeviceTime, the rule of every time a device reports.
+func deviceTime(member string, n int64, unit time.Duration) packets.Code {
+	if _, ok := store.UnixDeviceTime(n, unit); ok {
+		return packets.Code{}
+	}
+	what := "unix seconds"
+	if unit == time.Millisecond {
+		what = "unix milliseconds"
+	}
+	return invalid("%s (%s) %s", member, what, store.RuleDeviceTime)
 }
 
 // storeReason is the message of a store error ("lat must be from -90 to
@@ -203,6 +252,13 @@ func decode(payload []byte, v any) packets.Code {
 	}
 	return packets.Code{}
 }
+
+// maxReplyID bounds the id of a reply (or its correlation data): a command
+// id is an opaque string of at most 64 characters.
+const maxReplyID = 64
+
+// jsonNull is the JSON null, which stands for a member left out.
+var jsonNull = []byte("null")
 
 // hasNUL reports whether a string or member name of the JSON document
 // payload contains the NUL character.

@@ -245,16 +245,37 @@ func TestInvalidDeviceMessagesRefused(t *testing.T) {
 		{"data after the object", protocol.TopicStatus, []byte(`{"firmware":"3.12.1"} {"firmware":"x"}`), 0x99, "JSON"},
 		{"latitude out of range", protocol.TopicGPS, protocol.GPSBatch{Samples: []protocol.GPSSample{{Time: now, Lat: 91}}}, 0x99, "samples[0]: lat must be from -90 to 90"},
 		{"sample without time", protocol.TopicGPS, protocol.GPSBatch{Samples: []protocol.GPSSample{{Lat: 1}}}, 0x99, "samples[0]: time"},
+		{"sample without a position", protocol.TopicGPS, []byte(fmt.Sprintf(`{"samples":[{"time":%d}]}`, now)), 0x99, "samples[0].lat is required"},
+		{"sample with a null position", protocol.TopicGPS, []byte(fmt.Sprintf(`{"samples":[{"time":%d,"lat":null,"lon":null}]}`, now)),
+			0x99, "samples[0].lat is required"},
+		{"sample without lon", protocol.TopicGPS, []byte(fmt.Sprintf(`{"samples":[{"time":%d,"lat":52.1,"lon":null}]}`, now)),
+			0x99, "samples[0].lon is required"},
+		{"second sample without a position", protocol.TopicGPS,
+			[]byte(fmt.Sprintf(`{"samples":[{"time":%d,"lat":52.1,"lon":4.8},{"time":%d,"speed":3}]}`, now, now+1000)), 0x99, "samples[1].lat is required"},
 		{"event without id", protocol.TopicEvent, protocol.Event{Type: "button", Time: now}, 0x99, "id must"},
 		{"event without type", protocol.TopicEvent, protocol.Event{ID: "e", Time: now}, 0x99, "type must"},
 		{"unknown event type", protocol.TopicEvent, protocol.Event{ID: "e", Type: "de_acceleration", Time: now}, 0x99, "not a known event type"},
 		{"event latitude", protocol.TopicEvent, protocol.Event{ID: "e", Type: "button", Time: now, Lat: -95}, 0x99, "lat must be from -90 to 90"},
 		{"status without firmware", protocol.TopicStatus, protocol.Status{State: "online"}, 0x99, "firmware"},
 		{"status with unknown state", protocol.TopicStatus, protocol.Status{Firmware: "3.12", State: "asleep"}, 0x99, "state must be online or standby"},
+		{"data usage beyond the year 9999", protocol.TopicStatus, []byte(`{"firmware":"3.12.4","dataUsage":{"periodStart":300000000000,"bytesUp":5,"bytesDown":6}}`),
+			0x99, "dataUsage.periodStart (unix seconds) must be a positive unix time before the year 10000"},
+		{"negative data usage period", protocol.TopicStatus, protocol.Status{Firmware: "3.12.4", DataUsage: &protocol.DataUsage{PeriodStart: -1}},
+			0x99, "dataUsage.periodStart"},
+		{"event at time 0", protocol.TopicEvent, protocol.Event{ID: "e", Type: "button"}, 0x99, "time (unix milliseconds) must be a positive"},
+		{"event in the year 10000", protocol.TopicEvent, protocol.Event{ID: "e", Type: "button", Time: 253402300800000}, 0x99, "time (unix milliseconds)"},
+		{"event sample at time 0", protocol.TopicEvent, protocol.Event{ID: "e", Type: "button", Time: now, Samples: []protocol.Sample{{}}},
+			0x99, "samples[0].time (unix seconds) must be a positive unix time before the year 10000"},
+		{"event sample in the year 10000", protocol.TopicEvent, protocol.Event{ID: "e", Type: "button", Time: now,
+			Samples: []protocol.Sample{{Time: now / 1000}, {Time: 253402300800}}}, 0x99, "samples[1].time"},
+		{"event sample speed", protocol.TopicEvent, protocol.Event{ID: "e", Type: "button", Time: now,
+			Samples: []protocol.Sample{{Time: now / 1000, Speed: -1}}}, 0x99, "samples[0].speed must not be negative"},
+		{"event accuracy", protocol.TopicEvent, protocol.Event{ID: "e", Type: "button", Time: now, Accuracy: -1}, 0x99, "accuracy must not be negative"},
 		{"reply without id", protocol.TopicReply, protocol.Reply{OK: true}, 0x99, "id must"},
+		{"reply id of 65 characters", protocol.TopicReply, protocol.Reply{ID: strings.Repeat("é", 65), OK: true}, 0x99, "id must be at most 64 characters"},
 		{"NUL in a string", protocol.TopicEvent, protocol.Event{ID: "e\x00", Type: "button", Time: now}, 0x99, "NUL character"},
 		{"NUL in a member name", protocol.TopicStatus, []byte(`{"firmware":"3.12.1","x\u0000":1}`), 0x99, "NUL character"},
-		{"unknown topic", "up/whatever", protocol.Status{}, 0x90, "unknown topic"},
+		{"unknown topic", "up/whatever", protocol.Status{}, 0x90, "unknown topic up/whatever"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -267,9 +288,42 @@ func TestInvalidDeviceMessagesRefused(t *testing.T) {
 			}
 		})
 	}
-	// The connection survives refusals.
+	// An id of 64 characters is one.
+	if pr, err := d.publish(protocol.TopicReply, protocol.Reply{ID: strings.Repeat("é", 64), OK: true}); err != nil || pr.ReasonCode != 0 {
+		t.Fatalf("reply id of 64 characters: %v %+v", err, pr)
+	}
+	// The connection survives refusals, and nothing refused was stored.
 	if pr, err := d.publish(protocol.TopicStatus, protocol.Status{Firmware: "3.12.1", State: "online"}); err != nil || pr.ReasonCode != 0 {
 		t.Fatalf("valid status after refusals: %v %+v", err, pr)
+	}
+	err := e.db.View(t.Context(), func(tx *store.Tx) error {
+		usage, err := tx.DataUsage(id, 10)
+		if err == nil && len(usage) != 0 {
+			err = fmt.Errorf("data usage %+v stored, want none", usage)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A position at 0,0 that the device sent is one (in the Gulf of Guinea).
+	if pr, err := d.publish(protocol.TopicGPS, []byte(fmt.Sprintf(`{"samples":[{"time":%d,"lat":0,"lon":0}]}`, now))); err != nil || pr.ReasonCode != 0 {
+		t.Fatalf("sample at 0,0: %v %+v", err, pr)
+	}
+	err = e.db.View(t.Context(), func(tx *store.Tx) error {
+		points, err := tx.GPS(id, time.UnixMilli(now), time.UnixMilli(now+1000), 0)
+		if err == nil && (len(points) != 1 || points[0].Lat != 0 || points[0].Lon != 0) {
+			err = fmt.Errorf("stored samples %+v, want the one at 0,0", points)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range e.messages(store.MessageEvent) {
+		if m.Event.Type != store.EventDeviceActivation {
+			t.Fatalf("a refused event was stored: %+v", m.Event)
+		}
 	}
 }
 

@@ -106,19 +106,14 @@ func (m *metrics) servesCertificate(cert tls.Certificate) {
 	}
 }
 
-// ingestTopics are the topic label values of fleetcam_mqtt_ingest_messages_total:
-// the up/ topics the broker stores. Any other topic is counted as unknownTopic.
-var ingestTopics = map[string]bool{
-	protocol.TopicStatus: true, protocol.TopicGPS: true, protocol.TopicEvent: true,
-	protocol.TopicConfigAck: true, protocol.TopicReply: true, protocol.TopicMedia: true,
-}
-
 // unknownTopic is the topic label of a message to a topic the broker does not know.
 const unknownTopic = "unknown"
 
-// topicLabel is the topic label of a device message to topic suffix.
+// topicLabel is the topic label of a device message to topic suffix, in
+// fleetcam_mqtt_ingest_messages_total: an up/ topic the broker stores, or
+// unknownTopic.
 func topicLabel(suffix string) string {
-	if ingestTopics[suffix] {
+	if protocol.IsUpTopic(suffix) {
 		return suffix
 	}
 	return unknownTopic

@@ -78,7 +78,7 @@ func TestDeviceCannotGrowMetrics(t *testing.T) {
 	}
 	// The ingest counter has a series per known topic and result at most,
 	// and one per result for every unknown topic together.
-	if n, most := after["fleetcam_mqtt_ingest_messages_total"], (len(ingestTopics)+1)*3; n > most {
+	if n, most := after["fleetcam_mqtt_ingest_messages_total"], (len(protocol.UpTopics())+1)*3; n > most {
 		t.Errorf("fleetcam_mqtt_ingest_messages_total has %d series, want at most %d", n, most)
 	}
 	if got := e.metric("fleetcam_mqtt_ingest_messages_total", map[string]string{"topic": "unknown", "result": "invalid"}); got != float64(len(junk)+1) {
@@ -88,7 +88,7 @@ func TestDeviceCannotGrowMetrics(t *testing.T) {
 		t.Errorf("up/event/invalid = %v, want 1", got)
 	}
 	for _, v := range e.labelValues() {
-		if v == id || strings.Contains(v, "junk") || !ingestTopics[v] && strings.HasPrefix(v, "up/") {
+		if v == id || strings.Contains(v, "junk") || !protocol.IsUpTopic(v) && strings.HasPrefix(v, "up/") {
 			t.Errorf("label value %q comes from what the device sent", v)
 		}
 	}

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"time"
@@ -150,15 +151,26 @@ func healthOf(st protocol.Status, now time.Time) *store.DeviceHealth {
 }
 
 // IngestConfigAck records the configuration version dev acknowledged and
-// the configuration it reports.
-func IngestConfigAck(tx *store.Tx, dev *store.Device, ack protocol.ConfigAck) error {
+// the configuration it reports. issued is the version of the desired
+// configuration dev is sent now: an acknowledgement of a later version,
+// which the cloud never issued, is refused and changes nothing, since it
+// would stop the delivery of every version up to it. A stored
+// acknowledgement above issued (recorded before acknowledgements were
+// checked) gives way to the new one.
+func IngestConfigAck(tx *store.Tx, dev *store.Device, ack protocol.ConfigAck, issued int64) error {
+	if ack.Version > issued {
+		return store.Invalid("version", "%d was never issued: the latest configuration version is %d", ack.Version, issued)
+	}
 	dl, err := tx.DeviceLink(dev.IMEI)
 	if err != nil {
 		return err
 	}
+	if dl.AckedConfigVersion > issued {
+		dl.AckedConfigVersion = ack.Version
+	}
 	dl.AckedConfigVersion = max(dl.AckedConfigVersion, ack.Version)
 	dl.ConfigAckedAt = tx.Now()
-	if len(ack.Reported) > 0 {
+	if len(ack.Reported) > 0 && !bytes.Equal(ack.Reported, jsonNull) {
 		dl.ReportedConfig = append(json.RawMessage(nil), ack.Reported...)
 	}
 	return tx.PutDeviceLink(dl)

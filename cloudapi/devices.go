@@ -147,7 +147,10 @@ func (s *Server) toDeviceDTO(tx *store.Tx, d *store.Device) (deviceDTO, error) {
 			out.Connection.ReportedConfigVersion = pc.ReportedConfigVersion
 		}
 	}
-	out.Connection.ConfigPending = out.Connection.ReportedConfigVersion < ds.Version
+	// A reported version above the desired one was never issued (stored
+	// before acknowledgements were checked): the broker sends the desired
+	// configuration again, so it is pending.
+	out.Connection.ConfigPending = out.Connection.ReportedConfigVersion != ds.Version
 	out.Status, out.LastSeenOnline, out.FirmwareVersion = out.Connection.Status, out.Connection.LastSeenOnline, out.Connection.FirmwareVersion
 	return out, nil
 }

@@ -190,6 +190,13 @@ func TestGetDeviceConnection(t *testing.T) {
 		r.get("data.connection.configPending") != true {
 		t.Fatalf("connected device %s", r.raw)
 	}
+	// A reported version above the desired one was never issued: the
+	// broker delivers the desired one again, so it is pending.
+	pres.set(imei, DeviceConnection{Status: ConnectionOnline, LastSeen: seen, FirmwareVersion: "3.12.1", ReportedConfigVersion: 999999})
+	r = e.do("GET", "/v2/devices/"+imei, e.partnerToken, nil).want(http.StatusOK)
+	if r.num("data.connection.reportedConfigVersion") != 999999 || r.get("data.connection.configPending") != true {
+		t.Fatalf("device reporting a version never issued %s", r.raw)
+	}
 	list := e.do("GET", orgPath(org.id, "/devices"), e.partnerToken, nil).want(http.StatusOK)
 	if list.str("data.0.connection.status") != ConnectionOnline {
 		t.Fatalf("list without connection %s", list.raw)

@@ -22,8 +22,8 @@ func dropDataUsage(tx *Tx, d *Device) error {
 
 // RecordDataUsage stores a device's usage report.
 func (tx *Tx) RecordDataUsage(imei string, u DataUsage) error {
-	if u.PeriodStart.Unix() <= 0 || u.BytesUp < 0 || u.BytesDown < 0 {
-		return Invalid("dataUsage", "must carry a positive periodStart and byte counts of 0 or more")
+	if !ValidDeviceTime(u.PeriodStart) || u.BytesUp < 0 || u.BytesDown < 0 {
+		return Invalid("dataUsage", "periodStart %s and the byte counts must be 0 or more", RuleDeviceTime)
 	}
 	p := DataUsagePeriod{IMEI: imei, PeriodStart: u.PeriodStart.UTC(), BytesUp: u.BytesUp,
 		BytesDown: u.BytesDown, ReceivedAt: tx.now}

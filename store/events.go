@@ -171,10 +171,20 @@ func (in *EventInput) validate() error {
 		return bad("lon must be from -180 to 180")
 	case math.IsNaN(in.Speed) || in.Speed < 0:
 		return bad("speed must not be negative")
+	case math.IsNaN(in.Accuracy) || in.Accuracy < 0:
+		return bad("accuracy must not be negative")
 	case in.Severity < 0 || in.Severity > 3:
 		return bad("severity must be 1 (high), 2 (medium) or 3 (low)")
 	case len(in.DeviceEventID) > 200:
 		return bad("id must be at most 200 characters")
+	}
+	for i, smp := range in.Samples {
+		if _, ok := UnixDeviceTime(smp.Time, time.Second); !ok {
+			return bad("samples[%d].time (unix seconds) "+RuleDeviceTime, i)
+		}
+		if math.IsNaN(smp.Speed) || smp.Speed < 0 {
+			return bad("samples[%d].speed must not be negative", i)
+		}
 	}
 	for i, f := range in.Files {
 		switch {

@@ -353,6 +353,12 @@ func TestIngestEventRefusesBadInput(t *testing.T) {
 			{"bad file id", "fileId", EventInput{Type: EventButton, Files: []EventFile{{CameraID: 1, FileID: "../x", FileType: FileVideo}}}},
 			{"bad severity", "severity", EventInput{Type: EventButton, Severity: 4}},
 			{"geofence without path", "geoFencePath", EventInput{Type: EventGeoFence, GeoFenceID: 1}},
+			{"negative accuracy", "accuracy must not be negative", EventInput{Type: EventButton, Accuracy: -1}},
+			{"sample at time 0", "samples[0].time", EventInput{Type: EventButton, Samples: []MetadataSample{{Time: 0}}}},
+			{"sample in the year 10000", "samples[1].time", EventInput{Type: EventButton,
+				Samples: []MetadataSample{{Time: eventT0.Unix()}, {Time: 253402300800}}}},
+			{"sample with negative speed", "samples[0].speed must not be negative", EventInput{Type: EventButton,
+				Samples: []MetadataSample{{Time: eventT0.Unix(), Speed: -1}}}},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {

@@ -81,7 +81,24 @@ var endOfTime = time.UnixMilli(math.MaxInt64)
 const RuleDeviceTime = "must be a positive unix time before the year 10000"
 
 // ValidDeviceTime reports whether t follows RuleDeviceTime.
-func ValidDeviceTime(t time.Time) bool { return t.UnixMilli() > 0 && t.Year() < 10000 }
+func ValidDeviceTime(t time.Time) bool { return t.UnixMilli() > 0 && t.Before(yearTenThousand) }
+
+// yearTenThousand is the first instant no record can carry.
+var yearTenThousand = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// UnixDeviceTime is the time a device reports as n units (time.Second or
+// time.Millisecond) since the unix epoch, and whether it follows
+// RuleDeviceTime. Every time a device reports passes through it or
+// ValidDeviceTime, so that none reaches a record it would break. A number
+// far outside the rule is refused before time.Unix could wrap it round.
+func UnixDeviceTime(n int64, unit time.Duration) (time.Time, bool) {
+	per := int64(time.Second / unit)
+	if n <= 0 || n/per >= yearTenThousand.Unix() {
+		return time.Time{}, false
+	}
+	t := time.Unix(n/per, n%per*int64(unit)).UTC()
+	return t, ValidDeviceTime(t)
+}
 
 // ValidGPSPoint reports the first member of p out of range, or nil.
 func ValidGPSPoint(p GPSPoint) error {

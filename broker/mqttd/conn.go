@@ -313,6 +313,10 @@ func (c *Conn) writeLocked(pk *packets.Packet, timeout time.Duration) error {
 		err = pk.PublishEncode(buf)
 	case packets.Puback:
 		err = pk.PubackEncode(buf)
+	case packets.Pubrec:
+		err = pk.PubrecEncode(buf)
+	case packets.Pubcomp:
+		err = pk.PubcompEncode(buf)
 	case packets.Suback:
 		err = pk.SubackEncode(buf)
 	case packets.Unsuback:

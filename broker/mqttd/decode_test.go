@@ -57,6 +57,7 @@ func clientPackets(version byte) []clientPacket {
 		{"connect", connect},
 		{"publish qos 0", publish(0, 0)},
 		{"publish qos 1", publish(1, 2)},
+		{"publish qos 2", publish(2, 0)},
 		{"puback", ack(packets.Puback)},
 		{"pubrec", ack(packets.Pubrec)},
 		{"pubrel", ack(packets.Pubrel)},

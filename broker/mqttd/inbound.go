@@ -31,9 +31,15 @@ func (c *Conn) handle(fh packets.FixedHeader, body []byte) error {
 		return c.write(&packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Pingresp}})
 	case packets.Disconnect:
 		return c.onDisconnect(&pk)
-	case packets.Pubrec, packets.Pubrel, packets.Pubcomp:
-		// The server sends no QoS 2 and acknowledges a QoS 2 PUBLISH with a
-		// PUBACK (it handles it as QoS 1): there is no exchange to continue.
+	case packets.Pubrel:
+		if c.version < 5 {
+			// The end of the QoS 2 exchange of an MQTT 3.1.1 PUBLISH,
+			// which was handled at its PUBREC (see onPublish).
+			return c.write(&packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Pubcomp}, PacketID: pk.PacketID})
+		}
+		return nil
+	case packets.Pubrec, packets.Pubcomp:
+		// The server sends no QoS 2: there is no exchange to continue.
 		return nil
 	}
 	return packets.ErrProtocolViolation
@@ -74,6 +80,13 @@ func (c *Conn) onPublish(pk *packets.Packet) error {
 		code = packets.CodeSuccess
 	}
 	ack := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Puback}, PacketID: pk.PacketID, ReasonCode: code.Code}
+	if fh.Qos == 2 && c.version < 5 {
+		// MQTT 3.1.1 announces no maximum QoS, so a client may publish at
+		// QoS 2 and expects its exchange: PUBREC once the message is
+		// handled, as a PUBACK would be, and PUBCOMP for its PUBREL. An
+		// MQTT 5 client was told QoS 1 at most and gets a PUBACK.
+		ack.FixedHeader.Type = packets.Pubrec
+	}
 	if code.Code >= packets.ErrUnspecifiedError.Code {
 		ack.Properties.ReasonString = code.Reason
 	}

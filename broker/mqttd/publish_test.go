@@ -152,23 +152,53 @@ func TestPublishPlainErrorCloses(t *testing.T) {
 	}
 }
 
-func TestPublishQoS2AnsweredWithPuback(t *testing.T) {
-	for _, version := range []byte{5, 4} {
-		e := newEnv(t, Options{})
-		rc, _ := e.rawConnect(version, "cam", nil)
-		rc.Publish("cam/up", "x", 2, 5)
-		if ack := rc.Expect(packets.Puback); ack.PacketID != 5 || ack.ReasonCode != 0 {
-			t.Errorf("v%d: PUBACK id %d reason 0x%02X, want id 5 success", version, ack.PacketID, ack.ReasonCode)
+func TestPublishQoS2AnsweredWithPubackV5(t *testing.T) {
+	// MQTT 5: the CONNACK announced QoS 1 at most; a QoS 2 publish is
+	// handled as QoS 1.
+	e := newEnv(t, Options{})
+	rc, _ := e.rawConnect(5, "cam", nil)
+	rc.Publish("cam/up", "x", 2, 5)
+	if ack := rc.Expect(packets.Puback); ack.PacketID != 5 || ack.ReasonCode != 0 {
+		t.Errorf("PUBACK id %d reason 0x%02X, want id 5 success", ack.PacketID, ack.ReasonCode)
+	}
+	// A PUBREL that follows is ignored.
+	rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Pubrel}, PacketID: 5})
+	if got := rc.Sync(); len(got) != 0 {
+		t.Errorf("PUBREL answered with %s", packets.PacketNames[got[0].FixedHeader.Type])
+	}
+	if n := len(e.h.all("publish", "cam")); n != 1 {
+		t.Errorf("handler saw %d messages, want 1", n)
+	}
+}
+
+func TestPublishQoS2ExchangeV311(t *testing.T) {
+	// MQTT 3.1.1 announces no maximum QoS: a QoS 2 publish gets its
+	// exchange, PUBREC once handled and PUBCOMP for the PUBREL, with the
+	// refusals of QoS 1 (acknowledged, but "not authorized" closes).
+	e := newEnv(t, Options{})
+	rc, _ := e.rawConnect(4, "cam", nil)
+	for i, answer := range []error{nil, packets.ErrPayloadFormatInvalid} {
+		e.h.refuse(answer)
+		pid := uint16(5 + i)
+		rc.Publish("cam/up", "x", 2, pid)
+		if ack := rc.Expect(packets.Pubrec); ack.PacketID != pid {
+			t.Fatalf("answer %v: PUBREC id %d, want %d", answer, ack.PacketID, pid)
 		}
-		// A PUBREL that follows is ignored.
-		rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Pubrel}, PacketID: 5})
-		if got := rc.Sync(); len(got) != 0 {
-			t.Errorf("v%d: PUBREL answered with %s", version, packets.PacketNames[got[0].FixedHeader.Type])
+		if n := len(e.h.all("publish", "cam")); n != i+1 {
+			t.Fatalf("answer %v: handler saw %d messages at the PUBREC, want %d", answer, n, i+1)
 		}
-		if n := len(e.h.all("publish", "cam")); n != 1 {
-			t.Errorf("v%d: handler saw %d messages, want 1", version, n)
+		rc.Write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Pubrel, Qos: 1}, PacketID: pid})
+		if comp := rc.Expect(packets.Pubcomp); comp.PacketID != pid {
+			t.Fatalf("answer %v: PUBCOMP id %d, want %d", answer, comp.PacketID, pid)
 		}
 	}
+	if got := rc.Sync(); len(got) != 0 {
+		t.Errorf("unexpected %s", packets.PacketNames[got[0].FixedHeader.Type])
+	}
+	e.h.refuse(packets.ErrNotAuthorized)
+	rc.Publish("cam/up", "x", 2, 9)
+	rc.EndedWith(packets.ErrNotAuthorized)
+	e.h.await(t, "closed", "cam", 1)
 }
 
 func TestTopicAliases(t *testing.T) {

@@ -140,7 +140,9 @@ var ErrClosed = errors.New("mqttd: server closed")
 // protocol version: an MQTT 5 client gets a PUBACK with the code for QoS 1;
 // an MQTT 3.1.1 client is disconnected when the code is 0x87 (not
 // authorized) and otherwise acknowledged, the message being dropped; a QoS
-// 0 message is dropped.
+// 0 message is dropped. An MQTT 3.1.1 QoS 2 PUBLISH is answered as a QoS 1
+// one but with PUBREC, and its PUBREL with PUBCOMP; an MQTT 5 one, which the
+// CONNACK's Maximum QoS 1 forbade, gets a PUBACK.
 type Server struct {
 	opts Options
 	h    Handler

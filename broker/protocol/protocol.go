@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,16 @@ const (
 	TopicCommand = "down/command" // Command
 	TopicToken   = "down/token"   // TokenGrant, after a bootstrap
 )
+
+// upTopics are the device → cloud topic suffixes: a device publishes to no other.
+var upTopics = [...]string{TopicStatus, TopicGPS, TopicEvent, TopicConfigAck, TopicReply, TopicMedia}
+
+// UpTopics returns the device → cloud topic suffixes, TopicStatus to
+// TopicMedia: a device publishes to no other.
+func UpTopics() []string { return slices.Clone(upTopics[:]) }
+
+// IsUpTopic reports whether suffix is one of UpTopics.
+func IsUpTopic(suffix string) bool { return slices.Contains(upTopics[:], suffix) }
 
 // Topic returns the full topic of suffix (one of the Topic* constants) for imei.
 func Topic(imei, suffix string) string { return Prefix + "/" + imei + "/" + suffix }

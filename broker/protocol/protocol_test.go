@@ -31,6 +31,24 @@ func TestSplitTopic(t *testing.T) {
 	}
 }
 
+func TestIsUpTopic(t *testing.T) {
+	for _, suffix := range []string{TopicStatus, TopicGPS, TopicEvent, TopicConfigAck, TopicReply, TopicMedia} {
+		if !IsUpTopic(suffix) {
+			t.Errorf("IsUpTopic(%q) = false", suffix)
+		}
+	}
+	for _, suffix := range []string{"up/nope", "up/", "up/status/x", TopicConfig, TopicCommand, TopicToken, "status", ""} {
+		if IsUpTopic(suffix) {
+			t.Errorf("IsUpTopic(%q) = true", suffix)
+		}
+	}
+	up := UpTopics()
+	up[0] = "up/nope"
+	if IsUpTopic("up/nope") {
+		t.Error("a change to what UpTopics returned changed the topics")
+	}
+}
+
 func TestBootstrapProof(t *testing.T) {
 	master := []byte("0123456789abcdef0123456789abcdef")
 	imei := "356938035643809"
