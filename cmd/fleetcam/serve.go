@@ -162,8 +162,8 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	if c, ok := db.Engine().(prometheus.Collector); ok {
 		metrics.MustRegister(c) // PostgreSQL's round trips and statements
 	}
-	// The API keeps media under <dataDir>/media (cloudapi.Deps.Blobs)
-	// unless it is in a bucket.
+	// The API keeps media in media.dir, by default <dataDir>/media
+	// (cloudapi.Deps.Blobs), unless it is in a bucket.
 	mediaDir := cfg.MediaDir()
 	if bucket != nil {
 		mediaDir = ""
