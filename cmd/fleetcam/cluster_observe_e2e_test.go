@@ -42,8 +42,8 @@ func TestClusterReadyz(t *testing.T) {
 	})
 }
 
-// TestClusterMetricsNodeLabel: every fleetcam_* series of a node carries
-// its node id.
+// TestClusterMetricsNodeLabel: every series of a node carries its node
+// id: fleetcam_*, the Go and process collectors' and the metrics handler's.
 func TestClusterMetricsNodeLabel(t *testing.T) {
 	t.Parallel()
 	e := startCluster(t, 3, nil)
@@ -51,18 +51,20 @@ func TestClusterMetricsNodeLabel(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("scrape node-b: %d", status)
 	}
-	series := 0
+	series := map[string]int{}
 	for line := range strings.SplitSeq(body, "\n") {
-		if !strings.HasPrefix(line, "fleetcam_") {
+		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		series++
+		series[strings.SplitN(line, "_", 2)[0]]++
 		if !strings.Contains(line, `node="node-b"`) {
-			t.Fatalf("a series of node-b without its node label: %s", line)
+			t.Errorf("a series of node-b without its node label: %s", line)
 		}
 	}
-	if series == 0 {
-		t.Fatal("node-b has no fleetcam_* series")
+	for _, prefix := range []string{"fleetcam", "go", "process", "promhttp"} {
+		if series[prefix] == 0 {
+			t.Errorf("node-b has no %s_* series", prefix)
+		}
 	}
 }
 
