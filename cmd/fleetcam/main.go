@@ -75,9 +75,9 @@ a copy that stopped goes on when run again; a running fleetcam may keep serving 
 It prints the files and bytes of both sides and exits 1 if the destination lacks any.
 
   fleetcam cluster status [-config FILE]
-asks every live node of the cluster on cluster.natsURL (FLEETCAM_NATS_URL; the configuration
-of a node, so FLEETCAM_POSTGRES_URL and FLEETCAM_SIGNING_KEY too) and prints one line per node:
-its id, the devices connected to it and when it started; as GET /v2/cluster answers.
+asks every live node of the cluster on cluster.natsURL (FLEETCAM_NATS_URL or FILE's; nothing
+else of a node's configuration is needed) and prints one line per node: its id, the devices
+connected to it and when it started; as GET /v2/cluster answers.
 
 Examples:
   fleetcam                                  # data in ./data, HTTP :8080, MQTT :1883
