@@ -201,8 +201,10 @@ bench: build bench-go
 	$(BIN)/fleetbench -fleetcam $(BIN)/fleetcam $(BENCHFLAGS)
 
 # The system benchmark on bbolt and on PostgreSQL in the same run, side by
-# side with PostgreSQL / bbolt: every part but the mosquitto baseline runs
-# on each engine in turn, PostgreSQL being a server fleetbench starts in its
+# side with PostgreSQL / bbolt: the parts hold, ingest, webhook, api,
+# durability and purge run on each engine in turn (not the mosquitto
+# baseline, which has no store, nor media, which fleetbench runs on bbolt
+# only: the records' engine does not matter to media bytes), PostgreSQL being a server fleetbench starts in its
 # work directory (fsync on, as in production) and removes afterwards; a
 # database of its own for every fleetcam start. Seeding the API part's
 # million events into PostgreSQL takes most of the run (about half an hour

@@ -11,6 +11,7 @@ import (
 	"github.com/fleetcam/fleetcam/configs"
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // TestRequestIDEverywhere: every answer, success or error, carries the
@@ -188,6 +189,27 @@ func TestMetrics(t *testing.T) {
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// TestMetricsLabelledByRegisterer: with a Registerer that adds constant
+// labels (a cluster node's "node"), every series /metrics serves carries
+// them, the handler's own error counts included.
+func TestMetricsLabelledByRegisterer(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	e := newEnv(t, func(_ *configs.Config, d *Deps) {
+		d.Registry, d.Registerer = reg, prometheus.WrapRegistererWith(prometheus.Labels{"node": "node-b"}, reg)
+	})
+	e.do("GET", "/v2/me", e.partnerToken, nil).want(http.StatusOK)
+	body := string(e.do("GET", "/metrics", "", nil).want(http.StatusOK).raw)
+	if !strings.Contains(body, "\npromhttp_metric_handler_errors_total{") {
+		t.Fatalf("metrics lack the handler's error counts:\n%s", body)
+	}
+	for line := range strings.SplitSeq(body, "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") && !strings.Contains(line, `node="node-b"`) {
+			t.Errorf("a series without the node label: %s", line)
 		}
 	}
 }

@@ -139,7 +139,7 @@ func New(d Deps) (*Server, error) {
 	}
 	s := &Server{cfg: d.Config, store: d.Store, key: d.Key, commander: d.Commander, log: d.Logger,
 		now: d.Now, ready: d.Ready, metrics: newHTTPMetrics(d.Registerer), presence: d.Presence, cluster: d.Cluster,
-		metricsHandler: promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{Registry: d.Registry})}
+		metricsHandler: promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{Registry: d.Registerer})}
 	s.guard = newSigninGuard(d.Config.Auth.Throttle, d.Now, d.Registerer)
 	pw, err := newPasswordChecker(d.Config.Auth.BcryptCost, d.Config.Auth.Throttle.PasswordWait)
 	if err != nil {

@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -76,7 +77,7 @@ func (c *Config) checkCluster() error {
 	}
 	switch {
 	case !natsURLs(cl.NATSURL):
-		return fmt.Errorf("config: cluster.natsURL must be nats:// or tls:// URLs with a host, separated by commas, e.g. nats://nats.internal:4222")
+		return errNATSURL
 	case !nodeIDPattern.MatchString(cl.NodeID):
 		return fmt.Errorf("config: cluster.nodeId must be 1 to 64 letters, digits, '-' or '_' (got %q)", cl.NodeID)
 	case c.Store.PostgresURL == "":
@@ -89,6 +90,21 @@ func (c *Config) checkCluster() error {
 	}
 	return nil
 }
+
+// LoadClusterClient builds the configuration as Load does for a client of
+// the cluster's NATS that is no node (`fleetcam cluster status`): it checks
+// cluster.natsURL alone, when set, and none of what a node needs (the
+// store, shared media, the signing key).
+func LoadClusterClient(path string, getenv func(string) string) (Config, error) {
+	cfg, err := read(path, getenv)
+	if err == nil && cfg.Cluster.Enabled() && !natsURLs(cfg.Cluster.NATSURL) {
+		err = errNATSURL
+	}
+	return cfg, err
+}
+
+// errNATSURL names the form of cluster.natsURL.
+var errNATSURL = errors.New("config: cluster.natsURL must be nats:// or tls:// URLs with a host, separated by commas, e.g. nats://nats.internal:4222")
 
 // natsURLs reports whether s lists NATS server URLs, separated by commas.
 func natsURLs(s string) bool {

@@ -305,6 +305,18 @@ func Default() Config {
 // Load builds the configuration from the defaults, then the YAML file at path
 // (when not empty), then the environment (getenv, usually os.Getenv), and validates it.
 func Load(path string, getenv func(string) string) (Config, error) {
+	cfg, err := read(path, getenv)
+	if err != nil {
+		return cfg, err
+	}
+	if err := cfg.Cluster.fillNodeID(); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
+}
+
+// read builds the configuration as Load does, without validating it.
+func read(path string, getenv func(string) string) (Config, error) {
 	cfg := Default()
 	if path != "" {
 		raw, err := os.ReadFile(path)
@@ -324,13 +336,7 @@ func Load(path string, getenv func(string) string) (Config, error) {
 			return cfg, fmt.Errorf("config: %s: %w", path, err)
 		}
 	}
-	if err := cfg.applyEnv(getenv); err != nil {
-		return cfg, err
-	}
-	if err := cfg.Cluster.fillNodeID(); err != nil {
-		return cfg, err
-	}
-	return cfg, cfg.Validate()
+	return cfg, cfg.applyEnv(getenv)
 }
 
 // env names every environment variable and the setting it overrides.

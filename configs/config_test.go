@@ -207,6 +207,35 @@ func TestClusterSettings(t *testing.T) {
 	})
 }
 
+// TestClusterClientSettings: a client of the cluster's NATS (fleetcam
+// cluster status) needs cluster.natsURL alone, in its form; a node's other
+// settings are neither required nor checked.
+func TestClusterClientSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string // part of the error; empty: loads
+	}{
+		{"nats url alone", map[string]string{"FLEETCAM_NATS_URL": "nats://a:4222,tls://b:4222"}, ""},
+		{"alone", map[string]string{}, ""},
+		{"not a nats url", map[string]string{"FLEETCAM_NATS_URL": "http://nats.example:4222"}, "cluster.natsURL must be nats:// or tls:// URLs"},
+		{"a node's setting out of range", map[string]string{"FLEETCAM_NATS_URL": "nats://a:4222", "FLEETCAM_HTTP_ADDR": "nowhere"}, ""},
+		{"a bad environment value", map[string]string{"FLEETCAM_WEBHOOKS_ALLOW_PRIVATE_TARGETS": "maybe"}, "FLEETCAM_WEBHOOKS_ALLOW_PRIVATE_TARGETS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := LoadClusterClient("", func(k string) string { return tc.env[k] })
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatal(err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("error %v, want one saying %s", err, tc.want)
+			case tc.want == "" && c.Cluster.NATSURL != tc.env["FLEETCAM_NATS_URL"]:
+				t.Fatalf("natsURL %q", c.Cluster.NATSURL)
+			}
+		})
+	}
+}
+
 // TestMediaS3Keys: the S3 keys come from the file or FLEETCAM_MEDIA_S3_*,
 // else from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; the public
 // endpoint from FLEETCAM_MEDIA_S3_PUBLIC_ENDPOINT.

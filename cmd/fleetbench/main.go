@@ -33,7 +33,8 @@
 // this process. Every part stops by itself; -quick runs a tiny version of
 // each, for tests.
 //
-// With -postgres, every part that runs fleetcam (all but the baseline) runs
+// With -postgres, every part but the baseline (no fleetcam) and media
+// (bbolt only: the records' engine does not matter to media bytes) runs
 // twice, on bbolt and then on PostgreSQL, each fleetcam start on a database
 // of its own, and the report sets the figures of both engines side by side.
 // -postgres auto starts a PostgreSQL server of its own in the work directory.
@@ -319,7 +320,7 @@ func (b *bench) header(w io.Writer) {
 	case b.o.cluster != 0:
 		fmt.Fprintf(w, "  engines   PostgreSQL, for the %d nodes of the cluster part\n", b.o.cluster)
 	case b.pg != nil:
-		fmt.Fprintf(w, "  engines   bbolt, then PostgreSQL for every part but the baseline\n")
+		fmt.Fprintf(w, "  engines   bbolt, then PostgreSQL for every part but the baseline and media (bbolt only)\n")
 	}
 	if b.pg != nil {
 		fmt.Fprintf(w, "  postgres  %s\n", b.pg.describe())

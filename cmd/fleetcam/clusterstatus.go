@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/fleetcam/fleetcam/broker/cluster"
+	"github.com/fleetcam/fleetcam/configs"
 )
 
 // clusterStatusUsage is the one line of `fleetcam cluster`.
@@ -19,12 +20,13 @@ const clusterStatusUsage = "usage: fleetcam cluster status [-config FILE]"
 // clusterCommand runs `fleetcam cluster status`: it asks every live node
 // of the cluster, over the NATS of cluster.natsURL (FLEETCAM_NATS_URL),
 // for its status and prints one line per node: what GET /v2/cluster
-// answers, for an operator without an API token.
+// answers, for an operator without an API token. It needs nothing of a
+// node's configuration but cluster.natsURL (configs.LoadClusterClient).
 func clusterCommand(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 || args[0] != "status" {
 		return errors.New(clusterStatusUsage)
 	}
-	cfg, err := loadConfig("cluster status", args[1:], getenv)
+	cfg, err := loadConfigWith(configs.LoadClusterClient, "cluster status", args[1:], getenv)
 	if err != nil {
 		return err
 	}

@@ -64,19 +64,20 @@ copies every record of one store, with its ids, into another that holds none: FI
 store file (DIR/fleetcam.db), URL a postgres:// or postgresql:// URL (an empty database gets
 the schema first). Stop the fleetcam using the source, and migrate it, first. It prints each
 kind of record as it is copied and the counts of both sides, and exits 1, leaving nothing in
-the destination, if a count differs. Records only: media bytes stay in dataDir/media.
+the destination, if a count differs. Records only: media bytes stay in the media directory
+(media.dir, by default dataDir/media) or the bucket of media.s3; store copy -media copies them.
 
   fleetcam store copy -media -from DIR|s3://BUCKET[/PREFIX] -to DIR|s3://BUCKET[/PREFIX] [-config FILE]
-copies the media files (event videos, snapshots, ADAS images) of a directory (dataDir/media)
-into a bucket, or back: the store's endpoint, region and keys are the media.s3 settings of
-FILE or FLEETCAM_MEDIA_S3_*. A file the destination holds with the same size is skipped, so
+copies the media files (event videos, snapshots, ADAS images) of a directory (media.dir, by
+default dataDir/media) into a bucket, or back: the store's endpoint, region and keys are the
+media.s3 settings of FILE or FLEETCAM_MEDIA_S3_*. A file the destination holds with the same size is skipped, so
 a copy that stopped goes on when run again; a running fleetcam may keep serving meanwhile.
 It prints the files and bytes of both sides and exits 1 if the destination lacks any.
 
   fleetcam cluster status [-config FILE]
-asks every live node of the cluster on cluster.natsURL (FLEETCAM_NATS_URL; the configuration
-of a node, so FLEETCAM_POSTGRES_URL and FLEETCAM_SIGNING_KEY too) and prints one line per node:
-its id, the devices connected to it and when it started; as GET /v2/cluster answers.
+asks every live node of the cluster on cluster.natsURL (FLEETCAM_NATS_URL or FILE's; nothing
+else of a node's configuration is needed) and prints one line per node: its id, the devices
+connected to it and when it started; as GET /v2/cluster answers.
 
 Examples:
   fleetcam                                  # data in ./data, HTTP :8080, MQTT :1883

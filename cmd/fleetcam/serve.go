@@ -61,6 +61,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 // file, then the FLEETCAM_* environment. -h returns flag.ErrHelp, for the
 // caller to print the usage; any other argument is an error with it.
 func loadConfig(command string, args []string, getenv func(string) string) (configs.Config, error) {
+	return loadConfigWith(configs.Load, command, args, getenv)
+}
+
+// loadConfigWith is loadConfig with load in place of configs.Load.
+func loadConfigWith(load func(string, func(string) string) (configs.Config, error), command string, args []string,
+	getenv func(string) string) (configs.Config, error) {
 	fs := flag.NewFlagSet("fleetcam "+command, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	configPath := fs.String("config", "", "YAML configuration file (see configs/fleetcam.yaml)")
@@ -73,7 +79,7 @@ func loadConfig(command string, args []string, getenv func(string) string) (conf
 	if fs.NArg() > 0 {
 		return configs.Config{}, fmt.Errorf("unexpected argument %q\n%s", fs.Arg(0), usage)
 	}
-	return configs.Load(*configPath, getenv)
+	return load(*configPath, getenv)
 }
 
 func newLogger(level string, w io.Writer) *slog.Logger {
@@ -162,8 +168,8 @@ func start(ctx context.Context, cfg configs.Config, log *slog.Logger, stdout io.
 	if c, ok := db.Engine().(prometheus.Collector); ok {
 		metrics.MustRegister(c) // PostgreSQL's round trips and statements
 	}
-	// The API keeps media under <dataDir>/media (cloudapi.Deps.Blobs)
-	// unless it is in a bucket.
+	// The API keeps media in media.dir, by default <dataDir>/media
+	// (cloudapi.Deps.Blobs), unless it is in a bucket.
 	mediaDir := cfg.MediaDir()
 	if bucket != nil {
 		mediaDir = ""

@@ -190,8 +190,8 @@ func copyStore(ctx context.Context, src, dst storeLocation, stdout io.Writer) er
 		return err
 	}
 	fmt.Fprintf(stdout, "%s now holds every record of %s. Media bytes are not records: they stay in the media "+
-		"directory (dataDir/media), which the fleetcam using the copy must have as well (fleetcam store copy -media "+
-		"copies them into a bucket).\n", dst, src)
+		"directory (media.dir, by default dataDir/media) or the bucket of media.s3, which the fleetcam using the copy "+
+		"must have as well (fleetcam store copy -media copies a directory into a bucket).\n", dst, src)
 	return nil
 }
 
