@@ -20,6 +20,7 @@ func (d *Device) runGPS(ctx context.Context) {
 	t := time.NewTicker(d.o.GPSInterval)
 	defer t.Stop()
 	buf := make([]protocol.GPSSample, 0, batch)
+	var last int64 // the millisecond of the last fix
 	for {
 		select {
 		case <-ctx.Done():
@@ -27,6 +28,12 @@ func (d *Device) runGPS(ctx context.Context) {
 		case <-t.C:
 		}
 		now := d.now()
+		if now.UnixMilli() <= last {
+			// A tick delivered late and the next one on time can fall in one
+			// millisecond; a device has one fix a millisecond.
+			continue
+		}
+		last = now.UnixMilli()
 		s := d.Fix(now)
 		d.watchFences(ctx, now, s)
 		buf = append(buf, s)
