@@ -128,46 +128,89 @@ func (s *Server) resolve(c *gin.Context, cl *claims) (Principal, error) {
 	p := Principal{Kind: cl.Kind, UserID: cl.UserID, PartnerID: cl.PartnerID,
 		OrganizationID: cl.OrganizationID, AccessLevel: cl.AccessLevel, Scope: cl.Scope,
 		ClientID: cl.ClientID, Generation: cl.Generation}
+	var refusal error
+	err := s.authView(c, func(tx *store.Tx) error {
+		var err error
+		refusal, err = s.checkToken(tx, &p)
+		return err
+	})
+	if err != nil {
+		// The store cannot say (an outage: 503): the token may be good.
+		return p, err
+	}
+	return p, refusal
+}
+
+// checkToken checks p, from a token, against what is stored now and fills
+// in the user's current e-mail, access level and external organizations. The
+// refusal (401) says why a token no longer holds: its user, OAuth client or
+// organization is gone, its user's password or client's secret changed, its
+// client was disabled, or a scoped token's issuer no longer reaches the
+// organization of its scope. err is a failed read.
+func (s *Server) checkToken(tx *store.Tx, p *Principal) (refusal, err error) {
+	var u *store.User
+	var client *store.OAuthClient
 	switch {
 	case p.UserID != 0:
-		var u *store.User
-		err := s.authView(c, func(tx *store.Tx) error {
-			var err error
-			u, err = tx.User(p.UserID)
-			return err
-		})
+		u, err = tx.User(p.UserID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			return p, unauthorized("the token's user no longer exists")
+			return unauthorized("the token's user no longer exists"), nil
 		case err != nil:
-			// The store cannot say (an outage: 503): the token may be good.
-			return p, err
+			return nil, err
 		case u.TokenGeneration != p.Generation:
-			return p, unauthorized("the token was revoked when the user's password changed; authenticate again")
+			return unauthorized("the token was revoked when the user's password changed; authenticate again"), nil
 		}
 		p.Email, p.AccessLevel = u.Email, u.AccessLevel
 		if p.Kind == kindUser && u.OrganizationID != 0 {
 			p.ExternalOrgIDs = u.ExternalOrganizationIDs
 		}
-	case p.Kind == kindClient:
-		var client *store.OAuthClient
-		err := s.authView(c, func(tx *store.Tx) error {
-			var err error
-			client, err = tx.OAuthClient(p.ClientID)
-			return err
-		})
+	case p.ClientID != "":
+		client, err = tx.OAuthClient(p.ClientID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			return p, unauthorized("the token's OAuth client no longer exists")
+			return unauthorized("the token's OAuth client no longer exists"), nil
 		case err != nil:
-			return p, err
+			return nil, err
 		case !client.Enabled:
-			return p, unauthorized("the token's OAuth client is disabled")
+			return unauthorized("the token's OAuth client is disabled"), nil
 		case client.SecretGeneration != p.Generation:
-			return p, unauthorized("the token's OAuth client has had its secret rotated since; get a new token")
+			return unauthorized("the token's OAuth client has had its secret rotated since; get a new token"), nil
 		}
 	}
-	return p, nil
+	if p.OrganizationID == 0 || p.Kind == kindUser {
+		return nil, nil // a user's own organization goes with its users
+	}
+	// An admin token, an organization's client and a scoped token act in
+	// one organization, which must still exist.
+	o, err := tx.Organization(p.OrganizationID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return unauthorized("the token's organization no longer exists"), nil
+	case err != nil:
+		return nil, err
+	case p.Kind == kindScoped && !issuerReaches(u, client, o):
+		return unauthorized("the scoped token's issuer no longer has access to organization %d; request a new token", o.ID), nil
+	}
+	return nil, nil
+}
+
+// issuerReaches reports whether the issuer of a scoped token, its user u
+// or OAuth client (both nil for an admin token, whose organization is the
+// scope's), still reaches organization o: an organization user as a member
+// or external user, a partner's user or client while the partner shares o.
+func issuerReaches(u *store.User, client *store.OAuthClient, o *store.Organization) bool {
+	switch {
+	case u != nil && u.OrganizationID != 0:
+		return u.OrganizationID == o.ID || slices.Contains(u.ExternalOrganizationIDs, o.ID)
+	case u != nil:
+		return o.HasPartner(u.PartnerID)
+	case client != nil && client.OrganizationID != 0:
+		return client.OrganizationID == o.ID
+	case client != nil:
+		return o.HasPartner(client.PartnerID)
+	}
+	return true
 }
 
 // bearer returns the token of the request's "Authorization: Bearer" header, or "".

@@ -121,6 +121,17 @@ type createOrganizationRequest struct {
 	ExclusivePartnerOnly *bool  `json:"exclusivePartnerOnly"`
 }
 
+// ssoSecretHolder admits the callers that may hold an ssoSecret, which
+// signs SSO requests for admin tokens with the editor's rights: callers at
+// the editor access level, as for OAuth clients (oauthManager).
+func (s *Server) ssoSecretHolder(c *gin.Context) {
+	if p := principal(c); p.AccessLevel != store.AccessEditor {
+		s.fail(c, forbidden("the %s access level cannot create an organization: its ssoSecret gives admin tokens with the editor's rights", levelName(p)))
+		return
+	}
+	c.Next()
+}
+
 // createOrganizationResult carries the one and only sight of the ssoSecret.
 type createOrganizationResult struct {
 	OrganizationID int64  `json:"organizationId"`

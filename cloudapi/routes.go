@@ -42,7 +42,7 @@ func (s *Server) routes(r *gin.Engine) {
 	// Organizations. GET /organizations/sso authenticates with the
 	// organization's own SSO JWT, not an API token.
 	v2.GET("/organizations/sso", s.handle(s.sso))
-	v2.POST("/organizations", auth, partner, write, s.handle(s.createOrganization))
+	v2.POST("/organizations", auth, partner, write, s.ssoSecretHolder, s.handle(s.createOrganization))
 	v2.GET("/organizations", auth, s.handle(s.listOrganizations))
 	v2.GET("/organizations/:orgId", auth, s.handle(s.getOrganization))
 	v2.PATCH("/organizations/:orgId", auth, write, host, s.handle(s.updateOrganization))

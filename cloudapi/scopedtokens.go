@@ -138,8 +138,10 @@ func (s *Server) createScopedToken(c *gin.Context) error {
 	if p.IsPartner() {
 		sc.PartnerID = p.PartnerID
 	}
+	// The token names its issuer (user or OAuth client), so that it ends
+	// with the issuer's access (checkToken).
 	sp := Principal{Kind: kindScoped, UserID: p.UserID, PartnerID: p.PartnerID, OrganizationID: sc.OrganizationID,
-		AccessLevel: p.AccessLevel, Scope: sc, Generation: p.Generation}
+		AccessLevel: p.AccessLevel, Scope: sc, ClientID: p.ClientID, Generation: p.Generation}
 	tok, exp, err := s.issue(sp, s.cfg.Auth.ScopedTokenTTL)
 	if err != nil {
 		return err

@@ -5,7 +5,8 @@ import "strconv"
 // DeleteOrganization deletes organization id, which must hold no device
 // (ErrConflict naming how many it holds). What belongs to it alone goes
 // with it, each deletion audited: its users with their open tokens, its
-// external users (who stay in their own organizations), its groups,
+// OAuth clients with theirs, its external users (who stay in their own
+// organizations), its groups,
 // drivers and alarm recipients, and the invitations of other partners to
 // share it. Its record stays, marked deleted, so that the
 // audit log keeps naming it and the retention purge still removes what its
@@ -30,6 +31,15 @@ func (tx *Tx) DeleteOrganization(id int64) (*Organization, error) {
 	}
 	for _, u := range users {
 		if err := tx.DeleteUser(u.ID); err != nil {
+			return nil, err
+		}
+	}
+	clients, err := tx.OAuthClients(OAuthClientFilter{OrganizationID: id})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range clients {
+		if err := tx.DeleteOAuthClient(c.ID); err != nil {
 			return nil, err
 		}
 	}
