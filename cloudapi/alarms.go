@@ -78,9 +78,7 @@ func toAlarmDTO(tx *store.Tx, a *store.Alarm) alarmDTO {
 	if a.UserID != 0 {
 		out.UserID = &a.UserID
 	}
-	if d, err := tx.Device(a.IMEI); err == nil {
-		out.DeviceName = d.Name
-	}
+	out.DeviceName = tx.AlarmDeviceName(a)
 	for _, c := range a.Comments {
 		out.Comments = append(out.Comments, toCommentDTO(c))
 	}

@@ -216,6 +216,19 @@ func TestDeviceMoveLeavesThePastBehind(t *testing.T) {
 			if int(kept.num("metadata.count")) != oldEvents {
 				t.Errorf("the first owner's organization events after the move: %s", kept.raw)
 			}
+			// ... without the name the device has now, which is its new owner's.
+			for _, ev := range kept.list("data") {
+				if name, named := ev.(map[string]any)["deviceName"]; named {
+					t.Errorf("the first owner's event names the device %v", name)
+				}
+			}
+			alarms := m.do("GET", q("/v2/alarms?imei="+imei, m.org.ID), m.partnerToken, nil).want(http.StatusOK)
+			if alarms.num("metadata.count") != 1 || alarms.get("data.0.deviceName") != nil {
+				t.Errorf("the first owner's alarm after the move: %s", alarms.raw)
+			}
+			if n := m.do("GET", q("/v2/alarms?name=Moved", m.org.ID), m.partnerToken, nil).want(http.StatusOK).num("metadata.count"); n != 0 {
+				t.Errorf("%v of the first owner's alarms found by the new owner's name for the device", n)
+			}
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -50,7 +51,7 @@ func (f AlarmFilter) Match(a *Alarm, names AlarmNames) bool {
 		(f.Start.IsZero() || !a.CreatedAt.Before(f.Start)) &&
 		(f.End.IsZero() || !a.CreatedAt.After(f.End)) &&
 		a.ID > f.AfterID &&
-		(f.DeviceName == "" || ContainsFold(names.DeviceName(a.IMEI), f.DeviceName))
+		(f.DeviceName == "" || ContainsFold(names.DeviceName(a), f.DeviceName))
 }
 
 // Alarm sort keys. Names are those of the alarm's device, organization and
@@ -85,7 +86,7 @@ func AlarmOrder(s Sort, names AlarmNames) (func(a, b *Alarm) int, error) {
 		AlarmByCreatedAt: func(a, b *Alarm) int {
 			return a.CreatedAt.Truncate(time.Millisecond).Compare(b.CreatedAt.Truncate(time.Millisecond))
 		},
-		AlarmByDeviceName: func(a, b *Alarm) int { return strings.Compare(names.DeviceName(a.IMEI), names.DeviceName(b.IMEI)) },
+		AlarmByDeviceName: func(a, b *Alarm) int { return strings.Compare(names.DeviceName(a), names.DeviceName(b)) },
 		AlarmByIMEI:       func(a, b *Alarm) int { return strings.Compare(a.IMEI, b.IMEI) },
 		AlarmByOrganizationName: func(a, b *Alarm) int {
 			return strings.Compare(names.OrganizationName(a.OrganizationID), names.OrganizationName(b.OrganizationID))
@@ -126,15 +127,31 @@ type alarmNames struct {
 }
 
 // DeviceName implements AlarmNames.
-func (n alarmNames) DeviceName(imei string) string {
-	name, found := n.devices[imei]
+func (n alarmNames) DeviceName(a *Alarm) string {
+	key := a.IMEI + "/" + strconv.FormatInt(a.OrganizationID, 10) + "/" + strconv.FormatInt(a.PartnerID, 10)
+	name, found := n.devices[key]
 	if !found {
-		if d, err := n.tx.Device(imei); err == nil {
-			name = d.Name
-		}
-		n.devices[imei] = name
+		name = n.tx.AlarmDeviceName(a)
+		n.devices[key] = name
 	}
 	return name
+}
+
+// AlarmDeviceName is the name of a's device while the device is with a's
+// organization and partner; empty once it is gone or has moved on, when
+// its name is its new owner's.
+func (tx *Tx) AlarmDeviceName(a *Alarm) string {
+	d, err := tx.Device(a.IMEI)
+	if err != nil || !a.HeldBy(d) {
+		return ""
+	}
+	return d.Name
+}
+
+// HeldBy reports whether d, the device of a's IMEI, is with a's
+// organization and partner.
+func (a *Alarm) HeldBy(d *Device) bool {
+	return d.OrganizationID == a.OrganizationID && d.PartnerID == a.PartnerID
 }
 
 // OrganizationName implements AlarmNames.

@@ -57,9 +57,10 @@ type AlarmSet interface {
 
 // AlarmNames gives the names the alarm list filters and sorts by, as they
 // are now; a device, organization or partner that is gone has the empty
-// name.
+// name, as has a device no longer with the alarm's organization and
+// partner (Alarm.HeldBy): its name is its new owner's.
 type AlarmNames interface {
-	DeviceName(imei string) string
+	DeviceName(a *Alarm) string
 	OrganizationName(id int64) string
 	PartnerName(id int64) string
 }

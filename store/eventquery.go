@@ -101,20 +101,20 @@ func (tx *Tx) OrgEventList(org int64, q EventQuery, p Page) ([]OrgEvent, int, er
 		return nil, 0, err
 	}
 	out := make([]OrgEvent, len(events))
-	names := map[string]string{}
+	devices := map[string]*Device{} // nil: gone
 	for i, e := range events {
-		name, known := names[e.IMEI]
+		d, known := devices[e.IMEI]
 		if !known {
-			d, err := tx.rec.Devices().Get(e.IMEI)
-			switch {
-			case err == nil:
-				name = d.Name
-			case !isNotFound(err):
+			var err error
+			if d, err = tx.rec.Devices().Get(e.IMEI); err != nil && !isNotFound(err) {
 				return nil, 0, err
 			}
-			names[e.IMEI] = name
+			devices[e.IMEI] = d
 		}
-		out[i] = OrgEvent{Event: e, DeviceName: name}
+		out[i] = OrgEvent{Event: e}
+		if d != nil && d.HoldsEvent(&out[i].Event) {
+			out[i].DeviceName = d.Name
+		}
 	}
 	return out, total, nil
 }

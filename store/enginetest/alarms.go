@@ -19,6 +19,7 @@ var alarmTests = []test{
 	{"AlarmList", testAlarmList},
 	{"AlarmPurge", testAlarmPurge},
 	{"AlarmListNamesAreCurrent", testAlarmListNamesAreCurrent},
+	{"AlarmListNamesOfTheirOwner", testAlarmListNamesOfTheirOwner},
 }
 
 // AlarmFixture is the directory SeedAlarms inserts: two partners, an
@@ -289,8 +290,8 @@ func alarmIDs(list []store.Alarm) []int64 {
 // that is gone has the empty name.
 type recordNames struct{ r store.Records }
 
-func (n recordNames) DeviceName(imei string) string {
-	if d, err := n.r.Devices().Get(imei); err == nil {
+func (n recordNames) DeviceName(a *store.Alarm) string {
+	if d, err := n.r.Devices().Get(a.IMEI); err == nil && a.HeldBy(d) {
 		return d.Name
 	}
 	return ""
@@ -601,6 +602,52 @@ func testAlarmListNamesAreCurrent(t *testing.T, e store.Engine) {
 			if !slices.Equal(alarmIDs(got), c.want) || total != len(c.want) {
 				t.Errorf("filter %+v, sort %+v: %v of %d; want %v", c.f, c.s, alarmIDs(got), total, c.want)
 			}
+		}
+		return nil
+	})
+}
+
+// testAlarmListNamesOfTheirOwner: an alarm recorded while its device was
+// with another organization or partner has no device name to filter or
+// sort by, since the device's name now is its new owner's.
+func testAlarmListNamesOfTheirOwner(t *testing.T, e store.Engine) {
+	fx := SeedAlarms(t, e)
+	var own, before, otherPartner *store.Alarm
+	write(t, e, func(r store.Records) error {
+		var err error
+		// IMEIs[1] ("van") is with Org and P now.
+		if own, err = NewAlarm(r, fx.IMEIs[1], fx.Org, fx.P, store.AlarmSDCardFailing, AlarmTime); err != nil {
+			return err
+		}
+		if before, err = NewAlarm(r, fx.IMEIs[1], fx.Org2, fx.Q, store.AlarmSDCardFailing, AlarmTime.Add(time.Millisecond)); err != nil {
+			return err
+		}
+		if otherPartner, err = NewAlarm(r, fx.IMEIs[1], fx.Org, fx.Q, store.AlarmSDCardFailing, AlarmTime.Add(2*time.Millisecond)); err != nil {
+			return err
+		}
+		for _, a := range []*store.Alarm{own, before, otherPartner} {
+			if err := r.Alarms().Insert(a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	read(t, e, func(r store.Records) error {
+		names := recordNames{r}
+		got, total, err := r.Alarms().List(store.AlarmFilter{DeviceName: "van", IMEI: fx.IMEIs[1]}, store.Sort{}, store.Page{}, names)
+		if err != nil {
+			return err
+		}
+		if want := []int64{own.ID}; !slices.Equal(alarmIDs(got), want) || total != 1 {
+			t.Errorf("alarms of the device named van: %v of %d; want %v", alarmIDs(got), total, want)
+		}
+		// By device name: the nameless two first, by id, then its own.
+		got, _, err = r.Alarms().List(store.AlarmFilter{IMEI: fx.IMEIs[1]}, store.Sort{Key: store.AlarmByDeviceName}, store.Page{}, names)
+		if err != nil {
+			return err
+		}
+		if want := []int64{before.ID, otherPartner.ID, own.ID}; !slices.Equal(alarmIDs(got), want) {
+			t.Errorf("the device's alarms by device name: %v; want %v", alarmIDs(got), want)
 		}
 		return nil
 	})

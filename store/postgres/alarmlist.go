@@ -29,8 +29,10 @@ func (s alarms) List(f store.AlarmFilter, o store.Sort, p store.Page, names stor
 	w := &where{}
 	alarmConditions(w, f)
 	if f.DeviceName != "" {
-		// A removed device has no name, which contains no text.
-		w.and("a.imei IN (SELECT d.imei FROM devices d WHERE strpos(d.name_folded, " +
+		// A removed device has no name, which contains no text, nor has
+		// one that moved on from the alarm's organization and partner
+		// (store.Alarm.HeldBy).
+		w.and("EXISTS (SELECT FROM devices d WHERE d.imei = a.imei AND " + alarmHolder + " AND strpos(d.name_folded, " +
 			w.arg(store.FoldCase(f.DeviceName)) + ") > 0)")
 	}
 	from, key := alarmOrderBy(o.Key)
@@ -96,6 +98,10 @@ func alarmConditions(w *where, f store.AlarmFilter) {
 	w.and("a.id > " + w.arg(f.AfterID))
 }
 
+// alarmHolder holds where device d is with the organization and partner
+// of alarm a (store.Alarm.HeldBy): only then is its name the alarm's.
+const alarmHolder = "d.organization_id = a.organization_id AND d.partner_id = a.partner_id"
+
 // alarmOrderBy returns the FROM of the alarm list sorted by key (alarms a
 // and the directory rows the key needs) and the key's ORDER BY expression
 // (empty for the id order). The key is one AlarmOrder accepts.
@@ -106,7 +112,7 @@ func alarmOrderBy(key string) (from, expr string) {
 		// the expression of the index alarms_organization_created
 		return from, "date_trunc('milliseconds', a.created_at AT TIME ZONE 'UTC')"
 	case store.AlarmByDeviceName:
-		return from + " LEFT JOIN devices d ON d.imei = a.imei", `COALESCE(d.name, '') COLLATE "C"`
+		return from + " LEFT JOIN devices d ON d.imei = a.imei AND " + alarmHolder, `COALESCE(d.name, '') COLLATE "C"`
 	case store.AlarmByIMEI:
 		return from, `a.imei COLLATE "C"`
 	case store.AlarmByOrganizationName:

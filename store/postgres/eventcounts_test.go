@@ -418,7 +418,8 @@ func withWindow(f store.OrgEventFilter, start, end time.Time) store.OrgEventFilt
 func seedTruckEvents(t *testing.T, f *eventFixture, n int, every time.Duration) (time.Time, []*store.Event) {
 	t.Helper()
 	s := seeder{t, f.e, eventT0}
-	s.device(store.Device{IMEI: evIMEI, Name: "Truck 1", OrganizationID: 1, PartnerID: 1})
+	// The stay in organization 1 its events were recorded for (newEvent's).
+	s.device(store.Device{IMEI: evIMEI, Name: "Truck 1", OrganizationID: 1, PartnerID: 1, Ownership: 3})
 	start := eventT0.Truncate(24 * time.Hour)
 	var evs []*store.Event
 	for i := range n {
@@ -521,14 +522,16 @@ func readStats(tx *tx) (map[string][2]int, error) {
 }
 
 // TestOrgEventsNamed: an organization's page with its devices' names
-// joins the devices as they are now: a renamed device by its new name, a
-// device gone or moved to another organization as the join finds it.
+// joins the devices as they are now: a renamed device by its new name; a
+// device gone, or moved to another organization (whose name for it is not
+// this one's to see), without a name.
 func TestOrgEventsNamed(t *testing.T) {
 	t.Parallel()
 	f := seedEvents(t)
 	s := seeder{t, f.e, eventT0}
-	s.device(store.Device{IMEI: evIMEI, Name: "Truck 1", OrganizationID: 1, PartnerID: 1})
-	moved := s.device(store.Device{IMEI: "352045100000037", Name: "Truck 3", OrganizationID: 1, PartnerID: 1})
+	// Both in the stay their events were recorded for (newEvent's).
+	s.device(store.Device{IMEI: evIMEI, Name: "Truck 1", OrganizationID: 1, PartnerID: 1, Ownership: 3})
+	moved := s.device(store.Device{IMEI: "352045100000037", Name: "Truck 3", OrganizationID: 1, PartnerID: 1, Ownership: 3})
 	a := newEvent(evIMEI, "button", 0)
 	b := newEvent(evIMEI2, "button", time.Minute) // a device never stored, or gone
 	c := newEvent(moved.IMEI, "button", 2*time.Minute)
@@ -542,10 +545,10 @@ func TestOrgEventsNamed(t *testing.T) {
 		if err := tx.Devices().Put(d); err != nil {
 			return err
 		}
-		moved.OrganizationID = 2
+		moved.OrganizationID, moved.Ownership = 2, 4 // a new stay
 		return tx.Devices().Put(moved)
 	})
-	want := map[int64]string{a.ID: "Renamed", b.ID: "", c.ID: "Truck 3"}
+	want := map[int64]string{a.ID: "Renamed", b.ID: "", c.ID: ""}
 	for _, p := range []store.Page{{Limit: 10}, {Limit: 2, Offset: 1}, {}} {
 		f.view(t, func(tx *tx) error {
 			for _, filter := range []store.OrgEventFilter{

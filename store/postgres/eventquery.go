@@ -254,7 +254,10 @@ func (w *eventFilter) pageSQL(from, to time.Time, p store.Page, named bool) (str
 	}
 	columns := eventColumnsWithin(lo, hi)
 	if named {
-		columns += `, coalesce((SELECT d.name FROM devices d WHERE d.imei = e.imei), '')`
+		// The name while the device holds the event (store.Device.HoldsEvent):
+		// after a move, its name is its new owner's.
+		columns += `, coalesce((SELECT d.name FROM devices d WHERE d.imei = e.imei AND d.ownership = e.ownership
+			AND (e.ownership <> 0 OR (d.organization_id = e.organization_id AND e.created_at >= d.created_at))), '')`
 	}
 	if p.Limit > 0 && p.Offset <= p.Limit {
 		// Near the window's start the rows are read in order from the
