@@ -172,16 +172,25 @@ func TestOrganizationSharingInvitation(t *testing.T) {
 		t.Fatalf("partner B still has %v invitations", n)
 	}
 
-	for action, want := range map[string]int{"organization.update": 4, "organization.invitation.accept": 1, "organization.invitation.decline": 1} {
-		entries, n, err := e.db.AuditLog(t.Context(), store.AuditFilter{Action: action}, store.Page{})
+	// Each answer is in the host's audit log and in the guest's, where it
+	// names no other partner.
+	for action, want := range map[string]int{"organization.update": 4, "organization.invitation.accept": 2, "organization.invitation.decline": 2} {
+		_, n, err := e.db.AuditLog(t.Context(), store.AuditFilter{Action: action}, store.Page{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n != want {
 			t.Errorf("%d %s audit entries, want %d", n, action, want)
 		}
-		if action == "organization.invitation.accept" && n == 1 && entries[0].PartnerID != e.partnerID {
-			t.Errorf("the acceptance is not in the host's audit log: %+v", entries[0])
+	}
+	for _, action := range []string{"organization.invitation.accept", "organization.invitation.decline"} {
+		host := e.do("GET", "/v2/audit-logs?action="+action, e.partnerToken, nil).want(http.StatusOK)
+		guest := e.do("GET", "/v2/audit-logs?action="+action, tokB, nil).want(http.StatusOK)
+		if host.num("metadata.count") != 1 || !strings.Contains(host.str("data.0.value"), `"partnerIds"`) {
+			t.Errorf("the host's %s entries: %s", action, host.raw)
+		}
+		if guest.num("metadata.count") != 1 || guest.get("data.0.partnerId") != itoa(idB) || strings.Contains(string(guest.raw), "artnerIds") {
+			t.Errorf("the guest's %s entries: %s", action, guest.raw)
 		}
 	}
 }

@@ -38,7 +38,14 @@ func (tx *Tx) AnswerOrganizationInvitation(orgID, partnerID int64, accept bool) 
 	if err := tx.rec.Organizations().Put(o); err != nil {
 		return nil, err
 	}
-	return o, tx.Audit(AuditChange{Action: action, EntityType: "organization",
+	// The answer is in the creating partner's audit log, with the
+	// organization before and after, and in the answering partner's, which
+	// learns nothing there of the organization's other partners.
+	if err := tx.Audit(AuditChange{Action: action, EntityType: "organization",
 		EntityID: strconv.FormatInt(o.ID, 10), OrganizationID: o.ID, PartnerID: o.PartnerID,
-		Before: prev, After: o.public()})
+		Before: prev, After: o.public()}); err != nil {
+		return nil, err
+	}
+	return o, tx.Audit(AuditChange{Action: action, EntityType: "organization",
+		EntityID: strconv.FormatInt(o.ID, 10), OrganizationID: o.ID, PartnerID: partnerID})
 }
