@@ -9833,7 +9833,8 @@ type ClientInterface interface {
 	//
 	// Creates an organization of the caller's partner. The answer carries the organization's
 	// ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-	// (GET /v2/organizations/sso). New organizations have isOrganizationProfileEnabled false and,
+	// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+	// rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 	// unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 	// `data` and at the top level.
 	//
@@ -9846,7 +9847,8 @@ type ClientInterface interface {
 	//
 	// Creates an organization of the caller's partner. The answer carries the organization's
 	// ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-	// (GET /v2/organizations/sso). New organizations have isOrganizationProfileEnabled false and,
+	// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+	// rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 	// unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 	// `data` and at the top level.
 	//
@@ -9877,10 +9879,12 @@ type ClientInterface interface {
 	// ConflictError naming how many: remove them (DELETE
 	// /v2/organizations/{orgId}/devices/{imei}) or move them first, so that no device or its
 	// data goes by surprise. Otherwise the organization is deleted with its users (their tokens
-	// stop working and their e-mails can be used again), groups, drivers, alarm and health
+	// stop working and their e-mails can be used again), its OAuth clients (their tokens stop
+	// working too), groups, drivers, alarm and health
 	// recipients and the invitations of other partners to share it; every deletion is in the
 	// audit log (organization.delete and one entry for each record). No call finds the
-	// organization or anything of it from then on, admin tokens included. What its former
+	// organization or anything of it from then on: its admin tokens and the scoped tokens of
+	// its scope are 401 UnauthorizedError. What its former
 	// devices recorded there (events, media, GPS, trips, alarms) is purged by the retention
 	// purge as the organization's purge days say; its record is kept, marked deleted, so that
 	// the audit log keeps naming it.
@@ -10991,7 +10995,11 @@ type ClientInterface interface {
 	// a group, or an organization) the caller can see, and only the routes that declare one of
 	// its features. A partner's scoped token sees only that partner's devices. Scoped tokens
 	// cannot create, update or delete, and cannot mint other scoped tokens. allowMedia (default
-	// true) decides whether the feature reaches media.
+	// true) decides whether the feature reaches media. A scoped token holds only while its
+	// issuer does: it is 401 UnauthorizedError once the user is deleted or changes its password,
+	// the OAuth client is disabled, deleted or has its secret rotated, or the issuer no longer
+	// reaches the organization (an external user removed, a guest partner no longer sharing
+	// it, the organization deleted).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -11004,7 +11012,11 @@ type ClientInterface interface {
 	// a group, or an organization) the caller can see, and only the routes that declare one of
 	// its features. A partner's scoped token sees only that partner's devices. Scoped tokens
 	// cannot create, update or delete, and cannot mint other scoped tokens. allowMedia (default
-	// true) decides whether the feature reaches media.
+	// true) decides whether the feature reaches media. A scoped token holds only while its
+	// issuer does: it is 401 UnauthorizedError once the user is deleted or changes its password,
+	// the OAuth client is disabled, deleted or has its secret rotated, or the issuer no longer
+	// reaches the organization (an external user removed, a guest partner no longer sharing
+	// it, the organization deleted).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -14694,7 +14706,8 @@ func (c *Client) GetOrganizations(ctx context.Context, params *GetOrganizationsP
 //
 // Creates an organization of the caller's partner. The answer carries the organization's
 // ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-// (GET /v2/organizations/sso). New organizations have isOrganizationProfileEnabled false and,
+// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+// rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 // unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 // `data` and at the top level.
 //
@@ -14717,7 +14730,8 @@ func (c *Client) PostOrganizationWithBody(ctx context.Context, contentType strin
 //
 // Creates an organization of the caller's partner. The answer carries the organization's
 // ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-// (GET /v2/organizations/sso). New organizations have isOrganizationProfileEnabled false and,
+// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+// rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 // unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 // `data` and at the top level.
 //
@@ -14768,10 +14782,12 @@ func (c *Client) GetOrganizationSso(ctx context.Context, params *GetOrganization
 // ConflictError naming how many: remove them (DELETE
 // /v2/organizations/{orgId}/devices/{imei}) or move them first, so that no device or its
 // data goes by surprise. Otherwise the organization is deleted with its users (their tokens
-// stop working and their e-mails can be used again), groups, drivers, alarm and health
+// stop working and their e-mails can be used again), its OAuth clients (their tokens stop
+// working too), groups, drivers, alarm and health
 // recipients and the invitations of other partners to share it; every deletion is in the
 // audit log (organization.delete and one entry for each record). No call finds the
-// organization or anything of it from then on, admin tokens included. What its former
+// organization or anything of it from then on: its admin tokens and the scoped tokens of
+// its scope are 401 UnauthorizedError. What its former
 // devices recorded there (events, media, GPS, trips, alarms) is purged by the retention
 // purge as the organization's purge days say; its record is kept, marked deleted, so that
 // the audit log keeps naming it.
@@ -16834,7 +16850,11 @@ func (c *Client) PostResetPassword(ctx context.Context, token string, body PostR
 // a group, or an organization) the caller can see, and only the routes that declare one of
 // its features. A partner's scoped token sees only that partner's devices. Scoped tokens
 // cannot create, update or delete, and cannot mint other scoped tokens. allowMedia (default
-// true) decides whether the feature reaches media.
+// true) decides whether the feature reaches media. A scoped token holds only while its
+// issuer does: it is 401 UnauthorizedError once the user is deleted or changes its password,
+// the OAuth client is disabled, deleted or has its secret rotated, or the issuer no longer
+// reaches the organization (an external user removed, a guest partner no longer sharing
+// it, the organization deleted).
 //
 // Takes any type of body and a specified content type.
 //
@@ -16857,7 +16877,11 @@ func (c *Client) PostScopedTokenWithBody(ctx context.Context, contentType string
 // a group, or an organization) the caller can see, and only the routes that declare one of
 // its features. A partner's scoped token sees only that partner's devices. Scoped tokens
 // cannot create, update or delete, and cannot mint other scoped tokens. allowMedia (default
-// true) decides whether the feature reaches media.
+// true) decides whether the feature reaches media. A scoped token holds only while its
+// issuer does: it is 401 UnauthorizedError once the user is deleted or changes its password,
+// the OAuth client is disabled, deleted or has its secret rotated, or the issuer no longer
+// reaches the organization (an external user removed, a guest partner no longer sharing
+// it, the organization deleted).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -29305,7 +29329,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates an organization of the caller's partner. The answer carries the organization's
 	// ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-	// (GET /v2/organizations/sso). New organizations have isOrganizationProfileEnabled false and,
+	// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+	// rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 	// unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 	// `data` and at the top level.
 	//
@@ -29318,7 +29343,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates an organization of the caller's partner. The answer carries the organization's
 	// ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-	// (GET /v2/organizations/sso). New organizations have isOrganizationProfileEnabled false and,
+	// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+	// rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 	// unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 	// `data` and at the top level.
 	//
@@ -29351,10 +29377,12 @@ type ClientWithResponsesInterface interface {
 	// ConflictError naming how many: remove them (DELETE
 	// /v2/organizations/{orgId}/devices/{imei}) or move them first, so that no device or its
 	// data goes by surprise. Otherwise the organization is deleted with its users (their tokens
-	// stop working and their e-mails can be used again), groups, drivers, alarm and health
+	// stop working and their e-mails can be used again), its OAuth clients (their tokens stop
+	// working too), groups, drivers, alarm and health
 	// recipients and the invitations of other partners to share it; every deletion is in the
 	// audit log (organization.delete and one entry for each record). No call finds the
-	// organization or anything of it from then on, admin tokens included. What its former
+	// organization or anything of it from then on: its admin tokens and the scoped tokens of
+	// its scope are 401 UnauthorizedError. What its former
 	// devices recorded there (events, media, GPS, trips, alarms) is purged by the retention
 	// purge as the organization's purge days say; its record is kept, marked deleted, so that
 	// the audit log keeps naming it.
@@ -30535,7 +30563,11 @@ type ClientWithResponsesInterface interface {
 	// a group, or an organization) the caller can see, and only the routes that declare one of
 	// its features. A partner's scoped token sees only that partner's devices. Scoped tokens
 	// cannot create, update or delete, and cannot mint other scoped tokens. allowMedia (default
-	// true) decides whether the feature reaches media.
+	// true) decides whether the feature reaches media. A scoped token holds only while its
+	// issuer does: it is 401 UnauthorizedError once the user is deleted or changes its password,
+	// the OAuth client is disabled, deleted or has its secret rotated, or the issuer no longer
+	// reaches the organization (an external user removed, a guest partner no longer sharing
+	// it, the organization deleted).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -30548,7 +30580,11 @@ type ClientWithResponsesInterface interface {
 	// a group, or an organization) the caller can see, and only the routes that declare one of
 	// its features. A partner's scoped token sees only that partner's devices. Scoped tokens
 	// cannot create, update or delete, and cannot mint other scoped tokens. allowMedia (default
-	// true) decides whether the feature reaches media.
+	// true) decides whether the feature reaches media. A scoped token holds only while its
+	// issuer does: it is 401 UnauthorizedError once the user is deleted or changes its password,
+	// the OAuth client is disabled, deleted or has its secret rotated, or the issuer no longer
+	// reaches the organization (an external user removed, a guest partner no longer sharing
+	// it, the organization deleted).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -48409,7 +48445,8 @@ func (c *ClientWithResponses) GetOrganizationsWithResponse(ctx context.Context, 
 //
 // Creates an organization of the caller's partner. The answer carries the organization's
 // ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-// (GET /v2/organizations/sso). New organizations have isOrganizationProfileEnabled false and,
+// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+// rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 // unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 // `data` and at the top level.
 //
@@ -48428,7 +48465,8 @@ func (c *ClientWithResponses) PostOrganizationWithBodyWithResponse(ctx context.C
 //
 // Creates an organization of the caller's partner. The answer carries the organization's
 // ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-// (GET /v2/organizations/sso). New organizations have isOrganizationProfileEnabled false and,
+// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+// rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 // unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 // `data` and at the top level.
 //
@@ -48473,10 +48511,12 @@ func (c *ClientWithResponses) GetOrganizationSsoWithResponse(ctx context.Context
 // ConflictError naming how many: remove them (DELETE
 // /v2/organizations/{orgId}/devices/{imei}) or move them first, so that no device or its
 // data goes by surprise. Otherwise the organization is deleted with its users (their tokens
-// stop working and their e-mails can be used again), groups, drivers, alarm and health
+// stop working and their e-mails can be used again), its OAuth clients (their tokens stop
+// working too), groups, drivers, alarm and health
 // recipients and the invitations of other partners to share it; every deletion is in the
 // audit log (organization.delete and one entry for each record). No call finds the
-// organization or anything of it from then on, admin tokens included. What its former
+// organization or anything of it from then on: its admin tokens and the scoped tokens of
+// its scope are 401 UnauthorizedError. What its former
 // devices recorded there (events, media, GPS, trips, alarms) is purged by the retention
 // purge as the organization's purge days say; its record is kept, marked deleted, so that
 // the audit log keeps naming it.
@@ -50229,7 +50269,11 @@ func (c *ClientWithResponses) PostResetPasswordWithResponse(ctx context.Context,
 // a group, or an organization) the caller can see, and only the routes that declare one of
 // its features. A partner's scoped token sees only that partner's devices. Scoped tokens
 // cannot create, update or delete, and cannot mint other scoped tokens. allowMedia (default
-// true) decides whether the feature reaches media.
+// true) decides whether the feature reaches media. A scoped token holds only while its
+// issuer does: it is 401 UnauthorizedError once the user is deleted or changes its password,
+// the OAuth client is disabled, deleted or has its secret rotated, or the issuer no longer
+// reaches the organization (an external user removed, a guest partner no longer sharing
+// it, the organization deleted).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -50248,7 +50292,11 @@ func (c *ClientWithResponses) PostScopedTokenWithBodyWithResponse(ctx context.Co
 // a group, or an organization) the caller can see, and only the routes that declare one of
 // its features. A partner's scoped token sees only that partner's devices. Scoped tokens
 // cannot create, update or delete, and cannot mint other scoped tokens. allowMedia (default
-// true) decides whether the feature reaches media.
+// true) decides whether the feature reaches media. A scoped token holds only while its
+// issuer does: it is 401 UnauthorizedError once the user is deleted or changes its password,
+// the OAuth client is disabled, deleted or has its secret rotated, or the issuer no longer
+// reaches the organization (an external user removed, a guest partner no longer sharing
+// it, the organization deleted).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

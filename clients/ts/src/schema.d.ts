@@ -2535,7 +2535,8 @@ export interface paths {
          * Create an organization (partners only)
          * @description Creates an organization of the caller's partner. The answer carries the organization's
          *     ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-         *     (GET /v2/organizations/sso). New organizations have isOrganizationProfileEnabled false and,
+         *     (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+         *     rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
          *     unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
          *     `data` and at the top level.
          */
@@ -2602,10 +2603,12 @@ export interface paths {
          *     ConflictError naming how many: remove them (DELETE
          *     /v2/organizations/{orgId}/devices/{imei}) or move them first, so that no device or its
          *     data goes by surprise. Otherwise the organization is deleted with its users (their tokens
-         *     stop working and their e-mails can be used again), groups, drivers, alarm and health
+         *     stop working and their e-mails can be used again), its OAuth clients (their tokens stop
+         *     working too), groups, drivers, alarm and health
          *     recipients and the invitations of other partners to share it; every deletion is in the
          *     audit log (organization.delete and one entry for each record). No call finds the
-         *     organization or anything of it from then on, admin tokens included. What its former
+         *     organization or anything of it from then on: its admin tokens and the scoped tokens of
+         *     its scope are 401 UnauthorizedError. What its former
          *     devices recorded there (events, media, GPS, trips, alarms) is purged by the retention
          *     purge as the organization's purge days say; its record is kept, marked deleted, so that
          *     the audit log keeps naming it.
@@ -3795,7 +3798,11 @@ export interface paths {
          *     a group, or an organization) the caller can see, and only the routes that declare one of
          *     its features. A partner's scoped token sees only that partner's devices. Scoped tokens
          *     cannot create, update or delete, and cannot mint other scoped tokens. allowMedia (default
-         *     true) decides whether the feature reaches media.
+         *     true) decides whether the feature reaches media. A scoped token holds only while its
+         *     issuer does: it is 401 UnauthorizedError once the user is deleted or changes its password,
+         *     the OAuth client is disabled, deleted or has its secret rotated, or the issuer no longer
+         *     reaches the organization (an external user removed, a guest partner no longer sharing
+         *     it, the organization deleted).
          */
         post: operations["postScopedToken"];
         delete?: never;
