@@ -30,8 +30,9 @@ func (d *Device) runGPS(ctx context.Context) {
 		now := d.now()
 		if now.UnixMilli() <= last {
 			// A tick delivered late and the next one on time can fall in one
-			// millisecond; a device has one fix a millisecond.
-			continue
+			// millisecond (and a clock that stands still in every one): a
+			// device has one fix a millisecond.
+			now = time.UnixMilli(last + 1)
 		}
 		last = now.UnixMilli()
 		s := d.Fix(now)
