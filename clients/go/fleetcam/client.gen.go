@@ -4568,7 +4568,7 @@ type Organization struct {
 type OrganizationCreated struct {
 	OrganizationId int `json:"organizationId"`
 
-	// SsoSecret Shown once; not stored by fleetcam.
+	// SsoSecret Shown once; not stored by fleetcam. Signs SSO JWTs, and fleetcam signs the organization's webhook deliveries with it (X-Surfsight-Signature).
 	SsoSecret string `json:"ssoSecret"`
 }
 
@@ -6876,6 +6876,9 @@ type ActivationWebhookParams struct {
 
 	// WebhookSignature Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`; see POST /v2/organizations/{orgId}/webhook-secret/rotate.
 	WebhookSignature string `json:"webhook-signature"`
+
+	// XSurfsightSignature The reference contract's signature: lowercase hex HMAC-SHA512 keyed with the organization's ssoSecret, over the raw body followed by the URL exactly as configured. Absent for an organization without an ssoSecret. See POST /v2/organizations/{orgId}/webhook-secret/rotate.
+	XSurfsightSignature *string `json:"X-Surfsight-Signature,omitempty"`
 }
 
 // AlarmWebhookParams defines parameters for AlarmWebhook.
@@ -6888,6 +6891,9 @@ type AlarmWebhookParams struct {
 
 	// WebhookSignature Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`; see POST /v2/organizations/{orgId}/webhook-secret/rotate.
 	WebhookSignature string `json:"webhook-signature"`
+
+	// XSurfsightSignature The reference contract's signature: lowercase hex HMAC-SHA512 keyed with the organization's ssoSecret, over the raw body followed by the URL exactly as configured. Absent for an organization without an ssoSecret. See POST /v2/organizations/{orgId}/webhook-secret/rotate.
+	XSurfsightSignature *string `json:"X-Surfsight-Signature,omitempty"`
 }
 
 // EventWebhookParams defines parameters for EventWebhook.
@@ -6900,6 +6906,9 @@ type EventWebhookParams struct {
 
 	// WebhookSignature Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`; see POST /v2/organizations/{orgId}/webhook-secret/rotate.
 	WebhookSignature string `json:"webhook-signature"`
+
+	// XSurfsightSignature The reference contract's signature: lowercase hex HMAC-SHA512 keyed with the organization's ssoSecret, over the raw body followed by the URL exactly as configured. Absent for an organization without an ssoSecret. See POST /v2/organizations/{orgId}/webhook-secret/rotate.
+	XSurfsightSignature *string `json:"X-Surfsight-Signature,omitempty"`
 }
 
 // GpsWebhookParams defines parameters for GpsWebhook.
@@ -6912,6 +6921,9 @@ type GpsWebhookParams struct {
 
 	// WebhookSignature Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`; see POST /v2/organizations/{orgId}/webhook-secret/rotate.
 	WebhookSignature string `json:"webhook-signature"`
+
+	// XSurfsightSignature The reference contract's signature: lowercase hex HMAC-SHA512 keyed with the organization's ssoSecret, over the raw body followed by the URL exactly as configured. Absent for an organization without an ssoSecret. See POST /v2/organizations/{orgId}/webhook-secret/rotate.
+	XSurfsightSignature *string `json:"X-Surfsight-Signature,omitempty"`
 }
 
 // SystemMessagesWebhookParams defines parameters for SystemMessagesWebhook.
@@ -6924,6 +6936,9 @@ type SystemMessagesWebhookParams struct {
 
 	// WebhookSignature Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`; see POST /v2/organizations/{orgId}/webhook-secret/rotate.
 	WebhookSignature string `json:"webhook-signature"`
+
+	// XSurfsightSignature The reference contract's signature: lowercase hex HMAC-SHA512 keyed with the organization's ssoSecret, over the raw body followed by the URL exactly as configured. Absent for an organization without an ssoSecret. See POST /v2/organizations/{orgId}/webhook-secret/rotate.
+	XSurfsightSignature *string `json:"X-Surfsight-Signature,omitempty"`
 }
 
 // PostAlarmActionJSONRequestBody defines body for PostAlarmAction for application/json ContentType.
@@ -9833,7 +9848,9 @@ type ClientInterface interface {
 	//
 	// Creates an organization of the caller's partner. The answer carries the organization's
 	// ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-	// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+	// (GET /v2/organizations/sso) and to verify the `X-Surfsight-Signature` header of the
+	// organization's webhook deliveries (POST /v2/organizations/{orgId}/webhook-secret/rotate
+	// describes it). Since the secret gives admin tokens with the editor's
 	// rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 	// unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 	// `data` and at the top level.
@@ -9847,7 +9864,9 @@ type ClientInterface interface {
 	//
 	// Creates an organization of the caller's partner. The answer carries the organization's
 	// ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-	// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+	// (GET /v2/organizations/sso) and to verify the `X-Surfsight-Signature` header of the
+	// organization's webhook deliveries (POST /v2/organizations/{orgId}/webhook-secret/rotate
+	// describes it). Since the secret gives admin tokens with the editor's
 	// rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 	// unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 	// `data` and at the top level.
@@ -10616,6 +10635,17 @@ type ClientInterface interface {
 	// ```
 	//
 	// Any Standard Webhooks library verifies these deliveries as well.
+	//
+	// **X-Surfsight-Signature** (the reference contract's signature). Every delivery to an
+	// organization that has an ssoSecret (one a partner created with POST /v2/organizations)
+	// also carries `X-Surfsight-Signature`: the lowercase hex HMAC-SHA512, keyed with the
+	// ssoSecret (its text as UTF-8 bytes), over the raw request body followed by the URL the
+	// delivery was posted to, exactly as it was configured in the webhook settings or the device
+	// subscription (scheme, host, path and query as saved, nothing normalised). In Node,
+	// `crypto.createHmac("sha512", ssoSecret).update(rawBody + url).digest("hex")`. Sign the
+	// raw body: re-serialising a parsed body writes `<`, `>` and `&` differently from fleetcam,
+	// which sends them as `\u003c`, `\u003e` and `\u0026`. The header does not change when
+	// the webhook secret is rotated, and it has no timestamp: deduplicate on `webhook-id`.
 	//
 	// Corresponds with POST /v2/organizations/{orgId}/webhook-secret/rotate (the `RotateOrganizationWebhookSecret` operationId).
 	RotateOrganizationWebhookSecret(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -14706,7 +14736,9 @@ func (c *Client) GetOrganizations(ctx context.Context, params *GetOrganizationsP
 //
 // Creates an organization of the caller's partner. The answer carries the organization's
 // ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+// (GET /v2/organizations/sso) and to verify the `X-Surfsight-Signature` header of the
+// organization's webhook deliveries (POST /v2/organizations/{orgId}/webhook-secret/rotate
+// describes it). Since the secret gives admin tokens with the editor's
 // rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 // unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 // `data` and at the top level.
@@ -14730,7 +14762,9 @@ func (c *Client) PostOrganizationWithBody(ctx context.Context, contentType strin
 //
 // Creates an organization of the caller's partner. The answer carries the organization's
 // ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+// (GET /v2/organizations/sso) and to verify the `X-Surfsight-Signature` header of the
+// organization's webhook deliveries (POST /v2/organizations/{orgId}/webhook-secret/rotate
+// describes it). Since the secret gives admin tokens with the editor's
 // rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 // unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 // `data` and at the top level.
@@ -16101,6 +16135,17 @@ func (c *Client) GetOrganizationWebhookEndpoints(ctx context.Context, orgId OrgI
 // ```
 //
 // Any Standard Webhooks library verifies these deliveries as well.
+//
+// **X-Surfsight-Signature** (the reference contract's signature). Every delivery to an
+// organization that has an ssoSecret (one a partner created with POST /v2/organizations)
+// also carries `X-Surfsight-Signature`: the lowercase hex HMAC-SHA512, keyed with the
+// ssoSecret (its text as UTF-8 bytes), over the raw request body followed by the URL the
+// delivery was posted to, exactly as it was configured in the webhook settings or the device
+// subscription (scheme, host, path and query as saved, nothing normalised). In Node,
+// `crypto.createHmac("sha512", ssoSecret).update(rawBody + url).digest("hex")`. Sign the
+// raw body: re-serialising a parsed body writes `<`, `>` and `&` differently from fleetcam,
+// which sends them as `\u003c`, `\u003e` and `\u0026`. The header does not change when
+// the webhook secret is rotated, and it has no timestamp: deduplicate on `webhook-id`.
 //
 // Corresponds with POST /v2/organizations/{orgId}/webhook-secret/rotate (the `RotateOrganizationWebhookSecret` operationId).
 func (c *Client) RotateOrganizationWebhookSecret(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -29329,7 +29374,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates an organization of the caller's partner. The answer carries the organization's
 	// ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-	// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+	// (GET /v2/organizations/sso) and to verify the `X-Surfsight-Signature` header of the
+	// organization's webhook deliveries (POST /v2/organizations/{orgId}/webhook-secret/rotate
+	// describes it). Since the secret gives admin tokens with the editor's
 	// rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 	// unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 	// `data` and at the top level.
@@ -29343,7 +29390,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates an organization of the caller's partner. The answer carries the organization's
 	// ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-	// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+	// (GET /v2/organizations/sso) and to verify the `X-Surfsight-Signature` header of the
+	// organization's webhook deliveries (POST /v2/organizations/{orgId}/webhook-secret/rotate
+	// describes it). Since the secret gives admin tokens with the editor's
 	// rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 	// unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 	// `data` and at the top level.
@@ -30150,6 +30199,17 @@ type ClientWithResponsesInterface interface {
 	// ```
 	//
 	// Any Standard Webhooks library verifies these deliveries as well.
+	//
+	// **X-Surfsight-Signature** (the reference contract's signature). Every delivery to an
+	// organization that has an ssoSecret (one a partner created with POST /v2/organizations)
+	// also carries `X-Surfsight-Signature`: the lowercase hex HMAC-SHA512, keyed with the
+	// ssoSecret (its text as UTF-8 bytes), over the raw request body followed by the URL the
+	// delivery was posted to, exactly as it was configured in the webhook settings or the device
+	// subscription (scheme, host, path and query as saved, nothing normalised). In Node,
+	// `crypto.createHmac("sha512", ssoSecret).update(rawBody + url).digest("hex")`. Sign the
+	// raw body: re-serialising a parsed body writes `<`, `>` and `&` differently from fleetcam,
+	// which sends them as `\u003c`, `\u003e` and `\u0026`. The header does not change when
+	// the webhook secret is rotated, and it has no timestamp: deduplicate on `webhook-id`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -48445,7 +48505,9 @@ func (c *ClientWithResponses) GetOrganizationsWithResponse(ctx context.Context, 
 //
 // Creates an organization of the caller's partner. The answer carries the organization's
 // ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+// (GET /v2/organizations/sso) and to verify the `X-Surfsight-Signature` header of the
+// organization's webhook deliveries (POST /v2/organizations/{orgId}/webhook-secret/rotate
+// describes it). Since the secret gives admin tokens with the editor's
 // rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 // unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 // `data` and at the top level.
@@ -48465,7 +48527,9 @@ func (c *ClientWithResponses) PostOrganizationWithBodyWithResponse(ctx context.C
 //
 // Creates an organization of the caller's partner. The answer carries the organization's
 // ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+// (GET /v2/organizations/sso) and to verify the `X-Surfsight-Signature` header of the
+// organization's webhook deliveries (POST /v2/organizations/{orgId}/webhook-secret/rotate
+// describes it). Since the secret gives admin tokens with the editor's
 // rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 // unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 // `data` and at the top level.
@@ -49634,6 +49698,17 @@ func (c *ClientWithResponses) GetOrganizationWebhookEndpointsWithResponse(ctx co
 // ```
 //
 // Any Standard Webhooks library verifies these deliveries as well.
+//
+// **X-Surfsight-Signature** (the reference contract's signature). Every delivery to an
+// organization that has an ssoSecret (one a partner created with POST /v2/organizations)
+// also carries `X-Surfsight-Signature`: the lowercase hex HMAC-SHA512, keyed with the
+// ssoSecret (its text as UTF-8 bytes), over the raw request body followed by the URL the
+// delivery was posted to, exactly as it was configured in the webhook settings or the device
+// subscription (scheme, host, path and query as saved, nothing normalised). In Node,
+// `crypto.createHmac("sha512", ssoSecret).update(rawBody + url).digest("hex")`. Sign the
+// raw body: re-serialising a parsed body writes `<`, `>` and `&` differently from fleetcam,
+// which sends them as `\u003c`, `\u003e` and `\u0026`. The header does not change when
+// the webhook secret is rotated, and it has no timestamp: deduplicate on `webhook-id`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -61607,6 +61682,17 @@ func NewActivationWebhookWebhookRequestWithBody(targetURL string, params *Activa
 
 		req.Header.Set("webhook-signature", headerParam2)
 
+		if params.XSurfsightSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Surfsight-Signature", *params.XSurfsightSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Surfsight-Signature", headerParam3)
+		}
+
 	}
 	return req, nil
 }
@@ -61667,6 +61753,17 @@ func NewAlarmWebhookWebhookRequestWithBody(targetURL string, params *AlarmWebhoo
 		}
 
 		req.Header.Set("webhook-signature", headerParam2)
+
+		if params.XSurfsightSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Surfsight-Signature", *params.XSurfsightSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Surfsight-Signature", headerParam3)
+		}
 
 	}
 	return req, nil
@@ -61729,6 +61826,17 @@ func NewEventWebhookWebhookRequestWithBody(targetURL string, params *EventWebhoo
 
 		req.Header.Set("webhook-signature", headerParam2)
 
+		if params.XSurfsightSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Surfsight-Signature", *params.XSurfsightSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Surfsight-Signature", headerParam3)
+		}
+
 	}
 	return req, nil
 }
@@ -61790,6 +61898,17 @@ func NewGpsWebhookWebhookRequestWithBody(targetURL string, params *GpsWebhookPar
 
 		req.Header.Set("webhook-signature", headerParam2)
 
+		if params.XSurfsightSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Surfsight-Signature", *params.XSurfsightSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Surfsight-Signature", headerParam3)
+		}
+
 	}
 	return req, nil
 }
@@ -61850,6 +61969,17 @@ func NewSystemMessagesWebhookWebhookRequestWithBody(targetURL string, params *Sy
 		}
 
 		req.Header.Set("webhook-signature", headerParam2)
+
+		if params.XSurfsightSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Surfsight-Signature", *params.XSurfsightSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Surfsight-Signature", headerParam3)
+		}
 
 	}
 	return req, nil

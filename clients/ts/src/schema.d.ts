@@ -2535,7 +2535,9 @@ export interface paths {
          * Create an organization (partners only)
          * @description Creates an organization of the caller's partner. The answer carries the organization's
          *     ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-         *     (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+         *     (GET /v2/organizations/sso) and to verify the `X-Surfsight-Signature` header of the
+         *     organization's webhook deliveries (POST /v2/organizations/{orgId}/webhook-secret/rotate
+         *     describes it). Since the secret gives admin tokens with the editor's
          *     rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
          *     unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
          *     `data` and at the top level.
@@ -3345,6 +3347,17 @@ export interface paths {
          *     ```
          *
          *     Any Standard Webhooks library verifies these deliveries as well.
+         *
+         *     **X-Surfsight-Signature** (the reference contract's signature). Every delivery to an
+         *     organization that has an ssoSecret (one a partner created with POST /v2/organizations)
+         *     also carries `X-Surfsight-Signature`: the lowercase hex HMAC-SHA512, keyed with the
+         *     ssoSecret (its text as UTF-8 bytes), over the raw request body followed by the URL the
+         *     delivery was posted to, exactly as it was configured in the webhook settings or the device
+         *     subscription (scheme, host, path and query as saved, nothing normalised). In Node,
+         *     `crypto.createHmac("sha512", ssoSecret).update(rawBody + url).digest("hex")`. Sign the
+         *     raw body: re-serialising a parsed body writes `<`, `>` and `&` differently from fleetcam,
+         *     which sends them as `\u003c`, `\u003e` and `\u0026`. The header does not change when
+         *     the webhook secret is rotated, and it has no timestamp: deduplicate on `webhook-id`.
          */
         post: operations["rotateOrganizationWebhookSecret"];
         delete?: never;
@@ -4834,7 +4847,7 @@ export interface components {
         };
         OrganizationCreated: {
             organizationId: number;
-            /** @description Shown once; not stored by fleetcam. */
+            /** @description Shown once; not stored by fleetcam. Signs SSO JWTs, and fleetcam signs the organization's webhook deliveries with it (X-Surfsight-Signature). */
             ssoSecret: string;
         };
         OrganizationInvitation: {
@@ -12585,6 +12598,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`; see POST /v2/organizations/{orgId}/webhook-secret/rotate. */
                 "webhook-signature": string;
+                /** @description The reference contract's signature: lowercase hex HMAC-SHA512 keyed with the organization's ssoSecret, over the raw body followed by the URL exactly as configured. Absent for an organization without an ssoSecret. See POST /v2/organizations/{orgId}/webhook-secret/rotate. */
+                "X-Surfsight-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -12621,6 +12636,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`; see POST /v2/organizations/{orgId}/webhook-secret/rotate. */
                 "webhook-signature": string;
+                /** @description The reference contract's signature: lowercase hex HMAC-SHA512 keyed with the organization's ssoSecret, over the raw body followed by the URL exactly as configured. Absent for an organization without an ssoSecret. See POST /v2/organizations/{orgId}/webhook-secret/rotate. */
+                "X-Surfsight-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -12681,6 +12698,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`; see POST /v2/organizations/{orgId}/webhook-secret/rotate. */
                 "webhook-signature": string;
+                /** @description The reference contract's signature: lowercase hex HMAC-SHA512 keyed with the organization's ssoSecret, over the raw body followed by the URL exactly as configured. Absent for an organization without an ssoSecret. See POST /v2/organizations/{orgId}/webhook-secret/rotate. */
+                "X-Surfsight-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -12717,6 +12736,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`; see POST /v2/organizations/{orgId}/webhook-secret/rotate. */
                 "webhook-signature": string;
+                /** @description The reference contract's signature: lowercase hex HMAC-SHA512 keyed with the organization's ssoSecret, over the raw body followed by the URL exactly as configured. Absent for an organization without an ssoSecret. See POST /v2/organizations/{orgId}/webhook-secret/rotate. */
+                "X-Surfsight-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -12773,6 +12794,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`; see POST /v2/organizations/{orgId}/webhook-secret/rotate. */
                 "webhook-signature": string;
+                /** @description The reference contract's signature: lowercase hex HMAC-SHA512 keyed with the organization's ssoSecret, over the raw body followed by the URL exactly as configured. Absent for an organization without an ssoSecret. See POST /v2/organizations/{orgId}/webhook-secret/rotate. */
+                "X-Surfsight-Signature"?: string;
             };
             path?: never;
             cookie?: never;
