@@ -300,3 +300,60 @@ func TestDeliveriesCarrySurfsightSignature(t *testing.T) {
 		t.Fatalf("an organization without an ssoSecret got X-Surfsight-Signature %q", h)
 	}
 }
+
+// TestRedeliverRefusesPendingDelivery: a delivery is redelivered once it
+// finished, and not again while that copy is pending; every refusal is a
+// 409 naming the delivery and its status, and queues nothing.
+func TestRedeliverRefusesPendingDelivery(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, allowPrivate)
+	e.startDispatcher()
+	org := e.addOrg(e.partnerID, "Fleet")
+	dev := e.addDevice(org, 1)
+	rc := newHookReceiver(t, http.StatusOK)
+	e.do("POST", fmt.Sprintf("/v2/organizations/%d/webhook-settings", org), e.partnerToken,
+		map[string]any{"eventWebhookUrl": []string{rc.srv.URL + "/events"}, "allowInsecureWebhookUrls": true}).want(http.StatusOK)
+	err := e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		return tx.Emit(store.Message{Kind: store.MessageEvent, OrganizationID: org, IMEI: dev,
+			Event: &store.EventFact{ID: 5, Type: "accident", Time: e.clock.Now()}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := fmt.Sprintf("/v2/organizations/%d/webhook-deliveries", org)
+	storetest.Eventually(t, "the delivery logged as delivered", 2*time.Minute, 5*time.Millisecond, func() bool {
+		return e.do("GET", log+"?status=delivered", e.partnerToken, nil).want(http.StatusOK).num("metadata.count") == 1
+	})
+	first := e.do("GET", log, e.partnerToken, nil).want(http.StatusOK).id("data.0.id")
+
+	// From now on the receiver fails, and the test clock does not move, so
+	// the redelivery stays pending.
+	rc.mu.Lock()
+	rc.status = http.StatusInternalServerError
+	rc.mu.Unlock()
+	redo := func(id int64) *response {
+		return e.do("POST", fmt.Sprintf("%s/%d/redeliver", log, id), e.partnerToken, nil)
+	}
+	copyID := redo(first).want(http.StatusCreated).id("data.id")
+	rc.wait(t, 2)
+
+	tests := []struct {
+		name string
+		id   int64
+		want string
+	}{
+		{"finished, with a pending redelivery", first, fmt.Sprintf("delivery %d is delivered: its message is already queued again as pending delivery %d", first, copyID)},
+		{"pending", copyID, fmt.Sprintf("delivery %d is pending", copyID)},
+	}
+	for _, tc := range tests {
+		for range 2 {
+			redo(tc.id).wantError(http.StatusConflict, nameConflict, tc.want)
+		}
+	}
+	if n := e.do("GET", log, e.partnerToken, nil).want(http.StatusOK).num("metadata.count"); n != 2 {
+		t.Fatalf("the delivery log holds %v deliveries, want the original and one redelivery", n)
+	}
+	if n := e.do("GET", log+"?status=pending", e.partnerToken, nil).want(http.StatusOK).num("metadata.count"); n != 1 {
+		t.Fatalf("%v deliveries pending, want 1", n)
+	}
+}

@@ -10581,7 +10581,7 @@ type ClientInterface interface {
 
 	// RedeliverOrganizationWebhookDelivery Send a delivery again
 	//
-	// Queues the delivery's message again for the same URL with the same webhook-id, behind what is already queued for that device and URL. A URL disabled by 410 Gone is enabled again.
+	// Queues the delivery's message again for the same URL with the same webhook-id, behind what is already queued for that device and URL. A URL disabled by 410 Gone is enabled again. Only a delivered or given-up delivery is redelivered, and only while no copy of its message is pending at its URL: a pending delivery, or one whose redelivery is still pending, is answered 409 ConflictError naming the delivery and its status, and nothing is queued.
 	//
 	// Corresponds with POST /v2/organizations/{orgId}/webhook-deliveries/{deliveryId}/redeliver (the `RedeliverOrganizationWebhookDelivery` operationId).
 	RedeliverOrganizationWebhookDelivery(ctx context.Context, orgId OrgId, deliveryId int, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -16059,7 +16059,7 @@ func (c *Client) GetOrganizationWebhookDeliveries(ctx context.Context, orgId Org
 
 // RedeliverOrganizationWebhookDelivery Send a delivery again
 //
-// Queues the delivery's message again for the same URL with the same webhook-id, behind what is already queued for that device and URL. A URL disabled by 410 Gone is enabled again.
+// Queues the delivery's message again for the same URL with the same webhook-id, behind what is already queued for that device and URL. A URL disabled by 410 Gone is enabled again. Only a delivered or given-up delivery is redelivered, and only while no copy of its message is pending at its URL: a pending delivery, or one whose redelivery is still pending, is answered 409 ConflictError naming the delivery and its status, and nothing is queued.
 //
 // Corresponds with POST /v2/organizations/{orgId}/webhook-deliveries/{deliveryId}/redeliver (the `RedeliverOrganizationWebhookDelivery` operationId).
 func (c *Client) RedeliverOrganizationWebhookDelivery(ctx context.Context, orgId OrgId, deliveryId int, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -30141,7 +30141,7 @@ type ClientWithResponsesInterface interface {
 
 	// RedeliverOrganizationWebhookDeliveryWithResponse Send a delivery again
 	//
-	// Queues the delivery's message again for the same URL with the same webhook-id, behind what is already queued for that device and URL. A URL disabled by 410 Gone is enabled again.
+	// Queues the delivery's message again for the same URL with the same webhook-id, behind what is already queued for that device and URL. A URL disabled by 410 Gone is enabled again. Only a delivered or given-up delivery is redelivered, and only while no copy of its message is pending at its URL: a pending delivery, or one whose redelivery is still pending, is answered 409 ConflictError naming the delivery and its status, and nothing is queued.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -42849,6 +42849,8 @@ type RedeliverOrganizationWebhookDeliveryResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -42872,6 +42874,11 @@ func (r RedeliverOrganizationWebhookDeliveryResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r RedeliverOrganizationWebhookDeliveryResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RedeliverOrganizationWebhookDeliveryResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetBody returns the raw response body bytes
@@ -49626,7 +49633,7 @@ func (c *ClientWithResponses) GetOrganizationWebhookDeliveriesWithResponse(ctx c
 
 // RedeliverOrganizationWebhookDeliveryWithResponse Send a delivery again
 //
-// Queues the delivery's message again for the same URL with the same webhook-id, behind what is already queued for that device and URL. A URL disabled by 410 Gone is enabled again.
+// Queues the delivery's message again for the same URL with the same webhook-id, behind what is already queued for that device and URL. A URL disabled by 410 Gone is enabled again. Only a delivered or given-up delivery is redelivered, and only while no copy of its message is pending at its URL: a pending delivery, or one whose redelivery is still pending, is answered 409 ConflictError naming the delivery and its status, and nothing is queued.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -59486,6 +59493,13 @@ func ParseRedeliverOrganizationWebhookDeliveryResponse(rsp *http.Response) (*Red
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	}
 

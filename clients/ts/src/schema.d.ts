@@ -3261,7 +3261,7 @@ export interface paths {
         put?: never;
         /**
          * Send a delivery again
-         * @description Queues the delivery's message again for the same URL with the same webhook-id, behind what is already queued for that device and URL. A URL disabled by 410 Gone is enabled again.
+         * @description Queues the delivery's message again for the same URL with the same webhook-id, behind what is already queued for that device and URL. A URL disabled by 410 Gone is enabled again. Only a delivered or given-up delivery is redelivered, and only while no copy of its message is pending at its URL: a pending delivery, or one whose redelivery is still pending, is answered 409 ConflictError naming the delivery and its status, and nothing is queued.
          */
         post: operations["redeliverOrganizationWebhookDelivery"];
         delete?: never;
@@ -11413,6 +11413,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
     getOrganizationWebhookEndpoints: {
