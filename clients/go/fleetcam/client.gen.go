@@ -4797,17 +4797,19 @@ type WebhookAlarmMessage struct {
 		AlarmDefinitionName string `json:"alarmDefinitionName"`
 
 		// AlarmDefinitionSeverity 10 least to 60 most severe.
-		AlarmDefinitionSeverity int                          `json:"alarmDefinitionSeverity"`
-		Comments                []AlarmComment               `json:"comments"`
-		CreatedAt               time.Time                    `json:"createdAt"`
-		Details                 string                       `json:"details"`
-		Event                   WebhookAlarmMessageDataEvent `json:"event"`
-		Id                      int                          `json:"id"`
-		Imei                    string                       `json:"imei"`
-		IsOpen                  bool                         `json:"isOpen"`
-		IsSimulated             bool                         `json:"isSimulated"`
+		AlarmDefinitionSeverity int            `json:"alarmDefinitionSeverity"`
+		Comments                []AlarmComment `json:"comments"`
 
-		// LastCloseAt Once the alarm was closed.
+		// CreatedAt In the API's form, YYYY-MM-DDThh:mm:ss.sssZ (UTC), as GET of the alarm shows it; so are lastCloseAt and the comments' createdAt.
+		CreatedAt   time.Time                    `json:"createdAt"`
+		Details     string                       `json:"details"`
+		Event       WebhookAlarmMessageDataEvent `json:"event"`
+		Id          int                          `json:"id"`
+		Imei        string                       `json:"imei"`
+		IsOpen      bool                         `json:"isOpen"`
+		IsSimulated bool                         `json:"isSimulated"`
+
+		// LastCloseAt Once the alarm was closed; YYYY-MM-DDThh:mm:ss.sssZ.
 		LastCloseAt      *time.Time `json:"lastCloseAt,omitempty"`
 		OrganizationId   int        `json:"organizationId"`
 		OrganizationName string     `json:"organizationName"`

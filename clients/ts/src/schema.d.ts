@@ -5013,7 +5013,10 @@ export interface components {
                 /** @description 10 least to 60 most severe. */
                 alarmDefinitionSeverity: number;
                 comments: components["schemas"]["AlarmComment"][];
-                /** Format: date-time */
+                /**
+                 * Format: date-time
+                 * @description In the API's form, YYYY-MM-DDThh:mm:ss.sssZ (UTC), as GET of the alarm shows it; so are lastCloseAt and the comments' createdAt.
+                 */
                 createdAt: string;
                 details: string;
                 /** @enum {string} */
@@ -5024,7 +5027,7 @@ export interface components {
                 isSimulated: boolean;
                 /**
                  * Format: date-time
-                 * @description Once the alarm was closed.
+                 * @description Once the alarm was closed; YYYY-MM-DDThh:mm:ss.sssZ.
                  */
                 lastCloseAt?: string;
                 organizationId: number;
@@ -12652,7 +12655,7 @@ export interface operations {
                  *         "alarmDefinitionName": "SD card missing",
                  *         "alarmDefinitionSeverity": 60,
                  *         "comments": [],
-                 *         "createdAt": "2026-01-01T00:00:00Z",
+                 *         "createdAt": "2026-01-01T00:00:00.000Z",
                  *         "details": "no card in slot 1",
                  *         "event": "created",
                  *         "id": 907,
