@@ -4052,7 +4052,9 @@ export interface webhooks {
         /**
          * System message
          * @description Sent to the system-message URLs whose config enables the message type:
-         *     deviceRemoved (removed from the partner's inventory), deviceStatus, privacyMode (opt-in;
+         *     deviceRemoved (removed from the partner's inventory), deviceStatus (every change of a
+         *     device's presence, once: also offline when fleetcam stops, or, after a crash, when it
+         *     starts again, and when a node of a cluster is found dead), privacyMode (opt-in;
          *     status and configuration changes with the state before and after, also for devices that
          *     were offline, once they reconnect), auxiliaryCamera (an auxiliary camera, wired or
          *     Wi-Fi, connected or disconnected; enabled by auxiliaryCamerasConnectionStatus) and
