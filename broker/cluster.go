@@ -50,11 +50,13 @@ func (s *Server) newConnID() string {
 	return s.Cluster.NodeID() + connSep + rand.Text()
 }
 
-// markStaleOffline marks offline, as the broker starts, the devices the
-// store says are connected to this broker: none can be yet, so these are
-// what an earlier run left. A broker alone owns every connection; a node
+// markOwnOffline marks offline the devices the store says are connected
+// to this broker, each with the deviceStatus message a disconnect records
+// (store.Tx.MarkOffline): as the broker starts, when none can be connected
+// yet, so these are what an earlier run left (a crash), and as it stops,
+// once its connections ended. A broker alone owns every connection; a node
 // of a cluster only those it recorded, the others' being live elsewhere.
-func (s *Server) markStaleOffline() error {
+func (s *Server) markOwnOffline() error {
 	prefix := ""
 	if s.Cluster != nil {
 		prefix = s.Cluster.NodeID() + connSep

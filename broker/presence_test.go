@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fleetcam/fleetcam/store"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // TestRestorePresence: what the store says of this broker's connections
@@ -89,4 +90,62 @@ func TestPresenceRepairedOnceTheStoreIsBack(t *testing.T) {
 	waitFor(t, "nothing left to write", func() bool {
 		return len(e.srv.unrecorded.list()) == 0 && len(e.srv.unsaved.list()) == 0
 	})
+}
+
+// TestShutdownRecordsDevicesOffline: closing the broker ends its devices'
+// connections, and each device's end is recorded with one deviceStatus
+// message, offline from online, before Close returns; the next start
+// finds nothing left to mark offline and emits nothing more.
+func TestShutdownRecordsDevicesOffline(t *testing.T) {
+	e := newEnv(t, nil)
+	devs := []string{e.addDevice(1), e.addDevice(2)}
+	for _, imei := range devs {
+		e.bootstrap(imei)
+	}
+	waitFor(t, "both devices online", func() bool {
+		return e.link(devs[0]).Presence == store.PresenceOnline && e.link(devs[1]).Presence == store.PresenceOnline
+	})
+	offline := func() map[string]int {
+		t.Helper()
+		n := map[string]int{}
+		err := e.db.View(t.Context(), func(tx *store.Tx) error {
+			msgs, err := tx.MessagesAfter(0, 0)
+			for _, m := range msgs {
+				if m.SubType == store.SystemDeviceStatus && m.Presence != nil && m.Presence.Status == store.PresenceOffline {
+					if m.Presence.Previous != store.PresenceOnline || m.OrganizationID != e.org.ID {
+						t.Errorf("offline message %+v, presence %+v", m, m.Presence)
+					}
+					n[m.IMEI]++
+				}
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if err := e.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, imei := range devs {
+		if dl := e.link(imei); dl.Presence != store.PresenceOffline {
+			t.Errorf("after Close device %s reads %s", imei, dl.Presence)
+		}
+	}
+	if got := offline(); got[devs[0]] != 1 || got[devs[1]] != 1 || len(got) != 2 {
+		t.Fatalf("offline messages per device after Close: %v, want one each", got)
+	}
+
+	srv, err := New(e.cfg, e.db, nil, prometheus.NewRegistry(), e.clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	if got := offline(); got[devs[0]] != 1 || got[devs[1]] != 1 || len(got) != 2 {
+		t.Fatalf("offline messages per device after a restart: %v, want still one each", got)
+	}
 }

@@ -142,7 +142,7 @@ func (s *Server) Start() error {
 	if s.running {
 		return errors.New("broker: already started")
 	}
-	if err := s.markStaleOffline(); err != nil {
+	if err := s.markOwnOffline(); err != nil {
 		return fmt.Errorf("broker: reset presence: %w", err)
 	}
 	s.committer = s.db.NewCommitter(store.CommitterOptions{
@@ -241,6 +241,13 @@ func (s *Server) Close() error {
 	s.wg.Wait()
 	s.closeListeners()
 	s.committer.Close()
+	// The offline records of the connections closeListeners ended are
+	// written as they end, and some may come after the committer closed:
+	// the connections this broker recorded that still read online are
+	// recorded offline here, each with its deviceStatus message.
+	if err := s.markOwnOffline(); err != nil {
+		s.log.Error("record devices offline at shutdown", "error", err)
+	}
 	return nil
 }
 

@@ -289,12 +289,7 @@ func (s *Server) markOffline(tx *store.Tx, l *link) error {
 
 // emitPresence records a deviceStatus system message when presence changed.
 func emitPresence(tx *store.Tx, dev *store.Device, was, now string) error {
-	if was == now {
-		return nil
-	}
-	return tx.Emit(store.Message{Kind: store.MessageSystem, SubType: store.SystemDeviceStatus,
-		OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID, IMEI: dev.IMEI,
-		Presence: &store.PresenceFact{Status: now, Previous: was}})
+	return tx.EmitPresence(dev, was, now)
 }
 
 // subscribed reports whether the device imei is subscribed to topic.

@@ -1,15 +1,13 @@
 package cloudapi
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
+	"github.com/fleetcam/fleetcam/cloudapi/webhooks"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -89,12 +87,10 @@ func (s *Server) parse(token string) (*claims, error) {
 }
 
 // ssoSecret derives an organization's ssoSecret from the server key and the
-// organization's salt; only the salt is stored.
+// organization's salt; only the salt is stored. The webhook dispatcher
+// derives the same secret to sign deliveries (webhooks.SSOSecret).
 func (s *Server) ssoSecret(orgID int64, salt []byte) string {
-	m := hmac.New(sha256.New, s.key)
-	m.Write([]byte("fleetcam sso secret\x00" + strconv.FormatInt(orgID, 10) + "\x00"))
-	m.Write(salt)
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+	return webhooks.SSOSecret(s.key, orgID, salt)
 }
 
 // ssoTimestampLayout is the timestamp claim format of an SSO JWT.

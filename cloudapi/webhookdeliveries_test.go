@@ -2,6 +2,9 @@ package cloudapi
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha512"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -233,5 +236,124 @@ func TestDeliveryLogAfterRetention(t *testing.T) {
 	red := e.do("POST", fmt.Sprintf("%s/%d/redeliver", log, young), e.partnerToken, nil).want(http.StatusCreated)
 	if red.id("data.redeliveryOf") != young || red.str("data.body.type") != "event" {
 		t.Fatalf("redelivery of a kept delivery %s", red.raw)
+	}
+}
+
+// TestDeliveriesCarrySurfsightSignature checks X-Surfsight-Signature the
+// way a receiver written for the public contract does: HMAC-SHA512 keyed
+// with the ssoSecret POST /organizations showed, over the body followed by
+// the URL as configured, in hex. An organization without an ssoSecret gets
+// no such header.
+func TestDeliveriesCarrySurfsightSignature(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, allowPrivate)
+	e.startDispatcher()
+	org := e.newOrg(e.partnerToken, "Fleet & Co")
+	dev := e.addDevice(org.id, 1)
+	rc := newHookReceiver(t, http.StatusOK)
+	url := rc.srv.URL + "/events?key=k1&b=%2F"
+	r := e.do("POST", fmt.Sprintf("/v2/organizations/%d/webhook-settings", org.id), e.partnerToken,
+		map[string]any{"eventWebhookUrl": []string{url}, "allowInsecureWebhookUrls": true}).want(http.StatusOK)
+	secret := r.str("data.webhookSecret")
+
+	err := e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		return tx.Emit(store.Message{Kind: store.MessageEvent, OrganizationID: org.id, IMEI: dev,
+			Event: &store.EventFact{ID: 5, Type: "accident", Time: e.clock.Now(), Metadata: "été"}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, bodies := rc.wait(t, 1)
+	m := hmac.New(sha512.New, []byte(org.secret))
+	m.Write(bodies[0])
+	m.Write([]byte(url))
+	if got, want := reqs[0].Header.Get("X-Surfsight-Signature"), hex.EncodeToString(m.Sum(nil)); got != want {
+		t.Fatalf("X-Surfsight-Signature = %q, want %q", got, want)
+	}
+	if err := webhooks.Verify(secret, reqs[0].Header, bodies[0], e.clock.Now(), 5*time.Minute); err != nil {
+		t.Fatalf("the Standard Webhooks signature no longer verifies: %v", err)
+	}
+	// An organization no partner created through the API has no ssoSecret.
+	var bare int64
+	err = e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		o, err := tx.CreateOrganization(e.partnerID, "Imported", nil)
+		if o != nil {
+			bare = o.ID
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bareDev := e.addDevice(bare, 2)
+	e.do("POST", fmt.Sprintf("/v2/organizations/%d/webhook-settings", bare), e.partnerToken,
+		map[string]any{"eventWebhookUrl": []string{rc.srv.URL + "/bare"}, "allowInsecureWebhookUrls": true}).want(http.StatusOK)
+	err = e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		return tx.Emit(store.Message{Kind: store.MessageEvent, OrganizationID: bare, IMEI: bareDev,
+			Event: &store.EventFact{ID: 6, Type: "accident", Time: e.clock.Now()}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, _ = rc.wait(t, 2)
+	if h, ok := reqs[1].Header["X-Surfsight-Signature"]; ok {
+		t.Fatalf("an organization without an ssoSecret got X-Surfsight-Signature %q", h)
+	}
+}
+
+// TestRedeliverRefusesPendingDelivery: a delivery is redelivered once it
+// finished, and not again while that copy is pending; every refusal is a
+// 409 naming the delivery and its status, and queues nothing.
+func TestRedeliverRefusesPendingDelivery(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, allowPrivate)
+	e.startDispatcher()
+	org := e.addOrg(e.partnerID, "Fleet")
+	dev := e.addDevice(org, 1)
+	rc := newHookReceiver(t, http.StatusOK)
+	e.do("POST", fmt.Sprintf("/v2/organizations/%d/webhook-settings", org), e.partnerToken,
+		map[string]any{"eventWebhookUrl": []string{rc.srv.URL + "/events"}, "allowInsecureWebhookUrls": true}).want(http.StatusOK)
+	err := e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
+		return tx.Emit(store.Message{Kind: store.MessageEvent, OrganizationID: org, IMEI: dev,
+			Event: &store.EventFact{ID: 5, Type: "accident", Time: e.clock.Now()}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := fmt.Sprintf("/v2/organizations/%d/webhook-deliveries", org)
+	storetest.Eventually(t, "the delivery logged as delivered", 2*time.Minute, 5*time.Millisecond, func() bool {
+		return e.do("GET", log+"?status=delivered", e.partnerToken, nil).want(http.StatusOK).num("metadata.count") == 1
+	})
+	first := e.do("GET", log, e.partnerToken, nil).want(http.StatusOK).id("data.0.id")
+
+	// From now on the receiver fails, and the test clock does not move, so
+	// the redelivery stays pending.
+	rc.mu.Lock()
+	rc.status = http.StatusInternalServerError
+	rc.mu.Unlock()
+	redo := func(id int64) *response {
+		return e.do("POST", fmt.Sprintf("%s/%d/redeliver", log, id), e.partnerToken, nil)
+	}
+	copyID := redo(first).want(http.StatusCreated).id("data.id")
+	rc.wait(t, 2)
+
+	tests := []struct {
+		name string
+		id   int64
+		want string
+	}{
+		{"finished, with a pending redelivery", first, fmt.Sprintf("delivery %d is delivered: its message is already queued again as pending delivery %d", first, copyID)},
+		{"pending", copyID, fmt.Sprintf("delivery %d is pending", copyID)},
+	}
+	for _, tc := range tests {
+		for range 2 {
+			redo(tc.id).wantError(http.StatusConflict, nameConflict, tc.want)
+		}
+	}
+	if n := e.do("GET", log, e.partnerToken, nil).want(http.StatusOK).num("metadata.count"); n != 2 {
+		t.Fatalf("the delivery log holds %v deliveries, want the original and one redelivery", n)
+	}
+	if n := e.do("GET", log+"?status=pending", e.partnerToken, nil).want(http.StatusOK).num("metadata.count"); n != 1 {
+		t.Fatalf("%v deliveries pending, want 1", n)
 	}
 }

@@ -271,8 +271,8 @@ func TestOpenAPIDocumentsWebhookPayloads(t *testing.T) {
 			t.Errorf("webhook %s is not documented", name)
 			continue
 		}
-		if len(w.Post.Parameters) != 3 {
-			t.Errorf("webhook %s documents %d signature headers, want 3", name, len(w.Post.Parameters))
+		if len(w.Post.Parameters) != 4 {
+			t.Errorf("webhook %s documents %d signature headers, want 4 (Standard Webhooks and X-Surfsight-Signature)", name, len(w.Post.Parameters))
 		}
 		c := w.Post.RequestBody.Content["application/json"]
 		examples := []json.RawMessage{}

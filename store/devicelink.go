@@ -153,10 +153,16 @@ func (tx *Tx) PutDeviceLink(l *DeviceLink) error {
 // that the nodes of a cluster find the links of a node without reading
 // every link (the dead-nodes sweep asks every cluster.jobLockRetry, and a
 // cluster may hold a million links). Its methods do what Tx.ConnectedNodes
-// and Tx.MarkOffline say.
+// and Tx.MarkOffline say; MarkOffline returns the links it set offline.
 type DeviceLinkNodes interface {
 	ConnectedNodes() ([]string, error)
-	MarkOffline(t time.Time, prefix string) (int, error)
+	MarkOffline(t time.Time, prefix string) ([]OfflineLink, error)
+}
+
+// OfflineLink is a link MarkOffline set offline, with the presence it had.
+type OfflineLink struct {
+	IMEI string
+	Was  string
 }
 
 // MarkAllOffline sets every link that claims a connection to offline at t;
@@ -166,8 +172,31 @@ func (tx *Tx) MarkAllOffline(t time.Time) (int, error) { return tx.MarkOffline(t
 // MarkOffline sets the links that claim a connection whose id begins with
 // prefix to offline at t and reports how many there were: a node of a
 // cluster calls it on start with its own prefix, since the connections
-// other nodes recorded are live.
+// other nodes recorded are live, and for the nodes it finds dead. Each
+// device set offline gets the deviceStatus system message a disconnect
+// records (EmitPresence), in this transaction: whoever ended the
+// connection, the organization hears of it once.
 func (tx *Tx) MarkOffline(t time.Time, prefix string) (int, error) {
+	marked, err := tx.markOffline(t, prefix)
+	if err != nil {
+		return 0, err
+	}
+	for _, m := range marked {
+		d, err := tx.Device(m.IMEI)
+		if isNotFound(err) {
+			continue // a link left by a removed device: nobody to tell
+		}
+		if err != nil {
+			return 0, err
+		}
+		if err := tx.emitPresence(d, m.Was, PresenceOffline, t); err != nil {
+			return 0, err
+		}
+	}
+	return len(marked), nil
+}
+
+func (tx *Tx) markOffline(t time.Time, prefix string) ([]OfflineLink, error) {
 	if n, ok := tx.rec.DeviceLinks().(DeviceLinkNodes); ok {
 		return n.MarkOffline(t, prefix)
 	}
@@ -179,16 +208,34 @@ func (tx *Tx) MarkOffline(t time.Time, prefix string) (int, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
+	marked := make([]OfflineLink, 0, len(stale))
 	for i := range stale {
 		l := &stale[i]
+		marked = append(marked, OfflineLink{IMEI: l.IMEI, Was: l.Presence})
 		l.Presence, l.ConnectionID, l.DisconnectedAt = PresenceOffline, "", t
 		if err := tx.PutDeviceLink(l); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
-	return len(stale), nil
+	return marked, nil
+}
+
+// EmitPresence records the deviceStatus system message of dev's presence
+// changing from was to now; nothing when it did not change.
+func (tx *Tx) EmitPresence(dev *Device, was, now string) error {
+	return tx.emitPresence(dev, was, now, time.Time{})
+}
+
+// emitPresence is EmitPresence at time at (the transaction's time when zero).
+func (tx *Tx) emitPresence(dev *Device, was, now string, at time.Time) error {
+	if was == now {
+		return nil
+	}
+	return tx.Emit(Message{Kind: MessageSystem, SubType: SystemDeviceStatus, Time: at,
+		OrganizationID: dev.OrganizationID, PartnerID: dev.PartnerID, IMEI: dev.IMEI,
+		Presence: &PresenceFact{Status: now, Previous: was}})
 }
 
 // DeviceCredential returns the credential of imei; a device never issued a

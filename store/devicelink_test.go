@@ -305,3 +305,70 @@ func TestAddGPSKeepsTheFirstOfEachMillisecond(t *testing.T) {
 		})
 	})
 }
+
+// TestMarkOfflineEmitsDeviceStatus: every device MarkOffline sets offline
+// gets one deviceStatus message with the presence it had, at the time
+// given, in the same transaction; a device already offline or of another
+// node gets none, and marking again emits nothing more.
+func TestMarkOfflineEmitsDeviceStatus(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T) {
+		db := openTestDB(t)
+		org := seedDevice(t, db, testIMEI, testIMEI2, testIMEI3, testIMEI4)
+		at := time.Date(2026, 11, 30, 11, 42, 0, 0, time.UTC)
+		var before int64
+		err := db.Update(t.Context(), Actor{Source: "system"}, func(tx *Tx) error {
+			for imei, l := range map[string]DeviceLink{testIMEI: {Presence: PresenceOnline, ConnectionID: "node-a/1"},
+				testIMEI2: {Presence: PresenceStandby, ConnectionID: "node-a/2"},
+				testIMEI3: {Presence: PresenceOnline, ConnectionID: "node-b/3"},
+				testIMEI4: {Presence: PresenceOffline}} {
+				l.IMEI = imei
+				if err := tx.PutDeviceLink(&l); err != nil {
+					return err
+				}
+			}
+			msgs, err := tx.MessagesAfter(0, 0)
+			if len(msgs) > 0 {
+				before = msgs[len(msgs)-1].Seq
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mark := func(prefix string) []Message {
+			t.Helper()
+			var msgs []Message
+			err := db.Update(t.Context(), Actor{Source: "system"}, func(tx *Tx) error {
+				if _, err := tx.MarkOffline(at, prefix); err != nil {
+					return err
+				}
+				var err error
+				msgs, err = tx.MessagesAfter(before, 0)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return msgs
+		}
+		got := mark("node-a/")
+		want := map[string]string{testIMEI: PresenceOnline, testIMEI2: PresenceStandby}
+		if len(got) != len(want) {
+			t.Fatalf("%d messages, want one for each of %v: %+v", len(got), want, got)
+		}
+		for _, m := range got {
+			if m.Kind != MessageSystem || m.SubType != SystemDeviceStatus || m.OrganizationID != org.ID || m.PartnerID != org.PartnerID ||
+				m.Presence == nil || m.Presence.Status != PresenceOffline || m.Presence.Previous != want[m.IMEI] || !m.Time.Equal(at) {
+				t.Errorf("message %+v (presence %+v), want %s going offline from %s at %v", m, m.Presence, m.IMEI, want[m.IMEI], at)
+			}
+			delete(want, m.IMEI)
+		}
+		if got := mark("node-a/"); len(got) != 2 {
+			t.Errorf("marking again emitted %d more messages", len(got)-2)
+		}
+		if got := mark(""); len(got) != 3 || got[2].IMEI != testIMEI3 || got[2].Presence.Previous != PresenceOnline {
+			t.Errorf("marking every link: %+v", got)
+		}
+	})
+}

@@ -237,11 +237,25 @@ func (tx *Tx) Deliveries(orgID int64, f DeliveryFilter, p Page) ([]Delivery, int
 // the same URL and with the same webhook id, behind what is already queued
 // for that device and URL. A disabled endpoint is enabled again. The new
 // delivery copies the body of delivery id; a delivery the retention purge
-// deleted is not found.
+// deleted is not found. Only a finished (delivered or given-up) delivery is
+// redelivered, and only when no copy of its message is pending at its URL:
+// ErrConflict otherwise, so repeated calls do not queue a copy each.
 func (tx *Tx) Redeliver(orgID, id int64) (*Delivery, error) {
 	orig, err := tx.Delivery(id)
 	if err != nil || orig.OrganizationID != orgID {
 		return nil, NotFound("delivery %d", id)
+	}
+	if orig.Status == DeliveryPending {
+		return nil, Conflict("delivery %d is %s: it can be redelivered once it is delivered or given up", id, orig.Status)
+	}
+	pending, _, err := tx.Deliveries(orgID, DeliveryFilter{Status: DeliveryPending, URL: orig.URL, IMEI: orig.IMEI}, Page{})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pending {
+		if p.RedeliveryOf == orig.ID || (orig.WebhookID != "" && p.WebhookID == orig.WebhookID) {
+			return nil, Conflict("delivery %d is %s: its message is already queued again as pending delivery %d", id, orig.Status, p.ID)
+		}
 	}
 	d := &Delivery{OrganizationID: orgID, URL: orig.URL, MessageSeq: orig.MessageSeq, WebhookID: orig.WebhookID,
 		Type: orig.Type, MessageType: orig.MessageType, IMEI: orig.IMEI, MessageTime: orig.MessageTime,

@@ -40,9 +40,10 @@ func renderData(m *store.Message) (json.RawMessage, error) {
 		data = auxCameraData{Type: m.SubType, SerialNumber: m.IMEI, IMEI: m.IMEI, CameraID: c.CameraID,
 			CameraSerialNumber: c.SerialNumber, ConnectionType: c.Kind, Status: m.AuxCamera.Status, Timestamp: m.Time.Unix()}
 	case m.AuxSearch != nil:
-		cams := m.AuxSearch.Cameras
-		if cams == nil {
-			cams = []store.AuxCamera{}
+		cams := []auxCamera{}
+		for _, c := range m.AuxSearch.Cameras {
+			cams = append(cams, auxCamera{CameraID: c.CameraID, SerialNumber: c.SerialNumber, SSID: c.SSID, Kind: c.Kind,
+				Paired: c.Paired, Connected: c.Connected, PairedAt: apiTime(c.PairedAt), ChangedAt: apiTime(c.ChangedAt)})
 		}
 		data = auxSearchData{Type: m.SubType, SerialNumber: m.IMEI, IMEI: m.IMEI, Status: "searchCompleted",
 			Cameras: cams, Timestamp: m.Time.Unix()}
@@ -205,33 +206,63 @@ type removedData struct {
 // alarmData is the data object of an alarm webhook.
 type alarmData struct {
 	// Event is "created" or "closed".
-	Event                   string               `json:"event"`
-	ID                      int64                `json:"id"`
-	SerialNumber            string               `json:"serialNumber"`
-	IMEI                    string               `json:"imei"`
-	AlarmDefinitionID       int64                `json:"alarmDefinitionId"`
-	AlarmDefinitionName     string               `json:"alarmDefinitionName"`
-	AlarmDefinitionSeverity int                  `json:"alarmDefinitionSeverity"`
-	Details                 string               `json:"details"`
-	OrganizationID          int64                `json:"organizationId"`
-	OrganizationName        string               `json:"organizationName"`
-	PartnerID               int64                `json:"partnerId"`
-	PartnerName             string               `json:"partnerName"`
-	Open                    bool                 `json:"isOpen"`
-	Simulated               bool                 `json:"isSimulated"`
-	CreatedAt               time.Time            `json:"createdAt"`
-	LastCloseAt             time.Time            `json:"lastCloseAt,omitzero"`
-	Comments                []store.AlarmComment `json:"comments"`
+	Event                   string         `json:"event"`
+	ID                      int64          `json:"id"`
+	SerialNumber            string         `json:"serialNumber"`
+	IMEI                    string         `json:"imei"`
+	AlarmDefinitionID       int64          `json:"alarmDefinitionId"`
+	AlarmDefinitionName     string         `json:"alarmDefinitionName"`
+	AlarmDefinitionSeverity int            `json:"alarmDefinitionSeverity"`
+	Details                 string         `json:"details"`
+	OrganizationID          int64          `json:"organizationId"`
+	OrganizationName        string         `json:"organizationName"`
+	PartnerID               int64          `json:"partnerId"`
+	PartnerName             string         `json:"partnerName"`
+	Open                    bool           `json:"isOpen"`
+	Simulated               bool           `json:"isSimulated"`
+	CreatedAt               string         `json:"createdAt"`
+	LastCloseAt             string         `json:"lastCloseAt,omitempty"`
+	Comments                []alarmComment `json:"comments"`
+}
+
+// alarmComment is a comment of an alarm webhook.
+type alarmComment struct {
+	ID                    int64  `json:"id"`
+	AlarmID               int64  `json:"alarmId"`
+	Details               string `json:"details"`
+	CreatedByAudienceName string `json:"createdByAudienceName"`
+	CreatedByID           int64  `json:"createdById"`
+	CommentorName         string `json:"commentorName"`
+	CreatedAt             string `json:"createdAt"`
 }
 
 func alarmBody(event string, f *store.AlarmFact) alarmData {
 	a := &f.Alarm
 	def, _ := store.AlarmDefinitionByID(a.AlarmDefinitionID)
-	return alarmData{Event: event, ID: a.ID, SerialNumber: a.IMEI, IMEI: a.IMEI, AlarmDefinitionID: def.ID,
+	d := alarmData{Event: event, ID: a.ID, SerialNumber: a.IMEI, IMEI: a.IMEI, AlarmDefinitionID: def.ID,
 		AlarmDefinitionName: def.Name, AlarmDefinitionSeverity: def.Severity, Details: a.Details,
 		OrganizationID: a.OrganizationID, OrganizationName: f.OrganizationName, PartnerID: a.PartnerID,
-		PartnerName: f.PartnerName, Open: a.Open, Simulated: a.Simulated, CreatedAt: a.CreatedAt,
-		LastCloseAt: a.LastCloseAt, Comments: a.Comments}
+		PartnerName: f.PartnerName, Open: a.Open, Simulated: a.Simulated, CreatedAt: apiTime(a.CreatedAt),
+		LastCloseAt: apiTime(a.LastCloseAt)}
+	if a.Comments != nil {
+		d.Comments = []alarmComment{}
+	}
+	for _, c := range a.Comments {
+		d.Comments = append(d.Comments, alarmComment{ID: c.ID, AlarmID: c.AlarmID, Details: c.Details,
+			CreatedByAudienceName: c.CreatedByAudienceName, CreatedByID: c.CreatedByID,
+			CommentorName: c.CommentorName, CreatedAt: apiTime(c.CreatedAt)})
+	}
+	return d
+}
+
+// apiTime writes t as the API writes times, ISO 8601 in UTC with
+// milliseconds (YYYY-MM-DDThh:mm:ss.sssZ), so a webhook and the API show
+// the same time the same way; "" for the zero time.
+func apiTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
 // auxCameraData is the data of an auxiliary camera system or activation message.
@@ -249,12 +280,24 @@ type auxCameraData struct {
 // auxSearchData is the data of the system message sent when a device
 // finished searching for auxiliary cameras.
 type auxSearchData struct {
-	Type         string            `json:"type"`
-	SerialNumber string            `json:"serialNumber"`
-	IMEI         string            `json:"imei"`
-	Status       string            `json:"status"` // searchCompleted
-	Cameras      []store.AuxCamera `json:"cameras"`
-	Timestamp    int64             `json:"timestamp"`
+	Type         string      `json:"type"`
+	SerialNumber string      `json:"serialNumber"`
+	IMEI         string      `json:"imei"`
+	Status       string      `json:"status"` // searchCompleted
+	Cameras      []auxCamera `json:"cameras"`
+	Timestamp    int64       `json:"timestamp"`
+}
+
+// auxCamera is a camera of the search result, its times in the API's form.
+type auxCamera struct {
+	CameraID     int    `json:"cameraId"`
+	SerialNumber string `json:"serialNumber,omitempty"`
+	SSID         string `json:"ssid,omitempty"`
+	Kind         string `json:"kind,omitempty"` // wired or wifi
+	Paired       bool   `json:"paired"`
+	Connected    bool   `json:"connected"`
+	PairedAt     string `json:"pairedAt,omitempty"`
+	ChangedAt    string `json:"changedAt,omitempty"`
 }
 
 // privacyData is the data of a privacyMode system message.

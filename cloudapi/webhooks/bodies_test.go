@@ -102,3 +102,42 @@ func TestBodiesAreSnapshotsOfTheirMoment(t *testing.T) {
 		t.Errorf("alarm body %s carries a comment made after the alarm", al)
 	}
 }
+
+// TestWebhookTimesInAPIForm: every time of a webhook body that is not
+// Unix seconds is written as the API writes it, YYYY-MM-DDThh:mm:ss.sssZ in
+// UTC, also when the stored time has nanoseconds or another zone.
+func TestWebhookTimesInAPIForm(t *testing.T) {
+	created := time.Date(2026, 11, 30, 13, 42, 48, 963052445, time.FixedZone("IST", 2*3600))
+	closed := time.Date(2026, 11, 30, 11, 42, 58, 779013560, time.UTC)
+	alarm := store.AlarmFact{Alarm: store.Alarm{ID: 1, IMEI: "356000000000018", AlarmDefinitionID: 1002,
+		CreatedAt: created, LastCloseAt: closed, Comments: []store.AlarmComment{{ID: 2, AlarmID: 1, CreatedAt: created}}}}
+	cams := store.AuxSearchFact{Cameras: []store.AuxCamera{{CameraID: 53, Paired: true, PairedAt: created, ChangedAt: closed}}}
+	tests := []struct {
+		name string
+		msg  store.Message
+		want []string
+	}{
+		{"alarm", store.Message{Kind: store.MessageAlarm, SubType: "closed", Alarm: &alarm},
+			[]string{`"createdAt":"2026-11-30T11:42:48.963Z"`, `"lastCloseAt":"2026-11-30T11:42:58.779Z"`, `"comments":[{"id":2,"alarmId":1,"details":"","createdByAudienceName":"","createdById":0,"commentorName":"","createdAt":"2026-11-30T11:42:48.963Z"}]`}},
+		{"open alarm", store.Message{Kind: store.MessageAlarm, SubType: "created", Alarm: &store.AlarmFact{Alarm: store.Alarm{CreatedAt: created}}},
+			[]string{`"createdAt":"2026-11-30T11:42:48.963Z"`}},
+		{"auxiliary camera search", store.Message{Kind: store.MessageSystem, SubType: "auxiliaryCamerasPairingStatus", AuxSearch: &cams},
+			[]string{`"pairedAt":"2026-11-30T11:42:48.963Z","changedAt":"2026-11-30T11:42:58.779Z"`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, err := renderData(&tc.msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !bytes.Contains(raw, []byte(w)) {
+					t.Errorf("body %s lacks %s", raw, w)
+				}
+			}
+			if bytes.Contains(raw, []byte("lastCloseAt")) != (tc.name == "alarm") {
+				t.Errorf("body %s: lastCloseAt only when the alarm was closed", raw)
+			}
+		})
+	}
+}

@@ -67,9 +67,17 @@ func (d *Dispatcher) work(ctx context.Context) {
 func (d *Dispatcher) attempt(ctx context.Context, j job) *result {
 	var del *store.Delivery
 	var sec *store.WebhookSecret
+	var ssoSalt []byte
 	err := d.db.View(ctx, func(tx *store.Tx) error {
 		var err error
 		if del, err = tx.Delivery(j.id); err != nil {
+			return err
+		}
+		// The organization's SSO salt derives its ssoSecret, which signs
+		// X-Surfsight-Signature; an organization without one has none.
+		if o, err := tx.Organization(del.OrganizationID); err == nil {
+			ssoSalt = o.SSOSalt
+		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 		sec, err = tx.WebhookSecret(del.OrganizationID)
@@ -95,7 +103,11 @@ func (d *Dispatcher) attempt(ctx context.Context, j job) *result {
 		return &result{job: j, kind: resultDone}
 	}
 	start := d.now()
-	x := d.post(ctx, del, start, d.signatures(sec, del.WebhookID, start, del.Body))
+	surfsight := ""
+	if len(ssoSalt) > 0 {
+		surfsight = SurfsightSignature(SSOSecret(d.key, del.OrganizationID, ssoSalt), del.Body, del.URL)
+	}
+	x := d.post(ctx, del, start, d.signatures(sec, del.WebhookID, start, del.Body), surfsight)
 	if ctx.Err() != nil {
 		return &result{job: j, kind: resultAborted}
 	}
@@ -114,8 +126,9 @@ func (d *Dispatcher) signatures(sec *store.WebhookSecret, id string, ts time.Tim
 	return sig
 }
 
-// post sends one signed delivery and classifies the answer.
-func (d *Dispatcher) post(ctx context.Context, del *store.Delivery, ts time.Time, signature string) exchange {
+// post sends one signed delivery and classifies the answer; surfsight is
+// its X-Surfsight-Signature, or "" for an organization without an ssoSecret.
+func (d *Dispatcher) post(ctx context.Context, del *store.Delivery, ts time.Time, signature, surfsight string) exchange {
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.RequestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, del.URL, bytes.NewReader(del.Body))
@@ -127,6 +140,9 @@ func (d *Dispatcher) post(ctx context.Context, del *store.Delivery, ts time.Time
 	req.Header.Set(HeaderID, del.WebhookID)
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
 	req.Header.Set(HeaderSignature, signature)
+	if surfsight != "" {
+		req.Header.Set(HeaderSurfsightSignature, surfsight)
+	}
 	res, err := d.client.Do(req)
 	if err != nil {
 		return exchange{err: describe(err), outcome: outcomeEndpointFailure}

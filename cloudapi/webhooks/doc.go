@@ -69,6 +69,13 @@
 //	// Also refuse a timestamp more than a few minutes from now (replays),
 //	// and deduplicate on id: a message may arrive more than once.
 //
+// A delivery to an organization with an ssoSecret (one a partner created
+// through the API) also carries X-Surfsight-Signature, the signature of the
+// public contract existing integrations verify: hex HMAC-SHA512 keyed with
+// the ssoSecret over the body as sent followed by the URL as configured
+// (SurfsightSignature). The ssoSecret, too, is derived from the server key
+// and the organization's stored salt (SSOSecret).
+//
 // # URL safety
 //
 // See CheckURL: webhook URLs are absolute https URLs to public addresses

@@ -4,7 +4,9 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -30,6 +32,10 @@ const (
 	HeaderTimestamp = "webhook-timestamp"
 	HeaderSignature = "webhook-signature"
 )
+
+// HeaderSurfsightSignature carries the signature of the public contract's
+// subscriptions: see SurfsightSignature.
+const HeaderSurfsightSignature = "X-Surfsight-Signature"
 
 // SecretPrefix starts every webhook secret.
 const SecretPrefix = "whsec_"
@@ -61,6 +67,32 @@ func Secret(key []byte, orgID int64, salt []byte) string {
 	m.Write([]byte("fleetcam webhook secret\x00" + strconv.FormatInt(orgID, 10) + "\x00"))
 	m.Write(salt)
 	return SecretPrefix + base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+// SSOSecret derives an organization's ssoSecret from the server key and the
+// organization's stored SSO salt; only the salt is stored. The API shows it
+// once, when a partner creates the organization; it signs the SSO JWTs that
+// enter the organization, and fleetcam signs the organization's deliveries
+// with it (SurfsightSignature). An organization without a salt has none.
+func SSOSecret(key []byte, orgID int64, salt []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("fleetcam sso secret\x00" + strconv.FormatInt(orgID, 10) + "\x00"))
+	m.Write(salt)
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// SurfsightSignature is the X-Surfsight-Signature of a delivery, as the
+// public contract defines it: the lowercase hex HMAC-SHA512, keyed with the
+// organization's ssoSecret (its text as bytes), of the body exactly as sent
+// followed by the URL exactly as configured (the string saved in the webhook
+// settings or the device subscription, to which the delivery is posted).
+// In the contract's words: createHmac("sha512", ssoSecret)
+// .update(body + url).digest("hex").
+func SurfsightSignature(ssoSecret string, body []byte, url string) string {
+	m := hmac.New(sha512.New, []byte(ssoSecret))
+	m.Write(body)
+	m.Write([]byte(url))
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 func secretKey(secret string) ([]byte, error) {

@@ -37,8 +37,8 @@ func (r deviceLinks) ConnectedNodes() ([]string, error) {
 // the order in which a group commit writes links too (inKeyOrder), so
 // that marking a node's devices offline while they reconnect through
 // other nodes waits for those nodes' commits, or they for it, and never
-// deadlocks.
-func (r deviceLinks) MarkOffline(t time.Time, prefix string) (int, error) {
+// deadlocks. It returns each link with the presence it had.
+func (r deviceLinks) MarkOffline(t time.Time, prefix string) ([]store.OfflineLink, error) {
 	r.t.forgetTable(tableDeviceLinks)
 	where := `presence <> 'offline' AND starts_with(connection_id, $2)`
 	args := []any{t.UTC(), prefix}
@@ -46,7 +46,8 @@ func (r deviceLinks) MarkOffline(t time.Time, prefix string) (int, error) {
 		where = linkOfANode + ` AND ` + linkNode + ` = $3 AND starts_with(connection_id, $2)`
 		args = append(args, node)
 	}
-	tag, err := r.t.exec(`UPDATE device_links SET presence = 'offline', connection_id = '', disconnected_at = $1
-		WHERE imei IN (SELECT imei FROM device_links WHERE `+where+` ORDER BY imei FOR UPDATE)`, args...)
-	return int(tag.RowsAffected()), err
+	return collect(r.t, scanFields(func(l *store.OfflineLink) []any { return []any{&l.IMEI, &l.Was} }),
+		`UPDATE device_links d SET presence = 'offline', connection_id = '', disconnected_at = $1
+		FROM (SELECT imei, presence FROM device_links WHERE `+where+` ORDER BY imei FOR UPDATE) old
+		WHERE d.imei = old.imei RETURNING d.imei, old.presence`, args...)
 }

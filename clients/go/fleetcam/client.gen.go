@@ -4568,7 +4568,7 @@ type Organization struct {
 type OrganizationCreated struct {
 	OrganizationId int `json:"organizationId"`
 
-	// SsoSecret Shown once; not stored by fleetcam.
+	// SsoSecret Shown once; not stored by fleetcam. Signs SSO JWTs, and fleetcam signs the organization's webhook deliveries with it (X-Surfsight-Signature).
 	SsoSecret string `json:"ssoSecret"`
 }
 
@@ -4797,17 +4797,19 @@ type WebhookAlarmMessage struct {
 		AlarmDefinitionName string `json:"alarmDefinitionName"`
 
 		// AlarmDefinitionSeverity 10 least to 60 most severe.
-		AlarmDefinitionSeverity int                          `json:"alarmDefinitionSeverity"`
-		Comments                []AlarmComment               `json:"comments"`
-		CreatedAt               time.Time                    `json:"createdAt"`
-		Details                 string                       `json:"details"`
-		Event                   WebhookAlarmMessageDataEvent `json:"event"`
-		Id                      int                          `json:"id"`
-		Imei                    string                       `json:"imei"`
-		IsOpen                  bool                         `json:"isOpen"`
-		IsSimulated             bool                         `json:"isSimulated"`
+		AlarmDefinitionSeverity int            `json:"alarmDefinitionSeverity"`
+		Comments                []AlarmComment `json:"comments"`
 
-		// LastCloseAt Once the alarm was closed.
+		// CreatedAt In the API's form, YYYY-MM-DDThh:mm:ss.sssZ (UTC), as GET of the alarm shows it; so are lastCloseAt and the comments' createdAt.
+		CreatedAt   time.Time                    `json:"createdAt"`
+		Details     string                       `json:"details"`
+		Event       WebhookAlarmMessageDataEvent `json:"event"`
+		Id          int                          `json:"id"`
+		Imei        string                       `json:"imei"`
+		IsOpen      bool                         `json:"isOpen"`
+		IsSimulated bool                         `json:"isSimulated"`
+
+		// LastCloseAt Once the alarm was closed; YYYY-MM-DDThh:mm:ss.sssZ.
 		LastCloseAt      *time.Time `json:"lastCloseAt,omitempty"`
 		OrganizationId   int        `json:"organizationId"`
 		OrganizationName string     `json:"organizationName"`
@@ -6876,6 +6878,9 @@ type ActivationWebhookParams struct {
 
 	// WebhookSignature Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`; see POST /v2/organizations/{orgId}/webhook-secret/rotate.
 	WebhookSignature string `json:"webhook-signature"`
+
+	// XSurfsightSignature The reference contract's signature: lowercase hex HMAC-SHA512 keyed with the organization's ssoSecret, over the raw body followed by the URL exactly as configured. Absent for an organization without an ssoSecret. See POST /v2/organizations/{orgId}/webhook-secret/rotate.
+	XSurfsightSignature *string `json:"X-Surfsight-Signature,omitempty"`
 }
 
 // AlarmWebhookParams defines parameters for AlarmWebhook.
@@ -6888,6 +6893,9 @@ type AlarmWebhookParams struct {
 
 	// WebhookSignature Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`; see POST /v2/organizations/{orgId}/webhook-secret/rotate.
 	WebhookSignature string `json:"webhook-signature"`
+
+	// XSurfsightSignature The reference contract's signature: lowercase hex HMAC-SHA512 keyed with the organization's ssoSecret, over the raw body followed by the URL exactly as configured. Absent for an organization without an ssoSecret. See POST /v2/organizations/{orgId}/webhook-secret/rotate.
+	XSurfsightSignature *string `json:"X-Surfsight-Signature,omitempty"`
 }
 
 // EventWebhookParams defines parameters for EventWebhook.
@@ -6900,6 +6908,9 @@ type EventWebhookParams struct {
 
 	// WebhookSignature Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`; see POST /v2/organizations/{orgId}/webhook-secret/rotate.
 	WebhookSignature string `json:"webhook-signature"`
+
+	// XSurfsightSignature The reference contract's signature: lowercase hex HMAC-SHA512 keyed with the organization's ssoSecret, over the raw body followed by the URL exactly as configured. Absent for an organization without an ssoSecret. See POST /v2/organizations/{orgId}/webhook-secret/rotate.
+	XSurfsightSignature *string `json:"X-Surfsight-Signature,omitempty"`
 }
 
 // GpsWebhookParams defines parameters for GpsWebhook.
@@ -6912,6 +6923,9 @@ type GpsWebhookParams struct {
 
 	// WebhookSignature Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`; see POST /v2/organizations/{orgId}/webhook-secret/rotate.
 	WebhookSignature string `json:"webhook-signature"`
+
+	// XSurfsightSignature The reference contract's signature: lowercase hex HMAC-SHA512 keyed with the organization's ssoSecret, over the raw body followed by the URL exactly as configured. Absent for an organization without an ssoSecret. See POST /v2/organizations/{orgId}/webhook-secret/rotate.
+	XSurfsightSignature *string `json:"X-Surfsight-Signature,omitempty"`
 }
 
 // SystemMessagesWebhookParams defines parameters for SystemMessagesWebhook.
@@ -6924,6 +6938,9 @@ type SystemMessagesWebhookParams struct {
 
 	// WebhookSignature Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`; see POST /v2/organizations/{orgId}/webhook-secret/rotate.
 	WebhookSignature string `json:"webhook-signature"`
+
+	// XSurfsightSignature The reference contract's signature: lowercase hex HMAC-SHA512 keyed with the organization's ssoSecret, over the raw body followed by the URL exactly as configured. Absent for an organization without an ssoSecret. See POST /v2/organizations/{orgId}/webhook-secret/rotate.
+	XSurfsightSignature *string `json:"X-Surfsight-Signature,omitempty"`
 }
 
 // PostAlarmActionJSONRequestBody defines body for PostAlarmAction for application/json ContentType.
@@ -9833,7 +9850,9 @@ type ClientInterface interface {
 	//
 	// Creates an organization of the caller's partner. The answer carries the organization's
 	// ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-	// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+	// (GET /v2/organizations/sso) and to verify the `X-Surfsight-Signature` header of the
+	// organization's webhook deliveries (POST /v2/organizations/{orgId}/webhook-secret/rotate
+	// describes it). Since the secret gives admin tokens with the editor's
 	// rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 	// unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 	// `data` and at the top level.
@@ -9847,7 +9866,9 @@ type ClientInterface interface {
 	//
 	// Creates an organization of the caller's partner. The answer carries the organization's
 	// ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-	// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+	// (GET /v2/organizations/sso) and to verify the `X-Surfsight-Signature` header of the
+	// organization's webhook deliveries (POST /v2/organizations/{orgId}/webhook-secret/rotate
+	// describes it). Since the secret gives admin tokens with the editor's
 	// rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 	// unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 	// `data` and at the top level.
@@ -10562,7 +10583,7 @@ type ClientInterface interface {
 
 	// RedeliverOrganizationWebhookDelivery Send a delivery again
 	//
-	// Queues the delivery's message again for the same URL with the same webhook-id, behind what is already queued for that device and URL. A URL disabled by 410 Gone is enabled again.
+	// Queues the delivery's message again for the same URL with the same webhook-id, behind what is already queued for that device and URL. A URL disabled by 410 Gone is enabled again. Only a delivered or given-up delivery is redelivered, and only while no copy of its message is pending at its URL: a pending delivery, or one whose redelivery is still pending, is answered 409 ConflictError naming the delivery and its status, and nothing is queued.
 	//
 	// Corresponds with POST /v2/organizations/{orgId}/webhook-deliveries/{deliveryId}/redeliver (the `RedeliverOrganizationWebhookDelivery` operationId).
 	RedeliverOrganizationWebhookDelivery(ctx context.Context, orgId OrgId, deliveryId int, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -10616,6 +10637,17 @@ type ClientInterface interface {
 	// ```
 	//
 	// Any Standard Webhooks library verifies these deliveries as well.
+	//
+	// **X-Surfsight-Signature** (the reference contract's signature). Every delivery to an
+	// organization that has an ssoSecret (one a partner created with POST /v2/organizations)
+	// also carries `X-Surfsight-Signature`: the lowercase hex HMAC-SHA512, keyed with the
+	// ssoSecret (its text as UTF-8 bytes), over the raw request body followed by the URL the
+	// delivery was posted to, exactly as it was configured in the webhook settings or the device
+	// subscription (scheme, host, path and query as saved, nothing normalised). In Node,
+	// `crypto.createHmac("sha512", ssoSecret).update(rawBody + url).digest("hex")`. Sign the
+	// raw body: re-serialising a parsed body writes `<`, `>` and `&` differently from fleetcam,
+	// which sends them as `\u003c`, `\u003e` and `\u0026`. The header does not change when
+	// the webhook secret is rotated, and it has no timestamp: deduplicate on `webhook-id`.
 	//
 	// Corresponds with POST /v2/organizations/{orgId}/webhook-secret/rotate (the `RotateOrganizationWebhookSecret` operationId).
 	RotateOrganizationWebhookSecret(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -14706,7 +14738,9 @@ func (c *Client) GetOrganizations(ctx context.Context, params *GetOrganizationsP
 //
 // Creates an organization of the caller's partner. The answer carries the organization's
 // ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+// (GET /v2/organizations/sso) and to verify the `X-Surfsight-Signature` header of the
+// organization's webhook deliveries (POST /v2/organizations/{orgId}/webhook-secret/rotate
+// describes it). Since the secret gives admin tokens with the editor's
 // rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 // unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 // `data` and at the top level.
@@ -14730,7 +14764,9 @@ func (c *Client) PostOrganizationWithBody(ctx context.Context, contentType strin
 //
 // Creates an organization of the caller's partner. The answer carries the organization's
 // ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+// (GET /v2/organizations/sso) and to verify the `X-Surfsight-Signature` header of the
+// organization's webhook deliveries (POST /v2/organizations/{orgId}/webhook-secret/rotate
+// describes it). Since the secret gives admin tokens with the editor's
 // rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 // unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 // `data` and at the top level.
@@ -16025,7 +16061,7 @@ func (c *Client) GetOrganizationWebhookDeliveries(ctx context.Context, orgId Org
 
 // RedeliverOrganizationWebhookDelivery Send a delivery again
 //
-// Queues the delivery's message again for the same URL with the same webhook-id, behind what is already queued for that device and URL. A URL disabled by 410 Gone is enabled again.
+// Queues the delivery's message again for the same URL with the same webhook-id, behind what is already queued for that device and URL. A URL disabled by 410 Gone is enabled again. Only a delivered or given-up delivery is redelivered, and only while no copy of its message is pending at its URL: a pending delivery, or one whose redelivery is still pending, is answered 409 ConflictError naming the delivery and its status, and nothing is queued.
 //
 // Corresponds with POST /v2/organizations/{orgId}/webhook-deliveries/{deliveryId}/redeliver (the `RedeliverOrganizationWebhookDelivery` operationId).
 func (c *Client) RedeliverOrganizationWebhookDelivery(ctx context.Context, orgId OrgId, deliveryId int, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -16101,6 +16137,17 @@ func (c *Client) GetOrganizationWebhookEndpoints(ctx context.Context, orgId OrgI
 // ```
 //
 // Any Standard Webhooks library verifies these deliveries as well.
+//
+// **X-Surfsight-Signature** (the reference contract's signature). Every delivery to an
+// organization that has an ssoSecret (one a partner created with POST /v2/organizations)
+// also carries `X-Surfsight-Signature`: the lowercase hex HMAC-SHA512, keyed with the
+// ssoSecret (its text as UTF-8 bytes), over the raw request body followed by the URL the
+// delivery was posted to, exactly as it was configured in the webhook settings or the device
+// subscription (scheme, host, path and query as saved, nothing normalised). In Node,
+// `crypto.createHmac("sha512", ssoSecret).update(rawBody + url).digest("hex")`. Sign the
+// raw body: re-serialising a parsed body writes `<`, `>` and `&` differently from fleetcam,
+// which sends them as `\u003c`, `\u003e` and `\u0026`. The header does not change when
+// the webhook secret is rotated, and it has no timestamp: deduplicate on `webhook-id`.
 //
 // Corresponds with POST /v2/organizations/{orgId}/webhook-secret/rotate (the `RotateOrganizationWebhookSecret` operationId).
 func (c *Client) RotateOrganizationWebhookSecret(ctx context.Context, orgId OrgId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -29329,7 +29376,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates an organization of the caller's partner. The answer carries the organization's
 	// ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-	// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+	// (GET /v2/organizations/sso) and to verify the `X-Surfsight-Signature` header of the
+	// organization's webhook deliveries (POST /v2/organizations/{orgId}/webhook-secret/rotate
+	// describes it). Since the secret gives admin tokens with the editor's
 	// rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 	// unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 	// `data` and at the top level.
@@ -29343,7 +29392,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates an organization of the caller's partner. The answer carries the organization's
 	// ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-	// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+	// (GET /v2/organizations/sso) and to verify the `X-Surfsight-Signature` header of the
+	// organization's webhook deliveries (POST /v2/organizations/{orgId}/webhook-secret/rotate
+	// describes it). Since the secret gives admin tokens with the editor's
 	// rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 	// unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 	// `data` and at the top level.
@@ -30092,7 +30143,7 @@ type ClientWithResponsesInterface interface {
 
 	// RedeliverOrganizationWebhookDeliveryWithResponse Send a delivery again
 	//
-	// Queues the delivery's message again for the same URL with the same webhook-id, behind what is already queued for that device and URL. A URL disabled by 410 Gone is enabled again.
+	// Queues the delivery's message again for the same URL with the same webhook-id, behind what is already queued for that device and URL. A URL disabled by 410 Gone is enabled again. Only a delivered or given-up delivery is redelivered, and only while no copy of its message is pending at its URL: a pending delivery, or one whose redelivery is still pending, is answered 409 ConflictError naming the delivery and its status, and nothing is queued.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -30150,6 +30201,17 @@ type ClientWithResponsesInterface interface {
 	// ```
 	//
 	// Any Standard Webhooks library verifies these deliveries as well.
+	//
+	// **X-Surfsight-Signature** (the reference contract's signature). Every delivery to an
+	// organization that has an ssoSecret (one a partner created with POST /v2/organizations)
+	// also carries `X-Surfsight-Signature`: the lowercase hex HMAC-SHA512, keyed with the
+	// ssoSecret (its text as UTF-8 bytes), over the raw request body followed by the URL the
+	// delivery was posted to, exactly as it was configured in the webhook settings or the device
+	// subscription (scheme, host, path and query as saved, nothing normalised). In Node,
+	// `crypto.createHmac("sha512", ssoSecret).update(rawBody + url).digest("hex")`. Sign the
+	// raw body: re-serialising a parsed body writes `<`, `>` and `&` differently from fleetcam,
+	// which sends them as `\u003c`, `\u003e` and `\u0026`. The header does not change when
+	// the webhook secret is rotated, and it has no timestamp: deduplicate on `webhook-id`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -42789,6 +42851,8 @@ type RedeliverOrganizationWebhookDeliveryResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -42812,6 +42876,11 @@ func (r RedeliverOrganizationWebhookDeliveryResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r RedeliverOrganizationWebhookDeliveryResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RedeliverOrganizationWebhookDeliveryResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetBody returns the raw response body bytes
@@ -48445,7 +48514,9 @@ func (c *ClientWithResponses) GetOrganizationsWithResponse(ctx context.Context, 
 //
 // Creates an organization of the caller's partner. The answer carries the organization's
 // ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+// (GET /v2/organizations/sso) and to verify the `X-Surfsight-Signature` header of the
+// organization's webhook deliveries (POST /v2/organizations/{orgId}/webhook-secret/rotate
+// describes it). Since the secret gives admin tokens with the editor's
 // rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 // unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 // `data` and at the top level.
@@ -48465,7 +48536,9 @@ func (c *ClientWithResponses) PostOrganizationWithBodyWithResponse(ctx context.C
 //
 // Creates an organization of the caller's partner. The answer carries the organization's
 // ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-// (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+// (GET /v2/organizations/sso) and to verify the `X-Surfsight-Signature` header of the
+// organization's webhook deliveries (POST /v2/organizations/{orgId}/webhook-secret/rotate
+// describes it). Since the secret gives admin tokens with the editor's
 // rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
 // unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
 // `data` and at the top level.
@@ -49562,7 +49635,7 @@ func (c *ClientWithResponses) GetOrganizationWebhookDeliveriesWithResponse(ctx c
 
 // RedeliverOrganizationWebhookDeliveryWithResponse Send a delivery again
 //
-// Queues the delivery's message again for the same URL with the same webhook-id, behind what is already queued for that device and URL. A URL disabled by 410 Gone is enabled again.
+// Queues the delivery's message again for the same URL with the same webhook-id, behind what is already queued for that device and URL. A URL disabled by 410 Gone is enabled again. Only a delivered or given-up delivery is redelivered, and only while no copy of its message is pending at its URL: a pending delivery, or one whose redelivery is still pending, is answered 409 ConflictError naming the delivery and its status, and nothing is queued.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -49634,6 +49707,17 @@ func (c *ClientWithResponses) GetOrganizationWebhookEndpointsWithResponse(ctx co
 // ```
 //
 // Any Standard Webhooks library verifies these deliveries as well.
+//
+// **X-Surfsight-Signature** (the reference contract's signature). Every delivery to an
+// organization that has an ssoSecret (one a partner created with POST /v2/organizations)
+// also carries `X-Surfsight-Signature`: the lowercase hex HMAC-SHA512, keyed with the
+// ssoSecret (its text as UTF-8 bytes), over the raw request body followed by the URL the
+// delivery was posted to, exactly as it was configured in the webhook settings or the device
+// subscription (scheme, host, path and query as saved, nothing normalised). In Node,
+// `crypto.createHmac("sha512", ssoSecret).update(rawBody + url).digest("hex")`. Sign the
+// raw body: re-serialising a parsed body writes `<`, `>` and `&` differently from fleetcam,
+// which sends them as `\u003c`, `\u003e` and `\u0026`. The header does not change when
+// the webhook secret is rotated, and it has no timestamp: deduplicate on `webhook-id`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -59412,6 +59496,13 @@ func ParseRedeliverOrganizationWebhookDeliveryResponse(rsp *http.Response) (*Red
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	}
 
 	return response, nil
@@ -61607,6 +61698,17 @@ func NewActivationWebhookWebhookRequestWithBody(targetURL string, params *Activa
 
 		req.Header.Set("webhook-signature", headerParam2)
 
+		if params.XSurfsightSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Surfsight-Signature", *params.XSurfsightSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Surfsight-Signature", headerParam3)
+		}
+
 	}
 	return req, nil
 }
@@ -61667,6 +61769,17 @@ func NewAlarmWebhookWebhookRequestWithBody(targetURL string, params *AlarmWebhoo
 		}
 
 		req.Header.Set("webhook-signature", headerParam2)
+
+		if params.XSurfsightSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Surfsight-Signature", *params.XSurfsightSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Surfsight-Signature", headerParam3)
+		}
 
 	}
 	return req, nil
@@ -61729,6 +61842,17 @@ func NewEventWebhookWebhookRequestWithBody(targetURL string, params *EventWebhoo
 
 		req.Header.Set("webhook-signature", headerParam2)
 
+		if params.XSurfsightSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Surfsight-Signature", *params.XSurfsightSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Surfsight-Signature", headerParam3)
+		}
+
 	}
 	return req, nil
 }
@@ -61790,6 +61914,17 @@ func NewGpsWebhookWebhookRequestWithBody(targetURL string, params *GpsWebhookPar
 
 		req.Header.Set("webhook-signature", headerParam2)
 
+		if params.XSurfsightSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Surfsight-Signature", *params.XSurfsightSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Surfsight-Signature", headerParam3)
+		}
+
 	}
 	return req, nil
 }
@@ -61850,6 +61985,17 @@ func NewSystemMessagesWebhookWebhookRequestWithBody(targetURL string, params *Sy
 		}
 
 		req.Header.Set("webhook-signature", headerParam2)
+
+		if params.XSurfsightSignature != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "X-Surfsight-Signature", *params.XSurfsightSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Surfsight-Signature", headerParam3)
+		}
 
 	}
 	return req, nil

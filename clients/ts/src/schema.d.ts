@@ -2535,7 +2535,9 @@ export interface paths {
          * Create an organization (partners only)
          * @description Creates an organization of the caller's partner. The answer carries the organization's
          *     ssoSecret, shown this once and never stored: keep it to build SSO JWTs
-         *     (GET /v2/organizations/sso). Since the secret gives admin tokens with the editor's
+         *     (GET /v2/organizations/sso) and to verify the `X-Surfsight-Signature` header of the
+         *     organization's webhook deliveries (POST /v2/organizations/{orgId}/webhook-secret/rotate
+         *     describes it). Since the secret gives admin tokens with the editor's
          *     rights, the caller needs the editor access level (403 ForbiddenError otherwise). New organizations have isOrganizationProfileEnabled false and,
          *     unless the body says otherwise, exclusivePartnerOnly true. The result is given both under
          *     `data` and at the top level.
@@ -3259,7 +3261,7 @@ export interface paths {
         put?: never;
         /**
          * Send a delivery again
-         * @description Queues the delivery's message again for the same URL with the same webhook-id, behind what is already queued for that device and URL. A URL disabled by 410 Gone is enabled again.
+         * @description Queues the delivery's message again for the same URL with the same webhook-id, behind what is already queued for that device and URL. A URL disabled by 410 Gone is enabled again. Only a delivered or given-up delivery is redelivered, and only while no copy of its message is pending at its URL: a pending delivery, or one whose redelivery is still pending, is answered 409 ConflictError naming the delivery and its status, and nothing is queued.
          */
         post: operations["redeliverOrganizationWebhookDelivery"];
         delete?: never;
@@ -3345,6 +3347,17 @@ export interface paths {
          *     ```
          *
          *     Any Standard Webhooks library verifies these deliveries as well.
+         *
+         *     **X-Surfsight-Signature** (the reference contract's signature). Every delivery to an
+         *     organization that has an ssoSecret (one a partner created with POST /v2/organizations)
+         *     also carries `X-Surfsight-Signature`: the lowercase hex HMAC-SHA512, keyed with the
+         *     ssoSecret (its text as UTF-8 bytes), over the raw request body followed by the URL the
+         *     delivery was posted to, exactly as it was configured in the webhook settings or the device
+         *     subscription (scheme, host, path and query as saved, nothing normalised). In Node,
+         *     `crypto.createHmac("sha512", ssoSecret).update(rawBody + url).digest("hex")`. Sign the
+         *     raw body: re-serialising a parsed body writes `<`, `>` and `&` differently from fleetcam,
+         *     which sends them as `\u003c`, `\u003e` and `\u0026`. The header does not change when
+         *     the webhook secret is rotated, and it has no timestamp: deduplicate on `webhook-id`.
          */
         post: operations["rotateOrganizationWebhookSecret"];
         delete?: never;
@@ -4039,7 +4052,9 @@ export interface webhooks {
         /**
          * System message
          * @description Sent to the system-message URLs whose config enables the message type:
-         *     deviceRemoved (removed from the partner's inventory), deviceStatus, privacyMode (opt-in;
+         *     deviceRemoved (removed from the partner's inventory), deviceStatus (every change of a
+         *     device's presence, once: also offline when fleetcam stops, or, after a crash, when it
+         *     starts again, and when a node of a cluster is found dead), privacyMode (opt-in;
          *     status and configuration changes with the state before and after, also for devices that
          *     were offline, once they reconnect), auxiliaryCamera (an auxiliary camera, wired or
          *     Wi-Fi, connected or disconnected; enabled by auxiliaryCamerasConnectionStatus) and
@@ -4834,7 +4849,7 @@ export interface components {
         };
         OrganizationCreated: {
             organizationId: number;
-            /** @description Shown once; not stored by fleetcam. */
+            /** @description Shown once; not stored by fleetcam. Signs SSO JWTs, and fleetcam signs the organization's webhook deliveries with it (X-Surfsight-Signature). */
             ssoSecret: string;
         };
         OrganizationInvitation: {
@@ -5000,7 +5015,10 @@ export interface components {
                 /** @description 10 least to 60 most severe. */
                 alarmDefinitionSeverity: number;
                 comments: components["schemas"]["AlarmComment"][];
-                /** Format: date-time */
+                /**
+                 * Format: date-time
+                 * @description In the API's form, YYYY-MM-DDThh:mm:ss.sssZ (UTC), as GET of the alarm shows it; so are lastCloseAt and the comments' createdAt.
+                 */
                 createdAt: string;
                 details: string;
                 /** @enum {string} */
@@ -5011,7 +5029,7 @@ export interface components {
                 isSimulated: boolean;
                 /**
                  * Format: date-time
-                 * @description Once the alarm was closed.
+                 * @description Once the alarm was closed; YYYY-MM-DDThh:mm:ss.sssZ.
                  */
                 lastCloseAt?: string;
                 organizationId: number;
@@ -11400,6 +11418,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
     getOrganizationWebhookEndpoints: {
@@ -12585,6 +12604,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`; see POST /v2/organizations/{orgId}/webhook-secret/rotate. */
                 "webhook-signature": string;
+                /** @description The reference contract's signature: lowercase hex HMAC-SHA512 keyed with the organization's ssoSecret, over the raw body followed by the URL exactly as configured. Absent for an organization without an ssoSecret. See POST /v2/organizations/{orgId}/webhook-secret/rotate. */
+                "X-Surfsight-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -12621,6 +12642,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`; see POST /v2/organizations/{orgId}/webhook-secret/rotate. */
                 "webhook-signature": string;
+                /** @description The reference contract's signature: lowercase hex HMAC-SHA512 keyed with the organization's ssoSecret, over the raw body followed by the URL exactly as configured. Absent for an organization without an ssoSecret. See POST /v2/organizations/{orgId}/webhook-secret/rotate. */
+                "X-Surfsight-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -12634,7 +12657,7 @@ export interface operations {
                  *         "alarmDefinitionName": "SD card missing",
                  *         "alarmDefinitionSeverity": 60,
                  *         "comments": [],
-                 *         "createdAt": "2026-01-01T00:00:00Z",
+                 *         "createdAt": "2026-01-01T00:00:00.000Z",
                  *         "details": "no card in slot 1",
                  *         "event": "created",
                  *         "id": 907,
@@ -12681,6 +12704,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`; see POST /v2/organizations/{orgId}/webhook-secret/rotate. */
                 "webhook-signature": string;
+                /** @description The reference contract's signature: lowercase hex HMAC-SHA512 keyed with the organization's ssoSecret, over the raw body followed by the URL exactly as configured. Absent for an organization without an ssoSecret. See POST /v2/organizations/{orgId}/webhook-secret/rotate. */
+                "X-Surfsight-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -12717,6 +12742,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`; see POST /v2/organizations/{orgId}/webhook-secret/rotate. */
                 "webhook-signature": string;
+                /** @description The reference contract's signature: lowercase hex HMAC-SHA512 keyed with the organization's ssoSecret, over the raw body followed by the URL exactly as configured. Absent for an organization without an ssoSecret. See POST /v2/organizations/{orgId}/webhook-secret/rotate. */
+                "X-Surfsight-Signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -12773,6 +12800,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`; see POST /v2/organizations/{orgId}/webhook-secret/rotate. */
                 "webhook-signature": string;
+                /** @description The reference contract's signature: lowercase hex HMAC-SHA512 keyed with the organization's ssoSecret, over the raw body followed by the URL exactly as configured. Absent for an organization without an ssoSecret. See POST /v2/organizations/{orgId}/webhook-secret/rotate. */
+                "X-Surfsight-Signature"?: string;
             };
             path?: never;
             cookie?: never;
