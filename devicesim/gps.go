@@ -34,6 +34,9 @@ func (d *Device) runGPS(ctx context.Context) {
 			continue
 		}
 		last = now.UnixMilli()
+		if !d.sendsGPS() {
+			continue // GPS is off by privacy: no fix is sent
+		}
 		s := d.Fix(now)
 		d.watchFences(ctx, now, s)
 		buf = append(buf, s)
