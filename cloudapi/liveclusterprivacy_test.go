@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/configs"
 )
 
@@ -152,17 +151,5 @@ func TestSettingsWriteOnAnotherNodeEndsTheStream(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the viewer still watches after a write through the other node")
 	}
-	cmds := home.cmd.waitCommands(protocol.CmdLiveStream, 2)
-	var start, stop protocol.LiveStreamArgs
-	if len(cmds) != 2 || json.Unmarshal(cmds[0].args, &start) != nil || json.Unmarshal(cmds[1].args, &stop) != nil || stop.Start {
-		t.Fatalf("liveStream commands %v, want a start and a stop", cmds)
-	}
-	late, err := home.srv.Client().Post(start.URL, "image/jpeg", bytes.NewReader(testJPEG("late frame")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	late.Body.Close()
-	if late.StatusCode != http.StatusGone {
-		t.Fatalf("a frame after the write: %d, want 410", late.StatusCode)
-	}
+	wantStreamStopped(t, home)
 }

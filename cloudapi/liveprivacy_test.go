@@ -89,20 +89,7 @@ func TestSettingsThatForbidLiveVideoEndTheStream(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("frames still reach the viewer after the write")
 			}
-			cmds := e.cmd.waitCommands(protocol.CmdLiveStream, 2)
-			var start, stop protocol.LiveStreamArgs
-			if len(cmds) != 2 || json.Unmarshal(cmds[0].args, &start) != nil || json.Unmarshal(cmds[1].args, &stop) != nil ||
-				stop.Start || stop.CameraID != 1 {
-				t.Fatalf("liveStream commands %v, want a start and a stop", cmds)
-			}
-			late, err := e.srv.Client().Post(start.URL, "image/jpeg", bytes.NewReader(testJPEG("late frame")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			late.Body.Close()
-			if late.StatusCode != http.StatusGone {
-				t.Fatalf("a frame after the write: %d, want 410", late.StatusCode)
-			}
+			wantStreamStopped(t, e)
 			e.do("POST", devPath(e.dev.IMEI, "/connect-media"), e.partnerToken, nil).wantError(423, nameLocked)
 		})
 	}
@@ -123,4 +110,24 @@ func TestConnectMediaRefusedInPrivacyMode(t *testing.T) {
 	}
 	e.do("PATCH", orgPath(e.org.ID, "/privacy-config"), e.partnerToken, map[string]any{"liveVideo": "enabled"}).want(http.StatusOK)
 	e.do("POST", devPath(e.dev.IMEI, "/connect-media"), e.partnerToken, nil).want(http.StatusOK)
+}
+
+// wantStreamStopped checks that the device was told to start a stream and
+// then to stop it, and that its next frame is answered 410.
+func wantStreamStopped(t *testing.T, e *mediaEnv) {
+	t.Helper()
+	cmds := e.cmd.waitCommands(protocol.CmdLiveStream, 2)
+	var start, stop protocol.LiveStreamArgs
+	if len(cmds) != 2 || json.Unmarshal(cmds[0].args, &start) != nil || json.Unmarshal(cmds[1].args, &stop) != nil ||
+		stop.Start || stop.CameraID != 1 {
+		t.Fatalf("liveStream commands %v, want a start and a stop", cmds)
+	}
+	late, err := e.srv.Client().Post(start.URL, "image/jpeg", bytes.NewReader(testJPEG("late frame")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	late.Body.Close()
+	if late.StatusCode != http.StatusGone {
+		t.Fatalf("a frame after the write: %d, want 410", late.StatusCode)
+	}
 }
