@@ -54,8 +54,6 @@ func TestSimulatorInterop(t *testing.T) {
 				t.Fatalf("applied %+v", c)
 			}
 
-			e.enqueue(id, protocol.CmdPrivacyMode, protocol.PrivacyModeArgs{Mode: "on"})
-			waitFor(t, "queued privacy mode applied", func() bool { return sim.PrivacyMode() == "on" })
 			waitFor(t, "GPS stored", func() bool {
 				var n int
 				_ = e.db.View(t.Context(), func(tx *store.Tx) error {
@@ -65,6 +63,9 @@ func TestSimulatorInterop(t *testing.T) {
 				})
 				return n > 0
 			})
+			// The simulator sends no GPS in privacy mode without a modeConfig.
+			e.enqueue(id, protocol.CmdPrivacyMode, protocol.PrivacyModeArgs{Mode: "on"})
+			waitFor(t, "queued privacy mode applied", func() bool { return sim.PrivacyMode() == "on" })
 		})
 	}
 }

@@ -76,7 +76,16 @@ func eventInput(ev protocol.Event) store.EventInput {
 // speed-limit excursions (store.Tx.TrackGPS). An organization none of whose
 // URLs receives GPS webhooks gets no message: GPS is most of what devices
 // send, and a message no URL receives would only be written, read and dropped.
+// While the device's privacy turns GPS off (store.GPSAllowed) nothing of
+// the batch is stored: it is acknowledged and dropped, so that the device
+// does not send it again (docs/device-protocol.md, section 5.1).
 func IngestGPS(tx *store.Tx, dev *store.Device, points []store.GPSPoint) ([]store.GPSPoint, error) {
+	if len(points) == 0 {
+		return nil, nil
+	}
+	if takes, err := tx.TakesGPS(dev); err != nil || !takes {
+		return nil, err
+	}
 	added, err := tx.AddGPS(dev, points)
 	if err != nil || len(added) == 0 {
 		return added, err

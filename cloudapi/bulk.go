@@ -206,8 +206,11 @@ func (s *Server) updatePathDevice(c *gin.Context, fn func(tx *store.Tx, d *store
 }
 
 // pushConfig asks the broker to deliver the devices their desired
-// configurations now (wherever in the cluster they are connected).
+// configurations now (wherever in the cluster they are connected), and
+// ends the live streams their new settings forbid (endForbiddenLive). Every
+// settings write calls it once committed.
 func (s *Server) pushConfig(imeis ...string) {
+	s.endForbiddenLive(imeis...)
 	if s.commander == nil {
 		return
 	}

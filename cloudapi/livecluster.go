@@ -3,10 +3,14 @@ package cloudapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/fleetcam/fleetcam/cloudapi/live"
+	"github.com/fleetcam/fleetcam/store"
 )
 
 // Live streams in a cluster (docs/cluster.md). A stream lives on the node
@@ -19,7 +23,10 @@ import (
 //
 // and answers with the stream, or with the error the device's node
 // answered; frames and viewers reach the home through the live package's
-// subjects.
+// subjects. A settings write tells every node which devices' settings
+// changed, so that the home of a stream those settings now forbid ends it:
+//
+//	fleetcam.api.live.settings           publish: IMEIs, one a line, whose settings changed
 
 // Relay carries what the API's nodes tell each other; nil on a fleetcam
 // alone. Errors: ErrDeviceOffline when no node holds the device,
@@ -87,4 +94,83 @@ func (s *Server) answerLiveOpen(ctx context.Context, imei string, data []byte) (
 		return json.Marshal(liveOpenAnswer{Error: ae})
 	}
 	return json.Marshal(liveOpenAnswer{Stream: &opened})
+}
+
+// liveSettingsSubject carries the IMEIs whose settings changed
+// (endForbiddenLive); liveSettingsChunk bounds the IMEIs of one message.
+const (
+	liveSettingsSubject = "live.settings"
+	liveSettingsChunk   = 1000
+)
+
+// endForbiddenLive ends the running live streams of those of imeis whose
+// settings, as committed now, make live streaming impossible
+// (liveVideoLocked): their viewers' responses end, the device is told to
+// stop and its next frame is answered 410. Every settings write calls it
+// once committed (pushConfig). In a cluster a stream lives on its home
+// node, which may be another: every node is told the IMEIs and checks the
+// streams it holds.
+func (s *Server) endForbiddenLive(imeis ...string) {
+	s.endForbiddenLiveHere(imeis)
+	if s.relay == nil {
+		return
+	}
+	for start := 0; start < len(imeis); start += liveSettingsChunk {
+		chunk := imeis[start:min(start+liveSettingsChunk, len(imeis))]
+		if err := s.relay.Publish(liveSettingsSubject, []byte(strings.Join(chunk, "\n"))); err != nil {
+			s.log.Warn("tell the other nodes of changed settings; their live streams of these devices go on", "devices", len(chunk), "err", err)
+		}
+	}
+}
+
+// subscribeLiveSettings makes this node end its streams the changed
+// settings of another node's write forbid.
+func (s *Server) subscribeLiveSettings() error {
+	_, err := s.relay.Subscribe(liveSettingsSubject, func(_ string, data []byte) []byte {
+		if len(data) > 0 {
+			go s.endForbiddenLiveHere(strings.Split(string(data), "\n"))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("cloudapi: subscribe to changed settings: %w", err)
+	}
+	return nil
+}
+
+// endForbiddenLiveHere ends this node's streams of those of imeis whose
+// settings forbid live video; only a device with a stream here costs a
+// read. A device no longer in the inventory streams no more either.
+func (s *Server) endForbiddenLiveHere(imeis []string) {
+	var running []string
+	for _, imei := range imeis {
+		if s.live.Streaming(imei) {
+			running = append(running, imei)
+		}
+	}
+	if len(running) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var doomed []string
+	err := s.store.View(ctx, func(tx *store.Tx) error {
+		for _, imei := range running {
+			switch err := s.liveVideoLocked(tx, imei); {
+			case err == nil:
+			case errors.Is(err, store.ErrNotFound), statusOf(err).Status == http.StatusLocked:
+				doomed = append(doomed, imei)
+			default:
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Error("read the settings of devices streaming live", "devices", len(running), "err", err)
+		return
+	}
+	for _, imei := range doomed {
+		s.live.StopDevice(imei)
+	}
 }

@@ -101,17 +101,7 @@ func (s *Server) connectMedia(c *gin.Context) error {
 		if ttl, err = liveVideoTimeout(tx, dev); err != nil {
 			return err
 		}
-		eff, err := tx.EffectiveSettings(dev.IMEI)
-		if err != nil {
-			return err
-		}
-		switch {
-		case !eff.Privacy.LiveStreamEnabled:
-			return locked("the privacy settings of device %s disable live streaming (privacy.liveStreamEnabled is false)", dev.IMEI)
-		case !eff.Device.LiveVideo:
-			return locked("live video is disabled in the device configuration of %s (liveVideo is false)", dev.IMEI)
-		}
-		return nil
+		return s.liveVideoLocked(tx, dev.IMEI)
 	})
 	if err != nil {
 		return err
@@ -127,10 +117,36 @@ func (s *Server) connectMedia(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	// A settings write that committed while the stream was opening found
+	// no stream to end: the settings are read once more now it runs.
+	if err := s.view(c, func(tx *store.Tx) error { return s.liveVideoLocked(tx, dev.IMEI) }); err != nil {
+		s.endForbiddenLive(dev.IMEI)
+		return err
+	}
 	tok := s.mediaToken(dev.IMEI, opened.ID, opened.Expires)
 	addr := s.publicURL() + livePath(dev.IMEI, opened.ID)
 	return ok(c, connectMediaResponse{Address: addr, MediaToken: tok, URL: addr + "?mediaToken=" + tok, CameraID: camera,
 		ExpiresAt: isoTime(opened.Expires)})
+}
+
+// liveVideoLocked says why the settings of device imei make live streaming
+// impossible (423 naming the setting), or returns nil when they allow it:
+// the privacy settings' liveStreamEnabled, privacy mode without its
+// liveVideo, and the device configuration's liveVideo.
+func (s *Server) liveVideoLocked(tx *store.Tx, imei string) error {
+	eff, err := tx.EffectiveSettings(imei)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !eff.Privacy.LiveStreamEnabled:
+		return locked("the privacy settings of device %s disable live streaming (privacy.liveStreamEnabled is false)", imei)
+	case eff.InPrivacyMode() && !eff.PrivacyModeConfig.LiveVideo:
+		return locked("device %s is in privacy mode, which keeps live video off (privacy-config liveVideo)", imei)
+	case !eff.Device.LiveVideo:
+		return locked("live video is disabled in the device configuration of %s (liveVideo is false)", imei)
+	}
+	return nil
 }
 
 // liveVideoTimeout is how long a live stream of dev lasts: its

@@ -163,6 +163,9 @@ func New(d Deps) (*Server, error) {
 	s.live = s.newLiveHub()
 	if s.relay != nil {
 		s.relay.HandleHeld(liveVerb, s.answerLiveOpen)
+		if err := s.subscribeLiveSettings(); err != nil {
+			return nil, err
+		}
 	}
 	doc, err := servedOpenAPI()
 	if err != nil {

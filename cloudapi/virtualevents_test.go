@@ -239,3 +239,30 @@ func TestVirtualEventRefusedByPrivacy(t *testing.T) {
 	e.do("POST", devPath(e.dev2.IMEI, "/virtual-event"), e.partnerToken, map[string]any{"time": at, "mediaType": "none"}).
 		wantError(423, nameLocked, "privacy mode")
 }
+
+// TestVirtualEventPositionNearItsTime: a virtual event is placed where the
+// device's GPS was within ten minutes of its time (before it, else after
+// it), and nowhere when the device has no GPS sample that near, however
+// recent its latest one is.
+func TestVirtualEventPositionNearItsTime(t *testing.T) {
+	t.Parallel()
+	e := newMediaEnv(t)
+	now := e.clock.Now().Truncate(time.Second)
+	e.recordGPS(e.dev.IMEI, now.Add(-time.Minute), 1)               // lat 52
+	e.recordGPS(e.dev.IMEI, now.Add(-2*time.Hour+5*time.Minute), 1) // five minutes after the event below
+	position := func(at time.Time) (lat, lon float64) {
+		t.Helper()
+		id := e.virtual(e.partnerToken, map[string]any{"time": isoTime(at), "mediaType": "none"}).want(200).strID("data.eventId")
+		ev := e.do("GET", devPath(e.dev.IMEI, fmt.Sprintf("/events/%d", id)), e.partnerToken, nil).want(200)
+		return ev.num("data.lat"), ev.num("data.lon")
+	}
+	if lat, lon := position(now.Add(-72 * time.Hour)); lat != 0 || lon != 0 {
+		t.Fatalf("an event three days back has the device's current position %v,%v", lat, lon)
+	}
+	if lat, lon := position(now); lat != 52 || lon != 4 {
+		t.Fatalf("an event now is at %v,%v, want the sample of a minute before", lat, lon)
+	}
+	if lat, _ := position(now.Add(-2 * time.Hour)); lat != 52 {
+		t.Fatalf("an event five minutes before a sample is at lat %v, want the sample's", lat)
+	}
+}

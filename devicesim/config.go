@@ -150,21 +150,62 @@ func (d *Device) cameraRecords(cam int) bool {
 	return d.cameraRecordsLocked(cam)
 }
 
+// cameraRecordsLocked is cameraRecords; the caller holds d.mu. Recording
+// stops with privacy.recordingEnabled false or the camera's
+// privacy.cameraRecording false (privacy.cameras blocks only a camera's
+// event media); while privacy mode is on, a camera records only when the
+// mode's configuration keeps its lens on (cabinLensVideo for the in-cabin
+// camera, roadAndAuxLensVideo for the others; none without a modeConfig).
 func (d *Device) cameraRecordsLocked(cam int) bool {
-	if d.privacyMode == "on" {
-		return false
-	}
 	c := d.st.Config
-	if c == nil {
+	if c != nil {
+		if !c.Privacy.RecordingEnabled {
+			return false
+		}
+		if on, ok := c.Privacy.CameraRecording[cam]; ok && !on {
+			return false
+		}
+	}
+	if d.privacyMode != "on" {
 		return true
 	}
-	if !c.Privacy.RecordingEnabled {
-		return false
+	var keep protocol.PrivacyModeConfig
+	if c != nil && c.Privacy.ModeConfig != nil {
+		keep = *c.Privacy.ModeConfig
 	}
-	if on, ok := c.Privacy.Cameras[cam]; ok && !on {
-		return false
+	if cam == 2 {
+		return keep.CabinLensVideo
+	}
+	return keep.RoadAndAuxLensVideo
+}
+
+// cameraMedia reports whether the applied privacy.cameras lets camera
+// cam's media out with events.
+func (d *Device) cameraMedia(cam int) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if c := d.st.Config; c != nil {
+		if on, ok := c.Privacy.Cameras[cam]; ok && !on {
+			return false
+		}
 	}
 	return true
+}
+
+// sendsGPS reports whether the applied configuration lets the device send
+// GPS: privacy.gpsEnabled, and while privacy mode is on, the mode's
+// gpsTracking.
+func (d *Device) sendsGPS() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := d.st.Config
+	if c != nil && !c.Privacy.GPSEnabled {
+		return false
+	}
+	if d.privacyMode != "on" {
+		return true
+	}
+	return c != nil && c.Privacy.ModeConfig != nil && c.Privacy.ModeConfig.GPSTracking
 }
 
 // applyRecording starts or stops each camera's recording to match the configuration.

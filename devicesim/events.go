@@ -138,7 +138,7 @@ func (d *Device) Emit(ctx context.Context, spec EventSpec) (protocol.Event, erro
 		}
 		id := strconv.FormatInt(t.UnixMilli(), 10)
 		for _, cam := range cams {
-			if d.cameraRecords(cam) && d.rec.has(cam, t, now) {
+			if d.cameraRecords(cam) && d.cameraMedia(cam) && d.rec.has(cam, t, now) {
 				ev.Files = append(ev.Files, protocol.File{CameraID: cam, FileID: id, FileType: k.media})
 			}
 		}

@@ -35,6 +35,9 @@ func (d *Device) runGPS(ctx context.Context) {
 			now = time.UnixMilli(last + 1)
 		}
 		last = now.UnixMilli()
+		if !d.sendsGPS() {
+			continue // GPS is off by privacy: no fix is sent
+		}
 		s := d.Fix(now)
 		d.watchFences(ctx, now, s)
 		buf = append(buf, s)

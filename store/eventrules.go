@@ -166,6 +166,19 @@ func inPrivacyMode(eff *Effective) bool {
 	return eff.PrivacyModeSet && eff.PrivacyMode == PrivacyModeOn
 }
 
+// InPrivacyMode reports whether privacy mode governs the device now: then
+// PrivacyModeConfig says what stays enabled.
+func (e *Effective) InPrivacyMode() bool { return inPrivacyMode(e) }
+
+// GPSAllowed reports whether a device with settings eff sends GPS to the
+// cloud: its privacy gpsEnabled, and while privacy mode is on, the mode's
+// gpsTracking. While it does not, the cloud stores none of its GPS samples
+// (a device that sends some anyway has them acknowledged and dropped) and
+// its events carry no location.
+func GPSAllowed(eff *Effective) bool {
+	return eff.Privacy.GPSEnabled && (!inPrivacyMode(eff) || eff.PrivacyModeConfig.GPSTracking)
+}
+
 // privacyModeEvents says whether privacy mode config c keeps events of
 // kind, and whether c governs kind at all. The groups are those of the
 // privacy-mode configuration: in-cabin MV+AI events, ADAS (road and

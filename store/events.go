@@ -263,7 +263,12 @@ func (tx *Tx) IngestEvent(dev *Device, in EventInput) (IngestResult, error) {
 	if e.Severity == 0 {
 		e.Severity = DefaultSeverity(kind.API)
 	}
-	if in.PositionFromGPS {
+	switch {
+	case !GPSAllowed(eff):
+		// GPS is off: the event is stored without a location, whatever the
+		// device sent.
+		e.Lat, e.Lon, e.Alt, e.Accuracy = 0, 0, 0, 0
+	case in.PositionFromGPS:
 		if fix, ok, err := tx.positionAt(dev, e.Time); err != nil {
 			return IngestResult{}, err
 		} else if ok {

@@ -265,18 +265,25 @@ func (tx *Tx) enteredAllowed(imei string, fence int64, at time.Time) (bool, erro
 	return false, nil
 }
 
-// positionWindow is how far before an event a stored GPS sample still
-// gives the event's position.
+// positionWindow is how far from an event a stored GPS sample still gives
+// the event's position: an event the cloud creates for a device (a virtual
+// event, a driver's check-out, the device's activation) is placed where
+// the device's GPS was within this window of its time, or nowhere.
 const positionWindow = 10 * time.Minute
 
 // positionAt returns where dev was at time at: its last GPS sample of its
-// current ownership at or before at (within positionWindow), else its
-// latest one since it was added (less positionWindow).
-func (tx *Tx) positionAt(dev *Device, at time.Time) (GPSPoint, bool, error) {
+// current ownership at or before at, within positionWindow, else its first
+// one after at within positionWindow. found is false when it has none that
+// near: a sample further away tells nothing of where the event happened.
+func (tx *Tx) positionAt(dev *Device, at time.Time) (p GPSPoint, found bool, err error) {
 	samples, mine := tx.rec.GPSSamples(), GPSFilter{Holder: dev}
-	p, ok, err := samples.Latest(dev.IMEI, at.Add(-positionWindow), at, mine)
-	if err != nil || ok {
-		return p, ok, err
+	p, found, err = samples.Latest(dev.IMEI, at.Add(-positionWindow), at, mine)
+	if err != nil || found {
+		return p, found, err
 	}
-	return samples.Latest(dev.IMEI, dev.CreatedAt.Add(-positionWindow), endOfTime, mine)
+	after, err := samples.Range(dev.IMEI, at.Add(time.Millisecond), at.Add(positionWindow), mine, 1)
+	if err != nil || len(after) == 0 {
+		return GPSPoint{}, false, err
+	}
+	return after[0], true, nil
 }

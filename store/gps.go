@@ -46,6 +46,16 @@ func (tx *Tx) AddGPS(dev *Device, points []GPSPoint) ([]GPSPoint, error) {
 	return added, nil
 }
 
+// TakesGPS reports whether the cloud stores dev's GPS samples now: not
+// while its privacy settings or privacy mode turn GPS off (GPSAllowed).
+func (tx *Tx) TakesGPS(dev *Device) (bool, error) {
+	eff, err := tx.resolveSettings(dev)
+	if err != nil {
+		return false, err
+	}
+	return GPSAllowed(eff), nil
+}
+
 // GPS returns the stored points of imei, whichever ownership of the device
 // recorded them, from start to end inclusive, oldest first, at most limit
 // of them (0: no limit). What a device's owner may see is DeviceGPS.

@@ -168,17 +168,34 @@ func (h *Hub) stopWhenUnwatched(st *Stream) {
 // EndDevice stops every stream of imei without telling the device: a
 // device that leaves its organization streams to nobody of it any more.
 func (h *Hub) EndDevice(imei string) {
-	h.mu.Lock()
-	var doomed []*Stream
-	for _, st := range h.streams {
-		if st.imei == imei {
-			doomed = append(doomed, st)
-		}
-	}
-	h.mu.Unlock()
-	for _, st := range doomed {
+	for _, st := range h.deviceStreams(imei) {
 		h.End(st)
 	}
+}
+
+// StopDevice stops every stream of imei on this node and tells the device
+// to stop each: its settings no longer allow live video. Viewers' streams
+// end and the device's next frame of each is refused.
+func (h *Hub) StopDevice(imei string) {
+	for _, st := range h.deviceStreams(imei) {
+		h.stop(st)
+	}
+}
+
+// Streaming reports whether imei has a stream running on this node.
+func (h *Hub) Streaming(imei string) bool { return len(h.deviceStreams(imei)) > 0 }
+
+// deviceStreams lists the streams of imei on this node.
+func (h *Hub) deviceStreams(imei string) []*Stream {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []*Stream
+	for _, st := range h.streams {
+		if st.imei == imei {
+			out = append(out, st)
+		}
+	}
+	return out
 }
 
 // State reports whether the camera has a stream running on this node and

@@ -8805,7 +8805,11 @@ type ClientInterface interface {
 	// media.liveStreamConnectTimeout is 404: call again. A stream nobody watches ends early:
 	// open `url` within media.liveStreamIdleTimeout (10 s by default) of the answer; once the
 	// last viewer has closed it for that long, the device is told to stop and a later viewer
-	// calls connect-media again.
+	// calls connect-media again. 423 when the device's settings make live streaming
+	// impossible: privacy liveStreamEnabled false, privacy mode on with its privacy-config
+	// liveVideo disabled, or the device configuration's liveVideo false; the device is not
+	// commanded. A settings write that makes live streaming impossible ends the device's
+	// running streams: their viewers' responses end and the device is told to stop.
 	//
 	// Corresponds with POST /v2/devices/{imei}/connect-media (the `PostDeviceConnectMedia` operationId).
 	PostDeviceConnectMedia(ctx context.Context, imei Imei, params *PostDeviceConnectMediaParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -12773,7 +12777,11 @@ func (c *Client) GetDeviceCameraSnapshot(ctx context.Context, imei Imei, cameraI
 // media.liveStreamConnectTimeout is 404: call again. A stream nobody watches ends early:
 // open `url` within media.liveStreamIdleTimeout (10 s by default) of the answer; once the
 // last viewer has closed it for that long, the device is told to stop and a later viewer
-// calls connect-media again.
+// calls connect-media again. 423 when the device's settings make live streaming
+// impossible: privacy liveStreamEnabled false, privacy mode on with its privacy-config
+// liveVideo disabled, or the device configuration's liveVideo false; the device is not
+// commanded. A settings write that makes live streaming impossible ends the device's
+// running streams: their viewers' responses end and the device is told to stop.
 //
 // Corresponds with POST /v2/devices/{imei}/connect-media (the `PostDeviceConnectMedia` operationId).
 func (c *Client) PostDeviceConnectMedia(ctx context.Context, imei Imei, params *PostDeviceConnectMediaParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -28235,7 +28243,11 @@ type ClientWithResponsesInterface interface {
 	// media.liveStreamConnectTimeout is 404: call again. A stream nobody watches ends early:
 	// open `url` within media.liveStreamIdleTimeout (10 s by default) of the answer; once the
 	// last viewer has closed it for that long, the device is told to stop and a later viewer
-	// calls connect-media again.
+	// calls connect-media again. 423 when the device's settings make live streaming
+	// impossible: privacy liveStreamEnabled false, privacy mode on with its privacy-config
+	// liveVideo disabled, or the device configuration's liveVideo false; the device is not
+	// commanded. A settings write that makes live streaming impossible ends the device's
+	// running streams: their viewers' responses end and the device is told to stop.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -46821,7 +46833,11 @@ func (c *ClientWithResponses) GetDeviceCameraSnapshotWithResponse(ctx context.Co
 // media.liveStreamConnectTimeout is 404: call again. A stream nobody watches ends early:
 // open `url` within media.liveStreamIdleTimeout (10 s by default) of the answer; once the
 // last viewer has closed it for that long, the device is told to stop and a later viewer
-// calls connect-media again.
+// calls connect-media again. 423 when the device's settings make live streaming
+// impossible: privacy liveStreamEnabled false, privacy mode on with its privacy-config
+// liveVideo disabled, or the device configuration's liveVideo false; the device is not
+// commanded. A settings write that makes live streaming impossible ends the device's
+// running streams: their viewers' responses end and the device is told to stop.
 //
 // Returns a wrapper object for the known response body format(s).
 //

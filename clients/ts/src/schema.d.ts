@@ -1100,7 +1100,11 @@ export interface paths {
          *     media.liveStreamConnectTimeout is 404: call again. A stream nobody watches ends early:
          *     open `url` within media.liveStreamIdleTimeout (10 s by default) of the answer; once the
          *     last viewer has closed it for that long, the device is told to stop and a later viewer
-         *     calls connect-media again.
+         *     calls connect-media again. 423 when the device's settings make live streaming
+         *     impossible: privacy liveStreamEnabled false, privacy mode on with its privacy-config
+         *     liveVideo disabled, or the device configuration's liveVideo false; the device is not
+         *     commanded. A settings write that makes live streaming impossible ends the device's
+         *     running streams: their viewers' responses end and the device is told to stop.
          */
         post: operations["postDeviceConnectMedia"];
         delete?: never;

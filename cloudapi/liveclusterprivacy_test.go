@@ -1,0 +1,155 @@
+package cloudapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleetcam/fleetcam/configs"
+)
+
+// loopRelay is the Relay of API nodes in one process: subjects reach every
+// node's subscriptions (NATS wildcards * and >), and the first node that
+// handles a verb holds every device.
+type loopRelay struct {
+	mu   sync.Mutex
+	next int
+	subs map[int]loopSub
+	held map[string]func(ctx context.Context, imei string, data []byte) ([]byte, error)
+}
+
+type loopSub struct {
+	pattern string
+	fn      func(subject string, data []byte) []byte
+}
+
+func newLoopRelay() *loopRelay {
+	return &loopRelay{subs: map[int]loopSub{}, held: map[string]func(context.Context, string, []byte) ([]byte, error){}}
+}
+
+func subjectMatches(pattern, subject string) bool {
+	p, s := strings.Split(pattern, "."), strings.Split(subject, ".")
+	for i := range p {
+		switch {
+		case p[i] == ">":
+			return len(s) > i
+		case i >= len(s), p[i] != "*" && p[i] != s[i]:
+			return false
+		}
+	}
+	return len(p) == len(s)
+}
+
+func (r *loopRelay) matching(subject string) []loopSub {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []loopSub
+	for _, s := range r.subs {
+		if subjectMatches(s.pattern, subject) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (r *loopRelay) Request(_ context.Context, subject string, data []byte) ([]byte, error) {
+	for _, s := range r.matching(subject) {
+		if ans := s.fn(subject, bytes.Clone(data)); ans != nil {
+			return ans, nil
+		}
+	}
+	return nil, ErrNobody
+}
+
+func (r *loopRelay) Publish(subject string, data []byte) error {
+	for _, s := range r.matching(subject) {
+		s.fn(subject, bytes.Clone(data))
+	}
+	return nil
+}
+
+func (r *loopRelay) Subscribe(subject string, fn func(subject string, data []byte) []byte) (func(), error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.next++
+	id := r.next
+	r.subs[id] = loopSub{subject, fn}
+	return func() { r.mu.Lock(); delete(r.subs, id); r.mu.Unlock() }, nil
+}
+
+func (r *loopRelay) HandleHeld(verb string, fn func(ctx context.Context, imei string, data []byte) ([]byte, error)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.held[verb] == nil {
+		r.held[verb] = fn
+	}
+}
+
+func (r *loopRelay) AskHolder(ctx context.Context, imei, verb string, data []byte) ([]byte, error) {
+	r.mu.Lock()
+	fn := r.held[verb]
+	r.mu.Unlock()
+	if fn == nil {
+		return nil, ErrNobody
+	}
+	return fn(ctx, imei, data)
+}
+
+// TestSettingsWriteOnAnotherNodeEndsTheStream: in a cluster, a settings
+// write through a node that does not hold the stream ends it on its home:
+// the viewer's response ends, the device is told to stop and its next
+// frame is answered 410.
+func TestSettingsWriteOnAnotherNodeEndsTheStream(t *testing.T) {
+	t.Parallel()
+	relay := newLoopRelay()
+	home := newMediaEnv(t, func(_ *configs.Config, d *Deps) { d.Relay = relay })
+	other, err := New(Deps{Config: home.cfg, Store: home.db, Key: home.key, Now: home.clock.Now, Commander: home.cmd,
+		Relay: relay, Logger: home.api.log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherSrv := httptest.NewServer(other.Handler())
+	t.Cleanup(otherSrv.Close)
+
+	watch := home.do("POST", devPath(home.dev.IMEI, "/connect-media"), home.partnerToken, nil).want(http.StatusOK).str("data.url")
+	res, err := home.srv.Client().Get(watch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		buf := make([]byte, 4096)
+		for {
+			if _, err := res.Body.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	defer res.Body.Close()
+
+	body, _ := json.Marshal(map[string]any{"privacy": map[string]any{"liveStreamEnabled": false}})
+	req, _ := http.NewRequest("PUT", otherSrv.URL+devPath(home.dev.IMEI, "/device-config"), bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+home.partnerToken)
+	req.Header.Set("Content-Type", "application/json")
+	put, err := otherSrv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put.Body.Close()
+	if put.StatusCode != http.StatusOK {
+		t.Fatalf("device-config through the other node: %d", put.StatusCode)
+	}
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the viewer still watches after a write through the other node")
+	}
+	wantStreamStopped(t, home)
+}
