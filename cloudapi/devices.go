@@ -474,8 +474,10 @@ func (s *Server) removeDevice(c *gin.Context) error {
 	}
 	// A device out of the inventory may not stay connected: its next
 	// connection is refused (docs/device-protocol.md, section 2). Its live
-	// streams end: their viewers are of the organization it left.
+	// streams end, on this node and on the others, which find it gone
+	// (endForbiddenLive): their viewers are of the organization it left.
 	s.live.EndDevice(c.Param("imei"))
+	s.endForbiddenLive(c.Param("imei"))
 	if s.commander != nil {
 		s.commander.Disconnect(c.Param("imei"))
 	}

@@ -107,6 +107,29 @@ func (r *loopRelay) AskHolder(ctx context.Context, imei, verb string, data []byt
 // frame is answered 410.
 func TestSettingsWriteOnAnotherNodeEndsTheStream(t *testing.T) {
 	t.Parallel()
+	body, _ := json.Marshal(map[string]any{"privacy": map[string]any{"liveStreamEnabled": false}})
+	writeOnAnotherNode(t, func(home *mediaEnv) *http.Request {
+		req, _ := http.NewRequest("PUT", devPath(home.dev.IMEI, "/device-config"), bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		return req
+	})
+}
+
+// TestRemovalOnAnotherNodeEndsTheStream: a device removed from the
+// inventory through another node than its stream's streams no more.
+func TestRemovalOnAnotherNodeEndsTheStream(t *testing.T) {
+	t.Parallel()
+	writeOnAnotherNode(t, func(home *mediaEnv) *http.Request {
+		req, _ := http.NewRequest("DELETE", orgPath(home.org.ID, "/devices/"+home.dev.IMEI), nil)
+		return req
+	})
+}
+
+// writeOnAnotherNode starts a live stream on one node (home) and sends the
+// request write makes (its path only) through another node sharing the
+// store and the relay: the stream ends, its viewer's answer with it, the
+// device is told to stop and its next frame is refused.
+func writeOnAnotherNode(t *testing.T, write func(home *mediaEnv) *http.Request) {
 	relay := newLoopRelay()
 	home := newMediaEnv(t, func(_ *configs.Config, d *Deps) { d.Relay = relay })
 	other, err := New(Deps{Config: home.cfg, Store: home.db, Key: home.key, Now: home.clock.Now, Commander: home.cmd,
@@ -134,17 +157,19 @@ func TestSettingsWriteOnAnotherNodeEndsTheStream(t *testing.T) {
 	}()
 	defer res.Body.Close()
 
-	body, _ := json.Marshal(map[string]any{"privacy": map[string]any{"liveStreamEnabled": false}})
-	req, _ := http.NewRequest("PUT", otherSrv.URL+devPath(home.dev.IMEI, "/device-config"), bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+home.partnerToken)
-	req.Header.Set("Content-Type", "application/json")
-	put, err := otherSrv.Client().Do(req)
+	req := write(home)
+	req.URL, err = req.URL.Parse(otherSrv.URL + req.URL.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	put.Body.Close()
-	if put.StatusCode != http.StatusOK {
-		t.Fatalf("device-config through the other node: %d", put.StatusCode)
+	req.Header.Set("Authorization", "Bearer "+home.partnerToken)
+	answer, err := otherSrv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer.Body.Close()
+	if answer.StatusCode != http.StatusOK {
+		t.Fatalf("%s %s through the other node: %d", req.Method, req.URL.Path, answer.StatusCode)
 	}
 	select {
 	case <-ended:
