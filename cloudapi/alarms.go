@@ -58,12 +58,12 @@ type alarmDTO struct {
 }
 
 func toCommentDTO(c store.AlarmComment) alarmCommentDTO {
-	return alarmCommentDTO{ID: c.ID, AlarmID: c.AlarmID, Details: c.Details, CreatedByAudienceName: audienceName(c.CreatedByAudienceName),
+	return alarmCommentDTO{ID: c.ID, AlarmID: c.AlarmID, Details: c.Details, CreatedByAudienceName: store.AudienceShown(c.CreatedByAudienceName),
 		CreatedByID: c.CreatedByID, CommentorName: c.CommentorName, CreatedAt: isoTime(c.CreatedAt)}
 }
 
 func toActionDTO(a store.AlarmAction) alarmActionDTO {
-	return alarmActionDTO{ID: a.ID, AlarmID: a.AlarmID, Type: a.Type, CreatedByAudienceName: audienceName(a.CreatedByAudienceName),
+	return alarmActionDTO{ID: a.ID, AlarmID: a.AlarmID, Type: a.Type, CreatedByAudienceName: store.AudienceShown(a.CreatedByAudienceName),
 		CreatedByID: a.CreatedByID, CreatedAt: isoTime(a.CreatedAt), UpdatedAt: isoTime(a.UpdatedAt)}
 }
 

@@ -102,7 +102,7 @@ func eventViewOf(e *store.Event, avail []bool) eventView {
 	}
 	for _, c := range e.Comments {
 		v.EventComments = append(v.EventComments, eventComment{ID: c.ID, Comment: c.Comment,
-			CreatedByAudienceName: audienceName(c.CreatedByAudienceName), CreatedByID: c.CreatedByID,
+			CreatedByAudienceName: store.AudienceShown(c.CreatedByAudienceName), CreatedByID: c.CreatedByID,
 			CreatedBy: eventCommentAuthor{ID: c.CreatedByID, Email: c.CreatedByEmail}, CreatedAt: isoTime(c.CreatedAt)})
 	}
 	return v

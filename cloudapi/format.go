@@ -1,10 +1,6 @@
 package cloudapi
 
-import (
-	"time"
-
-	"github.com/fleetcam/fleetcam/store"
-)
+import "time"
 
 // The formats of values in answers that many operations share.
 
@@ -25,13 +21,4 @@ func isoTimeOrNull(t time.Time) *string {
 	}
 	s := isoTime(t)
 	return &s
-}
-
-// audienceName is the API's name of an audience: the reference contract
-// names the platform itself (store.AudienceSystem) "surfsight".
-func audienceName(a string) string {
-	if a == store.AudienceSystem {
-		return "surfsight"
-	}
-	return a
 }

@@ -34,7 +34,7 @@ type recipientDTO struct {
 
 func toRecipientDTO(r *store.AlarmRecipient) recipientDTO {
 	out := recipientDTO{ID: r.ID, Email: r.Email, ReportIntervalSeconds: r.ReportIntervalSeconds, OrganizationID: r.OrganizationID,
-		CreatedByAudienceName: audienceName(r.CreatedByAudienceName), CreatedByID: r.CreatedByID, TargetEntity: "organization",
+		CreatedByAudienceName: store.AudienceShown(r.CreatedByAudienceName), CreatedByID: r.CreatedByID, TargetEntity: "organization",
 		TargetID: r.OrganizationID, LastReportAt: isoTimeOrNull(r.LastReportAt)}
 	if r.OrganizationID == 0 {
 		out.TargetEntity, out.TargetID = "partner", r.PartnerID

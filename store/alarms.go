@@ -80,6 +80,16 @@ const (
 	AudienceOrganization = "organization"
 )
 
+// AudienceShown is the name the API and the webhooks give audience a: the
+// platform's own comments and actions are the reference contract's
+// "surfsight", the others their own name.
+func AudienceShown(a string) string {
+	if a == AudienceSystem {
+		return "surfsight"
+	}
+	return a
+}
+
 // AlarmComment is a note on an alarm.
 type AlarmComment struct {
 	ID                    int64     `json:"id"`

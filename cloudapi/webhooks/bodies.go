@@ -249,7 +249,7 @@ func alarmBody(event string, f *store.AlarmFact) alarmData {
 	}
 	for _, c := range a.Comments {
 		d.Comments = append(d.Comments, alarmComment{ID: c.ID, AlarmID: c.AlarmID, Details: c.Details,
-			CreatedByAudienceName: c.CreatedByAudienceName, CreatedByID: c.CreatedByID,
+			CreatedByAudienceName: store.AudienceShown(c.CreatedByAudienceName), CreatedByID: c.CreatedByID,
 			CommentorName: c.CommentorName, CreatedAt: apiTime(c.CreatedAt)})
 	}
 	return d

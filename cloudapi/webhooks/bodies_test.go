@@ -105,12 +105,14 @@ func TestBodiesAreSnapshotsOfTheirMoment(t *testing.T) {
 
 // TestWebhookTimesInAPIForm: every time of a webhook body that is not
 // Unix seconds is written as the API writes it, YYYY-MM-DDThh:mm:ss.sssZ in
-// UTC, also when the stored time has nanoseconds or another zone.
+// UTC, also when the stored time has nanoseconds or another zone; and a
+// comment of the platform's own has the API's audience name, surfsight.
 func TestWebhookTimesInAPIForm(t *testing.T) {
 	created := time.Date(2026, 11, 30, 13, 42, 48, 963052445, time.FixedZone("IST", 2*3600))
 	closed := time.Date(2026, 11, 30, 11, 42, 58, 779013560, time.UTC)
 	alarm := store.AlarmFact{Alarm: store.Alarm{ID: 1, IMEI: "356000000000018", AlarmDefinitionID: 1002,
-		CreatedAt: created, LastCloseAt: closed, Comments: []store.AlarmComment{{ID: 2, AlarmID: 1, CreatedAt: created}}}}
+		CreatedAt: created, LastCloseAt: closed, Comments: []store.AlarmComment{{ID: 2, AlarmID: 1, CreatedAt: created,
+			CreatedByAudienceName: store.AudienceSystem}}}}
 	cams := store.AuxSearchFact{Cameras: []store.AuxCamera{{CameraID: 53, Paired: true, PairedAt: created, ChangedAt: closed}}}
 	tests := []struct {
 		name string
@@ -118,7 +120,7 @@ func TestWebhookTimesInAPIForm(t *testing.T) {
 		want []string
 	}{
 		{"alarm", store.Message{Kind: store.MessageAlarm, SubType: "closed", Alarm: &alarm},
-			[]string{`"createdAt":"2026-11-30T11:42:48.963Z"`, `"lastCloseAt":"2026-11-30T11:42:58.779Z"`, `"comments":[{"id":2,"alarmId":1,"details":"","createdByAudienceName":"","createdById":0,"commentorName":"","createdAt":"2026-11-30T11:42:48.963Z"}]`}},
+			[]string{`"createdAt":"2026-11-30T11:42:48.963Z"`, `"lastCloseAt":"2026-11-30T11:42:58.779Z"`, `"comments":[{"id":2,"alarmId":1,"details":"","createdByAudienceName":"surfsight","createdById":0,"commentorName":"","createdAt":"2026-11-30T11:42:48.963Z"}]`}},
 		{"open alarm", store.Message{Kind: store.MessageAlarm, SubType: "created", Alarm: &store.AlarmFact{Alarm: store.Alarm{CreatedAt: created}}},
 			[]string{`"createdAt":"2026-11-30T11:42:48.963Z"`}},
 		{"auxiliary camera search", store.Message{Kind: store.MessageSystem, SubType: "auxiliaryCamerasPairingStatus", AuxSearch: &cams},
