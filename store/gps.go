@@ -47,13 +47,20 @@ func (tx *Tx) AddGPS(dev *Device, points []GPSPoint) ([]GPSPoint, error) {
 }
 
 // TakesGPS reports whether the cloud stores dev's GPS samples now: not
-// while its privacy settings or privacy mode turn GPS off (GPSAllowed).
+// while its privacy settings or privacy mode turn GPS off (GPSAllowed). It
+// runs for every GPS message, so it resolves the privacy settings alone.
 func (tx *Tx) TakesGPS(dev *Device) (bool, error) {
-	eff, err := tx.resolveSettings(dev)
+	ds, err := tx.DeviceSettings(dev.IMEI)
 	if err != nil {
 		return false, err
 	}
-	return GPSAllowed(eff), nil
+	os, err := tx.OrgSettings(dev.OrganizationID)
+	if err != nil {
+		return false, err
+	}
+	var eff Effective
+	eff.resolvePrivacy(ds, os)
+	return GPSAllowed(&eff), nil
 }
 
 // GPS returns the stored points of imei, whichever ownership of the device

@@ -478,19 +478,25 @@ func (tx *Tx) resolveSettings(d *Device) (*Effective, error) {
 		return nil, err
 	}
 	e := &Effective{Version: ds.Version, Device: DefaultDeviceConfig(), Events: DefaultEventConfig(),
-		Privacy: DefaultPrivacyConfig(), PrivacyMode: PrivacyModeOff, Geofences: ds.Geofences,
-		CameraRetention: ds.CameraRetention, NotificationRecipients: ds.NotificationRecipients}
+		Geofences: ds.Geofences, CameraRetention: ds.CameraRetention, NotificationRecipients: ds.NotificationRecipients}
 	pick(&e.Device, ds.Device, os.Device)
 	pick(&e.Events, ds.Events, os.Events)
 	e.Events = e.Events.Clone()
-	pick(&e.Privacy, ds.Privacy, os.Privacy)
+	e.resolvePrivacy(ds, os)
 	e.Privacy = e.Privacy.clone()
-	pick(&e.PrivacyModeConfig, ds.PrivacyModeConfig, os.PrivacyModeConfig)
 	e.Control = EffectiveControl(ds.Control, os.Control)
+	return e, nil
+}
+
+// resolvePrivacy sets e's privacy members from the device's settings ds
+// and its organization's os; e.Privacy shares their maps.
+func (e *Effective) resolvePrivacy(ds *DeviceSettings, os *OrgSettings) {
+	e.Privacy, e.PrivacyMode = DefaultPrivacyConfig(), PrivacyModeOff
+	pick(&e.Privacy, ds.Privacy, os.Privacy)
+	pick(&e.PrivacyModeConfig, ds.PrivacyModeConfig, os.PrivacyModeConfig)
 	if ds.PrivacyMode != "" {
 		e.PrivacyMode, e.PrivacyModeSet = ds.PrivacyMode, true
 	}
-	return e, nil
 }
 
 func pick[T any](dst *T, own, org *T) {
