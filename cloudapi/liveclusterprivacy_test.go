@@ -6,81 +6,24 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/fleetcam/fleetcam/cloudapi/live/livetest"
 	"github.com/fleetcam/fleetcam/configs"
 )
 
-// loopRelay is the Relay of API nodes in one process: subjects reach every
-// node's subscriptions (NATS wildcards * and >), and the first node that
-// handles a verb holds every device.
+// loopRelay is the Relay of API nodes in one process (livetest.Relay),
+// where the first node that handles a verb holds every device.
 type loopRelay struct {
+	*livetest.Relay
 	mu   sync.Mutex
-	next int
-	subs map[int]loopSub
 	held map[string]func(ctx context.Context, imei string, data []byte) ([]byte, error)
 }
 
-type loopSub struct {
-	pattern string
-	fn      func(subject string, data []byte) []byte
-}
-
 func newLoopRelay() *loopRelay {
-	return &loopRelay{subs: map[int]loopSub{}, held: map[string]func(context.Context, string, []byte) ([]byte, error){}}
-}
-
-func subjectMatches(pattern, subject string) bool {
-	p, s := strings.Split(pattern, "."), strings.Split(subject, ".")
-	for i := range p {
-		switch {
-		case p[i] == ">":
-			return len(s) > i
-		case i >= len(s), p[i] != "*" && p[i] != s[i]:
-			return false
-		}
-	}
-	return len(p) == len(s)
-}
-
-func (r *loopRelay) matching(subject string) []loopSub {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []loopSub
-	for _, s := range r.subs {
-		if subjectMatches(s.pattern, subject) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func (r *loopRelay) Request(_ context.Context, subject string, data []byte) ([]byte, error) {
-	for _, s := range r.matching(subject) {
-		if ans := s.fn(subject, bytes.Clone(data)); ans != nil {
-			return ans, nil
-		}
-	}
-	return nil, ErrNobody
-}
-
-func (r *loopRelay) Publish(subject string, data []byte) error {
-	for _, s := range r.matching(subject) {
-		s.fn(subject, bytes.Clone(data))
-	}
-	return nil
-}
-
-func (r *loopRelay) Subscribe(subject string, fn func(subject string, data []byte) []byte) (func(), error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.next++
-	id := r.next
-	r.subs[id] = loopSub{subject, fn}
-	return func() { r.mu.Lock(); delete(r.subs, id); r.mu.Unlock() }, nil
+	return &loopRelay{Relay: livetest.NewRelay(ErrNobody), held: map[string]func(context.Context, string, []byte) ([]byte, error){}}
 }
 
 func (r *loopRelay) HandleHeld(verb string, fn func(ctx context.Context, imei string, data []byte) ([]byte, error)) {

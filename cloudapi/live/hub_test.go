@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fleetcam/fleetcam/cloudapi/live/livetest"
 )
 
 // fakeDevice plays the devices of a Hub: a started camera sends frame
@@ -199,83 +200,13 @@ func TestOpenRefusals(t *testing.T) {
 	}
 }
 
-// memRelay is a Relay of nodes in one process: subscriptions with '*'
-// (one token) and '>' (the rest) wildcards, requests answered by the
-// first subscriber that answers.
-type memRelay struct {
-	mu   sync.Mutex
-	next int
-	subs map[int]memSub
-}
-
-type memSub struct {
-	pattern string
-	fn      func(subject string, data []byte) []byte
-}
-
-func newMemRelay() *memRelay { return &memRelay{subs: map[int]memSub{}} }
-
-func matches(pattern, subject string) bool {
-	p, s := strings.Split(pattern, "."), strings.Split(subject, ".")
-	for i := range p {
-		switch {
-		case p[i] == ">":
-			return len(s) > i
-		case i >= len(s), p[i] != "*" && p[i] != s[i]:
-			return false
-		}
-	}
-	return len(p) == len(s)
-}
-
-func (r *memRelay) matching(subject string) []memSub {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []memSub
-	for _, s := range r.subs {
-		if matches(s.pattern, subject) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func (r *memRelay) Request(ctx context.Context, subject string, data []byte) ([]byte, error) {
-	for _, s := range r.matching(subject) {
-		if ans := s.fn(subject, bytes.Clone(data)); ans != nil {
-			return ans, nil
-		}
-	}
-	return nil, ErrNobody
-}
-
-func (r *memRelay) Publish(subject string, data []byte) error {
-	for _, s := range r.matching(subject) {
-		s.fn(subject, bytes.Clone(data))
-	}
-	return nil
-}
-
-func (r *memRelay) Subscribe(subject string, fn func(subject string, data []byte) []byte) (func(), error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.next++
-	id := r.next
-	r.subs[id] = memSub{subject, fn}
-	return func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		delete(r.subs, id)
-	}, nil
-}
-
 // TestRemoteViewersAndFrames: a stream opened on its home node takes
 // frames that reach another node and feeds a viewer there; that viewer
 // counts for the idle timeout until it leaves, and its response ends when
 // the home ends the stream.
 func TestRemoteViewersAndFrames(t *testing.T) {
 	t.Parallel()
-	relay := newMemRelay()
+	relay := livetest.NewRelay(ErrNobody)
 	home, dev := newTestHub(testConfig(), relay)
 	other, _ := newTestHub(testConfig(), relay)
 	dev.hub = other // the device's frames reach the other node
