@@ -9,49 +9,30 @@ import (
 	"math"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fleetcam/fleetcam/broker/protocol"
 	"github.com/fleetcam/fleetcam/devicesim"
+	"github.com/fleetcam/fleetcam/internal/testshared"
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/fleetcam/fleetcam/store/pgtest"
 	"github.com/jackc/pgx/v5"
 )
 
-// built is the server the bench runs as a child process, built once per
-// test binary into a directory TestMain removes.
-var built struct {
-	once sync.Once
-	dir  string
-	bin  string
-	err  error
-}
+// fleetcamBuilt is the server the bench runs as a child process, built
+// once per test binary; TestMain removes it.
+var fleetcamBuilt = testshared.Build("github.com/fleetcam/fleetcam/cmd/fleetcam")
 
-// buildFleetcam builds the server the bench runs as a child process, the
-// first time a test asks for it.
+// buildFleetcam returns the server the bench runs as a child process,
+// built the first time a test asks for it.
 func buildFleetcam(t *testing.T) string {
 	t.Helper()
-	built.once.Do(func() {
-		if built.dir, built.err = os.MkdirTemp("", "fleetbench-test-"); built.err != nil {
-			return
-		}
-		built.bin = filepath.Join(built.dir, "fleetcam")
-		out, err := exec.Command("go", "build", "-o", built.bin, "github.com/fleetcam/fleetcam/cmd/fleetcam").CombinedOutput()
-		if err != nil {
-			built.err = fmt.Errorf("build fleetcam: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.bin
+	return fleetcamBuilt.Get(t).Path
 }
 
 // quickReport is the JSON report of a quick run.

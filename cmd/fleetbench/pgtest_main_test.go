@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"testing"
 
 	"github.com/fleetcam/fleetcam/internal/testshared"
@@ -11,9 +10,5 @@ import (
 // TestMain stops the PostgreSQL server the tests share and removes the
 // fleetcam binary they built.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
-	}
-	os.Exit(testshared.StopAll(code, pgtest.StopShared))
+	testshared.Main(m, pgtest.StopShared, fleetcamBuilt.Stop)
 }

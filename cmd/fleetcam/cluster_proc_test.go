@@ -144,9 +144,9 @@ store:
 		pc.t.Fatal(err)
 	}
 	pn := &procNode{id: id, dir: dir}
-	env := append([]string{childConfigEnv + "=" + cfg, "FLEETCAM_POSTGRES_URL=" + pc.pg, "FLEETCAM_NATS_URL=" + pc.nats.URL(),
+	env := append([]string{"FLEETCAM_POSTGRES_URL=" + pc.pg, "FLEETCAM_NATS_URL=" + pc.nats.URL(),
 		"FLEETCAM_NODE_ID=" + id, "FLEETCAM_SIGNING_KEY=" + clusterSigningKey}, pc.setup.media...)
-	pn.c = runChildLogged(pc.t, dir, pn.logged, env...)
+	pn.c = runChildLogged(pc.t, dir, cfg, pn.logged, env...)
 	pn.api = client{t: pc.t, base: pn.c.base}
 	return pn
 }

@@ -21,7 +21,7 @@ import (
 func TestKilledAfterCommitKeepsQueuedCommand(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	first := runChild(t, dir, crashEnv+"=1")
+	first := runCrashingChild(t, dir)
 	e := openEnv(t, first.base)
 	imei := testIMEIs(t, "35693810000300", 1)[0]
 	e.addDevice(imei, "Crash van")

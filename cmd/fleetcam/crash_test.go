@@ -18,35 +18,31 @@ import (
 	"github.com/fleetcam/fleetcam/store/pgtest"
 )
 
-// childEnv makes the test binary run fleetcam itself (see TestMain), so a
-// test can kill it with SIGKILL. crashEnv makes that fleetcam kill itself
-// right after committing a change that queues a device command
-// (commandCommitted).
-// childConfigEnv names a configuration file the child reads (-config).
-const (
-	childEnv       = "FLEETCAM_TEST_CHILD"
-	crashEnv       = "FLEETCAM_TEST_CRASH_AFTER_COMMAND_COMMIT"
-	childConfigEnv = "FLEETCAM_TEST_CHILD_CONFIG"
-)
+// childProgram is fleetcam as go build makes it, which the tests run as a
+// child process so that they can kill it with SIGKILL: the program as it
+// is deployed, without the race detector. The race detector finds the
+// races of the same code in the tests that run it in their own process,
+// and would multiply what the children's work costs.
+var childProgram = testshared.Build("github.com/fleetcam/fleetcam/cmd/fleetcam")
+
+// crashEnv makes the test binary run fleetcam itself (see TestMain) and
+// kill itself right after committing a change that queues a device command
+// (commandCommitted), a hook that only a test binary has.
+const crashEnv = "FLEETCAM_TEST_CRASH_AFTER_COMMAND_COMMIT"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) != "" {
-		if os.Getenv(crashEnv) != "" {
-			commandCommitted = func() {
-				self, _ := os.FindProcess(os.Getpid())
-				self.Kill()
-				select {}
-			}
+	if os.Getenv(crashEnv) != "" {
+		commandCommitted = func() {
+			self, _ := os.FindProcess(os.Getpid())
+			self.Kill()
+			select {}
 		}
-		var args []string
-		if cfg := os.Getenv(childConfigEnv); cfg != "" {
-			args = []string{"-config", cfg}
-		}
-		os.Exit(runMain(args))
+		os.Exit(runMain(nil))
 	}
 	// The end-to-end tests on PostgreSQL and the tests of media in a
-	// bucket start the servers.
-	testshared.Main(m, pgtest.StopShared, s3test.StopShared)
+	// bucket start the servers; the tests of child processes build
+	// fleetcam.
+	testshared.Main(m, pgtest.StopShared, s3test.StopShared, childProgram.Stop)
 }
 
 // startChild runs fleetcam in a child process over dir and returns it with
@@ -68,15 +64,35 @@ type child struct {
 // its environment, and returns it once it logged its start.
 func runChild(t *testing.T, dir string, env ...string) child {
 	t.Helper()
-	return runChildLogged(t, dir, nil, env...)
+	return runChildLogged(t, dir, "", nil, env...)
 }
 
-// runChildLogged is runChild that also hands every line the child logs
-// to onLine (when not nil), from the goroutine that reads them.
-func runChildLogged(t *testing.T, dir string, onLine func([]byte), env ...string) child {
+// runChildLogged is runChild that also reads the configuration file config
+// (when not empty) and hands every line the child logs to onLine (when not
+// nil), from the goroutine that reads them.
+func runChildLogged(t *testing.T, dir, config string, onLine func([]byte), env ...string) child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), childEnv+"=1", "FLEETCAM_DATA_DIR="+dir,
+	cmd := exec.Command(childProgram.Get(t).Path)
+	if config != "" {
+		cmd.Args = append(cmd.Args, "-config", config)
+	}
+	return startChildCmd(t, cmd, dir, onLine, env)
+}
+
+// runCrashingChild runs fleetcam in a child process over dir, as runChild
+// does, that kills itself right after committing a change that queues a
+// device command: the test binary itself, which has the hook.
+func runCrashingChild(t *testing.T, dir string) child {
+	t.Helper()
+	return startChildCmd(t, exec.Command(os.Args[0], "-test.run=^$"), dir, nil, []string{crashEnv + "=1"})
+}
+
+// startChildCmd starts cmd, a fleetcam, over dir with env added to its
+// environment and returns it once it logged its start, handing every line
+// it logs to onLine when not nil.
+func startChildCmd(t *testing.T, cmd *exec.Cmd, dir string, onLine func([]byte), env []string) child {
+	t.Helper()
+	cmd.Env = append(append(os.Environ(), "FLEETCAM_DATA_DIR="+dir,
 		"FLEETCAM_HTTP_ADDR=127.0.0.1:0", "FLEETCAM_MQTT_ADDR=127.0.0.1:0",
 		"FLEETCAM_PARTNER_EMAIL="+partnerEmail, "FLEETCAM_PARTNER_PASSWORD="+partnerPassword,
 		"FLEETCAM_WEBHOOKS_ALLOW_PRIVATE_TARGETS=true", "FLEETCAM_LOG_LEVEL=info"), env...)

@@ -2,7 +2,8 @@
 // started by the first test that needs it, stopped after the last one. It
 // is for servers that take seconds to start and that tests can share, each
 // in a space of its own (a database, a bucket): store/pgtest's PostgreSQL
-// and store/blob/s3test's S3 server.
+// and store/blob/s3test's S3 server. Build keeps a program of the module
+// the same way, built for the tests that run it as a child process.
 package testshared
 
 import (
