@@ -50,13 +50,39 @@ run:
 # as it is built for it: a separate go vet ./... would build every package
 # once more without the race detector, minutes on a new machine, and the
 # API tests on PostgreSQL are the same sources, vetted there already.
+#
+# Before them, the Debian packages the tests need are installed one after
+# another (apt takes one at a time) while the S3 server of the tests is
+# built beside them.
 test:
+	$(MAKE) --no-print-directory -j2 test-deps-packages test-deps-versitygw
 	$(MAKE) --no-print-directory check-rules
+	$(MAKE) --no-print-directory -j3 test-race test-api test-checks
+
+.PHONY: test-deps-packages
+test-deps-packages:
+	$(MAKE) --no-print-directory test-deps-promtool
 	$(MAKE) --no-print-directory test-deps-chromium
 	$(MAKE) --no-print-directory test-deps-postgresql
-	$(MAKE) --no-print-directory test-deps-versitygw
 	$(MAKE) --no-print-directory test-deps-node
-	$(MAKE) --no-print-directory -j3 test-race test-api test-checks
+
+# The suite's length on two cores is the CPU it asks for, and two settings
+# of Go's make it ask for less (docs/performance.md, "The test suite"):
+# - go, the compiler, the linker and the test binaries run with the garbage
+#   collector at GOGC=$(TESTGOGC) (TESTGOGC): a heap grows to five times what
+#   is live before it is collected, where Go's default lets it double. At
+#   the default the compiler spends about a seventh of a build's CPU
+#   collecting, and a race-detected test binary more. The memory it costs
+#   is what a test machine has to spare: the largest test binary stays
+#   under 1 GiB resident.
+# - each compile runs its back end on one core (GO19CONCURRENTCOMPILATION=0):
+#   go compiles as many packages at once as there are cores, and a compile
+#   that also spread its own back end over them would only make them share,
+#   at about 9% more CPU.
+# The programs of make run and make bench keep Go's defaults.
+TESTGOGC ?= 400
+test test-race test-api test-checks test-deps-versitygw: export GOGC = $(TESTGOGC)
+test test-race test-api test-checks test-deps-versitygw: export GO19CONCURRENTCOMPILATION = 0
 
 # TESTP test binaries of the race-detected run go at once, each with up to
 # TESTPARALLEL of its parallel tests, and the API tests on PostgreSQL run
@@ -181,11 +207,13 @@ openapi-lint: clients/ts/node_modules/.package-lock.json
 # prometheus, installed when missing and running as root (the package also
 # installs a prometheus service, which nothing here uses).
 PROMTOOL ?= promtool
-.PHONY: check-rules
-check-rules:
-	@command -v $(PROMTOOL) >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus; }; else echo "make check-rules: promtool is missing; install the Debian package prometheus (apt-get install prometheus)" >&2; exit 1; fi; }
+.PHONY: check-rules test-deps-promtool
+check-rules: test-deps-promtool
 	$(PROMTOOL) check rules configs/monitoring/alerts.yml
 	$(PROMTOOL) test rules configs/monitoring/alerts_test.yml
+
+test-deps-promtool:
+	@command -v $(PROMTOOL) >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus; }; else echo "make test-deps-promtool: promtool is missing; install the Debian package prometheus (apt-get install prometheus)" >&2; exit 1; fi; }
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
