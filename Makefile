@@ -70,15 +70,14 @@ test-deps-packages:
 # of Go's make it ask for less (docs/performance.md, "The test suite"):
 # - go, the compiler, the linker and the test binaries run with the garbage
 #   collector at GOGC=$(TESTGOGC) (TESTGOGC): a heap grows to five times what
-#   is live before it is collected, where Go's default lets it double. At
-#   the default the compiler spends about a seventh of a build's CPU
-#   collecting, and a race-detected test binary more. The memory it costs
-#   is what a test machine has to spare: the largest test binary stays
-#   under 1 GiB resident.
+#   is live before it is collected, where Go's default lets it double.
+#   That saves about an eighth of a build's CPU, and more of a
+#   race-detected program's. The memory it costs is what a test machine
+#   has to spare: the largest test binary stays under 1 GiB resident.
 # - each compile runs its back end on one core (GO19CONCURRENTCOMPILATION=0):
 #   go compiles as many packages at once as there are cores, and a compile
 #   that also spread its own back end over them would only make them share,
-#   at about 9% more CPU.
+#   at about 10% more CPU.
 # The programs of make run and make bench keep Go's defaults.
 TESTGOGC ?= 400
 test test-race test-api test-checks test-deps-versitygw: export GOGC = $(TESTGOGC)
