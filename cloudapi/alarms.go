@@ -5,20 +5,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleetcam/fleetcam/cloudapi/apiform"
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/gin-gonic/gin"
 )
-
-// alarmCommentDTO is a comment on an alarm.
-type alarmCommentDTO struct {
-	ID                    int64  `json:"id"`
-	AlarmID               int64  `json:"alarmId"`
-	Details               string `json:"details"`
-	CreatedByAudienceName string `json:"createdByAudienceName"`
-	CreatedByID           int64  `json:"createdById"`
-	CommentorName         string `json:"commentorName"`
-	CreatedAt             string `json:"createdAt"`
-}
 
 // alarmActionDTO is an open, close, read or unread of an alarm.
 type alarmActionDTO struct {
@@ -35,31 +25,26 @@ type alarmActionDTO struct {
 // absent until the alarm is first read or closed; userId is absent for an
 // alarm the system raised (the reference contract does not allow null).
 type alarmDTO struct {
-	ID                      int64             `json:"id"`
-	IMEI                    string            `json:"imei"`
-	DeviceName              string            `json:"deviceName,omitempty"`
-	Details                 string            `json:"details"`
-	OrganizationID          int64             `json:"organizationId"`
-	OrganizationName        string            `json:"organizationName"`
-	PartnerID               int64             `json:"partnerId"`
-	PartnerName             string            `json:"partnerName"`
-	UserID                  *int64            `json:"userId,omitempty"`
-	AlarmDefinitionID       int64             `json:"alarmDefinitionId"`
-	AlarmDefinitionName     string            `json:"alarmDefinitionName"`
-	AlarmDefinitionSeverity int               `json:"alarmDefinitionSeverity"`
-	CreatedAt               string            `json:"createdAt"`
-	LastReadAt              *string           `json:"lastReadAt,omitempty"`
-	LastCloseAt             *string           `json:"lastCloseAt,omitempty"`
-	IsOpen                  bool              `json:"isOpen"`
-	IsRead                  bool              `json:"isRead"`
-	IsSimulated             bool              `json:"isSimulated"`
-	Comments                []alarmCommentDTO `json:"comments"`
-	Actions                 []alarmActionDTO  `json:"actions"`
-}
-
-func toCommentDTO(c store.AlarmComment) alarmCommentDTO {
-	return alarmCommentDTO{ID: c.ID, AlarmID: c.AlarmID, Details: c.Details, CreatedByAudienceName: store.AudienceShown(c.CreatedByAudienceName),
-		CreatedByID: c.CreatedByID, CommentorName: c.CommentorName, CreatedAt: isoTime(c.CreatedAt)}
+	ID                      int64                  `json:"id"`
+	IMEI                    string                 `json:"imei"`
+	DeviceName              string                 `json:"deviceName,omitempty"`
+	Details                 string                 `json:"details"`
+	OrganizationID          int64                  `json:"organizationId"`
+	OrganizationName        string                 `json:"organizationName"`
+	PartnerID               int64                  `json:"partnerId"`
+	PartnerName             string                 `json:"partnerName"`
+	UserID                  *int64                 `json:"userId,omitempty"`
+	AlarmDefinitionID       int64                  `json:"alarmDefinitionId"`
+	AlarmDefinitionName     string                 `json:"alarmDefinitionName"`
+	AlarmDefinitionSeverity int                    `json:"alarmDefinitionSeverity"`
+	CreatedAt               string                 `json:"createdAt"`
+	LastReadAt              *string                `json:"lastReadAt,omitempty"`
+	LastCloseAt             *string                `json:"lastCloseAt,omitempty"`
+	IsOpen                  bool                   `json:"isOpen"`
+	IsRead                  bool                   `json:"isRead"`
+	IsSimulated             bool                   `json:"isSimulated"`
+	Comments                []apiform.AlarmComment `json:"comments"`
+	Actions                 []alarmActionDTO       `json:"actions"`
 }
 
 func toActionDTO(a store.AlarmAction) alarmActionDTO {
@@ -74,13 +59,13 @@ func toAlarmDTO(tx *store.Tx, a *store.Alarm) alarmDTO {
 		PartnerID: a.PartnerID, PartnerName: partner, AlarmDefinitionID: a.AlarmDefinitionID,
 		AlarmDefinitionName: def.Name, AlarmDefinitionSeverity: def.Severity, CreatedAt: isoTime(a.CreatedAt),
 		LastReadAt: isoTimeOrNull(a.LastReadAt), LastCloseAt: isoTimeOrNull(a.LastCloseAt), IsOpen: a.Open,
-		IsRead: a.Read, IsSimulated: a.Simulated, Comments: []alarmCommentDTO{}, Actions: []alarmActionDTO{}}
+		IsRead: a.Read, IsSimulated: a.Simulated, Comments: []apiform.AlarmComment{}, Actions: []alarmActionDTO{}}
 	if a.UserID != 0 {
 		out.UserID = &a.UserID
 	}
 	out.DeviceName = tx.AlarmDeviceName(a)
 	for _, c := range a.Comments {
-		out.Comments = append(out.Comments, toCommentDTO(c))
+		out.Comments = append(out.Comments, apiform.NewAlarmComment(c))
 	}
 	for _, x := range a.Actions {
 		out.Actions = append(out.Actions, toActionDTO(x))
@@ -354,7 +339,7 @@ func (s *Server) commentOnAlarm(c *gin.Context) error {
 	case len(req.Details) > maxAlarmText:
 		return badField("details", fmt.Sprintf("must be at most %d characters", maxAlarmText))
 	}
-	var out alarmCommentDTO
+	var out apiform.AlarmComment
 	err := s.update(c, func(tx *store.Tx) error {
 		a, err := s.alarm(c, tx)
 		if err != nil {
@@ -364,7 +349,7 @@ func (s *Server) commentOnAlarm(c *gin.Context) error {
 		if err != nil {
 			return err
 		}
-		out = toCommentDTO(*cm)
+		out = apiform.NewAlarmComment(*cm)
 		return nil
 	})
 	if err != nil {

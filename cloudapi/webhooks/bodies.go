@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"time"
 
+	"github.com/fleetcam/fleetcam/cloudapi/apiform"
 	"github.com/fleetcam/fleetcam/store"
 )
 
@@ -43,7 +43,7 @@ func renderData(m *store.Message) (json.RawMessage, error) {
 		cams := []auxCamera{}
 		for _, c := range m.AuxSearch.Cameras {
 			cams = append(cams, auxCamera{CameraID: c.CameraID, SerialNumber: c.SerialNumber, SSID: c.SSID, Kind: c.Kind,
-				Paired: c.Paired, Connected: c.Connected, PairedAt: apiTime(c.PairedAt), ChangedAt: apiTime(c.ChangedAt)})
+				Paired: c.Paired, Connected: c.Connected, PairedAt: apiform.Time(c.PairedAt), ChangedAt: apiform.Time(c.ChangedAt)})
 		}
 		data = auxSearchData{Type: m.SubType, SerialNumber: m.IMEI, IMEI: m.IMEI, Status: "searchCompleted",
 			Cameras: cams, Timestamp: m.Time.Unix()}
@@ -206,34 +206,23 @@ type removedData struct {
 // alarmData is the data object of an alarm webhook.
 type alarmData struct {
 	// Event is "created" or "closed".
-	Event                   string         `json:"event"`
-	ID                      int64          `json:"id"`
-	SerialNumber            string         `json:"serialNumber"`
-	IMEI                    string         `json:"imei"`
-	AlarmDefinitionID       int64          `json:"alarmDefinitionId"`
-	AlarmDefinitionName     string         `json:"alarmDefinitionName"`
-	AlarmDefinitionSeverity int            `json:"alarmDefinitionSeverity"`
-	Details                 string         `json:"details"`
-	OrganizationID          int64          `json:"organizationId"`
-	OrganizationName        string         `json:"organizationName"`
-	PartnerID               int64          `json:"partnerId"`
-	PartnerName             string         `json:"partnerName"`
-	Open                    bool           `json:"isOpen"`
-	Simulated               bool           `json:"isSimulated"`
-	CreatedAt               string         `json:"createdAt"`
-	LastCloseAt             string         `json:"lastCloseAt,omitempty"`
-	Comments                []alarmComment `json:"comments"`
-}
-
-// alarmComment is a comment of an alarm webhook.
-type alarmComment struct {
-	ID                    int64  `json:"id"`
-	AlarmID               int64  `json:"alarmId"`
-	Details               string `json:"details"`
-	CreatedByAudienceName string `json:"createdByAudienceName"`
-	CreatedByID           int64  `json:"createdById"`
-	CommentorName         string `json:"commentorName"`
-	CreatedAt             string `json:"createdAt"`
+	Event                   string                 `json:"event"`
+	ID                      int64                  `json:"id"`
+	SerialNumber            string                 `json:"serialNumber"`
+	IMEI                    string                 `json:"imei"`
+	AlarmDefinitionID       int64                  `json:"alarmDefinitionId"`
+	AlarmDefinitionName     string                 `json:"alarmDefinitionName"`
+	AlarmDefinitionSeverity int                    `json:"alarmDefinitionSeverity"`
+	Details                 string                 `json:"details"`
+	OrganizationID          int64                  `json:"organizationId"`
+	OrganizationName        string                 `json:"organizationName"`
+	PartnerID               int64                  `json:"partnerId"`
+	PartnerName             string                 `json:"partnerName"`
+	Open                    bool                   `json:"isOpen"`
+	Simulated               bool                   `json:"isSimulated"`
+	CreatedAt               string                 `json:"createdAt"`
+	LastCloseAt             string                 `json:"lastCloseAt,omitempty"`
+	Comments                []apiform.AlarmComment `json:"comments"`
 }
 
 func alarmBody(event string, f *store.AlarmFact) alarmData {
@@ -242,27 +231,15 @@ func alarmBody(event string, f *store.AlarmFact) alarmData {
 	d := alarmData{Event: event, ID: a.ID, SerialNumber: a.IMEI, IMEI: a.IMEI, AlarmDefinitionID: def.ID,
 		AlarmDefinitionName: def.Name, AlarmDefinitionSeverity: def.Severity, Details: a.Details,
 		OrganizationID: a.OrganizationID, OrganizationName: f.OrganizationName, PartnerID: a.PartnerID,
-		PartnerName: f.PartnerName, Open: a.Open, Simulated: a.Simulated, CreatedAt: apiTime(a.CreatedAt),
-		LastCloseAt: apiTime(a.LastCloseAt)}
+		PartnerName: f.PartnerName, Open: a.Open, Simulated: a.Simulated, CreatedAt: apiform.Time(a.CreatedAt),
+		LastCloseAt: apiform.Time(a.LastCloseAt)}
 	if a.Comments != nil {
-		d.Comments = []alarmComment{}
+		d.Comments = []apiform.AlarmComment{}
 	}
 	for _, c := range a.Comments {
-		d.Comments = append(d.Comments, alarmComment{ID: c.ID, AlarmID: c.AlarmID, Details: c.Details,
-			CreatedByAudienceName: store.AudienceShown(c.CreatedByAudienceName), CreatedByID: c.CreatedByID,
-			CommentorName: c.CommentorName, CreatedAt: apiTime(c.CreatedAt)})
+		d.Comments = append(d.Comments, apiform.NewAlarmComment(c))
 	}
 	return d
-}
-
-// apiTime writes t as the API writes times, ISO 8601 in UTC with
-// milliseconds (YYYY-MM-DDThh:mm:ss.sssZ), so a webhook and the API show
-// the same time the same way; "" for the zero time.
-func apiTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
 // auxCameraData is the data of an auxiliary camera system or activation message.
