@@ -66,7 +66,7 @@ test-deps-packages:
 	$(MAKE) --no-print-directory test-deps-postgresql
 	$(MAKE) --no-print-directory test-deps-node
 
-# The suite's length on two cores is the CPU it asks for, and three settings
+# The suite's length on two cores is the CPU it asks for, and two settings
 # of Go's make it ask for less (docs/performance.md, "The test suite"):
 # - go, the compiler, the linker and the test binaries run with the garbage
 #   collector at GOGC=$(TESTGOGC) (TESTGOGC): a heap grows to five times what
@@ -74,10 +74,6 @@ test-deps-packages:
 #   That saves about an eighth of a build's CPU, and more of a
 #   race-detected program's. The memory it costs is what a test machine
 #   has to spare: the largest test binary stays under 1 GiB resident.
-# - each compile runs its back end on one core (GO19CONCURRENTCOMPILATION=0):
-#   go compiles as many packages at once as there are cores, and a compile
-#   that also spread its own back end over them would only make them share,
-#   at about 10% more CPU.
 # - every package is compiled without DWARF debugging information
 #   (TESTGOFLAGS, -gcflags=all=-dwarf=false), as go test already links its
 #   test binaries without it: nothing in a run reads it, stack traces and
@@ -89,7 +85,6 @@ test-deps-packages:
 TESTGOGC    ?= 400
 TESTGOFLAGS ?= -gcflags=all=-dwarf=false
 test test-race test-api test-checks test-deps-versitygw: export GOGC = $(TESTGOGC)
-test test-race test-api test-checks test-deps-versitygw: export GO19CONCURRENTCOMPILATION = 0
 test test-race test-api test-checks test-deps-versitygw: export GOFLAGS := $(strip $(filter-out $(TESTGOFLAGS),$(GOFLAGS)) $(TESTGOFLAGS))
 
 # TESTP test binaries of the race-detected run go at once, each with up to
