@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fleetcam/fleetcam/internal/testshared"
 )
@@ -31,6 +32,11 @@ var shared struct {
 	// needs no crash safety, and a copy then takes a fraction of the time.
 	// Set once as the server starts.
 	fileCopy bool
+	// admin holds the connections to the server's postgres database that
+	// copy and drop the tests' databases: two databases a test, each a
+	// new server process and a connection's start-up when made on its own
+	// connection. Opened as the server starts.
+	admin *pgxpool.Pool
 
 	mu        sync.Mutex
 	templates map[string]error       // prepared template databases
@@ -57,6 +63,14 @@ func startShared(ctx context.Context) (*Server, error) {
 		return nil, errors.Join(err, s.Stop())
 	}
 	shared.fileCopy = version >= 150000
+	cfg, err := pgxpool.ParseConfig(s.URL("postgres"))
+	if err != nil {
+		return nil, errors.Join(err, s.Stop())
+	}
+	cfg.MaxConns = 2 // a copy ahead and a drop at once
+	if shared.admin, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return nil, errors.Join(err, s.Stop())
+	}
 	return s, nil
 }
 
@@ -74,6 +88,9 @@ func StopShared() error {
 	shared.mu.Lock()
 	errs := shared.dropErrs
 	shared.mu.Unlock()
+	if shared.admin != nil {
+		shared.admin.Close()
+	}
 	return errors.Join(append(errs, server.Stop())...)
 }
 
@@ -95,12 +112,12 @@ func Database(tb testing.TB, template string) string {
 	case name = <-spares(template):
 	default:
 		var err error
-		if name, err = copyDatabase(s, template); err != nil {
+		if name, err = copyDatabase(template); err != nil {
 			tb.Fatal(err)
 		}
 	}
-	copyAhead(s, template)
-	tb.Cleanup(func() { dropLater(s, name) })
+	copyAhead(template)
+	tb.Cleanup(func() { dropLater(name) })
 	return s.URL(name)
 }
 
@@ -122,7 +139,7 @@ func spares(template string) chan string {
 // copyAhead starts copying template in the background unless enough
 // copies are ready or under way. A copy that fails is not kept: the test
 // that would have taken it makes its own and reports the error.
-func copyAhead(s *Server, template string) {
+func copyAhead(template string) {
 	ch := spares(template)
 	shared.mu.Lock()
 	if len(ch)+shared.copying[template] >= cap(ch) {
@@ -134,7 +151,7 @@ func copyAhead(s *Server, template string) {
 	shared.mu.Unlock()
 	go func() {
 		defer shared.background.Done()
-		name, err := copyDatabase(s, template)
+		name, err := copyDatabase(template)
 		shared.mu.Lock()
 		shared.copying[template]--
 		shared.mu.Unlock()
@@ -145,7 +162,7 @@ func copyAhead(s *Server, template string) {
 }
 
 // copyDatabase creates a database, a copy of template when it is not "".
-func copyDatabase(s *Server, template string) (string, error) {
+func copyDatabase(template string) (string, error) {
 	name := fmt.Sprintf("t%d_%d", os.Getpid(), shared.next.Add(1))
 	stmt := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
 	if template != "" {
@@ -154,19 +171,19 @@ func copyDatabase(s *Server, template string) (string, error) {
 	if shared.fileCopy {
 		stmt += " STRATEGY FILE_COPY"
 	}
-	if err := s.Exec(context.Background(), "postgres", stmt); err != nil {
-		return "", err
+	if _, err := shared.admin.Exec(context.Background(), stmt); err != nil {
+		return "", fmt.Errorf("pgtest: %s: %w", stmt, err)
 	}
 	return name, nil
 }
 
 // dropLater drops the database name in the background; StopShared waits
 // for it and reports its failure.
-func dropLater(s *Server, name string) {
+func dropLater(name string) {
 	shared.background.Add(1)
 	go func() {
 		defer shared.background.Done()
-		err := s.Exec(context.Background(), "postgres", "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+		_, err := shared.admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
 		if err != nil {
 			shared.mu.Lock()
 			shared.dropErrs = append(shared.dropErrs, fmt.Errorf("pgtest: drop %s: %w", name, err))
@@ -189,7 +206,7 @@ func Template(tb testing.TB, name string, prepare func(url string) error) {
 	}
 	err, done := shared.templates[name]
 	if !done {
-		err = s.Exec(context.Background(), "postgres", "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+		_, err = shared.admin.Exec(context.Background(), "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
 		if err == nil {
 			err = prepare(s.URL(name))
 		}
