@@ -324,8 +324,8 @@ func TestOrgEventList(t *testing.T) {
 // eventIDs lists the ids of es, in order.
 func eventIDs(es []Event) []int64 {
 	ids := []int64{}
-	for _, e := range es {
-		ids = append(ids, e.ID)
+	for i := range es {
+		ids = append(ids, es[i].ID)
 	}
 	return ids
 }
@@ -361,16 +361,19 @@ func TestOrgEventsPagesEveryWindow(t *testing.T) {
 		byTime := func(a, b Event) int { return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.ID, b.ID)) }
 		slices.SortFunc(stored, byTime)
 		// expect is the page and total of q among the stored events.
+		// Each event is looked at in place: under the race detector,
+		// copying each of the 3,000 for each of the 600 pages took about a
+		// quarter of the test's CPU.
 		expect := func(q EventQuery, p Page) ([]int64, int) {
-			var kept []Event
-			for _, e := range stored {
+			var kept []int64
+			for i := range stored {
+				e := &stored[i]
 				if !e.Time.Before(q.Start) && !e.Time.After(q.End) && (q.PartnerID == 0 || e.PartnerID == q.PartnerID) &&
 					(q.Types == nil || q.Types[e.Type]) {
-					kept = append(kept, e)
+					kept = append(kept, e.ID)
 				}
 			}
-			page, total := Paginate(kept, p)
-			return eventIDs(page), total
+			return Paginate(kept, p)
 		}
 		check := func(round int) {
 			t.Helper()
