@@ -67,7 +67,7 @@ func startShared(ctx context.Context) (*Server, error) {
 	if err != nil {
 		return nil, errors.Join(err, s.Stop())
 	}
-	cfg.MaxConns = 2 // a copy ahead and a drop at once
+	cfg.MaxConns = 2 // two statements at once, say a copy and a drop; others wait for a connection
 	if shared.admin, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, errors.Join(err, s.Stop())
 	}
