@@ -197,16 +197,13 @@ type passwordChecker struct {
 	cost  int
 	// ceiling is the cost every check does the work of.
 	ceiling atomic.Int32
-	// dummies are hashes of a fixed password by cost, made on first use.
-	dummiesMu sync.Mutex
-	dummies   map[int][]byte
 	// compareHash is bcrypt.CompareHashAndPassword; tests count its work.
 	compareHash func(hash, password []byte) error
 }
 
 func newPasswordChecker(cost int, wait time.Duration) (*passwordChecker, error) {
 	p := &passwordChecker{slots: make(chan struct{}, runtime.GOMAXPROCS(0)), wait: wait, cost: cost,
-		dummies: map[int][]byte{}, compareHash: bcrypt.CompareHashAndPassword}
+		compareHash: bcrypt.CompareHashAndPassword}
 	p.ceiling.Store(int32(cost))
 	if _, err := p.dummy(cost); err != nil {
 		return nil, err
@@ -214,18 +211,30 @@ func newPasswordChecker(cost int, wait time.Duration) (*passwordChecker, error) 
 	return p, nil
 }
 
+// dummies are the hashes of a fixed password by cost, made on first use
+// and shared by every checker of the process: which salt a dummy has does
+// not matter, only its cost, and a hash of the default cost takes a
+// sizeable fraction of a core-second to make.
+var dummies struct {
+	mu     sync.Mutex
+	byCost map[int][]byte
+}
+
 // dummy returns the dummy hash of the given cost, made on first use.
 func (p *passwordChecker) dummy(cost int) ([]byte, error) {
-	p.dummiesMu.Lock()
-	defer p.dummiesMu.Unlock()
-	if h, ok := p.dummies[cost]; ok {
+	dummies.mu.Lock()
+	defer dummies.mu.Unlock()
+	if h, ok := dummies.byCost[cost]; ok {
 		return h, nil
 	}
 	h, err := bcrypt.GenerateFromPassword([]byte("fleetcam-timing-equaliser"), cost)
 	if err != nil {
 		return nil, err
 	}
-	p.dummies[cost] = h
+	if dummies.byCost == nil {
+		dummies.byCost = map[int][]byte{}
+	}
+	dummies.byCost[cost] = h
 	return h, nil
 }
 
