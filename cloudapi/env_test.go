@@ -115,10 +115,28 @@ func (l *lockedBuffer) String() string {
 	return l.buf.String()
 }
 
+// testHashes are the bcrypt hashes (of the lowest cost) of the passwords
+// the tests store, made once per password: under the race detector each
+// takes about as long as a small request.
+var testHashes sync.Map
+
+// testHash returns the bcrypt hash of password that the tests store.
+func testHash(password string) []byte {
+	if h, ok := testHashes.Load(password); ok {
+		return h.([]byte)
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	if err != nil {
+		panic(err) // only a password over 72 bytes fails
+	}
+	h2, _ := testHashes.LoadOrStore(password, h)
+	return h2.([]byte)
+}
+
 // addPartner creates a partner with one user directly in the store.
 func (e *testEnv) addPartner(name, email, password string) int64 {
 	e.t.Helper()
-	hash, _ := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	hash := testHash(password)
 	var id int64
 	err := e.db.Update(e.t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		p, err := tx.CreatePartner(name)
@@ -137,7 +155,7 @@ func (e *testEnv) addPartner(name, email, password string) int64 {
 // addOrgUser creates an organization user directly in the store.
 func (e *testEnv) addOrgUser(orgID int64, email, password, level string) {
 	e.t.Helper()
-	hash, _ := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	hash := testHash(password)
 	err := e.db.Update(e.t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		o, err := tx.Organization(orgID)
 		if err != nil {

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/fleetcam/fleetcam/store"
-	"golang.org/x/crypto/bcrypt"
 )
 
 // guestRule is what a guest partner of a shared organization may do with a
@@ -335,7 +334,7 @@ func (e *testEnv) writeRoutes(params *strings.Replacer) []string {
 // returns its token.
 func (e *testEnv) partnerUser(email, level string) string {
 	e.t.Helper()
-	hash, _ := bcrypt.GenerateFromPassword([]byte("Secret123"), bcrypt.MinCost)
+	hash := testHash("Secret123")
 	err := e.db.Update(e.t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		return tx.CreateUser(&store.User{Email: email, PasswordHash: hash, PartnerID: e.partnerID, AccessLevel: level})
 	})

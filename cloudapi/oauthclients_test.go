@@ -8,7 +8,6 @@ import (
 
 	"github.com/fleetcam/fleetcam/store"
 	"github.com/golang-jwt/jwt/v5"
-	"golang.org/x/crypto/bcrypt"
 )
 
 // newOAuthClient creates a client of the entity with token and returns its
@@ -179,7 +178,7 @@ func TestOAuthClientAccess(t *testing.T) {
 	orgClient, secret := e.newOAuthClient(e.partnerToken, "organization", org.id)
 	viewer := e.orgUser(org.id, "viewer@acme.example", store.AccessViewer)
 	noMedia := e.orgUser(org.id, "nomedia@acme.example", store.AccessEditorWithoutMediaAccess)
-	hash, _ := bcrypt.GenerateFromPassword([]byte("Secret123"), bcrypt.MinCost)
+	hash := testHash("Secret123")
 	err := e.db.Update(t.Context(), store.Actor{Source: "test"}, func(tx *store.Tx) error {
 		return tx.CreateUser(&store.User{Email: "pviewer@example.com", PasswordHash: hash, PartnerID: e.partnerID, AccessLevel: store.AccessViewer})
 	})
