@@ -148,13 +148,16 @@ func TestRunFirstStartAndShutdown(t *testing.T) {
 	client{t: t, base: "http://" + a.httpAddr.String()}.login("ops@fleet.example", password)
 }
 
-// startApp starts fleetcam with the environment and stops it when the test ends.
+// startApp starts fleetcam with the environment and stops it when the test
+// ends. Passwords are hashed at bcrypt's lowest cost, as in startEnv: the
+// tests that start fleetcam through run keep the default cost.
 func startApp(t *testing.T, e env) *app {
 	t.Helper()
 	cfg, err := configs.Load("", e.get)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.Auth.BcryptCost = 4
 	a, err := start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard)
 	if err != nil {
 		t.Fatal(err)
