@@ -53,6 +53,9 @@ func TestRepositoryIsSelfContained(t *testing.T) {
 				t.Errorf("%s:%d names %s, which the repository does not hold", rel, 1+strings.Count(text[:i], "\n"), name)
 			}
 		}
+		if !strings.Contains(text, "docs/") {
+			return nil // most files name no page, and the expression is slow to run over them
+		}
 		for _, page := range docsPage.FindAllString(text, -1) {
 			if _, err := os.Stat(filepath.Join(root, page)); err != nil {
 				t.Errorf("%s names %s, which the repository does not hold", rel, page)
