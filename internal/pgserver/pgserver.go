@@ -9,8 +9,11 @@ package pgserver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -19,6 +22,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -87,7 +91,9 @@ func version(dir string) int {
 
 // Start initialises a cluster in a new directory and starts a server on it,
 // listening on 127.0.0.1 only, with the superuser Superuser and trust
-// authentication (nothing but this machine reaches it).
+// authentication (nothing but this machine reaches it). A throwaway
+// (not Durable) server's cluster is a copy of one initdb made earlier
+// (see template).
 func Start(ctx context.Context, o Options) (*Server, error) {
 	bin, err := BinDir()
 	if err != nil {
@@ -113,15 +119,21 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		}
 	}
 	data := filepath.Join(dir, "data")
-	args := []string{"-D", data, "-U", Superuser, "--auth=trust", "-E", "UTF8", "--locale=C"}
+	args := []string{"-U", Superuser, "--auth=trust", "-E", "UTF8", "--locale=C"}
+	var tmpl string
 	if !o.Durable {
 		args = append(args, "--no-sync")
+		tmpl = template(filepath.Join(bin, "initdb"), args, cred)
 	}
-	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), args...)
-	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	if out, err := initdb.CombinedOutput(); err != nil {
-		s.remove()
-		return nil, fmt.Errorf("pgserver: initdb in %s: %w: %s", dir, err, out)
+	copied := tmpl != "" && copyTemplate(ctx, tmpl, data)
+	if !copied {
+		if err := initdb(ctx, bin, data, args, cred); err != nil {
+			s.remove()
+			return nil, err
+		}
+		if tmpl != "" {
+			cache(ctx, data, tmpl)
+		}
 	}
 	// The nodes of a cluster commit batches of many devices' writes in
 	// SERIALIZABLE transactions at the same time: with the default 64
@@ -157,7 +169,158 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 			s.remove()
 			return nil, err
 		}
+		if copied {
+			// The template may be what failed: this server gets a cluster
+			// of initdb's making, which replaces the template.
+			copied = false
+			discard(tmpl)
+			if err := os.RemoveAll(data); err != nil {
+				s.remove()
+				return nil, fmt.Errorf("pgserver: %w", err)
+			}
+			if err := initdb(ctx, bin, data, args, cred); err != nil {
+				s.remove()
+				return nil, err
+			}
+			cache(ctx, data, tmpl)
+		}
 	}
+}
+
+// initdbRuns counts the clusters initdb has made, which the tests tell
+// from copies of the template by.
+var initdbRuns atomic.Int64
+
+// initdb makes a new cluster in data, as the server's user.
+func initdb(ctx context.Context, bin, data string, args []string, cred *syscall.Credential) error {
+	initdbRuns.Add(1)
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), append([]string{"-D", data}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("pgserver: initdb in %s: %w: %s", filepath.Dir(data), err, out)
+	}
+	return nil
+}
+
+// template is where the template of initdb (the program) with args, run
+// by the user of cred, is cached; "" when there is no cache directory.
+//
+// A throwaway server's cluster is a copy of a template: a cluster initdb
+// made once and nobody ever started, kept in the user's cache directory
+// (on the disk: in /dev/shm it would hold memory for good). Copying its
+// 40 MB costs a fraction of the CPU initdb does, and the tests start a
+// server in every test binary and more. The template's directory is named
+// by a digest of what initdb's output depends on (the program's path, size
+// and modification time, its arguments, the owner of its files and the
+// time zone it writes into postgresql.conf), so that a cluster of another
+// PostgreSQL or other settings is never copied.
+//
+// The first throwaway Start runs initdb into its own server's directory
+// (which the server's user can reach, unlike root's cache) and caches a
+// copy of that: copied beside the template's path, flushed, and renamed to
+// it, so that a Start finds a whole template or none, without locks.
+// Starts that race to cache one each make their own; the first rename
+// wins, and the others' fail and are removed. A template that does not
+// copy, or whose copy does not start, is discarded, and that Start runs
+// initdb and caches a new one.
+func template(initdb string, args []string, cred *syscall.Credential) string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	st, err := os.Stat(initdb)
+	if err != nil {
+		return ""
+	}
+	uid, gid := os.Geteuid(), os.Getegid()
+	if cred != nil {
+		uid, gid = int(cred.Uid), int(cred.Gid)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%d\x00%d\x00%q\x00%d:%d\x00%s", initdb, st.Size(), st.ModTime().UnixNano(), args, uid, gid, os.Getenv("TZ"))
+	return filepath.Join(dir, "fleetcam", "pg-initdb-"+hex.EncodeToString(h.Sum(nil))[:16])
+}
+
+// copyTemplate copies the cluster of template tmpl to data. False when
+// there is no template, or a damaged one, which it discards (unless ctx
+// ended the copy).
+func copyTemplate(ctx context.Context, tmpl, data string) bool {
+	if _, err := os.Lstat(tmpl); err != nil {
+		return false
+	}
+	if copyCluster(ctx, filepath.Join(tmpl, "data"), data) == nil {
+		return true
+	}
+	if ctx.Err() == nil {
+		discard(tmpl)
+	}
+	os.RemoveAll(data)
+	return false
+}
+
+// cache makes the cluster in data the template tmpl, unless there is one
+// already. The cluster must never have been started: a template holds no
+// postmaster.pid. Failing leaves the server its cluster, and the next
+// Start tries again, so it reports nothing.
+func cache(ctx context.Context, data, tmpl string) {
+	if err := os.MkdirAll(filepath.Dir(tmpl), 0o755); err != nil {
+		return
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(tmpl), filepath.Base(tmpl)+".new-")
+	if err != nil {
+		return
+	}
+	defer os.RemoveAll(tmp) // gone already once renamed
+	if copyCluster(ctx, data, filepath.Join(tmp, "data")) != nil || syncTree(tmp) != nil {
+		return
+	}
+	// Fails when another Start's template got there first.
+	os.Rename(tmp, tmpl)
+}
+
+// discard removes template tmpl. It is renamed away first: a Start copying
+// it at that moment then fails on the next file it opens (and makes its
+// own cluster) instead of copying a part of it.
+func discard(tmpl string) {
+	old, err := os.MkdirTemp(filepath.Dir(tmpl), filepath.Base(tmpl)+".old-")
+	if err != nil {
+		return
+	}
+	os.Rename(tmpl, filepath.Join(old, "template"))
+	os.RemoveAll(old)
+}
+
+// copyCluster copies the cluster in src to dst, which must not exist, with
+// its owner and modes. cp -a does it as whoever runs it: root (copying the
+// postgres user's files) keeps their owner, any other user owns them
+// already; a copy of Go's own would have to chown each file to the
+// server's user. cp names each file by its path from src, so a src renamed
+// away (discard) makes it fail rather than copy part of it.
+func copyCluster(ctx context.Context, src, dst string) error {
+	if _, err := os.Stat(filepath.Join(src, "PG_VERSION")); err != nil {
+		return fmt.Errorf("pgserver: %s is no cluster: %w", src, err)
+	}
+	if out, err := exec.CommandContext(ctx, "cp", "-a", "--", src, dst).CombinedOutput(); err != nil {
+		return fmt.Errorf("pgserver: copy %s to %s: %w: %s", src, dst, err, out)
+	}
+	return nil
+}
+
+// syncTree flushes the files and directories under dir to the disk. A
+// template outlives a crash of the machine, after which files initdb
+// --no-sync wrote and nobody flushed could come back empty.
+func syncTree(dir string) error {
+	return filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return f.Sync()
+	})
 }
 
 // credential is the unprivileged user the server runs as when the caller

@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -29,8 +31,10 @@ func show(t *testing.T, s *Server, name string) string {
 }
 
 // A durable server flushes its commits and takes the extra settings; a
-// kept one leaves its directory and log after Stop.
+// kept one leaves its directory and log after Stop. Its cluster is
+// initdb's own: it neither copies a template nor makes one.
 func TestDurableServerKeepsCrashSafety(t *testing.T) {
+	cache := emptyCache(t)
 	parent := t.TempDir()
 	// The server's user (postgres, when the tests run as root) must reach it.
 	for _, d := range []string{filepath.Dir(parent), parent} {
@@ -38,12 +42,19 @@ func TestDurableServerKeepsCrashSafety(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	runs := initdbRuns.Load()
 	s, err := Start(context.Background(), Options{Parent: parent, Durable: true, Keep: true,
 		Settings: map[string]string{"work_mem": "8MB"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(s.Dir())
+	if runs := initdbRuns.Load() - runs; runs != 1 {
+		t.Errorf("initdb ran %d times for a durable server, want 1", runs)
+	}
+	if _, err := os.Stat(cache); !os.IsNotExist(err) {
+		t.Errorf("a durable server touched the template cache: %v", err)
+	}
 	for name, want := range map[string]string{"fsync": "on", "full_page_writes": "on", "synchronous_commit": "on", "work_mem": "8MB",
 		"max_pred_locks_per_transaction": "1024"} {
 		if got := show(t, s, name); got != want {
@@ -180,4 +191,199 @@ func TestServerInMemoryDir(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("%s is left after Stop: %v", dir, err)
 	}
+}
+
+// emptyCache points the user's cache directory at a new empty one and
+// returns the directory templates are cached in there.
+func emptyCache(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", dir)
+	return filepath.Join(dir, "fleetcam")
+}
+
+// cachedTemplate is the one template in dir (emptyCache), failing the test
+// when there is another entry beside it: a second template, or one being
+// made or discarded.
+func cachedTemplate(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if len(names) != 1 || !strings.HasPrefix(names[0], "pg-initdb-") || strings.Contains(names[0], ".") {
+		t.Fatalf("the template cache holds %q, want one pg-initdb-<key>", names)
+	}
+	return filepath.Join(dir, names[0])
+}
+
+// inode identifies a file, so that a test can tell it was not remade.
+func inode(t *testing.T, path string) uint64 {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Ino
+}
+
+// startThrowaway starts a throwaway server, stopped when the test ends.
+func startThrowaway(t *testing.T) *Server {
+	t.Helper()
+	s, err := Start(context.Background(), Options{Parent: MemoryDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop() })
+	return s
+}
+
+// createTable creates table name on s and returns its file, relative to
+// the data directory.
+func createTable(t *testing.T, s *Server, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, s.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE TABLE "+name+" (n int); INSERT INTO "+name+" VALUES (7)"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	var file string
+	if err := conn.QueryRow(ctx, "SELECT n, pg_relation_filepath($1) FROM "+name, name).Scan(&n, &file); err != nil || n != 7 {
+		t.Fatalf("the row just written: %d, %v", n, err)
+	}
+	return file
+}
+
+// The first throwaway server caches its cluster as the template; the next
+// copies it instead of running initdb, and the copy is the server's own.
+func TestThrowawayServersCopyTheTemplate(t *testing.T) {
+	dir := emptyCache(t)
+	runs := initdbRuns.Load()
+	first := startThrowaway(t)
+	if runs := initdbRuns.Load() - runs; runs != 1 {
+		t.Fatalf("initdb ran %d times for the first server, want 1", runs)
+	}
+	tmpl := cachedTemplate(t, dir)
+	ino := inode(t, filepath.Join(tmpl, "data", "PG_VERSION"))
+
+	runs = initdbRuns.Load()
+	second := startThrowaway(t)
+	if runs := initdbRuns.Load() - runs; runs != 0 {
+		t.Errorf("initdb ran %d times with a template cached, want 0", runs)
+	}
+	if cachedTemplate(t, dir) != tmpl || inode(t, filepath.Join(tmpl, "data", "PG_VERSION")) != ino {
+		t.Error("the template was made again")
+	}
+	for _, data := range []string{filepath.Join(first.Dir(), "data"), filepath.Join(second.Dir(), "data")} {
+		if inode(t, filepath.Join(data, "PG_VERSION")) == ino {
+			t.Errorf("%s shares its files with the template", data)
+		}
+	}
+
+	// A table of the second server is in its directory alone.
+	file := createTable(t, second, "copied")
+	if _, err := os.Stat(filepath.Join(second.Dir(), "data", file)); err != nil {
+		t.Errorf("the table's file is not in the server's directory: %v", err)
+	}
+	for _, data := range []string{filepath.Join(first.Dir(), "data"), filepath.Join(tmpl, "data")} {
+		if _, err := os.Stat(filepath.Join(data, file)); !os.IsNotExist(err) {
+			t.Errorf("the second server's table is in %s: %v", data, err)
+		}
+	}
+	if err := first.Exec(context.Background(), "postgres", "SELECT * FROM copied"); err == nil {
+		t.Error("the first server has the second's table")
+	}
+}
+
+// A damaged template neither fails Start nor stays: the server gets a
+// cluster of initdb's making, which becomes the new template. Without
+// PG_VERSION the template is refused before the copy; without pg_control
+// its copy does not start.
+func TestDamagedTemplateIsReplaced(t *testing.T) {
+	dir := emptyCache(t)
+	startThrowaway(t)
+	for _, file := range []string{"PG_VERSION", "global/pg_control"} {
+		if err := os.Remove(filepath.Join(cachedTemplate(t, dir), "data", file)); err != nil {
+			t.Fatal(err)
+		}
+		runs := initdbRuns.Load()
+		createTable(t, startThrowaway(t), "repaired")
+		if runs := initdbRuns.Load() - runs; runs != 1 {
+			t.Errorf("without %s: initdb ran %d times, want 1", file, runs)
+		}
+		if _, err := os.Stat(filepath.Join(cachedTemplate(t, dir), "data", file)); err != nil {
+			t.Errorf("the template is not replaced: %v", err)
+		}
+	}
+	runs := initdbRuns.Load()
+	createTable(t, startThrowaway(t), "copied")
+	if runs := initdbRuns.Load() - runs; runs != 0 {
+		t.Errorf("initdb ran %d times with the new template, want 0", runs)
+	}
+}
+
+// Servers started at once with no template yet all start, and leave one
+// template and nothing else in the cache.
+func TestConcurrentFirstStartsCacheOneTemplate(t *testing.T) {
+	dir := emptyCache(t)
+	var wg sync.WaitGroup
+	servers := make([]*Server, 3)
+	errs := make([]error, len(servers))
+	for i := range servers {
+		wg.Go(func() { servers[i], errs[i] = Start(context.Background(), Options{Parent: MemoryDir()}) })
+	}
+	wg.Wait()
+	for i, s := range servers {
+		if errs[i] != nil {
+			t.Error(errs[i])
+			continue
+		}
+		defer s.Stop()
+		if err := s.Exec(context.Background(), "postgres", "SELECT 1"); err != nil {
+			t.Error(err)
+		}
+	}
+	cachedTemplate(t, dir)
+}
+
+// cpuTime is the CPU the process and its waited-for children (initdb, the
+// postmaster and, through it, its backends) have used so far.
+func cpuTime() time.Duration {
+	var self, children syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	var total time.Duration
+	for _, tv := range []syscall.Timeval{self.Utime, self.Stime, children.Utime, children.Stime} {
+		total += time.Duration(tv.Nano())
+	}
+	return total
+}
+
+// BenchmarkStartStop is what a throwaway server costs a test binary: start,
+// one connection, stop. cpu-ms/op counts initdb and postgres too.
+func BenchmarkStartStop(b *testing.B) {
+	ctx := context.Background()
+	before := cpuTime()
+	for b.Loop() {
+		s, err := Start(ctx, Options{Parent: MemoryDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Exec(ctx, "postgres", "SELECT 1"); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Stop(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64((cpuTime()-before).Milliseconds())/float64(b.N), "cpu-ms/op")
 }
