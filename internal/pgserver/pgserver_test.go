@@ -14,17 +14,23 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// show reads one server setting.
-func show(t *testing.T, s *Server, name string) string {
+// connect opens a connection to s's postgres database, closed when the
+// test ends.
+func connect(t *testing.T, s *Server) *pgx.Conn {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, s.URL("postgres"))
+	conn, err := pgx.Connect(context.Background(), s.URL("postgres"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// show reads one server setting.
+func show(t *testing.T, s *Server, name string) string {
+	t.Helper()
 	var v string
-	if err := conn.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v); err != nil {
+	if err := connect(t, s).QueryRow(context.Background(), "SELECT current_setting($1)", name).Scan(&v); err != nil {
 		t.Fatal(err)
 	}
 	return v
@@ -247,11 +253,7 @@ func startThrowaway(t *testing.T) *Server {
 func createTable(t *testing.T, s *Server, name string) string {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, s.URL("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, s)
 	if _, err := conn.Exec(ctx, "CREATE TABLE "+name+" (n int); INSERT INTO "+name+" VALUES (7)"); err != nil {
 		t.Fatal(err)
 	}
