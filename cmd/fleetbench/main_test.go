@@ -197,16 +197,24 @@ func TestQuickBenchReportsBothEngines(t *testing.T) {
 	}
 }
 
-// TestQuickBenchOnBboltAlone runs parts without -postgres: one engine,
-// tables without an engine in their titles, no comparison.
+// TestQuickBenchOnBboltAlone runs a part without -postgres: one engine,
+// tables without an engine in their titles, no comparison. The purge is
+// the cheapest part with a table (it starts no fleetcam) and a table and
+// figures are what this test is about: every part names its engine the
+// same way (report.table), and TestQuickBenchReportsBothEngines runs and
+// checks every part on bbolt.
 func TestQuickBenchOnBboltAlone(t *testing.T) {
-	q := runQuick(t, buildFleetcam(t), quickPatience, "-part", "durability,purge")
-	q.between(t, "bbolt/durability/acked_messages_lost", 0, 0)
+	q := runQuick(t, buildFleetcam(t), quickPatience, "-part", "purge")
+	perDay := float64(quickScale.purgeDevices) * float64(24*time.Hour/quickScale.purgeGPSEvery)
+	q.between(t, "bbolt/purge/day_gps_samples", perDay, perDay)
 	q.measured(t, "bbolt/purge/day_purge_seconds")
 	for key := range q.got {
 		if !strings.HasPrefix(key, "bbolt/") {
 			t.Errorf("figure %s without -postgres", key)
 		}
+	}
+	if !strings.Contains(q.stdout, "7. Retention purge") {
+		t.Errorf("report lacks the purge table:\n%s", q.stdout)
 	}
 	if strings.Contains(q.stdout, "— on ") || strings.Contains(q.stdout, "beside PostgreSQL") {
 		t.Errorf("a run on one engine names engines:\n%s", q.stdout)
