@@ -174,6 +174,9 @@ type bench struct {
 	engine  string
 	engines []string
 	pg      *pgServer // with -postgres
+	// pgTemplate is the migrated database every part's database on
+	// PostgreSQL is a copy of, once a part made it (migrated).
+	pgTemplate storage
 	// Figures the baseline compares against, from the same run.
 	holdResult    *connectedFleet
 	holdRSS       int64
@@ -223,7 +226,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		defer func() {
-			if err := b.pg.close(o.keep); err != nil {
+			if err := b.closePostgres(context.WithoutCancel(ctx)); err != nil {
 				fmt.Fprintf(stderr, "fleetbench: PostgreSQL: %v\n", err)
 			}
 		}()

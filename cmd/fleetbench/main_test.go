@@ -190,6 +190,11 @@ func TestQuickBenchReportsBothEngines(t *testing.T) {
 	if !strings.Contains(q.stdout, "postgres  postgres://fleetcam@127.0.0.1:") {
 		t.Errorf("report header does not name the PostgreSQL server:\n%s", q.stdout)
 	}
+	// Every part's database on PostgreSQL is a copy of one the run
+	// migrated once.
+	if n := strings.Count(q.stderr, "  migrated "+migratedDatabase); n != 1 {
+		t.Errorf("%s migrated %d times, want once:\n%s", migratedDatabase, n, q.stderr)
+	}
 	// The seeded stores of the event pages and the purge are settled
 	// before they are measured, checkpoint and all.
 	if n := strings.Count(q.stderr, "vacuumed, analysed and checkpointed the seeded store"); n != 2 {
