@@ -53,17 +53,26 @@ func (s storage) open(ctx context.Context, o store.Options) (*store.DB, error) {
 }
 
 // newStorage makes a fresh store location for a part on the current
-// engine: a new directory and, on PostgreSQL, a new database, a copy of
-// the run's migrated one (migrated).
+// engine: a new directory and, on PostgreSQL, a new database. When more
+// than one part runs on PostgreSQL, that database is a copy of the run's
+// migrated one (migrated); a run with one, such as -cluster, would only
+// add a copy to the migrations, and its part gets an empty database, which
+// its seeding migrates.
 func (b *bench) newStorage(ctx context.Context, name string) (storage, error) {
+	if b.engine == enginePostgres && b.pgParts > 1 {
+		template, err := b.migrated(ctx)
+		if err != nil {
+			return storage{engine: b.engine}, err
+		}
+		return b.copyStorage(ctx, template, name)
+	}
+	st := storage{engine: b.engine, dataDir: b.dir(name + "-" + b.engine)}
 	if b.engine != enginePostgres {
-		return storage{engine: b.engine, dataDir: b.dir(name + "-" + b.engine)}, nil
+		return st, nil
 	}
-	template, err := b.migrated(ctx)
-	if err != nil {
-		return storage{engine: b.engine}, err
-	}
-	return b.copyStorage(ctx, template, name)
+	var err error
+	st.pgURL, err = b.pg.createDatabase(ctx, fmt.Sprintf("fleetbench_%02d_%s", b.serial, name), "")
+	return st, err
 }
 
 // migratedDatabase names the database migrated makes.

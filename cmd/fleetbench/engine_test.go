@@ -25,7 +25,7 @@ func TestPartsCopyOneMigratedDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &bench{o: &options{}, work: t.TempDir(), log: &log, engine: enginePostgres, pg: pg}
+	b := &bench{o: &options{}, work: t.TempDir(), log: &log, engine: enginePostgres, pg: pg, pgParts: 2}
 	closed := false
 	t.Cleanup(func() {
 		if !closed {

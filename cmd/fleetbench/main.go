@@ -174,8 +174,10 @@ type bench struct {
 	engine  string
 	engines []string
 	pg      *pgServer // with -postgres
-	// pgTemplate is the migrated database every part's database on
-	// PostgreSQL is a copy of, once a part made it (migrated).
+	// pgParts counts the parts of the run on PostgreSQL; pgTemplate is
+	// the migrated database their databases are copies of, once a part
+	// made it (migrated).
+	pgParts    int
 	pgTemplate storage
 	// Figures the baseline compares against, from the same run.
 	holdResult    *connectedFleet
@@ -234,18 +236,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		b.rep.engines = true
 	}
 	b.header(stdout)
-	failed := false
-	for _, p := range slices.Compact(o.parts) {
-		engines := b.engines
-		switch p {
-		case "baseline":
-			engines = []string{"mosquitto"}
-		case "cluster":
-			engines = []string{enginePostgres}
-		case "media":
-			engines = b.engines[:1] // the records' engine does not matter to media bytes
+	parts := slices.Compact(o.parts)
+	for _, p := range parts {
+		if slices.Contains(b.enginesOf(p), enginePostgres) {
+			b.pgParts++
 		}
-		for _, e := range engines {
+	}
+	failed := false
+	for _, p := range parts {
+		for _, e := range b.enginesOf(p) {
 			b.engine, b.rep.engine = e, e
 			what := p
 			if len(b.engines) > 1 && p != "baseline" && p != "cluster" {
@@ -281,6 +280,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// enginesOf returns the engines part p runs on, in turn.
+func (b *bench) enginesOf(p string) []string {
+	switch p {
+	case "baseline":
+		return []string{"mosquitto"}
+	case "cluster":
+		return []string{enginePostgres}
+	case "media":
+		return b.engines[:1] // the records' engine does not matter to media bytes
+	}
+	return b.engines
 }
 
 func (b *bench) part(ctx context.Context, p string) error {

@@ -275,6 +275,10 @@ func TestQuickBenchCluster(t *testing.T) {
 	if !strings.Contains(q.stdout, "8. Cluster: 3 nodes") {
 		t.Errorf("report lacks the cluster table:\n%s", q.stdout)
 	}
+	// The one database of the run is migrated in place, not copied.
+	if strings.Contains(q.stderr, "  migrated "+migratedDatabase) {
+		t.Errorf("a run with one part on PostgreSQL migrated a database to copy:\n%s", q.stderr)
+	}
 }
 
 // engines returns a fresh storage on each engine: bbolt in a temporary
