@@ -92,7 +92,11 @@ test test-race test-api test-checks test-deps-versitygw: export GOFLAGS := $(str
 # TESTAPIPARALLEL at a time: most tests wait on a server, a child process
 # or a database copy far more than they compute, and the race detector's
 # work grows with the goroutines of its process, so its run keeps to fewer
-# at once. The packages whose tests take longest are named first, so that
+# at once. cmd/fleetcam, whose end-to-end tests mostly wait on child
+# processes, process clusters and outages, runs TESTE2EPARALLEL of them at
+# once (FLEETCAM_E2E_PARALLEL, which its TestMain reads): it is the longest
+# package, and with two at a time its tests were the last to run, on one
+# core, for minutes. The packages whose tests take longest are named first, so that
 # go test starts them first and the short ones fill the end of the run.
 # Every wait in the tests is for a condition and ends when it holds;
 # TESTTIMEOUT only stops a test binary that hangs (go test's own default,
@@ -101,11 +105,12 @@ test test-race test-api test-checks test-deps-versitygw: export GOFLAGS := $(str
 TESTTIMEOUT     ?= 30m
 TESTP           ?= 3
 TESTPARALLEL    ?= 2
+TESTE2EPARALLEL ?= 4
 TESTAPIPARALLEL ?= 4
 TESTPKGS        ?= ./cmd/fleetcam ./store/postgres ./store ./cmd/fleetbench ./cloudapi ./...
 .PHONY: test-race test-api test-checks
 test-race:
-	$(GO) test -race -vet=all -count=1 -p $(TESTP) -parallel $(TESTPARALLEL) -timeout $(TESTTIMEOUT) $(TESTPKGS)
+	FLEETCAM_E2E_PARALLEL=$(TESTE2EPARALLEL) $(GO) test -race -vet=all -count=1 -p $(TESTP) -parallel $(TESTPARALLEL) -timeout $(TESTTIMEOUT) $(TESTPKGS)
 
 # Runs a command into a log and prints the log in one piece when it ends,
 # headed by the command.

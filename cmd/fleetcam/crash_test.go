@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -38,6 +40,17 @@ func TestMain(m *testing.M) {
 			select {}
 		}
 		os.Exit(runMain(nil))
+	}
+	// Most of this package's tests wait on child processes, process
+	// clusters and outages far more than they use a core: make test runs
+	// more of them at once (FLEETCAM_E2E_PARALLEL, the Makefile's
+	// TESTE2EPARALLEL) than the -parallel it gives every package.
+	if n := os.Getenv("FLEETCAM_E2E_PARALLEL"); n != "" {
+		flag.Parse()
+		if err := flag.Set("test.parallel", n); err != nil {
+			fmt.Fprintf(os.Stderr, "FLEETCAM_E2E_PARALLEL=%q: want how many tests run at once, a positive number (%v)\n", n, err)
+			os.Exit(2)
+		}
 	}
 	// The end-to-end tests on PostgreSQL and the tests of media in a
 	// bucket start the servers; the tests of child processes build
