@@ -86,12 +86,7 @@ func naiveDeviceKept(evs []*store.Event, imei string, f store.DeviceEventFilter)
 			kept = append(kept, e)
 		}
 	}
-	slices.SortFunc(kept, func(a, b *store.Event) int {
-		if c := a.Time.Compare(b.Time); c != 0 {
-			return c
-		}
-		return int(a.ID - b.ID)
-	})
+	slices.SortFunc(kept, byTimeThenID)
 	return kept
 }
 

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -304,13 +305,13 @@ func naiveKept(evs []*store.Event, org int64, f store.OrgEventFilter) []*store.E
 			kept = append(kept, e)
 		}
 	}
-	slices.SortFunc(kept, func(a, b *store.Event) int {
-		if c := a.Time.Compare(b.Time); c != 0 {
-			return c
-		}
-		return int(a.ID - b.ID)
-	})
+	slices.SortFunc(kept, byTimeThenID)
 	return kept
+}
+
+// byTimeThenID orders events as pages list them.
+func byTimeThenID(a, b *store.Event) int {
+	return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.ID, b.ID))
 }
 
 // keptUntil is how many of kept, events by time, are at or before end.
