@@ -71,8 +71,13 @@ func (b *bench) newStorage(ctx context.Context, name string) (storage, error) {
 		return st, nil
 	}
 	var err error
-	st.pgURL, err = b.pg.createDatabase(ctx, fmt.Sprintf("fleetbench_%02d_%s", b.serial, name), "")
+	st.pgURL, err = b.pg.createDatabase(ctx, b.partDatabase(name), "")
 	return st, err
+}
+
+// partDatabase names the database of a part's storage in this run.
+func (b *bench) partDatabase(name string) string {
+	return fmt.Sprintf("fleetbench_%02d_%s", b.serial, name)
 }
 
 // migratedDatabase names the database migrated makes.
@@ -128,7 +133,7 @@ func (b *bench) copyStorage(ctx context.Context, st storage, name string) (stora
 	cp := storage{engine: st.engine, dataDir: b.dir(name + "-" + st.engine)}
 	if st.engine == enginePostgres {
 		var err error
-		cp.pgURL, err = b.pg.createDatabase(ctx, fmt.Sprintf("fleetbench_%02d_%s", b.serial, name), databaseName(st.pgURL))
+		cp.pgURL, err = b.pg.createDatabase(ctx, b.partDatabase(name), databaseName(st.pgURL))
 		return cp, err
 	}
 	return cp, copyFile(filepath.Join(st.dataDir, "fleetcam.db"), filepath.Join(cp.dataDir, "fleetcam.db"))
