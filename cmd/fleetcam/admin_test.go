@@ -15,6 +15,7 @@ import (
 // The operator commands apply the API's password rules, with its wording,
 // before they touch the data dir.
 func TestAdminPasswordRules(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	for _, tc := range []struct{ password, msg string }{
 		{"a", "--password must be at least 8 characters long"},
@@ -40,6 +41,7 @@ func TestAdminPasswordRules(t *testing.T) {
 // A data dir without a store is a typo until --create says otherwise: the
 // commands refuse it and create nothing.
 func TestAdminRefusesDataDirWithoutStore(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "typo", "dir")
 	for _, args := range [][]string{
 		{"partner", "add", "-data", dir, "--name", "Acme", "--email", "ops@acme.example"},
@@ -69,6 +71,7 @@ func TestAdminRefusesDataDirWithoutStore(t *testing.T) {
 // dir it names and the bcrypt cost passwords are hashed at; -data still
 // takes precedence over the file's data dir.
 func TestAdminReadsTheConfiguration(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	config := filepath.Join(t.TempDir(), "fleetcam.yaml")
 	if err := os.WriteFile(config, []byte("dataDir: "+dir+"\nauth:\n  bcryptCost: 5\n"), 0o600); err != nil {

@@ -14,6 +14,7 @@ import (
 
 // /metrics names the build and the disk the store and the media use.
 func TestBuildAndDiskMetrics(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "media", "ab"), 0o700); err != nil {
 		t.Fatal(err)
@@ -62,6 +63,7 @@ func gauge(t *testing.T, metrics, name string) float64 {
 
 // The media directory is walked again only once the interval has passed.
 func TestMediaDirSizeIsCached(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	now := time.Unix(1_700_000_000, 0)
 	d := &dirSize{dir: dir, every: time.Minute, now: func() time.Time { return now }}

@@ -157,6 +157,7 @@ func TestClusterDeadNodeDevices(t *testing.T) {
 // TestClusterStatusCommandAlone: `fleetcam cluster status` without a NATS
 // URL says the fleetcam runs alone.
 func TestClusterStatusCommandAlone(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	code := run(t.Context(), []string{"cluster", "status"}, env{}.get, &out, &out)
 	if code != 1 || !strings.Contains(out.String(), "cluster.natsURL (FLEETCAM_NATS_URL) is not set") {

@@ -13,7 +13,10 @@ import (
 // through the API, gets an e-mail through the configured SMTP server when
 // the simulated dashcam reports one over MQTT, and the queue is empty once
 // it went out.
-func TestEventMailEndToEnd(t *testing.T) { onEveryEngine(t, testEventMailEndToEnd) }
+func TestEventMailEndToEnd(t *testing.T) {
+	t.Parallel()
+	onEveryEngine(t, testEventMailEndToEnd)
+}
 
 func testEventMailEndToEnd(t *testing.T, engine envOption) {
 	e := startEnv(t, engine, withSMTP(), withDevice("35693810000400", "Truck 14"))

@@ -96,6 +96,7 @@ func testFleetEndToEnd(t *testing.T, engine envOption) {
 // A device removed from the inventory is disconnected at once, and its
 // reconnections are refused.
 func TestRemovedDeviceDisconnected(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, withDevice("35693810000300", "Truck 3"))
 	dev := e.connect(nil)
 	e.waitOnline()

@@ -16,6 +16,7 @@ import (
 // device, then the event its dashcam sends, each answer decoded into the
 // document's types.
 func TestGeneratedGoClient(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t)
 	ctx := context.Background()
 	c, err := fleetcam.NewClientWithResponses("http://" + e.a.httpAddr.String())

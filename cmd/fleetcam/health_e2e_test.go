@@ -104,6 +104,7 @@ func testDeviceHealthEndToEnd(t *testing.T, engine envOption) {
 // connect and disconnect at the device reach the organization as signed
 // systemMessages and activation webhooks.
 func TestAuxCamerasEndToEnd(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, withDevice("35693810000300", "Truck 12"), withWebhooks(func(base string) map[string]any {
 		return map[string]any{
 			"activationWebhookUrl": []string{base + "/activation"},

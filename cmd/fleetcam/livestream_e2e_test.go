@@ -17,6 +17,7 @@ import (
 // past the idle timeout, and within seconds of the viewer leaving the
 // device stops uploading frames.
 func TestLiveStreamStopsWhenTheViewerLeaves(t *testing.T) {
+	t.Parallel()
 	const idle = time.Second // ample for the viewer to connect on a loaded machine
 	e := startEnv(t, withDevice("35693810000400", "Truck 4"),
 		withConfig(func(c *configs.Config) { c.Media.LiveStreamIdleTimeout = idle }))

@@ -167,6 +167,7 @@ func startApp(t *testing.T, e env) *app {
 }
 
 func TestRunConfiguredPartnerPassword(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	e := testEnv(dir)
 	e["FLEETCAM_PARTNER_EMAIL"] = "boss@fleet.example"
@@ -179,6 +180,7 @@ func TestRunConfiguredPartnerPassword(t *testing.T) {
 }
 
 func TestRunRefusesBadConfig(t *testing.T) {
+	t.Parallel()
 	e := testEnv(t.TempDir())
 	e["FLEETCAM_HTTP_ADDR"] = "nowhere"
 	var stderr bytes.Buffer

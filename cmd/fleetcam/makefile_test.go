@@ -22,6 +22,7 @@ func makeDryRun(t *testing.T, target string, vars ...string) []string {
 // status 1 when Ctrl-C stops the program, and make reports "Error 1"
 // although the program exited cleanly.
 func TestMakeRunsBuiltPrograms(t *testing.T) {
+	t.Parallel()
 	for target, program := range map[string]string{"run": "bin/fleetcam", "sim": "bin/devicesim"} {
 		lines := makeDryRun(t, target)
 		last := lines[len(lines)-1]
@@ -38,6 +39,7 @@ func TestMakeRunsBuiltPrograms(t *testing.T) {
 
 // make run keeps fleetcam to this machine unless told otherwise.
 func TestMakeRunListensOnLoopback(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		vars []string
 		want string
@@ -55,6 +57,7 @@ func TestMakeRunListensOnLoopback(t *testing.T) {
 
 // The Makefile and the README give make bench the same duration.
 func TestBenchDurationAgrees(t *testing.T) {
+	t.Parallel()
 	about := regexp.MustCompile(`about ([a-z ]+) minutes`)
 	var found []string
 	for _, name := range []string{"../../Makefile", "../../README.md"} {

@@ -96,6 +96,7 @@ func (r *redirects) getRange(t *testing.T, link, rng string) (int, []byte) {
 // purge days for the camera have passed, the retention purge removes the
 // object from the bucket and the link answers 404.
 func TestClusterMediaInBucket(t *testing.T) {
+	t.Parallel()
 	bucket := s3test.Bucket(t)
 	e := startCluster(t, 3, func(c *configs.Config) {
 		withBucket(bucket)(c)
@@ -132,6 +133,7 @@ func TestClusterMediaInBucket(t *testing.T) {
 // link, and the retention purge removes the object, after which the link
 // answers 404.
 func TestClusterProcessesMediaInBucket(t *testing.T) {
+	t.Parallel()
 	bucket := s3test.Bucket(t)
 	pc := startProcClusterWith(t, 2, procSetup{media: bucketEnv(bucket), config: "retention:\n  interval: 200ms\n"})
 	imei := testIMEIs(t, "35693810002700", 1)[0]
@@ -243,6 +245,7 @@ func purgeFromBucket(t *testing.T, pg string, c client, org, tok, imei, fileID, 
 // its files are objects in the bucket; with media.s3.proxy the download
 // link answers with the bytes, ranges included, as with a media directory.
 func TestMediaBucketProxy(t *testing.T) {
+	t.Parallel()
 	bucket := s3test.Bucket(t)
 	e := startEnv(t, withDevice("35693810002500", "Truck 25"), withConfig(func(c *configs.Config) {
 		withBucket(bucket)(c)
@@ -288,6 +291,7 @@ func TestMediaBucketProxy(t *testing.T) {
 // server): the download's redirect leads to localhost, and following it
 // returns the video, whole and by a range request.
 func TestMediaBucketPublicEndpoint(t *testing.T) {
+	t.Parallel()
 	bucket := s3test.Bucket(t)
 	public := strings.Replace(bucket.Endpoint, "http://127.0.0.1:", "http://localhost:", 1)
 	if public == bucket.Endpoint {
@@ -323,6 +327,7 @@ func TestMediaBucketPublicEndpoint(t *testing.T) {
 // TestStartRefusesUnusableBucket: a bucket fleetcam cannot use stops
 // start-up with the settings named, before the data directory is made.
 func TestStartRefusesUnusableBucket(t *testing.T) {
+	t.Parallel()
 	good := s3test.Bucket(t)
 	tests := []struct {
 		name string

@@ -74,6 +74,7 @@ func checkFiles(t *testing.T, s interface {
 // after an interrupted copy without copying twice, and copies the bucket
 // back into a new directory; each run compares both sides.
 func TestStoreCopyMedia(t *testing.T) {
+	t.Parallel()
 	o := s3test.Bucket(t)
 	src := filepath.Join(t.TempDir(), "media")
 	files := fillMedia(t, src, 12)
@@ -133,6 +134,7 @@ func TestStoreCopyMedia(t *testing.T) {
 }
 
 func TestStoreCopyMediaRefusals(t *testing.T) {
+	t.Parallel()
 	o := s3test.Bucket(t)
 	src := t.TempDir()
 	for _, c := range []struct {

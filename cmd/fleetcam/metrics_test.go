@@ -22,6 +22,7 @@ func scrape(t *testing.T, addr string) (int, string) {
 }
 
 func TestMetricsListener(t *testing.T) {
+	t.Parallel()
 	shared := startApp(t, testEnv(t.TempDir()))
 	status, body := scrape(t, shared.httpAddr.String())
 	if status != http.StatusOK || !strings.Contains(body, "go_goroutines") {
@@ -49,6 +50,7 @@ func TestMetricsListener(t *testing.T) {
 }
 
 func TestHTTPServerTimeouts(t *testing.T) {
+	t.Parallel()
 	a := startApp(t, testEnv(t.TempDir()))
 	want := configs.Default().HTTP
 	got := a.http

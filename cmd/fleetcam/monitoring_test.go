@@ -40,6 +40,7 @@ const (
 // that each metric and label the dashboard and the rules name is one
 // /metrics exports.
 func TestMonitoringNamesExportedMetrics(t *testing.T) {
+	t.Parallel()
 	exprs := append(dashboardExprs(t), ruleExprs(t)...)
 	recorded := recordingRules(t)
 
@@ -102,6 +103,7 @@ func TestMonitoringNamesExportedMetrics(t *testing.T) {
 // query follows, a unit on every panel, and a panel for each of the
 // fleet's vital signs.
 func TestDashboardModel(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(dashboardFile)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 // fleetcam openapi prints the document the API serves, with no
 // configuration or store, and takes no arguments.
 func TestOpenAPICommand(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"openapi"}, env{}.get, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())

@@ -8,6 +8,7 @@ import (
 )
 
 func TestPprofListenerIsOptIn(t *testing.T) {
+	t.Parallel()
 	off := startApp(t, testEnv(t.TempDir()))
 	if off.pprof != nil || off.pprofAddr != "" {
 		t.Fatalf("pprof listener without debug.pprofAddr: %q", off.pprofAddr)

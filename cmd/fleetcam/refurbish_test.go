@@ -10,6 +10,7 @@ import (
 )
 
 func TestDeviceRefurbishSubcommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const imei = "357660100000017"
 	db := storetest.Open(t, storetest.WithPath(filepath.Join(dir, storeFile)))

@@ -27,6 +27,7 @@ import (
 // two days ago go, those of two hours ago stay). On PostgreSQL the day of
 // the old ones is dropped whole.
 func TestServePurges(t *testing.T) {
+	t.Parallel()
 	for _, engine := range []string{"bbolt", "postgres"} {
 		t.Run(engine, func(t *testing.T) { testServePurges(t, engine) })
 	}

@@ -24,6 +24,7 @@ func stopped() context.Context {
 // A first start with a password the API would refuse stops before anything
 // is created, naming the variable and the rule.
 func TestFirstStartRefusesWeakPartnerPassword(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	for _, tc := range []struct{ password, rule string }{
 		{"a", "must be at least 8 characters long"},
@@ -45,6 +46,7 @@ func TestFirstStartRefusesWeakPartnerPassword(t *testing.T) {
 // A listener address in use stops start-up before the data dir, its store
 // and the first partner are created.
 func TestPortInUseCreatesNoDataDir(t *testing.T) {
+	t.Parallel()
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +96,7 @@ func TestSignalStopsWithExitZero(t *testing.T) {
 }
 
 func TestEveryInterface(t *testing.T) {
+	t.Parallel()
 	for addr, want := range map[string]bool{
 		":80": true, "0.0.0.0:8883": true, "[::]:443": true,
 		"127.0.0.1:80": false, "[::1]:8883": false, "192.0.2.1:80": false, "localhost:443": false,

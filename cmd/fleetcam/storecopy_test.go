@@ -90,6 +90,7 @@ func partners(t *testing.T, where string) (map[int64]string, int64) {
 // database and back into a new file, printing each kind and the counts of
 // both sides; the partners keep their ids, and new ones come after them.
 func TestStoreCopyBothWays(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "fleetcam.db")
 	boltWithPartner(t, src, "Acme Telematics")
@@ -154,6 +155,7 @@ func TestStoreCopyBothWays(t *testing.T) {
 // Each refusal is one line on stderr that names the flag and the rule,
 // exits 1 and leaves the destination as it was.
 func TestStoreCopyRefusals(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "fleetcam.db")
 	boltWithPartner(t, src, "Source")
@@ -241,6 +243,7 @@ func TestStoreCopyRefusals(t *testing.T) {
 // what the copied events themselves count, per organization, hour and
 // type, so that the organization pages' totals are those of the copy.
 func TestStoreCopyCountsEventsByHour(t *testing.T) {
+	t.Parallel()
 	src := filepath.Join(t.TempDir(), "fleetcam.db")
 	db, err := boltstore.Open(src, store.Options{})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 // Every way of asking for help prints the commands, the server flags and
 // examples on stdout and exits 0.
 func TestHelpListsEveryCommand(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"-help"}, {"-h"}, {"--help"}, {"help"}, {"serve", "-h"}, {"-config", "x.yaml", "-help"},
 		{"partner", "add", "-h"}, {"device", "refurbish", "-help"}, {"store", "copy", "-h"}, {"cluster", "status", "-h"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
@@ -29,6 +30,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 
 // An unknown command is a usage error: the usage goes to stderr, exit 2.
 func TestUnknownCommandIsAUsageError(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"partners", "add"}, env{}.get, &stdout, &stderr)
 	if code != 2 || stdout.Len() != 0 || !strings.Contains(stderr.String(), `unknown command "partners"`) ||
