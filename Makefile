@@ -53,9 +53,10 @@ run:
 #
 # Before them, the Debian packages the tests need are installed one after
 # another (apt takes one at a time) while the S3 server of the tests is
-# built beside them.
+# built beside them, and the Go modules of the tests are downloaded beside
+# both, so that the race-detected run starts compiling at once.
 test:
-	$(MAKE) --no-print-directory -j2 test-deps-packages test-deps-versitygw
+	$(MAKE) --no-print-directory -j3 test-deps-packages test-deps-versitygw test-deps-modules
 	$(MAKE) --no-print-directory check-rules
 	$(MAKE) --no-print-directory -j3 test-race test-api test-checks
 
@@ -161,6 +162,12 @@ test-deps-postgresql:
 .PHONY: test-deps-versitygw
 test-deps-versitygw:
 	@test -n "$$FLEETCAM_VERSITYGW_BIN" || GO=$(GO) .ci/versitygw >/dev/null
+
+# The modules that fleetcam's packages and their tests import, into Go's
+# module cache (nothing to do once they are there).
+.PHONY: test-deps-modules
+test-deps-modules:
+	@$(GO) mod download
 
 # Node.js and npm for the OpenAPI lint and the TypeScript client (make
 # openapi-check): the Debian packages nodejs and npm, installed when missing
