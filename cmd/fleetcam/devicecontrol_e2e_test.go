@@ -95,6 +95,12 @@ func testDeviceControlEndToEnd(t *testing.T, engine envOption) {
 	if !sim.CheckPin(true, admin) {
 		t.Fatal("the PIN codes did not survive the factory reset")
 	}
-	must("POST", dev+"/reboot", nil)
+	if status, out := e.c.call("POST", dev+"/reboot", e.tok, nil); status != http.StatusOK {
+		// What the device and the API said of the connection, for a
+		// failure that only a loaded machine has shown.
+		_, got := e.c.call("GET", dev, e.tok, nil)
+		t.Fatalf("POST %s/reboot: %d %v; the device connected %v, its last connection error %v, the API's status %v",
+			dev, status, out, sim.Connected(), sim.LastError(), dig(got, "data", "status"))
+	}
 	e.waitOnline()
 }
