@@ -171,7 +171,9 @@ func TestClusterStatusCommandAlone(t *testing.T) {
 
 // TestClusterNodeIDTaken: a node started with the id of a live node
 // refuses to start, naming cluster.nodeId, since that node holds the id's
-// life lock; once the first has stopped, the id is free again.
+// life lock; once the first has stopped, the id is free again. It is the
+// one test of the package that does not run in parallel: it shortens
+// lifeWait, which every node the other tests start in this process reads.
 func TestClusterNodeIDTaken(t *testing.T) {
 	e := startCluster(t, 1, nil)
 	defer func(w time.Duration) { lifeWait = w }(lifeWait)
