@@ -64,6 +64,74 @@ func TestMigrationsApplyOnceWhenProcessesStartTogether(t *testing.T) {
 	}
 }
 
+// TestMigrationWaitsForTheLock: a process that finds another holding the
+// migration lock waits in the server until it is released, then finds
+// nothing left to apply; a wait whose context ends stops at once.
+func TestMigrationWaitsForTheLock(t *testing.T) {
+	t.Parallel()
+	url := pgtest.Database(t, "")
+	ctx := context.Background()
+	if _, err := openEngine(t, url).Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	holder := openEngine(t, url)
+	conn, err := holder.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", int64(migrationLockID)); err != nil {
+		t.Fatal(err)
+	}
+	// waiting is whether a session of this database waits for the
+	// migration lock (a bigint key is classid, objid in pg_locks).
+	waiting := func() bool {
+		var n int
+		err := holder.pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+			WHERE d.datname = current_database() AND l.locktype = 'advisory' AND NOT l.granted
+			AND l.classid::bigint = $1::bigint >> 32 AND l.objid::bigint = $1::bigint & 4294967295`, int64(migrationLockID)).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	}
+
+	// A wait whose context ends.
+	cancelled, cancel := context.WithCancel(ctx)
+	stopped := make(chan error, 1)
+	go func() {
+		_, err := openEngine(t, url).Migrate(cancelled)
+		stopped <- err
+	}()
+	waitFor(t, "waiting for the migration lock", waiting)
+	cancel()
+	if err := <-stopped; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Migrate with its context cancelled while it waited for the lock: %v, want context.Canceled", err)
+	}
+	waitFor(t, "done waiting for the migration lock", func() bool { return !waiting() })
+
+	// A wait that ends with the lock released.
+	done := make(chan error, 1)
+	var applied []string
+	go func() {
+		var err error
+		applied, err = openEngine(t, url).Migrate(ctx)
+		done <- err
+	}()
+	waitFor(t, "waiting for the migration lock", waiting)
+	select {
+	case err := <-done:
+		t.Fatalf("Migrate returned while another session held the migration lock: %v", err)
+	default:
+	}
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock($1)", int64(migrationLockID)); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil || len(applied) != 0 {
+		t.Fatalf("Migrate after the lock was released: applied %v, %v; want nothing", applied, err)
+	}
+}
+
 // migrationCount is the number of migrations: the embedded files and the
 // Go migrations.
 func migrationCount() (int, error) {

@@ -25,7 +25,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
-	"github.com/pressly/goose/v3/lock"
 
 	"github.com/fleetcam/fleetcam/store"
 )
@@ -197,6 +196,40 @@ var migrationFiles embed.FS
 // applied once ("fleetcam" in ASCII).
 const migrationLockID = 0x666c656574636d
 
+// migrationLockWait bounds a process's wait for the migration lock, as
+// long as goose's own locker waits: a migration that takes longer (a large
+// table's new index, say) is run with fleetcam migrate before the nodes
+// start.
+const migrationLockWait = 5 * time.Minute
+
+// migrationLocker is the session lock goose holds while it migrates:
+// PostgreSQL's session advisory lock migrationLockID, waited for by the
+// server, which grants it the moment the process before releases it.
+// (goose's own locker asks with pg_try_advisory_lock every 5 seconds, so a
+// node of a cluster started beside another waited 5 seconds or more for a
+// lock held for milliseconds.)
+type migrationLocker struct{}
+
+func (migrationLocker) SessionLock(ctx context.Context, conn *sql.Conn) error {
+	ctx, cancel := context.WithTimeout(ctx, migrationLockWait)
+	defer cancel()
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", int64(migrationLockID)); err != nil {
+		return fmt.Errorf("store: postgres migration lock (waited at most %s): %w", migrationLockWait, err)
+	}
+	return nil
+}
+
+func (migrationLocker) SessionUnlock(ctx context.Context, conn *sql.Conn) error {
+	var held bool
+	if err := conn.QueryRowContext(ctx, "SELECT pg_advisory_unlock($1)", int64(migrationLockID)).Scan(&held); err != nil {
+		return fmt.Errorf("store: postgres migration unlock: %w", err)
+	}
+	if !held {
+		return errors.New("store: postgres migration unlock: the session did not hold the migration lock")
+	}
+	return nil
+}
+
 // Prepare applies the schema migrations the database has not recorded, in
 // order, each in its own transaction, while holding an advisory lock: a
 // second process starting at the same time waits, then finds nothing to do.
@@ -260,17 +293,13 @@ func (e *Engine) Migrate(ctx context.Context) ([]string, error) {
 // provider is goose over the engine's pool, with the migration lock: the
 // SQL files of migrations/ and the Go migrations (gomigrations.go).
 func (e *Engine) provider() (*goose.Provider, *sql.DB, error) {
-	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(migrationLockID))
-	if err != nil {
-		return nil, nil, err
-	}
 	dir, err := fs.Sub(migrationFiles, "migrations")
 	if err != nil {
 		return nil, nil, err
 	}
 	db := stdlib.OpenDBFromPool(e.pool)
 	p, err := goose.NewProvider(goose.DialectPostgres, db, dir,
-		goose.WithSessionLocker(locker), goose.WithTableName("fleetcam_schema_migrations"),
+		goose.WithSessionLocker(migrationLocker{}), goose.WithTableName("fleetcam_schema_migrations"),
 		goose.WithDisableGlobalRegistry(true), goose.WithGoMigrations(gooseGoMigrations()...))
 	if err != nil {
 		db.Close()
