@@ -129,6 +129,11 @@ func testKillLosesNoAcknowledgedMessage(t *testing.T, where string) {
 		total int
 		wg    sync.WaitGroup
 	)
+	// Ended once the broker is dead: a publish in flight then would wait
+	// for paho's packet timeout, 10 s, for an acknowledgement that cannot
+	// come.
+	publishing, stopPublishing := context.WithCancel(context.Background())
+	defer stopPublishing()
 	start := time.Now().UnixMilli()
 	for _, id := range ids {
 		conn, err := net.Dial("tcp", addr)
@@ -148,9 +153,8 @@ func testKillLosesNoAcknowledgedMessage(t *testing.T, where string) {
 			for n := int64(0); ; n++ {
 				ms := start + n
 				b := protocol.GPSBatch{Samples: []protocol.GPSSample{{Time: ms, Lat: 52, Lon: 4}}}
-				// Ends at once when the broker is killed; a busy machine
-				// may take seconds to acknowledge before that.
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				// A busy machine may take seconds to acknowledge.
+				ctx, cancel := context.WithTimeout(publishing, time.Minute)
 				pr, err := c.Publish(ctx, pahoPublish(protocol.Topic(id, protocol.TopicGPS), b))
 				cancel()
 				if err != nil || pr.ReasonCode != 0 {
@@ -172,6 +176,7 @@ func testKillLosesNoAcknowledgedMessage(t *testing.T, where string) {
 		t.Fatal(err)
 	}
 	_ = child.Wait()
+	stopPublishing()
 	wg.Wait()
 
 	if db, err = openStoreAt(where); err != nil {
