@@ -196,8 +196,11 @@ func New(d Deps) (*Server, error) {
 
 // Handler is the HTTP handler of the whole API, with the request timeout
 // and the security headers applied.
-func (s *Server) Handler() http.Handler {
-	return withSecurityHeaders(headAsGet(s.withTimeout(s.engine, s.cfg.HTTP.RequestTimeout)))
+func (s *Server) Handler() http.Handler { return s.handler(s.cfg.HTTP.RequestTimeout) }
+
+// handler is Handler with the call limit limit.
+func (s *Server) handler(limit time.Duration) http.Handler {
+	return withSecurityHeaders(headAsGet(s.withTimeout(s.engine, limit)))
 }
 
 // HTTPServer is the http.Server to serve Handler with: a request whose
