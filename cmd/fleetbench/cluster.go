@@ -92,7 +92,7 @@ func (b *bench) cluster(ctx context.Context) error {
 	media := b.dir("cluster-media") // one directory every node shares
 	for i := range b.o.cluster {
 		id := "node-" + string(rune('a'+i))
-		srv, err := startServer(ctx, serverOptions{bin: b.o.fleetcam, dataDir: b.dir("cluster-" + id), postgresURL: fl.st.pgURL,
+		srv, err := startServer(ctx, serverOptions{bin: b.o.fleetcam, dataDir: b.dir("cluster-" + id), postgresURL: fl.st.pgURL, maxConns: b.sc.pgMaxConns,
 			logPath: filepath.Join(b.work, "cluster-"+id+".log"), commitDelay: b.o.commitDelay,
 			natsURL: ns.ClientURL(), nodeID: id, mediaDir: media, pprof: b.o.profile})
 		if err != nil {

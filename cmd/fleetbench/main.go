@@ -357,7 +357,7 @@ func (b *bench) start(ctx context.Context, st storage) (*server, error) {
 
 // startWith is start with the profile endpoints on or off.
 func (b *bench) startWith(ctx context.Context, st storage, pprof bool) (*server, error) {
-	return startServer(ctx, serverOptions{bin: b.o.fleetcam, dataDir: st.dataDir, postgresURL: st.pgURL,
+	return startServer(ctx, serverOptions{bin: b.o.fleetcam, dataDir: st.dataDir, postgresURL: st.pgURL, maxConns: b.sc.pgMaxConns,
 		logPath: st.dataDir + ".log", pprof: pprof, commitDelay: b.o.commitDelay})
 }
 

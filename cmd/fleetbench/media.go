@@ -114,7 +114,7 @@ func (b *bench) mediaOn(ctx context.Context, fl *fleet, sc mediaScale, name, key
 		return run, err
 	}
 	defer b.dropStorage(ctx, st)
-	srv, err := startServer(ctx, serverOptions{bin: b.o.fleetcam, dataDir: st.dataDir, postgresURL: st.pgURL,
+	srv, err := startServer(ctx, serverOptions{bin: b.o.fleetcam, dataDir: st.dataDir, postgresURL: st.pgURL, maxConns: b.sc.pgMaxConns,
 		logPath: st.dataDir + ".log", commitDelay: b.o.commitDelay, mediaS3: s3})
 	if err != nil {
 		return run, err

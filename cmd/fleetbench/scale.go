@@ -40,6 +40,10 @@ type scale struct {
 	clusterDevices   int
 	clusterEventRate float64
 	clusterCommands  int
+	// pgMaxConns is store.maxConns of fleetcam on PostgreSQL; 0: its
+	// default. A server opens and warms its pools in full as it starts, and
+	// a tiny load is served as well by a few connections.
+	pgMaxConns int
 }
 
 var fullScale = scale{
@@ -66,4 +70,5 @@ var quickScale = scale{
 	durabilityRuns: 1, durabilityDevices: 10, durabilityLoad: 500 * time.Millisecond,
 	purgeDevices: 5, purgeDays: 2, purgeGPSEvery: 10 * time.Minute, purgeEventsPerDay: 20,
 	clusterDevices: 60, clusterEventRate: 20, clusterCommands: 20,
+	pgMaxConns: 6,
 }

@@ -48,8 +48,10 @@ type serverOptions struct {
 	// postgresURL is the database fleetcam keeps its records in; empty: the
 	// bbolt file in dataDir.
 	postgresURL string
-	logPath     string
-	pprof       bool
+	// maxConns overrides store.maxConns when positive.
+	maxConns int
+	logPath  string
+	pprof    bool
 	// commitDelay overrides mqtt.commitDelay when not negative.
 	commitDelay time.Duration
 	// natsURL and nodeID make fleetcam a node of a cluster; the cluster's
@@ -90,6 +92,9 @@ webhooks:
 	}
 	if o.postgresURL != "" {
 		cfg += fmt.Sprintf("store:\n  postgresURL: %q\n", o.postgresURL)
+		if o.maxConns > 0 {
+			cfg += fmt.Sprintf("  maxConns: %d\n", o.maxConns)
+		}
 	}
 	if o.natsURL != "" {
 		cfg += fmt.Sprintf("cluster:\n  natsURL: %q\n  nodeId: %q\n  jobLockRetry: 1s\nmedia:\n  dir: %q\n", o.natsURL, o.nodeID, o.mediaDir)
