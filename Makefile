@@ -115,10 +115,10 @@ TESTPKGS        ?= ./cmd/fleetcam ./store/postgres ./store ./cmd/fleetbench ./cl
 # optimizations or inlining (-N -l), except the few its tests spend their
 # time in: the bbolt store, the PostgreSQL driver, bcrypt (x/crypto) and
 # the MQTT packet codec. fleetcam's own packages and the standard library
-# are compiled as always. Those modules then take about a quarter less of
-# a new machine's CPU to compile, 20 to 30 CPU-seconds (the NATS server,
-# which only the tests import, 24 → 16), and the tests' run no measurable
-# time more: what they run of those packages is a small part of their time
+# are compiled as always. Those modules then take about a quarter less
+# CPU to compile on a new machine, some 20 CPU-seconds (the NATS server,
+# which only the tests import, 22 → 16), and the tests' run no more than
+# a few: what they run of those packages is a small part of their time
 # under the race detector, and every memory access in them is still
 # instrumented (docs/performance.md). The binaries
 # outside this run (fleetcam as the tests' child process, the API tests
