@@ -117,7 +117,7 @@ TESTPKGS        ?= ./cmd/fleetcam ./store/postgres ./store ./cmd/fleetbench ./cl
 # the MQTT packet codec. fleetcam's own packages and the standard library
 # are compiled as always. Those modules then take about a quarter less
 # CPU to compile on a new machine, some 20 CPU-seconds (the NATS server,
-# which only the tests import, 22 → 16), and the tests' run no more than
+# which only the tests import, 23 → 17), and the tests' run no more than
 # a few: what they run of those packages is a small part of their time
 # under the race detector, and every memory access in them is still
 # instrumented (docs/performance.md). The binaries

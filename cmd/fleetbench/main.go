@@ -95,7 +95,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.fleetcam, "fleetcam", "bin/fleetcam", "fleetcam binary to benchmark (make build)")
 	fs.StringVar(&o.mosquitto, "mosquitto", "", "mosquitto binary for the baseline; default: mosquitto on PATH or /usr/sbin/mosquitto")
 	part := fs.String("part", "all", "parts to run, comma-separated: all or "+strings.Join(allParts, ","))
-	fs.BoolVar(&o.quick, "quick", false, "tiny version of every part (seconds), for tests")
+	fs.BoolVar(&o.quick, "quick", false, "tiny version of every part (seconds), for tests; fleetcam on PostgreSQL keeps six connections (store.maxConns)")
 	fs.IntVar(&o.runs, "runs", 3, "measurement windows per steady-state figure; the median is reported")
 	fs.BoolVar(&o.profile, "profile", false, "save a CPU profile of fleetcam for every measured load in the work directory")
 	fs.StringVar(&o.work, "work", "", "work directory (stores, logs, profiles); default a temporary one")
