@@ -83,24 +83,14 @@ func TestMigrationWaitsForTheLock(t *testing.T) {
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", int64(migrationLockID)); err != nil {
 		t.Fatal(err)
 	}
-	// waiting is whether a session of this database waits for the
-	// migration lock (a bigint key is classid, objid in pg_locks).
-	waiting := func() bool {
-		var n int
-		err := holder.pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-			WHERE d.datname = current_database() AND l.locktype = 'advisory' AND NOT l.granted
-			AND l.classid::bigint = $1::bigint >> 32 AND l.objid::bigint = $1::bigint & 4294967295`, int64(migrationLockID)).Scan(&n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n > 0
-	}
+	waiting := func() bool { return advisoryWaiting(t, holder, migrationLockID) }
 
 	// A wait whose context ends.
 	cancelled, cancel := context.WithCancel(ctx)
 	stopped := make(chan error, 1)
+	first := openEngine(t, url)
 	go func() {
-		_, err := openEngine(t, url).Migrate(cancelled)
+		_, err := first.Migrate(cancelled)
 		stopped <- err
 	}()
 	waitFor(t, "waiting for the migration lock", waiting)
@@ -113,9 +103,10 @@ func TestMigrationWaitsForTheLock(t *testing.T) {
 	// A wait that ends with the lock released.
 	done := make(chan error, 1)
 	var applied []string
+	second := openEngine(t, url)
 	go func() {
 		var err error
-		applied, err = openEngine(t, url).Migrate(ctx)
+		applied, err = second.Migrate(ctx)
 		done <- err
 	}()
 	waitFor(t, "waiting for the migration lock", waiting)

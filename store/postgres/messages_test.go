@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -59,7 +58,7 @@ func TestMessageSequencesFollowCommits(t *testing.T) {
 		}
 		done <- err
 	}()
-	waitForAdvisoryWaiter(t, e)
+	waitFor(t, "an appender waiting for the sequence lock", func() bool { return advisoryWaiting(t, e, messageSeqLockID) })
 	var visible []store.Message
 	read(t, e, func(t2 *tx) (err error) { visible, err = t2.Messages().After(0, 0); return err })
 	if len(visible) != 0 {
@@ -76,25 +75,19 @@ func TestMessageSequencesFollowCommits(t *testing.T) {
 	}
 }
 
-// waitForAdvisoryWaiter returns once some session waits for an advisory
-// lock, polling pg_locks for up to ten seconds.
-func waitForAdvisoryWaiter(t *testing.T, e *Engine) {
+// advisoryWaiting is whether a session waits for the advisory lock key in
+// e's database (the shared server holds other tests' databases, and their
+// sessions their own locks). A bigint key is classid and objid in pg_locks.
+func advisoryWaiting(t *testing.T, e *Engine, key int64) bool {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var waiting bool
-		err := e.pool.QueryRow(context.Background(),
-			`SELECT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND NOT granted)`).Scan(&waiting)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if waiting {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no session waits for the appenders' lock")
-		}
+	var waiting bool
+	err := e.pool.QueryRow(context.Background(), `SELECT EXISTS (SELECT FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+		WHERE d.datname = current_database() AND l.locktype = 'advisory' AND NOT l.granted
+		AND l.classid::bigint = $1::bigint >> 32 AND l.objid::bigint = $1::bigint & 4294967295)`, key).Scan(&waiting)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return waiting
 }
 
 // TestConcurrentAppendersAreNotSkipped runs appenders in parallel while a
