@@ -60,6 +60,13 @@ type Hub struct {
 	mu       sync.Mutex
 	streams  map[string]*Stream // by id
 	byCamera map[string]*Stream // by imei/camera
+	// stopping holds, by imei/camera, a stop on its way to the device,
+	// closed once sent. A new stream of the camera is started after it:
+	// the device's next frame of an ended stream is answered 410 and it
+	// stops sending at once, so a new stream may be asked for before the
+	// old one's stop is sent, and a stop that reached the device after the
+	// new start would end the new stream.
+	stopping map[string]chan struct{}
 }
 
 // New returns the Hub of a node; relay is nil on a node alone.
@@ -67,7 +74,8 @@ func New(cfg Config, dev Device, relay Relay) *Hub {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Hub{cfg: cfg, dev: dev, relay: relay, streams: map[string]*Stream{}, byCamera: map[string]*Stream{}}
+	return &Hub{cfg: cfg, dev: dev, relay: relay, streams: map[string]*Stream{}, byCamera: map[string]*Stream{},
+		stopping: map[string]chan struct{}{}}
 }
 
 // Opened names a stream whose frames are arriving.
@@ -90,6 +98,10 @@ func (h *Hub) Open(ctx context.Context, imei string, camera int, ttl time.Durati
 				h.End(st)
 				return Opened{}, err
 			}
+		}
+		if err := h.stopSent(ctx, imei, camera); err != nil {
+			h.End(st)
+			return Opened{}, err
 		}
 		if err := h.dev.Start(ctx, imei, camera, st.id); err != nil {
 			h.End(st)
@@ -143,20 +155,61 @@ func (h *Hub) get(id string) *Stream {
 // was running.
 func (h *Hub) End(st *Stream) bool {
 	h.mu.Lock()
+	h.unlistLocked(st)
+	h.mu.Unlock()
+	return st.finish()
+}
+
+// unlistLocked removes st from the hub's streams; h.mu is held.
+func (h *Hub) unlistLocked(st *Stream) {
 	if h.streams[st.id] == st {
 		delete(h.streams, st.id)
 	}
 	if h.byCamera[cameraKey(st.imei, st.camera)] == st {
 		delete(h.byCamera, cameraKey(st.imei, st.camera))
 	}
-	h.mu.Unlock()
-	return st.finish()
 }
 
-// stop ends a stream and tells the device to stop sending.
+// stop ends a stream and tells the device to stop sending, after any stop
+// of the camera sent before it.
 func (h *Hub) stop(st *Stream) {
-	if h.End(st) {
-		go h.dev.Stop(st.imei, st.camera)
+	key := cameraKey(st.imei, st.camera)
+	sent := make(chan struct{})
+	h.mu.Lock()
+	h.unlistLocked(st)
+	before := h.stopping[key]
+	h.stopping[key] = sent
+	h.mu.Unlock()
+	running := st.finish()
+	go func() {
+		if before != nil {
+			<-before
+		}
+		if running {
+			h.dev.Stop(st.imei, st.camera)
+		}
+		h.mu.Lock()
+		if h.stopping[key] == sent {
+			delete(h.stopping, key)
+		}
+		h.mu.Unlock()
+		close(sent)
+	}()
+}
+
+// stopSent waits until no stop of the camera is on its way to the device.
+func (h *Hub) stopSent(ctx context.Context, imei string, camera int) error {
+	h.mu.Lock()
+	sent := h.stopping[cameraKey(imei, camera)]
+	h.mu.Unlock()
+	if sent == nil {
+		return nil
+	}
+	select {
+	case <-sent:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

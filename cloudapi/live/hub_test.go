@@ -21,6 +21,9 @@ type fakeDevice struct {
 	refuse  error
 	started []string
 	stopped chan string
+	// hold, when set, keeps each Stop from returning until it is closed:
+	// a stop still on its way to the device.
+	hold chan struct{}
 }
 
 func newFakeDevice() *fakeDevice { return &fakeDevice{stopped: make(chan string, 16)} }
@@ -38,7 +41,18 @@ func (d *fakeDevice) Start(ctx context.Context, imei string, camera int, id stri
 	return nil
 }
 
-func (d *fakeDevice) Stop(imei string, camera int) { d.stopped <- imei }
+func (d *fakeDevice) Stop(imei string, camera int) {
+	d.stopped <- imei
+	if d.hold != nil {
+		<-d.hold
+	}
+}
+
+func (d *fakeDevice) starts() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.started)
+}
 
 // waitStop waits for the device to be told to stop.
 func (d *fakeDevice) waitStop(t *testing.T) {
@@ -132,6 +146,40 @@ func TestOpenWatchAndIdle(t *testing.T) {
 	}
 	if _, _, err := h.Watch(t.Context(), opened.ID, "imei1"); !errors.Is(err, ErrEnded) {
 		t.Fatalf("watching the stopped stream: %v", err)
+	}
+}
+
+// TestNewStreamStartsAfterTheOldStop: a camera's stream asked for while
+// the stop of its last one is still on its way to the device starts once
+// that stop is sent: a stop that reached the device after the new start
+// would end the new stream.
+func TestNewStreamStartsAfterTheOldStop(t *testing.T) {
+	t.Parallel()
+	h, dev := newTestHub(testConfig(), nil)
+	dev.hold = make(chan struct{})
+	if _, err := h.Open(t.Context(), "imei1", 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	dev.waitStop(t) // nobody watched it; its stop is held on the way
+	opened := make(chan error, 1)
+	go func() {
+		_, err := h.Open(t.Context(), "imei1", 1, 0)
+		opened <- err
+	}()
+	select {
+	case err := <-opened:
+		t.Fatalf("a new stream opened (%v) while the old one's stop was on its way; %d starts", err, dev.starts())
+	case <-time.After(2 * h.cfg.IdleTimeout):
+	}
+	if n := dev.starts(); n != 1 {
+		t.Fatalf("%d starts while the old stream's stop was on its way, want 1", n)
+	}
+	close(dev.hold)
+	if err := <-opened; err != nil {
+		t.Fatal(err)
+	}
+	if n := dev.starts(); n != 2 {
+		t.Fatalf("%d starts, want 2", n)
 	}
 }
 
